@@ -1,0 +1,85 @@
+import type { ConcurrencyAlgorithm, LeaseState } from '../algorithm.js';
+import { ceilMs, makeDecision, makePolicy } from '../decision.js';
+import { parseDuration, type Duration } from '../duration.js';
+import { checkOptions, integerAtLeast } from '../options.js';
+
+export interface ConcurrencyOptions {
+  /** Most requests in flight at once per key (an integer of at least 1). */
+  limit: number;
+  /**
+   * How long a permit lives when it is never released (a crashed process, a lost release): after this
+   * it is taken back. Choose it above the slowest legitimate request. Default `'1m'`.
+   */
+  lease?: Duration;
+}
+
+/**
+ * Concurrency limit: at most `limit` permits held at once per key. Use it through
+ * `limiter.acquire(key)`, which returns a decision with `release()`. Unlike rates, permits come back
+ * when released (or when their lease expires).
+ *
+ * Decision fields: `remaining` permits left after this one; `retryAfterMs` (when denied) the time until
+ * the oldest lease expires, an upper bound (a release frees a permit sooner); `resetMs` the time until
+ * the newest lease expires.
+ */
+export function concurrency(options: ConcurrencyOptions): ConcurrencyAlgorithm {
+  const o = checkOptions(options, ['limit', 'lease'], 'concurrency');
+  const limit = integerAtLeast(o.limit, 'concurrency.limit');
+  const leaseMs = o.lease === undefined ? 60_000 : parseDuration(o.lease, 'concurrency.lease');
+  const policy = makePolicy(limit, leaseMs, `${limit}-concurrent`);
+
+  return {
+    kind: 'concurrency',
+    stateKind: 'leases',
+    stateTag: 'cc',
+    limit,
+    maxCost: 1,
+    policy,
+    countDenied: false,
+    leaseMs,
+    params: { limit, leaseMs },
+    options: { limit, lease: leaseMs },
+
+    acquire(existing: LeaseState | undefined, now: number, leaseId: string, commit: boolean) {
+      const state: LeaseState = existing ?? new Map();
+      let oldest = Infinity;
+      let newest = -Infinity;
+      let live = 0;
+      for (const [id, expiresAt] of state) {
+        if (expiresAt <= now) {
+          if (commit) state.delete(id);
+          continue;
+        }
+        live++;
+        if (expiresAt < oldest) oldest = expiresAt;
+        if (expiresAt > newest) newest = expiresAt;
+      }
+      const allowed = live < limit;
+      if (allowed && commit) {
+        state.set(leaseId, now + leaseMs);
+        live++;
+        newest = Math.max(newest, now + leaseMs);
+      }
+      const decision = makeDecision(
+        allowed,
+        limit,
+        Math.max(0, limit - live),
+        newest > now ? ceilMs(newest - now) : 0,
+        allowed ? 0 : Math.max(1, ceilMs(oldest - now)),
+        0,
+        policy,
+      );
+      return { state, decision };
+    },
+
+    release(state: LeaseState, leaseId: string): boolean {
+      return state.delete(leaseId);
+    },
+
+    expiresAt(state: LeaseState): number {
+      let newest = -Infinity;
+      for (const expiresAt of state.values()) if (expiresAt > newest) newest = expiresAt;
+      return newest;
+    },
+  };
+}

@@ -1,0 +1,95 @@
+import type { NumericAlgorithm, NumericState } from '../algorithm.js';
+import { ceilMs, EPSILON, floorUnits, makeDecision, makePolicy, type Decision } from '../decision.js';
+import { parseDuration, type Duration } from '../duration.js';
+import { checkOptions, integerAtLeast, optionalBoolean } from '../options.js';
+
+export interface SlidingWindowCounterOptions {
+  /** Units admitted in any window (estimated; an integer of at least 1). */
+  limit: number;
+  /** Window length; the two counted windows are aligned to multiples of it on the clock. */
+  window: Duration;
+  /** Count denied requests too. Default false. */
+  countDenied?: boolean;
+}
+
+/**
+ * Sliding window counter, the approximate two-window estimate: with `elapsed` ms into the current
+ * aligned window, the usage is estimated as `previous × (window − elapsed) / window + current`, and a
+ * request is admitted when `estimate + cost ≤ limit`. It assumes the previous window's requests were
+ * spread evenly: a burst at the end of the previous window is under-counted (it may admit more than
+ * `limit` in a true rolling window), a burst at its start is over-counted.
+ *
+ * State: `[currentWindowStart, previousCount, currentCount]`. Expires two windows after its start.
+ */
+export function slidingWindowCounter(options: SlidingWindowCounterOptions): NumericAlgorithm {
+  const o = checkOptions(options, ['limit', 'window', 'countDenied'], 'slidingWindowCounter');
+  const limit = integerAtLeast(o.limit, 'slidingWindowCounter.limit');
+  const windowMs = parseDuration(o.window, 'slidingWindowCounter.window');
+  const countDenied = optionalBoolean(o.countDenied, 'slidingWindowCounter.countDenied', false);
+  const policy = makePolicy(limit, windowMs);
+
+  return {
+    kind: 'sliding-window-counter',
+    stateKind: 'numeric',
+    stateTag: 'swc',
+    stateSize: 3,
+    limit,
+    maxCost: limit,
+    policy,
+    countDenied,
+    params: { limit, windowMs, countDenied: countDenied ? 1 : 0 },
+    options: { limit, window: windowMs, countDenied },
+
+    step(s: NumericState, at: number, fresh: boolean, now: number, cost: number, commit: boolean): Decision {
+      let start = Math.floor(now / windowMs) * windowMs;
+      let previous = 0;
+      let current = 0;
+      if (!fresh) {
+        const storedStart = s[at]!;
+        if (storedStart >= start) {
+          // Same window, or the clock went back: keep the stored windows.
+          start = storedStart;
+          previous = s[at + 1]!;
+          current = s[at + 2]!;
+        } else if (storedStart === start - windowMs) {
+          previous = s[at + 2]!;
+        }
+      }
+      // Time into the current window, clamped to [0, window) when the clock went back.
+      const elapsed = Math.max(0, now - start);
+      const left = windowMs - elapsed;
+      const estimate = (previous * left) / windowMs + current;
+      const allowed = estimate + cost <= limit + EPSILON;
+      if (allowed || countDenied) current += cost;
+      if (commit) {
+        s[at] = start;
+        s[at + 1] = previous;
+        s[at + 2] = current;
+      }
+      const after = (previous * left) / windowMs + current;
+      const end = start + windowMs;
+      const resetAt = current > 0 ? end + windowMs : previous > 0 ? end : now;
+      let retryAt = now;
+      if (!allowed) {
+        // Earliest time at which estimate + cost <= limit, assuming nothing else is admitted.
+        const room = limit - cost - current;
+        if (room >= -EPSILON && previous > 0) {
+          retryAt = end - (Math.max(0, room) * windowMs) / previous;
+        } else {
+          // In the next window the current count becomes the previous one.
+          const nextRoom = limit - cost;
+          retryAt = current > 0 ? Math.max(end, end + windowMs - (nextRoom * windowMs) / current) : end;
+        }
+      }
+      return makeDecision(allowed, limit, floorUnits(limit - after), ceilMs(resetAt - now), allowed ? 0 : Math.max(1, ceilMs(retryAt - now)), 0, policy);
+    },
+
+    expiresAt(s: NumericState, at: number): number {
+      return s[at]! + 2 * windowMs;
+    },
+
+    undo(s: NumericState, at: number, now: number, cost: number): void {
+      if (s[at]! >= Math.floor(now / windowMs) * windowMs) s[at + 2] = Math.max(0, s[at + 2]! - cost);
+    },
+  };
+}

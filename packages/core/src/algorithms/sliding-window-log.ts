@@ -1,0 +1,129 @@
+import type { LogAlgorithm, LogState } from '../algorithm.js';
+import { ceilMs, EPSILON, makeDecision, makePolicy, floorUnits } from '../decision.js';
+import { parseDuration, type Duration } from '../duration.js';
+import { checkOptions, integerAtLeast, optionalBoolean } from '../options.js';
+
+export interface SlidingWindowLogOptions {
+  /** Units admitted in any rolling window (an integer of at least 1). */
+  limit: number;
+  /** The rolling window. */
+  window: Duration;
+  /** Record denied requests too. Default false. */
+  countDenied?: boolean;
+}
+
+/**
+ * Sliding window log, exact: at `now` the window is `(now − window, now]`, so a record exactly one
+ * window old no longer counts. A request of cost `c` is admitted when the recorded costs in the
+ * window plus `c` are at most `limit`, and is then recorded with its cost. Capacity comes back when
+ * the oldest records leave: after 100 requests at 0.990 s (limit 100 per 1 s), the next is admitted
+ * at exactly 1.990 s, not before.
+ *
+ * State: the admitted records (time, cost), oldest first; at most `limit` records. Expires one window
+ * after the newest record. A clock that goes back records at the newest stored time (never before it).
+ */
+export function slidingWindowLog(options: SlidingWindowLogOptions): LogAlgorithm {
+  const o = checkOptions(options, ['limit', 'window', 'countDenied'], 'slidingWindowLog');
+  const limit = integerAtLeast(o.limit, 'slidingWindowLog.limit');
+  const windowMs = parseDuration(o.window, 'slidingWindowLog.window');
+  const countDenied = optionalBoolean(o.countDenied, 'slidingWindowLog.countDenied', false);
+  const policy = makePolicy(limit, windowMs);
+
+  /** Drops records at or before `now − window` (left edge exclusive), compacting now and then. */
+  function prune(state: LogState, now: number): void {
+    const edge = now - windowMs;
+    const { times, costs } = state;
+    let head = state.head;
+    while (head < times.length && times[head]! <= edge) {
+      state.sum -= costs[head]!;
+      head++;
+    }
+    if (head === times.length) {
+      times.length = 0;
+      costs.length = 0;
+      state.sum = 0;
+      head = 0;
+    } else if (head > 32 && head * 2 > times.length) {
+      times.splice(0, head);
+      costs.splice(0, head);
+      head = 0;
+    }
+    state.head = head;
+  }
+
+  /** Sum of live costs at `now` without changing the state. */
+  function liveSum(state: LogState, now: number): number {
+    const edge = now - windowMs;
+    let sum = state.sum;
+    for (let i = state.head; i < state.times.length && state.times[i]! <= edge; i++) sum -= state.costs[i]!;
+    return sum;
+  }
+
+  return {
+    kind: 'sliding-window-log',
+    stateKind: 'log',
+    stateTag: 'swl',
+    limit,
+    maxCost: limit,
+    policy,
+    countDenied,
+    params: { limit, windowMs, countDenied: countDenied ? 1 : 0 },
+    options: { limit, window: windowMs, countDenied },
+
+    step(existing, now, cost, commit) {
+      const state: LogState = existing ?? { times: [], costs: [], head: 0, sum: 0 };
+      let used: number;
+      if (commit) {
+        prune(state, now);
+        used = state.sum;
+      } else {
+        used = liveSum(state, now);
+      }
+      const allowed = used + cost <= limit + EPSILON;
+      const { times, costs } = state;
+      const newest = times.length > state.head ? times[times.length - 1]! : -Infinity;
+      if (commit && (allowed || countDenied)) {
+        times.push(Math.max(now, newest));
+        costs.push(cost);
+        state.sum += cost;
+      }
+      const after = allowed || countDenied ? used + cost : used;
+      const last = commit && (allowed || countDenied) ? Math.max(now, newest) : newest;
+      let retryAfterMs = 0;
+      if (!allowed) {
+        // The earliest time enough of the oldest live records have left the window.
+        const edge = now - windowMs;
+        const recorded = commit && countDenied ? used + cost : used;
+        let freed = 0;
+        let retryAt = now;
+        for (let i = state.head; i < times.length; i++) {
+          if (times[i]! <= edge) continue;
+          freed += costs[i]!;
+          if (recorded - freed + cost <= limit + EPSILON) {
+            retryAt = times[i]! + windowMs;
+            break;
+          }
+        }
+        retryAfterMs = Math.max(1, ceilMs(retryAt - now));
+      }
+      const resetMs = after > EPSILON && last > -Infinity ? ceilMs(last + windowMs - now) : 0;
+      return { state, decision: makeDecision(allowed, limit, floorUnits(limit - after), resetMs, retryAfterMs, 0, policy) };
+    },
+
+    expiresAt(state) {
+      return state.times.length > state.head ? state.times[state.times.length - 1]! + windowMs : -Infinity;
+    },
+
+    undo(state, _now, cost) {
+      // Remove the newest record of this cost: the one this rollback admitted (or one just like it).
+      for (let i = state.times.length - 1; i >= state.head; i--) {
+        if (state.costs[i] === cost) {
+          state.times.splice(i, 1);
+          state.costs.splice(i, 1);
+          state.sum -= cost;
+          return;
+        }
+      }
+    },
+  };
+}

@@ -1,0 +1,85 @@
+import type { NumericAlgorithm, NumericState } from '../algorithm.js';
+import { bucketPolicy, ceilMs, EPSILON, floorUnits, makeDecision, type Decision } from '../decision.js';
+import { parseDuration, type Duration } from '../duration.js';
+import { checkOptions, integerAtLeast, positiveNumber } from '../options.js';
+
+export interface TokenBucketOptions {
+  /** Most tokens the bucket holds, the largest burst (an integer of at least 1). The bucket starts full. */
+  capacity: number;
+  /** Tokens added per `interval` (a finite number greater than 0; fractions allowed). */
+  refillRate: number;
+  /** The interval `refillRate` is counted over. Default `'1s'`. */
+  interval?: Duration;
+}
+
+/**
+ * Token bucket: starts full with `capacity` tokens, refills lazily and continuously at
+ * `refillRate / interval` (fractional tokens are kept), never above `capacity`. A request of cost `c`
+ * is admitted when at least `c` tokens are there, and takes them; a denied request takes nothing.
+ * In any span of T ms it admits at most `capacity + rate × T`. It does not bound any one-second window
+ * to `refillRate`.
+ *
+ * Time going backwards adds no tokens and never moves the stored time back (elapsed time clamps to 0).
+ * State: `[tokens, lastRefillTime]`. Expires when the bucket would be full again.
+ * After a change of parameters, the stored balance is clamped to the new capacity.
+ */
+export function tokenBucket(options: TokenBucketOptions): NumericAlgorithm {
+  const o = checkOptions(options, ['capacity', 'refillRate', 'interval'], 'tokenBucket');
+  const capacity = integerAtLeast(o.capacity, 'tokenBucket.capacity');
+  const refillRate = positiveNumber(o.refillRate, 'tokenBucket.refillRate');
+  const intervalMs = o.interval === undefined ? 1000 : parseDuration(o.interval, 'tokenBucket.interval');
+  /** Tokens per millisecond. */
+  const rate = refillRate / intervalMs;
+  const policy = bucketPolicy(capacity, refillRate, intervalMs);
+
+  return {
+    kind: 'token-bucket',
+    stateKind: 'numeric',
+    stateTag: 'tb',
+    stateSize: 2,
+    limit: capacity,
+    maxCost: capacity,
+    policy,
+    countDenied: false,
+    params: { capacity, ratePerMs: rate },
+    options: { capacity, refillRate, interval: intervalMs },
+
+    step(s: NumericState, at: number, fresh: boolean, now: number, cost: number, commit: boolean): Decision {
+      let tokens = capacity;
+      let last = now;
+      if (!fresh) {
+        tokens = Math.min(capacity, s[at]!);
+        last = s[at + 1]!;
+        if (now > last) {
+          tokens = Math.min(capacity, tokens + (now - last) * rate);
+          last = now;
+        }
+      }
+      const allowed = tokens + EPSILON >= cost;
+      if (allowed) tokens = Math.max(0, tokens - cost);
+      if (commit) {
+        s[at] = tokens;
+        s[at + 1] = last;
+      }
+      // When the clock went back, `last` is ahead of `now`: waits are counted from `last`.
+      const lag = last - now;
+      return makeDecision(
+        allowed,
+        capacity,
+        floorUnits(tokens),
+        ceilMs(lag + (capacity - tokens) / rate),
+        allowed ? 0 : Math.max(1, ceilMs(lag + (cost - tokens) / rate)),
+        0,
+        policy,
+      );
+    },
+
+    expiresAt(s: NumericState, at: number): number {
+      return s[at + 1]! + (capacity - Math.min(capacity, s[at]!)) / rate;
+    },
+
+    undo(s: NumericState, at: number, _now: number, cost: number): void {
+      s[at] = Math.min(capacity, s[at]! + cost);
+    },
+  };
+}

@@ -1,0 +1,83 @@
+import { formatDuration } from './duration.js';
+
+/**
+ * Enough to write the IETF `RateLimit-Policy` header for one limit:
+ * `"<name>";q=<quota>;w=<windowSeconds>`.
+ */
+export interface Policy {
+  /** Stable name of the policy, for example `100-in-1m`. */
+  readonly name: string;
+  /** Units admitted per window (the limit or the bucket capacity). */
+  readonly quota: number;
+  /** The window in whole seconds (at least 1): the window length, or the time a bucket takes to recover fully. */
+  readonly windowSeconds: number;
+}
+
+/** Why a decision was not taken by the store itself. Absent when the store answered. */
+export type DecisionReason = 'store-error' | 'timeout' | 'fallback' | 'deny-cache';
+
+/**
+ * The answer to one request. All times are milliseconds relative to now, rounded up to whole milliseconds.
+ */
+export interface Decision {
+  /** True when the request may proceed (possibly after `delayMs`). */
+  readonly allowed: boolean;
+  /** The quota of the limit: the window limit, or the bucket capacity. */
+  readonly limit: number;
+  /** Whole units still available right after this decision; never below 0. */
+  readonly remaining: number;
+  /** Milliseconds until the full quota is available again (0 when it is available now). */
+  readonly resetMs: number;
+  /** 0 when allowed; otherwise milliseconds until a request of the same cost could be admitted (if nothing else consumes). */
+  readonly retryAfterMs: number;
+  /** Milliseconds the request should wait before proceeding (shaping leaky bucket); 0 otherwise. */
+  readonly delayMs: number;
+  /** The limit's policy, for the RateLimit-Policy header. */
+  readonly policy: Policy;
+  /** Set when the decision did not come from the store: see {@link DecisionReason}. */
+  readonly reason?: DecisionReason;
+}
+
+/** Builds a policy named `<quota>-in-<window>`; the window is rounded up to whole seconds for the header. */
+export function makePolicy(quota: number, windowMs: number, name?: string): Policy {
+  return Object.freeze({
+    name: name ?? `${quota}-in-${formatDuration(Math.ceil(windowMs))}`,
+    quota,
+    windowSeconds: Math.max(1, Math.ceil(windowMs / 1000 - 1e-9)),
+  });
+}
+
+/** Tolerance for floating point comparisons of fractional units and times. */
+export const EPSILON = 1e-9;
+
+/** Rounds a duration in ms up to a whole non-negative number of milliseconds, forgiving float noise. */
+export function ceilMs(ms: number): number {
+  return ms <= EPSILON ? 0 : Math.ceil(ms - EPSILON);
+}
+
+/** Whole units, rounded down, forgiving float noise, never below 0. */
+export function floorUnits(units: number): number {
+  return units <= 0 ? 0 : Math.floor(units + EPSILON);
+}
+
+/** Creates a decision with every field in a fixed order (one object shape for the whole library). */
+export function makeDecision(
+  allowed: boolean,
+  limit: number,
+  remaining: number,
+  resetMs: number,
+  retryAfterMs: number,
+  delayMs: number,
+  policy: Policy,
+): Decision {
+  return { allowed, limit, remaining, resetMs, retryAfterMs, delayMs, policy };
+}
+
+/**
+ * The policy of a bucket: its sustained rate, `<rate>-in-<interval>` (for example `100-in-1s`), when
+ * the rate is a whole number per whole seconds; otherwise the capacity over the time a full refill takes.
+ */
+export function bucketPolicy(capacity: number, ratePerInterval: number, intervalMs: number): Policy {
+  if (Number.isInteger(ratePerInterval) && intervalMs % 1000 === 0) return makePolicy(ratePerInterval, intervalMs);
+  return makePolicy(capacity, (capacity * intervalMs) / ratePerInterval);
+}

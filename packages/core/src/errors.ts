@@ -1,0 +1,109 @@
+/**
+ * Errors thrown by rl. Every error is a {@link RateLimitError} with a stable `code`
+ * (codes never change between versions; messages may be improved).
+ *
+ * A denial is not an error: `consume` returns a decision with `allowed: false`.
+ * Errors are for misuse (bad options, bad cost) and for store failures.
+ */
+export type RateLimitErrorCode =
+  | 'RL_INVALID_OPTION'
+  | 'RL_INVALID_COST'
+  | 'RL_COST_EXCEEDS_CAPACITY'
+  | 'RL_INVALID_KEY'
+  | 'RL_UNSUPPORTED'
+  | 'RL_STORE_ERROR'
+  | 'RL_STORE_TIMEOUT'
+  | 'RL_STORE_CLOSED';
+
+/** Base class of every error rl throws. Check `code`, not the message. */
+export class RateLimitError extends Error {
+  readonly code: RateLimitErrorCode;
+  constructor(code: RateLimitErrorCode, message: string, options?: { cause?: unknown }) {
+    super(message, options);
+    this.name = new.target.name;
+    this.code = code;
+  }
+}
+
+/** An option given at construction is missing, unknown, or out of range. Thrown synchronously by the factory. */
+export class InvalidOptionError extends RateLimitError {
+  /** Dotted path of the offending option, for example `tokenBucket.capacity`. */
+  readonly field: string;
+  readonly value: unknown;
+  constructor(field: string, value: unknown, expected: string) {
+    super('RL_INVALID_OPTION', `Invalid option ${field}: ${describeValue(value)}. Expected ${expected}.`);
+    this.field = field;
+    this.value = value;
+  }
+}
+
+/** The cost of a request is not a finite positive number. No state was changed. */
+export class InvalidCostError extends RateLimitError {
+  readonly cost: unknown;
+  constructor(cost: unknown) {
+    super('RL_INVALID_COST', `Invalid cost ${describeValue(cost)}: the cost of a request must be a finite number greater than 0.`);
+    this.cost = cost;
+  }
+}
+
+/** The cost is larger than the limit could ever admit, so the request could never pass. No state was changed. */
+export class CostExceedsCapacityError extends RateLimitError {
+  readonly cost: number;
+  readonly capacity: number;
+  constructor(cost: number, capacity: number, algorithm: string) {
+    super(
+      'RL_COST_EXCEEDS_CAPACITY',
+      `Cost ${cost} is larger than the ${algorithm} capacity ${capacity}: such a request could never be admitted. Raise the capacity or lower the cost.`,
+    );
+    this.cost = cost;
+    this.capacity = capacity;
+  }
+}
+
+/** The key is not a usable string (empty, or not a string). No state was changed. */
+export class InvalidKeyError extends RateLimitError {
+  constructor(key: unknown) {
+    super('RL_INVALID_KEY', `Invalid key ${describeValue(key)}: a rate-limit key must be a non-empty string.`);
+  }
+}
+
+/** The store cannot run this algorithm or operation. */
+export class UnsupportedError extends RateLimitError {
+  constructor(message: string) {
+    super('RL_UNSUPPORTED', message);
+  }
+}
+
+/** The store failed (connection lost, script error, ...). `cause` holds the original error. */
+export class StoreError extends RateLimitError {
+  constructor(message: string, options?: { cause?: unknown }) {
+    super('RL_STORE_ERROR', message, options);
+  }
+}
+
+/** The store did not answer within the limiter's `timeout`. */
+export class StoreTimeoutError extends RateLimitError {
+  readonly timeoutMs: number;
+  constructor(timeoutMs: number) {
+    super('RL_STORE_TIMEOUT', `The store did not answer within ${timeoutMs} ms.`);
+    this.timeoutMs = timeoutMs;
+  }
+}
+
+/** The store was closed and can no longer be used. */
+export class StoreClosedError extends RateLimitError {
+  constructor() {
+    super('RL_STORE_CLOSED', 'The store is closed.');
+  }
+}
+
+/** A short, safe rendering of a user-supplied value for error messages. */
+export function describeValue(value: unknown): string {
+  if (typeof value === 'string') return JSON.stringify(value.length > 80 ? `${value.slice(0, 80)}…` : value);
+  if (typeof value === 'number' || typeof value === 'boolean' || typeof value === 'bigint') return String(value);
+  if (value === null) return 'null';
+  if (value === undefined) return 'undefined';
+  if (typeof value === 'function') return 'a function';
+  if (Array.isArray(value)) return 'an array';
+  return 'an object';
+}

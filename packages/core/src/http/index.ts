@@ -1,0 +1,2 @@
+// The shared HTTP layer (headers, keys, responses) used by the framework adapters.
+export {};

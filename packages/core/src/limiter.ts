@@ -1,0 +1,379 @@
+import { EventEmitter } from 'node:events';
+import { randomBytes } from 'node:crypto';
+import { checkCost, type Algorithm, type ConcurrencyAlgorithm } from './algorithm.js';
+import { systemClock, type Clock } from './clock.js';
+import { makeDecision, type Decision, type DecisionReason } from './decision.js';
+import { parseDuration, type Duration } from './duration.js';
+import { InvalidKeyError, InvalidOptionError, RateLimitError, StoreError, StoreTimeoutError, UnsupportedError } from './errors.js';
+import { checkOptions, integerAtLeast } from './options.js';
+import type { MaybePromise, Store } from './store.js';
+
+/** What to do when the store fails or times out. */
+export type StoreErrorPolicy =
+  /** Deny the request (fail closed). The HTTP layer answers 503 with Retry-After. */
+  | 'deny'
+  /** Admit the request (fail open). */
+  | 'allow'
+  /** Apply a local limiter instead while the store is failing, for example the shared limit divided by the number of instances. */
+  | { fallback: Limiter | LimiterOptions };
+
+export interface LimiterOptions {
+  /** The algorithm, from `fixedWindow`, `slidingWindowLog`, `slidingWindowCounter`, `tokenBucket`, `leakyBucket` or `concurrency`. */
+  algorithm: Algorithm;
+  /** Where state lives: a `MemoryStore`, a `RedisStore`, or any {@link Store}. */
+  store: Store;
+  /** Time source in ms. When given, every decision uses it (also on Redis). When omitted, the store's own clock decides (Redis `TIME`). */
+  clock?: Clock;
+  /** Namespace prepended to every key (`<prefix>:<key>`), so that two limits on one store never share state. */
+  prefix?: string;
+  /** Longest wait for the store before the failure policy applies. Default: 50 ms for remote stores, none for local ones. `false` disables it. */
+  timeout?: Duration | false;
+  /** What to do when the store fails or times out. Default `'deny'` (fail closed; the HTTP layer answers 503 with Retry-After). */
+  onStoreError?: StoreErrorPolicy;
+  /**
+   * Once the store says a key is denied for `retryAfterMs`, deny further requests of that key and at
+   * least that cost locally until then, without calling the store. Default: on for remote stores,
+   * off for local ones and for `countDenied` algorithms (where denied requests must be counted).
+   * `{ maxKeys }` bounds its memory (default 10,000 keys).
+   */
+  denyCache?: boolean | { maxKeys?: number };
+  /** After a store failure, skip the store for this long and apply the policy directly (then try again). Default 1 s. */
+  storeRetryInterval?: Duration;
+}
+
+/** A decision of a concurrency limit; call `release()` exactly when the work ends (extra calls do nothing). */
+export interface LeaseDecision extends Decision {
+  release(): Promise<void>;
+}
+
+/** Payload of the limiter's `'storeError'` event. */
+export interface StoreErrorEvent {
+  error: Error;
+  reason: Extract<DecisionReason, 'store-error' | 'timeout'>;
+  key: string;
+  /** What the limiter did: `'deny'`, `'allow'` or `'fallback'`. */
+  action: 'deny' | 'allow' | 'fallback';
+}
+
+const LIMITER_OPTIONS = ['algorithm', 'store', 'clock', 'prefix', 'timeout', 'onStoreError', 'denyCache', 'storeRetryInterval'] as const;
+const STATE_KINDS = new Set(['numeric', 'log', 'leases']);
+const STORE_DOWN_RETRY_MS = 1000;
+
+interface DenyEntry {
+  until: number;
+  cost: number;
+  decision: Decision;
+}
+
+/**
+ * A limiter: one algorithm on one store, with a key namespace, a clock and a failure policy.
+ * Options are parsed once here; `consume` does no option work per call.
+ *
+ * Events: `'storeError'` ({@link StoreErrorEvent}) each time the store fails or times out.
+ */
+export class Limiter extends EventEmitter {
+  readonly algorithm: Algorithm;
+  readonly store: Store;
+  readonly prefix: string;
+  private readonly keyPrefix: string;
+  private readonly clock: Clock | undefined;
+  private readonly localClock: Clock;
+  private readonly timeoutMs: number;
+  private readonly policyAction: 'deny' | 'allow' | 'fallback';
+  private readonly fallback: Limiter | undefined;
+  private readonly denyCache: Map<string, DenyEntry> | undefined;
+  private readonly denyCacheMax: number;
+  private readonly retryIntervalMs: number;
+  /** Local time until which the store is considered down (failure policy applies without a call). */
+  private storeDownUntil = 0;
+
+  constructor(options: LimiterOptions) {
+    super();
+    const o = checkOptions(options, LIMITER_OPTIONS, 'createLimiter');
+    const algorithm = o.algorithm as Algorithm;
+    if (!algorithm || typeof algorithm !== 'object' || !STATE_KINDS.has((algorithm as Algorithm).stateKind)) {
+      throw new InvalidOptionError('createLimiter.algorithm', o.algorithm, 'an algorithm such as tokenBucket({ capacity: 20, refillRate: 10 })');
+    }
+    const store = o.store as Store;
+    if (!store || typeof store !== 'object' || typeof store.consume !== 'function' || !store.capabilities) {
+      throw new InvalidOptionError('createLimiter.store', o.store, 'a store such as new MemoryStore()');
+    }
+    if (!store.capabilities.algorithms.includes(algorithm.kind)) {
+      throw new UnsupportedError(`This store does not support the ${algorithm.kind} algorithm.`);
+    }
+    if (o.clock !== undefined && typeof o.clock !== 'function') {
+      throw new InvalidOptionError('createLimiter.clock', o.clock, 'a function returning the time in milliseconds');
+    }
+    if (o.prefix !== undefined && typeof o.prefix !== 'string') {
+      throw new InvalidOptionError('createLimiter.prefix', o.prefix, 'a string');
+    }
+    this.algorithm = algorithm;
+    this.store = store;
+    this.prefix = (o.prefix as string | undefined) ?? '';
+    this.keyPrefix = this.prefix ? `${this.prefix}:` : '';
+    this.clock = o.clock as Clock | undefined;
+    this.localClock = this.clock ?? systemClock;
+    const local = store.capabilities.local;
+    this.timeoutMs =
+      o.timeout === false ? 0 : o.timeout === undefined ? (local ? 0 : 50) : parseDuration(o.timeout, 'createLimiter.timeout');
+    this.retryIntervalMs =
+      o.storeRetryInterval === undefined ? STORE_DOWN_RETRY_MS : parseDuration(o.storeRetryInterval, 'createLimiter.storeRetryInterval');
+
+    const policy = o.onStoreError ?? 'deny';
+    if (policy === 'deny' || policy === 'allow') {
+      this.policyAction = policy;
+    } else if (policy && typeof policy === 'object' && 'fallback' in policy && Object.keys(policy).length === 1) {
+      this.policyAction = 'fallback';
+      const fb = (policy as { fallback: unknown }).fallback;
+      this.fallback = fb instanceof Limiter ? fb : new Limiter(fb as LimiterOptions);
+      if (this.fallback.algorithm.stateKind === 'leases' || algorithm.stateKind === 'leases') {
+        if (this.fallback.algorithm.stateKind !== algorithm.stateKind) {
+          throw new InvalidOptionError('createLimiter.onStoreError.fallback.algorithm', fb, 'the same kind of limit as the main one (a concurrency limit falls back to a concurrency limit)');
+        }
+      }
+    } else {
+      throw new InvalidOptionError('createLimiter.onStoreError', policy, "'deny', 'allow' or { fallback: <limiter options> }");
+    }
+
+    const cacheOption = o.denyCache;
+    let cacheOn = !local && !algorithm.countDenied && algorithm.stateKind !== 'leases';
+    this.denyCacheMax = 10_000;
+    if (cacheOption === false) cacheOn = false;
+    else if (cacheOption === true) cacheOn = !algorithm.countDenied && algorithm.stateKind !== 'leases';
+    else if (cacheOption && typeof cacheOption === 'object') {
+      const { maxKeys } = checkOptions(cacheOption, ['maxKeys'], 'createLimiter.denyCache');
+      if (maxKeys !== undefined) this.denyCacheMax = integerAtLeast(maxKeys, 'createLimiter.denyCache.maxKeys');
+      cacheOn = !algorithm.countDenied && algorithm.stateKind !== 'leases';
+    } else if (cacheOption !== undefined) {
+      throw new InvalidOptionError('createLimiter.denyCache', cacheOption, 'true, false or { maxKeys }');
+    }
+    this.denyCache = cacheOn ? new Map() : undefined;
+  }
+
+  /** The full storage key for a user key. Throws {@link InvalidKeyError} for an empty or non-string key. */
+  storageKey(key: string): string {
+    if (typeof key !== 'string' || key.length === 0) throw new InvalidKeyError(key);
+    return this.keyPrefix + key;
+  }
+
+  /**
+   * Decides for one request of `cost` units (default 1) and records it when admitted.
+   * Rejects with a {@link RateLimitError} for a bad key or cost (no state changes); store failures
+   * resolve according to `onStoreError`, never reject.
+   */
+  consume(key: string, cost = 1): Promise<Decision> {
+    try {
+      const storeKey = this.storageKey(key);
+      checkCost(this.algorithm, cost);
+      if (this.algorithm.stateKind === 'leases') {
+        throw new UnsupportedError('A concurrency limit is taken with limiter.acquire(key), which returns a decision with release().');
+      }
+      const cache = this.denyCache;
+      if (cache !== undefined) {
+        const cached = this.fromDenyCache(cache, storeKey, cost);
+        if (cached !== undefined) return Promise.resolve(cached);
+      }
+      const result = this.run(storeKey, cost, 'consume');
+      if (cache === undefined) return result instanceof Promise ? result : Promise.resolve(result);
+      if (result instanceof Promise) return result.then((d) => this.remember(cache, storeKey, cost, d));
+      return Promise.resolve(this.remember(cache, storeKey, cost, result));
+    } catch (error) {
+      return Promise.reject(error);
+    }
+  }
+
+  /** The decision for `cost` units (default 0: only the current state) without recording anything. */
+  peek(key: string, cost = 0): Promise<Decision> {
+    try {
+      const storeKey = this.storageKey(key);
+      checkCost(this.algorithm, cost, true);
+      const result = this.run(storeKey, cost, 'peek');
+      return result instanceof Promise ? result : Promise.resolve(result);
+    } catch (error) {
+      return Promise.reject(error);
+    }
+  }
+
+  /** Forgets the key's state: its next request starts with the full quota. */
+  async reset(key: string): Promise<void> {
+    const storeKey = this.storageKey(key);
+    this.denyCache?.delete(storeKey);
+    await this.store.reset(storeKey, this.algorithm);
+  }
+
+  /** Gives back `cost` units admitted earlier for `key` (used to roll back combined limits). */
+  async undo(key: string, cost = 1): Promise<void> {
+    const storeKey = this.storageKey(key);
+    checkCost(this.algorithm, cost);
+    try {
+      await this.withTimeout(this.store.undo(storeKey, this.algorithm, cost, this.clock?.()));
+    } catch (error) {
+      // A lost rollback errs on the safe side: the quota stays used until it recovers.
+      this.emitStoreError(error, storeKey, 'deny');
+    }
+  }
+
+  /**
+   * Takes a permit of a concurrency limit. When `allowed`, call `release()` once the work is done
+   * (extra calls do nothing); a permit never released expires after the algorithm's `lease`.
+   */
+  async acquire(key: string): Promise<LeaseDecision> {
+    const storeKey = this.storageKey(key);
+    const algorithm = this.algorithm;
+    if (algorithm.stateKind !== 'leases') {
+      throw new UnsupportedError(`limiter.acquire(key) is for concurrency limits; this limiter uses ${algorithm.kind}: call consume(key, cost).`);
+    }
+    const leaseId = newLeaseId();
+    let decision: Decision;
+    let fromStore = true;
+    if (this.storeDownUntil > this.localClock()) {
+      decision = await this.onFailure(undefined, storeKey, 1, 'consume', 'store-error', leaseId);
+      fromStore = false;
+    } else {
+      try {
+        decision = await this.withTimeout(this.store.acquire(storeKey, algorithm, leaseId, this.clock?.()));
+      } catch (error) {
+        decision = await this.onFailure(error, storeKey, 1, 'consume', error instanceof StoreTimeoutError ? 'timeout' : 'store-error', leaseId);
+        fromStore = false;
+      }
+    }
+    let released = !decision.allowed;
+    const release = async (): Promise<void> => {
+      if (released) return;
+      released = true;
+      if (!fromStore) {
+        if (decision.reason === 'fallback') await this.fallback!.store.release(this.fallback!.storageKey(key), this.fallback!.algorithm as ConcurrencyAlgorithm, leaseId);
+        return;
+      }
+      try {
+        await this.withTimeout(this.store.release(storeKey, algorithm, leaseId));
+      } catch (error) {
+        // The lease expires by itself; report and go on.
+        this.emitStoreError(error, storeKey, 'deny');
+      }
+    };
+    return { ...decision, release };
+  }
+
+  private fromDenyCache(cache: Map<string, DenyEntry>, storeKey: string, cost: number): Decision | undefined {
+    const entry = cache.get(storeKey);
+    if (entry === undefined || cost < entry.cost) return undefined;
+    const now = this.localClock();
+    const wait = entry.until - now;
+    if (wait <= 0) {
+      cache.delete(storeKey);
+      return undefined;
+    }
+    const d = entry.decision;
+    const elapsed = d.retryAfterMs - wait;
+    const decision = makeDecision(false, d.limit, d.remaining, Math.max(0, Math.ceil(d.resetMs - elapsed)), Math.ceil(wait), 0, d.policy);
+    (decision as { reason?: DecisionReason }).reason = 'deny-cache';
+    return decision;
+  }
+
+  private remember(cache: Map<string, DenyEntry>, storeKey: string, cost: number, decision: Decision): Decision {
+    if (!decision.allowed && decision.reason === undefined && decision.retryAfterMs > 0) {
+      if (cache.size >= this.denyCacheMax) {
+        // Drop the oldest entry (insertion order); entries are short-lived anyway.
+        const oldest = cache.keys().next().value;
+        if (oldest !== undefined) cache.delete(oldest);
+      }
+      cache.set(storeKey, { until: this.localClock() + decision.retryAfterMs, cost, decision });
+    }
+    return decision;
+  }
+
+  /** Calls the store (with the timeout and failure policy); synchronous stores answer synchronously. */
+  private run(storeKey: string, cost: number, op: 'consume' | 'peek'): MaybePromise<Decision> {
+    if (this.storeDownUntil !== 0) {
+      if (this.storeDownUntil > this.localClock()) return this.onFailure(undefined, storeKey, cost, op, 'store-error');
+      this.storeDownUntil = 0;
+    }
+    const now = this.clock === undefined ? undefined : this.clock();
+    let result: MaybePromise<Decision>;
+    try {
+      result =
+        op === 'consume'
+          ? this.store.consume(storeKey, this.algorithm, cost, now)
+          : this.store.peek(storeKey, this.algorithm, cost, now);
+    } catch (error) {
+      if (error instanceof RateLimitError && error.code !== 'RL_STORE_ERROR') throw error;
+      return this.onFailure(error, storeKey, cost, op, 'store-error');
+    }
+    if (!(result instanceof Promise)) return result;
+    return this.withTimeout(result).catch((error: unknown) =>
+      this.onFailure(error, storeKey, cost, op, error instanceof StoreTimeoutError ? 'timeout' : 'store-error'),
+    );
+  }
+
+  private withTimeout<T>(value: MaybePromise<T>): Promise<T> {
+    const promise = Promise.resolve(value);
+    const ms = this.timeoutMs;
+    if (ms === 0 || !(value instanceof Promise)) return promise;
+    return new Promise<T>((resolve, reject) => {
+      const timer = setTimeout(() => reject(new StoreTimeoutError(ms)), ms);
+      promise.then(
+        (v) => {
+          clearTimeout(timer);
+          resolve(v);
+        },
+        (e: unknown) => {
+          clearTimeout(timer);
+          reject(e);
+        },
+      );
+    });
+  }
+
+  /** Applies the failure policy. `error` is undefined when the store is known to be down (no call was made). */
+  private onFailure(
+    error: unknown,
+    storeKey: string,
+    cost: number,
+    op: 'consume' | 'peek',
+    reason: 'store-error' | 'timeout',
+    leaseId?: string,
+  ): MaybePromise<Decision> {
+    if (error !== undefined) {
+      this.storeDownUntil = this.localClock() + this.retryIntervalMs;
+      this.emitStoreError(error, storeKey, this.policyAction);
+    }
+    const algorithm = this.algorithm;
+    if (this.policyAction === 'fallback') {
+      const fallback = this.fallback!;
+      const userKey = storeKey.slice(this.keyPrefix.length);
+      const local: Promise<Decision> =
+        leaseId !== undefined
+          ? Promise.resolve(fallback.store.acquire(fallback.storageKey(userKey), fallback.algorithm as ConcurrencyAlgorithm, leaseId, fallback.clock?.()))
+          : op === 'consume'
+            ? fallback.consume(userKey, Math.min(cost, fallback.algorithm.maxCost))
+            : fallback.peek(userKey, Math.min(cost, fallback.algorithm.maxCost));
+      return local.then((d) => ({ ...d, reason: 'fallback' as const }));
+    }
+    const allowed = this.policyAction === 'allow';
+    const decision = makeDecision(allowed, algorithm.limit, allowed ? Math.max(0, Math.floor(algorithm.limit - cost)) : 0, 0, allowed ? 0 : this.retryIntervalMs, 0, algorithm.policy);
+    (decision as { reason?: DecisionReason }).reason = reason;
+    return decision;
+  }
+
+  private emitStoreError(error: unknown, key: string, action: StoreErrorEvent['action']): void {
+    const err = error instanceof Error ? error : new StoreError(String(error));
+    const event: StoreErrorEvent = { error: err, reason: err instanceof StoreTimeoutError ? 'timeout' : 'store-error', key, action };
+    // Without listeners, 'storeError' is dropped (it is not the special 'error' event, so it never throws).
+    if (this.listenerCount('storeError') > 0) this.emit('storeError', event);
+  }
+}
+
+/** Creates a {@link Limiter}; throws {@link InvalidOptionError} for bad options. */
+export function createLimiter(options: LimiterOptions): Limiter {
+  return new Limiter(options);
+}
+
+let leaseCounter = 0;
+const leasePrefix = randomBytes(6).toString('base64url');
+
+/** A lease id unique across processes: a random process prefix and a counter. */
+function newLeaseId(): string {
+  leaseCounter = (leaseCounter + 1) % Number.MAX_SAFE_INTEGER;
+  return `${leasePrefix}.${leaseCounter.toString(36)}`;
+}

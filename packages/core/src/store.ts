@@ -1,0 +1,43 @@
+import type { Algorithm, ConcurrencyAlgorithm } from './algorithm.js';
+import type { Decision } from './decision.js';
+
+/** A value, or a promise of it: local stores answer synchronously, remote stores asynchronously. */
+export type MaybePromise<T> = T | Promise<T>;
+
+/**
+ * What a store can do, for the conformance suite and for the limiter.
+ */
+export interface StoreCapabilities {
+  /** The store is in this process (no I/O): answers are synchronous and the deny cache is pointless. */
+  readonly local: boolean;
+  /** Supported algorithm kinds. */
+  readonly algorithms: readonly Algorithm['kind'][];
+}
+
+/**
+ * A store applies one algorithm step to one key atomically: no other decision for that key can
+ * interleave between reading the state and writing it back. There is no get-then-set in any caller.
+ *
+ * `now` (ms) is the time of the decision when the limiter has an explicit clock; when `undefined`
+ * the store uses its own clock (the memory store its default clock, the Redis store Redis `TIME`).
+ * Callers validate `cost` before calling (see `checkCost`); a store never sees a bad cost.
+ * The key is the full storage key (prefix included); the store keeps different algorithm kinds
+ * apart, and applies a changed configuration of the same kind to existing state (balances clamped).
+ */
+export interface Store {
+  readonly capabilities: StoreCapabilities;
+  /** Decides and records `cost` units (`cost > 0`). */
+  consume(key: string, algorithm: Algorithm, cost: number, now: number | undefined): MaybePromise<Decision>;
+  /** Decides for `cost` units (0 allowed) and records nothing. */
+  peek(key: string, algorithm: Algorithm, cost: number, now: number | undefined): MaybePromise<Decision>;
+  /** Gives back `cost` units admitted by an earlier `consume` (rollback when a combined limit denies). */
+  undo(key: string, algorithm: Algorithm, cost: number, now: number | undefined): MaybePromise<void>;
+  /** Forgets the key's state for this algorithm kind: the next request starts fresh. */
+  reset(key: string, algorithm: Algorithm): MaybePromise<void>;
+  /** Takes a concurrency permit named `leaseId` when one is free. */
+  acquire(key: string, algorithm: ConcurrencyAlgorithm, leaseId: string, now: number | undefined): MaybePromise<Decision>;
+  /** Returns a permit; releasing an unknown or expired lease does nothing. */
+  release(key: string, algorithm: ConcurrencyAlgorithm, leaseId: string): MaybePromise<void>;
+  /** Stops timers and connections owned by the store. */
+  close?(): MaybePromise<void>;
+}

@@ -1,0 +1,2 @@
+// The conformance suite: under construction in this session.
+export {};

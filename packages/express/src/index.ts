@@ -1,0 +1,2 @@
+// Under construction in this session.
+export {};

@@ -1,0 +1,407 @@
+import {
+  InvalidOptionError,
+  StoreClosedError,
+  parseDuration,
+  systemClock,
+  type Algorithm,
+  type Clock,
+  type ConcurrencyAlgorithm,
+  type Decision,
+  type Duration,
+  type LeaseState,
+  type LogAlgorithm,
+  type LogState,
+  type NumericAlgorithm,
+  type Store,
+  type StoreCapabilities,
+} from '@rl/core';
+
+export interface MemoryStoreOptions {
+  /**
+   * Most keys kept across all limits (default 1,000,000). Past it, the least recently used key is
+   * evicted (CLOCK approximation of LRU): its next request starts fresh. Bounds memory under a flood
+   * of distinct keys.
+   */
+  maxKeys?: number;
+  /** How often one timer sweeps state that has fully recovered (default `'30s'`; `false`: never). The timer is unref'd. */
+  sweepInterval?: Duration | false;
+  /** Clock used when the limiter passes no `now` (default: the monotonic system clock). */
+  clock?: Clock;
+}
+
+const ALL_KINDS: StoreCapabilities['algorithms'] = [
+  'fixed-window',
+  'sliding-window-log',
+  'sliding-window-counter',
+  'token-bucket',
+  'leaky-bucket',
+  'concurrency',
+];
+
+/** Entries examined per sweep step; a sweep of many keys is spread over several event-loop turns. */
+const SWEEP_BATCH = 20_000;
+
+/** Algorithms that have used a table: expiry must satisfy all of them (never drop state one of them still needs). */
+class AlgorithmSet<A extends { expiresAt: (...args: never[]) => number }> {
+  last: A | undefined;
+  all: A[] = [];
+  note(algorithm: A): void {
+    if (algorithm === this.last) return;
+    this.last = algorithm;
+    if (!this.all.includes(algorithm)) this.all.push(algorithm);
+  }
+}
+
+/**
+ * Fixed-size states of one layout, packed in one Float64Array: a key costs a Map entry holding a
+ * small integer slot, `stride` doubles, and one byte for the LRU clock bit.
+ */
+class NumericTable {
+  readonly index = new Map<string, number>();
+  readonly algorithms = new AlgorithmSet<NumericAlgorithm>();
+  data: Float64Array;
+  touched: Uint8Array;
+  private readonly free: number[] = [];
+  private next = 0;
+
+  constructor(readonly stride: number) {
+    this.data = new Float64Array(1024 * stride);
+    this.touched = new Uint8Array(1024);
+  }
+
+  /** A slot for a new key. */
+  allocate(key: string): number {
+    let slot = this.free.pop();
+    if (slot === undefined) {
+      slot = this.next++;
+      if (slot >= this.touched.length) this.grow();
+    }
+    this.index.set(key, slot);
+    this.touched[slot] = 0;
+    return slot;
+  }
+
+  delete(key: string, slot: number): void {
+    this.index.delete(key);
+    this.free.push(slot);
+  }
+
+  private grow(): void {
+    const size = this.touched.length * 2;
+    const data = new Float64Array(size * this.stride);
+    data.set(this.data);
+    this.data = data;
+    const touched = new Uint8Array(size);
+    touched.set(this.touched);
+    this.touched = touched;
+  }
+
+  expired(slot: number, now: number): boolean {
+    const offset = slot * this.stride;
+    for (const algorithm of this.algorithms.all) if (algorithm.expiresAt(this.data, offset) > now) return false;
+    return true;
+  }
+
+  /** Evicts one key: the first in insertion order that is expired or not touched since the last pass. */
+  evictOne(now: number): boolean {
+    for (const [key, slot] of this.index) {
+      if (this.touched[slot] === 1 && !this.expired(slot, now)) {
+        // Second chance: clear the bit and move the key to the end of the order.
+        this.touched[slot] = 0;
+        this.index.delete(key);
+        this.index.set(key, slot);
+        continue;
+      }
+      this.delete(key, slot);
+      return true;
+    }
+    return false;
+  }
+}
+
+interface ObjectEntry<S> {
+  state: S;
+  touched: boolean;
+}
+
+/** Variable-size states (sliding logs, lease sets), one object per key. */
+class ObjectTable<S, A extends { expiresAt(state: S): number }> {
+  readonly index = new Map<string, ObjectEntry<S>>();
+  readonly algorithms = new AlgorithmSet<A>();
+
+  expired(state: S, now: number): boolean {
+    for (const algorithm of this.algorithms.all) if (algorithm.expiresAt(state) > now) return false;
+    return true;
+  }
+
+  evictOne(now: number): boolean {
+    for (const [key, entry] of this.index) {
+      if (entry.touched && !this.expired(entry.state, now)) {
+        entry.touched = false;
+        this.index.delete(key);
+        this.index.set(key, entry);
+        continue;
+      }
+      this.index.delete(key);
+      return true;
+    }
+    return false;
+  }
+}
+
+type AnyTable = NumericTable | ObjectTable<LogState, LogAlgorithm> | ObjectTable<LeaseState, ConcurrencyAlgorithm>;
+
+/**
+ * The in-process store. Each decision runs synchronously (read, step, write in one event-loop turn),
+ * so it is atomic per key. Memory stays bounded: fully recovered state is swept by one unref'd timer
+ * and at most `maxKeys` keys are kept (least recently used evicted first). Zero dependencies.
+ *
+ * State is kept per key and per algorithm kind; two limiters of the same kind and the same prefix share
+ * state, and a changed configuration applies to it (balances clamped to the new capacity).
+ */
+export class MemoryStore implements Store {
+  readonly capabilities: StoreCapabilities = { local: true, algorithms: ALL_KINDS };
+  readonly maxKeys: number;
+  private readonly clock: Clock;
+  private readonly numeric = new Map<string, NumericTable>();
+  private readonly logs = new ObjectTable<LogState, LogAlgorithm>();
+  private readonly leases = new ObjectTable<LeaseState, ConcurrencyAlgorithm>();
+  private size = 0;
+  private closed = false;
+  private timer: NodeJS.Timeout | undefined;
+  /** The latest `now` seen, which the sweeper projects forward (works with fake clocks too). */
+  private lastNow = -Infinity;
+  private sweepBase = -Infinity;
+  private sweepBaseAt = 0;
+  private sweepCursor: { table: AnyTable; iterator: Iterator<[string, unknown]> } | undefined;
+
+  constructor(options: MemoryStoreOptions = {}) {
+    const allowed = ['maxKeys', 'sweepInterval', 'clock'];
+    if (options === null || typeof options !== 'object') throw new InvalidOptionError('MemoryStore', options, 'an options object');
+    for (const name of Object.keys(options)) {
+      if (!allowed.includes(name)) throw new InvalidOptionError(`MemoryStore.${name}`, (options as Record<string, unknown>)[name], `no such option; MemoryStore takes ${allowed.join(', ')}`);
+    }
+    const maxKeys = options.maxKeys ?? 1_000_000;
+    if (!Number.isInteger(maxKeys) || maxKeys < 1) throw new InvalidOptionError('MemoryStore.maxKeys', maxKeys, 'an integer of at least 1');
+    this.maxKeys = maxKeys;
+    if (options.clock !== undefined && typeof options.clock !== 'function') {
+      throw new InvalidOptionError('MemoryStore.clock', options.clock, 'a function returning milliseconds');
+    }
+    this.clock = options.clock ?? systemClock;
+    if (options.sweepInterval !== false) {
+      const interval = options.sweepInterval === undefined ? 30_000 : parseDuration(options.sweepInterval, 'MemoryStore.sweepInterval');
+      this.timer = setInterval(() => this.sweepStep(), interval);
+      this.timer.unref();
+    }
+  }
+
+  /** Number of keys held (all limits together). */
+  get keyCount(): number {
+    return this.size;
+  }
+
+  consume(key: string, algorithm: Algorithm, cost: number, now: number | undefined): Decision {
+    return this.decide(key, algorithm, cost, now === undefined ? this.clock() : now, true);
+  }
+
+  peek(key: string, algorithm: Algorithm, cost: number, now: number | undefined): Decision {
+    return this.decide(key, algorithm, cost, now === undefined ? this.clock() : now, false);
+  }
+
+  undo(key: string, algorithm: Algorithm, cost: number, now: number | undefined): void {
+    this.assertOpen();
+    const t = now === undefined ? this.clock() : now;
+    if (algorithm.stateKind === 'numeric') {
+      const table = this.numeric.get(algorithm.stateTag);
+      const slot = table?.index.get(key);
+      if (table !== undefined && slot !== undefined) algorithm.undo(table.data, slot * table.stride, t, cost);
+    } else if (algorithm.stateKind === 'log') {
+      const entry = this.logs.index.get(key);
+      if (entry !== undefined) algorithm.undo(entry.state, t, cost);
+    }
+  }
+
+  reset(key: string, algorithm: Algorithm): void {
+    this.assertOpen();
+    if (algorithm.stateKind === 'numeric') {
+      const table = this.numeric.get(algorithm.stateTag);
+      const slot = table?.index.get(key);
+      if (table !== undefined && slot !== undefined) {
+        table.delete(key, slot);
+        this.size--;
+      }
+    } else {
+      const table = algorithm.stateKind === 'log' ? this.logs : this.leases;
+      if (table.index.delete(key)) this.size--;
+    }
+  }
+
+  acquire(key: string, algorithm: ConcurrencyAlgorithm, leaseId: string, now: number | undefined): Decision {
+    this.assertOpen();
+    const t = now === undefined ? this.clock() : now;
+    this.lastNow = t;
+    const table = this.leases;
+    table.algorithms.note(algorithm);
+    const entry = table.index.get(key);
+    if (entry !== undefined) entry.touched = true;
+    const { state, decision } = algorithm.acquire(entry?.state, t, leaseId, true);
+    if (entry === undefined && state.size > 0) {
+      this.makeRoom(table, t);
+      table.index.set(key, { state, touched: false });
+      this.size++;
+    }
+    return decision;
+  }
+
+  release(key: string, _algorithm: ConcurrencyAlgorithm, leaseId: string): void {
+    if (this.closed) return;
+    const entry = this.leases.index.get(key);
+    if (entry === undefined) return;
+    entry.state.delete(leaseId);
+    if (entry.state.size === 0) {
+      this.leases.index.delete(key);
+      this.size--;
+    }
+  }
+
+  /** Stops the sweep timer and drops all state. Further calls throw `StoreClosedError`. */
+  close(): void {
+    if (this.timer !== undefined) clearInterval(this.timer);
+    this.timer = undefined;
+    this.closed = true;
+    this.numeric.clear();
+    this.logs.index.clear();
+    this.leases.index.clear();
+    this.size = 0;
+  }
+
+  /**
+   * Deletes every state that has fully recovered at `now` (default: the latest time seen, projected
+   * forward). The timer does this in bounded batches; call it directly in tests or before a snapshot.
+   * Returns the number of keys removed.
+   */
+  sweep(now: number = this.projectedNow()): number {
+    let removed = 0;
+    for (const table of this.tables()) removed += this.sweepEntries(table, table.index.entries() as Iterator<[string, unknown]>, now, Infinity).removed;
+    return removed;
+  }
+
+  private decide(key: string, algorithm: Algorithm, cost: number, now: number, commit: boolean): Decision {
+    if (this.closed) throw new StoreClosedError();
+    this.lastNow = now;
+    if (algorithm.stateKind === 'numeric') {
+      let table = this.numeric.get(algorithm.stateTag);
+      if (table === undefined) {
+        table = new NumericTable(algorithm.stateSize);
+        this.numeric.set(algorithm.stateTag, table);
+      }
+      table.algorithms.note(algorithm);
+      let slot = table.index.get(key);
+      if (slot !== undefined) {
+        table.touched[slot] = 1;
+        return algorithm.step(table.data, slot * table.stride, false, now, cost, commit);
+      }
+      if (!commit) return algorithm.step(table.data, 0, true, now, cost, false);
+      this.makeRoom(table, now);
+      slot = table.allocate(key);
+      this.size++;
+      return algorithm.step(table.data, slot * table.stride, true, now, cost, true);
+    }
+    if (algorithm.stateKind === 'log') {
+      const table = this.logs;
+      table.algorithms.note(algorithm);
+      const entry = table.index.get(key);
+      if (entry !== undefined) {
+        entry.touched = true;
+        return algorithm.step(entry.state, now, cost, commit).decision;
+      }
+      const { state, decision } = algorithm.step(undefined, now, cost, commit);
+      if (commit && state.times.length > 0) {
+        this.makeRoom(table, now);
+        table.index.set(key, { state, touched: false });
+        this.size++;
+      }
+      return decision;
+    }
+    // Concurrency: a peek reports the permits in use.
+    const entry = this.leases.index.get(key);
+    return algorithm.acquire(entry?.state, now, '', false).decision;
+  }
+
+  /** Evicts before an insert when the store is full: from this table, else from the fullest other one. */
+  private makeRoom(table: AnyTable, now: number): void {
+    if (this.size < this.maxKeys) return;
+    let victim: AnyTable = table;
+    if (victim.index.size === 0) {
+      for (const other of this.tables()) if (other.index.size > victim.index.size) victim = other;
+    }
+    if (victim.evictOne(now)) this.size--;
+  }
+
+  private *tables(): Iterable<AnyTable> {
+    yield* this.numeric.values();
+    yield this.logs;
+    yield this.leases;
+  }
+
+  private projectedNow(): number {
+    const wall = performance.now();
+    if (this.lastNow !== this.sweepBase) {
+      this.sweepBase = this.lastNow;
+      this.sweepBaseAt = wall;
+    }
+    return this.sweepBase + (wall - this.sweepBaseAt);
+  }
+
+  /** One bounded sweep step: continues where the previous step stopped. */
+  private sweepStep(): void {
+    if (this.closed || this.lastNow === -Infinity) return;
+    const now = this.projectedNow();
+    let budget = SWEEP_BATCH;
+    const tables = [...this.tables()];
+    for (let i = 0; i < tables.length && budget > 0; i++) {
+      if (this.sweepCursor === undefined) this.sweepCursor = { table: tables[0]!, iterator: tables[0]!.index.entries() };
+      const { table, iterator } = this.sweepCursor;
+      const result = this.sweepEntries(table, iterator, now, budget);
+      budget -= result.seen;
+      if (result.done) {
+        const next = tables[(tables.indexOf(table) + 1) % tables.length]!;
+        this.sweepCursor = { table: next, iterator: next.index.entries() };
+      }
+    }
+    if (budget === 0) setImmediate(() => this.sweepStep()).unref();
+  }
+
+  private sweepEntries(table: AnyTable, iterator: Iterator<[string, unknown]>, now: number, budget: number): { seen: number; removed: number; done: boolean } {
+    let seen = 0;
+    let removed = 0;
+    while (seen < budget) {
+      const step = iterator.next();
+      if (step.done) {
+        this.size -= removed;
+        return { seen, removed, done: true };
+      }
+      seen++;
+      const [key, value] = step.value;
+      if (table instanceof NumericTable) {
+        const slot = value as number;
+        if (table.expired(slot, now)) {
+          table.delete(key, slot);
+          removed++;
+        }
+      } else {
+        const entry = value as ObjectEntry<LogState & LeaseState>;
+        if ((table as ObjectTable<LogState & LeaseState, LogAlgorithm & ConcurrencyAlgorithm>).expired(entry.state, now)) {
+          table.index.delete(key);
+          removed++;
+        }
+      }
+    }
+    this.size -= removed;
+    return { seen, removed, done: false };
+  }
+
+  private assertOpen(): void {
+    if (this.closed) throw new StoreClosedError();
+  }
+}
