@@ -30,8 +30,11 @@ export interface LeakyBucketOptions {
  * two-batch scenario (100/s, queue 20; 100 requests at 0.990 s, 100 at 1.010 s) this admits 20 with
  * delays 0, 10, …, 190 ms, then 2 more with delays 180 and 190 ms.
  *
- * Time going backwards never moves `tat` back. After a change of parameters the backlog is clamped to
- * the new capacity.
+ * A change of parameters clamps the backlog to the new capacity: `tat` is stored as at most
+ * `now + capacity·T` (a full bucket, never an over-full one). With one timestamp of state this clamp
+ * also applies when the clock goes back by more than the free room: the bucket then reads as full
+ * (requests are denied), no unit is ever added, and in real time the leak rate still holds.
+ * Otherwise time going backwards never moves `tat` back (`start = max(tat, now)`).
  */
 export function leakyBucket(options: LeakyBucketOptions): NumericAlgorithm {
   const o = checkOptions(options, ['capacity', 'leakRate', 'interval', 'mode'], 'leakyBucket');
@@ -65,8 +68,7 @@ export function leakyBucket(options: LeakyBucketOptions): NumericAlgorithm {
       const next = start + cost * emission;
       const allowed = next - now <= horizon + EPSILON;
       const kept = allowed ? next : tat;
-      // A denial changes nothing: the stored tat never moves back.
-      if (commit && (allowed || fresh)) s[at] = kept;
+      if (commit) s[at] = kept;
       const backlog = Math.max(0, kept - now);
       return makeDecision(
         allowed,
