@@ -1,0 +1,114 @@
+import { concurrency, createLimiter, fixedWindow, leakyBucket, slidingWindowLog, tokenBucket } from '@rl/core';
+import { afterEach, describe, expect, it } from 'vitest';
+import { MemoryStore } from './memory-store.js';
+
+const stores: MemoryStore[] = [];
+function newStore(options?: ConstructorParameters<typeof MemoryStore>[0]): MemoryStore {
+  const store = new MemoryStore(options);
+  stores.push(store);
+  return store;
+}
+afterEach(() => {
+  for (const store of stores.splice(0)) store.close();
+});
+
+describe('MemoryStore options', () => {
+  it('rejects bad options at construction', () => {
+    expect(() => new MemoryStore({ maxKeys: 0 })).toThrow(expect.objectContaining({ code: 'RL_INVALID_OPTION', field: 'MemoryStore.maxKeys' }));
+    expect(() => new MemoryStore({ sweepInterval: '1 fortnight' as never })).toThrow(/MemoryStore.sweepInterval/);
+    expect(() => new MemoryStore({ maxkeys: 5 } as never)).toThrow(/no such option/);
+  });
+});
+
+describe('sweeping', () => {
+  it('removes state that has fully recovered, and only that', async () => {
+    const store = newStore({ sweepInterval: false });
+    let now = 0;
+    const bucket = createLimiter({ algorithm: tokenBucket({ capacity: 10, refillRate: 10 }), store, clock: () => now, prefix: 'tb' });
+    const window = createLimiter({ algorithm: fixedWindow({ limit: 5, window: '10s' }), store, clock: () => now, prefix: 'fw' });
+    const log = createLimiter({ algorithm: slidingWindowLog({ limit: 5, window: '2s' }), store, clock: () => now, prefix: 'log' });
+    await bucket.consume('a', 10); // full again at 1 s
+    await bucket.consume('b', 1); // full again at 0.1 s
+    await window.consume('a'); // expires at 10 s
+    await log.consume('a'); // expires at 2 s
+    expect(store.keyCount).toBe(4);
+    expect(store.sweep(500)).toBe(1);
+    expect(store.sweep(999)).toBe(0);
+    expect(store.sweep(1000)).toBe(1);
+    expect(store.sweep(2000)).toBe(1);
+    expect(store.keyCount).toBe(1);
+    // A swept key starts fresh, exactly as if it had been kept.
+    now = 5000;
+    expect((await bucket.consume('a')).remaining).toBe(9);
+    expect((await window.consume('a')).remaining).toBe(3);
+  });
+
+  it('never drops a key that another configuration of the same kind still needs', async () => {
+    const store = newStore({ sweepInterval: false });
+    const slow = createLimiter({ algorithm: tokenBucket({ capacity: 10, refillRate: 1 }), store, clock: () => 0, prefix: 'p' });
+    const fast = createLimiter({ algorithm: tokenBucket({ capacity: 10, refillRate: 100 }), store, clock: () => 0, prefix: 'q' });
+    await slow.consume('k', 10);
+    await fast.consume('k', 10);
+    // With the fast configuration's refill, both would be full at 100 ms; the slow one needs 10 s.
+    store.sweep(5000);
+    expect((await slow.peek('k')).remaining).toBe(0);
+  });
+
+  it('runs from one unref\'d timer and stops on close', async () => {
+    const store = new MemoryStore({ sweepInterval: 20 });
+    const limiter = createLimiter({ algorithm: tokenBucket({ capacity: 1, refillRate: 1000 }), store });
+    await limiter.consume('a');
+    await new Promise((resolve) => setTimeout(resolve, 120));
+    expect(store.keyCount).toBe(0);
+    store.close();
+    expect(() => store.consume('a', limiter.algorithm, 1, 0)).toThrow(expect.objectContaining({ code: 'RL_STORE_CLOSED' }));
+  });
+});
+
+describe('maxKeys and eviction', () => {
+  it('keeps at most maxKeys keys, evicting the least recently used first', async () => {
+    const store = newStore({ maxKeys: 3, sweepInterval: false });
+    const limiter = createLimiter({ algorithm: fixedWindow({ limit: 5, window: '1h' }), store, clock: () => 0 });
+    await limiter.consume('a');
+    await limiter.consume('b');
+    await limiter.consume('c');
+    await limiter.consume('a'); // a is recently used
+    await limiter.consume('d'); // evicts b, the least recently used
+    expect(store.keyCount).toBe(3);
+    expect((await limiter.peek('a')).remaining).toBe(3);
+    expect((await limiter.peek('b')).remaining).toBe(5);
+    expect((await limiter.peek('c')).remaining).toBe(4);
+    expect((await limiter.peek('d')).remaining).toBe(4);
+  });
+
+  it('evicts across algorithm kinds when the full store inserts into an empty table', async () => {
+    const store = newStore({ maxKeys: 2, sweepInterval: false });
+    const window = createLimiter({ algorithm: fixedWindow({ limit: 5, window: '1h' }), store, clock: () => 0 });
+    const log = createLimiter({ algorithm: slidingWindowLog({ limit: 5, window: '1h' }), store, clock: () => 0 });
+    await window.consume('a');
+    await window.consume('b');
+    await log.consume('c');
+    expect(store.keyCount).toBe(2);
+  });
+
+  it('a flood of distinct keys stays within maxKeys and bounded memory', async () => {
+    const store = newStore({ maxKeys: 10_000, sweepInterval: false });
+    const limiter = createLimiter({ algorithm: leakyBucket({ capacity: 5, leakRate: 1, interval: '1h' }), store, clock: () => 0 });
+    for (let i = 0; i < 300_000; i++) await limiter.consume(`flood-${i}`);
+    expect(store.keyCount).toBe(10_000);
+    // The most recent keys are there; the first ones were evicted.
+    expect((await limiter.peek('flood-299999')).remaining).toBe(4);
+    expect((await limiter.peek('flood-0')).remaining).toBe(5);
+  });
+});
+
+describe('concurrency leases', () => {
+  it('a key with no live lease is dropped when its last lease is released', async () => {
+    const store = newStore({ sweepInterval: false });
+    const limiter = createLimiter({ algorithm: concurrency({ limit: 2 }), store });
+    const lease = await limiter.acquire('k');
+    expect(store.keyCount).toBe(1);
+    await lease.release();
+    expect(store.keyCount).toBe(0);
+  });
+});
