@@ -173,6 +173,9 @@ export class MemoryStore implements Store {
   private lastNow = -Infinity;
   private sweepBase = -Infinity;
   private sweepBaseAt = 0;
+  /** The table of the last numeric algorithm used: most stores serve one limiter, so skip the lookup. */
+  private lastAlgorithm: NumericAlgorithm | undefined;
+  private lastTable: NumericTable | undefined;
   private sweepCursor: { table: AnyTable; iterator: Iterator<[string, unknown]> } | undefined;
 
   constructor(options: MemoryStoreOptions = {}) {
@@ -270,6 +273,8 @@ export class MemoryStore implements Store {
     this.timer = undefined;
     this.closed = true;
     this.numeric.clear();
+    this.lastAlgorithm = undefined;
+    this.lastTable = undefined;
     this.logs.index.clear();
     this.leases.index.clear();
     this.size = 0;
@@ -290,12 +295,15 @@ export class MemoryStore implements Store {
     if (this.closed) throw new StoreClosedError();
     this.lastNow = now;
     if (algorithm.stateKind === 'numeric') {
-      let table = this.numeric.get(algorithm.stateTag);
-      if (table === undefined) {
-        table = new NumericTable(algorithm.stateSize);
-        this.numeric.set(algorithm.stateTag, table);
+      let table: NumericTable;
+      if (algorithm === this.lastAlgorithm) {
+        table = this.lastTable!;
+      } else {
+        table = this.numericTable(algorithm);
+        table.algorithms.note(algorithm);
+        this.lastAlgorithm = algorithm;
+        this.lastTable = table;
       }
-      table.algorithms.note(algorithm);
       let slot = table.index.get(key);
       if (slot !== undefined) {
         table.touched[slot] = 1;
@@ -326,6 +334,15 @@ export class MemoryStore implements Store {
     // Concurrency: a peek reports the permits in use.
     const entry = this.leases.index.get(key);
     return algorithm.acquire(entry?.state, now, '', false).decision;
+  }
+
+  private numericTable(algorithm: NumericAlgorithm): NumericTable {
+    let table = this.numeric.get(algorithm.stateTag);
+    if (table === undefined) {
+      table = new NumericTable(algorithm.stateSize);
+      this.numeric.set(algorithm.stateTag, table);
+    }
+    return table;
   }
 
   /** Evicts before an insert when the store is full: from this table, else from the fullest other one. */
