@@ -1,2 +1,123 @@
-// Under construction in this session.
-export {};
+import type { NextFunction, Request, Response } from 'express';
+import { MemoryStore } from '@rl/store-memory';
+import {
+  HttpRateLimiter,
+  InvalidOptionError,
+  PROBLEM_CONTENT_TYPE,
+  holdRequest,
+  nodeHeaderAccess,
+  problemBody,
+  type FrameworkBinding,
+  type HttpRateLimitOptions,
+  type RateLimitResult,
+} from '@rl/core';
+
+export type { RateLimitResult, HttpRateLimitOptions, LimitOptions, HeaderFormat } from '@rl/core';
+
+declare global {
+  // eslint-disable-next-line @typescript-eslint/no-namespace
+  namespace Express {
+    interface Request {
+      /** The outcome of the last rate-limit middleware that ran for this request (absent when skipped). */
+      rateLimit?: RateLimitResult;
+    }
+  }
+}
+
+/** Sends the response for a denied request. Status (429, or 503 for a fail-closed store outage), Retry-After and the RateLimit headers are already set. */
+export type OnLimitHandler = (req: Request, res: Response, next: NextFunction, result: RateLimitResult) => unknown;
+
+/** Options of {@link rateLimit}: the shared options of every adapter, plus `onLimit`. */
+export interface RateLimitOptions extends HttpRateLimitOptions<Request> {
+  /** Replaces the default denial body (RFC 9457 `application/problem+json` with `retryAfter`). */
+  onLimit?: OnLimitHandler;
+}
+
+/** An Express middleware, with the limiter behind it. */
+export interface RateLimitMiddleware {
+  (req: Request, res: Response, next: NextFunction): Promise<void>;
+  /** The http-layer limiter: its `limiters` emit `'storeError'` events. */
+  readonly limiter: HttpRateLimiter<Request>;
+  /** Forgets a key in every limit of this middleware. */
+  resetKey(key: string): Promise<void>;
+}
+
+const expressBinding: FrameworkBinding<Request> = {
+  owner: 'rateLimit',
+  adapterOptions: ['onLimit'],
+  clientIp: (req) => req.ip,
+  requestHeaders: (req) => req.headers,
+  trustsProxy: (req) => Boolean(req.app.get('trust proxy')),
+  trustProxyAdvice: "Set app.set('trust proxy', <number of proxies>)",
+  createStore: () => new MemoryStore(),
+};
+
+/**
+ * Rate-limit middleware for Express 4 and 5:
+ * `app.use(rateLimit({ algorithm: tokenBucket({ capacity: 20, refillRate: 10 }) }))`.
+ *
+ * Options are validated here (an {@link InvalidOptionError} naming the field, synchronously). Per
+ * request: the limits run, `req.rateLimit` is set, the RateLimit headers are written; a denied
+ * request gets 429 (or 503 when a fail-closed store failed) with Retry-After and a problem+json body
+ * (or `onLimit`); a shaped request is held for its delay (a client that leaves meanwhile never
+ * reaches the next handler and its slot is given back); a concurrency permit is released once, when
+ * the response closes (finished, aborted, or after the error handler answered a throw). A key or cost
+ * function that throws goes to Express's error handling (`next(error)`) and charges no limit.
+ */
+export function rateLimit(options: RateLimitOptions): RateLimitMiddleware {
+  const limiter = new HttpRateLimiter<Request>(options, expressBinding);
+  const onLimit = options.onLimit;
+  if (onLimit !== undefined && typeof onLimit !== 'function') {
+    throw new InvalidOptionError('rateLimit.onLimit', onLimit, 'a function (req, res, next, result) that sends the denial response');
+  }
+  const hasLeases = limiter.hasLeases;
+  // Where this middleware keeps the result on the response, for its 'close' listener (one per middleware, not per request).
+  const slot = Symbol('rl.rateLimit');
+  function releaseOnClose(this: Response): void {
+    void (this as unknown as Record<symbol, RateLimitResult>)[slot]!.release();
+  }
+
+  const middleware = async function rateLimitMiddleware(req: Request, res: Response, next: NextFunction): Promise<void> {
+    let result: RateLimitResult | undefined;
+    try {
+      result = await limiter.evaluate(req);
+    } catch (error) {
+      next(error);
+      return;
+    }
+    if (result === undefined) {
+      next();
+      return;
+    }
+    req.rateLimit = result;
+    limiter.writeHeaders(nodeHeaderAccess, res, result);
+    if (!result.allowed) {
+      res.statusCode = result.statusCode;
+      if (onLimit === undefined) {
+        res.setHeader('Content-Type', PROBLEM_CONTENT_TYPE);
+        res.end(problemBody(result));
+        return;
+      }
+      try {
+        await onLimit(req, res, next, result);
+      } catch (error) {
+        next(error);
+      }
+      return;
+    }
+    if (hasLeases) {
+      (res as unknown as Record<symbol, RateLimitResult>)[slot] = result;
+      res.once('close', releaseOnClose);
+    }
+    if (result.delayMs > 0 && !(await holdRequest(res, result.delayMs))) {
+      await result.abandon();
+      return;
+    }
+    next();
+  } as RateLimitMiddleware;
+  Object.defineProperty(middleware, 'limiter', { value: limiter });
+  middleware.resetKey = (key: string) => limiter.resetKey(key);
+  return middleware;
+}
+
+export default rateLimit;

@@ -1,0 +1,198 @@
+import type { Decision, Policy } from '../decision.js';
+import { InvalidOptionError } from '../errors.js';
+
+/**
+ * Header formats this module writes:
+ *
+ * - `'draft-8'` (default): draft-ietf-httpapi-ratelimit-headers -08 to -11, structured fields,
+ *   one list member per limit: `RateLimit-Policy: "100-in-1m";q=100;w=60` and
+ *   `RateLimit: "100-in-1m";r=99;t=60`.
+ * - `'draft-7'`: `RateLimit: limit=100, remaining=99, reset=60` and `RateLimit-Policy: 100;w=60`.
+ * - `'draft-6'`: `RateLimit-Limit`, `RateLimit-Remaining`, `RateLimit-Reset` (seconds) and `RateLimit-Policy`.
+ * - `'legacy'`: `X-RateLimit-Limit`, `X-RateLimit-Remaining`, `X-RateLimit-Reset` (epoch seconds).
+ *
+ * A denied request also gets `Retry-After` (whole seconds), whatever the format, even with headers off.
+ */
+export type HeaderFormat = 'draft-8' | 'draft-7' | 'draft-6' | 'legacy';
+
+/** Accepted spellings of the `headers` option; drafts -09 to -11 share the -08 format. */
+const FORMAT_ALIASES: Readonly<Record<string, HeaderFormat>> = {
+  'draft-8': 'draft-8',
+  'draft-9': 'draft-8',
+  'draft-10': 'draft-8',
+  'draft-11': 'draft-8',
+  'draft-7': 'draft-7',
+  'draft-6': 'draft-6',
+  legacy: 'legacy',
+};
+
+/** Validates the `headers` option: a format name, `true` (the default, draft-8) or `false` (no RateLimit headers). */
+export function parseHeaderFormat(value: unknown, field: string): HeaderFormat | false {
+  if (value === undefined || value === true) return 'draft-8';
+  if (value === false) return false;
+  const format = typeof value === 'string' ? FORMAT_ALIASES[value] : undefined;
+  if (format === undefined) {
+    throw new InvalidOptionError(field, value, "'draft-8' (the default; also 'draft-9' to 'draft-11'), 'draft-7', 'draft-6', 'legacy', true or false");
+  }
+  return format;
+}
+
+/** Reads and writes response headers of one framework without allocating per request. */
+export interface HeaderAccess<T> {
+  get(target: T, name: string): unknown;
+  set(target: T, name: string, value: string): void;
+}
+
+/** The header methods of a Node `ServerResponse` (Express, Koa's `ctx.res`). */
+export interface NodeHeaderTarget {
+  getHeader(name: string): unknown;
+  setHeader(name: string, value: string): unknown;
+}
+
+/** {@link HeaderAccess} for a Node `ServerResponse`. */
+export const nodeHeaderAccess: HeaderAccess<NodeHeaderTarget> = {
+  get: (res, name) => res.getHeader(name),
+  set: (res, name, value) => {
+    res.setHeader(name, value);
+  },
+};
+
+/** What the header writer reads from the result of one request. */
+export interface HeaderSource {
+  /** Each limit's decision, in order; `undefined` for limits not asked (after a denial). */
+  readonly decisions: readonly (Decision | undefined)[];
+  /** The cost charged to each limit. */
+  readonly costs: readonly number[];
+  /** Index of the limit that denied, or -1 when the request was admitted. */
+  readonly deniedBy: number;
+  /** True when units admitted by the limits were given back because the request was rejected. */
+  readonly rolledBack: boolean;
+  /** Retry-After in whole seconds (at least 1) when denied; 0 when admitted. */
+  readonly retryAfterSeconds: number;
+  /** Index of the limit shown by the single-limit formats (draft-6, draft-7, legacy): the denying one, or the one with the fewest remaining. */
+  readonly binding: number;
+}
+
+/** One limit as the headers name it. */
+export interface HeaderLimit {
+  /** The policy name in draft-8 headers (printable ASCII). */
+  readonly name: string;
+  readonly policy: Policy;
+}
+
+const PRINTABLE_ASCII = /^[\x20-\x7e]*$/;
+
+/** Serialises a structured-field sf-string: `"` and `\` escaped. Only printable ASCII is allowed. */
+export function sfString(text: string): string {
+  if (!PRINTABLE_ASCII.test(text)) throw new InvalidOptionError('name', text, 'printable ASCII characters only (a structured-field string)');
+  return `"${text.replace(/[\\"]/g, '\\$&')}"`;
+}
+
+/** Seconds for a header, rounded up from milliseconds. */
+function ceilSeconds(ms: number): number {
+  return ms <= 0 ? 0 : Math.ceil(ms / 1000);
+}
+
+const REMAINING_IN_DRAFT7 = /remaining=(\d+)/;
+
+/**
+ * Writes the rate-limit headers of one middleware instance: the single module that writes every
+ * header format. Every string that depends only on the limits (policy headers, item names) is built
+ * once in the constructor; per request only the numbers are formatted.
+ *
+ * Several instances on one request (an app-wide limit and a route limit) combine: draft-8 list
+ * members and policy lists are appended, never overwritten; the single-limit formats keep the most
+ * restrictive limit (an instance replaces an earlier value only when it reports fewer remaining).
+ *
+ * For the limit that denied, `t` (and `reset`) is the Retry-After; for the others it is `resetMs`
+ * rounded up to whole seconds.
+ */
+export class HeaderWriter {
+  readonly format: HeaderFormat | false;
+  /** `"<name>";r=` per limit (draft-8). */
+  private readonly itemPrefixes: readonly string[];
+  /** The whole RateLimit-Policy value of this instance in the chosen format. */
+  private readonly policyValue: string;
+  private readonly limits: readonly HeaderLimit[];
+
+  constructor(format: HeaderFormat | false, limits: readonly HeaderLimit[]) {
+    this.format = format;
+    this.limits = limits;
+    this.itemPrefixes = limits.map((l) => `${sfString(l.name)};r=`);
+    this.policyValue =
+      format === 'draft-8'
+        ? limits.map((l) => `${sfString(l.name)};q=${l.policy.quota};w=${l.policy.windowSeconds}`).join(', ')
+        : limits.map((l) => `${l.policy.quota};w=${l.policy.windowSeconds}`).join(', ');
+  }
+
+  /** Writes Retry-After (when denied) and the RateLimit headers of the chosen format. */
+  write<T>(access: HeaderAccess<T>, target: T, source: HeaderSource): void {
+    if (source.deniedBy !== -1) access.set(target, 'Retry-After', String(source.retryAfterSeconds));
+    const format = this.format;
+    if (format === false) return;
+    if (format === 'draft-8') {
+      let value = '';
+      const decisions = source.decisions;
+      for (let i = 0; i < decisions.length; i++) {
+        const decision = decisions[i];
+        if (decision === undefined || !reported(decision)) continue;
+        const item = `${this.itemPrefixes[i]}${remainingOf(source, i, decision)};t=${secondsOf(source, i, decision)}`;
+        value = value === '' ? item : `${value}, ${item}`;
+      }
+      if (value !== '') append(access, target, 'RateLimit', value);
+      append(access, target, 'RateLimit-Policy', this.policyValue);
+      return;
+    }
+    append(access, target, 'RateLimit-Policy', this.policyValue);
+    const i = source.binding;
+    const decision = source.decisions[i];
+    if (decision === undefined || !reported(decision)) return;
+    const remaining = remainingOf(source, i, decision);
+    const seconds = secondsOf(source, i, decision);
+    const quota = this.limits[i]!.policy.quota;
+    const denied = source.deniedBy !== -1;
+    if (format === 'draft-7') {
+      if (!denied && !fewerRemaining(access.get(target, 'RateLimit'), remaining, true)) return;
+      access.set(target, 'RateLimit', `limit=${quota}, remaining=${remaining}, reset=${seconds}`);
+      return;
+    }
+    const prefix = format === 'draft-6' ? 'RateLimit-' : 'X-RateLimit-';
+    if (!denied && !fewerRemaining(access.get(target, `${prefix}Remaining`), remaining, false)) return;
+    access.set(target, `${prefix}Limit`, String(quota));
+    access.set(target, `${prefix}Remaining`, String(remaining));
+    const resetMs = denied && i === source.deniedBy ? source.retryAfterSeconds * 1000 : decision.resetMs;
+    access.set(target, `${prefix}Reset`, String(format === 'draft-6' ? seconds : Math.ceil((Date.now() + resetMs) / 1000)));
+  }
+}
+
+/** A limit admitted by the failure policy (the store failed, fail open) has no meaningful numbers: it is left out. */
+function reported(decision: Decision): boolean {
+  return !(decision.allowed && (decision.reason === 'store-error' || decision.reason === 'timeout'));
+}
+
+/** Remaining units as they stand after the request: units given back by a rollback count as remaining. */
+function remainingOf(source: HeaderSource, i: number, decision: Decision): number {
+  if (source.rolledBack && decision.allowed && decision.reason === undefined) {
+    return Math.min(decision.limit, Math.floor(decision.remaining + source.costs[i]!));
+  }
+  return decision.remaining;
+}
+
+function secondsOf(source: HeaderSource, i: number, decision: Decision): number {
+  return i === source.deniedBy ? source.retryAfterSeconds : ceilSeconds(decision.resetMs);
+}
+
+/** Appends a list member to a header another writer may already have set. */
+function append<T>(access: HeaderAccess<T>, target: T, name: string, value: string): void {
+  const existing = access.get(target, name);
+  if (existing === undefined || existing === '') access.set(target, name, value);
+  else access.set(target, name, `${Array.isArray(existing) ? existing.join(', ') : String(existing)}, ${value}`);
+}
+
+/** True when there is no earlier single-limit value, or it shows more remaining than `remaining`. */
+function fewerRemaining(existing: unknown, remaining: number, draft7: boolean): boolean {
+  if (existing === undefined) return true;
+  const text = String(existing);
+  const previous = draft7 ? Number(REMAINING_IN_DRAFT7.exec(text)?.[1]) : Number(text);
+  return !(previous <= remaining);
+}

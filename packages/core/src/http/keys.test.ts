@@ -1,0 +1,49 @@
+import { describe, expect, it } from 'vitest';
+import { formatIPv6, ipKey, parseIPv6, parseIPv6Subnet } from './keys.js';
+
+describe('ipKey', () => {
+  it.each([
+    ['203.0.113.7', 56, '203.0.113.7'],
+    ['::ffff:203.0.113.7', 56, '203.0.113.7'],
+    ['::ffff:cb00:7107', 56, '203.0.113.7'],
+    ['2001:db8:abcd:12ff:1:2:3:4', 56, '2001:db8:abcd:1200::/56'],
+    ['2001:DB8:ABCD:1234::1', 56, '2001:db8:abcd:1200::/56'],
+    ['2001:db8:abcd:1234::1', 64, '2001:db8:abcd:1234::/64'],
+    ['2001:db8:abcd:1234::1', 48, '2001:db8:abcd::/48'],
+    ['2001:db8:abcd:1234::1', 60, '2001:db8:abcd:1230::/60'],
+    ['2001:db8::1', false, '2001:db8::1'],
+    ['2001:0db8:0000:0000:0000:0000:0000:0001', 128, '2001:db8::1'],
+    ['fe80::1%eth0', 56, 'fe80::/56'],
+    ['[2001:db8::1]', 56, '2001:db8::/56'],
+    ['::1', 56, '::/56'],
+    ['not:an:address', 56, 'not:an:address'],
+    ['1:2:3:4:5:6:7:8:9', 56, '1:2:3:4:5:6:7:8:9'],
+  ] as const)('%s /%s → %s', (ip, subnet, expected) => {
+    expect(ipKey(ip, subnet)).toBe(expected);
+  });
+
+  it('gives every address of one /56 the same key, and the next /56 another', () => {
+    const a = ipKey('2001:db8:1:ff00::1');
+    expect(ipKey('2001:db8:1:ffff:ffff:ffff:ffff:ffff')).toBe(a);
+    expect(ipKey('2001:db8:1:fe00::1')).not.toBe(a);
+  });
+});
+
+describe('parseIPv6 and formatIPv6', () => {
+  it('parses embedded IPv4 tails and compresses the longest zero run (RFC 5952)', () => {
+    expect(parseIPv6('64:ff9b::192.0.2.33')).toEqual([0x64, 0xff9b, 0, 0, 0, 0, 0xc000, 0x221]);
+    expect(formatIPv6([1, 0, 0, 2, 0, 0, 0, 3])).toBe('1:0:0:2::3');
+    expect(formatIPv6([1, 0, 2, 3, 4, 5, 6, 7])).toBe('1:0:2:3:4:5:6:7');
+    expect(parseIPv6('::ffff:300.1.1.1')).toBeUndefined();
+    expect(parseIPv6('1::2::3')).toBeUndefined();
+  });
+});
+
+describe('parseIPv6Subnet', () => {
+  it('defaults to 56 and accepts 1..128 or false', () => {
+    expect(parseIPv6Subnet(undefined, 'f')).toBe(56);
+    expect(parseIPv6Subnet(false, 'f')).toBe(false);
+    expect(parseIPv6Subnet(64, 'f')).toBe(64);
+    for (const bad of [0, 129, 56.5, '56', true]) expect(() => parseIPv6Subnet(bad, 'f')).toThrowError(/Invalid option f/);
+  });
+});

@@ -1,0 +1,125 @@
+import type { IncomingHttpHeaders } from 'node:http';
+import { InvalidOptionError } from '../errors.js';
+
+/**
+ * The IPv6 prefix length used to group clients by default. A /56 is what many ISPs hand one
+ * customer, so a client rotating through the addresses of its own subnet still shares one limit.
+ */
+export const DEFAULT_IPV6_SUBNET = 56;
+
+/**
+ * The rate-limit key for a client IP address.
+ *
+ * - IPv4 addresses (and anything without a `:`) are returned unchanged.
+ * - IPv4-mapped IPv6 addresses (`::ffff:192.0.2.1`) are returned as the IPv4 address, so one client
+ *   has one key whether it arrives over IPv4 or a dual-stack socket.
+ * - Other IPv6 addresses are masked to their first `ipv6Subnet` bits and returned in canonical form
+ *   with the prefix length, for example `2001:db8:1200::/56`. `ipv6Subnet: false` (or 128) keeps the
+ *   full address (canonical form, no prefix length).
+ * - A string with a `:` that is not an IPv6 address is returned unchanged (never throws: the value
+ *   came from the framework, not from options).
+ */
+export function ipKey(ip: string, ipv6Subnet: number | false = DEFAULT_IPV6_SUBNET): string {
+  if (ip.indexOf(':') === -1) return ip;
+  const groups = parseIPv6(ip);
+  if (groups === undefined) return ip;
+  if (groups[0] === 0 && groups[1] === 0 && groups[2] === 0 && groups[3] === 0 && groups[4] === 0 && groups[5] === 0xffff) {
+    return `${groups[6]! >> 8}.${groups[6]! & 0xff}.${groups[7]! >> 8}.${groups[7]! & 0xff}`;
+  }
+  if (ipv6Subnet === false || ipv6Subnet >= 128) return formatIPv6(groups);
+  let bits = ipv6Subnet;
+  for (let i = 0; i < 8; i++) {
+    if (bits >= 16) bits -= 16;
+    else {
+      groups[i] = groups[i]! & ((0xffff << (16 - bits)) & 0xffff);
+      bits = 0;
+    }
+  }
+  return `${formatIPv6(groups)}/${ipv6Subnet}`;
+}
+
+/** Validates the `ipv6Subnet` option: an integer from 1 to 128, or `false` for whole addresses. */
+export function parseIPv6Subnet(value: unknown, field: string): number | false {
+  if (value === undefined) return DEFAULT_IPV6_SUBNET;
+  if (value === false) return false;
+  if (typeof value !== 'number' || !Number.isInteger(value) || value < 1 || value > 128) {
+    throw new InvalidOptionError(field, value, 'an IPv6 prefix length from 1 to 128 (default 56), or false to key on whole addresses');
+  }
+  return value;
+}
+
+/**
+ * The eight 16-bit groups of an IPv6 address (brackets and a `%zone` are ignored, an embedded
+ * dotted IPv4 tail is accepted), or `undefined` when the string is not an IPv6 address.
+ */
+export function parseIPv6(address: string): number[] | undefined {
+  let text = address;
+  if (text.charCodeAt(0) === 91 /* [ */ && text.charCodeAt(text.length - 1) === 93 /* ] */) text = text.slice(1, -1);
+  const zone = text.indexOf('%');
+  if (zone !== -1) text = text.slice(0, zone);
+  const halves = text.split('::');
+  if (halves.length > 2) return undefined;
+  const head = parseGroups(halves[0]!);
+  if (head === undefined) return undefined;
+  if (halves.length === 1) return head.length === 8 ? head : undefined;
+  const tail = parseGroups(halves[1]!);
+  if (tail === undefined || head.length + tail.length > 7) return undefined;
+  const groups = head;
+  for (let fill = 8 - head.length - tail.length; fill > 0; fill--) groups.push(0);
+  for (const group of tail) groups.push(group);
+  return groups;
+}
+
+const HEX_GROUP = /^[0-9a-f]{1,4}$/i;
+const DOTTED_IPV4 = /^(\d{1,3})\.(\d{1,3})\.(\d{1,3})\.(\d{1,3})$/;
+
+function parseGroups(text: string): number[] | undefined {
+  if (text === '') return [];
+  const parts = text.split(':');
+  const groups: number[] = [];
+  for (let i = 0; i < parts.length; i++) {
+    const part = parts[i]!;
+    if (i === parts.length - 1 && part.indexOf('.') !== -1) {
+      const m = DOTTED_IPV4.exec(part);
+      if (m === null) return undefined;
+      const octets = [Number(m[1]), Number(m[2]), Number(m[3]), Number(m[4])];
+      if (octets.some((o) => o > 255)) return undefined;
+      groups.push((octets[0]! << 8) | octets[1]!, (octets[2]! << 8) | octets[3]!);
+    } else {
+      if (!HEX_GROUP.test(part)) return undefined;
+      groups.push(parseInt(part, 16));
+    }
+  }
+  return groups;
+}
+
+/** RFC 5952 text: lowercase, no leading zeros, the longest run of two or more zero groups as `::`. */
+export function formatIPv6(groups: readonly number[]): string {
+  let bestStart = -1;
+  let bestLength = 1;
+  for (let i = 0; i < 8; ) {
+    if (groups[i] !== 0) {
+      i++;
+      continue;
+    }
+    let j = i;
+    while (j < 8 && groups[j] === 0) j++;
+    if (j - i > bestLength) {
+      bestStart = i;
+      bestLength = j - i;
+    }
+    i = j;
+  }
+  const hex = (from: number, to: number): string => groups.slice(from, to).map((g) => g.toString(16)).join(':');
+  if (bestStart === -1) return hex(0, 8);
+  return `${hex(0, bestStart)}::${hex(bestStart + bestLength, 8)}`;
+}
+
+/**
+ * True when the request carries a proxy forwarding header (`X-Forwarded-For` or `Forwarded`): a sign
+ * that the app sits behind a proxy. When the framework does not trust proxies, every client then
+ * shares the proxy's address and its limit.
+ */
+export function hasForwardingHeader(headers: IncomingHttpHeaders): boolean {
+  return headers['x-forwarded-for'] !== undefined || headers.forwarded !== undefined;
+}
