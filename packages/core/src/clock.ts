@@ -1,11 +1,10 @@
 /** A clock returns the current time in milliseconds. */
 export type Clock = () => number;
 
-const origin = performance.timeOrigin;
-
 /**
- * The default clock: wall-clock milliseconds since the epoch at process start, advanced by the
- * monotonic `performance.now()`, so system clock adjustments never move it back or make it jump.
- * Windows align to multiples of their length on this clock.
+ * The default clock: `Date.now()`, wall-clock milliseconds since the epoch (windows align to multiples
+ * of their length on it). It is the cheapest clock in V8 (`performance.now()` costs several times more
+ * per call, which shows on a per-request path). System clock adjustments are safe: every algorithm
+ * treats time going backwards as no time passing and never moves stored time back.
  */
-export const systemClock: Clock = () => origin + performance.now();
+export const systemClock: Clock = Date.now;
