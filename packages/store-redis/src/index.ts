@@ -1,2 +1,3 @@
-// Under construction in this session.
-export {};
+export { RedisStore, EXPLICIT_NOW_EXPIRY_MARGIN_MS, type RedisStoreOptions } from './redis-store.js';
+export { hashTagOf, redisKeyBase, MAX_PLAIN_KEY_LENGTH } from './keys.js';
+export { luaScripts, type LuaScript } from './lua-scripts.generated.js';

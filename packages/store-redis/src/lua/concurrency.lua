@@ -1,0 +1,68 @@
+-- Concurrency leases: a Lua port of concurrency().acquire/release in @rl/core.
+--
+-- KEYS[1]  the leases: a sorted set, member = lease id, score = the time (ms) the lease expires
+-- ARGV[1]  operation: 'a' acquire, 'p' peek (writes nothing), 'r' release (returns nothing)
+-- ARGV[2]  now in ms, or '' to use Redis TIME (unused by 'r')
+-- ARGV[3]  lease id   ARGV[4] expiry margin in ms
+-- ARGV[5]  limit   ARGV[6] leaseMs
+-- Returns  { allowed (1/0), remaining, resetMs, retryAfterMs, delayMs }
+
+local EPSILON = 1e-9
+local function ceil_ms(ms) if ms <= EPSILON then return 0 end return math.ceil(ms - EPSILON) end
+-- Scores go to Redis as text: 17 significant digits keep every double exact.
+local function exact(n) return string.format('%.17g', n) end
+
+local key = KEYS[1]
+local op = ARGV[1]
+local lease_id = ARGV[3]
+
+if op == 'r' then
+  -- The key disappears with its last member; its expiry covers the remaining leases.
+  redis.call('ZREM', key, lease_id)
+  return nil
+end
+
+local now
+if ARGV[2] == '' then
+  local t = redis.call('TIME')
+  now = tonumber(t[1]) * 1000 + tonumber(t[2]) / 1000
+else
+  now = tonumber(ARGV[2])
+end
+local margin = tonumber(ARGV[4])
+local limit = tonumber(ARGV[5])
+local lease_ms = tonumber(ARGV[6])
+
+local live, oldest, newest
+if op == 'a' then
+  -- A lease that expires at `now` or before is gone.
+  redis.call('ZREMRANGEBYSCORE', key, '-inf', exact(now))
+  live = redis.call('ZCARD', key)
+  if live > 0 then
+    oldest = tonumber(redis.call('ZRANGE', key, 0, 0, 'WITHSCORES')[2])
+    newest = tonumber(redis.call('ZRANGE', key, -1, -1, 'WITHSCORES')[2])
+  end
+else
+  live = redis.call('ZCOUNT', key, '(' .. exact(now), '+inf')
+  if live > 0 then
+    oldest = tonumber(redis.call('ZRANGEBYSCORE', key, '(' .. exact(now), '+inf', 'WITHSCORES', 'LIMIT', 0, 1)[2])
+    newest = tonumber(redis.call('ZREVRANGEBYSCORE', key, '+inf', '(' .. exact(now), 'WITHSCORES', 'LIMIT', 0, 1)[2])
+  end
+end
+if newest == nil then newest = -math.huge end
+
+local allowed = live < limit
+if allowed and op == 'a' then
+  local expires_at = now + lease_ms
+  redis.call('ZADD', key, exact(expires_at), lease_id)
+  live = live + 1
+  newest = math.max(newest, expires_at)
+  -- The set is the same as no set once its newest lease has expired.
+  redis.call('PEXPIRE', key, math.max(1, math.ceil(newest - now)) + margin)
+end
+
+local reset_ms = 0
+if newest > now then reset_ms = ceil_ms(newest - now) end
+local retry_ms = 0
+if not allowed then retry_ms = math.max(1, ceil_ms(oldest - now)) end
+return { allowed and 1 or 0, math.max(0, limit - live), reset_ms, retry_ms, 0 }

@@ -1,0 +1,148 @@
+-- Sliding window log (exact): a Lua port of slidingWindowLog().step/undo in @rl/core, operation for
+-- operation. The records live in a list, oldest first: the stored times never go back, so insertion
+-- order is time order, and records with equal times stay distinct elements (each keeps its own cost).
+--
+-- KEYS[1]  the records: a list of strings of two little-endian doubles (time, cost)
+-- KEYS[2]  the metadata: a string of one little-endian double, the sum of the records' costs
+--          (kept incrementally, in the same order of additions and subtractions as the TS step)
+-- ARGV[1]  operation: 'c' consume, 'p' peek (writes nothing), 'u' undo (returns nothing)
+-- ARGV[2]  now in ms, or '' to use Redis TIME
+-- ARGV[3]  cost   ARGV[4] expiry margin in ms
+-- ARGV[5]  limit   ARGV[6] windowMs   ARGV[7] countDenied ('1' or '0')
+-- Returns  { allowed (1/0), remaining, resetMs, retryAfterMs, delayMs }
+
+local EPSILON = 1e-9
+local function ceil_ms(ms) if ms <= EPSILON then return 0 end return math.ceil(ms - EPSILON) end
+local function floor_units(units) if units <= 0 then return 0 end return math.floor(units + EPSILON) end
+
+local log_key = KEYS[1]
+local sum_key = KEYS[2]
+local op = ARGV[1]
+local now
+if ARGV[2] == '' then
+  local t = redis.call('TIME')
+  now = tonumber(t[1]) * 1000 + tonumber(t[2]) / 1000
+else
+  now = tonumber(ARGV[2])
+end
+local cost = tonumber(ARGV[3])
+local margin = tonumber(ARGV[4])
+local limit = tonumber(ARGV[5])
+local window = tonumber(ARGV[6])
+local count_denied = ARGV[7] == '1'
+
+--- Calls visit(time, cost) for the records, oldest first, until it returns true. Records are read in
+--- chunks that start small and grow, so a decision reads only about as many records as it needs.
+local function each_record(visit)
+  local from = 0
+  local size = 4
+  while true do
+    local chunk = redis.call('LRANGE', log_key, from, from + size - 1)
+    for i = 1, #chunk do
+      local time, record_cost = struct.unpack('<dd', chunk[i])
+      if visit(time, record_cost) then return end
+    end
+    if #chunk < size then return end
+    from = from + size
+    if size < 256 then size = size * 2 end
+  end
+end
+
+local count = redis.call('LLEN', log_key)
+local sum = 0
+if count > 0 then
+  local raw_sum = redis.call('GET', sum_key)
+  if raw_sum then
+    sum = struct.unpack('<d', raw_sum)
+  else
+    -- The metadata was lost (evicted): rebuild it from the records.
+    each_record(function(_, record_cost) sum = sum + record_cost end)
+  end
+end
+
+if op == 'u' then
+  -- Remove the newest record of this cost: the one the rollback admitted (or one just like it).
+  local records = redis.call('LRANGE', log_key, 0, -1)
+  for i = #records, 1, -1 do
+    local _, record_cost = struct.unpack('<dd', records[i])
+    if record_cost == cost then
+      -- Scanning from the tail found the last element equal to records[i]: LREM from the tail removes exactly it.
+      redis.call('LREM', log_key, -1, records[i])
+      if count == 1 then
+        redis.call('DEL', sum_key)
+      else
+        redis.call('SET', sum_key, struct.pack('<d', sum - cost), 'KEEPTTL')
+      end
+      return nil
+    end
+  end
+  return nil
+end
+
+local commit = op == 'c'
+-- The window at `now` is (now - window, now]: a record exactly one window old no longer counts.
+local edge = now - window
+local used = sum
+local dropped = 0
+each_record(function(time, record_cost)
+  if time > edge then return true end
+  used = used - record_cost
+  dropped = dropped + 1
+  return false
+end)
+if commit then
+  if dropped == count then
+    used = 0
+  end
+  if dropped > 0 then redis.call('LTRIM', log_key, dropped, -1) end
+  count = count - dropped
+  sum = used
+end
+local allowed = used + cost <= limit + EPSILON
+local newest = -math.huge
+if count > 0 then newest = struct.unpack('<dd', redis.call('LINDEX', log_key, -1)) end
+local recording = allowed or count_denied
+local last = newest
+if commit and recording then
+  last = math.max(now, newest)
+  redis.call('RPUSH', log_key, struct.pack('<dd', last, cost))
+  count = count + 1
+  sum = sum + cost
+end
+local after = used
+if recording then after = used + cost end
+
+local retry_ms = 0
+if not allowed then
+  -- The earliest time enough of the oldest live records have left the window.
+  local recorded = used
+  if commit and count_denied then recorded = used + cost end
+  local freed = 0
+  local retry_at = now
+  each_record(function(time, record_cost)
+    if time <= edge then return false end
+    freed = freed + record_cost
+    if recorded - freed + cost <= limit + EPSILON then
+      retry_at = time + window
+      return true
+    end
+    return false
+  end)
+  retry_ms = math.max(1, ceil_ms(retry_at - now))
+end
+
+if commit then
+  if count > 0 then
+    -- The log is the same as no log one window after its newest record.
+    -- `last` is the newest record's time: the one just recorded, or the newest kept one.
+    local ttl = math.max(1, math.ceil(last + window - now)) + margin
+    redis.call('PEXPIRE', log_key, ttl)
+    redis.call('SET', sum_key, struct.pack('<d', sum), 'PX', ttl)
+  else
+    redis.call('DEL', sum_key)
+  end
+end
+
+local reset_ms = 0
+if after > EPSILON and last > -math.huge then reset_ms = ceil_ms(last + window - now) end
+return { allowed and 1 or 0, floor_units(limit - after), reset_ms, retry_ms, 0 }

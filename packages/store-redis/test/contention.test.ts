@@ -1,0 +1,87 @@
+/**
+ * Precision under contention: 4 processes × 50 concurrent consumers on one key, against a standalone
+ * Redis and a 3-master Cluster, must admit exactly the limit, never one more (and never fewer: every
+ * request reaches Redis, no timeout, no deny cache).
+ */
+import { fork, type ChildProcess } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startRedisCluster, startRedisServer, type RedisClusterHandle, type RedisServerHandle } from './harness.js';
+import type { WorkerConfig, WorkerResult } from './support/contention-worker.js';
+
+const PROCESSES = 4;
+const CONSUMERS = 50;
+const ATTEMPTS = 3;
+const LIMIT = 150;
+const workerPath = fileURLToPath(new URL('./support/contention-worker.ts', import.meta.url));
+const registerPath = fileURLToPath(new URL('./support/register-ts.mjs', import.meta.url));
+
+let server: RedisServerHandle;
+let cluster: RedisClusterHandle;
+let workers: ChildProcess[] = [];
+
+beforeAll(async () => {
+  workers = Array.from({ length: PROCESSES }, () =>
+    fork(workerPath, [], { execArgv: ['--import', registerPath], stdio: ['ignore', 'inherit', 'inherit', 'ipc'] }),
+  );
+  const started = workers.map((worker) => nextMessage(worker, (m) => m.started === true));
+  [server, cluster] = await Promise.all([startRedisServer(), startRedisCluster()]);
+  await Promise.all(started);
+});
+
+afterAll(async () => {
+  for (const worker of workers) worker.kill('SIGKILL');
+  await Promise.all([server?.stop(), cluster?.stop()]);
+});
+
+interface Message {
+  started?: boolean;
+  ready?: boolean;
+  result?: WorkerResult;
+  error?: string;
+}
+
+/** The next message of a worker that matches; rejects on an error message or when the worker exits. */
+function nextMessage(worker: ChildProcess, matches: (message: Message) => boolean): Promise<Message> {
+  return new Promise((resolve, reject) => {
+    const onMessage = (message: Message) => {
+      if (message.error !== undefined) finish(() => reject(new Error(message.error)));
+      else if (matches(message)) finish(() => resolve(message));
+    };
+    const onExit = (code: number | null) => finish(() => reject(new Error(`worker exited (code ${code})`)));
+    const finish = (settle: () => void) => {
+      worker.off('message', onMessage);
+      worker.off('exit', onExit);
+      settle();
+    };
+    worker.on('message', onMessage);
+    worker.once('exit', onExit);
+  });
+}
+
+/** Gives every worker the job, releases them together once all are connected, and collects their results. */
+async function contend(config: Omit<WorkerConfig, 'consumers' | 'attempts' | 'limit'>): Promise<WorkerResult[]> {
+  const job: WorkerConfig = { ...config, consumers: CONSUMERS, attempts: ATTEMPTS, limit: LIMIT };
+  const ready = workers.map((worker) => nextMessage(worker, (m) => m.ready === true));
+  for (const worker of workers) worker.send({ job });
+  await Promise.all(ready);
+  const results = workers.map((worker) => nextMessage(worker, (m) => m.result !== undefined));
+  for (const worker of workers) worker.send('go');
+  return (await Promise.all(results)).map((m) => m.result!);
+}
+
+const kinds = ['fixed-window', 'sliding-window-log', 'token-bucket', 'concurrency'] as const;
+
+describe.each([
+  { name: 'standalone', target: () => ({ url: server.url }) },
+  { name: 'cluster', target: () => ({ nodes: cluster.nodes }) },
+])('contention on $name Redis', ({ name, target }) => {
+  it.each(kinds)(`${PROCESSES} processes × ${CONSUMERS} consumers admit exactly the limit: %s`, async (kind) => {
+    const results = await contend({ target: target(), kind, key: 'hot-key', prefix: `contention:${name}:${kind}:${Date.now()}:` });
+    const admitted = results.reduce((sum, r) => sum + r.admitted, 0);
+    const denied = results.reduce((sum, r) => sum + r.denied, 0);
+    expect(results.every((r) => r.notFromStore === 0)).toBe(true);
+    expect(admitted + denied).toBe(PROCESSES * CONSUMERS * ATTEMPTS);
+    expect(admitted).toBe(LIMIT);
+  });
+});

@@ -1,0 +1,215 @@
+/**
+ * Real Redis servers for tests: started from the `redis-server` binary on free ports of 127.0.0.1, in
+ * temporary directories, and always cleaned up (by `stop()`, and by a process exit hook when a test run
+ * dies before its `afterAll`). No mocks.
+ *
+ * `REDIS_URL` set: {@link startRedisServer} uses that server and starts nothing (its `stop()` does
+ * nothing). `REDIS_CLUSTER_NODES` set (`host:port,host:port,…`): {@link startRedisCluster} uses that
+ * cluster. Both are shared: tests use unique key prefixes.
+ */
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { createServer, Socket } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+
+export interface RedisServerHandle {
+  /** `redis://127.0.0.1:<port>` (or `REDIS_URL`). */
+  url: string;
+  port: number;
+  /** True when the server comes from `REDIS_URL`: tests that stop or restart the server must skip. */
+  external: boolean;
+  /** Kills the server and removes its directory (does nothing for `REDIS_URL`). */
+  stop(): Promise<void>;
+}
+
+export interface RedisClusterHandle {
+  nodes: { host: string; port: number }[];
+  stop(): Promise<void>;
+}
+
+const HOST = '127.0.0.1';
+const START_TIMEOUT_MS = 10_000;
+const live = new Set<{ child: ChildProcess; dir: string }>();
+
+process.once('exit', () => {
+  for (const server of live) {
+    server.child.kill('SIGKILL');
+    rmSync(server.dir, { recursive: true, force: true });
+  }
+});
+
+/**
+ * Starts a `redis-server` on a free port (or on `options.port`, for a restart of a server that was
+ * stopped), without persistence. Resolves once it answers PING.
+ */
+export async function startRedisServer(options: { port?: number } = {}): Promise<RedisServerHandle> {
+  const external = process.env.REDIS_URL;
+  if (external && options.port === undefined) {
+    return { url: external, port: Number(new URL(external).port || 6379), external: true, stop: async () => {} };
+  }
+  let lastError: unknown;
+  // A port found free can be taken by another process before redis binds it: try a few.
+  for (let attempt = 0; attempt < 5; attempt++) {
+    const port = options.port ?? (await freePort(false));
+    try {
+      const stop = await spawnRedis(port, []);
+      return { url: `redis://${HOST}:${port}`, port, external: false, stop };
+    } catch (error) {
+      lastError = error;
+      if (options.port !== undefined) break;
+    }
+  }
+  throw lastError;
+}
+
+/**
+ * Starts a Redis Cluster of 3 masters (no replicas) from `redis-server --cluster-enabled yes` on free
+ * ports, assigns the slots with `CLUSTER ADDSLOTSRANGE`, joins the nodes with `CLUSTER MEET`, and
+ * resolves once every node reports `cluster_state:ok`.
+ */
+export async function startRedisCluster(): Promise<RedisClusterHandle> {
+  const external = process.env.REDIS_CLUSTER_NODES;
+  if (external) {
+    const nodes = external.split(',').map((hostPort) => {
+      const [host, port] = hostPort.trim().split(':');
+      return { host: host!, port: Number(port) };
+    });
+    return { nodes, stop: async () => {} };
+  }
+  const stops: (() => Promise<void>)[] = [];
+  const stopAll = async () => {
+    await Promise.all(stops.map((stop) => stop()));
+  };
+  try {
+    const ports: number[] = [];
+    for (let i = 0; i < 3; i++) {
+      let started = false;
+      for (let attempt = 0; attempt < 5 && !started; attempt++) {
+        // The cluster bus listens on port + 10000: both must be free.
+        const port = await freePort(true);
+        try {
+          stops.push(await spawnRedis(port, ['--cluster-enabled', 'yes', '--cluster-node-timeout', '2000']));
+          ports.push(port);
+          started = true;
+        } catch (error) {
+          if (attempt === 4) throw error;
+        }
+      }
+    }
+    const slotsPerNode = Math.ceil(16384 / ports.length);
+    for (let i = 0; i < ports.length; i++) {
+      const first = i * slotsPerNode;
+      const last = Math.min(16383, first + slotsPerNode - 1);
+      cli(ports[i]!, ['CLUSTER', 'ADDSLOTSRANGE', String(first), String(last)]);
+    }
+    for (let i = 1; i < ports.length; i++) cli(ports[0]!, ['CLUSTER', 'MEET', HOST, String(ports[i])]);
+    const deadline = Date.now() + START_TIMEOUT_MS;
+    while (!ports.every((port) => clusterReady(port, ports.length))) {
+      if (Date.now() > deadline) throw new Error(`The Redis cluster on ports ${ports.join(', ')} did not become ready`);
+      await sleep(50);
+    }
+    return { nodes: ports.map((port) => ({ host: HOST, port })), stop: stopAll };
+  } catch (error) {
+    await stopAll();
+    throw error;
+  }
+}
+
+function clusterReady(port: number, size: number): boolean {
+  const info = cli(port, ['CLUSTER', 'INFO']);
+  return info.includes('cluster_state:ok') && info.includes(`cluster_known_nodes:${size}`) && info.includes('cluster_slots_ok:16384');
+}
+
+/** Runs `redis-cli` against a local port and returns its output; throws on failure. */
+export function cli(port: number, args: string[]): string {
+  const result = spawnSync('redis-cli', ['-h', HOST, '-p', String(port), ...args], { encoding: 'utf8', timeout: 5_000 });
+  if (result.status !== 0 || result.error) throw new Error(`redis-cli ${args.join(' ')} failed: ${result.error?.message ?? result.stderr}`);
+  return result.stdout;
+}
+
+async function spawnRedis(port: number, extra: string[]): Promise<() => Promise<void>> {
+  const dir = mkdtempSync(join(tmpdir(), 'rl-redis-'));
+  const child = spawn(
+    'redis-server',
+    ['--port', String(port), '--bind', HOST, '--save', '', '--appendonly', 'no', '--dir', dir, '--logfile', join(dir, 'redis.log'), ...extra],
+    { stdio: 'ignore' },
+  );
+  const entry = { child, dir };
+  live.add(entry);
+  const exited = new Promise<void>((resolve) => {
+    if (child.exitCode !== null || child.signalCode !== null) resolve();
+    else child.once('exit', () => resolve());
+  });
+  let spawnError: Error | undefined;
+  child.once('error', (error) => {
+    spawnError = error;
+  });
+  const stop = async () => {
+    if (!live.has(entry)) return;
+    live.delete(entry);
+    child.kill('SIGKILL');
+    await exited;
+    rmSync(dir, { recursive: true, force: true });
+  };
+  const deadline = Date.now() + START_TIMEOUT_MS;
+  while (!(await pings(port))) {
+    if (spawnError || child.exitCode !== null || Date.now() > deadline) {
+      await stop();
+      throw new Error(`redis-server did not start on port ${port}: ${spawnError?.message ?? `exit code ${child.exitCode}`}`);
+    }
+    await sleep(20);
+  }
+  return stop;
+}
+
+/** True when something on the port answers a PING with +PONG. */
+function pings(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const socket = new Socket();
+    let answer = '';
+    const done = (ok: boolean) => {
+      socket.destroy();
+      resolve(ok);
+    };
+    socket.setTimeout(500, () => done(false));
+    socket.once('error', () => done(false));
+    socket.on('data', (data) => {
+      answer += data.toString();
+      if (answer.includes('\r\n')) done(answer.startsWith('+PONG'));
+    });
+    socket.connect(port, HOST, () => socket.write('PING\r\n'));
+  });
+}
+
+/** A port that is free now (and, with `withBus`, port + 10000 too). */
+async function freePort(withBus: boolean): Promise<number> {
+  for (let attempt = 0; attempt < 50; attempt++) {
+    const port = withBus ? 20_000 + Math.floor(Math.random() * 20_000) : await ephemeralPort();
+    if (withBus ? (await isFree(port)) && (await isFree(port + 10_000)) : true) return port;
+  }
+  throw new Error('No free port found for redis-server');
+}
+
+function ephemeralPort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.once('error', reject);
+    server.listen(0, HOST, () => {
+      const { port } = server.address() as { port: number };
+      server.close(() => resolve(port));
+    });
+  });
+}
+
+function isFree(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const server = createServer();
+    server.once('error', () => resolve(false));
+    server.listen(port, HOST, () => server.close(() => resolve(true)));
+  });
+}
+
+export function sleep(ms: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, ms));
+}

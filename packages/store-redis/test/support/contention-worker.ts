@@ -1,0 +1,86 @@
+/**
+ * One process of the contention test, started once by contention.test.ts with `fork()` and given jobs
+ * over IPC. For each job (`{ job: WorkerConfig }`) it connects, answers `{ ready }`, waits for `'go'`
+ * (so that all processes start together), lets `consumers` concurrent consumers hammer one key through
+ * a limiter on a RedisStore until each has made `attempts` requests, and answers `{ result }`.
+ */
+import Redis from 'ioredis';
+import { concurrency, createLimiter, fixedWindow, slidingWindowLog, tokenBucket, type Algorithm } from '@rl/core';
+import { RedisStore } from '@rl/store-redis';
+
+export interface WorkerConfig {
+  target: { url: string } | { nodes: { host: string; port: number }[] };
+  kind: 'fixed-window' | 'sliding-window-log' | 'token-bucket' | 'concurrency';
+  limit: number;
+  key: string;
+  prefix: string;
+  consumers: number;
+  attempts: number;
+}
+
+export interface WorkerResult {
+  admitted: number;
+  denied: number;
+  /** Decisions that did not come from Redis (reason set): must be 0. */
+  notFromStore: number;
+  /** Time from 'go' to the last decision (for information). */
+  elapsedMs?: number;
+}
+
+function algorithmOf(config: WorkerConfig): Algorithm {
+  switch (config.kind) {
+    case 'fixed-window':
+      return fixedWindow({ limit: config.limit, window: '1h' });
+    case 'sliding-window-log':
+      return slidingWindowLog({ limit: config.limit, window: '1h' });
+    case 'token-bucket':
+      // Refills one token a day: no refill can happen during the test.
+      return tokenBucket({ capacity: config.limit, refillRate: 1, interval: '1d' });
+    case 'concurrency':
+      return concurrency({ limit: config.limit, lease: '1h' });
+  }
+}
+
+async function run(config: WorkerConfig): Promise<WorkerResult> {
+  const client = 'url' in config.target ? new Redis(config.target.url) : new Redis.Cluster(config.target.nodes);
+  const store = new RedisStore({ client, prefix: config.prefix });
+  const algorithm = algorithmOf(config);
+  // Fixed window: a fixed app clock, so a window boundary can never fall inside the test. The others
+  // use Redis TIME. No timeout (a slow 2-core machine must not turn into denials) and no deny cache
+  // (every request goes to Redis).
+  const limiter = createLimiter({
+    algorithm,
+    store,
+    timeout: false,
+    denyCache: false,
+    ...(config.kind === 'fixed-window' ? { clock: () => 1_000_000 } : {}),
+  });
+  const result: WorkerResult = { admitted: 0, denied: 0, notFromStore: 0 };
+  await client.ping();
+  const go = new Promise<void>((resolve) => process.once('message', () => resolve()));
+  process.send!({ ready: true });
+  await go;
+  const startedAt = Date.now();
+  await Promise.all(
+    Array.from({ length: config.consumers }, async () => {
+      for (let i = 0; i < config.attempts; i++) {
+        const decision = config.kind === 'concurrency' ? await limiter.acquire(config.key) : await limiter.consume(config.key);
+        if (decision.reason !== undefined) result.notFromStore++;
+        if (decision.allowed) result.admitted++;
+        else result.denied++;
+      }
+    }),
+  );
+  result.elapsedMs = Date.now() - startedAt;
+  client.disconnect();
+  return result;
+}
+
+process.on('message', (message: { job?: WorkerConfig }) => {
+  if (message.job === undefined) return;
+  run(message.job).then(
+    (result) => process.send!({ result }),
+    (error: unknown) => process.send!({ error: String(error) }),
+  );
+});
+process.send!({ started: true });
