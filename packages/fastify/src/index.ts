@@ -1,2 +1,182 @@
-// Under construction in this session.
-export {};
+import fp from 'fastify-plugin';
+import type { FastifyInstance, FastifyReply, FastifyRequest, RouteOptions } from 'fastify';
+import { MemoryStore } from '@rl/store-memory';
+import {
+  HttpRateLimiter,
+  InvalidOptionError,
+  PROBLEM_CONTENT_TYPE,
+  holdRequest,
+  problemBody,
+  type FrameworkBinding,
+  type HeaderAccess,
+  type HttpRateLimitOptions,
+  type RateLimitResult,
+  type Store,
+} from '@rl/core';
+
+export type { RateLimitResult, HttpRateLimitOptions, LimitOptions, HeaderFormat } from '@rl/core';
+
+/**
+ * Sends the response for a denied request. Status (429, or 503 for a fail-closed store outage),
+ * Retry-After and the RateLimit headers are already set. Send with `reply.send()`, or return the
+ * payload; when it does neither, the default problem+json body is sent.
+ */
+export type OnLimitHandler = (request: FastifyRequest, reply: FastifyReply, result: RateLimitResult) => unknown;
+
+/** Options of one route (`config: { rateLimit }`), merged over the plugin's options. */
+export interface RouteRateLimitOptions extends Partial<HttpRateLimitOptions<FastifyRequest>> {
+  /** Replaces the default denial body. */
+  onLimit?: OnLimitHandler;
+  /** The hook the limit runs in: `'onRequest'` (default: before the body is parsed) or `'preHandler'` (after parsing and validation, for a key or cost that reads the body or an authenticated user). */
+  hook?: 'onRequest' | 'preHandler';
+}
+
+/** Options of the plugin: the shared options of every adapter, plus `global`, `hook` and `onLimit`. */
+export interface RateLimitPluginOptions extends RouteRateLimitOptions {
+  /** Apply the limit to every route (default true). With false, only routes with `config.rateLimit` are limited. */
+  global?: boolean;
+}
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    /** The outcome of the rate limit for this request; null when the route is not limited or the request was skipped. */
+    rateLimit: RateLimitResult | null;
+  }
+  interface FastifyContextConfig {
+    /** This route's limit: options merged over the plugin's, or false for no limit. */
+    rateLimit?: RouteRateLimitOptions | false;
+  }
+}
+
+const ADAPTER_OPTIONS = ['onLimit', 'hook'];
+/** Options that, when a route sets any of them, give the route its own state instead of sharing the plugin's. */
+const STATE_OPTIONS = ['algorithm', 'limits', 'prefix', 'store'] as const;
+
+const replyHeaders: HeaderAccess<FastifyReply> = {
+  get: (reply, name) => reply.getHeader(name),
+  set: (reply, name, value) => {
+    reply.header(name, value);
+  },
+};
+
+function binding(owner: string, createStore: () => Store): FrameworkBinding<FastifyRequest> {
+  return {
+    owner,
+    adapterOptions: ADAPTER_OPTIONS,
+    clientIp: (request) => request.ip,
+    requestHeaders: (request) => request.headers,
+    // Fastify does not expose its trustProxy setting: when the resolved IP is the socket peer, the forwarding header was not trusted.
+    trustsProxy: (request) => request.ip !== request.raw.socket?.remoteAddress,
+    trustProxyAdvice: 'Create the server with Fastify({ trustProxy: <number of proxies, or their addresses> })',
+    createStore,
+  };
+}
+
+/** A prepared limit of one route (or of every route that inherits the plugin's options). */
+interface RouteLimit {
+  readonly limiter: HttpRateLimiter<FastifyRequest>;
+  readonly onLimit: OnLimitHandler | undefined;
+  readonly hook: 'onRequest' | 'preHandler';
+  readonly handler: (request: FastifyRequest, reply: FastifyReply) => Promise<unknown>;
+  readonly release: (request: FastifyRequest) => Promise<void>;
+}
+
+function prepare(options: RouteRateLimitOptions, owner: string, createStore: () => Store): RouteLimit {
+  const limiter = new HttpRateLimiter<FastifyRequest>(options, binding(owner, createStore));
+  const onLimit = options.onLimit;
+  if (onLimit !== undefined && typeof onLimit !== 'function') {
+    throw new InvalidOptionError(`${owner}.onLimit`, onLimit, 'a function (request, reply, result) that sends the denial response');
+  }
+  const hook = options.hook ?? 'onRequest';
+  if (hook !== 'onRequest' && hook !== 'preHandler') throw new InvalidOptionError(`${owner}.hook`, hook, "'onRequest' or 'preHandler'");
+
+  async function rateLimitHook(request: FastifyRequest, reply: FastifyReply): Promise<unknown> {
+    const result = await limiter.evaluate(request);
+    if (result === undefined) return undefined;
+    request.rateLimit = result;
+    limiter.writeHeaders(replyHeaders, reply, result);
+    if (!result.allowed) {
+      reply.code(result.statusCode);
+      if (onLimit !== undefined) {
+        const payload = await onLimit(request, reply, result);
+        if (reply.sent) return reply;
+        if (payload !== undefined) return reply.send(payload);
+      }
+      return reply.type(PROBLEM_CONTENT_TYPE).send(problemBody(result));
+    }
+    if (result.delayMs > 0 && !(await holdRequest(reply.raw, result.delayMs))) {
+      // The client left while held: nothing to send, and the handler must not run.
+      await result.abandon();
+      reply.hijack();
+      return reply;
+    }
+    return undefined;
+  }
+  async function releasePermit(request: FastifyRequest): Promise<void> {
+    await request.rateLimit?.release();
+  }
+  return { limiter, onLimit, hook, handler: rateLimitHook, release: releasePermit };
+}
+
+function addHook(route: RouteOptions, name: 'onRequest' | 'preHandler' | 'onResponse' | 'onRequestAbort', hook: unknown, first: boolean): void {
+  const existing = route[name] as unknown;
+  const list = existing === undefined || existing === null ? [] : Array.isArray(existing) ? existing : [existing];
+  (route as unknown as Record<string, unknown>)[name] = first ? [hook, ...list] : [...list, hook];
+}
+
+async function rateLimitPlugin(fastify: FastifyInstance, options: RateLimitPluginOptions): Promise<void> {
+  const { global = true, ...shared } = options;
+  if (typeof global !== 'boolean') throw new InvalidOptionError('rateLimit.global', global, 'true (every route) or false (only routes with config.rateLimit)');
+  let ownedStore: Store | undefined;
+  const createStore = (): Store => (ownedStore ??= new MemoryStore());
+  const store = shared.store ?? createStore();
+  const base: RouteRateLimitOptions = { ...shared, store };
+  const globalLimit = global ? prepare(base, 'rateLimit', createStore) : undefined;
+  // One limit per route options object: the HEAD route Fastify adds for a GET shares the GET's limit.
+  const routeLimits = new WeakMap<object, RouteLimit>();
+
+  fastify.decorateRequest('rateLimit', null);
+  fastify.addHook('onRoute', (route) => {
+    const config = route.config?.rateLimit;
+    if (config === false || (config === undefined && globalLimit === undefined)) return;
+    let limit = globalLimit;
+    if (config !== undefined && typeof config === 'object' && config !== null && routeLimits.has(config)) {
+      limit = routeLimits.get(config);
+    } else if (config !== undefined) {
+      const owner = `${route.method} ${route.url} config.rateLimit`;
+      if (config === null || typeof config !== 'object') throw new InvalidOptionError(owner, config, 'route options merged over the plugin options, or false');
+      const merged: Record<string, unknown> = { ...base, ...config };
+      if (config.limits !== undefined) delete merged.algorithm;
+      if (config.algorithm !== undefined) delete merged.limits;
+      // A route that only changes the cost, key, headers, ... spends the plugin's limit, not a limit of its own.
+      if (globalLimit !== undefined && !STATE_OPTIONS.some((name) => config[name] !== undefined)) merged.prefix = globalLimit.limiter.prefix;
+      limit = prepare(merged as RouteRateLimitOptions, owner, createStore);
+      routeLimits.set(config, limit);
+    }
+    addHook(route, limit!.hook, limit!.handler, true);
+    if (limit!.limiter.hasLeases) {
+      addHook(route, 'onResponse', limit!.release, false);
+      addHook(route, 'onRequestAbort', limit!.release, false);
+    }
+  });
+  fastify.addHook('onClose', async () => {
+    await ownedStore?.close?.();
+  });
+}
+
+/**
+ * Rate-limit plugin for Fastify 5 (a fastify-plugin, so it applies to the routes of the instance it
+ * is registered on): `await app.register(rateLimit, { algorithm: fixedWindow({ limit: 100, window: '1m' }) })`,
+ * then per route `{ config: { rateLimit: { cost: 5 } } }` (merged over the plugin's options) or
+ * `{ config: { rateLimit: false } }`.
+ *
+ * Options are validated at registration (plugin options) and at route declaration (route options),
+ * throwing an InvalidOptionError naming the field. `request.rateLimit` holds the outcome. A denied
+ * request gets 429 (503 when a fail-closed store failed) with Retry-After and a problem+json body (or
+ * `onLimit`); a key or cost function that throws goes to Fastify's error handler (500) and charges
+ * nothing; a shaped request is held, and one whose client leaves is dropped before the handler; a
+ * concurrency permit is released once, on `onResponse` or `onRequestAbort`. A memory store the
+ * plugin created is closed on `onClose`.
+ */
+export const rateLimit = fp(rateLimitPlugin, { fastify: '5.x', name: '@rl/fastify' });
+export default rateLimit;
