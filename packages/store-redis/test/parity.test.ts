@@ -1,0 +1,190 @@
+/**
+ * Parity: the Lua ports must return exactly the decisions of the TS steps. The same operations at the
+ * same `now` go through a MemoryStore (which runs the TS step) and a RedisStore; every decision must
+ * be identical, field by field. Two sources of operations: the scenario tables of @rl/core/testing,
+ * and random sequences (fast-check) with fractional costs and times, clocks that go back,
+ * configuration changes, undo, reset and peeks.
+ */
+import fc from 'fast-check';
+import Redis from 'ioredis';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import {
+  concurrency,
+  fixedWindow,
+  leakyBucket,
+  slidingWindowCounter,
+  slidingWindowLog,
+  tokenBucket,
+  type Algorithm,
+  type ConcurrencyAlgorithm,
+  type Decision,
+  type Store,
+} from '@rl/core';
+import { runScenario, scenarios } from '@rl/core/testing';
+import { MemoryStore } from '@rl/store-memory';
+import { RedisStore } from '@rl/store-redis';
+import { startRedisCluster, startRedisServer, type RedisClusterHandle, type RedisServerHandle } from './harness.js';
+
+let server: RedisServerHandle;
+let cluster: RedisClusterHandle;
+let standalone: Redis;
+let clustered: InstanceType<typeof Redis.Cluster>;
+let runCounter = 0;
+
+beforeAll(async () => {
+  [server, cluster] = await Promise.all([startRedisServer(), startRedisCluster()]);
+  standalone = new Redis(server.url);
+  clustered = new Redis.Cluster(cluster.nodes);
+});
+
+afterAll(async () => {
+  standalone?.disconnect();
+  clustered?.disconnect();
+  await Promise.all([server?.stop(), cluster?.stop()]);
+});
+
+function freshPrefix(): string {
+  runCounter++;
+  return `parity:${process.pid}:${Date.now().toString(36)}:${runCounter}:`;
+}
+
+/** Decisions as plain data (the policy by name). */
+function plain(d: Decision): Record<string, unknown> {
+  return { allowed: d.allowed, limit: d.limit, remaining: d.remaining, resetMs: d.resetMs, retryAfterMs: d.retryAfterMs, delayMs: d.delayMs, policy: d.policy.name, reason: d.reason };
+}
+
+const targets = [
+  { name: 'standalone', client: () => standalone },
+  { name: 'cluster', client: () => clustered },
+] as const;
+
+describe.each(targets)('parity with the memory store on $name Redis', ({ client }) => {
+  describe('scenario tables of @rl/core/testing', () => {
+    it.each(scenarios.map((s) => [s.name, s] as const))('%s', async (_name, scenario) => {
+      const memory = new MemoryStore({ sweepInterval: false });
+      const redis = new RedisStore({ client: client(), prefix: freshPrefix() });
+      const expected = await runScenario(memory, scenario, { prefix: 'p' });
+      const actual = await runScenario(redis, scenario, { prefix: 'p' });
+      expect(actual.map((r) => r.decisions.map(plain))).toEqual(expected.map((r) => r.decisions.map(plain)));
+      memory.close();
+    });
+  });
+});
+
+// ---------------------------------------------------------------------------------------------
+// Random sequences
+
+const windowMs = fc.constantFrom(1000, 250, 1234.5, 60_000);
+const limit = fc.integer({ min: 1, max: 12 });
+
+/** Two configurations of one algorithm kind: the second models a changed configuration over the same state. */
+const numericOrLogAlgorithms: fc.Arbitrary<[Algorithm, Algorithm]> = fc.oneof(
+  fc.tuple(limit, windowMs, fc.boolean(), limit, fc.boolean()).map(([l, w, cd, l2, cd2]) => [fixedWindow({ limit: l, window: w, countDenied: cd }), fixedWindow({ limit: l2, window: w, countDenied: cd2 })] as [Algorithm, Algorithm]),
+  fc.tuple(limit, windowMs, fc.boolean(), limit).map(([l, w, cd, l2]) => [slidingWindowLog({ limit: l, window: w, countDenied: cd }), slidingWindowLog({ limit: l2, window: w / 2 })] as [Algorithm, Algorithm]),
+  fc.tuple(limit, windowMs, fc.boolean(), limit).map(([l, w, cd, l2]) => [slidingWindowCounter({ limit: l, window: w, countDenied: cd }), slidingWindowCounter({ limit: l2, window: w })] as [Algorithm, Algorithm]),
+  fc.tuple(limit, fc.constantFrom(1, 2.5, 0.3, 7, 1 / 3), fc.constantFrom(1000, 60_000, 333), limit).map(([c, r, i, c2]) => [tokenBucket({ capacity: c, refillRate: r, interval: i }), tokenBucket({ capacity: c2, refillRate: r * 2, interval: i })] as [Algorithm, Algorithm]),
+  fc.tuple(limit, fc.constantFrom(1, 3, 0.7, 10), fc.constantFrom(1000, 250), fc.constantFrom('meter' as const, 'shape' as const), limit).map(([c, r, i, m, c2]) => [leakyBucket({ capacity: c, leakRate: r, interval: i, mode: m }), leakyBucket({ capacity: c2, leakRate: r, interval: i, mode: m })] as [Algorithm, Algorithm]),
+);
+
+interface RateOp {
+  dt: number;
+  op: 'consume' | 'peek' | 'undo' | 'reset';
+  cost: number;
+  key: 'a' | 'b';
+  config: 0 | 1;
+}
+
+const rateOps = fc.array(
+  fc.record({
+    // Mostly forward, sometimes back (a clock going backwards), sometimes fractional.
+    dt: fc.oneof(fc.integer({ min: 0, max: 400 }), fc.integer({ min: -300, max: 0 }), fc.double({ min: 0, max: 2000, noNaN: true }), fc.constant(0)),
+    op: fc.constantFrom('consume', 'consume', 'consume', 'consume', 'peek', 'undo', 'reset') as fc.Arbitrary<RateOp['op']>,
+    cost: fc.oneof(fc.constant(1), fc.constant(1), fc.integer({ min: 1, max: 12 }), fc.constantFrom(0.5, 1.5, 2.25, 0.1, 1 / 3)),
+    key: fc.constantFrom('a' as const, 'b' as const),
+    config: fc.constantFrom(0 as const, 0 as const, 0 as const, 1 as const),
+  }),
+  { minLength: 1, maxLength: 40 },
+);
+
+const startTime = fc.oneof(fc.constant(0), fc.integer({ min: 0, max: 10_000 }), fc.constant(1_764_500_000_123.25), fc.double({ min: 1.7e12, max: 1.8e12, noNaN: true }));
+
+async function applyRate(store: Store, algorithm: Algorithm, op: RateOp, now: number): Promise<Record<string, unknown> | undefined> {
+  const cost = Math.min(op.cost, algorithm.maxCost);
+  switch (op.op) {
+    case 'consume':
+      return plain(await store.consume(op.key, algorithm, cost, now));
+    case 'peek':
+      return plain(await store.peek(op.key, algorithm, op.cost > 10 ? 0 : cost, now));
+    case 'undo':
+      await store.undo(op.key, algorithm, cost, now);
+      return plain(await store.peek(op.key, algorithm, 0, now));
+    case 'reset':
+      await store.reset(op.key, algorithm);
+      return undefined;
+  }
+}
+
+/** Every Redis key under `prefix` must have an expiry. */
+async function expectAllKeysExpire(client: Redis, prefix: string): Promise<void> {
+  const keys = await client.keys(`${prefix}*`);
+  for (const key of keys) expect(await client.pttl(key), key).toBeGreaterThan(0);
+}
+
+describe('parity on random sequences (standalone Redis)', () => {
+  it('numeric and log algorithms: identical decisions, and every key written has an expiry', async () => {
+    await fc.assert(
+      fc.asyncProperty(numericOrLogAlgorithms, startTime, rateOps, async (configs, start, ops) => {
+        const memory = new MemoryStore({ sweepInterval: false });
+        const prefix = freshPrefix();
+        const redis = new RedisStore({ client: standalone, prefix });
+        let now = start;
+        for (const op of ops) {
+          now = Math.max(0, now + op.dt);
+          const algorithm = configs[op.config];
+          const expected = await applyRate(memory, algorithm, op, now);
+          const actual = await applyRate(redis, algorithm, op, now);
+          expect(actual).toEqual(expected);
+        }
+        await expectAllKeysExpire(standalone, prefix);
+        memory.close();
+      }),
+      { numRuns: 150 },
+    );
+  });
+
+  it('concurrency leases: identical decisions for acquire, release and peek', async () => {
+    const leaseOps = fc.array(
+      fc.record({
+        dt: fc.oneof(fc.integer({ min: 0, max: 700 }), fc.integer({ min: -200, max: 0 }), fc.double({ min: 0, max: 500, noNaN: true })),
+        op: fc.constantFrom('acquire', 'acquire', 'release', 'peek') as fc.Arbitrary<'acquire' | 'release' | 'peek'>,
+        lease: fc.integer({ min: 0, max: 9 }),
+        key: fc.constantFrom('a' as const, 'b' as const),
+      }),
+      { minLength: 1, maxLength: 40 },
+    );
+    const algorithms = fc.tuple(fc.integer({ min: 1, max: 4 }), fc.constantFrom(100, 1000, 2500.5)).map(([l, lease]) => concurrency({ limit: l, lease }));
+    await fc.assert(
+      fc.asyncProperty(algorithms, startTime, leaseOps, async (algorithm: ConcurrencyAlgorithm, start, ops) => {
+        const memory = new MemoryStore({ sweepInterval: false });
+        const prefix = freshPrefix();
+        const redis = new RedisStore({ client: standalone, prefix });
+        let now = start;
+        for (const op of ops) {
+          now = Math.max(0, now + op.dt);
+          const leaseId = `lease-${op.lease}`;
+          if (op.op === 'release') {
+            memory.release(op.key, algorithm, leaseId);
+            await redis.release(op.key, algorithm, leaseId);
+            continue;
+          }
+          const expected = op.op === 'acquire' ? memory.acquire(op.key, algorithm, leaseId, now) : memory.peek(op.key, algorithm, 0, now);
+          const actual = op.op === 'acquire' ? await redis.acquire(op.key, algorithm, leaseId, now) : await redis.peek(op.key, algorithm, 0, now);
+          expect(plain(actual)).toEqual(plain(expected));
+        }
+        await expectAllKeysExpire(standalone, prefix);
+        memory.close();
+      }),
+      { numRuns: 100 },
+    );
+  });
+});
