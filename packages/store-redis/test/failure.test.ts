@@ -1,0 +1,204 @@
+/**
+ * The limiter's failure policy against real Redis failures: the server stopped mid-run and started
+ * again, the server paused (CLIENT PAUSE) beyond the timeout, and a flood of one key with the deny
+ * cache. Every decision resolves (never a hung request, never an unhandled rejection) and says what
+ * happened (`reason`), and the limiter emits 'storeError'.
+ */
+import Redis from 'ioredis';
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { createLimiter, fixedWindow, tokenBucket, concurrency, type Decision, type Limiter, type StoreErrorEvent } from '@rl/core';
+import { MemoryStore } from '@rl/store-memory';
+import { RedisStore } from '@rl/store-redis';
+import { sleep, startRedisServer, type RedisServerHandle } from './harness.js';
+
+let server: RedisServerHandle;
+let client: Redis;
+let counter = 0;
+const unhandled: unknown[] = [];
+const onUnhandled = (reason: unknown) => unhandled.push(reason);
+
+beforeAll(async () => {
+  server = await startRedisServer();
+  process.on('unhandledRejection', onUnhandled);
+});
+
+afterAll(async () => {
+  process.off('unhandledRejection', onUnhandled);
+  await server?.stop();
+});
+
+beforeEach(() => {
+  // A client as most apps create it: default reconnection and offline queue.
+  client = new Redis(server.url);
+  client.on('error', () => {}); // connection errors while the server is down are expected here
+});
+
+afterEach(async () => {
+  client.disconnect();
+  // Give late rejections of abandoned commands a chance to surface as unhandled.
+  await sleep(20);
+  expect(unhandled).toEqual([]);
+});
+
+function freshPrefix(): string {
+  counter++;
+  return `failure:${process.pid}:${Date.now().toString(36)}:${counter}`;
+}
+
+function recordEvents(limiter: Limiter): StoreErrorEvent[] {
+  const events: StoreErrorEvent[] = [];
+  limiter.on('storeError', (event: StoreErrorEvent) => events.push(event));
+  return events;
+}
+
+/** Polls (bounded) until the client is connected again. */
+async function reconnected(redis: Redis): Promise<void> {
+  for (let i = 0; i < 200 && redis.status !== 'ready'; i++) await sleep(25);
+  expect(redis.status).toBe('ready');
+}
+
+async function restartServer(): Promise<void> {
+  server = await startRedisServer({ port: server.port });
+}
+
+describe.skipIf(process.env.REDIS_URL !== undefined)('Redis stopped mid-run, then back', () => {
+  it("'deny': decisions resolve denied with reason store-error or timeout, an event per failure, and Redis is used again once back", async () => {
+    const store = new RedisStore({ client });
+    const limiter = createLimiter({ algorithm: tokenBucket({ capacity: 100, refillRate: 10 }), store, prefix: freshPrefix(), storeRetryInterval: 100 });
+    const events = recordEvents(limiter);
+    expect((await limiter.consume('k')).reason).toBeUndefined();
+
+    await server.stop();
+    const during = await Promise.all(Array.from({ length: 20 }, () => limiter.consume('k')));
+    expect(during.every((d) => !d.allowed)).toBe(true);
+    expect(during.every((d) => d.reason === 'store-error' || d.reason === 'timeout')).toBe(true);
+    expect(events.length).toBeGreaterThan(0);
+    expect(events.every((e) => e.action === 'deny' && e.key.endsWith(':k'))).toBe(true);
+
+    await restartServer();
+    await reconnected(client);
+    await sleep(150); // past storeRetryInterval
+    let back: Decision | undefined;
+    for (let i = 0; i < 20 && back?.reason !== undefined; i++) {
+      back = await limiter.consume('k');
+      if (back.reason !== undefined) await sleep(110);
+    }
+    back ??= await limiter.consume('k');
+    expect(back.reason).toBeUndefined();
+    expect(back.allowed).toBe(true);
+  });
+
+  it("'allow' admits with a reason; a fallback applies a local limit while Redis is down and Redis again once back", async () => {
+    const store = new RedisStore({ client });
+    const allow = createLimiter({ algorithm: fixedWindow({ limit: 10, window: '1m' }), store, prefix: freshPrefix(), onStoreError: 'allow', storeRetryInterval: 100 });
+    const fallback = createLimiter({
+      algorithm: fixedWindow({ limit: 10, window: '1m' }),
+      store,
+      prefix: freshPrefix(),
+      storeRetryInterval: 100,
+      onStoreError: { fallback: { algorithm: fixedWindow({ limit: 2, window: '1m' }), store: new MemoryStore({ sweepInterval: false }) } },
+    });
+    const events = recordEvents(fallback);
+    expect((await fallback.consume('k')).reason).toBeUndefined();
+
+    await server.stop();
+    const allowed = await allow.consume('k');
+    expect(allowed).toMatchObject({ allowed: true });
+    expect(['store-error', 'timeout']).toContain(allowed.reason);
+    const local = [];
+    for (let i = 0; i < 3; i++) local.push(await fallback.consume('k'));
+    expect(local.map((d) => [d.allowed, d.reason])).toEqual([
+      [true, 'fallback'],
+      [true, 'fallback'],
+      [false, 'fallback'],
+    ]);
+    expect(events.some((e) => e.action === 'fallback')).toBe(true);
+
+    await restartServer();
+    await reconnected(client);
+    let back: Decision = await fallback.consume('k');
+    for (let i = 0; i < 20 && back.reason !== undefined; i++) {
+      await sleep(110);
+      back = await fallback.consume('k');
+    }
+    expect(back.reason).toBeUndefined();
+    expect(back.allowed).toBe(true);
+  });
+
+  it('concurrency permits: acquire falls back while Redis is down and release never throws', async () => {
+    const store = new RedisStore({ client });
+    const limiter = createLimiter({
+      algorithm: concurrency({ limit: 5 }),
+      store,
+      prefix: freshPrefix(),
+      storeRetryInterval: 100,
+      onStoreError: { fallback: { algorithm: concurrency({ limit: 1 }), store: new MemoryStore({ sweepInterval: false }) } },
+    });
+    const held = await limiter.acquire('k');
+    expect(held.reason).toBeUndefined();
+    await server.stop();
+    const first = await limiter.acquire('k');
+    const second = await limiter.acquire('k');
+    expect([first.allowed, first.reason, second.allowed, second.reason]).toEqual([true, 'fallback', false, 'fallback']);
+    await first.release();
+    expect((await limiter.acquire('k')).allowed).toBe(true);
+    await expect(held.release()).resolves.toBeUndefined();
+    await restartServer();
+  });
+});
+
+describe('Redis paused beyond the timeout (CLIENT PAUSE)', () => {
+  it('decisions resolve with reason timeout within the limiter timeout, then come from Redis again', async () => {
+    const store = new RedisStore({ client });
+    const limiter = createLimiter({ algorithm: tokenBucket({ capacity: 100, refillRate: 10 }), store, prefix: freshPrefix(), timeout: 50, storeRetryInterval: 100 });
+    const events = recordEvents(limiter);
+    expect((await limiter.consume('k')).reason).toBeUndefined();
+
+    const admin = new Redis(server.url);
+    try {
+      await admin.client('PAUSE', 400, 'ALL');
+      const paused = await Promise.all(Array.from({ length: 10 }, () => limiter.consume('k')));
+      expect(paused.every((d) => !d.allowed && d.reason === 'timeout')).toBe(true);
+      expect(events.some((e) => e.reason === 'timeout' && e.error.name === 'StoreTimeoutError')).toBe(true);
+      await admin.client('UNPAUSE');
+    } finally {
+      admin.disconnect();
+    }
+    await sleep(150);
+    let back = await limiter.consume('k');
+    for (let i = 0; i < 20 && back.reason !== undefined; i++) {
+      await sleep(110);
+      back = await limiter.consume('k');
+    }
+    expect(back.reason).toBeUndefined();
+  });
+});
+
+describe('deny cache under a flood from one key', () => {
+  async function evalshaCalls(): Promise<number> {
+    const stats = await client.info('commandstats');
+    return Number(/cmdstat_evalsha:calls=(\d+)/.exec(stats)?.[1] ?? 0) + Number(/cmdstat_eval:calls=(\d+)/.exec(stats)?.[1] ?? 0);
+  }
+
+  it.each([
+    ['sequential', 1],
+    ['50 in flight', 50],
+  ] as const)('%s: denied requests are answered locally, with almost no Redis calls', async (name, inFlight) => {
+    const store = new RedisStore({ client });
+    const limiter = createLimiter({ algorithm: tokenBucket({ capacity: 10, refillRate: 1, interval: '1h' }), store, prefix: freshPrefix() });
+    for (let i = 0; i < 10; i++) expect((await limiter.consume('flood')).allowed).toBe(true);
+    const before = await evalshaCalls();
+    const total = 1000;
+    const decisions: Decision[] = [];
+    for (let sent = 0; sent < total; sent += inFlight) {
+      decisions.push(...(await Promise.all(Array.from({ length: inFlight }, () => limiter.consume('flood')))));
+    }
+    const calls = (await evalshaCalls()) - before;
+    expect(decisions.every((d) => !d.allowed)).toBe(true);
+    expect(decisions.filter((d) => d.reason === 'deny-cache').length).toBeGreaterThanOrEqual(total - inFlight);
+    // Only the requests already in flight when the first denial came back reach Redis.
+    expect(calls).toBeGreaterThanOrEqual(1);
+    expect(calls).toBeLessThanOrEqual(inFlight);
+    console.info(`deny cache, ${name}: ${calls} Redis calls for ${total} denied requests (${((calls / total) * 100).toFixed(1)} per 100)`);
+  });
+});
