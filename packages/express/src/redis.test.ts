@@ -1,0 +1,123 @@
+/** The Express middleware against a real Redis (the store-redis test harness starts one, or uses REDIS_URL). */
+import { randomUUID } from 'node:crypto';
+import express, { type Express, type NextFunction, type Request, type Response } from 'express';
+import express4 from 'express4';
+import { Redis } from 'ioredis';
+import request from 'supertest';
+import { parseList } from 'structured-headers';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { concurrency, fixedWindow, leakyBucket, tokenBucket } from '@rl/core';
+import { RedisStore } from '@rl/store-redis';
+import { rateLimit, type RateLimitOptions } from './index.js';
+
+interface RedisHarness {
+  startRedisServer(): Promise<{ url: string; stop(): Promise<void> }>;
+}
+/** Imported by path at run time: the harness lives in the store-redis package's tests, outside this package's sources. */
+const harnessUrl = new URL('../../store-redis/test/harness.ts', import.meta.url).href;
+
+const T0 = 1_800_000_000_000;
+const clock = (): number => T0;
+
+let server: { url: string; stop(): Promise<void> };
+let client: Redis;
+let store: RedisStore;
+
+beforeAll(async () => {
+  const { startRedisServer } = (await import(harnessUrl)) as RedisHarness;
+  server = await startRedisServer();
+  client = new Redis(server.url);
+  store = new RedisStore({ client, prefix: `rl-express-test:${process.pid}:` });
+});
+
+afterAll(async () => {
+  client?.disconnect();
+  await server?.stop();
+});
+
+function members(value: string | undefined): { name: string; params: Record<string, unknown> }[] {
+  expect(value, 'header present').toBeTypeOf('string');
+  return parseList(value!).map(([item, params]) => ({ name: item as string, params: Object.fromEntries(params) }));
+}
+
+describe.each([
+  ['Express 5', express],
+  ['Express 4', express4 as unknown as typeof express],
+])('%s with Redis', (_label, createApp) => {
+  /** Each app gets a namespace of its own in the shared Redis; a generous timeout keeps a busy machine from tripping the failure policy. */
+  function appWith(options: RateLimitOptions, route?: (req: Request, res: Response) => unknown): Express {
+    const app = createApp();
+    app.use(rateLimit({ clock, store, timeout: '5s', prefix: randomUUID(), ...options }));
+    app.get('/', route ?? ((req, res) => res.json({ remaining: req.rateLimit?.remaining ?? null })));
+    app.use((error: Error, _req: Request, res: Response, _next: NextFunction) => {
+      res.status(500).json({ error: error.message });
+    });
+    return app;
+  }
+
+  it('sends the headers, then 429 with Retry-After equal to t', async () => {
+    const app = appWith({ algorithm: fixedWindow({ limit: 3, window: '1m' }) });
+    for (let i = 1; i <= 3; i++) {
+      const res = await request(app).get('/').expect(200);
+      expect(members(res.headers['ratelimit'])).toEqual([{ name: '3-in-1m', params: { r: 3 - i, t: 60 } }]);
+    }
+    const denied = await request(app).get('/').expect(429);
+    expect(denied.headers['retry-after']).toBe('60');
+    expect(members(denied.headers['ratelimit'])[0]!.params.t).toBe(60);
+    expect(denied.body).toMatchObject({ status: 429, retryAfter: 60 });
+  });
+
+  it('charges costs, and gives back the units of the other limits when one denies', async () => {
+    const app = appWith({
+      limits: [
+        { name: 'global', key: () => 'all', algorithm: tokenBucket({ capacity: 20, refillRate: 10 }), cost: () => 5 },
+        { name: 'user', key: (req) => String(req.headers['x-user']), algorithm: fixedWindow({ limit: 1, window: '1m' }) },
+      ],
+    });
+    const first = await request(app).get('/').set('x-user', 'ann').expect(200);
+    expect(members(first.headers['ratelimit'])).toEqual([
+      { name: 'global', params: { r: 15, t: 1 } },
+      { name: 'user', params: { r: 0, t: 60 } },
+    ]);
+    await request(app).get('/').set('x-user', 'ann').expect(429);
+    const bob = await request(app).get('/').set('x-user', 'bob').expect(200);
+    expect(members(bob.headers['ratelimit'])[0]).toEqual({ name: 'global', params: { r: 10, t: 1 } });
+  });
+
+  it('charges nothing when the key function throws', async () => {
+    const app = appWith({
+      limits: [
+        { name: 'global', key: () => 'all', algorithm: fixedWindow({ limit: 5, window: '1m' }) },
+        {
+          name: 'user',
+          key: (req) => {
+            if (!req.headers['x-user']) throw new Error('no user');
+            return String(req.headers['x-user']);
+          },
+          algorithm: fixedWindow({ limit: 5, window: '1m' }),
+        },
+      ],
+    });
+    await request(app).get('/').expect(500);
+    const ok = await request(app).get('/').set('x-user', 'ann').expect(200);
+    expect(members(ok.headers['ratelimit'])[0]!.params.r).toBe(4);
+  });
+
+  it('releases a concurrency permit after the response and after a throw', async () => {
+    const app = appWith({ algorithm: concurrency({ limit: 1 }), key: () => 'k' }, (req, res) => {
+      if (req.query.fail) throw new Error('boom');
+      res.send('ok');
+    });
+    await request(app).get('/').expect(200);
+    await request(app).get('/?fail=1').expect(500);
+    await expect.poll(async () => (await request(app).get('/')).status).toBe(200);
+  });
+
+  it('holds a shaped request, and rejects a delay beyond maxDelay', async () => {
+    const app = appWith({ algorithm: leakyBucket({ capacity: 10, leakRate: 20, mode: 'shape' }), wait: { maxDelay: '80ms' }, key: () => 'k' });
+    await request(app).get('/').expect(200);
+    await request(app).get('/').expect(200);
+    const rejected = await request(app).get('/').expect(429);
+    expect(rejected.headers['retry-after']).toBe('1');
+  });
+});

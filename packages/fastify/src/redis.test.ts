@@ -1,0 +1,115 @@
+/** The Fastify plugin against a real Redis (the store-redis test harness starts one, or uses REDIS_URL). */
+import { randomUUID } from 'node:crypto';
+import Fastify, { type FastifyInstance } from 'fastify';
+import { Redis } from 'ioredis';
+import { parseList } from 'structured-headers';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { concurrency, fixedWindow, leakyBucket, tokenBucket } from '@rl/core';
+import { RedisStore } from '@rl/store-redis';
+import rateLimit, { type RateLimitPluginOptions } from './index.js';
+
+interface RedisHarness {
+  startRedisServer(): Promise<{ url: string; stop(): Promise<void> }>;
+}
+/** Imported by path at run time: the harness lives in the store-redis package's tests, outside this package's sources. */
+const harnessUrl = new URL('../../store-redis/test/harness.ts', import.meta.url).href;
+
+const T0 = 1_800_000_000_000;
+const clock = (): number => T0;
+
+let server: { url: string; stop(): Promise<void> };
+let client: Redis;
+let store: RedisStore;
+
+beforeAll(async () => {
+  const { startRedisServer } = (await import(harnessUrl)) as RedisHarness;
+  server = await startRedisServer();
+  client = new Redis(server.url);
+  store = new RedisStore({ client, prefix: `rl-fastify-test:${process.pid}:` });
+});
+
+afterAll(async () => {
+  client?.disconnect();
+  await server?.stop();
+});
+
+const apps: FastifyInstance[] = [];
+afterEach(async () => {
+  await Promise.all(apps.splice(0).map((app) => app.close()));
+});
+
+function members(value: unknown): { name: string; params: Record<string, unknown> }[] {
+  expect(value, 'header present').toBeTypeOf('string');
+  return parseList(value as string).map(([item, params]) => ({ name: item as string, params: Object.fromEntries(params) }));
+}
+
+/** Each app gets a namespace of its own in the shared Redis; a generous timeout keeps a busy machine from tripping the failure policy. */
+async function appWith(options: RateLimitPluginOptions, configure?: (app: FastifyInstance) => void): Promise<FastifyInstance> {
+  const app = Fastify();
+  apps.push(app);
+  await app.register(rateLimit, { clock, store, timeout: '5s', prefix: randomUUID(), ...options });
+  app.get('/', async (request) => ({ remaining: request.rateLimit?.remaining ?? null }));
+  configure?.(app);
+  await app.ready();
+  return app;
+}
+
+describe('@rl/fastify with Redis', () => {
+  it('sends the headers, then 429 with Retry-After equal to t; a route cost spends the plugin limit', async () => {
+    const app = await appWith({ algorithm: fixedWindow({ limit: 6, window: '1m' }) }, (a) => {
+      a.get('/export', { config: { rateLimit: { cost: 5 } } }, async () => 'csv');
+    });
+    expect(members((await app.inject('/export')).headers['ratelimit'])).toEqual([{ name: '6-in-1m', params: { r: 1, t: 60 } }]);
+    expect(members((await app.inject('/')).headers['ratelimit'])[0]!.params.r).toBe(0);
+    const denied = await app.inject('/');
+    expect(denied.statusCode).toBe(429);
+    expect(denied.headers['retry-after']).toBe('60');
+    expect(members(denied.headers['ratelimit'])[0]!.params.t).toBe(60);
+  });
+
+  it('gives back the units of the other limits when one denies', async () => {
+    const app = await appWith({
+      limits: [
+        { name: 'global', key: () => 'all', algorithm: tokenBucket({ capacity: 20, refillRate: 10 }), cost: 5 },
+        { name: 'user', key: (request) => String(request.headers['x-user']), algorithm: fixedWindow({ limit: 1, window: '1m' }) },
+      ],
+    });
+    expect((await app.inject({ url: '/', headers: { 'x-user': 'ann' } })).statusCode).toBe(200);
+    expect((await app.inject({ url: '/', headers: { 'x-user': 'ann' } })).statusCode).toBe(429);
+    const bob = await app.inject({ url: '/', headers: { 'x-user': 'bob' } });
+    expect(members(bob.headers['ratelimit'])[0]).toEqual({ name: 'global', params: { r: 10, t: 1 } });
+  });
+
+  it('charges nothing when the key function throws', async () => {
+    const app = await appWith({
+      algorithm: fixedWindow({ limit: 5, window: '1m' }),
+      key: (request) => {
+        if (!request.headers['x-user']) throw new Error('no user');
+        return String(request.headers['x-user']);
+      },
+    });
+    expect((await app.inject('/')).statusCode).toBe(500);
+    expect(members((await app.inject({ url: '/', headers: { 'x-user': 'ann' } })).headers['ratelimit'])[0]!.params.r).toBe(4);
+  });
+
+  it('releases a concurrency permit after the response and after a throw', async () => {
+    const app = await appWith({ algorithm: concurrency({ limit: 1 }), key: () => 'k' }, (a) => {
+      a.get('/fail', async () => {
+        throw new Error('boom');
+      });
+    });
+    expect((await app.inject('/')).statusCode).toBe(200);
+    expect((await app.inject('/fail')).statusCode).toBe(500);
+    // The permit is released by the onResponse hook, which may finish just after the response.
+    await expect.poll(async () => (await app.inject('/')).statusCode).toBe(200);
+  });
+
+  it('holds a shaped request, and rejects a delay beyond maxDelay', async () => {
+    const app = await appWith({ algorithm: leakyBucket({ capacity: 10, leakRate: 20, mode: 'shape' }), wait: { maxDelay: '80ms' }, key: () => 'k' });
+    expect((await app.inject('/')).statusCode).toBe(200);
+    expect((await app.inject('/')).statusCode).toBe(200);
+    const rejected = await app.inject('/');
+    expect(rejected.statusCode).toBe(429);
+    expect(rejected.headers['retry-after']).toBe('1');
+  });
+});
