@@ -136,6 +136,8 @@ interface PreparedLimit<Req> {
 }
 
 const RESOLVED: Promise<void> = Promise.resolve();
+/** Most IPv6 addresses whose key the default key function remembers. */
+const IPV6_KEY_CACHE_SIZE = 10_000;
 
 /**
  * The shared HTTP logic of the adapters, built once per middleware: it parses and validates the
@@ -167,6 +169,8 @@ export class HttpRateLimiter<Req> {
   private readonly binding: FrameworkBinding<Req>;
   private readonly ipv6Subnet: number | false;
   private proxyWarned = false;
+  /** IPv6 address → key, for the default key. */
+  private readonly ipv6Keys = new Map<string, string>();
 
   constructor(options: HttpRateLimitOptions<Req>, binding: FrameworkBinding<Req>) {
     const owner = binding.owner;
@@ -334,7 +338,8 @@ export class HttpRateLimiter<Req> {
       throw error;
     }
     if (deniedBy !== -1) {
-      await this.giveBack(keys, costs, decisions);
+      // Only limits before the denying one can have taken something.
+      if (deniedBy > 0) await this.giveBack(keys, costs, decisions);
       const denial = decisions[deniedBy]!;
       return new RateLimitResult(this, keys, costs, decisions, deniedBy, deniedBy, denial.retryAfterMs, true);
     }
@@ -394,7 +399,16 @@ export class HttpRateLimiter<Req> {
     }
     const ip = binding.clientIp(req);
     if (typeof ip !== 'string' || ip.length === 0) throw new InvalidKeyError(ip);
-    return ipKey(ip, this.ipv6Subnet);
+    if (ip.indexOf(':') === -1) return ip;
+    // IPv6 parsing costs a few µs: remember recent addresses (bounded; cleared when full).
+    const cache = this.ipv6Keys;
+    let key = cache.get(ip);
+    if (key === undefined) {
+      if (cache.size >= IPV6_KEY_CACHE_SIZE) cache.clear();
+      key = ipKey(ip, this.ipv6Subnet);
+      cache.set(ip, key);
+    }
+    return key;
   };
 }
 
