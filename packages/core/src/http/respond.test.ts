@@ -1,0 +1,160 @@
+import type { IncomingHttpHeaders } from 'node:http';
+import { describe, expect, it, vi } from 'vitest';
+import type { NumericAlgorithm } from '../algorithm.js';
+import { fixedWindow } from '../algorithms/fixed-window.js';
+import { tokenBucket } from '../algorithms/token-bucket.js';
+import type { Decision } from '../decision.js';
+import { StoreError } from '../errors.js';
+import type { Store } from '../store.js';
+import { HttpRateLimiter, problemBody, type FrameworkBinding, type HttpRateLimitOptions } from './respond.js';
+
+interface FakeRequest {
+  ip?: string;
+  headers: IncomingHttpHeaders;
+}
+
+/** A store for numeric algorithms over a Map, enough to drive the engine (the real stores have their own suites). */
+class MapStore implements Store {
+  readonly capabilities = { local: true, algorithms: ['fixed-window', 'token-bucket'] as const } as unknown as Store['capabilities'];
+  readonly states = new Map<string, number[]>();
+  closed = false;
+  consume(key: string, algorithm: NumericAlgorithm, cost: number, now = 0): Decision {
+    const state = this.states.get(key);
+    const s = state ?? new Array<number>(algorithm.stateSize).fill(0);
+    const decision = algorithm.step(s, 0, state === undefined, now, cost, true);
+    this.states.set(key, s);
+    return decision;
+  }
+  peek(key: string, algorithm: NumericAlgorithm, cost: number, now = 0): Decision {
+    const state = this.states.get(key);
+    return algorithm.step(state ?? new Array<number>(algorithm.stateSize).fill(0), 0, state === undefined, now, cost, false);
+  }
+  undo(key: string, algorithm: NumericAlgorithm, cost: number, now = 0): void {
+    const state = this.states.get(key);
+    if (state) algorithm.undo(state, 0, now, cost);
+  }
+  reset(key: string): void {
+    this.states.delete(key);
+  }
+  acquire(): never {
+    throw new StoreError('not supported here');
+  }
+  release(): void {}
+  close(): void {
+    this.closed = true;
+  }
+}
+
+const T0 = 1_800_000_000_000;
+const clock = (): number => T0;
+
+function binding(createStore: () => Store = () => new MapStore()): FrameworkBinding<FakeRequest> {
+  return {
+    owner: 'rateLimit',
+    adapterOptions: [],
+    clientIp: (req) => req.ip,
+    requestHeaders: (req) => req.headers,
+    trustsProxy: () => false,
+    trustProxyAdvice: 'Trust the proxy',
+    createStore,
+  };
+}
+
+function limiter(options: HttpRateLimitOptions<FakeRequest>, b = binding()): HttpRateLimiter<FakeRequest> {
+  return new HttpRateLimiter<FakeRequest>({ clock, ...options }, b);
+}
+
+describe('HttpRateLimiter', () => {
+  it('derives a deterministic default namespace per middleware, and keeps an explicit prefix', () => {
+    const algorithm = fixedWindow({ limit: 7, window: '1m' });
+    const first = limiter({ algorithm });
+    const second = limiter({ algorithm });
+    expect(first.prefix).toMatch(/^rl:7-in-1m(#\d+)?$/);
+    expect(second.prefix).not.toBe(first.prefix);
+    expect(second.prefix).toMatch(/^rl:7-in-1m#\d+$/);
+    expect(limiter({ algorithm, prefix: 'api' }).prefix).toBe('api');
+    const several = limiter({ prefix: 'api', limits: [{ name: 'a', algorithm }, { name: 'b', algorithm }] });
+    expect(several.limiters.map((l) => l.prefix)).toEqual(['api:a', 'api:b']);
+  });
+
+  it('keys on the client IP with IPv6 grouped, and charges each request its cost', async () => {
+    const store = new MapStore();
+    const engine = limiter({ store, algorithm: tokenBucket({ capacity: 10, refillRate: 1 }), cost: 3 });
+    const v4 = await engine.evaluate({ ip: '::ffff:192.0.2.1', headers: {} });
+    expect(v4).toMatchObject({ allowed: true, key: '192.0.2.1', remaining: 7 });
+    const v6 = await engine.evaluate({ ip: '2001:db8:0:1ff::5', headers: {} });
+    expect(v6!.key).toBe('2001:db8:0:100::/56');
+    expect([...store.states.keys()]).toEqual([`${engine.prefix}:192.0.2.1`, `${engine.prefix}:2001:db8:0:100::/56`]);
+  });
+
+  it('rejects a request without a client address as a bad key, charging nothing', async () => {
+    const engine = limiter({ algorithm: fixedWindow({ limit: 1, window: '1m' }) });
+    await expect(engine.evaluate({ headers: {} })).rejects.toMatchObject({ code: 'RL_INVALID_KEY' });
+  });
+
+  it('binds to the limit with the fewest remaining, and to the denying one on a denial', async () => {
+    const engine = limiter({
+      limits: [
+        { name: 'wide', key: () => 'all', algorithm: fixedWindow({ limit: 10, window: '1m' }) },
+        { name: 'narrow', algorithm: fixedWindow({ limit: 2, window: '1m' }) },
+      ],
+    });
+    const req = { ip: '192.0.2.1', headers: {} };
+    expect(await engine.evaluate(req)).toMatchObject({ allowed: true, binding: 1, remaining: 1, statusCode: 200 });
+    await engine.evaluate(req);
+    const denied = await engine.evaluate(req);
+    expect(denied).toMatchObject({ allowed: false, deniedBy: 1, binding: 1, statusCode: 429, retryAfterSeconds: 60, rolledBack: true });
+    expect(problemBody(denied!)).toBe(
+      '{"type":"about:blank","title":"Too Many Requests","status":429,"detail":"Rate limit exceeded. Retry after 60 seconds.","retryAfter":60}',
+    );
+    // The wide limit's unit was given back: 2 admitted requests used 2 of its 10.
+    expect((await engine.limiters[0]!.peek('all')).remaining).toBe(8);
+  });
+
+  it('answers 503 when a fail-closed store fails, and skips requests asynchronously', async () => {
+    const broken = new MapStore();
+    broken.consume = () => {
+      throw new StoreError('down');
+    };
+    const engine = limiter({ store: broken, algorithm: fixedWindow({ limit: 5, window: '1m' }), skip: async (req) => req.ip === '10.0.0.1' });
+    expect(await engine.evaluate({ ip: '10.0.0.1', headers: {} })).toBeUndefined();
+    const result = await engine.evaluate({ ip: '10.0.0.2', headers: {} });
+    expect(result).toMatchObject({ allowed: false, statusCode: 503, reason: 'store-error', retryAfterSeconds: 1 });
+    expect(problemBody(result!)).toContain('"status":503');
+  });
+
+  it('gives everything back when a held request is abandoned, once', async () => {
+    const engine = limiter({ algorithm: fixedWindow({ limit: 3, window: '1m' }), key: () => 'k' });
+    const result = await engine.evaluate({ headers: {} });
+    expect(result!.remaining).toBe(2);
+    await result!.abandon();
+    await result!.abandon();
+    expect((await engine.limiters[0]!.peek('k')).remaining).toBe(3);
+  });
+
+  it('warns once when a forwarding header arrives and the framework does not trust proxies', async () => {
+    const emit = vi.spyOn(process, 'emitWarning').mockImplementation(() => {});
+    try {
+      const engine = limiter({ algorithm: fixedWindow({ limit: 9, window: '1m' }) });
+      for (let i = 0; i < 3; i++) await engine.evaluate({ ip: '10.0.0.1', headers: { 'x-forwarded-for': '203.0.113.9' } });
+      expect(emit).toHaveBeenCalledTimes(1);
+      expect(emit.mock.calls[0]![1]).toEqual({ code: 'RL_TRUST_PROXY' });
+    } finally {
+      emit.mockRestore();
+    }
+  });
+
+  it('resets a key in every limit, and closes only the store it created', async () => {
+    const created = new MapStore();
+    const engine = limiter({ algorithm: fixedWindow({ limit: 1, window: '1m' }), key: () => 'k' }, binding(() => created));
+    await engine.evaluate({ headers: {} });
+    expect((await engine.evaluate({ headers: {} }))!.allowed).toBe(false);
+    await engine.resetKey('k');
+    expect((await engine.evaluate({ headers: {} }))!.allowed).toBe(true);
+    await engine.close();
+    expect(created.closed).toBe(true);
+    const given = new MapStore();
+    await limiter({ store: given, algorithm: fixedWindow({ limit: 1, window: '1m' }) }).close();
+    expect(given.closed).toBe(false);
+  });
+});
