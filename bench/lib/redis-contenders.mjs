@@ -1,0 +1,72 @@
+// Redis contenders for sections 3 and 5. Each factory takes an ioredis client and returns
+// { call(key) -> Promise, note }. Every limit is 100 per minute per key: keys then live long enough
+// for the bytes-per-key count, and the benches (100k keys in rotation) stay on the allow path.
+export const LIMIT = 100;
+export const WINDOW_MS = 86_400_000; // one day: every key is still alive when the memory is counted
+const RL_REDIS_LIMITS = {
+  'fixed-window': (c) => c.fixedWindow({ limit: LIMIT, window: WINDOW_MS }),
+  'sliding-window-log': (c) => c.slidingWindowLog({ limit: LIMIT, window: WINDOW_MS }),
+  'sliding-window-counter': (c) => c.slidingWindowCounter({ limit: LIMIT, window: WINDOW_MS }),
+  'token-bucket': (c) => c.tokenBucket({ capacity: LIMIT, refillRate: LIMIT, interval: WINDOW_MS }),
+  'leaky-bucket': (c) => c.leakyBucket({ capacity: LIMIT, leakRate: LIMIT, interval: WINDOW_MS }),
+};
+
+export const RL_REDIS_ALGORITHMS = ['fixed-window', 'sliding-window-log', 'sliding-window-counter', 'token-bucket', 'leaky-bucket'];
+
+export async function rlRedisStoreClass() {
+  try {
+    const mod = await import('@rl/store-redis');
+    return typeof mod.RedisStore === 'function' ? mod.RedisStore : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+export const REDIS_CONTENDERS = {
+  'raw EVALSHA (return 1)': async (client) => {
+    client.defineCommand('benchTrivial', { numberOfKeys: 1, lua: 'return 1' });
+    return { call: (key) => client.benchTrivial(key), note: "client.defineCommand('t', { numberOfKeys: 1, lua: 'return 1' }); await client.t(key)" };
+  },
+};
+function rlContender(a, options = { timeout: false }, note = 'timeout: false') {
+  return async (client) => {
+    const RedisStore = await rlRedisStoreClass();
+    if (!RedisStore) throw new Error('SKIP @rl/store-redis exports no RedisStore yet');
+    const core = await import('@rl/core');
+    const limiter = core.createLimiter({ algorithm: RL_REDIS_LIMITS[a](core), store: new RedisStore({ client }), ...options });
+    return { call: (key) => limiter.consume(key), note: `await createLimiter({ algorithm, store: new RedisStore({ client }), ${note} }).consume(key)`, limiter };
+  };
+}
+// The store path itself: no client-side timeout (see the README: with the default 50 ms timeout a
+// loaded 2-core machine trips the failure policy, and every decision for the next second is local).
+for (const a of RL_REDIS_ALGORITHMS) REDIS_CONTENDERS[`rl ${a}`] = rlContender(a);
+// The defaults as a user gets them (50 ms timeout: one timer per call).
+REDIS_CONTENDERS['rl token-bucket (default timeout)'] = rlContender('token-bucket', {}, 'default options');
+REDIS_CONTENDERS['rate-limiter-flexible Redis'] = async (client) => {
+  const { RateLimiterRedis } = await import('rate-limiter-flexible');
+  const rlf = new RateLimiterRedis({ storeClient: client, points: LIMIT, duration: WINDOW_MS / 1000 });
+  return { call: (key) => rlf.consume(key), note: 'await new RateLimiterRedis({ storeClient, points, duration }).consume(key)' };
+};
+REDIS_CONTENDERS['rate-limit-redis'] = async (client) => {
+  const { RedisStore } = await import('rate-limit-redis');
+  const store = new RedisStore({ sendCommand: (command, ...args) => client.call(command, ...args) });
+  store.init({ windowMs: WINDOW_MS });
+  await store.loadIncrementScript?.();
+  return { call: (key) => store.increment(key), note: 'await new RedisStore({ sendCommand }).increment(key) (express-rate-limit store)' };
+};
+REDIS_CONTENDERS['@fastify/rate-limit RedisStore'] = async (client) => {
+  const { createRequire } = await import('node:module');
+  const require = createRequire(import.meta.url);
+  const FastifyRedisStore = require('@fastify/rate-limit/store/RedisStore.js');
+  const store = new FastifyRedisStore(false, false, client, 'fastify-rate-limit-');
+  const incr = (key) =>
+    new Promise((resolve, reject) => store.incr(key, (err, res) => (err ? reject(err) : resolve(res)), WINDOW_MS, LIMIT));
+  return { call: incr, note: 'store.incr(key, cb, timeWindow, max) of @fastify/rate-limit/store/RedisStore.js, promisified' };
+};
+
+/** Section 5: one key flooding a limit of 100 per day, with and without the deny cache. */
+export const FLOOD_CONTENDERS = {
+  'rl token-bucket (deny cache on: default for Redis)': rlContender('token-bucket', { timeout: false }, 'timeout: false'),
+  'rl fixed-window (deny cache on: default for Redis)': rlContender('fixed-window', { timeout: false }, 'timeout: false'),
+  'rl token-bucket, denyCache: false': rlContender('token-bucket', { timeout: false, denyCache: false }, 'timeout: false, denyCache: false'),
+};

@@ -1,0 +1,109 @@
+// Section 3: Redis decisions per second from one Node process (1 and 64 in flight), round trips per
+// decision, and Redis bytes per key, beside a raw EVALSHA and the peers.
+import path from 'node:path';
+import { spawnSync } from 'node:child_process';
+import { BENCH_DIR, median, runWorker, startRedis, pinned, verdict } from '../lib/common.mjs';
+import { REDIS_CONTENDERS, rlRedisStoreClass } from '../lib/redis-contenders.mjs';
+
+const WORKER = path.join(BENCH_DIR, 'sections/redis-worker.mjs');
+export const title = '3. Redis: decisions per second, round trips, bytes per key';
+
+const ONE_VALUE = ['rl fixed-window', 'rl leaky-bucket'];
+
+export async function run({ quick, log }) {
+  if (spawnSync('redis-server', ['--version']).status !== 0) return { skipped: 'redis-server is not on PATH' };
+  const rlReady = Boolean(await rlRedisStoreClass());
+  const redis = await startRedis({ cpu: 0 });
+  log(`  redis-server on 127.0.0.1:${redis.port} (pid ${redis.pid}), core 0; clients on core 1`);
+  try {
+    const names = Object.keys(REDIS_CONTENDERS).filter((n) => rlReady || !n.startsWith('rl '));
+    const rounds = quick ? 1 : 2;
+    const warmMs = quick ? 200 : 400;
+    const runMs = quick ? 500 : 1200;
+    const samples = {};
+    for (let r = 0; r < rounds; r++) {
+      const order = r % 2 ? [...names].reverse() : names;
+      for (const inflight of [1, 64]) {
+        for (const name of order) {
+          let res;
+          try {
+            res = await runWorker(WORKER, ['ops', name, String(redis.port), String(inflight), String(warmMs), String(runMs)], { cpu: 1 });
+          } catch (error) {
+            res = { error: error.message };
+          }
+          if (res.skipped || res.error) log(`  ${name}: ${res.skipped ?? res.error}`);
+          (samples[`${name}|${inflight}`] ??= []).push(res);
+        }
+      }
+      log(`  ops round ${r + 1}/${rounds} done`);
+    }
+    // The ceiling of Redis itself for the same trivial script, from redis-benchmark (C client, 64 connections).
+    let ceiling;
+    const sha = spawnSync('redis-cli', ['-p', String(redis.port), 'SCRIPT', 'LOAD', 'return 1'], { encoding: 'utf8' }).stdout.trim();
+    const [cmd, argv] = pinned(1, 'redis-benchmark', ['-h', '127.0.0.1', '-p', String(redis.port), '-c', '64', '-n', quick ? '20000' : '100000', '-q', 'EVALSHA', sha, '0']);
+    const rb = spawnSync(cmd, argv, { encoding: 'utf8', timeout: 60_000 });
+    const m = rb.stdout?.match(/([\d.]+) requests per second/);
+    if (m) ceiling = Number(m[1]);
+
+    const get = (name, inflight, field) => median((samples[`${name}|${inflight}`] ?? []).map((s) => s[field]));
+    const raw1 = get('raw EVALSHA (return 1)', 1, 'opsPerSec');
+    const raw64 = get('raw EVALSHA (return 1)', 64, 'opsPerSec');
+    const rows = names.map((name) => {
+      const s64 = samples[`${name}|64`] ?? [];
+      const notStore = s64.reduce((a, s) => a + Object.values(s.reasons ?? {}).reduce((x, y) => x + y, 0), 0);
+      return [
+        name,
+        get(name, 1, 'opsPerSec'),
+        get(name, 1, 'opsPerSec') / raw1,
+        get(name, 64, 'opsPerSec'),
+        get(name, 64, 'opsPerSec') / raw64,
+        get(name, 64, 'roundTrips'),
+        get(name, 64, 'redisCommandsPerOp'),
+        get(name, 64, 'clientCpuUsPerOp'),
+        notStore ? `${notStore} (${Object.keys(Object.assign({}, ...s64.map((s) => s.reasons))).join(', ')})` : '0',
+      ];
+    });
+
+    // Bytes per key. 250k keys fill Redis's two dicts to the same load factor as 1M keys (2^18 vs 2^20
+    // buckets), so the per-key overhead matches; RL_BENCH_REDIS_KEYS=1000000 counts a real million (~1 min each).
+    const n = Number(process.env.RL_BENCH_REDIS_KEYS) || (quick ? 65_000 : 250_000);
+    const mem = {};
+    for (const name of names.filter((x) => !x.startsWith('raw') && !x.includes('default timeout'))) {
+      try {
+        mem[name] = await runWorker(WORKER, ['mem', name, String(redis.port), String(n)], { cpu: 1, timeoutMs: 300_000 });
+      } catch (error) {
+        mem[name] = { error: error.message };
+      }
+      log(`  ${name}: ${mem[name].bytesPerKey?.toFixed(1) ?? mem[name].skipped ?? mem[name].error} Redis bytes/key`);
+    }
+    const memRows = Object.entries(mem).map(([name, r]) => [name, r.bytesPerKey ?? r.skipped ?? r.error, r.redisKeysPerKey]);
+
+    const targets = [];
+    if (rlReady) {
+      for (const name of names.filter((x) => x.startsWith('rl ') && !x.includes('default timeout'))) {
+        const ratio = get(name, 64, 'opsPerSec') / raw64;
+        targets.push({ target: `Redis ${name.slice(3)} at 64 in flight: >= 0.95 x raw EVALSHA`, value: ratio, ok: ratio >= 0.95 });
+      }
+      for (const name of ONE_VALUE) {
+        const b = mem[name]?.bytesPerKey;
+        targets.push({ target: `Redis bytes per key, ${name.slice(3)} (one value): <= 100`, value: b, ok: b <= 100 });
+      }
+    }
+    return {
+      skipped: undefined,
+      tables: [
+        {
+          caption: `decisions/s from one Node process (core 1) to redis-server (core 0), 100k keys in rotation, limit 100 per day per key (allow path); median of ${rounds} alternating rounds of ${runMs} ms${ceiling ? `; redis-benchmark EVALSHA ceiling (C, 64 connections): ${Math.round(ceiling)}/s` : ''}`,
+          headers: ['contender', '1 in flight', '/raw', '64 in flight', '/raw', 'round trips/decision', 'Redis cmds/decision', 'client CPU us/decision', 'decisions not from Redis'],
+          rows,
+        },
+        { caption: `Redis used_memory per key after ${n.toLocaleString('en')} distinct IPv4-like keys, each lib's own key names`, headers: ['contender', 'bytes/key', 'Redis keys/key'], rows: memRows },
+      ],
+      targets: targets.map((t) => ({ ...t, verdict: verdict(t.ok) })),
+      notes: rlReady ? undefined : 'rl rows skipped: @rl/store-redis exports no RedisStore in its build yet.',
+      raw: { samples, ceiling, mem, keys: n },
+    };
+  } finally {
+    await redis.stop();
+  }
+}
