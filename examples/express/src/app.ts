@@ -1,0 +1,93 @@
+import express, { type Express, type NextFunction, type Request, type Response } from 'express';
+import { concurrency, fixedWindow, tokenBucket, type Clock, type Duration, type Store } from '@rl/core';
+import { rateLimit } from '@rl/express';
+import { MemoryStore } from '@rl/store-memory';
+
+/** The limits of this example, in one place (the README and the tests read them from here). */
+export const LIMITS = {
+  /** Every client IP: a token bucket of 20 tokens refilled at 10 per second. */
+  perIp: { capacity: 20, refillRate: 10 },
+  /** Each API key on /api: 10 requests per minute. */
+  perApiKey: { limit: 10, window: '1m' },
+  /** What GET /export costs from the per-IP bucket. */
+  exportCost: 5,
+  /** Requests to GET /slow in flight at once per client IP. */
+  slowConcurrency: 2,
+} as const;
+
+/** The demo API keys accepted on /api (a real app looks them up). */
+export const API_KEYS: ReadonlySet<string> = new Set(['key-alice', 'key-bob']);
+
+export interface AppOptions {
+  /** Where every limit keeps its state. Default: a new `MemoryStore`. */
+  store?: Store;
+  /** Time source of every limit. Default: the store's clock (Redis `TIME` on Redis). Tests pass a frozen clock. */
+  clock?: Clock;
+  /** Longest wait for a remote store before the failure policy (deny: 503) applies. Default: the library's (50 ms). */
+  storeTimeout?: Duration;
+  /** The work done by GET /slow. Default: wait `slowMs`. */
+  slowWork?: () => Promise<void>;
+  /** How long GET /slow takes by default (ms). Default 2000. */
+  slowMs?: number;
+}
+
+/** Builds the Express app. It does not listen: see `server.ts`, or call `app.listen(0)` in a test. */
+export function createApp(options: AppOptions = {}): Express {
+  // Options every limit of this app shares.
+  const shared = {
+    store: options.store ?? new MemoryStore(),
+    ...(options.clock && { clock: options.clock }),
+    ...(options.storeTimeout !== undefined && { timeout: options.storeTimeout }),
+  };
+  const slowMs = options.slowMs ?? 2000;
+  const slowWork = options.slowWork ?? (() => new Promise<void>((resolve) => setTimeout(resolve, slowMs)));
+
+  const app = express();
+
+  // 1. Global: one token bucket per client IP (the default key). GET /export costs 5 tokens, the rest 1.
+  app.use(
+    rateLimit({
+      algorithm: tokenBucket(LIMITS.perIp),
+      ...shared,
+      cost: (req) => (req.path === '/export' ? LIMITS.exportCost : 1),
+    }),
+  );
+
+  app.get('/', (req, res) => {
+    res.json({ hello: 'world', remaining: req.rateLimit?.remaining });
+  });
+
+  // 2. /export is expensive: it takes 5 tokens of the caller's bucket (see `cost` above).
+  app.get('/export', (_req, res) => {
+    res.json({ export: 'ok', rows: 1000 });
+  });
+
+  // 3. At most 2 requests to /slow in flight per IP; the permit comes back when the response ends.
+  app.get('/slow', rateLimit({ algorithm: concurrency({ limit: LIMITS.slowConcurrency, lease: '30s' }), ...shared }), async (_req, res) => {
+    await slowWork();
+    res.json({ slow: 'done' });
+  });
+
+  // 4. /api needs an API key (x-api-key) and allows 10 requests per minute per key, whatever the IP.
+  const api = express.Router();
+  api.use(requireApiKey);
+  api.use(
+    rateLimit({
+      algorithm: fixedWindow(LIMITS.perApiKey),
+      ...shared,
+      key: (req) => `api-key:${req.get('x-api-key')}`,
+    }),
+  );
+  api.get('/items', (req, res) => {
+    res.json({ items: ['a', 'b', 'c'], apiKey: req.get('x-api-key') });
+  });
+  app.use('/api', api);
+
+  return app;
+}
+
+function requireApiKey(req: Request, res: Response, next: NextFunction): void {
+  const apiKey = req.get('x-api-key');
+  if (apiKey && API_KEYS.has(apiKey)) return next();
+  res.status(401).type('application/problem+json').json({ type: 'about:blank', title: 'Unauthorized', status: 401, detail: 'Send a valid x-api-key header.' });
+}

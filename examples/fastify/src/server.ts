@@ -1,0 +1,40 @@
+import type { Store } from '@rl/core';
+import { MemoryStore } from '@rl/store-memory';
+import { RedisStore } from '@rl/store-redis';
+import { Redis } from 'ioredis';
+import { buildApp } from './app.js';
+
+const port = Number(process.env.PORT ?? 3000);
+const host = process.env.HOST ?? '127.0.0.1';
+const redisUrl = process.env.REDIS_URL;
+
+// Memory store by default; Redis (shared by every instance of the app) when REDIS_URL is set.
+let redis: Redis | undefined;
+let store: Store;
+if (redisUrl) {
+  redis = new Redis(redisUrl);
+  redis.on('error', (error: Error) => console.error(`redis: ${error.message}`));
+  store = new RedisStore({ client: redis });
+} else {
+  store = new MemoryStore();
+}
+
+const app = await buildApp({ store });
+const address = await app.listen({ port, host });
+console.log(`rl fastify example listening on ${address} (store: ${redisUrl ? 'redis' : 'memory'})`);
+
+let closing = false;
+async function shutdown(signal: string): Promise<void> {
+  if (closing) return;
+  closing = true;
+  console.log(`${signal}: shutting down`);
+  // Never hang: exit anyway after 5 s.
+  setTimeout(() => process.exit(1), 5000).unref();
+  await app.close();
+  await store.close?.();
+  await redis?.quit();
+  console.log('closed');
+  process.exit(0);
+}
+process.on('SIGINT', () => void shutdown('SIGINT'));
+process.on('SIGTERM', () => void shutdown('SIGTERM'));
