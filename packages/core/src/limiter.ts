@@ -84,8 +84,17 @@ export class Limiter extends EventEmitter {
   private readonly denyCache: Map<string, DenyEntry> | undefined;
   private readonly denyCacheMax: number;
   private readonly retryIntervalMs: number;
-  /** Local time until which the store is considered down (failure policy applies without a call). */
+  /**
+   * The "store down" circuit. 0: closed (every call goes to the store). Otherwise the local time until
+   * which calls skip the store and the failure policy applies directly; once it passes, one call goes to
+   * the store as a probe (and moves this time on by `storeRetryInterval`, so a hung probe is replaced
+   * by another): its success closes the circuit, its failure keeps it open.
+   */
   private storeDownUntil = 0;
+  /** The reason of the failure that opened the circuit, repeated by the decisions taken while it is open. */
+  private storeDownReason: 'store-error' | 'timeout' = 'store-error';
+  /** Deadlines of the store calls in flight, behind one timer. */
+  private readonly deadlines: Deadlines | undefined;
 
   constructor(options: LimiterOptions) {
     super();
@@ -118,6 +127,7 @@ export class Limiter extends EventEmitter {
       o.timeout === false ? 0 : o.timeout === undefined ? (local ? 0 : 50) : parseDuration(o.timeout, 'createLimiter.timeout');
     this.retryIntervalMs =
       o.storeRetryInterval === undefined ? STORE_DOWN_RETRY_MS : parseDuration(o.storeRetryInterval, 'createLimiter.storeRetryInterval');
+    this.deadlines = this.timeoutMs > 0 ? new Deadlines(this.timeoutMs) : undefined;
 
     const policy = o.onStoreError ?? 'deny';
     if (policy === 'deny' || policy === 'allow') {
@@ -169,14 +179,17 @@ export class Limiter extends EventEmitter {
         throw new UnsupportedError('A concurrency limit is taken with limiter.acquire(key), which returns a decision with release().');
       }
       const cache = this.denyCache;
-      if (cache !== undefined) {
-        const cached = this.fromDenyCache(cache, storeKey, cost);
-        if (cached !== undefined) return Promise.resolve(cached);
+      if (cache === undefined) {
+        const result = this.run(storeKey, cost, 'consume');
+        return result instanceof Promise ? result : Promise.resolve(result);
       }
+      // Taken before the store call: a denial is cached from the earliest time the store can have decided it.
+      const askedAt = this.localClock();
+      const cached = this.fromDenyCache(cache, storeKey, cost, askedAt);
+      if (cached !== undefined) return Promise.resolve(cached);
       const result = this.run(storeKey, cost, 'consume');
-      if (cache === undefined) return result instanceof Promise ? result : Promise.resolve(result);
-      if (result instanceof Promise) return result.then((d) => this.remember(cache, storeKey, cost, d));
-      return Promise.resolve(this.remember(cache, storeKey, cost, result));
+      if (result instanceof Promise) return result.then((d) => this.remember(cache, storeKey, cost, d, askedAt));
+      return Promise.resolve(this.remember(cache, storeKey, cost, result, askedAt));
     } catch (error) {
       return Promise.reject(error);
     }
@@ -226,14 +239,27 @@ export class Limiter extends EventEmitter {
     const leaseId = newLeaseId();
     let decision: Decision;
     let fromStore = true;
-    if (this.storeDownUntil > this.localClock()) {
-      decision = await this.onFailure(undefined, storeKey, 1, 'consume', 'store-error', leaseId);
+    const gate = this.storeGate();
+    if (gate === SKIP_STORE) {
+      decision = await this.onFailure(undefined, storeKey, 1, 'consume', this.storeDownReason, leaseId);
       fromStore = false;
     } else {
+      let pending: MaybePromise<Decision> | undefined;
       try {
-        decision = await this.withTimeout(this.store.acquire(storeKey, algorithm, leaseId, this.clock?.()));
+        pending = this.store.acquire(storeKey, algorithm, leaseId, this.clock?.());
+        decision = await this.withTimeout(pending);
+        if (gate === PROBE_STORE) this.storeDownUntil = 0;
       } catch (error) {
-        decision = await this.onFailure(error, storeKey, 1, 'consume', error instanceof StoreTimeoutError ? 'timeout' : 'store-error', leaseId);
+        const timedOut = error instanceof StoreTimeoutError;
+        if (timedOut && pending instanceof Promise) {
+          // The store may still grant the permit after the timeout: give it back then, or it would be
+          // held until its lease expires.
+          pending.then(
+            (late) => (late.allowed ? this.store.release(storeKey, algorithm, leaseId) : undefined),
+            () => undefined,
+          ).catch(() => undefined);
+        }
+        decision = await this.onFailure(error, storeKey, 1, 'consume', timedOut ? 'timeout' : 'store-error', leaseId);
         fromStore = false;
       }
     }
@@ -255,10 +281,9 @@ export class Limiter extends EventEmitter {
     return { ...decision, release };
   }
 
-  private fromDenyCache(cache: Map<string, DenyEntry>, storeKey: string, cost: number): Decision | undefined {
+  private fromDenyCache(cache: Map<string, DenyEntry>, storeKey: string, cost: number, now: number): Decision | undefined {
     const entry = cache.get(storeKey);
     if (entry === undefined || cost < entry.cost) return undefined;
-    const now = this.localClock();
     const wait = entry.until - now;
     if (wait <= 0) {
       cache.delete(storeKey);
@@ -271,24 +296,22 @@ export class Limiter extends EventEmitter {
     return decision;
   }
 
-  private remember(cache: Map<string, DenyEntry>, storeKey: string, cost: number, decision: Decision): Decision {
+  private remember(cache: Map<string, DenyEntry>, storeKey: string, cost: number, decision: Decision, askedAt: number): Decision {
     if (!decision.allowed && decision.reason === undefined && decision.retryAfterMs > 0) {
       if (cache.size >= this.denyCacheMax) {
         // Drop the oldest entry (insertion order); entries are short-lived anyway.
         const oldest = cache.keys().next().value;
         if (oldest !== undefined) cache.delete(oldest);
       }
-      cache.set(storeKey, { until: this.localClock() + decision.retryAfterMs, cost, decision });
+      cache.set(storeKey, { until: askedAt + decision.retryAfterMs, cost, decision });
     }
     return decision;
   }
 
   /** Calls the store (with the timeout and failure policy); synchronous stores answer synchronously. */
   private run(storeKey: string, cost: number, op: 'consume' | 'peek'): MaybePromise<Decision> {
-    if (this.storeDownUntil !== 0) {
-      if (this.storeDownUntil > this.localClock()) return this.onFailure(undefined, storeKey, cost, op, 'store-error');
-      this.storeDownUntil = 0;
-    }
+    const gate = this.storeDownUntil === 0 ? CALL_STORE : this.storeGate();
+    if (gate === SKIP_STORE) return this.onFailure(undefined, storeKey, cost, op, this.storeDownReason);
     const now = this.clock === undefined ? undefined : this.clock();
     let result: MaybePromise<Decision>;
     try {
@@ -300,25 +323,44 @@ export class Limiter extends EventEmitter {
       if (error instanceof RateLimitError && error.code !== 'RL_STORE_ERROR') throw error;
       return this.onFailure(error, storeKey, cost, op, 'store-error');
     }
-    if (!(result instanceof Promise)) return result;
-    return this.withTimeout(result).catch((error: unknown) =>
+    if (!(result instanceof Promise)) {
+      if (gate === PROBE_STORE) this.storeDownUntil = 0;
+      return result;
+    }
+    const answered = gate === PROBE_STORE ? this.withTimeout(result).then(this.closeCircuit) : this.withTimeout(result);
+    return answered.catch((error: unknown) =>
       this.onFailure(error, storeKey, cost, op, error instanceof StoreTimeoutError ? 'timeout' : 'store-error'),
     );
   }
 
+  /** Whether a call may go to the store now: always while the circuit is closed; one probe at a time while it is open. */
+  private storeGate(): StoreGate {
+    if (this.storeDownUntil === 0) return CALL_STORE;
+    const now = this.localClock();
+    if (this.storeDownUntil > now) return SKIP_STORE;
+    this.storeDownUntil = now + this.retryIntervalMs;
+    return PROBE_STORE;
+  }
+
+  /** A probe succeeded: the store is used again. */
+  private readonly closeCircuit = <T>(value: T): T => {
+    this.storeDownUntil = 0;
+    return value;
+  };
+
+  /** `value`, rejected with a {@link StoreTimeoutError} when it does not settle within the timeout. */
   private withTimeout<T>(value: MaybePromise<T>): Promise<T> {
-    const promise = Promise.resolve(value);
-    const ms = this.timeoutMs;
-    if (ms === 0 || !(value instanceof Promise)) return promise;
+    const deadlines = this.deadlines;
+    if (deadlines === undefined || !(value instanceof Promise)) return Promise.resolve(value);
     return new Promise<T>((resolve, reject) => {
-      const timer = setTimeout(() => reject(new StoreTimeoutError(ms)), ms);
-      promise.then(
+      const entry = deadlines.add(reject);
+      value.then(
         (v) => {
-          clearTimeout(timer);
+          entry.settled = true;
           resolve(v);
         },
         (e: unknown) => {
-          clearTimeout(timer);
+          entry.settled = true;
           reject(e);
         },
       );
@@ -336,6 +378,7 @@ export class Limiter extends EventEmitter {
   ): MaybePromise<Decision> {
     if (error !== undefined) {
       this.storeDownUntil = this.localClock() + this.retryIntervalMs;
+      this.storeDownReason = reason;
       this.emitStoreError(error, storeKey, this.policyAction);
     }
     const algorithm = this.algorithm;
@@ -367,6 +410,60 @@ export class Limiter extends EventEmitter {
 /** Creates a {@link Limiter}; throws {@link InvalidOptionError} for bad options. */
 export function createLimiter(options: LimiterOptions): Limiter {
   return new Limiter(options);
+}
+
+const CALL_STORE = 0;
+const PROBE_STORE = 1;
+const SKIP_STORE = 2;
+type StoreGate = typeof CALL_STORE | typeof PROBE_STORE | typeof SKIP_STORE;
+
+interface Deadline {
+  readonly at: number;
+  readonly reject: (error: Error) => void;
+  settled: boolean;
+  next: Deadline | undefined;
+}
+
+/**
+ * The timeouts of the store calls in flight. Every call has the same timeout, so deadlines come in
+ * order: a FIFO list behind one timer replaces a `setTimeout`/`clearTimeout` pair per call. A settled
+ * call stays in the list (flagged) until its deadline passes.
+ */
+class Deadlines {
+  private head: Deadline | undefined;
+  private tail: Deadline | undefined;
+  private timer: NodeJS.Timeout | undefined;
+
+  constructor(private readonly timeoutMs: number) {}
+
+  add(reject: (error: Error) => void): Deadline {
+    const entry: Deadline = { at: performance.now() + this.timeoutMs, reject, settled: false, next: undefined };
+    if (this.tail === undefined) this.head = entry;
+    else this.tail.next = entry;
+    this.tail = entry;
+    if (this.timer === undefined) this.schedule(this.timeoutMs);
+    return entry;
+  }
+
+  private schedule(ms: number): void {
+    this.timer = setTimeout(this.expire, Math.max(1, Math.ceil(ms)));
+  }
+
+  private readonly expire = (): void => {
+    this.timer = undefined;
+    const now = performance.now();
+    let entry = this.head;
+    while (entry !== undefined && entry.at <= now) {
+      if (!entry.settled) {
+        entry.settled = true;
+        entry.reject(new StoreTimeoutError(this.timeoutMs));
+      }
+      entry = entry.next;
+    }
+    this.head = entry;
+    if (entry === undefined) this.tail = undefined;
+    else this.schedule(entry.at - now);
+  };
 }
 
 let leaseCounter = 0;
