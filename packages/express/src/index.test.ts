@@ -445,6 +445,7 @@ describe('bad options are rejected when the middleware is created', () => {
     ['an empty prefix', { algorithm, prefix: '' }, 'rateLimit.prefix'],
     ['wait without a shaping limit', { algorithm, wait: { maxDelay: '1s' } }, 'rateLimit.wait'],
     ['a shaping limit without wait', { algorithm: leakyBucket({ capacity: 5, leakRate: 1, mode: 'shape' }) }, 'rateLimit.wait'],
+    ['a maxDelay beyond a Node timer', { algorithm: leakyBucket({ capacity: 5, leakRate: 1, mode: 'shape' }), wait: { maxDelay: '30d' } }, 'rateLimit.wait.maxDelay'],
     ['a bad maxDelay', { algorithm: leakyBucket({ capacity: 5, leakRate: 1, mode: 'shape' }), wait: { maxDelay: 'soon' } }, 'rateLimit.wait.maxDelay'],
     ['a cost on a concurrency limit', { limits: [{ algorithm: concurrency({ limit: 2 }), cost: 2 }] }, 'rateLimit.limits[0].cost'],
     ['an onLimit that is not a function', { algorithm, onLimit: 'deny' }, 'rateLimit.onLimit'],

@@ -332,6 +332,8 @@ describe('@rl/fastify', () => {
         [{ algorithm: fixedWindow({ limit: 1, window: '1m' }), max: 5 }, 'rateLimit.max'],
         [{ algorithm: fixedWindow({ limit: 1, window: '1m' }), hook: 'onSend' }, 'rateLimit.hook'],
         [{ algorithm: fixedWindow({ limit: 1, window: '1m' }), global: 'yes' }, 'rateLimit.global'],
+        [{ global: false, windowMs: 1000 }, 'rateLimit.windowMs'],
+        [{ global: false, hook: 'onSend' }, 'rateLimit.hook'],
       ] as const) {
         const app = Fastify();
         apps.push(app);

@@ -4,6 +4,7 @@ import { MemoryStore } from '@rl/store-memory';
 import {
   HttpRateLimiter,
   InvalidOptionError,
+  checkOptionNames,
   PROBLEM_CONTENT_TYPE,
   holdRequest,
   problemBody,
@@ -125,8 +126,12 @@ function addHook(route: RouteOptions, name: 'onRequest' | 'preHandler' | 'onResp
 }
 
 async function rateLimitPlugin(fastify: FastifyInstance, options: RateLimitPluginOptions): Promise<void> {
+  checkOptionNames(options, 'rateLimit', [...ADAPTER_OPTIONS, 'global']);
   const { global = true, ...shared } = options;
   if (typeof global !== 'boolean') throw new InvalidOptionError('rateLimit.global', global, 'true (every route) or false (only routes with config.rateLimit)');
+  if (shared.hook !== undefined && shared.hook !== 'onRequest' && shared.hook !== 'preHandler') {
+    throw new InvalidOptionError('rateLimit.hook', shared.hook, "'onRequest' or 'preHandler'");
+  }
   let ownedStore: Store | undefined;
   const createStore = (): Store => (ownedStore ??= new MemoryStore());
   const store = shared.store ?? createStore();

@@ -3,6 +3,7 @@
 // keys with IPv6 grouping (keys.ts).
 export {
   HttpRateLimiter,
+  checkOptionNames,
   RateLimitResult,
   holdRequest,
   problemBody,

@@ -122,6 +122,15 @@ const PRINTABLE_ASCII = /^[\x20-\x7e]+$/;
 /** Middlewares created so far in this process, per default namespace: makes default prefixes distinct and deterministic. */
 const namespaceCounts = new Map<string, number>();
 
+/**
+ * Throws {@link InvalidOptionError} when `options` is not an object or names an option that neither
+ * the http layer nor the adapter (`adapterOptions`) knows. For adapters that validate options whose
+ * limits are only complete later (Fastify's `global: false` plugin options, completed per route).
+ */
+export function checkOptionNames(options: unknown, owner: string, adapterOptions: readonly string[]): Record<string, unknown> {
+  return checkOptions(options, [...CORE_OPTIONS, ...adapterOptions], owner);
+}
+
 /** One limit as prepared at creation. */
 interface PreparedLimit<Req> {
   readonly limiter: Limiter;
@@ -136,6 +145,8 @@ interface PreparedLimit<Req> {
 }
 
 const RESOLVED: Promise<void> = Promise.resolve();
+/** The longest delay a Node timer supports (2^31 − 1 ms, about 24.8 days). */
+const MAX_TIMER_MS = 2_147_483_647;
 /** Most IPv6 addresses whose key the default key function remembers. */
 const IPV6_KEY_CACHE_SIZE = 10_000;
 
@@ -231,6 +242,7 @@ export class HttpRateLimiter<Req> {
       if (!shapes) throw new InvalidOptionError(`${owner}.wait`, o.wait, "no wait: it applies only to a shaping leaky bucket (leakyBucket({ ..., mode: 'shape' }))");
       const w = checkOptions(o.wait, ['maxDelay'], `${owner}.wait`);
       this.maxDelayMs = parseDuration(w.maxDelay, `${owner}.wait.maxDelay`);
+      if (this.maxDelayMs > MAX_TIMER_MS) throw new InvalidOptionError(`${owner}.wait.maxDelay`, w.maxDelay, 'a duration of at most 24 days (the longest Node timer)');
     }
 
     // Limiters, built once. The default store is created only when some limit needs it.
