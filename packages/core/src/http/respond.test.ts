@@ -123,6 +123,15 @@ describe('HttpRateLimiter', () => {
     expect(problemBody(result!)).toContain('"status":503');
   });
 
+  it('serialises a result as its data only', async () => {
+    const engine = limiter({ algorithm: fixedWindow({ limit: 3, window: '1m' }), key: () => 'k' });
+    const json = JSON.parse(JSON.stringify(await engine.evaluate({ headers: {} })));
+    expect(json).toMatchObject({ allowed: true, statusCode: 200, limit: 3, remaining: 2, key: 'k', keys: ['k'], costs: [1], deniedBy: -1 });
+    expect(Object.keys(json).sort()).toEqual(
+      ['allowed', 'binding', 'costs', 'decisions', 'delayMs', 'deniedBy', 'key', 'keys', 'limit', 'policy', 'remaining', 'resetMs', 'retryAfterMs', 'retryAfterSeconds', 'rolledBack', 'statusCode'].sort(),
+    );
+  });
+
   it('gives everything back when a held request is abandoned, once', async () => {
     const engine = limiter({ algorithm: fixedWindow({ limit: 3, window: '1m' }), key: () => 'k' });
     const result = await engine.evaluate({ headers: {} });

@@ -464,8 +464,9 @@ export class RateLimitResult implements HeaderSource {
   readonly binding: number;
   /** True when the units admitted for this request were given back (it was rejected or abandoned). */
   rolledBack: boolean;
-  private readonly owner: HttpRateLimiter<never>;
-  private settled = false;
+  // ES private fields: not enumerable, so logging or serialising the result shows only its data.
+  readonly #owner: HttpRateLimiter<never>;
+  #settled: boolean;
 
   constructor(
     owner: HttpRateLimiter<never>,
@@ -479,7 +480,7 @@ export class RateLimitResult implements HeaderSource {
   ) {
     const d = decisions[binding]!;
     const denied = deniedBy !== -1;
-    this.owner = owner;
+    this.#owner = owner;
     this.allowed = !denied;
     this.statusCode = !denied ? 200 : !d.allowed && (d.reason === 'store-error' || d.reason === 'timeout') ? 503 : 429;
     this.limit = d.limit;
@@ -498,7 +499,7 @@ export class RateLimitResult implements HeaderSource {
     this.binding = binding;
     this.rolledBack = rolledBack;
     // A denied request holds nothing: there is nothing to release.
-    this.settled = denied;
+    this.#settled = denied;
   }
 
   /**
@@ -506,18 +507,18 @@ export class RateLimitResult implements HeaderSource {
    * finishes, the connection closes or the handler throws; only the first call does anything.
    */
   release(): Promise<void> {
-    if (this.settled) return RESOLVED;
-    this.settled = true;
-    if (!this.owner.hasLeases) return RESOLVED;
-    return this.owner.giveBack(this.keys, this.costs, this.decisions, true);
+    if (this.#settled) return RESOLVED;
+    this.#settled = true;
+    if (!this.#owner.hasLeases) return RESOLVED;
+    return this.#owner.giveBack(this.keys, this.costs, this.decisions, true);
   }
 
   /** The client left before the request proceeded (while held): gives back every unit and permit it took. */
   abandon(): Promise<void> {
-    if (this.settled) return RESOLVED;
-    this.settled = true;
+    if (this.#settled) return RESOLVED;
+    this.#settled = true;
     this.rolledBack = true;
-    return this.owner.giveBack(this.keys, this.costs, this.decisions);
+    return this.#owner.giveBack(this.keys, this.costs, this.decisions);
   }
 }
 
