@@ -102,6 +102,21 @@ describe.each([
       if (format === 'legacy') expect(Number(res.headers['x-ratelimit-reset'])).toBeGreaterThan(Date.now() / 1000);
     });
 
+    it.each(['draft-7', 'draft-6', 'legacy'] as const)('makes the %s reset of a denial equal to Retry-After', async (format) => {
+      const app = appWith({ algorithm: tokenBucket({ capacity: 2, refillRate: 1, interval: '5s' }), headers: format });
+      await request(app).get('/').expect(200);
+      await request(app).get('/').expect(200);
+      const denied = await request(app).get('/').expect(429);
+      expect(denied.headers['retry-after']).toBe('5');
+      const parsed = parseRateLimit(denied.headers as Record<string, string>, format === 'legacy' ? { reset: 'unix' } : { reset: 'seconds' });
+      expect(parsed).toMatchObject({ remaining: 0 });
+      const resetIn = (parsed!.reset!.getTime() - Date.now()) / 1000;
+      expect(resetIn).toBeGreaterThan(3);
+      expect(resetIn).toBeLessThanOrEqual(6);
+      if (format === 'draft-7') expect(denied.headers['ratelimit']).toMatch(/reset=5$/);
+      if (format === 'draft-6') expect(denied.headers['ratelimit-reset']).toBe('5');
+    });
+
     it('sends only Retry-After with headers: false', async () => {
       const app = appWith({ algorithm: fixedWindow({ limit: 1, window: '1m' }), headers: false });
       const ok = await request(app).get('/').expect(200);

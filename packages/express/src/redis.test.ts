@@ -67,6 +67,15 @@ describe.each([
     expect(denied.body).toMatchObject({ status: 429, retryAfter: 60 });
   });
 
+  it('shares one limit between instances of an app (same prefix, one Redis)', async () => {
+    const prefix = randomUUID();
+    const [first, second] = [appWith({ prefix, algorithm: fixedWindow({ limit: 2, window: '1m' }) }), appWith({ prefix, algorithm: fixedWindow({ limit: 2, window: '1m' }) })];
+    await request(first).get('/').expect(200);
+    await request(second).get('/').expect(200);
+    await request(first).get('/').expect(429);
+    await request(second).get('/').expect(429);
+  });
+
   it('charges costs, and gives back the units of the other limits when one denies', async () => {
     const app = appWith({
       limits: [
