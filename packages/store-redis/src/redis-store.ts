@@ -159,25 +159,36 @@ export class RedisStore implements Store {
   }
 
   private decide(key: string, algorithm: Algorithm, op: Operation | 'a', costOrLease: string, now: number | undefined): Promise<Decision> {
-    return this.call(key, algorithm, op, costOrLease, now).then((reply) => {
-      const r = reply as number[];
-      return makeDecision(r[0] === 1, algorithm.limit, r[1]!, r[2]!, r[3]!, r[4]!, algorithm.policy);
+    const plan = this.plan(algorithm);
+    // One `then` for both outcomes: the reply becomes a decision, a failure a StoreError.
+    return this.send(plan, key, op, costOrLease, now).then(
+      (reply) => {
+        const r = reply as number[];
+        return makeDecision(r[0] === 1, algorithm.limit, r[1]!, r[2]!, r[3]!, r[4]!, algorithm.policy);
+      },
+      (error: unknown) => {
+        throw storeError(plan.script.name, error);
+      },
+    );
+  }
+
+  private call(key: string, algorithm: Algorithm, op: Operation | 'r', costOrLease: string, now: number | undefined): Promise<unknown> {
+    const plan = this.plan(algorithm);
+    return this.send(plan, key, op, costOrLease, now).catch((error: unknown) => {
+      throw storeError(plan.script.name, error);
     });
   }
 
   /** One EVALSHA: `KEYS…, operation, now ('' for Redis TIME), cost or lease id, expiry margin, params…`. */
-  private call(key: string, algorithm: Algorithm, op: Operation | 'a' | 'r', costOrLease: string, now: number | undefined): Promise<unknown> {
+  private send(plan: AlgorithmPlan, key: string, op: Operation | 'a' | 'r', costOrLease: string, now: number | undefined): Promise<unknown> {
     if (this.closed) throw new StoreClosedError();
-    const plan = this.plan(algorithm);
     const base = redisKeyBase(this.prefix, key);
     const args: string[] = [];
     for (const suffix of plan.suffixes) args.push(base + suffix);
     args.push(op, now === undefined ? '' : String(now), costOrLease, now === undefined ? '0' : MARGIN_TEXT);
     for (const param of plan.params) args.push(param);
     const run = (this.client as unknown as Record<string, ScriptCall>)[plan.command]!;
-    return run.apply(this.client, args).catch((error: unknown) => {
-      throw storeError(plan.script.name, error);
-    });
+    return run.apply(this.client, args);
   }
 
   private plan(algorithm: Algorithm): AlgorithmPlan {

@@ -1,0 +1,189 @@
+#!/usr/bin/env node
+/**
+ * Benchmark of @rl/store-redis (not a test): decisions per second at 1 and 64 calls in flight for each
+ * algorithm, through the store and through a limiter, beside rate-limiter-flexible's RateLimiterRedis
+ * and a raw ioredis EVALSHA of a trivial script in the same run, and the `redis-benchmark` ceiling for
+ * that EVALSHA on the same server. Also: EVALSHA round trips per decision (INFO commandstats), MEMORY
+ * USAGE per key, and Redis calls per 100 denied requests under a one-key flood with the deny cache.
+ *
+ *   pnpm --filter @rl/store-redis build && pnpm --filter @rl/store-redis bench
+ *
+ * Starts its own redis-server on a free port of 127.0.0.1 (or uses REDIS_URL). Measures the built
+ * package (dist). BENCH_SECONDS sets the time per measurement (default 1.5).
+ */
+import { spawn, spawnSync } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import Redis from 'ioredis';
+import { RateLimiterRedis } from 'rate-limiter-flexible';
+import { concurrency, createLimiter, fixedWindow, leakyBucket, slidingWindowCounter, slidingWindowLog, tokenBucket } from '@rl/core';
+import { RedisStore } from '../dist/index.js';
+
+const SECONDS = Number(process.env.BENCH_SECONDS ?? 1.5);
+const KEYS = 10_000;
+const IN_FLIGHT = [1, 64];
+
+async function freePort() {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const { port } = server.address();
+      server.close(() => resolve(port));
+    });
+  });
+}
+
+async function startServer() {
+  if (process.env.REDIS_URL) return { url: process.env.REDIS_URL, port: Number(new URL(process.env.REDIS_URL).port || 6379), stop: () => {} };
+  const port = await freePort();
+  const dir = mkdtempSync(join(tmpdir(), 'rl-bench-'));
+  const child = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--dir', dir], { stdio: 'ignore' });
+  const stop = () => {
+    child.kill('SIGKILL');
+    rmSync(dir, { recursive: true, force: true });
+  };
+  process.once('exit', stop);
+  for (let i = 0; i < 200; i++) {
+    if (spawnSync('redis-cli', ['-p', String(port), 'PING'], { encoding: 'utf8' }).stdout.includes('PONG')) return { url: `redis://127.0.0.1:${port}`, port, stop };
+    await new Promise((r) => setTimeout(r, 25));
+  }
+  stop();
+  throw new Error('redis-server did not start');
+}
+
+/** Runs `op(i)` with `inFlight` callers in a closed loop for SECONDS; returns decisions per second. */
+async function measure(inFlight, op) {
+  let done = 0;
+  let i = 0;
+  const warmUntil = performance.now() + 200;
+  while (performance.now() < warmUntil) await op(i++);
+  const end = performance.now() + SECONDS * 1000;
+  const started = performance.now();
+  await Promise.all(
+    Array.from({ length: inFlight }, async () => {
+      while (performance.now() < end) {
+        await op(i++);
+        done++;
+      }
+    }),
+  );
+  return done / ((performance.now() - started) / 1000);
+}
+
+async function evalshaCalls(client) {
+  const stats = await client.info('commandstats');
+  return Number(/cmdstat_evalsha:calls=(\d+)/.exec(stats)?.[1] ?? 0) + Number(/cmdstat_eval:calls=(\d+)/.exec(stats)?.[1] ?? 0);
+}
+
+const fmt = (n) => Math.round(n).toLocaleString('en-US').padStart(9);
+
+const server = await startServer();
+const client = new Redis(server.url);
+const admin = new Redis(server.url);
+const info = await admin.info('server');
+console.log(`Redis ${/redis_version:(\S+)/.exec(info)?.[1]} on ${server.url}; node ${process.version}; ${SECONDS}s per measurement, ${KEYS} keys\n`);
+
+const store = new RedisStore({ client, prefix: 'bench:' });
+const algorithms = [
+  ['fixed window', fixedWindow({ limit: 1e9, window: '1m' })],
+  ['sliding window log', slidingWindowLog({ limit: 1000, window: '10s' })],
+  ['sliding window counter', slidingWindowCounter({ limit: 1e9, window: '1m' })],
+  ['token bucket', tokenBucket({ capacity: 1e9, refillRate: 1e9 })],
+  ['leaky bucket (meter)', leakyBucket({ capacity: 1e9, leakRate: 1e9 })],
+  ['leaky bucket (shape)', leakyBucket({ capacity: 1e9, leakRate: 1e9, mode: 'shape' })],
+];
+const leases = concurrency({ limit: 1e6, lease: '10s' });
+
+// A trivial script through the same ioredis machinery (defineCommand: EVALSHA).
+client.defineCommand('benchTrivial', { numberOfKeys: 1, lua: 'return 1' });
+const trivialSha = (await admin.script('LOAD', 'return 1'));
+
+const rows = [];
+async function row(name, op) {
+  const result = [name];
+  for (const n of IN_FLIGHT) result.push(await measure(n, op));
+  rows.push(result);
+  console.log(`${name.padEnd(46)} ${result.slice(1).map(fmt).join(' ')}`);
+}
+
+console.log(`${'decisions per second'.padEnd(46)} ${IN_FLIGHT.map((n) => `${n} in flight`.padStart(9)).join(' ')}`);
+await row('raw ioredis EVALSHA of "return 1"', (i) => client.benchTrivial(`k${i % KEYS}`));
+for (const [name, algorithm] of algorithms) {
+  await row(`RedisStore.consume: ${name}`, (i) => store.consume(`k${i % KEYS}`, algorithm, 1, undefined));
+}
+await row('RedisStore.acquire + release: concurrency', async (i) => {
+  await store.acquire(`k${i % KEYS}`, leases, `l${i}`, undefined);
+  await store.release(`k${i % KEYS}`, leases, `l${i}`);
+});
+for (const [name, algorithm] of [algorithms[0], algorithms[3]]) {
+  const limiter = createLimiter({ algorithm, store, prefix: 'lim' });
+  // Decisions not answered by Redis (a timeout, then the store-down circuit) would inflate the rate: count them.
+  let notFromRedis = 0;
+  await row(`limiter.consume (timeout 50 ms): ${name}`, async (i) => {
+    if ((await limiter.consume(`k${i % KEYS}`)).reason !== undefined) notFromRedis++;
+  });
+  if (notFromRedis > 0) console.log(`  (!) ${notFromRedis} of these decisions did not come from Redis (timeout / circuit open): the row is not a Redis rate`);
+}
+const flexible = new RateLimiterRedis({ storeClient: client, points: 1e9, duration: 60, keyPrefix: 'rlflx' });
+await row('rate-limiter-flexible RateLimiterRedis.consume', (i) => flexible.consume(`k${i % KEYS}`));
+await row('raw ioredis EVALSHA of "return 1" (again)', (i) => client.benchTrivial(`k${i % KEYS}`));
+
+// The ceiling: redis-benchmark's own EVALSHA of the trivial script on the same server.
+console.log('\nredis-benchmark EVALSHA "return 1" (the server ceiling):');
+for (const c of [1, 64]) {
+  const out = spawnSync('redis-benchmark', ['-h', '127.0.0.1', '-p', String(server.port), '-n', c === 1 ? '50000' : '300000', '-c', String(c), '-q', 'EVALSHA', trivialSha, '0'], { encoding: 'utf8' });
+  const rps = /([\d.]+) requests per second/.exec(out.stdout)?.[1];
+  console.log(`  ${c} connection(s): ${rps ?? out.stdout.trim()} requests per second`);
+}
+
+// Round trips: EVALSHA calls per decision.
+console.log('\nEVALSHA calls per decision (INFO commandstats, 1000 decisions each):');
+for (const [name, algorithm] of algorithms) {
+  const before = await evalshaCalls(admin);
+  for (let i = 0; i < 1000; i++) await store.consume(`rt${i % 100}`, algorithm, 1, undefined);
+  console.log(`  ${name.padEnd(24)} ${((await evalshaCalls(admin)) - before - 0) / 1000}`);
+}
+
+// Memory per key.
+console.log('\nMEMORY USAGE bytes per limit (key "rl:{api:user:12345}:<tag>"):');
+const memStore = new RedisStore({ client, prefix: 'rl:' });
+const memoryCases = [
+  ['fixed window', fixedWindow({ limit: 100, window: '1m' }), 1],
+  ['sliding window counter', slidingWindowCounter({ limit: 100, window: '1m' }), 1],
+  ['token bucket', tokenBucket({ capacity: 100, refillRate: 10 }), 1],
+  ['leaky bucket', leakyBucket({ capacity: 100, leakRate: 10 }), 1],
+  ['sliding window log, 1 record', slidingWindowLog({ limit: 100, window: '1m' }), 1],
+  ['sliding window log, 100 records', slidingWindowLog({ limit: 100, window: '1m' }), 100],
+  ['concurrency, 1 lease', concurrency({ limit: 100 }), 1],
+  ['concurrency, 100 leases', concurrency({ limit: 100 }), 100],
+];
+for (const [name, algorithm, n] of memoryCases) {
+  const key = 'api:user:12345';
+  await memStore.reset(key, algorithm);
+  for (let i = 0; i < n; i++) {
+    if (algorithm.kind === 'concurrency') await memStore.acquire(key, algorithm, `lease-${i.toString(36).padStart(8, '0')}`, undefined);
+    else await memStore.consume(key, algorithm, 1, undefined);
+  }
+  let bytes = 0;
+  for (const k of memStore.redisKeys(key, algorithm)) bytes += await admin.memory('USAGE', k);
+  console.log(`  ${name.padEnd(32)} ${String(bytes).padStart(6)}`);
+  await memStore.reset(key, algorithm);
+}
+
+// Deny cache under a flood from one key.
+console.log('\nDeny cache, one key flooded with 10,000 requests after its limit is used up:');
+for (const inFlight of [1, 64]) {
+  const limiter = createLimiter({ algorithm: tokenBucket({ capacity: 10, refillRate: 1, interval: '1h' }), store, prefix: `flood${inFlight}` });
+  for (let i = 0; i < 10; i++) await limiter.consume('k');
+  const before = await evalshaCalls(admin);
+  for (let sent = 0; sent < 10_000; sent += inFlight) await Promise.all(Array.from({ length: inFlight }, () => limiter.consume('k')));
+  const calls = (await evalshaCalls(admin)) - before;
+  console.log(`  ${inFlight} in flight: ${calls} Redis calls, ${((calls / 10_000) * 100).toFixed(2)} per 100 denied requests`);
+}
+
+client.disconnect();
+admin.disconnect();
+server.stop();
