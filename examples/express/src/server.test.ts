@@ -8,7 +8,8 @@ const exampleDir = fileURLToPath(new URL('..', import.meta.url));
 /**
  * Starts `src/server.ts` as `pnpm start` does (tsx, the built @rl/* packages) on a free port of
  * 127.0.0.1, bursts requests until a 429, checks its headers, then stops it with SIGTERM and expects a
- * clean exit. Bounded: 20 s to start, 10 bursts, 10 s to exit.
+ * clean exit. Bounded: 20 s to start, 10 bursts, 10 s to exit (60 s per test: the whole suite may
+ * share the machine).
  */
 async function startRequestUntil429AndStop(redisUrl?: string): Promise<string> {
   const env: NodeJS.ProcessEnv = { ...process.env, PORT: '0', HOST: '127.0.0.1' };
@@ -60,7 +61,7 @@ async function startRequestUntil429AndStop(redisUrl?: string): Promise<string> {
 describe('src/server.ts in a child process', () => {
   it('memory store: answers 429 with the RateLimit headers and shuts down on SIGTERM', async () => {
     expect(await startRequestUntil429AndStop()).toContain('(store: memory)');
-  });
+  }, 60_000);
 
   describe('REDIS_URL set', () => {
     let redis: RedisServerHandle;
@@ -73,6 +74,6 @@ describe('src/server.ts in a child process', () => {
 
     it('Redis store: answers 429 with the RateLimit headers, closes the Redis client on SIGTERM', async () => {
       expect(await startRequestUntil429AndStop(redis.url)).toContain('(store: redis)');
-    });
+    }, 60_000);
   });
 });
