@@ -5,7 +5,7 @@
 //   node scripts/generate-lua.mjs          writes the module
 //   node scripts/generate-lua.mjs --check  exits 1 when the module is stale (CI; also a vitest test)
 import { createHash } from 'node:crypto';
-import { readFileSync, readdirSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
@@ -50,10 +50,7 @@ export function renderModule() {
 if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) {
   const text = renderModule();
   if (process.argv.includes('--check')) {
-    let current = '';
-    try {
-      current = readFileSync(generatedPath, 'utf8');
-    } catch {}
+    const current = existsSync(generatedPath) ? readFileSync(generatedPath, 'utf8') : '';
     if (current !== text) {
       console.error(`${generatedPath} is stale: run pnpm --filter @rl/store-redis generate`);
       process.exit(1);

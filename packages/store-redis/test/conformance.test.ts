@@ -1,5 +1,5 @@
 /** The @rl/core conformance suite against a real standalone Redis and a real 3-master Redis Cluster. */
-import Redis from 'ioredis';
+import { Cluster, Redis } from 'ioredis';
 import type { Store } from '@rl/core';
 import { runStoreConformance } from '@rl/core/testing';
 import { RedisStore } from '@rl/store-redis';
@@ -32,7 +32,7 @@ runStoreConformance({
   propertyRuns: 25,
   createStore: async () => {
     const cluster = await startRedisCluster();
-    const store = new RedisStore({ client: new Redis.Cluster(cluster.nodes), prefix: `conformance:${process.pid}:` });
+    const store = new RedisStore({ client: new Cluster(cluster.nodes), prefix: `conformance:${process.pid}:` });
     servers.set(store, cluster);
     return store;
   },

@@ -4,7 +4,7 @@
  * cache. Every decision resolves (never a hung request, never an unhandled rejection) and says what
  * happened (`reason`), and the limiter emits 'storeError'.
  */
-import Redis from 'ioredis';
+import { Redis } from 'ioredis';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { createLimiter, fixedWindow, tokenBucket, concurrency, type Decision, type Limiter, type Store, type StoreErrorEvent } from '@rl/core';
 import { MemoryStore } from '@rl/store-memory';

@@ -6,7 +6,7 @@
  * configuration changes, undo, reset and peeks.
  */
 import fc from 'fast-check';
-import Redis from 'ioredis';
+import { Cluster, Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   concurrency,
@@ -28,13 +28,13 @@ import { startRedisCluster, startRedisServer, type RedisClusterHandle, type Redi
 let server: RedisServerHandle;
 let cluster: RedisClusterHandle;
 let standalone: Redis;
-let clustered: InstanceType<typeof Redis.Cluster>;
+let clustered: Cluster;
 let runCounter = 0;
 
 beforeAll(async () => {
   [server, cluster] = await Promise.all([startRedisServer(), startRedisCluster()]);
   standalone = new Redis(server.url);
-  clustered = new Redis.Cluster(cluster.nodes);
+  clustered = new Cluster(cluster.nodes);
 });
 
 afterAll(async () => {

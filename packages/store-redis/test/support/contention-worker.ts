@@ -4,7 +4,7 @@
  * (so that all processes start together), lets `consumers` concurrent consumers hammer one key through
  * a limiter on a RedisStore until each has made `attempts` requests, and answers `{ result }`.
  */
-import Redis from 'ioredis';
+import { Cluster, Redis } from 'ioredis';
 import { concurrency, createLimiter, fixedWindow, slidingWindowLog, tokenBucket, type Algorithm } from '@rl/core';
 import { RedisStore } from '@rl/store-redis';
 
@@ -42,7 +42,7 @@ function algorithmOf(config: WorkerConfig): Algorithm {
 }
 
 async function run(config: WorkerConfig): Promise<WorkerResult> {
-  const client = 'url' in config.target ? new Redis(config.target.url) : new Redis.Cluster(config.target.nodes);
+  const client = 'url' in config.target ? new Redis(config.target.url) : new Cluster(config.target.nodes);
   const store = new RedisStore({ client, prefix: config.prefix });
   const algorithm = algorithmOf(config);
   // Fixed window: a fixed app clock, so a window boundary can never fall inside the test. The others
