@@ -348,6 +348,32 @@ describe.each([
       await vi.waitFor(() => expect(release).toHaveBeenCalledTimes(2));
     });
 
+    it('gives the permit back at once when a rate limit after it denies', async () => {
+      const store = new MemoryStore();
+      const release = vi.spyOn(store, 'release');
+      const app = createApp();
+      app.use(
+        rateLimit({
+          clock,
+          store,
+          limits: [
+            { name: 'in-flight', key: () => 'k', algorithm: concurrency({ limit: 1 }) },
+            { name: 'rate', key: () => 'k', algorithm: fixedWindow({ limit: 1, window: '1m' }) },
+          ],
+        }),
+      );
+      app.get('/', (_req, res) => res.send('ok'));
+      await request(app).get('/').expect(200);
+      await vi.waitFor(() => expect(release).toHaveBeenCalledTimes(1));
+      const denied = await request(app).get('/').expect(429);
+      expect(release).toHaveBeenCalledTimes(2);
+      expect(members(denied.headers['ratelimit']).map((m) => m.name)).toEqual(['in-flight', 'rate']);
+      // The permit is free again (reported as remaining after the rollback): the in-flight limit admits, the rate limit still denies.
+      const again = await request(app).get('/').expect(429);
+      expect(members(again.headers['ratelimit'])[0]).toMatchObject({ name: 'in-flight', params: { r: 1 } });
+      expect(release).toHaveBeenCalledTimes(3);
+    });
+
     it('releases the permit when the handler throws', async () => {
       const store = new MemoryStore();
       const release = vi.spyOn(store, 'release');
