@@ -320,10 +320,13 @@ describe('@rl/fastify', () => {
         acquire: () => undefined as never,
         release: () => undefined,
       };
-      const app = await appWith({ store: broken, algorithm: fixedWindow({ limit: 5, window: '1m' }) });
+      const logs: { msg: string; action?: string }[] = [];
+      const stream = { write: (line: string) => void logs.push(JSON.parse(line)) };
+      const app = await appWith({ store: broken, algorithm: fixedWindow({ limit: 5, window: '1m' }) }, undefined, { logger: { level: 'warn', stream } });
       const res = await app.inject('/');
       expect(res.statusCode).toBe(503);
       expect(res.headers['retry-after']).toBe('1');
+      expect(logs).toEqual([expect.objectContaining({ msg: 'rate-limit store failed', action: 'deny' })]);
     });
 
     it('rejects bad plugin options at registration', async () => {

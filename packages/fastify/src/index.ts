@@ -13,6 +13,7 @@ import {
   type HttpRateLimitOptions,
   type RateLimitResult,
   type Store,
+  type StoreErrorEvent,
 } from '@rl/core';
 
 export type { RateLimitResult, HttpRateLimitOptions, LimitOptions, HeaderFormat } from '@rl/core';
@@ -139,6 +140,7 @@ async function rateLimitPlugin(fastify: FastifyInstance, options: RateLimitPlugi
   const globalLimit = global ? prepare(base, 'rateLimit', createStore) : undefined;
   // One limit per route options object: the HEAD route Fastify adds for a GET shares the GET's limit.
   const routeLimits = new WeakMap<object, RouteLimit>();
+  const logged = new WeakSet<RouteLimit>();
 
   fastify.decorateRequest('rateLimit', null);
   fastify.addHook('onRoute', (route) => {
@@ -157,6 +159,15 @@ async function rateLimitPlugin(fastify: FastifyInstance, options: RateLimitPlugi
       if (globalLimit !== undefined && !STATE_OPTIONS.some((name) => config[name] !== undefined)) merged.prefix = globalLimit.limiter.prefix;
       limit = prepare(merged as RouteRateLimitOptions, owner, createStore);
       routeLimits.set(config, limit);
+    }
+    if (!logged.has(limit!)) {
+      logged.add(limit!);
+      // A failing store is reported on Fastify's logger (at most about once per storeRetryInterval per limit).
+      for (const limiter of limit!.limiter.limiters) {
+        limiter.on('storeError', (event: StoreErrorEvent) => {
+          fastify.log.warn({ err: event.error, key: event.key, action: event.action }, 'rate-limit store failed');
+        });
+      }
     }
     addHook(route, limit!.hook, limit!.handler, true);
     if (limit!.limiter.hasLeases) {
