@@ -374,6 +374,32 @@ describe.each([
       expect(release).toHaveBeenCalledTimes(3);
     });
 
+    it('gives the permit back when the client leaves while the limits run', async () => {
+      const store = new MemoryStore();
+      const release = vi.spyOn(store, 'release');
+      const handler = vi.fn();
+      const arrived = deferred();
+      const gone = deferred();
+      const app = createApp();
+      app.use((_req, res, next) => {
+        res.on('close', gone.resolve);
+        next();
+      });
+      // The key resolves only once the client has gone: its 'close' is already past when the permit is taken.
+      app.use(rateLimit({ clock, store, algorithm: concurrency({ limit: 1 }), key: async () => (arrived.resolve(), await gone.promise, 'k') }));
+      app.get('/', (_req, res) => {
+        handler();
+        res.send('ok');
+      });
+      const base = await listen(app);
+      const client = http.get(`${base}/`);
+      client.on('error', () => {});
+      await arrived.promise;
+      client.destroy();
+      await vi.waitFor(() => expect(release).toHaveBeenCalledTimes(1));
+      expect(handler).not.toHaveBeenCalled();
+    });
+
     it('releases the permit when the handler throws', async () => {
       const store = new MemoryStore();
       const release = vi.spyOn(store, 'release');

@@ -105,6 +105,11 @@ export function rateLimit(options: RateLimitOptions): RateLimitMiddleware {
       }
       return;
     }
+    if (res.destroyed) {
+      // The client left while the limits ran: its 'close' has passed, so give everything back now.
+      await result.abandon();
+      return;
+    }
     if (hasLeases) {
       (res as unknown as Record<symbol, RateLimitResult>)[slot] = result;
       res.once('close', releaseOnClose);

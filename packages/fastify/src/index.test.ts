@@ -285,6 +285,31 @@ describe('@rl/fastify', () => {
     });
   });
 
+  it('gives the permit back when the client leaves while the limits run', async () => {
+    const store = new MemoryStore();
+    const release = vi.spyOn(store, 'release');
+    const handler = vi.fn(async () => 'ok');
+    const arrived = deferred();
+    const gone = deferred();
+    const app = Fastify();
+    apps.push(app);
+    app.addHook('onRequest', async (_request, reply) => {
+      reply.raw.on('close', gone.resolve);
+    });
+    // The key resolves only once the client has gone: its 'close' is already past when the permit is taken.
+    await app.register(rateLimit, { clock, store, algorithm: concurrency({ limit: 1 }), key: async () => (arrived.resolve(), await gone.promise, 'k') });
+    app.get('/', handler);
+    const base = await app.listen({ port: 0, host: '127.0.0.1' });
+    const client = http.get(`${base}/`);
+    client.on('error', () => {});
+    await arrived.promise;
+    client.destroy();
+    await vi.waitFor(() => expect(release).toHaveBeenCalledTimes(1));
+    await new Promise((r) => setTimeout(r, 50));
+    expect(handler).not.toHaveBeenCalled();
+    expect(release).toHaveBeenCalledTimes(1);
+  });
+
   describe('errors', () => {
     it('answers 500 through the error handler when the key function throws, charging nothing', async () => {
       const app = await appWith({

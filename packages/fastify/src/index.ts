@@ -106,6 +106,12 @@ function prepare(options: RouteRateLimitOptions, owner: string, createStore: () 
       }
       return reply.type(PROBLEM_CONTENT_TYPE).send(problemBody(result));
     }
+    if (reply.raw.destroyed) {
+      // The client left while the limits ran: give everything back, and do not run the handler.
+      await result.abandon();
+      reply.hijack();
+      return reply;
+    }
     if (result.delayMs > 0 && !(await holdRequest(reply.raw, result.delayMs))) {
       // The client left while held: nothing to send, and the handler must not run.
       await result.abandon();

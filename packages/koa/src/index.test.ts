@@ -244,6 +244,32 @@ describe.each([
     });
   });
 
+  it('gives the permit back when the client leaves while the limits run', async () => {
+    const store = new MemoryStore();
+    const release = vi.spyOn(store, 'release');
+    const handler = vi.fn();
+    const arrived = deferred();
+    const gone = deferred();
+    const app = new KoaApp();
+    app.use((ctx, next) => {
+      ctx.res.on('close', gone.resolve);
+      return next();
+    });
+    // The key resolves only once the client has gone: its 'close' is already past when the permit is taken.
+    app.use(rateLimit({ clock, store, algorithm: concurrency({ limit: 1 }), key: async () => (arrived.resolve(), await gone.promise, 'k') }));
+    app.use((ctx) => {
+      handler();
+      ctx.body = 'ok';
+    });
+    const base = await listen(app);
+    const client = http.get(`${base}/`);
+    client.on('error', () => {});
+    await arrived.promise;
+    client.destroy();
+    await vi.waitFor(() => expect(release).toHaveBeenCalledTimes(1));
+    expect(handler).not.toHaveBeenCalled();
+  });
+
   describe('errors', () => {
     it('propagates a throwing key function to the error path (500), charging nothing', async () => {
       const app = appWith({

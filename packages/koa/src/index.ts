@@ -85,6 +85,12 @@ export function rateLimit(options: RateLimitOptions): RateLimitMiddleware {
       }
       return;
     }
+    if (ctx.res.destroyed) {
+      // The client left while the limits ran: its 'close' has passed, so give everything back now.
+      await result.abandon();
+      ctx.respond = false;
+      return;
+    }
     if (result.delayMs > 0 && !(await holdRequest(ctx.res, result.delayMs))) {
       // The client left while held: nothing to send, and downstream must not run.
       await result.abandon();
