@@ -453,17 +453,26 @@ class Deadlines {
     this.timer = undefined;
     const now = performance.now();
     let entry = this.head;
+    const due: Deadline[] = [];
     while (entry !== undefined && entry.at <= now) {
-      if (!entry.settled) {
-        entry.settled = true;
-        entry.reject(new StoreTimeoutError(this.timeoutMs));
-      }
+      if (!entry.settled) due.push(entry);
       entry = entry.next;
     }
     this.head = entry;
     if (entry === undefined) this.tail = undefined;
     else this.schedule(entry.at - now);
+    // Timers run before I/O in an event-loop turn: after a busy loop, answers may already wait in the
+    // socket. Let one I/O phase run first, so only calls still unanswered time out.
+    if (due.length > 0) setImmediate(() => this.reject(due));
   };
+
+  private reject(due: Deadline[]): void {
+    for (const entry of due) {
+      if (entry.settled) continue;
+      entry.settled = true;
+      entry.reject(new StoreTimeoutError(this.timeoutMs));
+    }
+  }
 }
 
 let leaseCounter = 0;

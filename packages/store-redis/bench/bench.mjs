@@ -81,12 +81,10 @@ async function evalshaCalls(client) {
 const fmt = (n) => Math.round(n).toLocaleString('en-US').padStart(9);
 
 const server = await startServer();
-const client = new Redis(server.url);
 const admin = new Redis(server.url);
 const info = await admin.info('server');
-console.log(`Redis ${/redis_version:(\S+)/.exec(info)?.[1]} on ${server.url}; node ${process.version}; ${SECONDS}s per measurement, ${KEYS} keys\n`);
+console.log(`Redis ${/redis_version:(\S+)/.exec(info)?.[1]} on ${server.url}; node ${process.version}; ${SECONDS}s per measurement, ${KEYS} keys; load average ${(await import('node:os')).loadavg().map((l) => l.toFixed(1)).join(' ')}`);
 
-const store = new RedisStore({ client, prefix: 'bench:' });
 const algorithms = [
   ['fixed window', fixedWindow({ limit: 1e9, window: '1m' })],
   ['sliding window log', slidingWindowLog({ limit: 1000, window: '10s' })],
@@ -96,40 +94,54 @@ const algorithms = [
   ['leaky bucket (shape)', leakyBucket({ capacity: 1e9, leakRate: 1e9, mode: 'shape' })],
 ];
 const leases = concurrency({ limit: 1e6, lease: '10s' });
+const trivialSha = await admin.script('LOAD', 'return 1');
 
-// A trivial script through the same ioredis machinery (defineCommand: EVALSHA).
-client.defineCommand('benchTrivial', { numberOfKeys: 1, lua: 'return 1' });
-const trivialSha = (await admin.script('LOAD', 'return 1'));
-
-const rows = [];
-async function row(name, op) {
-  const result = [name];
-  for (const n of IN_FLIGHT) result.push(await measure(n, op));
-  rows.push(result);
-  console.log(`${name.padEnd(46)} ${result.slice(1).map(fmt).join(' ')}`);
-}
-
-console.log(`${'decisions per second'.padEnd(46)} ${IN_FLIGHT.map((n) => `${n} in flight`.padStart(9)).join(' ')}`);
-await row('raw ioredis EVALSHA of "return 1"', (i) => client.benchTrivial(`k${i % KEYS}`));
-for (const [name, algorithm] of algorithms) {
-  await row(`RedisStore.consume: ${name}`, (i) => store.consume(`k${i % KEYS}`, algorithm, 1, undefined));
-}
-await row('RedisStore.acquire + release: concurrency', async (i) => {
-  await store.acquire(`k${i % KEYS}`, leases, `l${i}`, undefined);
-  await store.release(`k${i % KEYS}`, leases, `l${i}`);
-});
-for (const [name, algorithm] of [algorithms[0], algorithms[3]]) {
-  const limiter = createLimiter({ algorithm, store, prefix: 'lim' });
-  // Decisions not answered by Redis (a timeout, then the store-down circuit) would inflate the rate: count them.
-  let notFromRedis = 0;
-  await row(`limiter.consume (timeout 50 ms): ${name}`, async (i) => {
-    if ((await limiter.consume(`k${i % KEYS}`)).reason !== undefined) notFromRedis++;
+/** The decisions-per-second table for one ioredis client configuration. */
+async function decisionsTable(title, clientOptions) {
+  const client = new Redis(server.url, clientOptions);
+  const store = new RedisStore({ client, prefix: 'bench:' });
+  // A trivial script through the same ioredis machinery (defineCommand: EVALSHA).
+  client.defineCommand('benchTrivial', { numberOfKeys: 1, lua: 'return 1' });
+  const rows = [];
+  const row = async (name, op) => {
+    const result = [];
+    for (const n of IN_FLIGHT) result.push(await measure(n, op));
+    rows.push([name, ...result]);
+    console.log(`${name.padEnd(50)} ${result.map(fmt).join(' ')}`);
+    return result;
+  };
+  console.log(`\n${title}`);
+  console.log(`${'decisions per second'.padEnd(50)} ${IN_FLIGHT.map((n) => `${n} in flight`.padStart(9)).join(' ')}`);
+  const raw1 = await row('raw ioredis EVALSHA of "return 1"', (i) => client.benchTrivial(`k${i % KEYS}`));
+  const ours = [];
+  for (const [name, algorithm] of algorithms) {
+    ours.push(await row(`RedisStore.consume: ${name}`, (i) => store.consume(`k${i % KEYS}`, algorithm, 1, undefined)));
+  }
+  await row('RedisStore.acquire + release (2 calls): concurrency', async (i) => {
+    await store.acquire(`k${i % KEYS}`, leases, `l${i}`, undefined);
+    await store.release(`k${i % KEYS}`, leases, `l${i}`);
   });
-  if (notFromRedis > 0) console.log(`  (!) ${notFromRedis} of these decisions did not come from Redis (timeout / circuit open): the row is not a Redis rate`);
+  for (const [name, algorithm] of [algorithms[0], algorithms[3]]) {
+    const limiter = createLimiter({ algorithm, store, prefix: 'lim' });
+    // Decisions not answered by Redis (a timeout, then the store-down circuit) would inflate the rate: count them.
+    let notFromRedis = 0;
+    await row(`limiter.consume (timeout 50 ms): ${name}`, async (i) => {
+      if ((await limiter.consume(`k${i % KEYS}`)).reason !== undefined) notFromRedis++;
+    });
+    if (notFromRedis > 0) console.log(`  (!) ${notFromRedis} of these decisions did not come from Redis (timeout, then the circuit): not a Redis rate`);
+  }
+  const flexible = new RateLimiterRedis({ storeClient: client, points: 1e9, duration: 60, keyPrefix: 'rlflx' });
+  await row('rate-limiter-flexible RateLimiterRedis.consume', (i) => flexible.consume(`k${i % KEYS}`));
+  const raw2 = await row('raw ioredis EVALSHA of "return 1" (again)', (i) => client.benchTrivial(`k${i % KEYS}`));
+  const rawMean = IN_FLIGHT.map((_, j) => (raw1[j] + raw2[j]) / 2);
+  console.log(`RedisStore.consume / raw EVALSHA (mean of the two raw rows): ${IN_FLIGHT.map((n, j) => `${n} in flight ${Math.min(...ours.map((o) => o[j] / rawMean[j])).toFixed(2)}–${Math.max(...ours.map((o) => o[j] / rawMean[j])).toFixed(2)}`).join(', ')}`);
+  client.disconnect();
 }
-const flexible = new RateLimiterRedis({ storeClient: client, points: 1e9, duration: 60, keyPrefix: 'rlflx' });
-await row('rate-limiter-flexible RateLimiterRedis.consume', (i) => flexible.consume(`k${i % KEYS}`));
-await row('raw ioredis EVALSHA of "return 1" (again)', (i) => client.benchTrivial(`k${i % KEYS}`));
+
+await decisionsTable('ioredis defaults', {});
+await decisionsTable('ioredis with enableAutoPipelining: true', { enableAutoPipelining: true });
+const client = new Redis(server.url);
+const store = new RedisStore({ client, prefix: 'bench:' });
 
 // The ceiling: redis-benchmark's own EVALSHA of the trivial script on the same server.
 console.log('\nredis-benchmark EVALSHA "return 1" (the server ceiling):');
@@ -139,12 +151,22 @@ for (const c of [1, 64]) {
   console.log(`  ${c} connection(s): ${rps ?? out.stdout.trim()} requests per second`);
 }
 
-// Round trips: EVALSHA calls per decision.
-console.log('\nEVALSHA calls per decision (INFO commandstats, 1000 decisions each):');
-for (const [name, algorithm] of algorithms) {
-  const before = await evalshaCalls(admin);
-  for (let i = 0; i < 1000; i++) await store.consume(`rt${i % 100}`, algorithm, 1, undefined);
-  console.log(`  ${name.padEnd(24)} ${((await evalshaCalls(admin)) - before - 0) / 1000}`);
+// Round trips: EVALSHA calls per decision, and the Redis CPU time per call.
+console.log('\nINFO commandstats over 2000 decisions each: EVALSHA calls per decision, Redis µs per call');
+client.defineCommand('benchTrivial', { numberOfKeys: 1, lua: 'return 1' });
+const roundTripCases = [
+  ...algorithms.map(([name, algorithm]) => [name, (i) => store.consume(`rt${i % 100}`, algorithm, 1, undefined)]),
+  ['concurrency (acquire)', (i) => store.acquire(`rt${i % 100}`, leases, `rt${i}`, undefined)],
+  ['raw EVALSHA of "return 1"', (i) => client.benchTrivial(`rt${i % 100}`)],
+];
+for (const [name, op] of roundTripCases) {
+  await op(-1);
+  await admin.config('RESETSTAT');
+  for (let i = 0; i < 2000; i++) await op(i);
+  const stats = await admin.info('commandstats');
+  const evalsha = /cmdstat_evalsha:calls=(\d+),usec=\d+,usec_per_call=([\d.]+)/.exec(stats);
+  const evals = Number(/cmdstat_eval:calls=(\d+)/.exec(stats)?.[1] ?? 0);
+  console.log(`  ${name.padEnd(28)} ${((Number(evalsha?.[1] ?? 0) + evals) / 2000).toFixed(3)} round trips, ${evalsha?.[2]} µs`);
 }
 
 // Memory per key.

@@ -234,6 +234,21 @@ describe('the store-down circuit', () => {
   });
 });
 
+describe('timeouts and a busy event loop', () => {
+  it('an answer that arrived while the event loop was blocked past the timeout is used, not timed out', async () => {
+    const store = new RedisStore({ client });
+    const limiter = createLimiter({ algorithm: tokenBucket({ capacity: 10, refillRate: 1 }), store, prefix: freshPrefix(), timeout: 50 });
+    await limiter.consume('warm-up');
+    const pending = limiter.consume('k');
+    // Block the event loop well past the timeout; Redis answers meanwhile, into the socket.
+    const until = performance.now() + 300;
+    while (performance.now() < until);
+    const decision = await pending;
+    expect(decision.reason).toBeUndefined();
+    expect(decision.remaining).toBe(9);
+  });
+});
+
 describe('deny cache under a flood from one key', () => {
   async function evalshaCalls(): Promise<number> {
     const stats = await client.info('commandstats');
