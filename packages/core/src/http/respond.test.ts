@@ -73,6 +73,9 @@ describe('HttpRateLimiter', () => {
     expect(second.prefix).not.toBe(first.prefix);
     expect(second.prefix).toMatch(/^rl:7-in-1m#\d+$/);
     expect(limiter({ algorithm, prefix: 'api' }).prefix).toBe('api');
+    // A middleware rejected at creation takes no number: the next one is #3, as if it had never been tried.
+    expect(() => limiter({ algorithm, onStoreError: 'ignore' as never })).toThrowError(/onStoreError/);
+    expect(limiter({ algorithm }).prefix).toBe(second.prefix.replace(/#(\d+)$/, (_m, n: string) => `#${Number(n) + 1}`));
     const several = limiter({ prefix: 'api', limits: [{ name: 'a', algorithm }, { name: 'b', algorithm }] });
     expect(several.limiters.map((l) => l.prefix)).toEqual(['api:a', 'api:b']);
   });

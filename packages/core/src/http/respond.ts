@@ -231,7 +231,6 @@ export class HttpRateLimiter<Req> {
       }
       names.push(name);
     });
-    this.prefix = (o.prefix as string | undefined) ?? defaultPrefix(names);
 
     // Shaping.
     const shapes = limitOptions.some((l) => l.algorithm.kind === 'leaky-bucket' && l.algorithm.params.shape === 1);
@@ -245,6 +244,10 @@ export class HttpRateLimiter<Req> {
       if (this.maxDelayMs > MAX_TIMER_MS) throw new InvalidOptionError(`${owner}.wait.maxDelay`, w.maxDelay, 'a duration of at most 24 days (the longest Node timer)');
     }
 
+    // The namespace is taken only once the options are known to be valid (a rejected middleware takes no number).
+    const defaultBase = o.prefix === undefined ? `rl:${names.join('+')}` : undefined;
+    this.prefix = defaultBase === undefined ? (o.prefix as string) : takeDefaultPrefix(defaultBase);
+
     // Limiters, built once. The default store is created only when some limit needs it.
     let ownedStore: Store | undefined;
     const sharedStore = (): Store => {
@@ -253,7 +256,29 @@ export class HttpRateLimiter<Req> {
       return ownedStore;
     };
     const several = limitOptions.length > 1;
-    this.limits = limitOptions.map((l, i): PreparedLimit<Req> => {
+    try {
+      this.limits = this.prepareLimits(limitOptions, names, o, sharedStore, several);
+    } catch (error) {
+      if (defaultBase !== undefined) namespaceCounts.set(defaultBase, namespaceCounts.get(defaultBase)! - 1);
+      void (ownedStore as Store | undefined)?.close?.();
+      throw error;
+    }
+    this.ownedStore = ownedStore;
+    this.limiters = this.limits.map((l) => l.limiter);
+    this.hasLeases = this.limits.some((l) => l.leases);
+    this.headers = new HeaderWriter(format, this.limits);
+  }
+
+  /** Validates each limit's own options (key, cost) and creates its limiter in this middleware's namespace. */
+  private prepareLimits(
+    limitOptions: readonly LimitOptions<Req>[],
+    names: readonly string[],
+    o: Record<string, unknown>,
+    sharedStore: () => Store,
+    several: boolean,
+  ): PreparedLimit<Req>[] {
+    const owner = this.binding.owner;
+    return limitOptions.map((l, i): PreparedLimit<Req> => {
       const field = o.limits !== undefined ? `${owner}.limits[${i}]` : owner;
       const leases = l.algorithm.stateKind === 'leases';
       const key = optionalFunction<KeyFunction<Req>>(l.key, `${field}.key`);
@@ -274,10 +299,6 @@ export class HttpRateLimiter<Req> {
       });
       return { limiter, name: names[i]!, policy: l.algorithm.policy, leases, key, cost };
     });
-    this.ownedStore = ownedStore;
-    this.limiters = this.limits.map((l) => l.limiter);
-    this.hasLeases = this.limits.some((l) => l.leases);
-    this.headers = new HeaderWriter(format, this.limits);
   }
 
   /**
@@ -591,8 +612,7 @@ function costOption<Req>(value: unknown, field: string): number | CostFunction<R
 }
 
 /** `rl:<names>`, then `rl:<names>#2`, `#3`, … for later middlewares with the same limits in this process. */
-function defaultPrefix(names: readonly string[]): string {
-  const base = `rl:${names.join('+')}`;
+function takeDefaultPrefix(base: string): string {
   const count = (namespaceCounts.get(base) ?? 0) + 1;
   namespaceCounts.set(base, count);
   return count === 1 ? base : `${base}#${count}`;
