@@ -40,6 +40,8 @@ const readJson = (file) => JSON.parse(readFileSync(file, 'utf8'));
 
 /** Peers that must never be runtime dependencies of a package. */
 const FRAMEWORKS = ['express', 'fastify', 'koa', 'ioredis'];
+/** Entry points that are ESM-only, and why: vitest, which the conformance suite registers its tests with, cannot be require()d. */
+const ESM_ONLY = new Map([['@rl/core/testing', 'it runs inside vitest, which is ESM-only']]);
 /** Names each package must export (in both formats). The rest is compared between CJS and ESM. */
 const EXPECTED_NAMES = {
   '@rl/core': [
@@ -209,7 +211,10 @@ mkdirSync(app);
     for (const [subpath, target] of Object.entries(pkg.exports)) {
       if (subpath === './package.json') continue;
       const specifier = subpath === '.' ? p.name : `${p.name}/${subpath.slice(2)}`;
-      for (const condition of ['import', 'require']) {
+      // An ESM-only entry point is allowed only where its own dependency is ESM-only (ESM_ONLY).
+      const esmOnly = ESM_ONLY.has(specifier);
+      if (esmOnly && target?.require) fail(`${specifier}: expected ESM-only (${ESM_ONLY.get(specifier)}), but it has a require condition`);
+      for (const condition of esmOnly ? ['import'] : ['import', 'require']) {
         for (const field of ['types', 'default']) {
           const file = target?.[condition]?.[field];
           if (typeof file !== 'string') fail(`${specifier}: exports["${subpath}"].${condition}.${field} is missing`);
@@ -220,7 +225,7 @@ mkdirSync(app);
       if (types[0] && !/\.d\.(ts|mts)$/.test(types[0])) fail(`${specifier}: import.types ${types[0]} should be a .d.ts/.d.mts file`);
       if (types[1] && !/\.d\.cts$/.test(types[1])) fail(`${specifier}: require.types ${types[1]} should be a .d.cts file (type: module)`);
       if (target?.require?.default && !/\.cjs$/.test(target.require.default)) fail(`${specifier}: require.default should be a .cjs file`);
-      entries.push({ pkg: p.name, subpath, specifier, cjs: target?.require?.default, esm: target?.import?.default });
+      entries.push({ pkg: p.name, subpath, specifier, cjs: target?.require?.default, esm: target?.import?.default, esmOnly });
     }
     for (const field of ['main', 'types']) {
       if (pkg[field] && !existsSync(join(base, pkg[field]))) fail(`${where}: "${field}" ${pkg[field]} is not in the tarball`);
@@ -260,6 +265,12 @@ mkdirSync(app);
   for (const e of entries) {
     const c = cjs[e.specifier];
     const m = esm[e.specifier];
+    if (e.esmOnly) {
+      if (!m || m.error) fail(`import('${e.specifier}') failed: ${m?.error ?? 'no result'}`);
+      else if (!c?.error?.includes('ERR_PACKAGE_PATH_NOT_EXPORTED')) fail(`require('${e.specifier}') should fail with ERR_PACKAGE_PATH_NOT_EXPORTED (ESM-only), got ${c?.error ?? 'a module'}`);
+      else ok(`${e.specifier}: ESM-only (${ESM_ONLY.get(e.specifier)}); import loads ${m.names.length} names, require is refused cleanly`);
+      continue;
+    }
     if (!c || c.error) fail(`require('${e.specifier}') failed: ${c?.error ?? 'no result'}`);
     if (!m || m.error) fail(`import('${e.specifier}') failed: ${m?.error ?? 'no result'}`);
     if (!c || c.error || !m || m.error) continue;
@@ -299,8 +310,10 @@ mkdirSync(app);
 
   // -------------------------------------------------------------------------------------------------
   step('tsc --noEmit of an ESM (.mts) and a CJS (.cts) consumer');
-  const imports = entries.map((e, i) => `import * as m${i} from '${e.specifier}';`);
-  const uses = `export const modules = [${entries.map((_, i) => `m${i}`).join(', ')}];`;
+  const importsFor = (condition) =>
+    entries.map((e, i) => (e.esmOnly && condition === 'require' ? '' : `import * as m${i} from '${e.specifier}';`)).filter(Boolean);
+  const usesFor = (condition) =>
+    `export const modules = [${entries.map((e, i) => (e.esmOnly && condition === 'require' ? '' : `m${i}`)).filter(Boolean).join(', ')}];`;
   let typed = '';
   if (names.has('@rl/core') && names.has('@rl/store-memory')) {
     typed += `
@@ -360,7 +373,7 @@ export const redisStore = (url: string) => new RedisStore({ client: new Redis(ur
   ];
   const checks = await Promise.all(
     programs.map(([file, condition]) => {
-      writeFileSync(join(app, file), `${imports.join('\n')}\n${typed}\n${uses}\n`);
+      writeFileSync(join(app, file), `${importsFor(condition).join('\n')}\n${typed}\n${usesFor(condition)}\n`);
       const config = `tsconfig.${condition}.json`;
       writeFileSync(
         join(app, config),
@@ -388,15 +401,17 @@ export const redisStore = (url: string) => new RedisStore({ client: new Redis(ur
     const files = new Set(check.stdout.split('\n').map((line) => line.trim()));
     let resolvedOk = true;
     for (const e of entries) {
+      if (e.esmOnly && condition === 'require') continue;
       const base = join(app, 'node_modules', ...e.pkg.split('/'));
       const exportsEntry = packages.find((p) => p.name === e.pkg).packed.exports[e.subpath];
       const wantedTypes = join(base, exportsEntry[condition].types);
-      const otherTypes = join(base, exportsEntry[condition === 'import' ? 'require' : 'import'].types);
+      const other = exportsEntry[condition === 'import' ? 'require' : 'import'];
+      const otherTypes = other ? join(base, other.types) : undefined;
       if (!files.has(wantedTypes) || !declaration.test(wantedTypes)) {
         resolvedOk = false;
         fail(`tsc ${file}: '${e.specifier}' did not resolve to its ${condition} types ${exportsEntry[condition].types}`);
       }
-      if (files.has(otherTypes)) {
+      if (otherTypes !== undefined && files.has(otherTypes)) {
         resolvedOk = false;
         fail(`tsc ${file}: the ${condition} program also loaded ${otherTypes} (types of the other condition)`);
       }

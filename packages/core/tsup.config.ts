@@ -1,5 +1,8 @@
 import { defineConfig } from 'tsup';
 
+// One build for both entry points, so the ESM files share their chunks (one copy of the core).
+// `@rl/core/testing` runs inside vitest, which is ESM-only: package.json exports it for `import` only,
+// and its CJS output is left out of the package.
 export default defineConfig({
   entry: { index: 'src/index.ts', 'testing/index': 'src/testing/index.ts' },
   format: ['esm', 'cjs'],
