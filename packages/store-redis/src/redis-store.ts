@@ -99,7 +99,7 @@ export class RedisStore implements Store {
     }
     const client = options.client as unknown;
     if (client === null || typeof client !== 'object' || typeof (client as Redis).defineCommand !== 'function') {
-      throw new InvalidOptionError('RedisStore.client', client, 'an ioredis client: new Redis(url) or new Redis.Cluster(nodes)');
+      throw new InvalidOptionError('RedisStore.client', client, 'an ioredis client: new Redis(url) or new Cluster(nodes)');
     }
     const prefix = options.prefix ?? 'rl:';
     if (typeof prefix !== 'string' || prefix.includes('{') || prefix.includes('}')) {
@@ -128,6 +128,7 @@ export class RedisStore implements Store {
   }
 
   async reset(key: string, algorithm: Algorithm): Promise<void> {
+    if (this.closed) throw new StoreClosedError();
     const keys = this.redisKeys(key, algorithm);
     try {
       await this.client.del(...keys);
@@ -140,7 +141,9 @@ export class RedisStore implements Store {
     return this.decide(key, algorithm, 'a', leaseId, now);
   }
 
+  /** Gives a permit back; on a closed store it does nothing (as in the memory store: the lease expires by itself). */
   async release(key: string, algorithm: ConcurrencyAlgorithm, leaseId: string): Promise<void> {
+    if (this.closed) return;
     await this.call(key, algorithm, 'r', leaseId, undefined);
   }
 
