@@ -1,0 +1,179 @@
+/**
+ * The limiter's handling of a remote store that is slow or failing: the timeout, the store-down
+ * circuit with one probe at a time, the reason of decisions taken without the store, the deny cache's
+ * timing, and permits granted after their acquire timed out. The store here is a small asynchronous
+ * in-process store whose answers the test releases or fails by hand; real Redis failures are tested in
+ * packages/store-redis/test/failure.test.ts.
+ */
+import { describe, expect, it } from 'vitest';
+import type { Algorithm, ConcurrencyAlgorithm, LeaseState } from './algorithm.js';
+import { concurrency } from './algorithms/concurrency.js';
+import { tokenBucket } from './algorithms/token-bucket.js';
+import type { Decision } from './decision.js';
+import { StoreError } from './errors.js';
+import { createLimiter, type StoreErrorEvent } from './limiter.js';
+import type { Store } from './store.js';
+
+interface Pending {
+  run: () => Decision | void;
+  resolve: (value: unknown) => void;
+  reject: (error: Error) => void;
+}
+
+/** A remote-like store: every call waits until the test calls `answerAll()` or `failAll()`. */
+class ManualStore implements Store {
+  readonly capabilities = { local: false, algorithms: ['token-bucket', 'concurrency'] as const } as unknown as Store['capabilities'];
+  readonly pending: Pending[] = [];
+  calls = 0;
+  private readonly buckets = new Map<string, Float64Array>();
+  readonly leases = new Map<string, LeaseState>();
+
+  private enqueue<T>(run: () => T): Promise<T> {
+    this.calls++;
+    return new Promise<T>((resolve, reject) => this.pending.push({ run: run as () => Decision, resolve: resolve as (v: unknown) => void, reject }));
+  }
+
+  answerAll(): void {
+    for (const p of this.pending.splice(0)) p.resolve(p.run());
+  }
+
+  failAll(): void {
+    for (const p of this.pending.splice(0)) p.reject(new StoreError('connection lost'));
+  }
+
+  consume(key: string, algorithm: Algorithm, cost: number, now: number | undefined): Promise<Decision> {
+    return this.enqueue(() => {
+      if (algorithm.stateKind !== 'numeric') throw new Error('numeric only');
+      const state = this.buckets.get(key);
+      const s = state ?? new Float64Array(algorithm.stateSize);
+      const decision = algorithm.step(s, 0, state === undefined, now ?? 0, cost, true);
+      this.buckets.set(key, s);
+      return decision;
+    });
+  }
+
+  peek(key: string, algorithm: Algorithm, cost: number, now: number | undefined): Promise<Decision> {
+    return this.enqueue(() => {
+      if (algorithm.stateKind !== 'numeric') throw new Error('numeric only');
+      const state = this.buckets.get(key);
+      return algorithm.step(state ?? new Float64Array(algorithm.stateSize), 0, state === undefined, now ?? 0, cost, false);
+    });
+  }
+
+  undo(): Promise<void> {
+    return this.enqueue(() => undefined);
+  }
+
+  reset(key: string): Promise<void> {
+    this.buckets.delete(key);
+    return Promise.resolve();
+  }
+
+  acquire(key: string, algorithm: ConcurrencyAlgorithm, leaseId: string, now: number | undefined): Promise<Decision> {
+    return this.enqueue(() => {
+      const { state, decision } = algorithm.acquire(this.leases.get(key), now ?? 0, leaseId, true);
+      this.leases.set(key, state);
+      return decision;
+    });
+  }
+
+  release(key: string, _algorithm: ConcurrencyAlgorithm, leaseId: string): Promise<void> {
+    this.leases.get(key)?.delete(leaseId);
+    return Promise.resolve();
+  }
+}
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+const bucket = () => tokenBucket({ capacity: 2, refillRate: 1, interval: '1h' });
+
+describe('limiter with a remote store that is slow or failing', () => {
+  it('a call that does not answer within the timeout resolves by the policy (reason timeout); its late answer is ignored', async () => {
+    const store = new ManualStore();
+    const limiter = createLimiter({ algorithm: bucket(), store, timeout: 20 });
+    const events: StoreErrorEvent[] = [];
+    limiter.on('storeError', (e: StoreErrorEvent) => events.push(e));
+    const decision = await limiter.consume('k');
+    expect(decision).toMatchObject({ allowed: false, reason: 'timeout' });
+    expect(events).toMatchObject([{ reason: 'timeout', action: 'deny', key: 'k' }]);
+    store.answerAll(); // the late answer settles nothing and throws nothing
+    await sleep(5);
+  });
+
+  it('while the circuit is open, decisions repeat the opening reason without a call; then one probe at a time', async () => {
+    const store = new ManualStore();
+    let now = 1_000;
+    const limiter = createLimiter({ algorithm: bucket(), store, clock: () => now, timeout: 20, storeRetryInterval: 100 });
+    expect((await limiter.consume('k')).reason).toBe('timeout');
+    store.pending.splice(0);
+    const callsAfterFailure = store.calls;
+    const skipped = await Promise.all([limiter.consume('k'), limiter.peek('k')]);
+    expect(skipped.map((d) => d.reason)).toEqual(['timeout', 'timeout']);
+    expect(store.calls).toBe(callsAfterFailure);
+
+    now += 100; // the retry time has come: one probe goes, the others keep the policy
+    const probe = limiter.consume('k');
+    const others = await Promise.all([limiter.consume('k'), limiter.consume('k')]);
+    expect(store.calls).toBe(callsAfterFailure + 1);
+    expect(others.map((d) => d.reason)).toEqual(['timeout', 'timeout']);
+    store.answerAll();
+    expect((await probe).reason).toBeUndefined();
+
+    // The probe succeeded: the circuit is closed, every call goes to the store again.
+    const next = limiter.consume('k');
+    expect(store.calls).toBe(callsAfterFailure + 2);
+    store.answerAll();
+    expect((await next).reason).toBeUndefined();
+  });
+
+  it('a failed probe keeps the circuit open for another interval (reason store-error)', async () => {
+    const store = new ManualStore();
+    let now = 0;
+    const limiter = createLimiter({ algorithm: bucket(), store, clock: () => now, timeout: false, storeRetryInterval: 50 });
+    const first = limiter.consume('k');
+    store.failAll();
+    expect((await first).reason).toBe('store-error');
+    now = 50;
+    const probe = limiter.consume('k');
+    store.failAll();
+    expect((await probe).reason).toBe('store-error');
+    const calls = store.calls;
+    now = 99;
+    expect((await limiter.consume('k')).reason).toBe('store-error');
+    expect(store.calls).toBe(calls);
+  });
+
+  it('the deny cache holds a denial from the time the request was sent, for retryAfterMs', async () => {
+    const store = new ManualStore();
+    let now = 10_000;
+    const limiter = createLimiter({ algorithm: bucket(), store, clock: () => now, timeout: false });
+    for (let i = 0; i < 2; i++) {
+      const d = limiter.consume('k');
+      store.answerAll();
+      expect((await d).allowed).toBe(true);
+    }
+    const denied = limiter.consume('k');
+    now += 400; // the answer takes 400 ms to arrive
+    store.answerAll();
+    const decision = await denied;
+    expect(decision).toMatchObject({ allowed: false, retryAfterMs: 3_600_000 });
+    // Cached until sent + retryAfterMs, not until answered + retryAfterMs.
+    const cached = await limiter.consume('k');
+    expect(cached).toMatchObject({ allowed: false, reason: 'deny-cache', retryAfterMs: 3_600_000 - 400 });
+    now = 10_000 + 3_600_000;
+    const calls = store.calls;
+    const fresh = limiter.consume('k');
+    expect(store.calls).toBe(calls + 1);
+    store.answerAll();
+    expect((await fresh).allowed).toBe(true);
+  });
+
+  it('a permit granted after its acquire timed out is released when the late answer arrives', async () => {
+    const store = new ManualStore();
+    const limiter = createLimiter({ algorithm: concurrency({ limit: 1 }), store, timeout: 20 });
+    const timedOut = await limiter.acquire('k');
+    expect(timedOut.reason).toBe('timeout');
+    store.answerAll(); // the store grants the permit late
+    await sleep(5);
+    expect(store.leases.get('k')?.size).toBe(0);
+  });
+});
