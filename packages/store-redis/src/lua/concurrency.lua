@@ -33,23 +33,19 @@ local margin = tonumber(ARGV[4])
 local limit = tonumber(ARGV[5])
 local lease_ms = tonumber(ARGV[6])
 
-local live, oldest, newest
+-- Live leases expire after `now`; on acquire, the others are removed first.
+local after_now = '(' .. exact(now)
+local live
 if op == 'a' then
-  -- A lease that expires at `now` or before is gone.
   redis.call('ZREMRANGEBYSCORE', key, '-inf', exact(now))
   live = redis.call('ZCARD', key)
-  if live > 0 then
-    oldest = tonumber(redis.call('ZRANGE', key, 0, 0, 'WITHSCORES')[2])
-    newest = tonumber(redis.call('ZRANGE', key, -1, -1, 'WITHSCORES')[2])
-  end
 else
-  live = redis.call('ZCOUNT', key, '(' .. exact(now), '+inf')
-  if live > 0 then
-    oldest = tonumber(redis.call('ZRANGEBYSCORE', key, '(' .. exact(now), '+inf', 'WITHSCORES', 'LIMIT', 0, 1)[2])
-    newest = tonumber(redis.call('ZREVRANGEBYSCORE', key, '+inf', '(' .. exact(now), 'WITHSCORES', 'LIMIT', 0, 1)[2])
-  end
+  live = redis.call('ZCOUNT', key, after_now, '+inf')
 end
-if newest == nil then newest = -math.huge end
+local newest = -math.huge
+if live > 0 then
+  newest = tonumber(redis.call('ZREVRANGEBYSCORE', key, '+inf', after_now, 'WITHSCORES', 'LIMIT', 0, 1)[2])
+end
 
 local allowed = live < limit
 if allowed and op == 'a' then
@@ -64,5 +60,9 @@ end
 local reset_ms = 0
 if newest > now then reset_ms = ceil_ms(newest - now) end
 local retry_ms = 0
-if not allowed then retry_ms = math.max(1, ceil_ms(oldest - now)) end
+if not allowed then
+  -- Denied: the oldest live lease is the first to free a permit (when nobody releases one sooner).
+  local oldest = tonumber(redis.call('ZRANGEBYSCORE', key, after_now, '+inf', 'WITHSCORES', 'LIMIT', 0, 1)[2])
+  retry_ms = math.max(1, ceil_ms(oldest - now))
+end
 return { allowed and 1 or 0, math.max(0, limit - live), reset_ms, retry_ms, 0 }
