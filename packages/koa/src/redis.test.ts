@@ -1,11 +1,14 @@
 /** The Koa middleware against a real Redis (the store-redis test harness starts one, or uses REDIS_URL). */
 import { randomUUID } from 'node:crypto';
+import { once } from 'node:events';
+import http, { type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import Koa, { type Context } from 'koa';
 import Koa2 from 'koa2';
 import { Redis } from 'ioredis';
 import request from 'supertest';
 import { parseList } from 'structured-headers';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import { concurrency, fixedWindow, leakyBucket, slidingWindowLog, tokenBucket } from '@rl/core';
 import { RedisStore } from '@rl/store-redis';
 import { rateLimit, type RateLimitOptions } from './index.js';
@@ -34,6 +37,24 @@ afterAll(async () => {
   client?.disconnect();
   await server?.stop();
 });
+
+const servers: Server[] = [];
+afterEach(() => {
+  for (const s of servers.splice(0)) s.close();
+});
+
+async function listen(app: Koa): Promise<string> {
+  const s = http.createServer(app.callback()).listen(0, '127.0.0.1');
+  servers.push(s);
+  await once(s, 'listening');
+  return `http://127.0.0.1:${(s.address() as AddressInfo).port}`;
+}
+
+function deferred(): { promise: Promise<void>; resolve: () => void } {
+  let resolve!: () => void;
+  const promise = new Promise<void>((r) => (resolve = r));
+  return { promise, resolve };
+}
 
 function members(value: string | undefined): { name: string; params: Record<string, unknown> }[] {
   expect(value, 'header present').toBeTypeOf('string');
@@ -106,6 +127,84 @@ describe.each([
     await request(app).get('/fail').expect(500);
     await request(app).get('/').expect(200);
     await expect.poll(async () => (await request(app).get('/')).status).toBe(200);
+  });
+
+  it('skips, and lets onLimit set the denial body', async () => {
+    const app = appWith({
+      algorithm: fixedWindow({ limit: 1, window: '1m' }),
+      skip: (ctx) => ctx.query.free === '1',
+      onLimit: (ctx, result) => {
+        ctx.body = { slowDown: result.retryAfterSeconds };
+      },
+    });
+    await request(app).get('/?free=1').expect(200);
+    await request(app).get('/').expect(200);
+    expect((await request(app).get('/').expect(429)).body).toEqual({ slowDown: 60 });
+  });
+
+  it('keys on the forwarded client with app.proxy, grouping IPv6 by /56', async () => {
+    const app = new KoaApp();
+    app.proxy = true;
+    app.maxIpsCount = 1;
+    app.use(rateLimit({ clock, store, timeout: '5s', prefix: randomUUID(), algorithm: fixedWindow({ limit: 1, window: '1m' }) }));
+    app.use((ctx) => {
+      ctx.body = 'ok';
+    });
+    const from = (ip: string) => request(app.callback()).get('/').set('x-forwarded-for', ip);
+    await from('2001:db8:abcd:1200::1').expect(200);
+    await from('2001:db8:abcd:12ff::2').expect(429);
+    await from('2001:db8:abcd:1300::1').expect(200);
+    await from('203.0.113.1').expect(200);
+  });
+
+  it('releases a permit when the client disconnects, and gives back the slot of a client that leaves while held', async () => {
+    const permits = rateLimit({ clock, store, timeout: '5s', prefix: randomUUID(), algorithm: concurrency({ limit: 1 }), key: () => 'k' });
+    const shaper = rateLimit({ clock, store, timeout: '5s', prefix: randomUUID(), algorithm: leakyBucket({ capacity: 5, leakRate: 1, interval: '300ms', mode: 'shape' }), wait: { maxDelay: '10s' }, key: () => 'k' });
+    const handler = vi.fn();
+    const started = deferred();
+    const arrived = deferred();
+    const held = deferred();
+    const app = new KoaApp();
+    app.use(async (ctx, next) => {
+      if (ctx.path === '/shaped') {
+        if (ctx.get('x-probe')) {
+          arrived.resolve();
+          ctx.res.on('close', held.resolve);
+        }
+        return shaper(ctx, async () => {
+          handler();
+          ctx.body = 'ran';
+        });
+      }
+      return permits(ctx, async () => {
+        if (ctx.path === '/hang') {
+          started.resolve();
+          await new Promise((r) => setTimeout(r, 200));
+        }
+        ctx.body = 'ok';
+        return next();
+      });
+    });
+    const base = await listen(app);
+
+    const hanging = http.get(`${base}/hang`);
+    hanging.on('error', () => {});
+    await started.promise;
+    await request(base).get('/ok').expect(429);
+    hanging.destroy();
+    await expect.poll(async () => (await request(base).get('/ok')).status).toBe(200);
+
+    await request(base).get('/shaped').expect(200);
+    const before = await shaper.limiter.limiters[0]!.peek('k');
+    const client = http.get(`${base}/shaped`, { headers: { 'x-probe': '1' } });
+    client.on('error', () => {});
+    await arrived.promise;
+    await new Promise((r) => setTimeout(r, 50));
+    client.destroy();
+    await held.promise;
+    await new Promise((r) => setTimeout(r, 400));
+    expect(handler).toHaveBeenCalledTimes(1);
+    expect((await shaper.limiter.limiters[0]!.peek('k')).remaining).toBe(before.remaining);
   });
 
   it('holds a shaped request, and rejects a delay beyond maxDelay', async () => {
