@@ -35,6 +35,16 @@ log(`rl bench: node ${env.node}, ${CPUS} cores, taskset ${env.taskset ? 'yes' : 
 
 const out = { env, sections: {} };
 const md = [];
+const resultsDir = path.join(BENCH_DIR, 'results');
+mkdirSync(resultsDir, { recursive: true });
+const stamp = started.toISOString().replace(/[:.]/g, '-');
+const header = `Run ${env.date}, node ${env.node}, ${CPUS} cores (${env.cpuModel}), load average at start ${env.load.map((x) => x.toFixed(2)).join(' ')}${quick ? ', --quick' : ''}${only ? `, sections ${only.join(',')}` : ''}.`;
+/** Written after every section, so an interrupted run keeps what it measured. */
+function save() {
+  writeFileSync(path.join(resultsDir, `${stamp}.json`), JSON.stringify(out, null, 2));
+  writeFileSync(path.join(resultsDir, 'latest.json'), JSON.stringify(out, null, 2));
+  writeFileSync(path.join(resultsDir, 'latest.md'), header + '\n\n' + md.join('\n'));
+}
 for (const [id, file] of SECTIONS) {
   if (only && !only.includes(id)) continue;
   const mod = await import(file);
@@ -65,15 +75,11 @@ for (const [id, file] of SECTIONS) {
   const text = lines.join('\n');
   process.stdout.write('\n' + text + '\n');
   md.push(text);
+  save();
 }
 
-const resultsDir = path.join(BENCH_DIR, 'results');
-mkdirSync(resultsDir, { recursive: true });
-const stamp = started.toISOString().replace(/[:.]/g, '-');
-writeFileSync(path.join(resultsDir, `${stamp}.json`), JSON.stringify(out, null, 2));
-writeFileSync(path.join(resultsDir, 'latest.json'), JSON.stringify(out, null, 2));
-const header = `Run ${env.date}, node ${env.node}, ${CPUS} cores (${env.cpuModel}), load average ${env.load.map((x) => x.toFixed(2)).join(' ')}${quick ? ', --quick' : ''}${only ? `, sections ${only.join(',')}` : ''}.`;
-writeFileSync(path.join(resultsDir, 'latest.md'), header + '\n\n' + md.join('\n'));
+env.loadAtEnd = os.loadavg();
+save();
 log(`\nraw results: bench/results/${stamp}.json`);
 
 if (writeReadme && !quick) {
@@ -85,7 +91,7 @@ if (writeReadme && !quick) {
     const a = text.indexOf(start);
     const b = text.indexOf(end);
     if (a >= 0 && b > a) {
-      writeFileSync(readme, text.slice(0, a + start.length) + '\n' + header + '\n\n' + md.join('\n') + '\n' + text.slice(b));
+      writeFileSync(readme, text.slice(0, a + start.length) + '\n' + header + ` Load average at the end ${env.loadAtEnd.map((x) => x.toFixed(2)).join(' ')}.` + '\n\n' + md.join('\n') + '\n' + text.slice(b));
       log('bench/README.md updated');
     }
   }

@@ -17,7 +17,7 @@ function cpuMicros() {
 const run = (opts) => new Promise((resolve, reject) => autocannon({ url, connections, pipelining: 1, ...opts }, (err, res) => (err ? reject(err) : resolve(res))));
 
 // Warm-up: a fixed number of requests (the JIT needs requests, not seconds), bounded in time.
-if (warm > 0) await run({ amount: 4000, duration: warm * 3 });
+if (warm > 0) await run({ amount: 3000, duration: warm * 2 });
 const cpu0 = cpuMicros();
 const r = await run({ duration: seconds });
 const cpu = cpuMicros() - cpu0;
