@@ -154,6 +154,26 @@ describe('@rl/fastify', () => {
     });
   });
 
+  it('runs in preHandler on request, so a key can read the parsed body; onLimit may send itself', async () => {
+    const app = await appWith(
+      {
+        global: false,
+        algorithm: fixedWindow({ limit: 1, window: '1m' }),
+        onLimit: (_request, reply) => reply.code(429).send({ sentBy: 'onLimit' }),
+      },
+      (a) => {
+        a.post('/login', { config: { rateLimit: { hook: 'preHandler', key: (request) => String((request.body as { user: string }).user) } } }, async () => 'ok');
+      },
+    );
+    const login = (user: string) => app.inject({ method: 'POST', url: '/login', payload: { user } });
+    expect((await login('ann')).statusCode).toBe(200);
+    const denied = await login('ann');
+    expect(denied.statusCode).toBe(429);
+    expect(denied.json()).toEqual({ sentBy: 'onLimit' });
+    expect(denied.headers['retry-after']).toBe('60');
+    expect((await login('bob')).statusCode).toBe(200);
+  });
+
   describe('client IP keys', () => {
     it('groups IPv6 clients by /56 (configurable)', async () => {
       const app = await appWith({ algorithm: fixedWindow({ limit: 1, window: '1m' }) });
