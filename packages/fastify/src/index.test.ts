@@ -402,3 +402,23 @@ describe('@rl/fastify', () => {
     }
   });
 });
+
+describe('nested registration', () => {
+  it('a child context can add a stricter limit on top of the parent\'s: both apply, headers append', async () => {
+    const app = Fastify();
+    await app.register(rateLimit, { algorithm: fixedWindow({ limit: 100, window: '1m' }), prefix: 'nest-parent' });
+    await app.register(async (child) => {
+      await child.register(rateLimit, { algorithm: fixedWindow({ limit: 1, window: '1m' }), prefix: 'nest-child' });
+      child.get('/child', async () => 'ok');
+    });
+    app.get('/parent', async () => 'ok');
+    await app.ready();
+    const first = await app.inject('/child');
+    expect(first.statusCode).toBe(200);
+    expect(String(first.headers['ratelimit-policy'])).toContain('"100-in-1m"');
+    expect(String(first.headers['ratelimit-policy'])).toContain('"1-in-1m"');
+    expect((await app.inject('/child')).statusCode).toBe(429);
+    expect((await app.inject('/parent')).statusCode).toBe(200);
+    await app.close();
+  });
+});

@@ -148,7 +148,8 @@ async function rateLimitPlugin(fastify: FastifyInstance, options: RateLimitPlugi
   const routeLimits = new WeakMap<object, RouteLimit>();
   const logged = new WeakSet<RouteLimit>();
 
-  fastify.decorateRequest('rateLimit', null);
+  // Registered again in a child context (a stricter limit for some routes), the decorator exists already.
+  if (!fastify.hasRequestDecorator('rateLimit')) fastify.decorateRequest('rateLimit', null);
   fastify.addHook('onRoute', (route) => {
     const config = route.config?.rateLimit;
     if (config === false || (config === undefined && globalLimit === undefined)) return;
