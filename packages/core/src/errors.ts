@@ -62,8 +62,9 @@ export class CostExceedsCapacityError extends RateLimitError {
 
 /** The key is not a usable string (empty, or not a string). No state was changed. */
 export class InvalidKeyError extends RateLimitError {
-  constructor(key: unknown) {
-    super('RL_INVALID_KEY', `Invalid key ${describeValue(key)}: a rate-limit key must be a non-empty string.`);
+  /** `detail` replaces the default explanation, for example when the client IP is unknown. */
+  constructor(key: unknown, detail = 'a rate-limit key must be a non-empty string') {
+    super('RL_INVALID_KEY', `Invalid key ${describeValue(key)}: ${detail}.`);
   }
 }
 

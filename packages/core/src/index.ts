@@ -17,6 +17,7 @@ export {
 } from './algorithm.js';
 export { makePolicy, makeDecision, type Decision, type DecisionReason, type Policy } from './decision.js';
 export { parseDuration, formatDuration, type Duration, type DurationUnit } from './duration.js';
+export { checkOptions } from './options.js';
 export { systemClock, type Clock } from './clock.js';
 export type { Store, StoreCapabilities, MaybePromise } from './store.js';
 export {

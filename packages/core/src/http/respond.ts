@@ -431,7 +431,9 @@ export class HttpRateLimiter<Req> {
       );
     }
     const ip = binding.clientIp(req);
-    if (typeof ip !== 'string' || ip.length === 0) throw new InvalidKeyError(ip);
+    if (typeof ip !== 'string' || ip.length === 0) {
+      throw new InvalidKeyError(ip, "the framework reports no client IP for this request (a closed socket, or a proxy setup that hides it); give the middleware a `key` function");
+    }
     if (ip.indexOf(':') === -1) return ip;
     // IPv6 parsing costs a few µs: remember recent addresses (bounded; cleared when full).
     const cache = this.ipv6Keys;
