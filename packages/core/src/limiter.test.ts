@@ -177,3 +177,66 @@ describe('limiter with a remote store that is slow or failing', () => {
     expect(store.leases.get('k')?.size).toBe(0);
   });
 });
+
+/** A minimal local store for numeric algorithms: one Float64Array slot per key, synchronous decisions. */
+function localNumericStore(): Store {
+  const states = new Map<string, Float64Array>();
+  const decide = (key: string, algorithm: Algorithm, cost: number, now: number | undefined, commit: boolean): Decision => {
+    if (algorithm.stateKind !== 'numeric') throw new Error('numeric algorithms only');
+    let state = states.get(key);
+    const fresh = state === undefined;
+    state ??= new Float64Array(algorithm.stateSize);
+    if (commit) states.set(key, state);
+    return algorithm.step(state, 0, fresh, now ?? Date.now(), cost, commit);
+  };
+  return {
+    capabilities: { local: true, algorithms: ['token-bucket'] },
+    consume: (key, algorithm, cost, now) => decide(key, algorithm, cost, now, true),
+    peek: (key, algorithm, cost, now) => decide(key, algorithm, cost, now, false),
+    undo: () => undefined,
+    reset: (key) => void states.delete(key),
+    acquire: () => {
+      throw new Error('no leases');
+    },
+    release: () => undefined,
+  };
+}
+
+describe('consumeSync', () => {
+  it('gives the same decisions as consume on a local store, synchronously', async () => {
+    let now = 0;
+    const store = localNumericStore();
+    const sync = createLimiter({ algorithm: tokenBucket({ capacity: 3, refillRate: 1 }), store, clock: () => now, prefix: 'sync' });
+    const promised = createLimiter({ algorithm: tokenBucket({ capacity: 3, refillRate: 1 }), store, clock: () => now, prefix: 'promised' });
+    for (const [t, cost] of [[0, 1], [0, 2], [0, 1], [500, 1], [1000, 1], [1000, 3]] as const) {
+      now = t;
+      const a = sync.consumeSync('k', cost);
+      expect(a).not.toBeInstanceOf(Promise);
+      expect(a).toEqual(await promised.consume('k', cost));
+    }
+    expect(sync.consumeSync('k').allowed).toBe(false);
+  });
+
+  it('throws typed errors synchronously and refuses remote stores', () => {
+    const limiter = createLimiter({ algorithm: tokenBucket({ capacity: 3, refillRate: 1 }), store: localNumericStore() });
+    expect(() => limiter.consumeSync('k', Number.NaN)).toThrow(expect.objectContaining({ code: 'RL_INVALID_COST' }));
+    expect(() => limiter.consumeSync('k', 4)).toThrow(expect.objectContaining({ code: 'RL_COST_EXCEEDS_CAPACITY' }));
+    expect(() => limiter.consumeSync('')).toThrow(expect.objectContaining({ code: 'RL_INVALID_KEY' }));
+    const remote = createLimiter({ algorithm: tokenBucket({ capacity: 3, refillRate: 1 }), store: new ManualStore() });
+    expect(() => remote.consumeSync('k')).toThrow(expect.objectContaining({ code: 'RL_UNSUPPORTED' }));
+  });
+
+  it('a local fallback keeps it synchronous when the local store fails', () => {
+    const failing = localNumericStore();
+    failing.consume = () => {
+      throw new StoreError('disk on fire');
+    };
+    const limiter = createLimiter({
+      algorithm: tokenBucket({ capacity: 3, refillRate: 1 }),
+      store: failing,
+      onStoreError: { fallback: { algorithm: tokenBucket({ capacity: 1, refillRate: 1, interval: '1h' }), store: localNumericStore() } },
+    });
+    expect(limiter.consumeSync('k')).toMatchObject({ allowed: true, reason: 'fallback' });
+    expect(limiter.consumeSync('k')).toMatchObject({ allowed: false, reason: 'fallback' });
+  });
+});

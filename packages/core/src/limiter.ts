@@ -195,6 +195,31 @@ export class Limiter extends EventEmitter {
     }
   }
 
+  /**
+   * {@link consume} without a promise, for local stores (`store.capabilities.local`, such as the
+   * `MemoryStore`), whose decisions are synchronous: the same decision, the same validation, the same
+   * failure policy, without a promise and a microtask per call. Throws a {@link RateLimitError} for a
+   * bad key or cost (no state changes), and {@link UnsupportedError} for a remote store (use `consume`)
+   * or a fallback whose own store is remote.
+   */
+  consumeSync(key: string, cost = 1): Decision {
+    const storeKey = this.storageKey(key);
+    checkCost(this.algorithm, cost);
+    if (this.algorithm.stateKind === 'leases') {
+      throw new UnsupportedError('A concurrency limit is taken with limiter.acquire(key), which returns a decision with release().');
+    }
+    if (!this.store.capabilities.local) {
+      throw new UnsupportedError('limiter.consumeSync() needs a local store such as MemoryStore; with a remote store use await limiter.consume().');
+    }
+    const result = this.run(storeKey, cost, 'consume');
+    if (result instanceof Promise) {
+      // Only a fallback on a remote store answers asynchronously here; do not leave its promise unhandled.
+      result.catch(() => undefined);
+      throw new UnsupportedError('limiter.consumeSync() got an asynchronous answer (a fallback on a remote store): use await limiter.consume().');
+    }
+    return result;
+  }
+
   /** The decision for `cost` units (default 0: only the current state) without recording anything. */
   peek(key: string, cost = 0): Promise<Decision> {
     try {
@@ -385,6 +410,10 @@ export class Limiter extends EventEmitter {
     if (this.policyAction === 'fallback') {
       const fallback = this.fallback!;
       const userKey = storeKey.slice(this.keyPrefix.length);
+      if (leaseId === undefined && op === 'consume' && fallback.store.capabilities.local) {
+        // A local fallback answers synchronously (and keeps consumeSync synchronous).
+        return { ...fallback.consumeSync(userKey, Math.min(cost, fallback.algorithm.maxCost)), reason: 'fallback' as const };
+      }
       const local: Promise<Decision> =
         leaseId !== undefined
           ? Promise.resolve(fallback.store.acquire(fallback.storageKey(userKey), fallback.algorithm as ConcurrencyAlgorithm, leaseId, fallback.clock?.()))
