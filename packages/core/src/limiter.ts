@@ -90,6 +90,8 @@ export class Limiter extends EventEmitter {
    * the store as a probe (and moves this time on by `storeRetryInterval`, so a hung probe is replaced
    * by another): its success closes the circuit, its failure keeps it open.
    */
+  /** True when decisions are synchronous (a local store, and a local fallback if any): {@link consumeSync} works. */
+  readonly synchronous: boolean;
   private storeDownUntil = 0;
   /** The reason of the failure that opened the circuit, repeated by the decisions taken while it is open. */
   private storeDownReason: 'store-error' | 'timeout' = 'store-error';
@@ -158,6 +160,7 @@ export class Limiter extends EventEmitter {
       throw new InvalidOptionError('createLimiter.denyCache', cacheOption, 'true, false or { maxKeys }');
     }
     this.denyCache = cacheOn ? new Map() : undefined;
+    this.synchronous = local && (this.fallback === undefined || this.fallback.synchronous);
   }
 
   /** The full storage key for a user key. Throws {@link InvalidKeyError} for an empty or non-string key. */
@@ -208,16 +211,10 @@ export class Limiter extends EventEmitter {
     if (this.algorithm.stateKind === 'leases') {
       throw new UnsupportedError('A concurrency limit is taken with limiter.acquire(key), which returns a decision with release().');
     }
-    if (!this.store.capabilities.local) {
-      throw new UnsupportedError('limiter.consumeSync() needs a local store such as MemoryStore; with a remote store use await limiter.consume().');
+    if (!this.synchronous) {
+      throw new UnsupportedError('limiter.consumeSync() needs a local store such as MemoryStore (and a local fallback, if any); otherwise use await limiter.consume().');
     }
-    const result = this.run(storeKey, cost, 'consume');
-    if (result instanceof Promise) {
-      // Only a fallback on a remote store answers asynchronously here; do not leave its promise unhandled.
-      result.catch(() => undefined);
-      throw new UnsupportedError('limiter.consumeSync() got an asynchronous answer (a fallback on a remote store): use await limiter.consume().');
-    }
-    return result;
+    return this.run(storeKey, cost, 'consume') as Decision;
   }
 
   /** The decision for `cost` units (default 0: only the current state) without recording anything. */

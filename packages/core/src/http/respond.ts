@@ -355,7 +355,13 @@ export class HttpRateLimiter<Req> {
     try {
       for (let i = 0; i < n; i++) {
         const limit = limits[i]!;
-        const decision = limit.leases ? await limit.limiter.acquire(keys[i]!) : await limit.limiter.consume(keys[i]!, costs[i]);
+        const limiter = limit.limiter;
+        // A local store answers synchronously: no promise and no microtask per limit.
+        const decision = limit.leases
+          ? await limiter.acquire(keys[i]!)
+          : limiter.synchronous
+            ? limiter.consumeSync(keys[i]!, costs[i])
+            : await limiter.consume(keys[i]!, costs[i]);
         decisions[i] = decision;
         if (!decision.allowed) {
           deniedBy = i;
