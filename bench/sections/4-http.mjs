@@ -85,7 +85,7 @@ export async function run({ quick, log }) {
   if (rows.length === 0) return { skipped: skippedRows.join('; ') || 'nothing ran' };
   return {
     tables: [{
-      caption: `autocannon, ${connections} connections, ${warm} s warm-up + ${seconds} s, GET / on 127.0.0.1; server and Redis on core 0, autocannon on core 1; 'allow': limit 10^9 per minute, 'deny': limit 1 per day (one client key: everything after the first request is rejected); rl and the peers use a fixed window; bare = mean of a run before and after; server CPU = utime+stime of the server process / requests`,
+      caption: `autocannon, ${connections} connections, 3000-request warm-up (at most ${warm * 2} s) + ${seconds} s, GET / on 127.0.0.1; server and Redis on core 0, autocannon on core 1; 'allow': limit 10^9 per minute, 'deny': limit 1 per day (one client key: everything after the first request is rejected); rl and the peers use a fixed window; bare = mean of a run before and after the others; server CPU = utime+stime of the server process / requests`,
       headers: ['framework', 'variant', 'mode', 'req/s', '/bare', 'p50 ms', 'p99 ms', 'server CPU us/req', 'added us/req', '2xx/non-2xx'],
       rows,
     }],
