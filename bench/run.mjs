@@ -1,6 +1,7 @@
 // The benchmark suite of rl, side by side with the peers. From the repository root: `pnpm bench`
 // (builds first). Options: --only=1,2  (sections)  --quick  (shorter runs, fewer keys: a smoke test)
-//                           --no-readme (do not rewrite the table in bench/README.md)
+//                           --no-readme (do not rewrite the tables in bench/README.md; only a full
+//                           run without --only/--quick rewrites them)
 // Prints one table per section with the ratio columns, writes raw JSON under bench/results/.
 import { mkdirSync, writeFileSync, readFileSync, existsSync } from 'node:fs';
 import path from 'node:path';
@@ -82,7 +83,7 @@ env.loadAtEnd = os.loadavg();
 save();
 log(`\nraw results: bench/results/${stamp}.json`);
 
-if (writeReadme && !quick) {
+if (writeReadme && !quick && !only) {
   const readme = path.join(BENCH_DIR, 'README.md');
   if (existsSync(readme)) {
     const text = readFileSync(readme, 'utf8');

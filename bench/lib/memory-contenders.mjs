@@ -61,6 +61,12 @@ CONTENDERS['rl token-bucket (sync store.consume)'] = async () => {
     extra: true,
   };
 };
+// The synchronous public entry for local stores, when the built core has it.
+CONTENDERS['rl token-bucket (consumeSync)'] = async () => {
+  const limiter = rlLimiter('token-bucket');
+  if (typeof limiter.consumeSync !== 'function') return { skip: 'the built @rl/core has no limiter.consumeSync yet' };
+  return { call: (key) => limiter.consumeSync(key), sync: true, note: 'limiter.consumeSync(key), no await', extra: true };
+};
 CONTENDERS['hand bucket (sync)'] = async () => ({ call: handBucket(), sync: true, note: 'take(key): Map of {tokens,last}, Date.now()' });
 CONTENDERS['hand bucket (await)'] = async () => {
   const take = handBucket();

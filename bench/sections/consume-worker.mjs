@@ -5,6 +5,10 @@ import { ipKey, report } from '../lib/common.mjs';
 
 const [name, nKeys, warmMs, runMs] = [process.argv[2], Number(process.argv[3]), Number(process.argv[4]), Number(process.argv[5])];
 const c = await CONTENDERS[name]();
+if (c.skip) {
+  report({ name, keys: nKeys, skipped: c.skip, opsPerSec: NaN });
+  process.exit(0);
+}
 const keys = Array.from({ length: nKeys }, (_, i) => ipKey(i));
 const call = c.call;
 const BATCH = 2048;
