@@ -52,6 +52,7 @@ export interface NumericAlgorithm extends AlgorithmCommon {
 /** The state of a sliding log: timestamps and costs of the recorded requests, oldest first. */
 export interface LogState {
   times: number[];
+  /** Each record's cost; negative for a denial recorded by `countDenied` (its units count the same). */
   costs: number[];
   /** Index of the oldest live record (records before it are dropped lazily). */
   head: number;

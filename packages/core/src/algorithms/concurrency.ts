@@ -54,10 +54,12 @@ export function concurrency(options: ConcurrencyOptions): ConcurrencyAlgorithm {
         if (expiresAt < oldest) oldest = expiresAt;
         if (expiresAt > newest) newest = expiresAt;
       }
-      const allowed = live < limit;
+      // Acquiring a lease id that is already live renews it: it holds its permit, it takes no other.
+      const held = (state.get(leaseId) ?? -Infinity) > now;
+      const allowed = held || live < limit;
       if (allowed && commit) {
         state.set(leaseId, now + leaseMs);
-        live++;
+        if (!held) live++;
         newest = Math.max(newest, now + leaseMs);
       }
       const decision = makeDecision(

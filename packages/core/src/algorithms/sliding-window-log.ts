@@ -19,8 +19,11 @@ export interface SlidingWindowLogOptions {
  * the oldest records leave: after 100 requests at 0.990 s (limit 100 per 1 s), the next is admitted
  * at exactly 1.990 s, not before.
  *
- * State: the admitted records (time, cost), oldest first; at most `limit` records. Expires one window
- * after the newest record. A clock that goes back records at the newest stored time (never before it).
+ * State: the recorded requests (time, cost), oldest first: at most `limit` records for whole costs.
+ * With `countDenied`, denials are recorded with a negative cost, and consecutive denials share one
+ * record (moved to the latest denial's time), so a flood adds one record, not one per request.
+ * Expires one window after the newest record. A clock that goes back records at the newest stored time
+ * (never before it).
  */
 export function slidingWindowLog(options: SlidingWindowLogOptions): LogAlgorithm {
   const o = checkOptions(options, ['limit', 'window', 'countDenied'], 'slidingWindowLog');
@@ -35,7 +38,7 @@ export function slidingWindowLog(options: SlidingWindowLogOptions): LogAlgorithm
     const { times, costs } = state;
     let head = state.head;
     while (head < times.length && times[head]! <= edge) {
-      state.sum -= costs[head]!;
+      state.sum -= Math.abs(costs[head]!);
       head++;
     }
     if (head === times.length) {
@@ -55,7 +58,7 @@ export function slidingWindowLog(options: SlidingWindowLogOptions): LogAlgorithm
   function liveSum(state: LogState, now: number): number {
     const edge = now - windowMs;
     let sum = state.sum;
-    for (let i = state.head; i < state.times.length && state.times[i]! <= edge; i++) sum -= state.costs[i]!;
+    for (let i = state.head; i < state.times.length && state.times[i]! <= edge; i++) sum -= Math.abs(state.costs[i]!);
     return sum;
   }
 
@@ -83,8 +86,17 @@ export function slidingWindowLog(options: SlidingWindowLogOptions): LogAlgorithm
       const { times, costs } = state;
       const newest = times.length > state.head ? times[times.length - 1]! : -Infinity;
       if (commit && (allowed || countDenied)) {
-        times.push(Math.max(now, newest));
-        costs.push(cost);
+        const at = Math.max(now, newest);
+        const last = costs.length - 1;
+        if (!allowed && last >= state.head && costs[last]! < 0) {
+          // Consecutive counted denials share one record, which moves to `at`: a flood adds no records,
+          // and the merged units leave the window later, never sooner.
+          times[last] = at;
+          costs[last]! -= cost;
+        } else {
+          times.push(at);
+          costs.push(allowed ? cost : -cost);
+        }
         state.sum += cost;
       }
       const after = allowed || countDenied ? used + cost : used;
@@ -98,7 +110,7 @@ export function slidingWindowLog(options: SlidingWindowLogOptions): LogAlgorithm
         let retryAt = now;
         for (let i = state.head; i < times.length; i++) {
           if (times[i]! <= edge) continue;
-          freed += costs[i]!;
+          freed += Math.abs(costs[i]!);
           if (recorded - freed + cost <= limit + EPSILON) {
             retryAt = times[i]! + windowMs;
             break;

@@ -161,6 +161,36 @@ export function runStoreConformance(options: ConformanceOptions): void {
       });
     });
 
+    describe('store operations', () => {
+      it('acquiring a live lease id again renews it and takes no second permit', async () => {
+        const algorithm = concurrency({ limit: 2, lease: '1s' });
+        const key = `${freshPrefix('renew')}:k`;
+        expect(await store.acquire(key, algorithm, 'lease-a', 1_000)).toMatchObject({ allowed: true, remaining: 1 });
+        expect(await store.acquire(key, algorithm, 'lease-a', 1_500)).toMatchObject({ allowed: true, remaining: 1, resetMs: 1000 });
+        expect(await store.acquire(key, algorithm, 'lease-b', 1_600)).toMatchObject({ allowed: true, remaining: 0 });
+        expect(await store.acquire(key, algorithm, 'lease-a', 1_700)).toMatchObject({ allowed: true, remaining: 0 });
+        expect(await store.acquire(key, algorithm, 'lease-c', 1_700)).toMatchObject({ allowed: false, retryAfterMs: 900 });
+        await store.release(key, algorithm, 'lease-a');
+        await store.release(key, algorithm, 'lease-b');
+      });
+
+      it('a flood of counted denials keeps a sliding log bounded and blocking until the flood has left the window', async () => {
+        let now = 0;
+        const limiter = createLimiter({
+          algorithm: slidingWindowLog({ limit: 2, window: '1s', countDenied: true }),
+          store,
+          clock: () => now,
+          prefix: freshPrefix('flood'),
+          timeout: false,
+        });
+        for (now = 0; now < 400; now++) await limiter.consume('k');
+        now = 1_398;
+        expect((await limiter.peek('k', 1)).allowed).toBe(false);
+        now = 1_399;
+        expect(await limiter.peek('k', 1)).toMatchObject({ allowed: true, remaining: 1 });
+      });
+    });
+
     describe("the store's own clock", () => {
       it('decides without an explicit clock', async () => {
         const limiter = createLimiter({ algorithm: fixedWindow({ limit: 2, window: '1h' }), store, prefix: freshPrefix('own-clock'), timeout: false });

@@ -47,11 +47,14 @@ if live > 0 then
   newest = tonumber(redis.call('ZREVRANGEBYSCORE', key, '+inf', after_now, 'WITHSCORES', 'LIMIT', 0, 1)[2])
 end
 
-local allowed = live < limit
+-- Acquiring a lease id that is already live renews it: it holds its permit, it takes no other.
+local held_until = tonumber(redis.call('ZSCORE', key, lease_id))
+local held = held_until ~= nil and held_until > now
+local allowed = held or live < limit
 if allowed and op == 'a' then
   local expires_at = now + lease_ms
   redis.call('ZADD', key, exact(expires_at), lease_id)
-  live = live + 1
+  if not held then live = live + 1 end
   newest = math.max(newest, expires_at)
   -- The set is the same as no set once its newest lease has expired.
   redis.call('PEXPIRE', key, math.max(1, math.ceil(newest - now)) + margin)

@@ -2,7 +2,8 @@
 -- operation. The records live in a list, oldest first: the stored times never go back, so insertion
 -- order is time order, and records with equal times stay distinct elements (each keeps its own cost).
 --
--- KEYS[1]  the records: a list of strings of two little-endian doubles (time, cost)
+-- KEYS[1]  the records: a list of strings of two little-endian doubles (time, cost); a negative cost is
+--          a denial recorded by countDenied (its units count the same; consecutive ones share a record)
 -- KEYS[2]  the metadata: a string of one little-endian double, the sum of the records' costs
 --          (kept incrementally, in the same order of additions and subtractions as the TS step)
 -- ARGV[1]  operation: 'c' consume, 'p' peek (writes nothing), 'u' undo (returns nothing)
@@ -56,7 +57,7 @@ if count > 0 then
     sum = struct.unpack('<d', raw_sum)
   else
     -- The metadata was lost (evicted): rebuild it from the records.
-    each_record(function(_, record_cost) sum = sum + record_cost end)
+    each_record(function(_, record_cost) sum = sum + math.abs(record_cost) end)
   end
 end
 
@@ -86,7 +87,7 @@ local used = sum
 local dropped = 0
 each_record(function(time, record_cost)
   if time > edge then return true end
-  used = used - record_cost
+  used = used - math.abs(record_cost)
   dropped = dropped + 1
   return false
 end)
@@ -100,13 +101,22 @@ if commit then
 end
 local allowed = used + cost <= limit + EPSILON
 local newest = -math.huge
-if count > 0 then newest = struct.unpack('<dd', redis.call('LINDEX', log_key, -1)) end
+local newest_cost = 0
+if count > 0 then newest, newest_cost = struct.unpack('<dd', redis.call('LINDEX', log_key, -1)) end
 local recording = allowed or count_denied
 local last = newest
 if commit and recording then
   last = math.max(now, newest)
-  redis.call('RPUSH', log_key, struct.pack('<dd', last, cost))
-  count = count + 1
+  if not allowed and count > 0 and newest_cost < 0 then
+    -- Consecutive counted denials share one record, which moves to `last`: a flood adds no records,
+    -- and the merged units leave the window later, never sooner.
+    redis.call('LSET', log_key, -1, struct.pack('<dd', last, newest_cost - cost))
+  else
+    local recorded_cost = cost
+    if not allowed then recorded_cost = -cost end
+    redis.call('RPUSH', log_key, struct.pack('<dd', last, recorded_cost))
+    count = count + 1
+  end
   sum = sum + cost
 end
 local after = used
@@ -121,7 +131,7 @@ if not allowed then
   local retry_at = now
   each_record(function(time, record_cost)
     if time <= edge then return false end
-    freed = freed + record_cost
+    freed = freed + math.abs(record_cost)
     if recorded - freed + cost <= limit + EPSILON then
       retry_at = time + window
       return true

@@ -1,0 +1,28 @@
+import { describe, expect, it } from 'vitest';
+import { slidingWindowLog } from './sliding-window-log.js';
+import type { LogState } from '../algorithm.js';
+
+describe('slidingWindowLog with countDenied', () => {
+  it('adds one record for a flood of denials, and blocks until the last denial leaves', () => {
+    const log = slidingWindowLog({ limit: 3, window: '1s', countDenied: true });
+    let state: LogState | undefined;
+    for (let t = 0; t < 5000; t++) {
+      const { state: next } = log.step(state, t % 1000, 1, true);
+      state = next;
+      expect(state.times.length - state.head).toBeLessThanOrEqual(4);
+    }
+    // The flood stopped at 999 (times never go back): every unit it recorded stays until 1999.
+    expect(log.step(state, 1998, 1, false).decision.allowed).toBe(false);
+    expect(log.step(state, 1999, 1, false).decision).toMatchObject({ allowed: true, remaining: 2 });
+    expect(state.sum).toBe(5000);
+    expect(state.costs).toEqual([1, 1, 1, -4997]);
+  });
+
+  it('records each admitted request on its own, with its cost', () => {
+    const log = slidingWindowLog({ limit: 10, window: '1s' });
+    const { state } = log.step(undefined, 0, 3, true);
+    log.step(state, 0, 2, true);
+    expect(state.times).toEqual([0, 0]);
+    expect(state.costs).toEqual([3, 2]);
+  });
+});
