@@ -102,7 +102,7 @@ describe('limiter with a remote store that is slow or failing', () => {
   it('while the circuit is open, decisions repeat the opening reason without a call; then one probe at a time', async () => {
     const store = new ManualStore();
     let now = 1_000;
-    const limiter = createLimiter({ algorithm: bucket(), store, clock: () => now, timeout: 20, storeRetryInterval: 100 });
+    const limiter = createLimiter({ algorithm: bucket(), store, clock: () => now, timeout: 20, storeRetryInterval: 100, storeFailureThreshold: 1 });
     expect((await limiter.consume('k')).reason).toBe('timeout');
     store.pending.splice(0);
     const callsAfterFailure = store.calls;
@@ -125,10 +125,40 @@ describe('limiter with a remote store that is slow or failing', () => {
     expect((await next).reason).toBeUndefined();
   });
 
+  it('the circuit opens only when storeFailureThreshold calls failed within storeRetryInterval', async () => {
+    const store = new ManualStore();
+    let now = 0;
+    const limiter = createLimiter({ algorithm: bucket(), store, clock: () => now, timeout: false, storeRetryInterval: 100 });
+    for (const t of [0, 60, 170]) {
+      now = t;
+      const failing = limiter.consume('k');
+      store.failAll();
+      expect((await failing).reason).toBe('store-error');
+    }
+    // Three failures, but never three within 100 ms: every call still goes to the store.
+    now = 200;
+    const answered = limiter.consume('k');
+    expect(store.pending).toHaveLength(1);
+    store.answerAll();
+    expect((await answered).reason).toBeUndefined();
+    now = 210;
+    const third = limiter.consume('k');
+    store.failAll();
+    await third; // failures at 60, 170, 210: not three within 100 ms
+    const calls = store.calls;
+    now = 220;
+    const fourth = limiter.consume('k');
+    store.failAll();
+    await fourth; // 170, 210, 220: three within 100 ms: the circuit opens
+    now = 230;
+    expect((await limiter.consume('k')).reason).toBe('store-error');
+    expect(store.calls).toBe(calls + 1);
+  });
+
   it('a failed probe keeps the circuit open for another interval (reason store-error)', async () => {
     const store = new ManualStore();
     let now = 0;
-    const limiter = createLimiter({ algorithm: bucket(), store, clock: () => now, timeout: false, storeRetryInterval: 50 });
+    const limiter = createLimiter({ algorithm: bucket(), store, clock: () => now, timeout: false, storeRetryInterval: 50, storeFailureThreshold: 1 });
     const first = limiter.consume('k');
     store.failAll();
     expect((await first).reason).toBe('store-error');

@@ -37,8 +37,17 @@ export interface LimiterOptions {
    * `{ maxKeys }` bounds its memory (default 10,000 keys).
    */
   denyCache?: boolean | { maxKeys?: number };
-  /** After a store failure, skip the store for this long and apply the policy directly (then try again). Default 1 s. */
+  /**
+   * When `storeFailureThreshold` store calls have failed within this interval, skip the store for this
+   * long and apply the policy directly (then one probe call at a time tries it again). Default 1 s.
+   */
   storeRetryInterval?: Duration;
+  /**
+   * How many failed store calls within `storeRetryInterval` open the circuit (default 3). Below it,
+   * only the failed call's own request gets the policy: a lone slow answer under load does not deny
+   * every key for a second.
+   */
+  storeFailureThreshold?: number;
 }
 
 /** A decision of a concurrency limit; call `release()` exactly when the work ends (extra calls do nothing). */
@@ -55,7 +64,7 @@ export interface StoreErrorEvent {
   action: 'deny' | 'allow' | 'fallback';
 }
 
-const LIMITER_OPTIONS = ['algorithm', 'store', 'clock', 'prefix', 'timeout', 'onStoreError', 'denyCache', 'storeRetryInterval'] as const;
+const LIMITER_OPTIONS = ['algorithm', 'store', 'clock', 'prefix', 'timeout', 'onStoreError', 'denyCache', 'storeRetryInterval', 'storeFailureThreshold'] as const;
 const STATE_KINDS = new Set(['numeric', 'log', 'leases']);
 const STORE_DOWN_RETRY_MS = 1000;
 
@@ -95,6 +104,9 @@ export class Limiter extends EventEmitter {
   private storeDownUntil = 0;
   /** The reason of the failure that opened the circuit, repeated by the decisions taken while it is open. */
   private storeDownReason: 'store-error' | 'timeout' = 'store-error';
+  private readonly failureThreshold: number;
+  /** Local times of the latest failed store calls (at most `failureThreshold`), oldest first. */
+  private readonly recentFailures: number[] = [];
   /** Deadlines of the store calls in flight, behind one timer. */
   private readonly deadlines: Deadlines | undefined;
 
@@ -129,6 +141,8 @@ export class Limiter extends EventEmitter {
       o.timeout === false ? 0 : o.timeout === undefined ? (local ? 0 : 50) : parseDuration(o.timeout, 'createLimiter.timeout');
     this.retryIntervalMs =
       o.storeRetryInterval === undefined ? STORE_DOWN_RETRY_MS : parseDuration(o.storeRetryInterval, 'createLimiter.storeRetryInterval');
+    this.failureThreshold =
+      o.storeFailureThreshold === undefined ? 3 : integerAtLeast(o.storeFailureThreshold, 'createLimiter.storeFailureThreshold');
     this.deadlines = this.timeoutMs > 0 ? new Deadlines(this.timeoutMs) : undefined;
 
     const policy = o.onStoreError ?? 'deny';
@@ -270,7 +284,7 @@ export class Limiter extends EventEmitter {
       try {
         pending = this.store.acquire(storeKey, algorithm, leaseId, this.clock?.());
         decision = await this.withTimeout(pending);
-        if (gate === PROBE_STORE) this.storeDownUntil = 0;
+        if (gate === PROBE_STORE) this.closeCircuit(undefined);
       } catch (error) {
         const timedOut = error instanceof StoreTimeoutError;
         if (timedOut && pending instanceof Promise) {
@@ -346,7 +360,7 @@ export class Limiter extends EventEmitter {
       return this.onFailure(error, storeKey, cost, op, 'store-error');
     }
     if (!(result instanceof Promise)) {
-      if (gate === PROBE_STORE) this.storeDownUntil = 0;
+      if (gate === PROBE_STORE) this.closeCircuit(undefined);
       return result;
     }
     const answered = gate === PROBE_STORE ? this.withTimeout(result).then(this.closeCircuit) : this.withTimeout(result);
@@ -367,6 +381,7 @@ export class Limiter extends EventEmitter {
   /** A probe succeeded: the store is used again. */
   private readonly closeCircuit = <T>(value: T): T => {
     this.storeDownUntil = 0;
+    this.recentFailures.length = 0;
     return value;
   };
 
@@ -399,8 +414,15 @@ export class Limiter extends EventEmitter {
     leaseId?: string,
   ): MaybePromise<Decision> {
     if (error !== undefined) {
-      this.storeDownUntil = this.localClock() + this.retryIntervalMs;
-      this.storeDownReason = reason;
+      const now = this.localClock();
+      const failures = this.recentFailures;
+      failures.push(now);
+      if (failures.length > this.failureThreshold) failures.shift();
+      // A failed probe (the circuit was open) keeps it open; otherwise it opens at the threshold.
+      if (this.storeDownUntil !== 0 || (failures.length === this.failureThreshold && now - failures[0]! <= this.retryIntervalMs)) {
+        this.storeDownUntil = now + this.retryIntervalMs;
+        this.storeDownReason = reason;
+      }
       this.emitStoreError(error, storeKey, this.policyAction);
     }
     const algorithm = this.algorithm;

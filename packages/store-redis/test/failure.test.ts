@@ -199,7 +199,7 @@ function counting(inner: RedisStore): Store & { calls: number } {
 describe('the store-down circuit', () => {
   it('while Redis is paused, one probe at a time reaches it; the other decisions repeat the reason (timeout)', async () => {
     const store = counting(new RedisStore({ client }));
-    const limiter = createLimiter({ algorithm: tokenBucket({ capacity: 100, refillRate: 10 }), store, prefix: freshPrefix(), timeout: 100, storeRetryInterval: 100 });
+    const limiter = createLimiter({ algorithm: tokenBucket({ capacity: 100, refillRate: 10 }), store, prefix: freshPrefix(), timeout: 100, storeRetryInterval: 100, storeFailureThreshold: 1 });
     expect((await limiter.consume('k')).reason).toBeUndefined();
     const admin = new Redis(server.url);
     try {
