@@ -5,38 +5,23 @@ import http, { type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import express, { type Express, type NextFunction, type Request, type Response } from 'express';
 import express4 from 'express4';
-import { Redis } from 'ioredis';
 import request from 'supertest';
 import { parseList } from 'structured-headers';
-import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import { concurrency, fixedWindow, leakyBucket, tokenBucket } from '@rl/core';
-import { RedisStore } from '@rl/store-redis';
+import type { RedisStore } from '@rl/store-redis';
 import { rateLimit, type RateLimitOptions } from './index.js';
 
-interface RedisHarness {
-  startRedisServer(): Promise<{ url: string; stop(): Promise<void> }>;
+interface SharedRedis {
+  useRedisStore(name: string): { readonly store: RedisStore };
 }
-/** Imported by path at run time: the harness lives in the store-redis package's tests, outside this package's sources. */
-const harnessUrl = new URL('../../store-redis/test/harness.ts', import.meta.url).href;
+/** Imported by path at run time: the shared Redis setup lives in the store-redis package's tests, outside this package's sources. */
+const sharedRedisUrl = new URL('../../store-redis/test/shared-redis.ts', import.meta.url).href;
+/** A Redis server, a client and a store (prefix `rl-express-test:<pid>:`) for this file: started in beforeAll, stopped in afterAll. */
+const redis = ((await import(sharedRedisUrl)) as SharedRedis).useRedisStore('rl-express-test');
 
 const T0 = 1_800_000_000_000;
 const clock = (): number => T0;
-
-let server: { url: string; stop(): Promise<void> };
-let client: Redis;
-let store: RedisStore;
-
-beforeAll(async () => {
-  const { startRedisServer } = (await import(harnessUrl)) as RedisHarness;
-  server = await startRedisServer();
-  client = new Redis(server.url);
-  store = new RedisStore({ client, prefix: `rl-express-test:${process.pid}:` });
-});
-
-afterAll(async () => {
-  client?.disconnect();
-  await server?.stop();
-});
 
 const servers: Server[] = [];
 afterEach(() => {
@@ -68,7 +53,7 @@ describe.each([
   /** Each app gets a namespace of its own in the shared Redis; a generous timeout keeps a busy machine from tripping the failure policy. */
   function appWith(options: RateLimitOptions, route?: (req: Request, res: Response) => unknown): Express {
     const app = createApp();
-    app.use(rateLimit({ clock, store, timeout: '5s', prefix: randomUUID(), ...options }));
+    app.use(rateLimit({ clock, store: redis.store, timeout: '5s', prefix: randomUUID(), ...options }));
     app.get('/', route ?? ((req, res) => res.json({ remaining: req.rateLimit?.remaining ?? null })));
     app.use((error: Error, _req: Request, res: Response, _next: NextFunction) => {
       res.status(500).json({ error: error.message });
@@ -160,7 +145,7 @@ describe.each([
   it('keys on the forwarded client under trust proxy, grouping IPv6 by /56', async () => {
     const app = createApp();
     app.set('trust proxy', 1);
-    app.use(rateLimit({ clock, store, timeout: '5s', prefix: randomUUID(), algorithm: fixedWindow({ limit: 1, window: '1m' }) }));
+    app.use(rateLimit({ clock, store: redis.store, timeout: '5s', prefix: randomUUID(), algorithm: fixedWindow({ limit: 1, window: '1m' }) }));
     app.get('/', (_req, res) => res.send('ok'));
     await request(app).get('/').set('x-forwarded-for', '2001:db8:abcd:1200::1').expect(200);
     await request(app).get('/').set('x-forwarded-for', '2001:db8:abcd:12ff::2').expect(429);
@@ -169,8 +154,8 @@ describe.each([
   });
 
   it('releases a permit when the client disconnects, and gives back the slot of a client that leaves while held', async () => {
-    const permits = rateLimit({ clock, store, timeout: '5s', prefix: randomUUID(), algorithm: concurrency({ limit: 1 }), key: () => 'k' });
-    const shaper = rateLimit({ clock, store, timeout: '5s', prefix: randomUUID(), algorithm: leakyBucket({ capacity: 5, leakRate: 1, interval: '300ms', mode: 'shape' }), wait: { maxDelay: '10s' }, key: () => 'k' });
+    const permits = rateLimit({ clock, store: redis.store, timeout: '5s', prefix: randomUUID(), algorithm: concurrency({ limit: 1 }), key: () => 'k' });
+    const shaper = rateLimit({ clock, store: redis.store, timeout: '5s', prefix: randomUUID(), algorithm: leakyBucket({ capacity: 5, leakRate: 1, interval: '300ms', mode: 'shape' }), wait: { maxDelay: '10s' }, key: () => 'k' });
     const handler = vi.fn();
     const started = deferred();
     const held = deferred();

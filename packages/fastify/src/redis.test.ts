@@ -2,37 +2,22 @@
 import { randomUUID } from 'node:crypto';
 import http from 'node:http';
 import Fastify, { type FastifyInstance } from 'fastify';
-import { Redis } from 'ioredis';
 import { parseList } from 'structured-headers';
-import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import { concurrency, fixedWindow, leakyBucket, tokenBucket } from '@rl/core';
-import { RedisStore } from '@rl/store-redis';
+import type { RedisStore } from '@rl/store-redis';
 import rateLimit, { type RateLimitPluginOptions } from './index.js';
 
-interface RedisHarness {
-  startRedisServer(): Promise<{ url: string; stop(): Promise<void> }>;
+interface SharedRedis {
+  useRedisStore(name: string): { readonly store: RedisStore };
 }
-/** Imported by path at run time: the harness lives in the store-redis package's tests, outside this package's sources. */
-const harnessUrl = new URL('../../store-redis/test/harness.ts', import.meta.url).href;
+/** Imported by path at run time: the shared Redis setup lives in the store-redis package's tests, outside this package's sources. */
+const sharedRedisUrl = new URL('../../store-redis/test/shared-redis.ts', import.meta.url).href;
+/** A Redis server, a client and a store (prefix `rl-fastify-test:<pid>:`) for this file: started in beforeAll, stopped in afterAll. */
+const redis = ((await import(sharedRedisUrl)) as SharedRedis).useRedisStore('rl-fastify-test');
 
 const T0 = 1_800_000_000_000;
 const clock = (): number => T0;
-
-let server: { url: string; stop(): Promise<void> };
-let client: Redis;
-let store: RedisStore;
-
-beforeAll(async () => {
-  const { startRedisServer } = (await import(harnessUrl)) as RedisHarness;
-  server = await startRedisServer();
-  client = new Redis(server.url);
-  store = new RedisStore({ client, prefix: `rl-fastify-test:${process.pid}:` });
-});
-
-afterAll(async () => {
-  client?.disconnect();
-  await server?.stop();
-});
 
 const apps: FastifyInstance[] = [];
 afterEach(async () => {
@@ -54,7 +39,7 @@ function deferred(): { promise: Promise<void>; resolve: () => void } {
 async function appWith(options: RateLimitPluginOptions, configure?: (app: FastifyInstance) => void, serverOptions = {}): Promise<FastifyInstance> {
   const app = Fastify(serverOptions);
   apps.push(app);
-  await app.register(rateLimit, { clock, store, timeout: '5s', prefix: randomUUID(), ...options });
+  await app.register(rateLimit, { clock, store: redis.store, timeout: '5s', prefix: randomUUID(), ...options });
   app.get('/', async (request) => ({ remaining: request.rateLimit?.remaining ?? null }));
   configure?.(app);
   await app.ready();
@@ -134,7 +119,7 @@ describe('@rl/fastify with Redis', () => {
   });
 
   it('releases a permit when the client disconnects', async () => {
-    const release = vi.spyOn(store, 'release');
+    const release = vi.spyOn(redis.store, 'release');
     const started = deferred();
     try {
       const app = await appWith({ algorithm: concurrency({ limit: 1 }), key: () => 'k' }, (a) => {
@@ -172,7 +157,7 @@ describe('@rl/fastify with Redis', () => {
         reply.raw.on('close', closed.resolve);
       }
     });
-    await app.register(rateLimit, { clock, store, timeout: '5s', prefix: randomUUID(), algorithm: leakyBucket({ capacity: 5, leakRate: 1, interval: '300ms', mode: 'shape' }), wait: { maxDelay: '10s' }, key: () => 'k' });
+    await app.register(rateLimit, { clock, store: redis.store, timeout: '5s', prefix: randomUUID(), algorithm: leakyBucket({ capacity: 5, leakRate: 1, interval: '300ms', mode: 'shape' }), wait: { maxDelay: '10s' }, key: () => 'k' });
     app.get('/', handler);
     const base = await app.listen({ port: 0, host: '127.0.0.1' });
     expect((await app.inject('/')).statusCode).toBe(200);

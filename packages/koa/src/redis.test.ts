@@ -5,38 +5,23 @@ import http, { type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import Koa, { type Context } from 'koa';
 import Koa2 from 'koa2';
-import { Redis } from 'ioredis';
 import request from 'supertest';
 import { parseList } from 'structured-headers';
-import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import { concurrency, fixedWindow, leakyBucket, slidingWindowLog, tokenBucket } from '@rl/core';
-import { RedisStore } from '@rl/store-redis';
+import type { RedisStore } from '@rl/store-redis';
 import { rateLimit, type RateLimitOptions } from './index.js';
 
-interface RedisHarness {
-  startRedisServer(): Promise<{ url: string; stop(): Promise<void> }>;
+interface SharedRedis {
+  useRedisStore(name: string): { readonly store: RedisStore };
 }
-/** Imported by path at run time: the harness lives in the store-redis package's tests, outside this package's sources. */
-const harnessUrl = new URL('../../store-redis/test/harness.ts', import.meta.url).href;
+/** Imported by path at run time: the shared Redis setup lives in the store-redis package's tests, outside this package's sources. */
+const sharedRedisUrl = new URL('../../store-redis/test/shared-redis.ts', import.meta.url).href;
+/** A Redis server, a client and a store (prefix `rl-koa-test:<pid>:`) for this file: started in beforeAll, stopped in afterAll. */
+const redis = ((await import(sharedRedisUrl)) as SharedRedis).useRedisStore('rl-koa-test');
 
 const T0 = 1_800_000_000_000;
 const clock = (): number => T0;
-
-let server: { url: string; stop(): Promise<void> };
-let client: Redis;
-let store: RedisStore;
-
-beforeAll(async () => {
-  const { startRedisServer } = (await import(harnessUrl)) as RedisHarness;
-  server = await startRedisServer();
-  client = new Redis(server.url);
-  store = new RedisStore({ client, prefix: `rl-koa-test:${process.pid}:` });
-});
-
-afterAll(async () => {
-  client?.disconnect();
-  await server?.stop();
-});
 
 const servers: Server[] = [];
 afterEach(() => {
@@ -76,7 +61,7 @@ describe.each([
         ctx.body = { error: (error as Error).message };
       }
     });
-    app.use(rateLimit({ clock, store, timeout: '5s', prefix: randomUUID(), ...options }));
+    app.use(rateLimit({ clock, store: redis.store, timeout: '5s', prefix: randomUUID(), ...options }));
     app.use(
       handler ??
         ((ctx) => {
@@ -146,7 +131,7 @@ describe.each([
     const app = new KoaApp();
     app.proxy = true;
     app.maxIpsCount = 1;
-    app.use(rateLimit({ clock, store, timeout: '5s', prefix: randomUUID(), algorithm: fixedWindow({ limit: 1, window: '1m' }) }));
+    app.use(rateLimit({ clock, store: redis.store, timeout: '5s', prefix: randomUUID(), algorithm: fixedWindow({ limit: 1, window: '1m' }) }));
     app.use((ctx) => {
       ctx.body = 'ok';
     });
@@ -158,8 +143,8 @@ describe.each([
   });
 
   it('releases a permit when the client disconnects, and gives back the slot of a client that leaves while held', async () => {
-    const permits = rateLimit({ clock, store, timeout: '5s', prefix: randomUUID(), algorithm: concurrency({ limit: 1 }), key: () => 'k' });
-    const shaper = rateLimit({ clock, store, timeout: '5s', prefix: randomUUID(), algorithm: leakyBucket({ capacity: 5, leakRate: 1, interval: '300ms', mode: 'shape' }), wait: { maxDelay: '10s' }, key: () => 'k' });
+    const permits = rateLimit({ clock, store: redis.store, timeout: '5s', prefix: randomUUID(), algorithm: concurrency({ limit: 1 }), key: () => 'k' });
+    const shaper = rateLimit({ clock, store: redis.store, timeout: '5s', prefix: randomUUID(), algorithm: leakyBucket({ capacity: 5, leakRate: 1, interval: '300ms', mode: 'shape' }), wait: { maxDelay: '10s' }, key: () => 'k' });
     const handler = vi.fn();
     const started = deferred();
     const arrived = deferred();
