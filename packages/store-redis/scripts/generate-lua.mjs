@@ -1,6 +1,7 @@
 #!/usr/bin/env node
 // Generates src/lua-scripts.generated.ts from src/lua/*.lua, so that the published package carries
-// the scripts as strings (no file reads at runtime, works from ESM and CJS builds alike).
+// the scripts as strings (no file reads at runtime, works from ESM and CJS builds alike). Each script
+// is src/lua/prelude.lua (what every script shares) followed by the script's own file.
 //
 //   node scripts/generate-lua.mjs          writes the module
 //   node scripts/generate-lua.mjs --check  exits 1 when the module is stale (CI; also a vitest test)
@@ -11,6 +12,8 @@ import { fileURLToPath } from 'node:url';
 
 const packageDir = join(dirname(fileURLToPath(import.meta.url)), '..');
 const luaDir = join(packageDir, 'src', 'lua');
+/** Put before every script: the definitions the scripts share. Not a script of its own. */
+const PRELUDE = 'prelude.lua';
 export const generatedPath = join(packageDir, 'src', 'lua-scripts.generated.ts');
 
 /** Number of KEYS each script takes. Every script must be listed here. */
@@ -25,7 +28,8 @@ const KEY_COUNTS = {
 
 /** The text of the generated module for the .lua files as they are now. */
 export function renderModule() {
-  const files = readdirSync(luaDir).filter((f) => f.endsWith('.lua')).sort();
+  const files = readdirSync(luaDir).filter((f) => f.endsWith('.lua') && f !== PRELUDE).sort();
+  const prelude = readFileSync(join(luaDir, PRELUDE), 'utf8');
   const names = files.map((f) => f.slice(0, -4));
   const missing = Object.keys(KEY_COUNTS).filter((n) => !names.includes(n));
   const unknown = names.filter((n) => !(n in KEY_COUNTS));
@@ -39,7 +43,7 @@ export function renderModule() {
   out += `/** The store's scripts by algorithm kind. */\n`;
   out += `export const luaScripts: Readonly<Record<${names.map((n) => `'${n}'`).join(' | ')}, LuaScript>> = {\n`;
   for (const name of names) {
-    const lua = readFileSync(join(luaDir, `${name}.lua`), 'utf8');
+    const lua = prelude + readFileSync(join(luaDir, `${name}.lua`), 'utf8');
     const sha1 = createHash('sha1').update(lua).digest('hex');
     out += `  '${name}': {\n    name: '${name}',\n    sha1: '${sha1}',\n    numberOfKeys: ${KEY_COUNTS[name]},\n    lua: ${JSON.stringify(lua)},\n  },\n`;
   }

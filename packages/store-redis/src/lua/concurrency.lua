@@ -7,8 +7,9 @@
 -- ARGV[5]  limit   ARGV[6] leaseMs
 -- Returns  { allowed (1/0), remaining, resetMs, retryAfterMs, delayMs }
 
-local EPSILON = 1e-9
-local function ceil_ms(ms) if ms <= EPSILON then return 0 end return math.ceil(ms - EPSILON) end
+-- EPSILON, ceil_ms, floor_units and read_now come from prelude.lua (put before this script by
+-- scripts/generate-lua.mjs).
+
 -- Scores go to Redis as text: 17 significant digits keep every double exact.
 local function exact(n) return string.format('%.17g', n) end
 
@@ -22,13 +23,7 @@ if op == 'r' then
   return nil
 end
 
-local now
-if ARGV[2] == '' then
-  local t = redis.call('TIME')
-  now = tonumber(t[1]) * 1000 + tonumber(t[2]) / 1000
-else
-  now = tonumber(ARGV[2])
-end
+local now = read_now(ARGV[2])
 local margin = tonumber(ARGV[4])
 local limit = tonumber(ARGV[5])
 local lease_ms = tonumber(ARGV[6])

@@ -9,19 +9,12 @@
 -- ARGV[5]  limit   ARGV[6] windowMs   ARGV[7] countDenied ('1' or '0')
 -- Returns  { allowed (1/0), remaining, resetMs, retryAfterMs, delayMs }
 
-local EPSILON = 1e-9
-local function ceil_ms(ms) if ms <= EPSILON then return 0 end return math.ceil(ms - EPSILON) end
-local function floor_units(units) if units <= 0 then return 0 end return math.floor(units + EPSILON) end
+-- EPSILON, ceil_ms, floor_units and read_now come from prelude.lua (put before this script by
+-- scripts/generate-lua.mjs).
 
 local key = KEYS[1]
 local op = ARGV[1]
-local now
-if ARGV[2] == '' then
-  local t = redis.call('TIME')
-  now = tonumber(t[1]) * 1000 + tonumber(t[2]) / 1000
-else
-  now = tonumber(ARGV[2])
-end
+local now = read_now(ARGV[2])
 local cost = tonumber(ARGV[3])
 local margin = tonumber(ARGV[4])
 local limit = tonumber(ARGV[5])
