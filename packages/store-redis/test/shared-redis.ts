@@ -35,10 +35,10 @@ export async function startSharedRedis(): Promise<SharedRedis> {
 
 /**
  * Registers, in the calling scope, a `beforeAll` that starts a {@link SharedRedis} and an `afterAll`
- * that stops it. Returns a view whose `store` (prefix `<name>:<pid>:`) and `client` can be used once the
- * `beforeAll` has run, that is in the tests.
+ * that stops it. Returns a view whose `store` (prefix `<name>:<pid>:`) can be used once the `beforeAll`
+ * has run, that is in the tests.
  */
-export function useRedisStore(name: string): { readonly store: RedisStore; readonly client: Redis } {
+export function useRedisStore(name: string): { readonly store: RedisStore } {
   let redis: SharedRedis | undefined;
   let store: RedisStore | undefined;
   beforeAll(async () => {
@@ -52,10 +52,6 @@ export function useRedisStore(name: string): { readonly store: RedisStore; reado
     get store() {
       if (!store) throw new Error('useRedisStore: the store exists once beforeAll has run');
       return store;
-    },
-    get client() {
-      if (!redis) throw new Error('useRedisStore: the client exists once beforeAll has run');
-      return redis.client;
     },
   };
 }
