@@ -7,6 +7,8 @@
  * runs on the memory store and on a real Redis (a redis-server of its own, or REDIS_URL).
  */
 import { randomUUID } from 'node:crypto';
+import type { Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { afterAll, afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { startSharedRedis, type SharedRedis } from '../../packages/store-redis/test/shared-redis.js';
 
@@ -41,6 +43,20 @@ export interface ExampleApp {
   apiKeys: ReadonlySet<string>;
   /** Builds the app with `options` and listens on an ephemeral port of 127.0.0.1. */
   open(options: ExampleAppOptions): Promise<OpenedApp>;
+}
+
+/** Listens with `app.listen(0, '127.0.0.1')` (Express and Koa apps alike); `close()` drops the connections. */
+export async function listenOnFreePort(app: { listen(port: number, host: string, listening: () => void): Server }): Promise<OpenedApp> {
+  const server = await new Promise<Server>((resolve) => {
+    const s = app.listen(0, '127.0.0.1', () => resolve(s));
+  });
+  return {
+    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+    async close() {
+      server.closeAllConnections();
+      await new Promise((resolve) => server.close(resolve));
+    },
+  };
 }
 
 /** `r` of the RateLimit header: the units left. */
