@@ -35,7 +35,8 @@ export interface RateLimitOptions extends HttpRateLimitOptions<Request> {
 
 /** An Express middleware, with the limiter behind it. */
 export interface RateLimitMiddleware {
-  (req: Request, res: Response, next: NextFunction): Promise<void>;
+  /** Returns nothing when it decided at once (a local store), otherwise a promise settled once it has continued. */
+  (req: Request, res: Response, next: NextFunction): void | Promise<void>;
   /** The http-layer limiter: its `limiters` emit `'storeError'` events. */
   readonly limiter: HttpRateLimiter<Request>;
   /** Forgets a key in every limit of this middleware. */
@@ -77,14 +78,26 @@ export function rateLimit(options: RateLimitOptions): RateLimitMiddleware {
     void (this as unknown as Record<symbol, RateLimitResult>)[slot]!.release();
   }
 
-  const middleware = async function rateLimitMiddleware(req: Request, res: Response, next: NextFunction): Promise<void> {
-    let result: RateLimitResult | undefined;
+  // With a local store and plain key/cost functions, the result is there at once: next() runs in
+  // the same tick, without a promise. Otherwise the rest runs when the result arrives.
+  const middleware = function rateLimitMiddleware(req: Request, res: Response, next: NextFunction): void | Promise<void> {
+    let result: RateLimitResult | undefined | Promise<RateLimitResult | undefined>;
     try {
-      result = await limiter.evaluate(req);
+      result = limiter.decide(req);
     } catch (error) {
       next(error);
       return;
     }
+    if (result instanceof Promise) {
+      return result.then(
+        (r) => proceed(req, res, next, r),
+        (error: unknown) => next(error),
+      );
+    }
+    return proceed(req, res, next, result);
+  } as RateLimitMiddleware;
+
+  function proceed(req: Request, res: Response, next: NextFunction, result: RateLimitResult | undefined): void | Promise<void> {
     if (result === undefined) {
       next();
       return;
@@ -98,31 +111,40 @@ export function rateLimit(options: RateLimitOptions): RateLimitMiddleware {
         res.end(problemBody(result));
         return;
       }
-      try {
-        await onLimit(req, res, next, result);
-      } catch (error) {
-        next(error);
-      }
-      return;
+      return callOnLimit(onLimit, req, res, next, result);
     }
     if (res.destroyed) {
       // The client left while the limits ran: its 'close' has passed, so give everything back now.
-      await result.abandon();
-      return;
+      return result.abandon();
     }
     if (hasLeases) {
       (res as unknown as Record<symbol, RateLimitResult>)[slot] = result;
       res.once('close', releaseOnClose);
     }
-    if (result.delayMs > 0 && !(await holdRequest(res, result.delayMs))) {
-      await result.abandon();
-      return;
-    }
+    if (result.delayMs > 0) return holdThenNext(res, next, result);
     next();
-  } as RateLimitMiddleware;
+  }
+
   Object.defineProperty(middleware, 'limiter', { value: limiter });
   middleware.resetKey = (key: string) => limiter.resetKey(key);
   return middleware;
+}
+
+async function callOnLimit(onLimit: OnLimitHandler, req: Request, res: Response, next: NextFunction, result: RateLimitResult): Promise<void> {
+  try {
+    await onLimit(req, res, next, result);
+  } catch (error) {
+    next(error);
+  }
+}
+
+/** Holds a shaped request for its delay, then continues; a client that leaves meanwhile gives its slot back and never reaches next. */
+async function holdThenNext(res: Response, next: NextFunction, result: RateLimitResult): Promise<void> {
+  if (!(await holdRequest(res, result.delayMs))) {
+    await result.abandon();
+    return;
+  }
+  next();
 }
 
 export default rateLimit;

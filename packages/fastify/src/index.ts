@@ -79,7 +79,7 @@ interface RouteLimit {
   readonly limiter: HttpRateLimiter<FastifyRequest>;
   readonly onLimit: OnLimitHandler | undefined;
   readonly hook: 'onRequest' | 'preHandler';
-  readonly handler: (request: FastifyRequest, reply: FastifyReply) => Promise<unknown>;
+  readonly handler: (request: FastifyRequest, reply: FastifyReply, done: HookDone) => void;
   readonly release: (request: FastifyRequest) => Promise<void>;
 }
 
@@ -92,38 +92,77 @@ function prepare(options: RouteRateLimitOptions, owner: string, createStore: () 
   const hook = options.hook ?? 'onRequest';
   if (hook !== 'onRequest' && hook !== 'preHandler') throw new InvalidOptionError(`${owner}.hook`, hook, "'onRequest' or 'preHandler'");
 
-  async function rateLimitHook(request: FastifyRequest, reply: FastifyReply): Promise<unknown> {
-    const result = await limiter.evaluate(request);
-    if (result === undefined) return undefined;
+  // A callback hook, not an async one: with a local store and plain key/cost functions the result
+  // is there at once and `done()` continues in the same tick, without a promise. (Fastify 5: a hook
+  // either is async or calls done, never both; this one never returns a promise.) A denied request
+  // is answered with reply.send() and done is not called; a throw goes to Fastify's error handler.
+  function rateLimitHook(request: FastifyRequest, reply: FastifyReply, done: HookDone): void {
+    const result = limiter.decide(request);
+    if (result instanceof Promise) {
+      result.then((r) => {
+        try {
+          proceed(request, reply, r, done);
+        } catch (error) {
+          done(error as Error);
+        }
+      }, done);
+      return;
+    }
+    proceed(request, reply, result, done);
+  }
+  function proceed(request: FastifyRequest, reply: FastifyReply, result: RateLimitResult | undefined, done: HookDone): void {
+    if (result === undefined) {
+      done();
+      return;
+    }
     request.rateLimit = result;
     limiter.writeHeaders(replyHeaders, reply, result);
     if (!result.allowed) {
       reply.code(result.statusCode);
       if (onLimit !== undefined) {
-        const payload = await onLimit(request, reply, result);
-        if (reply.sent) return reply;
-        if (payload !== undefined) return reply.send(payload);
+        sendOnLimit(onLimit, request, reply, result).catch(done);
+        return;
       }
-      return reply.type(PROBLEM_CONTENT_TYPE).send(problemBody(result));
+      void reply.type(PROBLEM_CONTENT_TYPE).send(problemBody(result));
+      return;
     }
     if (reply.raw.destroyed) {
       // The client left while the limits ran: give everything back, and do not run the handler.
-      await result.abandon();
-      reply.hijack();
-      return reply;
+      dropRequest(reply, result).catch(done);
+      return;
     }
-    if (result.delayMs > 0 && !(await holdRequest(reply.raw, result.delayMs))) {
-      // The client left while held: nothing to send, and the handler must not run.
-      await result.abandon();
-      reply.hijack();
-      return reply;
+    if (result.delayMs > 0) {
+      holdRequest(reply.raw, result.delayMs).then((held) => {
+        // The client left while held: nothing to send, and the handler must not run.
+        if (held) done();
+        else dropRequest(reply, result).catch(done);
+      }, done);
+      return;
     }
-    return undefined;
+    done();
   }
   async function releasePermit(request: FastifyRequest): Promise<void> {
     await request.rateLimit?.release();
   }
   return { limiter, onLimit, hook, handler: rateLimitHook, release: releasePermit };
+}
+
+/** The `done` callback of a Fastify hook. */
+type HookDone = (error?: Error) => void;
+
+/** Sends the denial through `onLimit`: its own reply, the payload it returns, or the default body. */
+async function sendOnLimit(onLimit: OnLimitHandler, request: FastifyRequest, reply: FastifyReply, result: RateLimitResult): Promise<void> {
+  const payload = await onLimit(request, reply, result);
+  if (reply.sent) return;
+  // Not awaited: a reply is a thenable that settles only when the response has been sent.
+  if (payload !== undefined) void reply.send(payload);
+  else void reply.type(PROBLEM_CONTENT_TYPE).send(problemBody(result));
+}
+
+/** Gives back what a request whose client left took, and ends it without running the handler. */
+async function dropRequest(reply: FastifyReply, result: RateLimitResult): Promise<void> {
+  await result.abandon();
+  reply.hijack();
 }
 
 function addHook(route: RouteOptions, name: 'onRequest' | 'preHandler' | 'onResponse' | 'onRequestAbort', hook: unknown, first: boolean): void {

@@ -29,7 +29,8 @@ export interface RateLimitOptions extends HttpRateLimitOptions<Context> {
 
 /** A Koa middleware, with the limiter behind it. */
 export interface RateLimitMiddleware {
-  (ctx: Context, next: Next): Promise<void>;
+  /** Returns what downstream returns when it decided at once (a local store), otherwise a promise. */
+  (ctx: Context, next: Next): unknown;
   /** The http-layer limiter: its `limiters` emit `'storeError'` events. */
   readonly limiter: HttpRateLimiter<Context>;
   /** Forgets a key in every limit of this middleware. */
@@ -71,45 +72,77 @@ export function rateLimit(options: RateLimitOptions): RateLimitMiddleware {
     void (this as Record<symbol, RateLimitResult>)[slot]!.release();
   }
 
-  const middleware = async function rateLimitMiddleware(ctx: Context, next: Next): Promise<void> {
-    const result = await limiter.evaluate(ctx);
+  // With a local store and plain key/cost functions, the result is there at once: downstream runs
+  // in the same tick (`return next()`), without an extra promise. Otherwise the rest runs when the
+  // result arrives.
+  const middleware = function rateLimitMiddleware(ctx: Context, next: Next): unknown {
+    let result: RateLimitResult | undefined | Promise<RateLimitResult | undefined>;
+    try {
+      result = limiter.decide(ctx);
+    } catch (error) {
+      // As from an async middleware: a rejection, whoever calls it.
+      return Promise.reject(error);
+    }
+    if (result instanceof Promise) return result.then((r) => proceed(ctx, next, r));
+    return proceed(ctx, next, result);
+  } as RateLimitMiddleware;
+
+  function proceed(ctx: Context, next: Next, result: RateLimitResult | undefined): unknown {
     if (result === undefined) return next();
     ctx.state.rateLimit = result;
     limiter.writeHeaders(nodeHeaderAccess, ctx.res, result);
     if (!result.allowed) {
       ctx.status = result.statusCode;
-      if (onLimit !== undefined) await onLimit(ctx, result);
-      if (ctx.body === undefined || ctx.body === null) {
-        ctx.type = PROBLEM_CONTENT_TYPE;
-        ctx.body = problemBody(result);
-      }
-      return;
+      if (onLimit !== undefined) return callOnLimit(onLimit, ctx, result);
+      ctx.type = PROBLEM_CONTENT_TYPE;
+      ctx.body = problemBody(result);
+      return undefined;
     }
-    if (ctx.res.destroyed) {
-      // The client left while the limits ran: its 'close' has passed, so give everything back now.
-      await result.abandon();
-      ctx.respond = false;
-      return;
-    }
-    if (result.delayMs > 0 && !(await holdRequest(ctx.res, result.delayMs))) {
-      // The client left while held: nothing to send, and downstream must not run.
-      await result.abandon();
-      ctx.respond = false;
-      return;
-    }
+    if (ctx.res.destroyed) return abandon(ctx, result);
+    if (result.delayMs > 0) return holdThenNext(ctx, next, result);
+    return downstream(ctx, next, result);
+  }
+
+  async function holdThenNext(ctx: Context, next: Next, result: RateLimitResult): Promise<void> {
+    // The client left while held: nothing to send, and downstream must not run.
+    if (!(await holdRequest(ctx.res, result.delayMs))) return abandon(ctx, result);
+    await downstream(ctx, next, result);
+  }
+
+  function downstream(ctx: Context, next: Next, result: RateLimitResult): unknown {
     if (!hasLeases) return next();
     (ctx.res as unknown as Record<symbol, RateLimitResult>)[slot] = result;
     ctx.res.once('close', releaseOnClose);
-    try {
-      await next();
-    } catch (error) {
-      await result.release();
-      throw error;
-    }
-  } as RateLimitMiddleware;
+    return nextThenRelease(next, result);
+  }
+
   Object.defineProperty(middleware, 'limiter', { value: limiter });
   middleware.resetKey = (key: string) => limiter.resetKey(key);
   return middleware;
+}
+
+async function callOnLimit(onLimit: OnLimitHandler, ctx: Context, result: RateLimitResult): Promise<void> {
+  await onLimit(ctx, result);
+  if (ctx.body === undefined || ctx.body === null) {
+    ctx.type = PROBLEM_CONTENT_TYPE;
+    ctx.body = problemBody(result);
+  }
+}
+
+/** The client left before the request proceeded: gives back what it took, and sends nothing. */
+async function abandon(ctx: Context, result: RateLimitResult): Promise<void> {
+  await result.abandon();
+  ctx.respond = false;
+}
+
+/** Runs downstream holding a concurrency permit: a throw releases it at once (a finished response releases it on 'close'). */
+async function nextThenRelease(next: Next, result: RateLimitResult): Promise<void> {
+  try {
+    await next();
+  } catch (error) {
+    await result.release();
+    throw error;
+  }
 }
 
 export default rateLimit;

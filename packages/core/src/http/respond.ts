@@ -145,6 +145,8 @@ interface PreparedLimit<Req> {
 }
 
 const RESOLVED: Promise<void> = Promise.resolve();
+/** A cost not computed yet (its function is called only once the key is known to be valid). */
+const NOT_ASKED: unique symbol = Symbol('not asked');
 /** The longest delay a Node timer supports (2^31 − 1 ms, about 24.8 days). */
 const MAX_TIMER_MS = 2_147_483_647;
 /** Most IPv6 addresses whose key the default key function remembers. */
@@ -174,6 +176,8 @@ export class HttpRateLimiter<Req> {
   readonly ownedStore: Store | undefined;
 
   private readonly limits: readonly PreparedLimit<Req>[];
+  /** The only limit, when there is exactly one: {@link decide} takes a shorter path for it. */
+  private readonly single: PreparedLimit<Req> | undefined;
   private readonly key: KeyFunction<Req>;
   private readonly cost: number | CostFunction<Req>;
   private readonly skip: SkipFunction<Req> | undefined;
@@ -266,6 +270,7 @@ export class HttpRateLimiter<Req> {
     this.ownedStore = ownedStore;
     this.limiters = this.limits.map((l) => l.limiter);
     this.hasLeases = this.limits.some((l) => l.leases);
+    this.single = this.limits.length === 1 ? this.limits[0] : undefined;
     this.headers = new HeaderWriter(format, this.limits);
   }
 
@@ -307,13 +312,97 @@ export class HttpRateLimiter<Req> {
    * failed). Rejects when the key or cost function throws or returns a bad value: then no limit
    * was charged. Units admitted by earlier limits are given back when a later one denies.
    */
-  async evaluate(req: Req): Promise<RateLimitResult | undefined> {
+  evaluate(req: Req): Promise<RateLimitResult | undefined> {
+    try {
+      const result = this.decide(req);
+      return result instanceof Promise ? result : Promise.resolve(result);
+    } catch (error) {
+      return Promise.reject(error);
+    }
+  }
+
+  /**
+   * {@link evaluate} for adapters, without a promise when none is needed: with one limit on a local
+   * store (`limiter.synchronous`, such as the memory store) and key, cost and skip functions that
+   * return plain values, the result (or `undefined` when skipped) is returned directly, so the
+   * adapter continues in the same tick; otherwise a promise of it. On the direct path a bad key or
+   * cost (or a throwing function) throws instead of rejecting; either way no limit was charged.
+   */
+  decide(req: Req): RateLimitResult | undefined | Promise<RateLimitResult | undefined> {
     const skip = this.skip;
     if (skip !== undefined) {
-      let skipped = skip(req);
-      if (typeof skipped !== 'boolean') skipped = await skipped;
+      const skipped = skip(req);
+      if (typeof skipped !== 'boolean') return this.afterSkip(req, skipped);
       if (skipped) return undefined;
     }
+    const single = this.single;
+    return single === undefined ? this.evaluateAll(req) : this.evaluateSingle(req, single);
+  }
+
+  /** The rest of {@link decide} once an asynchronous `skip` has answered. */
+  private async afterSkip(req: Req, skipped: unknown): Promise<RateLimitResult | undefined> {
+    if (await skipped) return undefined;
+    const single = this.single;
+    return single === undefined ? this.evaluateAll(req) : this.evaluateSingle(req, single);
+  }
+
+  /** One limit: no loop and no await while the key, the cost and the limiter are synchronous. */
+  private evaluateSingle(req: Req, limit: PreparedLimit<Req>): RateLimitResult | Promise<RateLimitResult> {
+    const key: unknown = (limit.key ?? this.key)(req);
+    if (typeof key !== 'string') return this.evaluateSingleAsync(req, limit, key, NOT_ASKED);
+    if (key.length === 0) throw new InvalidKeyError(key);
+    if (limit.leases) return this.decideSingle(limit, key, 1);
+    const option = limit.cost ?? this.cost;
+    const cost: unknown = typeof option === 'number' ? option : option(req);
+    if (typeof cost !== 'number') return this.evaluateSingleAsync(req, limit, key, cost);
+    const limiter = limit.limiter;
+    checkCost(limiter.algorithm, cost);
+    if (!limiter.synchronous) return this.decideSingle(limit, key, cost);
+    return this.singleResult(key, cost, limiter.consumeSync(key, cost));
+  }
+
+  /** {@link evaluateSingle} once the key or the cost turned out to be a promise (`cost` is {@link NOT_ASKED} until asked). */
+  private async evaluateSingleAsync(req: Req, limit: PreparedLimit<Req>, pendingKey: unknown, pendingCost: unknown): Promise<RateLimitResult> {
+    const key: unknown = await pendingKey;
+    if (typeof key !== 'string' || key.length === 0) throw new InvalidKeyError(key);
+    if (limit.leases) return this.decideSingle(limit, key, 1);
+    let cost = pendingCost;
+    if (cost === NOT_ASKED) {
+      const option = limit.cost ?? this.cost;
+      cost = typeof option === 'number' ? option : option(req);
+    }
+    if (typeof cost !== 'number') cost = await cost;
+    checkCost(limit.limiter.algorithm, cost as number);
+    return this.decideSingle(limit, key, cost as number);
+  }
+
+  /** Takes the single limit's decision from an asynchronous limiter (a remote store, or a concurrency permit). */
+  private async decideSingle(limit: PreparedLimit<Req>, key: string, cost: number): Promise<RateLimitResult> {
+    const limiter = limit.limiter;
+    const decision = limit.leases
+      ? await limiter.acquire(key)
+      : limiter.synchronous
+        ? limiter.consumeSync(key, cost)
+        : await limiter.consume(key, cost);
+    return this.singleResult(key, cost, decision);
+  }
+
+  /** The result of the single limit's decision (what {@link evaluateAll} computes for one limit). */
+  private singleResult(key: string, cost: number, decision: Decision): RateLimitResult | Promise<RateLimitResult> {
+    const keys = [key];
+    const costs = [cost];
+    const decisions = [decision];
+    if (!decision.allowed) return new RateLimitResult(this, keys, costs, decisions, 0, 0, decision.retryAfterMs, true);
+    if (decision.delayMs > this.maxDelayMs) {
+      // The queue is longer than the client may wait: reject now, give the slot back.
+      const retryAfterMs = decision.delayMs - this.maxDelayMs;
+      return this.giveBack(keys, costs, decisions).then(() => new RateLimitResult(this, keys, costs, decisions, 0, 0, retryAfterMs, true));
+    }
+    return new RateLimitResult(this, keys, costs, decisions, -1, 0, 0, false);
+  }
+
+  /** The general path: several limits. */
+  private async evaluateAll(req: Req): Promise<RateLimitResult | undefined> {
     const limits = this.limits;
     const n = limits.length;
     const keys = new Array<string>(n);
