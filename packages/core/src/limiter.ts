@@ -101,6 +101,9 @@ export class Limiter extends EventEmitter {
    */
   /** True when decisions are synchronous (a local store, and a local fallback if any): {@link consumeSync} works. */
   readonly synchronous: boolean;
+  /** `synchronous` and a rate limit: consumeSync may go straight to the store. */
+  private readonly fastSync: boolean;
+  private readonly maxCost: number;
   private storeDownUntil = 0;
   /** The reason of the failure that opened the circuit, repeated by the decisions taken while it is open. */
   private storeDownReason: 'store-error' | 'timeout' = 'store-error';
@@ -175,6 +178,8 @@ export class Limiter extends EventEmitter {
     }
     this.denyCache = cacheOn ? new Map() : undefined;
     this.synchronous = local && (this.fallback === undefined || this.fallback.synchronous);
+    this.fastSync = this.synchronous && algorithm.stateKind !== 'leases';
+    this.maxCost = algorithm.maxCost;
   }
 
   /** The full storage key for a user key. Throws {@link InvalidKeyError} for an empty or non-string key. */
@@ -190,6 +195,8 @@ export class Limiter extends EventEmitter {
    */
   consume(key: string, cost = 1): Promise<Decision> {
     try {
+      // A local store without a deny cache: the synchronous path, wrapped once.
+      if (this.fastSync && this.denyCache === undefined) return Promise.resolve(this.consumeSync(key, cost));
       const storeKey = this.storageKey(key);
       checkCost(this.algorithm, cost);
       if (this.algorithm.stateKind === 'leases') {
@@ -220,6 +227,17 @@ export class Limiter extends EventEmitter {
    * or a fallback whose own store is remote.
    */
   consumeSync(key: string, cost = 1): Decision {
+    // The common case in a few comparisons: a good key and cost, the store up (NaN fails `cost > 0`).
+    if (this.fastSync && typeof key === 'string' && key.length > 0 && typeof cost === 'number' && cost > 0 && cost <= this.maxCost && this.storeDownUntil === 0) {
+      const storeKey = this.keyPrefix + key;
+      try {
+        return this.store.consume(storeKey, this.algorithm, cost, this.clock === undefined ? undefined : this.clock()) as Decision;
+      } catch (error) {
+        // As in run(): misuse errors propagate, store failures get the policy (synchronous here).
+        if (error instanceof RateLimitError && error.code !== 'RL_STORE_ERROR') throw error;
+        return this.onFailure(error, storeKey, cost, 'consume', 'store-error') as Decision;
+      }
+    }
     const storeKey = this.storageKey(key);
     checkCost(this.algorithm, cost);
     if (this.algorithm.stateKind === 'leases') {
