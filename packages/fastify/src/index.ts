@@ -5,6 +5,7 @@ import {
   HttpRateLimiter,
   InvalidOptionError,
   checkOptionNames,
+  claimResponse,
   PROBLEM_CONTENT_TYPE,
   holdRequest,
   problemBody,
@@ -59,6 +60,8 @@ const replyHeaders: HeaderAccess<FastifyReply> = {
   set: (reply, name, value) => {
     reply.header(name, value);
   },
+  // The first rl limit on a reply sets its headers without reading them back.
+  claim: claimResponse,
 };
 
 function binding(owner: string, createStore: () => Store): FrameworkBinding<FastifyRequest> {

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { makeDecision, makePolicy, type Decision } from '../decision.js';
-import { HeaderWriter, parseHeaderFormat, sfString, type HeaderAccess, type HeaderSource } from './headers.js';
+import { HeaderWriter, claimResponse, parseHeaderFormat, sfString, type HeaderAccess, type HeaderSource } from './headers.js';
 
 const perMinute = makePolicy(100, 60_000);
 const perSecond = makePolicy(10, 1_000, 'burst');
@@ -53,6 +53,32 @@ describe('HeaderWriter', () => {
     new HeaderWriter('draft-8', limits.slice(0, 1)).write(access, headers, source([failOpen]));
     expect(headers.has('ratelimit')).toBe(false);
     expect(headers.get('ratelimit-policy')).toBe('"100-in-1m";q=100;w=60');
+  });
+});
+
+describe('HeaderWriter with claim (one response, several rl middlewares)', () => {
+  const reads: string[] = [];
+  const claiming: HeaderAccess<Map<string, string>> = { ...access, get: (m, n) => (reads.push(n), m.get(n.toLowerCase())), claim: claimResponse };
+
+  it('sets the headers of the first writer without reading them back, and combines the later ones', () => {
+    reads.length = 0;
+    const headers = new Map<string, string>();
+    new HeaderWriter('draft-8', limits.slice(0, 1)).write(claiming, headers, source([makeDecision(true, 100, 99, 59_001, 0, 0, perMinute)]));
+    expect(reads).toEqual([]);
+    new HeaderWriter('draft-8', limits.slice(1)).write(claiming, headers, source([makeDecision(true, 10, 3, 700, 0, 0, perSecond)]));
+    expect(headers.get('ratelimit')).toBe('"100-in-1m";r=99;t=60, "burst";r=3;t=1');
+    expect(headers.get('ratelimit-policy')).toBe('"100-in-1m";q=100;w=60, "burst";q=10;w=1');
+    expect(reads.length).toBeGreaterThan(0);
+  });
+
+  it('keeps the most restrictive limit in the single-limit formats', () => {
+    const headers = new Map<string, string>();
+    const writer = new HeaderWriter('draft-6', limits.slice(0, 1));
+    writer.write(claiming, headers, source([makeDecision(true, 100, 50, 10_000, 0, 0, perMinute)]));
+    writer.write(claiming, headers, source([makeDecision(true, 100, 5, 10_000, 0, 0, perMinute)]));
+    writer.write(claiming, headers, source([makeDecision(true, 100, 70, 10_000, 0, 0, perMinute)]));
+    expect(headers.get('ratelimit-remaining')).toBe('5');
+    expect(claimResponse(headers)).toBe(false);
   });
 });
 

@@ -41,6 +41,24 @@ export function parseHeaderFormat(value: unknown, field: string): HeaderFormat |
 export interface HeaderAccess<T> {
   get(target: T, name: string): unknown;
   set(target: T, name: string, value: string): void;
+  /**
+   * Optional. Marks `target` as carrying rl headers, and returns true when it was not marked yet:
+   * no other rl middleware has written its RateLimit headers on this response, so the writer sets
+   * them without reading them back first. Without it, every header is read back before it is set.
+   * {@link claimResponse} implements it with a symbol on the response object.
+   */
+  claim?(target: T): boolean;
+}
+
+/** Marks a response written by an rl header writer (a symbol property: one per response, no allocation). */
+const WRITTEN: unique symbol = Symbol('rl.headers');
+
+/** A {@link HeaderAccess.claim} for any response object: true on the first call for `target`, false afterwards. */
+export function claimResponse(target: object): boolean {
+  const marked = target as { [WRITTEN]?: true };
+  if (marked[WRITTEN] === true) return false;
+  marked[WRITTEN] = true;
+  return true;
 }
 
 /** The header methods of a Node `ServerResponse` (Express, Koa's `ctx.res`). */
@@ -55,6 +73,7 @@ export const nodeHeaderAccess: HeaderAccess<NodeHeaderTarget> = {
   set: (res, name, value) => {
     res.setHeader(name, value);
   },
+  claim: claimResponse,
 };
 
 /** What the header writer reads from the result of one request. */
@@ -130,6 +149,8 @@ export class HeaderWriter {
     if (source.deniedBy !== -1) access.set(target, 'Retry-After', String(source.retryAfterSeconds));
     const format = this.format;
     if (format === false) return;
+    // The first rl writer on a response sets its headers directly; later ones combine with them.
+    const first = access.claim !== undefined && access.claim(target);
     if (format === 'draft-8') {
       let value = '';
       const decisions = source.decisions;
@@ -139,11 +160,16 @@ export class HeaderWriter {
         const item = `${this.itemPrefixes[i]}${remainingOf(source, i, decision)};t=${secondsOf(source, i, decision)}`;
         value = value === '' ? item : `${value}, ${item}`;
       }
-      if (value !== '') append(access, target, 'RateLimit', value);
-      append(access, target, 'RateLimit-Policy', this.policyValue);
+      if (value !== '') {
+        if (first) access.set(target, 'RateLimit', value);
+        else append(access, target, 'RateLimit', value);
+      }
+      if (first) access.set(target, 'RateLimit-Policy', this.policyValue);
+      else append(access, target, 'RateLimit-Policy', this.policyValue);
       return;
     }
-    append(access, target, 'RateLimit-Policy', this.policyValue);
+    if (first) access.set(target, 'RateLimit-Policy', this.policyValue);
+    else append(access, target, 'RateLimit-Policy', this.policyValue);
     const i = source.binding;
     const decision = source.decisions[i];
     if (decision === undefined || !reported(decision)) return;
@@ -152,12 +178,12 @@ export class HeaderWriter {
     const quota = this.limits[i]!.policy.quota;
     const denied = source.deniedBy !== -1;
     if (format === 'draft-7') {
-      if (!denied && !fewerRemaining(access.get(target, 'RateLimit'), remaining, true)) return;
+      if (!denied && !first && !fewerRemaining(access.get(target, 'RateLimit'), remaining, true)) return;
       access.set(target, 'RateLimit', `limit=${quota}, remaining=${remaining}, reset=${seconds}`);
       return;
     }
     const prefix = format === 'draft-6' ? 'RateLimit-' : 'X-RateLimit-';
-    if (!denied && !fewerRemaining(access.get(target, `${prefix}Remaining`), remaining, false)) return;
+    if (!denied && !first && !fewerRemaining(access.get(target, `${prefix}Remaining`), remaining, false)) return;
     access.set(target, `${prefix}Limit`, String(quota));
     access.set(target, `${prefix}Remaining`, String(remaining));
     const resetMs = denied && i === source.deniedBy ? source.retryAfterSeconds * 1000 : decision.resetMs;

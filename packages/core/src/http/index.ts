@@ -19,6 +19,7 @@ export {
 } from './respond.js';
 export {
   HeaderWriter,
+  claimResponse,
   nodeHeaderAccess,
   parseHeaderFormat,
   sfString,
