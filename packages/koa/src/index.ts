@@ -92,10 +92,13 @@ export function rateLimit(options: RateLimitOptions): RateLimitMiddleware {
     ctx.state.rateLimit = result;
     limiter.writeHeaders(nodeHeaderAccess, ctx.res, result);
     if (!result.allowed) {
-      ctx.status = result.statusCode;
+      const response = ctx.response;
+      response.status = result.statusCode;
       if (onLimit !== undefined) return callOnLimit(onLimit, ctx, result);
-      ctx.type = PROBLEM_CONTENT_TYPE;
-      ctx.body = problemBody(result);
+      // What `ctx.type = PROBLEM_CONTENT_TYPE` sets (a full media type: Koa's mime lookup returns it
+      // unchanged), without the lookup; the headers are not sent yet (they were just written).
+      ctx.res.setHeader('Content-Type', PROBLEM_CONTENT_TYPE);
+      response.body = problemBody(result);
       return undefined;
     }
     if (ctx.res.destroyed) return abandon(ctx, result);

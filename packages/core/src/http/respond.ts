@@ -675,6 +675,9 @@ export function holdRequest(res: CloseNotifier, delayMs: number): Promise<boolea
 /** Content type of the default denial body (RFC 9457 problem details). */
 export const PROBLEM_CONTENT_TYPE = 'application/problem+json';
 
+/** The last body {@link problemBody} built. */
+const lastProblem = { seconds: -1, status: 0, body: '' };
+
 /**
  * The default denial body, RFC 9457 problem details:
  * `{"type":"about:blank","title":"Too Many Requests","status":429,"detail":"…","retryAfter":12}`
@@ -682,10 +685,18 @@ export const PROBLEM_CONTENT_TYPE = 'application/problem+json';
  */
 export function problemBody(result: RateLimitResult): string {
   const seconds = result.retryAfterSeconds;
+  const status = result.statusCode;
+  // A flood of denials mostly repeats the same body: the last one is kept.
+  if (seconds === lastProblem.seconds && status === lastProblem.status) return lastProblem.body;
   const when = `Retry after ${seconds} second${seconds === 1 ? '' : 's'}.`;
-  return result.statusCode === 503
-    ? `{"type":"about:blank","title":"Service Unavailable","status":503,"detail":"The rate limiter cannot reach its store. ${when}","retryAfter":${seconds}}`
-    : `{"type":"about:blank","title":"Too Many Requests","status":429,"detail":"Rate limit exceeded. ${when}","retryAfter":${seconds}}`;
+  const body =
+    status === 503
+      ? `{"type":"about:blank","title":"Service Unavailable","status":503,"detail":"The rate limiter cannot reach its store. ${when}","retryAfter":${seconds}}`
+      : `{"type":"about:blank","title":"Too Many Requests","status":429,"detail":"Rate limit exceeded. ${when}","retryAfter":${seconds}}`;
+  lastProblem.seconds = seconds;
+  lastProblem.status = status;
+  lastProblem.body = body;
+  return body;
 }
 
 function checkAlgorithm(value: unknown, field: string): void {
