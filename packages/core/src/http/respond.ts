@@ -376,15 +376,16 @@ export class HttpRateLimiter<Req> {
     return this.decideSingle(limit, key, cost as number);
   }
 
-  /** Takes the single limit's decision from an asynchronous limiter (a remote store, or a concurrency permit). */
-  private async decideSingle(limit: PreparedLimit<Req>, key: string, cost: number): Promise<RateLimitResult> {
+  /**
+   * Takes the single limit's decision from an asynchronous limiter (a remote store, or a concurrency
+   * permit), or from a synchronous one after an asynchronous key or cost (then it runs inside
+   * {@link evaluateSingleAsync}, where a throw is a rejection).
+   */
+  private decideSingle(limit: PreparedLimit<Req>, key: string, cost: number): RateLimitResult | Promise<RateLimitResult> {
     const limiter = limit.limiter;
-    const decision = limit.leases
-      ? await limiter.acquire(key)
-      : limiter.synchronous
-        ? limiter.consumeSync(key, cost)
-        : await limiter.consume(key, cost);
-    return this.singleResult(key, cost, decision);
+    if (limit.leases) return limiter.acquire(key).then((decision) => this.singleResult(key, cost, decision));
+    if (limiter.synchronous) return this.singleResult(key, cost, limiter.consumeSync(key, cost));
+    return limiter.consume(key, cost).then((decision) => this.singleResult(key, cost, decision));
   }
 
   /** The result of the single limit's decision (what {@link evaluateAll} computes for one limit). */
