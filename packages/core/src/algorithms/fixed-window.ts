@@ -1,7 +1,7 @@
 import type { NumericAlgorithm, NumericState } from '../algorithm.js';
-import { ceilMs, EPSILON, floorUnits, makeDecision, makePolicy, type Decision } from '../decision.js';
-import { parseDuration, type Duration } from '../duration.js';
-import { checkOptions, integerAtLeast, optionalBoolean } from '../options.js';
+import { ceilMs, EPSILON, floorUnits, makeDecision, type Decision } from '../decision.js';
+import type { Duration } from '../duration.js';
+import { parseWindowOptions } from './window-options.js';
 
 export interface FixedWindowOptions {
   /** Units admitted per window (an integer of at least 1). */
@@ -20,23 +20,15 @@ export interface FixedWindowOptions {
  * State: `[windowStart, count]`. Expires at the end of its window.
  */
 export function fixedWindow(options: FixedWindowOptions): NumericAlgorithm {
-  const o = checkOptions(options, ['limit', 'window', 'countDenied'], 'fixedWindow');
-  const limit = integerAtLeast(o.limit, 'fixedWindow.limit');
-  const windowMs = parseDuration(o.window, 'fixedWindow.window');
-  const countDenied = optionalBoolean(o.countDenied, 'fixedWindow.countDenied', false);
-  const policy = makePolicy(limit, windowMs);
+  const { limit, windowMs, countDenied, common } = parseWindowOptions(options, 'fixedWindow');
+  const policy = common.policy;
 
   return {
     kind: 'fixed-window',
     stateKind: 'numeric',
     stateTag: 'fw',
     stateSize: 2,
-    limit,
-    maxCost: limit,
-    policy,
-    countDenied,
-    params: { limit, windowMs, countDenied: countDenied ? 1 : 0 },
-    options: { limit, window: windowMs, countDenied },
+    ...common,
 
     step(s: NumericState, at: number, fresh: boolean, now: number, cost: number, commit: boolean): Decision {
       let start = Math.floor(now / windowMs) * windowMs;

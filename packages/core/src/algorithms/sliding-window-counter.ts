@@ -1,7 +1,7 @@
 import type { NumericAlgorithm, NumericState } from '../algorithm.js';
-import { ceilMs, EPSILON, floorUnits, makeDecision, makePolicy, type Decision } from '../decision.js';
-import { parseDuration, type Duration } from '../duration.js';
-import { checkOptions, integerAtLeast, optionalBoolean } from '../options.js';
+import { ceilMs, EPSILON, floorUnits, makeDecision, type Decision } from '../decision.js';
+import type { Duration } from '../duration.js';
+import { parseWindowOptions } from './window-options.js';
 
 export interface SlidingWindowCounterOptions {
   /** Units admitted in any window (estimated; an integer of at least 1). */
@@ -22,23 +22,15 @@ export interface SlidingWindowCounterOptions {
  * State: `[currentWindowStart, previousCount, currentCount]`. Expires two windows after its start.
  */
 export function slidingWindowCounter(options: SlidingWindowCounterOptions): NumericAlgorithm {
-  const o = checkOptions(options, ['limit', 'window', 'countDenied'], 'slidingWindowCounter');
-  const limit = integerAtLeast(o.limit, 'slidingWindowCounter.limit');
-  const windowMs = parseDuration(o.window, 'slidingWindowCounter.window');
-  const countDenied = optionalBoolean(o.countDenied, 'slidingWindowCounter.countDenied', false);
-  const policy = makePolicy(limit, windowMs);
+  const { limit, windowMs, countDenied, common } = parseWindowOptions(options, 'slidingWindowCounter');
+  const policy = common.policy;
 
   return {
     kind: 'sliding-window-counter',
     stateKind: 'numeric',
     stateTag: 'swc',
     stateSize: 3,
-    limit,
-    maxCost: limit,
-    policy,
-    countDenied,
-    params: { limit, windowMs, countDenied: countDenied ? 1 : 0 },
-    options: { limit, window: windowMs, countDenied },
+    ...common,
 
     step(s: NumericState, at: number, fresh: boolean, now: number, cost: number, commit: boolean): Decision {
       let start = Math.floor(now / windowMs) * windowMs;

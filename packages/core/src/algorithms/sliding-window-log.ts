@@ -1,7 +1,7 @@
 import type { LogAlgorithm, LogState } from '../algorithm.js';
-import { ceilMs, EPSILON, makeDecision, makePolicy, floorUnits } from '../decision.js';
-import { parseDuration, type Duration } from '../duration.js';
-import { checkOptions, integerAtLeast, optionalBoolean } from '../options.js';
+import { ceilMs, EPSILON, makeDecision, floorUnits } from '../decision.js';
+import type { Duration } from '../duration.js';
+import { parseWindowOptions } from './window-options.js';
 
 export interface SlidingWindowLogOptions {
   /** Units admitted in any rolling window (an integer of at least 1). */
@@ -26,11 +26,8 @@ export interface SlidingWindowLogOptions {
  * (never before it).
  */
 export function slidingWindowLog(options: SlidingWindowLogOptions): LogAlgorithm {
-  const o = checkOptions(options, ['limit', 'window', 'countDenied'], 'slidingWindowLog');
-  const limit = integerAtLeast(o.limit, 'slidingWindowLog.limit');
-  const windowMs = parseDuration(o.window, 'slidingWindowLog.window');
-  const countDenied = optionalBoolean(o.countDenied, 'slidingWindowLog.countDenied', false);
-  const policy = makePolicy(limit, windowMs);
+  const { limit, windowMs, countDenied, common } = parseWindowOptions(options, 'slidingWindowLog');
+  const policy = common.policy;
 
   /** Drops records at or before `now − window` (left edge exclusive), compacting now and then. */
   function prune(state: LogState, now: number): void {
@@ -66,12 +63,7 @@ export function slidingWindowLog(options: SlidingWindowLogOptions): LogAlgorithm
     kind: 'sliding-window-log',
     stateKind: 'log',
     stateTag: 'swl',
-    limit,
-    maxCost: limit,
-    policy,
-    countDenied,
-    params: { limit, windowMs, countDenied: countDenied ? 1 : 0 },
-    options: { limit, window: windowMs, countDenied },
+    ...common,
 
     step(existing, now, cost, commit) {
       const state: LogState = existing ?? { times: [], costs: [], head: 0, sum: 0 };
