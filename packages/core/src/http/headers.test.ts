@@ -1,6 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { makeDecision, makePolicy, type Decision } from '../decision.js';
-import { HeaderWriter, claimResponse, parseHeaderFormat, sfString, type HeaderAccess, type HeaderSource } from './headers.js';
+import { IncomingMessage, ServerResponse } from 'node:http';
+import { Socket } from 'node:net';
+import { HeaderWriter, claimResponse, nodeHeaderAccess, parseHeaderFormat, sfString, type HeaderAccess, type HeaderSource } from './headers.js';
 
 const perMinute = makePolicy(100, 60_000);
 const perSecond = makePolicy(10, 1_000, 'burst');
@@ -79,6 +81,20 @@ describe('HeaderWriter with claim (one response, several rl middlewares)', () =>
     writer.write(claiming, headers, source([makeDecision(true, 100, 70, 10_000, 0, 0, perMinute)]));
     expect(headers.get('ratelimit-remaining')).toBe('5');
     expect(claimResponse(headers)).toBe(false);
+  });
+});
+
+describe('nodeHeaderAccess', () => {
+  it('combines two writers on one ServerResponse, the first without reading back', () => {
+    const res = new ServerResponse(new IncomingMessage(new Socket()));
+    const reads: string[] = [];
+    const getHeader = res.getHeader.bind(res);
+    res.getHeader = (name: string) => (reads.push(name), getHeader(name));
+    new HeaderWriter('draft-8', limits.slice(0, 1)).write(nodeHeaderAccess, res, source([makeDecision(true, 100, 99, 59_001, 0, 0, perMinute)]));
+    expect(reads).toEqual([]);
+    new HeaderWriter('draft-8', limits.slice(1)).write(nodeHeaderAccess, res, source([makeDecision(true, 10, 3, 700, 0, 0, perSecond)]));
+    expect(res.getHeader('ratelimit')).toBe('"100-in-1m";r=99;t=60, "burst";r=3;t=1');
+    expect(res.getHeader('ratelimit-policy')).toBe('"100-in-1m";q=100;w=60, "burst";q=10;w=1');
   });
 });
 

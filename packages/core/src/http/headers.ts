@@ -45,7 +45,8 @@ export interface HeaderAccess<T> {
    * Optional. Marks `target` as carrying rl headers, and returns true when it was not marked yet:
    * no other rl middleware has written its RateLimit headers on this response, so the writer sets
    * them without reading them back first. Without it, every header is read back before it is set.
-   * {@link claimResponse} implements it with a symbol on the response object.
+   * {@link claimResponse} implements it with a symbol on the response object (fast on objects
+   * whose prototype was never replaced, such as Fastify's replies).
    */
   claim?(target: T): boolean;
 }
@@ -65,15 +66,21 @@ export function claimResponse(target: object): boolean {
 export interface NodeHeaderTarget {
   getHeader(name: string): unknown;
   setHeader(name: string, value: string): unknown;
+  hasHeader(name: string): boolean;
 }
 
-/** {@link HeaderAccess} for a Node `ServerResponse`. */
+/**
+ * {@link HeaderAccess} for a Node `ServerResponse`. Its claim is one header lookup: every rl writer
+ * with headers sets `RateLimit-Policy`, so without it no other one has written on the response.
+ * (Not a property on the response: Express responses have a replaced prototype, and adding a
+ * property to one costs several µs.)
+ */
 export const nodeHeaderAccess: HeaderAccess<NodeHeaderTarget> = {
   get: (res, name) => res.getHeader(name),
   set: (res, name, value) => {
     res.setHeader(name, value);
   },
-  claim: claimResponse,
+  claim: (res) => !res.hasHeader('ratelimit-policy'),
 };
 
 /** What the header writer reads from the result of one request. */
