@@ -222,7 +222,8 @@ export class Limiter extends EventEmitter {
   /**
    * {@link consume} without a promise, for local stores (`store.capabilities.local`, such as the
    * `MemoryStore`), whose decisions are synchronous: the same decision, the same validation, the same
-   * failure policy, without a promise and a microtask per call. Throws a {@link RateLimitError} for a
+   * failure policy, without a promise and a microtask per call (and without the deny cache, which a
+   * local store does not need). Throws a {@link RateLimitError} for a
    * bad key or cost (no state changes), and {@link UnsupportedError} for a remote store (use `consume`)
    * or a fallback whose own store is remote.
    */
