@@ -6,8 +6,8 @@
  * configuration changes, undo, reset and peeks.
  */
 import fc from 'fast-check';
-import { Cluster, Redis } from 'ioredis';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { Redis } from 'ioredis';
+import { describe, expect, it } from 'vitest';
 import {
   concurrency,
   fixedWindow,
@@ -23,30 +23,10 @@ import {
 import { runScenario, scenarios } from '@rl/core/testing';
 import { MemoryStore } from '@rl/store-memory';
 import { RedisStore } from '@rl/store-redis';
-import { startRedisCluster, startRedisServer, type RedisClusterHandle, type RedisServerHandle } from './harness.js';
+import { useRedisDeployments } from './shared-redis.js';
 
-let server: RedisServerHandle;
-let cluster: RedisClusterHandle;
-let standalone: Redis;
-let clustered: Cluster;
-let runCounter = 0;
-
-beforeAll(async () => {
-  [server, cluster] = await Promise.all([startRedisServer(), startRedisCluster()]);
-  standalone = new Redis(server.url);
-  clustered = new Cluster(cluster.nodes);
-});
-
-afterAll(async () => {
-  standalone?.disconnect();
-  clustered?.disconnect();
-  await Promise.all([server?.stop(), cluster?.stop()]);
-});
-
-function freshPrefix(): string {
-  runCounter++;
-  return `parity:${process.pid}:${Date.now().toString(36)}:${runCounter}:`;
-}
+const deployments = useRedisDeployments('parity');
+const freshPrefix = (): string => deployments.freshPrefix();
 
 /** Decisions as plain data (the policy by name). */
 function plain(d: Decision): Record<string, unknown> {
@@ -54,8 +34,8 @@ function plain(d: Decision): Record<string, unknown> {
 }
 
 const targets = [
-  { name: 'standalone', client: () => standalone },
-  { name: 'cluster', client: () => clustered },
+  { name: 'standalone', client: () => deployments.standalone },
+  { name: 'cluster', client: () => deployments.clustered },
 ] as const;
 
 describe.each(targets)('parity with the memory store on $name Redis', ({ client }) => {
@@ -136,7 +116,7 @@ describe('parity on random sequences (standalone Redis)', () => {
       fc.asyncProperty(numericOrLogAlgorithms, startTime, rateOps, async (configs, start, ops) => {
         const memory = new MemoryStore({ sweepInterval: false });
         const prefix = freshPrefix();
-        const redis = new RedisStore({ client: standalone, prefix });
+        const redis = new RedisStore({ client: deployments.standalone, prefix });
         let now = start;
         for (const op of ops) {
           now = Math.max(0, now + op.dt);
@@ -145,7 +125,7 @@ describe('parity on random sequences (standalone Redis)', () => {
           const actual = await applyRate(redis, algorithm, op, now);
           expect(actual).toEqual(expected);
         }
-        await expectAllKeysExpire(standalone, prefix);
+        await expectAllKeysExpire(deployments.standalone, prefix);
         memory.close();
       }),
       { numRuns: 150 },
@@ -167,7 +147,7 @@ describe('parity on random sequences (standalone Redis)', () => {
       fc.asyncProperty(algorithms, startTime, leaseOps, async (algorithm: ConcurrencyAlgorithm, start, ops) => {
         const memory = new MemoryStore({ sweepInterval: false });
         const prefix = freshPrefix();
-        const redis = new RedisStore({ client: standalone, prefix });
+        const redis = new RedisStore({ client: deployments.standalone, prefix });
         let now = start;
         for (const op of ops) {
           now = Math.max(0, now + op.dt);
@@ -181,7 +161,7 @@ describe('parity on random sequences (standalone Redis)', () => {
           const actual = op.op === 'acquire' ? await redis.acquire(op.key, algorithm, leaseId, now) : await redis.peek(op.key, algorithm, 0, now);
           expect(plain(actual)).toEqual(plain(expected));
         }
-        await expectAllKeysExpire(standalone, prefix);
+        await expectAllKeysExpire(deployments.standalone, prefix);
         memory.close();
       }),
       { numRuns: 100 },

@@ -4,7 +4,7 @@
  * memory per key, the sliding log's records, typed errors.
  */
 import { Cluster, Redis } from 'ioredis';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import {
   concurrency,
   fixedWindow,
@@ -15,30 +15,10 @@ import {
   type Algorithm,
 } from '@rl/core';
 import { EXPLICIT_NOW_EXPIRY_MARGIN_MS, RedisStore, hashTagOf } from '@rl/store-redis';
-import { startRedisCluster, startRedisServer, type RedisClusterHandle, type RedisServerHandle } from './harness.js';
+import { useRedisDeployments } from './shared-redis.js';
 
-let server: RedisServerHandle;
-let cluster: RedisClusterHandle;
-let standalone: Redis;
-let clustered: Cluster;
-let counter = 0;
-
-beforeAll(async () => {
-  [server, cluster] = await Promise.all([startRedisServer(), startRedisCluster()]);
-  standalone = new Redis(server.url);
-  clustered = new Cluster(cluster.nodes);
-});
-
-afterAll(async () => {
-  standalone?.disconnect();
-  clustered?.disconnect();
-  await Promise.all([server?.stop(), cluster?.stop()]);
-});
-
-function freshPrefix(): string {
-  counter++;
-  return `store:${process.pid}:${Date.now().toString(36)}:${counter}:`;
-}
+const deployments = useRedisDeployments('store');
+const freshPrefix = (): string => deployments.freshPrefix();
 
 const rateAlgorithms: Algorithm[] = [
   fixedWindow({ limit: 5, window: '1h' }),
@@ -56,22 +36,22 @@ function nodesOf(client: Redis | Cluster): Redis[] {
 }
 
 const targets = [
-  { name: 'standalone', client: (): Redis | Cluster => standalone },
-  { name: 'cluster', client: (): Redis | Cluster => clustered },
+  { name: 'standalone', client: (): Redis | Cluster => deployments.standalone },
+  { name: 'cluster', client: (): Redis | Cluster => deployments.clustered },
 ];
 
 describe('options', () => {
   it('rejects a missing client, unknown options and a prefix with braces, with RL_INVALID_OPTION naming the field', () => {
     expect(() => new RedisStore({} as never)).toThrow(expect.objectContaining({ code: 'RL_INVALID_OPTION', field: 'RedisStore.client' }));
-    expect(() => new RedisStore({ client: standalone, ttl: 5 } as never)).toThrow(expect.objectContaining({ field: 'RedisStore.ttl' }));
-    expect(() => new RedisStore({ client: standalone, prefix: 'a{b}' })).toThrow(expect.objectContaining({ field: 'RedisStore.prefix' }));
+    expect(() => new RedisStore({ client: deployments.standalone, ttl: 5 } as never)).toThrow(expect.objectContaining({ field: 'RedisStore.ttl' }));
+    expect(() => new RedisStore({ client: deployments.standalone, prefix: 'a{b}' })).toThrow(expect.objectContaining({ field: 'RedisStore.prefix' }));
   });
 
   it('a closed store throws StoreClosedError and leaves the client open', async () => {
-    const store = new RedisStore({ client: standalone, prefix: freshPrefix() });
+    const store = new RedisStore({ client: deployments.standalone, prefix: freshPrefix() });
     store.close();
     expect(() => store.consume('k', rateAlgorithms[0]!, 1, undefined)).toThrow(expect.objectContaining({ code: 'RL_STORE_CLOSED' }));
-    expect(await standalone.ping()).toBe('PONG');
+    expect(await deployments.standalone.ping()).toBe('PONG');
   });
 });
 
@@ -199,13 +179,13 @@ describe.each(targets)('RedisStore on $name Redis', ({ name, client }) => {
 
 describe('sliding log records', () => {
   it('records with equal times stay distinct, and a cost above 1 counts as its cost', async () => {
-    const store = new RedisStore({ client: standalone, prefix: freshPrefix() });
+    const store = new RedisStore({ client: deployments.standalone, prefix: freshPrefix() });
     const log = slidingWindowLog({ limit: 10, window: '1s' });
     await store.consume('k', log, 1, 500);
     await store.consume('k', log, 1, 500);
     const d = await store.consume('k', log, 3, 500);
     expect(d.remaining).toBe(5);
-    expect(await standalone.llen(store.redisKeys('k', log)[0]!)).toBe(3);
+    expect(await deployments.standalone.llen(store.redisKeys('k', log)[0]!)).toBe(3);
     expect((await store.consume('k', log, 6, 500)).allowed).toBe(false);
     expect((await store.consume('k', log, 5, 500)).remaining).toBe(0);
   });
@@ -213,7 +193,7 @@ describe('sliding log records', () => {
 
 describe('memory per key (MEMORY USAGE)', () => {
   it('one-value algorithms stay within 100 bytes per key, two- and three-value ones within 104', async () => {
-    const store = new RedisStore({ client: standalone, prefix: 'rl:' });
+    const store = new RedisStore({ client: deployments.standalone, prefix: 'rl:' });
     // A typical key: the limiter's prefix and a user id ('rl:{api:user:12345}:tb', 23 bytes).
     const key = 'api:user:12345';
     const bytes: Record<string, number> = {};
@@ -222,7 +202,7 @@ describe('memory per key (MEMORY USAGE)', () => {
       const d = await store.consume(key, algorithm, 1, undefined);
       expect(d.allowed).toBe(true);
       let total = 0;
-      for (const redisKey of store.redisKeys(key, algorithm)) total += (await standalone.memory('USAGE', redisKey)) as number;
+      for (const redisKey of store.redisKeys(key, algorithm)) total += (await deployments.standalone.memory('USAGE', redisKey)) as number;
       bytes[`${nameOf(algorithm)} limit ${algorithm.limit}`] = total;
     }
     // One double of state (GCRA): within the 100-byte target.
@@ -239,10 +219,10 @@ describe('memory per key (MEMORY USAGE)', () => {
 describe('errors', () => {
   it('a Redis error rejects with a StoreError (RL_STORE_ERROR) that carries the cause', async () => {
     const prefix = freshPrefix();
-    const store = new RedisStore({ client: standalone, prefix });
+    const store = new RedisStore({ client: deployments.standalone, prefix });
     const algorithm = tokenBucket({ capacity: 5, refillRate: 1 });
-    await standalone.rpush(store.redisKeys('k', algorithm)[0]!, 'not a bucket');
-    await standalone.pexpire(store.redisKeys('k', algorithm)[0]!, 60_000);
+    await deployments.standalone.rpush(store.redisKeys('k', algorithm)[0]!, 'not a bucket');
+    await deployments.standalone.pexpire(store.redisKeys('k', algorithm)[0]!, 60_000);
     const error = await store.consume('k', algorithm, 1, undefined).catch((e: unknown) => e);
     expect(error).toMatchObject({ code: 'RL_STORE_ERROR', name: 'StoreError' });
     expect((error as Error).cause).toBeInstanceOf(Error);
