@@ -234,9 +234,8 @@ export class Limiter extends EventEmitter {
       try {
         return this.store.consume(storeKey, this.algorithm, cost, this.clock === undefined ? undefined : this.clock()) as Decision;
       } catch (error) {
-        // As in run(): misuse errors propagate, store failures get the policy (synchronous here).
-        if (error instanceof RateLimitError && error.code !== 'RL_STORE_ERROR') throw error;
-        return this.onFailure(error, storeKey, cost, 'consume', 'store-error') as Decision;
+        // Synchronous here: a synchronous limiter's fallback is local.
+        return this.onStoreThrew(error, storeKey, cost, 'consume') as Decision;
       }
     }
     const storeKey = this.storageKey(key);
@@ -375,8 +374,7 @@ export class Limiter extends EventEmitter {
           ? this.store.consume(storeKey, this.algorithm, cost, now)
           : this.store.peek(storeKey, this.algorithm, cost, now);
     } catch (error) {
-      if (error instanceof RateLimitError && error.code !== 'RL_STORE_ERROR') throw error;
-      return this.onFailure(error, storeKey, cost, op, 'store-error');
+      return this.onStoreThrew(error, storeKey, cost, op);
     }
     if (!(result instanceof Promise)) {
       if (gate === PROBE_STORE) this.closeCircuit(undefined);
@@ -386,6 +384,12 @@ export class Limiter extends EventEmitter {
     return answered.catch((error: unknown) =>
       this.onFailure(error, storeKey, cost, op, error instanceof StoreTimeoutError ? 'timeout' : 'store-error'),
     );
+  }
+
+  /** A store call threw synchronously: misuse errors (bad input, a closed store) propagate; store failures get the policy. */
+  private onStoreThrew(error: unknown, storeKey: string, cost: number, op: 'consume' | 'peek'): MaybePromise<Decision> {
+    if (error instanceof RateLimitError && error.code !== 'RL_STORE_ERROR') throw error;
+    return this.onFailure(error, storeKey, cost, op, 'store-error');
   }
 
   /** Whether a call may go to the store now: always while the circuit is closed; one probe at a time while it is open. */
