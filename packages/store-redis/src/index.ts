@@ -1,3 +1,3 @@
 export { RedisStore, EXPLICIT_NOW_EXPIRY_MARGIN_MS, type RedisStoreOptions } from './redis-store.js';
-export { hashTagOf, redisKeyBase, MAX_PLAIN_KEY_LENGTH } from './keys.js';
+export { hashTagOf, redisKeyBase, bucketOf, fieldOf, DEFAULT_BUCKETS, MAX_PLAIN_KEY_LENGTH, MAX_PLAIN_FIELD_BYTES } from './keys.js';
 export { luaScripts, type LuaScript } from './lua-scripts.generated.js';

@@ -19,7 +19,50 @@ const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[
  */
 export function hashTagOf(key: string): string {
   if (key.length <= MAX_PLAIN_KEY_LENGTH && PLAIN_KEY.test(key) && !LONE_SURROGATE.test(key)) return key;
+  return digestOf(key);
+}
+
+/** `#` and the base64url SHA-256 of the key's UTF-16 code units: lossless for any string, 44 characters. */
+function digestOf(key: string): string {
   return `#${createHash('sha256').update(Buffer.from(key, 'utf16le')).digest('base64url')}`;
+}
+
+/** Bucket hashes per prefix and algorithm kind in the compact layout, unless `RedisStore({ buckets })` says otherwise. */
+export const DEFAULT_BUCKETS = 8192;
+
+/**
+ * The bucket of a storage key in the compact layout: FNV-1a (32 bits) of its UTF-16 code units, modulo
+ * `buckets`. Part of the storage format: every process that shares a Redis must agree on it.
+ */
+export function bucketOf(key: string, buckets: number): number {
+  let hash = 0x811c9dc5;
+  for (let i = 0; i < key.length; i++) {
+    hash ^= key.charCodeAt(i);
+    hash = Math.imul(hash, 0x01000193);
+  }
+  return (hash >>> 0) % buckets;
+}
+
+/**
+ * Fields (and values) of at most this many bytes keep a hash in Redis's compact encoding (listpack,
+ * `hash-max-listpack-value`, 64 by default); one longer field would turn its whole bucket into a
+ * hashtable, which takes about twice the memory per field.
+ */
+export const MAX_PLAIN_FIELD_BYTES = 64;
+/** At most 21 UTF-16 code units without surrogates, not starting with `#`: at most 63 UTF-8 bytes. */
+const SHORT_PLAIN_FIELD = /^(?:[^#\uD800-\uDFFF][^\uD800-\uDFFF]{0,20})?$/;
+
+/**
+ * The hash field of a storage key in the compact layout: the key itself when it is at most
+ * {@link MAX_PLAIN_FIELD_BYTES} UTF-8 bytes, encodes without loss (no lone surrogate) and does not start
+ * with `#`; otherwise its digest (`#` and 43 characters, see {@link hashTagOf}).
+ */
+export function fieldOf(key: string): string {
+  if (SHORT_PLAIN_FIELD.test(key)) return key;
+  if (key.length <= MAX_PLAIN_FIELD_BYTES && key.charCodeAt(0) !== 35 && !LONE_SURROGATE.test(key) && Buffer.byteLength(key) <= MAX_PLAIN_FIELD_BYTES) {
+    return key;
+  }
+  return digestOf(key);
 }
 
 /**

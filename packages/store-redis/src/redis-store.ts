@@ -11,8 +11,9 @@ import {
   type Store,
   type StoreCapabilities,
 } from '@rl/core';
+import { createHash } from 'node:crypto';
 import type { Cluster, Redis } from 'ioredis';
-import { redisKeyBase } from './keys.js';
+import { DEFAULT_BUCKETS, bucketOf, fieldOf, redisKeyBase } from './keys.js';
 import { luaScripts, type LuaScript } from './lua-scripts.generated.js';
 
 export interface RedisStoreOptions {
@@ -26,6 +27,13 @@ export interface RedisStoreOptions {
    * limiter's key in a hash tag of its own.
    */
   prefix?: string;
+  /**
+   * Bucket hashes per algorithm kind in the compact layout (default 8192; an integer from 1 to 2^24).
+   * Redis keeps a hash compact up to `hash-max-listpack-entries` fields (512 by default), so the default
+   * stays compact up to about 4 million live keys per kind; raise it beyond. Every process that shares
+   * a Redis must use the same value: a different one finds no state.
+   */
+  buckets?: number;
 }
 
 const ALL_KINDS: readonly AlgorithmKind[] = [
@@ -45,56 +53,70 @@ const ALL_KINDS: readonly AlgorithmKind[] = [
  */
 export const EXPLICIT_NOW_EXPIRY_MARGIN_MS = 1000;
 
-/** The parameters each script takes after the common ones, in order, from `algorithm.params`. */
-const PARAMS_BY_KIND: Record<AlgorithmKind, readonly string[]> = {
-  'fixed-window': ['limit', 'windowMs', 'countDenied'],
-  'sliding-window-counter': ['limit', 'windowMs', 'countDenied'],
-  'sliding-window-log': ['limit', 'windowMs', 'countDenied'],
-  'token-bucket': ['capacity', 'ratePerMs'],
-  'leaky-bucket': ['capacity', 'emissionMs', 'shape'],
-  concurrency: ['limit', 'leaseMs'],
+/** Each script's configuration: `algorithm.params` names and the Lua constants they become, in order. */
+const PARAMS_BY_KIND: Record<AlgorithmKind, readonly (readonly [param: string, lua: string])[]> = {
+  'fixed-window': [['limit', 'LIMIT'], ['windowMs', 'WINDOW'], ['countDenied', 'COUNT_DENIED']],
+  'sliding-window-counter': [['limit', 'LIMIT'], ['windowMs', 'WINDOW'], ['countDenied', 'COUNT_DENIED']],
+  'sliding-window-log': [['limit', 'LIMIT'], ['windowMs', 'WINDOW'], ['countDenied', 'COUNT_DENIED']],
+  'token-bucket': [['capacity', 'CAPACITY'], ['ratePerMs', 'RATE']],
+  'leaky-bucket': [['capacity', 'CAPACITY'], ['emissionMs', 'EMISSION'], ['shape', 'SHAPE']],
+  concurrency: [['limit', 'LIMIT'], ['leaseMs', 'LEASE_MS']],
 };
 
-type ScriptCall = (...args: string[]) => Promise<unknown>;
+/** One script per operation: consume, peek, undo; acquire and release for concurrency. */
+type Operation = 'c' | 'p' | 'u' | 'a' | 'r';
 
-/** What the store derives once per algorithm object: the script and its parameter arguments. */
+type ScriptCall = (this: Redis | Cluster, ...args: string[]) => Promise<unknown>;
+
+/** What the store derives once per algorithm object. */
 interface AlgorithmPlan {
   readonly script: LuaScript;
-  readonly command: string;
-  /** Parameters as text; `String(number)` is the shortest text that parses back to the same double. */
-  readonly params: readonly string[];
-  /** Suffixes of the algorithm's Redis keys after the hash tag (`:<stateTag>`, and `:<stateTag>:sum` for the log). */
-  readonly suffixes: readonly string[];
+  /** The Lua constants of this configuration, put before the script (see prelude.lua). */
+  readonly constants: string;
+  /** `:<stateTag>`: ends the Redis key of a bucket, or of a key in the per-key layout. */
+  readonly suffix: string;
+  /** Compact layout: the Redis key of each bucket, made on first use. */
+  readonly bucketKeys: string[];
+  /** The script of each operation, defined on the client on first use. */
+  readonly calls: Partial<Record<Operation, ScriptCall>>;
 }
-
-type Operation = 'c' | 'p' | 'u';
 
 /**
  * The Redis store: shared limits for every app instance that uses the same Redis (standalone or
  * Cluster). Each decision is one `EVALSHA` of the Lua port of the algorithm's step (ioredis
  * `defineCommand` sends `EVAL` once after a `SCRIPT FLUSH` or a restart), so it is atomic per key and
- * takes one round trip.
+ * takes one round trip. Each configuration and operation has its own script with the parameters in
+ * its text, so a call sends only the key, the cost and, with an app clock, `now`.
  *
  * - Time: Redis `TIME` unless the limiter passes `now` (a limiter with an explicit `clock`), so app
  *   instances with skewed clocks agree.
- * - Keys: `<prefix>{<key>}:<stateTag>` (see {@link redisKeyBase}); every key written gets an expiry no
- *   shorter than the time its state needs to recover, set in the same script as the write.
+ * - Layout: the one-value algorithms (fixed window, sliding counter, token bucket, leaky bucket) keep
+ *   each key's state as a field of a bucket hash, `<prefix>{<bucket>}:<stateTag>` (the bucket in hex,
+ *   see {@link bucketOf}; the field is the key, see {@link fieldOf}): about 45 bytes per key instead of
+ *   about 150 for a Redis key of its own. A bucket expires after the latest deadline among its fields,
+ *   and dead fields are removed as new ones arrive. The sliding log and concurrency leases keep keys of
+ *   their own: `<prefix>{<key>}:<stateTag>` (see {@link redisKeyBase}), each with an expiry no shorter
+ *   than the time its state needs to recover. Either way all Redis keys of one limit share a hash tag,
+ *   hence a Cluster slot.
  * - Failures: a command error or a lost connection rejects with a {@link StoreError} (cause attached);
  *   the limiter's `timeout` and `onStoreError` decide what happens then. A request that timed out may
  *   still have been counted by Redis.
+ *
+ * Needs Redis 6.2 or later (`HRANDFIELD`).
  */
 export class RedisStore implements Store {
   readonly capabilities: StoreCapabilities = { local: false, algorithms: ALL_KINDS };
   readonly client: Redis | Cluster;
   readonly prefix: string;
+  readonly buckets: number;
   private readonly plans = new WeakMap<Algorithm, AlgorithmPlan>();
   private closed = false;
 
   constructor(options: RedisStoreOptions) {
     if (options === null || typeof options !== 'object') throw new InvalidOptionError('RedisStore', options, 'an options object');
     for (const name of Object.keys(options)) {
-      if (name !== 'client' && name !== 'prefix') {
-        throw new InvalidOptionError(`RedisStore.${name}`, (options as unknown as Record<string, unknown>)[name], 'no such option; RedisStore takes client, prefix');
+      if (name !== 'client' && name !== 'prefix' && name !== 'buckets') {
+        throw new InvalidOptionError(`RedisStore.${name}`, (options as unknown as Record<string, unknown>)[name], 'no such option; RedisStore takes client, prefix, buckets');
       }
     }
     const client = options.client as unknown;
@@ -105,11 +127,13 @@ export class RedisStore implements Store {
     if (typeof prefix !== 'string' || prefix.includes('{') || prefix.includes('}')) {
       throw new InvalidOptionError('RedisStore.prefix', prefix, 'a string without { or }');
     }
+    const buckets = options.buckets ?? DEFAULT_BUCKETS;
+    if (!Number.isInteger(buckets) || buckets < 1 || buckets > 2 ** 24) {
+      throw new InvalidOptionError('RedisStore.buckets', buckets, 'an integer from 1 to 16777216');
+    }
     this.client = client as Redis | Cluster;
     this.prefix = prefix;
-    for (const script of Object.values(luaScripts)) {
-      this.client.defineCommand(commandName(script), { numberOfKeys: script.numberOfKeys, lua: script.lua });
-    }
+    this.buckets = buckets;
   }
 
   consume(key: string, algorithm: Algorithm, cost: number, now: number | undefined): Promise<Decision> {
@@ -129,9 +153,10 @@ export class RedisStore implements Store {
 
   async reset(key: string, algorithm: Algorithm): Promise<void> {
     if (this.closed) throw new StoreClosedError();
-    const keys = this.redisKeys(key, algorithm);
+    const plan = this.plan(algorithm);
     try {
-      await this.client.del(...keys);
+      if (plan.script.compact) await this.client.hdel(this.bucketKey(plan, key), fieldOf(key));
+      else await this.client.del(...this.redisKeys(key, algorithm));
     } catch (error) {
       throw storeError('reset', error);
     }
@@ -154,14 +179,22 @@ export class RedisStore implements Store {
 
   /**
    * The Redis keys that hold `key`'s state for this algorithm kind (`key` being the full storage key the
-   * limiter passes, prefix included). For inspection and tests: `TTL`, `MEMORY USAGE`, `DEL`.
+   * limiter passes, prefix included): its bucket hash in the compact layout (the state is the field
+   * {@link redisField}), its own keys otherwise. For inspection and tests: `TTL`, `MEMORY USAGE`.
    */
   redisKeys(key: string, algorithm: Algorithm): string[] {
-    const base = redisKeyBase(this.prefix, key);
-    return this.plan(algorithm).suffixes.map((suffix) => base + suffix);
+    const plan = this.plan(algorithm);
+    if (plan.script.compact) return [this.bucketKey(plan, key)];
+    const base = redisKeyBase(this.prefix, key) + plan.suffix;
+    return plan.script.numberOfKeys === 2 ? [base, `${base}:sum`] : [base];
   }
 
-  private decide(key: string, algorithm: Algorithm, op: Operation | 'a', costOrLease: string, now: number | undefined): Promise<Decision> {
+  /** The hash field that holds `key`'s state in the compact layout; `undefined` for the sliding log and concurrency. */
+  redisField(key: string, algorithm: Algorithm): string | undefined {
+    return this.plan(algorithm).script.compact ? fieldOf(key) : undefined;
+  }
+
+  private decide(key: string, algorithm: Algorithm, op: Operation, costOrLease: string, now: number | undefined): Promise<Decision> {
     const plan = this.plan(algorithm);
     // One `then` for both outcomes: the reply becomes a decision, a failure a StoreError.
     return this.send(plan, key, op, costOrLease, now).then(
@@ -175,50 +208,65 @@ export class RedisStore implements Store {
     );
   }
 
-  private call(key: string, algorithm: Algorithm, op: Operation | 'r', costOrLease: string, now: number | undefined): Promise<unknown> {
+  private call(key: string, algorithm: Algorithm, op: Operation, costOrLease: string, now: number | undefined): Promise<unknown> {
     const plan = this.plan(algorithm);
     return this.send(plan, key, op, costOrLease, now).catch((error: unknown) => {
       throw storeError(plan.script.name, error);
     });
   }
 
-  /** One EVALSHA: `KEYS…, operation, now ('' for Redis TIME), cost or lease id, expiry margin, params…`. */
-  private send(plan: AlgorithmPlan, key: string, op: Operation | 'a' | 'r', costOrLease: string, now: number | undefined): Promise<unknown> {
+  /** One EVALSHA of the operation's script: `KEYS…, [field,] cost or lease id[, now]` (no `now`: Redis TIME). */
+  private send(plan: AlgorithmPlan, key: string, op: Operation, costOrLease: string, now: number | undefined): Promise<unknown> {
     if (this.closed) throw new StoreClosedError();
-    const base = redisKeyBase(this.prefix, key);
-    const args: string[] = [];
-    for (const suffix of plan.suffixes) args.push(base + suffix);
-    args.push(op, now === undefined ? '' : String(now), costOrLease, now === undefined ? '0' : MARGIN_TEXT);
-    for (const param of plan.params) args.push(param);
-    const run = (this.client as unknown as Record<string, ScriptCall>)[plan.command]!;
-    return run.apply(this.client, args);
+    const run = plan.calls[op] ?? this.define(plan, op);
+    const client = this.client;
+    if (plan.script.compact) {
+      const bucket = this.bucketKey(plan, key);
+      const field = fieldOf(key);
+      return now === undefined ? run.call(client, bucket, field, costOrLease) : run.call(client, bucket, field, costOrLease, String(now));
+    }
+    const base = redisKeyBase(this.prefix, key) + plan.suffix;
+    if (plan.script.numberOfKeys === 2) {
+      return now === undefined ? run.call(client, base, `${base}:sum`, costOrLease) : run.call(client, base, `${base}:sum`, costOrLease, String(now));
+    }
+    return now === undefined ? run.call(client, base, costOrLease) : run.call(client, base, costOrLease, String(now));
+  }
+
+  private bucketKey(plan: AlgorithmPlan, key: string): string {
+    const bucket = bucketOf(key, this.buckets);
+    return (plan.bucketKeys[bucket] ??= `${this.prefix}{${bucket.toString(16)}}${plan.suffix}`);
+  }
+
+  /** Defines the script of `op` for this configuration on the client (once per client and script text). */
+  private define(plan: AlgorithmPlan, op: Operation): ScriptCall {
+    const lua = `local OP = '${op}'\n${plan.constants}${plan.script.lua}`;
+    const name = `rl_${plan.script.name.replace(/-/g, '_')}_${createHash('sha1').update(lua).digest('hex').slice(0, 16)}`;
+    const client = this.client as unknown as Record<string, ScriptCall | undefined>;
+    if (typeof client[name] !== 'function') this.client.defineCommand(name, { numberOfKeys: plan.script.numberOfKeys, lua });
+    const run = client[name]!;
+    plan.calls[op] = run;
+    return run;
   }
 
   private plan(algorithm: Algorithm): AlgorithmPlan {
     let plan = this.plans.get(algorithm);
     if (plan !== undefined) return plan;
-    const names = PARAMS_BY_KIND[algorithm.kind];
-    if (names === undefined) throw new UnsupportedError(`RedisStore does not support the ${String(algorithm.kind)} algorithm.`);
-    const script = luaScripts[algorithm.kind];
-    const params = names.map((name) => {
+    const params = PARAMS_BY_KIND[algorithm.kind];
+    if (params === undefined) throw new UnsupportedError(`RedisStore does not support the ${String(algorithm.kind)} algorithm.`);
+    const values = params.map(([name]) => {
       const value = algorithm.params[name];
       if (typeof value !== 'number' || !Number.isFinite(value)) {
         throw new UnsupportedError(`RedisStore: the ${algorithm.kind} algorithm has no numeric parameter ${name} (got ${String(value)}).`);
       }
+      // The shortest text that reads back as the same double, in a form Lua's number literals accept.
       return String(value);
     });
-    const tag = `:${algorithm.stateTag}`;
-    plan = { script, command: commandName(script), params, suffixes: script.numberOfKeys === 2 ? [tag, `${tag}:sum`] : [tag] };
+    const constants =
+      `local EXPLICIT_NOW_MARGIN_MS = ${EXPLICIT_NOW_EXPIRY_MARGIN_MS}\n` + `local ${params.map(([, lua]) => lua).join(', ')} = ${values.join(', ')}\n`;
+    plan = { script: luaScripts[algorithm.kind], constants, suffix: `:${algorithm.stateTag}`, bucketKeys: [], calls: {} };
     this.plans.set(algorithm, plan);
     return plan;
   }
-}
-
-const MARGIN_TEXT = String(EXPLICIT_NOW_EXPIRY_MARGIN_MS);
-
-/** The ioredis command name of a script: versioned by its SHA1, so two versions of the package never clash on one client. */
-function commandName(script: LuaScript): string {
-  return `rl_${script.name.replace(/-/g, '_')}_${script.sha1.slice(0, 10)}`;
 }
 
 function storeError(operation: string, error: unknown): StoreError {

@@ -1,37 +1,31 @@
 -- Concurrency leases: a Lua port of concurrency().acquire/release in @rl/core.
 --
 -- KEYS[1]  the leases: a sorted set, member = lease id, score = the time (ms) the lease expires
--- ARGV[1]  operation: 'a' acquire, 'p' peek (writes nothing), 'r' release (returns nothing)
--- ARGV[2]  now in ms, or '' to use Redis TIME (unused by 'r')
--- ARGV[3]  lease id   ARGV[4] expiry margin in ms
--- ARGV[5]  limit   ARGV[6] leaseMs
+-- Configuration (see prelude.lua): LIMIT, LEASE_MS; OP 'a' acquire, 'p' peek (writes nothing),
+-- 'r' release (returns nothing)
+-- ARGV[1]  lease id   ARGV[2] now in ms (absent: Redis TIME; unused by 'r')
 -- Returns  { allowed (1/0), remaining, resetMs, retryAfterMs, delayMs }
-
--- EPSILON, ceil_ms, floor_units and read_now come from prelude.lua (put before this script by
--- scripts/generate-lua.mjs).
 
 -- Scores go to Redis as text: 17 significant digits keep every double exact.
 local function exact(n) return string.format('%.17g', n) end
 
 local key = KEYS[1]
-local op = ARGV[1]
-local lease_id = ARGV[3]
+local lease_id = ARGV[1]
 
-if op == 'r' then
+if OP == 'r' then
   -- The key disappears with its last member; its expiry covers the remaining leases.
   redis.call('ZREM', key, lease_id)
   return nil
 end
 
-local now = read_now(ARGV[2])
-local margin = tonumber(ARGV[4])
-local limit = tonumber(ARGV[5])
-local lease_ms = tonumber(ARGV[6])
+local now, margin = read_now(ARGV[2])
+local limit = LIMIT
+local lease_ms = LEASE_MS
 
 -- Live leases expire after `now`; on acquire, the others are removed first.
 local after_now = '(' .. exact(now)
 local live
-if op == 'a' then
+if OP == 'a' then
   redis.call('ZREMRANGEBYSCORE', key, '-inf', exact(now))
   live = redis.call('ZCARD', key)
 else
@@ -46,7 +40,7 @@ end
 local held_until = tonumber(redis.call('ZSCORE', key, lease_id))
 local held = held_until ~= nil and held_until > now
 local allowed = held or live < limit
-if allowed and op == 'a' then
+if allowed and OP == 'a' then
   local expires_at = now + lease_ms
   redis.call('ZADD', key, exact(expires_at), lease_id)
   if not held then live = live + 1 end

@@ -1,33 +1,21 @@
 -- Leaky bucket as GCRA (meter or shape): a Lua port of leakyBucket().step/undo in @rl/core.
 --
--- KEYS[1]  state: a string of one little-endian double, tat (the time the bucket or queue is empty)
--- ARGV[1]  operation: 'c' consume, 'p' peek (writes nothing), 'u' undo (returns nothing)
--- ARGV[2]  now in ms, or '' to use Redis TIME
--- ARGV[3]  cost   ARGV[4] expiry margin in ms
--- ARGV[5]  capacity   ARGV[6] emissionMs (ms per unit)   ARGV[7] shape ('1' or '0')
--- Returns  { allowed (1/0), remaining, resetMs, retryAfterMs, delayMs }
+-- Compact layout (see prelude.lua). Configuration: CAPACITY, EMISSION (ms per unit), SHAPE (1 or 0).
+-- KEYS[1]  the bucket hash   ARGV[1] the field: state = one double, tat (the time the bucket or
+--          queue is empty, also its deadline)
+-- ARGV[2]  cost   ARGV[3] now in ms (absent: Redis TIME)
+-- Returns  { allowed (1/0), remaining, resetMs, retryAfterMs, delayMs }; undo returns nothing.
 
--- EPSILON, ceil_ms, floor_units and read_now come from prelude.lua (put before this script by
--- scripts/generate-lua.mjs).
+local bucket, field = KEYS[1], ARGV[1]
+local cost = tonumber(ARGV[2])
+local now, margin = read_now(ARGV[3])
+local horizon = CAPACITY * EMISSION
 
-local key = KEYS[1]
-local op = ARGV[1]
-local now = read_now(ARGV[2])
-local cost = tonumber(ARGV[3])
-local margin = tonumber(ARGV[4])
-local capacity = tonumber(ARGV[5])
-local emission = tonumber(ARGV[6])
-local shape = ARGV[7] == '1'
-local horizon = capacity * emission
+local raw = redis.call('HGET', bucket, field)
 
-local raw = redis.call('GET', key)
-
-if op == 'u' then
-  if raw then
-    local stored_tat = struct.unpack('<d', raw)
-    -- An earlier tat recovers sooner: the current expiry stays long enough.
-    redis.call('SET', key, struct.pack('<d', math.max(now, stored_tat - cost * emission)), 'KEEPTTL')
-  end
+if OP == 'u' then
+  -- An earlier tat recovers sooner: the hash's expiry stays long enough.
+  if raw then redis.call('HSET', bucket, field, struct.pack('<d', math.max(now, struct.unpack('<d', raw) - cost * EMISSION))) end
   return nil
 end
 
@@ -36,18 +24,14 @@ local tat = now
 if raw then tat = math.min(struct.unpack('<d', raw), now + horizon) end
 local start = now
 if tat > now then start = tat end
-local next_tat = start + cost * emission
+local next_tat = start + cost * EMISSION
 local allowed = next_tat - now <= horizon + EPSILON
 local kept = tat
 if allowed then kept = next_tat end
-if op == 'c' then
-  -- The bucket is empty again (the same as no state) at `kept`.
-  local ttl = kept - now
-  redis.call('SET', key, struct.pack('<d', kept), 'PX', math.max(1, math.ceil(ttl)) + margin)
-end
+if OP == 'c' then put(bucket, field, struct.pack('<d', kept), kept, now, margin) end
 local backlog = math.max(0, kept - now)
 local retry_ms = 0
 if not allowed then retry_ms = math.max(1, ceil_ms(next_tat - horizon - now)) end
 local delay_ms = 0
-if allowed and shape then delay_ms = ceil_ms(start - now) end
-return { allowed and 1 or 0, floor_units((horizon - backlog) / emission), ceil_ms(backlog), retry_ms, delay_ms }
+if allowed and SHAPE == 1 then delay_ms = ceil_ms(start - now) end
+return { allowed and 1 or 0, floor_units((horizon - backlog) / EMISSION), ceil_ms(backlog), retry_ms, delay_ms }

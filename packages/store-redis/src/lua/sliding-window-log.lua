@@ -6,24 +6,17 @@
 --          a denial recorded by countDenied (its units count the same; consecutive ones share a record)
 -- KEYS[2]  the metadata: a string of one little-endian double, the sum of the records' costs
 --          (kept incrementally, in the same order of additions and subtractions as the TS step)
--- ARGV[1]  operation: 'c' consume, 'p' peek (writes nothing), 'u' undo (returns nothing)
--- ARGV[2]  now in ms, or '' to use Redis TIME
--- ARGV[3]  cost   ARGV[4] expiry margin in ms
--- ARGV[5]  limit   ARGV[6] windowMs   ARGV[7] countDenied ('1' or '0')
--- Returns  { allowed (1/0), remaining, resetMs, retryAfterMs, delayMs }
-
--- EPSILON, ceil_ms, floor_units and read_now come from prelude.lua (put before this script by
--- scripts/generate-lua.mjs).
+-- Configuration (see prelude.lua): LIMIT, WINDOW (ms), COUNT_DENIED (1 or 0).
+-- ARGV[1]  cost   ARGV[2] now in ms (absent: Redis TIME)
+-- Returns  { allowed (1/0), remaining, resetMs, retryAfterMs, delayMs }; undo returns nothing.
 
 local log_key = KEYS[1]
 local sum_key = KEYS[2]
-local op = ARGV[1]
-local now = read_now(ARGV[2])
-local cost = tonumber(ARGV[3])
-local margin = tonumber(ARGV[4])
-local limit = tonumber(ARGV[5])
-local window = tonumber(ARGV[6])
-local count_denied = ARGV[7] == '1'
+local cost = tonumber(ARGV[1])
+local now, margin = read_now(ARGV[2])
+local limit = LIMIT
+local window = WINDOW
+local count_denied = COUNT_DENIED == 1
 
 --- Calls visit(time, cost) for the records, oldest first, until it returns true. Records are read in
 --- chunks that start small and grow, so a decision reads only about as many records as it needs.
@@ -54,7 +47,7 @@ if count > 0 then
   end
 end
 
-if op == 'u' then
+if OP == 'u' then
   -- Remove the newest record of this cost: the one the rollback admitted (or one just like it).
   local records = redis.call('LRANGE', log_key, 0, -1)
   for i = #records, 1, -1 do
@@ -73,7 +66,7 @@ if op == 'u' then
   return nil
 end
 
-local commit = op == 'c'
+local commit = OP == 'c'
 -- The window at `now` is (now - window, now]: a record exactly one window old no longer counts.
 local edge = now - window
 local used = sum
