@@ -176,6 +176,30 @@ describe.each([
       expect(other.body).toEqual({ remaining: 1 });
     });
 
+    it('shows req.rateLimit outside a mounted sub-app, last middleware wins, and code may assign it', async () => {
+      const app = createApp();
+      const sub = createApp();
+      sub.use(rateLimit({ clock, algorithm: fixedWindow({ limit: 10, window: '1m' }) }));
+      app.use((req, _res, next) => {
+        req.rateLimit = undefined;
+        next();
+      });
+      app.use(rateLimit({ clock, algorithm: fixedWindow({ limit: 100, window: '1m' }) }));
+      app.use('/sub', sub);
+      app.use((req, res) => {
+        const seen = req.rateLimit?.limit ?? null;
+        const own = Object.keys(req).includes('rateLimit');
+        (req as { rateLimit?: unknown }).rateLimit = { limit: 7 };
+        res.json({ seen, own, assigned: req.rateLimit?.limit });
+      });
+      // The first request may carry an own property (assigned before any rl middleware ran); later ones go through rl's accessor.
+      expect((await request(app).get('/').expect(200)).body).toMatchObject({ seen: 100, assigned: 7 });
+      expect((await request(app).get('/').expect(200)).body).toEqual({ seen: 100, own: false, assigned: 7 });
+      const res = await request(app).get('/sub/x').expect(200);
+      expect(res.body).toEqual({ seen: 10, own: false, assigned: 7 });
+      expect(members(res.headers['ratelimit']).map((m) => m.name)).toEqual(['100-in-1m', '10-in-1m']);
+    });
+
     it('keeps two middlewares on one store apart, unless they share a prefix on purpose', async () => {
       const store = new MemoryStore();
       const algorithm = fixedWindow({ limit: 1, window: '1m' });

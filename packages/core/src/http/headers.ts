@@ -151,13 +151,20 @@ export class HeaderWriter {
         : limits.map((l) => `${l.policy.quota};w=${l.policy.windowSeconds}`).join(', ');
   }
 
-  /** Writes Retry-After (when denied) and the RateLimit headers of the chosen format. */
-  write<T>(access: HeaderAccess<T>, target: T, source: HeaderSource): void {
+  /**
+   * Writes Retry-After (when denied) and the RateLimit headers of the chosen format.
+   *
+   * `first`, when the caller knows it (an adapter that keeps each request's rl result and so knows
+   * whether an earlier rl middleware ran on this request): true when no other rl writer has written
+   * on this response, so the headers are set without being read back. Otherwise `access.claim`
+   * decides, and without a claim every header is read back before it is set.
+   */
+  write<T>(access: HeaderAccess<T>, target: T, source: HeaderSource, first?: boolean): void {
     if (source.deniedBy !== -1) access.set(target, 'Retry-After', String(source.retryAfterSeconds));
     const format = this.format;
     if (format === false) return;
     // The first rl writer on a response sets its headers directly; later ones combine with them.
-    const first = access.claim !== undefined && access.claim(target);
+    if (first === undefined) first = access.claim !== undefined && access.claim(target);
     if (format === 'draft-8') {
       let value = '';
       const decisions = source.decisions;

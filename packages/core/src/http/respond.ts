@@ -486,9 +486,13 @@ export class HttpRateLimiter<Req> {
     return new RateLimitResult(this, keys, costs, decisions, -1, binding, 0, false);
   }
 
-  /** Writes Retry-After (when denied) and the RateLimit headers of the configured format. */
-  writeHeaders<T>(access: HeaderAccess<T>, target: T, result: RateLimitResult): void {
-    this.headers.write(access, target, result);
+  /**
+   * Writes Retry-After (when denied) and the RateLimit headers of the configured format. `first`:
+   * see {@link HeaderWriter.write} (true when the adapter knows no earlier rl middleware wrote on
+   * this response; omitted, `access.claim` decides).
+   */
+  writeHeaders<T>(access: HeaderAccess<T>, target: T, result: RateLimitResult, first?: boolean): void {
+    this.headers.write(access, target, result, first);
   }
 
   /** Forgets `key` in every limit (for example after a successful login). */
