@@ -14,6 +14,8 @@ const packageDir = join(dirname(fileURLToPath(import.meta.url)), '..');
 const luaDir = join(packageDir, 'src', 'lua');
 /** Put before every script: the definitions the scripts share. Not a script of its own. */
 const PRELUDE = 'prelude.lua';
+/** Put after PRELUDE before the scripts of the compact layout (COMPACT). Not a script of its own. */
+const COMPACT_PRELUDE = 'prelude-compact.lua';
 export const generatedPath = join(packageDir, 'src', 'lua-scripts.generated.ts');
 
 /** Number of KEYS each script takes. Every script must be listed here. */
@@ -30,8 +32,9 @@ const COMPACT = new Set(['fixed-window', 'sliding-window-counter', 'token-bucket
 
 /** The text of the generated module for the .lua files as they are now. */
 export function renderModule() {
-  const files = readdirSync(luaDir).filter((f) => f.endsWith('.lua') && f !== PRELUDE).sort();
+  const files = readdirSync(luaDir).filter((f) => f.endsWith('.lua') && f !== PRELUDE && f !== COMPACT_PRELUDE).sort();
   const prelude = readFileSync(join(luaDir, PRELUDE), 'utf8');
+  const compactPrelude = readFileSync(join(luaDir, COMPACT_PRELUDE), 'utf8');
   const names = files.map((f) => f.slice(0, -4));
   const missing = Object.keys(KEY_COUNTS).filter((n) => !names.includes(n));
   const unknown = names.filter((n) => !(n in KEY_COUNTS));
@@ -45,7 +48,7 @@ export function renderModule() {
   out += `/** The store's scripts by algorithm kind. */\n`;
   out += `export const luaScripts: Readonly<Record<${names.map((n) => `'${n}'`).join(' | ')}, LuaScript>> = {\n`;
   for (const name of names) {
-    const lua = prelude + readFileSync(join(luaDir, `${name}.lua`), 'utf8');
+    const lua = prelude + '\n' + (COMPACT.has(name) ? compactPrelude + '\n' : '') + readFileSync(join(luaDir, `${name}.lua`), 'utf8');
     out += `  '${name}': {\n    name: '${name}',\n    numberOfKeys: ${KEY_COUNTS[name]},\n    compact: ${COMPACT.has(name)},\n    lua: ${JSON.stringify(lua)},\n  },\n`;
   }
   out += `};\n`;

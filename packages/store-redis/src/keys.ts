@@ -28,7 +28,7 @@ function digestOf(key: string): string {
 }
 
 /** Bucket hashes per prefix and algorithm kind in the compact layout, unless `RedisStore({ buckets })` says otherwise. */
-export const DEFAULT_BUCKETS = 8192;
+export const DEFAULT_BUCKETS = 16_384;
 
 /**
  * The bucket of a storage key in the compact layout: FNV-1a (32 bits) of its UTF-16 code units, modulo

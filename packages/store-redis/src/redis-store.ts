@@ -28,10 +28,12 @@ export interface RedisStoreOptions {
    */
   prefix?: string;
   /**
-   * Bucket hashes per algorithm kind in the compact layout (default 8192; an integer from 1 to 2^24).
-   * Redis keeps a hash compact up to `hash-max-listpack-entries` fields (512 by default), so the default
-   * stays compact up to about 4 million live keys per kind; raise it beyond. Every process that shares
-   * a Redis must use the same value: a different one finds no state.
+   * Bucket hashes per algorithm kind in the compact layout (default 16384; an integer from 1 to 2^24).
+   * Fewer buckets take less memory per key when there are few keys; more buckets keep each hash short,
+   * which Redis reads faster (a field is found by a scan: about 0.3 µs at 10 fields, 0.8 µs at 120).
+   * Redis keeps a hash compact up to `hash-max-listpack-entries` fields (512 by default), so the
+   * default stays compact up to about 8 million live keys per kind; raise it beyond. Every process that
+   * shares a Redis must use the same value: a different one finds no state.
    */
   buckets?: number;
 }
@@ -92,9 +94,10 @@ interface AlgorithmPlan {
  *   instances with skewed clocks agree.
  * - Layout: the one-value algorithms (fixed window, sliding counter, token bucket, leaky bucket) keep
  *   each key's state as a field of a bucket hash, `<prefix>{<bucket>}:<stateTag>` (the bucket in hex,
- *   see {@link bucketOf}; the field is the key, see {@link fieldOf}): about 45 bytes per key instead of
- *   about 150 for a Redis key of its own. A bucket expires after the latest deadline among its fields,
- *   and dead fields are removed as new ones arrive. The sliding log and concurrency leases keep keys of
+ *   see {@link bucketOf}; the field is the key, see {@link fieldOf}): 30 to 60 bytes per key instead of
+ *   about 150 for a Redis key of its own. A bucket expires after the latest deadline among its fields
+ *   (extended to twice the time needed, so most writes leave its expiry alone), and dead fields are
+ *   removed as new ones arrive (see src/lua/prelude.lua). The sliding log and concurrency leases keep keys of
  *   their own: `<prefix>{<key>}:<stateTag>` (see {@link redisKeyBase}), each with an expiry no shorter
  *   than the time its state needs to recover. Either way all Redis keys of one limit share a hash tag,
  *   hence a Cluster slot.
@@ -199,8 +202,9 @@ export class RedisStore implements Store {
     // One `then` for both outcomes: the reply becomes a decision, a failure a StoreError.
     return this.send(plan, key, op, costOrLease, now).then(
       (reply) => {
-        const r = reply as number[];
-        return makeDecision(r[0] === 1, algorithm.limit, r[1]!, r[2]!, r[3]!, r[4]!, algorithm.policy);
+        // Five doubles: allowed, remaining, resetMs, retryAfterMs, delayMs (see prelude.lua).
+        const r = reply as Buffer;
+        return makeDecision(r.readDoubleLE(0) === 1, algorithm.limit, r.readDoubleLE(8), r.readDoubleLE(16), r.readDoubleLE(24), r.readDoubleLE(32), algorithm.policy);
       },
       (error: unknown) => {
         throw storeError(plan.script.name, error);
@@ -242,8 +246,9 @@ export class RedisStore implements Store {
     const lua = `local OP = '${op}'\n${plan.constants}${plan.script.lua}`;
     const name = `rl_${plan.script.name.replace(/-/g, '_')}_${createHash('sha1').update(lua).digest('hex').slice(0, 16)}`;
     const client = this.client as unknown as Record<string, ScriptCall | undefined>;
-    if (typeof client[name] !== 'function') this.client.defineCommand(name, { numberOfKeys: plan.script.numberOfKeys, lua });
-    const run = client[name]!;
+    if (typeof client[`${name}Buffer`] !== 'function') this.client.defineCommand(name, { numberOfKeys: plan.script.numberOfKeys, lua });
+    // The Buffer variant: the decision is binary (see prelude.lua), read without decoding it as text.
+    const run = client[`${name}Buffer`]!;
     plan.calls[op] = run;
     return run;
   }

@@ -4,7 +4,7 @@
 -- Configuration (see prelude.lua): LIMIT, LEASE_MS; OP 'a' acquire, 'p' peek (writes nothing),
 -- 'r' release (returns nothing)
 -- ARGV[1]  lease id   ARGV[2] now in ms (absent: Redis TIME; unused by 'r')
--- Returns  { allowed (1/0), remaining, resetMs, retryAfterMs, delayMs }
+-- Returns  the decision: five doubles (allowed, remaining, resetMs, retryAfterMs, delayMs; see prelude.lua)
 
 -- Scores go to Redis as text: 17 significant digits keep every double exact.
 local function exact(n) return string.format('%.17g', n) end
@@ -18,7 +18,13 @@ if OP == 'r' then
   return nil
 end
 
-local now, margin = read_now(ARGV[2])
+local now, margin = ARGV[2], EXPLICIT_NOW_MARGIN_MS
+if now == nil then
+  local t = redis.call('TIME')
+  now, margin = t[1] * 1000 + t[2] / 1000, 0
+else
+  now = tonumber(now)
+end
 local limit = LIMIT
 local lease_ms = LEASE_MS
 
@@ -57,4 +63,4 @@ if not allowed then
   local oldest = tonumber(redis.call('ZRANGEBYSCORE', key, after_now, '+inf', 'WITHSCORES', 'LIMIT', 0, 1)[2])
   retry_ms = math.max(1, ceil_ms(oldest - now))
 end
-return { allowed and 1 or 0, math.max(0, limit - live), reset_ms, retry_ms, 0 }
+return struct.pack('<ddddd', allowed and 1 or 0, math.max(0, limit - live), reset_ms, retry_ms, 0)

@@ -1,37 +1,53 @@
 -- Leaky bucket as GCRA (meter or shape): a Lua port of leakyBucket().step/undo in @rl/core.
 --
 -- Compact layout (see prelude.lua). Configuration: CAPACITY, EMISSION (ms per unit), SHAPE (1 or 0).
--- KEYS[1]  the bucket hash   ARGV[1] the field: state = one double, tat (the time the bucket or
---          queue is empty, also its deadline)
+-- KEYS[1]  the bucket hash   ARGV[1] the field: state = two doubles (kept, tat), tat being the time
+--          the bucket or queue is empty (its deadline)
 -- ARGV[2]  cost   ARGV[3] now in ms (absent: Redis TIME)
--- Returns  { allowed (1/0), remaining, resetMs, retryAfterMs, delayMs }; undo returns nothing.
+-- Returns  the decision: five doubles (allowed, remaining, resetMs, retryAfterMs, delayMs; see prelude.lua); undo returns nothing.
 
 local bucket, field = KEYS[1], ARGV[1]
 local cost = tonumber(ARGV[2])
-local now, margin = read_now(ARGV[3])
+local now, margin = ARGV[3], EXPLICIT_NOW_MARGIN_MS
+if now == nil then
+  local t = redis.call('TIME')
+  now, margin = t[1] * 1000 + t[2] / 1000, 0
+else
+  now = tonumber(now)
+end
 local horizon = CAPACITY * EMISSION
 
 local raw = redis.call('HGET', bucket, field)
+-- A value of another size (another layout, another version of the store) counts as no state.
+if raw and #raw ~= 16 then raw = nil end
 
 if OP == 'u' then
-  -- An earlier tat recovers sooner: the hash's expiry stays long enough.
-  if raw then redis.call('HSET', bucket, field, struct.pack('<d', math.max(now, struct.unpack('<d', raw) - cost * EMISSION))) end
+  if raw then
+    -- An earlier tat recovers sooner: `kept` stays late enough.
+    local kept, stored_tat = struct.unpack('<dd', raw)
+    redis.call('HSET', bucket, field, struct.pack('<dd', kept, math.max(now, stored_tat - cost * EMISSION)))
+  end
   return nil
 end
 
 -- Clamp the backlog to this configuration's horizon (a capacity that shrank).
+local kept = 0
 local tat = now
-if raw then tat = math.min(struct.unpack('<d', raw), now + horizon) end
+if raw then
+  local stored_tat
+  kept, stored_tat = struct.unpack('<dd', raw)
+  tat = math.min(stored_tat, now + horizon)
+end
 local start = now
 if tat > now then start = tat end
 local next_tat = start + cost * EMISSION
 local allowed = next_tat - now <= horizon + EPSILON
-local kept = tat
-if allowed then kept = next_tat end
-if OP == 'c' then put(bucket, field, struct.pack('<d', kept), kept, now, margin) end
-local backlog = math.max(0, kept - now)
+local new_tat = tat
+if allowed then new_tat = next_tat end
+if OP == 'c' then write(bucket, field, kept, new_tat, now, margin, struct.pack('<d', new_tat)) end
+local backlog = math.max(0, new_tat - now)
 local retry_ms = 0
 if not allowed then retry_ms = math.max(1, ceil_ms(next_tat - horizon - now)) end
 local delay_ms = 0
 if allowed and SHAPE == 1 then delay_ms = ceil_ms(start - now) end
-return { allowed and 1 or 0, floor_units((horizon - backlog) / EMISSION), ceil_ms(backlog), retry_ms, delay_ms }
+return struct.pack('<ddddd', allowed and 1 or 0, floor_units((horizon - backlog) / EMISSION), ceil_ms(backlog), retry_ms, delay_ms)

@@ -3,32 +3,42 @@
 -- field, so one read and one write serve a decision.
 --
 -- Compact layout (see prelude.lua). Configuration: LIMIT, WINDOW (ms), COUNT_DENIED (1 or 0).
--- KEYS[1]  the bucket hash   ARGV[1] the field: state = four doubles (deadline, currentWindowStart,
+-- KEYS[1]  the bucket hash   ARGV[1] the field: state = four doubles (kept, currentWindowStart,
 --          previousCount, currentCount)
 -- ARGV[2]  cost   ARGV[3] now in ms (absent: Redis TIME)
--- Returns  { allowed (1/0), remaining, resetMs, retryAfterMs, delayMs }; undo returns nothing.
+-- Returns  the decision: five doubles (allowed, remaining, resetMs, retryAfterMs, delayMs; see prelude.lua); undo returns nothing.
 
 local bucket, field = KEYS[1], ARGV[1]
 local cost = tonumber(ARGV[2])
-local now, margin = read_now(ARGV[3])
+local now, margin = ARGV[3], EXPLICIT_NOW_MARGIN_MS
+if now == nil then
+  local t = redis.call('TIME')
+  now, margin = t[1] * 1000 + t[2] / 1000, 0
+else
+  now = tonumber(now)
+end
 
 local raw = redis.call('HGET', bucket, field)
+-- A value of another size (another layout, another version of the store) counts as no state.
+if raw and #raw ~= 32 then raw = nil end
 
 if OP == 'u' then
   if raw then
-    local deadline, stored_start, stored_previous, stored_current = struct.unpack('<dddd', raw)
+    local kept, stored_start, stored_previous, stored_current = struct.unpack('<dddd', raw)
     if stored_start >= math.floor(now / WINDOW) * WINDOW then
-      redis.call('HSET', bucket, field, struct.pack('<dddd', deadline, stored_start, stored_previous, math.max(0, stored_current - cost)))
+      redis.call('HSET', bucket, field, struct.pack('<dddd', kept, stored_start, stored_previous, math.max(0, stored_current - cost)))
     end
   end
   return nil
 end
 
 local start = math.floor(now / WINDOW) * WINDOW
+local kept = 0
 local previous = 0
 local current = 0
 if raw then
-  local _, stored_start, stored_previous, stored_current = struct.unpack('<dddd', raw)
+  local stored_start, stored_previous, stored_current
+  kept, stored_start, stored_previous, stored_current = struct.unpack('<dddd', raw)
   if stored_start >= start then
     -- Same window, or the clock went back: keep the stored windows.
     start = stored_start
@@ -44,11 +54,8 @@ local left = WINDOW - elapsed
 local estimate = (previous * left) / WINDOW + current
 local allowed = estimate + cost <= LIMIT + EPSILON
 if allowed or COUNT_DENIED == 1 then current = current + cost end
-if OP == 'c' then
-  -- The current count stops mattering two windows after the current window starts.
-  local deadline = start + 2 * WINDOW
-  put(bucket, field, struct.pack('<dddd', deadline, start, previous, current), deadline, now, margin)
-end
+-- The current count stops mattering two windows after the current window starts.
+if OP == 'c' then write(bucket, field, kept, start + 2 * WINDOW, now, margin, struct.pack('<ddd', start, previous, current)) end
 local after = (previous * left) / WINDOW + current
 local window_end = start + WINDOW
 local reset_at = now
@@ -71,4 +78,4 @@ if not allowed then
   end
   retry_ms = math.max(1, ceil_ms(retry_at - now))
 end
-return { allowed and 1 or 0, floor_units(LIMIT - after), ceil_ms(reset_at - now), retry_ms, 0 }
+return struct.pack('<ddddd', allowed and 1 or 0, floor_units(LIMIT - after), ceil_ms(reset_at - now), retry_ms, 0)

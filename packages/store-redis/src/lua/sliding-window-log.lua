@@ -8,12 +8,18 @@
 --          (kept incrementally, in the same order of additions and subtractions as the TS step)
 -- Configuration (see prelude.lua): LIMIT, WINDOW (ms), COUNT_DENIED (1 or 0).
 -- ARGV[1]  cost   ARGV[2] now in ms (absent: Redis TIME)
--- Returns  { allowed (1/0), remaining, resetMs, retryAfterMs, delayMs }; undo returns nothing.
+-- Returns  the decision: five doubles (allowed, remaining, resetMs, retryAfterMs, delayMs; see prelude.lua); undo returns nothing.
 
 local log_key = KEYS[1]
 local sum_key = KEYS[2]
 local cost = tonumber(ARGV[1])
-local now, margin = read_now(ARGV[2])
+local now, margin = ARGV[2], EXPLICIT_NOW_MARGIN_MS
+if now == nil then
+  local t = redis.call('TIME')
+  now, margin = t[1] * 1000 + t[2] / 1000, 0
+else
+  now = tonumber(now)
+end
 local limit = LIMIT
 local window = WINDOW
 local count_denied = COUNT_DENIED == 1
@@ -141,4 +147,4 @@ end
 
 local reset_ms = 0
 if after > EPSILON and last > -math.huge then reset_ms = ceil_ms(last + window - now) end
-return { allowed and 1 or 0, floor_units(limit - after), reset_ms, retry_ms, 0 }
+return struct.pack('<ddddd', allowed and 1 or 0, floor_units(limit - after), reset_ms, retry_ms, 0)

@@ -1,0 +1,44 @@
+-- Prelude of the scripts of the compact layout, after prelude.lua.
+
+-- The compact layout (fixed window, sliding counter, token bucket, leaky bucket): the states of many
+-- keys share one hash, KEYS[1] (a bucket of the store), each under its own field, ARGV[1]. A state is
+-- a string of little-endian doubles whose first is `kept`: a time until which the hash is known to
+-- live, never before the state is the same as no state (its deadline) plus the expiry margin. Fields
+-- have no expiry of their own: the hash's expiry covers the latest `kept` of its fields, and each new
+-- field removes the dead ones among two sampled fields, so dead fields stay a bounded share of a hash
+-- that is written without end (about a third at most).
+
+--- Dead fields are removed only this long after their `kept`: states written with a caller's clock
+--- (EXPLICIT_NOW_MARGIN_MS behind Redis at most) are never removed before they are dead on it.
+local PRUNE_SLACK_MS = 1000
+
+--- Writes a state: `rest` (the packed doubles after the first) under `field`, with `kept` (the first
+--- double of the state read, 0 for none) moved on when the state's `deadline` plus `margin` passes it.
+--- Moving it reads the hash's expiry and, when that is too short, doubles the time needed, so that a
+--- busy hash is neither read nor extended on most writes. A new field then removes the dead fields
+--- among two sampled ones.
+local function write(bucket, field, kept, deadline, now, margin, rest)
+  local extend = 0
+  if deadline + margin > kept then
+    local ttl = math.ceil(deadline - now)
+    if ttl < 1 then ttl = 1 end
+    ttl = ttl + margin
+    local pttl = redis.call('PTTL', bucket)
+    if pttl < ttl then
+      extend = 2 * ttl
+      pttl = extend
+    end
+    kept = now + pttl
+  end
+  local added = redis.call('HSET', bucket, field, struct.pack('<d', kept) .. rest)
+  if extend > 0 then redis.call('PEXPIRE', bucket, extend) end
+  if added == 1 then
+    local sample = redis.call('HRANDFIELD', bucket, 2, 'WITHVALUES')
+    for i = 1, #sample, 2 do
+      local value = sample[i + 1]
+      if sample[i] ~= field and #value >= 8 and struct.unpack('<d', value) + PRUNE_SLACK_MS <= now then
+        redis.call('HDEL', bucket, sample[i])
+      end
+    end
+  end
+end
