@@ -219,19 +219,26 @@ export class RedisStore implements Store {
     });
   }
 
-  /** One EVALSHA of the operation's script: `KEYS…, [field,] cost or lease id[, now]` (no `now`: Redis TIME). */
+  /**
+   * One EVALSHA of the operation's script: `KEYS…, [field,] cost or lease id[, now]` (no `now`: Redis
+   * TIME). A cost of 1 without `now` is left out: the scripts read an absent cost as 1.
+   */
   private send(plan: AlgorithmPlan, key: string, op: Operation, costOrLease: string, now: number | undefined): Promise<unknown> {
     if (this.closed) throw new StoreClosedError();
     const run = plan.calls[op] ?? this.define(plan, op);
     const client = this.client;
+    const unitCost = now === undefined && costOrLease === '1' && op !== 'a' && op !== 'r';
     if (plan.script.compact) {
       const bucket = this.bucketKey(plan, key);
       const field = fieldOf(key);
+      if (unitCost) return run.call(client, bucket, field);
       return now === undefined ? run.call(client, bucket, field, costOrLease) : run.call(client, bucket, field, costOrLease, String(now));
     }
     const base = redisKeyBase(this.prefix, key) + plan.suffix;
     if (plan.script.numberOfKeys === 2) {
-      return now === undefined ? run.call(client, base, `${base}:sum`, costOrLease) : run.call(client, base, `${base}:sum`, costOrLease, String(now));
+      const sum = `${base}:sum`;
+      if (unitCost) return run.call(client, base, sum);
+      return now === undefined ? run.call(client, base, sum, costOrLease) : run.call(client, base, sum, costOrLease, String(now));
     }
     return now === undefined ? run.call(client, base, costOrLease) : run.call(client, base, costOrLease, String(now));
   }

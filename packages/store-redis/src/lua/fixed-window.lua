@@ -3,12 +3,13 @@
 --
 -- Compact layout (see prelude.lua). Configuration: LIMIT, WINDOW (ms), COUNT_DENIED (1 or 0).
 -- KEYS[1]  the bucket hash   ARGV[1] the field: state = three doubles (kept, windowStart, count)
--- ARGV[2]  cost (units; 0 only for a peek)   ARGV[3] now in ms (absent: Redis TIME)
+-- ARGV[2]  cost (units; 0 only for a peek; absent: 1)   ARGV[3] now in ms (absent: Redis TIME)
 -- Returns  the decision: five doubles (allowed, remaining, resetMs, retryAfterMs, delayMs; see prelude.lua), all whole numbers; undo
 -- returns nothing.
 
 local bucket, field = KEYS[1], ARGV[1]
-local cost = tonumber(ARGV[2])
+local cost = ARGV[2]
+if cost == nil then cost = 1 else cost = tonumber(cost) end
 local now, margin = ARGV[3], EXPLICIT_NOW_MARGIN_MS
 if now == nil then
   local t = redis.call('TIME')

@@ -7,12 +7,13 @@
 -- KEYS[2]  the metadata: a string of one little-endian double, the sum of the records' costs
 --          (kept incrementally, in the same order of additions and subtractions as the TS step)
 -- Configuration (see prelude.lua): LIMIT, WINDOW (ms), COUNT_DENIED (1 or 0).
--- ARGV[1]  cost   ARGV[2] now in ms (absent: Redis TIME)
+-- ARGV[1]  cost (absent: 1)   ARGV[2] now in ms (absent: Redis TIME)
 -- Returns  the decision: five doubles (allowed, remaining, resetMs, retryAfterMs, delayMs; see prelude.lua); undo returns nothing.
 
 local log_key = KEYS[1]
 local sum_key = KEYS[2]
-local cost = tonumber(ARGV[1])
+local cost = ARGV[1]
+if cost == nil then cost = 1 else cost = tonumber(cost) end
 local now, margin = ARGV[2], EXPLICIT_NOW_MARGIN_MS
 if now == nil then
   local t = redis.call('TIME')
