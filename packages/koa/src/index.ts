@@ -3,6 +3,7 @@ import { MemoryStore } from '@rl/store-memory';
 import {
   HttpRateLimiter,
   InvalidOptionError,
+  claimResponse,
   PROBLEM_CONTENT_TYPE,
   holdRequest,
   nodeHeaderAccess,
@@ -90,7 +91,9 @@ export function rateLimit(options: RateLimitOptions): RateLimitMiddleware {
   function proceed(ctx: Context, next: Next, result: RateLimitResult | undefined): unknown {
     if (result === undefined) return next();
     ctx.state.rateLimit = result;
-    limiter.writeHeaders(nodeHeaderAccess, ctx.res, result);
+    // The first rl middleware on this request marks its context (one per request, a plain object:
+    // cheaper than looking the headers up on the Node response) and sets its headers directly.
+    limiter.writeHeaders(nodeHeaderAccess, ctx.res, result, claimResponse(ctx));
     if (!result.allowed) {
       const response = ctx.response;
       response.status = result.statusCode;

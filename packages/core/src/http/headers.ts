@@ -140,6 +140,8 @@ export class HeaderWriter {
   /** The whole RateLimit-Policy value of this instance in the chosen format. */
   private readonly policyValue: string;
   private readonly limits: readonly HeaderLimit[];
+  /** The last draft-8 list member built (see {@link item}). */
+  private readonly lastItem = { i: -1, remaining: 0, seconds: 0, value: '' };
 
   constructor(format: HeaderFormat | false, limits: readonly HeaderLimit[]) {
     this.format = format;
@@ -149,6 +151,22 @@ export class HeaderWriter {
       format === 'draft-8'
         ? limits.map((l) => `${sfString(l.name)};q=${l.policy.quota};w=${l.policy.windowSeconds}`).join(', ')
         : limits.map((l) => `${l.policy.quota};w=${l.policy.windowSeconds}`).join(', ');
+  }
+
+  /**
+   * The draft-8 list member of limit `i`: `"<name>";r=<remaining>;t=<seconds>`. The last one built
+   * is kept: a flood of denials (and a quiet key) repeats it, and the header value is then the same
+   * flat string, not a new one to format and validate.
+   */
+  private item(i: number, remaining: number, seconds: number): string {
+    const last = this.lastItem;
+    if (last.i === i && last.remaining === remaining && last.seconds === seconds) return last.value;
+    const value = `${this.itemPrefixes[i]}${remaining};t=${seconds}`;
+    last.i = i;
+    last.remaining = remaining;
+    last.seconds = seconds;
+    last.value = value;
+    return value;
   }
 
   /**
@@ -171,7 +189,7 @@ export class HeaderWriter {
       for (let i = 0; i < decisions.length; i++) {
         const decision = decisions[i];
         if (decision === undefined || !reported(decision)) continue;
-        const item = `${this.itemPrefixes[i]}${remainingOf(source, i, decision)};t=${secondsOf(source, i, decision)}`;
+        const item = this.item(i, remainingOf(source, i, decision), secondsOf(source, i, decision));
         value = value === '' ? item : `${value}, ${item}`;
       }
       if (value !== '') {
