@@ -170,13 +170,26 @@ for (const [name, op] of roundTripCases) {
 }
 
 // Memory per key.
-console.log('\nMEMORY USAGE bytes per limit (key "rl:{api:user:12345}:<tag>"):');
+console.log('\nMEMORY USAGE bytes per key, compact layout (32,000 IPv4-like keys in 256 buckets: 125 per bucket, as two million keys in the default 16384):');
+const compactStore = new RedisStore({ client, prefix: 'rlmem:', buckets: 256 });
+const compactCases = [
+  ['fixed window', fixedWindow({ limit: 100, window: '1m' })],
+  ['sliding window counter', slidingWindowCounter({ limit: 100, window: '1m' })],
+  ['token bucket', tokenBucket({ capacity: 100, refillRate: 10 })],
+  ['leaky bucket', leakyBucket({ capacity: 100, leakRate: 10 })],
+];
+const ipKeys = Array.from({ length: 32_000 }, (_, i) => `10.${(i >> 16) & 255}.${(i >> 8) & 255}.${i & 255}`);
+for (const [name, algorithm] of compactCases) {
+  for (let i = 0; i < ipKeys.length; i += 500) await Promise.all(ipKeys.slice(i, i + 500).map((key) => compactStore.consume(key, algorithm, 1, undefined)));
+  const buckets = new Set(ipKeys.map((key) => compactStore.redisKeys(key, algorithm)[0]));
+  let bytes = 0;
+  for (const bucket of buckets) bytes += await admin.memory('USAGE', bucket, 'SAMPLES', '0');
+  console.log(`  ${name.padEnd(32)} ${(bytes / ipKeys.length).toFixed(1).padStart(6)}`);
+  await admin.del(...buckets);
+}
+console.log('\nMEMORY USAGE bytes per limit, keys of their own (key "rl:{api:user:12345}:<tag>"):');
 const memStore = new RedisStore({ client, prefix: 'rl:' });
 const memoryCases = [
-  ['fixed window', fixedWindow({ limit: 100, window: '1m' }), 1],
-  ['sliding window counter', slidingWindowCounter({ limit: 100, window: '1m' }), 1],
-  ['token bucket', tokenBucket({ capacity: 100, refillRate: 10 }), 1],
-  ['leaky bucket', leakyBucket({ capacity: 100, leakRate: 10 }), 1],
   ['sliding window log, 1 record', slidingWindowLog({ limit: 100, window: '1m' }), 1],
   ['sliding window log, 100 records', slidingWindowLog({ limit: 100, window: '1m' }), 100],
   ['concurrency, 1 lease', concurrency({ limit: 100 }), 1],
