@@ -110,8 +110,9 @@ describe('compact layout: buckets and fields', () => {
     // Live states are never removed: all 300 are still there a moment later.
     for (let i = 0; i < 100; i++) await store.consume(`live${i}`, algorithm, 5, t0 + 10);
     expect(await client.hlen(bucket!)).toBe(400);
-    // Once dead (kept: twice the 1 s to recover plus the 1 s margin; then the 1 s slack), each new field
-    // removes the dead among two sampled ones.
+    // Once dead (kept: twice the 1 s to recover plus the 1 s margin; then the 1 s slack), new fields
+    // remove the dead among the fields they sample (12 by one new field in four; here every one, as
+    // `now` is a multiple of 4 ms).
     for (let i = 0; i < 300; i++) await store.consume(`new${i}`, algorithm, 1, t0 + 10_000);
     const left = await client.hlen(bucket!);
     expect(left).toBeLessThan(300 + 400 - 150);
