@@ -1,3 +1,4 @@
+import { checkCost } from './algorithm.js';
 import type { Decision } from './decision.js';
 import { InvalidOptionError } from './errors.js';
 import { Limiter } from './limiter.js';
@@ -40,21 +41,36 @@ export class LimiterGroup {
   /**
    * Applies every limit. `keys` gives each limiter its key (one string for all, or one per limiter);
    * `cost` (default 1) is charged to each limit, or pass one cost per limiter.
+   * Every key and cost is checked before any limit is charged: a bad one rejects with its
+   * {@link RateLimitError} and changes no state. Should a later limit still throw, the units the
+   * earlier ones admitted are given back before the error propagates.
    */
   async consume(keys: string | readonly string[], cost: number | readonly number[] = 1): Promise<CombinedDecision> {
     const n = this.limiters.length;
     const keyOf = (i: number): string => (typeof keys === 'string' ? keys : keys[i]!);
     const costOf = (i: number): number => (typeof cost === 'number' ? cost : cost[i]!);
-    if (typeof keys !== 'string' && keys.length !== n) throw new InvalidOptionError('keys', keys, `${n} keys, one per limiter`);
-    if (typeof cost !== 'number' && cost.length !== n) throw new InvalidOptionError('cost', cost, `${n} costs, one per limiter`);
-    const decisions: (Decision | undefined)[] = new Array(n).fill(undefined);
+    if (typeof keys !== 'string' && (!Array.isArray(keys) || keys.length !== n)) throw new InvalidOptionError('keys', keys, `${n} keys, one per limiter`);
+    if (typeof cost !== 'number' && (!Array.isArray(cost) || cost.length !== n)) throw new InvalidOptionError('cost', cost, `${n} costs, one per limiter`);
     for (let i = 0; i < n; i++) {
-      const decision = await this.limiters[i]!.consume(keyOf(i), costOf(i));
+      const limiter = this.limiters[i]!;
+      limiter.storageKey(keyOf(i));
+      checkCost(limiter.algorithm, costOf(i));
+    }
+    const decisions: (Decision | undefined)[] = new Array(n).fill(undefined);
+    /** Gives back what limits 0..i-1 admitted (fail-open decisions charged nothing). */
+    const rollback = (i: number) =>
+      Promise.all(decisions.slice(0, i).map((d, j) => (d?.allowed && d.reason === undefined ? this.limiters[j]!.undo(keyOf(j), costOf(j)) : undefined)));
+    for (let i = 0; i < n; i++) {
+      let decision: Decision;
+      try {
+        decision = await this.limiters[i]!.consume(keyOf(i), costOf(i));
+      } catch (error) {
+        await rollback(i);
+        throw error;
+      }
       decisions[i] = decision;
       if (!decision.allowed) {
-        await Promise.all(
-          decisions.slice(0, i).map((d, j) => (d?.allowed && d.reason === undefined ? this.limiters[j]!.undo(keyOf(j), costOf(j)) : undefined)),
-        );
+        await rollback(i);
         return { ...decision, decisions, deniedBy: i };
       }
     }

@@ -1,4 +1,4 @@
-import { concurrency, createLimiter, fixedWindow, leakyBucket, slidingWindowLog, tokenBucket } from '@rl/core';
+import { combineLimiters, concurrency, createLimiter, fixedWindow, leakyBucket, slidingWindowLog, tokenBucket } from '@rl/core';
 import { afterEach, describe, expect, it } from 'vitest';
 import { MemoryStore } from './memory-store.js';
 
@@ -110,5 +110,18 @@ describe('concurrency leases', () => {
     expect(store.keyCount).toBe(1);
     await lease.release();
     expect(store.keyCount).toBe(0);
+  });
+});
+
+describe('combined limits on two stores', () => {
+  it('when a later limit throws (its store is closed), the units an earlier one admitted are given back', async () => {
+    const open = newStore();
+    const closed = newStore();
+    const tenant = createLimiter({ algorithm: tokenBucket({ capacity: 3, refillRate: 1, interval: '1h' }), store: open, clock: () => 1_000 });
+    const user = createLimiter({ algorithm: fixedWindow({ limit: 2, window: '1h' }), store: closed, clock: () => 1_000 });
+    closed.close();
+    const group = combineLimiters([tenant, user]);
+    await expect(group.consume(['acme', 'alice'])).rejects.toMatchObject({ code: 'RL_STORE_CLOSED' });
+    expect((await tenant.peek('acme')).remaining).toBe(3);
   });
 });

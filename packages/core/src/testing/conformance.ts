@@ -132,6 +132,20 @@ export function runStoreConformance(options: ConformanceOptions): void {
         // The user limit was not asked, so carol has her full quota.
         expect((await user.peek('carol')).remaining).toBe(2);
       });
+
+      it('a bad key or cost for any limit rejects before any limit is charged', async () => {
+        const prefix = freshPrefix('combo-bad');
+        const clock = () => 1_000;
+        const tenant = createLimiter({ algorithm: tokenBucket({ capacity: 3, refillRate: 1, interval: '1h' }), store, clock, prefix: `${prefix}-tenant`, timeout: false });
+        const user = createLimiter({ algorithm: fixedWindow({ limit: 2, window: '1h' }), store, clock, prefix: `${prefix}-user`, timeout: false });
+        const group = combineLimiters([tenant, user]);
+        await expect(group.consume(['acme', 'alice'], [1, 5])).rejects.toMatchObject({ code: 'RL_COST_EXCEEDS_CAPACITY' });
+        await expect(group.consume(['acme', 'alice'], [1, -1])).rejects.toMatchObject({ code: 'RL_INVALID_COST' });
+        await expect(group.consume(['acme', ''])).rejects.toMatchObject({ code: 'RL_INVALID_KEY' });
+        await expect(group.consume(['acme'] as never)).rejects.toMatchObject({ code: 'RL_INVALID_OPTION' });
+        expect((await tenant.peek('acme')).remaining).toBe(3);
+        expect((await user.peek('alice')).remaining).toBe(2);
+      });
     });
 
     describe('atomicity', () => {
