@@ -1,5 +1,6 @@
 import { EventEmitter } from 'node:events';
 import { randomBytes } from 'node:crypto';
+import { performance } from 'node:perf_hooks';
 import { checkCost, type Algorithm, type ConcurrencyAlgorithm } from './algorithm.js';
 import { systemClock, type Clock } from './clock.js';
 import { makeDecision, type Decision, type DecisionReason } from './decision.js';
@@ -211,8 +212,9 @@ export class Limiter extends EventEmitter {
       const askedAt = this.localClock();
       const cached = this.fromDenyCache(cache, storeKey, cost, askedAt);
       if (cached !== undefined) return Promise.resolve(cached);
-      const result = this.run(storeKey, cost, 'consume');
-      if (result instanceof Promise) return result.then((d) => this.remember(cache, storeKey, cost, d, askedAt));
+      // A store that answers later remembers its denial in the same step that settles the call.
+      const result = this.run(storeKey, cost, 'consume', (d) => this.remember(cache, storeKey, cost, d, askedAt));
+      if (result instanceof Promise) return result;
       return Promise.resolve(this.remember(cache, storeKey, cost, result, askedAt));
     } catch (error) {
       return Promise.reject(error);
@@ -362,8 +364,12 @@ export class Limiter extends EventEmitter {
     return decision;
   }
 
-  /** Calls the store (with the timeout and failure policy); synchronous stores answer synchronously. */
-  private run(storeKey: string, cost: number, op: 'consume' | 'peek'): MaybePromise<Decision> {
+  /**
+   * Calls the store (with the timeout and failure policy); synchronous stores answer synchronously.
+   * `after` is applied to the decision of a store that answers asynchronously (policy decisions
+   * included), in the same step that settles the call; a synchronous answer is returned as it is.
+   */
+  private run(storeKey: string, cost: number, op: 'consume' | 'peek', after?: (decision: Decision) => Decision): MaybePromise<Decision> {
     const gate = this.storeDownUntil === 0 ? CALL_STORE : this.storeGate();
     if (gate === SKIP_STORE) return this.onFailure(undefined, storeKey, cost, op, this.storeDownReason);
     const now = this.clock === undefined ? undefined : this.clock();
@@ -380,10 +386,51 @@ export class Limiter extends EventEmitter {
       if (gate === PROBE_STORE) this.closeCircuit(undefined);
       return result;
     }
-    const answered = gate === PROBE_STORE ? this.withTimeout(result).then(this.closeCircuit) : this.withTimeout(result);
-    return answered.catch((error: unknown) =>
-      this.onFailure(error, storeKey, cost, op, error instanceof StoreTimeoutError ? 'timeout' : 'store-error'),
-    );
+    return this.settle(result, gate === PROBE_STORE, storeKey, cost, op, after);
+  }
+
+  /**
+   * The answer of an asynchronous store call with the timeout and the failure policy, and `after`
+   * applied to the final decision: one promise per call (on top of the store's), whatever happens. A
+   * late answer after a timeout is dropped; a late rejection is handled, never unhandled.
+   */
+  private settle(
+    result: Promise<Decision>,
+    probe: boolean,
+    storeKey: string,
+    cost: number,
+    op: 'consume' | 'peek',
+    after: ((decision: Decision) => Decision) | undefined,
+  ): Promise<Decision> {
+    const answered = (decision: Decision): Decision => {
+      if (probe) this.closeCircuit(undefined);
+      return after === undefined ? decision : after(decision);
+    };
+    const failed = (error: unknown): MaybePromise<Decision> => {
+      const decision = this.onFailure(error, storeKey, cost, op, error instanceof StoreTimeoutError ? 'timeout' : 'store-error');
+      if (after === undefined) return decision;
+      return decision instanceof Promise ? decision.then(after) : after(decision);
+    };
+    const deadlines = this.deadlines;
+    if (deadlines === undefined) return result.then(answered, failed);
+    return new Promise<Decision>((resolve, reject) => {
+      const settleWith = <T>(handle: (value: T) => MaybePromise<Decision>, value: T): void => {
+        try {
+          resolve(handle(value));
+        } catch (error) {
+          reject(error);
+        }
+      };
+      const entry = deadlines.add((timeout) => settleWith(failed, timeout));
+      result.then(
+        (decision) => {
+          if (deadlines.answered(entry)) settleWith(answered, decision);
+        },
+        (error: unknown) => {
+          if (deadlines.answered(entry)) settleWith(failed, error);
+        },
+      );
+    });
   }
 
   /** A store call threw synchronously: misuse errors (bad input, a closed store) propagate; store failures get the policy. */
@@ -416,12 +463,10 @@ export class Limiter extends EventEmitter {
       const entry = deadlines.add(reject);
       value.then(
         (v) => {
-          entry.settled = true;
-          resolve(v);
+          if (deadlines.answered(entry)) resolve(v);
         },
         (e: unknown) => {
-          entry.settled = true;
-          reject(e);
+          if (deadlines.answered(entry)) reject(e);
         },
       );
     });
@@ -490,15 +535,20 @@ type StoreGate = typeof CALL_STORE | typeof PROBE_STORE | typeof SKIP_STORE;
 
 interface Deadline {
   readonly at: number;
-  readonly reject: (error: Error) => void;
-  settled: boolean;
+  /** Called once when the deadline passes unanswered; dropped as soon as the call is answered. */
+  onTimeout: ((error: StoreTimeoutError) => void) | undefined;
+  prev: Deadline | undefined;
   next: Deadline | undefined;
+  /** In the list (not yet answered, not yet due). */
+  linked: boolean;
 }
 
 /**
  * The timeouts of the store calls in flight. Every call has the same timeout, so deadlines come in
- * order: a FIFO list behind one timer replaces a `setTimeout`/`clearTimeout` pair per call. A settled
- * call stays in the list (flagged) until its deadline passes.
+ * order: a FIFO list behind one timer replaces a `setTimeout`/`clearTimeout` pair per call. An
+ * answered call leaves the list at once ({@link Deadlines.answered}): at thousands of calls per
+ * second, keeping each call's entry and callbacks for the whole timeout would move them all to the
+ * old generation of the heap, whose collection then costs more than the calls themselves.
  */
 class Deadlines {
   private head: Deadline | undefined;
@@ -507,13 +557,30 @@ class Deadlines {
 
   constructor(private readonly timeoutMs: number) {}
 
-  add(reject: (error: Error) => void): Deadline {
-    const entry: Deadline = { at: performance.now() + this.timeoutMs, reject, settled: false, next: undefined };
+  add(onTimeout: (error: StoreTimeoutError) => void): Deadline {
+    const entry: Deadline = { at: performance.now() + this.timeoutMs, onTimeout, prev: this.tail, next: undefined, linked: true };
     if (this.tail === undefined) this.head = entry;
     else this.tail.next = entry;
     this.tail = entry;
     if (this.timer === undefined) this.schedule(this.timeoutMs);
     return entry;
+  }
+
+  /** The call was answered in time: it can no longer time out. Returns false when it already did. */
+  answered(entry: Deadline): boolean {
+    if (entry.onTimeout === undefined) return false;
+    entry.onTimeout = undefined;
+    if (entry.linked) this.unlink(entry);
+    return true;
+  }
+
+  private unlink(entry: Deadline): void {
+    entry.linked = false;
+    if (entry.prev === undefined) this.head = entry.next;
+    else entry.prev.next = entry.next;
+    if (entry.next === undefined) this.tail = entry.prev;
+    else entry.next.prev = entry.prev;
+    entry.prev = entry.next = undefined;
   }
 
   private schedule(ms: number): void {
@@ -523,25 +590,24 @@ class Deadlines {
   private readonly expire = (): void => {
     this.timer = undefined;
     const now = performance.now();
-    let entry = this.head;
     const due: Deadline[] = [];
-    while (entry !== undefined && entry.at <= now) {
-      if (!entry.settled) due.push(entry);
-      entry = entry.next;
+    while (this.head !== undefined && this.head.at <= now) {
+      const entry = this.head;
+      this.unlink(entry);
+      due.push(entry);
     }
-    this.head = entry;
-    if (entry === undefined) this.tail = undefined;
-    else this.schedule(entry.at - now);
+    if (this.head !== undefined) this.schedule(this.head.at - now);
     // Timers run before I/O in an event-loop turn: after a busy loop, answers may already wait in the
     // socket. Let one I/O phase run first, so only calls still unanswered time out.
-    if (due.length > 0) setImmediate(() => this.reject(due));
+    if (due.length > 0) setImmediate(() => this.timeOut(due));
   };
 
-  private reject(due: Deadline[]): void {
+  private timeOut(due: Deadline[]): void {
     for (const entry of due) {
-      if (entry.settled) continue;
-      entry.settled = true;
-      entry.reject(new StoreTimeoutError(this.timeoutMs));
+      const onTimeout = entry.onTimeout;
+      if (onTimeout === undefined) continue;
+      entry.onTimeout = undefined;
+      onTimeout(new StoreTimeoutError(this.timeoutMs));
     }
   }
 }
