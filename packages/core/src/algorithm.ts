@@ -52,8 +52,11 @@ export interface NumericAlgorithm extends AlgorithmCommon {
 /** The state of a sliding log: timestamps and costs of the recorded requests, oldest first. */
 export interface LogState {
   times: number[];
-  /** Each record's cost; negative for a denial recorded by `countDenied` (its units count the same). */
-  costs: number[];
+  /**
+   * Each record's cost, parallel to `times`; negative for a denial recorded by `countDenied` (its units
+   * count the same). `null` while every record costs 1 (the common case: half the memory, one push).
+   */
+  costs: number[] | null;
   /** Index of the oldest live record (records before it are dropped lazily). */
   head: number;
   /** Sum of the live records' costs. */

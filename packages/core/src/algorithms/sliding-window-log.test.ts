@@ -25,3 +25,29 @@ describe('slidingWindowLog with countDenied', () => {
     expect(state.costs).toEqual([3, 2]);
   });
 });
+
+describe('slidingWindowLog record costs', () => {
+  it('keeps no costs array while every record costs 1, and makes one with the first other cost', () => {
+    const log = slidingWindowLog({ limit: 10, window: '1s' });
+    const { state } = log.step(undefined, 0, 1, true);
+    log.step(state, 10, 1, true);
+    expect(state.costs).toBeNull();
+    expect(log.step(state, 20, 2, true).decision.remaining).toBe(6);
+    expect(state.costs).toEqual([1, 1, 2]);
+    log.undo(state, 30, 2);
+    expect(state.times).toEqual([0, 10]);
+    expect(state.sum).toBe(2);
+    // Once every record has left the window, the state starts over without costs.
+    expect(log.step(state, 2000, 1, true).decision.remaining).toBe(9);
+    expect(state.costs).toBeNull();
+  });
+
+  it('undo of a unit record removes the newest one', () => {
+    const log = slidingWindowLog({ limit: 3, window: '1s' });
+    const { state } = log.step(undefined, 0, 1, true);
+    log.step(state, 5, 1, true);
+    log.undo(state, 6, 1);
+    expect(state.times).toEqual([0]);
+    expect(log.step(state, 6, 0, false).decision.remaining).toBe(2);
+  });
+});

@@ -34,18 +34,23 @@ export function slidingWindowLog(options: SlidingWindowLogOptions): LogAlgorithm
     const edge = now - windowMs;
     const { times, costs } = state;
     let head = state.head;
-    while (head < times.length && times[head]! <= edge) {
-      state.sum -= Math.abs(costs[head]!);
-      head++;
+    if (costs === null) {
+      while (head < times.length && times[head]! <= edge) head++;
+      state.sum -= head - state.head;
+    } else {
+      while (head < times.length && times[head]! <= edge) {
+        state.sum -= Math.abs(costs[head]!);
+        head++;
+      }
     }
     if (head === times.length) {
       times.length = 0;
-      costs.length = 0;
+      state.costs = null;
       state.sum = 0;
       head = 0;
-    } else if (head > 32 && head * 2 > times.length) {
+    } else if (head > 8 && head * 2 > times.length) {
       times.splice(0, head);
-      costs.splice(0, head);
+      costs?.splice(0, head);
       head = 0;
     }
     state.head = head;
@@ -54,9 +59,17 @@ export function slidingWindowLog(options: SlidingWindowLogOptions): LogAlgorithm
   /** Sum of live costs at `now` without changing the state. */
   function liveSum(state: LogState, now: number): number {
     const edge = now - windowMs;
+    const { times, costs } = state;
     let sum = state.sum;
-    for (let i = state.head; i < state.times.length && state.times[i]! <= edge; i++) sum -= Math.abs(state.costs[i]!);
+    for (let i = state.head; i < times.length && times[i]! <= edge; i++) sum -= costs === null ? 1 : Math.abs(costs[i]!);
     return sum;
+  }
+
+  /** Appends a record; the costs array appears with the first record that does not cost 1. */
+  function record(state: LogState, at: number, signedCost: number): void {
+    if (state.costs === null && signedCost !== 1) state.costs = new Array<number>(state.times.length).fill(1);
+    state.times.push(at);
+    state.costs?.push(signedCost);
   }
 
   return {
@@ -66,7 +79,7 @@ export function slidingWindowLog(options: SlidingWindowLogOptions): LogAlgorithm
     ...common,
 
     step(existing, now, cost, commit) {
-      const state: LogState = existing ?? { times: [], costs: [], head: 0, sum: 0 };
+      const state: LogState = existing ?? { times: [], costs: null, head: 0, sum: 0 };
       let used: number;
       if (commit) {
         prune(state, now);
@@ -75,19 +88,19 @@ export function slidingWindowLog(options: SlidingWindowLogOptions): LogAlgorithm
         used = liveSum(state, now);
       }
       const allowed = used + cost <= limit + EPSILON;
-      const { times, costs } = state;
+      const { times } = state;
       const newest = times.length > state.head ? times[times.length - 1]! : -Infinity;
       if (commit && (allowed || countDenied)) {
         const at = Math.max(now, newest);
-        const last = costs.length - 1;
-        if (!allowed && last >= state.head && costs[last]! < 0) {
+        const last = times.length - 1;
+        const costs = state.costs;
+        if (!allowed && costs !== null && last >= state.head && costs[last]! < 0) {
           // Consecutive counted denials share one record, which moves to `at`: a flood adds no records,
           // and the merged units leave the window later, never sooner.
           times[last] = at;
           costs[last]! -= cost;
         } else {
-          times.push(at);
-          costs.push(allowed ? cost : -cost);
+          record(state, at, allowed ? cost : -cost);
         }
         state.sum += cost;
       }
@@ -98,11 +111,12 @@ export function slidingWindowLog(options: SlidingWindowLogOptions): LogAlgorithm
         // The earliest time enough of the oldest live records have left the window.
         const edge = now - windowMs;
         const recorded = commit && countDenied ? used + cost : used;
+        const costs = state.costs;
         let freed = 0;
         let retryAt = now;
         for (let i = state.head; i < times.length; i++) {
           if (times[i]! <= edge) continue;
-          freed += Math.abs(costs[i]!);
+          freed += costs === null ? 1 : Math.abs(costs[i]!);
           if (recorded - freed + cost <= limit + EPSILON) {
             retryAt = times[i]! + windowMs;
             break;
@@ -120,10 +134,11 @@ export function slidingWindowLog(options: SlidingWindowLogOptions): LogAlgorithm
 
     undo(state, _now, cost) {
       // Remove the newest record of this cost: the one this rollback admitted (or one just like it).
-      for (let i = state.times.length - 1; i >= state.head; i--) {
-        if (state.costs[i] === cost) {
-          state.times.splice(i, 1);
-          state.costs.splice(i, 1);
+      const { times, costs } = state;
+      for (let i = times.length - 1; i >= state.head; i--) {
+        if ((costs === null ? 1 : costs[i]) === cost) {
+          times.splice(i, 1);
+          costs?.splice(i, 1);
           state.sum -= cost;
           return;
         }
