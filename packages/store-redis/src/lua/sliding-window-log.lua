@@ -25,13 +25,21 @@ local limit = LIMIT
 local window = WINDOW
 local count_denied = COUNT_DENIED == 1
 
+-- The first records, read once: a short log (the common case) is then known whole, without LLEN or
+-- LINDEX. Set to nil once the list changes.
+local first = redis.call('LRANGE', log_key, 0, 3)
+local count = #first
+if count == 4 then count = redis.call('LLEN', log_key) end
+local whole = count == #first
+local first_newest = first[#first]
+
 --- Calls visit(time, cost) for the records, oldest first, until it returns true. Records are read in
 --- chunks that start small and grow, so a decision reads only about as many records as it needs.
 local function each_record(visit)
   local from = 0
   local size = 4
+  local chunk = first or redis.call('LRANGE', log_key, 0, 3)
   while true do
-    local chunk = redis.call('LRANGE', log_key, from, from + size - 1)
     for i = 1, #chunk do
       local time, record_cost = struct.unpack('<dd', chunk[i])
       if visit(time, record_cost) then return end
@@ -39,10 +47,10 @@ local function each_record(visit)
     if #chunk < size then return end
     from = from + size
     if size < 256 then size = size * 2 end
+    chunk = redis.call('LRANGE', log_key, from, from + size - 1)
   end
 end
 
-local count = redis.call('LLEN', log_key)
 local sum = 0
 if count > 0 then
   local raw_sum = redis.call('GET', sum_key)
@@ -88,14 +96,22 @@ if commit then
   if dropped == count then
     used = 0
   end
-  if dropped > 0 then redis.call('LTRIM', log_key, dropped, -1) end
+  if dropped > 0 then
+    redis.call('LTRIM', log_key, dropped, -1)
+    first = nil
+  end
   count = count - dropped
   sum = used
 end
 local allowed = used + cost <= limit + EPSILON
 local newest = -math.huge
 local newest_cost = 0
-if count > 0 then newest, newest_cost = struct.unpack('<dd', redis.call('LINDEX', log_key, -1)) end
+if count > 0 then
+  -- Trimming drops from the head: the newest record of a log read whole is its last.
+  local raw_newest
+  if whole then raw_newest = first_newest else raw_newest = redis.call('LINDEX', log_key, -1) end
+  newest, newest_cost = struct.unpack('<dd', raw_newest)
+end
 local recording = allowed or count_denied
 local last = newest
 if commit and recording then
@@ -104,10 +120,12 @@ if commit and recording then
     -- Consecutive counted denials share one record, which moves to `last`: a flood adds no records,
     -- and the merged units leave the window later, never sooner.
     redis.call('LSET', log_key, -1, struct.pack('<dd', last, newest_cost - cost))
+    first = nil
   else
     local recorded_cost = cost
     if not allowed then recorded_cost = -cost end
     redis.call('RPUSH', log_key, struct.pack('<dd', last, recorded_cost))
+    first = nil
     count = count + 1
   end
   sum = sum + cost
