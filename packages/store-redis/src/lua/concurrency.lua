@@ -18,13 +18,6 @@ if OP == 'r' then
   return nil
 end
 
-local now, margin = ARGV[2], EXPLICIT_NOW_MARGIN_MS
-if now == nil then
-  local t = redis.call('TIME')
-  now, margin = t[1] * 1000 + t[2] / 1000, 0
-else
-  now = tonumber(now)
-end
 local limit = LIMIT
 local lease_ms = LEASE_MS
 

@@ -1,26 +1,12 @@
 -- Fixed window counter: a Lua port of fixedWindow().step/undo in @rl/core, operation for operation,
 -- so that Redis and the memory store return identical decisions for the same `now`.
 --
--- Compact layout (see prelude.lua). Configuration: LIMIT, WINDOW (ms), COUNT_DENIED (1 or 0).
+-- Compact layout: `bucket`, `field`, `cost` and the state read, `raw`, come from prelude-compact.lua,
+-- `now` and `margin` from prelude.lua. Configuration: LIMIT, WINDOW (ms), COUNT_DENIED (1 or 0).
 -- KEYS[1]  the bucket hash   ARGV[1] the field: state = three doubles (kept, windowStart, count)
 -- ARGV[2]  cost (units; 0 only for a peek; absent: 1)   ARGV[3] now in ms (absent: Redis TIME)
 -- Returns  the decision: five doubles (allowed, remaining, resetMs, retryAfterMs, delayMs; see prelude.lua), all whole numbers; undo
 -- returns nothing.
-
-local bucket, field = KEYS[1], ARGV[1]
-local cost = ARGV[2]
-if cost == nil then cost = 1 else cost = tonumber(cost) end
-local now, margin = ARGV[3], EXPLICIT_NOW_MARGIN_MS
-if now == nil then
-  local t = redis.call('TIME')
-  now, margin = t[1] * 1000 + t[2] / 1000, 0
-else
-  now = tonumber(now)
-end
-
-local raw = redis.call('HGET', bucket, field)
--- A value of another size (another layout, another version of the store) counts as no state.
-if raw and #raw ~= 24 then raw = nil end
 
 if OP == 'u' then
   if raw then

@@ -1,26 +1,13 @@
 -- Leaky bucket as GCRA (meter or shape): a Lua port of leakyBucket().step/undo in @rl/core.
 --
--- Compact layout (see prelude.lua). Configuration: CAPACITY, EMISSION (ms per unit), SHAPE (1 or 0).
+-- Compact layout: `bucket`, `field`, `cost` and the state read, `raw`, come from prelude-compact.lua,
+-- `now` and `margin` from prelude.lua. Configuration: CAPACITY, EMISSION (ms per unit), SHAPE (1 or 0).
 -- KEYS[1]  the bucket hash   ARGV[1] the field: state = two doubles (kept, tat), tat being the time
 --          the bucket or queue is empty (its deadline)
 -- ARGV[2]  cost (absent: 1)   ARGV[3] now in ms (absent: Redis TIME)
 -- Returns  the decision: five doubles (allowed, remaining, resetMs, retryAfterMs, delayMs; see prelude.lua); undo returns nothing.
 
-local bucket, field = KEYS[1], ARGV[1]
-local cost = ARGV[2]
-if cost == nil then cost = 1 else cost = tonumber(cost) end
-local now, margin = ARGV[3], EXPLICIT_NOW_MARGIN_MS
-if now == nil then
-  local t = redis.call('TIME')
-  now, margin = t[1] * 1000 + t[2] / 1000, 0
-else
-  now = tonumber(now)
-end
 local horizon = CAPACITY * EMISSION
-
-local raw = redis.call('HGET', bucket, field)
--- A value of another size (another layout, another version of the store) counts as no state.
-if raw and #raw ~= 16 then raw = nil end
 
 if OP == 'u' then
   if raw then

@@ -43,3 +43,11 @@ local function write(bucket, field, kept, deadline, now, margin, rest)
     end
   end
 end
+
+-- KEYS[1] the bucket, ARGV[1] the field, ARGV[2] the cost (absent: 1); the state as read.
+local bucket, field = KEYS[1], ARGV[1]
+local cost = ARGV[2]
+if cost == nil then cost = 1 else cost = tonumber(cost) end
+local raw = redis.call('HGET', bucket, field)
+-- A value of another size (another layout, another version of the store) counts as no state.
+if raw and #raw ~= STATE_BYTES then raw = nil end

@@ -10,15 +10,26 @@
 -- Parameters are part of the script text, not arguments: Redis runs a cached script per configuration
 -- and operation, and a decision sends only what changes per call (the key, the cost, `now`).
 --
--- Conventions of every script, written out in each (a function of the prelude costs Redis about
--- 0.1 µs per call to define, so the prelude keeps only what several places of a script share):
--- - `now` (ms) is the last argument when the caller passes it, with an expiry margin of
---   EXPLICIT_NOW_MARGIN_MS; absent, it is Redis TIME, with no margin (the TTL runs on the same clock).
--- - A decision is returned as five little-endian doubles (allowed 1 or 0, remaining, resetMs,
---   retryAfterMs, delayMs), whole numbers: one binary string costs Redis and the client less than an
---   array reply.
+-- scripts/generate-lua.mjs also puts before this text each script's own constants: NOW_ARG, the
+-- argument that carries `now`, and for the compact layout STATE_BYTES, the size of a state.
+--
+-- The preludes run as statements, not as functions the scripts call: a function defined in a script
+-- costs Redis about 0.1 µs per call, so only what several places of one script share is a function.
+-- A decision is returned as five little-endian doubles (allowed 1 or 0, remaining, resetMs,
+-- retryAfterMs, delayMs), whole numbers: one binary string costs Redis and the client less than an
+-- array reply.
 
 -- Rounding as in @rl/core: ms up and units down, forgiving float noise of EPSILON.
 local EPSILON = 1e-9
 local function ceil_ms(ms) if ms <= EPSILON then return 0 end return math.ceil(ms - EPSILON) end
 local function floor_units(units) if units <= 0 then return 0 end return math.floor(units + EPSILON) end
+
+-- `now` (ms): ARGV[NOW_ARG] when the caller passes its own, with an expiry margin of
+-- EXPLICIT_NOW_MARGIN_MS; absent, Redis TIME, with no margin (the TTL then runs on the same clock).
+local now, margin = ARGV[NOW_ARG], EXPLICIT_NOW_MARGIN_MS
+if now == nil then
+  local t = redis.call('TIME')
+  now, margin = t[1] * 1000 + t[2] / 1000, 0
+else
+  now = tonumber(now)
+end

@@ -14,13 +14,6 @@ local log_key = KEYS[1]
 local sum_key = KEYS[2]
 local cost = ARGV[1]
 if cost == nil then cost = 1 else cost = tonumber(cost) end
-local now, margin = ARGV[2], EXPLICIT_NOW_MARGIN_MS
-if now == nil then
-  local t = redis.call('TIME')
-  now, margin = t[1] * 1000 + t[2] / 1000, 0
-else
-  now = tonumber(now)
-end
 local limit = LIMIT
 local window = WINDOW
 local count_denied = COUNT_DENIED == 1
