@@ -97,7 +97,7 @@ interface AlgorithmPlan {
  *   see {@link bucketOf}; the field is the key, see {@link fieldOf}): 30 to 60 bytes per key instead of
  *   about 150 for a Redis key of its own. A bucket expires after the latest deadline among its fields
  *   (extended to twice the time needed, so most writes leave its expiry alone), and dead fields are
- *   removed as new ones arrive (see src/lua/prelude.lua). The sliding log and concurrency leases keep keys of
+ *   removed as new ones arrive (see src/lua/prelude-compact.lua). The sliding log and concurrency leases keep keys of
  *   their own: `<prefix>{<key>}:<stateTag>` (see {@link redisKeyBase}), each with an expiry no shorter
  *   than the time its state needs to recover. Either way all Redis keys of one limit share a hash tag,
  *   hence a Cluster slot.
