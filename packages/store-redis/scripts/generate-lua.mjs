@@ -32,6 +32,19 @@ const SCRIPTS = {
   concurrency: { keys: 1, nowArg: 2 },
 };
 
+/**
+ * The Lua text as shipped: without its comment lines and blank lines. Redis keeps the text of every
+ * script (one per configuration and operation), and the comments are most of it. The scripts have no
+ * long strings or block comments (`[[`), so a line that starts with `--` is a comment line.
+ */
+function withoutComments(lua) {
+  if (lua.includes('[[')) throw new Error('generate-lua: a script uses [[ ]]; withoutComments cannot strip it safely');
+  return lua
+    .split('\n')
+    .filter((line) => line.trim() !== '' && !line.trimStart().startsWith('--'))
+    .join('\n') + '\n';
+}
+
 /** The text of the generated module for the .lua files as they are now. */
 export function renderModule() {
   const files = readdirSync(luaDir).filter((f) => f.endsWith('.lua') && f !== PRELUDE && f !== COMPACT_PRELUDE).sort();
@@ -53,7 +66,7 @@ export function renderModule() {
     const { keys, nowArg, stateBytes } = SCRIPTS[name];
     const compact = stateBytes !== undefined;
     const constants = `local NOW_ARG${compact ? ', STATE_BYTES' : ''} = ${nowArg}${compact ? `, ${stateBytes}` : ''}\n`;
-    const lua = constants + prelude + '\n' + (compact ? compactPrelude + '\n' : '') + readFileSync(join(luaDir, `${name}.lua`), 'utf8');
+    const lua = constants + withoutComments(prelude + (compact ? compactPrelude : '') + readFileSync(join(luaDir, `${name}.lua`), 'utf8'));
     out += `  '${name}': {\n    name: '${name}',\n    numberOfKeys: ${keys},\n    compact: ${compact},\n    lua: ${JSON.stringify(lua)},\n  },\n`;
   }
   out += `};\n`;

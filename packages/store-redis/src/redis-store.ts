@@ -93,7 +93,7 @@ interface AlgorithmPlan {
  * - Time: Redis `TIME` unless the limiter passes `now` (a limiter with an explicit `clock`), so app
  *   instances with skewed clocks agree.
  * - Layout: the one-value algorithms (fixed window, sliding counter, token bucket, leaky bucket) keep
- *   each key's state as a field of a bucket hash, `<prefix>{<bucket>}:<stateTag>` (the bucket in hex,
+ *   each key's state as a field of a bucket hash, `<prefix>{#<bucket>}:<stateTag>` (the bucket in hex,
  *   see {@link bucketOf}; the field is the key, see {@link fieldOf}): 30 to 60 bytes per key instead of
  *   about 150 for a Redis key of its own. A bucket expires after the latest deadline among its fields
  *   (extended to twice the time needed, so most writes leave its expiry alone), and dead fields are
@@ -113,6 +113,8 @@ export class RedisStore implements Store {
   readonly prefix: string;
   readonly buckets: number;
   private readonly plans = new WeakMap<Algorithm, AlgorithmPlan>();
+  /** Scripts defined on the client, by kind, operation and constants: algorithm objects of one configuration share them. */
+  private readonly scripts = new Map<string, ScriptCall>();
   private closed = false;
 
   constructor(options: RedisStoreOptions) {
@@ -245,17 +247,25 @@ export class RedisStore implements Store {
 
   private bucketKey(plan: AlgorithmPlan, key: string): string {
     const bucket = bucketOf(key, this.buckets);
-    return (plan.bucketKeys[bucket] ??= `${this.prefix}{${bucket.toString(16)}}${plan.suffix}`);
+    // `#` and hex: a tag that hashTagOf never gives a storage key (a plain key never starts with `#`, a
+    // digest is 44 characters), so a bucket never shares its name with a key of the per-key layout,
+    // of this version or of an earlier one.
+    return (plan.bucketKeys[bucket] ??= `${this.prefix}{#${bucket.toString(16)}}${plan.suffix}`);
   }
 
   /** Defines the script of `op` for this configuration on the client (once per client and script text). */
   private define(plan: AlgorithmPlan, op: Operation): ScriptCall {
-    const lua = `local OP = '${op}'\n${plan.constants}${plan.script.lua}`;
-    const name = `rl_${plan.script.name.replace(/-/g, '_')}_${createHash('sha1').update(lua).digest('hex').slice(0, 16)}`;
-    const client = this.client as unknown as Record<string, ScriptCall | undefined>;
-    if (typeof client[`${name}Buffer`] !== 'function') this.client.defineCommand(name, { numberOfKeys: plan.script.numberOfKeys, lua });
-    // The Buffer variant: the decision is binary (see prelude.lua), read without decoding it as text.
-    const run = client[`${name}Buffer`]!;
+    const id = `${plan.script.name}\n${op}\n${plan.constants}`;
+    let run = this.scripts.get(id);
+    if (run === undefined) {
+      const lua = `local OP = '${op}'\n${plan.constants}${plan.script.lua}`;
+      const name = `rl_${plan.script.name.replace(/-/g, '_')}_${createHash('sha1').update(lua).digest('hex').slice(0, 16)}`;
+      const client = this.client as unknown as Record<string, ScriptCall | undefined>;
+      if (typeof client[`${name}Buffer`] !== 'function') this.client.defineCommand(name, { numberOfKeys: plan.script.numberOfKeys, lua });
+      // The Buffer variant: the decision is binary (see prelude.lua), read without decoding it as text.
+      run = client[`${name}Buffer`]!;
+      this.scripts.set(id, run);
+    }
     plan.calls[op] = run;
     return run;
   }

@@ -100,26 +100,65 @@ describe('compact layout: buckets and fields', () => {
     expect((await store.consume('a', long, 2, undefined)).allowed).toBe(true);
   });
 
+  it('a bucket is named `{#<hex>}`: never the name of a key of the per-key layout, of this version or an earlier one', () => {
+    const store = new RedisStore({ client: deployments.standalone, prefix: 'rl:' });
+    const window = fixedWindow({ limit: 1, window: '1m' });
+    // The earlier layout kept this state under rl:{<key>}:fw; a numeric key must not name a bucket.
+    for (const key of ['42', '1964', 'user1964', '3fff', '#42']) {
+      const [bucket] = store.redisKeys(key, window);
+      expect(bucket).toMatch(/^rl:\{#[0-9a-f]{1,4}\}:fw$/);
+      expect(bucket).not.toBe(`rl:{${hashTagOf(key)}}:fw`);
+    }
+  });
+
+  it('limiters with different clocks share buckets without removing each other\'s live states', async () => {
+    const client = deployments.standalone;
+    const prefix = freshPrefix();
+    // One bucket: every key of both limiters lands in it.
+    const store = new RedisStore({ client, prefix, buckets: 1 });
+    const algorithm = fixedWindow({ limit: 3, window: '1h' });
+    // An app clock far behind Redis (a fake clock near 0, or performance.now()).
+    for (let i = 0; i < 3; i++) await store.consume('behind', algorithm, 1, 5_000_000);
+    expect((await store.peek('behind', algorithm, 1, 5_000_001)).allowed).toBe(false);
+    // Redis TIME limiters write 200 new keys into the same bucket; their pruning must spare 'behind'.
+    for (let i = 0; i < 200; i++) await store.consume(`now-${i}`, algorithm, 1, undefined);
+    expect((await store.peek('behind', algorithm, 1, 5_000_002)).allowed).toBe(false);
+    // And an app clock far ahead does not remove the live states of Redis TIME limiters.
+    for (let i = 0; i < 200; i++) await store.consume(`ahead-${i}`, algorithm, 1, 9_000_000_000_000);
+    expect((await store.peek('now-7', algorithm, 0, undefined)).remaining).toBe(2);
+  });
+
+  it('an app clock that steps back keeps the bucket alive until the state has recovered', async () => {
+    const client = deployments.standalone;
+    const store = new RedisStore({ client, prefix: freshPrefix() });
+    const algorithm = tokenBucket({ capacity: 10, refillRate: 1, interval: '1s' });
+    await store.consume('k', algorithm, 1, 100_000);
+    // The clock steps back 60 s: the state now needs 63 s to recover on this clock.
+    const decision = await store.consume('k', algorithm, 2, 40_000);
+    expect(decision.remaining).toBe(7);
+    const pttl = await client.pttl(store.redisKeys('k', algorithm)[0]!);
+    expect(pttl).toBeGreaterThanOrEqual(decision.resetMs);
+  });
+
   it('new fields remove dead ones they sample, never live ones: a bucket written without end stays bounded', async () => {
     const client = deployments.standalone;
     const store = new RedisStore({ client, prefix: freshPrefix(), buckets: 1 });
-    const algorithm = tokenBucket({ capacity: 5, refillRate: 5, interval: '1s' }); // recovers within 1 s
-    const [bucket] = store.redisKeys('k', algorithm);
-    const t0 = 1_000_000;
-    for (let i = 0; i < 300; i++) await store.consume(`old${i}`, algorithm, 5, t0);
-    // Live states are never removed: all 300 are still there a moment later.
-    for (let i = 0; i < 100; i++) await store.consume(`live${i}`, algorithm, 5, t0 + 10);
+    const quick = tokenBucket({ capacity: 5, refillRate: 5, interval: 50 }); // recovers within 50 ms
+    const slow = tokenBucket({ capacity: 5, refillRate: 1, interval: '1h' }); // needs 5 h
+    const [bucket] = store.redisKeys('k', quick);
+    for (let i = 0; i < 300; i++) await store.consume(`old${i}`, quick, 5, undefined);
+    for (let i = 0; i < 100; i++) await store.consume(`live${i}`, slow, 5, undefined);
     expect(await client.hlen(bucket!)).toBe(400);
-    // Once dead (kept: twice the 1 s to recover plus the 1 s margin; then the 1 s slack), new fields
-    // remove the dead among the fields they sample (12 by one new field in four; here every one, as
-    // `now` is a multiple of 4 ms).
-    for (let i = 0; i < 300; i++) await store.consume(`new${i}`, algorithm, 1, t0 + 10_000);
-    const left = await client.hlen(bucket!);
-    expect(left).toBeLessThan(300 + 400 - 150);
+    // Dead after their kept (twice the 50 ms to recover) and the 1 s slack, on Redis's clock.
+    await new Promise((resolve) => setTimeout(resolve, 1300));
+    // One new field in four (by the millisecond) samples 12 fields and removes the dead among them.
+    for (let i = 0; i < 300; i++) await store.consume(`new${i}`, quick, 1, undefined);
+    expect(await client.hlen(bucket!)).toBeLessThan(300 + 400 - 100);
     for (let i = 0; i < 300; i++) expect(await client.hexists(bucket!, `new${i}`)).toBe(1);
-    // And the states kept are right: a new key has 4 tokens left, an old one (dead or gone) is full again.
-    expect((await store.peek('new7', algorithm, 0, t0 + 10_000)).remaining).toBe(4);
-    expect((await store.peek('old7', algorithm, 0, t0 + 10_000)).remaining).toBe(5);
+    for (let i = 0; i < 100; i++) expect(await client.hexists(bucket!, `live${i}`)).toBe(1);
+    // And the states kept are right: a live key has no token left, an old one (dead or gone) is full again.
+    expect((await store.peek('live7', slow, 0, undefined)).remaining).toBe(0);
+    expect((await store.peek('old7', quick, 0, undefined)).remaining).toBe(5);
   });
 });
 

@@ -33,7 +33,7 @@ end
 local allowed = count + cost <= LIMIT + EPSILON
 if allowed or COUNT_DENIED == 1 then count = count + cost end
 local window_end = start + WINDOW
-if OP == 'c' then write(bucket, field, kept, window_end, now, margin, struct.pack('<dd', start, count)) end
+if OP == 'c' then write(kept, window_end, struct.pack('<dd', start, count)) end
 local until_end = window_end - now
 local reset_ms = 0
 if count > 0 then reset_ms = ceil_ms(until_end) end

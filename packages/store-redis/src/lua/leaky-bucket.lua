@@ -32,7 +32,7 @@ local next_tat = start + cost * EMISSION
 local allowed = next_tat - now <= horizon + EPSILON
 local new_tat = tat
 if allowed then new_tat = next_tat end
-if OP == 'c' then write(bucket, field, kept, new_tat, now, margin, struct.pack('<d', new_tat)) end
+if OP == 'c' then write(kept, new_tat, struct.pack('<d', new_tat)) end
 local backlog = math.max(0, new_tat - now)
 local retry_ms = 0
 if not allowed then retry_ms = math.max(1, ceil_ms(next_tat - horizon - now)) end

@@ -26,10 +26,12 @@ local function floor_units(units) if units <= 0 then return 0 end return math.fl
 
 -- `now` (ms): ARGV[NOW_ARG] when the caller passes its own, with an expiry margin of
 -- EXPLICIT_NOW_MARGIN_MS; absent, Redis TIME, with no margin (the TTL then runs on the same clock).
-local now, margin = ARGV[NOW_ARG], EXPLICIT_NOW_MARGIN_MS
+-- `redis_now` is Redis TIME once read (a write of the compact layout reads it when the caller passed `now`).
+local now, margin, redis_now = ARGV[NOW_ARG], EXPLICIT_NOW_MARGIN_MS, nil
 if now == nil then
   local t = redis.call('TIME')
   now, margin = t[1] * 1000 + t[2] / 1000, 0
+  redis_now = now
 else
   now = tonumber(now)
 end

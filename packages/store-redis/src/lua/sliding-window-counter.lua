@@ -42,7 +42,7 @@ local estimate = (previous * left) / WINDOW + current
 local allowed = estimate + cost <= LIMIT + EPSILON
 if allowed or COUNT_DENIED == 1 then current = current + cost end
 -- The current count stops mattering two windows after the current window starts.
-if OP == 'c' then write(bucket, field, kept, start + 2 * WINDOW, now, margin, struct.pack('<ddd', start, previous, current)) end
+if OP == 'c' then write(kept, start + 2 * WINDOW, struct.pack('<ddd', start, previous, current)) end
 local after = (previous * left) / WINDOW + current
 local window_end = start + WINDOW
 local reset_at = now

@@ -33,7 +33,7 @@ local allowed = tokens + EPSILON >= cost
 if allowed then tokens = math.max(0, tokens - cost) end
 -- The bucket is full again (the same as no state) at last + (capacity - tokens) / rate.
 local full_in = (CAPACITY - tokens) / RATE
-if OP == 'c' then write(bucket, field, kept, last + full_in, now, margin, struct.pack('<dd', tokens, last)) end
+if OP == 'c' then write(kept, last + full_in, struct.pack('<dd', tokens, last)) end
 -- When the clock went back, `last` is ahead of `now`: waits are counted from `last`.
 local lag = last - now
 local retry_ms = 0
