@@ -19,7 +19,7 @@ export interface CombinedDecision extends Decision {
  * may briefly see that quota as used: the group can wrongly deny, never wrongly admit.
  *
  * The combined decision's fields are those of the denying limit, or, when all admit, of the limit
- * with the fewest `remaining` (the longest `delayMs` applies).
+ * with the fewest `remaining` among those whose store answered (the longest `delayMs` applies).
  * Put the limit most likely to deny first: it saves calls to the others.
  */
 export class LimiterGroup {
@@ -77,11 +77,18 @@ export class LimiterGroup {
     let binding = decisions[0]!;
     let delayMs = 0;
     for (const d of decisions as Decision[]) {
-      if (d.remaining < binding.remaining) binding = d;
+      // A fail-open decision (the store failed and the policy allowed) reports no real quota: it binds
+      // only when every limit failed open.
+      if ((d.remaining < binding.remaining && reportsQuota(d)) || !reportsQuota(binding)) binding = d;
       if (d.delayMs > delayMs) delayMs = d.delayMs;
     }
     return { ...binding, delayMs, decisions, deniedBy: -1 };
   }
+}
+
+/** Whether a decision's quota fields come from the store (not from the failure policy after a store error or timeout). */
+function reportsQuota(decision: Decision): boolean {
+  return decision.reason !== 'store-error' && decision.reason !== 'timeout';
 }
 
 /** Combines limiters into one {@link LimiterGroup}: admitted only if all admit. */

@@ -1,0 +1,59 @@
+import { describe, expect, it } from 'vitest';
+import type { Algorithm } from './algorithm.js';
+import { fixedWindow } from './algorithms/fixed-window.js';
+import { combineLimiters } from './combine.js';
+import type { Decision } from './decision.js';
+import { StoreError } from './errors.js';
+import { createLimiter } from './limiter.js';
+import type { Store } from './store.js';
+
+/** A small in-process store for numeric algorithms: each key's state in its own Float64Array. */
+class ArrayStore implements Store {
+  readonly capabilities = { local: true, algorithms: ['fixed-window'] as const } as unknown as Store['capabilities'];
+  private readonly states = new Map<string, Float64Array>();
+  consume(key: string, algorithm: Algorithm, cost: number, now: number | undefined): Decision {
+    if (algorithm.stateKind !== 'numeric') throw new Error('numeric only');
+    const state = this.states.get(key);
+    const s = state ?? new Float64Array(algorithm.stateSize);
+    this.states.set(key, s);
+    return algorithm.step(s, 0, state === undefined, now ?? 0, cost, true);
+  }
+  peek(key: string, algorithm: Algorithm, cost: number, now: number | undefined): Decision {
+    if (algorithm.stateKind !== 'numeric') throw new Error('numeric only');
+    const state = this.states.get(key);
+    return algorithm.step(state ?? new Float64Array(algorithm.stateSize), 0, state === undefined, now ?? 0, cost, false);
+  }
+  undo(key: string, algorithm: Algorithm, cost: number, now: number | undefined): void {
+    const state = this.states.get(key);
+    if (state !== undefined && algorithm.stateKind === 'numeric') algorithm.undo(state, 0, now ?? 0, cost);
+  }
+  reset(key: string): void {
+    this.states.delete(key);
+  }
+  acquire(): never {
+    throw new Error('no leases');
+  }
+  release(): void {}
+}
+
+/** A remote store that is down: every call fails. */
+class DownStore extends ArrayStore {
+  override readonly capabilities = { local: false, algorithms: ['fixed-window'] as const } as unknown as Store['capabilities'];
+  override consume(): never {
+    throw new StoreError('connection refused');
+  }
+}
+
+describe('combineLimiters', () => {
+  it('a limit that failed open (store down, policy allow) never binds the combined decision while another limit answered', async () => {
+    const clock = () => 1_000;
+    const tenant = createLimiter({ algorithm: fixedWindow({ limit: 10, window: '1m' }), store: new ArrayStore(), clock });
+    const user = createLimiter({ algorithm: fixedWindow({ limit: 3, window: '1m' }), store: new DownStore(), clock, onStoreError: 'allow', timeout: false });
+    for (let i = 0; i < 4; i++) await tenant.consume('acme');
+    const combined = await combineLimiters([tenant, user]).consume(['acme', 'alice']);
+    expect(combined.decisions[1]).toMatchObject({ allowed: true, reason: 'store-error', remaining: 2 });
+    // The tenant's real quota (5 left) is reported, not the made-up 2 of the limit that failed open.
+    expect(combined).toMatchObject({ allowed: true, deniedBy: -1, limit: 10, remaining: 5 });
+    expect(combined.reason).toBeUndefined();
+  });
+});
