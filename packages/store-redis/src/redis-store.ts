@@ -55,6 +55,9 @@ const ALL_KINDS: readonly AlgorithmKind[] = [
  */
 export const EXPLICIT_NOW_EXPIRY_MARGIN_MS = 1000;
 
+/** HORIZON is capped here (about 3 years, in ms) so that twice it stays a valid PEXPIRE argument. */
+const MAX_HORIZON_MS = 1e11;
+
 /** Each script's configuration: `algorithm.params` names and the Lua constants they become, in order. */
 const PARAMS_BY_KIND: Record<AlgorithmKind, readonly (readonly [param: string, lua: string])[]> = {
   'fixed-window': [['limit', 'LIMIT'], ['windowMs', 'WINDOW'], ['countDenied', 'COUNT_DENIED']],
@@ -63,6 +66,17 @@ const PARAMS_BY_KIND: Record<AlgorithmKind, readonly (readonly [param: string, l
   'token-bucket': [['capacity', 'CAPACITY'], ['ratePerMs', 'RATE']],
   'leaky-bucket': [['capacity', 'CAPACITY'], ['emissionMs', 'EMISSION'], ['shape', 'SHAPE']],
   concurrency: [['limit', 'LIMIT'], ['leaseMs', 'LEASE_MS']],
+};
+
+/**
+ * The longest time (ms) a state of the compact layout needs to become the same as no state: how long
+ * a bucket is kept alive when a write extends it (twice this). Undefined for the per-key layout.
+ */
+const HORIZON_BY_KIND: Partial<Record<AlgorithmKind, (p: Readonly<Record<string, unknown>>) => number>> = {
+  'fixed-window': (p) => p.windowMs as number,
+  'sliding-window-counter': (p) => 2 * (p.windowMs as number),
+  'token-bucket': (p) => (p.capacity as number) / (p.ratePerMs as number),
+  'leaky-bucket': (p) => (p.capacity as number) * (p.emissionMs as number),
 };
 
 /** One script per operation: consume, peek, undo; acquire and release for concurrency. */
@@ -96,7 +110,7 @@ interface AlgorithmPlan {
  *   each key's state as a field of a bucket hash, `<prefix>{#<bucket>}:<stateTag>` (the bucket in hex,
  *   see {@link bucketOf}; the field is the key, see {@link fieldOf}): 30 to 60 bytes per key instead of
  *   about 150 for a Redis key of its own. A bucket expires after the latest deadline among its fields
- *   (extended to twice the time needed, so most writes leave its expiry alone), and dead fields are
+ *   (extended to twice the longest time a state can need, so most writes leave its expiry alone), and dead fields are
  *   removed as new ones arrive (see src/lua/prelude-compact.lua). The sliding log and concurrency leases keep keys of
  *   their own: `<prefix>{<key>}:<stateTag>` (see {@link redisKeyBase}), each with an expiry no shorter
  *   than the time its state needs to recover. Either way all Redis keys of one limit share a hash tag,
@@ -283,8 +297,11 @@ export class RedisStore implements Store {
       // The shortest text that reads back as the same double, in a form Lua's number literals accept.
       return String(value);
     });
+    const horizon = HORIZON_BY_KIND[algorithm.kind]?.(algorithm.params);
     const constants =
-      `local EXPLICIT_NOW_MARGIN_MS = ${EXPLICIT_NOW_EXPIRY_MARGIN_MS}\n` + `local ${params.map(([, lua]) => lua).join(', ')} = ${values.join(', ')}\n`;
+      `local EXPLICIT_NOW_MARGIN_MS = ${EXPLICIT_NOW_EXPIRY_MARGIN_MS}\n` +
+      `local ${params.map(([, lua]) => lua).join(', ')} = ${values.join(', ')}\n` +
+      (horizon === undefined ? '' : `local HORIZON = ${String(Math.min(horizon, MAX_HORIZON_MS))}\n`);
     plan = { script: luaScripts[algorithm.kind], constants, suffix: `:${algorithm.stateTag}`, bucketKeys: [], calls: {} };
     this.plans.set(algorithm, plan);
     return plan;

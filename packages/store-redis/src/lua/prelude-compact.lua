@@ -27,7 +27,8 @@ local PRUNE_SLACK_MS = 1000
 --- Writes the state `rest` (its packed doubles after the first) under `field`. `kept` is the first
 --- double of the state read (0 for none); it moves on when the state's `deadline` (on the caller's
 --- clock, as `now`) plus `margin` passes it: the hash's expiry is read and, when too short, set to
---- twice the time needed, so that a busy hash is neither read nor extended on most writes. One new
+--- twice the longest time a state of this configuration can need (HORIZON, set by the store, plus
+--- the margin), so that a busy hash is neither read nor extended on most writes. One new
 --- field in four then removes the dead fields among 12 sampled ones (one call of 12 costs Redis less
 --- than four calls of 3).
 local function write(kept, deadline, rest)
@@ -43,7 +44,7 @@ local function write(kept, deadline, rest)
     ttl = ttl + margin
     local pttl = redis.call('PTTL', bucket)
     if pttl < ttl then
-      extend = 2 * ttl
+      extend = 2 * math.max(ttl, math.ceil(HORIZON) + margin)
       pttl = extend
     end
     kept = redis_now + pttl

@@ -6,6 +6,8 @@
 --                                       -- 'p' peek (writes nothing), 'u' undo, 'a' acquire, 'r' release
 --   local EXPLICIT_NOW_MARGIN_MS = 1000 -- added to expiries when the caller passes its own `now`
 --   local LIMIT, WINDOW = 100, 60000    -- the algorithm's parameters, as number literals
+--   local HORIZON = 60000               -- compact layout: the longest time (ms) a state needs to
+--                                       -- recover (a window, two for the counter, a full bucket)
 --
 -- Parameters are part of the script text, not arguments: Redis runs a cached script per configuration
 -- and operation, and a decision sends only what changes per call (the key, the cost, `now`).
