@@ -1,13 +1,17 @@
 import type { Decision, Policy } from './decision.js';
 import { CostExceedsCapacityError, InvalidCostError } from './errors.js';
 
-export type AlgorithmKind =
-  | 'fixed-window'
-  | 'sliding-window-log'
-  | 'sliding-window-counter'
-  | 'token-bucket'
-  | 'leaky-bucket'
-  | 'concurrency';
+/** Every algorithm kind of @rl/core (what a store that runs them all lists in its capabilities). */
+export const ALGORITHM_KINDS = [
+  'fixed-window',
+  'sliding-window-log',
+  'sliding-window-counter',
+  'token-bucket',
+  'leaky-bucket',
+  'concurrency',
+] as const;
+
+export type AlgorithmKind = (typeof ALGORITHM_KINDS)[number];
 
 /** The numeric state of an algorithm: `stateSize` float64 numbers starting at an offset. */
 export type NumericState = Float64Array | number[];

@@ -1,5 +1,5 @@
 import { checkCost } from './algorithm.js';
-import type { Decision } from './decision.js';
+import { reportsQuota, type Decision } from './decision.js';
 import { InvalidOptionError } from './errors.js';
 import { Limiter } from './limiter.js';
 
@@ -84,11 +84,6 @@ export class LimiterGroup {
     }
     return { ...binding, delayMs, decisions, deniedBy: -1 };
   }
-}
-
-/** Whether a decision's quota fields come from the store (not from the failure policy after a store error or timeout). */
-function reportsQuota(decision: Decision): boolean {
-  return decision.reason !== 'store-error' && decision.reason !== 'timeout';
 }
 
 /** Combines limiters into one {@link LimiterGroup}: admitted only if all admit. */

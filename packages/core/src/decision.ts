@@ -60,6 +60,16 @@ export function floorUnits(units: number): number {
   return units <= 0 ? 0 : Math.floor(units + EPSILON);
 }
 
+/**
+ * Whether a decision's quota fields (`limit`, `remaining`, `resetMs`) come from the store: false for
+ * a decision of the failure policy after a store error or timeout (it charged nothing and knows no
+ * real quota). Such a decision never binds the combined numbers of several limits while another
+ * limit's store answered.
+ */
+export function reportsQuota(decision: Decision): boolean {
+  return decision.reason !== 'store-error' && decision.reason !== 'timeout';
+}
+
 /** Creates a decision with every field in a fixed order (one object shape for the whole library). */
 export function makeDecision(
   allowed: boolean,

@@ -6,6 +6,7 @@ export { leakyBucket, type LeakyBucketOptions } from './algorithms/leaky-bucket.
 export { concurrency, type ConcurrencyOptions } from './algorithms/concurrency.js';
 export {
   checkCost,
+  ALGORITHM_KINDS,
   type Algorithm,
   type AlgorithmKind,
   type NumericAlgorithm,

@@ -1,4 +1,5 @@
 import {
+  ALGORITHM_KINDS,
   InvalidOptionError,
   StoreClosedError,
   parseDuration,
@@ -29,14 +30,6 @@ export interface MemoryStoreOptions {
   clock?: Clock;
 }
 
-const ALL_KINDS: StoreCapabilities['algorithms'] = [
-  'fixed-window',
-  'sliding-window-log',
-  'sliding-window-counter',
-  'token-bucket',
-  'leaky-bucket',
-  'concurrency',
-];
 
 /** Entries examined per sweep step; a sweep of many keys is spread over several event-loop turns. */
 const SWEEP_BATCH = 20_000;
@@ -160,7 +153,7 @@ type AnyTable = NumericTable | ObjectTable<LogState, LogAlgorithm> | ObjectTable
  * state, and a changed configuration applies to it (balances clamped to the new capacity).
  */
 export class MemoryStore implements Store {
-  readonly capabilities: StoreCapabilities = { local: true, algorithms: ALL_KINDS };
+  readonly capabilities: StoreCapabilities = { local: true, algorithms: ALGORITHM_KINDS };
   readonly maxKeys: number;
   private readonly clock: Clock;
   private readonly numeric = new Map<string, NumericTable>();

@@ -1,4 +1,5 @@
 import {
+  ALGORITHM_KINDS,
   InvalidOptionError,
   StoreClosedError,
   StoreError,
@@ -38,14 +39,6 @@ export interface RedisStoreOptions {
   buckets?: number;
 }
 
-const ALL_KINDS: readonly AlgorithmKind[] = [
-  'fixed-window',
-  'sliding-window-log',
-  'sliding-window-counter',
-  'token-bucket',
-  'leaky-bucket',
-  'concurrency',
-];
 
 /**
  * Added to every expiry when the caller passes its own `now` (an app clock, not Redis `TIME`): Redis
@@ -122,7 +115,7 @@ interface AlgorithmPlan {
  * Needs Redis 6.2 or later (`HRANDFIELD`).
  */
 export class RedisStore implements Store {
-  readonly capabilities: StoreCapabilities = { local: false, algorithms: ALL_KINDS };
+  readonly capabilities: StoreCapabilities = { local: false, algorithms: ALGORITHM_KINDS };
   readonly client: Redis | Cluster;
   readonly prefix: string;
   readonly buckets: number;

@@ -1,4 +1,4 @@
-import type { Decision, Policy } from '../decision.js';
+import { reportsQuota, type Decision, type Policy } from '../decision.js';
 import { InvalidOptionError } from '../errors.js';
 
 /**
@@ -225,7 +225,7 @@ export class HeaderWriter {
 
 /** A limit admitted by the failure policy (the store failed, fail open) has no meaningful numbers: it is left out. */
 function reported(decision: Decision): boolean {
-  return !(decision.allowed && (decision.reason === 'store-error' || decision.reason === 'timeout'));
+  return !decision.allowed || reportsQuota(decision);
 }
 
 /** Remaining units as they stand after the request: units given back by a rollback count as remaining. */

@@ -1,7 +1,7 @@
 import type { IncomingHttpHeaders } from 'node:http';
 import { checkCost, type Algorithm } from '../algorithm.js';
 import type { Clock } from '../clock.js';
-import type { Decision, DecisionReason, Policy } from '../decision.js';
+import { reportsQuota, type Decision, type DecisionReason, type Policy } from '../decision.js';
 import { parseDuration, type Duration } from '../duration.js';
 import { InvalidKeyError, InvalidOptionError } from '../errors.js';
 import { createLimiter, type LeaseDecision, type Limiter, type StoreErrorPolicy } from '../limiter.js';
@@ -481,7 +481,7 @@ export class HttpRateLimiter<Req> {
     for (let i = 1; i < n; i++) {
       const d = decisions[i]!;
       const b = decisions[binding]!;
-      if ((d.remaining < b.remaining && reportable(d)) || !reportable(b)) binding = i;
+      if ((d.remaining < b.remaining && reportsQuota(d)) || !reportsQuota(b)) binding = i;
     }
     return new RateLimitResult(this, keys, costs, decisions, -1, binding, 0, false);
   }
@@ -545,11 +545,6 @@ export class HttpRateLimiter<Req> {
     }
     return key;
   };
-}
-
-/** A fail-open decision (the store failed) says nothing about the quota: it never binds the headers. */
-function reportable(decision: Decision): boolean {
-  return !(decision.reason === 'store-error' || decision.reason === 'timeout');
 }
 
 /**
