@@ -411,26 +411,7 @@ export class Limiter extends EventEmitter {
       if (after === undefined) return decision;
       return decision instanceof Promise ? decision.then(after) : after(decision);
     };
-    const deadlines = this.deadlines;
-    if (deadlines === undefined) return result.then(answered, failed);
-    return new Promise<Decision>((resolve, reject) => {
-      const settleWith = <T>(handle: (value: T) => MaybePromise<Decision>, value: T): void => {
-        try {
-          resolve(handle(value));
-        } catch (error) {
-          reject(error);
-        }
-      };
-      const entry = deadlines.add((timeout) => settleWith(failed, timeout));
-      result.then(
-        (decision) => {
-          if (deadlines.answered(entry)) settleWith(answered, decision);
-        },
-        (error: unknown) => {
-          if (deadlines.answered(entry)) settleWith(failed, error);
-        },
-      );
-    });
+    return this.deadlines === undefined ? result.then(answered, failed) : this.race(this.deadlines, result, answered, failed);
   }
 
   /** A store call threw synchronously: misuse errors (bad input, a closed store) propagate; store failures get the policy. */
@@ -459,14 +440,30 @@ export class Limiter extends EventEmitter {
   private withTimeout<T>(value: MaybePromise<T>): Promise<T> {
     const deadlines = this.deadlines;
     if (deadlines === undefined || !(value instanceof Promise)) return Promise.resolve(value);
-    return new Promise<T>((resolve, reject) => {
-      const entry = deadlines.add(reject);
+    return this.race(deadlines, value, (v) => v, rethrow);
+  }
+
+  /**
+   * `value` against its deadline, in one promise: `onValue` handles the answer, `onError` a rejection
+   * or the {@link StoreTimeoutError} of a deadline that passed first (whichever comes first wins; a
+   * late answer or rejection is dropped, never unhandled). A handler that throws rejects the result.
+   */
+  private race<T, R>(deadlines: Deadlines, value: Promise<T>, onValue: (value: T) => MaybePromise<R>, onError: (error: unknown) => MaybePromise<R>): Promise<R> {
+    return new Promise<R>((resolve, reject) => {
+      const settleWith = <V>(handle: (v: V) => MaybePromise<R>, v: V): void => {
+        try {
+          resolve(handle(v));
+        } catch (error) {
+          reject(error);
+        }
+      };
+      const entry = deadlines.add((timeout) => settleWith(onError, timeout));
       value.then(
         (v) => {
-          if (deadlines.answered(entry)) resolve(v);
+          if (deadlines.answered(entry)) settleWith(onValue, v);
         },
-        (e: unknown) => {
-          if (deadlines.answered(entry)) reject(e);
+        (error: unknown) => {
+          if (deadlines.answered(entry)) settleWith(onError, error);
         },
       );
     });
@@ -610,6 +607,10 @@ class Deadlines {
       onTimeout(new StoreTimeoutError(this.timeoutMs));
     }
   }
+}
+
+function rethrow(error: unknown): never {
+  throw error;
 }
 
 let leaseCounter = 0;

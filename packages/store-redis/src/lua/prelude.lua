@@ -10,7 +10,7 @@
 --                                       -- recover (a window, two for the counter, a full bucket)
 --
 -- Parameters are part of the script text, not arguments: Redis runs a cached script per configuration
--- and operation, and a decision sends only what changes per call (the key, the cost, `now`).
+-- and operation, and a decision sends only what changes per call (the key and field, the cost, `now`).
 --
 -- scripts/generate-lua.mjs also puts before this text each script's own constants: NOW_ARG, the
 -- argument that carries `now`, and for the compact layout STATE_BYTES, the size of a state.
