@@ -16,7 +16,7 @@ export {
   type ConcurrencyAlgorithm,
   type LeaseState,
 } from './algorithm.js';
-export { makePolicy, makeDecision, type Decision, type DecisionReason, type Policy } from './decision.js';
+export { makePolicy, makeDecision, ceilMs, floorUnits, EPSILON, type Decision, type DecisionReason, type Policy } from './decision.js';
 export { parseDuration, formatDuration, type Duration, type DurationUnit } from './duration.js';
 export { checkOptions } from './options.js';
 export { systemClock, type Clock } from './clock.js';

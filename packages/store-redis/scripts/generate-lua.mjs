@@ -2,7 +2,9 @@
 // Generates src/lua-scripts.generated.ts from src/lua/*.lua, so that the published package carries
 // the scripts as strings (no file reads at runtime, works from ESM and CJS builds alike). Each script
 // is src/lua/prelude.lua (what every script shares) followed by the script's own file; the store puts
-// each configuration's constants before it (see prelude.lua).
+// each configuration's constants before it (see prelude.lua). A line `--#include <file>.lua` in a script
+// is replaced by that file's text: a block of statements the scripts share without making a function of
+// it (see compact-write.lua).
 //
 //   node scripts/generate-lua.mjs          writes the module
 //   node scripts/generate-lua.mjs --check  exits 1 when the module is stale (CI; also a vitest test)
@@ -16,6 +18,8 @@ const luaDir = join(packageDir, 'src', 'lua');
 const PRELUDE = 'prelude.lua';
 /** Put after PRELUDE before the scripts of the compact layout. Not a script of its own. */
 const COMPACT_PRELUDE = 'prelude-compact.lua';
+/** Blocks that scripts include (`--#include <file>`). Not scripts of their own. */
+const INCLUDED = ['compact-write.lua'];
 export const generatedPath = join(packageDir, 'src', 'lua-scripts.generated.ts');
 
 /**
@@ -45,9 +49,17 @@ function withoutComments(lua) {
     .join('\n') + '\n';
 }
 
+/** `lua` with each `--#include <file>` line replaced by the text of that file of INCLUDED. */
+function withIncludes(lua) {
+  return lua.replace(/^[ \t]*--#include[ \t]+(\S+)[ \t]*$/gm, (_, file) => {
+    if (!INCLUDED.includes(file)) throw new Error(`generate-lua: --#include ${file}: not one of ${INCLUDED.join(', ')}`);
+    return readFileSync(join(luaDir, file), 'utf8');
+  });
+}
+
 /** The text of the generated module for the .lua files as they are now. */
 export function renderModule() {
-  const files = readdirSync(luaDir).filter((f) => f.endsWith('.lua') && f !== PRELUDE && f !== COMPACT_PRELUDE).sort();
+  const files = readdirSync(luaDir).filter((f) => f.endsWith('.lua') && f !== PRELUDE && f !== COMPACT_PRELUDE && !INCLUDED.includes(f)).sort();
   const prelude = readFileSync(join(luaDir, PRELUDE), 'utf8');
   const compactPrelude = readFileSync(join(luaDir, COMPACT_PRELUDE), 'utf8');
   const names = files.map((f) => f.slice(0, -4));
@@ -66,7 +78,7 @@ export function renderModule() {
     const { keys, nowArg, stateBytes } = SCRIPTS[name];
     const compact = stateBytes !== undefined;
     const constants = `local NOW_ARG${compact ? ', STATE_BYTES' : ''} = ${nowArg}${compact ? `, ${stateBytes}` : ''}\n`;
-    const lua = constants + withoutComments(prelude + (compact ? compactPrelude : '') + readFileSync(join(luaDir, `${name}.lua`), 'utf8'));
+    const lua = constants + withoutComments(prelude + (compact ? compactPrelude : '') + withIncludes(readFileSync(join(luaDir, `${name}.lua`), 'utf8')));
     out += `  '${name}': {\n    name: '${name}',\n    numberOfKeys: ${keys},\n    compact: ${compact},\n    lua: ${JSON.stringify(lua)},\n  },\n`;
   }
   out += `};\n`;

@@ -4,6 +4,8 @@ import {
   StoreClosedError,
   StoreError,
   UnsupportedError,
+  ceilMs,
+  floorUnits,
   makeDecision,
   type Algorithm,
   type AlgorithmKind,
@@ -211,9 +213,19 @@ export class RedisStore implements Store {
     // One `then` for both outcomes: the reply becomes a decision, a failure a StoreError.
     return this.send(plan, key, op, costOrLease, now).then(
       (reply) => {
-        // Five doubles: allowed, remaining, resetMs, retryAfterMs, delayMs (see prelude.lua).
+        // Five exact doubles: allowed, remaining, ms to the reset, to a retry (read only when denied),
+        // of the delay (see prelude.lua); rounded here as @rl/core rounds them.
         const r = reply as Buffer;
-        return makeDecision(r.readDoubleLE(0) === 1, algorithm.limit, r.readDoubleLE(8), r.readDoubleLE(16), r.readDoubleLE(24), r.readDoubleLE(32), algorithm.policy);
+        const allowed = r.readDoubleLE(0) === 1;
+        return makeDecision(
+          allowed,
+          algorithm.limit,
+          floorUnits(r.readDoubleLE(8)),
+          ceilMs(r.readDoubleLE(16)),
+          allowed ? 0 : Math.max(1, ceilMs(r.readDoubleLE(24))),
+          ceilMs(r.readDoubleLE(32)),
+          algorithm.policy,
+        );
       },
       (error: unknown) => {
         throw storeError(plan.script.name, error);

@@ -53,7 +53,7 @@ export function fixedWindow(options: FixedWindowOptions): NumericAlgorithm {
         limit,
         floorUnits(limit - count),
         count > 0 ? ceilMs(untilEnd) : 0,
-        allowed ? 0 : ceilMs(untilEnd),
+        allowed ? 0 : Math.max(1, ceilMs(untilEnd)),
         0,
         policy,
       );

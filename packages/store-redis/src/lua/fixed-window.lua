@@ -5,7 +5,7 @@
 -- `now` and `margin` from prelude.lua. Configuration: LIMIT, WINDOW (ms), COUNT_DENIED (1 or 0).
 -- KEYS[1]  the bucket hash   ARGV[1] the field: state = three doubles (kept, windowStart, count)
 -- ARGV[2]  cost (units; 0 only for a peek; absent: 1)   ARGV[3] now in ms (absent: Redis TIME)
--- Returns  the decision: five doubles (allowed, remaining, resetMs, retryAfterMs, delayMs; see prelude.lua), all whole numbers; undo
+-- Returns  the decision: five exact doubles (allowed, remaining, then ms to the reset, to a retry, of the delay; see prelude.lua); undo
 -- returns nothing.
 
 if OP == 'u' then
@@ -33,10 +33,11 @@ end
 local allowed = count + cost <= LIMIT + EPSILON
 if allowed or COUNT_DENIED == 1 then count = count + cost end
 local window_end = start + WINDOW
-if OP == 'c' then write(kept, window_end, struct.pack('<dd', start, count)) end
+if OP == 'c' then
+  local deadline, rest = window_end, struct.pack('<dd', start, count)
+  --#include compact-write.lua
+end
 local until_end = window_end - now
-local reset_ms = 0
-if count > 0 then reset_ms = ceil_ms(until_end) end
-local retry_ms = 0
-if not allowed then retry_ms = ceil_ms(until_end) end
-return struct.pack('<ddddd', allowed and 1 or 0, floor_units(LIMIT - count), reset_ms, retry_ms, 0)
+local reset_in = 0
+if count > 0 then reset_in = until_end end
+return struct.pack('<ddddd', allowed and 1 or 0, LIMIT - count, reset_in, until_end, 0)

@@ -5,7 +5,7 @@
 -- KEYS[1]  the bucket hash   ARGV[1] the field: state = two doubles (kept, tat), tat being the time
 --          the bucket or queue is empty (its deadline)
 -- ARGV[2]  cost (absent: 1)   ARGV[3] now in ms (absent: Redis TIME)
--- Returns  the decision: five doubles (allowed, remaining, resetMs, retryAfterMs, delayMs; see prelude.lua); undo returns nothing.
+-- Returns  the decision: five exact doubles (allowed, remaining, then ms to the reset, to a retry, of the delay; see prelude.lua); undo returns nothing.
 
 local horizon = CAPACITY * EMISSION
 
@@ -32,10 +32,12 @@ local next_tat = start + cost * EMISSION
 local allowed = next_tat - now <= horizon + EPSILON
 local new_tat = tat
 if allowed then new_tat = next_tat end
-if OP == 'c' then write(kept, new_tat, struct.pack('<d', new_tat)) end
-local backlog = math.max(0, new_tat - now)
-local retry_ms = 0
-if not allowed then retry_ms = math.max(1, ceil_ms(next_tat - horizon - now)) end
-local delay_ms = 0
-if allowed and SHAPE == 1 then delay_ms = ceil_ms(start - now) end
-return struct.pack('<ddddd', allowed and 1 or 0, floor_units((horizon - backlog) / EMISSION), ceil_ms(backlog), retry_ms, delay_ms)
+if OP == 'c' then
+  local deadline, rest = new_tat, struct.pack('<d', new_tat)
+  --#include compact-write.lua
+end
+local backlog = new_tat - now
+if backlog < 0 then backlog = 0 end
+local delay_in = 0
+if allowed and SHAPE == 1 then delay_in = start - now end
+return struct.pack('<ddddd', allowed and 1 or 0, (horizon - backlog) / EMISSION, backlog, next_tat - horizon - now, delay_in)

@@ -15,20 +15,20 @@
 -- scripts/generate-lua.mjs also puts before this text each script's own constants: NOW_ARG, the
 -- argument that carries `now`, and for the compact layout STATE_BYTES, the size of a state.
 --
--- The preludes run as statements, not as functions the scripts call: a function defined in a script
--- costs Redis about 0.1 µs per call, so only what several places of one script share is a function.
--- A decision is returned as five little-endian doubles (allowed 1 or 0, remaining, resetMs,
--- retryAfterMs, delayMs), whole numbers: one binary string costs Redis and the client less than an
+-- The preludes run as statements, and the scripts define no functions on their hot path: Redis runs
+-- a script's whole chunk on every call, so each `local function` is a closure made per call, and its
+-- upvalues are slower to reach than locals (the token bucket took 5.0 µs of Redis time per decision
+-- with its write and rounding as functions, 4.0 without; see DESIGN-NOTES.md).
+--
+-- A decision is returned as five little-endian doubles: allowed (1 or 0), remaining (units), and the
+-- times until the reset, until a retry may pass (read only when denied) and of the delay, in ms, exact: the
+-- store rounds them as @rl/core does (ms up, units down, forgiving float noise of EPSILON), which costs
+-- the client less than it costs Redis. One binary string costs Redis and the client less than an
 -- array reply.
 
--- Rounding as in @rl/core: ms up and units down, forgiving float noise of EPSILON.
+-- Float noise forgiven in comparisons with a limit, as in @rl/core.
 local EPSILON = 1e-9
-local function ceil_ms(ms) if ms <= EPSILON then return 0 end return math.ceil(ms - EPSILON) end
-local function floor_units(units) if units <= 0 then return 0 end return math.floor(units + EPSILON) end
 
--- `now` (ms): ARGV[NOW_ARG] when the caller passes its own, with an expiry margin of
--- EXPLICIT_NOW_MARGIN_MS; absent, Redis TIME, with no margin (the TTL then runs on the same clock).
--- `redis_now` is Redis TIME once read (a write of the compact layout reads it when the caller passed `now`).
 local now, margin, redis_now = ARGV[NOW_ARG], EXPLICIT_NOW_MARGIN_MS, nil
 if now == nil then
   local t = redis.call('TIME')

@@ -7,7 +7,7 @@
 -- KEYS[1]  the bucket hash   ARGV[1] the field: state = four doubles (kept, currentWindowStart,
 --          previousCount, currentCount)
 -- ARGV[2]  cost (absent: 1)   ARGV[3] now in ms (absent: Redis TIME)
--- Returns  the decision: five doubles (allowed, remaining, resetMs, retryAfterMs, delayMs; see prelude.lua); undo returns nothing.
+-- Returns  the decision: five exact doubles (allowed, remaining, then ms to the reset, to a retry, of the delay; see prelude.lua); undo returns nothing.
 
 if OP == 'u' then
   if raw then
@@ -42,15 +42,17 @@ local estimate = (previous * left) / WINDOW + current
 local allowed = estimate + cost <= LIMIT + EPSILON
 if allowed or COUNT_DENIED == 1 then current = current + cost end
 -- The current count stops mattering two windows after the current window starts.
-if OP == 'c' then write(kept, start + 2 * WINDOW, struct.pack('<ddd', start, previous, current)) end
+if OP == 'c' then
+  local deadline, rest = start + 2 * WINDOW, struct.pack('<ddd', start, previous, current)
+  --#include compact-write.lua
+end
 local after = (previous * left) / WINDOW + current
 local window_end = start + WINDOW
 local reset_at = now
 if current > 0 then reset_at = window_end + WINDOW elseif previous > 0 then reset_at = window_end end
-local retry_ms = 0
+local retry_at = now
 if not allowed then
   -- Earliest time at which estimate + cost <= limit, assuming nothing else is admitted.
-  local retry_at
   local room = LIMIT - cost - current
   if room >= -EPSILON and previous > 0 then
     retry_at = window_end - (math.max(0, room) * WINDOW) / previous
@@ -63,6 +65,5 @@ if not allowed then
       retry_at = window_end
     end
   end
-  retry_ms = math.max(1, ceil_ms(retry_at - now))
 end
-return struct.pack('<ddddd', allowed and 1 or 0, floor_units(LIMIT - after), ceil_ms(reset_at - now), retry_ms, 0)
+return struct.pack('<ddddd', allowed and 1 or 0, LIMIT - after, reset_at - now, retry_at - now, 0)

@@ -8,7 +8,7 @@
 --          (kept incrementally, in the same order of additions and subtractions as the TS step)
 -- Configuration (see prelude.lua): LIMIT, WINDOW (ms), COUNT_DENIED (1 or 0).
 -- ARGV[1]  cost (absent: 1)   ARGV[2] now in ms (absent: Redis TIME)
--- Returns  the decision: five doubles (allowed, remaining, resetMs, retryAfterMs, delayMs; see prelude.lua); undo returns nothing.
+-- Returns  the decision: five exact doubles (allowed, remaining, then ms to the reset, to a retry, of the delay; see prelude.lua); undo returns nothing.
 
 local log_key = KEYS[1]
 local sum_key = KEYS[2]
@@ -142,7 +142,7 @@ if not allowed then
     end
     return false
   end)
-  retry_ms = math.max(1, ceil_ms(retry_at - now))
+  retry_ms = retry_at - now
 end
 
 if commit then
@@ -158,5 +158,5 @@ if commit then
 end
 
 local reset_ms = 0
-if after > EPSILON and last > -math.huge then reset_ms = ceil_ms(last + window - now) end
-return struct.pack('<ddddd', allowed and 1 or 0, floor_units(limit - after), reset_ms, retry_ms, 0)
+if after > EPSILON and last > -math.huge then reset_ms = last + window - now end
+return struct.pack('<ddddd', allowed and 1 or 0, limit - after, reset_ms, retry_ms, 0)

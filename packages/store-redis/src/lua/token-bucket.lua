@@ -4,7 +4,7 @@
 -- `now` and `margin` from prelude.lua. Configuration: CAPACITY, RATE (tokens per ms).
 -- KEYS[1]  the bucket hash   ARGV[1] the field: state = three doubles (kept, tokens, lastRefillTime)
 -- ARGV[2]  cost (absent: 1)   ARGV[3] now in ms (absent: Redis TIME)
--- Returns  the decision: five doubles (allowed, remaining, resetMs, retryAfterMs, delayMs; see prelude.lua); undo returns nothing.
+-- Returns  the decision: five exact doubles (allowed, remaining, then ms to the reset, to a retry, of the delay; see prelude.lua); undo returns nothing.
 
 if OP == 'u' then
   if raw then
@@ -22,20 +22,28 @@ if raw then
   local stored_tokens, stored_last
   kept, stored_tokens, stored_last = struct.unpack('<ddd', raw)
   -- The balance is clamped to this configuration's capacity (a capacity that shrank).
-  tokens = math.min(CAPACITY, stored_tokens)
+  tokens = stored_tokens
+  if tokens > CAPACITY then tokens = CAPACITY end
   last = stored_last
   if now > last then
-    tokens = math.min(CAPACITY, tokens + (now - last) * RATE)
+    tokens = tokens + (now - last) * RATE
+    if tokens > CAPACITY then tokens = CAPACITY end
     last = now
   end
 end
 local allowed = tokens + EPSILON >= cost
-if allowed then tokens = math.max(0, tokens - cost) end
+if allowed then
+  tokens = tokens - cost
+  if tokens < 0 then tokens = 0 end
+end
 -- The bucket is full again (the same as no state) at last + (capacity - tokens) / rate.
 local full_in = (CAPACITY - tokens) / RATE
-if OP == 'c' then write(kept, last + full_in, struct.pack('<dd', tokens, last)) end
+if OP == 'c' then
+  local deadline, rest = last + full_in, struct.pack('<dd', tokens, last)
+  --#include compact-write.lua
+end
 -- When the clock went back, `last` is ahead of `now`: waits are counted from `last`.
 local lag = last - now
-local retry_ms = 0
-if not allowed then retry_ms = math.max(1, ceil_ms(lag + (cost - tokens) / RATE)) end
-return struct.pack('<ddddd', allowed and 1 or 0, floor_units(tokens), ceil_ms(lag + full_in), retry_ms, 0)
+local retry_in = 0
+if not allowed then retry_in = lag + (cost - tokens) / RATE end
+return struct.pack('<ddddd', allowed and 1 or 0, tokens, lag + full_in, retry_in, 0)
