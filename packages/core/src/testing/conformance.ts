@@ -326,6 +326,17 @@ export function runStoreConformance(options: ConformanceOptions): void {
           { numRuns: runs },
         );
       });
+
+      it('a denial a fraction of a microsecond before the window ends still says to retry in at least 1 ms', async () => {
+        let now = 999.9999999999;
+        const limiter = createLimiter({ algorithm: fixedWindow({ limit: 1, window: 1000 }), store, clock: () => now, prefix: freshPrefix('edge'), timeout: false, denyCache: false });
+        expect((await limiter.consume('k')).allowed).toBe(true);
+        const denied = await limiter.consume('k');
+        expect(denied.allowed).toBe(false);
+        expect(denied.retryAfterMs).toBe(1);
+        now = 1000;
+        expect((await limiter.consume('k')).allowed).toBe(true);
+      });
     });
   });
 }
