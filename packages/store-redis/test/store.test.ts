@@ -16,6 +16,7 @@ import {
   type Algorithm,
 } from '@rl/core';
 import { EXPLICIT_NOW_EXPIRY_MARGIN_MS, MAX_PLAIN_FIELD_BYTES, RedisStore, bucketOf, fieldOf, hashTagOf } from '@rl/store-redis';
+import { MemoryStore } from '@rl/store-memory';
 import { useRedisDeployments } from './shared-redis.js';
 
 const deployments = useRedisDeployments('store');
@@ -209,8 +210,12 @@ describe.each(targets)('RedisStore on $name Redis', ({ name, client }) => {
       const horizon =
         algorithm.kind === 'token-bucket' ? p.capacity! / p.ratePerMs! : algorithm.kind === 'leaky-bucket' ? p.capacity! * p.emissionMs! : (algorithm.kind === 'sliding-window-counter' ? 2 : 1) * p.windowMs!;
       const longest = store.redisField('k', algorithm) === undefined ? decision.resetMs + 1 : 2 * Math.ceil(horizon);
-      for (const key of store.redisKeys('k', algorithm)) {
+      const [stateKey, ...metadata] = store.redisKeys('k', algorithm);
+      expect(await client().exists(stateKey!)).toBe(1);
+      for (const key of [stateKey!, ...metadata]) {
         const pttl = await client().pttl(key);
+        // The sliding log's metadata key exists only for a long log (see the next test).
+        if (pttl === -2 && key !== stateKey) continue;
         // resetMs is the time until the state is the same as no state; the key may not expire before.
         expect(pttl, key).toBeGreaterThan(decision.resetMs - 50);
         expect(pttl, key).toBeLessThanOrEqual(longest);
@@ -303,6 +308,46 @@ describe('sliding log records', () => {
     expect(await deployments.standalone.llen(store.redisKeys('k', log)[0]!)).toBe(3);
     expect((await store.consume('k', log, 6, 500)).allowed).toBe(false);
     expect((await store.consume('k', log, 5, 500)).remaining).toBe(0);
+  });
+
+  it('the metadata key exists only for a log of 8 records or more, and decisions agree with the memory store as the log grows, shrinks and loses it', async () => {
+    const client = deployments.standalone;
+    const store = new RedisStore({ client, prefix: freshPrefix() });
+    const memory = new MemoryStore({ sweepInterval: false });
+    const log = slidingWindowLog({ limit: 20, window: 1000 });
+    const [list, sum] = store.redisKeys('k', log);
+    const both = async (cost: number, now: number) => {
+      const [fromRedis, fromMemory] = await Promise.all([store.consume('k', log, cost, now), memory.consume('k', log, cost, now)]);
+      expect(fromRedis, `cost ${cost} at ${now}`).toEqual(fromMemory);
+      return fromRedis;
+    };
+    for (let i = 0; i < 7; i++) await both(i === 3 ? 2.5 : 1, 100 + i);
+    expect(await client.llen(list!)).toBe(7);
+    expect(await client.exists(sum!)).toBe(0);
+    await both(1, 110);
+    // 8 records: the sum is kept, and expires with the log.
+    expect(await client.exists(sum!)).toBe(1);
+    expect(Math.abs((await client.pttl(sum!)) - (await client.pttl(list!)))).toBeLessThan(50);
+    for (let i = 0; i < 6; i++) await both(2, 120 + i);
+    // Evicted metadata of a long log is rebuilt from the records.
+    await client.del(sum!);
+    expect((await both(1, 130)).allowed).toBe(false);
+    // Records leave the window: 10 are left, then 5 (the metadata key stays, stale, unread).
+    await both(1, 1103.5);
+    expect(await client.llen(list!)).toBe(10);
+    await both(0.5, 1121.5);
+    expect(await client.llen(list!)).toBe(5);
+    expect(await client.exists(sum!)).toBe(1);
+    // Growing past 8 again writes the sum afresh.
+    for (let i = 1; i <= 4; i++) await both(1, 1121.5 + i / 10);
+    expect(await client.llen(list!)).toBeGreaterThanOrEqual(8);
+    await both(3, 1250);
+    await both(1, 2121);
+    // Undo of a long log whose metadata was lost leaves no key without an expiry.
+    await client.del(sum!);
+    await Promise.all([store.undo('k', log, 1, 2121), memory.undo('k', log, 1, 2121)]);
+    expect(await client.pttl(sum!)).not.toBe(-1);
+    await both(1, 2122);
   });
 });
 

@@ -4,11 +4,16 @@
 --
 -- KEYS[1]  the records: a list of strings of two little-endian doubles (time, cost); a negative cost is
 --          a denial recorded by countDenied (its units count the same; consecutive ones share a record)
--- KEYS[2]  the metadata: a string of one little-endian double, the sum of the records' costs
---          (kept incrementally, in the same order of additions and subtractions as the TS step)
+-- KEYS[2]  the metadata: a string of one little-endian double, the sum of the records' costs. It is
+--          current whenever the log holds FIRST records or more; a shorter log is read whole, its sum
+--          taken from its records (equal to the running sum of the TS step up to float rounding of
+--          fractional costs, far below EPSILON), and the key, if left from a longer log, is not read.
 -- Configuration (see prelude.lua): LIMIT, WINDOW (ms), COUNT_DENIED (1 or 0).
 -- ARGV[1]  cost (absent: 1)   ARGV[2] now in ms (absent: Redis TIME)
 -- Returns  the decision: five exact doubles (allowed, remaining, then ms to the reset, to a retry, of the delay; see prelude.lua); undo returns nothing.
+--
+-- A decision on a short log (the common case) takes TIME, LRANGE, RPUSH and PEXPIRE (and LTRIM when
+-- records leave the window); a long one adds LLEN, LINDEX, GET and SET of the metadata.
 
 local log_key = KEYS[1]
 local sum_key = KEYS[2]
@@ -18,20 +23,21 @@ local limit = LIMIT
 local window = WINDOW
 local count_denied = COUNT_DENIED == 1
 
--- The first records, read once: a short log (the common case) is then known whole, without LLEN or
--- LINDEX. Set to nil once the list changes.
-local first = redis.call('LRANGE', log_key, 0, 3)
+-- The first records, read once: a log shorter than FIRST is then known whole, without LLEN, LINDEX
+-- or the metadata. Set to nil once the list changes.
+local FIRST = 8
+local first = redis.call('LRANGE', log_key, 0, FIRST - 1)
 local count = #first
-if count == 4 then count = redis.call('LLEN', log_key) end
-local whole = count == #first
+local whole = count < FIRST
+if not whole then count = redis.call('LLEN', log_key) end
 local first_newest = first[#first]
 
 --- Calls visit(time, cost) for the records, oldest first, until it returns true. Records are read in
---- chunks that start small and grow, so a decision reads only about as many records as it needs.
+--- chunks that start with `first` and grow, so a decision reads only about as many records as it needs.
 local function each_record(visit)
   local from = 0
-  local size = 4
-  local chunk = first or redis.call('LRANGE', log_key, 0, 3)
+  local size = FIRST
+  local chunk = first or redis.call('LRANGE', log_key, 0, FIRST - 1)
   while true do
     for i = 1, #chunk do
       local time, record_cost = struct.unpack('<dd', chunk[i])
@@ -45,7 +51,12 @@ local function each_record(visit)
 end
 
 local sum = 0
-if count > 0 then
+if whole then
+  for i = 1, count do
+    local _, record_cost = struct.unpack('<dd', first[i])
+    sum = sum + math.abs(record_cost)
+  end
+elseif count > 0 then
   local raw_sum = redis.call('GET', sum_key)
   if raw_sum then
     sum = struct.unpack('<d', raw_sum)
@@ -63,10 +74,12 @@ if OP == 'u' then
     if record_cost == cost then
       -- Scanning from the tail found the last element equal to records[i]: LREM from the tail removes exactly it.
       redis.call('LREM', log_key, -1, records[i])
-      if count == 1 then
+      -- The metadata lives as long as the log (SET without an expiry would keep it forever).
+      local ttl = redis.call('PTTL', log_key)
+      if #records - 1 < FIRST or ttl <= 0 then
         redis.call('DEL', sum_key)
       else
-        redis.call('SET', sum_key, struct.pack('<d', sum - cost), 'KEEPTTL')
+        redis.call('SET', sum_key, struct.pack('<d', sum - cost), 'PX', ttl)
       end
       return nil
     end
@@ -151,8 +164,8 @@ if commit then
     -- `last` is the newest record's time: the one just recorded, or the newest kept one.
     local ttl = math.max(1, math.ceil(last + window - now)) + margin
     redis.call('PEXPIRE', log_key, ttl)
-    redis.call('SET', sum_key, struct.pack('<d', sum), 'PX', ttl)
-  else
+    if count >= FIRST then redis.call('SET', sum_key, struct.pack('<d', sum), 'PX', ttl) end
+  elseif not whole then
     redis.call('DEL', sum_key)
   end
 end
