@@ -17,9 +17,11 @@ export async function run({ quick, log }) {
   log(`  redis-server on 127.0.0.1:${redis.port} (pid ${redis.pid}), core 0; clients on core 1`);
   try {
     const names = Object.keys(REDIS_CONTENDERS).filter((n) => rlReady || !n.startsWith('rl '));
-    const rounds = quick ? 1 : 2;
+    // Three rounds in alternating order, each contender's median taken: raw EVALSHA moves ±10 % between
+    // runs here, and one slow raw sample would move every ratio of a two-round mean.
+    const rounds = quick ? 1 : 3;
     const warmMs = quick ? 200 : 400;
-    const runMs = quick ? 500 : 1200;
+    const runMs = quick ? 500 : 1000;
     const samples = {};
     for (let r = 0; r < rounds; r++) {
       const order = r % 2 ? [...names].reverse() : names;
