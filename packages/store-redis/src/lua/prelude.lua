@@ -17,8 +17,8 @@
 --
 -- The preludes run as statements, and the scripts define no functions on their hot path: Redis runs
 -- a script's whole chunk on every call, so each `local function` is a closure made per call, and its
--- upvalues are slower to reach than locals (the token bucket took 5.0 µs of Redis time per decision
--- with its write and rounding as functions, 4.0 without; see DESIGN-NOTES.md).
+-- upvalues are slower to reach than locals (the token bucket took 5.15 µs of Redis time per decision
+-- with its write and rounding as functions, 4.1 without; see DESIGN-NOTES.md).
 --
 -- A decision is returned as five little-endian doubles: allowed (1 or 0), remaining (units), and the
 -- times until the reset, until a retry may pass (read only when denied) and of the delay, in ms, exact: the
@@ -29,6 +29,9 @@
 -- Float noise forgiven in comparisons with a limit, as in @rl/core.
 local EPSILON = 1e-9
 
+-- `now` (ms): ARGV[NOW_ARG] when the caller passes its own, with an expiry margin of
+-- EXPLICIT_NOW_MARGIN_MS; absent, Redis TIME, with no margin (the TTL then runs on the same clock).
+-- `redis_now` is Redis TIME once read (a write of the compact layout reads it when the caller passed `now`).
 local now, margin, redis_now = ARGV[NOW_ARG], EXPLICIT_NOW_MARGIN_MS, nil
 if now == nil then
   local t = redis.call('TIME')
