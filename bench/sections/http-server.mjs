@@ -1,6 +1,6 @@
 // One HTTP server for section 4. argv: <framework> <variant> <mode> [redisPort]
 //   framework: express | fastify | koa
-//   variant:   bare | hand | rl-memory | rl-redis | peer-memory | peer-redis
+//   variant:   bare | noop | hand | rl-memory | rl-redis | peer-memory | peer-redis
 //   mode:      allow (limit never reached) | deny (limit 1 per day: nearly everything rejected)
 // Prints `READY <port>` once listening on 127.0.0.1. GET / answers "ok".
 import Redis from 'ioredis';
@@ -48,7 +48,10 @@ let listen;
 if (framework === 'express') {
   const express = (await import('express')).default;
   const app = express();
-  if (variant === 'hand') {
+  if (variant === 'noop') {
+    // An empty middleware: what any middleware costs in Express before it does anything.
+    app.use((req, res, next) => next());
+  } else if (variant === 'hand') {
     const take = handBucket();
     app.use((req, res, next) => {
       const r = take(req.ip);
@@ -75,7 +78,9 @@ if (framework === 'express') {
 } else if (framework === 'fastify') {
   const Fastify = (await import('fastify')).default;
   const app = Fastify({ logger: false });
-  if (variant === 'hand') {
+  if (variant === 'noop') {
+    app.addHook('onRequest', (request, reply, done) => done());
+  } else if (variant === 'hand') {
     const take = handBucket();
     app.addHook('onRequest', (request, reply, done) => {
       const r = take(request.ip);
@@ -100,7 +105,9 @@ if (framework === 'express') {
 } else if (framework === 'koa') {
   const Koa = (await import('koa')).default;
   const app = new Koa();
-  if (variant === 'hand') {
+  if (variant === 'noop') {
+    app.use((ctx, next) => next());
+  } else if (variant === 'hand') {
     const take = handBucket();
     app.use((ctx, next) => {
       const r = take(ctx.ip);
