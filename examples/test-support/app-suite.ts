@@ -123,11 +123,11 @@ export function describeExampleApp({ name, limits: LIMITS, apiKeys: API_KEYS, op
       const url = await start();
       const first = await fetch(`${url}/`);
       expect(first.status).toBe(200);
-      expect(first.headers.get('ratelimit-policy')).toBe('"10-in-1s";q=10;w=1');
+      expect(first.headers.get('ratelimit-policy')).toBe('"20-in-2s";q=20;w=2');
       expect(remaining(first)).toBe(LIMITS.perIp.capacity - 1);
       expect(await first.json()).toMatchObject({ hello: 'world', remaining: LIMITS.perIp.capacity - 1 });
       for (let i = 1; i < LIMITS.perIp.capacity; i++) expect((await fetch(`${url}/`)).status).toBe(200);
-      await expectDenied(await fetch(`${url}/`), '10-in-1s');
+      await expectDenied(await fetch(`${url}/`), '20-in-2s');
     });
 
     it('charges 5 tokens for /export', async () => {
@@ -136,10 +136,10 @@ export function describeExampleApp({ name, limits: LIMITS, apiKeys: API_KEYS, op
       expect(first.status).toBe(200);
       expect(remaining(first)).toBe(LIMITS.perIp.capacity - LIMITS.exportCost);
       for (let i = 2; i <= LIMITS.perIp.capacity / LIMITS.exportCost; i++) expect((await fetch(`${url}/export`)).status).toBe(200);
-      await expectDenied(await fetch(`${url}/export`), '10-in-1s');
+      await expectDenied(await fetch(`${url}/export`), '20-in-2s');
       // The per-IP bucket covers every route, also those with limits of their own.
-      await expectDenied(await fetch(`${url}/api/items`, { headers: { 'x-api-key': [...API_KEYS][0]! } }), '10-in-1s');
-      await expectDenied(await fetch(`${url}/slow`), '10-in-1s');
+      await expectDenied(await fetch(`${url}/api/items`, { headers: { 'x-api-key': [...API_KEYS][0]! } }), '20-in-2s');
+      await expectDenied(await fetch(`${url}/slow`), '20-in-2s');
     });
 
     it('limits each API key to 10 requests a minute on /api', async () => {

@@ -44,8 +44,8 @@ async function startRequestUntil429AndStop(exampleDir: string, redisUrl?: string
       await Promise.all(responses.filter((res) => res !== denied).map((res) => res.arrayBuffer()));
     }
     expect(denied, `no 429 after 300 requests:\n${output}`).toBeDefined();
-    expect(denied!.headers.get('ratelimit-policy')).toBe('"10-in-1s";q=10;w=1');
-    expect(denied!.headers.get('ratelimit')).toMatch(/^"10-in-1s";r=0;t=\d+$/);
+    expect(denied!.headers.get('ratelimit-policy')).toBe('"20-in-2s";q=20;w=2');
+    expect(denied!.headers.get('ratelimit')).toMatch(/^"20-in-2s";r=0;t=\d+$/);
     expect(Number(denied!.headers.get('retry-after'))).toBeGreaterThanOrEqual(1);
     expect(denied!.headers.get('content-type')).toMatch(/^application\/problem\+json/);
     expect(await denied!.json()).toMatchObject({ status: 429 });

@@ -84,10 +84,17 @@ export function makeDecision(
 }
 
 /**
- * The policy of a bucket: its sustained rate, `<rate>-in-<interval>` (for example `100-in-1s`), when
- * the rate is a whole number per whole seconds; otherwise the capacity over the time a full refill takes.
+ * The policy of a bucket: its sustained rate over the shortest whole number of intervals in which a
+ * full bucket refills, so that the quota is never below the capacity (a client never sees `remaining`
+ * above the quota) and quota / window is the sustained rate. `capacity: 100, refillRate: 100` is
+ * `100-in-1s`; `capacity: 20, refillRate: 10` is `20-in-2s`; `capacity: 10, refillRate: 3` is
+ * `12-in-4s`. When the rate is not a whole number per whole seconds: the capacity over the time a full
+ * refill takes (`capacity: 20, refillRate: 0.5` is `20-in-40s`).
  */
 export function bucketPolicy(capacity: number, ratePerInterval: number, intervalMs: number): Policy {
-  if (Number.isInteger(ratePerInterval) && intervalMs % 1000 === 0) return makePolicy(ratePerInterval, intervalMs);
+  if (Number.isInteger(ratePerInterval) && intervalMs % 1000 === 0) {
+    const intervals = Math.max(1, Math.ceil(capacity / ratePerInterval - EPSILON));
+    return makePolicy(ratePerInterval * intervals, intervalMs * intervals);
+  }
   return makePolicy(capacity, (capacity * intervalMs) / ratePerInterval);
 }

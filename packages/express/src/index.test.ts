@@ -147,9 +147,9 @@ describe.each([
       const res = await request(app).get('/export').expect(200);
       expect(members(res.headers['ratelimit'])).toEqual([
         { name: '100-in-1m', params: { r: 99, t: 60 } },
-        { name: '10-in-1s', params: { r: 15, t: 1 } },
+        { name: '20-in-2s', params: { r: 15, t: 1 } },
       ]);
-      expect(members(res.headers['ratelimit-policy']).map((m) => m.name)).toEqual(['100-in-1m', '10-in-1s']);
+      expect(members(res.headers['ratelimit-policy']).map((m) => m.name)).toEqual(['100-in-1m', '20-in-2s']);
     });
 
     it('admits only when every limit admits, and a denial uses no quota in the others', async () => {

@@ -61,6 +61,11 @@ describe('algorithm options are checked at construction', () => {
     expect(fixedWindow({ limit: 100, window: '1m' }).policy).toEqual({ name: '100-in-1m', quota: 100, windowSeconds: 60 });
     expect(tokenBucket({ capacity: 20, refillRate: 100 }).policy).toEqual({ name: '100-in-1s', quota: 100, windowSeconds: 1 });
     expect(tokenBucket({ capacity: 20, refillRate: 0.5 }).policy).toEqual({ name: '20-in-40s', quota: 20, windowSeconds: 40 });
+    // A burst above one interval's refill: the quota spans the intervals a full refill takes, never below the capacity.
+    expect(tokenBucket({ capacity: 20, refillRate: 10 }).policy).toEqual({ name: '20-in-2s', quota: 20, windowSeconds: 2 });
+    expect(tokenBucket({ capacity: 10, refillRate: 3 }).policy).toEqual({ name: '12-in-4s', quota: 12, windowSeconds: 4 });
+    expect(tokenBucket({ capacity: 400, refillRate: 200 }).policy).toEqual({ name: '400-in-2s', quota: 400, windowSeconds: 2 });
+    expect(leakyBucket({ capacity: 30, leakRate: 10, interval: '1m' }).policy).toEqual({ name: '30-in-3m', quota: 30, windowSeconds: 180 });
     expect(leakyBucket({ capacity: 20, leakRate: 100, mode: 'shape' }).params).toEqual({ capacity: 20, emissionMs: 10, shape: 1 });
     expect(tokenBucket({ capacity: 20, refillRate: 100 }).params).toEqual({ capacity: 20, ratePerMs: 0.1 });
   });

@@ -317,6 +317,8 @@ export function runStoreConformance(options: ConformanceOptions): void {
               now += gap;
               const d = await limiter.consume('k', cost);
               expect(Number.isInteger(d.remaining) && d.remaining >= 0 && d.remaining <= limit).toBe(true);
+              // The RateLimit header's remaining never exceeds its policy's quota (a bucket's burst included).
+              expect(d.remaining).toBeLessThanOrEqual(d.policy.quota);
               expect(Number.isInteger(d.resetMs) && d.resetMs >= 0).toBe(true);
               expect(Number.isInteger(d.delayMs) && d.delayMs >= 0).toBe(true);
               if (d.allowed) expect(d.retryAfterMs).toBe(0);
