@@ -33,7 +33,9 @@ local EPSILON = 1e-9
 -- EXPLICIT_NOW_MARGIN_MS; absent, Redis TIME, with no margin (the TTL then runs on the same clock).
 -- `redis_now` is Redis TIME once read (a write of the compact layout reads it when the caller passed `now`).
 local now, margin, redis_now = ARGV[NOW_ARG], EXPLICIT_NOW_MARGIN_MS, nil
-if now == nil then
+if OP == 'r' then
+  -- A release (concurrency) needs no time: it only removes its lease.
+elseif now == nil then
   local t = redis.call('TIME')
   now, margin = t[1] * 1000 + t[2] / 1000, 0
   redis_now = now
