@@ -78,7 +78,15 @@ export function renderModule() {
     const { keys, nowArg, stateBytes } = SCRIPTS[name];
     const compact = stateBytes !== undefined;
     const constants = `local NOW_ARG${compact ? ', STATE_BYTES' : ''} = ${nowArg}${compact ? `, ${stateBytes}` : ''}\n`;
-    const lua = constants + withoutComments(prelude + (compact ? compactPrelude : '') + withIncludes(readFileSync(join(luaDir, `${name}.lua`), 'utf8')));
+    const source = readFileSync(join(luaDir, `${name}.lua`), 'utf8');
+    // A compact script writes its state only through the included block: a misspelt include line
+    // would be stripped as a comment, and the script would never write.
+    const includes = source.match(/^[ \t]*--#include[ \t]+compact-write\.lua[ \t]*$/gm)?.length ?? 0;
+    if (compact !== (includes === 1)) throw new Error(`generate-lua: ${name}.lua must include compact-write.lua ${compact ? 'exactly once' : 'never'} (found ${includes})`);
+    if (/^[ \t]*--[ \t]*#[ \t]*include/m.test(source.replace(/^[ \t]*--#include[ \t]+\S+[ \t]*$/gm, ''))) {
+      throw new Error(`generate-lua: ${name}.lua has a malformed include line (write \`--#include <file>.lua\` alone on its line)`);
+    }
+    const lua = constants + withoutComments(prelude + (compact ? compactPrelude : '') + withIncludes(source));
     out += `  '${name}': {\n    name: '${name}',\n    numberOfKeys: ${keys},\n    compact: ${compact},\n    lua: ${JSON.stringify(lua)},\n  },\n`;
   }
   out += `};\n`;

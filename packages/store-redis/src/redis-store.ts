@@ -74,6 +74,15 @@ const HORIZON_BY_KIND: Partial<Record<AlgorithmKind, (p: Readonly<Record<string,
   'leaky-bucket': (p) => (p.capacity as number) * (p.emissionMs as number),
 };
 
+/**
+ * Appended to the state tag in the names of an algorithm's keys when their layout changed since an
+ * earlier version: the sliding log of 0.1.0 (`:swl`) kept its metadata key for every log and read it
+ * whenever the log was not empty, so a 0.1.0 process sharing a log with this version would read a
+ * stale sum. With new names the two never share a log (during a rolling upgrade each counts its own,
+ * as the compact layout's new bucket names do for the other algorithms).
+ */
+const LAYOUT_REVISION: Partial<Record<AlgorithmKind, string>> = { 'sliding-window-log': '2' };
+
 /** One script per operation: consume, peek, undo; acquire and release for concurrency. */
 type Operation = 'c' | 'p' | 'u' | 'a' | 'r';
 
@@ -307,7 +316,7 @@ export class RedisStore implements Store {
       `local EXPLICIT_NOW_MARGIN_MS = ${EXPLICIT_NOW_EXPIRY_MARGIN_MS}\n` +
       `local ${params.map(([, lua]) => lua).join(', ')} = ${values.join(', ')}\n` +
       (horizon === undefined ? '' : `local HORIZON = ${String(Math.min(horizon, MAX_HORIZON_MS))}\n`);
-    plan = { script: luaScripts[algorithm.kind], constants, suffix: `:${algorithm.stateTag}`, bucketKeys: [], calls: {} };
+    plan = { script: luaScripts[algorithm.kind], constants, suffix: `:${algorithm.stateTag}${LAYOUT_REVISION[algorithm.kind] ?? ''}`, bucketKeys: [], calls: {} };
     this.plans.set(algorithm, plan);
     return plan;
   }

@@ -25,9 +25,29 @@ export interface SlidingWindowLogOptions {
  * Expires one window after the newest record. A clock that goes back records at the newest stored time
  * (never before it).
  */
+/**
+ * A log of fewer records has its sum taken from the records (see `settleSum`); the Redis store reads
+ * such a log whole with one LRANGE (packages/store-redis/src/lua/sliding-window-log.lua, FIRST).
+ */
+const SHORT_LOG = 8;
+
 export function slidingWindowLog(options: SlidingWindowLogOptions): LogAlgorithm {
   const { limit, windowMs, countDenied, common } = parseWindowOptions(options, 'slidingWindowLog');
   const policy = common.policy;
+
+  /**
+   * The sum of a log of fewer than {@link SHORT_LOG} records is taken from its records, oldest first,
+   * at the start of each step, as the Redis script does (it reads such a log whole and keeps no running
+   * sum for it): with fractional costs a running sum drifts from that by float rounding, which could
+   * turn a decision at the limit. With every cost 1 (`costs === null`) both are the same whole number.
+   */
+  function settleSum(state: LogState): void {
+    const { costs } = state;
+    if (costs === null || costs.length - state.head >= SHORT_LOG) return;
+    let sum = 0;
+    for (let i = state.head; i < costs.length; i++) sum += Math.abs(costs[i]!);
+    state.sum = sum;
+  }
 
   /** Drops records at or before `now − window` (left edge exclusive), compacting now and then. */
   function prune(state: LogState, now: number): void {
@@ -80,6 +100,7 @@ export function slidingWindowLog(options: SlidingWindowLogOptions): LogAlgorithm
 
     step(existing, now, cost, commit) {
       const state: LogState = existing ?? { times: [], costs: null, head: 0, sum: 0 };
+      settleSum(state);
       let used: number;
       if (commit) {
         prune(state, now);

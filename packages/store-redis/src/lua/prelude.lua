@@ -15,10 +15,11 @@
 -- scripts/generate-lua.mjs also puts before this text each script's own constants: NOW_ARG, the
 -- argument that carries `now`, and for the compact layout STATE_BYTES, the size of a state.
 --
--- The preludes run as statements, and the scripts define no functions on their hot path: Redis runs
--- a script's whole chunk on every call, so each `local function` is a closure made per call, and its
--- upvalues are slower to reach than locals (the token bucket took 5.15 µs of Redis time per decision
--- with its write and rounding as functions, 4.1 without; see DESIGN-NOTES.md).
+-- The preludes run as statements, and the scripts of the compact layout define no functions: Redis
+-- runs a script's whole chunk on every call, so each `local function` is a closure made per call, and
+-- its upvalues are slower to reach than locals (the token bucket took 5.15 µs of Redis time per
+-- decision with its write and rounding as functions, 4.1 without; see DESIGN-NOTES.md). The sliding
+-- log's record visitor and concurrency's `exact` stay functions: their commands cost far more.
 --
 -- A decision is returned as five little-endian doubles: allowed (1 or 0), remaining (units), and the
 -- times until the reset, until a retry may pass (read only when denied) and of the delay, in ms, exact: the

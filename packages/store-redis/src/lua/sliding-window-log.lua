@@ -4,10 +4,10 @@
 --
 -- KEYS[1]  the records: a list of strings of two little-endian doubles (time, cost); a negative cost is
 --          a denial recorded by countDenied (its units count the same; consecutive ones share a record)
--- KEYS[2]  the metadata: a string of one little-endian double, the sum of the records' costs. It is
---          current whenever the log holds FIRST records or more; a shorter log is read whole, its sum
---          taken from its records (equal to the running sum of the TS step up to float rounding of
---          fractional costs, far below EPSILON), and the key, if left from a longer log, is not read.
+-- KEYS[2]  the metadata: a string of one little-endian double, the running sum of the records' costs,
+--          kept while the log holds FIRST records or more (same expiry as the log) and deleted when it
+--          drops below. A shorter log is read whole and its sum taken from its records, oldest first,
+--          as the TS step does for a log that short.
 -- Configuration (see prelude.lua): LIMIT, WINDOW (ms), COUNT_DENIED (1 or 0).
 -- ARGV[1]  cost (absent: 1)   ARGV[2] now in ms (absent: Redis TIME)
 -- Returns  the decision: five exact doubles (allowed, remaining, then ms to the reset, to a retry, of the delay; see prelude.lua); undo returns nothing.
@@ -165,9 +165,10 @@ if commit then
     local ttl = math.max(1, math.ceil(last + window - now)) + margin
     redis.call('PEXPIRE', log_key, ttl)
     if count >= FIRST then redis.call('SET', sum_key, struct.pack('<d', sum), 'PX', ttl) end
-  elseif not whole then
-    redis.call('DEL', sum_key)
   end
+  -- A long log that drops below FIRST records deletes its metadata: the key exists only while it is
+  -- current, and lives exactly as long as the log.
+  if count < FIRST and not whole then redis.call('DEL', sum_key) end
 end
 
 local reset_ms = 0
