@@ -13,6 +13,12 @@ export interface SlidingWindowLogOptions {
 }
 
 /**
+ * A log of fewer records has its sum taken from the records (see `settleSum`); the Redis store reads
+ * such a log whole with one LRANGE (packages/store-redis/src/lua/sliding-window-log.lua, FIRST).
+ */
+const SHORT_LOG = 8;
+
+/**
  * Sliding window log, exact: at `now` the window is `(now − window, now]`, so a record exactly one
  * window old no longer counts. A request of cost `c` is admitted when the recorded costs in the
  * window plus `c` are at most `limit`, and is then recorded with its cost. Capacity comes back when
@@ -25,12 +31,6 @@ export interface SlidingWindowLogOptions {
  * Expires one window after the newest record. A clock that goes back records at the newest stored time
  * (never before it).
  */
-/**
- * A log of fewer records has its sum taken from the records (see `settleSum`); the Redis store reads
- * such a log whole with one LRANGE (packages/store-redis/src/lua/sliding-window-log.lua, FIRST).
- */
-const SHORT_LOG = 8;
-
 export function slidingWindowLog(options: SlidingWindowLogOptions): LogAlgorithm {
   const { limit, windowMs, countDenied, common } = parseWindowOptions(options, 'slidingWindowLog');
   const policy = common.policy;
