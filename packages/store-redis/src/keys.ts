@@ -67,7 +67,7 @@ export function fieldOf(key: string): string {
 
 /**
  * The common start of the Redis keys of one storage key: `<prefix>{<hash tag>}`. The store appends
- * `:<stateTag>` (and `:<stateTag>:sum` for the sliding log's metadata). Cluster hashes only the tag, so
+ * `:<stateTag>` (the sliding log: `:swl2` and `:swl2:sum`, its metadata). Cluster hashes only the tag, so
  * all keys of one storage key (every algorithm, the log and its metadata) share a slot.
  */
 export function redisKeyBase(prefix: string, key: string): string {

@@ -93,7 +93,7 @@ interface AlgorithmPlan {
   readonly script: LuaScript;
   /** The Lua constants of this configuration, put before the script (see prelude.lua). */
   readonly constants: string;
-  /** `:<stateTag>`: ends the Redis key of a bucket, or of a key in the per-key layout. */
+  /** `:<stateTag>` (and the layout revision, see LAYOUT_REVISION): ends the Redis key of a bucket, or of a key in the per-key layout. */
   readonly suffix: string;
   /** Compact layout: the Redis key of each bucket, made on first use. */
   readonly bucketKeys: string[];
@@ -115,8 +115,8 @@ interface AlgorithmPlan {
  *   see {@link bucketOf}; the field is the key, see {@link fieldOf}): 30 to 60 bytes per key instead of
  *   about 150 for a Redis key of its own. A bucket expires after the latest deadline among its fields
  *   (extended to twice the longest time a state can need, so most writes leave its expiry alone), and dead fields are
- *   removed as new ones arrive (see src/lua/prelude-compact.lua). The sliding log and concurrency leases keep keys of
- *   their own: `<prefix>{<key>}:<stateTag>` (see {@link redisKeyBase}), each with an expiry no shorter
+ *   removed as new ones arrive (see src/lua/compact-write.lua). The sliding log and concurrency leases keep keys of
+ *   their own: `<prefix>{<key>}:<stateTag>` (`:swl2` for the log; see {@link redisKeyBase}), each with an expiry no shorter
  *   than the time its state needs to recover. Either way all Redis keys of one limit share a hash tag,
  *   hence a Cluster slot.
  * - Failures: a command error or a lost connection rejects with a {@link StoreError} (cause attached);
