@@ -60,6 +60,55 @@ export function runStoreConformance(options: ConformanceOptions): void {
       }
     });
 
+    describe("the seed's load test (seeds/001), scaled: 10 s at 50 requests/s, then 5 s at 600/s", () => {
+      /**
+       * The gateway test of the seed: a warm-up well under the limit, then three times the limit. Here
+       * one key, 50/s for 10 s (a request every 20 ms), then 6 requests every 10 ms for 5 s, on the fake
+       * clock. Returns how many were admitted in the warm-up and in each second of the surge, and the
+       * longest delay a shaper gave.
+       */
+      async function surge(algorithm: Algorithm): Promise<{ warm: number; perSecond: number[]; maxDelay: number }> {
+        let now = 0;
+        const limiter = createLimiter({ algorithm, store, clock: () => now, prefix: freshPrefix('surge'), timeout: false, denyCache: false });
+        let warm = 0;
+        for (let i = 0; i < 500; i++) {
+          now = i * 20;
+          if ((await limiter.consume('gateway')).allowed) warm++;
+        }
+        const perSecond = [0, 0, 0, 0, 0];
+        let maxDelay = 0;
+        for (let batch = 0; batch < 500; batch++) {
+          now = 10_000 + batch * 10;
+          for (let j = 0; j < 6; j++) {
+            const d = await limiter.consume('gateway');
+            if (!d.allowed) continue;
+            perSecond[Math.floor(batch / 100)]!++;
+            maxDelay = Math.max(maxDelay, d.delayMs);
+          }
+        }
+        return { warm, perSecond, maxDelay };
+      }
+
+      it('token bucket, 200/s with a burst of 400: the full bucket, then exactly the rate', async () => {
+        // First second: the 400 saved during the warm-up plus 2 tokens per 10 ms for 99 intervals.
+        expect(await surge(tokenBucket({ capacity: 400, refillRate: 200 }))).toEqual({ warm: 500, perSecond: [598, 200, 200, 200, 200], maxDelay: 0 });
+      });
+
+      it('fixed window, 200 per 1s: 200 in each window, whatever came before', async () => {
+        expect(await surge(fixedWindow({ limit: 200, window: '1s' }))).toEqual({ warm: 500, perSecond: [200, 200, 200, 200, 200], maxDelay: 0 });
+      });
+
+      it('sliding window log, 200 per 1s: never more than 200 in any second', async () => {
+        expect(await surge(slidingWindowLog({ limit: 200, window: '1s' }))).toEqual({ warm: 500, perSecond: [200, 200, 200, 200, 200], maxDelay: 0 });
+      });
+
+      it("shaping leaky bucket, 200/s with a queue of 100: the seed's 500 ms queue, answered at once", async () => {
+        // The seed's gateway queued for up to 500 ms and then answered 429; the shaper admits what its
+        // queue can hold with a delay under 500 ms and denies the rest at once.
+        expect(await surge(leakyBucket({ capacity: 100, leakRate: 200, mode: 'shape' }))).toEqual({ warm: 500, perSecond: [298, 200, 200, 200, 200], maxDelay: 495 });
+      });
+    });
+
     describe('bad input changes no state', () => {
       const algorithms: Algorithm[] = [
         fixedWindow({ limit: 10, window: '1s' }),
