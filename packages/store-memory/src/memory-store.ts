@@ -30,7 +30,6 @@ export interface MemoryStoreOptions {
   clock?: Clock;
 }
 
-
 /** Entries examined per sweep step; a sweep of many keys is spread over several event-loop turns. */
 const SWEEP_BATCH = 20_000;
 

@@ -49,9 +49,12 @@ function withoutComments(lua) {
     .join('\n') + '\n';
 }
 
+/** An include line: `--#include <file>` alone on its line (group 1: the file). */
+const INCLUDE_LINE = /^[ \t]*--#include[ \t]+(\S+)[ \t]*$/gm;
+
 /** `lua` with each `--#include <file>` line replaced by the text of that file of INCLUDED. */
 function withIncludes(lua) {
-  return lua.replace(/^[ \t]*--#include[ \t]+(\S+)[ \t]*$/gm, (_, file) => {
+  return lua.replace(INCLUDE_LINE, (_, file) => {
     if (!INCLUDED.includes(file)) throw new Error(`generate-lua: --#include ${file}: not one of ${INCLUDED.join(', ')}`);
     return readFileSync(join(luaDir, file), 'utf8');
   });
@@ -81,9 +84,9 @@ export function renderModule() {
     const source = readFileSync(join(luaDir, `${name}.lua`), 'utf8');
     // A compact script writes its state only through the included block: a misspelt include line
     // would be stripped as a comment, and the script would never write.
-    const includes = source.match(/^[ \t]*--#include[ \t]+compact-write\.lua[ \t]*$/gm)?.length ?? 0;
+    const includes = [...source.matchAll(INCLUDE_LINE)].filter((m) => m[1] === 'compact-write.lua').length;
     if (compact !== (includes === 1)) throw new Error(`generate-lua: ${name}.lua must include compact-write.lua ${compact ? 'exactly once' : 'never'} (found ${includes})`);
-    if (/^[ \t]*--[ \t]*#[ \t]*include/m.test(source.replace(/^[ \t]*--#include[ \t]+\S+[ \t]*$/gm, ''))) {
+    if (/^[ \t]*--[ \t]*#[ \t]*include/m.test(source.replace(INCLUDE_LINE, ''))) {
       throw new Error(`generate-lua: ${name}.lua has a malformed include line (write \`--#include <file>.lua\` alone on its line)`);
     }
     const lua = constants + withoutComments(prelude + (compact ? compactPrelude : '') + withIncludes(source));

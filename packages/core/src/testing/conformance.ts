@@ -160,12 +160,17 @@ export function runStoreConformance(options: ConformanceOptions): void {
     });
 
     describe('combined limits', () => {
-      it('admits only if all admit; a denial by one uses no quota in the others', async () => {
-        const prefix = freshPrefix('combo');
+      /** A tenant's token bucket (3 per hour) and a user limit, combined in that order, at a fixed time. */
+      const tenantAndUser = (label: string, userAlgorithm: Algorithm) => {
+        const prefix = freshPrefix(label);
         const clock = () => 1_000;
         const tenant = createLimiter({ algorithm: tokenBucket({ capacity: 3, refillRate: 1, interval: '1h' }), store, clock, prefix: `${prefix}-tenant`, timeout: false });
-        const user = createLimiter({ algorithm: slidingWindowLog({ limit: 2, window: '1h' }), store, clock, prefix: `${prefix}-user`, timeout: false });
-        const group = combineLimiters([tenant, user]);
+        const user = createLimiter({ algorithm: userAlgorithm, store, clock, prefix: `${prefix}-user`, timeout: false });
+        return { tenant, user, group: combineLimiters([tenant, user]) };
+      };
+
+      it('admits only if all admit; a denial by one uses no quota in the others', async () => {
+        const { tenant, user, group } = tenantAndUser('combo', slidingWindowLog({ limit: 2, window: '1h' }));
         expect((await group.consume(['acme', 'alice'])).allowed).toBe(true);
         expect((await group.consume(['acme', 'alice'])).allowed).toBe(true);
         const denied = await group.consume(['acme', 'alice']);
@@ -183,11 +188,7 @@ export function runStoreConformance(options: ConformanceOptions): void {
       });
 
       it('a bad key or cost for any limit rejects before any limit is charged', async () => {
-        const prefix = freshPrefix('combo-bad');
-        const clock = () => 1_000;
-        const tenant = createLimiter({ algorithm: tokenBucket({ capacity: 3, refillRate: 1, interval: '1h' }), store, clock, prefix: `${prefix}-tenant`, timeout: false });
-        const user = createLimiter({ algorithm: fixedWindow({ limit: 2, window: '1h' }), store, clock, prefix: `${prefix}-user`, timeout: false });
-        const group = combineLimiters([tenant, user]);
+        const { tenant, user, group } = tenantAndUser('combo-bad', fixedWindow({ limit: 2, window: '1h' }));
         await expect(group.consume(['acme', 'alice'], [1, 5])).rejects.toMatchObject({ code: 'RL_COST_EXCEEDS_CAPACITY' });
         await expect(group.consume(['acme', 'alice'], [1, -1])).rejects.toMatchObject({ code: 'RL_INVALID_COST' });
         await expect(group.consume(['acme', ''])).rejects.toMatchObject({ code: 'RL_INVALID_KEY' });
