@@ -31,6 +31,8 @@ interface AlgorithmCommon {
   readonly options: Readonly<Record<string, unknown>>;
   /** When true, denied requests also consume quota (window algorithms only). */
   readonly countDenied: boolean;
+  /** True when an admitted request may have to wait (`delayMs > 0`): a shaping leaky bucket. The HTTP layer then requires `wait`. */
+  readonly mayDelay: boolean;
 }
 
 /**

@@ -20,6 +20,7 @@ export { makePolicy, makeDecision, ceilMs, floorUnits, EPSILON, type Decision, t
 export { parseDuration, formatDuration, type Duration, type DurationUnit } from './duration.js';
 export { checkOptions } from './options.js';
 export { systemClock, type Clock } from './clock.js';
+export { systemTimers, type Timers, type TimerHandle } from './timers.js';
 export type { Store, StoreCapabilities, MaybePromise } from './store.js';
 export {
   createLimiter,

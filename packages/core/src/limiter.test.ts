@@ -13,6 +13,7 @@ import type { Decision } from './decision.js';
 import { StoreError } from './errors.js';
 import { createLimiter, type StoreErrorEvent } from './limiter.js';
 import type { Store } from './store.js';
+import { FakeTimers } from './testing/fake-timers.js';
 
 interface Pending {
   run: () => Decision | void;
@@ -89,14 +90,20 @@ const bucket = () => tokenBucket({ capacity: 2, refillRate: 1, interval: '1h' })
 describe('limiter with a remote store that is slow or failing', () => {
   it('a call that does not answer within the timeout resolves by the policy (reason timeout); its late answer is ignored', async () => {
     const store = new ManualStore();
-    const limiter = createLimiter({ algorithm: bucket(), store, timeout: 20 });
+    const timers = new FakeTimers();
+    const limiter = createLimiter({ algorithm: bucket(), store, timeout: 20, timers });
     const events: StoreErrorEvent[] = [];
     limiter.on('storeError', (e: StoreErrorEvent) => events.push(e));
-    const decision = await limiter.consume('k');
+    let decision: Decision | undefined;
+    void limiter.consume('k').then((d) => (decision = d));
+    await timers.advanceAsync(19);
+    expect(decision).toBeUndefined();
+    await timers.advanceAsync(1);
     expect(decision).toMatchObject({ allowed: false, reason: 'timeout' });
     expect(events).toMatchObject([{ reason: 'timeout', action: 'deny', key: 'k' }]);
+    expect(timers.pending).toBe(0);
     store.answerAll(); // the late answer settles nothing and throws nothing
-    await sleep(5);
+    await timers.advanceAsync(0);
   });
 
   it('while the circuit is open, decisions repeat the opening reason without a call; then one probe at a time', async () => {

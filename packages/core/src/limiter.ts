@@ -1,6 +1,5 @@
 import { EventEmitter } from 'node:events';
 import { randomBytes } from 'node:crypto';
-import { performance } from 'node:perf_hooks';
 import { checkCost, type Algorithm, type ConcurrencyAlgorithm } from './algorithm.js';
 import { systemClock, type Clock } from './clock.js';
 import { makeDecision, type Decision, type DecisionReason } from './decision.js';
@@ -8,6 +7,7 @@ import { parseDuration, type Duration } from './duration.js';
 import { InvalidKeyError, InvalidOptionError, RateLimitError, StoreError, StoreTimeoutError, UnsupportedError } from './errors.js';
 import { checkOptions, integerAtLeast } from './options.js';
 import type { MaybePromise, Store } from './store.js';
+import { systemTimers, type TimerHandle, type Timers } from './timers.js';
 
 /** What to do when the store fails or times out. */
 export type StoreErrorPolicy =
@@ -49,6 +49,8 @@ export interface LimiterOptions {
    * every key for a second.
    */
   storeFailureThreshold?: number;
+  /** Where the store timeout gets its time and its timer. Default: Node's timers; tests pass `FakeTimers` from `@rl/core/testing`. */
+  timers?: Timers;
 }
 
 /** A decision of a concurrency limit; call `release()` exactly when the work ends (extra calls do nothing). */
@@ -65,7 +67,7 @@ export interface StoreErrorEvent {
   action: 'deny' | 'allow' | 'fallback';
 }
 
-const LIMITER_OPTIONS = ['algorithm', 'store', 'clock', 'prefix', 'timeout', 'onStoreError', 'denyCache', 'storeRetryInterval', 'storeFailureThreshold'] as const;
+const LIMITER_OPTIONS = ['algorithm', 'store', 'clock', 'prefix', 'timeout', 'onStoreError', 'denyCache', 'storeRetryInterval', 'storeFailureThreshold', 'timers'] as const;
 const STATE_KINDS = new Set(['numeric', 'log', 'leases']);
 const STORE_DOWN_RETRY_MS = 1000;
 
@@ -147,7 +149,8 @@ export class Limiter extends EventEmitter {
       o.storeRetryInterval === undefined ? STORE_DOWN_RETRY_MS : parseDuration(o.storeRetryInterval, 'createLimiter.storeRetryInterval');
     this.failureThreshold =
       o.storeFailureThreshold === undefined ? 3 : integerAtLeast(o.storeFailureThreshold, 'createLimiter.storeFailureThreshold');
-    this.deadlines = this.timeoutMs > 0 ? new Deadlines(this.timeoutMs) : undefined;
+    const timers = o.timers === undefined ? systemTimers : checkTimers(o.timers, 'createLimiter.timers');
+    this.deadlines = this.timeoutMs > 0 ? new Deadlines(this.timeoutMs, timers) : undefined;
 
     const policy = o.onStoreError ?? 'deny';
     if (policy === 'deny' || policy === 'allow') {
@@ -550,12 +553,15 @@ interface Deadline {
 class Deadlines {
   private head: Deadline | undefined;
   private tail: Deadline | undefined;
-  private timer: NodeJS.Timeout | undefined;
+  private timer: TimerHandle | undefined;
 
-  constructor(private readonly timeoutMs: number) {}
+  constructor(
+    private readonly timeoutMs: number,
+    private readonly timers: Timers,
+  ) {}
 
   add(onTimeout: (error: StoreTimeoutError) => void): Deadline {
-    const entry: Deadline = { at: performance.now() + this.timeoutMs, onTimeout, prev: this.tail, next: undefined, linked: true };
+    const entry: Deadline = { at: this.timers.now() + this.timeoutMs, onTimeout, prev: this.tail, next: undefined, linked: true };
     if (this.tail === undefined) this.head = entry;
     else this.tail.next = entry;
     this.tail = entry;
@@ -581,12 +587,12 @@ class Deadlines {
   }
 
   private schedule(ms: number): void {
-    this.timer = setTimeout(this.expire, Math.max(1, Math.ceil(ms)));
+    this.timer = this.timers.setTimeout(this.expire, Math.max(1, Math.ceil(ms)));
   }
 
   private readonly expire = (): void => {
     this.timer = undefined;
-    const now = performance.now();
+    const now = this.timers.now();
     const due: Deadline[] = [];
     while (this.head !== undefined && this.head.at <= now) {
       const entry = this.head;
@@ -607,6 +613,15 @@ class Deadlines {
       onTimeout(new StoreTimeoutError(this.timeoutMs));
     }
   }
+}
+
+/** `value` as {@link Timers}, or an {@link InvalidOptionError} naming `field`. */
+export function checkTimers(value: unknown, field: string): Timers {
+  const t = value as Timers | null;
+  if (t === null || typeof t !== 'object' || typeof t.now !== 'function' || typeof t.setTimeout !== 'function' || typeof t.clearTimeout !== 'function') {
+    throw new InvalidOptionError(field, value, 'timers with now(), setTimeout(callback, ms) and clearTimeout(handle), such as FakeTimers from @rl/core/testing');
+  }
+  return t;
 }
 
 function rethrow(error: unknown): never {

@@ -11,6 +11,7 @@ import {
   type FrameworkBinding,
   type HttpRateLimitOptions,
   type RateLimitResult,
+  type Timers,
 } from '@rl/core';
 
 export type { RateLimitResult, HttpRateLimitOptions, LimitOptions, HeaderFormat } from '@rl/core';
@@ -190,7 +191,7 @@ export function rateLimit(options: RateLimitOptions): RateLimitMiddleware {
       (res as unknown as Record<symbol, RateLimitResult>)[slot] = result;
       res.once('close', releaseOnClose);
     }
-    if (result.delayMs > 0) return holdThenNext(res, next, result);
+    if (result.delayMs > 0) return holdThenNext(res, next, result, limiter.timers);
     next();
   }
 
@@ -208,8 +209,8 @@ async function callOnLimit(onLimit: OnLimitHandler, req: Request, res: Response,
 }
 
 /** Holds a shaped request for its delay, then continues; a client that leaves meanwhile gives its slot back and never reaches next. */
-async function holdThenNext(res: Response, next: NextFunction, result: RateLimitResult): Promise<void> {
-  if (!(await holdRequest(res, result.delayMs))) {
+async function holdThenNext(res: Response, next: NextFunction, result: RateLimitResult, timers: Timers): Promise<void> {
+  if (!(await holdRequest(res, result.delayMs, timers))) {
     await result.abandon();
     return;
   }

@@ -135,7 +135,7 @@ function prepare(options: RouteRateLimitOptions, owner: string, createStore: () 
       return;
     }
     if (result.delayMs > 0) {
-      holdRequest(reply.raw, result.delayMs).then((held) => {
+      holdRequest(reply.raw, result.delayMs, limiter.timers).then((held) => {
         // The client left while held: nothing to send, and the handler must not run.
         if (held) done();
         else dropRequest(reply, result).catch(done);

@@ -111,7 +111,7 @@ export function rateLimit(options: RateLimitOptions): RateLimitMiddleware {
 
   async function holdThenNext(ctx: Context, next: Next, result: RateLimitResult): Promise<void> {
     // The client left while held: nothing to send, and downstream must not run.
-    if (!(await holdRequest(ctx.res, result.delayMs))) return abandon(ctx, result);
+    if (!(await holdRequest(ctx.res, result.delayMs, limiter.timers))) return abandon(ctx, result);
     await downstream(ctx, next, result);
   }
 

@@ -36,6 +36,7 @@ export function concurrency(options: ConcurrencyOptions): ConcurrencyAlgorithm {
     maxCost: 1,
     policy,
     countDenied: false,
+    mayDelay: false,
     leaseMs,
     params: { limit, leaseMs },
     options: { limit, lease: leaseMs },

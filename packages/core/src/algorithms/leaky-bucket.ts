@@ -58,6 +58,7 @@ export function leakyBucket(options: LeakyBucketOptions): NumericAlgorithm {
     maxCost: capacity,
     policy,
     countDenied: false,
+    mayDelay: shape,
     params: { capacity, emissionMs: emission, shape: shape ? 1 : 0 },
     options: { capacity, leakRate, interval: intervalMs, mode },
 

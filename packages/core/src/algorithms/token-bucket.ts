@@ -41,6 +41,7 @@ export function tokenBucket(options: TokenBucketOptions): NumericAlgorithm {
     maxCost: capacity,
     policy,
     countDenied: false,
+    mayDelay: false,
     params: { capacity, ratePerMs: rate },
     options: { capacity, refillRate, interval: intervalMs },
 

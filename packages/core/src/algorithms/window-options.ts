@@ -20,6 +20,7 @@ export interface ParsedWindow {
     readonly maxCost: number;
     readonly policy: Policy;
     readonly countDenied: boolean;
+    readonly mayDelay: false;
     readonly params: Readonly<Record<string, number>>;
     readonly options: Readonly<Record<string, unknown>>;
   };
@@ -44,6 +45,7 @@ export function parseWindowOptions(options: WindowOptions, owner: string): Parse
       maxCost: limit,
       policy: makePolicy(limit, windowMs),
       countDenied,
+      mayDelay: false,
       params: { limit, windowMs, countDenied: countDenied ? 1 : 0 },
       options: { limit, window: windowMs, countDenied },
     },

@@ -4,7 +4,8 @@ import type { Clock } from '../clock.js';
 import { reportsQuota, type Decision, type DecisionReason, type Policy } from '../decision.js';
 import { parseDuration, type Duration } from '../duration.js';
 import { InvalidKeyError, InvalidOptionError } from '../errors.js';
-import { createLimiter, type LeaseDecision, type Limiter, type StoreErrorPolicy } from '../limiter.js';
+import { checkTimers, createLimiter, type LeaseDecision, type Limiter, type StoreErrorPolicy } from '../limiter.js';
+import { systemTimers, type Timers } from '../timers.js';
 import { checkOptions } from '../options.js';
 import type { Store } from '../store.js';
 import { HeaderWriter, parseHeaderFormat, type HeaderAccess, type HeaderFormat, type HeaderSource } from './headers.js';
@@ -80,6 +81,8 @@ export interface HttpRateLimitOptions<Req> {
   clock?: Clock;
   /** Prefix length grouping IPv6 clients under the default key (default 56); `false` keys whole addresses. */
   ipv6Subnet?: number | false;
+  /** Where the store timeout and shaping holds get their time and timers. Default: Node's timers; tests pass `FakeTimers` from `@rl/core/testing`. */
+  timers?: Timers;
 }
 
 /** What an adapter tells the http layer about its framework. */
@@ -114,6 +117,7 @@ const CORE_OPTIONS = [
   'timeout',
   'clock',
   'ipv6Subnet',
+  'timers',
 ] as const;
 const LIMIT_OPTIONS = ['algorithm', 'name', 'key', 'cost', 'store', 'onStoreError'] as const;
 const STATE_KINDS = new Set(['numeric', 'log', 'leases']);
@@ -174,6 +178,8 @@ export class HttpRateLimiter<Req> {
   readonly headers: HeaderWriter;
   /** The store this middleware created (closed by {@link close}), if any. */
   readonly ownedStore: Store | undefined;
+  /** The timers of this middleware's holds (see {@link holdRequest}) and store timeouts. */
+  readonly timers: Timers;
 
   private readonly limits: readonly PreparedLimit<Req>[];
   /** The only limit, when there is exactly one: {@link decide} takes a shorter path for it. */
@@ -219,6 +225,7 @@ export class HttpRateLimiter<Req> {
     this.skip = optionalFunction<SkipFunction<Req>>(o.skip, `${owner}.skip`);
     this.cost = o.cost === undefined ? 1 : costOption(o.cost, `${owner}.cost`);
     this.ipv6Subnet = parseIPv6Subnet(o.ipv6Subnet, `${owner}.ipv6Subnet`);
+    this.timers = o.timers === undefined ? systemTimers : checkTimers(o.timers, `${owner}.timers`);
     const format = parseHeaderFormat(o.headers, `${owner}.headers`);
     if (o.prefix !== undefined && (typeof o.prefix !== 'string' || o.prefix.length === 0)) {
       throw new InvalidOptionError(`${owner}.prefix`, o.prefix, 'a non-empty string');
@@ -300,6 +307,7 @@ export class HttpRateLimiter<Req> {
         prefix: several ? `${this.prefix}:${names[i]}` : this.prefix,
         clock: o.clock as Clock | undefined,
         timeout: o.timeout as Duration | false | undefined,
+        timers: this.timers,
         onStoreError: l.onStoreError ?? (o.onStoreError as StoreErrorPolicy | undefined),
       });
       return { limiter, name: names[i]!, policy: l.algorithm.policy, leases, key, cost };
@@ -657,14 +665,14 @@ export interface CloseNotifier {
  * Holds a request for `delayMs`. Resolves true when the time has passed, false as soon as the
  * response closes first (the client disconnected): then no timer and no listener is left behind.
  */
-export function holdRequest(res: CloseNotifier, delayMs: number): Promise<boolean> {
+export function holdRequest(res: CloseNotifier, delayMs: number, timers: Timers = systemTimers): Promise<boolean> {
   if (res.destroyed === true) return Promise.resolve(false);
   return new Promise<boolean>((resolve) => {
     const onClose = (): void => {
-      clearTimeout(timer);
+      timers.clearTimeout(timer);
       resolve(false);
     };
-    const timer = setTimeout(() => {
+    const timer = timers.setTimeout(() => {
       res.removeListener('close', onClose);
       resolve(true);
     }, delayMs);

@@ -7,6 +7,7 @@
  * ```
  */
 export { runStoreConformance, type ConformanceOptions } from './conformance.js';
+export { FakeTimers } from './fake-timers.js';
 export { runScenario, checkScenario, type StepResult } from './run-scenario.js';
 export {
   scenarios,

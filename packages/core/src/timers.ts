@@ -1,0 +1,26 @@
+import { performance } from 'node:perf_hooks';
+
+/** What {@link Timers.setTimeout} returns, handed back to {@link Timers.clearTimeout}. */
+export type TimerHandle = unknown;
+
+/**
+ * The timer seam of rl: where the limiter's store timeouts and the HTTP layer's holds get their time
+ * and their timers. Tests pass fake timers (`FakeTimers` from `@rl/core/testing`) so that timeouts,
+ * the store-down circuit and shaping holds are tested without waiting; applications leave the default,
+ * {@link systemTimers}.
+ */
+export interface Timers {
+  /** A monotonic time in milliseconds (only differences are used). */
+  now(): number;
+  /** Calls `callback` once, `ms` milliseconds from now (at least 1). */
+  setTimeout(callback: () => void, ms: number): TimerHandle;
+  /** Cancels a callback that has not run yet; a handle that already ran does nothing. */
+  clearTimeout(handle: TimerHandle): void;
+}
+
+/** Node's timers and `performance.now()`. */
+export const systemTimers: Timers = {
+  now: () => performance.now(),
+  setTimeout: (callback, ms) => setTimeout(callback, ms),
+  clearTimeout: (handle) => clearTimeout(handle as NodeJS.Timeout),
+};
