@@ -4,6 +4,9 @@ import { CONTENDERS, RL_ALGORITHMS } from '../lib/memory-contenders.mjs';
 import { BENCH_DIR, median, runWorker, verdict } from '../lib/common.mjs';
 
 const WORKER = path.join(BENCH_DIR, 'sections/consume-worker.mjs');
+const EVICTION_WORKER = path.join(BENCH_DIR, 'sections/eviction-worker.mjs');
+/** The eviction rows: a flood of distinct keys through `maxKeys`, for a slab table and an object table. */
+const EVICTION_ALGORITHMS = ['token-bucket', 'sliding-window-log'];
 
 export const title = '1. In-process decisions per second (memory store)';
 
@@ -57,12 +60,48 @@ export async function run({ quick, log, cpu = 0 }) {
     const v = ops('rl token-bucket (consumeSync)', k);
     if (Number.isFinite(v)) targets.push({ target: `(extra) consumeSync token-bucket, ${k === 1 ? 'hot key' : '100k keys'}: >= 0.75 x hand sync bucket`, value: v / ref(k), ok: v / ref(k) >= 0.75 });
   }
+  const eviction = await evictionRows({ quick, log, cpu, rounds });
+  targets.push(...eviction.targets);
   const headers = ['contender', '1 key ops/s', '/hand', '/hand await', '/RLF', '/ERL', '100k ops/s', '/hand', '/hand await', '/RLF', '/ERL'];
   const how = Object.entries(notes).map(([n, s]) => `- ${n}: \`${s}\``).join('\n');
   return {
-    tables: [{ caption: `median of ${rounds} alternating rounds, ${runMs} ms each after ${warmMs} ms warm-up, each in a fresh process pinned to core ${cpu}`, headers, rows }],
+    tables: [{ caption: `median of ${rounds} alternating rounds, ${runMs} ms each after ${warmMs} ms warm-up, each in a fresh process pinned to core ${cpu}`, headers, rows }, eviction.table],
     targets: targets.map((t) => ({ ...t, verdict: verdict(t.ok) })),
     notes: `How each contender is called:\n${how}`,
+    raw,
+    evictionRaw: eviction.raw,
+  };
+}
+
+/**
+ * Eviction at maxKeys: the cost of a new key (`consumeSync`, one decision that inserts it) before the
+ * store fills and once it is full, when every new key evicts one, over 1M evictions in chunks.
+ */
+async function evictionRows({ quick, log, cpu, rounds }) {
+  const maxKeys = quick ? 20_000 : 100_000;
+  const evictions = quick ? 200_000 : 1_000_000;
+  const chunk = evictions / 10;
+  const rows = [];
+  const targets = [];
+  const raw = {};
+  for (const algorithm of EVICTION_ALGORITHMS) {
+    const runs = [];
+    for (let r = 0; r < rounds; r++) runs.push(await runWorker(EVICTION_WORKER, [algorithm, String(maxKeys), String(evictions), String(chunk)], { cpu }));
+    raw[algorithm] = runs;
+    const m = (field) => median(runs.map((x) => x[field]));
+    const [before, at, first, last, max] = [m('beforeFull'), m('atCapacity'), m('first'), m('last'), m('max')];
+    log(`  eviction ${algorithm}: ${before.toFixed(2)} µs/key before full, ${at.toFixed(2)} at capacity (last chunk ${last.toFixed(2)})`);
+    rows.push([`rl ${algorithm}`, before, at, first, last, max, at / before, last / first]);
+    targets.push({ target: `eviction ${algorithm}: cost per key at capacity <= 2 x before the store fills`, value: at / before, ok: at / before <= 2 });
+    targets.push({ target: `eviction ${algorithm}: flat, the last ${chunk.toLocaleString('en')} evictions <= 2 x before the store fills`, value: last / before, ok: last / before <= 2 });
+  }
+  return {
+    table: {
+      caption: `eviction at maxKeys ${maxKeys.toLocaleString('en')}: µs per new distinct key (consumeSync), before the store fills and over ${evictions.toLocaleString('en')} evictions in chunks of ${chunk.toLocaleString('en')}, median of ${rounds} fresh processes`,
+      headers: ['store', 'µs/key before full', 'at capacity', 'first chunk', 'last chunk', 'worst chunk', 'at capacity / before', 'last / first'],
+      rows,
+    },
+    targets,
     raw,
   };
 }

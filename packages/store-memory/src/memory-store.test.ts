@@ -1,5 +1,5 @@
 import { combineLimiters, concurrency, createLimiter, fixedWindow, leakyBucket, slidingWindowLog, tokenBucket } from '@rl/core';
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import { MemoryStore } from './memory-store.js';
 
 const stores: MemoryStore[] = [];
@@ -99,6 +99,28 @@ describe('maxKeys and eviction', () => {
     // The most recent keys are there; the first ones were evicted.
     expect((await limiter.peek('flood-299999')).remaining).toBe(4);
     expect((await limiter.peek('flood-0')).remaining).toBe(5);
+  });
+
+  it('each eviction costs a constant number of steps however many came before (one CLOCK hand, not a new scan per eviction)', () => {
+    // A new iterator per eviction walks again over the deleted entries that earlier evictions left at
+    // the start of the Map's table: a flood of distinct keys got slower with every key. The hand is
+    // kept, so iterators are created once per pass over the keys, not once per eviction.
+    const store = newStore({ maxKeys: 1_000, sweepInterval: false });
+    const limiter = createLimiter({ algorithm: tokenBucket({ capacity: 5, refillRate: 1, interval: '1h' }), store, clock: () => 0 });
+    for (let i = 0; i < 1_000; i++) limiter.consumeSync(`fill-${i}`);
+    const iterate = vi.spyOn(Map.prototype, Symbol.iterator);
+    const entries = vi.spyOn(Map.prototype, 'entries');
+    try {
+      for (let i = 0; i < 20_000; i++) limiter.consumeSync(`flood-${i}`);
+      expect(store.keyCount).toBe(1_000);
+      // 20,000 evictions over 1,000 keys: about 20 passes of the hand.
+      expect(iterate.mock.calls.length + entries.mock.calls.length).toBeLessThanOrEqual(25);
+    } finally {
+      iterate.mockRestore();
+      entries.mockRestore();
+    }
+    expect((limiter.consumeSync('flood-19999')).remaining).toBe(3);
+    expect((limiter.consumeSync('flood-0')).remaining).toBe(4);
   });
 });
 

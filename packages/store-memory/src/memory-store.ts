@@ -16,6 +16,7 @@ import {
   type Store,
   type StoreCapabilities,
 } from '@rl/core';
+import { NumericTable, ObjectTable, type AnyTable, type Table, type LeaseTable, type LogTable } from './tables.js';
 
 export interface MemoryStoreOptions {
   /**
@@ -26,122 +27,12 @@ export interface MemoryStoreOptions {
   maxKeys?: number;
   /** How often one timer sweeps state that has fully recovered (default `'30s'`; `false`: never). The timer is unref'd. */
   sweepInterval?: Duration | false;
-  /** Clock used when the limiter passes no `now` (default: the monotonic system clock). */
+  /** Clock used when the limiter passes no `now` (default: `systemClock`, wall-clock `Date.now()`). */
   clock?: Clock;
 }
 
 /** Entries examined per sweep step; a sweep of many keys is spread over several event-loop turns. */
 const SWEEP_BATCH = 20_000;
-
-/** Algorithms that have used a table: expiry must satisfy all of them (never drop state one of them still needs). */
-class AlgorithmSet<A extends { expiresAt: (...args: never[]) => number }> {
-  last: A | undefined;
-  all: A[] = [];
-  note(algorithm: A): void {
-    if (algorithm === this.last) return;
-    this.last = algorithm;
-    if (!this.all.includes(algorithm)) this.all.push(algorithm);
-  }
-}
-
-/**
- * Fixed-size states of one layout, packed in one Float64Array: a key costs a Map entry holding a
- * small integer slot, `stride` doubles, and one byte for the LRU clock bit.
- */
-class NumericTable {
-  readonly index = new Map<string, number>();
-  readonly algorithms = new AlgorithmSet<NumericAlgorithm>();
-  data: Float64Array;
-  touched: Uint8Array;
-  private readonly free: number[] = [];
-  private next = 0;
-
-  constructor(readonly stride: number) {
-    this.data = new Float64Array(1024 * stride);
-    this.touched = new Uint8Array(1024);
-  }
-
-  /** A slot for a new key. */
-  allocate(key: string): number {
-    let slot = this.free.pop();
-    if (slot === undefined) {
-      slot = this.next++;
-      if (slot >= this.touched.length) this.grow();
-    }
-    this.index.set(key, slot);
-    this.touched[slot] = 0;
-    return slot;
-  }
-
-  delete(key: string, slot: number): void {
-    this.index.delete(key);
-    this.free.push(slot);
-  }
-
-  private grow(): void {
-    const size = this.touched.length * 2;
-    const data = new Float64Array(size * this.stride);
-    data.set(this.data);
-    this.data = data;
-    const touched = new Uint8Array(size);
-    touched.set(this.touched);
-    this.touched = touched;
-  }
-
-  expired(slot: number, now: number): boolean {
-    const offset = slot * this.stride;
-    for (const algorithm of this.algorithms.all) if (algorithm.expiresAt(this.data, offset) > now) return false;
-    return true;
-  }
-
-  /** Evicts one key: the first in insertion order that is expired or not touched since the last pass. */
-  evictOne(now: number): boolean {
-    for (const [key, slot] of this.index) {
-      if (this.touched[slot] === 1 && !this.expired(slot, now)) {
-        // Second chance: clear the bit and move the key to the end of the order.
-        this.touched[slot] = 0;
-        this.index.delete(key);
-        this.index.set(key, slot);
-        continue;
-      }
-      this.delete(key, slot);
-      return true;
-    }
-    return false;
-  }
-}
-
-interface ObjectEntry<S> {
-  state: S;
-  touched: boolean;
-}
-
-/** Variable-size states (sliding logs, lease sets), one object per key. */
-class ObjectTable<S, A extends { expiresAt(state: S): number }> {
-  readonly index = new Map<string, ObjectEntry<S>>();
-  readonly algorithms = new AlgorithmSet<A>();
-
-  expired(state: S, now: number): boolean {
-    for (const algorithm of this.algorithms.all) if (algorithm.expiresAt(state) > now) return false;
-    return true;
-  }
-
-  evictOne(now: number): boolean {
-    for (const [key, entry] of this.index) {
-      if (entry.touched && !this.expired(entry.state, now)) {
-        entry.touched = false;
-        this.index.delete(key);
-        this.index.set(key, entry);
-        continue;
-      }
-      this.index.delete(key);
-      return true;
-    }
-    return false;
-  }
-}
-
-type AnyTable = NumericTable | ObjectTable<LogState, LogAlgorithm> | ObjectTable<LeaseState, ConcurrencyAlgorithm>;
 
 /**
  * The in-process store. Each decision runs synchronously (read, step, write in one event-loop turn),
@@ -156,8 +47,8 @@ export class MemoryStore implements Store {
   readonly maxKeys: number;
   private readonly clock: Clock;
   private readonly numeric = new Map<string, NumericTable>();
-  private readonly logs = new ObjectTable<LogState, LogAlgorithm>();
-  private readonly leases = new ObjectTable<LeaseState, ConcurrencyAlgorithm>();
+  private readonly logs: LogTable = new ObjectTable<LogState, LogAlgorithm>();
+  private readonly leases: LeaseTable = new ObjectTable<LeaseState, ConcurrencyAlgorithm>();
   private size = 0;
   private closed = false;
   private timer: NodeJS.Timeout | undefined;
@@ -222,7 +113,7 @@ export class MemoryStore implements Store {
       const table = this.numeric.get(algorithm.stateTag);
       const slot = table?.index.get(key);
       if (table !== undefined && slot !== undefined) {
-        table.delete(key, slot);
+        table.remove(key, slot);
         this.size--;
       }
     } else {
@@ -381,7 +272,7 @@ export class MemoryStore implements Store {
     if (budget === 0) setImmediate(() => this.sweepStep()).unref();
   }
 
-  private sweepEntries(table: AnyTable, iterator: Iterator<[string, unknown]>, now: number, budget: number): { seen: number; removed: number; done: boolean } {
+  private sweepEntries(table: Table<unknown>, iterator: Iterator<[string, unknown]>, now: number, budget: number): { seen: number; removed: number; done: boolean } {
     let seen = 0;
     let removed = 0;
     while (seen < budget) {
@@ -392,18 +283,9 @@ export class MemoryStore implements Store {
       }
       seen++;
       const [key, value] = step.value;
-      if (table instanceof NumericTable) {
-        const slot = value as number;
-        if (table.expired(slot, now)) {
-          table.delete(key, slot);
-          removed++;
-        }
-      } else {
-        const entry = value as ObjectEntry<LogState & LeaseState>;
-        if ((table as ObjectTable<LogState & LeaseState, LogAlgorithm & ConcurrencyAlgorithm>).expired(entry.state, now)) {
-          table.index.delete(key);
-          removed++;
-        }
+      if (table.expired(value, now)) {
+        table.remove(key, value);
+        removed++;
       }
     }
     this.size -= removed;

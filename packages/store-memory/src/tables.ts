@@ -1,0 +1,141 @@
+import type { ConcurrencyAlgorithm, LeaseState, LogAlgorithm, LogState, NumericAlgorithm } from '@rl/core';
+
+/** Algorithms that have used a table: expiry must satisfy all of them (never drop state one of them still needs). */
+export class AlgorithmSet<A> {
+  last: A | undefined;
+  all: A[] = [];
+  note(algorithm: A): void {
+    if (algorithm === this.last) return;
+    this.last = algorithm;
+    if (!this.all.includes(algorithm)) this.all.push(algorithm);
+  }
+}
+
+/**
+ * The keys of one state layout, with what eviction and sweeping need. `V` is what the index maps a
+ * key to (a slot, or an entry object).
+ *
+ * Eviction is CLOCK, an approximation of LRU: a hand goes round the keys in insertion order; a key
+ * used since the hand last passed it gets a second chance (its bit is cleared and the hand moves on),
+ * any other key, or one whose state has fully recovered, is evicted. The hand is one iterator kept
+ * from one eviction to the next, so each eviction costs a constant amortised number of steps
+ * however many evictions came before: a new iterator per eviction would walk again, every time, over
+ * the deleted entries that earlier evictions left at the start of the Map's table.
+ */
+export abstract class Table<V> {
+  readonly index = new Map<string, V>();
+  private hand: Iterator<[string, V]> | undefined;
+
+  /** True when the key's state needs nothing any more at `now` (for every algorithm that used this table). */
+  abstract expired(value: V, now: number): boolean;
+  /** Forgets a key. */
+  abstract remove(key: string, value: V): void;
+  /** Whether the key was used since the hand last passed it; clears that mark. */
+  protected abstract takeSecondChance(value: V): boolean;
+
+  /** Evicts one key (see the class comment); false when the table is empty. */
+  evictOne(now: number): boolean {
+    // Two passes at most: the first can only clear marks, so the second finds a key to evict.
+    for (let steps = 2 * this.index.size + 1; steps > 0; steps--) {
+      let step = this.hand?.next();
+      if (step === undefined || step.done === true) {
+        this.hand = this.index.entries();
+        step = this.hand.next();
+        if (step.done === true) return false;
+      }
+      const [key, value] = step.value;
+      if (this.takeSecondChance(value) && !this.expired(value, now)) continue;
+      this.remove(key, value);
+      return true;
+    }
+    return false;
+  }
+}
+
+/**
+ * Fixed-size states of one layout, packed in one Float64Array: a key costs a Map entry holding a
+ * small integer slot, `stride` doubles, and one byte for the CLOCK mark.
+ */
+export class NumericTable extends Table<number> {
+  readonly algorithms = new AlgorithmSet<NumericAlgorithm>();
+  data: Float64Array;
+  /** 1 when the slot's key was used since the eviction hand last passed it. */
+  touched: Uint8Array;
+  private readonly free: number[] = [];
+  private next = 0;
+
+  constructor(readonly stride: number) {
+    super();
+    this.data = new Float64Array(1024 * stride);
+    this.touched = new Uint8Array(1024);
+  }
+
+  /** A slot for a new key. */
+  allocate(key: string): number {
+    let slot = this.free.pop();
+    if (slot === undefined) {
+      slot = this.next++;
+      if (slot >= this.touched.length) this.grow();
+    }
+    this.index.set(key, slot);
+    this.touched[slot] = 0;
+    return slot;
+  }
+
+  remove(key: string, slot: number): void {
+    this.index.delete(key);
+    this.free.push(slot);
+  }
+
+  expired(slot: number, now: number): boolean {
+    const offset = slot * this.stride;
+    for (const algorithm of this.algorithms.all) if (algorithm.expiresAt(this.data, offset) > now) return false;
+    return true;
+  }
+
+  protected takeSecondChance(slot: number): boolean {
+    if (this.touched[slot] !== 1) return false;
+    this.touched[slot] = 0;
+    return true;
+  }
+
+  private grow(): void {
+    const size = this.touched.length * 2;
+    const data = new Float64Array(size * this.stride);
+    data.set(this.data);
+    this.data = data;
+    const touched = new Uint8Array(size);
+    touched.set(this.touched);
+    this.touched = touched;
+  }
+}
+
+export interface ObjectEntry<S> {
+  state: S;
+  /** True when the key was used since the eviction hand last passed it. */
+  touched: boolean;
+}
+
+/** Variable-size states (sliding logs, lease sets), one object per key. */
+export class ObjectTable<S, A extends { expiresAt(state: S): number }> extends Table<ObjectEntry<S>> {
+  readonly algorithms = new AlgorithmSet<A>();
+
+  expired(entry: ObjectEntry<S>, now: number): boolean {
+    for (const algorithm of this.algorithms.all) if (algorithm.expiresAt(entry.state) > now) return false;
+    return true;
+  }
+
+  remove(key: string): void {
+    this.index.delete(key);
+  }
+
+  protected takeSecondChance(entry: ObjectEntry<S>): boolean {
+    if (!entry.touched) return false;
+    entry.touched = false;
+    return true;
+  }
+}
+
+export type LogTable = ObjectTable<LogState, LogAlgorithm>;
+export type LeaseTable = ObjectTable<LeaseState, ConcurrencyAlgorithm>;
+export type AnyTable = NumericTable | LogTable | LeaseTable;
