@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { formatDuration, parseDuration } from './duration.js';
+import { formatDuration, MAX_TIMER_MS, parseDuration, parseTimerDuration } from './duration.js';
 import { InvalidOptionError } from './errors.js';
 
 describe('parseDuration', () => {
@@ -26,6 +26,17 @@ describe('parseDuration', () => {
     expect(error).toBeInstanceOf(InvalidOptionError);
     expect(error).toMatchObject({ code: 'RL_INVALID_OPTION', field: 'fixedWindow.window' });
     expect((error as Error).message).toContain('fixedWindow.window');
+  });
+});
+
+describe('parseTimerDuration', () => {
+  it('accepts what a Node timer can wait, up to 2^31 - 1 ms', () => {
+    expect(parseTimerDuration('24d', 'o')).toBe(24 * 86_400_000);
+    expect(parseTimerDuration(MAX_TIMER_MS, 'o')).toBe(MAX_TIMER_MS);
+  });
+
+  it.each(['25d', '30d', MAX_TIMER_MS + 1])('rejects %s, which Node would fire after 1 ms', (value) => {
+    expect(() => parseTimerDuration(value, 'x.interval')).toThrow(expect.objectContaining({ code: 'RL_INVALID_OPTION', field: 'x.interval' }));
   });
 });
 

@@ -30,6 +30,19 @@ export function parseDuration(value: unknown, field: string): number {
   return ms;
 }
 
+/** The longest delay a Node timer supports: 2^31 − 1 ms, about 24.8 days (a longer one fires after 1 ms). */
+export const MAX_TIMER_MS = 2_147_483_647;
+
+/**
+ * {@link parseDuration} for a duration that becomes a timer (an interval, a timeout, a hold): also
+ * rejects one above {@link MAX_TIMER_MS}, which Node would turn into a timer of 1 ms.
+ */
+export function parseTimerDuration(value: unknown, field: string): number {
+  const ms = parseDuration(value, field);
+  if (ms > MAX_TIMER_MS) throw new InvalidOptionError(field, value, 'a duration of at most 24 days (the longest Node timer)');
+  return ms;
+}
+
 /** Formats milliseconds compactly for policy names: 60000 → `1m`, 1500 → `1500ms`. */
 export function formatDuration(ms: number): string {
   for (const unit of ['d', 'h', 'm', 's'] as const) {

@@ -17,7 +17,7 @@ export {
   type LeaseState,
 } from './algorithm.js';
 export { makePolicy, makeDecision, ceilMs, floorUnits, EPSILON, type Decision, type DecisionReason, type Policy } from './decision.js';
-export { parseDuration, formatDuration, type Duration, type DurationUnit } from './duration.js';
+export { parseDuration, parseTimerDuration, formatDuration, MAX_TIMER_MS, type Duration, type DurationUnit } from './duration.js';
 export { checkOptions } from './options.js';
 export { systemClock, type Clock } from './clock.js';
 export { systemTimers, type Timers, type TimerHandle } from './timers.js';

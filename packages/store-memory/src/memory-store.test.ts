@@ -18,6 +18,18 @@ describe('MemoryStore options', () => {
     expect(() => new MemoryStore({ sweepInterval: '1 fortnight' as never })).toThrow(/MemoryStore.sweepInterval/);
     expect(() => new MemoryStore({ maxkeys: 5 } as never)).toThrow(/no such option/);
   });
+
+  it('takes null as a bad value, never as "not given", and an array as no options object', () => {
+    expect(() => new MemoryStore({ maxKeys: null } as never)).toThrow(expect.objectContaining({ code: 'RL_INVALID_OPTION', field: 'MemoryStore.maxKeys' }));
+    expect(() => new MemoryStore({ sweepInterval: null } as never)).toThrow(expect.objectContaining({ code: 'RL_INVALID_OPTION', field: 'MemoryStore.sweepInterval' }));
+    expect(() => new MemoryStore({ clock: null } as never)).toThrow(expect.objectContaining({ code: 'RL_INVALID_OPTION', field: 'MemoryStore.clock' }));
+    expect(() => new MemoryStore([] as never)).toThrow(expect.objectContaining({ code: 'RL_INVALID_OPTION', field: 'MemoryStore' }));
+  });
+
+  it('rejects a sweep interval longer than a Node timer can wait (it would fire every millisecond)', () => {
+    expect(() => new MemoryStore({ sweepInterval: '30d' })).toThrow(expect.objectContaining({ code: 'RL_INVALID_OPTION', field: 'MemoryStore.sweepInterval' }));
+    new MemoryStore({ sweepInterval: '24d' }).close();
+  });
 });
 
 describe('sweeping', () => {

@@ -2,7 +2,8 @@ import {
   ALGORITHM_KINDS,
   InvalidOptionError,
   StoreClosedError,
-  parseDuration,
+  checkOptions,
+  parseTimerDuration,
   systemClock,
   type Algorithm,
   type Clock,
@@ -62,20 +63,19 @@ export class MemoryStore implements Store {
   private sweepCursor: { table: AnyTable; iterator: Iterator<[string, unknown]> } | undefined;
 
   constructor(options: MemoryStoreOptions = {}) {
-    const allowed = ['maxKeys', 'sweepInterval', 'clock'];
-    if (options === null || typeof options !== 'object') throw new InvalidOptionError('MemoryStore', options, 'an options object');
-    for (const name of Object.keys(options)) {
-      if (!allowed.includes(name)) throw new InvalidOptionError(`MemoryStore.${name}`, (options as Record<string, unknown>)[name], `no such option; MemoryStore takes ${allowed.join(', ')}`);
+    // `undefined` means "not given"; anything else, `null` included, must be a valid value.
+    const o = checkOptions(options, ['maxKeys', 'sweepInterval', 'clock'], 'MemoryStore');
+    const maxKeys = o.maxKeys === undefined ? 1_000_000 : o.maxKeys;
+    if (typeof maxKeys !== 'number' || !Number.isInteger(maxKeys) || maxKeys < 1) {
+      throw new InvalidOptionError('MemoryStore.maxKeys', maxKeys, 'an integer of at least 1');
     }
-    const maxKeys = options.maxKeys ?? 1_000_000;
-    if (!Number.isInteger(maxKeys) || maxKeys < 1) throw new InvalidOptionError('MemoryStore.maxKeys', maxKeys, 'an integer of at least 1');
     this.maxKeys = maxKeys;
-    if (options.clock !== undefined && typeof options.clock !== 'function') {
-      throw new InvalidOptionError('MemoryStore.clock', options.clock, 'a function returning milliseconds');
+    if (o.clock !== undefined && typeof o.clock !== 'function') {
+      throw new InvalidOptionError('MemoryStore.clock', o.clock, 'a function returning milliseconds');
     }
-    this.clock = options.clock ?? systemClock;
-    if (options.sweepInterval !== false) {
-      const interval = options.sweepInterval === undefined ? 30_000 : parseDuration(options.sweepInterval, 'MemoryStore.sweepInterval');
+    this.clock = (o.clock as Clock | undefined) ?? systemClock;
+    if (o.sweepInterval !== false) {
+      const interval = o.sweepInterval === undefined ? 30_000 : parseTimerDuration(o.sweepInterval, 'MemoryStore.sweepInterval');
       this.timer = setInterval(() => this.sweepStep(), interval);
       this.timer.unref();
     }
