@@ -1,0 +1,108 @@
+import { tokenBucket } from '../../algorithms/token-bucket.js';
+import { burstPlusRate } from '../bounds.js';
+import { seedBatches, type KindSuite } from '../scenario.js';
+
+/** Token bucket: starts full, refills continuously, a denial takes nothing. */
+export const tokenBucketSuite: KindSuite = {
+  kind: 'token-bucket',
+  samples: [(limit, windowMs) => tokenBucket({ capacity: limit, refillRate: limit, interval: windowMs })],
+  scenarios: {
+    seed: [
+      {
+        name: 'seed: token bucket, capacity 20, 100 per second',
+        description: 'The full bucket admits 20 of the first batch; 20 ms later 2 tokens have come back.',
+        algorithms: [tokenBucket({ capacity: 20, refillRate: 100, interval: '1s' })],
+        steps: seedBatches(
+          { admitted: 20, last: { allowed: false, remaining: 0, retryAfterMs: 10, resetMs: 200 } },
+          { admitted: 2, last: { allowed: false, remaining: 0, retryAfterMs: 10, resetMs: 200 } },
+        ),
+      },
+    ],
+    cost: [
+      {
+        name: 'cost: token bucket, capacity 20, 10 per second, export costs 5',
+        description: 'Four exports empty the bucket; the fifth waits for 5 tokens (500 ms); partial tokens never admit it early.',
+        algorithms: [tokenBucket({ capacity: 20, refillRate: 10 })],
+        steps: [
+          { at: 0, cost: 5, times: 4, expect: { admitted: 4, last: { remaining: 0, resetMs: 2000 } } },
+          { at: 0, cost: 5, expect: { admitted: 0, last: { retryAfterMs: 500 } } },
+          { at: 499, cost: 5, expect: { admitted: 0, last: { retryAfterMs: 1, remaining: 4 } } },
+          { at: 500, cost: 5, expect: { admitted: 1, last: { remaining: 0 } } },
+          { at: 500, cost: 1, expect: { admitted: 0, last: { retryAfterMs: 100 } } },
+        ],
+      },
+    ],
+    timing: [
+      {
+        name: 'timing: token bucket, capacity 1, 1 per second',
+        description: 'retryAfterMs is the time for the missing tokens to refill.',
+        algorithms: [tokenBucket({ capacity: 1, refillRate: 1 })],
+        steps: [
+          { at: 0, expect: { admitted: 1, last: { remaining: 0, resetMs: 1000 } } },
+          { at: 300, expect: { admitted: 0, last: { retryAfterMs: 700, resetMs: 700 } } },
+          { at: 1000, expect: { admitted: 1 } },
+        ],
+      },
+      {
+        name: 'timing: token bucket, 3 per second (fractional refill)',
+        description: 'A third of a token per 333.3 ms is kept across calls, never rounded away.',
+        algorithms: [tokenBucket({ capacity: 3, refillRate: 3 })],
+        steps: [
+          { at: 0, times: 3, expect: { admitted: 3 } },
+          { at: 200, expect: { admitted: 0, last: { retryAfterMs: 134 } } },
+          { at: 334, expect: { admitted: 1, last: { remaining: 0 } } },
+          { at: 667, expect: { admitted: 1 } },
+        ],
+      },
+    ],
+    clock: [
+      {
+        name: 'clock back: token bucket',
+        description: 'A call at an earlier time adds nothing, and does not move the refill time back.',
+        algorithms: [tokenBucket({ capacity: 2, refillRate: 1 })],
+        steps: [
+          { at: 1000, times: 2, expect: { admitted: 2 } },
+          { at: 0, expect: { admitted: 0, last: { retryAfterMs: 2000 } } },
+          { at: 1500, expect: { admitted: 0, last: { retryAfterMs: 500 } } },
+          { at: 2000, times: 2, expect: { admitted: 1 } },
+        ],
+      },
+    ],
+    state: [
+      {
+        name: 'state: peek and reset on a token bucket',
+        description: 'Peeks report without consuming; reset starts the key afresh.',
+        algorithms: [tokenBucket({ capacity: 5, refillRate: 1 })],
+        steps: [
+          { at: 0, times: 2, expect: { admitted: 2 } },
+          { at: 0, op: 'peek', times: 3, expect: { last: { allowed: true, remaining: 3, resetMs: 2000 } } },
+          { at: 0, op: 'peek', cost: 4, expect: { last: { allowed: false, retryAfterMs: 1000 } } },
+          { at: 0, times: 4, expect: { admitted: 3 } },
+          { at: 0, op: 'reset' },
+          { at: 0, times: 6, expect: { admitted: 5 } },
+          { at: 0, key: 'other', times: 5, expect: { admitted: 5 } },
+        ],
+      },
+    ],
+    configChange: [
+      {
+        name: 'config change: token bucket capacity 100 → 20',
+        description: 'A bucket with 5 tokens left keeps 5; a full one is clamped to 20, not handed 100.',
+        algorithms: [tokenBucket({ capacity: 100, refillRate: 1 }), tokenBucket({ capacity: 20, refillRate: 1 })],
+        steps: [
+          { at: 0, times: 95, expect: { admitted: 95 } },
+          { at: 0, algorithm: 1, times: 6, expect: { admitted: 5 } },
+          { at: 0, key: 'full', times: 1, expect: { admitted: 1, last: { remaining: 99 } } },
+          { at: 0, key: 'full', algorithm: 1, expect: { admitted: 1, last: { remaining: 19 } } },
+        ],
+      },
+    ],
+  },
+  loadTest: {
+    // First second: the 400 saved during the warm-up plus 2 tokens per 10 ms for 99 intervals.
+    name: 'token bucket, 200/s with a burst of 400: the full bucket, then exactly the rate',
+    algorithm: tokenBucket({ capacity: 400, refillRate: 200 }),
+    expected: { warm: 500, perSecond: [598, 200, 200, 200, 200], maxDelay: 0 },
+  },
+  bounds: [burstPlusRate('a token bucket never admits more than capacity + rate × T in any span T', (capacity, perSecond) => tokenBucket({ capacity, refillRate: perSecond }))],
+};
