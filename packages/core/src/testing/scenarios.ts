@@ -1,16 +1,14 @@
+import { leakyBucketSuite, tokenBucketSuite } from './kinds/buckets.js';
 import { concurrencySuite } from './kinds/concurrency.js';
-import { fixedWindowSuite } from './kinds/fixed-window.js';
-import { leakyBucketSuite } from './kinds/leaky-bucket.js';
-import { slidingWindowCounterSuite } from './kinds/sliding-window-counter.js';
-import { slidingWindowLogSuite } from './kinds/sliding-window-log.js';
-import { tokenBucketSuite } from './kinds/token-bucket.js';
+import { fixedWindowSuite, slidingWindowCounterSuite, slidingWindowLogSuite } from './kinds/windows.js';
 import type { KindSuite, Scenario, ScenarioGroup } from './scenario.js';
 
 export type { ExpectedDecision, KindSuite, LoadTestRow, Sample, Scenario, ScenarioGroup, ScenarioStep } from './scenario.js';
 
 /**
- * What the conformance suite checks per algorithm kind, one file per kind in `kinds/` (the order of
- * `ALGORITHM_KINDS`). Adding an algorithm adds its file here; every table below picks it up.
+ * What the conformance suite checks per algorithm kind, one `KindSuite` per kind in `kinds/` (by
+ * family: windows, buckets, concurrency), in the order of `ALGORITHM_KINDS`. Adding an algorithm adds
+ * its suite here; every table below, and every part of the conformance suite, picks it up.
  */
 export const kindSuites: readonly KindSuite[] = [
   fixedWindowSuite,
