@@ -11,8 +11,8 @@ import { freshPrefix, gatedIt, runsAll, type Suite } from './suite.js';
  * the check each scenario table's test makes.
  */
 export async function expectScenario(store: Store, scenario: Scenario): Promise<void> {
-  const results = await runScenario(store, scenario, { prefix: freshPrefix('scenario') });
-  expect(checkScenario(results)).toEqual([]);
+  const problems = checkScenario(await runScenario(store, scenario, { prefix: freshPrefix('scenario') }));
+  expect(problems, `${scenario.name}:\n${problems.join('\n')}\n`).toEqual([]);
 }
 
 /** Every scenario table whose algorithms the store runs. */
