@@ -7,10 +7,12 @@
  * ```
  *
  * `StepStore` is the reference store the suite runs on in core: the smallest store that passes.
+ * `ManualStore` answers (or fails) only when the test says so, for testing timeouts and failures.
  */
 export { runStoreConformance, type ConformanceOptions } from './conformance.js';
 export { FakeTimers } from './fake-timers.js';
 export { StepStore, type StepStoreOptions } from './step-store.js';
+export { ManualStore } from './manual-store.js';
 export { runScenario, checkScenario, type StepResult } from './run-scenario.js';
 export type { Admission, Arrival, Bound } from './bounds.js';
 export {
