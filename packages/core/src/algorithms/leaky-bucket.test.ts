@@ -1,5 +1,5 @@
 import { describe, it } from 'vitest';
-import { range } from '../testing/scenario.js';
+import { range } from '../testing/kind-suite.js';
 import { expectExpiry, runSteps } from '../testing/step-table.js';
 import { leakyBucket } from './leaky-bucket.js';
 

@@ -27,7 +27,7 @@ export interface ConformanceOptions {
  *
  * Each test runs for the algorithm kinds the store lists in `capabilities.algorithms` and is reported
  * as skipped for the others, so a store that runs only some algorithms passes on what it declares.
- * What is checked per kind comes from the kind suites (`kinds/`, one file per algorithm kind).
+ * What is checked per kind comes from the kind suites (`kindSuites`, in `kinds/` by family).
  */
 export function runStoreConformance(options: ConformanceOptions): void {
   describe(`${options.name}: rl store conformance`, () => {

@@ -1,9 +1,9 @@
 import { leakyBucketSuite, tokenBucketSuite } from './kinds/buckets.js';
 import { concurrencySuite } from './kinds/concurrency.js';
 import { fixedWindowSuite, slidingWindowCounterSuite, slidingWindowLogSuite } from './kinds/windows.js';
-import type { KindSuite, Scenario, ScenarioGroup } from './scenario.js';
+import type { KindSuite, Scenario, ScenarioGroup } from './kind-suite.js';
 
-export type { ExpectedDecision, KindSuite, LoadTestRow, Sample, Scenario, ScenarioGroup, ScenarioStep } from './scenario.js';
+export type { ExpectedDecision, KindSuite, LoadTestRow, Sample, Scenario, ScenarioGroup, ScenarioStep } from './kind-suite.js';
 
 /**
  * What the conformance suite checks per algorithm kind, one `KindSuite` per kind in `kinds/` (by

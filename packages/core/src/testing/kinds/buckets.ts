@@ -1,7 +1,7 @@
 import { leakyBucket } from '../../algorithms/leaky-bucket.js';
 import { tokenBucket } from '../../algorithms/token-bucket.js';
 import { burstPlusRate } from '../bounds.js';
-import { range, seedBatches, type KindSuite } from '../scenario.js';
+import { range, seedBatches, type KindSuite } from '../kind-suite.js';
 
 // The bucket algorithms' suites: token bucket, leaky bucket (one `KindSuite` each).
 

@@ -1,5 +1,5 @@
 import { concurrency } from '../../algorithms/concurrency.js';
-import type { KindSuite } from '../scenario.js';
+import type { KindSuite } from '../kind-suite.js';
 
 /** Concurrency permits: taken, released once, expiring with their lease. */
 export const concurrencySuite: KindSuite = {

@@ -2,7 +2,7 @@ import { fixedWindow } from '../../algorithms/fixed-window.js';
 import { slidingWindowCounter } from '../../algorithms/sliding-window-counter.js';
 import { slidingWindowLog } from '../../algorithms/sliding-window-log.js';
 import { alignedWindow, rollingWindow } from '../bounds.js';
-import { seedBatches, type KindSuite, type Sample } from '../scenario.js';
+import { seedBatches, type KindSuite, type Sample } from '../kind-suite.js';
 
 // The window algorithms' suites: fixed window, sliding log, sliding counter (one `KindSuite` each).
 
