@@ -1,6 +1,7 @@
 import { describe, it } from 'vitest';
 import { runSteps } from '../testing/step-table.js';
 import { concurrency } from './concurrency.js';
+import { describeKindScenarios } from '../testing/conformance/tables.js';
 
 describe('concurrency: at most `limit` leases live at once per key, each expiring `lease` after it was taken', () => {
   it('a third request waits for a release or for the oldest lease to expire; a double release frees one permit', () => {
@@ -38,3 +39,5 @@ describe('concurrency: at most `limit` leases live at once per key, each expirin
     ]);
   });
 });
+
+describeKindScenarios('concurrency');

@@ -1,6 +1,7 @@
 import { describe, it } from 'vitest';
 import { expectExpiry, runSteps } from '../testing/step-table.js';
 import { fixedWindow } from './fixed-window.js';
+import { describeKindScenarios } from '../testing/conformance/tables.js';
 
 describe('fixedWindow: at most `limit` units in each window [k·window, (k+1)·window)', () => {
   it("the seed's two batches (100 at 0.990 s, 100 at 1.010 s) both pass: they are in different windows", () => {
@@ -84,3 +85,5 @@ describe('fixedWindow: at most `limit` units in each window [k·window, (k+1)·w
     expectExpiry(fixedWindow({ limit: 3, window: '1s' }), { at: 200, cost: 3, expiresAt: 1000 });
   });
 });
+
+describeKindScenarios('fixed-window');

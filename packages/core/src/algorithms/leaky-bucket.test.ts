@@ -2,6 +2,7 @@ import { describe, it } from 'vitest';
 import { range } from '../testing/kind-suite.js';
 import { expectExpiry, runSteps } from '../testing/step-table.js';
 import { leakyBucket } from './leaky-bucket.js';
+import { describeKindScenarios } from '../testing/conformance/tables.js';
 
 describe("leakyBucket({ mode: 'meter' }): GCRA, a request is admitted when start + cost·T − now ≤ capacity·T", () => {
   it("the seed's two batches: 20 at once, then the 2 that leaked in 20 ms, all without delay", () => {
@@ -104,3 +105,5 @@ describe("leakyBucket({ mode: 'shape' }): a bounded queue, one departure every T
     expectExpiry(leakyBucket({ capacity: 2, leakRate: 1, mode: 'shape' }), { at: 0, cost: 2, expiresAt: 2000 });
   });
 });
+
+describeKindScenarios('leaky-bucket');

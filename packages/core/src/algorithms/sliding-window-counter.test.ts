@@ -1,6 +1,7 @@
 import { describe, it } from 'vitest';
 import { expectExpiry, runSteps } from '../testing/step-table.js';
 import { slidingWindowCounter } from './sliding-window-counter.js';
+import { describeKindScenarios } from '../testing/conformance/tables.js';
 
 describe('slidingWindowCounter: admits while previous × (window − elapsed) / window + current + cost ≤ limit', () => {
   it("the seed's first batch weighs 100 × 0.8 = 80 at 1.200 s, so exactly 20 more are admitted", () => {
@@ -76,3 +77,5 @@ describe('slidingWindowCounter: admits while previous × (window − elapsed) / 
     expectExpiry(slidingWindowCounter({ limit: 4, window: '1s' }), { at: 500, cost: 4, expiresAt: 2000 });
   });
 });
+
+describeKindScenarios('sliding-window-counter');

@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { slidingWindowLog } from './sliding-window-log.js';
 import type { LogState } from '../algorithm.js';
 import { expectExpiry, runSteps } from '../testing/step-table.js';
+import { describeKindScenarios } from '../testing/conformance/tables.js';
 
 describe('slidingWindowLog: at most `limit` units in the rolling window (now − window, now]', () => {
   it("the seed's two batches: the second is denied, and capacity comes back at exactly 1.990 s", () => {
@@ -129,3 +130,5 @@ describe('slidingWindowLog record costs', () => {
     expect(log.step(state, 6, 0, false).decision.remaining).toBe(2);
   });
 });
+
+describeKindScenarios('sliding-window-log');

@@ -1,6 +1,7 @@
 import { describe, it } from 'vitest';
 import { expectExpiry, runSteps } from '../testing/step-table.js';
 import { tokenBucket } from './token-bucket.js';
+import { describeKindScenarios } from '../testing/conformance/tables.js';
 
 describe('tokenBucket: starts full, refills continuously at refillRate / interval, a denial takes nothing', () => {
   it("the seed's two batches: a full bucket of 20 admits 20, and 20 ms later the 2 tokens that came back", () => {
@@ -82,3 +83,5 @@ describe('tokenBucket: starts full, refills continuously at refillRate / interva
     expectExpiry(tokenBucket({ capacity: 20, refillRate: 100 }), { at: 0, cost: 20, expiresAt: 200 });
   });
 });
+
+describeKindScenarios('token-bucket');

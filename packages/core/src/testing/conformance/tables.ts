@@ -1,9 +1,10 @@
-import { describe, expect } from 'vitest';
-import type { Algorithm } from '../../algorithm.js';
+import { describe, expect, it } from 'vitest';
+import type { Algorithm, AlgorithmKind } from '../../algorithm.js';
 import { createLimiter } from '../../limiter.js';
 import type { Store } from '../../store.js';
 import { checkScenario, runScenario } from '../run-scenario.js';
 import { kindSuites, scenarios, type Scenario } from '../scenarios.js';
+import { StepStore } from '../step-store.js';
 import { freshPrefix, gatedIt, runsAll, type Suite } from './suite.js';
 
 /**
@@ -21,6 +22,17 @@ export function describeScenarioTables(suite: Suite): void {
     for (const scenario of scenarios) {
       gatedIt(`${scenario.name}: ${scenario.description}`, () => runsAll(suite.store, scenario.algorithms), () => expectScenario(suite.store, scenario));
     }
+  });
+}
+
+/**
+ * One kind's scenario tables on a fresh {@link StepStore}: what each `algorithms/<name>.test.ts` runs
+ * beside its step tables, so that the tests of one algorithm's file include its scenarios.
+ */
+export function describeKindScenarios(kind: AlgorithmKind): void {
+  const tables = kindSuites.filter((suite) => suite.kind === kind).flatMap((suite) => Object.values(suite.scenarios).flat());
+  describe(`${kind}: its scenario tables on the StepStore`, () => {
+    for (const scenario of tables) it(scenario.name, () => expectScenario(new StepStore(), scenario));
   });
 }
 
