@@ -15,26 +15,34 @@ async function closeStore(store: Store): Promise<void> {
   await servers.get(store)?.stop();
 }
 
-runStoreConformance({
-  name: 'RedisStore (standalone)',
-  propertyRuns: 25,
-  createStore: async () => {
-    const server = await startRedisServer();
-    const store = new RedisStore({ client: new Redis(server.url), prefix: `conformance:${process.pid}:` });
-    servers.set(store, server);
-    return store;
+/** Each deployment: a name for the tests, and how to start its server(s) and connect a client. */
+const deployments = [
+  {
+    name: 'RedisStore (standalone)',
+    start: async () => {
+      const server = await startRedisServer();
+      return { server, client: new Redis(server.url) };
+    },
   },
-  closeStore,
-});
+  {
+    name: 'RedisStore (cluster of 3 masters)',
+    start: async () => {
+      const cluster = await startRedisCluster();
+      return { server: cluster, client: new Cluster(cluster.nodes) };
+    },
+  },
+];
 
-runStoreConformance({
-  name: 'RedisStore (cluster of 3 masters)',
-  propertyRuns: 25,
-  createStore: async () => {
-    const cluster = await startRedisCluster();
-    const store = new RedisStore({ client: new Cluster(cluster.nodes), prefix: `conformance:${process.pid}:` });
-    servers.set(store, cluster);
-    return store;
-  },
-  closeStore,
-});
+for (const { name, start } of deployments) {
+  runStoreConformance({
+    name,
+    propertyRuns: 25,
+    createStore: async () => {
+      const { server, client } = await start();
+      const store = new RedisStore({ client, prefix: `conformance:${process.pid}:` });
+      servers.set(store, server);
+      return store;
+    },
+    closeStore,
+  });
+}

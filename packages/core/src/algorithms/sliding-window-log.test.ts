@@ -1,6 +1,85 @@
 import { describe, expect, it } from 'vitest';
 import { slidingWindowLog } from './sliding-window-log.js';
 import type { LogState } from '../algorithm.js';
+import { expectExpiry, runSteps } from '../testing/step-table.js';
+import { describeKindScenarios } from '../testing/conformance/tables.js';
+
+describe('slidingWindowLog: at most `limit` units in the rolling window (now − window, now]', () => {
+  it("the seed's two batches: the second is denied, and capacity comes back at exactly 1.990 s", () => {
+    const [t0, t1, t2, t3] = [990, 1010, 1989, 1990];
+    runSteps(slidingWindowLog({ limit: 100, window: '1s' }), [
+      { at: t0, times: 100, admitted: 100, last: { remaining: 0, resetMs: 1000 } },
+      { at: t1, times: 100, admitted: 0, last: { allowed: false, remaining: 0, retryAfterMs: 980, resetMs: 980 } },
+      { at: t2, last: { allowed: false, retryAfterMs: 1 } },
+      { at: t3, times: 100, admitted: 100, last: { remaining: 0, resetMs: 1000 }, expiresAt: 2990 },
+      { at: t3, last: { allowed: false, retryAfterMs: 1000 } },
+    ]);
+  });
+
+  it('the left edge is exclusive: a record exactly one window old no longer counts', () => {
+    const [t0, t1, t2] = [0, 999, 1000];
+    runSteps(slidingWindowLog({ limit: 1, window: '1s' }), [
+      { at: t0, expiresAt: 1000 },
+      { at: t1, last: { allowed: false, retryAfterMs: 1, resetMs: 1 } },
+      { at: t2, last: { allowed: true, remaining: 0, resetMs: 1000 }, expiresAt: 2000 },
+    ]);
+  });
+
+  it('records each admission with its cost, above 1 or fractional, until it leaves the window', () => {
+    const [t0, t1, t2, t3] = [0, 100, 500, 1000];
+    runSteps(slidingWindowLog({ limit: 10, window: '1s' }), [
+      { at: t0, cost: 3.5, last: { allowed: true, remaining: 6 } },
+      { at: t1, cost: 6.5, last: { allowed: true, remaining: 0 } },
+      // The record of 3.5 at t0 is enough to leave: at 1000 a cost of 0.5 fits again.
+      { at: t2, cost: 0.5, last: { allowed: false, retryAfterMs: 500, resetMs: 600 } },
+      { at: t3, cost: 3.5, last: { allowed: true, remaining: 0 } },
+    ]);
+  });
+
+  it('a peek (commit false) decides without recording', () => {
+    const [t0, t1] = [0, 10];
+    runSteps(slidingWindowLog({ limit: 3, window: '1s' }), [
+      { at: t0, times: 2, admitted: 2 },
+      { at: t1, op: 'peek', cost: 1, times: 5, last: { allowed: true, remaining: 0 } },
+      { at: t1, op: 'peek', cost: 2, last: { allowed: false, remaining: 1 } },
+      { at: t1, times: 2, admitted: 1 },
+    ]);
+  });
+
+  it('a clock that goes back drops no records and records at the newest stored time', () => {
+    const [t0, t1, t2, t3] = [1000, 500, 1999, 2000];
+    runSteps(slidingWindowLog({ limit: 3, window: '1s' }), [
+      { at: t0, expiresAt: 2000 },
+      // Admitted at 500, recorded at 1000: it leaves with the record of t0, not 500 ms earlier.
+      { at: t1, last: { allowed: true, remaining: 1 }, expiresAt: 2000 },
+      { at: t1, cost: 2, last: { allowed: false, retryAfterMs: 1500 } },
+      { at: t2, op: 'peek', last: { remaining: 1 } },
+      { at: t3, op: 'peek', last: { remaining: 3, resetMs: 0 } },
+    ]);
+  });
+
+  it('a smaller limit counts the records already in the window', () => {
+    const [t0, t1] = [0, 10];
+    runSteps([slidingWindowLog({ limit: 10, window: '1s' }), slidingWindowLog({ limit: 5, window: '1s' })], [
+      { at: t0, times: 8, admitted: 8 },
+      { at: t1, config: 1, last: { allowed: false, remaining: 0, retryAfterMs: 990 } },
+    ]);
+  });
+
+  it('undo removes the newest record of that cost', () => {
+    const [t0, t1, t2] = [0, 100, 200];
+    runSteps(slidingWindowLog({ limit: 3, window: '1s' }), [
+      { at: t0 },
+      { at: t1, cost: 2, last: { remaining: 0 }, expiresAt: 1100 },
+      { at: t2, op: 'undo', cost: 2, expiresAt: 1000 },
+      { at: t2, op: 'peek', last: { remaining: 2, resetMs: 800 } },
+    ]);
+  });
+
+  it('expires one window after its newest record, when every record has left', () => {
+    expectExpiry(slidingWindowLog({ limit: 3, window: '1s' }), { at: 100, cost: 2, expiresAt: 1100 });
+  });
+});
 
 describe('slidingWindowLog with countDenied', () => {
   it('adds one record for a flood of denials, and blocks until the last denial leaves', () => {
@@ -51,3 +130,5 @@ describe('slidingWindowLog record costs', () => {
     expect(log.step(state, 6, 0, false).decision.remaining).toBe(2);
   });
 });
+
+describeKindScenarios('sliding-window-log');

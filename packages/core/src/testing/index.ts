@@ -5,10 +5,16 @@
  * import { runStoreConformance } from '@rl/core/testing';
  * runStoreConformance({ name: 'MyStore', createStore: () => new MyStore() });
  * ```
+ *
+ * `StepStore` is the reference store the suite runs on in core: the smallest store that passes.
+ * `ManualStore` answers (or fails) only when the test says so, for testing timeouts and failures.
  */
 export { runStoreConformance, type ConformanceOptions } from './conformance.js';
 export { FakeTimers } from './fake-timers.js';
+export { StepStore, type StepStoreOptions } from './step-store.js';
+export { ManualStore } from './manual-store.js';
 export { runScenario, checkScenario, type StepResult } from './run-scenario.js';
+export type { Admission, Arrival, Bound } from './bounds.js';
 export {
   scenarios,
   seedScenarios,
@@ -19,7 +25,12 @@ export {
   stateScenarios,
   configChangeScenarios,
   concurrencyScenarios,
+  kindSuites,
+  type KindSuite,
+  type LoadTestRow,
+  type Sample,
   type Scenario,
+  type ScenarioGroup,
   type ScenarioStep,
   type ExpectedDecision,
 } from './scenarios.js';

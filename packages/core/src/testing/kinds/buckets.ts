@@ -1,0 +1,202 @@
+import { leakyBucket } from '../../algorithms/leaky-bucket.js';
+import { tokenBucket } from '../../algorithms/token-bucket.js';
+import { burstPlusRate } from '../bounds.js';
+import { range, seedBatches, type KindSuite } from '../kind-suite.js';
+
+// The bucket algorithms' suites: token bucket, leaky bucket (one `KindSuite` each).
+
+/** Token bucket: starts full, refills continuously, a denial takes nothing. */
+export const tokenBucketSuite: KindSuite = {
+  kind: 'token-bucket',
+  samples: [(limit, windowMs) => tokenBucket({ capacity: limit, refillRate: limit, interval: windowMs })],
+  scenarios: {
+    seed: [
+      {
+        name: 'seed: token bucket, capacity 20, 100 per second',
+        description: 'The full bucket admits 20 of the first batch; 20 ms later 2 tokens have come back.',
+        algorithms: [tokenBucket({ capacity: 20, refillRate: 100, interval: '1s' })],
+        steps: seedBatches(
+          { admitted: 20, last: { allowed: false, remaining: 0, retryAfterMs: 10, resetMs: 200 } },
+          { admitted: 2, last: { allowed: false, remaining: 0, retryAfterMs: 10, resetMs: 200 } },
+        ),
+      },
+    ],
+    cost: [
+      {
+        name: 'cost: token bucket, capacity 20, 10 per second, export costs 5',
+        description: 'Four exports empty the bucket; the fifth waits for 5 tokens (500 ms); partial tokens never admit it early.',
+        algorithms: [tokenBucket({ capacity: 20, refillRate: 10 })],
+        steps: [
+          { at: 0, cost: 5, times: 4, expect: { admitted: 4, last: { remaining: 0, resetMs: 2000 } } },
+          { at: 0, cost: 5, expect: { admitted: 0, last: { retryAfterMs: 500 } } },
+          { at: 499, cost: 5, expect: { admitted: 0, last: { retryAfterMs: 1, remaining: 4 } } },
+          { at: 500, cost: 5, expect: { admitted: 1, last: { remaining: 0 } } },
+          { at: 500, cost: 1, expect: { admitted: 0, last: { retryAfterMs: 100 } } },
+        ],
+      },
+    ],
+    timing: [
+      {
+        name: 'timing: token bucket, capacity 1, 1 per second',
+        description: 'retryAfterMs is the time for the missing tokens to refill.',
+        algorithms: [tokenBucket({ capacity: 1, refillRate: 1 })],
+        steps: [
+          { at: 0, expect: { admitted: 1, last: { remaining: 0, resetMs: 1000 } } },
+          { at: 300, expect: { admitted: 0, last: { retryAfterMs: 700, resetMs: 700 } } },
+          { at: 1000, expect: { admitted: 1 } },
+        ],
+      },
+      {
+        name: 'timing: token bucket, 3 per second (fractional refill)',
+        description: 'A third of a token per 333.3 ms is kept across calls, never rounded away.',
+        algorithms: [tokenBucket({ capacity: 3, refillRate: 3 })],
+        steps: [
+          { at: 0, times: 3, expect: { admitted: 3 } },
+          { at: 200, expect: { admitted: 0, last: { retryAfterMs: 134 } } },
+          { at: 334, expect: { admitted: 1, last: { remaining: 0 } } },
+          { at: 667, expect: { admitted: 1 } },
+        ],
+      },
+    ],
+    clock: [
+      {
+        name: 'clock back: token bucket',
+        description: 'A call at an earlier time adds nothing, and does not move the refill time back.',
+        algorithms: [tokenBucket({ capacity: 2, refillRate: 1 })],
+        steps: [
+          { at: 1000, times: 2, expect: { admitted: 2 } },
+          { at: 0, expect: { admitted: 0, last: { retryAfterMs: 2000 } } },
+          { at: 1500, expect: { admitted: 0, last: { retryAfterMs: 500 } } },
+          { at: 2000, times: 2, expect: { admitted: 1 } },
+        ],
+      },
+    ],
+    state: [
+      {
+        name: 'state: peek and reset on a token bucket',
+        description: 'Peeks report without consuming; reset starts the key afresh.',
+        algorithms: [tokenBucket({ capacity: 5, refillRate: 1 })],
+        steps: [
+          { at: 0, times: 2, expect: { admitted: 2 } },
+          { at: 0, op: 'peek', times: 3, expect: { last: { allowed: true, remaining: 3, resetMs: 2000 } } },
+          { at: 0, op: 'peek', cost: 4, expect: { last: { allowed: false, retryAfterMs: 1000 } } },
+          { at: 0, times: 4, expect: { admitted: 3 } },
+          { at: 0, op: 'reset' },
+          { at: 0, times: 6, expect: { admitted: 5 } },
+          { at: 0, key: 'other', times: 5, expect: { admitted: 5 } },
+        ],
+      },
+    ],
+    configChange: [
+      {
+        name: 'config change: token bucket capacity 100 → 20',
+        description: 'A bucket with 5 tokens left keeps 5; a full one is clamped to 20, not handed 100.',
+        algorithms: [tokenBucket({ capacity: 100, refillRate: 1 }), tokenBucket({ capacity: 20, refillRate: 1 })],
+        steps: [
+          { at: 0, times: 95, expect: { admitted: 95 } },
+          { at: 0, algorithm: 1, times: 6, expect: { admitted: 5 } },
+          { at: 0, key: 'full', times: 1, expect: { admitted: 1, last: { remaining: 99 } } },
+          { at: 0, key: 'full', algorithm: 1, expect: { admitted: 1, last: { remaining: 19 } } },
+        ],
+      },
+    ],
+  },
+  loadTest: {
+    // First second: the 400 saved during the warm-up plus 2 tokens per 10 ms for 99 intervals.
+    name: 'token bucket, 200/s with a burst of 400: the full bucket, then exactly the rate',
+    algorithm: tokenBucket({ capacity: 400, refillRate: 200 }),
+    expected: { warm: 500, perSecond: [598, 200, 200, 200, 200], maxDelay: 0 },
+  },
+  bounds: [burstPlusRate('a token bucket never admits more than capacity + rate × T in any span T', (capacity, perSecond) => tokenBucket({ capacity, refillRate: perSecond }))],
+};
+
+/** Leaky bucket (GCRA): the meter admits or denies at once; the shaper admits into a bounded queue with a delay. */
+export const leakyBucketSuite: KindSuite = {
+  kind: 'leaky-bucket',
+  samples: [
+    (limit, windowMs) => leakyBucket({ capacity: limit, leakRate: limit, interval: windowMs }),
+    (limit, windowMs) => leakyBucket({ capacity: limit, leakRate: limit, interval: windowMs, mode: 'shape' }),
+  ],
+  scenarios: {
+    seed: [
+      {
+        name: 'seed: shaping leaky bucket, 100 per second, queue 20',
+        description:
+          'The first batch fills the queue: 20 admitted with delays 0, 10, …, 190 ms. At 1.010 s arrivals queue before that instant\'s departure, so 2 more fit (delays 180 and 190 ms).',
+        algorithms: [leakyBucket({ capacity: 20, leakRate: 100, interval: '1s', mode: 'shape' })],
+        steps: seedBatches({ admitted: 20, delays: range(20, 10) }, { admitted: 2, delays: [180, 190], last: { allowed: false, retryAfterMs: 10 } }),
+      },
+      {
+        name: 'seed: leaky bucket meter, capacity 20, 100 per second',
+        description: 'The meter is the token bucket\'s dual: 20, then 2, all at once without delay.',
+        algorithms: [leakyBucket({ capacity: 20, leakRate: 100, interval: '1s' })],
+        steps: seedBatches({ admitted: 20, last: { delayMs: 0, retryAfterMs: 10 } }, { admitted: 2 }),
+      },
+    ],
+    cost: [
+      {
+        name: 'cost: leaky bucket meter, capacity 10, 10 per second',
+        description: 'Costs fill the bucket; it drains at 10 per second.',
+        algorithms: [leakyBucket({ capacity: 10, leakRate: 10 })],
+        steps: [
+          { at: 0, cost: 5, times: 2, expect: { admitted: 2, last: { remaining: 0, resetMs: 1000 } } },
+          { at: 0, cost: 5, expect: { admitted: 0, last: { retryAfterMs: 500 } } },
+          { at: 500, cost: 5, expect: { admitted: 1 } },
+        ],
+      },
+      {
+        name: 'cost: shaping leaky bucket, queue 10, 10 per second',
+        description: 'A request of cost 5 takes 5 departure slots: the next one starts 500 ms later.',
+        algorithms: [leakyBucket({ capacity: 10, leakRate: 10, mode: 'shape' })],
+        steps: [
+          { at: 0, cost: 5, times: 2, expect: { admitted: 2, delays: [0, 500] } },
+          { at: 0, cost: 1, expect: { admitted: 0, last: { retryAfterMs: 100 } } },
+          { at: 300, cost: 3, expect: { admitted: 1, delays: [700] } },
+        ],
+      },
+    ],
+    timing: [
+      {
+        name: 'timing: leaky bucket meter, capacity 2, 1 per second',
+        description: 'retryAfterMs is when one unit has leaked; resetMs when the bucket is empty.',
+        algorithms: [leakyBucket({ capacity: 2, leakRate: 1 })],
+        steps: [
+          { at: 0, times: 3, expect: { admitted: 2, last: { retryAfterMs: 1000, resetMs: 2000, remaining: 0 } } },
+          { at: 1000, expect: { admitted: 1, last: { remaining: 0 } } },
+        ],
+      },
+    ],
+    clock: [
+      {
+        name: 'clock back: leaky bucket meter',
+        description: 'The theoretical arrival time never moves back.',
+        algorithms: [leakyBucket({ capacity: 1, leakRate: 1 })],
+        steps: [
+          { at: 1000, expect: { admitted: 1 } },
+          { at: 500, expect: { admitted: 0 } },
+          { at: 2000, expect: { admitted: 1 } },
+        ],
+      },
+    ],
+    configChange: [
+      {
+        name: 'config change: leaky bucket meter capacity 100 → 20',
+        description: 'A backlog larger than the new capacity is clamped to it: the bucket is full, not over-full.',
+        algorithms: [leakyBucket({ capacity: 100, leakRate: 100 }), leakyBucket({ capacity: 20, leakRate: 100 })],
+        steps: [
+          { at: 0, times: 90, expect: { admitted: 90 } },
+          { at: 0, algorithm: 1, expect: { admitted: 0, last: { retryAfterMs: 10 } } },
+          { at: 10, algorithm: 1, expect: { admitted: 1 } },
+        ],
+      },
+    ],
+  },
+  loadTest: {
+    // The seed's gateway queued for up to 500 ms and then answered 429; the shaper admits what its
+    // queue can hold with a delay under 500 ms and denies the rest at once.
+    name: "shaping leaky bucket, 200/s with a queue of 100: the seed's 500 ms queue, answered at once",
+    algorithm: leakyBucket({ capacity: 100, leakRate: 200, mode: 'shape' }),
+    expected: { warm: 500, perSecond: [298, 200, 200, 200, 200], maxDelay: 495 },
+  },
+  bounds: [burstPlusRate('a leaky bucket meter never admits more than capacity + rate × T in any span T', (capacity, perSecond) => leakyBucket({ capacity, leakRate: perSecond }))],
+};

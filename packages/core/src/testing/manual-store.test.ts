@@ -1,0 +1,35 @@
+import { describe, expect, it } from 'vitest';
+import { tokenBucket } from '../algorithms/token-bucket.js';
+import { createLimiter } from '../limiter.js';
+import { FakeTimers } from './fake-timers.js';
+import { ManualStore } from './manual-store.js';
+
+describe('ManualStore', () => {
+  const algorithm = tokenBucket({ capacity: 2, refillRate: 1 });
+
+  it('answers only when the test says so, with the decisions of the algorithm', async () => {
+    const store = new ManualStore(['token-bucket']);
+    const first = store.consume('k', algorithm, 2, 0);
+    const second = store.consume('k', algorithm, 1, 0);
+    expect(store.pending).toHaveLength(2);
+    store.answerAll();
+    expect(await first).toMatchObject({ allowed: true, remaining: 0 });
+    expect(await second).toMatchObject({ allowed: false, retryAfterMs: 1000 });
+    expect(store.calls).toBe(2);
+  });
+
+  it('fails every waiting call with a StoreError', async () => {
+    const store = new ManualStore();
+    const pending = store.peek('k', algorithm, 0, 0);
+    store.failAll();
+    await expect(pending).rejects.toMatchObject({ code: 'RL_STORE_ERROR' });
+  });
+
+  it('lets a limiter time out on fake timers while the store hangs', async () => {
+    const timers = new FakeTimers();
+    const limiter = createLimiter({ algorithm, store: new ManualStore(), timeout: 50, timers, denyCache: false });
+    const decision = limiter.consume('k');
+    await timers.advanceAsync(50);
+    expect(await decision).toMatchObject({ reason: 'timeout' });
+  });
+});

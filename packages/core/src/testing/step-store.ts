@@ -1,0 +1,70 @@
+import { ALGORITHM_KINDS, type Algorithm, type AlgorithmKind, type ConcurrencyAlgorithm, type LeaseState } from '../algorithm.js';
+import { systemClock, type Clock } from '../clock.js';
+import type { Decision } from '../decision.js';
+import { UnsupportedError } from '../errors.js';
+import type { Store, StoreCapabilities } from '../store.js';
+import { stepKey, undoKey, type KeyState } from './key-state.js';
+
+export interface StepStoreOptions {
+  /** The algorithm kinds it declares in `capabilities.algorithms` and runs (default: all of them). */
+  algorithms?: readonly AlgorithmKind[];
+  /** Clock used when the limiter passes no `now` (default `Date.now`). */
+  clock?: Clock;
+}
+
+/**
+ * The reference store: each algorithm's own step, run synchronously on one `Map` of states (no
+ * eviction, no expiry, no sweep). Core runs the conformance suite on it, so the scenario tables run
+ * with the algorithms they test; store authors can read it as the smallest store that passes. Any
+ * kind outside `algorithms` is refused (`RL_UNSUPPORTED`), as by a store that does not run it.
+ */
+export class StepStore implements Store {
+  readonly capabilities: StoreCapabilities;
+  private readonly states = new Map<string, KeyState>();
+  private readonly clock: Clock;
+
+  constructor(options: StepStoreOptions = {}) {
+    this.capabilities = { local: true, algorithms: [...(options.algorithms ?? ALGORITHM_KINDS)] };
+    this.clock = options.clock ?? systemClock;
+  }
+
+  consume(key: string, algorithm: Algorithm, cost: number, now: number | undefined): Decision {
+    return this.decide(key, algorithm, cost, now, true);
+  }
+
+  peek(key: string, algorithm: Algorithm, cost: number, now: number | undefined): Decision {
+    return this.decide(key, algorithm, cost, now, false);
+  }
+
+  undo(key: string, algorithm: Algorithm, cost: number, now: number | undefined): void {
+    undoKey(algorithm, this.states.get(this.slot(key, algorithm)), now ?? this.clock(), cost);
+  }
+
+  reset(key: string, algorithm: Algorithm): void {
+    this.states.delete(this.slot(key, algorithm));
+  }
+
+  acquire(key: string, algorithm: ConcurrencyAlgorithm, leaseId: string, now: number | undefined): Decision {
+    const slot = this.slot(key, algorithm);
+    const { state, decision } = algorithm.acquire(this.states.get(slot) as LeaseState | undefined, now ?? this.clock(), leaseId, true);
+    this.states.set(slot, state);
+    return decision;
+  }
+
+  release(key: string, algorithm: ConcurrencyAlgorithm, leaseId: string): void {
+    (this.states.get(this.slot(key, algorithm)) as LeaseState | undefined)?.delete(leaseId);
+  }
+
+  private decide(key: string, algorithm: Algorithm, cost: number, now: number | undefined, commit: boolean): Decision {
+    const slot = this.slot(key, algorithm);
+    const { decision, state } = stepKey(algorithm, this.states.get(slot), now ?? this.clock(), cost, commit);
+    if (state !== undefined) this.states.set(slot, state);
+    return decision;
+  }
+
+  /** The state's name: kinds are kept apart, configurations of one kind share the state. */
+  private slot(key: string, algorithm: Algorithm): string {
+    if (!this.capabilities.algorithms.includes(algorithm.kind)) throw new UnsupportedError(`This StepStore does not run the ${algorithm.kind} algorithm.`);
+    return `${algorithm.kind}\u0000${key}`;
+  }
+}
