@@ -9,7 +9,7 @@ import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from
 import { createLimiter, fixedWindow, tokenBucket, concurrency, type Decision, type Limiter, type Store, type StoreErrorEvent } from '@rl/core';
 import { MemoryStore } from '@rl/store-memory';
 import { RedisStore } from '@rl/store-redis';
-import { sleep, startRedisServer, type RedisServerHandle } from './harness.js';
+import { sleep, startRedisServer, type RedisServerHandle } from '@rl/test-support';
 
 let server: RedisServerHandle;
 let client: Redis;

@@ -17,7 +17,7 @@ import {
 } from '@rl/core';
 import { EXPLICIT_NOW_EXPIRY_MARGIN_MS, MAX_PLAIN_FIELD_BYTES, RedisStore, bucketOf, fieldOf, hashTagOf } from '@rl/store-redis';
 import { MemoryStore } from '@rl/store-memory';
-import { useRedisDeployments } from './shared-redis.js';
+import { useRedisDeployments } from '@rl/test-support';
 
 const deployments = useRedisDeployments('store');
 const freshPrefix = (): string => deployments.freshPrefix();
