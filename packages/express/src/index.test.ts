@@ -1,33 +1,16 @@
-import { once } from 'node:events';
-import type { Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import express, { type Express, type NextFunction, type Request, type Response } from 'express';
 import express4 from 'express4';
 import { afterEach, describe, expect, it } from 'vitest';
 import { fixedWindow, tokenBucket } from '@rl/core';
 import { MemoryStore } from '@rl/store-memory';
 import { RedisStore } from '@rl/store-redis';
-import { describeAdapter, members, request, T0, useRedis, type Adapter, type MountedApp } from '@rl/test-support';
+import { describeAdapter, members, serve, T0, useRedis, type Adapter, type ServedApp } from '@rl/test-support';
 import { rateLimit, type RateLimitOptions } from './index.js';
 
 const clock = (): number => T0;
 
 function errorHandler(error: Error & { code?: string }, _req: Request, res: Response, _next: NextFunction): void {
   res.status(500).json({ error: error.message, code: error.code });
-}
-
-async function listen(app: Express): Promise<MountedApp> {
-  const server: Server = app.listen(0, '127.0.0.1');
-  await once(server, 'listening');
-  const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
-  return {
-    url,
-    request: (path, init) => request(url, path, init),
-    async close() {
-      server.closeAllConnections();
-      await new Promise((resolve) => server.close(resolve));
-    },
-  };
 }
 
 const view = (req: Request) => ({ path: req.path, url: req.originalUrl, header: (name: string) => req.get(name) });
@@ -53,8 +36,8 @@ function expressAdapter(name: string, createApp: typeof express): Adapter {
         }
       });
       app.use(errorHandler);
-      const mounted = await listen(app);
-      return { ...mounted, peek: (key) => middlewares[0]!.limiter.limiters[0]!.peek(key) };
+      const served = await serve(app);
+      return { ...served, peek: (key) => middlewares[0]!.limiter.limiters[0]!.peek(key) };
     },
     view: (req) => view(req as Request),
     onLimitSending: (body) => (_req: Request, res: Response, _next: NextFunction, result: { retryAfterSeconds: number }) => res.json(body(result)),
@@ -73,14 +56,14 @@ for (const [name, createApp] of versions) {
 
 // What only Express has: sub-apps and routers, and the `req.rateLimit` accessor.
 describe.each(versions)('%s', (_label, createApp) => {
-  const opened: MountedApp[] = [];
+  const opened: ServedApp[] = [];
   afterEach(async () => {
     await Promise.all(opened.splice(0).map((app) => app.close()));
   });
   const open = async (app: Express) => {
-    const mounted = await listen(app);
-    opened.push(mounted);
-    return mounted;
+    const served = await serve(app);
+    opened.push(served);
+    return served;
   };
 
   it('appends the members of an app-wide and a route limit, each with its own state', async () => {

@@ -1,12 +1,9 @@
-import { once } from 'node:events';
-import http from 'node:http';
-import type { AddressInfo } from 'node:net';
 import Koa, { type Context } from 'koa';
 import Koa2 from 'koa2';
 import { describe, expect, it } from 'vitest';
 import { fixedWindow } from '@rl/core';
 import { RedisStore } from '@rl/store-redis';
-import { describeAdapter, request, T0, useRedis, type Adapter, type MountedApp } from '@rl/test-support';
+import { describeAdapter, serve, T0, useRedis, type Adapter } from '@rl/test-support';
 import { rateLimit, type RateLimitOptions } from './index.js';
 
 const clock = (): number => T0;
@@ -20,20 +17,6 @@ async function errorsAsJson(ctx: Context, next: () => Promise<unknown>): Promise
     ctx.status = 500;
     ctx.body = { error: e.message, code: e.code };
   }
-}
-
-async function listen(app: Koa): Promise<MountedApp> {
-  const server = http.createServer(app.callback()).listen(0, '127.0.0.1');
-  await once(server, 'listening');
-  const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
-  return {
-    url,
-    request: (path, init) => request(url, path, init),
-    async close() {
-      server.closeAllConnections();
-      await new Promise((resolve) => server.close(resolve));
-    },
-  };
 }
 
 const view = (ctx: Context) => ({ path: ctx.path, url: ctx.url, header: (name: string) => ctx.get(name) || undefined });
@@ -58,8 +41,8 @@ function koaAdapter(name: string, KoaApp: typeof Koa): Adapter {
         await spec.handler?.(view(ctx));
         ctx.body = { remaining: ctx.state.rateLimit?.remaining ?? null };
       });
-      const mounted = await listen(app);
-      return { ...mounted, peek: (key) => middlewares[0]!.limiter.limiters[0]!.peek(key) };
+      const served = await serve(app.callback());
+      return { ...served, peek: (key) => middlewares[0]!.limiter.limiters[0]!.peek(key) };
     },
     view: (ctx) => view(ctx as Context),
     onLimitSending: (body) => (ctx: Context, result: { retryAfterSeconds: number }) => {
@@ -87,11 +70,11 @@ describe.each(versions)('%s', (_label, KoaApp) => {
     app.use((ctx) => {
       ctx.body = 'ok';
     });
-    const mounted = await listen(app);
+    const served = await serve(app.callback());
     try {
-      expect((await mounted.request('/')).status).toBe(500);
+      expect((await served.request('/')).status).toBe(500);
     } finally {
-      await mounted.close();
+      await served.close();
     }
   });
 });

@@ -3,7 +3,9 @@
  * so closing the app never waits on an idle socket), the headers as Node parses them, the body as
  * text and, for a JSON content type (`application/json`, `application/problem+json`), parsed.
  */
+import { once } from 'node:events';
 import http, { type ClientRequest, type IncomingHttpHeaders } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { parseList } from 'structured-headers';
 import { expect } from 'vitest';
 
@@ -79,4 +81,28 @@ export async function collectWarnings(code: string, body: (warnings: readonly Er
 /** Lets pending callbacks of the event loop (a warning, an I/O event already queued) run. */
 export function nextTurn(): Promise<void> {
   return new Promise((resolve) => setImmediate(resolve));
+}
+
+/** A Node request handler (an Express app, a Koa app's `callback()`) listening on 127.0.0.1, with {@link request} bound to it. */
+export interface ServedApp {
+  /** `http://127.0.0.1:<port>` */
+  readonly url: string;
+  request(path?: string, init?: RequestInit): Promise<TestResponse>;
+  /** Drops the connections and stops listening. */
+  close(): Promise<void>;
+}
+
+/** Serves `handler` on an ephemeral port of 127.0.0.1. */
+export async function serve(handler: http.RequestListener): Promise<ServedApp> {
+  const server = http.createServer(handler).listen(0, '127.0.0.1');
+  await once(server, 'listening');
+  const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  return {
+    url,
+    request: (path, init) => request(url, path, init),
+    async close() {
+      server.closeAllConnections();
+      await new Promise((resolve) => server.close(resolve));
+    },
+  };
 }

@@ -5,8 +5,9 @@
  */
 export { startRedisServer, startRedisCluster, cli, sleep, type RedisServerHandle, type RedisClusterHandle } from './redis-server.js';
 export { startSharedRedis, useRedis, useRedisDeployments, type SharedRedis, type RedisDeployments } from './redis-fixtures.js';
-export { request, startRequest, members, deferred, collectWarnings, nextTurn, type TestResponse, type RequestInit } from './http-client.js';
+export { request, serve, startRequest, members, deferred, collectWarnings, nextTurn, type ServedApp, type TestResponse, type RequestInit } from './http-client.js';
 export { HoldTimers } from './hold-timers.js';
+export { everyRateAlgorithm } from './algorithms.js';
 export { tsLoaderRegistration } from './ts-loader.js';
 export * from './adapter-suite/index.js';
 export { describeExampleApp, listenOnFreePort, type ExampleApp, type ExampleAppOptions, type OpenedApp } from './example-app-suite.js';

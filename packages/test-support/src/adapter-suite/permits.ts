@@ -1,8 +1,26 @@
 import { expect, it, vi } from 'vitest';
 import { concurrency, fixedWindow } from '@rl/core';
 import { deferred, members, startRequest } from '../http-client.js';
-import type { AppSpec } from './adapter.js';
+import type { AppSpec, RequestView } from './adapter.js';
 import type { SuiteContext } from './context.js';
+
+/** A route handler that holds the requests to `path` until `finish()`: `started` once one is held, `finished` once it went on. */
+function holdingRequestsTo(path: string) {
+  const started = deferred();
+  const gate = deferred();
+  const finished = deferred();
+  return {
+    started: started.promise,
+    finished: finished.promise,
+    finish: () => gate.resolve(),
+    async handler(request: RequestView): Promise<void> {
+      if (request.path !== path) return;
+      started.resolve();
+      await gate.promise;
+      finished.resolve();
+    },
+  };
+}
 
 /** Concurrency permits: taken when admitted, released exactly once whatever ends the request. */
 export function permitTests(t: SuiteContext): void {
@@ -10,23 +28,14 @@ export function permitTests(t: SuiteContext): void {
 
   it('holds the permit until the response finishes, then releases it exactly once', async () => {
     const release = vi.spyOn(t.store, 'release');
-    const gate = deferred();
-    const started = deferred();
-    const app = await t.open(
-      onePermit({
-        async handler(request) {
-          if (request.path !== '/slow') return;
-          started.resolve();
-          await gate.promise;
-        },
-      }),
-    );
+    const slowRoute = holdingRequestsTo('/slow');
+    const app = await t.open(onePermit({ handler: slowRoute.handler }));
     const slow = app.request('/slow');
-    await started.promise;
+    await slowRoute.started;
     const blocked = await app.request('/');
     expect(blocked.status).toBe(429);
     expect(members(blocked.headers['ratelimit-policy'])[0]!.name).toBe('1-concurrent');
-    gate.resolve();
+    slowRoute.finish();
     expect((await slow).status).toBe(200);
     await vi.waitFor(() => expect(release).toHaveBeenCalledTimes(1));
     expect((await app.request('/')).status).toBe(200);
@@ -101,28 +110,17 @@ export function permitTests(t: SuiteContext): void {
 
   it('releases the permit when the client disconnects, once, also when the abandoned handler finishes later', async () => {
     const release = vi.spyOn(t.store, 'release');
-    const started = deferred();
-    const finish = deferred();
-    const finished = deferred();
-    const app = await t.open(
-      onePermit({
-        async handler(request) {
-          if (request.path !== '/hang') return;
-          started.resolve();
-          await finish.promise;
-          finished.resolve();
-        },
-      }),
-    );
+    const hangingRoute = holdingRequestsTo('/hang');
+    const app = await t.open(onePermit({ handler: hangingRoute.handler }));
     const client = startRequest(app.url, '/hang');
-    await started.promise;
+    await hangingRoute.started;
     expect((await app.request('/')).status).toBe(429);
     client.destroy();
     await vi.waitFor(() => expect(release).toHaveBeenCalledTimes(1));
     await expect.poll(async () => (await app.request('/')).status).toBe(200);
     await vi.waitFor(() => expect(release).toHaveBeenCalledTimes(2));
-    finish.resolve();
-    await finished.promise;
+    hangingRoute.finish();
+    await hangingRoute.finished;
     await new Promise((resolve) => setTimeout(resolve, 50)); // the abandoned handler's answer goes nowhere
     expect(release).toHaveBeenCalledTimes(2);
     // Each request released its own permit: two different leases.
