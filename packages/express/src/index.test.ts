@@ -4,7 +4,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { fixedWindow, tokenBucket } from '@rl/core';
 import { MemoryStore } from '@rl/store-memory';
 import { RedisStore } from '@rl/store-redis';
-import { describeAdapter, members, serve, T0, useRedis, type Adapter, type ServedApp } from '@rl/test-support';
+import { describeAdapter, members, serve, T0, type Adapter, type ServedApp } from '@rl/test-support';
 import { rateLimit, type RateLimitOptions } from './index.js';
 
 const clock = (): number => T0;
@@ -44,15 +44,8 @@ function expressAdapter(name: string, createApp: typeof express): Adapter {
   };
 }
 
-const redis = useRedis('rl-express-test');
-const versions = [
-  ['Express 5', express],
-  ['Express 4', express4 as unknown as typeof express],
-] as const;
-
-for (const [name, createApp] of versions) {
-  describeAdapter(expressAdapter(name, createApp), { redisStore: () => new RedisStore({ client: redis.client, prefix: redis.freshPrefix() }) });
-}
+const versions = [['Express 5', express], ['Express 4', express4 as unknown as typeof express]] as const;
+describeAdapter(versions.map(([name, createApp]) => expressAdapter(name, createApp)), { redisStore: (client, prefix) => new RedisStore({ client, prefix }) });
 
 // What only Express has: sub-apps and routers, and the `req.rateLimit` accessor.
 describe.each(versions)('%s', (_label, createApp) => {

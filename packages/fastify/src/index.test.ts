@@ -58,8 +58,9 @@ const fastifyAdapter: Adapter = {
   onLimitSending: (body) => (_request: FastifyRequest, _reply: unknown, result: { retryAfterSeconds: number }) => body(result),
 };
 
+describeAdapter(fastifyAdapter, { redisStore: (client, prefix) => new RedisStore({ client, prefix }) });
+
 const redis = useRedis('rl-fastify-test');
-describeAdapter(fastifyAdapter, { redisStore: () => new RedisStore({ client: redis.client, prefix: redis.freshPrefix() }) });
 
 // What only Fastify has: per-route config, hooks, its error handler and logger, nested contexts, onClose.
 const apps: FastifyInstance[] = [];

@@ -3,7 +3,7 @@ import Koa2 from 'koa2';
 import { describe, expect, it } from 'vitest';
 import { fixedWindow } from '@rl/core';
 import { RedisStore } from '@rl/store-redis';
-import { describeAdapter, serve, T0, useRedis, type Adapter } from '@rl/test-support';
+import { describeAdapter, serve, T0, type Adapter } from '@rl/test-support';
 import { rateLimit, type RateLimitOptions } from './index.js';
 
 const clock = (): number => T0;
@@ -51,15 +51,8 @@ function koaAdapter(name: string, KoaApp: typeof Koa): Adapter {
   };
 }
 
-const redis = useRedis('rl-koa-test');
-const versions = [
-  ['Koa 3', Koa],
-  ['Koa 2', Koa2 as unknown as typeof Koa],
-] as const;
-
-for (const [name, KoaApp] of versions) {
-  describeAdapter(koaAdapter(name, KoaApp), { redisStore: () => new RedisStore({ client: redis.client, prefix: redis.freshPrefix() }) });
-}
+const versions = [['Koa 3', Koa], ['Koa 2', Koa2 as unknown as typeof Koa]] as const;
+describeAdapter(versions.map(([name, KoaApp]) => koaAdapter(name, KoaApp)), { redisStore: (client, prefix) => new RedisStore({ client, prefix }) });
 
 // What only Koa has: its default error handling (no error middleware).
 describe.each(versions)('%s', (_label, KoaApp) => {

@@ -5,13 +5,16 @@
  * each adapter's own test file.
  *
  * ```ts
- * const redis = useRedis('rl-express-test');
- * describeAdapter(expressAdapter, { redisStore: () => new RedisStore({ client: redis.client, prefix: redis.freshPrefix() }) });
+ * describeAdapter([expressAdapter('Express 5', express), expressAdapter('Express 4', express4)], {
+ *   redisStore: (client, prefix) => new RedisStore({ client, prefix }),
+ * });
  * ```
  */
+import type { Redis } from 'ioredis';
 import { describe } from 'vitest';
 import { MemoryStore } from '@rl/store-memory';
 import type { Store } from '@rl/core';
+import { useRedis } from '../redis-fixtures.js';
 import type { Adapter, StoreUnderTest } from './adapter.js';
 import { clientIpTests } from './client-ip.js';
 import { suiteContext } from './context.js';
@@ -23,16 +26,26 @@ import { permitTests } from './permits.js';
 import { shapingTests } from './shaping.js';
 
 export interface AdapterSuiteOptions {
-  /** A RedisStore with a fresh state (a fresh prefix on a shared client), one per test. */
-  redisStore: () => Store;
+  /** A RedisStore on `client` whose keys start with `prefix` (the suite gives each test a fresh prefix). */
+  redisStore: (client: Redis, prefix: string) => Store;
 }
 
-/** Registers the shared adapter suite for `adapter`: every behaviour test on each store, then the store-independent ones. */
-export function describeAdapter(adapter: Adapter, { redisStore }: AdapterSuiteOptions): void {
+/**
+ * Registers the shared adapter suite for each adapter (say, each major version of a framework): every
+ * behaviour test on the memory store and on a Redis server the adapters share (started for the
+ * calling file, or `REDIS_URL`), then the store-independent ones.
+ */
+export function describeAdapter(adapters: Adapter | readonly Adapter[], { redisStore }: AdapterSuiteOptions): void {
+  const list = Array.isArray(adapters) ? adapters : [adapters as Adapter];
+  const redis = useRedis(`rl-adapter-suite:${list[0]!.name}`);
   const stores: StoreUnderTest[] = [
     { name: 'memory store', create: () => new MemoryStore(), remote: false },
-    { name: 'Redis store', create: redisStore, remote: true },
+    { name: 'Redis store', create: () => redisStore(redis.client, redis.freshPrefix()), remote: true },
   ];
+  for (const adapter of list) describeOne(adapter, stores);
+}
+
+function describeOne(adapter: Adapter, stores: readonly StoreUnderTest[]): void {
   describe(adapter.name, () => {
     for (const store of stores) {
       describe(`on the ${store.name}`, () => {
