@@ -1,8 +1,9 @@
-import { describeExampleApp } from '../../test-support/app-suite.js';
+import { RedisStore } from '@rl/store-redis';
+import { describeExampleApp } from '@rl/test-support';
 import { API_KEYS, LIMITS, buildApp } from './app.js';
 
 // The tests of the app, on the memory store and on Redis, are shared by every example (see
-// examples/test-support/app-suite.ts): this file only says how Fastify starts and closes the app.
+// describeExampleApp in @rl/test-support): this file only says how Fastify starts and closes the app.
 describeExampleApp({
   name: 'fastify',
   limits: LIMITS,
@@ -17,4 +18,5 @@ describeExampleApp({
       },
     };
   },
+  redisStore: (client, prefix) => new RedisStore({ client, prefix }),
 });

@@ -1,11 +1,13 @@
-import { describeExampleApp, listenOnFreePort } from '../../test-support/app-suite.js';
+import { RedisStore } from '@rl/store-redis';
+import { describeExampleApp, listenOnFreePort } from '@rl/test-support';
 import { API_KEYS, LIMITS, createApp } from './app.js';
 
 // The tests of the app, on the memory store and on Redis, are shared by every example (see
-// examples/test-support/app-suite.ts): this file only says how Koa starts the app.
+// describeExampleApp in @rl/test-support): this file only says how Koa starts the app.
 describeExampleApp({
   name: 'koa',
   limits: LIMITS,
   apiKeys: API_KEYS,
   open: async (options) => listenOnFreePort(createApp(options)),
+  redisStore: (client, prefix) => new RedisStore({ client, prefix }),
 });

@@ -3,7 +3,7 @@ import { Cluster, Redis } from 'ioredis';
 import type { Store } from '@rl/core';
 import { runStoreConformance } from '@rl/core/testing';
 import { RedisStore } from '@rl/store-redis';
-import { startRedisCluster, startRedisServer } from './harness.js';
+import { startRedisCluster, startRedisServer } from '@rl/test-support';
 
 /** The server (or cluster) behind each store, stopped with it. */
 const servers = new WeakMap<Store, { stop(): Promise<void> }>();

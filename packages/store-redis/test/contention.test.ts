@@ -6,7 +6,7 @@
 import { fork, type ChildProcess } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startRedisCluster, startRedisServer, type RedisClusterHandle, type RedisServerHandle } from './harness.js';
+import { startRedisCluster, startRedisServer, tsLoaderRegistration, type RedisClusterHandle, type RedisServerHandle } from '@rl/test-support';
 import type { WorkerConfig, WorkerResult } from './support/contention-worker.js';
 
 const PROCESSES = 4;
@@ -14,7 +14,6 @@ const CONSUMERS = 50;
 const ATTEMPTS = 3;
 const LIMIT = 150;
 const workerPath = fileURLToPath(new URL('./support/contention-worker.ts', import.meta.url));
-const registerPath = fileURLToPath(new URL('./support/register-ts.mjs', import.meta.url));
 
 let server: RedisServerHandle;
 let cluster: RedisClusterHandle;
@@ -22,7 +21,7 @@ let workers: ChildProcess[] = [];
 
 beforeAll(async () => {
   workers = Array.from({ length: PROCESSES }, () =>
-    fork(workerPath, [], { execArgv: ['--import', registerPath], stdio: ['ignore', 'inherit', 'inherit', 'ipc'] }),
+    fork(workerPath, [], { execArgv: ['--import', tsLoaderRegistration], stdio: ['ignore', 'inherit', 'inherit', 'ipc'] }),
   );
   const started = workers.map((worker) => nextMessage(worker, (m) => m.started === true));
   [server, cluster] = await Promise.all([startRedisServer(), startRedisCluster()]);

@@ -3,17 +3,27 @@
  * again, the server paused (CLIENT PAUSE) beyond the timeout, and a flood of one key with the deny
  * cache. Every decision resolves (never a hung request, never an unhandled rejection) and says what
  * happened (`reason`), and the limiter emits 'storeError'.
+ *
+ * The limiters run on fake time: their timers (the store timeout) and their clock (the store-down
+ * circuit's retry interval) move only when a test advances them, so a call to a Redis that does not
+ * answer is timed out by `await time.advance(timeout)`, never by waiting. What stays real is Redis
+ * itself: a server stopped and started again, a client reconnecting, a pause.
  */
 import { Redis } from 'ioredis';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { createLimiter, fixedWindow, tokenBucket, concurrency, type Decision, type Limiter, type Store, type StoreErrorEvent } from '@rl/core';
+import { FakeTimers } from '@rl/core/testing';
 import { MemoryStore } from '@rl/store-memory';
 import { RedisStore } from '@rl/store-redis';
-import { sleep, startRedisServer, type RedisServerHandle } from './harness.js';
+import { sleep, startRedisServer, type RedisServerHandle } from '@rl/test-support';
 
 let server: RedisServerHandle;
 let client: Redis;
 let counter = 0;
+/** This test's fake time: the limiters' timers and their clock (window-aligned: fixed windows of 1m start at 0). */
+let timers: FakeTimers;
+const T0 = 1_800_000_000_000;
+const clock = (): number => T0 + timers.now();
 const unhandled: unknown[] = [];
 const onUnhandled = (reason: unknown) => unhandled.push(reason);
 
@@ -28,6 +38,7 @@ afterAll(async () => {
 });
 
 beforeEach(async () => {
+  timers = new FakeTimers();
   // A client as most apps create it: default reconnection and offline queue.
   client = new Redis(server.url);
   client.on('error', () => {}); // connection errors while the server is down are expected here
@@ -51,6 +62,27 @@ function freshPrefix(): string {
   return `failure:${process.pid}:${Date.now().toString(36)}:${counter}`;
 }
 
+/** A limiter on this test's fake time (timers and clock), with a prefix of its own. */
+function limiterOf(options: Parameters<typeof createLimiter>[0]): Limiter {
+  return createLimiter({ prefix: freshPrefix(), timers, clock, ...options });
+}
+
+/** Moves fake time on by `ms`, then waits for `pending`: calls to a Redis that does not answer time out. */
+async function after<T>(ms: number, pending: Promise<T>): Promise<T> {
+  await timers.advanceAsync(ms);
+  return pending;
+}
+
+/** Consumes until a decision comes from Redis again (reason undefined), moving fake time past the retry interval between tries (bounded). */
+async function untilFromRedis(limiter: Limiter, retryMs: number): Promise<Decision> {
+  let back = await limiter.consume('k');
+  for (let i = 0; i < 20 && back.reason !== undefined; i++) {
+    await timers.advanceAsync(retryMs);
+    back = await limiter.consume('k');
+  }
+  return back;
+}
+
 function recordEvents(limiter: Limiter): StoreErrorEvent[] {
   const events: StoreErrorEvent[] = [];
   limiter.on('storeError', (event: StoreErrorEvent) => events.push(event));
@@ -70,12 +102,12 @@ async function restartServer(): Promise<void> {
 describe.skipIf(process.env.REDIS_URL !== undefined)('Redis stopped mid-run, then back', () => {
   it("'deny': decisions resolve denied with reason store-error or timeout, an event per failure, and Redis is used again once back", async () => {
     const store = new RedisStore({ client });
-    const limiter = createLimiter({ algorithm: tokenBucket({ capacity: 100, refillRate: 10 }), store, prefix: freshPrefix(), timeout: 250, storeRetryInterval: 100 });
+    const limiter = limiterOf({ algorithm: tokenBucket({ capacity: 100, refillRate: 10 }), store, timeout: 250, storeRetryInterval: 100 });
     const events = recordEvents(limiter);
     expect((await limiter.consume('k')).reason).toBeUndefined();
 
     await server.stop();
-    const during = await Promise.all(Array.from({ length: 20 }, () => limiter.consume('k')));
+    const during = await after(250, Promise.all(Array.from({ length: 20 }, () => limiter.consume('k'))));
     expect(during.every((d) => !d.allowed)).toBe(true);
     expect(during.every((d) => d.reason === 'store-error' || d.reason === 'timeout')).toBe(true);
     expect(events.length).toBeGreaterThan(0);
@@ -83,23 +115,18 @@ describe.skipIf(process.env.REDIS_URL !== undefined)('Redis stopped mid-run, the
 
     await restartServer();
     await reconnected(client);
-    await sleep(150); // past storeRetryInterval
-    let back = await limiter.consume('k');
-    for (let i = 0; i < 20 && back.reason !== undefined; i++) {
-      await sleep(110);
-      back = await limiter.consume('k');
-    }
+    await timers.advanceAsync(150); // past storeRetryInterval
+    const back = await untilFromRedis(limiter, 110);
     expect(back.reason).toBeUndefined();
     expect(back.allowed).toBe(true);
   });
 
   it("'allow' admits with a reason; a fallback applies a local limit while Redis is down and Redis again once back", async () => {
     const store = new RedisStore({ client });
-    const allow = createLimiter({ algorithm: fixedWindow({ limit: 10, window: '1m' }), store, prefix: freshPrefix(), onStoreError: 'allow', timeout: 250, storeRetryInterval: 100 });
-    const fallback = createLimiter({
+    const allow = limiterOf({ algorithm: fixedWindow({ limit: 10, window: '1m' }), store, onStoreError: 'allow', timeout: 250, storeRetryInterval: 100 });
+    const fallback = limiterOf({
       algorithm: fixedWindow({ limit: 10, window: '1m' }),
       store,
-      prefix: freshPrefix(),
       timeout: 250,
       storeRetryInterval: 100,
       onStoreError: { fallback: { algorithm: fixedWindow({ limit: 2, window: '1m' }), store: new MemoryStore({ sweepInterval: false }) } },
@@ -108,11 +135,11 @@ describe.skipIf(process.env.REDIS_URL !== undefined)('Redis stopped mid-run, the
     expect((await fallback.consume('k')).reason).toBeUndefined();
 
     await server.stop();
-    const allowed = await allow.consume('k');
+    const allowed = await after(250, allow.consume('k'));
     expect(allowed).toMatchObject({ allowed: true });
     expect(['store-error', 'timeout']).toContain(allowed.reason);
     const local = [];
-    for (let i = 0; i < 3; i++) local.push(await fallback.consume('k'));
+    for (let i = 0; i < 3; i++) local.push(await after(250, fallback.consume('k')));
     expect(local.map((d) => [d.allowed, d.reason])).toEqual([
       [true, 'fallback'],
       [true, 'fallback'],
@@ -122,21 +149,16 @@ describe.skipIf(process.env.REDIS_URL !== undefined)('Redis stopped mid-run, the
 
     await restartServer();
     await reconnected(client);
-    let back: Decision = await fallback.consume('k');
-    for (let i = 0; i < 20 && back.reason !== undefined; i++) {
-      await sleep(110);
-      back = await fallback.consume('k');
-    }
+    const back = await untilFromRedis(fallback, 110);
     expect(back.reason).toBeUndefined();
     expect(back.allowed).toBe(true);
   });
 
   it('concurrency permits: acquire falls back while Redis is down and release never throws', async () => {
     const store = new RedisStore({ client });
-    const limiter = createLimiter({
+    const limiter = limiterOf({
       algorithm: concurrency({ limit: 5 }),
       store,
-      prefix: freshPrefix(),
       timeout: 250,
       storeRetryInterval: 100,
       onStoreError: { fallback: { algorithm: concurrency({ limit: 1 }), store: new MemoryStore({ sweepInterval: false }) } },
@@ -144,12 +166,12 @@ describe.skipIf(process.env.REDIS_URL !== undefined)('Redis stopped mid-run, the
     const held = await limiter.acquire('k');
     expect(held.reason).toBeUndefined();
     await server.stop();
-    const first = await limiter.acquire('k');
-    const second = await limiter.acquire('k');
+    const first = await after(250, limiter.acquire('k'));
+    const second = await after(250, limiter.acquire('k'));
     expect([first.allowed, first.reason, second.allowed, second.reason]).toEqual([true, 'fallback', false, 'fallback']);
     await first.release();
-    expect((await limiter.acquire('k')).allowed).toBe(true);
-    await expect(held.release()).resolves.toBeUndefined();
+    expect((await after(250, limiter.acquire('k'))).allowed).toBe(true);
+    await expect(after(250, held.release())).resolves.toBeUndefined();
     await restartServer();
   });
 });
@@ -157,26 +179,22 @@ describe.skipIf(process.env.REDIS_URL !== undefined)('Redis stopped mid-run, the
 describe('Redis paused beyond the timeout (CLIENT PAUSE)', () => {
   it('decisions resolve denied with reason timeout while Redis is paused, then come from Redis again', async () => {
     const store = new RedisStore({ client });
-    const limiter = createLimiter({ algorithm: tokenBucket({ capacity: 100, refillRate: 10 }), store, prefix: freshPrefix(), timeout: 100, storeRetryInterval: 100 });
+    const limiter = limiterOf({ algorithm: tokenBucket({ capacity: 100, refillRate: 10 }), store, timeout: 100, storeRetryInterval: 100 });
     const events = recordEvents(limiter);
     expect((await limiter.consume('k')).reason).toBeUndefined();
 
     const admin = new Redis(server.url);
     try {
       await admin.client('PAUSE', 400, 'ALL');
-      const paused = await Promise.all(Array.from({ length: 10 }, () => limiter.consume('k')));
+      const paused = await after(100, Promise.all(Array.from({ length: 10 }, () => limiter.consume('k'))));
       expect(paused.every((d) => !d.allowed && d.reason === 'timeout')).toBe(true);
       expect(events.some((e) => e.reason === 'timeout' && e.error.name === 'StoreTimeoutError')).toBe(true);
       await admin.client('UNPAUSE');
     } finally {
       admin.disconnect();
     }
-    await sleep(150);
-    let back = await limiter.consume('k');
-    for (let i = 0; i < 20 && back.reason !== undefined; i++) {
-      await sleep(110);
-      back = await limiter.consume('k');
-    }
+    await timers.advanceAsync(150); // past storeRetryInterval
+    const back = await untilFromRedis(limiter, 110);
     expect(back.reason).toBeUndefined();
   });
 });
@@ -199,19 +217,20 @@ function counting(inner: RedisStore): Store & { calls: number } {
 describe('the store-down circuit', () => {
   it('while Redis is paused, one probe at a time reaches it; the other decisions repeat the reason (timeout)', async () => {
     const store = counting(new RedisStore({ client }));
-    const limiter = createLimiter({ algorithm: tokenBucket({ capacity: 100, refillRate: 10 }), store, prefix: freshPrefix(), timeout: 100, storeRetryInterval: 100, storeFailureThreshold: 1 });
+    const limiter = limiterOf({ algorithm: tokenBucket({ capacity: 100, refillRate: 10 }), store, timeout: 100, storeRetryInterval: 100, storeFailureThreshold: 1 });
     expect((await limiter.consume('k')).reason).toBeUndefined();
     const admin = new Redis(server.url);
     try {
       await admin.client('PAUSE', 600, 'ALL');
-      expect((await limiter.consume('k')).reason).toBe('timeout'); // opens the circuit
+      expect((await after(100, limiter.consume('k'))).reason).toBe('timeout'); // opens the circuit
       const skipped = await Promise.all(Array.from({ length: 20 }, () => limiter.consume('k')));
       expect(skipped.every((d) => d.reason === 'timeout' && !d.allowed)).toBe(true);
-      await sleep(120); // past storeRetryInterval, still paused
+      await timers.advanceAsync(120); // past storeRetryInterval, still paused
       const callsBefore = store.calls;
-      const probing = await Promise.all(Array.from({ length: 20 }, () => limiter.consume('k')));
+      const probing = Promise.all(Array.from({ length: 20 }, () => limiter.consume('k')));
       expect(store.calls - callsBefore).toBe(1);
-      expect(probing.every((d) => d.reason === 'timeout')).toBe(true);
+      expect((await after(100, probing)).every((d) => d.reason === 'timeout')).toBe(true);
+      expect(store.calls - callsBefore).toBe(1);
       await admin.client('UNPAUSE');
     } finally {
       admin.disconnect();
@@ -221,18 +240,17 @@ describe('the store-down circuit', () => {
   it('a permit granted after its acquire timed out is given back, not held until its lease expires', async () => {
     const store = new RedisStore({ client });
     const algorithm = concurrency({ limit: 3, lease: '1h' });
-    const prefix = freshPrefix();
-    const limiter = createLimiter({ algorithm, store, prefix, timeout: 50, storeRetryInterval: 50 });
+    const limiter = limiterOf({ algorithm, store, timeout: 50, storeRetryInterval: 50 });
     const admin = new Redis(server.url);
     try {
       await admin.client('PAUSE', 200, 'WRITE');
-      const timedOut = await limiter.acquire('k');
+      const timedOut = await after(50, limiter.acquire('k'));
       expect(timedOut.reason).toBe('timeout');
       await admin.client('UNPAUSE');
     } finally {
       admin.disconnect();
     }
-    // Bounded wait for the late grant and its release to reach Redis.
+    // Bounded wait (real time: Redis's own work) for the late grant and its release to reach Redis.
     let inUse = -1;
     for (let i = 0; i < 40 && inUse !== 0; i++) {
       await sleep(25);
@@ -245,12 +263,15 @@ describe('the store-down circuit', () => {
 describe('timeouts and a busy event loop', () => {
   it('an answer that arrived while the event loop was blocked past the timeout is used, not timed out', async () => {
     const store = new RedisStore({ client });
-    const limiter = createLimiter({ algorithm: tokenBucket({ capacity: 10, refillRate: 1 }), store, prefix: freshPrefix(), timeout: 100 });
+    const limiter = limiterOf({ algorithm: tokenBucket({ capacity: 10, refillRate: 1 }), store, timeout: 100 });
     await limiter.consume('warm-up');
     const pending = limiter.consume('k');
-    // Block the event loop well past the timeout; Redis answers meanwhile, into the socket.
+    // Block the event loop for longer than Redis takes to answer, into the socket; then the timeout
+    // falls due before the answer has been read: in the timers phase of the event loop, as a real
+    // timer would (a 0 ms timer only places it there), so the poll phase that reads the socket follows.
     const until = performance.now() + 300;
     while (performance.now() < until);
+    await new Promise<void>((resolve) => setTimeout(() => resolve(timers.advance(100)), 0));
     const decision = await pending;
     expect(decision.reason).toBeUndefined();
     expect(decision.remaining).toBe(9);

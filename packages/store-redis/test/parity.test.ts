@@ -23,7 +23,7 @@ import {
 import { runScenario, scenarios } from '@rl/core/testing';
 import { MemoryStore } from '@rl/store-memory';
 import { RedisStore } from '@rl/store-redis';
-import { useRedisDeployments } from './shared-redis.js';
+import { useRedisDeployments } from '@rl/test-support';
 
 const deployments = useRedisDeployments('parity');
 const freshPrefix = (): string => deployments.freshPrefix();

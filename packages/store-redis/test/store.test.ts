@@ -6,30 +6,15 @@
  */
 import { Cluster, Redis } from 'ioredis';
 import { describe, expect, it } from 'vitest';
-import {
-  concurrency,
-  fixedWindow,
-  leakyBucket,
-  slidingWindowCounter,
-  slidingWindowLog,
-  tokenBucket,
-  type Algorithm,
-} from '@rl/core';
+import { concurrency, fixedWindow, slidingWindowLog, tokenBucket, type Algorithm } from '@rl/core';
 import { EXPLICIT_NOW_EXPIRY_MARGIN_MS, MAX_PLAIN_FIELD_BYTES, RedisStore, bucketOf, fieldOf, hashTagOf } from '@rl/store-redis';
 import { MemoryStore } from '@rl/store-memory';
-import { useRedisDeployments } from './shared-redis.js';
+import { everyRateAlgorithm, useRedisDeployments } from '@rl/test-support';
 
 const deployments = useRedisDeployments('store');
 const freshPrefix = (): string => deployments.freshPrefix();
 
-const rateAlgorithms: Algorithm[] = [
-  fixedWindow({ limit: 5, window: '1h' }),
-  slidingWindowLog({ limit: 5, window: '1h' }),
-  slidingWindowCounter({ limit: 5, window: '1h' }),
-  tokenBucket({ capacity: 5, refillRate: 1, interval: '1h' }),
-  leakyBucket({ capacity: 5, leakRate: 1, interval: '1h' }),
-  leakyBucket({ capacity: 5, leakRate: 1, interval: '1h', mode: 'shape' }),
-];
+const rateAlgorithms: Algorithm[] = everyRateAlgorithm(5);
 const nameOf = (a: Algorithm) => `${a.kind}${a.options.mode === 'shape' ? ' (shape)' : ''}`;
 
 /** Every connection of a client: the client itself, or each master of a cluster. */

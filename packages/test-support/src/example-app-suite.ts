@@ -1,6 +1,6 @@
 /**
- * The tests of every example's app (`src/app.ts`), shared: each example's `src/app.test.ts` registers
- * them with the way its framework starts and closes the app.
+ * The tests of every example's app (`examples/<framework>/src/app.ts`), shared: each example's
+ * `src/app.test.ts` registers them with the way its framework starts and closes the app.
  *
  * The app runs on an ephemeral port of 127.0.0.1 and is called with fetch. Its limits get a frozen
  * clock, so no token is refilled and no window ends during a test (no timing assumptions). Every test
@@ -9,12 +9,14 @@
 import { randomUUID } from 'node:crypto';
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import type { Redis } from 'ioredis';
 import { afterAll, afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { startSharedRedis, type SharedRedis } from '../../packages/store-redis/test/shared-redis.js';
+import type { Store } from '@rl/core';
+import { startSharedRedis, type SharedRedis } from './redis-fixtures.js';
 
 /** The options of `createApp` / `buildApp` the tests pass (the same in every example). */
 export interface ExampleAppOptions {
-  store?: ReturnType<SharedRedis['store']>;
+  store?: Store;
   clock?: () => number;
   storeTimeout?: `${number}s`;
   slowWork?: () => Promise<void>;
@@ -43,6 +45,8 @@ export interface ExampleApp {
   apiKeys: ReadonlySet<string>;
   /** Builds the app with `options` and listens on an ephemeral port of 127.0.0.1. */
   open(options: ExampleAppOptions): Promise<OpenedApp>;
+  /** A RedisStore on `client` whose keys start with `prefix`. */
+  redisStore(client: Redis, prefix: string): Store;
 }
 
 /** Listens with `app.listen(0, '127.0.0.1')` (Express and Koa apps alike); `close()` drops the connections. */
@@ -79,17 +83,17 @@ async function expectDenied(res: Response, policy: string): Promise<void> {
 }
 
 /** Registers the example app's tests, on the memory store and on Redis. */
-export function describeExampleApp({ name, limits: LIMITS, apiKeys: API_KEYS, open: openApp }: ExampleApp): void {
+export function describeExampleApp({ name, limits: LIMITS, apiKeys: API_KEYS, open: openApp, redisStore: storeOn }: ExampleApp): void {
   const opened: OpenedApp[] = [];
   let redis: SharedRedis | undefined;
 
   /** A RedisStore with a prefix of its own (a fresh state) on the shared test Redis, started on first use. */
   async function redisStore(): Promise<ExampleAppOptions['store']> {
     if (!redis) {
-      redis = await startSharedRedis();
+      redis = await startSharedRedis(`rl-example-${name}`);
       await redis.client.ping();
     }
-    return redis.store(`rl-example-${name}-${randomUUID()}:`);
+    return storeOn(redis.client, `rl-example-${name}-${randomUUID()}:`);
   }
 
   afterAll(async () => {

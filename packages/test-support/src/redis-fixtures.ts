@@ -1,32 +1,40 @@
 /**
- * Redis for test files: {@link useRedisDeployments} for this package's tests (standalone and cluster),
- * {@link useRedisStore} / {@link startSharedRedis} for the adapters' and the examples' tests, on top of
- * {@link startRedisServer}: the server (or `REDIS_URL`), an ioredis client, and RedisStores with
- * prefixes of their own on it. Imported by relative path.
+ * Redis for test files, on top of {@link startRedisServer} and {@link startRedisCluster}: the servers
+ * (or `REDIS_URL` / `REDIS_CLUSTER_NODES`), ioredis clients connected to them, and key prefixes that
+ * no other test of any run uses, so that a test gets a fresh state by taking a fresh prefix.
+ *
+ * This package does not depend on `@rl/store-redis` (whose own tests use it): a test builds its
+ * `RedisStore` on the client it is given.
  */
 import { Cluster, Redis } from 'ioredis';
 import { afterAll, beforeAll } from 'vitest';
-import { RedisStore } from '@rl/store-redis';
-import { startRedisCluster, startRedisServer, type RedisClusterHandle, type RedisServerHandle } from './harness.js';
+import { startRedisCluster, startRedisServer, type RedisClusterHandle, type RedisServerHandle } from './redis-server.js';
 
+/** A key prefix no other test of any run uses: `<label>:<pid>:<time>:<n>:`. */
+function prefixes(label: string): () => string {
+  let counter = 0;
+  return () => `${label}:${process.pid}:${Date.now().toString(36)}:${++counter}:`;
+}
+
+/** A standalone Redis with a client, for a test file. */
 export interface SharedRedis {
   /** `redis://127.0.0.1:<port>` (or `REDIS_URL`). */
   readonly url: string;
   readonly client: Redis;
-  /** A RedisStore on `client` whose keys start with `prefix` (a fresh state for a fresh prefix). */
-  store(prefix: string): RedisStore;
+  /** A key prefix no other test of any run uses (a fresh state for a RedisStore). */
+  freshPrefix(): string;
   /** Disconnects the client and stops the server (a `REDIS_URL` server keeps running). */
   stop(): Promise<void>;
 }
 
 /** Starts a Redis server (or uses `REDIS_URL`) and connects an ioredis client to it. */
-export async function startSharedRedis(): Promise<SharedRedis> {
+export async function startSharedRedis(label: string): Promise<SharedRedis> {
   const server = await startRedisServer();
   const client = new Redis(server.url);
   return {
     url: server.url,
     client,
-    store: (prefix) => new RedisStore({ client, prefix }),
+    freshPrefix: prefixes(label),
     async stop() {
       client.disconnect();
       await server.stop();
@@ -36,28 +44,34 @@ export async function startSharedRedis(): Promise<SharedRedis> {
 
 /**
  * Registers, in the calling scope, a `beforeAll` that starts a {@link SharedRedis} and an `afterAll`
- * that stops it. Returns a view whose `store` (prefix `<name>:<pid>:`) can be used once the `beforeAll`
- * has run, that is in the tests.
+ * that stops it. Returns a view of it that can be used once the `beforeAll` has run, that is in the
+ * tests and their hooks.
  */
-export function useRedisStore(name: string): { readonly store: RedisStore } {
+export function useRedis(label: string): Omit<SharedRedis, 'stop'> {
   let redis: SharedRedis | undefined;
-  let store: RedisStore | undefined;
+  const freshPrefix = prefixes(label);
   beforeAll(async () => {
-    redis = await startSharedRedis();
-    store = redis.store(`${name}:${process.pid}:`);
+    redis = await startSharedRedis(label);
   });
   afterAll(async () => {
     await redis?.stop();
   });
+  const started = (): SharedRedis => {
+    if (!redis) throw new Error('useRedis: the server and client exist once beforeAll has run');
+    return redis;
+  };
   return {
-    get store() {
-      if (!store) throw new Error('useRedisStore: the store exists once beforeAll has run');
-      return store;
+    get url() {
+      return started().url;
     },
+    get client() {
+      return started().client;
+    },
+    freshPrefix,
   };
 }
 
-/** A standalone Redis and a 3-master Cluster for one test file of this package, with fresh prefixes. */
+/** A standalone Redis and a 3-master Cluster for one test file, with fresh prefixes. */
 export interface RedisDeployments {
   /** A client of the standalone server (usable once `beforeAll` has run). */
   readonly standalone: Redis;
@@ -77,7 +91,6 @@ export function useRedisDeployments(label: string): RedisDeployments {
   let cluster: RedisClusterHandle | undefined;
   let standalone: Redis | undefined;
   let clustered: Cluster | undefined;
-  let counter = 0;
   beforeAll(async () => {
     [server, cluster] = await Promise.all([startRedisServer(), startRedisCluster()]);
     standalone = new Redis(server.url);
@@ -97,9 +110,6 @@ export function useRedisDeployments(label: string): RedisDeployments {
       if (!clustered) throw new Error('useRedisDeployments: the clients exist once beforeAll has run');
       return clustered;
     },
-    freshPrefix() {
-      counter++;
-      return `${label}:${process.pid}:${Date.now().toString(36)}:${counter}:`;
-    },
+    freshPrefix: prefixes(label),
   };
 }

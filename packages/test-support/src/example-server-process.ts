@@ -1,11 +1,11 @@
 /**
- * The test of every example's `src/server.ts`, run in a child process: each example's
- * `src/server.test.ts` registers it for its own directory.
+ * The test of every example's `src/server.ts` (`examples/<framework>/`), run in a child process: each
+ * example's `src/server.test.ts` registers it for its own directory.
  */
 import { spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startRedisServer, type RedisServerHandle } from '../../packages/store-redis/test/harness.js';
+import { startRedisServer, type RedisServerHandle } from './redis-server.js';
 
 /**
  * Starts `src/server.ts` of `exampleDir` as `pnpm start` does (tsx, the built @rl/* packages) on a free

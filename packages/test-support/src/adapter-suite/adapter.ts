@@ -1,0 +1,77 @@
+/**
+ * What a framework adapter gives the shared adapter suite: how to mount an app with rate-limit
+ * middlewares, how to read its request object, and its idiom for `onLimit`. A fourth framework is
+ * then an `Adapter` and a few lines that call {@link describeAdapter}.
+ */
+import type { ServerResponse } from 'node:http';
+import type { Store } from '@rl/core';
+import type { RequestInit, TestResponse } from '../http-client.js';
+
+/**
+ * The options of one middleware as the suite writes them: the options every adapter shares
+ * (`algorithm`, `limits`, `key`, `cost`, `skip`, `headers`, `wait`, `store`, `clock`, `timers`, …).
+ * Functions in them receive the framework's request object (`req`, `request`, `ctx`): the suite reads
+ * it through {@link Adapter.view}.
+ */
+export type MiddlewareOptions = Record<string, unknown>;
+
+/** What the suite's key, cost and skip functions read from a request. */
+export interface RequestView {
+  /** The path, without the query. */
+  readonly path: string;
+  /** The path with the query. */
+  readonly url: string;
+  /** A request header, or undefined when absent. */
+  header(name: string): string | undefined;
+}
+
+/** The app the suite asks for. */
+export interface AppSpec {
+  /** One middleware per entry, applied in order before every route. */
+  middlewares: readonly MiddlewareOptions[];
+  /** Trust one proxy: key on the client in X-Forwarded-For (Express `trust proxy`, Fastify `trustProxy`, Koa `app.proxy`). */
+  trustProxy?: boolean;
+  /** Called when a request arrives, before any middleware, with the raw Node response (to watch its 'close'). */
+  onArrival?(request: RequestView, res: ServerResponse): void;
+  /** Called by the route handler before it answers; awaited; a throw goes to the error handler. */
+  handler?(request: RequestView): unknown;
+}
+
+/**
+ * An app mounted by {@link Adapter.mount}, listening on 127.0.0.1. Every path (GET and POST) passes
+ * the middlewares, then the route handler answers 200 `{ remaining }` (the `remaining` of the
+ * framework's rate-limit result: `req.rateLimit`, `request.rateLimit`, `ctx.state.rateLimit`; null
+ * when absent). An error (thrown by the handler, or by a key or cost function) is answered by the
+ * app's error handling with 500 `{ error: message, code }`.
+ */
+export interface MountedApp {
+  /** `http://127.0.0.1:<port>` */
+  readonly url: string;
+  /** One request to this app (see `request` in http-client). */
+  request(path?: string, init?: RequestInit): Promise<TestResponse>;
+  /** Where the adapter exposes its limiter (`middleware.limiter`): the first middleware's first limit's state for `key`. */
+  peek?(key: string): Promise<{ remaining: number }>;
+  /** Drops the connections and stops listening. */
+  close(): Promise<void>;
+}
+
+export interface Adapter {
+  /** The framework and its major version, e.g. `Express 5`. */
+  readonly name: string;
+  /** Builds and starts an app (see {@link MountedApp}); must throw, or reject, for invalid options. */
+  mount(spec: AppSpec): Promise<MountedApp>;
+  /** The framework's request object (`req`, `request`, `ctx`) as the suite reads it. */
+  view(request: unknown): RequestView;
+  /** An `onLimit` that answers with the JSON `body(result)` (status and headers are already set). */
+  onLimitSending(body: (result: { retryAfterSeconds: number }) => unknown): unknown;
+}
+
+/** A store the suite runs every test on. */
+export interface StoreUnderTest {
+  /** `memory store`, `Redis store`. */
+  readonly name: string;
+  /** A store with a fresh state, one per test. */
+  create(): Store;
+  /** True for a store across the network: the middlewares get a generous store timeout (on fake timers, so it never fires by itself). */
+  readonly remote: boolean;
+}

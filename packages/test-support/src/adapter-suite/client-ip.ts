@@ -1,0 +1,45 @@
+import { expect, it } from 'vitest';
+import { fixedWindow } from '@rl/core';
+import { collectWarnings, nextTurn } from '../http-client.js';
+import type { MountedApp } from './adapter.js';
+import type { SuiteContext } from './context.js';
+
+const from = async (app: MountedApp, ip: string): Promise<number> => (await app.request('/', { headers: { 'x-forwarded-for': ip } })).status;
+
+/** The default key: the client IP, X-Forwarded-For only behind a trusted proxy, IPv6 grouped by subnet. */
+export function clientIpTests(t: SuiteContext): void {
+  const algorithm = fixedWindow({ limit: 1, window: '1m' });
+
+  it('ignores X-Forwarded-For without trust proxy, and warns once', async () => {
+    await collectWarnings('RL_TRUST_PROXY', async (warnings) => {
+      const app = await t.open({ middlewares: [{ algorithm }] });
+      expect(await from(app, '203.0.113.1')).toBe(200);
+      expect(await from(app, '203.0.113.2')).toBe(429);
+      await nextTurn();
+      expect(warnings).toHaveLength(1);
+      expect(warnings[0]!.message).toMatch(/trust proxy/);
+    });
+  });
+
+  it('keys on the forwarded client under trust proxy, grouping IPv6 by /56, without a warning', async () => {
+    await collectWarnings('RL_TRUST_PROXY', async (warnings) => {
+      const app = await t.open({ trustProxy: true, middlewares: [{ algorithm }] });
+      expect(await from(app, '2001:db8:abcd:1200::1')).toBe(200);
+      // Same /56, other addresses: the same client.
+      expect(await from(app, '2001:db8:abcd:12ff:ffff::9')).toBe(429);
+      expect(await from(app, '2001:db8:abcd:12ff::2')).toBe(429);
+      expect(await from(app, '2001:db8:abcd:1300::1')).toBe(200);
+      expect(await from(app, '203.0.113.1')).toBe(200);
+      expect(await from(app, '203.0.113.2')).toBe(200);
+      await nextTurn();
+      expect(warnings).toHaveLength(0);
+    });
+  });
+
+  it('groups IPv6 by the configured prefix length', async () => {
+    const app = await t.open({ trustProxy: true, middlewares: [{ algorithm, ipv6Subnet: 64 }] });
+    expect(await from(app, '2001:db8:abcd:1200::1')).toBe(200);
+    expect(await from(app, '2001:db8:abcd:1201::1')).toBe(200);
+    expect(await from(app, '2001:db8:abcd:1200::2')).toBe(429);
+  });
+}

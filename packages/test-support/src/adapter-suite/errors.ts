@@ -1,0 +1,84 @@
+import { expect, it } from 'vitest';
+import { fixedWindow, StoreError, type Store } from '@rl/core';
+import { members } from '../http-client.js';
+import type { SuiteContext } from './context.js';
+
+/** Key and cost functions that fail: the app's error handling answers, and nothing is charged. */
+export function failingFunctionTests(t: SuiteContext): void {
+  const userOrThrow = (req: unknown): string => {
+    const user = t.adapter.view(req).header('x-user');
+    if (!user) throw new Error('no user');
+    return user;
+  };
+  const algorithm = fixedWindow({ limit: 5, window: '1m' });
+
+  it.each([
+    ['one limit', '5-in-1m', { algorithm, key: userOrThrow }],
+    [
+      'two limits',
+      'global',
+      {
+        limits: [
+          { name: 'global', key: () => 'all', algorithm },
+          { name: 'user', key: userOrThrow, algorithm },
+        ],
+      },
+    ],
+  ] as const)('answers 500 through the error handler when the key function throws, charging nothing (%s)', async (_label, firstLimit, options) => {
+    const app = await t.open({ middlewares: [options] });
+    const res = await app.request('/');
+    expect(res.status).toBe(500);
+    expect(res.body).toEqual({ error: 'no user' });
+    const ok = await app.request('/', { headers: { 'x-user': 'ann' } });
+    expect(ok.status).toBe(200);
+    expect(members(ok.headers['ratelimit'])[0]).toEqual({ name: firstLimit, params: { r: 4, t: 60 } });
+  });
+
+  const badCosts: [string, () => number | Promise<number>, string | undefined, string | undefined][] = [
+    ['throws', () => Promise.reject(new Error('cost failed')), 'cost failed', undefined],
+    ['returns NaN', () => Number.NaN, undefined, 'RL_INVALID_COST'],
+    ['exceeds the capacity', () => 50, undefined, 'RL_COST_EXCEEDS_CAPACITY'],
+  ];
+  it.each(badCosts)('answers 500 when the cost function %s, charging nothing', async (_label, cost, message, code) => {
+    const app = await t.open({ middlewares: [{ algorithm, cost: (req: unknown) => (t.adapter.view(req).header('x-bad') ? cost() : 1) }] });
+    const res = await app.request('/', { headers: { 'x-bad': '1' } });
+    expect(res.status).toBe(500);
+    if (message) expect(res.body.error).toBe(message);
+    if (code) expect(res.body.code).toBe(code);
+    const ok = await app.request('/');
+    expect(ok.status).toBe(200);
+    expect(members(ok.headers['ratelimit'])[0]!.params.r).toBe(4);
+  });
+}
+
+/** A store that fails every call, as a local store does when it breaks. */
+function brokenStore(): Store {
+  const fail = (): never => {
+    throw new StoreError('connection refused');
+  };
+  return {
+    capabilities: { local: true, algorithms: ['fixed-window'] },
+    consume: fail,
+    peek: fail,
+    undo: () => undefined,
+    reset: () => undefined,
+    acquire: fail,
+    release: () => undefined,
+  };
+}
+
+/** The failure policy seen over HTTP. */
+export function storeFailureTests(t: SuiteContext): void {
+  it('answers 503 with Retry-After when a fail-closed store fails, and admits with a fail-open one', async () => {
+    const algorithm = fixedWindow({ limit: 5, window: '1m' });
+    const closed = await t.open({ middlewares: [{ store: brokenStore(), algorithm }] });
+    const res = await closed.request('/');
+    expect(res.status).toBe(503);
+    expect(res.headers['retry-after']).toBe('1');
+    expect(res.body).toMatchObject({ status: 503, retryAfter: 1 });
+    const open = await t.open({ middlewares: [{ store: brokenStore(), algorithm, onStoreError: 'allow' }] });
+    const admitted = await open.request('/');
+    expect(admitted.status).toBe(200);
+    expect(admitted.headers['ratelimit']).toBeUndefined();
+  });
+}

@@ -1,0 +1,67 @@
+/**
+ * The shared adapter suite: every framework adapter runs it, on the memory store and on a real Redis,
+ * instead of keeping its own copy of the same tests. Framework-specific behaviour (Express routers and
+ * `trust proxy` details, Fastify's per-route config, hooks and `onClose`, Koa's `ctx.state`, …) stays in
+ * each adapter's own test file.
+ *
+ * ```ts
+ * describeAdapter([expressAdapter('Express 5', express), expressAdapter('Express 4', express4)], {
+ *   redisStore: (client, prefix) => new RedisStore({ client, prefix }),
+ * });
+ * ```
+ */
+import type { Redis } from 'ioredis';
+import { describe } from 'vitest';
+import { MemoryStore } from '@rl/store-memory';
+import type { Store } from '@rl/core';
+import { useRedis } from '../redis-fixtures.js';
+import type { Adapter, StoreUnderTest } from './adapter.js';
+import { clientIpTests } from './client-ip.js';
+import { suiteContext } from './context.js';
+import { failingFunctionTests, storeFailureTests } from './errors.js';
+import { headerTests } from './headers.js';
+import { limitTests } from './limits.js';
+import { optionTests } from './options.js';
+import { permitTests } from './permits.js';
+import { shapingTests } from './shaping.js';
+
+export interface AdapterSuiteOptions {
+  /** A RedisStore on `client` whose keys start with `prefix` (the suite gives each test a fresh prefix). */
+  redisStore: (client: Redis, prefix: string) => Store;
+}
+
+/**
+ * Registers the shared adapter suite for each adapter (say, each major version of a framework): every
+ * behaviour test on the memory store and on a Redis server the adapters share (started for the
+ * calling file, or `REDIS_URL`), then the store-independent ones.
+ */
+export function describeAdapter(adapters: Adapter | readonly Adapter[], { redisStore }: AdapterSuiteOptions): void {
+  const list = Array.isArray(adapters) ? adapters : [adapters as Adapter];
+  const redis = useRedis(`rl-adapter-suite:${list[0]!.name}`);
+  const stores: StoreUnderTest[] = [
+    { name: 'memory store', create: () => new MemoryStore(), remote: false },
+    { name: 'Redis store', create: () => redisStore(redis.client, redis.freshPrefix()), remote: true },
+  ];
+  for (const adapter of list) describeOne(adapter, stores);
+}
+
+function describeOne(adapter: Adapter, stores: readonly StoreUnderTest[]): void {
+  describe(adapter.name, () => {
+    for (const store of stores) {
+      describe(`on the ${store.name}`, () => {
+        const t = suiteContext(adapter, store);
+        describe('headers and the 429 at the limit', () => headerTests(t));
+        describe('costs, several limits, skip and onLimit', () => limitTests(t));
+        describe('client IP keys', () => clientIpTests(t));
+        describe('waiting (shaping)', () => shapingTests(t));
+        describe('concurrency permits', () => permitTests(t));
+        describe('key and cost functions that fail', () => failingFunctionTests(t));
+      });
+    }
+    describe('without a working store', () => storeFailureTests(suiteContext(adapter, stores[0]!)));
+    describe('bad options are rejected when the middleware is created', () => optionTests(suiteContext(adapter, stores[0]!)));
+  });
+}
+
+export type { Adapter, AppSpec, MiddlewareOptions, MountedApp, RequestView, StoreUnderTest } from './adapter.js';
+export { T0 } from './context.js';

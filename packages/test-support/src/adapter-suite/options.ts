@@ -1,0 +1,45 @@
+import { expect, it } from 'vitest';
+import { concurrency, fixedWindow, leakyBucket } from '@rl/core';
+import type { SuiteContext } from './context.js';
+
+const algorithm = fixedWindow({ limit: 5, window: '1m' });
+const shaper = leakyBucket({ capacity: 5, leakRate: 1, mode: 'shape' });
+
+/** Options every adapter shares, each wrong in one way, and the field its error names. */
+const badOptions: [string, Record<string, unknown>, string][] = [
+  ['no algorithm', {}, 'rateLimit.algorithm'],
+  ['algorithm and limits', { algorithm, limits: [{ algorithm }] }, 'rateLimit.algorithm'],
+  ['an unknown option', { algorithm, windowMs: 1000 }, 'rateLimit.windowMs'],
+  ['another unknown option', { algorithm, duration: 60000 }, 'rateLimit.duration'],
+  ['a bad algorithm', { algorithm: { limit: 5 } }, 'rateLimit.algorithm'],
+  ['empty limits', { limits: [] }, 'rateLimit.limits'],
+  ['an unknown limit option', { limits: [{ algorithm, max: 5 }] }, 'rateLimit.limits[0].max'],
+  ['two limits with one name', { limits: [{ algorithm }, { algorithm }] }, 'rateLimit.limits[1].name'],
+  ['a bad header format', { algorithm, headers: 'draft-5' }, 'rateLimit.headers'],
+  ['another bad header format', { algorithm, headers: 'x-ratelimit' }, 'rateLimit.headers'],
+  ['a zero cost', { algorithm, cost: 0 }, 'rateLimit.cost'],
+  ['a cost of the wrong type', { algorithm, cost: '5' }, 'rateLimit.cost'],
+  ['a key that is not a function', { algorithm, key: 'ip' }, 'rateLimit.key'],
+  ['a skip that is not a function', { algorithm, skip: true }, 'rateLimit.skip'],
+  ['a bad IPv6 prefix', { algorithm, ipv6Subnet: 200 }, 'rateLimit.ipv6Subnet'],
+  ['an empty prefix', { algorithm, prefix: '' }, 'rateLimit.prefix'],
+  ['wait without a shaping limit', { algorithm, wait: { maxDelay: '1s' } }, 'rateLimit.wait'],
+  ['a shaping limit without wait', { algorithm: shaper }, 'rateLimit.wait'],
+  ['a maxDelay beyond a Node timer', { algorithm: shaper, wait: { maxDelay: '30d' } }, 'rateLimit.wait.maxDelay'],
+  ['a bad maxDelay', { algorithm: shaper, wait: { maxDelay: 'soon' } }, 'rateLimit.wait.maxDelay'],
+  ['a cost on a concurrency limit', { limits: [{ algorithm: concurrency({ limit: 2 }), cost: 2 }] }, 'rateLimit.limits[0].cost'],
+  ['an onLimit that is not a function', { algorithm, onLimit: 'deny' }, 'rateLimit.onLimit'],
+  ['another onLimit that is not a function', { algorithm, onLimit: 429 }, 'rateLimit.onLimit'],
+  ['a bad failure policy', { algorithm, onStoreError: 'ignore' }, 'createLimiter.onStoreError'],
+];
+
+/** Bad options are rejected when the middleware is created (or, for a plugin, registered). */
+export function optionTests(t: SuiteContext): void {
+  it.each(badOptions)('rejects %s', async (_label, options, field) => {
+    await expect(t.adapter.mount({ middlewares: [options] })).rejects.toMatchObject({ code: 'RL_INVALID_OPTION', field });
+  });
+
+  it('rejects a constant cost larger than a limit could ever admit', async () => {
+    await expect(t.adapter.mount({ middlewares: [{ algorithm, cost: 6 }] })).rejects.toMatchObject({ code: 'RL_COST_EXCEEDS_CAPACITY' });
+  });
+}

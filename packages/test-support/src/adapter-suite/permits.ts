@@ -1,0 +1,129 @@
+import { expect, it, vi } from 'vitest';
+import { concurrency, fixedWindow } from '@rl/core';
+import { deferred, members, startRequest } from '../http-client.js';
+import type { AppSpec, RequestView } from './adapter.js';
+import type { SuiteContext } from './context.js';
+
+/** A route handler that holds the requests to `path` until `finish()`: `started` once one is held, `finished` once it went on. */
+function holdingRequestsTo(path: string) {
+  const started = deferred();
+  const gate = deferred();
+  const finished = deferred();
+  return {
+    started: started.promise,
+    finished: finished.promise,
+    finish: () => gate.resolve(),
+    async handler(request: RequestView): Promise<void> {
+      if (request.path !== path) return;
+      started.resolve();
+      await gate.promise;
+      finished.resolve();
+    },
+  };
+}
+
+/** Concurrency permits: taken when admitted, released exactly once whatever ends the request. */
+export function permitTests(t: SuiteContext): void {
+  const onePermit = (spec: Omit<AppSpec, 'middlewares'> = {}): AppSpec => ({ ...spec, middlewares: [{ algorithm: concurrency({ limit: 1 }), key: () => 'k' }] });
+
+  it('holds the permit until the response finishes, then releases it exactly once', async () => {
+    const release = vi.spyOn(t.store, 'release');
+    const slowRoute = holdingRequestsTo('/slow');
+    const app = await t.open(onePermit({ handler: slowRoute.handler }));
+    const slow = app.request('/slow');
+    await slowRoute.started;
+    const blocked = await app.request('/');
+    expect(blocked.status).toBe(429);
+    expect(members(blocked.headers['ratelimit-policy'])[0]!.name).toBe('1-concurrent');
+    slowRoute.finish();
+    expect((await slow).status).toBe(200);
+    await vi.waitFor(() => expect(release).toHaveBeenCalledTimes(1));
+    expect((await app.request('/')).status).toBe(200);
+    await vi.waitFor(() => expect(release).toHaveBeenCalledTimes(2));
+  });
+
+  it('gives the permit back at once when a rate limit after it denies', async () => {
+    const release = vi.spyOn(t.store, 'release');
+    const app = await t.open({
+      middlewares: [
+        {
+          limits: [
+            { name: 'in-flight', key: () => 'k', algorithm: concurrency({ limit: 1 }) },
+            { name: 'rate', key: () => 'k', algorithm: fixedWindow({ limit: 1, window: '1m' }) },
+          ],
+        },
+      ],
+    });
+    expect((await app.request('/')).status).toBe(200);
+    await vi.waitFor(() => expect(release).toHaveBeenCalledTimes(1));
+    const denied = await app.request('/');
+    expect(denied.status).toBe(429);
+    expect(release).toHaveBeenCalledTimes(2);
+    expect(members(denied.headers['ratelimit']).map((m) => m.name)).toEqual(['in-flight', 'rate']);
+    // The permit is free again (reported as remaining after the rollback): the in-flight limit admits, the rate limit still denies.
+    const again = await app.request('/');
+    expect(again.status).toBe(429);
+    expect(members(again.headers['ratelimit'])[0]).toMatchObject({ name: 'in-flight', params: { r: 1 } });
+    expect(release).toHaveBeenCalledTimes(3);
+  });
+
+  it('gives the permit back when the client leaves while the limits run', async () => {
+    const release = vi.spyOn(t.store, 'release');
+    const handler = vi.fn();
+    const arrived = deferred();
+    const gone = deferred();
+    const app = await t.open({
+      onArrival: (_request, res) => void res.on('close', () => gone.resolve()),
+      handler,
+      // The key resolves only once the client has gone: its 'close' is already past when the permit is taken.
+      middlewares: [{ algorithm: concurrency({ limit: 1 }), key: async () => (arrived.resolve(), await gone.promise, 'k') }],
+    });
+    const client = startRequest(app.url, '/');
+    await arrived.promise;
+    client.destroy();
+    await vi.waitFor(() => expect(release).toHaveBeenCalledTimes(1));
+    expect(handler).not.toHaveBeenCalled();
+    // Nothing more happens later (a quiet period, not a timeout being waited for).
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    expect(handler).not.toHaveBeenCalled();
+    expect(release).toHaveBeenCalledTimes(1);
+  });
+
+  it('releases the permit when the handler throws', async () => {
+    const release = vi.spyOn(t.store, 'release');
+    const app = await t.open(
+      onePermit({
+        handler(request) {
+          if (request.path === '/fail') throw new Error('boom');
+        },
+      }),
+    );
+    expect((await app.request('/')).status).toBe(200);
+    await vi.waitFor(() => expect(release).toHaveBeenCalledTimes(1));
+    const failed = await app.request('/fail');
+    expect(failed.status).toBe(500);
+    expect(failed.body).toEqual({ error: 'boom' });
+    await vi.waitFor(() => expect(release).toHaveBeenCalledTimes(2));
+    await expect.poll(async () => (await app.request('/ok')).status).toBe(200);
+    await vi.waitFor(() => expect(release).toHaveBeenCalledTimes(3));
+  });
+
+  it('releases the permit when the client disconnects, once, also when the abandoned handler finishes later', async () => {
+    const release = vi.spyOn(t.store, 'release');
+    const hangingRoute = holdingRequestsTo('/hang');
+    const app = await t.open(onePermit({ handler: hangingRoute.handler }));
+    const client = startRequest(app.url, '/hang');
+    await hangingRoute.started;
+    expect((await app.request('/')).status).toBe(429);
+    client.destroy();
+    await vi.waitFor(() => expect(release).toHaveBeenCalledTimes(1));
+    await expect.poll(async () => (await app.request('/')).status).toBe(200);
+    await vi.waitFor(() => expect(release).toHaveBeenCalledTimes(2));
+    hangingRoute.finish();
+    await hangingRoute.finished;
+    await new Promise((resolve) => setTimeout(resolve, 50)); // the abandoned handler's answer goes nowhere
+    expect(release).toHaveBeenCalledTimes(2);
+    // Each request released its own permit: two different leases.
+    expect(new Set(release.mock.calls.map((call) => call[2])).size).toBe(release.mock.calls.length);
+  });
+}

@@ -1,0 +1,14 @@
+/**
+ * `@rl/test-support`: the monorepo's test infrastructure (private, never published). Real Redis
+ * servers and Clusters, the shared adapter suite, the examples' shared suites, HTTP test helpers and
+ * fake timers that report the holds they schedule.
+ */
+export { startRedisServer, startRedisCluster, cli, sleep, type RedisServerHandle, type RedisClusterHandle } from './redis-server.js';
+export { startSharedRedis, useRedis, useRedisDeployments, type SharedRedis, type RedisDeployments } from './redis-fixtures.js';
+export { request, serve, startRequest, members, deferred, collectWarnings, nextTurn, type ServedApp, type TestResponse, type RequestInit } from './http-client.js';
+export { HoldTimers } from './hold-timers.js';
+export { everyRateAlgorithm } from './algorithms.js';
+export { tsLoaderRegistration } from './ts-loader.js';
+export * from './adapter-suite/index.js';
+export { describeExampleApp, listenOnFreePort, type ExampleApp, type ExampleAppOptions, type OpenedApp } from './example-app-suite.js';
+export { describeServerProcess } from './example-server-process.js';
