@@ -3,6 +3,7 @@
  * answer against the deadline, and the limiter's store timeout built on it.
  */
 import { describe, expect, it } from 'vitest';
+import type { Algorithm } from '../algorithm.js';
 import { concurrency } from '../algorithms/concurrency.js';
 import { tokenBucket } from '../algorithms/token-bucket.js';
 import type { Decision } from '../decision.js';
@@ -131,13 +132,19 @@ describe('Deadlines.race', () => {
 
 const bucket = () => tokenBucket({ capacity: 2, refillRate: 1, interval: '1h' });
 
+/** A limiter on a store that answers only when told, with a 20 ms timeout on fake timers, and its storeError events. */
+function slowStoreLimiter(algorithm: Algorithm) {
+  const store = new ManualStore();
+  const timers = new FakeTimers();
+  const limiter = createLimiter({ algorithm, store, timeout: 20, timers });
+  const events: StoreErrorEvent[] = [];
+  limiter.on('storeError', (e: StoreErrorEvent) => events.push(e));
+  return { store, timers, limiter, events };
+}
+
 describe('the limiter timeout', () => {
   it('a call that does not answer within the timeout resolves by the policy (reason timeout); its late answer is ignored', async () => {
-    const store = new ManualStore();
-    const timers = new FakeTimers();
-    const limiter = createLimiter({ algorithm: bucket(), store, timeout: 20, timers });
-    const events: StoreErrorEvent[] = [];
-    limiter.on('storeError', (e: StoreErrorEvent) => events.push(e));
+    const { store, timers, limiter, events } = slowStoreLimiter(bucket());
     let decision: Decision | undefined;
     void limiter.consume('k').then((d) => (decision = d));
     await timers.advanceAsync(19);
@@ -151,9 +158,7 @@ describe('the limiter timeout', () => {
   });
 
   it('a permit granted after its acquire timed out is released when the late answer arrives', async () => {
-    const store = new ManualStore();
-    const timers = new FakeTimers();
-    const limiter = createLimiter({ algorithm: concurrency({ limit: 1 }), store, timeout: 20, timers });
+    const { store, timers, limiter } = slowStoreLimiter(concurrency({ limit: 1 }));
     const pending = limiter.acquire('k');
     await timers.advanceAsync(20);
     const timedOut = await pending;
@@ -165,11 +170,7 @@ describe('the limiter timeout', () => {
   });
 
   it('an undo that does not answer within the timeout is reported, never rejected', async () => {
-    const store = new ManualStore();
-    const timers = new FakeTimers();
-    const limiter = createLimiter({ algorithm: bucket(), store, timeout: 20, timers });
-    const events: StoreErrorEvent[] = [];
-    limiter.on('storeError', (e: StoreErrorEvent) => events.push(e));
+    const { timers, limiter, events } = slowStoreLimiter(bucket());
     const undone = limiter.undo('k', 1);
     await timers.advanceAsync(20);
     await expect(undone).resolves.toBeUndefined();
