@@ -4,7 +4,7 @@ import { fixedWindow } from './algorithms/fixed-window.js';
 import { combineLimiters } from './combine.js';
 import type { Decision } from './decision.js';
 import { StoreError } from './errors.js';
-import { createLimiter } from './limiter.js';
+import { createLimiter } from './limiter/index.js';
 import type { Store } from './store.js';
 
 /** A small in-process store for numeric algorithms: each key's state in its own Float64Array. */

@@ -1,7 +1,7 @@
 import { checkCost } from './algorithm.js';
 import { reportsQuota, type Decision } from './decision.js';
 import { InvalidOptionError } from './errors.js';
-import { Limiter } from './limiter.js';
+import { Limiter } from './limiter/index.js';
 
 /** The decision of several limits applied together. */
 export interface CombinedDecision extends Decision {

@@ -29,7 +29,7 @@ export {
   type LeaseDecision,
   type StoreErrorPolicy,
   type StoreErrorEvent,
-} from './limiter.js';
+} from './limiter/index.js';
 export { combineLimiters, LimiterGroup, type CombinedDecision } from './combine.js';
 export {
   RateLimitError,

@@ -29,22 +29,8 @@ export function integerAtLeast(value: unknown, field: string, min = 1): number {
   return value;
 }
 
-/** A finite number of at least `min`. */
-export function numberAtLeast(value: unknown, field: string, min: number): number {
-  if (typeof value !== 'number' || !Number.isFinite(value) || value < min) {
-    throw new InvalidOptionError(field, value, `a finite number of at least ${min}`);
-  }
-  return value;
-}
-
 export function optionalBoolean(value: unknown, field: string, fallback: boolean): boolean {
   if (value === undefined) return fallback;
   if (typeof value !== 'boolean') throw new InvalidOptionError(field, value, 'true or false');
-  return value;
-}
-
-export function optionalString(value: unknown, field: string): string | undefined {
-  if (value === undefined) return undefined;
-  if (typeof value !== 'string' || value.length === 0) throw new InvalidOptionError(field, value, 'a non-empty string');
   return value;
 }

@@ -127,6 +127,8 @@ describe.skipIf(process.env.REDIS_URL !== undefined)('Redis stopped mid-run, the
     const fallback = limiterOf({
       algorithm: fixedWindow({ limit: 10, window: '1m' }),
       store,
+      // Each request costs 1, so the smaller fallback (limit 2) can take every cost charged.
+      maxCost: 1,
       timeout: 250,
       storeRetryInterval: 100,
       onStoreError: { fallback: { algorithm: fixedWindow({ limit: 2, window: '1m' }), store: new MemoryStore({ sweepInterval: false }) } },

@@ -4,7 +4,7 @@ import type { Clock } from '../clock.js';
 import { reportsQuota, type Decision, type DecisionReason, type Policy } from '../decision.js';
 import { parseDuration, type Duration } from '../duration.js';
 import { InvalidKeyError, InvalidOptionError } from '../errors.js';
-import { checkTimers, createLimiter, type LeaseDecision, type Limiter, type StoreErrorPolicy } from '../limiter.js';
+import { checkTimers, createLimiter, type LeaseDecision, type Limiter, type StoreErrorPolicy } from '../limiter/index.js';
 import { systemTimers, type Timers } from '../timers.js';
 import { checkOptions } from '../options.js';
 import type { Store } from '../store.js';

@@ -12,7 +12,7 @@
 export { runStoreConformance, type ConformanceOptions } from './conformance.js';
 export { FakeTimers } from './fake-timers.js';
 export { StepStore, type StepStoreOptions } from './step-store.js';
-export { ManualStore } from './manual-store.js';
+export { LocalStore, ManualStore } from './manual-store.js';
 export { runScenario, checkScenario, type StepResult } from './run-scenario.js';
 export type { Admission, Arrival, Bound } from './bounds.js';
 export {

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { tokenBucket } from '../algorithms/token-bucket.js';
-import { createLimiter } from '../limiter.js';
+import { createLimiter } from '../limiter/index.js';
 import { FakeTimers } from './fake-timers.js';
 import { ManualStore } from './manual-store.js';
 

@@ -1,8 +1,67 @@
-import type { Algorithm, AlgorithmKind, ConcurrencyAlgorithm } from '../algorithm.js';
+import type { Algorithm, AlgorithmKind, ConcurrencyAlgorithm, LeaseState } from '../algorithm.js';
 import type { Decision } from '../decision.js';
 import { StoreError } from '../errors.js';
 import type { Store, StoreCapabilities } from '../store.js';
 import { StepStore } from './step-store.js';
+
+/**
+ * A local store for testing what a limiter does with its store's answers: a {@link StepStore} (every
+ * algorithm's own step, synchronous; `now` 0 when the limiter gives none) that records each call in
+ * `calls` (`'consume <key>'`, …) and throws `failure` from every call while it is set (a store that
+ * is down).
+ */
+export class LocalStore implements Store {
+  readonly capabilities: StoreCapabilities;
+  /** Thrown by every call while set. */
+  failure: Error | undefined;
+  /** Every call, in order: `'<operation> <key>'`. */
+  readonly calls: string[] = [];
+  /** The live leases of a key under a concurrency limit. */
+  readonly leases: { get(key: string): LeaseState | undefined };
+  private readonly inner: StepStore;
+
+  constructor(algorithms?: readonly AlgorithmKind[]) {
+    const inner = new StepStore({ algorithms, clock: () => 0 });
+    this.inner = inner;
+    this.capabilities = { local: true, algorithms: inner.capabilities.algorithms };
+    this.leases = { get: (key) => inner.leasesOf(key) };
+  }
+
+  consume(key: string, algorithm: Algorithm, cost: number, now: number | undefined): Decision {
+    this.record('consume', key);
+    return this.inner.consume(key, algorithm, cost, now);
+  }
+
+  peek(key: string, algorithm: Algorithm, cost: number, now: number | undefined): Decision {
+    this.record('peek', key);
+    return this.inner.peek(key, algorithm, cost, now);
+  }
+
+  undo(key: string, algorithm: Algorithm, cost: number, now: number | undefined): void {
+    this.record('undo', key);
+    this.inner.undo(key, algorithm, cost, now);
+  }
+
+  reset(key: string, algorithm: Algorithm): void {
+    this.record('reset', key);
+    this.inner.reset(key, algorithm);
+  }
+
+  acquire(key: string, algorithm: ConcurrencyAlgorithm, leaseId: string, now: number | undefined): Decision {
+    this.record('acquire', key);
+    return this.inner.acquire(key, algorithm, leaseId, now);
+  }
+
+  release(key: string, algorithm: ConcurrencyAlgorithm, leaseId: string): void {
+    this.record('release', key);
+    this.inner.release(key, algorithm, leaseId);
+  }
+
+  private record(operation: string, key: string): void {
+    this.calls.push(`${operation} ${key}`);
+    if (this.failure !== undefined) throw this.failure;
+  }
+}
 
 interface Pending {
   run: () => unknown;
@@ -12,8 +71,8 @@ interface Pending {
 
 /**
  * A remote-like store for testing what a limiter does while its store is slow or failing: `consume`,
- * `peek`, `undo` and `acquire` wait until the test calls `answerAll()` (each is then decided by a
- * {@link StepStore} at its `now`, 0 when none was given) or `failAll()` (each rejects with a
+ * `peek`, `undo` and `acquire` wait until the test calls `answerAll()` (each is then applied, in
+ * order, to a {@link LocalStore}, `state`) or `failAll()` (each rejects, by default with a
  * `StoreError`); `reset` and `release` apply at once. `capabilities.local` is false.
  */
 export class ManualStore implements Store {
@@ -22,11 +81,17 @@ export class ManualStore implements Store {
   readonly pending: Pending[] = [];
   /** How many calls have waited (answered or not). */
   calls = 0;
-  private readonly inner: StepStore;
+  /** The state the answered calls applied to. */
+  readonly state: LocalStore;
 
   constructor(algorithms?: readonly AlgorithmKind[]) {
-    this.inner = new StepStore({ algorithms, clock: () => 0 });
-    this.capabilities = { local: false, algorithms: this.inner.capabilities.algorithms };
+    this.state = new LocalStore(algorithms);
+    this.capabilities = { local: false, algorithms: this.state.capabilities.algorithms };
+  }
+
+  /** The live leases of a key under a concurrency limit. */
+  get leases(): LocalStore['leases'] {
+    return this.state.leases;
   }
 
   /** Answers every waiting call, in order. */
@@ -40,33 +105,36 @@ export class ManualStore implements Store {
     }
   }
 
-  /** Fails every waiting call with `new StoreError(message)`. */
-  failAll(message = 'connection lost'): void {
-    for (const p of this.pending.splice(0)) p.reject(new StoreError(message));
+  /** Fails every waiting call with `error` (a message becomes a `StoreError`). */
+  failAll(error: Error | string = 'connection lost'): void {
+    const reason = typeof error === 'string' ? new StoreError(error) : error;
+    for (const p of this.pending.splice(0)) p.reject(reason);
   }
 
   consume(key: string, algorithm: Algorithm, cost: number, now: number | undefined): Promise<Decision> {
-    return this.later(() => this.inner.consume(key, algorithm, cost, now));
+    return this.later(() => this.state.consume(key, algorithm, cost, now));
   }
 
   peek(key: string, algorithm: Algorithm, cost: number, now: number | undefined): Promise<Decision> {
-    return this.later(() => this.inner.peek(key, algorithm, cost, now));
+    return this.later(() => this.state.peek(key, algorithm, cost, now));
   }
 
   undo(key: string, algorithm: Algorithm, cost: number, now: number | undefined): Promise<void> {
-    return this.later(() => this.inner.undo(key, algorithm, cost, now));
+    return this.later(() => this.state.undo(key, algorithm, cost, now));
   }
 
   reset(key: string, algorithm: Algorithm): Promise<void> {
-    return Promise.resolve(this.inner.reset(key, algorithm));
+    this.state.reset(key, algorithm);
+    return Promise.resolve();
   }
 
   acquire(key: string, algorithm: ConcurrencyAlgorithm, leaseId: string, now: number | undefined): Promise<Decision> {
-    return this.later(() => this.inner.acquire(key, algorithm, leaseId, now));
+    return this.later(() => this.state.acquire(key, algorithm, leaseId, now));
   }
 
   release(key: string, algorithm: ConcurrencyAlgorithm, leaseId: string): Promise<void> {
-    return Promise.resolve(this.inner.release(key, algorithm, leaseId));
+    this.state.release(key, algorithm, leaseId);
+    return Promise.resolve();
   }
 
   private later<T>(run: () => T): Promise<T> {

@@ -1,5 +1,5 @@
 import type { Decision } from '../decision.js';
-import { createLimiter, type LeaseDecision, type Limiter } from '../limiter.js';
+import { createLimiter, type LeaseDecision, type Limiter } from '../limiter/index.js';
 import type { Store } from '../store.js';
 import type { ExpectedDecision, Scenario, ScenarioStep } from './scenarios.js';
 

@@ -55,6 +55,11 @@ export class StepStore implements Store {
     (this.states.get(this.slot(key, algorithm)) as LeaseState | undefined)?.delete(leaseId);
   }
 
+  /** The live leases of `key` under a concurrency limit (for tests that look at permits), or undefined. */
+  leasesOf(key: string): LeaseState | undefined {
+    return this.states.get(`concurrency\u0000${key}`) as LeaseState | undefined;
+  }
+
   private decide(key: string, algorithm: Algorithm, cost: number, now: number | undefined, commit: boolean): Decision {
     const slot = this.slot(key, algorithm);
     const { decision, state } = stepKey(algorithm, this.states.get(slot), now ?? this.clock(), cost, commit);

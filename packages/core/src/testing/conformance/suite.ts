@@ -1,7 +1,7 @@
 import { it } from 'vitest';
 import type { Algorithm, AlgorithmKind } from '../../algorithm.js';
 import type { Clock } from '../../clock.js';
-import { createLimiter, type Limiter } from '../../limiter.js';
+import { createLimiter, type Limiter } from '../../limiter/index.js';
 import type { Store } from '../../store.js';
 import { kindSuites } from '../scenarios.js';
 

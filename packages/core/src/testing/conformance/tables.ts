@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { Algorithm, AlgorithmKind } from '../../algorithm.js';
-import { createLimiter } from '../../limiter.js';
+import { createLimiter } from '../../limiter/index.js';
 import type { Store } from '../../store.js';
 import { checkScenario, runScenario } from '../run-scenario.js';
 import { kindSuites, scenarios, type Scenario } from '../scenarios.js';

@@ -1,0 +1,163 @@
+/**
+ * The store-down circuit: a table of events on a fake clock (the state machine alone), then the
+ * limiter's use of it with a remote store that the test answers or fails by hand.
+ */
+import { describe, expect, it } from 'vitest';
+import { tokenBucket } from '../algorithms/token-bucket.js';
+import { FakeTimers } from '../testing/fake-timers.js';
+import { ManualStore } from '../testing/manual-store.js';
+import { CALL_STORE, Circuit, PROBE_STORE, SKIP_STORE } from './circuit.js';
+import { createLimiter } from './limiter.js';
+
+/** At `time`: ask the gate (expecting call, probe or skip), or report a failure / a probe's success (expecting the circuit closed or open after it). */
+type Step = [time: number, event: 'gate', expected: 'call' | 'probe' | 'skip'] | [time: number, event: 'fail' | 'probe-ok', expected: 'closed' | 'open'];
+
+const GATES = { [CALL_STORE]: 'call', [PROBE_STORE]: 'probe', [SKIP_STORE]: 'skip' } as const;
+
+const cases: { name: string; threshold: number; intervalMs: number; steps: Step[] }[] = [
+  {
+    name: 'closed: every call goes to the store, failures below the threshold change nothing',
+    threshold: 3,
+    intervalMs: 100,
+    steps: [[0, 'gate', 'call'], [0, 'fail', 'closed'], [10, 'fail', 'closed'], [20, 'gate', 'call']],
+  },
+  {
+    name: 'opens at the threshold within the interval; one probe after it; its success closes',
+    threshold: 3,
+    intervalMs: 100,
+    steps: [[0, 'fail', 'closed'], [50, 'fail', 'closed'], [100, 'fail', 'open'], [150, 'gate', 'skip'], [199, 'gate', 'skip'], [200, 'gate', 'probe'], [200, 'gate', 'skip'], [250, 'probe-ok', 'closed'], [250, 'gate', 'call']],
+  },
+  {
+    name: 'failures spread wider than the interval do not open it',
+    threshold: 3,
+    intervalMs: 100,
+    steps: [[0, 'fail', 'closed'], [60, 'fail', 'closed'], [170, 'fail', 'closed'], [210, 'fail', 'closed'], [220, 'fail', 'open']],
+  },
+  {
+    name: 'a failed probe keeps it open for another interval from the failure',
+    threshold: 1,
+    intervalMs: 50,
+    steps: [[0, 'fail', 'open'], [49, 'gate', 'skip'], [50, 'gate', 'probe'], [60, 'fail', 'open'], [109, 'gate', 'skip'], [110, 'gate', 'probe']],
+  },
+  {
+    name: 'a probe that never answers is replaced by another one interval later',
+    threshold: 1,
+    intervalMs: 50,
+    steps: [[0, 'fail', 'open'], [50, 'gate', 'probe'], [99, 'gate', 'skip'], [100, 'gate', 'probe']],
+  },
+  {
+    name: 'closing forgets the failures before it',
+    threshold: 2,
+    intervalMs: 100,
+    steps: [[0, 'fail', 'closed'], [10, 'fail', 'open'], [110, 'gate', 'probe'], [110, 'probe-ok', 'closed'], [120, 'fail', 'closed'], [130, 'fail', 'open']],
+  },
+];
+
+describe('Circuit', () => {
+  it.each(cases)('$name', ({ threshold, intervalMs, steps }) => {
+    let now = 0;
+    const circuit = new Circuit(() => now, intervalMs, threshold);
+    steps.forEach(([time, event, expected], i) => {
+      now = time;
+      const where = `step ${i} (${event} at ${time})`;
+      if (event === 'gate') expect(GATES[circuit.gate()], where).toBe(expected);
+      else {
+        if (event === 'fail') circuit.failed('store-error');
+        else circuit.probeSucceeded();
+        expect(circuit.isClosed ? 'closed' : 'open', where).toBe(expected);
+      }
+    });
+  });
+
+  it('repeats the reason of the failure that opened it (or kept it open)', () => {
+    let now = 0;
+    const circuit = new Circuit(() => now, 100, 2);
+    circuit.failed('store-error');
+    circuit.failed('timeout');
+    expect([circuit.isClosed, circuit.reason]).toEqual([false, 'timeout']);
+    now = 100;
+    expect(circuit.gate()).toBe(PROBE_STORE);
+    circuit.failed('store-error');
+    expect(circuit.reason).toBe('store-error');
+  });
+});
+
+const bucket = () => tokenBucket({ capacity: 2, refillRate: 1, interval: '1h' });
+
+describe('the limiter behind its circuit', () => {
+  it('while the circuit is open, decisions repeat the opening reason without a call; then one probe at a time', async () => {
+    const store = new ManualStore();
+    const timers = new FakeTimers();
+    let now = 1_000;
+    const limiter = createLimiter({ algorithm: bucket(), store, clock: () => now, timeout: 20, timers, storeRetryInterval: 100, storeFailureThreshold: 1 });
+    const first = limiter.consume('k');
+    await timers.advanceAsync(20);
+    expect((await first).reason).toBe('timeout');
+    store.pending.splice(0);
+    const callsAfterFailure = store.calls;
+    const skipped = await Promise.all([limiter.consume('k'), limiter.peek('k')]);
+    expect(skipped.map((d) => d.reason)).toEqual(['timeout', 'timeout']);
+    expect(store.calls).toBe(callsAfterFailure);
+
+    now += 100; // the retry time has come: one probe goes, the others keep the policy
+    const probe = limiter.consume('k');
+    const others = await Promise.all([limiter.consume('k'), limiter.consume('k')]);
+    expect(store.calls).toBe(callsAfterFailure + 1);
+    expect(others.map((d) => d.reason)).toEqual(['timeout', 'timeout']);
+    store.answerAll();
+    expect((await probe).reason).toBeUndefined();
+
+    // The probe succeeded: the circuit is closed, every call goes to the store again.
+    const next = limiter.consume('k');
+    expect(store.calls).toBe(callsAfterFailure + 2);
+    store.answerAll();
+    expect((await next).reason).toBeUndefined();
+  });
+
+  it('the circuit opens only when storeFailureThreshold calls failed within storeRetryInterval', async () => {
+    const store = new ManualStore();
+    let now = 0;
+    const limiter = createLimiter({ algorithm: bucket(), store, clock: () => now, timeout: false, storeRetryInterval: 100 });
+    for (const t of [0, 60, 170]) {
+      now = t;
+      const failing = limiter.consume('k');
+      store.failAll();
+      expect((await failing).reason).toBe('store-error');
+    }
+    // Three failures, but never three within 100 ms: every call still goes to the store.
+    now = 200;
+    const answered = limiter.consume('k');
+    expect(store.pending).toHaveLength(1);
+    store.answerAll();
+    expect((await answered).reason).toBeUndefined();
+    now = 210;
+    const third = limiter.consume('k');
+    store.failAll();
+    await third; // failures at 60, 170, 210: not three within 100 ms
+    const calls = store.calls;
+    now = 220;
+    const fourth = limiter.consume('k');
+    store.failAll();
+    await fourth; // 170, 210, 220: three within 100 ms: the circuit opens
+    now = 230;
+    expect((await limiter.consume('k')).reason).toBe('store-error');
+    expect(store.calls).toBe(calls + 1);
+  });
+
+  it('a failed probe keeps the circuit open for another interval (reason store-error)', async () => {
+    const store = new ManualStore();
+    let now = 0;
+    const limiter = createLimiter({ algorithm: bucket(), store, clock: () => now, timeout: false, storeRetryInterval: 50, storeFailureThreshold: 1 });
+    const first = limiter.consume('k');
+    store.failAll();
+    expect((await first).reason).toBe('store-error');
+    now = 50;
+    const probe = limiter.consume('k');
+    store.failAll();
+    expect((await probe).reason).toBe('store-error');
+    const calls = store.calls;
+    now = 99;
+    expect((await limiter.consume('k')).reason).toBe('store-error');
+    expect(store.calls).toBe(calls);
+  });
+});

@@ -1,0 +1,73 @@
+import type { Clock } from '../clock.js';
+
+/** Why the store was given up on: it failed, or it did not answer within the timeout. */
+export type FailureReason = 'store-error' | 'timeout';
+
+/** The gate says: call the store (the circuit is closed). */
+export const CALL_STORE = 0;
+/** The gate says: call the store as the one probe of an open circuit. */
+export const PROBE_STORE = 1;
+/** The gate says: skip the store, the failure policy decides. */
+export const SKIP_STORE = 2;
+export type StoreGate = typeof CALL_STORE | typeof PROBE_STORE | typeof SKIP_STORE;
+
+/**
+ * The "store down" circuit of one limiter. Closed, every call goes to the store. It opens when
+ * `threshold` failed calls fall within `retryIntervalMs` (a lone slow answer under load does not deny
+ * every key for an interval); while open, calls skip the store until the open time has passed, then
+ * one call at a time goes to the store as a probe (which moves the open time on by `retryIntervalMs`,
+ * so a hung probe is replaced by another). A probe's success closes the circuit; its failure keeps it
+ * open for another interval.
+ *
+ * Times are read from `clock` (milliseconds); nothing here schedules a timer.
+ */
+export class Circuit {
+  /** 0 while closed; otherwise the time until which calls skip the store. */
+  private openUntil = 0;
+  private openReason: FailureReason = 'store-error';
+  /** Times of the latest failed calls (at most `threshold`), oldest first. */
+  private readonly failures: number[] = [];
+
+  constructor(
+    private readonly clock: Clock,
+    private readonly retryIntervalMs: number,
+    private readonly threshold: number,
+  ) {}
+
+  /** True while every call goes to the store (the cheap check of the fast paths). */
+  get isClosed(): boolean {
+    return this.openUntil === 0;
+  }
+
+  /** The reason of the failure that opened the circuit, repeated by the decisions taken while it is open. */
+  get reason(): FailureReason {
+    return this.openReason;
+  }
+
+  /** Whether a call may go to the store now: always while closed; one probe per retry interval while open. */
+  gate(): StoreGate {
+    if (this.openUntil === 0) return CALL_STORE;
+    const now = this.clock();
+    if (this.openUntil > now) return SKIP_STORE;
+    this.openUntil = now + this.retryIntervalMs;
+    return PROBE_STORE;
+  }
+
+  /** The probe answered: the store is used again, and earlier failures are forgotten. */
+  probeSucceeded(): void {
+    this.openUntil = 0;
+    this.failures.length = 0;
+  }
+
+  /** A store call failed: opens the circuit at the threshold, and keeps an open one open (a failed probe). */
+  failed(reason: FailureReason): void {
+    const now = this.clock();
+    const failures = this.failures;
+    failures.push(now);
+    if (failures.length > this.threshold) failures.shift();
+    if (this.openUntil !== 0 || (failures.length === this.threshold && now - failures[0]! <= this.retryIntervalMs)) {
+      this.openUntil = now + this.retryIntervalMs;
+      this.openReason = reason;
+    }
+  }
+}

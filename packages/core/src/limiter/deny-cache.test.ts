@@ -1,0 +1,91 @@
+/** The deny cache alone, then the limiter's use of it with a remote store answered by hand. */
+import { describe, expect, it } from 'vitest';
+import { fixedWindow } from '../algorithms/fixed-window.js';
+import { tokenBucket } from '../algorithms/token-bucket.js';
+import { makeDecision, makePolicy } from '../decision.js';
+import { ManualStore } from '../testing/manual-store.js';
+import { DenyCache, parseDenyCache } from './deny-cache.js';
+import { createLimiter } from './limiter.js';
+
+const policy = makePolicy(5, 1000);
+const denial = (retryAfterMs: number, resetMs = retryAfterMs) => makeDecision(false, 5, 0, resetMs, retryAfterMs, 0, policy);
+
+describe('DenyCache', () => {
+  it('answers for the key at the cached cost or more until the retry time, counting it down', () => {
+    const cache = new DenyCache();
+    cache.remember('k', 2, denial(1000, 1500), 10_000);
+    expect(cache.get('k', 1, 10_000)).toBeUndefined(); // a smaller request may pass
+    expect(cache.get('other', 2, 10_000)).toBeUndefined();
+    expect(cache.get('k', 3, 10_400)).toMatchObject({ allowed: false, reason: 'deny-cache', retryAfterMs: 600, resetMs: 1100, remaining: 0 });
+    expect(cache.get('k', 2, 11_000)).toBeUndefined(); // expired, and dropped
+  });
+
+  it('keeps only the store’s own denials with a retry time', () => {
+    const cache = new DenyCache();
+    cache.remember('admitted', 1, makeDecision(true, 5, 4, 1000, 0, 0, policy), 0);
+    cache.remember('no-retry', 1, denial(0), 0);
+    const fromPolicy = { ...denial(1000), reason: 'timeout' as const };
+    expect(cache.remember('policy', 1, fromPolicy, 0)).toBe(fromPolicy);
+    for (const key of ['admitted', 'no-retry', 'policy']) expect(cache.get(key, 1, 0)).toBeUndefined();
+  });
+
+  it('drops the oldest entry when full', () => {
+    const cache = new DenyCache(2);
+    for (const key of ['a', 'b', 'c']) cache.remember(key, 1, denial(1000), 0);
+    expect(['a', 'b', 'c'].map((key) => cache.get(key, 1, 0) !== undefined)).toEqual([false, true, true]);
+  });
+
+  it('is on by default for remote stores only, never for countDenied or concurrency limits', () => {
+    const bucket = tokenBucket({ capacity: 2, refillRate: 1 });
+    expect(parseDenyCache(undefined, bucket, false)).toBeInstanceOf(DenyCache);
+    expect(parseDenyCache(undefined, bucket, true)).toBeUndefined();
+    expect(parseDenyCache(true, bucket, true)).toBeInstanceOf(DenyCache);
+    expect(parseDenyCache({ maxKeys: 5 }, bucket, true)).toBeInstanceOf(DenyCache);
+    expect(parseDenyCache(false, bucket, false)).toBeUndefined();
+    expect(parseDenyCache(true, fixedWindow({ limit: 2, window: '1m', countDenied: true }), false)).toBeUndefined();
+    expect(() => parseDenyCache('yes', bucket, false)).toThrow(expect.objectContaining({ field: 'createLimiter.denyCache' }));
+    expect(() => parseDenyCache({ maxKeys: 0 }, bucket, false)).toThrow(expect.objectContaining({ field: 'createLimiter.denyCache.maxKeys' }));
+  });
+});
+
+describe('the limiter with a deny cache', () => {
+  it('the deny cache holds a denial from the time the request was sent, for retryAfterMs', async () => {
+    const store = new ManualStore();
+    let now = 10_000;
+    const limiter = createLimiter({ algorithm: tokenBucket({ capacity: 2, refillRate: 1, interval: '1h' }), store, clock: () => now, timeout: false });
+    for (let i = 0; i < 2; i++) {
+      const d = limiter.consume('k');
+      store.answerAll();
+      expect((await d).allowed).toBe(true);
+    }
+    const denied = limiter.consume('k');
+    now += 400; // the answer takes 400 ms to arrive
+    store.answerAll();
+    const decision = await denied;
+    expect(decision).toMatchObject({ allowed: false, retryAfterMs: 3_600_000 });
+    // Cached until sent + retryAfterMs, not until answered + retryAfterMs.
+    const cached = await limiter.consume('k');
+    expect(cached).toMatchObject({ allowed: false, reason: 'deny-cache', retryAfterMs: 3_600_000 - 400 });
+    now = 10_000 + 3_600_000;
+    const calls = store.calls;
+    const fresh = limiter.consume('k');
+    expect(store.calls).toBe(calls + 1);
+    store.answerAll();
+    expect((await fresh).allowed).toBe(true);
+  });
+
+  it('reset forgets the cached denial', async () => {
+    const store = new ManualStore();
+    const limiter = createLimiter({ algorithm: tokenBucket({ capacity: 1, refillRate: 1, interval: '1h' }), store, clock: () => 0, timeout: false });
+    for (const expected of [true, false]) {
+      const d = limiter.consume('k');
+      store.answerAll();
+      expect((await d).allowed).toBe(expected);
+    }
+    expect((await limiter.consume('k')).reason).toBe('deny-cache');
+    await limiter.reset('k');
+    const after = limiter.consume('k');
+    store.answerAll();
+    expect(await after).toMatchObject({ allowed: true });
+  });
+});

@@ -1,0 +1,78 @@
+import type { Algorithm } from '../algorithm.js';
+import { makeDecision, type Decision, type DecisionReason } from '../decision.js';
+import { InvalidOptionError } from '../errors.js';
+import { checkOptions, integerAtLeast } from '../options.js';
+
+const DEFAULT_MAX_KEYS = 10_000;
+
+interface DenyEntry {
+  until: number;
+  cost: number;
+  decision: Decision;
+}
+
+/**
+ * Denials the store gave, kept locally until they expire: once the store says a key is denied for
+ * `retryAfterMs`, requests of that key and at least that cost are denied without a store call until
+ * then (reason `'deny-cache'`). Bounded to `maxKeys` keys; when full, the oldest entry is dropped
+ * (entries are short-lived anyway). Times are the limiter's local clock, in milliseconds.
+ */
+export class DenyCache {
+  private readonly entries = new Map<string, DenyEntry>();
+
+  constructor(private readonly maxKeys: number = DEFAULT_MAX_KEYS) {}
+
+  /** The cached denial of `storeKey` for `cost` at `now`, its retry time counted down; undefined when there is none. */
+  get(storeKey: string, cost: number, now: number): Decision | undefined {
+    const entry = this.entries.get(storeKey);
+    if (entry === undefined || cost < entry.cost) return undefined;
+    const wait = entry.until - now;
+    if (wait <= 0) {
+      this.entries.delete(storeKey);
+      return undefined;
+    }
+    const d = entry.decision;
+    const elapsed = d.retryAfterMs - wait;
+    const decision = makeDecision(false, d.limit, d.remaining, Math.max(0, Math.ceil(d.resetMs - elapsed)), Math.ceil(wait), 0, d.policy);
+    (decision as { reason?: DecisionReason }).reason = 'deny-cache';
+    return decision;
+  }
+
+  /**
+   * Keeps `decision` when it is the store's own denial with a retry time, from `askedAt` (the time the
+   * request was sent: the earliest the store can have decided it). Returns `decision`.
+   */
+  remember(storeKey: string, cost: number, decision: Decision, askedAt: number): Decision {
+    if (!decision.allowed && decision.reason === undefined && decision.retryAfterMs > 0) {
+      const entries = this.entries;
+      if (entries.size >= this.maxKeys) {
+        const oldest = entries.keys().next().value;
+        if (oldest !== undefined) entries.delete(oldest);
+      }
+      entries.set(storeKey, { until: askedAt + decision.retryAfterMs, cost, decision });
+    }
+    return decision;
+  }
+
+  /** Forgets `storeKey` (its state was reset). */
+  delete(storeKey: string): void {
+    this.entries.delete(storeKey);
+  }
+}
+
+/**
+ * The `denyCache` option: a cache, or undefined when off. Default: on for remote stores, off for local
+ * ones; never for algorithms that count denied requests or for concurrency limits, whatever the option.
+ */
+export function parseDenyCache(option: unknown, algorithm: Algorithm, localStore: boolean): DenyCache | undefined {
+  const eligible = !algorithm.countDenied && algorithm.stateKind !== 'leases';
+  if (option === undefined) return eligible && !localStore ? new DenyCache() : undefined;
+  if (option === false) return undefined;
+  if (option === true) return eligible ? new DenyCache() : undefined;
+  if (option !== null && typeof option === 'object') {
+    const { maxKeys } = checkOptions(option, ['maxKeys'], 'createLimiter.denyCache');
+    const max = maxKeys === undefined ? DEFAULT_MAX_KEYS : integerAtLeast(maxKeys, 'createLimiter.denyCache.maxKeys');
+    return eligible ? new DenyCache(max) : undefined;
+  }
+  throw new InvalidOptionError('createLimiter.denyCache', option, 'true, false or { maxKeys }');
+}

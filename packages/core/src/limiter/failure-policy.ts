@@ -1,0 +1,95 @@
+import type { Algorithm } from '../algorithm.js';
+import { makeDecision, type Decision, type DecisionReason } from '../decision.js';
+import { InvalidOptionError } from '../errors.js';
+import type { MaybePromise } from '../store.js';
+import type { FailureReason } from './circuit.js';
+import type { Limiter } from './limiter.js';
+import type { LimiterOptions } from './options.js';
+
+/** What a store call was for: the failure policy answers the same question without the store. */
+export const CONSUME = 0;
+export const PEEK = 1;
+export const ACQUIRE = 2;
+export type StoreOp = typeof CONSUME | typeof PEEK | typeof ACQUIRE;
+
+/** The `onStoreError` option, checked; a fallback given as options is still to be built (by the limiter). */
+export type ParsedStoreErrorPolicy = { action: 'deny' | 'allow'; fallback?: undefined } | { action: 'fallback'; fallback: Limiter | LimiterOptions };
+
+/** Checks the `onStoreError` option (default `'deny'`). */
+export function parseStoreErrorPolicy(policy: unknown): ParsedStoreErrorPolicy {
+  if (policy === undefined || policy === null || policy === 'deny') return { action: 'deny' };
+  if (policy === 'allow') return { action: 'allow' };
+  if (policy && typeof policy === 'object' && 'fallback' in policy && Object.keys(policy).length === 1) {
+    return { action: 'fallback', fallback: (policy as { fallback: Limiter | LimiterOptions }).fallback };
+  }
+  throw new InvalidOptionError('createLimiter.onStoreError', policy, "'deny', 'allow' or { fallback: <limiter options> }");
+}
+
+/** The limiter a failure policy decides for: its algorithm, the largest cost it charges, its retry interval, its key prefix. */
+export interface PolicyOwner {
+  readonly algorithm: Algorithm;
+  readonly maxCost: number;
+  readonly retryIntervalMs: number;
+  readonly keyPrefixLength: number;
+}
+
+/**
+ * The decision taken without the store, when it failed, timed out, or the circuit is open: deny
+ * (fail closed: no units left, retry after the retry interval), allow (fail open: the limit less the
+ * cost) or the decision of a fallback limiter (reason `'fallback'`). The fallback is asked through
+ * its own public entry points with the user's key, so its prefix, timeout and circuit apply; its
+ * permits are released through its own `LeaseDecision.release()`.
+ */
+export class FailurePolicy {
+  constructor(
+    readonly action: 'deny' | 'allow' | 'fallback',
+    private readonly owner: PolicyOwner,
+    private readonly fallback: Limiter | undefined,
+  ) {}
+
+  /**
+   * Checks that `fallback` can stand in for `owner`: the same kind of limit (a concurrency limit falls
+   * back to a concurrency limit), and able to take every cost `owner` charges. `given` is the
+   * option as the user wrote it, for the error.
+   */
+  static checkFallback(owner: PolicyOwner, fallback: Limiter, given: unknown): void {
+    const main = owner.algorithm.stateKind;
+    const other = fallback.algorithm.stateKind;
+    if ((main === 'leases' || other === 'leases') && main !== other) {
+      throw new InvalidOptionError('createLimiter.onStoreError.fallback.algorithm', given, 'the same kind of limit as the main one (a concurrency limit falls back to a concurrency limit)');
+    }
+    if (fallback.maxCost < owner.maxCost) {
+      const n = owner.maxCost;
+      throw new InvalidOptionError(
+        'createLimiter.onStoreError.fallback',
+        given,
+        `a fallback that takes every cost this limiter charges (up to ${n}): give the fallback a capacity of at least ${n}, or set createLimiter.maxCost to the largest cost you charge`,
+      );
+    }
+  }
+
+  /**
+   * The decision for a `cost` (already checked against the owner's `maxCost`) of the key stored as
+   * `storeKey`, given the reason the store was not used. For {@link ACQUIRE} a fallback answers with its
+   * own `LeaseDecision`. Synchronous unless the fallback is asynchronous.
+   */
+  decide(storeKey: string, cost: number, op: StoreOp, reason: FailureReason): MaybePromise<Decision> {
+    const fallback = this.fallback;
+    if (fallback !== undefined) {
+      const key = storeKey.slice(this.owner.keyPrefixLength);
+      const decision = op === CONSUME ? fallback.consumeChecked(key, cost) : op === PEEK ? fallback.peek(key, cost) : fallback.acquireChecked(key);
+      return decision instanceof Promise ? decision.then(asFallback) : asFallback(decision);
+    }
+    const { algorithm, retryIntervalMs } = this.owner;
+    const allowed = this.action === 'allow';
+    const remaining = allowed ? Math.max(0, Math.floor(algorithm.limit - cost)) : 0;
+    const decision = makeDecision(allowed, algorithm.limit, remaining, 0, allowed ? 0 : retryIntervalMs, 0, algorithm.policy);
+    (decision as { reason?: DecisionReason }).reason = reason;
+    return decision;
+  }
+}
+
+/** The fallback's decision (a lease keeps its own `release`), marked as such. */
+function asFallback<D extends Decision>(decision: D): D {
+  return { ...decision, reason: 'fallback' };
+}

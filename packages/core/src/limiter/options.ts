@@ -1,0 +1,171 @@
+import type { Algorithm } from '../algorithm.js';
+import { systemClock, type Clock } from '../clock.js';
+import type { Decision, DecisionReason } from '../decision.js';
+import { parseDuration, type Duration } from '../duration.js';
+import { InvalidOptionError, UnsupportedError } from '../errors.js';
+import { checkOptions, integerAtLeast, positiveNumber } from '../options.js';
+import type { Store } from '../store.js';
+import { systemTimers, type Timers } from '../timers.js';
+import { parseDenyCache, type DenyCache } from './deny-cache.js';
+import type { Limiter } from './limiter.js';
+
+/** What to do when the store fails or times out. */
+export type StoreErrorPolicy =
+  /** Deny the request (fail closed). The HTTP layer answers 503 with Retry-After. */
+  | 'deny'
+  /** Admit the request (fail open). */
+  | 'allow'
+  /**
+   * Apply a local limiter instead while the store is failing, for example the shared limit divided by
+   * the number of instances. It must take every cost the main limiter charges: its capacity at least
+   * the main limiter's `maxCost`.
+   */
+  | { fallback: Limiter | LimiterOptions };
+
+export interface LimiterOptions {
+  /** The algorithm, from `fixedWindow`, `slidingWindowLog`, `slidingWindowCounter`, `tokenBucket`, `leakyBucket` or `concurrency`. */
+  algorithm: Algorithm;
+  /** Where state lives: a `MemoryStore`, a `RedisStore`, or any {@link Store}. */
+  store: Store;
+  /** Time source in ms. When given, every decision uses it (also on Redis). When omitted, the store's own clock decides (Redis `TIME`). */
+  clock?: Clock;
+  /** Namespace prepended to every key (`<prefix>:<key>`), so that two limits on one store never share state. */
+  prefix?: string;
+  /**
+   * The largest cost this limiter is asked to charge (default: the algorithm's `maxCost`, its capacity
+   * or limit); a larger cost is rejected with `RL_COST_EXCEEDS_CAPACITY`. A fallback must hold it. A
+   * finite number greater than 0 and at most the algorithm's `maxCost`.
+   */
+  maxCost?: number;
+  /** Longest wait for the store before the failure policy applies. Default: 50 ms for remote stores, none for local ones. `false` disables it. */
+  timeout?: Duration | false;
+  /** What to do when the store fails or times out. Default `'deny'` (fail closed; the HTTP layer answers 503 with Retry-After). */
+  onStoreError?: StoreErrorPolicy;
+  /**
+   * Once the store says a key is denied for `retryAfterMs`, deny further requests of that key and at
+   * least that cost locally until then, without calling the store. Default: on for remote stores,
+   * off for local ones and for `countDenied` algorithms (where denied requests must be counted).
+   * `{ maxKeys }` bounds its memory (default 10,000 keys).
+   */
+  denyCache?: boolean | { maxKeys?: number };
+  /**
+   * When `storeFailureThreshold` store calls have failed within this interval, skip the store for this
+   * long and apply the policy directly (then one probe call at a time tries it again). Default 1 s.
+   */
+  storeRetryInterval?: Duration;
+  /**
+   * How many failed store calls within `storeRetryInterval` open the circuit (default 3). Below it,
+   * only the failed call's own request gets the policy: a lone slow answer under load does not deny
+   * every key for a second.
+   */
+  storeFailureThreshold?: number;
+  /** Where the store timeout gets its time and its timer. Default: Node's timers; tests pass `FakeTimers` from `@rl/core/testing`. */
+  timers?: Timers;
+}
+
+/** A decision of a concurrency limit; call `release()` exactly when the work ends (extra calls do nothing). */
+export interface LeaseDecision extends Decision {
+  release(): Promise<void>;
+}
+
+/** Payload of the limiter's `'storeError'` event. */
+export interface StoreErrorEvent {
+  error: Error;
+  reason: Extract<DecisionReason, 'store-error' | 'timeout'>;
+  key: string;
+  /** What the limiter did: `'deny'`, `'allow'` or `'fallback'`. */
+  action: 'deny' | 'allow' | 'fallback';
+}
+
+/** {@link LimiterOptions} checked once, with every default applied. */
+export interface LimiterConfig {
+  readonly algorithm: Algorithm;
+  readonly store: Store;
+  /** The user's clock, or undefined to let the store's own clock decide. */
+  readonly clock: Clock | undefined;
+  /** The clock of local decisions (the circuit, the deny cache): the user's, or the system clock. */
+  readonly localClock: Clock;
+  readonly prefix: string;
+  readonly maxCost: number;
+  /** 0: no timeout. */
+  readonly timeoutMs: number;
+  readonly retryIntervalMs: number;
+  readonly failureThreshold: number;
+  readonly timers: Timers;
+  /** `onStoreError` as given, parsed by the failure policy. */
+  readonly onStoreError: unknown;
+  readonly denyCache: DenyCache | undefined;
+}
+
+const LIMITER_OPTIONS = ['algorithm', 'store', 'clock', 'prefix', 'maxCost', 'timeout', 'onStoreError', 'denyCache', 'storeRetryInterval', 'storeFailureThreshold', 'timers'] as const;
+const DEFAULT_REMOTE_TIMEOUT_MS = 50;
+const DEFAULT_RETRY_INTERVAL_MS = 1000;
+const DEFAULT_FAILURE_THRESHOLD = 3;
+
+/** Checks every option of `createLimiter` (throwing {@link InvalidOptionError} naming the field) and applies the defaults. */
+export function parseLimiterOptions(options: LimiterOptions): LimiterConfig {
+  const o = checkOptions(options, LIMITER_OPTIONS, 'createLimiter');
+  const algorithm = checkAlgorithm(o.algorithm, 'createLimiter.algorithm');
+  const store = o.store as Store;
+  if (!store || typeof store !== 'object' || typeof store.consume !== 'function' || !store.capabilities) {
+    throw new InvalidOptionError('createLimiter.store', o.store, 'a store such as new MemoryStore()');
+  }
+  if (!store.capabilities.algorithms.includes(algorithm.kind)) {
+    throw new UnsupportedError(`This store does not support the ${algorithm.kind} algorithm.`);
+  }
+  if (o.clock !== undefined && typeof o.clock !== 'function') {
+    throw new InvalidOptionError('createLimiter.clock', o.clock, 'a function returning the time in milliseconds');
+  }
+  if (o.prefix !== undefined && typeof o.prefix !== 'string') {
+    throw new InvalidOptionError('createLimiter.prefix', o.prefix, 'a string');
+  }
+  const clock = o.clock as Clock | undefined;
+  const local = store.capabilities.local;
+  return {
+    algorithm,
+    store,
+    clock,
+    localClock: clock ?? systemClock,
+    prefix: (o.prefix as string | undefined) ?? '',
+    maxCost: o.maxCost === undefined ? algorithm.maxCost : checkMaxCost(o.maxCost, algorithm),
+    timeoutMs: o.timeout === false ? 0 : o.timeout === undefined ? (local ? 0 : DEFAULT_REMOTE_TIMEOUT_MS) : parseDuration(o.timeout, 'createLimiter.timeout'),
+    retryIntervalMs: o.storeRetryInterval === undefined ? DEFAULT_RETRY_INTERVAL_MS : parseDuration(o.storeRetryInterval, 'createLimiter.storeRetryInterval'),
+    failureThreshold:
+      o.storeFailureThreshold === undefined ? DEFAULT_FAILURE_THRESHOLD : integerAtLeast(o.storeFailureThreshold, 'createLimiter.storeFailureThreshold'),
+    timers: o.timers === undefined ? systemTimers : checkTimers(o.timers, 'createLimiter.timers'),
+    onStoreError: o.onStoreError,
+    denyCache: parseDenyCache(o.denyCache, algorithm, local),
+  };
+}
+
+function checkMaxCost(value: unknown, algorithm: Algorithm): number {
+  const maxCost = positiveNumber(value, 'createLimiter.maxCost');
+  if (maxCost > algorithm.maxCost) {
+    throw new InvalidOptionError('createLimiter.maxCost', value, `at most the ${algorithm.kind} capacity ${algorithm.maxCost} (a larger cost could never be admitted)`);
+  }
+  return maxCost;
+}
+
+const STATE_KINDS = new Set(['numeric', 'log', 'leases']);
+
+/** Whether `value` is an algorithm made by `tokenBucket()`, `fixedWindow()` and the others. */
+export function isAlgorithm(value: unknown): value is Algorithm {
+  return value !== null && typeof value === 'object' && STATE_KINDS.has((value as Algorithm).stateKind) && Boolean((value as Algorithm).policy);
+}
+
+/** `value` as an {@link Algorithm}, or an {@link InvalidOptionError} naming `field`. */
+export function checkAlgorithm(value: unknown, field: string): Algorithm {
+  if (!isAlgorithm(value)) {
+    throw new InvalidOptionError(field, value, "an algorithm such as tokenBucket({ capacity: 20, refillRate: 10 }) or fixedWindow({ limit: 100, window: '1m' })");
+  }
+  return value;
+}
+
+/** `value` as {@link Timers}, or an {@link InvalidOptionError} naming `field`. */
+export function checkTimers(value: unknown, field: string): Timers {
+  const t = value as Timers | null;
+  if (t === null || typeof t !== 'object' || typeof t.now !== 'function' || typeof t.setTimeout !== 'function' || typeof t.clearTimeout !== 'function') {
+    throw new InvalidOptionError(field, value, 'timers with now(), setTimeout(callback, ms) and clearTimeout(handle), such as FakeTimers from @rl/core/testing');
+  }
+  return t;
+}
