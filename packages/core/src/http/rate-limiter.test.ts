@@ -6,7 +6,10 @@ import { tokenBucket } from '../algorithms/token-bucket.js';
 import type { Decision } from '../decision.js';
 import { StoreError } from '../errors.js';
 import type { Store } from '../store.js';
-import { HttpRateLimiter, problemBody, type FrameworkBinding, type HttpRateLimitOptions } from './respond.js';
+import type { FrameworkBinding } from './binding.js';
+import type { HttpRateLimitOptions } from './options.js';
+import { problemBody } from './problem.js';
+import { HttpRateLimiter } from './rate-limiter.js';
 
 interface FakeRequest {
   ip?: string;
