@@ -141,6 +141,7 @@ export class Composition<R> {
         delayMs = d.delayMs;
         delayedBy = i;
       }
+      if (i === 0) continue;
       const b = decisions[binding]!;
       if ((d.remaining < b.remaining && reportsQuota(d)) || !reportsQuota(b)) binding = i;
     }

@@ -81,28 +81,34 @@ export class Evaluation<Req> {
   }
 
   /**
-   * Fills in the keys and costs of limits `from..`: returns undefined when done synchronously, or a
-   * promise of the rest once a function answered with a promise.
+   * Fills in the keys and costs of limits `from..`, in order: returns
+   * undefined when done synchronously, or a promise of the rest once a function answered with one.
    */
   private resolve(req: Req, keys: string[], costs: number[], from: number): Promise<void> | undefined {
     const resolutions = this.resolutions;
     for (let i = from; i < resolutions.length; i++) {
       const r = resolutions[i]!;
-      if (keys[i] === undefined) {
-        const key: unknown = r.keyFrom === -1 ? r.key(req) : keys[r.keyFrom];
-        if (typeof key !== 'string') return this.awaitKey(req, keys, costs, i, key);
-        if (key.length === 0) throw new InvalidKeyError(key);
-        keys[i] = key;
-      }
-      const costOf = r.costOf;
-      if (costOf === undefined) {
-        costs[i] = r.cost;
-        continue;
-      }
-      const cost: unknown = r.costFrom === -1 ? costOf(req) : costs[r.costFrom];
-      if (typeof cost !== 'number') return this.awaitCost(req, keys, costs, i, cost);
-      costs[i] = checkCost(r.algorithm, cost);
+      const key: unknown = r.keyFrom === -1 ? r.key(req) : keys[r.keyFrom];
+      if (typeof key !== 'string') return this.awaitKey(req, keys, costs, i, key);
+      if (key.length === 0) throw new InvalidKeyError(key);
+      keys[i] = key;
+      const pending = this.resolveCost(req, keys, costs, i);
+      if (pending !== undefined) return pending;
     }
+    return undefined;
+  }
+
+  /** Limit i's cost, then the limits after it; a promise once its cost function answered with one. */
+  private resolveCost(req: Req, keys: string[], costs: number[], i: number): Promise<void> | undefined {
+    const r = this.resolutions[i]!;
+    const costOf = r.costOf;
+    if (costOf === undefined) {
+      costs[i] = r.cost;
+      return undefined;
+    }
+    const cost: unknown = r.costFrom === -1 ? costOf(req) : costs[r.costFrom];
+    if (typeof cost !== 'number') return this.awaitCost(req, keys, costs, i, cost);
+    costs[i] = checkCost(r.algorithm, cost);
     return undefined;
   }
 
@@ -111,7 +117,8 @@ export class Evaluation<Req> {
     const key: unknown = await pending;
     if (typeof key !== 'string' || key.length === 0) throw new InvalidKeyError(key);
     keys[i] = key;
-    await this.resolve(req, keys, costs, i);
+    // A cost that is itself a promise goes on with the limits after it.
+    await (this.resolveCost(req, keys, costs, i) ?? this.resolve(req, keys, costs, i + 1));
   }
 
   private async awaitCost(req: Req, keys: string[], costs: number[], i: number, pending: unknown): Promise<void> {
