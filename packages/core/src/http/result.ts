@@ -44,16 +44,8 @@ export class RateLimitResult implements HeaderSource {
   #settled: boolean;
 
   /** Built by the composition engine at the end of a run (see `Settle` for the arguments). */
-  constructor(
-    composition: Composition<RateLimitResult>,
-    keys: readonly string[],
-    costs: readonly number[],
-    decisions: readonly (Decision | undefined)[],
-    deniedBy: number,
-    binding: number,
-    retryAfterMs: number,
-    delayMs: number,
-  ) {
+  constructor(composition: Composition<RateLimitResult>, keys: readonly string[], costs: readonly number[], decisions: readonly (Decision | undefined)[],
+    deniedBy: number, binding: number, retryAfterMs: number, delayMs: number) {
     const d = decisions[binding]!;
     const denied = deniedBy !== -1;
     this.#composition = composition;
