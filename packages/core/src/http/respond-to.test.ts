@@ -1,11 +1,9 @@
 import { EventEmitter } from 'node:events';
 import { describe, expect, it } from 'vitest';
-import { ALGORITHM_KINDS, type Algorithm, type ConcurrencyAlgorithm, type LeaseState, type NumericAlgorithm } from '../algorithm.js';
 import { concurrency } from '../algorithms/concurrency.js';
 import { fixedWindow } from '../algorithms/fixed-window.js';
 import { leakyBucket } from '../algorithms/leaky-bucket.js';
-import type { Decision } from '../decision.js';
-import type { Store } from '../store.js';
+import { TestStore } from '../compose/test-store.js';
 import { FakeTimers } from '../testing/fake-timers.js';
 import type { FrameworkBinding } from './binding.js';
 import type { HttpRateLimitOptions } from './options.js';
@@ -13,41 +11,6 @@ import { problemBody } from './problem.js';
 import { HttpRateLimiter } from './rate-limiter.js';
 import { Responder, type ResponseIO } from './respond-to.js';
 import type { RateLimitResult } from './result.js';
-
-/** A local store for numeric and concurrency algorithms over Maps. */
-class MapStore implements Store {
-  readonly capabilities = { local: true, algorithms: ALGORITHM_KINDS };
-  private readonly numeric = new Map<string, number[]>();
-  private readonly leases = new Map<string, LeaseState>();
-  consume(key: string, algorithm: Algorithm, cost: number, now = 0): Decision {
-    const a = algorithm as NumericAlgorithm;
-    const state = this.numeric.get(key);
-    const s = state ?? new Array<number>(a.stateSize).fill(0);
-    this.numeric.set(key, s);
-    return a.step(s, 0, state === undefined, now, cost, true);
-  }
-  peek(key: string, algorithm: Algorithm, cost: number, now = 0): Decision {
-    const a = algorithm as NumericAlgorithm;
-    const state = this.numeric.get(key);
-    return a.step(state ?? new Array<number>(a.stateSize).fill(0), 0, state === undefined, now, cost, false);
-  }
-  undo(key: string, algorithm: Algorithm, cost: number, now = 0): void {
-    const state = this.numeric.get(key);
-    if (state) (algorithm as NumericAlgorithm).undo(state, 0, now, cost);
-  }
-  reset(key: string): void {
-    this.numeric.delete(key);
-  }
-  acquire(key: string, algorithm: ConcurrencyAlgorithm, leaseId: string, now = 0): Decision {
-    const { state, decision } = algorithm.acquire(this.leases.get(key), now, leaseId, true);
-    this.leases.set(key, state);
-    return decision;
-  }
-  release(key: string, algorithm: ConcurrencyAlgorithm, leaseId: string): void {
-    const state = this.leases.get(key);
-    if (state) algorithm.release(state, leaseId);
-  }
-}
 
 /** A response: its headers, status, body, and the Node parts (`destroyed`, `'close'`). */
 class FakeResponse extends EventEmitter {
@@ -97,7 +60,7 @@ const binding: FrameworkBinding<Request> = {
   requestHeaders: () => ({}),
   trustsProxy: () => false,
   trustProxyAdvice: '',
-  createStore: () => new MapStore(),
+  createStore: () => new TestStore(),
 };
 
 function setup(options: HttpRateLimitOptions<Request>, onLimit = false) {
