@@ -52,6 +52,8 @@ export class Composition<R> {
   readonly hasLeases: boolean;
   /** Per limit: true for a concurrency limit. */
   private readonly leases: readonly boolean[];
+  /** The limiter when there is exactly one and it is a rate limit. */
+  private readonly single: Limiter | undefined;
 
   /**
    * @param settle builds the outcome of each run.
@@ -65,11 +67,18 @@ export class Composition<R> {
     this.limiters = limiters;
     this.leases = limiters.map((limiter) => limiter.algorithm.stateKind === 'leases');
     this.hasLeases = this.leases.includes(true);
+    this.single = limiters.length === 1 && !this.hasLeases ? limiters[0] : undefined;
   }
 
   /** Runs every limit for one request: `keys[i]` and `costs[i]` are limit i's checked key and cost. */
   run(keys: readonly string[], costs: readonly number[]): MaybePromise<R> {
-    return this.charge(0, keys, costs, new Array<Decision | undefined>(this.limiters.length));
+    if (this.single === undefined) return this.charge(0, keys, costs, new Array<Decision | undefined>(this.limiters.length));
+    // One rate limit, the common case: no loop, and nothing to give back if the limiter throws.
+    const decisions: (Decision | undefined)[] = [undefined];
+    const answer = consumeChecked(this.single, keys[0]!, costs[0]!);
+    if (answer instanceof Promise) return answer.then((decision) => this.answered(0, decision, keys, costs, decisions));
+    decisions[0] = answer;
+    return answer.allowed ? this.admitted(keys, costs, decisions) : this.settle(keys, costs, decisions, 0, 0, answer.retryAfterMs, 0);
   }
 
   /**

@@ -56,7 +56,7 @@ export class Evaluation<Req> {
    * limiter answered synchronously, otherwise a promise. A bad key or cost, or a function that
    * throws, throws on the direct path and rejects otherwise; either way no limit was charged.
    */
-  decide(req: Req): MaybePromise<RateLimitResult | undefined> {
+  readonly decide = (req: Req): MaybePromise<RateLimitResult | undefined> => {
     const skip = this.skip;
     if (skip !== undefined) {
       const skipped = skip(req);
@@ -64,7 +64,7 @@ export class Evaluation<Req> {
       if (skipped) return undefined;
     }
     return this.charge(req);
-  }
+  };
 
   private async afterSkip(req: Req, skipped: Promise<boolean>): Promise<RateLimitResult | undefined> {
     if (await skipped) return undefined;
@@ -73,42 +73,38 @@ export class Evaluation<Req> {
 
   private charge(req: Req): MaybePromise<RateLimitResult> {
     const n = this.resolutions.length;
-    const keys = new Array<string>(n);
-    const costs = new Array<number>(n);
+    const keys: string[] = n === 1 ? [''] : new Array<string>(n);
+    const costs: number[] = n === 1 ? [0] : new Array<number>(n);
     const pending = this.resolve(req, keys, costs, 0);
     if (pending !== undefined) return pending.then(() => this.composition.run(keys, costs));
     return this.composition.run(keys, costs);
   }
 
   /**
-   * Fills in the keys and costs of limits `from..`, in order: returns
-   * undefined when done synchronously, or a promise of the rest once a function answered with one.
+   * Fills in the keys and costs of limits `from..`, in order (`keyKnown`: limit `from`'s key is in
+   * already): returns undefined when done synchronously, or a promise of the rest once a function
+   * answered with one.
    */
-  private resolve(req: Req, keys: string[], costs: number[], from: number): Promise<void> | undefined {
+  private resolve(req: Req, keys: string[], costs: number[], from: number, keyKnown = false): Promise<void> | undefined {
     const resolutions = this.resolutions;
     for (let i = from; i < resolutions.length; i++) {
       const r = resolutions[i]!;
-      const key: unknown = r.keyFrom === -1 ? r.key(req) : keys[r.keyFrom];
-      if (typeof key !== 'string') return this.awaitKey(req, keys, costs, i, key);
-      if (key.length === 0) throw new InvalidKeyError(key);
-      keys[i] = key;
-      const pending = this.resolveCost(req, keys, costs, i);
-      if (pending !== undefined) return pending;
+      if (!keyKnown) {
+        const key: unknown = r.keyFrom === -1 ? r.key(req) : keys[r.keyFrom];
+        if (typeof key !== 'string') return this.awaitKey(req, keys, costs, i, key);
+        if (key.length === 0) throw new InvalidKeyError(key);
+        keys[i] = key;
+      }
+      keyKnown = false;
+      const costOf = r.costOf;
+      if (costOf === undefined) {
+        costs[i] = r.cost;
+        continue;
+      }
+      const cost: unknown = r.costFrom === -1 ? costOf(req) : costs[r.costFrom];
+      if (typeof cost !== 'number') return this.awaitCost(req, keys, costs, i, cost);
+      costs[i] = checkCost(r.algorithm, cost);
     }
-    return undefined;
-  }
-
-  /** Limit i's cost, then the limits after it; a promise once its cost function answered with one. */
-  private resolveCost(req: Req, keys: string[], costs: number[], i: number): Promise<void> | undefined {
-    const r = this.resolutions[i]!;
-    const costOf = r.costOf;
-    if (costOf === undefined) {
-      costs[i] = r.cost;
-      return undefined;
-    }
-    const cost: unknown = r.costFrom === -1 ? costOf(req) : costs[r.costFrom];
-    if (typeof cost !== 'number') return this.awaitCost(req, keys, costs, i, cost);
-    costs[i] = checkCost(r.algorithm, cost);
     return undefined;
   }
 
@@ -117,8 +113,7 @@ export class Evaluation<Req> {
     const key: unknown = await pending;
     if (typeof key !== 'string' || key.length === 0) throw new InvalidKeyError(key);
     keys[i] = key;
-    // A cost that is itself a promise goes on with the limits after it.
-    await (this.resolveCost(req, keys, costs, i) ?? this.resolve(req, keys, costs, i + 1));
+    await this.resolve(req, keys, costs, i, true);
   }
 
   private async awaitCost(req: Req, keys: string[], costs: number[], i: number, pending: unknown): Promise<void> {
