@@ -30,7 +30,7 @@ export {
   type StoreErrorPolicy,
   type StoreErrorEvent,
 } from './limiter/index.js';
-export { combineLimiters, LimiterGroup, type CombinedDecision } from './combine.js';
+export { combineLimiters, LimiterGroup, type CombinedDecision } from './compose/group.js';
 export {
   RateLimitError,
   InvalidOptionError,

@@ -1,18 +1,17 @@
-import { IncomingMessage } from 'node:http';
 import type { NextFunction, Request, Response } from 'express';
 import { MemoryStore } from '@rl/store-memory';
 import {
   HttpRateLimiter,
   InvalidOptionError,
   PROBLEM_CONTENT_TYPE,
-  holdRequest,
+  Responder,
   nodeHeaderAccess,
-  problemBody,
   type FrameworkBinding,
   type HttpRateLimitOptions,
   type RateLimitResult,
-  type Timers,
+  type ResponseIO,
 } from '@rl/core';
+import { setRequestResult } from './request-result.js';
 
 export type { RateLimitResult, HttpRateLimitOptions, LimitOptions, HeaderFormat } from '@rl/core';
 
@@ -49,79 +48,13 @@ const expressBinding: FrameworkBinding<Request> = {
   owner: 'rateLimit',
   adapterOptions: ['onLimit'],
   // Under 'trust proxy' false (Express's default) `req.ip` is the socket's address; reading that
-  // directly skips proxy-addr's parsing (about 2 µs a request). Any other setting asks `req.ip`.
+  // directly skips proxy-addr's parsing, a large part of a request's cost. Any other setting asks `req.ip`.
   clientIp: (req) => (req.app?.settings?.['trust proxy'] === false ? req.socket?.remoteAddress : req.ip),
   requestHeaders: (req) => req.headers,
   trustsProxy: (req) => Boolean(req.app.get('trust proxy')),
   trustProxyAdvice: "Set app.set('trust proxy', <number of proxies>)",
   createStore: () => new MemoryStore(),
 };
-
-/**
- * Each request's `rateLimit` (the result of the last rl middleware that ran for it), behind an
- * accessor on the request prototype: Express swaps the prototype of every request, and adding an
- * own property to such an object costs about 2 µs, a WeakMap entry a third of that.
- */
-const results = new WeakMap<object, unknown>();
-/** Request prototypes (Express's `app.request`, one per app) whose `rateLimit` is known to be the accessor below. */
-const accessorPrototypes = new WeakSet<object>();
-let lastAccessorPrototype: object | null = null;
-const rateLimitAccessor: PropertyDescriptor = {
-  get(this: object): unknown {
-    return results.get(this);
-  },
-  set(this: object, value: unknown): void {
-    results.set(this, value);
-  },
-  enumerable: false,
-  configurable: true,
-};
-
-/**
- * True when `req.rateLimit` of this request reads {@link results}: its prototype chain reaches
- * Node's `IncomingMessage.prototype` through Express's request prototype, which then carries the
- * accessor (defined here the first time), and nothing on the way (nor the request itself) has a
- * `rateLimit` of its own. Otherwise (a request outside Express, or another library's property)
- * the adapter sets an own property, as plain code would.
- */
-function usesAccessor(req: object): boolean {
-  const prototype = Object.getPrototypeOf(req) as object | null;
-  if (prototype !== lastAccessorPrototype && !accessorPrototypes.has(prototype!)) {
-    if (prototype === null || !prepareAccessor(prototype)) return false;
-    accessorPrototypes.add(prototype);
-  }
-  lastAccessorPrototype = prototype;
-  return !Object.hasOwn(req, 'rateLimit');
-}
-
-function prepareAccessor(prototype: object): boolean {
-  // Express's request prototype is the last one before IncomingMessage.prototype, shared by every app of that Express.
-  let base: object | null = prototype;
-  while (base !== null && Object.getPrototypeOf(base) !== IncomingMessage.prototype) {
-    if (Object.hasOwn(base, 'rateLimit')) return false;
-    base = Object.getPrototypeOf(base) as object | null;
-  }
-  if (base === null) return false;
-  const existing = Object.getOwnPropertyDescriptor(base, 'rateLimit');
-  if (existing === undefined) Object.defineProperty(base, 'rateLimit', rateLimitAccessor);
-  else if (existing.get !== rateLimitAccessor.get) return false;
-  return true;
-}
-
-/**
- * Sets `req.rateLimit` to `result`. Returns true when no rl middleware has set it on this request
- * before (none wrote RateLimit headers on its response), false when one did, undefined when it cannot
- * tell (then the header writer looks at the response).
- */
-function setResult(req: Request, result: RateLimitResult): boolean | undefined {
-  if (!usesAccessor(req)) {
-    req.rateLimit = result;
-    return undefined;
-  }
-  const first = !results.has(req);
-  results.set(req, result);
-  return first;
-}
 
 /**
  * Rate-limit middleware for Express 4 and 5:
@@ -141,12 +74,7 @@ export function rateLimit(options: RateLimitOptions): RateLimitMiddleware {
   if (onLimit !== undefined && typeof onLimit !== 'function') {
     throw new InvalidOptionError('rateLimit.onLimit', onLimit, 'a function (req, res, next, result) that sends the denial response');
   }
-  const hasLeases = limiter.hasLeases;
-  // Where this middleware keeps the result on the response, for its 'close' listener (one per middleware, not per request).
-  const slot = Symbol('rl.rateLimit');
-  function releaseOnClose(this: Response): void {
-    void (this as unknown as Record<symbol, RateLimitResult>)[slot]!.release();
-  }
+  const responder = new Responder(limiter, expressIO(onLimit));
 
   // With a local store and plain key/cost functions, the result is there at once: next() runs in
   // the same tick, without a promise. Otherwise the rest runs when the result arrives.
@@ -160,44 +88,37 @@ export function rateLimit(options: RateLimitOptions): RateLimitMiddleware {
     }
     if (result instanceof Promise) {
       return result.then(
-        (r) => proceed(req, res, next, r),
+        (r) => responder.respond(req, res, next, r),
         (error: unknown) => next(error),
       );
     }
-    return proceed(req, res, next, result);
+    return responder.respond(req, res, next, result);
   } as RateLimitMiddleware;
-
-  function proceed(req: Request, res: Response, next: NextFunction, result: RateLimitResult | undefined): void | Promise<void> {
-    if (result === undefined) {
-      next();
-      return;
-    }
-    const first = setResult(req, result);
-    limiter.writeHeaders(nodeHeaderAccess, res, result, first);
-    if (!result.allowed) {
-      res.statusCode = result.statusCode;
-      if (onLimit === undefined) {
-        res.setHeader('Content-Type', PROBLEM_CONTENT_TYPE);
-        res.end(problemBody(result));
-        return;
-      }
-      return callOnLimit(onLimit, req, res, next, result);
-    }
-    if (res.destroyed) {
-      // The client left while the limits ran: its 'close' has passed, so give everything back now.
-      return result.abandon();
-    }
-    if (hasLeases) {
-      (res as unknown as Record<symbol, RateLimitResult>)[slot] = result;
-      res.once('close', releaseOnClose);
-    }
-    if (result.delayMs > 0) return holdThenNext(res, next, result, limiter.timers);
-    next();
-  }
 
   Object.defineProperty(middleware, 'limiter', { value: limiter });
   middleware.resetKey = (key: string) => limiter.resetKey(key);
   return middleware;
+}
+
+/** Express's side of the shared decision tree (see `Responder`). */
+function expressIO(onLimit: OnLimitHandler | undefined): ResponseIO<Request, Response, NextFunction, void | Promise<void>> {
+  return {
+    headers: nodeHeaderAccess,
+    releaseOnClose: true,
+    nodeResponse: (res) => res,
+    record: (req, _res, result) => setRequestResult(req, result),
+    proceed: (_req, _res, next) => next(),
+    setStatus: (_req, res, statusCode) => {
+      res.statusCode = statusCode;
+    },
+    sendProblem: (_req, res, body) => {
+      res.setHeader('Content-Type', PROBLEM_CONTENT_TYPE);
+      res.end(body);
+    },
+    onLimit: onLimit === undefined ? undefined : (req, res, next, result) => callOnLimit(onLimit, req, res, next, result),
+    // The client is gone: nothing to send, and the next handler must not run.
+    drop: (_req, _res, _next, givenBack) => givenBack,
+  };
 }
 
 async function callOnLimit(onLimit: OnLimitHandler, req: Request, res: Response, next: NextFunction, result: RateLimitResult): Promise<void> {
@@ -206,15 +127,6 @@ async function callOnLimit(onLimit: OnLimitHandler, req: Request, res: Response,
   } catch (error) {
     next(error);
   }
-}
-
-/** Holds a shaped request for its delay, then continues; a client that leaves meanwhile gives its slot back and never reaches next. */
-async function holdThenNext(res: Response, next: NextFunction, result: RateLimitResult, timers: Timers): Promise<void> {
-  if (!(await holdRequest(res, result.delayMs, timers))) {
-    await result.abandon();
-    return;
-  }
-  next();
 }
 
 export default rateLimit;

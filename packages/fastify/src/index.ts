@@ -7,12 +7,13 @@ import {
   checkOptionNames,
   claimResponse,
   PROBLEM_CONTENT_TYPE,
-  holdRequest,
+  Responder,
   problemBody,
   type FrameworkBinding,
   type HeaderAccess,
   type HttpRateLimitOptions,
   type RateLimitResult,
+  type ResponseIO,
   type Store,
   type StoreErrorEvent,
 } from '@rl/core';
@@ -77,23 +78,31 @@ function binding(owner: string, createStore: () => Store): FrameworkBinding<Fast
   };
 }
 
+/** The hook a limit runs in. */
+type Hook = 'onRequest' | 'preHandler';
+
 /** A prepared limit of one route (or of every route that inherits the plugin's options). */
 interface RouteLimit {
   readonly limiter: HttpRateLimiter<FastifyRequest>;
-  readonly onLimit: OnLimitHandler | undefined;
-  readonly hook: 'onRequest' | 'preHandler';
+  readonly hook: Hook;
   readonly handler: (request: FastifyRequest, reply: FastifyReply, done: HookDone) => void;
   readonly release: (request: FastifyRequest) => Promise<void>;
 }
 
-function prepare(options: RouteRateLimitOptions, owner: string, createStore: () => Store): RouteLimit {
+/** The `hook` option, checked once where it is given (plugin or route options). */
+function parseHook(value: unknown, owner: string): Hook {
+  if (value === undefined) return 'onRequest';
+  if (value !== 'onRequest' && value !== 'preHandler') throw new InvalidOptionError(`${owner}.hook`, value, "'onRequest' or 'preHandler'");
+  return value;
+}
+
+function prepare(options: RouteRateLimitOptions, owner: string, hook: Hook, createStore: () => Store): RouteLimit {
   const limiter = new HttpRateLimiter<FastifyRequest>(options, binding(owner, createStore));
   const onLimit = options.onLimit;
   if (onLimit !== undefined && typeof onLimit !== 'function') {
     throw new InvalidOptionError(`${owner}.onLimit`, onLimit, 'a function (request, reply, result) that sends the denial response');
   }
-  const hook = options.hook ?? 'onRequest';
-  if (hook !== 'onRequest' && hook !== 'preHandler') throw new InvalidOptionError(`${owner}.hook`, hook, "'onRequest' or 'preHandler'");
+  const responder = new Responder(limiter, fastifyIO(onLimit));
 
   // A callback hook, not an async one: with a local store and plain key/cost functions the result
   // is there at once and `done()` continues in the same tick, without a promise. (Fastify 5: a hook
@@ -104,54 +113,50 @@ function prepare(options: RouteRateLimitOptions, owner: string, createStore: () 
     if (result instanceof Promise) {
       result.then((r) => {
         try {
-          proceed(request, reply, r, done);
+          void responder.respond(request, reply, done, r);
         } catch (error) {
           done(error as Error);
         }
       }, done);
       return;
     }
-    proceed(request, reply, result, done);
-  }
-  function proceed(request: FastifyRequest, reply: FastifyReply, result: RateLimitResult | undefined, done: HookDone): void {
-    if (result === undefined) {
-      done();
-      return;
-    }
-    request.rateLimit = result;
-    limiter.writeHeaders(replyHeaders, reply, result);
-    if (!result.allowed) {
-      reply.code(result.statusCode);
-      if (onLimit !== undefined) {
-        sendOnLimit(onLimit, request, reply, result).catch(done);
-        return;
-      }
-      void reply.type(PROBLEM_CONTENT_TYPE).send(problemBody(result));
-      return;
-    }
-    if (reply.raw.destroyed) {
-      // The client left while the limits ran: give everything back, and do not run the handler.
-      dropRequest(reply, result).catch(done);
-      return;
-    }
-    if (result.delayMs > 0) {
-      holdRequest(reply.raw, result.delayMs, limiter.timers).then((held) => {
-        // The client left while held: nothing to send, and the handler must not run.
-        if (held) done();
-        else dropRequest(reply, result).catch(done);
-      }, done);
-      return;
-    }
-    done();
+    void responder.respond(request, reply, done, result);
   }
   async function releasePermit(request: FastifyRequest): Promise<void> {
     await request.rateLimit?.release();
   }
-  return { limiter, onLimit, hook, handler: rateLimitHook, release: releasePermit };
+  return { limiter, hook, handler: rateLimitHook, release: releasePermit };
 }
 
 /** The `done` callback of a Fastify hook. */
 type HookDone = (error?: Error) => void;
+
+/** Fastify's side of the shared decision tree (see `Responder`); permits are released by the route's hooks. */
+function fastifyIO(onLimit: OnLimitHandler | undefined): ResponseIO<FastifyRequest, FastifyReply, HookDone, void> {
+  return {
+    headers: replyHeaders,
+    releaseOnClose: false,
+    nodeResponse: (reply) => reply.raw,
+    record: (request, _reply, result) => {
+      request.rateLimit = result;
+      return undefined;
+    },
+    proceed: (_request, _reply, done) => done(),
+    setStatus: (_request, reply, statusCode) => {
+      reply.code(statusCode);
+    },
+    sendProblem: (_request, reply, body) => {
+      void reply.type(PROBLEM_CONTENT_TYPE).send(body);
+    },
+    onLimit: onLimit === undefined ? undefined : (request, reply, done, result) => {
+      sendOnLimit(onLimit, request, reply, result).catch(done);
+    },
+    // The client is gone: nothing to send, and the handler must not run.
+    drop: (_request, reply, done, givenBack) => {
+      givenBack.then(() => reply.hijack()).catch(done);
+    },
+  };
+}
 
 /** Sends the denial through `onLimit`: its own reply, the payload it returns, or the default body. */
 async function sendOnLimit(onLimit: OnLimitHandler, request: FastifyRequest, reply: FastifyReply, result: RateLimitResult): Promise<void> {
@@ -160,12 +165,6 @@ async function sendOnLimit(onLimit: OnLimitHandler, request: FastifyRequest, rep
   // Not awaited: a reply is a thenable that settles only when the response has been sent.
   if (payload !== undefined) void reply.send(payload);
   else void reply.type(PROBLEM_CONTENT_TYPE).send(problemBody(result));
-}
-
-/** Gives back what a request whose client left took, and ends it without running the handler. */
-async function dropRequest(reply: FastifyReply, result: RateLimitResult): Promise<void> {
-  await result.abandon();
-  reply.hijack();
 }
 
 function addHook(route: RouteOptions, name: 'onRequest' | 'preHandler' | 'onResponse' | 'onRequestAbort', hook: unknown, first: boolean): void {
@@ -178,14 +177,12 @@ async function rateLimitPlugin(fastify: FastifyInstance, options: RateLimitPlugi
   checkOptionNames(options, 'rateLimit', [...ADAPTER_OPTIONS, 'global']);
   const { global = true, ...shared } = options;
   if (typeof global !== 'boolean') throw new InvalidOptionError('rateLimit.global', global, 'true (every route) or false (only routes with config.rateLimit)');
-  if (shared.hook !== undefined && shared.hook !== 'onRequest' && shared.hook !== 'preHandler') {
-    throw new InvalidOptionError('rateLimit.hook', shared.hook, "'onRequest' or 'preHandler'");
-  }
+  const pluginHook = parseHook(shared.hook, 'rateLimit');
   let ownedStore: Store | undefined;
   const createStore = (): Store => (ownedStore ??= new MemoryStore());
   const store = shared.store ?? createStore();
   const base: RouteRateLimitOptions = { ...shared, store };
-  const globalLimit = global ? prepare(base, 'rateLimit', createStore) : undefined;
+  const globalLimit = global ? prepare(base, 'rateLimit', pluginHook, createStore) : undefined;
   // One limit per route options object: the HEAD route Fastify adds for a GET shares the GET's limit.
   const routeLimits = new WeakMap<object, RouteLimit>();
   const logged = new WeakSet<RouteLimit>();
@@ -206,7 +203,8 @@ async function rateLimitPlugin(fastify: FastifyInstance, options: RateLimitPlugi
       if (config.algorithm !== undefined) delete merged.limits;
       // A route that only changes the cost, key, headers, ... spends the plugin's limit, not a limit of its own.
       if (globalLimit !== undefined && !STATE_OPTIONS.some((name) => config[name] !== undefined)) merged.prefix = globalLimit.limiter.prefix;
-      limit = prepare(merged as RouteRateLimitOptions, owner, createStore);
+      const hook = config.hook === undefined ? pluginHook : parseHook(config.hook, owner);
+      limit = prepare(merged as RouteRateLimitOptions, owner, hook, createStore);
       routeLimits.set(config, limit);
     }
     if (!logged.has(limit!)) {

@@ -1,3 +1,4 @@
+import type { ServerResponse } from 'node:http';
 import type { Context, Next } from 'koa';
 import { MemoryStore } from '@rl/store-memory';
 import {
@@ -5,12 +6,13 @@ import {
   InvalidOptionError,
   claimResponse,
   PROBLEM_CONTENT_TYPE,
-  holdRequest,
+  Responder,
   nodeHeaderAccess,
   problemBody,
   type FrameworkBinding,
   type HttpRateLimitOptions,
   type RateLimitResult,
+  type ResponseIO,
 } from '@rl/core';
 
 export type { RateLimitResult, HttpRateLimitOptions, LimitOptions, HeaderFormat } from '@rl/core';
@@ -66,12 +68,7 @@ export function rateLimit(options: RateLimitOptions): RateLimitMiddleware {
   if (onLimit !== undefined && typeof onLimit !== 'function') {
     throw new InvalidOptionError('rateLimit.onLimit', onLimit, 'a function (ctx, result) that sets the denial response');
   }
-  const hasLeases = limiter.hasLeases;
-  // Where this middleware keeps the result on the Node response, for its 'close' listener (one per middleware, not per request).
-  const slot = Symbol('rl.rateLimit');
-  function releaseOnClose(this: object): void {
-    void (this as Record<symbol, RateLimitResult>)[slot]!.release();
-  }
+  const responder = new Responder(limiter, koaIO(onLimit, limiter.hasLeases));
 
   // With a local store and plain key/cost functions, the result is there at once: downstream runs
   // in the same tick (`return next()`), without an extra promise. Otherwise the rest runs when the
@@ -84,47 +81,45 @@ export function rateLimit(options: RateLimitOptions): RateLimitMiddleware {
       // As from an async middleware: a rejection, whoever calls it.
       return Promise.reject(error);
     }
-    if (result instanceof Promise) return result.then((r) => proceed(ctx, next, r));
-    return proceed(ctx, next, result);
+    if (result instanceof Promise) return result.then((r) => responder.respond(ctx, ctx.res, next, r));
+    return responder.respond(ctx, ctx.res, next, result);
   } as RateLimitMiddleware;
-
-  function proceed(ctx: Context, next: Next, result: RateLimitResult | undefined): unknown {
-    if (result === undefined) return next();
-    ctx.state.rateLimit = result;
-    // The first rl middleware on this request marks its context (one per request, a plain object:
-    // cheaper than looking the headers up on the Node response) and sets its headers directly.
-    limiter.writeHeaders(nodeHeaderAccess, ctx.res, result, claimResponse(ctx));
-    if (!result.allowed) {
-      const response = ctx.response;
-      response.status = result.statusCode;
-      if (onLimit !== undefined) return callOnLimit(onLimit, ctx, result);
-      // What `ctx.type = PROBLEM_CONTENT_TYPE` sets (a full media type: Koa's mime lookup returns it
-      // unchanged), without the lookup; the headers are not sent yet (they were just written).
-      ctx.res.setHeader('Content-Type', PROBLEM_CONTENT_TYPE);
-      response.body = problemBody(result);
-      return undefined;
-    }
-    if (ctx.res.destroyed) return abandon(ctx, result);
-    if (result.delayMs > 0) return holdThenNext(ctx, next, result);
-    return downstream(ctx, next, result);
-  }
-
-  async function holdThenNext(ctx: Context, next: Next, result: RateLimitResult): Promise<void> {
-    // The client left while held: nothing to send, and downstream must not run.
-    if (!(await holdRequest(ctx.res, result.delayMs, limiter.timers))) return abandon(ctx, result);
-    await downstream(ctx, next, result);
-  }
-
-  function downstream(ctx: Context, next: Next, result: RateLimitResult): unknown {
-    if (!hasLeases) return next();
-    (ctx.res as unknown as Record<symbol, RateLimitResult>)[slot] = result;
-    ctx.res.once('close', releaseOnClose);
-    return nextThenRelease(next, result);
-  }
 
   Object.defineProperty(middleware, 'limiter', { value: limiter });
   middleware.resetKey = (key: string) => limiter.resetKey(key);
   return middleware;
+}
+
+/** Koa's side of the shared decision tree (see `Responder`): `ctx`, its Node response, `next`. */
+function koaIO(onLimit: OnLimitHandler | undefined, hasLeases: boolean): ResponseIO<Context, ServerResponse, Next, unknown> {
+  return {
+    headers: nodeHeaderAccess,
+    releaseOnClose: true,
+    nodeResponse: (res) => res,
+    // The first rl middleware on this request marks its context (one per request, a plain object:
+    // cheaper than looking the headers up on the Node response) and sets its headers directly.
+    record: (ctx, _res, result) => {
+      ctx.state.rateLimit = result;
+      return claimResponse(ctx);
+    },
+    proceed: (_ctx, _res, next, result) => (hasLeases && result !== undefined ? nextThenRelease(next, result) : next()),
+    setStatus: (ctx, _res, statusCode) => {
+      ctx.response.status = statusCode;
+    },
+    sendProblem: (ctx, res, body) => {
+      // What `ctx.type = PROBLEM_CONTENT_TYPE` sets (a full media type: Koa's mime lookup returns it
+      // unchanged), without the lookup; the headers are not sent yet (they were just written).
+      res.setHeader('Content-Type', PROBLEM_CONTENT_TYPE);
+      ctx.response.body = body;
+      return undefined;
+    },
+    onLimit: onLimit === undefined ? undefined : (ctx, _res, _next, result) => callOnLimit(onLimit, ctx, result),
+    // The client is gone: nothing to send, and downstream must not run.
+    drop: (ctx, _res, _next, givenBack) =>
+      givenBack.then(() => {
+        ctx.respond = false;
+      }),
+  };
 }
 
 async function callOnLimit(onLimit: OnLimitHandler, ctx: Context, result: RateLimitResult): Promise<void> {
@@ -133,12 +128,6 @@ async function callOnLimit(onLimit: OnLimitHandler, ctx: Context, result: RateLi
     ctx.type = PROBLEM_CONTENT_TYPE;
     ctx.body = problemBody(result);
   }
-}
-
-/** The client left before the request proceeded: gives back what it took, and sends nothing. */
-async function abandon(ctx: Context, result: RateLimitResult): Promise<void> {
-  await result.abandon();
-  ctx.respond = false;
 }
 
 /** Runs downstream holding a concurrency permit: a throw releases it at once (a finished response releases it on 'close'). */

@@ -110,3 +110,11 @@ describe('parseHeaderFormat and sfString', () => {
     expect(() => sfString('é')).toThrowError();
   });
 });
+
+describe('HeaderWriter wall clock', () => {
+  it('takes the legacy absolute reset from the wall clock it is given', () => {
+    const headers = new Map<string, string>();
+    new HeaderWriter('legacy', limits, () => 1_000_000).write(access, headers, source([makeDecision(true, 100, 99, 59_001, 0, 0, perMinute)]));
+    expect(headers.get('x-ratelimit-reset')).toBe(String(Math.ceil((1_000_000 + 59_001) / 1000)));
+  });
+});

@@ -1,3 +1,4 @@
+import { systemClock, type Clock } from '../clock.js';
 import { reportsQuota, type Decision, type Policy } from '../decision.js';
 import { InvalidOptionError } from '../errors.js';
 
@@ -73,7 +74,7 @@ export interface NodeHeaderTarget {
  * {@link HeaderAccess} for a Node `ServerResponse`. Its claim is one header lookup: every rl writer
  * with headers sets `RateLimit-Policy`, so without it no other one has written on the response.
  * (Not a property on the response: Express responses have a replaced prototype, and adding a
- * property to one costs several µs.)
+ * property to such an object is slow.)
  */
 export const nodeHeaderAccess: HeaderAccess<NodeHeaderTarget> = {
   get: (res, name) => res.getHeader(name),
@@ -108,9 +109,14 @@ export interface HeaderLimit {
 
 const PRINTABLE_ASCII = /^[\x20-\x7e]*$/;
 
+/** True when `text` has only printable ASCII characters (space to `~`; the empty string has none other). */
+export function isPrintableAscii(text: string): boolean {
+  return PRINTABLE_ASCII.test(text);
+}
+
 /** Serialises a structured-field sf-string: `"` and `\` escaped. Only printable ASCII is allowed. */
 export function sfString(text: string): string {
-  if (!PRINTABLE_ASCII.test(text)) throw new InvalidOptionError('name', text, 'printable ASCII characters only (a structured-field string)');
+  if (!isPrintableAscii(text)) throw new InvalidOptionError('name', text, 'printable ASCII characters only (a structured-field string)');
   return `"${text.replace(/[\\"]/g, '\\$&')}"`;
 }
 
@@ -142,9 +148,17 @@ export class HeaderWriter {
   private readonly limits: readonly HeaderLimit[];
   /** The last draft-8 list member built (see {@link item}). */
   private readonly lastItem = { i: -1, remaining: 0, seconds: 0, value: '' };
+  /** Wall-clock milliseconds since the epoch, for the legacy format's absolute reset time. */
+  private readonly wallClock: Clock;
 
-  constructor(format: HeaderFormat | false, limits: readonly HeaderLimit[]) {
+  /**
+   * `wallClock` gives the epoch time of the legacy `X-RateLimit-Reset` (default `Date.now`). It is
+   * not the limiter's `clock` option: that may be any millisecond time source (a test's fake time, a
+   * monotonic clock), while this header is an absolute time the client compares with its own clock.
+   */
+  constructor(format: HeaderFormat | false, limits: readonly HeaderLimit[], wallClock: Clock = systemClock) {
     this.format = format;
+    this.wallClock = wallClock;
     this.limits = limits;
     this.itemPrefixes = limits.map((l) => `${sfString(l.name)};r=`);
     this.policyValue =
@@ -219,7 +233,7 @@ export class HeaderWriter {
     access.set(target, `${prefix}Limit`, String(quota));
     access.set(target, `${prefix}Remaining`, String(remaining));
     const resetMs = denied && i === source.deniedBy ? source.retryAfterSeconds * 1000 : decision.resetMs;
-    access.set(target, `${prefix}Reset`, String(format === 'draft-6' ? seconds : Math.ceil((Date.now() + resetMs) / 1000)));
+    access.set(target, `${prefix}Reset`, String(format === 'draft-6' ? seconds : Math.ceil((this.wallClock() + resetMs) / 1000)));
   }
 }
 

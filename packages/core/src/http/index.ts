@@ -1,22 +1,25 @@
-// The shared HTTP layer used by the framework adapters: one engine that runs the limits for a
-// request (respond.ts), the one module that writes every header format (headers.ts), and client-IP
-// keys with IPv6 grouping (keys.ts).
+// The shared HTTP layer used by the framework adapters: options parsed once (options.ts), the
+// request's keys and costs resolved at the boundary (evaluate.ts) and charged through the
+// composition engine (../compose), the result (result.ts) and the adapters' one decision tree
+// (respond-to.ts), the one module that writes every header format (headers.ts), the default key
+// (default-key.ts) and client-IP keys with IPv6 grouping (keys.ts), holds (hold.ts) and the
+// problem body (problem.ts).
+export { HttpRateLimiter } from './rate-limiter.js';
 export {
-  HttpRateLimiter,
   checkOptionNames,
-  RateLimitResult,
-  holdRequest,
-  problemBody,
-  PROBLEM_CONTENT_TYPE,
   type HttpRateLimitOptions,
   type LimitOptions,
   type WaitOptions,
   type KeyFunction,
   type CostFunction,
   type SkipFunction,
-  type FrameworkBinding,
-  type CloseNotifier,
-} from './respond.js';
+} from './options.js';
+export type { FrameworkBinding } from './binding.js';
+export { RateLimitResult } from './result.js';
+export { holdRequest, type CloseNotifier } from './hold.js';
+export { problemBody, PROBLEM_CONTENT_TYPE } from './problem.js';
+export { Responder, type ResponseIO, type NodeResponse } from './respond-to.js';
+export { PrefixRegistry } from './prefixes.js';
 export {
   HeaderWriter,
   claimResponse,

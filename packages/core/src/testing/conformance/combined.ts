@@ -1,7 +1,7 @@
 import { describe, expect } from 'vitest';
 import { concurrency } from '../../algorithms/concurrency.js';
 import { slidingWindowLog } from '../../algorithms/sliding-window-log.js';
-import { combineLimiters } from '../../combine.js';
+import { combineLimiters } from '../../compose/group.js';
 import { freshPrefix, gatedIt, limiterOn, rateSamples, runsAll, samplesFor, type RateSample, type Suite } from './suite.js';
 
 /** Limits combined with `combineLimiters`: all or nothing, and nothing charged for bad input. */

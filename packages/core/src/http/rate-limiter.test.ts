@@ -6,7 +6,12 @@ import { tokenBucket } from '../algorithms/token-bucket.js';
 import type { Decision } from '../decision.js';
 import { StoreError } from '../errors.js';
 import type { Store } from '../store.js';
-import { HttpRateLimiter, problemBody, type FrameworkBinding, type HttpRateLimitOptions } from './respond.js';
+import type { FrameworkBinding } from './binding.js';
+import type { HttpRateLimitOptions } from './options.js';
+import { problemBody } from './problem.js';
+import type { RateLimitResult } from './result.js';
+import { PrefixRegistry } from './prefixes.js';
+import { HttpRateLimiter } from './rate-limiter.js';
 
 interface FakeRequest {
   ip?: string;
@@ -168,5 +173,57 @@ describe('HttpRateLimiter', () => {
     const given = new MapStore();
     await limiter({ store: given, algorithm: fixedWindow({ limit: 1, window: '1m' }) }).close();
     expect(given.closed).toBe(false);
+  });
+
+  it('takes default prefixes from the registry it is given, not from process state', () => {
+    const algorithm = fixedWindow({ limit: 7, window: '1m' });
+    const registry = new PrefixRegistry();
+    const make = () => new HttpRateLimiter<FakeRequest>({ clock, algorithm }, binding(), registry);
+    expect([make().prefix, make().prefix]).toEqual(['rl:7-in-1m', 'rl:7-in-1m#2']);
+    expect(new HttpRateLimiter<FakeRequest>({ clock, algorithm }, binding(), new PrefixRegistry()).prefix).toBe('rl:7-in-1m');
+  });
+
+  it('passes the limiter options through to every limit', () => {
+    const algorithm = fixedWindow({ limit: 7, window: '1m' });
+    expect(() => limiter({ algorithm, storeFailureThreshold: 0 })).toThrowError(/storeFailureThreshold/);
+    expect(() => limiter({ algorithm, storeRetryInterval: 'soon' as never })).toThrowError(/storeRetryInterval/);
+    expect(() => limiter({ algorithm, denyCache: 'yes' as never })).toThrowError(/denyCache/);
+    expect(() => limiter({ algorithm, denyCache: { maxKeys: 5 }, storeRetryInterval: '2s', storeFailureThreshold: 2 })).not.toThrow();
+  });
+
+  it('decides several limits on local stores synchronously, calling a shared cost function once and checking it per limit', () => {
+    let calls = 0;
+    const engine = limiter({
+      key: () => 'k',
+      cost: () => {
+        calls++;
+        return 3;
+      },
+      limits: [
+        { name: 'big', algorithm: fixedWindow({ limit: 10, window: '1m' }) },
+        { name: 'small', algorithm: fixedWindow({ limit: 2, window: '1m' }) },
+      ],
+    });
+    expect(() => engine.decide({ headers: {} })).toThrowError(expect.objectContaining({ code: 'RL_COST_EXCEEDS_CAPACITY' }));
+    expect(calls).toBe(1);
+    const two = limiter({
+      key: () => 'k',
+      limits: [
+        { name: 'a', algorithm: fixedWindow({ limit: 10, window: '1m' }) },
+        { name: 'b', algorithm: fixedWindow({ limit: 1, window: '1m' }) },
+      ],
+    });
+    const admitted = two.decide({ headers: {} });
+    expect(admitted).toMatchObject({ allowed: true, binding: 1 });
+    const denied = two.decide({ headers: {} });
+    expect(denied).toMatchObject({ allowed: false, deniedBy: 1, rolledBack: true });
+  });
+
+  it('keeps the memo of the default body per middleware', () => {
+    const engine = limiter({ algorithm: fixedWindow({ limit: 1, window: '1m' }), key: () => 'k' });
+    engine.decide({ headers: {} });
+    const denied = engine.decide({ headers: {} }) as RateLimitResult;
+    expect(engine.problems.of(denied)).toBe(problemBody(denied));
+    expect(engine.problems.of(denied)).toBe(engine.problems.of(denied));
   });
 });

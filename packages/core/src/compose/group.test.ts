@@ -1,11 +1,11 @@
 import { describe, expect, it } from 'vitest';
-import type { Algorithm } from './algorithm.js';
-import { fixedWindow } from './algorithms/fixed-window.js';
-import { combineLimiters } from './combine.js';
-import type { Decision } from './decision.js';
-import { StoreError } from './errors.js';
-import { createLimiter } from './limiter/index.js';
-import type { Store } from './store.js';
+import type { Algorithm } from '../algorithm.js';
+import { fixedWindow } from '../algorithms/fixed-window.js';
+import { combineLimiters } from './group.js';
+import type { Decision } from '../decision.js';
+import { StoreError } from '../errors.js';
+import { createLimiter } from '../limiter/index.js';
+import type { Store } from '../store.js';
 
 /** A small in-process store for numeric algorithms: each key's state in its own Float64Array. */
 class ArrayStore implements Store {

@@ -1,0 +1,127 @@
+import { describe, expect, it } from 'vitest';
+import type { Algorithm } from '../algorithm.js';
+import { concurrency } from '../algorithms/concurrency.js';
+import { fixedWindow } from '../algorithms/fixed-window.js';
+import { leakyBucket } from '../algorithms/leaky-bucket.js';
+import type { Decision } from '../decision.js';
+import { StoreClosedError } from '../errors.js';
+import { createLimiter, type Limiter, type LimiterOptions } from '../limiter/index.js';
+import { Composition } from './engine.js';
+import { combineLimiters } from './group.js';
+import { TestStore } from './test-store.js';
+
+const clock = (): number => 1_000;
+
+function limiter(store: TestStore, algorithm: Algorithm, options: Partial<LimiterOptions> = {}): Limiter {
+  return createLimiter({ algorithm, store, clock, timeout: false, prefix: `p${Math.random()}`, ...options });
+}
+
+/** Three limits of 10, 1 and 10 a minute on one store, and what each run settled with. */
+function threeLimits(local: boolean) {
+  const store = new TestStore(local);
+  const [wide, narrow, last] = [10, 1, 10].map((limit) => limiter(store, fixedWindow({ limit, window: '1m' })));
+  const runs: { deniedBy: number; binding: number; retryAfterMs: number; delayMs: number; decisions: readonly (Decision | undefined)[] }[] = [];
+  const composition = new Composition([wide!, narrow!, last!], (_keys, _costs, decisions, deniedBy, binding, retryAfterMs, delayMs) => {
+    runs.push({ deniedBy, binding, retryAfterMs, delayMs, decisions });
+    return runs.length;
+  });
+  return { store, wide: wide!, narrow: narrow!, last: last!, composition, runs };
+}
+
+describe('Composition', () => {
+  it('is synchronous with synchronous limiters: no promise, and the binding limit is the one with the fewest remaining', () => {
+    const { composition, runs } = threeLimits(true);
+    const outcome = composition.run(['k', 'k', 'k'], [1, 1, 1]);
+    expect(outcome).toBe(1);
+    expect(runs[0]).toMatchObject({ deniedBy: -1, binding: 1, retryAfterMs: 0, delayMs: 0 });
+    expect(runs[0]!.decisions.map((d) => d!.remaining)).toEqual([9, 0, 9]);
+  });
+
+  it.each([
+    ['synchronous', true],
+    ['asynchronous', false],
+  ])('%s: a denial in the middle gives back what the earlier limits took and asks none after it', async (_label, local) => {
+    const { composition, runs, wide, last } = threeLimits(local);
+    await composition.run(['k', 'k', 'k'], [1, 1, 1]);
+    const outcome = composition.run(['k', 'k', 'k'], [1, 1, 1]);
+    expect(outcome instanceof Promise).toBe(!local);
+    await outcome;
+    expect(runs[1]).toMatchObject({ deniedBy: 1, binding: 1, delayMs: 0 });
+    expect(runs[1]!.retryAfterMs).toBeGreaterThan(0);
+    expect(runs[1]!.decisions[2]).toBeUndefined();
+    // The wide limit's unit of the denied run was given back; the last limit was charged once.
+    expect((await wide.peek('k')).remaining).toBe(9);
+    expect((await last.peek('k')).remaining).toBe(9);
+  });
+
+  it.each([
+    ['synchronous', true],
+    ['asynchronous', false],
+  ])('%s: a limiter that throws gets the earlier limits given back, then the error propagates', async (_label, local) => {
+    const good = new TestStore(local);
+    const closed = new TestStore(local);
+    closed.mode = 'closed';
+    const first = limiter(good, fixedWindow({ limit: 5, window: '1m' }));
+    const group = combineLimiters([first, limiter(closed, fixedWindow({ limit: 5, window: '1m' }))]);
+    if (local) expect(() => group.consumeSync('k')).toThrow(StoreClosedError);
+    await expect(group.consume('k')).rejects.toBeInstanceOf(StoreClosedError);
+    expect((await first.peek('k')).remaining).toBe(5);
+  });
+
+  it('gives back nothing for a decision of the failure policy (it took nothing from the store)', async () => {
+    const down = new TestStore(true);
+    down.mode = 'fail';
+    const up = new TestStore(true);
+    const failedOpen = limiter(down, fixedWindow({ limit: 5, window: '1m' }), { onStoreError: 'allow' });
+    const group = combineLimiters([failedOpen, limiter(up, fixedWindow({ limit: 1, window: '1m' }))]);
+    expect(group.consumeSync('k')).toMatchObject({ allowed: true, deniedBy: -1, limit: 1, remaining: 0 });
+    expect(group.consumeSync('k')).toMatchObject({ allowed: false, deniedBy: 1 });
+    expect(down.undos).toBe(0);
+  });
+
+  it('binds to a limit that failed open only when every limit did', () => {
+    const down = new TestStore(true);
+    down.mode = 'fail';
+    const [a, b] = [7, 3].map((limit) => limiter(down, fixedWindow({ limit, window: '1m' }), { onStoreError: 'allow' }));
+    const combined = combineLimiters([a!, b!]).consumeSync('k');
+    expect(combined).toMatchObject({ allowed: true, reason: 'store-error' });
+  });
+
+  it.each([
+    ['synchronous', true],
+    ['asynchronous', false],
+  ])('%s: takes and releases concurrency permits; a later denial releases the permit at once', async (_label, local) => {
+    const store = new TestStore(local);
+    const permits = limiter(store, concurrency({ limit: 2, lease: '1m' }));
+    const rate = limiter(store, fixedWindow({ limit: 1, window: '1m' }));
+    const group = combineLimiters([permits, rate]);
+    expect(group.synchronous).toBe(local);
+    const admitted = await group.consume(['tenant', 'alice']);
+    expect(admitted).toMatchObject({ allowed: true, deniedBy: -1 });
+    expect(typeof (admitted.decisions[0] as { release?: unknown }).release).toBe('function');
+    expect(store.held(`${permits.prefix}:tenant`)).toBe(1);
+    const denied = await group.consume(['tenant', 'alice']);
+    expect(denied).toMatchObject({ allowed: false, deniedBy: 1 });
+    // The denied request's permit was released: only the admitted one is held.
+    expect(store.held(`${permits.prefix}:tenant`)).toBe(1);
+    await admitted.release();
+    await admitted.release();
+    expect(store.held(`${permits.prefix}:tenant`)).toBe(0);
+  });
+
+  it('denies, by the limit that delays it, a request that would wait longer than maxDelayMs, and gives back its slot', async () => {
+    const store = new TestStore(true);
+    const shaper = limiter(store, leakyBucket({ capacity: 5, leakRate: 1, interval: '1s', mode: 'shape' }));
+    const runs: [number, number, number][] = [];
+    const composition = new Composition([shaper], (_k, _c, _d, deniedBy, _b, retryAfterMs, delayMs) => runs.push([deniedBy, retryAfterMs, delayMs]), 1_500);
+    for (let i = 0; i < 4; i++) composition.run(['k'], [1]);
+    // Admitted at 0, 1 s and 1.5 s... until the wait (3 s) passes the 1.5 s bound: denied for the 1.5 s beyond it.
+    expect(runs).toEqual([
+      [-1, 0, 0],
+      [-1, 0, 1_000],
+      [0, 500, 0],
+      [0, 500, 0],
+    ]);
+    expect((await shaper.peek('k')).delayMs).toBe(2_000);
+  });
+});

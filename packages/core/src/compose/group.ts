@@ -1,0 +1,118 @@
+import { checkCost } from '../algorithm.js';
+import type { Decision } from '../decision.js';
+import { InvalidOptionError, UnsupportedError } from '../errors.js';
+import { Limiter } from '../limiter/index.js';
+import type { MaybePromise } from '../store.js';
+import { Composition } from './engine.js';
+
+/** The decision of several limits applied together. */
+export interface CombinedDecision extends Decision {
+  /**
+   * Each limit's decision, in the order of the limiters; limits after a denying one were not asked
+   * (`undefined`). A concurrency limit's decision carries its `release()`.
+   */
+  readonly decisions: readonly (Decision | undefined)[];
+  /** Index of the limit that denied, or -1 when all admitted. */
+  readonly deniedBy: number;
+  /**
+   * Returns every concurrency permit this decision holds; call it once the work ends (extra calls do
+   * nothing). Does nothing for a denial (it holds nothing) or a group without concurrency limits.
+   */
+  release(): Promise<void>;
+}
+
+const RESOLVED: Promise<void> = Promise.resolve();
+
+/**
+ * Several limits applied to one request, for example per tenant and per user, and a concurrency
+ * limit. The request is admitted only if every limit admits it. Limits are asked in order; when one
+ * denies, the later ones are not asked, and what the earlier ones took is given back (units by
+ * `undo`, permits by release), so a denial by one limit uses up no quota in the others. Between the
+ * admission and the give-back another request may briefly see that quota as used: the group can
+ * wrongly deny, never wrongly admit.
+ *
+ * The combined decision's fields are those of the denying limit, or, when all admit, of the limit
+ * with the fewest `remaining` among those whose store answered (the longest `delayMs` applies).
+ * Put the limit most likely to deny first: it saves calls to the others.
+ */
+export class LimiterGroup {
+  readonly limiters: readonly Limiter[];
+  /** True when {@link consumeSync} works: every limiter answers synchronously (local stores, rate limits). */
+  readonly synchronous: boolean;
+  private readonly composition: Composition<CombinedDecision>;
+
+  constructor(limiters: readonly Limiter[]) {
+    if (!Array.isArray(limiters) || limiters.length === 0) {
+      throw new InvalidOptionError('combineLimiters.limiters', limiters, 'a non-empty array of limiters');
+    }
+    limiters.forEach((limiter, i) => {
+      if (!(limiter instanceof Limiter)) throw new InvalidOptionError(`combineLimiters.limiters[${i}]`, limiter, 'a limiter from createLimiter()');
+    });
+    this.limiters = [...limiters];
+    this.synchronous = this.limiters.every((limiter) => limiter.synchronous);
+    this.composition = new Composition<CombinedDecision>(this.limiters, (keys, costs, decisions, deniedBy, binding, _retryAfterMs, delayMs) => {
+      const composition = this.composition;
+      const release = composition.hasLeases && deniedBy === -1 ? () => composition.giveBack(keys, costs, decisions, true) ?? RESOLVED : released;
+      if (deniedBy !== -1) return { ...decisions[deniedBy]!, decisions, deniedBy, release };
+      return { ...decisions[binding]!, delayMs, decisions, deniedBy, release };
+    });
+  }
+
+  /**
+   * Applies every limit. `keys` gives each limiter its key (one string for all, or one per limiter);
+   * `cost` (default 1) is charged to each rate limit, or pass one cost per limiter (a concurrency
+   * limit ignores its cost: a request holds one permit). Every key and cost is checked before any
+   * limit is charged: a bad one rejects with its {@link RateLimitError} and changes no state. Should
+   * a later limit still throw, what the earlier ones took is given back before the error propagates.
+   */
+  consume(keys: string | readonly string[], cost: number | readonly number[] = 1): Promise<CombinedDecision> {
+    try {
+      const result = this.run(keys, cost);
+      return result instanceof Promise ? result : Promise.resolve(result);
+    } catch (error) {
+      return Promise.reject(error);
+    }
+  }
+
+  /**
+   * {@link consume} without a promise, for groups whose limiters all answer synchronously
+   * ({@link synchronous}: local stores such as the memory store, rate limits). Throws what `consume`
+   * rejects with, and {@link UnsupportedError} for a group that is not synchronous.
+   */
+  consumeSync(keys: string | readonly string[], cost: number | readonly number[] = 1): CombinedDecision {
+    if (!this.synchronous) {
+      throw new UnsupportedError('group.consumeSync() needs limiters that answer synchronously (local stores such as MemoryStore, rate limits only); otherwise use await group.consume().');
+    }
+    return this.run(keys, cost) as CombinedDecision;
+  }
+
+  /**
+   * Limit i's key and cost, each checked in that order before anything is charged: the limiter's key
+   * rule (a non-empty string) and the cost rule of its algorithm (1 for a concurrency limit).
+   */
+  private run(keys: string | readonly string[], cost: number | readonly number[]): MaybePromise<CombinedDecision> {
+    const limiters = this.limiters;
+    const n = limiters.length;
+    if (typeof keys !== 'string' && (!Array.isArray(keys) || keys.length !== n)) throw new InvalidOptionError('keys', keys, `${n} keys, one per limiter`);
+    if (typeof cost !== 'number' && (!Array.isArray(cost) || cost.length !== n)) throw new InvalidOptionError('cost', cost, `${n} costs, one per limiter`);
+    const checkedKeys = new Array<string>(n);
+    const checkedCosts = new Array<number>(n);
+    for (let i = 0; i < n; i++) {
+      const limiter = limiters[i]!;
+      const key = typeof keys === 'string' ? keys : keys[i]!;
+      limiter.storageKey(key);
+      checkedKeys[i] = key;
+      checkedCosts[i] = limiter.algorithm.stateKind === 'leases' ? 1 : checkCost(limiter.algorithm, typeof cost === 'number' ? cost : cost[i]);
+    }
+    return this.composition.run(checkedKeys, checkedCosts);
+  }
+}
+
+function released(): Promise<void> {
+  return RESOLVED;
+}
+
+/** Combines limiters into one {@link LimiterGroup}: admitted only if all admit. */
+export function combineLimiters(limiters: readonly Limiter[]): LimiterGroup {
+  return new LimiterGroup(limiters);
+}

@@ -1,0 +1,20 @@
+import type { IncomingHttpHeaders } from 'node:http';
+import type { Store } from '../store.js';
+
+/** What an adapter tells the http layer about its framework. */
+export interface FrameworkBinding<Req> {
+  /** Name of the factory in error messages, for example `rateLimit`. */
+  readonly owner: string;
+  /** Option names the adapter handles itself (accepted here, not interpreted). */
+  readonly adapterOptions: readonly string[];
+  /** The client IP as the framework resolves it under its trust-proxy setting. */
+  clientIp(req: Req): string | undefined;
+  /** The request headers. */
+  requestHeaders(req: Req): IncomingHttpHeaders;
+  /** True when the framework is configured to trust a proxy's forwarding headers. */
+  trustsProxy(req: Req): boolean;
+  /** How to configure trust proxy in this framework, for the warning. */
+  readonly trustProxyAdvice: string;
+  /** Creates the default store (a memory store) when the options give none. */
+  createStore(): Store;
+}

@@ -1,0 +1,47 @@
+import { InvalidKeyError } from '../errors.js';
+import type { FrameworkBinding } from './binding.js';
+import { hasForwardingHeader, ipKey } from './keys.js';
+
+/** Most IPv6 addresses whose key one default key remembers. */
+const IPV6_KEY_CACHE_SIZE = 10_000;
+
+/**
+ * The default key of one middleware: the client IP under the framework's trust-proxy setting, IPv6
+ * addresses grouped by `ipv6Subnet`. Warns once (`RL_TRUST_PROXY`) when a request carries a
+ * forwarding header the framework does not trust: every client behind the proxy then shares one key.
+ */
+export class DefaultKey<Req> {
+  private proxyWarned = false;
+  /** IPv6 address → key: parsing an address is slow next to a decision, and clients repeat (bounded; cleared when full). */
+  private readonly ipv6Keys = new Map<string, string>();
+
+  constructor(
+    private readonly binding: FrameworkBinding<Req>,
+    private readonly ipv6Subnet: number | false,
+  ) {}
+
+  /** The key of `req`; throws {@link InvalidKeyError} when the framework reports no client IP. */
+  readonly of = (req: Req): string => {
+    const binding = this.binding;
+    if (!this.proxyWarned && hasForwardingHeader(binding.requestHeaders(req)) && !binding.trustsProxy(req)) {
+      this.proxyWarned = true;
+      process.emitWarning(
+        `A request carries X-Forwarded-For but trust proxy is not configured, so the rate limit keys every client behind the proxy on the proxy's address. ${binding.trustProxyAdvice}, or pass key(req). (rl ${binding.owner}, warned once per middleware.)`,
+        { code: 'RL_TRUST_PROXY' },
+      );
+    }
+    const ip = binding.clientIp(req);
+    if (typeof ip !== 'string' || ip.length === 0) {
+      throw new InvalidKeyError(ip, "the framework reports no client IP for this request (a closed socket, or a proxy setup that hides it); give the middleware a `key` function");
+    }
+    if (ip.indexOf(':') === -1) return ip;
+    const cache = this.ipv6Keys;
+    let key = cache.get(ip);
+    if (key === undefined) {
+      if (cache.size >= IPV6_KEY_CACHE_SIZE) cache.clear();
+      key = ipKey(ip, this.ipv6Subnet);
+      cache.set(ip, key);
+    }
+    return key;
+  };
+}

@@ -1,0 +1,137 @@
+import { Composition } from '../compose/engine.js';
+import { createLimiter, type Limiter, type LimiterOptions } from '../limiter/index.js';
+import type { MaybePromise, Store } from '../store.js';
+import type { Timers } from '../timers.js';
+import type { FrameworkBinding } from './binding.js';
+import { DefaultKey } from './default-key.js';
+import { Evaluation } from './evaluate.js';
+import { HeaderWriter } from './headers.js';
+import { parseHttpOptions, type HttpConfig, type HttpRateLimitOptions, type LimitConfig } from './options.js';
+import { processPrefixes, type PrefixRegistry } from './prefixes.js';
+import { ProblemBodies } from './problem.js';
+import { RateLimitResult } from './result.js';
+
+/**
+ * The shared HTTP logic of the adapters, built once per middleware: it parses and validates the
+ * options once (throwing {@link InvalidOptionError} naming the field), creates the limiters, and for
+ * each request runs the limits through the composition engine and returns a {@link RateLimitResult}
+ * saying what to send.
+ *
+ * Per request it does no option work: keys and costs are resolved without awaiting synchronous
+ * functions, the memory store answers synchronously, header strings that depend only on the limits
+ * are precomputed.
+ */
+export class HttpRateLimiter<Req> {
+  /** The middleware's storage namespace. */
+  readonly prefix: string;
+  /** The limiters, in order (listen to their `'storeError'` events). */
+  readonly limiters: readonly Limiter[];
+  /** True when a limit is a concurrency limit: the adapter must call `result.release()` when the response ends. */
+  readonly hasLeases: boolean;
+  /** The longest hold for shaping, in ms (0 when no limit shapes). */
+  readonly maxDelayMs: number;
+  /** The header writer of this middleware: adapters call `headers.write(access, response, result)`. */
+  readonly headers: HeaderWriter;
+  /** The default denial bodies of this middleware (`problems.of(result)`; see {@link problemBody}). */
+  readonly problems = new ProblemBodies();
+  /** The store this middleware created (closed by {@link close}), if any. */
+  readonly ownedStore: Store | undefined;
+  /** The timers of this middleware's holds (see {@link holdRequest}) and store timeouts. */
+  readonly timers: Timers;
+
+  private readonly evaluation: Evaluation<Req>;
+
+  /** `prefixes`: where a default prefix is taken (default: this process's registry). */
+  constructor(options: HttpRateLimitOptions<Req>, binding: FrameworkBinding<Req>, prefixes: PrefixRegistry = processPrefixes) {
+    const config = parseHttpOptions(options, binding.owner, binding.adapterOptions);
+    this.timers = config.timers;
+    this.maxDelayMs = config.maxDelayMs;
+
+    // The namespace is taken only once the options are known to be valid (a rejected middleware takes no number).
+    const defaultBase = config.prefix === undefined ? `rl:${config.limits.map((l) => l.name).join('+')}` : undefined;
+    this.prefix = defaultBase === undefined ? config.prefix! : prefixes.take(defaultBase);
+
+    // The default store is created only when some limit needs it.
+    let ownedStore: Store | undefined;
+    const sharedStore = (): Store => {
+      if (config.store !== undefined) return config.store;
+      ownedStore ??= binding.createStore();
+      return ownedStore;
+    };
+    try {
+      this.limiters = config.limits.map((limit) => createLimiter(limiterOptions(config, limit, this.prefix, limit.store ?? sharedStore())));
+    } catch (error) {
+      if (defaultBase !== undefined) prefixes.giveBack(defaultBase);
+      void (ownedStore as Store | undefined)?.close?.();
+      throw error;
+    }
+    this.ownedStore = ownedStore;
+
+    const composition: Composition<RateLimitResult> = new Composition<RateLimitResult>(
+      this.limiters,
+      (keys, costs, decisions, deniedBy, bindingLimit, retryAfterMs, delayMs) =>
+        new RateLimitResult(composition, keys, costs, decisions, deniedBy, bindingLimit, retryAfterMs, delayMs),
+      config.maxDelayMs,
+    );
+    this.hasLeases = composition.hasLeases;
+    const sharedKey = config.key ?? new DefaultKey(binding, config.ipv6Subnet).of;
+    this.evaluation = new Evaluation(config.limits, sharedKey, config.skip, composition);
+    this.decide = this.evaluation.decide;
+    this.headers = new HeaderWriter(
+      config.headers,
+      config.limits.map((l) => ({ name: l.name, policy: l.algorithm.policy })),
+    );
+  }
+
+  /**
+   * Runs the limits for one request. Resolves `undefined` when `skip` says so; otherwise a result
+   * that is admitted (maybe with a delay to hold) or denied (429, or 503 when a fail-closed store
+   * failed). Rejects when the key or cost function throws or returns a bad value: then no limit
+   * was charged. Units admitted by earlier limits are given back when a later one denies.
+   */
+  evaluate(req: Req): Promise<RateLimitResult | undefined> {
+    try {
+      const result = this.evaluation.decide(req);
+      return result instanceof Promise ? result : Promise.resolve(result);
+    } catch (error) {
+      return Promise.reject(error);
+    }
+  }
+
+  /**
+   * {@link evaluate} for adapters, without a promise when none is needed: with limiters on local
+   * stores (`limiter.synchronous`, such as the memory store) and key, cost and skip functions that
+   * return plain values, the result (or `undefined` when skipped) is returned directly, so the
+   * adapter continues in the same tick; otherwise a promise of it. On the direct path a bad key or
+   * cost (or a throwing function) throws instead of rejecting; either way no limit was charged.
+   * (The evaluation's own function, so the per-request path has one call less.)
+   */
+  readonly decide: (req: Req) => MaybePromise<RateLimitResult | undefined>;
+
+  /** Forgets `key` in every limit (for example after a successful login). */
+  async resetKey(key: string): Promise<void> {
+    await Promise.all(this.limiters.map((limiter) => limiter.reset(key)));
+  }
+
+  /** Closes the store this middleware created (a store passed in options is left open). */
+  async close(): Promise<void> {
+    await this.ownedStore?.close?.();
+  }
+}
+
+/**
+ * The options of one limit's limiter: the middleware's limiter options, the limit's own store and
+ * policy, and its namespace (`<prefix>:<name>` when there are several limits).
+ */
+function limiterOptions<Req>(config: HttpConfig<Req>, limit: LimitConfig<Req>, prefix: string, store: Store): LimiterOptions {
+  return {
+    ...config.limiterOptions,
+    algorithm: limit.algorithm,
+    store,
+    prefix: config.limits.length > 1 ? `${prefix}:${limit.name}` : prefix,
+    timers: config.timers,
+    // A constant cost is the largest this limit is charged: a fallback smaller than the limit's capacity can take it.
+    maxCost: limit.maxCost,
+    onStoreError: limit.onStoreError ?? config.limiterOptions.onStoreError,
+  };
+}

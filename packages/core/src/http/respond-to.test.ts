@@ -1,0 +1,138 @@
+import { EventEmitter } from 'node:events';
+import { describe, expect, it } from 'vitest';
+import { concurrency } from '../algorithms/concurrency.js';
+import { fixedWindow } from '../algorithms/fixed-window.js';
+import { leakyBucket } from '../algorithms/leaky-bucket.js';
+import { TestStore } from '../compose/test-store.js';
+import { FakeTimers } from '../testing/fake-timers.js';
+import type { FrameworkBinding } from './binding.js';
+import type { HttpRateLimitOptions } from './options.js';
+import { problemBody } from './problem.js';
+import { HttpRateLimiter } from './rate-limiter.js';
+import { Responder, type ResponseIO } from './respond-to.js';
+import type { RateLimitResult } from './result.js';
+
+/** A response: its headers, status, body, and the Node parts (`destroyed`, `'close'`). */
+class FakeResponse extends EventEmitter {
+  destroyed = false;
+  status = 200;
+  body: string | undefined;
+  readonly headers = new Map<string, string>();
+}
+
+type Request = { key: string };
+/** What the adapter was told to do, in order. */
+type Call = [string, ...unknown[]];
+
+function io(calls: Call[], onLimit = false): ResponseIO<Request, FakeResponse, string, string> {
+  return {
+    headers: { get: (res, name) => res.headers.get(name.toLowerCase()), set: (res, name, value) => void res.headers.set(name.toLowerCase(), value) },
+    releaseOnClose: true,
+    nodeResponse: (res) => res,
+    record: (_req, _res, result) => {
+      calls.push(['record', result.allowed]);
+      return true;
+    },
+    proceed: (_req, _res, next, result) => {
+      calls.push(['proceed', next, result?.allowed]);
+      return 'proceeded';
+    },
+    setStatus: (_req, res, statusCode) => {
+      res.status = statusCode;
+    },
+    sendProblem: (_req, res, body) => {
+      res.body = body;
+      return 'sent';
+    },
+    onLimit: onLimit ? (_req, _res, _next, result) => (calls.push(['onLimit', result.statusCode]), 'onLimit') : undefined,
+    drop: (_req, _res, _next, givenBack) => {
+      calls.push(['drop']);
+      void givenBack;
+      return 'dropped';
+    },
+  };
+}
+
+const binding: FrameworkBinding<Request> = {
+  owner: 'rateLimit',
+  adapterOptions: [],
+  clientIp: () => '192.0.2.1',
+  requestHeaders: () => ({}),
+  trustsProxy: () => false,
+  trustProxyAdvice: '',
+  createStore: () => new TestStore(),
+};
+
+function setup(options: HttpRateLimitOptions<Request>, onLimit = false) {
+  const timers = new FakeTimers();
+  const limiter = new HttpRateLimiter<Request>({ clock: () => 0, key: (req) => req.key, timers, prefix: 'p', ...options }, binding);
+  const calls: Call[] = [];
+  const responder = new Responder(limiter, io(calls, onLimit));
+  const respond = (res = new FakeResponse()) => {
+    const req = { key: 'k' };
+    const decided = limiter.decide(req);
+    const out = decided instanceof Promise ? decided.then((r) => responder.respond(req, res, 'next', r)) : responder.respond(req, res, 'next', decided);
+    return { res, out };
+  };
+  return { limiter, timers, calls, responder, respond };
+}
+
+describe('Responder', () => {
+  it('proceeds with no result (skipped), and in the same call when admitted, after the headers', () => {
+    const { responder, calls, respond } = setup({ algorithm: fixedWindow({ limit: 2, window: '1m' }) });
+    expect(responder.respond({ key: 'k' }, new FakeResponse(), 'next', undefined)).toBe('proceeded');
+    const { res, out } = respond();
+    expect(out).toBe('proceeded');
+    expect(res.headers.get('ratelimit')).toBe('"2-in-1m";r=1;t=60');
+    expect(calls).toEqual([['proceed', 'next', undefined], ['record', true], ['proceed', 'next', true]]);
+  });
+
+  it('answers a denial with its status and the problem body, or hands it to onLimit', () => {
+    const plain = setup({ algorithm: fixedWindow({ limit: 1, window: '1m' }) });
+    plain.respond();
+    const { res, out } = plain.respond();
+    expect(out).toBe('sent');
+    expect(res.status).toBe(429);
+    expect(res.headers.get('retry-after')).toBe('60');
+    expect(res.body).toBe(problemBody({ statusCode: 429, retryAfterSeconds: 60 } as RateLimitResult));
+    const custom = setup({ algorithm: fixedWindow({ limit: 1, window: '1m' }) }, true);
+    custom.respond();
+    expect(custom.respond().out).toBe('onLimit');
+    expect(custom.calls.at(-1)).toEqual(['onLimit', 429]);
+  });
+
+  it('drops a request whose client left while the limits ran, giving its units back', async () => {
+    const { limiter, calls, respond } = setup({ algorithm: fixedWindow({ limit: 1, window: '1m' }) });
+    const gone = new FakeResponse();
+    gone.destroyed = true;
+    expect(respond(gone).out).toBe('dropped');
+    expect(calls.at(-1)).toEqual(['drop']);
+    expect((await limiter.limiters[0]!.peek('k')).remaining).toBe(1);
+  });
+
+  it('holds a delayed request, then proceeds; a client that leaves during the hold is dropped and gives its slot back', async () => {
+    const { limiter, timers, calls, respond } = setup({ algorithm: leakyBucket({ capacity: 5, leakRate: 1, mode: 'shape' }), wait: { maxDelay: '10s' } });
+    expect(respond().out).toBe('proceeded');
+    const held = respond();
+    expect(held.out).toBeInstanceOf(Promise);
+    timers.advance(1_000);
+    expect(await held.out).toBe('proceeded');
+    const left = respond();
+    left.res.emit('close');
+    expect(await left.out).toBe('dropped');
+    expect(calls.filter(([name]) => name === 'drop')).toHaveLength(1);
+    expect((await limiter.limiters[0]!.peek('k')).delayMs).toBe(2_000);
+  });
+
+  it('releases a concurrency permit when the response closes, once', async () => {
+    const { respond } = setup({ algorithm: concurrency({ limit: 1 }) });
+    const first = respond();
+    expect(await first.out).toBe('proceeded');
+    expect(await respond().out).toBe('sent');
+    first.res.emit('close');
+    first.res.emit('close');
+    await Promise.resolve();
+    expect(await respond().out).toBe('proceeded');
+    expect(await respond().out).toBe('sent');
+  });
+});
