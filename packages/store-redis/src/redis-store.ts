@@ -38,7 +38,7 @@ export interface RedisStoreOptions {
 }
 
 
-/** The lease id of a peek at a concurrency limit: none (no lease is ever named so), as in the memory store. */
+/** The lease id of a peek at a lease limit: none (no lease is ever named so), as in the memory store. */
 const NO_LEASE = '';
 
 /**

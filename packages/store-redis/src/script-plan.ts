@@ -18,7 +18,7 @@ const DOUBLE_BYTES = 8;
 /** A name the store may declare in a script's text: upper case, a Lua identifier. */
 const LUA_CONSTANT_NAME = /^[A-Z][A-Z0-9_]*$/;
 
-/** One script per operation: consume, peek, undo; acquire and release for concurrency. */
+/** One script per operation: consume, peek, undo; acquire and release for a lease limit. */
 export type Operation = 'c' | 'p' | 'u' | 'a' | 'r';
 
 export type ScriptCall = (this: unknown, ...args: string[]) => Promise<unknown>;
