@@ -74,7 +74,8 @@ export function reportsQuota(decision: Decision): boolean {
  * The decision of a step's exact results, rounded as the {@link Decision} contract says: `remaining`
  * down to whole units (never below 0), times up to whole milliseconds (never below 0), both forgiving
  * float noise of {@link EPSILON}; `retryAfterMs` 0 when allowed and at least 1 when denied (a denial
- * always tells the client to wait). `limit` and `policy` are the algorithm's.
+ * always tells the client to wait). `limit` and `policy` are the algorithm's, passed as they are (a
+ * read of them from the algorithm here would see every algorithm's object shape).
  *
  * The one place that holds the rounding: every step returns through it, and the Redis store calls it on
  * the exact values its Lua twins return, so both stores round alike.
@@ -90,16 +91,17 @@ export function decisionFromExact(
   resetInMs: number,
   retryInMs: number,
   delayInMs: number,
-  algorithm: { readonly limit: number; readonly policy: Policy },
+  limit: number,
+  policy: Policy,
 ): Decision {
   return makeDecision(
     allowed,
-    algorithm.limit,
+    limit,
     floorUnits(remaining),
     ceilMs(resetInMs),
     allowed ? 0 : Math.max(1, ceilMs(retryInMs)),
     ceilMs(delayInMs),
-    algorithm.policy,
+    policy,
   );
 }
 

@@ -166,7 +166,7 @@ export class RedisStore implements Store {
         // Five exact doubles: allowed, remaining, ms to the reset, to a retry (read only when denied),
         // of the delay (see prelude.lua); rounded as every step's results are.
         const r = reply as Buffer;
-        return decisionFromExact(r.readDoubleLE(0) === 1, r.readDoubleLE(8), r.readDoubleLE(16), r.readDoubleLE(24), r.readDoubleLE(32), algorithm);
+        return decisionFromExact(r.readDoubleLE(0) === 1, r.readDoubleLE(8), r.readDoubleLE(16), r.readDoubleLE(24), r.readDoubleLE(32), algorithm.limit, algorithm.policy);
       },
       (error: unknown) => {
         throw storeError(plan.script.name, error);

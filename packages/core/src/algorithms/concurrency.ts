@@ -28,7 +28,7 @@ export function concurrency(options: ConcurrencyOptions): ConcurrencyAlgorithm {
   const leaseMs = o.lease === undefined ? 60_000 : parseDuration(o.lease, 'concurrency.lease');
   const policy = makePolicy(limit, leaseMs, `${limit}-concurrent`);
 
-  const algorithm: ConcurrencyAlgorithm = {
+  return {
     kind: 'concurrency',
     stateKind: 'leases',
     stateTag: 'cc',
@@ -73,7 +73,7 @@ export function concurrency(options: ConcurrencyOptions): ConcurrencyAlgorithm {
         if (!held) live++;
         newest = Math.max(newest, now + leaseMs);
       }
-      return { state, decision: decisionFromExact(allowed, limit - live, newest > now ? newest - now : 0, oldest - now, 0, algorithm) };
+      return { state, decision: decisionFromExact(allowed, limit - live, newest > now ? newest - now : 0, oldest - now, 0, limit, policy) };
     },
 
     release(state: LeaseState, leaseId: string): boolean {
@@ -86,5 +86,4 @@ export function concurrency(options: ConcurrencyOptions): ConcurrencyAlgorithm {
       return newest;
     },
   };
-  return algorithm;
 }

@@ -17,8 +17,9 @@ const STATE_SIZE = 2;
  */
 export function fixedWindow(options: FixedWindowOptions): NumericAlgorithm {
   const { limit, windowMs, countDenied, common, constants } = parseWindowOptions(options, 'fixedWindow');
+  const policy = common.policy;
 
-  const algorithm: NumericAlgorithm = {
+  return {
     kind: 'fixed-window',
     stateKind: 'numeric',
     stateTag: 'fw',
@@ -45,7 +46,7 @@ export function fixedWindow(options: FixedWindowOptions): NumericAlgorithm {
         s[at + 1] = count;
       }
       const untilEnd = start + windowMs - now;
-      return decisionFromExact(allowed, limit - count, count > 0 ? untilEnd : 0, untilEnd, 0, algorithm);
+      return decisionFromExact(allowed, limit - count, count > 0 ? untilEnd : 0, untilEnd, 0, limit, policy);
     },
 
     expiresAt(s: NumericState, at: number): number {
@@ -56,5 +57,4 @@ export function fixedWindow(options: FixedWindowOptions): NumericAlgorithm {
       if (s[at]! >= Math.floor(now / windowMs) * windowMs) s[at + 1] = Math.max(0, s[at + 1]! - cost);
     },
   };
-  return algorithm;
 }

@@ -43,6 +43,7 @@ const STATE_SIZE = 1;
 export function leakyBucket(options: LeakyBucketOptions): NumericAlgorithm {
   const o = checkOptions(options, ['capacity', 'leakRate', 'interval', 'mode'], 'leakyBucket');
   const { capacity, rate: leakRate, intervalMs, common } = parseBucketOptions(o, 'leakyBucket', 'leakRate');
+  const policy = common.policy;
   const mode = o.mode === undefined ? 'meter' : o.mode;
   if (mode !== 'meter' && mode !== 'shape') throw new InvalidOptionError('leakyBucket.mode', o.mode, "'meter' or 'shape'");
   const shape = mode === 'shape';
@@ -50,7 +51,7 @@ export function leakyBucket(options: LeakyBucketOptions): NumericAlgorithm {
   const emission = intervalMs / leakRate;
   const horizon = capacity * emission;
 
-  const algorithm: NumericAlgorithm = {
+  return {
     kind: 'leaky-bucket',
     stateKind: 'numeric',
     stateTag: 'lb',
@@ -80,7 +81,7 @@ export function leakyBucket(options: LeakyBucketOptions): NumericAlgorithm {
       const kept = allowed ? next : tat;
       if (commit) s[at] = kept;
       const backlog = Math.max(0, kept - now);
-      return decisionFromExact(allowed, (horizon - backlog) / emission, backlog, next - horizon - now, allowed && shape ? start - now : 0, algorithm);
+      return decisionFromExact(allowed, (horizon - backlog) / emission, backlog, next - horizon - now, allowed && shape ? start - now : 0, capacity, policy);
     },
 
     expiresAt(s: NumericState, at: number): number {
@@ -91,5 +92,4 @@ export function leakyBucket(options: LeakyBucketOptions): NumericAlgorithm {
       s[at] = Math.max(now, s[at]! - cost * emission);
     },
   };
-  return algorithm;
 }

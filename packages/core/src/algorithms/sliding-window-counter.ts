@@ -20,8 +20,9 @@ const STATE_SIZE = 3;
  */
 export function slidingWindowCounter(options: SlidingWindowCounterOptions): NumericAlgorithm {
   const { limit, windowMs, countDenied, common, constants } = parseWindowOptions(options, 'slidingWindowCounter');
+  const policy = common.policy;
 
-  const algorithm: NumericAlgorithm = {
+  return {
     kind: 'sliding-window-counter',
     stateKind: 'numeric',
     stateTag: 'swc',
@@ -71,7 +72,7 @@ export function slidingWindowCounter(options: SlidingWindowCounterOptions): Nume
           retryAt = current > 0 ? Math.max(end, end + windowMs - (nextRoom * windowMs) / current) : end;
         }
       }
-      return decisionFromExact(allowed, limit - after, resetAt - now, retryAt - now, 0, algorithm);
+      return decisionFromExact(allowed, limit - after, resetAt - now, retryAt - now, 0, limit, policy);
     },
 
     expiresAt(s: NumericState, at: number): number {
@@ -82,5 +83,4 @@ export function slidingWindowCounter(options: SlidingWindowCounterOptions): Nume
       if (s[at]! >= Math.floor(now / windowMs) * windowMs) s[at + 2] = Math.max(0, s[at + 2]! - cost);
     },
   };
-  return algorithm;
 }

@@ -26,6 +26,7 @@ const SHORT_LOG = 8;
  */
 export function slidingWindowLog(options: SlidingWindowLogOptions): LogAlgorithm {
   const { limit, windowMs, countDenied, common, constants } = parseWindowOptions(options, 'slidingWindowLog');
+  const policy = common.policy;
 
   /**
    * The sum of a log of fewer than {@link SHORT_LOG} records is taken from its records, oldest first,
@@ -84,7 +85,7 @@ export function slidingWindowLog(options: SlidingWindowLogOptions): LogAlgorithm
     state.costs?.push(signedCost);
   }
 
-  const algorithm: LogAlgorithm = {
+  return {
     kind: 'sliding-window-log',
     stateKind: 'log',
     stateTag: 'swl',
@@ -147,7 +148,7 @@ export function slidingWindowLog(options: SlidingWindowLogOptions): LogAlgorithm
         retryInMs = retryAt - now;
       }
       const resetInMs = after > EPSILON && last > -Infinity ? last + windowMs - now : 0;
-      return { state, decision: decisionFromExact(allowed, limit - after, resetInMs, retryInMs, 0, algorithm) };
+      return { state, decision: decisionFromExact(allowed, limit - after, resetInMs, retryInMs, 0, limit, policy) };
     },
 
     expiresAt(state) {
@@ -167,5 +168,4 @@ export function slidingWindowLog(options: SlidingWindowLogOptions): LogAlgorithm
       }
     },
   };
-  return algorithm;
 }

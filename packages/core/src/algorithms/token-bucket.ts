@@ -30,10 +30,11 @@ const STATE_SIZE = 2;
 export function tokenBucket(options: TokenBucketOptions): NumericAlgorithm {
   const o = checkOptions(options, ['capacity', 'refillRate', 'interval'], 'tokenBucket');
   const { capacity, rate: refillRate, intervalMs, common } = parseBucketOptions(o, 'tokenBucket', 'refillRate');
+  const policy = common.policy;
   /** Tokens per millisecond. */
   const rate = refillRate / intervalMs;
 
-  const algorithm: NumericAlgorithm = {
+  return {
     kind: 'token-bucket',
     stateKind: 'numeric',
     stateTag: 'tb',
@@ -72,7 +73,9 @@ export function tokenBucket(options: TokenBucketOptions): NumericAlgorithm {
       }
       // When the clock went back, `last` is ahead of `now`: waits are counted from `last`.
       const lag = last - now;
-      return decisionFromExact(allowed, tokens, lag + (capacity - tokens) / rate, lag + (cost - tokens) / rate, 0, algorithm);
+      // The retry is read only when denied: no division for an admitted request.
+      const retryIn = allowed ? 0 : lag + (cost - tokens) / rate;
+      return decisionFromExact(allowed, tokens, lag + (capacity - tokens) / rate, retryIn, 0, capacity, policy);
     },
 
     expiresAt(s: NumericState, at: number): number {
@@ -83,5 +86,4 @@ export function tokenBucket(options: TokenBucketOptions): NumericAlgorithm {
       s[at] = Math.min(capacity, s[at]! + cost);
     },
   };
-  return algorithm;
 }
