@@ -71,7 +71,7 @@ export class RedisStore implements Store {
   readonly prefix: string;
   readonly buckets: number;
   private readonly plans = new WeakMap<Algorithm, ScriptPlan>();
-  /** Scripts defined on the client, by kind, operation and constants: algorithm objects of one configuration share them. */
+  /** Scripts defined on the client, by script, operation and constants: algorithm objects of one configuration share them. */
   private readonly scripts = new Map<string, ScriptCall>();
   private closed = false;
 
