@@ -16,7 +16,65 @@ export type AlgorithmKind = (typeof ALGORITHM_KINDS)[number];
 /** The numeric state of an algorithm: `stateSize` float64 numbers starting at an offset. */
 export type NumericState = Float64Array | number[];
 
-interface AlgorithmCommon {
+/**
+ * A number of a configuration, as the algorithm's Lua twin reads it: the store declares
+ * `local <name> = <value>` before the script (see packages/store-redis/src/lua/prelude.lua).
+ */
+export interface ScriptConstant {
+  /** The Lua name, upper case (`CAPACITY`). */
+  readonly name: string;
+  /** A finite number; booleans are 1 or 0. */
+  readonly value: number;
+}
+
+/**
+ * The compact layout: each key's state is one value of `stateSize` float64 numbers, and the states of
+ * many keys share one container (in Redis, the fields of a bucket hash, which expires as a whole).
+ */
+export interface CompactLayout {
+  readonly compact: true;
+  /** Float64 numbers in one state: the algorithm's `stateSize`. */
+  readonly stateSize: number;
+  /**
+   * The longest time (ms) any state of this configuration can need to become the same as no state
+   * (a window, two for the sliding counter, the time a bucket takes to refill or drain): a store keeps
+   * a shared container alive at least this long after a write.
+   */
+  readonly horizonMs: number;
+}
+
+/** A state kept under keys of its own (a log, a set of leases), each with its own expiry. */
+export interface OwnKeysLayout {
+  readonly compact: false;
+  /**
+   * The keys of one state, in the order the twin reads them (its `KEYS`), each as the suffix it adds
+   * to the state's key name: `''` for the state itself, for example `':sum'` for a metadata key.
+   */
+  readonly keys: readonly string[];
+}
+
+/**
+ * What a store that runs the step elsewhere needs to know: the Redis store runs the algorithm's Lua
+ * twin, `packages/store-redis/src/lua/<name>.lua`, with these constants before it. A store derives
+ * everything it knows of an algorithm from this and from the fields of {@link AlgorithmCommon}; it
+ * never names an algorithm kind.
+ */
+export interface ScriptDescriptor {
+  /** The twin's name: its file is `<name>.lua`. */
+  readonly name: string;
+  /** The configuration the twin reads, in the order the store declares it. */
+  readonly constants: readonly ScriptConstant[];
+  readonly layout: CompactLayout | OwnKeysLayout;
+  /**
+   * 1 for the first layout of the state; raised when a version changes how the state is kept, so
+   * that a store names the keys of each revision apart (a revision above 1 is appended to the state
+   * tag, `:swl2`) and processes of two versions never read each other's state.
+   */
+  readonly layoutRevision: number;
+}
+
+/** What every algorithm has, whatever its state. */
+export interface AlgorithmCommon {
   readonly kind: AlgorithmKind;
   /** Short name of the state layout, used by stores to keep different layouts apart (for example `tb`). */
   readonly stateTag: string;
@@ -25,7 +83,7 @@ interface AlgorithmCommon {
   /** The largest cost one request may have. */
   readonly maxCost: number;
   readonly policy: Policy;
-  /** Normalised parameters (times in ms, rates per ms), for stores that run the step elsewhere (Lua). */
+  /** Normalised parameters (times in ms, rates per ms), for display and tests; stores read {@link AlgorithmCommon.script}. */
   readonly params: Readonly<Record<string, number>>;
   /** Options as normalised, for display and for building derived limiters. */
   readonly options: Readonly<Record<string, unknown>>;
@@ -33,6 +91,8 @@ interface AlgorithmCommon {
   readonly countDenied: boolean;
   /** True when an admitted request may have to wait (`delayMs > 0`): a shaping leaky bucket. The HTTP layer then requires `wait`. */
   readonly mayDelay: boolean;
+  /** What a store that runs the step elsewhere (Redis, with a Lua twin) needs to know. */
+  readonly script: ScriptDescriptor;
 }
 
 /**
@@ -43,16 +103,17 @@ export interface NumericAlgorithm extends AlgorithmCommon {
   readonly stateKind: 'numeric';
   readonly stateSize: number;
   /**
-   * One decision at `now` (ms) for `cost` units. Reads the state at `s[o .. o + stateSize)`, or no
+   * One decision at `now` (ms) for `cost` units. Reads the state at `s[at .. at + stateSize)`, or no
    * state when `fresh`. When `commit` is true it writes the new state back in place (always, allowed or
    * not: a denial may still advance time); when false it writes nothing (a peek).
-   * The caller has validated `cost` (see {@link checkCost}); cost 0 asks for the state only.
+   * The caller has validated `cost` (see {@link checkCost}); cost 0 asks for the state only. The
+   * decision is rounded by `decisionFromExact` (decision.ts).
    */
-  step(s: NumericState, o: number, fresh: boolean, now: number, cost: number, commit: boolean): Decision;
-  /** The time (ms, same clock) at which the state at `s[o]` is the same as no state: it has fully recovered. */
-  expiresAt(s: NumericState, o: number): number;
+  step(s: NumericState, at: number, fresh: boolean, now: number, cost: number, commit: boolean): Decision;
+  /** The time (ms, same clock) at which the state at `s[at]` is the same as no state: it has fully recovered. */
+  expiresAt(s: NumericState, at: number): number;
   /** Gives back `cost` units admitted earlier (rollback of a combined limit); never gives back more than was taken. */
-  undo(s: NumericState, o: number, now: number, cost: number): void;
+  undo(s: NumericState, at: number, now: number, cost: number): void;
 }
 
 /** The state of a sliding log: timestamps and costs of the recorded requests, oldest first. */

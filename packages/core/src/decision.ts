@@ -70,6 +70,41 @@ export function reportsQuota(decision: Decision): boolean {
   return decision.reason !== 'store-error' && decision.reason !== 'timeout';
 }
 
+/**
+ * The decision of a step's exact results, rounded as the {@link Decision} contract says: `remaining`
+ * down to whole units (never below 0), times up to whole milliseconds (never below 0), both forgiving
+ * float noise of {@link EPSILON}; `retryAfterMs` 0 when allowed and at least 1 when denied (a denial
+ * always tells the client to wait). `limit` and `policy` are the algorithm's, passed as they are (a
+ * read of them from the algorithm here would see every algorithm's object shape).
+ *
+ * The one place that holds the rounding: every step returns through it, and the Redis store calls it on
+ * the exact values its Lua twins return, so both stores round alike.
+ *
+ * @param remaining units left after this decision (fractional, may be below 0)
+ * @param resetInMs ms until the full quota is available again
+ * @param retryInMs ms until a request of the same cost could pass; read only when denied
+ * @param delayInMs ms the admitted request should wait (0 unless shaping)
+ */
+export function decisionFromExact(
+  allowed: boolean,
+  remaining: number,
+  resetInMs: number,
+  retryInMs: number,
+  delayInMs: number,
+  limit: number,
+  policy: Policy,
+): Decision {
+  return makeDecision(
+    allowed,
+    limit,
+    floorUnits(remaining),
+    ceilMs(resetInMs),
+    allowed ? 0 : Math.max(1, ceilMs(retryInMs)),
+    ceilMs(delayInMs),
+    policy,
+  );
+}
+
 /** Creates a decision with every field in a fixed order (one object shape for the whole library). */
 export function makeDecision(
   allowed: boolean,

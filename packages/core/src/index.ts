@@ -15,8 +15,13 @@ export {
   type LogState,
   type ConcurrencyAlgorithm,
   type LeaseState,
+  type AlgorithmCommon,
+  type ScriptDescriptor,
+  type ScriptConstant,
+  type CompactLayout,
+  type OwnKeysLayout,
 } from './algorithm.js';
-export { makePolicy, makeDecision, ceilMs, floorUnits, EPSILON, type Decision, type DecisionReason, type Policy } from './decision.js';
+export { makePolicy, makeDecision, decisionFromExact, ceilMs, floorUnits, EPSILON, type Decision, type DecisionReason, type Policy } from './decision.js';
 export { parseDuration, parseTimerDuration, formatDuration, MAX_TIMER_MS, type Duration, type DurationUnit } from './duration.js';
 export { checkOptions } from './options.js';
 export { systemClock, type Clock } from './clock.js';

@@ -1,3 +1,4 @@
-export { RedisStore, EXPLICIT_NOW_EXPIRY_MARGIN_MS, type RedisStoreOptions } from './redis-store.js';
+export { RedisStore, type RedisStoreOptions } from './redis-store.js';
+export { EXPLICIT_NOW_EXPIRY_MARGIN_MS } from './script-plan.js';
 export { hashTagOf, redisKeyBase, bucketOf, fieldOf, DEFAULT_BUCKETS, MAX_PLAIN_KEY_LENGTH, MAX_PLAIN_FIELD_BYTES } from './keys.js';
 export { luaScripts, type LuaScript } from './lua-scripts.generated.js';

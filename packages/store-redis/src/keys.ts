@@ -46,7 +46,7 @@ export function bucketOf(key: string, buckets: number): number {
 /**
  * Fields (and values) of at most this many bytes keep a hash in Redis's compact encoding (listpack,
  * `hash-max-listpack-value`, 64 by default); one longer field would turn its whole bucket into a
- * hashtable, which takes about twice the memory per field.
+ * hashtable, which takes more memory per field.
  */
 export const MAX_PLAIN_FIELD_BYTES = 64;
 /** At most 21 UTF-16 code units without surrogates, not starting with `#`: at most 63 UTF-8 bytes. */
@@ -67,8 +67,9 @@ export function fieldOf(key: string): string {
 
 /**
  * The common start of the Redis keys of one storage key: `<prefix>{<hash tag>}`. The store appends
- * `:<stateTag>` (the sliding log: `:swl2` and `:swl2:sum`, its metadata). Cluster hashes only the tag, so
- * all keys of one storage key (every algorithm, the log and its metadata) share a slot.
+ * `:<stateTag>`, the layout revision when above 1, and each key's suffix (see the algorithm's
+ * `script.layout`; for example `:swl2` and `:swl2:sum`). Cluster hashes only the tag, so all keys of
+ * one storage key (every algorithm, a state and its metadata) share a slot.
  */
 export function redisKeyBase(prefix: string, key: string): string {
   return `${prefix}{${hashTagOf(key)}}`;

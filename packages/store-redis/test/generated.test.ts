@@ -1,8 +1,20 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
+import { ALGORITHM_KINDS, concurrency, fixedWindow, leakyBucket, slidingWindowCounter, slidingWindowLog, tokenBucket, type Algorithm } from '@rl/core';
 import { luaScripts } from '@rl/store-redis';
 // @ts-expect-error: a plain .mjs build script without types
 import { generatedPath, renderModule } from '../scripts/generate-lua.mjs';
+
+/** One algorithm of every kind (both modes of the leaky bucket). */
+const algorithms: Algorithm[] = [
+  fixedWindow({ limit: 10, window: '1m', countDenied: true }),
+  slidingWindowLog({ limit: 10, window: '1m' }),
+  slidingWindowCounter({ limit: 10, window: '1m' }),
+  tokenBucket({ capacity: 10, refillRate: 2 }),
+  leakyBucket({ capacity: 10, leakRate: 2 }),
+  leakyBucket({ capacity: 10, leakRate: 2, mode: 'shape' }),
+  concurrency({ limit: 3 }),
+];
 
 describe('generated Lua module', () => {
   it('matches the .lua files (run `pnpm --filter @rl/store-redis generate` when this fails)', () => {
@@ -10,9 +22,19 @@ describe('generated Lua module', () => {
   });
 
   it('holds one script per algorithm kind, each with its number of keys', () => {
-    expect(Object.keys(luaScripts).sort()).toEqual(
-      ['concurrency', 'fixed-window', 'leaky-bucket', 'sliding-window-counter', 'sliding-window-log', 'token-bucket'],
-    );
+    expect(Object.keys(luaScripts).sort()).toEqual([...ALGORITHM_KINDS].sort());
     expect(luaScripts['sliding-window-log'].numberOfKeys).toBe(2);
   });
+
+  it.each(algorithms.map((a) => [`${a.kind}${a.mayDelay ? ' (shape)' : ''}`, a] as const))(
+    "%s: its description agrees with its Lua twin (layout, keys, constants)",
+    (_name, algorithm) => {
+      const { name, layout, constants } = algorithm.script;
+      const script = luaScripts[name as keyof typeof luaScripts];
+      expect(script, name).toBeDefined();
+      expect(script.compact).toBe(layout.compact);
+      expect(script.numberOfKeys).toBe(layout.compact ? 1 : layout.keys.length);
+      expect(constants.map((c) => c.name).sort()).toEqual(script.constants);
+    },
+  );
 });

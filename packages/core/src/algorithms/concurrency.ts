@@ -1,5 +1,5 @@
 import type { ConcurrencyAlgorithm, LeaseState } from '../algorithm.js';
-import { ceilMs, makeDecision, makePolicy } from '../decision.js';
+import { decisionFromExact, makePolicy } from '../decision.js';
 import { parseDuration, type Duration } from '../duration.js';
 import { checkOptions, integerAtLeast } from '../options.js';
 
@@ -40,6 +40,16 @@ export function concurrency(options: ConcurrencyOptions): ConcurrencyAlgorithm {
     leaseMs,
     params: { limit, leaseMs },
     options: { limit, lease: leaseMs },
+    script: {
+      name: 'concurrency',
+      constants: [
+        { name: 'LIMIT', value: limit },
+        { name: 'LEASE_MS', value: leaseMs },
+      ],
+      // The leases and the time each expires.
+      layout: { compact: false, keys: [''] },
+      layoutRevision: 1,
+    },
 
     acquire(existing: LeaseState | undefined, now: number, leaseId: string, commit: boolean) {
       const state: LeaseState = existing ?? new Map();
@@ -63,16 +73,7 @@ export function concurrency(options: ConcurrencyOptions): ConcurrencyAlgorithm {
         if (!held) live++;
         newest = Math.max(newest, now + leaseMs);
       }
-      const decision = makeDecision(
-        allowed,
-        limit,
-        Math.max(0, limit - live),
-        newest > now ? ceilMs(newest - now) : 0,
-        allowed ? 0 : Math.max(1, ceilMs(oldest - now)),
-        0,
-        policy,
-      );
-      return { state, decision };
+      return { state, decision: decisionFromExact(allowed, limit - live, newest > now ? newest - now : 0, oldest - now, 0, limit, policy) };
     },
 
     release(state: LeaseState, leaseId: string): boolean {

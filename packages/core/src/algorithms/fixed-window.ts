@@ -1,34 +1,32 @@
 import type { NumericAlgorithm, NumericState } from '../algorithm.js';
-import { ceilMs, EPSILON, floorUnits, makeDecision, type Decision } from '../decision.js';
-import type { Duration } from '../duration.js';
-import { parseWindowOptions } from './window-options.js';
+import { decisionFromExact, EPSILON, type Decision } from '../decision.js';
+import { parseWindowOptions, type WindowOptions } from './window-options.js';
 
-export interface FixedWindowOptions {
-  /** Units admitted per window (an integer of at least 1). */
-  limit: number;
-  /** Window length; windows are `[start, start + window)` with `start` a multiple of the window on the clock. */
-  window: Duration;
-  /** Count denied requests too (a count-all-attempts policy, for example against login brute force). Default false. */
-  countDenied?: boolean;
-}
+/** `limit` units per window; `countDenied` counts denied requests too. */
+export type FixedWindowOptions = WindowOptions;
+
+/** `[windowStart, count]`. */
+const STATE_SIZE = 2;
 
 /**
- * Fixed window counter: at most `limit` units in each window `[k·window, (k+1)·window)`. A request at
- * exactly the end of a window belongs to the next one. Adjacent windows are independent, so up to
- * 2·limit can pass around a boundary.
+ * Fixed window counter: at most `limit` units in each window `[k·window, (k+1)·window)`, windows
+ * aligned to multiples of the window on the clock. A request at exactly the end of a window belongs to
+ * the next one. Adjacent windows are independent, so up to 2·limit can pass around a boundary.
  *
  * State: `[windowStart, count]`. Expires at the end of its window.
  */
 export function fixedWindow(options: FixedWindowOptions): NumericAlgorithm {
-  const { limit, windowMs, countDenied, common } = parseWindowOptions(options, 'fixedWindow');
+  const { limit, windowMs, countDenied, common, constants } = parseWindowOptions(options, 'fixedWindow');
   const policy = common.policy;
 
   return {
     kind: 'fixed-window',
     stateKind: 'numeric',
     stateTag: 'fw',
-    stateSize: 2,
+    stateSize: STATE_SIZE,
     ...common,
+    // The longest recovery: a state is the same as no state at the end of its window.
+    script: { name: 'fixed-window', constants, layout: { compact: true, stateSize: STATE_SIZE, horizonMs: windowMs }, layoutRevision: 1 },
 
     step(s: NumericState, at: number, fresh: boolean, now: number, cost: number, commit: boolean): Decision {
       let start = Math.floor(now / windowMs) * windowMs;
@@ -48,15 +46,7 @@ export function fixedWindow(options: FixedWindowOptions): NumericAlgorithm {
         s[at + 1] = count;
       }
       const untilEnd = start + windowMs - now;
-      return makeDecision(
-        allowed,
-        limit,
-        floorUnits(limit - count),
-        count > 0 ? ceilMs(untilEnd) : 0,
-        allowed ? 0 : Math.max(1, ceilMs(untilEnd)),
-        0,
-        policy,
-      );
+      return decisionFromExact(allowed, limit - count, count > 0 ? untilEnd : 0, untilEnd, 0, limit, policy);
     },
 
     expiresAt(s: NumericState, at: number): number {

@@ -1,8 +1,9 @@
 import type { NumericAlgorithm, NumericState } from '../algorithm.js';
-import { bucketPolicy, ceilMs, EPSILON, floorUnits, makeDecision, type Decision } from '../decision.js';
-import { parseDuration, type Duration } from '../duration.js';
+import { decisionFromExact, EPSILON, type Decision } from '../decision.js';
+import type { Duration } from '../duration.js';
 import { InvalidOptionError } from '../errors.js';
-import { checkOptions, integerAtLeast, positiveNumber } from '../options.js';
+import { checkOptions } from '../options.js';
+import { parseBucketOptions } from './bucket-options.js';
 
 export interface LeakyBucketOptions {
   /** `'meter'`: the bucket holds at most `capacity` units; `'shape'`: the queue holds at most `capacity` requests. An integer of at least 1. */
@@ -18,6 +19,9 @@ export interface LeakyBucketOptions {
    */
   mode?: 'meter' | 'shape';
 }
+
+/** `[tat]`. */
+const STATE_SIZE = 1;
 
 /**
  * Leaky bucket as GCRA. State: one timestamp `tat`, the time at which the bucket (or queue) is empty.
@@ -38,29 +42,35 @@ export interface LeakyBucketOptions {
  */
 export function leakyBucket(options: LeakyBucketOptions): NumericAlgorithm {
   const o = checkOptions(options, ['capacity', 'leakRate', 'interval', 'mode'], 'leakyBucket');
-  const capacity = integerAtLeast(o.capacity, 'leakyBucket.capacity');
-  const leakRate = positiveNumber(o.leakRate, 'leakyBucket.leakRate');
-  const intervalMs = o.interval === undefined ? 1000 : parseDuration(o.interval, 'leakyBucket.interval');
+  const { capacity, rate: leakRate, intervalMs, common } = parseBucketOptions(o, 'leakyBucket', 'leakRate');
+  const policy = common.policy;
   const mode = o.mode === undefined ? 'meter' : o.mode;
   if (mode !== 'meter' && mode !== 'shape') throw new InvalidOptionError('leakyBucket.mode', o.mode, "'meter' or 'shape'");
   const shape = mode === 'shape';
   /** Milliseconds per unit. */
   const emission = intervalMs / leakRate;
   const horizon = capacity * emission;
-  const policy = bucketPolicy(capacity, leakRate, intervalMs);
 
   return {
     kind: 'leaky-bucket',
     stateKind: 'numeric',
     stateTag: 'lb',
-    stateSize: 1,
-    limit: capacity,
-    maxCost: capacity,
-    policy,
-    countDenied: false,
+    stateSize: STATE_SIZE,
+    ...common,
     mayDelay: shape,
     params: { capacity, emissionMs: emission, shape: shape ? 1 : 0 },
     options: { capacity, leakRate, interval: intervalMs, mode },
+    script: {
+      name: 'leaky-bucket',
+      constants: [
+        { name: 'CAPACITY', value: capacity },
+        { name: 'EMISSION', value: emission },
+        { name: 'SHAPE', value: shape ? 1 : 0 },
+      ],
+      // The longest recovery: a full bucket (or queue) draining.
+      layout: { compact: true, stateSize: STATE_SIZE, horizonMs: horizon },
+      layoutRevision: 1,
+    },
 
     step(s: NumericState, at: number, fresh: boolean, now: number, cost: number, commit: boolean): Decision {
       // Clamp the backlog to this configuration's horizon (a capacity that shrank).
@@ -71,15 +81,7 @@ export function leakyBucket(options: LeakyBucketOptions): NumericAlgorithm {
       const kept = allowed ? next : tat;
       if (commit) s[at] = kept;
       const backlog = Math.max(0, kept - now);
-      return makeDecision(
-        allowed,
-        capacity,
-        floorUnits((horizon - backlog) / emission),
-        ceilMs(backlog),
-        allowed ? 0 : Math.max(1, ceilMs(next - horizon - now)),
-        allowed && shape ? ceilMs(start - now) : 0,
-        policy,
-      );
+      return decisionFromExact(allowed, (horizon - backlog) / emission, backlog, next - horizon - now, allowed && shape ? start - now : 0, capacity, policy);
     },
 
     expiresAt(s: NumericState, at: number): number {

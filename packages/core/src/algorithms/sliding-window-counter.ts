@@ -1,36 +1,35 @@
 import type { NumericAlgorithm, NumericState } from '../algorithm.js';
-import { ceilMs, EPSILON, floorUnits, makeDecision, type Decision } from '../decision.js';
-import type { Duration } from '../duration.js';
-import { parseWindowOptions } from './window-options.js';
+import { decisionFromExact, EPSILON, type Decision } from '../decision.js';
+import { parseWindowOptions, type WindowOptions } from './window-options.js';
 
-export interface SlidingWindowCounterOptions {
-  /** Units admitted in any window (estimated; an integer of at least 1). */
-  limit: number;
-  /** Window length; the two counted windows are aligned to multiples of it on the clock. */
-  window: Duration;
-  /** Count denied requests too. Default false. */
-  countDenied?: boolean;
-}
+/** `limit` units in any window (estimated); `countDenied` counts denied requests too. */
+export type SlidingWindowCounterOptions = WindowOptions;
+
+/** `[currentWindowStart, previousCount, currentCount]`. */
+const STATE_SIZE = 3;
 
 /**
  * Sliding window counter, the approximate two-window estimate: with `elapsed` ms into the current
- * aligned window, the usage is estimated as `previous × (window − elapsed) / window + current`, and a
- * request is admitted when `estimate + cost ≤ limit`. It assumes the previous window's requests were
+ * window (the two counted windows are aligned to multiples of the window on the clock), the usage is
+ * estimated as `previous × (window − elapsed) / window + current`, and a request is admitted when
+ * `estimate + cost ≤ limit`. It assumes the previous window's requests were
  * spread evenly: a burst at the end of the previous window is under-counted (it may admit more than
  * `limit` in a true rolling window), a burst at its start is over-counted.
  *
  * State: `[currentWindowStart, previousCount, currentCount]`. Expires two windows after its start.
  */
 export function slidingWindowCounter(options: SlidingWindowCounterOptions): NumericAlgorithm {
-  const { limit, windowMs, countDenied, common } = parseWindowOptions(options, 'slidingWindowCounter');
+  const { limit, windowMs, countDenied, common, constants } = parseWindowOptions(options, 'slidingWindowCounter');
   const policy = common.policy;
 
   return {
     kind: 'sliding-window-counter',
     stateKind: 'numeric',
     stateTag: 'swc',
-    stateSize: 3,
+    stateSize: STATE_SIZE,
     ...common,
+    // The longest recovery: a current count stops mattering two windows after its window starts.
+    script: { name: 'sliding-window-counter', constants, layout: { compact: true, stateSize: STATE_SIZE, horizonMs: 2 * windowMs }, layoutRevision: 1 },
 
     step(s: NumericState, at: number, fresh: boolean, now: number, cost: number, commit: boolean): Decision {
       let start = Math.floor(now / windowMs) * windowMs;
@@ -73,7 +72,7 @@ export function slidingWindowCounter(options: SlidingWindowCounterOptions): Nume
           retryAt = current > 0 ? Math.max(end, end + windowMs - (nextRoom * windowMs) / current) : end;
         }
       }
-      return makeDecision(allowed, limit, floorUnits(limit - after), ceilMs(resetAt - now), allowed ? 0 : Math.max(1, ceilMs(retryAt - now)), 0, policy);
+      return decisionFromExact(allowed, limit - after, resetAt - now, retryAt - now, 0, limit, policy);
     },
 
     expiresAt(s: NumericState, at: number): number {

@@ -1,16 +1,9 @@
 import type { LogAlgorithm, LogState } from '../algorithm.js';
-import { ceilMs, EPSILON, makeDecision, floorUnits } from '../decision.js';
-import type { Duration } from '../duration.js';
-import { parseWindowOptions } from './window-options.js';
+import { decisionFromExact, EPSILON } from '../decision.js';
+import { parseWindowOptions, type WindowOptions } from './window-options.js';
 
-export interface SlidingWindowLogOptions {
-  /** Units admitted in any rolling window (an integer of at least 1). */
-  limit: number;
-  /** The rolling window. */
-  window: Duration;
-  /** Record denied requests too. Default false. */
-  countDenied?: boolean;
-}
+/** `limit` units in any rolling window; `countDenied` records denied requests too. */
+export type SlidingWindowLogOptions = WindowOptions;
 
 /**
  * A log of fewer records has its sum taken from the records (see `settleSum`); the Redis store reads
@@ -32,7 +25,7 @@ const SHORT_LOG = 8;
  * (never before it).
  */
 export function slidingWindowLog(options: SlidingWindowLogOptions): LogAlgorithm {
-  const { limit, windowMs, countDenied, common } = parseWindowOptions(options, 'slidingWindowLog');
+  const { limit, windowMs, countDenied, common, constants } = parseWindowOptions(options, 'slidingWindowLog');
   const policy = common.policy;
 
   /**
@@ -97,6 +90,15 @@ export function slidingWindowLog(options: SlidingWindowLogOptions): LogAlgorithm
     stateKind: 'log',
     stateTag: 'swl',
     ...common,
+    script: {
+      name: 'sliding-window-log',
+      constants,
+      // The records, and their running sum (kept while the log is long).
+      layout: { compact: false, keys: ['', ':sum'] },
+      // 0.1.0 kept the sum for every log and read it whenever the log was not empty: a process of that
+      // version sharing a log with this one would read a stale sum, so the two never share one.
+      layoutRevision: 2,
+    },
 
     step(existing, now, cost, commit) {
       const state: LogState = existing ?? { times: [], costs: null, head: 0, sum: 0 };
@@ -127,7 +129,7 @@ export function slidingWindowLog(options: SlidingWindowLogOptions): LogAlgorithm
       }
       const after = allowed || countDenied ? used + cost : used;
       const last = commit && (allowed || countDenied) ? Math.max(now, newest) : newest;
-      let retryAfterMs = 0;
+      let retryInMs = 0;
       if (!allowed) {
         // The earliest time enough of the oldest live records have left the window.
         const edge = now - windowMs;
@@ -143,10 +145,10 @@ export function slidingWindowLog(options: SlidingWindowLogOptions): LogAlgorithm
             break;
           }
         }
-        retryAfterMs = Math.max(1, ceilMs(retryAt - now));
+        retryInMs = retryAt - now;
       }
-      const resetMs = after > EPSILON && last > -Infinity ? ceilMs(last + windowMs - now) : 0;
-      return { state, decision: makeDecision(allowed, limit, floorUnits(limit - after), resetMs, retryAfterMs, 0, policy) };
+      const resetInMs = after > EPSILON && last > -Infinity ? last + windowMs - now : 0;
+      return { state, decision: decisionFromExact(allowed, limit - after, resetInMs, retryInMs, 0, limit, policy) };
     },
 
     expiresAt(state) {

@@ -1,7 +1,8 @@
 import type { NumericAlgorithm, NumericState } from '../algorithm.js';
-import { bucketPolicy, ceilMs, EPSILON, floorUnits, makeDecision, type Decision } from '../decision.js';
-import { parseDuration, type Duration } from '../duration.js';
-import { checkOptions, integerAtLeast, positiveNumber } from '../options.js';
+import { decisionFromExact, EPSILON, type Decision } from '../decision.js';
+import type { Duration } from '../duration.js';
+import { checkOptions } from '../options.js';
+import { parseBucketOptions } from './bucket-options.js';
 
 export interface TokenBucketOptions {
   /** Most tokens the bucket holds, the largest burst (an integer of at least 1). The bucket starts full. */
@@ -11,6 +12,9 @@ export interface TokenBucketOptions {
   /** The interval `refillRate` is counted over. Default `'1s'`. */
   interval?: Duration;
 }
+
+/** `[tokens, lastRefillTime]`. */
+const STATE_SIZE = 2;
 
 /**
  * Token bucket: starts full with `capacity` tokens, refills lazily and continuously at
@@ -25,25 +29,30 @@ export interface TokenBucketOptions {
  */
 export function tokenBucket(options: TokenBucketOptions): NumericAlgorithm {
   const o = checkOptions(options, ['capacity', 'refillRate', 'interval'], 'tokenBucket');
-  const capacity = integerAtLeast(o.capacity, 'tokenBucket.capacity');
-  const refillRate = positiveNumber(o.refillRate, 'tokenBucket.refillRate');
-  const intervalMs = o.interval === undefined ? 1000 : parseDuration(o.interval, 'tokenBucket.interval');
+  const { capacity, rate: refillRate, intervalMs, common } = parseBucketOptions(o, 'tokenBucket', 'refillRate');
+  const policy = common.policy;
   /** Tokens per millisecond. */
   const rate = refillRate / intervalMs;
-  const policy = bucketPolicy(capacity, refillRate, intervalMs);
 
   return {
     kind: 'token-bucket',
     stateKind: 'numeric',
     stateTag: 'tb',
-    stateSize: 2,
-    limit: capacity,
-    maxCost: capacity,
-    policy,
-    countDenied: false,
+    stateSize: STATE_SIZE,
+    ...common,
     mayDelay: false,
     params: { capacity, ratePerMs: rate },
     options: { capacity, refillRate, interval: intervalMs },
+    script: {
+      name: 'token-bucket',
+      constants: [
+        { name: 'CAPACITY', value: capacity },
+        { name: 'RATE', value: rate },
+      ],
+      // The longest recovery: an empty bucket refilling.
+      layout: { compact: true, stateSize: STATE_SIZE, horizonMs: capacity / rate },
+      layoutRevision: 1,
+    },
 
     step(s: NumericState, at: number, fresh: boolean, now: number, cost: number, commit: boolean): Decision {
       let tokens = capacity;
@@ -64,15 +73,9 @@ export function tokenBucket(options: TokenBucketOptions): NumericAlgorithm {
       }
       // When the clock went back, `last` is ahead of `now`: waits are counted from `last`.
       const lag = last - now;
-      return makeDecision(
-        allowed,
-        capacity,
-        floorUnits(tokens),
-        ceilMs(lag + (capacity - tokens) / rate),
-        allowed ? 0 : Math.max(1, ceilMs(lag + (cost - tokens) / rate)),
-        0,
-        policy,
-      );
+      // The retry is read only when denied: no division for an admitted request.
+      const retryIn = allowed ? 0 : lag + (cost - tokens) / rate;
+      return decisionFromExact(allowed, tokens, lag + (capacity - tokens) / rate, retryIn, 0, capacity, policy);
     },
 
     expiresAt(s: NumericState, at: number): number {

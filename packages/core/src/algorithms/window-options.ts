@@ -1,11 +1,21 @@
-import { makePolicy, type Policy } from '../decision.js';
+import type { AlgorithmCommon, ScriptConstant } from '../algorithm.js';
+import { makePolicy } from '../decision.js';
 import { parseDuration, type Duration } from '../duration.js';
 import { checkOptions, integerAtLeast, optionalBoolean } from '../options.js';
 
-/** The options of the window algorithms (fixed window, sliding log, sliding counter). */
+/**
+ * The options of the window algorithms (fixed window, sliding log, sliding counter). What a window is,
+ * and how units are counted in it, each algorithm's own doc comment says.
+ */
 export interface WindowOptions {
+  /** Units admitted per window (an integer of at least 1). */
   limit: number;
+  /** The window length. */
   window: Duration;
+  /**
+   * Count (or record) denied requests too: a count-all-attempts policy, for example against login
+   * brute force. Default false.
+   */
   countDenied?: boolean;
 }
 
@@ -15,15 +25,9 @@ export interface ParsedWindow {
   readonly windowMs: number;
   readonly countDenied: boolean;
   /** Fields every window algorithm has, to spread into it. */
-  readonly common: {
-    readonly limit: number;
-    readonly maxCost: number;
-    readonly policy: Policy;
-    readonly countDenied: boolean;
-    readonly mayDelay: false;
-    readonly params: Readonly<Record<string, number>>;
-    readonly options: Readonly<Record<string, unknown>>;
-  };
+  readonly common: Pick<AlgorithmCommon, 'limit' | 'maxCost' | 'policy' | 'countDenied' | 'mayDelay' | 'params' | 'options'>;
+  /** The configuration every window algorithm's Lua twin reads: `LIMIT`, `WINDOW` (ms), `COUNT_DENIED` (1 or 0). */
+  readonly constants: readonly ScriptConstant[];
 }
 
 /**
@@ -49,5 +53,10 @@ export function parseWindowOptions(options: WindowOptions, owner: string): Parse
       params: { limit, windowMs, countDenied: countDenied ? 1 : 0 },
       options: { limit, window: windowMs, countDenied },
     },
+    constants: [
+      { name: 'LIMIT', value: limit },
+      { name: 'WINDOW', value: windowMs },
+      { name: 'COUNT_DENIED', value: countDenied ? 1 : 0 },
+    ],
   };
 }

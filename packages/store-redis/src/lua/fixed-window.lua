@@ -8,15 +8,7 @@
 -- Returns  the decision: five exact doubles (allowed, remaining, then ms to the reset, to a retry, of the delay; see prelude.lua); undo
 -- returns nothing.
 
-if OP == 'u' then
-  if raw then
-    local kept, stored_start, stored_count = struct.unpack('<ddd', raw)
-    if stored_start >= math.floor(now / WINDOW) * WINDOW then
-      redis.call('HSET', bucket, field, struct.pack('<ddd', kept, stored_start, math.max(0, stored_count - cost)))
-    end
-  end
-  return nil
-end
+--#include window-undo.lua
 
 local start = math.floor(now / WINDOW) * WINDOW
 local kept = 0

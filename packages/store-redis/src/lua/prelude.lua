@@ -5,21 +5,26 @@
 --   local OP = 'c'                      -- the operation, one script per operation: 'c' consume,
 --                                       -- 'p' peek (writes nothing), 'u' undo, 'a' acquire, 'r' release
 --   local EXPLICIT_NOW_MARGIN_MS = 1000 -- added to expiries when the caller passes its own `now`
---   local LIMIT, WINDOW = 100, 60000    -- the algorithm's parameters, as number literals
---   local HORIZON = 60000               -- compact layout: the longest time (ms) a state needs to
---                                       -- recover (a window, two for the counter, a full bucket)
+--   local LIMIT, WINDOW = 100, 60000    -- the algorithm's constants (its `script.constants` in
+--                                       -- @rl/core), as number literals
+--   local HORIZON, STATE_BYTES = 60000, 24
+--                                       -- compact layout: the longest time (ms) a state needs to
+--                                       -- recover (`script.layout.horizonMs`), and the size of a
+--                                       -- packed state: `kept` and `script.layout.stateSize` doubles
 --
 -- Parameters are part of the script text, not arguments: Redis runs a cached script per configuration
 -- and operation, and a decision sends only what changes per call (the key and field, the cost, `now`).
+-- (To share one script among many configurations, the store would send the constants as arguments
+-- and declare them from ARGV instead: the scripts read them the same way.)
 --
--- scripts/generate-lua.mjs also puts before this text each script's own constants: NOW_ARG, the
--- argument that carries `now`, and for the compact layout STATE_BYTES, the size of a state.
+-- scripts/generate-lua.mjs also puts NOW_ARG before this text: the argument that carries `now`,
+-- after the script's own (3 in the compact layout, after the field and the cost; 2 otherwise).
 --
 -- The preludes run as statements, and the scripts of the compact layout define no functions: Redis
 -- runs a script's whole chunk on every call, so each `local function` is a closure made per call, and
--- its upvalues are slower to reach than locals (the token bucket took 5.15 µs of Redis time per
--- decision with its write and rounding as functions, 4.1 without; see DESIGN-NOTES.md). The sliding
--- log's record visitor and concurrency's `exact` stay functions: their commands cost far more.
+-- its upvalues are slower to reach than locals (measured on the token bucket: see DESIGN-NOTES.md).
+-- The sliding log's record visitor and concurrency's `exact` stay functions: their commands cost far
+-- more.
 --
 -- A decision is returned as five little-endian doubles: allowed (1 or 0), remaining (units), and the
 -- times until the reset, until a retry may pass (read only when denied) and of the delay, in ms, exact: the

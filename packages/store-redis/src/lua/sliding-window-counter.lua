@@ -9,15 +9,7 @@
 -- ARGV[2]  cost (absent: 1)   ARGV[3] now in ms (absent: Redis TIME)
 -- Returns  the decision: five exact doubles (allowed, remaining, then ms to the reset, to a retry, of the delay; see prelude.lua); undo returns nothing.
 
-if OP == 'u' then
-  if raw then
-    local kept, stored_start, stored_previous, stored_current = struct.unpack('<dddd', raw)
-    if stored_start >= math.floor(now / WINDOW) * WINDOW then
-      redis.call('HSET', bucket, field, struct.pack('<dddd', kept, stored_start, stored_previous, math.max(0, stored_current - cost)))
-    end
-  end
-  return nil
-end
+--#include window-undo.lua
 
 local start = math.floor(now / WINDOW) * WINDOW
 local kept = 0
