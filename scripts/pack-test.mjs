@@ -60,6 +60,8 @@ const EXPECTED_NAMES = {
     'InvalidOptionError',
     'StoreError',
   ],
+  '@rl/core/http': ['HttpRateLimiter', 'RateLimitResult', 'Responder', 'HeaderWriter', 'holdRequest', 'problemBody', 'checkOptionNames'],
+  '@rl/core/store': ['ALGORITHM_KINDS', 'checkCost', 'decisionFromExact', 'makeDecision', 'checkOptions', 'parseTimerDuration'],
   '@rl/store-memory': ['MemoryStore'],
   '@rl/store-redis': ['RedisStore'],
   '@rl/express': ['rateLimit'],
@@ -281,7 +283,7 @@ mkdirSync(app);
     if (onlyCjs.length || onlyEsm.length) {
       fail(`${e.specifier}: CJS and ESM names differ (only CJS: ${onlyCjs.join(', ') || '-'}; only ESM: ${onlyEsm.join(', ') || '-'})`);
     }
-    const expected = e.subpath === '.' ? (EXPECTED_NAMES[e.pkg] ?? []) : [];
+    const expected = EXPECTED_NAMES[e.specifier] ?? [];
     const missing = expected.filter((n) => !c.names.includes(n) || !m.names.includes(n));
     if (missing.length) fail(`${e.specifier}: missing exports ${missing.join(', ')}`);
     if (!onlyCjs.length && !onlyEsm.length && !missing.length) ok(`${e.specifier}: CJS and ESM both load, ${m.names.length} names (${m.names.slice(0, 6).join(', ')}${m.names.length > 6 ? ', ...' : ''})`);
@@ -298,13 +300,20 @@ mkdirSync(app);
       const decisions = [];
       for (let i = 0; i < 3; i++) decisions.push((await limiter.consume('k')).allowed);
       await store.close?.();
+      // One copy of the core behind every entry point: an error thrown through @rl/core/store is the root's class.
+      try {
+        checkOptions({ nope: 1 }, [], 'probe');
+        decisions.push('no error');
+      } catch (error) {
+        if (!(error instanceof InvalidOptionError)) decisions.push('a second copy of the core');
+      }
       process.stdout.write(JSON.stringify(decisions));`;
-    writeFileSync(join(app, 'smoke.cjs'), `(async () => {${body("const { createLimiter, tokenBucket } = require('@rl/core'); const { MemoryStore } = require('@rl/store-memory');")}})().catch((e) => { console.error(e); process.exit(1); });`);
-    writeFileSync(join(app, 'smoke.mjs'), body("import { createLimiter, tokenBucket } from '@rl/core'; import { MemoryStore } from '@rl/store-memory';"));
+    writeFileSync(join(app, 'smoke.cjs'), `(async () => {${body("const { createLimiter, tokenBucket, InvalidOptionError } = require('@rl/core'); const { checkOptions } = require('@rl/core/store'); const { MemoryStore } = require('@rl/store-memory');")}})().catch((e) => { console.error(e); process.exit(1); });`);
+    writeFileSync(join(app, 'smoke.mjs'), body("import { createLimiter, tokenBucket, InvalidOptionError } from '@rl/core'; import { checkOptions } from '@rl/core/store'; import { MemoryStore } from '@rl/store-memory';"));
     for (const file of ['smoke.cjs', 'smoke.mjs']) {
       const result = run(process.execPath, [file], { cwd: app });
       if (result.status !== 0 || result.stdout !== '[true,true,false]') fail(`${file}: expected [true,true,false], got ${result.stdout || '-'} (exit ${result.status})\n${result.stderr}`);
-      else ok(`${file}: allowed, allowed, denied`);
+      else ok(`${file}: allowed, allowed, denied; one copy of the core behind @rl/core and @rl/core/store`);
     }
   }
 

@@ -1,6 +1,11 @@
 import { packageBuild } from '../../tsup.base';
 
-// One build for both entry points, so the ESM files share their chunks (one copy of the core).
+// One build for every entry point, split into shared chunks in both formats (CJS too), so that
+// `@rl/core`, `@rl/core/http` and `@rl/core/store` load one copy of the core: one `Limiter` class,
+// one set of error classes (`instanceof` holds across entry points).
 // `@rl/core/testing` runs inside vitest, which is ESM-only: package.json exports it for `import` only,
 // and its CJS output is left out of the package.
-export default packageBuild({ index: 'src/index.ts', 'testing/index': 'src/testing/index.ts' }, { external: ['vitest', 'fast-check'] });
+export default packageBuild(
+  { index: 'src/index.ts', 'http/index': 'src/http/index.ts', 'store/index': 'src/store/index.ts', 'testing/index': 'src/testing/index.ts' },
+  { external: ['vitest', 'fast-check'], splitting: true },
+);

@@ -1,32 +1,18 @@
+// `@rl/core`: what applications call. Adapter authors find the HTTP layer's kit under `@rl/core/http`,
+// store authors the store interface's helpers under `@rl/core/store`, and everyone the conformance
+// suite under `@rl/core/testing`.
 export { fixedWindow, type FixedWindowOptions } from './algorithms/fixed-window.js';
 export { slidingWindowLog, type SlidingWindowLogOptions } from './algorithms/sliding-window-log.js';
 export { slidingWindowCounter, type SlidingWindowCounterOptions } from './algorithms/sliding-window-counter.js';
 export { tokenBucket, type TokenBucketOptions } from './algorithms/token-bucket.js';
 export { leakyBucket, type LeakyBucketOptions } from './algorithms/leaky-bucket.js';
 export { concurrency, type ConcurrencyOptions } from './algorithms/concurrency.js';
-export {
-  checkCost,
-  ALGORITHM_KINDS,
-  type Algorithm,
-  type AlgorithmKind,
-  type NumericAlgorithm,
-  type NumericState,
-  type LogAlgorithm,
-  type LogState,
-  type ConcurrencyAlgorithm,
-  type LeaseState,
-  type AlgorithmCommon,
-  type ScriptDescriptor,
-  type ScriptConstant,
-  type CompactLayout,
-  type OwnKeysLayout,
-} from './algorithm.js';
-export { makePolicy, makeDecision, decisionFromExact, ceilMs, floorUnits, EPSILON, type Decision, type DecisionReason, type Policy } from './decision.js';
-export { parseDuration, parseTimerDuration, formatDuration, MAX_TIMER_MS, type Duration, type DurationUnit } from './duration.js';
-export { checkOptions } from './options.js';
+export type { Algorithm, AlgorithmKind } from './algorithm.js';
+export type { Decision, DecisionReason, Policy } from './decision.js';
+export { parseDuration, formatDuration, type Duration, type DurationUnit } from './duration.js';
 export { systemClock, type Clock } from './clock.js';
 export { systemTimers, type Timers, type TimerHandle } from './timers.js';
-export type { Store, StoreCapabilities, MaybePromise } from './store.js';
+export type { Store, StoreCapabilities, MaybePromise } from './store/interface.js';
 export {
   createLimiter,
   Limiter,
@@ -48,4 +34,8 @@ export {
   StoreClosedError,
   type RateLimitErrorCode,
 } from './errors.js';
-export * from './http/index.js';
+// What an application's handlers and key functions use from the HTTP layer; the rest of it is for adapters (`@rl/core/http`).
+export type { RateLimitResult } from './http/result.js';
+export type { HttpRateLimitOptions, LimitOptions, WaitOptions, KeyFunction, CostFunction, SkipFunction } from './http/options.js';
+export type { HeaderFormat } from './http/headers.js';
+export { ipKey, DEFAULT_IPV6_SUBNET } from './http/keys.js';

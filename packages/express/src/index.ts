@@ -1,16 +1,14 @@
 import type { NextFunction, Request, Response } from 'express';
 import { MemoryStore } from '@rl/store-memory';
+import { InvalidOptionError, type HttpRateLimitOptions, type RateLimitResult } from '@rl/core';
 import {
   HttpRateLimiter,
-  InvalidOptionError,
   PROBLEM_CONTENT_TYPE,
   Responder,
   nodeHeaderAccess,
   type FrameworkBinding,
-  type HttpRateLimitOptions,
-  type RateLimitResult,
   type ResponseIO,
-} from '@rl/core';
+} from '@rl/core/http';
 import { setRequestResult } from './request-result.js';
 
 export type { RateLimitResult, HttpRateLimitOptions, LimitOptions, HeaderFormat } from '@rl/core';

@@ -2,8 +2,14 @@ import fp from 'fastify-plugin';
 import type { FastifyInstance, FastifyReply, FastifyRequest, RouteOptions } from 'fastify';
 import { MemoryStore } from '@rl/store-memory';
 import {
-  HttpRateLimiter,
   InvalidOptionError,
+  type HttpRateLimitOptions,
+  type RateLimitResult,
+  type Store,
+  type StoreErrorEvent,
+} from '@rl/core';
+import {
+  HttpRateLimiter,
   checkOptionNames,
   claimResponse,
   PROBLEM_CONTENT_TYPE,
@@ -11,12 +17,8 @@ import {
   problemBody,
   type FrameworkBinding,
   type HeaderAccess,
-  type HttpRateLimitOptions,
-  type RateLimitResult,
   type ResponseIO,
-  type Store,
-  type StoreErrorEvent,
-} from '@rl/core';
+} from '@rl/core/http';
 
 export type { RateLimitResult, HttpRateLimitOptions, LimitOptions, HeaderFormat } from '@rl/core';
 

@@ -1,19 +1,17 @@
 import type { ServerResponse } from 'node:http';
 import type { Context, Next } from 'koa';
 import { MemoryStore } from '@rl/store-memory';
+import { InvalidOptionError, type HttpRateLimitOptions, type RateLimitResult } from '@rl/core';
 import {
   HttpRateLimiter,
-  InvalidOptionError,
   claimResponse,
   PROBLEM_CONTENT_TYPE,
   Responder,
   nodeHeaderAccess,
   problemBody,
   type FrameworkBinding,
-  type HttpRateLimitOptions,
-  type RateLimitResult,
   type ResponseIO,
-} from '@rl/core';
+} from '@rl/core/http';
 
 export type { RateLimitResult, HttpRateLimitOptions, LimitOptions, HeaderFormat } from '@rl/core';
 

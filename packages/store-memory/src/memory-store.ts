@@ -1,22 +1,24 @@
 import {
-  ALGORITHM_KINDS,
   InvalidOptionError,
   StoreClosedError,
-  checkOptions,
-  parseTimerDuration,
   systemClock,
   type Algorithm,
   type Clock,
-  type ConcurrencyAlgorithm,
   type Decision,
   type Duration,
+  type Store,
+  type StoreCapabilities,
+} from '@rl/core';
+import {
+  ALGORITHM_KINDS,
+  checkOptions,
+  parseTimerDuration,
+  type ConcurrencyAlgorithm,
   type LeaseState,
   type LogAlgorithm,
   type LogState,
   type NumericAlgorithm,
-  type Store,
-  type StoreCapabilities,
-} from '@rl/core';
+} from '@rl/core/store';
 import { NumericTable, ObjectTable, type AnyTable, type Table, type LeaseTable, type LogTable } from './tables.js';
 
 export interface MemoryStoreOptions {

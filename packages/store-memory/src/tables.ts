@@ -1,4 +1,4 @@
-import type { ConcurrencyAlgorithm, LeaseState, LogAlgorithm, LogState, NumericAlgorithm } from '@rl/core';
+import type { ConcurrencyAlgorithm, LeaseState, LogAlgorithm, LogState, NumericAlgorithm } from '@rl/core/store';
 
 /** Algorithms that have used a table: expiry must satisfy all of them (never drop state one of them still needs). */
 export class AlgorithmSet<A> {

@@ -1,15 +1,13 @@
 import {
-  ALGORITHM_KINDS,
   InvalidOptionError,
   StoreClosedError,
   StoreError,
-  decisionFromExact,
   type Algorithm,
-  type ConcurrencyAlgorithm,
   type Decision,
   type Store,
   type StoreCapabilities,
 } from '@rl/core';
+import { ALGORITHM_KINDS, decisionFromExact, type ConcurrencyAlgorithm } from '@rl/core/store';
 import { createHash } from 'node:crypto';
 import type { Cluster, Redis } from 'ioredis';
 import { DEFAULT_BUCKETS, bucketOf, fieldOf, redisKeyBase } from './keys.js';

@@ -1,6 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { ALGORITHM_KINDS, concurrency, fixedWindow, leakyBucket, slidingWindowCounter, slidingWindowLog, tokenBucket, type Algorithm } from '@rl/core';
+import { concurrency, fixedWindow, leakyBucket, slidingWindowCounter, slidingWindowLog, tokenBucket, type Algorithm } from '@rl/core';
+import { ALGORITHM_KINDS } from '@rl/core/store';
 import { luaScripts } from '@rl/store-redis';
 // @ts-expect-error: a plain .mjs build script without types
 import { generatedPath, renderModule } from '../scripts/generate-lua.mjs';

@@ -16,10 +16,10 @@ import {
   slidingWindowLog,
   tokenBucket,
   type Algorithm,
-  type ConcurrencyAlgorithm,
   type Decision,
   type Store,
 } from '@rl/core';
+import { type ConcurrencyAlgorithm } from '@rl/core/store';
 import { runScenario, scenarios } from '@rl/core/testing';
 import { MemoryStore } from '@rl/store-memory';
 import { RedisStore } from '@rl/store-redis';

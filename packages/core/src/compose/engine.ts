@@ -1,6 +1,6 @@
 import { reportsQuota, type Decision } from '../decision.js';
 import type { LeaseDecision, Limiter } from '../limiter/index.js';
-import type { MaybePromise } from '../store.js';
+import type { MaybePromise } from '../store/interface.js';
 
 /**
  * Builds what a caller of the engine returns from the outcome of one run (a combined decision, an

@@ -5,7 +5,7 @@ import { combineLimiters } from './group.js';
 import type { Decision } from '../decision.js';
 import { StoreError } from '../errors.js';
 import { createLimiter } from '../limiter/index.js';
-import type { Store } from '../store.js';
+import type { Store } from '../store/interface.js';
 
 /** A small in-process store for numeric algorithms: each key's state in its own Float64Array. */
 class ArrayStore implements Store {

@@ -2,7 +2,7 @@ import { checkCost } from '../algorithm.js';
 import type { Decision } from '../decision.js';
 import { InvalidOptionError, UnsupportedError } from '../errors.js';
 import { Limiter } from '../limiter/index.js';
-import type { MaybePromise } from '../store.js';
+import type { MaybePromise } from '../store/interface.js';
 import { Composition } from './engine.js';
 
 /** The decision of several limits applied together. */

@@ -1,7 +1,7 @@
 import { ALGORITHM_KINDS, type Algorithm, type ConcurrencyAlgorithm, type LeaseState, type NumericAlgorithm } from '../algorithm.js';
 import type { Decision } from '../decision.js';
 import { StoreClosedError, StoreError } from '../errors.js';
-import type { MaybePromise, Store } from '../store.js';
+import type { MaybePromise, Store } from '../store/interface.js';
 
 // For the tests of the engine and the HTTP layer only (not exported from the package).
 

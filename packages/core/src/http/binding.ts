@@ -1,5 +1,5 @@
 import type { IncomingHttpHeaders } from 'node:http';
-import type { Store } from '../store.js';
+import type { Store } from '../store/interface.js';
 
 /** What an adapter tells the http layer about its framework. */
 export interface FrameworkBinding<Req> {

@@ -1,7 +1,7 @@
 import { checkCost, type Algorithm } from '../algorithm.js';
 import type { Composition } from '../compose/engine.js';
 import { InvalidKeyError } from '../errors.js';
-import type { MaybePromise } from '../store.js';
+import type { MaybePromise } from '../store/interface.js';
 import type { CostFunction, KeyFunction, LimitConfig, SkipFunction } from './options.js';
 import type { RateLimitResult } from './result.js';
 

@@ -1,4 +1,4 @@
-// The shared HTTP layer used by the framework adapters: options parsed once (options.ts), the
+// `@rl/core/http`: the shared HTTP layer, for framework adapters: options parsed once (options.ts), the
 // request's keys and costs resolved at the boundary (evaluate.ts) and charged through the
 // composition engine (../compose), the result (result.ts) and the adapters' one decision tree
 // (respond-to.ts), the one module that writes every header format (headers.ts), the default key

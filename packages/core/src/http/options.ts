@@ -3,7 +3,7 @@ import { parseDuration, type Duration } from '../duration.js';
 import { InvalidOptionError } from '../errors.js';
 import { checkAlgorithm, checkTimers, type LimiterOptions, type StoreErrorPolicy } from '../limiter/index.js';
 import { checkOptions, positiveNumber } from '../options.js';
-import type { Store } from '../store.js';
+import type { Store } from '../store/interface.js';
 import { systemTimers, type Timers } from '../timers.js';
 import { isPrintableAscii, parseHeaderFormat, type HeaderFormat } from './headers.js';
 import { parseIPv6Subnet } from './keys.js';

@@ -5,7 +5,7 @@ import { fixedWindow } from '../algorithms/fixed-window.js';
 import { tokenBucket } from '../algorithms/token-bucket.js';
 import type { Decision } from '../decision.js';
 import { StoreError } from '../errors.js';
-import type { Store } from '../store.js';
+import type { Store } from '../store/interface.js';
 import type { FrameworkBinding } from './binding.js';
 import type { HttpRateLimitOptions } from './options.js';
 import { problemBody } from './problem.js';

@@ -1,6 +1,6 @@
 import { Composition } from '../compose/engine.js';
 import { createLimiter, type Limiter, type LimiterOptions } from '../limiter/index.js';
-import type { MaybePromise, Store } from '../store.js';
+import type { MaybePromise, Store } from '../store/interface.js';
 import type { Timers } from '../timers.js';
 import type { FrameworkBinding } from './binding.js';
 import { DefaultKey } from './default-key.js';

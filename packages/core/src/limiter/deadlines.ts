@@ -1,5 +1,5 @@
 import { StoreTimeoutError } from '../errors.js';
-import type { MaybePromise } from '../store.js';
+import type { MaybePromise } from '../store/interface.js';
 import type { TimerHandle, Timers } from '../timers.js';
 
 /** One store call in flight, in the list until it is answered or its deadline passes. */

@@ -1,7 +1,7 @@
 import type { Algorithm } from '../algorithm.js';
 import { makeDecision, type Decision, type DecisionReason } from '../decision.js';
 import { InvalidOptionError } from '../errors.js';
-import type { MaybePromise } from '../store.js';
+import type { MaybePromise } from '../store/interface.js';
 import type { FailureReason } from './circuit.js';
 import type { Limiter } from './limiter.js';
 import type { LimiterOptions } from './options.js';

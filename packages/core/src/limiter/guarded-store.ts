@@ -2,7 +2,7 @@ import type { Algorithm, ConcurrencyAlgorithm } from '../algorithm.js';
 import type { Clock } from '../clock.js';
 import type { Decision } from '../decision.js';
 import { RateLimitError, StoreTimeoutError } from '../errors.js';
-import type { MaybePromise, Store } from '../store.js';
+import type { MaybePromise, Store } from '../store/interface.js';
 import { PROBE_STORE, SKIP_STORE, type Circuit, type FailureReason } from './circuit.js';
 import type { Deadlines } from './deadlines.js';
 import { ACQUIRE, CONSUME, PEEK, type FailurePolicy, type StoreOp } from './failure-policy.js';

@@ -3,7 +3,7 @@ import type { Algorithm } from '../algorithm.js';
 import type { Clock } from '../clock.js';
 import type { Decision } from '../decision.js';
 import { InvalidKeyError, StoreError, StoreTimeoutError, UnsupportedError } from '../errors.js';
-import type { MaybePromise, Store } from '../store.js';
+import type { MaybePromise, Store } from '../store/interface.js';
 import { Circuit } from './circuit.js';
 import { checkLimiterCost, isChargeableCost } from './cost.js';
 import { Deadlines } from './deadlines.js';

@@ -4,7 +4,7 @@ import type { Decision, DecisionReason } from '../decision.js';
 import { parseDuration, type Duration } from '../duration.js';
 import { InvalidOptionError, UnsupportedError } from '../errors.js';
 import { checkOptions, integerAtLeast, positiveNumber } from '../options.js';
-import type { Store } from '../store.js';
+import type { Store } from '../store/interface.js';
 import { systemTimers, type Timers } from '../timers.js';
 import { parseDenyCache, type DenyCache } from './deny-cache.js';
 import type { Limiter } from './limiter.js';

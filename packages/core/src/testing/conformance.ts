@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe } from 'vitest';
-import type { Store } from '../store.js';
+import type { Store } from '../store/interface.js';
 import { describeAtomicity, describeCombinedLimits, describeStoreOperations } from './conformance/combined.js';
 import { describeBadInput, describeIsolation, describeOwnClock } from './conformance/input.js';
 import { describeProperties } from './conformance/properties.js';

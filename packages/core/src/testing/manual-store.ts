@@ -1,7 +1,7 @@
 import type { Algorithm, AlgorithmKind, ConcurrencyAlgorithm, LeaseState } from '../algorithm.js';
 import type { Decision } from '../decision.js';
 import { StoreError } from '../errors.js';
-import type { Store, StoreCapabilities } from '../store.js';
+import type { Store, StoreCapabilities } from '../store/interface.js';
 import { StepStore } from './step-store.js';
 
 /**

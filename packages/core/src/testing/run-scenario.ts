@@ -1,6 +1,6 @@
 import type { Decision } from '../decision.js';
 import { createLimiter, type LeaseDecision, type Limiter } from '../limiter/index.js';
-import type { Store } from '../store.js';
+import type { Store } from '../store/interface.js';
 import type { ExpectedDecision, Scenario, ScenarioStep } from './scenarios.js';
 
 /** The decisions one step produced (empty for reset and release). */

@@ -2,7 +2,7 @@ import { ALGORITHM_KINDS, type Algorithm, type AlgorithmKind, type ConcurrencyAl
 import { systemClock, type Clock } from '../clock.js';
 import type { Decision } from '../decision.js';
 import { UnsupportedError } from '../errors.js';
-import type { Store, StoreCapabilities } from '../store.js';
+import type { Store, StoreCapabilities } from '../store/interface.js';
 import { stepKey, undoKey, type KeyState } from './key-state.js';
 
 export interface StepStoreOptions {

@@ -2,7 +2,7 @@ import { it } from 'vitest';
 import type { Algorithm, AlgorithmKind } from '../../algorithm.js';
 import type { Clock } from '../../clock.js';
 import { createLimiter, type Limiter } from '../../limiter/index.js';
-import type { Store } from '../../store.js';
+import type { Store } from '../../store/interface.js';
 import { kindSuites } from '../scenarios.js';
 
 /** What every part of the conformance suite gets: the store under test and the run's settings. */

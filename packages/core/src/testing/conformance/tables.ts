@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import type { Algorithm, AlgorithmKind } from '../../algorithm.js';
 import { createLimiter } from '../../limiter/index.js';
-import type { Store } from '../../store.js';
+import type { Store } from '../../store/interface.js';
 import { checkScenario, runScenario } from '../run-scenario.js';
 import { kindSuites, scenarios, type Scenario } from '../scenarios.js';
 import { StepStore } from '../step-store.js';

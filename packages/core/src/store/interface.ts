@@ -1,5 +1,5 @@
-import type { Algorithm, ConcurrencyAlgorithm } from './algorithm.js';
-import type { Decision } from './decision.js';
+import type { Algorithm, ConcurrencyAlgorithm } from '../algorithm.js';
+import type { Decision } from '../decision.js';
 
 /** A value, or a promise of it: local stores answer synchronously, remote stores asynchronously. */
 export type MaybePromise<T> = T | Promise<T>;

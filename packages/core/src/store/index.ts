@@ -1,0 +1,26 @@
+/**
+ * `@rl/core/store`: what a store author needs beyond the root's types. A store applies one algorithm
+ * step to one key atomically (see {@link Store}); it learns everything about an algorithm from the
+ * algorithm itself (its state layout, its steps, and the `script` descriptor for stores that run a
+ * Lua twin), and rounds exact results with {@link decisionFromExact}, as the built-in stores do. The
+ * conformance suite every store must pass is `@rl/core/testing`.
+ */
+export type { Store, StoreCapabilities, MaybePromise } from './interface.js';
+export {
+  ALGORITHM_KINDS,
+  checkCost,
+  type AlgorithmCommon,
+  type NumericAlgorithm,
+  type NumericState,
+  type LogAlgorithm,
+  type LogState,
+  type ConcurrencyAlgorithm,
+  type LeaseState,
+  type ScriptDescriptor,
+  type ScriptConstant,
+  type CompactLayout,
+  type OwnKeysLayout,
+} from '../algorithm.js';
+export { makeDecision, makePolicy, decisionFromExact, ceilMs, floorUnits, EPSILON } from '../decision.js';
+export { checkOptions } from '../options.js';
+export { parseTimerDuration, MAX_TIMER_MS } from '../duration.js';
