@@ -71,6 +71,91 @@ describe('algorithm options are checked at construction', () => {
   });
 });
 
+describe('extreme values are rejected at creation: every number the headers say must be representable', () => {
+  const MAX = 999_999_999_999_999;
+  it.each([
+    // [field, make, the bound the message names]
+    ['fixedWindow.limit', () => fixedWindow({ limit: 1e15, window: '1s' }), '999999999999999'],
+    ['fixedWindow.limit', () => fixedWindow({ limit: 1e20, window: '1s' }), '999999999999999'],
+    ['slidingWindowLog.limit', () => slidingWindowLog({ limit: Number.MAX_SAFE_INTEGER, window: '1s' }), '999999999999999'],
+    ['slidingWindowCounter.limit', () => slidingWindowCounter({ limit: Number.MAX_VALUE, window: '1s' }), '999999999999999'],
+    ['fixedWindow.window', () => fixedWindow({ limit: 10, window: 1e308 }), '999999999999999ms'],
+    ['slidingWindowLog.window', () => slidingWindowLog({ limit: 10, window: '20000000d' }), '999999999999999ms'],
+    ['slidingWindowCounter.window', () => slidingWindowCounter({ limit: 10, window: 1e15 }), '999999999999999ms'],
+    ['fixedWindow.window', () => fixedWindow({ limit: 10, window: 1e-300 }), 'from 1ms'],
+    ['tokenBucket.capacity', () => tokenBucket({ capacity: 1e16, refillRate: 1 }), '999999999999999'],
+    ['tokenBucket.refillRate', () => tokenBucket({ capacity: 10, refillRate: 1e20 }), '999999999999999'],
+    ['tokenBucket.refillRate', () => tokenBucket({ capacity: 10, refillRate: 1e-300 }), 'at least 1.00000000000000'],
+    ['tokenBucket.refillRate', () => tokenBucket({ capacity: 10, refillRate: 5e-324 }), 'at least 1.00000000000000'],
+    // The policy's quota is the rate times the whole intervals a full refill takes: 1e14 × 10.
+    ['tokenBucket.refillRate', () => tokenBucket({ capacity: MAX, refillRate: 1e14 }), 'quota is at most 999999999999999'],
+    // An empty bucket of 1e15 − 1 tokens refilling at 2 per second takes about 16 million years.
+    ['tokenBucket.refillRate', () => tokenBucket({ capacity: MAX, refillRate: 2 }), 'at least 1000 per 1s'],
+    ['tokenBucket.interval', () => tokenBucket({ capacity: 10, refillRate: 1, interval: 1e18 }), '999999999999999ms'],
+    ['tokenBucket.interval', () => tokenBucket({ capacity: 10, refillRate: 1, interval: 0.001 }), 'from 1ms'],
+    ['leakyBucket.capacity', () => leakyBucket({ capacity: 1e15, leakRate: 1 }), '999999999999999'],
+    ['leakyBucket.leakRate', () => leakyBucket({ capacity: 1e9, leakRate: 1e-9 }), 'at least 0.001000000000000001 per 1s'],
+    ['leakyBucket.leakRate', () => leakyBucket({ capacity: 5, leakRate: 1e300, mode: 'shape' }), '999999999999999'],
+    ['leakyBucket.interval', () => leakyBucket({ capacity: 5, leakRate: 1, interval: '40000000d' }), '999999999999999ms'],
+    ['concurrency.limit', () => concurrency({ limit: 1e15 }), '999999999999999'],
+    ['concurrency.lease', () => concurrency({ limit: 1, lease: 1e300 }), '999999999999999ms'],
+  ])('%s: %s', (field, make, bound) => {
+    const error = optionError(make);
+    expect(error.code).toBe('RL_INVALID_OPTION');
+    expect(error.field).toBe(field);
+    expect(error.message).toContain(bound);
+  });
+
+  it('accepts the bounds themselves, and each then has finite times and representable numbers', () => {
+    const algorithms = [
+      fixedWindow({ limit: MAX, window: MAX }),
+      slidingWindowCounter({ limit: MAX, window: 1 }),
+      tokenBucket({ capacity: MAX, refillRate: MAX }),
+      tokenBucket({ capacity: 10, refillRate: (10 * 1000) / MAX }),
+      leakyBucket({ capacity: 1, leakRate: 1000 / MAX, mode: 'shape' }),
+      leakyBucket({ capacity: MAX, leakRate: MAX, interval: 1 }),
+      concurrency({ limit: MAX, lease: MAX }),
+    ];
+    for (const algorithm of algorithms) {
+      expect(algorithm.policy.quota).toBeLessThanOrEqual(MAX);
+      expect(Number.isFinite(algorithm.policy.windowSeconds)).toBe(true);
+      if (algorithm.stateKind === 'numeric') {
+        const state = new Float64Array(algorithm.stateSize);
+        const now = 1_800_000_000_000;
+        const first = algorithm.step(state, 0, true, now, algorithm.limit, true);
+        const denied = algorithm.step(state, 0, false, now, algorithm.limit, false);
+        for (const d of [first, denied]) {
+          for (const value of [d.remaining, d.resetMs, d.retryAfterMs, d.delayMs]) {
+            expect(Number.isFinite(value)).toBe(true);
+            expect(value).toBeLessThanOrEqual(MAX * 2);
+          }
+        }
+        expect(Number.isFinite(algorithm.expiresAt(state, 0))).toBe(true);
+      }
+    }
+  });
+});
+
+describe('null is a bad value for every algorithm option, never "not given"', () => {
+  const window = { limit: 5, window: '1s' };
+  it.each([
+    ...(['limit', 'window', 'countDenied'] as const).flatMap((name) => [
+      [`fixedWindow.${name}`, () => fixedWindow({ ...window, [name]: null } as never)],
+      [`slidingWindowLog.${name}`, () => slidingWindowLog({ ...window, [name]: null } as never)],
+      [`slidingWindowCounter.${name}`, () => slidingWindowCounter({ ...window, [name]: null } as never)],
+    ]),
+    ...(['capacity', 'refillRate', 'interval'] as const).map((name) => [`tokenBucket.${name}`, () => tokenBucket({ capacity: 5, refillRate: 1, [name]: null } as never)]),
+    ...(['capacity', 'leakRate', 'interval', 'mode'] as const).map((name) => [`leakyBucket.${name}`, () => leakyBucket({ capacity: 5, leakRate: 1, [name]: null } as never)]),
+    ...(['limit', 'lease'] as const).map((name) => [`concurrency.${name}`, () => concurrency({ limit: 5, [name]: null } as never)]),
+    ['tokenBucket', () => tokenBucket(null as never)],
+    ['concurrency', () => concurrency(null as never)],
+  ] as [string, () => unknown][])('%s', (field, make) => {
+    const error = optionError(make);
+    expect(error.field).toBe(field);
+    expect(error.value).toBeNull();
+  });
+});
+
 describe('numeric steps are state transitions', () => {
   it('a peek (commit false) writes nothing', () => {
     const algorithm = tokenBucket({ capacity: 5, refillRate: 1 });
