@@ -74,32 +74,32 @@ describe('algorithm options are checked at construction', () => {
 describe('extreme values are rejected at creation: every number the headers say must be representable', () => {
   const MAX = 999_999_999_999_999;
   it.each([
-    // [field, make, the bound the message names]
-    ['fixedWindow.limit', () => fixedWindow({ limit: 1e15, window: '1s' }), '999999999999999'],
-    ['fixedWindow.limit', () => fixedWindow({ limit: 1e20, window: '1s' }), '999999999999999'],
-    ['slidingWindowLog.limit', () => slidingWindowLog({ limit: Number.MAX_SAFE_INTEGER, window: '1s' }), '999999999999999'],
-    ['slidingWindowCounter.limit', () => slidingWindowCounter({ limit: Number.MAX_VALUE, window: '1s' }), '999999999999999'],
-    ['fixedWindow.window', () => fixedWindow({ limit: 10, window: 1e308 }), '999999999999999ms'],
-    ['slidingWindowLog.window', () => slidingWindowLog({ limit: 10, window: '20000000d' }), '999999999999999ms'],
-    ['slidingWindowCounter.window', () => slidingWindowCounter({ limit: 10, window: 1e15 }), '999999999999999ms'],
-    ['fixedWindow.window', () => fixedWindow({ limit: 10, window: 1e-300 }), 'from 1ms'],
-    ['tokenBucket.capacity', () => tokenBucket({ capacity: 1e16, refillRate: 1 }), '999999999999999'],
-    ['tokenBucket.refillRate', () => tokenBucket({ capacity: 10, refillRate: 1e20 }), '999999999999999'],
-    ['tokenBucket.refillRate', () => tokenBucket({ capacity: 10, refillRate: 1e-300 }), 'at least 1.00000000000000'],
-    ['tokenBucket.refillRate', () => tokenBucket({ capacity: 10, refillRate: 5e-324 }), 'at least 1.00000000000000'],
+    // [field, the bound the message names, make]
+    ['fixedWindow.limit', '999999999999999', () => fixedWindow({ limit: 1e15, window: '1s' })],
+    ['fixedWindow.limit', '999999999999999', () => fixedWindow({ limit: 1e20, window: '1s' })],
+    ['slidingWindowLog.limit', '999999999999999', () => slidingWindowLog({ limit: Number.MAX_SAFE_INTEGER, window: '1s' })],
+    ['slidingWindowCounter.limit', '999999999999999', () => slidingWindowCounter({ limit: Number.MAX_VALUE, window: '1s' })],
+    ['fixedWindow.window', '999999999999999ms', () => fixedWindow({ limit: 10, window: 1e308 })],
+    ['slidingWindowLog.window', '999999999999999ms', () => slidingWindowLog({ limit: 10, window: '20000000d' })],
+    ['slidingWindowCounter.window', '999999999999999ms', () => slidingWindowCounter({ limit: 10, window: 1e15 })],
+    ['fixedWindow.window', 'from 1ms', () => fixedWindow({ limit: 10, window: 1e-300 })],
+    ['tokenBucket.capacity', '999999999999999', () => tokenBucket({ capacity: 1e16, refillRate: 1 })],
+    ['tokenBucket.refillRate', '999999999999999', () => tokenBucket({ capacity: 10, refillRate: 1e20 })],
+    ['tokenBucket.refillRate', 'at least 1.00000000000000', () => tokenBucket({ capacity: 10, refillRate: 1e-300 })],
+    ['tokenBucket.refillRate', 'at least 1.00000000000000', () => tokenBucket({ capacity: 10, refillRate: 5e-324 })],
     // The policy's quota is the rate times the whole intervals a full refill takes: 1e14 × 10.
-    ['tokenBucket.refillRate', () => tokenBucket({ capacity: MAX, refillRate: 1e14 }), 'quota is at most 999999999999999'],
+    ['tokenBucket.refillRate', 'quota is at most 999999999999999', () => tokenBucket({ capacity: MAX, refillRate: 1e14 })],
     // An empty bucket of 1e15 − 1 tokens refilling at 2 per second takes about 16 million years.
-    ['tokenBucket.refillRate', () => tokenBucket({ capacity: MAX, refillRate: 2 }), 'at least 1000 per 1s'],
-    ['tokenBucket.interval', () => tokenBucket({ capacity: 10, refillRate: 1, interval: 1e18 }), '999999999999999ms'],
-    ['tokenBucket.interval', () => tokenBucket({ capacity: 10, refillRate: 1, interval: 0.001 }), 'from 1ms'],
-    ['leakyBucket.capacity', () => leakyBucket({ capacity: 1e15, leakRate: 1 }), '999999999999999'],
-    ['leakyBucket.leakRate', () => leakyBucket({ capacity: 1e9, leakRate: 1e-9 }), 'at least 0.001000000000000001 per 1s'],
-    ['leakyBucket.leakRate', () => leakyBucket({ capacity: 5, leakRate: 1e300, mode: 'shape' }), '999999999999999'],
-    ['leakyBucket.interval', () => leakyBucket({ capacity: 5, leakRate: 1, interval: '40000000d' }), '999999999999999ms'],
-    ['concurrency.limit', () => concurrency({ limit: 1e15 }), '999999999999999'],
-    ['concurrency.lease', () => concurrency({ limit: 1, lease: 1e300 }), '999999999999999ms'],
-  ])('%s: %s', (field, make, bound) => {
+    ['tokenBucket.refillRate', 'at least 1000 per 1s', () => tokenBucket({ capacity: MAX, refillRate: 2 })],
+    ['tokenBucket.interval', '999999999999999ms', () => tokenBucket({ capacity: 10, refillRate: 1, interval: 1e18 })],
+    ['tokenBucket.interval', 'from 1ms', () => tokenBucket({ capacity: 10, refillRate: 1, interval: 0.001 })],
+    ['leakyBucket.capacity', '999999999999999', () => leakyBucket({ capacity: 1e15, leakRate: 1 })],
+    ['leakyBucket.leakRate', 'at least 0.001000000000000001 per 1s', () => leakyBucket({ capacity: 1e9, leakRate: 1e-9 })],
+    ['leakyBucket.leakRate', '999999999999999', () => leakyBucket({ capacity: 5, leakRate: 1e300, mode: 'shape' })],
+    ['leakyBucket.interval', '999999999999999ms', () => leakyBucket({ capacity: 5, leakRate: 1, interval: '40000000d' })],
+    ['concurrency.limit', '999999999999999', () => concurrency({ limit: 1e15 })],
+    ['concurrency.lease', '999999999999999ms', () => concurrency({ limit: 1, lease: 1e300 })],
+  ])('%s: the message names %s', (field, bound, make) => {
     const error = optionError(make);
     expect(error.code).toBe('RL_INVALID_OPTION');
     expect(error.field).toBe(field);
@@ -137,19 +137,23 @@ describe('extreme values are rejected at creation: every number the headers say 
 });
 
 describe('null is a bad value for every algorithm option, never "not given"', () => {
+  type Row = [field: string, make: () => unknown];
   const window = { limit: 5, window: '1s' };
-  it.each([
-    ...(['limit', 'window', 'countDenied'] as const).flatMap((name) => [
-      [`fixedWindow.${name}`, () => fixedWindow({ ...window, [name]: null } as never)],
-      [`slidingWindowLog.${name}`, () => slidingWindowLog({ ...window, [name]: null } as never)],
-      [`slidingWindowCounter.${name}`, () => slidingWindowCounter({ ...window, [name]: null } as never)],
-    ]),
-    ...(['capacity', 'refillRate', 'interval'] as const).map((name) => [`tokenBucket.${name}`, () => tokenBucket({ capacity: 5, refillRate: 1, [name]: null } as never)]),
-    ...(['capacity', 'leakRate', 'interval', 'mode'] as const).map((name) => [`leakyBucket.${name}`, () => leakyBucket({ capacity: 5, leakRate: 1, [name]: null } as never)]),
-    ...(['limit', 'lease'] as const).map((name) => [`concurrency.${name}`, () => concurrency({ limit: 5, [name]: null } as never)]),
+  const rows: Row[] = [
     ['tokenBucket', () => tokenBucket(null as never)],
+    ['fixedWindow', () => fixedWindow(null as never)],
     ['concurrency', () => concurrency(null as never)],
-  ] as [string, () => unknown][])('%s', (field, make) => {
+  ];
+  for (const name of ['limit', 'window', 'countDenied']) {
+    rows.push([`fixedWindow.${name}`, () => fixedWindow({ ...window, [name]: null } as never)]);
+    rows.push([`slidingWindowLog.${name}`, () => slidingWindowLog({ ...window, [name]: null } as never)]);
+    rows.push([`slidingWindowCounter.${name}`, () => slidingWindowCounter({ ...window, [name]: null } as never)]);
+  }
+  for (const name of ['capacity', 'refillRate', 'interval']) rows.push([`tokenBucket.${name}`, () => tokenBucket({ capacity: 5, refillRate: 1, [name]: null } as never)]);
+  for (const name of ['capacity', 'leakRate', 'interval', 'mode']) rows.push([`leakyBucket.${name}`, () => leakyBucket({ capacity: 5, leakRate: 1, [name]: null } as never)]);
+  for (const name of ['limit', 'lease']) rows.push([`concurrency.${name}`, () => concurrency({ limit: 5, [name]: null } as never)]);
+
+  it.each(rows)('%s', (field, make) => {
     const error = optionError(make);
     expect(error.field).toBe(field);
     expect(error.value).toBeNull();
