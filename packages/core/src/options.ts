@@ -1,4 +1,5 @@
 import { InvalidOptionError } from './errors.js';
+import { parseDuration } from './duration.js';
 
 /** Throws when `options` is not a plain object or has a key outside `allowed` (unknown options are errors, never ignored). */
 export function checkOptions(options: unknown, allowed: readonly string[], owner: string): Record<string, unknown> {
@@ -33,4 +34,36 @@ export function optionalBoolean(value: unknown, field: string, fallback: boolean
   if (value === undefined) return fallback;
   if (typeof value !== 'boolean') throw new InvalidOptionError(field, value, 'true or false');
   return value;
+}
+
+/**
+ * The largest count an option takes (a limit, a capacity, a rate per interval): 15 digits, the most a
+ * structured-field integer may have, so a quota and a remaining count are written in the RateLimit
+ * headers as they are.
+ */
+export const MAX_COUNT = 999_999_999_999_999;
+
+/**
+ * The longest window, interval or lease, and the longest time a bucket may take to recover, in
+ * milliseconds (about 31,000 years): far beyond any policy, yet a clock reading plus this span is
+ * still an exact integer, and its whole seconds are written in a header as they are.
+ */
+export const MAX_SPAN_MS = 999_999_999_999_999;
+
+/** An integer from 1 to {@link MAX_COUNT}: a limit or a capacity. */
+export function countOption(value: unknown, field: string): number {
+  if (typeof value !== 'number' || !Number.isInteger(value) || value < 1 || value > MAX_COUNT) {
+    throw new InvalidOptionError(field, value, `an integer from 1 to ${MAX_COUNT} (a RateLimit header's integer has at most 15 digits)`);
+  }
+  return value;
+}
+
+/**
+ * A duration from 1 ms to {@link MAX_SPAN_MS} (a window, an interval, a lease): a shorter one makes
+ * the per-millisecond arithmetic of the algorithms overflow, a longer one has no exact end time.
+ */
+export function spanOption(value: unknown, field: string): number {
+  const ms = parseDuration(value, field);
+  if (ms < 1 || ms > MAX_SPAN_MS) throw new InvalidOptionError(field, value, `a duration from 1ms to ${MAX_SPAN_MS}ms (about 31,000 years)`);
+  return ms;
 }

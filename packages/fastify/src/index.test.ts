@@ -3,7 +3,7 @@ import { afterEach, describe, expect, it, vi } from 'vitest';
 import { fixedWindow, StoreError, tokenBucket, type Store } from '@rl/core';
 import { MemoryStore } from '@rl/store-memory';
 import { RedisStore } from '@rl/store-redis';
-import { describeAdapter, members, request, T0, useRedis, type Adapter, type MiddlewareOptions } from '@rl/test-support';
+import { collectWarnings, describeAdapter, members, nextTurn, request, T0, useRedis, type Adapter, type MiddlewareOptions } from '@rl/test-support';
 import rateLimit, { type RateLimitPluginOptions } from './index.js';
 
 const clock = (): number => T0;
@@ -170,6 +170,24 @@ describe('@rl/fastify', () => {
     const by64 = await appWith({ algorithm: fixedWindow({ limit: 1, window: '1m' }), ipv6Subnet: 64 });
     expect((await by64.inject({ url: '/', remoteAddress: '2001:db8:abcd:1200::1' })).statusCode).toBe(200);
     expect((await by64.inject({ url: '/', remoteAddress: '2001:db8:abcd:1201::1' })).statusCode).toBe(200);
+  });
+
+  it('trusts X-Forwarded-For from the proxy addresses Fastify is given; a number of proxies trusts nothing, and the warning says so', async () => {
+    const algorithm = fixedWindow({ limit: 1, window: '1m' });
+    const from = (app: FastifyInstance, client: string) => app.inject({ url: '/', remoteAddress: '10.0.0.2', headers: { 'x-forwarded-for': client } });
+    const byAddress = await appWith({ algorithm }, undefined, { trustProxy: '10.0.0.0/8' });
+    expect((await from(byAddress, '203.0.113.1')).statusCode).toBe(200);
+    expect((await from(byAddress, '203.0.113.2')).statusCode).toBe(200);
+    await collectWarnings('RL_TRUST_PROXY', async (warnings) => {
+      const byCount = await appWith({ algorithm }, undefined, { trustProxy: 1 });
+      expect((await from(byCount, '203.0.113.1')).statusCode).toBe(200);
+      // Fastify 5 ignored the header: both clients are the proxy.
+      expect((await from(byCount, '203.0.113.2')).statusCode).toBe(429);
+      await nextTurn();
+      expect(warnings).toHaveLength(1);
+      expect(warnings[0]!.message).toMatch(/addresses or CIDRs/);
+      expect(warnings[0]!.message).not.toMatch(/<number of proxies/);
+    });
   });
 
   describe("errors through Fastify's default error handler and logger", () => {

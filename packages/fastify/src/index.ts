@@ -75,7 +75,8 @@ function binding(owner: string, createStore: () => Store): FrameworkBinding<Fast
     requestHeaders: (request) => request.headers,
     // Fastify does not expose its trustProxy setting: when the resolved IP is the socket peer, the forwarding header was not trusted.
     trustsProxy: (request) => request.ip !== request.raw.socket?.remoteAddress,
-    trustProxyAdvice: 'Create the server with Fastify({ trustProxy: <number of proxies, or their addresses> })',
+    // Not a hop count: for `trustProxy: <number>` Fastify 5 trusts no forwarding header (it cannot check the peer).
+    trustProxyAdvice: "Create the server with Fastify({ trustProxy }) set to the proxies' addresses or CIDRs (for example '10.0.0.0/8') or a function (address, hop) => boolean (a number of proxies trusts nothing in Fastify 5)",
     createStore,
   };
 }
@@ -182,7 +183,9 @@ async function rateLimitPlugin(fastify: FastifyInstance, options: RateLimitPlugi
   const pluginHook = parseHook(shared.hook, 'rateLimit');
   let ownedStore: Store | undefined;
   const createStore = (): Store => (ownedStore ??= new MemoryStore());
-  const store = shared.store ?? createStore();
+  // `undefined` alone means "not given": a null store is rejected here, also when no route is limited yet (global: false).
+  if (shared.store === null) throw new InvalidOptionError('rateLimit.store', null, 'a store such as new MemoryStore() (leave the option out for the default)');
+  const store = shared.store === undefined ? createStore() : shared.store;
   const base: RouteRateLimitOptions = { ...shared, store };
   const globalLimit = global ? prepare(base, 'rateLimit', pluginHook, createStore) : undefined;
   // One limit per route options object: the HEAD route Fastify adds for a GET shares the GET's limit.

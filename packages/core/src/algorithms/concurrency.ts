@@ -1,14 +1,15 @@
 import type { ConcurrencyAlgorithm, LeaseState } from '../algorithm.js';
 import { decisionFromExact, makePolicy } from '../decision.js';
-import { parseDuration, type Duration } from '../duration.js';
-import { checkOptions, integerAtLeast } from '../options.js';
+import type { Duration } from '../duration.js';
+import { checkOptions, countOption, spanOption } from '../options.js';
 
 export interface ConcurrencyOptions {
-  /** Most requests in flight at once per key (an integer of at least 1). */
+  /** Most requests in flight at once per key (an integer from 1 to 999999999999999). */
   limit: number;
   /**
    * How long a permit lives when it is never released (a crashed process, a lost release): after this
-   * it is taken back. Choose it above the slowest legitimate request. Default `'1m'`.
+   * it is taken back. Choose it above the slowest legitimate request. Default `'1m'`; from 1 ms to
+   * 999999999999999 ms.
    */
   lease?: Duration;
 }
@@ -24,8 +25,8 @@ export interface ConcurrencyOptions {
  */
 export function concurrency(options: ConcurrencyOptions): ConcurrencyAlgorithm {
   const o = checkOptions(options, ['limit', 'lease'], 'concurrency');
-  const limit = integerAtLeast(o.limit, 'concurrency.limit');
-  const leaseMs = o.lease === undefined ? 60_000 : parseDuration(o.lease, 'concurrency.lease');
+  const limit = countOption(o.limit, 'concurrency.limit');
+  const leaseMs = o.lease === undefined ? 60_000 : spanOption(o.lease, 'concurrency.lease');
   const policy = makePolicy(limit, leaseMs, `${limit}-concurrent`);
 
   return {

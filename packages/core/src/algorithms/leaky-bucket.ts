@@ -6,11 +6,14 @@ import { checkOptions } from '../options.js';
 import { parseBucketOptions } from './bucket-options.js';
 
 export interface LeakyBucketOptions {
-  /** `'meter'`: the bucket holds at most `capacity` units; `'shape'`: the queue holds at most `capacity` requests. An integer of at least 1. */
+  /** `'meter'`: the bucket holds at most `capacity` units; `'shape'`: the queue holds at most `capacity` requests. An integer from 1 to 999999999999999. */
   capacity: number;
-  /** Units leaked (meter) or requests sent (shape) per `interval`. A finite number greater than 0. */
+  /**
+   * Units leaked (meter) or requests sent (shape) per `interval`. A finite number greater than 0, at
+   * most 999999999999999, fast enough that a full bucket drains within 999999999999999 ms.
+   */
   leakRate: number;
-  /** The interval `leakRate` is counted over. Default `'1s'`. */
+  /** The interval `leakRate` is counted over (from 1 ms to 999999999999999 ms). Default `'1s'`. */
   interval?: Duration;
   /**
    * `'meter'` (default): admit or reject at once, GCRA; a burst of up to `capacity` passes at once.

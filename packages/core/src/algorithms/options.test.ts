@@ -71,6 +71,95 @@ describe('algorithm options are checked at construction', () => {
   });
 });
 
+describe('extreme values are rejected at creation: every number the headers say must be representable', () => {
+  const MAX = 999_999_999_999_999;
+  it.each([
+    // [field, the bound the message names, make]
+    ['fixedWindow.limit', '999999999999999', () => fixedWindow({ limit: 1e15, window: '1s' })],
+    ['fixedWindow.limit', '999999999999999', () => fixedWindow({ limit: 1e20, window: '1s' })],
+    ['slidingWindowLog.limit', '999999999999999', () => slidingWindowLog({ limit: Number.MAX_SAFE_INTEGER, window: '1s' })],
+    ['slidingWindowCounter.limit', '999999999999999', () => slidingWindowCounter({ limit: Number.MAX_VALUE, window: '1s' })],
+    ['fixedWindow.window', '999999999999999ms', () => fixedWindow({ limit: 10, window: 1e308 })],
+    ['slidingWindowLog.window', '999999999999999ms', () => slidingWindowLog({ limit: 10, window: '20000000d' })],
+    ['slidingWindowCounter.window', '999999999999999ms', () => slidingWindowCounter({ limit: 10, window: 1e15 })],
+    ['fixedWindow.window', 'from 1ms', () => fixedWindow({ limit: 10, window: 1e-300 })],
+    ['tokenBucket.capacity', '999999999999999', () => tokenBucket({ capacity: 1e16, refillRate: 1 })],
+    ['tokenBucket.refillRate', '999999999999999', () => tokenBucket({ capacity: 10, refillRate: 1e20 })],
+    ['tokenBucket.refillRate', 'at least 1.00000000000000', () => tokenBucket({ capacity: 10, refillRate: 1e-300 })],
+    ['tokenBucket.refillRate', 'at least 1.00000000000000', () => tokenBucket({ capacity: 10, refillRate: 5e-324 })],
+    // The policy's quota is the rate times the whole intervals a full refill takes: 1e14 × 10.
+    ['tokenBucket.refillRate', 'quota is at most 999999999999999', () => tokenBucket({ capacity: MAX, refillRate: 1e14 })],
+    // An empty bucket of 1e15 − 1 tokens refilling at 2 per second takes about 16 million years.
+    ['tokenBucket.refillRate', 'at least 1000 per 1s', () => tokenBucket({ capacity: MAX, refillRate: 2 })],
+    ['tokenBucket.interval', '999999999999999ms', () => tokenBucket({ capacity: 10, refillRate: 1, interval: 1e18 })],
+    ['tokenBucket.interval', 'from 1ms', () => tokenBucket({ capacity: 10, refillRate: 1, interval: 0.001 })],
+    ['leakyBucket.capacity', '999999999999999', () => leakyBucket({ capacity: 1e15, leakRate: 1 })],
+    ['leakyBucket.leakRate', 'at least 0.001000000000000001 per 1s', () => leakyBucket({ capacity: 1e9, leakRate: 1e-9 })],
+    ['leakyBucket.leakRate', '999999999999999', () => leakyBucket({ capacity: 5, leakRate: 1e300, mode: 'shape' })],
+    ['leakyBucket.interval', '999999999999999ms', () => leakyBucket({ capacity: 5, leakRate: 1, interval: '40000000d' })],
+    ['concurrency.limit', '999999999999999', () => concurrency({ limit: 1e15 })],
+    ['concurrency.lease', '999999999999999ms', () => concurrency({ limit: 1, lease: 1e300 })],
+  ])('%s: the message names %s', (field, bound, make) => {
+    const error = optionError(make);
+    expect(error.code).toBe('RL_INVALID_OPTION');
+    expect(error.field).toBe(field);
+    expect(error.message).toContain(bound);
+  });
+
+  it('accepts the bounds themselves, and each then has finite times and representable numbers', () => {
+    const algorithms = [
+      fixedWindow({ limit: MAX, window: MAX }),
+      slidingWindowCounter({ limit: MAX, window: 1 }),
+      tokenBucket({ capacity: MAX, refillRate: MAX }),
+      tokenBucket({ capacity: 10, refillRate: (10 * 1000) / MAX }),
+      leakyBucket({ capacity: 1, leakRate: 1000 / MAX, mode: 'shape' }),
+      leakyBucket({ capacity: MAX, leakRate: MAX, interval: 1 }),
+      concurrency({ limit: MAX, lease: MAX }),
+    ];
+    for (const algorithm of algorithms) {
+      expect(algorithm.policy.quota).toBeLessThanOrEqual(MAX);
+      expect(Number.isFinite(algorithm.policy.windowSeconds)).toBe(true);
+      if (algorithm.stateKind === 'numeric') {
+        const state = new Float64Array(algorithm.stateSize);
+        const now = 1_800_000_000_000;
+        const first = algorithm.step(state, 0, true, now, algorithm.limit, true);
+        const denied = algorithm.step(state, 0, false, now, algorithm.limit, false);
+        for (const d of [first, denied]) {
+          for (const value of [d.remaining, d.resetMs, d.retryAfterMs, d.delayMs]) {
+            expect(Number.isFinite(value)).toBe(true);
+            expect(value).toBeLessThanOrEqual(MAX * 2);
+          }
+        }
+        expect(Number.isFinite(algorithm.expiresAt(state, 0))).toBe(true);
+      }
+    }
+  });
+});
+
+describe('null is a bad value for every algorithm option, never "not given"', () => {
+  type Row = [field: string, make: () => unknown];
+  const window = { limit: 5, window: '1s' };
+  const rows: Row[] = [
+    ['tokenBucket', () => tokenBucket(null as never)],
+    ['fixedWindow', () => fixedWindow(null as never)],
+    ['concurrency', () => concurrency(null as never)],
+  ];
+  for (const name of ['limit', 'window', 'countDenied']) {
+    rows.push([`fixedWindow.${name}`, () => fixedWindow({ ...window, [name]: null } as never)]);
+    rows.push([`slidingWindowLog.${name}`, () => slidingWindowLog({ ...window, [name]: null } as never)]);
+    rows.push([`slidingWindowCounter.${name}`, () => slidingWindowCounter({ ...window, [name]: null } as never)]);
+  }
+  for (const name of ['capacity', 'refillRate', 'interval']) rows.push([`tokenBucket.${name}`, () => tokenBucket({ capacity: 5, refillRate: 1, [name]: null } as never)]);
+  for (const name of ['capacity', 'leakRate', 'interval', 'mode']) rows.push([`leakyBucket.${name}`, () => leakyBucket({ capacity: 5, leakRate: 1, [name]: null } as never)]);
+  for (const name of ['limit', 'lease']) rows.push([`concurrency.${name}`, () => concurrency({ limit: 5, [name]: null } as never)]);
+
+  it.each(rows)('%s', (field, make) => {
+    const error = optionError(make);
+    expect(error.field).toBe(field);
+    expect(error.value).toBeNull();
+  });
+});
+
 describe('numeric steps are state transitions', () => {
   it('a peek (commit false) writes nothing', () => {
     const algorithm = tokenBucket({ capacity: 5, refillRate: 1 });

@@ -5,11 +5,14 @@ import { checkOptions } from '../options.js';
 import { parseBucketOptions } from './bucket-options.js';
 
 export interface TokenBucketOptions {
-  /** Most tokens the bucket holds, the largest burst (an integer of at least 1). The bucket starts full. */
+  /** Most tokens the bucket holds, the largest burst (an integer from 1 to 999999999999999). The bucket starts full. */
   capacity: number;
-  /** Tokens added per `interval` (a finite number greater than 0; fractions allowed). */
+  /**
+   * Tokens added per `interval` (a finite number greater than 0, at most 999999999999999; fractions
+   * allowed), fast enough that an empty bucket refills within 999999999999999 ms.
+   */
   refillRate: number;
-  /** The interval `refillRate` is counted over. Default `'1s'`. */
+  /** The interval `refillRate` is counted over (from 1 ms to 999999999999999 ms). Default `'1s'`. */
   interval?: Duration;
 }
 

@@ -1,16 +1,16 @@
 import type { AlgorithmCommon, ScriptConstant } from '../algorithm.js';
 import { makePolicy } from '../decision.js';
-import { parseDuration, type Duration } from '../duration.js';
-import { checkOptions, integerAtLeast, optionalBoolean } from '../options.js';
+import type { Duration } from '../duration.js';
+import { checkOptions, countOption, optionalBoolean, spanOption } from '../options.js';
 
 /**
  * The options of the window algorithms (fixed window, sliding log, sliding counter). What a window is,
  * and how units are counted in it, each algorithm's own doc comment says.
  */
 export interface WindowOptions {
-  /** Units admitted per window (an integer of at least 1). */
+  /** Units admitted per window (an integer from 1 to 999999999999999). */
   limit: number;
-  /** The window length. */
+  /** The window length (from 1 ms to 999999999999999 ms). */
   window: Duration;
   /**
    * Count (or record) denied requests too: a count-all-attempts policy, for example against login
@@ -32,13 +32,13 @@ export interface ParsedWindow {
 
 /**
  * Checks a window algorithm's options (`owner` names it in errors, for example `fixedWindow`):
- * `limit` an integer of at least 1, `window` a duration, `countDenied` a boolean (default false);
- * anything else is an unknown option.
+ * `limit` an integer from 1 to `MAX_COUNT`, `window` a duration from 1 ms to `MAX_SPAN_MS` (so a
+ * header can say both), `countDenied` a boolean (default false); anything else is an unknown option.
  */
 export function parseWindowOptions(options: WindowOptions, owner: string): ParsedWindow {
   const o = checkOptions(options, ['limit', 'window', 'countDenied'], owner);
-  const limit = integerAtLeast(o.limit, `${owner}.limit`);
-  const windowMs = parseDuration(o.window, `${owner}.window`);
+  const limit = countOption(o.limit, `${owner}.limit`);
+  const windowMs = spanOption(o.window, `${owner}.window`);
   const countDenied = optionalBoolean(o.countDenied, `${owner}.countDenied`, false);
   return {
     limit,

@@ -1,14 +1,15 @@
 import { InvalidKeyError } from '../errors.js';
 import type { FrameworkBinding } from './binding.js';
-import { hasForwardingHeader, ipKey } from './keys.js';
+import { hasForwardingHeader, ipKey, withoutPort } from './keys.js';
 
 /** Most IPv6 addresses whose key one default key remembers. */
 const IPV6_KEY_CACHE_SIZE = 10_000;
 
 /**
- * The default key of one middleware: the client IP under the framework's trust-proxy setting, IPv6
- * addresses grouped by `ipv6Subnet`. Warns once (`RL_TRUST_PROXY`) when a request carries a
- * forwarding header the framework does not trust: every client behind the proxy then shares one key.
+ * The default key of one middleware: the client IP under the framework's trust-proxy setting, without
+ * a port (`198.51.100.7:50001`, `[2001:db8::1]:443`), IPv6 addresses grouped by `ipv6Subnet`. Warns
+ * once (`RL_TRUST_PROXY`) when a request carries a forwarding header the framework does not trust:
+ * every client behind the proxy then shares one key.
  */
 export class DefaultKey<Req> {
   private proxyWarned = false;
@@ -35,12 +36,15 @@ export class DefaultKey<Req> {
       throw new InvalidKeyError(ip, "the framework reports no client IP for this request (a closed socket, or a proxy setup that hides it); give the middleware a `key` function");
     }
     if (ip.indexOf(':') === -1) return ip;
+    // `198.51.100.7:50001`, `[2001:db8::1]:443`: a port would give each connection of a client a key of its own.
+    const address = withoutPort(ip);
+    if (address.indexOf(':') === -1) return address;
     const cache = this.ipv6Keys;
-    let key = cache.get(ip);
+    let key = cache.get(address);
     if (key === undefined) {
       if (cache.size >= IPV6_KEY_CACHE_SIZE) cache.clear();
-      key = ipKey(ip, this.ipv6Subnet);
-      cache.set(ip, key);
+      key = ipKey(address, this.ipv6Subnet);
+      cache.set(address, key);
     }
     return key;
   };

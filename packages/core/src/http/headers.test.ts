@@ -2,7 +2,18 @@ import { describe, expect, it } from 'vitest';
 import { makeDecision, makePolicy, type Decision } from '../decision.js';
 import { IncomingMessage, ServerResponse } from 'node:http';
 import { Socket } from 'node:net';
-import { HeaderWriter, claimResponse, nodeHeaderAccess, parseHeaderFormat, sfString, type HeaderAccess, type HeaderSource } from './headers.js';
+import {
+  HeaderWriter,
+  MAX_HEADER_INTEGER,
+  claimResponse,
+  nodeHeaderAccess,
+  parseHeaderFormat,
+  retryAfterSeconds,
+  sfString,
+  type HeaderAccess,
+  type HeaderFormat,
+  type HeaderSource,
+} from './headers.js';
 
 const perMinute = makePolicy(100, 60_000);
 const perSecond = makePolicy(10, 1_000, 'burst');
@@ -116,5 +127,72 @@ describe('HeaderWriter wall clock', () => {
     const headers = new Map<string, string>();
     new HeaderWriter('legacy', limits, () => 1_000_000).write(access, headers, source([makeDecision(true, 100, 99, 59_001, 0, 0, perMinute)]));
     expect(headers.get('x-ratelimit-reset')).toBe(String(Math.ceil((1_000_000 + 59_001) / 1000)));
+  });
+});
+
+describe('every number in a header is an integer of at most 15 digits', () => {
+  const MAX = String(MAX_HEADER_INTEGER);
+  // A policy and decisions no option can produce (a custom store or algorithm could): each number is
+  // written as the nearest representable one; one that is not a number at all as the restrictive end.
+  const huge = { name: 'huge', policy: { name: 'huge', quota: 1e20, windowSeconds: Infinity } };
+  const odd = { name: 'odd', policy: { name: 'odd', quota: Number.NaN, windowSeconds: Number.NaN } };
+  const decision = (allowed: boolean, remaining: number, resetMs: number, retryAfterMs = 0): Decision =>
+    makeDecision(allowed, 1e20, remaining, resetMs, retryAfterMs, 0, huge.policy);
+
+  it.each([
+    // [label, remaining, resetMs, r, t]
+    ['NaN', Number.NaN, Number.NaN, '0', MAX],
+    ['Infinity', Infinity, Infinity, MAX, MAX],
+    ['-Infinity', -Infinity, -Infinity, '0', '0'],
+    ['1e20 and 1e308', 1e20, 1e308, MAX, MAX],
+    ['below zero', -5, -1, '0', '0'],
+    ['the largest exact values', MAX_HEADER_INTEGER, MAX_HEADER_INTEGER * 1000, MAX, MAX],
+    ['a value below one unit', 1e-7, 1, '0', '1'],
+  ] as const)('an admitted request: %s', (_label, remaining, resetMs, r, t) => {
+    const headers = new Map<string, string>();
+    new HeaderWriter('draft-8', [huge]).write(access, headers, source([decision(true, remaining, resetMs)]));
+    expect(headers.get('ratelimit')).toBe(`"huge";r=${r};t=${t}`);
+    expect(headers.get('ratelimit-policy')).toBe(`"huge";q=${MAX};w=${MAX}`);
+  });
+
+  it.each([
+    ['NaN', Number.NaN, MAX],
+    ['Infinity', Infinity, MAX],
+    ['1e305', 1e305, MAX],
+    ['0', 0, '1'],
+    ['0.25', 0.25, '1'],
+  ] as const)('a denial whose Retry-After is %s', (_label, seconds, expected) => {
+    const headers = new Map<string, string>();
+    new HeaderWriter('draft-8', [huge]).write(access, headers, source([decision(false, 0, Infinity, Infinity)], { deniedBy: 0, retryAfterSeconds: seconds }));
+    expect(headers.get('retry-after')).toBe(expected);
+    expect(headers.get('ratelimit')).toBe(`"huge";r=0;t=${expected}`);
+  });
+
+  it.each(['draft-8', 'draft-7', 'draft-6', 'legacy'] as const)('%s: no NaN, Infinity, exponent or 16-digit number', (format: HeaderFormat) => {
+    for (const limit of [huge, odd]) {
+      for (const [remaining, resetMs, seconds] of [[Number.NaN, Number.NaN, Number.NaN], [Infinity, Infinity, Infinity], [1e21, 1e300, 1e21]]) {
+        for (const denied of [false, true]) {
+          const headers = new Map<string, string>();
+          const wallClock = (): number => 1_800_000_000_000;
+          const d = makeDecision(!denied, limit.policy.quota, remaining!, resetMs!, denied ? resetMs! : 0, 0, limit.policy);
+          new HeaderWriter(format, [limit], wallClock).write(access, headers, source([d], denied ? { deniedBy: 0, retryAfterSeconds: seconds! } : {}));
+          expect(headers.size).toBeGreaterThan(0);
+          for (const value of headers.values()) {
+            expect(value).not.toMatch(/NaN|Infinity|e\+|e-|\d{16}|\./);
+          }
+        }
+      }
+    }
+  });
+
+  it('Retry-After and the problem body take whole seconds from 1 to 15 digits, for any retry time', () => {
+    expect(retryAfterSeconds(0)).toBe(1);
+    expect(retryAfterSeconds(-1)).toBe(1);
+    expect(retryAfterSeconds(1000)).toBe(1);
+    expect(retryAfterSeconds(1001)).toBe(2);
+    expect(retryAfterSeconds(MAX_HEADER_INTEGER * 1000)).toBe(MAX_HEADER_INTEGER);
+    expect(retryAfterSeconds(MAX_HEADER_INTEGER * 1000 + 1000)).toBe(MAX_HEADER_INTEGER);
+    expect(retryAfterSeconds(Infinity)).toBe(MAX_HEADER_INTEGER);
+    expect(retryAfterSeconds(Number.NaN)).toBe(MAX_HEADER_INTEGER);
   });
 });

@@ -120,9 +120,42 @@ export function sfString(text: string): string {
   return `"${text.replace(/[\\"]/g, '\\$&')}"`;
 }
 
-/** Seconds for a header, rounded up from milliseconds. */
+/**
+ * The largest number any header here writes: an RFC 9651 structured-field integer has at most 15
+ * digits, and a number up to it prints as plain digits in every format (never an exponent).
+ */
+export const MAX_HEADER_INTEGER = 999_999_999_999_999;
+
+// The clamps below cost a comparison or two per number. The options cannot produce a value outside
+// the range (they are bounded at creation), but a custom store or algorithm can: a header then says
+// the nearest representable value, and a value that is not a number at all says the restrictive end
+// (no units left, the longest wait), never `NaN`, `Infinity` or `1e+21`.
+
+/** Seconds for a header, rounded up from milliseconds: from 0 to {@link MAX_HEADER_INTEGER}; NaN is the longest. */
 function ceilSeconds(ms: number): number {
-  return ms <= 0 ? 0 : Math.ceil(ms / 1000);
+  if (ms <= 0) return 0;
+  const seconds = Math.ceil(ms / 1000);
+  return seconds <= MAX_HEADER_INTEGER ? seconds : MAX_HEADER_INTEGER;
+}
+
+/**
+ * The seconds of `Retry-After` (and the problem body's `retryAfter`) for a denial `ms` from now: whole
+ * seconds rounded up, at least 1, at most {@link MAX_HEADER_INTEGER}; NaN is the longest.
+ */
+export function retryAfterSeconds(ms: number): number {
+  if (ms <= 1000) return 1;
+  const seconds = Math.ceil(ms / 1000);
+  return seconds <= MAX_HEADER_INTEGER ? seconds : MAX_HEADER_INTEGER;
+}
+
+/** Seconds a source says (already whole), kept from 1 to {@link MAX_HEADER_INTEGER}; NaN is the longest. */
+function clampSeconds(seconds: number): number {
+  return seconds <= MAX_HEADER_INTEGER ? (seconds >= 1 ? seconds : 1) : MAX_HEADER_INTEGER;
+}
+
+/** A count for a header: 0 below 1 (and for NaN), at most {@link MAX_HEADER_INTEGER}. */
+function clampCount(units: number): number {
+  return units >= 1 ? (units <= MAX_HEADER_INTEGER ? units : MAX_HEADER_INTEGER) : 0;
 }
 
 const REMAINING_IN_DRAFT7 = /remaining=(\d+)/;
@@ -145,7 +178,8 @@ export class HeaderWriter {
   private readonly itemPrefixes: readonly string[];
   /** The whole RateLimit-Policy value of this instance in the chosen format. */
   private readonly policyValue: string;
-  private readonly limits: readonly HeaderLimit[];
+  /** Each limit's quota as the headers say it (see {@link clampCount}). */
+  private readonly quotas: readonly number[];
   /** The last draft-8 list member built (see {@link item}). */
   private readonly lastItem = { i: -1, remaining: 0, seconds: 0, value: '' };
   /** Wall-clock milliseconds since the epoch, for the legacy format's absolute reset time. */
@@ -159,12 +193,12 @@ export class HeaderWriter {
   constructor(format: HeaderFormat | false, limits: readonly HeaderLimit[], wallClock: Clock = systemClock) {
     this.format = format;
     this.wallClock = wallClock;
-    this.limits = limits;
+    this.quotas = limits.map((l) => clampCount(l.policy.quota));
     this.itemPrefixes = limits.map((l) => `${sfString(l.name)};r=`);
     this.policyValue =
       format === 'draft-8'
-        ? limits.map((l) => `${sfString(l.name)};q=${l.policy.quota};w=${l.policy.windowSeconds}`).join(', ')
-        : limits.map((l) => `${l.policy.quota};w=${l.policy.windowSeconds}`).join(', ');
+        ? limits.map((l, i) => `${sfString(l.name)};q=${this.quotas[i]};w=${clampSeconds(l.policy.windowSeconds)}`).join(', ')
+        : limits.map((l, i) => `${this.quotas[i]};w=${clampSeconds(l.policy.windowSeconds)}`).join(', ');
   }
 
   /**
@@ -192,7 +226,7 @@ export class HeaderWriter {
    * decides, and without a claim every header is read back before it is set.
    */
   write<T>(access: HeaderAccess<T>, target: T, source: HeaderSource, first?: boolean): void {
-    if (source.deniedBy !== -1) access.set(target, 'Retry-After', String(source.retryAfterSeconds));
+    if (source.deniedBy !== -1) access.set(target, 'Retry-After', String(clampSeconds(source.retryAfterSeconds)));
     const format = this.format;
     if (format === false) return;
     // The first rl writer on a response sets its headers directly; later ones combine with them.
@@ -221,7 +255,7 @@ export class HeaderWriter {
     if (decision === undefined || !reported(decision)) return;
     const remaining = remainingOf(source, i, decision);
     const seconds = secondsOf(source, i, decision);
-    const quota = this.limits[i]!.policy.quota;
+    const quota = this.quotas[i]!;
     const denied = source.deniedBy !== -1;
     if (format === 'draft-7') {
       if (!denied && !first && !fewerRemaining(access.get(target, 'RateLimit'), remaining, true)) return;
@@ -232,8 +266,8 @@ export class HeaderWriter {
     if (!denied && !first && !fewerRemaining(access.get(target, `${prefix}Remaining`), remaining, false)) return;
     access.set(target, `${prefix}Limit`, String(quota));
     access.set(target, `${prefix}Remaining`, String(remaining));
-    const resetMs = denied && i === source.deniedBy ? source.retryAfterSeconds * 1000 : decision.resetMs;
-    access.set(target, `${prefix}Reset`, String(format === 'draft-6' ? seconds : Math.ceil((this.wallClock() + resetMs) / 1000)));
+    const resetMs = denied && i === source.deniedBy ? seconds * 1000 : decision.resetMs;
+    access.set(target, `${prefix}Reset`, String(format === 'draft-6' ? seconds : ceilSeconds(this.wallClock() + resetMs)));
   }
 }
 
@@ -245,13 +279,13 @@ function reported(decision: Decision): boolean {
 /** Remaining units as they stand after the request: units given back by a rollback count as remaining. */
 function remainingOf(source: HeaderSource, i: number, decision: Decision): number {
   if (source.rolledBack && decision.allowed && decision.reason === undefined) {
-    return Math.min(decision.limit, Math.floor(decision.remaining + source.costs[i]!));
+    return clampCount(Math.min(decision.limit, Math.floor(decision.remaining + source.costs[i]!)));
   }
-  return decision.remaining;
+  return clampCount(decision.remaining);
 }
 
 function secondsOf(source: HeaderSource, i: number, decision: Decision): number {
-  return i === source.deniedBy ? source.retryAfterSeconds : ceilSeconds(decision.resetMs);
+  return i === source.deniedBy ? clampSeconds(source.retryAfterSeconds) : ceilSeconds(decision.resetMs);
 }
 
 /** Appends a list member to a header another writer may already have set. */

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { formatIPv6, ipKey, parseIPv6, parseIPv6Subnet } from './keys.js';
+import { formatIPv6, ipKey, parseIPv6, parseIPv6Subnet, withoutPort } from './keys.js';
 
 describe('ipKey', () => {
   it.each([
@@ -26,6 +26,41 @@ describe('ipKey', () => {
     const a = ipKey('2001:db8:1:ff00::1');
     expect(ipKey('2001:db8:1:ffff:ffff:ffff:ffff:ffff')).toBe(a);
     expect(ipKey('2001:db8:1:fe00::1')).not.toBe(a);
+  });
+});
+
+describe('a port in a forwarded address is not part of the key', () => {
+  // The form some cloud load balancers write in X-Forwarded-For: with the port, every connection of one client had a key of its own.
+  it.each([
+    // [address as the framework reports it, withoutPort, ipKey /56, ipKey whole addresses]
+    ['198.51.100.7:50001', '198.51.100.7', '198.51.100.7', '198.51.100.7'],
+    ['198.51.100.7:0', '198.51.100.7', '198.51.100.7', '198.51.100.7'],
+    ['198.51.100.7:65535', '198.51.100.7', '198.51.100.7', '198.51.100.7'],
+    ['198.51.100.7', '198.51.100.7', '198.51.100.7', '198.51.100.7'],
+    ['[2001:db8::1]:443', '2001:db8::1', '2001:db8::/56', '2001:db8::1'],
+    ['[2001:DB8:0::1]:8080', '2001:DB8:0::1', '2001:db8::/56', '2001:db8::1'],
+    ['[2001:db8::1]', '2001:db8::1', '2001:db8::/56', '2001:db8::1'],
+    ['[fe80::1%eth0]:443', 'fe80::1%eth0', 'fe80::/56', 'fe80::1'],
+    // IPv4-mapped IPv6, with or without a port: the IPv4 address, as before.
+    ['[::ffff:198.51.100.7]:443', '::ffff:198.51.100.7', '198.51.100.7', '198.51.100.7'],
+    ['::ffff:198.51.100.7', '::ffff:198.51.100.7', '198.51.100.7', '198.51.100.7'],
+    // A plain IPv6 address has colons and no port: its last group stays.
+    ['2001:db8::1', '2001:db8::1', '2001:db8::/56', '2001:db8::1'],
+    ['2001:db8::1:443', '2001:db8::1:443', '2001:db8::/56', '2001:db8::1:443'],
+    ['::1', '::1', '::/56', '::1'],
+    // Not one of the two forms: unchanged.
+    ['198.51.100.7:65536', '198.51.100.7:65536', '198.51.100.7:65536', '198.51.100.7:65536'],
+    ['198.51.100.7:', '198.51.100.7:', '198.51.100.7:', '198.51.100.7:'],
+    ['198.51.100.7:http', '198.51.100.7:http', '198.51.100.7:http', '198.51.100.7:http'],
+    ['300.51.100.7:80', '300.51.100.7:80', '300.51.100.7:80', '300.51.100.7:80'],
+    ['proxy.internal:8080', 'proxy.internal:8080', 'proxy.internal:8080', 'proxy.internal:8080'],
+    ['[2001:db8::1]:99999', '[2001:db8::1]:99999', '[2001:db8::1]:99999', '[2001:db8::1]:99999'],
+    ['[2001:db8::1]443', '[2001:db8::1]443', '[2001:db8::1]443', '[2001:db8::1]443'],
+    ['[2001:db8::1', '[2001:db8::1', '[2001:db8::1', '[2001:db8::1'],
+  ] as const)('%s', (ip, address, grouped, whole) => {
+    expect(withoutPort(ip)).toBe(address);
+    expect(ipKey(ip)).toBe(grouped);
+    expect(ipKey(ip, false)).toBe(whole);
   });
 });
 

@@ -11,18 +11,22 @@ export const DEFAULT_IPV6_SUBNET = 56;
  * The rate-limit key for a client IP address.
  *
  * - IPv4 addresses (and anything without a `:`) are returned unchanged.
+ * - A port is stripped (see {@link withoutPort}): `198.51.100.7:50001` is `198.51.100.7`, and
+ *   `[2001:db8::1]:443` is keyed as `2001:db8::1`, so a client has one key, not one per connection.
  * - IPv4-mapped IPv6 addresses (`::ffff:192.0.2.1`) are returned as the IPv4 address, so one client
  *   has one key whether it arrives over IPv4 or a dual-stack socket.
  * - Other IPv6 addresses are masked to their first `ipv6Subnet` bits and returned in canonical form
  *   with the prefix length, for example `2001:db8:1200::/56`. `ipv6Subnet: false` (or 128) keeps the
  *   full address (canonical form, no prefix length).
- * - A string with a `:` that is not an IPv6 address is returned unchanged (never throws: the value
+ * - Anything else with a `:` is returned as it is, without a recognised port (never throws: the value
  *   came from the framework, not from options).
  */
 export function ipKey(ip: string, ipv6Subnet: number | false = DEFAULT_IPV6_SUBNET): string {
   if (ip.indexOf(':') === -1) return ip;
-  const groups = parseIPv6(ip);
-  if (groups === undefined) return ip;
+  const address = withoutPort(ip);
+  if (address.indexOf(':') === -1) return address;
+  const groups = parseIPv6(address);
+  if (groups === undefined) return address;
   if (groups[0] === 0 && groups[1] === 0 && groups[2] === 0 && groups[3] === 0 && groups[4] === 0 && groups[5] === 0xffff) {
     return `${groups[6]! >> 8}.${groups[6]! & 0xff}.${groups[7]! >> 8}.${groups[7]! & 0xff}`;
   }
@@ -36,6 +40,34 @@ export function ipKey(ip: string, ipv6Subnet: number | false = DEFAULT_IPV6_SUBN
     }
   }
   return `${formatIPv6(groups)}/${ipv6Subnet}`;
+}
+
+/** An IPv4 address and a port: `198.51.100.7:50001` (octets and port checked by {@link withoutPort}). */
+const IPV4_WITH_PORT = /^(\d{1,3})\.(\d{1,3})\.(\d{1,3})\.(\d{1,3}):(\d{1,5})$/;
+/** A port after a bracketed IPv6 address: `]:443`. */
+const BRACKET_PORT = /^\]:(\d{1,5})$/;
+
+/**
+ * `ip` without its port, as some load balancers write a client in `X-Forwarded-For` or `Forwarded`:
+ * `198.51.100.7:50001` is `198.51.100.7`; `[2001:db8::1]:443` and `[2001:db8::1]` are `2001:db8::1`
+ * (the brackets go too). Everything else is returned unchanged: a plain IPv6 address has colons but
+ * no port (`2001:db8::1` is not `2001:db8:` and port 1), and a string that is neither form (a bad
+ * octet, a port above 65535, a hostname) is not guessed at.
+ */
+export function withoutPort(ip: string): string {
+  if (ip.charCodeAt(0) === 91 /* [ */) {
+    const close = ip.indexOf(']');
+    if (close === -1) return ip;
+    if (close === ip.length - 1) return ip.slice(1, close);
+    const port = BRACKET_PORT.exec(ip.slice(close));
+    return port !== null && Number(port[1]) <= 65_535 ? ip.slice(1, close) : ip;
+  }
+  const colon = ip.indexOf(':');
+  if (colon === -1 || ip.indexOf(':', colon + 1) !== -1) return ip;
+  const m = IPV4_WITH_PORT.exec(ip);
+  if (m === null || Number(m[5]) > 65_535) return ip;
+  for (let i = 1; i <= 4; i++) if (Number(m[i]) > 255) return ip;
+  return ip.slice(0, colon);
 }
 
 /** Validates the `ipv6Subnet` option: an integer from 1 to 128, or `false` for whole addresses. */

@@ -143,9 +143,14 @@ export interface HttpConfig<Req> {
   readonly limiterOptions: Readonly<Pick<LimiterOptions, PassedLimiterOptions>>;
 }
 
-/** Parses the options of one middleware; throws {@link InvalidOptionError} naming the field. */
+/**
+ * Parses the options of one middleware; throws {@link InvalidOptionError} naming the field. One rule
+ * for every option, a limit's too: `undefined` is "not given"; `null` is a bad value like any other.
+ */
 export function parseHttpOptions<Req>(options: HttpRateLimitOptions<Req>, owner: string, adapterOptions: readonly string[]): HttpConfig<Req> {
   const o = checkOptionNames(options, owner, adapterOptions);
+  // Checked by createLimiter, which must never see a null as "not given".
+  for (const name of PASSED_LIMITER_OPTIONS) if (o[name] === null) throw nullOption(`${owner}.${name}`);
   if ((o.algorithm === undefined) === (o.limits === undefined)) {
     throw new InvalidOptionError(
       `${owner}.algorithm`,
@@ -178,12 +183,13 @@ export function parseHttpOptions<Req>(options: HttpRateLimitOptions<Req>, owner:
   if (o.prefix !== undefined && (typeof o.prefix !== 'string' || o.prefix.length === 0)) {
     throw new InvalidOptionError(`${owner}.prefix`, o.prefix, 'a non-empty string');
   }
+  const store = optionalStore(o.store, `${owner}.store`);
 
   const names: string[] = [];
   const limits = limitOptions.map((l, i): LimitConfig<Req> => {
     const field = several ? `${owner}.limits[${i}]` : owner;
     const algorithm = l.algorithm as Algorithm;
-    const name = l.name ?? algorithm.policy.name;
+    const name = l.name === undefined ? algorithm.policy.name : l.name;
     const nameField = several ? `${field}.name` : `${owner}.algorithm`;
     if (typeof name !== 'string' || name.length === 0 || !isPrintableAscii(name)) throw new InvalidOptionError(nameField, name, 'a non-empty string of printable ASCII characters');
     if (names.includes(name)) throw new InvalidOptionError(nameField, name, `a name unique within this middleware (two limits are named "${name}"; give each a name)`);
@@ -212,7 +218,7 @@ export function parseHttpOptions<Req>(options: HttpRateLimitOptions<Req>, owner:
     headers,
     maxDelayMs,
     prefix: o.prefix as string | undefined,
-    store: o.store as Store | undefined,
+    store,
     ipv6Subnet,
     timers,
     limiterOptions: Object.freeze(limiterOptions),
@@ -228,6 +234,7 @@ function parseLimit<Req>(l: Record<string, unknown>, algorithm: Algorithm, name:
     if (leases) throw new InvalidOptionError(`${field}.cost`, l.cost, 'no cost on a concurrency limit: a request holds one permit');
     cost = parseCost<Req>(l.cost, `${field}.cost`);
   }
+  if (l.onStoreError === null) throw nullOption(`${field}.onStoreError`);
   const effective = leases ? 1 : (cost ?? sharedCost);
   // A constant cost is checked here, once: requests then charge it unchecked.
   if (!leases && typeof effective === 'number') checkCost(algorithm, effective);
@@ -239,9 +246,21 @@ function parseLimit<Req>(l: Record<string, unknown>, algorithm: Algorithm, name:
     cost: effective,
     sharedCost: !leases && cost === undefined,
     maxCost: typeof effective === 'number' ? effective : undefined,
-    store: l.store as Store | undefined,
+    store: optionalStore(l.store, `${field}.store`),
     onStoreError: l.onStoreError as StoreErrorPolicy | undefined,
   };
+}
+
+/** A `store` option: undefined (the default) or a store (which `createLimiter` checks in full). */
+function optionalStore(value: unknown, field: string): Store | undefined {
+  if (value === undefined) return undefined;
+  if (value === null || typeof value !== 'object') throw new InvalidOptionError(field, value, 'a store such as new MemoryStore() (leave the option out for the default)');
+  return value as Store;
+}
+
+/** The error for an option given as null: leaving it out (undefined) is how to take its default. */
+function nullOption(field: string): InvalidOptionError {
+  return new InvalidOptionError(field, null, 'a value: null is not "not given" (leave the option out for its default)');
 }
 
 /** The one check of a `cost` option: a positive number, or a function of the request (its answers are checked per request). */

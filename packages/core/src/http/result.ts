@@ -1,6 +1,6 @@
 import type { Composition } from '../compose/engine.js';
 import type { Decision, DecisionReason, Policy } from '../decision.js';
-import type { HeaderSource } from './headers.js';
+import { retryAfterSeconds, type HeaderSource } from './headers.js';
 
 const RESOLVED: Promise<void> = Promise.resolve();
 
@@ -20,7 +20,7 @@ export class RateLimitResult implements HeaderSource {
   readonly resetMs: number;
   /** 0 when admitted; otherwise milliseconds until a retry could be admitted. */
   readonly retryAfterMs: number;
-  /** Retry-After in whole seconds, rounded up, at least 1, when denied; 0 when admitted. */
+  /** Retry-After in whole seconds, rounded up, from 1 to 999999999999999 when denied; 0 when admitted. */
   readonly retryAfterSeconds: number;
   /** Milliseconds the request is held before proceeding (shaping); 0 otherwise. */
   readonly delayMs: number;
@@ -55,7 +55,7 @@ export class RateLimitResult implements HeaderSource {
     this.remaining = d.remaining;
     this.resetMs = d.resetMs;
     this.retryAfterMs = retryAfterMs;
-    this.retryAfterSeconds = denied ? Math.max(1, Math.ceil(retryAfterMs / 1000)) : 0;
+    this.retryAfterSeconds = denied ? retryAfterSeconds(retryAfterMs) : 0;
     this.delayMs = delayMs;
     this.policy = d.policy;
     this.reason = d.reason;

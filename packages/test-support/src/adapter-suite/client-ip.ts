@@ -36,6 +36,22 @@ export function clientIpTests(t: SuiteContext): void {
     });
   });
 
+  it('keys a forwarded ip:port on the address alone: one key per client, not one per connection', async () => {
+    // Whole IPv6 addresses, so that a wrongly stripped last group would show as a shared key.
+    const app = await t.open({ trustProxy: true, middlewares: [{ algorithm, ipv6Subnet: false }] });
+    expect(await from(app, '198.51.100.7:50001')).toBe(200);
+    expect(await from(app, '198.51.100.7:50002')).toBe(429);
+    expect(await from(app, '198.51.100.7')).toBe(429);
+    expect(await from(app, '[2001:db8::1]:443')).toBe(200);
+    expect(await from(app, '[2001:db8::1]:444')).toBe(429);
+    expect(await from(app, '2001:db8::1')).toBe(429);
+    // A plain IPv6 address has no port: 2001:db8::1:443 is another address.
+    expect(await from(app, '2001:db8::1:443')).toBe(200);
+    // IPv4-mapped IPv6 in brackets with a port: the IPv4 client.
+    expect(await from(app, '[::ffff:198.51.100.8]:443')).toBe(200);
+    expect(await from(app, '198.51.100.8:80')).toBe(429);
+  });
+
   it('groups IPv6 by the configured prefix length', async () => {
     const app = await t.open({ trustProxy: true, middlewares: [{ algorithm, ipv6Subnet: 64 }] });
     expect(await from(app, '2001:db8:abcd:1200::1')).toBe(200);

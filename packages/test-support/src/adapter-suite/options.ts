@@ -31,6 +31,14 @@ const badOptions: [string, Record<string, unknown>, string][] = [
   ['an onLimit that is not a function', { algorithm, onLimit: 'deny' }, 'rateLimit.onLimit'],
   ['another onLimit that is not a function', { algorithm, onLimit: 429 }, 'rateLimit.onLimit'],
   ['a bad failure policy', { algorithm, onStoreError: 'ignore' }, 'createLimiter.onStoreError'],
+  // `undefined` alone is "not given": null is a bad value, on every framework (Fastify's store included).
+  ['a null store', { algorithm, store: null }, 'rateLimit.store'],
+  ['a null failure policy', { algorithm, onStoreError: null }, 'rateLimit.onStoreError'],
+  ['a null timeout', { algorithm, timeout: null }, 'rateLimit.timeout'],
+  ['a null onLimit', { algorithm, onLimit: null }, 'rateLimit.onLimit'],
+  ['a null limit name', { limits: [{ algorithm, name: null }] }, 'rateLimit.limits[0].name'],
+  ['a null limit store', { limits: [{ algorithm, store: null }] }, 'rateLimit.limits[0].store'],
+  ['a null limit failure policy', { limits: [{ algorithm, onStoreError: null }] }, 'rateLimit.limits[0].onStoreError'],
 ];
 
 /** Bad options are rejected when the middleware is created (or, for a plugin, registered). */
