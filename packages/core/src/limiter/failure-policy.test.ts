@@ -107,16 +107,16 @@ describe('a fallback’s own options', () => {
   const F = 'createLimiter.onStoreError.fallback';
 
   it.each([
-    [{ ...good(), algorithm: 'fixed' }, `${F}.algorithm`],
-    [{ ...good(), store: {} }, `${F}.store`],
-    [{ ...good(), timeout: -1 }, `${F}.timeout`],
-    [{ ...good(), clock: 0 }, `${F}.clock`],
-    [{ ...good(), denyCache: 'yes' }, `${F}.denyCache`],
-    [{ ...good(), extra: 1 }, `${F}.extra`],
-    [42, F],
-    [{ ...good(), onStoreError: 'sometimes' }, `${F}.onStoreError`],
-    [{ ...good(), onStoreError: { fallback: { ...good(), algorithm: null } } }, `${F}.onStoreError.fallback.algorithm`],
-  ])('a bad fallback option is reported on its own field (%#: %s)', (fallback, field) => {
+    ['an algorithm that is not one', { ...good(), algorithm: 'fixed' }, `${F}.algorithm`],
+    ['a store that is not one', { ...good(), store: {} }, `${F}.store`],
+    ['a negative timeout', { ...good(), timeout: -1 }, `${F}.timeout`],
+    ['a clock that is not a function', { ...good(), clock: 0 }, `${F}.clock`],
+    ['a bad denyCache', { ...good(), denyCache: 'yes' }, `${F}.denyCache`],
+    ['an unknown option', { ...good(), extra: 1 }, `${F}.extra`],
+    ['not an options object', 42, F],
+    ['a bad onStoreError of its own', { ...good(), onStoreError: 'sometimes' }, `${F}.onStoreError`],
+    ['a bad algorithm one level deeper', { ...good(), onStoreError: { fallback: { ...good(), algorithm: null } } }, `${F}.onStoreError.fallback.algorithm`],
+  ])('a bad fallback is reported on its own field: %s', (_label, fallback, field) => {
     expect(() => createLimiter(fallbackOf(fallback as object))).toThrow(expect.objectContaining({ code: 'RL_INVALID_OPTION', field }));
   });
 
