@@ -12,7 +12,11 @@ export type TimerHandle = unknown;
 export interface Timers {
   /** A monotonic time in milliseconds (only differences are used). */
   now(): number;
-  /** Calls `callback` once, `ms` milliseconds from now (at least 1). */
+  /**
+   * Calls `callback` once, `ms` milliseconds from now (at least 1). The limiter calls `unref()` on a
+   * handle that has one (Node's), so that its store timeouts never keep a process alive; the HTTP
+   * layer's holds keep theirs (a held request is work to finish).
+   */
   setTimeout(callback: () => void, ms: number): TimerHandle;
   /** Cancels a callback that has not run yet; a handle that already ran does nothing. */
   clearTimeout(handle: TimerHandle): void;

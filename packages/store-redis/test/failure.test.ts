@@ -11,7 +11,7 @@
  */
 import { Redis } from 'ioredis';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { createLimiter, fixedWindow, tokenBucket, concurrency, type Decision, type Limiter, type Store, type StoreErrorEvent } from '@rl/core';
+import { createLimiter, fixedWindow, tokenBucket, concurrency, StoreTimeoutError, type Decision, type Limiter, type Store, type StoreErrorEvent } from '@rl/core';
 import { FakeTimers } from '@rl/core/testing';
 import { MemoryStore } from '@rl/store-memory';
 import { RedisStore } from '@rl/store-redis';
@@ -259,6 +259,52 @@ describe('the store-down circuit', () => {
       inUse = await client.zcard(store.redisKeys(limiter.storageKey('k'), algorithm)[0]!);
     }
     expect(inUse).toBe(0);
+  });
+});
+
+describe('Redis paused (CLIENT PAUSE WRITE): resets and late grants', () => {
+  it('a reset while Redis is paused rejects with the StoreTimeoutError after a storeError event, within the timeout', async () => {
+    const store = new RedisStore({ client });
+    const limiter = limiterOf({ algorithm: tokenBucket({ capacity: 2, refillRate: 1, interval: '1h' }), store, timeout: 100 });
+    const events = recordEvents(limiter);
+    const admin = new Redis(server.url);
+    try {
+      await admin.client('PAUSE', 1000, 'WRITE');
+      let outcome: unknown = 'pending';
+      void limiter.reset('k').then(
+        () => (outcome = 'reset'),
+        (error: unknown) => (outcome = error),
+      );
+      await timers.advanceAsync(100);
+      expect(outcome).toBeInstanceOf(StoreTimeoutError);
+      expect(events.map((e) => [e.reason, e.action])).toEqual([['timeout', 'deny']]);
+      await admin.client('UNPAUSE');
+    } finally {
+      admin.disconnect();
+    }
+  });
+
+  it('the units of a consume that timed out (answered denied) and that Redis admits late are given back', async () => {
+    const store = new RedisStore({ client });
+    const limiter = limiterOf({ algorithm: tokenBucket({ capacity: 5, refillRate: 1, interval: '1h' }), store, timeout: 50 });
+    expect((await limiter.consume('k', 2)).remaining).toBe(3);
+    const admin = new Redis(server.url);
+    try {
+      await admin.client('PAUSE', 1000, 'WRITE');
+      const timedOut = await after(50, limiter.consume('k', 2));
+      expect(timedOut).toMatchObject({ allowed: false, reason: 'timeout' });
+      await admin.client('UNPAUSE');
+    } finally {
+      admin.disconnect();
+    }
+    // A peek on the same connection runs after the late consume: it sees its 2 units until the
+    // give-back has reached Redis. Bounded wait (real time: Redis's own work).
+    let remaining = -1;
+    for (let i = 0; i < 40 && remaining !== 3; i++) {
+      await sleep(25);
+      remaining = (await limiter.peek('k')).remaining;
+    }
+    expect(remaining).toBe(3);
   });
 });
 

@@ -4,8 +4,9 @@
  */
 import { describe, expect, it } from 'vitest';
 import { tokenBucket } from '../algorithms/token-bucket.js';
+import { StoreError } from '../errors.js';
 import { FakeTimers } from '../testing/fake-timers.js';
-import { ManualStore } from '../testing/manual-store.js';
+import { LocalStore, ManualStore } from '../testing/manual-store.js';
 import { CALL_STORE, Circuit, PROBE_STORE, SKIP_STORE } from './circuit.js';
 import { createLimiter } from './limiter.js';
 
@@ -159,5 +160,36 @@ describe('the limiter behind its circuit', () => {
     now = 99;
     expect((await limiter.consume('k')).reason).toBe('store-error');
     expect(store.calls).toBe(calls);
+  });
+});
+
+describe('the limiter behind its open circuit, in a loop', () => {
+  it('a loop of awaited decisions on a remote store still lets I/O run: each decision taken without the store waits for a macrotask', async () => {
+    const store = new ManualStore();
+    const limiter = createLimiter({ algorithm: bucket(), store, clock: () => 0, timeout: false, storeFailureThreshold: 1, storeRetryInterval: '1h' });
+    const failing = limiter.consume('k');
+    store.failAll();
+    expect((await failing).reason).toBe('store-error'); // the circuit is open now
+    let iterations = 0;
+    let ranAfter: number | undefined;
+    setImmediate(() => (ranAfter = iterations));
+    while (iterations < 100 && ranAfter === undefined) {
+      expect((await limiter.consume('k')).reason).toBe('store-error');
+      iterations++;
+    }
+    // The callback queued before the loop ran before the loop's first decision was answered.
+    expect(ranAfter).toBe(0);
+    expect(store.calls).toBe(1);
+  });
+
+  it('a local store’s decisions stay synchronous while its circuit is open', () => {
+    const store = new LocalStore();
+    store.failure = new StoreError('disk on fire');
+    const limiter = createLimiter({ algorithm: bucket(), store, clock: () => 0, storeFailureThreshold: 1, storeRetryInterval: '1h' });
+    expect(limiter.consumeSync('k').reason).toBe('store-error');
+    const skipped = limiter.consumeChecked('k', 1);
+    expect(skipped).not.toBeInstanceOf(Promise);
+    expect(skipped).toMatchObject({ allowed: false, reason: 'store-error' });
+    expect(store.calls).toEqual(['consume k']);
   });
 });

@@ -10,9 +10,10 @@ import type { Decision } from '../decision.js';
 import { StoreTimeoutError } from '../errors.js';
 import { FakeTimers } from '../testing/fake-timers.js';
 import { ManualStore } from '../testing/manual-store.js';
+import { systemTimers } from '../timers.js';
 import { Deadlines, type Deadline } from './deadlines.js';
 import { createLimiter } from './limiter.js';
-import type { StoreErrorEvent } from './options.js';
+import type { LimiterOptions, StoreErrorEvent } from './options.js';
 
 interface Case {
   name: string;
@@ -133,10 +134,10 @@ describe('Deadlines.race', () => {
 const bucket = () => tokenBucket({ capacity: 2, refillRate: 1, interval: '1h' });
 
 /** A limiter on a store that answers only when told, with a 20 ms timeout on fake timers, and its storeError events. */
-function slowStoreLimiter(algorithm: Algorithm) {
+function slowStoreLimiter(algorithm: Algorithm, options: Partial<LimiterOptions> = {}) {
   const store = new ManualStore();
   const timers = new FakeTimers();
-  const limiter = createLimiter({ algorithm, store, timeout: 20, timers });
+  const limiter = createLimiter({ algorithm, store, timeout: 20, timers, ...options });
   const events: StoreErrorEvent[] = [];
   limiter.on('storeError', (e: StoreErrorEvent) => events.push(e));
   return { store, timers, limiter, events };
@@ -175,5 +176,76 @@ describe('the limiter timeout', () => {
     await timers.advanceAsync(20);
     await expect(undone).resolves.toBeUndefined();
     expect(events).toMatchObject([{ reason: 'timeout', action: 'deny', key: 'k' }]);
+  });
+});
+
+describe('the limiter timeout: resets', () => {
+  it('a reset that does not answer within the timeout rejects with the StoreTimeoutError after a storeError event, never later', async () => {
+    const { store, timers, limiter, events } = slowStoreLimiter(bucket());
+    store.holdResets = true;
+    let outcome: unknown = 'pending';
+    void limiter.reset('k').then(
+      () => (outcome = 'reset'),
+      (error: unknown) => (outcome = error),
+    );
+    await timers.advanceAsync(19);
+    expect(outcome).toBe('pending');
+    await timers.advanceAsync(1);
+    expect(outcome).toBeInstanceOf(StoreTimeoutError);
+    expect(events).toMatchObject([{ reason: 'timeout', action: 'deny', key: 'k' }]);
+    store.answerAll(); // the late answer settles nothing and throws nothing
+    await timers.advanceAsync(0);
+    expect(events).toHaveLength(1);
+  });
+});
+
+describe('the limiter timeout: units charged after a consume timed out', () => {
+  const algorithm = tokenBucket({ capacity: 4, refillRate: 1, interval: '1h' });
+  const cases: { name: string; options: Partial<LimiterOptions>; used: number; served: boolean; calls: string[]; remaining: number }[] = [
+    { name: "answered denied ('deny'), admitted late: given back", options: {}, used: 0, served: false, calls: ['consume k', 'undo k'], remaining: 4 },
+    { name: "answered admitted ('allow'), admitted late: kept (the request was served)", options: { onStoreError: 'allow' }, used: 0, served: true, calls: ['consume k'], remaining: 2 },
+    { name: "answered denied ('deny'), denied late: nothing to give back", options: {}, used: 3, served: false, calls: ['consume k', 'consume k'], remaining: 1 },
+  ];
+
+  it.each(cases)('$name', async ({ options, used, served, calls, remaining }) => {
+    const { store, timers, limiter } = slowStoreLimiter(algorithm, options);
+    if (used > 0) {
+      const before = limiter.consume('k', used);
+      store.answerAll();
+      await before;
+    }
+    const timedOut = limiter.consume('k', 2);
+    await timers.advanceAsync(20);
+    expect(await timedOut).toMatchObject({ allowed: served, reason: 'timeout' });
+    store.answerAll(); // the store answers the consume late
+    await timers.advanceAsync(0);
+    store.answerAll(); // and the give-back, if one was sent
+    await timers.advanceAsync(0);
+    expect(store.state.calls).toEqual(calls);
+    expect(store.state.peek('k', algorithm, 0, 0).remaining).toBe(remaining);
+  });
+});
+
+describe('the limiter timeout: the process', () => {
+  /** Node's count of ref'd timers: the ones that keep the process alive. */
+  const refTimers = (): number => process.getActiveResourcesInfo().filter((resource) => resource === 'Timeout').length;
+
+  it("a call waiting for its deadline keeps no timer that holds the process open (Node's timers)", async () => {
+    const store = new ManualStore();
+    const limiter = createLimiter({ algorithm: bucket(), store, timeout: '10s' });
+    const before = refTimers();
+    const pending = limiter.consume('k');
+    expect(store.pending).toHaveLength(1);
+    expect(refTimers()).toBe(before);
+    store.answerAll();
+    expect((await pending).reason).toBeUndefined();
+  });
+
+  it('the system timers themselves stay ref’d (a held HTTP request is work to finish)', () => {
+    const before = refTimers();
+    const handle = systemTimers.setTimeout(() => undefined, 10_000);
+    expect(refTimers()).toBe(before + 1);
+    systemTimers.clearTimeout(handle);
+    expect(refTimers()).toBe(before);
   });
 });

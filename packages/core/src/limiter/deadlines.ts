@@ -20,8 +20,9 @@ export interface Deadline {
  * entry and callbacks for the whole timeout would move them all to the old generation of the heap,
  * whose collection then costs more than the calls themselves.
  *
- * Time and the timer come from `timers` (`FakeTimers` in tests). A due call times out one I/O phase
- * after its timer fires, so that answers already waiting in a socket win.
+ * Time and the timer come from `timers` (`FakeTimers` in tests); the timer never keeps the process
+ * alive (see {@link Deadlines.schedule}). A due call times out one I/O phase after its timer fires, so
+ * that answers already waiting in a socket win.
  */
 export class Deadlines {
   private head: Deadline | undefined;
@@ -55,15 +56,15 @@ export class Deadlines {
   /**
    * `value` against a deadline, in one promise: `onValue` handles the answer, `onError` a rejection or
    * the {@link StoreTimeoutError} of a deadline that passed first (whichever comes first wins). A late
-   * answer goes to `onLate` when given (to give back what the store granted after the timeout), and is
-   * dropped otherwise; a late rejection is dropped, never unhandled. A handler that throws rejects the
-   * result.
+   * answer goes to `onLate` when given (to give back what the store granted after the timeout; what it
+   * returns or throws is dropped, a promise's rejection too), and is dropped otherwise; a late rejection
+   * is dropped, never unhandled. A handler that throws rejects the result.
    */
   race<T, R>(
     value: Promise<T>,
     onValue: (value: T) => MaybePromise<R>,
     onError: (error: unknown) => MaybePromise<R>,
-    onLate?: (value: T) => MaybePromise<void>,
+    onLate?: (value: T) => unknown,
   ): Promise<R> {
     return new Promise<R>((resolve, reject) => {
       const settleWith = <V>(handle: (v: V) => MaybePromise<R>, v: V): void => {
@@ -95,8 +96,15 @@ export class Deadlines {
     entry.prev = entry.next = undefined;
   }
 
+  /**
+   * Arms the one timer. A handle with `unref()` (Node's) is unref'd: a deadline only bounds a call
+   * already in flight, and what that call waits for (a socket) keeps the process alive if anything
+   * must; a process whose work is done exits at once instead of at the last deadline.
+   */
   private schedule(ms: number): void {
-    this.timer = this.timers.setTimeout(this.expire, Math.max(1, Math.ceil(ms)));
+    const timer = this.timers.setTimeout(this.expire, Math.max(1, Math.ceil(ms)));
+    if (typeof timer === 'object' && timer !== null && typeof (timer as { unref?: unknown }).unref === 'function') (timer as { unref(): void }).unref();
+    this.timer = timer;
   }
 
   private readonly expire = (): void => {
@@ -125,7 +133,7 @@ export class Deadlines {
 }
 
 /** Runs a late-answer handler; whatever it throws or rejects with is dropped (the caller has moved on). */
-function lateAnswer<T>(onLate: (value: T) => MaybePromise<void>, value: T): void {
+function lateAnswer<T>(onLate: (value: T) => unknown, value: T): void {
   try {
     const done = onLate(value);
     if (done instanceof Promise) done.catch(ignore);

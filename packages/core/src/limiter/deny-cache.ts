@@ -64,15 +64,15 @@ export class DenyCache {
  * The `denyCache` option: a cache, or undefined when off. Default: on for remote stores, off for local
  * ones; never for algorithms that count denied requests or for concurrency limits, whatever the option.
  */
-export function parseDenyCache(option: unknown, algorithm: Algorithm, localStore: boolean): DenyCache | undefined {
+export function parseDenyCache(option: unknown, algorithm: Algorithm, localStore: boolean, field = 'createLimiter.denyCache'): DenyCache | undefined {
   const eligible = !algorithm.countDenied && algorithm.stateKind !== 'leases';
   if (option === undefined) return eligible && !localStore ? new DenyCache() : undefined;
   if (option === false) return undefined;
   if (option === true) return eligible ? new DenyCache() : undefined;
   if (option !== null && typeof option === 'object') {
-    const { maxKeys } = checkOptions(option, ['maxKeys'], 'createLimiter.denyCache');
-    const max = maxKeys === undefined ? DEFAULT_MAX_KEYS : integerAtLeast(maxKeys, 'createLimiter.denyCache.maxKeys');
+    const { maxKeys } = checkOptions(option, ['maxKeys'], field);
+    const max = maxKeys === undefined ? DEFAULT_MAX_KEYS : integerAtLeast(maxKeys, `${field}.maxKeys`);
     return eligible ? new DenyCache(max) : undefined;
   }
-  throw new InvalidOptionError('createLimiter.denyCache', option, 'true, false or { maxKeys }');
+  throw new InvalidOptionError(field, option, 'true, false or { maxKeys }');
 }

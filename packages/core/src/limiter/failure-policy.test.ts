@@ -5,6 +5,7 @@ import { tokenBucket } from '../algorithms/token-bucket.js';
 import { StoreError } from '../errors.js';
 import { LocalStore, ManualStore } from '../testing/manual-store.js';
 import { createLimiter } from './limiter.js';
+import type { LimiterOptions } from './options.js';
 
 const failingLocal = () => {
   const store = new LocalStore();
@@ -97,5 +98,40 @@ describe('a fallback limiter', () => {
     await second.release();
     expect(fallbackStore.calls).toEqual(['acquire local:k', 'acquire local:k', 'release local:k']);
     expect(fallbackStore.leases.get('local:k')?.size).toBe(0);
+  });
+});
+
+describe('a fallback’s own options', () => {
+  const fallbackOf = (options: object): LimiterOptions => ({ algorithm: small(), store: new LocalStore(), onStoreError: { fallback: options as LimiterOptions } });
+  const good = () => ({ algorithm: small(), store: new LocalStore() });
+  const F = 'createLimiter.onStoreError.fallback';
+
+  it.each([
+    ['an algorithm that is not one', { ...good(), algorithm: 'fixed' }, `${F}.algorithm`],
+    ['a store that is not one', { ...good(), store: {} }, `${F}.store`],
+    ['a negative timeout', { ...good(), timeout: -1 }, `${F}.timeout`],
+    ['a clock that is not a function', { ...good(), clock: 0 }, `${F}.clock`],
+    ['a bad denyCache', { ...good(), denyCache: 'yes' }, `${F}.denyCache`],
+    ['an unknown option', { ...good(), extra: 1 }, `${F}.extra`],
+    ['not an options object', 42, F],
+    ['a bad onStoreError of its own', { ...good(), onStoreError: 'sometimes' }, `${F}.onStoreError`],
+    ['a bad algorithm one level deeper', { ...good(), onStoreError: { fallback: { ...good(), algorithm: null } } }, `${F}.onStoreError.fallback.algorithm`],
+  ])('a bad fallback is reported on its own field: %s', (_label, fallback, field) => {
+    expect(() => createLimiter(fallbackOf(fallback as object))).toThrow(expect.objectContaining({ code: 'RL_INVALID_OPTION', field }));
+  });
+
+  it('a fallback that refers back to itself, directly or in a cycle, is an InvalidOptionError, not a stack overflow', () => {
+    const direct: LimiterOptions = good();
+    direct.onStoreError = { fallback: direct };
+    expect(() => createLimiter(direct)).toThrow(expect.objectContaining({ code: 'RL_INVALID_OPTION', field: F, message: expect.stringMatching(/refers back to itself/) }));
+    const a: LimiterOptions = good();
+    const b: LimiterOptions = good();
+    a.onStoreError = { fallback: b };
+    b.onStoreError = { fallback: a };
+    expect(() => createLimiter(a)).toThrow(expect.objectContaining({ code: 'RL_INVALID_OPTION', field: `${F}.onStoreError.fallback` }));
+    // The same options twice, but not in a cycle: fine.
+    const shared = good();
+    expect(() => createLimiter({ ...good(), onStoreError: { fallback: { ...good(), onStoreError: { fallback: shared } } } })).not.toThrow();
+    expect(() => createLimiter({ ...good(), onStoreError: { fallback: shared } })).not.toThrow();
   });
 });

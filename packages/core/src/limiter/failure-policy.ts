@@ -15,14 +15,14 @@ export type StoreOp = typeof CONSUME | typeof PEEK | typeof ACQUIRE;
 /** The `onStoreError` option, checked; a fallback given as options is still to be built (by the limiter). */
 export type ParsedStoreErrorPolicy = { action: 'deny' | 'allow'; fallback?: undefined } | { action: 'fallback'; fallback: Limiter | LimiterOptions };
 
-/** Checks the `onStoreError` option (default `'deny'`). */
-export function parseStoreErrorPolicy(policy: unknown): ParsedStoreErrorPolicy {
+/** Checks the `onStoreError` option (default `'deny'`); `field` names it in errors. */
+export function parseStoreErrorPolicy(policy: unknown, field = 'createLimiter.onStoreError'): ParsedStoreErrorPolicy {
   if (policy === undefined || policy === null || policy === 'deny') return { action: 'deny' };
   if (policy === 'allow') return { action: 'allow' };
   if (policy && typeof policy === 'object' && 'fallback' in policy && Object.keys(policy).length === 1) {
     return { action: 'fallback', fallback: (policy as { fallback: Limiter | LimiterOptions }).fallback };
   }
-  throw new InvalidOptionError('createLimiter.onStoreError', policy, "'deny', 'allow' or { fallback: <limiter options> }");
+  throw new InvalidOptionError(field, policy, "'deny', 'allow' or { fallback: <limiter options> }");
 }
 
 /** The limiter a failure policy decides for: its algorithm, the largest cost it charges, its retry interval, its key prefix. */
@@ -50,20 +50,22 @@ export class FailurePolicy {
   /**
    * Checks that `fallback` can stand in for `owner`: the same kind of limit (a concurrency limit falls
    * back to a concurrency limit), and able to take every cost `owner` charges. `given` is the
-   * option as the user wrote it, for the error.
+   * option as the user wrote it, and `name` where the owner's options were given (`createLimiter`),
+   * for the error.
    */
-  static checkFallback(owner: PolicyOwner, fallback: Limiter, given: unknown): void {
+  static checkFallback(owner: PolicyOwner, fallback: Limiter, given: unknown, name: string): void {
+    const field = `${name}.onStoreError.fallback`;
     const main = owner.algorithm.stateKind;
     const other = fallback.algorithm.stateKind;
     if ((main === 'leases' || other === 'leases') && main !== other) {
-      throw new InvalidOptionError('createLimiter.onStoreError.fallback.algorithm', given, 'the same kind of limit as the main one (a concurrency limit falls back to a concurrency limit)');
+      throw new InvalidOptionError(`${field}.algorithm`, given, 'the same kind of limit as the main one (a concurrency limit falls back to a concurrency limit)');
     }
     if (fallback.maxCost < owner.maxCost) {
       const n = owner.maxCost;
       throw new InvalidOptionError(
-        'createLimiter.onStoreError.fallback',
+        field,
         given,
-        `a fallback that takes every cost this limiter charges (up to ${n}): give the fallback a capacity of at least ${n}, or set createLimiter.maxCost to the largest cost you charge`,
+        `a fallback that takes every cost this limiter charges (up to ${n}): give the fallback a capacity of at least ${n}, or set ${name}.maxCost to the largest cost you charge`,
       );
     }
   }

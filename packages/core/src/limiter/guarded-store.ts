@@ -1,7 +1,7 @@
 import type { Algorithm, ConcurrencyAlgorithm } from '../algorithm.js';
 import type { Clock } from '../clock.js';
 import type { Decision } from '../decision.js';
-import { RateLimitError, StoreTimeoutError } from '../errors.js';
+import { RateLimitError, StoreError, StoreTimeoutError } from '../errors.js';
 import type { MaybePromise, Store } from '../store/interface.js';
 import { PROBE_STORE, SKIP_STORE, type Circuit, type FailureReason } from './circuit.js';
 import type { Deadlines } from './deadlines.js';
@@ -16,12 +16,22 @@ const UNDO = 0;
 const RELEASE = 1;
 type QuietOp = typeof UNDO | typeof RELEASE;
 
+/** How a call that went to the store was answered: in time, or by the policy (the request served or not). */
+const IN_TIME = 0;
+const SERVED = 1;
+const NOT_SERVED = 2;
+type Outcome = typeof IN_TIME | typeof SERVED | typeof NOT_SERVED;
+
 /**
  * One limiter's store behind its circuit, its timeout and its failure policy: every store call of
- * the limiter's verbs goes through {@link GuardedStore.call} (decisions) or a quiet call (undo,
- * release: a failure is reported, never thrown). Keys here are storage keys (prefix included).
+ * the limiter's verbs goes through {@link GuardedStore.call} (decisions), {@link GuardedStore.reset}
+ * (a failure is reported, then thrown) or a quiet call (undo, release: a failure is reported, never
+ * thrown). Every one of them has the timeout. Keys here are storage keys (prefix included).
  */
 export class GuardedStore {
+  /** The store answers through I/O: a decision taken without it must still let I/O run (see {@link call}). */
+  private readonly remote: boolean;
+
   constructor(
     private readonly store: Store,
     private readonly algorithm: Algorithm,
@@ -32,19 +42,31 @@ export class GuardedStore {
     private readonly deadlines: Deadlines | undefined,
     private readonly policy: FailurePolicy,
     private readonly report: FailureReport,
-  ) {}
+  ) {
+    this.remote = !store.capabilities.local;
+  }
 
   /**
    * The decision of the store for `op`, or the failure policy's when the circuit is open or the call
    * fails or times out; a synchronous store answers synchronously. `after` is applied to the decision
    * of a store that answers asynchronously (policy decisions included), in the same step that settles
    * the call; a synchronous answer is returned as it is. `leaseId` is for {@link ACQUIRE} only. Throws
-   * the misuse errors of the store (a closed store).
+   * the misuse errors of the store (a closed store), and the limiter clock's error for a time that is
+   * not finite (before the store is called).
+   *
+   * While the circuit is open, the policy decides without the store; for a remote store that decision
+   * resolves after a macrotask (`setImmediate`), as the store's answer would have come through I/O: a
+   * loop of `await limiter.consume()` would otherwise run on microtasks alone and starve the I/O that
+   * the circuit's own probe needs to close. A local store's decisions never wait for I/O, so they stay
+   * synchronous.
    */
   call(storeKey: string, cost: number, op: StoreOp, leaseId: string, after?: (decision: Decision) => Decision): MaybePromise<Decision> {
     const circuit = this.circuit;
     const gate = circuit.gate();
-    if (gate === SKIP_STORE) return this.policy.decide(storeKey, cost, op, circuit.reason);
+    if (gate === SKIP_STORE) {
+      const decision = this.policy.decide(storeKey, cost, op, circuit.reason);
+      return this.remote && !(decision instanceof Promise) ? afterIo(decision) : decision;
+    }
     const now = this.clock === undefined ? undefined : this.clock();
     let result: MaybePromise<Decision>;
     try {
@@ -83,6 +105,27 @@ export class GuardedStore {
     return { ...decision, release };
   }
 
+  /**
+   * Forgets a key's state, with the timeout. A store failure or a timeout is reported (a
+   * `'storeError'` event, action `'deny'`: the key keeps its state, so its limit still applies), then
+   * thrown as a `StoreError` (the store's own when it is one) or the `StoreTimeoutError`: the caller
+   * knows the key was not reset. A reset that timed out may still apply when the store answers late.
+   * Misuse errors (a closed store) are thrown without a report, as for decisions.
+   */
+  reset(storeKey: string): MaybePromise<void> {
+    let result: MaybePromise<void>;
+    try {
+      result = this.store.reset(storeKey, this.algorithm);
+    } catch (error) {
+      throw this.resetFailed(error, storeKey);
+    }
+    if (!(result instanceof Promise)) return;
+    const failed = (error: unknown): never => {
+      throw this.resetFailed(error, storeKey);
+    };
+    return this.deadlines === undefined ? result.then(ignore, failed) : this.deadlines.race(result, ignore, failed);
+  }
+
   /** Gives back `cost` units with the timeout; never throws (a failure is reported). */
   undo(storeKey: string, cost: number): MaybePromise<void> {
     return this.quietCall(storeKey, UNDO, cost, '');
@@ -90,8 +133,10 @@ export class GuardedStore {
 
   /**
    * The answer of an asynchronous store call with the timeout and the failure policy, and `after`
-   * applied to the final decision: one promise per call (on top of the store's), whatever happens. A
-   * permit the store grants after its acquire timed out is given back.
+   * applied to the final decision: one promise per call (on top of the store's), whatever happens.
+   * What the store grants after the call timed out is given back: a permit always (nobody holds it),
+   * the units of a consume when the request was answered denied (it was not served, so it must not
+   * count); a request the policy admitted was served, and its units stay charged.
    */
   private settle(
     result: Promise<Decision>,
@@ -102,20 +147,43 @@ export class GuardedStore {
     leaseId: string,
     after: ((decision: Decision) => Decision) | undefined,
   ): Promise<Decision> {
+    // How the call was answered, for a late answer (the deadline race hands it to `answered` again).
+    let outcome: Outcome = IN_TIME;
     const answered = (decision: Decision): Decision => {
+      if (outcome !== IN_TIME) {
+        if (decision.allowed) this.grantedLate(outcome, storeKey, cost, op, leaseId);
+        return decision;
+      }
       if (probe) this.circuit.probeSucceeded();
       return after === undefined ? decision : after(decision);
     };
     const failed = (error: unknown): MaybePromise<Decision> => {
+      // A late grant is kept until the policy has answered the request denied.
+      outcome = SERVED;
       const decision = this.failed(error, storeKey, cost, op, error instanceof StoreTimeoutError ? 'timeout' : 'store-error');
-      if (after === undefined) return decision;
-      return decision instanceof Promise ? decision.then(after) : after(decision);
+      if (decision instanceof Promise) {
+        return decision.then((d) => {
+          if (!d.allowed) outcome = NOT_SERVED;
+          return after === undefined ? d : after(d);
+        });
+      }
+      if (!decision.allowed) outcome = NOT_SERVED;
+      return after === undefined ? decision : after(decision);
     };
     const deadlines = this.deadlines;
     if (deadlines === undefined) return result.then(answered, failed);
-    if (op !== ACQUIRE) return deadlines.race(result, answered, failed);
-    const giveBack = (late: Decision): MaybePromise<void> => (late.allowed ? this.store.release(storeKey, this.algorithm as ConcurrencyAlgorithm, leaseId) : undefined);
-    return deadlines.race(result, answered, failed, giveBack);
+    return deadlines.race(result, answered, failed, op === PEEK ? undefined : answered);
+  }
+
+  /** The store granted a call that had already timed out (answered as `outcome`): give back what nobody will use. */
+  private grantedLate(outcome: Outcome, storeKey: string, cost: number, op: StoreOp, leaseId: string): void {
+    if (op === ACQUIRE) {
+      // A lost release is dropped: the permit then expires with its lease.
+      const released = this.store.release(storeKey, this.algorithm as ConcurrencyAlgorithm, leaseId);
+      if (released instanceof Promise) released.catch(ignore);
+    } else if (op === CONSUME && outcome === NOT_SERVED) {
+      void this.quietCall(storeKey, UNDO, cost, '');
+    }
   }
 
   /** A store call failed or timed out: the circuit counts it, the limiter reports it, the policy decides. */
@@ -123,6 +191,14 @@ export class GuardedStore {
     this.circuit.failed(reason);
     this.report(error, storeKey, this.policy.action);
     return this.policy.decide(storeKey, cost, op, reason);
+  }
+
+  /** The error a failed reset is thrown with, reported first unless it is a misuse error. */
+  private resetFailed(error: unknown, storeKey: string): unknown {
+    if (error instanceof RateLimitError && error.code !== 'RL_STORE_ERROR' && error.code !== 'RL_STORE_TIMEOUT') return error;
+    const failure = error instanceof RateLimitError ? error : new StoreError(`The store failed to reset the key: ${error instanceof Error ? error.message : String(error)}`, { cause: error });
+    this.report(failure, storeKey, 'deny');
+    return failure;
   }
 
   /** Undo or release with the timeout; a failure is reported (the units or the lease expire by themselves). Never throws. */
@@ -141,6 +217,11 @@ export class GuardedStore {
     const lost = (error: unknown): void => this.report(error, storeKey, 'deny');
     return this.deadlines === undefined ? result.then(ignore, lost) : this.deadlines.race(result, ignore, lost);
   }
+}
+
+/** `decision`, resolved after a macrotask: the I/O that is waiting runs first. */
+function afterIo(decision: Decision): Promise<Decision> {
+  return new Promise((resolve) => setImmediate(resolve, decision));
 }
 
 function releaseNothing(): Promise<void> {

@@ -7,10 +7,10 @@
 import { describe, expect, it } from 'vitest';
 import { concurrency } from '../algorithms/concurrency.js';
 import { tokenBucket } from '../algorithms/token-bucket.js';
-import { StoreError } from '../errors.js';
+import { StoreClosedError, StoreError } from '../errors.js';
 import { LocalStore, ManualStore } from '../testing/manual-store.js';
 import { createLimiter } from './limiter.js';
-import type { StoreErrorEvent } from './options.js';
+import type { LimiterOptions, StoreErrorEvent } from './options.js';
 
 const bucket = (capacity = 3) => tokenBucket({ capacity, refillRate: 1 });
 
@@ -129,5 +129,98 @@ describe('the checked entry points', () => {
       ['store-error', 'deny', 'k'],
       ['store-error', 'deny', 'k'],
     ]);
+  });
+});
+
+describe('reset', () => {
+  it('forgets the key once the store has done it; a failing store makes it reject with the StoreError after a storeError event, and the key keeps its state', async () => {
+    const store = new ManualStore();
+    store.holdResets = true;
+    const limiter = createLimiter({ algorithm: bucket(), store, clock: () => 0, timeout: false });
+    const events: StoreErrorEvent[] = [];
+    limiter.on('storeError', (e: StoreErrorEvent) => events.push(e));
+    const used = limiter.consume('k', 3);
+    store.answerAll();
+    expect((await used).remaining).toBe(0);
+
+    const failing = limiter.reset('k');
+    store.failAll('connection lost');
+    await expect(failing).rejects.toMatchObject({ code: 'RL_STORE_ERROR', message: 'connection lost' });
+    expect(events.map((e) => [e.reason, e.action, e.key])).toEqual([['store-error', 'deny', 'k']]);
+    expect(store.state.peek('k', bucket(), 0, 0).remaining).toBe(0);
+
+    const reset = limiter.reset('k');
+    store.answerAll();
+    await expect(reset).resolves.toBeUndefined();
+    expect(store.state.peek('k', bucket(), 0, 0).remaining).toBe(3);
+  });
+
+  it('a local store that throws: the error becomes a StoreError (cause kept), reported, then thrown; a closed store’s misuse error is thrown as it is', async () => {
+    const store = new LocalStore();
+    const limiter = createLimiter({ algorithm: bucket(), store });
+    const events: StoreErrorEvent[] = [];
+    limiter.on('storeError', (e: StoreErrorEvent) => events.push(e));
+    const disk = new Error('disk on fire');
+    store.failure = disk;
+    const error = await limiter.reset('k').then(() => undefined, (e: unknown) => e);
+    expect(error).toBeInstanceOf(StoreError);
+    expect(error).toMatchObject({ cause: disk, message: expect.stringMatching(/disk on fire/) });
+    expect(events).toEqual([expect.objectContaining({ error, reason: 'store-error', action: 'deny', key: 'k' })]);
+    store.failure = new StoreClosedError();
+    await expect(limiter.reset('k')).rejects.toMatchObject({ code: 'RL_STORE_CLOSED' });
+    expect(events).toHaveLength(1);
+  });
+});
+
+describe('timer options', () => {
+  it('timeout becomes a timer: above 2^31 − 1 ms (about 24.8 days) it is rejected, naming the field', () => {
+    const make = (timeout: LimiterOptions['timeout']) => () => createLimiter({ algorithm: bucket(), store: new ManualStore(), timeout });
+    for (const bad of ['30d', 2 ** 31, '25d'] as const) {
+      expect(make(bad)).toThrow(expect.objectContaining({ code: 'RL_INVALID_OPTION', field: 'createLimiter.timeout' }));
+    }
+    expect(make(2 ** 31 - 1)).not.toThrow();
+    expect(make('24d')).not.toThrow();
+  });
+
+  it('storeRetryInterval is not a timer (the circuit compares it with the clock): a long one is accepted', () => {
+    expect(() => createLimiter({ algorithm: bucket(), store: new ManualStore(), storeRetryInterval: '30d' })).not.toThrow();
+  });
+});
+
+describe('a clock that returns a time that is not finite', () => {
+  const bad = [Number.NaN, Number.POSITIVE_INFINITY, Number.NEGATIVE_INFINITY, '1000' as unknown as number];
+
+  it.each(bad)('a reading of %s fails the call with an InvalidOptionError on createLimiter.clock; the store is never called and the key is intact', async (reading) => {
+    let now = 0;
+    const store = new LocalStore();
+    const limiter = createLimiter({ algorithm: bucket(), store, clock: () => now });
+    const events: StoreErrorEvent[] = [];
+    limiter.on('storeError', (e: StoreErrorEvent) => events.push(e));
+    expect(limiter.consumeSync('k').remaining).toBe(2);
+    now = reading;
+    const clockError = expect.objectContaining({ code: 'RL_INVALID_OPTION', field: 'createLimiter.clock' });
+    expect(() => limiter.consumeSync('k')).toThrow(clockError);
+    await expect(limiter.consume('k')).rejects.toEqual(clockError);
+    await expect(limiter.peek('k')).rejects.toEqual(clockError);
+    // A give-back never rejects: it is lost and reported.
+    await expect(limiter.undo('k')).resolves.toBeUndefined();
+    expect(events.map((e) => e.error)).toEqual([clockError]);
+    expect(store.calls).toEqual(['consume k']);
+    now = 0;
+    expect(limiter.consumeSync('k').remaining).toBe(1);
+  });
+
+  it('on a remote store with a deny cache and on a concurrency limit, too', async () => {
+    let now: number = Number.NaN;
+    const store = new ManualStore();
+    const limiter = createLimiter({ algorithm: bucket(), store, clock: () => now, timeout: false });
+    await expect(limiter.consume('k')).rejects.toMatchObject({ field: 'createLimiter.clock' });
+    const permits = createLimiter({ algorithm: concurrency({ limit: 1 }), store, clock: () => now, timeout: false });
+    await expect(permits.acquire('k')).rejects.toMatchObject({ field: 'createLimiter.clock' });
+    expect(store.calls).toBe(0);
+    now = 0;
+    const fine = limiter.consume('k');
+    store.answerAll();
+    expect((await fine).remaining).toBe(2);
   });
 });

@@ -2,7 +2,7 @@ import { EventEmitter } from 'node:events';
 import type { Algorithm } from '../algorithm.js';
 import type { Clock } from '../clock.js';
 import type { Decision } from '../decision.js';
-import { InvalidKeyError, StoreError, StoreTimeoutError, UnsupportedError } from '../errors.js';
+import { InvalidKeyError, InvalidOptionError, StoreError, StoreTimeoutError, UnsupportedError } from '../errors.js';
 import type { MaybePromise, Store } from '../store/interface.js';
 import { Circuit } from './circuit.js';
 import { checkLimiterCost, isChargeableCost } from './cost.js';
@@ -38,9 +38,11 @@ export class Limiter extends EventEmitter {
   private readonly denyCache: DenyCache | undefined;
   private readonly guarded: GuardedStore;
 
-  constructor(options: LimiterOptions) {
+  /** @param within Internal: set when this limiter is built as another one's fallback (see {@link FallbackOf}). */
+  constructor(options: LimiterOptions, within?: FallbackOf) {
     super();
-    const c = parseLimiterOptions(options);
+    const name = within?.name ?? 'createLimiter';
+    const c = parseLimiterOptions(options, name);
     this.algorithm = c.algorithm;
     this.store = c.store;
     this.prefix = c.prefix;
@@ -51,11 +53,11 @@ export class Limiter extends EventEmitter {
     this.circuit = new Circuit(c.localClock, c.retryIntervalMs, c.failureThreshold);
     this.denyCache = c.denyCache;
     const owner = { algorithm: c.algorithm, maxCost: c.maxCost, retryIntervalMs: c.retryIntervalMs, keyPrefixLength: this.keyPrefix.length };
-    const parsed = parseStoreErrorPolicy(c.onStoreError);
+    const parsed = parseStoreErrorPolicy(c.onStoreError, `${name}.onStoreError`);
     let fallback: Limiter | undefined;
     if (parsed.action === 'fallback') {
-      fallback = parsed.fallback instanceof Limiter ? parsed.fallback : new Limiter(parsed.fallback);
-      FailurePolicy.checkFallback(owner, fallback, parsed.fallback);
+      fallback = parsed.fallback instanceof Limiter ? parsed.fallback : buildFallback(parsed.fallback, options, name, within);
+      FailurePolicy.checkFallback(owner, fallback, parsed.fallback, name);
     }
     const deadlines = c.timeoutMs > 0 ? new Deadlines(c.timeoutMs, c.timers) : undefined;
     const policy = new FailurePolicy(parsed.action, owner, fallback);
@@ -72,7 +74,8 @@ export class Limiter extends EventEmitter {
 
   /**
    * Decides for one request of `cost` units (default 1) and records it when admitted.
-   * Rejects with a {@link RateLimitError} for a bad key or cost (no state changes); store failures
+   * Rejects with a {@link RateLimitError} for a bad key or cost, or a `clock` reading that is not a
+   * finite number (`InvalidOptionError` on `createLimiter.clock`; no state changes); store failures
    * resolve according to `onStoreError`, never reject.
    */
   consume(key: string, cost = 1): Promise<Decision> {
@@ -99,8 +102,10 @@ export class Limiter extends EventEmitter {
     // The common case in a few comparisons: a good key and cost, the store up.
     if (this.fastSync && typeof key === 'string' && key.length > 0 && isChargeableCost(cost, this.maxCost) && this.circuit.isClosed) {
       const storeKey = this.keyPrefix + key;
+      // The clock is read before the store is called: its error (a time that is not finite) is thrown as it is.
+      const now = this.clock === undefined ? undefined : this.clock();
       try {
-        return this.store.consume(storeKey, this.algorithm, cost, this.clock === undefined ? undefined : this.clock()) as Decision;
+        return this.store.consume(storeKey, this.algorithm, cost, now) as Decision;
       } catch (error) {
         // Synchronous here: a synchronous limiter's fallback is local.
         return this.guarded.threw(error, storeKey, cost, CONSUME) as Decision;
@@ -125,11 +130,18 @@ export class Limiter extends EventEmitter {
     }
   }
 
-  /** Forgets the key's state: its next request starts with the full quota. */
+  /**
+   * Forgets the key's state: its next request starts with the full quota. Resolves once the store has
+   * done it. A store that fails or does not answer within the `timeout` makes it reject, after a
+   * `'storeError'` event (action `'deny'`), with the `StoreError` or the `StoreTimeoutError`: the key
+   * was not reset (as far as the limiter knows: a reset that timed out may still apply when the store
+   * answers late), and the call never waits longer than the timeout. Rejects with
+   * {@link InvalidKeyError} for a bad key.
+   */
   async reset(key: string): Promise<void> {
     const storeKey = this.storageKey(key);
     this.denyCache?.delete(storeKey);
-    await this.store.reset(storeKey, this.algorithm);
+    await this.guarded.reset(storeKey);
   }
 
   /** Gives back `cost` units admitted earlier for `key` (used to roll back combined limits). A lost give-back is reported as a `'storeError'` event. */
@@ -199,6 +211,26 @@ export class Limiter extends EventEmitter {
     // Without listeners, 'storeError' is dropped (it is not the special 'error' event, so it never throws).
     if (this.listenerCount('storeError') > 0) this.emit('storeError', event);
   }
+}
+
+/**
+ * @internal Where a fallback's options are built: the name of their field
+ * (`createLimiter.onStoreError.fallback`, one more `.onStoreError.fallback` per level) and the options
+ * of every limiter it stands in for, to refuse a fallback that refers back to one of them.
+ */
+export interface FallbackOf {
+  readonly name: string;
+  readonly ancestors: readonly object[];
+}
+
+/** The fallback limiter built from `given`, the fallback options found in the options `of` of the limiter named `name`. */
+function buildFallback(given: LimiterOptions, of: LimiterOptions, name: string, within: FallbackOf | undefined): Limiter {
+  const field = `${name}.onStoreError.fallback`;
+  const ancestors = within === undefined ? [of] : [...within.ancestors, of];
+  if (ancestors.includes(given)) {
+    throw new InvalidOptionError(field, given, 'the options of a limiter other than the ones it stands in for (a fallback refers back to itself here: it would fall back forever)');
+  }
+  return new Limiter(given, { name: field, ancestors });
 }
 
 /** Creates a {@link Limiter}; throws {@link InvalidOptionError} for bad options. */

@@ -1,7 +1,7 @@
 import type { Algorithm } from '../algorithm.js';
 import { systemClock, type Clock } from '../clock.js';
 import type { Decision, DecisionReason } from '../decision.js';
-import { parseDuration, type Duration } from '../duration.js';
+import { parseDuration, parseTimerDuration, type Duration } from '../duration.js';
 import { InvalidOptionError, UnsupportedError } from '../errors.js';
 import { checkOptions, integerAtLeast, positiveNumber } from '../options.js';
 import type { Store } from '../store/interface.js';
@@ -27,7 +27,11 @@ export interface LimiterOptions {
   algorithm: Algorithm;
   /** Where state lives: a `MemoryStore`, a `RedisStore`, or any {@link Store}. */
   store: Store;
-  /** Time source in ms. When given, every decision uses it (also on Redis). When omitted, the store's own clock decides (Redis `TIME`). */
+  /**
+   * Time source in ms. When given, every decision uses it (also on Redis). When omitted, the store's own
+   * clock decides (Redis `TIME`). A reading that is not a finite number fails that call with an
+   * `InvalidOptionError` on `createLimiter.clock` before anything is charged.
+   */
   clock?: Clock;
   /** Namespace prepended to every key (`<prefix>:<key>`), so that two limits on one store never share state. */
   prefix?: string;
@@ -37,7 +41,11 @@ export interface LimiterOptions {
    * finite number greater than 0 and at most the algorithm's `maxCost`.
    */
   maxCost?: number;
-  /** Longest wait for the store before the failure policy applies. Default: 50 ms for remote stores, none for local ones. `false` disables it. */
+  /**
+   * Longest wait for the store before the failure policy applies (at most 24 days, the longest Node
+   * timer). Default: 50 ms for remote stores, none for local ones. `false` disables it. Its timer never
+   * keeps the process alive.
+   */
   timeout?: Duration | false;
   /** What to do when the store fails or times out. Default `'deny'` (fail closed; the HTTP layer answers 503 with Retry-After). */
   onStoreError?: StoreErrorPolicy;
@@ -81,7 +89,7 @@ export interface StoreErrorEvent {
 export interface LimiterConfig {
   readonly algorithm: Algorithm;
   readonly store: Store;
-  /** The user's clock, or undefined to let the store's own clock decide. */
+  /** The user's clock, checked at every reading ({@link checkedClock}), or undefined to let the store's own clock decide. */
   readonly clock: Clock | undefined;
   /** The clock of local decisions (the circuit, the deny cache): the user's, or the system clock. */
   readonly localClock: Clock;
@@ -102,24 +110,28 @@ const DEFAULT_REMOTE_TIMEOUT_MS = 50;
 const DEFAULT_RETRY_INTERVAL_MS = 1000;
 const DEFAULT_FAILURE_THRESHOLD = 3;
 
-/** Checks every option of `createLimiter` (throwing {@link InvalidOptionError} naming the field) and applies the defaults. */
-export function parseLimiterOptions(options: LimiterOptions): LimiterConfig {
-  const o = checkOptions(options, LIMITER_OPTIONS, 'createLimiter');
-  const algorithm = checkAlgorithm(o.algorithm, 'createLimiter.algorithm');
+/**
+ * Checks every option of `createLimiter` (throwing {@link InvalidOptionError} naming the field) and
+ * applies the defaults. `name` is where the options were given, the start of every field's name:
+ * `createLimiter`, or `createLimiter.onStoreError.fallback` for a fallback's options.
+ */
+export function parseLimiterOptions(options: LimiterOptions, name = 'createLimiter'): LimiterConfig {
+  const o = checkOptions(options, LIMITER_OPTIONS, name);
+  const algorithm = checkAlgorithm(o.algorithm, `${name}.algorithm`);
   const store = o.store as Store;
   if (!store || typeof store !== 'object' || typeof store.consume !== 'function' || !store.capabilities) {
-    throw new InvalidOptionError('createLimiter.store', o.store, 'a store such as new MemoryStore()');
+    throw new InvalidOptionError(`${name}.store`, o.store, 'a store such as new MemoryStore()');
   }
   if (!store.capabilities.algorithms.includes(algorithm.kind)) {
     throw new UnsupportedError(`This store does not support the ${algorithm.kind} algorithm.`);
   }
   if (o.clock !== undefined && typeof o.clock !== 'function') {
-    throw new InvalidOptionError('createLimiter.clock', o.clock, 'a function returning the time in milliseconds');
+    throw new InvalidOptionError(`${name}.clock`, o.clock, 'a function returning the time in milliseconds');
   }
   if (o.prefix !== undefined && typeof o.prefix !== 'string') {
-    throw new InvalidOptionError('createLimiter.prefix', o.prefix, 'a string');
+    throw new InvalidOptionError(`${name}.prefix`, o.prefix, 'a string');
   }
-  const clock = o.clock as Clock | undefined;
+  const clock = o.clock === undefined ? undefined : checkedClock(o.clock as Clock, `${name}.clock`);
   const local = store.capabilities.local;
   return {
     algorithm,
@@ -127,21 +139,36 @@ export function parseLimiterOptions(options: LimiterOptions): LimiterConfig {
     clock,
     localClock: clock ?? systemClock,
     prefix: (o.prefix as string | undefined) ?? '',
-    maxCost: o.maxCost === undefined ? algorithm.maxCost : checkMaxCost(o.maxCost, algorithm),
-    timeoutMs: o.timeout === false ? 0 : o.timeout === undefined ? (local ? 0 : DEFAULT_REMOTE_TIMEOUT_MS) : parseDuration(o.timeout, 'createLimiter.timeout'),
-    retryIntervalMs: o.storeRetryInterval === undefined ? DEFAULT_RETRY_INTERVAL_MS : parseDuration(o.storeRetryInterval, 'createLimiter.storeRetryInterval'),
+    maxCost: o.maxCost === undefined ? algorithm.maxCost : checkMaxCost(o.maxCost, algorithm, `${name}.maxCost`),
+    timeoutMs: o.timeout === false ? 0 : o.timeout === undefined ? (local ? 0 : DEFAULT_REMOTE_TIMEOUT_MS) : parseTimerDuration(o.timeout, `${name}.timeout`),
+    // Not a timer: the circuit compares it with its clock, and decisions carry it as their retry time.
+    retryIntervalMs: o.storeRetryInterval === undefined ? DEFAULT_RETRY_INTERVAL_MS : parseDuration(o.storeRetryInterval, `${name}.storeRetryInterval`),
     failureThreshold:
-      o.storeFailureThreshold === undefined ? DEFAULT_FAILURE_THRESHOLD : integerAtLeast(o.storeFailureThreshold, 'createLimiter.storeFailureThreshold'),
-    timers: o.timers === undefined ? systemTimers : checkTimers(o.timers, 'createLimiter.timers'),
+      o.storeFailureThreshold === undefined ? DEFAULT_FAILURE_THRESHOLD : integerAtLeast(o.storeFailureThreshold, `${name}.storeFailureThreshold`),
+    timers: o.timers === undefined ? systemTimers : checkTimers(o.timers, `${name}.timers`),
     onStoreError: o.onStoreError,
-    denyCache: parseDenyCache(o.denyCache, algorithm, local),
+    denyCache: parseDenyCache(o.denyCache, algorithm, local, `${name}.denyCache`),
   };
 }
 
-function checkMaxCost(value: unknown, algorithm: Algorithm): number {
-  const maxCost = positiveNumber(value, 'createLimiter.maxCost');
+/**
+ * The user's clock, checked at every reading: a time that is not a finite number (NaN, ±Infinity, not
+ * a number) throws {@link InvalidOptionError} naming `field` instead of reaching a store, the circuit
+ * or the deny cache, so one bad reading fails one call and corrupts no key. Every reading of the
+ * limiter goes through it (the store's `now`, the circuit's and the deny cache's times).
+ */
+function checkedClock(clock: Clock, field: string): Clock {
+  return () => {
+    const now = clock();
+    if (Number.isFinite(now)) return now;
+    throw new InvalidOptionError(field, now, 'a clock that returns a finite number of milliseconds (nothing was charged)');
+  };
+}
+
+function checkMaxCost(value: unknown, algorithm: Algorithm, field: string): number {
+  const maxCost = positiveNumber(value, field);
   if (maxCost > algorithm.maxCost) {
-    throw new InvalidOptionError('createLimiter.maxCost', value, `at most the ${algorithm.kind} capacity ${algorithm.maxCost} (a larger cost could never be admitted)`);
+    throw new InvalidOptionError(field, value, `at most the ${algorithm.kind} capacity ${algorithm.maxCost} (a larger cost could never be admitted)`);
   }
   return maxCost;
 }

@@ -73,7 +73,8 @@ interface Pending {
  * A remote-like store for testing what a limiter does while its store is slow or failing: `consume`,
  * `peek`, `undo` and `acquire` wait until the test calls `answerAll()` (each is then applied, in
  * order, to a {@link LocalStore}, `state`) or `failAll()` (each rejects, by default with a
- * `StoreError`); `reset` and `release` apply at once. `capabilities.local` is false.
+ * `StoreError`); `reset` and `release` apply at once, unless `holdResets` is set. `capabilities.local`
+ * is false.
  */
 export class ManualStore implements Store {
   readonly capabilities: StoreCapabilities;
@@ -83,6 +84,8 @@ export class ManualStore implements Store {
   calls = 0;
   /** The state the answered calls applied to. */
   readonly state: LocalStore;
+  /** While true, `reset` waits for `answerAll()` / `failAll()` too (a store that hangs or fails on a reset). */
+  holdResets = false;
 
   constructor(algorithms?: readonly AlgorithmKind[]) {
     this.state = new LocalStore(algorithms);
@@ -124,6 +127,7 @@ export class ManualStore implements Store {
   }
 
   reset(key: string, algorithm: Algorithm): Promise<void> {
+    if (this.holdResets) return this.later(() => this.state.reset(key, algorithm));
     this.state.reset(key, algorithm);
     return Promise.resolve();
   }
