@@ -108,7 +108,11 @@ export class HttpRateLimiter<Req> {
    */
   readonly decide: (req: Req) => MaybePromise<RateLimitResult | undefined>;
 
-  /** Forgets `key` in every limit (for example after a successful login). */
+  /**
+   * Forgets `key` in every limit (for example after a successful login). Each limit's reset has its
+   * limiter's timeout: when one fails or times out (reported as `'storeError'`), this rejects with its
+   * `StoreError` or `StoreTimeoutError` (the key may then still be limited), and never hangs.
+   */
   async resetKey(key: string): Promise<void> {
     await Promise.all(this.limiters.map((limiter) => limiter.reset(key)));
   }

@@ -23,9 +23,9 @@ describe('deny and allow', () => {
     expect(allow.consumeSync('k', 3)).toMatchObject({ allowed: true, remaining: 7, retryAfterMs: 0, limit: 10, reason: 'store-error' });
   });
 
-  it('rejects anything else', () => {
+  it('rejects anything else, null included (only undefined means the default)', () => {
     const make = (onStoreError: unknown) => () => createLimiter({ algorithm: small(), store: new LocalStore(), onStoreError: onStoreError as 'deny' });
-    for (const bad of ['open', { fallback: undefined, extra: 1 }, 42]) {
+    for (const bad of ['open', { fallback: undefined, extra: 1 }, 42, null]) {
       expect(make(bad)).toThrow(expect.objectContaining({ code: 'RL_INVALID_OPTION', field: 'createLimiter.onStoreError' }));
     }
   });

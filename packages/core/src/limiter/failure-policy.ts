@@ -17,7 +17,7 @@ export type ParsedStoreErrorPolicy = { action: 'deny' | 'allow'; fallback?: unde
 
 /** Checks the `onStoreError` option (default `'deny'`); `field` names it in errors. */
 export function parseStoreErrorPolicy(policy: unknown, field = 'createLimiter.onStoreError'): ParsedStoreErrorPolicy {
-  if (policy === undefined || policy === null || policy === 'deny') return { action: 'deny' };
+  if (policy === undefined || policy === 'deny') return { action: 'deny' };
   if (policy === 'allow') return { action: 'allow' };
   if (policy && typeof policy === 'object' && 'fallback' in policy && Object.keys(policy).length === 1) {
     return { action: 'fallback', fallback: (policy as { fallback: Limiter | LimiterOptions }).fallback };
