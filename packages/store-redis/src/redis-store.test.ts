@@ -65,3 +65,23 @@ describe('RedisStore calls', () => {
     ]);
   });
 });
+
+describe('RedisStore options', () => {
+  it('null is a bad value, not "not given": prefix and buckets name their field', () => {
+    const { client } = recordingClient();
+    for (const field of ['prefix', 'buckets'] as const) {
+      expect(() => new RedisStore({ client: client as never, [field]: null as never })).toThrow(
+        expect.objectContaining({ code: 'RL_INVALID_OPTION', field: `RedisStore.${field}` }),
+      );
+    }
+    // undefined is the only "not given".
+    const store = new RedisStore({ client: client as never, prefix: undefined, buckets: undefined });
+    expect([store.prefix, store.buckets]).toEqual(['rl:', 16_384]);
+  });
+
+  it('an array is not an options object', () => {
+    const { client } = recordingClient();
+    expect(() => new RedisStore([] as never)).toThrow(expect.objectContaining({ code: 'RL_INVALID_OPTION', field: 'RedisStore' }));
+    expect(() => new RedisStore(Object.assign([], { client }) as never)).toThrow(expect.objectContaining({ code: 'RL_INVALID_OPTION', field: 'RedisStore' }));
+  });
+});

@@ -17,6 +17,20 @@ export interface RedisStoreOptions {
   /**
    * An ioredis client: a `Redis` (standalone, Sentinel) or a `Cluster`. The store defines its scripts
    * on it (`defineCommand`) and never closes it: the client belongs to the caller.
+   *
+   * A Cluster client's retries should end within the limiter's `timeout` (default 50 ms): while a slot
+   * migrates, Redis answers `TRYAGAIN` to a script whose keys are split between the two nodes (a
+   * sliding log and its `:sum` are moved one by one), `ASK` for a key already moved and `MOVED` once
+   * the slot has moved. ioredis follows `ASK` at once, retries `MOVED` after `retryDelayOnMoved`
+   * (default 0) and `TRYAGAIN` after `retryDelayOnTryAgain` (default 100 ms, twice the default
+   * timeout), at most `maxRedirections` times (default 16) in all, then rejects. For a 50 ms timeout,
+   * `new Cluster(nodes, { retryDelayOnTryAgain: 2, maxRedirections: 20 })` keeps retrying for about
+   * 40 ms. A call still retried when the timeout ends is answered by the limiter's failure policy;
+   * if Redis runs it later and it takes units, the limiter gives them back (`undo`), as for any call
+   * answered after its timeout. A rejected call ran nothing.
+   *
+   * The client's `keyPrefix` is put before every key: on a Cluster it must not start a hash tag that
+   * is empty (`{}`), which would make Redis hash each whole key and split a limit's keys over slots.
    */
   client: Redis | Cluster;
   /**
@@ -74,7 +88,7 @@ export class RedisStore implements Store {
   private closed = false;
 
   constructor(options: RedisStoreOptions) {
-    if (options === null || typeof options !== 'object') throw new InvalidOptionError('RedisStore', options, 'an options object');
+    if (options === null || typeof options !== 'object' || Array.isArray(options)) throw new InvalidOptionError('RedisStore', options, 'an options object');
     for (const name of Object.keys(options)) {
       if (name !== 'client' && name !== 'prefix' && name !== 'buckets') {
         throw new InvalidOptionError(`RedisStore.${name}`, (options as unknown as Record<string, unknown>)[name], 'no such option; RedisStore takes client, prefix, buckets');
@@ -84,13 +98,18 @@ export class RedisStore implements Store {
     if (client === null || typeof client !== 'object' || typeof (client as Redis).defineCommand !== 'function') {
       throw new InvalidOptionError('RedisStore.client', client, 'an ioredis client: new Redis(url) or new Cluster(nodes)');
     }
-    const prefix = options.prefix ?? 'rl:';
+    // `undefined` is the only "not given": `null` is a bad value like any other.
+    const prefix = options.prefix === undefined ? 'rl:' : options.prefix;
     if (typeof prefix !== 'string' || prefix.includes('{') || prefix.includes('}')) {
       throw new InvalidOptionError('RedisStore.prefix', prefix, 'a string without { or }');
     }
-    const buckets = options.buckets ?? DEFAULT_BUCKETS;
+    const buckets = options.buckets === undefined ? DEFAULT_BUCKETS : options.buckets;
     if (!Number.isInteger(buckets) || buckets < 1 || buckets > 2 ** 24) {
       throw new InvalidOptionError('RedisStore.buckets', buckets, 'an integer from 1 to 16777216');
+    }
+    const keyPrefix = (client as { options?: { keyPrefix?: unknown } }).options?.keyPrefix;
+    if ((client as Cluster).isCluster === true && splitsHashTags(keyPrefix)) {
+      throw new InvalidOptionError('RedisStore.client', keyPrefix, 'a Cluster client whose keyPrefix has no empty hash tag "{}" (Redis would hash every whole key, and a limit\'s keys would land in different slots)');
     }
     this.client = client as Redis | Cluster;
     this.prefix = prefix;
@@ -240,6 +259,18 @@ export class RedisStore implements Store {
     }
     return plan;
   }
+}
+
+/**
+ * True when a key prefix makes Redis Cluster hash whole keys: its first `{` is followed at once by `}`
+ * (an empty hash tag). Any other prefix keeps a limit's keys in one slot, since they all begin with
+ * `<keyPrefix><prefix>{<tag>}`: the first `}` after the first `{` lies within that common part.
+ */
+function splitsHashTags(keyPrefix: unknown): boolean {
+  if (typeof keyPrefix !== 'string' && !Buffer.isBuffer(keyPrefix)) return false;
+  const text = Buffer.isBuffer(keyPrefix) ? keyPrefix.toString('latin1') : keyPrefix;
+  const open = text.indexOf('{');
+  return open !== -1 && text.charCodeAt(open + 1) === 125;
 }
 
 function storeError(operation: string, error: unknown): StoreError {

@@ -48,3 +48,9 @@ elseif now == nil then
 else
   now = tonumber(now)
 end
+-- A `now` that is not a finite number (an app clock that returned NaN or an infinity, sent as 'NaN' or
+-- 'Infinity', which Lua reads as numbers; or a TIME that could not be read) never reaches a state: the
+-- script stops before it reads or writes anything, and the store rejects with a StoreError.
+if OP ~= 'r' and (now == nil or now ~= now or now == math.huge or now == -math.huge) then
+  return redis.error_reply('ERR rl: now is not a finite number of ms')
+end

@@ -13,7 +13,9 @@
 -- Returns  the decision: five exact doubles (allowed, remaining, then ms to the reset, to a retry, of the delay; see prelude.lua); undo returns nothing.
 --
 -- A decision on a short log (the common case) takes TIME, LRANGE, RPUSH and PEXPIRE (and LTRIM when
--- records leave the window); a long one adds LLEN, LINDEX, GET and SET of the metadata.
+-- records leave the window); a long one adds LLEN, LINDEX, GET and SET of the metadata. An undo reads
+-- the log from its tail and stops at the record it removes (LRANGE, LREM, PTTL; GET and SET of the
+-- metadata of a long log): a give-back costs what a decision does, however long the log.
 
 local log_key = KEYS[1]
 local sum_key = KEYS[2]
@@ -67,22 +69,36 @@ elseif count > 0 then
 end
 
 if OP == 'u' then
-  -- Remove the newest record of this cost: the one the rollback admitted (or one just like it).
-  local records = redis.call('LRANGE', log_key, 0, -1)
-  for i = #records, 1, -1 do
-    local _, record_cost = struct.unpack('<dd', records[i])
-    if record_cost == cost then
-      -- Scanning from the tail found the last element equal to records[i]: LREM from the tail removes exactly it.
-      redis.call('LREM', log_key, -1, records[i])
-      -- The metadata lives as long as the log (SET without an expiry would keep it forever).
-      local ttl = redis.call('PTTL', log_key)
-      if #records - 1 < FIRST or ttl <= 0 then
-        redis.call('DEL', sum_key)
-      else
-        redis.call('SET', sum_key, struct.pack('<d', sum - cost), 'PX', ttl)
-      end
-      return nil
+  -- Remove the newest record of this cost: the one the rollback admitted (or one just like it). The
+  -- log is read from its tail in chunks that grow, so an undo reads about as many records as lie
+  -- after the one it removes (those recorded since the consume it gives back), not the whole log.
+  local records = first
+  local seen = 0
+  local size = FIRST
+  while seen < count do
+    if not whole then
+      if size > count - seen then size = count - seen end
+      records = redis.call('LRANGE', log_key, -(seen + size), -(seen + 1))
     end
+    for i = #records, 1, -1 do
+      local _, record_cost = struct.unpack('<dd', records[i])
+      if record_cost == cost then
+        -- Scanning from the tail found the last element equal to records[i]: LREM from the tail removes
+        -- exactly it, and stops there.
+        redis.call('LREM', log_key, -1, records[i])
+        -- The metadata lives as long as the log (SET without an expiry would keep it forever).
+        local ttl = redis.call('PTTL', log_key)
+        if count - 1 < FIRST or ttl <= 0 then
+          redis.call('DEL', sum_key)
+        else
+          redis.call('SET', sum_key, struct.pack('<d', sum - cost), 'PX', ttl)
+        end
+        return nil
+      end
+    end
+    if whole or #records == 0 then break end
+    seen = seen + #records
+    if size < 256 then size = size * 2 end
   end
   return nil
 end

@@ -1,0 +1,191 @@
+/**
+ * A limit's keys live in one Cluster slot by construction, and a slot migration during traffic costs
+ * no request its answer and no unit a request it did not admit. On a Cluster of its own (3 masters),
+ * since the migration moves a slot.
+ *
+ * The slots come from Redis itself (`CLUSTER KEYSLOT`), for every key name the store builds: each
+ * operation's script keys and a reset's keys, captured from a client that records them.
+ */
+import fc from 'fast-check';
+import { Cluster, Redis } from 'ioredis';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { concurrency, createLimiter, slidingWindowLog, type Algorithm } from '@rl/core';
+import type { ConcurrencyAlgorithm } from '@rl/core/store';
+import { RedisStore } from '@rl/store-redis';
+import { everyRateAlgorithm, startRedisCluster, type RedisClusterHandle } from '@rl/test-support';
+
+let cluster: RedisClusterHandle | undefined;
+/** A direct connection to each master, in the harness's order. */
+let nodes: Redis[] = [];
+
+beforeAll(async () => {
+  cluster = await startRedisCluster();
+  nodes = cluster.nodes.map(({ host, port }) => new Redis({ host, port }));
+});
+
+afterAll(async () => {
+  for (const node of nodes) node.disconnect();
+  await cluster?.stop();
+});
+
+/** A client that records the keys of every command the store sends (script keys, DEL, HDEL). */
+function recordingClient(isCluster: boolean, keyPrefix = '') {
+  let sent: string[] = [];
+  const reply = Buffer.alloc(40);
+  const client: Record<string, unknown> = {
+    isCluster,
+    options: { keyPrefix },
+    defineCommand(name: string, definition: { numberOfKeys: number }) {
+      client[`${name}Buffer`] = (...args: string[]) => {
+        sent.push(...args.slice(0, definition.numberOfKeys).map((key) => keyPrefix + key));
+        return Promise.resolve(reply);
+      };
+    },
+    del(...keys: string[]) {
+      sent.push(...keys.map((key) => keyPrefix + key));
+      return Promise.resolve(keys.length);
+    },
+    hdel(key: string) {
+      sent.push(keyPrefix + key);
+      return Promise.resolve(1);
+    },
+  };
+  return {
+    client: client as never,
+    /** The keys sent since the last call. */
+    take(): string[] {
+      const keys = sent;
+      sent = [];
+      return keys;
+    },
+  };
+}
+
+/** Every key name the store builds for `key`: the keys of each operation of the algorithm, and of a reset. */
+async function keysOf(store: RedisStore, take: () => string[], key: string, algorithm: Algorithm): Promise<string[]> {
+  if (algorithm.stateKind === 'leases') {
+    await store.acquire(key, algorithm as ConcurrencyAlgorithm, 'lease', undefined);
+    await store.release(key, algorithm as ConcurrencyAlgorithm, 'lease');
+  } else {
+    await store.undo(key, algorithm, 2, 5);
+  }
+  await store.consume(key, algorithm, 1, undefined);
+  await store.peek(key, algorithm, 1, 5);
+  await store.reset(key, algorithm);
+  return take();
+}
+
+/** Storage keys of every shape: braces anywhere, `#`, long, unicode, lone surrogates, control characters. */
+const awkward = ['{', '}', '{}', '}{', 'a}b{c', '{x}', '#tag', '#', '', 'x'.repeat(10_000), '{'.repeat(300), '\uD800', '\uDC00x', '\0\u0001', 'ключ🙂', 'user:{1}:ip'];
+const generated = fc.sample(
+  fc.oneof(
+    fc.string({ unit: fc.constantFrom('{', '}', '#', ':', 'a', 'é', '🙂', '\uD800') }),
+    fc.string({ unit: 'binary', maxLength: 40 }),
+    fc.string({ unit: 'grapheme', minLength: 150, maxLength: 260 }),
+  ),
+  { numRuns: 600, seed: 11 },
+);
+const algorithms: Algorithm[] = [...everyRateAlgorithm(5), concurrency({ limit: 2 })];
+
+describe('one slot per limit, by construction', () => {
+  it.each(['', 'app:', '{app}:', 'a{', 'a}{b}'])('every key name of every algorithm shares the slot of its limit (keyPrefix %j)', async (keyPrefix) => {
+    const { client, take } = recordingClient(true, keyPrefix);
+    const store = new RedisStore({ client, prefix: 'rl:' });
+    const groups: string[][] = [];
+    for (const key of [...awkward, ...generated]) {
+      for (const algorithm of algorithms) groups.push(await keysOf(store, take, key, algorithm));
+    }
+    const pipeline = nodes[0]!.pipeline();
+    for (const group of groups) for (const name of group) pipeline.cluster('KEYSLOT', name);
+    const slots = (await pipeline.exec())!.map(([error, slot]) => {
+      expect(error).toBeNull();
+      return slot as number;
+    });
+    let at = 0;
+    let multiKey = 0;
+    for (const group of groups) {
+      const own = slots.slice(at, at + group.length);
+      at += group.length;
+      expect(new Set(own).size, group.join(' ')).toBe(1);
+      if (new Set(group).size > 1) multiKey++;
+    }
+    // The sliding log's groups hold two keys each (the log and its :sum).
+    expect(multiKey).toBe(awkward.length + generated.length);
+  });
+
+  it('a Cluster client whose keyPrefix starts an empty hash tag is refused, naming the field', () => {
+    for (const keyPrefix of ['{}', 'app{}:', 'a{}{b}']) {
+      const cluster = new Cluster([{ host: '127.0.0.1', port: 1 }], { lazyConnect: true, redisOptions: { keyPrefix } });
+      expect(() => new RedisStore({ client: cluster })).toThrow(expect.objectContaining({ code: 'RL_INVALID_OPTION', field: 'RedisStore.client' }));
+      cluster.disconnect();
+      // On a standalone client one slot does not matter: accepted.
+      const standalone = new Redis({ lazyConnect: true, keyPrefix });
+      expect(() => new RedisStore({ client: standalone })).not.toThrow();
+      standalone.disconnect();
+    }
+  });
+});
+
+/** Redis's count of TRYAGAIN replies on every master. */
+async function tryAgains(): Promise<number> {
+  let count = 0;
+  for (const node of nodes) count += Number(/errorstat_TRYAGAIN:count=(\d+)/.exec(await node.info('errorstats'))?.[1] ?? 0);
+  return count;
+}
+
+describe('a slot migration during traffic', () => {
+  it('splits a sliding log from its :sum for a while: every request is answered within the timeout, every unit charged is an admitted one', async () => {
+    // The settings RedisStore's documentation gives for the default 50 ms timeout: TRYAGAIN retried
+    // every 2 ms, 20 redirections at most (a request that used them up would fail, and the test with
+    // it). The limiter's timeout is longer here only so that a loaded CI machine's timer delays cannot
+    // answer a request that Redis answered. With ioredis's defaults and a 50 ms timeout, all 300 were
+    // answered by the failure policy.
+    const client = new Cluster(cluster!.nodes, { retryDelayOnTryAgain: 2, maxRedirections: 20 });
+    try {
+      const store = new RedisStore({ client, prefix: 'mig:' });
+      const log = slidingWindowLog({ limit: 100_000, window: '1h' });
+      const limiter = createLimiter({ algorithm: log, store, timeout: '1s', denyCache: false });
+      for (let i = 0; i < 20; i++) await limiter.consume('hot');
+      const [list, sum] = store.redisKeys('hot', log) as [string, string];
+      const slot = (await nodes[0]!.cluster('KEYSLOT', list)) as number;
+      const ids = await Promise.all(nodes.map(async (node) => (await node.cluster('MYID')) as string));
+      const owner = await (async () => {
+        for (const [i, node] of nodes.entries()) if ((await node.cluster('COUNTKEYSINSLOT', slot)) === 2) return i;
+        throw new Error('no master holds the hot key');
+      })();
+      const source = nodes[owner]!;
+      const targetIndex = (owner + 1) % nodes.length;
+      const target = nodes[targetIndex]!;
+      await target.cluster('SETSLOT', slot, 'IMPORTING', ids[owner]!);
+      await source.cluster('SETSLOT', slot, 'MIGRATING', ids[targetIndex]!);
+      for (const node of nodes) await node.config('RESETSTAT');
+
+      // The log moves first: until its :sum follows, a script naming both gets TRYAGAIN on either node.
+      await source.migrate('127.0.0.1', cluster!.nodes[targetIndex]!.port, list, 0, 5000);
+      const traffic = Promise.all(Array.from({ length: 300 }, () => limiter.consume('hot')));
+      // Calls made straight to the store while split, answered late: what they took is given back.
+      const late = Promise.all(Array.from({ length: 50 }, () => store.consume('hot', log, 1, undefined)));
+      // Hold the split until Redis has refused the traffic as many times as there are requests.
+      for (let polls = 0; (await tryAgains()) < 350; polls++) expect(polls).toBeLessThan(10_000);
+      await source.migrate('127.0.0.1', cluster!.nodes[targetIndex]!.port, sum, 0, 5000);
+      // The slot's new owner is told first, then its old one, then the rest (as redis-cli does).
+      for (const node of [target, source, ...nodes.filter((n) => n !== target && n !== source)]) await node.cluster('SETSLOT', slot, 'NODE', ids[targetIndex]!);
+
+      const decisions = await traffic;
+      expect(decisions.filter((d) => !d.allowed || d.reason !== undefined)).toEqual([]);
+      const lateDecisions = await late;
+      expect(lateDecisions.every((d) => d.allowed)).toBe(true);
+      for (let i = 0; i < lateDecisions.length; i++) await store.undo('hot', log, 1, undefined);
+
+      expect(await tryAgains()).toBeGreaterThanOrEqual(350);
+      // Everything is on the target now, and it holds exactly the admitted requests' units.
+      expect(await source.cluster('COUNTKEYSINSLOT', slot)).toBe(0);
+      expect(await target.cluster('COUNTKEYSINSLOT', slot)).toBe(2);
+      expect(await target.llen(list)).toBe(20 + 300);
+      expect((await target.getBuffer(sum))!.readDoubleLE(0)).toBe(20 + 300);
+      expect((await limiter.peek('hot')).remaining).toBe(100_000 - 320);
+    } finally {
+      client.disconnect();
+    }
+  });
+});
