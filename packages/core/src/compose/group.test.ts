@@ -45,6 +45,13 @@ class DownStore extends ArrayStore {
 }
 
 describe('combineLimiters', () => {
+  it("checks each cost against the limiter's maxCost, as the limiter itself does", async () => {
+    const capped = createLimiter({ algorithm: fixedWindow({ limit: 10, window: '1m' }), store: new ArrayStore(), clock: () => 0, maxCost: 2 });
+    await expect(capped.consume('k', 5)).rejects.toMatchObject({ code: 'RL_COST_EXCEEDS_CAPACITY' });
+    await expect(combineLimiters([capped]).consume('k', 5)).rejects.toMatchObject({ code: 'RL_COST_EXCEEDS_CAPACITY' });
+    expect((await capped.peek('k')).remaining).toBe(10);
+  });
+
   it('a limit that failed open (store down, policy allow) never binds the combined decision while another limit answered', async () => {
     const clock = () => 1_000;
     const tenant = createLimiter({ algorithm: fixedWindow({ limit: 10, window: '1m' }), store: new ArrayStore(), clock });

@@ -1,7 +1,6 @@
-import { checkCost } from '../algorithm.js';
 import type { Decision } from '../decision.js';
 import { InvalidOptionError, UnsupportedError } from '../errors.js';
-import { Limiter } from '../limiter/index.js';
+import { checkLimiterCost, Limiter } from '../limiter/index.js';
 import type { MaybePromise } from '../store/interface.js';
 import { Composition } from './engine.js';
 
@@ -102,7 +101,7 @@ export class LimiterGroup {
       const key = typeof keys === 'string' ? keys : keys[i]!;
       limiter.storageKey(key);
       checkedKeys[i] = key;
-      checkedCosts[i] = limiter.algorithm.stateKind === 'leases' ? 1 : checkCost(limiter.algorithm, typeof cost === 'number' ? cost : cost[i]);
+      checkedCosts[i] = limiter.algorithm.stateKind === 'leases' ? 1 : checkLimiterCost(limiter, typeof cost === 'number' ? cost : cost[i]);
     }
     return this.composition.run(checkedKeys, checkedCosts);
   }

@@ -1,6 +1,7 @@
-import { checkCost, type Algorithm } from '../algorithm.js';
+import type { Algorithm } from '../algorithm.js';
 import type { Composition } from '../compose/engine.js';
 import { InvalidKeyError } from '../errors.js';
+import { checkLimiterCost } from '../limiter/index.js';
 import type { MaybePromise } from '../store/interface.js';
 import type { CostFunction, KeyFunction, LimitConfig, SkipFunction } from './options.js';
 import type { RateLimitResult } from './result.js';
@@ -8,6 +9,8 @@ import type { RateLimitResult } from './result.js';
 /** How one limit's key and cost are found for a request, fixed at creation. */
 interface Resolution<Req> {
   readonly algorithm: Algorithm;
+  /** The largest cost a cost function may return for this limit (its `maxCost`, else the capacity). */
+  readonly maxCost: number;
   /** The key function (the limit's own, or the middleware's). */
   readonly key: KeyFunction<Req>;
   /** An earlier limit with the same key function (its key is reused), or -1 to call `key`. */
@@ -23,8 +26,8 @@ interface Resolution<Req> {
 /**
  * The boundary between a request and the composition engine: runs `skip`, then resolves each
  * limit's key and cost once (a function shared by several limits is called once per request) and
- * checks them (a non-empty string; `checkCost` against each limit's algorithm for a cost that a
- * function returned, a constant having been checked at creation), in the order of the limits, key
+ * checks them (a non-empty string; a cost that a function returned, against each limit's `maxCost`,
+ * else its capacity; a constant cost was checked at creation), in the order of the limits, key
  * before cost. Only then does the engine charge anything: a bad key or cost charges no limit.
  *
  * Functions that return plain values are not awaited: with limiters that answer synchronously, the
@@ -43,6 +46,7 @@ export class Evaluation<Req> {
     const firstSharedCost = limits.findIndex((l) => l.sharedCost);
     this.resolutions = limits.map((l, i) => ({
       algorithm: l.algorithm,
+      maxCost: l.maxCost ?? l.algorithm.maxCost,
       key: l.key ?? sharedKey,
       keyFrom: l.key === undefined && firstSharedKey < i ? firstSharedKey : -1,
       costOf: typeof l.cost === 'number' ? undefined : l.cost,
@@ -103,7 +107,7 @@ export class Evaluation<Req> {
       }
       const cost: unknown = r.costFrom === -1 ? costOf(req) : costs[r.costFrom];
       if (typeof cost !== 'number') return this.awaitCost(req, keys, costs, i, cost);
-      costs[i] = checkCost(r.algorithm, cost);
+      costs[i] = checkLimiterCost(r, cost);
     }
     return undefined;
   }
@@ -117,7 +121,7 @@ export class Evaluation<Req> {
   }
 
   private async awaitCost(req: Req, keys: string[], costs: number[], i: number, pending: unknown): Promise<void> {
-    costs[i] = checkCost(this.resolutions[i]!.algorithm, await pending);
+    costs[i] = checkLimiterCost(this.resolutions[i]!, await pending);
     await this.resolve(req, keys, costs, i + 1);
   }
 }

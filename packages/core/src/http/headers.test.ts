@@ -148,6 +148,7 @@ describe('every number in a header is an integer of at most 15 digits', () => {
     ['below zero', -5, -1, '0', '0'],
     ['the largest exact values', MAX_HEADER_INTEGER, MAX_HEADER_INTEGER * 1000, MAX, MAX],
     ['a value below one unit', 1e-7, 1, '0', '1'],
+    ['a fractional count (a custom store)', 2.5, 1000, '2', '1'],
   ] as const)('an admitted request: %s', (_label, remaining, resetMs, r, t) => {
     const headers = new Map<string, string>();
     new HeaderWriter('draft-8', [huge]).write(access, headers, source([decision(true, remaining, resetMs)]));

@@ -153,9 +153,9 @@ function clampSeconds(seconds: number): number {
   return seconds <= MAX_HEADER_INTEGER ? (seconds >= 1 ? seconds : 1) : MAX_HEADER_INTEGER;
 }
 
-/** A count for a header: 0 below 1 (and for NaN), at most {@link MAX_HEADER_INTEGER}. */
+/** A count for a header: a whole number (rounded down), 0 below 1 (and for NaN), at most {@link MAX_HEADER_INTEGER}. */
 function clampCount(units: number): number {
-  return units >= 1 ? (units <= MAX_HEADER_INTEGER ? units : MAX_HEADER_INTEGER) : 0;
+  return units >= 1 ? (units <= MAX_HEADER_INTEGER ? Math.floor(units) : MAX_HEADER_INTEGER) : 0;
 }
 
 const REMAINING_IN_DRAFT7 = /remaining=(\d+)/;

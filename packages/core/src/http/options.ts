@@ -29,6 +29,8 @@ export interface LimitOptions<Req> {
   key?: KeyFunction<Req>;
   /** This limit's cost; default: the middleware's `cost`. Not allowed on a concurrency limit (a request holds one permit). */
   cost?: number | CostFunction<Req>;
+  /** The largest cost this limit's cost function returns; default: the middleware's `maxCost` (see there). */
+  maxCost?: number;
   /** This limit's store; default: the middleware's `store`. */
   store?: Store;
   /** This limit's failure policy; default: the middleware's `onStoreError`. */
@@ -70,6 +72,13 @@ export interface HttpRateLimitOptions<Req> extends Pick<LimiterOptions, PassedLi
   key?: KeyFunction<Req>;
   /** Units the request costs: a number or a function. Default 1. */
   cost?: number | CostFunction<Req>;
+  /**
+   * The largest cost a cost function returns (default: each limit's capacity): a larger answer is
+   * rejected (`RL_COST_EXCEEDS_CAPACITY`, through the framework's error path) and charges nothing.
+   * It is what lets a limit fall back to a smaller one (`onStoreError: { fallback }`): the fallback
+   * must take every cost charged. A constant `cost` is its own `maxCost`.
+   */
+  maxCost?: number;
   /** Requests for which this returns true pass without being counted and without headers. */
   skip?: SkipFunction<Req>;
   /** Header format: `'draft-8'` (default, also `true`), `'draft-7'`, `'draft-6'`, `'legacy'`, or `false`. Retry-After is always sent on a denial. */
@@ -82,8 +91,8 @@ export interface HttpRateLimitOptions<Req> extends Pick<LimiterOptions, PassedLi
   timers?: Timers;
 }
 
-const CORE_OPTIONS = ['algorithm', 'limits', 'store', 'prefix', 'key', 'cost', 'skip', 'headers', 'wait', 'ipv6Subnet', 'timers', ...PASSED_LIMITER_OPTIONS] as const;
-const LIMIT_OPTIONS = ['algorithm', 'name', 'key', 'cost', 'store', 'onStoreError'] as const;
+const CORE_OPTIONS = ['algorithm', 'limits', 'store', 'prefix', 'key', 'cost', 'maxCost', 'skip', 'headers', 'wait', 'ipv6Subnet', 'timers', ...PASSED_LIMITER_OPTIONS] as const;
+const LIMIT_OPTIONS = ['algorithm', 'name', 'key', 'cost', 'maxCost', 'store', 'onStoreError'] as const;
 /** The longest delay a Node timer supports (2^31 − 1 ms, about 24.8 days). */
 const MAX_TIMER_MS = 2_147_483_647;
 
@@ -114,7 +123,8 @@ export interface LimitConfig<Req> {
   readonly sharedCost: boolean;
   /**
    * The largest cost this limit is ever charged, when known at creation: its constant cost (1 for a
-   * concurrency limit). Undefined when a function gives the cost (up to the algorithm's capacity).
+   * concurrency limit), or the `maxCost` option bounding its cost function. Undefined otherwise (up to
+   * the algorithm's capacity).
    */
   readonly maxCost: number | undefined;
   /** This limit's own store; undefined: the middleware's. */
@@ -194,7 +204,7 @@ export function parseHttpOptions<Req>(options: HttpRateLimitOptions<Req>, owner:
     if (typeof name !== 'string' || name.length === 0 || !isPrintableAscii(name)) throw new InvalidOptionError(nameField, name, 'a non-empty string of printable ASCII characters');
     if (names.includes(name)) throw new InvalidOptionError(nameField, name, `a name unique within this middleware (two limits are named "${name}"; give each a name)`);
     names.push(name);
-    return Object.freeze(parseLimit<Req>(l, algorithm, name, field, cost));
+    return Object.freeze(parseLimit<Req>(l, algorithm, name, field, cost, o.maxCost, owner));
   });
 
   let maxDelayMs = 0;
@@ -226,7 +236,15 @@ export function parseHttpOptions<Req>(options: HttpRateLimitOptions<Req>, owner:
 }
 
 /** One limit's own options (key, cost, store, policy), its cost checked against its algorithm when constant. */
-function parseLimit<Req>(l: Record<string, unknown>, algorithm: Algorithm, name: string, field: string, sharedCost: Cost<Req>): LimitConfig<Req> {
+function parseLimit<Req>(
+  l: Record<string, unknown>,
+  algorithm: Algorithm,
+  name: string,
+  field: string,
+  sharedCost: Cost<Req>,
+  sharedMaxCost: unknown,
+  owner: string,
+): LimitConfig<Req> {
   const leases = algorithm.stateKind === 'leases';
   const key = optionalFunction<KeyFunction<Req>>(l.key, `${field}.key`);
   let cost: Cost<Req> | undefined;
@@ -238,6 +256,11 @@ function parseLimit<Req>(l: Record<string, unknown>, algorithm: Algorithm, name:
   const effective = leases ? 1 : (cost ?? sharedCost);
   // A constant cost is checked here, once: requests then charge it unchecked.
   if (!leases && typeof effective === 'number') checkCost(algorithm, effective);
+  const maxCostField = l.maxCost !== undefined ? `${field}.maxCost` : `${owner}.maxCost`;
+  const declared = leases ? undefined : parseMaxCost(l.maxCost !== undefined ? l.maxCost : sharedMaxCost, maxCostField, algorithm);
+  if (declared !== undefined && typeof effective === 'number' && effective > declared) {
+    throw new InvalidOptionError(maxCostField, declared, `at least the constant cost ${effective} it bounds`);
+  }
   return {
     algorithm,
     name,
@@ -245,10 +268,19 @@ function parseLimit<Req>(l: Record<string, unknown>, algorithm: Algorithm, name:
     key,
     cost: effective,
     sharedCost: !leases && cost === undefined,
-    maxCost: typeof effective === 'number' ? effective : undefined,
+    maxCost: typeof effective === 'number' ? effective : declared,
     store: optionalStore(l.store, `${field}.store`),
     onStoreError: l.onStoreError as StoreErrorPolicy | undefined,
   };
+}
+
+/** A `maxCost` option: undefined (the capacity), or a number greater than 0 and at most the algorithm's capacity. */
+function parseMaxCost(value: unknown, field: string, algorithm: Algorithm): number | undefined {
+  if (value === undefined) return undefined;
+  if (typeof value !== 'number' || !Number.isFinite(value) || value <= 0 || value > algorithm.maxCost) {
+    throw new InvalidOptionError(field, value, `a number greater than 0 and at most the ${algorithm.kind} capacity ${algorithm.maxCost}`);
+  }
+  return value;
 }
 
 /** A `store` option: undefined (the default) or a store (which `createLimiter` checks in full). */

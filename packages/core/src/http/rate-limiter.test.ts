@@ -191,6 +191,33 @@ describe('HttpRateLimiter', () => {
     expect(() => limiter({ algorithm, denyCache: { maxKeys: 5 }, storeRetryInterval: '2s', storeFailureThreshold: 2 })).not.toThrow();
   });
 
+  it('maxCost bounds a cost function, so a limit may fall back to a smaller one; a larger answer charges nothing', () => {
+    const algorithm = fixedWindow({ limit: 100, window: '1m' });
+    const fallback = { fallback: { algorithm: fixedWindow({ limit: 25, window: '1m' }), store: new MapStore() } };
+    // Without maxCost a cost function may ask for the whole capacity, which the fallback cannot take.
+    expect(() => limiter({ algorithm, cost: () => 1, onStoreError: fallback })).toThrow(expect.objectContaining({ code: 'RL_INVALID_OPTION' }));
+    const store = new MapStore();
+    let cost = 2;
+    const bounded = limiter({ algorithm, store, cost: () => cost, maxCost: 2, onStoreError: fallback });
+    expect(bounded.decide({ ip: '192.0.2.1', headers: {} })).toMatchObject({ allowed: true, remaining: 98 });
+    cost = 3;
+    expect(() => bounded.decide({ ip: '192.0.2.1', headers: {} })).toThrow(expect.objectContaining({ code: 'RL_COST_EXCEEDS_CAPACITY' }));
+    expect(bounded.limiters[0]!.maxCost).toBe(2);
+    expect(store.states.size).toBe(1);
+    // A limit's own maxCost wins over the middleware's.
+    const perLimit = limiter({ limits: [{ algorithm, name: 'a', maxCost: 1 }, { algorithm, name: 'b' }], cost: () => 1, maxCost: 5 });
+    expect(perLimit.limiters.map((l) => l.maxCost)).toEqual([1, 5]);
+  });
+
+  it('rejects a maxCost that is not a cost of the limit, or below its constant cost', () => {
+    const algorithm = fixedWindow({ limit: 10, window: '1m' });
+    for (const bad of [0, -1, 11, Number.NaN, null, '2']) {
+      expect(() => limiter({ algorithm, cost: () => 1, maxCost: bad as number })).toThrow(expect.objectContaining({ code: 'RL_INVALID_OPTION', field: 'rateLimit.maxCost' }));
+    }
+    expect(() => limiter({ algorithm, cost: 3, maxCost: 2 })).toThrow(expect.objectContaining({ code: 'RL_INVALID_OPTION', field: 'rateLimit.maxCost' }));
+    expect(() => limiter({ limits: [{ algorithm, maxCost: 20 }] })).toThrow(expect.objectContaining({ code: 'RL_INVALID_OPTION', field: 'rateLimit.limits[0].maxCost' }));
+  });
+
   it('decides several limits on local stores synchronously, calling a shared cost function once and checking it per limit', () => {
     let calls = 0;
     const engine = limiter({
