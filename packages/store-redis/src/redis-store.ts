@@ -8,6 +8,7 @@ import {
   type StoreCapabilities,
 } from '@rl/core';
 import { ALGORITHM_KINDS, decisionFromExact, type ConcurrencyAlgorithm } from '@rl/core/store';
+import calculateSlot from 'cluster-key-slot';
 import { createHash } from 'node:crypto';
 import type { Cluster, Redis } from 'ioredis';
 import { DEFAULT_BUCKETS, bucketOf, fieldOf, redisKeyBase } from './keys.js';
@@ -73,7 +74,9 @@ const NO_LEASE = '';
  *   needs to recover. Either way all Redis keys of one limit share a hash tag, hence a Cluster slot.
  * - Failures: a command error or a lost connection rejects with a {@link StoreError} (cause attached);
  *   the limiter's `timeout` and `onStoreError` decide what happens then. A request that timed out may
- *   still have been counted by Redis.
+ *   still have been counted by Redis. On a Cluster each key's failure domain is the master that serves
+ *   its slot ({@link RedisStore.failureDomain}): a failed master opens the limiter's circuit for its own
+ *   keys only, the other masters keep answering.
  *
  * Needs Redis 6.2 or later (`HRANDFIELD`).
  */
@@ -86,6 +89,16 @@ export class RedisStore implements Store {
   /** Scripts defined on the client, by script, operation and constants: algorithm objects of one configuration share them. */
   private readonly scripts = new Map<string, ScriptCall>();
   private closed = false;
+  /**
+   * On a Cluster client only: the master that serves `key`'s slot for this algorithm (`"host:port"`,
+   * from the client's slot table; `''` until the client has one), the unit that fails together (see
+   * `Store.failureDomain`). After a failover, once the client has refreshed its slot table (on its
+   * own, on a `MOVED`, or by `refreshSlotsCache()`), the slot names the promoted replica, whose
+   * circuit is closed. A standalone client has no such method: the whole store is one domain.
+   */
+  readonly failureDomain?: (key: string, algorithm: Algorithm) => string;
+  /** The client's `keyPrefix` (as text), which Cluster slots are computed with. */
+  private readonly keyPrefix: string;
 
   constructor(options: RedisStoreOptions) {
     if (options === null || typeof options !== 'object' || Array.isArray(options)) throw new InvalidOptionError('RedisStore', options, 'an options object');
@@ -114,6 +127,8 @@ export class RedisStore implements Store {
     this.client = client as Redis | Cluster;
     this.prefix = prefix;
     this.buckets = buckets;
+    this.keyPrefix = typeof keyPrefix === 'string' ? keyPrefix : Buffer.isBuffer(keyPrefix) ? keyPrefix.toString('latin1') : '';
+    if ((client as Cluster).isCluster === true) this.failureDomain = (key, algorithm) => this.nodeOf(key, algorithm);
   }
 
   consume(key: string, algorithm: Algorithm, cost: number, now: number | undefined): Promise<Decision> {
@@ -224,6 +239,13 @@ export class RedisStore implements Store {
     }
     if (own === undefined) return run.call(client, first, second);
     return now === undefined ? run.call(client, first, second, own) : run.call(client, first, second, own, String(now));
+  }
+
+  /** The master of `key`'s slot on the Cluster client (every key of a limit shares the slot of the first). */
+  private nodeOf(key: string, algorithm: Algorithm): string {
+    const plan = this.plan(algorithm);
+    const first = plan.compact ? this.bucketKey(plan, key) : redisKeyBase(this.prefix, key) + plan.suffix + plan.keys[0]!;
+    return (this.client as Cluster).slots[calculateSlot(this.keyPrefix + first)]?.[0] ?? '';
   }
 
   private bucketKey(plan: ScriptPlan, key: string): string {

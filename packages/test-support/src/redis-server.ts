@@ -24,8 +24,24 @@ export interface RedisServerHandle {
 }
 
 export interface RedisClusterHandle {
+  /** The masters, in the order their slot ranges follow (the first serves slots from 0). */
   nodes: { host: string; port: number }[];
+  /** With `replicas: true`: the replica of each master, in the order of `nodes`; otherwise empty. */
+  replicas: { host: string; port: number }[];
+  /** True when the cluster comes from `REDIS_CLUSTER_NODES`: tests that kill a node must skip. */
+  external: boolean;
+  /** Kills one node (SIGKILL) of a cluster the harness started: a master that fails, for a failover. */
+  kill(port: number): Promise<void>;
   stop(): Promise<void>;
+}
+
+export interface RedisClusterOptions {
+  /**
+   * A replica for each of the 3 masters (3 + 3 nodes), with `cluster-node-timeout` 500 ms (a killed
+   * master's replica is promoted within a few seconds) and `cluster-require-full-coverage no` (the
+   * other masters keep answering while a master is down, as in production setups that want that).
+   */
+  replicas?: boolean;
 }
 
 const HOST = '127.0.0.1';
@@ -64,52 +80,72 @@ export async function startRedisServer(options: { port?: number } = {}): Promise
 }
 
 /**
- * Starts a Redis Cluster of 3 masters (no replicas) from `redis-server --cluster-enabled yes` on free
- * ports, assigns the slots with `CLUSTER ADDSLOTSRANGE`, joins the nodes with `CLUSTER MEET`, and
- * resolves once every node reports `cluster_state:ok`.
+ * Starts a Redis Cluster of 3 masters (no replicas, unless `options.replicas`: then one replica per
+ * master) from `redis-server --cluster-enabled yes` on free ports, assigns the slots with
+ * `CLUSTER ADDSLOTSRANGE`, joins the nodes with `CLUSTER MEET` (and each replica to its master with
+ * `CLUSTER REPLICATE`), and resolves once every node reports `cluster_state:ok` (and every replica's
+ * link to its master is up).
  */
-export async function startRedisCluster(): Promise<RedisClusterHandle> {
+export async function startRedisCluster(options: RedisClusterOptions = {}): Promise<RedisClusterHandle> {
   const external = process.env.REDIS_CLUSTER_NODES;
   if (external) {
     const nodes = external.split(',').map((hostPort) => {
       const [host, port] = hostPort.trim().split(':');
       return { host: host!, port: Number(port) };
     });
-    return { nodes, stop: async () => {} };
+    return { nodes, replicas: [], external: true, kill: async () => {}, stop: async () => {} };
   }
-  const stops: (() => Promise<void>)[] = [];
+  const stops = new Map<number, () => Promise<void>>();
   const stopAll = async () => {
-    await Promise.all(stops.map((stop) => stop()));
+    await Promise.all([...stops.values()].map((stop) => stop()));
   };
+  const withReplicas = options.replicas === true;
+  const settings = withReplicas
+    ? ['--cluster-enabled', 'yes', '--cluster-node-timeout', '500', '--cluster-require-full-coverage', 'no', '--repl-diskless-sync-delay', '0']
+    : ['--cluster-enabled', 'yes', '--cluster-node-timeout', '2000'];
   try {
-    const ports: number[] = [];
-    for (let i = 0; i < 3; i++) {
+    const all: number[] = [];
+    for (let i = 0; i < (withReplicas ? 6 : 3); i++) {
       let started = false;
       for (let attempt = 0; attempt < 5 && !started; attempt++) {
         // The cluster bus listens on port + 10000: both must be free.
         const port = await freePort(true);
         try {
-          stops.push(await spawnRedis(port, ['--cluster-enabled', 'yes', '--cluster-node-timeout', '2000']));
-          ports.push(port);
+          stops.set(port, await spawnRedis(port, settings));
+          all.push(port);
           started = true;
         } catch (error) {
           if (attempt === 4) throw error;
         }
       }
     }
+    const ports = all.slice(0, 3);
+    const replicaPorts = all.slice(3);
     const slotsPerNode = Math.ceil(16384 / ports.length);
     for (let i = 0; i < ports.length; i++) {
       const first = i * slotsPerNode;
       const last = Math.min(16383, first + slotsPerNode - 1);
       cli(ports[i]!, ['CLUSTER', 'ADDSLOTSRANGE', String(first), String(last)]);
     }
-    for (let i = 1; i < ports.length; i++) cli(ports[0]!, ['CLUSTER', 'MEET', HOST, String(ports[i])]);
+    for (let i = 1; i < all.length; i++) cli(all[0]!, ['CLUSTER', 'MEET', HOST, String(all[i])]);
     const deadline = Date.now() + START_TIMEOUT_MS;
-    while (!ports.every((port) => clusterReady(port, ports.length))) {
-      if (Date.now() > deadline) throw new Error(`The Redis cluster on ports ${ports.join(', ')} did not become ready`);
-      await sleep(50);
+    const waitFor = async (ready: () => boolean) => {
+      while (!ready()) {
+        if (Date.now() > deadline) throw new Error(`The Redis cluster on ports ${all.join(', ')} did not become ready`);
+        await sleep(50);
+      }
+    };
+    if (withReplicas) {
+      // A replica can follow a master only once it knows that node (the MEETs have spread).
+      await waitFor(() => replicaPorts.every((port) => cli(port, ['CLUSTER', 'INFO']).includes(`cluster_known_nodes:${all.length}`)));
+      replicaPorts.forEach((port, i) => cli(port, ['CLUSTER', 'REPLICATE', cli(ports[i]!, ['CLUSTER', 'MYID']).trim()]));
+      await waitFor(() => replicaPorts.every((port) => cli(port, ['INFO', 'replication']).includes('master_link_status:up')));
     }
-    return { nodes: ports.map((port) => ({ host: HOST, port })), stop: stopAll };
+    await waitFor(() => all.every((port) => clusterReady(port, all.length)));
+    const kill = async (port: number) => {
+      await stops.get(port)?.();
+    };
+    return { nodes: ports.map((port) => ({ host: HOST, port })), replicas: replicaPorts.map((port) => ({ host: HOST, port })), external: false, kill, stop: stopAll };
   } catch (error) {
     await stopAll();
     throw error;

@@ -71,3 +71,38 @@ export class Circuit {
     }
   }
 }
+
+/** At most this many circuits per limiter (a Cluster has at most 16384 slots, hence at most as many masters). */
+export const MAX_DOMAINS = 16_384;
+
+/**
+ * One {@link Circuit} per failure domain of a store (see `Store.failureDomain`): a Cluster node that
+ * fails opens only its own circuit. Created on a domain's first call and kept; bounded by
+ * {@link MAX_DOMAINS} (past it the oldest is forgotten: domains that no longer serve keys, such as
+ * nodes replaced by failovers, are the oldest).
+ */
+export class Circuits {
+  private readonly byDomain = new Map<string | number, Circuit>();
+
+  constructor(
+    private readonly clock: Clock,
+    private readonly retryIntervalMs: number,
+    private readonly threshold: number,
+  ) {}
+
+  /** The circuit of `domain`. */
+  of(domain: string | number): Circuit {
+    let circuit = this.byDomain.get(domain);
+    if (circuit === undefined) {
+      if (this.byDomain.size >= MAX_DOMAINS) this.byDomain.delete(this.byDomain.keys().next().value!);
+      circuit = new Circuit(this.clock, this.retryIntervalMs, this.threshold);
+      this.byDomain.set(domain, circuit);
+    }
+    return circuit;
+  }
+
+  /** How many domains have a circuit. */
+  get size(): number {
+    return this.byDomain.size;
+  }
+}

@@ -3,7 +3,7 @@ import type { Clock } from '../clock.js';
 import type { Decision } from '../decision.js';
 import { RateLimitError, StoreError, StoreTimeoutError } from '../errors.js';
 import type { MaybePromise, Store } from '../store/interface.js';
-import { PROBE_STORE, SKIP_STORE, type Circuit, type FailureReason } from './circuit.js';
+import { PROBE_STORE, SKIP_STORE, type Circuit, type Circuits, type FailureReason } from './circuit.js';
 import type { Deadlines } from './deadlines.js';
 import { ACQUIRE, CONSUME, PEEK, type FailurePolicy, type StoreOp } from './failure-policy.js';
 import type { LeaseDecision, StoreErrorEvent } from './options.js';
@@ -37,7 +37,10 @@ export class GuardedStore {
     private readonly algorithm: Algorithm,
     /** The user's clock, or undefined to let the store's own clock decide. */
     private readonly clock: Clock | undefined,
+    /** The circuit of a store without failure domains. */
     private readonly circuit: Circuit,
+    /** The circuits of a store with failure domains (then `circuit` is unused); undefined otherwise. */
+    private readonly circuits: Circuits | undefined,
     /** Undefined without a timeout. */
     private readonly deadlines: Deadlines | undefined,
     private readonly policy: FailurePolicy,
@@ -61,7 +64,7 @@ export class GuardedStore {
    * synchronous.
    */
   call(storeKey: string, cost: number, op: StoreOp, leaseId: string, after?: (decision: Decision) => Decision): MaybePromise<Decision> {
-    const circuit = this.circuit;
+    const circuit = this.circuits === undefined ? this.circuit : this.circuitOf(storeKey);
     const gate = circuit.gate();
     if (gate === SKIP_STORE) {
       const decision = this.policy.decide(storeKey, cost, op, circuit.reason);
@@ -77,19 +80,18 @@ export class GuardedStore {
             ? this.store.peek(storeKey, this.algorithm, cost, now)
             : this.store.acquire(storeKey, this.algorithm as ConcurrencyAlgorithm, leaseId, now);
     } catch (error) {
-      return this.threw(error, storeKey, cost, op);
+      return this.threwIn(circuit, error, storeKey, cost, op);
     }
     if (!(result instanceof Promise)) {
       if (gate === PROBE_STORE) circuit.probeSucceeded();
       return result;
     }
-    return this.settle(result, gate === PROBE_STORE, storeKey, cost, op, leaseId, after);
+    return this.settle(result, circuit, gate === PROBE_STORE, storeKey, cost, op, leaseId, after);
   }
 
   /** A store call threw synchronously: misuse errors (bad input, a closed store) propagate; store failures get the policy. */
   threw(error: unknown, storeKey: string, cost: number, op: StoreOp): MaybePromise<Decision> {
-    if (error instanceof RateLimitError && error.code !== 'RL_STORE_ERROR') throw error;
-    return this.failed(error, storeKey, cost, op, 'store-error');
+    return this.threwIn(this.circuits === undefined ? this.circuit : this.circuitOf(storeKey), error, storeKey, cost, op);
   }
 
   /** `decision` of an acquire with its `release()`: the store's own permit, the fallback's (which releases itself), or none. */
@@ -140,6 +142,7 @@ export class GuardedStore {
    */
   private settle(
     result: Promise<Decision>,
+    circuit: Circuit,
     probe: boolean,
     storeKey: string,
     cost: number,
@@ -154,13 +157,13 @@ export class GuardedStore {
         if (decision.allowed) this.grantedLate(outcome, storeKey, cost, op, leaseId);
         return decision;
       }
-      if (probe) this.circuit.probeSucceeded();
+      if (probe) circuit.probeSucceeded();
       return after === undefined ? decision : after(decision);
     };
     const failed = (error: unknown): MaybePromise<Decision> => {
       // A late grant is kept until the policy has answered the request denied.
       outcome = SERVED;
-      const decision = this.failed(error, storeKey, cost, op, error instanceof StoreTimeoutError ? 'timeout' : 'store-error');
+      const decision = this.failed(circuit, error, storeKey, cost, op, error instanceof StoreTimeoutError ? 'timeout' : 'store-error');
       if (decision instanceof Promise) {
         return decision.then((d) => {
           if (!d.allowed) outcome = NOT_SERVED;
@@ -186,9 +189,19 @@ export class GuardedStore {
     }
   }
 
-  /** A store call failed or timed out: the circuit counts it, the limiter reports it, the policy decides. */
-  private failed(error: unknown, storeKey: string, cost: number, op: StoreOp, reason: FailureReason): MaybePromise<Decision> {
-    this.circuit.failed(reason);
+  /** The circuit of `storeKey`'s failure domain. */
+  private circuitOf(storeKey: string): Circuit {
+    return this.circuits!.of(this.store.failureDomain!(storeKey, this.algorithm));
+  }
+
+  private threwIn(circuit: Circuit, error: unknown, storeKey: string, cost: number, op: StoreOp): MaybePromise<Decision> {
+    if (error instanceof RateLimitError && error.code !== 'RL_STORE_ERROR') throw error;
+    return this.failed(circuit, error, storeKey, cost, op, 'store-error');
+  }
+
+  /** A store call failed or timed out: its circuit counts it, the limiter reports it, the policy decides. */
+  private failed(circuit: Circuit, error: unknown, storeKey: string, cost: number, op: StoreOp, reason: FailureReason): MaybePromise<Decision> {
+    circuit.failed(reason);
     this.report(error, storeKey, this.policy.action);
     return this.policy.decide(storeKey, cost, op, reason);
   }

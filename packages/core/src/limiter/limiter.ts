@@ -4,7 +4,7 @@ import type { Clock } from '../clock.js';
 import type { Decision } from '../decision.js';
 import { InvalidKeyError, InvalidOptionError, StoreError, StoreTimeoutError, UnsupportedError } from '../errors.js';
 import type { MaybePromise, Store } from '../store/interface.js';
-import { Circuit } from './circuit.js';
+import { Circuit, Circuits } from './circuit.js';
 import { checkLimiterCost, isChargeableCost } from './cost.js';
 import { Deadlines } from './deadlines.js';
 import type { DenyCache } from './deny-cache.js';
@@ -61,9 +61,13 @@ export class Limiter extends EventEmitter {
     }
     const deadlines = c.timeoutMs > 0 ? new Deadlines(c.timeoutMs, c.timers) : undefined;
     const policy = new FailurePolicy(parsed.action, owner, fallback);
-    this.guarded = new GuardedStore(c.store, c.algorithm, c.clock, this.circuit, deadlines, policy, (error, key, action) => this.emitStoreError(error, key, action));
+    // A store with failure domains gets a circuit per domain; without, the one circuit (no lookup per call).
+    const domains = typeof c.store.failureDomain === 'function';
+    const circuits = domains ? new Circuits(c.localClock, c.retryIntervalMs, c.failureThreshold) : undefined;
+    this.guarded = new GuardedStore(c.store, c.algorithm, c.clock, this.circuit, circuits, deadlines, policy, (error, key, action) => this.emitStoreError(error, key, action));
     this.synchronous = c.store.capabilities.local && (fallback === undefined || fallback.synchronous);
-    this.fastSync = this.synchronous && c.algorithm.stateKind !== 'leases';
+    // The fast path checks the one circuit: a store with failure domains takes the gated path.
+    this.fastSync = this.synchronous && c.algorithm.stateKind !== 'leases' && !domains;
   }
 
   /** The full storage key for a user key. Throws {@link InvalidKeyError} for an empty or non-string key. */

@@ -3,7 +3,9 @@
  * step to one key atomically (see {@link Store}); it learns everything about an algorithm from the
  * algorithm itself (its state layout, its steps, and the `script` descriptor for stores that run a
  * Lua twin), and rounds exact results with {@link decisionFromExact}, as the built-in stores do. The
- * conformance suite every store must pass is `@rl/core/testing`.
+ * conformance suite every store must pass is `@rl/core/testing`. A store whose parts fail apart (a
+ * Redis Cluster's nodes) names each key's part with the optional {@link Store.failureDomain}: the
+ * limiter then keeps a store-down circuit per part, and a failed part fails only its own keys.
  */
 export type { Store, StoreCapabilities, MaybePromise } from './interface.js';
 export {

@@ -38,6 +38,15 @@ export interface Store {
   acquire(key: string, algorithm: ConcurrencyAlgorithm, leaseId: string, now: number | undefined): MaybePromise<Decision>;
   /** Returns a permit; releasing an unknown or expired lease does nothing. */
   release(key: string, algorithm: ConcurrencyAlgorithm, leaseId: string): MaybePromise<void>;
+  /**
+   * The unit that fails together with `key`'s state for this algorithm: the limiter keeps one
+   * store-down circuit (and one probe) per domain, so a failed part of the store (a Cluster master)
+   * fails only its own keys while the others keep answering. Called on every store call of a limiter,
+   * so it must be cheap, synchronous, and never throw; equal values mean one domain. A domain may
+   * change over time (a failover moves a slot to another node): the next call simply uses the new
+   * domain's circuit. A store without this method is one domain.
+   */
+  failureDomain?(key: string, algorithm: Algorithm): string | number;
   /** Stops timers and connections owned by the store. */
   close?(): MaybePromise<void>;
 }

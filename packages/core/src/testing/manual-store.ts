@@ -8,7 +8,8 @@ import { StepStore } from './step-store.js';
  * A local store for testing what a limiter does with its store's answers: a {@link StepStore} (every
  * algorithm's own step, synchronous; `now` 0 when the limiter gives none) that records each call in
  * `calls` (`'consume <key>'`, …) and throws `failure` from every call while it is set (a store that
- * is down).
+ * is down), or only from the calls for keys `failing` matches when that is set too. Given `domainOf`,
+ * it has failure domains (`Store.failureDomain`), as a Cluster has nodes.
  */
 export class LocalStore implements Store {
   readonly capabilities: StoreCapabilities;
@@ -18,9 +19,15 @@ export class LocalStore implements Store {
   readonly calls: string[] = [];
   /** The live leases of a key under a concurrency limit. */
   readonly leases: { get(key: string): LeaseState | undefined };
+  /** Present when the store was given `domainOf`: the failure domain of a key (see `Store.failureDomain`). */
+  readonly failureDomain?: (key: string, algorithm: Algorithm) => string | number;
+  /** While set, calls for keys it matches throw `failure` too (a part of the store that is down). */
+  failing: ((key: string) => boolean) | undefined;
   private readonly inner: StepStore;
 
-  constructor(algorithms?: readonly AlgorithmKind[]) {
+  /** @param domainOf Gives the store failure domains: the domain of each (storage) key. */
+  constructor(algorithms?: readonly AlgorithmKind[], domainOf?: (key: string) => string | number) {
+    if (domainOf !== undefined) this.failureDomain = (key) => domainOf(key);
     const inner = new StepStore({ algorithms, clock: () => 0 });
     this.inner = inner;
     this.capabilities = { local: true, algorithms: inner.capabilities.algorithms };
@@ -59,11 +66,12 @@ export class LocalStore implements Store {
 
   private record(operation: string, key: string): void {
     this.calls.push(`${operation} ${key}`);
-    if (this.failure !== undefined) throw this.failure;
+    if (this.failure !== undefined && (this.failing === undefined || this.failing(key))) throw this.failure;
   }
 }
 
 interface Pending {
+  key: string;
   run: () => unknown;
   resolve: (value: unknown) => void;
   reject: (error: Error) => void;
@@ -87,7 +95,12 @@ export class ManualStore implements Store {
   /** While true, `reset` waits for `answerAll()` / `failAll()` too (a store that hangs or fails on a reset). */
   holdResets = false;
 
-  constructor(algorithms?: readonly AlgorithmKind[]) {
+  /** Present when the store was given `domainOf`: the failure domain of a key (see `Store.failureDomain`). */
+  readonly failureDomain?: (key: string, algorithm: Algorithm) => string | number;
+
+  /** @param domainOf Gives the store failure domains: the domain of each (storage) key. */
+  constructor(algorithms?: readonly AlgorithmKind[], domainOf?: (key: string) => string | number) {
+    if (domainOf !== undefined) this.failureDomain = (key) => domainOf(key);
     this.state = new LocalStore(algorithms);
     this.capabilities = { local: false, algorithms: this.state.capabilities.algorithms };
   }
@@ -114,26 +127,42 @@ export class ManualStore implements Store {
     for (const p of this.pending.splice(0)) p.reject(reason);
   }
 
+  /** Fails the waiting calls for keys `match` accepts, and answers the others, in order (a part of the store is down). */
+  failWhere(match: (key: string) => boolean, error: Error | string = 'connection lost'): void {
+    const reason = typeof error === 'string' ? new StoreError(error) : error;
+    for (const p of this.pending.splice(0)) {
+      if (match(p.key)) {
+        p.reject(reason);
+        continue;
+      }
+      try {
+        p.resolve(p.run());
+      } catch (failure) {
+        p.reject(failure as Error);
+      }
+    }
+  }
+
   consume(key: string, algorithm: Algorithm, cost: number, now: number | undefined): Promise<Decision> {
-    return this.later(() => this.state.consume(key, algorithm, cost, now));
+    return this.later(key, () => this.state.consume(key, algorithm, cost, now));
   }
 
   peek(key: string, algorithm: Algorithm, cost: number, now: number | undefined): Promise<Decision> {
-    return this.later(() => this.state.peek(key, algorithm, cost, now));
+    return this.later(key, () => this.state.peek(key, algorithm, cost, now));
   }
 
   undo(key: string, algorithm: Algorithm, cost: number, now: number | undefined): Promise<void> {
-    return this.later(() => this.state.undo(key, algorithm, cost, now));
+    return this.later(key, () => this.state.undo(key, algorithm, cost, now));
   }
 
   reset(key: string, algorithm: Algorithm): Promise<void> {
-    if (this.holdResets) return this.later(() => this.state.reset(key, algorithm));
+    if (this.holdResets) return this.later(key, () => this.state.reset(key, algorithm));
     this.state.reset(key, algorithm);
     return Promise.resolve();
   }
 
   acquire(key: string, algorithm: ConcurrencyAlgorithm, leaseId: string, now: number | undefined): Promise<Decision> {
-    return this.later(() => this.state.acquire(key, algorithm, leaseId, now));
+    return this.later(key, () => this.state.acquire(key, algorithm, leaseId, now));
   }
 
   release(key: string, algorithm: ConcurrencyAlgorithm, leaseId: string): Promise<void> {
@@ -141,8 +170,8 @@ export class ManualStore implements Store {
     return Promise.resolve();
   }
 
-  private later<T>(run: () => T): Promise<T> {
+  private later<T>(key: string, run: () => T): Promise<T> {
     this.calls++;
-    return new Promise<T>((resolve, reject) => this.pending.push({ run, resolve: resolve as (value: unknown) => void, reject }));
+    return new Promise<T>((resolve, reject) => this.pending.push({ key, run, resolve: resolve as (value: unknown) => void, reject }));
   }
 }

@@ -1,0 +1,134 @@
+/**
+ * A failed Cluster master fails only its own keys: on a 3-master + 3-replica Cluster of its own, one
+ * master is killed under load; every decision for a key of the two other masters is still Redis's
+ * (no `reason`, no 'storeError'), the killed master's keys get the failure policy (deny, with a
+ * reason), and once its replica is promoted and the client has refreshed its slot table, its keys are
+ * answered by Redis again.
+ *
+ * The limiter runs on fake time (its timeout and its circuit's clock move only when the test advances
+ * them, as in failure.test.ts); only the failover itself takes real time, polled with a deadline.
+ */
+import { Cluster, Redis } from 'ioredis';
+import { afterAll, beforeAll, expect, it } from 'vitest';
+import { createLimiter, tokenBucket, type Decision, type StoreErrorEvent } from '@rl/core';
+import { FakeTimers } from '@rl/core/testing';
+import { RedisStore } from '@rl/store-redis';
+import { sleep, startRedisCluster, type RedisClusterHandle } from '@rl/test-support';
+
+let cluster: RedisClusterHandle | undefined;
+
+beforeAll(async () => {
+  cluster = await startRedisCluster({ replicas: true });
+}, 20_000);
+
+afterAll(async () => {
+  await cluster?.stop();
+});
+
+const TIMEOUT_MS = 50;
+const RETRY_MS = 1_000;
+const THRESHOLD = 3;
+const KEYS_PER_MASTER = 10;
+/** How long the replica may take to be promoted and known to the client (node timeout 500 ms). */
+const FAILOVER_DEADLINE_MS = 8_000;
+
+it('a killed master denies only its own keys; the others keep answering; its keys come back after the failover', async (context) => {
+  if (cluster!.external) context.skip(); // a shared cluster is not ours to kill
+  const { nodes, replicas } = cluster!;
+  const client = new Cluster(nodes, { retryDelayOnTryAgain: 2, maxRedirections: 20, redisOptions: { maxRetriesPerRequest: 1 } });
+  client.on('error', () => {}); // the killed master's connection errors are expected
+  const direct = new Redis({ host: nodes[1]!.host, port: nodes[1]!.port });
+  try {
+    const timers = new FakeTimers();
+    const T0 = 1_800_000_000_000;
+    const algorithm = tokenBucket({ capacity: 10_000, refillRate: 1, interval: '1h' });
+    const store = new RedisStore({ client, prefix: `failover:${process.pid}:` });
+    const limiter = createLimiter({
+      algorithm,
+      store,
+      timers,
+      clock: () => T0 + timers.now(),
+      timeout: TIMEOUT_MS,
+      storeRetryInterval: RETRY_MS,
+      storeFailureThreshold: THRESHOLD,
+    });
+    const errors: string[] = [];
+    limiter.on('storeError', (event: StoreErrorEvent) => errors.push(event.key));
+
+    // KEYS_PER_MASTER keys on each master: the slot from Redis itself, the master from the harness's ranges.
+    const slotsPerMaster = Math.ceil(16384 / nodes.length);
+    const keysOf: string[][] = nodes.map(() => []);
+    for (let i = 0; keysOf.some((keys) => keys.length < KEYS_PER_MASTER); i++) {
+      const key = `user-${i}`;
+      const slot = (await direct.cluster('KEYSLOT', store.redisKeys(limiter.storageKey(key), algorithm)[0]!)) as number;
+      const keys = keysOf[Math.floor(slot / slotsPerMaster)]!;
+      if (keys.length < KEYS_PER_MASTER) keys.push(key);
+    }
+    const [dead, ...healthy] = keysOf as [string[], ...string[][]];
+    const alive = healthy.flat();
+
+    // Before the failure: every key is Redis's, and its domain is the master that serves it.
+    const before = await Promise.all(keysOf.flat().map((key) => limiter.consume(key)));
+    expect(before.filter((d) => d.reason !== undefined)).toEqual([]);
+    keysOf.forEach((keys, m) => {
+      for (const key of keys) expect(store.failureDomain!(limiter.storageKey(key), algorithm)).toBe(`${nodes[m]!.host}:${nodes[m]!.port}`);
+    });
+
+    await cluster!.kill(nodes[0]!.port);
+    const promoted = `${replicas[0]!.host}:${replicas[0]!.port}`;
+    const refresh = () => new Promise<void>((resolve) => client.refreshSlotsCache(() => resolve()));
+    let healthyDecisions = 0;
+    let deadDecisions = 0;
+    let rounds = 0;
+    const deadline = Date.now() + FAILOVER_DEADLINE_MS;
+    // Under load until the client knows the promoted replica: every healthy key's decision is Redis's.
+    while (client.slots[0]?.[0] !== promoted) {
+      expect(Date.now(), 'the replica was not promoted in time').toBeLessThan(deadline);
+      const deadCalls = dead.map((key) => limiter.consume(key));
+      const healthyNow = await Promise.all(alive.map((key) => limiter.consume(key)));
+      expect(healthyNow.filter((d) => d.reason !== undefined || !d.allowed)).toEqual([]);
+      healthyDecisions += healthyNow.length;
+      // The killed master's calls that still wait are timed out by fake time; all get the policy (deny).
+      await timers.advanceAsync(TIMEOUT_MS);
+      const deadNow: Decision[] = await Promise.all(deadCalls);
+      expect(deadNow.filter((d) => d.allowed || d.reason === undefined)).toEqual([]);
+      deadDecisions += deadNow.length;
+      rounds++;
+      if (rounds % 4 === 0) await refresh();
+      await sleep(25);
+    }
+    expect(rounds).toBeGreaterThan(0);
+    expect(healthyDecisions).toBeGreaterThan(0);
+    expect(deadDecisions).toBeGreaterThan(0);
+    // Only the killed master's keys failed: the calls of the first round (all in flight when its
+    // circuit opened), then one probe per retry interval of fake time.
+    const aliveKeys = new Set(alive.map((key) => limiter.storageKey(key)));
+    expect(errors.filter((key) => aliveKeys.has(key))).toEqual([]);
+    expect(errors.length).toBeGreaterThanOrEqual(THRESHOLD);
+    expect(errors.length).toBeLessThanOrEqual(KEYS_PER_MASTER + Math.ceil((rounds * TIMEOUT_MS) / RETRY_MS));
+
+    // The slot table names the promoted replica: the dead master's keys are Redis's again (a new domain).
+    for (const key of dead) expect(store.failureDomain!(limiter.storageKey(key), algorithm)).toBe(promoted);
+    let back: Decision[] = [];
+    while (Date.now() < deadline) {
+      const calls = keysOf.flat().map((key) => limiter.consume(key));
+      await sleep(100);
+      await timers.advanceAsync(TIMEOUT_MS);
+      back = await Promise.all(calls);
+      if (back.every((d) => d.reason === undefined)) break;
+    }
+    expect(back.map((d) => [d.allowed, d.reason])).toEqual(keysOf.flat().map(() => [true, undefined]));
+  } finally {
+    direct.disconnect();
+    client.disconnect();
+  }
+}, 20_000);
+
+it('a standalone client is one failure domain: the store has no failureDomain (the limiter keeps its one circuit)', () => {
+  const client = new Redis({ lazyConnect: true });
+  try {
+    expect(new RedisStore({ client }).failureDomain).toBeUndefined();
+  } finally {
+    client.disconnect();
+  }
+});
