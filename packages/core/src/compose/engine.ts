@@ -92,8 +92,13 @@ export class Composition<R> {
       if (decision === undefined || !decision.allowed) continue;
       let back: MaybePromise<void>;
       if (this.leases[i]) back = (decision as LeaseDecision).release();
-      else if (!permitsOnly && decision.reason === undefined) back = this.limiters[i]!.undoChecked(keys[i]!, costs[i]!);
-      else continue;
+      else if (permitsOnly) continue;
+      else if (decision.reason === undefined) back = this.limiters[i]!.undoChecked(keys[i]!, costs[i]!);
+      else {
+        // Admitted by the failure policy: nothing was taken, but a timed-out call may still be granted late.
+        this.limiters[i]!.notServed(decision);
+        continue;
+      }
       if (!(back instanceof Promise)) continue;
       if (pending === undefined) pending = back;
       else if (Array.isArray(pending)) pending.push(back);

@@ -9,7 +9,8 @@ import { tokenBucket } from '../algorithms/token-bucket.js';
 import type { Decision } from '../decision.js';
 import { StoreTimeoutError } from '../errors.js';
 import { FakeTimers } from '../testing/fake-timers.js';
-import { ManualStore } from '../testing/manual-store.js';
+import { LocalStore, ManualStore } from '../testing/manual-store.js';
+import { combineLimiters } from '../compose/group.js';
 import { systemTimers } from '../timers.js';
 import { Deadlines, type Deadline } from './deadlines.js';
 import { createLimiter } from './limiter.js';
@@ -223,6 +224,48 @@ describe('the limiter timeout: units charged after a consume timed out', () => {
     await timers.advanceAsync(0);
     expect(store.state.calls).toEqual(calls);
     expect(store.state.peek('k', algorithm, 0, 0).remaining).toBe(remaining);
+  });
+});
+
+describe('the limiter timeout: units admitted late while an asynchronous fallback decides', () => {
+  it('are given back when the fallback then answers the request denied', async () => {
+    const algorithm = tokenBucket({ capacity: 5, refillRate: 1, interval: '1h' });
+    const timers = new FakeTimers();
+    const main = new ManualStore();
+    const fallbackStore = new ManualStore();
+    const limiter = createLimiter({ algorithm, store: main, timeout: 50, timers, denyCache: false, onStoreError: { fallback: { algorithm, store: fallbackStore, timeout: false } } });
+    const timedOut = limiter.consume('k', 2);
+    await timers.advanceAsync(50); // the main store timed out: the fallback is asked, and waits
+    expect(fallbackStore.pending).toHaveLength(1);
+    main.answerAll(); // the main store admits the consume late, while the fallback decides
+    await timers.advanceAsync(0);
+    fallbackStore.failAll(); // the fallback fails: the request is answered denied
+    expect(await timedOut).toMatchObject({ allowed: false });
+    await timers.advanceAsync(0);
+    main.answerAll(); // the give-back of the late grant
+    await timers.advanceAsync(0);
+    expect(main.state.calls).toEqual(['consume k', 'undo k']);
+    expect(main.state.peek('k', algorithm, 0, 0).remaining).toBe(5);
+  });
+});
+
+describe('the limiter timeout: units admitted late for a request another limit then denied', () => {
+  it('are given back, though the policy had admitted the request', async () => {
+    const algorithm = tokenBucket({ capacity: 5, refillRate: 1, interval: '1h' });
+    const timers = new FakeTimers();
+    const slow = new ManualStore();
+    const failOpen = createLimiter({ algorithm, store: slow, timeout: 50, timers, denyCache: false, onStoreError: 'allow', prefix: 'a' });
+    const exhausted = createLimiter({ algorithm: tokenBucket({ capacity: 1, refillRate: 1, interval: '1h' }), store: new LocalStore(), prefix: 'b' });
+    exhausted.consumeSync('k');
+    const combined = combineLimiters([failOpen, exhausted]).consume('k', 1);
+    await timers.advanceAsync(50); // the first limit timed out and failed open; the second denies
+    expect(await combined).toMatchObject({ allowed: false, deniedBy: 1 });
+    slow.answerAll(); // the first limit's store admits the consume late
+    await timers.advanceAsync(0);
+    slow.answerAll(); // the give-back of the late grant
+    await timers.advanceAsync(0);
+    expect(slow.state.calls).toEqual(['consume a:k', 'undo a:k']);
+    expect(slow.state.peek('a:k', algorithm, 0, 0).remaining).toBe(5);
   });
 });
 

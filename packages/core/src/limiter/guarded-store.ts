@@ -20,7 +20,9 @@ type QuietOp = typeof UNDO | typeof RELEASE;
 const IN_TIME = 0;
 const SERVED = 1;
 const NOT_SERVED = 2;
-type Outcome = typeof IN_TIME | typeof SERVED | typeof NOT_SERVED;
+/** The policy is still deciding (an asynchronous fallback): a late grant waits for its answer. */
+const DECIDING = 3;
+type Outcome = typeof IN_TIME | typeof SERVED | typeof NOT_SERVED | typeof DECIDING;
 
 /**
  * One limiter's store behind its circuit, its timeout and its failure policy: every store call of
@@ -31,6 +33,12 @@ type Outcome = typeof IN_TIME | typeof SERVED | typeof NOT_SERVED;
 export class GuardedStore {
   /** The store answers through I/O: a decision taken without it must still let I/O run (see {@link call}). */
   private readonly remote: boolean;
+  /**
+   * Admitting decisions of the failure policy after a consume timed out, each with what to do when its
+   * request turns out not to be served after all (a later limit of a composition denied it, or its
+   * client left): the store's late grant, if any, is then given back. Filled only on that path.
+   */
+  private readonly servedAfterTimeout = new WeakMap<Decision, () => void>();
 
   constructor(
     private readonly store: Store,
@@ -152,30 +160,68 @@ export class GuardedStore {
   ): Promise<Decision> {
     // How the call was answered, for a late answer (the deadline race hands it to `answered` again).
     let outcome: Outcome = IN_TIME;
+    /** A consume the store admitted late while the policy was still deciding: given back if the policy denies. */
+    let grantedWhileDeciding = false;
+    /** A consume the store admitted late and kept, because the policy had admitted its request. */
+    let grantedAndKept = false;
     const answered = (decision: Decision): Decision => {
       if (outcome !== IN_TIME) {
-        if (decision.allowed) this.grantedLate(outcome, storeKey, cost, op, leaseId);
+        if (!decision.allowed) return decision;
+        if (outcome === DECIDING && op === CONSUME) grantedWhileDeciding = true;
+        else if (outcome === SERVED && op === CONSUME) grantedAndKept = true;
+        else this.grantedLate(outcome, storeKey, cost, op, leaseId);
         return decision;
       }
       if (probe) circuit.probeSucceeded();
       return after === undefined ? decision : after(decision);
     };
+    /** The request of an admitting policy decision was not served after all: give back a late grant, now or when it comes. */
+    const notServed = (): void => {
+      if (outcome !== SERVED) return;
+      outcome = NOT_SERVED;
+      if (grantedAndKept) this.grantedLate(NOT_SERVED, storeKey, cost, op, leaseId);
+    };
     const failed = (error: unknown): MaybePromise<Decision> => {
       // A late grant is kept until the policy has answered the request denied.
       outcome = SERVED;
-      const decision = this.failed(circuit, error, storeKey, cost, op, error instanceof StoreTimeoutError ? 'timeout' : 'store-error');
+      const timedOut = error instanceof StoreTimeoutError;
+      const decision = this.failed(circuit, error, storeKey, cost, op, timedOut ? 'timeout' : 'store-error');
       if (decision instanceof Promise) {
-        return decision.then((d) => {
-          if (!d.allowed) outcome = NOT_SERVED;
-          return after === undefined ? d : after(d);
-        });
+        outcome = DECIDING;
+        const decided = (served: boolean): void => {
+          outcome = served ? SERVED : NOT_SERVED;
+          if (!grantedWhileDeciding) return;
+          if (served) grantedAndKept = true;
+          else this.grantedLate(NOT_SERVED, storeKey, cost, op, leaseId);
+        };
+        return decision.then(
+          (d) => {
+            decided(d.allowed);
+            if (d.allowed && timedOut && op === CONSUME) this.servedAfterTimeout.set(d, notServed);
+            return after === undefined ? d : after(d);
+          },
+          (policyError: unknown) => {
+            decided(false);
+            throw policyError;
+          },
+        );
       }
       if (!decision.allowed) outcome = NOT_SERVED;
+      else if (timedOut && op === CONSUME) this.servedAfterTimeout.set(decision, notServed);
       return after === undefined ? decision : after(decision);
     };
     const deadlines = this.deadlines;
     if (deadlines === undefined) return result.then(answered, failed);
     return deadlines.race(result, answered, failed, op === PEEK ? undefined : answered);
+  }
+
+  /**
+   * The request of `decision`, an admitting decision of the failure policy after a consume timed out,
+   * was not served after all (a later limit denied it, or its client left): what the store grants
+   * late for it is given back. Any other decision: nothing to do.
+   */
+  notServed(decision: Decision): void {
+    this.servedAfterTimeout.get(decision)?.();
   }
 
   /** The store granted a call that had already timed out (answered as `outcome`): give back what nobody will use. */

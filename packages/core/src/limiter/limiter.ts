@@ -195,6 +195,14 @@ export class Limiter extends EventEmitter {
     return result instanceof Promise ? result.then((d) => guarded.lease(d, storeKey, leaseId)) : guarded.lease(result, storeKey, leaseId);
   }
 
+  /**
+   * @internal For the composition engine: the request of `decision` (this limiter's, admitted by the
+   * failure policy after a timeout) was not served after all, so a late grant of the store is given back.
+   */
+  notServed(decision: Decision): void {
+    this.guarded.notServed(decision);
+  }
+
   /** @internal undo() without validation; never rejects (a failure is reported as a storeError event). */
   undoChecked(key: string, cost: number): MaybePromise<void> {
     return this.guarded.undo(this.keyPrefix + key, cost);
