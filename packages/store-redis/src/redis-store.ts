@@ -99,6 +99,8 @@ export class RedisStore implements Store {
   readonly failureDomain?: (key: string, algorithm: Algorithm) => string;
   /** The client's `keyPrefix` (as text), which Cluster slots are computed with. */
   private readonly keyPrefix: string;
+  /** Compact layout, on a Cluster: each bucket's slot, by bucket number, computed on first use. */
+  private readonly bucketSlots: number[] = [];
 
   constructor(options: RedisStoreOptions) {
     if (options === null || typeof options !== 'object' || Array.isArray(options)) throw new InvalidOptionError('RedisStore', options, 'an options object');
@@ -244,8 +246,15 @@ export class RedisStore implements Store {
   /** The master of `key`'s slot on the Cluster client (every key of a limit shares the slot of the first). */
   private nodeOf(key: string, algorithm: Algorithm): string {
     const plan = this.plan(algorithm);
-    const first = plan.compact ? this.bucketKey(plan, key) : redisKeyBase(this.prefix, key) + plan.suffix + plan.keys[0]!;
-    return (this.client as Cluster).slots[calculateSlot(this.keyPrefix + first)]?.[0] ?? '';
+    let slot: number;
+    if (plan.compact) {
+      // A bucket's slot is that of its hash tag, the same for every kind: computed once per bucket.
+      const bucket = bucketOf(key, this.buckets);
+      slot = this.bucketSlots[bucket] ??= calculateSlot(this.keyPrefix + this.bucketKey(plan, key));
+    } else {
+      slot = calculateSlot(this.keyPrefix + redisKeyBase(this.prefix, key) + plan.suffix + plan.keys[0]!);
+    }
+    return (this.client as Cluster).slots[slot]?.[0] ?? '';
   }
 
   private bucketKey(plan: ScriptPlan, key: string): string {

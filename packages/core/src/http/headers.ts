@@ -1,6 +1,7 @@
 import { systemClock, type Clock } from '../clock.js';
 import { reportsQuota, type Decision, type Policy } from '../decision.js';
 import { InvalidOptionError } from '../errors.js';
+import { MAX_COUNT } from '../options.js';
 
 /**
  * Header formats this module writes:
@@ -122,9 +123,10 @@ export function sfString(text: string): string {
 
 /**
  * The largest number any header here writes: an RFC 9651 structured-field integer has at most 15
- * digits, and a number up to it prints as plain digits in every format (never an exponent).
+ * digits, and a number up to it prints as plain digits in every format (never an exponent). The same
+ * bound the options are held to ({@link MAX_COUNT}).
  */
-export const MAX_HEADER_INTEGER = 999_999_999_999_999;
+export const MAX_HEADER_INTEGER = MAX_COUNT;
 
 // The clamps below cost a comparison or two per number. The options cannot produce a value outside
 // the range (they are bounded at creation), but a custom store or algorithm can: a header then says

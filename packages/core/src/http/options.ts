@@ -1,5 +1,5 @@
 import { checkCost, type Algorithm } from '../algorithm.js';
-import { parseDuration, type Duration } from '../duration.js';
+import { parseTimerDuration, type Duration } from '../duration.js';
 import { InvalidOptionError } from '../errors.js';
 import { checkAlgorithm, checkTimers, type LimiterOptions, type StoreErrorPolicy } from '../limiter/index.js';
 import { checkOptions, positiveNumber } from '../options.js';
@@ -93,8 +93,6 @@ export interface HttpRateLimitOptions<Req> extends Pick<LimiterOptions, PassedLi
 
 const CORE_OPTIONS = ['algorithm', 'limits', 'store', 'prefix', 'key', 'cost', 'maxCost', 'skip', 'headers', 'wait', 'ipv6Subnet', 'timers', ...PASSED_LIMITER_OPTIONS] as const;
 const LIMIT_OPTIONS = ['algorithm', 'name', 'key', 'cost', 'maxCost', 'store', 'onStoreError'] as const;
-/** The longest delay a Node timer supports (2^31 − 1 ms, about 24.8 days). */
-const MAX_TIMER_MS = 2_147_483_647;
 
 /**
  * Throws {@link InvalidOptionError} when `options` is not an object or names an option that neither
@@ -214,8 +212,7 @@ export function parseHttpOptions<Req>(options: HttpRateLimitOptions<Req>, owner:
   } else {
     if (!shapes) throw new InvalidOptionError(`${owner}.wait`, o.wait, "no wait: it applies only to a shaping leaky bucket (leakyBucket({ ..., mode: 'shape' }))");
     const w = checkOptions(o.wait, ['maxDelay'], `${owner}.wait`);
-    maxDelayMs = parseDuration(w.maxDelay, `${owner}.wait.maxDelay`);
-    if (maxDelayMs > MAX_TIMER_MS) throw new InvalidOptionError(`${owner}.wait.maxDelay`, w.maxDelay, 'a duration of at most 24 days (the longest Node timer)');
+    maxDelayMs = parseTimerDuration(w.maxDelay, `${owner}.wait.maxDelay`);
   }
 
   const limiterOptions: Record<string, unknown> = {};

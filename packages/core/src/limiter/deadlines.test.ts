@@ -227,9 +227,19 @@ describe('the limiter timeout: units charged after a consume timed out', () => {
   });
 });
 
-describe('the limiter timeout: units admitted late while an asynchronous fallback decides', () => {
-  it('are given back when the fallback then answers the request denied', async () => {
-    const algorithm = tokenBucket({ capacity: 5, refillRate: 1, interval: '1h' });
+describe('the limiter timeout: units admitted late for a request that was not served', () => {
+  const algorithm = tokenBucket({ capacity: 5, refillRate: 1, interval: '1h' });
+
+  /** Answers the give-back the late grant caused, and checks that the key's units are all back. */
+  async function expectGivenBack(store: ManualStore, timers: FakeTimers, key: string): Promise<void> {
+    await timers.advanceAsync(0);
+    store.answerAll(); // the give-back of the late grant
+    await timers.advanceAsync(0);
+    expect(store.state.calls).toEqual([`consume ${key}`, `undo ${key}`]);
+    expect(store.state.peek(key, algorithm, 0, 0).remaining).toBe(5);
+  }
+
+  it('are given back when an asynchronous fallback, still deciding when the grant came, answers the request denied', async () => {
     const timers = new FakeTimers();
     const main = new ManualStore();
     const fallbackStore = new ManualStore();
@@ -241,17 +251,10 @@ describe('the limiter timeout: units admitted late while an asynchronous fallbac
     await timers.advanceAsync(0);
     fallbackStore.failAll(); // the fallback fails: the request is answered denied
     expect(await timedOut).toMatchObject({ allowed: false });
-    await timers.advanceAsync(0);
-    main.answerAll(); // the give-back of the late grant
-    await timers.advanceAsync(0);
-    expect(main.state.calls).toEqual(['consume k', 'undo k']);
-    expect(main.state.peek('k', algorithm, 0, 0).remaining).toBe(5);
+    await expectGivenBack(main, timers, 'k');
   });
-});
 
-describe('the limiter timeout: units admitted late for a request another limit then denied', () => {
-  it('are given back, though the policy had admitted the request', async () => {
-    const algorithm = tokenBucket({ capacity: 5, refillRate: 1, interval: '1h' });
+  it('are given back when the policy admitted the request but another limit then denied it', async () => {
     const timers = new FakeTimers();
     const slow = new ManualStore();
     const failOpen = createLimiter({ algorithm, store: slow, timeout: 50, timers, denyCache: false, onStoreError: 'allow', prefix: 'a' });
@@ -261,11 +264,7 @@ describe('the limiter timeout: units admitted late for a request another limit t
     await timers.advanceAsync(50); // the first limit timed out and failed open; the second denies
     expect(await combined).toMatchObject({ allowed: false, deniedBy: 1 });
     slow.answerAll(); // the first limit's store admits the consume late
-    await timers.advanceAsync(0);
-    slow.answerAll(); // the give-back of the late grant
-    await timers.advanceAsync(0);
-    expect(slow.state.calls).toEqual(['consume a:k', 'undo a:k']);
-    expect(slow.state.peek('a:k', algorithm, 0, 0).remaining).toBe(5);
+    await expectGivenBack(slow, timers, 'a:k');
   });
 });
 

@@ -176,7 +176,7 @@ function checkMaxCost(value: unknown, algorithm: Algorithm, field: string): numb
 const STATE_KINDS = new Set(['numeric', 'log', 'leases']);
 
 /** Whether `value` is an algorithm made by `tokenBucket()`, `fixedWindow()` and the others. */
-export function isAlgorithm(value: unknown): value is Algorithm {
+function isAlgorithm(value: unknown): value is Algorithm {
   return value !== null && typeof value === 'object' && STATE_KINDS.has((value as Algorithm).stateKind) && Boolean((value as Algorithm).policy);
 }
 
