@@ -112,8 +112,16 @@ export interface NumericAlgorithm extends AlgorithmCommon {
   step(s: NumericState, at: number, fresh: boolean, now: number, cost: number, commit: boolean): Decision;
   /** The time (ms, same clock) at which the state at `s[at]` is the same as no state: it has fully recovered. */
   expiresAt(s: NumericState, at: number): number;
-  /** Gives back `cost` units admitted earlier (rollback of a combined limit); never gives back more than was taken. */
-  undo(s: NumericState, at: number, now: number, cost: number): void;
+  /**
+   * Gives back `cost` units admitted earlier (a rollback of a combined limit, a response whose outcome
+   * is not counted), at `now`. With `chargedAt`, the {@link Decision.at} of the consume that charged
+   * them, it gives back only what that charge still weighs: to the window it was charged in and never
+   * beyond that window's count; for a bucket, less what would have come back by itself since then. So
+   * the balance is never raised above what it would be had the request not been charged (each
+   * algorithm's doc comment says how). Without `chargedAt`: the rollback right after the charge, the
+   * older contract (never more than was taken, but a late call may give to a newer window).
+   */
+  undo(s: NumericState, at: number, now: number, cost: number, chargedAt?: number): void;
 }
 
 /** The state of a sliding log: timestamps and costs of the recorded requests, oldest first. */
@@ -139,7 +147,8 @@ export interface LogAlgorithm extends AlgorithmCommon {
    */
   step(state: LogState | undefined, now: number, cost: number, commit: boolean): { state: LogState; decision: Decision };
   expiresAt(state: LogState): number;
-  undo(state: LogState, now: number, cost: number): void;
+  /** Gives back `cost` units admitted earlier: see {@link NumericAlgorithm.undo}. */
+  undo(state: LogState, now: number, cost: number, chargedAt?: number): void;
 }
 
 /** The state of a concurrency limit: the live leases and the time each expires. */

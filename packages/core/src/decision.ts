@@ -34,6 +34,15 @@ export interface Decision {
   readonly delayMs: number;
   /** The limit's policy, for the RateLimit-Policy header. */
   readonly policy: Policy;
+  /**
+   * When the decision was taken, in ms on the clock its step ran with: the `now` the store decided at
+   * (the limiter's `clock` when it has one, else the store's own: Redis `TIME`, the memory store's
+   * clock). A give-back of this request passes it on (`limiter.undo(key, cost, decision)`), so that
+   * the store gives back to the window the request was charged in. A decision taken without the store
+   * (a `reason` is set) carries the limiter's local clock at that time (its `clock`, else `Date.now()`):
+   * such a decision charged nothing in the store, and nothing is given back for it.
+   */
+  readonly at: number;
   /** Set when the decision did not come from the store: see {@link DecisionReason}. */
   readonly reason?: DecisionReason;
 }
@@ -84,6 +93,7 @@ export function reportsQuota(decision: Decision): boolean {
  * @param resetInMs ms until the full quota is available again
  * @param retryInMs ms until a request of the same cost could pass; read only when denied
  * @param delayInMs ms the admitted request should wait (0 unless shaping)
+ * @param at the `now` (ms) the step decided at: the decision's {@link Decision.at}
  */
 export function decisionFromExact(
   allowed: boolean,
@@ -93,6 +103,7 @@ export function decisionFromExact(
   delayInMs: number,
   limit: number,
   policy: Policy,
+  at: number,
 ): Decision {
   return makeDecision(
     allowed,
@@ -102,6 +113,7 @@ export function decisionFromExact(
     allowed ? 0 : Math.max(1, ceilMs(retryInMs)),
     ceilMs(delayInMs),
     policy,
+    at,
   );
 }
 
@@ -114,8 +126,9 @@ export function makeDecision(
   retryAfterMs: number,
   delayMs: number,
   policy: Policy,
+  at: number,
 ): Decision {
-  return { allowed, limit, remaining, resetMs, retryAfterMs, delayMs, policy };
+  return { allowed, limit, remaining, resetMs, retryAfterMs, delayMs, policy, at };
 }
 
 /**

@@ -96,16 +96,16 @@ export class MemoryStore implements Store {
     return this.decide(key, algorithm, cost, now === undefined ? this.clock() : now, false);
   }
 
-  undo(key: string, algorithm: Algorithm, cost: number, now: number | undefined): void {
+  undo(key: string, algorithm: Algorithm, cost: number, now: number | undefined, chargedAt?: number): void {
     this.assertOpen();
     const t = now === undefined ? this.clock() : now;
     if (algorithm.stateKind === 'numeric') {
       const table = this.numeric.get(algorithm.stateTag);
       const slot = table?.index.get(key);
-      if (table !== undefined && slot !== undefined) algorithm.undo(table.data, slot * table.stride, t, cost);
+      if (table !== undefined && slot !== undefined) algorithm.undo(table.data, slot * table.stride, t, cost, chargedAt);
     } else if (algorithm.stateKind === 'log') {
       const entry = this.logs.index.get(key);
-      if (entry !== undefined) algorithm.undo(entry.state, t, cost);
+      if (entry !== undefined) algorithm.undo(entry.state, t, cost, chargedAt);
     }
   }
 

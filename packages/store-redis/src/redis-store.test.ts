@@ -8,7 +8,7 @@ import { RedisStore } from './redis-store.js';
 function recordingClient() {
   const defined = new Map<string, { numberOfKeys: number; lua: string }>();
   const calls: string[][] = [];
-  const reply = Buffer.alloc(40);
+  const reply = Buffer.alloc(48);
   reply.writeDoubleLE(1, 0);
   const client: Record<string, unknown> = {
     defineCommand(name: string, definition: { numberOfKeys: number; lua: string }) {
@@ -48,6 +48,9 @@ describe('RedisStore calls', () => {
     await store.consume('k', bucket, 2, undefined);
     await store.peek('k', bucket, 1, 5);
     await store.undo('k', log, 1, undefined);
+    // An undo's own arguments: the cost, then the time of the charge ('' for none), then now.
+    await store.undo('k', log, 1, undefined, 1764590000123.456);
+    await store.undo('k', bucket, 1, 9);
     await store.consume('k', log, 1.5, 7);
     await store.acquire('k', leases, 'lease.1', undefined);
     await store.consume('k', leases, 1, undefined);
@@ -57,6 +60,8 @@ describe('RedisStore calls', () => {
       ['p:{#0}:tb', 'k', '2'],
       ['p:{#0}:tb', 'k', '1', '5'],
       ['p:{k}:swl2', 'p:{k}:swl2:sum'],
+      ['p:{k}:swl2', 'p:{k}:swl2:sum', '1', '1764590000123.456'],
+      ['p:{#0}:tb', 'k', '1', '', '9'],
       ['p:{k}:swl2', 'p:{k}:swl2:sum', '1.5', '7'],
       ['p:{k}:cc', 'lease.1'],
       // A lease limit's consume reports its state: a peek for no lease.

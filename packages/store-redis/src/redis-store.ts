@@ -143,10 +143,10 @@ export class RedisStore implements Store {
     return this.decide(key, algorithm, 'p', cost, algorithm.stateKind === 'leases' ? NO_LEASE : undefined, now);
   }
 
-  async undo(key: string, algorithm: Algorithm, cost: number, now: number | undefined): Promise<void> {
+  async undo(key: string, algorithm: Algorithm, cost: number, now: number | undefined, chargedAt?: number): Promise<void> {
     // Leases are given back with release(), never undone.
     if (algorithm.stateKind === 'leases') return;
-    await this.call(key, algorithm, 'u', cost, undefined, now);
+    await this.call(key, algorithm, 'u', cost, undefined, now, chargedAt);
   }
 
   async reset(key: string, algorithm: Algorithm): Promise<void> {
@@ -197,10 +197,10 @@ export class RedisStore implements Store {
     // One `then` for both outcomes: the reply becomes a decision, a failure a StoreError.
     return this.send(plan, key, op, cost, leaseId, now).then(
       (reply) => {
-        // Five exact doubles: allowed, remaining, ms to the reset, to a retry (read only when denied),
-        // of the delay (see prelude.lua); rounded as every step's results are.
+        // Six exact doubles: allowed, remaining, ms to the reset, to a retry (read only when denied),
+        // of the delay, and the `now` it decided at (see prelude.lua); rounded as every step's results are.
         const r = reply as Buffer;
-        return decisionFromExact(r.readDoubleLE(0) === 1, r.readDoubleLE(8), r.readDoubleLE(16), r.readDoubleLE(24), r.readDoubleLE(32), algorithm.limit, algorithm.policy);
+        return decisionFromExact(r.readDoubleLE(0) === 1, r.readDoubleLE(8), r.readDoubleLE(16), r.readDoubleLE(24), r.readDoubleLE(32), algorithm.limit, algorithm.policy, r.readDoubleLE(40));
       },
       (error: unknown) => {
         throw storeError(plan.script.name, error);
@@ -208,9 +208,9 @@ export class RedisStore implements Store {
     );
   }
 
-  private call(key: string, algorithm: Algorithm, op: Operation, cost: number, leaseId: string | undefined, now: number | undefined): Promise<unknown> {
+  private call(key: string, algorithm: Algorithm, op: Operation, cost: number, leaseId: string | undefined, now: number | undefined, chargedAt?: number): Promise<unknown> {
     const plan = this.plan(algorithm);
-    return this.send(plan, key, op, cost, leaseId, now).catch((error: unknown) => {
+    return this.send(plan, key, op, cost, leaseId, now, chargedAt).catch((error: unknown) => {
       throw storeError(plan.script.name, error);
     });
   }
@@ -218,13 +218,14 @@ export class RedisStore implements Store {
   /**
    * One EVALSHA of the operation's script: its keys (the bucket and the field in the compact layout),
    * then the script's own argument, the lease id or else the cost, then `now` (absent: Redis TIME).
-   * A cost is left out when it is 1 and no `now` follows: the scripts read an absent cost as 1.
+   * A cost is left out when it is 1 and no `now` follows: the scripts read an absent cost as 1. An
+   * undo's own arguments are the cost and then `chargedAt`, the time of the charge ('' for none).
    */
-  private send(plan: ScriptPlan, key: string, op: Operation, cost: number, leaseId: string | undefined, now: number | undefined): Promise<unknown> {
+  private send(plan: ScriptPlan, key: string, op: Operation, cost: number, leaseId: string | undefined, now: number | undefined, chargedAt?: number): Promise<unknown> {
     if (this.closed) throw new StoreClosedError();
     const run = plan.calls[op] ?? this.define(plan, op);
     const client = this.client;
-    const own = leaseId ?? (cost === 1 && now === undefined ? undefined : String(cost));
+    const own = leaseId ?? (cost === 1 && now === undefined && chargedAt === undefined ? undefined : String(cost));
     let first: string;
     let second: string | undefined;
     if (plan.compact) {
@@ -234,6 +235,12 @@ export class RedisStore implements Store {
       const name = redisKeyBase(this.prefix, key) + plan.suffix;
       first = name + plan.keys[0]!;
       second = plan.keys.length === 2 ? name + plan.keys[1]! : undefined;
+    }
+    if (op === 'u' && own !== undefined) {
+      const args = second === undefined ? [first, own] : [first, second, own];
+      if (chargedAt !== undefined || now !== undefined) args.push(chargedAt === undefined ? '' : String(chargedAt));
+      if (now !== undefined) args.push(String(now));
+      return run.call(client, ...args);
     }
     if (second === undefined) {
       if (own === undefined) return run.call(client, first);

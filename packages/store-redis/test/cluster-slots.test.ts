@@ -31,7 +31,7 @@ afterAll(async () => {
 /** A client that records the keys of every command the store sends (script keys, DEL, HDEL). */
 function recordingClient(isCluster: boolean, keyPrefix = '') {
   let sent: string[] = [];
-  const reply = Buffer.alloc(40);
+  const reply = Buffer.alloc(48);
   const client: Record<string, unknown> = {
     isCluster,
     options: { keyPrefix },

@@ -74,7 +74,7 @@ export function concurrency(options: ConcurrencyOptions): ConcurrencyAlgorithm {
         if (!held) live++;
         newest = Math.max(newest, now + leaseMs);
       }
-      return { state, decision: decisionFromExact(allowed, limit - live, newest > now ? newest - now : 0, oldest - now, 0, limit, policy) };
+      return { state, decision: decisionFromExact(allowed, limit - live, newest > now ? newest - now : 0, oldest - now, 0, limit, policy, now) };
     },
 
     release(state: LeaseState, leaseId: string): boolean {

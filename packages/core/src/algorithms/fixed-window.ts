@@ -14,6 +14,10 @@ const STATE_SIZE = 2;
  * the next one. Adjacent windows are independent, so up to 2·limit can pass around a boundary.
  *
  * State: `[windowStart, count]`. Expires at the end of its window.
+ *
+ * A give-back with the time of its charge (`undo(…, chargedAt)`) lowers the count only while the
+ * stored window is the window of `chargedAt`: once the window has rolled over, the new window keeps its
+ * count. The balance is then never above what it would be without the charge.
  */
 export function fixedWindow(options: FixedWindowOptions): NumericAlgorithm {
   const { limit, windowMs, countDenied, common, constants } = parseWindowOptions(options, 'fixedWindow');
@@ -46,15 +50,20 @@ export function fixedWindow(options: FixedWindowOptions): NumericAlgorithm {
         s[at + 1] = count;
       }
       const untilEnd = start + windowMs - now;
-      return decisionFromExact(allowed, limit - count, count > 0 ? untilEnd : 0, untilEnd, 0, limit, policy);
+      return decisionFromExact(allowed, limit - count, count > 0 ? untilEnd : 0, untilEnd, 0, limit, policy, now);
     },
 
     expiresAt(s: NumericState, at: number): number {
       return s[at]! + windowMs;
     },
 
-    undo(s: NumericState, at: number, now: number, cost: number): void {
-      if (s[at]! >= Math.floor(now / windowMs) * windowMs) s[at + 1] = Math.max(0, s[at + 1]! - cost);
+    undo(s: NumericState, at: number, now: number, cost: number, chargedAt?: number): void {
+      const stored = s[at]!;
+      // With the time of the charge: only while the stored window is the one it was charged in. A
+      // stored window after it has rolled over (or was kept by a clock that went back: the charge may
+      // have counted in it, or not), so it keeps its count; stricter, never looser.
+      const charged = chargedAt === undefined ? stored >= Math.floor(now / windowMs) * windowMs : stored === Math.floor(chargedAt / windowMs) * windowMs;
+      if (charged) s[at + 1] = Math.max(0, s[at + 1]! - cost);
     },
   };
 }

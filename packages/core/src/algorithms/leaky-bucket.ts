@@ -42,6 +42,12 @@ const STATE_SIZE = 1;
  * also applies when the clock goes back by more than the free room: the bucket then reads as full
  * (requests are denied), no unit is ever added, and in real time the leak rate still holds.
  * Otherwise time going backwards never moves `tat` back (`start = max(tat, now)`).
+ *
+ * A give-back with the time of its charge (`undo(…, chargedAt)`) moves `tat` back by the charge's
+ * `cost·T` less the time that has passed since the charge, never before `now`: the difference a charge
+ * makes shrinks only while a bucket without it would have been empty, so by at most the time passed.
+ * Moving it back by the whole `cost·T` (a give-back without `chargedAt`) could leave the bucket emptier
+ * than it would be had the request not been charged. A give-back right after its charge returns it whole.
  */
 export function leakyBucket(options: LeakyBucketOptions): NumericAlgorithm {
   const o = checkOptions(options, ['capacity', 'leakRate', 'interval', 'mode'], 'leakyBucket');
@@ -84,15 +90,21 @@ export function leakyBucket(options: LeakyBucketOptions): NumericAlgorithm {
       const kept = allowed ? next : tat;
       if (commit) s[at] = kept;
       const backlog = Math.max(0, kept - now);
-      return decisionFromExact(allowed, (horizon - backlog) / emission, backlog, next - horizon - now, allowed && shape ? start - now : 0, capacity, policy);
+      return decisionFromExact(allowed, (horizon - backlog) / emission, backlog, next - horizon - now, allowed && shape ? start - now : 0, capacity, policy, now);
     },
 
     expiresAt(s: NumericState, at: number): number {
       return s[at]!;
     },
 
-    undo(s: NumericState, at: number, now: number, cost: number): void {
-      s[at] = Math.max(now, s[at]! - cost * emission);
+    undo(s: NumericState, at: number, now: number, cost: number, chargedAt?: number): void {
+      if (chargedAt === undefined) {
+        s[at] = Math.max(now, s[at]! - cost * emission);
+        return;
+      }
+      // What the charge still weighs: its slots less what has drained since (see above).
+      const back = cost * emission - Math.max(0, now - chargedAt);
+      if (back > 0) s[at] = Math.max(now, s[at]! - back);
     },
   };
 }

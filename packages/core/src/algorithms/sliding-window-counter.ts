@@ -17,6 +17,11 @@ const STATE_SIZE = 3;
  * `limit` in a true rolling window), a burst at its start is over-counted.
  *
  * State: `[currentWindowStart, previousCount, currentCount]`. Expires two windows after its start.
+ *
+ * A give-back with the time of its charge (`undo(…, chargedAt)`) lowers the count of the window that
+ * holds `chargedAt`, the current or the previous one, never below 0, and nothing once that window is
+ * older than the previous one. (After a clock that went back, a charge counted in a later stored
+ * window than its own is taken from the previous count, which weighs less: stricter, never looser.)
  */
 export function slidingWindowCounter(options: SlidingWindowCounterOptions): NumericAlgorithm {
   const { limit, windowMs, countDenied, common, constants } = parseWindowOptions(options, 'slidingWindowCounter');
@@ -72,15 +77,24 @@ export function slidingWindowCounter(options: SlidingWindowCounterOptions): Nume
           retryAt = current > 0 ? Math.max(end, end + windowMs - (nextRoom * windowMs) / current) : end;
         }
       }
-      return decisionFromExact(allowed, limit - after, resetAt - now, retryAt - now, 0, limit, policy);
+      return decisionFromExact(allowed, limit - after, resetAt - now, retryAt - now, 0, limit, policy, now);
     },
 
     expiresAt(s: NumericState, at: number): number {
       return s[at]! + 2 * windowMs;
     },
 
-    undo(s: NumericState, at: number, now: number, cost: number): void {
-      if (s[at]! >= Math.floor(now / windowMs) * windowMs) s[at + 2] = Math.max(0, s[at + 2]! - cost);
+    undo(s: NumericState, at: number, now: number, cost: number, chargedAt?: number): void {
+      const stored = s[at]!;
+      if (chargedAt === undefined) {
+        if (stored >= Math.floor(now / windowMs) * windowMs) s[at + 2] = Math.max(0, s[at + 2]! - cost);
+        return;
+      }
+      // The window of the charge: still the current one (its count is the current count), the previous
+      // one (its count is the previous count), or gone.
+      const charged = Math.floor(chargedAt / windowMs) * windowMs;
+      const slot = stored === charged ? at + 2 : stored === charged + windowMs ? at + 1 : -1;
+      if (slot !== -1) s[slot] = Math.max(0, s[slot]! - cost);
     },
   };
 }

@@ -23,6 +23,12 @@ const SHORT_LOG = 8;
  * record (moved to the latest denial's time), so a flood adds one record, not one per request.
  * Expires one window after the newest record. A clock that goes back records at the newest stored time
  * (never before it).
+ *
+ * A give-back with the time of its charge (`undo(…, chargedAt)`) removes the record of that cost made
+ * at that time, and nothing once `chargedAt` has left the window (or when no such record is kept: after
+ * a clock that went back the record was made at a later time, and is left, stricter, never looser).
+ * Removing another record of the same cost, a later one, would raise the balance when the charged one
+ * would have left the window.
  */
 export function slidingWindowLog(options: SlidingWindowLogOptions): LogAlgorithm {
   const { limit, windowMs, countDenied, common, constants } = parseWindowOptions(options, 'slidingWindowLog');
@@ -148,18 +154,23 @@ export function slidingWindowLog(options: SlidingWindowLogOptions): LogAlgorithm
         retryInMs = retryAt - now;
       }
       const resetInMs = after > EPSILON && last > -Infinity ? last + windowMs - now : 0;
-      return { state, decision: decisionFromExact(allowed, limit - after, resetInMs, retryInMs, 0, limit, policy) };
+      return { state, decision: decisionFromExact(allowed, limit - after, resetInMs, retryInMs, 0, limit, policy, now) };
     },
 
     expiresAt(state) {
       return state.times.length > state.head ? state.times[state.times.length - 1]! + windowMs : -Infinity;
     },
 
-    undo(state, _now, cost) {
-      // Remove the newest record of this cost: the one this rollback admitted (or one just like it).
+    undo(state, now, cost, chargedAt) {
+      // With the time of the charge: the record made at that time with this cost (another one would
+      // leave the window at another time), nothing once it has left the window. Without: the newest
+      // record of this cost, the one a rollback right after its charge admitted (or one just like it).
+      if (chargedAt !== undefined && chargedAt <= now - windowMs) return;
       const { times, costs } = state;
       for (let i = times.length - 1; i >= state.head; i--) {
-        if ((costs === null ? 1 : costs[i]) === cost) {
+        // Times never decrease along the log: past the charge's time, no record can be its.
+        if (chargedAt !== undefined && times[i]! < chargedAt) return;
+        if ((costs === null ? 1 : costs[i]) === cost && (chargedAt === undefined || times[i] === chargedAt)) {
           times.splice(i, 1);
           costs?.splice(i, 1);
           state.sum -= cost;

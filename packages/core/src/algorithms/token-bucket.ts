@@ -29,6 +29,14 @@ const STATE_SIZE = 2;
  * Time going backwards adds no tokens and never moves the stored time back (elapsed time clamps to 0).
  * State: `[tokens, lastRefillTime]`. Expires when the bucket would be full again.
  * After a change of parameters, the stored balance is clamped to the new capacity.
+ *
+ * A give-back with the time of its charge (`undo(…, chargedAt)`) adds the cost less the tokens that
+ * refilled since the charge (up to the stored refill time), never below 0 nor above the capacity. The
+ * difference the charge made shrinks only while a bucket without it would have been full, and so by at
+ * most the refill since the charge: adding more (the whole cost, as a give-back without `chargedAt`
+ * does) could raise the balance above what it would be had the request not been charged (a bucket that
+ * refilled to full after the charge and was then drained by others). A give-back right after its charge
+ * returns the whole cost.
  */
 export function tokenBucket(options: TokenBucketOptions): NumericAlgorithm {
   const o = checkOptions(options, ['capacity', 'refillRate', 'interval'], 'tokenBucket');
@@ -78,15 +86,21 @@ export function tokenBucket(options: TokenBucketOptions): NumericAlgorithm {
       const lag = last - now;
       // The retry is read only when denied: no division for an admitted request.
       const retryIn = allowed ? 0 : lag + (cost - tokens) / rate;
-      return decisionFromExact(allowed, tokens, lag + (capacity - tokens) / rate, retryIn, 0, capacity, policy);
+      return decisionFromExact(allowed, tokens, lag + (capacity - tokens) / rate, retryIn, 0, capacity, policy, now);
     },
 
     expiresAt(s: NumericState, at: number): number {
       return s[at + 1]! + (capacity - Math.min(capacity, s[at]!)) / rate;
     },
 
-    undo(s: NumericState, at: number, _now: number, cost: number): void {
-      s[at] = Math.min(capacity, s[at]! + cost);
+    undo(s: NumericState, at: number, _now: number, cost: number, chargedAt?: number): void {
+      if (chargedAt === undefined) {
+        s[at] = Math.min(capacity, s[at]! + cost);
+        return;
+      }
+      // What the charge still weighs: at most its cost less what has refilled since (see above).
+      const back = cost - Math.max(0, s[at + 1]! - chargedAt) * rate;
+      if (back > 0) s[at] = Math.min(capacity, s[at]! + back);
     },
   };
 }

@@ -33,8 +33,8 @@ describe('HeaderWriter', () => {
   it('writes one draft-8 member per limit, t from resetMs, and appends to another writer', () => {
     const headers = new Map<string, string>([['ratelimit', '"other";r=5;t=9'], ['ratelimit-policy', '"other";q=10;w=10']]);
     new HeaderWriter('draft-8', limits).write(access, headers, source([
-      makeDecision(true, 100, 99, 59_001, 0, 0, perMinute),
-      makeDecision(true, 10, 3, 700, 0, 0, perSecond),
+      makeDecision(true, 100, 99, 59_001, 0, 0, perMinute, 0),
+      makeDecision(true, 10, 3, 700, 0, 0, perSecond, 0),
     ], { binding: 1 }));
     expect(headers.get('ratelimit')).toBe('"other";r=5;t=9, "100-in-1m";r=99;t=60, "burst";r=3;t=1');
     expect(headers.get('ratelimit-policy')).toBe('"other";q=10;w=10, "100-in-1m";q=100;w=60, "burst";q=10;w=1');
@@ -44,8 +44,8 @@ describe('HeaderWriter', () => {
   it('gives the denying limit t = Retry-After and reports rolled-back units as remaining', () => {
     const headers = new Map<string, string>();
     new HeaderWriter('draft-8', limits).write(access, headers, source([
-      makeDecision(true, 100, 97, 30_000, 0, 0, perMinute),
-      makeDecision(false, 10, 0, 1_000, 2_001, 0, perSecond),
+      makeDecision(true, 100, 97, 30_000, 0, 0, perMinute, 0),
+      makeDecision(false, 10, 0, 1_000, 2_001, 0, perSecond, 0),
     ], { deniedBy: 1, binding: 1, rolledBack: true, retryAfterSeconds: 3, costs: [2, 2] }));
     expect(headers.get('ratelimit')).toBe('"100-in-1m";r=99;t=30, "burst";r=0;t=3');
     expect(headers.get('retry-after')).toBe('3');
@@ -54,15 +54,15 @@ describe('HeaderWriter', () => {
   it('keeps the most restrictive limit in the single-limit formats', () => {
     const headers = new Map<string, string>();
     const writer = new HeaderWriter('draft-7', limits.slice(0, 1));
-    writer.write(access, headers, source([makeDecision(true, 100, 5, 10_000, 0, 0, perMinute)]));
-    writer.write(access, headers, source([makeDecision(true, 100, 50, 10_000, 0, 0, perMinute)]));
+    writer.write(access, headers, source([makeDecision(true, 100, 5, 10_000, 0, 0, perMinute, 0)]));
+    writer.write(access, headers, source([makeDecision(true, 100, 50, 10_000, 0, 0, perMinute, 0)]));
     expect(headers.get('ratelimit')).toBe('limit=100, remaining=5, reset=10');
     expect(headers.get('ratelimit-policy')).toBe('100;w=60, 100;w=60');
   });
 
   it('leaves out a limit admitted by a fail-open policy', () => {
     const headers = new Map<string, string>();
-    const failOpen = { ...makeDecision(true, 100, 99, 0, 0, 0, perMinute), reason: 'store-error' as const };
+    const failOpen = { ...makeDecision(true, 100, 99, 0, 0, 0, perMinute, 0), reason: 'store-error' as const };
     new HeaderWriter('draft-8', limits.slice(0, 1)).write(access, headers, source([failOpen]));
     expect(headers.has('ratelimit')).toBe(false);
     expect(headers.get('ratelimit-policy')).toBe('"100-in-1m";q=100;w=60');
@@ -76,9 +76,9 @@ describe('HeaderWriter with claim (one response, several rl middlewares)', () =>
   it('sets the headers of the first writer without reading them back, and combines the later ones', () => {
     reads.length = 0;
     const headers = new Map<string, string>();
-    new HeaderWriter('draft-8', limits.slice(0, 1)).write(claiming, headers, source([makeDecision(true, 100, 99, 59_001, 0, 0, perMinute)]));
+    new HeaderWriter('draft-8', limits.slice(0, 1)).write(claiming, headers, source([makeDecision(true, 100, 99, 59_001, 0, 0, perMinute, 0)]));
     expect(reads).toEqual([]);
-    new HeaderWriter('draft-8', limits.slice(1)).write(claiming, headers, source([makeDecision(true, 10, 3, 700, 0, 0, perSecond)]));
+    new HeaderWriter('draft-8', limits.slice(1)).write(claiming, headers, source([makeDecision(true, 10, 3, 700, 0, 0, perSecond, 0)]));
     expect(headers.get('ratelimit')).toBe('"100-in-1m";r=99;t=60, "burst";r=3;t=1');
     expect(headers.get('ratelimit-policy')).toBe('"100-in-1m";q=100;w=60, "burst";q=10;w=1');
     expect(reads.length).toBeGreaterThan(0);
@@ -87,9 +87,9 @@ describe('HeaderWriter with claim (one response, several rl middlewares)', () =>
   it('keeps the most restrictive limit in the single-limit formats', () => {
     const headers = new Map<string, string>();
     const writer = new HeaderWriter('draft-6', limits.slice(0, 1));
-    writer.write(claiming, headers, source([makeDecision(true, 100, 50, 10_000, 0, 0, perMinute)]));
-    writer.write(claiming, headers, source([makeDecision(true, 100, 5, 10_000, 0, 0, perMinute)]));
-    writer.write(claiming, headers, source([makeDecision(true, 100, 70, 10_000, 0, 0, perMinute)]));
+    writer.write(claiming, headers, source([makeDecision(true, 100, 50, 10_000, 0, 0, perMinute, 0)]));
+    writer.write(claiming, headers, source([makeDecision(true, 100, 5, 10_000, 0, 0, perMinute, 0)]));
+    writer.write(claiming, headers, source([makeDecision(true, 100, 70, 10_000, 0, 0, perMinute, 0)]));
     expect(headers.get('ratelimit-remaining')).toBe('5');
     expect(claimResponse(headers)).toBe(false);
   });
@@ -101,9 +101,9 @@ describe('nodeHeaderAccess', () => {
     const reads: string[] = [];
     const getHeader = res.getHeader.bind(res);
     res.getHeader = (name: string) => (reads.push(name), getHeader(name));
-    new HeaderWriter('draft-8', limits.slice(0, 1)).write(nodeHeaderAccess, res, source([makeDecision(true, 100, 99, 59_001, 0, 0, perMinute)]));
+    new HeaderWriter('draft-8', limits.slice(0, 1)).write(nodeHeaderAccess, res, source([makeDecision(true, 100, 99, 59_001, 0, 0, perMinute, 0)]));
     expect(reads).toEqual([]);
-    new HeaderWriter('draft-8', limits.slice(1)).write(nodeHeaderAccess, res, source([makeDecision(true, 10, 3, 700, 0, 0, perSecond)]));
+    new HeaderWriter('draft-8', limits.slice(1)).write(nodeHeaderAccess, res, source([makeDecision(true, 10, 3, 700, 0, 0, perSecond, 0)]));
     expect(res.getHeader('ratelimit')).toBe('"100-in-1m";r=99;t=60, "burst";r=3;t=1');
     expect(res.getHeader('ratelimit-policy')).toBe('"100-in-1m";q=100;w=60, "burst";q=10;w=1');
   });
@@ -125,7 +125,7 @@ describe('parseHeaderFormat and sfString', () => {
 describe('HeaderWriter wall clock', () => {
   it('takes the legacy absolute reset from the wall clock it is given', () => {
     const headers = new Map<string, string>();
-    new HeaderWriter('legacy', limits, () => 1_000_000).write(access, headers, source([makeDecision(true, 100, 99, 59_001, 0, 0, perMinute)]));
+    new HeaderWriter('legacy', limits, () => 1_000_000).write(access, headers, source([makeDecision(true, 100, 99, 59_001, 0, 0, perMinute, 0)]));
     expect(headers.get('x-ratelimit-reset')).toBe(String(Math.ceil((1_000_000 + 59_001) / 1000)));
   });
 });
@@ -137,7 +137,7 @@ describe('every number in a header is an integer of at most 15 digits', () => {
   const huge = { name: 'huge', policy: { name: 'huge', quota: 1e20, windowSeconds: Infinity } };
   const odd = { name: 'odd', policy: { name: 'odd', quota: Number.NaN, windowSeconds: Number.NaN } };
   const decision = (allowed: boolean, remaining: number, resetMs: number, retryAfterMs = 0): Decision =>
-    makeDecision(allowed, 1e20, remaining, resetMs, retryAfterMs, 0, huge.policy);
+    makeDecision(allowed, 1e20, remaining, resetMs, retryAfterMs, 0, huge.policy, 0);
 
   it.each([
     // [label, remaining, resetMs, r, t]
@@ -175,7 +175,7 @@ describe('every number in a header is an integer of at most 15 digits', () => {
         for (const denied of [false, true]) {
           const headers = new Map<string, string>();
           const wallClock = (): number => 1_800_000_000_000;
-          const d = makeDecision(!denied, limit.policy.quota, remaining!, resetMs!, denied ? resetMs! : 0, 0, limit.policy);
+          const d = makeDecision(!denied, limit.policy.quota, remaining!, resetMs!, denied ? resetMs! : 0, 0, limit.policy, 0);
           new HeaderWriter(format, [limit], wallClock).write(access, headers, source([d], denied ? { deniedBy: 0, retryAfterSeconds: seconds! } : {}));
           expect(headers.size).toBeGreaterThan(0);
           for (const value of headers.values()) {

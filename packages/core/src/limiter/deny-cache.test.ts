@@ -8,7 +8,7 @@ import { DenyCache, parseDenyCache } from './deny-cache.js';
 import { createLimiter } from './limiter.js';
 
 const policy = makePolicy(5, 1000);
-const denial = (retryAfterMs: number, resetMs = retryAfterMs) => makeDecision(false, 5, 0, resetMs, retryAfterMs, 0, policy);
+const denial = (retryAfterMs: number, resetMs = retryAfterMs) => makeDecision(false, 5, 0, resetMs, retryAfterMs, 0, policy, 0);
 
 describe('DenyCache', () => {
   it('answers for the key at the cached cost or more until the retry time, counting it down', () => {
@@ -22,7 +22,7 @@ describe('DenyCache', () => {
 
   it('keeps only the store’s own denials with a retry time', () => {
     const cache = new DenyCache();
-    cache.remember('admitted', 1, makeDecision(true, 5, 4, 1000, 0, 0, policy), 0);
+    cache.remember('admitted', 1, makeDecision(true, 5, 4, 1000, 0, 0, policy, 0), 0);
     cache.remember('no-retry', 1, denial(0), 0);
     const fromPolicy = { ...denial(1000), reason: 'timeout' as const };
     expect(cache.remember('policy', 1, fromPolicy, 0)).toBe(fromPolicy);

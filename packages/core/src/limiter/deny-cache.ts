@@ -33,7 +33,7 @@ export class DenyCache {
     }
     const d = entry.decision;
     const elapsed = d.retryAfterMs - wait;
-    const decision = makeDecision(false, d.limit, d.remaining, Math.max(0, Math.ceil(d.resetMs - elapsed)), Math.ceil(wait), 0, d.policy);
+    const decision = makeDecision(false, d.limit, d.remaining, Math.max(0, Math.ceil(d.resetMs - elapsed)), Math.ceil(wait), 0, d.policy, now);
     (decision as { reason?: DecisionReason }).reason = 'deny-cache';
     return decision;
   }

@@ -25,8 +25,10 @@ export function parseStoreErrorPolicy(policy: unknown, field = 'createLimiter.on
   throw new InvalidOptionError(field, policy, "'deny', 'allow' or { fallback: <limiter options> }");
 }
 
-/** The limiter a failure policy decides for: its algorithm, the largest cost it charges, its retry interval, its key prefix. */
+/** The limiter a failure policy decides for: its algorithm, the largest cost it charges, its retry interval, its key prefix, its local clock. */
 export interface PolicyOwner {
+  /** The time of the policy's decisions ({@link Decision.at}): the limiter's local clock. */
+  readonly clock: () => number;
   readonly algorithm: Algorithm;
   readonly maxCost: number;
   readonly retryIntervalMs: number;
@@ -85,7 +87,7 @@ export class FailurePolicy {
     const { algorithm, retryIntervalMs } = this.owner;
     const allowed = this.action === 'allow';
     const remaining = allowed ? Math.max(0, Math.floor(algorithm.limit - cost)) : 0;
-    const decision = makeDecision(allowed, algorithm.limit, remaining, 0, allowed ? 0 : retryIntervalMs, 0, algorithm.policy);
+    const decision = makeDecision(allowed, algorithm.limit, remaining, 0, allowed ? 0 : retryIntervalMs, 0, algorithm.policy, this.owner.clock());
     (decision as { reason?: DecisionReason }).reason = reason;
     return decision;
   }

@@ -52,7 +52,7 @@ export class Limiter extends EventEmitter {
     this.localClock = c.localClock;
     this.circuit = new Circuit(c.localClock, c.retryIntervalMs, c.failureThreshold);
     this.denyCache = c.denyCache;
-    const owner = { algorithm: c.algorithm, maxCost: c.maxCost, retryIntervalMs: c.retryIntervalMs, keyPrefixLength: this.keyPrefix.length };
+    const owner = { algorithm: c.algorithm, maxCost: c.maxCost, retryIntervalMs: c.retryIntervalMs, keyPrefixLength: this.keyPrefix.length, clock: c.localClock };
     const parsed = parseStoreErrorPolicy(c.onStoreError, `${name}.onStoreError`);
     let fallback: Limiter | undefined;
     if (parsed.action === 'fallback') {

@@ -30,8 +30,14 @@ export interface Store {
   consume(key: string, algorithm: Algorithm, cost: number, now: number | undefined): MaybePromise<Decision>;
   /** Decides for `cost` units (0 allowed) and records nothing. */
   peek(key: string, algorithm: Algorithm, cost: number, now: number | undefined): MaybePromise<Decision>;
-  /** Gives back `cost` units admitted by an earlier `consume` (rollback when a combined limit denies). */
-  undo(key: string, algorithm: Algorithm, cost: number, now: number | undefined): MaybePromise<void>;
+  /**
+   * Gives back `cost` units admitted by an earlier `consume` (a rollback when a combined limit denies,
+   * a response whose outcome is not counted). `chargedAt` is that consume's {@link Decision.at}: the
+   * store then gives back only to the window the request was charged in, and never raises the balance
+   * above what it would be had the request not been charged (the algorithm's `undo` says how; every
+   * store applies it alike). Without `chargedAt`, the older rollback right after a charge.
+   */
+  undo(key: string, algorithm: Algorithm, cost: number, now: number | undefined, chargedAt?: number): MaybePromise<void>;
   /** Forgets the key's state for this algorithm kind: the next request starts fresh. */
   reset(key: string, algorithm: Algorithm): MaybePromise<void>;
   /** Takes a concurrency permit named `leaseId` when one is free. */

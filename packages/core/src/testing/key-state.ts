@@ -29,11 +29,11 @@ export function stepKey(algorithm: Algorithm, state: KeyState | undefined, now: 
   return { decision: algorithm.acquire(state as LeaseState | undefined, now, '', false).decision, state };
 }
 
-/** Gives back `cost` units admitted earlier on this key (a rate algorithm's `undo`); leases have nothing to give back. */
-export function undoKey(algorithm: Algorithm, state: KeyState | undefined, now: number, cost: number): void {
+/** Gives back `cost` units admitted earlier on this key, charged at `chargedAt` when given (a rate algorithm's `undo`); leases have nothing to give back. */
+export function undoKey(algorithm: Algorithm, state: KeyState | undefined, now: number, cost: number, chargedAt?: number): void {
   if (state === undefined) return;
-  if (algorithm.stateKind === 'numeric') algorithm.undo(state as number[], 0, now, cost);
-  else if (algorithm.stateKind === 'log') algorithm.undo(state as LogState, now, cost);
+  if (algorithm.stateKind === 'numeric') algorithm.undo(state as number[], 0, now, cost, chargedAt);
+  else if (algorithm.stateKind === 'log') algorithm.undo(state as LogState, now, cost, chargedAt);
 }
 
 /** The time (ms) at which the key's state is the same as no state; `-Infinity` when it has none. */

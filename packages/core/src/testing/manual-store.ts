@@ -44,9 +44,9 @@ export class LocalStore implements Store {
     return this.inner.peek(key, algorithm, cost, now);
   }
 
-  undo(key: string, algorithm: Algorithm, cost: number, now: number | undefined): void {
+  undo(key: string, algorithm: Algorithm, cost: number, now: number | undefined, chargedAt?: number): void {
     this.record('undo', key);
-    this.inner.undo(key, algorithm, cost, now);
+    this.inner.undo(key, algorithm, cost, now, chargedAt);
   }
 
   reset(key: string, algorithm: Algorithm): void {
@@ -151,8 +151,8 @@ export class ManualStore implements Store {
     return this.later(key, () => this.state.peek(key, algorithm, cost, now));
   }
 
-  undo(key: string, algorithm: Algorithm, cost: number, now: number | undefined): Promise<void> {
-    return this.later(key, () => this.state.undo(key, algorithm, cost, now));
+  undo(key: string, algorithm: Algorithm, cost: number, now: number | undefined, chargedAt?: number): Promise<void> {
+    return this.later(key, () => this.state.undo(key, algorithm, cost, now, chargedAt));
   }
 
   reset(key: string, algorithm: Algorithm): Promise<void> {

@@ -11,10 +11,10 @@ export interface StepResult {
 
 /** Drops the functions and the policy object so decisions compare as plain data. */
 function plain(decision: Decision): Decision {
-  const { allowed, limit, remaining, resetMs, retryAfterMs, delayMs, policy, reason } = decision;
+  const { allowed, limit, remaining, resetMs, retryAfterMs, delayMs, policy, at, reason } = decision;
   return reason === undefined
-    ? { allowed, limit, remaining, resetMs, retryAfterMs, delayMs, policy }
-    : { allowed, limit, remaining, resetMs, retryAfterMs, delayMs, policy, reason };
+    ? { allowed, limit, remaining, resetMs, retryAfterMs, delayMs, policy, at }
+    : { allowed, limit, remaining, resetMs, retryAfterMs, delayMs, policy, at, reason };
 }
 
 /**

@@ -36,8 +36,8 @@ export class StepStore implements Store {
     return this.decide(key, algorithm, cost, now, false);
   }
 
-  undo(key: string, algorithm: Algorithm, cost: number, now: number | undefined): void {
-    undoKey(algorithm, this.states.get(this.slot(key, algorithm)), now ?? this.clock(), cost);
+  undo(key: string, algorithm: Algorithm, cost: number, now: number | undefined, chargedAt?: number): void {
+    undoKey(algorithm, this.states.get(this.slot(key, algorithm)), now ?? this.clock(), cost, chargedAt);
   }
 
   reset(key: string, algorithm: Algorithm): void {

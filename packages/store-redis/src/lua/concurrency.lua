@@ -4,7 +4,7 @@
 -- Configuration (see prelude.lua): LIMIT, LEASE_MS; OP 'a' acquire, 'p' peek (writes nothing),
 -- 'r' release (returns nothing)
 -- ARGV[1]  lease id   ARGV[2] now in ms (absent: Redis TIME; unused by 'r')
--- Returns  the decision: five exact doubles (allowed, remaining, then ms to the reset, to a retry, of the delay; see prelude.lua)
+-- Returns  the decision: six exact doubles (allowed, remaining, then ms to the reset, to a retry, of the delay, and the `now` it decided at; see prelude.lua)
 
 -- Scores go to Redis as text: 17 significant digits keep every double exact.
 local function exact(n) return string.format('%.17g', n) end
@@ -56,4 +56,4 @@ if not allowed then
   local oldest = tonumber(redis.call('ZRANGEBYSCORE', key, after_now, '+inf', 'WITHSCORES', 'LIMIT', 0, 1)[2])
   retry_ms = oldest - now
 end
-return struct.pack('<ddddd', allowed and 1 or 0, limit - live, reset_ms, retry_ms, 0)
+return struct.pack('<dddddd', allowed and 1 or 0, limit - live, reset_ms, retry_ms, 0, now)

@@ -5,9 +5,12 @@
 -- `now` and `margin` from prelude.lua. Configuration: LIMIT, WINDOW (ms), COUNT_DENIED (1 or 0).
 -- KEYS[1]  the bucket hash   ARGV[1] the field: state = three doubles (kept, windowStart, count)
 -- ARGV[2]  cost (units; 0 only for a peek; absent: 1)   ARGV[3] now in ms (absent: Redis TIME)
--- Returns  the decision: five exact doubles (allowed, remaining, then ms to the reset, to a retry, of the delay; see prelude.lua); undo
+--          an undo: ARGV[2] cost, ARGV[3] the time of the charge ('' for none), ARGV[4] now
+-- Returns  the decision: six exact doubles (allowed, remaining, then ms to the reset, to a retry, of the delay, and the `now` it decided at; see prelude.lua); undo
 -- returns nothing.
 
+-- The fixed window keeps no previous window's count.
+local previous_at = nil
 --#include window-undo.lua
 
 local start = math.floor(now / WINDOW) * WINDOW
@@ -32,4 +35,4 @@ end
 local until_end = window_end - now
 local reset_in = 0
 if count > 0 then reset_in = until_end end
-return struct.pack('<ddddd', allowed and 1 or 0, LIMIT - count, reset_in, until_end, 0)
+return struct.pack('<dddddd', allowed and 1 or 0, LIMIT - count, reset_in, until_end, 0, now)

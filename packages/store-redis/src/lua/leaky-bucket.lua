@@ -5,7 +5,8 @@
 -- KEYS[1]  the bucket hash   ARGV[1] the field: state = two doubles (kept, tat), tat being the time
 --          the bucket or queue is empty (its deadline)
 -- ARGV[2]  cost (absent: 1)   ARGV[3] now in ms (absent: Redis TIME)
--- Returns  the decision: five exact doubles (allowed, remaining, then ms to the reset, to a retry, of the delay; see prelude.lua); undo returns nothing.
+--          an undo: ARGV[2] cost, ARGV[3] the time of the charge ('' for none), ARGV[4] now
+-- Returns  the decision: six exact doubles (allowed, remaining, then ms to the reset, to a retry, of the delay, and the `now` it decided at; see prelude.lua); undo returns nothing.
 
 local horizon = CAPACITY * EMISSION
 
@@ -13,7 +14,13 @@ if OP == 'u' then
   if raw then
     -- An earlier tat recovers sooner: `kept` stays late enough.
     local kept, stored_tat = struct.unpack('<dd', raw)
-    redis.call('HSET', bucket, field, struct.pack('<dd', kept, math.max(now, stored_tat - cost * EMISSION)))
+    -- With the time of the charge (ARGV[NOW_ARG - 1]): its slots less the time passed since then.
+    local back = cost * EMISSION
+    local charged_at = tonumber(ARGV[NOW_ARG - 1])
+    if charged_at ~= nil then back = cost * EMISSION - math.max(0, now - charged_at) end
+    if back > 0 then
+      redis.call('HSET', bucket, field, struct.pack('<dd', kept, math.max(now, stored_tat - back)))
+    end
   end
   return nil
 end
@@ -40,4 +47,4 @@ local backlog = new_tat - now
 if backlog < 0 then backlog = 0 end
 local delay_in = 0
 if allowed and SHAPE == 1 then delay_in = start - now end
-return struct.pack('<ddddd', allowed and 1 or 0, (horizon - backlog) / EMISSION, backlog, next_tat - horizon - now, delay_in)
+return struct.pack('<dddddd', allowed and 1 or 0, (horizon - backlog) / EMISSION, backlog, next_tat - horizon - now, delay_in, now)

@@ -18,7 +18,9 @@
 -- and declare them from ARGV instead: the scripts read them the same way.)
 --
 -- scripts/generate-lua.mjs also puts NOW_ARG before this text: the argument that carries `now`,
--- after the script's own (3 in the compact layout, after the field and the cost; 2 otherwise).
+-- after the script's own (3 in the compact layout, after the field and the cost; 2 otherwise), and
+-- one later for an undo ('u'), whose own arguments end with the time of the charge it gives back
+-- (ARGV[NOW_ARG - 1]: '' or absent for none).
 --
 -- The preludes run as statements, and the scripts of the compact layout define no functions: Redis
 -- runs a script's whole chunk on every call, so each `local function` is a closure made per call, and
@@ -26,8 +28,10 @@
 -- The sliding log's record visitor and concurrency's `exact` stay functions: their commands cost far
 -- more.
 --
--- A decision is returned as five little-endian doubles: allowed (1 or 0), remaining (units), and the
--- times until the reset, until a retry may pass (read only when denied) and of the delay, in ms, exact: the
+-- A decision is returned as six little-endian doubles: allowed (1 or 0), remaining (units), the
+-- times until the reset, until a retry may pass (read only when denied) and of the delay, in ms, exact,
+-- and the `now` it was decided at (the decision's `at`, which a give-back sends back as the time of its
+-- charge). The times and units are exact: the
 -- store rounds them as @rl/core does (ms up, units down, forgiving float noise of EPSILON), which costs
 -- the client less than it costs Redis. One binary string costs Redis and the client less than an
 -- array reply.

@@ -7,8 +7,11 @@
 -- KEYS[1]  the bucket hash   ARGV[1] the field: state = four doubles (kept, currentWindowStart,
 --          previousCount, currentCount)
 -- ARGV[2]  cost (absent: 1)   ARGV[3] now in ms (absent: Redis TIME)
--- Returns  the decision: five exact doubles (allowed, remaining, then ms to the reset, to a retry, of the delay; see prelude.lua); undo returns nothing.
+--          an undo: ARGV[2] cost, ARGV[3] the time of the charge ('' for none), ARGV[4] now
+-- Returns  the decision: six exact doubles (allowed, remaining, then ms to the reset, to a retry, of the delay, and the `now` it decided at; see prelude.lua); undo returns nothing.
 
+-- The previous window's count is the state's last double but one.
+local previous_at = STATE_BYTES - 16
 --#include window-undo.lua
 
 local start = math.floor(now / WINDOW) * WINDOW
@@ -58,4 +61,4 @@ if not allowed then
     end
   end
 end
-return struct.pack('<ddddd', allowed and 1 or 0, LIMIT - after, reset_at - now, retry_at - now, 0)
+return struct.pack('<dddddd', allowed and 1 or 0, LIMIT - after, reset_at - now, retry_at - now, 0, now)

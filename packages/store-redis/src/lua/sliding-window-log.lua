@@ -10,7 +10,8 @@
 --          as the TS step does for a log that short.
 -- Configuration (see prelude.lua): LIMIT, WINDOW (ms), COUNT_DENIED (1 or 0).
 -- ARGV[1]  cost (absent: 1)   ARGV[2] now in ms (absent: Redis TIME)
--- Returns  the decision: five exact doubles (allowed, remaining, then ms to the reset, to a retry, of the delay; see prelude.lua); undo returns nothing.
+--          an undo: ARGV[1] cost, ARGV[2] the time of the charge ('' for none), ARGV[3] now
+-- Returns  the decision: six exact doubles (allowed, remaining, then ms to the reset, to a retry, of the delay, and the `now` it decided at; see prelude.lua); undo returns nothing.
 --
 -- A decision on a short log (the common case) takes TIME, LRANGE, RPUSH and PEXPIRE (and LTRIM when
 -- records leave the window); a long one adds LLEN, LINDEX, GET and SET of the metadata. An undo reads
@@ -69,9 +70,13 @@ elseif count > 0 then
 end
 
 if OP == 'u' then
-  -- Remove the newest record of this cost: the one the rollback admitted (or one just like it). The
-  -- log is read from its tail in chunks that grow, so an undo reads about as many records as lie
-  -- after the one it removes (those recorded since the consume it gives back), not the whole log.
+  -- Remove the record of this cost made at the time of the charge (ARGV[NOW_ARG - 1]), nothing once
+  -- that time has left the window; without it, the newest record of this cost: the one a rollback
+  -- right after its charge admitted (or one just like it). The log is read from its tail in chunks
+  -- that grow, so an undo reads about as many records as lie after the one it removes (those recorded
+  -- since the consume it gives back), not the whole log.
+  local charged_at = tonumber(ARGV[NOW_ARG - 1])
+  if charged_at ~= nil and charged_at <= now - window then return nil end
   local records = first
   local seen = 0
   local size = FIRST
@@ -81,8 +86,10 @@ if OP == 'u' then
       records = redis.call('LRANGE', log_key, -(seen + size), -(seen + 1))
     end
     for i = #records, 1, -1 do
-      local _, record_cost = struct.unpack('<dd', records[i])
-      if record_cost == cost then
+      local record_time, record_cost = struct.unpack('<dd', records[i])
+      -- Times never decrease along the log: past the charge's time, no record can be its.
+      if charged_at ~= nil and record_time < charged_at then return nil end
+      if record_cost == cost and (charged_at == nil or record_time == charged_at) then
         -- Scanning from the tail found the last element equal to records[i]: LREM from the tail removes
         -- exactly it, and stops there.
         redis.call('LREM', log_key, -1, records[i])
@@ -189,4 +196,4 @@ end
 
 local reset_ms = 0
 if after > EPSILON and last > -math.huge then reset_ms = last + window - now end
-return struct.pack('<ddddd', allowed and 1 or 0, limit - after, reset_ms, retry_ms, 0)
+return struct.pack('<dddddd', allowed and 1 or 0, limit - after, reset_ms, retry_ms, 0, now)

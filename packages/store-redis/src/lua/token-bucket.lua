@@ -4,13 +4,20 @@
 -- `now` and `margin` from prelude.lua. Configuration: CAPACITY, RATE (tokens per ms).
 -- KEYS[1]  the bucket hash   ARGV[1] the field: state = three doubles (kept, tokens, lastRefillTime)
 -- ARGV[2]  cost (absent: 1)   ARGV[3] now in ms (absent: Redis TIME)
--- Returns  the decision: five exact doubles (allowed, remaining, then ms to the reset, to a retry, of the delay; see prelude.lua); undo returns nothing.
+--          an undo: ARGV[2] cost, ARGV[3] the time of the charge ('' for none), ARGV[4] now
+-- Returns  the decision: six exact doubles (allowed, remaining, then ms to the reset, to a retry, of the delay, and the `now` it decided at; see prelude.lua); undo returns nothing.
 
 if OP == 'u' then
   if raw then
     local kept, stored_tokens, stored_last = struct.unpack('<ddd', raw)
+    -- With the time of the charge (ARGV[NOW_ARG - 1]): the cost less what has refilled since then.
+    local back = cost
+    local charged_at = tonumber(ARGV[NOW_ARG - 1])
+    if charged_at ~= nil then back = cost - math.max(0, stored_last - charged_at) * RATE end
     -- More tokens recover sooner: `kept` stays late enough.
-    redis.call('HSET', bucket, field, struct.pack('<ddd', kept, math.min(CAPACITY, stored_tokens + cost), stored_last))
+    if back > 0 then
+      redis.call('HSET', bucket, field, struct.pack('<ddd', kept, math.min(CAPACITY, stored_tokens + back), stored_last))
+    end
   end
   return nil
 end
@@ -46,4 +53,4 @@ end
 local lag = last - now
 local retry_in = 0
 if not allowed then retry_in = lag + (cost - tokens) / RATE end
-return struct.pack('<ddddd', allowed and 1 or 0, tokens, lag + full_in, retry_in, 0)
+return struct.pack('<dddddd', allowed and 1 or 0, tokens, lag + full_in, retry_in, 0, now)

@@ -1,15 +1,32 @@
 -- Included (`--#include window-undo.lua`, see scripts/generate-lua.mjs) by the window algorithms of the
--- compact layout, whose state is (kept, windowStart, …, currentCount): the undo of an earlier consume
--- gives `cost` back to the current window's count, the last double of the state, when the stored
--- window is still the current one (or a later one, after a clock went back); the other doubles are
--- kept as they are. A block of statements, not a function (see compact-write.lua).
+-- compact layout, whose state is (kept, windowStart, …, currentCount), the current count the last
+-- double and, for the sliding counter, the previous window's count before it (its offset in
+-- `previous_at`, which the including script declares; nil for the fixed window): the undo of an
+-- earlier consume, a port of the TS `undo` of both. The other doubles are kept as they are. A block of
+-- statements, not a function (see compact-write.lua).
+--
+-- With the time of the charge (ARGV[NOW_ARG - 1]): `cost` goes back to the count of the window that
+-- holds it, the current one, or the previous one where the state keeps it, and to no other. Without:
+-- to the current count while the stored window is still the current one (or a later one, after a
+-- clock went back). Never below 0.
 if OP == 'u' then
   if raw then
     local _, stored_start = struct.unpack('<dd', raw)
-    if stored_start >= math.floor(now / WINDOW) * WINDOW then
-      local count_at = STATE_BYTES - 8
+    local charged_at = tonumber(ARGV[NOW_ARG - 1])
+    local count_at = nil
+    if charged_at == nil then
+      if stored_start >= math.floor(now / WINDOW) * WINDOW then count_at = STATE_BYTES - 8 end
+    else
+      local charged = math.floor(charged_at / WINDOW) * WINDOW
+      if stored_start == charged then
+        count_at = STATE_BYTES - 8
+      elseif previous_at ~= nil and stored_start == charged + WINDOW then
+        count_at = previous_at
+      end
+    end
+    if count_at ~= nil then
       local stored_count = struct.unpack('<d', raw, count_at + 1)
-      redis.call('HSET', bucket, field, raw:sub(1, count_at) .. struct.pack('<d', math.max(0, stored_count - cost)))
+      redis.call('HSET', bucket, field, raw:sub(1, count_at) .. struct.pack('<d', math.max(0, stored_count - cost)) .. raw:sub(count_at + 9))
     end
   end
   return nil
