@@ -30,7 +30,7 @@ const freshPrefix = (): string => deployments.freshPrefix();
 
 /** Decisions as plain data (the policy by name). */
 function plain(d: Decision): Record<string, unknown> {
-  return { allowed: d.allowed, limit: d.limit, remaining: d.remaining, resetMs: d.resetMs, retryAfterMs: d.retryAfterMs, delayMs: d.delayMs, policy: d.policy.name, reason: d.reason };
+  return { allowed: d.allowed, limit: d.limit, remaining: d.remaining, resetMs: d.resetMs, retryAfterMs: d.retryAfterMs, delayMs: d.delayMs, policy: d.policy.name, at: d.at, reason: d.reason };
 }
 
 const targets = [
@@ -68,8 +68,10 @@ const numericOrLogAlgorithms: fc.Arbitrary<[Algorithm, Algorithm]> = fc.oneof(
 
 interface RateOp {
   dt: number;
-  op: 'consume' | 'peek' | 'undo' | 'reset';
+  op: 'consume' | 'peek' | 'undo' | 'undoCharged' | 'reset';
   cost: number;
+  /** For 'undoCharged': which earlier consume of the key is given back, with the time it was charged at. */
+  pick: number;
   key: 'a' | 'b';
   config: 0 | 1;
 }
@@ -78,7 +80,8 @@ const rateOps = fc.array(
   fc.record({
     // Mostly forward, sometimes back (a clock going backwards), sometimes fractional.
     dt: fc.oneof(fc.integer({ min: 0, max: 400 }), fc.integer({ min: -300, max: 0 }), fc.double({ min: 0, max: 2000, noNaN: true }), fc.constant(0)),
-    op: fc.constantFrom('consume', 'consume', 'consume', 'consume', 'peek', 'undo', 'reset') as fc.Arbitrary<RateOp['op']>,
+    op: fc.constantFrom('consume', 'consume', 'consume', 'consume', 'peek', 'undo', 'undoCharged', 'reset') as fc.Arbitrary<RateOp['op']>,
+    pick: fc.nat(),
     cost: fc.oneof(fc.constant(1), fc.constant(1), fc.integer({ min: 1, max: 12 }), fc.constantFrom(0.5, 1.5, 2.25, 0.1, 1 / 3)),
     key: fc.constantFrom('a' as const, 'b' as const),
     config: fc.constantFrom(0 as const, 0 as const, 0 as const, 1 as const),
@@ -88,11 +91,23 @@ const rateOps = fc.array(
 
 const startTime = fc.oneof(fc.constant(0), fc.integer({ min: 0, max: 10_000 }), fc.constant(1_764_500_000_123.25), fc.double({ min: 1.7e12, max: 1.8e12, noNaN: true }));
 
-async function applyRate(store: Store, algorithm: Algorithm, op: RateOp, now: number): Promise<Record<string, unknown> | undefined> {
+/** The consumes of each key so far (their cost and the time they were charged at), for 'undoCharged'. */
+type Charges = Map<string, { cost: number; at: number }[]>;
+
+async function applyRate(store: Store, algorithm: Algorithm, op: RateOp, now: number, charges: Charges): Promise<Record<string, unknown> | undefined> {
   const cost = Math.min(op.cost, algorithm.maxCost);
   switch (op.op) {
-    case 'consume':
-      return plain(await store.consume(op.key, algorithm, cost, now));
+    case 'consume': {
+      const decision = await store.consume(op.key, algorithm, cost, now);
+      if (decision.allowed) charges.set(op.key, [...(charges.get(op.key) ?? []), { cost, at: decision.at }]);
+      return plain(decision);
+    }
+    case 'undoCharged': {
+      const earlier = charges.get(op.key) ?? [];
+      const charge = earlier[op.pick % Math.max(1, earlier.length)] ?? { cost, at: now };
+      await store.undo(op.key, algorithm, Math.min(charge.cost, algorithm.maxCost), now, charge.at);
+      return plain(await store.peek(op.key, algorithm, 0, now));
+    }
     case 'peek':
       return plain(await store.peek(op.key, algorithm, op.cost > 10 ? 0 : cost, now));
     case 'undo':
@@ -118,11 +133,13 @@ describe('parity on random sequences (standalone Redis)', () => {
         const prefix = freshPrefix();
         const redis = new RedisStore({ client: deployments.standalone, prefix });
         let now = start;
+        const memoryCharges: Charges = new Map();
+        const redisCharges: Charges = new Map();
         for (const op of ops) {
           now = Math.max(0, now + op.dt);
           const algorithm = configs[op.config];
-          const expected = await applyRate(memory, algorithm, op, now);
-          const actual = await applyRate(redis, algorithm, op, now);
+          const expected = await applyRate(memory, algorithm, op, now, memoryCharges);
+          const actual = await applyRate(redis, algorithm, op, now, redisCharges);
           expect(actual).toEqual(expected);
         }
         await expectAllKeysExpire(deployments.standalone, prefix);

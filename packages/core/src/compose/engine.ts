@@ -93,7 +93,7 @@ export class Composition<R> {
       let back: MaybePromise<void>;
       if (this.leases[i]) back = (decision as LeaseDecision).release();
       else if (permitsOnly) continue;
-      else if (decision.reason === undefined) back = this.limiters[i]!.undoChecked(keys[i]!, costs[i]!);
+      else if (decision.reason === undefined) back = this.limiters[i]!.undoChecked(keys[i]!, costs[i]!, decision.at);
       else {
         // Admitted by the failure policy: nothing was taken, but a timed-out call may still be granted late.
         this.limiters[i]!.notServed(decision);

@@ -54,7 +54,7 @@ export class DenyCache {
     return decision;
   }
 
-  /** Forgets `storeKey` (its state was reset). */
+  /** Forgets `storeKey`: its state was reset, or units were given back (a cached denial would deny them). */
   delete(storeKey: string): void {
     this.entries.delete(storeKey);
   }

@@ -136,9 +136,9 @@ export class GuardedStore {
     return this.deadlines === undefined ? result.then(ignore, failed) : this.deadlines.race(result, ignore, failed);
   }
 
-  /** Gives back `cost` units with the timeout; never throws (a failure is reported). */
-  undo(storeKey: string, cost: number): MaybePromise<void> {
-    return this.quietCall(storeKey, UNDO, cost, '');
+  /** Gives back `cost` units charged at `chargedAt` (see `Store.undo`) with the timeout; never throws (a failure is reported). */
+  undo(storeKey: string, cost: number, chargedAt?: number): MaybePromise<void> {
+    return this.quietCall(storeKey, UNDO, cost, '', chargedAt);
   }
 
   /**
@@ -164,12 +164,15 @@ export class GuardedStore {
     let grantedWhileDeciding = false;
     /** A consume the store admitted late and kept, because the policy had admitted its request. */
     let grantedAndKept = false;
+    /** The time of a late grant (its `at`): a give-back of it goes to the window it was charged in. */
+    let grantedAt: number | undefined;
     const answered = (decision: Decision): Decision => {
       if (outcome !== IN_TIME) {
         if (!decision.allowed) return decision;
+        grantedAt = decision.at;
         if (outcome === DECIDING && op === CONSUME) grantedWhileDeciding = true;
         else if (outcome === SERVED && op === CONSUME) grantedAndKept = true;
-        else this.grantedLate(outcome, storeKey, cost, op, leaseId);
+        else this.grantedLate(outcome, storeKey, cost, op, leaseId, grantedAt);
         return decision;
       }
       if (probe) circuit.probeSucceeded();
@@ -179,7 +182,7 @@ export class GuardedStore {
     const notServed = (): void => {
       if (outcome !== SERVED) return;
       outcome = NOT_SERVED;
-      if (grantedAndKept) this.grantedLate(NOT_SERVED, storeKey, cost, op, leaseId);
+      if (grantedAndKept) this.grantedLate(NOT_SERVED, storeKey, cost, op, leaseId, grantedAt);
     };
     const failed = (error: unknown): MaybePromise<Decision> => {
       // A late grant is kept until the policy has answered the request denied.
@@ -192,7 +195,7 @@ export class GuardedStore {
           outcome = served ? SERVED : NOT_SERVED;
           if (!grantedWhileDeciding) return;
           if (served) grantedAndKept = true;
-          else this.grantedLate(NOT_SERVED, storeKey, cost, op, leaseId);
+          else this.grantedLate(NOT_SERVED, storeKey, cost, op, leaseId, grantedAt);
         };
         return decision.then(
           (d) => {
@@ -224,14 +227,14 @@ export class GuardedStore {
     this.servedAfterTimeout.get(decision)?.();
   }
 
-  /** The store granted a call that had already timed out (answered as `outcome`): give back what nobody will use. */
-  private grantedLate(outcome: Outcome, storeKey: string, cost: number, op: StoreOp, leaseId: string): void {
+  /** The store granted a call that had already timed out (answered as `outcome`), at `grantedAt`: give back what nobody will use. */
+  private grantedLate(outcome: Outcome, storeKey: string, cost: number, op: StoreOp, leaseId: string, grantedAt: number | undefined): void {
     if (op === ACQUIRE) {
       // A lost release is dropped: the permit then expires with its lease.
       const released = this.store.release(storeKey, this.algorithm as ConcurrencyAlgorithm, leaseId);
       if (released instanceof Promise) released.catch(ignore);
     } else if (op === CONSUME && outcome === NOT_SERVED) {
-      void this.quietCall(storeKey, UNDO, cost, '');
+      void this.quietCall(storeKey, UNDO, cost, '', grantedAt);
     }
   }
 
@@ -261,12 +264,12 @@ export class GuardedStore {
   }
 
   /** Undo or release with the timeout; a failure is reported (the units or the lease expire by themselves). Never throws. */
-  private quietCall(storeKey: string, op: QuietOp, cost: number, leaseId: string): MaybePromise<void> {
+  private quietCall(storeKey: string, op: QuietOp, cost: number, leaseId: string, chargedAt?: number): MaybePromise<void> {
     let result: MaybePromise<void>;
     try {
       result =
         op === UNDO
-          ? this.store.undo(storeKey, this.algorithm, cost, this.clock?.())
+          ? this.store.undo(storeKey, this.algorithm, cost, this.clock?.(), chargedAt)
           : this.store.release(storeKey, this.algorithm as ConcurrencyAlgorithm, leaseId);
     } catch (error) {
       return this.report(error, storeKey, 'deny');

@@ -6,6 +6,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { concurrency } from '../algorithms/concurrency.js';
+import { fixedWindow } from '../algorithms/fixed-window.js';
 import { tokenBucket } from '../algorithms/token-bucket.js';
 import { StoreClosedError, StoreError } from '../errors.js';
 import { LocalStore, ManualStore } from '../testing/manual-store.js';
@@ -222,5 +223,40 @@ describe('a clock that returns a time that is not finite', () => {
     const fine = limiter.consume('k');
     store.answerAll();
     expect((await fine).remaining).toBe(2);
+  });
+});
+
+describe('undo with the decision of the request', () => {
+  it('gives back only what the store charged, to the window it was charged in', async () => {
+    let now = 990;
+    const store = new LocalStore();
+    const limiter = createLimiter({ algorithm: fixedWindow({ limit: 2, window: '1s' }), store, clock: () => now });
+    const early = await limiter.consume('k');
+    now = 1_000;
+    const inWindow = await limiter.consume('k');
+    await limiter.consume('k');
+    const denied = await limiter.consume('k');
+    expect(denied.allowed).toBe(false);
+    const undos = () => store.calls.filter((call) => call.startsWith('undo')).length;
+    // A denial charged nothing: no store call.
+    await limiter.undo('k', 1, denied);
+    expect(undos()).toBe(0);
+    // Charged in the window before: the new window keeps its count.
+    await limiter.undo('k', 1, early);
+    expect((await limiter.peek('k')).remaining).toBe(0);
+    await limiter.undo('k', 1, inWindow);
+    expect((await limiter.peek('k')).remaining).toBe(1);
+    await expect(limiter.undo('k', 1, {} as never)).rejects.toMatchObject({ code: 'RL_INVALID_OPTION', field: 'limiter.undo.decision' });
+  });
+
+  it('gives nothing back for a decision of the failure policy', async () => {
+    const store = new LocalStore();
+    const limiter = createLimiter({ algorithm: bucket(), store, onStoreError: 'allow', clock: () => 5 });
+    store.failure = new StoreError('down');
+    const admitted = await limiter.consume('k');
+    expect(admitted).toMatchObject({ allowed: true, reason: 'store-error', at: 5 });
+    store.failure = undefined;
+    await limiter.undo('k', 1, admitted);
+    expect(store.calls.filter((call) => call.startsWith('undo'))).toEqual([]);
   });
 });

@@ -140,19 +140,35 @@ export class Limiter extends EventEmitter {
    * `'storeError'` event (action `'deny'`), with the `StoreError` or the `StoreTimeoutError`: the key
    * was not reset (as far as the limiter knows: a reset that timed out may still apply when the store
    * answers late), and the call never waits longer than the timeout. Rejects with
-   * {@link InvalidKeyError} for a bad key.
+   * {@link InvalidKeyError} for a bad key. A cached denial of the key is forgotten.
    */
   async reset(key: string): Promise<void> {
     const storeKey = this.storageKey(key);
     this.denyCache?.delete(storeKey);
     await this.guarded.reset(storeKey);
+    // Again once reset: a denial answered meanwhile, by a call sent before the reset, is stale.
+    this.denyCache?.delete(storeKey);
   }
 
-  /** Gives back `cost` units admitted earlier for `key` (used to roll back combined limits). A lost give-back is reported as a `'storeError'` event. */
-  async undo(key: string, cost = 1): Promise<void> {
+  /**
+   * Gives back `cost` units admitted earlier for `key`: a rollback, or a request that should not count
+   * after all (its response failed). Pass the request's `decision` (what `consume` returned) and the
+   * store gives back only to the window it was charged in, never raising the balance above what it
+   * would be had the request not been charged (a fixed window that rolled over keeps its new count; a
+   * bucket gets the cost less what refilled since the charge); a decision that charged nothing in the
+   * store (a denial, or one with a `reason`: the failure policy, the deny cache, a fallback) gives
+   * nothing back. Without a decision: a rollback right after the charge. A cached denial of the key is
+   * forgotten, so the units can be used at once. A lost give-back is reported as a `'storeError'` event.
+   */
+  async undo(key: string, cost = 1, decision?: Decision): Promise<void> {
     checkKey(key);
     checkLimiterCost(this, cost);
-    await this.undoChecked(key, cost);
+    if (decision === undefined) return this.undoChecked(key, cost);
+    if (decision === null || typeof decision !== 'object' || typeof decision.at !== 'number') {
+      throw new InvalidOptionError('limiter.undo.decision', decision, 'the decision that consume() returned for this request, or nothing');
+    }
+    if (!decision.allowed || decision.reason !== undefined) return;
+    await this.undoChecked(key, cost, decision.at);
   }
 
   /**
@@ -203,9 +219,20 @@ export class Limiter extends EventEmitter {
     this.guarded.notServed(decision);
   }
 
-  /** @internal undo() without validation; never rejects (a failure is reported as a storeError event). */
-  undoChecked(key: string, cost: number): MaybePromise<void> {
-    return this.guarded.undo(this.keyPrefix + key, cost);
+  /**
+   * @internal undo() without validation, `chargedAt` the charge's {@link Decision.at} (absent: a
+   * rollback right after it); never rejects (a failure is reported as a storeError event). The key's
+   * cached denial is forgotten before the give-back and again once it is done (a denial answered in
+   * between, by a call sent before it, is stale), so the freed units are not denied from the cache.
+   */
+  undoChecked(key: string, cost: number, chargedAt?: number): MaybePromise<void> {
+    const storeKey = this.keyPrefix + key;
+    const cache = this.denyCache;
+    if (cache === undefined) return this.guarded.undo(storeKey, cost, chargedAt);
+    cache.delete(storeKey);
+    const back = this.guarded.undo(storeKey, cost, chargedAt);
+    if (!(back instanceof Promise)) return back;
+    return back.then(() => cache.delete(storeKey));
   }
 
   /** A valid key and cost for a rate limit, or the typed error (no state is touched). */

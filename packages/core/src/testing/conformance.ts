@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe } from 'vitest';
 import type { Store } from '../store/interface.js';
 import { describeAtomicity, describeCombinedLimits, describeStoreOperations } from './conformance/combined.js';
+import { describeGiveBacks } from './conformance/give-backs.js';
 import { describeBadInput, describeIsolation, describeOwnClock } from './conformance/input.js';
 import { describeProperties } from './conformance/properties.js';
 import type { Suite } from './conformance/suite.js';
@@ -22,8 +23,8 @@ export interface ConformanceOptions {
  * the scenario tables (the seed's two batches, costs, retry-after and reset values, window edges, the
  * clock going backwards, peek/reset/countDenied, configuration changes, concurrency leases), the seed's
  * load test, input validation that must leave state untouched, isolation of keys, prefixes and
- * algorithm kinds, combined limits, atomicity under concurrent calls, the store's own clock, and
- * property tests of the algorithms' bounds.
+ * algorithm kinds, combined limits, atomicity under concurrent calls, the store's own clock,
+ * property tests of the algorithms' bounds, and give-backs at later times (the deny cache forgets).
  *
  * Each test runs for the algorithm kinds the store lists in `capabilities.algorithms` and is reported
  * as skipped for the others, so a store that runs only some algorithms passes on what it declares.
@@ -56,5 +57,6 @@ export function runStoreConformance(options: ConformanceOptions): void {
     describeStoreOperations(suite);
     describeOwnClock(suite);
     describeProperties(suite);
+    describeGiveBacks(suite);
   });
 }

@@ -25,6 +25,7 @@ export {
   stateScenarios,
   configChangeScenarios,
   concurrencyScenarios,
+  giveBackScenarios,
   kindSuites,
   type KindSuite,
   type LoadTestRow,

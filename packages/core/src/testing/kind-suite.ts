@@ -14,8 +14,11 @@ export interface ExpectedDecision {
 export interface ScenarioStep {
   /** Clock time of the step, in ms. */
   at: number;
-  /** Default `'consume'`. `acquire`/`release` are for concurrency scenarios. */
-  op?: 'consume' | 'peek' | 'reset' | 'acquire' | 'release';
+  /**
+   * Default `'consume'`. `acquire`/`release` are for concurrency scenarios. `'undo'` gives back `cost`
+   * of the decision named `of` (`limiter.undo(key, cost, decision)`: to the window it was charged in).
+   */
+  op?: 'consume' | 'peek' | 'reset' | 'acquire' | 'release' | 'undo';
   /** Default `'k'`. */
   key?: string;
   /** Default 1 for consume, 0 for peek. */
@@ -26,6 +29,10 @@ export interface ScenarioStep {
   algorithm?: number;
   /** Name of the lease taken by `acquire` or given back by `release`. */
   lease?: string;
+  /** Names the last decision of this step, for a later `'undo'` (`of`). */
+  name?: string;
+  /** For `'undo'`: the name of the earlier step whose decision is given back. */
+  of?: string;
   expect?: {
     /** How many of the batch were admitted. */
     admitted?: number;
@@ -48,9 +55,9 @@ export interface Scenario {
 /**
  * The tables scenarios are grouped in (exported as `seedScenarios`, `costScenarios`, …): the seed's
  * two batches, costs, retry-after and reset values, window edges, the clock going back, peek/reset and
- * countDenied, configuration changes, concurrency leases.
+ * countDenied, configuration changes, concurrency leases, give-backs at a later time.
  */
-export type ScenarioGroup = 'seed' | 'cost' | 'timing' | 'edge' | 'clock' | 'state' | 'configChange' | 'concurrency';
+export type ScenarioGroup = 'seed' | 'cost' | 'timing' | 'edge' | 'clock' | 'state' | 'configChange' | 'concurrency' | 'giveBack';
 
 /** What one algorithm admits in the seed's load test (seeds/001, scaled; see the conformance suite). */
 export interface LoadTestRow {

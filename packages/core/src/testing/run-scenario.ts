@@ -29,6 +29,7 @@ export async function runScenario(store: Store, scenario: Scenario, options: { p
     createLimiter({ algorithm, store, clock, prefix: options.prefix, timeout: false, denyCache: false }),
   );
   const leases = new Map<string, LeaseDecision>();
+  const named = new Map<string, Decision>();
   const results: StepResult[] = [];
   for (const step of scenario.steps) {
     now = step.at;
@@ -46,8 +47,14 @@ export async function runScenario(store: Store, scenario: Scenario, options: { p
         decisions.push(plain(lease));
       } else if (op === 'release') {
         await leases.get(step.lease ?? '')?.release();
+      } else if (op === 'undo') {
+        const given = named.get(step.of ?? '');
+        if (given === undefined) throw new Error(`${scenario.name}: no step named ${String(step.of)} before the undo at ${step.at} ms`);
+        await limiter.undo(key, step.cost ?? 1, given);
       }
     }
+    const last = decisions[decisions.length - 1];
+    if (step.name !== undefined && last !== undefined) named.set(step.name, last);
     results.push({ step, decisions });
   }
   return results;

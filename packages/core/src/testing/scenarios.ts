@@ -37,6 +37,8 @@ export const stateScenarios: Scenario[] = group('state');
 export const configChangeScenarios: Scenario[] = group('configChange');
 /** Concurrency permits: taken, released once, expiring with their lease. */
 export const concurrencyScenarios: Scenario[] = group('concurrency');
+/** Give-backs at a later time: only to the window the request was charged in, never above the uncharged balance. */
+export const giveBackScenarios: Scenario[] = group('giveBack');
 
 /** Every scenario table, the seed's first. */
 export const scenarios: Scenario[] = [
@@ -48,4 +50,5 @@ export const scenarios: Scenario[] = [
   ...stateScenarios,
   ...configChangeScenarios,
   ...concurrencyScenarios,
+  ...giveBackScenarios,
 ];

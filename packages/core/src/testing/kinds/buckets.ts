@@ -100,6 +100,26 @@ export const tokenBucketSuite: KindSuite = {
         ],
       },
     ],
+    giveBack: [
+      {
+        name: 'give-back: token bucket, capacity 2, 1 per second, a unit given back after the bucket refilled',
+        description: 'The bucket was full again before others drained it: the charge no longer weighs, so nothing comes back; right after its charge the whole cost does.',
+        algorithms: [tokenBucket({ capacity: 2, refillRate: 1 })],
+        steps: [
+          { at: 0, name: 'early', expect: { admitted: 1, last: { remaining: 1 } } },
+          { at: 1000, cost: 2, expect: { admitted: 1, last: { remaining: 0 } } },
+          { at: 1000, op: 'undo', of: 'early' },
+          { at: 1000, op: 'peek', expect: { last: { remaining: 0, resetMs: 2000 } } },
+          { at: 3000, name: 'fresh', expect: { admitted: 1, last: { remaining: 1 } } },
+          { at: 3000, op: 'undo', of: 'fresh' },
+          { at: 3000, op: 'peek', expect: { last: { remaining: 2, resetMs: 0 } } },
+          { at: 5000, cost: 2, name: 'half', expect: { admitted: 1, last: { remaining: 0 } } },
+          { at: 5500, expect: { admitted: 0 } },
+          { at: 5500, op: 'undo', cost: 2, of: 'half' },
+          { at: 5500, op: 'peek', expect: { last: { remaining: 2 } } },
+        ],
+      },
+    ],
   },
   loadTest: {
     // First second: the 400 saved during the warm-up plus 2 tokens per 10 ms for 99 intervals.
@@ -187,6 +207,22 @@ export const leakyBucketSuite: KindSuite = {
           { at: 0, times: 90, expect: { admitted: 90 } },
           { at: 0, algorithm: 1, expect: { admitted: 0, last: { retryAfterMs: 10 } } },
           { at: 10, algorithm: 1, expect: { admitted: 1 } },
+        ],
+      },
+    ],
+    giveBack: [
+      {
+        name: 'give-back: leaky bucket meter, capacity 2, 1 per second, a unit given back after the bucket emptied',
+        description: 'The bucket had drained before another request came: the charge no longer weighs, so its slot stays taken; half a second after, half of it comes back.',
+        algorithms: [leakyBucket({ capacity: 2, leakRate: 1 })],
+        steps: [
+          { at: 0, name: 'early', expect: { admitted: 1, last: { remaining: 1 } } },
+          { at: 1000, expect: { admitted: 1, last: { remaining: 1, resetMs: 1000 } } },
+          { at: 1000, op: 'undo', of: 'early' },
+          { at: 1000, op: 'peek', expect: { last: { remaining: 1, resetMs: 1000 } } },
+          { at: 1000, name: 'busy', expect: { admitted: 1, last: { remaining: 0, resetMs: 2000 } } },
+          { at: 1500, op: 'undo', of: 'busy' },
+          { at: 1500, op: 'peek', expect: { last: { remaining: 1, resetMs: 1000 } } },
         ],
       },
     ],

@@ -102,6 +102,23 @@ export const fixedWindowSuite: KindSuite = {
         ],
       },
     ],
+    giveBack: [
+      {
+        name: 'give-back: fixed window, 2 per 1s, charged at 990 ms and given back at 1500 ms',
+        description: 'The window rolled over in between: the new window keeps its count; a give-back within its own window frees the unit.',
+        algorithms: [fixedWindow({ limit: 2, window: '1s' })],
+        steps: [
+          { at: 990, name: 'late', expect: { admitted: 1, last: { remaining: 1 } } },
+          { at: 1000, times: 2, expect: { admitted: 2, last: { remaining: 0 } } },
+          { at: 1500, op: 'undo', of: 'late' },
+          { at: 1500, op: 'peek', expect: { last: { remaining: 0 } } },
+          { at: 1500, expect: { admitted: 0, last: { retryAfterMs: 500 } } },
+          { at: 2100, name: 'same', expect: { admitted: 1, last: { remaining: 1 } } },
+          { at: 2900, op: 'undo', of: 'same' },
+          { at: 2900, op: 'peek', expect: { last: { remaining: 2, resetMs: 0 } } },
+        ],
+      },
+    ],
   },
   loadTest: {
     name: 'fixed window, 200 per 1s: 200 in each window, whatever came before',
@@ -208,6 +225,32 @@ export const slidingWindowLogSuite: KindSuite = {
         ],
       },
     ],
+    giveBack: [
+      {
+        name: 'give-back: sliding window log, 2 per 1s, charged at 990 ms and given back at 1500 ms',
+        description: 'The record made at 990 ms is removed, not the later one of the same cost: capacity comes back when the later one leaves, at 2.200 s.',
+        algorithms: [slidingWindowLog({ limit: 2, window: '1s' })],
+        steps: [
+          { at: 990, name: 'late', expect: { admitted: 1 } },
+          { at: 1200, expect: { admitted: 1, last: { remaining: 0 } } },
+          { at: 1500, op: 'undo', of: 'late' },
+          { at: 1500, op: 'peek', expect: { last: { remaining: 1, resetMs: 700 } } },
+          { at: 1990, op: 'peek', expect: { last: { remaining: 1, resetMs: 210 } } },
+          { at: 2200, op: 'peek', expect: { last: { remaining: 2, resetMs: 0 } } },
+        ],
+      },
+      {
+        name: 'give-back: sliding window log, a record that left the window',
+        description: 'A give-back after its record left the window gives nothing: the records made since keep counting.',
+        algorithms: [slidingWindowLog({ limit: 2, window: '1s' })],
+        steps: [
+          { at: 0, name: 'old', expect: { admitted: 1 } },
+          { at: 1500, times: 2, expect: { admitted: 2, last: { remaining: 0 } } },
+          { at: 1600, op: 'undo', of: 'old' },
+          { at: 1600, op: 'peek', expect: { last: { remaining: 0 } } },
+        ],
+      },
+    ],
   },
   loadTest: {
     name: 'sliding window log, 200 per 1s: never more than 200 in any second',
@@ -278,6 +321,25 @@ export const slidingWindowCounterSuite: KindSuite = {
         steps: [
           { at: 1500, times: 2, expect: { admitted: 2 } },
           { at: 200, expect: { admitted: 0 } },
+        ],
+      },
+    ],
+    giveBack: [
+      {
+        name: 'give-back: sliding window counter, 2 per 1s, charged at 990 ms and given back at 1500 ms',
+        description: 'The unit goes back to the previous window it was charged in: the current window keeps its count, which weighs fully on the next window; a window two back is gone.',
+        algorithms: [slidingWindowCounter({ limit: 2, window: '1s' })],
+        steps: [
+          { at: 990, name: 'late', expect: { admitted: 1 } },
+          { at: 1000, expect: { admitted: 1, last: { remaining: 0 } } },
+          { at: 1500, op: 'undo', of: 'late' },
+          { at: 1500, op: 'peek', expect: { last: { remaining: 1 } } },
+          { at: 2000, op: 'peek', expect: { last: { remaining: 1, resetMs: 1000 } } },
+          { at: 2100, name: 'now', expect: { admitted: 1, last: { remaining: 0 } } },
+          // Two windows later the charge's window is gone: the new count stays.
+          { at: 4100, expect: { admitted: 1, last: { remaining: 1 } } },
+          { at: 4200, op: 'undo', of: 'now' },
+          { at: 4200, op: 'peek', expect: { last: { remaining: 1 } } },
         ],
       },
     ],
