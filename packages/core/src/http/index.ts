@@ -19,6 +19,7 @@ export { RateLimitResult } from './result.js';
 export { holdRequest, type CloseNotifier } from './hold.js';
 export { problemBody, PROBLEM_CONTENT_TYPE } from './problem.js';
 export { Responder, type ResponseIO, type NodeResponse } from './respond-to.js';
+export { checkSuccessTest, type SuccessTest } from './outcome.js';
 export { PrefixRegistry } from './prefixes.js';
 export {
   HeaderWriter,
