@@ -60,6 +60,8 @@ const binding: FrameworkBinding<Request> = {
   requestHeaders: () => ({}),
   trustsProxy: () => false,
   trustProxyAdvice: '',
+  trustsAllProxies: () => false,
+  trustAllProxiesAdvice: '',
   createStore: () => new TestStore(),
 };
 
