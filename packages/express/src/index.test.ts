@@ -20,7 +20,7 @@ function expressAdapter(name: string, createApp: typeof express): Adapter {
     name,
     async mount(spec) {
       const app = createApp();
-      if (spec.trustProxy) app.set('trust proxy', 1);
+      if (spec.trustProxy) app.set('trust proxy', spec.trustProxy === 'all' ? true : spec.trustProxy === 'addresses' ? 'loopback' : 1);
       app.use((req, res, next) => {
         spec.onArrival?.(view(req), res);
         next();

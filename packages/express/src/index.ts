@@ -7,6 +7,7 @@ import {
   Responder,
   checkSuccessTest,
   nodeHeaderAccess,
+  trustsEveryAddress,
   type FrameworkBinding,
   type ResponseIO,
 } from '@rl/core/http';
@@ -57,6 +58,9 @@ const expressBinding: FrameworkBinding<Request> = {
   requestHeaders: (req) => req.headers,
   trustsProxy: (req) => Boolean(req.app.get('trust proxy')),
   trustProxyAdvice: "Set app.set('trust proxy', <number of proxies>)",
+  // Express compiles every form of the setting (true, a count, 'loopback', a list, a function) into 'trust proxy fn'.
+  trustsAllProxies: (req) => trustsEveryAddress(req.app.get('trust proxy fn') as (address: string, hop: number) => unknown),
+  trustAllProxiesAdvice: "Set app.set('trust proxy', <number of proxies>) or the proxies' addresses (for example 'loopback' or '10.0.0.0/8') instead of true",
   createStore: () => new MemoryStore(),
 };
 

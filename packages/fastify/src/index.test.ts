@@ -26,7 +26,7 @@ async function registerNested(context: FastifyInstance, middlewares: readonly Mi
 const fastifyAdapter: Adapter = {
   name: 'Fastify 5',
   async mount(spec) {
-    const app = Fastify(spec.trustProxy ? { trustProxy: true } : {});
+    const app = Fastify(spec.trustProxy ? { trustProxy: spec.trustProxy === 'all' ? true : '127.0.0.1' } : {});
     try {
       app.addHook('onRequest', async (request, reply) => spec.onArrival?.(view(request), reply.raw));
       app.setErrorHandler((error: Error & { code?: string }, _request, reply) => reply.code(500).send({ error: error.message, code: error.code }));

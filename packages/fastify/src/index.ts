@@ -16,6 +16,7 @@ import {
   Responder,
   checkSuccessTest,
   problemBody,
+  resolvesForgedClient,
   type FrameworkBinding,
   type HeaderAccess,
   type ResponseIO,
@@ -83,6 +84,9 @@ function binding(owner: string, createStore: () => Store): FrameworkBinding<Fast
     trustsProxy: (request) => request.ip !== request.raw.socket?.remoteAddress,
     // Not a hop count: for `trustProxy: <number>` Fastify 5 trusts no forwarding header (it cannot check the peer).
     trustProxyAdvice: "Create the server with Fastify({ trustProxy }) set to the proxies' addresses or CIDRs (for example '10.0.0.0/8') or a function (address, hop) => boolean (a number of proxies trusts nothing in Fastify 5)",
+    // Nor in initialConfig: ask for the `ip` of a forged request (a copy of `request` with another `raw`).
+    trustsAllProxies: (request) => resolvesForgedClient((raw) => (Object.create(request, { raw: { value: raw } }) as FastifyRequest).ip),
+    trustAllProxiesAdvice: "Create the server with Fastify({ trustProxy }) set to the proxies' addresses or CIDRs (for example '10.0.0.0/8') instead of true",
     createStore,
   };
 }

@@ -28,7 +28,7 @@ function koaAdapter(name: string, KoaApp: typeof Koa): Adapter {
       const app = new KoaApp();
       if (spec.trustProxy) {
         app.proxy = true;
-        app.maxIpsCount = 1;
+        if (spec.trustProxy !== 'all') app.maxIpsCount = 1;
       }
       app.use((ctx, next) => {
         spec.onArrival?.(view(ctx), ctx.res);

@@ -51,6 +51,9 @@ const koaBinding: FrameworkBinding<Context> = {
   requestHeaders: (ctx) => ctx.headers,
   trustsProxy: (ctx) => ctx.app.proxy === true,
   trustProxyAdvice: 'Set app.proxy = true and app.maxIpsCount = <number of proxies>',
+  // maxIpsCount 0 (Koa's default) reads the whole X-Forwarded-For, and ctx.ip is its leftmost entry.
+  trustsAllProxies: (ctx) => ctx.app.proxy === true && !(ctx.app.maxIpsCount > 0),
+  trustAllProxiesAdvice: 'Set app.maxIpsCount = <number of proxies> beside app.proxy = true',
   createStore: () => new MemoryStore(),
 };
 

@@ -61,6 +61,8 @@ function binding(createStore: () => Store = () => new MapStore()): FrameworkBind
     requestHeaders: (req) => req.headers,
     trustsProxy: () => false,
     trustProxyAdvice: 'Trust the proxy',
+    trustsAllProxies: () => false,
+    trustAllProxiesAdvice: 'Trust only your proxies',
     createStore,
   };
 }

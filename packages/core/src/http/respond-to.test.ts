@@ -62,6 +62,8 @@ const binding: FrameworkBinding<Request> = {
   requestHeaders: () => ({}),
   trustsProxy: () => false,
   trustProxyAdvice: '',
+  trustsAllProxies: () => false,
+  trustAllProxiesAdvice: '',
   createStore: () => new TestStore(),
 };
 

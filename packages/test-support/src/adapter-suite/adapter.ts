@@ -29,8 +29,14 @@ export interface RequestView {
 export interface AppSpec {
   /** One middleware per entry, applied in order before every route. */
   middlewares: readonly MiddlewareOptions[];
-  /** Trust one proxy: key on the client in X-Forwarded-For (Express `trust proxy`, Fastify `trustProxy`, Koa `app.proxy`). */
-  trustProxy?: boolean;
+  /**
+   * Which proxies the app trusts (absent or false: none). `true`: one proxy, by count where the
+   * framework can (Express `trust proxy` 1, Koa `app.proxy` with `maxIpsCount` 1; Fastify 5 trusts
+   * nothing for a count, so its `trustProxy` '127.0.0.1'). `'addresses'`: the loopback address, by
+   * address (Express 'loopback', Fastify '127.0.0.1'; Koa has no list, so one by count). `'all'`: every
+   * proxy (Express `trust proxy` true, Fastify `trustProxy` true, Koa `app.proxy` without `maxIpsCount`).
+   */
+  trustProxy?: boolean | 'addresses' | 'all';
   /** Called when a request arrives, before any middleware, with the raw Node response (to watch its 'close'). */
   onArrival?(request: RequestView, res: ServerResponse): void;
   /** Called by the route handler before it answers; awaited; a throw goes to the error handler. */
