@@ -23,6 +23,8 @@ export interface RequestView {
   readonly url: string;
   /** A request header, or undefined when absent. */
   header(name: string): string | undefined;
+  /** The framework's rate-limit result of this request (`req.rateLimit`, `request.rateLimit`, `ctx.state.rateLimit`), when there is one. */
+  readonly rateLimit: unknown;
 }
 
 /** The app the suite asks for. */
@@ -39,7 +41,10 @@ export interface AppSpec {
   trustProxy?: boolean | 'addresses' | 'all';
   /** Called when a request arrives, before any middleware, with the raw Node response (to watch its 'close'). */
   onArrival?(request: RequestView, res: ServerResponse): void;
-  /** Called by the route handler before it answers; awaited; a throw goes to the error handler. */
+  /**
+   * Called by the route handler before it answers; awaited; a throw goes to the error handler. When it
+   * returns `{ status }`, the handler answers with that status (and the same body).
+   */
   handler?(request: RequestView): unknown;
 }
 
@@ -59,6 +64,12 @@ export interface MountedApp {
   peek?(key: string): Promise<{ remaining: number }>;
   /** Drops the connections and stops listening. */
   close(): Promise<void>;
+}
+
+/** The status a suite handler asks for (`{ status }`), else 200. */
+export function statusOf(answer: unknown): number {
+  const status = (answer as { status?: unknown } | null | undefined)?.status;
+  return typeof status === 'number' ? status : 200;
 }
 
 export interface Adapter {
