@@ -10,6 +10,7 @@ export type RateLimitErrorCode =
   | 'RL_INVALID_COST'
   | 'RL_COST_EXCEEDS_CAPACITY'
   | 'RL_INVALID_KEY'
+  | 'RL_INVALID_ALGORITHM'
   | 'RL_UNSUPPORTED'
   | 'RL_STORE_ERROR'
   | 'RL_STORE_TIMEOUT'
@@ -65,6 +66,18 @@ export class InvalidKeyError extends RateLimitError {
   /** `detail` replaces the default explanation, for example when the client IP is unknown. */
   constructor(key: unknown, detail = 'a rate-limit key must be a non-empty string') {
     super('RL_INVALID_KEY', `Invalid key ${describeValue(key)}: ${detail}.`);
+  }
+}
+
+/**
+ * The algorithm given for one call (a limit chosen per request: `algorithm: (req) => plans[req.user.plan]`)
+ * is not one this limit can run: not an algorithm, or a concurrency algorithm where a rate algorithm is
+ * expected, or a shaping leaky bucket where nothing waits. Thrown (or rejected) per call, before anything
+ * is charged; the HTTP adapters pass it to the framework's error handling (500).
+ */
+export class InvalidAlgorithmError extends RateLimitError {
+  constructor(value: unknown, detail: string) {
+    super('RL_INVALID_ALGORITHM', `Invalid algorithm ${describeValue(value)} for this call: ${detail}. Nothing was charged.`);
   }
 }
 

@@ -28,6 +28,7 @@ export {
   InvalidCostError,
   CostExceedsCapacityError,
   InvalidKeyError,
+  InvalidAlgorithmError,
   UnsupportedError,
   StoreError,
   StoreTimeoutError,
@@ -36,6 +37,6 @@ export {
 } from './errors.js';
 // What an application's handlers and key functions use from the HTTP layer; the rest of it is for adapters (`@rl/core/http`).
 export type { RateLimitResult } from './http/result.js';
-export type { HttpRateLimitOptions, LimitOptions, WaitOptions, KeyFunction, CostFunction, SkipFunction } from './http/options.js';
+export type { HttpRateLimitOptions, LimitOptions, WaitOptions, KeyFunction, CostFunction, SkipFunction, AlgorithmFunction } from './http/options.js';
 export type { HeaderFormat } from './http/headers.js';
 export { ipKey, DEFAULT_IPV6_SUBNET } from './http/keys.js';

@@ -4,7 +4,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { fixedWindow, tokenBucket } from '@rl/core';
 import { MemoryStore } from '@rl/store-memory';
 import { RedisStore } from '@rl/store-redis';
-import { describeAdapter, members, serve, T0, type Adapter, type ServedApp } from '@rl/test-support';
+import { describeAdapter, members, serve, statusOf, T0, type Adapter, type ServedApp } from '@rl/test-support';
 import { rateLimit, type RateLimitOptions } from './index.js';
 
 const clock = (): number => T0;
@@ -13,14 +13,14 @@ function errorHandler(error: Error & { code?: string }, _req: Request, res: Resp
   res.status(500).json({ error: error.message, code: error.code });
 }
 
-const view = (req: Request) => ({ path: req.path, url: req.originalUrl, header: (name: string) => req.get(name) });
+const view = (req: Request) => ({ path: req.path, url: req.originalUrl, header: (name: string) => req.get(name), rateLimit: req.rateLimit });
 
 function expressAdapter(name: string, createApp: typeof express): Adapter {
   return {
     name,
     async mount(spec) {
       const app = createApp();
-      if (spec.trustProxy) app.set('trust proxy', 1);
+      if (spec.trustProxy) app.set('trust proxy', spec.trustProxy === 'all' ? true : spec.trustProxy === 'addresses' ? 'loopback' : 1);
       app.use((req, res, next) => {
         spec.onArrival?.(view(req), res);
         next();
@@ -29,8 +29,8 @@ function expressAdapter(name: string, createApp: typeof express): Adapter {
       for (const middleware of middlewares) app.use(middleware);
       app.use(async (req, res, next) => {
         try {
-          await spec.handler?.(view(req));
-          res.json({ remaining: req.rateLimit?.remaining ?? null });
+          const answer = await spec.handler?.(view(req));
+          res.status(statusOf(answer)).json({ remaining: req.rateLimit?.remaining ?? null });
         } catch (error) {
           next(error);
         }

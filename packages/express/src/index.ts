@@ -5,7 +5,9 @@ import {
   HttpRateLimiter,
   PROBLEM_CONTENT_TYPE,
   Responder,
+  checkSuccessTest,
   nodeHeaderAccess,
+  trustsEveryAddress,
   type FrameworkBinding,
   type ResponseIO,
 } from '@rl/core/http';
@@ -26,10 +28,15 @@ declare global {
 /** Sends the response for a denied request. Status (429, or 503 for a fail-closed store outage), Retry-After and the RateLimit headers are already set. */
 export type OnLimitHandler = (req: Request, res: Response, next: NextFunction, result: RateLimitResult) => unknown;
 
-/** Options of {@link rateLimit}: the shared options of every adapter, plus `onLimit`. */
+/** Options of {@link rateLimit}: the shared options of every adapter, plus `onLimit` and `requestWasSuccessful`. */
 export interface RateLimitOptions extends HttpRateLimitOptions<Request> {
   /** Replaces the default denial body (RFC 9457 `application/problem+json` with `retryAfter`). */
   onLimit?: OnLimitHandler;
+  /**
+   * With `skipFailedRequests` or `skipSuccessfulRequests`: whether a finished response counts as a
+   * success (sync or async). Default: `res.statusCode < 400`.
+   */
+  requestWasSuccessful?: (req: Request, res: Response) => boolean | Promise<boolean>;
 }
 
 /** An Express middleware, with the limiter behind it. */
@@ -44,13 +51,16 @@ export interface RateLimitMiddleware {
 
 const expressBinding: FrameworkBinding<Request> = {
   owner: 'rateLimit',
-  adapterOptions: ['onLimit'],
+  adapterOptions: ['onLimit', 'requestWasSuccessful'],
   // Under 'trust proxy' false (Express's default) `req.ip` is the socket's address; reading that
   // directly skips proxy-addr's parsing, a large part of a request's cost. Any other setting asks `req.ip`.
   clientIp: (req) => (req.app?.settings?.['trust proxy'] === false ? req.socket?.remoteAddress : req.ip),
   requestHeaders: (req) => req.headers,
   trustsProxy: (req) => Boolean(req.app.get('trust proxy')),
   trustProxyAdvice: "Set app.set('trust proxy', <number of proxies>)",
+  // Express compiles every form of the setting (true, a count, 'loopback', a list, a function) into 'trust proxy fn'.
+  trustsAllProxies: (req) => trustsEveryAddress(req.app.get('trust proxy fn') as (address: string, hop: number) => unknown),
+  trustAllProxiesAdvice: "Set app.set('trust proxy', <number of proxies>) or the proxies' addresses (for example 'loopback' or '10.0.0.0/8') instead of true",
   createStore: () => new MemoryStore(),
 };
 
@@ -72,7 +82,9 @@ export function rateLimit(options: RateLimitOptions): RateLimitMiddleware {
   if (onLimit !== undefined && typeof onLimit !== 'function') {
     throw new InvalidOptionError('rateLimit.onLimit', onLimit, 'a function (req, res, next, result) that sends the denial response');
   }
-  const responder = new Responder(limiter, expressIO(onLimit));
+  const counting = limiter.skipFailed || limiter.skipSuccessful;
+  const wasSuccessful = checkSuccessTest<RateLimitOptions['requestWasSuccessful']>(options.requestWasSuccessful, 'rateLimit', counting, '(req, res)');
+  const responder = new Responder(limiter, expressIO(onLimit, wasSuccessful));
 
   // With a local store and plain key/cost functions, the result is there at once: next() runs in
   // the same tick, without a promise. Otherwise the rest runs when the result arrives.
@@ -99,11 +111,16 @@ export function rateLimit(options: RateLimitOptions): RateLimitMiddleware {
 }
 
 /** Express's side of the shared decision tree (see `Responder`). */
-function expressIO(onLimit: OnLimitHandler | undefined): ResponseIO<Request, Response, NextFunction, void | Promise<void>> {
+function expressIO(
+  onLimit: OnLimitHandler | undefined,
+  requestWasSuccessful: RateLimitOptions['requestWasSuccessful'],
+): ResponseIO<Request, Response, NextFunction, void | Promise<void>> {
   return {
     headers: nodeHeaderAccess,
     releaseOnClose: true,
     nodeResponse: (res) => res,
+    statusCode: (_req, res) => res.statusCode,
+    requestWasSuccessful,
     record: (req, _res, result) => setRequestResult(req, result),
     proceed: (_req, _res, next) => next(),
     setStatus: (_req, res, statusCode) => {

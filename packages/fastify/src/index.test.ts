@@ -3,12 +3,17 @@ import { afterEach, describe, expect, it, vi } from 'vitest';
 import { fixedWindow, StoreError, tokenBucket, type Store } from '@rl/core';
 import { MemoryStore } from '@rl/store-memory';
 import { RedisStore } from '@rl/store-redis';
-import { collectWarnings, describeAdapter, members, nextTurn, request, T0, useRedis, type Adapter, type MiddlewareOptions } from '@rl/test-support';
+import { collectWarnings, describeAdapter, members, nextTurn, request, statusOf, T0, useRedis, type Adapter, type MiddlewareOptions } from '@rl/test-support';
 import rateLimit, { type RateLimitPluginOptions } from './index.js';
 
 const clock = (): number => T0;
 
-const view = (request: FastifyRequest) => ({ path: request.url.split('?')[0]!, url: request.url, header: (name: string) => request.headers[name] as string | undefined });
+const view = (request: FastifyRequest) => ({
+  path: request.url.split('?')[0]!,
+  url: request.url,
+  header: (name: string) => request.headers[name] as string | undefined,
+  rateLimit: request.rateLimit,
+});
 
 /**
  * Registers one plugin per options object, each in a context inside the previous one's, so that all
@@ -26,7 +31,7 @@ async function registerNested(context: FastifyInstance, middlewares: readonly Mi
 const fastifyAdapter: Adapter = {
   name: 'Fastify 5',
   async mount(spec) {
-    const app = Fastify(spec.trustProxy ? { trustProxy: true } : {});
+    const app = Fastify(spec.trustProxy ? { trustProxy: spec.trustProxy === 'all' ? true : '127.0.0.1' } : {});
     try {
       app.addHook('onRequest', async (request, reply) => spec.onArrival?.(view(request), reply.raw));
       app.setErrorHandler((error: Error & { code?: string }, _request, reply) => reply.code(500).send({ error: error.message, code: error.code }));
@@ -34,8 +39,9 @@ const fastifyAdapter: Adapter = {
         context.route({
           method: ['GET', 'POST'],
           url: '/*',
-          handler: async (request) => {
-            await spec.handler?.(view(request));
+          handler: async (request, reply) => {
+            const answer = await spec.handler?.(view(request));
+            void reply.code(statusOf(answer));
             return { remaining: request.rateLimit?.remaining ?? null };
           },
         });

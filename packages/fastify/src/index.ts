@@ -14,7 +14,9 @@ import {
   claimResponse,
   PROBLEM_CONTENT_TYPE,
   Responder,
+  checkSuccessTest,
   problemBody,
+  resolvesForgedClient,
   type FrameworkBinding,
   type HeaderAccess,
   type ResponseIO,
@@ -35,6 +37,11 @@ export interface RouteRateLimitOptions extends Partial<HttpRateLimitOptions<Fast
   onLimit?: OnLimitHandler;
   /** The hook the limit runs in: `'onRequest'` (default: before the body is parsed) or `'preHandler'` (after parsing and validation, for a key or cost that reads the body or an authenticated user). */
   hook?: 'onRequest' | 'preHandler';
+  /**
+   * With `skipFailedRequests` or `skipSuccessfulRequests`: whether a sent response counts as a
+   * success (sync or async). Default: `reply.statusCode < 400`.
+   */
+  requestWasSuccessful?: (request: FastifyRequest, reply: FastifyReply) => boolean | Promise<boolean>;
 }
 
 /** Options of the plugin: the shared options of every adapter, plus `global`, `hook` and `onLimit`. */
@@ -54,7 +61,7 @@ declare module 'fastify' {
   }
 }
 
-const ADAPTER_OPTIONS = ['onLimit', 'hook'];
+const ADAPTER_OPTIONS = ['onLimit', 'hook', 'requestWasSuccessful'];
 /** Options that, when a route sets any of them, give the route its own state instead of sharing the plugin's. */
 const STATE_OPTIONS = ['algorithm', 'limits', 'prefix', 'store'] as const;
 
@@ -77,6 +84,9 @@ function binding(owner: string, createStore: () => Store): FrameworkBinding<Fast
     trustsProxy: (request) => request.ip !== request.raw.socket?.remoteAddress,
     // Not a hop count: for `trustProxy: <number>` Fastify 5 trusts no forwarding header (it cannot check the peer).
     trustProxyAdvice: "Create the server with Fastify({ trustProxy }) set to the proxies' addresses or CIDRs (for example '10.0.0.0/8') or a function (address, hop) => boolean (a number of proxies trusts nothing in Fastify 5)",
+    // Nor in initialConfig: ask for the `ip` of a forged request (a copy of `request` with another `raw`).
+    trustsAllProxies: (request) => resolvesForgedClient((raw) => (Object.create(request, { raw: { value: raw } }) as FastifyRequest).ip),
+    trustAllProxiesAdvice: "Create the server with Fastify({ trustProxy }) set to the proxies' addresses or CIDRs (for example '10.0.0.0/8') instead of true",
     createStore,
   };
 }
@@ -90,6 +100,8 @@ interface RouteLimit {
   readonly hook: Hook;
   readonly handler: (request: FastifyRequest, reply: FastifyReply, done: HookDone) => void;
   readonly release: (request: FastifyRequest) => Promise<void>;
+  /** With counting by outcome: the `onResponse` and `onRequestAbort` hooks that report it; undefined otherwise. */
+  readonly outcome: { readonly responded: (request: FastifyRequest, reply: FastifyReply) => Promise<void>; readonly aborted: (request: FastifyRequest) => Promise<void> } | undefined;
 }
 
 /** The `hook` option, checked once where it is given (plugin or route options). */
@@ -105,7 +117,12 @@ function prepare(options: RouteRateLimitOptions, owner: string, hook: Hook, crea
   if (onLimit !== undefined && typeof onLimit !== 'function') {
     throw new InvalidOptionError(`${owner}.onLimit`, onLimit, 'a function (request, reply, result) that sends the denial response');
   }
-  const responder = new Responder(limiter, fastifyIO(onLimit));
+  const counting = limiter.skipFailed || limiter.skipSuccessful;
+  const wasSuccessful = checkSuccessTest<RouteRateLimitOptions['requestWasSuccessful']>(options.requestWasSuccessful, owner, counting, '(request, reply)');
+  // This limit's own result on each request: `request.rateLimit` is the last limit's when several apply.
+  const slot = Symbol('rl.result');
+  const resultOf = (request: FastifyRequest): RateLimitResult | undefined => (request as unknown as Record<symbol, RateLimitResult | undefined>)[slot];
+  const responder = new Responder(limiter, fastifyIO(onLimit, slot, wasSuccessful), owner);
 
   // A callback hook, not an async one: with a local store and plain key/cost functions the result
   // is there at once and `done()` continues in the same tick, without a promise. (Fastify 5: a hook
@@ -126,22 +143,39 @@ function prepare(options: RouteRateLimitOptions, owner: string, hook: Hook, crea
     void responder.respond(request, reply, done, result);
   }
   async function releasePermit(request: FastifyRequest): Promise<void> {
-    await request.rateLimit?.release();
+    await resultOf(request)?.release();
   }
-  return { limiter, hook, handler: rateLimitHook, release: releasePermit };
+  const outcome = !responder.countsOutcome ? undefined : {
+    async responded(request: FastifyRequest, reply: FastifyReply): Promise<void> {
+      const result = resultOf(request);
+      if (result !== undefined) responder.finished(request, reply, result);
+    },
+    async aborted(request: FastifyRequest): Promise<void> {
+      const result = resultOf(request);
+      if (result !== undefined) responder.unfinished(result);
+    },
+  };
+  return { limiter, hook, handler: rateLimitHook, release: releasePermit, outcome };
 }
 
 /** The `done` callback of a Fastify hook. */
 type HookDone = (error?: Error) => void;
 
 /** Fastify's side of the shared decision tree (see `Responder`); permits are released by the route's hooks. */
-function fastifyIO(onLimit: OnLimitHandler | undefined): ResponseIO<FastifyRequest, FastifyReply, HookDone, void> {
+function fastifyIO(
+  onLimit: OnLimitHandler | undefined,
+  slot: symbol,
+  requestWasSuccessful: RouteRateLimitOptions['requestWasSuccessful'],
+): ResponseIO<FastifyRequest, FastifyReply, HookDone, void> {
   return {
     headers: replyHeaders,
     releaseOnClose: false,
     nodeResponse: (reply) => reply.raw,
+    statusCode: (_request, reply) => reply.statusCode,
+    requestWasSuccessful,
     record: (request, _reply, result) => {
       request.rateLimit = result;
+      (request as unknown as Record<symbol, RateLimitResult>)[slot] = result;
       return undefined;
     },
     proceed: (_request, _reply, done) => done(),
@@ -225,6 +259,10 @@ async function rateLimitPlugin(fastify: FastifyInstance, options: RateLimitPlugi
     if (limit!.limiter.hasLeases) {
       addHook(route, 'onResponse', limit!.release, false);
       addHook(route, 'onRequestAbort', limit!.release, false);
+    }
+    if (limit!.outcome !== undefined) {
+      addHook(route, 'onResponse', limit!.outcome.responded, false);
+      addHook(route, 'onRequestAbort', limit!.outcome.aborted, false);
     }
   });
   fastify.addHook('onClose', async () => {

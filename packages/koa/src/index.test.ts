@@ -3,7 +3,7 @@ import Koa2 from 'koa2';
 import { describe, expect, it } from 'vitest';
 import { fixedWindow } from '@rl/core';
 import { RedisStore } from '@rl/store-redis';
-import { describeAdapter, serve, T0, type Adapter } from '@rl/test-support';
+import { describeAdapter, serve, statusOf, T0, type Adapter } from '@rl/test-support';
 import { rateLimit, type RateLimitOptions } from './index.js';
 
 const clock = (): number => T0;
@@ -19,7 +19,7 @@ async function errorsAsJson(ctx: Context, next: () => Promise<unknown>): Promise
   }
 }
 
-const view = (ctx: Context) => ({ path: ctx.path, url: ctx.url, header: (name: string) => ctx.get(name) || undefined });
+const view = (ctx: Context) => ({ path: ctx.path, url: ctx.url, header: (name: string) => ctx.get(name) || undefined, rateLimit: ctx.state.rateLimit as unknown });
 
 function koaAdapter(name: string, KoaApp: typeof Koa): Adapter {
   return {
@@ -28,7 +28,7 @@ function koaAdapter(name: string, KoaApp: typeof Koa): Adapter {
       const app = new KoaApp();
       if (spec.trustProxy) {
         app.proxy = true;
-        app.maxIpsCount = 1;
+        if (spec.trustProxy !== 'all') app.maxIpsCount = 1;
       }
       app.use((ctx, next) => {
         spec.onArrival?.(view(ctx), ctx.res);
@@ -38,8 +38,9 @@ function koaAdapter(name: string, KoaApp: typeof Koa): Adapter {
       const middlewares = spec.middlewares.map((options) => rateLimit(options as RateLimitOptions));
       for (const middleware of middlewares) app.use(middleware);
       app.use(async (ctx) => {
-        await spec.handler?.(view(ctx));
+        const answer = await spec.handler?.(view(ctx));
         ctx.body = { remaining: ctx.state.rateLimit?.remaining ?? null };
+        ctx.status = statusOf(answer);
       });
       const served = await serve(app.callback());
       return { ...served, peek: (key) => middlewares[0]!.limiter.limiters[0]!.peek(key) };

@@ -7,6 +7,7 @@ import {
   claimResponse,
   PROBLEM_CONTENT_TYPE,
   Responder,
+  checkSuccessTest,
   nodeHeaderAccess,
   problemBody,
   type FrameworkBinding,
@@ -22,10 +23,15 @@ export type { RateLimitResult, HttpRateLimitOptions, LimitOptions, HeaderFormat 
  */
 export type OnLimitHandler = (ctx: Context, result: RateLimitResult) => unknown;
 
-/** Options of {@link rateLimit}: the shared options of every adapter, plus `onLimit`. */
+/** Options of {@link rateLimit}: the shared options of every adapter, plus `onLimit` and `requestWasSuccessful`. */
 export interface RateLimitOptions extends HttpRateLimitOptions<Context> {
   /** Replaces the default denial body (RFC 9457 `application/problem+json` with `retryAfter`). */
   onLimit?: OnLimitHandler;
+  /**
+   * With `skipFailedRequests` or `skipSuccessfulRequests`: whether a finished response counts as a
+   * success (sync or async). Default: the status sent is below 400.
+   */
+  requestWasSuccessful?: (ctx: Context) => boolean | Promise<boolean>;
 }
 
 /** A Koa middleware, with the limiter behind it. */
@@ -40,11 +46,14 @@ export interface RateLimitMiddleware {
 
 const koaBinding: FrameworkBinding<Context> = {
   owner: 'rateLimit',
-  adapterOptions: ['onLimit'],
+  adapterOptions: ['onLimit', 'requestWasSuccessful'],
   clientIp: (ctx) => ctx.ip,
   requestHeaders: (ctx) => ctx.headers,
   trustsProxy: (ctx) => ctx.app.proxy === true,
   trustProxyAdvice: 'Set app.proxy = true and app.maxIpsCount = <number of proxies>',
+  // maxIpsCount 0 (Koa's default) reads the whole X-Forwarded-For, and ctx.ip is its leftmost entry.
+  trustsAllProxies: (ctx) => ctx.app.proxy === true && !(ctx.app.maxIpsCount > 0),
+  trustAllProxiesAdvice: 'Set app.maxIpsCount = <number of proxies> beside app.proxy = true',
   createStore: () => new MemoryStore(),
 };
 
@@ -66,7 +75,9 @@ export function rateLimit(options: RateLimitOptions): RateLimitMiddleware {
   if (onLimit !== undefined && typeof onLimit !== 'function') {
     throw new InvalidOptionError('rateLimit.onLimit', onLimit, 'a function (ctx, result) that sets the denial response');
   }
-  const responder = new Responder(limiter, koaIO(onLimit, limiter.hasLeases));
+  const counting = limiter.skipFailed || limiter.skipSuccessful;
+  const wasSuccessful = checkSuccessTest<RateLimitOptions['requestWasSuccessful']>(options.requestWasSuccessful, 'rateLimit', counting, '(ctx)');
+  const responder = new Responder(limiter, koaIO(onLimit, limiter.hasLeases, wasSuccessful));
 
   // With a local store and plain key/cost functions, the result is there at once: downstream runs
   // in the same tick (`return next()`), without an extra promise. Otherwise the rest runs when the
@@ -89,11 +100,18 @@ export function rateLimit(options: RateLimitOptions): RateLimitMiddleware {
 }
 
 /** Koa's side of the shared decision tree (see `Responder`): `ctx`, its Node response, `next`. */
-function koaIO(onLimit: OnLimitHandler | undefined, hasLeases: boolean): ResponseIO<Context, ServerResponse, Next, unknown> {
+function koaIO(
+  onLimit: OnLimitHandler | undefined,
+  hasLeases: boolean,
+  requestWasSuccessful: RateLimitOptions['requestWasSuccessful'],
+): ResponseIO<Context, ServerResponse, Next, unknown> {
   return {
     headers: nodeHeaderAccess,
     releaseOnClose: true,
     nodeResponse: (res) => res,
+    // What was sent: Koa's own status may differ from the Node response's after an error.
+    statusCode: (_ctx, res) => res.statusCode,
+    requestWasSuccessful: requestWasSuccessful === undefined ? undefined : (ctx) => requestWasSuccessful(ctx),
     // The first rl middleware on this request marks its context (one per request, a plain object:
     // cheaper than looking the headers up on the Node response) and sets its headers directly.
     record: (ctx, _res, result) => {

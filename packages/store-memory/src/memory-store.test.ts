@@ -73,7 +73,7 @@ describe('sweeping', () => {
     await new Promise((resolve) => setTimeout(resolve, 120));
     expect(store.keyCount).toBe(0);
     store.close();
-    expect(() => store.consume('a', limiter.algorithm, 1, 0)).toThrow(expect.objectContaining({ code: 'RL_STORE_CLOSED' }));
+    expect(() => store.consume('a', limiter.algorithm!, 1, 0)).toThrow(expect.objectContaining({ code: 'RL_STORE_CLOSED' }));
   });
 });
 

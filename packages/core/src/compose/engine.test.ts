@@ -21,7 +21,7 @@ function threeLimits(local: boolean) {
   const store = new TestStore(local);
   const [wide, narrow, last] = [10, 1, 10].map((limit) => limiter(store, fixedWindow({ limit, window: '1m' })));
   const runs: { deniedBy: number; binding: number; retryAfterMs: number; delayMs: number; decisions: readonly (Decision | undefined)[] }[] = [];
-  const composition = new Composition([wide!, narrow!, last!], (_keys, _costs, decisions, deniedBy, binding, retryAfterMs, delayMs) => {
+  const composition = new Composition([wide!, narrow!, last!], (_keys, _costs, _algorithms, decisions, deniedBy, binding, retryAfterMs, delayMs) => {
     runs.push({ deniedBy, binding, retryAfterMs, delayMs, decisions });
     return runs.length;
   });
@@ -113,7 +113,7 @@ describe('Composition', () => {
     const store = new TestStore(true);
     const shaper = limiter(store, leakyBucket({ capacity: 5, leakRate: 1, interval: '1s', mode: 'shape' }));
     const runs: [number, number, number][] = [];
-    const composition = new Composition([shaper], (_k, _c, _d, deniedBy, _b, retryAfterMs, delayMs) => runs.push([deniedBy, retryAfterMs, delayMs]), 1_500);
+    const composition = new Composition([shaper], (_k, _c, _a, _d, deniedBy, _b, retryAfterMs, delayMs) => runs.push([deniedBy, retryAfterMs, delayMs]), 1_500);
     for (let i = 0; i < 4; i++) composition.run(['k'], [1]);
     // Admitted at 0, 1 s and 1.5 s... until the wait (3 s) passes the 1.5 s bound: denied for the 1.5 s beyond it.
     expect(runs).toEqual([

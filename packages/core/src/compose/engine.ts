@@ -1,3 +1,4 @@
+import type { Algorithm } from '../algorithm.js';
 import { reportsQuota, type Decision } from '../decision.js';
 import type { LeaseDecision, Limiter } from '../limiter/index.js';
 import type { MaybePromise } from '../store/interface.js';
@@ -6,22 +7,38 @@ import type { MaybePromise } from '../store/interface.js';
  * Builds what a caller of the engine returns from the outcome of one run (a combined decision, an
  * HTTP result). Called once per run, after any give-back has finished.
  *
+ * - `algorithms`: each limit's algorithm for this run when some limit was given one (a limit chosen
+ *   per request; `undefined` entries: the limiter's own), or `undefined` when none was.
  * - `decisions`: each limit's decision in order; `undefined` for limits not asked after a denial.
  * - `deniedBy`: the index of the limit that denied (or whose delay exceeded `maxDelayMs`), -1 when admitted.
  * - `binding`: the index of the limit whose numbers the outcome reports (see {@link Composition}).
  * - `retryAfterMs`: 0 when admitted; the denial's `retryAfterMs`, or how much longer than
  *   `maxDelayMs` the request would have had to wait.
  * - `delayMs`: the longest delay of the limits when admitted; 0 when denied.
+ * - `dryRunDeniedBy`: when the request was admitted, the first dry-run limit that denied it (or
+ *   whose delay exceeded `maxDelayMs`), whose denial was not enforced; -1 otherwise. `retryAfterMs`
+ *   is then that denial's.
  */
 export type Settle<R> = (
   keys: readonly string[],
   costs: readonly number[],
+  algorithms: Algorithms,
   decisions: readonly (Decision | undefined)[],
   deniedBy: number,
   binding: number,
   retryAfterMs: number,
   delayMs: number,
+  dryRunDeniedBy: number,
 ) => R;
+
+/** What {@link Composition.giveBack} gives back. */
+export const EVERYTHING = 0;
+export const PERMITS = 1;
+export const UNITS = 2;
+export type GiveBack = typeof EVERYTHING | typeof PERMITS | typeof UNITS;
+
+/** Per limit, the algorithm of one run (undefined: the limiter's own); undefined when every limit runs its own. */
+export type Algorithms = readonly (Algorithm | undefined)[] | undefined;
 
 /**
  * The composition engine: the one place that applies several limits to one request, gives back what
@@ -40,6 +57,10 @@ export type Settle<R> = (
  * The binding limit is the denying one; when all admit, the one with the fewest `remaining` among
  * those whose store answered (`reportsQuota`): a limit that failed open binds only when all did.
  *
+ * A dry-run limit is charged like any other, but its denial does not stop the run: the other limits
+ * are charged as if it had admitted (its own denial took nothing), its delay is not held, and it binds
+ * only when every limit is a dry-run one. The outcome says which dry-run limit would have denied.
+ *
  * A run is synchronous (no promise, no microtask) as long as every limiter answers synchronously
  * (local stores such as the memory store); from the first limiter that answers with a promise on, it
  * continues asynchronously and returns a promise.
@@ -51,8 +72,10 @@ export class Composition<R> {
   readonly hasLeases: boolean;
   /** Per limit: true for a concurrency limit. */
   private readonly leases: readonly boolean[];
-  /** The limiter when there is exactly one and it is a rate limit. */
+  /** The limiter when there is exactly one and it is a rate limit, not a dry-run one. */
   private readonly single: Limiter | undefined;
+  /** Per limit: true for a dry-run limit; undefined when there is none. */
+  private readonly dryRun: readonly boolean[] | undefined;
 
   /**
    * @param settle builds the outcome of each run.
@@ -62,38 +85,46 @@ export class Composition<R> {
     limiters: readonly Limiter[],
     private readonly settle: Settle<R>,
     private readonly maxDelayMs = Infinity,
+    dryRun: readonly boolean[] = [],
   ) {
     this.limiters = limiters;
-    this.leases = limiters.map((limiter) => limiter.algorithm.stateKind === 'leases');
+    this.leases = limiters.map((limiter) => limiter.leases);
     this.hasLeases = this.leases.includes(true);
-    this.single = limiters.length === 1 && !this.hasLeases ? limiters[0] : undefined;
-  }
-
-  /** Runs every limit for one request: `keys[i]` and `costs[i]` are limit i's checked key and cost. */
-  run(keys: readonly string[], costs: readonly number[]): MaybePromise<R> {
-    if (this.single === undefined) return this.charge(0, keys, costs, new Array<Decision | undefined>(this.limiters.length));
-    // One rate limit, the common case: no loop, and nothing to give back if the limiter throws.
-    const decisions: (Decision | undefined)[] = [undefined];
-    const answer = this.single.consumeChecked(keys[0]!, costs[0]!);
-    if (answer instanceof Promise) return answer.then((decision) => this.answered(0, decision, keys, costs, decisions));
-    decisions[0] = answer;
-    return answer.allowed ? this.admitted(keys, costs, decisions) : this.settle(keys, costs, decisions, 0, 0, answer.retryAfterMs, 0);
+    this.dryRun = dryRun.includes(true) ? limiters.map((_, i) => dryRun[i] === true) : undefined;
+    this.single = limiters.length === 1 && !this.hasLeases && this.dryRun === undefined ? limiters[0] : undefined;
   }
 
   /**
-   * Gives back what the admitted limits of one run took: permits (release) and, unless
-   * `permitsOnly`, units (undo). Returns a promise that resolves once every give-back has, or
-   * `undefined` when all of them were synchronous (done already).
+   * Runs every limit for one request: `keys[i]` and `costs[i]` are limit i's checked key and cost,
+   * `algorithms?.[i]` its algorithm for this request when it has one (checked by the limiter's
+   * `checkCallAlgorithm`, the cost against it).
    */
-  giveBack(keys: readonly string[], costs: readonly number[], decisions: readonly (Decision | undefined)[], permitsOnly = false): Promise<void> | undefined {
+  run(keys: readonly string[], costs: readonly number[], algorithms?: Algorithms): MaybePromise<R> {
+    if (this.single === undefined) return this.charge(0, keys, costs, algorithms, new Array<Decision | undefined>(this.limiters.length));
+    // One rate limit, the common case: no loop, and nothing to give back if the limiter throws.
+    const decisions: (Decision | undefined)[] = [undefined];
+    const answer = this.single.consumeChecked(keys[0]!, costs[0]!, algorithms?.[0]);
+    if (answer instanceof Promise) return answer.then((decision) => this.answered(0, decision, keys, costs, algorithms, decisions));
+    decisions[0] = answer;
+    return answer.allowed ? this.admitted(keys, costs, algorithms, decisions) : this.settle(keys, costs, algorithms, decisions, 0, 0, answer.retryAfterMs, 0, -1);
+  }
+
+  /**
+   * Gives back what the admitted limits of one run took: `what` says which, permits (release), units
+   * (undo) or both. Returns a promise that resolves once every give-back has, or `undefined` when all
+   * of them were synchronous (done already).
+   */
+  giveBack(keys: readonly string[], costs: readonly number[], algorithms: Algorithms, decisions: readonly (Decision | undefined)[], what: GiveBack = EVERYTHING): Promise<void> | undefined {
     let pending: Promise<void> | Promise<void>[] | undefined;
     for (let i = 0; i < decisions.length; i++) {
       const decision = decisions[i];
       if (decision === undefined || !decision.allowed) continue;
       let back: MaybePromise<void>;
-      if (this.leases[i]) back = (decision as LeaseDecision).release();
-      else if (permitsOnly) continue;
-      else if (decision.reason === undefined) back = this.limiters[i]!.undoChecked(keys[i]!, costs[i]!, decision.at);
+      if (this.leases[i]) {
+        if (what === UNITS) continue;
+        back = (decision as LeaseDecision).release();
+      } else if (what === PERMITS) continue;
+      else if (decision.reason === undefined) back = this.limiters[i]!.undoChecked(keys[i]!, costs[i]!, algorithms?.[i], decision.at);
       else {
         // Admitted by the failure policy: nothing was taken, but a timed-out call may still be granted late.
         this.limiters[i]!.notServed(decision);
@@ -108,43 +139,45 @@ export class Composition<R> {
   }
 
   /** Charges limits `start..` in order. */
-  private charge(start: number, keys: readonly string[], costs: readonly number[], decisions: (Decision | undefined)[]): MaybePromise<R> {
+  private charge(start: number, keys: readonly string[], costs: readonly number[], algorithms: Algorithms, decisions: (Decision | undefined)[]): MaybePromise<R> {
     const limiters = this.limiters;
     for (let i = start; i < limiters.length; i++) {
       let answer: MaybePromise<Decision>;
       try {
-        answer = this.leases[i] ? limiters[i]!.acquireChecked(keys[i]!) : limiters[i]!.consumeChecked(keys[i]!, costs[i]!);
+        answer = this.leases[i] ? limiters[i]!.acquireChecked(keys[i]!) : limiters[i]!.consumeChecked(keys[i]!, costs[i]!, algorithms?.[i]);
       } catch (error) {
-        return this.failed(error, keys, costs, decisions);
+        return this.failed(error, keys, costs, algorithms, decisions);
       }
       if (answer instanceof Promise) {
         return answer.then(
-          (decision) => this.answered(i, decision, keys, costs, decisions),
-          (error: unknown) => this.failed(error, keys, costs, decisions),
+          (decision) => this.answered(i, decision, keys, costs, algorithms, decisions),
+          (error: unknown) => this.failed(error, keys, costs, algorithms, decisions),
         );
       }
       decisions[i] = answer;
-      if (!answer.allowed) return this.denied(i, keys, costs, decisions);
+      if (!answer.allowed && this.dryRun?.[i] !== true) return this.denied(i, keys, costs, algorithms, decisions);
     }
-    return this.admitted(keys, costs, decisions);
+    return this.admitted(keys, costs, algorithms, decisions);
   }
 
   /** Limit `i` answered asynchronously: go on with the next one. */
-  private answered(i: number, decision: Decision, keys: readonly string[], costs: readonly number[], decisions: (Decision | undefined)[]): MaybePromise<R> {
+  private answered(i: number, decision: Decision, keys: readonly string[], costs: readonly number[], algorithms: Algorithms, decisions: (Decision | undefined)[]): MaybePromise<R> {
     decisions[i] = decision;
-    if (!decision.allowed) return this.denied(i, keys, costs, decisions);
-    return this.charge(i + 1, keys, costs, decisions);
+    if (!decision.allowed && this.dryRun?.[i] !== true) return this.denied(i, keys, costs, algorithms, decisions);
+    return this.charge(i + 1, keys, costs, algorithms, decisions);
   }
 
-  private denied(i: number, keys: readonly string[], costs: readonly number[], decisions: (Decision | undefined)[]): MaybePromise<R> {
+  private denied(i: number, keys: readonly string[], costs: readonly number[], algorithms: Algorithms, decisions: (Decision | undefined)[]): MaybePromise<R> {
     const retryAfterMs = decisions[i]!.retryAfterMs;
     // Only limits before the denying one can have taken something.
-    const back = i === 0 ? undefined : this.giveBack(keys, costs, decisions);
-    if (back === undefined) return this.settle(keys, costs, decisions, i, i, retryAfterMs, 0);
-    return back.then(() => this.settle(keys, costs, decisions, i, i, retryAfterMs, 0));
+    const back = i === 0 ? undefined : this.giveBack(keys, costs, algorithms, decisions);
+    if (back === undefined) return this.settle(keys, costs, algorithms, decisions, i, i, retryAfterMs, 0, -1);
+    return back.then(() => this.settle(keys, costs, algorithms, decisions, i, i, retryAfterMs, 0, -1));
   }
 
-  private admitted(keys: readonly string[], costs: readonly number[], decisions: (Decision | undefined)[]): MaybePromise<R> {
+  private admitted(keys: readonly string[], costs: readonly number[], algorithms: Algorithms, decisions: (Decision | undefined)[]): MaybePromise<R> {
+    const dryRun = this.dryRun;
+    if (dryRun !== undefined) return this.admittedWithDryRun(keys, costs, algorithms, decisions, dryRun);
     let binding = 0;
     let delayMs = 0;
     let delayedBy = -1;
@@ -158,17 +191,52 @@ export class Composition<R> {
       const b = decisions[binding]!;
       if ((d.remaining < b.remaining && reportsQuota(d)) || !reportsQuota(b)) binding = i;
     }
-    if (delayMs <= this.maxDelayMs) return this.settle(keys, costs, decisions, -1, binding, 0, delayMs);
-    // The wait is longer than the request may be held: deny it now, and give its slot back.
+    if (delayMs <= this.maxDelayMs) return this.settle(keys, costs, algorithms, decisions, -1, binding, 0, delayMs, -1);
+    return this.delayedTooLong(keys, costs, algorithms, decisions, delayedBy, delayMs);
+  }
+
+  /** The wait is longer than the request may be held: deny it now, and give its slot back. */
+  private delayedTooLong(keys: readonly string[], costs: readonly number[], algorithms: Algorithms, decisions: (Decision | undefined)[], delayedBy: number, delayMs: number): MaybePromise<R> {
     const retryAfterMs = delayMs - this.maxDelayMs;
-    const back = this.giveBack(keys, costs, decisions);
-    if (back === undefined) return this.settle(keys, costs, decisions, delayedBy, delayedBy, retryAfterMs, 0);
-    return back.then(() => this.settle(keys, costs, decisions, delayedBy, delayedBy, retryAfterMs, 0));
+    const back = this.giveBack(keys, costs, algorithms, decisions);
+    if (back === undefined) return this.settle(keys, costs, algorithms, decisions, delayedBy, delayedBy, retryAfterMs, 0, -1);
+    return back.then(() => this.settle(keys, costs, algorithms, decisions, delayedBy, delayedBy, retryAfterMs, 0, -1));
+  }
+
+  /**
+   * Every enforced limit admitted: {@link admitted} with dry-run limits, which neither delay the
+   * request nor bind it (unless all limits are dry-run ones); the first that denied, or would have
+   * held it longer than `maxDelayMs`, is reported.
+   */
+  private admittedWithDryRun(keys: readonly string[], costs: readonly number[], algorithms: Algorithms, decisions: (Decision | undefined)[], dryRun: readonly boolean[]): MaybePromise<R> {
+    const enforced = dryRun.includes(false);
+    let binding = -1;
+    let delayMs = 0;
+    let delayedBy = -1;
+    let dryRunDeniedBy = -1;
+    let dryRunRetryMs = 0;
+    for (let i = 0; i < decisions.length; i++) {
+      const d = decisions[i]!;
+      if (dryRun[i]) {
+        if (dryRunDeniedBy === -1 && (!d.allowed || d.delayMs > this.maxDelayMs)) {
+          dryRunDeniedBy = i;
+          dryRunRetryMs = d.allowed ? d.delayMs - this.maxDelayMs : d.retryAfterMs;
+        }
+        if (enforced) continue;
+      } else if (d.delayMs > delayMs) {
+        delayMs = d.delayMs;
+        delayedBy = i;
+      }
+      const b = binding === -1 ? undefined : decisions[binding]!;
+      if (b === undefined || (d.remaining < b.remaining && reportsQuota(d)) || !reportsQuota(b)) binding = i;
+    }
+    if (delayMs > this.maxDelayMs) return this.delayedTooLong(keys, costs, algorithms, decisions, delayedBy, delayMs);
+    return this.settle(keys, costs, algorithms, decisions, -1, binding, dryRunRetryMs, delayMs, dryRunDeniedBy);
   }
 
   /** A limiter threw: give back what the earlier ones took, then let the error propagate. */
-  private failed(error: unknown, keys: readonly string[], costs: readonly number[], decisions: (Decision | undefined)[]): never | Promise<never> {
-    const back = this.giveBack(keys, costs, decisions);
+  private failed(error: unknown, keys: readonly string[], costs: readonly number[], algorithms: Algorithms, decisions: (Decision | undefined)[]): never | Promise<never> {
+    const back = this.giveBack(keys, costs, algorithms, decisions);
     if (back === undefined) throw error;
     return back.then(() => {
       throw error;

@@ -2,7 +2,7 @@ import type { Decision } from '../decision.js';
 import { InvalidOptionError, UnsupportedError } from '../errors.js';
 import { checkLimiterCost, Limiter } from '../limiter/index.js';
 import type { MaybePromise } from '../store/interface.js';
-import { Composition } from './engine.js';
+import { Composition, PERMITS } from './engine.js';
 
 /** The decision of several limits applied together. */
 export interface CombinedDecision extends Decision {
@@ -46,12 +46,13 @@ export class LimiterGroup {
     }
     limiters.forEach((limiter, i) => {
       if (!(limiter instanceof Limiter)) throw new InvalidOptionError(`combineLimiters.limiters[${i}]`, limiter, 'a limiter from createLimiter()');
+      if (limiter.algorithm === undefined) throw new InvalidOptionError(`combineLimiters.limiters[${i}]`, limiter, 'a limiter with an algorithm of its own (createLimiter({ algorithm, ... }))');
     });
     this.limiters = [...limiters];
     this.synchronous = this.limiters.every((limiter) => limiter.synchronous);
-    this.composition = new Composition<CombinedDecision>(this.limiters, (keys, costs, decisions, deniedBy, binding, _retryAfterMs, delayMs) => {
+    this.composition = new Composition<CombinedDecision>(this.limiters, (keys, costs, _algorithms, decisions, deniedBy, binding, _retryAfterMs, delayMs) => {
       const composition = this.composition;
-      const release = composition.hasLeases && deniedBy === -1 ? () => composition.giveBack(keys, costs, decisions, true) ?? RESOLVED : released;
+      const release = composition.hasLeases && deniedBy === -1 ? () => composition.giveBack(keys, costs, undefined, decisions, PERMITS) ?? RESOLVED : released;
       if (deniedBy !== -1) return { ...decisions[deniedBy]!, decisions, deniedBy, release };
       return { ...decisions[binding]!, delayMs, decisions, deniedBy, release };
     });
@@ -101,7 +102,7 @@ export class LimiterGroup {
       const key = typeof keys === 'string' ? keys : keys[i]!;
       limiter.storageKey(key);
       checkedKeys[i] = key;
-      checkedCosts[i] = limiter.algorithm.stateKind === 'leases' ? 1 : checkLimiterCost(limiter, typeof cost === 'number' ? cost : cost[i]);
+      checkedCosts[i] = limiter.leases ? 1 : checkLimiterCost(limiter, typeof cost === 'number' ? cost : cost[i], limiter.algorithm!);
     }
     return this.composition.run(checkedKeys, checkedCosts);
   }

@@ -15,6 +15,14 @@ export interface FrameworkBinding<Req> {
   trustsProxy(req: Req): boolean;
   /** How to configure trust proxy in this framework, for the warning. */
   readonly trustProxyAdvice: string;
+  /**
+   * True when the framework trusts every proxy (Express `trust proxy` true, Fastify `trustProxy` true,
+   * Koa `app.proxy` without `maxIpsCount`): the client IP is then the leftmost `X-Forwarded-For` entry,
+   * which any client writes itself. Asked once, at a middleware's first request that uses the default key.
+   */
+  trustsAllProxies(req: Req): boolean;
+  /** What to set instead of trusting every proxy in this framework, for the `RL_TRUST_ALL_PROXIES` warning. */
+  readonly trustAllProxiesAdvice: string;
   /** Creates the default store (a memory store) when the options give none. */
   createStore(): Store;
 }

@@ -1,15 +1,21 @@
 import type { Algorithm } from '../algorithm.js';
 import type { Composition } from '../compose/engine.js';
-import { InvalidKeyError } from '../errors.js';
-import { checkLimiterCost } from '../limiter/index.js';
+import { InvalidAlgorithmError, InvalidKeyError } from '../errors.js';
+import { checkLimiterCost, type Limiter } from '../limiter/index.js';
+import { MAX_COUNT } from '../options.js';
 import type { MaybePromise } from '../store/interface.js';
-import type { CostFunction, KeyFunction, LimitConfig, SkipFunction } from './options.js';
+import type { AlgorithmFunction, CostFunction, KeyFunction, LimitConfig, SkipFunction } from './options.js';
 import type { RateLimitResult } from './result.js';
 
 /** How one limit's key and cost are found for a request, fixed at creation. */
 interface Resolution<Req> {
-  readonly algorithm: Algorithm;
-  /** The largest cost a cost function may return for this limit (its `maxCost`, else the capacity). */
+  /** The fixed algorithm; undefined when {@link algorithmOf} chooses it per request. */
+  readonly algorithm: Algorithm | undefined;
+  /** The function choosing the algorithm per request, or undefined. */
+  readonly algorithmOf: AlgorithmFunction<Req> | undefined;
+  /** The limit's limiter, which checks a chosen algorithm. */
+  readonly limiter: Limiter;
+  /** The largest cost a cost function may return for this limit (its `maxCost`, else the capacity; a chosen algorithm's capacity bounds it too). */
   readonly maxCost: number;
   /** The key function (the limit's own, or the middleware's). */
   readonly key: KeyFunction<Req>;
@@ -17,36 +23,51 @@ interface Resolution<Req> {
   readonly keyFrom: number;
   /** The cost function, or undefined when the cost is the constant {@link cost}. */
   readonly costOf: CostFunction<Req> | undefined;
-  /** The constant cost, checked against the algorithm at creation (when `costOf` is undefined). */
+  /** The constant cost, checked against the algorithm at creation (when `costOf` is undefined; against a chosen algorithm per request). */
   readonly cost: number;
   /** An earlier limit with the same cost function (its answer is reused, then checked for this limit), or -1 to call `costOf`. */
   readonly costFrom: number;
 }
 
+/** The steps of resolving one limit for a request, in order. */
+const KEY = 0;
+const ALGORITHM = 1;
+const COST = 2;
+type Step = typeof KEY | typeof ALGORITHM | typeof COST;
+
 /**
  * The boundary between a request and the composition engine: runs `skip`, then resolves each
- * limit's key and cost once (a function shared by several limits is called once per request) and
- * checks them (a non-empty string; a cost that a function returned, against each limit's `maxCost`,
- * else its capacity; a constant cost was checked at creation), in the order of the limits, key
- * before cost. Only then does the engine charge anything: a bad key or cost charges no limit.
+ * limit's key, algorithm (for a limit that chooses it per request) and cost once (a function shared by
+ * several limits is called once per request) and checks them (a non-empty string; a rate algorithm
+ * the store runs, a shaping one only with `wait`; a cost that a function returned, against each
+ * limit's `maxCost`, else its capacity; a constant cost was checked at creation, or is checked
+ * against the chosen algorithm), in the order of the limits, key before algorithm before cost. Only
+ * then does the engine charge anything: a bad key, algorithm or cost charges no limit.
  *
  * Functions that return plain values are not awaited: with limiters that answer synchronously, the
  * whole evaluation is synchronous.
  */
 export class Evaluation<Req> {
   private readonly resolutions: readonly Resolution<Req>[];
+  /** True when some limit chooses its algorithm per request: each request then carries its algorithms. */
+  private readonly perRequest: boolean;
 
+  /** `maxDelayMs`: the longest hold (`wait.maxDelay`), 0 without `wait` (a chosen shaping algorithm is then refused). */
   constructor(
     limits: readonly LimitConfig<Req>[],
     sharedKey: KeyFunction<Req>,
     private readonly skip: SkipFunction<Req> | undefined,
     private readonly composition: Composition<RateLimitResult>,
+    private readonly maxDelayMs: number,
   ) {
     const firstSharedKey = limits.findIndex((l) => l.key === undefined);
     const firstSharedCost = limits.findIndex((l) => l.sharedCost);
+    this.perRequest = limits.some((l) => l.algorithmOf !== undefined);
     this.resolutions = limits.map((l, i) => ({
       algorithm: l.algorithm,
-      maxCost: l.maxCost ?? l.algorithm.maxCost,
+      algorithmOf: l.algorithmOf,
+      limiter: composition.limiters[i]!,
+      maxCost: l.maxCost ?? l.algorithm?.maxCost ?? MAX_COUNT,
       key: l.key ?? sharedKey,
       keyFrom: l.key === undefined && firstSharedKey < i ? firstSharedKey : -1,
       costOf: typeof l.cost === 'number' ? undefined : l.cost,
@@ -79,49 +100,84 @@ export class Evaluation<Req> {
     const n = this.resolutions.length;
     const keys: string[] = n === 1 ? [''] : new Array<string>(n);
     const costs: number[] = n === 1 ? [0] : new Array<number>(n);
-    const pending = this.resolve(req, keys, costs, 0);
-    if (pending !== undefined) return pending.then(() => this.composition.run(keys, costs));
-    return this.composition.run(keys, costs);
+    const algorithms = this.perRequest ? new Array<Algorithm | undefined>(n) : undefined;
+    const pending = this.resolve(req, keys, costs, algorithms, 0, KEY);
+    if (pending !== undefined) return pending.then(() => this.composition.run(keys, costs, algorithms));
+    return this.composition.run(keys, costs, algorithms);
   }
 
   /**
-   * Fills in the keys and costs of limits `from..`, in order (`keyKnown`: limit `from`'s key is in
-   * already): returns undefined when done synchronously, or a promise of the rest once a function
-   * answered with one.
+   * Fills in the keys, algorithms (`algorithms`: only when some limit chooses its algorithm per
+   * request) and costs of limits `from..`, in order, starting at step `step` of limit `from` (the steps
+   * before it are done): returns undefined when done synchronously, or a promise of the rest once a
+   * function answered with one.
    */
-  private resolve(req: Req, keys: string[], costs: number[], from: number, keyKnown = false): Promise<void> | undefined {
+  private resolve(req: Req, keys: string[], costs: number[], algorithms: (Algorithm | undefined)[] | undefined, from: number, step: Step): Promise<void> | undefined {
     const resolutions = this.resolutions;
-    for (let i = from; i < resolutions.length; i++) {
+    for (let i = from; i < resolutions.length; i++, step = KEY) {
       const r = resolutions[i]!;
-      if (!keyKnown) {
+      if (step === KEY) {
         const key: unknown = r.keyFrom === -1 ? r.key(req) : keys[r.keyFrom];
-        if (typeof key !== 'string') return this.awaitKey(req, keys, costs, i, key);
+        if (typeof key !== 'string') return this.awaitStep(req, keys, costs, algorithms, i, KEY, key);
         if (key.length === 0) throw new InvalidKeyError(key);
         keys[i] = key;
+        step = ALGORITHM;
       }
-      keyKnown = false;
+      if (step === ALGORITHM) {
+        if (r.algorithmOf !== undefined) {
+          const chosen: unknown = r.algorithmOf(req);
+          if (chosen instanceof Promise) return this.awaitStep(req, keys, costs, algorithms, i, ALGORITHM, chosen);
+          algorithms![i] = this.checkAlgorithm(r, chosen);
+        }
+        step = COST;
+      }
       const costOf = r.costOf;
       if (costOf === undefined) {
-        costs[i] = r.cost;
+        costs[i] = r.algorithmOf === undefined ? r.cost : checkLimiterCost(r, r.cost, algorithms![i]!);
         continue;
       }
       const cost: unknown = r.costFrom === -1 ? costOf(req) : costs[r.costFrom];
-      if (typeof cost !== 'number') return this.awaitCost(req, keys, costs, i, cost);
-      costs[i] = checkLimiterCost(r, cost);
+      if (typeof cost !== 'number') return this.awaitStep(req, keys, costs, algorithms, i, COST, cost);
+      costs[i] = checkLimiterCost(r, cost, r.algorithm ?? algorithms![i]!);
     }
     return undefined;
   }
 
-  /** Limit i's key function answered with a promise (its cost function is called only once the key is known to be good). */
-  private async awaitKey(req: Req, keys: string[], costs: number[], i: number, pending: unknown): Promise<void> {
-    const key: unknown = await pending;
-    if (typeof key !== 'string' || key.length === 0) throw new InvalidKeyError(key);
-    keys[i] = key;
-    await this.resolve(req, keys, costs, i, true);
+  /**
+   * Step `step` of limit `i` answered with a promise (or, for a key or cost, something other than a
+   * string or number): settles it, checks it, and resolves the rest. The steps after it are run only
+   * once it is known to be good.
+   */
+  private async awaitStep(
+    req: Req,
+    keys: string[],
+    costs: number[],
+    algorithms: (Algorithm | undefined)[] | undefined,
+    i: number,
+    step: Step,
+    pending: unknown,
+  ): Promise<void> {
+    const value: unknown = await pending;
+    const r = this.resolutions[i]!;
+    if (step === KEY) {
+      if (typeof value !== 'string' || value.length === 0) throw new InvalidKeyError(value);
+      keys[i] = value;
+      await this.resolve(req, keys, costs, algorithms, i, ALGORITHM);
+    } else if (step === ALGORITHM) {
+      algorithms![i] = this.checkAlgorithm(r, value);
+      await this.resolve(req, keys, costs, algorithms, i, COST);
+    } else {
+      costs[i] = checkLimiterCost(r, value, r.algorithm ?? algorithms![i]!);
+      await this.resolve(req, keys, costs, algorithms, i + 1, KEY);
+    }
   }
 
-  private async awaitCost(req: Req, keys: string[], costs: number[], i: number, pending: unknown): Promise<void> {
-    costs[i] = checkLimiterCost(this.resolutions[i]!, await pending);
-    await this.resolve(req, keys, costs, i + 1);
+  /** An algorithm a limit's function chose, checked by its limiter (a rate algorithm its store runs), and a shaping one only with `wait`. */
+  private checkAlgorithm(r: Resolution<Req>, value: unknown): Algorithm {
+    const algorithm = r.limiter.checkCallAlgorithm(value);
+    if (algorithm.mayDelay && this.maxDelayMs === 0) {
+      throw new InvalidAlgorithmError(value, "a shaping leaky bucket (mode: 'shape') holds requests: give the middleware wait: { maxDelay }");
+    }
+    return algorithm;
   }
 }

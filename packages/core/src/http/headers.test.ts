@@ -21,7 +21,7 @@ const perSecond = makePolicy(10, 1_000, 'burst');
 const access: HeaderAccess<Map<string, string>> = { get: (m, n) => m.get(n.toLowerCase()), set: (m, n, v) => void m.set(n.toLowerCase(), v) };
 
 function source(decisions: (Decision | undefined)[], overrides: Partial<HeaderSource> = {}): HeaderSource {
-  return { decisions, costs: decisions.map(() => 1), deniedBy: -1, rolledBack: false, retryAfterSeconds: 0, binding: 0, ...overrides };
+  return { decisions, costs: decisions.map(() => 1), enforcedDeniedBy: -1, rolledBack: false, retryAfterSeconds: 0, shownBinding: 0, ...overrides };
 }
 
 const limits = [
@@ -35,7 +35,7 @@ describe('HeaderWriter', () => {
     new HeaderWriter('draft-8', limits).write(access, headers, source([
       makeDecision(true, 100, 99, 59_001, 0, 0, perMinute, 0),
       makeDecision(true, 10, 3, 700, 0, 0, perSecond, 0),
-    ], { binding: 1 }));
+    ], { shownBinding: 1 }));
     expect(headers.get('ratelimit')).toBe('"other";r=5;t=9, "100-in-1m";r=99;t=60, "burst";r=3;t=1');
     expect(headers.get('ratelimit-policy')).toBe('"other";q=10;w=10, "100-in-1m";q=100;w=60, "burst";q=10;w=1');
     expect(headers.has('retry-after')).toBe(false);
@@ -46,7 +46,7 @@ describe('HeaderWriter', () => {
     new HeaderWriter('draft-8', limits).write(access, headers, source([
       makeDecision(true, 100, 97, 30_000, 0, 0, perMinute, 0),
       makeDecision(false, 10, 0, 1_000, 2_001, 0, perSecond, 0),
-    ], { deniedBy: 1, binding: 1, rolledBack: true, retryAfterSeconds: 3, costs: [2, 2] }));
+    ], { enforcedDeniedBy: 1, shownBinding: 1, rolledBack: true, retryAfterSeconds: 3, costs: [2, 2] }));
     expect(headers.get('ratelimit')).toBe('"100-in-1m";r=99;t=30, "burst";r=0;t=3');
     expect(headers.get('retry-after')).toBe('3');
   });
@@ -164,7 +164,7 @@ describe('every number in a header is an integer of at most 15 digits', () => {
     ['0.25', 0.25, '1'],
   ] as const)('a denial whose Retry-After is %s', (_label, seconds, expected) => {
     const headers = new Map<string, string>();
-    new HeaderWriter('draft-8', [huge]).write(access, headers, source([decision(false, 0, Infinity, Infinity)], { deniedBy: 0, retryAfterSeconds: seconds }));
+    new HeaderWriter('draft-8', [huge]).write(access, headers, source([decision(false, 0, Infinity, Infinity)], { enforcedDeniedBy: 0, retryAfterSeconds: seconds }));
     expect(headers.get('retry-after')).toBe(expected);
     expect(headers.get('ratelimit')).toBe(`"huge";r=0;t=${expected}`);
   });
@@ -176,7 +176,7 @@ describe('every number in a header is an integer of at most 15 digits', () => {
           const headers = new Map<string, string>();
           const wallClock = (): number => 1_800_000_000_000;
           const d = makeDecision(!denied, limit.policy.quota, remaining!, resetMs!, denied ? resetMs! : 0, 0, limit.policy, 0);
-          new HeaderWriter(format, [limit], wallClock).write(access, headers, source([d], denied ? { deniedBy: 0, retryAfterSeconds: seconds! } : {}));
+          new HeaderWriter(format, [limit], wallClock).write(access, headers, source([d], denied ? { enforcedDeniedBy: 0, retryAfterSeconds: seconds! } : {}));
           expect(headers.size).toBeGreaterThan(0);
           for (const value of headers.values()) {
             expect(value).not.toMatch(/NaN|Infinity|e\+|e-|\d{16}|\./);

@@ -91,21 +91,27 @@ export interface HeaderSource {
   readonly decisions: readonly (Decision | undefined)[];
   /** The cost charged to each limit. */
   readonly costs: readonly number[];
-  /** Index of the limit that denied, or -1 when the request was admitted. */
-  readonly deniedBy: number;
+  /** Index of the limit whose denial was enforced, or -1 when the request went on (a dry-run denial included). */
+  readonly enforcedDeniedBy: number;
   /** True when units admitted by the limits were given back because the request was rejected. */
   readonly rolledBack: boolean;
   /** Retry-After in whole seconds (at least 1) when denied; 0 when admitted. */
   readonly retryAfterSeconds: number;
-  /** Index of the limit shown by the single-limit formats (draft-6, draft-7, legacy): the denying one, or the one with the fewest remaining. */
-  readonly binding: number;
+  /**
+   * Index of the limit shown by the single-limit formats (draft-6, draft-7, legacy): the denying one,
+   * or the one with the fewest remaining among those the client sees; -1 when it sees none.
+   */
+  readonly shownBinding: number;
 }
 
 /** One limit as the headers name it. */
 export interface HeaderLimit {
-  /** The policy name in draft-8 headers (printable ASCII). */
-  readonly name: string;
-  readonly policy: Policy;
+  /** The policy name in draft-8 headers (printable ASCII); undefined: the name of the policy each decision reports (an algorithm chosen per request). */
+  readonly name: string | undefined;
+  /** The limit's policy; undefined when it is chosen per request (each decision reports its own). */
+  readonly policy: Policy | undefined;
+  /** False for a dry-run limit: it never shows in the headers. Default true. */
+  readonly shown?: boolean;
 }
 
 const PRINTABLE_ASCII = /^[\x20-\x7e]*$/;
@@ -173,17 +179,24 @@ const REMAINING_IN_DRAFT7 = /remaining=(\d+)/;
  *
  * For the limit that denied, `t` (and `reset`) is the Retry-After; for the others it is `resetMs`
  * rounded up to whole seconds.
+ *
+ * A limit whose algorithm is chosen per request shows the chosen one: its quota and window, and its
+ * policy name unless the limit has a name of its own. A dry-run limit never shows: no list member,
+ * no policy, no Retry-After for its denial.
  */
 export class HeaderWriter {
   readonly format: HeaderFormat | false;
-  /** `"<name>";r=` per limit (draft-8). */
+  /** `"<name>";r=` per limit (draft-8); '' for a limit named by each decision's policy. */
   private readonly itemPrefixes: readonly string[];
-  /** The whole RateLimit-Policy value of this instance in the chosen format. */
-  private readonly policyValue: string;
-  /** Each limit's quota as the headers say it (see {@link clampCount}). */
+  /** The whole RateLimit-Policy value of this instance in the chosen format; undefined when a limit's policy is chosen per request. */
+  private readonly policyValue: string | undefined;
+  /** Each limit's quota as the headers say it (see {@link clampCount}); NaN for a limit chosen per request. */
   private readonly quotas: readonly number[];
+  private readonly limits: readonly HeaderLimit[];
+  /** Per limit: it shows in the headers (not a dry-run limit). */
+  private readonly shown: readonly boolean[];
   /** The last draft-8 list member built (see {@link item}). */
-  private readonly lastItem = { i: -1, remaining: 0, seconds: 0, value: '' };
+  private readonly lastItem = { prefix: '', remaining: 0, seconds: 0, value: '' };
   /** Wall-clock milliseconds since the epoch, for the legacy format's absolute reset time. */
   private readonly wallClock: Clock;
 
@@ -195,12 +208,32 @@ export class HeaderWriter {
   constructor(format: HeaderFormat | false, limits: readonly HeaderLimit[], wallClock: Clock = systemClock) {
     this.format = format;
     this.wallClock = wallClock;
-    this.quotas = limits.map((l) => clampCount(l.policy.quota));
-    this.itemPrefixes = limits.map((l) => `${sfString(l.name)};r=`);
-    this.policyValue =
-      format === 'draft-8'
-        ? limits.map((l, i) => `${sfString(l.name)};q=${this.quotas[i]};w=${clampSeconds(l.policy.windowSeconds)}`).join(', ')
-        : limits.map((l, i) => `${this.quotas[i]};w=${clampSeconds(l.policy.windowSeconds)}`).join(', ');
+    this.limits = limits;
+    this.shown = limits.map((l) => l.shown !== false);
+    this.quotas = limits.map((l) => (l.policy === undefined ? NaN : clampCount(l.policy.quota)));
+    this.itemPrefixes = limits.map((l) => (l.name === undefined ? '' : `${sfString(l.name)};r=`));
+    const fixed = limits.every((l) => l.policy !== undefined);
+    this.policyValue = fixed ? this.policyOf(limits.map((l) => l.policy!)) : undefined;
+  }
+
+  /** The RateLimit-Policy value for the limits' policies (`policies[i]`, the one limit `i` reported), the limits the client sees only. */
+  private policyOf(policies: readonly (Policy | undefined)[]): string {
+    let value = '';
+    for (let i = 0; i < policies.length; i++) {
+      const policy = policies[i];
+      if (!this.shown[i] || policy === undefined) continue;
+      const quota = clampCount(policy.quota);
+      const member = this.format === 'draft-8'
+        ? `${sfString(this.limits[i]!.name ?? policy.name)};q=${quota};w=${clampSeconds(policy.windowSeconds)}`
+        : `${quota};w=${clampSeconds(policy.windowSeconds)}`;
+      value = value === '' ? member : `${value}, ${member}`;
+    }
+    return value;
+  }
+
+  /** The RateLimit-Policy value of one request: the fixed one, or built from the policies its decisions report. */
+  private policyFor(source: HeaderSource): string {
+    return this.policyValue ?? this.policyOf(source.decisions.map((d, i) => this.limits[i]!.policy ?? d?.policy));
   }
 
   /**
@@ -208,11 +241,12 @@ export class HeaderWriter {
    * is kept: a flood of denials (and a quiet key) repeats it, and the header value is then the same
    * flat string, not a new one to format and validate.
    */
-  private item(i: number, remaining: number, seconds: number): string {
+  private item(i: number, decision: Decision, remaining: number, seconds: number): string {
     const last = this.lastItem;
-    if (last.i === i && last.remaining === remaining && last.seconds === seconds) return last.value;
-    const value = `${this.itemPrefixes[i]}${remaining};t=${seconds}`;
-    last.i = i;
+    const prefix = this.itemPrefixes[i] || `${sfString(decision.policy.name)};r=`;
+    if (last.prefix === prefix && last.remaining === remaining && last.seconds === seconds) return last.value;
+    const value = `${prefix}${remaining};t=${seconds}`;
+    last.prefix = prefix;
     last.remaining = remaining;
     last.seconds = seconds;
     last.value = value;
@@ -228,9 +262,13 @@ export class HeaderWriter {
    * decides, and without a claim every header is read back before it is set.
    */
   write<T>(access: HeaderAccess<T>, target: T, source: HeaderSource, first?: boolean): void {
-    if (source.deniedBy !== -1) access.set(target, 'Retry-After', String(clampSeconds(source.retryAfterSeconds)));
+    const deniedBy = source.enforcedDeniedBy;
+    if (deniedBy !== -1) access.set(target, 'Retry-After', String(clampSeconds(source.retryAfterSeconds)));
     const format = this.format;
     if (format === false) return;
+    const policyValue = this.policyFor(source);
+    // Every limit is a dry-run one: the client sees nothing of them.
+    if (policyValue === '') return;
     // The first rl writer on a response sets its headers directly; later ones combine with them.
     if (first === undefined) first = access.claim !== undefined && access.claim(target);
     if (format === 'draft-8') {
@@ -238,27 +276,28 @@ export class HeaderWriter {
       const decisions = source.decisions;
       for (let i = 0; i < decisions.length; i++) {
         const decision = decisions[i];
-        if (decision === undefined || !reported(decision)) continue;
-        const item = this.item(i, remainingOf(source, i, decision), secondsOf(source, i, decision));
+        if (decision === undefined || !this.shown[i] || !reported(decision)) continue;
+        const item = this.item(i, decision, remainingOf(source, i, decision), secondsOf(source, i, decision));
         value = value === '' ? item : `${value}, ${item}`;
       }
       if (value !== '') {
         if (first) access.set(target, 'RateLimit', value);
         else append(access, target, 'RateLimit', value);
       }
-      if (first) access.set(target, 'RateLimit-Policy', this.policyValue);
-      else append(access, target, 'RateLimit-Policy', this.policyValue);
+      if (first) access.set(target, 'RateLimit-Policy', policyValue);
+      else append(access, target, 'RateLimit-Policy', policyValue);
       return;
     }
-    if (first) access.set(target, 'RateLimit-Policy', this.policyValue);
-    else append(access, target, 'RateLimit-Policy', this.policyValue);
-    const i = source.binding;
-    const decision = source.decisions[i];
+    if (first) access.set(target, 'RateLimit-Policy', policyValue);
+    else append(access, target, 'RateLimit-Policy', policyValue);
+    const i = source.shownBinding;
+    const decision = i === -1 ? undefined : source.decisions[i];
     if (decision === undefined || !reported(decision)) return;
     const remaining = remainingOf(source, i, decision);
     const seconds = secondsOf(source, i, decision);
-    const quota = this.quotas[i]!;
-    const denied = source.deniedBy !== -1;
+    const fixedQuota = this.quotas[i]!;
+    const quota = Number.isNaN(fixedQuota) ? clampCount(decision.policy.quota) : fixedQuota;
+    const denied = deniedBy !== -1;
     if (format === 'draft-7') {
       if (!denied && !first && !fewerRemaining(access.get(target, 'RateLimit'), remaining, true)) return;
       access.set(target, 'RateLimit', `limit=${quota}, remaining=${remaining}, reset=${seconds}`);
@@ -268,7 +307,7 @@ export class HeaderWriter {
     if (!denied && !first && !fewerRemaining(access.get(target, `${prefix}Remaining`), remaining, false)) return;
     access.set(target, `${prefix}Limit`, String(quota));
     access.set(target, `${prefix}Remaining`, String(remaining));
-    const resetMs = denied && i === source.deniedBy ? seconds * 1000 : decision.resetMs;
+    const resetMs = denied && i === deniedBy ? seconds * 1000 : decision.resetMs;
     access.set(target, `${prefix}Reset`, String(format === 'draft-6' ? seconds : ceilSeconds(this.wallClock() + resetMs)));
   }
 }
@@ -287,7 +326,7 @@ function remainingOf(source: HeaderSource, i: number, decision: Decision): numbe
 }
 
 function secondsOf(source: HeaderSource, i: number, decision: Decision): number {
-  return i === source.deniedBy ? clampSeconds(source.retryAfterSeconds) : ceilSeconds(decision.resetMs);
+  return i === source.enforcedDeniedBy ? clampSeconds(source.retryAfterSeconds) : ceilSeconds(decision.resetMs);
 }
 
 /** Appends a list member to a header another writer may already have set. */

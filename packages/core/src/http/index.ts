@@ -2,8 +2,8 @@
 // request's keys and costs resolved at the boundary (evaluate.ts) and charged through the
 // composition engine (../compose), the result (result.ts) and the adapters' one decision tree
 // (respond-to.ts), the one module that writes every header format (headers.ts), the default key
-// (default-key.ts) and client-IP keys with IPv6 grouping (keys.ts), holds (hold.ts) and the
-// problem body (problem.ts).
+// (default-key.ts) and client-IP keys with IPv6 grouping (keys.ts), the trust-all-proxies probe
+// (trust-probe.ts), holds (hold.ts) and the problem body (problem.ts).
 export { HttpRateLimiter } from './rate-limiter.js';
 export {
   checkOptionNames,
@@ -19,6 +19,7 @@ export { RateLimitResult } from './result.js';
 export { holdRequest, type CloseNotifier } from './hold.js';
 export { problemBody, PROBLEM_CONTENT_TYPE } from './problem.js';
 export { Responder, type ResponseIO, type NodeResponse } from './respond-to.js';
+export { checkSuccessTest, type SuccessTest } from './outcome.js';
 export { PrefixRegistry } from './prefixes.js';
 export {
   HeaderWriter,
@@ -33,3 +34,4 @@ export {
   type NodeHeaderTarget,
 } from './headers.js';
 export { ipKey, parseIPv6, formatIPv6, parseIPv6Subnet, hasForwardingHeader, DEFAULT_IPV6_SUBNET } from './keys.js';
+export { trustsEveryAddress, resolvesForgedClient, type ForgedRequest } from './trust-probe.js';

@@ -1,5 +1,7 @@
+import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { formatIPv6, ipKey, parseIPv6, parseIPv6Subnet, withoutPort } from './keys.js';
+import { resolvesForgedClient, trustsEveryAddress } from './trust-probe.js';
 
 describe('ipKey', () => {
   it.each([
@@ -20,6 +22,45 @@ describe('ipKey', () => {
     ['1:2:3:4:5:6:7:8:9', 56, '1:2:3:4:5:6:7:8:9'],
   ] as const)('%s /%s → %s', (ip, subnet, expected) => {
     expect(ipKey(ip, subnet)).toBe(expected);
+  });
+
+  it.each([
+    // IPv4-compatible (deprecated, RFC 4291 2.5.5.1): the IPv4 client, in every spelling, with or without a port.
+    ['::192.0.2.1', '192.0.2.1'],
+    ['::c000:201', '192.0.2.1'],
+    ['0:0:0:0:0:0:192.0.2.1', '192.0.2.1'],
+    ['[::192.0.2.1]:443', '192.0.2.1'],
+    ['::1.0.0.0', '1.0.0.0'],
+    ['::255.255.255.255', '255.255.255.255'],
+    // Not IPv4 clients: the unspecified address, loopback, and the rest of ::/104 (0.0.0.0/8) stay IPv6.
+    ['::', '::/56'],
+    ['::1', '::/56'],
+    ['::0.0.0.2', '::/56'],
+    ['::0.255.255.255', '::/56'],
+    // Neither mapped nor compatible: IPv6, grouped.
+    ['::1:0:192.0.2.1', '::/56'],
+    ['::ffff:0:192.0.2.1', '::/56'],
+  ] as const)('%s → %s', (ip, expected) => {
+    expect(ipKey(ip)).toBe(expected);
+  });
+
+  it('keys an IPv4 client the same in dotted, mapped, compatible and hex forms (first octet 1..255)', () => {
+    fc.assert(
+      fc.property(fc.integer({ min: 1, max: 255 }), fc.integer({ min: 0, max: 255 }), fc.integer({ min: 0, max: 255 }), fc.integer({ min: 0, max: 255 }), fc.constantFrom(56, 64, 128, false as const), (a, b, c, d, subnet) => {
+        const v4 = `${a}.${b}.${c}.${d}`;
+        const hex = `${((a << 8) | b).toString(16)}:${((c << 8) | d).toString(16)}`;
+        for (const form of [v4, `::ffff:${v4}`, `::${v4}`, `::${hex}`, `::ffff:${hex}`, `[::${v4}]:8080`]) expect(ipKey(form, subnet)).toBe(v4);
+      }),
+    );
+  });
+
+  it('keeps every address of ::/104 (::, ::1, ...) an IPv6 key', () => {
+    fc.assert(
+      fc.property(fc.integer({ min: 0, max: 0xff }), fc.integer({ min: 0, max: 0xffff }), (high, low) => {
+        expect(ipKey(`::${high.toString(16)}:${low.toString(16)}`)).toBe('::/56');
+        expect(ipKey(`::${high.toString(16)}:${low.toString(16)}`, false)).toBe(formatIPv6([0, 0, 0, 0, 0, 0, high, low]));
+      }),
+    );
   });
 
   it('gives every address of one /56 the same key, and the next /56 another', () => {
@@ -80,5 +121,42 @@ describe('parseIPv6Subnet', () => {
     expect(parseIPv6Subnet(false, 'f')).toBe(false);
     expect(parseIPv6Subnet(64, 'f')).toBe(64);
     for (const bad of [0, 129, 56.5, '56', true]) expect(() => parseIPv6Subnet(bad, 'f')).toThrowError(/Invalid option f/);
+  });
+});
+
+describe('the trust-all-proxies probe', () => {
+  // proxy-addr's trust functions as Express and Fastify compile them (hop 0 is the socket peer).
+  const loopback = (address: string) => address === '127.0.0.1' || address === '::1';
+  it.each([
+    ['trust everything', () => true, true],
+    ['trust every hop but answers truthy, not true', () => 1, false],
+    ['a hop count of 1', (_: string, hop: number) => hop < 1, false],
+    ['a hop count of 15', (_: string, hop: number) => hop < 15, false],
+    ['loopback', loopback, false],
+    ['IPv4 only (0.0.0.0/0)', (address: string) => address.indexOf(':') === -1, false],
+    ['trust nothing', () => false, false],
+    ['a function that throws', () => {
+      throw new Error('bad address');
+    }, false],
+  ] as const)('%s → %s', (_, trust, expected) => {
+    expect(trustsEveryAddress(trust)).toBe(expected);
+  });
+
+  it('sends a forged client behind 16 forwarding hops (the socket peer included), and sees whether the framework resolves it', () => {
+    const seen: string[] = [];
+    // proxy-addr's walk: the socket peer, then X-Forwarded-For from the right; the first untrusted hop is the client.
+    const resolve = (trust: (address: string, hop: number) => boolean) => (raw: { headers: { 'x-forwarded-for': string }; socket: { remoteAddress: string } }) => {
+      const chain = [raw.socket.remoteAddress, ...raw.headers['x-forwarded-for'].split(/\s*,\s*/).reverse()];
+      seen.push(...chain);
+      for (let hop = 0; hop < chain.length - 1; hop++) if (!trust(chain[hop]!, hop)) return chain[hop];
+      return chain[chain.length - 1];
+    };
+    expect(resolvesForgedClient(resolve(() => true))).toBe(true);
+    expect(seen).toHaveLength(17);
+    expect(resolvesForgedClient(resolve((_, hop) => hop < 15))).toBe(false);
+    expect(resolvesForgedClient(resolve(loopback))).toBe(false);
+    expect(resolvesForgedClient(() => {
+      throw new Error('not a request');
+    })).toBe(false);
   });
 });

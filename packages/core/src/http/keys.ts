@@ -14,7 +14,10 @@ export const DEFAULT_IPV6_SUBNET = 56;
  * - A port is stripped (see {@link withoutPort}): `198.51.100.7:50001` is `198.51.100.7`, and
  *   `[2001:db8::1]:443` is keyed as `2001:db8::1`, so a client has one key, not one per connection.
  * - IPv4-mapped IPv6 addresses (`::ffff:192.0.2.1`) are returned as the IPv4 address, so one client
- *   has one key whether it arrives over IPv4 or a dual-stack socket.
+ *   has one key whether it arrives over IPv4 or a dual-stack socket. So are the deprecated
+ *   IPv4-compatible ones (`::192.0.2.1`, also written `::c000:201`; RFC 4291 2.5.5.1), or every
+ *   client written that way would share the key `::/56`; but not those whose IPv4 address would be
+ *   in 0.0.0.0/8 (`::`, `::1`, `::2`, …), which are not IPv4 clients.
  * - Other IPv6 addresses are masked to their first `ipv6Subnet` bits and returned in canonical form
  *   with the prefix length, for example `2001:db8:1200::/56`. `ipv6Subnet: false` (or 128) keeps the
  *   full address (canonical form, no prefix length).
@@ -27,7 +30,8 @@ export function ipKey(ip: string, ipv6Subnet: number | false = DEFAULT_IPV6_SUBN
   if (address.indexOf(':') === -1) return address;
   const groups = parseIPv6(address);
   if (groups === undefined) return address;
-  if (groups[0] === 0 && groups[1] === 0 && groups[2] === 0 && groups[3] === 0 && groups[4] === 0 && groups[5] === 0xffff) {
+  // Mapped (::ffff:0:0/96) or compatible (::/96 outside ::/104, which holds :: and ::1).
+  if (groups[0] === 0 && groups[1] === 0 && groups[2] === 0 && groups[3] === 0 && groups[4] === 0 && (groups[5] === 0xffff || (groups[5] === 0 && groups[6]! >= 0x100))) {
     return `${groups[6]! >> 8}.${groups[6]! & 0xff}.${groups[7]! >> 8}.${groups[7]! & 0xff}`;
   }
   if (ipv6Subnet === false || ipv6Subnet >= 128) return formatIPv6(groups);

@@ -1,4 +1,5 @@
 import { checkCost, type Algorithm } from '../algorithm.js';
+import { MAX_COUNT } from '../options.js';
 import { parseTimerDuration, type Duration } from '../duration.js';
 import { InvalidOptionError } from '../errors.js';
 import { checkAlgorithm, checkTimers, type LimiterOptions, type StoreErrorPolicy } from '../limiter/index.js';
@@ -14,15 +15,31 @@ export type KeyFunction<Req> = (req: Req) => string | Promise<string>;
 export type CostFunction<Req> = (req: Req) => number | Promise<number>;
 /** Returns true (sync or async) for requests the limits do not apply to. */
 export type SkipFunction<Req> = (req: Req) => boolean | Promise<boolean>;
+/**
+ * Returns the rate algorithm of a request (sync or async): a plan, a tier, a customer's quota. See
+ * {@link LimitOptions.algorithm}.
+ */
+export type AlgorithmFunction<Req> = (req: Req) => Algorithm | Promise<Algorithm>;
 
 /** One limit among several (`limits`), for example a global limit, one per tenant and one per user. */
 export interface LimitOptions<Req> {
-  /** The algorithm: `fixedWindow`, `slidingWindowLog`, `slidingWindowCounter`, `tokenBucket`, `leakyBucket` or `concurrency`. */
-  algorithm: Algorithm;
+  /**
+   * The algorithm: `fixedWindow`, `slidingWindowLog`, `slidingWindowCounter`, `tokenBucket`,
+   * `leakyBucket` or `concurrency`; or a function of the request returning the rate algorithm of that
+   * request (sync or async): `(req) => plans[req.user.plan]`, or a customer's quota read from a
+   * database. The headers then show the chosen limit. A key whose algorithm changes keeps its state
+   * (per algorithm kind), clamped to the new capacity: a plan change never gives a fresh full bucket.
+   * Any number of configurations is fine (the Redis store does not keep a script per configuration).
+   * A function that throws, rejects or returns something other than a rate algorithm (a concurrency
+   * algorithm; a shaping leaky bucket without `wait`) fails the request through the framework's error
+   * path (500) and charges nothing.
+   */
+  algorithm: Algorithm | AlgorithmFunction<Req>;
   /**
    * The limit's name: the policy name in the draft-8 headers and the last part of its storage
-   * namespace. Printable ASCII. Default: the algorithm's policy name (for example `100-in-1m`).
-   * Names must differ within one middleware.
+   * namespace. Printable ASCII. Default: the algorithm's policy name (for example `100-in-1m`); for an
+   * algorithm chosen per request, `per-request` in the namespace and the chosen algorithm's policy
+   * name in the headers. Names must differ within one middleware.
    */
   name?: string;
   /** This limit's key (for example the tenant id); default: the middleware's `key`. */
@@ -35,6 +52,8 @@ export interface LimitOptions<Req> {
   store?: Store;
   /** This limit's failure policy; default: the middleware's `onStoreError`. */
   onStoreError?: StoreErrorPolicy;
+  /** Decide and charge this limit but never enforce its denials (see {@link HttpRateLimitOptions.dryRun}); default: the middleware's `dryRun`. */
+  dryRun?: boolean;
 }
 
 /** Shaping: hold requests that a shaping leaky bucket admits with a delay. */
@@ -42,6 +61,7 @@ export interface WaitOptions {
   /** Longest hold; a request that would wait longer is rejected at once with 429 (its slot is given back). */
   maxDelay: Duration;
 }
+
 
 /** The options of `createLimiter` that the HTTP layer passes through to every limit's limiter. */
 type PassedLimiterOptions = 'timeout' | 'clock' | 'onStoreError' | 'denyCache' | 'storeRetryInterval' | 'storeFailureThreshold';
@@ -54,8 +74,8 @@ const PASSED_LIMITER_OPTIONS = ['timeout', 'clock', 'onStoreError', 'denyCache',
  * apply to every limit, as in `createLimiter`.
  */
 export interface HttpRateLimitOptions<Req> extends Pick<LimiterOptions, PassedLimiterOptions> {
-  /** The algorithm of a single limit. Give either `algorithm` or `limits`. */
-  algorithm?: Algorithm;
+  /** The algorithm of a single limit, or a function of the request choosing it (see {@link LimitOptions.algorithm}). Give either `algorithm` or `limits`. */
+  algorithm?: Algorithm | AlgorithmFunction<Req>;
   /** Several limits applied together: a request is admitted only when all admit; a denial uses no quota in the others. */
   limits?: readonly LimitOptions<Req>[];
   /** Where state lives. Default: a new memory store for this middleware. */
@@ -83,16 +103,42 @@ export interface HttpRateLimitOptions<Req> extends Pick<LimiterOptions, PassedLi
   skip?: SkipFunction<Req>;
   /** Header format: `'draft-8'` (default, also `true`), `'draft-7'`, `'draft-6'`, `'legacy'`, or `false`. Retry-After is always sent on a denial. */
   headers?: HeaderFormat | 'draft-9' | 'draft-10' | 'draft-11' | boolean;
-  /** Required when a limit is a shaping leaky bucket (`mode: 'shape'`), and only then. */
+  /** Required when a limit is a shaping leaky bucket (`mode: 'shape'`); allowed besides only with an algorithm chosen per request (which may be one). */
   wait?: WaitOptions;
+  /**
+   * Count only the requests whose response failed: a request is charged when it arrives (so
+   * concurrent attempts are limited) and its units are given back when its response finishes
+   * successfully (see `requestWasSuccessful`, default: a status below 400). For a login limit that
+   * counts failed attempts. Default false.
+   */
+  skipSuccessfulRequests?: boolean;
+  /**
+   * Do not count requests whose response failed (status 400 or above by default, see
+   * `requestWasSuccessful`), nor those whose client left before the response finished: their units
+   * are given back then. Default false.
+   */
+  skipFailedRequests?: boolean;
+  /**
+   * Decide and charge every limit as usual but never enforce a denial: the request goes on, and the
+   * request's result (`req.rateLimit`, Fastify's `request.rateLimit`, Koa's `ctx.state.rateLimit`)
+   * carries the decision that would have been made, with `dryRun: true` when it was a denial that was
+   * not enforced. A dry-run limit is invisible to the client: it adds no RateLimit header, no policy
+   * and no Retry-After. For rolling a new limit out safely; `limits[i].dryRun` sets it per limit.
+   */
+  dryRun?: boolean;
   /** Prefix length grouping IPv6 clients under the default key (default 56); `false` keys whole addresses. */
   ipv6Subnet?: number | false;
   /** Where the store timeout and shaping holds get their time and timers. Default: Node's timers; tests pass `FakeTimers` from `@rl/core/testing`. */
   timers?: Timers;
 }
 
-const CORE_OPTIONS = ['algorithm', 'limits', 'store', 'prefix', 'key', 'cost', 'maxCost', 'skip', 'headers', 'wait', 'ipv6Subnet', 'timers', ...PASSED_LIMITER_OPTIONS] as const;
-const LIMIT_OPTIONS = ['algorithm', 'name', 'key', 'cost', 'maxCost', 'store', 'onStoreError'] as const;
+const CORE_OPTIONS = [
+  'algorithm', 'limits', 'store', 'prefix', 'key', 'cost', 'maxCost', 'skip', 'headers', 'wait', 'ipv6Subnet', 'timers',
+  'skipSuccessfulRequests', 'skipFailedRequests', 'dryRun', ...PASSED_LIMITER_OPTIONS,
+] as const;
+const LIMIT_OPTIONS = ['algorithm', 'name', 'key', 'cost', 'maxCost', 'store', 'onStoreError', 'dryRun'] as const;
+/** The storage name of a limit whose algorithm is chosen per request, when it has no name of its own. */
+const PER_REQUEST_NAME = 'per-request';
 
 /**
  * Throws {@link InvalidOptionError} when `options` is not an object or names an option that neither
@@ -108,9 +154,16 @@ export type Cost<Req> = number | CostFunction<Req>;
 
 /** One limit as parsed from the options. */
 export interface LimitConfig<Req> {
-  readonly algorithm: Algorithm;
-  /** Unique within the middleware, printable ASCII. */
+  /** The algorithm; undefined when it is chosen per request ({@link algorithmOf}). */
+  readonly algorithm: Algorithm | undefined;
+  /** The function choosing the algorithm per request; undefined for a fixed algorithm. */
+  readonly algorithmOf: AlgorithmFunction<Req> | undefined;
+  /** Unique within the middleware, printable ASCII: the storage name. */
   readonly name: string;
+  /** The policy name in the headers: `name`, or undefined for the chosen algorithm's policy name (a per-request limit without a name). */
+  readonly headerName: string | undefined;
+  /** Denials are decided and charged, never enforced nor shown to the client. */
+  readonly dryRun: boolean;
   /** A concurrency limit: it takes a permit, released when the response ends. */
   readonly leases: boolean;
   /** This limit's own key function; undefined: the middleware's key. */
@@ -122,7 +175,7 @@ export interface LimitConfig<Req> {
   /**
    * The largest cost this limit is ever charged, when known at creation: its constant cost (1 for a
    * concurrency limit), or the `maxCost` option bounding its cost function. Undefined otherwise (up to
-   * the algorithm's capacity).
+   * the algorithm's capacity; for an algorithm chosen per request, the chosen one's).
    */
   readonly maxCost: number | undefined;
   /** This limit's own store; undefined: the middleware's. */
@@ -142,6 +195,10 @@ export interface HttpConfig<Req> {
   readonly headers: HeaderFormat | false;
   /** The longest shaping hold in ms; 0 when no limit shapes. */
   readonly maxDelayMs: number;
+  /** Give a request's units back when its response finished successfully (`skipSuccessfulRequests`). */
+  readonly skipSuccessful: boolean;
+  /** Give a request's units back when its response failed or never finished (`skipFailedRequests`). */
+  readonly skipFailed: boolean;
   /** The explicit prefix; undefined: a default one is taken from the limit names. */
   readonly prefix: string | undefined;
   readonly store: Store | undefined;
@@ -169,7 +226,7 @@ export function parseHttpOptions<Req>(options: HttpRateLimitOptions<Req>, owner:
   const several = o.limits !== undefined;
   const limitOptions: Record<string, unknown>[] = [];
   if (!several) {
-    checkAlgorithm(o.algorithm, `${owner}.algorithm`);
+    if (typeof o.algorithm !== 'function') checkAlgorithm(o.algorithm, `${owner}.algorithm`);
     limitOptions.push({ algorithm: o.algorithm });
   } else {
     if (!Array.isArray(o.limits) || o.limits.length === 0) {
@@ -177,7 +234,7 @@ export function parseHttpOptions<Req>(options: HttpRateLimitOptions<Req>, owner:
     }
     o.limits.forEach((limit: unknown, i: number) => {
       const l = checkOptions(limit, LIMIT_OPTIONS, `${owner}.limits[${i}]`);
-      checkAlgorithm(l.algorithm, `${owner}.limits[${i}].algorithm`);
+      if (typeof l.algorithm !== 'function') checkAlgorithm(l.algorithm, `${owner}.limits[${i}].algorithm`);
       limitOptions.push(l);
     });
   }
@@ -192,25 +249,36 @@ export function parseHttpOptions<Req>(options: HttpRateLimitOptions<Req>, owner:
     throw new InvalidOptionError(`${owner}.prefix`, o.prefix, 'a non-empty string');
   }
   const store = optionalStore(o.store, `${owner}.store`);
+  const dryRun = optionalBoolean(o.dryRun, `${owner}.dryRun`);
+  const skipSuccessful = optionalBoolean(o.skipSuccessfulRequests, `${owner}.skipSuccessfulRequests`);
+  const skipFailed = optionalBoolean(o.skipFailedRequests, `${owner}.skipFailedRequests`);
 
   const names: string[] = [];
   const limits = limitOptions.map((l, i): LimitConfig<Req> => {
     const field = several ? `${owner}.limits[${i}]` : owner;
-    const algorithm = l.algorithm as Algorithm;
-    const name = l.name === undefined ? algorithm.policy.name : l.name;
+    const algorithmOf = typeof l.algorithm === 'function' ? (l.algorithm as AlgorithmFunction<Req>) : undefined;
+    const algorithm = algorithmOf === undefined ? (l.algorithm as Algorithm) : undefined;
+    const name = l.name === undefined ? (algorithm?.policy.name ?? PER_REQUEST_NAME) : l.name;
     const nameField = several ? `${field}.name` : `${owner}.algorithm`;
     if (typeof name !== 'string' || name.length === 0 || !isPrintableAscii(name)) throw new InvalidOptionError(nameField, name, 'a non-empty string of printable ASCII characters');
     if (names.includes(name)) throw new InvalidOptionError(nameField, name, `a name unique within this middleware (two limits are named "${name}"; give each a name)`);
     names.push(name);
-    return Object.freeze(parseLimit<Req>(l, algorithm, name, field, cost, o.maxCost, owner));
+    const limitDryRun = l.dryRun === undefined ? dryRun : optionalBoolean(l.dryRun, `${field}.dryRun`);
+    return Object.freeze({
+      ...parseLimit<Req>(l, algorithm, name, field, cost, o.maxCost, owner),
+      algorithmOf,
+      headerName: l.name === undefined && algorithm === undefined ? undefined : name,
+      dryRun: limitDryRun,
+    });
   });
 
   let maxDelayMs = 0;
-  const shapes = limits.some((l) => l.algorithm.mayDelay);
+  const shapes = limits.some((l) => l.algorithm?.mayDelay === true);
+  const mayShape = shapes || limits.some((l) => l.algorithmOf !== undefined);
   if (o.wait === undefined) {
     if (shapes) throw new InvalidOptionError(`${owner}.wait`, undefined, "{ maxDelay } with a shaping leaky bucket (mode: 'shape'): the longest a request may be held");
   } else {
-    if (!shapes) throw new InvalidOptionError(`${owner}.wait`, o.wait, "no wait: it applies only to a shaping leaky bucket (leakyBucket({ ..., mode: 'shape' }))");
+    if (!mayShape) throw new InvalidOptionError(`${owner}.wait`, o.wait, "no wait: it applies only to a shaping leaky bucket (leakyBucket({ ..., mode: 'shape' }))");
     const w = checkOptions(o.wait, ['maxDelay'], `${owner}.wait`);
     maxDelayMs = parseTimerDuration(w.maxDelay, `${owner}.wait.maxDelay`);
   }
@@ -224,6 +292,8 @@ export function parseHttpOptions<Req>(options: HttpRateLimitOptions<Req>, owner:
     skip,
     headers,
     maxDelayMs,
+    skipSuccessful,
+    skipFailed,
     prefix: o.prefix as string | undefined,
     store,
     ipv6Subnet,
@@ -232,17 +302,20 @@ export function parseHttpOptions<Req>(options: HttpRateLimitOptions<Req>, owner:
   });
 }
 
-/** One limit's own options (key, cost, store, policy), its cost checked against its algorithm when constant. */
+/**
+ * One limit's own options (key, cost, store, policy), its cost checked against its algorithm when
+ * constant (`algorithm` undefined: chosen per request, and its cost checked per request).
+ */
 function parseLimit<Req>(
   l: Record<string, unknown>,
-  algorithm: Algorithm,
+  algorithm: Algorithm | undefined,
   name: string,
   field: string,
   sharedCost: Cost<Req>,
   sharedMaxCost: unknown,
   owner: string,
-): LimitConfig<Req> {
-  const leases = algorithm.stateKind === 'leases';
+): Omit<LimitConfig<Req>, 'algorithmOf' | 'headerName' | 'dryRun'> {
+  const leases = algorithm?.stateKind === 'leases';
   const key = optionalFunction<KeyFunction<Req>>(l.key, `${field}.key`);
   let cost: Cost<Req> | undefined;
   if (l.cost !== undefined) {
@@ -251,8 +324,8 @@ function parseLimit<Req>(
   }
   if (l.onStoreError === null) throw nullOption(`${field}.onStoreError`);
   const effective = leases ? 1 : (cost ?? sharedCost);
-  // A constant cost is checked here, once: requests then charge it unchecked.
-  if (!leases && typeof effective === 'number') checkCost(algorithm, effective);
+  // A constant cost is checked here, once: requests then charge it unchecked (a per-request algorithm's capacity, per request).
+  if (!leases && typeof effective === 'number' && algorithm !== undefined) checkCost(algorithm, effective);
   const maxCostField = l.maxCost !== undefined ? `${field}.maxCost` : `${owner}.maxCost`;
   const declared = leases ? undefined : parseMaxCost(l.maxCost !== undefined ? l.maxCost : sharedMaxCost, maxCostField, algorithm);
   if (declared !== undefined && typeof effective === 'number' && effective > declared) {
@@ -271,12 +344,23 @@ function parseLimit<Req>(
   };
 }
 
-/** A `maxCost` option: undefined (the capacity), or a number greater than 0 and at most the algorithm's capacity. */
-function parseMaxCost(value: unknown, field: string, algorithm: Algorithm): number | undefined {
+/**
+ * A `maxCost` option: undefined (the capacity), or a number greater than 0 and at most the algorithm's
+ * capacity (for an algorithm chosen per request, at most {@link MAX_COUNT}).
+ */
+function parseMaxCost(value: unknown, field: string, algorithm: Algorithm | undefined): number | undefined {
   if (value === undefined) return undefined;
-  if (typeof value !== 'number' || !Number.isFinite(value) || value <= 0 || value > algorithm.maxCost) {
-    throw new InvalidOptionError(field, value, `a number greater than 0 and at most the ${algorithm.kind} capacity ${algorithm.maxCost}`);
+  const most = algorithm?.maxCost ?? MAX_COUNT;
+  if (typeof value !== 'number' || !Number.isFinite(value) || value <= 0 || value > most) {
+    throw new InvalidOptionError(field, value, algorithm === undefined ? `a number greater than 0 and at most ${MAX_COUNT}` : `a number greater than 0 and at most the ${algorithm.kind} capacity ${algorithm.maxCost}`);
   }
+  return value;
+}
+
+/** A boolean option: undefined is false. */
+function optionalBoolean(value: unknown, field: string): boolean {
+  if (value === undefined) return false;
+  if (typeof value !== 'boolean') throw new InvalidOptionError(field, value, 'true or false');
   return value;
 }
 

@@ -30,6 +30,10 @@ export class HttpRateLimiter<Req> {
   readonly hasLeases: boolean;
   /** The longest hold for shaping, in ms (0 when no limit shapes). */
   readonly maxDelayMs: number;
+  /** Give a request's units back when its response succeeded (`skipSuccessfulRequests`): adapters report each admitted request's outcome. */
+  readonly skipSuccessful: boolean;
+  /** Give a request's units back when its response failed or never finished (`skipFailedRequests`). */
+  readonly skipFailed: boolean;
   /** The header writer of this middleware: adapters call `headers.write(access, response, result)`. */
   readonly headers: HeaderWriter;
   /** The default denial bodies of this middleware (`problems.of(result)`; see {@link problemBody}). */
@@ -46,6 +50,8 @@ export class HttpRateLimiter<Req> {
     const config = parseHttpOptions(options, binding.owner, binding.adapterOptions);
     this.timers = config.timers;
     this.maxDelayMs = config.maxDelayMs;
+    this.skipSuccessful = config.skipSuccessful;
+    this.skipFailed = config.skipFailed;
 
     // The namespace is taken only once the options are known to be valid (a rejected middleware takes no number).
     const defaultBase = config.prefix === undefined ? `rl:${config.limits.map((l) => l.name).join('+')}` : undefined;
@@ -67,19 +73,22 @@ export class HttpRateLimiter<Req> {
     }
     this.ownedStore = ownedStore;
 
+    const dryRun = config.limits.map((l) => l.dryRun);
+    const allDryRun = !dryRun.includes(false);
     const composition: Composition<RateLimitResult> = new Composition<RateLimitResult>(
       this.limiters,
-      (keys, costs, decisions, deniedBy, bindingLimit, retryAfterMs, delayMs) =>
-        new RateLimitResult(composition, keys, costs, decisions, deniedBy, bindingLimit, retryAfterMs, delayMs),
+      (keys, costs, algorithms, decisions, deniedBy, bindingLimit, retryAfterMs, delayMs, dryRunDeniedBy) =>
+        new RateLimitResult(composition, keys, costs, algorithms, decisions, deniedBy, bindingLimit, retryAfterMs, delayMs, dryRunDeniedBy, allDryRun),
       config.maxDelayMs,
+      dryRun,
     );
     this.hasLeases = composition.hasLeases;
     const sharedKey = config.key ?? new DefaultKey(binding, config.ipv6Subnet).of;
-    this.evaluation = new Evaluation(config.limits, sharedKey, config.skip, composition);
+    this.evaluation = new Evaluation(config.limits, sharedKey, config.skip, composition, config.maxDelayMs);
     this.decide = this.evaluation.decide;
     this.headers = new HeaderWriter(
       config.headers,
-      config.limits.map((l) => ({ name: l.name, policy: l.algorithm.policy })),
+      config.limits.map((l) => ({ name: l.headerName, policy: l.algorithm?.policy, shown: !l.dryRun })),
     );
   }
 

@@ -29,6 +29,8 @@ function io(calls: Call[], onLimit = false): ResponseIO<Request, FakeResponse, s
     headers: { get: (res, name) => res.headers.get(name.toLowerCase()), set: (res, name, value) => void res.headers.set(name.toLowerCase(), value) },
     releaseOnClose: true,
     nodeResponse: (res) => res,
+    statusCode: (_req, res) => res.status,
+    requestWasSuccessful: undefined,
     record: (_req, _res, result) => {
       calls.push(['record', result.allowed]);
       return true;
@@ -60,6 +62,8 @@ const binding: FrameworkBinding<Request> = {
   requestHeaders: () => ({}),
   trustsProxy: () => false,
   trustProxyAdvice: '',
+  trustsAllProxies: () => false,
+  trustAllProxiesAdvice: '',
   createStore: () => new TestStore(),
 };
 

@@ -1,5 +1,6 @@
 import type { HeaderAccess } from './headers.js';
 import { holdRequest, type CloseNotifier } from './hold.js';
+import { OutcomeCounter, type SuccessTest } from './outcome.js';
 import type { HttpRateLimiter } from './rate-limiter.js';
 import type { RateLimitResult } from './result.js';
 
@@ -22,6 +23,10 @@ export interface ResponseIO<Req, Res, Next, Out> {
   readonly releaseOnClose: boolean;
   /** The Node response of `res`. */
   nodeResponse(res: Res): NodeResponse;
+  /** The status code of a finished response (the default success test: below 400). */
+  statusCode(req: Req, res: Res): number;
+  /** The user's `requestWasSuccessful`, called with the framework's own objects; undefined: the status decides. */
+  readonly requestWasSuccessful: SuccessTest<Req, Res> | undefined;
   /**
    * Puts the result where handlers read it (`req.rateLimit`, …). Returns `first` for the header
    * writer (see `HeaderWriter.write`): true when no rl middleware wrote on this response before,
@@ -48,10 +53,13 @@ export interface ResponseIO<Req, Res, Next, Out> {
  *
  * - skipped (no result): proceed;
  * - otherwise record the result and write the headers, then
- * - denied: the status (429, or 503 for a fail-closed store), and `onLimit` or the problem body;
+ * - denied: the status (429, or 503 for a fail-closed store), and `onLimit` or the problem body (a
+ *   dry-run denial goes on as admitted);
  * - the client gone while the limits ran: give everything back and drop the request;
  * - a delay (shaping): hold the request, then proceed, or drop it if the client leaves meanwhile;
- * - admitted: a concurrency permit is released when the response closes, and the request proceeds.
+ * - admitted: a concurrency permit is released when the response closes, and the request proceeds;
+ *   with `skipFailedRequests` or `skipSuccessfulRequests`, its units are given back when the response
+ *   ends with an outcome that is not counted (see {@link OutcomeCounter}).
  *
  * `respond` is synchronous except for a hold, so an adapter with a synchronous result continues in
  * the same tick.
@@ -62,12 +70,19 @@ export class Responder<Req, Res, Next, Out> {
   private readonly releasesOnClose: boolean;
   /** The `'close'` listener of every response that holds permits: one function per middleware, not one closure per request. */
   private readonly releaseOnClose: () => void;
+  /** Counting by outcome (`skipFailedRequests`, `skipSuccessfulRequests`); undefined when every request counts. */
+  private readonly outcome: OutcomeCounter<Req, Res> | undefined;
 
   constructor(
     private readonly limiter: HttpRateLimiter<Req>,
     private readonly io: ResponseIO<Req, Res, Next, Out>,
+    owner = 'rateLimit',
   ) {
     this.releasesOnClose = limiter.hasLeases && io.releaseOnClose;
+    if (limiter.skipFailed || limiter.skipSuccessful) {
+      const test = io.requestWasSuccessful ?? ((req: Req, res: Res) => io.statusCode(req, res) < 400);
+      this.outcome = new OutcomeCounter(limiter.skipSuccessful, limiter.skipFailed, test, owner);
+    }
     const slot = this.slot;
     this.releaseOnClose = function releaseOnClose(this: object): void {
       void (this as Record<symbol, RateLimitResult>)[slot]!.release();
@@ -78,7 +93,7 @@ export class Responder<Req, Res, Next, Out> {
     const io = this.io;
     if (result === undefined) return io.proceed(req, res, next, undefined);
     this.limiter.headers.write(io.headers, res, result, io.record(req, res, result));
-    if (!result.allowed) {
+    if (result.enforcedDeniedBy !== -1) {
       io.setStatus(req, res, result.statusCode);
       const onLimit = io.onLimit;
       return onLimit === undefined ? io.sendProblem(req, res, this.limiter.problems.of(result)) : onLimit(req, res, next, result);
@@ -98,10 +113,39 @@ export class Responder<Req, Res, Next, Out> {
   }
 
   private admit(req: Req, res: Res, next: Next, result: RateLimitResult, node: NodeResponse): Out {
-    if (this.releasesOnClose) {
+    const outcome = this.outcome;
+    if (outcome !== undefined && this.io.releaseOnClose) {
+      // The outcome needs the framework's objects: one listener per request, only with counting by outcome.
+      const releases = this.releasesOnClose;
+      node.once('close', () => {
+        if (releases) void result.release();
+        if (node.writableFinished === true) outcome.finished(req, res, result);
+        else outcome.unfinished(result);
+      });
+    } else if (this.releasesOnClose) {
       (node as unknown as Record<symbol, RateLimitResult>)[this.slot] = result;
       node.once('close', this.releaseOnClose);
     }
     return this.io.proceed(req, res, next, result);
+  }
+
+  /**
+   * For an adapter that hears of the end of a response through the framework's own hooks
+   * (`releaseOnClose: false`): the response of `result`'s request was sent in full (Fastify's
+   * `onResponse`). Gives the units back when its outcome is not counted; does nothing without
+   * counting by outcome.
+   */
+  finished(req: Req, res: Res, result: RateLimitResult): void {
+    this.outcome?.finished(req, res, result);
+  }
+
+  /** As {@link finished}, for a response that never finished (Fastify's `onRequestAbort`): a failure. */
+  unfinished(result: RateLimitResult): void {
+    this.outcome?.unfinished(result);
+  }
+
+  /** True when the adapter must report each response's end ({@link finished}, {@link unfinished}): counting by outcome is on. */
+  get countsOutcome(): boolean {
+    return this.outcome !== undefined;
   }
 }

@@ -1,4 +1,5 @@
-import type { Composition } from '../compose/engine.js';
+import type { Algorithms, Composition } from '../compose/engine.js';
+import { EVERYTHING, PERMITS, UNITS } from '../compose/engine.js';
 import type { Decision, DecisionReason, Policy } from '../decision.js';
 import { retryAfterSeconds, type HeaderSource } from './headers.js';
 
@@ -8,11 +9,16 @@ const RESOLVED: Promise<void> = Promise.resolve();
  * The outcome of the limits for one request, handed to handlers as `req.rateLimit` (Express),
  * `request.rateLimit` (Fastify) or `ctx.state.rateLimit` (Koa). Its decision fields are those of
  * the binding limit: the one that denied, or the one with the fewest remaining.
+ *
+ * Dry-run (`dryRun: true`): a denial by a dry-run limit is reported here as the denial it would have
+ * been (`allowed: false`, its status, retry and numbers) with `dryRun: true`, and the request went on.
  */
 export class RateLimitResult implements HeaderSource {
-  /** True when the request may proceed (after `delayMs`). */
+  /** False when a limit denied the request; with {@link dryRun} true, that denial was not enforced and the request went on. */
   readonly allowed: boolean;
-  /** 429 when a limit denied, 503 when a fail-closed store failure denied; 200 when admitted. */
+  /** True when a dry-run limit denied the request and it went on anyway (the numbers here are that limit's); false otherwise. */
+  readonly dryRun: boolean;
+  /** 429 when a limit denied, 503 when a fail-closed store failure denied; 200 when admitted (for a dry-run denial, the status it would have had). */
   readonly statusCode: 200 | 429 | 503;
   readonly limit: number;
   readonly remaining: number;
@@ -37,37 +43,61 @@ export class RateLimitResult implements HeaderSource {
   readonly deniedBy: number;
   /** Index of the binding limit. */
   readonly binding: number;
-  /** True when the units admitted for this request were given back (it was rejected or abandoned). */
+  /** True when the units admitted for this request were given back (it was rejected or abandoned, or its outcome is not counted). */
   rolledBack: boolean;
   // ES private fields: not enumerable, so logging or serialising the result shows only its data.
   readonly #composition: Composition<RateLimitResult>;
+  readonly #algorithms: Algorithms;
+  /** Permits released (or nothing to release). */
   #settled: boolean;
+  /** Units given back (or nothing to give back). */
+  #unitsBack: boolean;
+  readonly #enforcedDeniedBy: number;
+  readonly #shownBinding: number;
 
-  /** Built by the composition engine at the end of a run (see `Settle` for the arguments). */
-  constructor(composition: Composition<RateLimitResult>, keys: readonly string[], costs: readonly number[], decisions: readonly (Decision | undefined)[],
-    deniedBy: number, binding: number, retryAfterMs: number, delayMs: number) {
-    const d = decisions[binding]!;
+  /** Built by the composition engine at the end of a run (see `Settle` for the arguments); `shown[i]` is false for a dry-run limit. */
+  constructor(composition: Composition<RateLimitResult>, keys: readonly string[], costs: readonly number[], algorithms: Algorithms,
+    decisions: readonly (Decision | undefined)[], deniedBy: number, binding: number, retryAfterMs: number, delayMs: number, dryRunDeniedBy: number,
+    allShadow: boolean) {
     const denied = deniedBy !== -1;
+    const dryRun = !denied && dryRunDeniedBy !== -1;
+    const shown = dryRun ? dryRunDeniedBy : binding;
+    const d = decisions[shown]!;
     this.#composition = composition;
-    this.allowed = !denied;
-    this.statusCode = !denied ? 200 : !d.allowed && (d.reason === 'store-error' || d.reason === 'timeout') ? 503 : 429;
+    this.#algorithms = algorithms;
+    this.allowed = !denied && !dryRun;
+    this.dryRun = dryRun;
+    this.statusCode = this.allowed ? 200 : !d.allowed && (d.reason === 'store-error' || d.reason === 'timeout') ? 503 : 429;
     this.limit = d.limit;
     this.remaining = d.remaining;
     this.resetMs = d.resetMs;
     this.retryAfterMs = retryAfterMs;
-    this.retryAfterSeconds = denied ? retryAfterSeconds(retryAfterMs) : 0;
+    this.retryAfterSeconds = this.allowed ? 0 : retryAfterSeconds(retryAfterMs);
     this.delayMs = delayMs;
     this.policy = d.policy;
     this.reason = d.reason;
-    this.key = keys[binding]!;
+    this.key = keys[shown]!;
     this.keys = keys;
     this.costs = costs;
     this.decisions = decisions;
-    this.deniedBy = deniedBy;
-    this.binding = binding;
+    this.deniedBy = dryRun ? dryRunDeniedBy : deniedBy;
+    this.binding = shown;
+    this.#enforcedDeniedBy = deniedBy;
+    this.#shownBinding = allShadow ? -1 : binding;
     // A denial has given back what the other limits took; it holds nothing to release.
     this.rolledBack = denied;
     this.#settled = denied;
+    this.#unitsBack = denied;
+  }
+
+  /** @internal For the header writer: the enforced denial (-1 when the request went on). */
+  get enforcedDeniedBy(): number {
+    return this.#enforcedDeniedBy;
+  }
+
+  /** @internal For the header writer: the binding limit among those the client sees (-1 when every limit is a dry-run one). */
+  get shownBinding(): number {
+    return this.#shownBinding;
   }
 
   /**
@@ -79,7 +109,20 @@ export class RateLimitResult implements HeaderSource {
     this.#settled = true;
     const composition = this.#composition;
     if (!composition.hasLeases) return RESOLVED;
-    return composition.giveBack(this.keys, this.costs, this.decisions, true) ?? RESOLVED;
+    return composition.giveBack(this.keys, this.costs, this.#algorithms, this.decisions, PERMITS) ?? RESOLVED;
+  }
+
+  /**
+   * Gives back the units the request took from its rate limits (not its permits: {@link release}),
+   * once: its response's outcome is not counted (`skipFailedRequests`, `skipSuccessfulRequests`). Each
+   * limit gets back what it was charged, in the window it was charged in (a window that has rolled over
+   * since keeps its new count).
+   */
+  giveBackUnits(): Promise<void> {
+    if (this.#unitsBack) return RESOLVED;
+    this.#unitsBack = true;
+    this.rolledBack = true;
+    return this.#composition.giveBack(this.keys, this.costs, this.#algorithms, this.decisions, UNITS) ?? RESOLVED;
   }
 
   /** The client left before the request proceeded (while held): gives back every unit and permit it took. */
@@ -87,6 +130,8 @@ export class RateLimitResult implements HeaderSource {
     if (this.#settled) return RESOLVED;
     this.#settled = true;
     this.rolledBack = true;
-    return this.#composition.giveBack(this.keys, this.costs, this.decisions) ?? RESOLVED;
+    const what = this.#unitsBack ? PERMITS : EVERYTHING;
+    this.#unitsBack = true;
+    return this.#composition.giveBack(this.keys, this.costs, this.#algorithms, this.decisions, what) ?? RESOLVED;
   }
 }

@@ -10,15 +10,22 @@ export function isChargeableCost(cost: unknown, maxCost: number): cost is number
 }
 
 /**
- * `cost` when `limiter` charges it ({@link isChargeableCost}; 0 too with `allowZero`, for a peek).
- * Otherwise throws `InvalidCostError` (not a finite number > 0) or `CostExceedsCapacityError` (above
- * the limiter's `maxCost`, which is the algorithm's capacity unless `maxCost` was set lower). Runs
- * before any state is touched.
+ * `cost` when `limiter` charges it under `algorithm` ({@link isChargeableCost} for the smaller of the
+ * limiter's and the algorithm's `maxCost`; 0 too with `allowZero`, for a peek). Otherwise throws
+ * `InvalidCostError` (not a finite number > 0) or `CostExceedsCapacityError` (above the limiter's
+ * `maxCost`, which is the algorithm's capacity unless `maxCost` was set lower, or above the capacity of
+ * the call's own algorithm). Runs before any state is touched.
  */
-export function checkLimiterCost(limiter: { readonly algorithm: Algorithm; readonly maxCost: number }, cost: unknown, allowZero = false): number {
-  if (isChargeableCost(cost, limiter.maxCost) || (allowZero && cost === 0)) return cost as number;
-  checkCost(limiter.algorithm, cost, allowZero);
-  throw exceedsMaxCost(cost as number, limiter.maxCost, limiter.algorithm);
+export function checkLimiterCost(
+  limiter: { readonly maxCost: number },
+  cost: unknown,
+  algorithm: Algorithm,
+  allowZero = false,
+): number {
+  const maxCost = Math.min(limiter.maxCost, algorithm.maxCost);
+  if (isChargeableCost(cost, maxCost) || (allowZero && cost === 0)) return cost as number;
+  checkCost(algorithm, cost, allowZero);
+  throw exceedsMaxCost(cost as number, limiter.maxCost, algorithm);
 }
 
 function exceedsMaxCost(cost: number, maxCost: number, algorithm: Algorithm): CostExceedsCapacityError {

@@ -9,6 +9,8 @@ interface DenyEntry {
   until: number;
   cost: number;
   decision: Decision;
+  /** The algorithm that denied: a call with another one (a plan that changed) asks the store. */
+  algorithm: Algorithm;
 }
 
 /**
@@ -22,10 +24,10 @@ export class DenyCache {
 
   constructor(private readonly maxKeys: number = DEFAULT_MAX_KEYS) {}
 
-  /** The cached denial of `storeKey` for `cost` at `now`, its retry time counted down; undefined when there is none. */
-  get(storeKey: string, cost: number, now: number): Decision | undefined {
+  /** The cached denial of `storeKey` for `cost` by `algorithm` at `now`, its retry time counted down; undefined when there is none. */
+  get(storeKey: string, cost: number, now: number, algorithm: Algorithm): Decision | undefined {
     const entry = this.entries.get(storeKey);
-    if (entry === undefined || cost < entry.cost) return undefined;
+    if (entry === undefined || cost < entry.cost || entry.algorithm !== algorithm) return undefined;
     const wait = entry.until - now;
     if (wait <= 0) {
       this.entries.delete(storeKey);
@@ -40,16 +42,17 @@ export class DenyCache {
 
   /**
    * Keeps `decision` when it is the store's own denial with a retry time, from `askedAt` (the time the
-   * request was sent: the earliest the store can have decided it). Returns `decision`.
+   * request was sent: the earliest the store can have decided it), unless `algorithm` counts denied
+   * requests (each of them must reach the store). Returns `decision`.
    */
-  remember(storeKey: string, cost: number, decision: Decision, askedAt: number): Decision {
-    if (!decision.allowed && decision.reason === undefined && decision.retryAfterMs > 0) {
+  remember(storeKey: string, cost: number, decision: Decision, askedAt: number, algorithm: Algorithm): Decision {
+    if (!decision.allowed && decision.reason === undefined && decision.retryAfterMs > 0 && !algorithm.countDenied) {
       const entries = this.entries;
       if (entries.size >= this.maxKeys) {
         const oldest = entries.keys().next().value;
         if (oldest !== undefined) entries.delete(oldest);
       }
-      entries.set(storeKey, { until: askedAt + decision.retryAfterMs, cost, decision });
+      entries.set(storeKey, { until: askedAt + decision.retryAfterMs, cost, decision, algorithm });
     }
     return decision;
   }
@@ -63,9 +66,10 @@ export class DenyCache {
 /**
  * The `denyCache` option: a cache, or undefined when off. Default: on for remote stores, off for local
  * ones; never for algorithms that count denied requests or for concurrency limits, whatever the option.
+ * Without an algorithm (each call gives its own), a call whose algorithm counts denied requests skips it.
  */
-export function parseDenyCache(option: unknown, algorithm: Algorithm, localStore: boolean, field = 'createLimiter.denyCache'): DenyCache | undefined {
-  const eligible = !algorithm.countDenied && algorithm.stateKind !== 'leases';
+export function parseDenyCache(option: unknown, algorithm: Algorithm | undefined, localStore: boolean, field = 'createLimiter.denyCache'): DenyCache | undefined {
+  const eligible = algorithm === undefined || (!algorithm.countDenied && algorithm.stateKind !== 'leases');
   if (option === undefined) return eligible && !localStore ? new DenyCache() : undefined;
   if (option === false) return undefined;
   if (option === true) return eligible ? new DenyCache() : undefined;

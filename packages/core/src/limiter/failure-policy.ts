@@ -25,11 +25,11 @@ export function parseStoreErrorPolicy(policy: unknown, field = 'createLimiter.on
   throw new InvalidOptionError(field, policy, "'deny', 'allow' or { fallback: <limiter options> }");
 }
 
-/** The limiter a failure policy decides for: its algorithm, the largest cost it charges, its retry interval, its key prefix, its local clock. */
+/** The limiter a failure policy decides for: whether it is a concurrency limit, the largest cost it charges, its retry interval, its key prefix, its local clock. */
 export interface PolicyOwner {
+  readonly leases: boolean;
   /** The time of the policy's decisions ({@link Decision.at}): the limiter's local clock. */
   readonly clock: () => number;
-  readonly algorithm: Algorithm;
   readonly maxCost: number;
   readonly retryIntervalMs: number;
   readonly keyPrefixLength: number;
@@ -57,9 +57,7 @@ export class FailurePolicy {
    */
   static checkFallback(owner: PolicyOwner, fallback: Limiter, given: unknown, name: string): void {
     const field = `${name}.onStoreError.fallback`;
-    const main = owner.algorithm.stateKind;
-    const other = fallback.algorithm.stateKind;
-    if ((main === 'leases' || other === 'leases') && main !== other) {
+    if (owner.leases !== fallback.leases) {
       throw new InvalidOptionError(`${field}.algorithm`, given, 'the same kind of limit as the main one (a concurrency limit falls back to a concurrency limit)');
     }
     if (fallback.maxCost < owner.maxCost) {
@@ -74,17 +72,18 @@ export class FailurePolicy {
 
   /**
    * The decision for a `cost` (already checked against the owner's `maxCost`) of the key stored as
-   * `storeKey`, given the reason the store was not used. For {@link ACQUIRE} a fallback answers with its
-   * own `LeaseDecision`. Synchronous unless the fallback is asynchronous.
+   * `storeKey` under `algorithm` (the call's), given the reason the store was not used: a decision
+   * of the policy reports that algorithm's limit and policy. For {@link ACQUIRE} a fallback answers
+   * with its own `LeaseDecision`. Synchronous unless the fallback is asynchronous.
    */
-  decide(storeKey: string, cost: number, op: StoreOp, reason: FailureReason): MaybePromise<Decision> {
+  decide(storeKey: string, algorithm: Algorithm, cost: number, op: StoreOp, reason: FailureReason): MaybePromise<Decision> {
     const fallback = this.fallback;
     if (fallback !== undefined) {
       const key = storeKey.slice(this.owner.keyPrefixLength);
       const decision = op === CONSUME ? fallback.consumeChecked(key, cost) : op === PEEK ? fallback.peek(key, cost) : fallback.acquireChecked(key);
       return decision instanceof Promise ? decision.then(asFallback) : asFallback(decision);
     }
-    const { algorithm, retryIntervalMs } = this.owner;
+    const retryIntervalMs = this.owner.retryIntervalMs;
     const allowed = this.action === 'allow';
     const remaining = allowed ? Math.max(0, Math.floor(algorithm.limit - cost)) : 0;
     const decision = makeDecision(allowed, algorithm.limit, remaining, 0, allowed ? 0 : retryIntervalMs, 0, algorithm.policy, this.owner.clock());

@@ -42,7 +42,6 @@ export class GuardedStore {
 
   constructor(
     private readonly store: Store,
-    private readonly algorithm: Algorithm,
     /** The user's clock, or undefined to let the store's own clock decide. */
     private readonly clock: Clock | undefined,
     /** The circuit of a store without failure domains. */
@@ -58,7 +57,7 @@ export class GuardedStore {
   }
 
   /**
-   * The decision of the store for `op`, or the failure policy's when the circuit is open or the call
+   * The decision of the store for `op` under `algorithm` (the limiter's, or the call's own), or the failure policy's when the circuit is open or the call
    * fails or times out; a synchronous store answers synchronously. `after` is applied to the decision
    * of a store that answers asynchronously (policy decisions included), in the same step that settles
    * the call; a synchronous answer is returned as it is. `leaseId` is for {@link ACQUIRE} only. Throws
@@ -71,11 +70,11 @@ export class GuardedStore {
    * the circuit's own probe needs to close. A local store's decisions never wait for I/O, so they stay
    * synchronous.
    */
-  call(storeKey: string, cost: number, op: StoreOp, leaseId: string, after?: (decision: Decision) => Decision): MaybePromise<Decision> {
-    const circuit = this.circuits === undefined ? this.circuit : this.circuitOf(storeKey);
+  call(storeKey: string, algorithm: Algorithm, cost: number, op: StoreOp, leaseId: string, after?: (decision: Decision) => Decision): MaybePromise<Decision> {
+    const circuit = this.circuits === undefined ? this.circuit : this.circuitOf(storeKey, algorithm);
     const gate = circuit.gate();
     if (gate === SKIP_STORE) {
-      const decision = this.policy.decide(storeKey, cost, op, circuit.reason);
+      const decision = this.policy.decide(storeKey, algorithm, cost, op, circuit.reason);
       return this.remote && !(decision instanceof Promise) ? afterIo(decision) : decision;
     }
     const now = this.clock === undefined ? undefined : this.clock();
@@ -83,34 +82,34 @@ export class GuardedStore {
     try {
       result =
         op === CONSUME
-          ? this.store.consume(storeKey, this.algorithm, cost, now)
+          ? this.store.consume(storeKey, algorithm, cost, now)
           : op === PEEK
-            ? this.store.peek(storeKey, this.algorithm, cost, now)
-            : this.store.acquire(storeKey, this.algorithm as ConcurrencyAlgorithm, leaseId, now);
+            ? this.store.peek(storeKey, algorithm, cost, now)
+            : this.store.acquire(storeKey, algorithm as ConcurrencyAlgorithm, leaseId, now);
     } catch (error) {
-      return this.threwIn(circuit, error, storeKey, cost, op);
+      return this.threwIn(circuit, error, storeKey, algorithm, cost, op);
     }
     if (!(result instanceof Promise)) {
       if (gate === PROBE_STORE) circuit.probeSucceeded();
       return result;
     }
-    return this.settle(result, circuit, gate === PROBE_STORE, storeKey, cost, op, leaseId, after);
+    return this.settle(result, circuit, gate === PROBE_STORE, storeKey, algorithm, cost, op, leaseId, after);
   }
 
   /** A store call threw synchronously: misuse errors (bad input, a closed store) propagate; store failures get the policy. */
-  threw(error: unknown, storeKey: string, cost: number, op: StoreOp): MaybePromise<Decision> {
-    return this.threwIn(this.circuits === undefined ? this.circuit : this.circuitOf(storeKey), error, storeKey, cost, op);
+  threw(error: unknown, storeKey: string, algorithm: Algorithm, cost: number, op: StoreOp): MaybePromise<Decision> {
+    return this.threwIn(this.circuits === undefined ? this.circuit : this.circuitOf(storeKey, algorithm), error, storeKey, algorithm, cost, op);
   }
 
   /** `decision` of an acquire with its `release()`: the store's own permit, the fallback's (which releases itself), or none. */
-  lease(decision: Decision, storeKey: string, leaseId: string): LeaseDecision {
+  lease(decision: Decision, storeKey: string, algorithm: Algorithm, leaseId: string): LeaseDecision {
     if (decision.reason === 'fallback') return decision as LeaseDecision;
     if (!decision.allowed || decision.reason !== undefined) return { ...decision, release: releaseNothing };
     let released = false;
     const release = async (): Promise<void> => {
       if (released) return;
       released = true;
-      await this.quietCall(storeKey, RELEASE, 0, leaseId);
+      await this.quietCall(storeKey, algorithm, RELEASE, 0, leaseId);
     };
     return { ...decision, release };
   }
@@ -122,10 +121,10 @@ export class GuardedStore {
    * knows the key was not reset. A reset that timed out may still apply when the store answers late.
    * Misuse errors (a closed store) are thrown without a report, as for decisions.
    */
-  reset(storeKey: string): MaybePromise<void> {
+  reset(storeKey: string, algorithm: Algorithm): MaybePromise<void> {
     let result: MaybePromise<void>;
     try {
-      result = this.store.reset(storeKey, this.algorithm);
+      result = this.store.reset(storeKey, algorithm);
     } catch (error) {
       throw this.resetFailed(error, storeKey);
     }
@@ -137,8 +136,8 @@ export class GuardedStore {
   }
 
   /** Gives back `cost` units charged at `chargedAt` (see `Store.undo`) with the timeout; never throws (a failure is reported). */
-  undo(storeKey: string, cost: number, chargedAt?: number): MaybePromise<void> {
-    return this.quietCall(storeKey, UNDO, cost, '', chargedAt);
+  undo(storeKey: string, algorithm: Algorithm, cost: number, chargedAt?: number): MaybePromise<void> {
+    return this.quietCall(storeKey, algorithm, UNDO, cost, '', chargedAt);
   }
 
   /**
@@ -153,6 +152,7 @@ export class GuardedStore {
     circuit: Circuit,
     probe: boolean,
     storeKey: string,
+    algorithm: Algorithm,
     cost: number,
     op: StoreOp,
     leaseId: string,
@@ -172,7 +172,7 @@ export class GuardedStore {
         grantedAt = decision.at;
         if (outcome === DECIDING && op === CONSUME) grantedWhileDeciding = true;
         else if (outcome === SERVED && op === CONSUME) grantedAndKept = true;
-        else this.grantedLate(outcome, storeKey, cost, op, leaseId, grantedAt);
+        else this.grantedLate(outcome, storeKey, algorithm, cost, op, leaseId, grantedAt);
         return decision;
       }
       if (probe) circuit.probeSucceeded();
@@ -182,20 +182,20 @@ export class GuardedStore {
     const notServed = (): void => {
       if (outcome !== SERVED) return;
       outcome = NOT_SERVED;
-      if (grantedAndKept) this.grantedLate(NOT_SERVED, storeKey, cost, op, leaseId, grantedAt);
+      if (grantedAndKept) this.grantedLate(NOT_SERVED, storeKey, algorithm, cost, op, leaseId, grantedAt);
     };
     const failed = (error: unknown): MaybePromise<Decision> => {
       // A late grant is kept until the policy has answered the request denied.
       outcome = SERVED;
       const timedOut = error instanceof StoreTimeoutError;
-      const decision = this.failed(circuit, error, storeKey, cost, op, timedOut ? 'timeout' : 'store-error');
+      const decision = this.failed(circuit, error, storeKey, algorithm, cost, op, timedOut ? 'timeout' : 'store-error');
       if (decision instanceof Promise) {
         outcome = DECIDING;
         const decided = (served: boolean): void => {
           outcome = served ? SERVED : NOT_SERVED;
           if (!grantedWhileDeciding) return;
           if (served) grantedAndKept = true;
-          else this.grantedLate(NOT_SERVED, storeKey, cost, op, leaseId, grantedAt);
+          else this.grantedLate(NOT_SERVED, storeKey, algorithm, cost, op, leaseId, grantedAt);
         };
         return decision.then(
           (d) => {
@@ -228,31 +228,31 @@ export class GuardedStore {
   }
 
   /** The store granted a call that had already timed out (answered as `outcome`), at `grantedAt`: give back what nobody will use. */
-  private grantedLate(outcome: Outcome, storeKey: string, cost: number, op: StoreOp, leaseId: string, grantedAt: number | undefined): void {
+  private grantedLate(outcome: Outcome, storeKey: string, algorithm: Algorithm, cost: number, op: StoreOp, leaseId: string, grantedAt: number | undefined): void {
     if (op === ACQUIRE) {
       // A lost release is dropped: the permit then expires with its lease.
-      const released = this.store.release(storeKey, this.algorithm as ConcurrencyAlgorithm, leaseId);
+      const released = this.store.release(storeKey, algorithm as ConcurrencyAlgorithm, leaseId);
       if (released instanceof Promise) released.catch(ignore);
     } else if (op === CONSUME && outcome === NOT_SERVED) {
-      void this.quietCall(storeKey, UNDO, cost, '', grantedAt);
+      void this.quietCall(storeKey, algorithm, UNDO, cost, '', grantedAt);
     }
   }
 
   /** The circuit of `storeKey`'s failure domain. */
-  private circuitOf(storeKey: string): Circuit {
-    return this.circuits!.of(this.store.failureDomain!(storeKey, this.algorithm));
+  private circuitOf(storeKey: string, algorithm: Algorithm): Circuit {
+    return this.circuits!.of(this.store.failureDomain!(storeKey, algorithm));
   }
 
-  private threwIn(circuit: Circuit, error: unknown, storeKey: string, cost: number, op: StoreOp): MaybePromise<Decision> {
+  private threwIn(circuit: Circuit, error: unknown, storeKey: string, algorithm: Algorithm, cost: number, op: StoreOp): MaybePromise<Decision> {
     if (error instanceof RateLimitError && error.code !== 'RL_STORE_ERROR') throw error;
-    return this.failed(circuit, error, storeKey, cost, op, 'store-error');
+    return this.failed(circuit, error, storeKey, algorithm, cost, op, 'store-error');
   }
 
   /** A store call failed or timed out: its circuit counts it, the limiter reports it, the policy decides. */
-  private failed(circuit: Circuit, error: unknown, storeKey: string, cost: number, op: StoreOp, reason: FailureReason): MaybePromise<Decision> {
+  private failed(circuit: Circuit, error: unknown, storeKey: string, algorithm: Algorithm, cost: number, op: StoreOp, reason: FailureReason): MaybePromise<Decision> {
     circuit.failed(reason);
     this.report(error, storeKey, this.policy.action);
-    return this.policy.decide(storeKey, cost, op, reason);
+    return this.policy.decide(storeKey, algorithm, cost, op, reason);
   }
 
   /** The error a failed reset is thrown with, reported first unless it is a misuse error. */
@@ -264,13 +264,13 @@ export class GuardedStore {
   }
 
   /** Undo or release with the timeout; a failure is reported (the units or the lease expire by themselves). Never throws. */
-  private quietCall(storeKey: string, op: QuietOp, cost: number, leaseId: string, chargedAt?: number): MaybePromise<void> {
+  private quietCall(storeKey: string, algorithm: Algorithm, op: QuietOp, cost: number, leaseId: string, chargedAt?: number): MaybePromise<void> {
     let result: MaybePromise<void>;
     try {
       result =
         op === UNDO
-          ? this.store.undo(storeKey, this.algorithm, cost, this.clock?.(), chargedAt)
-          : this.store.release(storeKey, this.algorithm as ConcurrencyAlgorithm, leaseId);
+          ? this.store.undo(storeKey, algorithm, cost, this.clock?.(), chargedAt)
+          : this.store.release(storeKey, algorithm as ConcurrencyAlgorithm, leaseId);
     } catch (error) {
       return this.report(error, storeKey, 'deny');
     }

@@ -2,8 +2,9 @@ import { EventEmitter } from 'node:events';
 import type { Algorithm } from '../algorithm.js';
 import type { Clock } from '../clock.js';
 import type { Decision } from '../decision.js';
-import { InvalidKeyError, InvalidOptionError, StoreError, StoreTimeoutError, UnsupportedError } from '../errors.js';
+import { InvalidAlgorithmError, InvalidKeyError, InvalidOptionError, StoreError, StoreTimeoutError, UnsupportedError } from '../errors.js';
 import type { MaybePromise, Store } from '../store/interface.js';
+import { CallAlgorithms } from './call-algorithms.js';
 import { Circuit, Circuits } from './circuit.js';
 import { checkLimiterCost, isChargeableCost } from './cost.js';
 import { Deadlines } from './deadlines.js';
@@ -22,7 +23,10 @@ import { parseLimiterOptions, type LeaseDecision, type LimiterOptions, type Stor
  * Events: `'storeError'` ({@link StoreErrorEvent}) each time the store fails or times out.
  */
 export class Limiter extends EventEmitter {
-  readonly algorithm: Algorithm;
+  /** The algorithm of calls that give none; undefined when every call gives its own (see {@link consume}). */
+  readonly algorithm: Algorithm | undefined;
+  /** True for a concurrency limit (taken with {@link acquire}); false for a rate limit. */
+  readonly leases: boolean;
   readonly store: Store;
   readonly prefix: string;
   /** The largest cost this limiter charges (option `maxCost`, default the algorithm's `maxCost`). */
@@ -37,6 +41,7 @@ export class Limiter extends EventEmitter {
   private readonly circuit: Circuit;
   private readonly denyCache: DenyCache | undefined;
   private readonly guarded: GuardedStore;
+  private readonly calls: CallAlgorithms;
 
   /** @param within Internal: set when this limiter is built as another one's fallback (see {@link FallbackOf}). */
   constructor(options: LimiterOptions, within?: FallbackOf) {
@@ -44,7 +49,9 @@ export class Limiter extends EventEmitter {
     const name = within?.name ?? 'createLimiter';
     const c = parseLimiterOptions(options, name);
     this.algorithm = c.algorithm;
+    this.leases = c.algorithm?.stateKind === 'leases';
     this.store = c.store;
+    this.calls = new CallAlgorithms(c.store, c.algorithm);
     this.prefix = c.prefix;
     this.keyPrefix = c.prefix ? `${c.prefix}:` : '';
     this.maxCost = c.maxCost;
@@ -52,7 +59,7 @@ export class Limiter extends EventEmitter {
     this.localClock = c.localClock;
     this.circuit = new Circuit(c.localClock, c.retryIntervalMs, c.failureThreshold);
     this.denyCache = c.denyCache;
-    const owner = { algorithm: c.algorithm, maxCost: c.maxCost, retryIntervalMs: c.retryIntervalMs, keyPrefixLength: this.keyPrefix.length, clock: c.localClock };
+    const owner = { leases: this.leases, maxCost: c.maxCost, retryIntervalMs: c.retryIntervalMs, keyPrefixLength: this.keyPrefix.length, clock: c.localClock };
     const parsed = parseStoreErrorPolicy(c.onStoreError, `${name}.onStoreError`);
     let fallback: Limiter | undefined;
     if (parsed.action === 'fallback') {
@@ -64,10 +71,10 @@ export class Limiter extends EventEmitter {
     // A store with failure domains gets a circuit per domain; without, the one circuit (no lookup per call).
     const domains = typeof c.store.failureDomain === 'function';
     const circuits = domains ? new Circuits(c.localClock, c.retryIntervalMs, c.failureThreshold) : undefined;
-    this.guarded = new GuardedStore(c.store, c.algorithm, c.clock, this.circuit, circuits, deadlines, policy, (error, key, action) => this.emitStoreError(error, key, action));
+    this.guarded = new GuardedStore(c.store, c.clock, this.circuit, circuits, deadlines, policy, (error, key, action) => this.emitStoreError(error, key, action));
     this.synchronous = c.store.capabilities.local && (fallback === undefined || fallback.synchronous);
     // The fast path checks the one circuit: a store with failure domains takes the gated path.
-    this.fastSync = this.synchronous && c.algorithm.stateKind !== 'leases' && !domains;
+    this.fastSync = this.synchronous && c.algorithm !== undefined && !this.leases && !domains;
   }
 
   /** The full storage key for a user key. Throws {@link InvalidKeyError} for an empty or non-string key. */
@@ -81,13 +88,21 @@ export class Limiter extends EventEmitter {
    * Rejects with a {@link RateLimitError} for a bad key or cost, or a `clock` reading that is not a
    * finite number (`InvalidOptionError` on `createLimiter.clock`; no state changes); store failures
    * resolve according to `onStoreError`, never reject.
+   *
+   * `algorithm` decides this call with another rate algorithm than the limiter's (a plan or a quota
+   * chosen per request). A key's state is kept per algorithm kind, whatever the configuration: when a
+   * key's plan changes, its state carries over to the new configuration, balances clamped to its
+   * capacity (never a fresh full quota). Rejects with `InvalidAlgorithmError` for a value that is not a
+   * rate algorithm, `UnsupportedError` for a kind the store does not run, `CostExceedsCapacityError`
+   * for a cost above its capacity; nothing is charged then.
    */
-  consume(key: string, cost = 1): Promise<Decision> {
+  consume(key: string, cost = 1, algorithm?: Algorithm): Promise<Decision> {
     try {
       // A local store without a deny cache: the synchronous path, wrapped once.
-      if (this.fastSync && this.denyCache === undefined) return Promise.resolve(this.consumeSync(key, cost));
-      this.checkRate(key, cost);
-      const result = this.consumeChecked(key, cost);
+      if (algorithm === undefined && this.fastSync && this.denyCache === undefined) return Promise.resolve(this.consumeSync(key, cost));
+      const a = this.rateAlgorithm(algorithm);
+      this.checkRate(key, cost, a);
+      const result = this.consumeChecked(key, cost, a);
       return result instanceof Promise ? result : Promise.resolve(result);
     } catch (error) {
       return Promise.reject(error);
@@ -100,34 +115,36 @@ export class Limiter extends EventEmitter {
    * failure policy, without a promise and a microtask per call (and without the deny cache, which a
    * local store does not need). Throws a {@link RateLimitError} for a bad key or cost (no state
    * changes), and {@link UnsupportedError} for a remote store (use `consume`) or a fallback whose own
-   * store is remote.
+   * store is remote. `algorithm`: as for {@link consume}.
    */
-  consumeSync(key: string, cost = 1): Decision {
+  consumeSync(key: string, cost = 1, algorithm?: Algorithm): Decision {
     // The common case in a few comparisons: a good key and cost, the store up.
-    if (this.fastSync && typeof key === 'string' && key.length > 0 && isChargeableCost(cost, this.maxCost) && this.circuit.isClosed) {
+    if (algorithm === undefined && this.fastSync && typeof key === 'string' && key.length > 0 && isChargeableCost(cost, this.maxCost) && this.circuit.isClosed) {
       const storeKey = this.keyPrefix + key;
       // The clock is read before the store is called: its error (a time that is not finite) is thrown as it is.
       const now = this.clock === undefined ? undefined : this.clock();
       try {
-        return this.store.consume(storeKey, this.algorithm, cost, now) as Decision;
+        return this.store.consume(storeKey, this.algorithm!, cost, now) as Decision;
       } catch (error) {
         // Synchronous here: a synchronous limiter's fallback is local.
-        return this.guarded.threw(error, storeKey, cost, CONSUME) as Decision;
+        return this.guarded.threw(error, storeKey, this.algorithm!, cost, CONSUME) as Decision;
       }
     }
-    this.checkRate(key, cost);
+    const a = this.rateAlgorithm(algorithm);
+    this.checkRate(key, cost, a);
     if (!this.synchronous) {
       throw new UnsupportedError('limiter.consumeSync() needs a local store such as MemoryStore (and a local fallback, if any); otherwise use await limiter.consume().');
     }
-    return this.guarded.call(this.keyPrefix + key, cost, CONSUME, '') as Decision;
+    return this.guarded.call(this.keyPrefix + key, a, cost, CONSUME, '') as Decision;
   }
 
-  /** The decision for `cost` units (default 0: only the current state) without recording anything. */
-  peek(key: string, cost = 0): Promise<Decision> {
+  /** The decision for `cost` units (default 0: only the current state) without recording anything; `algorithm` as for {@link consume}. */
+  peek(key: string, cost = 0, algorithm?: Algorithm): Promise<Decision> {
     try {
       checkKey(key);
-      checkLimiterCost(this, cost, true);
-      const result = this.guarded.call(this.keyPrefix + key, cost, PEEK, '');
+      const a = algorithm === undefined ? this.ownAlgorithm() : this.rateAlgorithm(algorithm);
+      checkLimiterCost(this, cost, a, true);
+      const result = this.guarded.call(this.keyPrefix + key, a, cost, PEEK, '');
       return result instanceof Promise ? result : Promise.resolve(result);
     } catch (error) {
       return Promise.reject(error);
@@ -140,35 +157,46 @@ export class Limiter extends EventEmitter {
    * `'storeError'` event (action `'deny'`), with the `StoreError` or the `StoreTimeoutError`: the key
    * was not reset (as far as the limiter knows: a reset that timed out may still apply when the store
    * answers late), and the call never waits longer than the timeout. Rejects with
-   * {@link InvalidKeyError} for a bad key. A cached denial of the key is forgotten.
+   * {@link InvalidKeyError} for a bad key. A limiter called with algorithms of several kinds (see
+   * {@link consume}) forgets the key's state in each kind. A cached denial of the key is forgotten.
    */
   async reset(key: string): Promise<void> {
     const storeKey = this.storageKey(key);
     this.denyCache?.delete(storeKey);
-    await this.guarded.reset(storeKey);
+    const resets: MaybePromise<void>[] = [];
+    for (const algorithm of this.calls.layouts()) resets.push(this.guarded.reset(storeKey, algorithm));
+    await Promise.all(resets);
     // Again once reset: a denial answered meanwhile, by a call sent before the reset, is stale.
     this.denyCache?.delete(storeKey);
   }
 
   /**
    * Gives back `cost` units admitted earlier for `key`: a rollback, or a request that should not count
-   * after all (its response failed). Pass the request's `decision` (what `consume` returned) and the
-   * store gives back only to the window it was charged in, never raising the balance above what it
-   * would be had the request not been charged (a fixed window that rolled over keeps its new count; a
-   * bucket gets the cost less what refilled since the charge); a decision that charged nothing in the
-   * store (a denial, or one with a `reason`: the failure policy, the deny cache, a fallback) gives
-   * nothing back. Without a decision: a rollback right after the charge. A cached denial of the key is
-   * forgotten, so the units can be used at once. A lost give-back is reported as a `'storeError'` event.
+   * after all (its response failed), under the algorithm it was charged with (`algorithm` as for
+   * {@link consume}). Pass the request's `decision` (what `consume` returned; as the third argument
+   * when the limiter's own algorithm charged it) and the store gives back only to the window it was
+   * charged in, never raising the balance above what it would be had the request not been charged (a
+   * fixed window that rolled over keeps its new count; a bucket gets the cost less what refilled since
+   * the charge); a decision that charged nothing in the store (a denial, or one with a `reason`: the
+   * failure policy, the deny cache, a fallback) gives nothing back. Without a decision: a rollback
+   * right after the charge. A cached denial of the key is forgotten, so the freed units can be used at
+   * once. A lost give-back is reported as a `'storeError'` event.
    */
-  async undo(key: string, cost = 1, decision?: Decision): Promise<void> {
+  undo(key: string, cost?: number, decision?: Decision): Promise<void>;
+  undo(key: string, cost: number, algorithm: Algorithm | undefined, decision?: Decision): Promise<void>;
+  async undo(key: string, cost = 1, algorithmOrDecision?: Algorithm | Decision, decision?: Decision): Promise<void> {
     checkKey(key);
-    checkLimiterCost(this, cost);
-    if (decision === undefined) return this.undoChecked(key, cost);
-    if (decision === null || typeof decision !== 'object' || typeof decision.at !== 'number') {
-      throw new InvalidOptionError('limiter.undo.decision', decision, 'the decision that consume() returned for this request, or nothing');
+    // A decision has `allowed`; an algorithm has not.
+    const given = isDecisionLike(algorithmOrDecision) ? algorithmOrDecision : decision;
+    const algorithm = isDecisionLike(algorithmOrDecision) ? undefined : algorithmOrDecision;
+    const a = algorithm === undefined ? this.ownAlgorithm() : this.rateAlgorithm(algorithm);
+    checkLimiterCost(this, cost, a);
+    if (given === undefined) return this.undoChecked(key, cost, a);
+    if (given === null || typeof given !== 'object' || typeof given.at !== 'number') {
+      throw new InvalidOptionError('limiter.undo.decision', given, 'the decision that consume() returned for this request, or nothing');
     }
-    if (!decision.allowed || decision.reason !== undefined) return;
-    await this.undoChecked(key, cost, decision.at);
+    if (!given.allowed || given.reason !== undefined) return;
+    await this.undoChecked(key, cost, a, given.at);
   }
 
   /**
@@ -178,8 +206,8 @@ export class Limiter extends EventEmitter {
   acquire(key: string): Promise<LeaseDecision> {
     try {
       checkKey(key);
-      if (this.algorithm.stateKind !== 'leases') {
-        throw new UnsupportedError(`limiter.acquire(key) is for concurrency limits; this limiter uses ${this.algorithm.kind}: call consume(key, cost).`);
+      if (!this.leases) {
+        throw new UnsupportedError(`limiter.acquire(key) is for concurrency limits; this limiter is a ${this.algorithm?.kind ?? 'rate'} limit: call consume(key, cost).`);
       }
       const result = this.acquireChecked(key);
       return result instanceof Promise ? result : Promise.resolve(result);
@@ -188,18 +216,32 @@ export class Limiter extends EventEmitter {
     }
   }
 
-  /** @internal For the composition engine: `key` is a non-empty string and `cost` passed checkCost against this limiter (maxCost included); nothing is validated here. Synchronous when `synchronous`. */
-  consumeChecked(key: string, cost: number): MaybePromise<Decision> {
+  /**
+   * @internal For the composition engine: `key` is a non-empty string, `algorithm` (default the
+   * limiter's own) passed {@link checkCallAlgorithm}, and `cost` passed checkLimiterCost against this
+   * limiter and that algorithm; nothing is validated here. Synchronous when `synchronous`.
+   */
+  consumeChecked(key: string, cost: number, algorithm: Algorithm = this.algorithm!): MaybePromise<Decision> {
     const storeKey = this.keyPrefix + key;
     const cache = this.denyCache;
-    if (cache === undefined) return this.guarded.call(storeKey, cost, CONSUME, '');
+    if (cache === undefined) return this.guarded.call(storeKey, algorithm, cost, CONSUME, '');
     // Taken before the store call: a denial is cached from the earliest time the store can have decided it.
     const askedAt = this.localClock();
-    const cached = cache.get(storeKey, cost, askedAt);
+    const cached = cache.get(storeKey, cost, askedAt, algorithm);
     if (cached !== undefined) return cached;
     // A store that answers later remembers its denial in the same step that settles the call.
-    const result = this.guarded.call(storeKey, cost, CONSUME, '', (d) => cache.remember(storeKey, cost, d, askedAt));
-    return result instanceof Promise ? result : cache.remember(storeKey, cost, result, askedAt);
+    const result = this.guarded.call(storeKey, algorithm, cost, CONSUME, '', (d) => cache.remember(storeKey, cost, d, askedAt, algorithm));
+    return result instanceof Promise ? result : cache.remember(storeKey, cost, result, askedAt, algorithm);
+  }
+
+  /**
+   * @internal `value` when this (rate) limiter can decide a call with it: see {@link consume} for what
+   * it throws. Each algorithm object is checked once.
+   */
+  checkCallAlgorithm(value: unknown): Algorithm {
+    if (value !== undefined && value === this.algorithm && !this.leases) return this.algorithm;
+    if (this.leases) throw new InvalidAlgorithmError(value, 'a concurrency limit takes no algorithm per call');
+    return this.calls.check(value);
   }
 
   /** @internal acquire() without validation; synchronous when `synchronous`. */
@@ -207,8 +249,9 @@ export class Limiter extends EventEmitter {
     const storeKey = this.keyPrefix + key;
     const leaseId = newLeaseId();
     const guarded = this.guarded;
-    const result = guarded.call(storeKey, 1, ACQUIRE, leaseId);
-    return result instanceof Promise ? result.then((d) => guarded.lease(d, storeKey, leaseId)) : guarded.lease(result, storeKey, leaseId);
+    const algorithm = this.algorithm!;
+    const result = guarded.call(storeKey, algorithm, 1, ACQUIRE, leaseId);
+    return result instanceof Promise ? result.then((d) => guarded.lease(d, storeKey, algorithm, leaseId)) : guarded.lease(result, storeKey, algorithm, leaseId);
   }
 
   /**
@@ -220,28 +263,44 @@ export class Limiter extends EventEmitter {
   }
 
   /**
-   * @internal undo() without validation, `chargedAt` the charge's {@link Decision.at} (absent: a
-   * rollback right after it); never rejects (a failure is reported as a storeError event). The key's
-   * cached denial is forgotten before the give-back and again once it is done (a denial answered in
-   * between, by a call sent before it, is stale), so the freed units are not denied from the cache.
+   * @internal undo() without validation (`algorithm`: the one the units were charged with;
+   * `chargedAt`: the charge's {@link Decision.at}, absent for a rollback right after it); never
+   * rejects (a failure is reported as a storeError event). The key's cached denial is forgotten before
+   * the give-back and again once it is done (a denial answered in between, by a call sent before it,
+   * is stale), so the freed units are not denied from the cache.
    */
-  undoChecked(key: string, cost: number, chargedAt?: number): MaybePromise<void> {
+  undoChecked(key: string, cost: number, algorithm: Algorithm = this.algorithm!, chargedAt?: number): MaybePromise<void> {
     const storeKey = this.keyPrefix + key;
     const cache = this.denyCache;
-    if (cache === undefined) return this.guarded.undo(storeKey, cost, chargedAt);
+    if (cache === undefined) return this.guarded.undo(storeKey, algorithm, cost, chargedAt);
     cache.delete(storeKey);
-    const back = this.guarded.undo(storeKey, cost, chargedAt);
+    const back = this.guarded.undo(storeKey, algorithm, cost, chargedAt);
     if (!(back instanceof Promise)) return back;
     return back.then(() => cache.delete(storeKey));
   }
 
-  /** A valid key and cost for a rate limit, or the typed error (no state is touched). */
-  private checkRate(key: string, cost: number): void {
-    checkKey(key);
-    checkLimiterCost(this, cost);
-    if (this.algorithm.stateKind === 'leases') {
-      throw new UnsupportedError('A concurrency limit is taken with limiter.acquire(key), which returns a decision with release().');
+  /** The limiter's own algorithm, or the typed error when every call must give one. */
+  private ownAlgorithm(): Algorithm {
+    if (this.algorithm === undefined) {
+      throw new InvalidAlgorithmError(undefined, 'this limiter has no algorithm of its own (createLimiter without algorithm): pass one with each call');
     }
+    return this.algorithm;
+  }
+
+  /** The algorithm of a rate call: the limiter's own, or `algorithm` checked. */
+  private rateAlgorithm(algorithm: Algorithm | undefined): Algorithm {
+    if (algorithm === undefined) {
+      const own = this.ownAlgorithm();
+      if (this.leases) throw new UnsupportedError('A concurrency limit is taken with limiter.acquire(key), which returns a decision with release().');
+      return own;
+    }
+    return this.checkCallAlgorithm(algorithm);
+  }
+
+  /** A valid key and cost for a rate call under `algorithm`, or the typed error (no state is touched). */
+  private checkRate(key: string, cost: number, algorithm: Algorithm): void {
+    checkKey(key);
+    checkLimiterCost(this, cost, algorithm);
   }
 
   private emitStoreError(error: unknown, key: string, action: StoreErrorEvent['action']): void {
@@ -279,4 +338,9 @@ export function createLimiter(options: LimiterOptions): Limiter {
 
 function checkKey(key: unknown): asserts key is string {
   if (typeof key !== 'string' || key.length === 0) throw new InvalidKeyError(key);
+}
+
+/** Whether the third argument of `undo` is a decision (it has `allowed`) rather than an algorithm. */
+function isDecisionLike(value: unknown): value is Decision {
+  return value !== null && typeof value === 'object' && typeof (value as Decision).allowed === 'boolean';
 }

@@ -3,7 +3,7 @@ import { systemClock, type Clock } from '../clock.js';
 import type { Decision, DecisionReason } from '../decision.js';
 import { parseDuration, parseTimerDuration, type Duration } from '../duration.js';
 import { InvalidOptionError, UnsupportedError } from '../errors.js';
-import { checkOptions, integerAtLeast, positiveNumber } from '../options.js';
+import { MAX_COUNT, checkOptions, integerAtLeast, positiveNumber } from '../options.js';
 import type { Store } from '../store/interface.js';
 import { systemTimers, type Timers } from '../timers.js';
 import { parseDenyCache, type DenyCache } from './deny-cache.js';
@@ -23,8 +23,13 @@ export type StoreErrorPolicy =
   | { fallback: Limiter | LimiterOptions };
 
 export interface LimiterOptions {
-  /** The algorithm, from `fixedWindow`, `slidingWindowLog`, `slidingWindowCounter`, `tokenBucket`, `leakyBucket` or `concurrency`. */
-  algorithm: Algorithm;
+  /**
+   * The algorithm, from `fixedWindow`, `slidingWindowLog`, `slidingWindowCounter`, `tokenBucket`,
+   * `leakyBucket` or `concurrency`. Every call may also name its own rate algorithm
+   * (`consume(key, cost, algorithm)`: a plan or a quota chosen per request); leave this out when every
+   * call does (the limiter is then a rate limiter).
+   */
+  algorithm?: Algorithm;
   /** Where state lives: a `MemoryStore`, a `RedisStore`, or any {@link Store}. */
   store: Store;
   /**
@@ -37,8 +42,9 @@ export interface LimiterOptions {
   prefix?: string;
   /**
    * The largest cost this limiter is asked to charge (default: the algorithm's `maxCost`, its capacity
-   * or limit); a larger cost is rejected with `RL_COST_EXCEEDS_CAPACITY`. A fallback must hold it. A
-   * finite number greater than 0 and at most the algorithm's `maxCost`.
+   * or limit; without an algorithm, 999999999999999); a larger cost is rejected with
+   * `RL_COST_EXCEEDS_CAPACITY`, as is a cost above the capacity of a call's own algorithm. A fallback
+   * must hold it. A finite number greater than 0 and at most the algorithm's `maxCost`.
    */
   maxCost?: number;
   /**
@@ -87,7 +93,8 @@ export interface StoreErrorEvent {
 
 /** {@link LimiterOptions} checked once, with every default applied. */
 export interface LimiterConfig {
-  readonly algorithm: Algorithm;
+  /** Undefined: every call gives its own (rate) algorithm. */
+  readonly algorithm: Algorithm | undefined;
   readonly store: Store;
   /** The user's clock, checked at every reading ({@link checkedClock}), or undefined to let the store's own clock decide. */
   readonly clock: Clock | undefined;
@@ -117,12 +124,12 @@ const DEFAULT_FAILURE_THRESHOLD = 3;
  */
 export function parseLimiterOptions(options: LimiterOptions, name = 'createLimiter'): LimiterConfig {
   const o = checkOptions(options, LIMITER_OPTIONS, name);
-  const algorithm = checkAlgorithm(o.algorithm, `${name}.algorithm`);
+  const algorithm = o.algorithm === undefined ? undefined : checkAlgorithm(o.algorithm, `${name}.algorithm`);
   const store = o.store as Store;
   if (!store || typeof store !== 'object' || typeof store.consume !== 'function' || !store.capabilities) {
     throw new InvalidOptionError(`${name}.store`, o.store, 'a store such as new MemoryStore()');
   }
-  if (!store.capabilities.algorithms.includes(algorithm.kind)) {
+  if (algorithm !== undefined && !store.capabilities.algorithms.includes(algorithm.kind)) {
     throw new UnsupportedError(`This store does not support the ${algorithm.kind} algorithm.`);
   }
   if (o.clock !== undefined && typeof o.clock !== 'function') {
@@ -139,7 +146,7 @@ export function parseLimiterOptions(options: LimiterOptions, name = 'createLimit
     clock,
     localClock: clock ?? systemClock,
     prefix: (o.prefix as string | undefined) ?? '',
-    maxCost: o.maxCost === undefined ? algorithm.maxCost : checkMaxCost(o.maxCost, algorithm, `${name}.maxCost`),
+    maxCost: o.maxCost === undefined ? (algorithm?.maxCost ?? MAX_COUNT) : checkMaxCost(o.maxCost, algorithm, `${name}.maxCost`),
     timeoutMs: o.timeout === false ? 0 : o.timeout === undefined ? (local ? 0 : DEFAULT_REMOTE_TIMEOUT_MS) : parseTimerDuration(o.timeout, `${name}.timeout`),
     // Not a timer: the circuit compares it with its clock, and decisions carry it as their retry time.
     retryIntervalMs: o.storeRetryInterval === undefined ? DEFAULT_RETRY_INTERVAL_MS : parseDuration(o.storeRetryInterval, `${name}.storeRetryInterval`),
@@ -165,8 +172,12 @@ function checkedClock(clock: Clock, field: string): Clock {
   };
 }
 
-function checkMaxCost(value: unknown, algorithm: Algorithm, field: string): number {
+function checkMaxCost(value: unknown, algorithm: Algorithm | undefined, field: string): number {
   const maxCost = positiveNumber(value, field);
+  if (algorithm === undefined) {
+    if (maxCost > MAX_COUNT) throw new InvalidOptionError(field, value, `at most ${MAX_COUNT}`);
+    return maxCost;
+  }
   if (maxCost > algorithm.maxCost) {
     throw new InvalidOptionError(field, value, `at most the ${algorithm.kind} capacity ${algorithm.maxCost} (a larger cost could never be admitted)`);
   }
@@ -176,7 +187,7 @@ function checkMaxCost(value: unknown, algorithm: Algorithm, field: string): numb
 const STATE_KINDS = new Set(['numeric', 'log', 'leases']);
 
 /** Whether `value` is an algorithm made by `tokenBucket()`, `fixedWindow()` and the others. */
-function isAlgorithm(value: unknown): value is Algorithm {
+export function isAlgorithm(value: unknown): value is Algorithm {
   return value !== null && typeof value === 'object' && STATE_KINDS.has((value as Algorithm).stateKind) && Boolean((value as Algorithm).policy);
 }
 

@@ -23,17 +23,28 @@ export interface RequestView {
   readonly url: string;
   /** A request header, or undefined when absent. */
   header(name: string): string | undefined;
+  /** The framework's rate-limit result of this request (`req.rateLimit`, `request.rateLimit`, `ctx.state.rateLimit`), when there is one. */
+  readonly rateLimit: unknown;
 }
 
 /** The app the suite asks for. */
 export interface AppSpec {
   /** One middleware per entry, applied in order before every route. */
   middlewares: readonly MiddlewareOptions[];
-  /** Trust one proxy: key on the client in X-Forwarded-For (Express `trust proxy`, Fastify `trustProxy`, Koa `app.proxy`). */
-  trustProxy?: boolean;
+  /**
+   * Which proxies the app trusts (absent or false: none). `true`: one proxy, by count where the
+   * framework can (Express `trust proxy` 1, Koa `app.proxy` with `maxIpsCount` 1; Fastify 5 trusts
+   * nothing for a count, so its `trustProxy` '127.0.0.1'). `'addresses'`: the loopback address, by
+   * address (Express 'loopback', Fastify '127.0.0.1'; Koa has no list, so one by count). `'all'`: every
+   * proxy (Express `trust proxy` true, Fastify `trustProxy` true, Koa `app.proxy` without `maxIpsCount`).
+   */
+  trustProxy?: boolean | 'addresses' | 'all';
   /** Called when a request arrives, before any middleware, with the raw Node response (to watch its 'close'). */
   onArrival?(request: RequestView, res: ServerResponse): void;
-  /** Called by the route handler before it answers; awaited; a throw goes to the error handler. */
+  /**
+   * Called by the route handler before it answers; awaited; a throw goes to the error handler. When it
+   * returns `{ status }`, the handler answers with that status (and the same body).
+   */
   handler?(request: RequestView): unknown;
 }
 
@@ -53,6 +64,12 @@ export interface MountedApp {
   peek?(key: string): Promise<{ remaining: number }>;
   /** Drops the connections and stops listening. */
   close(): Promise<void>;
+}
+
+/** The status a suite handler asks for (`{ status }`), else 200. */
+export function statusOf(answer: unknown): number {
+  const status = (answer as { status?: unknown } | null | undefined)?.status;
+  return typeof status === 'number' ? status : 200;
 }
 
 export interface Adapter {

@@ -6,7 +6,7 @@ import type { SuiteContext } from './context.js';
 
 const from = async (app: MountedApp, ip: string): Promise<number> => (await app.request('/', { headers: { 'x-forwarded-for': ip } })).status;
 
-/** The default key: the client IP, X-Forwarded-For only behind a trusted proxy, IPv6 grouped by subnet. */
+/** The default key: the client IP, X-Forwarded-For only behind a trusted proxy (with a warning when every proxy is trusted), IPv6 grouped by subnet. */
 export function clientIpTests(t: SuiteContext): void {
   const algorithm = fixedWindow({ limit: 1, window: '1m' });
 
@@ -50,6 +50,56 @@ export function clientIpTests(t: SuiteContext): void {
     // IPv4-mapped IPv6 in brackets with a port: the IPv4 client.
     expect(await from(app, '[::ffff:198.51.100.8]:443')).toBe(200);
     expect(await from(app, '198.51.100.8:80')).toBe(429);
+  });
+
+  // A client behind one proxy writes its own X-Forwarded-For; the proxy appends the address it sees (203.0.113.9).
+  const forging = async (app: MountedApp): Promise<number[]> => {
+    const statuses: number[] = [];
+    for (const forged of ['198.51.100.1', '198.51.100.2', '198.51.100.3', '198.51.100.4']) statuses.push(await from(app, `${forged}, 203.0.113.9`));
+    return statuses;
+  };
+
+  it('warns once per middleware (RL_TRUST_ALL_PROXIES) when the framework trusts every proxy: a client rotating X-Forwarded-For gets a fresh quota each time', async () => {
+    await collectWarnings('RL_TRUST_ALL_PROXIES', async (warnings) => {
+      const app = await t.open({ trustProxy: 'all', middlewares: [{ algorithm }, { algorithm, prefix: 'second' }] });
+      // The reason for the warning: a limit of 1, four requests admitted from one client.
+      expect(await forging(app)).toEqual([200, 200, 200, 200]);
+      await nextTurn();
+      expect(warnings).toHaveLength(2);
+      expect(warnings[0]!.message).toMatch(/trusts every proxy/);
+      expect(warnings[0]!.message).toMatch(/fresh quota/);
+      expect(warnings[0]!.message).toMatch(/instead of true|maxIpsCount/);
+    });
+  });
+
+  it.each([
+    ['no trust proxy', undefined],
+    ['one proxy by count', true],
+    ['the proxy by address', 'addresses'],
+  ] as const)('does not warn RL_TRUST_ALL_PROXIES under %s', async (_, trustProxy) => {
+    await collectWarnings('RL_TRUST_ALL_PROXIES', async (warnings) => {
+      const app = await t.open({ ...(trustProxy !== undefined && { trustProxy }), middlewares: [{ algorithm }] });
+      await forging(app);
+      await nextTurn();
+      expect(warnings).toHaveLength(0);
+    });
+  });
+
+  it.each([
+    ['one proxy by count', true],
+    ['the proxy by address', 'addresses'],
+  ] as const)('keys a forging client on the address its proxy saw under %s: one quota', async (_, trustProxy) => {
+    const app = await t.open({ trustProxy, middlewares: [{ algorithm }] });
+    expect(await forging(app)).toEqual([200, 429, 429, 429]);
+  });
+
+  it('does not warn RL_TRUST_ALL_PROXIES when the middleware is given a key function (the user chose the key)', async () => {
+    await collectWarnings('RL_TRUST_ALL_PROXIES', async (warnings) => {
+      const app = await t.open({ trustProxy: 'all', middlewares: [{ algorithm, key: () => 'everyone' }] });
+      expect(await forging(app)).toEqual([200, 429, 429, 429]);
+      await nextTurn();
+      expect(warnings).toHaveLength(0);
+    });
   });
 
   it('groups IPv6 by the configured prefix length', async () => {

@@ -23,6 +23,7 @@ import { headerTests } from './headers.js';
 import { limitTests } from './limits.js';
 import { optionTests } from './options.js';
 import { permitTests } from './permits.js';
+import { dryRunTests, outcomeTests, perRequestAlgorithmTests } from './policies.js';
 import { shapingTests } from './shaping.js';
 
 export interface AdapterSuiteOptions {
@@ -56,6 +57,9 @@ function describeOne(adapter: Adapter, stores: readonly StoreUnderTest[]): void 
         describe('waiting (shaping)', () => shapingTests(t));
         describe('concurrency permits', () => permitTests(t));
         describe('key and cost functions that fail', () => failingFunctionTests(t));
+        describe('a limit chosen per request', () => perRequestAlgorithmTests(t));
+        describe('counting by the response outcome', () => outcomeTests(t));
+        describe('dry-run', () => dryRunTests(t));
       });
     }
     describe('without a working store', () => storeFailureTests(suiteContext(adapter, stores[0]!)));
@@ -64,4 +68,5 @@ function describeOne(adapter: Adapter, stores: readonly StoreUnderTest[]): void 
 }
 
 export type { Adapter, AppSpec, MiddlewareOptions, MountedApp, RequestView, StoreUnderTest } from './adapter.js';
+export { statusOf } from './adapter.js';
 export { T0 } from './context.js';
