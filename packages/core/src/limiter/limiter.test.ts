@@ -246,7 +246,8 @@ describe('undo with the decision of the request', () => {
     expect((await limiter.peek('k')).remaining).toBe(0);
     await limiter.undo('k', 1, inWindow);
     expect((await limiter.peek('k')).remaining).toBe(1);
-    await expect(limiter.undo('k', 1, {} as never)).rejects.toMatchObject({ code: 'RL_INVALID_OPTION', field: 'limiter.undo.decision' });
+    await expect(limiter.undo('k', 1, { allowed: true } as never)).rejects.toMatchObject({ code: 'RL_INVALID_OPTION', field: 'limiter.undo.decision' });
+    await expect(limiter.undo('k', 1, fixedWindow({ limit: 2, window: '1s' }), { allowed: true } as never)).rejects.toMatchObject({ code: 'RL_INVALID_OPTION' });
   });
 
   it('gives nothing back for a decision of the failure policy', async () => {
