@@ -91,6 +91,13 @@ export interface AlgorithmCommon {
   readonly countDenied: boolean;
   /** True when an admitted request may have to wait (`delayMs > 0`): a shaping leaky bucket. The HTTP layer then requires `wait`. */
   readonly mayDelay: boolean;
+  /**
+   * The lockout after a denial, in ms (0: none, the default of every algorithm): once a consume of a
+   * key is denied, every request of that key is denied until `blockMs` after that denial, and charges
+   * nothing (see {@link withBlock}, which makes the copy of an algorithm that says it; stores that run
+   * it declare `capabilities.blocks`).
+   */
+  readonly blockMs: number;
   /** What a store that runs the step elsewhere (Redis, with a Lua twin) needs to know. */
   readonly script: ScriptDescriptor;
 }

@@ -7,6 +7,7 @@ export { slidingWindowCounter, type SlidingWindowCounterOptions } from './algori
 export { tokenBucket, type TokenBucketOptions } from './algorithms/token-bucket.js';
 export { leakyBucket, type LeakyBucketOptions } from './algorithms/leaky-bucket.js';
 export { concurrency, type ConcurrencyOptions } from './algorithms/concurrency.js';
+export { withBlock } from './algorithms/block.js';
 export type { Algorithm, AlgorithmKind } from './algorithm.js';
 export type { Decision, DecisionReason, Policy } from './decision.js';
 export { parseDuration, formatDuration, type Duration, type DurationUnit } from './duration.js';

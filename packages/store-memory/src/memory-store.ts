@@ -11,6 +11,7 @@ import {
 } from '@rl/core';
 import {
   ALGORITHM_KINDS,
+  BlockTable,
   checkOptions,
   parseTimerDuration,
   type ConcurrencyAlgorithm,
@@ -40,18 +41,22 @@ const SWEEP_BATCH = 20_000;
 /**
  * The in-process store. Each decision runs synchronously (read, step, write in one event-loop turn),
  * so it is atomic per key. Memory stays bounded: fully recovered state is swept by one unref'd timer
- * and at most `maxKeys` keys are kept (least recently used evicted first). Zero dependencies.
+ * and at most `maxKeys` keys are kept (least recently used evicted first). Zero dependencies. Runs
+ * lockouts (`capabilities.blocks`): a block is kept beside the state, at most `maxKeys` of them, the
+ * ended ones swept.
  *
  * State is kept per key and per algorithm kind; two limiters of the same kind and the same prefix share
  * state, and a changed configuration applies to it (balances clamped to the new capacity).
  */
 export class MemoryStore implements Store {
-  readonly capabilities: StoreCapabilities = { local: true, algorithms: ALGORITHM_KINDS };
+  readonly capabilities: StoreCapabilities = { local: true, algorithms: ALGORITHM_KINDS, blocks: true };
   readonly maxKeys: number;
   private readonly clock: Clock;
   private readonly numeric = new Map<string, NumericTable>();
   private readonly logs: LogTable = new ObjectTable<LogState, LogAlgorithm>();
   private readonly leases: LeaseTable = new ObjectTable<LeaseState, ConcurrencyAlgorithm>();
+  /** Lockouts (`blockDuration`), beside the states: at most `maxKeys`, the ended ones swept. */
+  private readonly blocks: BlockTable;
   private size = 0;
   private closed = false;
   private timer: NodeJS.Timeout | undefined;
@@ -72,6 +77,7 @@ export class MemoryStore implements Store {
       throw new InvalidOptionError('MemoryStore.maxKeys', maxKeys, 'an integer of at least 1');
     }
     this.maxKeys = maxKeys;
+    this.blocks = new BlockTable(maxKeys);
     if (o.clock !== undefined && typeof o.clock !== 'function') {
       throw new InvalidOptionError('MemoryStore.clock', o.clock, 'a function returning milliseconds');
     }
@@ -89,11 +95,15 @@ export class MemoryStore implements Store {
   }
 
   consume(key: string, algorithm: Algorithm, cost: number, now: number | undefined): Decision {
-    return this.decide(key, algorithm, cost, now === undefined ? this.clock() : now, true);
+    const t = now === undefined ? this.clock() : now;
+    if (algorithm.blockMs > 0) return this.blocks.decide(key, algorithm, t, true, (commit) => this.decide(key, algorithm, cost, t, commit));
+    return this.decide(key, algorithm, cost, t, true);
   }
 
   peek(key: string, algorithm: Algorithm, cost: number, now: number | undefined): Decision {
-    return this.decide(key, algorithm, cost, now === undefined ? this.clock() : now, false);
+    const t = now === undefined ? this.clock() : now;
+    if (algorithm.blockMs > 0) return this.blocks.decide(key, algorithm, t, false, (commit) => this.decide(key, algorithm, cost, t, commit));
+    return this.decide(key, algorithm, cost, t, false);
   }
 
   undo(key: string, algorithm: Algorithm, cost: number, now: number | undefined, chargedAt?: number): void {
@@ -111,6 +121,7 @@ export class MemoryStore implements Store {
 
   reset(key: string, algorithm: Algorithm): void {
     this.assertOpen();
+    this.blocks.lift(key, algorithm);
     if (algorithm.stateKind === 'numeric') {
       const table = this.numeric.get(algorithm.stateTag);
       const slot = table?.index.get(key);
@@ -162,6 +173,7 @@ export class MemoryStore implements Store {
     this.lastTable = undefined;
     this.logs.index.clear();
     this.leases.index.clear();
+    this.blocks.clear();
     this.size = 0;
   }
 
@@ -171,6 +183,7 @@ export class MemoryStore implements Store {
    * Returns the number of keys removed.
    */
   sweep(now: number = this.projectedNow()): number {
+    this.blocks.sweep(now);
     let removed = 0;
     for (const table of this.tables()) removed += this.sweepEntries(table, table.index.entries() as Iterator<[string, unknown]>, now, Infinity).removed;
     return removed;
@@ -259,6 +272,7 @@ export class MemoryStore implements Store {
   private sweepStep(): void {
     if (this.closed || this.lastNow === -Infinity) return;
     const now = this.projectedNow();
+    if (this.blocks.size > 0) this.blocks.sweep(now);
     let budget = SWEEP_BATCH;
     const tables = [...this.tables()];
     for (let i = 0; i < tables.length && budget > 0; i++) {

@@ -11,7 +11,7 @@ export interface ParsedBucket {
   readonly rate: number;
   readonly intervalMs: number;
   /** Fields every bucket algorithm has, to spread into it: its limit and largest cost are its capacity. */
-  readonly common: Pick<AlgorithmCommon, 'limit' | 'maxCost' | 'policy' | 'countDenied'>;
+  readonly common: Pick<AlgorithmCommon, 'limit' | 'maxCost' | 'policy' | 'countDenied' | 'blockMs'>;
 }
 
 /**
@@ -50,6 +50,6 @@ export function parseBucketOptions(options: Record<string, unknown>, owner: stri
     capacity,
     rate,
     intervalMs,
-    common: { limit: capacity, maxCost: capacity, policy, countDenied: false },
+    common: { limit: capacity, maxCost: capacity, policy, countDenied: false, blockMs: 0 },
   };
 }

@@ -38,6 +38,7 @@ export function concurrency(options: ConcurrencyOptions): ConcurrencyAlgorithm {
     policy,
     countDenied: false,
     mayDelay: false,
+    blockMs: 0,
     leaseMs,
     params: { limit, leaseMs },
     options: { limit, lease: leaseMs },

@@ -10,6 +10,7 @@ import { fixedWindow } from '../algorithms/fixed-window.js';
 import { tokenBucket } from '../algorithms/token-bucket.js';
 import { StoreClosedError, StoreError } from '../errors.js';
 import { LocalStore, ManualStore } from '../testing/manual-store.js';
+import { StepStore } from '../testing/step-store.js';
 import { createLimiter } from './limiter.js';
 import type { LimiterOptions, StoreErrorEvent } from './options.js';
 
@@ -259,5 +260,31 @@ describe('undo with the decision of the request', () => {
     store.failure = undefined;
     await limiter.undo('k', 1, admitted);
     expect(store.calls.filter((call) => call.startsWith('undo'))).toEqual([]);
+  });
+});
+
+describe('blockDuration', () => {
+  it('is a duration from 1 ms on a rate limit, on a store that runs lockouts', () => {
+    const store = new LocalStore();
+    expect(createLimiter({ algorithm: bucket(), store, blockDuration: '15m' }).algorithm).toMatchObject({ blockMs: 900_000, script: { name: 'token-bucket-block' } });
+    for (const bad of [0, -1, 0.5, Number.NaN, '1x', 1e16, null]) {
+      expect(() => createLimiter({ algorithm: bucket(), store, blockDuration: bad as never })).toThrow(expect.objectContaining({ code: 'RL_INVALID_OPTION', field: 'createLimiter.blockDuration' }));
+    }
+    expect(() => createLimiter({ algorithm: concurrency({ limit: 2 }), store, blockDuration: '1h' })).toThrow(
+      expect.objectContaining({ code: 'RL_INVALID_OPTION', field: 'createLimiter.blockDuration', message: expect.stringMatching(/concurrency/) }),
+    );
+    const noBlocks = new StepStore({ blocks: false });
+    expect(() => createLimiter({ algorithm: bucket(), store: noBlocks, blockDuration: '1h' })).toThrow(expect.objectContaining({ code: 'RL_UNSUPPORTED' }));
+  });
+
+  it('applies to algorithms given per call, derived once per algorithm object', async () => {
+    let now = 0;
+    const limiter = createLimiter({ store: new LocalStore(), clock: () => now, blockDuration: '1s' });
+    const plan = fixedWindow({ limit: 1, window: '1m' });
+    expect(await limiter.consume('k', 1, plan)).toMatchObject({ allowed: true });
+    expect(await limiter.consume('k', 1, plan)).toMatchObject({ allowed: false, retryAfterMs: 1_000 });
+    now = 500;
+    expect(await limiter.consume('k', 1, plan)).toMatchObject({ allowed: false, retryAfterMs: 500 });
+    expect(limiter.checkCallAlgorithm(plan)).toBe(limiter.checkCallAlgorithm(plan));
   });
 });

@@ -1,5 +1,6 @@
 import { EventEmitter } from 'node:events';
 import type { Algorithm } from '../algorithm.js';
+import { withBlock } from '../algorithms/block.js';
 import type { Clock } from '../clock.js';
 import type { Decision } from '../decision.js';
 import { InvalidAlgorithmError, InvalidKeyError, InvalidOptionError, StoreError, StoreTimeoutError, UnsupportedError } from '../errors.js';
@@ -42,6 +43,8 @@ export class Limiter extends EventEmitter {
   private readonly denyCache: DenyCache | undefined;
   private readonly guarded: GuardedStore;
   private readonly calls: CallAlgorithms;
+  /** The lockout after a denial, in ms (option `blockDuration`; 0: none). */
+  readonly blockMs: number;
 
   /** @param within Internal: set when this limiter is built as another one's fallback (see {@link FallbackOf}). */
   constructor(options: LimiterOptions, within?: FallbackOf) {
@@ -49,6 +52,7 @@ export class Limiter extends EventEmitter {
     const name = within?.name ?? 'createLimiter';
     const c = parseLimiterOptions(options, name);
     this.algorithm = c.algorithm;
+    this.blockMs = c.blockMs;
     this.leases = c.algorithm?.stateKind === 'leases';
     this.store = c.store;
     this.calls = new CallAlgorithms(c.store, c.algorithm);
@@ -158,13 +162,15 @@ export class Limiter extends EventEmitter {
    * was not reset (as far as the limiter knows: a reset that timed out may still apply when the store
    * answers late), and the call never waits longer than the timeout. Rejects with
    * {@link InvalidKeyError} for a bad key. A limiter called with algorithms of several kinds (see
-   * {@link consume}) forgets the key's state in each kind. A cached denial of the key is forgotten.
+   * {@link consume}) forgets the key's state in each kind. A cached denial of the key is forgotten, and
+   * a lockout (`blockDuration`) lifted.
    */
   async reset(key: string): Promise<void> {
     const storeKey = this.storageKey(key);
     this.denyCache?.delete(storeKey);
     const resets: MaybePromise<void>[] = [];
-    for (const algorithm of this.calls.layouts()) resets.push(this.guarded.reset(storeKey, algorithm));
+    // With its lockout, so that the reset lifts the block too.
+    for (const algorithm of this.calls.layouts()) resets.push(this.guarded.reset(storeKey, this.blockOf(algorithm)));
     await Promise.all(resets);
     // Again once reset: a denial answered meanwhile, by a call sent before the reset, is stale.
     this.denyCache?.delete(storeKey);
@@ -236,12 +242,22 @@ export class Limiter extends EventEmitter {
 
   /**
    * @internal `value` when this (rate) limiter can decide a call with it: see {@link consume} for what
-   * it throws. Each algorithm object is checked once.
+   * it throws. Each algorithm object is checked once. With `blockDuration`, the algorithm with the
+   * limiter's lockout (`withBlock`, derived once per algorithm object).
    */
   checkCallAlgorithm(value: unknown): Algorithm {
     if (value !== undefined && value === this.algorithm && !this.leases) return this.algorithm;
     if (this.leases) throw new InvalidAlgorithmError(value, 'a concurrency limit takes no algorithm per call');
-    return this.calls.check(value);
+    return this.blockOf(this.calls.check(value));
+  }
+
+  /** `algorithm` with this limiter's lockout, if it has one; an algorithm that carries its own needs a store that runs lockouts. */
+  private blockOf(algorithm: Algorithm): Algorithm {
+    if (this.blockMs > 0) return withBlock(algorithm, this.blockMs);
+    if (algorithm.blockMs > 0 && this.store.capabilities.blocks !== true) {
+      throw new UnsupportedError(`This store does not run lockouts (the ${algorithm.kind} algorithm has a block of ${algorithm.blockMs} ms): use a store whose capabilities include blocks, such as MemoryStore or RedisStore.`);
+    }
+    return algorithm;
   }
 
   /** @internal acquire() without validation; synchronous when `synchronous`. */

@@ -1,9 +1,10 @@
 import type { Algorithm } from '../algorithm.js';
+import { withBlock } from '../algorithms/block.js';
 import { systemClock, type Clock } from '../clock.js';
 import type { Decision, DecisionReason } from '../decision.js';
 import { parseDuration, parseTimerDuration, type Duration } from '../duration.js';
 import { InvalidOptionError, UnsupportedError } from '../errors.js';
-import { MAX_COUNT, checkOptions, integerAtLeast, positiveNumber } from '../options.js';
+import { MAX_COUNT, checkOptions, integerAtLeast, positiveNumber, spanOption } from '../options.js';
 import type { Store } from '../store/interface.js';
 import { systemTimers, type Timers } from '../timers.js';
 import { parseDenyCache, type DenyCache } from './deny-cache.js';
@@ -63,6 +64,17 @@ export interface LimiterOptions {
    */
   denyCache?: boolean | { maxKeys?: number };
   /**
+   * A lockout (brute-force protection: 5 failed logins per 15 minutes, then a 1-hour block): once a
+   * request of a key is denied by the store, every request of that key is denied for this long from
+   * that denial, with `retryAfterMs` the time to the block's end (`resetMs` at least that). Requests
+   * during the block charge nothing and do not extend it; `reset(key)` lifts it, a give-back does not.
+   * The block lives in the store, written with the denial that starts it (one round trip), so every
+   * instance sharing the store sees it. Rate limits only (a concurrency limit: `InvalidOptionError`);
+   * the store must declare `capabilities.blocks` (`UnsupportedError` otherwise). From 1 ms to
+   * 999999999999999 ms.
+   */
+  blockDuration?: Duration;
+  /**
    * When `storeFailureThreshold` store calls have failed within this interval, skip the store for this
    * long and apply the policy directly (then one probe call at a time tries it again). Default 1 s.
    */
@@ -110,9 +122,11 @@ export interface LimiterConfig {
   /** `onStoreError` as given, parsed by the failure policy. */
   readonly onStoreError: unknown;
   readonly denyCache: DenyCache | undefined;
+  /** The lockout after a denial in ms (0: none); `algorithm` already carries it (see `withBlock`). */
+  readonly blockMs: number;
 }
 
-const LIMITER_OPTIONS = ['algorithm', 'store', 'clock', 'prefix', 'maxCost', 'timeout', 'onStoreError', 'denyCache', 'storeRetryInterval', 'storeFailureThreshold', 'timers'] as const;
+const LIMITER_OPTIONS = ['algorithm', 'store', 'clock', 'prefix', 'maxCost', 'timeout', 'onStoreError', 'denyCache', 'storeRetryInterval', 'storeFailureThreshold', 'timers', 'blockDuration'] as const;
 const DEFAULT_REMOTE_TIMEOUT_MS = 50;
 const DEFAULT_RETRY_INTERVAL_MS = 1000;
 const DEFAULT_FAILURE_THRESHOLD = 3;
@@ -140,8 +154,10 @@ export function parseLimiterOptions(options: LimiterOptions, name = 'createLimit
   }
   const clock = o.clock === undefined ? undefined : checkedClock(o.clock as Clock, `${name}.clock`);
   const local = store.capabilities.local;
+  const blockMs = parseBlockDuration(o.blockDuration, algorithm, store, `${name}.blockDuration`);
   return {
-    algorithm,
+    algorithm: algorithm === undefined || o.blockDuration === undefined ? algorithm : withBlock(algorithm, blockMs, `${name}.blockDuration`),
+    blockMs,
     store,
     clock,
     localClock: clock ?? systemClock,
@@ -170,6 +186,23 @@ function checkedClock(clock: Clock, field: string): Clock {
     if (Number.isFinite(now)) return now;
     throw new InvalidOptionError(field, now, 'a clock that returns a finite number of milliseconds (nothing was charged)');
   };
+}
+
+/**
+ * The `blockDuration` option in ms (a duration from 1 ms to `MAX_SPAN_MS`), or the block the
+ * algorithm already carries when it is not given (0: none). A lockout needs a rate limit and a store
+ * that runs lockouts (`capabilities.blocks`).
+ */
+function parseBlockDuration(value: unknown, algorithm: Algorithm | undefined, store: Store, field: string): number {
+  const blockMs = value === undefined ? (algorithm?.blockMs ?? 0) : spanOption(value, field);
+  if (blockMs === 0) return 0;
+  if (algorithm?.stateKind === 'leases') {
+    throw new InvalidOptionError(field, value, 'no lockout on a concurrency limit (a lockout follows a denied rate; give it a rate limit of its own)');
+  }
+  if (store.capabilities.blocks !== true) {
+    throw new UnsupportedError(`This store does not run lockouts (${field}): use a store whose capabilities include blocks, such as MemoryStore or RedisStore.`);
+  }
+  return blockMs;
 }
 
 function checkMaxCost(value: unknown, algorithm: Algorithm | undefined, field: string): number {

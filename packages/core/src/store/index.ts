@@ -24,5 +24,7 @@ export {
   type OwnKeysLayout,
 } from '../algorithm.js';
 export { makeDecision, makePolicy, decisionFromExact, ceilMs, floorUnits, EPSILON } from '../decision.js';
+export { BlockTable, blockedDecision } from './blocks.js';
+export { withBlock, BLOCK_KEY_SUFFIX } from '../algorithms/block.js';
 export { checkOptions } from '../options.js';
 export { parseTimerDuration, MAX_TIMER_MS } from '../duration.js';

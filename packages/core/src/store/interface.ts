@@ -12,6 +12,12 @@ export interface StoreCapabilities {
   readonly local: boolean;
   /** Supported algorithm kinds. */
   readonly algorithms: readonly Algorithm['kind'][];
+  /**
+   * The store runs lockouts: algorithms with `blockMs > 0` (`withBlock`, the limiter's
+   * `blockDuration`), the block written with the denial that starts it, atomically. A limiter with
+   * `blockDuration` on a store without it fails at creation.
+   */
+  readonly blocks?: boolean;
 }
 
 /**

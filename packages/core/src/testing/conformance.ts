@@ -3,6 +3,7 @@ import type { Store } from '../store/interface.js';
 import { describeAtomicity, describeCombinedLimits, describeStoreOperations } from './conformance/combined.js';
 import { describeGiveBacks } from './conformance/give-backs.js';
 import { describeBadInput, describeIsolation, describeOwnClock } from './conformance/input.js';
+import { describeLockouts } from './conformance/lockouts.js';
 import { describeProperties } from './conformance/properties.js';
 import type { Suite } from './conformance/suite.js';
 import { describeLoadTest, describeScenarioTables } from './conformance/tables.js';
@@ -24,7 +25,8 @@ export interface ConformanceOptions {
  * clock going backwards, peek/reset/countDenied, configuration changes, concurrency leases), the seed's
  * load test, input validation that must leave state untouched, isolation of keys, prefixes and
  * algorithm kinds, combined limits, atomicity under concurrent calls, the store's own clock,
- * property tests of the algorithms' bounds, and give-backs at later times (the deny cache forgets).
+ * property tests of the algorithms' bounds, give-backs at later times (the deny cache forgets), and
+ * lockouts (`blockDuration`) on a store that declares `capabilities.blocks`.
  *
  * Each test runs for the algorithm kinds the store lists in `capabilities.algorithms` and is reported
  * as skipped for the others, so a store that runs only some algorithms passes on what it declares.
@@ -58,5 +60,6 @@ export function runStoreConformance(options: ConformanceOptions): void {
     describeOwnClock(suite);
     describeProperties(suite);
     describeGiveBacks(suite);
+    describeLockouts(suite);
   });
 }

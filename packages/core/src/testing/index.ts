@@ -10,6 +10,7 @@
  * `ManualStore` answers (or fails) only when the test says so, for testing timeouts and failures.
  */
 export { runStoreConformance, type ConformanceOptions } from './conformance.js';
+export { lockoutScenarios } from './conformance/lockouts.js';
 export { FakeTimers } from './fake-timers.js';
 export { StepStore, type StepStoreOptions } from './step-store.js';
 export { LocalStore, ManualStore } from './manual-store.js';

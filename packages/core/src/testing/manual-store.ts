@@ -30,7 +30,7 @@ export class LocalStore implements Store {
     if (domainOf !== undefined) this.failureDomain = (key) => domainOf(key);
     const inner = new StepStore({ algorithms, clock: () => 0 });
     this.inner = inner;
-    this.capabilities = { local: true, algorithms: inner.capabilities.algorithms };
+    this.capabilities = { local: true, algorithms: inner.capabilities.algorithms, blocks: true };
     this.leases = { get: (key) => inner.leasesOf(key) };
   }
 
@@ -102,7 +102,7 @@ export class ManualStore implements Store {
   constructor(algorithms?: readonly AlgorithmKind[], domainOf?: (key: string) => string | number) {
     if (domainOf !== undefined) this.failureDomain = (key) => domainOf(key);
     this.state = new LocalStore(algorithms);
-    this.capabilities = { local: false, algorithms: this.state.capabilities.algorithms };
+    this.capabilities = { local: false, algorithms: this.state.capabilities.algorithms, blocks: true };
   }
 
   /** The live leases of a key under a concurrency limit. */

@@ -2,6 +2,7 @@ import { ALGORITHM_KINDS, type Algorithm, type AlgorithmKind, type ConcurrencyAl
 import { systemClock, type Clock } from '../clock.js';
 import type { Decision } from '../decision.js';
 import { UnsupportedError } from '../errors.js';
+import { BlockTable } from '../store/blocks.js';
 import type { Store, StoreCapabilities } from '../store/interface.js';
 import { stepKey, undoKey, type KeyState } from './key-state.js';
 
@@ -10,21 +11,25 @@ export interface StepStoreOptions {
   algorithms?: readonly AlgorithmKind[];
   /** Clock used when the limiter passes no `now` (default `Date.now`). */
   clock?: Clock;
+  /** Whether it runs lockouts and declares `capabilities.blocks` (default true). */
+  blocks?: boolean;
 }
 
 /**
  * The reference store: each algorithm's own step, run synchronously on one `Map` of states (no
  * eviction, no expiry, no sweep). Core runs the conformance suite on it, so the scenario tables run
- * with the algorithms they test; store authors can read it as the smallest store that passes. Any
+ * with the algorithms they test; store authors can read it as the smallest store that passes (its
+ * lockouts kept in a `BlockTable` beside the states). Any
  * kind outside `algorithms` is refused (`RL_UNSUPPORTED`), as by a store that does not run it.
  */
 export class StepStore implements Store {
   readonly capabilities: StoreCapabilities;
   private readonly states = new Map<string, KeyState>();
+  private readonly blocks = new BlockTable();
   private readonly clock: Clock;
 
   constructor(options: StepStoreOptions = {}) {
-    this.capabilities = { local: true, algorithms: [...(options.algorithms ?? ALGORITHM_KINDS)] };
+    this.capabilities = { local: true, algorithms: [...(options.algorithms ?? ALGORITHM_KINDS)], blocks: options.blocks ?? true };
     this.clock = options.clock ?? systemClock;
   }
 
@@ -42,6 +47,7 @@ export class StepStore implements Store {
 
   reset(key: string, algorithm: Algorithm): void {
     this.states.delete(this.slot(key, algorithm));
+    this.blocks.lift(key, algorithm);
   }
 
   acquire(key: string, algorithm: ConcurrencyAlgorithm, leaseId: string, now: number | undefined): Decision {
@@ -62,9 +68,13 @@ export class StepStore implements Store {
 
   private decide(key: string, algorithm: Algorithm, cost: number, now: number | undefined, commit: boolean): Decision {
     const slot = this.slot(key, algorithm);
-    const { decision, state } = stepKey(algorithm, this.states.get(slot), now ?? this.clock(), cost, commit);
-    if (state !== undefined) this.states.set(slot, state);
-    return decision;
+    const t = now ?? this.clock();
+    const step = (write: boolean): Decision => {
+      const { decision, state } = stepKey(algorithm, this.states.get(slot), t, cost, write);
+      if (state !== undefined) this.states.set(slot, state);
+      return decision;
+    };
+    return algorithm.blockMs > 0 ? this.blocks.decide(key, algorithm, t, commit, step) : step(commit);
   }
 
   /** The state's name: kinds are kept apart, configurations of one kind share the state. */
