@@ -81,7 +81,7 @@ const NO_LEASE = '';
  * Needs Redis 6.2 or later (`HRANDFIELD`).
  */
 export class RedisStore implements Store {
-  readonly capabilities: StoreCapabilities = { local: false, algorithms: ALGORITHM_KINDS };
+  readonly capabilities: StoreCapabilities = { local: false, algorithms: ALGORITHM_KINDS, blocks: true };
   readonly client: Redis | Cluster;
   readonly prefix: string;
   readonly buckets: number;
@@ -153,7 +153,8 @@ export class RedisStore implements Store {
     if (this.closed) throw new StoreClosedError();
     const plan = this.plan(algorithm);
     try {
-      if (plan.compact) await this.client.hdel(this.bucketKey(plan, key), fieldOf(key));
+      // In the compact layout a lockout is the field '#!<field>' (see block-read-compact.lua): lifted too.
+      if (plan.compact) await this.client.hdel(this.bucketKey(plan, key), fieldOf(key), `#!${fieldOf(key)}`);
       else await this.client.del(...this.redisKeys(key, algorithm));
     } catch (error) {
       throw storeError('reset', error);
@@ -228,17 +229,24 @@ export class RedisStore implements Store {
     const own = leaseId ?? (cost === 1 && now === undefined && chargedAt === undefined ? undefined : String(cost));
     let first: string;
     let second: string | undefined;
+    // A third key: a lockout's, `:block`, of a blocking variant with keys of its own.
+    let third: string | undefined;
     if (plan.compact) {
       first = this.bucketKey(plan, key);
       second = fieldOf(key);
     } else {
       const name = redisKeyBase(this.prefix, key) + plan.suffix;
       first = name + plan.keys[0]!;
-      second = plan.keys.length === 2 ? name + plan.keys[1]! : undefined;
+      second = plan.keys.length >= 2 ? name + plan.keys[1]! : undefined;
+      third = plan.keys.length === 3 ? name + plan.keys[2]! : undefined;
     }
-    if (op === 'u' && own !== undefined) {
-      const args = second === undefined ? [first, own] : [first, second, own];
-      if (chargedAt !== undefined || now !== undefined) args.push(chargedAt === undefined ? '' : String(chargedAt));
+    const undo = op === 'u' && own !== undefined;
+    if (undo || third !== undefined) {
+      const args = [first];
+      if (second !== undefined) args.push(second);
+      if (third !== undefined) args.push(third);
+      if (own !== undefined) args.push(own);
+      if (undo && (chargedAt !== undefined || now !== undefined)) args.push(chargedAt === undefined ? '' : String(chargedAt));
       if (now !== undefined) args.push(String(now));
       return run.call(client, ...args);
     }

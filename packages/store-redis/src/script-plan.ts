@@ -53,9 +53,9 @@ export function planScript(algorithm: Algorithm): ScriptPlan {
   if (script === undefined) throw new UnsupportedError(`${what} runs the Lua script ${name}, which this version of @rl/store-redis does not have.`);
   const keys = layout.compact ? [] : layout.keys;
   const numberOfKeys = layout.compact ? 1 : keys.length;
-  if (script.compact !== layout.compact || script.numberOfKeys !== numberOfKeys || (!layout.compact && (numberOfKeys < 1 || numberOfKeys > 2))) {
+  if (script.compact !== layout.compact || script.numberOfKeys !== numberOfKeys || (!layout.compact && (numberOfKeys < 1 || numberOfKeys > 3))) {
     throw new UnsupportedError(
-      `${what} describes ${layout.compact ? 'the compact layout' : `${numberOfKeys} keys of its own`}; its script ${name} keeps ${script.compact ? 'the compact layout' : `${script.numberOfKeys} keys of its own`} (at most 2).`,
+      `${what} describes ${layout.compact ? 'the compact layout' : `${numberOfKeys} keys of its own`}; its script ${name} keeps ${script.compact ? 'the compact layout' : `${script.numberOfKeys} keys of its own`} (at most 3).`,
     );
   }
   const names = constants.map((c) => c.name);

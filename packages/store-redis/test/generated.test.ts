@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { concurrency, fixedWindow, leakyBucket, slidingWindowCounter, slidingWindowLog, tokenBucket, type Algorithm } from '@rl/core';
-import { ALGORITHM_KINDS } from '@rl/core/store';
+import { ALGORITHM_KINDS, withBlock } from '@rl/core/store';
 import { luaScripts } from '@rl/store-redis';
 // @ts-expect-error: a plain .mjs build script without types
 import { generatedPath, renderModule } from '../scripts/generate-lua.mjs';
@@ -16,18 +16,22 @@ const algorithms: Algorithm[] = [
   leakyBucket({ capacity: 10, leakRate: 2, mode: 'shape' }),
   concurrency({ limit: 3 }),
 ];
+/** Every rate algorithm with a lockout: its blocking variant. */
+const blocking: Algorithm[] = algorithms.filter((a) => a.stateKind !== 'leases').map((a) => withBlock(a, 60_000));
 
 describe('generated Lua module', () => {
   it('matches the .lua files (run `pnpm --filter @rl/store-redis generate` when this fails)', () => {
     expect(readFileSync(generatedPath as string, 'utf8')).toBe((renderModule as () => string)());
   });
 
-  it('holds one script per algorithm kind, each with its number of keys', () => {
-    expect(Object.keys(luaScripts).sort()).toEqual([...ALGORITHM_KINDS].sort());
+  it('holds one script per algorithm kind and a blocking variant per rate kind, each with its number of keys', () => {
+    const rates = ALGORITHM_KINDS.filter((kind) => kind !== 'concurrency');
+    expect(Object.keys(luaScripts).sort()).toEqual([...ALGORITHM_KINDS, ...rates.map((kind) => `${kind}-block`)].sort());
     expect(luaScripts['sliding-window-log'].numberOfKeys).toBe(2);
+    expect(luaScripts['sliding-window-log-block'].numberOfKeys).toBe(3);
   });
 
-  it.each(algorithms.map((a) => [`${a.kind}${a.mayDelay ? ' (shape)' : ''}`, a] as const))(
+  it.each([...algorithms, ...blocking].map((a) => [`${a.kind}${a.mayDelay ? ' (shape)' : ''}${a.blockMs > 0 ? ' with a lockout' : ''}`, a] as const))(
     "%s: its description agrees with its Lua twin (layout, keys, constants)",
     (_name, algorithm) => {
       const { name, layout, constants } = algorithm.script;

@@ -19,8 +19,8 @@ import {
   type Decision,
   type Store,
 } from '@rl/core';
-import { type ConcurrencyAlgorithm } from '@rl/core/store';
-import { runScenario, scenarios } from '@rl/core/testing';
+import { withBlock, type ConcurrencyAlgorithm } from '@rl/core/store';
+import { lockoutScenarios, runScenario, scenarios } from '@rl/core/testing';
 import { MemoryStore } from '@rl/store-memory';
 import { RedisStore } from '@rl/store-redis';
 import { useRedisDeployments } from '@rl/test-support';
@@ -40,7 +40,7 @@ const targets = [
 
 describe.each(targets)('parity with the memory store on $name Redis', ({ client }) => {
   describe('scenario tables of @rl/core/testing', () => {
-    it.each(scenarios.map((s) => [s.name, s] as const))('%s', async (_name, scenario) => {
+    it.each([...scenarios, ...lockoutScenarios].map((s) => [s.name, s] as const))('%s', async (_name, scenario) => {
       const memory = new MemoryStore({ sweepInterval: false });
       const redis = new RedisStore({ client: client(), prefix: freshPrefix() });
       const expected = await runScenario(memory, scenario, { prefix: 'p' });
@@ -58,13 +58,18 @@ const windowMs = fc.constantFrom(1000, 250, 1234.5, 60_000);
 const limit = fc.integer({ min: 1, max: 12 });
 
 /** Two configurations of one algorithm kind: the second models a changed configuration over the same state. */
-const numericOrLogAlgorithms: fc.Arbitrary<[Algorithm, Algorithm]> = fc.oneof(
+const unblockedAlgorithms: fc.Arbitrary<[Algorithm, Algorithm]> = fc.oneof(
   fc.tuple(limit, windowMs, fc.boolean(), limit, fc.boolean()).map(([l, w, cd, l2, cd2]) => [fixedWindow({ limit: l, window: w, countDenied: cd }), fixedWindow({ limit: l2, window: w, countDenied: cd2 })] as [Algorithm, Algorithm]),
   fc.tuple(limit, windowMs, fc.boolean(), limit).map(([l, w, cd, l2]) => [slidingWindowLog({ limit: l, window: w, countDenied: cd }), slidingWindowLog({ limit: l2, window: w / 2 })] as [Algorithm, Algorithm]),
   fc.tuple(limit, windowMs, fc.boolean(), limit).map(([l, w, cd, l2]) => [slidingWindowCounter({ limit: l, window: w, countDenied: cd }), slidingWindowCounter({ limit: l2, window: w })] as [Algorithm, Algorithm]),
   fc.tuple(limit, fc.constantFrom(1, 2.5, 0.3, 7, 1 / 3), fc.constantFrom(1000, 60_000, 333), limit).map(([c, r, i, c2]) => [tokenBucket({ capacity: c, refillRate: r, interval: i }), tokenBucket({ capacity: c2, refillRate: r * 2, interval: i })] as [Algorithm, Algorithm]),
   fc.tuple(limit, fc.constantFrom(1, 3, 0.7, 10), fc.constantFrom(1000, 250), fc.constantFrom('meter' as const, 'shape' as const), limit).map(([c, r, i, m, c2]) => [leakyBucket({ capacity: c, leakRate: r, interval: i, mode: m }), leakyBucket({ capacity: c2, leakRate: r, interval: i, mode: m })] as [Algorithm, Algorithm]),
 );
+
+/** The same, and sometimes with a lockout (the blocking variants of the twins), on both or on one of them. */
+const numericOrLogAlgorithms: fc.Arbitrary<[Algorithm, Algorithm]> = fc
+  .tuple(unblockedAlgorithms, fc.constantFrom(0, 0, 300, 1500.5), fc.boolean())
+  .map(([[a, b], blockMs, both]) => (blockMs === 0 ? [a, b] : [withBlock(a, blockMs), both ? withBlock(b, blockMs) : b]));
 
 interface RateOp {
   dt: number;

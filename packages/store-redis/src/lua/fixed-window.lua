@@ -8,6 +8,9 @@
 --          an undo: ARGV[2] cost, ARGV[3] the time of the charge ('' for none), ARGV[4] now
 -- Returns  the decision: six exact doubles (allowed, remaining, then ms to the reset, to a retry, of the delay, and the `now` it decided at; see prelude.lua); undo
 -- returns nothing.
+--
+-- Lockouts: scripts/generate-lua.mjs also makes `fixed-window-block` of this script (see block-reply.lua).
+--#blockable
 
 -- The fixed window keeps no previous window's count.
 local previous_at = nil

@@ -17,6 +17,9 @@
 -- records leave the window); a long one adds LLEN, LINDEX, GET and SET of the metadata. An undo reads
 -- the log from its tail and stops at the record it removes (LRANGE, LREM, PTTL; GET and SET of the
 -- metadata of a long log): a give-back costs what a decision does, however long the log.
+--
+-- Lockouts: scripts/generate-lua.mjs also makes `sliding-window-log-block` of this script (see block-reply.lua).
+--#blockable
 
 local log_key = KEYS[1]
 local sum_key = KEYS[2]

@@ -6,6 +6,9 @@
 -- ARGV[2]  cost (absent: 1)   ARGV[3] now in ms (absent: Redis TIME)
 --          an undo: ARGV[2] cost, ARGV[3] the time of the charge ('' for none), ARGV[4] now
 -- Returns  the decision: six exact doubles (allowed, remaining, then ms to the reset, to a retry, of the delay, and the `now` it decided at; see prelude.lua); undo returns nothing.
+--
+-- Lockouts: scripts/generate-lua.mjs also makes `token-bucket-block` of this script (see block-reply.lua).
+--#blockable
 
 if OP == 'u' then
   if raw then
