@@ -8,7 +8,7 @@
 //
 // A script marked `--#blockable` (a rate algorithm's) also gets its blocking variant, `<name>-block`, run
 // for an algorithm with a lockout (`withBlock` in @rl/core): the same text with the block read before it
-// (block-read-compact.lua or block-read-keys.lua, after the preludes) and its final reply,
+// (block-read-compact.lua or block-read-keys.lua, then block-read.lua, after the preludes) and its final reply,
 // `return struct.pack('<dddddd', <five values>, now)`, taken into block-reply.lua, which writes a block
 // that a denial starts (block-write-compact.lua or block-write-keys.lua). One source per algorithm; the
 // variants are never written by hand.
@@ -36,10 +36,11 @@ const INCLUDED = ['compact-write.lua', 'window-undo.lua'];
 /** The parts of the blocking variants (see above), by layout. Not scripts of their own. */
 const BLOCK_PARTS = {
   read: { compact: 'block-read-compact.lua', keys: 'block-read-keys.lua' },
+  check: 'block-read.lua',
   write: { compact: 'block-write-compact.lua', keys: 'block-write-keys.lua' },
   reply: 'block-reply.lua',
 };
-const BLOCK_FILES = [...Object.values(BLOCK_PARTS.read), ...Object.values(BLOCK_PARTS.write), BLOCK_PARTS.reply];
+const BLOCK_FILES = [...Object.values(BLOCK_PARTS.read), BLOCK_PARTS.check, ...Object.values(BLOCK_PARTS.write), BLOCK_PARTS.reply];
 /** The marker of a script that gets a blocking variant, alone on its line. */
 const BLOCKABLE = /^--#blockable[ \t]*$/m;
 /** A script's final reply: five values and `now` (group 1: the five values). */
@@ -115,7 +116,7 @@ function blockingVariant(name, source, compact) {
   const write = readFileSync(join(luaDir, BLOCK_PARTS.write[layout]), 'utf8');
   const reply = readFileSync(join(luaDir, BLOCK_PARTS.reply), 'utf8').replace(/^[ \t]*--#block-write[ \t]*$/m, () => write);
   const body = source.slice(0, final.index) + `local r_allowed, r_remaining, r_reset, r_retry, r_delay = ${final[1]}\n` + reply;
-  return readFileSync(join(luaDir, BLOCK_PARTS.read[layout]), 'utf8') + body;
+  return readFileSync(join(luaDir, BLOCK_PARTS.read[layout]), 'utf8') + readFileSync(join(luaDir, BLOCK_PARTS.check), 'utf8') + body;
 }
 
 /** The text of the generated module for the .lua files as they are now. */

@@ -64,14 +64,15 @@ export interface WaitOptions {
 
 
 /** The options of `createLimiter` that the HTTP layer passes through to every limit's limiter. */
-type PassedLimiterOptions = 'timeout' | 'clock' | 'onStoreError' | 'denyCache' | 'storeRetryInterval' | 'storeFailureThreshold';
-const PASSED_LIMITER_OPTIONS = ['timeout', 'clock', 'onStoreError', 'denyCache', 'storeRetryInterval', 'storeFailureThreshold'] as const;
+type PassedLimiterOptions = 'timeout' | 'clock' | 'onStoreError' | 'denyCache' | 'storeRetryInterval' | 'storeFailureThreshold' | 'blockDuration';
+const PASSED_LIMITER_OPTIONS = ['timeout', 'clock', 'onStoreError', 'denyCache', 'storeRetryInterval', 'storeFailureThreshold', 'blockDuration'] as const;
 
 /**
  * The framework-independent options of every adapter's `rateLimit()`. `Req` is what the key, cost
  * and skip functions receive: Express `req`, Fastify `request`, Koa `ctx`. The limiter options
- * (`timeout`, `clock`, `onStoreError`, `denyCache`, `storeRetryInterval`, `storeFailureThreshold`)
- * apply to every limit, as in `createLimiter`.
+ * (`timeout`, `clock`, `onStoreError`, `denyCache`, `storeRetryInterval`, `storeFailureThreshold`,
+ * `blockDuration`: a lockout after a denial, with Retry-After and the RateLimit `t` at its end) apply to
+ * every limit, as in `createLimiter`.
  */
 export interface HttpRateLimitOptions<Req> extends Pick<LimiterOptions, PassedLimiterOptions> {
   /** The algorithm of a single limit, or a function of the request choosing it (see {@link LimitOptions.algorithm}). Give either `algorithm` or `limits`. */

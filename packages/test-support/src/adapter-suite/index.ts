@@ -21,6 +21,7 @@ import { suiteContext } from './context.js';
 import { failingFunctionTests, storeFailureTests } from './errors.js';
 import { headerTests } from './headers.js';
 import { limitTests } from './limits.js';
+import { lockoutTests } from './lockouts.js';
 import { optionTests } from './options.js';
 import { permitTests } from './permits.js';
 import { dryRunTests, outcomeTests, perRequestAlgorithmTests } from './policies.js';
@@ -60,6 +61,7 @@ function describeOne(adapter: Adapter, stores: readonly StoreUnderTest[]): void 
         describe('a limit chosen per request', () => perRequestAlgorithmTests(t));
         describe('counting by the response outcome', () => outcomeTests(t));
         describe('dry-run', () => dryRunTests(t));
+        describe('lockouts (blockDuration)', () => lockoutTests(t));
       });
     }
     describe('without a working store', () => storeFailureTests(suiteContext(adapter, stores[0]!)));
