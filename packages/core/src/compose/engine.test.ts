@@ -125,3 +125,47 @@ describe('Composition', () => {
     expect((await shaper.peek('k')).delayMs).toBe(2_000);
   });
 });
+
+describe('Composition with dry-run limits', () => {
+  /** Limits of 10, 1 and 10 a minute, the middle one dry-run (unless `dryRun` says otherwise). */
+  function withDryRun(dryRun: boolean[] = [false, true, false], maxDelayMs = Infinity) {
+    const store = new TestStore(true);
+    const [wide, narrow, last] = [10, 1, 10].map((limit) => limiter(store, fixedWindow({ limit, window: '1m' })));
+    const runs: { deniedBy: number; binding: number; retryAfterMs: number; dryRunDeniedBy: number }[] = [];
+    const composition = new Composition([wide!, narrow!, last!], (_k, _c, _a, _d, deniedBy, binding, retryAfterMs, _delayMs, dryRunDeniedBy) => {
+      runs.push({ deniedBy, binding, retryAfterMs, dryRunDeniedBy });
+    }, maxDelayMs, dryRun);
+    return { composition, runs, wide: wide!, narrow: narrow!, last: last! };
+  }
+
+  it('charges a dry-run limit like any other, but its denial stops nothing and is only reported', async () => {
+    const { composition, runs, wide, last } = withDryRun();
+    composition.run(['k', 'k', 'k'], [1, 1, 1]);
+    composition.run(['k', 'k', 'k'], [1, 1, 1]);
+    // The dry-run limit never binds while an enforced one answers: the wide and last ones have 8 left each.
+    expect(runs).toEqual([
+      { deniedBy: -1, binding: 0, retryAfterMs: 0, dryRunDeniedBy: -1 },
+      { deniedBy: -1, binding: 0, retryAfterMs: 59_000, dryRunDeniedBy: 1 },
+    ]);
+    expect((await wide.peek('k')).remaining).toBe(8);
+    expect((await last.peek('k')).remaining).toBe(8);
+  });
+
+  it('an enforced denial after a dry-run one is enforced, and gives back as usual', async () => {
+    const { composition, runs, wide } = withDryRun([false, true, false]);
+    for (let i = 0; i < 10; i++) composition.run(['k', 'k', 'other'], [1, 1, 1]);
+    composition.run(['k', 'k', 'other'], [1, 1, 1]);
+    expect(runs.at(-1)).toMatchObject({ deniedBy: 0, dryRunDeniedBy: -1 });
+    expect((await wide.peek('k')).remaining).toBe(0);
+  });
+
+  it('binds among the dry-run limits only when every limit is one', () => {
+    const { composition, runs } = withDryRun([true, true, true]);
+    composition.run(['k', 'k', 'k'], [1, 1, 1]);
+    composition.run(['k', 'k', 'k'], [1, 1, 1]);
+    expect(runs).toEqual([
+      { deniedBy: -1, binding: 1, retryAfterMs: 0, dryRunDeniedBy: -1 },
+      { deniedBy: -1, binding: 1, retryAfterMs: 59_000, dryRunDeniedBy: 1 },
+    ]);
+  });
+});

@@ -18,7 +18,7 @@ function rejectedField(options: Record<string, unknown>): string {
 
 describe('null is a bad value for every option, never "not given"', () => {
   const middlewareOptions = [
-    'store', 'prefix', 'key', 'cost', 'skip', 'headers', 'wait', 'ipv6Subnet', 'timers',
+    'store', 'prefix', 'key', 'cost', 'skip', 'headers', 'wait', 'ipv6Subnet', 'timers', 'dryRun', 'skipFailedRequests', 'skipSuccessfulRequests',
     // Passed through to createLimiter.
     'timeout', 'clock', 'onStoreError', 'denyCache', 'storeRetryInterval', 'storeFailureThreshold',
   ];
@@ -32,7 +32,7 @@ describe('null is a bad value for every option, never "not given"', () => {
     expect(rejectedField({ ...(name === 'algorithm' ? { limits: [{ algorithm }] } : { algorithm }), [name]: null })).toBe('rateLimit.algorithm');
   });
 
-  it.each(['name', 'key', 'cost', 'store', 'onStoreError'])('rateLimit.limits[0].%s', (name) => {
+  it.each(['name', 'key', 'cost', 'store', 'onStoreError', 'dryRun'])('rateLimit.limits[0].%s', (name) => {
     expect(rejectedField({ limits: [{ algorithm, [name]: null }] })).toBe(`rateLimit.limits[0].${name}`);
   });
 
@@ -48,5 +48,19 @@ describe('null is a bad value for every option, never "not given"', () => {
     expect(config.key).toBeUndefined();
     expect(config.limiterOptions).toEqual({});
     expect(parseHttpOptions({ limits: [{ algorithm, name: undefined, store: undefined }] }, 'rateLimit', []).limits[0]!.name).toBe('5-in-1m');
+  });
+});
+
+describe('a limit chosen per request', () => {
+  it('is named per-request in the namespace unless named, and shows the chosen policy name in the headers', () => {
+    const config = parseHttpOptions({ algorithm: () => algorithm }, 'rateLimit', []);
+    expect(config.limits[0]).toMatchObject({ name: 'per-request', headerName: undefined, algorithm: undefined });
+    const named = parseHttpOptions({ limits: [{ name: 'plan', algorithm: () => algorithm }] }, 'rateLimit', []);
+    expect(named.limits[0]).toMatchObject({ name: 'plan', headerName: 'plan' });
+  });
+
+  it('allows wait (the chosen algorithm may shape) and a maxCost up to the largest count', () => {
+    expect(parseHttpOptions({ algorithm: () => algorithm, wait: { maxDelay: '1s' } }, 'rateLimit', []).maxDelayMs).toBe(1000);
+    expect(parseHttpOptions({ algorithm: () => algorithm, cost: () => 1, maxCost: 1e12 }, 'rateLimit', []).limits[0]!.maxCost).toBe(1e12);
   });
 });

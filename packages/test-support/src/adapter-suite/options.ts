@@ -38,6 +38,13 @@ const badOptions: [string, Record<string, unknown>, string][] = [
   ['a null onLimit', { algorithm, onLimit: null }, 'rateLimit.onLimit'],
   ['a null limit name', { limits: [{ algorithm, name: null }] }, 'rateLimit.limits[0].name'],
   ['a null limit store', { limits: [{ algorithm, store: null }] }, 'rateLimit.limits[0].store'],
+  ['a dryRun that is not a boolean', { algorithm, dryRun: 'yes' }, 'rateLimit.dryRun'],
+  ['a limit dryRun that is not a boolean', { limits: [{ algorithm, dryRun: 1 }] }, 'rateLimit.limits[0].dryRun'],
+  ['a skipFailedRequests that is not a boolean', { algorithm, skipFailedRequests: 'true' }, 'rateLimit.skipFailedRequests'],
+  ['a null skipSuccessfulRequests', { algorithm, skipSuccessfulRequests: null }, 'rateLimit.skipSuccessfulRequests'],
+  ['a requestWasSuccessful without skipping', { algorithm, requestWasSuccessful: () => true }, 'rateLimit.requestWasSuccessful'],
+  ['a requestWasSuccessful that is not a function', { algorithm, skipFailedRequests: true, requestWasSuccessful: true }, 'rateLimit.requestWasSuccessful'],
+  ['a maxCost above the largest count for a limit chosen per request', { algorithm: () => algorithm, cost: () => 1, maxCost: 1e16 }, 'rateLimit.maxCost'],
   ['a null limit failure policy', { limits: [{ algorithm, onStoreError: null }] }, 'rateLimit.limits[0].onStoreError'],
 ];
 
