@@ -41,3 +41,12 @@ export type { RateLimitResult } from './http/result.js';
 export type { HttpRateLimitOptions, LimitOptions, WaitOptions, KeyFunction, CostFunction, SkipFunction, AlgorithmFunction } from './http/options.js';
 export type { HeaderFormat } from './http/headers.js';
 export { ipKey, DEFAULT_IPV6_SUBNET } from './http/keys.js';
+export {
+  DECISION_OUTCOMES,
+  type Observer,
+  type DecisionEvent,
+  type DecisionOutcome,
+  type StoreErrorObservation,
+  type CircuitEvent,
+  type HoldEvent,
+} from './observe/observer.js';

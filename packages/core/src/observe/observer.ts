@@ -1,0 +1,90 @@
+import type { DecisionReason } from '../decision.js';
+
+/**
+ * What one decision came to, as metrics count it:
+ * - `allowed`: admitted at once; `delayed`: admitted after a wait (`delayMs > 0`: a shaping limit, a
+ *   reservation); `denied`: refused by the limit (the store, or the deny cache remembering the store);
+ * - `dry_run_denied`: a dry-run limit would have refused it, and it went on;
+ * - the failure policy's, when the store failed, timed out or its circuit is open: `failed_open`
+ *   (admitted without the store), `failed_closed` (refused without the store), `fallback` (decided by
+ *   the fallback limiter).
+ */
+export type DecisionOutcome = 'allowed' | 'delayed' | 'denied' | 'dry_run_denied' | 'failed_open' | 'failed_closed' | 'fallback';
+
+/** Every {@link DecisionOutcome}, for exporters that declare their label values up front. */
+export const DECISION_OUTCOMES: readonly DecisionOutcome[] = ['allowed', 'delayed', 'denied', 'dry_run_denied', 'failed_open', 'failed_closed', 'fallback'];
+
+/**
+ * One decision of one limit. The object may be reused for the next event of the same limit: read it
+ * during the call, copy what you keep.
+ */
+export interface DecisionEvent {
+  /** The limit's name: a limiter's `name` option, or the middleware limit's name. Bounded: a label value. */
+  readonly limit: string;
+  readonly outcome: DecisionOutcome;
+  /** Why the decision was not the store's own (`deny-cache`, `timeout`, `store-error`, `fallback`); undefined when it was. */
+  readonly reason: DecisionReason | undefined;
+  /** Units the request asked for (1 for a permit). */
+  readonly cost: number;
+  /** Milliseconds the admitted request waits before it proceeds (0 unless `delayed`). */
+  readonly delayMs: number;
+  /**
+   * Milliseconds the store call took, from the call to its answer, when one was made and answered
+   * (undefined for a deny-cache answer, a circuit-open decision, a timeout). Measured with the
+   * limiter's timers (`performance.now()` by default).
+   */
+  readonly storeMs: number | undefined;
+  /** The request's key (without the limiter's prefix): only with `observeKeys: true`; otherwise undefined (keys are personal data, and unbounded). */
+  readonly key: string | undefined;
+}
+
+/** A store call failed or timed out (also the calls whose failure changes no decision: give-backs, releases, resets). */
+export interface StoreErrorObservation {
+  readonly limit: string;
+  /** `timeout` when the store did not answer within the limiter's `timeout`, `store-error` otherwise. */
+  readonly kind: 'store-error' | 'timeout';
+  readonly error: Error;
+  /** What the limiter did about the request: `deny`, `allow` or `fallback` (`deny` for calls that decide nothing). */
+  readonly action: 'deny' | 'allow' | 'fallback';
+  /** The key, only with `observeKeys: true`. */
+  readonly key: string | undefined;
+}
+
+/**
+ * The store-down circuit of a limit (of one failure domain of its store: a Cluster master) opened
+ * (calls skip the store and the failure policy decides) or closed again (a probe succeeded).
+ */
+export interface CircuitEvent {
+  readonly limit: string;
+  readonly state: 'open' | 'closed';
+  /** The failure domain (`host:port` of a Cluster master); undefined for a store that is one domain. */
+  readonly domain: string | undefined;
+  /** Why it opened (for `open`). */
+  readonly reason: 'store-error' | 'timeout' | undefined;
+}
+
+/**
+ * A request held by the HTTP layer before it proceeds (shaping, waiting for a reservation):
+ * `started` when the hold begins, then `ended` when it proceeds or `abandoned` when its client left
+ * meanwhile (what it took is given back). Their difference is the number of requests held now.
+ */
+export interface HoldEvent {
+  /** The middleware's limit that delays the request the longest. */
+  readonly limit: string;
+  readonly state: 'started' | 'ended' | 'abandoned';
+  readonly delayMs: number;
+}
+
+/**
+ * Hears what the limits do: give one as the `observer` option of `createLimiter`, `combineLimiters` or
+ * a middleware. Every method is optional. An observer that throws never breaks a request: the error is
+ * reported once per observer (a process warning, `RL_OBSERVER_ERROR`) and the request goes on.
+ * Without an observer, nothing is measured or built.
+ */
+export interface Observer {
+  /** One event per decision of each limit (a composition of three limits: up to three events). */
+  decision?(event: DecisionEvent): void;
+  storeError?(event: StoreErrorObservation): void;
+  circuit?(event: CircuitEvent): void;
+  hold?(event: HoldEvent): void;
+}
