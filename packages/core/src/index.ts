@@ -21,6 +21,7 @@ export {
   type LeaseDecision,
   type StoreErrorPolicy,
   type StoreErrorEvent,
+  type CircuitChange,
 } from './limiter/index.js';
 export { combineLimiters, LimiterGroup, type CombinedDecision } from './compose/group.js';
 export {

@@ -40,6 +40,7 @@ function expressAdapter(name: string, createApp: typeof express): Adapter {
       return { ...served, peek: (key) => middlewares[0]!.limiter.limiters[0]!.peek(key) };
     },
     view: (req) => view(req as Request),
+    logsToConsole: true,
     onLimitSending: (body) => (_req: Request, res: Response, _next: NextFunction, result: { retryAfterSeconds: number }) => res.json(body(result)),
   };
 }

@@ -1,6 +1,6 @@
 import type { NextFunction, Request, Response } from 'express';
 import { MemoryStore } from '@rl/store-memory';
-import { InvalidOptionError, type HttpRateLimitOptions, type RateLimitResult } from '@rl/core';
+import { InvalidOptionError, type CircuitChange, type HttpRateLimitOptions, type RateLimitResult, type StoreErrorEvent } from '@rl/core';
 import {
   HttpRateLimiter,
   PROBLEM_CONTENT_TYPE,
@@ -47,6 +47,9 @@ export interface RateLimitMiddleware {
   readonly limiter: HttpRateLimiter<Request>;
   /** Forgets a key in every limit of this middleware. */
   resetKey(key: string): Promise<void>;
+  /** Hears every limit's store failures (`'storeError'`) or circuit changes (`'circuit'`), with the limit's `name`. */
+  on(event: 'storeError', listener: (event: StoreErrorEvent & { name: string }) => void): RateLimitMiddleware;
+  on(event: 'circuit', listener: (event: CircuitChange & { name: string }) => void): RateLimitMiddleware;
 }
 
 const expressBinding: FrameworkBinding<Request> = {
@@ -107,6 +110,10 @@ export function rateLimit(options: RateLimitOptions): RateLimitMiddleware {
 
   Object.defineProperty(middleware, 'limiter', { value: limiter });
   middleware.resetKey = (key: string) => limiter.resetKey(key);
+  middleware.on = ((event: 'storeError' | 'circuit', listener: (event: never) => void) => {
+    limiter.on(event as 'storeError', listener as (event: StoreErrorEvent & { name: string }) => void);
+    return middleware;
+  }) as RateLimitMiddleware['on'];
   return middleware;
 }
 

@@ -6,7 +6,6 @@ import {
   type HttpRateLimitOptions,
   type RateLimitResult,
   type Store,
-  type StoreErrorEvent,
 } from '@rl/core';
 import {
   HttpRateLimiter,
@@ -19,6 +18,7 @@ import {
   resolvesForgedClient,
   type FrameworkBinding,
   type HeaderAccess,
+  type OutageLogger,
   type ResponseIO,
 } from '@rl/core/http';
 
@@ -74,9 +74,10 @@ const replyHeaders: HeaderAccess<FastifyReply> = {
   claim: claimResponse,
 };
 
-function binding(owner: string, createStore: () => Store): FrameworkBinding<FastifyRequest> {
+function binding(owner: string, createStore: () => Store, logger: OutageLogger): FrameworkBinding<FastifyRequest> {
   return {
     owner,
+    logger,
     adapterOptions: ADAPTER_OPTIONS,
     clientIp: (request) => request.ip,
     requestHeaders: (request) => request.headers,
@@ -111,8 +112,8 @@ function parseHook(value: unknown, owner: string): Hook {
   return value;
 }
 
-function prepare(options: RouteRateLimitOptions, owner: string, hook: Hook, createStore: () => Store): RouteLimit {
-  const limiter = new HttpRateLimiter<FastifyRequest>(options, binding(owner, createStore));
+function prepare(options: RouteRateLimitOptions, owner: string, hook: Hook, createStore: () => Store, logger: OutageLogger): RouteLimit {
+  const limiter = new HttpRateLimiter<FastifyRequest>(options, binding(owner, createStore, logger));
   const onLimit = options.onLimit;
   if (onLimit !== undefined && typeof onLimit !== 'function') {
     throw new InvalidOptionError(`${owner}.onLimit`, onLimit, 'a function (request, reply, result) that sends the denial response');
@@ -221,10 +222,14 @@ async function rateLimitPlugin(fastify: FastifyInstance, options: RateLimitPlugi
   if (shared.store === null) throw new InvalidOptionError('rateLimit.store', null, 'a store such as new MemoryStore() (leave the option out for the default)');
   const store = shared.store === undefined ? createStore() : shared.store;
   const base: RouteRateLimitOptions = { ...shared, store };
-  const globalLimit = global ? prepare(base, 'rateLimit', pluginHook, createStore) : undefined;
+  // Store outages are logged once per outage on the instance's logger (see OutageLog).
+  const logger: OutageLogger = {
+    warn: (details, message) => fastify.log.warn(details, message),
+    info: (details, message) => fastify.log.info(details, message),
+  };
+  const globalLimit = global ? prepare(base, 'rateLimit', pluginHook, createStore, logger) : undefined;
   // One limit per route options object: the HEAD route Fastify adds for a GET shares the GET's limit.
   const routeLimits = new WeakMap<object, RouteLimit>();
-  const logged = new WeakSet<RouteLimit>();
 
   // Registered again in a child context (a stricter limit for some routes), the decorator exists already.
   if (!fastify.hasRequestDecorator('rateLimit')) fastify.decorateRequest('rateLimit', null);
@@ -243,17 +248,8 @@ async function rateLimitPlugin(fastify: FastifyInstance, options: RateLimitPlugi
       // A route that only changes the cost, key, headers, ... spends the plugin's limit, not a limit of its own.
       if (globalLimit !== undefined && !STATE_OPTIONS.some((name) => config[name] !== undefined)) merged.prefix = globalLimit.limiter.prefix;
       const hook = config.hook === undefined ? pluginHook : parseHook(config.hook, owner);
-      limit = prepare(merged as RouteRateLimitOptions, owner, hook, createStore);
+      limit = prepare(merged as RouteRateLimitOptions, owner, hook, createStore, logger);
       routeLimits.set(config, limit);
-    }
-    if (!logged.has(limit!)) {
-      logged.add(limit!);
-      // A failing store is reported on Fastify's logger (at most about once per storeRetryInterval per limit).
-      for (const limiter of limit!.limiter.limiters) {
-        limiter.on('storeError', (event: StoreErrorEvent) => {
-          fastify.log.warn({ err: event.error, key: event.key, action: event.action }, 'rate-limit store failed');
-        });
-      }
     }
     addHook(route, limit!.hook, limit!.handler, true);
     if (limit!.limiter.hasLeases) {

@@ -46,6 +46,7 @@ function koaAdapter(name: string, KoaApp: typeof Koa): Adapter {
       return { ...served, peek: (key) => middlewares[0]!.limiter.limiters[0]!.peek(key) };
     },
     view: (ctx) => view(ctx as Context),
+    logsToConsole: true,
     onLimitSending: (body) => (ctx: Context, result: { retryAfterSeconds: number }) => {
       ctx.body = body(result);
     },

@@ -1,7 +1,7 @@
 import type { ServerResponse } from 'node:http';
 import type { Context, Next } from 'koa';
 import { MemoryStore } from '@rl/store-memory';
-import { InvalidOptionError, type HttpRateLimitOptions, type RateLimitResult } from '@rl/core';
+import { InvalidOptionError, type CircuitChange, type HttpRateLimitOptions, type RateLimitResult, type StoreErrorEvent } from '@rl/core';
 import {
   HttpRateLimiter,
   claimResponse,
@@ -42,6 +42,9 @@ export interface RateLimitMiddleware {
   readonly limiter: HttpRateLimiter<Context>;
   /** Forgets a key in every limit of this middleware. */
   resetKey(key: string): Promise<void>;
+  /** Hears every limit's store failures (`'storeError'`) or circuit changes (`'circuit'`), with the limit's `name`. */
+  on(event: 'storeError', listener: (event: StoreErrorEvent & { name: string }) => void): RateLimitMiddleware;
+  on(event: 'circuit', listener: (event: CircuitChange & { name: string }) => void): RateLimitMiddleware;
 }
 
 const koaBinding: FrameworkBinding<Context> = {
@@ -96,6 +99,10 @@ export function rateLimit(options: RateLimitOptions): RateLimitMiddleware {
 
   Object.defineProperty(middleware, 'limiter', { value: limiter });
   middleware.resetKey = (key: string) => limiter.resetKey(key);
+  middleware.on = ((event: 'storeError' | 'circuit', listener: (event: never) => void) => {
+    limiter.on(event as 'storeError', listener as (event: StoreErrorEvent & { name: string }) => void);
+    return middleware;
+  }) as RateLimitMiddleware['on'];
   return middleware;
 }
 

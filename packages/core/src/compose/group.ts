@@ -3,6 +3,8 @@ import { InvalidOptionError, UnsupportedError } from '../errors.js';
 import { checkLimiterCost, Limiter } from '../limiter/index.js';
 import type { MaybePromise } from '../store/interface.js';
 import { Composition, PERMITS } from './engine.js';
+import type { Observer } from '../observe/observer.js';
+import { checkOptions } from '../options.js';
 
 /** The decision of several limits applied together. */
 export interface CombinedDecision extends Decision {
@@ -113,6 +115,20 @@ function released(): Promise<void> {
 }
 
 /** Combines limiters into one {@link LimiterGroup}: admitted only if all admit. */
-export function combineLimiters(limiters: readonly Limiter[]): LimiterGroup {
-  return new LimiterGroup(limiters);
+export function combineLimiters(limiters: readonly Limiter[], options: CombineOptions = {}): LimiterGroup {
+  const { observer, observeKeys } = checkOptions(options, ['observer', 'observeKeys'], 'combineLimiters.options');
+  const group = new LimiterGroup(limiters);
+  if (observer !== undefined) {
+    if (observeKeys !== undefined && typeof observeKeys !== 'boolean') throw new InvalidOptionError('combineLimiters.options.observeKeys', observeKeys, 'true or false');
+    for (const limiter of group.limiters) limiter.observe(observer as Observer, { keys: observeKeys === true }, 'combineLimiters.options.observer');
+  }
+  return group;
+}
+
+/** Options of {@link combineLimiters}. */
+export interface CombineOptions {
+  /** Observes every limit of the group (each under its limiter's `name`); the same as `limiter.observe(observer)` on each. */
+  observer?: Observer;
+  /** Put the request's key in the observer's events (default false). */
+  observeKeys?: boolean;
 }

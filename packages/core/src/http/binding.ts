@@ -1,5 +1,6 @@
 import type { IncomingHttpHeaders } from 'node:http';
 import type { Store } from '../store/interface.js';
+import type { OutageLogger } from './outage-log.js';
 
 /** What an adapter tells the http layer about its framework. */
 export interface FrameworkBinding<Req> {
@@ -25,4 +26,6 @@ export interface FrameworkBinding<Req> {
   readonly trustAllProxiesAdvice: string;
   /** Creates the default store (a memory store) when the options give none. */
   createStore(): Store;
+  /** Where store outages are logged (once per outage); default: the console. */
+  readonly logger?: OutageLogger;
 }

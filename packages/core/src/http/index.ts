@@ -20,6 +20,7 @@ export { holdRequest, type CloseNotifier } from './hold.js';
 export { problemBody, PROBLEM_CONTENT_TYPE } from './problem.js';
 export { Responder, type ResponseIO, type NodeResponse } from './respond-to.js';
 export { checkSuccessTest, type SuccessTest } from './outcome.js';
+export { OutageLog, consoleLogger, OUTAGE_QUIET_MS, type OutageLogger } from './outage-log.js';
 export { PrefixRegistry } from './prefixes.js';
 export {
   HeaderWriter,

@@ -1,5 +1,7 @@
 import { checkCost, type Algorithm } from '../algorithm.js';
 import { MAX_COUNT } from '../options.js';
+import { checkObserver } from '../limiter/observation.js';
+import type { Observer } from '../observe/observer.js';
 import { parseTimerDuration, type Duration } from '../duration.js';
 import { InvalidOptionError } from '../errors.js';
 import { checkAlgorithm, checkTimers, type LimiterOptions, type StoreErrorPolicy } from '../limiter/index.js';
@@ -131,11 +133,25 @@ export interface HttpRateLimitOptions<Req> extends Pick<LimiterOptions, PassedLi
   ipv6Subnet?: number | false;
   /** Where the store timeout and shaping holds get their time and timers. Default: Node's timers; tests pass `FakeTimers` from `@rl/core/testing`. */
   timers?: Timers;
+  /**
+   * Hears every decision of every limit (under the limit's name), store errors, circuit changes and
+   * the requests held and abandoned (see `Observer`; `prometheusObserver` from `@rl/prometheus`,
+   * `openTelemetryObserver` from `@rl/opentelemetry`). Without one nothing is measured.
+   */
+  observer?: Observer;
+  /** Put the request's key in observer events (default false: keys are personal data, and unbounded). */
+  observeKeys?: boolean;
+  /**
+   * Log a store outage once (when the store of a limit starts failing, and when it answers again):
+   * `true` (default) on the framework's logger where it has one (Fastify), else the console; `false`
+   * for none (then listen to `middleware.on('storeError', …)` or use an observer).
+   */
+  logStoreErrors?: boolean;
 }
 
 const CORE_OPTIONS = [
   'algorithm', 'limits', 'store', 'prefix', 'key', 'cost', 'maxCost', 'skip', 'headers', 'wait', 'ipv6Subnet', 'timers',
-  'skipSuccessfulRequests', 'skipFailedRequests', 'dryRun', ...PASSED_LIMITER_OPTIONS,
+  'skipSuccessfulRequests', 'skipFailedRequests', 'dryRun', 'observer', 'observeKeys', 'logStoreErrors', ...PASSED_LIMITER_OPTIONS,
 ] as const;
 const LIMIT_OPTIONS = ['algorithm', 'name', 'key', 'cost', 'maxCost', 'store', 'onStoreError', 'dryRun'] as const;
 /** The storage name of a limit whose algorithm is chosen per request, when it has no name of its own. */
@@ -200,6 +216,9 @@ export interface HttpConfig<Req> {
   readonly skipSuccessful: boolean;
   /** Give a request's units back when its response failed or never finished (`skipFailedRequests`). */
   readonly skipFailed: boolean;
+  readonly observer: Observer | undefined;
+  readonly observeKeys: boolean;
+  readonly logStoreErrors: boolean;
   /** The explicit prefix; undefined: a default one is taken from the limit names. */
   readonly prefix: string | undefined;
   readonly store: Store | undefined;
@@ -251,6 +270,7 @@ export function parseHttpOptions<Req>(options: HttpRateLimitOptions<Req>, owner:
   }
   const store = optionalStore(o.store, `${owner}.store`);
   const dryRun = optionalBoolean(o.dryRun, `${owner}.dryRun`);
+  if (o.observer !== undefined) checkObserver(o.observer, `${owner}.observer`);
   const skipSuccessful = optionalBoolean(o.skipSuccessfulRequests, `${owner}.skipSuccessfulRequests`);
   const skipFailed = optionalBoolean(o.skipFailedRequests, `${owner}.skipFailedRequests`);
 
@@ -295,6 +315,9 @@ export function parseHttpOptions<Req>(options: HttpRateLimitOptions<Req>, owner:
     maxDelayMs,
     skipSuccessful,
     skipFailed,
+    observer: o.observer as Observer | undefined,
+    observeKeys: optionalBoolean(o.observeKeys, `${owner}.observeKeys`),
+    logStoreErrors: o.logStoreErrors === undefined ? true : optionalBoolean(o.logStoreErrors, `${owner}.logStoreErrors`),
     prefix: o.prefix as string | undefined,
     store,
     ipv6Subnet,

@@ -1,5 +1,7 @@
 import { Composition } from '../compose/engine.js';
-import { createLimiter, type Limiter, type LimiterOptions } from '../limiter/index.js';
+import { createLimiter, type CircuitChange, type Limiter, type LimiterOptions, type StoreErrorEvent } from '../limiter/index.js';
+import type { Observer } from '../observe/observer.js';
+import { consoleLogger, OutageLog } from './outage-log.js';
 import type { MaybePromise, Store } from '../store/interface.js';
 import type { Timers } from '../timers.js';
 import type { FrameworkBinding } from './binding.js';
@@ -42,6 +44,10 @@ export class HttpRateLimiter<Req> {
   readonly ownedStore: Store | undefined;
   /** The timers of this middleware's holds (see {@link holdRequest}) and store timeouts. */
   readonly timers: Timers;
+  /** Each limit's name, in order. */
+  readonly limitNames: readonly string[];
+  /** The middleware's observer (of holds too), if any. */
+  readonly observer: Observer | undefined;
 
   private readonly evaluation: Evaluation<Req>;
 
@@ -72,6 +78,12 @@ export class HttpRateLimiter<Req> {
       throw error;
     }
     this.ownedStore = ownedStore;
+    this.limitNames = config.limits.map((l) => l.name);
+    this.observer = config.observer;
+    if (config.observer !== undefined) {
+      config.limits.forEach((limit, i) => this.limiters[i]!.observe(config.observer!, { name: limit.name, keys: config.observeKeys, dryRun: limit.dryRun }, `${config.owner}.observer`));
+    }
+    if (config.logStoreErrors) new OutageLog(config.limits.map((l, i) => ({ limiter: this.limiters[i]!, name: l.name })), binding.logger ?? consoleLogger);
 
     const dryRun = config.limits.map((l) => l.dryRun);
     const allDryRun = !dryRun.includes(false);
@@ -124,6 +136,20 @@ export class HttpRateLimiter<Req> {
    */
   async resetKey(key: string): Promise<void> {
     await Promise.all(this.limiters.map((limiter) => limiter.reset(key)));
+  }
+
+  /**
+   * Listens to every limit's `'storeError'` ({@link StoreErrorEvent} with the limit's `name`) or
+   * `'circuit'` event ({@link CircuitChange}, with `name`): an outage of any limit of this middleware.
+   */
+  on(event: 'storeError', listener: (event: StoreErrorEvent & { name: string }) => void): this;
+  on(event: 'circuit', listener: (event: CircuitChange & { name: string }) => void): this;
+  on(event: 'storeError' | 'circuit', listener: (event: never) => void): this {
+    this.limiters.forEach((limiter, i) => {
+      const name = this.limitNames[i]!;
+      limiter.on(event, (payload: object) => (listener as (event: object) => void)({ ...payload, name }));
+    });
+    return this;
   }
 
   /** Closes the store this middleware created (a store passed in options is left open). */

@@ -1,6 +1,8 @@
 import type { HeaderAccess } from './headers.js';
 import { holdRequest, type CloseNotifier } from './hold.js';
 import { OutcomeCounter, type SuccessTest } from './outcome.js';
+import { reportObserverError } from '../limiter/observation.js';
+import type { HoldEvent, Observer } from '../observe/observer.js';
 import type { HttpRateLimiter } from './rate-limiter.js';
 import type { RateLimitResult } from './result.js';
 
@@ -106,10 +108,22 @@ export class Responder<Req, Res, Next, Out> {
   }
 
   private holdThenProceed(req: Req, res: Res, next: Next, result: RateLimitResult, node: NodeResponse): Promise<Awaited<Out>> {
+    const observer = this.limiter.observer;
+    const limit = observer?.hold === undefined ? undefined : this.limiter.limitNames[longestDelay(result)]!;
+    if (limit !== undefined) this.tellHold(observer!, limit, 'started', result.delayMs);
     // A client that leaves while held never reaches the next handler, and its slot is given back.
-    return holdRequest(node, result.delayMs, this.limiter.timers).then((held) =>
-      held ? this.admit(req, res, next, result, node) : this.io.drop(req, res, next, result.abandon()),
-    ) as Promise<Awaited<Out>>;
+    return holdRequest(node, result.delayMs, this.limiter.timers).then((held) => {
+      if (limit !== undefined) this.tellHold(observer!, limit, held ? 'ended' : 'abandoned', result.delayMs);
+      return held ? this.admit(req, res, next, result, node) : this.io.drop(req, res, next, result.abandon());
+    }) as Promise<Awaited<Out>>;
+  }
+
+  private tellHold(observer: Observer, limit: string, state: HoldEvent['state'], delayMs: number): void {
+    try {
+      observer.hold!({ limit, state, delayMs });
+    } catch (error) {
+      reportObserverError(observer, error);
+    }
   }
 
   private admit(req: Req, res: Res, next: Next, result: RateLimitResult, node: NodeResponse): Out {
@@ -148,4 +162,12 @@ export class Responder<Req, Res, Next, Out> {
   get countsOutcome(): boolean {
     return this.outcome !== undefined;
   }
+}
+
+/** The index of the limit that delays `result` the longest (the one it is held for). */
+function longestDelay(result: RateLimitResult): number {
+  let longest = 0;
+  const decisions = result.decisions;
+  for (let i = 1; i < decisions.length; i++) if ((decisions[i]?.delayMs ?? 0) > (decisions[longest]?.delayMs ?? 0)) longest = i;
+  return longest;
 }

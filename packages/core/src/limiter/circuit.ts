@@ -11,6 +11,9 @@ export const PROBE_STORE = 1;
 export const SKIP_STORE = 2;
 export type StoreGate = typeof CALL_STORE | typeof PROBE_STORE | typeof SKIP_STORE;
 
+/** Hears a circuit open (with the failure's reason) or close again. */
+export type CircuitListener = (open: boolean, reason: FailureReason | undefined, domain: string | undefined) => void;
+
 /**
  * The "store down" circuit of one limiter. Closed, every call goes to the store. It opens when
  * `threshold` failed calls fall within `retryIntervalMs` (a lone slow answer under load does not deny
@@ -28,10 +31,15 @@ export class Circuit {
   /** Times of the latest failed calls (at most `threshold`), oldest first. */
   private readonly failures: number[] = [];
 
+  /** Told when the circuit opens or closes (set by an observed limiter); undefined: nobody listens. */
+  listener: CircuitListener | undefined;
+
+  /** `domain`: the failure domain this circuit guards, for the listener (undefined: the whole store). */
   constructor(
     private readonly clock: Clock,
     private readonly retryIntervalMs: number,
     private readonly threshold: number,
+    private readonly domain?: string,
   ) {}
 
   /** True while every call goes to the store (the cheap check of the fast paths). */
@@ -55,8 +63,10 @@ export class Circuit {
 
   /** The probe answered: the store is used again, and earlier failures are forgotten. */
   probeSucceeded(): void {
+    const wasOpen = this.openUntil !== 0;
     this.openUntil = 0;
     this.failures.length = 0;
+    if (wasOpen) this.listener?.(false, undefined, this.domain);
   }
 
   /** A store call failed: opens the circuit at the threshold, and keeps an open one open (a failed probe). */
@@ -66,8 +76,10 @@ export class Circuit {
     failures.push(now);
     if (failures.length > this.threshold) failures.shift();
     if (this.openUntil !== 0 || (failures.length === this.threshold && now - failures[0]! <= this.retryIntervalMs)) {
+      const opened = this.openUntil === 0;
       this.openUntil = now + this.retryIntervalMs;
       this.openReason = reason;
+      if (opened) this.listener?.(true, reason, this.domain);
     }
   }
 }
@@ -83,6 +95,8 @@ export const MAX_DOMAINS = 16_384;
  */
 export class Circuits {
   private readonly byDomain = new Map<string | number, Circuit>();
+  /** Given to every circuit, present and future (see {@link Circuit.listener}). */
+  private circuitListener: CircuitListener | undefined;
 
   constructor(
     private readonly clock: Clock,
@@ -95,10 +109,17 @@ export class Circuits {
     let circuit = this.byDomain.get(domain);
     if (circuit === undefined) {
       if (this.byDomain.size >= MAX_DOMAINS) this.byDomain.delete(this.byDomain.keys().next().value!);
-      circuit = new Circuit(this.clock, this.retryIntervalMs, this.threshold);
+      circuit = new Circuit(this.clock, this.retryIntervalMs, this.threshold, String(domain));
+      circuit.listener = this.circuitListener;
       this.byDomain.set(domain, circuit);
     }
     return circuit;
+  }
+
+  /** Tells `listener` of every circuit's transitions. */
+  set listener(listener: CircuitListener | undefined) {
+    this.circuitListener = listener;
+    for (const circuit of this.byDomain.values()) circuit.listener = listener;
   }
 
   /** How many domains have a circuit. */

@@ -6,14 +6,17 @@ import type { Decision } from '../decision.js';
 import { InvalidAlgorithmError, InvalidKeyError, InvalidOptionError, StoreError, StoreTimeoutError, UnsupportedError } from '../errors.js';
 import type { MaybePromise, Store } from '../store/interface.js';
 import { CallAlgorithms } from './call-algorithms.js';
-import { Circuit, Circuits } from './circuit.js';
+import { Circuit, Circuits, type FailureReason } from './circuit.js';
 import { checkLimiterCost, isChargeableCost } from './cost.js';
 import { Deadlines } from './deadlines.js';
 import type { DenyCache } from './deny-cache.js';
 import { ACQUIRE, CONSUME, FailurePolicy, PEEK, parseStoreErrorPolicy } from './failure-policy.js';
 import { GuardedStore } from './guarded-store.js';
 import { newLeaseId } from './lease-id.js';
-import { parseLimiterOptions, type LeaseDecision, type LimiterOptions, type StoreErrorEvent } from './options.js';
+import { Observation, type ObserveOptions } from './observation.js';
+import type { Observer } from '../observe/observer.js';
+import type { Timers } from '../timers.js';
+import { parseLimiterOptions, type CircuitChange, type LeaseDecision, type LimiterOptions, type StoreErrorEvent } from './options.js';
 
 /**
  * A limiter: one algorithm on one store, with a key namespace, a clock and a failure policy.
@@ -21,7 +24,9 @@ import { parseLimiterOptions, type LeaseDecision, type LimiterOptions, type Stor
  * once, then calls the store through the same guard ({@link GuardedStore}): the circuit's gate, the
  * timeout and the failure policy.
  *
- * Events: `'storeError'` ({@link StoreErrorEvent}) each time the store fails or times out.
+ * Events: `'storeError'` ({@link StoreErrorEvent}) each time the store fails or times out;
+ * `'circuit'` ({@link CircuitChange}) when the store-down circuit (of a failure domain) opens or closes. An
+ * observer (option `observer`, or {@link observe}) hears every decision, store error and circuit change.
  */
 export class Limiter extends EventEmitter {
   /** The algorithm of calls that give none; undefined when every call gives its own (see {@link consume}). */
@@ -45,6 +50,12 @@ export class Limiter extends EventEmitter {
   private readonly calls: CallAlgorithms;
   /** The lockout after a denial, in ms (option `blockDuration`; 0: none). */
   readonly blockMs: number;
+  /** The limit's name in observer events (option `name`). */
+  readonly name: string;
+  private readonly timers: Timers;
+  private readonly circuits: Circuits | undefined;
+  /** The observers; undefined without any (then nothing is measured). */
+  private observation: Observation | undefined;
 
   /** @param within Internal: set when this limiter is built as another one's fallback (see {@link FallbackOf}). */
   constructor(options: LimiterOptions, within?: FallbackOf) {
@@ -53,6 +64,8 @@ export class Limiter extends EventEmitter {
     const c = parseLimiterOptions(options, name);
     this.algorithm = c.algorithm;
     this.blockMs = c.blockMs;
+    this.name = c.name;
+    this.timers = c.timers;
     this.leases = c.algorithm?.stateKind === 'leases';
     this.store = c.store;
     this.calls = new CallAlgorithms(c.store, c.algorithm);
@@ -75,10 +88,28 @@ export class Limiter extends EventEmitter {
     // A store with failure domains gets a circuit per domain; without, the one circuit (no lookup per call).
     const domains = typeof c.store.failureDomain === 'function';
     const circuits = domains ? new Circuits(c.localClock, c.retryIntervalMs, c.failureThreshold) : undefined;
+    this.circuits = circuits;
     this.guarded = new GuardedStore(c.store, c.clock, this.circuit, circuits, deadlines, policy, (error, key, action) => this.emitStoreError(error, key, action));
     this.synchronous = c.store.capabilities.local && (fallback === undefined || fallback.synchronous);
     // The fast path checks the one circuit: a store with failure domains takes the gated path.
     this.fastSync = this.synchronous && c.algorithm !== undefined && !this.leases && !domains;
+    // Circuit changes are rare: always heard, for the 'circuit' event and the observers.
+    const onCircuit = (open: boolean, reason: FailureReason | undefined, domain: string | undefined): void => this.circuitChanged(open, reason, domain);
+    this.circuit.listener = onCircuit;
+    if (circuits !== undefined) circuits.listener = onCircuit;
+    if (c.observer !== undefined) this.observe(c.observer, { keys: c.observeKeys }, `${name}.observer`);
+  }
+
+  /**
+   * Adds an observer of this limiter's decisions, store errors and circuit changes (see
+   * `Observer`). `options.name` names the limit in its events (default: the limiter's `name`);
+   * `options.keys` puts the request's key in them (default false). Returns the limiter.
+   */
+  observe(observer: Observer, options: ObserveOptions = {}, field = 'limiter.observe.observer'): this {
+    const observation = this.observation ?? new Observation(this.keyPrefix.length);
+    observation.add(observer, options.name ?? this.name, options.keys === true, options.dryRun === true, field);
+    this.observation = observation;
+    return this;
   }
 
   /** The full storage key for a user key. Throws {@link InvalidKeyError} for an empty or non-string key. */
@@ -103,7 +134,7 @@ export class Limiter extends EventEmitter {
   consume(key: string, cost = 1, algorithm?: Algorithm): Promise<Decision> {
     try {
       // A local store without a deny cache: the synchronous path, wrapped once.
-      if (algorithm === undefined && this.fastSync && this.denyCache === undefined) return Promise.resolve(this.consumeSync(key, cost));
+      if (algorithm === undefined && this.fastSync && this.denyCache === undefined && this.observation === undefined) return Promise.resolve(this.consumeSync(key, cost));
       const a = this.rateAlgorithm(algorithm);
       this.checkRate(key, cost, a);
       const result = this.consumeChecked(key, cost, a);
@@ -123,7 +154,7 @@ export class Limiter extends EventEmitter {
    */
   consumeSync(key: string, cost = 1, algorithm?: Algorithm): Decision {
     // The common case in a few comparisons: a good key and cost, the store up.
-    if (algorithm === undefined && this.fastSync && typeof key === 'string' && key.length > 0 && isChargeableCost(cost, this.maxCost) && this.circuit.isClosed) {
+    if (algorithm === undefined && this.fastSync && this.observation === undefined && typeof key === 'string' && key.length > 0 && isChargeableCost(cost, this.maxCost) && this.circuit.isClosed) {
       const storeKey = this.keyPrefix + key;
       // The clock is read before the store is called: its error (a time that is not finite) is thrown as it is.
       const now = this.clock === undefined ? undefined : this.clock();
@@ -139,7 +170,10 @@ export class Limiter extends EventEmitter {
     if (!this.synchronous) {
       throw new UnsupportedError('limiter.consumeSync() needs a local store such as MemoryStore (and a local fallback, if any); otherwise use await limiter.consume().');
     }
-    return this.guarded.call(this.keyPrefix + key, a, cost, CONSUME, '') as Decision;
+    const storeKey = this.keyPrefix + key;
+    if (this.observation === undefined) return this.guarded.call(storeKey, a, cost, CONSUME, '') as Decision;
+    const startedAt = this.timers.now();
+    return this.observed(startedAt, this.guarded.call(storeKey, a, cost, CONSUME, ''), cost, storeKey) as Decision;
   }
 
   /** The decision for `cost` units (default 0: only the current state) without recording anything; `algorithm` as for {@link consume}. */
@@ -229,6 +263,13 @@ export class Limiter extends EventEmitter {
    */
   consumeChecked(key: string, cost: number, algorithm: Algorithm = this.algorithm!): MaybePromise<Decision> {
     const storeKey = this.keyPrefix + key;
+    if (this.observation === undefined) return this.charge(storeKey, cost, algorithm);
+    const startedAt = this.timers.now();
+    return this.observed(startedAt, this.charge(storeKey, cost, algorithm), cost, storeKey);
+  }
+
+  /** A consume of `cost` under `algorithm`: from the deny cache, or through the guarded store. */
+  private charge(storeKey: string, cost: number, algorithm: Algorithm): MaybePromise<Decision> {
     const cache = this.denyCache;
     if (cache === undefined) return this.guarded.call(storeKey, algorithm, cost, CONSUME, '');
     // Taken before the store call: a denial is cached from the earliest time the store can have decided it.
@@ -266,8 +307,24 @@ export class Limiter extends EventEmitter {
     const leaseId = newLeaseId();
     const guarded = this.guarded;
     const algorithm = this.algorithm!;
-    const result = guarded.call(storeKey, algorithm, 1, ACQUIRE, leaseId);
+    let result = guarded.call(storeKey, algorithm, 1, ACQUIRE, leaseId);
+    if (this.observation !== undefined) result = this.observed(this.timers.now(), result, 1, storeKey);
     return result instanceof Promise ? result.then((d) => guarded.lease(d, storeKey, algorithm, leaseId)) : guarded.lease(result, storeKey, algorithm, leaseId);
+  }
+
+  /**
+   * Tells the observers of `result`, a decision of `cost` for `storeKey` asked at `startedAt` (the
+   * timers' time): the store's call duration when the store answered it (no `reason`).
+   */
+  private observed(startedAt: number, result: MaybePromise<Decision>, cost: number, storeKey: string): MaybePromise<Decision> {
+    if (result instanceof Promise) {
+      return result.then((decision) => {
+        this.observation?.decision(decision, cost, decision.reason === undefined ? this.timers.now() - startedAt : undefined, storeKey);
+        return decision;
+      });
+    }
+    this.observation?.decision(result, cost, result.reason === undefined ? this.timers.now() - startedAt : undefined, storeKey);
+    return result;
   }
 
   /**
@@ -319,11 +376,17 @@ export class Limiter extends EventEmitter {
     checkLimiterCost(this, cost, algorithm);
   }
 
+  private circuitChanged(open: boolean, reason: FailureReason | undefined, domain: string | undefined): void {
+    if (this.listenerCount('circuit') > 0) this.emit('circuit', { state: open ? 'open' : 'closed', reason, domain } satisfies CircuitChange);
+    this.observation?.circuit(open, reason, domain);
+  }
+
   private emitStoreError(error: unknown, key: string, action: StoreErrorEvent['action']): void {
     const err = error instanceof Error ? error : new StoreError(String(error));
     const event: StoreErrorEvent = { error: err, reason: err instanceof StoreTimeoutError ? 'timeout' : 'store-error', key, action };
     // Without listeners, 'storeError' is dropped (it is not the special 'error' event, so it never throws).
     if (this.listenerCount('storeError') > 0) this.emit('storeError', event);
+    this.observation?.storeError(err, event.reason, action, key);
   }
 }
 

@@ -6,6 +6,7 @@ import { parseDuration, parseTimerDuration, type Duration } from '../duration.js
 import { InvalidOptionError, UnsupportedError } from '../errors.js';
 import { MAX_COUNT, checkOptions, integerAtLeast, positiveNumber, spanOption } from '../options.js';
 import type { Store } from '../store/interface.js';
+import type { Observer } from '../observe/observer.js';
 import { systemTimers, type Timers } from '../timers.js';
 import { parseDenyCache, type DenyCache } from './deny-cache.js';
 import type { Limiter } from './limiter.js';
@@ -87,6 +88,19 @@ export interface LimiterOptions {
   storeFailureThreshold?: number;
   /** Where the store timeout gets its time and its timer. Default: Node's timers; tests pass `FakeTimers` from `@rl/core/testing`. */
   timers?: Timers;
+  /**
+   * The limit's name in observer events and metrics labels (printable ASCII, bounded: not a key).
+   * Default: the `prefix`, else the algorithm's policy name (for example `100-in-1m`), else `limit`.
+   */
+  name?: string;
+  /**
+   * Hears every decision, store error and circuit change of this limiter (see `Observer`; for example
+   * `prometheusObserver({ registry })` from `@rl/prometheus`). Without one nothing is measured. More
+   * observers: `limiter.observe(observer)`.
+   */
+  observer?: Observer;
+  /** Put the request's key in observer events (default false: keys are personal data, and unbounded as metric labels). */
+  observeKeys?: boolean;
 }
 
 /** A decision of a concurrency limit; call `release()` exactly when the work ends (extra calls do nothing). */
@@ -103,6 +117,15 @@ export interface StoreErrorEvent {
   action: 'deny' | 'allow' | 'fallback';
 }
 
+/** Payload of the limiter's `'circuit'` event: its store-down circuit (of one failure domain) opened or closed. */
+export interface CircuitChange {
+  state: 'open' | 'closed';
+  /** Why it opened; undefined when it closed. */
+  reason: 'store-error' | 'timeout' | undefined;
+  /** The failure domain (a Cluster master, `host:port`); undefined for a store that is one domain. */
+  domain: string | undefined;
+}
+
 /** {@link LimiterOptions} checked once, with every default applied. */
 export interface LimiterConfig {
   /** Undefined: every call gives its own (rate) algorithm. */
@@ -113,6 +136,10 @@ export interface LimiterConfig {
   /** The clock of local decisions (the circuit, the deny cache): the user's, or the system clock. */
   readonly localClock: Clock;
   readonly prefix: string;
+  /** The limit's name in observer events (see {@link LimiterOptions.name}). */
+  readonly name: string;
+  readonly observer: Observer | undefined;
+  readonly observeKeys: boolean;
   readonly maxCost: number;
   /** 0: no timeout. */
   readonly timeoutMs: number;
@@ -126,7 +153,10 @@ export interface LimiterConfig {
   readonly blockMs: number;
 }
 
-const LIMITER_OPTIONS = ['algorithm', 'store', 'clock', 'prefix', 'maxCost', 'timeout', 'onStoreError', 'denyCache', 'storeRetryInterval', 'storeFailureThreshold', 'timers', 'blockDuration'] as const;
+const LIMITER_OPTIONS = [
+  'algorithm', 'store', 'clock', 'prefix', 'maxCost', 'timeout', 'onStoreError', 'denyCache', 'storeRetryInterval', 'storeFailureThreshold', 'timers', 'blockDuration',
+  'name', 'observer', 'observeKeys',
+] as const;
 const DEFAULT_REMOTE_TIMEOUT_MS = 50;
 const DEFAULT_RETRY_INTERVAL_MS = 1000;
 const DEFAULT_FAILURE_THRESHOLD = 3;
@@ -162,6 +192,9 @@ export function parseLimiterOptions(options: LimiterOptions, name = 'createLimit
     clock,
     localClock: clock ?? systemClock,
     prefix: (o.prefix as string | undefined) ?? '',
+    name: parseName(o.name, (o.prefix as string | undefined) || algorithm?.policy.name || 'limit', `${name}.name`),
+    observer: o.observer as Observer | undefined,
+    observeKeys: parseFlag(o.observeKeys, `${name}.observeKeys`),
     maxCost: o.maxCost === undefined ? (algorithm?.maxCost ?? MAX_COUNT) : checkMaxCost(o.maxCost, algorithm, `${name}.maxCost`),
     timeoutMs: o.timeout === false ? 0 : o.timeout === undefined ? (local ? 0 : DEFAULT_REMOTE_TIMEOUT_MS) : parseTimerDuration(o.timeout, `${name}.timeout`),
     // Not a timer: the circuit compares it with its clock, and decisions carry it as their retry time.
@@ -172,6 +205,21 @@ export function parseLimiterOptions(options: LimiterOptions, name = 'createLimit
     onStoreError: o.onStoreError,
     denyCache: parseDenyCache(o.denyCache, algorithm, local, `${name}.denyCache`),
   };
+}
+
+/** The `name` option: a non-empty string of printable ASCII, or `fallback` when not given. */
+function parseName(value: unknown, fallback: string, field: string): string {
+  if (value === undefined) return fallback;
+  if (typeof value !== 'string' || value.length === 0 || !/^[\x20-\x7e]*$/.test(value)) {
+    throw new InvalidOptionError(field, value, 'a non-empty string of printable ASCII characters (a metrics label value)');
+  }
+  return value;
+}
+
+function parseFlag(value: unknown, field: string): boolean {
+  if (value === undefined) return false;
+  if (typeof value !== 'boolean') throw new InvalidOptionError(field, value, 'true or false');
+  return value;
 }
 
 /**

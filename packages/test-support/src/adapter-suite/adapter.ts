@@ -79,6 +79,8 @@ export interface Adapter {
   mount(spec: AppSpec): Promise<MountedApp>;
   /** The framework's request object (`req`, `request`, `ctx`) as the suite reads it. */
   view(request: unknown): RequestView;
+  /** True when the adapter logs store outages on the console (Express, Koa); false when on the framework's own logger (Fastify). */
+  readonly logsToConsole: boolean;
   /** An `onLimit` that answers with the JSON `body(result)` (status and headers are already set). */
   onLimitSending(body: (result: { retryAfterSeconds: number }) => unknown): unknown;
 }

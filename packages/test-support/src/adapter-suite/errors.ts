@@ -1,4 +1,4 @@
-import { expect, it } from 'vitest';
+import { expect, it, vi } from 'vitest';
 import { fixedWindow, StoreError, type Store } from '@rl/core';
 import { members } from '../http-client.js';
 import type { SuiteContext } from './context.js';
@@ -80,5 +80,32 @@ export function storeFailureTests(t: SuiteContext): void {
     const admitted = await open.request('/');
     expect(admitted.status).toBe(200);
     expect(admitted.headers['ratelimit']).toBeUndefined();
+  });
+}
+
+/** Store outages are logged once, not once per request, and the middleware's `on('storeError')` hears each failure. */
+export function outageLogTests(t: SuiteContext): void {
+  it('logs a failing store once per outage, whatever the number of requests', async () => {
+    if (!t.adapter.logsToConsole) return; // Fastify logs on its own logger: its own test file checks it
+    const warn = vi.spyOn(console, 'warn').mockImplementation(() => {});
+    try {
+      const app = await t.open({ middlewares: [{ store: brokenStore(), algorithm: fixedWindow({ limit: 5, window: '1m' }) }] });
+      for (let i = 0; i < 5; i++) expect((await app.request('/')).status).toBe(503);
+      expect(warn).toHaveBeenCalledTimes(1);
+      expect(String(warn.mock.calls[0]![0])).toMatch(/the store of limit "5-in-1m" failed \(store-error: connection refused\); requests are denied \(503\)/);
+    } finally {
+      warn.mockRestore();
+    }
+  });
+
+  it('logs nothing with logStoreErrors: false', async () => {
+    const warn = vi.spyOn(console, 'warn').mockImplementation(() => {});
+    try {
+      const app = await t.open({ middlewares: [{ store: brokenStore(), algorithm: fixedWindow({ limit: 5, window: '1m' }), logStoreErrors: false }] });
+      expect((await app.request('/')).status).toBe(503);
+      expect(warn).not.toHaveBeenCalled();
+    } finally {
+      warn.mockRestore();
+    }
   });
 }

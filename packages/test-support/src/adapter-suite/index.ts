@@ -18,7 +18,8 @@ import { useRedis } from '../redis-fixtures.js';
 import type { Adapter, StoreUnderTest } from './adapter.js';
 import { clientIpTests } from './client-ip.js';
 import { suiteContext } from './context.js';
-import { failingFunctionTests, storeFailureTests } from './errors.js';
+import { failingFunctionTests, outageLogTests, storeFailureTests } from './errors.js';
+import { observerTests } from './observer.js';
 import { headerTests } from './headers.js';
 import { limitTests } from './limits.js';
 import { lockoutTests } from './lockouts.js';
@@ -61,10 +62,15 @@ function describeOne(adapter: Adapter, stores: readonly StoreUnderTest[]): void 
         describe('a limit chosen per request', () => perRequestAlgorithmTests(t));
         describe('counting by the response outcome', () => outcomeTests(t));
         describe('dry-run', () => dryRunTests(t));
+        describe('observers', () => observerTests(t));
         describe('lockouts (blockDuration)', () => lockoutTests(t));
       });
     }
-    describe('without a working store', () => storeFailureTests(suiteContext(adapter, stores[0]!)));
+    describe('without a working store', () => {
+      const t = suiteContext(adapter, stores[0]!);
+      storeFailureTests(t);
+      outageLogTests(t);
+    });
     describe('bad options are rejected when the middleware is created', () => optionTests(suiteContext(adapter, stores[0]!)));
   });
 }

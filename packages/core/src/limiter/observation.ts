@@ -1,0 +1,119 @@
+import type { Decision } from '../decision.js';
+import { InvalidOptionError } from '../errors.js';
+import type { DecisionEvent, DecisionOutcome, Observer } from '../observe/observer.js';
+
+/** How one observer hears one limiter. */
+export interface ObserveOptions {
+  /** The limit's name in the events (default: the limiter's `name`). */
+  readonly name?: string;
+  /** Put the request's key (without the limiter's prefix) in the events. Default false: keys are personal data, and unbounded. */
+  readonly keys?: boolean;
+  /** @internal This limiter's denials are not enforced (a dry-run limit of the HTTP layer): they are `dry_run_denied`. */
+  readonly dryRun?: boolean;
+}
+
+/** A decision event the observation fills in for each decision (one object per observer and limiter, reused). */
+type MutableDecisionEvent = { -readonly [K in keyof DecisionEvent]: DecisionEvent[K] };
+
+interface Entry {
+  readonly observer: Observer;
+  readonly limit: string;
+  readonly keys: boolean;
+  readonly dryRun: boolean;
+  readonly event: MutableDecisionEvent;
+}
+
+/** Observers that threw once already (warned about once per observer, process-wide). */
+const warned = new WeakSet<Observer>();
+
+/**
+ * The observers of one limiter: what it tells them, and the guard that keeps an observer's throw from
+ * breaking a request (reported once per observer as a process warning, `RL_OBSERVER_ERROR`).
+ */
+export class Observation {
+  private readonly entries: Entry[] = [];
+
+  constructor(private readonly keyPrefixLength: number) {}
+
+  /** Adds `observer` (checked: an object whose given methods are functions). */
+  add(observer: unknown, limit: string, keys: boolean, dryRun: boolean, field: string): void {
+    checkObserver(observer, field);
+    const event: MutableDecisionEvent = { limit, outcome: 'allowed', reason: undefined, cost: 0, delayMs: 0, storeMs: undefined, key: undefined };
+    this.entries.push({ observer, limit, keys, dryRun, event });
+  }
+
+  /** One decision of `cost` units for `storeKey`; `storeMs` when the store answered it. */
+  decision(decision: Decision, cost: number, storeMs: number | undefined, storeKey: string): void {
+    for (const entry of this.entries) {
+      const decide = entry.observer.decision;
+      if (decide === undefined) continue;
+      const event = entry.event;
+      event.outcome = outcomeOf(decision, entry.dryRun);
+      event.reason = decision.reason;
+      event.cost = cost;
+      event.delayMs = decision.delayMs;
+      event.storeMs = storeMs;
+      event.key = entry.keys ? storeKey.slice(this.keyPrefixLength) : undefined;
+      // Inline, not through `guard`: no closure per decision.
+      try {
+        decide.call(entry.observer, event);
+      } catch (error) {
+        reportObserverError(entry.observer, error);
+      }
+    }
+  }
+
+  /** A store call failed or timed out. */
+  storeError(error: Error, kind: 'store-error' | 'timeout', action: 'deny' | 'allow' | 'fallback', storeKey: string): void {
+    for (const entry of this.entries) {
+      const report = entry.observer.storeError;
+      if (report === undefined) continue;
+      const key = entry.keys ? storeKey.slice(this.keyPrefixLength) : undefined;
+      this.guard(entry.observer, () => report.call(entry.observer, { limit: entry.limit, kind, error, action, key }));
+    }
+  }
+
+  /** The store-down circuit of `domain` (undefined: the whole store) opened or closed. */
+  circuit(open: boolean, reason: 'store-error' | 'timeout' | undefined, domain: string | undefined): void {
+    for (const entry of this.entries) {
+      const report = entry.observer.circuit;
+      if (report === undefined) continue;
+      this.guard(entry.observer, () => report.call(entry.observer, { limit: entry.limit, state: open ? 'open' : 'closed', domain, reason: open ? reason : undefined }));
+    }
+  }
+
+  private guard(observer: Observer, call: () => void): void {
+    try {
+      call();
+    } catch (error) {
+      reportObserverError(observer, error);
+    }
+  }
+}
+
+/** What a decision came to for metrics (see {@link DecisionOutcome}); `dryRun`: its denials were not enforced. */
+export function outcomeOf(decision: Decision, dryRun: boolean): DecisionOutcome {
+  const reason = decision.reason;
+  if (reason === 'fallback') return 'fallback';
+  if (reason === 'store-error' || reason === 'timeout') return decision.allowed ? 'failed_open' : 'failed_closed';
+  if (!decision.allowed) return dryRun ? 'dry_run_denied' : 'denied';
+  return decision.delayMs > 0 ? 'delayed' : 'allowed';
+}
+
+/** Reports an observer's throw once per observer; the request goes on. */
+export function reportObserverError(observer: Observer, error: unknown): void {
+  if (warned.has(observer)) return;
+  warned.add(observer);
+  const message = error instanceof Error ? error.message : String(error);
+  process.emitWarning(`An rl observer threw (${message}); the request went on. Further errors of this observer are not reported.`, { code: 'RL_OBSERVER_ERROR' });
+}
+
+/** `value` as an {@link Observer}: an object whose `decision`, `storeError`, `circuit` and `hold`, where given, are functions. */
+export function checkObserver(value: unknown, field: string): asserts value is Observer {
+  const expected = 'an observer: an object with any of decision(event), storeError(event), circuit(event), hold(event), such as prometheusObserver({ registry }) from @rl/prometheus';
+  if (value === null || typeof value !== 'object') throw new InvalidOptionError(field, value, expected);
+  for (const method of ['decision', 'storeError', 'circuit', 'hold'] as const) {
+    const member = (value as Record<string, unknown>)[method];
+    if (member !== undefined && typeof member !== 'function') throw new InvalidOptionError(`${field}.${method}`, member, 'a function (or leave it out)');
+  }
+}
