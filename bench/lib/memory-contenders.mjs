@@ -67,6 +67,24 @@ CONTENDERS['rl token-bucket (consumeSync)'] = async () => {
   if (typeof limiter.consumeSync !== 'function') return { skip: 'the built @rl/core has no limiter.consumeSync yet' };
   return { call: (key) => limiter.consumeSync(key), sync: true, note: 'limiter.consumeSync(key), no await', extra: true };
 };
+// With an observer that counts by limit and outcome: the cost of the observer seam per decision.
+CONTENDERS['rl token-bucket (observed)'] = async () => {
+  const limiter = rlLimiter('token-bucket');
+  if (typeof limiter.observe !== 'function') return { skip: 'the built @rl/core has no limiter.observe yet' };
+  limiter.observe(countingObserver());
+  return { call: (key) => limiter.consume(key), sync: false, note: 'await limiter.consume(key), observed by a counting observer', extra: true };
+};
+/** Counts decisions per `limit/outcome` in a Map: about what a metrics exporter does per decision. */
+export function countingObserver() {
+  const counts = new Map();
+  return {
+    counts,
+    decision(event) {
+      const label = `${event.limit}/${event.outcome}`;
+      counts.set(label, (counts.get(label) ?? 0) + 1);
+    },
+  };
+}
 CONTENDERS['hand bucket (sync)'] = async () => ({ call: handBucket(), sync: true, note: 'take(key): Map of {tokens,last}, Date.now()' });
 CONTENDERS['hand bucket (await)'] = async () => {
   const take = handBucket();

@@ -32,7 +32,7 @@ export async function run({ quick, log }) {
   try {
     for (const [fw, names] of Object.entries(FRAMEWORKS)) {
       const adapter = await builtExport(names.rl, 'rateLimit').catch(() => undefined) ?? (await import(names.rl).then((m) => m.rateLimit ?? m.default).catch(() => undefined));
-      const variants = [['bare', 'allow'], ['hand', 'allow'], ['rl-memory', 'allow'], ['peer-memory', 'allow'], ['rl-redis', 'allow'], ['peer-redis', 'allow'],
+      const variants = [['bare', 'allow'], ['hand', 'allow'], ['rl-memory', 'allow'], ['rl-observed', 'allow'], ['peer-memory', 'allow'], ['rl-redis', 'allow'], ['peer-redis', 'allow'],
         ['hand', 'deny'], ['rl-memory', 'deny'], ['peer-memory', 'deny'], ['rl-redis', 'deny'], ['peer-redis', 'deny'], ['bare', 'allow']];
       for (let round = 0; round < rounds; round++) for (const [variant, mode] of round % 2 ? [...variants].reverse() : variants) {
         const key = `${fw} ${variant} ${mode}`;
@@ -63,8 +63,8 @@ export async function run({ quick, log }) {
   for (const fw of Object.keys(FRAMEWORKS)) {
     const bareRps = pick(`${fw} bare allow`, 'rps');
     const bareCpu = pick(`${fw} bare allow`, 'serverCpuUsPerReq');
-    for (const variant of ['bare', 'hand', 'rl-memory', 'peer-memory', 'rl-redis', 'peer-redis']) {
-      for (const mode of variant === 'bare' ? ['allow'] : ['allow', 'deny']) {
+    for (const variant of ['bare', 'hand', 'rl-memory', 'rl-observed', 'peer-memory', 'rl-redis', 'peer-redis']) {
+      for (const mode of variant === 'bare' || variant === 'rl-observed' ? ['allow'] : ['allow', 'deny']) {
         const key = `${fw} ${variant} ${mode}`;
         if (!results[key]) continue;
         const rps = pick(key, 'rps');
@@ -79,6 +79,10 @@ export async function run({ quick, log }) {
       targets.push({ target: `${fw} rl memory: >= 0.95 x bare req/s`, value: r('rl-memory', 'allow'), ok: r('rl-memory', 'allow') >= 0.95 });
       targets.push({ target: `${fw} rl memory: <= 8 us server CPU added per request`, value: added('rl-memory', 'allow'), ok: added('rl-memory', 'allow') <= 8 });
       targets.push({ target: `${fw} rl memory: deny path CPU <= allow path CPU`, value: `${added('rl-memory', 'deny').toFixed(1)} vs ${added('rl-memory', 'allow').toFixed(1)} us`, ok: added('rl-memory', 'deny') <= added('rl-memory', 'allow') });
+    }
+    if (results[`${fw} rl-observed allow`] && results[`${fw} rl-memory allow`]) {
+      const extra = added('rl-observed', 'allow') - added('rl-memory', 'allow');
+      targets.push({ target: `${fw} rl memory with an observer: <= 1 us server CPU per request over none`, value: extra, ok: extra <= 1 });
     }
     if (results[`${fw} rl-redis allow`]) {
       targets.push({ target: `${fw} rl Redis: >= 0.80 x bare req/s`, value: r('rl-redis', 'allow'), ok: r('rl-redis', 'allow') >= 0.8 });

@@ -1,6 +1,6 @@
 // One HTTP server for section 4. argv: <framework> <variant> <mode> [redisPort]
 //   framework: express | fastify | koa
-//   variant:   bare | noop | hand | rl-memory | rl-redis | peer-memory | peer-redis
+//   variant:   bare | noop | hand | rl-memory | rl-observed (memory, with a counting observer) | rl-redis | peer-memory | peer-redis
 //   mode:      allow (limit never reached) | deny (limit 1 per day: nearly everything rejected)
 // Prints `READY <port>` once listening on 127.0.0.1. GET / answers "ok".
 import Redis from 'ioredis';
@@ -16,6 +16,10 @@ async function rlOptions() {
   const { fixedWindow } = await import('@rl/core');
   // Fixed window, like every peer here; a limit of 10^9 per minute admits everything.
   const options = { algorithm: fixedWindow({ limit: LIMIT, window: WINDOW_MS }) };
+  if (variant === 'rl-observed') {
+    const { countingObserver } = await import('../lib/memory-contenders.mjs');
+    options.observer = countingObserver();
+  }
   if (variant === 'rl-redis') {
     const { RedisStore } = await import('@rl/store-redis');
     options.store = new RedisStore({ client: redis });
