@@ -1,9 +1,10 @@
 import type { Attributes } from '@opentelemetry/api';
 import { AggregationTemporality, InMemoryMetricExporter, MeterProvider, MetricReader, type DataPoint, type Histogram } from '@opentelemetry/sdk-metrics';
-import { DECISION_OUTCOMES, type DecisionEvent, type DecisionOutcome } from '@rl/core';
+import { DECISION_OUTCOMES } from '@rl/core';
+import { decisionEvent, feedObserverScenario, OBSERVER_SCENARIO_SERIES, EXPORTED_NAMES } from '@rl/test-support';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { openTelemetryObserver, type OpenTelemetryObserverOptions } from './index.js';
+import { ATTRIBUTES, openTelemetryObserver, type OpenTelemetryObserverOptions } from './index.js';
 
 /** A reader that collects only when asked: no export interval, no timer. */
 class ManualReader extends MetricReader {
@@ -39,55 +40,20 @@ function setup(options: Omit<OpenTelemetryObserverOptions, 'meter'> = {}) {
   return { meter, observer, scrape, read };
 }
 
-const decision = (limit: string, outcome: DecisionOutcome, more: Partial<DecisionEvent> = {}): DecisionEvent => ({
-  limit,
-  outcome,
-  reason: undefined,
-  cost: 1,
-  delayMs: 0,
-  storeMs: undefined,
-  key: undefined,
-  ...more,
-});
+const decision = decisionEvent;
+const ATTRIBUTE_OF = { limit: ATTRIBUTES.limit, outcome: ATTRIBUTES.outcome, kind: ATTRIBUTES.errorType, state: ATTRIBUTES.circuitState };
 const api = { 'rl.limit': 'api' };
 const login = { 'rl.limit': 'login' };
 
 describe('openTelemetryObserver: a known sequence of events', () => {
   it('records decisions, delays, store durations, errors, holds and circuits exactly', async () => {
     const { observer, read, scrape } = setup();
-    observer.decision(decision('api', 'allowed', { storeMs: 0.2 }));
-    observer.decision(decision('api', 'allowed', { storeMs: 0.8 }));
-    observer.decision(decision('api', 'allowed', { storeMs: 3 }));
-    observer.decision(decision('api', 'denied', { storeMs: 0.4 }));
-    observer.decision(decision('api', 'denied', { reason: 'deny-cache' }));
-    observer.decision(decision('api', 'delayed', { delayMs: 250, storeMs: 0.3 }));
-    observer.storeError({ limit: 'login', kind: 'timeout', error: new Error('t'), action: 'allow', key: undefined });
-    observer.storeError({ limit: 'login', kind: 'timeout', error: new Error('t'), action: 'allow', key: undefined });
-    observer.storeError({ limit: 'login', kind: 'store-error', error: new Error('e'), action: 'deny', key: undefined });
-    observer.decision(decision('login', 'failed_open', { reason: 'timeout' }));
-    observer.decision(decision('login', 'failed_closed', { reason: 'store-error' }));
-    observer.circuit({ limit: 'login', state: 'open', domain: '10.0.0.1:7000', reason: 'timeout' });
-    observer.circuit({ limit: 'login', state: 'open', domain: '10.0.0.1:7000', reason: 'timeout' });
-    for (let i = 0; i < 3; i++) observer.hold({ limit: 'api', state: 'started', delayMs: 250 });
-    observer.hold({ limit: 'api', state: 'ended', delayMs: 250 });
-    observer.hold({ limit: 'api', state: 'abandoned', delayMs: 250 });
-
-    const expected: [string, Attributes, number][] = [
-      ['rl.decisions', { ...api, 'rl.outcome': 'allowed' }, 3],
-      ['rl.decisions', { ...api, 'rl.outcome': 'denied' }, 2],
-      ['rl.decisions', { ...api, 'rl.outcome': 'delayed' }, 1],
-      ['rl.decisions', { ...api, 'rl.outcome': 'fallback' }, 0],
-      ['rl.decisions', { ...login, 'rl.outcome': 'failed_open' }, 1],
-      ['rl.decisions', { ...login, 'rl.outcome': 'failed_closed' }, 1],
-      ['rl.store.errors', { ...login, 'error.type': 'timeout' }, 2],
-      ['rl.store.errors', { ...login, 'error.type': 'store-error' }, 1],
-      ['rl.store.errors', { ...api, 'error.type': 'timeout' }, 0],
-      ['rl.circuit.transitions', { ...login, 'rl.circuit.state': 'open' }, 2],
-      ['rl.circuits.open', login, 1],
-      ['rl.held_requests', api, 1],
-      ['rl.holds.abandoned', api, 1],
-    ];
-    for (const [name, attributes, value] of expected) expect([name, attributes, await read(name, attributes)]).toEqual([name, attributes, value]);
+    feedObserverScenario(observer);
+    for (const { instrument, labels, value } of OBSERVER_SCENARIO_SERIES) {
+      const name = EXPORTED_NAMES[instrument].openTelemetry;
+      const attributes = Object.fromEntries(Object.entries(labels).map(([label, v]) => [ATTRIBUTE_OF[label as keyof typeof labels], v]));
+      expect([name, attributes, await read(name, attributes)]).toEqual([name, attributes, value]);
+    }
 
     const delay = (await read('rl.delay', api)) as Histogram;
     expect([delay.count, delay.sum]).toEqual([1, 0.25]);

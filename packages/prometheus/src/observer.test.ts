@@ -1,4 +1,5 @@
-import { DECISION_OUTCOMES, InvalidOptionError, type DecisionEvent, type DecisionOutcome } from '@rl/core';
+import { DECISION_OUTCOMES, InvalidOptionError, type DecisionOutcome } from '@rl/core';
+import { decisionEvent, feedObserverScenario, OBSERVER_SCENARIO_SERIES, EXPORTED_NAMES } from '@rl/test-support';
 import fc from 'fast-check';
 import { Counter, Registry } from 'prom-client';
 import { describe, expect, it, vi } from 'vitest';
@@ -17,49 +18,18 @@ async function read(registry: Registry, name: string, labels: Labels): Promise<n
   return match?.value;
 }
 
-const decision = (limit: string, outcome: DecisionOutcome, more: Partial<DecisionEvent> = {}): DecisionEvent => ({
-  limit,
-  outcome,
-  reason: undefined,
-  cost: 1,
-  delayMs: 0,
-  storeMs: undefined,
-  key: undefined,
-  ...more,
-});
+const decision = decisionEvent;
 
 describe('prometheusObserver: a known sequence of events', () => {
   it('counts decisions, delays, store durations, errors, holds and circuits exactly', async () => {
     const registry = new Registry();
     const observer = prometheusObserver({ registry });
-    // limit "api": 3 allowed (store answered in 0.2, 0.8 and 3 ms), 2 denied (one by the deny cache), 1 delayed by 250 ms.
-    observer.decision(decision('api', 'allowed', { storeMs: 0.2 }));
-    observer.decision(decision('api', 'allowed', { storeMs: 0.8 }));
-    observer.decision(decision('api', 'allowed', { storeMs: 3 }));
-    observer.decision(decision('api', 'denied', { storeMs: 0.4 }));
-    observer.decision(decision('api', 'denied', { reason: 'deny-cache' }));
-    observer.decision(decision('api', 'delayed', { delayMs: 250, storeMs: 0.3 }));
-    // limit "login": the store timed out twice and failed once; the policy failed open twice, closed once; its circuit opened and closed.
-    observer.storeError({ limit: 'login', kind: 'timeout', error: new Error('t'), action: 'allow', key: undefined });
-    observer.storeError({ limit: 'login', kind: 'timeout', error: new Error('t'), action: 'allow', key: undefined });
-    observer.storeError({ limit: 'login', kind: 'store-error', error: new Error('e'), action: 'deny', key: undefined });
-    observer.decision(decision('login', 'failed_open', { reason: 'timeout' }));
-    observer.decision(decision('login', 'failed_open', { reason: 'timeout' }));
-    observer.decision(decision('login', 'failed_closed', { reason: 'store-error' }));
-    observer.circuit({ limit: 'login', state: 'open', domain: undefined, reason: 'timeout' });
-    // holds of "api": 3 started, 1 ended, 1 abandoned: 1 held now.
-    for (let i = 0; i < 3; i++) observer.hold({ limit: 'api', state: 'started', delayMs: 250 });
-    observer.hold({ limit: 'api', state: 'ended', delayMs: 250 });
-    observer.hold({ limit: 'api', state: 'abandoned', delayMs: 250 });
-
-    const expected: [string, Labels, number | undefined][] = [
-      ['rl_decisions_total', { limit: 'api', outcome: 'allowed' }, 3],
-      ['rl_decisions_total', { limit: 'api', outcome: 'denied' }, 2],
-      ['rl_decisions_total', { limit: 'api', outcome: 'delayed' }, 1],
-      ['rl_decisions_total', { limit: 'api', outcome: 'failed_open' }, 0],
-      ['rl_decisions_total', { limit: 'login', outcome: 'failed_open' }, 2],
-      ['rl_decisions_total', { limit: 'login', outcome: 'failed_closed' }, 1],
-      ['rl_decisions_total', { limit: 'login', outcome: 'allowed' }, 0],
+    feedObserverScenario(observer);
+    for (const { instrument, labels, value } of OBSERVER_SCENARIO_SERIES) {
+      const name = EXPORTED_NAMES[instrument].prometheus;
+      expect([name, labels, await read(registry, name, labels)]).toEqual([name, labels, value]);
+    }
+    const histograms: [string, Labels, number | undefined][] = [
       // Only the one delay above 0; 0.25 s falls in the le="0.25" bucket (le is inclusive).
       ['rl_delay_seconds_count', { limit: 'api' }, 1],
       ['rl_delay_seconds_sum', { limit: 'api' }, 0.25],
@@ -73,18 +43,11 @@ describe('prometheusObserver: a known sequence of events', () => {
       ['rl_store_duration_seconds_bucket', { limit: 'api', le: 0.0005 }, 3],
       ['rl_store_duration_seconds_bucket', { limit: 'api', le: 0.001 }, 4],
       ['rl_store_duration_seconds_bucket', { limit: 'api', le: 0.005 }, 5],
-      ['rl_store_errors_total', { limit: 'login', kind: 'timeout' }, 2],
-      ['rl_store_errors_total', { limit: 'login', kind: 'store-error' }, 1],
-      ['rl_store_errors_total', { limit: 'api', kind: 'timeout' }, 0],
-      ['rl_circuit_transitions_total', { limit: 'login', state: 'open' }, 1],
-      ['rl_circuits_open', { limit: 'login' }, 1],
-      ['rl_held_requests', { limit: 'api' }, 1],
-      ['rl_holds_abandoned_total', { limit: 'api' }, 1],
     ];
-    for (const [name, labels, value] of expected) expect([name, labels, await read(registry, name, labels)]).toEqual([name, labels, value]);
+    for (const [name, labels, value] of histograms) expect([name, labels, await read(registry, name, labels)]).toEqual([name, labels, value]);
     expect(await read(registry, 'rl_store_duration_seconds_sum', { limit: 'api' })).toBeCloseTo(0.0047, 12);
 
-    observer.circuit({ limit: 'login', state: 'closed', domain: undefined, reason: undefined });
+    observer.circuit({ limit: 'login', state: 'closed', domain: '10.0.0.1:7000', reason: undefined });
     expect(await read(registry, 'rl_circuits_open', { limit: 'login' })).toBe(0);
     expect(await read(registry, 'rl_circuit_transitions_total', { limit: 'login', state: 'closed' })).toBe(1);
   });
