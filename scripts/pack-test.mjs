@@ -67,6 +67,8 @@ const EXPECTED_NAMES = {
   '@rl/express': ['rateLimit'],
   '@rl/fastify': ['default'],
   '@rl/koa': ['rateLimit'],
+  '@rl/prometheus': ['prometheusObserver', 'DEFAULT_DELAY_BUCKETS', 'DEFAULT_STORE_BUCKETS'],
+  '@rl/opentelemetry': ['openTelemetryObserver', 'ATTRIBUTES', 'DEFAULT_DELAY_BOUNDARIES', 'DEFAULT_STORE_BOUNDARIES'],
 };
 
 function run(command, commandArgs, options = {}) {
@@ -318,6 +320,25 @@ mkdirSync(app);
   }
 
   // -------------------------------------------------------------------------------------------------
+  if (names.has('@rl/core') && names.has('@rl/prometheus')) {
+    step('a Prometheus exporter on the peer prom-client, from CJS and from ESM');
+    const body = (load) => `
+      ${load}
+      const registry = new Registry();
+      const observer = prometheusObserver({ registry });
+      observer.decision({ limit: 'api', outcome: 'allowed', reason: undefined, cost: 1, delayMs: 0, storeMs: 0.5, key: undefined });
+      const text = await registry.metrics();
+      process.stdout.write(JSON.stringify([text.includes('rl_decisions_total{limit="api",outcome="allowed"} 1'), text.includes('rl_store_duration_seconds_count{limit="api"} 1')]));`;
+    writeFileSync(join(app, 'metrics.cjs'), `(async () => {${body("const { Registry } = require('prom-client'); const { prometheusObserver } = require('@rl/prometheus');")}})().catch((e) => { console.error(e); process.exit(1); });`);
+    writeFileSync(join(app, 'metrics.mjs'), body("import { Registry } from 'prom-client'; import { prometheusObserver } from '@rl/prometheus';"));
+    for (const file of ['metrics.cjs', 'metrics.mjs']) {
+      const result = run(process.execPath, [file], { cwd: app });
+      if (result.status !== 0 || result.stdout !== '[true,true]') fail(`${file}: expected [true,true], got ${result.stdout || '-'} (exit ${result.status})\n${result.stderr}`);
+      else ok(`${file}: a decision scraped from registry.metrics()`);
+    }
+  }
+
+  // -------------------------------------------------------------------------------------------------
   step('tsc --noEmit of an ESM (.mts) and a CJS (.cts) consumer');
   const importsFor = (condition) =>
     entries.map((e, i) => (e.esmOnly && condition === 'require' ? '' : `import * as m${i} from '${e.specifier}';`)).filter(Boolean);
@@ -371,6 +392,23 @@ koaApp.use(koaRateLimit({ algorithm: koaSlidingWindowLog({ limit: 5, window: '1m
 import { Redis } from 'ioredis';
 import { RedisStore } from '@rl/store-redis';
 export const redisStore = (url: string) => new RedisStore({ client: new Redis(url) });
+`;
+  }
+  // The metrics exporters are observers (the `observer` option takes them).
+  if (names.has('@rl/prometheus') && names.has('@rl/core')) {
+    typed += `
+import type { Observer as PrometheusObserverType } from '@rl/core';
+import { Registry } from 'prom-client';
+import { prometheusObserver } from '@rl/prometheus';
+export const prometheus: PrometheusObserverType = prometheusObserver({ registry: new Registry(), prefix: 'rl_' });
+`;
+  }
+  if (names.has('@rl/opentelemetry') && names.has('@rl/core')) {
+    typed += `
+import type { Observer as OpenTelemetryObserverType } from '@rl/core';
+import { metrics } from '@opentelemetry/api';
+import { openTelemetryObserver } from '@rl/opentelemetry';
+export const openTelemetry: OpenTelemetryObserverType = openTelemetryObserver({ meter: metrics.getMeter('pack-test') });
 `;
   }
   // Two programs: a .mts consumer (import conditions) and a .cts consumer (require conditions). One

@@ -12,3 +12,4 @@ export { tsLoaderRegistration } from './ts-loader.js';
 export * from './adapter-suite/index.js';
 export { describeExampleApp, listenOnFreePort, type ExampleApp, type ExampleAppOptions, type OpenedApp } from './example-app-suite.js';
 export { describeServerProcess } from './example-server-process.js';
+export { feedObserverScenario, decisionEvent, OBSERVER_SCENARIO_SERIES, EXPORTED_NAMES, type ExpectedSeries } from './observer-scenario.js';

@@ -1,0 +1,228 @@
+import { DECISION_OUTCOMES, InvalidOptionError, type DecisionOutcome } from '@rl/core';
+import { decisionEvent, feedObserverScenario, OBSERVER_SCENARIO_SERIES, EXPORTED_NAMES } from '@rl/test-support';
+import fc from 'fast-check';
+import { Counter, Registry } from 'prom-client';
+import { describe, expect, it, vi } from 'vitest';
+import { prometheusObserver } from './index.js';
+
+type Labels = Record<string, string | number>;
+
+/** The value of one series in a scrape (`getMetricsAsJSON`), or undefined when the series does not exist. */
+async function read(registry: Registry, name: string, labels: Labels): Promise<number | undefined> {
+  const family = name.replace(/_(bucket|sum|count)$/, '');
+  const metric = (await registry.getMetricsAsJSON()).find((m) => m.name === family);
+  const values = (metric?.values ?? []) as { value: number; labels: Labels; metricName?: string }[];
+  const match = values.find(
+    (v) => (v.metricName ?? family) === name && Object.keys(labels).length === Object.keys(v.labels).length && Object.entries(labels).every(([k, x]) => v.labels[k] === x),
+  );
+  return match?.value;
+}
+
+const decision = decisionEvent;
+
+describe('prometheusObserver: a known sequence of events', () => {
+  it('counts decisions, delays, store durations, errors, holds and circuits exactly', async () => {
+    const registry = new Registry();
+    const observer = prometheusObserver({ registry });
+    feedObserverScenario(observer);
+    for (const { instrument, labels, value } of OBSERVER_SCENARIO_SERIES) {
+      const name = EXPORTED_NAMES[instrument].prometheus;
+      expect([name, labels, await read(registry, name, labels)]).toEqual([name, labels, value]);
+    }
+    const histograms: [string, Labels, number | undefined][] = [
+      // Only the one delay above 0; 0.25 s falls in the le="0.25" bucket (le is inclusive).
+      ['rl_delay_seconds_count', { limit: 'api' }, 1],
+      ['rl_delay_seconds_sum', { limit: 'api' }, 0.25],
+      ['rl_delay_seconds_bucket', { limit: 'api', le: 0.1 }, 0],
+      ['rl_delay_seconds_bucket', { limit: 'api', le: 0.25 }, 1],
+      ['rl_delay_seconds_bucket', { limit: 'api', le: '+Inf' }, 1],
+      ['rl_delay_seconds_count', { limit: 'login' }, undefined],
+      // Five store answers (the deny cache made no call): 0.2 ms, 0.3 ms, 0.4 ms, 0.8 ms, 3 ms.
+      ['rl_store_duration_seconds_count', { limit: 'api' }, 5],
+      ['rl_store_duration_seconds_bucket', { limit: 'api', le: 0.00025 }, 1],
+      ['rl_store_duration_seconds_bucket', { limit: 'api', le: 0.0005 }, 3],
+      ['rl_store_duration_seconds_bucket', { limit: 'api', le: 0.001 }, 4],
+      ['rl_store_duration_seconds_bucket', { limit: 'api', le: 0.005 }, 5],
+    ];
+    for (const [name, labels, value] of histograms) expect([name, labels, await read(registry, name, labels)]).toEqual([name, labels, value]);
+    expect(await read(registry, 'rl_store_duration_seconds_sum', { limit: 'api' })).toBeCloseTo(0.0047, 12);
+
+    observer.circuit({ limit: 'login', state: 'closed', domain: '10.0.0.1:7000', reason: undefined });
+    expect(await read(registry, 'rl_circuits_open', { limit: 'login' })).toBe(0);
+    expect(await read(registry, 'rl_circuit_transitions_total', { limit: 'login', state: 'closed' })).toBe(1);
+  });
+
+  it('creates every outcome and both error kinds of a limit at 0 at its first event, and nothing else', async () => {
+    const registry = new Registry();
+    prometheusObserver({ registry }).decision(decision('api', 'allowed'));
+    const json = await registry.getMetricsAsJSON();
+    const series = (name: string) => json.find((m) => m.name === name)?.values.length;
+    expect(series('rl_decisions_total')).toBe(DECISION_OUTCOMES.length);
+    expect(series('rl_store_errors_total')).toBe(2);
+    for (const name of ['rl_delay_seconds', 'rl_store_duration_seconds', 'rl_held_requests', 'rl_holds_abandoned_total', 'rl_circuit_transitions_total', 'rl_circuits_open']) {
+      expect([name, series(name)]).toEqual([name, 0]);
+    }
+  });
+
+  it('counts the circuit of each failure domain once, however often it is reported', async () => {
+    const registry = new Registry();
+    const observer = prometheusObserver({ registry });
+    const circuit = (state: 'open' | 'closed', domain: string) => observer.circuit({ limit: 'api', state, domain, reason: state === 'open' ? 'store-error' : undefined });
+    const steps: ['open' | 'closed', string, number][] = [
+      ['open', '10.0.0.1:7000', 1],
+      ['open', '10.0.0.1:7000', 1],
+      ['open', '10.0.0.2:7001', 2],
+      ['closed', '10.0.0.1:7000', 1],
+      ['closed', '10.0.0.1:7000', 1],
+      ['closed', '10.0.0.2:7001', 0],
+      ['closed', '10.0.0.3:7002', 0],
+    ];
+    for (const [state, domain, open] of steps) {
+      circuit(state, domain);
+      expect([state, domain, await read(registry, 'rl_circuits_open', { limit: 'api' })]).toEqual([state, domain, open]);
+    }
+    expect(await read(registry, 'rl_circuit_transitions_total', { limit: 'api', state: 'open' })).toBe(3);
+  });
+
+  it('never writes the key: not as a label, not anywhere in the scrape', async () => {
+    const registry = new Registry();
+    const observer = prometheusObserver({ registry });
+    observer.decision(decision('api', 'denied', { key: 'alice@example.com', storeMs: 1 }));
+    observer.storeError({ limit: 'api', kind: 'store-error', error: new Error('down'), action: 'deny', key: 'alice@example.com' });
+    expect(await registry.metrics()).not.toContain('alice');
+  });
+
+  it('takes prefix and buckets', async () => {
+    const registry = new Registry();
+    const observer = prometheusObserver({ registry, prefix: 'app_rl_', delayBuckets: [0.5, 2], storeBuckets: [0.001] });
+    observer.decision(decision('api', 'delayed', { delayMs: 1500, storeMs: 0.5 }));
+    expect(await read(registry, 'app_rl_decisions_total', { limit: 'api', outcome: 'delayed' })).toBe(1);
+    expect(await read(registry, 'app_rl_delay_seconds_bucket', { limit: 'api', le: 0.5 })).toBe(0);
+    expect(await read(registry, 'app_rl_delay_seconds_bucket', { limit: 'api', le: 2 })).toBe(1);
+    expect(await read(registry, 'app_rl_store_duration_seconds_bucket', { limit: 'api', le: 0.001 })).toBe(1);
+    expect(registry.getSingleMetric('rl_decisions_total')).toBeUndefined();
+  });
+});
+
+describe('prometheusObserver: the hot path', () => {
+  it('binds the label children of a limit once, not per decision', () => {
+    const registry = new Registry();
+    const observer = prometheusObserver({ registry });
+    const labels = vi.spyOn(observer.metrics.decisions, 'labels');
+    const observe = vi.spyOn(observer.metrics.storeDuration, 'labels');
+    for (let i = 0; i < 1000; i++) {
+      observer.decision(decision(i % 2 ? 'api' : 'login', DECISION_OUTCOMES[i % DECISION_OUTCOMES.length]!, { storeMs: 1 }));
+    }
+    expect(labels).toHaveBeenCalledTimes(2 * DECISION_OUTCOMES.length);
+    expect(observe).toHaveBeenCalledTimes(2);
+  });
+
+  it('counts an outcome it does not know (from a newer core) under its own label', async () => {
+    const registry = new Registry();
+    const observer = prometheusObserver({ registry });
+    observer.decision(decision('api', 'queued' as DecisionOutcome));
+    observer.decision(decision('api', 'queued' as DecisionOutcome));
+    expect(await read(registry, 'rl_decisions_total', { limit: 'api', outcome: 'queued' })).toBe(2);
+  });
+});
+
+describe('prometheusObserver: one registry, several exporters', () => {
+  it('lets a second exporter reuse the metrics of the first; their counts add up', async () => {
+    const registry = new Registry();
+    const a = prometheusObserver({ registry });
+    const b = prometheusObserver({ registry });
+    expect(b.metrics.decisions).toBe(a.metrics.decisions);
+    a.decision(decision('api', 'allowed'));
+    a.hold({ limit: 'api', state: 'started', delayMs: 10 });
+    b.decision(decision('api', 'allowed'));
+    b.decision(decision('search', 'denied'));
+    // b's first sight of "api" must not reset what a counted.
+    expect(await read(registry, 'rl_decisions_total', { limit: 'api', outcome: 'allowed' })).toBe(2);
+    expect(await read(registry, 'rl_decisions_total', { limit: 'search', outcome: 'denied' })).toBe(1);
+    b.circuit({ limit: 'api', state: 'open', domain: undefined, reason: 'timeout' });
+    a.circuit({ limit: 'api', state: 'open', domain: undefined, reason: 'timeout' });
+    expect(await read(registry, 'rl_circuits_open', { limit: 'api' })).toBe(2);
+    b.hold({ limit: 'api', state: 'started', delayMs: 10 });
+    expect(await read(registry, 'rl_held_requests', { limit: 'api' })).toBe(2);
+  });
+
+  it('refuses a registry where a name is taken by a metric it cannot count into, and says what to do', () => {
+    const registry = new Registry();
+    new Counter({ name: 'rl_held_requests', help: 'not ours', registers: [registry] });
+    expect(() => prometheusObserver({ registry })).toThrow(InvalidOptionError);
+    expect(() => prometheusObserver({ registry })).toThrow(/rl_held_requests with another type \(this exporter needs a Gauge\)/);
+
+    const other = new Registry();
+    new Counter({ name: 'rl_decisions_total', help: 'not ours', labelNames: ['route'], registers: [other] });
+    expect(() => prometheusObserver({ registry: other })).toThrow(/labels \[route\]/);
+
+    const shared = new Registry();
+    prometheusObserver({ registry: shared, delayBuckets: [1, 2] });
+    expect(() => prometheusObserver({ registry: shared })).toThrow(/rl_delay_seconds with buckets \[1, 2\].*same buckets/);
+    expect(() => prometheusObserver({ registry: shared, prefix: 'other_' })).not.toThrow();
+  });
+});
+
+describe('prometheusObserver: options', () => {
+  const registry = new Registry();
+  it.each([
+    [{}, 'prometheusObserver.registry'],
+    [{ registry: {} }, 'prometheusObserver.registry'],
+    [{ registry, prefix: '1rl_' }, 'prometheusObserver.prefix'],
+    [{ registry, prefix: 'rl-' }, 'prometheusObserver.prefix'],
+    [{ registry, delayBuckets: [] }, 'prometheusObserver.delayBuckets'],
+    [{ registry, delayBuckets: [0.5, 0.1] }, 'prometheusObserver.delayBuckets'],
+    [{ registry, storeBuckets: [0, 1] }, 'prometheusObserver.storeBuckets'],
+    [{ registry, storeBuckets: [Number.NaN] }, 'prometheusObserver.storeBuckets'],
+    [{ registry, buckets: [1] }, 'prometheusObserver.buckets'],
+  ])('%o is refused, naming %s', (options, field) => {
+    expect(() => prometheusObserver(options as never)).toThrow(expect.objectContaining({ code: 'RL_INVALID_OPTION', field }));
+  });
+});
+
+describe('prometheusObserver: property', () => {
+  const outcome = fc.constantFrom(...DECISION_OUTCOMES);
+  const limit = fc.constantFrom('a', 'b', 'c');
+  const event = fc.oneof(
+    fc.record({ type: fc.constant('decision' as const), limit, outcome, delayMs: fc.oneof(fc.constant(0), fc.integer({ min: 1, max: 70_000 })), storeMs: fc.option(fc.double({ min: 0, max: 2000, noNaN: true }), { nil: undefined }) }),
+    fc.record({ type: fc.constant('storeError' as const), limit, kind: fc.constantFrom('store-error' as const, 'timeout' as const) }),
+    fc.record({ type: fc.constant('hold' as const), limit, state: fc.constantFrom('started' as const, 'ended' as const, 'abandoned' as const) }),
+  );
+
+  it('the scrape holds exactly the events fed', async () => {
+    await fc.assert(
+      fc.asyncProperty(fc.array(event, { maxLength: 200 }), async (events) => {
+        const registry = new Registry();
+        const observer = prometheusObserver({ registry });
+        const expected = new Map<string, number>();
+        const add = (series: string, by = 1) => expected.set(series, (expected.get(series) ?? 0) + by);
+        for (const e of events) {
+          if (e.type === 'decision') {
+            observer.decision(decision(e.limit, e.outcome, { delayMs: e.delayMs, storeMs: e.storeMs }));
+            add(`rl_decisions_total ${e.limit} ${e.outcome}`);
+            if (e.delayMs > 0) add(`rl_delay_seconds_count ${e.limit}`);
+            if (e.storeMs !== undefined) add(`rl_store_duration_seconds_count ${e.limit}`);
+          } else if (e.type === 'storeError') {
+            observer.storeError({ limit: e.limit, kind: e.kind, error: new Error('x'), action: 'deny', key: undefined });
+            add(`rl_store_errors_total ${e.limit} ${e.kind}`);
+          } else {
+            observer.hold({ limit: e.limit, state: e.state, delayMs: 1 });
+            add(`rl_held_requests ${e.limit}`, e.state === 'started' ? 1 : -1);
+            if (e.state === 'abandoned') add(`rl_holds_abandoned_total ${e.limit}`);
+          }
+        }
+        const scraped = new Map<string, number>();
+        for (const metric of await registry.getMetricsAsJSON()) {
+          for (const v of metric.values as { value: number; labels: Labels; metricName?: string }[]) {
+            const name = v.metricName ?? metric.name;
+            if (name.endsWith('_bucket') || name.endsWith('_sum') || v.value === 0) continue;
+            scraped.set([name, v.labels.limit, v.labels.outcome ?? v.labels.kind].filter((x) => x !== undefined).join(' '), v.value);
+          }
+        }
+        for (const [series, value] of expected) if (value === 0) expected.delete(series);
+        expect(scraped).toEqual(expected);
+      }),
+      { numRuns: 100 },
+    );
+  });
+});
