@@ -1,6 +1,6 @@
 import { RedisStore } from '@rl/store-redis';
 import { describeExampleApp, listenOnFreePort } from '@rl/test-support';
-import { API_KEYS, LIMITS, createApp } from './app.js';
+import { API_KEYS, DEMO_PASSWORD, LIMITS, createApp } from './app.js';
 
 // The tests of the app, on the memory store and on Redis, are shared by every example (see
 // describeExampleApp in @rl/test-support): this file only says how Express starts the app.
@@ -8,6 +8,7 @@ describeExampleApp({
   name: 'express',
   limits: LIMITS,
   apiKeys: API_KEYS,
+  password: DEMO_PASSWORD,
   open: async (options) => listenOnFreePort(createApp(options)),
   redisStore: (client, prefix) => new RedisStore({ client, prefix }),
 });

@@ -2,6 +2,8 @@ import express, { type Express, type NextFunction, type Request, type Response }
 import { concurrency, fixedWindow, tokenBucket, type Clock, type Duration, type Store } from '@rl/core';
 import { rateLimit } from '@rl/express';
 import { MemoryStore } from '@rl/store-memory';
+import { prometheusObserver } from '@rl/prometheus';
+import { Registry } from 'prom-client';
 
 /** The limits of this example, in one place (the README and the tests read them from here). */
 export const LIMITS = {
@@ -13,7 +15,12 @@ export const LIMITS = {
   exportCost: 5,
   /** Requests to GET /slow in flight at once per client IP. */
   slowConcurrency: 2,
+  /** POST /login: 5 failed attempts per 15 minutes per IP (successful ones are not counted), then a 1-hour block. */
+  login: { limit: 5, window: '15m', block: '1h' },
 } as const;
+
+/** The password POST /login accepts (header `x-password`; a real app checks a hash). */
+export const DEMO_PASSWORD = 'demo';
 
 /** The demo API keys accepted on /api (a real app looks them up). */
 export const API_KEYS: ReadonlySet<string> = new Set(['key-alice', 'key-bob']);
@@ -34,8 +41,11 @@ export interface AppOptions {
 /** Builds the Express app. It does not listen: see `server.ts`, or call `app.listen(0)` in a test. */
 export function createApp(options: AppOptions = {}): Express {
   // Options every limit of this app shares.
+  // The app's metrics, served on GET /metrics (one registry per app).
+  const registry = new Registry();
   const shared = {
     store: options.store ?? new MemoryStore(),
+    observer: prometheusObserver({ registry }),
     ...(options.clock && { clock: options.clock }),
     ...(options.storeTimeout !== undefined && { timeout: options.storeTimeout }),
   };
@@ -43,6 +53,11 @@ export function createApp(options: AppOptions = {}): Express {
   const slowWork = options.slowWork ?? (() => new Promise<void>((resolve) => setTimeout(resolve, slowMs)));
 
   const app = express();
+
+  // Prometheus scrapes here, unlimited (registered before the limits).
+  app.get('/metrics', async (_req, res) => {
+    res.type(registry.contentType).send(await registry.metrics());
+  });
 
   // 1. Global: one token bucket per client IP (the default key). GET /export costs 5 tokens, the rest 1.
   app.use(
@@ -82,6 +97,22 @@ export function createApp(options: AppOptions = {}): Express {
     res.json({ items: ['a', 'b', 'c'], apiKey: req.get('x-api-key') });
   });
   app.use('/api', api);
+
+  // 5. Brute-force protection: only failed logins count (a 401), and the 5th in 15 minutes blocks the IP
+  //    for an hour, in the store, so every instance sees it. The password comes in `x-password`.
+  app.post(
+    '/login',
+    rateLimit({
+      algorithm: fixedWindow({ limit: LIMITS.login.limit, window: LIMITS.login.window }),
+      ...shared,
+      skipSuccessfulRequests: true,
+      blockDuration: LIMITS.login.block,
+    }),
+    (req, res) => {
+      if (req.get('x-password') === DEMO_PASSWORD) res.json({ login: 'ok' });
+      else res.status(401).json({ login: 'wrong password' });
+    },
+  );
 
   return app;
 }

@@ -1,6 +1,6 @@
 import { RedisStore } from '@rl/store-redis';
 import { describeExampleApp } from '@rl/test-support';
-import { API_KEYS, LIMITS, buildApp } from './app.js';
+import { API_KEYS, DEMO_PASSWORD, LIMITS, buildApp } from './app.js';
 
 // The tests of the app, on the memory store and on Redis, are shared by every example (see
 // describeExampleApp in @rl/test-support): this file only says how Fastify starts and closes the app.
@@ -8,6 +8,7 @@ describeExampleApp({
   name: 'fastify',
   limits: LIMITS,
   apiKeys: API_KEYS,
+  password: DEMO_PASSWORD,
   async open(options) {
     const app = await buildApp(options);
     return {

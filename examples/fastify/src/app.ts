@@ -2,6 +2,8 @@ import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest }
 import { concurrency, fixedWindow, tokenBucket, type Clock, type Duration, type Store } from '@rl/core';
 import rateLimit from '@rl/fastify';
 import { MemoryStore } from '@rl/store-memory';
+import { prometheusObserver } from '@rl/prometheus';
+import { Registry } from 'prom-client';
 
 /** The limits of this example, in one place (the README and the tests read them from here). */
 export const LIMITS = {
@@ -13,7 +15,12 @@ export const LIMITS = {
   exportCost: 5,
   /** Requests to GET /slow in flight at once per client IP. */
   slowConcurrency: 2,
+  /** POST /login: 5 failed attempts per 15 minutes per IP (successful ones are not counted), then a 1-hour block. */
+  login: { limit: 5, window: '15m', block: '1h' },
 } as const;
+
+/** The password POST /login accepts (header `x-password`; a real app checks a hash). */
+export const DEMO_PASSWORD = 'demo';
 
 /** Namespace of this app's limits in the store. */
 const PREFIX = 'rl-example';
@@ -39,8 +46,11 @@ export interface AppOptions {
 /** Builds the Fastify app (ready, not listening): see `server.ts`, or use `app.inject()` / `app.listen({ port: 0 })` in a test. */
 export async function buildApp(options: AppOptions = {}): Promise<FastifyInstance> {
   // Options every limit of this app shares.
+  // The app's metrics, served on GET /metrics (one registry per app).
+  const registry = new Registry();
   const shared = {
     store: options.store ?? new MemoryStore(),
+    observer: prometheusObserver({ registry }),
     ...(options.clock && { clock: options.clock }),
     ...(options.storeTimeout !== undefined && { timeout: options.storeTimeout }),
   };
@@ -55,6 +65,9 @@ export async function buildApp(options: AppOptions = {}): Promise<FastifyInstanc
   await app.register(rateLimit, { algorithm: perIp, prefix: `${PREFIX}:${perIp.policy.name}`, ...shared });
 
   app.get('/', async (request) => ({ hello: 'world', remaining: request.rateLimit?.remaining }));
+
+  // Prometheus scrapes here, unlimited.
+  app.get('/metrics', { config: { rateLimit: false } }, async (_request, reply) => reply.type(registry.contentType).send(await registry.metrics()));
 
   // 2. /export is expensive: it takes 5 tokens of the caller's bucket (route config merged over the plugin's).
   app.get('/export', { config: { rateLimit: { cost: LIMITS.exportCost } } }, async () => ({ export: 'ok', rows: 1000 }));
@@ -95,6 +108,28 @@ export async function buildApp(options: AppOptions = {}): Promise<FastifyInstanc
       },
     },
     async (request) => ({ items: ['a', 'b', 'c'], apiKey: request.headers['x-api-key'] }),
+  );
+
+  // 5. Brute-force protection: only failed logins count (a 401), and the 5th in 15 minutes blocks the IP
+  //    for an hour, in the store, so every instance sees it. The route's own algorithm replaces the
+  //    plugin's limit here (a lockout on the per-IP bucket would block every route). The password comes
+  //    in `x-password`.
+  app.post(
+    '/login',
+    {
+      config: {
+        rateLimit: {
+          algorithm: fixedWindow({ limit: LIMITS.login.limit, window: LIMITS.login.window }),
+          prefix: `${PREFIX}:login`,
+          skipSuccessfulRequests: true,
+          blockDuration: LIMITS.login.block,
+        },
+      },
+    },
+    async (request, reply) => {
+      if (request.headers['x-password'] === DEMO_PASSWORD) return { login: 'ok' };
+      return reply.code(401).send({ login: 'wrong password' });
+    },
   );
 
   await app.ready();

@@ -3,6 +3,8 @@ import Router from '@koa/router';
 import { concurrency, fixedWindow, tokenBucket, type Clock, type Duration, type Store } from '@rl/core';
 import { rateLimit } from '@rl/koa';
 import { MemoryStore } from '@rl/store-memory';
+import { prometheusObserver } from '@rl/prometheus';
+import { Registry } from 'prom-client';
 
 /** The limits of this example, in one place (the README and the tests read them from here). */
 export const LIMITS = {
@@ -14,7 +16,12 @@ export const LIMITS = {
   exportCost: 5,
   /** Requests to GET /slow in flight at once per client IP. */
   slowConcurrency: 2,
+  /** POST /login: 5 failed attempts per 15 minutes per IP (successful ones are not counted), then a 1-hour block. */
+  login: { limit: 5, window: '15m', block: '1h' },
 } as const;
+
+/** The password POST /login accepts (header `x-password`; a real app checks a hash). */
+export const DEMO_PASSWORD = 'demo';
 
 /** The demo API keys accepted on /api (a real app looks them up). */
 export const API_KEYS: ReadonlySet<string> = new Set(['key-alice', 'key-bob']);
@@ -35,8 +42,11 @@ export interface AppOptions {
 /** Builds the Koa app. It does not listen: see `server.ts`, or call `app.listen(0)` in a test. */
 export function createApp(options: AppOptions = {}): Koa {
   // Options every limit of this app shares.
+  // The app's metrics, served on GET /metrics (one registry per app).
+  const registry = new Registry();
   const shared = {
     store: options.store ?? new MemoryStore(),
+    observer: prometheusObserver({ registry }),
     ...(options.clock && { clock: options.clock }),
     ...(options.storeTimeout !== undefined && { timeout: options.storeTimeout }),
   };
@@ -45,6 +55,13 @@ export function createApp(options: AppOptions = {}): Koa {
 
   const app = new Koa();
   const router = new Router();
+
+  // Prometheus scrapes here, unlimited (before the limits).
+  app.use(async (ctx, next) => {
+    if (ctx.path !== '/metrics') return next();
+    ctx.type = registry.contentType;
+    ctx.body = await registry.metrics();
+  });
 
   // 1. Global: one token bucket per client IP (the default key). GET /export costs 5 tokens, the rest 1.
   app.use(
@@ -78,6 +95,20 @@ export function createApp(options: AppOptions = {}): Koa {
   });
   router.get('/api/items', requireApiKey, perApiKey, (ctx) => {
     ctx.body = { items: ['a', 'b', 'c'], apiKey: ctx.get('x-api-key') };
+  });
+
+  // 5. Brute-force protection: only failed logins count (a 401), and the 5th in 15 minutes blocks the IP
+  //    for an hour, in the store, so every instance sees it. The password comes in `x-password`.
+  const login = rateLimit({
+    algorithm: fixedWindow({ limit: LIMITS.login.limit, window: LIMITS.login.window }),
+    ...shared,
+    skipSuccessfulRequests: true,
+    blockDuration: LIMITS.login.block,
+  });
+  router.post('/login', login, (ctx) => {
+    const ok = ctx.get('x-password') === DEMO_PASSWORD;
+    ctx.status = ok ? 200 : 401;
+    ctx.body = { login: ok ? 'ok' : 'wrong password' };
   });
 
   app.use(router.routes());

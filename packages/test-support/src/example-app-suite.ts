@@ -40,7 +40,10 @@ export interface ExampleApp {
     readonly perApiKey: { readonly limit: number };
     readonly exportCost: number;
     readonly slowConcurrency: number;
+    readonly login: { readonly limit: number; readonly block: string };
   };
+  /** The password POST /login accepts (`DEMO_PASSWORD` of its `app.ts`), sent in `x-password`. */
+  password: string;
   /** The demo API keys (`API_KEYS` of its `app.ts`). */
   apiKeys: ReadonlySet<string>;
   /** Builds the app with `options` and listens on an ephemeral port of 127.0.0.1. */
@@ -83,7 +86,7 @@ async function expectDenied(res: Response, policy: string): Promise<void> {
 }
 
 /** Registers the example app's tests, on the memory store and on Redis. */
-export function describeExampleApp({ name, limits: LIMITS, apiKeys: API_KEYS, open: openApp, redisStore: storeOn }: ExampleApp): void {
+export function describeExampleApp({ name, limits: LIMITS, apiKeys: API_KEYS, password, open: openApp, redisStore: storeOn }: ExampleApp): void {
   const opened: OpenedApp[] = [];
   let redis: SharedRedis | undefined;
 
@@ -156,6 +159,26 @@ export function describeExampleApp({ name, limits: LIMITS, apiKeys: API_KEYS, op
       await expectDenied(await fetch(`${url}/api/items`, { headers: { 'x-api-key': alice! } }), '10-in-1m');
       // Another key from the same IP still passes.
       expect((await fetch(`${url}/api/items`, { headers: { 'x-api-key': bob! } })).status).toBe(200);
+    });
+
+    it('counts only failed logins, and blocks the IP for an hour at the limit', async () => {
+      const url = await start();
+      const login = (pw: string) => fetch(`${url}/login`, { method: 'POST', headers: { 'x-password': pw } });
+      // Successful logins are given back: more of them than the limit all pass.
+      for (let i = 0; i < LIMITS.login.limit + 3; i++) expect((await login(password)).status).toBe(200);
+      for (let i = 0; i < LIMITS.login.limit; i++) expect((await login('guess')).status).toBe(401);
+      const blocked = await login(password);
+      expect(blocked.status).toBe(429);
+      expect(blocked.headers.get('retry-after')).toBe('3600');
+      expect((await login(password)).headers.get('retry-after')).toBe('3600');
+    });
+
+    it('serves the limits’ metrics on /metrics', async () => {
+      const url = await start();
+      for (let i = 0; i < 3; i++) expect((await fetch(`${url}/`)).status).toBe(200);
+      const metrics = await (await fetch(`${url}/metrics`)).text();
+      expect(metrics).toContain('rl_decisions_total{limit="20-in-2s",outcome="allowed"} 3');
+      expect(metrics).toContain('rl_decisions_total{limit="20-in-2s",outcome="denied"} 0');
     });
 
     it('allows 2 requests to /slow in flight per IP', async () => {
