@@ -1,0 +1,98 @@
+import { describe, expect, it } from 'vitest';
+import { concurrency, fixedWindow, slidingWindowLog, tokenBucket } from '@rl/core';
+import { RedisStore } from './redis-store.js';
+import { INLINE_CONFIGURATIONS } from './script-plan.js';
+
+// Which configurations go inline and which by argument, and what each sends, without Redis.
+
+/** A client that records the scripts defined on it and the arguments of each call (every reply: allowed, nothing else). */
+function recordingClient() {
+  const defined: { numberOfKeys: number; lua: string }[] = [];
+  const calls: string[][] = [];
+  const reply = Buffer.alloc(40);
+  reply.writeDoubleLE(1, 0);
+  const client: Record<string, unknown> = {
+    defineCommand(name: string, definition: { numberOfKeys: number; lua: string }) {
+      defined.push(definition);
+      client[`${name}Buffer`] = (...args: string[]) => {
+        calls.push(args);
+        return Promise.resolve(reply);
+      };
+    },
+  };
+  return { client, defined, calls };
+}
+
+/** The store's lines before the script's own text (which starts with NOW_ARG). */
+const header = (lua: string): string[] => lua.split('\n').slice(0, lua.split('\n').findIndex((line) => line.startsWith('local NOW_ARG')) + 1);
+
+/** A distinct token-bucket configuration per `i`. */
+const bucket = (i: number) => tokenBucket({ capacity: 10 + i, refillRate: 1, interval: '1m' });
+
+describe('configurations inline and by argument', () => {
+  it(`the first ${INLINE_CONFIGURATIONS} distinct configurations go inline; later ones by argument, after the cost and now ('' for Redis TIME)`, async () => {
+    const { client, defined, calls } = recordingClient();
+    const store = new RedisStore({ client: client as never, buckets: 1 });
+    for (let i = 0; i < INLINE_CONFIGURATIONS; i++) await store.consume('k', bucket(i), 1, undefined);
+    expect(defined).toHaveLength(INLINE_CONFIGURATIONS);
+    // A new object of a configuration already inline takes no new place and no new script.
+    await store.consume('k', bucket(0), 1, undefined);
+    expect(defined).toHaveLength(INLINE_CONFIGURATIONS);
+    expect(calls.at(-1)).toEqual(['rl:{#0}:tb', 'k']);
+
+    const beyond = tokenBucket({ capacity: 3, refillRate: 1, interval: '3s' });
+    await store.consume('k', beyond, 1, undefined);
+    await store.peek('k', beyond, 0, 5);
+    expect(header(defined[INLINE_CONFIGURATIONS]!.lua)).toEqual([
+      "local OP = 'c'",
+      'local EXPLICIT_NOW_MARGIN_MS = 1000',
+      'local CAPACITY, RATE = tonumber(ARGV[4]), tonumber(ARGV[5])',
+      'local HORIZON, STATE_BYTES = tonumber(ARGV[6]), 24',
+      'local NOW_ARG = 3',
+    ]);
+    expect(calls.slice(-2)).toEqual([
+      ['rl:{#0}:tb', 'k', '1', '', '3', '0.0003333333333333333', '9000'],
+      ['rl:{#0}:tb', 'k', '0', '5', '3', '0.0003333333333333333', '9000'],
+    ]);
+    // Another configuration beyond: the same scripts, its own numbers.
+    await store.consume('k', tokenBucket({ capacity: 7, refillRate: 2, interval: '1s' }), 2, 9);
+    expect(defined).toHaveLength(INLINE_CONFIGURATIONS + 2);
+    expect(calls.at(-1)).toEqual(['rl:{#0}:tb', 'k', '2', '9', '7', '0.002', '3500']);
+    expect(store.scriptCount).toBe(INLINE_CONFIGURATIONS + 2);
+  });
+
+  it('keys of their own: the lease id or cost, now, then the constants in sorted order', async () => {
+    const { client, defined, calls } = recordingClient();
+    const store = new RedisStore({ client: client as never, prefix: 'p:' });
+    for (let i = 0; i < INLINE_CONFIGURATIONS; i++) await store.consume('k', bucket(i), 1, undefined);
+    await store.consume('k', slidingWindowLog({ limit: 5, window: '1s', countDenied: true }), 1, undefined);
+    const leases = concurrency({ limit: 2, lease: '30s' });
+    await store.acquire('k', leases, 'lease.1', 4);
+    await store.release('k', leases, 'lease.1');
+    expect(header(defined[INLINE_CONFIGURATIONS]!.lua)).toEqual([
+      "local OP = 'c'",
+      'local EXPLICIT_NOW_MARGIN_MS = 1000',
+      'local COUNT_DENIED, LIMIT, WINDOW = tonumber(ARGV[3]), tonumber(ARGV[4]), tonumber(ARGV[5])',
+      'local NOW_ARG = 2',
+    ]);
+    expect(calls.slice(-3)).toEqual([
+      ['p:{k}:swl2', 'p:{k}:swl2:sum', '1', '', '1', '5', '1000'],
+      ['p:{k}:cc', 'lease.1', '4', '30000', '2'],
+      ['p:{k}:cc', 'lease.1', '', '30000', '2'],
+    ]);
+  });
+
+  it('10,000 configurations of three kinds and every operation: at most one script per inline configuration and operation, plus one per script and operation', async () => {
+    const { client, defined } = recordingClient();
+    const store = new RedisStore({ client: client as never });
+    const kinds = [bucket, (i: number) => fixedWindow({ limit: 1 + i, window: '1m' }), (i: number) => slidingWindowLog({ limit: 1 + i, window: '1m' })];
+    for (let i = 0; i < 10_000; i++) {
+      const algorithm = kinds[i % 3]!(i);
+      await store.consume('k', algorithm, 1, undefined);
+      await store.peek('k', algorithm, 0, undefined);
+      await store.undo('k', algorithm, 1, undefined);
+    }
+    expect(store.scriptCount).toBe(INLINE_CONFIGURATIONS * 3 + kinds.length * 3);
+    expect(defined).toHaveLength(store.scriptCount);
+  });
+});
