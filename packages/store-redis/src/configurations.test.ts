@@ -9,18 +9,7 @@
 import fc from 'fast-check';
 import type { Cluster, Redis } from 'ioredis';
 import { describe, expect, it } from 'vitest';
-import {
-  concurrency,
-  createLimiter,
-  fixedWindow,
-  leakyBucket,
-  slidingWindowCounter,
-  slidingWindowLog,
-  tokenBucket,
-  type Algorithm,
-  type Decision,
-  type Store,
-} from '@rl/core';
+import { concurrency, createLimiter, fixedWindow, leakyBucket, slidingWindowCounter, slidingWindowLog, tokenBucket, type Algorithm, type Decision, type Store } from '@rl/core';
 import { runScenario, scenarios } from '@rl/core/testing';
 import { MemoryStore } from '@rl/store-memory';
 import { useRedisDeployments } from '@rl/test-support';
@@ -192,6 +181,7 @@ const ops = fc.array(
 
 /** One operation on `store`; what it returns (a decision, or the state after an undo) as plain data. */
 async function apply(store: Store, algorithm: Algorithm, op: Op, now: number, leases: string[]): Promise<unknown> {
+  if (op.op === 'reset') return store.reset(op.key, algorithm);
   if (algorithm.stateKind === 'leases') {
     const leaseAlgorithm = algorithm as Parameters<NonNullable<Store['acquire']>>[1];
     if (op.op === 'acquire') {
@@ -199,31 +189,15 @@ async function apply(store: Store, algorithm: Algorithm, op: Op, now: number, le
       leases.push(lease);
       return plain(await store.acquire!(op.key, leaseAlgorithm, lease, now));
     }
-    if (op.op === 'release') {
-      const lease = leases.pop();
-      if (lease !== undefined) await store.release!(lease.slice(0, 1), leaseAlgorithm, lease);
-      return undefined;
-    }
-    if (op.op === 'reset') {
-      await store.reset(op.key, algorithm);
-      return undefined;
-    }
+    const lease = op.op === 'release' ? leases.pop() : undefined;
+    if (lease !== undefined) return store.release!(lease.slice(0, 1), leaseAlgorithm, lease);
     return plain(await store.peek(op.key, algorithm, 0, now));
   }
   const cost = Math.min(op.cost, algorithm.maxCost);
-  switch (op.op) {
-    case 'consume':
-    case 'acquire':
-      return plain(await store.consume(op.key, algorithm, cost, now));
-    case 'undo':
-      await store.undo(op.key, algorithm, cost, now);
-      return plain(await store.peek(op.key, algorithm, 0, now));
-    case 'reset':
-      await store.reset(op.key, algorithm);
-      return undefined;
-    default:
-      return plain(await store.peek(op.key, algorithm, cost, now));
-  }
+  if (op.op === 'undo') await store.undo(op.key, algorithm, cost, now);
+  // Acquire and release are a consume and a peek for a rate; an undo is followed by a peek of what it left.
+  if (op.op === 'consume' || op.op === 'acquire') return plain(await store.consume(op.key, algorithm, cost, now));
+  return plain(await store.peek(op.key, algorithm, op.op === 'undo' ? 0 : cost, now));
 }
 
 describe('inline and by argument on random sequences (standalone Redis)', () => {
