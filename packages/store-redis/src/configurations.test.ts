@@ -203,7 +203,7 @@ async function apply(store: Store, algorithm: Algorithm, op: Op, now: number, le
 describe('inline and by argument on random sequences (standalone Redis)', () => {
   it('every kind and operation: identical decisions at the same explicit now', async () => {
     await fc.assert(
-      fc.asyncProperty(algorithms, fc.constantFrom(0, 5000, 1_764_500_000_123.25), ops, async (algorithm, start, sequence) => {
+      fc.asyncProperty(algorithms, fc.constantFrom(0, 5000, 1_764_500_000_123.25), ops, async (algorithm, start: number, sequence) => {
         const inline = new RedisStore({ client: deployments.standalone, prefix: deployments.freshPrefix() });
         const argument = byArgumentStore(deployments.standalone);
         const inlineLeases: string[] = [];

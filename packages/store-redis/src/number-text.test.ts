@@ -14,7 +14,7 @@ const redis = useRedis('number-text');
 async function luaDoubles(text: string): Promise<[string, string]> {
   // The literal in the text as the store writes it (`local X = <text>`); one script per value, flushed after.
   const script = `local LITERAL = ${text}\nreturn struct.pack('<d', tonumber(ARGV[1])) .. struct.pack('<d', LITERAL)`;
-  const reply = (await redis.client.evalBuffer(script, 0, text)) as Buffer;
+  const reply = (await redis.client.callBuffer('EVAL', script, 0, text)) as Buffer;
   return [reply.subarray(0, 8).toString('hex'), reply.subarray(8, 16).toString('hex')];
 }
 
