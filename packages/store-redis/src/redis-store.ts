@@ -12,6 +12,7 @@ import calculateSlot from 'cluster-key-slot';
 import { createHash } from 'node:crypto';
 import type { Cluster, Redis } from 'ioredis';
 import { DEFAULT_BUCKETS, bucketOf, fieldOf, redisKeyBase } from './keys.js';
+import type { LuaScript } from './lua-scripts.generated.js';
 import {
   INLINE_CONFIGURATIONS,
   argumentDeclarations,
@@ -103,8 +104,8 @@ export class RedisStore implements Store {
   private readonly inline = new Map<string, ScriptCalls>();
   /** How many configurations go inline: {@link INLINE_CONFIGURATIONS} (the store's tests set it with {@link setInlineConfigurations}). */
   private inlineLimit = INLINE_CONFIGURATIONS;
-  /** The scripts of the configurations sent by argument, by script name and state size: one entry per layout of a script. */
-  private readonly byArgument = new Map<string, ScriptCalls>();
+  /** The scripts of the configurations sent by argument, by script and state size: one entry per layout of a script. */
+  private readonly byArgument = new Map<LuaScript, Map<number, ScriptCalls>>();
   /** Compact layout: the Redis key of each bucket, by suffix (one array per state tag and revision). */
   private readonly bucketKeysBySuffix = new Map<string, string[]>();
   private definedScripts = 0;
@@ -321,13 +322,16 @@ export class RedisStore implements Store {
       if (calls === undefined && this.inline.size < this.inlineLimit) this.inline.set(config.id, (calls = {}));
       const byArgument = calls === undefined;
       if (calls === undefined) {
-        const id = `${config.script.name} ${config.stateBytes}`;
-        calls = this.byArgument.get(id);
-        if (calls === undefined) this.byArgument.set(id, (calls = {}));
+        let ofScript = this.byArgument.get(config.script);
+        if (ofScript === undefined) this.byArgument.set(config.script, (ofScript = new Map()));
+        calls = ofScript.get(config.stateBytes);
+        if (calls === undefined) ofScript.set(config.stateBytes, (calls = {}));
       }
       let bucketKeys = this.bucketKeysBySuffix.get(config.suffix);
       if (bucketKeys === undefined) this.bucketKeysBySuffix.set(config.suffix, (bucketKeys = []));
-      plan = { ...config, byArgument, bucketKeys, calls };
+      // Every field named (not a spread): one object shape for every plan.
+      const { script, values, stateBytes, id, suffix, compact, keys } = config;
+      plan = { script, values, stateBytes, id, suffix, compact, keys, byArgument, bucketKeys, calls };
       this.plans.set(algorithm, plan);
     }
     return plan;
