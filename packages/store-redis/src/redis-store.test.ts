@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { concurrency, slidingWindowLog, tokenBucket } from '@rl/core';
+import { concurrency, fixedWindow, slidingWindowLog, tokenBucket } from '@rl/core';
 import { RedisStore } from './redis-store.js';
+import { INLINE_CONFIGURATIONS } from './script-plan.js';
 
 // What the store sends, without Redis: the scripts it defines and the arguments of each call.
 
@@ -88,5 +89,83 @@ describe('RedisStore options', () => {
     const { client } = recordingClient();
     expect(() => new RedisStore([] as never)).toThrow(expect.objectContaining({ code: 'RL_INVALID_OPTION', field: 'RedisStore' }));
     expect(() => new RedisStore(Object.assign([], { client }) as never)).toThrow(expect.objectContaining({ code: 'RL_INVALID_OPTION', field: 'RedisStore' }));
+  });
+});
+
+// Which configurations go inline and which by argument, and what each sends.
+
+/** The store's lines before the script's own text (which starts with NOW_ARG). */
+const header = (lua: string): string[] => lua.split('\n').slice(0, lua.split('\n').findIndex((line) => line.startsWith('local NOW_ARG')) + 1);
+
+/** The header the store writes before a script by argument: the operation, the margin, `declarations`, then the script's NOW_ARG. */
+const argumentHeader = (declarations: string[], nowArg: number): string[] => ["local OP = 'c'", 'local EXPLICIT_NOW_MARGIN_MS = 1000', ...declarations, `local NOW_ARG = ${nowArg}`];
+
+/** A distinct token-bucket configuration per `i`. */
+const bucket = (i: number) => tokenBucket({ capacity: 10 + i, refillRate: 1, interval: '1m' });
+
+describe('configurations inline and by argument', () => {
+  it(`the first ${INLINE_CONFIGURATIONS} distinct configurations go inline; later ones by argument, after the cost and now ('' for Redis TIME)`, async () => {
+    const { client, defined: definitions, calls } = recordingClient();
+    const defined = () => [...definitions.values()];
+    const store = new RedisStore({ client: client as never, buckets: 1 });
+    for (let i = 0; i < INLINE_CONFIGURATIONS; i++) await store.consume('k', bucket(i), 1, undefined);
+    expect(defined()).toHaveLength(INLINE_CONFIGURATIONS);
+    // A new object of a configuration already inline takes no new place and no new script.
+    await store.consume('k', bucket(0), 1, undefined);
+    expect(defined()).toHaveLength(INLINE_CONFIGURATIONS);
+    expect(calls.at(-1)).toEqual(['rl:{#0}:tb', 'k']);
+
+    const beyond = tokenBucket({ capacity: 3, refillRate: 1, interval: '3s' });
+    await store.consume('k', beyond, 1, undefined);
+    await store.peek('k', beyond, 0, 5);
+    expect(header(defined()[INLINE_CONFIGURATIONS]!.lua)).toEqual(argumentHeader(['local CAPACITY, RATE = tonumber(ARGV[4]), tonumber(ARGV[5])', 'local HORIZON, STATE_BYTES = tonumber(ARGV[6]), 24'], 3));
+    expect(calls.slice(-2)).toEqual([
+      ['rl:{#0}:tb', 'k', '1', '', '3', '0.0003333333333333333', '9000'],
+      ['rl:{#0}:tb', 'k', '0', '5', '3', '0.0003333333333333333', '9000'],
+    ]);
+    // An undo's own arguments end with the time of the charge ('' for none): its numbers come one later.
+    await store.undo('k', beyond, 1, 7, 5);
+    await store.undo('k', beyond, 1, undefined);
+    expect(header(defined().at(-1)!.lua)[3]).toBe('local HORIZON, STATE_BYTES = tonumber(ARGV[7]), 24');
+    expect(calls.slice(-2)).toEqual([
+      ['rl:{#0}:tb', 'k', '1', '5', '7', '3', '0.0003333333333333333', '9000'],
+      ['rl:{#0}:tb', 'k', '1', '', '', '3', '0.0003333333333333333', '9000'],
+    ]);
+    // Another configuration beyond: the same scripts, its own numbers.
+    await store.consume('k', tokenBucket({ capacity: 7, refillRate: 2, interval: '1s' }), 2, 9);
+    expect(defined()).toHaveLength(INLINE_CONFIGURATIONS + 3);
+    expect(calls.at(-1)).toEqual(['rl:{#0}:tb', 'k', '2', '9', '7', '0.002', '3500']);
+    expect(store.scriptCount).toBe(INLINE_CONFIGURATIONS + 3);
+  });
+
+  it('keys of their own: the lease id or cost, now, then the constants in sorted order', async () => {
+    const { client, defined: definitions, calls } = recordingClient();
+    const defined = () => [...definitions.values()];
+    const store = new RedisStore({ client: client as never, prefix: 'p:' });
+    for (let i = 0; i < INLINE_CONFIGURATIONS; i++) await store.consume('k', bucket(i), 1, undefined);
+    await store.consume('k', slidingWindowLog({ limit: 5, window: '1s', countDenied: true }), 1, undefined);
+    const leases = concurrency({ limit: 2, lease: '30s' });
+    await store.acquire('k', leases, 'lease.1', 4);
+    await store.release('k', leases, 'lease.1');
+    expect(header(defined()[INLINE_CONFIGURATIONS]!.lua)).toEqual(argumentHeader(['local COUNT_DENIED, LIMIT, WINDOW = tonumber(ARGV[3]), tonumber(ARGV[4]), tonumber(ARGV[5])'], 2));
+    expect(calls.slice(-3)).toEqual([
+      ['p:{k}:swl2', 'p:{k}:swl2:sum', '1', '', '1', '5', '1000'],
+      ['p:{k}:cc', 'lease.1', '4', '30000', '2'],
+      ['p:{k}:cc', 'lease.1', '', '30000', '2'],
+    ]);
+  });
+
+  it('10,000 configurations of three kinds and every operation: at most one script per inline configuration and operation, plus one per script and operation', async () => {
+    const { client, defined: definitions } = recordingClient();
+    const store = new RedisStore({ client: client as never });
+    const kinds = [bucket, (i: number) => fixedWindow({ limit: 1 + i, window: '1m' }), (i: number) => slidingWindowLog({ limit: 1 + i, window: '1m' })];
+    for (let i = 0; i < 10_000; i++) {
+      const algorithm = kinds[i % 3]!(i);
+      await store.consume('k', algorithm, 1, undefined);
+      await store.peek('k', algorithm, 0, undefined);
+      await store.undo('k', algorithm, 1, undefined);
+    }
+    expect(store.scriptCount).toBe(INLINE_CONFIGURATIONS * 3 + kinds.length * 3);
+    expect(definitions.size).toBe(store.scriptCount);
   });
 });

@@ -12,7 +12,17 @@ import calculateSlot from 'cluster-key-slot';
 import { createHash } from 'node:crypto';
 import type { Cluster, Redis } from 'ioredis';
 import { DEFAULT_BUCKETS, bucketOf, fieldOf, redisKeyBase } from './keys.js';
-import { planScript, type Operation, type ScriptCall, type ScriptPlan } from './script-plan.js';
+import type { LuaScript } from './lua-scripts.generated.js';
+import {
+  INLINE_CONFIGURATIONS,
+  argumentDeclarations,
+  inlineDeclarations,
+  planScript,
+  type Operation,
+  type ScriptCall,
+  type ScriptCalls,
+  type ScriptPlan,
+} from './script-plan.js';
 
 export interface RedisStoreOptions {
   /**
@@ -58,8 +68,11 @@ const NO_LEASE = '';
  * The Redis store: shared limits for every app instance that uses the same Redis (standalone or
  * Cluster). Each decision is one `EVALSHA` of the Lua port of the algorithm's step (ioredis
  * `defineCommand` sends `EVAL` once after a `SCRIPT FLUSH` or a restart), so it is atomic per key and
- * takes one round trip. Each configuration and operation has its own script with the parameters in
- * its text, so a call sends only the key, the cost and, with an app clock, `now`.
+ * takes one round trip. The first {@link INLINE_CONFIGURATIONS} distinct configurations (an algorithm's
+ * script and numbers) each have a script per operation with the parameters in its text, so a call
+ * sends only the key, the cost and, with an app clock, `now`; every further configuration is sent by
+ * argument to one script per script name and operation, so any number of configurations (quotas built
+ * per request) keeps Redis's script cache and the store's tables bounded. Both give the same decisions.
  *
  * - Time: Redis `TIME` unless the limiter passes `now` (a limiter with an explicit `clock`), so app
  *   instances with skewed clocks agree.
@@ -85,9 +98,17 @@ export class RedisStore implements Store {
   readonly client: Redis | Cluster;
   readonly prefix: string;
   readonly buckets: number;
+  /** A plan per algorithm object, collected with it. */
   private readonly plans = new WeakMap<Algorithm, ScriptPlan>();
-  /** Scripts defined on the client, by script, operation and constants: algorithm objects of one configuration share them. */
-  private readonly scripts = new Map<string, ScriptCall>();
+  /** The scripts of each configuration sent inline, by configuration id (see `planScript`): at most `inlineLimit` entries, kept for the store's life. */
+  private readonly inline = new Map<string, ScriptCalls>();
+  /** How many configurations go inline: {@link INLINE_CONFIGURATIONS} (the store's tests set it with {@link setInlineConfigurations}). */
+  private inlineLimit = INLINE_CONFIGURATIONS;
+  /** The scripts of the configurations sent by argument, by script and state size: one entry per layout of a script. */
+  private readonly byArgument = new Map<LuaScript, Map<number, ScriptCalls>>();
+  /** Compact layout: the Redis key of each bucket, by suffix (one array per state tag and revision). */
+  private readonly bucketKeysBySuffix = new Map<string, string[]>();
+  private definedScripts = 0;
   private closed = false;
   /**
    * On a Cluster client only: the master that serves `key`'s slot for this algorithm (`"host:port"`,
@@ -219,14 +240,14 @@ export class RedisStore implements Store {
   /**
    * One EVALSHA of the operation's script: its keys (the bucket and the field in the compact layout),
    * then the script's own argument, the lease id or else the cost, then `now` (absent: Redis TIME).
-   * A cost is left out when it is 1 and no `now` follows: the scripts read an absent cost as 1. An
-   * undo's own arguments are the cost and then `chargedAt`, the time of the charge ('' for none).
+   * An undo's own arguments are the cost and then `chargedAt`, the time of the charge ('' for none).
+   * Inline, a cost is left out when it is 1 and nothing follows (the scripts read an absent cost as
+   * 1). By argument, every argument is sent (`now` '' for Redis TIME), then the configuration.
    */
   private send(plan: ScriptPlan, key: string, op: Operation, cost: number, leaseId: string | undefined, now: number | undefined, chargedAt?: number): Promise<unknown> {
     if (this.closed) throw new StoreClosedError();
     const run = plan.calls[op] ?? this.define(plan, op);
     const client = this.client;
-    const own = leaseId ?? (cost === 1 && now === undefined && chargedAt === undefined ? undefined : String(cost));
     let first: string;
     let second: string | undefined;
     // A third key: a lockout's, `:block`, of a blocking variant with keys of its own.
@@ -240,6 +261,16 @@ export class RedisStore implements Store {
       second = plan.keys.length >= 2 ? name + plan.keys[1]! : undefined;
       third = plan.keys.length === 3 ? name + plan.keys[2]! : undefined;
     }
+    if (plan.byArgument) {
+      const args = [first];
+      if (second !== undefined) args.push(second);
+      if (third !== undefined) args.push(third);
+      args.push(leaseId ?? String(cost));
+      if (op === 'u') args.push(chargedAt === undefined ? '' : String(chargedAt));
+      args.push(now === undefined ? '' : String(now), ...plan.values);
+      return run.apply(client, args);
+    }
+    const own = leaseId ?? (cost === 1 && now === undefined && chargedAt === undefined ? undefined : String(cost));
     const undo = op === 'u' && own !== undefined;
     if (undo || third !== undefined) {
       const args = [first];
@@ -280,31 +311,63 @@ export class RedisStore implements Store {
     return (plan.bucketKeys[bucket] ??= `${this.prefix}{#${bucket.toString(16)}}${plan.suffix}`);
   }
 
-  /** Defines the script of `op` for this configuration on the client (once per client and script text). */
+  /**
+   * Defines the script of `op` for the plan's configuration (inline) or script (by argument) on the
+   * client, once per store and script text: the plans that share the text share `plan.calls`.
+   */
   private define(plan: ScriptPlan, op: Operation): ScriptCall {
-    const id = `${plan.script.name}\n${op}\n${plan.constants}`;
-    let run = this.scripts.get(id);
-    if (run === undefined) {
-      const lua = `local OP = '${op}'\n${plan.constants}${plan.script.lua}`;
-      const name = `rl_${plan.script.name.replace(/-/g, '_')}_${createHash('sha1').update(lua).digest('hex').slice(0, 16)}`;
-      const client = this.client as unknown as Record<string, ScriptCall | undefined>;
-      if (typeof client[`${name}Buffer`] !== 'function') this.client.defineCommand(name, { numberOfKeys: plan.script.numberOfKeys, lua });
-      // The Buffer variant: the decision is binary (see prelude.lua), read without decoding it as text.
-      run = client[`${name}Buffer`]!;
-      this.scripts.set(id, run);
-    }
+    const declarations = plan.byArgument ? argumentDeclarations(plan, op) : inlineDeclarations(plan);
+    const lua = `local OP = '${op}'\n${declarations}${plan.script.lua}`;
+    const name = `rl_${plan.script.name.replace(/-/g, '_')}_${createHash('sha1').update(lua).digest('hex').slice(0, 16)}`;
+    const client = this.client as unknown as Record<string, ScriptCall | undefined>;
+    if (typeof client[`${name}Buffer`] !== 'function') this.client.defineCommand(name, { numberOfKeys: plan.script.numberOfKeys, lua });
+    // The Buffer variant: the decision is binary (see prelude.lua), read without decoding it as text.
+    const run = client[`${name}Buffer`]!;
     plan.calls[op] = run;
+    this.definedScripts++;
     return run;
   }
 
+  /**
+   * The plan of an algorithm object, made on its first use. A configuration already inline shares its
+   * scripts; a new one goes inline while fewer than `inlineLimit` are, and by argument after that (for
+   * good: the table never evicts, since Redis would keep the evicted scripts cached anyway).
+   */
   private plan(algorithm: Algorithm): ScriptPlan {
     let plan = this.plans.get(algorithm);
     if (plan === undefined) {
-      plan = planScript(algorithm);
+      const config = planScript(algorithm);
+      let calls = this.inline.get(config.id);
+      if (calls === undefined && this.inline.size < this.inlineLimit) this.inline.set(config.id, (calls = {}));
+      const byArgument = calls === undefined;
+      if (calls === undefined) {
+        let ofScript = this.byArgument.get(config.script);
+        if (ofScript === undefined) this.byArgument.set(config.script, (ofScript = new Map()));
+        calls = ofScript.get(config.stateBytes);
+        if (calls === undefined) ofScript.set(config.stateBytes, (calls = {}));
+      }
+      let bucketKeys = this.bucketKeysBySuffix.get(config.suffix);
+      if (bucketKeys === undefined) this.bucketKeysBySuffix.set(config.suffix, (bucketKeys = []));
+      // Every field named (not a spread): one object shape for every plan.
+      const { script, values, stateBytes, id, suffix, compact, keys } = config;
+      plan = { script, values, stateBytes, id, suffix, compact, keys, byArgument, bucketKeys, calls };
       this.plans.set(algorithm, plan);
     }
     return plan;
   }
+
+  /** Scripts this store has defined on its client (each one a script Redis caches): at most {@link INLINE_CONFIGURATIONS} configurations' worth, plus one per script and operation sent by argument. */
+  get scriptCount(): number {
+    return this.definedScripts;
+  }
+}
+
+/**
+ * For the store's own tests (the package does not export it): how many distinct configurations
+ * `store` puts inline from now on; 0 sends every new configuration by argument.
+ */
+export function setInlineConfigurations(store: RedisStore, count: number): void {
+  (store as unknown as { inlineLimit: number }).inlineLimit = count;
 }
 
 /**

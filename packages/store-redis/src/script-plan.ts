@@ -9,44 +9,67 @@ import { luaScripts, type LuaScript } from './lua-scripts.generated.js';
  */
 export const EXPLICIT_NOW_EXPIRY_MARGIN_MS = 1000;
 
+/**
+ * Distinct configurations a store runs inline (the constants in the script text: one script per
+ * configuration and operation, the fastest call); every configuration beyond them is sent by argument
+ * (one script per script name and operation for all of them), so neither Redis's script cache nor the
+ * store's tables grow with the number of configurations. A few static configurations (plans, routes)
+ * stay inline; quotas built per request from data go by argument once the first 64 are taken.
+ */
+export const INLINE_CONFIGURATIONS = 64;
+
 /** HORIZON is capped here (about 3 years, in ms) so that twice it stays a valid PEXPIRE argument. */
 const MAX_HORIZON_MS = 1e11;
 
 /** Bytes of one float64 of a packed state. */
 const DOUBLE_BYTES = 8;
 
-/** A name the store may declare in a script's text: upper case, a Lua identifier. */
-const LUA_CONSTANT_NAME = /^[A-Z][A-Z0-9_]*$/;
-
 /** One script per operation: consume, peek, undo; acquire and release for a lease limit. */
 export type Operation = 'c' | 'p' | 'u' | 'a' | 'r';
 
 export type ScriptCall = (this: unknown, ...args: string[]) => Promise<unknown>;
 
-/** What the store derives once per algorithm object, from its {@link Algorithm.script} alone. */
-export interface ScriptPlan {
+/** The script of each operation, defined on the client on first use; shared by every plan that runs the same script text. */
+export type ScriptCalls = Partial<Record<Operation, ScriptCall>>;
+
+/** What the store derives from an algorithm's {@link Algorithm.script} alone, once per algorithm object. */
+export interface ScriptConfiguration {
   readonly script: LuaScript;
-  /** The configuration's declarations, put before the script (see prelude.lua). */
-  readonly constants: string;
+  /**
+   * The configuration's numbers as sent by argument, each `String(value)` (the shortest text that
+   * reads back as the same double, in Lua as in JS): the constants in the order of `script.constants`
+   * (sorted), then HORIZON for the compact layout.
+   */
+  readonly values: readonly string[];
+  /** Compact layout: the bytes of a packed state (`kept` and the algorithm's doubles); 0 otherwise. */
+  readonly stateBytes: number;
+  /** What makes two configurations the same: the script's name, `values` and `stateBytes`. */
+  readonly id: string;
   /** `:<stateTag>` (and the layout revision when above 1): ends the Redis key of a bucket, or the name of a state with keys of its own. */
   readonly suffix: string;
   /** True for the compact layout: the state is a field of a bucket hash. */
   readonly compact: boolean;
   /** Keys of their own: the suffix each key adds to the state's name, in the script's KEYS order. */
   readonly keys: readonly string[];
-  /** Compact layout: the Redis key of each bucket, made on first use. */
+}
+
+/** How the store runs one algorithm object: its configuration, and what it shares with other plans. */
+export interface ScriptPlan extends ScriptConfiguration {
+  /** True when the configuration is sent by argument ({@link argumentDeclarations}); false when inline ({@link inlineDeclarations}). */
+  readonly byArgument: boolean;
+  /** Compact layout: the Redis key of each bucket, made on first use; one array per suffix, shared by every plan of the store. */
   readonly bucketKeys: string[];
-  /** The script of each operation, defined on the client on first use. */
-  readonly calls: Partial<Record<Operation, ScriptCall>>;
+  /** The scripts of this plan's configuration (inline), or of its script name (by argument). */
+  readonly calls: ScriptCalls;
 }
 
 /**
- * The plan of an algorithm: its Lua twin, and the declarations of its configuration (the margin, its
+ * The configuration of an algorithm: its Lua twin and the numbers of its configuration (its
  * constants, and for the compact layout HORIZON and STATE_BYTES). Throws {@link UnsupportedError} when
  * the store has no twin of that name or the twin does not read what the algorithm describes (layout,
  * number of keys, constants): a twin and its algorithm that drifted apart never run.
  */
-export function planScript(algorithm: Algorithm): ScriptPlan {
+export function planScript(algorithm: Algorithm): ScriptConfiguration {
   const { name, constants, layout, layoutRevision } = algorithm.script;
   const script = (luaScripts as Readonly<Record<string, LuaScript | undefined>>)[name];
   const what = `RedisStore: the ${algorithm.kind} algorithm`;
@@ -58,26 +81,59 @@ export function planScript(algorithm: Algorithm): ScriptPlan {
       `${what} describes ${layout.compact ? 'the compact layout' : `${numberOfKeys} keys of its own`}; its script ${name} keeps ${script.compact ? 'the compact layout' : `${script.numberOfKeys} keys of its own`} (at most 3).`,
     );
   }
-  const names = constants.map((c) => c.name);
-  if ([...names].sort().join() !== script.constants.join()) {
-    throw new UnsupportedError(`${what} gives the constants ${names.join(', ')}; its script ${name} reads ${script.constants.join(', ')}.`);
-  }
-  const values = constants.map(({ name: constant, value }) => {
-    if (!LUA_CONSTANT_NAME.test(constant) || typeof value !== 'number' || !Number.isFinite(value)) {
-      throw new UnsupportedError(`${what} gives the constant ${constant} = ${String(value)}: expected an upper-case name and a finite number.`);
+  // The values in the script's (sorted) order: each name found once, none missing, none extra.
+  const values: string[] = [];
+  const mismatch = () => new UnsupportedError(`${what} gives the constants ${constants.map((c) => c.name).join(', ')}; its script ${name} reads ${script.constants.join(', ')}.`);
+  if (constants.length !== script.constants.length) throw mismatch();
+  for (const { name: constant, value } of constants) {
+    const at = script.constants.indexOf(constant);
+    if (at === -1 || values[at] !== undefined) throw mismatch();
+    // The name is one the script reads, an upper-case Lua identifier (the generator found it so).
+    if (typeof value !== 'number' || !Number.isFinite(value)) {
+      throw new UnsupportedError(`${what} gives the constant ${constant} = ${String(value)}: expected a finite number.`);
     }
-    // The shortest text that reads back as the same double, in a form Lua's number literals accept.
-    return String(value);
-  });
-  let declarations = `local EXPLICIT_NOW_MARGIN_MS = ${EXPLICIT_NOW_EXPIRY_MARGIN_MS}\n`;
-  if (names.length > 0) declarations += `local ${names.join(', ')} = ${values.join(', ')}\n`;
+    // The shortest text that reads back as the same double, in a form Lua's number literals and
+    // `tonumber` accept (never hexadecimal, never 'Infinity' or 'NaN': the value is finite).
+    values[at] = String(value);
+  }
+  let stateBytes = 0;
   if (layout.compact) {
     if (!(layout.horizonMs >= 0) || !Number.isInteger(layout.stateSize) || layout.stateSize < 1) {
       throw new UnsupportedError(`${what} gives a compact layout of ${String(layout.stateSize)} numbers recovering in ${String(layout.horizonMs)} ms: expected a whole number of at least 1 and a duration.`);
     }
+    values.push(String(Math.min(layout.horizonMs, MAX_HORIZON_MS)));
     // A packed state is `kept` (see prelude-compact.lua) and then the algorithm's state.
-    declarations += `local HORIZON, STATE_BYTES = ${String(Math.min(layout.horizonMs, MAX_HORIZON_MS))}, ${DOUBLE_BYTES * (1 + layout.stateSize)}\n`;
+    stateBytes = DOUBLE_BYTES * (1 + layout.stateSize);
   }
   const suffix = `:${algorithm.stateTag}${layoutRevision > 1 ? String(layoutRevision) : ''}`;
-  return { script, constants: declarations, suffix, compact: layout.compact, keys, bucketKeys: [], calls: {} };
+  return { script, values, stateBytes, id: `${name} ${values.join(' ')} ${stateBytes}`, suffix, compact: layout.compact, keys };
+}
+
+/**
+ * The declarations of a configuration sent inline, put before the script (see prelude.lua): the
+ * margin, the constants as number literals, and for the compact layout HORIZON and STATE_BYTES.
+ */
+export function inlineDeclarations(config: ScriptConfiguration): string {
+  return declarations(config, config.values);
+}
+
+/**
+ * The declarations of every configuration of a script sent by argument (see prelude.lua): the same
+ * names, each read with `tonumber` from the arguments after `now` (ARGV[nowArg + 1] on, an undo's one
+ * later, in the order of {@link ScriptConfiguration.values}); `tonumber` reads `String(value)` back as
+ * the same double a literal gives. STATE_BYTES, the same for every configuration of a layout, stays a literal.
+ */
+export function argumentDeclarations(config: ScriptConfiguration, op: Operation): string {
+  // An undo's own arguments end with the time of the charge: its `now` comes one later (see prelude.lua).
+  const first = config.script.nowArg + (op === 'u' ? 2 : 1);
+  return declarations(config, config.values.map((_, i) => `tonumber(ARGV[${first + i}])`));
+}
+
+/** The declarations with `values` (literals or expressions, in the order of {@link ScriptConfiguration.values}). */
+function declarations(config: ScriptConfiguration, values: readonly string[]): string {
+  const names = config.script.constants;
+  let text = `local EXPLICIT_NOW_MARGIN_MS = ${EXPLICIT_NOW_EXPIRY_MARGIN_MS}\n`;
+  if (names.length > 0) text += `local ${names.join(', ')} = ${values.slice(0, names.length).join(', ')}\n`;
+  if (config.compact) text += `local HORIZON, STATE_BYTES = ${values[names.length]!}, ${config.stateBytes}\n`;
+  return text;
 }

@@ -1,21 +1,34 @@
 -- Prelude of every script in src/lua: scripts/generate-lua.mjs puts this text (and prelude-compact.lua
 -- for the scripts of the compact layout) before each script, and the store puts the configuration
--- before them all (see RedisStore.define):
+-- before them all (see RedisStore.define), in one of two ways:
+--
+-- Inline, for the first 64 distinct configurations a store sees (INLINE_CONFIGURATIONS in
+-- script-plan.ts): the parameters are part of the script text, one cached script per configuration
+-- and operation, and a decision sends only what changes per call (the key and field, the cost, `now`):
 --
 --   local OP = 'c'                      -- the operation, one script per operation: 'c' consume,
 --                                       -- 'p' peek (writes nothing), 'u' undo, 'a' acquire, 'r' release
 --   local EXPLICIT_NOW_MARGIN_MS = 1000 -- added to expiries when the caller passes its own `now`
 --   local LIMIT, WINDOW = 100, 60000    -- the algorithm's constants (its `script.constants` in
---                                       -- @rl/core), as number literals
+--                                       -- @rl/core, in sorted order), as number literals
 --   local HORIZON, STATE_BYTES = 60000, 24
 --                                       -- compact layout: the longest time (ms) a state needs to
 --                                       -- recover (`script.layout.horizonMs`), and the size of a
 --                                       -- packed state: `kept` and `script.layout.stateSize` doubles
 --
--- Parameters are part of the script text, not arguments: Redis runs a cached script per configuration
--- and operation, and a decision sends only what changes per call (the key and field, the cost, `now`).
--- (To share one script among many configurations, the store would send the constants as arguments
--- and declare them from ARGV instead: the scripts read them the same way.)
+-- By argument, for every configuration beyond those: one script per script name and operation, which
+-- reads the same names from the arguments after `now`, and a call always sends the script's own
+-- arguments (an undo's time of the charge too, '' for none) and `now` ('' for Redis TIME), then the
+-- configuration (each number as JS `String(value)`,
+-- which `tonumber` reads back as the same double a literal gives):
+--
+--   local COUNT_DENIED, LIMIT, WINDOW = tonumber(ARGV[4]), tonumber(ARGV[5]), tonumber(ARGV[6])
+--   local HORIZON, STATE_BYTES = tonumber(ARGV[7]), 24
+--
+-- Either way the scripts read plain locals: the same numbers, the same decisions. Sending them costs
+-- Redis a `tonumber` per number and the client an argument each, so the few static configurations of
+-- most apps stay inline; the arguments keep Redis's script cache from growing with configurations
+-- built per request (per-customer quotas).
 --
 -- scripts/generate-lua.mjs also puts NOW_ARG before this text: the argument that carries `now`,
 -- after the script's own (3 in the compact layout, after the field and the cost; 2 otherwise), and
@@ -40,12 +53,13 @@
 local EPSILON = 1e-9
 
 -- `now` (ms): ARGV[NOW_ARG] when the caller passes its own, with an expiry margin of
--- EXPLICIT_NOW_MARGIN_MS; absent, Redis TIME, with no margin (the TTL then runs on the same clock).
+-- EXPLICIT_NOW_MARGIN_MS; absent (inline) or '' (by argument), Redis TIME, with no margin (the TTL then
+-- runs on the same clock).
 -- `redis_now` is Redis TIME once read (a write of the compact layout reads it when the caller passed `now`).
 local now, margin, redis_now = ARGV[NOW_ARG], EXPLICIT_NOW_MARGIN_MS, nil
 if OP == 'r' then
   -- A release (concurrency) needs no time: it only removes its lease.
-elseif now == nil then
+elseif now == nil or now == '' then
   local t = redis.call('TIME')
   now, margin = t[1] * 1000 + t[2] / 1000, 0
   redis_now = now
