@@ -18,8 +18,8 @@ export interface SuiteContext {
   readonly timers: HoldTimers;
   /**
    * Mounts an app whose middlewares get the frozen clock {@link T0}, this test's store and timers
-   * (and, for a remote store, a 5 s timeout on those fake timers), unless the spec sets them; closed
-   * after the test.
+   * (and, for a remote store, a 5 s timeout on those fake timers) and no outage logging, unless the
+   * spec sets them; closed after the test.
    */
   open(spec: AppSpec): Promise<MountedApp>;
 }
@@ -52,7 +52,8 @@ export function suiteContext(adapter: Adapter, stores: StoreUnderTest): SuiteCon
       return current(timers);
     },
     async open(spec) {
-      const defaults = { clock, store: current(store), timers: current(timers), ...(stores.remote && { timeout: '5s' }) };
+      // Quiet by default: a test of outage logging says `logStoreErrors: undefined` (the default, on).
+      const defaults = { clock, store: current(store), timers: current(timers), logStoreErrors: false, ...(stores.remote && { timeout: '5s' }) };
       const app = await adapter.mount({ ...spec, middlewares: spec.middlewares.map((options) => ({ ...defaults, ...options })) });
       opened.push(app);
       return app;
