@@ -24,22 +24,23 @@ export async function renderChartSvg(report: SimulationReport, options: { width?
   const svg = Plot.plot({
     document,
     width,
-    height: 40 + panel * report.limits.length + 40,
-    marginTop: 30,
+    height: 50 + panel * report.limits.length + 40,
+    marginTop: 50,
     marginRight: 20,
     style: { background: 'white' },
-    x: { label: `seconds (slices of ${formatDuration(report.sliceMs)}, by arrival)` },
-    y: { grid: true, label: `requests per ${formatDuration(report.sliceMs)}` },
-    fy: { axis: null, domain: report.limits.map((l) => l.label) },
+    x: { label: `seconds; requests admitted and denied per ${formatDuration(report.sliceMs)} of arrivals` },
+    y: { grid: true, label: null },
+    fy: { axis: null, domain: report.limits.map((l) => l.label), padding: 0.2 },
     color: { domain: ['admitted', 'denied'], range: [COLORS.admitted, COLORS.denied] },
     marks: [
       Plot.rectY(rows, { x1: 't', x2: (d: { t: number }) => d.t + slice, y: 'n', fill: 'outcome', fy: 'limit' }),
       Plot.ruleY([0]),
-      Plot.text(labels, { fy: 'limit', text: 'text', frameAnchor: 'top-left', dx: 4, dy: 2, fontSize: 12, fontWeight: 'bold' }),
-      Plot.text([options.title ?? ''], { frameAnchor: 'top-right', dy: -22, fontSize: 11 }),
-      // The legend as marks: Plot's own legend is HTML, which an SVG file cannot hold.
-      Plot.text([`■ admitted`], { frameAnchor: 'top-left', dy: -22, fill: COLORS.admitted, fontSize: 12 }),
-      Plot.text([`■ denied`], { frameAnchor: 'top-left', dx: 80, dy: -22, fill: COLORS.denied, fontSize: 12 }),
+      // Each panel's name above it, in the gap between panels.
+      Plot.text(labels, { fy: 'limit', text: 'text', frameAnchor: 'top-left', dy: -14, fontSize: 12, fontWeight: 'bold' }),
+      // The legend (and title) as marks in the top panel only: Plot's own legend is HTML, which an SVG file cannot hold.
+      Plot.text([`■ admitted`], { frameAnchor: 'top-right', facetAnchor: 'top', dx: -70, dy: -34, fill: COLORS.admitted, fontSize: 12 }),
+      Plot.text([`■ denied`], { frameAnchor: 'top-right', facetAnchor: 'top', dy: -34, fill: COLORS.denied, fontSize: 12 }),
+      ...(options.title === undefined ? [] : [Plot.text([options.title], { frameAnchor: 'top-left', facetAnchor: 'top', dy: -34, fontSize: 12 })]),
     ],
   }) as unknown as { outerHTML: string; setAttribute(name: string, value: string): void };
   svg.setAttribute('xmlns', 'http://www.w3.org/2000/svg');
