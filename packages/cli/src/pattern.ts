@@ -49,11 +49,11 @@ function parsePart(part: string, index: number): PatternPart {
     if (words.length !== 4 || words[2] !== 'at') fail('"burst <count> at <time>", for example "burst 400 at 10s"');
     const count = Number(words[1]);
     if (!Number.isInteger(count) || count < 1) fail(`a whole number of requests after "burst" (got "${words[1]}")`);
-    return { kind: 'burst', count, atMs: offset(words[3]!, field), text: part };
+    return { kind: 'burst', count, atMs: offset(words[3]!, field, part), text: part };
   }
   if (words[0] === 'idle') {
     if (words.length !== 2) fail('"idle <duration>", for example "idle 5s"');
-    return { kind: 'idle', forMs: parseDuration(words[1], field), text: part };
+    return { kind: 'idle', forMs: duration(words[1]!, field, part), text: part };
   }
   const poisson = words[0] === 'poisson';
   const rest = poisson ? words.slice(1) : words;
@@ -68,13 +68,22 @@ function parsePart(part: string, index: number): PatternPart {
   const rate = Number(match![1]);
   const unitMs = PER_UNIT_MS[match![2]!]!;
   if (!(rate > 0)) fail(`a rate above 0 (got "${rateText}")`);
-  return { kind: poisson ? 'poisson' : 'rate', rate, unitMs, perMs: rate / unitMs, forMs: parseDuration(rest[forAt + 1], field), text: part };
+  return { kind: poisson ? 'poisson' : 'rate', rate, unitMs, perMs: rate / unitMs, forMs: duration(rest[forAt + 1]!, field, part), text: part };
 }
 
 /** A time from the start of the pattern: `0`, `0s`, or any duration. */
-function offset(text: string, field: string): number {
+function offset(text: string, field: string, part: string): number {
   if (/^0+(\.0+)?(ms|s|m|h|d)?$/.test(text)) return 0;
-  return parseDuration(text, field);
+  return duration(text, field, part);
+}
+
+/** A duration of a part; the error shows the whole part, and which word is not a duration. */
+function duration(text: string, field: string, part: string): number {
+  try {
+    return parseDuration(text, field);
+  } catch {
+    throw new InvalidOptionError(field, part, `a duration such as 500ms, 10s, 5m or 1h where "${text}" is`);
+  }
 }
 
 function expectedArrivals(part: PatternPart): number {
