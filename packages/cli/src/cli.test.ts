@@ -21,46 +21,34 @@ describe('rl simulate --json', () => {
     const { code, stdout, stderr } = await rl(['simulate', ...TWO_BATCHES, '--limit', 'tokenBucket(capacity=20,refillRate=100)', '--limit', 'leakyBucket(capacity=20,leakRate=100,mode=shape)', '--slice', '20ms', '--json']);
     expect([code, stderr]).toEqual([0, '']);
     const report = JSON.parse(stdout);
-    expect(report).toEqual({
+    const bucket = {
+      label: 'tokenBucket(capacity=20,refillRate=100)',
+      algorithm: 'tokenBucket',
+      options: { capacity: 20, refillRate: 100 },
       requests: 200,
-      keys: 1,
-      startMs: 980,
-      endMs: 1010,
-      sliceMs: 20,
-      windowMs: 1000,
-      limits: [
-        {
-          label: 'tokenBucket(capacity=20,refillRate=100)',
-          algorithm: 'tokenBucket',
-          options: { capacity: 20, refillRate: 100 },
-          requests: 200,
-          admitted: 22,
-          denied: 178,
-          delayed: 0,
-          admittedUnits: 22,
-          delayMs: { p50: 0, p95: 0, p99: 0, max: 0 },
-          maxInWindow: { windowMs: 1000, allKeys: 22, perKey: 22, boundPerKey: 120 },
-          waitMs: null,
-          bounds: 'sustained rate + a burst: at most 20 + 100/1s × T in any span T; not "100 in any 1s"',
-          slices: { admitted: [20, 2], denied: [80, 98] },
-        },
-        {
-          label: 'leakyBucket(capacity=20,leakRate=100,mode=shape)',
-          algorithm: 'leakyBucket',
-          options: { capacity: 20, leakRate: 100, mode: 'shape' },
-          requests: 200,
-          admitted: 22,
-          denied: 178,
-          delayed: 21,
-          admittedUnits: 22,
-          delayMs: { p50: 100, p95: 190, p99: 190, max: 190 },
-          maxInWindow: { windowMs: 1000, allKeys: 22, perKey: 22, boundPerKey: 101 },
-          waitMs: 200,
-          bounds: 'the pace: admitted requests leave one every 10ms; at most 20 queued',
-          slices: { admitted: [20, 2], denied: [80, 98] },
-        },
-      ],
-    });
+      admitted: 22,
+      denied: 178,
+      delayed: 0,
+      admittedUnits: 22,
+      delayMs: { p50: 0, p95: 0, p99: 0, max: 0 },
+      maxInWindow: { windowMs: 1000, allKeys: 22, perKey: 22, boundPerKey: 120 },
+      waitMs: null,
+      bounds: 'sustained rate + a burst: at most 20 + 100/1s × T in any span T; not "100 in any 1s"',
+      slices: { admitted: [20, 2], denied: [80, 98] },
+    };
+    // The shaper admits as many, held 0 … 190 ms, paced one every 10 ms.
+    const shaper = {
+      ...bucket,
+      label: 'leakyBucket(capacity=20,leakRate=100,mode=shape)',
+      algorithm: 'leakyBucket',
+      options: { capacity: 20, leakRate: 100, mode: 'shape' },
+      delayed: 21,
+      delayMs: { p50: 100, p95: 190, p99: 190, max: 190 },
+      maxInWindow: { ...bucket.maxInWindow, boundPerKey: 101 },
+      waitMs: 200,
+      bounds: 'the pace: admitted requests leave one every 10ms; at most 20 queued',
+    };
+    expect(report).toEqual({ requests: 200, keys: 1, startMs: 980, endMs: 1010, sliceMs: 20, windowMs: 1000, limits: [bucket, shaper] });
   });
 });
 
@@ -87,6 +75,7 @@ describe('rl simulate: errors name the part to fix (exit 2)', () => {
     [['simulate', ...TWO_BATCHES, '--limit', 'fixedWindow(limit=1,window=1s)', '--chart', 'out.pdf'], 'rl: Invalid option --chart: "out.pdf". Expected a file name ending in .svg or .png.'],
     [['simulate', ...TWO_BATCHES, '--limt', 'x'], "Unknown option '--limt'"],
     [['simulate', ...TWO_BATCHES, '--keys', '0', '--limit', 'fixedWindow(limit=1,window=1s)'], 'rl: Invalid option --keys: "0".'],
+    [['simulate', '--pattern', '10/s for 1h', '--limit', 'fixedWindow(limit=1,window=1s)', '--slice', '1ms'], 'rl: Invalid option --slice: 1. Expected a slice of at least 36ms'],
     [['simulte'], 'rl: Invalid option command: "simulte". Expected simulate (see rl --help).'],
   ])('%j', async (args, message) => {
     const { code, stdout, stderr } = await rl(args);

@@ -31,6 +31,7 @@ describe('parsePattern: the parts of --pattern', () => {
     ['poisson 200/s', '--pattern part 1', '"poisson <rate> for <duration>"'],
     ['idle', '--pattern part 1', '"idle <duration>"'],
     ['100000/ms for 1d', '--pattern', 'at most 50000000 arrivals'],
+    ['idle 5s', '--pattern', 'at least one arrival'],
   ])('%j is refused on %s, saying %s', (text, field, expected) => {
     let error: unknown;
     try {

@@ -32,6 +32,7 @@ export function parsePattern(text: string): PatternPart[] {
   }
   const parts = text.split(',').map((part, i) => parsePart(part.trim(), i + 1));
   const total = parts.reduce((sum, p) => sum + expectedArrivals(p), 0);
+  if (total === 0) throw new InvalidOptionError('--pattern', text, 'at least one arrival (a rate, poisson or burst part besides "idle")');
   if (total > MAX_ARRIVALS) {
     throw new InvalidOptionError('--pattern', text, `at most ${MAX_ARRIVALS} arrivals (this pattern makes about ${Math.round(total)}): shorten a part or lower its rate`);
   }

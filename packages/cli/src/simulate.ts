@@ -59,6 +59,9 @@ export interface SimulationReport {
   readonly limits: readonly LimitReport[];
 }
 
+/** The most slices a chart has: far more than a chart can show, few enough to keep the report small. */
+const MAX_SLICES = 100_000;
+
 interface Arrival {
   key: string;
   cost: number;
@@ -89,6 +92,9 @@ export function simulate(traffic: Traffic, limits: readonly LimitSpec[], options
   const first = n === 0 ? 0 : traffic.times[0]!;
   const last = n === 0 ? 0 : traffic.times[n - 1]!;
   const sliceMs = options.sliceMs ?? autoSlice(last - first);
+  if ((last - first) / sliceMs > MAX_SLICES) {
+    throw new InvalidOptionError('--slice', sliceMs, `a slice of at least ${Math.ceil((last - first) / MAX_SLICES)}ms: at most ${MAX_SLICES} slices over the ${last - first}ms of this traffic`);
+  }
   const startMs = Math.floor(first / sliceMs) * sliceMs;
   const report = limits.map((limit, i) => runLimit(traffic, limit, i, { windowMs, sliceMs, startMs, waitMs: options.waitMs, onProgress: options.onProgress }));
   return { requests: n, keys: traffic.keys.length, startMs, endMs: last, sliceMs, windowMs, limits: report };
