@@ -84,10 +84,15 @@ describe('rl simulate: errors name the part to fix (exit 2)', () => {
     expect(stderr.split('\n').length).toBe(2);
   });
 
-  it('--help prints the usage', async () => {
-    const { code, stdout } = await rl(['simulate', '--help']);
-    expect(code).toBe(0);
-    expect(stdout).toContain('Usage: rl simulate');
+  it('--help prints the usage; no command prints it on stderr, exit 2', async () => {
+    for (const args of [['--help'], ['simulate', '--help']]) {
+      const { code, stdout } = await rl(args);
+      expect(code).toBe(0);
+      expect(stdout).toContain('Usage: rl simulate');
+    }
+    const none = await rl([]);
+    expect([none.code, none.stdout]).toEqual([2, '']);
+    expect(none.stderr).toContain('Usage: rl simulate');
   });
 });
 

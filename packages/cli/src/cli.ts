@@ -83,9 +83,13 @@ type Values = { [K in keyof typeof OPTIONS]?: (typeof OPTIONS)[K] extends { mult
 export async function main(argv: readonly string[], io: CliIO): Promise<number> {
   try {
     const [command, ...rest] = argv;
-    if (command === undefined || command === '-h' || command === '--help' || command === 'help') {
+    if (command === undefined) {
+      io.stderr(USAGE);
+      return 2;
+    }
+    if (command === '-h' || command === '--help' || command === 'help') {
       io.stdout(USAGE);
-      return command === undefined ? 2 : 0;
+      return 0;
     }
     if (command !== 'simulate') throw new InvalidOptionError('command', command, 'simulate (see rl --help)');
     const values = parse(rest);
