@@ -87,6 +87,11 @@ const BINDING: FrameworkBinding<Arrival> = {
  * decided in order, synchronously: a run is deterministic.
  */
 export function simulate(traffic: Traffic, limits: readonly LimitSpec[], options: SimulateOptions = {}): SimulationReport {
+  for (const limit of limits) {
+    if (limit.algorithm.kind === 'concurrency') {
+      throw new InvalidOptionError('--limit', limit.label, 'a rate algorithm: a concurrency limit holds permits for as long as a request runs, which replayed arrivals do not say');
+    }
+  }
   const n = traffic.times.length;
   const windowMs = options.windowMs ?? 1000;
   const first = n === 0 ? 0 : traffic.times[0]!;
@@ -107,9 +112,6 @@ function runLimit(
   o: { windowMs: number; sliceMs: number; startMs: number; waitMs: number | undefined; onProgress: SimulateOptions['onProgress'] },
 ): LimitReport {
   const algorithm = limit.algorithm;
-  if (algorithm.kind === 'concurrency') {
-    throw new InvalidOptionError('--limit', limit.label, 'a rate algorithm: a concurrency limit holds permits for as long as a request runs, which replayed arrivals do not say');
-  }
   let now = 0;
   const clock = () => now;
   const store = new MemoryStore({ sweepInterval: false, maxKeys: Math.max(1_000_000, traffic.keys.length), clock });
