@@ -10,7 +10,8 @@
 //      with `types` and `default` files for both `import` and `require`;
 //   4. `require()` and `import()` every entry point (`@rl/core/testing` too) from plain Node: both
 //      work, resolve to the CJS and ESM builds, and expose the same names;
-//   5. a tiny limiter runs through the CJS and the ESM builds;
+//   5. a tiny limiter runs through the CJS and the ESM builds; `npx rl simulate` runs from the packed
+//      @rl/cli (its JSON and its SVG and PNG charts);
 //   6. `tsc --noEmit` type-checks an ESM consumer (.mts) and a CJS consumer (.cts) (NodeNext).
 // Exits 1 with a list of failures. Usage: node scripts/pack-test.mjs [--only @rl/core,@rl/store-memory] [--keep]
 // Environment: PNPM (command to run pnpm, default: pnpm on PATH, else `npx -y pnpm@<packageManager>`).
@@ -41,7 +42,10 @@ const readJson = (file) => JSON.parse(readFileSync(file, 'utf8'));
 /** Peers that must never be runtime dependencies of a package. */
 const FRAMEWORKS = ['express', 'fastify', 'koa', 'ioredis'];
 /** Entry points that are ESM-only, and why: vitest, which the conformance suite registers its tests with, cannot be require()d. */
-const ESM_ONLY = new Map([['@rl/core/testing', 'it runs inside vitest, which is ESM-only']]);
+const ESM_ONLY = new Map([
+  ['@rl/core/testing', 'it runs inside vitest, which is ESM-only'],
+  ['@rl/cli', 'its chart library (Observable Plot, on d3) is ESM-only'],
+]);
 /** Names each package must export (in both formats). The rest is compared between CJS and ESM. */
 const EXPECTED_NAMES = {
   '@rl/core': [
@@ -69,6 +73,7 @@ const EXPECTED_NAMES = {
   '@rl/koa': ['rateLimit'],
   '@rl/prometheus': ['prometheusObserver', 'DEFAULT_DELAY_BUCKETS', 'DEFAULT_STORE_BUCKETS'],
   '@rl/opentelemetry': ['openTelemetryObserver', 'ATTRIBUTES', 'DEFAULT_DELAY_BOUNDARIES', 'DEFAULT_STORE_BOUNDARIES'],
+  '@rl/cli': ['main', 'simulate', 'parsePattern', 'patternTraffic', 'parseLimit', 'readTrafficFile', 'formatReport', 'renderChartSvg'],
 };
 
 function run(command, commandArgs, options = {}) {
@@ -206,7 +211,8 @@ mkdirSync(app);
     for (const name of FRAMEWORKS) {
       if (deps[name] || pkg.optionalDependencies?.[name]) fail(`${where}: ${name} is a dependency; it must be a peer dependency`);
     }
-    if (deps['@rl/core']) fail(`${where}: @rl/core must be a peer dependency (one copy of the core per app), not a dependency`);
+    // A command (`bin`, such as @rl/cli's `rl`) is no part of an app: it brings its own core.
+    if (deps['@rl/core'] && !pkg.bin) fail(`${where}: @rl/core must be a peer dependency (one copy of the core per app), not a dependency`);
     if (pkg.type !== 'module') fail(`${where}: "type" is ${JSON.stringify(pkg.type)}, expected "module"`);
     if (!pkg.exports || typeof pkg.exports !== 'object') {
       fail(`${where}: no "exports" map`);
@@ -336,6 +342,27 @@ mkdirSync(app);
       if (result.status !== 0 || result.stdout !== '[true,true]') fail(`${file}: expected [true,true], got ${result.stdout || '-'} (exit ${result.status})\n${result.stderr}`);
       else ok(`${file}: a decision scraped from registry.metrics()`);
     }
+  }
+
+  // -------------------------------------------------------------------------------------------------
+  if (names.has('@rl/cli')) {
+    step('npx rl simulate from the packed @rl/cli: the README\'s two batches, as JSON, a PNG and an SVG chart');
+    const args = ['--no', 'rl', 'simulate', '--pattern', 'burst 100 at 990ms, burst 100 at 1010ms', '--limit', 'fixedWindow(limit=100,window=1s)', '--limit', 'tokenBucket(capacity=20,refillRate=100)', '--json', '--chart', 'chart.svg', '--chart', 'chart.png'];
+    const result = run('npx', args, { cwd: app });
+    let admitted;
+    try {
+      admitted = JSON.parse(result.stdout).limits.map((l) => l.admitted);
+    } catch {
+      admitted = undefined;
+    }
+    const svg = existsSync(join(app, 'chart.svg')) ? readFileSync(join(app, 'chart.svg'), 'utf8') : '';
+    const png = existsSync(join(app, 'chart.png')) ? readFileSync(join(app, 'chart.png')) : Buffer.alloc(0);
+    if (result.status !== 0 || JSON.stringify(admitted) !== '[200,22]') fail(`npx rl simulate: expected admitted [200,22], got ${JSON.stringify(admitted)} (exit ${result.status})\n${result.stderr.slice(-2000)}`);
+    else if (!svg.startsWith('<svg') || png.subarray(1, 4).toString() !== 'PNG') fail(`npx rl simulate --chart: expected an SVG and a PNG file, got ${svg.length} and ${png.length} bytes`);
+    else ok(`npx rl simulate: fixed window 200 admitted, token bucket 22; chart.svg ${svg.length} bytes, chart.png ${png.length} bytes`);
+    const usage = run('npx', ['--no', 'rl', 'simulate', '--pattern', '600/x for 1s', '--limit', 'fixedWindow(limit=1,window=1s)'], { cwd: app });
+    if (usage.status !== 2 || !usage.stderr.includes('--pattern part 1')) fail(`npx rl simulate with a bad pattern: expected exit 2 naming "--pattern part 1", got exit ${usage.status}: ${usage.stderr}`);
+    else ok('npx rl simulate with a bad pattern: exit 2, the part named');
   }
 
   // -------------------------------------------------------------------------------------------------

@@ -1,0 +1,195 @@
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { main } from './cli.js';
+
+const dir = mkdtempSync(join(tmpdir(), 'rl-cli-test-'));
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+async function rl(args: string[], tty = false): Promise<{ code: number; stdout: string; stderr: string }> {
+  let stdout = '';
+  let stderr = '';
+  const code = await main(args, { stdout: (t) => (stdout += t), stderr: (t) => (stderr += t), stderrIsTTY: tty });
+  return { code, stdout, stderr };
+}
+
+const TWO_BATCHES = ['--pattern', 'burst 100 at 990ms, burst 100 at 1010ms'];
+
+describe('rl simulate --json', () => {
+  it('prints the report for scripts: every figure of the table, and the slices', async () => {
+    const { code, stdout, stderr } = await rl(['simulate', ...TWO_BATCHES, '--limit', 'tokenBucket(capacity=20,refillRate=100)', '--limit', 'leakyBucket(capacity=20,leakRate=100,mode=shape)', '--slice', '20ms', '--json']);
+    expect([code, stderr]).toEqual([0, '']);
+    const report = JSON.parse(stdout);
+    const bucket = {
+      label: 'tokenBucket(capacity=20,refillRate=100)',
+      algorithm: 'tokenBucket',
+      options: { capacity: 20, refillRate: 100 },
+      requests: 200,
+      admitted: 22,
+      denied: 178,
+      delayed: 0,
+      admittedUnits: 22,
+      delayMs: { p50: 0, p95: 0, p99: 0, max: 0 },
+      maxInWindow: { windowMs: 1000, allKeys: 22, perKey: 22, boundPerKey: 120 },
+      waitMs: null,
+      bounds: 'sustained rate + a burst: at most 20 + 100/1s × T in any span T; not "100 in any 1s"',
+      slices: { admitted: [20, 2], denied: [80, 98] },
+    };
+    // The shaper admits as many, held 0 … 190 ms, paced one every 10 ms.
+    const shaper = {
+      ...bucket,
+      label: 'leakyBucket(capacity=20,leakRate=100,mode=shape)',
+      algorithm: 'leakyBucket',
+      options: { capacity: 20, leakRate: 100, mode: 'shape' },
+      delayed: 21,
+      delayMs: { p50: 100, p95: 190, p99: 190, max: 190 },
+      maxInWindow: { ...bucket.maxInWindow, boundPerKey: 101 },
+      waitMs: 200,
+      bounds: 'the pace: admitted requests leave one every 10ms; at most 20 queued',
+    };
+    expect(report).toEqual({ requests: 200, keys: 1, startMs: 980, endMs: 1010, sliceMs: 20, windowMs: 1000, limits: [bucket, shaper] });
+  });
+});
+
+describe('rl simulate: the table', () => {
+  it('one row per limit, then what each really bounds', async () => {
+    const { code, stdout } = await rl(['simulate', ...TWO_BATCHES, '--limit', 'fixedWindow(limit=100,window=1s)', '--limit', 'slidingWindowLog(limit=100,window=1s)']);
+    expect(code).toBe(0);
+    const lines = stdout.split('\n');
+    expect(lines[0]).toBe('200 requests over 0.02 s, 1 key');
+    expect(lines[2]).toMatch(/^limit\s+admitted\s+denied\s+delayed\s+delay p50 \/ p95 \/ p99 \/ max\s+max in any 1s\s+bound per key in 1s\s+wait$/);
+    expect(lines[4]).toMatch(/^fixedWindow\(limit=100,window=1s\)\s+200 \(100\.0%\)\s+0 \(0\.0%\)\s+0\s+0 ms \/ 0 ms \/ 0 ms \/ 0 ms\s+200\s+200\s+none$/);
+    expect(lines[5]).toMatch(/^slidingWindowLog\(limit=100,window=1s\)\s+100 \(50\.0%\)\s+100 \(50\.0%\)\s+0\s+.*\s+100\s+100\s+none$/);
+    expect(stdout).toContain('What each really bounds:\n  fixedWindow(limit=100,window=1s): each aligned window [k·1s, (k+1)·1s) admits at most 100; up to 200 around a boundary\n');
+  });
+});
+
+describe('rl simulate: errors name the part to fix (exit 2)', () => {
+  it.each([
+    [['simulate', '--pattern', '50/s for 60s, 600/x for 300s', '--limit', 'fixedWindow(limit=1,window=1s)'], 'rl: Invalid option --pattern part 2: "600/x for 300s". Expected a rate such as "600/s"'],
+    [['simulate', ...TWO_BATCHES, '--limit', 'tokenBucket(capacity=0,refillRate=1)'], 'rl: Invalid option tokenBucket.capacity: 0.'],
+    [['simulate', ...TWO_BATCHES], 'rl: Invalid option --limit: undefined. Expected at least one limit'],
+    [['simulate', '--limit', 'fixedWindow(limit=1,window=1s)'], 'either --pattern'],
+    [['simulate', ...TWO_BATCHES, '--limit', 'fixedWindow(limit=1,window=1s)', '--wait', 'forever'], 'rl: Invalid option --wait: "forever".'],
+    [['simulate', ...TWO_BATCHES, '--limit', 'fixedWindow(limit=1,window=1s)', '--chart', 'out.pdf'], 'rl: Invalid option --chart: "out.pdf". Expected a file name ending in .svg or .png.'],
+    [['simulate', ...TWO_BATCHES, '--limt', 'x'], "Unknown option '--limt'"],
+    [['simulate', ...TWO_BATCHES, '--keys', '0', '--limit', 'fixedWindow(limit=1,window=1s)'], 'rl: Invalid option --keys: "0".'],
+    [['simulate', '--pattern', '10/s for 1h', '--limit', 'fixedWindow(limit=1,window=1s)', '--slice', '1ms'], 'rl: Invalid option --slice: 1. Expected a slice of at least 36ms'],
+    [['simulte'], 'rl: Invalid option command: "simulte". Expected simulate (see rl --help).'],
+  ])('%j', async (args, message) => {
+    const { code, stdout, stderr } = await rl(args);
+    expect([code, stdout]).toEqual([2, '']);
+    expect(stderr).toContain(message);
+    expect(stderr.split('\n').length).toBe(2);
+  });
+
+  it('--help prints the usage; no command prints it on stderr, exit 2', async () => {
+    for (const args of [['--help'], ['simulate', '--help']]) {
+      const { code, stdout } = await rl(args);
+      expect(code).toBe(0);
+      expect(stdout).toContain('Usage: rl simulate');
+    }
+    const none = await rl([]);
+    expect([none.code, none.stdout]).toEqual([2, '']);
+    expect(none.stderr).toContain('Usage: rl simulate');
+  });
+});
+
+describe('rl simulate --config', () => {
+  it('takes the options by their long names; limits as calls or {factory: options}; the command line wins', async () => {
+    const config = join(dir, 'limits.json');
+    writeFileSync(config, JSON.stringify({ pattern: 'burst 100 at 990ms, burst 100 at 1010ms', limits: ['fixedWindow(limit=100,window=1s)', { tokenBucket: { capacity: 20, refillRate: 100 } }], window: '10ms', json: true }));
+    const report = JSON.parse((await rl(['simulate', '--config', config])).stdout);
+    expect(report.limits.map((l: { label: string; admitted: number }) => [l.label, l.admitted])).toEqual([
+      ['fixedWindow(limit=100,window=1s)', 200],
+      ['tokenBucket(capacity=20,refillRate=100)', 22],
+    ]);
+    expect(report.windowMs).toBe(10);
+    const overridden = JSON.parse((await rl(['simulate', '--config', config, '--limit', 'slidingWindowLog(limit=100,window=1s)', '--window', '1s'])).stdout);
+    expect(overridden.limits.map((l: { label: string }) => l.label)).toEqual(['slidingWindowLog(limit=100,window=1s)']);
+    expect(overridden.windowMs).toBe(1000);
+  });
+
+  it('an unknown option in the file is named', async () => {
+    const config = join(dir, 'bad.json');
+    writeFileSync(config, JSON.stringify({ patern: '1/s for 1s' }));
+    expect((await rl(['simulate', '--config', config])).stderr).toContain('Invalid option --config patern');
+  });
+});
+
+describe('rl simulate --traffic', () => {
+  it.each([
+    ['csv with a header', 'arrivals.csv', 'time,key,cost\n0.99,a,1\n0.99,b\n1.01,a,2\n'],
+    ['JSON lines', 'arrivals.jsonl', '{"time": 0.99, "key": "a"}\n{"time": 0.99, "key": "b", "cost": 1}\n\n{"time": 1.01, "key": "a", "cost": 2}\n'],
+    ['ISO dates', 'dates.csv', '1970-01-01T00:00:00.990Z,a\n1970-01-01T00:00:00.990Z,b\n1970-01-01T00:00:01.010Z,a,2\n'],
+  ])('%s', async (_, name, text) => {
+    writeFileSync(join(dir, name), text);
+    const report = JSON.parse((await rl(['simulate', '--traffic', join(dir, name), '--limit', 'fixedWindow(limit=2,window=1s)', '--json'])).stdout);
+    expect(report).toMatchObject({ requests: 3, keys: 2, limits: [{ admitted: 3, admittedUnits: 4 }] });
+  });
+
+  it('an access log (combined format): its times, with their offset; the client address as the key', async () => {
+    const log = [
+      '203.0.113.9 - - [10/Oct/2000:13:55:36 -0700] "GET /a HTTP/1.1" 200 2326 "-" "curl/8"',
+      '203.0.113.9 - - [10/Oct/2000:13:55:36 -0700] "GET /b HTTP/1.1" 200 2326 "-" "curl/8"',
+      '198.51.100.7 - - [10/Oct/2000:20:55:37 +0000] "GET /c HTTP/1.1" 200 12 "-" "curl/8"',
+      '203.0.113.9 - - [10/Oct/2000:13:55:36 -0700] "GET /d HTTP/1.1" 200 2326 "-" "curl/8"',
+    ].join('\n');
+    writeFileSync(join(dir, 'access.log'), log);
+    const report = JSON.parse((await rl(['simulate', '--traffic', join(dir, 'access.log'), '--limit', 'fixedWindow(limit=2,window=1s)', '--json'])).stdout);
+    expect(report).toMatchObject({ requests: 4, keys: 2, startMs: Date.UTC(2000, 9, 10, 20, 55, 36), endMs: Date.UTC(2000, 9, 10, 20, 55, 37), limits: [{ admitted: 3, denied: 1 }] });
+  });
+
+  it.each([
+    ['bad.csv', '0.5,a\nsoon,b\n', '--traffic', 'line 2 time: "soon"'],
+    ['bad.jsonl', '{"time": 1}\n{"time": 2, "cost": -1}\n', '--traffic', 'line 2 cost: -1'],
+    ['bad2.jsonl', '{"time": 1}\n[1]\n', '--traffic', 'line 2'],
+  ])('%s: the line to fix', async (name, text, _, message) => {
+    writeFileSync(join(dir, name), text);
+    const { code, stderr } = await rl(['simulate', '--traffic', join(dir, name), '--limit', 'fixedWindow(limit=2,window=1s)']);
+    expect(code).toBe(2);
+    expect(stderr).toContain(message);
+  });
+
+  it('a missing file, and --keys with a file, are named', async () => {
+    expect((await rl(['simulate', '--traffic', join(dir, 'nope.csv'), '--limit', 'fixedWindow(limit=2,window=1s)'])).stderr).toContain('Invalid option --traffic');
+    writeFileSync(join(dir, 'one.csv'), '1,a\n');
+    expect((await rl(['simulate', '--traffic', join(dir, 'one.csv'), '--keys', '3', '--limit', 'fixedWindow(limit=2,window=1s)'])).stderr).toContain('Invalid option --keys: "3". Expected no value with --traffic');
+  });
+});
+
+describe('rl simulate --chart', () => {
+  it('writes the chart as SVG and as PNG: a panel per limit, admitted and denied per slice', async () => {
+    const svg = join(dir, 'chart.svg');
+    const png = join(dir, 'chart.png');
+    const { code } = await rl(['simulate', '--pattern', '50/s for 2s, 600/s for 3s', '--limit', 'tokenBucket(capacity=400,refillRate=200)', '--limit', 'fixedWindow(limit=200,window=1s)', '--chart', svg, '--chart', png]);
+    expect(code).toBe(0);
+    const text = readFileSync(svg, 'utf8');
+    expect(text.startsWith('<svg xmlns="http://www.w3.org/2000/svg"')).toBe(true);
+    expect(text).toContain('tokenBucket(capacity=400,refillRate=200): 1099 admitted, 801 denied');
+    expect(text).toContain('fixedWindow(limit=200,window=1s): 700 admitted, 1200 denied');
+    expect(text).toContain('■ admitted');
+    // One bar per slice, outcome and limit: arrivals from 0 to 4.998 s in slices of 50 ms (about 120 slices: 100) × 2 × 2.
+    expect(text.match(/<rect /g)?.length).toBe(100 * 2 * 2);
+    expect([...readFileSync(png).subarray(0, 8)]).toEqual([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]);
+  });
+});
+
+describe('rl simulate: progress on stderr', () => {
+  it('with --progress off a terminal: a line per tenth of each limit, the table unchanged on stdout', async () => {
+    const { code, stdout, stderr } = await rl(['simulate', '--pattern', '1000/s for 140s', '--limit', 'fixedWindow(limit=10,window=1s)', '--progress']);
+    expect(code).toBe(0);
+    expect(stderr.split('\n').filter(Boolean)).toEqual([
+      'simulate 1/1 fixedWindow(limit=10,window=1s): 65536/140000 (46%)',
+      'simulate 1/1 fixedWindow(limit=10,window=1s): 131072/140000 (93%)',
+      'simulate 1/1 fixedWindow(limit=10,window=1s): 140000/140000 (100%)',
+    ]);
+    expect(stdout).toContain('140000 requests');
+  });
+
+  it('not by default off a terminal; on a terminal, one line rewritten in place', async () => {
+    expect((await rl(['simulate', ...TWO_BATCHES, '--limit', 'fixedWindow(limit=10,window=1s)'])).stderr).toBe('');
+    expect((await rl(['simulate', ...TWO_BATCHES, '--limit', 'fixedWindow(limit=10,window=1s)'], true)).stderr).toBe('\r\x1b[2Ksimulate 1/1 fixedWindow(limit=10,window=1s): 200/200 (100%)\n');
+  });
+});

@@ -1,0 +1,203 @@
+import { readFile } from 'node:fs/promises';
+import { parseArgs } from 'node:util';
+import { InvalidOptionError, parseDuration, RateLimitError } from '@rl/core';
+import { parseTimerDuration } from '@rl/core/store';
+import { writeCharts } from './chart.js';
+import { limitOf, parseLimit, type LimitSpec } from './limits.js';
+import { parsePattern, patternTraffic } from './pattern.js';
+import { progressReporter } from './progress.js';
+import { formatReport } from './report.js';
+import { simulate, type SimulationReport } from './simulate.js';
+import { readTrafficFile, type TrafficFormat } from './traffic-file.js';
+import type { Traffic } from './traffic.js';
+
+/** Where the command writes, and whether stderr is a terminal (progress is shown there by default). */
+export interface CliIO {
+  stdout: (text: string) => void;
+  stderr: (text: string) => void;
+  stderrIsTTY: boolean;
+}
+
+export const USAGE = `Usage: rl simulate [traffic] --limit <algorithm(options)> [--limit …] [options]
+
+See what rl's algorithms do to your traffic before deploying them: the traffic is replayed through each
+limit on a virtual clock, in-process, through the same code as the middleware.
+
+Traffic (one of):
+  --pattern <parts>     comma-separated parts, one after the other:
+                          "50/s for 60s, 600/s for 300s"   evenly spaced arrivals
+                          "poisson 200/s for 30s"          Poisson arrivals (--seed)
+                          "idle 5s"                        nothing for a while
+                          "burst 400 at 10s"               400 arrivals at 10 s from the start
+  --traffic <file>      arrivals from a file: CSV (time,key,cost), JSON lines ({"time","key","cost"};
+                        time in seconds or an ISO date), or an access log (common/combined format:
+                        [10/Oct/2000:13:55:36 -0700], the client address as the key)
+  --format <f>          csv, jsonl, log or auto (default auto)
+  --keys <n>            spread a pattern over n keys (arrival i to key i mod n; default 1)
+  --cost <units>        each arrival of a pattern costs this many units (default 1)
+  --seed <n>            seed of the Poisson parts (default 1)
+
+Limits:
+  --limit <call>        an algorithm of @rl/core and its options, repeatable:
+                          "tokenBucket(capacity=400,refillRate=200)"  "fixedWindow(limit=200,window=1s)"
+                          "slidingWindowLog(limit=200,window=1s)"      "slidingWindowCounter(limit=200,window=1s)"
+                          "leakyBucket(capacity=20,leakRate=100)"      "leakyBucket(capacity=100,leakRate=200,mode=shape)"
+  --config <file>       a JSON file with any of these options by their long names ("limits": calls, or
+                        {"tokenBucket": {"capacity": 400, "refillRate": 200}}); the command line wins
+  --wait <duration>     hold an admitted request up to this long, as the middleware's wait: { maxDelay }
+                        (today a shaping leaky bucket; every algorithm once they can reserve)
+
+Output:
+  --window <duration>   the span of "largest admitted in any window" (default 1s)
+  --slice <duration>    the chart's time slice (default: about 120 slices)
+  --chart <file>        write the chart (admitted and denied per slice, per limit): .svg or .png; repeatable
+  --json                print the report as JSON (for scripts) instead of the table
+  --progress            show progress on stderr even when it is not a terminal
+  -h, --help            this help
+`;
+
+const OPTIONS = {
+  pattern: { type: 'string' },
+  traffic: { type: 'string' },
+  format: { type: 'string' },
+  keys: { type: 'string' },
+  cost: { type: 'string' },
+  seed: { type: 'string' },
+  limit: { type: 'string', multiple: true },
+  config: { type: 'string' },
+  wait: { type: 'string' },
+  window: { type: 'string' },
+  slice: { type: 'string' },
+  chart: { type: 'string', multiple: true },
+  json: { type: 'boolean' },
+  progress: { type: 'boolean' },
+  help: { type: 'boolean', short: 'h' },
+} as const;
+
+type Values = { [K in keyof typeof OPTIONS]?: (typeof OPTIONS)[K] extends { multiple: true } ? string[] : (typeof OPTIONS)[K]['type'] extends 'boolean' ? boolean : string };
+
+/**
+ * Runs `rl <argv>` and resolves its exit code: 0 done, 1 failed, 2 a usage error (its message, which
+ * names the option or part to fix, on stderr).
+ */
+export async function main(argv: readonly string[], io: CliIO): Promise<number> {
+  try {
+    const [command, ...rest] = argv;
+    if (command === undefined) {
+      io.stderr(USAGE);
+      return 2;
+    }
+    if (command === '-h' || command === '--help' || command === 'help') {
+      io.stdout(USAGE);
+      return 0;
+    }
+    if (command !== 'simulate') throw new InvalidOptionError('command', command, 'simulate (see rl --help)');
+    const values = parse(rest);
+    if (values.help) {
+      io.stdout(USAGE);
+      return 0;
+    }
+    const options = await withConfig(values);
+    const report = await run(options, io);
+    io.stdout(options.json ? JSON.stringify(report, null, 2) + '\n' : formatReport(report));
+    return 0;
+  } catch (error) {
+    if (error instanceof RateLimitError) {
+      io.stderr(`rl: ${error.message}\n`);
+      return 2;
+    }
+    io.stderr(`rl: ${(error as Error)?.stack ?? String(error)}\n`);
+    return 1;
+  }
+}
+
+function parse(args: readonly string[]): Values {
+  try {
+    return parseArgs({ args: [...args], options: OPTIONS, strict: true, allowPositionals: false }).values as Values;
+  } catch (error) {
+    // node:util's messages name the option ("Unknown option '--limt'"); keep them, typed.
+    throw new InvalidOptionError('rl simulate', args.join(' '), `${(error as Error).message.replace(/\.$/, '')}; see rl simulate --help`);
+  }
+}
+
+/** The options of a `--config` file under the command line's (which win; `--limit`s replace the file's limits). */
+async function withConfig(values: Values): Promise<Values & { limits: LimitSpec[] }> {
+  let file: Record<string, unknown> = {};
+  if (values.config !== undefined) {
+    let text: string;
+    try {
+      text = await readFile(values.config, 'utf8');
+    } catch {
+      throw new InvalidOptionError('--config', values.config, 'a JSON file that exists');
+    }
+    try {
+      file = JSON.parse(text) as Record<string, unknown>;
+    } catch (error) {
+      throw new InvalidOptionError('--config', values.config, `a JSON file (${(error as Error).message})`);
+    }
+    if (file === null || typeof file !== 'object' || Array.isArray(file)) throw new InvalidOptionError('--config', values.config, 'a JSON object of options');
+    for (const name of Object.keys(file)) {
+      if (name !== 'limits' && !(name in OPTIONS)) throw new InvalidOptionError(`--config ${name}`, file[name], `an option of rl simulate: limits, ${Object.keys(OPTIONS).filter((o) => o !== 'limit' && o !== 'config' && o !== 'help').join(', ')}`);
+    }
+  }
+  const merged: Values = {};
+  for (const name of Object.keys(OPTIONS) as (keyof typeof OPTIONS)[]) {
+    const own = values[name];
+    const fromFile = file[name];
+    (merged as Record<string, unknown>)[name] = own ?? (fromFile === undefined ? undefined : name === 'chart' && !Array.isArray(fromFile) ? [String(fromFile)] : typeof fromFile === 'boolean' || Array.isArray(fromFile) ? fromFile : String(fromFile));
+  }
+  const limits = values.limit !== undefined ? values.limit.map(parseLimit) : configLimits(file.limits);
+  if (limits.length === 0) throw new InvalidOptionError('--limit', undefined, 'at least one limit, for example --limit "tokenBucket(capacity=400,refillRate=200)"');
+  return { ...merged, limits };
+}
+
+function configLimits(value: unknown): LimitSpec[] {
+  if (value === undefined) return [];
+  if (!Array.isArray(value)) throw new InvalidOptionError('--config limits', value, 'an array of limits');
+  return value.map((entry, i) => {
+    if (typeof entry === 'string') return parseLimit(entry);
+    const names = entry !== null && typeof entry === 'object' ? Object.keys(entry as object) : [];
+    if (names.length !== 1) throw new InvalidOptionError(`--config limits[${i}]`, entry, 'a call such as "fixedWindow(limit=200,window=1s)" or {"fixedWindow": {"limit": 200, "window": "1s"}}');
+    return limitOf(names[0]!, (entry as Record<string, Record<string, unknown>>)[names[0]!]!);
+  });
+}
+
+async function run(o: Values & { limits: LimitSpec[] }, io: CliIO): Promise<SimulationReport> {
+  const traffic = await loadTraffic(o);
+  const windowMs = o.window === undefined ? 1000 : parseDuration(o.window, '--window');
+  const sliceMs = o.slice === undefined ? undefined : parseDuration(o.slice, '--slice');
+  const waitMs = o.wait === undefined ? undefined : parseTimerDuration(o.wait, '--wait');
+  const charts = o.chart ?? [];
+  for (const path of charts) if (!/\.(svg|png)$/i.test(path)) throw new InvalidOptionError('--chart', path, 'a file name ending in .svg or .png');
+  const progress = o.progress === true || io.stderrIsTTY ? progressReporter(o.limits.map((l) => l.label), io.stderr, io.stderrIsTTY) : undefined;
+  const report = simulate(traffic, o.limits, { windowMs, sliceMs, waitMs, onProgress: progress });
+  await writeCharts(report, charts, o.pattern ?? o.traffic);
+  return report;
+}
+
+async function loadTraffic(o: Values): Promise<Traffic> {
+  if ((o.pattern === undefined) === (o.traffic === undefined)) {
+    throw new InvalidOptionError('--pattern', o.pattern, 'either --pattern "50/s for 60s, 600/s for 300s" or --traffic <file> (one of them)');
+  }
+  if (o.traffic !== undefined) {
+    for (const name of ['keys', 'cost', 'seed'] as const) {
+      if (o[name] !== undefined) throw new InvalidOptionError(`--${name}`, o[name], 'no value with --traffic (the file gives keys and costs)');
+    }
+    const format = o.format ?? 'auto';
+    if (!['csv', 'jsonl', 'log', 'auto'].includes(format)) throw new InvalidOptionError('--format', format, 'csv, jsonl, log or auto');
+    return readTrafficFile(o.traffic, format as TrafficFormat);
+  }
+  if (o.format !== undefined) throw new InvalidOptionError('--format', o.format, 'no value with --pattern (it is for --traffic files)');
+  const keys = integer(o.keys, '--keys', 1);
+  const seed = integer(o.seed, '--seed', 1);
+  const cost = o.cost === undefined ? 1 : Number(o.cost);
+  if (!(Number.isFinite(cost) && cost > 0)) throw new InvalidOptionError('--cost', o.cost, 'a number greater than 0');
+  return patternTraffic(parsePattern(o.pattern!), { keys, seed, cost });
+}
+
+function integer(value: string | undefined, field: string, fallback: number): number {
+  if (value === undefined) return fallback;
+  const n = Number(value);
+  if (!Number.isInteger(n) || n < 1 || n > 10_000_000) throw new InvalidOptionError(field, value, 'a whole number from 1 to 10000000');
+  return n;
+}

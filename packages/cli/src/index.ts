@@ -1,0 +1,11 @@
+// `@rl/cli`: the `rl` command, and what it is made of for scripts and tests.
+export { parsePattern, patternTraffic, patternLengthMs, MAX_ARRIVALS, type PatternPart } from './pattern.js';
+export { readTrafficFile, type TrafficFormat } from './traffic-file.js';
+export { TrafficBuilder, type Traffic } from './traffic.js';
+export { parseLimit, limitOf, callText, ALGORITHM_NAMES, type LimitSpec } from './limits.js';
+export { simulate, autoSlice, type SimulateOptions, type SimulationReport, type LimitReport } from './simulate.js';
+export { maxInWindow, percentile } from './window-max.js';
+export { whatItBounds, boundInSpan } from './bounds.js';
+export { formatReport } from './report.js';
+export { renderChartSvg, svgToPng, writeCharts } from './chart.js';
+export { main, USAGE, type CliIO } from './cli.js';

@@ -1,0 +1,61 @@
+import { formatDuration } from '@rl/core';
+import type { LimitReport, SimulationReport } from './simulate.js';
+
+/**
+ * The report as text: one row per limit (requests admitted, denied, delayed; delay percentiles; the
+ * largest admitted count in any window, against the algorithm's bound per key; the wait applied),
+ * then what each limit really bounds.
+ */
+export function formatReport(report: SimulationReport): string {
+  const w = formatDuration(report.windowMs);
+  const header = ['limit', 'admitted', 'denied', 'delayed', 'delay p50 / p95 / p99 / max', `max in any ${w}`, `bound per key in ${w}`, 'wait'];
+  const rows = report.limits.map((l) => [
+    l.label,
+    count(l.admitted, l.requests),
+    count(l.denied, l.requests),
+    String(l.delayed),
+    `${ms(l.delayMs.p50)} / ${ms(l.delayMs.p95)} / ${ms(l.delayMs.p99)} / ${ms(l.delayMs.max)}`,
+    report.keys === 1 ? String(l.maxInWindow.allKeys) : `${l.maxInWindow.allKeys} (busiest key ${l.maxInWindow.perKey})`,
+    l.maxInWindow.boundPerKey === undefined ? '—' : String(l.maxInWindow.boundPerKey),
+    waitText(l),
+  ]);
+  const lines = [
+    `${report.requests} requests over ${seconds(report.endMs - report.startMs)}, ${report.keys} key${report.keys === 1 ? '' : 's'}`,
+    '',
+    ...table(header, rows),
+    '',
+    'What each really bounds:',
+    ...report.limits.map((l) => `  ${l.label}: ${l.bounds}`),
+  ];
+  return lines.join('\n') + '\n';
+}
+
+function waitText(l: LimitReport): string {
+  if (l.waitMs !== null) return `up to ${ms(l.waitMs)}`;
+  return 'none';
+}
+
+function count(n: number, of: number): string {
+  return of === 0 ? '0' : `${n} (${((100 * n) / of).toFixed(1)}%)`;
+}
+
+/** Milliseconds, to 0.1 ms at most. */
+function ms(value: number): string {
+  return `${Number(value.toFixed(1))} ms`;
+}
+
+function seconds(value: number): string {
+  return `${Number((value / 1000).toFixed(3))} s`;
+}
+
+/** Rows padded to their columns' widths, numbers right-aligned. */
+function table(header: readonly string[], rows: readonly (readonly string[])[]): string[] {
+  const widths = header.map((h, c) => Math.max(h.length, ...rows.map((r) => r[c]!.length)));
+  const numeric = header.map((_, c) => c > 0 && rows.every((r) => /^[\d—]/.test(r[c]!)));
+  const line = (cells: readonly string[]) =>
+    cells
+      .map((cell, c) => (numeric[c] ? cell.padStart(widths[c]!) : cell.padEnd(widths[c]!)))
+      .join('  ')
+      .trimEnd();
+  return [line(header), widths.map((width) => '-'.repeat(width)).join('  '), ...rows.map(line)];
+}

@@ -1,0 +1,230 @@
+import { InvalidOptionError, type Algorithm } from '@rl/core';
+import { HttpRateLimiter, type FrameworkBinding } from '@rl/core/http';
+import { MemoryStore } from '@rl/store-memory';
+import { boundInSpan, whatItBounds } from './bounds.js';
+import type { LimitSpec } from './limits.js';
+import type { Traffic } from './traffic.js';
+import { maxInWindow, percentile } from './window-max.js';
+
+export interface SimulateOptions {
+  /** The span of "largest admitted in any window" (ms). Default 1000. */
+  windowMs?: number;
+  /** The chart's time slice (ms). Default: about 120 slices over the traffic, a round number of ms. */
+  sliceMs?: number;
+  /**
+   * `--wait`: the longest an admitted request may be held (ms), the HTTP layer's `wait: { maxDelay }`.
+   * Applied to every limit the HTTP layer accepts it for (today: the shaping leaky bucket; once rate
+   * algorithms can reserve, all of them, with no change here). Without it a shaper is held as long as
+   * its queue needs (its capacity × emission interval).
+   */
+  waitMs?: number;
+  /** Called every 65,536 arrivals and at the end of each limit: (limit index, arrivals done, arrivals). */
+  onProgress?: (limit: number, done: number, total: number) => void;
+}
+
+/** What one limit did to the traffic. Times in ms; counts of requests unless they say units. */
+export interface LimitReport {
+  readonly label: string;
+  readonly algorithm: string;
+  readonly options: Readonly<Record<string, unknown>>;
+  readonly requests: number;
+  readonly admitted: number;
+  readonly denied: number;
+  /** Admitted with a delay above 0 (a shaper, or a reservation). */
+  readonly delayed: number;
+  readonly admittedUnits: number;
+  /** Delays of the admitted requests (0 for those not held), nearest rank. */
+  readonly delayMs: { readonly p50: number; readonly p95: number; readonly p99: number; readonly max: number };
+  /**
+   * The largest number of admitted requests that proceed (arrival + delay: what the backend sees) in
+   * any span of `windowMs`: over all keys, and for the busiest key.
+   */
+  readonly maxInWindow: { readonly windowMs: number; readonly allKeys: number; readonly perKey: number; readonly boundPerKey: number | undefined };
+  /** The longest hold applied (ms), or null when the HTTP layer does not wait for this algorithm (yet). */
+  readonly waitMs: number | null;
+  /** What it really bounds (see the README's "Choosing an algorithm"). */
+  readonly bounds: string;
+  /** Per slice of `sliceMs` from `startMs`, by arrival time: requests admitted and denied. */
+  readonly slices: { readonly admitted: readonly number[]; readonly denied: readonly number[] };
+}
+
+export interface SimulationReport {
+  readonly requests: number;
+  readonly keys: number;
+  /** The first arrival's slice start and the last arrival (ms on the limiter's clock). */
+  readonly startMs: number;
+  readonly endMs: number;
+  readonly sliceMs: number;
+  readonly windowMs: number;
+  readonly limits: readonly LimitReport[];
+}
+
+/** The most slices a chart has: far more than a chart can show, few enough to keep the report small. */
+const MAX_SLICES = 100_000;
+
+interface Arrival {
+  key: string;
+  cost: number;
+}
+
+/** A framework binding for replayed arrivals: keys come from the traffic, never from an address. */
+const BINDING: FrameworkBinding<Arrival> = {
+  owner: 'simulate',
+  adapterOptions: [],
+  clientIp: () => undefined,
+  requestHeaders: () => ({}),
+  trustsProxy: () => false,
+  trustProxyAdvice: '',
+  trustsAllProxies: () => false,
+  trustAllProxiesAdvice: '',
+  createStore: () => new MemoryStore({ sweepInterval: false }),
+};
+
+/**
+ * Replays `traffic` through each limit, each on a memory store of its own, through the HTTP layer
+ * the middleware uses (`HttpRateLimiter`: the same composition, give-backs and `wait` as
+ * `@rl/express` and the others), on a virtual clock moved to each arrival's time. Arrivals are
+ * decided in order, synchronously: a run is deterministic.
+ */
+export function simulate(traffic: Traffic, limits: readonly LimitSpec[], options: SimulateOptions = {}): SimulationReport {
+  for (const limit of limits) {
+    if (limit.algorithm.kind === 'concurrency') {
+      throw new InvalidOptionError('--limit', limit.label, 'a rate algorithm: a concurrency limit holds permits for as long as a request runs, which replayed arrivals do not say');
+    }
+  }
+  const n = traffic.times.length;
+  const windowMs = options.windowMs ?? 1000;
+  const first = n === 0 ? 0 : traffic.times[0]!;
+  const last = n === 0 ? 0 : traffic.times[n - 1]!;
+  const sliceMs = options.sliceMs ?? autoSlice(last - first);
+  if ((last - first) / sliceMs > MAX_SLICES) {
+    throw new InvalidOptionError('--slice', sliceMs, `a slice of at least ${Math.ceil((last - first) / MAX_SLICES)}ms: at most ${MAX_SLICES} slices over the ${last - first}ms of this traffic`);
+  }
+  const startMs = Math.floor(first / sliceMs) * sliceMs;
+  const report = limits.map((limit, i) => runLimit(traffic, limit, i, { windowMs, sliceMs, startMs, waitMs: options.waitMs, onProgress: options.onProgress }));
+  return { requests: n, keys: traffic.keys.length, startMs, endMs: last, sliceMs, windowMs, limits: report };
+}
+
+function runLimit(
+  traffic: Traffic,
+  limit: LimitSpec,
+  index: number,
+  o: { windowMs: number; sliceMs: number; startMs: number; waitMs: number | undefined; onProgress: SimulateOptions['onProgress'] },
+): LimitReport {
+  const algorithm = limit.algorithm;
+  let now = 0;
+  const clock = () => now;
+  const store = new MemoryStore({ sweepInterval: false, maxKeys: Math.max(1_000_000, traffic.keys.length), clock });
+  const { http, waitMs } = httpLimiter(algorithm, store, clock, traffic.unitCosts, o.waitMs);
+
+  const { times, keyIndex, keys, costs } = traffic;
+  const n = times.length;
+  const admittedSlices = new Array<number>(Math.max(1, Math.floor(((times[n - 1] ?? 0) - o.startMs) / o.sliceMs) + 1)).fill(0);
+  const deniedSlices = new Array<number>(admittedSlices.length).fill(0);
+  const delays = new Float64Array(n);
+  const proceed = new Float64Array(n);
+  const proceedKey = new Uint32Array(n);
+  let admitted = 0;
+  let delayed = 0;
+  let units = 0;
+  const arrival: Arrival = { key: '', cost: 1 };
+  for (let i = 0; i < n; i++) {
+    now = times[i]!;
+    arrival.key = keys[keyIndex[i]!]!;
+    arrival.cost = costs[i]!;
+    const result = http.decide(arrival);
+    // A memory store and plain key and cost functions: the HTTP layer answers synchronously.
+    if (result === undefined || result instanceof Promise) throw new Error('simulate: the HTTP layer answered asynchronously; expected a synchronous memory store');
+    const slice = Math.floor((now - o.startMs) / o.sliceMs);
+    if (result.allowed) {
+      delays[admitted] = result.delayMs;
+      proceed[admitted] = now + result.delayMs;
+      proceedKey[admitted] = keyIndex[i]!;
+      admitted++;
+      units += arrival.cost;
+      if (result.delayMs > 0) delayed++;
+      admittedSlices[slice]!++;
+    } else {
+      deniedSlices[slice]!++;
+    }
+    if ((i & 0xffff) === 0xffff) o.onProgress?.(index, i + 1, n);
+  }
+  o.onProgress?.(index, n, n);
+  void store.close?.();
+
+  const sortedDelays = delays.subarray(0, admitted).sort();
+  const proceeding = proceed.subarray(0, admitted);
+  return {
+    label: limit.label,
+    algorithm: limit.factory,
+    options: limit.options,
+    requests: n,
+    admitted,
+    denied: n - admitted,
+    delayed,
+    admittedUnits: units,
+    delayMs: {
+      p50: percentile(sortedDelays, 50),
+      p95: percentile(sortedDelays, 95),
+      p99: percentile(sortedDelays, 99),
+      max: admitted === 0 ? 0 : sortedDelays[admitted - 1]!,
+    },
+    maxInWindow: {
+      windowMs: o.windowMs,
+      allKeys: maxInWindow(Float64Array.from(proceeding).sort(), o.windowMs),
+      perKey: busiestKey(proceeding, proceedKey.subarray(0, admitted), keys.length, o.windowMs),
+      boundPerKey: boundInSpan(algorithm, o.windowMs),
+    },
+    waitMs,
+    bounds: whatItBounds(algorithm),
+    slices: { admitted: admittedSlices, denied: deniedSlices },
+  };
+}
+
+/**
+ * The HTTP layer for one limit. `waitMs` is offered as `wait: { maxDelay }`; where the HTTP layer
+ * refuses it because the algorithm never delays (today every algorithm but the shaper), the limit
+ * runs without it and reports `waitMs: null`. That refusal is the only place the CLI learns what can
+ * wait, so reservations for every algorithm (`limiter.reserve`, behind the same `wait`) will apply
+ * here as soon as the HTTP layer takes `wait` for them.
+ */
+function httpLimiter(algorithm: Algorithm, store: MemoryStore, clock: () => number, unitCosts: boolean, waitMs: number | undefined): { http: HttpRateLimiter<Arrival>; waitMs: number | null } {
+  const base = {
+    algorithm,
+    store,
+    clock,
+    prefix: 'sim',
+    key: (a: Arrival) => a.key,
+    cost: unitCosts ? 1 : (a: Arrival) => a.cost,
+    headers: false as const,
+    logStoreErrors: false,
+  };
+  // A shaper without --wait is held as long as its queue makes it wait: its whole horizon.
+  const o = algorithm.options as { capacity?: number; leakRate?: number; interval?: number };
+  const wait = waitMs ?? (algorithm.mayDelay ? Math.ceil((o.capacity! * o.interval!) / o.leakRate!) : undefined);
+  if (wait === undefined) return { http: new HttpRateLimiter<Arrival>(base, BINDING), waitMs: null };
+  try {
+    return { http: new HttpRateLimiter<Arrival>({ ...base, wait: { maxDelay: wait } }, BINDING), waitMs: wait };
+  } catch (error) {
+    if (error instanceof InvalidOptionError && error.field === 'simulate.wait' && !algorithm.mayDelay) return { http: new HttpRateLimiter<Arrival>(base, BINDING), waitMs: null };
+    throw error;
+  }
+}
+
+/** The largest {@link maxInWindow} of any one key. */
+function busiestKey(times: Float64Array, keyOf: Uint32Array, keyCount: number, spanMs: number): number {
+  if (keyCount === 1) return maxInWindow(Float64Array.from(times).sort(), spanMs);
+  const perKey: number[][] = Array.from({ length: keyCount }, () => []);
+  for (let i = 0; i < times.length; i++) perKey[keyOf[i]!]!.push(times[i]!);
+  let best = 0;
+  for (const list of perKey) best = Math.max(best, maxInWindow(Float64Array.from(list).sort(), spanMs));
+  return best;
+}
+
+/** A slice giving about 120 bars over `spanMs`: 1, 2 or 5 × a power of ten, in ms (at least 1 ms). */
+export function autoSlice(spanMs: number): number {
+  const raw = Math.max(1, spanMs / 120);
+  const power = 10 ** Math.floor(Math.log10(raw));
+  for (const step of [1, 2, 5, 10]) if (raw <= step * power) return step * power;
+  return 10 * power;
+}
