@@ -176,7 +176,7 @@ export function slidingWindowLog(options: SlidingWindowLogOptions): LogAlgorithm
         // The earliest time enough of the oldest live records have left the window (and, for a
         // reservation, that is at most `maxDelay` away; for a consume, no record is later).
         const recorded = commit && counts ? used + cost : used;
-        retryInMs = reserving ? Math.max(room ? now : fitTime(state, now, recorded, cost), newest) - now - maxDelay : fitTime(state, now, recorded, cost) - now;
+        retryInMs = reserving ? slot - now - maxDelay : fitTime(state, now, recorded, cost) - now;
       }
       const resetInMs = after > EPSILON && last > -Infinity ? last + windowMs - now : 0;
       const delay = allowed && reserving ? slot - now : 0;
