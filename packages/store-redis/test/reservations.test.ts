@@ -5,7 +5,7 @@
  */
 import { Redis, type Cluster } from 'ioredis';
 import { describe, expect, it } from 'vitest';
-import { createLimiter, slidingWindowLog, tokenBucket, type Algorithm, type Reservation } from '@rl/core';
+import { createLimiter, slidingWindowLog, tokenBucket, type Algorithm, type Duration, type Reservation } from '@rl/core';
 import { RedisStore } from '@rl/store-redis';
 import { useRedisDeployments } from '@rl/test-support';
 
@@ -21,7 +21,7 @@ async function evalshaCalls(clients: readonly Redis[]): Promise<number> {
   return calls;
 }
 
-describe.each<[string, Algorithm, number, string]>([
+describe.each<[string, Algorithm, number, Duration]>([
   // 5 tokens, then one every 2 s: within 4 s, 5 at once and 2 more.
   ['token bucket (compact layout)', tokenBucket({ capacity: 5, refillRate: 5, interval: '10s' }), 7, '4s'],
   // 3 in any 10 s: 3 at once, and 3 more when the first ones leave the window, 10 s later.

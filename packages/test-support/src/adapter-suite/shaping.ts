@@ -38,7 +38,7 @@ export function shapingTests(t: SuiteContext): void {
     const arrived = deferred();
     const closed = deferred();
     const app = await t.open({
-      middlewares: [{ algorithm: leakyBucket({ capacity: 5, leakRate: 1, interval: '300ms', mode: 'shape' }), wait: { maxDelay: '10s' }, key: () => 'k' }],
+      middlewares: [{ algorithm: leakyBucket({ capacity: 5, leakRate: 1, interval: '300ms', mode: 'shape' }), wait: { maxDelay: '1500ms' }, key: () => 'k' }],
       onArrival(request, res) {
         if (request.header('x-probe')) {
           arrived.resolve();
