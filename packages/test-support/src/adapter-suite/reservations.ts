@@ -1,7 +1,19 @@
 import { expect, it, vi } from 'vitest';
 import { fixedWindow, tokenBucket } from '@rl/core';
-import { deferred, members, startRequest } from '../http-client.js';
+import { deferred, members, startRequest, type TestResponse } from '../http-client.js';
+import type { MountedApp } from './adapter.js';
 import type { SuiteContext } from './context.js';
+
+/** Sends a request to `app` and checks that it is held for exactly `ms` on the suite's fake timers; its response. */
+export async function heldFor(t: SuiteContext, app: MountedApp, ms: number): Promise<TestResponse> {
+  let answered = false;
+  const held = app.request('/').then((res) => ((answered = true), res));
+  await t.timers.scheduled(ms);
+  await t.timers.advanceAsync(ms - 1);
+  expect(answered).toBe(false);
+  await t.timers.advanceAsync(1);
+  return held;
+}
 
 /**
  * Waiting for reservations (`wait` with any rate algorithm): every limit reserves, the request is held
@@ -14,13 +26,7 @@ export function reservationTests(t: SuiteContext): void {
     // One token, then one per 100 ms.
     const app = await t.open({ middlewares: [{ algorithm: tokenBucket({ capacity: 1, refillRate: 10 }), wait: { maxDelay: '100ms' }, key: () => 'k' }] });
     expect((await app.request('/')).status).toBe(200);
-    let answered = false;
-    const held = app.request('/').then((res) => ((answered = true), res));
-    await t.timers.scheduled(100);
-    await t.timers.advanceAsync(99);
-    expect(answered).toBe(false);
-    await t.timers.advanceAsync(1);
-    expect((await held).status).toBe(200);
+    expect((await heldFor(t, app, 100)).status).toBe(200);
     // The next slot is 200 ms away: denied at once, and it took nothing (the one after is denied alike).
     const denied = await app.request('/');
     expect(denied.status).toBe(429);
@@ -43,13 +49,7 @@ export function reservationTests(t: SuiteContext): void {
       ],
     });
     expect((await app.request('/')).status).toBe(200);
-    let answered = false;
-    const held = app.request('/').then((res) => ((answered = true), res));
-    await t.timers.scheduled(100);
-    await t.timers.advanceAsync(99);
-    expect(answered).toBe(false);
-    await t.timers.advanceAsync(1);
-    expect((await held).status).toBe(200);
+    expect((await heldFor(t, app, 100)).status).toBe(200);
   });
 
   it("a denial by one limit cancels the other's reservation: the next request sees its units back", async () => {
