@@ -92,6 +92,13 @@ export interface AlgorithmCommon {
   /** True when an admitted request may have to wait (`delayMs > 0`): a shaping leaky bucket. The HTTP layer then requires `wait`. */
   readonly mayDelay: boolean;
   /**
+   * The longest `maxDelay` (ms) a reservation of this algorithm may ask for (see
+   * {@link NumericAlgorithm.step}): its horizon, the time its state needs to recover (a window; a
+   * bucket's full refill or drain). Bounding it so keeps a state's recovery within twice its horizon and
+   * a window algorithm's reservations within the next window. 0: it cannot reserve (concurrency).
+   */
+  readonly maxReserveMs: number;
+  /**
    * The lockout after a denial, in ms (0: none, the default of every algorithm): once a consume of a
    * key is denied, every request of that key is denied until `blockMs` after that denial, and charges
    * nothing (see {@link withBlock}, which makes the copy of an algorithm that says it; stores that run
@@ -115,8 +122,16 @@ export interface NumericAlgorithm extends AlgorithmCommon {
    * not: a denial may still advance time); when false it writes nothing (a peek).
    * The caller has validated `cost` (see {@link checkCost}); cost 0 asks for the state only. The
    * decision is rounded by `decisionFromExact` (decision.ts).
+   *
+   * With `maxDelay` (ms, from 0 to {@link AlgorithmCommon.maxReserveMs}) the step is a reservation: the
+   * request is admitted when its units can be taken for a slot at most `maxDelay` ahead (`delayMs`, the
+   * wait until the slot), and they are taken now, so that later requests queue behind it; otherwise it
+   * is denied, nothing is taken, and `retryAfterMs` says when such a reservation would fit. A
+   * consume (no `maxDelay`) is a request that cannot wait: it is denied while its slot would be later
+   * than `now` (behind a reservation), except by a shaping leaky bucket, whose consume is a
+   * reservation bounded by its queue alone. Each algorithm's doc comment says where its slots are.
    */
-  step(s: NumericState, at: number, fresh: boolean, now: number, cost: number, commit: boolean): Decision;
+  step(s: NumericState, at: number, fresh: boolean, now: number, cost: number, commit: boolean, maxDelay?: number): Decision;
   /** The time (ms, same clock) at which the state at `s[at]` is the same as no state: it has fully recovered. */
   expiresAt(s: NumericState, at: number): number;
   /**
@@ -127,8 +142,13 @@ export interface NumericAlgorithm extends AlgorithmCommon {
    * the balance is never raised above what it would be had the request not been charged (each
    * algorithm's doc comment says how). Without `chargedAt`: the rollback right after the charge, the
    * older contract (never more than was taken, but a late call may give to a newer window).
+   *
+   * `delayMs`, with `chargedAt`, is the charge's {@link Decision.delayMs}: the charge was a
+   * reservation for the slot `chargedAt + delayMs`, and the give-back (a reservation's `cancel()`)
+   * returns what the reservation still weighs, less what later reservations took behind it (the
+   * algorithm's doc comment says exactly what).
    */
-  undo(s: NumericState, at: number, now: number, cost: number, chargedAt?: number): void;
+  undo(s: NumericState, at: number, now: number, cost: number, chargedAt?: number, delayMs?: number): void;
 }
 
 /** The state of a sliding log: timestamps and costs of the recorded requests, oldest first. */
@@ -150,12 +170,13 @@ export interface LogAlgorithm extends AlgorithmCommon {
   readonly stateKind: 'log';
   /**
    * One decision. `state` is owned by the caller and mutated in place when `commit` is true (pass
-   * `undefined` for no state; the returned `state` is the one to keep).
+   * `undefined` for no state; the returned `state` is the one to keep). With `maxDelay`, a reservation:
+   * see {@link NumericAlgorithm.step}.
    */
-  step(state: LogState | undefined, now: number, cost: number, commit: boolean): { state: LogState; decision: Decision };
+  step(state: LogState | undefined, now: number, cost: number, commit: boolean, maxDelay?: number): { state: LogState; decision: Decision };
   expiresAt(state: LogState): number;
   /** Gives back `cost` units admitted earlier: see {@link NumericAlgorithm.undo}. */
-  undo(state: LogState, now: number, cost: number, chargedAt?: number): void;
+  undo(state: LogState, now: number, cost: number, chargedAt?: number, delayMs?: number): void;
 }
 
 /** The state of a concurrency limit: the live leases and the time each expires. */

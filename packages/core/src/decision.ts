@@ -28,9 +28,15 @@ export interface Decision {
   readonly remaining: number;
   /** Milliseconds until the full quota is available again (0 when it is available now). */
   readonly resetMs: number;
-  /** 0 when allowed; otherwise milliseconds until a request of the same cost could be admitted (if nothing else consumes). */
+  /**
+   * 0 when allowed; otherwise milliseconds until a request of the same cost could be admitted (if
+   * nothing else consumes); for a reservation, until one with the same `maxDelay` could.
+   */
   readonly retryAfterMs: number;
-  /** Milliseconds the request should wait before proceeding (shaping leaky bucket); 0 otherwise. */
+  /**
+   * Milliseconds the admitted request should wait before proceeding: until its slot (a reservation, a
+   * shaping leaky bucket); 0 otherwise. Rounded up: the slot is at most `at + delayMs`.
+   */
   readonly delayMs: number;
   /** The limit's policy, for the RateLimit-Policy header. */
   readonly policy: Policy;

@@ -19,6 +19,8 @@ export {
   Limiter,
   type LimiterOptions,
   type LeaseDecision,
+  type Reservation,
+  type ReserveOptions,
   type StoreErrorPolicy,
   type StoreErrorEvent,
   type CircuitChange,
@@ -50,4 +52,5 @@ export {
   type StoreErrorObservation,
   type CircuitEvent,
   type HoldEvent,
+  type ReservationCancelledEvent,
 } from './observe/observer.js';

@@ -45,6 +45,15 @@ const ATTRIBUTE_OF = { limit: ATTRIBUTES.limit, outcome: ATTRIBUTES.outcome, kin
 const api = { 'rl.limit': 'api' };
 const login = { 'rl.limit': 'login' };
 
+describe('openTelemetryObserver: reservations cancelled', () => {
+  it('counts rl.reservations.cancelled per limit', async () => {
+    const { observer, read } = setup();
+    observer.reservationCancelled({ limit: 'api', cost: 1 });
+    observer.reservationCancelled({ limit: 'api', cost: 3 });
+    expect(await read('rl.reservations.cancelled', api)).toBe(2);
+  });
+});
+
 describe('openTelemetryObserver: a known sequence of events', () => {
   it('records decisions, delays, store durations, errors, holds and circuits exactly', async () => {
     const { observer, read, scrape } = setup();

@@ -1,5 +1,5 @@
 import type { Attributes, Counter, Histogram, UpDownCounter } from '@opentelemetry/api';
-import { DECISION_OUTCOMES, type CircuitEvent, type DecisionEvent, type HoldEvent, type Observer, type StoreErrorObservation } from '@rl/core';
+import { DECISION_OUTCOMES, type CircuitEvent, type DecisionEvent, type HoldEvent, type Observer, type ReservationCancelledEvent, type StoreErrorObservation } from '@rl/core';
 import { parseOptions, type OpenTelemetryConfig, type OpenTelemetryObserverOptions } from './options.js';
 
 /** Attribute names. `error.type` is OpenTelemetry's own attribute for the class of an error. */
@@ -19,6 +19,8 @@ export interface RlInstruments {
   readonly heldRequests: UpDownCounter;
   /** `rl.holds.abandoned` (`{request}`): held requests whose client left; `rl.limit`. */
   readonly holdsAbandoned: Counter;
+  /** `rl.reservations.cancelled` (`{reservation}`): reservations cancelled before their slot; `rl.limit`. */
+  readonly reservationsCancelled: Counter;
   /** `rl.circuit.transitions` (`{transition}`): `rl.limit`, `rl.circuit.state` (the state entered). */
   readonly circuitTransitions: Counter;
   /** `rl.circuits.open` (`{circuit}`): store-down circuits open now; `rl.limit`. */
@@ -49,6 +51,7 @@ function createInstruments({ meter, prefix, delayBoundaries, storeBoundaries }: 
     storeErrors: meter.createCounter(`${prefix}store.errors`, { unit: '{error}', description: 'Store calls that failed (store-error) or did not answer in time (timeout).' }),
     heldRequests: meter.createUpDownCounter(`${prefix}held_requests`, { unit: '{request}', description: 'Requests held now by the HTTP layer before they proceed.' }),
     holdsAbandoned: meter.createCounter(`${prefix}holds.abandoned`, { unit: '{request}', description: 'Held requests whose client left before they proceeded.' }),
+    reservationsCancelled: meter.createCounter(`${prefix}reservations.cancelled`, { unit: '{reservation}', description: 'Reservations cancelled before their slot (their units given back).' }),
     circuitTransitions: meter.createCounter(`${prefix}circuit.transitions`, { unit: '{transition}', description: 'Store-down circuits that opened or closed, by the state entered.' }),
     circuitsOpen: meter.createUpDownCounter(`${prefix}circuits.open`, { unit: '{circuit}', description: 'Store-down circuits open now.' }),
   };
@@ -68,7 +71,7 @@ function createInstruments({ meter, prefix, delayBoundaries, storeBoundaries }: 
  */
 export function openTelemetryObserver(options: OpenTelemetryObserverOptions): OpenTelemetryObserver {
   const instruments = createInstruments(parseOptions(options));
-  const { decisions, delay, storeDuration, storeErrors, heldRequests, holdsAbandoned, circuitTransitions, circuitsOpen } = instruments;
+  const { decisions, delay, storeDuration, storeErrors, heldRequests, holdsAbandoned, reservationsCancelled, circuitTransitions, circuitsOpen } = instruments;
   const limits = new Map<string, LimitAttributes>();
   const attributesOf = (limit: string): LimitAttributes => limits.get(limit) ?? addLimit(limit);
 
@@ -122,6 +125,9 @@ export function openTelemetryObserver(options: OpenTelemetryObserverOptions): Op
       const entry = attributesOf(event.limit);
       heldRequests.add(event.state === 'started' ? 1 : -1, entry.limit);
       if (event.state === 'abandoned') holdsAbandoned.add(1, entry.limit);
+    },
+    reservationCancelled(event: ReservationCancelledEvent): void {
+      reservationsCancelled.add(1, attributesOf(event.limit).limit);
     },
   };
 }

@@ -113,7 +113,7 @@ describe.each(Object.entries(frameworks))('%s', (_name, open) => {
       observer: prometheusObserver({ registry }),
       key: () => 'ann',
       algorithm: leakyBucket({ capacity: 5, leakRate: 1000, interval: '1s', mode: 'shape' }),
-      wait: { maxDelay: '1s' },
+      wait: { maxDelay: '5ms' },
     }, registry);
     opened.push(app);
     for (let i = 0; i < 3; i++) expect((await app.request('/')).status).toBe(200);

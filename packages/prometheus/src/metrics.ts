@@ -16,6 +16,8 @@ export interface RlMetrics {
   readonly held: Gauge<'limit'>;
   /** `rl_holds_abandoned_total{limit}`. */
   readonly holdsAbandoned: Counter<'limit'>;
+  /** `rl_reservations_cancelled_total{limit}`. */
+  readonly reservationsCancelled: Counter<'limit'>;
   /** `rl_circuit_transitions_total{limit, state}`. */
   readonly circuitTransitions: Counter<'limit' | 'state'>;
   /** `rl_circuits_open{limit}`. */
@@ -38,6 +40,7 @@ export function registerMetrics(config: PrometheusConfig): RlMetrics {
     storeErrors: metric(on, Counter, 'store_errors_total', 'Store calls that failed (store-error) or did not answer in time (timeout).', ['limit', 'kind']),
     held: metric(on, Gauge, 'held_requests', 'Requests held now by the HTTP layer before they proceed (shaping, reservations).', ['limit']),
     holdsAbandoned: metric(on, Counter, 'holds_abandoned_total', 'Held requests whose client left before they proceeded.', ['limit']),
+    reservationsCancelled: metric(on, Counter, 'reservations_cancelled_total', 'Reservations cancelled before their slot (their units given back): a client that left, a denial by another limit, cancel().', ['limit']),
     circuitTransitions: metric(on, Counter, 'circuit_transitions_total', 'Store-down circuits that opened or closed, by the state entered.', ['limit', 'state']),
     circuitsOpen: metric(on, Gauge, 'circuits_open', 'Store-down circuits open now (failure domains of the store whose calls are skipped).', ['limit']),
   };

@@ -20,6 +20,18 @@ async function read(registry: Registry, name: string, labels: Labels): Promise<n
 
 const decision = decisionEvent;
 
+describe('prometheusObserver: reservations cancelled', () => {
+  it('counts rl_reservations_cancelled_total per limit', async () => {
+    const registry = new Registry();
+    const observer = prometheusObserver({ registry });
+    observer.reservationCancelled({ limit: 'api', cost: 1 });
+    observer.reservationCancelled({ limit: 'api', cost: 3 });
+    observer.reservationCancelled({ limit: 'login', cost: 1 });
+    expect(await read(registry, 'rl_reservations_cancelled_total', { limit: 'api' })).toBe(2);
+    expect(await read(registry, 'rl_reservations_cancelled_total', { limit: 'login' })).toBe(1);
+  });
+});
+
 describe('prometheusObserver: a known sequence of events', () => {
   it('counts decisions, delays, store durations, errors, holds and circuits exactly', async () => {
     const registry = new Registry();

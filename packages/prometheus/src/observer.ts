@@ -1,4 +1,4 @@
-import { DECISION_OUTCOMES, type CircuitEvent, type DecisionEvent, type HoldEvent, type Observer, type StoreErrorObservation } from '@rl/core';
+import { DECISION_OUTCOMES, type CircuitEvent, type DecisionEvent, type HoldEvent, type Observer, type ReservationCancelledEvent, type StoreErrorObservation } from '@rl/core';
 import type { Counter, Gauge, Histogram } from 'prom-client';
 import { registerMetrics, type RlMetrics } from './metrics.js';
 import { parseOptions, type PrometheusObserverOptions } from './options.js';
@@ -21,6 +21,7 @@ interface LimitSeries {
   readonly storeErrors: Map<string, Counter.Internal>;
   readonly held: Gauge.Internal<'limit'>;
   readonly holdsAbandoned: Counter.Internal;
+  readonly reservationsCancelled: Counter.Internal;
   readonly circuitTransitions: Map<string, Counter.Internal>;
   readonly circuitsOpen: Gauge.Internal<'limit'>;
   /** Failure domains of this limit whose circuit this exporter saw open (`''` for a store that is one domain). */
@@ -58,6 +59,7 @@ export function prometheusObserver(options: PrometheusObserverOptions): Promethe
       storeErrors: new Map(STORE_ERROR_KINDS.map((kind) => [kind, metrics.storeErrors.labels(limit, kind)])),
       held: metrics.held.labels(limit),
       holdsAbandoned: metrics.holdsAbandoned.labels(limit),
+      reservationsCancelled: metrics.reservationsCancelled.labels(limit),
       circuitTransitions: new Map(),
       circuitsOpen: metrics.circuitsOpen.labels(limit),
       openDomains: new Set(),
@@ -111,6 +113,9 @@ export function prometheusObserver(options: PrometheusObserverOptions): Promethe
       }
       series.held.dec();
       if (event.state === 'abandoned') series.holdsAbandoned.inc();
+    },
+    reservationCancelled(event: ReservationCancelledEvent): void {
+      seriesOf(event.limit).reservationsCancelled.inc();
     },
   };
 }

@@ -49,7 +49,7 @@ const SWEEP_BATCH = 20_000;
  * state, and a changed configuration applies to it (balances clamped to the new capacity).
  */
 export class MemoryStore implements Store {
-  readonly capabilities: StoreCapabilities = { local: true, algorithms: ALGORITHM_KINDS, blocks: true };
+  readonly capabilities: StoreCapabilities = { local: true, algorithms: ALGORITHM_KINDS, blocks: true, reservations: true };
   readonly maxKeys: number;
   private readonly clock: Clock;
   private readonly numeric = new Map<string, NumericTable>();
@@ -100,22 +100,28 @@ export class MemoryStore implements Store {
     return this.decide(key, algorithm, cost, t, true);
   }
 
+  reserve(key: string, algorithm: Algorithm, cost: number, maxDelayMs: number, now: number | undefined): Decision {
+    const t = now === undefined ? this.clock() : now;
+    if (algorithm.blockMs > 0) return this.blocks.decide(key, algorithm, t, true, (commit) => this.decide(key, algorithm, cost, t, commit, maxDelayMs));
+    return this.decide(key, algorithm, cost, t, true, maxDelayMs);
+  }
+
   peek(key: string, algorithm: Algorithm, cost: number, now: number | undefined): Decision {
     const t = now === undefined ? this.clock() : now;
     if (algorithm.blockMs > 0) return this.blocks.decide(key, algorithm, t, false, (commit) => this.decide(key, algorithm, cost, t, commit));
     return this.decide(key, algorithm, cost, t, false);
   }
 
-  undo(key: string, algorithm: Algorithm, cost: number, now: number | undefined, chargedAt?: number): void {
+  undo(key: string, algorithm: Algorithm, cost: number, now: number | undefined, chargedAt?: number, delayMs?: number): void {
     this.assertOpen();
     const t = now === undefined ? this.clock() : now;
     if (algorithm.stateKind === 'numeric') {
       const table = this.numeric.get(algorithm.stateTag);
       const slot = table?.index.get(key);
-      if (table !== undefined && slot !== undefined) algorithm.undo(table.data, slot * table.stride, t, cost, chargedAt);
+      if (table !== undefined && slot !== undefined) algorithm.undo(table.data, slot * table.stride, t, cost, chargedAt, delayMs);
     } else if (algorithm.stateKind === 'log') {
       const entry = this.logs.index.get(key);
-      if (entry !== undefined) algorithm.undo(entry.state, t, cost, chargedAt);
+      if (entry !== undefined) algorithm.undo(entry.state, t, cost, chargedAt, delayMs);
     }
   }
 
@@ -189,7 +195,7 @@ export class MemoryStore implements Store {
     return removed;
   }
 
-  private decide(key: string, algorithm: Algorithm, cost: number, now: number, commit: boolean): Decision {
+  private decide(key: string, algorithm: Algorithm, cost: number, now: number, commit: boolean, maxDelay?: number): Decision {
     if (this.closed) throw new StoreClosedError();
     this.lastNow = now;
     if (algorithm.stateKind === 'numeric') {
@@ -205,13 +211,13 @@ export class MemoryStore implements Store {
       let slot = table.index.get(key);
       if (slot !== undefined) {
         table.touched[slot] = 1;
-        return algorithm.step(table.data, slot * table.stride, false, now, cost, commit);
+        return algorithm.step(table.data, slot * table.stride, false, now, cost, commit, maxDelay);
       }
-      if (!commit) return algorithm.step(table.data, 0, true, now, cost, false);
+      if (!commit) return algorithm.step(table.data, 0, true, now, cost, false, maxDelay);
       this.makeRoom(table, now);
       slot = table.allocate(key);
       this.size++;
-      return algorithm.step(table.data, slot * table.stride, true, now, cost, true);
+      return algorithm.step(table.data, slot * table.stride, true, now, cost, true, maxDelay);
     }
     if (algorithm.stateKind === 'log') {
       const table = this.logs;
@@ -219,9 +225,9 @@ export class MemoryStore implements Store {
       const entry = table.index.get(key);
       if (entry !== undefined) {
         entry.touched = true;
-        return algorithm.step(entry.state, now, cost, commit).decision;
+        return algorithm.step(entry.state, now, cost, commit, maxDelay).decision;
       }
-      const { state, decision } = algorithm.step(undefined, now, cost, commit);
+      const { state, decision } = algorithm.step(undefined, now, cost, commit, maxDelay);
       if (commit && state.times.length > 0) {
         this.makeRoom(table, now);
         table.index.set(key, { state, touched: false });

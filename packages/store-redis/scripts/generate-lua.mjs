@@ -146,11 +146,12 @@ export function renderModule() {
     if (writes > 1) throw new Error(`generate-lua: ${name}.lua includes ${COMPACT_WRITE} ${writes} times (at most once)`);
     const compact = writes === 1;
     // The argument after the script's own (the field and the cost, or the cost or lease id); an undo
-    // has one more of its own, the time of the charge it gives back (OP is declared by the store).
+    // has two more of its own, the time of the charge it gives back and the charge's delay (a
+    // reservation's), and a reservation one, its maxDelay (OP is declared by the store).
     const nowArg = compact ? 3 : 2;
     const own = withIncludes(source);
     const code = withoutComments(prelude + (compact ? compactPrelude : '') + (blocking ? blockingVariant(name, own, compact) : own));
-    const lua = `local NOW_ARG = ${nowArg}\nif OP == 'u' then NOW_ARG = ${nowArg + 1} end\n` + code;
+    const lua = `local NOW_ARG = ${nowArg}\nif OP == 'u' then NOW_ARG = ${nowArg + 2} elseif OP == 'v' then NOW_ARG = ${nowArg + 1} end\n` + code;
     const keys = numberOfKeysOf(name, code);
     const constants = constantsOf(lua);
     out += `  '${name}': {\n    name: '${name}',\n    numberOfKeys: ${keys},\n    compact: ${compact},\n    constants: ${JSON.stringify(constants)},\n    nowArg: ${nowArg},\n    lua: ${JSON.stringify(lua)},\n  },\n`;

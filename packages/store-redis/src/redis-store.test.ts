@@ -49,9 +49,13 @@ describe('RedisStore calls', () => {
     await store.consume('k', bucket, 2, undefined);
     await store.peek('k', bucket, 1, 5);
     await store.undo('k', log, 1, undefined);
-    // An undo's own arguments: the cost, then the time of the charge ('' for none), then now.
+    // An undo's own arguments: the cost, then the time and the delay of the charge ('' for none), then now.
     await store.undo('k', log, 1, undefined, 1764590000123.456);
     await store.undo('k', bucket, 1, 9);
+    await store.undo('k', bucket, 1, undefined, 100, 40);
+    // A reservation's: the cost (always), then its maxDelay, then now.
+    await store.reserve('k', bucket, 1, 250, undefined);
+    await store.reserve('k', log, 2, 0, 8);
     await store.consume('k', log, 1.5, 7);
     await store.acquire('k', leases, 'lease.1', undefined);
     await store.consume('k', leases, 1, undefined);
@@ -61,8 +65,11 @@ describe('RedisStore calls', () => {
       ['p:{#0}:tb', 'k', '2'],
       ['p:{#0}:tb', 'k', '1', '5'],
       ['p:{k}:swl2', 'p:{k}:swl2:sum'],
-      ['p:{k}:swl2', 'p:{k}:swl2:sum', '1', '1764590000123.456'],
-      ['p:{#0}:tb', 'k', '1', '', '9'],
+      ['p:{k}:swl2', 'p:{k}:swl2:sum', '1', '1764590000123.456', ''],
+      ['p:{#0}:tb', 'k', '1', '', '', '9'],
+      ['p:{#0}:tb', 'k', '1', '100', '40'],
+      ['p:{#0}:tb', 'k', '1', '250'],
+      ['p:{k}:swl2', 'p:{k}:swl2:sum', '2', '0', '8'],
       ['p:{k}:swl2', 'p:{k}:swl2:sum', '1.5', '7'],
       ['p:{k}:cc', 'lease.1'],
       // A lease limit's consume reports its state: a peek for no lease.
@@ -123,19 +130,23 @@ describe('configurations inline and by argument', () => {
       ['rl:{#0}:tb', 'k', '1', '', '3', '0.0003333333333333333', '9000'],
       ['rl:{#0}:tb', 'k', '0', '5', '3', '0.0003333333333333333', '9000'],
     ]);
-    // An undo's own arguments end with the time of the charge ('' for none): its numbers come one later.
+    // An undo's own arguments end with the time and the delay of the charge ('' for none): its numbers
+    // come two later; a reservation's with its maxDelay: one later.
     await store.undo('k', beyond, 1, 7, 5);
     await store.undo('k', beyond, 1, undefined);
+    expect(header(defined().at(-1)!.lua)[3]).toBe('local HORIZON, STATE_BYTES = tonumber(ARGV[8]), 24');
+    await store.reserve('k', beyond, 1, 250, undefined);
     expect(header(defined().at(-1)!.lua)[3]).toBe('local HORIZON, STATE_BYTES = tonumber(ARGV[7]), 24');
-    expect(calls.slice(-2)).toEqual([
-      ['rl:{#0}:tb', 'k', '1', '5', '7', '3', '0.0003333333333333333', '9000'],
-      ['rl:{#0}:tb', 'k', '1', '', '', '3', '0.0003333333333333333', '9000'],
+    expect(calls.slice(-3)).toEqual([
+      ['rl:{#0}:tb', 'k', '1', '5', '', '7', '3', '0.0003333333333333333', '9000'],
+      ['rl:{#0}:tb', 'k', '1', '', '', '', '3', '0.0003333333333333333', '9000'],
+      ['rl:{#0}:tb', 'k', '1', '250', '', '3', '0.0003333333333333333', '9000'],
     ]);
-    // Another configuration beyond: the same scripts, its own numbers.
+    // Another configuration beyond: the same scripts (consume, peek, undo, reserve), its own numbers.
     await store.consume('k', tokenBucket({ capacity: 7, refillRate: 2, interval: '1s' }), 2, 9);
-    expect(defined()).toHaveLength(INLINE_CONFIGURATIONS + 3);
+    expect(defined()).toHaveLength(INLINE_CONFIGURATIONS + 4);
     expect(calls.at(-1)).toEqual(['rl:{#0}:tb', 'k', '2', '9', '7', '0.002', '3500']);
-    expect(store.scriptCount).toBe(INLINE_CONFIGURATIONS + 3);
+    expect(store.scriptCount).toBe(INLINE_CONFIGURATIONS + 4);
   });
 
   it('keys of their own: the lease id or cost, now, then the constants in sorted order', async () => {

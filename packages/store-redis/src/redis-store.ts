@@ -94,7 +94,7 @@ const NO_LEASE = '';
  * Needs Redis 6.2 or later (`HRANDFIELD`).
  */
 export class RedisStore implements Store {
-  readonly capabilities: StoreCapabilities = { local: false, algorithms: ALGORITHM_KINDS, blocks: true };
+  readonly capabilities: StoreCapabilities = { local: false, algorithms: ALGORITHM_KINDS, blocks: true, reservations: true };
   readonly client: Redis | Cluster;
   readonly prefix: string;
   readonly buckets: number;
@@ -160,14 +160,19 @@ export class RedisStore implements Store {
     return this.decide(key, algorithm, 'c', cost, undefined, now);
   }
 
+  /** A reservation: one EVALSHA of the algorithm's script with operation 'v' and `maxDelayMs` (see `Store.reserve`). */
+  reserve(key: string, algorithm: Algorithm, cost: number, maxDelayMs: number, now: number | undefined): Promise<Decision> {
+    return this.decide(key, algorithm, 'v', cost, undefined, now, maxDelayMs);
+  }
+
   peek(key: string, algorithm: Algorithm, cost: number, now: number | undefined): Promise<Decision> {
     return this.decide(key, algorithm, 'p', cost, algorithm.stateKind === 'leases' ? NO_LEASE : undefined, now);
   }
 
-  async undo(key: string, algorithm: Algorithm, cost: number, now: number | undefined, chargedAt?: number): Promise<void> {
+  async undo(key: string, algorithm: Algorithm, cost: number, now: number | undefined, chargedAt?: number, delayMs?: number): Promise<void> {
     // Leases are given back with release(), never undone.
     if (algorithm.stateKind === 'leases') return;
-    await this.call(key, algorithm, 'u', cost, undefined, now, chargedAt);
+    await this.call(key, algorithm, 'u', cost, undefined, now, chargedAt, delayMs);
   }
 
   async reset(key: string, algorithm: Algorithm): Promise<void> {
@@ -214,10 +219,10 @@ export class RedisStore implements Store {
     return this.plan(algorithm).compact ? fieldOf(key) : undefined;
   }
 
-  private decide(key: string, algorithm: Algorithm, op: Operation, cost: number, leaseId: string | undefined, now: number | undefined): Promise<Decision> {
+  private decide(key: string, algorithm: Algorithm, op: Operation, cost: number, leaseId: string | undefined, now: number | undefined, maxDelayMs?: number): Promise<Decision> {
     const plan = this.plan(algorithm);
     // One `then` for both outcomes: the reply becomes a decision, a failure a StoreError.
-    return this.send(plan, key, op, cost, leaseId, now).then(
+    return this.send(plan, key, op, cost, leaseId, now, maxDelayMs).then(
       (reply) => {
         // Six exact doubles: allowed, remaining, ms to the reset, to a retry (read only when denied),
         // of the delay, and the `now` it decided at (see prelude.lua); rounded as every step's results are.
@@ -230,9 +235,9 @@ export class RedisStore implements Store {
     );
   }
 
-  private call(key: string, algorithm: Algorithm, op: Operation, cost: number, leaseId: string | undefined, now: number | undefined, chargedAt?: number): Promise<unknown> {
+  private call(key: string, algorithm: Algorithm, op: Operation, cost: number, leaseId: string | undefined, now: number | undefined, chargedAt?: number, delayMs?: number): Promise<unknown> {
     const plan = this.plan(algorithm);
-    return this.send(plan, key, op, cost, leaseId, now, chargedAt).catch((error: unknown) => {
+    return this.send(plan, key, op, cost, leaseId, now, chargedAt, delayMs).catch((error: unknown) => {
       throw storeError(plan.script.name, error);
     });
   }
@@ -240,11 +245,13 @@ export class RedisStore implements Store {
   /**
    * One EVALSHA of the operation's script: its keys (the bucket and the field in the compact layout),
    * then the script's own argument, the lease id or else the cost, then `now` (absent: Redis TIME).
-   * An undo's own arguments are the cost and then `chargedAt`, the time of the charge ('' for none).
-   * Inline, a cost is left out when it is 1 and nothing follows (the scripts read an absent cost as
-   * 1). By argument, every argument is sent (`now` '' for Redis TIME), then the configuration.
+   * An undo's own arguments are the cost, then `chargedAt`, the time of the charge ('' for none), and
+   * its delay (a reservation's; '' for none); a reservation's ('v') the cost and `maxDelay`, passed in
+   * `chargedAt`. Inline, a cost is left out when it is 1 and nothing follows (the scripts read an
+   * absent cost as 1). By argument, every argument is sent (`now` '' for Redis TIME), then the
+   * configuration.
    */
-  private send(plan: ScriptPlan, key: string, op: Operation, cost: number, leaseId: string | undefined, now: number | undefined, chargedAt?: number): Promise<unknown> {
+  private send(plan: ScriptPlan, key: string, op: Operation, cost: number, leaseId: string | undefined, now: number | undefined, chargedAt?: number, delayMs?: number): Promise<unknown> {
     if (this.closed) throw new StoreClosedError();
     const run = plan.calls[op] ?? this.define(plan, op);
     const client = this.client;
@@ -266,18 +273,21 @@ export class RedisStore implements Store {
       if (second !== undefined) args.push(second);
       if (third !== undefined) args.push(third);
       args.push(leaseId ?? String(cost));
-      if (op === 'u') args.push(chargedAt === undefined ? '' : String(chargedAt));
+      if (op === 'u' || op === 'v') args.push(chargedAt === undefined ? '' : String(chargedAt));
+      if (op === 'u') args.push(delayMs === undefined ? '' : String(delayMs));
       args.push(now === undefined ? '' : String(now), ...plan.values);
       return run.apply(client, args);
     }
     const own = leaseId ?? (cost === 1 && now === undefined && chargedAt === undefined ? undefined : String(cost));
     const undo = op === 'u' && own !== undefined;
-    if (undo || third !== undefined) {
+    // A reservation always sends its cost and maxDelay (in `chargedAt`).
+    if (undo || op === 'v' || third !== undefined) {
       const args = [first];
       if (second !== undefined) args.push(second);
       if (third !== undefined) args.push(third);
-      if (own !== undefined) args.push(own);
-      if (undo && (chargedAt !== undefined || now !== undefined)) args.push(chargedAt === undefined ? '' : String(chargedAt));
+      if (op === 'v') args.push(String(cost), String(chargedAt));
+      else if (own !== undefined) args.push(own);
+      if (undo && (chargedAt !== undefined || now !== undefined)) args.push(chargedAt === undefined ? '' : String(chargedAt), delayMs === undefined ? '' : String(delayMs));
       if (now !== undefined) args.push(String(now));
       return run.call(client, ...args);
     }

@@ -24,8 +24,8 @@ const MAX_HORIZON_MS = 1e11;
 /** Bytes of one float64 of a packed state. */
 const DOUBLE_BYTES = 8;
 
-/** One script per operation: consume, peek, undo; acquire and release for a lease limit. */
-export type Operation = 'c' | 'p' | 'u' | 'a' | 'r';
+/** One script per operation: consume, reserve, peek, undo; acquire and release for a lease limit. */
+export type Operation = 'c' | 'v' | 'p' | 'u' | 'a' | 'r';
 
 export type ScriptCall = (this: unknown, ...args: string[]) => Promise<unknown>;
 
@@ -119,13 +119,14 @@ export function inlineDeclarations(config: ScriptConfiguration): string {
 
 /**
  * The declarations of every configuration of a script sent by argument (see prelude.lua): the same
- * names, each read with `tonumber` from the arguments after `now` (ARGV[nowArg + 1] on, an undo's one
- * later, in the order of {@link ScriptConfiguration.values}); `tonumber` reads `String(value)` back as
+ * names, each read with `tonumber` from the arguments after `now` (ARGV[nowArg + 1] on, a
+ * reservation's one later, an undo's two, in the order of {@link ScriptConfiguration.values}); `tonumber` reads `String(value)` back as
  * the same double a literal gives. STATE_BYTES, the same for every configuration of a layout, stays a literal.
  */
 export function argumentDeclarations(config: ScriptConfiguration, op: Operation): string {
-  // An undo's own arguments end with the time of the charge: its `now` comes one later (see prelude.lua).
-  const first = config.script.nowArg + (op === 'u' ? 2 : 1);
+  // An undo's own arguments end with the time and the delay of the charge, a reservation's with its
+  // maxDelay: their `now` comes two or one later (see prelude.lua).
+  const first = config.script.nowArg + (op === 'u' ? 3 : op === 'v' ? 2 : 1);
   return declarations(config, config.values.map((_, i) => `tonumber(ARGV[${first + i}])`));
 }
 

@@ -73,7 +73,7 @@ const numericOrLogAlgorithms: fc.Arbitrary<[Algorithm, Algorithm]> = fc
 
 interface RateOp {
   dt: number;
-  op: 'consume' | 'peek' | 'undo' | 'undoCharged' | 'reset';
+  op: 'consume' | 'peek' | 'undo' | 'undoCharged' | 'reset' | 'reserve';
   cost: number;
   /** For 'undoCharged': which earlier consume of the key is given back, with the time it was charged at. */
   pick: number;
@@ -85,7 +85,7 @@ const rateOps = fc.array(
   fc.record({
     // Mostly forward, sometimes back (a clock going backwards), sometimes fractional.
     dt: fc.oneof(fc.integer({ min: 0, max: 400 }), fc.integer({ min: -300, max: 0 }), fc.double({ min: 0, max: 2000, noNaN: true }), fc.constant(0)),
-    op: fc.constantFrom('consume', 'consume', 'consume', 'consume', 'peek', 'undo', 'undoCharged', 'reset') as fc.Arbitrary<RateOp['op']>,
+    op: fc.constantFrom('consume', 'consume', 'consume', 'consume', 'peek', 'undo', 'undoCharged', 'reset', 'reserve', 'reserve') as fc.Arbitrary<RateOp['op']>,
     pick: fc.nat(),
     cost: fc.oneof(fc.constant(1), fc.constant(1), fc.integer({ min: 1, max: 12 }), fc.constantFrom(0.5, 1.5, 2.25, 0.1, 1 / 3)),
     key: fc.constantFrom('a' as const, 'b' as const),
@@ -96,21 +96,30 @@ const rateOps = fc.array(
 
 const startTime = fc.oneof(fc.constant(0), fc.integer({ min: 0, max: 10_000 }), fc.constant(1_764_500_000_123.25), fc.double({ min: 1.7e12, max: 1.8e12, noNaN: true }));
 
-/** The consumes of each key so far (their cost and the time they were charged at), for 'undoCharged'. */
-type Charges = Map<string, { cost: number; at: number }[]>;
+/** The consumes and reservations of each key so far (their cost, the time they were charged at and their delay), for 'undoCharged'. */
+type Charges = Map<string, { cost: number; at: number; delay: number }[]>;
 
 async function applyRate(store: Store, algorithm: Algorithm, op: RateOp, now: number, charges: Charges): Promise<Record<string, unknown> | undefined> {
   const cost = Math.min(op.cost, algorithm.maxCost);
   switch (op.op) {
     case 'consume': {
       const decision = await store.consume(op.key, algorithm, cost, now);
-      if (decision.allowed) charges.set(op.key, [...(charges.get(op.key) ?? []), { cost, at: decision.at }]);
+      if (decision.allowed) charges.set(op.key, [...(charges.get(op.key) ?? []), { cost, at: decision.at, delay: decision.delayMs }]);
+      return plain(decision);
+    }
+    case 'reserve': {
+      // No wait, a quarter of the horizon, or all of it.
+      const maxDelay = [0, 0.25, 1][op.pick % 3]! * algorithm.maxReserveMs;
+      const decision = await store.reserve!(op.key, algorithm, cost, maxDelay, now);
+      if (decision.allowed) charges.set(op.key, [...(charges.get(op.key) ?? []), { cost, at: decision.at, delay: decision.delayMs }]);
       return plain(decision);
     }
     case 'undoCharged': {
       const earlier = charges.get(op.key) ?? [];
-      const charge = earlier[op.pick % Math.max(1, earlier.length)] ?? { cost, at: now };
-      await store.undo(op.key, algorithm, Math.min(charge.cost, algorithm.maxCost), now, charge.at);
+      const charge = earlier[op.pick % Math.max(1, earlier.length)] ?? { cost, at: now, delay: 0 };
+      // A delayed charge (a reservation, a shaper's consume) is given back to its slot: a cancel.
+      if (charge.delay > 0) await store.undo(op.key, algorithm, Math.min(charge.cost, algorithm.maxCost), now, charge.at, charge.delay);
+      else await store.undo(op.key, algorithm, Math.min(charge.cost, algorithm.maxCost), now, charge.at);
       return plain(await store.peek(op.key, algorithm, 0, now));
     }
     case 'peek':

@@ -38,6 +38,7 @@ export function concurrency(options: ConcurrencyOptions): ConcurrencyAlgorithm {
     policy,
     countDenied: false,
     mayDelay: false,
+    maxReserveMs: 0,
     blockMs: 0,
     leaseMs,
     params: { limit, leaseMs },

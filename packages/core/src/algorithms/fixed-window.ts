@@ -18,6 +18,16 @@ const STATE_SIZE = 2;
  * A give-back with the time of its charge (`undo(…, chargedAt)`) lowers the count only while the
  * stored window is the window of `chargedAt`: once the window has rolled over, the new window keeps its
  * count. The balance is then never above what it would be without the charge.
+ *
+ * A reservation (`step(…, maxDelay)`, `maxDelay` at most one window) gets a slot in the first window,
+ * within `maxDelay`, that has room: now in the current window, else at the start of the next one
+ * (`delayMs` the time to it). Its units are counted in that window, which becomes the stored one, so
+ * a request of the current window afterwards queues behind it: a consume is denied while the stored
+ * window starts after `now` (as after a clock that went back into an earlier window). A denied
+ * reservation takes nothing (also with `countDenied`) and says when it would fit. Its cancel
+ * (`undo(…, chargedAt, delayMs)`) lowers the count of the window of its slot, `chargedAt + delayMs`,
+ * while that is the stored window: later reservations of the same window keep their slot (a new one
+ * gets the same slot, never an earlier one); once that window has begun, a cancel is a give-back.
  */
 export function fixedWindow(options: FixedWindowOptions): NumericAlgorithm {
   const { limit, windowMs, countDenied, common, constants } = parseWindowOptions(options, 'fixedWindow');
@@ -32,37 +42,64 @@ export function fixedWindow(options: FixedWindowOptions): NumericAlgorithm {
     // The longest recovery: a state is the same as no state at the end of its window.
     script: { name: 'fixed-window', constants, layout: { compact: true, stateSize: STATE_SIZE, horizonMs: windowMs }, layoutRevision: 1 },
 
-    step(s: NumericState, at: number, fresh: boolean, now: number, cost: number, commit: boolean): Decision {
-      let start = Math.floor(now / windowMs) * windowMs;
+    step(s: NumericState, at: number, fresh: boolean, now: number, cost: number, commit: boolean, maxDelay?: number): Decision {
+      const current = Math.floor(now / windowMs) * windowMs;
+      let start = current;
       let count = 0;
       if (!fresh) {
         const storedStart = s[at]!;
-        // The same window, or a clock that went back into an earlier one: keep the stored window.
+        // The same window, a reserved later one, or a clock that went back into an earlier one: keep
+        // the stored window.
         if (storedStart >= start) {
           start = storedStart;
           count = s[at + 1]!;
         }
       }
-      const allowed = count + cost <= limit + EPSILON;
-      if (allowed || countDenied) count += cost;
+      const room = count + cost <= limit + EPSILON;
+      let allowed: boolean;
+      let slot = Math.max(now, start);
+      let retryAt = start + windowMs;
+      if (maxDelay === undefined) {
+        // A consume cannot wait for a later stored window.
+        allowed = room && start <= current;
+        if (!allowed && room) retryAt = start;
+        if (allowed || countDenied) count += cost;
+      } else {
+        if (!room) {
+          // The next window is empty.
+          slot = start + windowMs;
+        }
+        allowed = slot - now <= maxDelay + EPSILON;
+        if (allowed) {
+          if (!room) {
+            start = slot;
+            count = 0;
+          }
+          count += cost;
+        } else {
+          retryAt = slot - maxDelay;
+        }
+      }
       if (commit) {
         s[at] = start;
         s[at + 1] = count;
       }
       const untilEnd = start + windowMs - now;
-      return decisionFromExact(allowed, limit - count, count > 0 ? untilEnd : 0, untilEnd, 0, limit, policy, now);
+      const delay = allowed && maxDelay !== undefined ? slot - now : 0;
+      return decisionFromExact(allowed, limit - count, count > 0 ? untilEnd : 0, retryAt - now, delay, limit, policy, now);
     },
 
     expiresAt(s: NumericState, at: number): number {
       return s[at]! + windowMs;
     },
 
-    undo(s: NumericState, at: number, now: number, cost: number, chargedAt?: number): void {
+    undo(s: NumericState, at: number, now: number, cost: number, chargedAt?: number, delayMs = 0): void {
       const stored = s[at]!;
-      // With the time of the charge: only while the stored window is the one it was charged in. A
-      // stored window after it has rolled over (or was kept by a clock that went back: the charge may
-      // have counted in it, or not), so it keeps its count; stricter, never looser.
-      const charged = chargedAt === undefined ? stored >= Math.floor(now / windowMs) * windowMs : stored === Math.floor(chargedAt / windowMs) * windowMs;
+      // With the time of the charge: only while the stored window is the one it was charged in (the
+      // window of its slot, for a reservation). A stored window after it has rolled over (or was kept
+      // by a clock that went back: the charge may have counted in it, or not), so it keeps its count;
+      // stricter, never looser.
+      const charged = chargedAt === undefined ? stored >= Math.floor(now / windowMs) * windowMs : stored === Math.floor((chargedAt + delayMs) / windowMs) * windowMs;
       if (charged) s[at + 1] = Math.max(0, s[at + 1]! - cost);
     },
   };

@@ -48,6 +48,17 @@ const STATE_SIZE = 1;
  * makes shrinks only while a bucket without it would have been empty, so by at most the time passed.
  * Moving it back by the whole `cost·T` (a give-back without `chargedAt`) could leave the bucket emptier
  * than it would be had the request not been charged. A give-back right after its charge returns it whole.
+ *
+ * A reservation (`step(…, maxDelay)`) is the shaper's step, in both modes (one model): its slot is
+ * `start`, `delayMs = start − now`, admitted when the queue has room and `start − now ≤ maxDelay`
+ * (at most `capacity·T`); a denied one takes nothing and says when it would fit. A shaper's consume is
+ * that step bounded by the queue alone. A meter's consume still admits a burst at once (it does not
+ * queue behind reservations: FIFO holds among reservations). A give-back names its slot
+ * (`undo(…, chargedAt, delayMs)`: `slot = chargedAt + delayMs`, `chargedAt` alone for a consume) and
+ * moves `tat` back by its `cost·T` less the later of the time passed since its slot and, for a delayed
+ * one, the slots reserved behind it (`tat − (slot + cost·T)`), never before `now`: a cancel before its
+ * slot returns its slots when nothing was reserved after it, and otherwise what the later
+ * reservations leave (as Go's `Reservation.Cancel`); they keep their slots.
  */
 export function leakyBucket(options: LeakyBucketOptions): NumericAlgorithm {
   const o = checkOptions(options, ['capacity', 'leakRate', 'interval', 'mode'], 'leakyBucket');
@@ -67,6 +78,7 @@ export function leakyBucket(options: LeakyBucketOptions): NumericAlgorithm {
     stateSize: STATE_SIZE,
     ...common,
     mayDelay: shape,
+    maxReserveMs: horizon,
     params: { capacity, emissionMs: emission, shape: shape ? 1 : 0 },
     options: { capacity, leakRate, interval: intervalMs, mode },
     script: {
@@ -81,29 +93,38 @@ export function leakyBucket(options: LeakyBucketOptions): NumericAlgorithm {
       layoutRevision: 1,
     },
 
-    step(s: NumericState, at: number, fresh: boolean, now: number, cost: number, commit: boolean): Decision {
+    step(s: NumericState, at: number, fresh: boolean, now: number, cost: number, commit: boolean, maxDelay?: number): Decision {
       // Clamp the backlog to this configuration's horizon (a capacity that shrank).
       const tat = fresh ? now : Math.min(s[at]!, now + horizon);
       const start = tat > now ? tat : now;
       const next = start + cost * emission;
-      const allowed = next - now <= horizon + EPSILON;
+      const wait = start - now;
+      const fits = next - now <= horizon + EPSILON;
+      const allowed = fits && (maxDelay === undefined || wait <= maxDelay + EPSILON);
       const kept = allowed ? next : tat;
       if (commit) s[at] = kept;
       const backlog = Math.max(0, kept - now);
-      return decisionFromExact(allowed, (horizon - backlog) / emission, backlog, next - horizon - now, allowed && shape ? start - now : 0, capacity, policy, now);
+      // A reservation fits once the queue has room and its slot is at most `maxDelay` away.
+      const retry = maxDelay === undefined ? next - horizon - now : Math.max(next - horizon - now, wait - maxDelay);
+      return decisionFromExact(allowed, (horizon - backlog) / emission, backlog, retry, allowed && (shape || maxDelay !== undefined) ? wait : 0, capacity, policy, now);
     },
 
     expiresAt(s: NumericState, at: number): number {
       return s[at]!;
     },
 
-    undo(s: NumericState, at: number, now: number, cost: number, chargedAt?: number): void {
+    undo(s: NumericState, at: number, now: number, cost: number, chargedAt?: number, delayMs = 0): void {
       if (chargedAt === undefined) {
         s[at] = Math.max(now, s[at]! - cost * emission);
         return;
       }
-      // What the charge still weighs: its slots less what has drained since (see above).
-      const back = cost * emission - Math.max(0, now - chargedAt);
+      // What the charge still weighs: its slots less what has drained since its slot, or what was
+      // reserved behind it (see above). The slot is known to the ms the decision reported (rounded up).
+      // Only a delayed charge knows its slot (a meter's consume starts at `tat`, which it does not report).
+      const slot = chargedAt + delayMs;
+      const behind = delayMs > 0 ? s[at]! - (slot + cost * emission) : 0;
+      const later = behind <= 0 ? 0 : behind + 1;
+      const back = cost * emission - Math.max(0, now - slot, later);
       if (back > 0) s[at] = Math.max(now, s[at]! - back);
     },
   };

@@ -22,6 +22,15 @@ const STATE_SIZE = 3;
  * holds `chargedAt`, the current or the previous one, never below 0, and nothing once that window is
  * older than the previous one. (After a clock that went back, a charge counted in a later stored
  * window than its own is taken from the previous count, which weighs less: stricter, never looser.)
+ *
+ * A reservation (`step(…, maxDelay)`, `maxDelay` at most one window) gets the earliest time its cost
+ * fits the estimate: now, later in the current window as the previous count fades, or in the next
+ * window (where the current count becomes the previous one); its units are counted in the window of
+ * that slot (which then becomes the stored one), so later requests need more room and queue behind it
+ * (a consume is denied while the stored window starts after `now`). A denied reservation takes nothing
+ * (also with `countDenied`) and says when it would fit. Its cancel (`undo(…, chargedAt, delayMs)`)
+ * lowers the count of the window of its slot, `chargedAt + delayMs`, as a give-back does; later
+ * reservations keep their slots, and a new one needs at least their room, so gets no earlier slot.
  */
 export function slidingWindowCounter(options: SlidingWindowCounterOptions): NumericAlgorithm {
   const { limit, windowMs, countDenied, common, constants } = parseWindowOptions(options, 'slidingWindowCounter');
@@ -36,14 +45,15 @@ export function slidingWindowCounter(options: SlidingWindowCounterOptions): Nume
     // The longest recovery: a current count stops mattering two windows after its window starts.
     script: { name: 'sliding-window-counter', constants, layout: { compact: true, stateSize: STATE_SIZE, horizonMs: 2 * windowMs }, layoutRevision: 1 },
 
-    step(s: NumericState, at: number, fresh: boolean, now: number, cost: number, commit: boolean): Decision {
-      let start = Math.floor(now / windowMs) * windowMs;
+    step(s: NumericState, at: number, fresh: boolean, now: number, cost: number, commit: boolean, maxDelay?: number): Decision {
+      const currentWindow = Math.floor(now / windowMs) * windowMs;
+      let start = currentWindow;
       let previous = 0;
       let current = 0;
       if (!fresh) {
         const storedStart = s[at]!;
         if (storedStart >= start) {
-          // Same window, or the clock went back: keep the stored windows.
+          // Same window, a reserved later one, or the clock went back: keep the stored windows.
           start = storedStart;
           previous = s[at + 1]!;
           current = s[at + 2]!;
@@ -55,44 +65,71 @@ export function slidingWindowCounter(options: SlidingWindowCounterOptions): Nume
       const elapsed = Math.max(0, now - start);
       const left = windowMs - elapsed;
       const estimate = (previous * left) / windowMs + current;
-      const allowed = estimate + cost <= limit + EPSILON;
-      if (allowed || countDenied) current += cost;
+      // A consume cannot wait for a later stored window.
+      const fitsNow = estimate + cost <= limit + EPSILON && start <= currentWindow;
+      const end = start + windowMs;
+      // Earliest time at which estimate + cost <= limit, assuming nothing else is admitted (read when
+      // the request does not fit now): in this window as the previous count fades, else in the next.
+      let fitAt = now;
+      let nextWindow = false;
+      if (!fitsNow) {
+        const room = limit - cost - current;
+        if (room >= -EPSILON && previous > 0) {
+          fitAt = Math.max(start, end - (Math.max(0, room) * windowMs) / previous);
+        } else if (room >= -EPSILON) {
+          fitAt = start;
+        } else {
+          // In the next window the current count becomes the previous one.
+          const nextRoom = limit - cost;
+          fitAt = current > 0 ? Math.max(end, end + windowMs - (nextRoom * windowMs) / current) : end;
+          nextWindow = true;
+        }
+      }
+      let allowed: boolean;
+      let delay = 0;
+      let retryAt = fitAt;
+      if (maxDelay === undefined) {
+        allowed = fitsNow;
+        if (allowed || countDenied) current += cost;
+      } else {
+        delay = Math.max(0, fitAt - now);
+        allowed = delay <= maxDelay + EPSILON;
+        if (allowed) {
+          if (nextWindow) {
+            start = end;
+            previous = current;
+            current = 0;
+          }
+          current += cost;
+        } else {
+          retryAt = fitAt - maxDelay;
+          delay = 0;
+        }
+      }
       if (commit) {
         s[at] = start;
         s[at + 1] = previous;
         s[at + 2] = current;
       }
-      const after = (previous * left) / windowMs + current;
-      const end = start + windowMs;
-      const resetAt = current > 0 ? end + windowMs : previous > 0 ? end : now;
-      let retryAt = now;
-      if (!allowed) {
-        // Earliest time at which estimate + cost <= limit, assuming nothing else is admitted.
-        const room = limit - cost - current;
-        if (room >= -EPSILON && previous > 0) {
-          retryAt = end - (Math.max(0, room) * windowMs) / previous;
-        } else {
-          // In the next window the current count becomes the previous one.
-          const nextRoom = limit - cost;
-          retryAt = current > 0 ? Math.max(end, end + windowMs - (nextRoom * windowMs) / current) : end;
-        }
-      }
-      return decisionFromExact(allowed, limit - after, resetAt - now, retryAt - now, 0, limit, policy, now);
+      const after = (previous * Math.max(0, windowMs - Math.max(0, now - start))) / windowMs + current;
+      const stateEnd = start + windowMs;
+      const resetAt = current > 0 ? stateEnd + windowMs : previous > 0 ? stateEnd : now;
+      return decisionFromExact(allowed, limit - after, resetAt - now, allowed ? 0 : retryAt - now, delay, limit, policy, now);
     },
 
     expiresAt(s: NumericState, at: number): number {
       return s[at]! + 2 * windowMs;
     },
 
-    undo(s: NumericState, at: number, now: number, cost: number, chargedAt?: number): void {
+    undo(s: NumericState, at: number, now: number, cost: number, chargedAt?: number, delayMs = 0): void {
       const stored = s[at]!;
       if (chargedAt === undefined) {
         if (stored >= Math.floor(now / windowMs) * windowMs) s[at + 2] = Math.max(0, s[at + 2]! - cost);
         return;
       }
-      // The window of the charge: still the current one (its count is the current count), the previous
-      // one (its count is the previous count), or gone.
-      const charged = Math.floor(chargedAt / windowMs) * windowMs;
+      // The window of the charge (of its slot, for a reservation): still the current one (its count is
+      // the current count), the previous one (its count is the previous count), or gone.
+      const charged = Math.floor((chargedAt + delayMs) / windowMs) * windowMs;
       const slot = stored === charged ? at + 2 : stored === charged + windowMs ? at + 1 : -1;
       if (slot !== -1) s[slot] = Math.max(0, s[slot]! - cost);
     },

@@ -29,6 +29,16 @@ const SHORT_LOG = 8;
  * a clock that went back the record was made at a later time, and is left, stricter, never looser).
  * Removing another record of the same cost, a later one, would raise the balance when the charged one
  * would have left the window.
+ *
+ * A reservation (`step(…, maxDelay)`, `maxDelay` at most one window) gets the earliest time its cost
+ * fits, never before the newest record: `now`, or when enough of the oldest records have left the
+ * window; it is recorded at that time (`delayMs` ahead), so later requests count it and queue behind
+ * it (a consume is admitted only when it fits with every record counted, the reservations' included:
+ * it never takes what a reservation holds, as after a clock that went back it records at the newest). A
+ * denied reservation records nothing (also with `countDenied`) and says when it would fit. Its cancel
+ * (`undo(…, chargedAt, delayMs)`) removes its record (the newest of its cost made within the
+ * millisecond before `chargedAt + delayMs`, the slot as the decision reports it); later reservations
+ * keep their records, and a new one still goes after the newest record.
  */
 export function slidingWindowLog(options: SlidingWindowLogOptions): LogAlgorithm {
   const { limit, windowMs, countDenied, common, constants } = parseWindowOptions(options, 'slidingWindowLog');
@@ -91,6 +101,22 @@ export function slidingWindowLog(options: SlidingWindowLogOptions): LogAlgorithm
     state.costs?.push(signedCost);
   }
 
+  /**
+   * The earliest time at which enough of the oldest live records at `now` have left the window for
+   * `cost` more units, `recorded` being the live sum (`now` when none need to leave).
+   */
+  function fitTime(state: LogState, now: number, recorded: number, cost: number): number {
+    const edge = now - windowMs;
+    const { times, costs } = state;
+    let freed = 0;
+    for (let i = state.head; i < times.length; i++) {
+      if (times[i]! <= edge) continue;
+      freed += costs === null ? 1 : Math.abs(costs[i]!);
+      if (recorded - freed + cost <= limit + EPSILON) return times[i]! + windowMs;
+    }
+    return now;
+  }
+
   return {
     kind: 'sliding-window-log',
     stateKind: 'log',
@@ -106,7 +132,7 @@ export function slidingWindowLog(options: SlidingWindowLogOptions): LogAlgorithm
       layoutRevision: 2,
     },
 
-    step(existing, now, cost, commit) {
+    step(existing, now, cost, commit, maxDelay) {
       const state: LogState = existing ?? { times: [], costs: null, head: 0, sum: 0 };
       settleSum(state);
       let used: number;
@@ -116,61 +142,64 @@ export function slidingWindowLog(options: SlidingWindowLogOptions): LogAlgorithm
       } else {
         used = liveSum(state, now);
       }
-      const allowed = used + cost <= limit + EPSILON;
       const { times } = state;
       const newest = times.length > state.head ? times[times.length - 1]! : -Infinity;
-      if (commit && (allowed || countDenied)) {
-        const at = Math.max(now, newest);
+      const room = used + cost <= limit + EPSILON;
+      let allowed: boolean;
+      let slot = Math.max(now, newest);
+      const reserving = maxDelay !== undefined;
+      if (!reserving) {
+        // A consume takes only what every record leaves, the reservations' included.
+        allowed = room;
+      } else {
+        if (!room) slot = Math.max(slot, fitTime(state, now, used, cost));
+        allowed = slot - now <= maxDelay + EPSILON;
+      }
+      const counts = allowed || (countDenied && !reserving);
+      if (commit && counts) {
         const last = times.length - 1;
         const costs = state.costs;
         if (!allowed && costs !== null && last >= state.head && costs[last]! < 0) {
           // Consecutive counted denials share one record, which moves to `at`: a flood adds no records,
           // and the merged units leave the window later, never sooner.
-          times[last] = at;
+          times[last] = slot;
           costs[last]! -= cost;
         } else {
-          record(state, at, allowed ? cost : -cost);
+          record(state, slot, allowed ? cost : -cost);
         }
         state.sum += cost;
       }
-      const after = allowed || countDenied ? used + cost : used;
-      const last = commit && (allowed || countDenied) ? Math.max(now, newest) : newest;
+      const after = counts ? used + cost : used;
+      const last = commit && counts ? slot : newest;
       let retryInMs = 0;
       if (!allowed) {
-        // The earliest time enough of the oldest live records have left the window.
-        const edge = now - windowMs;
-        const recorded = commit && countDenied ? used + cost : used;
-        const costs = state.costs;
-        let freed = 0;
-        let retryAt = now;
-        for (let i = state.head; i < times.length; i++) {
-          if (times[i]! <= edge) continue;
-          freed += costs === null ? 1 : Math.abs(costs[i]!);
-          if (recorded - freed + cost <= limit + EPSILON) {
-            retryAt = times[i]! + windowMs;
-            break;
-          }
-        }
-        retryInMs = retryAt - now;
+        // The earliest time enough of the oldest live records have left the window (and, for a
+        // reservation, that is at most `maxDelay` away; for a consume, no record is later).
+        const recorded = commit && counts ? used + cost : used;
+        retryInMs = reserving ? slot - now - maxDelay : fitTime(state, now, recorded, cost) - now;
       }
       const resetInMs = after > EPSILON && last > -Infinity ? last + windowMs - now : 0;
-      return { state, decision: decisionFromExact(allowed, limit - after, resetInMs, retryInMs, 0, limit, policy, now) };
+      const delay = allowed && reserving ? slot - now : 0;
+      return { state, decision: decisionFromExact(allowed, limit - after, resetInMs, retryInMs, delay, limit, policy, now) };
     },
 
     expiresAt(state) {
       return state.times.length > state.head ? state.times[state.times.length - 1]! + windowMs : -Infinity;
     },
 
-    undo(state, now, cost, chargedAt) {
+    undo(state, now, cost, chargedAt, delayMs = 0) {
       // With the time of the charge: the record made at that time with this cost (another one would
       // leave the window at another time), nothing once it has left the window. Without: the newest
       // record of this cost, the one a rollback right after its charge admitted (or one just like it).
-      if (chargedAt !== undefined && chargedAt <= now - windowMs) return;
+      // A reservation's record is at its slot, known to the ms the decision reported (rounded up).
+      const at = chargedAt === undefined ? undefined : chargedAt + delayMs;
+      const from = at === undefined ? -Infinity : delayMs > 0 ? at - 1 : at;
+      if (at !== undefined && at <= now - windowMs) return;
       const { times, costs } = state;
       for (let i = times.length - 1; i >= state.head; i--) {
         // Times never decrease along the log: past the charge's time, no record can be its.
-        if (chargedAt !== undefined && times[i]! < chargedAt) return;
-        if ((costs === null ? 1 : costs[i]) === cost && (chargedAt === undefined || times[i] === chargedAt)) {
+        if (times[i]! < from) return;
+        if ((costs === null ? 1 : costs[i]) === cost && (at === undefined || (times[i]! <= at && (delayMs > 0 ? times[i]! > from : true)))) {
           times.splice(i, 1);
           costs?.splice(i, 1);
           state.sum -= cost;

@@ -37,6 +37,17 @@ const STATE_SIZE = 2;
  * does) could raise the balance above what it would be had the request not been charged (a bucket that
  * refilled to full after the charge and was then drained by others). A give-back right after its charge
  * returns the whole cost.
+ *
+ * A reservation (`step(…, maxDelay)`, Go's `ReserveN`) always takes its cost, and the balance may go
+ * negative: its slot is when the balance would be back at 0, `delayMs = −tokens / rate` after the
+ * charge, and it is admitted when that is at most `maxDelay` (at most `capacity / rate`, so the balance
+ * never goes below `−capacity`); a denied one takes nothing and says when it would fit
+ * (`retryAfterMs = delay − maxDelay`). Later requests queue behind it (a consume is denied while the
+ * balance is below its cost). Its cancel (`undo(…, chargedAt, delayMs)`, Go's `Reservation.Cancel`)
+ * gives back the cost less the tokens reserved after it: `cost − rate × (tail − slot)`, where `tail`
+ * is when the balance gets back to 0 (the last reservation's slot) and `slot = chargedAt + delayMs`,
+ * never below 0; the reservations made after it keep their slots. With no `delayMs` (0) this is the
+ * give-back above: before any reservation `tail` is the stored refill time.
  */
 export function tokenBucket(options: TokenBucketOptions): NumericAlgorithm {
   const o = checkOptions(options, ['capacity', 'refillRate', 'interval'], 'tokenBucket');
@@ -52,6 +63,7 @@ export function tokenBucket(options: TokenBucketOptions): NumericAlgorithm {
     stateSize: STATE_SIZE,
     ...common,
     mayDelay: false,
+    maxReserveMs: capacity / rate,
     params: { capacity, ratePerMs: rate },
     options: { capacity, refillRate, interval: intervalMs },
     script: {
@@ -65,7 +77,7 @@ export function tokenBucket(options: TokenBucketOptions): NumericAlgorithm {
       layoutRevision: 1,
     },
 
-    step(s: NumericState, at: number, fresh: boolean, now: number, cost: number, commit: boolean): Decision {
+    step(s: NumericState, at: number, fresh: boolean, now: number, cost: number, commit: boolean, maxDelay?: number): Decision {
       let tokens = capacity;
       let last = now;
       if (!fresh) {
@@ -76,31 +88,53 @@ export function tokenBucket(options: TokenBucketOptions): NumericAlgorithm {
           last = now;
         }
       }
-      const allowed = tokens + EPSILON >= cost;
-      if (allowed) tokens = Math.max(0, tokens - cost);
+      // When the clock went back, `last` is ahead of `now`: waits are counted from `last`.
+      const lag = last - now;
+      let allowed: boolean;
+      let delay = 0;
+      let retryIn = 0;
+      if (maxDelay === undefined) {
+        allowed = tokens + EPSILON >= cost;
+        if (allowed) tokens = Math.max(0, tokens - cost);
+        // The retry is read only when denied: no division for an admitted request.
+        else retryIn = lag + (cost - tokens) / rate;
+      } else {
+        // A reservation: the slot is when the balance, less the cost, is back at 0.
+        const after = tokens - cost;
+        const wait = after >= -EPSILON ? lag : lag - after / rate;
+        allowed = wait <= maxDelay + EPSILON;
+        if (allowed) {
+          tokens = after >= -EPSILON ? Math.max(0, after) : after;
+          delay = wait;
+        } else {
+          retryIn = wait - maxDelay;
+        }
+      }
       if (commit) {
         s[at] = tokens;
         s[at + 1] = last;
       }
-      // When the clock went back, `last` is ahead of `now`: waits are counted from `last`.
-      const lag = last - now;
-      // The retry is read only when denied: no division for an admitted request.
-      const retryIn = allowed ? 0 : lag + (cost - tokens) / rate;
-      return decisionFromExact(allowed, tokens, lag + (capacity - tokens) / rate, retryIn, 0, capacity, policy, now);
+      return decisionFromExact(allowed, tokens, lag + (capacity - tokens) / rate, retryIn, delay, capacity, policy, now);
     },
 
     expiresAt(s: NumericState, at: number): number {
       return s[at + 1]! + (capacity - Math.min(capacity, s[at]!)) / rate;
     },
 
-    undo(s: NumericState, at: number, _now: number, cost: number, chargedAt?: number): void {
+    undo(s: NumericState, at: number, _now: number, cost: number, chargedAt?: number, delayMs = 0): void {
       if (chargedAt === undefined) {
         s[at] = Math.min(capacity, s[at]! + cost);
         return;
       }
-      // What the charge still weighs: at most its cost less what has refilled since (see above).
-      const back = cost - Math.max(0, s[at + 1]! - chargedAt) * rate;
-      if (back > 0) s[at] = Math.min(capacity, s[at]! + back);
+      // What the charge still weighs: its cost less what has refilled since its slot, or (a balance
+      // below 0) less what was reserved behind it (see above). The slot is known to the ms the decision
+      // reported (rounded up): a tail less than 1 ms past it counts as none.
+      const stored = s[at]!;
+      const tail = stored < 0 ? s[at + 1]! - stored / rate : s[at + 1]!;
+      const slot = chargedAt + delayMs;
+      const behind = delayMs > 0 && tail <= slot ? 0 : delayMs > 0 ? tail - slot + 1 : tail - slot;
+      const back = cost - Math.max(0, behind) * rate;
+      if (back > 0) s[at] = Math.min(capacity, stored + back);
     },
   };
 }

@@ -25,7 +25,7 @@ export interface ParsedWindow {
   readonly windowMs: number;
   readonly countDenied: boolean;
   /** Fields every window algorithm has, to spread into it. */
-  readonly common: Pick<AlgorithmCommon, 'limit' | 'maxCost' | 'policy' | 'countDenied' | 'mayDelay' | 'blockMs' | 'params' | 'options'>;
+  readonly common: Pick<AlgorithmCommon, 'limit' | 'maxCost' | 'policy' | 'countDenied' | 'mayDelay' | 'maxReserveMs' | 'blockMs' | 'params' | 'options'>;
   /** The configuration every window algorithm's Lua twin reads: `LIMIT`, `WINDOW` (ms), `COUNT_DENIED` (1 or 0). */
   readonly constants: readonly ScriptConstant[];
 }
@@ -50,6 +50,8 @@ export function parseWindowOptions(options: WindowOptions, owner: string): Parse
       policy: makePolicy(limit, windowMs),
       countDenied,
       mayDelay: false,
+      // A reservation goes at most into the next window.
+      maxReserveMs: windowMs,
       blockMs: 0,
       params: { limit, windowMs, countDenied: countDenied ? 1 : 0 },
       options: { limit, window: windowMs, countDenied },

@@ -3,6 +3,7 @@ import type { Algorithm } from '../algorithm.js';
 import { concurrency } from '../algorithms/concurrency.js';
 import { fixedWindow } from '../algorithms/fixed-window.js';
 import { leakyBucket } from '../algorithms/leaky-bucket.js';
+import { tokenBucket } from '../algorithms/token-bucket.js';
 import type { Decision } from '../decision.js';
 import { StoreClosedError } from '../errors.js';
 import { createLimiter, type Limiter, type LimiterOptions } from '../limiter/index.js';
@@ -123,6 +124,42 @@ describe('Composition', () => {
       [0, 500, 0],
     ]);
     expect((await shaper.peek('k')).delayMs).toBe(2_000);
+  });
+});
+
+describe('Composition with a finite maxDelayMs: every rate limit reserves', () => {
+  it('waits for the latest slot; a denial by a later limit cancels the earlier reservations (units back, one event each)', async () => {
+    const store = new TestStore(true);
+    const cancelled: string[] = [];
+    const observer = { reservationCancelled: (e: { limit: string; cost: number }) => cancelled.push(`${e.limit} ${e.cost}`) };
+    // 2 tokens, 1 a second; and 3 per minute.
+    const bucket = limiter(store, tokenBucket({ capacity: 2, refillRate: 1 }), { name: 'bucket', observer });
+    const window = limiter(store, fixedWindow({ limit: 3, window: '1m' }), { name: 'window', observer });
+    const runs: [number, number, number][] = [];
+    const composition = new Composition([bucket, window], (_k, _c, _a, _d, deniedBy, _b, retryAfterMs, delayMs) => runs.push([deniedBy, retryAfterMs, delayMs]), 1_000);
+    for (let i = 0; i < 4; i++) composition.run(['k', 'k'], [1, 1]);
+    // Two at once, the third waits for the bucket's next token (1 s); the fourth would wait 2 s: the
+    // bucket denies it at once and takes nothing (the window is not asked).
+    expect(runs).toEqual([
+      [-1, 0, 0],
+      [-1, 0, 0],
+      [-1, 0, 1_000],
+      [0, 1_000, 0],
+    ]);
+    expect(await bucket.peek('k')).toMatchObject({ remaining: 0, resetMs: 3_000 });
+    expect(cancelled).toEqual([]);
+    // Waiting up to 2 s, the bucket reserves; the window, full, denies: the reservation is cancelled.
+    const wider = new Composition([bucket, window], (_k, _c, _a, _d, deniedBy) => runs.push([deniedBy, 0, 0]), 2_000);
+    wider.run(['k', 'k'], [1, 1]);
+    expect(runs.at(-1)).toEqual([1, 0, 0]);
+    expect(cancelled).toEqual(['bucket 1']);
+    expect(await bucket.peek('k')).toMatchObject({ resetMs: 3_000 });
+  });
+
+  it('refuses a rate limit whose store does not run reservations', () => {
+    const store = new TestStore(true);
+    (store as { capabilities: unknown }).capabilities = { local: true, algorithms: ['fixed-window'] };
+    expect(() => new Composition([limiter(store, fixedWindow({ limit: 1, window: '1s' }))], () => 0, 500)).toThrow(/reservations/);
   });
 });
 

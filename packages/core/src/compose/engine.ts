@@ -1,5 +1,6 @@
 import type { Algorithm } from '../algorithm.js';
 import { reportsQuota, type Decision } from '../decision.js';
+import { UnsupportedError } from '../errors.js';
 import type { LeaseDecision, Limiter } from '../limiter/index.js';
 import type { MaybePromise } from '../store/interface.js';
 
@@ -61,6 +62,14 @@ export type Algorithms = readonly (Algorithm | undefined)[] | undefined;
  * are charged as if it had admitted (its own denial took nothing), its delay is not held, and it binds
  * only when every limit is a dry-run one. The outcome says which dry-run limit would have denied.
  *
+ * With a finite `maxDelayMs` (the HTTP layer's `wait`) every rate limit reserves instead of consuming
+ * (`reserveChecked`, within the smaller of `maxDelayMs` and its algorithm's horizon): each gets a slot
+ * at most that far ahead or denies at once, taking nothing; the request waits for the latest slot. A
+ * give-back of everything (a denial by a later limit, a client that left, a throw) is then each
+ * reservation's cancel (`cancelChecked`: its units at its slot, as far as later reservations allow,
+ * and the observers' `reservationCancelled`); a give-back of units for the response's outcome is a
+ * plain give-back at the charge's slot.
+ *
  * A run is synchronous (no promise, no microtask) as long as every limiter answers synchronously
  * (local stores such as the memory store); from the first limiter that answers with a promise on, it
  * continues asynchronously and returns a promise.
@@ -76,10 +85,14 @@ export class Composition<R> {
   private readonly single: Limiter | undefined;
   /** Per limit: true for a dry-run limit; undefined when there is none. */
   private readonly dryRun: readonly boolean[] | undefined;
+  /** True when the rate limits reserve (a finite `maxDelayMs` above 0). */
+  private readonly reserves: boolean;
 
   /**
    * @param settle builds the outcome of each run.
-   * @param maxDelayMs the longest delay an admitted request may be held (ms); `Infinity` for no bound.
+   * @param maxDelayMs the longest delay an admitted request may be held (ms): finite and above 0, the
+   * rate limits reserve within it (their stores must run reservations: `UnsupportedError` otherwise);
+   * `Infinity` for no bound and 0 for no hold (a shaper's delay then denies), both consuming.
    */
   constructor(
     limiters: readonly Limiter[],
@@ -92,6 +105,23 @@ export class Composition<R> {
     this.hasLeases = this.leases.includes(true);
     this.dryRun = dryRun.includes(true) ? limiters.map((_, i) => dryRun[i] === true) : undefined;
     this.single = limiters.length === 1 && !this.hasLeases && this.dryRun === undefined ? limiters[0] : undefined;
+    this.reserves = maxDelayMs > 0 && Number.isFinite(maxDelayMs);
+    if (this.reserves) {
+      for (const limiter of limiters) {
+        if (!limiter.leases && limiter.store.capabilities.reservations !== true) {
+          throw new UnsupportedError('wait needs a store that runs reservations (capabilities.reservations), such as MemoryStore or RedisStore: every rate limit reserves its units for the request to wait for.');
+        }
+      }
+    }
+  }
+
+  /** Limit `i`'s charge: a reservation within `maxDelayMs` and its algorithm's horizon, or a consume. */
+  private chargeOne(i: number, key: string, cost: number, algorithm: Algorithm | undefined): MaybePromise<Decision> {
+    const limiter = this.limiters[i]!;
+    if (this.leases[i]) return limiter.acquireChecked(key);
+    if (!this.reserves) return limiter.consumeChecked(key, cost, algorithm);
+    const a = algorithm ?? limiter.algorithm!;
+    return limiter.reserveChecked(key, cost, a, Math.min(this.maxDelayMs, a.maxReserveMs));
   }
 
   /**
@@ -103,7 +133,7 @@ export class Composition<R> {
     if (this.single === undefined) return this.charge(0, keys, costs, algorithms, new Array<Decision | undefined>(this.limiters.length));
     // One rate limit, the common case: no loop, and nothing to give back if the limiter throws.
     const decisions: (Decision | undefined)[] = [undefined];
-    const answer = this.single.consumeChecked(keys[0]!, costs[0]!, algorithms?.[0]);
+    const answer = this.reserves ? this.chargeOne(0, keys[0]!, costs[0]!, algorithms?.[0]) : this.single.consumeChecked(keys[0]!, costs[0]!, algorithms?.[0]);
     if (answer instanceof Promise) return answer.then((decision) => this.answered(0, decision, keys, costs, algorithms, decisions));
     decisions[0] = answer;
     return answer.allowed ? this.admitted(keys, costs, algorithms, decisions) : this.settle(keys, costs, algorithms, decisions, 0, 0, answer.retryAfterMs, 0, -1);
@@ -116,6 +146,8 @@ export class Composition<R> {
    */
   giveBack(keys: readonly string[], costs: readonly number[], algorithms: Algorithms, decisions: readonly (Decision | undefined)[], what: GiveBack = EVERYTHING): Promise<void> | undefined {
     let pending: Promise<void> | Promise<void>[] | undefined;
+    // Everything given back before the request is served: the reservations are cancelled.
+    const cancels = this.reserves && what === EVERYTHING;
     for (let i = 0; i < decisions.length; i++) {
       const decision = decisions[i];
       if (decision === undefined || !decision.allowed) continue;
@@ -124,7 +156,12 @@ export class Composition<R> {
         if (what === UNITS) continue;
         back = (decision as LeaseDecision).release();
       } else if (what === PERMITS) continue;
-      else if (decision.reason === undefined) back = this.limiters[i]!.undoChecked(keys[i]!, costs[i]!, algorithms?.[i], decision.at);
+      else if (decision.reason === undefined) {
+        const limiter = this.limiters[i]!;
+        // A delayed charge (a reservation, a shaper's consume) goes back to its slot.
+        if (cancels) back = limiter.cancelChecked(keys[i]!, costs[i]!, algorithms?.[i] ?? limiter.algorithm!, decision);
+        else back = limiter.undoChecked(keys[i]!, costs[i]!, algorithms?.[i], decision.at, decision.delayMs > 0 ? decision.delayMs : undefined);
+      }
       else {
         // Admitted by the failure policy: nothing was taken, but a timed-out call may still be granted late.
         this.limiters[i]!.notServed(decision);
@@ -144,7 +181,7 @@ export class Composition<R> {
     for (let i = start; i < limiters.length; i++) {
       let answer: MaybePromise<Decision>;
       try {
-        answer = this.leases[i] ? limiters[i]!.acquireChecked(keys[i]!) : limiters[i]!.consumeChecked(keys[i]!, costs[i]!, algorithms?.[i]);
+        answer = this.chargeOne(i, keys[i]!, costs[i]!, algorithms?.[i]);
       } catch (error) {
         return this.failed(error, keys, costs, algorithms, decisions);
       }

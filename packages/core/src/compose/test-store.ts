@@ -18,27 +18,30 @@ export class TestStore implements Store {
   mode: 'answer' | 'fail' | 'closed' = 'answer';
 
   constructor(readonly local = true) {
-    this.capabilities = { local, algorithms: ALGORITHM_KINDS };
+    this.capabilities = { local, algorithms: ALGORITHM_KINDS, reservations: true };
   }
 
-  consume(key: string, algorithm: Algorithm, cost: number, now = 0): MaybePromise<Decision> {
+  consume(key: string, algorithm: Algorithm, cost: number, now = 0, maxDelay?: number): MaybePromise<Decision> {
     return this.answer(() => {
       const a = algorithm as NumericAlgorithm;
       const state = this.numeric.get(key);
       const s = state ?? new Array<number>(a.stateSize).fill(0);
       this.numeric.set(key, s);
-      return a.step(s, 0, state === undefined, now, cost, true);
+      return a.step(s, 0, state === undefined, now, cost, true, maxDelay);
     });
+  }
+  reserve(key: string, algorithm: Algorithm, cost: number, maxDelayMs: number, now = 0): MaybePromise<Decision> {
+    return this.consume(key, algorithm, cost, now, maxDelayMs);
   }
   peek(key: string, algorithm: Algorithm, cost: number, now = 0): Decision {
     const a = algorithm as NumericAlgorithm;
     const state = this.numeric.get(key);
     return a.step(state ?? new Array<number>(a.stateSize).fill(0), 0, state === undefined, now, cost, false);
   }
-  undo(key: string, algorithm: Algorithm, cost: number, now = 0): void {
+  undo(key: string, algorithm: Algorithm, cost: number, now = 0, chargedAt?: number, delayMs?: number): void {
     this.undos++;
     const state = this.numeric.get(key);
-    if (state) (algorithm as NumericAlgorithm).undo(state, 0, now, cost);
+    if (state) (algorithm as NumericAlgorithm).undo(state, 0, now, cost, chargedAt, delayMs);
   }
   reset(key: string): void {
     this.numeric.delete(key);

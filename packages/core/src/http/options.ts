@@ -4,7 +4,7 @@ import { checkObserver } from '../limiter/observation.js';
 import type { Observer } from '../observe/observer.js';
 import { parseTimerDuration, type Duration } from '../duration.js';
 import { InvalidOptionError } from '../errors.js';
-import { checkAlgorithm, checkTimers, type LimiterOptions, type StoreErrorPolicy } from '../limiter/index.js';
+import { checkAlgorithm, checkTimers, parseMaxDelay, type LimiterOptions, type StoreErrorPolicy } from '../limiter/index.js';
 import { checkOptions, positiveNumber } from '../options.js';
 import type { Store } from '../store/interface.js';
 import { systemTimers, type Timers } from '../timers.js';
@@ -58,9 +58,13 @@ export interface LimitOptions<Req> {
   dryRun?: boolean;
 }
 
-/** Shaping: hold requests that a shaping leaky bucket admits with a delay. */
+/** Waiting: hold requests until the slots their limits reserve. */
 export interface WaitOptions {
-  /** Longest hold; a request that would wait longer is rejected at once with 429 (its slot is given back). */
+  /**
+   * Longest hold, at most the horizon of every limit's algorithm (its `maxReserveMs`: a window, a
+   * bucket's full refill or drain; an `InvalidOptionError` at creation otherwise). A request that
+   * would wait longer is rejected at once with 429 and takes nothing.
+   */
   maxDelay: Duration;
 }
 
@@ -106,7 +110,13 @@ export interface HttpRateLimitOptions<Req> extends Pick<LimiterOptions, PassedLi
   skip?: SkipFunction<Req>;
   /** Header format: `'draft-8'` (default, also `true`), `'draft-7'`, `'draft-6'`, `'legacy'`, or `false`. Retry-After is always sent on a denial. */
   headers?: HeaderFormat | 'draft-9' | 'draft-10' | 'draft-11' | boolean;
-  /** Required when a limit is a shaping leaky bucket (`mode: 'shape'`); allowed besides only with an algorithm chosen per request (which may be one). */
+  /**
+   * Hold requests for their reservations: every rate limit reserves its units (`limiter.reserve`,
+   * any rate algorithm) for a slot at most `maxDelay` ahead, and the request waits for the latest of
+   * its slots; a limit that cannot reserve within it denies at once (429) and the others' reservations
+   * are cancelled; a client that leaves while held cancels them all. Required with a shaping leaky
+   * bucket (`mode: 'shape'`), whose step this is.
+   */
   wait?: WaitOptions;
   /**
    * Count only the requests whose response failed: a request is charged when it arrives (so
@@ -210,7 +220,7 @@ export interface HttpConfig<Req> {
   readonly key: KeyFunction<Req> | undefined;
   readonly skip: SkipFunction<Req> | undefined;
   readonly headers: HeaderFormat | false;
-  /** The longest shaping hold in ms; 0 when no limit shapes. */
+  /** The longest hold in ms (`wait.maxDelay`): the rate limits then reserve; 0 without `wait` (they consume). */
   readonly maxDelayMs: number;
   /** Give a request's units back when its response finished successfully (`skipSuccessfulRequests`). */
   readonly skipSuccessful: boolean;
@@ -295,13 +305,16 @@ export function parseHttpOptions<Req>(options: HttpRateLimitOptions<Req>, owner:
 
   let maxDelayMs = 0;
   const shapes = limits.some((l) => l.algorithm?.mayDelay === true);
-  const mayShape = shapes || limits.some((l) => l.algorithmOf !== undefined);
   if (o.wait === undefined) {
     if (shapes) throw new InvalidOptionError(`${owner}.wait`, undefined, "{ maxDelay } with a shaping leaky bucket (mode: 'shape'): the longest a request may be held");
   } else {
-    if (!mayShape) throw new InvalidOptionError(`${owner}.wait`, o.wait, "no wait: it applies only to a shaping leaky bucket (leakyBucket({ ..., mode: 'shape' }))");
+    // With wait, every rate limit reserves (limiter.reserve) instead of consuming: a request waits
+    // for the latest of its slots, at most maxDelay, and is denied at once when it cannot get one.
+    if (limits.every((l) => l.leases)) throw new InvalidOptionError(`${owner}.wait`, o.wait, 'no wait: it applies to rate limits (a request waits for its reservations), and every limit here is a concurrency limit');
     const w = checkOptions(o.wait, ['maxDelay'], `${owner}.wait`);
     maxDelayMs = parseTimerDuration(w.maxDelay, `${owner}.wait.maxDelay`);
+    // Within every fixed algorithm's horizon (a chosen algorithm reserves within the smaller of the two).
+    for (const l of limits) if (l.algorithm !== undefined && !l.leases) parseMaxDelay(maxDelayMs, l.algorithm, `${owner}.wait.maxDelay`);
   }
 
   const limiterOptions: Record<string, unknown> = {};

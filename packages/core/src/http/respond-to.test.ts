@@ -115,7 +115,7 @@ describe('Responder', () => {
   });
 
   it('holds a delayed request, then proceeds; a client that leaves during the hold is dropped and gives its slot back', async () => {
-    const { limiter, timers, calls, respond } = setup({ algorithm: leakyBucket({ capacity: 5, leakRate: 1, mode: 'shape' }), wait: { maxDelay: '10s' } });
+    const { limiter, timers, calls, respond } = setup({ algorithm: leakyBucket({ capacity: 5, leakRate: 1, mode: 'shape' }), wait: { maxDelay: '5s' } });
     expect(respond().out).toBe('proceeded');
     const held = respond();
     expect(held.out).toBeInstanceOf(Promise);

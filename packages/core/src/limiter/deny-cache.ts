@@ -11,6 +11,8 @@ interface DenyEntry {
   decision: Decision;
   /** The algorithm that denied: a call with another one (a plan that changed) asks the store. */
   algorithm: Algorithm;
+  /** The `maxDelay` of a reservation's denial (`until` is then when such a reservation fits); undefined for a consume's. */
+  maxDelay: number | undefined;
 }
 
 /**
@@ -24,15 +26,23 @@ export class DenyCache {
 
   constructor(private readonly maxKeys: number = DEFAULT_MAX_KEYS) {}
 
-  /** The cached denial of `storeKey` for `cost` by `algorithm` at `now`, its retry time counted down; undefined when there is none. */
-  get(storeKey: string, cost: number, now: number, algorithm: Algorithm): Decision | undefined {
+  /**
+   * The cached denial of `storeKey` for `cost` by `algorithm` at `now`, its retry time counted down;
+   * undefined when there is none. With `maxDelay`, for a reservation: a consume's denial holds until
+   * `maxDelay` before it ends (a slot that far ahead is no sooner than the consume's), a reservation's
+   * for as much longer as its own `maxDelay` was longer; a consume never reads a reservation's denial
+   * (a meter bucket's consume may pass before a reservation's slot would).
+   */
+  get(storeKey: string, cost: number, now: number, algorithm: Algorithm, maxDelay?: number): Decision | undefined {
     const entry = this.entries.get(storeKey);
     if (entry === undefined || cost < entry.cost || entry.algorithm !== algorithm) return undefined;
-    const wait = entry.until - now;
-    if (wait <= 0) {
+    if (entry.until - now <= 0) {
       this.entries.delete(storeKey);
       return undefined;
     }
+    if (maxDelay === undefined && entry.maxDelay !== undefined) return undefined;
+    const wait = entry.until + (entry.maxDelay ?? 0) - (maxDelay ?? 0) - now;
+    if (wait <= 0) return undefined;
     const d = entry.decision;
     const elapsed = d.retryAfterMs - wait;
     const decision = makeDecision(false, d.limit, d.remaining, Math.max(0, Math.ceil(d.resetMs - elapsed)), Math.ceil(wait), 0, d.policy, now);
@@ -45,14 +55,14 @@ export class DenyCache {
    * request was sent: the earliest the store can have decided it), unless `algorithm` counts denied
    * requests (each of them must reach the store). Returns `decision`.
    */
-  remember(storeKey: string, cost: number, decision: Decision, askedAt: number, algorithm: Algorithm): Decision {
+  remember(storeKey: string, cost: number, decision: Decision, askedAt: number, algorithm: Algorithm, maxDelay?: number): Decision {
     if (!decision.allowed && decision.reason === undefined && decision.retryAfterMs > 0 && !algorithm.countDenied) {
       const entries = this.entries;
       if (entries.size >= this.maxKeys) {
         const oldest = entries.keys().next().value;
         if (oldest !== undefined) entries.delete(oldest);
       }
-      entries.set(storeKey, { until: askedAt + decision.retryAfterMs, cost, decision, algorithm });
+      entries.set(storeKey, { until: askedAt + decision.retryAfterMs, cost, decision, algorithm, maxDelay });
     }
     return decision;
   }

@@ -10,7 +10,9 @@ import type { LimiterOptions } from './options.js';
 export const CONSUME = 0;
 export const PEEK = 1;
 export const ACQUIRE = 2;
-export type StoreOp = typeof CONSUME | typeof PEEK | typeof ACQUIRE;
+/** A reservation: decided by the policy as a consume (no delay). */
+export const RESERVE = 3;
+export type StoreOp = typeof CONSUME | typeof PEEK | typeof ACQUIRE | typeof RESERVE;
 
 /** The `onStoreError` option, checked; a fallback given as options is still to be built (by the limiter). */
 export type ParsedStoreErrorPolicy = { action: 'deny' | 'allow'; fallback?: undefined } | { action: 'fallback'; fallback: Limiter | LimiterOptions };
@@ -80,7 +82,7 @@ export class FailurePolicy {
     const fallback = this.fallback;
     if (fallback !== undefined) {
       const key = storeKey.slice(this.owner.keyPrefixLength);
-      const decision = op === CONSUME ? fallback.consumeChecked(key, cost) : op === PEEK ? fallback.peek(key, cost) : fallback.acquireChecked(key);
+      const decision = op === CONSUME || op === RESERVE ? fallback.consumeChecked(key, cost) : op === PEEK ? fallback.peek(key, cost) : fallback.acquireChecked(key);
       return decision instanceof Promise ? decision.then(asFallback) : asFallback(decision);
     }
     const retryIntervalMs = this.owner.retryIntervalMs;

@@ -5,7 +5,7 @@ import { RateLimitError, StoreError, StoreTimeoutError } from '../errors.js';
 import type { MaybePromise, Store } from '../store/interface.js';
 import { PROBE_STORE, SKIP_STORE, type Circuit, type Circuits, type FailureReason } from './circuit.js';
 import type { Deadlines } from './deadlines.js';
-import { ACQUIRE, CONSUME, PEEK, type FailurePolicy, type StoreOp } from './failure-policy.js';
+import { ACQUIRE, CONSUME, PEEK, RESERVE, type FailurePolicy, type StoreOp } from './failure-policy.js';
 import type { LeaseDecision, StoreErrorEvent } from './options.js';
 
 /** Hears of each failed or timed-out store call (the limiter's `'storeError'` event). */
@@ -60,7 +60,8 @@ export class GuardedStore {
    * The decision of the store for `op` under `algorithm` (the limiter's, or the call's own), or the failure policy's when the circuit is open or the call
    * fails or times out; a synchronous store answers synchronously. `after` is applied to the decision
    * of a store that answers asynchronously (policy decisions included), in the same step that settles
-   * the call; a synchronous answer is returned as it is. `leaseId` is for {@link ACQUIRE} only. Throws
+   * the call; a synchronous answer is returned as it is. `leaseId` is for {@link ACQUIRE} only,
+   * `maxDelayMs` for {@link RESERVE} only (a store that declares `capabilities.reservations`). Throws
    * the misuse errors of the store (a closed store), and the limiter clock's error for a time that is
    * not finite (before the store is called).
    *
@@ -70,7 +71,7 @@ export class GuardedStore {
    * the circuit's own probe needs to close. A local store's decisions never wait for I/O, so they stay
    * synchronous.
    */
-  call(storeKey: string, algorithm: Algorithm, cost: number, op: StoreOp, leaseId: string, after?: (decision: Decision) => Decision): MaybePromise<Decision> {
+  call(storeKey: string, algorithm: Algorithm, cost: number, op: StoreOp, leaseId: string, after?: (decision: Decision) => Decision, maxDelayMs = 0): MaybePromise<Decision> {
     const circuit = this.circuits === undefined ? this.circuit : this.circuitOf(storeKey, algorithm);
     const gate = circuit.gate();
     if (gate === SKIP_STORE) {
@@ -85,7 +86,9 @@ export class GuardedStore {
           ? this.store.consume(storeKey, algorithm, cost, now)
           : op === PEEK
             ? this.store.peek(storeKey, algorithm, cost, now)
-            : this.store.acquire(storeKey, algorithm as ConcurrencyAlgorithm, leaseId, now);
+            : op === RESERVE
+              ? this.store.reserve!(storeKey, algorithm, cost, maxDelayMs, now)
+              : this.store.acquire(storeKey, algorithm as ConcurrencyAlgorithm, leaseId, now);
     } catch (error) {
       return this.threwIn(circuit, error, storeKey, algorithm, cost, op);
     }
@@ -136,8 +139,8 @@ export class GuardedStore {
   }
 
   /** Gives back `cost` units charged at `chargedAt` (see `Store.undo`) with the timeout; never throws (a failure is reported). */
-  undo(storeKey: string, algorithm: Algorithm, cost: number, chargedAt?: number): MaybePromise<void> {
-    return this.quietCall(storeKey, algorithm, UNDO, cost, '', chargedAt);
+  undo(storeKey: string, algorithm: Algorithm, cost: number, chargedAt?: number, delayMs?: number): MaybePromise<void> {
+    return this.quietCall(storeKey, algorithm, UNDO, cost, '', chargedAt, delayMs);
   }
 
   /**
@@ -164,15 +167,18 @@ export class GuardedStore {
     let grantedWhileDeciding = false;
     /** A consume the store admitted late and kept, because the policy had admitted its request. */
     let grantedAndKept = false;
-    /** The time of a late grant (its `at`): a give-back of it goes to the window it was charged in. */
+    /** The time of a late grant (its `at`): a give-back of it goes to the window it was charged in; and its delay (a reservation's slot). */
     let grantedAt: number | undefined;
+    let grantedDelay = 0;
+    const charges = op === CONSUME || op === RESERVE;
     const answered = (decision: Decision): Decision => {
       if (outcome !== IN_TIME) {
         if (!decision.allowed) return decision;
         grantedAt = decision.at;
-        if (outcome === DECIDING && op === CONSUME) grantedWhileDeciding = true;
-        else if (outcome === SERVED && op === CONSUME) grantedAndKept = true;
-        else this.grantedLate(outcome, storeKey, algorithm, cost, op, leaseId, grantedAt);
+        grantedDelay = decision.delayMs;
+        if (outcome === DECIDING && charges) grantedWhileDeciding = true;
+        else if (outcome === SERVED && charges) grantedAndKept = true;
+        else this.grantedLate(outcome, storeKey, algorithm, cost, op, leaseId, grantedAt, grantedDelay);
         return decision;
       }
       if (probe) circuit.probeSucceeded();
@@ -182,7 +188,7 @@ export class GuardedStore {
     const notServed = (): void => {
       if (outcome !== SERVED) return;
       outcome = NOT_SERVED;
-      if (grantedAndKept) this.grantedLate(NOT_SERVED, storeKey, algorithm, cost, op, leaseId, grantedAt);
+      if (grantedAndKept) this.grantedLate(NOT_SERVED, storeKey, algorithm, cost, op, leaseId, grantedAt, grantedDelay);
     };
     const failed = (error: unknown): MaybePromise<Decision> => {
       // A late grant is kept until the policy has answered the request denied.
@@ -195,12 +201,12 @@ export class GuardedStore {
           outcome = served ? SERVED : NOT_SERVED;
           if (!grantedWhileDeciding) return;
           if (served) grantedAndKept = true;
-          else this.grantedLate(NOT_SERVED, storeKey, algorithm, cost, op, leaseId, grantedAt);
+          else this.grantedLate(NOT_SERVED, storeKey, algorithm, cost, op, leaseId, grantedAt, grantedDelay);
         };
         return decision.then(
           (d) => {
             decided(d.allowed);
-            if (d.allowed && timedOut && op === CONSUME) this.servedAfterTimeout.set(d, notServed);
+            if (d.allowed && timedOut && charges) this.servedAfterTimeout.set(d, notServed);
             return after === undefined ? d : after(d);
           },
           (policyError: unknown) => {
@@ -210,7 +216,7 @@ export class GuardedStore {
         );
       }
       if (!decision.allowed) outcome = NOT_SERVED;
-      else if (timedOut && op === CONSUME) this.servedAfterTimeout.set(decision, notServed);
+      else if (timedOut && charges) this.servedAfterTimeout.set(decision, notServed);
       return after === undefined ? decision : after(decision);
     };
     const deadlines = this.deadlines;
@@ -228,13 +234,13 @@ export class GuardedStore {
   }
 
   /** The store granted a call that had already timed out (answered as `outcome`), at `grantedAt`: give back what nobody will use. */
-  private grantedLate(outcome: Outcome, storeKey: string, algorithm: Algorithm, cost: number, op: StoreOp, leaseId: string, grantedAt: number | undefined): void {
+  private grantedLate(outcome: Outcome, storeKey: string, algorithm: Algorithm, cost: number, op: StoreOp, leaseId: string, grantedAt: number | undefined, grantedDelay: number): void {
     if (op === ACQUIRE) {
       // A lost release is dropped: the permit then expires with its lease.
       const released = this.store.release(storeKey, algorithm as ConcurrencyAlgorithm, leaseId);
       if (released instanceof Promise) released.catch(ignore);
-    } else if (op === CONSUME && outcome === NOT_SERVED) {
-      void this.quietCall(storeKey, algorithm, UNDO, cost, '', grantedAt);
+    } else if ((op === CONSUME || op === RESERVE) && outcome === NOT_SERVED) {
+      void this.quietCall(storeKey, algorithm, UNDO, cost, '', grantedAt, grantedDelay);
     }
   }
 
@@ -264,12 +270,14 @@ export class GuardedStore {
   }
 
   /** Undo or release with the timeout; a failure is reported (the units or the lease expire by themselves). Never throws. */
-  private quietCall(storeKey: string, algorithm: Algorithm, op: QuietOp, cost: number, leaseId: string, chargedAt?: number): MaybePromise<void> {
+  private quietCall(storeKey: string, algorithm: Algorithm, op: QuietOp, cost: number, leaseId: string, chargedAt?: number, delayMs?: number): MaybePromise<void> {
     let result: MaybePromise<void>;
     try {
       result =
         op === UNDO
-          ? this.store.undo(storeKey, algorithm, cost, this.clock?.(), chargedAt)
+          ? delayMs !== undefined && delayMs > 0
+            ? this.store.undo(storeKey, algorithm, cost, this.clock?.(), chargedAt, delayMs)
+            : this.store.undo(storeKey, algorithm, cost, this.clock?.(), chargedAt)
           : this.store.release(storeKey, algorithm as ConcurrencyAlgorithm, leaseId);
     } catch (error) {
       return this.report(error, storeKey, 'deny');

@@ -10,10 +10,11 @@ import { Circuit, Circuits, type FailureReason } from './circuit.js';
 import { checkLimiterCost, isChargeableCost } from './cost.js';
 import { Deadlines } from './deadlines.js';
 import type { DenyCache } from './deny-cache.js';
-import { ACQUIRE, CONSUME, FailurePolicy, PEEK, parseStoreErrorPolicy } from './failure-policy.js';
+import { ACQUIRE, CONSUME, FailurePolicy, PEEK, RESERVE, parseStoreErrorPolicy } from './failure-policy.js';
 import { GuardedStore } from './guarded-store.js';
 import { newLeaseId } from './lease-id.js';
 import { Observation, type ObserveOptions } from './observation.js';
+import { cancelNothing, parseMaxDelay, type Reservation, type ReserveOptions } from './reservation.js';
 import type { Observer } from '../observe/observer.js';
 import type { Timers } from '../timers.js';
 import { parseLimiterOptions, type CircuitChange, type LeaseDecision, type LimiterOptions, type StoreErrorEvent } from './options.js';
@@ -174,6 +175,81 @@ export class Limiter extends EventEmitter {
     if (this.observation === undefined) return this.guarded.call(storeKey, a, cost, CONSUME, '') as Decision;
     const startedAt = this.timers.now();
     return this.observed(startedAt, this.guarded.call(storeKey, a, cost, CONSUME, ''), cost, storeKey) as Decision;
+  }
+
+  /**
+   * Reserves `cost` units (default 1) for `key`: when they can be taken for a slot at most
+   * `options.maxDelay` ahead, they are taken now and the reservation is admitted with `delayMs`, the
+   * wait until its slot; later requests of the key queue behind it, in every process that shares the
+   * store (one atomic step of the algorithm, `step(…, maxDelay)`: each algorithm's doc comment says
+   * where its slots are). Otherwise it is denied at once with `retryAfterMs` (when a reservation with
+   * this `maxDelay` would fit), nothing is taken, and a lockout (`blockDuration`) starts as after any
+   * denial; a blocked key cannot reserve. `cancel()` gives the units back (see {@link Reservation}).
+   * A cached denial answers it as it would a consume; a failed store gets the failure policy's
+   * decision, with no delay. `options.algorithm`: as the third argument of {@link consume}.
+   *
+   * Rejects with `InvalidOptionError` (`limiter.reserve.maxDelay`) for a `maxDelay` that is not a
+   * duration, negative, or above the algorithm's horizon (`maxReserveMs`), `UnsupportedError` for a
+   * store without `capabilities.reservations` or a concurrency limit, and as {@link consume} for a
+   * bad key, cost or algorithm; nothing is charged then.
+   */
+  reserve(key: string, cost = 1, options?: ReserveOptions): Promise<Reservation> {
+    try {
+      if (options === null || typeof options !== 'object') throw new InvalidOptionError('limiter.reserve.options', options, '{ maxDelay } (and optionally algorithm)');
+      const a = this.rateAlgorithm(options.algorithm);
+      this.checkRate(key, cost, a);
+      const maxDelayMs = parseMaxDelay(options.maxDelay, a, 'limiter.reserve.maxDelay');
+      if (this.store.capabilities.reservations !== true) {
+        throw new UnsupportedError('This store does not run reservations: use a store whose capabilities include reservations, such as MemoryStore or RedisStore.');
+      }
+      const result = this.reserveChecked(key, cost, a, maxDelayMs);
+      return result instanceof Promise ? result : Promise.resolve(result);
+    } catch (error) {
+      return Promise.reject(error);
+    }
+  }
+
+  /**
+   * @internal reserve() without validation, for the composition engine: as {@link consumeChecked},
+   * `maxDelayMs` from 0 to the algorithm's `maxReserveMs`, on a store that runs reservations.
+   * Synchronous when `synchronous`.
+   */
+  reserveChecked(key: string, cost: number, algorithm: Algorithm, maxDelayMs: number): MaybePromise<Reservation> {
+    const storeKey = this.keyPrefix + key;
+    const startedAt = this.observation === undefined ? 0 : this.timers.now();
+    const cache = this.denyCache;
+    const askedAt = this.localClock();
+    let result: MaybePromise<Decision> | undefined = cache?.get(storeKey, cost, askedAt, algorithm, maxDelayMs);
+    if (result === undefined) {
+      const remember = cache === undefined ? undefined : (d: Decision): Decision => cache.remember(storeKey, cost, d, askedAt, algorithm, maxDelayMs);
+      result = this.guarded.call(storeKey, algorithm, cost, RESERVE, '', remember, maxDelayMs);
+      if (!(result instanceof Promise) && remember !== undefined) result = remember(result);
+    }
+    if (this.observation !== undefined) result = this.observed(startedAt, result, cost, storeKey);
+    return result instanceof Promise ? result.then((d) => this.reservation(d, key, cost, algorithm)) : this.reservation(result, key, cost, algorithm);
+  }
+
+  /** `decision` with its `cancel()`: a give-back at the decision's time and slot, until the slot (local clock). */
+  private reservation(decision: Decision, key: string, cost: number, algorithm: Algorithm): Reservation {
+    if (!decision.allowed || decision.reason !== undefined) return { ...decision, cancel: cancelNothing };
+    const slotAt = this.localClock() + decision.delayMs;
+    let cancelled = false;
+    const cancel = async (): Promise<void> => {
+      if (cancelled || this.localClock() > slotAt) return;
+      cancelled = true;
+      await this.cancelChecked(key, cost, algorithm, decision);
+    };
+    return { ...decision, cancel };
+  }
+
+  /**
+   * @internal The give-back of a reservation (or a shaper's consume) that will not be used, whatever the
+   * time: its units at its `at` and `delayMs` (`Store.undo`), through {@link undoChecked} (the deny
+   * cache forgets the key); the observers hear a `reservationCancelled`.
+   */
+  cancelChecked(key: string, cost: number, algorithm: Algorithm, decision: Decision): MaybePromise<void> {
+    this.observation?.reservationCancelled(cost);
+    return this.undoChecked(key, cost, algorithm, decision.at, decision.delayMs);
   }
 
   /** The decision for `cost` units (default 0: only the current state) without recording anything; `algorithm` as for {@link consume}. */
@@ -342,12 +418,12 @@ export class Limiter extends EventEmitter {
    * the give-back and again once it is done (a denial answered in between, by a call sent before it,
    * is stale), so the freed units are not denied from the cache.
    */
-  undoChecked(key: string, cost: number, algorithm: Algorithm = this.algorithm!, chargedAt?: number): MaybePromise<void> {
+  undoChecked(key: string, cost: number, algorithm: Algorithm = this.algorithm!, chargedAt?: number, delayMs?: number): MaybePromise<void> {
     const storeKey = this.keyPrefix + key;
     const cache = this.denyCache;
-    if (cache === undefined) return this.guarded.undo(storeKey, algorithm, cost, chargedAt);
+    if (cache === undefined) return this.guarded.undo(storeKey, algorithm, cost, chargedAt, delayMs);
     cache.delete(storeKey);
-    const back = this.guarded.undo(storeKey, algorithm, cost, chargedAt);
+    const back = this.guarded.undo(storeKey, algorithm, cost, chargedAt, delayMs);
     if (!(back instanceof Promise)) return back;
     return back.then(() => cache.delete(storeKey));
   }

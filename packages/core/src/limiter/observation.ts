@@ -82,6 +82,15 @@ export class Observation {
     }
   }
 
+  /** A reservation of `cost` units was cancelled before its slot (its units given back). */
+  reservationCancelled(cost: number): void {
+    for (const entry of this.entries) {
+      const report = entry.observer.reservationCancelled;
+      if (report === undefined) continue;
+      this.guard(entry.observer, () => report.call(entry.observer, { limit: entry.limit, cost }));
+    }
+  }
+
   private guard(observer: Observer, call: () => void): void {
     try {
       call();
@@ -108,11 +117,11 @@ export function reportObserverError(observer: Observer, error: unknown): void {
   process.emitWarning(`An rl observer threw (${message}); the request went on. Further errors of this observer are not reported.`, { code: 'RL_OBSERVER_ERROR' });
 }
 
-/** `value` as an {@link Observer}: an object whose `decision`, `storeError`, `circuit` and `hold`, where given, are functions. */
+/** `value` as an {@link Observer}: an object whose `decision`, `storeError`, `circuit`, `hold` and `reservationCancelled`, where given, are functions. */
 export function checkObserver(value: unknown, field: string): asserts value is Observer {
-  const expected = 'an observer: an object with any of decision(event), storeError(event), circuit(event), hold(event), such as prometheusObserver({ registry }) from @rl/prometheus';
+  const expected = 'an observer: an object with any of decision(event), storeError(event), circuit(event), hold(event), reservationCancelled(event), such as prometheusObserver({ registry }) from @rl/prometheus';
   if (value === null || typeof value !== 'object') throw new InvalidOptionError(field, value, expected);
-  for (const method of ['decision', 'storeError', 'circuit', 'hold'] as const) {
+  for (const method of ['decision', 'storeError', 'circuit', 'hold', 'reservationCancelled'] as const) {
     const member = (value as Record<string, unknown>)[method];
     if (member !== undefined && typeof member !== 'function') throw new InvalidOptionError(`${field}.${method}`, member, 'a function (or leave it out)');
   }

@@ -75,6 +75,13 @@ export interface HoldEvent {
   readonly delayMs: number;
 }
 
+/** A reservation was cancelled before its slot (`limiter.reserve(…).cancel()`, or a held request given up): its units were given back. */
+export interface ReservationCancelledEvent {
+  readonly limit: string;
+  /** The units the reservation had taken. */
+  readonly cost: number;
+}
+
 /**
  * Hears what the limits do: give one as the `observer` option of `createLimiter`, `combineLimiters` or
  * a middleware. Every method is optional. An observer that throws never breaks a request: the error is
@@ -87,4 +94,5 @@ export interface Observer {
   storeError?(event: StoreErrorObservation): void;
   circuit?(event: CircuitEvent): void;
   hold?(event: HoldEvent): void;
+  reservationCancelled?(event: ReservationCancelledEvent): void;
 }

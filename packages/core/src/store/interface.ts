@@ -18,6 +18,11 @@ export interface StoreCapabilities {
    * `blockDuration` on a store without it fails at creation.
    */
   readonly blocks?: boolean;
+  /**
+   * The store runs reservations (`reserve`, and `undo` with the reservation's `delayMs`) for every
+   * rate algorithm it lists. A limiter's `reserve` on a store without it throws `UnsupportedError`.
+   */
+  readonly reservations?: boolean;
 }
 
 /**
@@ -34,6 +39,13 @@ export interface Store {
   readonly capabilities: StoreCapabilities;
   /** Decides and records `cost` units (`cost > 0`). */
   consume(key: string, algorithm: Algorithm, cost: number, now: number | undefined): MaybePromise<Decision>;
+  /**
+   * Reserves `cost` units (`cost > 0`) for the earliest slot at most `maxDelayMs` ahead (from 0 to the
+   * algorithm's `maxReserveMs`), in one atomic step of the algorithm (`step(…, maxDelay)`): admitted,
+   * the units are taken now and the decision's `delayMs` is the wait until the slot; denied, nothing is
+   * taken. Stores that declare `capabilities.reservations` have it.
+   */
+  reserve?(key: string, algorithm: Algorithm, cost: number, maxDelayMs: number, now: number | undefined): MaybePromise<Decision>;
   /** Decides for `cost` units (0 allowed) and records nothing. */
   peek(key: string, algorithm: Algorithm, cost: number, now: number | undefined): MaybePromise<Decision>;
   /**
@@ -41,9 +53,11 @@ export interface Store {
    * a response whose outcome is not counted). `chargedAt` is that consume's {@link Decision.at}: the
    * store then gives back only to the window the request was charged in, and never raises the balance
    * above what it would be had the request not been charged (the algorithm's `undo` says how; every
-   * store applies it alike). Without `chargedAt`, the older rollback right after a charge.
+   * store applies it alike). Without `chargedAt`, the older rollback right after a charge. `delayMs`
+   * (with `chargedAt`; a store without `capabilities.reservations` is never given one) is the
+   * reservation's {@link Decision.delayMs}: a cancel, which gives back to the reservation's slot.
    */
-  undo(key: string, algorithm: Algorithm, cost: number, now: number | undefined, chargedAt?: number): MaybePromise<void>;
+  undo(key: string, algorithm: Algorithm, cost: number, now: number | undefined, chargedAt?: number, delayMs?: number): MaybePromise<void>;
   /** Forgets the key's state for this algorithm kind: the next request starts fresh. */
   reset(key: string, algorithm: Algorithm): MaybePromise<void>;
   /** Takes a concurrency permit named `leaseId` when one is free. */

@@ -5,6 +5,7 @@ import { describeGiveBacks } from './conformance/give-backs.js';
 import { describeBadInput, describeIsolation, describeOwnClock } from './conformance/input.js';
 import { describeLockouts } from './conformance/lockouts.js';
 import { describeProperties } from './conformance/properties.js';
+import { describeReservations } from './conformance/reservations.js';
 import type { Suite } from './conformance/suite.js';
 import { describeLoadTest, describeScenarioTables } from './conformance/tables.js';
 
@@ -26,7 +27,9 @@ export interface ConformanceOptions {
  * load test, input validation that must leave state untouched, isolation of keys, prefixes and
  * algorithm kinds, combined limits, atomicity under concurrent calls, the store's own clock,
  * property tests of the algorithms' bounds, give-backs at later times (the deny cache forgets), and
- * lockouts (`blockDuration`) on a store that declares `capabilities.blocks`.
+ * lockouts (`blockDuration`) on a store that declares `capabilities.blocks`, and reservations (their
+ * tables, bounds at their slots with cancels, FIFO, bad `maxDelay`) on one that declares
+ * `capabilities.reservations`.
  *
  * Each test runs for the algorithm kinds the store lists in `capabilities.algorithms` and is reported
  * as skipped for the others, so a store that runs only some algorithms passes on what it declares.
@@ -61,5 +64,6 @@ export function runStoreConformance(options: ConformanceOptions): void {
     describeProperties(suite);
     describeGiveBacks(suite);
     describeLockouts(suite);
+    describeReservations(suite);
   });
 }

@@ -16,24 +16,24 @@ export interface KeyStep {
  * concurrency algorithm reports the permits in use (it takes leases through `acquire`, not costs).
  * This is the whole of a store's work for one key, without keys, expiry or atomicity.
  */
-export function stepKey(algorithm: Algorithm, state: KeyState | undefined, now: number, cost: number, commit: boolean): KeyStep {
+export function stepKey(algorithm: Algorithm, state: KeyState | undefined, now: number, cost: number, commit: boolean, maxDelay?: number): KeyStep {
   if (algorithm.stateKind === 'numeric') {
     const numbers = (state as number[] | undefined) ?? new Array<number>(algorithm.stateSize).fill(0);
-    const decision = algorithm.step(numbers, 0, state === undefined, now, cost, commit);
+    const decision = algorithm.step(numbers, 0, state === undefined, now, cost, commit, maxDelay);
     return { decision, state: commit ? numbers : state };
   }
   if (algorithm.stateKind === 'log') {
-    const stepped = algorithm.step(state as LogState | undefined, now, cost, commit);
+    const stepped = algorithm.step(state as LogState | undefined, now, cost, commit, maxDelay);
     return { decision: stepped.decision, state: commit ? stepped.state : state };
   }
   return { decision: algorithm.acquire(state as LeaseState | undefined, now, '', false).decision, state };
 }
 
 /** Gives back `cost` units admitted earlier on this key, charged at `chargedAt` when given (a rate algorithm's `undo`); leases have nothing to give back. */
-export function undoKey(algorithm: Algorithm, state: KeyState | undefined, now: number, cost: number, chargedAt?: number): void {
+export function undoKey(algorithm: Algorithm, state: KeyState | undefined, now: number, cost: number, chargedAt?: number, delayMs?: number): void {
   if (state === undefined) return;
-  if (algorithm.stateKind === 'numeric') algorithm.undo(state as number[], 0, now, cost, chargedAt);
-  else if (algorithm.stateKind === 'log') algorithm.undo(state as LogState, now, cost, chargedAt);
+  if (algorithm.stateKind === 'numeric') algorithm.undo(state as number[], 0, now, cost, chargedAt, delayMs);
+  else if (algorithm.stateKind === 'log') algorithm.undo(state as LogState, now, cost, chargedAt, delayMs);
 }
 
 /** The time (ms) at which the key's state is the same as no state; `-Infinity` when it has none. */

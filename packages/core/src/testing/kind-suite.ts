@@ -17,8 +17,10 @@ export interface ScenarioStep {
   /**
    * Default `'consume'`. `acquire`/`release` are for concurrency scenarios. `'undo'` gives back `cost`
    * of the decision named `of` (`limiter.undo(key, cost, decision)`: to the window it was charged in).
+   * `'reserve'` reserves `cost` with `maxDelay` (`limiter.reserve`); `'cancel'` cancels the reservation
+   * named `of` (its `cancel()`, which gives nothing back after its slot).
    */
-  op?: 'consume' | 'peek' | 'reset' | 'acquire' | 'release' | 'undo';
+  op?: 'consume' | 'peek' | 'reset' | 'acquire' | 'release' | 'undo' | 'reserve' | 'cancel';
   /** Default `'k'`. */
   key?: string;
   /** Default 1 for consume, 0 for peek. */
@@ -31,8 +33,10 @@ export interface ScenarioStep {
   lease?: string;
   /** Names the last decision of this step, for a later `'undo'` (`of`). */
   name?: string;
-  /** For `'undo'`: the name of the earlier step whose decision is given back. */
+  /** For `'undo'` and `'cancel'`: the name of the earlier step whose decision is given back. */
   of?: string;
+  /** For `'reserve'`: the longest wait accepted, in ms. */
+  maxDelay?: number;
   expect?: {
     /** How many of the batch were admitted. */
     admitted?: number;
@@ -55,9 +59,10 @@ export interface Scenario {
 /**
  * The tables scenarios are grouped in (exported as `seedScenarios`, `costScenarios`, …): the seed's
  * two batches, costs, retry-after and reset values, window edges, the clock going back, peek/reset and
- * countDenied, configuration changes, concurrency leases, give-backs at a later time.
+ * countDenied, configuration changes, concurrency leases, give-backs at a later time, reservations
+ * (run only on a store with `capabilities.reservations`).
  */
-export type ScenarioGroup = 'seed' | 'cost' | 'timing' | 'edge' | 'clock' | 'state' | 'configChange' | 'concurrency' | 'giveBack';
+export type ScenarioGroup = 'seed' | 'cost' | 'timing' | 'edge' | 'clock' | 'state' | 'configChange' | 'concurrency' | 'giveBack' | 'reservation';
 
 /** What one algorithm admits in the seed's load test (seeds/001, scaled; see the conformance suite). */
 export interface LoadTestRow {

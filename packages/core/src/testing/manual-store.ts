@@ -30,7 +30,7 @@ export class LocalStore implements Store {
     if (domainOf !== undefined) this.failureDomain = (key) => domainOf(key);
     const inner = new StepStore({ algorithms, clock: () => 0 });
     this.inner = inner;
-    this.capabilities = { local: true, algorithms: inner.capabilities.algorithms, blocks: true };
+    this.capabilities = { local: true, algorithms: inner.capabilities.algorithms, blocks: true, reservations: true };
     this.leases = { get: (key) => inner.leasesOf(key) };
   }
 
@@ -39,14 +39,19 @@ export class LocalStore implements Store {
     return this.inner.consume(key, algorithm, cost, now);
   }
 
+  reserve(key: string, algorithm: Algorithm, cost: number, maxDelayMs: number, now: number | undefined): Decision {
+    this.record('reserve', key);
+    return this.inner.reserve(key, algorithm, cost, maxDelayMs, now);
+  }
+
   peek(key: string, algorithm: Algorithm, cost: number, now: number | undefined): Decision {
     this.record('peek', key);
     return this.inner.peek(key, algorithm, cost, now);
   }
 
-  undo(key: string, algorithm: Algorithm, cost: number, now: number | undefined, chargedAt?: number): void {
+  undo(key: string, algorithm: Algorithm, cost: number, now: number | undefined, chargedAt?: number, delayMs?: number): void {
     this.record('undo', key);
-    this.inner.undo(key, algorithm, cost, now, chargedAt);
+    this.inner.undo(key, algorithm, cost, now, chargedAt, delayMs);
   }
 
   reset(key: string, algorithm: Algorithm): void {
@@ -102,7 +107,7 @@ export class ManualStore implements Store {
   constructor(algorithms?: readonly AlgorithmKind[], domainOf?: (key: string) => string | number) {
     if (domainOf !== undefined) this.failureDomain = (key) => domainOf(key);
     this.state = new LocalStore(algorithms);
-    this.capabilities = { local: false, algorithms: this.state.capabilities.algorithms, blocks: true };
+    this.capabilities = { local: false, algorithms: this.state.capabilities.algorithms, blocks: true, reservations: true };
   }
 
   /** The live leases of a key under a concurrency limit. */
@@ -147,12 +152,16 @@ export class ManualStore implements Store {
     return this.later(key, () => this.state.consume(key, algorithm, cost, now));
   }
 
+  reserve(key: string, algorithm: Algorithm, cost: number, maxDelayMs: number, now: number | undefined): Promise<Decision> {
+    return this.later(key, () => this.state.reserve(key, algorithm, cost, maxDelayMs, now));
+  }
+
   peek(key: string, algorithm: Algorithm, cost: number, now: number | undefined): Promise<Decision> {
     return this.later(key, () => this.state.peek(key, algorithm, cost, now));
   }
 
-  undo(key: string, algorithm: Algorithm, cost: number, now: number | undefined, chargedAt?: number): Promise<void> {
-    return this.later(key, () => this.state.undo(key, algorithm, cost, now, chargedAt));
+  undo(key: string, algorithm: Algorithm, cost: number, now: number | undefined, chargedAt?: number, delayMs?: number): Promise<void> {
+    return this.later(key, () => this.state.undo(key, algorithm, cost, now, chargedAt, delayMs));
   }
 
   reset(key: string, algorithm: Algorithm): Promise<void> {

@@ -1,5 +1,5 @@
 import type { Decision } from '../decision.js';
-import { createLimiter, type LeaseDecision, type Limiter } from '../limiter/index.js';
+import { createLimiter, type LeaseDecision, type Limiter, type Reservation } from '../limiter/index.js';
 import type { Store } from '../store/interface.js';
 import type { ExpectedDecision, Scenario, ScenarioStep } from './scenarios.js';
 
@@ -30,6 +30,7 @@ export async function runScenario(store: Store, scenario: Scenario, options: { p
   );
   const leases = new Map<string, LeaseDecision>();
   const named = new Map<string, Decision>();
+  const reservations = new Map<string, Reservation>();
   const results: StepResult[] = [];
   for (const step of scenario.steps) {
     now = step.at;
@@ -39,6 +40,15 @@ export async function runScenario(store: Store, scenario: Scenario, options: { p
     const decisions: Decision[] = [];
     for (let i = 0; i < (step.times ?? 1); i++) {
       if (op === 'consume') decisions.push(plain(await limiter.consume(key, step.cost ?? 1)));
+      else if (op === 'reserve') {
+        const reservation = await limiter.reserve(key, step.cost ?? 1, { maxDelay: step.maxDelay ?? 0 });
+        if (step.name !== undefined) reservations.set(step.name, reservation);
+        decisions.push(plain(reservation));
+      } else if (op === 'cancel') {
+        const reservation = reservations.get(step.of ?? '');
+        if (reservation === undefined) throw new Error(`${scenario.name}: no reservation named ${String(step.of)} before the cancel at ${step.at} ms`);
+        await reservation.cancel();
+      }
       else if (op === 'peek') decisions.push(plain(await limiter.peek(key, step.cost ?? 0)));
       else if (op === 'reset') await limiter.reset(key);
       else if (op === 'acquire') {

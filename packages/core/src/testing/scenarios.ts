@@ -40,6 +40,12 @@ export const concurrencyScenarios: Scenario[] = group('concurrency');
 /** Give-backs at a later time: only to the window the request was charged in, never above the uncharged balance. */
 export const giveBackScenarios: Scenario[] = group('giveBack');
 
+/** Reservations: slots ahead within `maxDelay`, later requests queued behind them, and their cancels. */
+export const reservationScenarios: Scenario[] = group('reservation');
+
+/** Whether a scenario reserves (it then needs a store with `capabilities.reservations`). */
+export const reserves = (scenario: Scenario): boolean => scenario.steps.some((step) => step.op === 'reserve' || step.op === 'cancel');
+
 /** Every scenario table, the seed's first. */
 export const scenarios: Scenario[] = [
   ...seedScenarios,
@@ -51,4 +57,5 @@ export const scenarios: Scenario[] = [
   ...configChangeScenarios,
   ...concurrencyScenarios,
   ...giveBackScenarios,
+  ...reservationScenarios,
 ];

@@ -13,6 +13,8 @@ export interface StepStoreOptions {
   clock?: Clock;
   /** Whether it runs lockouts and declares `capabilities.blocks` (default true). */
   blocks?: boolean;
+  /** Whether it runs reservations and declares `capabilities.reservations` (default true). */
+  reservations?: boolean;
 }
 
 /**
@@ -29,7 +31,7 @@ export class StepStore implements Store {
   private readonly clock: Clock;
 
   constructor(options: StepStoreOptions = {}) {
-    this.capabilities = { local: true, algorithms: [...(options.algorithms ?? ALGORITHM_KINDS)], blocks: options.blocks ?? true };
+    this.capabilities = { local: true, algorithms: [...(options.algorithms ?? ALGORITHM_KINDS)], blocks: options.blocks ?? true, reservations: options.reservations ?? true };
     this.clock = options.clock ?? systemClock;
   }
 
@@ -37,12 +39,16 @@ export class StepStore implements Store {
     return this.decide(key, algorithm, cost, now, true);
   }
 
+  reserve(key: string, algorithm: Algorithm, cost: number, maxDelayMs: number, now: number | undefined): Decision {
+    return this.decide(key, algorithm, cost, now, true, maxDelayMs);
+  }
+
   peek(key: string, algorithm: Algorithm, cost: number, now: number | undefined): Decision {
     return this.decide(key, algorithm, cost, now, false);
   }
 
-  undo(key: string, algorithm: Algorithm, cost: number, now: number | undefined, chargedAt?: number): void {
-    undoKey(algorithm, this.states.get(this.slot(key, algorithm)), now ?? this.clock(), cost, chargedAt);
+  undo(key: string, algorithm: Algorithm, cost: number, now: number | undefined, chargedAt?: number, delayMs?: number): void {
+    undoKey(algorithm, this.states.get(this.slot(key, algorithm)), now ?? this.clock(), cost, chargedAt, delayMs);
   }
 
   reset(key: string, algorithm: Algorithm): void {
@@ -66,11 +72,11 @@ export class StepStore implements Store {
     return this.states.get(`concurrency\u0000${key}`) as LeaseState | undefined;
   }
 
-  private decide(key: string, algorithm: Algorithm, cost: number, now: number | undefined, commit: boolean): Decision {
+  private decide(key: string, algorithm: Algorithm, cost: number, now: number | undefined, commit: boolean, maxDelay?: number): Decision {
     const slot = this.slot(key, algorithm);
     const t = now ?? this.clock();
     const step = (write: boolean): Decision => {
-      const { decision, state } = stepKey(algorithm, this.states.get(slot), t, cost, write);
+      const { decision, state } = stepKey(algorithm, this.states.get(slot), t, cost, write, maxDelay);
       if (state !== undefined) this.states.set(slot, state);
       return decision;
     };

@@ -4,5 +4,5 @@
 local blocked_left = 0
 if blocked_until ~= nil and blocked_until > now then
   blocked_left = blocked_until - now
-  if OP == 'c' then OP = 'p' end
+  if OP == 'c' or OP == 'v' then OP = 'p' end
 end

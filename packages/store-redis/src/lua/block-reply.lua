@@ -7,7 +7,7 @@
 if blocked_left > 0 then
   r_allowed, r_remaining, r_retry, r_delay = 0, 0, blocked_left, 0
   if r_reset < blocked_left then r_reset = blocked_left end
-elseif r_allowed == 0 and OP == 'c' then
+elseif r_allowed == 0 and (OP == 'c' or OP == 'v') then
   local blocked_until = now + BLOCK_MS
   --#block-write
   r_remaining, r_retry, r_delay = 0, BLOCK_MS, 0

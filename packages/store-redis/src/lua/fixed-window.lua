@@ -5,7 +5,8 @@
 -- `now` and `margin` from prelude.lua. Configuration: LIMIT, WINDOW (ms), COUNT_DENIED (1 or 0).
 -- KEYS[1]  the bucket hash   ARGV[1] the field: state = three doubles (kept, windowStart, count)
 -- ARGV[2]  cost (units; 0 only for a peek; absent: 1)   ARGV[3] now in ms (absent: Redis TIME)
---          an undo: ARGV[2] cost, ARGV[3] the time of the charge ('' for none), ARGV[4] now
+--          a reservation: ARGV[2] cost, ARGV[3] maxDelay (ms), ARGV[4] now
+--          an undo: ARGV[2] cost, ARGV[3] the time of the charge ('' for none), ARGV[4] its delay, ARGV[5] now
 -- Returns  the decision: six exact doubles (allowed, remaining, then ms to the reset, to a retry, of the delay, and the `now` it decided at; see prelude.lua); undo
 -- returns nothing.
 --
@@ -16,26 +17,51 @@
 local previous_at = nil
 --#include window-undo.lua
 
-local start = math.floor(now / WINDOW) * WINDOW
+local current_start = math.floor(now / WINDOW) * WINDOW
+local start = current_start
 local kept = 0
 local count = 0
 if raw then
   local stored_start, stored_count
   kept, stored_start, stored_count = struct.unpack('<ddd', raw)
-  -- The same window, or a clock that went back into an earlier one: keep the stored window.
+  -- The same window, a reserved later one, or a clock that went back into an earlier one: keep the
+  -- stored window.
   if stored_start >= start then
     start = stored_start
     count = stored_count
   end
 end
-local allowed = count + cost <= LIMIT + EPSILON
-if allowed or COUNT_DENIED == 1 then count = count + cost end
+local room = count + cost <= LIMIT + EPSILON
+local allowed
+local slot = math.max(now, start)
+local retry_at = start + WINDOW
+if max_delay == nil then
+  -- A consume cannot wait for a later stored window.
+  allowed = room and start <= current_start
+  if not allowed and room then retry_at = start end
+  if allowed or COUNT_DENIED == 1 then count = count + cost end
+else
+  -- The next window is empty.
+  if not room then slot = start + WINDOW end
+  allowed = slot - now <= max_delay + EPSILON
+  if allowed then
+    if not room then
+      start = slot
+      count = 0
+    end
+    count = count + cost
+  else
+    retry_at = slot - max_delay
+  end
+end
 local window_end = start + WINDOW
-if OP == 'c' then
+if OP == 'c' or OP == 'v' then
   local deadline, rest = window_end, struct.pack('<dd', start, count)
   --#include compact-write.lua
 end
 local until_end = window_end - now
 local reset_in = 0
 if count > 0 then reset_in = until_end end
-return struct.pack('<dddddd', allowed and 1 or 0, LIMIT - count, reset_in, until_end, 0, now)
+local delay_in = 0
+if allowed and max_delay ~= nil then delay_in = slot - now end
+return struct.pack('<dddddd', allowed and 1 or 0, LIMIT - count, reset_in, retry_at - now, delay_in, now)

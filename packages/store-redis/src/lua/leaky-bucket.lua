@@ -5,7 +5,8 @@
 -- KEYS[1]  the bucket hash   ARGV[1] the field: state = two doubles (kept, tat), tat being the time
 --          the bucket or queue is empty (its deadline)
 -- ARGV[2]  cost (absent: 1)   ARGV[3] now in ms (absent: Redis TIME)
---          an undo: ARGV[2] cost, ARGV[3] the time of the charge ('' for none), ARGV[4] now
+--          a reservation: ARGV[2] cost, ARGV[3] maxDelay (ms), ARGV[4] now
+--          an undo: ARGV[2] cost, ARGV[3] the time of the charge ('' for none), ARGV[4] its delay, ARGV[5] now
 -- Returns  the decision: six exact doubles (allowed, remaining, then ms to the reset, to a retry, of the delay, and the `now` it decided at; see prelude.lua); undo returns nothing.
 --
 -- Lockouts: scripts/generate-lua.mjs also makes `leaky-bucket-block` of this script (see block-reply.lua).
@@ -17,10 +18,18 @@ if OP == 'u' then
   if raw then
     -- An earlier tat recovers sooner: `kept` stays late enough.
     local kept, stored_tat = struct.unpack('<dd', raw)
-    -- With the time of the charge (ARGV[NOW_ARG - 1]): its slots less the time passed since then.
+    -- With the time of the charge: its slots less the later of the time passed since its slot and,
+    -- for a delayed charge, what was reserved behind it (see the TS undo).
     local back = cost * EMISSION
-    local charged_at = tonumber(ARGV[NOW_ARG - 1])
-    if charged_at ~= nil then back = cost * EMISSION - math.max(0, now - charged_at) end
+    if charged_at ~= nil then
+      local slot = charged_at + charged_delay
+      local later = 0
+      if charged_delay > 0 then
+        local behind = stored_tat - (slot + cost * EMISSION)
+        if behind > 0 then later = behind + 1 end
+      end
+      back = cost * EMISSION - math.max(0, now - slot, later)
+    end
     if back > 0 then
       redis.call('HSET', bucket, field, struct.pack('<dd', kept, math.max(now, stored_tat - back)))
     end
@@ -39,15 +48,20 @@ end
 local start = now
 if tat > now then start = tat end
 local next_tat = start + cost * EMISSION
-local allowed = next_tat - now <= horizon + EPSILON
+local wait = start - now
+local fits = next_tat - now <= horizon + EPSILON
+-- A reservation (max_delay) is the shaper's step in both modes, bounded by its maxDelay too.
+local allowed = fits and (max_delay == nil or wait <= max_delay + EPSILON)
 local new_tat = tat
 if allowed then new_tat = next_tat end
-if OP == 'c' then
+if OP == 'c' or OP == 'v' then
   local deadline, rest = new_tat, struct.pack('<d', new_tat)
   --#include compact-write.lua
 end
 local backlog = new_tat - now
 if backlog < 0 then backlog = 0 end
 local delay_in = 0
-if allowed and SHAPE == 1 then delay_in = start - now end
-return struct.pack('<dddddd', allowed and 1 or 0, (horizon - backlog) / EMISSION, backlog, next_tat - horizon - now, delay_in, now)
+if allowed and (SHAPE == 1 or max_delay ~= nil) then delay_in = wait end
+local retry_in = next_tat - horizon - now
+if max_delay ~= nil then retry_in = math.max(retry_in, wait - max_delay) end
+return struct.pack('<dddddd', allowed and 1 or 0, (horizon - backlog) / EMISSION, backlog, retry_in, delay_in, now)

@@ -7,7 +7,8 @@
 -- and operation, and a decision sends only what changes per call (the key and field, the cost, `now`):
 --
 --   local OP = 'c'                      -- the operation, one script per operation: 'c' consume,
---                                       -- 'p' peek (writes nothing), 'u' undo, 'a' acquire, 'r' release
+--                                       -- 'v' reserve, 'p' peek (writes nothing), 'u' undo,
+--                                       -- 'a' acquire, 'r' release
 --   local EXPLICIT_NOW_MARGIN_MS = 1000 -- added to expiries when the caller passes its own `now`
 --   local LIMIT, WINDOW = 100, 60000    -- the algorithm's constants (its `script.constants` in
 --                                       -- @rl/core, in sorted order), as number literals
@@ -31,9 +32,10 @@
 -- built per request (per-customer quotas).
 --
 -- scripts/generate-lua.mjs also puts NOW_ARG before this text: the argument that carries `now`,
--- after the script's own (3 in the compact layout, after the field and the cost; 2 otherwise), and
--- one later for an undo ('u'), whose own arguments end with the time of the charge it gives back
--- (ARGV[NOW_ARG - 1]: '' or absent for none).
+-- after the script's own (3 in the compact layout, after the field and the cost; 2 otherwise); one
+-- later for a reservation ('v'), whose own arguments end with its maxDelay (ms), and two later for an
+-- undo ('u'), whose own arguments end with the time of the charge it gives back and that charge's
+-- delay (a reservation's `delayMs`: its slot is the sum), each '' or absent for none.
 --
 -- The preludes run as statements, and the scripts of the compact layout define no functions: Redis
 -- runs a script's whole chunk on every call, so each `local function` is a closure made per call, and
@@ -71,4 +73,13 @@ end
 -- script stops before it reads or writes anything, and the store rejects with a StoreError.
 if OP ~= 'r' and (now == nil or now ~= now or now == math.huge or now == -math.huge) then
   return redis.error_reply('ERR rl: now is not a finite number of ms')
+end
+-- A reservation's maxDelay (ms; nil for every other operation: a consume cannot wait), and an undo's
+-- time of the charge (nil for none) and its delay (0 for none), as the algorithms' TS step and undo take them.
+local max_delay, charged_at, charged_delay = nil, nil, 0
+if OP == 'v' then
+  max_delay = tonumber(ARGV[NOW_ARG - 1])
+elseif OP == 'u' then
+  charged_at = tonumber(ARGV[NOW_ARG - 2])
+  charged_delay = tonumber(ARGV[NOW_ARG - 1]) or 0
 end

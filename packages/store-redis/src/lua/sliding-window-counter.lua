@@ -7,7 +7,8 @@
 -- KEYS[1]  the bucket hash   ARGV[1] the field: state = four doubles (kept, currentWindowStart,
 --          previousCount, currentCount)
 -- ARGV[2]  cost (absent: 1)   ARGV[3] now in ms (absent: Redis TIME)
---          an undo: ARGV[2] cost, ARGV[3] the time of the charge ('' for none), ARGV[4] now
+--          a reservation: ARGV[2] cost, ARGV[3] maxDelay (ms), ARGV[4] now
+--          an undo: ARGV[2] cost, ARGV[3] the time of the charge ('' for none), ARGV[4] its delay, ARGV[5] now
 -- Returns  the decision: six exact doubles (allowed, remaining, then ms to the reset, to a retry, of the delay, and the `now` it decided at; see prelude.lua); undo returns nothing.
 --
 -- Lockouts: scripts/generate-lua.mjs also makes `sliding-window-counter-block` of this script (see block-reply.lua).
@@ -17,7 +18,8 @@
 local previous_at = STATE_BYTES - 16
 --#include window-undo.lua
 
-local start = math.floor(now / WINDOW) * WINDOW
+local current_window = math.floor(now / WINDOW) * WINDOW
+local start = current_window
 local kept = 0
 local previous = 0
 local current = 0
@@ -25,7 +27,7 @@ if raw then
   local stored_start, stored_previous, stored_current
   kept, stored_start, stored_previous, stored_current = struct.unpack('<dddd', raw)
   if stored_start >= start then
-    -- Same window, or the clock went back: keep the stored windows.
+    -- Same window, a reserved later one, or the clock went back: keep the stored windows.
     start = stored_start
     previous = stored_previous
     current = stored_current
@@ -37,31 +39,60 @@ end
 local elapsed = math.max(0, now - start)
 local left = WINDOW - elapsed
 local estimate = (previous * left) / WINDOW + current
-local allowed = estimate + cost <= LIMIT + EPSILON
-if allowed or COUNT_DENIED == 1 then current = current + cost end
--- The current count stops mattering two windows after the current window starts.
-if OP == 'c' then
-  local deadline, rest = start + 2 * WINDOW, struct.pack('<ddd', start, previous, current)
-  --#include compact-write.lua
-end
-local after = (previous * left) / WINDOW + current
+-- A consume cannot wait for a later stored window.
+local fits_now = estimate + cost <= LIMIT + EPSILON and start <= current_window
 local window_end = start + WINDOW
-local reset_at = now
-if current > 0 then reset_at = window_end + WINDOW elseif previous > 0 then reset_at = window_end end
-local retry_at = now
-if not allowed then
-  -- Earliest time at which estimate + cost <= limit, assuming nothing else is admitted.
+-- Earliest time at which estimate + cost <= limit, assuming nothing else is admitted (read when the
+-- request does not fit now): in this window as the previous count fades, else in the next.
+local fit_at = now
+local next_window = false
+if not fits_now then
   local room = LIMIT - cost - current
   if room >= -EPSILON and previous > 0 then
-    retry_at = window_end - (math.max(0, room) * WINDOW) / previous
+    fit_at = math.max(start, window_end - (math.max(0, room) * WINDOW) / previous)
+  elseif room >= -EPSILON then
+    fit_at = start
   else
     -- In the next window the current count becomes the previous one.
     local next_room = LIMIT - cost
     if current > 0 then
-      retry_at = math.max(window_end, window_end + WINDOW - (next_room * WINDOW) / current)
+      fit_at = math.max(window_end, window_end + WINDOW - (next_room * WINDOW) / current)
     else
-      retry_at = window_end
+      fit_at = window_end
     end
+    next_window = true
   end
 end
-return struct.pack('<dddddd', allowed and 1 or 0, LIMIT - after, reset_at - now, retry_at - now, 0, now)
+local allowed
+local delay_in = 0
+local retry_at = fit_at
+if max_delay == nil then
+  allowed = fits_now
+  if allowed or COUNT_DENIED == 1 then current = current + cost end
+else
+  delay_in = math.max(0, fit_at - now)
+  allowed = delay_in <= max_delay + EPSILON
+  if allowed then
+    if next_window then
+      start = window_end
+      previous = current
+      current = 0
+    end
+    current = current + cost
+  else
+    retry_at = fit_at - max_delay
+    delay_in = 0
+  end
+end
+-- The current count stops mattering two windows after the current window starts.
+if OP == 'c' or OP == 'v' then
+  local deadline, rest = start + 2 * WINDOW, struct.pack('<ddd', start, previous, current)
+  --#include compact-write.lua
+end
+local after = (previous * math.max(0, WINDOW - math.max(0, now - start))) / WINDOW + current
+local state_end = start + WINDOW
+local reset_at = now
+if current > 0 then reset_at = state_end + WINDOW elseif previous > 0 then reset_at = state_end end
+local retry_in = 0
+if not allowed then retry_in = retry_at - now end
+return struct.pack('<dddddd', allowed and 1 or 0, LIMIT - after, reset_at - now, retry_in, delay_in, now)

@@ -10,7 +10,8 @@
 --          as the TS step does for a log that short.
 -- Configuration (see prelude.lua): LIMIT, WINDOW (ms), COUNT_DENIED (1 or 0).
 -- ARGV[1]  cost (absent: 1)   ARGV[2] now in ms (absent: Redis TIME)
---          an undo: ARGV[1] cost, ARGV[2] the time of the charge ('' for none), ARGV[3] now
+--          a reservation: ARGV[1] cost, ARGV[2] maxDelay (ms), ARGV[3] now
+--          an undo: ARGV[1] cost, ARGV[2] the time of the charge ('' for none), ARGV[3] its delay, ARGV[4] now
 -- Returns  the decision: six exact doubles (allowed, remaining, then ms to the reset, to a retry, of the delay, and the `now` it decided at; see prelude.lua); undo returns nothing.
 --
 -- A decision on a short log (the common case) takes TIME, LRANGE, RPUSH and PEXPIRE (and LTRIM when
@@ -73,12 +74,19 @@ elseif count > 0 then
 end
 
 if OP == 'u' then
-  -- Remove the record of this cost made at the time of the charge (ARGV[NOW_ARG - 1]), nothing once
-  -- that time has left the window; without it, the newest record of this cost: the one a rollback
-  -- right after its charge admitted (or one just like it). The log is read from its tail in chunks
-  -- that grow, so an undo reads about as many records as lie after the one it removes (those recorded
-  -- since the consume it gives back), not the whole log.
-  local charged_at = tonumber(ARGV[NOW_ARG - 1])
+  -- Remove the record of this cost made at the time of the charge (`charged_at`, see prelude.lua; a
+  -- reservation's record is at its slot, `charged_at + charged_delay`, known to the ms: the newest
+  -- record of its cost within the ms before it), nothing once that time has left the window; without
+  -- it, the newest record of this cost: the one a rollback right after its charge admitted (or one
+  -- just like it). The log is read from its tail in chunks that grow, so an undo reads about as many
+  -- records as lie after the one it removes (those recorded since the consume it gives back), not the
+  -- whole log.
+  local from = nil
+  if charged_at ~= nil then
+    charged_at = charged_at + charged_delay
+    from = charged_at
+    if charged_delay > 0 then from = charged_at - 1 end
+  end
   if charged_at ~= nil and charged_at <= now - window then return nil end
   local records = first
   local seen = 0
@@ -91,8 +99,8 @@ if OP == 'u' then
     for i = #records, 1, -1 do
       local record_time, record_cost = struct.unpack('<dd', records[i])
       -- Times never decrease along the log: past the charge's time, no record can be its.
-      if charged_at ~= nil and record_time < charged_at then return nil end
-      if record_cost == cost and (charged_at == nil or record_time == charged_at) then
+      if from ~= nil and record_time < from then return nil end
+      if record_cost == cost and (charged_at == nil or (record_time <= charged_at and (charged_delay <= 0 or record_time > from))) then
         -- Scanning from the tail found the last element equal to records[i]: LREM from the tail removes
         -- exactly it, and stops there.
         redis.call('LREM', log_key, -1, records[i])
@@ -113,7 +121,7 @@ if OP == 'u' then
   return nil
 end
 
-local commit = OP == 'c'
+local commit = OP == 'c' or OP == 'v'
 -- The window at `now` is (now - window, now]: a record exactly one window old no longer counts.
 local edge = now - window
 local used = sum
@@ -135,7 +143,7 @@ if commit then
   count = count - dropped
   sum = used
 end
-local allowed = used + cost <= limit + EPSILON
+local room = used + cost <= limit + EPSILON
 local newest = -math.huge
 local newest_cost = 0
 if count > 0 then
@@ -144,10 +152,36 @@ if count > 0 then
   if whole then raw_newest = first_newest else raw_newest = redis.call('LINDEX', log_key, -1) end
   newest, newest_cost = struct.unpack('<dd', raw_newest)
 end
-local recording = allowed or count_denied
+-- The earliest time enough of the oldest live records at `now` have left the window for `cost` more
+-- units, `recorded` being the live sum (`now` when none need to leave): fitTime of the TS step.
+local function fit_time(recorded)
+  local freed = 0
+  local fit = now
+  each_record(function(time, record_cost)
+    if time <= edge then return false end
+    freed = freed + math.abs(record_cost)
+    if recorded - freed + cost <= limit + EPSILON then
+      fit = time + window
+      return true
+    end
+    return false
+  end)
+  return fit
+end
+local allowed
+local slot = math.max(now, newest)
+if max_delay == nil then
+  -- A consume takes only what every record leaves, the reservations' included.
+  allowed = room
+else
+  -- A reservation: the earliest time it fits, never before the newest record.
+  if not room then slot = math.max(slot, fit_time(used)) end
+  allowed = slot - now <= max_delay + EPSILON
+end
+local recording = allowed or (count_denied and max_delay == nil)
 local last = newest
 if commit and recording then
-  last = math.max(now, newest)
+  last = slot
   if not allowed and count > 0 and newest_cost < 0 then
     -- Consecutive counted denials share one record, which moves to `last`: a flood adds no records,
     -- and the merged units leave the window later, never sooner.
@@ -167,21 +201,15 @@ if recording then after = used + cost end
 
 local retry_ms = 0
 if not allowed then
-  -- The earliest time enough of the oldest live records have left the window.
-  local recorded = used
-  if commit and count_denied then recorded = used + cost end
-  local freed = 0
-  local retry_at = now
-  each_record(function(time, record_cost)
-    if time <= edge then return false end
-    freed = freed + math.abs(record_cost)
-    if recorded - freed + cost <= limit + EPSILON then
-      retry_at = time + window
-      return true
-    end
-    return false
-  end)
-  retry_ms = retry_at - now
+  if max_delay ~= nil then
+    -- When a reservation with this maxDelay fits.
+    retry_ms = slot - now - max_delay
+  else
+    -- The earliest time enough of the oldest live records have left the window.
+    local recorded = used
+    if commit and count_denied then recorded = used + cost end
+    retry_ms = fit_time(recorded) - now
+  end
 end
 
 if commit then
@@ -199,4 +227,6 @@ end
 
 local reset_ms = 0
 if after > EPSILON and last > -math.huge then reset_ms = last + window - now end
-return struct.pack('<dddddd', allowed and 1 or 0, limit - after, reset_ms, retry_ms, 0, now)
+local delay_ms = 0
+if allowed and max_delay ~= nil then delay_ms = slot - now end
+return struct.pack('<dddddd', allowed and 1 or 0, limit - after, reset_ms, retry_ms, delay_ms, now)

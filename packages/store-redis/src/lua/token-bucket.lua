@@ -4,7 +4,8 @@
 -- `now` and `margin` from prelude.lua. Configuration: CAPACITY, RATE (tokens per ms).
 -- KEYS[1]  the bucket hash   ARGV[1] the field: state = three doubles (kept, tokens, lastRefillTime)
 -- ARGV[2]  cost (absent: 1)   ARGV[3] now in ms (absent: Redis TIME)
---          an undo: ARGV[2] cost, ARGV[3] the time of the charge ('' for none), ARGV[4] now
+--          a reservation: ARGV[2] cost, ARGV[3] maxDelay (ms), ARGV[4] now
+--          an undo: ARGV[2] cost, ARGV[3] the time of the charge ('' for none), ARGV[4] its delay, ARGV[5] now
 -- Returns  the decision: six exact doubles (allowed, remaining, then ms to the reset, to a retry, of the delay, and the `now` it decided at; see prelude.lua); undo returns nothing.
 --
 -- Lockouts: scripts/generate-lua.mjs also makes `token-bucket-block` of this script (see block-reply.lua).
@@ -13,10 +14,19 @@
 if OP == 'u' then
   if raw then
     local kept, stored_tokens, stored_last = struct.unpack('<ddd', raw)
-    -- With the time of the charge (ARGV[NOW_ARG - 1]): the cost less what has refilled since then.
+    -- With the time of the charge: the cost less what has refilled since its slot, or (a balance below
+    -- 0) less what was reserved behind it; the slot is known to the ms (rounded up), see the TS undo.
     local back = cost
-    local charged_at = tonumber(ARGV[NOW_ARG - 1])
-    if charged_at ~= nil then back = cost - math.max(0, stored_last - charged_at) * RATE end
+    if charged_at ~= nil then
+      local tail = stored_last
+      if stored_tokens < 0 then tail = stored_last - stored_tokens / RATE end
+      local slot = charged_at + charged_delay
+      local behind = tail - slot
+      if charged_delay > 0 then
+        if tail <= slot then behind = 0 else behind = tail - slot + 1 end
+      end
+      back = cost - math.max(0, behind) * RATE
+    end
     -- More tokens recover sooner: `kept` stays late enough.
     if back > 0 then
       redis.call('HSET', bucket, field, struct.pack('<ddd', kept, math.min(CAPACITY, stored_tokens + back), stored_last))
@@ -41,19 +51,36 @@ if raw then
     last = now
   end
 end
-local allowed = tokens + EPSILON >= cost
-if allowed then
-  tokens = tokens - cost
-  if tokens < 0 then tokens = 0 end
+-- When the clock went back, `last` is ahead of `now`: waits are counted from `last`.
+local lag = last - now
+local allowed
+local delay_in = 0
+local retry_in = 0
+if max_delay == nil then
+  allowed = tokens + EPSILON >= cost
+  if allowed then
+    tokens = tokens - cost
+    if tokens < 0 then tokens = 0 end
+  else
+    retry_in = lag + (cost - tokens) / RATE
+  end
+else
+  -- A reservation: the slot is when the balance, less the cost, is back at 0 (it may go below 0).
+  local after = tokens - cost
+  local wait = lag
+  if after < -EPSILON then wait = lag - after / RATE end
+  allowed = wait <= max_delay + EPSILON
+  if allowed then
+    if after >= -EPSILON then tokens = math.max(0, after) else tokens = after end
+    delay_in = wait
+  else
+    retry_in = wait - max_delay
+  end
 end
 -- The bucket is full again (the same as no state) at last + (capacity - tokens) / rate.
 local full_in = (CAPACITY - tokens) / RATE
-if OP == 'c' then
+if OP == 'c' or OP == 'v' then
   local deadline, rest = last + full_in, struct.pack('<dd', tokens, last)
   --#include compact-write.lua
 end
--- When the clock went back, `last` is ahead of `now`: waits are counted from `last`.
-local lag = last - now
-local retry_in = 0
-if not allowed then retry_in = lag + (cost - tokens) / RATE end
-return struct.pack('<dddddd', allowed and 1 or 0, tokens, lag + full_in, retry_in, 0, now)
+return struct.pack('<dddddd', allowed and 1 or 0, tokens, lag + full_in, retry_in, delay_in, now)

@@ -5,19 +5,19 @@
 -- earlier consume, a port of the TS `undo` of both. The other doubles are kept as they are. A block of
 -- statements, not a function (see compact-write.lua).
 --
--- With the time of the charge (ARGV[NOW_ARG - 1]): `cost` goes back to the count of the window that
--- holds it, the current one, or the previous one where the state keeps it, and to no other. Without:
+-- With the time of the charge (`charged_at`, and `charged_delay` for a reservation, whose slot is their
+-- sum; see prelude.lua): `cost` goes back to the count of the window that holds its slot, the current
+-- one, or the previous one where the state keeps it, and to no other. Without:
 -- to the current count while the stored window is still the current one (or a later one, after a
 -- clock went back). Never below 0.
 if OP == 'u' then
   if raw then
     local _, stored_start = struct.unpack('<dd', raw)
-    local charged_at = tonumber(ARGV[NOW_ARG - 1])
     local count_at = nil
     if charged_at == nil then
       if stored_start >= math.floor(now / WINDOW) * WINDOW then count_at = STATE_BYTES - 8 end
     else
-      local charged = math.floor(charged_at / WINDOW) * WINDOW
+      local charged = math.floor((charged_at + charged_delay) / WINDOW) * WINDOW
       if stored_start == charged then
         count_at = STATE_BYTES - 8
       elseif previous_at ~= nil and stored_start == charged + WINDOW then

@@ -27,6 +27,7 @@ import { optionTests } from './options.js';
 import { permitTests } from './permits.js';
 import { dryRunTests, outcomeTests, perRequestAlgorithmTests } from './policies.js';
 import { shapingTests } from './shaping.js';
+import { reservationTests } from './reservations.js';
 
 export interface AdapterSuiteOptions {
   /** A RedisStore on `client` whose keys start with `prefix` (the suite gives each test a fresh prefix). */
@@ -57,6 +58,7 @@ function describeOne(adapter: Adapter, stores: readonly StoreUnderTest[]): void 
         describe('costs, several limits, skip and onLimit', () => limitTests(t));
         describe('client IP keys', () => clientIpTests(t));
         describe('waiting (shaping)', () => shapingTests(t));
+        describe('waiting for reservations (wait with any rate algorithm)', () => reservationTests(t));
         describe('concurrency permits', () => permitTests(t));
         describe('key and cost functions that fail', () => failingFunctionTests(t));
         describe('a limit chosen per request', () => perRequestAlgorithmTests(t));

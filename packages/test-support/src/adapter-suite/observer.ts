@@ -53,7 +53,7 @@ export function observerTests(t: SuiteContext): void {
     const arrived = deferred();
     const closed = deferred();
     const app = await t.open({
-      middlewares: [{ observer, algorithm: leakyBucket({ capacity: 5, leakRate: 1, interval: '100ms', mode: 'shape' }), wait: { maxDelay: '10s' }, key: () => 'k' }],
+      middlewares: [{ observer, algorithm: leakyBucket({ capacity: 5, leakRate: 1, interval: '100ms', mode: 'shape' }), wait: { maxDelay: '500ms' }, key: () => 'k' }],
       onArrival(request, res) {
         if (!request.header('x-probe')) return;
         arrived.resolve();

@@ -3,7 +3,7 @@ import type { Algorithm, AlgorithmKind } from '../../algorithm.js';
 import { createLimiter } from '../../limiter/index.js';
 import type { Store } from '../../store/interface.js';
 import { checkScenario, runScenario } from '../run-scenario.js';
-import { kindSuites, scenarios, type Scenario } from '../scenarios.js';
+import { kindSuites, reserves, scenarios, type Scenario } from '../scenarios.js';
 import { StepStore } from '../step-store.js';
 import { freshPrefix, gatedIt, runsAll, type Suite } from './suite.js';
 
@@ -20,7 +20,8 @@ export async function expectScenario(store: Store, scenario: Scenario): Promise<
 export function describeScenarioTables(suite: Suite): void {
   describe('scenario tables', () => {
     for (const scenario of scenarios) {
-      gatedIt(`${scenario.name}: ${scenario.description}`, () => runsAll(suite.store, scenario.algorithms), () => expectScenario(suite.store, scenario));
+      const applies = (): boolean => runsAll(suite.store, scenario.algorithms) && (!reserves(scenario) || suite.store.capabilities.reservations === true);
+      gatedIt(`${scenario.name}: ${scenario.description}`, applies, () => expectScenario(suite.store, scenario));
     }
   });
 }

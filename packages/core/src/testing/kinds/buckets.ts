@@ -2,6 +2,7 @@ import { leakyBucket } from '../../algorithms/leaky-bucket.js';
 import { tokenBucket } from '../../algorithms/token-bucket.js';
 import { burstPlusRate } from '../bounds.js';
 import { range, seedBatches, type KindSuite } from '../kind-suite.js';
+import { leakyBucketReservations, tokenBucketReservations } from './reservations.js';
 
 // The bucket algorithms' suites: token bucket, leaky bucket (one `KindSuite` each).
 
@@ -120,6 +121,7 @@ export const tokenBucketSuite: KindSuite = {
         ],
       },
     ],
+    reservation: tokenBucketReservations,
   },
   loadTest: {
     // First second: the 400 saved during the warm-up plus 2 tokens per 10 ms for 99 intervals.
@@ -226,6 +228,7 @@ export const leakyBucketSuite: KindSuite = {
         ],
       },
     ],
+    reservation: leakyBucketReservations,
   },
   loadTest: {
     // The seed's gateway queued for up to 500 ms and then answered 429; the shaper admits what its

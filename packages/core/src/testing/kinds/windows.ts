@@ -3,6 +3,7 @@ import { slidingWindowCounter } from '../../algorithms/sliding-window-counter.js
 import { slidingWindowLog } from '../../algorithms/sliding-window-log.js';
 import { alignedWindow, rollingWindow } from '../bounds.js';
 import { seedBatches, type KindSuite, type Sample } from '../kind-suite.js';
+import { fixedWindowReservations, slidingWindowCounterReservations, slidingWindowLogReservations } from './reservations.js';
 
 // The window algorithms' suites: fixed window, sliding log, sliding counter (one `KindSuite` each).
 
@@ -119,6 +120,7 @@ export const fixedWindowSuite: KindSuite = {
         ],
       },
     ],
+    reservation: fixedWindowReservations,
   },
   loadTest: {
     name: 'fixed window, 200 per 1s: 200 in each window, whatever came before',
@@ -251,6 +253,7 @@ export const slidingWindowLogSuite: KindSuite = {
         ],
       },
     ],
+    reservation: slidingWindowLogReservations,
   },
   loadTest: {
     name: 'sliding window log, 200 per 1s: never more than 200 in any second',
@@ -343,5 +346,6 @@ export const slidingWindowCounterSuite: KindSuite = {
         ],
       },
     ],
+    reservation: slidingWindowCounterReservations,
   },
 };

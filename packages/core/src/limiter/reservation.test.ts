@@ -1,0 +1,91 @@
+/** limiter.reserve: its input, the deny cache, the failure policy, cancel() and the observer's event, on stores a test drives. */
+import { describe, expect, it } from 'vitest';
+import { fixedWindow } from '../algorithms/fixed-window.js';
+import { tokenBucket } from '../algorithms/token-bucket.js';
+import { StoreError, UnsupportedError } from '../errors.js';
+import { LocalStore, ManualStore } from '../testing/manual-store.js';
+import { StepStore } from '../testing/step-store.js';
+import { createLimiter } from './limiter.js';
+
+const bucket = () => tokenBucket({ capacity: 2, refillRate: 1 });
+
+describe('limiter.reserve', () => {
+  it('takes maxDelay as a duration string, per-call algorithms as consume does, and refuses a store without reservations', async () => {
+    const limiter = createLimiter({ store: new StepStore(), clock: () => 0 });
+    const per = bucket();
+    expect(await limiter.reserve('k', 2, { maxDelay: '1s', algorithm: per })).toMatchObject({ allowed: true, delayMs: 0 });
+    expect(await limiter.reserve('k', 1, { maxDelay: '1s', algorithm: per })).toMatchObject({ allowed: true, delayMs: 1000 });
+    await expect(limiter.reserve('k', 1, undefined)).rejects.toMatchObject({ code: 'RL_INVALID_OPTION', field: 'limiter.reserve.options' });
+    await expect(limiter.reserve('k', 1, { maxDelay: '3s', algorithm: per })).rejects.toThrow(/horizon, 2s/);
+    const without = createLimiter({ algorithm: bucket(), store: new StepStore({ reservations: false }) });
+    await expect(without.reserve('k', 1, { maxDelay: 10 })).rejects.toBeInstanceOf(UnsupportedError);
+  });
+
+  it('cancel() before the slot gives the units back through the undo path (the deny cache forgets the key); after it, nothing', async () => {
+    let now = 0;
+    const store = new ManualStore();
+    const cancelled: number[] = [];
+    const limiter = createLimiter({ algorithm: bucket(), store, clock: () => now, timeout: false, denyCache: true, observer: { reservationCancelled: (e) => cancelled.push(e.cost) } });
+    const settle = async <T>(p: Promise<T>): Promise<T> => {
+      await Promise.resolve();
+      store.answerAll();
+      return p;
+    };
+    await settle(limiter.consume('k', 2));
+    const r = await settle(limiter.reserve('k', 1, { maxDelay: 1000 }));
+    expect(r).toMatchObject({ allowed: true, delayMs: 1000 });
+    // Denied, and cached: the second consume is answered without the store.
+    expect((await settle(limiter.consume('k', 1))).allowed).toBe(false);
+    const calls = store.calls;
+    expect(await limiter.consume('k', 1)).toMatchObject({ allowed: false, reason: 'deny-cache' });
+    expect(store.calls).toBe(calls);
+    now = 500;
+    await settle(r.cancel());
+    expect(cancelled).toEqual([1]);
+    // The cached denial is gone, and the token is back: without the cancel the balance at 1 s would be 0.
+    now = 1000;
+    expect(await settle(limiter.consume('k', 1))).toMatchObject({ allowed: true });
+    const late = await settle(limiter.reserve('k', 1, { maxDelay: 1000 }));
+    now = late.delayMs + 1001;
+    await late.cancel();
+    await late.cancel();
+    expect(store.calls).toBe(calls + 3);
+    expect(cancelled).toEqual([1]);
+  });
+
+  it("a reservation's denial is cached for reservations of at most its maxDelay, and never answers a consume", async () => {
+    const store = new ManualStore();
+    const limiter = createLimiter({ algorithm: fixedWindow({ limit: 1, window: '1s' }), store, clock: () => 0, timeout: false, denyCache: true });
+    const settle = async <T>(p: Promise<T>): Promise<T> => {
+      await Promise.resolve();
+      store.answerAll();
+      return p;
+    };
+    await settle(limiter.consume('k'));
+    // The next window is 1000 ms away.
+    expect(await settle(limiter.reserve('k', 1, { maxDelay: 500 }))).toMatchObject({ allowed: false, retryAfterMs: 500 });
+    expect(await limiter.reserve('k', 1, { maxDelay: 300 })).toMatchObject({ allowed: false, reason: 'deny-cache', retryAfterMs: 700 });
+    const before = store.calls;
+    expect((await settle(limiter.consume('k'))).reason).toBeUndefined();
+    expect(store.calls).toBe(before + 1);
+    // The consume's denial (for 1000 ms) does not answer a reservation that may wait 1000 ms.
+    const calls = store.calls;
+    const asked = limiter.reserve('k', 1, { maxDelay: 1000 });
+    await Promise.resolve();
+    expect(store.calls).toBe(calls + 1);
+    store.answerAll();
+    expect(await asked).toMatchObject({ allowed: true, delayMs: 1000 });
+  });
+
+  it("a failed store: the failure policy's decision, with no delay, and a cancel that does nothing", async () => {
+    const store = new LocalStore();
+    store.failure = new StoreError('down');
+    const allow = createLimiter({ algorithm: bucket(), store, onStoreError: 'allow' });
+    const r = await allow.reserve('k', 1, { maxDelay: 1000 });
+    expect(r).toMatchObject({ allowed: true, delayMs: 0, reason: 'store-error' });
+    await r.cancel();
+    expect(store.calls.filter((c) => c.startsWith('undo'))).toEqual([]);
+    const deny = createLimiter({ algorithm: bucket(), store, storeRetryInterval: 250 });
+    expect(await deny.reserve('k', 1, { maxDelay: 1000 })).toMatchObject({ allowed: false, delayMs: 0, retryAfterMs: 250 });
+  });
+});

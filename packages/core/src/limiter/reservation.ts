@@ -1,0 +1,47 @@
+import type { Algorithm } from '../algorithm.js';
+import { formatDuration, parseDuration, type Duration } from '../duration.js';
+import type { Decision } from '../decision.js';
+import { InvalidOptionError } from '../errors.js';
+
+/** Options of `limiter.reserve(key, cost, options)`. */
+export interface ReserveOptions {
+  /**
+   * The longest wait the caller accepts (ms or a duration string; `0` accepts no wait), at most the
+   * algorithm's horizon (`maxReserveMs`: a window, a bucket's full refill or drain).
+   */
+  maxDelay: Duration | 0;
+  /** The rate algorithm of this call, as for `consume(key, cost, algorithm)`. Default: the limiter's own. */
+  algorithm?: Algorithm;
+}
+
+/**
+ * A reservation: the decision (`allowed`, `delayMs` the wait until its slot, `retryAfterMs` when
+ * denied, …) and `cancel()`.
+ */
+export interface Reservation extends Decision {
+  /**
+   * Gives the reservation's units back because its holder will not act (its client left, another
+   * limit denied the request). Before its slot (on the limiter's local clock, `delayMs` after the
+   * decision arrived; a slot of now included) the store gives back what the reservation still weighs,
+   * less what later reservations took behind it: each algorithm's doc comment says exactly what (as
+   * Go's `Reservation.Cancel`); the later reservations keep their slots. After its slot, or for a
+   * denied reservation or one decided by the failure policy, nothing. Resolves once the store has done
+   * it (a failure is reported as a `'storeError'` event, never a rejection); a second call does nothing.
+   */
+  cancel(): Promise<void>;
+}
+
+/** `maxDelay` in ms for `algorithm`, or the typed error naming `field`: a duration from 0 to the algorithm's `maxReserveMs`. */
+export function parseMaxDelay(value: unknown, algorithm: Algorithm, field: string): number {
+  const ms = value === 0 || value === '0ms' || value === '0s' ? 0 : parseDuration(value, field);
+  if (algorithm.maxReserveMs <= 0) throw new InvalidOptionError(field, value, `no reservation: a ${algorithm.kind} limit cannot wait (it holds permits, not units)`);
+  if (ms > algorithm.maxReserveMs) {
+    throw new InvalidOptionError(field, value, `at most the ${algorithm.kind}'s horizon, ${formatDuration(algorithm.maxReserveMs)} (the time its state takes to recover): a longer wait would hold more than it can serve`);
+  }
+  return ms;
+}
+
+/** The cancel of a reservation that took nothing (denied, or decided without the store). */
+export function cancelNothing(): Promise<void> {
+  return Promise.resolve();
+}

@@ -1,0 +1,116 @@
+import fc from 'fast-check';
+import { describe, expect } from 'vitest';
+import { withBlock } from '../../algorithms/block.js';
+import { concurrency } from '../../algorithms/concurrency.js';
+import { InvalidOptionError } from '../../errors.js';
+import { createLimiter, type Reservation } from '../../limiter/index.js';
+import { arrivals, type Admission, type Admit } from '../bounds.js';
+import { kindSuites } from '../scenarios.js';
+import { freshPrefix, gatedIt, limiterOn, runsAll, samplesFor, type Suite } from './suite.js';
+
+/** Whether the store runs reservations and every one of these kinds. */
+const reservesAll = (suite: Suite, kinds: Parameters<typeof runsAll>[1]): boolean => suite.store.capabilities.reservations === true && runsAll(suite.store, kinds);
+
+/**
+ * Reservations (`limiter.reserve`) on a store that declares `capabilities.reservations`: each kind's
+ * bounds hold with the reserved units counted at their slots, cancels included; FIFO among
+ * reservations; bad `maxDelay` values are typed errors that touch nothing; a blocked key cannot reserve.
+ */
+export function describeReservations(suite: Suite): void {
+  /**
+   * Runs the sequence as reservations from 10 s on one fresh key, each with `maxDelay` the given share
+   * of the algorithm's horizon; an arrival whose gap is 1 more than a multiple of 3 first cancels the
+   * previous admitted reservation (which gives back only before its slot). The admitted ones that
+   * were not cancelled, at their slots.
+   */
+  const reserveAt =
+    (share: number): Admit =>
+    async (algorithm, sequence) => {
+      let now = 10_000;
+      const limiter = limiterOn(suite.store, algorithm, freshPrefix('reserve'), () => now);
+      const admitted: (Admission & { reservation: Reservation; cancelled: boolean })[] = [];
+      const maxDelay = Math.floor(algorithm.maxReserveMs * share);
+      for (const { gap, cost } of sequence) {
+        now += gap;
+        const previous = admitted[admitted.length - 1];
+        if (gap % 3 === 1 && previous !== undefined && !previous.cancelled && now <= previous.t) {
+          await previous.reservation.cancel();
+          previous.cancelled = true;
+        }
+        const reservation = await limiter.reserve('k', cost, { maxDelay });
+        if (reservation.allowed) admitted.push({ t: now + reservation.delayMs, cost, reservation, cancelled: false });
+      }
+      return admitted.filter((a) => !a.cancelled).map(({ t, cost }) => ({ t, cost }));
+    };
+
+  describe('reservations', () => {
+    for (const { kind, bounds = [] } of kindSuites) {
+      for (const bound of bounds) {
+        for (const share of [1, 0.3]) {
+          gatedIt(`reserved (maxDelay ${share === 1 ? 'the horizon' : 'a third of it'}), with cancels, at their slots: ${bound.claim}`, () => reservesAll(suite, [kind]), () => bound.check(reserveAt(share), suite.runs, 1));
+        }
+      }
+    }
+
+    gatedIt('FIFO: a later reservation never gets an earlier slot', () => suite.store.capabilities.reservations === true && samplesFor(suite.store).length > 0, async () => {
+      const samples = samplesFor(suite.store);
+      await fc.assert(
+        fc.asyncProperty(fc.integer({ min: 0, max: samples.length - 1 }), fc.integer({ min: 1, max: 6 }), fc.integer({ min: 100, max: 3000 }), arrivals(2), async (which, limit, windowMs, sequence) => {
+          fc.pre(sequence.every((s) => s.cost <= limit));
+          let now = 10_000;
+          const algorithm = samples[which]!.make(limit, windowMs);
+          const limiter = limiterOn(suite.store, algorithm, freshPrefix('fifo'), () => now);
+          let lastSlot = -Infinity;
+          for (const { gap, cost } of sequence) {
+            now += gap;
+            const r = await limiter.reserve('k', cost, { maxDelay: algorithm.maxReserveMs });
+            expect(Number.isInteger(r.delayMs) && r.delayMs >= 0 && r.delayMs <= algorithm.maxReserveMs).toBe(true);
+            if (!r.allowed) {
+              expect(r.retryAfterMs).toBeGreaterThanOrEqual(1);
+              continue;
+            }
+            expect(now + r.delayMs).toBeGreaterThanOrEqual(lastSlot);
+            lastSlot = now + r.delayMs;
+          }
+        }),
+        { numRuns: suite.runs },
+      );
+    });
+
+    gatedIt("a maxDelay that is not a duration, negative or above the algorithm's horizon is an InvalidOptionError, and takes nothing", () => suite.store.capabilities.reservations === true && samplesFor(suite.store).length > 0, async () => {
+      for (const sample of samplesFor(suite.store)) {
+        const algorithm = sample.make(3, 1000);
+        const limiter = limiterOn(suite.store, algorithm, freshPrefix('bad-delay'), () => 5000);
+        const before = await limiter.peek('k');
+        for (const maxDelay of ['soon', -1, Number.NaN, algorithm.maxReserveMs + 1, null]) {
+          const error = await limiter.reserve('k', 1, { maxDelay: maxDelay as never }).then(() => undefined, (e: unknown) => e);
+          expect(error, `${sample.label} maxDelay ${String(maxDelay)}`).toBeInstanceOf(InvalidOptionError);
+          expect((error as InvalidOptionError).field).toBe('limiter.reserve.maxDelay');
+        }
+        expect(await limiter.peek('k'), sample.label).toEqual(before);
+      }
+      if (runsAll(suite.store, ['concurrency'])) {
+        const permits = limiterOn(suite.store, concurrency({ limit: 1, lease: '1s' }), freshPrefix('bad-delay'), () => 5000);
+        await expect(permits.reserve('k', 1, { maxDelay: 10 })).rejects.toThrow();
+      }
+    });
+
+    gatedIt('a blocked key cannot reserve: the block is the denial, and a reservation denial starts one', () => reservesAll(suite, ['token-bucket']) && suite.store.capabilities.blocks === true, async () => {
+      let now = 0;
+      const algorithm = withBlock(
+        kindSuites.find((k) => k.kind === 'token-bucket')!.samples[0]!(2, 1000),
+        5000,
+      );
+      const limiter = createLimiter({ algorithm, store: suite.store, clock: () => now, prefix: freshPrefix('reserve-block'), timeout: false, denyCache: false });
+      expect((await limiter.reserve('k', 2, { maxDelay: 0 })).allowed).toBe(true);
+      // Denied within 200 ms: the block starts with this denial.
+      const denied = await limiter.reserve('k', 1, { maxDelay: 200 });
+      expect(denied).toMatchObject({ allowed: false, retryAfterMs: 5000, delayMs: 0 });
+      now = 4000;
+      // The bucket has refilled, the block still runs.
+      expect(await limiter.reserve('k', 1, { maxDelay: 1000 })).toMatchObject({ allowed: false, retryAfterMs: 1000 });
+      now = 5000;
+      expect(await limiter.reserve('k', 1, { maxDelay: 1000 })).toMatchObject({ allowed: true, delayMs: 0 });
+    });
+  });
+}

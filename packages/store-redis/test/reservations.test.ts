@@ -1,0 +1,64 @@
+/**
+ * Reservations on Redis: the conformance suite runs their tables and properties on standalone and
+ * Cluster; here, what needs two store instances (two clients, as two processes would have) and a
+ * count of commands. Every decision is on Redis TIME, the clock the instances share.
+ */
+import { Redis, type Cluster } from 'ioredis';
+import { describe, expect, it } from 'vitest';
+import { createLimiter, slidingWindowLog, tokenBucket, type Algorithm, type Duration, type Reservation } from '@rl/core';
+import { RedisStore } from '@rl/store-redis';
+import { useRedisDeployments } from '@rl/test-support';
+
+const redis = useRedisDeployments('reservations');
+
+/** EVALSHA calls Redis has run so far (`INFO commandstats`), summed over the given nodes. */
+async function evalshaCalls(clients: readonly Redis[]): Promise<number> {
+  let calls = 0;
+  for (const client of clients) {
+    const info = await client.info('commandstats');
+    calls += Number(/^cmdstat_evalsha:calls=(\d+)/m.exec(info)?.[1] ?? 0);
+  }
+  return calls;
+}
+
+describe.each<[string, Algorithm, number, Duration]>([
+  // 5 tokens, then one every 2 s: within 4 s, 5 at once and 2 more.
+  ['token bucket (compact layout)', tokenBucket({ capacity: 5, refillRate: 5, interval: '10s' }), 7, '4s'],
+  // 3 in any 10 s: 3 at once, and 3 more when the first ones leave the window, 10 s later.
+  ['sliding window log (keys of their own)', slidingWindowLog({ limit: 3, window: '10s' }), 6, '10s'],
+])('reservations on Redis: %s', (_name, algorithm, admits, maxDelay) => {
+  for (const deployment of ['standalone', 'clustered'] as const) {
+    it(`${deployment}: two store instances on two clients queue in one FIFO; each reservation is one script call`, async () => {
+      const prefix = redis.freshPrefix();
+      const first: Redis | Cluster = redis[deployment];
+      const second: Redis | Cluster = deployment === 'standalone' ? new Redis(redis.standalone.options) : redis.clustered.duplicate();
+      const nodes = deployment === 'standalone' ? [redis.standalone] : redis.clustered.nodes('master');
+      try {
+        const options = { algorithm, timeout: false as const, denyCache: false };
+        const a = createLimiter({ ...options, store: new RedisStore({ client: first, prefix }) });
+        const b = createLimiter({ ...options, store: new RedisStore({ client: second, prefix }) });
+        // Each store's script loaded on the key's node (a first call may need EVAL): counted from here.
+        await a.reserve('shared', 1, { maxDelay });
+        await b.reserve('shared', 1, { maxDelay });
+        await a.reset('shared');
+        const before = await evalshaCalls(nodes);
+        const reservations: Reservation[] = await Promise.all(Array.from({ length: 12 }, (_, i) => (i % 2 === 0 ? a : b).reserve('shared', 1, { maxDelay })));
+        expect(await evalshaCalls(nodes)).toBe(before + 12);
+        const admitted = reservations.filter((r) => r.allowed);
+        expect(admitted).toHaveLength(admits);
+        // In the order Redis decided them (its TIME, `at`), the slots never go back.
+        const slots = admitted.map((r) => ({ at: r.at, slot: r.at + r.delayMs })).sort((x, y) => x.at - y.at || x.slot - y.slot);
+        for (let i = 1; i < slots.length; i++) expect(slots[i]!.slot).toBeGreaterThanOrEqual(slots[i - 1]!.slot);
+        for (const denied of reservations.filter((r) => !r.allowed)) expect(denied).toMatchObject({ delayMs: 0, retryAfterMs: expect.any(Number) });
+        // The last one cancelled: a new reservation gets its slot (to the ms), never an earlier one.
+        const last = admitted.reduce((x, y) => (y.at + y.delayMs >= x.at + x.delayMs ? y : x));
+        await last.cancel();
+        const again = await b.reserve('shared', 1, { maxDelay });
+        expect(again.allowed).toBe(true);
+        expect(again.at + again.delayMs).toBeGreaterThanOrEqual(last.at + last.delayMs - 1);
+      } finally {
+        second.disconnect();
+      }
+    });
+  }
+});

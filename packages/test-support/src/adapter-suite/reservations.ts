@@ -1,0 +1,111 @@
+import { expect, it, vi } from 'vitest';
+import { fixedWindow, tokenBucket } from '@rl/core';
+import { deferred, members, startRequest, type TestResponse } from '../http-client.js';
+import type { MountedApp } from './adapter.js';
+import type { SuiteContext } from './context.js';
+
+/** Sends a request to `app` and checks that it is held for exactly `ms` on the suite's fake timers; its response. */
+export async function heldFor(t: SuiteContext, app: MountedApp, ms: number): Promise<TestResponse> {
+  let answered = false;
+  const held = app.request('/').then((res) => ((answered = true), res));
+  await t.timers.scheduled(ms);
+  await t.timers.advanceAsync(ms - 1);
+  expect(answered).toBe(false);
+  await t.timers.advanceAsync(1);
+  return held;
+}
+
+/**
+ * Waiting for reservations (`wait` with any rate algorithm): every limit reserves, the request is held
+ * on the middleware's fake timers for the latest of its slots, a denial by one limit cancels the
+ * others' reservations, and a client that leaves cancels them all. The clock stands still, so what a
+ * reservation took stays taken unless it is cancelled.
+ */
+export function reservationTests(t: SuiteContext): void {
+  it('a token bucket with wait holds the request for its slot, and refuses at once a slot beyond maxDelay', async () => {
+    // One token, then one per 100 ms.
+    const app = await t.open({ middlewares: [{ algorithm: tokenBucket({ capacity: 1, refillRate: 10 }), wait: { maxDelay: '100ms' }, key: () => 'k' }] });
+    expect((await app.request('/')).status).toBe(200);
+    expect((await heldFor(t, app, 100)).status).toBe(200);
+    // The next slot is 200 ms away: denied at once, and it took nothing (the one after is denied alike).
+    const denied = await app.request('/');
+    expect(denied.status).toBe(429);
+    expect(denied.headers['retry-after']).toBe('1');
+    expect((await app.request('/')).status).toBe(429);
+  });
+
+  it('with two limits, the request waits for the longer of the two reservations', async () => {
+    const app = await t.open({
+      middlewares: [
+        {
+          limits: [
+            // Slots 0, 0, 50 ms, 100 ms; and 0, 100 ms.
+            { name: 'fast', algorithm: tokenBucket({ capacity: 2, refillRate: 20 }) },
+            { name: 'slow', algorithm: tokenBucket({ capacity: 1, refillRate: 10 }) },
+          ],
+          wait: { maxDelay: '100ms' },
+          key: () => 'k',
+        },
+      ],
+    });
+    expect((await app.request('/')).status).toBe(200);
+    expect((await heldFor(t, app, 100)).status).toBe(200);
+  });
+
+  it("a denial by one limit cancels the other's reservation: the next request sees its units back", async () => {
+    const user = (req: unknown) => String(t.adapter.view(req).header('x-user'));
+    const app = await t.open({
+      middlewares: [
+        {
+          limits: [
+            { name: 'bucket', algorithm: tokenBucket({ capacity: 5, refillRate: 10 }), key: () => 'shared' },
+            { name: 'user', algorithm: fixedWindow({ limit: 1, window: '1m' }), key: user },
+          ],
+          wait: { maxDelay: '100ms' },
+        },
+      ],
+    });
+    const first = await app.request('/', { headers: { 'x-user': 'ann' } });
+    expect(first.status).toBe(200);
+    expect(members(first.headers['ratelimit'])[0]).toMatchObject({ name: 'bucket', params: { r: 4 } });
+    // Ann's window is full for a minute: the bucket's reservation for her is cancelled.
+    expect((await app.request('/', { headers: { 'x-user': 'ann' } })).status).toBe(429);
+    const bob = await app.request('/', { headers: { 'x-user': 'bob' } });
+    expect(bob.status).toBe(200);
+    expect(members(bob.headers['ratelimit'])[0]).toMatchObject({ name: 'bucket', params: { r: 3 } });
+  });
+
+  it('a client that leaves while it waits never reaches the handler, and its reservation is cancelled', async () => {
+    const handler = vi.fn();
+    const arrived = deferred();
+    const closed = deferred();
+    const app = await t.open({
+      middlewares: [{ algorithm: tokenBucket({ capacity: 1, refillRate: 10 }), wait: { maxDelay: '100ms' }, key: () => 'k' }],
+      onArrival(request, res) {
+        if (request.header('x-probe')) {
+          arrived.resolve();
+          res.on('close', () => closed.resolve());
+        }
+      },
+      handler,
+    });
+    expect((await app.request('/')).status).toBe(200);
+    expect(handler).toHaveBeenCalledTimes(1);
+    const undo = vi.spyOn(t.store, 'undo');
+    const client = startRequest(app.url, '/', { 'x-probe': '1' });
+    await arrived.promise;
+    await t.timers.scheduled(100); // held
+    client.destroy();
+    await closed.promise;
+    await t.timers.advanceAsync(200);
+    expect(handler).toHaveBeenCalledTimes(1);
+    await vi.waitFor(() => expect(undo).toHaveBeenCalled());
+    await Promise.all(undo.mock.results.map((result) => result.value));
+    // Its slot is free again: the next request gets it (100 ms), where it would have waited 200 ms (a 429).
+    const next = app.request('/');
+    await t.timers.scheduled(100);
+    await t.timers.advanceAsync(100);
+    expect((await next).status).toBe(200);
+    expect(handler).toHaveBeenCalledTimes(2);
+  });
+}
