@@ -11,7 +11,7 @@ const servers = new WeakMap<Store, { stop(): Promise<void> }>();
 async function closeStore(store: Store): Promise<void> {
   const redisStore = store as RedisStore;
   redisStore.close();
-  redisStore.client.disconnect();
+  (redisStore.client as Redis | Cluster).disconnect();
   await servers.get(store)?.stop();
 }
 

@@ -6,7 +6,7 @@
  * configuration changes, undo, reset and peeks.
  */
 import fc from 'fast-check';
-import type { Redis } from 'ioredis';
+import type { Redis } from 'ioredis5';
 import { describe, expect, it } from 'vitest';
 import {
   concurrency,
