@@ -23,7 +23,7 @@ interface Ioredis extends IoredisClient {
 
 /** ioredis and iovalkey define scripts on the client (`defineCommand`); node-redis has no such method. */
 export function isIoredisLike(client: object): client is Ioredis {
-  return typeof (client as Ioredis).defineCommand === 'function' && typeof (client as Ioredis).hdel === 'function';
+  return typeof (client as Ioredis).defineCommand === 'function';
 }
 
 /**
