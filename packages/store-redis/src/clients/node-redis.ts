@@ -60,14 +60,24 @@ export function isNodeRedisLike(client: object): client is NodeRedis {
  * the script again on the node that ran it). Binary replies: from 5 on, a view of the client with
  * blob strings mapped to Buffer (`withTypeMapping`); on 4, `sendCommand` with `returnBuffers`.
  * Cluster failure domains come from the client's slot table (`slots[slot].master.address`).
+ *
+ * A node-redis Cluster follows `ASK` and `MOVED` but rejects `TRYAGAIN` at once, which Redis answers
+ * while a slot migrates and a script's keys (a sliding log and its `:sum`) are split between the two
+ * nodes: the store retries it, every {@link TRY_AGAIN_DELAY_MS} ms, at most {@link TRY_AGAIN_RETRIES}
+ * times, as the ioredis settings its documentation gives do.
  */
 export function nodeRedisAdapter(client: NodeRedis): ClientAdapter {
   const cluster = 'masters' in client && 'slots' in client;
+  const send = typeof client.withTypeMapping === 'function' ? typedSend(client.withTypeMapping({ [BLOB_STRING]: Buffer })) : version4Send(client, cluster);
   return {
     family: 'node-redis',
     keyPrefix: '',
     masterOf: cluster ? (slot) => client.slots?.[slot]?.master?.address ?? '' : undefined,
-    script: typeof client.withTypeMapping === 'function' ? typedScript(client.withTypeMapping({ [BLOB_STRING]: Buffer })) : version4Script(client, cluster),
+    script: (_name, numberOfKeys, lua) => {
+      const sha = sha1(lua);
+      const run: ScriptCall = (...args) => send(sha, lua, numberOfKeys, args);
+      return cluster ? (...args) => retryTryAgain(() => run(...args), TRY_AGAIN_RETRIES) : run;
+    },
     hdel: (key, fields) => client.hDel(key, fields),
     del: (keys) => client.del(keys),
     closedReason: () =>
@@ -84,34 +94,44 @@ function sha1(lua: string): string {
   return createHash('sha1').update(lua).digest('hex');
 }
 
+/** `EVALSHA` of the script's SHA1, then `EVAL` of its text on `NOSCRIPT`: `args` are its keys, then its arguments. */
+type Send = (sha: string, lua: string, numberOfKeys: number, args: string[]) => Promise<unknown>;
+
 /** node-redis 5 and later, on the view of the client that returns Buffers. */
-function typedScript(typed: NodeRedis): ClientAdapter['script'] {
-  return (_name, numberOfKeys, lua) => {
-    const sha = sha1(lua);
-    const run: ScriptCall = (...args) => {
-      const options: EvalOptions = { keys: args.slice(0, numberOfKeys), arguments: args.slice(numberOfKeys) };
-      return typed.evalSha(sha, options).catch((error: unknown) => {
-        if (isNoScript(error)) return typed.eval(lua, options);
-        throw error;
-      });
-    };
-    return run;
+function typedSend(typed: NodeRedis): Send {
+  return (sha, lua, numberOfKeys, args) => {
+    const options: EvalOptions = { keys: args.slice(0, numberOfKeys), arguments: args.slice(numberOfKeys) };
+    return typed.evalSha(sha, options).catch((error: unknown) => {
+      if (isNoScript(error)) return typed.eval(lua, options);
+      throw error;
+    });
   };
 }
 
 /** node-redis 4, whose only way to a Buffer reply without importing the package is `sendCommand`'s options. */
-function version4Script(client: NodeRedis, cluster: boolean): ClientAdapter['script'] {
-  const send = cluster
+function version4Send(client: NodeRedis, cluster: boolean): Send {
+  // A Cluster routes a command by the key it is given: the script's first key, after `EVALSHA sha n`.
+  const command = cluster
     ? (args: string[]) => (client as unknown as NodeRedis4Cluster).sendCommand(args[3], false, args, RETURN_BUFFERS)
     : (args: string[]) => (client as unknown as NodeRedis4).sendCommand(args, RETURN_BUFFERS);
-  return (_name, numberOfKeys, lua) => {
-    const sha = sha1(lua);
+  return (sha, lua, numberOfKeys, args) => {
     const count = String(numberOfKeys);
-    const run: ScriptCall = (...args) =>
-      send(['EVALSHA', sha, count, ...args]).catch((error: unknown) => {
-        if (isNoScript(error)) return send(['EVAL', lua, count, ...args]);
-        throw error;
-      });
-    return run;
+    return command(['EVALSHA', sha, count, ...args]).catch((error: unknown) => {
+      if (isNoScript(error)) return command(['EVAL', lua, count, ...args]);
+      throw error;
+    });
   };
+}
+
+/** Milliseconds between two tries of a call Redis answered `TRYAGAIN` (a slot migrating). */
+const TRY_AGAIN_DELAY_MS = 2;
+/** Tries after the first: with the delay, about 40 ms, within the limiter's default 50 ms timeout. */
+const TRY_AGAIN_RETRIES = 20;
+
+/** `call()`, again after {@link TRY_AGAIN_DELAY_MS} while it rejects with `TRYAGAIN`, at most `retries` more times. */
+function retryTryAgain(call: () => Promise<unknown>, retries: number): Promise<unknown> {
+  return call().catch((error: unknown) => {
+    if (retries === 0 || !(error instanceof Error) || !error.message.startsWith('TRYAGAIN')) throw error;
+    return new Promise((resolve) => setTimeout(resolve, TRY_AGAIN_DELAY_MS)).then(() => retryTryAgain(call, retries - 1));
+  });
 }
