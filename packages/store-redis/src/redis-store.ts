@@ -28,7 +28,7 @@ export interface RedisStoreOptions {
   /**
    * The Redis client, detected by its methods (see the README's "Clients"): ioredis 5 or 6 or iovalkey
    * (a `Redis`, standalone or Sentinel, or a `Cluster`), or node-redis 4 or later, connected
-   * (`createClient`, `createCluster`; from 5 on `createSentinel`, `createClientPool`). The store never
+   * (`createClient`, `createCluster`; from 5 on `createClientPool`). The store never
    * opens or closes it: the client belongs to the caller. Anything else throws `InvalidOptionError`.
    *
    * ioredis: the store defines its scripts on it (`defineCommand`). node-redis: the store sends

@@ -11,7 +11,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { concurrency, fixedWindow, slidingWindowLog, tokenBucket, type Algorithm } from '@rl/core';
 import { RedisStore, type RedisClient } from '@rl/store-redis';
 import { useRedisDeployments } from '@rl/test-support';
-import { createClient } from 'redis';
+import { createClient, createClientPool } from 'redis';
 import { createClient as createClient4 } from 'redis4';
 import { ALL, IOREDIS_6, NODE_REDIS_6, type ClientKind } from './support/clients.js';
 
@@ -162,6 +162,25 @@ describe('node-redis with RESP3', () => {
       expect([decision.allowed, decision.remaining, decision.at]).toEqual([true, 2, 1_764_500_000_123.25]);
     } finally {
       client.destroy();
+    }
+  });
+});
+
+describe('node-redis client pool (createClientPool)', () => {
+  it('decides, recovers from SCRIPT FLUSH and resets, as one failure domain', async () => {
+    const pool = createClientPool({ url: deployments.url });
+    await pool.connect();
+    try {
+      const store = new RedisStore({ client: pool, prefix: deployments.freshPrefix() });
+      expect(store.failureDomain).toBeUndefined();
+      const algorithm = tokenBucket({ capacity: 3, refillRate: 1, interval: '1h' });
+      expect((await store.consume('k', algorithm, 1, 1000)).remaining).toBe(2);
+      await deployments.standalone.script('FLUSH');
+      expect((await store.consume('k', algorithm, 1, 1000)).remaining).toBe(1);
+      await store.reset('k', algorithm);
+      expect((await store.consume('k', algorithm, 1, 1000)).remaining).toBe(2);
+    } finally {
+      pool.destroy();
     }
   });
 });

@@ -8,7 +8,7 @@ export type { NodeRedisClient } from './node-redis.js';
 
 /**
  * A client the store can use: ioredis 5 or 6 and iovalkey (`Redis`, `Cluster`), or node-redis 4 and
- * later (`createClient`, `createCluster`, and from 5 on `createSentinel` and `createClientPool`). The
+ * later (`createClient`, `createCluster`, and from 5 on `createClientPool`). The
  * store tells them apart by their methods; it never opens, closes or reconfigures the client.
  */
 export type RedisClient = IoredisClient | NodeRedisClient;

@@ -4,9 +4,9 @@ import type { ClientAdapter } from './client.js';
 
 /**
  * A node-redis client (the `redis` package, or `@redis/client`), 4 or later: `createClient()`,
- * `createCluster()`, and from 5 on `createSentinel()` and `createClientPool()`. Structural, so that the
- * store's types name no client package. It must be connected (`await client.connect()`): node-redis
- * does not connect by itself.
+ * `createCluster()`, and from 5 on `createClientPool()` (and `createSentinel()`, untested).
+ * Structural, so that the store's types name no client package. It must be connected
+ * (`await client.connect()`): node-redis does not connect by itself.
  */
 export interface NodeRedisClient {
   readonly isOpen: boolean;
