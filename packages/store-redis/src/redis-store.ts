@@ -32,8 +32,9 @@ export interface RedisStoreOptions {
    * opens or closes it: the client belongs to the caller. Anything else throws `InvalidOptionError`.
    *
    * ioredis: the store defines its scripts on it (`defineCommand`). node-redis: the store sends
-   * `EVALSHA` and, on `NOSCRIPT`, `EVAL`. On a node-redis Cluster the same holds for its own retries
-   * (`maxCommandRedirections`, default 16); the ioredis options below are the ones to tune on ioredis.
+   * `EVALSHA` and, on `NOSCRIPT`, `EVAL`; on a Cluster it retries `TRYAGAIN` itself (every 2 ms, 20
+   * times at most), which node-redis does not, and node-redis follows `ASK` and `MOVED`. What follows
+   * is about ioredis's Cluster options.
    *
    * A Cluster client's retries should end within the limiter's `timeout` (default 50 ms): while a slot
    * migrates, Redis answers `TRYAGAIN` to a script whose keys are split between the two nodes (a
@@ -72,9 +73,9 @@ const NO_LEASE = '';
 
 /**
  * The Redis store: shared limits for every app instance that uses the same Redis (standalone or
- * Cluster). Each decision is one `EVALSHA` of the Lua port of the algorithm's step (ioredis
- * `defineCommand` sends `EVAL` once after a `SCRIPT FLUSH` or a restart), so it is atomic per key and
- * takes one round trip. The first {@link INLINE_CONFIGURATIONS} distinct configurations (an algorithm's
+ * Cluster). Each decision is one `EVALSHA` of the Lua port of the algorithm's step (`EVAL` after a
+ * `SCRIPT FLUSH` or a restart: sent by ioredis's `defineCommand`, by the store for node-redis; see
+ * src/clients/), so it is atomic per key and takes one round trip. The first {@link INLINE_CONFIGURATIONS} distinct configurations (an algorithm's
  * script and numbers) each have a script per operation with the parameters in its text, so a call
  * sends only the key, the cost and, with an app clock, `now`; every further configuration is sent by
  * argument to one script per script name and operation, so any number of configurations (quotas built
@@ -121,8 +122,9 @@ export class RedisStore implements Store {
    * On a Cluster client only: the master that serves `key`'s slot for this algorithm (`"host:port"`,
    * from the client's slot table; `''` until the client has one), the unit that fails together (see
    * `Store.failureDomain`). After a failover, once the client has refreshed its slot table (on its
-   * own, on a `MOVED`, or by `refreshSlotsCache()`), the slot names the promoted replica, whose
-   * circuit is closed. A standalone client has no such method: the whole store is one domain.
+   * own, on a `MOVED`, or by ioredis `refreshSlotsCache()`), the slot names the promoted replica, whose
+   * circuit is closed. A standalone client (or a node-redis pool) has no such method: the whole store
+   * is one domain.
    */
   readonly failureDomain?: (key: string, algorithm: Algorithm) => string;
   /** What the store calls on the client, whatever its family (src/clients/). */

@@ -18,8 +18,6 @@ export type RedisClient = IoredisClient | NodeRedisClient;
  * (src/clients/ioredis.ts, src/clients/node-redis.ts), made once per store.
  */
 export interface ClientAdapter {
-  /** The family, for messages: `'ioredis'` (ioredis and iovalkey) or `'node-redis'`. */
-  readonly family: 'ioredis' | 'node-redis';
   /**
    * Text the client puts before every key it sends (ioredis `keyPrefix`), `''` when none: Cluster
    * slots are computed on the prefixed key.

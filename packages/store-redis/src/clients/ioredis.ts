@@ -39,7 +39,6 @@ export function ioredisAdapter(client: Ioredis): ClientAdapter {
   const keyPrefix = typeof rawPrefix === 'string' ? rawPrefix : Buffer.isBuffer(rawPrefix) ? rawPrefix.toString('latin1') : '';
   const commands = client as unknown as Record<string, ScriptCall | undefined>;
   return {
-    family: 'ioredis',
     keyPrefix,
     masterOf: client.isCluster === true ? (slot) => client.slots?.[slot]?.[0] ?? '' : undefined,
     script(name, numberOfKeys, lua) {

@@ -70,7 +70,6 @@ export function nodeRedisAdapter(client: NodeRedis): ClientAdapter {
   const cluster = 'masters' in client && 'slots' in client;
   const send = typeof client.withTypeMapping === 'function' ? typedSend(client.withTypeMapping({ [BLOB_STRING]: Buffer })) : version4Send(client, cluster);
   return {
-    family: 'node-redis',
     keyPrefix: '',
     masterOf: cluster ? (slot) => client.slots?.[slot]?.master?.address ?? '' : undefined,
     script: (_name, numberOfKeys, lua) => {
