@@ -50,7 +50,7 @@ export interface ClientAdapter {
 
 /** What a {@link RedisStoreOptions.client} must be, for the error that refuses anything else. */
 const ACCEPTED =
-  'a connected Redis client: ioredis 5 or 6 or iovalkey (new Redis(url), new Cluster(nodes)), or node-redis 4 or later (await createClient({ url }).connect(), await createCluster({ rootNodes }).connect())';
+  'a Redis client: ioredis 5 or 6 or iovalkey (new Redis(url), new Cluster(nodes)), or node-redis 4 or later (createClient({ url }), createCluster({ rootNodes }), then await client.connect())';
 
 /** The adapter of the client's family; throws {@link InvalidOptionError} naming what is accepted for anything else. */
 export function adaptClient(client: unknown): ClientAdapter {
