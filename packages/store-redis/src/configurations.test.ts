@@ -7,7 +7,7 @@
  * decisions by argument as inline, for every algorithm kind; SCRIPT FLUSH is recovered from.
  */
 import fc from 'fast-check';
-import type { Cluster, Redis } from 'ioredis';
+import type { Cluster, Redis } from 'ioredis5';
 import { describe, expect, it } from 'vitest';
 import { concurrency, createLimiter, fixedWindow, leakyBucket, slidingWindowCounter, slidingWindowLog, tokenBucket, withBlock, type Algorithm, type Decision, type Store } from '@rl/core';
 import { runScenario, scenarios } from '@rl/core/testing';

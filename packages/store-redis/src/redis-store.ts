@@ -10,7 +10,7 @@ import {
 import { ALGORITHM_KINDS, decisionFromExact, type ConcurrencyAlgorithm } from '@rl/core/store';
 import calculateSlot from 'cluster-key-slot';
 import { createHash } from 'node:crypto';
-import type { Cluster, Redis } from 'ioredis';
+import { adaptClient, type ClientAdapter, type RedisClient } from './clients/client.js';
 import { DEFAULT_BUCKETS, bucketOf, fieldOf, redisKeyBase } from './keys.js';
 import type { LuaScript } from './lua-scripts.generated.js';
 import {
@@ -26,8 +26,15 @@ import {
 
 export interface RedisStoreOptions {
   /**
-   * An ioredis client: a `Redis` (standalone, Sentinel) or a `Cluster`. The store defines its scripts
-   * on it (`defineCommand`) and never closes it: the client belongs to the caller.
+   * The Redis client, detected by its methods (see the README's "Clients"): ioredis 5 or 6 or iovalkey
+   * (a `Redis`, standalone or Sentinel, or a `Cluster`), or node-redis 4 or later, connected
+   * (`createClient`, `createCluster`; from 5 on `createClientPool`). The store never
+   * opens or closes it: the client belongs to the caller. Anything else throws `InvalidOptionError`.
+   *
+   * ioredis: the store defines its scripts on it (`defineCommand`). node-redis: the store sends
+   * `EVALSHA` and, on `NOSCRIPT`, `EVAL`; on a Cluster it retries `TRYAGAIN` itself (every 2 ms, 20
+   * times at most), which node-redis does not, and node-redis follows `ASK` and `MOVED`. What follows
+   * is about ioredis's Cluster options.
    *
    * A Cluster client's retries should end within the limiter's `timeout` (default 50 ms): while a slot
    * migrates, Redis answers `TRYAGAIN` to a script whose keys are split between the two nodes (a
@@ -43,7 +50,7 @@ export interface RedisStoreOptions {
    * The client's `keyPrefix` is put before every key: on a Cluster it must not start a hash tag that
    * is empty (`{}`), which would make Redis hash each whole key and split a limit's keys over slots.
    */
-  client: Redis | Cluster;
+  client: RedisClient;
   /**
    * Prepended to every Redis key (default `'rl:'`). It must not contain `{` or `}`: the store puts the
    * limiter's key in a hash tag of its own.
@@ -66,9 +73,9 @@ const NO_LEASE = '';
 
 /**
  * The Redis store: shared limits for every app instance that uses the same Redis (standalone or
- * Cluster). Each decision is one `EVALSHA` of the Lua port of the algorithm's step (ioredis
- * `defineCommand` sends `EVAL` once after a `SCRIPT FLUSH` or a restart), so it is atomic per key and
- * takes one round trip. The first {@link INLINE_CONFIGURATIONS} distinct configurations (an algorithm's
+ * Cluster). Each decision is one `EVALSHA` of the Lua port of the algorithm's step (`EVAL` after a
+ * `SCRIPT FLUSH` or a restart: sent by ioredis's `defineCommand`, by the store for node-redis; see
+ * src/clients/), so it is atomic per key and takes one round trip. The first {@link INLINE_CONFIGURATIONS} distinct configurations (an algorithm's
  * script and numbers) each have a script per operation with the parameters in its text, so a call
  * sends only the key, the cost and, with an app clock, `now`; every further configuration is sent by
  * argument to one script per script name and operation, so any number of configurations (quotas built
@@ -95,7 +102,8 @@ const NO_LEASE = '';
  */
 export class RedisStore implements Store {
   readonly capabilities: StoreCapabilities = { local: false, algorithms: ALGORITHM_KINDS, blocks: true, reservations: true };
-  readonly client: Redis | Cluster;
+  /** The client given, as given. */
+  readonly client: RedisClient;
   readonly prefix: string;
   readonly buckets: number;
   /** A plan per algorithm object, collected with it. */
@@ -114,10 +122,13 @@ export class RedisStore implements Store {
    * On a Cluster client only: the master that serves `key`'s slot for this algorithm (`"host:port"`,
    * from the client's slot table; `''` until the client has one), the unit that fails together (see
    * `Store.failureDomain`). After a failover, once the client has refreshed its slot table (on its
-   * own, on a `MOVED`, or by `refreshSlotsCache()`), the slot names the promoted replica, whose
-   * circuit is closed. A standalone client has no such method: the whole store is one domain.
+   * own, on a `MOVED`, or by ioredis `refreshSlotsCache()`), the slot names the promoted replica, whose
+   * circuit is closed. A standalone client (or a node-redis pool) has no such method: the whole store
+   * is one domain.
    */
   readonly failureDomain?: (key: string, algorithm: Algorithm) => string;
+  /** What the store calls on the client, whatever its family (src/clients/). */
+  private readonly adapter: ClientAdapter;
   /** The client's `keyPrefix` (as text), which Cluster slots are computed with. */
   private readonly keyPrefix: string;
   /** Compact layout, on a Cluster: each bucket's slot, by bucket number, computed on first use. */
@@ -130,10 +141,7 @@ export class RedisStore implements Store {
         throw new InvalidOptionError(`RedisStore.${name}`, (options as unknown as Record<string, unknown>)[name], 'no such option; RedisStore takes client, prefix, buckets');
       }
     }
-    const client = options.client as unknown;
-    if (client === null || typeof client !== 'object' || typeof (client as Redis).defineCommand !== 'function') {
-      throw new InvalidOptionError('RedisStore.client', client, 'an ioredis client: new Redis(url) or new Cluster(nodes)');
-    }
+    const adapter = adaptClient(options.client as unknown);
     // `undefined` is the only "not given": `null` is a bad value like any other.
     const prefix = options.prefix === undefined ? 'rl:' : options.prefix;
     if (typeof prefix !== 'string' || prefix.includes('{') || prefix.includes('}')) {
@@ -143,15 +151,12 @@ export class RedisStore implements Store {
     if (!Number.isInteger(buckets) || buckets < 1 || buckets > 2 ** 24) {
       throw new InvalidOptionError('RedisStore.buckets', buckets, 'an integer from 1 to 16777216');
     }
-    const keyPrefix = (client as { options?: { keyPrefix?: unknown } }).options?.keyPrefix;
-    if ((client as Cluster).isCluster === true && splitsHashTags(keyPrefix)) {
-      throw new InvalidOptionError('RedisStore.client', keyPrefix, 'a Cluster client whose keyPrefix has no empty hash tag "{}" (Redis would hash every whole key, and a limit\'s keys would land in different slots)');
-    }
-    this.client = client as Redis | Cluster;
+    this.client = options.client;
+    this.adapter = adapter;
     this.prefix = prefix;
     this.buckets = buckets;
-    this.keyPrefix = typeof keyPrefix === 'string' ? keyPrefix : Buffer.isBuffer(keyPrefix) ? keyPrefix.toString('latin1') : '';
-    if ((client as Cluster).isCluster === true) this.failureDomain = (key, algorithm) => this.nodeOf(key, algorithm);
+    this.keyPrefix = adapter.keyPrefix;
+    if (adapter.masterOf !== undefined) this.failureDomain = (key, algorithm) => this.nodeOf(key, algorithm);
   }
 
   consume(key: string, algorithm: Algorithm, cost: number, now: number | undefined): Promise<Decision> {
@@ -180,10 +185,10 @@ export class RedisStore implements Store {
     const plan = this.plan(algorithm);
     try {
       // In the compact layout a lockout is the field '#!<field>' (see block-read-compact.lua): lifted too.
-      if (plan.compact) await this.client.hdel(this.bucketKey(plan, key), fieldOf(key), `#!${fieldOf(key)}`);
-      else await this.client.del(...this.redisKeys(key, algorithm));
+      if (plan.compact) await this.adapter.hdel(this.bucketKey(plan, key), [fieldOf(key), `#!${fieldOf(key)}`]);
+      else await this.adapter.del(this.redisKeys(key, algorithm));
     } catch (error) {
-      throw storeError('reset', error);
+      throw storeError('reset', error, this.adapter);
     }
   }
 
@@ -197,7 +202,7 @@ export class RedisStore implements Store {
     await this.call(key, algorithm, 'r', 1, leaseId, undefined);
   }
 
-  /** Marks the store closed (further calls throw `StoreClosedError`). The ioredis client stays open: close it yourself. */
+  /** Marks the store closed (further calls throw `StoreClosedError`). The client stays open: close it yourself. */
   close(): void {
     this.closed = true;
   }
@@ -230,7 +235,7 @@ export class RedisStore implements Store {
         return decisionFromExact(r.readDoubleLE(0) === 1, r.readDoubleLE(8), r.readDoubleLE(16), r.readDoubleLE(24), r.readDoubleLE(32), algorithm.limit, algorithm.policy, r.readDoubleLE(40));
       },
       (error: unknown) => {
-        throw storeError(plan.script.name, error);
+        throw storeError(plan.script.name, error, this.adapter);
       },
     );
   }
@@ -238,7 +243,7 @@ export class RedisStore implements Store {
   private call(key: string, algorithm: Algorithm, op: Operation, cost: number, leaseId: string | undefined, now: number | undefined, chargedAt?: number, delayMs?: number): Promise<unknown> {
     const plan = this.plan(algorithm);
     return this.send(plan, key, op, cost, leaseId, now, chargedAt, delayMs).catch((error: unknown) => {
-      throw storeError(plan.script.name, error);
+      throw storeError(plan.script.name, error, this.adapter);
     });
   }
 
@@ -310,7 +315,7 @@ export class RedisStore implements Store {
     } else {
       slot = calculateSlot(this.keyPrefix + redisKeyBase(this.prefix, key) + plan.suffix + plan.keys[0]!);
     }
-    return (this.client as Cluster).slots[slot]?.[0] ?? '';
+    return this.adapter.masterOf!(slot);
   }
 
   private bucketKey(plan: ScriptPlan, key: string): string {
@@ -329,10 +334,8 @@ export class RedisStore implements Store {
     const declarations = plan.byArgument ? argumentDeclarations(plan, op) : inlineDeclarations(plan);
     const lua = `local OP = '${op}'\n${declarations}${plan.script.lua}`;
     const name = `rl_${plan.script.name.replace(/-/g, '_')}_${createHash('sha1').update(lua).digest('hex').slice(0, 16)}`;
-    const client = this.client as unknown as Record<string, ScriptCall | undefined>;
-    if (typeof client[`${name}Buffer`] !== 'function') this.client.defineCommand(name, { numberOfKeys: plan.script.numberOfKeys, lua });
-    // The Buffer variant: the decision is binary (see prelude.lua), read without decoding it as text.
-    const run = client[`${name}Buffer`]!;
+    // The reply as a Buffer: the decision is binary (see prelude.lua), read without decoding it as text.
+    const run = this.adapter.script(name, plan.script.numberOfKeys, lua);
     plan.calls[op] = run;
     this.definedScripts++;
     return run;
@@ -380,20 +383,10 @@ export function setInlineConfigurations(store: RedisStore, count: number): void 
   (store as unknown as { inlineLimit: number }).inlineLimit = count;
 }
 
-/**
- * True when a key prefix makes Redis Cluster hash whole keys: its first `{` is followed at once by `}`
- * (an empty hash tag). Any other prefix keeps a limit's keys in one slot, since they all begin with
- * `<keyPrefix><prefix>{<tag>}`: the first `}` after the first `{` lies within that common part.
- */
-function splitsHashTags(keyPrefix: unknown): boolean {
-  if (typeof keyPrefix !== 'string' && !Buffer.isBuffer(keyPrefix)) return false;
-  const text = Buffer.isBuffer(keyPrefix) ? keyPrefix.toString('latin1') : keyPrefix;
-  const open = text.indexOf('{');
-  return open !== -1 && text.charCodeAt(open + 1) === 125;
-}
-
-function storeError(operation: string, error: unknown): StoreError {
+/** The failure as a StoreError; when the client is closed (every call fails at once), the message says why and what to do. */
+function storeError(operation: string, error: unknown, adapter: ClientAdapter): StoreError {
   if (error instanceof StoreError) return error;
   const message = error instanceof Error ? error.message : String(error);
-  return new StoreError(`Redis ${operation} failed: ${message}`, { cause: error });
+  const closed = adapter.closedReason();
+  return new StoreError(`Redis ${operation} failed: ${message}${closed === undefined ? '' : ` (${closed})`}`, { cause: error });
 }

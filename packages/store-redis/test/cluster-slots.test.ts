@@ -11,7 +11,8 @@ import { Cluster, Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { concurrency, createLimiter, slidingWindowLog, type Algorithm } from '@rl/core';
 import type { ConcurrencyAlgorithm } from '@rl/core/store';
-import { RedisStore } from '@rl/store-redis';
+import { RedisStore, type RedisClient } from '@rl/store-redis';
+import { NODE_REDIS_6 } from './support/clients.js';
 import { everyRateAlgorithm, startRedisCluster, type RedisClusterHandle } from '@rl/test-support';
 
 let cluster: RedisClusterHandle | undefined;
@@ -133,20 +134,43 @@ async function tryAgains(): Promise<number> {
   return count;
 }
 
+/**
+ * The clients of the migration test: ioredis with the settings RedisStore's documentation gives for
+ * the default 50 ms timeout (TRYAGAIN retried every 2 ms, 20 redirections at most: a request that used
+ * them up would fail, and the test with it; with ioredis's defaults and a 50 ms timeout, all 300 were
+ * answered by the failure policy), and node-redis with its defaults (the store retries TRYAGAIN the
+ * same way, since node-redis does not).
+ */
+const migrationClients: [string, () => Promise<{ client: RedisClient; close(): Promise<void> }>][] = [
+  [
+    'ioredis',
+    async () => {
+      const client = new Cluster(cluster!.nodes, { retryDelayOnTryAgain: 2, maxRedirections: 20 });
+      return { client, close: async () => client.disconnect() };
+    },
+  ],
+  [
+    'node-redis',
+    async () => {
+      const client = await NODE_REDIS_6.cluster(cluster!.nodes);
+      return { client, close: () => NODE_REDIS_6.close(client) };
+    },
+  ],
+];
+
 describe('a slot migration during traffic', () => {
-  it('splits a sliding log from its :sum for a while: every request is answered within the timeout, every unit charged is an admitted one', async () => {
-    // The settings RedisStore's documentation gives for the default 50 ms timeout: TRYAGAIN retried
-    // every 2 ms, 20 redirections at most (a request that used them up would fail, and the test with
-    // it). The limiter's timeout is longer here only so that a loaded CI machine's timer delays cannot
-    // answer a request that Redis answered. With ioredis's defaults and a 50 ms timeout, all 300 were
-    // answered by the failure policy.
-    const client = new Cluster(cluster!.nodes, { retryDelayOnTryAgain: 2, maxRedirections: 20 });
+  it.each(migrationClients)('%s: splits a sliding log from its :sum for a while: every request is answered within the timeout, every unit charged is an admitted one', async (name, connect) => {
+    // The limiter's timeout is longer here only so that a loaded CI machine's timer delays cannot
+    // answer a request that Redis answered.
+    const { client, close } = await connect();
     try {
       const store = new RedisStore({ client, prefix: 'mig:' });
+      // A key of its own per client, hence a slot of its own: the other client's run moved its slot.
+      const hot = `hot-${name}`;
       const log = slidingWindowLog({ limit: 100_000, window: '1h' });
       const limiter = createLimiter({ algorithm: log, store, timeout: '1s', denyCache: false });
-      for (let i = 0; i < 20; i++) await limiter.consume('hot');
-      const [list, sum] = store.redisKeys('hot', log) as [string, string];
+      for (let i = 0; i < 20; i++) await limiter.consume(hot);
+      const [list, sum] = store.redisKeys(hot, log) as [string, string];
       const slot = (await nodes[0]!.cluster('KEYSLOT', list)) as number;
       const ids = await Promise.all(nodes.map(async (node) => (await node.cluster('MYID')) as string));
       const owner = await (async () => {
@@ -162,9 +186,9 @@ describe('a slot migration during traffic', () => {
 
       // The log moves first: until its :sum follows, a script naming both gets TRYAGAIN on either node.
       await source.migrate('127.0.0.1', cluster!.nodes[targetIndex]!.port, list, 0, 5000);
-      const traffic = Promise.all(Array.from({ length: 300 }, () => limiter.consume('hot')));
+      const traffic = Promise.all(Array.from({ length: 300 }, () => limiter.consume(hot)));
       // Calls made straight to the store while split, answered late: what they took is given back.
-      const late = Promise.all(Array.from({ length: 50 }, () => store.consume('hot', log, 1, undefined)));
+      const late = Promise.all(Array.from({ length: 50 }, () => store.consume(hot, log, 1, undefined)));
       // Hold the split until Redis has refused the traffic as many times as there are requests.
       for (let polls = 0; (await tryAgains()) < 350; polls++) expect(polls).toBeLessThan(10_000);
       await source.migrate('127.0.0.1', cluster!.nodes[targetIndex]!.port, sum, 0, 5000);
@@ -175,7 +199,7 @@ describe('a slot migration during traffic', () => {
       expect(decisions.filter((d) => !d.allowed || d.reason !== undefined)).toEqual([]);
       const lateDecisions = await late;
       expect(lateDecisions.every((d) => d.allowed)).toBe(true);
-      for (let i = 0; i < lateDecisions.length; i++) await store.undo('hot', log, 1, undefined);
+      for (let i = 0; i < lateDecisions.length; i++) await store.undo(hot, log, 1, undefined);
 
       expect(await tryAgains()).toBeGreaterThanOrEqual(350);
       // Everything is on the target now, and it holds exactly the admitted requests' units.
@@ -183,9 +207,9 @@ describe('a slot migration during traffic', () => {
       expect(await target.cluster('COUNTKEYSINSLOT', slot)).toBe(2);
       expect(await target.llen(list)).toBe(20 + 300);
       expect((await target.getBuffer(sum))!.readDoubleLE(0)).toBe(20 + 300);
-      expect((await limiter.peek('hot')).remaining).toBe(100_000 - 320);
+      expect((await limiter.peek(hot)).remaining).toBe(100_000 - 320);
     } finally {
-      client.disconnect();
+      await close();
     }
   });
 });

@@ -1,48 +1,38 @@
-/** The @rl/core conformance suite against a real standalone Redis and a real 3-master Redis Cluster. */
-import { Cluster, Redis } from 'ioredis';
+/**
+ * The @rl/core conformance suite against a real standalone Redis and a real 3-master Redis Cluster, on
+ * every client the store takes (test/support/clients.ts): the full property runs on each family's
+ * current major, fewer on the others. One server and one cluster for the file; each store has a
+ * prefix of its own.
+ */
 import type { Store } from '@rl/core';
 import { runStoreConformance } from '@rl/core/testing';
 import { RedisStore } from '@rl/store-redis';
-import { startRedisCluster, startRedisServer } from '@rl/test-support';
+import { useRedisDeployments } from '@rl/test-support';
+import { FULL, SMOKE, type ClientKind } from './support/clients.js';
 
-/** The server (or cluster) behind each store, stopped with it. */
-const servers = new WeakMap<Store, { stop(): Promise<void> }>();
+const deployments = useRedisDeployments('conformance');
+
+/** The client kind behind each store, which closes its client with it. */
+const kinds = new WeakMap<Store, ClientKind>();
 
 async function closeStore(store: Store): Promise<void> {
   const redisStore = store as RedisStore;
   redisStore.close();
-  redisStore.client.disconnect();
-  await servers.get(store)?.stop();
+  await kinds.get(store)?.close(redisStore.client);
 }
 
-/** Each deployment: a name for the tests, and how to start its server(s) and connect a client. */
-const deployments = [
-  {
-    name: 'RedisStore (standalone)',
-    start: async () => {
-      const server = await startRedisServer();
-      return { server, client: new Redis(server.url) };
-    },
-  },
-  {
-    name: 'RedisStore (cluster of 3 masters)',
-    start: async () => {
-      const cluster = await startRedisCluster();
-      return { server: cluster, client: new Cluster(cluster.nodes) };
-    },
-  },
-];
-
-for (const { name, start } of deployments) {
-  runStoreConformance({
-    name,
-    propertyRuns: 25,
-    createStore: async () => {
-      const { server, client } = await start();
-      const store = new RedisStore({ client, prefix: `conformance:${process.pid}:` });
-      servers.set(store, server);
-      return store;
-    },
-    closeStore,
-  });
+for (const [kind, propertyRuns] of [...FULL.map((k) => [k, 25] as const), ...SMOKE.map((k) => [k, 3] as const)]) {
+  for (const deployment of ['standalone', 'cluster of 3 masters'] as const) {
+    runStoreConformance({
+      name: `RedisStore (${deployment}, ${kind.name})`,
+      propertyRuns,
+      createStore: async () => {
+        const client = deployment === 'standalone' ? await kind.standalone(deployments.url) : await kind.cluster(deployments.nodes);
+        const store = new RedisStore({ client, prefix: deployments.freshPrefix() });
+        kinds.set(store, kind);
+        return store;
+      },
+      closeStore,
+    });
+  }
 }

@@ -8,17 +8,25 @@
  * circuit's retry interval) move only when a test advances them, so a call to a Redis that does not
  * answer is timed out by `await time.advance(timeout)`, never by waiting. What stays real is Redis
  * itself: a server stopped and started again, a client reconnecting, a pause.
+ *
+ * Every test runs on each family's current major (ioredis 6, node-redis 6: test/support/clients.ts),
+ * connected as most apps connect it (default reconnection and offline queue); the test reads Redis
+ * through a separate ioredis client.
  */
 import { Redis } from 'ioredis';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { createLimiter, fixedWindow, tokenBucket, concurrency, StoreTimeoutError, type Decision, type Limiter, type Store, type StoreErrorEvent } from '@rl/core';
 import { FakeTimers } from '@rl/core/testing';
 import { MemoryStore } from '@rl/store-memory';
-import { RedisStore } from '@rl/store-redis';
+import { RedisStore, type RedisClient } from '@rl/store-redis';
 import { sleep, startRedisServer, type RedisServerHandle } from '@rl/test-support';
+import { FAILURE, type ClientKind } from './support/clients.js';
 
 let server: RedisServerHandle;
-let client: Redis;
+/** The client under test, of this test's client kind. */
+let client: RedisClient;
+/** A client the test reads Redis with (ioredis), never the store's. */
+let inspect: Redis;
 let counter = 0;
 /** This test's fake time: the limiters' timers and their clock (window-aligned: fixed windows of 1m start at 0). */
 let timers: FakeTimers;
@@ -37,25 +45,31 @@ afterAll(async () => {
   await server?.stop();
 });
 
-beforeEach(async () => {
-  timers = new FakeTimers();
-  // A client as most apps create it: default reconnection and offline queue.
-  client = new Redis(server.url);
-  client.on('error', () => {}); // connection errors while the server is down are expected here
-  // Connect and load every script on this connection first, so that the first decision of a test is
-  // not slowed by them on a busy machine (the tests below are about failures, not about warm-up).
-  const store = new RedisStore({ client, prefix: 'warm-up:' });
-  await store.peek('k', tokenBucket({ capacity: 1, refillRate: 1 }), 0, undefined);
-  await store.peek('k', fixedWindow({ limit: 1, window: '1s' }), 0, undefined);
-  await store.peek('k', concurrency({ limit: 1 }), 0, undefined);
-});
+/** Registers, in the calling scope, the hooks that connect `kind`'s client before each test and close it after. */
+function useClientOf(kind: ClientKind): void {
+  beforeEach(async () => {
+    timers = new FakeTimers();
+    // A client as most apps create it: default reconnection and offline queue (connection errors while
+    // the server is down are expected here, and ignored).
+    client = await kind.standalone(server.url);
+    inspect = new Redis(server.url);
+    inspect.on('error', () => {});
+    // Connect and load every script on this connection first, so that the first decision of a test is
+    // not slowed by them on a busy machine (the tests below are about failures, not about warm-up).
+    const store = new RedisStore({ client, prefix: 'warm-up:' });
+    await store.peek('k', tokenBucket({ capacity: 1, refillRate: 1 }), 0, undefined);
+    await store.peek('k', fixedWindow({ limit: 1, window: '1s' }), 0, undefined);
+    await store.peek('k', concurrency({ limit: 1 }), 0, undefined);
+  });
 
-afterEach(async () => {
-  client.disconnect();
-  // Give late rejections of abandoned commands a chance to surface as unhandled.
-  await sleep(20);
-  expect(unhandled).toEqual([]);
-});
+  afterEach(async () => {
+    await kind.close(client);
+    inspect.disconnect();
+    // Give late rejections of abandoned commands a chance to surface as unhandled.
+    await sleep(20);
+    expect(unhandled).toEqual([]);
+  });
+}
 
 function freshPrefix(): string {
   counter++;
@@ -90,267 +104,271 @@ function recordEvents(limiter: Limiter): StoreErrorEvent[] {
 }
 
 /** Polls (bounded) until the client is connected again. */
-async function reconnected(redis: Redis): Promise<void> {
-  for (let i = 0; i < 200 && redis.status !== 'ready'; i++) await sleep(25);
-  expect(redis.status).toBe('ready');
+async function reconnected(kind: ClientKind, redis: RedisClient): Promise<void> {
+  for (let i = 0; i < 200 && !kind.ready(redis); i++) await sleep(25);
+  expect(kind.ready(redis)).toBe(true);
 }
 
 async function restartServer(): Promise<void> {
   server = await startRedisServer({ port: server.port });
 }
 
-describe.skipIf(process.env.REDIS_URL !== undefined)('Redis stopped mid-run, then back', () => {
-  it("'deny': decisions resolve denied with reason store-error or timeout, an event per failure, and Redis is used again once back", async () => {
-    const store = new RedisStore({ client });
-    const limiter = limiterOf({ algorithm: tokenBucket({ capacity: 100, refillRate: 10 }), store, timeout: 250, storeRetryInterval: 100 });
-    const events = recordEvents(limiter);
-    expect((await limiter.consume('k')).reason).toBeUndefined();
+describe.each(FAILURE)('$name', (kind) => {
+  useClientOf(kind);
 
-    await server.stop();
-    const during = await after(250, Promise.all(Array.from({ length: 20 }, () => limiter.consume('k'))));
-    expect(during.every((d) => !d.allowed)).toBe(true);
-    expect(during.every((d) => d.reason === 'store-error' || d.reason === 'timeout')).toBe(true);
-    expect(events.length).toBeGreaterThan(0);
-    expect(events.every((e) => e.action === 'deny' && e.key.endsWith(':k'))).toBe(true);
+  describe.skipIf(process.env.REDIS_URL !== undefined)('Redis stopped mid-run, then back', () => {
+    it("'deny': decisions resolve denied with reason store-error or timeout, an event per failure, and Redis is used again once back", async () => {
+      const store = new RedisStore({ client });
+      const limiter = limiterOf({ algorithm: tokenBucket({ capacity: 100, refillRate: 10 }), store, timeout: 250, storeRetryInterval: 100 });
+      const events = recordEvents(limiter);
+      expect((await limiter.consume('k')).reason).toBeUndefined();
 
-    await restartServer();
-    await reconnected(client);
-    await timers.advanceAsync(150); // past storeRetryInterval
-    const back = await untilFromRedis(limiter, 110);
-    expect(back.reason).toBeUndefined();
-    expect(back.allowed).toBe(true);
-  });
+      await server.stop();
+      const during = await after(250, Promise.all(Array.from({ length: 20 }, () => limiter.consume('k'))));
+      expect(during.every((d) => !d.allowed)).toBe(true);
+      expect(during.every((d) => d.reason === 'store-error' || d.reason === 'timeout')).toBe(true);
+      expect(events.length).toBeGreaterThan(0);
+      expect(events.every((e) => e.action === 'deny' && e.key.endsWith(':k'))).toBe(true);
 
-  it("'allow' admits with a reason; a fallback applies a local limit while Redis is down and Redis again once back", async () => {
-    const store = new RedisStore({ client });
-    const allow = limiterOf({ algorithm: fixedWindow({ limit: 10, window: '1m' }), store, onStoreError: 'allow', timeout: 250, storeRetryInterval: 100 });
-    const fallback = limiterOf({
-      algorithm: fixedWindow({ limit: 10, window: '1m' }),
-      store,
-      // Each request costs 1, so the smaller fallback (limit 2) can take every cost charged.
-      maxCost: 1,
-      timeout: 250,
-      storeRetryInterval: 100,
-      onStoreError: { fallback: { algorithm: fixedWindow({ limit: 2, window: '1m' }), store: new MemoryStore({ sweepInterval: false }) } },
+      await restartServer();
+      await reconnected(kind, client);
+      await timers.advanceAsync(150); // past storeRetryInterval
+      const back = await untilFromRedis(limiter, 110);
+      expect(back.reason).toBeUndefined();
+      expect(back.allowed).toBe(true);
     });
-    const events = recordEvents(fallback);
-    expect((await fallback.consume('k')).reason).toBeUndefined();
 
-    await server.stop();
-    const allowed = await after(250, allow.consume('k'));
-    expect(allowed).toMatchObject({ allowed: true });
-    expect(['store-error', 'timeout']).toContain(allowed.reason);
-    const local = [];
-    for (let i = 0; i < 3; i++) local.push(await after(250, fallback.consume('k')));
-    expect(local.map((d) => [d.allowed, d.reason])).toEqual([
-      [true, 'fallback'],
-      [true, 'fallback'],
-      [false, 'fallback'],
-    ]);
-    expect(events.some((e) => e.action === 'fallback')).toBe(true);
+    it("'allow' admits with a reason; a fallback applies a local limit while Redis is down and Redis again once back", async () => {
+      const store = new RedisStore({ client });
+      const allow = limiterOf({ algorithm: fixedWindow({ limit: 10, window: '1m' }), store, onStoreError: 'allow', timeout: 250, storeRetryInterval: 100 });
+      const fallback = limiterOf({
+        algorithm: fixedWindow({ limit: 10, window: '1m' }),
+        store,
+        // Each request costs 1, so the smaller fallback (limit 2) can take every cost charged.
+        maxCost: 1,
+        timeout: 250,
+        storeRetryInterval: 100,
+        onStoreError: { fallback: { algorithm: fixedWindow({ limit: 2, window: '1m' }), store: new MemoryStore({ sweepInterval: false }) } },
+      });
+      const events = recordEvents(fallback);
+      expect((await fallback.consume('k')).reason).toBeUndefined();
 
-    await restartServer();
-    await reconnected(client);
-    const back = await untilFromRedis(fallback, 110);
-    expect(back.reason).toBeUndefined();
-    expect(back.allowed).toBe(true);
-  });
+      await server.stop();
+      const allowed = await after(250, allow.consume('k'));
+      expect(allowed).toMatchObject({ allowed: true });
+      expect(['store-error', 'timeout']).toContain(allowed.reason);
+      const local = [];
+      for (let i = 0; i < 3; i++) local.push(await after(250, fallback.consume('k')));
+      expect(local.map((d) => [d.allowed, d.reason])).toEqual([
+        [true, 'fallback'],
+        [true, 'fallback'],
+        [false, 'fallback'],
+      ]);
+      expect(events.some((e) => e.action === 'fallback')).toBe(true);
 
-  it('concurrency permits: acquire falls back while Redis is down and release never throws', async () => {
-    const store = new RedisStore({ client });
-    const limiter = limiterOf({
-      algorithm: concurrency({ limit: 5 }),
-      store,
-      timeout: 250,
-      storeRetryInterval: 100,
-      onStoreError: { fallback: { algorithm: concurrency({ limit: 1 }), store: new MemoryStore({ sweepInterval: false }) } },
+      await restartServer();
+      await reconnected(kind, client);
+      const back = await untilFromRedis(fallback, 110);
+      expect(back.reason).toBeUndefined();
+      expect(back.allowed).toBe(true);
     });
-    const held = await limiter.acquire('k');
-    expect(held.reason).toBeUndefined();
-    await server.stop();
-    const first = await after(250, limiter.acquire('k'));
-    const second = await after(250, limiter.acquire('k'));
-    expect([first.allowed, first.reason, second.allowed, second.reason]).toEqual([true, 'fallback', false, 'fallback']);
-    await first.release();
-    expect((await after(250, limiter.acquire('k'))).allowed).toBe(true);
-    await expect(after(250, held.release())).resolves.toBeUndefined();
-    await restartServer();
-  });
-});
 
-describe('Redis paused beyond the timeout (CLIENT PAUSE)', () => {
-  it('decisions resolve denied with reason timeout while Redis is paused, then come from Redis again', async () => {
-    const store = new RedisStore({ client });
-    const limiter = limiterOf({ algorithm: tokenBucket({ capacity: 100, refillRate: 10 }), store, timeout: 100, storeRetryInterval: 100 });
-    const events = recordEvents(limiter);
-    expect((await limiter.consume('k')).reason).toBeUndefined();
-
-    const admin = new Redis(server.url);
-    try {
-      await admin.client('PAUSE', 400, 'ALL');
-      const paused = await after(100, Promise.all(Array.from({ length: 10 }, () => limiter.consume('k'))));
-      expect(paused.every((d) => !d.allowed && d.reason === 'timeout')).toBe(true);
-      expect(events.some((e) => e.reason === 'timeout' && e.error.name === 'StoreTimeoutError')).toBe(true);
-      await admin.client('UNPAUSE');
-    } finally {
-      admin.disconnect();
-    }
-    await timers.advanceAsync(150); // past storeRetryInterval
-    const back = await untilFromRedis(limiter, 110);
-    expect(back.reason).toBeUndefined();
-  });
-});
-
-/** A store that counts the calls reaching the RedisStore it wraps (every call still goes to Redis). */
-function counting(inner: RedisStore): Store & { calls: number } {
-  const store = {
-    calls: 0,
-    capabilities: inner.capabilities,
-    consume: (...args: Parameters<Store['consume']>) => (store.calls++, inner.consume(...args)),
-    peek: (...args: Parameters<Store['peek']>) => (store.calls++, inner.peek(...args)),
-    undo: (...args: Parameters<Store['undo']>) => (store.calls++, inner.undo(...args)),
-    reset: (...args: Parameters<Store['reset']>) => (store.calls++, inner.reset(...args)),
-    acquire: (...args: Parameters<Store['acquire']>) => (store.calls++, inner.acquire(...args)),
-    release: (...args: Parameters<Store['release']>) => (store.calls++, inner.release(...args)),
-  };
-  return store;
-}
-
-describe('the store-down circuit', () => {
-  it('while Redis is paused, one probe at a time reaches it; the other decisions repeat the reason (timeout)', async () => {
-    const store = counting(new RedisStore({ client }));
-    const limiter = limiterOf({ algorithm: tokenBucket({ capacity: 100, refillRate: 10 }), store, timeout: 100, storeRetryInterval: 100, storeFailureThreshold: 1 });
-    expect((await limiter.consume('k')).reason).toBeUndefined();
-    const admin = new Redis(server.url);
-    try {
-      await admin.client('PAUSE', 600, 'ALL');
-      expect((await after(100, limiter.consume('k'))).reason).toBe('timeout'); // opens the circuit
-      const skipped = await Promise.all(Array.from({ length: 20 }, () => limiter.consume('k')));
-      expect(skipped.every((d) => d.reason === 'timeout' && !d.allowed)).toBe(true);
-      await timers.advanceAsync(120); // past storeRetryInterval, still paused
-      const callsBefore = store.calls;
-      const probing = Promise.all(Array.from({ length: 20 }, () => limiter.consume('k')));
-      expect(store.calls - callsBefore).toBe(1);
-      expect((await after(100, probing)).every((d) => d.reason === 'timeout')).toBe(true);
-      expect(store.calls - callsBefore).toBe(1);
-      await admin.client('UNPAUSE');
-    } finally {
-      admin.disconnect();
-    }
+    it('concurrency permits: acquire falls back while Redis is down and release never throws', async () => {
+      const store = new RedisStore({ client });
+      const limiter = limiterOf({
+        algorithm: concurrency({ limit: 5 }),
+        store,
+        timeout: 250,
+        storeRetryInterval: 100,
+        onStoreError: { fallback: { algorithm: concurrency({ limit: 1 }), store: new MemoryStore({ sweepInterval: false }) } },
+      });
+      const held = await limiter.acquire('k');
+      expect(held.reason).toBeUndefined();
+      await server.stop();
+      const first = await after(250, limiter.acquire('k'));
+      const second = await after(250, limiter.acquire('k'));
+      expect([first.allowed, first.reason, second.allowed, second.reason]).toEqual([true, 'fallback', false, 'fallback']);
+      await first.release();
+      expect((await after(250, limiter.acquire('k'))).allowed).toBe(true);
+      await expect(after(250, held.release())).resolves.toBeUndefined();
+      await restartServer();
+    });
   });
 
-  it('a permit granted after its acquire timed out is given back, not held until its lease expires', async () => {
-    const store = new RedisStore({ client });
-    const algorithm = concurrency({ limit: 3, lease: '1h' });
-    const limiter = limiterOf({ algorithm, store, timeout: 50, storeRetryInterval: 50 });
-    const admin = new Redis(server.url);
-    try {
-      await admin.client('PAUSE', 200, 'WRITE');
-      const timedOut = await after(50, limiter.acquire('k'));
-      expect(timedOut.reason).toBe('timeout');
-      await admin.client('UNPAUSE');
-    } finally {
-      admin.disconnect();
-    }
-    // Bounded wait (real time: Redis's own work) for the late grant and its release to reach Redis.
-    let inUse = -1;
-    for (let i = 0; i < 40 && inUse !== 0; i++) {
-      await sleep(25);
-      inUse = await client.zcard(store.redisKeys(limiter.storageKey('k'), algorithm)[0]!);
-    }
-    expect(inUse).toBe(0);
-  });
-});
+  describe('Redis paused beyond the timeout (CLIENT PAUSE)', () => {
+    it('decisions resolve denied with reason timeout while Redis is paused, then come from Redis again', async () => {
+      const store = new RedisStore({ client });
+      const limiter = limiterOf({ algorithm: tokenBucket({ capacity: 100, refillRate: 10 }), store, timeout: 100, storeRetryInterval: 100 });
+      const events = recordEvents(limiter);
+      expect((await limiter.consume('k')).reason).toBeUndefined();
 
-describe('Redis paused (CLIENT PAUSE WRITE): resets and late grants', () => {
-  it('a reset while Redis is paused rejects with the StoreTimeoutError after a storeError event, within the timeout', async () => {
-    const store = new RedisStore({ client });
-    const limiter = limiterOf({ algorithm: tokenBucket({ capacity: 2, refillRate: 1, interval: '1h' }), store, timeout: 100 });
-    const events = recordEvents(limiter);
-    const admin = new Redis(server.url);
-    try {
-      await admin.client('PAUSE', 1000, 'WRITE');
-      let outcome: unknown = 'pending';
-      void limiter.reset('k').then(
-        () => (outcome = 'reset'),
-        (error: unknown) => (outcome = error),
-      );
-      await timers.advanceAsync(100);
-      expect(outcome).toBeInstanceOf(StoreTimeoutError);
-      expect(events.map((e) => [e.reason, e.action])).toEqual([['timeout', 'deny']]);
-      await admin.client('UNPAUSE');
-    } finally {
-      admin.disconnect();
-    }
+      const admin = new Redis(server.url);
+      try {
+        await admin.client('PAUSE', 400, 'ALL');
+        const paused = await after(100, Promise.all(Array.from({ length: 10 }, () => limiter.consume('k'))));
+        expect(paused.every((d) => !d.allowed && d.reason === 'timeout')).toBe(true);
+        expect(events.some((e) => e.reason === 'timeout' && e.error.name === 'StoreTimeoutError')).toBe(true);
+        await admin.client('UNPAUSE');
+      } finally {
+        admin.disconnect();
+      }
+      await timers.advanceAsync(150); // past storeRetryInterval
+      const back = await untilFromRedis(limiter, 110);
+      expect(back.reason).toBeUndefined();
+    });
   });
 
-  it('the units of a consume that timed out (answered denied) and that Redis admits late are given back', async () => {
-    const store = new RedisStore({ client });
-    const limiter = limiterOf({ algorithm: tokenBucket({ capacity: 5, refillRate: 1, interval: '1h' }), store, timeout: 50 });
-    expect((await limiter.consume('k', 2)).remaining).toBe(3);
-    const admin = new Redis(server.url);
-    try {
-      await admin.client('PAUSE', 1000, 'WRITE');
-      const timedOut = await after(50, limiter.consume('k', 2));
-      expect(timedOut).toMatchObject({ allowed: false, reason: 'timeout' });
-      await admin.client('UNPAUSE');
-    } finally {
-      admin.disconnect();
-    }
-    // A peek on the same connection runs after the late consume: it sees its 2 units until the
-    // give-back has reached Redis. Bounded wait (real time: Redis's own work).
-    let remaining = -1;
-    for (let i = 0; i < 40 && remaining !== 3; i++) {
-      await sleep(25);
-      remaining = (await limiter.peek('k')).remaining;
-    }
-    expect(remaining).toBe(3);
-  });
-});
-
-describe('timeouts and a busy event loop', () => {
-  it('an answer that arrived while the event loop was blocked past the timeout is used, not timed out', async () => {
-    const store = new RedisStore({ client });
-    const limiter = limiterOf({ algorithm: tokenBucket({ capacity: 10, refillRate: 1 }), store, timeout: 100 });
-    await limiter.consume('warm-up');
-    const pending = limiter.consume('k');
-    // Block the event loop for longer than Redis takes to answer, into the socket; then the timeout
-    // falls due before the answer has been read: in the timers phase of the event loop, as a real
-    // timer would (a 0 ms timer only places it there), so the poll phase that reads the socket follows.
-    const until = performance.now() + 300;
-    while (performance.now() < until);
-    await new Promise<void>((resolve) => setTimeout(() => resolve(timers.advance(100)), 0));
-    const decision = await pending;
-    expect(decision.reason).toBeUndefined();
-    expect(decision.remaining).toBe(9);
-  });
-});
-
-describe('deny cache under a flood from one key', () => {
-  async function evalshaCalls(): Promise<number> {
-    const stats = await client.info('commandstats');
-    return Number(/cmdstat_evalsha:calls=(\d+)/.exec(stats)?.[1] ?? 0) + Number(/cmdstat_eval:calls=(\d+)/.exec(stats)?.[1] ?? 0);
+  /** A store that counts the calls reaching the RedisStore it wraps (every call still goes to Redis). */
+  function counting(inner: RedisStore): Store & { calls: number } {
+    const store = {
+      calls: 0,
+      capabilities: inner.capabilities,
+      consume: (...args: Parameters<Store['consume']>) => (store.calls++, inner.consume(...args)),
+      peek: (...args: Parameters<Store['peek']>) => (store.calls++, inner.peek(...args)),
+      undo: (...args: Parameters<Store['undo']>) => (store.calls++, inner.undo(...args)),
+      reset: (...args: Parameters<Store['reset']>) => (store.calls++, inner.reset(...args)),
+      acquire: (...args: Parameters<Store['acquire']>) => (store.calls++, inner.acquire(...args)),
+      release: (...args: Parameters<Store['release']>) => (store.calls++, inner.release(...args)),
+    };
+    return store;
   }
 
-  it.each([
-    ['sequential', 1],
-    ['50 in flight', 50],
-  ] as const)('%s: denied requests are answered locally, with almost no Redis calls', async (name, inFlight) => {
-    const store = new RedisStore({ client });
-    const limiter = createLimiter({ algorithm: tokenBucket({ capacity: 10, refillRate: 1, interval: '1h' }), store, prefix: freshPrefix(), timeout: 1000 });
-    for (let i = 0; i < 10; i++) expect((await limiter.consume('flood')).allowed).toBe(true);
-    const before = await evalshaCalls();
-    const total = 1000;
-    const decisions: Decision[] = [];
-    for (let sent = 0; sent < total; sent += inFlight) {
-      decisions.push(...(await Promise.all(Array.from({ length: inFlight }, () => limiter.consume('flood')))));
+  describe('the store-down circuit', () => {
+    it('while Redis is paused, one probe at a time reaches it; the other decisions repeat the reason (timeout)', async () => {
+      const store = counting(new RedisStore({ client }));
+      const limiter = limiterOf({ algorithm: tokenBucket({ capacity: 100, refillRate: 10 }), store, timeout: 100, storeRetryInterval: 100, storeFailureThreshold: 1 });
+      expect((await limiter.consume('k')).reason).toBeUndefined();
+      const admin = new Redis(server.url);
+      try {
+        await admin.client('PAUSE', 600, 'ALL');
+        expect((await after(100, limiter.consume('k'))).reason).toBe('timeout'); // opens the circuit
+        const skipped = await Promise.all(Array.from({ length: 20 }, () => limiter.consume('k')));
+        expect(skipped.every((d) => d.reason === 'timeout' && !d.allowed)).toBe(true);
+        await timers.advanceAsync(120); // past storeRetryInterval, still paused
+        const callsBefore = store.calls;
+        const probing = Promise.all(Array.from({ length: 20 }, () => limiter.consume('k')));
+        expect(store.calls - callsBefore).toBe(1);
+        expect((await after(100, probing)).every((d) => d.reason === 'timeout')).toBe(true);
+        expect(store.calls - callsBefore).toBe(1);
+        await admin.client('UNPAUSE');
+      } finally {
+        admin.disconnect();
+      }
+    });
+
+    it('a permit granted after its acquire timed out is given back, not held until its lease expires', async () => {
+      const store = new RedisStore({ client });
+      const algorithm = concurrency({ limit: 3, lease: '1h' });
+      const limiter = limiterOf({ algorithm, store, timeout: 50, storeRetryInterval: 50 });
+      const admin = new Redis(server.url);
+      try {
+        await admin.client('PAUSE', 200, 'WRITE');
+        const timedOut = await after(50, limiter.acquire('k'));
+        expect(timedOut.reason).toBe('timeout');
+        await admin.client('UNPAUSE');
+      } finally {
+        admin.disconnect();
+      }
+      // Bounded wait (real time: Redis's own work) for the late grant and its release to reach Redis.
+      let inUse = -1;
+      for (let i = 0; i < 40 && inUse !== 0; i++) {
+        await sleep(25);
+        inUse = await inspect.zcard(store.redisKeys(limiter.storageKey('k'), algorithm)[0]!);
+      }
+      expect(inUse).toBe(0);
+    });
+  });
+
+  describe('Redis paused (CLIENT PAUSE WRITE): resets and late grants', () => {
+    it('a reset while Redis is paused rejects with the StoreTimeoutError after a storeError event, within the timeout', async () => {
+      const store = new RedisStore({ client });
+      const limiter = limiterOf({ algorithm: tokenBucket({ capacity: 2, refillRate: 1, interval: '1h' }), store, timeout: 100 });
+      const events = recordEvents(limiter);
+      const admin = new Redis(server.url);
+      try {
+        await admin.client('PAUSE', 1000, 'WRITE');
+        let outcome: unknown = 'pending';
+        void limiter.reset('k').then(
+          () => (outcome = 'reset'),
+          (error: unknown) => (outcome = error),
+        );
+        await timers.advanceAsync(100);
+        expect(outcome).toBeInstanceOf(StoreTimeoutError);
+        expect(events.map((e) => [e.reason, e.action])).toEqual([['timeout', 'deny']]);
+        await admin.client('UNPAUSE');
+      } finally {
+        admin.disconnect();
+      }
+    });
+
+    it('the units of a consume that timed out (answered denied) and that Redis admits late are given back', async () => {
+      const store = new RedisStore({ client });
+      const limiter = limiterOf({ algorithm: tokenBucket({ capacity: 5, refillRate: 1, interval: '1h' }), store, timeout: 50 });
+      expect((await limiter.consume('k', 2)).remaining).toBe(3);
+      const admin = new Redis(server.url);
+      try {
+        await admin.client('PAUSE', 1000, 'WRITE');
+        const timedOut = await after(50, limiter.consume('k', 2));
+        expect(timedOut).toMatchObject({ allowed: false, reason: 'timeout' });
+        await admin.client('UNPAUSE');
+      } finally {
+        admin.disconnect();
+      }
+      // A peek on the same connection runs after the late consume: it sees its 2 units until the
+      // give-back has reached Redis. Bounded wait (real time: Redis's own work).
+      let remaining = -1;
+      for (let i = 0; i < 40 && remaining !== 3; i++) {
+        await sleep(25);
+        remaining = (await limiter.peek('k')).remaining;
+      }
+      expect(remaining).toBe(3);
+    });
+  });
+
+  describe('timeouts and a busy event loop', () => {
+    it('an answer that arrived while the event loop was blocked past the timeout is used, not timed out', async () => {
+      const store = new RedisStore({ client });
+      const limiter = limiterOf({ algorithm: tokenBucket({ capacity: 10, refillRate: 1 }), store, timeout: 100 });
+      await limiter.consume('warm-up');
+      const pending = limiter.consume('k');
+      // Block the event loop for longer than Redis takes to answer, into the socket; then the timeout
+      // falls due before the answer has been read: in the timers phase of the event loop, as a real
+      // timer would (a 0 ms timer only places it there), so the poll phase that reads the socket follows.
+      const until = performance.now() + 300;
+      while (performance.now() < until);
+      await new Promise<void>((resolve) => setTimeout(() => resolve(timers.advance(100)), 0));
+      const decision = await pending;
+      expect(decision.reason).toBeUndefined();
+      expect(decision.remaining).toBe(9);
+    });
+  });
+
+  describe('deny cache under a flood from one key', () => {
+    async function evalshaCalls(): Promise<number> {
+      const stats = await inspect.info('commandstats');
+      return Number(/cmdstat_evalsha:calls=(\d+)/.exec(stats)?.[1] ?? 0) + Number(/cmdstat_eval:calls=(\d+)/.exec(stats)?.[1] ?? 0);
     }
-    const calls = (await evalshaCalls()) - before;
-    expect(decisions.every((d) => !d.allowed)).toBe(true);
-    expect(decisions.filter((d) => d.reason === 'deny-cache').length).toBeGreaterThanOrEqual(total - inFlight);
-    // Only the requests already in flight when the first denial came back reach Redis.
-    expect(calls).toBeGreaterThanOrEqual(1);
-    expect(calls).toBeLessThanOrEqual(inFlight);
-    console.info(`deny cache, ${name}: ${calls} Redis calls for ${total} denied requests (${((calls / total) * 100).toFixed(1)} per 100)`);
+
+    it.each([
+      ['sequential', 1],
+      ['50 in flight', 50],
+    ] as const)('%s: denied requests are answered locally, with almost no Redis calls', async (name, inFlight) => {
+      const store = new RedisStore({ client });
+      const limiter = createLimiter({ algorithm: tokenBucket({ capacity: 10, refillRate: 1, interval: '1h' }), store, prefix: freshPrefix(), timeout: 1000 });
+      for (let i = 0; i < 10; i++) expect((await limiter.consume('flood')).allowed).toBe(true);
+      const before = await evalshaCalls();
+      const total = 1000;
+      const decisions: Decision[] = [];
+      for (let sent = 0; sent < total; sent += inFlight) {
+        decisions.push(...(await Promise.all(Array.from({ length: inFlight }, () => limiter.consume('flood')))));
+      }
+      const calls = (await evalshaCalls()) - before;
+      expect(decisions.every((d) => !d.allowed)).toBe(true);
+      expect(decisions.filter((d) => d.reason === 'deny-cache').length).toBeGreaterThanOrEqual(total - inFlight);
+      // Only the requests already in flight when the first denial came back reach Redis.
+      expect(calls).toBeGreaterThanOrEqual(1);
+      expect(calls).toBeLessThanOrEqual(inFlight);
+      console.info(`deny cache, ${name}: ${calls} Redis calls for ${total} denied requests (${((calls / total) * 100).toFixed(1)} per 100)`);
+    });
   });
 });

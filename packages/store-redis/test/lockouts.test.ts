@@ -4,7 +4,7 @@
  * suite runs the lockout tables on standalone and Cluster; here, what needs two store instances or a
  * count of commands.
  */
-import { Redis } from 'ioredis';
+import { Redis } from 'ioredis5';
 import { describe, expect, it } from 'vitest';
 import { createLimiter, fixedWindow, slidingWindowLog, type Algorithm } from '@rl/core';
 import { RedisStore } from '@rl/store-redis';

@@ -3,11 +3,13 @@
  * same `now` go through a MemoryStore (which runs the TS step) and a RedisStore; every decision must
  * be identical, field by field. Two sources of operations: the scenario tables of @rl/core/testing,
  * and random sequences (fast-check) with fractional costs and times, clocks that go back,
- * configuration changes, undo, reset and peeks.
+ * configuration changes, undo, reset and peeks. The tables run on every client the store takes
+ * (test/support/clients.ts), standalone and Cluster; the random sequences on each family's current
+ * major, standalone.
  */
 import fc from 'fast-check';
-import type { Redis } from 'ioredis';
-import { describe, expect, it } from 'vitest';
+import type { Redis } from 'ioredis5';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   concurrency,
   fixedWindow,
@@ -22,8 +24,9 @@ import {
 import { withBlock, type ConcurrencyAlgorithm } from '@rl/core/store';
 import { lockoutScenarios, runScenario, scenarios } from '@rl/core/testing';
 import { MemoryStore } from '@rl/store-memory';
-import { RedisStore } from '@rl/store-redis';
+import { RedisStore, type RedisClient } from '@rl/store-redis';
 import { useRedisDeployments } from '@rl/test-support';
+import { ALL, FULL, type ClientKind } from './support/clients.js';
 
 const deployments = useRedisDeployments('parity');
 const freshPrefix = (): string => deployments.freshPrefix();
@@ -33,12 +36,25 @@ function plain(d: Decision): Record<string, unknown> {
   return { allowed: d.allowed, limit: d.limit, remaining: d.remaining, resetMs: d.resetMs, retryAfterMs: d.retryAfterMs, delayMs: d.delayMs, policy: d.policy.name, at: d.at, reason: d.reason };
 }
 
-const targets = [
-  { name: 'standalone', client: () => deployments.standalone },
-  { name: 'cluster', client: () => deployments.clustered },
-] as const;
+/**
+ * Registers, in the calling scope, hooks that connect a client of `kind` to the file's standalone
+ * server or cluster and close it after; returns the client, usable in the tests.
+ */
+function useClient(kind: ClientKind, deployment: 'standalone' | 'cluster'): () => RedisClient {
+  let client: RedisClient | undefined;
+  beforeAll(async () => {
+    client = deployment === 'standalone' ? await kind.standalone(deployments.url) : await kind.cluster(deployments.nodes);
+  });
+  afterAll(async () => {
+    if (client !== undefined) await kind.close(client);
+  });
+  return () => client!;
+}
 
-describe.each(targets)('parity with the memory store on $name Redis', ({ client }) => {
+const targets = ALL.flatMap((kind) => (['standalone', 'cluster'] as const).map((deployment) => ({ name: `${deployment} Redis, ${kind.name}`, kind, deployment })));
+
+describe.each(targets)('parity with the memory store on $name', ({ kind, deployment }) => {
+  const client = useClient(kind, deployment);
   describe('scenario tables of @rl/core/testing', () => {
     it.each([...scenarios, ...lockoutScenarios].map((s) => [s.name, s] as const))('%s', async (_name, scenario) => {
       const memory = new MemoryStore({ sweepInterval: false });
@@ -139,13 +155,14 @@ async function expectAllKeysExpire(client: Redis, prefix: string): Promise<void>
   for (const key of keys) expect(await client.pttl(key), key).toBeGreaterThan(0);
 }
 
-describe('parity on random sequences (standalone Redis)', () => {
+describe.each(FULL)('parity on random sequences (standalone Redis, $name)', (kind) => {
+  const client = useClient(kind, 'standalone');
   it('numeric and log algorithms: identical decisions, and every key written has an expiry', async () => {
     await fc.assert(
       fc.asyncProperty(numericOrLogAlgorithms, startTime, rateOps, async (configs, start, ops) => {
         const memory = new MemoryStore({ sweepInterval: false });
         const prefix = freshPrefix();
-        const redis = new RedisStore({ client: deployments.standalone, prefix });
+        const redis = new RedisStore({ client: client(), prefix });
         let now = start;
         const memoryCharges: Charges = new Map();
         const redisCharges: Charges = new Map();
@@ -178,7 +195,7 @@ describe('parity on random sequences (standalone Redis)', () => {
       fc.asyncProperty(algorithms, startTime, leaseOps, async (algorithm: ConcurrencyAlgorithm, start, ops) => {
         const memory = new MemoryStore({ sweepInterval: false });
         const prefix = freshPrefix();
-        const redis = new RedisStore({ client: deployments.standalone, prefix });
+        const redis = new RedisStore({ client: client(), prefix });
         let now = start;
         for (const op of ops) {
           now = Math.max(0, now + op.dt);

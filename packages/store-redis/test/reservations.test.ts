@@ -3,7 +3,7 @@
  * Cluster; here, what needs two store instances (two clients, as two processes would have) and a
  * count of commands. Every decision is on Redis TIME, the clock the instances share.
  */
-import { Redis, type Cluster } from 'ioredis';
+import { Redis, type Cluster } from 'ioredis5';
 import { describe, expect, it } from 'vitest';
 import { createLimiter, slidingWindowLog, tokenBucket, type Algorithm, type Duration, type Reservation } from '@rl/core';
 import { RedisStore } from '@rl/store-redis';

@@ -4,7 +4,7 @@
  * script reloading after SCRIPT FLUSH, one round trip per decision, memory per key, the sliding log's
  * records, typed errors.
  */
-import { Cluster, Redis } from 'ioredis';
+import { Cluster, Redis } from 'ioredis5';
 import { describe, expect, it } from 'vitest';
 import { concurrency, fixedWindow, slidingWindowLog, tokenBucket, type Algorithm } from '@rl/core';
 import { EXPLICIT_NOW_EXPIRY_MARGIN_MS, MAX_PLAIN_FIELD_BYTES, RedisStore, bucketOf, fieldOf, hashTagOf } from '@rl/store-redis';

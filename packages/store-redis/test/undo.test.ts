@@ -4,7 +4,7 @@
  * list elements the script's LRANGE calls cover, read from MONITOR (which shows the commands a script
  * runs). The records it removes are those the memory store's undo removes (the newest of that cost).
  */
-import type { Redis } from 'ioredis';
+import type { Redis } from 'ioredis5';
 import { describe, expect, it } from 'vitest';
 import { slidingWindowLog } from '@rl/core';
 import { MemoryStore } from '@rl/store-memory';

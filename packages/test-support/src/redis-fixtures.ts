@@ -77,6 +77,10 @@ export interface RedisDeployments {
   readonly standalone: Redis;
   /** A client of the cluster (usable once `beforeAll` has run). */
   readonly clustered: Cluster;
+  /** The standalone server's URL, for clients of other libraries (usable once `beforeAll` has run). */
+  readonly url: string;
+  /** The cluster's masters, for clients of other libraries (usable once `beforeAll` has run). */
+  readonly nodes: readonly { host: string; port: number }[];
   /** A key prefix no other test of any run uses: `<label>:<pid>:<time>:<n>:`. */
   freshPrefix(): string;
 }
@@ -109,6 +113,14 @@ export function useRedisDeployments(label: string): RedisDeployments {
     get clustered() {
       if (!clustered) throw new Error('useRedisDeployments: the clients exist once beforeAll has run');
       return clustered;
+    },
+    get url() {
+      if (!server) throw new Error('useRedisDeployments: the servers exist once beforeAll has run');
+      return server.url;
+    },
+    get nodes() {
+      if (!cluster) throw new Error('useRedisDeployments: the servers exist once beforeAll has run');
+      return cluster.nodes;
     },
     freshPrefix: prefixes(label),
   };

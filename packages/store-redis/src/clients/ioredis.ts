@@ -1,0 +1,67 @@
+import { InvalidOptionError } from '@rl/core';
+import type { ScriptCall } from '../script-plan.js';
+import type { ClientAdapter } from './client.js';
+
+/**
+ * An ioredis 5 or 6 client, or an iovalkey client (an ioredis fork with the same API): a `Redis`
+ * (standalone, Sentinel) or a `Cluster`. Structural, so that the store's types name no client package.
+ */
+export interface IoredisClient {
+  defineCommand(name: string, definition: { lua: string; numberOfKeys?: number }): void;
+}
+
+/** The parts of an ioredis-like client the adapter reads. */
+interface Ioredis extends IoredisClient {
+  readonly isCluster?: boolean;
+  readonly status?: string;
+  readonly options?: { keyPrefix?: unknown };
+  /** Cluster only: the nodes of each slot, the master first (`"host:port"`). */
+  readonly slots?: readonly (readonly string[] | undefined)[];
+  hdel(key: string, ...fields: string[]): Promise<unknown>;
+  del(...keys: string[]): Promise<unknown>;
+}
+
+/** ioredis and iovalkey define scripts on the client (`defineCommand`); node-redis has no such method. */
+export function isIoredisLike(client: object): client is Ioredis {
+  return typeof (client as Ioredis).defineCommand === 'function';
+}
+
+/**
+ * ioredis does what the store needs by itself: `defineCommand` gives a command that sends `EVALSHA`
+ * and `EVAL` on `NOSCRIPT`, and its `...Buffer` variant resolves to the reply's bytes. The client's
+ * `keyPrefix` is put before every key, scripts' keys included.
+ */
+export function ioredisAdapter(client: Ioredis): ClientAdapter {
+  const rawPrefix = client.options?.keyPrefix;
+  if (client.isCluster === true && splitsHashTags(rawPrefix)) {
+    throw new InvalidOptionError('RedisStore.client', rawPrefix, 'a Cluster client whose keyPrefix has no empty hash tag "{}" (Redis would hash every whole key, and a limit\'s keys would land in different slots)');
+  }
+  const keyPrefix = typeof rawPrefix === 'string' ? rawPrefix : Buffer.isBuffer(rawPrefix) ? rawPrefix.toString('latin1') : '';
+  const commands = client as unknown as Record<string, ScriptCall | undefined>;
+  return {
+    keyPrefix,
+    masterOf: client.isCluster === true ? (slot) => client.slots?.[slot]?.[0] ?? '' : undefined,
+    script(name, numberOfKeys, lua) {
+      if (typeof commands[`${name}Buffer`] !== 'function') client.defineCommand(name, { numberOfKeys, lua });
+      // Bound once here, so that a call is a plain call of the client's own command.
+      return commands[`${name}Buffer`]!.bind(client);
+    },
+    hdel: (key, fields) => client.hdel(key, ...fields),
+    del: (keys) => client.del(...keys),
+    closedReason: () =>
+      // 'end': closed by quit() or disconnect() (ioredis reconnects on its own otherwise).
+      client.status === 'end' ? 'the ioredis client was closed (quit() or disconnect()): the store never reconnects it, pass an open client' : undefined,
+  };
+}
+
+/**
+ * True when a key prefix makes Redis Cluster hash whole keys: its first `{` is followed at once by `}`
+ * (an empty hash tag). Any other prefix keeps a limit's keys in one slot, since they all begin with
+ * `<keyPrefix><prefix>{<tag>}`: the first `}` after the first `{` lies within that common part.
+ */
+function splitsHashTags(keyPrefix: unknown): boolean {
+  if (typeof keyPrefix !== 'string' && !Buffer.isBuffer(keyPrefix)) return false;
+  const text = Buffer.isBuffer(keyPrefix) ? keyPrefix.toString('latin1') : keyPrefix;
+  const open = text.indexOf('{');
+  return open !== -1 && text.charCodeAt(open + 1) === 125;
+}
