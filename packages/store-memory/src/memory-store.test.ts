@@ -159,3 +159,16 @@ describe('combined limits on two stores', () => {
     expect((await tenant.peek('acme')).remaining).toBe(3);
   });
 });
+
+describe('lockouts and a clock that goes back', () => {
+  it('finds the key blocked again when the clock goes back into a block that had ended (as on Redis)', () => {
+    let now = 1_000_000;
+    const limiter = createLimiter({ algorithm: fixedWindow({ limit: 1, window: '15m' }), store: new MemoryStore(), clock: () => now, blockDuration: '1h' });
+    limiter.consumeSync('k');
+    expect(limiter.consumeSync('k').retryAfterMs).toBe(3_600_000);
+    now += 3_600_000;
+    limiter.consumeSync('k');
+    now -= 1;
+    expect(limiter.consumeSync('k')).toMatchObject({ allowed: false, retryAfterMs: 1 });
+  });
+});

@@ -7,7 +7,7 @@ import {
   type Store,
   type StoreCapabilities,
 } from '@rl/core';
-import { ALGORITHM_KINDS, decisionFromExact, type ConcurrencyAlgorithm } from '@rl/core/store';
+import { ALGORITHM_KINDS, BLOCK_KEY_SUFFIX, decisionFromExact, type ConcurrencyAlgorithm } from '@rl/core/store';
 import calculateSlot from 'cluster-key-slot';
 import { createHash } from 'node:crypto';
 import { adaptClient, type ClientAdapter, type RedisClient } from './clients/client.js';
@@ -186,7 +186,13 @@ export class RedisStore implements Store {
     try {
       // In the compact layout a lockout is the field '#!<field>' (see block-read-compact.lua): lifted too.
       if (plan.compact) await this.adapter.hdel(this.bucketKey(plan, key), [fieldOf(key), `#!${fieldOf(key)}`]);
-      else await this.adapter.del(this.redisKeys(key, algorithm));
+      else {
+        // Keys of their own: a lockout is the state's `:block` key, lifted too, also through a
+        // configuration without a lockout (whose keys do not list it).
+        const keys = this.redisKeys(key, algorithm);
+        if (algorithm.stateKind !== 'leases' && !plan.keys.includes(BLOCK_KEY_SUFFIX)) keys.push(redisKeyBase(this.prefix, key) + plan.suffix + BLOCK_KEY_SUFFIX);
+        await this.adapter.del(keys);
+      }
     } catch (error) {
       throw storeError('reset', error, this.adapter);
     }

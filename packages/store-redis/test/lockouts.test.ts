@@ -42,6 +42,29 @@ describe.each<[string, Algorithm]>([
     }
   });
 
+  it('a reset through a limiter without a lockout lifts the block too (the same state, another configuration)', async () => {
+    const prefix = redis.freshPrefix();
+    const store = new RedisStore({ client: redis.client, prefix });
+    const now = 1_000_000;
+    const blocking = createLimiter({ algorithm, store, clock: () => now, blockDuration: '1h', denyCache: false });
+    const plain = createLimiter({ algorithm, store, clock: () => now, denyCache: false });
+    for (let i = 0; i < 6; i++) await blocking.consume('login');
+    expect((await blocking.consume('login')).retryAfterMs).toBe(3_600_000);
+    await plain.reset('login');
+    expect(await blocking.consume('login')).toMatchObject({ allowed: true, remaining: 4 });
+  });
+
+  it('a clock that goes back into a block that has ended finds the key blocked (as the memory store does)', async () => {
+    const prefix = redis.freshPrefix();
+    let now = 1_000_000;
+    const limiter = createLimiter({ algorithm, store: new RedisStore({ client: redis.client, prefix }), clock: () => now, blockDuration: '1h', denyCache: false });
+    for (let i = 0; i < 6; i++) await limiter.consume('login');
+    now += 3_600_000;
+    await limiter.peek('login');
+    now -= 1;
+    expect(await limiter.consume('login')).toMatchObject({ allowed: false, retryAfterMs: 1 });
+  });
+
   it('the denial that starts a block is one script call; every key it writes expires, the block no sooner than its end', async () => {
     const prefix = redis.freshPrefix();
     const store = new RedisStore({ client: redis.client, prefix });

@@ -36,10 +36,9 @@ export class BlockTable {
   decide(key: string, algorithm: Algorithm, now: number, commit: boolean, step: (commit: boolean) => Decision): Decision {
     const id = `${algorithm.stateTag}\u0000${key}`;
     const end = this.ends.get(id);
-    if (end !== undefined) {
-      if (end > now) return blockedDecision(step(false), end - now);
-      if (commit) this.ends.delete(id);
-    }
+    // An ended block is kept until the sweep (or a new denial) replaces it: a clock that goes back into
+    // it finds the key blocked, as on Redis (time going back never lifts a lockout early).
+    if (end !== undefined && end > now) return blockedDecision(step(false), end - now);
     const decision = step(commit);
     if (!commit || decision.allowed) return decision;
     this.start(id, now + algorithm.blockMs, now);
