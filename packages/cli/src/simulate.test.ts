@@ -62,12 +62,12 @@ describe("simulate: the README's table (100 requests at 0.990 s, 100 at 1.010 s)
 });
 
 describe('simulate: waiting, windows, keys', () => {
-  it('--wait bounds the shaper\'s hold as the middleware does: a longer delay is denied and its place given back', () => {
+  it('--wait bounds the hold as the middleware does (a shaper, a reserving bucket): a longer delay is denied and its place given back', () => {
     const [shaper, bucket] = run('burst 100 at 0s', ['leakyBucket(capacity=20,leakRate=100,mode=shape)', 'tokenBucket(capacity=20,refillRate=100)'], { waitMs: 100 }).limits;
     // Delays 0, 10, …, 100 ms pass; the 12th (110 ms) and later are denied.
     expect(shaper).toMatchObject({ admitted: 11, denied: 89, delayed: 10, delayMs: { max: 100 }, waitMs: 100 });
-    // A token bucket cannot wait in @rl/core yet (reservations): it runs without, and says so.
-    expect(bucket).toMatchObject({ admitted: 20, delayed: 0, waitMs: null });
+    // A token bucket reserves: its 20 tokens at once, then one every 10 ms up to 100 ms (tokens below 0).
+    expect(bucket).toMatchObject({ admitted: 30, delayed: 10, delayMs: { max: 100 }, waitMs: 100 });
   });
 
   it("largest admitted in any window: the fixed window's boundary burst, against the sliding log's exact bound", () => {
