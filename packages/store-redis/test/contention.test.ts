@@ -84,3 +84,18 @@ describe.each([
     expect(admitted).toBe(LIMIT);
   });
 });
+
+describe.each([
+  { name: 'standalone', target: () => ({ url: server.url }) },
+  { name: 'cluster', target: () => ({ nodes: cluster.nodes }) },
+])('reservations across processes on $name Redis', ({ name, target }) => {
+  it(`${PROCESSES} processes × ${CONSUMERS} consumers queue in one FIFO: every admitted reservation has a slot of its own`, async () => {
+    const results = await contend({ target: target(), kind: 'reserve', key: 'hot-key', prefix: `contention:${name}:reserve:${Date.now()}:` });
+    expect(results.every((r) => r.notFromStore === 0)).toBe(true);
+    // 50 tokens at once, then one every 20 ms up to the 1 s maxDelay (a frozen clock: nothing refills
+    // meanwhile): 100 reservations, 50 without delay and one for each 20 ms slot, whichever process asked.
+    const delays = results.flatMap((r) => r.delays!).sort((a, b) => a - b);
+    expect(delays).toEqual([...Array.from({ length: 50 }, () => 0), ...Array.from({ length: 50 }, (_, i) => (i + 1) * 20)]);
+    expect(results.reduce((sum, r) => sum + r.denied, 0)).toBe(PROCESSES * CONSUMERS * ATTEMPTS - 100);
+  });
+});

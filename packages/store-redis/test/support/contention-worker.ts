@@ -10,7 +10,8 @@ import { RedisStore } from '@rl/store-redis';
 
 export interface WorkerConfig {
   target: { url: string } | { nodes: { host: string; port: number }[] };
-  kind: 'fixed-window' | 'sliding-window-log' | 'token-bucket' | 'concurrency';
+  /** `reserve`: reservations (`maxDelay` 1 s, the bucket's horizon) on a token bucket of 50 tokens refilled at 50 per second. */
+  kind: 'fixed-window' | 'sliding-window-log' | 'token-bucket' | 'concurrency' | 'reserve';
   limit: number;
   key: string;
   prefix: string;
@@ -25,6 +26,8 @@ export interface WorkerResult {
   notFromStore: number;
   /** Time from 'go' to the last decision (for information). */
   elapsedMs?: number;
+  /** `reserve`: the delay of each admitted reservation (ms). */
+  delays?: number[];
 }
 
 function algorithmOf(config: WorkerConfig): Algorithm {
@@ -38,6 +41,8 @@ function algorithmOf(config: WorkerConfig): Algorithm {
       return tokenBucket({ capacity: config.limit, refillRate: 1, interval: '1d' });
     case 'concurrency':
       return concurrency({ limit: config.limit, lease: '1h' });
+    case 'reserve':
+      return tokenBucket({ capacity: 50, refillRate: 50, interval: '1s' });
   }
 }
 
@@ -53,9 +58,9 @@ async function run(config: WorkerConfig): Promise<WorkerResult> {
     store,
     timeout: false,
     denyCache: false,
-    ...(config.kind === 'fixed-window' ? { clock: () => 1_000_000 } : {}),
+    ...(config.kind === 'fixed-window' || config.kind === 'reserve' ? { clock: () => 1_000_000 } : {}),
   });
-  const result: WorkerResult = { admitted: 0, denied: 0, notFromStore: 0 };
+  const result: WorkerResult = { admitted: 0, denied: 0, notFromStore: 0, ...(config.kind === 'reserve' && { delays: [] }) };
   await client.ping();
   const go = new Promise<void>((resolve) => process.once('message', () => resolve()));
   process.send!({ ready: true });
@@ -64,7 +69,13 @@ async function run(config: WorkerConfig): Promise<WorkerResult> {
   await Promise.all(
     Array.from({ length: config.consumers }, async () => {
       for (let i = 0; i < config.attempts; i++) {
-        const decision = config.kind === 'concurrency' ? await limiter.acquire(config.key) : await limiter.consume(config.key);
+        const decision =
+          config.kind === 'concurrency'
+            ? await limiter.acquire(config.key)
+            : config.kind === 'reserve'
+              ? await limiter.reserve(config.key, 1, { maxDelay: '1s' })
+              : await limiter.consume(config.key);
+        if (config.kind === 'reserve' && decision.allowed) result.delays!.push(decision.delayMs);
         if (decision.reason !== undefined) result.notFromStore++;
         if (decision.allowed) result.admitted++;
         else result.denied++;
