@@ -7,12 +7,14 @@ import { parseHTML } from 'linkedom';
 import { Resvg } from '@resvg/resvg-js';
 
 const WIDTH = 960;
+const PALETTE = { 'no limit (node:http)': '#9d9d9d', 'token-bucket': '#4c78a8', 'fixed-window': '#e45756', 'sliding-log': '#f58518', 'sliding-counter': '#54a24b', 'leaky-bucket': '#b279a2' };
+const colorOf = (name) => PALETTE[name] ?? '#333';
 
-function plot(options) {
+function plot({ title, legend = [], ...options }) {
   const { document } = parseHTML('<!doctype html><html><body></body></html>');
   const svg = Plot.plot({ document, width: WIDTH, style: { background: 'white' }, ...options });
   svg.setAttribute('xmlns', 'http://www.w3.org/2000/svg');
-  return { svg: svg.outerHTML, height: Number(svg.getAttribute('height')) };
+  return { svg: svg.outerHTML, height: Number(svg.getAttribute('height')), title, legend };
 }
 
 /** Cumulative fraction of admitted requests at or below each latency bin's upper edge. */
@@ -34,7 +36,9 @@ function latencyPlot(runs) {
   // The baseline in every panel, for reference.
   for (const r of runs.filter((x) => !x.algorithm)) for (const s of stores) for (const w of ['no wait', 'wait 500ms']) rows.push(...cdfRows(r, s, w));
   const series = [...new Set(rows.map((r) => r.series))];
+  const legend = series.map((name) => ({ name, color: colorOf(name) }));
   return plot({
+    legend,
     height: 120 + 230 * stores.length,
     marginTop: 60,
     marginRight: 90,
@@ -43,11 +47,10 @@ function latencyPlot(runs) {
     y: { label: 'fraction ≤ x', grid: true, domain: [0, 1] },
     fx: { label: null, domain: ['no wait', 'wait 500ms'] },
     fy: { label: null, domain: stores },
-    color: { legend: false, domain: series, scheme: 'tableau10' },
+    color: { legend: false, domain: series, range: series.map(colorOf) },
     marks: [
       Plot.frame({ stroke: '#ccc' }),
       Plot.line(rows, { x: 'ms', y: 'fraction', stroke: 'series', fx: 'wait', fy: 'store', strokeWidth: 1.8, curve: 'step-before' }),
-      ...series.map((s, i) => Plot.text([s], { frameAnchor: 'top-left', fx: 'no wait', fy: stores[0], facetAnchor: null, dx: 8 + 150 * i, dy: -40, fill: Plot.scale({ color: { domain: series, scheme: 'tableau10' } }).apply(s), fontSize: 12, fontWeight: 'bold', text: [`■ ${s}`] })),
     ],
   });
 }
@@ -65,9 +68,9 @@ function arrivalsPlot(runs) {
   return plot({
     height: 80 + 75 * shown.length,
     marginTop: 50,
-    title: `What the backend saw: arrivals per 10 ms, 1 s before to 5 s after the surge (${store ?? 'no'} store)`,
+    title: `What the backend saw: arrivals per 10 ms (square-root scale), 1 s before to 5 s after the surge (${store ?? 'no'} store)`,
     x: { label: 'seconds since the run started (the surge to 600/s starts at the first phase end)' },
-    y: { label: null, grid: true, ticks: 2 },
+    y: { label: null, type: 'sqrt', grid: true, ticks: 3 },
     fy: { axis: null, domain: labels, padding: 0.3 },
     marks: [
       Plot.rectY(rows, { x1: 't', x2: (d) => d.t + 0.01, y: 'n', fy: 'label', fill: '#4c78a8' }),
@@ -81,10 +84,14 @@ function arrivalsPlot(runs) {
 export async function writeChart({ meta, runs }, paths) {
   const parts = [latencyPlot(runs), arrivalsPlot(runs)];
   let y = 0;
+  // Plot wraps a titled chart in an HTML <figure>, so the titles are drawn here, above each plot.
   const inner = parts.map((p) => {
-    const s = p.svg.replace(/^<svg /, `<svg y="${y}" `);
-    y += p.height + 10;
-    return s;
+    const title = `<text x="8" y="${y + 18}" font-size="14" font-weight="bold" font-family="sans-serif">${p.title}</text>`;
+    // Plot's legends are HTML too: the algorithms' colours as SVG text beside the title.
+    const legend = p.legend.map((l, i) => `<text x="${8 + 160 * i}" y="${y + 40}" font-size="12" font-family="sans-serif" fill="${l.color}" font-weight="bold">■ ${l.name}</text>`).join('');
+    const s = p.svg.replace(/^<svg /, `<svg y="${y + 26}" `);
+    y += p.height + 36;
+    return title + legend + s;
   });
   const caption = `<text x="8" y="${y + 14}" font-size="11" font-family="sans-serif" fill="#555">rl burst experiment, ${meta.mode} run ${meta.started} (${meta.phases.map((p) => `${p.rate}/s × ${p.seconds} s`).join(' then ')}), ${meta.cpus} cores, node ${meta.node}</text>`;
   const svg = `<svg xmlns="http://www.w3.org/2000/svg" width="${WIDTH}" height="${y + 24}" viewBox="0 0 ${WIDTH} ${y + 24}"><rect width="100%" height="100%" fill="white"/>${inner.join('')}${caption}</svg>`;
