@@ -89,11 +89,20 @@ const backend = await startChild(bcmd, bargv);
 const backendPort = Number(backend.info);
 const redis = args.stores.includes('redis') ? await startRedis({ cpu: 0 }) : undefined;
 const runs = [];
+const failures = [];
 const started = new Date();
 try {
   for (const config of configs) {
     process.stderr.write(`running ${config.label} ...\n`);
-    const result = await runOne(config, { backendPort, redisPort: redis?.port, phases: args.phases });
+    let result;
+    try {
+      result = await runOne(config, { backendPort, redisPort: redis?.port, phases: args.phases });
+    } catch (error) {
+      // One configuration that fails (a gateway that does not start) is reported, not the whole matrix lost.
+      process.stderr.write(`  FAILED: ${error.message}\n`);
+      failures.push({ id: config.id, label: config.label, error: error.message });
+      continue;
+    }
     runs.push({ id: config.id, label: config.label, algorithm: config.algorithm ?? null, store: config.store, waits: config.waits ?? false, limit: config.limit ?? null, wait: config.wait ?? null, result });
     process.stderr.write(`  admitted ${result.admitted}, 429 ${result.denied}, errors ${result.errors}, P99 ${result.admittedLatencyMs.p99} ms\n`);
   }
@@ -107,8 +116,12 @@ const meta = { started: started.toISOString(), mode: args.mode, phases: args.pha
 const stamp = started.toISOString().replace(/[:.]/g, '-');
 await mkdir(path.join(HERE, 'results'), { recursive: true });
 const base = path.join(HERE, 'results', `burst-${args.mode}-${stamp}`);
-await writeFile(`${base}.json`, JSON.stringify({ meta, seed: SEED, runs }, null, 1) + '\n');
+await writeFile(`${base}.json`, JSON.stringify({ meta, seed: SEED, runs, failures }, null, 1) + '\n');
 await writeFile(`${base}.md`, text + '\n');
 await writeChart({ meta, runs }, [`${base}.svg`, `${base}.png`]);
 console.log(`\n${os.cpus().length} cores (${meta.cpuModel}), load average after the run: ${load}`);
 console.log(`written: ${base}.{json,md,svg,png}`);
+if (failures.length) {
+  console.log(`failed: ${failures.map((f) => f.label).join('; ')}`);
+  process.exitCode = 1;
+}

@@ -89,8 +89,9 @@ export async function writeChart({ meta, runs }, paths) {
     const title = `<text x="8" y="${y + 18}" font-size="14" font-weight="bold" font-family="sans-serif">${p.title}</text>`;
     // Plot's legends are HTML too: the algorithms' colours as SVG text beside the title.
     const legend = p.legend.map((l, i) => `<text x="${8 + 160 * i}" y="${y + 40}" font-size="12" font-family="sans-serif" fill="${l.color}" font-weight="bold">■ ${l.name}</text>`).join('');
-    const s = p.svg.replace(/^<svg /, `<svg y="${y + 26}" `);
-    y += p.height + 36;
+    const top = p.legend.length ? 48 : 26;
+    const s = p.svg.replace(/^<svg /, `<svg y="${y + top}" `);
+    y += p.height + top + 10;
     return title + legend + s;
   });
   const caption = `<text x="8" y="${y + 14}" font-size="11" font-family="sans-serif" fill="#555">rl burst experiment, ${meta.mode} run ${meta.started} (${meta.phases.map((p) => `${p.rate}/s × ${p.seconds} s`).join(' then ')}), ${meta.cpus} cores, node ${meta.node}</text>`;

@@ -11,13 +11,12 @@ export const ALGORITHMS = {
   'sliding-log': { call: 'slidingWindowLog', options: { limit: RATE, window: '1s' } },
   'sliding-counter': { call: 'slidingWindowCounter', options: { limit: RATE, window: '1s' } },
   // Without waiting, the bucket meters (GCRA: a burst of its capacity passes at once); with waiting,
-  // it shapes: a queue of 100 requests at 200/s is the same 500 ms of queueing.
+  // it shapes: a queue of 100 requests at 200/s is the same 500 ms of queueing as `maxDelay`.
   'leaky-bucket': {
     call: 'leakyBucket',
     options: { capacity: RATE, leakRate: RATE, interval: '1s' },
     waitCall: 'leakyBucket',
     waitOptions: { capacity: 100, leakRate: RATE, interval: '1s', mode: 'shape' },
-    shapes: true,
   },
 };
 
@@ -37,8 +36,8 @@ export function configurations({ algorithms = Object.keys(ALGORITHMS), stores = 
           algorithm: a,
           store,
           limit,
-          // The shaping bucket holds requests by itself; `wait` on top would be the same slot.
-          wait: wait && !spec.shapes ? MAX_DELAY : null,
+          // A shaping bucket requires `wait` too: its `maxDelay` is the longest hold.
+          wait: wait ? MAX_DELAY : null,
           waits: wait,
           label: `${a} ${wait ? `wait ${MAX_DELAY}` : 'no wait'} (${store})`,
           prefix: `exp-${a}-${wait ? 'w' : 'n'}-${Date.now().toString(36)}:`,
