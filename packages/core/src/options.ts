@@ -30,6 +30,14 @@ export function integerAtLeast(value: unknown, field: string, min = 1): number {
   return value;
 }
 
+const PRINTABLE_ASCII = /^[\x20-\x7e]*$/;
+
+/** True when `text` has only printable ASCII characters (space to `~`; the empty string has none other). */
+export function isPrintableAscii(text: string): boolean {
+  return PRINTABLE_ASCII.test(text);
+}
+
+/** A boolean option: `fallback` when not given (undefined); anything but a boolean, null included, is refused. */
 export function optionalBoolean(value: unknown, field: string, fallback: boolean): boolean {
   if (value === undefined) return fallback;
   if (typeof value !== 'boolean') throw new InvalidOptionError(field, value, 'true or false');

@@ -5,6 +5,7 @@ import {
   HttpRateLimiter,
   PROBLEM_CONTENT_TYPE,
   Responder,
+  withLimiter,
   checkSuccessTest,
   nodeHeaderAccess,
   trustsEveryAddress,
@@ -108,13 +109,7 @@ export function rateLimit(options: RateLimitOptions): RateLimitMiddleware {
     return responder.respond(req, res, next, result);
   } as RateLimitMiddleware;
 
-  Object.defineProperty(middleware, 'limiter', { value: limiter });
-  middleware.resetKey = (key: string) => limiter.resetKey(key);
-  middleware.on = ((event: 'storeError' | 'circuit', listener: (event: never) => void) => {
-    limiter.on(event as 'storeError', listener as (event: StoreErrorEvent & { name: string }) => void);
-    return middleware;
-  }) as RateLimitMiddleware['on'];
-  return middleware;
+  return withLimiter(middleware, limiter);
 }
 
 /** Express's side of the shared decision tree (see `Responder`). */

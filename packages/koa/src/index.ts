@@ -7,6 +7,7 @@ import {
   claimResponse,
   PROBLEM_CONTENT_TYPE,
   Responder,
+  withLimiter,
   checkSuccessTest,
   nodeHeaderAccess,
   problemBody,
@@ -97,13 +98,7 @@ export function rateLimit(options: RateLimitOptions): RateLimitMiddleware {
     return responder.respond(ctx, ctx.res, next, result);
   } as RateLimitMiddleware;
 
-  Object.defineProperty(middleware, 'limiter', { value: limiter });
-  middleware.resetKey = (key: string) => limiter.resetKey(key);
-  middleware.on = ((event: 'storeError' | 'circuit', listener: (event: never) => void) => {
-    limiter.on(event as 'storeError', listener as (event: StoreErrorEvent & { name: string }) => void);
-    return middleware;
-  }) as RateLimitMiddleware['on'];
-  return middleware;
+  return withLimiter(middleware, limiter);
 }
 
 /** Koa's side of the shared decision tree (see `Responder`): `ctx`, its Node response, `next`. */

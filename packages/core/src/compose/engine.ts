@@ -85,6 +85,8 @@ export class Composition<R> {
   private readonly single: Limiter | undefined;
   /** Per limit: true for a dry-run limit; undefined when there is none. */
   private readonly dryRun: readonly boolean[] | undefined;
+  /** True when some limit is enforced (not dry-run): dry-run limits then never bind. */
+  private readonly anyEnforced: boolean;
   /** True when the rate limits reserve (a finite `maxDelayMs` above 0). */
   private readonly reserves: boolean;
 
@@ -104,6 +106,7 @@ export class Composition<R> {
     this.leases = limiters.map((limiter) => limiter.leases);
     this.hasLeases = this.leases.includes(true);
     this.dryRun = dryRun.includes(true) ? limiters.map((_, i) => dryRun[i] === true) : undefined;
+    this.anyEnforced = this.dryRun === undefined || this.dryRun.includes(false);
     this.single = limiters.length === 1 && !this.hasLeases && this.dryRun === undefined ? limiters[0] : undefined;
     this.reserves = maxDelayMs > 0 && Number.isFinite(maxDelayMs);
     if (this.reserves) {
@@ -212,41 +215,13 @@ export class Composition<R> {
     return back.then(() => this.settle(keys, costs, algorithms, decisions, i, i, retryAfterMs, 0, -1));
   }
 
+  /**
+   * Every enforced limit admitted. A dry-run limit neither delays the request nor binds it (unless
+   * every limit is a dry-run one); the first that denied, or would have held it longer than
+   * `maxDelayMs`, is reported.
+   */
   private admitted(keys: readonly string[], costs: readonly number[], algorithms: Algorithms, decisions: (Decision | undefined)[]): MaybePromise<R> {
     const dryRun = this.dryRun;
-    if (dryRun !== undefined) return this.admittedWithDryRun(keys, costs, algorithms, decisions, dryRun);
-    let binding = 0;
-    let delayMs = 0;
-    let delayedBy = -1;
-    for (let i = 0; i < decisions.length; i++) {
-      const d = decisions[i]!;
-      if (d.delayMs > delayMs) {
-        delayMs = d.delayMs;
-        delayedBy = i;
-      }
-      if (i === 0) continue;
-      const b = decisions[binding]!;
-      if ((d.remaining < b.remaining && reportsQuota(d)) || !reportsQuota(b)) binding = i;
-    }
-    if (delayMs <= this.maxDelayMs) return this.settle(keys, costs, algorithms, decisions, -1, binding, 0, delayMs, -1);
-    return this.delayedTooLong(keys, costs, algorithms, decisions, delayedBy, delayMs);
-  }
-
-  /** The wait is longer than the request may be held: deny it now, and give its slot back. */
-  private delayedTooLong(keys: readonly string[], costs: readonly number[], algorithms: Algorithms, decisions: (Decision | undefined)[], delayedBy: number, delayMs: number): MaybePromise<R> {
-    const retryAfterMs = delayMs - this.maxDelayMs;
-    const back = this.giveBack(keys, costs, algorithms, decisions);
-    if (back === undefined) return this.settle(keys, costs, algorithms, decisions, delayedBy, delayedBy, retryAfterMs, 0, -1);
-    return back.then(() => this.settle(keys, costs, algorithms, decisions, delayedBy, delayedBy, retryAfterMs, 0, -1));
-  }
-
-  /**
-   * Every enforced limit admitted: {@link admitted} with dry-run limits, which neither delay the
-   * request nor bind it (unless all limits are dry-run ones); the first that denied, or would have
-   * held it longer than `maxDelayMs`, is reported.
-   */
-  private admittedWithDryRun(keys: readonly string[], costs: readonly number[], algorithms: Algorithms, decisions: (Decision | undefined)[], dryRun: readonly boolean[]): MaybePromise<R> {
-    const enforced = dryRun.includes(false);
     let binding = -1;
     let delayMs = 0;
     let delayedBy = -1;
@@ -254,12 +229,12 @@ export class Composition<R> {
     let dryRunRetryMs = 0;
     for (let i = 0; i < decisions.length; i++) {
       const d = decisions[i]!;
-      if (dryRun[i]) {
+      if (dryRun !== undefined && dryRun[i]) {
         if (dryRunDeniedBy === -1 && (!d.allowed || d.delayMs > this.maxDelayMs)) {
           dryRunDeniedBy = i;
           dryRunRetryMs = d.allowed ? d.delayMs - this.maxDelayMs : d.retryAfterMs;
         }
-        if (enforced) continue;
+        if (this.anyEnforced) continue;
       } else if (d.delayMs > delayMs) {
         delayMs = d.delayMs;
         delayedBy = i;
@@ -269,6 +244,14 @@ export class Composition<R> {
     }
     if (delayMs > this.maxDelayMs) return this.delayedTooLong(keys, costs, algorithms, decisions, delayedBy, delayMs);
     return this.settle(keys, costs, algorithms, decisions, -1, binding, dryRunRetryMs, delayMs, dryRunDeniedBy);
+  }
+
+  /** The wait is longer than the request may be held: deny it now, and give its slot back. */
+  private delayedTooLong(keys: readonly string[], costs: readonly number[], algorithms: Algorithms, decisions: (Decision | undefined)[], delayedBy: number, delayMs: number): MaybePromise<R> {
+    const retryAfterMs = delayMs - this.maxDelayMs;
+    const back = this.giveBack(keys, costs, algorithms, decisions);
+    if (back === undefined) return this.settle(keys, costs, algorithms, decisions, delayedBy, delayedBy, retryAfterMs, 0, -1);
+    return back.then(() => this.settle(keys, costs, algorithms, decisions, delayedBy, delayedBy, retryAfterMs, 0, -1));
   }
 
   /** A limiter threw: give back what the earlier ones took, then let the error propagate. */

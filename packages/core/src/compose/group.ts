@@ -4,7 +4,7 @@ import { checkLimiterCost, Limiter } from '../limiter/index.js';
 import type { MaybePromise } from '../store/interface.js';
 import { Composition, PERMITS } from './engine.js';
 import type { Observer } from '../observe/observer.js';
-import { checkOptions } from '../options.js';
+import { checkOptions, optionalBoolean } from '../options.js';
 
 /** The decision of several limits applied together. */
 export interface CombinedDecision extends Decision {
@@ -119,8 +119,8 @@ export function combineLimiters(limiters: readonly Limiter[], options: CombineOp
   const { observer, observeKeys } = checkOptions(options, ['observer', 'observeKeys'], 'combineLimiters.options');
   const group = new LimiterGroup(limiters);
   if (observer !== undefined) {
-    if (observeKeys !== undefined && typeof observeKeys !== 'boolean') throw new InvalidOptionError('combineLimiters.options.observeKeys', observeKeys, 'true or false');
-    for (const limiter of group.limiters) limiter.observe(observer as Observer, { keys: observeKeys === true }, 'combineLimiters.options.observer');
+    const keys = optionalBoolean(observeKeys, 'combineLimiters.options.observeKeys', false);
+    for (const limiter of group.limiters) limiter.observe(observer as Observer, { keys }, 'combineLimiters.options.observer');
   }
   return group;
 }

@@ -1,7 +1,7 @@
 import { systemClock, type Clock } from '../clock.js';
 import { reportsQuota, type Decision, type Policy } from '../decision.js';
 import { InvalidOptionError } from '../errors.js';
-import { MAX_COUNT } from '../options.js';
+import { MAX_COUNT, isPrintableAscii } from '../options.js';
 
 /**
  * Header formats this module writes:
@@ -114,12 +114,7 @@ export interface HeaderLimit {
   readonly shown?: boolean;
 }
 
-const PRINTABLE_ASCII = /^[\x20-\x7e]*$/;
-
-/** True when `text` has only printable ASCII characters (space to `~`; the empty string has none other). */
-export function isPrintableAscii(text: string): boolean {
-  return PRINTABLE_ASCII.test(text);
-}
+export { isPrintableAscii };
 
 /** Serialises a structured-field sf-string: `"` and `\` escaped. Only printable ASCII is allowed. */
 export function sfString(text: string): string {

@@ -4,7 +4,7 @@
 // (respond-to.ts), the one module that writes every header format (headers.ts), the default key
 // (default-key.ts) and client-IP keys with IPv6 grouping (keys.ts), the trust-all-proxies probe
 // (trust-probe.ts), holds (hold.ts) and the problem body (problem.ts).
-export { HttpRateLimiter } from './rate-limiter.js';
+export { HttpRateLimiter, withLimiter, type LimiterHandle } from './rate-limiter.js';
 export {
   checkOptionNames,
   type HttpRateLimitOptions,

@@ -1,5 +1,5 @@
 import { checkCost, type Algorithm } from '../algorithm.js';
-import { MAX_COUNT } from '../options.js';
+import { MAX_COUNT, optionalBoolean } from '../options.js';
 import { checkObserver } from '../limiter/observation.js';
 import type { Observer } from '../observe/observer.js';
 import { parseTimerDuration, type Duration } from '../duration.js';
@@ -279,10 +279,10 @@ export function parseHttpOptions<Req>(options: HttpRateLimitOptions<Req>, owner:
     throw new InvalidOptionError(`${owner}.prefix`, o.prefix, 'a non-empty string');
   }
   const store = optionalStore(o.store, `${owner}.store`);
-  const dryRun = optionalBoolean(o.dryRun, `${owner}.dryRun`);
+  const dryRun = optionalBoolean(o.dryRun, `${owner}.dryRun`, false);
   if (o.observer !== undefined) checkObserver(o.observer, `${owner}.observer`);
-  const skipSuccessful = optionalBoolean(o.skipSuccessfulRequests, `${owner}.skipSuccessfulRequests`);
-  const skipFailed = optionalBoolean(o.skipFailedRequests, `${owner}.skipFailedRequests`);
+  const skipSuccessful = optionalBoolean(o.skipSuccessfulRequests, `${owner}.skipSuccessfulRequests`, false);
+  const skipFailed = optionalBoolean(o.skipFailedRequests, `${owner}.skipFailedRequests`, false);
 
   const names: string[] = [];
   const limits = limitOptions.map((l, i): LimitConfig<Req> => {
@@ -294,7 +294,7 @@ export function parseHttpOptions<Req>(options: HttpRateLimitOptions<Req>, owner:
     if (typeof name !== 'string' || name.length === 0 || !isPrintableAscii(name)) throw new InvalidOptionError(nameField, name, 'a non-empty string of printable ASCII characters');
     if (names.includes(name)) throw new InvalidOptionError(nameField, name, `a name unique within this middleware (two limits are named "${name}"; give each a name)`);
     names.push(name);
-    const limitDryRun = l.dryRun === undefined ? dryRun : optionalBoolean(l.dryRun, `${field}.dryRun`);
+    const limitDryRun = l.dryRun === undefined ? dryRun : optionalBoolean(l.dryRun, `${field}.dryRun`, false);
     return Object.freeze({
       ...parseLimit<Req>(l, algorithm, name, field, cost, o.maxCost, owner),
       algorithmOf,
@@ -329,8 +329,8 @@ export function parseHttpOptions<Req>(options: HttpRateLimitOptions<Req>, owner:
     skipSuccessful,
     skipFailed,
     observer: o.observer as Observer | undefined,
-    observeKeys: optionalBoolean(o.observeKeys, `${owner}.observeKeys`),
-    logStoreErrors: o.logStoreErrors === undefined ? true : optionalBoolean(o.logStoreErrors, `${owner}.logStoreErrors`),
+    observeKeys: optionalBoolean(o.observeKeys, `${owner}.observeKeys`, false),
+    logStoreErrors: optionalBoolean(o.logStoreErrors, `${owner}.logStoreErrors`, true),
     prefix: o.prefix as string | undefined,
     store,
     ipv6Subnet,
@@ -391,13 +391,6 @@ function parseMaxCost(value: unknown, field: string, algorithm: Algorithm | unde
   if (typeof value !== 'number' || !Number.isFinite(value) || value <= 0 || value > most) {
     throw new InvalidOptionError(field, value, algorithm === undefined ? `a number greater than 0 and at most ${MAX_COUNT}` : `a number greater than 0 and at most the ${algorithm.kind} capacity ${algorithm.maxCost}`);
   }
-  return value;
-}
-
-/** A boolean option: undefined is false. */
-function optionalBoolean(value: unknown, field: string): boolean {
-  if (value === undefined) return false;
-  if (typeof value !== 'boolean') throw new InvalidOptionError(field, value, 'true or false');
   return value;
 }
 

@@ -174,3 +174,26 @@ function limiterOptions<Req>(config: HttpConfig<Req>, limit: LimitConfig<Req>, p
     onStoreError: limit.onStoreError ?? config.limiterOptions.onStoreError,
   };
 }
+
+/** What an adapter's middleware function carries besides itself (see {@link withLimiter}). */
+export interface LimiterHandle<Req, Self> {
+  /** The http-layer limiter: its `limiters`, `prefix`, … */
+  readonly limiter: HttpRateLimiter<Req>;
+  /** Forgets a key in every limit of this middleware. */
+  resetKey(key: string): Promise<void>;
+  /** Hears every limit's store failures (`'storeError'`) or circuit changes (`'circuit'`), with the limit's `name`. */
+  on(event: 'storeError', listener: (event: StoreErrorEvent & { name: string }) => void): Self;
+  on(event: 'circuit', listener: (event: CircuitChange & { name: string }) => void): Self;
+}
+
+/** Gives an adapter's middleware function `limiter`, `resetKey` and `on` (the same on every adapter that has a middleware object). */
+export function withLimiter<Req, M extends object>(middleware: M, limiter: HttpRateLimiter<Req>): M & LimiterHandle<Req, M> {
+  Object.defineProperty(middleware, 'limiter', { value: limiter });
+  const handle = middleware as M & { resetKey(key: string): Promise<void>; on(event: 'storeError' | 'circuit', listener: (event: never) => void): M };
+  handle.resetKey = (key: string) => limiter.resetKey(key);
+  handle.on = (event, listener) => {
+    limiter.on(event as 'storeError', listener as (event: StoreErrorEvent & { name: string }) => void);
+    return middleware;
+  };
+  return handle as unknown as M & LimiterHandle<Req, M>;
+}

@@ -4,7 +4,7 @@ import { systemClock, type Clock } from '../clock.js';
 import type { Decision, DecisionReason } from '../decision.js';
 import { parseDuration, parseTimerDuration, type Duration } from '../duration.js';
 import { InvalidOptionError, UnsupportedError } from '../errors.js';
-import { MAX_COUNT, checkOptions, integerAtLeast, positiveNumber, spanOption } from '../options.js';
+import { MAX_COUNT, checkOptions, integerAtLeast, isPrintableAscii, optionalBoolean, positiveNumber, spanOption } from '../options.js';
 import type { Store } from '../store/interface.js';
 import type { Observer } from '../observe/observer.js';
 import { systemTimers, type Timers } from '../timers.js';
@@ -194,7 +194,7 @@ export function parseLimiterOptions(options: LimiterOptions, name = 'createLimit
     prefix: (o.prefix as string | undefined) ?? '',
     name: parseName(o.name, (o.prefix as string | undefined) || algorithm?.policy.name || 'limit', `${name}.name`),
     observer: o.observer as Observer | undefined,
-    observeKeys: parseFlag(o.observeKeys, `${name}.observeKeys`),
+    observeKeys: optionalBoolean(o.observeKeys, `${name}.observeKeys`, false),
     maxCost: o.maxCost === undefined ? (algorithm?.maxCost ?? MAX_COUNT) : checkMaxCost(o.maxCost, algorithm, `${name}.maxCost`),
     timeoutMs: o.timeout === false ? 0 : o.timeout === undefined ? (local ? 0 : DEFAULT_REMOTE_TIMEOUT_MS) : parseTimerDuration(o.timeout, `${name}.timeout`),
     // Not a timer: the circuit compares it with its clock, and decisions carry it as their retry time.
@@ -210,15 +210,9 @@ export function parseLimiterOptions(options: LimiterOptions, name = 'createLimit
 /** The `name` option: a non-empty string of printable ASCII, or `fallback` when not given. */
 function parseName(value: unknown, fallback: string, field: string): string {
   if (value === undefined) return fallback;
-  if (typeof value !== 'string' || value.length === 0 || !/^[\x20-\x7e]*$/.test(value)) {
+  if (typeof value !== 'string' || value.length === 0 || !isPrintableAscii(value)) {
     throw new InvalidOptionError(field, value, 'a non-empty string of printable ASCII characters (a metrics label value)');
   }
-  return value;
-}
-
-function parseFlag(value: unknown, field: string): boolean {
-  if (value === undefined) return false;
-  if (typeof value !== 'boolean') throw new InvalidOptionError(field, value, 'true or false');
   return value;
 }
 
