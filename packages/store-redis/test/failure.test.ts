@@ -331,6 +331,9 @@ describe.each(FAILURE)('$name', (kind) => {
       const limiter = limiterOf({ algorithm: tokenBucket({ capacity: 10, refillRate: 1 }), store, timeout: 100 });
       await limiter.consume('warm-up');
       const pending = limiter.consume('k');
+      // node-redis writes its commands in a setImmediate: let that run, so the command is on the wire
+      // before the block (ioredis writes at once). Without it the answer cannot arrive during the block.
+      await new Promise<void>((resolve) => setImmediate(resolve));
       // Block the event loop for longer than Redis takes to answer, into the socket; then the timeout
       // falls due before the answer has been read: in the timers phase of the event loop, as a real
       // timer would (a 0 ms timer only places it there), so the poll phase that reads the socket follows.
