@@ -26,7 +26,7 @@ function recordingClient() {
 describe('RedisStore calls', () => {
   it('the store declares each configuration before its script, numbers as exact literals', async () => {
     const { client, defined } = recordingClient();
-    const store = new RedisStore({ client: client as never });
+    const store = new RedisStore({ client: client as never, batch: false });
     await store.consume('k', tokenBucket({ capacity: 3, refillRate: 1, interval: '3s' }), 1, undefined);
     const [definition] = [...defined.values()];
     expect(definition!.numberOfKeys).toBe(1);
@@ -41,7 +41,7 @@ describe('RedisStore calls', () => {
 
   it('a call sends its keys, then the lease id or else the cost (left out when 1 without now), then now', async () => {
     const { client, calls } = recordingClient();
-    const store = new RedisStore({ client: client as never, prefix: 'p:', buckets: 1 });
+    const store = new RedisStore({ client: client as never, prefix: 'p:', buckets: 1, batch: false });
     const bucket = tokenBucket({ capacity: 3, refillRate: 1 });
     const log = slidingWindowLog({ limit: 3, window: '1s' });
     const leases = concurrency({ limit: 3 });
@@ -114,7 +114,7 @@ describe('configurations inline and by argument', () => {
   it(`the first ${INLINE_CONFIGURATIONS} distinct configurations go inline; later ones by argument, after the cost and now ('' for Redis TIME)`, async () => {
     const { client, defined: definitions, calls } = recordingClient();
     const defined = () => [...definitions.values()];
-    const store = new RedisStore({ client: client as never, buckets: 1 });
+    const store = new RedisStore({ client: client as never, buckets: 1, batch: false });
     for (let i = 0; i < INLINE_CONFIGURATIONS; i++) await store.consume('k', bucket(i), 1, undefined);
     expect(defined()).toHaveLength(INLINE_CONFIGURATIONS);
     // A new object of a configuration already inline takes no new place and no new script.
@@ -152,7 +152,7 @@ describe('configurations inline and by argument', () => {
   it('keys of their own: the lease id or cost, now, then the constants in sorted order', async () => {
     const { client, defined: definitions, calls } = recordingClient();
     const defined = () => [...definitions.values()];
-    const store = new RedisStore({ client: client as never, prefix: 'p:' });
+    const store = new RedisStore({ client: client as never, prefix: 'p:', batch: false });
     for (let i = 0; i < INLINE_CONFIGURATIONS; i++) await store.consume('k', bucket(i), 1, undefined);
     await store.consume('k', slidingWindowLog({ limit: 5, window: '1s', countDenied: true }), 1, undefined);
     const leases = concurrency({ limit: 2, lease: '30s' });
@@ -168,7 +168,7 @@ describe('configurations inline and by argument', () => {
 
   it('10,000 configurations of three kinds and every operation: at most one script per inline configuration and operation, plus one per script and operation', async () => {
     const { client, defined: definitions } = recordingClient();
-    const store = new RedisStore({ client: client as never });
+    const store = new RedisStore({ client: client as never, batch: false });
     const kinds = [bucket, (i: number) => fixedWindow({ limit: 1 + i, window: '1m' }), (i: number) => slidingWindowLog({ limit: 1 + i, window: '1m' })];
     for (let i = 0; i < 10_000; i++) {
       const algorithm = kinds[i % 3]!(i);

@@ -10,6 +10,7 @@ import {
 import { ALGORITHM_KINDS, BLOCK_KEY_SUFFIX, decisionFromExact, type ConcurrencyAlgorithm } from '@rl/core/store';
 import calculateSlot from 'cluster-key-slot';
 import { createHash } from 'node:crypto';
+import { Batcher } from './batcher.js';
 import { adaptClient, type ClientAdapter, type RedisClient } from './clients/client.js';
 import { DEFAULT_BUCKETS, bucketOf, fieldOf, redisKeyBase } from './keys.js';
 import type { LuaScript } from './lua-scripts.generated.js';
@@ -65,7 +66,22 @@ export interface RedisStoreOptions {
    * shares a Redis must use the same value: a different one finds no state.
    */
   buckets?: number;
+  /**
+   * Several decisions in one script call (default on, at most 64 decisions per call). The first
+   * decision of a configuration (and on a Cluster, of a slot) in a turn of the event loop is sent at
+   * once, alone; the next ones issued in the same turn (requests that arrived together, the
+   * `Promise.all` of a caller) wait for the end of the turn's I/O phase (`setImmediate`, never a timer)
+   * and go as one call that runs them in the order issued, each atomic and each answered as it would
+   * have been alone. It takes a process past the client's ceiling of single calls and costs Redis less
+   * per decision; a decision in a batch can wait for the ones before it in the same call (the batch's
+   * latency is its sum). `false` sends every decision alone; `{ maxSize }` (an integer from 2 to 1000)
+   * sets the most decisions per call. See the README's "Batching".
+   */
+  batch?: boolean | { maxSize?: number };
 }
+
+/** Decisions per batch call unless `batch.maxSize` says otherwise. */
+export const DEFAULT_BATCH_SIZE = 64;
 
 
 /** The lease id of a peek at a lease limit: none (no lease is ever named so), as in the memory store. */
@@ -131,14 +147,16 @@ export class RedisStore implements Store {
   private readonly adapter: ClientAdapter;
   /** The client's `keyPrefix` (as text), which Cluster slots are computed with. */
   private readonly keyPrefix: string;
+  /** Puts the decisions of a turn into batch calls; absent with `batch: false`. */
+  private readonly batcher: Batcher | undefined;
   /** Compact layout, on a Cluster: each bucket's slot, by bucket number, computed on first use. */
   private readonly bucketSlots: number[] = [];
 
   constructor(options: RedisStoreOptions) {
     if (options === null || typeof options !== 'object' || Array.isArray(options)) throw new InvalidOptionError('RedisStore', options, 'an options object');
     for (const name of Object.keys(options)) {
-      if (name !== 'client' && name !== 'prefix' && name !== 'buckets') {
-        throw new InvalidOptionError(`RedisStore.${name}`, (options as unknown as Record<string, unknown>)[name], 'no such option; RedisStore takes client, prefix, buckets');
+      if (name !== 'client' && name !== 'prefix' && name !== 'buckets' && name !== 'batch') {
+        throw new InvalidOptionError(`RedisStore.${name}`, (options as unknown as Record<string, unknown>)[name], 'no such option; RedisStore takes client, prefix, buckets, batch');
       }
     }
     const adapter = adaptClient(options.client as unknown);
@@ -151,11 +169,13 @@ export class RedisStore implements Store {
     if (!Number.isInteger(buckets) || buckets < 1 || buckets > 2 ** 24) {
       throw new InvalidOptionError('RedisStore.buckets', buckets, 'an integer from 1 to 16777216');
     }
+    const batchSize = batchSizeOf(options.batch);
     this.client = options.client;
     this.adapter = adapter;
     this.prefix = prefix;
     this.buckets = buckets;
     this.keyPrefix = adapter.keyPrefix;
+    if (batchSize > 1) this.batcher = new Batcher(adapter, batchSize, adapter.masterOf !== undefined);
     if (adapter.masterOf !== undefined) this.failureDomain = (key, algorithm) => this.nodeOf(key, algorithm);
   }
 
@@ -265,63 +285,50 @@ export class RedisStore implements Store {
   private send(plan: ScriptPlan, key: string, op: Operation, cost: number, leaseId: string | undefined, now: number | undefined, chargedAt?: number, delayMs?: number): Promise<unknown> {
     if (this.closed) throw new StoreClosedError();
     const run = plan.calls[op] ?? this.define(plan, op);
-    const client = this.client;
-    let first: string;
-    let second: string | undefined;
-    // A third key: a lockout's, `:block`, of a blocking variant with keys of its own.
-    let third: string | undefined;
-    if (plan.compact) {
-      first = this.bucketKey(plan, key);
-      second = fieldOf(key);
-    } else {
+    const args: string[] = [];
+    if (plan.compact) args.push(this.bucketKey(plan, key), fieldOf(key));
+    else {
       const name = redisKeyBase(this.prefix, key) + plan.suffix;
-      first = name + plan.keys[0]!;
-      second = plan.keys.length >= 2 ? name + plan.keys[1]! : undefined;
-      third = plan.keys.length === 3 ? name + plan.keys[2]! : undefined;
+      for (const suffix of plan.keys) args.push(name + suffix);
     }
     if (plan.byArgument) {
-      const args = [first];
-      if (second !== undefined) args.push(second);
-      if (third !== undefined) args.push(third);
       args.push(leaseId ?? String(cost));
       if (op === 'u' || op === 'v') args.push(chargedAt === undefined ? '' : String(chargedAt));
       if (op === 'u') args.push(delayMs === undefined ? '' : String(delayMs));
-      args.push(now === undefined ? '' : String(now), ...plan.values);
-      return run.apply(client, args);
-    }
-    const own = leaseId ?? (cost === 1 && now === undefined && chargedAt === undefined ? undefined : String(cost));
-    const undo = op === 'u' && own !== undefined;
-    // A reservation always sends its cost and maxDelay (in `chargedAt`).
-    if (undo || op === 'v' || third !== undefined) {
-      const args = [first];
-      if (second !== undefined) args.push(second);
-      if (third !== undefined) args.push(third);
-      if (op === 'v') args.push(String(cost), String(chargedAt));
-      else if (own !== undefined) args.push(own);
-      if (undo && (chargedAt !== undefined || now !== undefined)) args.push(chargedAt === undefined ? '' : String(chargedAt), delayMs === undefined ? '' : String(delayMs));
+      args.push(now === undefined ? '' : String(now));
+      for (const value of plan.values) args.push(value);
+    } else if (op === 'v') {
+      // A reservation always sends its cost and maxDelay (in `chargedAt`).
+      args.push(String(cost), String(chargedAt));
       if (now !== undefined) args.push(String(now));
-      return run.call(client, ...args);
+    } else {
+      const own = leaseId ?? (cost === 1 && now === undefined && chargedAt === undefined ? undefined : String(cost));
+      if (own !== undefined) args.push(own);
+      if (op === 'u' && own !== undefined && (chargedAt !== undefined || now !== undefined)) {
+        args.push(chargedAt === undefined ? '' : String(chargedAt), delayMs === undefined ? '' : String(delayMs));
+      }
+      if (now !== undefined) args.push(String(now));
     }
-    if (second === undefined) {
-      if (own === undefined) return run.call(client, first);
-      return now === undefined ? run.call(client, first, own) : run.call(client, first, own, String(now));
+    if (this.batcher !== undefined) {
+      const group = this.batcher.join(plan, args[0]!);
+      if (group !== undefined) return this.batcher.add(group, op, args);
     }
-    if (own === undefined) return run.call(client, first, second);
-    return now === undefined ? run.call(client, first, second, own) : run.call(client, first, second, own, String(now));
+    return run.apply(this.client, args);
+  }
+
+  /** On a Cluster, the slot of `key`'s Redis keys (`firstKey` the first: all of a limit's keys share its slot); 0 on a standalone client. */
+  private slotOf(plan: ScriptPlan, key: string, firstKey: string): number {
+    if (this.adapter.masterOf === undefined) return 0;
+    // A bucket's slot is that of its hash tag, the same for every kind: computed once per bucket.
+    if (plan.compact) return (this.bucketSlots[bucketOf(key, this.buckets)] ??= calculateSlot(this.keyPrefix + firstKey));
+    return calculateSlot(this.keyPrefix + firstKey);
   }
 
   /** The master of `key`'s slot on the Cluster client (every key of a limit shares the slot of the first). */
   private nodeOf(key: string, algorithm: Algorithm): string {
     const plan = this.plan(algorithm);
-    let slot: number;
-    if (plan.compact) {
-      // A bucket's slot is that of its hash tag, the same for every kind: computed once per bucket.
-      const bucket = bucketOf(key, this.buckets);
-      slot = this.bucketSlots[bucket] ??= calculateSlot(this.keyPrefix + this.bucketKey(plan, key));
-    } else {
-      slot = calculateSlot(this.keyPrefix + redisKeyBase(this.prefix, key) + plan.suffix + plan.keys[0]!);
-    }
-    return this.adapter.masterOf!(slot);
+    const firstKey = plan.compact ? this.bucketKey(plan, key) : redisKeyBase(this.prefix, key) + plan.suffix + plan.keys[0]!;
+    return this.adapter.masterOf!(this.slotOf(plan, key, firstKey));
   }
 
   private bucketKey(plan: ScriptPlan, key: string): string {
@@ -375,9 +382,14 @@ export class RedisStore implements Store {
     return plan;
   }
 
-  /** Scripts this store has defined on its client (each one a script Redis caches): at most {@link INLINE_CONFIGURATIONS} configurations' worth, plus one per script and operation sent by argument. */
+  /**
+   * Scripts this store has defined on its client (each one a script Redis caches): at most
+   * {@link INLINE_CONFIGURATIONS} configurations' worth, plus one per script and operation sent by
+   * argument; and with batching, at most one batch script per inline configuration and per script sent
+   * by argument.
+   */
   get scriptCount(): number {
-    return this.definedScripts;
+    return this.definedScripts + (this.batcher?.scripts ?? 0);
   }
 }
 
@@ -387,6 +399,21 @@ export class RedisStore implements Store {
  */
 export function setInlineConfigurations(store: RedisStore, count: number): void {
   (store as unknown as { inlineLimit: number }).inlineLimit = count;
+}
+
+/** The most decisions per batch call `batch` asks for (1: no batching); throws {@link InvalidOptionError} for anything else. */
+function batchSizeOf(batch: RedisStoreOptions['batch']): number {
+  if (batch === undefined || batch === true) return DEFAULT_BATCH_SIZE;
+  if (batch === false) return 1;
+  if (batch !== null && typeof batch === 'object' && !Array.isArray(batch)) {
+    for (const name of Object.keys(batch)) {
+      if (name !== 'maxSize') throw new InvalidOptionError(`RedisStore.batch.${name}`, (batch as Record<string, unknown>)[name], 'no such option; batch takes maxSize');
+    }
+    const size = batch.maxSize === undefined ? DEFAULT_BATCH_SIZE : batch.maxSize;
+    if (!Number.isInteger(size) || size < 2 || size > 1000) throw new InvalidOptionError('RedisStore.batch.maxSize', size, 'an integer from 2 to 1000');
+    return size;
+  }
+  throw new InvalidOptionError('RedisStore.batch', batch, 'true, false or { maxSize }');
 }
 
 /** The failure as a StoreError; when the client is closed (every call fails at once), the message says why and what to do. */

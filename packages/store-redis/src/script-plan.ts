@@ -29,6 +29,9 @@ export type Operation = 'c' | 'v' | 'p' | 'u' | 'a' | 'r';
 
 export type ScriptCall = (this: unknown, ...args: string[]) => Promise<unknown>;
 
+/** A call of a batch script (see batch-script.ts): its keys are the first `numberOfKeys` of `args`. */
+export type BatchCall = (numberOfKeys: number, args: string[]) => Promise<unknown>;
+
 /** The script of each operation, defined on the client on first use; shared by every plan that runs the same script text. */
 export type ScriptCalls = Partial<Record<Operation, ScriptCall>>;
 
@@ -128,6 +131,15 @@ export function argumentDeclarations(config: ScriptConfiguration, op: Operation)
   // maxDelay: their `now` comes two or one later (see prelude.lua).
   const first = config.script.nowArg + (op === 'u' ? 3 : op === 'v' ? 2 : 1);
   return declarations(config, config.values.map((_, i) => `tonumber(ARGV[${first + i}])`));
+}
+
+/**
+ * The declarations of a configuration sent by argument, read from the arguments from `at` on (`at`
+ * the name of a Lua local that holds the index of the first): for a batch, whose decisions' operations,
+ * hence the place of their configuration, differ (see batch-script.ts).
+ */
+export function argumentDeclarationsAt(config: ScriptConfiguration, at: string): string {
+  return declarations(config, config.values.map((_, i) => `tonumber(ARGV[${at} + ${i}])`));
 }
 
 /** The declarations with `values` (literals or expressions, in the order of {@link ScriptConfiguration.values}). */

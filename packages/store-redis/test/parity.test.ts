@@ -216,3 +216,161 @@ describe.each(FULL)('parity on random sequences (standalone Redis, $name)', (kin
     );
   });
 });
+
+// ---------------------------------------------------------------------------------------------
+// Batches: decisions issued in the same turn go to Redis as one script call (RedisStore's `batch`,
+// on by default). Each decision must be what it would have been alone, in the order issued: the
+// memory store runs each turn's operations one after another, Redis gets them all at once.
+
+/** Script calls Redis has run (`EVALSHA` and `EVAL` in `INFO commandstats`), on every master of a Cluster. */
+async function scriptCalls(deployment: 'standalone' | 'cluster'): Promise<number> {
+  let calls = 0;
+  for (const node of deployment === 'standalone' ? [deployments.standalone] : deployments.clustered.nodes('master')) {
+    const info = await node.info('commandstats');
+    calls += Number(/^cmdstat_evalsha:calls=(\d+)/m.exec(info)?.[1] ?? 0) + Number(/^cmdstat_eval:calls=(\d+)/m.exec(info)?.[1] ?? 0);
+  }
+  return calls;
+}
+
+/** One store call of a rate operation (a reset is not a script: it runs in a turn of its own). */
+function issueRate(store: Store, algorithm: Algorithm, op: RateOp, now: number, charges: Charges): Promise<Decision | void> {
+  const cost = Math.min(op.cost, algorithm.maxCost);
+  switch (op.op) {
+    case 'consume':
+      return store.consume(op.key, algorithm, cost, now);
+    case 'reserve':
+      return store.reserve!(op.key, algorithm, cost, [0, 0.25, 1][op.pick % 3]! * algorithm.maxReserveMs, now);
+    case 'peek':
+      return store.peek(op.key, algorithm, op.cost > 10 ? 0 : cost, now);
+    case 'undo':
+      return store.undo(op.key, algorithm, cost, now);
+    case 'undoCharged': {
+      const earlier = charges.get(op.key) ?? [];
+      const charge = earlier[op.pick % Math.max(1, earlier.length)] ?? { cost, at: now, delay: 0 };
+      return store.undo(op.key, algorithm, Math.min(charge.cost, algorithm.maxCost), now, charge.at, charge.delay > 0 ? charge.delay : undefined);
+    }
+    case 'reset':
+      return store.reset(op.key, algorithm);
+  }
+}
+
+/**
+ * Loads every script the turns use (each operation's alone, and the batch): the
+ * first call of a script that Redis has not cached fails with NOSCRIPT and node-redis sends it again
+ * by EVAL (see src/clients/node-redis.ts), after the calls issued behind it in the same turn. Those
+ * calls are concurrent, and either order is one Redis could have run; the test compares with the
+ * order issued, so it runs on cached scripts.
+ */
+async function warmUp(redis: RedisStore, configs: readonly Algorithm[], now: number): Promise<void> {
+  // On the keys the turns use, then reset: on a Cluster each node caches its own scripts.
+  for (const key of ['a', 'b']) {
+    for (const algorithm of configs) {
+      await redis.consume(key, algorithm, 1, now);
+      await redis.reserve(key, algorithm, 1, 0, now);
+      await redis.peek(key, algorithm, 1, now);
+      await redis.undo(key, algorithm, 1, now);
+      await redis.undo(key, algorithm, 1, now, now);
+      await redis.undo(key, algorithm, 1, now, now, 1);
+      await Promise.all([redis.consume(key, algorithm, 1, now), redis.consume(key, algorithm, 1, now)]);
+      await redis.reset(key, algorithm);
+    }
+  }
+}
+
+const batchTargets = FULL.flatMap((kind) => (['standalone', 'cluster'] as const).map((deployment) => ({ name: `${deployment} Redis, ${kind.name}`, kind, deployment })));
+
+describe.each(batchTargets)('parity of batched decisions ($name)', ({ kind, deployment }) => {
+  const client = useClient(kind, deployment);
+  it('operations issued in the same turn: each decision what it is alone, in the order issued, in fewer script calls than decisions', async () => {
+    const turns = fc.array(fc.integer({ min: 1, max: 9 }), { minLength: 1, maxLength: 12 });
+    let decisions = 0;
+    let calls = 0;
+    await fc.assert(
+      fc.asyncProperty(numericOrLogAlgorithms, startTime, rateOps, turns, async (configs, start, ops, sizes) => {
+        const memory = new MemoryStore({ sweepInterval: false });
+        const prefix = freshPrefix();
+        const redis = new RedisStore({ client: client(), prefix });
+        let now = start;
+        await warmUp(redis, configs, start);
+        const callsBefore = await scriptCalls(deployment);
+        const charges: Charges = new Map();
+        let at = 0;
+        for (let t = 0; at < ops.length; t++) {
+          // One configuration per turn: decisions of two configurations are two batches, which Redis
+          // runs in either order (as it would the calls of two processes); within one, in the order issued.
+          const config = ops[at]!.config;
+          const turn = ops.slice(at, at + sizes[t % sizes.length]!).map((op) => ({ ...op, config }));
+          at += turn.length;
+          const times = turn.map((op) => (now = Math.max(0, now + op.dt)));
+          const resets = turn.filter((op) => op.op === 'reset');
+          const calls = turn.filter((op) => op.op !== 'reset');
+          const callTimes = times.filter((_, i) => turn[i]!.op !== 'reset');
+          const expected: unknown[] = [];
+          for (const [i, op] of calls.entries()) {
+            const decision = await issueRate(memory, configs[op.config], op, callTimes[i]!, charges);
+            expected.push(decision === undefined ? undefined : plain(decision));
+          }
+          // The same calls, all in one turn (the charges they give back are the memory store's: the same when in parity).
+          const actual = (await Promise.all(calls.map((op, i) => issueRate(redis, configs[op.config], op, callTimes[i]!, charges)))).map((d) => (d === undefined ? undefined : plain(d)));
+          decisions += calls.length;
+          expect(actual).toEqual(expected);
+          for (const [i, op] of calls.entries()) {
+            const d = expected[i] as { allowed?: boolean; at?: number; delayMs?: number } | undefined;
+            if ((op.op === 'consume' || op.op === 'reserve') && d?.allowed === true) charges.set(op.key, [...(charges.get(op.key) ?? []), { cost: Math.min(op.cost, configs[op.config].maxCost), at: d.at!, delay: d.delayMs! }]);
+          }
+          for (const op of resets) {
+            await memory.reset(op.key, configs[op.config]);
+            await redis.reset(op.key, configs[op.config]);
+          }
+        }
+        calls += (await scriptCalls(deployment)) - callsBefore;
+        for (const key of ['a', 'b']) expect(plain(await redis.peek(key, configs[0], 0, now))).toEqual(plain(memory.peek(key, configs[0], 0, now) as Decision));
+        for (const node of deployment === 'standalone' ? [deployments.standalone] : deployments.clustered.nodes('master')) await expectAllKeysExpire(node, prefix);
+        memory.close();
+      }),
+      { numRuns: 120 },
+    );
+    // Batches were made: fewer script calls than decisions.
+    expect(calls).toBeLessThan(decisions);
+  });
+
+  it('concurrency leases: acquires, releases and peeks of one turn batched, each what it is alone', async () => {
+    const leaseOps = fc.array(
+      fc.record({
+        dt: fc.oneof(fc.integer({ min: 0, max: 700 }), fc.integer({ min: -200, max: 0 })),
+        op: fc.constantFrom('acquire', 'acquire', 'release', 'peek') as fc.Arbitrary<'acquire' | 'release' | 'peek'>,
+        lease: fc.integer({ min: 0, max: 9 }),
+        key: fc.constantFrom('a' as const, 'b' as const),
+      }),
+      { minLength: 1, maxLength: 40 },
+    );
+    const algorithms = fc.tuple(fc.integer({ min: 1, max: 4 }), fc.constantFrom(100, 1000, 2500.5)).map(([l, lease]) => concurrency({ limit: l, lease }));
+    await fc.assert(
+      fc.asyncProperty(algorithms, startTime, leaseOps, fc.integer({ min: 2, max: 8 }), async (algorithm: ConcurrencyAlgorithm, start, ops, size) => {
+        const memory = new MemoryStore({ sweepInterval: false });
+        const redis = new RedisStore({ client: client(), prefix: freshPrefix() });
+        let now = start;
+        await redis.peek('warm', algorithm, 0, start);
+        await redis.acquire('warm', algorithm, 'w', start);
+        await redis.release('warm', algorithm, 'w');
+        await Promise.all([redis.peek('warm', algorithm, 0, start), redis.peek('warm', algorithm, 0, start)]);
+        for (let at = 0; at < ops.length; at += size) {
+          const turn = ops.slice(at, at + size).map((op) => ({ ...op, now: (now = Math.max(0, now + op.dt)), leaseId: `lease-${op.lease}` }));
+          const expected = turn.map((op) => {
+            if (op.op === 'release') return void memory.release(op.key, algorithm, op.leaseId);
+            return plain((op.op === 'acquire' ? memory.acquire(op.key, algorithm, op.leaseId, op.now) : memory.peek(op.key, algorithm, 0, op.now)) as Decision);
+          });
+          const actual = await Promise.all(
+            turn.map(async (op) => {
+              if (op.op === 'release') return void (await redis.release(op.key, algorithm, op.leaseId));
+              return plain(op.op === 'acquire' ? await redis.acquire(op.key, algorithm, op.leaseId, op.now) : await redis.peek(op.key, algorithm, 0, op.now));
+            }),
+          );
+          expect(actual).toEqual(expected);
+        }
+        memory.close();
+      }),
+      { numRuns: 80 },
+    );
+  });
+});

@@ -1,5 +1,5 @@
 import { InvalidOptionError } from '@rl/core';
-import type { ScriptCall } from '../script-plan.js';
+import type { BatchCall, ScriptCall } from '../script-plan.js';
 import { ioredisAdapter, isIoredisLike, type IoredisClient } from './ioredis.js';
 import { isNodeRedisLike, nodeRedisAdapter, type NodeRedisClient } from './node-redis.js';
 
@@ -36,6 +36,12 @@ export interface ClientAdapter {
    * which caches it again. Made once per script text; `name` is unique per text. Its `this` is unused.
    */
   script(name: string, numberOfKeys: number, lua: string): ScriptCall;
+  /**
+   * A function that runs the batch script `lua` (see batch-script.ts), whose number of keys differs
+   * per call: `args` are its `numberOfKeys` keys, then its arguments. Resolves to the reply, an array
+   * of Buffers; `EVAL` on `NOSCRIPT` as {@link script}. Made once per script text; `name` unique per text.
+   */
+  batchScript(name: string, lua: string): BatchCall;
   /** `HDEL key ...fields`. */
   hdel(key: string, fields: string[]): Promise<unknown>;
   /** `DEL ...keys` (keys of one slot). */

@@ -46,6 +46,12 @@ export function ioredisAdapter(client: Ioredis): ClientAdapter {
       // Bound once here, so that a call is a plain call of the client's own command.
       return commands[`${name}Buffer`]!.bind(client);
     },
+    batchScript(name, lua) {
+      // No `numberOfKeys`: ioredis then takes it as the command's first argument.
+      if (typeof commands[`${name}Buffer`] !== 'function') client.defineCommand(name, { lua });
+      const run = commands[`${name}Buffer`]!;
+      return (numberOfKeys, args) => run.call(client, String(numberOfKeys), ...args);
+    },
     hdel: (key, fields) => client.hdel(key, ...fields),
     del: (keys) => client.del(...keys),
     closedReason: () =>

@@ -77,6 +77,11 @@ export function nodeRedisAdapter(client: NodeRedis): ClientAdapter {
       const run: ScriptCall = (...args) => send(sha, lua, numberOfKeys, args);
       return cluster ? (...args) => retryTryAgain(() => run(...args), TRY_AGAIN_RETRIES) : run;
     },
+    batchScript: (_name, lua) => {
+      const sha = sha1(lua);
+      const run = (numberOfKeys: number, args: string[]) => send(sha, lua, numberOfKeys, args);
+      return cluster ? (numberOfKeys, args) => retryTryAgain(() => run(numberOfKeys, args), TRY_AGAIN_RETRIES) : run;
+    },
     hdel: (key, fields) => client.hDel(key, fields),
     del: (keys) => client.del(keys),
     closedReason: () =>

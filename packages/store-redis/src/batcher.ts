@@ -1,0 +1,154 @@
+import { StoreError } from '@rl/core';
+import { createHash } from 'node:crypto';
+import { DECISION_BYTES, batchLua } from './batch-script.js';
+import type { ClientAdapter } from './clients/client.js';
+import type { BatchCall, Operation, ScriptCalls, ScriptPlan } from './script-plan.js';
+
+/** Decisions of one script family: the plans that share one `ScriptCalls` (a configuration inline, a script by argument). */
+interface Family {
+  readonly name: string;
+  readonly lua: string;
+  readonly numberOfKeys: number;
+  call: BatchCall | undefined;
+  /** Standalone: the one group. */
+  single: Group | undefined;
+  /** Cluster: the groups opened in this turn, by the first Redis key of their decisions. */
+  readonly byKey: Map<string, Group>;
+}
+
+/** The decisions of one family (and on a Cluster, one Redis key) issued in this turn of the event loop after the first. */
+interface Group {
+  readonly family: Family;
+  /** Cluster: the first Redis key of the group's decisions (its entry in `family.byKey`). */
+  readonly key: string | undefined;
+  /** A decision of this family and slot was sent alone in this turn: the next ones wait for the batch. */
+  open: boolean;
+  count: number;
+  keys: string[];
+  /** The batch's arguments after the count (see batch-script.ts). */
+  argv: string[];
+  resolves: ((reply: unknown) => void)[];
+  rejects: ((error: unknown) => void)[];
+}
+
+/**
+ * Puts the decisions of one family that are issued in the same turn of the event loop into one script
+ * call ({@link batchLua}); on a Cluster, those of one family on the same Redis keys (the bucket of the
+ * compact layout, a limit's own keys otherwise), so that a batch holds the keys a single decision
+ * holds: one slot, and while that slot migrates, never a batch split between two nodes that a single
+ * decision would not be (Redis answers TRYAGAIN to a script whose keys are split). The compact
+ * layout's buckets each have a slot of their own (nearly), so a batch of any one slot would hold one
+ * bucket anyway. The first decision of a group in a turn is sent at once,
+ * alone, by the caller; the next ones wait in the group until the check phase of the loop
+ * (`setImmediate`), when every group's decisions go as one call, in the order they were issued, after
+ * the first (one connection, or on a Cluster one slot's node, keeps the order). So a decision issued
+ * alone never waits, and requests handled in the same I/O phase (an HTTP server's) share a call.
+ *
+ * A group that reaches `maxSize` decisions is sent at once and the next decisions start a new batch.
+ * The batch call's own failure (a lost connection, a script error) rejects each of its decisions; a
+ * decision's error inside the batch rejects that decision only.
+ */
+export class Batcher {
+  private readonly families = new WeakMap<ScriptCalls, Family>();
+  /** Batch scripts defined on the client: at most one per family. */
+  scripts = 0;
+  /** The groups opened in this turn, closed (and sent) by {@link flush}. */
+  private opened: Group[] = [];
+
+  /** `maxSize` >= 2: the most decisions one batch call carries. */
+  constructor(
+    private readonly adapter: ClientAdapter,
+    private readonly maxSize: number,
+    /** True on a Cluster: groups are per Redis key. */
+    private readonly byKey: boolean,
+  ) {}
+
+  /**
+   * The open group `plan`'s decision on `firstKey` (its first Redis key) must join, or `undefined` when
+   * it is the first of its group in this turn: then the caller sends it alone, at once, and later ones join.
+   */
+  join(plan: ScriptPlan, firstKey: string): Group | undefined {
+    const family = this.familyOf(plan);
+    let group: Group | undefined;
+    if (this.byKey) {
+      group = family.byKey.get(firstKey);
+      if (group === undefined) family.byKey.set(firstKey, (group = newGroup(family, firstKey)));
+    } else group = family.single ??= newGroup(family, undefined);
+    if (group.open) return group;
+    group.open = true;
+    if (this.opened.push(group) === 1) setImmediate(this.flush);
+    return undefined;
+  }
+
+  /** Adds a decision (`args`: its keys, then the arguments its single call would send) to `group`; resolves to its reply. */
+  add(group: Group, op: Operation, args: string[]): Promise<unknown> {
+    return new Promise((resolve, reject) => {
+      const k = group.family.numberOfKeys;
+      for (let i = 0; i < k; i++) group.keys.push(args[i]!);
+      group.argv.push(op, String(args.length - k));
+      for (let i = k; i < args.length; i++) group.argv.push(args[i]!);
+      group.resolves.push(resolve);
+      group.rejects.push(reject);
+      if (++group.count >= this.maxSize) this.send(group);
+    });
+  }
+
+  private readonly flush = (): void => {
+    const opened = this.opened;
+    this.opened = [];
+    for (const group of opened) {
+      group.open = false;
+      if (group.count > 0) this.send(group);
+      if (group.key !== undefined) group.family.byKey.delete(group.key);
+    }
+  };
+
+  private send(group: Group): void {
+    const { family, count, keys, argv, resolves, rejects } = group;
+    group.count = 0;
+    group.keys = [];
+    group.argv = [];
+    group.resolves = [];
+    group.rejects = [];
+    if (family.call === undefined) {
+      family.call = this.adapter.batchScript(family.name, family.lua);
+      this.scripts++;
+    }
+    keys.push(String(count));
+    for (const arg of argv) keys.push(arg);
+    family.call(family.numberOfKeys * count, keys).then(
+      (replies) => {
+        if (!Array.isArray(replies) || replies.length !== count) {
+          const error = new StoreError(`Redis batch: expected ${count} replies, got ${Array.isArray(replies) ? replies.length : typeof replies}`);
+          for (const reject of rejects) reject(error);
+          return;
+        }
+        for (let i = 0; i < count; i++) {
+          const reply = replies[i] as unknown;
+          const bytes = Buffer.isBuffer(reply) ? reply.length : -1;
+          if (bytes === DECISION_BYTES) resolves[i]!(reply);
+          else if (bytes === 0) resolves[i]!(null);
+          else rejects[i]!(new Error(Buffer.isBuffer(reply) ? reply.toString('utf8').trimEnd() : String(reply)));
+        }
+      },
+      (error: unknown) => {
+        for (const reject of rejects) reject(error);
+      },
+    );
+  }
+
+  private familyOf(plan: ScriptPlan): Family {
+    let family = this.families.get(plan.calls);
+    if (family === undefined) {
+      const lua = batchLua(plan);
+      const name = `rl_batch_${plan.script.name.replace(/-/g, '_')}_${createHash('sha1').update(lua).digest('hex').slice(0, 16)}`;
+      family = { name, lua, numberOfKeys: plan.script.numberOfKeys, call: undefined, single: undefined, byKey: new Map() };
+      this.families.set(plan.calls, family);
+    }
+    return family;
+  }
+}
+
+function newGroup(family: Family, key: string | undefined): Group {
+  return { family, key, open: false, count: 0, keys: [], argv: [], resolves: [], rejects: [] };
+}
