@@ -28,13 +28,14 @@ export const REDIS_CONTENDERS = {
     return { call: (key) => client.benchTrivial(key), note: "client.defineCommand('t', { numberOfKeys: 1, lua: 'return 1' }); await client.t(key)" };
   },
 };
-function rlContender(a, options = { timeout: false }, note = 'timeout: false') {
+function rlContender(a, options = { timeout: false }, note = 'timeout: false', storeOptions = {}) {
   return async (client) => {
     const RedisStore = await rlRedisStoreClass();
     if (!RedisStore) throw new Error('SKIP @rl/store-redis exports no RedisStore yet');
     const core = await import('@rl/core');
-    const limiter = core.createLimiter({ algorithm: RL_REDIS_LIMITS[a](core), store: new RedisStore({ client }), ...options });
-    return { call: (key) => limiter.consume(key), note: `await createLimiter({ algorithm, store: new RedisStore({ client }), ${note} }).consume(key)`, limiter };
+    const limiter = core.createLimiter({ algorithm: RL_REDIS_LIMITS[a](core), store: new RedisStore({ client, ...storeOptions }), ...options });
+    const storeNote = Object.keys(storeOptions).length > 0 ? `, ${Object.entries(storeOptions).map(([k, v]) => `${k}: ${JSON.stringify(v)}`).join(', ')}` : '';
+    return { call: (key) => limiter.consume(key), note: `await createLimiter({ algorithm, store: new RedisStore({ client${storeNote} }), ${note} }).consume(key)`, limiter };
   };
 }
 // The store path itself: no client-side timeout (see the README: with the default 50 ms timeout a
@@ -42,6 +43,8 @@ function rlContender(a, options = { timeout: false }, note = 'timeout: false') {
 for (const a of RL_REDIS_ALGORITHMS) REDIS_CONTENDERS[`rl ${a}`] = rlContender(a);
 // The defaults as a user gets them (50 ms timeout: one timer per call).
 REDIS_CONTENDERS['rl token-bucket (default timeout)'] = rlContender('token-bucket', {}, 'default options');
+// Every decision a script call of its own (batching off): the store as it was before batching.
+REDIS_CONTENDERS['rl token-bucket (batch: false)'] = rlContender('token-bucket', { timeout: false }, 'timeout: false', { batch: false });
 REDIS_CONTENDERS['rate-limiter-flexible Redis'] = async (client) => {
   const { RateLimiterRedis } = await import('rate-limiter-flexible');
   const rlf = new RateLimiterRedis({ storeClient: client, points: LIMIT, duration: WINDOW_MS / 1000 });

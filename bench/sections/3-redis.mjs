@@ -61,6 +61,7 @@ export async function run({ quick, log }) {
         get(name, 64, 'opsPerSec') / raw64,
         get(name, 64, 'roundTrips'),
         get(name, 64, 'redisCommandsPerOp'),
+        get(name, 64, 'redisUsPerOp'),
         get(name, 64, 'clientCpuUsPerOp'),
         notStore ? `${notStore} (${Object.keys(Object.assign({}, ...s64.map((s) => s.reasons))).join(', ')})` : '0',
       ];
@@ -97,7 +98,7 @@ export async function run({ quick, log }) {
       tables: [
         {
           caption: `decisions/s from one Node process (core 1) to redis-server (core 0), 100k keys in rotation, limit 100 per day per key (allow path); median of ${rounds} alternating rounds of ${runMs} ms${ceiling ? `; redis-benchmark EVALSHA ceiling (C, 64 connections): ${Math.round(ceiling)}/s` : ''}`,
-          headers: ['contender', '1 in flight', '/raw', '64 in flight', '/raw', 'round trips/decision', 'Redis cmds/decision', 'client CPU us/decision', 'decisions not from Redis'],
+          headers: ['contender', '1 in flight', '/raw', '64 in flight', '/raw', 'round trips/decision', 'Redis cmds/decision', 'Redis us/decision', 'client CPU us/decision', 'decisions not from Redis'],
           rows,
         },
         { caption: `Redis used_memory per key after ${n.toLocaleString('en')} distinct IPv4-like keys, each lib's own key names`, headers: ['contender', 'bytes/key', 'Redis keys/key'], rows: memRows },

@@ -45,6 +45,13 @@ async function commandCalls() {
   return { total, by };
 }
 
+/** CPU time redis-server has used so far, in µs (`INFO cpu`: user and system, the main thread's and the rest). */
+async function redisCpuUs() {
+  const info = await admin.info('cpu');
+  const read = (name) => Number(new RegExp(`^${name}:([\\d.]+)`, 'm').exec(info)?.[1] ?? 0);
+  return (read('used_cpu_user') + read('used_cpu_sys')) * 1e6;
+}
+
 if (mode === 'ops') {
   const [inflight, warmMs, runMs] = process.argv.slice(5, 8).map(Number);
   const N = 100_000;
@@ -68,13 +75,15 @@ if (mode === 'ops') {
   ops = 0;
   sent = 0;
   for (const k of Object.keys(reasons)) delete reasons[k];
+  const redisCpu0 = await redisCpuUs();
   const t0 = performance.now();
   const cpu0 = process.cpuUsage();
   await runLanes(runMs);
   const ms = performance.now() - t0;
   const cpu = process.cpuUsage(cpu0);
+  const redisCpu = (await redisCpuUs()) - redisCpu0;
   const calls = await commandCalls();
-  report({ name, inflight, opsPerSec: (ops / ms) * 1000, roundTrips: sent / ops, redisCommandsPerOp: calls.total / ops, commands: calls.by, reasons, storeErrors, clientCpuUsPerOp: (cpu.user + cpu.system) / ops });
+  report({ name, inflight, opsPerSec: (ops / ms) * 1000, roundTrips: sent / ops, redisCommandsPerOp: calls.total / ops, redisUsPerOp: redisCpu / ops, commands: calls.by, reasons, storeErrors, clientCpuUsPerOp: (cpu.user + cpu.system) / ops });
 } else if (mode === 'flood') {
   // One key far over its limit: <n> requests, <inflight> at a time; Redis calls per 100 denied.
   const [n, inflight] = process.argv.slice(5, 7).map(Number);

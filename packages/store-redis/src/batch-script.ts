@@ -17,6 +17,10 @@ export const DECISION_BYTES = 48;
  * empty: an operation that returns nothing (undo, release); any other length: the error's message (one
  * of 0 or 48 bytes gets a space appended, so the three never meet).
  *
+ * Redis TIME is read once per batch (`BATCH_TIME`, which prelude.lua and compact-write.lua read
+ * instead of calling TIME): the decisions of a batch are decided at one instant, as if they had arrived
+ * together, which they did; Redis itself freezes time for key expiry while a script runs.
+ *
  * Each decision is atomic as alone (a script runs alone in Redis), and the batch too: a Cluster batch
  * holds keys of one slot. The declarations of a configuration sent by argument are read per decision
  * (they follow that decision's `now`, whose place depends on its operation: see prelude.lua).
@@ -27,14 +31,14 @@ export function batchLua(plan: ScriptPlan): string {
   const k = plan.script.numberOfKeys;
   const keys = Array.from({ length: k }, (_, i) => `KEYS[base + ${i + 1}]`).join(', ');
   return (
-    `local function decide(KEYS, ARGV, OP)\n${configAt}${declarations}${plan.script.lua}end\n` +
-    `local replies, at = {}, 2\n` +
+    `local function decide(KEYS, ARGV, OP, BATCH_TIME)\n${configAt}${declarations}${plan.script.lua}end\n` +
+    `local replies, at, batch_time = {}, 2, redis.call('TIME')\n` +
     `for d = 1, tonumber(ARGV[1]) do\n` +
     `  local base = (d - 1) * ${k}\n` +
     `  local op, n, args = ARGV[at], tonumber(ARGV[at + 1]), {}\n` +
     `  for j = 1, n do args[j] = ARGV[at + 1 + j] end\n` +
     `  at = at + 2 + n\n` +
-    `  local ok, reply = pcall(decide, {${keys}}, args, op)\n` +
+    `  local ok, reply = pcall(decide, {${keys}}, args, op, batch_time)\n` +
     `  if not ok or type(reply) == 'table' then\n` +
     `    if type(reply) == 'table' then reply = reply.err or reply.ok or 'ERR rl: the decision failed' else reply = tostring(reply) end\n` +
     `    if #reply == 0 or #reply == ${DECISION_BYTES} then reply = reply .. ' ' end\n` +

@@ -31,7 +31,7 @@ describe('RedisStore calls', () => {
     const [definition] = [...defined.values()];
     expect(definition!.numberOfKeys).toBe(1);
     expect(definition!.lua.split('\n').slice(0, 5)).toEqual([
-      "local OP = 'c'",
+      "local OP, BATCH_TIME = 'c', false",
       'local EXPLICIT_NOW_MARGIN_MS = 1000',
       'local CAPACITY, RATE = 3, 0.0003333333333333333',
       'local HORIZON, STATE_BYTES = 9000, 24',
@@ -105,7 +105,7 @@ describe('RedisStore options', () => {
 const header = (lua: string): string[] => lua.split('\n').slice(0, lua.split('\n').findIndex((line) => line.startsWith('local NOW_ARG')) + 1);
 
 /** The header the store writes before a script by argument: the operation, the margin, `declarations`, then the script's NOW_ARG. */
-const argumentHeader = (declarations: string[], nowArg: number): string[] => ["local OP = 'c'", 'local EXPLICIT_NOW_MARGIN_MS = 1000', ...declarations, `local NOW_ARG = ${nowArg}`];
+const argumentHeader = (declarations: string[], nowArg: number): string[] => ["local OP, BATCH_TIME = 'c', false", 'local EXPLICIT_NOW_MARGIN_MS = 1000', ...declarations, `local NOW_ARG = ${nowArg}`];
 
 /** A distinct token-bucket configuration per `i`. */
 const bucket = (i: number) => tokenBucket({ capacity: 10 + i, refillRate: 1, interval: '1m' });

@@ -350,10 +350,14 @@ describe.each(batchTargets)('parity of batched decisions ($name)', ({ kind, depl
         const memory = new MemoryStore({ sweepInterval: false });
         const redis = new RedisStore({ client: client(), prefix: freshPrefix() });
         let now = start;
-        await redis.peek('warm', algorithm, 0, start);
-        await redis.acquire('warm', algorithm, 'w', start);
-        await redis.release('warm', algorithm, 'w');
-        await Promise.all([redis.peek('warm', algorithm, 0, start), redis.peek('warm', algorithm, 0, start)]);
+        // Every script loaded on the keys' nodes first (see warmUp), then those keys reset.
+        for (const key of ['a', 'b']) {
+          await redis.peek(key, algorithm, 0, start);
+          await redis.acquire(key, algorithm, 'w', start);
+          await redis.release(key, algorithm, 'w');
+          await Promise.all([redis.peek(key, algorithm, 0, start), redis.peek(key, algorithm, 0, start)]);
+          await redis.reset(key, algorithm);
+        }
         for (let at = 0; at < ops.length; at += size) {
           const turn = ops.slice(at, at + size).map((op) => ({ ...op, now: (now = Math.max(0, now + op.dt)), leaseId: `lease-${op.lease}` }));
           const expected = turn.map((op) => {

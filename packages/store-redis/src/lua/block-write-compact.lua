@@ -2,7 +2,7 @@
 -- made to cover it (twice the block and the margin when too short, as compact-write.lua does for a
 -- state), and `kept` says until when the hash is known to live.
 if redis_now == nil then
-  local t = redis.call('TIME')
+  local t = BATCH_TIME or redis.call('TIME')
   redis_now = t[1] * 1000 + t[2] / 1000
 end
 local block_ttl = math.ceil(BLOCK_MS) + margin

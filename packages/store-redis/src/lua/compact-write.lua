@@ -11,7 +11,7 @@
 -- than four calls of 3); a dead field is removed only 1000 ms after its `kept` (a failover to a
 -- replica whose clock differs a little must not remove live states).
 if redis_now == nil then
-  local t = redis.call('TIME')
+  local t = BATCH_TIME or redis.call('TIME')
   redis_now = t[1] * 1000 + t[2] / 1000
 end
 local extend = 0

@@ -9,6 +9,8 @@
 --   local OP = 'c'                      -- the operation, one script per operation: 'c' consume,
 --                                       -- 'v' reserve, 'p' peek (writes nothing), 'u' undo,
 --                                       -- 'a' acquire, 'r' release
+--   local BATCH_TIME = false            -- a batch's Redis TIME (see src/batch-script.ts), read
+--                                       -- once for all its decisions; false alone: TIME is read
 --   local EXPLICIT_NOW_MARGIN_MS = 1000 -- added to expiries when the caller passes its own `now`
 --   local LIMIT, WINDOW = 100, 60000    -- the algorithm's constants (its `script.constants` in
 --                                       -- @rl/core, in sorted order), as number literals
@@ -62,7 +64,7 @@ local now, margin, redis_now = ARGV[NOW_ARG], EXPLICIT_NOW_MARGIN_MS, nil
 if OP == 'r' then
   -- A release (concurrency) needs no time: it only removes its lease.
 elseif now == nil or now == '' then
-  local t = redis.call('TIME')
+  local t = BATCH_TIME or redis.call('TIME')
   now, margin = t[1] * 1000 + t[2] / 1000, 0
   redis_now = now
 else
