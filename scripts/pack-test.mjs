@@ -155,6 +155,8 @@ if (packInto) {
 const tarballs = packInto ?? join(work, 'tarballs');
 const app = work ? join(work, 'app') : undefined;
 mkdirSync(tarballs, { recursive: true });
+// --pack-into: the directory holds this build's tarballs only (a stale version would install too).
+if (packInto) for (const file of readdirSync(tarballs)) if (file.endsWith('.tgz')) rmSync(join(tarballs, file));
 if (app) mkdirSync(app);
 
 {
@@ -164,6 +166,7 @@ if (app) mkdirSync(app);
   const packed = await Promise.all(
     packages.map(async (p, i) => {
       const destination = join(tarballs, String(i));
+      rmSync(destination, { recursive: true, force: true });
       mkdirSync(destination);
       const result = await runAsync(pnpm, [...pnpmArgs, 'pack', '--pack-destination', destination], { cwd: p.dir });
       return { p, result, created: readdirSync(destination).filter((f) => f.endsWith('.tgz')).map((f) => join(destination, f)) };
