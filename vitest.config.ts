@@ -1,5 +1,11 @@
 import { defineConfig } from 'vitest/config';
 import { workspaceAliases } from '@rl/test-support/workspace-aliases';
+import { refuseNonDisposableRedis } from './packages/test-support/src/redis-server.js';
+
+// The tests pause, flush and fill the Redis they are given: with REDIS_URL or REDIS_CLUSTER_NODES
+// set, stop here, once and before any test, unless RL_TEST_REDIS_DISPOSABLE=1 says that server is
+// disposable (the fixtures check again, for a file run without this config).
+refuseNonDisposableRedis();
 
 /**
  * One vitest run for the whole monorepo. Workspace packages resolve to their TypeScript sources, so
@@ -16,5 +22,12 @@ export default defineConfig({
     testTimeout: 30_000,
     hookTimeout: 60_000,
     pool: 'forks',
+    // A passing run is quiet: what a test prints (figures, the adapters' outage logs) is shown for
+    // the tests that fail only.
+    silent: 'passed-only',
+    // The trust-proxy warnings are emitted by every app a test mounts with a forwarding header and
+    // no (or every) proxy trusted; Node prints each on stderr. Not printing them keeps the 'warning'
+    // event: the tests that expect one (collectWarnings) or its absence still see it.
+    execArgv: ['--disable-warning=RL_TRUST_PROXY', '--disable-warning=RL_TRUST_ALL_PROXIES'],
   },
 });

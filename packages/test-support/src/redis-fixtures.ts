@@ -1,7 +1,8 @@
 /**
  * Redis for test files, on top of {@link startRedisServer} and {@link startRedisCluster}: the servers
- * (or `REDIS_URL` / `REDIS_CLUSTER_NODES`), ioredis clients connected to them, and key prefixes that
- * no other test of any run uses, so that a test gets a fresh state by taking a fresh prefix.
+ * (or `REDIS_URL` / `REDIS_CLUSTER_NODES`, refused unless `RL_TEST_REDIS_DISPOSABLE=1`: the tests
+ * pause, flush and fill them), ioredis clients connected to them, and key prefixes that no other test
+ * of any run uses, so that a test gets a fresh state by taking a fresh prefix.
  *
  * This package does not depend on `@rl/store-redis` (whose own tests use it): a test builds its
  * `RedisStore` on the client it is given.

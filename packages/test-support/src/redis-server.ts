@@ -5,7 +5,9 @@
  *
  * `REDIS_URL` set: {@link startRedisServer} uses that server and starts nothing (its `stop()` does
  * nothing). `REDIS_CLUSTER_NODES` set (`host:port,host:port,…`): {@link startRedisCluster} uses that
- * cluster. Both are shared: tests use unique key prefixes.
+ * cluster. Both are shared: tests use unique key prefixes. Both only with
+ * `RL_TEST_REDIS_DISPOSABLE=1` (see {@link externalRedis}): the tests pause, flush and fill that
+ * server, so an external one must be one nobody minds losing.
  */
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -44,6 +46,50 @@ export interface RedisClusterOptions {
   replicas?: boolean;
 }
 
+/** The variable that says the server of `REDIS_URL` / `REDIS_CLUSTER_NODES` is disposable. */
+export const REDIS_DISPOSABLE_VARIABLE = 'RL_TEST_REDIS_DISPOSABLE';
+
+/** Thrown when a test would use an external Redis that nobody said is disposable. */
+export class ExternalRedisRefusedError extends Error {
+  /** Stable: `RL_TEST_REDIS_NOT_DISPOSABLE`. */
+  readonly code = 'RL_TEST_REDIS_NOT_DISPOSABLE';
+  /** The variable that names the server: `REDIS_URL` or `REDIS_CLUSTER_NODES`. */
+  readonly variable: string;
+  constructor(variable: string) {
+    super(
+      `${variable} is set, but the rl tests run CLIENT PAUSE and SCRIPT FLUSH on that server and leave keys under ` +
+        `the rl: prefix (some with TTLs of months). They start their own redis-server when ${variable} is unset: ` +
+        `unset it, or set ${REDIS_DISPOSABLE_VARIABLE}=1 if that server is disposable.`,
+    );
+    this.name = 'ExternalRedisRefusedError';
+    this.variable = variable;
+  }
+}
+
+/**
+ * The external Redis the tests may use: the value of `variable` (`REDIS_URL` or
+ * `REDIS_CLUSTER_NODES`) in `env`, or `undefined` when it is unset or empty (the harness then starts
+ * its own servers). Throws {@link ExternalRedisRefusedError} when it is set and
+ * `RL_TEST_REDIS_DISPOSABLE` is not exactly `1`: the tests are destructive (they pause the server,
+ * flush its script cache, kill and restart what they started) and write keys that outlive the run,
+ * so they never touch a server that may hold a user's data.
+ */
+export function externalRedis(variable: 'REDIS_URL' | 'REDIS_CLUSTER_NODES', env: NodeJS.ProcessEnv = process.env): string | undefined {
+  const value = env[variable];
+  if (value === undefined || value === '') return undefined;
+  if (env[REDIS_DISPOSABLE_VARIABLE] !== '1') throw new ExternalRedisRefusedError(variable);
+  return value;
+}
+
+/**
+ * Throws {@link ExternalRedisRefusedError} when `REDIS_URL` or `REDIS_CLUSTER_NODES` is set without
+ * the opt-in: the vitest config calls it, so a run stops once, before any test, with the reason.
+ */
+export function refuseNonDisposableRedis(env: NodeJS.ProcessEnv = process.env): void {
+  externalRedis('REDIS_URL', env);
+  externalRedis('REDIS_CLUSTER_NODES', env);
+}
+
 const HOST = '127.0.0.1';
 const START_TIMEOUT_MS = 10_000;
 const live = new Set<{ child: ChildProcess; dir: string }>();
@@ -60,7 +106,7 @@ process.once('exit', () => {
  * stopped), without persistence. Resolves once it answers PING.
  */
 export async function startRedisServer(options: { port?: number } = {}): Promise<RedisServerHandle> {
-  const external = process.env.REDIS_URL;
+  const external = externalRedis('REDIS_URL');
   if (external && options.port === undefined) {
     return { url: external, port: Number(new URL(external).port || 6379), external: true, stop: async () => {} };
   }
@@ -87,7 +133,7 @@ export async function startRedisServer(options: { port?: number } = {}): Promise
  * link to its master is up).
  */
 export async function startRedisCluster(options: RedisClusterOptions = {}): Promise<RedisClusterHandle> {
-  const external = process.env.REDIS_CLUSTER_NODES;
+  const external = externalRedis('REDIS_CLUSTER_NODES');
   if (external) {
     const nodes = external.split(',').map((hostPort) => {
       const [host, port] = hostPort.trim().split(':');
