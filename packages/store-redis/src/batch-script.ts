@@ -6,12 +6,15 @@ export const DECISION_BYTES = 48;
 /**
  * The Lua text that runs several decisions of one configuration (inline) or one script (by argument)
  * in one call, in the order given, each exactly as the single-decision script would run it alone: the
- * script's text becomes a function of its keys, its arguments and its operation, called once per
- * decision, each call in its own `pcall` so that one decision's error is its own reply.
+ * script's text becomes a function of where its keys and arguments start, its operation and the
+ * batch's time, called once per decision, each call in its own `pcall` so that one decision's error
+ * is its own reply. The function reads its keys and arguments in place (`KEYS[K0 + i]`,
+ * `ARGV[A0 + i]`): no table is made per decision.
  *
  * The call: `numkeys` is the sum of the decisions' keys (`plan.script.numberOfKeys` each, in order);
  * ARGV[1] is the number of decisions, then for each decision its operation ('c', 'v', 'p', 'u', 'a',
- * 'r'), the number of its arguments, and those arguments (what the single call would send after its keys).
+ * 'r') and its arguments, all of them ({@link batchArgumentCount}: what a call by argument sends,
+ * `''` for what is absent; an inline configuration sends no configuration).
  *
  * The reply: one string per decision, in order. Exactly {@link DECISION_BYTES} bytes: the decision;
  * empty: an operation that returns nothing (undo, release); any other length: the error's message (one
@@ -28,25 +31,39 @@ export const DECISION_BYTES = 48;
 export function batchLua(plan: ScriptPlan): string {
   const declarations = plan.byArgument ? argumentDeclarationsAt(plan, 'CONFIG_AT') : inlineDeclarations(plan);
   const configAt = plan.byArgument ? `local CONFIG_AT = ${plan.script.nowArg} + (OP == 'u' and 3 or OP == 'v' and 2 or 1)\n` : '';
+  // The body reads its own keys and arguments, wherever they start in the batch's.
+  const body = `${configAt}${declarations}${plan.script.lua}`.replace(/\bKEYS\[/g, 'KEYS[K0 + ').replace(/\bARGV\[/g, 'ARGV[A0 + ');
   const k = plan.script.numberOfKeys;
-  const keys = Array.from({ length: k }, (_, i) => `KEYS[base + ${i + 1}]`).join(', ');
+  const width = batchArgumentCount(plan, 'c');
   return (
-    `local function decide(KEYS, ARGV, OP, BATCH_TIME)\n${configAt}${declarations}${plan.script.lua}end\n` +
-    `local replies, at, batch_time = {}, 2, redis.call('TIME')\n` +
+    `local function decide(K0, A0, OP, BATCH_TIME)\n${body}end\n` +
+    `local pcall, tostring = pcall, tostring\n` +
+    `local replies, at, k0, batch_time = {}, 2, 0, redis.call('TIME')\n` +
     `for d = 1, tonumber(ARGV[1]) do\n` +
-    `  local base = (d - 1) * ${k}\n` +
-    `  local op, n, args = ARGV[at], tonumber(ARGV[at + 1]), {}\n` +
-    `  for j = 1, n do args[j] = ARGV[at + 1 + j] end\n` +
-    `  at = at + 2 + n\n` +
-    `  local ok, reply = pcall(decide, {${keys}}, args, op, batch_time)\n` +
-    `  if not ok or type(reply) == 'table' then\n` +
-    `    if type(reply) == 'table' then reply = reply.err or reply.ok or 'ERR rl: the decision failed' else reply = tostring(reply) end\n` +
+    `  local op = ARGV[at]\n` +
+    `  local ok, reply = pcall(decide, k0, at, op, batch_time)\n` +
+    // A decision is a string (indexing it gives nil), nothing, or an error: raised, or returned as
+    // {err = message} (redis.error_reply).
+    `  if not ok or (reply ~= nil and reply.err ~= nil) then\n` +
+    `    if type(reply) == 'table' then reply = tostring(reply.err or 'ERR rl: the decision failed') else reply = tostring(reply) end\n` +
     `    if #reply == 0 or #reply == ${DECISION_BYTES} then reply = reply .. ' ' end\n` +
     `  elseif reply == nil then\n` +
     `    reply = ''\n` +
     `  end\n` +
     `  replies[d] = reply\n` +
+    `  k0 = k0 + ${k}\n` +
+    `  at = at + ${width + 1}\n` +
+    `  if op == 'u' then at = at + 2 elseif op == 'v' then at = at + 1 end\n` +
     `end\n` +
     `return replies\n`
   );
+}
+
+/**
+ * The arguments of a decision in a batch, after its keys: its own (the lease id or the cost; a
+ * reservation's maxDelay; an undo's time of the charge and delay), `now`, and for a configuration sent
+ * by argument its numbers: every one of them, `''` when absent, as a call by argument sends them.
+ */
+export function batchArgumentCount(plan: ScriptPlan, op: 'c' | 'v' | 'u'): number {
+  return plan.script.nowArg + (op === 'u' ? 2 : op === 'v' ? 1 : 0) + (plan.byArgument ? plan.values.length : 0);
 }

@@ -80,12 +80,15 @@ export class Batcher {
     return undefined;
   }
 
-  /** Adds a decision (`args`: its keys, then the arguments its single call would send) to `group`; resolves to its reply. */
+  /**
+   * Adds a decision to `group` (`args`: its keys, then all its arguments, as a call by argument sends
+   * them: see `batchArgumentCount`); resolves to its reply.
+   */
   add(group: Group, op: Operation, args: string[]): Promise<unknown> {
     return new Promise((resolve, reject) => {
       const k = group.family.numberOfKeys;
       for (let i = 0; i < k; i++) group.keys.push(args[i]!);
-      group.argv.push(op, String(args.length - k));
+      group.argv.push(op);
       for (let i = k; i < args.length; i++) group.argv.push(args[i]!);
       group.resolves.push(resolve);
       group.rejects.push(reject);

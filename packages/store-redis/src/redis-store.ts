@@ -91,7 +91,9 @@ const NO_LEASE = '';
  * The Redis store: shared limits for every app instance that uses the same Redis (standalone or
  * Cluster). Each decision is one `EVALSHA` of the Lua port of the algorithm's step (`EVAL` after a
  * `SCRIPT FLUSH` or a restart: sent by ioredis's `defineCommand`, by the store for node-redis; see
- * src/clients/), so it is atomic per key and takes one round trip. The first {@link INLINE_CONFIGURATIONS} distinct configurations (an algorithm's
+ * src/clients/), so it is atomic per key and takes one round trip; or, issued in the same turn of the
+ * event loop as others of its configuration, a share of one batch call ({@link Batcher}), which runs
+ * each decision as that script would. The first {@link INLINE_CONFIGURATIONS} distinct configurations (an algorithm's
  * script and numbers) each have a script per operation with the parameters in its text, so a call
  * sends only the key, the cost and, with an app clock, `now`; every further configuration is sent by
  * argument to one script per script name and operation, so any number of configurations (quotas built
@@ -291,27 +293,27 @@ export class RedisStore implements Store {
       const name = redisKeyBase(this.prefix, key) + plan.suffix;
       for (const suffix of plan.keys) args.push(name + suffix);
     }
-    if (plan.byArgument) {
+    const batch = this.batcher?.join(plan, args[0]!);
+    if (plan.byArgument || batch !== undefined) {
+      // Every argument ('' for what is absent), then a configuration sent by argument: what a batch takes too.
       args.push(leaseId ?? String(cost));
       if (op === 'u' || op === 'v') args.push(chargedAt === undefined ? '' : String(chargedAt));
       if (op === 'u') args.push(delayMs === undefined ? '' : String(delayMs));
       args.push(now === undefined ? '' : String(now));
-      for (const value of plan.values) args.push(value);
+      if (plan.byArgument) for (const value of plan.values) args.push(value);
+      if (batch !== undefined) return this.batcher!.add(batch, op, args);
     } else if (op === 'v') {
       // A reservation always sends its cost and maxDelay (in `chargedAt`).
       args.push(String(cost), String(chargedAt));
       if (now !== undefined) args.push(String(now));
     } else {
+      // Inline, a cost of 1 without `now` is left out (the scripts read an absent cost as 1).
       const own = leaseId ?? (cost === 1 && now === undefined && chargedAt === undefined ? undefined : String(cost));
       if (own !== undefined) args.push(own);
       if (op === 'u' && own !== undefined && (chargedAt !== undefined || now !== undefined)) {
         args.push(chargedAt === undefined ? '' : String(chargedAt), delayMs === undefined ? '' : String(delayMs));
       }
       if (now !== undefined) args.push(String(now));
-    }
-    if (this.batcher !== undefined) {
-      const group = this.batcher.join(plan, args[0]!);
-      if (group !== undefined) return this.batcher.add(group, op, args);
     }
     return run.apply(this.client, args);
   }
