@@ -374,7 +374,7 @@ const worker = async () => {
     const ms = Date.now() - t0;
     if (result.timedOut) fail(`${where}: still running after ${PROGRAM_TIMEOUT_MS / 1000}s (a program must close what it opens)\n${result.stdout}${result.stderr}`);
     else if (result.status !== 0) fail(`${where}: exit ${result.status}\n${result.stdout}${result.stderr}`);
-    else ok(`${where} ran in ${ms} ms${result.stdout.trim() ? `: ${result.stdout.trim().split('\n')[0].slice(0, 100)}` : ''}`);
+    else ok(`${where} ran in ${ms} ms${result.stdout.trim() ? `: ${result.stdout.trim().split('\n').slice(0, 3).join(' | ').slice(0, 160)}` : ''}`);
   }
 };
 await Promise.all([worker(), worker()]);
