@@ -8,8 +8,8 @@
 //   2. Write each program to a scratch project outside the repo and type-check them all with tsc
 //      (strict, NodeNext). In-repo (the default) the project's node_modules links to the workspace
 //      packages (their builds: run `pnpm build` first) and to the frameworks the workspace installed.
-//      With `--from-tarballs [dir]` the packages are packed (`pnpm -r --filter "./packages/*" pack`,
-//      or the .tgz files already in dir) and installed with npm into a fresh project, with express,
+//      With `--from-tarballs [dir]` the packages are packed (`pnpm pack` in each publishable package,
+//      or the .tgz files already in dir are used) and installed with npm into a fresh project, with express,
 //      fastify, koa, ioredis, redis, prom-client, @opentelemetry/api, their @types and typescript, at
 //      the ranges the workspace tests with: the snippets then run as a user's code would.
 //   3. Run each program with node (the tsc output), at most 2 at a time; each must exit 0 by itself
@@ -257,13 +257,15 @@ if (!fromTarballs) {
   mkdirSync(tarballs, { recursive: true });
   let files = readdirSync(tarballs).filter((f) => f.endsWith('.tgz'));
   if (files.length === 0) {
-    step(`pnpm -r --filter "./packages/*" pack --pack-destination ${tarballs}`);
+    // pnpm 9 has no recursive pack (`pnpm -r pack` is pnpm 10's): `pnpm pack` in each publishable
+    // package, which turns its workspace: ranges into versions. Private packages are never packed.
+    step(`pnpm pack of each publishable package into ${tarballs}`);
     const [pnpm, pnpmArgs] = pnpmCommand();
-    const packed = run(pnpm, [...pnpmArgs, '-r', '--filter', './packages/*', 'pack', '--pack-destination', tarballs], { cwd: root });
-    if (packed.status !== 0) {
-      fail(`pnpm pack failed (exit ${packed.status})\n${packed.stdout}${packed.stderr}`);
-      finish();
-    }
+    const packed = await Promise.all(
+      packages.filter((p) => !p.pkg.private).map(async (p) => ({ p, result: await runAsync(pnpm, [...pnpmArgs, 'pack', '--pack-destination', tarballs], { cwd: p.dir }) })),
+    );
+    for (const { p, result } of packed) if (result.status !== 0) fail(`${p.name}: pnpm pack failed (exit ${result.status})\n${result.stdout}${result.stderr}`);
+    if (setupFailed()) finish();
     files = readdirSync(tarballs).filter((f) => f.endsWith('.tgz'));
   } else step(`the tarballs in ${tarballs}`);
   // Private packages are never installed by a user: leave them out even if pnpm packed them.
