@@ -37,7 +37,7 @@ const onlyIndex = args.indexOf('--only');
 const only = onlyIndex >= 0 ? args[onlyIndex + 1] : undefined;
 
 /** The marker, alone on the line before a fence, of a block that is not a complete program. */
-const FRAGMENT_MARKER = '<!-- fragment -->';
+export const FRAGMENT_MARKER = '<!-- fragment -->';
 /** Languages of blocks that are programs (unless marked). */
 const PROGRAM_LANGUAGES = new Set(['ts', 'typescript', 'js', 'mjs', 'javascript']);
 /** How long one program may run. */
@@ -59,7 +59,7 @@ const readJson = (file) => JSON.parse(readFileSync(file, 'utf8'));
  * The fenced blocks of a markdown text: `{ line, lang, code, fragment }`, `line` 1-based (the fence's),
  * `fragment` true when the closest non-blank line above the fence is the marker.
  */
-function codeBlocks(text) {
+export function codeBlocks(text) {
   const lines = text.split('\n');
   const blocks = [];
   for (let i = 0; i < lines.length; i++) {
@@ -73,6 +73,11 @@ function codeBlocks(text) {
     i = j;
   }
   return blocks;
+}
+
+/** Whether a block of {@link codeBlocks} is a program to type-check and run: TypeScript or JavaScript, not marked. */
+export function isProgram(block) {
+  return PROGRAM_LANGUAGES.has(block.lang) && !block.fragment;
 }
 
 /** The markdown files whose blocks are tested: the root README, each package's README, docs/*.md. */
@@ -188,197 +193,202 @@ function finish() {
   process.exit(0);
 }
 
-// ---------------------------------------------------------------------------------------------------
-step('Code blocks of the READMEs and docs/');
-const packages = workspacePackages();
-const programs = [];
-for (const file of markdownFiles()) {
-  const text = readFileSync(join(root, file), 'utf8');
-  const blocks = codeBlocks(text);
-  const pkg = packages.find((p) => relative(root, p.dir) === dirname(file));
-  if (pkg && !pkg.pkg.private) {
-    // The install line first: the first block, a shell block, whose first command installs this package.
-    const first = blocks[0];
-    const command = first?.code.split('\n').find((l) => l.trim() && !l.trim().startsWith('#'));
-    if (!first || first.lang !== 'sh' || !command || !new RegExp(`^npm install (--save-dev )?${pkg.name.replace('/', '\\/')}( |$)`).test(command.trim())) {
-      fail(`${file}: the first code block must be \`\`\`sh with \`npm install ${pkg.name} …\` (found ${first ? `\`\`\`${first.lang} at line ${first.line}` : 'no block'})`);
-    } else ok(`${file}: opens with \`${command.trim()}\``);
+/** The doc test itself; runs when this file is the program (a test imports `codeBlocks` without running it). */
+async function main() {
+  // ---------------------------------------------------------------------------------------------------
+  step('Code blocks of the READMEs and docs/');
+  const packages = workspacePackages();
+  const programs = [];
+  for (const file of markdownFiles()) {
+    const text = readFileSync(join(root, file), 'utf8');
+    const blocks = codeBlocks(text);
+    const pkg = packages.find((p) => relative(root, p.dir) === dirname(file));
+    if (pkg && !pkg.pkg.private) {
+      // The install line first: the first block, a shell block, whose first command installs this package.
+      const first = blocks[0];
+      const command = first?.code.split('\n').find((l) => l.trim() && !l.trim().startsWith('#'));
+      if (!first || first.lang !== 'sh' || !command || !new RegExp(`^npm install (--save-dev )?${pkg.name.replace('/', '\\/')}( |$)`).test(command.trim())) {
+        fail(`${file}: the first code block must be \`\`\`sh with \`npm install ${pkg.name} …\` (found ${first ? `\`\`\`${first.lang} at line ${first.line}` : 'no block'})`);
+      } else ok(`${file}: opens with \`${command.trim()}\``);
+    }
+    if (file === 'README.md') {
+      const first = blocks[0];
+      if (!first || first.lang !== 'sh' || !/^npm install @rl\//m.test(first.code)) fail('README.md: the first code block must be ```sh with `npm install @rl/… …`');
+      else ok('README.md: opens with an npm install line');
+    }
+    let count = 0;
+    for (const block of blocks) {
+      if (!isProgram(block)) continue;
+      if (only && !file.includes(only)) continue;
+      count++;
+      const slug = `${file.replace(/\.md$/, '').replace(/[^\w]+/g, '-').replace(/^-|-$/g, '')}-L${block.line}`;
+      programs.push({ file, line: block.line, slug, code: block.code, redis: block.code.includes('REDIS_URL') });
+    }
+    const fragments = blocks.filter((b) => PROGRAM_LANGUAGES.has(b.lang) && b.fragment).length;
+    console.log(`  ${file}: ${count} program(s), ${fragments} fragment(s), ${blocks.length - count - fragments} block(s) of other languages`);
   }
-  if (file === 'README.md') {
-    const first = blocks[0];
-    if (!first || first.lang !== 'sh' || !/^npm install @rl\//m.test(first.code)) fail('README.md: the first code block must be ```sh with `npm install @rl/… …`');
-    else ok('README.md: opens with an npm install line');
+  for (const p of packages) {
+    if (!p.pkg.private && !existsSync(join(p.dir, 'README.md'))) fail(`${p.name}: ${relative(root, p.dir)}/README.md is missing (every published package ships one)`);
   }
-  let count = 0;
-  for (const block of blocks) {
-    if (!PROGRAM_LANGUAGES.has(block.lang) || block.fragment) continue;
-    if (only && !file.includes(only)) continue;
-    count++;
-    const slug = `${file.replace(/\.md$/, '').replace(/[^\w]+/g, '-').replace(/^-|-$/g, '')}-L${block.line}`;
-    programs.push({ file, line: block.line, slug, code: block.code, redis: block.code.includes('REDIS_URL') });
+  if (programs.length === 0) {
+    fail('no program found');
+    finish();
   }
-  const fragments = blocks.filter((b) => PROGRAM_LANGUAGES.has(b.lang) && b.fragment).length;
-  console.log(`  ${file}: ${count} program(s), ${fragments} fragment(s), ${blocks.length - count - fragments} block(s) of other languages`);
-}
-for (const p of packages) {
-  if (!p.pkg.private && !existsSync(join(p.dir, 'README.md'))) fail(`${p.name}: ${relative(root, p.dir)}/README.md is missing (every published package ships one)`);
-}
-if (programs.length === 0) {
-  fail('no program found');
+
+  work = mkdtempSync(join(tmpdir(), 'rl-doc-test-'));
+  const project = join(work, 'project');
+  mkdirSync(project);
+  /** The failures of the checks above: the project's setup stops at a failure of its own only. */
+  const docFailures = failures.length;
+  const setupFailed = () => failures.length > docFailures;
+
+  if (!fromTarballs) {
+    // -------------------------------------------------------------------------------------------------
+    step(`a scratch project linked to the workspace: ${project}`);
+    writeFileSync(join(project, 'package.json'), JSON.stringify({ name: 'rl-doc-test', private: true, type: 'module' }, null, 2));
+    for (const p of packages) {
+      if (p.pkg.private) continue;
+      if (!existsSync(join(p.dir, 'dist'))) fail(`${p.name}: ${relative(root, p.dir)}/dist is missing; run \`pnpm build\` first`);
+      link(p.dir, join(project, 'node_modules', ...p.name.split('/')));
+    }
+    for (const name of SNIPPET_DEPENDENCIES) {
+      const dir = installedDependency(name, packages);
+      if (!dir) fail(`${name}: not installed in the workspace (pnpm install)`);
+      else link(dir, join(project, 'node_modules', ...name.split('/')));
+    }
+    if (setupFailed()) finish();
+    ok(`linked ${packages.filter((p) => !p.pkg.private).length} packages and ${SNIPPET_DEPENDENCIES.length} dependencies`);
+  } else {
+    // -------------------------------------------------------------------------------------------------
+    const tarballs = tarballDir ?? join(work, 'tarballs');
+    mkdirSync(tarballs, { recursive: true });
+    let files = readdirSync(tarballs).filter((f) => f.endsWith('.tgz'));
+    if (files.length === 0) {
+      // pnpm 9 has no recursive pack (`pnpm -r pack` is pnpm 10's): `pnpm pack` in each publishable
+      // package, which turns its workspace: ranges into versions. Private packages are never packed.
+      step(`pnpm pack of each publishable package into ${tarballs}`);
+      const [pnpm, pnpmArgs] = pnpmCommand();
+      const packed = await Promise.all(
+        packages.filter((p) => !p.pkg.private).map(async (p) => ({ p, result: await runAsync(pnpm, [...pnpmArgs, 'pack', '--pack-destination', tarballs], { cwd: p.dir }) })),
+      );
+      for (const { p, result } of packed) if (result.status !== 0) fail(`${p.name}: pnpm pack failed (exit ${result.status})\n${result.stdout}${result.stderr}`);
+      if (setupFailed()) finish();
+      files = readdirSync(tarballs).filter((f) => f.endsWith('.tgz'));
+    } else step(`the tarballs in ${tarballs}`);
+    // Private packages are never installed by a user: leave them out even if pnpm packed them.
+    const privateNames = packages.filter((p) => p.pkg.private).map((p) => p.name.replace(/^@/, '').replace('/', '-'));
+    files = files.filter((f) => !privateNames.some((name) => f.startsWith(`${name}-`)));
+    for (const f of files) ok(f);
+    if (files.length === 0) fail('no tarball');
+    if (setupFailed()) finish();
+
+    step(`npm install of the tarballs and the snippets' dependencies into ${project}`);
+    writeFileSync(join(project, 'package.json'), JSON.stringify({ name: 'rl-doc-test', version: '0.0.0', private: true, type: 'module' }, null, 2));
+    const rangeOf = (name) => {
+      for (const p of [...packages, { pkg: readJson(join(root, 'package.json')) }]) {
+        const range = p.pkg.devDependencies?.[name] ?? p.pkg.dependencies?.[name];
+        if (range && !range.startsWith('npm:') && !range.startsWith('workspace:')) return range;
+      }
+      return 'latest';
+    };
+    const specs = [...files.map((f) => join(tarballs, f)), ...SNIPPET_DEPENDENCIES.map((name) => `${name}@${rangeOf(name)}`)];
+    console.log(`  npm install ${specs.map((s) => s.replace(/^.*\//, '')).join(' ')}`);
+    const install = run('npm', ['install', '--no-audit', '--no-fund', '--loglevel=error', '--no-package-lock', ...specs], {
+      cwd: project,
+      env: { ...process.env, npm_config_workspaces: 'false' },
+    });
+    if (install.status !== 0) {
+      fail(`npm install failed (exit ${install.status})\n${install.stdout}${install.stderr}`);
+      finish();
+    }
+    ok(`installed ${files.length} tarballs and ${SNIPPET_DEPENDENCIES.length} dependencies`);
+  }
+
+  // -----------------------------------------------------------------------------------------------------
+  step(`tsc over ${programs.length} programs`);
+  const sources = join(project, 'snippets');
+  mkdirSync(sources);
+  for (const p of programs) writeFileSync(join(sources, `${p.slug}.ts`), `${p.code}\n`);
+  writeFileSync(
+    join(project, 'tsconfig.json'),
+    JSON.stringify(
+      {
+        compilerOptions: {
+          target: 'ES2022',
+          lib: ['ES2022'],
+          module: 'NodeNext',
+          moduleResolution: 'NodeNext',
+          moduleDetection: 'force',
+          strict: true,
+          skipLibCheck: true,
+          types: ['node'],
+          rootDir: 'snippets',
+          outDir: 'out',
+        },
+        include: ['snippets'],
+      },
+      null,
+      2,
+    ),
+  );
+  const tsc = join(project, 'node_modules', 'typescript', 'bin', 'tsc');
+  const checked = run(process.execPath, [tsc, '-p', 'tsconfig.json', '--pretty', 'false'], { cwd: project });
+  // One diagnostic per entry: tsc indents the continuation lines of an overload error.
+  const diagnostics = [];
+  for (const line of `${checked.stdout}${checked.stderr}`.split('\n')) {
+    if (!line.trim()) continue;
+    if (/^\s/.test(line) && diagnostics.length) diagnostics[diagnostics.length - 1] += `\n      ${line.trim()}`;
+    else diagnostics.push(line);
+  }
+  for (const p of programs) {
+    const own = diagnostics.filter((d) => d.startsWith(`snippets/${p.slug}.ts(`));
+    p.typeErrors = own;
+    const where = `${p.file}:${p.line}`;
+    if (own.length) {
+      // snippets/x.ts(3,5) is line 3 of the block: the README's line is the fence's + 3.
+      const shown = own.map((d) => d.replace(/^snippets\/[^(]+\((\d+),(\d+)\)/, (_, l, c) => `${p.file}:${p.line + Number(l)}:${c}`));
+      fail(`${where}: ${own.length} type error(s)\n    ${shown.join('\n    ')}`);
+    } else ok(`${where} type-checks`);
+  }
+  const stray = diagnostics.filter((d) => !programs.some((p) => d.startsWith(`snippets/${p.slug}.ts(`)));
+  if (checked.status !== 0 && stray.length) fail(`tsc: ${stray.join('\n')}`);
+
+  // -----------------------------------------------------------------------------------------------------
+  let redis;
+  const env = { ...process.env };
+  delete env.REDIS_URL;
+  if (programs.some((p) => p.redis && !p.typeErrors.length)) {
+    const port = await freePort();
+    const dir = join(work, 'redis');
+    mkdirSync(dir);
+    step(`redis-server on 127.0.0.1:${port} for the Redis snippets`);
+    redis = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--dir', dir], { stdio: 'ignore' });
+    redis.on('error', (error) => fail(`redis-server: ${error.message} (is it on the PATH?)`));
+    try {
+      await waitForRedis(port, 10_000);
+      ok('PONG');
+    } catch (error) {
+      fail(error.message);
+    }
+    env.REDIS_URL = `redis://127.0.0.1:${port}`;
+  }
+
+  step(`running the programs (each must exit 0 within ${PROGRAM_TIMEOUT_MS / 1000}s)`);
+  const queue = programs.filter((p) => !p.typeErrors.length);
+  const worker = async () => {
+    for (let p = queue.shift(); p; p = queue.shift()) {
+      const t0 = Date.now();
+      const result = await runAsync(process.execPath, [join(project, 'out', `${p.slug}.js`)], { cwd: project, env, timeoutMs: PROGRAM_TIMEOUT_MS });
+      const where = `${p.file}:${p.line}`;
+      const ms = Date.now() - t0;
+      if (result.timedOut) fail(`${where}: still running after ${PROGRAM_TIMEOUT_MS / 1000}s (a program must close what it opens)\n${result.stdout}${result.stderr}`);
+      else if (result.status !== 0) fail(`${where}: exit ${result.status}\n${result.stdout}${result.stderr}`);
+      else ok(`${where} ran in ${ms} ms${result.stdout.trim() ? `: ${result.stdout.trim().split('\n').slice(0, 3).join(' | ').slice(0, 160)}` : ''}`);
+    }
+  };
+  await Promise.all([worker(), worker()]);
+  if (redis) redis.kill('SIGTERM');
   finish();
 }
 
-work = mkdtempSync(join(tmpdir(), 'rl-doc-test-'));
-const project = join(work, 'project');
-mkdirSync(project);
-/** The failures of the checks above: the project's setup stops at a failure of its own only. */
-const docFailures = failures.length;
-const setupFailed = () => failures.length > docFailures;
-
-if (!fromTarballs) {
-  // -------------------------------------------------------------------------------------------------
-  step(`a scratch project linked to the workspace: ${project}`);
-  writeFileSync(join(project, 'package.json'), JSON.stringify({ name: 'rl-doc-test', private: true, type: 'module' }, null, 2));
-  for (const p of packages) {
-    if (p.pkg.private) continue;
-    if (!existsSync(join(p.dir, 'dist'))) fail(`${p.name}: ${relative(root, p.dir)}/dist is missing; run \`pnpm build\` first`);
-    link(p.dir, join(project, 'node_modules', ...p.name.split('/')));
-  }
-  for (const name of SNIPPET_DEPENDENCIES) {
-    const dir = installedDependency(name, packages);
-    if (!dir) fail(`${name}: not installed in the workspace (pnpm install)`);
-    else link(dir, join(project, 'node_modules', ...name.split('/')));
-  }
-  if (setupFailed()) finish();
-  ok(`linked ${packages.filter((p) => !p.pkg.private).length} packages and ${SNIPPET_DEPENDENCIES.length} dependencies`);
-} else {
-  // -------------------------------------------------------------------------------------------------
-  const tarballs = tarballDir ?? join(work, 'tarballs');
-  mkdirSync(tarballs, { recursive: true });
-  let files = readdirSync(tarballs).filter((f) => f.endsWith('.tgz'));
-  if (files.length === 0) {
-    // pnpm 9 has no recursive pack (`pnpm -r pack` is pnpm 10's): `pnpm pack` in each publishable
-    // package, which turns its workspace: ranges into versions. Private packages are never packed.
-    step(`pnpm pack of each publishable package into ${tarballs}`);
-    const [pnpm, pnpmArgs] = pnpmCommand();
-    const packed = await Promise.all(
-      packages.filter((p) => !p.pkg.private).map(async (p) => ({ p, result: await runAsync(pnpm, [...pnpmArgs, 'pack', '--pack-destination', tarballs], { cwd: p.dir }) })),
-    );
-    for (const { p, result } of packed) if (result.status !== 0) fail(`${p.name}: pnpm pack failed (exit ${result.status})\n${result.stdout}${result.stderr}`);
-    if (setupFailed()) finish();
-    files = readdirSync(tarballs).filter((f) => f.endsWith('.tgz'));
-  } else step(`the tarballs in ${tarballs}`);
-  // Private packages are never installed by a user: leave them out even if pnpm packed them.
-  const privateNames = packages.filter((p) => p.pkg.private).map((p) => p.name.replace(/^@/, '').replace('/', '-'));
-  files = files.filter((f) => !privateNames.some((name) => f.startsWith(`${name}-`)));
-  for (const f of files) ok(f);
-  if (files.length === 0) fail('no tarball');
-  if (setupFailed()) finish();
-
-  step(`npm install of the tarballs and the snippets' dependencies into ${project}`);
-  writeFileSync(join(project, 'package.json'), JSON.stringify({ name: 'rl-doc-test', version: '0.0.0', private: true, type: 'module' }, null, 2));
-  const rangeOf = (name) => {
-    for (const p of [...packages, { pkg: readJson(join(root, 'package.json')) }]) {
-      const range = p.pkg.devDependencies?.[name] ?? p.pkg.dependencies?.[name];
-      if (range && !range.startsWith('npm:') && !range.startsWith('workspace:')) return range;
-    }
-    return 'latest';
-  };
-  const specs = [...files.map((f) => join(tarballs, f)), ...SNIPPET_DEPENDENCIES.map((name) => `${name}@${rangeOf(name)}`)];
-  console.log(`  npm install ${specs.map((s) => s.replace(/^.*\//, '')).join(' ')}`);
-  const install = run('npm', ['install', '--no-audit', '--no-fund', '--loglevel=error', '--no-package-lock', ...specs], {
-    cwd: project,
-    env: { ...process.env, npm_config_workspaces: 'false' },
-  });
-  if (install.status !== 0) {
-    fail(`npm install failed (exit ${install.status})\n${install.stdout}${install.stderr}`);
-    finish();
-  }
-  ok(`installed ${files.length} tarballs and ${SNIPPET_DEPENDENCIES.length} dependencies`);
-}
-
-// -----------------------------------------------------------------------------------------------------
-step(`tsc over ${programs.length} programs`);
-const sources = join(project, 'snippets');
-mkdirSync(sources);
-for (const p of programs) writeFileSync(join(sources, `${p.slug}.ts`), `${p.code}\n`);
-writeFileSync(
-  join(project, 'tsconfig.json'),
-  JSON.stringify(
-    {
-      compilerOptions: {
-        target: 'ES2022',
-        lib: ['ES2022'],
-        module: 'NodeNext',
-        moduleResolution: 'NodeNext',
-        moduleDetection: 'force',
-        strict: true,
-        skipLibCheck: true,
-        types: ['node'],
-        rootDir: 'snippets',
-        outDir: 'out',
-      },
-      include: ['snippets'],
-    },
-    null,
-    2,
-  ),
-);
-const tsc = join(project, 'node_modules', 'typescript', 'bin', 'tsc');
-const checked = run(process.execPath, [tsc, '-p', 'tsconfig.json', '--pretty', 'false'], { cwd: project });
-// One diagnostic per entry: tsc indents the continuation lines of an overload error.
-const diagnostics = [];
-for (const line of `${checked.stdout}${checked.stderr}`.split('\n')) {
-  if (!line.trim()) continue;
-  if (/^\s/.test(line) && diagnostics.length) diagnostics[diagnostics.length - 1] += `\n      ${line.trim()}`;
-  else diagnostics.push(line);
-}
-for (const p of programs) {
-  const own = diagnostics.filter((d) => d.startsWith(`snippets/${p.slug}.ts(`));
-  p.typeErrors = own;
-  const where = `${p.file}:${p.line}`;
-  if (own.length) {
-    // snippets/x.ts(3,5) is line 3 of the block: the README's line is the fence's + 3.
-    const shown = own.map((d) => d.replace(/^snippets\/[^(]+\((\d+),(\d+)\)/, (_, l, c) => `${p.file}:${p.line + Number(l)}:${c}`));
-    fail(`${where}: ${own.length} type error(s)\n    ${shown.join('\n    ')}`);
-  } else ok(`${where} type-checks`);
-}
-const stray = diagnostics.filter((d) => !programs.some((p) => d.startsWith(`snippets/${p.slug}.ts(`)));
-if (checked.status !== 0 && stray.length) fail(`tsc: ${stray.join('\n')}`);
-
-// -----------------------------------------------------------------------------------------------------
-let redis;
-const env = { ...process.env };
-delete env.REDIS_URL;
-if (programs.some((p) => p.redis && !p.typeErrors.length)) {
-  const port = await freePort();
-  const dir = join(work, 'redis');
-  mkdirSync(dir);
-  step(`redis-server on 127.0.0.1:${port} for the Redis snippets`);
-  redis = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--dir', dir], { stdio: 'ignore' });
-  redis.on('error', (error) => fail(`redis-server: ${error.message} (is it on the PATH?)`));
-  try {
-    await waitForRedis(port, 10_000);
-    ok('PONG');
-  } catch (error) {
-    fail(error.message);
-  }
-  env.REDIS_URL = `redis://127.0.0.1:${port}`;
-}
-
-step(`running the programs (each must exit 0 within ${PROGRAM_TIMEOUT_MS / 1000}s)`);
-const queue = programs.filter((p) => !p.typeErrors.length);
-const worker = async () => {
-  for (let p = queue.shift(); p; p = queue.shift()) {
-    const t0 = Date.now();
-    const result = await runAsync(process.execPath, [join(project, 'out', `${p.slug}.js`)], { cwd: project, env, timeoutMs: PROGRAM_TIMEOUT_MS });
-    const where = `${p.file}:${p.line}`;
-    const ms = Date.now() - t0;
-    if (result.timedOut) fail(`${where}: still running after ${PROGRAM_TIMEOUT_MS / 1000}s (a program must close what it opens)\n${result.stdout}${result.stderr}`);
-    else if (result.status !== 0) fail(`${where}: exit ${result.status}\n${result.stdout}${result.stderr}`);
-    else ok(`${where} ran in ${ms} ms${result.stdout.trim() ? `: ${result.stdout.trim().split('\n').slice(0, 3).join(' | ').slice(0, 160)}` : ''}`);
-  }
-};
-await Promise.all([worker(), worker()]);
-if (redis) redis.kill('SIGTERM');
-finish();
+if (process.argv[1] && resolve(process.argv[1]) === fileURLToPath(import.meta.url)) await main();
