@@ -13,7 +13,8 @@
 //      fastify, koa, ioredis, redis, prom-client, @opentelemetry/api, their @types and typescript, at
 //      the ranges the workspace tests with: the snippets then run as a user's code would.
 //   3. Run each program with node (the tsc output), at most 2 at a time; each must exit 0 by itself
-//      within 15 s. A program that mentions REDIS_URL gets one: a redis-server this script starts on
+//      within 15 s, and print what its comments say: `console.log(x); // 200 "20-in-2s";r=15;t=1`
+//      must print a line starting with that text (up to ` (`, an explanation, or `…`, anything). A program that mentions REDIS_URL gets one: a redis-server this script starts on
 //      a free port (snippets read `process.env.REDIS_URL ?? 'redis://127.0.0.1:6379'`).
 //
 // Usage: node scripts/doc-test.mjs [--from-tarballs [dir]] [--only <substring of a file name>] [--keep]
@@ -78,6 +79,35 @@ export function codeBlocks(text) {
 /** Whether a block of {@link codeBlocks} is a program to type-check and run: TypeScript or JavaScript, not marked. */
 export function isProgram(block) {
   return PROGRAM_LANGUAGES.has(block.lang) && !block.fragment;
+}
+
+/**
+ * What a program says it prints: on each line that calls `console.log(`, the comment after its last
+ * ` // `, up to ` (` (an explanation) or `…` (anything from there on). The doc test checks that each
+ * one starts a line of the program's output, in order. Empty (a comment that starts with `…`): none.
+ */
+export function expectedOutput(code) {
+  const expected = [];
+  for (const line of code.split('\n')) {
+    if (!line.includes('console.log(')) continue;
+    const at = line.lastIndexOf(' // ');
+    if (at < 0) continue;
+    const text = line.slice(at + 4).split(/ \(|…/)[0].trim();
+    if (text) expected.push(text);
+  }
+  return expected;
+}
+
+/** The first of `expected` that no output line starts with, in order after the previous match; undefined when all match. */
+export function missingOutput(stdout, expected) {
+  const lines = stdout.split('\n');
+  let from = 0;
+  for (const text of expected) {
+    const found = lines.findIndex((line, i) => i >= from && line.startsWith(text));
+    if (found < 0) return text;
+    from = found + 1;
+  }
+  return undefined;
 }
 
 /** The markdown files whose blocks are tested: the root README, each package's README, docs/*.md. */
@@ -383,6 +413,9 @@ async function main() {
       const ms = Date.now() - t0;
       if (result.timedOut) fail(`${where}: still running after ${PROGRAM_TIMEOUT_MS / 1000}s (a program must close what it opens)\n${result.stdout}${result.stderr}`);
       else if (result.status !== 0) fail(`${where}: exit ${result.status}\n${result.stdout}${result.stderr}`);
+      else if (missingOutput(result.stdout, expectedOutput(p.code)) !== undefined) {
+        fail(`${where}: printed no line starting with ${JSON.stringify(missingOutput(result.stdout, expectedOutput(p.code)))} (the comment beside its console.log)\n${result.stdout}`);
+      }
       else ok(`${where} ran in ${ms} ms${result.stdout.trim() ? `: ${result.stdout.trim().split('\n').slice(0, 3).join(' | ').slice(0, 160)}` : ''}`);
     }
   };

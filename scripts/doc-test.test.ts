@@ -1,10 +1,11 @@
 /**
- * The doc test's reading of markdown (scripts/doc-test.mjs): which blocks are programs. The programs
- * themselves are type-checked and run by `node scripts/doc-test.mjs`, not here.
+ * The doc test's reading of markdown (scripts/doc-test.mjs): which blocks are programs, and what their
+ * comments say they print. The programs themselves are type-checked and run by
+ * `node scripts/doc-test.mjs`, not here.
  */
 import { describe, expect, it } from 'vitest';
 // @ts-expect-error: a plain .mjs script, without declarations
-import { FRAGMENT_MARKER, codeBlocks, isProgram } from './doc-test.mjs';
+import { FRAGMENT_MARKER, codeBlocks, expectedOutput, isProgram, missingOutput } from './doc-test.mjs';
 
 type Block = { line: number; lang: string; code: string; fragment: boolean };
 const blocks = (text: string): Block[] => codeBlocks(text) as Block[];
@@ -48,5 +49,26 @@ describe('isProgram', () => {
     ['', false, false],
   ])('```%s (fragment: %s): %s', (lang, fragment, expected) => {
     expect(isProgram({ line: 1, lang, code: '', fragment })).toBe(expected);
+  });
+});
+
+describe('expectedOutput and missingOutput: a program prints what its comments say', () => {
+  it("the comment after a console.log's last ' // ', up to ' (' or '…'; other comments are not output", async () => {
+    const { expectedOutput } = await load();
+    const code = [
+      "console.log(res.status, res.headers.get('ratelimit')); // 200 \"20-in-2s\";r=15;t=1",
+      'console.log((await fetch(`http://127.0.0.1:${port}/`)).status); // 200 (and a metric)',
+      'console.log(header); // "exports";r=99;t=…',
+      'console.log(x); // … anything',
+      'const y = 1; // not output',
+      'console.log(z);',
+    ].join('\n');
+    expect(expectedOutput(code)).toEqual(['200 "20-in-2s";r=15;t=1', '200', '"exports";r=99;t=']);
+  });
+
+  it('each expectation starts an output line, in order', () => {
+    expect(missingOutput('true 15\n{ left: 14 }\n', ['true 15', '{ left: 14 }'])).toBeUndefined();
+    expect(missingOutput('true 15\n', ['true 16'])).toBe('true 16');
+    expect(missingOutput('b\na\n', ['a', 'b'])).toBe('b');
   });
 });
