@@ -72,6 +72,8 @@ describe('docs/errors.md', () => {
   it("the message keeps the error's own text first (what users and tests match on)", () => {
     expect(samples.RL_INVALID_OPTION().message).toMatch(/^Invalid option tokenBucket\.capacity: 0\. Expected an integer\. See https:/);
     expect(samples.RL_STORE_CLOSED().message).toMatch(/^The store is closed\. See /);
+    // A text without its full stop gets one before the link.
+    expect(new StoreError('connection refused').message).toBe(`connection refused. See ${ERRORS_PAGE}#rl_store_error`);
   });
 
   it('every warning code (process.emitWarning) has a section', () => {

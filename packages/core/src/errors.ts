@@ -29,13 +29,14 @@ export function errorDocsUrl(code: string): string {
 
 /**
  * Base class of every error rl throws. Check `code`, not the message. Every message ends with
- * ` See <errors page>#<code>.`, appended here so that no error can leave it out; what comes before it
+ * ` See <errors page>#<code>` (after a full stop, added when the text has none), appended here so that no error can leave it out; what comes before it
  * is the error's own text (tests and users may match on its start).
  */
 export class RateLimitError extends Error {
   readonly code: RateLimitErrorCode;
   constructor(code: RateLimitErrorCode, message: string, options?: { cause?: unknown }) {
-    super(`${message} See ${errorDocsUrl(code)}`, options);
+    // A message is a sentence or more; one without its full stop (a store's "connection refused") gets one.
+    super(`${/[.!?]$/.test(message) ? message : `${message}.`} See ${errorDocsUrl(code)}`, options);
     this.name = new.target.name;
     this.code = code;
   }
