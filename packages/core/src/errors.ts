@@ -16,24 +16,51 @@ export type RateLimitErrorCode =
   | 'RL_STORE_TIMEOUT'
   | 'RL_STORE_CLOSED';
 
-/** Base class of every error rl throws. Check `code`, not the message. */
+/**
+ * Where each code is explained, with its fix: `docs/errors.md` on the repository's main branch. A URL,
+ * not a path, because the message is read where the package is installed, without the repository.
+ */
+export const ERRORS_PAGE = 'https://github.com/rl-js/rl/blob/main/docs/errors.md';
+
+/** The link to the section of `code` in the errors page (GitHub's anchor of the heading `## RL_X` is `#rl_x`). */
+export function errorDocsUrl(code: string): string {
+  return `${ERRORS_PAGE}#${code.toLowerCase()}`;
+}
+
+/**
+ * Base class of every error rl throws. Check `code`, not the message. Every message ends with
+ * ` See <errors page>#<code>` (after a full stop, added when the text has none), appended here so that no error can leave it out; what comes before it
+ * is the error's own text (tests and users may match on its start).
+ */
 export class RateLimitError extends Error {
   readonly code: RateLimitErrorCode;
   constructor(code: RateLimitErrorCode, message: string, options?: { cause?: unknown }) {
-    super(message, options);
+    // A message is a sentence or more; one without its full stop (a store's "connection refused") gets one.
+    super(`${/[.!?]$/.test(message) ? message : `${message}.`} See ${errorDocsUrl(code)}`, options);
     this.name = new.target.name;
     this.code = code;
   }
 }
 
-/** An option given at construction is missing, unknown, or out of range. Thrown synchronously by the factory. */
+/**
+ * An option given at construction is missing, unknown, or out of range. Thrown synchronously by the
+ * factory. Unknown options are reported together: one error naming every one of them (`fields`).
+ */
 export class InvalidOptionError extends RateLimitError {
-  /** Dotted path of the offending option, for example `tokenBucket.capacity`. */
+  /** Dotted path of the offending option, for example `tokenBucket.capacity`; with several unknown options, the first. */
   readonly field: string;
+  /** Every offending option: `[field]`, or each unknown option when several were given. */
+  readonly fields: readonly string[];
+  /** The value of `field`. */
   readonly value: unknown;
-  constructor(field: string, value: unknown, expected: string) {
-    super('RL_INVALID_OPTION', `Invalid option ${field}: ${describeValue(value)}. Expected ${expected}.`);
+  /** `fields`, when given with more than one entry, makes the message name them all (their values are not shown). */
+  constructor(field: string, value: unknown, expected: string, fields: readonly string[] = [field]) {
+    super(
+      'RL_INVALID_OPTION',
+      fields.length > 1 ? `Invalid options ${fields.join(', ')}. Expected ${expected}.` : `Invalid option ${field}: ${describeValue(value)}. Expected ${expected}.`,
+    );
     this.field = field;
+    this.fields = Object.freeze([...fields]);
     this.value = value;
   }
 }

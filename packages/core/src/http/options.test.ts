@@ -64,3 +64,69 @@ describe('a limit chosen per request', () => {
     expect(parseHttpOptions({ algorithm: () => algorithm, cost: () => 1, maxCost: 1e12 }, 'rateLimit', []).limits[0]!.maxCost).toBe(1e12);
   });
 });
+
+describe("a peer's option names: the error names the rl equivalent, and every unknown option is reported at once", () => {
+  /** The error parsing `options` throws. */
+  function rejection(options: Record<string, unknown>): InvalidOptionError {
+    try {
+      parseHttpOptions(options as never, 'rateLimit', ['onLimit']);
+    } catch (error) {
+      expect(error).toBeInstanceOf(InvalidOptionError);
+      return error as InvalidOptionError;
+    }
+    throw new Error(`accepted ${JSON.stringify(options)}`);
+  }
+
+  it.each([
+    ['windowMs', 'algorithm: fixedWindow({ limit, window })'],
+    ['max', 'algorithm: fixedWindow({ limit, window })'],
+    ['limit', 'algorithm: fixedWindow({ limit, window })'],
+    ['timeWindow', 'algorithm: fixedWindow({ limit, window })'],
+    ['points', 'tokenBucket({ capacity, refillRate })'],
+    ['duration', "rate-limiter-flexible's are seconds"],
+    ['keyGenerator', 'key: (req) => string'],
+    ['id', 'key: (ctx) => string'],
+    ['standardHeaders', "headers: 'draft-8'"],
+    ['legacyHeaders', "headers: 'legacy'"],
+    ['handler', 'onLimit'],
+    ['message', 'onLimit'],
+    ['allowList', 'skip: (request) => boolean'],
+    ['whitelist', 'skip: (ctx) => boolean'],
+    ['ban', 'blockDuration'],
+    ['skipOnError', "onStoreError: 'allow'"],
+    ['passOnStoreError', "onStoreError: 'allow'"],
+    ['redis', 'store: new RedisStore({ client })'],
+    ['db', 'store: new RedisStore({ client })'],
+    ['nameSpace', 'prefix'],
+    ['disableHeader', 'headers: false'],
+  ])('rateLimit.%s: %s', (name, equivalent) => {
+    const error = rejection({ algorithm, [name]: 1 });
+    expect(error).toMatchObject({ code: 'RL_INVALID_OPTION', field: `rateLimit.${name}`, fields: [`rateLimit.${name}`] });
+    expect(error.message).toMatch(new RegExp(`^Invalid option rateLimit\\.${name}: 1\\. Expected no such option \\(`));
+    expect(error.message).toContain(equivalent);
+  });
+
+  it("express-rate-limit's options pasted whole: one error naming each, with its equivalent", () => {
+    const error = rejection({ windowMs: 15 * 60 * 1000, limit: 100, standardHeaders: 'draft-8', legacyHeaders: false, keyGenerator: () => 'k', algorithm });
+    expect(error.fields).toEqual(['rateLimit.windowMs', 'rateLimit.limit', 'rateLimit.standardHeaders', 'rateLimit.legacyHeaders', 'rateLimit.keyGenerator']);
+    expect(error.message).toMatch(/^Invalid options rateLimit\.windowMs, rateLimit\.limit, rateLimit\.standardHeaders, rateLimit\.legacyHeaders, rateLimit\.keyGenerator\./);
+    expect(error.message).toContain("keyGenerator (a peer's key function: use key: (req) => string)");
+    expect(error.message).toContain('rateLimit takes algorithm, limits');
+  });
+
+  it('unknown options are reported before a missing algorithm: the peer names say what the algorithm should be', () => {
+    expect(rejection({ windowMs: 60_000, max: 5 }).fields).toEqual(['rateLimit.windowMs', 'rateLimit.max']);
+  });
+
+  it('an unknown name without a peer equivalent is still listed', () => {
+    const error = rejection({ algorithm, colour: 'red', max: 3 });
+    expect(error.fields).toEqual(['rateLimit.colour', 'rateLimit.max']);
+    expect(error.message).toContain('no such options: colour; max (');
+  });
+
+  it("each entry of limits too, and the adapter's own options are known", () => {
+    const error = rejection({ limits: [{ algorithm, max: 5, windowMs: 1000 }] });
+    expect(error.fields).toEqual(['rateLimit.limits[0].max', 'rateLimit.limits[0].windowMs']);
+    expect(() => parseHttpOptions({ algorithm, onLimit: () => undefined } as never, 'rateLimit', ['onLimit'])).not.toThrow();
+  });
+});

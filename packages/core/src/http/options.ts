@@ -5,7 +5,7 @@ import type { Observer } from '../observe/observer.js';
 import { parseTimerDuration, type Duration } from '../duration.js';
 import { InvalidOptionError } from '../errors.js';
 import { checkAlgorithm, checkTimers, parseMaxDelay, type LimiterOptions, type StoreErrorPolicy } from '../limiter/index.js';
-import { checkOptions, positiveNumber } from '../options.js';
+import { HTTP_PEER_OPTIONS, checkOptions, positiveNumber } from '../options.js';
 import type { Store } from '../store/interface.js';
 import { systemTimers, type Timers } from '../timers.js';
 import { isPrintableAscii, parseHeaderFormat, type HeaderFormat } from './headers.js';
@@ -173,7 +173,7 @@ const PER_REQUEST_NAME = 'per-request';
  * limits are only complete later (Fastify's `global: false` plugin options, completed per route).
  */
 export function checkOptionNames(options: unknown, owner: string, adapterOptions: readonly string[]): Record<string, unknown> {
-  return checkOptions(options, [...CORE_OPTIONS, ...adapterOptions], owner);
+  return checkOptions(options, [...CORE_OPTIONS, ...adapterOptions], owner, HTTP_PEER_OPTIONS);
 }
 
 /** A cost as parsed once: a constant (checked against the algorithm at creation) or a function of the request. */
@@ -263,7 +263,7 @@ export function parseHttpOptions<Req>(options: HttpRateLimitOptions<Req>, owner:
       throw new InvalidOptionError(`${owner}.limits`, o.limits, 'a non-empty array of { algorithm, name?, key?, cost?, store?, onStoreError? }');
     }
     o.limits.forEach((limit: unknown, i: number) => {
-      const l = checkOptions(limit, LIMIT_OPTIONS, `${owner}.limits[${i}]`);
+      const l = checkOptions(limit, LIMIT_OPTIONS, `${owner}.limits[${i}]`, HTTP_PEER_OPTIONS);
       if (typeof l.algorithm !== 'function') checkAlgorithm(l.algorithm, `${owner}.limits[${i}].algorithm`);
       limitOptions.push(l);
     });

@@ -147,7 +147,7 @@ describe('reset', () => {
 
     const failing = limiter.reset('k');
     store.failAll('connection lost');
-    await expect(failing).rejects.toMatchObject({ code: 'RL_STORE_ERROR', message: 'connection lost' });
+    await expect(failing).rejects.toMatchObject({ code: 'RL_STORE_ERROR', message: expect.stringMatching(/^connection lost\. See .*errors\.md#rl_store_error$/) });
     expect(events.map((e) => [e.reason, e.action, e.key])).toEqual([['store-error', 'deny', 'k']]);
     expect(store.state.peek('k', bucket(), 0, 0).remaining).toBe(0);
 

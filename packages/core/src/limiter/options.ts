@@ -4,7 +4,7 @@ import { systemClock, type Clock } from '../clock.js';
 import type { Decision, DecisionReason } from '../decision.js';
 import { parseDuration, parseTimerDuration, type Duration } from '../duration.js';
 import { InvalidOptionError, UnsupportedError } from '../errors.js';
-import { MAX_COUNT, checkOptions, integerAtLeast, isPrintableAscii, optionalBoolean, positiveNumber, spanOption } from '../options.js';
+import { LIMITER_PEER_OPTIONS, MAX_COUNT, checkOptions, integerAtLeast, isPrintableAscii, optionalBoolean, positiveNumber, spanOption } from '../options.js';
 import type { Store } from '../store/interface.js';
 import type { Observer } from '../observe/observer.js';
 import { systemTimers, type Timers } from '../timers.js';
@@ -167,7 +167,7 @@ const DEFAULT_FAILURE_THRESHOLD = 3;
  * `createLimiter`, or `createLimiter.onStoreError.fallback` for a fallback's options.
  */
 export function parseLimiterOptions(options: LimiterOptions, name = 'createLimiter'): LimiterConfig {
-  const o = checkOptions(options, LIMITER_OPTIONS, name);
+  const o = checkOptions(options, LIMITER_OPTIONS, name, LIMITER_PEER_OPTIONS);
   const algorithm = o.algorithm === undefined ? undefined : checkAlgorithm(o.algorithm, `${name}.algorithm`);
   const store = o.store as Store;
   if (!store || typeof store !== 'object' || typeof store.consume !== 'function' || !store.capabilities) {

@@ -92,7 +92,7 @@ export function outageLogTests(t: SuiteContext): void {
       const app = await t.open({ middlewares: [{ store: brokenStore(), algorithm: fixedWindow({ limit: 5, window: '1m' }), logStoreErrors: undefined }] });
       for (let i = 0; i < 5; i++) expect((await app.request('/')).status).toBe(503);
       expect(warn).toHaveBeenCalledTimes(1);
-      expect(String(warn.mock.calls[0]![0])).toMatch(/the store of limit "5-in-1m" failed \(store-error: connection refused\); requests are denied \(503\)/);
+      expect(String(warn.mock.calls[0]![0])).toMatch(/the store of limit "5-in-1m" failed \(store-error: connection refused\. See [^ ]*#rl_store_error\); requests are denied \(503\)/);
     } finally {
       warn.mockRestore();
     }

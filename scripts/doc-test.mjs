@@ -1,0 +1,427 @@
+#!/usr/bin/env node
+// The doc test: every TypeScript block of the READMEs (root, packages/*) and of docs/*.md is a
+// complete program, type-checked and run, unless the line before its fence is `<!-- fragment -->`.
+//
+//   1. Extract the blocks (```ts, ```typescript, ```js, ```mjs). A block of another language (sh,
+//      json, promql, text) is never run. Each package README (but private ones) must open with its
+//      install line: a ```sh block whose first command is `npm install <its name> …`.
+//   2. Write each program to a scratch project outside the repo and type-check them all with tsc
+//      (strict, NodeNext). In-repo (the default) the project's node_modules links to the workspace
+//      packages (their builds: run `pnpm build` first) and to the frameworks the workspace installed.
+//      With `--from-tarballs [dir]` the packages are packed (`pnpm pack` in each publishable package,
+//      or the .tgz files already in dir are used) and installed with npm into a fresh project, with express,
+//      fastify, koa, ioredis, redis, prom-client, @opentelemetry/api, their @types and typescript, at
+//      the ranges the workspace tests with: the snippets then run as a user's code would.
+//   3. Run each program with node (the tsc output), at most 2 at a time; each must exit 0 by itself
+//      within 15 s, and print what its comments say: `console.log(x); // 200 "20-in-2s";r=15;t=1`
+//      must print a line starting with that text (up to ` (`, an explanation, or `…`, anything). A program that mentions REDIS_URL gets one: a redis-server this script starts on
+//      a free port (snippets read `process.env.REDIS_URL ?? 'redis://127.0.0.1:6379'`).
+//
+// Usage: node scripts/doc-test.mjs [--from-tarballs [dir]] [--only <substring of a file name>] [--keep]
+// Exits 1 with a list of failures. Environment: PNPM (command to run pnpm; default pnpm on PATH, else
+// `npx -y pnpm@<packageManager>`).
+
+import { spawn, spawnSync } from 'node:child_process';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { createServer, connect } from 'node:net';
+import { tmpdir } from 'node:os';
+import { dirname, join, relative, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const root = resolve(dirname(fileURLToPath(import.meta.url)), '..');
+const args = process.argv.slice(2);
+const keep = args.includes('--keep');
+const tarballIndex = args.indexOf('--from-tarballs');
+const fromTarballs = tarballIndex >= 0;
+const tarballDir = fromTarballs && args[tarballIndex + 1] && !args[tarballIndex + 1].startsWith('--') ? resolve(args[tarballIndex + 1]) : undefined;
+const onlyIndex = args.indexOf('--only');
+const only = onlyIndex >= 0 ? args[onlyIndex + 1] : undefined;
+
+/** The marker, alone on the line before a fence, of a block that is not a complete program. */
+export const FRAGMENT_MARKER = '<!-- fragment -->';
+/** Languages of blocks that are programs (unless marked). */
+const PROGRAM_LANGUAGES = new Set(['ts', 'typescript', 'js', 'mjs', 'javascript']);
+/** How long one program may run. */
+const PROGRAM_TIMEOUT_MS = 15_000;
+/** Third-party packages the snippets import (and what type-checks them), installed beside the tarballs. */
+const SNIPPET_DEPENDENCIES = ['express', 'fastify', 'koa', 'ioredis', 'redis', 'prom-client', '@opentelemetry/api', '@types/express', '@types/koa', '@types/node', 'typescript'];
+
+const started = Date.now();
+const failures = [];
+const fail = (message) => {
+  failures.push(message);
+  console.log(`  FAIL ${message}`);
+};
+const ok = (message) => console.log(`  ok   ${message}`);
+const step = (message) => console.log(`\n== ${message} (${((Date.now() - started) / 1000).toFixed(1)}s)`);
+const readJson = (file) => JSON.parse(readFileSync(file, 'utf8'));
+
+/**
+ * The fenced blocks of a markdown text: `{ line, lang, code, fragment }`, `line` 1-based (the fence's),
+ * `fragment` true when the closest non-blank line above the fence is the marker.
+ */
+export function codeBlocks(text) {
+  const lines = text.split('\n');
+  const blocks = [];
+  for (let i = 0; i < lines.length; i++) {
+    const open = /^(\s*)```\s*([\w+-]*)/.exec(lines[i]);
+    if (!open) continue;
+    let j = i + 1;
+    while (j < lines.length && !/^\s*```\s*$/.test(lines[j])) j++;
+    let k = i - 1;
+    while (k >= 0 && lines[k].trim() === '') k--;
+    blocks.push({ line: i + 1, lang: open[2].toLowerCase(), code: lines.slice(i + 1, j).join('\n'), fragment: k >= 0 && lines[k].trim() === FRAGMENT_MARKER });
+    i = j;
+  }
+  return blocks;
+}
+
+/** Whether a block of {@link codeBlocks} is a program to type-check and run: TypeScript or JavaScript, not marked. */
+export function isProgram(block) {
+  return PROGRAM_LANGUAGES.has(block.lang) && !block.fragment;
+}
+
+/**
+ * What a program says it prints: on each line that calls `console.log(`, the comment after its last
+ * ` // `, up to ` (` (an explanation) or `…` (anything from there on). The doc test checks that each
+ * one starts a line of the program's output, in order. Empty (a comment that starts with `…`): none.
+ */
+export function expectedOutput(code) {
+  const expected = [];
+  for (const line of code.split('\n')) {
+    if (!line.includes('console.log(')) continue;
+    const at = line.lastIndexOf(' // ');
+    if (at < 0) continue;
+    const text = line.slice(at + 4).split(/ \(|…/)[0].trim();
+    if (text) expected.push(text);
+  }
+  return expected;
+}
+
+/** The first of `expected` that no output line starts with, in order after the previous match; undefined when all match. */
+export function missingOutput(stdout, expected) {
+  const lines = stdout.split('\n');
+  let from = 0;
+  for (const text of expected) {
+    const found = lines.findIndex((line, i) => i >= from && line.startsWith(text));
+    if (found < 0) return text;
+    from = found + 1;
+  }
+  return undefined;
+}
+
+/** The markdown files whose blocks are tested: the root README, each package's README, docs/*.md. */
+function markdownFiles() {
+  const files = ['README.md'];
+  for (const dir of readdirSync(join(root, 'packages')).sort()) if (existsSync(join(root, 'packages', dir, 'README.md'))) files.push(`packages/${dir}/README.md`);
+  if (existsSync(join(root, 'docs'))) for (const name of readdirSync(join(root, 'docs')).sort()) if (name.endsWith('.md')) files.push(`docs/${name}`);
+  return files;
+}
+
+/** The workspace's publishable packages: `{ dir, name, pkg }`. */
+function workspacePackages() {
+  const found = [];
+  for (const dir of readdirSync(join(root, 'packages')).sort()) {
+    const file = join(root, 'packages', dir, 'package.json');
+    if (!existsSync(file)) continue;
+    const pkg = readJson(file);
+    found.push({ dir: join(root, 'packages', dir), name: pkg.name, pkg });
+  }
+  return found;
+}
+
+function run(command, commandArgs, options = {}) {
+  return spawnSync(command, commandArgs, { encoding: 'utf8', maxBuffer: 64 * 1024 * 1024, ...options });
+}
+
+/** Runs `command` without blocking this process; resolves `{ status, stdout, stderr, timedOut }`. */
+function runAsync(command, commandArgs, { timeoutMs, ...options } = {}) {
+  return new Promise((resolvePromise) => {
+    const child = spawn(command, commandArgs, { ...options, stdio: ['ignore', 'pipe', 'pipe'] });
+    let stdout = '';
+    let stderr = '';
+    let timedOut = false;
+    child.stdout.on('data', (chunk) => (stdout += chunk));
+    child.stderr.on('data', (chunk) => (stderr += chunk));
+    const timer = timeoutMs ? setTimeout(() => ((timedOut = true), child.kill('SIGKILL')), timeoutMs) : undefined;
+    child.on('close', (status) => {
+      clearTimeout(timer);
+      resolvePromise({ status, stdout, stderr, timedOut });
+    });
+  });
+}
+
+function pnpmCommand() {
+  if (process.env.PNPM) {
+    const [command, ...rest] = process.env.PNPM.split(' ');
+    return [command, rest];
+  }
+  if (run('pnpm', ['--version']).status === 0) return ['pnpm', []];
+  const version = (readJson(join(root, 'package.json')).packageManager ?? 'pnpm@9').replace(/\+.*$/, '');
+  return ['npx', ['-y', version]];
+}
+
+/** A TCP port free right now on 127.0.0.1. */
+function freePort() {
+  return new Promise((resolvePromise, reject) => {
+    const server = createServer();
+    server.on('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const { port } = server.address();
+      server.close(() => resolvePromise(port));
+    });
+  });
+}
+
+/** Resolves once `port` answers PING with PONG, or rejects after `ms`. */
+async function waitForRedis(port, ms) {
+  const deadline = Date.now() + ms;
+  for (;;) {
+    const pong = await new Promise((resolvePromise) => {
+      const socket = connect(port, '127.0.0.1');
+      let reply = '';
+      socket.on('connect', () => socket.write('PING\r\n'));
+      socket.on('data', (chunk) => {
+        reply += chunk;
+        if (reply.includes('\r\n')) socket.end();
+      });
+      socket.on('close', () => resolvePromise(reply.startsWith('+PONG')));
+      socket.on('error', () => resolvePromise(false));
+    });
+    if (pong) return;
+    if (Date.now() > deadline) throw new Error(`redis-server on port ${port} did not answer PING within ${ms} ms`);
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}
+
+/** Where a workspace package found `name` (its own node_modules first), or undefined. */
+function installedDependency(name, packages) {
+  const places = [...packages.map((p) => p.dir), ...readdirSync(join(root, 'examples')).map((d) => join(root, 'examples', d)), root];
+  for (const place of places) {
+    const dir = join(place, 'node_modules', ...name.split('/'));
+    if (existsSync(join(dir, 'package.json'))) return dir;
+  }
+  return undefined;
+}
+
+function link(target, path) {
+  mkdirSync(dirname(path), { recursive: true });
+  symlinkSync(target, path, 'dir');
+}
+
+let work;
+function finish() {
+  const seconds = ((Date.now() - started) / 1000).toFixed(1);
+  if (work && !keep) rmSync(work, { recursive: true, force: true });
+  else if (work) console.log(`\nkept ${work}`);
+  if (failures.length) {
+    console.log(`\n${failures.length} failure(s) in ${seconds}s:`);
+    for (const f of failures) console.log(`- ${f.split('\n')[0]}`);
+    process.exit(1);
+  }
+  console.log(`\ndoc test passed in ${seconds}s`);
+  process.exit(0);
+}
+
+/** The doc test itself; runs when this file is the program (a test imports `codeBlocks` without running it). */
+async function main() {
+  // ---------------------------------------------------------------------------------------------------
+  step('Code blocks of the READMEs and docs/');
+  const packages = workspacePackages();
+  const programs = [];
+  for (const file of markdownFiles()) {
+    const text = readFileSync(join(root, file), 'utf8');
+    const blocks = codeBlocks(text);
+    const pkg = packages.find((p) => relative(root, p.dir) === dirname(file));
+    if (pkg && !pkg.pkg.private) {
+      // The install line first: the first block, a shell block, whose first command installs this package.
+      const first = blocks[0];
+      const command = first?.code.split('\n').find((l) => l.trim() && !l.trim().startsWith('#'));
+      if (!first || first.lang !== 'sh' || !command || !new RegExp(`^npm install (--save-dev )?${pkg.name.replace('/', '\\/')}( |$)`).test(command.trim())) {
+        fail(`${file}: the first code block must be \`\`\`sh with \`npm install ${pkg.name} …\` (found ${first ? `\`\`\`${first.lang} at line ${first.line}` : 'no block'})`);
+      } else ok(`${file}: opens with \`${command.trim()}\``);
+    }
+    if (file === 'README.md') {
+      const first = blocks[0];
+      if (!first || first.lang !== 'sh' || !/^npm install @rl\//m.test(first.code)) fail('README.md: the first code block must be ```sh with `npm install @rl/… …`');
+      else ok('README.md: opens with an npm install line');
+    }
+    let count = 0;
+    for (const block of blocks) {
+      if (!isProgram(block)) continue;
+      if (only && !file.includes(only)) continue;
+      count++;
+      const slug = `${file.replace(/\.md$/, '').replace(/[^\w]+/g, '-').replace(/^-|-$/g, '')}-L${block.line}`;
+      programs.push({ file, line: block.line, slug, code: block.code, redis: block.code.includes('REDIS_URL') });
+    }
+    const fragments = blocks.filter((b) => PROGRAM_LANGUAGES.has(b.lang) && b.fragment).length;
+    console.log(`  ${file}: ${count} program(s), ${fragments} fragment(s), ${blocks.length - count - fragments} block(s) of other languages`);
+  }
+  for (const p of packages) {
+    if (!p.pkg.private && !existsSync(join(p.dir, 'README.md'))) fail(`${p.name}: ${relative(root, p.dir)}/README.md is missing (every published package ships one)`);
+  }
+  if (programs.length === 0) {
+    fail('no program found');
+    finish();
+  }
+
+  work = mkdtempSync(join(tmpdir(), 'rl-doc-test-'));
+  const project = join(work, 'project');
+  mkdirSync(project);
+  /** The failures of the checks above: the project's setup stops at a failure of its own only. */
+  const docFailures = failures.length;
+  const setupFailed = () => failures.length > docFailures;
+
+  if (!fromTarballs) {
+    // -------------------------------------------------------------------------------------------------
+    step(`a scratch project linked to the workspace: ${project}`);
+    writeFileSync(join(project, 'package.json'), JSON.stringify({ name: 'rl-doc-test', private: true, type: 'module' }, null, 2));
+    for (const p of packages) {
+      if (p.pkg.private) continue;
+      if (!existsSync(join(p.dir, 'dist'))) fail(`${p.name}: ${relative(root, p.dir)}/dist is missing; run \`pnpm build\` first`);
+      link(p.dir, join(project, 'node_modules', ...p.name.split('/')));
+    }
+    for (const name of SNIPPET_DEPENDENCIES) {
+      const dir = installedDependency(name, packages);
+      if (!dir) fail(`${name}: not installed in the workspace (pnpm install)`);
+      else link(dir, join(project, 'node_modules', ...name.split('/')));
+    }
+    if (setupFailed()) finish();
+    ok(`linked ${packages.filter((p) => !p.pkg.private).length} packages and ${SNIPPET_DEPENDENCIES.length} dependencies`);
+  } else {
+    // -------------------------------------------------------------------------------------------------
+    const tarballs = tarballDir ?? join(work, 'tarballs');
+    mkdirSync(tarballs, { recursive: true });
+    let files = readdirSync(tarballs).filter((f) => f.endsWith('.tgz'));
+    if (files.length === 0) {
+      // pnpm 9 has no recursive pack (`pnpm -r pack` is pnpm 10's): `pnpm pack` in each publishable
+      // package, which turns its workspace: ranges into versions. Private packages are never packed.
+      step(`pnpm pack of each publishable package into ${tarballs}`);
+      const [pnpm, pnpmArgs] = pnpmCommand();
+      const packed = await Promise.all(
+        packages.filter((p) => !p.pkg.private).map(async (p) => ({ p, result: await runAsync(pnpm, [...pnpmArgs, 'pack', '--pack-destination', tarballs], { cwd: p.dir }) })),
+      );
+      for (const { p, result } of packed) if (result.status !== 0) fail(`${p.name}: pnpm pack failed (exit ${result.status})\n${result.stdout}${result.stderr}`);
+      if (setupFailed()) finish();
+      files = readdirSync(tarballs).filter((f) => f.endsWith('.tgz'));
+    } else step(`the tarballs in ${tarballs}`);
+    // Private packages are never installed by a user: leave them out even if pnpm packed them.
+    const privateNames = packages.filter((p) => p.pkg.private).map((p) => p.name.replace(/^@/, '').replace('/', '-'));
+    files = files.filter((f) => !privateNames.some((name) => f.startsWith(`${name}-`)));
+    for (const f of files) ok(f);
+    if (files.length === 0) fail('no tarball');
+    if (setupFailed()) finish();
+
+    step(`npm install of the tarballs and the snippets' dependencies into ${project}`);
+    writeFileSync(join(project, 'package.json'), JSON.stringify({ name: 'rl-doc-test', version: '0.0.0', private: true, type: 'module' }, null, 2));
+    const rangeOf = (name) => {
+      for (const p of [...packages, { pkg: readJson(join(root, 'package.json')) }]) {
+        const range = p.pkg.devDependencies?.[name] ?? p.pkg.dependencies?.[name];
+        if (range && !range.startsWith('npm:') && !range.startsWith('workspace:')) return range;
+      }
+      return 'latest';
+    };
+    const specs = [...files.map((f) => join(tarballs, f)), ...SNIPPET_DEPENDENCIES.map((name) => `${name}@${rangeOf(name)}`)];
+    console.log(`  npm install ${specs.map((s) => s.replace(/^.*\//, '')).join(' ')}`);
+    const install = run('npm', ['install', '--no-audit', '--no-fund', '--loglevel=error', '--no-package-lock', ...specs], {
+      cwd: project,
+      env: { ...process.env, npm_config_workspaces: 'false' },
+    });
+    if (install.status !== 0) {
+      fail(`npm install failed (exit ${install.status})\n${install.stdout}${install.stderr}`);
+      finish();
+    }
+    ok(`installed ${files.length} tarballs and ${SNIPPET_DEPENDENCIES.length} dependencies`);
+  }
+
+  // -----------------------------------------------------------------------------------------------------
+  step(`tsc over ${programs.length} programs`);
+  const sources = join(project, 'snippets');
+  mkdirSync(sources);
+  for (const p of programs) writeFileSync(join(sources, `${p.slug}.ts`), `${p.code}\n`);
+  writeFileSync(
+    join(project, 'tsconfig.json'),
+    JSON.stringify(
+      {
+        compilerOptions: {
+          target: 'ES2022',
+          lib: ['ES2022'],
+          module: 'NodeNext',
+          moduleResolution: 'NodeNext',
+          moduleDetection: 'force',
+          strict: true,
+          skipLibCheck: true,
+          types: ['node'],
+          rootDir: 'snippets',
+          outDir: 'out',
+        },
+        include: ['snippets'],
+      },
+      null,
+      2,
+    ),
+  );
+  const tsc = join(project, 'node_modules', 'typescript', 'bin', 'tsc');
+  const checked = run(process.execPath, [tsc, '-p', 'tsconfig.json', '--pretty', 'false'], { cwd: project });
+  // One diagnostic per entry: tsc indents the continuation lines of an overload error.
+  const diagnostics = [];
+  for (const line of `${checked.stdout}${checked.stderr}`.split('\n')) {
+    if (!line.trim()) continue;
+    if (/^\s/.test(line) && diagnostics.length) diagnostics[diagnostics.length - 1] += `\n      ${line.trim()}`;
+    else diagnostics.push(line);
+  }
+  for (const p of programs) {
+    const own = diagnostics.filter((d) => d.startsWith(`snippets/${p.slug}.ts(`));
+    p.typeErrors = own;
+    const where = `${p.file}:${p.line}`;
+    if (own.length) {
+      // snippets/x.ts(3,5) is line 3 of the block: the README's line is the fence's + 3.
+      const shown = own.map((d) => d.replace(/^snippets\/[^(]+\((\d+),(\d+)\)/, (_, l, c) => `${p.file}:${p.line + Number(l)}:${c}`));
+      fail(`${where}: ${own.length} type error(s)\n    ${shown.join('\n    ')}`);
+    } else ok(`${where} type-checks`);
+  }
+  const stray = diagnostics.filter((d) => !programs.some((p) => d.startsWith(`snippets/${p.slug}.ts(`)));
+  if (checked.status !== 0 && stray.length) fail(`tsc: ${stray.join('\n')}`);
+
+  // -----------------------------------------------------------------------------------------------------
+  let redis;
+  const env = { ...process.env };
+  delete env.REDIS_URL;
+  if (programs.some((p) => p.redis && !p.typeErrors.length)) {
+    const port = await freePort();
+    const dir = join(work, 'redis');
+    mkdirSync(dir);
+    step(`redis-server on 127.0.0.1:${port} for the Redis snippets`);
+    redis = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--dir', dir], { stdio: 'ignore' });
+    redis.on('error', (error) => fail(`redis-server: ${error.message} (is it on the PATH?)`));
+    try {
+      await waitForRedis(port, 10_000);
+      ok('PONG');
+    } catch (error) {
+      fail(error.message);
+    }
+    env.REDIS_URL = `redis://127.0.0.1:${port}`;
+  }
+
+  step(`running the programs (each must exit 0 within ${PROGRAM_TIMEOUT_MS / 1000}s)`);
+  const queue = programs.filter((p) => !p.typeErrors.length);
+  const worker = async () => {
+    for (let p = queue.shift(); p; p = queue.shift()) {
+      const t0 = Date.now();
+      const result = await runAsync(process.execPath, [join(project, 'out', `${p.slug}.js`)], { cwd: project, env, timeoutMs: PROGRAM_TIMEOUT_MS });
+      const where = `${p.file}:${p.line}`;
+      const ms = Date.now() - t0;
+      if (result.timedOut) fail(`${where}: still running after ${PROGRAM_TIMEOUT_MS / 1000}s (a program must close what it opens)\n${result.stdout}${result.stderr}`);
+      else if (result.status !== 0) fail(`${where}: exit ${result.status}\n${result.stdout}${result.stderr}`);
+      else if (missingOutput(result.stdout, expectedOutput(p.code)) !== undefined) {
+        fail(`${where}: printed no line starting with ${JSON.stringify(missingOutput(result.stdout, expectedOutput(p.code)))} (the comment beside its console.log)\n${result.stdout}`);
+      }
+      else ok(`${where} ran in ${ms} ms${result.stdout.trim() ? `: ${result.stdout.trim().split('\n').slice(0, 3).join(' | ').slice(0, 160)}` : ''}`);
+    }
+  };
+  await Promise.all([worker(), worker()]);
+  if (redis) redis.kill('SIGTERM');
+  finish();
+}
+
+if (process.argv[1] && resolve(process.argv[1]) === fileURLToPath(import.meta.url)) await main();
