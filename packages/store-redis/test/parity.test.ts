@@ -233,7 +233,7 @@ async function scriptCalls(deployment: 'standalone' | 'cluster'): Promise<number
 }
 
 /** One store call of a rate operation (a reset is not a script: it runs in a turn of its own). */
-function issueRate(store: Store, algorithm: Algorithm, op: RateOp, now: number, charges: Charges): Promise<Decision | void> {
+async function issueRate(store: Store, algorithm: Algorithm, op: RateOp, now: number, charges: Charges): Promise<Decision | void> {
   const cost = Math.min(op.cost, algorithm.maxCost);
   switch (op.op) {
     case 'consume':
