@@ -17,6 +17,16 @@ import {
 
 export type { RateLimitResult, HttpRateLimitOptions, LimitOptions, HeaderFormat } from '@rl/core';
 
+declare module 'koa' {
+  interface DefaultState {
+    /**
+     * The outcome of the last rl middleware that ran for this request; absent before any ran, or when
+     * every one skipped it. (Koa's `DefaultState` is otherwise `any`: this one member is typed.)
+     */
+    rateLimit?: RateLimitResult;
+  }
+}
+
 /**
  * Sets the response of a denied request (`ctx.body`, ...). `ctx.status` (429, or 503 for a fail-closed
  * store outage), Retry-After and the RateLimit headers are already set. When it leaves `ctx.body`
