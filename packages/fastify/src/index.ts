@@ -358,16 +358,21 @@ async function rateLimitPlugin(fastify: FastifyInstance, options: RateLimitPlugi
 
 /**
  * Rate-limit plugin for Fastify 5 (a fastify-plugin, so it applies to the routes of the instance it
- * is registered on): `await app.register(rateLimit, { algorithm: fixedWindow({ limit: 100, window: '1m' }) })`,
- * then per route `{ config: { rateLimit: { cost: 5 } } }` (merged over the plugin's options) or
- * `{ config: { rateLimit: false } }`.
+ * is registered on): `app.register(rateLimit, { algorithm: fixedWindow({ limit: 100, window: '1m' }) })`,
+ * with or without `await` (routes declared before the plugin loaded are limited too), then per route
+ * `{ config: { rateLimit: { cost: 5 } } }` (merged over the plugin's options) or
+ * `{ config: { rateLimit: false } }`. A route that sets `limits`, `algorithm`, `prefix` or `store` has
+ * only its own limits: they replace the plugin's (as in @fastify/rate-limit). Requests that end in 404
+ * are not limited, unless the not-found handler asks: `app.setNotFoundHandler({ preHandler: app.rateLimit() }, …)`.
  *
- * Options are validated at registration (plugin options) and at route declaration (route options),
- * throwing an InvalidOptionError naming the field. `request.rateLimit` holds the outcome. A denied
+ * Options are validated at registration (plugin options) and at route declaration (route options; for
+ * a route declared before the plugin loaded, at its first request, answered 500 when bad), throwing an
+ * InvalidOptionError naming the field. `request.rateLimit` holds the outcome. A denied
  * request gets 429 (503 when a fail-closed store failed) with Retry-After and a problem+json body (or
  * `onLimit`); a key or cost function that throws goes to Fastify's error handler (500) and charges
  * nothing; a shaped request is held, and one whose client leaves is dropped before the handler; a
- * concurrency permit is released once, on `onResponse` or `onRequestAbort`. A memory store the
+ * concurrency permit is released once, on `onResponse` or `onRequestAbort` (on the response's
+ * `'close'` for a route declared before the plugin loaded, or `app.rateLimit()`). A memory store the
  * plugin created is closed on `onClose`.
  */
 export const rateLimit = fp(rateLimitPlugin, { fastify: '5.x', name: '@rl/fastify' });
