@@ -11,4 +11,5 @@ describeExampleApp({
   password: DEMO_PASSWORD,
   open: async (options) => listenOnFreePort(createApp(options)),
   redisStore: (client, prefix) => new RedisStore({ client, prefix }),
+  readme: new URL('../README.md', import.meta.url),
 });

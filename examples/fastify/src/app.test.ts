@@ -20,4 +20,5 @@ describeExampleApp({
     };
   },
   redisStore: (client, prefix) => new RedisStore({ client, prefix }),
+  readme: new URL('../README.md', import.meta.url),
 });

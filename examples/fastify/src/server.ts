@@ -13,17 +13,31 @@ let redis: Redis | undefined;
 let store: Store;
 if (redisUrl) {
   redis = new Redis(redisUrl);
-  redis.on('error', (error: Error) => console.error(`redis: ${error.message}`));
+  // ioredis retries forever while Redis is unreachable: say each new error once, not at every retry.
+  let lastError = '';
+  redis.on('error', (error: Error) => {
+    if (error.message !== lastError) console.error(`redis: ${error.message}`);
+    lastError = error.message;
+  });
+  redis.on('ready', () => (lastError = ''));
   store = new RedisStore({ client: redis });
 } else {
   store = new MemoryStore();
 }
 
 const app = await buildApp({ store });
-const address = await app.listen({ port, host });
+// Before listening: a signal that comes as soon as the address is printed finds its handler.
+let closing = false;
+process.on('SIGINT', () => void shutdown('SIGINT'));
+process.on('SIGTERM', () => void shutdown('SIGTERM'));
+let address: string;
+try {
+  address = await app.listen({ port, host });
+} catch (error) {
+  cannotListen(error as NodeJS.ErrnoException);
+}
 console.log(`rl fastify example listening on ${address} (store: ${redisUrl ? 'redis' : 'memory'})`);
 
-let closing = false;
 async function shutdown(signal: string): Promise<void> {
   if (closing) return;
   closing = true;
@@ -32,9 +46,32 @@ async function shutdown(signal: string): Promise<void> {
   setTimeout(() => process.exit(1), 5000).unref();
   await app.close();
   await store.close?.();
-  await redis?.quit();
+  if (redis) await closeRedis(redis);
   console.log('closed');
   process.exit(0);
 }
-process.on('SIGINT', () => void shutdown('SIGINT'));
-process.on('SIGTERM', () => void shutdown('SIGTERM'));
+
+/**
+ * Closes the Redis client without waiting for a server that is not there: QUIT when connected (the
+ * replies in flight arrive first), otherwise a disconnect, which also stops the reconnect attempts
+ * (a QUIT would wait in the offline queue until Redis comes back).
+ */
+async function closeRedis(client: Redis): Promise<void> {
+  if (client.status !== 'ready') {
+    client.disconnect();
+    return;
+  }
+  try {
+    await client.quit();
+  } catch {
+    client.disconnect();
+  }
+}
+
+/** The server could not listen (the port is in use, or the host is not this machine's): say so and exit 1. */
+function cannotListen(error: NodeJS.ErrnoException): never {
+  const hint = error.code === 'EADDRINUSE' ? ': the port is in use (stop the other server, or choose another port with PORT=…)' : '';
+  console.error(`rl fastify example cannot listen on ${host}:${port}: ${error.code ?? error.message}${hint}`);
+  redis?.disconnect();
+  process.exit(1);
+}

@@ -4,7 +4,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { fixedWindow, tokenBucket } from '@rl/core';
 import { MemoryStore } from '@rl/store-memory';
 import { RedisStore } from '@rl/store-redis';
-import { describeAdapter, members, serve, statusOf, T0, type Adapter, type ServedApp } from '@rl/test-support';
+import { captureWarnings, describeAdapter, members, serve, statusOf, T0, type Adapter, type ServedApp } from '@rl/test-support';
 import { rateLimit, type RateLimitOptions } from './index.js';
 
 const clock = (): number => T0;
@@ -73,6 +73,41 @@ describe.each(versions)('%s', (_label, createApp) => {
       { name: '20-in-2s', params: { r: 15, t: 1 } },
     ]);
     expect(members(res.headers['ratelimit-policy']).map((m) => m.name)).toEqual(['100-in-1m', '20-in-2s']);
+  });
+
+  it("warns RL_DOUBLE_COUNT for a route middleware that repeats the app-wide limit's options to change the cost; one limit with a cost by route does not", async () => {
+    await captureWarnings('RL_DOUBLE_COUNT', async (warnings) => {
+      const perIp = { clock, algorithm: tokenBucket({ capacity: 20, refillRate: 10 }) };
+      const wrong = createApp();
+      wrong.use(rateLimit(perIp));
+      wrong.get('/export', rateLimit({ ...perIp, cost: () => 5 }), (_req, res) => res.send('csv'));
+      const right = createApp();
+      right.use(rateLimit({ ...perIp, cost: (req) => (req.path === '/export' ? 5 : 1) }));
+      right.get('/export', (_req, res) => res.send('csv'));
+      const [wrongApp, rightApp] = [await open(wrong), await open(right)];
+      expect(members((await wrongApp.request('/export')).headers['ratelimit']).map((m) => m.params.r)).toEqual([19, 15]);
+      await wrongApp.request('/export');
+      expect(members((await rightApp.request('/export')).headers['ratelimit'])).toEqual([{ name: '20-in-2s', params: { r: 15, t: 1 } }]);
+      expect(warnings).toHaveLength(1);
+      expect(warnings[0]!).toContain('Two rl middlewares with the limit "20-in-2s" both ran on one request');
+    });
+  });
+
+  it('warns RL_DOUBLE_COUNT when one middleware is mounted twice on a path', async () => {
+    await captureWarnings('RL_DOUBLE_COUNT', async (warnings) => {
+      const limit = rateLimit({ clock, algorithm: fixedWindow({ limit: 10, window: '1m' }) });
+      const app = createApp();
+      const api = express.Router();
+      api.use(limit);
+      api.get('/items', (_req, res) => res.send('items'));
+      app.use(limit);
+      app.use('/api', api);
+      const mounted = await open(app);
+      expect((await mounted.request('/api/items')).status).toBe(200);
+      expect((await mounted.request('/api/items')).headers['ratelimit']).toMatch(/r=6/);
+      expect(warnings).toHaveLength(1);
+      expect(warnings[0]!).toMatch(/The same rl middleware \(limit "10-in-1m"\) ran twice on one request/);
+    });
   });
 
   it('shows req.rateLimit outside a mounted sub-app, last middleware wins, and code may assign it', async () => {

@@ -9,6 +9,7 @@ import {
   checkSuccessTest,
   nodeHeaderAccess,
   trustsEveryAddress,
+  type DoubleCountCheck,
   type FrameworkBinding,
   type ResponseIO,
 } from '@rl/core/http';
@@ -88,7 +89,7 @@ export function rateLimit(options: RateLimitOptions): RateLimitMiddleware {
   }
   const counting = limiter.skipFailed || limiter.skipSuccessful;
   const wasSuccessful = checkSuccessTest<RateLimitOptions['requestWasSuccessful']>(options.requestWasSuccessful, 'rateLimit', counting, '(req, res)');
-  const responder = new Responder(limiter, expressIO(onLimit, wasSuccessful));
+  const responder = new Responder(limiter, expressIO(onLimit, wasSuccessful, limiter.doubleCount));
 
   // With a local store and plain key/cost functions, the result is there at once: next() runs in
   // the same tick, without a promise. Otherwise the rest runs when the result arrives.
@@ -116,6 +117,7 @@ export function rateLimit(options: RateLimitOptions): RateLimitMiddleware {
 function expressIO(
   onLimit: OnLimitHandler | undefined,
   requestWasSuccessful: RateLimitOptions['requestWasSuccessful'],
+  doubleCount: DoubleCountCheck,
 ): ResponseIO<Request, Response, NextFunction, void | Promise<void>> {
   return {
     headers: nodeHeaderAccess,
@@ -123,7 +125,7 @@ function expressIO(
     nodeResponse: (res) => res,
     statusCode: (_req, res) => res.statusCode,
     requestWasSuccessful,
-    record: (req, _res, result) => setRequestResult(req, result),
+    record: (req, _res, result) => setRequestResult(req, result, doubleCount),
     proceed: (_req, _res, next) => next(),
     setStatus: (_req, res, statusCode) => {
       res.statusCode = statusCode;

@@ -1,6 +1,7 @@
 import { IncomingMessage } from 'node:http';
 import type { Request } from 'express';
 import type { RateLimitResult } from '@rl/core';
+import type { DoubleCountCheck } from '@rl/core/http';
 
 /**
  * Each request's `rateLimit` (the result of the last rl middleware that ran for it), behind an
@@ -56,14 +57,19 @@ function prepareAccessor(prototype: object): boolean {
 /**
  * Sets `req.rateLimit` to `result`. Returns true when no rl middleware has set it on this request
  * before (none wrote RateLimit headers on its response), false when one did, undefined when it cannot
- * tell (then the header writer looks at the response).
+ * tell (then the header writer looks at the response). When an earlier rl result was there, it is
+ * handed to `doubleCount` (the double-count check of the middleware recording `result`).
  */
-export function setRequestResult(req: Request, result: RateLimitResult): boolean | undefined {
+export function setRequestResult(req: Request, result: RateLimitResult, doubleCount: DoubleCountCheck): boolean | undefined {
   if (!usesAccessor(req)) {
+    const earlier = req.rateLimit;
     req.rateLimit = result;
+    if (earlier !== undefined) doubleCount.check(earlier, result);
     return undefined;
   }
-  const first = !results.has(req);
+  const earlier = results.get(req);
   results.set(req, result);
-  return first;
+  if (earlier === undefined) return true;
+  doubleCount.check(earlier, result);
+  return false;
 }

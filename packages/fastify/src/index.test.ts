@@ -1,6 +1,6 @@
 import Fastify, { type FastifyInstance, type FastifyRequest } from 'fastify';
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { fixedWindow, StoreError, tokenBucket, type Store } from '@rl/core';
+import { concurrency, fixedWindow, StoreError, tokenBucket, type Store } from '@rl/core';
 import { MemoryStore } from '@rl/store-memory';
 import { RedisStore } from '@rl/store-redis';
 import { collectWarnings, describeAdapter, members, nextTurn, request, statusOf, T0, useRedis, type Adapter, type MiddlewareOptions } from '@rl/test-support';
@@ -268,6 +268,118 @@ describe('@rl/fastify', () => {
     } finally {
       close.mockRestore();
     }
+  });
+});
+
+describe('registration without await', () => {
+  const limitOfOne = { clock, algorithm: fixedWindow({ limit: 1, window: '1m' }) };
+  const statuses = async (app: FastifyInstance, url: string, n: number) => {
+    const seen: number[] = [];
+    for (let i = 0; i < n; i++) seen.push((await app.inject(url)).statusCode);
+    return seen;
+  };
+
+  it.each([
+    ['routes declared after a register that is not awaited', (app: FastifyInstance) => {
+      void app.register(rateLimit, limitOfOne);
+      app.get('/', async () => 'ok');
+    }],
+    ['routes declared before the register', (app: FastifyInstance) => {
+      app.get('/', async () => 'ok');
+      void app.register(rateLimit, limitOfOne);
+    }],
+  ])('limits %s', async (_name, build) => {
+    const app = Fastify();
+    apps.push(app);
+    build(app);
+    await app.ready();
+    const first = await app.inject('/');
+    expect(first.statusCode).toBe(200);
+    expect(members(first.headers['ratelimit'])).toEqual([{ name: '1-in-1m', params: { r: 0, t: 60 } }]);
+    expect(await statuses(app, '/', 2)).toEqual([429, 429]);
+  });
+
+  it("applies such a route's config: a cost, false, its own limit, preHandler, a concurrency permit released on close", async () => {
+    const app = Fastify();
+    apps.push(app);
+    void app.register(rateLimit, { clock, algorithm: fixedWindow({ limit: 10, window: '1m' }) });
+    app.get('/export', { config: { rateLimit: { cost: 5 } } }, async () => 'csv');
+    app.get('/free', { config: { rateLimit: false } }, async () => 'free');
+    app.post('/login', { config: { rateLimit: { hook: 'preHandler', algorithm: fixedWindow({ limit: 1, window: '1m' }), key: (request) => String((request.body as { user: string }).user) } } }, async () => 'ok');
+    app.get('/slow', { config: { rateLimit: { algorithm: concurrency({ limit: 1 }) } } }, async () => 'slow');
+    await app.ready();
+    expect(await statuses(app, '/export', 3)).toEqual([200, 200, 429]);
+    expect((await app.inject('/free')).headers['ratelimit']).toBeUndefined();
+    const login = (user: string) => app.inject({ method: 'POST', url: '/login', payload: { user } });
+    expect([(await login('ann')).statusCode, (await login('ann')).statusCode, (await login('bob')).statusCode]).toEqual([200, 429, 200]);
+    // One permit: each request gets it back when its response closes.
+    expect(await statuses(app, '/slow', 3)).toEqual([200, 200, 200]);
+  });
+
+  it('answers 500 for bad options of such a route (they are read at its first request)', async () => {
+    const app = Fastify();
+    apps.push(app);
+    void app.register(rateLimit, limitOfOne);
+    app.get('/bad', { config: { rateLimit: { cost: -1 } } }, async () => 'x');
+    await app.ready();
+    const res = await app.inject('/bad');
+    expect(res.statusCode).toBe(500);
+    expect(res.json()).toMatchObject({ code: 'RL_INVALID_OPTION' });
+  });
+});
+
+describe("a route's limits", () => {
+  it("replace the plugin's limits for that route (as @fastify/rate-limit: a route's config overrides the global one)", async () => {
+    const app = await appWith({ algorithm: fixedWindow({ limit: 1, window: '1m' }) }, (a) => {
+      a.get('/search', { config: { rateLimit: { limits: [{ name: 'search', algorithm: fixedWindow({ limit: 3, window: '1m' }) }] } } }, async () => 'found');
+    });
+    for (let i = 0; i < 3; i++) {
+      const res = await app.inject('/search');
+      expect(res.statusCode).toBe(200);
+      // Only the route's limit runs and shows.
+      expect(members(res.headers['ratelimit-policy']).map((m) => m.name)).toEqual(['search']);
+    }
+    expect((await app.inject('/search')).statusCode).toBe(429);
+    // The plugin's limit was not charged by /search.
+    expect((await app.inject('/')).statusCode).toBe(200);
+    expect((await app.inject('/')).statusCode).toBe(429);
+  });
+});
+
+describe('requests that end in 404', () => {
+  it('are not counted by default', async () => {
+    const app = await appWith({ algorithm: fixedWindow({ limit: 1, window: '1m' }) });
+    for (let i = 0; i < 3; i++) {
+      const res = await app.inject('/nope');
+      expect(res.statusCode).toBe(404);
+      expect(res.headers['ratelimit']).toBeUndefined();
+    }
+    expect((await app.inject('/')).statusCode).toBe(200);
+  });
+
+  it("are counted by the plugin's limit with setNotFoundHandler({ preHandler: app.rateLimit() }), sharing the routes' state", async () => {
+    const app = await appWith({ algorithm: fixedWindow({ limit: 3, window: '1m' }) }, (a) => {
+      a.setNotFoundHandler({ preHandler: a.rateLimit() }, (_request, reply) => reply.code(404).send({ error: 'not found' }));
+    });
+    expect((await app.inject('/')).statusCode).toBe(200);
+    const probe = await app.inject('/wp-admin');
+    expect(probe.statusCode).toBe(404);
+    expect(members(probe.headers['ratelimit'])).toEqual([{ name: '3-in-1m', params: { r: 1, t: 60 } }]);
+    expect((await app.inject('/.env')).statusCode).toBe(404);
+    const denied = await app.inject('/phpmyadmin');
+    expect(denied.statusCode).toBe(429);
+    expect(denied.headers['retry-after']).toBe('60');
+    expect((await app.inject('/')).statusCode).toBe(429);
+  });
+
+  it('can have a stricter limit of their own: app.rateLimit(options) merges them over the plugin options', async () => {
+    const app = await appWith({ algorithm: fixedWindow({ limit: 100, window: '1m' }) }, (a) => {
+      a.setNotFoundHandler({ preHandler: a.rateLimit({ algorithm: fixedWindow({ limit: 1, window: '1m' }) }) }, (_request, reply) => reply.code(404).send('?'));
+    });
+    expect((await app.inject('/a')).statusCode).toBe(404);
+    expect((await app.inject('/b')).statusCode).toBe(429);
+    expect((await app.inject('/')).statusCode).toBe(200);
+    expect(() => app.rateLimit({ cost: -1 })).toThrow(expect.objectContaining({ code: 'RL_INVALID_OPTION', field: 'fastify.rateLimit(options).cost' }));
   });
 });
 

@@ -55,6 +55,16 @@ declare module 'fastify' {
     /** The outcome of the rate limit for this request; null when the route is not limited or the request was skipped. */
     rateLimit: RateLimitResult | null;
   }
+  interface FastifyInstance {
+    /**
+     * The plugin's limit as a hook, for what the plugin does not limit by itself: requests that end in
+     * 404 (`app.setNotFoundHandler({ preHandler: app.rateLimit() }, handler)`: scanners probing
+     * unknown paths), or a route of `global: false`. With options, they are merged over the plugin's
+     * (as a route's `config.rateLimit`). Its permits are released when the response closes. Do not add
+     * it to a route the plugin already limits: that counts the request twice (`RL_DOUBLE_COUNT`).
+     */
+    rateLimit(options?: RouteRateLimitOptions): RateLimitHook;
+  }
   interface FastifyContextConfig {
     /** This route's limit: options merged over the plugin's, or false for no limit. */
     rateLimit?: RouteRateLimitOptions | false;
@@ -95,13 +105,18 @@ function binding(owner: string, createStore: () => Store, logger: OutageLogger):
 /** The hook a limit runs in. */
 type Hook = 'onRequest' | 'preHandler';
 
+/** A limit as a Fastify hook (`onRequest` or `preHandler`), from `fastify.rateLimit()`. */
+export type RateLimitHook = (request: FastifyRequest, reply: FastifyReply, done: (error?: Error) => void) => void;
+
 /** A prepared limit of one route (or of every route that inherits the plugin's options). */
 interface RouteLimit {
   readonly limiter: HttpRateLimiter<FastifyRequest>;
   readonly hook: Hook;
   readonly handler: (request: FastifyRequest, reply: FastifyReply, done: HookDone) => void;
   readonly release: (request: FastifyRequest) => Promise<void>;
-  /** With counting by outcome: the `onResponse` and `onRequestAbort` hooks that report it; undefined otherwise. */
+  /** True when the limit releases its permits and reports its outcome itself, on the Node response's `'close'` (no route hooks needed). */
+  readonly releaseOnClose: boolean;
+  /** With counting by outcome: the `onResponse` and `onRequestAbort` hooks that report it; undefined otherwise (or with `releaseOnClose`). */
   readonly outcome: { readonly responded: (request: FastifyRequest, reply: FastifyReply) => Promise<void>; readonly aborted: (request: FastifyRequest) => Promise<void> } | undefined;
 }
 
@@ -112,7 +127,13 @@ function parseHook(value: unknown, owner: string): Hook {
   return value;
 }
 
-function prepare(options: RouteRateLimitOptions, owner: string, hook: Hook, createStore: () => Store, logger: OutageLogger): RouteLimit {
+/**
+ * Prepares one limit. `releaseOnClose`: the limit releases its permits and reports its outcome on the
+ * Node response's `'close'` (a limit that runs on routes without hooks of its own: a route declared
+ * before the plugin loaded, or `fastify.rateLimit()`); otherwise the route's `onResponse` and
+ * `onRequestAbort` hooks do (see {@link RouteLimit.release} and {@link RouteLimit.outcome}).
+ */
+function prepare(options: RouteRateLimitOptions, owner: string, hook: Hook, createStore: () => Store, logger: OutageLogger, releaseOnClose = false): RouteLimit {
   const limiter = new HttpRateLimiter<FastifyRequest>(options, binding(owner, createStore, logger));
   const onLimit = options.onLimit;
   if (onLimit !== undefined && typeof onLimit !== 'function') {
@@ -123,7 +144,7 @@ function prepare(options: RouteRateLimitOptions, owner: string, hook: Hook, crea
   // This limit's own result on each request: `request.rateLimit` is the last limit's when several apply.
   const slot = Symbol('rl.result');
   const resultOf = (request: FastifyRequest): RateLimitResult | undefined => (request as unknown as Record<symbol, RateLimitResult | undefined>)[slot];
-  const responder = new Responder(limiter, fastifyIO(onLimit, slot, wasSuccessful), owner);
+  const responder = new Responder(limiter, fastifyIO(onLimit, slot, wasSuccessful, limiter, releaseOnClose), owner);
 
   // A callback hook, not an async one: with a local store and plain key/cost functions the result
   // is there at once and `done()` continues in the same tick, without a promise. (Fastify 5: a hook
@@ -146,7 +167,7 @@ function prepare(options: RouteRateLimitOptions, owner: string, hook: Hook, crea
   async function releasePermit(request: FastifyRequest): Promise<void> {
     await resultOf(request)?.release();
   }
-  const outcome = !responder.countsOutcome ? undefined : {
+  const outcome = !responder.countsOutcome || releaseOnClose ? undefined : {
     async responded(request: FastifyRequest, reply: FastifyReply): Promise<void> {
       const result = resultOf(request);
       if (result !== undefined) responder.finished(request, reply, result);
@@ -156,7 +177,7 @@ function prepare(options: RouteRateLimitOptions, owner: string, hook: Hook, crea
       if (result !== undefined) responder.unfinished(result);
     },
   };
-  return { limiter, hook, handler: rateLimitHook, release: releasePermit, outcome };
+  return { limiter, hook, handler: rateLimitHook, release: releasePermit, outcome, releaseOnClose };
 }
 
 /** The `done` callback of a Fastify hook. */
@@ -167,15 +188,21 @@ function fastifyIO(
   onLimit: OnLimitHandler | undefined,
   slot: symbol,
   requestWasSuccessful: RouteRateLimitOptions['requestWasSuccessful'],
+  limiter: HttpRateLimiter<FastifyRequest>,
+  releaseOnClose: boolean,
 ): ResponseIO<FastifyRequest, FastifyReply, HookDone, void> {
+  const doubleCount = limiter.doubleCount;
   return {
     headers: replyHeaders,
-    releaseOnClose: false,
+    releaseOnClose,
     nodeResponse: (reply) => reply.raw,
     statusCode: (_request, reply) => reply.statusCode,
     requestWasSuccessful,
+    // An earlier rl result on this request (a plugin of a parent context) goes to the double-count check.
     record: (request, _reply, result) => {
+      const earlier = request.rateLimit;
       request.rateLimit = result;
+      if (earlier !== null) doubleCount.check(earlier, result);
       (request as unknown as Record<symbol, RateLimitResult>)[slot] = result;
       return undefined;
     },
@@ -228,39 +255,102 @@ async function rateLimitPlugin(fastify: FastifyInstance, options: RateLimitPlugi
     info: (details, message) => fastify.log.info(details, message),
   };
   const globalLimit = global ? prepare(base, 'rateLimit', pluginHook, createStore, logger) : undefined;
-  // One limit per route options object: the HEAD route Fastify adds for a GET shares the GET's limit.
+  // The plugin's own limit without route hooks (for the not-found handler, fastify.rateLimit(), a route the plugin never saw): the same state.
+  let globalOnClose: RouteLimit | undefined;
+  const pluginLimitOnClose = (): RouteLimit => (globalOnClose ??= prepare({ ...base, prefix: globalLimit!.limiter.prefix }, 'rateLimit', pluginHook, createStore, logger, true));
+
+  /**
+   * The limit of a route from its `config.rateLimit` (`undefined`: the plugin's; `false`: none), or
+   * null. Throws an InvalidOptionError naming `owner` for bad route options. One limit per route
+   * options object: the HEAD route Fastify adds for a GET shares the GET's limit.
+   */
   const routeLimits = new WeakMap<object, RouteLimit>();
+  const routeLimitsOnClose = new WeakMap<object, RouteLimit>();
+  function limitOf(config: unknown, owner: string, releaseOnClose: boolean): RouteLimit | null {
+    if (config === false || (config === undefined && globalLimit === undefined)) return null;
+    if (config === undefined) return releaseOnClose ? pluginLimitOnClose() : globalLimit!;
+    if (config === null || typeof config !== 'object') throw new InvalidOptionError(owner, config, 'route options merged over the plugin options, or false');
+    const cache = releaseOnClose ? routeLimitsOnClose : routeLimits;
+    const known = cache.get(config);
+    if (known !== undefined) return known;
+    const route = config as RouteRateLimitOptions;
+    const merged: Record<string, unknown> = { ...base, ...route };
+    if (route.limits !== undefined) delete merged.algorithm;
+    if (route.algorithm !== undefined) delete merged.limits;
+    // A route that only changes the cost, key, headers, ... spends the plugin's limit, not a limit of its own.
+    const ownState = STATE_OPTIONS.some((name) => route[name] !== undefined);
+    if (globalLimit !== undefined && !ownState) merged.prefix = globalLimit.limiter.prefix;
+    // The same route limit prepared twice (hooks, then on close) shares its state: one namespace.
+    else if (ownState && merged.prefix === undefined && cache !== routeLimits && routeLimits.has(config)) merged.prefix = routeLimits.get(config)!.limiter.prefix;
+    const hook = route.hook === undefined ? pluginHook : parseHook(route.hook, owner);
+    const limit = prepare(merged as RouteRateLimitOptions, owner, hook, createStore, logger, releaseOnClose);
+    cache.set(config, limit);
+    return limit;
+  }
 
   // Registered again in a child context (a stricter limit for some routes), the decorator exists already.
   if (!fastify.hasRequestDecorator('rateLimit')) fastify.decorateRequest('rateLimit', null);
+  // Routes declared once the plugin has loaded: their hooks are added here, and the route is marked as seen.
+  const seen = Symbol('rl.seen');
   fastify.addHook('onRoute', (route) => {
-    const config = route.config?.rateLimit;
-    if (config === false || (config === undefined && globalLimit === undefined)) return;
-    let limit = globalLimit;
-    if (config !== undefined && typeof config === 'object' && config !== null && routeLimits.has(config)) {
-      limit = routeLimits.get(config);
-    } else if (config !== undefined) {
-      const owner = `${route.method} ${route.url} config.rateLimit`;
-      if (config === null || typeof config !== 'object') throw new InvalidOptionError(owner, config, 'route options merged over the plugin options, or false');
-      const merged: Record<string, unknown> = { ...base, ...config };
-      if (config.limits !== undefined) delete merged.algorithm;
-      if (config.algorithm !== undefined) delete merged.limits;
-      // A route that only changes the cost, key, headers, ... spends the plugin's limit, not a limit of its own.
-      if (globalLimit !== undefined && !STATE_OPTIONS.some((name) => config[name] !== undefined)) merged.prefix = globalLimit.limiter.prefix;
-      const hook = config.hook === undefined ? pluginHook : parseHook(config.hook, owner);
-      limit = prepare(merged as RouteRateLimitOptions, owner, hook, createStore, logger);
-      routeLimits.set(config, limit);
+    route.config = { ...route.config, [seen]: true } as typeof route.config;
+    const limit = limitOf(route.config?.rateLimit, `${route.method} ${route.url} config.rateLimit`, false);
+    if (limit === null) return;
+    addHook(route, limit.hook, limit.handler, true);
+    if (limit.limiter.hasLeases) {
+      addHook(route, 'onResponse', limit.release, false);
+      addHook(route, 'onRequestAbort', limit.release, false);
     }
-    addHook(route, limit!.hook, limit!.handler, true);
-    if (limit!.limiter.hasLeases) {
-      addHook(route, 'onResponse', limit!.release, false);
-      addHook(route, 'onRequestAbort', limit!.release, false);
-    }
-    if (limit!.outcome !== undefined) {
-      addHook(route, 'onResponse', limit!.outcome.responded, false);
-      addHook(route, 'onRequestAbort', limit!.outcome.aborted, false);
+    if (limit.outcome !== undefined) {
+      addHook(route, 'onResponse', limit.outcome.responded, false);
+      addHook(route, 'onRequestAbort', limit.outcome.aborted, false);
     }
   });
+
+  // Routes declared before the plugin loaded (`app.register(rateLimit, …)` without `await`, then
+  // `app.get(…)`; or routes declared before the register call) never reached onRoute. Instance hooks
+  // apply to every route of the context whenever it was declared: they limit those routes, with the
+  // limit prepared at their first request (bad route options then answer 500 through the error
+  // handler). Requests that end in 404 are left alone: see `fastify.rateLimit()`.
+  const pending = Symbol('rl.pending');
+  fastify.decorateRequest(pending, null);
+  const unseenLimit = (request: FastifyRequest): RouteLimit | null => {
+    const config = request.routeOptions.config as Record<string | symbol, unknown> & { url?: string; method?: string; rateLimit?: unknown };
+    if (config[seen] === true || config.url === undefined) return null;
+    return limitOf(config.rateLimit, `${String(config.method)} ${config.url} config.rateLimit`, true);
+  };
+  fastify.addHook('onRequest', (request, reply, done) => {
+    let limit: RouteLimit | null;
+    try {
+      limit = unseenLimit(request);
+    } catch (error) {
+      done(error as Error);
+      return;
+    }
+    if (limit === null) return done();
+    if (limit.hook === 'onRequest') return limit.handler(request, reply, done);
+    (request as unknown as Record<symbol, RouteLimit | null>)[pending] = limit;
+    done();
+  });
+  fastify.addHook('preHandler', (request, reply, done) => {
+    const limit = (request as unknown as Record<symbol, RouteLimit | null>)[pending];
+    if (limit === null || limit === undefined) return done();
+    limit.handler(request, reply, done);
+  });
+
+  // With global: false, `fastify.rateLimit()` is the plugin's options alone, one limit however often it is called.
+  const pluginOptionsOnly: RouteRateLimitOptions = {};
+  // `fastify.rateLimit(options?)`: the plugin's limit (or route options merged over the plugin's) as a
+  // hook, for the not-found handler or a route of `global: false`. The first registration decorates.
+  if (!fastify.hasDecorator('rateLimit')) {
+    fastify.decorate('rateLimit', function rateLimitHook(routeOptions?: RouteRateLimitOptions): RateLimitHook {
+      const limit = routeOptions === undefined && globalLimit === undefined
+        ? limitOf(pluginOptionsOnly, 'fastify.rateLimit()', true)
+        : limitOf(routeOptions, 'fastify.rateLimit(options)', true);
+      if (limit === null) throw new InvalidOptionError('fastify.rateLimit(options)', routeOptions, 'route options merged over the plugin options');
+      return limit.handler;
+    });
+  }
   fastify.addHook('onClose', async () => {
     await ownedStore?.close?.();
   });
@@ -268,16 +358,21 @@ async function rateLimitPlugin(fastify: FastifyInstance, options: RateLimitPlugi
 
 /**
  * Rate-limit plugin for Fastify 5 (a fastify-plugin, so it applies to the routes of the instance it
- * is registered on): `await app.register(rateLimit, { algorithm: fixedWindow({ limit: 100, window: '1m' }) })`,
- * then per route `{ config: { rateLimit: { cost: 5 } } }` (merged over the plugin's options) or
- * `{ config: { rateLimit: false } }`.
+ * is registered on): `app.register(rateLimit, { algorithm: fixedWindow({ limit: 100, window: '1m' }) })`,
+ * with or without `await` (routes declared before the plugin loaded are limited too), then per route
+ * `{ config: { rateLimit: { cost: 5 } } }` (merged over the plugin's options) or
+ * `{ config: { rateLimit: false } }`. A route that sets `limits`, `algorithm`, `prefix` or `store` has
+ * only its own limits: they replace the plugin's (as in @fastify/rate-limit). Requests that end in 404
+ * are not limited, unless the not-found handler asks: `app.setNotFoundHandler({ preHandler: app.rateLimit() }, …)`.
  *
- * Options are validated at registration (plugin options) and at route declaration (route options),
- * throwing an InvalidOptionError naming the field. `request.rateLimit` holds the outcome. A denied
+ * Options are validated at registration (plugin options) and at route declaration (route options; for
+ * a route declared before the plugin loaded, at its first request, answered 500 when bad), throwing an
+ * InvalidOptionError naming the field. `request.rateLimit` holds the outcome. A denied
  * request gets 429 (503 when a fail-closed store failed) with Retry-After and a problem+json body (or
  * `onLimit`); a key or cost function that throws goes to Fastify's error handler (500) and charges
  * nothing; a shaped request is held, and one whose client leaves is dropped before the handler; a
- * concurrency permit is released once, on `onResponse` or `onRequestAbort`. A memory store the
+ * concurrency permit is released once, on `onResponse` or `onRequestAbort` (on the response's
+ * `'close'` for a route declared before the plugin loaded, or `app.rateLimit()`). A memory store the
  * plugin created is closed on `onClose`.
  */
 export const rateLimit = fp(rateLimitPlugin, { fastify: '5.x', name: '@rl/fastify' });

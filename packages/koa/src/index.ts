@@ -17,6 +17,16 @@ import {
 
 export type { RateLimitResult, HttpRateLimitOptions, LimitOptions, HeaderFormat } from '@rl/core';
 
+declare module 'koa' {
+  interface DefaultState {
+    /**
+     * The outcome of the last rl middleware that ran for this request; absent before any ran, or when
+     * every one skipped it. (Koa's `DefaultState` is otherwise `any`: this one member is typed.)
+     */
+    rateLimit?: RateLimitResult;
+  }
+}
+
 /**
  * Sets the response of a denied request (`ctx.body`, ...). `ctx.status` (429, or 503 for a fail-closed
  * store outage), Retry-After and the RateLimit headers are already set. When it leaves `ctx.body`
@@ -81,7 +91,7 @@ export function rateLimit(options: RateLimitOptions): RateLimitMiddleware {
   }
   const counting = limiter.skipFailed || limiter.skipSuccessful;
   const wasSuccessful = checkSuccessTest<RateLimitOptions['requestWasSuccessful']>(options.requestWasSuccessful, 'rateLimit', counting, '(ctx)');
-  const responder = new Responder(limiter, koaIO(onLimit, limiter.hasLeases, wasSuccessful));
+  const responder = new Responder(limiter, koaIO(onLimit, limiter, wasSuccessful));
 
   // With a local store and plain key/cost functions, the result is there at once: downstream runs
   // in the same tick (`return next()`), without an extra promise. Otherwise the rest runs when the
@@ -104,9 +114,10 @@ export function rateLimit(options: RateLimitOptions): RateLimitMiddleware {
 /** Koa's side of the shared decision tree (see `Responder`): `ctx`, its Node response, `next`. */
 function koaIO(
   onLimit: OnLimitHandler | undefined,
-  hasLeases: boolean,
+  limiter: HttpRateLimiter<Context>,
   requestWasSuccessful: RateLimitOptions['requestWasSuccessful'],
 ): ResponseIO<Context, ServerResponse, Next, unknown> {
+  const { hasLeases, doubleCount } = limiter;
   return {
     headers: nodeHeaderAccess,
     releaseOnClose: true,
@@ -116,8 +127,12 @@ function koaIO(
     requestWasSuccessful: requestWasSuccessful === undefined ? undefined : (ctx) => requestWasSuccessful(ctx),
     // The first rl middleware on this request marks its context (one per request, a plain object:
     // cheaper than looking the headers up on the Node response) and sets its headers directly.
+    // An earlier rl result on this request goes to the double-count check.
     record: (ctx, _res, result) => {
-      ctx.state.rateLimit = result;
+      const state = ctx.state;
+      const earlier = state.rateLimit;
+      state.rateLimit = result;
+      if (earlier !== undefined) doubleCount.check(earlier, result);
       return claimResponse(ctx);
     },
     proceed: (_ctx, _res, next, result) => (hasLeases && result !== undefined ? nextThenRelease(next, result) : next()),

@@ -7,11 +7,13 @@
  * runs on the memory store and on a real Redis (a redis-server of its own, or REDIS_URL).
  */
 import { randomUUID } from 'node:crypto';
+import { readFileSync } from 'node:fs';
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Redis } from 'ioredis';
 import { afterAll, afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { Store } from '@rl/core';
+import { deferred } from './http-client.js';
 import { startSharedRedis, type SharedRedis } from './redis-fixtures.js';
 
 /** The options of `createApp` / `buildApp` the tests pass (the same in every example). */
@@ -50,6 +52,135 @@ export interface ExampleApp {
   open(options: ExampleAppOptions): Promise<OpenedApp>;
   /** A RedisStore on `client` whose keys start with `prefix`. */
   redisStore(client: Redis, prefix: string): Store;
+  /** The example's README: the commands of its "See a 429" section are run against the app (see {@link readmeDemo}). */
+  readme?: URL;
+}
+
+/** The address the README's commands call; the test calls its own app instead. */
+const README_ORIGIN = 'http://127.0.0.1:3000';
+
+/** One request a README command sends. */
+interface DemoRequest {
+  readonly method: string;
+  readonly path: string;
+  readonly headers: Record<string, string>;
+}
+
+/** What the README shows of a response after a `curl -i`: `# HTTP/1.1 429 …` and `# Name: value` lines. */
+interface Sample {
+  readonly status?: number;
+  readonly header?: readonly [name: string, value: string];
+}
+
+/** One command of the README's block, in order. */
+type DemoCommand =
+  /** `curl …` (the requests of its URL, `[1-25]` globbing expanded); `background`: it ended in `&`; `prints`: its statuses reach the terminal (`-w '%{http_code}\n'` or `-i`, not piped). */
+  | { readonly kind: 'curl'; readonly requests: readonly DemoRequest[]; readonly background: boolean; readonly prints: boolean; readonly samples: Sample[] }
+  | { readonly kind: 'sleep'; readonly seconds: number }
+  | { readonly kind: 'wait' };
+
+/** One line of the block: its commands, and the statuses its `#→` comment says it prints (in order). */
+interface DemoLine {
+  readonly text: string;
+  readonly commands: readonly DemoCommand[];
+  readonly expected: readonly number[] | undefined;
+}
+
+/** Splits a shell command into words: single and double quotes, no expansions (the README uses none). */
+function shellWords(command: string): string[] {
+  const words: string[] = [];
+  const pattern = /'([^']*)'|"([^"]*)"|(\S+)/g;
+  for (const match of command.matchAll(pattern)) words.push(match[1] ?? match[2] ?? match[3]!);
+  return words;
+}
+
+/** `20 × 200, 5 × 429` (or `x`) as the list of statuses. */
+function parseExpected(text: string, line: string): number[] {
+  const statuses: number[] = [];
+  for (const part of text.split(',')) {
+    const match = /^\s*(?:(\d+)\s*[×x]\s*)?(\d{3})\s*$/.exec(part);
+    if (!match) throw new Error(`README: cannot read the statuses "${text}" of: ${line}`);
+    for (let i = 0; i < Number(match[1] ?? 1); i++) statuses.push(Number(match[2]));
+  }
+  return statuses;
+}
+
+/** A `curl` command of the README: its method, headers, URL (with curl's `[a-b]` globbing) and whether it prints statuses. */
+function parseCurl(command: string, line: string): DemoCommand {
+  const [pipeless, ...piped] = command.split('|');
+  const words = shellWords(pipeless!);
+  if (words[0] !== 'curl') throw new Error(`README: not a curl command: ${line}`);
+  let method = 'GET';
+  let url: string | undefined;
+  let prints = false;
+  const headers: Record<string, string> = {};
+  for (let i = 1; i < words.length; i++) {
+    const word = words[i]!;
+    if (word === '-X') method = words[++i]!;
+    else if (word === '-H') {
+      const [name, ...value] = words[++i]!.split(':');
+      headers[name!.trim().toLowerCase()] = value.join(':').trim();
+    } else if (word === '-w') prints = words[++i] === '%{http_code}\\n' || prints;
+    else if (word === '-o') i++;
+    else if (word === '-i' || word === '-si') prints = true;
+    else if (word === '-s') continue;
+    else if (word.startsWith(README_ORIGIN)) url = word;
+    else throw new Error(`README: unknown curl argument ${word} in: ${line}`);
+  }
+  if (url === undefined) throw new Error(`README: no ${README_ORIGIN} URL in: ${line}`);
+  const glob = /\[(\d+)-(\d+)\]/.exec(url);
+  const urls = glob ? Array.from({ length: Number(glob[2]) - Number(glob[1]) + 1 }, (_, i) => url!.replace(glob[0], String(Number(glob[1]) + i))) : [url];
+  const requests = urls.map((u) => ({ method, path: u.slice(README_ORIGIN.length), headers }));
+  return { kind: 'curl', requests, background: false, prints: prints && piped.length === 0, samples: [] };
+}
+
+/**
+ * The commands of the README's "See a 429" block, line by line. A line's trailing `#→ <statuses>`
+ * says what it prints; comment lines after a `curl -i` show its response (`# HTTP/1.1 429 …`,
+ * `# Name: value`) and are checked too; other comment lines are prose. Anything else the reader would
+ * paste (an unknown command or curl argument) fails the test, so the block cannot drift from it.
+ */
+export function readmeDemo(markdown: string): DemoLine[] {
+  const section = /## See a 429\n(?:(?!## )[\s\S])*?```sh\n([\s\S]*?)```/.exec(markdown);
+  if (!section) throw new Error('README: no "## See a 429" section with a ```sh block');
+  const lines: DemoLine[] = [];
+  let sampled: DemoCommand | undefined;
+  for (const raw of section[1]!.split('\n')) {
+    const text = raw.trim();
+    if (text === '') {
+      sampled = undefined;
+      continue;
+    }
+    if (text.startsWith('#')) {
+      if (sampled?.kind === 'curl') {
+        const status = /^#\s*HTTP\/1\.1 (\d{3})\b/.exec(text);
+        const header = /^#\s*([A-Za-z][A-Za-z0-9-]*): (.+)$/.exec(text);
+        if (status) sampled.samples.push({ status: Number(status[1]) });
+        else if (header) sampled.samples.push({ header: [header[1]!.toLowerCase(), header[2]!.trim()] });
+        else sampled = undefined;
+      }
+      continue;
+    }
+    const [code, note] = text.split(/\s#→\s*/);
+    const expected = note === undefined ? undefined : parseExpected(note, text);
+    const commands: DemoCommand[] = [];
+    // `a & b & c; d`: `&` ends a command sent to the background, `;` one that runs in the foreground.
+    for (const piece of code!.split(/(?<=&)|;/)) {
+      const command = piece.trim();
+      if (command === '') continue;
+      const background = command.endsWith('&');
+      const body = background ? command.slice(0, -1).trim() : command;
+      const sleep = /^sleep ([\d.]+)$/.exec(body);
+      if (sleep) commands.push({ kind: 'sleep', seconds: Number(sleep[1]) });
+      else if (body === 'wait') commands.push({ kind: 'wait' });
+      // After a `curl -i`, ends the body's line.
+      else if (body === 'echo') continue;
+      else commands.push({ ...(parseCurl(body, text) as Extract<DemoCommand, { kind: 'curl' }>), background });
+    }
+    sampled = [...commands].reverse().find((c) => c.kind === 'curl');
+    lines.push({ text, commands, expected });
+  }
+  return lines;
 }
 
 /** Listens with `app.listen(0, '127.0.0.1')` (Express and Koa apps alike); `close()` drops the connections. */
@@ -86,7 +217,7 @@ async function expectDenied(res: Response, policy: string): Promise<void> {
 }
 
 /** Registers the example app's tests, on the memory store and on Redis. */
-export function describeExampleApp({ name, limits: LIMITS, apiKeys: API_KEYS, password, open: openApp, redisStore: storeOn }: ExampleApp): void {
+export function describeExampleApp({ name, limits: LIMITS, apiKeys: API_KEYS, password, open: openApp, redisStore: storeOn, readme }: ExampleApp): void {
   const opened: OpenedApp[] = [];
   let redis: SharedRedis | undefined;
 
@@ -180,6 +311,59 @@ export function describeExampleApp({ name, limits: LIMITS, apiKeys: API_KEYS, pa
       expect(metrics).toContain('rl_decisions_total{limit="20-in-2s",outcome="allowed"} 3');
       expect(metrics).toContain('rl_decisions_total{limit="20-in-2s",outcome="denied"} 0');
     });
+
+    if (readme) {
+      it('does what the README\'s "See a 429" commands say, pasted whole, in order', async () => {
+        const demo = readmeDemo(readFileSync(readme, 'utf8'));
+        // The README's `sleep` moves the limits' clock; /slow's work waits for the `wait` that follows it.
+        let now = Date.now();
+        let started = 0;
+        let gate = deferred();
+        const url = await start({
+          clock: () => now,
+          slowWork: () => {
+            started++;
+            return gate.promise;
+          },
+        });
+        const send = async (r: DemoRequest) => {
+          const res = await fetch(`${url}${r.path}`, { method: r.method, headers: r.headers });
+          await res.arrayBuffer();
+          return res;
+        };
+        let background: Promise<Response>[] = [];
+        for (const line of demo) {
+          const printed: number[] = [];
+          for (const command of line.commands) {
+            if (command.kind === 'sleep') {
+              now += command.seconds * 1000;
+              // What the shell's sleep is for: the requests sent to the background have started.
+              while (started < background.length) await new Promise((resolve) => setTimeout(resolve, 5));
+            } else if (command.kind === 'wait') {
+              gate.resolve();
+              for (const res of await Promise.all(background)) printed.push(res.status);
+              background = [];
+              started = 0;
+              gate = deferred();
+            } else if (command.background) {
+              background.push(...command.requests.map(send));
+            } else {
+              let last: Response | undefined;
+              for (const request of command.requests) {
+                last = await send(request);
+                if (command.prints) printed.push(last.status);
+              }
+              for (const sample of command.samples) {
+                if (sample.status !== undefined) expect(last!.status, line.text).toBe(sample.status);
+                else expect(last!.headers.get(sample.header![0]), `${sample.header![0]} after: ${line.text}`).toBe(sample.header![1]);
+              }
+            }
+          }
+          if (printed.length > 0 || line.expected !== undefined) expect(printed, line.text).toEqual(line.expected);
+        }
+        expect(background, 'every background request was waited for').toEqual([]);
+      });
+    }
 
     it('allows 2 requests to /slow in flight per IP', async () => {
       let started = 0;

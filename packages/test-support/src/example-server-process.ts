@@ -3,6 +3,7 @@
  * example's `src/server.test.ts` registers it for its own directory.
  */
 import { spawn } from 'node:child_process';
+import { createServer, type AddressInfo } from 'node:net';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startRedisServer, type RedisServerHandle } from './redis-server.js';
@@ -60,6 +61,34 @@ async function startRequestUntil429AndStop(exampleDir: string, redisUrl?: string
   }
 }
 
+/** `src/server.ts` of `exampleDir` in a child process with `env` added (tsx, as `pnpm start`), and its output so far. */
+function startServer(exampleDir: string, env: NodeJS.ProcessEnv) {
+  const full: NodeJS.ProcessEnv = { ...process.env, HOST: '127.0.0.1', ...env };
+  if (env.REDIS_URL === undefined) delete full.REDIS_URL;
+  const child = spawn(process.execPath, ['--import', 'tsx', 'src/server.ts'], { cwd: exampleDir, env: full, stdio: ['ignore', 'pipe', 'pipe'] });
+  const state = { output: '' };
+  child.stdout.on('data', (chunk) => (state.output += chunk));
+  child.stderr.on('data', (chunk) => (state.output += chunk));
+  const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
+  return { child, state, exited };
+}
+
+/** A TCP port of 127.0.0.1 that something listens on while `body` runs. */
+async function withBusyPort<T>(body: (port: number) => Promise<T>): Promise<T> {
+  const server = createServer();
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  try {
+    return await body((server.address() as AddressInfo).port);
+  } finally {
+    await new Promise((resolve) => server.close(resolve));
+  }
+}
+
+/** A port of 127.0.0.1 that nothing listens on (taken, then given back). */
+async function closedPort(): Promise<number> {
+  return withBusyPort(async (port) => port);
+}
+
 /**
  * Registers the tests of `src/server.ts` for the example in `exampleDir` (a path, or a `file:` URL such
  * as `new URL('..', import.meta.url)` from the example's `src/`): memory store, then REDIS_URL set.
@@ -70,6 +99,42 @@ export function describeServerProcess(exampleDir: string | URL): void {
   describe('src/server.ts in a child process', () => {
     it('memory store: answers 429 with the RateLimit headers and shuts down on SIGTERM', async () => {
       expect(await startRequestUntil429AndStop(dir)).toContain('(store: memory)');
+    }, 60_000);
+
+    it('a port in use: says so (EADDRINUSE) and exits 1, without a stack trace', async () => {
+      await withBusyPort(async (port) => {
+        const { child, state, exited } = startServer(dir, { PORT: String(port) });
+        try {
+          const code = await Promise.race([exited, new Promise((resolve) => setTimeout(() => resolve('no exit in 20 s'), 20_000))]);
+          expect(code, state.output).toBe(1);
+          expect(state.output).toMatch(new RegExp(`cannot listen on 127\\.0\\.0\\.1:${port}: EADDRINUSE: the port is in use`));
+          expect(state.output).not.toMatch(/TypeError|\n\s+at /);
+        } finally {
+          if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+        }
+      });
+    }, 60_000);
+
+    it('REDIS_URL of a Redis that is not there: SIGTERM still shuts down cleanly (exit 0), not after the 5 s fallback (exit 1)', async () => {
+      const { child, state, exited } = startServer(dir, { PORT: '0', REDIS_URL: `redis://127.0.0.1:${await closedPort()}` });
+      try {
+        await new Promise<void>((resolve, reject) => {
+          const timer = setTimeout(() => reject(new Error(`server did not start in 20 s:\n${state.output}`)), 20_000);
+          child.stdout.on('data', () => {
+            if (/listening on http:\/\/127\.0\.0\.1:\d+/.test(state.output)) {
+              clearTimeout(timer);
+              resolve();
+            }
+          });
+          void exited.then((code) => reject(new Error(`server exited with ${code}:\n${state.output}`)));
+        });
+        child.kill('SIGTERM');
+        const code = await Promise.race([exited, new Promise((resolve) => setTimeout(() => resolve('no exit in 10 s'), 10_000))]);
+        expect(code, state.output).toBe(0);
+        expect(state.output).toContain('closed');
+      } finally {
+        if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+      }
     }, 60_000);
 
     describe('REDIS_URL set', () => {

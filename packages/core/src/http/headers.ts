@@ -151,6 +151,24 @@ export function retryAfterSeconds(ms: number): number {
   return seconds <= MAX_HEADER_INTEGER ? seconds : MAX_HEADER_INTEGER;
 }
 
+/**
+ * The Retry-After (and `retryAfter`, and the denying limit's `t`) of a denial by a concurrency limit:
+ * 1 second, a short fixed hint. A permit comes back as soon as a request in flight ends, usually
+ * within milliseconds; the time the store reports (until the oldest lease expires, 30 s for a lease
+ * of 30 s) is only an upper bound for a permit that is never released, and would tell well-behaved
+ * clients to wait far too long. 1 is the shortest whole number of seconds the header can say.
+ */
+export const CONCURRENCY_RETRY_AFTER_SECONDS = 1;
+
+/**
+ * The Retry-After seconds of a denial `ms` from now ({@link retryAfterSeconds}), or
+ * {@link CONCURRENCY_RETRY_AFTER_SECONDS} when a concurrency limit (`leases`) denied and its store
+ * answered (a store failure keeps the failure policy's retry).
+ */
+export function denialRetrySeconds(ms: number, leases: boolean, storeAnswered: boolean): number {
+  return leases && storeAnswered ? CONCURRENCY_RETRY_AFTER_SECONDS : retryAfterSeconds(ms);
+}
+
 /** Seconds a source says (already whole), kept from 1 to {@link MAX_HEADER_INTEGER}; NaN is the longest. */
 function clampSeconds(seconds: number): number {
   return seconds <= MAX_HEADER_INTEGER ? (seconds >= 1 ? seconds : 1) : MAX_HEADER_INTEGER;

@@ -22,6 +22,7 @@ export { Responder, type ResponseIO, type NodeResponse } from './respond-to.js';
 export { checkSuccessTest, type SuccessTest } from './outcome.js';
 export { OutageLog, consoleLogger, OUTAGE_QUIET_MS, type OutageLogger } from './outage-log.js';
 export { PrefixRegistry } from './prefixes.js';
+export { DoubleCountCheck, DOUBLE_COUNT_CODE, type ResultSource } from './double-count.js';
 export {
   HeaderWriter,
   claimResponse,

@@ -6,6 +6,7 @@ import type { MaybePromise, Store } from '../store/interface.js';
 import type { Timers } from '../timers.js';
 import type { FrameworkBinding } from './binding.js';
 import { DefaultKey } from './default-key.js';
+import { DoubleCountCheck, tagResult } from './double-count.js';
 import { Evaluation } from './evaluate.js';
 import { HeaderWriter } from './headers.js';
 import { parseHttpOptions, type HttpConfig, type HttpRateLimitOptions, type LimitConfig } from './options.js';
@@ -48,6 +49,11 @@ export class HttpRateLimiter<Req> {
   readonly limitNames: readonly string[];
   /** The middleware's observer (of holds too), if any. */
   readonly observer: Observer | undefined;
+  /**
+   * Adapters call `doubleCount.check(previous)` when they record a result on a request that already
+   * carries an earlier rl result: warns `RL_DOUBLE_COUNT` when a limit of the same name ran on it twice.
+   */
+  readonly doubleCount: DoubleCountCheck;
 
   private readonly evaluation: Evaluation<Req>;
 
@@ -87,10 +93,12 @@ export class HttpRateLimiter<Req> {
 
     const dryRun = config.limits.map((l) => l.dryRun);
     const allDryRun = !dryRun.includes(false);
+    this.doubleCount = new DoubleCountCheck(this);
+    // Each result knows its middleware, for the double-count check of a later one on the same request.
     const composition: Composition<RateLimitResult> = new Composition<RateLimitResult>(
       this.limiters,
       (keys, costs, algorithms, decisions, deniedBy, bindingLimit, retryAfterMs, delayMs, dryRunDeniedBy) =>
-        new RateLimitResult(composition, keys, costs, algorithms, decisions, deniedBy, bindingLimit, retryAfterMs, delayMs, dryRunDeniedBy, allDryRun),
+        tagResult(new RateLimitResult(composition, keys, costs, algorithms, decisions, deniedBy, bindingLimit, retryAfterMs, delayMs, dryRunDeniedBy, allDryRun), this),
       config.maxDelayMs,
       dryRun,
     );

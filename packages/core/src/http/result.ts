@@ -1,7 +1,7 @@
 import type { Algorithms, Composition } from '../compose/engine.js';
 import { EVERYTHING, PERMITS, UNITS } from '../compose/engine.js';
 import type { Decision, DecisionReason, Policy } from '../decision.js';
-import { retryAfterSeconds, type HeaderSource } from './headers.js';
+import { denialRetrySeconds, type HeaderSource } from './headers.js';
 
 const RESOLVED: Promise<void> = Promise.resolve();
 
@@ -24,9 +24,16 @@ export class RateLimitResult implements HeaderSource {
   readonly remaining: number;
   /** Milliseconds until the binding limit's full quota is back. */
   readonly resetMs: number;
-  /** 0 when admitted; otherwise milliseconds until a retry could be admitted. */
+  /**
+   * 0 when admitted; otherwise milliseconds until a retry could be admitted. For a concurrency limit,
+   * an upper bound (until its oldest lease expires): a release frees a permit sooner.
+   */
   readonly retryAfterMs: number;
-  /** Retry-After in whole seconds, rounded up, from 1 to 999999999999999 when denied; 0 when admitted. */
+  /**
+   * Retry-After in whole seconds, rounded up, from 1 to 999999999999999 when denied; 0 when admitted.
+   * A denial by a concurrency limit says 1 (a permit frees when a request in flight ends, not after
+   * its lease: see `CONCURRENCY_RETRY_AFTER_SECONDS`).
+   */
   readonly retryAfterSeconds: number;
   /** Milliseconds the request is held before proceeding (shaping); 0 otherwise. */
   readonly delayMs: number;
@@ -72,7 +79,8 @@ export class RateLimitResult implements HeaderSource {
     this.remaining = d.remaining;
     this.resetMs = d.resetMs;
     this.retryAfterMs = retryAfterMs;
-    this.retryAfterSeconds = this.allowed ? 0 : retryAfterSeconds(retryAfterMs);
+    // A concurrency denial says a short fixed hint, not its lease (see CONCURRENCY_RETRY_AFTER_SECONDS).
+    this.retryAfterSeconds = this.allowed ? 0 : denialRetrySeconds(retryAfterMs, composition.limiters[shown]!.leases, d.reason === undefined);
     this.delayMs = delayMs;
     this.policy = d.policy;
     this.reason = d.reason;

@@ -61,7 +61,7 @@ export function clientIpTests(t: SuiteContext): void {
 
   it('warns once per middleware (RL_TRUST_ALL_PROXIES) when the framework trusts every proxy: a client rotating X-Forwarded-For gets a fresh quota each time', async () => {
     await collectWarnings('RL_TRUST_ALL_PROXIES', async (warnings) => {
-      const app = await t.open({ trustProxy: 'all', middlewares: [{ algorithm }, { algorithm, prefix: 'second' }] });
+      const app = await t.open({ trustProxy: 'all', middlewares: [{ algorithm }, { limits: [{ name: 'second', algorithm }] }] });
       // The reason for the warning: a limit of 1, four requests admitted from one client.
       expect(await forging(app)).toEqual([200, 200, 200, 200]);
       await nextTurn();

@@ -17,6 +17,7 @@ import type { Store } from '@rl/core';
 import { useRedis } from '../redis-fixtures.js';
 import type { Adapter, StoreUnderTest } from './adapter.js';
 import { clientIpTests } from './client-ip.js';
+import { doubleCountTests } from './double-count.js';
 import { suiteContext } from './context.js';
 import { failingFunctionTests, outageLogTests, storeFailureTests } from './errors.js';
 import { observerTests } from './observer.js';
@@ -73,6 +74,7 @@ function describeOne(adapter: Adapter, stores: readonly StoreUnderTest[]): void 
       storeFailureTests(t);
       outageLogTests(t);
     });
+    describe('double counting (RL_DOUBLE_COUNT)', () => doubleCountTests(suiteContext(adapter, stores[0]!)));
     describe('bad options are rejected when the middleware is created', () => optionTests(suiteContext(adapter, stores[0]!)));
   });
 }
@@ -80,3 +82,4 @@ function describeOne(adapter: Adapter, stores: readonly StoreUnderTest[]): void 
 export type { Adapter, AppSpec, MiddlewareOptions, MountedApp, RequestView, StoreUnderTest } from './adapter.js';
 export { statusOf } from './adapter.js';
 export { T0 } from './context.js';
+export { captureWarnings } from './double-count.js';

@@ -42,6 +42,21 @@ export function permitTests(t: SuiteContext): void {
     await vi.waitFor(() => expect(release).toHaveBeenCalledTimes(2));
   });
 
+  it('a concurrency denial says Retry-After: 1 (a permit frees when a request ends), not its 30 s lease', async () => {
+    const slowRoute = holdingRequestsTo('/slow');
+    const app = await t.open({ handler: slowRoute.handler, middlewares: [{ algorithm: concurrency({ limit: 1, lease: '30s' }), key: () => 'k' }] });
+    const slow = app.request('/slow');
+    await slowRoute.started;
+    const blocked = await app.request('/');
+    expect(blocked.status).toBe(429);
+    expect(blocked.headers['retry-after']).toBe('1');
+    const [member] = members(blocked.headers.ratelimit);
+    expect(member).toEqual({ name: '1-concurrent', params: { r: 0, t: 1 } });
+    expect(JSON.parse(blocked.text)).toMatchObject({ status: 429, retryAfter: 1 });
+    slowRoute.finish();
+    expect((await slow).status).toBe(200);
+  });
+
   it('gives the permit back at once when a rate limit after it denies', async () => {
     const release = vi.spyOn(t.store, 'release');
     const app = await t.open({
