@@ -49,7 +49,7 @@ function warningCodes(): Set<string> {
       const path = join(dir, name);
       if (statSync(path).isDirectory()) visit(path);
       else if (/\.ts$/.test(name) && !/\.test\.ts$/.test(name)) {
-        for (const m of readFileSync(path, 'utf8').matchAll(/code: '(RL_[A-Z_]+)'/g)) codes.add(m[1]!);
+        for (const m of readFileSync(path, 'utf8').matchAll(/(?:code: |_CODE = )'(RL_[A-Z_]+)'/g)) codes.add(m[1]!);
       }
     }
   };

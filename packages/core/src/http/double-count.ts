@@ -1,3 +1,5 @@
+import { errorDocsUrl } from '../errors.js';
+
 /**
  * Double-count detection: two rl middlewares whose limits share a name both ran on one request (as
  * express-rate-limit's `ERR_ERL_DOUBLE_COUNT`). The usual cause is an app-wide limit plus a route
@@ -69,5 +71,5 @@ function doubleCountMessage(names: readonly string[], sameMiddleware: boolean): 
   const what = sameMiddleware
     ? `The same rl middleware (limit ${list}) ran twice on one request: it was mounted twice, so each request is counted twice.`
     : `Two rl middlewares with the limit ${list} both ran on one request: each has its own state, so the request is counted by both and the RateLimit headers list ${list} twice.`;
-  return `${DOUBLE_COUNT_CODE}: ${what} Use one limit, with a cost by route (cost: (req) => (req.path === '/export' ? 5 : 1)) instead of a second middleware with the same options; or, if the two limits are meant to be separate, give them distinct names (limits: [{ name, algorithm }]).`;
+  return `${DOUBLE_COUNT_CODE}: ${what} Use one limit, with a cost by route (cost: (req) => (req.path === '/export' ? 5 : 1)) instead of a second middleware with the same options; or, if the two limits are meant to be separate, give them distinct names (limits: [{ name, algorithm }]). See ${errorDocsUrl(DOUBLE_COUNT_CODE)}`;
 }

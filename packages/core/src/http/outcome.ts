@@ -1,4 +1,4 @@
-import { InvalidOptionError } from '../errors.js';
+import { InvalidOptionError, errorDocsUrl } from '../errors.js';
 import type { RateLimitResult } from './result.js';
 
 /**
@@ -61,7 +61,7 @@ export class OutcomeCounter<Req, Res> {
     this.warned = true;
     const message = error instanceof Error ? error.message : String(error);
     process.emitWarning(
-      `requestWasSuccessful threw (${message}); the request stays counted. Make it return a boolean (or a promise of one) for every response. (rl ${this.owner}, warned once per middleware.)`,
+      `requestWasSuccessful threw (${message}); the request stays counted. Make it return a boolean (or a promise of one) for every response. (rl ${this.owner}, warned once per middleware.) See ${errorDocsUrl('RL_OUTCOME_ERROR')}`,
       { code: 'RL_OUTCOME_ERROR' },
     );
   }

@@ -1,5 +1,5 @@
 import type { Decision } from '../decision.js';
-import { InvalidOptionError } from '../errors.js';
+import { InvalidOptionError, errorDocsUrl } from '../errors.js';
 import type { DecisionEvent, DecisionOutcome, Observer } from '../observe/observer.js';
 
 /** How one observer hears one limiter. */
@@ -114,7 +114,7 @@ export function reportObserverError(observer: Observer, error: unknown): void {
   if (warned.has(observer)) return;
   warned.add(observer);
   const message = error instanceof Error ? error.message : String(error);
-  process.emitWarning(`An rl observer threw (${message}); the request went on. Further errors of this observer are not reported.`, { code: 'RL_OBSERVER_ERROR' });
+  process.emitWarning(`An rl observer threw (${message}); the request went on. Further errors of this observer are not reported. See ${errorDocsUrl('RL_OBSERVER_ERROR')}`, { code: 'RL_OBSERVER_ERROR' });
 }
 
 /** `value` as an {@link Observer}: an object whose `decision`, `storeError`, `circuit`, `hold` and `reservationCancelled`, where given, are functions. */
