@@ -70,11 +70,9 @@ export async function startRedisSentinel(options: RedisSentinelOptions = {}): Pr
   try {
     // No delay before a full sync (the default waits 5 s for more replicas): the replica, and the old
     // master after a failover, are in sync at once.
-    const data = ['--save', '', '--appendonly', 'no', '--repl-diskless-sync-delay', '0'];
-    const masterPort = await startNode(stops, (port, dir) => ['--port', String(port), '--bind', HOST, '--dir', dir, '--logfile', join(dir, 'redis.log'), ...data]);
-    const replicaPort = await startNode(stops, (port, dir) => [
-      '--port', String(port), '--bind', HOST, '--dir', dir, '--logfile', join(dir, 'redis.log'), ...data, '--replicaof', HOST, String(masterPort),
-    ]);
+    const dataNode = (port: number, dir: string) => ['--port', String(port), '--bind', HOST, '--dir', dir, '--logfile', join(dir, 'redis.log'), '--save', '', '--appendonly', 'no', '--repl-diskless-sync-delay', '0'];
+    const masterPort = await startNode(stops, dataNode);
+    const replicaPort = await startNode(stops, (port, dir) => [...dataNode(port, dir), '--replicaof', HOST, String(masterPort)]);
     const sentinelPorts: number[] = [];
     for (let i = 0; i < count; i++) {
       sentinelPorts.push(
