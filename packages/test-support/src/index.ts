@@ -4,6 +4,7 @@
  * fake timers that report the holds they schedule.
  */
 export { startRedisServer, startRedisCluster, cli, sleep, type RedisServerHandle, type RedisClusterHandle } from './redis-server.js';
+export { startRedisSentinel, type RedisSentinelHandle, type RedisSentinelOptions, type RedisNodeAddress } from './redis-sentinel.js';
 export { startSharedRedis, useRedis, useRedisDeployments, type SharedRedis, type RedisDeployments } from './redis-fixtures.js';
 export { request, serve, startRequest, members, deferred, collectWarnings, nextTurn, type ServedApp, type TestResponse, type RequestInit } from './http-client.js';
 export { HoldTimers } from './hold-timers.js';
