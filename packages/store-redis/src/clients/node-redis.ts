@@ -4,7 +4,7 @@ import type { ClientAdapter } from './client.js';
 
 /**
  * A node-redis client (the `redis` package, or `@redis/client`), 4 or later: `createClient()`,
- * `createCluster()`, and from 5 on `createClientPool()` (and `createSentinel()`, untested).
+ * `createCluster()`, and from 5 on `createClientPool()` and `createSentinel()`.
  * Structural, so that the store's types name no client package. It must be connected
  * (`await client.connect()`): node-redis does not connect by itself.
  */
