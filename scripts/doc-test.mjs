@@ -322,7 +322,7 @@ async function main() {
       return 'latest';
     };
     const specs = [...files.map((f) => join(tarballs, f)), ...SNIPPET_DEPENDENCIES.map((name) => `${name}@${rangeOf(name)}`)];
-    console.log(`  npm install ${specs.map((s) => s.replace(/^.*\//, '')).join(' ')}`);
+    console.log(`  npm install ${specs.map((s) => (s.endsWith('.tgz') ? s.replace(/^.*\//, '') : s)).join(' ')}`);
     const install = run('npm', ['install', '--no-audit', '--no-fund', '--loglevel=error', '--no-package-lock', ...specs], {
       cwd: project,
       env: { ...process.env, npm_config_workspaces: 'false' },

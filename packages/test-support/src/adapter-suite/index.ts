@@ -16,6 +16,7 @@ import { MemoryStore } from '@rl/store-memory';
 import type { Store } from '@rl/core';
 import { useRedis } from '../redis-fixtures.js';
 import type { Adapter, StoreUnderTest } from './adapter.js';
+import { batchingTests } from './batching.js';
 import { clientIpTests } from './client-ip.js';
 import { doubleCountTests } from './double-count.js';
 import { suiteContext } from './context.js';
@@ -47,10 +48,10 @@ export function describeAdapter(adapters: Adapter | readonly Adapter[], { redisS
     { name: 'memory store', create: () => new MemoryStore(), remote: false },
     { name: 'Redis store', create: () => redisStore(redis.client, redis.freshPrefix()), remote: true },
   ];
-  for (const adapter of list) describeOne(adapter, stores);
+  for (const adapter of list) describeOne(adapter, stores, () => redis.client);
 }
 
-function describeOne(adapter: Adapter, stores: readonly StoreUnderTest[]): void {
+function describeOne(adapter: Adapter, stores: readonly StoreUnderTest[], redis: () => Redis): void {
   describe(adapter.name, () => {
     for (const store of stores) {
       describe(`on the ${store.name}`, () => {
@@ -67,6 +68,7 @@ function describeOne(adapter: Adapter, stores: readonly StoreUnderTest[]): void 
         describe('dry-run', () => dryRunTests(t));
         describe('observers', () => observerTests(t));
         describe('lockouts (blockDuration)', () => lockoutTests(t));
+        if (store.remote) describe('batched Redis calls', () => batchingTests(t, redis));
       });
     }
     describe('without a working store', () => {
