@@ -36,13 +36,16 @@ c.limiter?.on('storeError', (e) => {
 async function commandCalls() {
   const info = await admin.info('commandstats');
   let total = 0;
+  // µs Redis spent running scripts (EVALSHA and EVAL, their inner commands included).
+  let scriptUs = 0;
   const by = {};
-  for (const m of info.matchAll(/cmdstat_([a-z|_-]+):calls=(\d+)/g)) {
+  for (const m of info.matchAll(/cmdstat_([a-z|_-]+):calls=(\d+),usec=(\d+)/g)) {
     if (['info', 'config', 'flushall', 'dbsize', 'ping', 'client', 'hello', 'memory'].includes(m[1])) continue;
     by[m[1]] = Number(m[2]);
     total += Number(m[2]);
+    if (m[1] === 'evalsha' || m[1] === 'eval') scriptUs += Number(m[3]);
   }
-  return { total, by };
+  return { total, by, scriptUs };
 }
 
 /** CPU time redis-server has used so far, in µs (`INFO cpu`: user and system, the main thread's and the rest). */
@@ -83,7 +86,7 @@ if (mode === 'ops') {
   const cpu = process.cpuUsage(cpu0);
   const redisCpu = (await redisCpuUs()) - redisCpu0;
   const calls = await commandCalls();
-  report({ name, inflight, opsPerSec: (ops / ms) * 1000, roundTrips: sent / ops, redisCommandsPerOp: calls.total / ops, redisUsPerOp: redisCpu / ops, commands: calls.by, reasons, storeErrors, clientCpuUsPerOp: (cpu.user + cpu.system) / ops });
+  report({ name, inflight, opsPerSec: (ops / ms) * 1000, roundTrips: sent / ops, redisCommandsPerOp: calls.total / ops, redisUsPerOp: redisCpu / ops, scriptUsPerOp: calls.scriptUs / ops, commands: calls.by, reasons, storeErrors, clientCpuUsPerOp: (cpu.user + cpu.system) / ops });
 } else if (mode === 'flood') {
   // One key far over its limit: <n> requests, <inflight> at a time; Redis calls per 100 denied.
   const [n, inflight] = process.argv.slice(5, 7).map(Number);

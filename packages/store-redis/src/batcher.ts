@@ -10,6 +10,8 @@ interface Family {
   readonly lua: string;
   readonly numberOfKeys: number;
   call: BatchCall | undefined;
+  /** Batch calls of the family sent and not yet answered. */
+  inFlight: number;
   /** Standalone: the one group. */
   single: Group | undefined;
   /** Cluster: the groups opened in this turn, by the first Redis key of their decisions. */
@@ -38,11 +40,14 @@ interface Group {
  * holds: one slot, and while that slot migrates, never a batch split between two nodes that a single
  * decision would not be (Redis answers TRYAGAIN to a script whose keys are split). The compact
  * layout's buckets each have a slot of their own (nearly), so a batch of any one slot would hold one
- * bucket anyway. The first decision of a group in a turn is sent at once,
- * alone, by the caller; the next ones wait in the group until the check phase of the loop
- * (`setImmediate`), when every group's decisions go as one call, in the order they were issued, after
- * the first (one connection, or on a Cluster one slot's node, keeps the order). So a decision issued
- * alone never waits, and requests handled in the same I/O phase (an HTTP server's) share a call.
+ * bucket anyway. The first decision of a group in a turn is sent at once, alone, by the caller, unless
+ * a batch of its family is in flight; the next ones (and that one, then) wait in the group until the
+ * check phase of the loop (`setImmediate`), when every group's decisions go as one call, in the order
+ * they were issued, after the first (one connection, or on a Cluster one slot's node, keeps the
+ * order). So a decision issued alone on an idle store never waits, requests handled in the same I/O
+ * phase (an HTTP server's) share a call, and under load, while batches are in flight, each turn's
+ * decisions of a family are one call: waiting for the check phase costs them nothing then, since the
+ * connection is busy anyway.
  *
  * A group that reaches `maxSize` decisions is sent at once and the next decisions start a new batch.
  * The batch call's own failure (a lost connection, a script error) rejects each of its decisions; a
@@ -65,7 +70,8 @@ export class Batcher {
 
   /**
    * The open group `plan`'s decision on `firstKey` (its first Redis key) must join, or `undefined` when
-   * it is the first of its group in this turn: then the caller sends it alone, at once, and later ones join.
+   * it is the first of its group in this turn and no batch of its family is in flight: then the caller
+   * sends it alone, at once, and later ones join.
    */
   join(plan: ScriptPlan, firstKey: string): Group | undefined {
     const family = this.familyOf(plan);
@@ -77,7 +83,7 @@ export class Batcher {
     if (group.open) return group;
     group.open = true;
     if (this.opened.push(group) === 1) setImmediate(this.flush);
-    return undefined;
+    return family.inFlight > 0 ? group : undefined;
   }
 
   /**
@@ -119,8 +125,10 @@ export class Batcher {
     }
     keys.push(String(count));
     for (const arg of argv) keys.push(arg);
+    family.inFlight++;
     family.call(family.numberOfKeys * count, keys).then(
       (replies) => {
+        family.inFlight--;
         if (!Array.isArray(replies) || replies.length !== count) {
           const error = new StoreError(`Redis batch: expected ${count} replies, got ${Array.isArray(replies) ? replies.length : typeof replies}`);
           for (const reject of rejects) reject(error);
@@ -135,6 +143,7 @@ export class Batcher {
         }
       },
       (error: unknown) => {
+        family.inFlight--;
         for (const reject of rejects) reject(error);
       },
     );
@@ -145,7 +154,7 @@ export class Batcher {
     if (family === undefined) {
       const lua = batchLua(plan);
       const name = `rl_batch_${plan.script.name.replace(/-/g, '_')}_${createHash('sha1').update(lua).digest('hex').slice(0, 16)}`;
-      family = { name, lua, numberOfKeys: plan.script.numberOfKeys, call: undefined, single: undefined, byKey: new Map() };
+      family = { name, lua, numberOfKeys: plan.script.numberOfKeys, call: undefined, inFlight: 0, single: undefined, byKey: new Map() };
       this.families.set(plan.calls, family);
     }
     return family;

@@ -67,7 +67,7 @@ export interface RedisStoreOptions {
    */
   buckets?: number;
   /**
-   * Several decisions in one script call (default on, at most 64 decisions per call). The first
+   * Several decisions in one script call (default on, at most 16 decisions per call). The first
    * decision of a configuration (and on a Cluster, of a slot) in a turn of the event loop is sent at
    * once, alone; the next ones issued in the same turn (requests that arrived together, the
    * `Promise.all` of a caller) wait for the end of the turn's I/O phase (`setImmediate`, never a timer)
@@ -81,7 +81,7 @@ export interface RedisStoreOptions {
 }
 
 /** Decisions per batch call unless `batch.maxSize` says otherwise. */
-export const DEFAULT_BATCH_SIZE = 64;
+export const DEFAULT_BATCH_SIZE = 16;
 
 
 /** The lease id of a peek at a lease limit: none (no lease is ever named so), as in the memory store. */
