@@ -43,6 +43,18 @@ function rlContender(a, options = { timeout: false }, note = 'timeout: false', s
 for (const a of RL_REDIS_ALGORITHMS) REDIS_CONTENDERS[`rl ${a}`] = rlContender(a);
 // The defaults as a user gets them (50 ms timeout: one timer per call).
 REDIS_CONTENDERS['rl token-bucket (default timeout)'] = rlContender('token-bucket', {}, 'default options');
+// The same store on node-redis 6 (createClient), batched: the other client family's cost. Its
+// commands do not go through the ioredis client, so its round trips read 0.
+REDIS_CONTENDERS['rl token-bucket (node-redis 6)'] = async (client) => {
+  const RedisStore = await rlRedisStoreClass();
+  if (!RedisStore) throw new Error('SKIP @rl/store-redis exports no RedisStore yet');
+  const core = await import('@rl/core');
+  const { createClient } = await import('redis');
+  const nodeRedis = createClient({ socket: { host: '127.0.0.1', port: client.options.port } });
+  await nodeRedis.connect();
+  const limiter = core.createLimiter({ algorithm: RL_REDIS_LIMITS['token-bucket'](core), store: new RedisStore({ client: nodeRedis }), timeout: false });
+  return { call: (key) => limiter.consume(key), note: 'await createLimiter({ algorithm, store: new RedisStore({ client: await createClient().connect() }), timeout: false }).consume(key)', limiter };
+};
 // Every decision a script call of its own (batching off): the store as it was before batching.
 REDIS_CONTENDERS['rl token-bucket (batch: false)'] = rlContender('token-bucket', { timeout: false }, 'timeout: false', { batch: false });
 REDIS_CONTENDERS['rate-limiter-flexible Redis'] = async (client) => {
