@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { InvalidOptionError } from '@rl/core';
 import type { ScriptCall } from '../script-plan.js';
 import type { ClientAdapter } from './client.js';
@@ -17,6 +18,8 @@ interface Ioredis extends IoredisClient {
   readonly options?: { keyPrefix?: unknown };
   /** Cluster only: the nodes of each slot, the master first (`"host:port"`). */
   readonly slots?: readonly (readonly string[] | undefined)[];
+  evalshaBuffer(sha: string, numberOfKeys: number, ...args: string[]): Promise<unknown>;
+  evalBuffer(lua: string, numberOfKeys: number, ...args: string[]): Promise<unknown>;
   hdel(key: string, ...fields: string[]): Promise<unknown>;
   del(...keys: string[]): Promise<unknown>;
 }
@@ -46,11 +49,16 @@ export function ioredisAdapter(client: Ioredis): ClientAdapter {
       // Bound once here, so that a call is a plain call of the client's own command.
       return commands[`${name}Buffer`]!.bind(client);
     },
-    batchScript(name, lua) {
-      // No `numberOfKeys`: ioredis then takes it as the command's first argument.
-      if (typeof commands[`${name}Buffer`] !== 'function') client.defineCommand(name, { lua });
-      const run = commands[`${name}Buffer`]!;
-      return (numberOfKeys, args) => run.call(client, String(numberOfKeys), ...args);
+    batchScript(_name, lua) {
+      // EVALSHA and, on NOSCRIPT, EVAL, sent by the store: a command defined without `numberOfKeys`
+      // (its count as first argument) breaks under `enableAutoPipelining` (ioredis pairs the replies
+      // of the pipeline wrongly), while plain `evalshaBuffer` is pipelined like any command.
+      const sha = createHash('sha1').update(lua).digest('hex');
+      return (numberOfKeys, args) =>
+        client.evalshaBuffer(sha, numberOfKeys, ...args).catch((error: unknown) => {
+          if (error instanceof Error && error.message.startsWith('NOSCRIPT')) return client.evalBuffer(lua, numberOfKeys, ...args);
+          throw error;
+        });
     },
     hdel: (key, fields) => client.hdel(key, ...fields),
     del: (keys) => client.del(...keys),
