@@ -27,6 +27,7 @@ import { createServer, connect } from 'node:net';
 import { tmpdir } from 'node:os';
 import { dirname, join, relative, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { checkLog } from './lib/check-log.mjs';
 
 const root = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 const args = process.argv.slice(2);
@@ -46,14 +47,7 @@ const PROGRAM_TIMEOUT_MS = 15_000;
 /** Third-party packages the snippets import (and what type-checks them), installed beside the tarballs. */
 const SNIPPET_DEPENDENCIES = ['express', 'fastify', 'koa', 'ioredis', 'redis', 'prom-client', '@opentelemetry/api', '@types/express', '@types/koa', '@types/node', 'typescript'];
 
-const started = Date.now();
-const failures = [];
-const fail = (message) => {
-  failures.push(message);
-  console.log(`  FAIL ${message}`);
-};
-const ok = (message) => console.log(`  ok   ${message}`);
-const step = (message) => console.log(`\n== ${message} (${((Date.now() - started) / 1000).toFixed(1)}s)`);
+const { failures, fail, ok, step, seconds: elapsed } = checkLog();
 const readJson = (file) => JSON.parse(readFileSync(file, 'utf8'));
 
 /**
@@ -211,7 +205,7 @@ function link(target, path) {
 
 let work;
 function finish() {
-  const seconds = ((Date.now() - started) / 1000).toFixed(1);
+  const seconds = elapsed();
   if (work && !keep) rmSync(work, { recursive: true, force: true });
   else if (work) console.log(`\nkept ${work}`);
   if (failures.length) {

@@ -31,6 +31,7 @@ import { existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, renameSy
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { checkLog } from './lib/check-log.mjs';
 
 const root = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 const args = process.argv.slice(2);
@@ -40,14 +41,7 @@ const only = onlyArg >= 0 ? new Set((args[onlyArg + 1] ?? '').split(',').filter(
 const packIntoArg = args.indexOf('--pack-into');
 const packInto = packIntoArg >= 0 ? resolve(args[packIntoArg + 1] ?? 'dist-packages') : undefined;
 
-const started = Date.now();
-const failures = [];
-const fail = (message) => {
-  failures.push(message);
-  console.log(`  FAIL ${message}`);
-};
-const ok = (message) => console.log(`  ok   ${message}`);
-const step = (message) => console.log(`\n== ${message} (${((Date.now() - started) / 1000).toFixed(1)}s)`);
+const { failures, fail, ok, step, seconds: elapsed } = checkLog();
 let work; // the temporary directory, removed by finish() unless --keep
 const readJson = (file) => JSON.parse(readFileSync(file, 'utf8'));
 
@@ -537,7 +531,7 @@ finish();
 function finish() {
   if (work && keep) console.log(`\nkept ${work}`);
   else if (work) rmSync(work, { recursive: true, force: true });
-  const seconds = ((Date.now() - started) / 1000).toFixed(1);
+  const seconds = elapsed();
   if (failures.length) {
     console.error(`\npack-test: ${failures.length} failure(s) in ${seconds}s:`);
     for (const f of failures) console.error(`  - ${f.split('\n')[0]}`);
