@@ -4,6 +4,7 @@
  * ioredis with `enableAutoPipelining` (which pipelines the store's commands with its own).
  */
 import { Cluster, Redis } from 'ioredis';
+import type { Redis as HarnessRedis } from 'ioredis5';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createLimiter, tokenBucket, type Decision } from '@rl/core';
 import { MemoryStore } from '@rl/store-memory';
@@ -14,7 +15,7 @@ import { ALL } from './support/clients.js';
 const deployments = useRedisDeployments('batching');
 
 /** Script calls Redis has run (`EVALSHA` and `EVAL`), over the given nodes. */
-async function scriptCalls(nodes: readonly Redis[]): Promise<number> {
+async function scriptCalls(nodes: readonly HarnessRedis[]): Promise<number> {
   let calls = 0;
   for (const node of nodes) {
     const info = await node.info('commandstats');
