@@ -63,7 +63,9 @@ export function tokenBucket(options: TokenBucketOptions): NumericAlgorithm {
     stateSize: STATE_SIZE,
     ...common,
     mayDelay: false,
-    maxReserveMs: capacity / rate,
+    // Its full refill, computed without `rate` (`capacity / (refillRate / interval)` is 2948.9999999999995
+    // for 1 per 2949 ms): a maxDelay of the whole interval must be accepted.
+    maxReserveMs: (capacity * intervalMs) / refillRate,
     params: { capacity, ratePerMs: rate },
     options: { capacity, refillRate, interval: intervalMs },
     script: {

@@ -89,3 +89,17 @@ describe('limiter.reserve', () => {
     expect(await deny.reserve('k', 1, { maxDelay: 1000 })).toMatchObject({ allowed: false, delayMs: 0, retryAfterMs: 250 });
   });
 });
+
+describe('the horizon of a token bucket', () => {
+  it('is its whole interval for a refill of the capacity per interval: 1 per 2949 ms takes a maxDelay of 2949 ms (not 2948.9999999999995)', async () => {
+    const algorithm = tokenBucket({ capacity: 1, refillRate: 1, interval: 2949 });
+    expect(algorithm.maxReserveMs).toBe(2949);
+    let now = 10_000;
+    const limiter = createLimiter({ algorithm, store: new StepStore(), clock: () => now });
+    expect((await limiter.reserve('k', 1, { maxDelay: 2949 })).delayMs).toBe(0);
+    const second = await limiter.reserve('k', 1, { maxDelay: 2949 });
+    expect(second).toMatchObject({ allowed: true, delayMs: 2949 });
+    now += 1;
+    await expect(limiter.reserve('k', 1, { maxDelay: 2950 })).rejects.toThrow(expect.objectContaining({ code: 'RL_INVALID_OPTION' }));
+  });
+});

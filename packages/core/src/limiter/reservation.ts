@@ -31,11 +31,15 @@ export interface Reservation extends Decision {
   cancel(): Promise<void>;
 }
 
+/** Below a nanosecond: what a horizon computed in floating point may be off by. */
+const HORIZON_NOISE_MS = 1e-6;
+
 /** `maxDelay` in ms for `algorithm`, or the typed error naming `field`: a duration from 0 to the algorithm's `maxReserveMs`. */
 export function parseMaxDelay(value: unknown, algorithm: Algorithm, field: string): number {
   const ms = value === 0 || value === '0ms' || value === '0s' ? 0 : parseDuration(value, field);
   if (algorithm.maxReserveMs <= 0) throw new InvalidOptionError(field, value, `no reservation: a ${algorithm.kind} limit cannot wait (it holds permits, not units)`);
-  if (ms > algorithm.maxReserveMs) {
+  // Float noise in a horizon computed from a rate (a leaky bucket's `capacity × interval / rate`) is forgiven.
+  if (ms > algorithm.maxReserveMs + HORIZON_NOISE_MS) {
     throw new InvalidOptionError(field, value, `at most the ${algorithm.kind}'s horizon, ${formatDuration(algorithm.maxReserveMs)} (the time its state takes to recover): a longer wait would hold more than it can serve`);
   }
   return ms;
