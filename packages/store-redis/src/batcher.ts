@@ -126,7 +126,14 @@ export class Batcher {
     keys.push(String(count));
     for (const arg of argv) keys.push(arg);
     family.inFlight++;
-    family.call(family.numberOfKeys * count, keys).then(
+    let answer: Promise<unknown>;
+    try {
+      answer = family.call(family.numberOfKeys * count, keys);
+    } catch (error) {
+      // A client that throws instead of rejecting (this runs in setImmediate: a throw would be uncaught).
+      answer = Promise.reject(error);
+    }
+    answer.then(
       (replies) => {
         family.inFlight--;
         if (!Array.isArray(replies) || replies.length !== count) {
