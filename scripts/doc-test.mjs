@@ -21,13 +21,14 @@
 // Exits 1 with a list of failures. Environment: PNPM (command to run pnpm; default pnpm on PATH, else
 // `npx -y pnpm@<packageManager>`).
 
-import { spawn, spawnSync } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { createServer, connect } from 'node:net';
 import { tmpdir } from 'node:os';
 import { dirname, join, relative, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { checkLog } from './lib/check-log.mjs';
+import { pnpmCommand, readJson, run, runAsync } from './lib/commands.mjs';
 
 const root = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 const args = process.argv.slice(2);
@@ -48,7 +49,6 @@ const PROGRAM_TIMEOUT_MS = 15_000;
 const SNIPPET_DEPENDENCIES = ['express', 'fastify', 'koa', 'ioredis', 'redis', 'prom-client', '@opentelemetry/api', '@types/express', '@types/koa', '@types/node', 'typescript'];
 
 const { failures, fail, ok, step, seconds: elapsed } = checkLog();
-const readJson = (file) => JSON.parse(readFileSync(file, 'utf8'));
 
 /**
  * The fenced blocks of a markdown text: `{ line, lang, code, fragment }`, `line` 1-based (the fence's),
@@ -122,37 +122,6 @@ function workspacePackages() {
     found.push({ dir: join(root, 'packages', dir), name: pkg.name, pkg });
   }
   return found;
-}
-
-function run(command, commandArgs, options = {}) {
-  return spawnSync(command, commandArgs, { encoding: 'utf8', maxBuffer: 64 * 1024 * 1024, ...options });
-}
-
-/** Runs `command` without blocking this process; resolves `{ status, stdout, stderr, timedOut }`. */
-function runAsync(command, commandArgs, { timeoutMs, ...options } = {}) {
-  return new Promise((resolvePromise) => {
-    const child = spawn(command, commandArgs, { ...options, stdio: ['ignore', 'pipe', 'pipe'] });
-    let stdout = '';
-    let stderr = '';
-    let timedOut = false;
-    child.stdout.on('data', (chunk) => (stdout += chunk));
-    child.stderr.on('data', (chunk) => (stderr += chunk));
-    const timer = timeoutMs ? setTimeout(() => ((timedOut = true), child.kill('SIGKILL')), timeoutMs) : undefined;
-    child.on('close', (status) => {
-      clearTimeout(timer);
-      resolvePromise({ status, stdout, stderr, timedOut });
-    });
-  });
-}
-
-function pnpmCommand() {
-  if (process.env.PNPM) {
-    const [command, ...rest] = process.env.PNPM.split(' ');
-    return [command, rest];
-  }
-  if (run('pnpm', ['--version']).status === 0) return ['pnpm', []];
-  const version = (readJson(join(root, 'package.json')).packageManager ?? 'pnpm@9').replace(/\+.*$/, '');
-  return ['npx', ['-y', version]];
 }
 
 /** A TCP port free right now on 127.0.0.1. */
@@ -291,7 +260,7 @@ async function main() {
       // pnpm 9 has no recursive pack (`pnpm -r pack` is pnpm 10's): `pnpm pack` in each publishable
       // package, which turns its workspace: ranges into versions. Private packages are never packed.
       step(`pnpm pack of each publishable package into ${tarballs}`);
-      const [pnpm, pnpmArgs] = pnpmCommand();
+      const [pnpm, pnpmArgs] = pnpmCommand(root);
       const packed = await Promise.all(
         packages.filter((p) => !p.pkg.private).map(async (p) => ({ p, result: await runAsync(pnpm, [...pnpmArgs, 'pack', '--pack-destination', tarballs], { cwd: p.dir }) })),
       );

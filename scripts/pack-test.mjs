@@ -26,12 +26,12 @@
 //   root script `pnpm pack:all` packs into dist-packages/, for a local `npm install <tarball>`).
 // Environment: PNPM (command to run pnpm, default: pnpm on PATH, else `npx -y pnpm@<packageManager>`).
 
-import { spawn, spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { checkLog } from './lib/check-log.mjs';
+import { pnpmCommand, readJson, run, runAsync } from './lib/commands.mjs';
 
 const root = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 const args = process.argv.slice(2);
@@ -43,7 +43,6 @@ const packInto = packIntoArg >= 0 ? resolve(args[packIntoArg + 1] ?? 'dist-packa
 
 const { failures, fail, ok, step, seconds: elapsed } = checkLog();
 let work; // the temporary directory, removed by finish() unless --keep
-const readJson = (file) => JSON.parse(readFileSync(file, 'utf8'));
 
 /** Peers that must never be runtime dependencies of a package. */
 const FRAMEWORKS = ['express', 'fastify', 'koa', 'ioredis'];
@@ -83,34 +82,6 @@ const EXPECTED_NAMES = {
   '@rl/opentelemetry': ['openTelemetryObserver', 'ATTRIBUTES', 'DEFAULT_DELAY_BOUNDARIES', 'DEFAULT_STORE_BOUNDARIES'],
   '@rl/cli': ['main', 'simulate', 'parsePattern', 'patternTraffic', 'parseLimit', 'readTrafficFile', 'formatReport', 'renderChartSvg'],
 };
-
-function run(command, commandArgs, options = {}) {
-  const result = spawnSync(command, commandArgs, { encoding: 'utf8', maxBuffer: 64 * 1024 * 1024, ...options });
-  return { status: result.error ? -1 : result.status, stdout: result.stdout ?? '', stderr: (result.stderr ?? '') + (result.error ? String(result.error) : '') };
-}
-
-/** Like {@link run}, without blocking: several commands run side by side. */
-function runAsync(command, commandArgs, options = {}) {
-  return new Promise((resolvePromise) => {
-    const child = spawn(command, commandArgs, { ...options, stdio: ['ignore', 'pipe', 'pipe'] });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (chunk) => (stdout += chunk));
-    child.stderr.on('data', (chunk) => (stderr += chunk));
-    child.on('error', (error) => resolvePromise({ status: -1, stdout, stderr: stderr + String(error) }));
-    child.on('close', (status) => resolvePromise({ status, stdout, stderr }));
-  });
-}
-
-function pnpmCommand() {
-  if (process.env.PNPM) {
-    const [command, ...rest] = process.env.PNPM.split(' ');
-    return [command, rest];
-  }
-  if (run('pnpm', ['--version']).status === 0) return ['pnpm', []];
-  const version = (readJson(join(root, 'package.json')).packageManager ?? 'pnpm@9').replace(/\+.*$/, '');
-  return ['npx', ['-y', version]];
-}
 
 /** Minimum major version of a range such as `>=20`, `>=20.11.0`, `^20 || ^22`; undefined when unclear. */
 function minimumMajor(range) {
@@ -156,7 +127,7 @@ if (app) mkdirSync(app);
 {
   // -------------------------------------------------------------------------------------------------
   step(`pnpm pack into ${tarballs}`);
-  const [pnpm, pnpmArgs] = pnpmCommand();
+  const [pnpm, pnpmArgs] = pnpmCommand(root);
   const packed = await Promise.all(
     packages.map(async (p, i) => {
       const destination = join(tarballs, String(i));
