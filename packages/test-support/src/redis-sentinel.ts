@@ -6,12 +6,9 @@
  *
  * Never an external deployment: the tests fail the master over, which nobody's data should go through.
  */
-import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { createServer } from 'node:net';
-import { tmpdir } from 'node:os';
+import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { cli, sleep } from './redis-server.js';
+import { cli, redisServerArgs, sleep, startRedisProcess } from './redis-server.js';
 
 export interface RedisNodeAddress {
   host: string;
@@ -47,14 +44,6 @@ export interface RedisSentinelOptions {
 
 const HOST = '127.0.0.1';
 const READY_TIMEOUT_MS = 10_000;
-const live = new Set<{ child: ChildProcess; dir: string }>();
-
-process.once('exit', () => {
-  for (const node of live) {
-    node.child.kill('SIGKILL');
-    rmSync(node.dir, { recursive: true, force: true });
-  }
-});
 
 /**
  * Starts the deployment and resolves once the replica is in sync with the master and every sentinel
@@ -64,19 +53,25 @@ export async function startRedisSentinel(options: RedisSentinelOptions = {}): Pr
   const name = options.name ?? 'rl-master';
   const count = options.sentinels ?? 1;
   const stops: (() => Promise<void>)[] = [];
+  /** Starts a node (see `startRedisProcess`); its stop is one of the deployment's. */
+  const startNode = async (args: (port: number, dir: string) => string[]): Promise<number> => {
+    const { port, stop: stopNode } = await startRedisProcess(args);
+    stops.push(stopNode);
+    return port;
+  };
   const stop = async () => {
     await Promise.all(stops.splice(0).map((stopOne) => stopOne()));
   };
   try {
     // No delay before a full sync (the default waits 5 s for more replicas): the replica, and the old
     // master after a failover, are in sync at once.
-    const dataNode = (port: number, dir: string) => ['--port', String(port), '--bind', HOST, '--dir', dir, '--logfile', join(dir, 'redis.log'), '--save', '', '--appendonly', 'no', '--repl-diskless-sync-delay', '0'];
-    const masterPort = await startNode(stops, dataNode);
-    const replicaPort = await startNode(stops, (port, dir) => [...dataNode(port, dir), '--replicaof', HOST, String(masterPort)]);
+    const dataNode = (port: number, dir: string) => redisServerArgs(port, dir, ['--repl-diskless-sync-delay', '0']);
+    const masterPort = await startNode(dataNode);
+    const replicaPort = await startNode((port, dir) => [...dataNode(port, dir), '--replicaof', HOST, String(masterPort)]);
     const sentinelPorts: number[] = [];
     for (let i = 0; i < count; i++) {
       sentinelPorts.push(
-        await startNode(stops, (port, dir) => {
+        await startNode((port, dir) => {
           // A sentinel rewrites its configuration file (what it learns): it must be its own, writable.
           const file = join(dir, 'sentinel.conf');
           writeFileSync(
@@ -160,65 +155,3 @@ function attempt(ready: () => boolean): boolean {
   }
 }
 
-/**
- * Starts one `redis-server` with the arguments `args(port, dir)` gives, on a free port, in a new
- * temporary directory; resolves to its port once it answers PING. Its stop is pushed on `stops`.
- * A port found free can be taken before the server binds it: a few ports are tried.
- */
-async function startNode(stops: (() => Promise<void>)[], args: (port: number, dir: string) => string[]): Promise<number> {
-  let lastError: unknown;
-  for (let attempt = 0; attempt < 5; attempt++) {
-    const port = await ephemeralPort();
-    const dir = mkdtempSync(join(tmpdir(), 'rl-sentinel-'));
-    const child = spawn('redis-server', args(port, dir), { stdio: 'ignore' });
-    const entry = { child, dir };
-    live.add(entry);
-    const exited = new Promise<void>((resolve) => {
-      if (child.exitCode !== null || child.signalCode !== null) resolve();
-      else child.once('exit', () => resolve());
-    });
-    let spawnError: Error | undefined;
-    child.once('error', (error) => {
-      spawnError = error;
-    });
-    const stopOne = async () => {
-      if (!live.has(entry)) return;
-      live.delete(entry);
-      child.kill('SIGKILL');
-      await exited;
-      rmSync(dir, { recursive: true, force: true });
-    };
-    const deadline = Date.now() + READY_TIMEOUT_MS;
-    while (!pings(port)) {
-      if (spawnError !== undefined || child.exitCode !== null || Date.now() > deadline) break;
-      await sleep(20);
-    }
-    if (spawnError === undefined && child.exitCode === null && pings(port)) {
-      stops.push(stopOne);
-      return port;
-    }
-    lastError = new Error(`redis-server did not start on port ${port}: ${spawnError?.message ?? `exit code ${child.exitCode}`}`);
-    await stopOne();
-  }
-  throw lastError;
-}
-
-/** True when the server on `port` answers PING. */
-function pings(port: number): boolean {
-  try {
-    return cli(port, ['PING']).trim() === 'PONG';
-  } catch {
-    return false;
-  }
-}
-
-function ephemeralPort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(0, HOST, () => {
-      const { port } = server.address() as { port: number };
-      server.close(() => resolve(port));
-    });
-  });
-}

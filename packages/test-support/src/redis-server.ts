@@ -110,16 +110,28 @@ export async function startRedisServer(options: { port?: number } = {}): Promise
   if (external && options.port === undefined) {
     return { url: external, port: Number(new URL(external).port || 6379), external: true, stop: async () => {} };
   }
+  const { port, stop } = options.port === undefined ? await startRedisProcess((free, dir) => redisServerArgs(free, dir)) : { port: options.port, stop: await spawnRedis(options.port, []) };
+  return { url: `redis://${HOST}:${port}`, port, external: false, stop };
+}
+
+/** The arguments of a data node on `port`: this host, no persistence, its files in `dir`, then `extra`. */
+export function redisServerArgs(port: number, dir: string, extra: readonly string[] = []): string[] {
+  return ['--port', String(port), '--bind', HOST, '--save', '', '--appendonly', 'no', '--dir', dir, '--logfile', join(dir, 'redis.log'), ...extra];
+}
+
+/**
+ * Starts one `redis-server` with the arguments `argsOf(port, dir)` gives, on a free port, with a new
+ * temporary directory `dir` (removed at its stop, or when the process exits); resolves once it answers
+ * PING. A port found free can be taken by another process before redis binds it: a few are tried.
+ */
+export async function startRedisProcess(argsOf: (port: number, dir: string) => string[]): Promise<{ port: number; stop: () => Promise<void> }> {
   let lastError: unknown;
-  // A port found free can be taken by another process before redis binds it: try a few.
   for (let attempt = 0; attempt < 5; attempt++) {
-    const port = options.port ?? (await freePort(false));
+    const port = await freePort(false);
     try {
-      const stop = await spawnRedis(port, []);
-      return { url: `redis://${HOST}:${port}`, port, external: false, stop };
+      return { port, stop: await spawnRedisProcess(port, (dir) => argsOf(port, dir)) };
     } catch (error) {
       lastError = error;
-      if (options.port !== undefined) break;
     }
   }
   throw lastError;
@@ -210,13 +222,14 @@ export function cli(port: number, args: string[]): string {
   return result.stdout;
 }
 
-async function spawnRedis(port: number, extra: string[]): Promise<() => Promise<void>> {
+function spawnRedis(port: number, extra: string[]): Promise<() => Promise<void>> {
+  return spawnRedisProcess(port, (dir) => redisServerArgs(port, dir, extra));
+}
+
+/** Starts `redis-server` with `argsOf(dir)` (`dir` a new temporary directory); resolves to its stop once it answers PING on `port`. */
+async function spawnRedisProcess(port: number, argsOf: (dir: string) => string[]): Promise<() => Promise<void>> {
   const dir = mkdtempSync(join(tmpdir(), 'rl-redis-'));
-  const child = spawn(
-    'redis-server',
-    ['--port', String(port), '--bind', HOST, '--save', '', '--appendonly', 'no', '--dir', dir, '--logfile', join(dir, 'redis.log'), ...extra],
-    { stdio: 'ignore' },
-  );
+  const child = spawn('redis-server', argsOf(dir), { stdio: 'ignore' });
   const entry = { child, dir };
   live.add(entry);
   const exited = new Promise<void>((resolve) => {
