@@ -149,6 +149,22 @@ async function applyRate(store: Store, algorithm: Algorithm, op: RateOp, now: nu
   }
 }
 
+/** Up to 40 acquires, releases and peeks of ten leases on two keys; `fractional`: times also move by fractions of a ms. */
+function leaseOps(fractional: boolean) {
+  const steps = [fc.integer({ min: 0, max: 700 }), fc.integer({ min: -200, max: 0 })];
+  return fc.array(
+    fc.record({
+      dt: fc.oneof(...steps, ...(fractional ? [fc.double({ min: 0, max: 500, noNaN: true })] : [])),
+      op: fc.constantFrom('acquire', 'acquire', 'release', 'peek') as fc.Arbitrary<'acquire' | 'release' | 'peek'>,
+      lease: fc.integer({ min: 0, max: 9 }),
+      key: fc.constantFrom('a' as const, 'b' as const),
+    }),
+    { minLength: 1, maxLength: 40 },
+  );
+}
+
+const leaseAlgorithms = fc.tuple(fc.integer({ min: 1, max: 4 }), fc.constantFrom(100, 1000, 2500.5)).map(([l, lease]) => concurrency({ limit: l, lease }));
+
 /** Every Redis key under `prefix` must have an expiry. */
 async function expectAllKeysExpire(client: Redis, prefix: string): Promise<void> {
   const keys = await client.keys(`${prefix}*`);
@@ -181,18 +197,8 @@ describe.each(FULL)('parity on random sequences (standalone Redis, $name)', (kin
   });
 
   it('concurrency leases: identical decisions for acquire, release and peek', async () => {
-    const leaseOps = fc.array(
-      fc.record({
-        dt: fc.oneof(fc.integer({ min: 0, max: 700 }), fc.integer({ min: -200, max: 0 }), fc.double({ min: 0, max: 500, noNaN: true })),
-        op: fc.constantFrom('acquire', 'acquire', 'release', 'peek') as fc.Arbitrary<'acquire' | 'release' | 'peek'>,
-        lease: fc.integer({ min: 0, max: 9 }),
-        key: fc.constantFrom('a' as const, 'b' as const),
-      }),
-      { minLength: 1, maxLength: 40 },
-    );
-    const algorithms = fc.tuple(fc.integer({ min: 1, max: 4 }), fc.constantFrom(100, 1000, 2500.5)).map(([l, lease]) => concurrency({ limit: l, lease }));
     await fc.assert(
-      fc.asyncProperty(algorithms, startTime, leaseOps, async (algorithm: ConcurrencyAlgorithm, start, ops) => {
+      fc.asyncProperty(leaseAlgorithms, startTime, leaseOps(true), async (algorithm: ConcurrencyAlgorithm, start, ops) => {
         const memory = new MemoryStore({ sweepInterval: false });
         const prefix = freshPrefix();
         const redis = new RedisStore({ client: client(), prefix });
@@ -335,18 +341,8 @@ describe.each(batchTargets)('parity of batched decisions ($name)', ({ kind, depl
   });
 
   it('concurrency leases: acquires, releases and peeks of one turn batched, each what it is alone', async () => {
-    const leaseOps = fc.array(
-      fc.record({
-        dt: fc.oneof(fc.integer({ min: 0, max: 700 }), fc.integer({ min: -200, max: 0 })),
-        op: fc.constantFrom('acquire', 'acquire', 'release', 'peek') as fc.Arbitrary<'acquire' | 'release' | 'peek'>,
-        lease: fc.integer({ min: 0, max: 9 }),
-        key: fc.constantFrom('a' as const, 'b' as const),
-      }),
-      { minLength: 1, maxLength: 40 },
-    );
-    const algorithms = fc.tuple(fc.integer({ min: 1, max: 4 }), fc.constantFrom(100, 1000, 2500.5)).map(([l, lease]) => concurrency({ limit: l, lease }));
     await fc.assert(
-      fc.asyncProperty(algorithms, startTime, leaseOps, fc.integer({ min: 2, max: 8 }), async (algorithm: ConcurrencyAlgorithm, start, ops, size) => {
+      fc.asyncProperty(leaseAlgorithms, startTime, leaseOps(false), fc.integer({ min: 2, max: 8 }), async (algorithm: ConcurrencyAlgorithm, start, ops, size) => {
         const memory = new MemoryStore({ sweepInterval: false });
         const redis = new RedisStore({ client: client(), prefix: freshPrefix() });
         let now = start;
