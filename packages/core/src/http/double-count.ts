@@ -29,7 +29,7 @@ interface Tagged {
   [EARLIER]?: Tagged;
 }
 
-/** Marks `result` as produced by the middleware `source`. */
+/** Marks `result` as produced by the middleware `source` (in `RateLimitResult`'s constructor: see there). */
 export function tagResult<R extends object>(result: R, source: ResultSource): R {
   (result as Tagged)[SOURCE] = source;
   return result;

@@ -6,7 +6,7 @@ import type { MaybePromise, Store } from '../store/interface.js';
 import type { Timers } from '../timers.js';
 import type { FrameworkBinding } from './binding.js';
 import { DefaultKey } from './default-key.js';
-import { DoubleCountCheck, tagResult } from './double-count.js';
+import { DoubleCountCheck } from './double-count.js';
 import { Evaluation } from './evaluate.js';
 import { HeaderWriter } from './headers.js';
 import { parseHttpOptions, type HttpConfig, type HttpRateLimitOptions, type LimitConfig } from './options.js';
@@ -98,7 +98,7 @@ export class HttpRateLimiter<Req> {
     const composition: Composition<RateLimitResult> = new Composition<RateLimitResult>(
       this.limiters,
       (keys, costs, algorithms, decisions, deniedBy, bindingLimit, retryAfterMs, delayMs, dryRunDeniedBy) =>
-        tagResult(new RateLimitResult(composition, keys, costs, algorithms, decisions, deniedBy, bindingLimit, retryAfterMs, delayMs, dryRunDeniedBy, allDryRun), this),
+        new RateLimitResult(composition, keys, costs, algorithms, decisions, deniedBy, bindingLimit, retryAfterMs, delayMs, dryRunDeniedBy, allDryRun, this),
       config.maxDelayMs,
       dryRun,
     );

@@ -1,6 +1,7 @@
 import type { Algorithms, Composition } from '../compose/engine.js';
 import { EVERYTHING, PERMITS, UNITS } from '../compose/engine.js';
 import type { Decision, DecisionReason, Policy } from '../decision.js';
+import { tagResult, type ResultSource } from './double-count.js';
 import { denialRetrySeconds, type HeaderSource } from './headers.js';
 
 const RESOLVED: Promise<void> = Promise.resolve();
@@ -65,7 +66,7 @@ export class RateLimitResult implements HeaderSource {
   /** Built by the composition engine at the end of a run (see `Settle` for the arguments); `shown[i]` is false for a dry-run limit. */
   constructor(composition: Composition<RateLimitResult>, keys: readonly string[], costs: readonly number[], algorithms: Algorithms,
     decisions: readonly (Decision | undefined)[], deniedBy: number, binding: number, retryAfterMs: number, delayMs: number, dryRunDeniedBy: number,
-    allShadow: boolean) {
+    allShadow: boolean, source: ResultSource) {
     const denied = deniedBy !== -1;
     const dryRun = !denied && dryRunDeniedBy !== -1;
     const shown = dryRun ? dryRunDeniedBy : binding;
@@ -96,6 +97,9 @@ export class RateLimitResult implements HeaderSource {
     this.rolledBack = denied;
     this.#settled = denied;
     this.#unitsBack = denied;
+    // In the constructor, so that every result has the same in-object layout (a property added later
+    // would need a backing store of its own per result).
+    tagResult(this, source);
   }
 
   /** @internal For the header writer: the enforced denial (-1 when the request went on). */
