@@ -34,7 +34,7 @@ export function batchLua(plan: ScriptPlan): string {
   // The body reads its own keys and arguments, wherever they start in the batch's.
   const body = `${configAt}${declarations}${plan.script.lua}`.replace(/\bKEYS\[/g, 'KEYS[K0 + ').replace(/\bARGV\[/g, 'ARGV[A0 + ');
   const k = plan.script.numberOfKeys;
-  const width = batchArgumentCount(plan, 'c');
+  const width = batchArgumentCount(plan);
   return (
     `local function decide(K0, A0, OP, BATCH_TIME)\n${body}end\n` +
     `local pcall, tostring = pcall, tostring\n` +
@@ -60,10 +60,11 @@ export function batchLua(plan: ScriptPlan): string {
 }
 
 /**
- * The arguments of a decision in a batch, after its keys: its own (the lease id or the cost; a
- * reservation's maxDelay; an undo's time of the charge and delay), `now`, and for a configuration sent
- * by argument its numbers: every one of them, `''` when absent, as a call by argument sends them.
+ * The arguments of a consume (or peek, acquire, release) in a batch, after its keys: its own (the lease
+ * id or the cost), `now`, and for a configuration sent by argument its numbers, every one of them
+ * (`''` when absent), as a call by argument sends them. A reservation sends one more (its maxDelay), an
+ * undo two more (the time of the charge and its delay): the batch's loop adds them by operation.
  */
-export function batchArgumentCount(plan: ScriptPlan, op: 'c' | 'v' | 'u'): number {
-  return plan.script.nowArg + (op === 'u' ? 2 : op === 'v' ? 1 : 0) + (plan.byArgument ? plan.values.length : 0);
+function batchArgumentCount(plan: ScriptPlan): number {
+  return plan.script.nowArg + (plan.byArgument ? plan.values.length : 0);
 }
