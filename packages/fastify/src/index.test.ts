@@ -299,6 +299,31 @@ describe('registration without await', () => {
     expect(await statuses(app, '/', 2)).toEqual([429, 429]);
   });
 
+  /** The names of the hook functions Fastify lists for the routes, once each. */
+  const hookNames = (app: FastifyInstance) => [...new Set([...app.printRoutes({ includeHooks: true }).matchAll(/"(\w+)\(\)"/g)].map((m) => m[1]))].sort();
+
+  it('adds no instance hooks when every route is declared after the plugin loaded: a request runs one rl hook', async () => {
+    const app = Fastify();
+    apps.push(app);
+    await app.register(rateLimit, limitOfOne);
+    app.get('/', async () => 'ok');
+    await app.ready();
+    expect(hookNames(app)).toEqual(['headRouteOnSendHandler', 'rateLimitHook']);
+  });
+
+  it('adds them when a route was declared before; the routes declared after keep their own hook', async () => {
+    const app = Fastify();
+    apps.push(app);
+    app.get('/early', async () => 'early');
+    await app.register(rateLimit, limitOfOne);
+    app.get('/', async () => 'ok');
+    await app.ready();
+    expect(hookNames(app)).toEqual(['headRouteOnSendHandler', 'rateLimitHook', 'rateLimitRouteDeclaredBefore', 'rateLimitRouteDeclaredBeforeInPreHandler']);
+    // Both spend the plugin's one limit of 1.
+    expect(await statuses(app, '/early', 1)).toEqual([200]);
+    expect(await statuses(app, '/', 1)).toEqual([429]);
+  });
+
   it("applies such a route's config: a cost, false, its own limit, preHandler, a concurrency permit released on close", async () => {
     const app = Fastify();
     apps.push(app);

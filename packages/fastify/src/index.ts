@@ -238,6 +238,50 @@ function addHook(route: RouteOptions, name: 'onRequest' | 'preHandler' | 'onResp
   (route as unknown as Record<string, unknown>)[name] = first ? [hook, ...list] : [...list, hook];
 }
 
+/** The limit of a route from its `config.rateLimit` (see `limitOf` in the plugin). */
+type LimitOf = (config: unknown, owner: string, releaseOnClose: boolean) => RouteLimit | null;
+
+/**
+ * Whether the instance's router has routes yet. find-my-way prints `(empty tree)` for a router
+ * without routes; any other text (a future format too) counts as routes: the side that limits them.
+ */
+function routesDeclared(fastify: FastifyInstance): boolean {
+  return fastify.printRoutes() !== '(empty tree)';
+}
+
+/**
+ * Limits the routes of the context that were declared before the plugin loaded (their config lacks
+ * `seen`, the mark onRoute gives), with instance hooks: the route's limit runs in the hook it asks
+ * for, its permits released on the response's `'close'`.
+ */
+function limitRoutesDeclaredBefore(fastify: FastifyInstance, seen: symbol, limitOf: LimitOf): void {
+  const pending = Symbol('rl.pending');
+  fastify.decorateRequest(pending, null);
+  const unseenLimit = (request: FastifyRequest): RouteLimit | null => {
+    const config = request.routeOptions.config as Record<string | symbol, unknown> & { url?: string; method?: string; rateLimit?: unknown };
+    if (config[seen] === true || config.url === undefined) return null;
+    return limitOf(config.rateLimit, `${String(config.method)} ${config.url} config.rateLimit`, true);
+  };
+  fastify.addHook('onRequest', function rateLimitRouteDeclaredBefore(request, reply, done) {
+    let limit: RouteLimit | null;
+    try {
+      limit = unseenLimit(request);
+    } catch (error) {
+      done(error as Error);
+      return;
+    }
+    if (limit === null) return done();
+    if (limit.hook === 'onRequest') return limit.handler(request, reply, done);
+    (request as unknown as Record<symbol, RouteLimit | null>)[pending] = limit;
+    done();
+  });
+  fastify.addHook('preHandler', function rateLimitRouteDeclaredBeforeInPreHandler(request, reply, done) {
+    const limit = (request as unknown as Record<symbol, RouteLimit | null>)[pending];
+    if (limit === null || limit === undefined) return done();
+    limit.handler(request, reply, done);
+  });
+}
+
 async function rateLimitPlugin(fastify: FastifyInstance, options: RateLimitPluginOptions): Promise<void> {
   checkOptionNames(options, 'rateLimit', [...ADAPTER_OPTIONS, 'global']);
   const { global = true, ...shared } = options;
@@ -311,32 +355,10 @@ async function rateLimitPlugin(fastify: FastifyInstance, options: RateLimitPlugi
   // `app.get(…)`; or routes declared before the register call) never reached onRoute. Instance hooks
   // apply to every route of the context whenever it was declared: they limit those routes, with the
   // limit prepared at their first request (bad route options then answer 500 through the error
-  // handler). Requests that end in 404 are left alone: see `fastify.rateLimit()`.
-  const pending = Symbol('rl.pending');
-  fastify.decorateRequest(pending, null);
-  const unseenLimit = (request: FastifyRequest): RouteLimit | null => {
-    const config = request.routeOptions.config as Record<string | symbol, unknown> & { url?: string; method?: string; rateLimit?: unknown };
-    if (config[seen] === true || config.url === undefined) return null;
-    return limitOf(config.rateLimit, `${String(config.method)} ${config.url} config.rateLimit`, true);
-  };
-  fastify.addHook('onRequest', (request, reply, done) => {
-    let limit: RouteLimit | null;
-    try {
-      limit = unseenLimit(request);
-    } catch (error) {
-      done(error as Error);
-      return;
-    }
-    if (limit === null) return done();
-    if (limit.hook === 'onRequest') return limit.handler(request, reply, done);
-    (request as unknown as Record<symbol, RouteLimit | null>)[pending] = limit;
-    done();
-  });
-  fastify.addHook('preHandler', (request, reply, done) => {
-    const limit = (request as unknown as Record<symbol, RouteLimit | null>)[pending];
-    if (limit === null || limit === undefined) return done();
-    limit.handler(request, reply, done);
-  });
+  // handler). Requests that end in 404 are left alone: see `fastify.rateLimit()`. Without such
+  // routes the hooks are not installed: each request would pay two hook calls and a
+  // `request.routeOptions` read for nothing.
+  if (routesDeclared(fastify)) limitRoutesDeclaredBefore(fastify, seen, limitOf);
 
   // With global: false, `fastify.rateLimit()` is the plugin's options alone, one limit however often it is called.
   const pluginOptionsOnly: RouteRateLimitOptions = {};
