@@ -135,10 +135,13 @@ export async function startRedis({ cpu = 0 } = {}) {
   throw new Error('redis-server did not start');
 }
 
-/** Spawns a long-running child (a server); resolves once it prints `READY`. */
-export function startChild(cmd, argv, { env, readyTimeoutMs = 15_000 } = {}) {
+/**
+ * Spawns a long-running child (a server); resolves once it prints `READY`, with `output()` (all it
+ * printed so far) and `errors()`. `stdin: 'pipe'` to write to it.
+ */
+export function startChild(cmd, argv, { env, readyTimeoutMs = 15_000, stdin = 'ignore' } = {}) {
   return new Promise((resolve, reject) => {
-    const child = spawn(cmd, argv, { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, ...env } });
+    const child = spawn(cmd, argv, { stdio: [stdin, 'pipe', 'pipe'], env: { ...process.env, ...env } });
     let out = '';
     let err = '';
     const timer = setTimeout(() => {

@@ -60,6 +60,18 @@ export async function run({ quick, log, cpu = 0 }) {
     const v = ops('rl token-bucket (consumeSync)', k);
     if (Number.isFinite(v)) targets.push({ target: `(extra) consumeSync token-bucket, ${k === 1 ? 'hot key' : '100k keys'}: >= 0.75 x hand sync bucket`, value: v / ref(k), ok: v / ref(k) >= 0.75 });
   }
+  // Issue 16 (hot paths), at 100k keys: the promise path near the awaited hand bucket and at least
+  // express-rate-limit's increment; the synchronous path near the synchronous hand bucket.
+  const many = keySets.at(-1);
+  if (many > 1) {
+    for (const alg of ['token-bucket', 'fixed-window']) {
+      const v = ops(`rl ${alg}`, many);
+      targets.push({ target: `await consume ${alg}, 100k keys: >= 0.75 x hand bucket (await)`, value: v / refAwait(many), ok: v / refAwait(many) >= 0.75 });
+      targets.push({ target: `await consume ${alg}, 100k keys: >= 1.0 x express-rate-limit increment`, value: v / erl(many), ok: v / erl(many) >= 1 });
+    }
+    const sync = ops('rl token-bucket (consumeSync)', many);
+    if (Number.isFinite(sync)) targets.push({ target: 'consumeSync token-bucket, 100k keys: >= 0.9 x hand bucket (sync)', value: sync / ref(many), ok: sync / ref(many) >= 0.9 });
+  }
   for (const k of keySets) {
     const plain = ops('rl token-bucket', k);
     const observed = ops('rl token-bucket (observed)', k);

@@ -1,16 +1,17 @@
-// One HTTP server for section 4. argv: <framework> <variant> <mode> [redisPort]
+// One HTTP server for section 4. argv: <framework> <variant> <mode> [redisPort] [redisDb]
 //   framework: express | fastify | koa
 //   variant:   bare | noop | hand | rl-memory | rl-observed (memory, with a counting observer) | rl-redis | peer-memory | peer-redis
 //   mode:      allow (limit never reached) | deny (limit 1 per day: nearly everything rejected)
+//   redisDb:   the Redis database of this server (the section runs several servers at once, each its own)
 // Prints `READY <port>` once listening on 127.0.0.1. GET / answers "ok".
 import Redis from 'ioredis';
 
-const [framework, variant, mode, redisPort] = process.argv.slice(2);
+const [framework, variant, mode, redisPort, redisDb = '0'] = process.argv.slice(2);
 const deny = mode === 'deny';
 const LIMIT = deny ? 1 : 1_000_000_000;
 const WINDOW_MS = deny ? 86_400_000 : 60_000;
-const redis = variant.endsWith('redis') ? new Redis({ host: '127.0.0.1', port: Number(redisPort) }) : undefined;
-if (redis) await redis.flushall();
+const redis = variant.endsWith('redis') ? new Redis({ host: '127.0.0.1', port: Number(redisPort), db: Number(redisDb) }) : undefined;
+if (redis) await redis.flushdb();
 
 async function rlOptions() {
   const { fixedWindow } = await import('@rl/core');
@@ -138,8 +139,35 @@ if (framework === 'express') {
 }
 
 const port = await listen();
+if (process.env.RL_BENCH_ALLOC === '1') await answerAllocationQueries();
 process.stdout.write(`READY ${port}\n`);
 process.on('SIGTERM', () => {
   redis?.disconnect();
   process.exit(0);
 });
+
+/**
+ * Heap bytes allocated by this process between a `mark` and a `read` line on stdin (run with
+ * --expose-gc and a young generation large enough that no collection happens in between): `mark`
+ * collects, waits for the collection's report, and answers `MARKED`; `read` answers
+ * `ALLOC <bytes> <collections since the mark>` (bytes are only exact when that count is 0).
+ */
+async function answerAllocationQueries() {
+  const v8 = await import('node:v8');
+  const { PerformanceObserver } = await import('node:perf_hooks');
+  const { createInterface } = await import('node:readline');
+  let collections = 0;
+  new PerformanceObserver((list) => (collections += list.getEntries().length)).observe({ entryTypes: ['gc'] });
+  let start = 0;
+  createInterface({ input: process.stdin }).on('line', async (line) => {
+    if (line === 'mark') {
+      globalThis.gc();
+      await new Promise((r) => setTimeout(r, 50));
+      collections = 0;
+      start = v8.getHeapStatistics().used_heap_size;
+      process.stdout.write('MARKED\n');
+    } else if (line === 'read') {
+      process.stdout.write(`ALLOC ${v8.getHeapStatistics().used_heap_size - start} ${collections}\n`);
+    }
+  });
+}
