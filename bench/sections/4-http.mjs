@@ -89,9 +89,9 @@ export async function run({ quick, log }) {
   // Every server of a framework runs at once, warmed up once; then `rounds` rounds measure each for
   // `seconds`, in alternating order, the bare server first and last in every round. A row is the
   // median over the rounds, and "added" the median of each round's difference to that round's bare
-  // runs: on this shared machine a bare Express request's CPU moves by a factor of two within
-  // minutes, so differences are taken seconds apart, between warm servers. (Loading two servers at
-  // once on the same core was tried: it inflated every middleware's cost several times over.)
+  // runs: on a shared machine a bare request's CPU drifts by more than the budgets within minutes,
+  // so differences are taken seconds apart, between warm servers (DESIGN-NOTES.md, "Measuring the
+  // hot paths", also for the designs tried and dropped).
   const rounds = quick ? 1 : 5;
   const seconds = quick ? 1 : 0.5;
   const warmRequests = quick ? 2000 : 5000;
