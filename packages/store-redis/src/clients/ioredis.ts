@@ -1,7 +1,7 @@
-import { createHash } from 'node:crypto';
 import { InvalidOptionError } from '@rl/core';
 import type { ScriptCall } from '../script-plan.js';
 import type { ClientAdapter } from './client.js';
+import { isNoScript, scriptSha1 } from './script-sha.js';
 
 /**
  * An ioredis 5 or 6 client, or an iovalkey client (an ioredis fork with the same API): a `Redis`
@@ -30,9 +30,10 @@ export function isIoredisLike(client: object): client is Ioredis {
 }
 
 /**
- * ioredis does what the store needs by itself: `defineCommand` gives a command that sends `EVALSHA`
- * and `EVAL` on `NOSCRIPT`, and its `...Buffer` variant resolves to the reply's bytes. The client's
- * `keyPrefix` is put before every key, scripts' keys included.
+ * ioredis does most of what the store needs by itself: `defineCommand` gives a command that sends
+ * `EVALSHA` and `EVAL` on `NOSCRIPT`, and its `...Buffer` variant resolves to the reply's bytes (a
+ * batch script, whose key count varies per call, is sent with `evalshaBuffer` instead: see
+ * `batchScript`). The client's `keyPrefix` is put before every key, scripts' keys included.
  */
 export function ioredisAdapter(client: Ioredis): ClientAdapter {
   const rawPrefix = client.options?.keyPrefix;
@@ -53,10 +54,10 @@ export function ioredisAdapter(client: Ioredis): ClientAdapter {
       // EVALSHA and, on NOSCRIPT, EVAL, sent by the store: a command defined without `numberOfKeys`
       // (its count as first argument) breaks under `enableAutoPipelining` (ioredis pairs the replies
       // of the pipeline wrongly), while plain `evalshaBuffer` is pipelined like any command.
-      const sha = createHash('sha1').update(lua).digest('hex');
+      const sha = scriptSha1(lua);
       return (numberOfKeys, args) =>
         client.evalshaBuffer(sha, numberOfKeys, ...args).catch((error: unknown) => {
-          if (error instanceof Error && error.message.startsWith('NOSCRIPT')) return client.evalBuffer(lua, numberOfKeys, ...args);
+          if (isNoScript(error)) return client.evalBuffer(lua, numberOfKeys, ...args);
           throw error;
         });
     },

@@ -1,6 +1,6 @@
-import { createHash } from 'node:crypto';
 import type { ScriptCall } from '../script-plan.js';
 import type { ClientAdapter } from './client.js';
+import { isNoScript, scriptSha1 } from './script-sha.js';
 
 /**
  * A node-redis client (the `redis` package, or `@redis/client`), 4 or later: `createClient()`,
@@ -73,12 +73,12 @@ export function nodeRedisAdapter(client: NodeRedis): ClientAdapter {
     keyPrefix: '',
     masterOf: cluster ? (slot) => client.slots?.[slot]?.master?.address ?? '' : undefined,
     script: (_name, numberOfKeys, lua) => {
-      const sha = sha1(lua);
+      const sha = scriptSha1(lua);
       const run: ScriptCall = (...args) => send(sha, lua, numberOfKeys, args);
       return cluster ? (...args) => retryTryAgain(() => run(...args), TRY_AGAIN_RETRIES) : run;
     },
     batchScript: (_name, lua) => {
-      const sha = sha1(lua);
+      const sha = scriptSha1(lua);
       const run = (numberOfKeys: number, args: string[]) => send(sha, lua, numberOfKeys, args);
       return cluster ? (numberOfKeys, args) => retryTryAgain(() => run(numberOfKeys, args), TRY_AGAIN_RETRIES) : run;
     },
@@ -87,15 +87,6 @@ export function nodeRedisAdapter(client: NodeRedis): ClientAdapter {
     closedReason: () =>
       client.isOpen === false ? 'the node-redis client is not open: call `await client.connect()` before the store uses it (the store never opens or closes it)' : undefined,
   };
-}
-
-/** True when a Redis error reply is `NOSCRIPT` (the script is not in the server's cache). */
-function isNoScript(error: unknown): boolean {
-  return error instanceof Error && error.message.startsWith('NOSCRIPT');
-}
-
-function sha1(lua: string): string {
-  return createHash('sha1').update(lua).digest('hex');
 }
 
 /** `EVALSHA` of the script's SHA1, then `EVAL` of its text on `NOSCRIPT`: `args` are its keys, then its arguments. */
