@@ -5,14 +5,15 @@
 export function checkLog() {
   const started = Date.now();
   const failures = [];
+  const seconds = () => ((Date.now() - started) / 1000).toFixed(1);
   return {
     failures,
-    seconds: () => ((Date.now() - started) / 1000).toFixed(1),
+    seconds,
     fail(message) {
       failures.push(message);
       console.log(`  FAIL ${message}`);
     },
     ok: (message) => console.log(`  ok   ${message}`),
-    step: (message) => console.log(`\n== ${message} (${((Date.now() - started) / 1000).toFixed(1)}s)`),
+    step: (message) => console.log(`\n== ${message} (${seconds()}s)`),
   };
 }
