@@ -311,6 +311,27 @@ describe('registration without await', () => {
     expect(hookNames(app)).toEqual(['headRouteOnSendHandler', 'rateLimitHook']);
   });
 
+  it('adds no property to the request or the reply for a plain limit: the shapes Fastify built stay as they are', async () => {
+    const ownKeys = (target: object) => Reflect.ownKeys(target).map(String).sort();
+    const shapes = async (options?: RateLimitPluginOptions) => {
+      const app = Fastify();
+      apps.push(app);
+      if (options !== undefined) await app.register(rateLimit, options);
+      let seen: { request: string[]; reply: string[] } | undefined;
+      app.get('/', async (request, reply) => {
+        seen = { request: ownKeys(request), reply: ownKeys(reply) };
+        return 'ok';
+      });
+      expect((await app.inject('/')).statusCode).toBe(200);
+      return seen!;
+    };
+    const bare = await shapes();
+    // `rateLimit` is a decorator, on the prototype until rl sets it on the request.
+    expect(await shapes({ algorithm: fixedWindow({ limit: 10, window: '1m' }) })).toEqual({ request: [...bare.request, 'rateLimit'].sort(), reply: bare.reply });
+    // A concurrency limit keeps its result for the onResponse hook that releases the permit.
+    expect((await shapes({ algorithm: concurrency({ limit: 2 }) })).request).toContain('Symbol(rl.result)');
+  });
+
   it('adds them when a route was declared before; the routes declared after keep their own hook', async () => {
     const app = Fastify();
     apps.push(app);

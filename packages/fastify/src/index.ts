@@ -10,7 +10,6 @@ import {
 import {
   HttpRateLimiter,
   checkOptionNames,
-  claimResponse,
   PROBLEM_CONTENT_TYPE,
   Responder,
   checkSuccessTest,
@@ -75,13 +74,12 @@ const ADAPTER_OPTIONS = ['onLimit', 'hook', 'requestWasSuccessful'];
 /** Options that, when a route sets any of them, give the route its own state instead of sharing the plugin's. */
 const STATE_OPTIONS = ['algorithm', 'limits', 'prefix', 'store'] as const;
 
+// No `claim`: `record` tells the header writer whether an rl limit wrote on this reply before (see fastifyIO).
 const replyHeaders: HeaderAccess<FastifyReply> = {
   get: (reply, name) => reply.getHeader(name),
   set: (reply, name, value) => {
     reply.header(name, value);
   },
-  // The first rl limit on a reply sets its headers without reading them back.
-  claim: claimResponse,
 };
 
 function binding(owner: string, createStore: () => Store, logger: OutageLogger): FrameworkBinding<FastifyRequest> {
@@ -192,19 +190,25 @@ function fastifyIO(
   releaseOnClose: boolean,
 ): ResponseIO<FastifyRequest, FastifyReply, HookDone, void> {
   const doubleCount = limiter.doubleCount;
+  // The onResponse / onRequestAbort hooks (permits, counting by outcome) find the limit's result in `slot`.
+  const keepsResult = !releaseOnClose && (limiter.hasLeases || limiter.skipFailed || limiter.skipSuccessful);
   return {
     headers: replyHeaders,
     releaseOnClose,
     nodeResponse: (reply) => reply.raw,
     statusCode: (_request, reply) => reply.statusCode,
     requestWasSuccessful,
-    // An earlier rl result on this request (a plugin of a parent context) goes to the double-count check.
+    // `request.rateLimit` is decorated (null on every request) and every rl limit that runs sets it:
+    // null means no rl limit wrote headers on this reply yet, so the first one sets them without reading
+    // them back, and nothing is added to the reply. An earlier result (a plugin of a parent context)
+    // goes to the double-count check. The limit's own slot is written only when a hook reads it back.
     record: (request, _reply, result) => {
       const earlier = request.rateLimit;
       request.rateLimit = result;
-      if (earlier !== null) doubleCount.check(earlier, result);
-      (request as unknown as Record<symbol, RateLimitResult>)[slot] = result;
-      return undefined;
+      if (keepsResult) (request as unknown as Record<symbol, RateLimitResult>)[slot] = result;
+      if (earlier === null || earlier === undefined) return true;
+      doubleCount.check(earlier, result);
+      return false;
     },
     proceed: (_request, _reply, done) => done(),
     setStatus: (_request, reply, statusCode) => {
