@@ -4,6 +4,7 @@
 // every round. Section 4 runs each variant in a process of its own (what a user runs); this separates
 // differences smaller than the drift between processes on a shared machine.
 // Usage (after a build): node bench/http-ab.mjs [frameworks=express,fastify,koa] [rounds=15] [sliceSeconds=0.3]
+// (AB_VARIANTS=bare:allow,hand:allow,... picks the apps; the first is the bare one every round begins and ends with.)
 // Prints, per framework and variant, the server CPU per request over the bare app and over the hand
 // bucket (median of the rounds' differences, with the quartiles).
 import path from 'node:path';
@@ -13,7 +14,7 @@ import { BENCH_DIR, fmt, median, pinned, startChild, table } from './lib/common.
 const frameworks = (process.argv[2] ?? 'express,fastify,koa').split(',');
 const rounds = Number(process.argv[3] ?? 15);
 const seconds = Number(process.argv[4] ?? 0.3);
-const VARIANTS = ['bare:allow', 'hand:allow', 'rl-memory:allow', 'peer-memory:allow', 'hand:deny', 'rl-memory:deny', 'peer-memory:deny'];
+const VARIANTS = process.env.AB_VARIANTS ? process.env.AB_VARIANTS.split(',') : ['bare:allow', 'hand:allow', 'rl-memory:allow', 'peer-memory:allow', 'hand:deny', 'rl-memory:deny', 'peer-memory:deny'];
 const connections = 64;
 
 /** The section's load generator on core 1: `measure(command)` resolves with its answer. */
@@ -70,7 +71,7 @@ try {
       const diffs = (i, base) => cpu[i].map((x, round) => x - cpu[base][round]);
       for (let i = 0; i < VARIANTS.length; i++) {
         const hand = VARIANTS.indexOf(`hand:${VARIANTS[i].split(':')[1]}`);
-        const overHand = i > 0 && hand !== i;
+        const overHand = i > 0 && hand >= 0 && hand !== i;
         rows.push([fw, VARIANTS[i], median(cpu[i]), Math.min(...cpu[i]), i === 0 ? '-' : median(diffs(i, 0)), i === 0 ? '-' : quartiles(diffs(i, 0)),
           overHand ? median(diffs(i, hand)) : '-', overHand ? quartiles(diffs(i, hand)) : '-', overHand ? Math.min(...cpu[i]) - Math.min(...cpu[hand]) : '-']);
       }
