@@ -8,8 +8,8 @@
 // Prints, per framework and variant, the server CPU per request over the bare app and over the hand
 // bucket (median of the rounds' differences, with the quartiles).
 import path from 'node:path';
-import { spawn } from 'node:child_process';
 import { BENCH_DIR, fmt, median, pinned, startChild, table } from './lib/common.mjs';
+import { startLoad } from './lib/http-load-client.mjs';
 
 const frameworks = (process.argv[2] ?? 'express,fastify,koa').split(',');
 const rounds = Number(process.argv[3] ?? 15);
@@ -17,37 +17,13 @@ const seconds = Number(process.argv[4] ?? 0.3);
 const VARIANTS = process.env.AB_VARIANTS ? process.env.AB_VARIANTS.split(',') : ['bare:allow', 'hand:allow', 'rl-memory:allow', 'peer-memory:allow', 'hand:deny', 'rl-memory:deny', 'peer-memory:deny'];
 const connections = 64;
 
-/** The section's load generator on core 1: `measure(command)` resolves with its answer. */
-function startLoad() {
-  const [cmd, argv] = pinned(1, process.execPath, [path.join(BENCH_DIR, 'sections/http-load.mjs')]);
-  const child = spawn(cmd, argv, { stdio: ['pipe', 'pipe', 'inherit'] });
-  const waiting = [];
-  let out = '';
-  child.stdout.on('data', (d) => {
-    out += d;
-    let nl;
-    while ((nl = out.indexOf('\n')) >= 0) {
-      const line = out.slice(0, nl);
-      out = out.slice(nl + 1);
-      if (line.startsWith('RESULT ')) waiting.shift()(JSON.parse(line.slice(7)));
-    }
-  });
-  return {
-    measure: (command) => new Promise((resolve) => {
-      waiting.push(resolve);
-      child.stdin.write(JSON.stringify(command) + '\n');
-    }),
-    stop: () => child.stdin.end(),
-  };
-}
-
 const quartiles = (values) => {
   const sorted = [...values].sort((a, b) => a - b);
   const at = (q) => sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))];
   return `${fmt(at(0.25), 1)} … ${fmt(at(0.75), 1)}`;
 };
 
-const load = startLoad();
+const load = startLoad(1);
 const rows = [];
 try {
   for (const fw of frameworks) {
@@ -81,7 +57,7 @@ try {
     }
   }
 } finally {
-  load.stop();
+  await load.stop();
 }
 console.log(`${rounds} rounds of ${seconds} s per app, ${connections} connections, one server process per framework (core 0), autocannon on core 1`);
 console.log(table(['framework', 'variant', 'server CPU us/req', 'lowest round', 'over bare', 'over bare, quartiles', 'over hand', 'over hand, quartiles', 'lowest over hand\'s lowest'], rows));

@@ -2,11 +2,11 @@
 // for Express, Fastify and Koa: bare, with rl (memory, Redis), with the framework's usual peer, and a
 // hand-written bucket with three headers. Server (and Redis) on core 0, load generator on core 1.
 import path from 'node:path';
-import { spawn, spawnSync } from 'node:child_process';
+import { spawnSync } from 'node:child_process';
 import { BENCH_DIR, builtExport, fmt, median, pinned, startChild, startRedis, verdict } from '../lib/common.mjs';
+import { startLoad } from '../lib/http-load-client.mjs';
 
 const SERVER = path.join(BENCH_DIR, 'sections/http-server.mjs');
-const LOAD = path.join(BENCH_DIR, 'sections/http-load.mjs');
 export const title = '4. HTTP: requests per second, latency and server CPU per request';
 
 const FRAMEWORKS = {
@@ -14,38 +14,6 @@ const FRAMEWORKS = {
   fastify: { rl: '@rl/fastify', peer: '@fastify/rate-limit' },
   koa: { rl: '@rl/koa', peer: 'koa-ratelimit' },
 };
-
-/** The persistent load generator (http-load.mjs) on `cpu`: `measure(command)` resolves with its answer. */
-function startLoad(cpu) {
-  const [cmd, argv] = pinned(cpu, process.execPath, [LOAD]);
-  const child = spawn(cmd, argv, { stdio: ['pipe', 'pipe', 'pipe'] });
-  const waiting = [];
-  let out = '';
-  let err = '';
-  child.stderr.on('data', (d) => (err += d));
-  child.stdout.on('data', (d) => {
-    out += d;
-    let nl;
-    while ((nl = out.indexOf('\n')) >= 0) {
-      const line = out.slice(0, nl);
-      out = out.slice(nl + 1);
-      if (line.startsWith('RESULT ')) waiting.shift()?.resolve(JSON.parse(line.slice(7)));
-    }
-  });
-  child.on('exit', (code) => {
-    for (const w of waiting.splice(0)) w.reject(new Error(`http-load.mjs exited ${code}: ${err.trim().split('\n').slice(-5).join('\n')}`));
-  });
-  return {
-    measure: (command) => new Promise((resolve, reject) => {
-      waiting.push({ resolve: (r) => (r.error ? reject(new Error(r.error)) : resolve(r)), reject });
-      child.stdin.write(JSON.stringify(command) + '\n');
-    }),
-    stop: () => {
-      child.stdin.end();
-      return new Promise((r) => (child.exitCode !== null ? r() : child.once('exit', r)));
-    },
-  };
-}
 
 /** Requests whose heap allocation is measured, per server. */
 const ALLOCATION_REQUESTS = 4000;
