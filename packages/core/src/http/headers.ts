@@ -48,7 +48,7 @@ export interface HeaderAccess<T> {
    * no other rl middleware has written its RateLimit headers on this response, so the writer sets
    * them without reading them back first. Without it, every header is read back before it is set.
    * {@link claimResponse} implements it with a symbol on the response object (fast on objects
-   * whose prototype was never replaced, such as Fastify's replies).
+   * whose prototype was never replaced, such as Koa's contexts).
    */
   claim?(target: T): boolean;
 }
