@@ -10,6 +10,7 @@
 import path from 'node:path';
 import { BENCH_DIR, fmt, median, pinned, startChild, table } from './lib/common.mjs';
 import { startLoad } from './lib/http-load-client.mjs';
+import { percentile } from './experiment/stats.mjs';
 
 const frameworks = (process.argv[2] ?? 'express,fastify,koa').split(',');
 const rounds = Number(process.argv[3] ?? 15);
@@ -17,10 +18,10 @@ const seconds = Number(process.argv[4] ?? 0.3);
 const VARIANTS = process.env.AB_VARIANTS ? process.env.AB_VARIANTS.split(',') : ['bare:allow', 'hand:allow', 'rl-memory:allow', 'peer-memory:allow', 'hand:deny', 'rl-memory:deny', 'peer-memory:deny'];
 const connections = 64;
 
+/** The first and third quartiles of `values` (nearest rank), as "q1 … q3". */
 const quartiles = (values) => {
   const sorted = [...values].sort((a, b) => a - b);
-  const at = (q) => sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))];
-  return `${fmt(at(0.25), 1)} … ${fmt(at(0.75), 1)}`;
+  return `${fmt(percentile(sorted, 25), 1)} … ${fmt(percentile(sorted, 75), 1)}`;
 };
 
 const load = startLoad(1);
