@@ -45,7 +45,7 @@ Limits:
   --config <file>       a JSON file with any of these options by their long names ("limits": calls, or
                         {"tokenBucket": {"capacity": 400, "refillRate": 200}}); the command line wins
   --wait <duration>     hold an admitted request up to this long, as the middleware's wait: { maxDelay }
-                        (today a shaping leaky bucket; every algorithm once they can reserve)
+                        (every rate algorithm reserves its slot, as limiter.reserve does)
 
 Output:
   --window <duration>   the span of "largest admitted in any window" (default 1s)

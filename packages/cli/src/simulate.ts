@@ -13,9 +13,9 @@ export interface SimulateOptions {
   sliceMs?: number;
   /**
    * `--wait`: the longest an admitted request may be held (ms), the HTTP layer's `wait: { maxDelay }`.
-   * Applied to every limit the HTTP layer accepts it for (today: the shaping leaky bucket; once rate
-   * algorithms can reserve, all of them, with no change here). Without it a shaper is held as long as
-   * its queue needs (its capacity × emission interval).
+   * Applied to every limit the HTTP layer accepts it for (every rate algorithm: each reserves its
+   * slot, `limiter.reserve`). Without it a shaper is held as long as its queue needs (its capacity ×
+   * emission interval) and the other algorithms never hold.
    */
   waitMs?: number;
   /** Called every 65,536 arrivals and at the end of each limit: (limit index, arrivals done, arrivals). */
@@ -182,11 +182,10 @@ function runLimit(
 }
 
 /**
- * The HTTP layer for one limit. `waitMs` is offered as `wait: { maxDelay }`; where the HTTP layer
- * refuses it because the algorithm never delays (today every algorithm but the shaper), the limit
- * runs without it and reports `waitMs: null`. That refusal is the only place the CLI learns what can
- * wait, so reservations for every algorithm (`limiter.reserve`, behind the same `wait`) will apply
- * here as soon as the HTTP layer takes `wait` for them.
+ * The HTTP layer for one limit. `waitMs` is offered as `wait: { maxDelay }`, which every rate
+ * algorithm takes (it reserves); where the HTTP layer refuses `wait` for a limit that never delays,
+ * the limit runs without it and reports `waitMs: null`. That refusal is the only place the CLI learns
+ * what can wait.
  */
 function httpLimiter(algorithm: Algorithm, store: MemoryStore, clock: () => number, unitCosts: boolean, waitMs: number | undefined): { http: HttpRateLimiter<Arrival>; waitMs: number | null } {
   const base = {

@@ -39,6 +39,16 @@ export const HTTP_PEER_OPTIONS: Readonly<Record<string, string>> = Object.freeze
   keyPrefix: "rate-limiter-flexible's keyPrefix: use prefix",
   identifier: "express-rate-limit's identifier: use limits: [{ name, algorithm }]",
   requestPropertyName: 'none: the result is always req.rateLimit (Fastify request.rateLimit, Koa ctx.state.rateLimit)',
+  validate: "express-rate-limit's validations: none needed, rl checks its options when rateLimit() is called and warns once about trust proxy",
+  cache: "@fastify/rate-limit's cache size: use store: new MemoryStore({ maxKeys }) (default 1,000,000 keys)",
+  groupId: "@fastify/rate-limit's groupId: routes share one limit by the same prefix (a route with its own algorithm has its own)",
+  onExceeding: "@fastify/rate-limit's onExceeding: use observer (every decision, with its outcome)",
+  onExceeded: "@fastify/rate-limit's onExceeded: use observer (every decision, with its outcome)",
+  onBanReach: "@fastify/rate-limit's onBanReach: none (blockDuration locks a key out once it is denied; an observer hears each denial)",
+  continueExceeding: "@fastify/rate-limit's continueExceeding: none (a denied request is not counted; blockDuration locks a key out once it is denied)",
+  exponentialBackoff: "@fastify/rate-limit's exponentialBackoff: none (blockDuration locks a key out for a fixed time once it is denied)",
+  blacklist: "koa-ratelimit's blacklist: none, deny those requests in a middleware before rl's",
+  throw: "koa-ratelimit's throw: none, the middleware answers the denial itself (onLimit may ctx.throw(429))",
 });
 
 /** Option names of rate-limiter-flexible (and the middlewares' peers) and what `createLimiter` takes instead. */
@@ -56,6 +66,11 @@ export const LIMITER_PEER_OPTIONS: Readonly<Record<string, string>> = Object.fre
   inMemoryBlockOnConsumed: "rate-limiter-flexible's in-memory block: use denyCache (on by default for remote stores)",
   inMemoryBlockDuration: "rate-limiter-flexible's in-memory block: use denyCache (on by default for remote stores)",
   keyGenerator: 'none: the key is the first argument of consume(key, cost)',
+  useRedisPackage: "rate-limiter-flexible's useRedisPackage: none, RedisStore tells ioredis, node-redis and iovalkey apart by their methods",
+  timeoutMs: "rate-limiter-flexible's timeoutMs: use timeout (50 ms by default for remote stores)",
+  rejectIfRedisNotReady: "rate-limiter-flexible's rejectIfRedisNotReady: use the client's own option (ioredis enableOfflineQueue: false); onStoreError answers",
+  tableName: "rate-limiter-flexible's databases: none, the stores are memory and Redis (or a Store of your own)",
+  storeType: "rate-limiter-flexible's databases: none, the stores are memory and Redis (or a Store of your own)",
 });
 
 /**

@@ -11,7 +11,7 @@ import { MAX_COUNT, isPrintableAscii } from '../options.js';
  *   `RateLimit: "100-in-1m";r=99;t=60`.
  * - `'draft-7'`: `RateLimit: limit=100, remaining=99, reset=60` and `RateLimit-Policy: 100;w=60`.
  * - `'draft-6'`: `RateLimit-Limit`, `RateLimit-Remaining`, `RateLimit-Reset` (seconds) and `RateLimit-Policy`.
- * - `'legacy'`: `X-RateLimit-Limit`, `X-RateLimit-Remaining`, `X-RateLimit-Reset` (epoch seconds).
+ * - `'legacy'`: `X-RateLimit-Limit`, `X-RateLimit-Remaining`, `X-RateLimit-Reset` (epoch seconds) and `RateLimit-Policy`.
  *
  * A denied request also gets `Retry-After` (whole seconds), whatever the format, even with headers off.
  */

@@ -1,0 +1,62 @@
+import { readFileSync } from 'node:fs';
+import { describe, expect, it } from 'vitest';
+import { fixedWindow } from './algorithms/fixed-window.js';
+import { InvalidOptionError } from './errors.js';
+import { parseHttpOptions } from './http/options.js';
+import { parseLimiterOptions } from './limiter/options.js';
+import { LocalStore } from './testing/manual-store.js';
+
+/**
+ * The migration guides say that passing a peer's option to rl is an error naming the rl equivalent.
+ * This holds them to it: every option name in the first column of a guide's "Option by option" table
+ * that rl does not take is rejected with a hint (`no such option (…)`), not a bare "no such option".
+ */
+const algorithm = fixedWindow({ limit: 5, window: '1m' });
+const store = new LocalStore();
+
+/** Option names (backticked identifiers) in the first column of the guide's option table, per row. */
+function peerOptionNames(guide: string): string[] {
+  const text = readFileSync(new URL(`../../../docs/${guide}`, import.meta.url), 'utf8');
+  const table = text.slice(text.indexOf('## Option by option'), text.indexOf('## Behavioural differences'));
+  const names = new Set<string>();
+  for (const line of table.split('\n')) {
+    const first = line.startsWith('| `') ? line.split('|')[1]! : '';
+    // A row about a method or a class (`resetKey(key)`, `RateLimiterUnion`) names no option.
+    if (!/^ `[a-z][A-Za-z]*`/.test(first)) continue;
+    for (const [, name] of first.matchAll(/`([a-z][A-Za-z]*)`/g)) names.add(name!);
+  }
+  return [...names];
+}
+
+/** The message for `name` set to 1, or undefined when the option is accepted or rejected for its value. */
+function unknownOptionMessage(parse: (options: Record<string, unknown>) => unknown, name: string): string | undefined {
+  try {
+    parse({ [name]: 1 });
+  } catch (error) {
+    expect(error).toBeInstanceOf(InvalidOptionError);
+    const message = (error as InvalidOptionError).message;
+    return message.includes('no such option') ? message : undefined;
+  }
+  return undefined;
+}
+
+const middleware = (options: Record<string, unknown>): unknown => parseHttpOptions({ algorithm, ...options } as never, 'rateLimit', ['onLimit', 'requestWasSuccessful', 'hook', 'global']);
+const limiter = (options: Record<string, unknown>): unknown => parseLimiterOptions({ algorithm, store, ...options } as never);
+
+describe.each([
+  ['migrating-from-express-rate-limit.md', middleware],
+  ['migrating-from-fastify-rate-limit.md', middleware],
+  ['migrating-from-koa-ratelimit.md', middleware],
+  ['migrating-from-rate-limiter-flexible.md', limiter],
+])("%s: every peer option rl does not take is named with its rl equivalent", (guide, parse) => {
+  const names = peerOptionNames(guide);
+
+  it('lists options', () => {
+    expect(names.length).toBeGreaterThan(8);
+  });
+
+  it.each(names)('%s', (name) => {
+    const message = unknownOptionMessage(parse, name);
+    if (message !== undefined) expect(message).toMatch(new RegExp(`no such option \\(`));
+  });
+});
