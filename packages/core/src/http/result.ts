@@ -57,7 +57,7 @@ export class RateLimitResult implements HeaderSource {
   readonly #composition: Composition<RateLimitResult>;
   readonly #algorithms: Algorithms;
   /** Permits released (or nothing to release). */
-  #settled: boolean;
+  #permitsBack: boolean;
   /** Units given back (or nothing to give back). */
   #unitsBack: boolean;
   readonly #enforcedDeniedBy: number;
@@ -95,7 +95,7 @@ export class RateLimitResult implements HeaderSource {
     this.#shownBinding = allShadow ? -1 : binding;
     // A denial has given back what the other limits took; it holds nothing to release.
     this.rolledBack = denied;
-    this.#settled = denied;
+    this.#permitsBack = denied;
     this.#unitsBack = denied;
     // In the constructor, so that every result has the same in-object layout (a property added later
     // would need a backing store of its own per result).
@@ -117,8 +117,8 @@ export class RateLimitResult implements HeaderSource {
    * finishes, the connection closes or the handler throws; only the first call does anything.
    */
   release(): Promise<void> {
-    if (this.#settled) return RESOLVED;
-    this.#settled = true;
+    if (this.#permitsBack) return RESOLVED;
+    this.#permitsBack = true;
     const composition = this.#composition;
     if (!composition.hasLeases) return RESOLVED;
     return composition.giveBack(this.keys, this.costs, this.#algorithms, this.decisions, PERMITS) ?? RESOLVED;
@@ -137,13 +137,21 @@ export class RateLimitResult implements HeaderSource {
     return this.#composition.giveBack(this.keys, this.costs, this.#algorithms, this.decisions, UNITS) ?? RESOLVED;
   }
 
-  /** The client left before the request proceeded (while held): gives back every unit and permit it took. */
+  /**
+   * The client left before the request proceeded (while held): gives back every unit and permit it
+   * took and has not given back yet, once. Units go back as a cancellation (a reservation's slot is
+   * freed) even when the permits were released first (Fastify's `onRequestAbort` hook releases them
+   * before the hold hears of the client leaving); a permit released twice is released once.
+   */
   abandon(): Promise<void> {
-    if (this.#settled) return RESOLVED;
-    this.#settled = true;
-    this.rolledBack = true;
-    const what = this.#unitsBack ? PERMITS : EVERYTHING;
+    if (this.#unitsBack) {
+      if (this.#permitsBack) return RESOLVED;
+      this.#permitsBack = true;
+      return this.#composition.giveBack(this.keys, this.costs, this.#algorithms, this.decisions, PERMITS) ?? RESOLVED;
+    }
     this.#unitsBack = true;
-    return this.#composition.giveBack(this.keys, this.costs, this.#algorithms, this.decisions, what) ?? RESOLVED;
+    this.#permitsBack = true;
+    this.rolledBack = true;
+    return this.#composition.giveBack(this.keys, this.costs, this.#algorithms, this.decisions, EVERYTHING) ?? RESOLVED;
   }
 }

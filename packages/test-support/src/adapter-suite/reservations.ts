@@ -1,5 +1,5 @@
 import { expect, it, vi } from 'vitest';
-import { fixedWindow, tokenBucket } from '@rl/core';
+import { concurrency, fixedWindow, tokenBucket } from '@rl/core';
 import { deferred, members, startRequest, type TestResponse } from '../http-client.js';
 import type { MountedApp } from './adapter.js';
 import type { SuiteContext } from './context.js';
@@ -102,6 +102,51 @@ export function reservationTests(t: SuiteContext): void {
     await vi.waitFor(() => expect(undo).toHaveBeenCalled());
     await Promise.all(undo.mock.results.map((result) => result.value));
     // Its slot is free again: the next request gets it (100 ms), where it would have waited 200 ms (a 429).
+    const next = app.request('/');
+    await t.timers.scheduled(100);
+    await t.timers.advanceAsync(100);
+    expect((await next).status).toBe(200);
+    expect(handler).toHaveBeenCalledTimes(2);
+  });
+
+  it('with a concurrency limit beside it, a client that leaves while it waits gets its reservation cancelled and its permit released', async () => {
+    // Fastify releases the permit in its onRequestAbort hook before the hold notices the client left:
+    // the release must not stand for the whole give-back.
+    const handler = vi.fn();
+    const arrived = deferred();
+    const closed = deferred();
+    const app = await t.open({
+      middlewares: [
+        {
+          limits: [
+            { name: 'rate', algorithm: tokenBucket({ capacity: 1, refillRate: 10 }) },
+            { name: 'slots', algorithm: concurrency({ limit: 1 }) },
+          ],
+          wait: { maxDelay: '100ms' },
+          key: () => 'k',
+        },
+      ],
+      onArrival(request, res) {
+        if (request.header('x-probe')) {
+          arrived.resolve();
+          res.on('close', () => closed.resolve());
+        }
+      },
+      handler,
+    });
+    expect((await app.request('/')).status).toBe(200);
+    const undo = vi.spyOn(t.store, 'undo');
+    const client = startRequest(app.url, '/', { 'x-probe': '1' });
+    await arrived.promise;
+    await t.timers.scheduled(100); // held, holding the one permit
+    client.destroy();
+    await closed.promise;
+    await t.timers.advanceAsync(200);
+    expect(handler).toHaveBeenCalledTimes(1);
+    await vi.waitFor(() => expect(undo).toHaveBeenCalled());
+    await Promise.all(undo.mock.results.map((result) => result.value));
+    // The slot and the permit are free again: the next request waits 100 ms for the slot the client
+    // left (200 ms, a 429, were it still taken) and gets the permit (a 429 at once were it still held).
     const next = app.request('/');
     await t.timers.scheduled(100);
     await t.timers.advanceAsync(100);
