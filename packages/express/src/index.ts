@@ -7,6 +7,7 @@ import {
   Responder,
   withLimiter,
   checkSuccessTest,
+  forwardableError,
   nodeHeaderAccess,
   trustsEveryAddress,
   type DoubleCountCheck,
@@ -79,7 +80,8 @@ const expressBinding: FrameworkBinding<Request> = {
  * (or `onLimit`); a shaped request is held for its delay (a client that leaves meanwhile never
  * reaches the next handler and its slot is given back); a concurrency permit is released once, when
  * the response closes (finished, aborted, or after the error handler answered a throw). A key or cost
- * function that throws goes to Express's error handling (`next(error)`) and charges no limit.
+ * function that throws goes to Express's error handling (`next(error)`; a falsy value or `'route'`
+ * wrapped in an Error, see `forwardableError`) and charges no limit.
  */
 export function rateLimit(options: RateLimitOptions): RateLimitMiddleware {
   const limiter = new HttpRateLimiter<Request>(options, expressBinding);
@@ -98,13 +100,13 @@ export function rateLimit(options: RateLimitOptions): RateLimitMiddleware {
     try {
       result = limiter.decide(req);
     } catch (error) {
-      next(error);
+      next(forwardableError(error));
       return;
     }
     if (result instanceof Promise) {
       return result.then(
         (r) => responder.respond(req, res, next, r),
-        (error: unknown) => next(error),
+        (error: unknown) => next(forwardableError(error)),
       );
     }
     return responder.respond(req, res, next, result);
@@ -144,7 +146,7 @@ async function callOnLimit(onLimit: OnLimitHandler, req: Request, res: Response,
   try {
     await onLimit(req, res, next, result);
   } catch (error) {
-    next(error);
+    next(forwardableError(error));
   }
 }
 

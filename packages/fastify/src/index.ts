@@ -13,6 +13,7 @@ import {
   PROBLEM_CONTENT_TYPE,
   Responder,
   checkSuccessTest,
+  forwardableError,
   problemBody,
   resolvesForgedClient,
   type FrameworkBinding,
@@ -147,17 +148,24 @@ function prepare(options: RouteRateLimitOptions, owner: string, hook: Hook, crea
   // A callback hook, not an async one: with a local store and plain key/cost functions the result
   // is there at once and `done()` continues in the same tick, without a promise. (Fastify 5: a hook
   // either is async or calls done, never both; this one never returns a promise.) A denied request
-  // is answered with reply.send() and done is not called; a throw goes to Fastify's error handler.
+  // is answered with reply.send() and done is not called; a throw goes to Fastify's error handler
+  // (a falsy value wrapped in an Error: `done(null)` would let the request through).
   function rateLimitHook(request: FastifyRequest, reply: FastifyReply, done: HookDone): void {
-    const result = limiter.decide(request);
+    let result: ReturnType<typeof limiter.decide>;
+    try {
+      result = limiter.decide(request);
+    } catch (error) {
+      done(forwardableError(error) as Error);
+      return;
+    }
     if (result instanceof Promise) {
       result.then((r) => {
         try {
           void responder.respond(request, reply, done, r);
         } catch (error) {
-          done(error as Error);
+          done(forwardableError(error) as Error);
         }
-      }, done);
+      }, (error: unknown) => done(forwardableError(error) as Error));
       return;
     }
     void responder.respond(request, reply, done, result);
@@ -218,7 +226,7 @@ function fastifyIO(
       void reply.type(PROBLEM_CONTENT_TYPE).send(body);
     },
     onLimit: onLimit === undefined ? undefined : (request, reply, done, result) => {
-      sendOnLimit(onLimit, request, reply, result).catch(done);
+      sendOnLimit(onLimit, request, reply, result).catch((error: unknown) => done(forwardableError(error) as Error));
     },
     // The client is gone: nothing to send, and the handler must not run.
     drop: (_request, reply, done, givenBack) => {

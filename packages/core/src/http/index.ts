@@ -3,7 +3,8 @@
 // composition engine (../compose), the result (result.ts) and the adapters' one decision tree
 // (respond-to.ts), the one module that writes every header format (headers.ts), the default key
 // (default-key.ts) and client-IP keys with IPv6 grouping (keys.ts), the trust-all-proxies probe
-// (trust-probe.ts), holds (hold.ts) and the problem body (problem.ts).
+// (trust-probe.ts), holds (hold.ts), the problem body (problem.ts) and what a user function's throw
+// becomes on a framework's error path (thrown-value.ts).
 export { HttpRateLimiter, withLimiter, type LimiterHandle } from './rate-limiter.js';
 export {
   checkOptionNames,
@@ -37,3 +38,4 @@ export {
 } from './headers.js';
 export { ipKey, parseIPv6, formatIPv6, parseIPv6Subnet, hasForwardingHeader, DEFAULT_IPV6_SUBNET } from './keys.js';
 export { trustsEveryAddress, resolvesForgedClient, type ForgedRequest } from './trust-probe.js';
+export { forwardableError } from './thrown-value.js';

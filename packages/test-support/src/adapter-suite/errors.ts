@@ -51,6 +51,43 @@ export function failingFunctionTests(t: SuiteContext): void {
   });
 }
 
+/**
+ * Values a framework reads as "no error" or as a routing signal (Express's `next()`, `next('route')`,
+ * `next('router')`; Fastify's `done(null)`): thrown by a user function, they must still end in the
+ * error handler, never let the request through without a limit.
+ */
+export function falsyThrowTests(t: SuiteContext): void {
+  const algorithm = fixedWindow({ limit: 1, window: '1m' });
+  const thrownValues: [string, unknown][] = [['undefined', undefined], ['null', null], ['false', false], ['0', 0], ["''", ''], ["'route'", 'route'], ["'router'", 'router']];
+  const bad = (req: unknown): boolean => Boolean(t.adapter.view(req).header('x-bad'));
+
+  it.each(thrownValues)('a key, cost or skip function that throws %s answers 500, reaches no handler and charges nothing', async (_label, thrown) => {
+    const handler = vi.fn();
+    const throwing = [
+      { key: (req: unknown) => (bad(req) ? (() => { throw thrown; })() : 'k') },
+      { key: () => 'k', cost: async (req: unknown) => (bad(req) ? Promise.reject(thrown) : 1) },
+      { key: () => 'k', skip: (req: unknown) => (bad(req) ? (() => { throw thrown; })() : false) },
+    ];
+    for (const options of throwing) {
+      const app = await t.open({ middlewares: [{ algorithm, ...options }], handler });
+      expect((await app.request('/', { headers: { 'x-bad': '1' } })).status).toBe(500);
+      expect(handler).not.toHaveBeenCalled();
+      // The one request of the window is still there.
+      expect((await app.request('/')).status).toBe(200);
+      expect(handler).toHaveBeenCalledTimes(1);
+      handler.mockClear();
+    }
+  });
+
+  it.each(thrownValues)('an onLimit that throws %s answers 500 and the denied request reaches no handler', async (_label, thrown) => {
+    const handler = vi.fn();
+    const app = await t.open({ middlewares: [{ algorithm, key: () => 'k', onLimit: () => { throw thrown; } }], handler });
+    expect((await app.request('/')).status).toBe(200);
+    expect((await app.request('/')).status).toBe(500);
+    expect(handler).toHaveBeenCalledTimes(1);
+  });
+}
+
 /** A store that fails every call, as a local store does when it breaks. */
 function brokenStore(): Store {
   const fail = (): never => {

@@ -20,7 +20,7 @@ import { batchingTests } from './batching.js';
 import { clientIpTests } from './client-ip.js';
 import { doubleCountTests } from './double-count.js';
 import { suiteContext } from './context.js';
-import { failingFunctionTests, outageLogTests, storeFailureTests } from './errors.js';
+import { failingFunctionTests, falsyThrowTests, outageLogTests, storeFailureTests } from './errors.js';
 import { observerTests } from './observer.js';
 import { headerTests } from './headers.js';
 import { limitTests } from './limits.js';
@@ -63,6 +63,7 @@ function describeOne(adapter: Adapter, stores: readonly StoreUnderTest[], redis:
         describe('waiting for reservations (wait with any rate algorithm)', () => reservationTests(t));
         describe('concurrency permits', () => permitTests(t));
         describe('key and cost functions that fail', () => failingFunctionTests(t));
+        describe('user functions that throw what a framework reads as no error', () => falsyThrowTests(t));
         describe('a limit chosen per request', () => perRequestAlgorithmTests(t));
         describe('counting by the response outcome', () => outcomeTests(t));
         describe('dry-run', () => dryRunTests(t));
