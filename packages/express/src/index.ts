@@ -68,6 +68,12 @@ const expressBinding: FrameworkBinding<Request> = {
   trustsAllProxies: (req) => trustsEveryAddress(req.app.get('trust proxy fn') as (address: string, hop: number) => unknown),
   trustAllProxiesAdvice: "Set app.set('trust proxy', <number of proxies>) or the proxies' addresses (for example 'loopback' or '10.0.0.0/8') instead of true",
   createStore: () => new MemoryStore(),
+  checkAdapterOptions: (options, counting) => {
+    if (options.onLimit !== undefined && typeof options.onLimit !== 'function') {
+      throw new InvalidOptionError('rateLimit.onLimit', options.onLimit, 'a function (req, res, next, result) that sends the denial response');
+    }
+    checkSuccessTest(options.requestWasSuccessful, 'rateLimit', counting, '(req, res)');
+  },
 };
 
 /**
@@ -84,14 +90,9 @@ const expressBinding: FrameworkBinding<Request> = {
  * wrapped in an Error, see `forwardableError`) and charges no limit.
  */
 export function rateLimit(options: RateLimitOptions): RateLimitMiddleware {
+  // The binding checks onLimit and requestWasSuccessful before the limiter takes its namespace.
   const limiter = new HttpRateLimiter<Request>(options, expressBinding);
-  const onLimit = options.onLimit;
-  if (onLimit !== undefined && typeof onLimit !== 'function') {
-    throw new InvalidOptionError('rateLimit.onLimit', onLimit, 'a function (req, res, next, result) that sends the denial response');
-  }
-  const counting = limiter.skipFailed || limiter.skipSuccessful;
-  const wasSuccessful = checkSuccessTest<RateLimitOptions['requestWasSuccessful']>(options.requestWasSuccessful, 'rateLimit', counting, '(req, res)');
-  const responder = new Responder(limiter, expressIO(onLimit, wasSuccessful, limiter.doubleCount));
+  const responder = new Responder(limiter, expressIO(options.onLimit, options.requestWasSuccessful, limiter.doubleCount));
 
   // With a local store and plain key/cost functions, the result is there at once: next() runs in
   // the same tick, without a promise. Otherwise the rest runs when the result arrives.

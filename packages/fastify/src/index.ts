@@ -98,6 +98,12 @@ function binding(owner: string, createStore: () => Store, logger: OutageLogger):
     trustsAllProxies: (request) => resolvesForgedClient((raw) => (Object.create(request, { raw: { value: raw } }) as FastifyRequest).ip),
     trustAllProxiesAdvice: "Create the server with Fastify({ trustProxy }) set to the proxies' addresses or CIDRs (for example '10.0.0.0/8') instead of true",
     createStore,
+    checkAdapterOptions: (options, counting) => {
+      if (options.onLimit !== undefined && typeof options.onLimit !== 'function') {
+        throw new InvalidOptionError(`${owner}.onLimit`, options.onLimit, 'a function (request, reply, result) that sends the denial response');
+      }
+      checkSuccessTest(options.requestWasSuccessful, owner, counting, '(request, reply)');
+    },
   };
 }
 
@@ -133,13 +139,9 @@ function parseHook(value: unknown, owner: string): Hook {
  * `onRequestAbort` hooks do (see {@link RouteLimit.release} and {@link RouteLimit.outcome}).
  */
 function prepare(options: RouteRateLimitOptions, owner: string, hook: Hook, createStore: () => Store, logger: OutageLogger, releaseOnClose = false): RouteLimit {
+  // The binding checks onLimit and requestWasSuccessful before the limiter takes its namespace.
   const limiter = new HttpRateLimiter<FastifyRequest>(options, binding(owner, createStore, logger));
-  const onLimit = options.onLimit;
-  if (onLimit !== undefined && typeof onLimit !== 'function') {
-    throw new InvalidOptionError(`${owner}.onLimit`, onLimit, 'a function (request, reply, result) that sends the denial response');
-  }
-  const counting = limiter.skipFailed || limiter.skipSuccessful;
-  const wasSuccessful = checkSuccessTest<RouteRateLimitOptions['requestWasSuccessful']>(options.requestWasSuccessful, owner, counting, '(request, reply)');
+  const { onLimit, requestWasSuccessful: wasSuccessful } = options;
   // This limit's own result on each request: `request.rateLimit` is the last limit's when several apply.
   const slot = Symbol('rl.result');
   const resultOf = (request: FastifyRequest): RateLimitResult | undefined => (request as unknown as Record<symbol, RateLimitResult | undefined>)[slot];

@@ -69,6 +69,12 @@ const koaBinding: FrameworkBinding<Context> = {
   trustsAllProxies: (ctx) => ctx.app.proxy === true && !(ctx.app.maxIpsCount > 0),
   trustAllProxiesAdvice: 'Set app.maxIpsCount = <number of proxies> beside app.proxy = true',
   createStore: () => new MemoryStore(),
+  checkAdapterOptions: (options, counting) => {
+    if (options.onLimit !== undefined && typeof options.onLimit !== 'function') {
+      throw new InvalidOptionError('rateLimit.onLimit', options.onLimit, 'a function (ctx, result) that sets the denial response');
+    }
+    checkSuccessTest(options.requestWasSuccessful, 'rateLimit', counting, '(ctx)');
+  },
 };
 
 /**
@@ -84,14 +90,9 @@ const koaBinding: FrameworkBinding<Context> = {
  * Koa's error handling (500) and charges no limit.
  */
 export function rateLimit(options: RateLimitOptions): RateLimitMiddleware {
+  // The binding checks onLimit and requestWasSuccessful before the limiter takes its namespace.
   const limiter = new HttpRateLimiter<Context>(options, koaBinding);
-  const onLimit = options.onLimit;
-  if (onLimit !== undefined && typeof onLimit !== 'function') {
-    throw new InvalidOptionError('rateLimit.onLimit', onLimit, 'a function (ctx, result) that sets the denial response');
-  }
-  const counting = limiter.skipFailed || limiter.skipSuccessful;
-  const wasSuccessful = checkSuccessTest<RateLimitOptions['requestWasSuccessful']>(options.requestWasSuccessful, 'rateLimit', counting, '(ctx)');
-  const responder = new Responder(limiter, koaIO(onLimit, limiter, wasSuccessful));
+  const responder = new Responder(limiter, koaIO(options.onLimit, limiter, options.requestWasSuccessful));
 
   // With a local store and plain key/cost functions, the result is there at once: downstream runs
   // in the same tick (`return next()`), without an extra promise. Otherwise the rest runs when the

@@ -28,4 +28,12 @@ export interface FrameworkBinding<Req> {
   createStore(): Store;
   /** Where store outages are logged (once per outage); default: the console. */
   readonly logger?: OutageLogger;
+  /**
+   * Validates the adapter's own options (`adapterOptions`: `onLimit`, `requestWasSuccessful`, …) once
+   * the shared ones are parsed, before the middleware takes its default namespace or creates a store,
+   * so that a middleware it rejects leaves nothing behind (the next one gets the namespace this one
+   * would have had). Throws `InvalidOptionError`. `counting`: `skipFailedRequests` or
+   * `skipSuccessfulRequests` is on.
+   */
+  checkAdapterOptions?(options: Readonly<Record<string, unknown>>, counting: boolean): void;
 }

@@ -4,7 +4,7 @@ import type { NumericAlgorithm } from '../algorithm.js';
 import { fixedWindow } from '../algorithms/fixed-window.js';
 import { tokenBucket } from '../algorithms/token-bucket.js';
 import type { Decision } from '../decision.js';
-import { StoreError } from '../errors.js';
+import { InvalidOptionError, StoreError } from '../errors.js';
 import type { Store } from '../store/interface.js';
 import type { FrameworkBinding } from './binding.js';
 import type { HttpRateLimitOptions } from './options.js';
@@ -83,6 +83,15 @@ describe('HttpRateLimiter', () => {
     // A middleware rejected at creation takes no number: the next one is #3, as if it had never been tried.
     expect(() => limiter({ algorithm, onStoreError: 'ignore' as never })).toThrowError(/onStoreError/);
     expect(limiter({ algorithm }).prefix).toBe(second.prefix.replace(/#(\d+)$/, (_m, n: string) => `#${Number(n) + 1}`));
+    // Nor does one that its adapter rejects (an adapter option of its own), and it creates no store.
+    const created: MapStore[] = [];
+    const strict = { ...binding(() => (created.push(new MapStore()), created.at(-1)!)), adapterOptions: ['onLimit'], checkAdapterOptions: (o: Readonly<Record<string, unknown>>) => {
+      if (typeof o.onLimit !== 'function') throw new InvalidOptionError('rateLimit.onLimit', o.onLimit, 'a function');
+    } };
+    expect(() => new HttpRateLimiter<FakeRequest>({ clock, algorithm, onLimit: 'nope' } as never, strict)).toThrowError(/onLimit/);
+    expect(created).toEqual([]);
+    const next = limiter({ algorithm });
+    expect(next.prefix).toBe(second.prefix.replace(/#(\d+)$/, (_m, n: string) => `#${Number(n) + 2}`));
     const several = limiter({ prefix: 'api', limits: [{ name: 'a', algorithm }, { name: 'b', algorithm }] });
     expect(several.limiters.map((l) => l.prefix)).toEqual(['api:a', 'api:b']);
   });

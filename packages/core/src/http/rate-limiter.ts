@@ -60,6 +60,7 @@ export class HttpRateLimiter<Req> {
   /** `prefixes`: where a default prefix is taken (default: this process's registry). */
   constructor(options: HttpRateLimitOptions<Req>, binding: FrameworkBinding<Req>, prefixes: PrefixRegistry = processPrefixes) {
     const config = parseHttpOptions(options, binding.owner, binding.adapterOptions);
+    binding.checkAdapterOptions?.(options as unknown as Record<string, unknown>, config.skipFailed || config.skipSuccessful);
     this.timers = config.timers;
     this.maxDelayMs = config.maxDelayMs;
     this.skipSuccessful = config.skipSuccessful;
