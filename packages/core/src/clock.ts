@@ -8,3 +8,11 @@ export type Clock = () => number;
  * treats time going backwards as no time passing and never moves stored time back.
  */
 export const systemClock: Clock = Date.now;
+
+/**
+ * The largest time a limiter's clock may read, in ms either side of 0: the range of a JavaScript
+ * `Date` (±100,000,000 days from the epoch). A reading beyond it is a broken clock, not a time: it is
+ * refused rather than stored, since a key's state written at such a time would hold the key (a window
+ * or a bucket far in the future) long after the clock reads normal times again.
+ */
+export const MAX_CLOCK_MS = 8.64e15;

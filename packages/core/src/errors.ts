@@ -117,8 +117,15 @@ export class UnsupportedError extends RateLimitError {
 
 /** The store failed (connection lost, script error, ...). `cause` holds the original error. */
 export class StoreError extends RateLimitError {
-  constructor(message: string, options?: { cause?: unknown }) {
+  /**
+   * True when the failure is about this key's state, not the store (Redis answered `WRONGTYPE` for a
+   * key another program overwrote): the failure policy decides the call and it is reported, but the
+   * store-down circuit does not count it, so one bad key never denies every other key.
+   */
+  readonly keyOnly: boolean;
+  constructor(message: string, options?: { cause?: unknown; keyOnly?: boolean }) {
     super('RL_STORE_ERROR', message, options);
+    this.keyOnly = options?.keyOnly === true;
   }
 }
 

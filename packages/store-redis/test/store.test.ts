@@ -6,7 +6,7 @@
  */
 import { Cluster, Redis } from 'ioredis5';
 import { describe, expect, it } from 'vitest';
-import { concurrency, fixedWindow, slidingWindowLog, tokenBucket, type Algorithm } from '@rl/core';
+import { concurrency, createLimiter, fixedWindow, slidingWindowLog, tokenBucket, type Algorithm, type StoreError } from '@rl/core';
 import { EXPLICIT_NOW_EXPIRY_MARGIN_MS, MAX_PLAIN_FIELD_BYTES, RedisStore, bucketOf, fieldOf, hashTagOf } from '@rl/store-redis';
 import { MemoryStore } from '@rl/store-memory';
 import { everyRateAlgorithm, useRedisDeployments } from '@rl/test-support';
@@ -390,5 +390,24 @@ describe('errors', () => {
     expect(error).toMatchObject({ code: 'RL_STORE_ERROR', name: 'StoreError' });
     expect((error as Error).cause).toBeInstanceOf(Error);
     expect(String((error as Error).message)).toMatch(/WRONGTYPE/);
+    expect((error as StoreError).keyOnly).toBe(true);
+  });
+
+  it.each([true, false])("one key of another type never opens the store-down circuit for the other keys (batch: %s)", async (batch) => {
+    const prefix = freshPrefix();
+    const store = new RedisStore({ client: deployments.standalone, prefix, batch });
+    const algorithm = fixedWindow({ limit: 5, window: '1m' });
+    const limiter = createLimiter({ algorithm, store, storeFailureThreshold: 3 });
+    const circuits: unknown[] = [];
+    limiter.on('circuit', (event) => circuits.push(event));
+    // A key in another bucket hash than the broken one.
+    const good = ['a', 'b', 'c', 'd', 'e'].find((key) => store.redisKeys(key, algorithm)[0] !== store.redisKeys('bad', algorithm)[0])!;
+    const broken = store.redisKeys('bad', algorithm)[0]!;
+    await deployments.standalone.set(broken, 'another program wrote this', 'PX', 60_000);
+    for (let i = 0; i < 6; i++) expect(await limiter.consume('bad')).toMatchObject({ allowed: false, reason: 'store-error' });
+    expect(circuits).toEqual([]);
+    const decision = await limiter.consume(good);
+    expect(decision).toMatchObject({ allowed: true, remaining: 4 });
+    expect(decision.reason).toBeUndefined();
   });
 });

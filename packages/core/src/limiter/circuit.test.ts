@@ -163,6 +163,45 @@ describe('the limiter behind its circuit', () => {
   });
 });
 
+describe("a failure of one key's state (StoreError.keyOnly) is not the store's", () => {
+  const keyOnly = (): StoreError => new StoreError('WRONGTYPE Operation against a key holding the wrong kind of value', { keyOnly: true });
+
+  it('never opens the circuit, however many: the policy decides each call, and the other keys go to the store', async () => {
+    const store = new ManualStore();
+    const limiter = createLimiter({ algorithm: bucket(), store, clock: () => 0, timeout: false, storeFailureThreshold: 2 });
+    const errors: unknown[] = [];
+    limiter.on('storeError', (event: { error: unknown }) => errors.push(event.error));
+    for (let i = 0; i < 5; i++) {
+      const bad = limiter.consume('bad');
+      store.failAll(keyOnly());
+      expect((await bad).reason).toBe('store-error');
+    }
+    expect(errors).toHaveLength(5);
+    const calls = store.calls;
+    const good = limiter.consume('good');
+    expect(store.calls).toBe(calls + 1);
+    store.answerAll();
+    expect((await good).reason).toBeUndefined();
+  });
+
+  it('a probe that meets one found the store answering: the circuit closes', async () => {
+    const store = new ManualStore();
+    let now = 0;
+    const limiter = createLimiter({ algorithm: bucket(), store, clock: () => now, timeout: false, storeFailureThreshold: 1, storeRetryInterval: 50 });
+    const down = limiter.consume('good');
+    store.failAll();
+    expect((await down).reason).toBe('store-error'); // open
+    now = 50;
+    const probe = limiter.consume('bad');
+    store.failAll(keyOnly());
+    expect((await probe).reason).toBe('store-error');
+    const next = limiter.consume('good');
+    expect(store.pending).toHaveLength(1); // closed: the call went to the store
+    store.answerAll();
+    expect((await next).reason).toBeUndefined();
+  });
+});
+
 describe('the limiter behind its open circuit, in a loop', () => {
   it('a loop of awaited decisions on a remote store still lets I/O run: each decision taken without the store waits for a macrotask', async () => {
     const store = new ManualStore();

@@ -90,7 +90,7 @@ export class GuardedStore {
               ? this.store.reserve!(storeKey, algorithm, cost, maxDelayMs, now)
               : this.store.acquire(storeKey, algorithm as ConcurrencyAlgorithm, leaseId, now);
     } catch (error) {
-      return this.threwIn(circuit, error, storeKey, algorithm, cost, op);
+      return this.threwIn(circuit, error, storeKey, algorithm, cost, op, gate === PROBE_STORE);
     }
     if (!(result instanceof Promise)) {
       if (gate === PROBE_STORE) circuit.probeSucceeded();
@@ -194,7 +194,7 @@ export class GuardedStore {
       // A late grant is kept until the policy has answered the request denied.
       outcome = SERVED;
       const timedOut = error instanceof StoreTimeoutError;
-      const decision = this.failed(circuit, error, storeKey, algorithm, cost, op, timedOut ? 'timeout' : 'store-error');
+      const decision = this.failed(circuit, error, storeKey, algorithm, cost, op, timedOut ? 'timeout' : 'store-error', probe);
       if (decision instanceof Promise) {
         outcome = DECIDING;
         const decided = (served: boolean): void => {
@@ -249,14 +249,19 @@ export class GuardedStore {
     return this.circuits!.of(this.store.failureDomain!(storeKey, algorithm));
   }
 
-  private threwIn(circuit: Circuit, error: unknown, storeKey: string, algorithm: Algorithm, cost: number, op: StoreOp): MaybePromise<Decision> {
+  private threwIn(circuit: Circuit, error: unknown, storeKey: string, algorithm: Algorithm, cost: number, op: StoreOp, probe = false): MaybePromise<Decision> {
     if (error instanceof RateLimitError && error.code !== 'RL_STORE_ERROR') throw error;
-    return this.failed(circuit, error, storeKey, algorithm, cost, op, 'store-error');
+    return this.failed(circuit, error, storeKey, algorithm, cost, op, 'store-error', probe);
   }
 
-  /** A store call failed or timed out: its circuit counts it, the limiter reports it, the policy decides. */
-  private failed(circuit: Circuit, error: unknown, storeKey: string, algorithm: Algorithm, cost: number, op: StoreOp, reason: FailureReason): MaybePromise<Decision> {
-    circuit.failed(reason);
+  /**
+   * A store call failed or timed out: its circuit counts it, the limiter reports it, the policy decides.
+   * A failure of the key's state alone (`StoreError.keyOnly`) is not the store's: the circuit does not
+   * count it, and a probe that met one found the store answering.
+   */
+  private failed(circuit: Circuit, error: unknown, storeKey: string, algorithm: Algorithm, cost: number, op: StoreOp, reason: FailureReason, probe: boolean): MaybePromise<Decision> {
+    if ((error as Partial<StoreError> | null)?.keyOnly !== true) circuit.failed(reason);
+    else if (probe) circuit.probeSucceeded();
     this.report(error, storeKey, this.policy.action);
     return this.policy.decide(storeKey, algorithm, cost, op, reason);
   }

@@ -189,8 +189,9 @@ describe('timer options', () => {
   });
 });
 
-describe('a clock that returns a time that is not finite', () => {
-  const bad = [Number.NaN, Number.POSITIVE_INFINITY, Number.NEGATIVE_INFINITY, '1000' as unknown as number];
+describe('a clock that returns a time that is not finite, or beyond the range of a Date', () => {
+  // 1e300 once, then normal times again, must not leave the key's state far in the future.
+  const bad = [Number.NaN, Number.POSITIVE_INFINITY, Number.NEGATIVE_INFINITY, '1000' as unknown as number, 1e300, -1e300, 8.64e15 + 1];
 
   it.each(bad)('a reading of %s fails the call with an InvalidOptionError on createLimiter.clock; the store is never called and the key is intact', async (reading) => {
     let now = 0;
@@ -210,6 +211,13 @@ describe('a clock that returns a time that is not finite', () => {
     expect(store.calls).toEqual(['consume k']);
     now = 0;
     expect(limiter.consumeSync('k').remaining).toBe(1);
+  });
+
+  it('accepts the ends of the range of a Date', () => {
+    for (const edge of [8.64e15, -8.64e15]) {
+      const limiter = createLimiter({ algorithm: bucket(), store: new LocalStore(), clock: () => edge });
+      expect(limiter.consumeSync('k').allowed).toBe(true);
+    }
   });
 
   it('on a remote store with a deny cache and on a concurrency limit, too', async () => {

@@ -1,6 +1,6 @@
 import type { Algorithm } from '../algorithm.js';
 import { withBlock } from '../algorithms/block.js';
-import { systemClock, type Clock } from '../clock.js';
+import { MAX_CLOCK_MS, systemClock, type Clock } from '../clock.js';
 import type { Decision, DecisionReason } from '../decision.js';
 import { parseDuration, parseTimerDuration, type Duration } from '../duration.js';
 import { InvalidOptionError, UnsupportedError } from '../errors.js';
@@ -36,7 +36,8 @@ export interface LimiterOptions {
   store: Store;
   /**
    * Time source in ms. When given, every decision uses it (also on Redis). When omitted, the store's own
-   * clock decides (Redis `TIME`). A reading that is not a finite number fails that call with an
+   * clock decides (Redis `TIME`). A reading that is not a number of ms within ±8.64e15 (the range
+   * of a `Date`) fails that call with an
    * `InvalidOptionError` on `createLimiter.clock` before anything is charged.
    */
   clock?: Clock;
@@ -217,16 +218,17 @@ function parseName(value: unknown, fallback: string, field: string): string {
 }
 
 /**
- * The user's clock, checked at every reading: a time that is not a finite number (NaN, ±Infinity, not
- * a number) throws {@link InvalidOptionError} naming `field` instead of reaching a store, the circuit
- * or the deny cache, so one bad reading fails one call and corrupts no key. Every reading of the
- * limiter goes through it (the store's `now`, the circuit's and the deny cache's times).
+ * The user's clock, checked at every reading: a time that is not a number of milliseconds within
+ * ±{@link MAX_CLOCK_MS} (NaN, ±Infinity, 1e300, not a number) throws {@link InvalidOptionError} naming
+ * `field` instead of reaching a store, the circuit or the deny cache, so one bad reading fails one
+ * call and corrupts no key. Every reading of the limiter goes through it (the store's `now`, the
+ * circuit's and the deny cache's times).
  */
 function checkedClock(clock: Clock, field: string): Clock {
   return () => {
     const now = clock();
-    if (Number.isFinite(now)) return now;
-    throw new InvalidOptionError(field, now, 'a clock that returns a finite number of milliseconds (nothing was charged)');
+    if (typeof now === 'number' && now >= -MAX_CLOCK_MS && now <= MAX_CLOCK_MS) return now;
+    throw new InvalidOptionError(field, now, `a clock that returns a number of milliseconds within ±${MAX_CLOCK_MS} (the range of a Date; nothing was charged)`);
   };
 }
 
