@@ -125,8 +125,8 @@ describe('closed clients', () => {
     const algorithm = fixedWindow({ limit: 1, window: '1s' });
     expect((await store.consume('k', algorithm, 1, undefined)).allowed).toBe(true);
     await kind.close(client);
-    await expect(store.consume('k', algorithm, 1, undefined)).rejects.toThrow(/(client was closed|client is not open)/);
-    await expect(store.reset('k', algorithm)).rejects.toThrow(/(client was closed|client is not open)/);
+    await expect(store.consume('k', algorithm, 1, undefined)).rejects.toThrow(/(client has ended: closed by quit|client is not open)/);
+    await expect(store.reset('k', algorithm)).rejects.toThrow(/(client has ended: closed by quit|client is not open)/);
   });
 });
 

@@ -64,8 +64,11 @@ export function ioredisAdapter(client: Ioredis): ClientAdapter {
     hdel: (key, fields) => client.hdel(key, ...fields),
     del: (keys) => client.del(...keys),
     closedReason: () =>
-      // 'end': closed by quit() or disconnect() (ioredis reconnects on its own otherwise).
-      client.status === 'end' ? 'the ioredis client was closed (quit() or disconnect()): the store never reconnects it, pass an open client' : undefined,
+      // 'end': closed by quit() or disconnect(), or ioredis stopped reconnecting (its retryStrategy
+      // returned no delay; a Cluster reached none of its startup nodes). Otherwise it reconnects itself.
+      client.status === 'end'
+        ? 'the ioredis client has ended: closed by quit() or disconnect(), or it stopped reconnecting (its retryStrategy returned no delay, or a Cluster reached none of its startup nodes); the store never reconnects it: pass an open client, or let its retryStrategy keep retrying'
+        : undefined,
   };
 }
 
