@@ -197,6 +197,16 @@ describe('@rl/fastify', () => {
     });
   });
 
+  it('does not warn when a trusted proxy forwards a client whose address is its own', async () => {
+    await collectWarnings('RL_TRUST_PROXY', async (warnings) => {
+      const app = await appWith({ algorithm: fixedWindow({ limit: 5, window: '1m' }) }, undefined, { trustProxy: '10.0.0.0/8' });
+      // request.ip is the socket's address here, yet the header was read (request.ips has both).
+      expect((await app.inject({ url: '/', remoteAddress: '10.0.0.2', headers: { 'x-forwarded-for': '10.0.0.2' } })).statusCode).toBe(200);
+      await nextTurn();
+      expect(warnings).toEqual([]);
+    });
+  });
+
   describe("errors through Fastify's default error handler and logger", () => {
     it('answers 500 when the key function throws, charging nothing', async () => {
       const app = await appWith({

@@ -90,8 +90,10 @@ function binding(owner: string, createStore: () => Store, logger: OutageLogger):
     adapterOptions: ADAPTER_OPTIONS,
     clientIp: (request) => request.ip,
     requestHeaders: (request) => request.headers,
-    // Fastify does not expose its trustProxy setting: when the resolved IP is the socket peer, the forwarding header was not trusted.
-    trustsProxy: (request) => request.ip !== request.raw.socket?.remoteAddress,
+    // Fastify does not expose its trustProxy setting: when the resolved IP is another than the socket
+    // peer, or the chain it resolved has more than the peer (a forwarded client whose address is the
+    // proxy's own), the forwarding header was trusted.
+    trustsProxy: (request) => request.ip !== request.raw.socket?.remoteAddress || (request.ips?.length ?? 0) > 1,
     // Not a hop count: for `trustProxy: <number>` Fastify 5 trusts no forwarding header (it cannot check the peer).
     trustProxyAdvice: "Create the server with Fastify({ trustProxy }) set to the proxies' addresses or CIDRs (for example '10.0.0.0/8') or a function (address, hop) => boolean (a number of proxies trusts nothing in Fastify 5)",
     // Nor in initialConfig: ask for the `ip` of a forged request (a copy of `request` with another `raw`).
