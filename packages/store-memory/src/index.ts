@@ -1,1 +1,1 @@
-export { MemoryStore, type MemoryStoreOptions } from './memory-store.js';
+export { MemoryStore, MAX_PLAIN_KEY_LENGTH, type MemoryStoreOptions } from './memory-store.js';

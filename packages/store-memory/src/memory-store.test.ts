@@ -1,6 +1,6 @@
 import { combineLimiters, concurrency, createLimiter, fixedWindow, leakyBucket, slidingWindowLog, tokenBucket } from '@rl/core';
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { MemoryStore } from './memory-store.js';
+import { MAX_PLAIN_KEY_LENGTH, MemoryStore } from './memory-store.js';
 
 const stores: MemoryStore[] = [];
 function newStore(options?: ConstructorParameters<typeof MemoryStore>[0]): MemoryStore {
@@ -170,5 +170,54 @@ describe('lockouts and a clock that goes back', () => {
     limiter.consumeSync('k');
     now -= 1;
     expect(limiter.consumeSync('k')).toMatchObject({ allowed: false, retryAfterMs: 1 });
+  });
+});
+
+describe('long keys', () => {
+  // A request header can carry 16 KB: such keys are held by their digest, so what a key costs is bounded.
+  const long = (tail: string): string => `${'x'.repeat(16_000)}${tail}`;
+
+  it.each([
+    ['fixed window', fixedWindow({ limit: 2, window: '1m' })],
+    ['sliding log', slidingWindowLog({ limit: 2, window: '1m' })],
+    ['token bucket', tokenBucket({ capacity: 2, refillRate: 1 })],
+  ])('%s: two long keys with a common start keep their own state; the same long key shares it, through undo and reset', async (_label, algorithm) => {
+    const store = newStore();
+    const limiter = createLimiter({ algorithm, store, clock: () => 0 });
+    expect((await limiter.consume(long('a'))).remaining).toBe(1);
+    expect((await limiter.consume(long('a'))).remaining).toBe(0);
+    expect((await limiter.consume(long('a'))).allowed).toBe(false);
+    expect((await limiter.consume(long('b'))).remaining).toBe(1);
+    await limiter.undo(long('a'));
+    expect((await limiter.peek(long('a'))).remaining).toBe(1);
+    await limiter.reset(long('a'));
+    expect((await limiter.peek(long('a'))).remaining).toBe(2);
+    expect((await limiter.peek(long('b'))).remaining).toBe(1);
+    expect(store.keyCount).toBe(1);
+    // What the tables hold: no key longer than the bound (white-box: the memory is what is tested).
+    const tables = store as unknown as { numeric: Map<string, { index: Map<string, unknown> }>; logs: { index: Map<string, unknown> } };
+    const held = [...tables.numeric.values(), tables.logs].flatMap((table) => [...table.index.keys()]);
+    expect(held).toHaveLength(1);
+    expect(held[0]!.length).toBeLessThanOrEqual(MAX_PLAIN_KEY_LENGTH);
+  });
+
+  it('a concurrency permit on a long key is held and released', async () => {
+    const store = newStore();
+    const limiter = createLimiter({ algorithm: concurrency({ limit: 1 }), store, clock: () => 0 });
+    const held = await limiter.acquire(long('a'));
+    expect(held.allowed).toBe(true);
+    expect((await limiter.acquire(long('a'))).allowed).toBe(false);
+    expect((await limiter.acquire(long('b'))).allowed).toBe(true);
+    await held.release();
+    expect((await limiter.acquire(long('a'))).allowed).toBe(true);
+  });
+
+  it('a key of exactly MAX_PLAIN_KEY_LENGTH is held as it is, one longer by its digest, apart from each other', async () => {
+    const store = newStore();
+    const limiter = createLimiter({ algorithm: fixedWindow({ limit: 1, window: '1m' }), store, clock: () => 0 });
+    const plain = 'k'.repeat(MAX_PLAIN_KEY_LENGTH);
+    expect((await limiter.consume(plain)).allowed).toBe(true);
+    expect((await limiter.consume(`${plain}k`)).allowed).toBe(true);
+    expect((await limiter.consume(plain)).allowed).toBe(false);
   });
 });

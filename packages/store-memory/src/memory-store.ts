@@ -20,6 +20,7 @@ import {
   type LogState,
   type NumericAlgorithm,
 } from '@rl/core/store';
+import { createHash } from 'node:crypto';
 import { NumericTable, ObjectTable, type AnyTable, type Table, type LeaseTable, type LogTable } from './tables.js';
 
 export interface MemoryStoreOptions {
@@ -33,6 +34,19 @@ export interface MemoryStoreOptions {
   sweepInterval?: Duration | false;
   /** Clock used when the limiter passes no `now` (default: `systemClock`, wall-clock `Date.now()`). */
   clock?: Clock;
+}
+
+/**
+ * Keys longer than this (UTF-16 code units) are held by their SHA-256 digest: what a key costs the
+ * store is bounded whatever its length (a key a limit takes from a request header can be 16 KB, and
+ * `maxKeys` bounds the count of keys, not their size). The digest form (`\0` and 44 base64
+ * characters) is shorter than the bound, so no plain key is taken for one unless it is a preimage.
+ */
+export const MAX_PLAIN_KEY_LENGTH = 128;
+
+/** The key the tables index `key` by: itself, or its digest when longer than {@link MAX_PLAIN_KEY_LENGTH}. */
+function heldKey(key: string): string {
+  return key.length <= MAX_PLAIN_KEY_LENGTH ? key : `\0${createHash('sha256').update(key).digest('base64')}`;
 }
 
 /** Entries examined per sweep step; a sweep of many keys is spread over several event-loop turns. */
@@ -95,24 +109,28 @@ export class MemoryStore implements Store {
   }
 
   consume(key: string, algorithm: Algorithm, cost: number, now: number | undefined): Decision {
+    key = heldKey(key);
     const t = now === undefined ? this.clock() : now;
     if (algorithm.blockMs > 0) return this.blocks.decide(key, algorithm, t, true, (commit) => this.decide(key, algorithm, cost, t, commit));
     return this.decide(key, algorithm, cost, t, true);
   }
 
   reserve(key: string, algorithm: Algorithm, cost: number, maxDelayMs: number, now: number | undefined): Decision {
+    key = heldKey(key);
     const t = now === undefined ? this.clock() : now;
     if (algorithm.blockMs > 0) return this.blocks.decide(key, algorithm, t, true, (commit) => this.decide(key, algorithm, cost, t, commit, maxDelayMs));
     return this.decide(key, algorithm, cost, t, true, maxDelayMs);
   }
 
   peek(key: string, algorithm: Algorithm, cost: number, now: number | undefined): Decision {
+    key = heldKey(key);
     const t = now === undefined ? this.clock() : now;
     if (algorithm.blockMs > 0) return this.blocks.decide(key, algorithm, t, false, (commit) => this.decide(key, algorithm, cost, t, commit));
     return this.decide(key, algorithm, cost, t, false);
   }
 
   undo(key: string, algorithm: Algorithm, cost: number, now: number | undefined, chargedAt?: number, delayMs?: number): void {
+    key = heldKey(key);
     this.assertOpen();
     const t = now === undefined ? this.clock() : now;
     if (algorithm.stateKind === 'numeric') {
@@ -126,6 +144,7 @@ export class MemoryStore implements Store {
   }
 
   reset(key: string, algorithm: Algorithm): void {
+    key = heldKey(key);
     this.assertOpen();
     this.blocks.lift(key, algorithm);
     if (algorithm.stateKind === 'numeric') {
@@ -142,6 +161,7 @@ export class MemoryStore implements Store {
   }
 
   acquire(key: string, algorithm: ConcurrencyAlgorithm, leaseId: string, now: number | undefined): Decision {
+    key = heldKey(key);
     this.assertOpen();
     const t = now === undefined ? this.clock() : now;
     this.lastNow = t;
@@ -159,6 +179,7 @@ export class MemoryStore implements Store {
   }
 
   release(key: string, _algorithm: ConcurrencyAlgorithm, leaseId: string): void {
+    key = heldKey(key);
     if (this.closed) return;
     const entry = this.leases.index.get(key);
     if (entry === undefined) return;
