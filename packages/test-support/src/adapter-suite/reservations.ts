@@ -76,81 +76,58 @@ export function reservationTests(t: SuiteContext): void {
   });
 
   it('a client that leaves while it waits never reaches the handler, and its reservation is cancelled', async () => {
-    const handler = vi.fn();
-    const arrived = deferred();
-    const closed = deferred();
-    const app = await t.open({
-      middlewares: [{ algorithm: tokenBucket({ capacity: 1, refillRate: 10 }), wait: { maxDelay: '100ms' }, key: () => 'k' }],
-      onArrival(request, res) {
-        if (request.header('x-probe')) {
-          arrived.resolve();
-          res.on('close', () => closed.resolve());
-        }
-      },
-      handler,
-    });
-    expect((await app.request('/')).status).toBe(200);
-    expect(handler).toHaveBeenCalledTimes(1);
-    const undo = vi.spyOn(t.store, 'undo');
-    const client = startRequest(app.url, '/', { 'x-probe': '1' });
-    await arrived.promise;
-    await t.timers.scheduled(100); // held
-    client.destroy();
-    await closed.promise;
-    await t.timers.advanceAsync(200);
-    expect(handler).toHaveBeenCalledTimes(1);
-    await vi.waitFor(() => expect(undo).toHaveBeenCalled());
-    await Promise.all(undo.mock.results.map((result) => result.value));
-    // Its slot is free again: the next request gets it (100 ms), where it would have waited 200 ms (a 429).
-    const next = app.request('/');
-    await t.timers.scheduled(100);
-    await t.timers.advanceAsync(100);
-    expect((await next).status).toBe(200);
-    expect(handler).toHaveBeenCalledTimes(2);
+    await leavesWhileHeld(t, { algorithm: tokenBucket({ capacity: 1, refillRate: 10 }), wait: { maxDelay: '100ms' }, key: () => 'k' });
   });
 
   it('with a concurrency limit beside it, a client that leaves while it waits gets its reservation cancelled and its permit released', async () => {
     // Fastify releases the permit in its onRequestAbort hook before the hold notices the client left:
-    // the release must not stand for the whole give-back.
-    const handler = vi.fn();
-    const arrived = deferred();
-    const closed = deferred();
-    const app = await t.open({
-      middlewares: [
-        {
-          limits: [
-            { name: 'rate', algorithm: tokenBucket({ capacity: 1, refillRate: 10 }) },
-            { name: 'slots', algorithm: concurrency({ limit: 1 }) },
-          ],
-          wait: { maxDelay: '100ms' },
-          key: () => 'k',
-        },
+    // the release must not stand for the whole give-back. The next request then needs both the slot
+    // (200 ms away, a 429, were it still taken) and the permit (a 429 at once were it still held).
+    await leavesWhileHeld(t, {
+      limits: [
+        { name: 'rate', algorithm: tokenBucket({ capacity: 1, refillRate: 10 }) },
+        { name: 'slots', algorithm: concurrency({ limit: 1 }) },
       ],
-      onArrival(request, res) {
-        if (request.header('x-probe')) {
-          arrived.resolve();
-          res.on('close', () => closed.resolve());
-        }
-      },
-      handler,
+      wait: { maxDelay: '100ms' },
+      key: () => 'k',
     });
-    expect((await app.request('/')).status).toBe(200);
-    const undo = vi.spyOn(t.store, 'undo');
-    const client = startRequest(app.url, '/', { 'x-probe': '1' });
-    await arrived.promise;
-    await t.timers.scheduled(100); // held, holding the one permit
-    client.destroy();
-    await closed.promise;
-    await t.timers.advanceAsync(200);
-    expect(handler).toHaveBeenCalledTimes(1);
-    await vi.waitFor(() => expect(undo).toHaveBeenCalled());
-    await Promise.all(undo.mock.results.map((result) => result.value));
-    // The slot and the permit are free again: the next request waits 100 ms for the slot the client
-    // left (200 ms, a 429, were it still taken) and gets the permit (a 429 at once were it still held).
-    const next = app.request('/');
-    await t.timers.scheduled(100);
-    await t.timers.advanceAsync(100);
-    expect((await next).status).toBe(200);
-    expect(handler).toHaveBeenCalledTimes(2);
   });
+}
+
+/**
+ * Under `middleware` (a bucket of one token, then one per 100 ms, waited for up to 100 ms): one request
+ * takes the token, a second one is held for the next slot and its client leaves; it never reaches the
+ * handler, and what it took is given back: the next request gets that slot (held 100 ms, not denied).
+ */
+async function leavesWhileHeld(t: SuiteContext, middleware: Record<string, unknown>): Promise<void> {
+  const handler = vi.fn();
+  const arrived = deferred();
+  const closed = deferred();
+  const app = await t.open({
+    middlewares: [middleware],
+    onArrival(request, res) {
+      if (request.header('x-probe')) {
+        arrived.resolve();
+        res.on('close', () => closed.resolve());
+      }
+    },
+    handler,
+  });
+  expect((await app.request('/')).status).toBe(200);
+  expect(handler).toHaveBeenCalledTimes(1);
+  const undo = vi.spyOn(t.store, 'undo');
+  const client = startRequest(app.url, '/', { 'x-probe': '1' });
+  await arrived.promise;
+  await t.timers.scheduled(100); // held
+  client.destroy();
+  await closed.promise;
+  await t.timers.advanceAsync(200);
+  expect(handler).toHaveBeenCalledTimes(1);
+  await vi.waitFor(() => expect(undo).toHaveBeenCalled());
+  await Promise.all(undo.mock.results.map((result) => result.value));
+  const next = app.request('/');
+  await t.timers.scheduled(100);
+  await t.timers.advanceAsync(100);
+  expect((await next).status).toBe(200);
+  expect(handler).toHaveBeenCalledTimes(2);
 }
