@@ -45,7 +45,7 @@ export const HTTP_PEER_OPTIONS: Readonly<Record<string, string>> = Object.freeze
   onExceeding: "@fastify/rate-limit's onExceeding: use observer (every decision, with its outcome)",
   onExceeded: "@fastify/rate-limit's onExceeded: use observer (every decision, with its outcome)",
   onBanReach: "@fastify/rate-limit's onBanReach: none (blockDuration locks a key out once it is denied; an observer hears each denial)",
-  continueExceeding: "@fastify/rate-limit's continueExceeding: none (a denied request is not counted; blockDuration locks a key out once it is denied)",
+  continueExceeding: "@fastify/rate-limit's continueExceeding: use countDenied: true on a window algorithm (every attempt counts, so a client that keeps sending stays limited) or blockDuration",
   exponentialBackoff: "@fastify/rate-limit's exponentialBackoff: none (blockDuration locks a key out for a fixed time once it is denied)",
   blacklist: "koa-ratelimit's blacklist: none, deny those requests in a middleware before rl's",
   throw: "koa-ratelimit's throw: none, the middleware answers the denial itself (onLimit may ctx.throw(429))",
