@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { formatIPv6, ipKey, parseIPv6, parseIPv6Subnet, withoutPort } from './keys.js';
+import { formatIPv6, hasForwardingHeader, ipKey, parseIPv6, parseIPv6Subnet, withoutPort } from './keys.js';
 import { resolvesForgedClient, trustsEveryAddress } from './trust-probe.js';
 
 describe('ipKey', () => {
@@ -158,5 +158,19 @@ describe('the trust-all-proxies probe', () => {
     expect(resolvesForgedClient(() => {
       throw new Error('not a request');
     })).toBe(false);
+  });
+});
+
+describe('hasForwardingHeader: a forwarding header that names something', () => {
+  it.each([
+    [{ 'x-forwarded-for': '203.0.113.9' }, true],
+    [{ 'x-forwarded-for': '203.0.113.9, 10.0.0.1' }, true],
+    [{ forwarded: 'for=203.0.113.9' }, true],
+    [{}, false],
+    [{ 'x-forwarded-for': '' }, false],
+    [{ 'x-forwarded-for': ' , ,' }, false],
+    [{ forwarded: '' }, false],
+  ])('%j: %s', (headers, expected) => {
+    expect(hasForwardingHeader(headers)).toBe(expected);
   });
 });

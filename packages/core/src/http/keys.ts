@@ -152,10 +152,15 @@ export function formatIPv6(groups: readonly number[]): string {
 }
 
 /**
- * True when the request carries a proxy forwarding header (`X-Forwarded-For` or `Forwarded`): a sign
- * that the app sits behind a proxy. When the framework does not trust proxies, every client then
- * shares the proxy's address and its limit.
+ * True when the request carries a proxy forwarding header (`X-Forwarded-For` or `Forwarded`) that
+ * names something (an empty or all-comma value forwards nothing): a sign that the app sits behind a
+ * proxy. When the framework does not trust proxies, every client then shares the proxy's address and
+ * its limit.
  */
 export function hasForwardingHeader(headers: IncomingHttpHeaders): boolean {
-  return headers['x-forwarded-for'] !== undefined || headers.forwarded !== undefined;
+  return namesSomething(headers['x-forwarded-for']) || namesSomething(headers.forwarded);
+}
+
+function namesSomething(value: string | string[] | undefined): boolean {
+  return value !== undefined && /[^\s,]/.test(String(value));
 }
