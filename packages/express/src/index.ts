@@ -1,12 +1,12 @@
 import type { NextFunction, Request, Response } from 'express';
 import { MemoryStore } from '@rl/store-memory';
-import { InvalidOptionError, type CircuitChange, type HttpRateLimitOptions, type RateLimitResult, type StoreErrorEvent } from '@rl/core';
+import { type CircuitChange, type HttpRateLimitOptions, type RateLimitResult, type StoreErrorEvent } from '@rl/core';
 import {
   HttpRateLimiter,
   PROBLEM_CONTENT_TYPE,
   Responder,
   withLimiter,
-  checkSuccessTest,
+  checkAdapterFunctions,
   forwardableError,
   nodeHeaderAccess,
   trustsEveryAddress,
@@ -68,19 +68,14 @@ const expressBinding: FrameworkBinding<Request> = {
   trustsAllProxies: (req) => trustsEveryAddress(req.app.get('trust proxy fn') as (address: string, hop: number) => unknown),
   trustAllProxiesAdvice: "Set app.set('trust proxy', <number of proxies>) or the proxies' addresses (for example 'loopback' or '10.0.0.0/8') instead of true",
   createStore: () => new MemoryStore(),
-  checkAdapterOptions: (options, counting) => {
-    if (options.onLimit !== undefined && typeof options.onLimit !== 'function') {
-      throw new InvalidOptionError('rateLimit.onLimit', options.onLimit, 'a function (req, res, next, result) that sends the denial response');
-    }
-    checkSuccessTest(options.requestWasSuccessful, 'rateLimit', counting, '(req, res)');
-  },
+  checkAdapterOptions: checkAdapterFunctions('rateLimit', 'a function (req, res, next, result) that sends the denial response', '(req, res)'),
 };
 
 /**
  * Rate-limit middleware for Express 4 and 5:
  * `app.use(rateLimit({ algorithm: tokenBucket({ capacity: 20, refillRate: 10 }) }))`.
  *
- * Options are validated here (an {@link InvalidOptionError} naming the field, synchronously). Per
+ * Options are validated here (an `InvalidOptionError` naming the field, synchronously). Per
  * request: the limits run, `req.rateLimit` is set, the RateLimit headers are written; a denied
  * request gets 429 (or 503 when a fail-closed store failed) with Retry-After and a problem+json body
  * (or `onLimit`); a shaped request is held for its delay (a client that leaves meanwhile never

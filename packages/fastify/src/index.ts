@@ -12,7 +12,7 @@ import {
   checkOptionNames,
   PROBLEM_CONTENT_TYPE,
   Responder,
-  checkSuccessTest,
+  checkAdapterFunctions,
   forwardableError,
   problemBody,
   resolvesForgedClient,
@@ -100,12 +100,7 @@ function binding(owner: string, createStore: () => Store, logger: OutageLogger):
     trustsAllProxies: (request) => resolvesForgedClient((raw) => (Object.create(request, { raw: { value: raw } }) as FastifyRequest).ip),
     trustAllProxiesAdvice: "Create the server with Fastify({ trustProxy }) set to the proxies' addresses or CIDRs (for example '10.0.0.0/8') instead of true",
     createStore,
-    checkAdapterOptions: (options, counting) => {
-      if (options.onLimit !== undefined && typeof options.onLimit !== 'function') {
-        throw new InvalidOptionError(`${owner}.onLimit`, options.onLimit, 'a function (request, reply, result) that sends the denial response');
-      }
-      checkSuccessTest(options.requestWasSuccessful, owner, counting, '(request, reply)');
-    },
+    checkAdapterOptions: checkAdapterFunctions(owner, 'a function (request, reply, result) that sends the denial response', '(request, reply)'),
   };
 }
 
@@ -159,7 +154,7 @@ function prepare(options: RouteRateLimitOptions, owner: string, hook: Hook, crea
     try {
       result = limiter.decide(request);
     } catch (error) {
-      done(forwardableError(error) as Error);
+      fail(done, error);
       return;
     }
     if (result instanceof Promise) {
@@ -167,9 +162,9 @@ function prepare(options: RouteRateLimitOptions, owner: string, hook: Hook, crea
         try {
           void responder.respond(request, reply, done, r);
         } catch (error) {
-          done(forwardableError(error) as Error);
+          fail(done, error);
         }
-      }, (error: unknown) => done(forwardableError(error) as Error));
+      }, (error: unknown) => fail(done, error));
       return;
     }
     void responder.respond(request, reply, done, result);
@@ -192,6 +187,11 @@ function prepare(options: RouteRateLimitOptions, owner: string, hook: Hook, crea
 
 /** The `done` callback of a Fastify hook. */
 type HookDone = (error?: Error) => void;
+
+/** Ends a hook with what a user function threw, as an error Fastify cannot take for success (see `forwardableError`). */
+function fail(done: HookDone, error: unknown): void {
+  done(forwardableError(error) as Error);
+}
 
 /** Fastify's side of the shared decision tree (see `Responder`); permits are released by the route's hooks. */
 function fastifyIO(
@@ -230,7 +230,7 @@ function fastifyIO(
       void reply.type(PROBLEM_CONTENT_TYPE).send(body);
     },
     onLimit: onLimit === undefined ? undefined : (request, reply, done, result) => {
-      sendOnLimit(onLimit, request, reply, result).catch((error: unknown) => done(forwardableError(error) as Error));
+      sendOnLimit(onLimit, request, reply, result).catch((error: unknown) => fail(done, error));
     },
     // The client is gone: nothing to send, and the handler must not run.
     drop: (_request, reply, done, givenBack) => {

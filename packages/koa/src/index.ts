@@ -1,14 +1,14 @@
 import type { ServerResponse } from 'node:http';
 import type { Context, Next } from 'koa';
 import { MemoryStore } from '@rl/store-memory';
-import { InvalidOptionError, type CircuitChange, type HttpRateLimitOptions, type RateLimitResult, type StoreErrorEvent } from '@rl/core';
+import { type CircuitChange, type HttpRateLimitOptions, type RateLimitResult, type StoreErrorEvent } from '@rl/core';
 import {
   HttpRateLimiter,
   claimResponse,
   PROBLEM_CONTENT_TYPE,
   Responder,
   withLimiter,
-  checkSuccessTest,
+  checkAdapterFunctions,
   nodeHeaderAccess,
   problemBody,
   type FrameworkBinding,
@@ -69,19 +69,14 @@ const koaBinding: FrameworkBinding<Context> = {
   trustsAllProxies: (ctx) => ctx.app.proxy === true && !(ctx.app.maxIpsCount > 0),
   trustAllProxiesAdvice: 'Set app.maxIpsCount = <number of proxies> beside app.proxy = true',
   createStore: () => new MemoryStore(),
-  checkAdapterOptions: (options, counting) => {
-    if (options.onLimit !== undefined && typeof options.onLimit !== 'function') {
-      throw new InvalidOptionError('rateLimit.onLimit', options.onLimit, 'a function (ctx, result) that sets the denial response');
-    }
-    checkSuccessTest(options.requestWasSuccessful, 'rateLimit', counting, '(ctx)');
-  },
+  checkAdapterOptions: checkAdapterFunctions('rateLimit', 'a function (ctx, result) that sets the denial response', '(ctx)'),
 };
 
 /**
  * Rate-limit middleware for Koa 2 and 3:
  * `app.use(rateLimit({ algorithm: slidingWindowLog({ limit: 5, window: '1m' }) }))`.
  *
- * Options are validated here (an {@link InvalidOptionError} naming the field, synchronously). Per
+ * Options are validated here (an `InvalidOptionError` naming the field, synchronously). Per
  * request: the limits run, `ctx.state.rateLimit` is set, the RateLimit headers are written; a denied
  * request gets 429 (or 503 when a fail-closed store failed) with Retry-After and a problem+json body
  * (or `onLimit`); a shaped request is held for its delay (a client that leaves meanwhile never reaches

@@ -201,6 +201,14 @@ describe('long keys', () => {
     expect(held[0]!.length).toBeLessThanOrEqual(MAX_PLAIN_KEY_LENGTH);
   });
 
+  it('two long keys that differ only in a lone surrogate keep their own state (the digest is of UTF-16, not UTF-8)', async () => {
+    const store = newStore();
+    const limiter = createLimiter({ algorithm: fixedWindow({ limit: 1, window: '1m' }), store, clock: () => 0 });
+    expect((await limiter.consume(long('\uD800'))).allowed).toBe(true);
+    expect((await limiter.consume(long('\uDC00'))).allowed).toBe(true);
+    expect((await limiter.consume(long('\uD800'))).allowed).toBe(false);
+  });
+
   it('a concurrency permit on a long key is held and released', async () => {
     const store = newStore();
     const limiter = createLimiter({ algorithm: concurrency({ limit: 1 }), store, clock: () => 0 });

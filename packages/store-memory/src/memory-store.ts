@@ -13,6 +13,7 @@ import {
   ALGORITHM_KINDS,
   BlockTable,
   checkOptions,
+  keyDigest,
   parseTimerDuration,
   type ConcurrencyAlgorithm,
   type LeaseState,
@@ -20,7 +21,6 @@ import {
   type LogState,
   type NumericAlgorithm,
 } from '@rl/core/store';
-import { createHash } from 'node:crypto';
 import { NumericTable, ObjectTable, type AnyTable, type Table, type LeaseTable, type LogTable } from './tables.js';
 
 export interface MemoryStoreOptions {
@@ -39,14 +39,15 @@ export interface MemoryStoreOptions {
 /**
  * Keys longer than this (UTF-16 code units) are held by their SHA-256 digest: what a key costs the
  * store is bounded whatever its length (a key a limit takes from a request header can be 16 KB, and
- * `maxKeys` bounds the count of keys, not their size). The digest form (`\0` and 44 base64
- * characters) is shorter than the bound, so no plain key is taken for one unless it is a preimage.
+ * `maxKeys` bounds the count of keys, not their size). The digest form (`\0` and the 43 characters
+ * of `keyDigest`, lossless for lone surrogates) is shorter than the bound, so no plain key is taken
+ * for one unless it is a preimage.
  */
 export const MAX_PLAIN_KEY_LENGTH = 128;
 
 /** The key the tables index `key` by: itself, or its digest when longer than {@link MAX_PLAIN_KEY_LENGTH}. */
 function heldKey(key: string): string {
-  return key.length <= MAX_PLAIN_KEY_LENGTH ? key : `\0${createHash('sha256').update(key).digest('base64')}`;
+  return key.length <= MAX_PLAIN_KEY_LENGTH ? key : `\0${keyDigest(key)}`;
 }
 
 /** Entries examined per sweep step; a sweep of many keys is spread over several event-loop turns. */

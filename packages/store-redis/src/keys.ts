@@ -1,4 +1,4 @@
-import { createHash } from 'node:crypto';
+import { keyDigest } from '@rl/core/store';
 
 /** User keys up to this many UTF-16 code units are kept readable inside the hash tag; longer ones are hashed. */
 export const MAX_PLAIN_KEY_LENGTH = 200;
@@ -22,9 +22,9 @@ export function hashTagOf(key: string): string {
   return digestOf(key);
 }
 
-/** `#` and the base64url SHA-256 of the key's UTF-16 code units: lossless for any string, 44 characters. */
+/** `#` and the key's {@link keyDigest}: lossless for any string, 44 characters. */
 function digestOf(key: string): string {
-  return `#${createHash('sha256').update(Buffer.from(key, 'utf16le')).digest('base64url')}`;
+  return `#${keyDigest(key)}`;
 }
 
 /** Bucket hashes per prefix and algorithm kind in the compact layout, unless `RedisStore({ buckets })` says otherwise. */

@@ -1,5 +1,7 @@
 import type { IncomingHttpHeaders } from 'node:http';
 import type { Store } from '../store/interface.js';
+import { InvalidOptionError } from '../errors.js';
+import { checkSuccessTest } from './outcome.js';
 import type { OutageLogger } from './outage-log.js';
 
 /** What an adapter tells the http layer about its framework. */
@@ -36,4 +38,17 @@ export interface FrameworkBinding<Req> {
    * `skipSuccessfulRequests` is on.
    */
   checkAdapterOptions?(options: Readonly<Record<string, unknown>>, counting: boolean): void;
+}
+
+/**
+ * The {@link FrameworkBinding.checkAdapterOptions} of an adapter whose own options are the two every
+ * adapter takes: `onLimit` (a function, when given; `onLimit` describes what it must be, for example
+ * `'a function (ctx, result) that sets the denial response'`) and `requestWasSuccessful` (a function
+ * `successSignature`, only with counting by outcome; see `checkSuccessTest`). Errors name `<owner>.<option>`.
+ */
+export function checkAdapterFunctions(owner: string, onLimit: string, successSignature: string): NonNullable<FrameworkBinding<unknown>['checkAdapterOptions']> {
+  return (options, counting) => {
+    if (options.onLimit !== undefined && typeof options.onLimit !== 'function') throw new InvalidOptionError(`${owner}.onLimit`, options.onLimit, onLimit);
+    checkSuccessTest(options.requestWasSuccessful, owner, counting, successSignature);
+  };
 }

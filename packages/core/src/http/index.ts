@@ -15,7 +15,7 @@ export {
   type CostFunction,
   type SkipFunction,
 } from './options.js';
-export type { FrameworkBinding } from './binding.js';
+export { checkAdapterFunctions, type FrameworkBinding } from './binding.js';
 export { RateLimitResult } from './result.js';
 export { holdRequest, type CloseNotifier } from './hold.js';
 export { problemBody, PROBLEM_CONTENT_TYPE } from './problem.js';

@@ -28,3 +28,4 @@ export { BlockTable, blockedDecision } from './blocks.js';
 export { withBlock, BLOCK_KEY_SUFFIX } from '../algorithms/block.js';
 export { checkOptions } from '../options.js';
 export { parseTimerDuration, MAX_TIMER_MS } from '../duration.js';
+export { keyDigest } from './key-digest.js';
