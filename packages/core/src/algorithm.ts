@@ -1,5 +1,5 @@
 import type { Decision, Policy } from './decision.js';
-import { CostExceedsCapacityError, InvalidCostError } from './errors.js';
+import { CostExceedsCapacityError, InvalidCostError, InvalidOptionError } from './errors.js';
 
 /** Every algorithm kind of @rl/core (what a store that runs them all lists in its capabilities). */
 export const ALGORITHM_KINDS = [
@@ -205,4 +205,19 @@ export function checkCost(algorithm: Algorithm, cost: unknown, allowZero = false
   }
   if (cost > algorithm.maxCost) throw new CostExceedsCapacityError(cost, algorithm.maxCost, algorithm.kind);
   return cost;
+}
+
+const STATE_KINDS = new Set(['numeric', 'log', 'leases']);
+
+/** Whether `value` is an algorithm made by `tokenBucket()`, `fixedWindow()` and the others. */
+export function isAlgorithm(value: unknown): value is Algorithm {
+  return value !== null && typeof value === 'object' && STATE_KINDS.has((value as Algorithm).stateKind) && Boolean((value as Algorithm).policy);
+}
+
+/** `value` as an {@link Algorithm}, or an `InvalidOptionError` naming `field`. */
+export function checkAlgorithm(value: unknown, field: string): Algorithm {
+  if (!isAlgorithm(value)) {
+    throw new InvalidOptionError(field, value, "an algorithm such as tokenBucket({ capacity: 20, refillRate: 10 }) or fixedWindow({ limit: 100, window: '1m' })");
+  }
+  return value;
 }

@@ -22,6 +22,7 @@ export {
   type Reservation,
   type ReserveOptions,
   type StoreErrorPolicy,
+  type FallbackLimiter,
   type StoreErrorEvent,
   type CircuitChange,
 } from './limiter/index.js';
@@ -41,7 +42,7 @@ export {
 } from './errors.js';
 // What an application's handlers and key functions use from the HTTP layer; the rest of it is for adapters (`@rl/core/http`).
 export type { RateLimitResult } from './http/result.js';
-export type { HttpRateLimitOptions, LimitOptions, WaitOptions, KeyFunction, CostFunction, SkipFunction, AlgorithmFunction } from './http/options.js';
+export type { HttpRateLimitOptions, LimitOptions, WaitOptions, KeyFunction, CostFunction, SkipFunction, AlgorithmFunction } from './http/option-types.js';
 export type { HeaderFormat } from './http/headers.js';
 export { ipKey, DEFAULT_IPV6_SUBNET } from './http/keys.js';
 export {

@@ -4,7 +4,7 @@ import { fixedWindow } from './algorithms/fixed-window.js';
 import { InvalidOptionError } from './errors.js';
 import { parseHttpOptions } from './http/options.js';
 import { parseLimiterOptions } from './limiter/options.js';
-import { LocalStore } from './testing/manual-store.js';
+import { TestStore } from './testing/test-store.js';
 
 /**
  * The migration guides say that passing a peer's option to rl is an error naming the rl equivalent.
@@ -12,7 +12,7 @@ import { LocalStore } from './testing/manual-store.js';
  * that rl does not take is rejected with a hint (`no such option (…)`), not a bare "no such option".
  */
 const algorithm = fixedWindow({ limit: 5, window: '1m' });
-const store = new LocalStore();
+const store = new TestStore();
 
 /** Option names (backticked identifiers) in the first column of the guide's option table, per row. */
 function peerOptionNames(guide: string): string[] {

@@ -1,4 +1,5 @@
 import { performance } from 'node:perf_hooks';
+import { InvalidOptionError } from './errors.js';
 
 /** What {@link Timers.setTimeout} returns, handed back to {@link Timers.clearTimeout}. */
 export type TimerHandle = unknown;
@@ -28,3 +29,12 @@ export const systemTimers: Timers = {
   setTimeout: (callback, ms) => setTimeout(callback, ms),
   clearTimeout: (handle) => clearTimeout(handle as NodeJS.Timeout),
 };
+
+/** `value` as {@link Timers}, or an `InvalidOptionError` naming `field`. */
+export function checkTimers(value: unknown, field: string): Timers {
+  const t = value as Timers | null;
+  if (t === null || typeof t !== 'object' || typeof t.now !== 'function' || typeof t.setTimeout !== 'function' || typeof t.clearTimeout !== 'function') {
+    throw new InvalidOptionError(field, value, 'timers with now(), setTimeout(callback, ms) and clearTimeout(handle), such as FakeTimers from @rl/core/testing');
+  }
+  return t;
+}

@@ -1,17 +1,19 @@
 import type { NextFunction, Request, Response } from 'express';
 import { MemoryStore } from '@rl/store-memory';
-import { type CircuitChange, type HttpRateLimitOptions, type RateLimitResult, type StoreErrorEvent } from '@rl/core';
+import type { HttpRateLimitOptions, RateLimitResult } from '@rl/core';
 import {
   HttpRateLimiter,
   PROBLEM_CONTENT_TYPE,
   Responder,
   withLimiter,
   checkAdapterFunctions,
+  endOnNodeClose,
   forwardableError,
   nodeHeaderAccess,
   trustsEveryAddress,
   type DoubleCountCheck,
   type FrameworkBinding,
+  type LimiterHandle,
   type ResponseIO,
 } from '@rl/core/http';
 import { setRequestResult } from './request-result.js';
@@ -42,17 +44,10 @@ export interface RateLimitOptions extends HttpRateLimitOptions<Request> {
   requestWasSuccessful?: (req: Request, res: Response) => boolean | Promise<boolean>;
 }
 
-/** An Express middleware, with the limiter behind it. */
-export interface RateLimitMiddleware {
+/** An Express middleware, with the limiter behind it (`limiter`, `resetKey`, `on`: see `LimiterHandle`). */
+export interface RateLimitMiddleware extends LimiterHandle<Request, RateLimitMiddleware> {
   /** Returns nothing when it decided at once (a local store), otherwise a promise settled once it has continued. */
   (req: Request, res: Response, next: NextFunction): void | Promise<void>;
-  /** The http-layer limiter: its `limiters` emit `'storeError'` events. */
-  readonly limiter: HttpRateLimiter<Request>;
-  /** Forgets a key in every limit of this middleware. */
-  resetKey(key: string): Promise<void>;
-  /** Hears every limit's store failures (`'storeError'`) or circuit changes (`'circuit'`), with the limit's `name`. */
-  on(event: 'storeError', listener: (event: StoreErrorEvent & { name: string }) => void): RateLimitMiddleware;
-  on(event: 'circuit', listener: (event: CircuitChange & { name: string }) => void): RateLimitMiddleware;
 }
 
 const expressBinding: FrameworkBinding<Request> = {
@@ -119,8 +114,8 @@ function expressIO(
 ): ResponseIO<Request, Response, NextFunction, void | Promise<void>> {
   return {
     headers: nodeHeaderAccess,
-    releaseOnClose: true,
     nodeResponse: (res) => res,
+    onEnd: endOnNodeClose((res: Response) => res),
     statusCode: (_req, res) => res.statusCode,
     requestWasSuccessful,
     record: (req, _res, result) => setRequestResult(req, result, doubleCount),

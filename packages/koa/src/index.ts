@@ -1,7 +1,7 @@
 import type { ServerResponse } from 'node:http';
 import type { Context, Next } from 'koa';
 import { MemoryStore } from '@rl/store-memory';
-import { type CircuitChange, type HttpRateLimitOptions, type RateLimitResult, type StoreErrorEvent } from '@rl/core';
+import type { HttpRateLimitOptions, RateLimitResult } from '@rl/core';
 import {
   HttpRateLimiter,
   claimResponse,
@@ -9,9 +9,11 @@ import {
   Responder,
   withLimiter,
   checkAdapterFunctions,
+  endOnNodeClose,
   nodeHeaderAccess,
   problemBody,
   type FrameworkBinding,
+  type LimiterHandle,
   type ResponseIO,
 } from '@rl/core/http';
 
@@ -45,17 +47,10 @@ export interface RateLimitOptions extends HttpRateLimitOptions<Context> {
   requestWasSuccessful?: (ctx: Context) => boolean | Promise<boolean>;
 }
 
-/** A Koa middleware, with the limiter behind it. */
-export interface RateLimitMiddleware {
+/** A Koa middleware, with the limiter behind it (`limiter`, `resetKey`, `on`: see `LimiterHandle`). */
+export interface RateLimitMiddleware extends LimiterHandle<Context, RateLimitMiddleware> {
   /** Returns what downstream returns when it decided at once (a local store), otherwise a promise. */
   (ctx: Context, next: Next): unknown;
-  /** The http-layer limiter: its `limiters` emit `'storeError'` events. */
-  readonly limiter: HttpRateLimiter<Context>;
-  /** Forgets a key in every limit of this middleware. */
-  resetKey(key: string): Promise<void>;
-  /** Hears every limit's store failures (`'storeError'`) or circuit changes (`'circuit'`), with the limit's `name`. */
-  on(event: 'storeError', listener: (event: StoreErrorEvent & { name: string }) => void): RateLimitMiddleware;
-  on(event: 'circuit', listener: (event: CircuitChange & { name: string }) => void): RateLimitMiddleware;
 }
 
 const koaBinding: FrameworkBinding<Context> = {
@@ -116,8 +111,8 @@ function koaIO(
   const { hasLeases, doubleCount } = limiter;
   return {
     headers: nodeHeaderAccess,
-    releaseOnClose: true,
     nodeResponse: (res) => res,
+    onEnd: endOnNodeClose((res: ServerResponse) => res),
     // What was sent: Koa's own status may differ from the Node response's after an error.
     statusCode: (_ctx, res) => res.statusCode,
     requestWasSuccessful: requestWasSuccessful === undefined ? undefined : (ctx) => requestWasSuccessful(ctx),

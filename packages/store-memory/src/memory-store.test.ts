@@ -1,5 +1,6 @@
 import { combineLimiters, concurrency, createLimiter, fixedWindow, leakyBucket, slidingWindowLog, tokenBucket } from '@rl/core';
 import { afterEach, describe, expect, it, vi } from 'vitest';
+import { FakeTimers } from '@rl/core/testing';
 import { MAX_PLAIN_KEY_LENGTH, MemoryStore } from './memory-store.js';
 
 const stores: MemoryStore[] = [];
@@ -66,13 +67,31 @@ describe('sweeping', () => {
     expect((await slow.peek('k')).remaining).toBe(0);
   });
 
-  it('runs from one unref\'d timer and stops on close', async () => {
-    const store = new MemoryStore({ sweepInterval: 20 });
+  it('runs from one unref\'d timer on its timers, and stops on close', async () => {
+    const timers = new FakeTimers();
+    const unrefs: unknown[] = [];
+    // Handles with `unref`, as Node's: the store unrefs each one.
+    const nodeLike = {
+      now: () => timers.now(),
+      setTimeout: (callback: () => void, ms: number) => {
+        const handle = { id: timers.setTimeout(callback, ms), unref: () => unrefs.push(handle) };
+        return handle;
+      },
+      clearTimeout: (handle: unknown) => timers.clearTimeout((handle as { id: unknown }).id),
+    };
+    const store = new MemoryStore({ sweepInterval: 20, timers: nodeLike });
     const limiter = createLimiter({ algorithm: tokenBucket({ capacity: 1, refillRate: 1000 }), store });
     await limiter.consume('a');
-    await new Promise((resolve) => setTimeout(resolve, 120));
+    expect(store.keyCount).toBe(1);
+    // The first sweep takes the latest time seen as now; the next one projects it 20 ms on: the bucket is full.
+    timers.advance(20);
+    expect(store.keyCount).toBe(1);
+    timers.advance(20);
     expect(store.keyCount).toBe(0);
+    expect(timers.pending).toBe(1);
+    expect(unrefs.length).toBe(3);
     store.close();
+    expect(timers.pending).toBe(0);
     expect(() => store.consume('a', limiter.algorithm!, 1, 0)).toThrow(expect.objectContaining({ code: 'RL_STORE_CLOSED' }));
   });
 });

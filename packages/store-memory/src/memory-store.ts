@@ -2,17 +2,21 @@ import {
   InvalidOptionError,
   StoreClosedError,
   systemClock,
+  systemTimers,
   type Algorithm,
   type Clock,
   type Decision,
   type Duration,
   type Store,
   type StoreCapabilities,
+  type TimerHandle,
+  type Timers,
 } from '@rl/core';
 import {
   ALGORITHM_KINDS,
   BlockTable,
   checkOptions,
+  checkTimers,
   keyDigest,
   parseTimerDuration,
   type ConcurrencyAlgorithm,
@@ -32,6 +36,11 @@ export interface MemoryStoreOptions {
   maxKeys?: number;
   /** How often one timer sweeps state that has fully recovered (default `'30s'`; `false`: never). The timer is unref'd. */
   sweepInterval?: Duration | false;
+  /**
+   * Where the sweep timer and the time it projects forward come from. Default: Node's timers; tests
+   * pass `FakeTimers` from `@rl/core/testing` to run a sweep without waiting.
+   */
+  timers?: Timers;
   /** Clock used when the limiter passes no `now` (default: `systemClock`, wall-clock `Date.now()`). */
   clock?: Clock;
 }
@@ -74,7 +83,10 @@ export class MemoryStore implements Store {
   private readonly blocks: BlockTable;
   private size = 0;
   private closed = false;
-  private timer: NodeJS.Timeout | undefined;
+  private readonly timers: Timers;
+  /** The pending sweep step (one timer at a time), or undefined when sweeping is off or the store is closed. */
+  private timer: TimerHandle | undefined;
+  private readonly sweepIntervalMs: number;
   /** The latest `now` seen, which the sweeper projects forward (works with fake clocks too). */
   private lastNow = -Infinity;
   private sweepBase = -Infinity;
@@ -86,7 +98,7 @@ export class MemoryStore implements Store {
 
   constructor(options: MemoryStoreOptions = {}) {
     // `undefined` means "not given"; anything else, `null` included, must be a valid value.
-    const o = checkOptions(options, ['maxKeys', 'sweepInterval', 'clock'], 'MemoryStore');
+    const o = checkOptions(options, ['maxKeys', 'sweepInterval', 'clock', 'timers'], 'MemoryStore');
     const maxKeys = o.maxKeys === undefined ? 1_000_000 : o.maxKeys;
     if (typeof maxKeys !== 'number' || !Number.isInteger(maxKeys) || maxKeys < 1) {
       throw new InvalidOptionError('MemoryStore.maxKeys', maxKeys, 'an integer of at least 1');
@@ -97,11 +109,9 @@ export class MemoryStore implements Store {
       throw new InvalidOptionError('MemoryStore.clock', o.clock, 'a function returning milliseconds');
     }
     this.clock = (o.clock as Clock | undefined) ?? systemClock;
-    if (o.sweepInterval !== false) {
-      const interval = o.sweepInterval === undefined ? 30_000 : parseTimerDuration(o.sweepInterval, 'MemoryStore.sweepInterval');
-      this.timer = setInterval(() => this.sweepStep(), interval);
-      this.timer.unref();
-    }
+    this.timers = o.timers === undefined ? systemTimers : checkTimers(o.timers, 'MemoryStore.timers');
+    this.sweepIntervalMs = o.sweepInterval === false ? 0 : o.sweepInterval === undefined ? 30_000 : parseTimerDuration(o.sweepInterval, 'MemoryStore.sweepInterval');
+    if (this.sweepIntervalMs > 0) this.schedule(this.sweepIntervalMs);
   }
 
   /** Number of keys held (all limits together). */
@@ -109,25 +119,13 @@ export class MemoryStore implements Store {
     return this.size;
   }
 
-  consume(key: string, algorithm: Algorithm, cost: number, now: number | undefined): Decision {
-    key = heldKey(key);
-    const t = now === undefined ? this.clock() : now;
-    if (algorithm.blockMs > 0) return this.blocks.decide(key, algorithm, t, true, (commit) => this.decide(key, algorithm, cost, t, commit));
-    return this.decide(key, algorithm, cost, t, true);
-  }
-
-  reserve(key: string, algorithm: Algorithm, cost: number, maxDelayMs: number, now: number | undefined): Decision {
-    key = heldKey(key);
-    const t = now === undefined ? this.clock() : now;
-    if (algorithm.blockMs > 0) return this.blocks.decide(key, algorithm, t, true, (commit) => this.decide(key, algorithm, cost, t, commit, maxDelayMs));
-    return this.decide(key, algorithm, cost, t, true, maxDelayMs);
+  /** The one charge: a consume, or with `maxDelayMs` a reservation (see `Store.consume`). */
+  consume(key: string, algorithm: Algorithm, cost: number, now: number | undefined, maxDelayMs?: number): Decision {
+    return this.decideHeld(heldKey(key), algorithm, cost, now, true, maxDelayMs);
   }
 
   peek(key: string, algorithm: Algorithm, cost: number, now: number | undefined): Decision {
-    key = heldKey(key);
-    const t = now === undefined ? this.clock() : now;
-    if (algorithm.blockMs > 0) return this.blocks.decide(key, algorithm, t, false, (commit) => this.decide(key, algorithm, cost, t, commit));
-    return this.decide(key, algorithm, cost, t, false);
+    return this.decideHeld(heldKey(key), algorithm, cost, now, false);
   }
 
   undo(key: string, algorithm: Algorithm, cost: number, now: number | undefined, chargedAt?: number, delayMs?: number): void {
@@ -193,7 +191,7 @@ export class MemoryStore implements Store {
 
   /** Stops the sweep timer and drops all state. Further calls throw `StoreClosedError`. */
   close(): void {
-    if (this.timer !== undefined) clearInterval(this.timer);
+    if (this.timer !== undefined) this.timers.clearTimeout(this.timer);
     this.timer = undefined;
     this.closed = true;
     this.numeric.clear();
@@ -215,6 +213,13 @@ export class MemoryStore implements Store {
     let removed = 0;
     for (const table of this.tables()) removed += this.sweepEntries(table, table.index.entries() as Iterator<[string, unknown]>, now, Infinity).removed;
     return removed;
+  }
+
+  /** A decision for the key as held (see {@link heldKey}) at `now` (the store's clock when undefined), through its lockout if the algorithm has one. */
+  private decideHeld(key: string, algorithm: Algorithm, cost: number, now: number | undefined, commit: boolean, maxDelay?: number): Decision {
+    const t = now === undefined ? this.clock() : now;
+    if (algorithm.blockMs > 0) return this.blocks.decide(key, algorithm, t, commit, (write) => this.decide(key, algorithm, cost, t, write, maxDelay));
+    return this.decide(key, algorithm, cost, t, commit, maxDelay);
   }
 
   private decide(key: string, algorithm: Algorithm, cost: number, now: number, commit: boolean, maxDelay?: number): Decision {
@@ -288,7 +293,7 @@ export class MemoryStore implements Store {
   }
 
   private projectedNow(): number {
-    const wall = performance.now();
+    const wall = this.timers.now();
     if (this.lastNow !== this.sweepBase) {
       this.sweepBase = this.lastNow;
       this.sweepBaseAt = wall;
@@ -296,9 +301,26 @@ export class MemoryStore implements Store {
     return this.sweepBase + (wall - this.sweepBaseAt);
   }
 
-  /** One bounded sweep step: continues where the previous step stopped. */
-  private sweepStep(): void {
-    if (this.closed || this.lastNow === -Infinity) return;
+  /**
+   * Arms the one sweep timer, `ms` from now, unref'd when the handle can be (a sweep is never a
+   * reason for a process to stay alive).
+   */
+  private schedule(ms: number): void {
+    const timer = this.timers.setTimeout(this.sweepTick, ms);
+    if (typeof timer === 'object' && timer !== null && typeof (timer as { unref?: unknown }).unref === 'function') (timer as { unref(): void }).unref();
+    this.timer = timer;
+  }
+
+  private readonly sweepTick = (): void => {
+    this.timer = undefined;
+    if (this.closed) return;
+    // A step that ran out of budget goes on at once (next turn), the others at the interval.
+    this.schedule(this.sweepStep() ? 1 : this.sweepIntervalMs);
+  };
+
+  /** One bounded sweep step: continues where the previous step stopped. Returns true when its budget ran out (more to sweep). */
+  private sweepStep(): boolean {
+    if (this.lastNow === -Infinity) return false;
     const now = this.projectedNow();
     if (this.blocks.size > 0) this.blocks.sweep(now);
     let budget = SWEEP_BATCH;
@@ -313,7 +335,7 @@ export class MemoryStore implements Store {
         this.sweepCursor = { table: next, iterator: next.index.entries() };
       }
     }
-    if (budget === 0) setImmediate(() => this.sweepStep()).unref();
+    return budget === 0;
   }
 
   private sweepEntries(table: Table<unknown>, iterator: Iterator<[string, unknown]>, now: number, budget: number): { seen: number; removed: number; done: boolean } {

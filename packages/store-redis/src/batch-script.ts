@@ -1,4 +1,5 @@
 import { argumentDeclarationsAt, inlineDeclarations, type ScriptPlan } from './script-plan.js';
+import { firstArgument, OPERATION_WIDTH } from './wire.js';
 
 /** Bytes of a decision's reply: six doubles (see prelude.lua). */
 export const DECISION_BYTES = 48;
@@ -13,8 +14,10 @@ export const DECISION_BYTES = 48;
  *
  * The call: `numkeys` is the sum of the decisions' keys (`plan.script.numberOfKeys` each, in order);
  * ARGV[1] is the number of decisions, then for each decision its operation ('c', 'v', 'p', 'u', 'a',
- * 'r') and its arguments, all of them ({@link batchArgumentCount}: what a call by argument sends,
- * `''` for what is absent; an inline configuration sends no configuration).
+ * 'r') and its arguments, all of them (what a call by argument sends: the field in the compact layout,
+ * every argument of the operation, `''` for what is absent, see src/wire.ts; then the configuration
+ * for a script sent by argument, none for an inline configuration). The widths come from the
+ * protocol's table (`OPERATION_WIDTH`), as a Lua table the loop reads.
  *
  * The reply: one string per decision, in order. Exactly {@link DECISION_BYTES} bytes: the decision;
  * empty: an operation that returns nothing (undo, release); any other length: the error's message (one
@@ -26,16 +29,20 @@ export const DECISION_BYTES = 48;
  *
  * Each decision is atomic as alone (a script runs alone in Redis), and the batch too: a Cluster batch
  * holds keys of one slot. The declarations of a configuration sent by argument are read per decision
- * (they follow that decision's `now`, whose place depends on its operation: see prelude.lua).
+ * (they follow that decision's arguments, whose number depends on its operation).
  */
 export function batchLua(plan: ScriptPlan): string {
   const declarations = plan.byArgument ? argumentDeclarationsAt(plan, 'CONFIG_AT') : inlineDeclarations(plan);
-  const configAt = plan.byArgument ? `local CONFIG_AT = ${plan.script.nowArg} + (OP == 'u' and 3 or OP == 'v' and 2 or 1)\n` : '';
+  const first = firstArgument(plan.compact);
+  const configAt = plan.byArgument ? `local CONFIG_AT = ${first} + WIDTH[OP]\n` : '';
   // The body reads its own keys and arguments, wherever they start in the batch's.
   const body = `${configAt}${declarations}${plan.script.lua}`.replace(/\bKEYS\[/g, 'KEYS[K0 + ').replace(/\bARGV\[/g, 'ARGV[A0 + ');
   const k = plan.script.numberOfKeys;
-  const width = batchArgumentCount(plan);
+  // A decision's arguments after its operation: the field (compact), its own, the configuration (by argument).
+  const fixed = first - 1 + (plan.byArgument ? plan.values.length : 0);
+  const widths = Object.entries(OPERATION_WIDTH).map(([op, width]) => `${op} = ${width}`).join(', ');
   return (
+    `local WIDTH = { ${widths} }\n` +
     `local function decide(K0, A0, OP, BATCH_TIME)\n${body}end\n` +
     `local pcall, tostring = pcall, tostring\n` +
     `local replies, at, k0, batch_time = {}, 2, 0, redis.call('TIME')\n` +
@@ -52,19 +59,8 @@ export function batchLua(plan: ScriptPlan): string {
     `  end\n` +
     `  replies[d] = reply\n` +
     `  k0 = k0 + ${k}\n` +
-    `  at = at + ${width + 1}\n` +
-    `  if op == 'u' then at = at + 2 elseif op == 'v' then at = at + 1 end\n` +
+    `  at = at + ${fixed + 1} + WIDTH[op]\n` +
     `end\n` +
     `return replies\n`
   );
-}
-
-/**
- * The arguments of a consume (or peek, acquire, release) in a batch, after its keys: its own (the lease
- * id or the cost), `now`, and for a configuration sent by argument its numbers, every one of them
- * (`''` when absent), as a call by argument sends them. A reservation sends one more (its maxDelay), an
- * undo two more (the time of the charge and its delay): the batch's loop adds them by operation.
- */
-function batchArgumentCount(plan: ScriptPlan): number {
-  return plan.script.nowArg + (plan.byArgument ? plan.values.length : 0);
 }

@@ -2,7 +2,8 @@ import { StoreError } from '@rl/core';
 import { createHash } from 'node:crypto';
 import { DECISION_BYTES, batchLua } from './batch-script.js';
 import type { ClientAdapter } from './clients/client.js';
-import type { BatchCall, Operation, ScriptCalls, ScriptPlan } from './script-plan.js';
+import type { BatchCall, ScriptCalls, ScriptPlan } from './script-plan.js';
+import type { Operation } from './wire.js';
 
 /** Decisions of one script family: the plans that share one `ScriptCalls` (a configuration inline, a script by argument). */
 interface Family {

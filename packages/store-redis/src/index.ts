@@ -1,4 +1,5 @@
-export { RedisStore, type RedisStoreOptions } from './redis-store.js';
+export { RedisStore } from './redis-store.js';
+export type { RedisStoreOptions } from './store-options.js';
 export type { RedisClient, IoredisClient, NodeRedisClient } from './clients/client.js';
 export { EXPLICIT_NOW_EXPIRY_MARGIN_MS } from './script-plan.js';
 export { hashTagOf, redisKeyBase, bucketOf, fieldOf, DEFAULT_BUCKETS, MAX_PLAIN_KEY_LENGTH, MAX_PLAIN_FIELD_BYTES } from './keys.js';

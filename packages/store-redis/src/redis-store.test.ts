@@ -33,13 +33,13 @@ describe('RedisStore calls', () => {
     expect(definition!.lua.split('\n').slice(0, 5)).toEqual([
       "local OP, BATCH_TIME = 'c', false",
       'local EXPLICIT_NOW_MARGIN_MS = 1000',
+      'local ARG_OWN, ARG_NOW, ARG_MAX_DELAY, ARG_CHARGED_AT, ARG_DELAY = 2, 3, 4, 5, 6',
       'local CAPACITY, RATE = 3, 0.0003333333333333333',
       'local HORIZON, STATE_BYTES = 9000, 24',
-      'local NOW_ARG = 3',
     ]);
   });
 
-  it('a call sends its keys, then the lease id or else the cost (left out when 1 without now), then now', async () => {
+  it('a call sends its keys, then the arguments of the wire protocol in one order for every operation (own, now, maxDelay, chargedAt, delay), the absent ones at the end left out', async () => {
     const { client, calls } = recordingClient();
     const store = new RedisStore({ client: client as never, prefix: 'p:', buckets: 1, batch: false });
     const bucket = tokenBucket({ capacity: 3, refillRate: 1 });
@@ -49,13 +49,13 @@ describe('RedisStore calls', () => {
     await store.consume('k', bucket, 2, undefined);
     await store.peek('k', bucket, 1, 5);
     await store.undo('k', log, 1, undefined);
-    // An undo's own arguments: the cost, then the time and the delay of the charge ('' for none), then now.
+    // An undo's: the cost, now, a reservation's place, then the time and the delay of the charge ('' for none).
     await store.undo('k', log, 1, undefined, 1764590000123.456);
     await store.undo('k', bucket, 1, 9);
     await store.undo('k', bucket, 1, undefined, 100, 40);
-    // A reservation's: the cost (always), then its maxDelay, then now.
-    await store.reserve('k', bucket, 1, 250, undefined);
-    await store.reserve('k', log, 2, 0, 8);
+    // A reservation's: the cost, now, then its maxDelay.
+    await store.consume('k', bucket, 1, undefined, 250);
+    await store.consume('k', log, 2, 8, 0);
     await store.consume('k', log, 1.5, 7);
     await store.acquire('k', leases, 'lease.1', undefined);
     await store.consume('k', leases, 1, undefined);
@@ -63,13 +63,13 @@ describe('RedisStore calls', () => {
     expect(calls).toEqual([
       ['p:{#0}:tb', 'k'],
       ['p:{#0}:tb', 'k', '2'],
-      ['p:{#0}:tb', 'k', '1', '5'],
+      ['p:{#0}:tb', 'k', '', '5'],
       ['p:{k}:swl2', 'p:{k}:swl2:sum'],
-      ['p:{k}:swl2', 'p:{k}:swl2:sum', '1', '1764590000123.456', ''],
-      ['p:{#0}:tb', 'k', '1', '', '', '9'],
-      ['p:{#0}:tb', 'k', '1', '100', '40'],
-      ['p:{#0}:tb', 'k', '1', '250'],
-      ['p:{k}:swl2', 'p:{k}:swl2:sum', '2', '0', '8'],
+      ['p:{k}:swl2', 'p:{k}:swl2:sum', '', '', '', '1764590000123.456'],
+      ['p:{#0}:tb', 'k', '', '9'],
+      ['p:{#0}:tb', 'k', '', '', '', '100', '40'],
+      ['p:{#0}:tb', 'k', '', '', '250'],
+      ['p:{k}:swl2', 'p:{k}:swl2:sum', '2', '8', '0'],
       ['p:{k}:swl2', 'p:{k}:swl2:sum', '1.5', '7'],
       ['p:{k}:cc', 'lease.1'],
       // A lease limit's consume reports its state: a peek for no lease.
@@ -101,17 +101,22 @@ describe('RedisStore options', () => {
 
 // Which configurations go inline and which by argument, and what each sends.
 
-/** The store's lines before the script's own text (which starts with NOW_ARG). */
-const header = (lua: string): string[] => lua.split('\n').slice(0, lua.split('\n').findIndex((line) => line.startsWith('local NOW_ARG')) + 1);
+/** The store's lines before the script's own text (which starts with the prelude's EPSILON). */
+const header = (lua: string): string[] => lua.split('\n').slice(0, lua.split('\n').findIndex((line) => line.startsWith('local EPSILON')));
 
-/** The header the store writes before a script by argument: the operation, the margin, `declarations`, then the script's NOW_ARG. */
-const argumentHeader = (declarations: string[], nowArg: number): string[] => ["local OP, BATCH_TIME = 'c', false", 'local EXPLICIT_NOW_MARGIN_MS = 1000', ...declarations, `local NOW_ARG = ${nowArg}`];
+/** The header the store writes before a script by argument: the operation, the margin, the argument positions (of the compact layout unless given), then `declarations`. */
+const argumentHeader = (declarations: string[], positions = 'local ARG_OWN, ARG_NOW, ARG_MAX_DELAY, ARG_CHARGED_AT, ARG_DELAY = 2, 3, 4, 5, 6'): string[] => [
+  "local OP, BATCH_TIME = 'c', false",
+  'local EXPLICIT_NOW_MARGIN_MS = 1000',
+  positions,
+  ...declarations,
+];
 
 /** A distinct token-bucket configuration per `i`. */
 const bucket = (i: number) => tokenBucket({ capacity: 10 + i, refillRate: 1, interval: '1m' });
 
 describe('configurations inline and by argument', () => {
-  it(`the first ${INLINE_CONFIGURATIONS} distinct configurations go inline; later ones by argument, after the cost and now ('' for Redis TIME)`, async () => {
+  it(`the first ${INLINE_CONFIGURATIONS} distinct configurations go inline; later ones by argument, after every argument of the operation ('' for an absent one)`, async () => {
     const { client, defined: definitions, calls } = recordingClient();
     const defined = () => [...definitions.values()];
     const store = new RedisStore({ client: client as never, buckets: 1, batch: false });
@@ -125,22 +130,21 @@ describe('configurations inline and by argument', () => {
     const beyond = tokenBucket({ capacity: 3, refillRate: 1, interval: '3s' });
     await store.consume('k', beyond, 1, undefined);
     await store.peek('k', beyond, 0, 5);
-    expect(header(defined()[INLINE_CONFIGURATIONS]!.lua)).toEqual(argumentHeader(['local CAPACITY, RATE = tonumber(ARGV[4]), tonumber(ARGV[5])', 'local HORIZON, STATE_BYTES = tonumber(ARGV[6]), 24'], 3));
+    expect(header(defined()[INLINE_CONFIGURATIONS]!.lua)).toEqual(argumentHeader(['local CAPACITY, RATE = tonumber(ARGV[4]), tonumber(ARGV[5])', 'local HORIZON, STATE_BYTES = tonumber(ARGV[6]), 24']));
     expect(calls.slice(-2)).toEqual([
-      ['rl:{#0}:tb', 'k', '1', '', '3', '0.0003333333333333333', '9000'],
+      ['rl:{#0}:tb', 'k', '', '', '3', '0.0003333333333333333', '9000'],
       ['rl:{#0}:tb', 'k', '0', '5', '3', '0.0003333333333333333', '9000'],
     ]);
-    // An undo's own arguments end with the time and the delay of the charge ('' for none): its numbers
-    // come two later; a reservation's with its maxDelay: one later.
+    // An undo sends all five arguments: its numbers come three later; a reservation three: one later.
     await store.undo('k', beyond, 1, 7, 5);
     await store.undo('k', beyond, 1, undefined);
-    expect(header(defined().at(-1)!.lua)[3]).toBe('local HORIZON, STATE_BYTES = tonumber(ARGV[8]), 24');
-    await store.reserve('k', beyond, 1, 250, undefined);
-    expect(header(defined().at(-1)!.lua)[3]).toBe('local HORIZON, STATE_BYTES = tonumber(ARGV[7]), 24');
+    expect(header(defined().at(-1)!.lua)[4]).toBe('local HORIZON, STATE_BYTES = tonumber(ARGV[9]), 24');
+    await store.consume('k', beyond, 1, undefined, 250);
+    expect(header(defined().at(-1)!.lua)[4]).toBe('local HORIZON, STATE_BYTES = tonumber(ARGV[7]), 24');
     expect(calls.slice(-3)).toEqual([
-      ['rl:{#0}:tb', 'k', '1', '5', '', '7', '3', '0.0003333333333333333', '9000'],
-      ['rl:{#0}:tb', 'k', '1', '', '', '', '3', '0.0003333333333333333', '9000'],
-      ['rl:{#0}:tb', 'k', '1', '250', '', '3', '0.0003333333333333333', '9000'],
+      ['rl:{#0}:tb', 'k', '', '7', '', '5', '', '3', '0.0003333333333333333', '9000'],
+      ['rl:{#0}:tb', 'k', '', '', '', '', '', '3', '0.0003333333333333333', '9000'],
+      ['rl:{#0}:tb', 'k', '', '', '250', '3', '0.0003333333333333333', '9000'],
     ]);
     // Another configuration beyond: the same scripts (consume, peek, undo, reserve), its own numbers.
     await store.consume('k', tokenBucket({ capacity: 7, refillRate: 2, interval: '1s' }), 2, 9);
@@ -158,9 +162,9 @@ describe('configurations inline and by argument', () => {
     const leases = concurrency({ limit: 2, lease: '30s' });
     await store.acquire('k', leases, 'lease.1', 4);
     await store.release('k', leases, 'lease.1');
-    expect(header(defined()[INLINE_CONFIGURATIONS]!.lua)).toEqual(argumentHeader(['local COUNT_DENIED, LIMIT, WINDOW = tonumber(ARGV[3]), tonumber(ARGV[4]), tonumber(ARGV[5])'], 2));
+    expect(header(defined()[INLINE_CONFIGURATIONS]!.lua)).toEqual(argumentHeader(['local COUNT_DENIED, LIMIT, WINDOW = tonumber(ARGV[3]), tonumber(ARGV[4]), tonumber(ARGV[5])'], 'local ARG_OWN, ARG_NOW, ARG_MAX_DELAY, ARG_CHARGED_AT, ARG_DELAY = 1, 2, 3, 4, 5'));
     expect(calls.slice(-3)).toEqual([
-      ['p:{k}:swl2', 'p:{k}:swl2:sum', '1', '', '1', '5', '1000'],
+      ['p:{k}:swl2', 'p:{k}:swl2:sum', '', '', '1', '5', '1000'],
       ['p:{k}:cc', 'lease.1', '4', '30000', '2'],
       ['p:{k}:cc', 'lease.1', '', '30000', '2'],
     ]);

@@ -1,5 +1,6 @@
-import { UnsupportedError, type Algorithm } from '@rl/core';
+import { UnsupportedError, type Algorithm } from '@rl/core/store';
 import { luaScripts, type LuaScript } from './lua-scripts.generated.js';
+import { argumentPositions, configurationStart, type Operation } from './wire.js';
 
 /**
  * Added to every expiry when the caller passes its own `now` (an app clock, not Redis `TIME`): Redis
@@ -23,9 +24,6 @@ const MAX_HORIZON_MS = 1e11;
 
 /** Bytes of one float64 of a packed state. */
 const DOUBLE_BYTES = 8;
-
-/** One script per operation: consume, reserve, peek, undo; acquire and release for a lease limit. */
-export type Operation = 'c' | 'v' | 'p' | 'u' | 'a' | 'r';
 
 export type ScriptCall = (this: unknown, ...args: string[]) => Promise<unknown>;
 
@@ -114,7 +112,8 @@ export function planScript(algorithm: Algorithm): ScriptConfiguration {
 
 /**
  * The declarations of a configuration sent inline, put before the script (see prelude.lua): the
- * margin, the constants as number literals, and for the compact layout HORIZON and STATE_BYTES.
+ * margin, the argument positions (src/wire.ts), the constants as number literals, and for the compact
+ * layout HORIZON and STATE_BYTES.
  */
 export function inlineDeclarations(config: ScriptConfiguration): string {
   return declarations(config, config.values);
@@ -122,14 +121,13 @@ export function inlineDeclarations(config: ScriptConfiguration): string {
 
 /**
  * The declarations of every configuration of a script sent by argument (see prelude.lua): the same
- * names, each read with `tonumber` from the arguments after `now` (ARGV[nowArg + 1] on, a
- * reservation's one later, an undo's two, in the order of {@link ScriptConfiguration.values}); `tonumber` reads `String(value)` back as
- * the same double a literal gives. STATE_BYTES, the same for every configuration of a layout, stays a literal.
+ * names, each read with `tonumber` from the arguments after everything `op` sends
+ * ({@link configurationStart}), in the order of {@link ScriptConfiguration.values}; `tonumber` reads
+ * `String(value)` back as the same double a literal gives. STATE_BYTES, the same for every
+ * configuration of a layout, stays a literal.
  */
 export function argumentDeclarations(config: ScriptConfiguration, op: Operation): string {
-  // An undo's own arguments end with the time and the delay of the charge, a reservation's with its
-  // maxDelay: their `now` comes two or one later (see prelude.lua).
-  const first = config.script.nowArg + (op === 'u' ? 3 : op === 'v' ? 2 : 1);
+  const first = configurationStart(config.compact, op);
   return declarations(config, config.values.map((_, i) => `tonumber(ARGV[${first + i}])`));
 }
 
@@ -145,7 +143,7 @@ export function argumentDeclarationsAt(config: ScriptConfiguration, at: string):
 /** The declarations with `values` (literals or expressions, in the order of {@link ScriptConfiguration.values}). */
 function declarations(config: ScriptConfiguration, values: readonly string[]): string {
   const names = config.script.constants;
-  let text = `local EXPLICIT_NOW_MARGIN_MS = ${EXPLICIT_NOW_EXPIRY_MARGIN_MS}\n`;
+  let text = `local EXPLICIT_NOW_MARGIN_MS = ${EXPLICIT_NOW_EXPIRY_MARGIN_MS}\n${argumentPositions(config.compact)}`;
   if (names.length > 0) text += `local ${names.join(', ')} = ${values.slice(0, names.length).join(', ')}\n`;
   if (config.compact) text += `local HORIZON, STATE_BYTES = ${values[names.length]!}, ${config.stateBytes}\n`;
   return text;

@@ -126,7 +126,7 @@ async function applyRate(store: Store, algorithm: Algorithm, op: RateOp, now: nu
     case 'reserve': {
       // No wait, a quarter of the horizon, or all of it.
       const maxDelay = [0, 0.25, 1][op.pick % 3]! * algorithm.maxReserveMs;
-      const decision = await store.reserve!(op.key, algorithm, cost, maxDelay, now);
+      const decision = await store.consume(op.key, algorithm, cost, now, maxDelay);
       if (decision.allowed) charges.set(op.key, [...(charges.get(op.key) ?? []), { cost, at: decision.at, delay: decision.delayMs }]);
       return plain(decision);
     }
@@ -245,7 +245,7 @@ async function issueRate(store: Store, algorithm: Algorithm, op: RateOp, now: nu
     case 'consume':
       return store.consume(op.key, algorithm, cost, now);
     case 'reserve':
-      return store.reserve!(op.key, algorithm, cost, [0, 0.25, 1][op.pick % 3]! * algorithm.maxReserveMs, now);
+      return store.consume(op.key, algorithm, cost, now, [0, 0.25, 1][op.pick % 3]! * algorithm.maxReserveMs);
     case 'peek':
       return store.peek(op.key, algorithm, op.cost > 10 ? 0 : cost, now);
     case 'undo':
@@ -272,7 +272,7 @@ async function warmUp(redis: RedisStore, configs: readonly Algorithm[], now: num
   for (const key of ['a', 'b']) {
     for (const algorithm of configs) {
       await redis.consume(key, algorithm, 1, now);
-      await redis.reserve(key, algorithm, 1, 0, now);
+      await redis.consume(key, algorithm, 1, now, 0);
       await redis.peek(key, algorithm, 1, now);
       await redis.undo(key, algorithm, 1, now);
       await redis.undo(key, algorithm, 1, now, now);

@@ -110,7 +110,7 @@ describe.each(kinds)('$name through Sentinel', ({ name }) => {
     const consumed = await store.consume('decide', algorithm, 1, undefined);
     expect([consumed.allowed, consumed.remaining]).toEqual([true, 4]);
     expect((await store.peek('decide', algorithm, 0, undefined)).remaining).toBe(4);
-    const reserved = await store.reserve('decide', algorithm, 3, 0, undefined);
+    const reserved = await store.consume('decide', algorithm, 3, undefined, 0);
     expect([reserved.allowed, reserved.remaining, reserved.delayMs]).toEqual([true, 1, 0]);
     await store.undo('decide', algorithm, 3, undefined, reserved.at, reserved.delayMs);
     expect((await store.peek('decide', algorithm, 0, undefined)).remaining).toBe(4);

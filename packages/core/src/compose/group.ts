@@ -1,8 +1,10 @@
 import type { Decision } from '../decision.js';
 import { InvalidOptionError, UnsupportedError } from '../errors.js';
+import { coreOf } from '../limiter/core.js';
 import { checkLimiterCost, Limiter } from '../limiter/index.js';
 import type { MaybePromise } from '../store/interface.js';
 import { Composition, PERMITS } from './engine.js';
+import { Run } from './run.js';
 import type { Observer } from '../observe/observer.js';
 import { checkOptions, optionalBoolean } from '../options.js';
 
@@ -52,11 +54,11 @@ export class LimiterGroup {
     });
     this.limiters = [...limiters];
     this.synchronous = this.limiters.every((limiter) => limiter.synchronous);
-    this.composition = new Composition<CombinedDecision>(this.limiters, (keys, costs, _algorithms, decisions, deniedBy, binding, _retryAfterMs, delayMs) => {
-      const composition = this.composition;
-      const release = composition.hasLeases && deniedBy === -1 ? () => composition.giveBack(keys, costs, undefined, decisions, PERMITS) ?? RESOLVED : released;
+    this.composition = new Composition<CombinedDecision>(this.limiters, (run, composition) => {
+      const { decisions, deniedBy } = run;
+      const release = composition.hasLeases && deniedBy === -1 ? () => composition.giveBack(run, PERMITS) ?? RESOLVED : released;
       if (deniedBy !== -1) return { ...decisions[deniedBy]!, decisions, deniedBy, release };
-      return { ...decisions[binding]!, delayMs, decisions, deniedBy, release };
+      return { ...decisions[run.binding]!, delayMs: run.delayMs, decisions, deniedBy, release };
     });
   }
 
@@ -97,16 +99,15 @@ export class LimiterGroup {
     const n = limiters.length;
     if (typeof keys !== 'string' && (!Array.isArray(keys) || keys.length !== n)) throw new InvalidOptionError('keys', keys, `${n} keys, one per limiter`);
     if (typeof cost !== 'number' && (!Array.isArray(cost) || cost.length !== n)) throw new InvalidOptionError('cost', cost, `${n} costs, one per limiter`);
-    const checkedKeys = new Array<string>(n);
-    const checkedCosts = new Array<number>(n);
+    const run = new Run(n);
     for (let i = 0; i < n; i++) {
       const limiter = limiters[i]!;
       const key = typeof keys === 'string' ? keys : keys[i]!;
       limiter.storageKey(key);
-      checkedKeys[i] = key;
-      checkedCosts[i] = limiter.leases ? 1 : checkLimiterCost(limiter, typeof cost === 'number' ? cost : cost[i], limiter.algorithm!);
+      run.keys[i] = key;
+      run.costs[i] = limiter.isConcurrencyLimit ? 1 : checkLimiterCost(limiter, typeof cost === 'number' ? cost : cost[i], limiter.algorithm!);
     }
-    return this.composition.run(checkedKeys, checkedCosts);
+    return this.composition.run(run);
   }
 }
 
@@ -120,7 +121,7 @@ export function combineLimiters(limiters: readonly Limiter[], options: CombineOp
   const group = new LimiterGroup(limiters);
   if (observer !== undefined) {
     const keys = optionalBoolean(observeKeys, 'combineLimiters.options.observeKeys', false);
-    for (const limiter of group.limiters) limiter.observe(observer as Observer, { keys }, 'combineLimiters.options.observer');
+    for (const limiter of group.limiters) coreOf(limiter)!.observe(observer as Observer, limiter.name, keys, false, 'combineLimiters.options.observer');
   }
   return group;
 }

@@ -1,10 +1,12 @@
 import type { Algorithm } from '../algorithm.js';
 import type { Composition } from '../compose/engine.js';
+import { Run } from '../compose/run.js';
 import { InvalidAlgorithmError, InvalidKeyError } from '../errors.js';
-import { checkLimiterCost, type Limiter } from '../limiter/index.js';
+import type { LimiterCore } from '../limiter/core.js';
+import { checkLimiterCost } from '../limiter/index.js';
 import { MAX_COUNT } from '../options.js';
 import type { MaybePromise } from '../store/interface.js';
-import type { AlgorithmFunction, CostFunction, KeyFunction, LimitConfig, SkipFunction } from './options.js';
+import type { AlgorithmFunction, CostFunction, KeyFunction, LimitConfig, SkipFunction } from './option-types.js';
 import type { RateLimitResult } from './result.js';
 
 /** How one limit's key and cost are found for a request, fixed at creation. */
@@ -13,8 +15,8 @@ interface Resolution<Req> {
   readonly algorithm: Algorithm | undefined;
   /** The function choosing the algorithm per request, or undefined. */
   readonly algorithmOf: AlgorithmFunction<Req> | undefined;
-  /** The limit's limiter, which checks a chosen algorithm. */
-  readonly limiter: Limiter;
+  /** The limit's limiter core, which checks a chosen algorithm. */
+  readonly core: LimiterCore;
   /** The largest cost a cost function may return for this limit (its `maxCost`, else the capacity; a chosen algorithm's capacity bounds it too). */
   readonly maxCost: number;
   /** The key function (the limit's own, or the middleware's). */
@@ -66,7 +68,7 @@ export class Evaluation<Req> {
     this.resolutions = limits.map((l, i) => ({
       algorithm: l.algorithm,
       algorithmOf: l.algorithmOf,
-      limiter: composition.limiters[i]!,
+      core: composition.cores[i]!,
       maxCost: l.maxCost ?? l.algorithm?.maxCost ?? MAX_COUNT,
       key: l.key ?? sharedKey,
       keyFrom: l.key === undefined && firstSharedKey < i ? firstSharedKey : -1,
@@ -97,28 +99,26 @@ export class Evaluation<Req> {
   }
 
   private charge(req: Req): MaybePromise<RateLimitResult> {
-    const n = this.resolutions.length;
-    const keys: string[] = n === 1 ? [''] : new Array<string>(n);
-    const costs: number[] = n === 1 ? [0] : new Array<number>(n);
-    const algorithms = this.perRequest ? new Array<Algorithm | undefined>(n) : undefined;
-    const pending = this.resolve(req, keys, costs, algorithms, 0, KEY);
-    if (pending !== undefined) return pending.then(() => this.composition.run(keys, costs, algorithms));
-    return this.composition.run(keys, costs, algorithms);
+    const run = new Run(this.resolutions.length, this.perRequest);
+    const pending = this.resolve(req, run, 0, KEY);
+    if (pending !== undefined) return pending.then(() => this.composition.run(run));
+    return this.composition.run(run);
   }
 
   /**
-   * Fills in the keys, algorithms (`algorithms`: only when some limit chooses its algorithm per
-   * request) and costs of limits `from..`, in order, starting at step `step` of limit `from` (the steps
-   * before it are done): returns undefined when done synchronously, or a promise of the rest once a
-   * function answered with one.
+   * Fills in the keys, algorithms (only when some limit chooses its algorithm per request) and costs
+   * of limits `from..` of `run`, in order, starting at step `step` of limit `from` (the steps before
+   * it are done): returns undefined when done synchronously, or a promise of the rest once a function
+   * answered with one.
    */
-  private resolve(req: Req, keys: string[], costs: number[], algorithms: (Algorithm | undefined)[] | undefined, from: number, step: Step): Promise<void> | undefined {
+  private resolve(req: Req, run: Run, from: number, step: Step): Promise<void> | undefined {
     const resolutions = this.resolutions;
+    const { keys, costs, algorithms } = run;
     for (let i = from; i < resolutions.length; i++, step = KEY) {
       const r = resolutions[i]!;
       if (step === KEY) {
         const key: unknown = r.keyFrom === -1 ? r.key(req) : keys[r.keyFrom];
-        if (typeof key !== 'string') return this.awaitStep(req, keys, costs, algorithms, i, KEY, key);
+        if (typeof key !== 'string') return this.awaitStep(req, run, i, KEY, key);
         if (key.length === 0) throw new InvalidKeyError(key);
         keys[i] = key;
         step = ALGORITHM;
@@ -126,7 +126,7 @@ export class Evaluation<Req> {
       if (step === ALGORITHM) {
         if (r.algorithmOf !== undefined) {
           const chosen: unknown = r.algorithmOf(req);
-          if (chosen instanceof Promise) return this.awaitStep(req, keys, costs, algorithms, i, ALGORITHM, chosen);
+          if (chosen instanceof Promise) return this.awaitStep(req, run, i, ALGORITHM, chosen);
           algorithms![i] = this.checkAlgorithm(r, chosen);
         }
         step = COST;
@@ -137,7 +137,7 @@ export class Evaluation<Req> {
         continue;
       }
       const cost: unknown = r.costFrom === -1 ? costOf(req) : costs[r.costFrom];
-      if (typeof cost !== 'number') return this.awaitStep(req, keys, costs, algorithms, i, COST, cost);
+      if (typeof cost !== 'number') return this.awaitStep(req, run, i, COST, cost);
       costs[i] = checkLimiterCost(r, cost, r.algorithm ?? algorithms![i]!);
     }
     return undefined;
@@ -148,33 +148,25 @@ export class Evaluation<Req> {
    * string or number): settles it, checks it, and resolves the rest. The steps after it are run only
    * once it is known to be good.
    */
-  private async awaitStep(
-    req: Req,
-    keys: string[],
-    costs: number[],
-    algorithms: (Algorithm | undefined)[] | undefined,
-    i: number,
-    step: Step,
-    pending: unknown,
-  ): Promise<void> {
+  private async awaitStep(req: Req, run: Run, i: number, step: Step, pending: unknown): Promise<void> {
     const value: unknown = await pending;
     const r = this.resolutions[i]!;
     if (step === KEY) {
       if (typeof value !== 'string' || value.length === 0) throw new InvalidKeyError(value);
-      keys[i] = value;
-      await this.resolve(req, keys, costs, algorithms, i, ALGORITHM);
+      run.keys[i] = value;
+      await this.resolve(req, run, i, ALGORITHM);
     } else if (step === ALGORITHM) {
-      algorithms![i] = this.checkAlgorithm(r, value);
-      await this.resolve(req, keys, costs, algorithms, i, COST);
+      run.algorithms![i] = this.checkAlgorithm(r, value);
+      await this.resolve(req, run, i, COST);
     } else {
-      costs[i] = checkLimiterCost(r, value, r.algorithm ?? algorithms![i]!);
-      await this.resolve(req, keys, costs, algorithms, i + 1, KEY);
+      run.costs[i] = checkLimiterCost(r, value, r.algorithm ?? run.algorithms![i]!);
+      await this.resolve(req, run, i + 1, KEY);
     }
   }
 
   /** An algorithm a limit's function chose, checked by its limiter (a rate algorithm its store runs), and a shaping one only with `wait`. */
   private checkAlgorithm(r: Resolution<Req>, value: unknown): Algorithm {
-    const algorithm = r.limiter.checkCallAlgorithm(value);
+    const algorithm = r.core.checkCallAlgorithm(value);
     if (algorithm.mayDelay && this.maxDelayMs === 0) {
       throw new InvalidAlgorithmError(value, "a shaping leaky bucket (mode: 'shape') holds requests: give the middleware wait: { maxDelay }");
     }

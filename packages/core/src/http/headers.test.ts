@@ -2,18 +2,9 @@ import { describe, expect, it } from 'vitest';
 import { makeDecision, makePolicy, type Decision } from '../decision.js';
 import { IncomingMessage, ServerResponse } from 'node:http';
 import { Socket } from 'node:net';
-import {
-  HeaderWriter,
-  MAX_HEADER_INTEGER,
-  claimResponse,
-  nodeHeaderAccess,
-  parseHeaderFormat,
-  retryAfterSeconds,
-  sfString,
-  type HeaderAccess,
-  type HeaderFormat,
-  type HeaderSource,
-} from './headers.js';
+import { claimResponse, nodeHeaderAccess, type HeaderAccess } from './header-access.js';
+import { MAX_HEADER_INTEGER, retryAfterSeconds, sfString } from './header-values.js';
+import { HeaderWriter, parseHeaderFormat, type HeaderFormat, type HeaderSource } from './headers.js';
 
 const perMinute = makePolicy(100, 60_000);
 const perSecond = makePolicy(10, 1_000, 'burst');

@@ -1,7 +1,8 @@
 import { systemClock, type Clock } from '../clock.js';
 import { reportsQuota, type Decision, type Policy } from '../decision.js';
 import { InvalidOptionError } from '../errors.js';
-import { MAX_COUNT, isPrintableAscii } from '../options.js';
+import type { HeaderAccess } from './header-access.js';
+import { ceilSeconds, clampCount, clampSeconds, sfString } from './header-values.js';
 
 /**
  * Header formats this module writes:
@@ -39,52 +40,6 @@ export function parseHeaderFormat(value: unknown, field: string): HeaderFormat |
   return format;
 }
 
-/** Reads and writes response headers of one framework without allocating per request. */
-export interface HeaderAccess<T> {
-  get(target: T, name: string): unknown;
-  set(target: T, name: string, value: string): void;
-  /**
-   * Optional. Marks `target` as carrying rl headers, and returns true when it was not marked yet:
-   * no other rl middleware has written its RateLimit headers on this response, so the writer sets
-   * them without reading them back first. Without it, every header is read back before it is set.
-   * {@link claimResponse} implements it with a symbol on the response object (fast on objects
-   * whose prototype was never replaced, such as Koa's contexts).
-   */
-  claim?(target: T): boolean;
-}
-
-/** Marks a response written by an rl header writer (a symbol property: one per response, no allocation). */
-const WRITTEN: unique symbol = Symbol('rl.headers');
-
-/** A {@link HeaderAccess.claim} for any response object: true on the first call for `target`, false afterwards. */
-export function claimResponse(target: object): boolean {
-  const marked = target as { [WRITTEN]?: true };
-  if (marked[WRITTEN] === true) return false;
-  marked[WRITTEN] = true;
-  return true;
-}
-
-/** The header methods of a Node `ServerResponse` (Express, Koa's `ctx.res`). */
-export interface NodeHeaderTarget {
-  getHeader(name: string): unknown;
-  setHeader(name: string, value: string): unknown;
-  hasHeader(name: string): boolean;
-}
-
-/**
- * {@link HeaderAccess} for a Node `ServerResponse`. Its claim is one header lookup: every rl writer
- * with headers sets `RateLimit-Policy`, so without it no other one has written on the response.
- * (Not a property on the response: Express responses have a replaced prototype, and adding a
- * property to such an object is slow.)
- */
-export const nodeHeaderAccess: HeaderAccess<NodeHeaderTarget> = {
-  get: (res, name) => res.getHeader(name),
-  set: (res, name, value) => {
-    res.setHeader(name, value);
-  },
-  claim: (res) => !res.hasHeader('ratelimit-policy'),
-};
-
 /** What the header writer reads from the result of one request. */
 export interface HeaderSource {
   /** Each limit's decision, in order; `undefined` for limits not asked (after a denial). */
@@ -112,71 +67,6 @@ export interface HeaderLimit {
   readonly policy: Policy | undefined;
   /** False for a dry-run limit: it never shows in the headers. Default true. */
   readonly shown?: boolean;
-}
-
-export { isPrintableAscii };
-
-/** Serialises a structured-field sf-string: `"` and `\` escaped. Only printable ASCII is allowed. */
-export function sfString(text: string): string {
-  if (!isPrintableAscii(text)) throw new InvalidOptionError('name', text, 'printable ASCII characters only (a structured-field string)');
-  return `"${text.replace(/[\\"]/g, '\\$&')}"`;
-}
-
-/**
- * The largest number any header here writes: an RFC 9651 structured-field integer has at most 15
- * digits, and a number up to it prints as plain digits in every format (never an exponent). The same
- * bound the options are held to ({@link MAX_COUNT}).
- */
-export const MAX_HEADER_INTEGER = MAX_COUNT;
-
-// The clamps below cost a comparison or two per number. The options cannot produce a value outside
-// the range (they are bounded at creation), but a custom store or algorithm can: a header then says
-// the nearest representable value, and a value that is not a number at all says the restrictive end
-// (no units left, the longest wait), never `NaN`, `Infinity` or `1e+21`.
-
-/** Seconds for a header, rounded up from milliseconds: from 0 to {@link MAX_HEADER_INTEGER}; NaN is the longest. */
-function ceilSeconds(ms: number): number {
-  if (ms <= 0) return 0;
-  const seconds = Math.ceil(ms / 1000);
-  return seconds <= MAX_HEADER_INTEGER ? seconds : MAX_HEADER_INTEGER;
-}
-
-/**
- * The seconds of `Retry-After` (and the problem body's `retryAfter`) for a denial `ms` from now: whole
- * seconds rounded up, at least 1, at most {@link MAX_HEADER_INTEGER}; NaN is the longest.
- */
-export function retryAfterSeconds(ms: number): number {
-  if (ms <= 1000) return 1;
-  const seconds = Math.ceil(ms / 1000);
-  return seconds <= MAX_HEADER_INTEGER ? seconds : MAX_HEADER_INTEGER;
-}
-
-/**
- * The Retry-After (and `retryAfter`, and the denying limit's `t`) of a denial by a concurrency limit:
- * 1 second, a short fixed hint. A permit comes back as soon as a request in flight ends, usually
- * within milliseconds; the time the store reports (until the oldest lease expires, 30 s for a lease
- * of 30 s) is only an upper bound for a permit that is never released, and would tell well-behaved
- * clients to wait far too long. 1 is the shortest whole number of seconds the header can say.
- */
-export const CONCURRENCY_RETRY_AFTER_SECONDS = 1;
-
-/**
- * The Retry-After seconds of a denial `ms` from now ({@link retryAfterSeconds}), or
- * {@link CONCURRENCY_RETRY_AFTER_SECONDS} when a concurrency limit (`leases`) denied and its store
- * answered (a store failure keeps the failure policy's retry).
- */
-export function denialRetrySeconds(ms: number, leases: boolean, storeAnswered: boolean): number {
-  return leases && storeAnswered ? CONCURRENCY_RETRY_AFTER_SECONDS : retryAfterSeconds(ms);
-}
-
-/** Seconds a source says (already whole), kept from 1 to {@link MAX_HEADER_INTEGER}; NaN is the longest. */
-function clampSeconds(seconds: number): number {
-  return seconds <= MAX_HEADER_INTEGER ? (seconds >= 1 ? seconds : 1) : MAX_HEADER_INTEGER;
-}
-
-/** A count for a header: a whole number (rounded down), 0 below 1 (and for NaN), at most {@link MAX_HEADER_INTEGER}. */
-function clampCount(units: number): number {
-  return units >= 1 ? (units <= MAX_HEADER_INTEGER ? Math.floor(units) : MAX_HEADER_INTEGER) : 0;
 }
 
 const REMAINING_IN_DRAFT7 = /remaining=(\d+)/;

@@ -1,41 +1,27 @@
-// `@rl/core/http`: the shared HTTP layer, for framework adapters: options parsed once (options.ts), the
-// request's keys and costs resolved at the boundary (evaluate.ts) and charged through the
-// composition engine (../compose), the result (result.ts) and the adapters' one decision tree
-// (respond-to.ts), the one module that writes every header format (headers.ts), the default key
+// `@rl/core/http`: the shared HTTP layer, for framework adapters: options parsed once (options.ts, their
+// types in option-types.ts), the request's keys and costs resolved at the boundary (evaluate.ts) and
+// charged through the composition engine (../compose), the result (result.ts) and the adapters' one
+// decision tree (responder.ts, over what each adapter does in its idiom: response-io.ts), the one
+// module that writes every header format (headers.ts, through header-access.ts), the default key
 // (default-key.ts) and client-IP keys with IPv6 grouping (keys.ts), the trust-all-proxies probe
 // (trust-probe.ts), holds (hold.ts), the problem body (problem.ts) and what a user function's throw
 // becomes on a framework's error path (thrown-value.ts).
 export { HttpRateLimiter, withLimiter, type LimiterHandle } from './rate-limiter.js';
-export {
-  checkOptionNames,
-  type HttpRateLimitOptions,
-  type LimitOptions,
-  type WaitOptions,
-  type KeyFunction,
-  type CostFunction,
-  type SkipFunction,
-} from './options.js';
+export { checkOptionNames } from './options.js';
+export type { HttpRateLimitOptions, LimitOptions, WaitOptions, KeyFunction, CostFunction, SkipFunction } from './option-types.js';
 export { checkAdapterFunctions, type FrameworkBinding } from './binding.js';
 export { RateLimitResult } from './result.js';
 export { holdRequest, type CloseNotifier } from './hold.js';
 export { problemBody, PROBLEM_CONTENT_TYPE } from './problem.js';
-export { Responder, type ResponseIO, type NodeResponse } from './respond-to.js';
+export { Responder, type ResponsePolicy } from './responder.js';
+export { endOnNodeClose, type ResponseIO, type ResponseEnded, type NodeResponse } from './response-io.js';
 export { checkSuccessTest, type SuccessTest } from './outcome.js';
 export { OutageLog, consoleLogger, OUTAGE_QUIET_MS, type OutageLogger } from './outage-log.js';
 export { PrefixRegistry } from './prefixes.js';
 export { DoubleCountCheck, DOUBLE_COUNT_CODE, type ResultSource } from './double-count.js';
-export {
-  HeaderWriter,
-  claimResponse,
-  nodeHeaderAccess,
-  parseHeaderFormat,
-  sfString,
-  type HeaderFormat,
-  type HeaderAccess,
-  type HeaderSource,
-  type HeaderLimit,
-  type NodeHeaderTarget,
-} from './headers.js';
+export { HeaderWriter, parseHeaderFormat, type HeaderFormat, type HeaderSource, type HeaderLimit } from './headers.js';
+export { claimResponse, nodeHeaderAccess, type HeaderAccess, type NodeHeaderTarget } from './header-access.js';
+export { sfString } from './header-values.js';
 export { ipKey, parseIPv6, formatIPv6, parseIPv6Subnet, hasForwardingHeader, DEFAULT_IPV6_SUBNET } from './keys.js';
 export { trustsEveryAddress, resolvesForgedClient, type ForgedRequest } from './trust-probe.js';
 export { forwardableError } from './thrown-value.js';

@@ -7,7 +7,7 @@ import type { Decision } from '../decision.js';
 import { InvalidOptionError, StoreError } from '../errors.js';
 import type { Store } from '../store/interface.js';
 import type { FrameworkBinding } from './binding.js';
-import type { HttpRateLimitOptions } from './options.js';
+import type { HttpRateLimitOptions } from './option-types.js';
 import { problemBody } from './problem.js';
 import type { RateLimitResult } from './result.js';
 import { PrefixRegistry } from './prefixes.js';
@@ -261,7 +261,7 @@ describe('HttpRateLimiter', () => {
     const engine = limiter({ algorithm: fixedWindow({ limit: 1, window: '1m' }), key: () => 'k' });
     engine.decide({ headers: {} });
     const denied = engine.decide({ headers: {} }) as RateLimitResult;
-    expect(engine.problems.of(denied)).toBe(problemBody(denied));
-    expect(engine.problems.of(denied)).toBe(engine.problems.of(denied));
+    expect(engine.response.problems.of(denied)).toBe(problemBody(denied));
+    expect(engine.response.problems.of(denied)).toBe(engine.response.problems.of(denied));
   });
 });

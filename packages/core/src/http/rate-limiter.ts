@@ -1,17 +1,19 @@
 import { Composition } from '../compose/engine.js';
-import { createLimiter, type CircuitChange, type Limiter, type LimiterOptions, type StoreErrorEvent } from '../limiter/index.js';
-import type { Observer } from '../observe/observer.js';
+import { coreOf } from '../limiter/core.js';
+import type { CircuitChange, Limiter, LimiterOptions, StoreErrorEvent } from '../limiter/index.js';
+import { limiterAt } from '../limiter/limiter.js';
 import { consoleLogger, OutageLog } from './outage-log.js';
 import type { MaybePromise, Store } from '../store/interface.js';
-import type { Timers } from '../timers.js';
 import type { FrameworkBinding } from './binding.js';
 import { DefaultKey } from './default-key.js';
 import { DoubleCountCheck } from './double-count.js';
 import { Evaluation } from './evaluate.js';
 import { HeaderWriter } from './headers.js';
-import { parseHttpOptions, type HttpConfig, type HttpRateLimitOptions, type LimitConfig } from './options.js';
+import type { HttpConfig, HttpRateLimitOptions, LimitConfig } from './option-types.js';
+import { parseHttpOptions } from './options.js';
 import { processPrefixes, type PrefixRegistry } from './prefixes.js';
 import { ProblemBodies } from './problem.js';
+import type { ResponsePolicy } from './responder.js';
 import { RateLimitResult } from './result.js';
 
 /**
@@ -33,22 +35,12 @@ export class HttpRateLimiter<Req> {
   readonly hasLeases: boolean;
   /** The longest hold for shaping, in ms (0 when no limit shapes). */
   readonly maxDelayMs: number;
-  /** Give a request's units back when its response succeeded (`skipSuccessfulRequests`): adapters report each admitted request's outcome. */
-  readonly skipSuccessful: boolean;
-  /** Give a request's units back when its response failed or never finished (`skipFailedRequests`). */
-  readonly skipFailed: boolean;
-  /** The header writer of this middleware: adapters call `headers.write(access, response, result)`. */
-  readonly headers: HeaderWriter;
-  /** The default denial bodies of this middleware (`problems.of(result)`; see {@link problemBody}). */
-  readonly problems = new ProblemBodies();
   /** The store this middleware created (closed by {@link close}), if any. */
   readonly ownedStore: Store | undefined;
-  /** The timers of this middleware's holds (see {@link holdRequest}) and store timeouts. */
-  readonly timers: Timers;
   /** Each limit's name, in order. */
   readonly limitNames: readonly string[];
-  /** The middleware's observer (of holds too), if any. */
-  readonly observer: Observer | undefined;
+  /** What the adapter's `Responder` needs of this middleware (frozen). */
+  readonly response: ResponsePolicy;
   /**
    * Adapters call `doubleCount.check(previous)` when they record a result on a request that already
    * carries an earlier rl result: warns `RL_DOUBLE_COUNT` when a limit of the same name ran on it twice.
@@ -61,10 +53,7 @@ export class HttpRateLimiter<Req> {
   constructor(options: HttpRateLimitOptions<Req>, binding: FrameworkBinding<Req>, prefixes: PrefixRegistry = processPrefixes) {
     const config = parseHttpOptions(options, binding.owner, binding.adapterOptions);
     binding.checkAdapterOptions?.(options as unknown as Record<string, unknown>, config.skipFailed || config.skipSuccessful);
-    this.timers = config.timers;
     this.maxDelayMs = config.maxDelayMs;
-    this.skipSuccessful = config.skipSuccessful;
-    this.skipFailed = config.skipFailed;
 
     // The namespace is taken only once the options are known to be valid (a rejected middleware takes no number).
     const defaultBase = config.prefix === undefined ? `rl:${config.limits.map((l) => l.name).join('+')}` : undefined;
@@ -78,7 +67,7 @@ export class HttpRateLimiter<Req> {
       return ownedStore;
     };
     try {
-      this.limiters = config.limits.map((limit) => createLimiter(limiterOptions(config, limit, this.prefix, limit.store ?? sharedStore())));
+      this.limiters = config.limits.map((limit, i) => limiterAt(limiterOptions(config, limit, this.prefix, limit.store ?? sharedStore()), limiterField(config, i)));
     } catch (error) {
       if (defaultBase !== undefined) prefixes.giveBack(defaultBase);
       void (ownedStore as Store | undefined)?.close?.();
@@ -86,31 +75,34 @@ export class HttpRateLimiter<Req> {
     }
     this.ownedStore = ownedStore;
     this.limitNames = config.limits.map((l) => l.name);
-    this.observer = config.observer;
+    const cores = this.limiters.map((limiter) => coreOf(limiter)!);
     if (config.observer !== undefined) {
-      config.limits.forEach((limit, i) => this.limiters[i]!.observe(config.observer!, { name: limit.name, keys: config.observeKeys, dryRun: limit.dryRun }, `${config.owner}.observer`));
+      config.limits.forEach((limit, i) => cores[i]!.observe(config.observer!, limit.name, config.observeKeys, limit.dryRun, `${config.owner}.observer`));
     }
     if (config.logStoreErrors) new OutageLog(config.limits.map((l, i) => ({ limiter: this.limiters[i]!, name: l.name })), binding.logger ?? consoleLogger);
 
     const dryRun = config.limits.map((l) => l.dryRun);
-    const allDryRun = !dryRun.includes(false);
-    this.doubleCount = new DoubleCountCheck(this);
     // Each result knows its middleware, for the double-count check of a later one on the same request.
-    const composition: Composition<RateLimitResult> = new Composition<RateLimitResult>(
-      this.limiters,
-      (keys, costs, algorithms, decisions, deniedBy, bindingLimit, retryAfterMs, delayMs, dryRunDeniedBy) =>
-        new RateLimitResult(composition, keys, costs, algorithms, decisions, deniedBy, bindingLimit, retryAfterMs, delayMs, dryRunDeniedBy, allDryRun, this),
-      config.maxDelayMs,
-      dryRun,
-    );
+    const source = { limitNames: this.limitNames, allDryRun: !dryRun.includes(false) };
+    this.doubleCount = new DoubleCountCheck(source);
+    const composition = new Composition<RateLimitResult>(this.limiters, (run, of) => new RateLimitResult(run, of, source), { maxDelayMs: config.maxDelayMs, dryRun });
     this.hasLeases = composition.hasLeases;
     const sharedKey = config.key ?? new DefaultKey(binding, config.ipv6Subnet).of;
     this.evaluation = new Evaluation(config.limits, sharedKey, config.skip, composition, config.maxDelayMs);
     this.decide = this.evaluation.decide;
-    this.headers = new HeaderWriter(
+    const headers = new HeaderWriter(
       config.headers,
       config.limits.map((l) => ({ name: l.headerName, policy: l.algorithm?.policy, shown: !l.dryRun })),
     );
+    this.response = Object.freeze({
+      headers,
+      problems: new ProblemBodies(),
+      timers: config.timers,
+      hasLeases: composition.hasLeases,
+      skipSuccessful: config.skipSuccessful,
+      skipFailed: config.skipFailed,
+      hold: (limit: number, state: Parameters<ResponsePolicy['hold']>[1], delayMs: number) => cores[limit]!.hold(state, delayMs),
+    });
   }
 
   /**
@@ -165,6 +157,14 @@ export class HttpRateLimiter<Req> {
   async close(): Promise<void> {
     await this.ownedStore?.close?.();
   }
+}
+
+/**
+ * Where limit `i`'s limiter reports its option errors: the middleware (its options pass through to
+ * every limit), or for several limits one with its own failure policy, that limit's entry.
+ */
+function limiterField<Req>(config: HttpConfig<Req>, i: number): string {
+  return config.limits.length > 1 && config.limits[i]!.onStoreError !== undefined ? `${config.owner}.limits[${i}]` : config.owner;
 }
 
 /**

@@ -1,10 +1,18 @@
-import type { Algorithms, Composition } from '../compose/engine.js';
+import type { Composition } from '../compose/engine.js';
 import { EVERYTHING, PERMITS, UNITS } from '../compose/engine.js';
+import type { Run } from '../compose/run.js';
 import type { Decision, DecisionReason, Policy } from '../decision.js';
 import { tagResult, type ResultSource } from './double-count.js';
-import { denialRetrySeconds, type HeaderSource } from './headers.js';
+import type { HeaderSource } from './headers.js';
+import { denialRetrySeconds } from './header-values.js';
 
 const RESOLVED: Promise<void> = Promise.resolve();
+
+/** What a result knows of the middleware that produced it: what its headers and double-count check read. */
+export interface ResultContext extends ResultSource {
+  /** Every limit is a dry-run one: the client sees none of them. */
+  readonly allDryRun: boolean;
+}
 
 /**
  * The outcome of the limits for one request, handed to handlers as `req.rateLimit` (Express),
@@ -55,7 +63,7 @@ export class RateLimitResult implements HeaderSource {
   rolledBack: boolean;
   // ES private fields: not enumerable, so logging or serialising the result shows only its data.
   readonly #composition: Composition<RateLimitResult>;
-  readonly #algorithms: Algorithms;
+  readonly #run: Run;
   /** Permits released (or nothing to release). */
   #permitsBack: boolean;
   /** Units given back (or nothing to give back). */
@@ -63,51 +71,50 @@ export class RateLimitResult implements HeaderSource {
   readonly #enforcedDeniedBy: number;
   readonly #shownBinding: number;
 
-  /** Built by the composition engine at the end of a run (see `Settle` for the arguments); `shown[i]` is false for a dry-run limit. */
-  constructor(composition: Composition<RateLimitResult>, keys: readonly string[], costs: readonly number[], algorithms: Algorithms,
-    decisions: readonly (Decision | undefined)[], deniedBy: number, binding: number, retryAfterMs: number, delayMs: number, dryRunDeniedBy: number,
-    allShadow: boolean, source: ResultSource) {
+  /** The outcome of `run`, a finished run of `composition` (see `Run`), for the middleware `context`. */
+  constructor(run: Run, composition: Composition<RateLimitResult>, context: ResultContext) {
+    const { deniedBy, binding, dryRunDeniedBy, decisions } = run;
     const denied = deniedBy !== -1;
     const dryRun = !denied && dryRunDeniedBy !== -1;
     const shown = dryRun ? dryRunDeniedBy : binding;
     const d = decisions[shown]!;
     this.#composition = composition;
-    this.#algorithms = algorithms;
+    this.#run = run;
     this.allowed = !denied && !dryRun;
     this.dryRun = dryRun;
     this.statusCode = this.allowed ? 200 : !d.allowed && (d.reason === 'store-error' || d.reason === 'timeout') ? 503 : 429;
     this.limit = d.limit;
     this.remaining = d.remaining;
     this.resetMs = d.resetMs;
-    this.retryAfterMs = retryAfterMs;
+    this.retryAfterMs = run.retryAfterMs;
     // A concurrency denial says a short fixed hint, not its lease (see CONCURRENCY_RETRY_AFTER_SECONDS).
-    this.retryAfterSeconds = this.allowed ? 0 : denialRetrySeconds(retryAfterMs, composition.limiters[shown]!.leases, d.reason === undefined);
-    this.delayMs = delayMs;
+    this.retryAfterSeconds = this.allowed ? 0 : denialRetrySeconds(run.retryAfterMs, composition.isConcurrencyLimit(shown), d.reason === undefined);
+    this.delayMs = run.delayMs;
     this.policy = d.policy;
     this.reason = d.reason;
-    this.key = keys[shown]!;
-    this.keys = keys;
-    this.costs = costs;
+    this.key = run.keys[shown]!;
+    this.keys = run.keys;
+    this.costs = run.costs;
     this.decisions = decisions;
     this.deniedBy = dryRun ? dryRunDeniedBy : deniedBy;
     this.binding = shown;
     this.#enforcedDeniedBy = deniedBy;
-    this.#shownBinding = allShadow ? -1 : binding;
+    this.#shownBinding = context.allDryRun ? -1 : binding;
     // A denial has given back what the other limits took; it holds nothing to release.
     this.rolledBack = denied;
     this.#permitsBack = denied;
     this.#unitsBack = denied;
     // In the constructor, so that every result has the same in-object layout (a property added later
     // would need a backing store of its own per result).
-    tagResult(this, source);
+    tagResult(this, context);
   }
 
-  /** @internal For the header writer: the enforced denial (-1 when the request went on). */
+  /** The limit whose denial was enforced (the request was refused); -1 when the request went on, a dry-run denial included. */
   get enforcedDeniedBy(): number {
     return this.#enforcedDeniedBy;
   }
 
-  /** @internal For the header writer: the binding limit among those the client sees (-1 when every limit is a dry-run one). */
+  /** The binding limit among those the client sees (what the single-limit header formats show); -1 when every limit is a dry-run one. */
   get shownBinding(): number {
     return this.#shownBinding;
   }
@@ -121,7 +128,7 @@ export class RateLimitResult implements HeaderSource {
     this.#permitsBack = true;
     const composition = this.#composition;
     if (!composition.hasLeases) return RESOLVED;
-    return composition.giveBack(this.keys, this.costs, this.#algorithms, this.decisions, PERMITS) ?? RESOLVED;
+    return composition.giveBack(this.#run, PERMITS) ?? RESOLVED;
   }
 
   /**
@@ -134,7 +141,7 @@ export class RateLimitResult implements HeaderSource {
     if (this.#unitsBack) return RESOLVED;
     this.#unitsBack = true;
     this.rolledBack = true;
-    return this.#composition.giveBack(this.keys, this.costs, this.#algorithms, this.decisions, UNITS) ?? RESOLVED;
+    return this.#composition.giveBack(this.#run, UNITS) ?? RESOLVED;
   }
 
   /**
@@ -147,11 +154,11 @@ export class RateLimitResult implements HeaderSource {
     if (this.#unitsBack) {
       if (this.#permitsBack) return RESOLVED;
       this.#permitsBack = true;
-      return this.#composition.giveBack(this.keys, this.costs, this.#algorithms, this.decisions, PERMITS) ?? RESOLVED;
+      return this.#composition.giveBack(this.#run, PERMITS) ?? RESOLVED;
     }
     this.#unitsBack = true;
     this.#permitsBack = true;
     this.rolledBack = true;
-    return this.#composition.giveBack(this.keys, this.costs, this.#algorithms, this.decisions, EVERYTHING) ?? RESOLVED;
+    return this.#composition.giveBack(this.#run, EVERYTHING) ?? RESOLVED;
   }
 }

@@ -1,11 +1,13 @@
-import type { Algorithm } from '../algorithm.js';
-import { InvalidAlgorithmError, UnsupportedError } from '../errors.js';
+import { isAlgorithm, type Algorithm } from '../algorithm.js';
+import { withBlock } from '../algorithms/block.js';
+import { InvalidAlgorithmError } from '../errors.js';
 import type { Store } from '../store/interface.js';
-import { isAlgorithm } from './options.js';
+import { checkStoreBlocks, checkStoreRuns } from './options.js';
 
 /**
  * The algorithms a limiter is called with besides its own (`consume(key, cost, algorithm)`: a plan or a
- * quota chosen per request). Checks each once per algorithm object: a rate algorithm the store runs.
+ * quota chosen per request). Checks each once per algorithm object: a rate algorithm the store runs,
+ * given the limiter's lockout (`blockMs`), or carrying its own on a store that runs lockouts.
  * Keeps one algorithm per state layout it has seen, so that `reset(key)` can forget a key's state in
  * every layout it may have: a table bounded by the number of algorithm kinds, never by the number of
  * configurations (10,000 quotas of one kind are one entry).
@@ -19,35 +21,44 @@ export class CallAlgorithms {
   constructor(
     private readonly store: Store,
     own: Algorithm | undefined,
+    /** The limiter's lockout in ms (0: none), given to every algorithm a call brings. */
+    private readonly blockMs: number,
   ) {
     if (own !== undefined) this.byLayout.set(layoutOf(own), own);
   }
 
   /**
-   * `value` when this limiter can be called with it; otherwise throws {@link InvalidAlgorithmError}
-   * (not an algorithm, or a concurrency algorithm: permits are taken with `acquire`) or
-   * {@link UnsupportedError} (the store does not run that kind). Nothing is charged either way.
+   * `value`, with the limiter's lockout, when this limiter can be called with it; otherwise throws
+   * {@link InvalidAlgorithmError} (not an algorithm, or a concurrency algorithm: permits are taken with
+   * `acquire`) or `UnsupportedError` (the store does not run that kind, or a lockout it carries).
+   * Nothing is charged either way.
    */
   check(value: unknown): Algorithm {
-    if (this.checked.has(value as object)) return value as Algorithm;
-    if (!isAlgorithm(value)) {
-      throw new InvalidAlgorithmError(value, "expected an algorithm such as tokenBucket({ capacity: 20, refillRate: 10 }) or fixedWindow({ limit: 100, window: '1m' })");
+    if (!this.checked.has(value as object)) {
+      if (!isAlgorithm(value)) {
+        throw new InvalidAlgorithmError(value, "expected an algorithm such as tokenBucket({ capacity: 20, refillRate: 10 }) or fixedWindow({ limit: 100, window: '1m' })");
+      }
+      if (value.stateKind === 'leases') {
+        throw new InvalidAlgorithmError(value, 'a concurrency algorithm where a rate algorithm is expected (a limit chosen per call is a rate limit; give a concurrency limit a limit of its own)');
+      }
+      checkStoreRuns(this.store, value);
+      const layout = layoutOf(value);
+      if (!this.byLayout.has(layout)) this.byLayout.set(layout, value);
+      this.checked.add(value);
     }
-    if (value.stateKind === 'leases') {
-      throw new InvalidAlgorithmError(value, 'a concurrency algorithm where a rate algorithm is expected (a limit chosen per call is a rate limit; give a concurrency limit a limit of its own)');
-    }
-    if (!this.store.capabilities.algorithms.includes(value.kind)) {
-      throw new UnsupportedError(`This store does not support the ${value.kind} algorithm.`);
-    }
-    const layout = layoutOf(value);
-    if (!this.byLayout.has(layout)) this.byLayout.set(layout, value);
-    this.checked.add(value);
-    return value;
+    return this.withLockout(value as Algorithm);
   }
 
-  /** One algorithm per state layout seen, for a reset of every state a key may have. */
-  layouts(): IterableIterator<Algorithm> {
-    return this.byLayout.values();
+  /** `algorithm` with the limiter's lockout, if it has one (derived once per object); an algorithm that carries its own needs a store that runs lockouts. */
+  withLockout(algorithm: Algorithm): Algorithm {
+    if (this.blockMs > 0) return withBlock(algorithm, this.blockMs);
+    if (algorithm.blockMs > 0) checkStoreBlocks(this.store, `the ${algorithm.kind} algorithm has a block of ${algorithm.blockMs} ms`);
+    return algorithm;
+  }
+
+  /** One algorithm per state layout seen, each with the limiter's lockout, for a reset of every state a key may have (and its block). */
+  *layouts(): IterableIterator<Algorithm> {
+    for (const algorithm of this.byLayout.values()) yield this.withLockout(algorithm);
   }
 }
 

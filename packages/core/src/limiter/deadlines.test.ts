@@ -9,12 +9,13 @@ import { tokenBucket } from '../algorithms/token-bucket.js';
 import type { Decision } from '../decision.js';
 import { StoreTimeoutError } from '../errors.js';
 import { FakeTimers } from '../testing/fake-timers.js';
-import { LocalStore, ManualStore } from '../testing/manual-store.js';
+import { TestStore } from '../testing/test-store.js';
 import { combineLimiters } from '../compose/group.js';
 import { systemTimers } from '../timers.js';
 import { Deadlines, type Deadline } from './deadlines.js';
 import { createLimiter } from './limiter.js';
-import type { LimiterOptions, StoreErrorEvent } from './options.js';
+import type { StoreErrorEvent } from './events.js';
+import type { LimiterOptions } from './options.js';
 
 interface Case {
   name: string;
@@ -136,7 +137,7 @@ const bucket = () => tokenBucket({ capacity: 2, refillRate: 1, interval: '1h' })
 
 /** A limiter on a store that answers only when told, with a 20 ms timeout on fake timers, and its storeError events. */
 function slowStoreLimiter(algorithm: Algorithm, options: Partial<LimiterOptions> = {}) {
-  const store = new ManualStore();
+  const store = new TestStore({ answers: 'manual' });
   const timers = new FakeTimers();
   const limiter = createLimiter({ algorithm, store, timeout: 20, timers, ...options });
   const events: StoreErrorEvent[] = [];
@@ -167,8 +168,8 @@ describe('the limiter timeout', () => {
     expect(timedOut.reason).toBe('timeout');
     store.answerAll(); // the store grants the permit late
     await timers.advanceAsync(0);
-    expect(store.leases.get('k')?.size).toBe(0);
-    expect(store.state.calls).toEqual(['acquire k', 'release k']);
+    expect(store.leasesOf('k')?.size).toBe(0);
+    expect(store.calls).toEqual(['acquire k', 'release k']);
   });
 
   it('an undo that does not answer within the timeout is reported, never rejected', async () => {
@@ -222,7 +223,7 @@ describe('the limiter timeout: units charged after a consume timed out', () => {
     await timers.advanceAsync(0);
     store.answerAll(); // and the give-back, if one was sent
     await timers.advanceAsync(0);
-    expect(store.state.calls).toEqual(calls);
+    expect(store.calls).toEqual(calls);
     expect(store.state.peek('k', algorithm, 0, 0).remaining).toBe(remaining);
   });
 });
@@ -231,18 +232,18 @@ describe('the limiter timeout: units admitted late for a request that was not se
   const algorithm = tokenBucket({ capacity: 5, refillRate: 1, interval: '1h' });
 
   /** Answers the give-back the late grant caused, and checks that the key's units are all back. */
-  async function expectGivenBack(store: ManualStore, timers: FakeTimers, key: string): Promise<void> {
+  async function expectGivenBack(store: TestStore, timers: FakeTimers, key: string): Promise<void> {
     await timers.advanceAsync(0);
     store.answerAll(); // the give-back of the late grant
     await timers.advanceAsync(0);
-    expect(store.state.calls).toEqual([`consume ${key}`, `undo ${key}`]);
+    expect(store.calls).toEqual([`consume ${key}`, `undo ${key}`]);
     expect(store.state.peek(key, algorithm, 0, 0).remaining).toBe(5);
   }
 
   it('are given back when an asynchronous fallback, still deciding when the grant came, answers the request denied', async () => {
     const timers = new FakeTimers();
-    const main = new ManualStore();
-    const fallbackStore = new ManualStore();
+    const main = new TestStore({ answers: 'manual' });
+    const fallbackStore = new TestStore({ answers: 'manual' });
     const limiter = createLimiter({ algorithm, store: main, timeout: 50, timers, denyCache: false, onStoreError: { fallback: { algorithm, store: fallbackStore, timeout: false } } });
     const timedOut = limiter.consume('k', 2);
     await timers.advanceAsync(50); // the main store timed out: the fallback is asked, and waits
@@ -256,9 +257,9 @@ describe('the limiter timeout: units admitted late for a request that was not se
 
   it('are given back when the policy admitted the request but another limit then denied it', async () => {
     const timers = new FakeTimers();
-    const slow = new ManualStore();
+    const slow = new TestStore({ answers: 'manual' });
     const failOpen = createLimiter({ algorithm, store: slow, timeout: 50, timers, denyCache: false, onStoreError: 'allow', prefix: 'a' });
-    const exhausted = createLimiter({ algorithm: tokenBucket({ capacity: 1, refillRate: 1, interval: '1h' }), store: new LocalStore(), prefix: 'b' });
+    const exhausted = createLimiter({ algorithm: tokenBucket({ capacity: 1, refillRate: 1, interval: '1h' }), store: new TestStore(), prefix: 'b' });
     exhausted.consumeSync('k');
     const combined = combineLimiters([failOpen, exhausted]).consume('k', 1);
     await timers.advanceAsync(50); // the first limit timed out and failed open; the second denies
@@ -273,7 +274,7 @@ describe('the limiter timeout: the process', () => {
   const refTimers = (): number => process.getActiveResourcesInfo().filter((resource) => resource === 'Timeout').length;
 
   it("a call waiting for its deadline keeps no timer that holds the process open (Node's timers)", async () => {
-    const store = new ManualStore();
+    const store = new TestStore({ answers: 'manual' });
     const limiter = createLimiter({ algorithm: bucket(), store, timeout: '10s' });
     const before = refTimers();
     const pending = limiter.consume('k');

@@ -10,7 +10,7 @@ import { describe, expect, it } from 'vitest';
 import { tokenBucket } from '../algorithms/token-bucket.js';
 import { StoreError } from '../errors.js';
 import { FakeTimers } from '../testing/fake-timers.js';
-import { LocalStore, ManualStore } from '../testing/manual-store.js';
+import { TestStore } from '../testing/test-store.js';
 import { createLimiter } from './limiter.js';
 
 const bucket = () => tokenBucket({ capacity: 100, refillRate: 1, interval: '1h' });
@@ -19,7 +19,7 @@ const inA = (key: string): boolean => key.startsWith('a');
 
 describe('a remote store with failure domains', () => {
   it("one domain's failures open only its circuit; the other domain's keys keep going to the store", async () => {
-    const store = new ManualStore(undefined, domainOf);
+    const store = new TestStore({ answers: 'manual', domainOf });
     const timers = new FakeTimers();
     let now = 1_000;
     const limiter = createLimiter({ algorithm: bucket(), store, clock: () => now, timeout: 20, timers, storeRetryInterval: 100, storeFailureThreshold: 2 });
@@ -30,11 +30,11 @@ describe('a remote store with failure domains', () => {
       expect((await a).reason).toBe('timeout');
     }
     store.pending.splice(0);
-    const calls = store.calls;
+    const calls = store.calls.length;
     const decisions = limiter.consume('a2');
     const b = [limiter.consume('b1'), limiter.consume('b2'), limiter.peek('b1')];
     // Only B's calls went to the store: A's key was decided by the policy without a call.
-    expect(store.calls).toBe(calls + 3);
+    expect(store.calls.length).toBe(calls + 3);
     expect((await decisions).reason).toBe('timeout');
     store.answerAll();
     expect((await Promise.all(b)).map((d) => [d.allowed, d.reason])).toEqual([
@@ -48,20 +48,20 @@ describe('a remote store with failure domains', () => {
     const probe = limiter.consume('a3');
     const skipped = limiter.consume('a1');
     const bAgain = limiter.consume('b1');
-    expect(store.calls).toBe(calls + 5);
+    expect(store.calls.length).toBe(calls + 5);
     expect((await skipped).reason).toBe('timeout');
     store.answerAll();
     expect((await probe).reason).toBeUndefined();
     expect((await bAgain).reason).toBeUndefined();
     // The probe closed A's circuit: A's keys go to the store again.
     const aBack = limiter.consume('a1');
-    expect(store.calls).toBe(calls + 6);
+    expect(store.calls.length).toBe(calls + 6);
     store.answerAll();
     expect((await aBack).reason).toBeUndefined();
   });
 
   it('each domain has its own probe: a failed probe of A keeps A open and leaves B closed', async () => {
-    const store = new ManualStore(undefined, domainOf);
+    const store = new TestStore({ answers: 'manual', domainOf });
     let now = 0;
     const limiter = createLimiter({ algorithm: bucket(), store, clock: () => now, timeout: false, storeRetryInterval: 100, storeFailureThreshold: 1 });
     const [a, b] = [limiter.consume('a1'), limiter.consume('b1')];
@@ -80,7 +80,7 @@ describe('a remote store with failure domains', () => {
   });
 
   it('a store without failure domains keeps one circuit: a failure of any key opens it for all', async () => {
-    const store = new ManualStore();
+    const store = new TestStore({ answers: 'manual' });
     const limiter = createLimiter({ algorithm: bucket(), store, clock: () => 0, timeout: false, storeFailureThreshold: 1 });
     const a = limiter.consume('a1');
     store.failAll();
@@ -92,7 +92,7 @@ describe('a remote store with failure domains', () => {
 
 describe('a local store with failure domains', () => {
   it("consumeSync gates by the key's domain: A's failures leave B's keys answered by the store", () => {
-    const store = new LocalStore(undefined, domainOf);
+    const store = new TestStore({ domainOf });
     let now = 0;
     const limiter = createLimiter({ algorithm: bucket(), store, clock: () => now, storeRetryInterval: 100, storeFailureThreshold: 2 });
     store.failure = new StoreError('node down');

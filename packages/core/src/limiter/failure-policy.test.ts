@@ -3,12 +3,12 @@ import { describe, expect, it } from 'vitest';
 import { concurrency } from '../algorithms/concurrency.js';
 import { tokenBucket } from '../algorithms/token-bucket.js';
 import { StoreError } from '../errors.js';
-import { LocalStore, ManualStore } from '../testing/manual-store.js';
+import { TestStore } from '../testing/test-store.js';
 import { createLimiter } from './limiter.js';
 import type { LimiterOptions } from './options.js';
 
 const failingLocal = () => {
-  const store = new LocalStore();
+  const store = new TestStore();
   store.failure = new StoreError('disk on fire');
   return store;
 };
@@ -24,7 +24,7 @@ describe('deny and allow', () => {
   });
 
   it('rejects anything else, null included (only undefined means the default)', () => {
-    const make = (onStoreError: unknown) => () => createLimiter({ algorithm: small(), store: new LocalStore(), onStoreError: onStoreError as 'deny' });
+    const make = (onStoreError: unknown) => () => createLimiter({ algorithm: small(), store: new TestStore(), onStoreError: onStoreError as 'deny' });
     for (const bad of ['open', { fallback: undefined, extra: 1 }, 42, null]) {
       expect(make(bad)).toThrow(expect.objectContaining({ code: 'RL_INVALID_OPTION', field: 'createLimiter.onStoreError' }));
     }
@@ -37,14 +37,14 @@ describe('a fallback limiter', () => {
       algorithm: tokenBucket({ capacity: 3, refillRate: 1 }),
       store: failingLocal(),
       maxCost: 1,
-      onStoreError: { fallback: { algorithm: small(), store: new LocalStore() } },
+      onStoreError: { fallback: { algorithm: small(), store: new TestStore() } },
     });
     expect(limiter.consumeSync('k')).toMatchObject({ allowed: true, reason: 'fallback' });
     expect(limiter.consumeSync('k')).toMatchObject({ allowed: false, reason: 'fallback' });
   });
 
   it('is asked with the user key through its own prefix (its own store state, never the main one’s)', async () => {
-    const fallbackStore = new LocalStore();
+    const fallbackStore = new TestStore();
     const fallback = createLimiter({ algorithm: small(), store: fallbackStore, prefix: 'local' });
     const limiter = createLimiter({ algorithm: small(), store: failingLocal(), prefix: 'shared', onStoreError: { fallback } });
     expect(await limiter.consume('alice')).toMatchObject({ allowed: true, reason: 'fallback' });
@@ -54,33 +54,33 @@ describe('a fallback limiter', () => {
 
   it('a fallback that cannot take the largest cost of the main limiter is rejected at creation, with what to do', () => {
     const create = (extra: object) => () =>
-      createLimiter({ algorithm: tokenBucket({ capacity: 3, refillRate: 1 }), store: new LocalStore(), onStoreError: { fallback: { algorithm: small(), store: new LocalStore() } }, ...extra });
+      createLimiter({ algorithm: tokenBucket({ capacity: 3, refillRate: 1 }), store: new TestStore(), onStoreError: { fallback: { algorithm: small(), store: new TestStore() } }, ...extra });
     expect(create({})).toThrow(expect.objectContaining({ code: 'RL_INVALID_OPTION', field: 'createLimiter.onStoreError.fallback' }));
     expect(create({})).toThrow(/capacity of at least 3.*maxCost/);
     expect(create({ maxCost: 2 })).toThrow(/capacity of at least 2/);
     expect(create({ maxCost: 1 })).not.toThrow();
     // A fallback limiter with a maxCost of its own below the main one's is rejected the same way.
-    const capped = createLimiter({ algorithm: tokenBucket({ capacity: 3, refillRate: 1 }), store: new LocalStore(), maxCost: 1 });
-    expect(() => createLimiter({ algorithm: tokenBucket({ capacity: 3, refillRate: 1 }), store: new LocalStore(), onStoreError: { fallback: capped } })).toThrow(
+    const capped = createLimiter({ algorithm: tokenBucket({ capacity: 3, refillRate: 1 }), store: new TestStore(), maxCost: 1 });
+    expect(() => createLimiter({ algorithm: tokenBucket({ capacity: 3, refillRate: 1 }), store: new TestStore(), onStoreError: { fallback: capped } })).toThrow(
       expect.objectContaining({ field: 'createLimiter.onStoreError.fallback' }),
     );
   });
 
   it('a cost above maxCost is rejected, never clamped for the fallback', async () => {
-    const limiter = createLimiter({ algorithm: tokenBucket({ capacity: 3, refillRate: 1 }), store: failingLocal(), maxCost: 1, onStoreError: { fallback: { algorithm: small(), store: new LocalStore() } } });
+    const limiter = createLimiter({ algorithm: tokenBucket({ capacity: 3, refillRate: 1 }), store: failingLocal(), maxCost: 1, onStoreError: { fallback: { algorithm: small(), store: new TestStore() } } });
     expect(() => limiter.consumeSync('k', 2)).toThrow(expect.objectContaining({ code: 'RL_COST_EXCEEDS_CAPACITY' }));
     await expect(limiter.consume('k', 2)).rejects.toMatchObject({ code: 'RL_COST_EXCEEDS_CAPACITY' });
   });
 
   it('a concurrency limit falls back to a concurrency limit only', () => {
-    expect(() => createLimiter({ algorithm: concurrency({ limit: 2 }), store: new LocalStore(), onStoreError: { fallback: { algorithm: small(), store: new LocalStore() } } })).toThrow(
+    expect(() => createLimiter({ algorithm: concurrency({ limit: 2 }), store: new TestStore(), onStoreError: { fallback: { algorithm: small(), store: new TestStore() } } })).toThrow(
       expect.objectContaining({ field: 'createLimiter.onStoreError.fallback.algorithm' }),
     );
   });
 
   it('permits taken from a fallback are released through the fallback', async () => {
-    const store = new ManualStore();
-    const fallbackStore = new LocalStore();
+    const store = new TestStore({ answers: 'manual' });
+    const fallbackStore = new TestStore();
     const limiter = createLimiter({
       algorithm: concurrency({ limit: 5 }),
       store,
@@ -97,13 +97,13 @@ describe('a fallback limiter', () => {
     await first.release(); // extra calls do nothing
     await second.release();
     expect(fallbackStore.calls).toEqual(['acquire local:k', 'acquire local:k', 'release local:k']);
-    expect(fallbackStore.leases.get('local:k')?.size).toBe(0);
+    expect(fallbackStore.leasesOf('local:k')?.size).toBe(0);
   });
 });
 
 describe('a fallback’s own options', () => {
-  const fallbackOf = (options: object): LimiterOptions => ({ algorithm: small(), store: new LocalStore(), onStoreError: { fallback: options as LimiterOptions } });
-  const good = () => ({ algorithm: small(), store: new LocalStore() });
+  const fallbackOf = (options: object): LimiterOptions => ({ algorithm: small(), store: new TestStore(), onStoreError: { fallback: options as LimiterOptions } });
+  const good = () => ({ algorithm: small(), store: new TestStore() });
   const F = 'createLimiter.onStoreError.fallback';
 
   it.each([

@@ -3,86 +3,91 @@ import { makeDecision, type Decision, type DecisionReason } from '../decision.js
 import { InvalidOptionError } from '../errors.js';
 import type { MaybePromise } from '../store/interface.js';
 import type { FailureReason } from './circuit.js';
-import type { Limiter } from './limiter.js';
-import type { LimiterOptions } from './options.js';
+import type { FallbackLimiter, LimiterOptions } from './options.js';
 
 /** What a store call was for: the failure policy answers the same question without the store. */
-export const CONSUME = 0;
+export const CHARGE = 0;
 export const PEEK = 1;
 export const ACQUIRE = 2;
-/** A reservation: decided by the policy as a consume (no delay). */
-export const RESERVE = 3;
-export type StoreOp = typeof CONSUME | typeof PEEK | typeof ACQUIRE | typeof RESERVE;
+export type StoreOp = typeof CHARGE | typeof PEEK | typeof ACQUIRE;
 
-/** The `onStoreError` option, checked; a fallback given as options is still to be built (by the limiter). */
-export type ParsedStoreErrorPolicy = { action: 'deny' | 'allow'; fallback?: undefined } | { action: 'fallback'; fallback: Limiter | LimiterOptions };
+/**
+ * A fallback limiter's answer to `op` for the user's `key` (without the main limiter's prefix) and a
+ * checked `cost`: a charge is a consume (a reservation is decided without a delay), an acquire its
+ * own lease decision. Asked through the fallback's own core, so its prefix, timeout and circuit apply.
+ */
+export type Fallback = (op: StoreOp, key: string, cost: number) => MaybePromise<Decision>;
+
+/** The `onStoreError` option, checked; a fallback given as options is still to be built (by the wiring). */
+export type ParsedStoreErrorPolicy = { action: 'deny' | 'allow'; fallback?: undefined } | { action: 'fallback'; fallback: FallbackLimiter | LimiterOptions };
 
 /** Checks the `onStoreError` option (default `'deny'`); `field` names it in errors. */
 export function parseStoreErrorPolicy(policy: unknown, field = 'createLimiter.onStoreError'): ParsedStoreErrorPolicy {
   if (policy === undefined || policy === 'deny') return { action: 'deny' };
   if (policy === 'allow') return { action: 'allow' };
   if (policy && typeof policy === 'object' && 'fallback' in policy && Object.keys(policy).length === 1) {
-    return { action: 'fallback', fallback: (policy as { fallback: Limiter | LimiterOptions }).fallback };
+    return { action: 'fallback', fallback: (policy as { fallback: FallbackLimiter | LimiterOptions }).fallback };
   }
   throw new InvalidOptionError(field, policy, "'deny', 'allow' or { fallback: <limiter options> }");
 }
 
-/** The limiter a failure policy decides for: whether it is a concurrency limit, the largest cost it charges, its retry interval, its key prefix, its local clock. */
+/** What a limit that stands in for another, or is stood in for, must agree on. */
+export interface PolicyLimit {
+  readonly isConcurrencyLimit: boolean;
+  readonly maxCost: number;
+}
+
+/** The limiter a failure policy decides for: its local clock, its retry interval, its key prefix. */
 export interface PolicyOwner {
-  readonly leases: boolean;
   /** The time of the policy's decisions ({@link Decision.at}): the limiter's local clock. */
   readonly clock: () => number;
-  readonly maxCost: number;
   readonly retryIntervalMs: number;
   readonly keyPrefixLength: number;
 }
 
 /**
+ * Checks that `fallback` can stand in for `owner`: the same kind of limit (a concurrency limit falls
+ * back to a concurrency limit), and able to take every cost `owner` charges. `given` is the option as
+ * the user wrote it, and `name` where the owner's options were given (`createLimiter`), for the error.
+ */
+export function checkFallback(owner: PolicyLimit, fallback: PolicyLimit, given: unknown, name: string): void {
+  const field = `${name}.onStoreError.fallback`;
+  if (owner.isConcurrencyLimit !== fallback.isConcurrencyLimit) {
+    throw new InvalidOptionError(`${field}.algorithm`, given, 'the same kind of limit as the main one (a concurrency limit falls back to a concurrency limit)');
+  }
+  if (fallback.maxCost < owner.maxCost) {
+    const n = owner.maxCost;
+    throw new InvalidOptionError(
+      field,
+      given,
+      `a fallback that takes every cost this limiter charges (up to ${n}): give the fallback a capacity of at least ${n}, or set ${name}.maxCost to the largest cost you charge`,
+    );
+  }
+}
+
+/**
  * The decision taken without the store, when it failed, timed out, or the circuit is open: deny
  * (fail closed: no units left, retry after the retry interval), allow (fail open: the limit less the
- * cost) or the decision of a fallback limiter (reason `'fallback'`). The fallback is asked through
- * its own public entry points with the user's key, so its prefix, timeout and circuit apply; its
- * permits are released through its own `LeaseDecision.release()`.
+ * cost) or the decision of a fallback limiter (reason `'fallback'`). A fallback's permits are
+ * released through its own `LeaseDecision.release()`.
  */
 export class FailurePolicy {
   constructor(
     readonly action: 'deny' | 'allow' | 'fallback',
     private readonly owner: PolicyOwner,
-    private readonly fallback: Limiter | undefined,
+    private readonly fallback: Fallback | undefined,
   ) {}
-
-  /**
-   * Checks that `fallback` can stand in for `owner`: the same kind of limit (a concurrency limit falls
-   * back to a concurrency limit), and able to take every cost `owner` charges. `given` is the
-   * option as the user wrote it, and `name` where the owner's options were given (`createLimiter`),
-   * for the error.
-   */
-  static checkFallback(owner: PolicyOwner, fallback: Limiter, given: unknown, name: string): void {
-    const field = `${name}.onStoreError.fallback`;
-    if (owner.leases !== fallback.leases) {
-      throw new InvalidOptionError(`${field}.algorithm`, given, 'the same kind of limit as the main one (a concurrency limit falls back to a concurrency limit)');
-    }
-    if (fallback.maxCost < owner.maxCost) {
-      const n = owner.maxCost;
-      throw new InvalidOptionError(
-        field,
-        given,
-        `a fallback that takes every cost this limiter charges (up to ${n}): give the fallback a capacity of at least ${n}, or set ${name}.maxCost to the largest cost you charge`,
-      );
-    }
-  }
 
   /**
    * The decision for a `cost` (already checked against the owner's `maxCost`) of the key stored as
    * `storeKey` under `algorithm` (the call's), given the reason the store was not used: a decision
-   * of the policy reports that algorithm's limit and policy. For {@link ACQUIRE} a fallback answers
-   * with its own `LeaseDecision`. Synchronous unless the fallback is asynchronous.
+   * of the policy reports that algorithm's limit and policy. Synchronous unless the fallback is
+   * asynchronous.
    */
   decide(storeKey: string, algorithm: Algorithm, cost: number, op: StoreOp, reason: FailureReason): MaybePromise<Decision> {
     const fallback = this.fallback;
     if (fallback !== undefined) {
-      const key = storeKey.slice(this.owner.keyPrefixLength);
-      const decision = op === CONSUME || op === RESERVE ? fallback.consumeChecked(key, cost) : op === PEEK ? fallback.peek(key, cost) : fallback.acquireChecked(key);
+      const decision = fallback(op, storeKey.slice(this.owner.keyPrefixLength), cost);
       return decision instanceof Promise ? decision.then(asFallback) : asFallback(decision);
     }
     const retryIntervalMs = this.owner.retryIntervalMs;

@@ -1,4 +1,6 @@
 export { createLimiter, Limiter } from './limiter.js';
-export { checkAlgorithm, checkTimers, type CircuitChange, type LeaseDecision, type LimiterOptions, type StoreErrorEvent, type StoreErrorPolicy } from './options.js';
+export type { CircuitChange, StoreErrorEvent } from './events.js';
+export type { LeaseDecision } from './lease.js';
+export { checkMaxCost, checkStore, parseLimitName, type FallbackLimiter, type LimiterOptions, type StoreErrorPolicy } from './options.js';
 export { checkLimiterCost } from './cost.js';
 export { parseMaxDelay, type Reservation, type ReserveOptions } from './reservation.js';

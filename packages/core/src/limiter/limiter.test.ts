@@ -9,17 +9,19 @@ import { concurrency } from '../algorithms/concurrency.js';
 import { fixedWindow } from '../algorithms/fixed-window.js';
 import { tokenBucket } from '../algorithms/token-bucket.js';
 import { StoreClosedError, StoreError } from '../errors.js';
-import { LocalStore, ManualStore } from '../testing/manual-store.js';
+import { TestStore } from '../testing/test-store.js';
+import { coreOf } from './core.js';
 import { StepStore } from '../testing/step-store.js';
 import { createLimiter } from './limiter.js';
-import type { LimiterOptions, StoreErrorEvent } from './options.js';
+import type { StoreErrorEvent } from './events.js';
+import type { LimiterOptions } from './options.js';
 
 const bucket = (capacity = 3) => tokenBucket({ capacity, refillRate: 1 });
 
 describe('consumeSync', () => {
   it('gives the same decisions as consume on a local store, synchronously', async () => {
     let now = 0;
-    const store = new LocalStore();
+    const store = new TestStore();
     const sync = createLimiter({ algorithm: bucket(), store, clock: () => now, prefix: 'sync' });
     const promised = createLimiter({ algorithm: bucket(), store, clock: () => now, prefix: 'promised' });
     for (const [t, cost] of [[0, 1], [0, 2], [0, 1], [500, 1], [1000, 1], [1000, 3]] as const) {
@@ -32,19 +34,19 @@ describe('consumeSync', () => {
   });
 
   it('throws typed errors synchronously and refuses remote stores', () => {
-    const limiter = createLimiter({ algorithm: bucket(), store: new LocalStore() });
+    const limiter = createLimiter({ algorithm: bucket(), store: new TestStore() });
     expect(() => limiter.consumeSync('k', Number.NaN)).toThrow(expect.objectContaining({ code: 'RL_INVALID_COST' }));
     expect(() => limiter.consumeSync('k', 4)).toThrow(expect.objectContaining({ code: 'RL_COST_EXCEEDS_CAPACITY' }));
     expect(() => limiter.consumeSync('')).toThrow(expect.objectContaining({ code: 'RL_INVALID_KEY' }));
-    const remote = createLimiter({ algorithm: bucket(), store: new ManualStore() });
+    const remote = createLimiter({ algorithm: bucket(), store: new TestStore({ answers: 'manual' }) });
     expect(() => remote.consumeSync('k')).toThrow(expect.objectContaining({ code: 'RL_UNSUPPORTED' }));
   });
 });
 
 describe('maxCost', () => {
   it('defaults to the algorithm’s maxCost; a larger cost is rejected by every verb that takes one', async () => {
-    expect(createLimiter({ algorithm: bucket(), store: new LocalStore() }).maxCost).toBe(3);
-    const limiter = createLimiter({ algorithm: bucket(), store: new LocalStore(), maxCost: 2 });
+    expect(createLimiter({ algorithm: bucket(), store: new TestStore() }).maxCost).toBe(3);
+    const limiter = createLimiter({ algorithm: bucket(), store: new TestStore(), maxCost: 2 });
     expect(limiter.maxCost).toBe(2);
     expect(limiter.consumeSync('k', 2).allowed).toBe(true);
     expect(() => limiter.consumeSync('k', 2.5)).toThrow(expect.objectContaining({ code: 'RL_COST_EXCEEDS_CAPACITY', message: expect.stringMatching(/maxCost 2/) }));
@@ -55,7 +57,7 @@ describe('maxCost', () => {
 
   it('must be a finite number greater than 0 and at most the algorithm’s maxCost', () => {
     for (const bad of [0, -1, Number.NaN, Number.POSITIVE_INFINITY, 4, '2']) {
-      expect(() => createLimiter({ algorithm: bucket(), store: new LocalStore(), maxCost: bad as number })).toThrow(
+      expect(() => createLimiter({ algorithm: bucket(), store: new TestStore(), maxCost: bad as number })).toThrow(
         expect.objectContaining({ code: 'RL_INVALID_OPTION', field: 'createLimiter.maxCost' }),
       );
     }
@@ -64,9 +66,9 @@ describe('maxCost', () => {
 
 describe('acquire', () => {
   it('is synchronous underneath on a local store, and a permit is given back by release()', async () => {
-    const store = new LocalStore();
+    const store = new TestStore();
     const limiter = createLimiter({ algorithm: concurrency({ limit: 1 }), store });
-    const held = limiter.acquireChecked('k');
+    const held = coreOf(limiter)!.acquire('k');
     expect(held).not.toBeInstanceOf(Promise);
     expect((await limiter.acquire('k')).allowed).toBe(false);
     const permit = await held;
@@ -77,54 +79,54 @@ describe('acquire', () => {
   });
 
   it('goes through the same circuit as consume', async () => {
-    const store = new ManualStore();
+    const store = new TestStore({ answers: 'manual' });
     const limiter = createLimiter({ algorithm: concurrency({ limit: 1 }), store, timeout: false, storeFailureThreshold: 1 });
     const failing = limiter.acquire('k');
     store.failAll();
     expect(await failing).toMatchObject({ allowed: false, reason: 'store-error' });
-    const calls = store.calls;
+    const calls = store.calls.length;
     const skipped = await limiter.acquire('k');
     expect(skipped).toMatchObject({ allowed: false, reason: 'store-error' });
-    expect(store.calls).toBe(calls);
+    expect(store.calls.length).toBe(calls);
     await skipped.release(); // nothing to release
   });
 
   it('is for concurrency limits only, as consume is for rates', async () => {
-    await expect(createLimiter({ algorithm: bucket(), store: new LocalStore() }).acquire('k')).rejects.toMatchObject({ code: 'RL_UNSUPPORTED' });
-    await expect(createLimiter({ algorithm: concurrency({ limit: 1 }), store: new LocalStore() }).consume('k')).rejects.toMatchObject({ code: 'RL_UNSUPPORTED' });
-    await expect(createLimiter({ algorithm: concurrency({ limit: 1 }), store: new LocalStore() }).acquire('')).rejects.toMatchObject({ code: 'RL_INVALID_KEY' });
+    await expect(createLimiter({ algorithm: bucket(), store: new TestStore() }).acquire('k')).rejects.toMatchObject({ code: 'RL_UNSUPPORTED' });
+    await expect(createLimiter({ algorithm: concurrency({ limit: 1 }), store: new TestStore() }).consume('k')).rejects.toMatchObject({ code: 'RL_UNSUPPORTED' });
+    await expect(createLimiter({ algorithm: concurrency({ limit: 1 }), store: new TestStore() }).acquire('')).rejects.toMatchObject({ code: 'RL_INVALID_KEY' });
   });
 });
 
-describe('the checked entry points', () => {
-  it('consumeChecked decides like consume, synchronously on a synchronous limiter, with a promise otherwise', async () => {
-    const local = createLimiter({ algorithm: bucket(), store: new LocalStore(), clock: () => 0 });
-    const decision = local.consumeChecked('k', 2);
+describe('the core: the one charge path beneath the verbs', () => {
+  it('a charge decides like consume, synchronously on a synchronous limiter, with a promise otherwise', async () => {
+    const local = createLimiter({ algorithm: bucket(), store: new TestStore(), clock: () => 0 });
+    const decision = coreOf(local)!.charge('k', 2, local.algorithm!);
     expect(decision).not.toBeInstanceOf(Promise);
     expect(decision).toMatchObject({ allowed: true, remaining: 1 });
-    const store = new ManualStore();
+    const store = new TestStore({ answers: 'manual' });
     const remote = createLimiter({ algorithm: bucket(), store, clock: () => 0, timeout: false });
-    const pending = remote.consumeChecked('k', 2);
+    const pending = coreOf(remote)!.charge('k', 2, remote.algorithm!);
     expect(pending).toBeInstanceOf(Promise);
     store.answerAll();
     expect(await pending).toEqual(decision);
   });
 
-  it('undoChecked gives units back, and never rejects: a failure is a storeError event', async () => {
-    const store = new LocalStore();
+  it('an undo gives units back, and never rejects: a failure is a storeError event', async () => {
+    const store = new TestStore();
     const limiter = createLimiter({ algorithm: bucket(), store, clock: () => 0 });
-    limiter.consumeChecked('k', 3);
-    expect(limiter.undoChecked('k', 2)).toBeUndefined();
+    coreOf(limiter)!.charge('k', 3, limiter.algorithm!);
+    expect(coreOf(limiter)!.undo('k', 2, limiter.algorithm!)).toBeUndefined();
     expect(limiter.consumeSync('k', 2).allowed).toBe(true);
 
     const events: StoreErrorEvent[] = [];
     limiter.on('storeError', (e: StoreErrorEvent) => events.push(e));
     store.failure = new StoreError('disk on fire');
-    expect(() => limiter.undoChecked('k', 1)).not.toThrow();
-    const remote = new ManualStore();
+    expect(() => coreOf(limiter)!.undo('k', 1, limiter.algorithm!)).not.toThrow();
+    const remote = new TestStore({ answers: 'manual' });
     const remoteLimiter = createLimiter({ algorithm: bucket(), store: remote, timeout: false });
     remoteLimiter.on('storeError', (e: StoreErrorEvent) => events.push(e));
-    const undone = remoteLimiter.undoChecked('k', 1);
+    const undone = coreOf(remoteLimiter)!.undo('k', 1, remoteLimiter.algorithm!);
     remote.failAll();
     await expect(undone).resolves.toBeUndefined();
     expect(events.map((e) => [e.reason, e.action, e.key])).toEqual([
@@ -136,7 +138,7 @@ describe('the checked entry points', () => {
 
 describe('reset', () => {
   it('forgets the key once the store has done it; a failing store makes it reject with the StoreError after a storeError event, and the key keeps its state', async () => {
-    const store = new ManualStore();
+    const store = new TestStore({ answers: 'manual' });
     store.holdResets = true;
     const limiter = createLimiter({ algorithm: bucket(), store, clock: () => 0, timeout: false });
     const events: StoreErrorEvent[] = [];
@@ -158,7 +160,7 @@ describe('reset', () => {
   });
 
   it('a local store that throws: the error becomes a StoreError (cause kept), reported, then thrown; a closed store’s misuse error is thrown as it is', async () => {
-    const store = new LocalStore();
+    const store = new TestStore();
     const limiter = createLimiter({ algorithm: bucket(), store });
     const events: StoreErrorEvent[] = [];
     limiter.on('storeError', (e: StoreErrorEvent) => events.push(e));
@@ -176,7 +178,7 @@ describe('reset', () => {
 
 describe('timer options', () => {
   it('timeout becomes a timer: above 2^31 − 1 ms (about 24.8 days) it is rejected, naming the field', () => {
-    const make = (timeout: LimiterOptions['timeout']) => () => createLimiter({ algorithm: bucket(), store: new ManualStore(), timeout });
+    const make = (timeout: LimiterOptions['timeout']) => () => createLimiter({ algorithm: bucket(), store: new TestStore({ answers: 'manual' }), timeout });
     for (const bad of ['30d', 2 ** 31, '25d'] as const) {
       expect(make(bad)).toThrow(expect.objectContaining({ code: 'RL_INVALID_OPTION', field: 'createLimiter.timeout' }));
     }
@@ -185,7 +187,7 @@ describe('timer options', () => {
   });
 
   it('storeRetryInterval is not a timer (the circuit compares it with the clock): a long one is accepted', () => {
-    expect(() => createLimiter({ algorithm: bucket(), store: new ManualStore(), storeRetryInterval: '30d' })).not.toThrow();
+    expect(() => createLimiter({ algorithm: bucket(), store: new TestStore({ answers: 'manual' }), storeRetryInterval: '30d' })).not.toThrow();
   });
 });
 
@@ -195,7 +197,7 @@ describe('a clock that returns a time that is not finite, or beyond the range of
 
   it.each(bad)('a reading of %s fails the call with an InvalidOptionError on createLimiter.clock; the store is never called and the key is intact', async (reading) => {
     let now = 0;
-    const store = new LocalStore();
+    const store = new TestStore();
     const limiter = createLimiter({ algorithm: bucket(), store, clock: () => now });
     const events: StoreErrorEvent[] = [];
     limiter.on('storeError', (e: StoreErrorEvent) => events.push(e));
@@ -215,19 +217,19 @@ describe('a clock that returns a time that is not finite, or beyond the range of
 
   it('accepts the ends of the range of a Date', () => {
     for (const edge of [8.64e15, -8.64e15]) {
-      const limiter = createLimiter({ algorithm: bucket(), store: new LocalStore(), clock: () => edge });
+      const limiter = createLimiter({ algorithm: bucket(), store: new TestStore(), clock: () => edge });
       expect(limiter.consumeSync('k').allowed).toBe(true);
     }
   });
 
   it('on a remote store with a deny cache and on a concurrency limit, too', async () => {
     let now: number = Number.NaN;
-    const store = new ManualStore();
+    const store = new TestStore({ answers: 'manual' });
     const limiter = createLimiter({ algorithm: bucket(), store, clock: () => now, timeout: false });
     await expect(limiter.consume('k')).rejects.toMatchObject({ field: 'createLimiter.clock' });
     const permits = createLimiter({ algorithm: concurrency({ limit: 1 }), store, clock: () => now, timeout: false });
     await expect(permits.acquire('k')).rejects.toMatchObject({ field: 'createLimiter.clock' });
-    expect(store.calls).toBe(0);
+    expect(store.calls).toEqual([]);
     now = 0;
     const fine = limiter.consume('k');
     store.answerAll();
@@ -238,7 +240,7 @@ describe('a clock that returns a time that is not finite, or beyond the range of
 describe('undo with the decision of the request', () => {
   it('gives back only what the store charged, to the window it was charged in', async () => {
     let now = 990;
-    const store = new LocalStore();
+    const store = new TestStore();
     const limiter = createLimiter({ algorithm: fixedWindow({ limit: 2, window: '1s' }), store, clock: () => now });
     const early = await limiter.consume('k');
     now = 1_000;
@@ -260,7 +262,7 @@ describe('undo with the decision of the request', () => {
   });
 
   it('gives nothing back for a decision of the failure policy', async () => {
-    const store = new LocalStore();
+    const store = new TestStore();
     const limiter = createLimiter({ algorithm: bucket(), store, onStoreError: 'allow', clock: () => 5 });
     store.failure = new StoreError('down');
     const admitted = await limiter.consume('k');
@@ -273,7 +275,7 @@ describe('undo with the decision of the request', () => {
 
 describe('blockDuration', () => {
   it('is a duration from 1 ms on a rate limit, on a store that runs lockouts', () => {
-    const store = new LocalStore();
+    const store = new TestStore();
     expect(createLimiter({ algorithm: bucket(), store, blockDuration: '15m' }).algorithm).toMatchObject({ blockMs: 900_000, script: { name: 'token-bucket-block' } });
     for (const bad of [0, -1, 0.5, Number.NaN, '1x', 1e16, null]) {
       expect(() => createLimiter({ algorithm: bucket(), store, blockDuration: bad as never })).toThrow(expect.objectContaining({ code: 'RL_INVALID_OPTION', field: 'createLimiter.blockDuration' }));
@@ -287,12 +289,12 @@ describe('blockDuration', () => {
 
   it('applies to algorithms given per call, derived once per algorithm object', async () => {
     let now = 0;
-    const limiter = createLimiter({ store: new LocalStore(), clock: () => now, blockDuration: '1s' });
+    const limiter = createLimiter({ store: new TestStore(), clock: () => now, blockDuration: '1s' });
     const plan = fixedWindow({ limit: 1, window: '1m' });
     expect(await limiter.consume('k', 1, plan)).toMatchObject({ allowed: true });
     expect(await limiter.consume('k', 1, plan)).toMatchObject({ allowed: false, retryAfterMs: 1_000 });
     now = 500;
     expect(await limiter.consume('k', 1, plan)).toMatchObject({ allowed: false, retryAfterMs: 500 });
-    expect(limiter.checkCallAlgorithm(plan)).toBe(limiter.checkCallAlgorithm(plan));
+    expect(coreOf(limiter)!.checkCallAlgorithm(plan)).toBe(coreOf(limiter)!.checkCallAlgorithm(plan));
   });
 });

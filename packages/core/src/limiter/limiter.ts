@@ -1,29 +1,23 @@
 import { EventEmitter } from 'node:events';
 import type { Algorithm } from '../algorithm.js';
-import { withBlock } from '../algorithms/block.js';
-import type { Clock } from '../clock.js';
 import type { Decision } from '../decision.js';
-import { InvalidAlgorithmError, InvalidKeyError, InvalidOptionError, StoreError, StoreTimeoutError, UnsupportedError } from '../errors.js';
-import type { MaybePromise, Store } from '../store/interface.js';
-import { CallAlgorithms } from './call-algorithms.js';
-import { Circuit, Circuits, type FailureReason } from './circuit.js';
-import { checkLimiterCost, isChargeableCost } from './cost.js';
-import { Deadlines } from './deadlines.js';
-import type { DenyCache } from './deny-cache.js';
-import { ACQUIRE, CONSUME, FailurePolicy, PEEK, RESERVE, parseStoreErrorPolicy } from './failure-policy.js';
-import { GuardedStore } from './guarded-store.js';
-import { newLeaseId } from './lease-id.js';
-import { Observation, type ObserveOptions } from './observation.js';
-import { cancelNothing, parseMaxDelay, type Reservation, type ReserveOptions } from './reservation.js';
+import { InvalidAlgorithmError, InvalidKeyError, InvalidOptionError, UnsupportedError } from '../errors.js';
+import type { ObserveOptions } from '../observe/observation.js';
 import type { Observer } from '../observe/observer.js';
-import type { Timers } from '../timers.js';
-import { parseLimiterOptions, type CircuitChange, type LeaseDecision, type LimiterOptions, type StoreErrorEvent } from './options.js';
+import type { MaybePromise, Store } from '../store/interface.js';
+import { registerCore, type LimiterCore } from './core.js';
+import { checkLimiterCost } from './cost.js';
+import type { LimiterEvents } from './events.js';
+import type { LeaseDecision } from './lease.js';
+import type { LimiterOptions } from './options.js';
+import { parseMaxDelay, type Reservation, type ReserveOptions } from './reservation.js';
+import { buildCore } from './wiring.js';
 
 /**
  * A limiter: one algorithm on one store, with a key namespace, a clock and a failure policy.
  * Options are parsed once here; `consume` does no option work per call. Every verb validates its input
- * once, then calls the store through the same guard ({@link GuardedStore}): the circuit's gate, the
- * timeout and the failure policy.
+ * once, then goes down the limiter's one charge path (its core): the deny cache, the circuit's gate,
+ * the timeout and the failure policy.
  *
  * Events: `'storeError'` ({@link StoreErrorEvent}) each time the store fails or times out;
  * `'circuit'` ({@link CircuitChange}) when the store-down circuit (of a failure domain) opens or closes. An
@@ -33,72 +27,43 @@ export class Limiter extends EventEmitter {
   /** The algorithm of calls that give none; undefined when every call gives its own (see {@link consume}). */
   readonly algorithm: Algorithm | undefined;
   /** True for a concurrency limit (taken with {@link acquire}); false for a rate limit. */
-  readonly leases: boolean;
+  readonly isConcurrencyLimit: boolean;
   readonly store: Store;
   readonly prefix: string;
   /** The largest cost this limiter charges (option `maxCost`, default the algorithm's `maxCost`). */
   readonly maxCost: number;
   /** True when decisions are synchronous (a local store, and a local fallback if any): {@link consumeSync} works. */
   readonly synchronous: boolean;
-  private readonly keyPrefix: string;
-  private readonly clock: Clock | undefined;
-  private readonly localClock: Clock;
-  /** `synchronous` and a rate limit: consumeSync may go straight to the store. */
-  private readonly fastSync: boolean;
-  private readonly circuit: Circuit;
-  private readonly denyCache: DenyCache | undefined;
-  private readonly guarded: GuardedStore;
-  private readonly calls: CallAlgorithms;
   /** The lockout after a denial, in ms (option `blockDuration`; 0: none). */
   readonly blockMs: number;
   /** The limit's name in observer events (option `name`). */
   readonly name: string;
-  private readonly timers: Timers;
-  private readonly circuits: Circuits | undefined;
-  /** The observers; undefined without any (then nothing is measured). */
-  private observation: Observation | undefined;
+  readonly #core: LimiterCore;
 
-  /** @param within Internal: set when this limiter is built as another one's fallback (see {@link FallbackOf}). */
-  constructor(options: LimiterOptions, within?: FallbackOf) {
+  constructor(options: LimiterOptions) {
     super();
-    const name = within?.name ?? 'createLimiter';
-    const c = parseLimiterOptions(options, name);
-    this.algorithm = c.algorithm;
-    this.blockMs = c.blockMs;
-    this.name = c.name;
-    this.timers = c.timers;
-    this.leases = c.algorithm?.stateKind === 'leases';
-    this.store = c.store;
-    this.calls = new CallAlgorithms(c.store, c.algorithm);
-    this.prefix = c.prefix;
-    this.keyPrefix = c.prefix ? `${c.prefix}:` : '';
-    this.maxCost = c.maxCost;
-    this.clock = c.clock;
-    this.localClock = c.localClock;
-    this.circuit = new Circuit(c.localClock, c.retryIntervalMs, c.failureThreshold);
-    this.denyCache = c.denyCache;
-    const owner = { leases: this.leases, maxCost: c.maxCost, retryIntervalMs: c.retryIntervalMs, keyPrefixLength: this.keyPrefix.length, clock: c.localClock };
-    const parsed = parseStoreErrorPolicy(c.onStoreError, `${name}.onStoreError`);
-    let fallback: Limiter | undefined;
-    if (parsed.action === 'fallback') {
-      fallback = parsed.fallback instanceof Limiter ? parsed.fallback : buildFallback(parsed.fallback, options, name, within);
-      FailurePolicy.checkFallback(owner, fallback, parsed.fallback, name);
-    }
-    const deadlines = c.timeoutMs > 0 ? new Deadlines(c.timeoutMs, c.timers) : undefined;
-    const policy = new FailurePolicy(parsed.action, owner, fallback);
-    // A store with failure domains gets a circuit per domain; without, the one circuit (no lookup per call).
-    const domains = typeof c.store.failureDomain === 'function';
-    const circuits = domains ? new Circuits(c.localClock, c.retryIntervalMs, c.failureThreshold) : undefined;
-    this.circuits = circuits;
-    this.guarded = new GuardedStore(c.store, c.clock, this.circuit, circuits, deadlines, policy, (error, key, action) => this.emitStoreError(error, key, action));
-    this.synchronous = c.store.capabilities.local && (fallback === undefined || fallback.synchronous);
-    // The fast path checks the one circuit: a store with failure domains takes the gated path.
-    this.fastSync = this.synchronous && c.algorithm !== undefined && !this.leases && !domains;
-    // Circuit changes are rare: always heard, for the 'circuit' event and the observers.
-    const onCircuit = (open: boolean, reason: FailureReason | undefined, domain: string | undefined): void => this.circuitChanged(open, reason, domain);
-    this.circuit.listener = onCircuit;
-    if (circuits !== undefined) circuits.listener = onCircuit;
-    if (c.observer !== undefined) this.observe(c.observer, { keys: c.observeKeys }, `${name}.observer`);
+    const field = buildingAt ?? 'createLimiter';
+    buildingAt = undefined;
+    const events: LimiterEvents = {
+      // Without listeners an event is dropped ('storeError' is not the special 'error' event: it never throws).
+      storeError: (event) => {
+        if (this.listenerCount('storeError') > 0) this.emit('storeError', event);
+      },
+      circuit: (change) => {
+        if (this.listenerCount('circuit') > 0) this.emit('circuit', change);
+      },
+    };
+    const core = buildCore(options, field, events);
+    this.#core = core;
+    registerCore(this, core);
+    this.algorithm = core.algorithm;
+    this.isConcurrencyLimit = core.isConcurrencyLimit;
+    this.store = core.store;
+    this.prefix = core.prefix;
+    this.maxCost = core.maxCost;
+    this.synchronous = core.synchronous;
+    this.blockMs = core.blockMs;
+    this.name = core.name;
   }
 
   /**
@@ -106,17 +71,15 @@ export class Limiter extends EventEmitter {
    * `Observer`). `options.name` names the limit in its events (default: the limiter's `name`);
    * `options.keys` puts the request's key in them (default false). Returns the limiter.
    */
-  observe(observer: Observer, options: ObserveOptions = {}, field = 'limiter.observe.observer'): this {
-    const observation = this.observation ?? new Observation(this.keyPrefix.length);
-    observation.add(observer, options.name ?? this.name, options.keys === true, options.dryRun === true, field);
-    this.observation = observation;
+  observe(observer: Observer, options: ObserveOptions = {}): this {
+    this.#core.observe(observer, options.name ?? this.name, options.keys === true, false, 'limiter.observe.observer');
     return this;
   }
 
   /** The full storage key for a user key. Throws {@link InvalidKeyError} for an empty or non-string key. */
   storageKey(key: string): string {
     checkKey(key);
-    return this.keyPrefix + key;
+    return this.#core.keyPrefix + key;
   }
 
   /**
@@ -135,11 +98,9 @@ export class Limiter extends EventEmitter {
   consume(key: string, cost = 1, algorithm?: Algorithm): Promise<Decision> {
     try {
       // A local store without a deny cache: the synchronous path, wrapped once.
-      if (algorithm === undefined && this.fastSync && this.denyCache === undefined && this.observation === undefined) return Promise.resolve(this.consumeSync(key, cost));
-      const a = this.rateAlgorithm(algorithm);
-      this.checkRate(key, cost, a);
-      const result = this.consumeChecked(key, cost, a);
-      return result instanceof Promise ? result : Promise.resolve(result);
+      if (algorithm === undefined && this.#core.fastConsume) return Promise.resolve(this.consumeSync(key, cost));
+      const a = this.rateAlgorithm(key, cost, algorithm);
+      return promised(this.#core.charge(key, cost, a));
     } catch (error) {
       return Promise.reject(error);
     }
@@ -154,27 +115,16 @@ export class Limiter extends EventEmitter {
    * store is remote. `algorithm`: as for {@link consume}.
    */
   consumeSync(key: string, cost = 1, algorithm?: Algorithm): Decision {
-    // The common case in a few comparisons: a good key and cost, the store up.
-    if (algorithm === undefined && this.fastSync && this.observation === undefined && typeof key === 'string' && key.length > 0 && isChargeableCost(cost, this.maxCost) && this.circuit.isClosed) {
-      const storeKey = this.keyPrefix + key;
-      // The clock is read before the store is called: its error (a time that is not finite) is thrown as it is.
-      const now = this.clock === undefined ? undefined : this.clock();
-      try {
-        return this.store.consume(storeKey, this.algorithm!, cost, now) as Decision;
-      } catch (error) {
-        // Synchronous here: a synchronous limiter's fallback is local.
-        return this.guarded.threw(error, storeKey, this.algorithm!, cost, CONSUME) as Decision;
-      }
+    const core = this.#core;
+    if (algorithm === undefined) {
+      const fast = core.fastDecision(key, cost);
+      if (fast !== undefined) return fast;
     }
-    const a = this.rateAlgorithm(algorithm);
-    this.checkRate(key, cost, a);
-    if (!this.synchronous) {
+    const a = this.rateAlgorithm(key, cost, algorithm);
+    if (!core.synchronous) {
       throw new UnsupportedError('limiter.consumeSync() needs a local store such as MemoryStore (and a local fallback, if any); otherwise use await limiter.consume().');
     }
-    const storeKey = this.keyPrefix + key;
-    if (this.observation === undefined) return this.guarded.call(storeKey, a, cost, CONSUME, '') as Decision;
-    const startedAt = this.timers.now();
-    return this.observed(startedAt, this.guarded.call(storeKey, a, cost, CONSUME, ''), cost, storeKey) as Decision;
+    return core.charge(key, cost, a) as Decision;
   }
 
   /**
@@ -196,70 +146,26 @@ export class Limiter extends EventEmitter {
   reserve(key: string, cost = 1, options?: ReserveOptions): Promise<Reservation> {
     try {
       if (options === null || typeof options !== 'object') throw new InvalidOptionError('limiter.reserve.options', options, '{ maxDelay } (and optionally algorithm)');
-      const a = this.rateAlgorithm(options.algorithm);
-      this.checkRate(key, cost, a);
+      const a = this.rateAlgorithm(key, cost, options.algorithm);
       const maxDelayMs = parseMaxDelay(options.maxDelay, a, 'limiter.reserve.maxDelay');
       if (this.store.capabilities.reservations !== true) {
         throw new UnsupportedError('This store does not run reservations: use a store whose capabilities include reservations, such as MemoryStore or RedisStore.');
       }
-      const result = this.reserveChecked(key, cost, a, maxDelayMs);
-      return result instanceof Promise ? result : Promise.resolve(result);
+      const result = this.#core.charge(key, cost, a, maxDelayMs);
+      const core = this.#core;
+      return result instanceof Promise ? result.then((d) => core.reservation(d, key, cost, a)) : Promise.resolve(core.reservation(result, key, cost, a));
     } catch (error) {
       return Promise.reject(error);
     }
-  }
-
-  /**
-   * @internal reserve() without validation, for the composition engine: as {@link consumeChecked},
-   * `maxDelayMs` from 0 to the algorithm's `maxReserveMs`, on a store that runs reservations.
-   * Synchronous when `synchronous`.
-   */
-  reserveChecked(key: string, cost: number, algorithm: Algorithm, maxDelayMs: number): MaybePromise<Reservation> {
-    const storeKey = this.keyPrefix + key;
-    const startedAt = this.observation === undefined ? 0 : this.timers.now();
-    const cache = this.denyCache;
-    const askedAt = this.localClock();
-    let result: MaybePromise<Decision> | undefined = cache?.get(storeKey, cost, askedAt, algorithm, maxDelayMs);
-    if (result === undefined) {
-      const remember = cache === undefined ? undefined : (d: Decision): Decision => cache.remember(storeKey, cost, d, askedAt, algorithm, maxDelayMs);
-      result = this.guarded.call(storeKey, algorithm, cost, RESERVE, '', remember, maxDelayMs);
-      if (!(result instanceof Promise) && remember !== undefined) result = remember(result);
-    }
-    if (this.observation !== undefined) result = this.observed(startedAt, result, cost, storeKey);
-    return result instanceof Promise ? result.then((d) => this.reservation(d, key, cost, algorithm)) : this.reservation(result, key, cost, algorithm);
-  }
-
-  /** `decision` with its `cancel()`: a give-back at the decision's time and slot, until the slot (local clock). */
-  private reservation(decision: Decision, key: string, cost: number, algorithm: Algorithm): Reservation {
-    if (!decision.allowed || decision.reason !== undefined) return { ...decision, cancel: cancelNothing };
-    const slotAt = this.localClock() + decision.delayMs;
-    let cancelled = false;
-    const cancel = async (): Promise<void> => {
-      if (cancelled || this.localClock() > slotAt) return;
-      cancelled = true;
-      await this.cancelChecked(key, cost, algorithm, decision);
-    };
-    return { ...decision, cancel };
-  }
-
-  /**
-   * @internal The give-back of a reservation (or a shaper's consume) that will not be used, whatever the
-   * time: its units at its `at` and `delayMs` (`Store.undo`), through {@link undoChecked} (the deny
-   * cache forgets the key); the observers hear a `reservationCancelled`.
-   */
-  cancelChecked(key: string, cost: number, algorithm: Algorithm, decision: Decision): MaybePromise<void> {
-    this.observation?.reservationCancelled(cost);
-    return this.undoChecked(key, cost, algorithm, decision.at, decision.delayMs);
   }
 
   /** The decision for `cost` units (default 0: only the current state) without recording anything; `algorithm` as for {@link consume}. */
   peek(key: string, cost = 0, algorithm?: Algorithm): Promise<Decision> {
     try {
       checkKey(key);
-      const a = algorithm === undefined ? this.ownAlgorithm() : this.rateAlgorithm(algorithm);
+      const a = algorithm === undefined ? this.ownAlgorithm() : this.#core.checkCallAlgorithm(algorithm);
       checkLimiterCost(this, cost, a, true);
-      const result = this.guarded.call(this.keyPrefix + key, a, cost, PEEK, '');
-      return result instanceof Promise ? result : Promise.resolve(result);
+      return promised(this.#core.peek(key, cost, a));
     } catch (error) {
       return Promise.reject(error);
     }
@@ -276,14 +182,8 @@ export class Limiter extends EventEmitter {
    * a lockout (`blockDuration`) lifted.
    */
   async reset(key: string): Promise<void> {
-    const storeKey = this.storageKey(key);
-    this.denyCache?.delete(storeKey);
-    const resets: MaybePromise<void>[] = [];
-    // With its lockout, so that the reset lifts the block too.
-    for (const algorithm of this.calls.layouts()) resets.push(this.guarded.reset(storeKey, this.blockOf(algorithm)));
-    await Promise.all(resets);
-    // Again once reset: a denial answered meanwhile, by a call sent before the reset, is stale.
-    this.denyCache?.delete(storeKey);
+    checkKey(key);
+    await this.#core.reset(key);
   }
 
   /**
@@ -305,14 +205,14 @@ export class Limiter extends EventEmitter {
     // A decision has `allowed`; an algorithm has not.
     const given = isDecisionLike(algorithmOrDecision) ? algorithmOrDecision : decision;
     const algorithm = isDecisionLike(algorithmOrDecision) ? undefined : algorithmOrDecision;
-    const a = algorithm === undefined ? this.ownAlgorithm() : this.rateAlgorithm(algorithm);
+    const a = algorithm === undefined ? this.ownAlgorithm() : this.#core.checkCallAlgorithm(algorithm);
     checkLimiterCost(this, cost, a);
-    if (given === undefined) return this.undoChecked(key, cost, a);
+    if (given === undefined) return this.#core.undo(key, cost, a);
     if (given === null || typeof given !== 'object' || typeof given.at !== 'number') {
       throw new InvalidOptionError('limiter.undo.decision', given, 'the decision that consume() returned for this request, or nothing');
     }
     if (!given.allowed || given.reason !== undefined) return;
-    await this.undoChecked(key, cost, a, given.at);
+    await this.#core.undo(key, cost, a, given.at);
   }
 
   /**
@@ -322,110 +222,13 @@ export class Limiter extends EventEmitter {
   acquire(key: string): Promise<LeaseDecision> {
     try {
       checkKey(key);
-      if (!this.leases) {
+      if (!this.isConcurrencyLimit) {
         throw new UnsupportedError(`limiter.acquire(key) is for concurrency limits; this limiter is a ${this.algorithm?.kind ?? 'rate'} limit: call consume(key, cost).`);
       }
-      const result = this.acquireChecked(key);
-      return result instanceof Promise ? result : Promise.resolve(result);
+      return promised(this.#core.acquire(key));
     } catch (error) {
       return Promise.reject(error);
     }
-  }
-
-  /**
-   * @internal For the composition engine: `key` is a non-empty string, `algorithm` (default the
-   * limiter's own) passed {@link checkCallAlgorithm}, and `cost` passed checkLimiterCost against this
-   * limiter and that algorithm; nothing is validated here. Synchronous when `synchronous`.
-   */
-  consumeChecked(key: string, cost: number, algorithm: Algorithm = this.algorithm!): MaybePromise<Decision> {
-    const storeKey = this.keyPrefix + key;
-    if (this.observation === undefined) return this.charge(storeKey, cost, algorithm);
-    const startedAt = this.timers.now();
-    return this.observed(startedAt, this.charge(storeKey, cost, algorithm), cost, storeKey);
-  }
-
-  /** A consume of `cost` under `algorithm`: from the deny cache, or through the guarded store. */
-  private charge(storeKey: string, cost: number, algorithm: Algorithm): MaybePromise<Decision> {
-    const cache = this.denyCache;
-    if (cache === undefined) return this.guarded.call(storeKey, algorithm, cost, CONSUME, '');
-    // Taken before the store call: a denial is cached from the earliest time the store can have decided it.
-    const askedAt = this.localClock();
-    const cached = cache.get(storeKey, cost, askedAt, algorithm);
-    if (cached !== undefined) return cached;
-    // A store that answers later remembers its denial in the same step that settles the call.
-    const result = this.guarded.call(storeKey, algorithm, cost, CONSUME, '', (d) => cache.remember(storeKey, cost, d, askedAt, algorithm));
-    return result instanceof Promise ? result : cache.remember(storeKey, cost, result, askedAt, algorithm);
-  }
-
-  /**
-   * @internal `value` when this (rate) limiter can decide a call with it: see {@link consume} for what
-   * it throws. Each algorithm object is checked once. With `blockDuration`, the algorithm with the
-   * limiter's lockout (`withBlock`, derived once per algorithm object).
-   */
-  checkCallAlgorithm(value: unknown): Algorithm {
-    if (value !== undefined && value === this.algorithm && !this.leases) return this.algorithm;
-    if (this.leases) throw new InvalidAlgorithmError(value, 'a concurrency limit takes no algorithm per call');
-    return this.blockOf(this.calls.check(value));
-  }
-
-  /** `algorithm` with this limiter's lockout, if it has one; an algorithm that carries its own needs a store that runs lockouts. */
-  private blockOf(algorithm: Algorithm): Algorithm {
-    if (this.blockMs > 0) return withBlock(algorithm, this.blockMs);
-    if (algorithm.blockMs > 0 && this.store.capabilities.blocks !== true) {
-      throw new UnsupportedError(`This store does not run lockouts (the ${algorithm.kind} algorithm has a block of ${algorithm.blockMs} ms): use a store whose capabilities include blocks, such as MemoryStore or RedisStore.`);
-    }
-    return algorithm;
-  }
-
-  /** @internal acquire() without validation; synchronous when `synchronous`. */
-  acquireChecked(key: string): MaybePromise<LeaseDecision> {
-    const storeKey = this.keyPrefix + key;
-    const leaseId = newLeaseId();
-    const guarded = this.guarded;
-    const algorithm = this.algorithm!;
-    let result = guarded.call(storeKey, algorithm, 1, ACQUIRE, leaseId);
-    if (this.observation !== undefined) result = this.observed(this.timers.now(), result, 1, storeKey);
-    return result instanceof Promise ? result.then((d) => guarded.lease(d, storeKey, algorithm, leaseId)) : guarded.lease(result, storeKey, algorithm, leaseId);
-  }
-
-  /**
-   * Tells the observers of `result`, a decision of `cost` for `storeKey` asked at `startedAt` (the
-   * timers' time): the store's call duration when the store answered it (no `reason`).
-   */
-  private observed(startedAt: number, result: MaybePromise<Decision>, cost: number, storeKey: string): MaybePromise<Decision> {
-    if (result instanceof Promise) {
-      return result.then((decision) => {
-        this.observation?.decision(decision, cost, decision.reason === undefined ? this.timers.now() - startedAt : undefined, storeKey);
-        return decision;
-      });
-    }
-    this.observation?.decision(result, cost, result.reason === undefined ? this.timers.now() - startedAt : undefined, storeKey);
-    return result;
-  }
-
-  /**
-   * @internal For the composition engine: the request of `decision` (this limiter's, admitted by the
-   * failure policy after a timeout) was not served after all, so a late grant of the store is given back.
-   */
-  notServed(decision: Decision): void {
-    this.guarded.notServed(decision);
-  }
-
-  /**
-   * @internal undo() without validation (`algorithm`: the one the units were charged with;
-   * `chargedAt`: the charge's {@link Decision.at}, absent for a rollback right after it); never
-   * rejects (a failure is reported as a storeError event). The key's cached denial is forgotten before
-   * the give-back and again once it is done (a denial answered in between, by a call sent before it,
-   * is stale), so the freed units are not denied from the cache.
-   */
-  undoChecked(key: string, cost: number, algorithm: Algorithm = this.algorithm!, chargedAt?: number, delayMs?: number): MaybePromise<void> {
-    const storeKey = this.keyPrefix + key;
-    const cache = this.denyCache;
-    if (cache === undefined) return this.guarded.undo(storeKey, algorithm, cost, chargedAt, delayMs);
-    cache.delete(storeKey);
-    const back = this.guarded.undo(storeKey, algorithm, cost, chargedAt, delayMs);
-    if (!(back instanceof Promise)) return back;
-    return back.then(() => cache.delete(storeKey));
   }
 
   /** The limiter's own algorithm, or the typed error when every call must give one. */
@@ -436,54 +239,19 @@ export class Limiter extends EventEmitter {
     return this.algorithm;
   }
 
-  /** The algorithm of a rate call: the limiter's own, or `algorithm` checked. */
-  private rateAlgorithm(algorithm: Algorithm | undefined): Algorithm {
+  /** The algorithm of a rate call (the limiter's own, or `algorithm` checked), once `key` and `cost` are checked against it; or the typed error (nothing is touched). */
+  private rateAlgorithm(key: string, cost: number, algorithm: Algorithm | undefined): Algorithm {
+    let a: Algorithm;
     if (algorithm === undefined) {
-      const own = this.ownAlgorithm();
-      if (this.leases) throw new UnsupportedError('A concurrency limit is taken with limiter.acquire(key), which returns a decision with release().');
-      return own;
+      a = this.ownAlgorithm();
+      if (this.isConcurrencyLimit) throw new UnsupportedError('A concurrency limit is taken with limiter.acquire(key), which returns a decision with release().');
+    } else {
+      a = this.#core.checkCallAlgorithm(algorithm);
     }
-    return this.checkCallAlgorithm(algorithm);
-  }
-
-  /** A valid key and cost for a rate call under `algorithm`, or the typed error (no state is touched). */
-  private checkRate(key: string, cost: number, algorithm: Algorithm): void {
     checkKey(key);
-    checkLimiterCost(this, cost, algorithm);
+    checkLimiterCost(this, cost, a);
+    return a;
   }
-
-  private circuitChanged(open: boolean, reason: FailureReason | undefined, domain: string | undefined): void {
-    if (this.listenerCount('circuit') > 0) this.emit('circuit', { state: open ? 'open' : 'closed', reason, domain } satisfies CircuitChange);
-    this.observation?.circuit(open, reason, domain);
-  }
-
-  private emitStoreError(error: unknown, key: string, action: StoreErrorEvent['action']): void {
-    const err = error instanceof Error ? error : new StoreError(String(error));
-    const event: StoreErrorEvent = { error: err, reason: err instanceof StoreTimeoutError ? 'timeout' : 'store-error', key, action };
-    // Without listeners, 'storeError' is dropped (it is not the special 'error' event, so it never throws).
-    if (this.listenerCount('storeError') > 0) this.emit('storeError', event);
-    this.observation?.storeError(err, event.reason, action, key);
-  }
-}
-
-/**
- * @internal Where a fallback's options are built: the name of their field
- * (`createLimiter.onStoreError.fallback`, one more `.onStoreError.fallback` per level) and the options
- * of every limiter it stands in for, to refuse a fallback that refers back to one of them.
- */
-export interface FallbackOf {
-  readonly name: string;
-  readonly ancestors: readonly object[];
-}
-
-/** The fallback limiter built from `given`, the fallback options found in the options `of` of the limiter named `name`. */
-function buildFallback(given: LimiterOptions, of: LimiterOptions, name: string, within: FallbackOf | undefined): Limiter {
-  const field = `${name}.onStoreError.fallback`;
-  const ancestors = within === undefined ? [of] : [...within.ancestors, of];
-  if (ancestors.includes(given)) {
-    throw new InvalidOptionError(field, given, 'the options of a limiter other than the ones it stands in for (a fallback refers back to itself here: it would fall back forever)');
-  }
-  return new Limiter(given, { name: field, ancestors });
 }
 
 /** Creates a {@link Limiter}; throws {@link InvalidOptionError} for bad options. */
@@ -491,8 +259,28 @@ export function createLimiter(options: LimiterOptions): Limiter {
   return new Limiter(options);
 }
 
+/** The field name the next `Limiter` built reports its options under (see {@link limiterAt}). */
+let buildingAt: string | undefined;
+
+/**
+ * A {@link Limiter} whose option errors name `field` instead of `createLimiter` (the HTTP layer's
+ * limits: `rateLimit.limits[1].onStoreError`). Not exported from the package: the layers above use it.
+ */
+export function limiterAt(options: LimiterOptions, field: string): Limiter {
+  buildingAt = field;
+  try {
+    return new Limiter(options);
+  } finally {
+    buildingAt = undefined;
+  }
+}
+
 function checkKey(key: unknown): asserts key is string {
   if (typeof key !== 'string' || key.length === 0) throw new InvalidKeyError(key);
+}
+
+function promised<T>(value: MaybePromise<T>): Promise<T> {
+  return value instanceof Promise ? value : Promise.resolve(value);
 }
 
 /** Whether the third argument of `undo` is a decision (it has `allowed`) rather than an algorithm. */

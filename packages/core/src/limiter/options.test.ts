@@ -1,10 +1,10 @@
 import { describe, expect, it } from 'vitest';
-import { LocalStore } from '../testing/manual-store.js';
+import { TestStore } from '../testing/test-store.js';
 import { fixedWindow } from '../algorithms/fixed-window.js';
 import { InvalidOptionError } from '../errors.js';
 import { parseLimiterOptions } from './options.js';
 
-const store = new LocalStore();
+const store = new TestStore();
 const algorithm = fixedWindow({ limit: 5, window: '1m' });
 
 /** The error createLimiter's options parsing throws for `options` beside a valid algorithm and store. */

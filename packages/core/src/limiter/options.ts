@@ -1,15 +1,25 @@
-import type { Algorithm } from '../algorithm.js';
+import { checkAlgorithm, type Algorithm } from '../algorithm.js';
 import { withBlock } from '../algorithms/block.js';
 import { MAX_CLOCK_MS, systemClock, type Clock } from '../clock.js';
-import type { Decision, DecisionReason } from '../decision.js';
+import type { Decision } from '../decision.js';
 import { parseDuration, parseTimerDuration, type Duration } from '../duration.js';
 import { InvalidOptionError, UnsupportedError } from '../errors.js';
-import { LIMITER_PEER_OPTIONS, MAX_COUNT, checkOptions, integerAtLeast, isPrintableAscii, optionalBoolean, positiveNumber, spanOption } from '../options.js';
+import { MAX_COUNT, checkOptions, integerAtLeast, isPrintableAscii, optionalBoolean, positiveNumber, spanOption } from '../options.js';
+import { LIMITER_PEER_OPTIONS } from '../peer-option-hints.js';
 import type { Store } from '../store/interface.js';
 import type { Observer } from '../observe/observer.js';
-import { systemTimers, type Timers } from '../timers.js';
+import { checkTimers, systemTimers, type Timers } from '../timers.js';
 import { parseDenyCache, type DenyCache } from './deny-cache.js';
-import type { Limiter } from './limiter.js';
+
+/**
+ * A limiter given as a fallback: a `Limiter` from `createLimiter` (only those are accepted; its
+ * store, prefix, timeout and circuit apply to what it decides).
+ */
+export interface FallbackLimiter {
+  readonly store: Store;
+  readonly prefix: string;
+  consume(key: string, cost?: number): Promise<Decision>;
+}
 
 /** What to do when the store fails or times out. */
 export type StoreErrorPolicy =
@@ -22,12 +32,12 @@ export type StoreErrorPolicy =
    * the number of instances. It must take every cost the main limiter charges: its capacity at least
    * the main limiter's `maxCost`.
    */
-  | { fallback: Limiter | LimiterOptions };
+  | { fallback: FallbackLimiter | LimiterOptions };
 
 export interface LimiterOptions {
   /**
-   * The algorithm, from `fixedWindow`, `slidingWindowLog`, `slidingWindowCounter`, `tokenBucket`,
-   * `leakyBucket` or `concurrency`. Every call may also name its own rate algorithm
+   * The algorithm (any of `ALGORITHM_KINDS`, from its factory: `tokenBucket({ capacity: 20, refillRate: 10 })`,
+   * `concurrency({ limit: 50 })`, …). Every call may also name its own rate algorithm
    * (`consume(key, cost, algorithm)`: a plan or a quota chosen per request); leave this out when every
    * call does (the limiter is then a rate limiter).
    */
@@ -104,32 +114,9 @@ export interface LimiterOptions {
   observeKeys?: boolean;
 }
 
-/** A decision of a concurrency limit; call `release()` exactly when the work ends (extra calls do nothing). */
-export interface LeaseDecision extends Decision {
-  release(): Promise<void>;
-}
-
-/** Payload of the limiter's `'storeError'` event. */
-export interface StoreErrorEvent {
-  error: Error;
-  reason: Extract<DecisionReason, 'store-error' | 'timeout'>;
-  key: string;
-  /** What the limiter did: `'deny'`, `'allow'` or `'fallback'`. */
-  action: 'deny' | 'allow' | 'fallback';
-}
-
-/** Payload of the limiter's `'circuit'` event: its store-down circuit (of one failure domain) opened or closed. */
-export interface CircuitChange {
-  state: 'open' | 'closed';
-  /** Why it opened; undefined when it closed. */
-  reason: 'store-error' | 'timeout' | undefined;
-  /** The failure domain (a Cluster master, `host:port`); undefined for a store that is one domain. */
-  domain: string | undefined;
-}
-
 /** {@link LimiterOptions} checked once, with every default applied. */
 export interface LimiterConfig {
-  /** Undefined: every call gives its own (rate) algorithm. */
+  /** Undefined: every call gives its own (rate) algorithm. Carries the lockout (see `withBlock`). */
   readonly algorithm: Algorithm | undefined;
   readonly store: Store;
   /** The user's clock, checked at every reading ({@link checkedClock}), or undefined to let the store's own clock decide. */
@@ -147,7 +134,7 @@ export interface LimiterConfig {
   readonly retryIntervalMs: number;
   readonly failureThreshold: number;
   readonly timers: Timers;
-  /** `onStoreError` as given, parsed by the failure policy. */
+  /** `onStoreError` as given, parsed by the failure policy's wiring. */
   readonly onStoreError: unknown;
   readonly denyCache: DenyCache | undefined;
   /** The lockout after a denial in ms (0: none); `algorithm` already carries it (see `withBlock`). */
@@ -165,18 +152,14 @@ const DEFAULT_FAILURE_THRESHOLD = 3;
 /**
  * Checks every option of `createLimiter` (throwing {@link InvalidOptionError} naming the field) and
  * applies the defaults. `name` is where the options were given, the start of every field's name:
- * `createLimiter`, or `createLimiter.onStoreError.fallback` for a fallback's options.
+ * `createLimiter`, `createLimiter.onStoreError.fallback` for a fallback's options, `rateLimit.limits[1]`
+ * for a middleware's limit.
  */
 export function parseLimiterOptions(options: LimiterOptions, name = 'createLimiter'): LimiterConfig {
   const o = checkOptions(options, LIMITER_OPTIONS, name, LIMITER_PEER_OPTIONS);
   const algorithm = o.algorithm === undefined ? undefined : checkAlgorithm(o.algorithm, `${name}.algorithm`);
-  const store = o.store as Store;
-  if (!store || typeof store !== 'object' || typeof store.consume !== 'function' || !store.capabilities) {
-    throw new InvalidOptionError(`${name}.store`, o.store, 'a store such as new MemoryStore()');
-  }
-  if (algorithm !== undefined && !store.capabilities.algorithms.includes(algorithm.kind)) {
-    throw new UnsupportedError(`This store does not support the ${algorithm.kind} algorithm.`);
-  }
+  const store = checkStore(o.store, `${name}.store`);
+  if (algorithm !== undefined) checkStoreRuns(store, algorithm);
   if (o.clock !== undefined && typeof o.clock !== 'function') {
     throw new InvalidOptionError(`${name}.clock`, o.clock, 'a function returning the time in milliseconds');
   }
@@ -193,7 +176,7 @@ export function parseLimiterOptions(options: LimiterOptions, name = 'createLimit
     clock,
     localClock: clock ?? systemClock,
     prefix: (o.prefix as string | undefined) ?? '',
-    name: parseName(o.name, (o.prefix as string | undefined) || algorithm?.policy.name || 'limit', `${name}.name`),
+    name: parseLimitName(o.name, (o.prefix as string | undefined) || algorithm?.policy.name || 'limit', `${name}.name`),
     observer: o.observer as Observer | undefined,
     observeKeys: optionalBoolean(o.observeKeys, `${name}.observeKeys`, false),
     maxCost: o.maxCost === undefined ? (algorithm?.maxCost ?? MAX_COUNT) : checkMaxCost(o.maxCost, algorithm, `${name}.maxCost`),
@@ -208,13 +191,46 @@ export function parseLimiterOptions(options: LimiterOptions, name = 'createLimit
   };
 }
 
-/** The `name` option: a non-empty string of printable ASCII, or `fallback` when not given. */
-function parseName(value: unknown, fallback: string, field: string): string {
+/** The `store` option: an object with `consume` and `capabilities` (its methods are not probed further). */
+export function checkStore(value: unknown, field: string): Store {
+  const store = value as Store | null | undefined;
+  if (!store || typeof store !== 'object' || typeof store.consume !== 'function' || !store.capabilities) {
+    throw new InvalidOptionError(field, value, 'a store such as new MemoryStore()');
+  }
+  return store;
+}
+
+/** Throws the `UnsupportedError` of a store that does not run `algorithm`'s kind. */
+export function checkStoreRuns(store: Store, algorithm: Algorithm): void {
+  if (!store.capabilities.algorithms.includes(algorithm.kind)) throw new UnsupportedError(`This store does not support the ${algorithm.kind} algorithm.`);
+}
+
+/**
+ * The `name` of a limit: a non-empty string of printable ASCII (a metrics label value, a header's
+ * policy name), or `fallback` when not given.
+ */
+export function parseLimitName(value: unknown, fallback: string, field: string): string {
   if (value === undefined) return fallback;
   if (typeof value !== 'string' || value.length === 0 || !isPrintableAscii(value)) {
     throw new InvalidOptionError(field, value, 'a non-empty string of printable ASCII characters (a metrics label value)');
   }
   return value;
+}
+
+/**
+ * A `maxCost` option: a number greater than 0 and at most the algorithm's `maxCost` (without an
+ * algorithm, chosen per call, at most {@link MAX_COUNT}).
+ */
+export function checkMaxCost(value: unknown, algorithm: Algorithm | undefined, field: string): number {
+  const maxCost = positiveNumber(value, field);
+  if (algorithm === undefined) {
+    if (maxCost > MAX_COUNT) throw new InvalidOptionError(field, value, `at most ${MAX_COUNT}`);
+    return maxCost;
+  }
+  if (maxCost > algorithm.maxCost) {
+    throw new InvalidOptionError(field, value, `at most the ${algorithm.kind} capacity ${algorithm.maxCost} (a larger cost could never be admitted)`);
+  }
+  return maxCost;
 }
 
 /**
@@ -234,53 +250,20 @@ function checkedClock(clock: Clock, field: string): Clock {
 
 /**
  * The `blockDuration` option in ms (a duration from 1 ms to `MAX_SPAN_MS`), or the block the
- * algorithm already carries when it is not given (0: none). A lockout needs a rate limit and a store
- * that runs lockouts (`capabilities.blocks`).
+ * algorithm already carries when it is not given (0: none). A lockout needs a rate limit (`withBlock`
+ * says so) and a store that runs lockouts.
  */
 function parseBlockDuration(value: unknown, algorithm: Algorithm | undefined, store: Store, field: string): number {
   const blockMs = value === undefined ? (algorithm?.blockMs ?? 0) : spanOption(value, field);
   if (blockMs === 0) return 0;
-  if (algorithm?.stateKind === 'leases') {
-    throw new InvalidOptionError(field, value, 'no lockout on a concurrency limit (a lockout follows a denied rate; give it a rate limit of its own)');
-  }
-  if (store.capabilities.blocks !== true) {
-    throw new UnsupportedError(`This store does not run lockouts (${field}): use a store whose capabilities include blocks, such as MemoryStore or RedisStore.`);
-  }
+  if (algorithm !== undefined) withBlock(algorithm, blockMs, field);
+  checkStoreBlocks(store, field);
   return blockMs;
 }
 
-function checkMaxCost(value: unknown, algorithm: Algorithm | undefined, field: string): number {
-  const maxCost = positiveNumber(value, field);
-  if (algorithm === undefined) {
-    if (maxCost > MAX_COUNT) throw new InvalidOptionError(field, value, `at most ${MAX_COUNT}`);
-    return maxCost;
+/** Throws the `UnsupportedError` of a store without lockouts (`capabilities.blocks`), for `what` (the option, or the algorithm that carries one). */
+export function checkStoreBlocks(store: Store, what: string): void {
+  if (store.capabilities.blocks !== true) {
+    throw new UnsupportedError(`This store does not run lockouts (${what}): use a store whose capabilities include blocks, such as MemoryStore or RedisStore.`);
   }
-  if (maxCost > algorithm.maxCost) {
-    throw new InvalidOptionError(field, value, `at most the ${algorithm.kind} capacity ${algorithm.maxCost} (a larger cost could never be admitted)`);
-  }
-  return maxCost;
-}
-
-const STATE_KINDS = new Set(['numeric', 'log', 'leases']);
-
-/** Whether `value` is an algorithm made by `tokenBucket()`, `fixedWindow()` and the others. */
-export function isAlgorithm(value: unknown): value is Algorithm {
-  return value !== null && typeof value === 'object' && STATE_KINDS.has((value as Algorithm).stateKind) && Boolean((value as Algorithm).policy);
-}
-
-/** `value` as an {@link Algorithm}, or an {@link InvalidOptionError} naming `field`. */
-export function checkAlgorithm(value: unknown, field: string): Algorithm {
-  if (!isAlgorithm(value)) {
-    throw new InvalidOptionError(field, value, "an algorithm such as tokenBucket({ capacity: 20, refillRate: 10 }) or fixedWindow({ limit: 100, window: '1m' })");
-  }
-  return value;
-}
-
-/** `value` as {@link Timers}, or an {@link InvalidOptionError} naming `field`. */
-export function checkTimers(value: unknown, field: string): Timers {
-  const t = value as Timers | null;
-  if (t === null || typeof t !== 'object' || typeof t.now !== 'function' || typeof t.setTimeout !== 'function' || typeof t.clearTimeout !== 'function') {
-    throw new InvalidOptionError(field, value, 'timers with now(), setTimeout(callback, ms) and clearTimeout(handle), such as FakeTimers from @rl/core/testing');
-  }
-  return t;
 }

@@ -1,5 +1,5 @@
 /**
- * `@rl/core/store`: what a store author needs beyond the root's types. A store applies one algorithm
+ * `@rl/core/store`: everything a store author needs (nothing from the root is required). A store applies one algorithm
  * step to one key atomically (see {@link Store}); it learns everything about an algorithm from the
  * algorithm itself (its state layout, its steps, and the `script` descriptor for stores that run a
  * Lua twin), and rounds exact results with {@link decisionFromExact}, as the built-in stores do. The
@@ -8,6 +8,12 @@
  * limiter then keeps a store-down circuit per part, and a failed part fails only its own keys.
  */
 export type { Store, StoreCapabilities, MaybePromise } from './interface.js';
+export type { Algorithm, AlgorithmKind } from '../algorithm.js';
+export type { Decision, DecisionReason, Policy } from '../decision.js';
+export { InvalidOptionError, StoreError, StoreClosedError, UnsupportedError } from '../errors.js';
+export { systemClock, type Clock } from '../clock.js';
+export { systemTimers, checkTimers, type Timers, type TimerHandle } from '../timers.js';
+export type { Duration } from '../duration.js';
 export {
   ALGORITHM_KINDS,
   checkCost,

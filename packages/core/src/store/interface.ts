@@ -19,8 +19,9 @@ export interface StoreCapabilities {
    */
   readonly blocks?: boolean;
   /**
-   * The store runs reservations (`reserve`, and `undo` with the reservation's `delayMs`) for every
-   * rate algorithm it lists. A limiter's `reserve` on a store without it throws `UnsupportedError`.
+   * The store runs reservations (`consume` with a `maxDelayMs`, and `undo` with the reservation's
+   * `delayMs`) for every rate algorithm it lists. A limiter's `reserve` on a store without it throws
+   * `UnsupportedError`.
    */
   readonly reservations?: boolean;
 }
@@ -37,15 +38,15 @@ export interface StoreCapabilities {
  */
 export interface Store {
   readonly capabilities: StoreCapabilities;
-  /** Decides and records `cost` units (`cost > 0`). */
-  consume(key: string, algorithm: Algorithm, cost: number, now: number | undefined): MaybePromise<Decision>;
   /**
-   * Reserves `cost` units (`cost > 0`) for the earliest slot at most `maxDelayMs` ahead (from 0 to the
-   * algorithm's `maxReserveMs`), in one atomic step of the algorithm (`step(…, maxDelay)`): admitted,
-   * the units are taken now and the decision's `delayMs` is the wait until the slot; denied, nothing is
-   * taken. Stores that declare `capabilities.reservations` have it.
+   * Decides and records `cost` units (`cost > 0`): the one charge of a store, in one atomic step of
+   * the algorithm (`step(…, maxDelay)`). Without `maxDelayMs` a consume: the request cannot wait.
+   * With `maxDelayMs` (from 0 to the algorithm's `maxReserveMs`; only stores that declare
+   * `capabilities.reservations` are given one) a reservation: the units are taken now for the
+   * earliest slot at most `maxDelayMs` ahead, and the decision's `delayMs` is the wait until it;
+   * denied, nothing is taken.
    */
-  reserve?(key: string, algorithm: Algorithm, cost: number, maxDelayMs: number, now: number | undefined): MaybePromise<Decision>;
+  consume(key: string, algorithm: Algorithm, cost: number, now: number | undefined, maxDelayMs?: number): MaybePromise<Decision>;
   /** Decides for `cost` units (0 allowed) and records nothing. */
   peek(key: string, algorithm: Algorithm, cost: number, now: number | undefined): MaybePromise<Decision>;
   /**

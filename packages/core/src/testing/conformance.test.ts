@@ -13,9 +13,9 @@ runStoreConformance({ name: 'StepStore', createStore: () => new StepStore() });
 /** A StepStore that counts the decisions it made. */
 class CountingStepStore extends StepStore {
   decisions = 0;
-  override consume(key: string, algorithm: Algorithm, cost: number, now: number | undefined): Decision {
+  override consume(key: string, algorithm: Algorithm, cost: number, now: number | undefined, maxDelayMs?: number): Decision {
     this.decisions++;
-    return super.consume(key, algorithm, cost, now);
+    return super.consume(key, algorithm, cost, now, maxDelayMs);
   }
 }
 

@@ -7,13 +7,14 @@
  * ```
  *
  * `StepStore` is the reference store the suite runs on in core: the smallest store that passes.
- * `ManualStore` answers (or fails) only when the test says so, for testing timeouts and failures.
+ * `TestStore` is a store a test drives: it records its calls, answers synchronously, with a promise or
+ * only when the test says so, and fails while told to, for testing timeouts and failures.
  */
 export { runStoreConformance, type ConformanceOptions } from './conformance.js';
 export { lockoutScenarios } from './conformance/lockouts.js';
 export { FakeTimers } from './fake-timers.js';
 export { StepStore, type StepStoreOptions } from './step-store.js';
-export { LocalStore, ManualStore } from './manual-store.js';
+export { TestStore, type TestStoreAnswers, type TestStoreOptions } from './test-store.js';
 export { runScenario, checkScenario, type StepResult } from './run-scenario.js';
 export type { Admission, Arrival, Bound } from './bounds.js';
 export {

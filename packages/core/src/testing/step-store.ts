@@ -35,11 +35,7 @@ export class StepStore implements Store {
     this.clock = options.clock ?? systemClock;
   }
 
-  consume(key: string, algorithm: Algorithm, cost: number, now: number | undefined): Decision {
-    return this.decide(key, algorithm, cost, now, true);
-  }
-
-  reserve(key: string, algorithm: Algorithm, cost: number, maxDelayMs: number, now: number | undefined): Decision {
+  consume(key: string, algorithm: Algorithm, cost: number, now: number | undefined, maxDelayMs?: number): Decision {
     return this.decide(key, algorithm, cost, now, true, maxDelayMs);
   }
 

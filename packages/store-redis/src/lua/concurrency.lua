@@ -3,14 +3,14 @@
 -- KEYS[1]  the leases: a sorted set, member = lease id, score = the time (ms) the lease expires
 -- Configuration (see prelude.lua): LIMIT, LEASE_MS; OP 'a' acquire, 'p' peek (writes nothing),
 -- 'r' release (returns nothing)
--- ARGV[1]  lease id   ARGV[2] now in ms (absent: Redis TIME; unused by 'r')
+-- ARGV     the arguments of src/wire.ts: the lease id (ARG_OWN), now (absent: Redis TIME; unused by 'r')
 -- Returns  the decision: six exact doubles (allowed, remaining, then ms to the reset, to a retry, of the delay, and the `now` it decided at; see prelude.lua)
 
 -- Scores go to Redis as text: 17 significant digits keep every double exact.
 local function exact(n) return string.format('%.17g', n) end
 
 local key = KEYS[1]
-local lease_id = ARGV[1]
+local lease_id = ARGV[ARG_OWN]
 
 if OP == 'r' then
   -- The key disappears with its last member; its expiry covers the remaining leases.

@@ -12,10 +12,10 @@
 -- `kept` is on Redis's clock whatever clock the limiter uses: limiters with different clocks share
 -- buckets, and an app clock may step back; Redis's clock is the one the hash's expiry runs on.
 
--- KEYS[1] the bucket, ARGV[1] the field, ARGV[2] the cost (absent: 1); the state as read.
+-- KEYS[1] the bucket, ARGV[1] the field, ARGV[ARG_OWN] the cost (absent: 1); the state as read.
 local bucket, field = KEYS[1], ARGV[1]
-local cost = ARGV[2]
-if cost == nil then cost = 1 else cost = tonumber(cost) end
+local cost = ARGV[ARG_OWN]
+if cost == nil or cost == '' then cost = 1 else cost = tonumber(cost) end
 local raw = redis.call('HGET', bucket, field)
 -- A value of another size (another layout, another version of the store) counts as no state.
 if raw and #raw ~= STATE_BYTES then raw = nil end

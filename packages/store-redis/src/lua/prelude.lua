@@ -20,10 +20,9 @@
 --                                       -- packed state: `kept` and `script.layout.stateSize` doubles
 --
 -- By argument, for every configuration beyond those: one script per script name and operation, which
--- reads the same names from the arguments after `now`, and a call always sends the script's own
--- arguments (an undo's time of the charge too, '' for none) and `now` ('' for Redis TIME), then the
--- configuration (each number as JS `String(value)`,
--- which `tonumber` reads back as the same double a literal gives):
+-- reads the same names from the arguments after the operation's own, and a call always sends all of
+-- the operation's arguments ('' for an absent one), then the configuration (each number as JS
+-- `String(value)`, which `tonumber` reads back as the same double a literal gives):
 --
 --   local COUNT_DENIED, LIMIT, WINDOW = tonumber(ARGV[4]), tonumber(ARGV[5]), tonumber(ARGV[6])
 --   local HORIZON, STATE_BYTES = tonumber(ARGV[7]), 24
@@ -33,11 +32,12 @@
 -- most apps stay inline; the arguments keep Redis's script cache from growing with configurations
 -- built per request (per-customer quotas).
 --
--- scripts/generate-lua.mjs also puts NOW_ARG before this text: the argument that carries `now`,
--- after the script's own (3 in the compact layout, after the field and the cost; 2 otherwise); one
--- later for a reservation ('v'), whose own arguments end with its maxDelay (ms), and two later for an
--- undo ('u'), whose own arguments end with the time of the charge it gives back and that charge's
--- delay (a reservation's `delayMs`: its slot is the sum), each '' or absent for none.
+-- The store also declares where each argument is (src/wire.ts, the protocol declared once): ARG_OWN
+-- (the cost, or a lease id), ARG_NOW, ARG_MAX_DELAY (a reservation's), ARG_CHARGED_AT and ARG_DELAY
+-- (an undo's time of the charge it gives back and that charge's delay, a reservation's `delayMs`: its
+-- slot is the sum), the same positions for every operation, each '' or absent for none:
+--
+--   local ARG_OWN, ARG_NOW, ARG_MAX_DELAY, ARG_CHARGED_AT, ARG_DELAY = 2, 3, 4, 5, 6
 --
 -- The preludes run as statements, and the scripts of the compact layout define no functions: Redis
 -- runs a script's whole chunk on every call, so each `local function` is a closure made per call, and
@@ -56,11 +56,11 @@
 -- Float noise forgiven in comparisons with a limit, as in @rl/core.
 local EPSILON = 1e-9
 
--- `now` (ms): ARGV[NOW_ARG] when the caller passes its own, with an expiry margin of
+-- `now` (ms): ARGV[ARG_NOW] when the caller passes its own, with an expiry margin of
 -- EXPLICIT_NOW_MARGIN_MS; absent (inline) or '' (by argument), Redis TIME, with no margin (the TTL then
 -- runs on the same clock).
 -- `redis_now` is Redis TIME once read (a write of the compact layout reads it when the caller passed `now`).
-local now, margin, redis_now = ARGV[NOW_ARG], EXPLICIT_NOW_MARGIN_MS, nil
+local now, margin, redis_now = ARGV[ARG_NOW], EXPLICIT_NOW_MARGIN_MS, nil
 if OP == 'r' then
   -- A release (concurrency) needs no time: it only removes its lease.
 elseif now == nil or now == '' then
@@ -80,8 +80,8 @@ end
 -- time of the charge (nil for none) and its delay (0 for none), as the algorithms' TS step and undo take them.
 local max_delay, charged_at, charged_delay = nil, nil, 0
 if OP == 'v' then
-  max_delay = tonumber(ARGV[NOW_ARG - 1])
+  max_delay = tonumber(ARGV[ARG_MAX_DELAY])
 elseif OP == 'u' then
-  charged_at = tonumber(ARGV[NOW_ARG - 2])
-  charged_delay = tonumber(ARGV[NOW_ARG - 1]) or 0
+  charged_at = tonumber(ARGV[ARG_CHARGED_AT])
+  charged_delay = tonumber(ARGV[ARG_DELAY]) or 0
 end

@@ -6,9 +6,8 @@
 -- `now` and `margin` from prelude.lua. Configuration: LIMIT, WINDOW (ms), COUNT_DENIED (1 or 0).
 -- KEYS[1]  the bucket hash   ARGV[1] the field: state = four doubles (kept, currentWindowStart,
 --          previousCount, currentCount)
--- ARGV[2]  cost (absent: 1)   ARGV[3] now in ms (absent: Redis TIME)
---          a reservation: ARGV[2] cost, ARGV[3] maxDelay (ms), ARGV[4] now
---          an undo: ARGV[2] cost, ARGV[3] the time of the charge ('' for none), ARGV[4] its delay, ARGV[5] now
+-- ARGV: after the field, the arguments of src/wire.ts (the cost, now, a reservation's maxDelay, an
+--          undo's time of the charge and delay), read by the preludes
 -- Returns  the decision: six exact doubles (allowed, remaining, then ms to the reset, to a retry, of the delay, and the `now` it decided at; see prelude.lua); undo returns nothing.
 --
 -- Lockouts: scripts/generate-lua.mjs also makes `sliding-window-counter-block` of this script (see block-reply.lua).

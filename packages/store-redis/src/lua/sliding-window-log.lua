@@ -9,9 +9,8 @@
 --          drops below. A shorter log is read whole and its sum taken from its records, oldest first,
 --          as the TS step does for a log that short.
 -- Configuration (see prelude.lua): LIMIT, WINDOW (ms), COUNT_DENIED (1 or 0).
--- ARGV[1]  cost (absent: 1)   ARGV[2] now in ms (absent: Redis TIME)
---          a reservation: ARGV[1] cost, ARGV[2] maxDelay (ms), ARGV[3] now
---          an undo: ARGV[1] cost, ARGV[2] the time of the charge ('' for none), ARGV[3] its delay, ARGV[4] now
+-- ARGV     the arguments of src/wire.ts (the cost, now, a reservation's maxDelay, an undo's time of
+--          the charge and delay), read by the prelude and here (the cost)
 -- Returns  the decision: six exact doubles (allowed, remaining, then ms to the reset, to a retry, of the delay, and the `now` it decided at; see prelude.lua); undo returns nothing.
 --
 -- A decision on a short log (the common case) takes TIME, LRANGE, RPUSH and PEXPIRE (and LTRIM when
@@ -24,8 +23,8 @@
 
 local log_key = KEYS[1]
 local sum_key = KEYS[2]
-local cost = ARGV[1]
-if cost == nil then cost = 1 else cost = tonumber(cost) end
+local cost = ARGV[ARG_OWN]
+if cost == nil or cost == '' then cost = 1 else cost = tonumber(cost) end
 local limit = LIMIT
 local window = WINDOW
 local count_denied = COUNT_DENIED == 1

@@ -31,7 +31,7 @@ const badOptions: [string, Record<string, unknown>, string][] = [
   ['a cost on a concurrency limit', { limits: [{ algorithm: concurrency({ limit: 2 }), cost: 2 }] }, 'rateLimit.limits[0].cost'],
   ['an onLimit that is not a function', { algorithm, onLimit: 'deny' }, 'rateLimit.onLimit'],
   ['another onLimit that is not a function', { algorithm, onLimit: 429 }, 'rateLimit.onLimit'],
-  ['a bad failure policy', { algorithm, onStoreError: 'ignore' }, 'createLimiter.onStoreError'],
+  ['a bad failure policy', { algorithm, onStoreError: 'ignore' }, 'rateLimit.onStoreError'],
   // `undefined` alone is "not given": null is a bad value, on every framework (Fastify's store included).
   ['a null store', { algorithm, store: null }, 'rateLimit.store'],
   ['a null failure policy', { algorithm, onStoreError: null }, 'rateLimit.onStoreError'],

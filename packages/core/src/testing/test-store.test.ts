@@ -2,24 +2,24 @@ import { describe, expect, it } from 'vitest';
 import { tokenBucket } from '../algorithms/token-bucket.js';
 import { createLimiter } from '../limiter/index.js';
 import { FakeTimers } from './fake-timers.js';
-import { ManualStore } from './manual-store.js';
+import { TestStore } from './test-store.js';
 
-describe('ManualStore', () => {
+describe('TestStore', () => {
   const algorithm = tokenBucket({ capacity: 2, refillRate: 1 });
 
   it('answers only when the test says so, with the decisions of the algorithm', async () => {
-    const store = new ManualStore(['token-bucket']);
+    const store = new TestStore({ answers: 'manual', algorithms: ['token-bucket'] });
     const first = store.consume('k', algorithm, 2, 0);
     const second = store.consume('k', algorithm, 1, 0);
     expect(store.pending).toHaveLength(2);
     store.answerAll();
     expect(await first).toMatchObject({ allowed: true, remaining: 0 });
     expect(await second).toMatchObject({ allowed: false, retryAfterMs: 1000 });
-    expect(store.calls).toBe(2);
+    expect(store.calls).toEqual(['consume k', 'consume k']);
   });
 
   it('fails every waiting call with a StoreError', async () => {
-    const store = new ManualStore();
+    const store = new TestStore({ answers: 'manual' });
     const pending = store.peek('k', algorithm, 0, 0);
     store.failAll();
     await expect(pending).rejects.toMatchObject({ code: 'RL_STORE_ERROR' });
@@ -27,7 +27,7 @@ describe('ManualStore', () => {
 
   it('lets a limiter time out on fake timers while the store hangs', async () => {
     const timers = new FakeTimers();
-    const limiter = createLimiter({ algorithm, store: new ManualStore(), timeout: 50, timers, denyCache: false });
+    const limiter = createLimiter({ algorithm, store: new TestStore({ answers: 'manual' }), timeout: 50, timers, denyCache: false });
     const decision = limiter.consume('k');
     await timers.advanceAsync(50);
     expect(await decision).toMatchObject({ reason: 'timeout' });

@@ -1,6 +1,6 @@
 import type { Decision } from '../decision.js';
 import { InvalidOptionError, errorDocsUrl } from '../errors.js';
-import type { DecisionEvent, DecisionOutcome, Observer } from '../observe/observer.js';
+import type { DecisionEvent, DecisionOutcome, HoldEvent, Observer } from './observer.js';
 
 /** How one observer hears one limiter. */
 export interface ObserveOptions {
@@ -8,8 +8,6 @@ export interface ObserveOptions {
   readonly name?: string;
   /** Put the request's key (without the limiter's prefix) in the events. Default false: keys are personal data, and unbounded. */
   readonly keys?: boolean;
-  /** @internal This limiter's denials are not enforced (a dry-run limit of the HTTP layer): they are `dry_run_denied`. */
-  readonly dryRun?: boolean;
 }
 
 /** A decision event the observation fills in for each decision (one object per observer and limiter, reused). */
@@ -35,7 +33,11 @@ export class Observation {
 
   constructor(private readonly keyPrefixLength: number) {}
 
-  /** Adds `observer` (checked: an object whose given methods are functions). */
+  /**
+   * Adds `observer` (checked: an object whose given methods are functions) under the limit name
+   * `limit`; `dryRun`: the limit's denials are not enforced (a dry-run limit of the HTTP layer), so
+   * this observer hears them as `dry_run_denied`.
+   */
   add(observer: unknown, limit: string, keys: boolean, dryRun: boolean, field: string): void {
     checkObserver(observer, field);
     const event: MutableDecisionEvent = { limit, outcome: 'allowed', reason: undefined, cost: 0, delayMs: 0, storeMs: undefined, key: undefined };
@@ -88,6 +90,15 @@ export class Observation {
       const report = entry.observer.reservationCancelled;
       if (report === undefined) continue;
       this.guard(entry.observer, () => report.call(entry.observer, { limit: entry.limit, cost }));
+    }
+  }
+
+  /** A request held by the HTTP layer for this limit (the one that delays it the longest) started, ended or was abandoned. */
+  hold(state: HoldEvent['state'], delayMs: number): void {
+    for (const entry of this.entries) {
+      const report = entry.observer.hold;
+      if (report === undefined) continue;
+      this.guard(entry.observer, () => report.call(entry.observer, { limit: entry.limit, state, delayMs }));
     }
   }
 

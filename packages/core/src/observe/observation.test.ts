@@ -9,10 +9,10 @@ import { leakyBucket } from '../algorithms/leaky-bucket.js';
 import { tokenBucket } from '../algorithms/token-bucket.js';
 import { combineLimiters } from '../compose/group.js';
 import { StoreError } from '../errors.js';
-import type { CircuitEvent, DecisionEvent, Observer, StoreErrorObservation } from '../observe/observer.js';
+import type { CircuitEvent, DecisionEvent, Observer, StoreErrorObservation } from './observer.js';
 import { FakeTimers } from '../testing/fake-timers.js';
-import { LocalStore, ManualStore } from '../testing/manual-store.js';
-import { createLimiter } from './limiter.js';
+import { TestStore } from '../testing/test-store.js';
+import { createLimiter } from '../limiter/limiter.js';
 
 /** An observer that keeps copies of what it heard. */
 function recorder() {
@@ -36,7 +36,7 @@ afterEach(() => {
 describe('observing a limiter', () => {
   it('tells one event per decision: allowed, then denied, with the cost, the limit’s name and no key', () => {
     const { observer, decisions } = recorder();
-    const limiter = createLimiter({ algorithm: perHour(3), store: new LocalStore(), clock: () => 0, prefix: 'api', observer });
+    const limiter = createLimiter({ algorithm: perHour(3), store: new TestStore(), clock: () => 0, prefix: 'api', observer });
     limiter.consumeSync('ann', 2);
     limiter.consumeSync('ann', 2);
     expect(decisions.map(({ storeMs: _storeMs, ...rest }) => rest)).toEqual([
@@ -47,7 +47,7 @@ describe('observing a limiter', () => {
 
   it('measures the store call on the limiter’s timers, and leaves it out for a deny-cache answer', async () => {
     const timers = new FakeTimers();
-    const store = new ManualStore();
+    const store = new TestStore({ answers: 'manual' });
     const { observer, decisions } = recorder();
     const limiter = createLimiter({ algorithm: perHour(1), store, clock: () => 0, timeout: false, timers, name: 'per-user', observer });
     for (const wait of [7, 3]) {
@@ -65,14 +65,14 @@ describe('observing a limiter', () => {
   });
 
   it('names the failure policy’s outcomes and the shaper’s delays', () => {
-    const failing = new LocalStore();
+    const failing = new TestStore();
     failing.failure = new StoreError('down');
     const outcomes: string[] = [];
     const observer: Observer = { decision: (event) => outcomes.push(event.outcome) };
     createLimiter({ algorithm: perHour(5), store: failing, observer }).consumeSync('k');
     createLimiter({ algorithm: perHour(5), store: failing, observer, onStoreError: 'allow' }).consumeSync('k');
-    createLimiter({ algorithm: perHour(5), store: failing, observer, onStoreError: { fallback: { algorithm: perHour(5), store: new LocalStore() } } }).consumeSync('k');
-    const shaper = createLimiter({ algorithm: leakyBucket({ capacity: 5, leakRate: 1, mode: 'shape' }), store: new LocalStore(), clock: () => 0, observer });
+    createLimiter({ algorithm: perHour(5), store: failing, observer, onStoreError: { fallback: { algorithm: perHour(5), store: new TestStore() } } }).consumeSync('k');
+    const shaper = createLimiter({ algorithm: leakyBucket({ capacity: 5, leakRate: 1, mode: 'shape' }), store: new TestStore(), clock: () => 0, observer });
     shaper.consumeSync('k');
     shaper.consumeSync('k');
     expect(outcomes).toEqual(['failed_closed', 'failed_open', 'fallback', 'allowed', 'delayed']);
@@ -80,14 +80,14 @@ describe('observing a limiter', () => {
 
   it('gives the key only with observeKeys, without the limiter’s prefix', () => {
     const { observer, decisions } = recorder();
-    createLimiter({ algorithm: perHour(3), store: new LocalStore(), prefix: 'api', observer, observeKeys: true }).consumeSync('ann');
+    createLimiter({ algorithm: perHour(3), store: new TestStore(), prefix: 'api', observer, observeKeys: true }).consumeSync('ann');
     expect(decisions[0]!.key).toBe('ann');
   });
 
   it('tells store errors and the circuit opening and closing', async () => {
     const timers = new FakeTimers();
     let now = 0;
-    const store = new ManualStore();
+    const store = new TestStore({ answers: 'manual' });
     const { observer, errors, circuits } = recorder();
     const limiter = createLimiter({ algorithm: perHour(5), store, clock: () => now, timers, timeout: false, storeFailureThreshold: 2, storeRetryInterval: 1000, observer, name: 'db' });
     for (let i = 0; i < 2; i++) {
@@ -116,22 +116,22 @@ describe('observing a limiter', () => {
         throw new Error('metrics down');
       },
     };
-    const limiter = createLimiter({ algorithm: perHour(3), store: new LocalStore(), clock: () => 0, observer });
+    const limiter = createLimiter({ algorithm: perHour(3), store: new TestStore(), clock: () => 0, observer });
     expect([limiter.consumeSync('k').allowed, limiter.consumeSync('k').remaining]).toEqual([true, 1]);
     expect(warning).toHaveBeenCalledTimes(1);
     expect(warning).toHaveBeenCalledWith(expect.stringMatching(/metrics down/), expect.objectContaining({ code: 'RL_OBSERVER_ERROR' }));
   });
 
   it('refuses an observer whose methods are not functions', () => {
-    expect(() => createLimiter({ algorithm: perHour(3), store: new LocalStore(), observer: { decision: 1 } as never })).toThrow(
+    expect(() => createLimiter({ algorithm: perHour(3), store: new TestStore(), observer: { decision: 1 } as never })).toThrow(
       expect.objectContaining({ code: 'RL_INVALID_OPTION', field: 'createLimiter.observer.decision' }),
     );
-    expect(() => createLimiter({ algorithm: perHour(3), store: new LocalStore(), name: '' })).toThrow(expect.objectContaining({ field: 'createLimiter.name' }));
+    expect(() => createLimiter({ algorithm: perHour(3), store: new TestStore(), name: '' })).toThrow(expect.objectContaining({ field: 'createLimiter.name' }));
   });
 
   it('observes every limit of a group under its own name', async () => {
     const { observer, decisions } = recorder();
-    const store = new LocalStore();
+    const store = new TestStore();
     const perUser = createLimiter({ algorithm: perHour(1), store, prefix: 'user', clock: () => 0 });
     const global = createLimiter({ algorithm: tokenBucket({ capacity: 10, refillRate: 1 }), store, prefix: 'all', clock: () => 0 });
     const group = combineLimiters([perUser, global], { observer });

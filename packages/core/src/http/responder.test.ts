@@ -3,13 +3,14 @@ import { describe, expect, it } from 'vitest';
 import { concurrency } from '../algorithms/concurrency.js';
 import { fixedWindow } from '../algorithms/fixed-window.js';
 import { leakyBucket } from '../algorithms/leaky-bucket.js';
-import { TestStore } from '../compose/test-store.js';
+import { TestStore } from '../testing/test-store.js';
 import { FakeTimers } from '../testing/fake-timers.js';
 import type { FrameworkBinding } from './binding.js';
-import type { HttpRateLimitOptions } from './options.js';
+import type { HttpRateLimitOptions } from './option-types.js';
 import { problemBody } from './problem.js';
 import { HttpRateLimiter } from './rate-limiter.js';
-import { Responder, type ResponseIO } from './respond-to.js';
+import { Responder } from './responder.js';
+import { endOnNodeClose, type ResponseIO } from './response-io.js';
 import type { RateLimitResult } from './result.js';
 
 /** A response: its headers, status, body, and the Node parts (`destroyed`, `'close'`). */
@@ -27,8 +28,8 @@ type Call = [string, ...unknown[]];
 function io(calls: Call[], onLimit = false): ResponseIO<Request, FakeResponse, string, string> {
   return {
     headers: { get: (res, name) => res.headers.get(name.toLowerCase()), set: (res, name, value) => void res.headers.set(name.toLowerCase(), value) },
-    releaseOnClose: true,
     nodeResponse: (res) => res,
+    onEnd: endOnNodeClose((res: FakeResponse) => res),
     statusCode: (_req, res) => res.status,
     requestWasSuccessful: undefined,
     record: (_req, _res, result) => {

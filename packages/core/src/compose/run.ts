@@ -1,0 +1,43 @@
+import type { Algorithm } from '../algorithm.js';
+import type { Decision } from '../decision.js';
+
+/**
+ * One request's run through a composition of limits: what the caller resolved for each limit (its key,
+ * its cost, its algorithm when chosen per request), and what the engine found (each limit's decision,
+ * who denied, who binds, the retry and the delay). The caller fills the inputs, the engine the rest;
+ * results and give-backs read it. Index `i` is limit `i`, in the order the limits are charged.
+ */
+export class Run {
+  /** Each limit's checked key. */
+  readonly keys: string[];
+  /** Each limit's checked cost (1 for a concurrency limit). */
+  readonly costs: number[];
+  /**
+   * Each limit's algorithm for this run when some limit chooses it per request (`undefined` entries:
+   * the limiter's own, checked by its `checkCallAlgorithm`, the cost against it); undefined when none does.
+   */
+  readonly algorithms: (Algorithm | undefined)[] | undefined;
+  /** Each limit's decision; `undefined` for limits not asked after a denial. */
+  readonly decisions: (Decision | undefined)[];
+  /** The limit that denied (or whose delay exceeded the run's `maxDelayMs`); -1 when admitted. */
+  deniedBy = -1;
+  /** The limit whose numbers the outcome reports: the denying one, else the fewest remaining among those whose store answered. */
+  binding = -1;
+  /**
+   * 0 when admitted; the denial's `retryAfterMs`, or how much longer than `maxDelayMs` the request
+   * would have had to wait. When admitted with a dry-run denial, that denial's.
+   */
+  retryAfterMs = 0;
+  /** The longest delay of the enforced limits when admitted; 0 when denied. */
+  delayMs = 0;
+  /** When admitted, the first dry-run limit that denied (or would have held it longer than `maxDelayMs`); -1 otherwise. */
+  dryRunDeniedBy = -1;
+
+  /** A run of `limits` limits; `perRequest`: some limit chooses its algorithm per request. */
+  constructor(limits: number, perRequest = false) {
+    this.keys = limits === 1 ? [''] : new Array<string>(limits);
+    this.costs = limits === 1 ? [0] : new Array<number>(limits);
+    this.algorithms = perRequest ? new Array<Algorithm | undefined>(limits) : undefined;
+    this.decisions = limits === 1 ? [undefined] : new Array<Decision | undefined>(limits);
+  }
+}

@@ -1,0 +1,117 @@
+import type { HoldEvent } from '../observe/observer.js';
+import type { Timers } from '../timers.js';
+import type { HeaderWriter } from './headers.js';
+import { holdRequest } from './hold.js';
+import { OutcomeCounter } from './outcome.js';
+import type { ProblemBodies } from './problem.js';
+import type { NodeResponse, ResponseEnded, ResponseIO } from './response-io.js';
+import type { RateLimitResult } from './result.js';
+
+/** What the responder of a middleware needs of it, set once (see `HttpRateLimiter.response`). */
+export interface ResponsePolicy {
+  /** The header writer of the middleware. */
+  readonly headers: HeaderWriter;
+  /** Its default denial bodies. */
+  readonly problems: ProblemBodies;
+  /** The timers of its holds. */
+  readonly timers: Timers;
+  /** A limit is a concurrency limit: an admitted request's permits are released when its response ends. */
+  readonly hasLeases: boolean;
+  /** Give a request's units back when its response succeeded (`skipSuccessfulRequests`). */
+  readonly skipSuccessful: boolean;
+  /** Give a request's units back when its response failed or never finished (`skipFailedRequests`). */
+  readonly skipFailed: boolean;
+  /** Tells the observers of limit `limit` (the one that delays the request the longest) of a hold. */
+  hold(limit: number, state: HoldEvent['state'], delayMs: number): void;
+}
+
+/**
+ * The one decision tree of every adapter, for the result of one request:
+ *
+ * - skipped (no result): proceed;
+ * - otherwise record the result and write the headers, then
+ * - denied: the status (429, or 503 for a fail-closed store), and `onLimit` or the problem body (a
+ *   dry-run denial goes on as admitted);
+ * - the client gone while the limits ran: give everything back and drop the request;
+ * - a delay (shaping): hold the request, then proceed, or drop it if the client leaves meanwhile;
+ * - admitted: when its response ends (the adapter's `onEnd`), its concurrency permits are released,
+ *   and with `skipFailedRequests` or `skipSuccessfulRequests` its units are given back when its
+ *   outcome is not counted (see {@link OutcomeCounter}); the request proceeds.
+ *
+ * `respond` is synchronous except for a hold, so an adapter with a synchronous result continues in
+ * the same tick.
+ */
+export class Responder<Req, Res, Next, Out> {
+  private readonly policy: ResponsePolicy;
+  /** Counting by outcome (`skipFailedRequests`, `skipSuccessfulRequests`); undefined when every request counts. */
+  private readonly outcome: OutcomeCounter<Req, Res> | undefined;
+  /** The request holds something until its response ends (permits, or units under counting by outcome). */
+  private readonly watchesEnd: boolean;
+
+  /** `limiter`: the middleware (its {@link ResponsePolicy} is read once); `owner` names it in warnings. */
+  constructor(
+    limiter: { readonly response: ResponsePolicy },
+    private readonly io: ResponseIO<Req, Res, Next, Out>,
+    owner = 'rateLimit',
+  ) {
+    const policy = limiter.response;
+    this.policy = policy;
+    if (policy.skipFailed || policy.skipSuccessful) {
+      const test = io.requestWasSuccessful ?? ((req: Req, res: Res) => io.statusCode(req, res) < 400);
+      this.outcome = new OutcomeCounter(policy.skipSuccessful, policy.skipFailed, test, owner);
+    }
+    this.watchesEnd = policy.hasLeases || this.outcome !== undefined;
+  }
+
+  respond(req: Req, res: Res, next: Next, result: RateLimitResult | undefined): Out | Promise<Awaited<Out>> {
+    const io = this.io;
+    if (result === undefined) return io.proceed(req, res, next, undefined);
+    this.policy.headers.write(io.headers, res, result, io.record(req, res, result));
+    if (result.enforcedDeniedBy !== -1) {
+      io.setStatus(req, res, result.statusCode);
+      const onLimit = io.onLimit;
+      return onLimit === undefined ? io.sendProblem(req, res, this.policy.problems.of(result)) : onLimit(req, res, next, result);
+    }
+    const node = io.nodeResponse(res);
+    // The client left while the limits ran: its 'close' has passed, so give everything back now.
+    if (node.destroyed === true) return io.drop(req, res, next, result.abandon());
+    if (result.delayMs > 0) return this.holdThenProceed(req, res, next, result, node);
+    return this.admit(req, res, next, result);
+  }
+
+  /**
+   * The response of `result`'s admitted request ended (`finished`: sent in full): its permits are
+   * released, and its units given back when its outcome is not counted. What an adapter's `onEnd` tells.
+   */
+  readonly ended: ResponseEnded<Req, Res> = (req, res, result, finished) => {
+    if (this.policy.hasLeases) void result.release();
+    const outcome = this.outcome;
+    if (outcome === undefined) return;
+    if (finished) outcome.finished(req, res, result);
+    else outcome.unfinished(result);
+  };
+
+  private holdThenProceed(req: Req, res: Res, next: Next, result: RateLimitResult, node: NodeResponse): Promise<Awaited<Out>> {
+    const policy = this.policy;
+    const limit = longestDelay(result);
+    policy.hold(limit, 'started', result.delayMs);
+    // A client that leaves while held never reaches the next handler, and its slot is given back.
+    return holdRequest(node, result.delayMs, policy.timers).then((held) => {
+      policy.hold(limit, held ? 'ended' : 'abandoned', result.delayMs);
+      return held ? this.admit(req, res, next, result) : this.io.drop(req, res, next, result.abandon());
+    }) as Promise<Awaited<Out>>;
+  }
+
+  private admit(req: Req, res: Res, next: Next, result: RateLimitResult): Out {
+    if (this.watchesEnd) this.io.onEnd(req, res, result, this.ended);
+    return this.io.proceed(req, res, next, result);
+  }
+}
+
+/** The index of the limit that delays `result` the longest (the one it is held for). */
+function longestDelay(result: RateLimitResult): number {
+  let longest = 0;
+  const decisions = result.decisions;
+  for (let i = 1; i < decisions.length; i++) if ((decisions[i]?.delayMs ?? 0) > (decisions[longest]?.delayMs ?? 0)) longest = i;
+  return longest;
+}

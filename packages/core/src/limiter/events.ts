@@ -1,0 +1,34 @@
+import type { DecisionReason } from '../decision.js';
+
+/** Payload of the limiter's `'storeError'` event. */
+export interface StoreErrorEvent {
+  error: Error;
+  reason: Extract<DecisionReason, 'store-error' | 'timeout'>;
+  key: string;
+  /** What the limiter did: `'deny'`, `'allow'` or `'fallback'`. */
+  action: 'deny' | 'allow' | 'fallback';
+}
+
+/** Payload of the limiter's `'circuit'` event: its store-down circuit (of one failure domain) opened or closed. */
+export interface CircuitChange {
+  state: 'open' | 'closed';
+  /** Why it opened; undefined when it closed. */
+  reason: 'store-error' | 'timeout' | undefined;
+  /** The failure domain (a Cluster master, `host:port`); undefined for a store that is one domain. */
+  domain: string | undefined;
+}
+
+/**
+ * Where a limiter's core tells its events (the public `Limiter` emits them; a fallback built from
+ * options has nobody listening). Each is called only when somebody may listen.
+ */
+export interface LimiterEvents {
+  storeError(event: StoreErrorEvent): void;
+  circuit(change: CircuitChange): void;
+}
+
+/** Events nobody hears (a fallback built from options: only its observers hear it). */
+export const UNHEARD: LimiterEvents = {
+  storeError: () => undefined,
+  circuit: () => undefined,
+};

@@ -1,0 +1,21 @@
+import { randomBytes } from 'node:crypto';
+import type { Decision } from '../decision.js';
+
+/** A decision of a concurrency limit; call `release()` exactly when the work ends (extra calls do nothing). */
+export interface LeaseDecision extends Decision {
+  release(): Promise<void>;
+}
+
+let leaseCounter = 0;
+const leasePrefix = randomBytes(6).toString('base64url');
+
+/** A lease id unique across processes: a random process prefix and a counter. */
+export function newLeaseId(): string {
+  leaseCounter = (leaseCounter + 1) % Number.MAX_SAFE_INTEGER;
+  return `${leasePrefix}.${leaseCounter.toString(36)}`;
+}
+
+/** The `release()` of a decision that holds no permit (a denial, a decision of the failure policy). */
+export function releaseNothing(): Promise<void> {
+  return Promise.resolve();
+}

@@ -1,0 +1,81 @@
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import type { RateLimitResult } from '@rl/core';
+import { PROBLEM_CONTENT_TYPE, endOnNodeClose, forwardableError, problemBody, type DoubleCountCheck, type ResponseIO } from '@rl/core/http';
+import { replyHeaders } from './binding.js';
+import type { OnLimitHandler, RouteRateLimitOptions } from './options.js';
+
+/** The `done` callback of a Fastify hook. */
+export type HookDone = (error?: Error) => void;
+
+/** Ends a hook with what a user function threw, as an error Fastify cannot take for success (see `forwardableError`). */
+export function fail(done: HookDone, error: unknown): void {
+  done(forwardableError(error) as Error);
+}
+
+/** What a limit's route hooks read back on a request: its result and reply (see {@link FastifyIOOptions.held}). */
+export interface Held {
+  readonly result: RateLimitResult;
+  readonly reply: FastifyReply;
+}
+
+/** How one limit answers in Fastify. */
+export interface FastifyIOOptions {
+  readonly onLimit: OnLimitHandler | undefined;
+  readonly requestWasSuccessful: RouteRateLimitOptions['requestWasSuccessful'];
+  readonly doubleCount: DoubleCountCheck;
+  /**
+   * Where the limit keeps what an admitted request holds until its response ends, for the route's
+   * `onResponse` / `onRequestAbort` hooks; undefined when the limit hears the end of its responses on
+   * the Node response's `'close'` (a route without hooks of its own: declared before the plugin
+   * loaded, or `fastify.rateLimit()`).
+   */
+  readonly held: symbol | undefined;
+}
+
+/** Fastify's side of the shared decision tree (see `Responder`). */
+export function fastifyIO({ onLimit, requestWasSuccessful, doubleCount, held }: FastifyIOOptions): ResponseIO<FastifyRequest, FastifyReply, HookDone, void> {
+  return {
+    headers: replyHeaders,
+    nodeResponse: (reply) => reply.raw,
+    statusCode: (_request, reply) => reply.statusCode,
+    requestWasSuccessful,
+    // `request.rateLimit` is decorated (null on every request) and every rl limit that runs sets it:
+    // null means no rl limit wrote headers on this reply yet, so the first one sets them without reading
+    // them back, and nothing is added to the reply. An earlier result (a plugin of a parent context)
+    // goes to the double-count check.
+    record: (request, _reply, result) => {
+      const earlier = request.rateLimit;
+      request.rateLimit = result;
+      if (earlier === null || earlier === undefined) return true;
+      doubleCount.check(earlier, result);
+      return false;
+    },
+    proceed: (_request, _reply, done) => done(),
+    setStatus: (_request, reply, statusCode) => {
+      reply.code(statusCode);
+    },
+    sendProblem: (_request, reply, body) => {
+      void reply.type(PROBLEM_CONTENT_TYPE).send(body);
+    },
+    onLimit: onLimit === undefined ? undefined : (request, reply, done, result) => {
+      sendOnLimit(onLimit, request, reply, result).catch((error: unknown) => fail(done, error));
+    },
+    // The client is gone: nothing to send, and the handler must not run.
+    drop: (_request, reply, done, givenBack) => {
+      givenBack.then(() => reply.hijack()).catch(done);
+    },
+    // The route's hooks tell the end of the response (they find the request's result in `held`), or its Node response's 'close'.
+    onEnd: held === undefined ? endOnNodeClose((reply: FastifyReply) => reply.raw) : (request, reply, result) => {
+      (request as unknown as Record<symbol, Held>)[held] = { result, reply };
+    },
+  };
+}
+
+/** Sends the denial through `onLimit`: its own reply, the payload it returns, or the default body. */
+async function sendOnLimit(onLimit: OnLimitHandler, request: FastifyRequest, reply: FastifyReply, result: RateLimitResult): Promise<void> {
+  const payload = await onLimit(request, reply, result);
+  if (reply.sent) return;
+  // Not awaited: a reply is a thenable that settles only when the response has been sent.
+  if (payload !== undefined) void reply.send(payload);
+  else void reply.type(PROBLEM_CONTENT_TYPE).send(problemBody(result));
+}

@@ -1,0 +1,105 @@
+import type { FastifyInstance } from 'fastify';
+import { MemoryStore } from '@rl/store-memory';
+import { InvalidOptionError, type Store } from '@rl/core';
+import { checkOptionNames, type OutageLogger } from '@rl/core/http';
+import { ADAPTER_OPTIONS } from './binding.js';
+import { addHook, limitRoutesDeclaredBefore, routesDeclared } from './early-routes.js';
+import type { RateLimitHook, RateLimitPluginOptions, RouteRateLimitOptions } from './options.js';
+import { parseHook, prepare, type Hook, type LimitSetting, type RouteLimit } from './route-limit.js';
+
+/** Options that, when a route sets any of them, give the route its own state instead of sharing the plugin's. */
+const STATE_OPTIONS = ['algorithm', 'limits', 'prefix', 'store'] as const;
+
+/** The plugin: validates its options, then limits the routes of the instance it is registered on. */
+export async function rateLimitPlugin(fastify: FastifyInstance, options: RateLimitPluginOptions): Promise<void> {
+  checkOptionNames(options, 'rateLimit', [...ADAPTER_OPTIONS, 'global']);
+  const { global = true, ...shared } = options;
+  if (typeof global !== 'boolean') throw new InvalidOptionError('rateLimit.global', global, 'true (every route) or false (only routes with config.rateLimit)');
+  const pluginHook = parseHook(shared.hook, 'rateLimit');
+  let ownedStore: Store | undefined;
+  const createStore = (): Store => (ownedStore ??= new MemoryStore());
+  // `undefined` alone means "not given": a null store is rejected here, also when no route is limited yet (global: false).
+  if (shared.store === null) throw new InvalidOptionError('rateLimit.store', null, 'a store such as new MemoryStore() (leave the option out for the default)');
+  const store = shared.store === undefined ? createStore() : shared.store;
+  const base: RouteRateLimitOptions = { ...shared, store };
+  // Store outages are logged once per outage on the instance's logger (see OutageLog).
+  const logger: OutageLogger = {
+    warn: (details, message) => fastify.log.warn(details, message),
+    info: (details, message) => fastify.log.info(details, message),
+  };
+  const setting = (owner: string, hook: Hook, releaseOnClose: boolean): LimitSetting => ({ owner, hook, createStore, logger, releaseOnClose });
+  const globalLimit = global ? prepare(base, setting('rateLimit', pluginHook, false)) : undefined;
+  // The plugin's own limit without route hooks (for the not-found handler, fastify.rateLimit(), a route the plugin never saw): the same state.
+  let globalOnClose: RouteLimit | undefined;
+  const pluginLimitOnClose = (): RouteLimit => (globalOnClose ??= prepare({ ...base, prefix: globalLimit!.limiter.prefix }, setting('rateLimit', pluginHook, true)));
+
+  /**
+   * The limit of a route from its `config.rateLimit` (`undefined`: the plugin's; `false`: none), or
+   * null. Throws an InvalidOptionError naming `owner` for bad route options. One limit per route
+   * options object: the HEAD route Fastify adds for a GET shares the GET's limit.
+   */
+  const routeLimits = new WeakMap<object, RouteLimit>();
+  const routeLimitsOnClose = new WeakMap<object, RouteLimit>();
+  function limitOf(config: unknown, owner: string, releaseOnClose: boolean): RouteLimit | null {
+    if (config === false || (config === undefined && globalLimit === undefined)) return null;
+    if (config === undefined) return releaseOnClose ? pluginLimitOnClose() : globalLimit!;
+    if (config === null || typeof config !== 'object') throw new InvalidOptionError(owner, config, 'route options merged over the plugin options, or false');
+    const cache = releaseOnClose ? routeLimitsOnClose : routeLimits;
+    const known = cache.get(config);
+    if (known !== undefined) return known;
+    const route = config as RouteRateLimitOptions;
+    const merged: Record<string, unknown> = { ...base, ...route };
+    if (route.limits !== undefined) delete merged.algorithm;
+    if (route.algorithm !== undefined) delete merged.limits;
+    // A route that only changes the cost, key, headers, ... spends the plugin's limit, not a limit of its own.
+    const ownState = STATE_OPTIONS.some((name) => route[name] !== undefined);
+    if (globalLimit !== undefined && !ownState) merged.prefix = globalLimit.limiter.prefix;
+    // The same route limit prepared twice (hooks, then on close) shares its state: one namespace.
+    else if (ownState && merged.prefix === undefined && cache !== routeLimits && routeLimits.has(config)) merged.prefix = routeLimits.get(config)!.limiter.prefix;
+    const hook = route.hook === undefined ? pluginHook : parseHook(route.hook, owner);
+    const limit = prepare(merged as RouteRateLimitOptions, setting(owner, hook, releaseOnClose));
+    cache.set(config, limit);
+    return limit;
+  }
+
+  // Registered again in a child context (a stricter limit for some routes), the decorator exists already.
+  if (!fastify.hasRequestDecorator('rateLimit')) fastify.decorateRequest('rateLimit', null);
+  // Routes declared once the plugin has loaded: their hooks are added here, and the route is marked as seen.
+  const seen = Symbol('rl.seen');
+  fastify.addHook('onRoute', (route) => {
+    route.config = { ...route.config, [seen]: true } as typeof route.config;
+    const limit = limitOf(route.config?.rateLimit, `${route.method} ${route.url} config.rateLimit`, false);
+    if (limit === null) return;
+    addHook(route, limit.hook, limit.handler, true);
+    if (limit.endHooks !== undefined) {
+      addHook(route, 'onResponse', limit.endHooks.onResponse, false);
+      addHook(route, 'onRequestAbort', limit.endHooks.onRequestAbort, false);
+    }
+  });
+
+  // Routes declared before the plugin loaded (`app.register(rateLimit, …)` without `await`, then
+  // `app.get(…)`; or routes declared before the register call) never reached onRoute. Instance hooks
+  // apply to every route of the context whenever it was declared: they limit those routes, with the
+  // limit prepared at their first request (bad route options then answer 500 through the error
+  // handler). Requests that end in 404 are left alone: see `fastify.rateLimit()`. Without such
+  // routes the hooks are not installed: each request would pay two hook calls and a
+  // `request.routeOptions` read for nothing.
+  if (routesDeclared(fastify)) limitRoutesDeclaredBefore(fastify, seen, limitOf);
+
+  // With global: false, `fastify.rateLimit()` is the plugin's options alone, one limit however often it is called.
+  const pluginOptionsOnly: RouteRateLimitOptions = {};
+  // `fastify.rateLimit(options?)`: the plugin's limit (or route options merged over the plugin's) as a
+  // hook, for the not-found handler or a route of `global: false`. The first registration decorates.
+  if (!fastify.hasDecorator('rateLimit')) {
+    fastify.decorate('rateLimit', function rateLimitHook(routeOptions?: RouteRateLimitOptions): RateLimitHook {
+      const limit = routeOptions === undefined && globalLimit === undefined
+        ? limitOf(pluginOptionsOnly, 'fastify.rateLimit()', true)
+        : limitOf(routeOptions, 'fastify.rateLimit(options)', true);
+      if (limit === null) throw new InvalidOptionError('fastify.rateLimit(options)', routeOptions, 'route options merged over the plugin options');
+      return limit.handler;
+    });
+  }
+  fastify.addHook('onClose', async () => {
+    await ownedStore?.close?.();
+  });
+}

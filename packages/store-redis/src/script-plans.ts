@@ -1,0 +1,72 @@
+import type { Algorithm } from '@rl/core/store';
+import { createHash } from 'node:crypto';
+import type { ClientAdapter } from './clients/client.js';
+import type { LuaScript } from './lua-scripts.generated.js';
+import { INLINE_CONFIGURATIONS, argumentDeclarations, inlineDeclarations, planScript, type ScriptCall, type ScriptCalls, type ScriptPlan } from './script-plan.js';
+import type { Operation } from './wire.js';
+
+/**
+ * A store's plans: the plan of each algorithm object (made on its first use, collected with it) and
+ * the scripts it defines on the client. The first `inlineLimit` distinct configurations each get a
+ * script per operation with their numbers in its text; every further configuration shares one script
+ * per script and state size, its numbers sent by argument, so neither Redis's script cache nor these
+ * tables grow with the number of configurations.
+ */
+export class ScriptPlans {
+  /** How many configurations go inline: {@link INLINE_CONFIGURATIONS} (the store's tests lower it). */
+  inlineLimit = INLINE_CONFIGURATIONS;
+  /** Scripts defined on the client so far (each one a script Redis caches). */
+  defined = 0;
+  private readonly plans = new WeakMap<Algorithm, ScriptPlan>();
+  /** The scripts of each configuration sent inline, by configuration id (see `planScript`): at most `inlineLimit` entries, kept for the store's life. */
+  private readonly inline = new Map<string, ScriptCalls>();
+  /** The scripts of the configurations sent by argument, by script and state size: one entry per layout of a script. */
+  private readonly byArgument = new Map<LuaScript, Map<number, ScriptCalls>>();
+  /** Compact layout: the Redis key of each bucket, by suffix (one array per state tag and revision). */
+  private readonly bucketKeysBySuffix = new Map<string, string[]>();
+
+  constructor(private readonly adapter: ClientAdapter) {}
+
+  /**
+   * The plan of an algorithm object. A configuration already inline shares its scripts; a new one goes
+   * inline while fewer than `inlineLimit` are, and by argument after that (for good: the table never
+   * evicts, since Redis would keep the evicted scripts cached anyway).
+   */
+  of(algorithm: Algorithm): ScriptPlan {
+    let plan = this.plans.get(algorithm);
+    if (plan === undefined) {
+      const config = planScript(algorithm);
+      let calls = this.inline.get(config.id);
+      if (calls === undefined && this.inline.size < this.inlineLimit) this.inline.set(config.id, (calls = {}));
+      const byArgument = calls === undefined;
+      if (calls === undefined) {
+        let ofScript = this.byArgument.get(config.script);
+        if (ofScript === undefined) this.byArgument.set(config.script, (ofScript = new Map()));
+        calls = ofScript.get(config.stateBytes);
+        if (calls === undefined) ofScript.set(config.stateBytes, (calls = {}));
+      }
+      let bucketKeys = this.bucketKeysBySuffix.get(config.suffix);
+      if (bucketKeys === undefined) this.bucketKeysBySuffix.set(config.suffix, (bucketKeys = []));
+      // Every field named (not a spread): one object shape for every plan.
+      const { script, values, stateBytes, id, suffix, compact, keys } = config;
+      plan = { script, values, stateBytes, id, suffix, compact, keys, byArgument, bucketKeys, calls };
+      this.plans.set(algorithm, plan);
+    }
+    return plan;
+  }
+
+  /**
+   * Defines the script of `op` for the plan's configuration (inline) or script (by argument) on the
+   * client, once per store and script text: the plans that share the text share `plan.calls`.
+   */
+  define(plan: ScriptPlan, op: Operation): ScriptCall {
+    const declarations = plan.byArgument ? argumentDeclarations(plan, op) : inlineDeclarations(plan);
+    const lua = `local OP, BATCH_TIME = '${op}', false\n${declarations}${plan.script.lua}`;
+    const name = `rl_${plan.script.name.replace(/-/g, '_')}_${createHash('sha1').update(lua).digest('hex').slice(0, 16)}`;
+    // The reply as a Buffer: the decision is binary (see prelude.lua), read without decoding it as text.
+    const run = this.adapter.script(name, plan.script.numberOfKeys, lua);
+    plan.calls[op] = run;
+    this.defined++;
+    return run;
+  }
+}

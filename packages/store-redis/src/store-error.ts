@@ -1,0 +1,17 @@
+import { StoreError } from '@rl/core/store';
+import type { ClientAdapter } from './clients/client.js';
+
+/**
+ * Redis answers about one key, not about the server: a value of another type under the store's key
+ * (another program wrote it), or the scripts' own check of a call's input (`ERR rl: …`). Such a
+ * failure is `keyOnly`: the store-down circuit does not count it (see `StoreError.keyOnly`).
+ */
+const KEY_ONLY_REPLY = /^(?:WRONGTYPE |ERR rl: )/;
+
+/** The failure as a StoreError; when the client is closed (every call fails at once), the message says why and what to do. */
+export function storeError(operation: string, error: unknown, adapter: ClientAdapter): StoreError {
+  if (error instanceof StoreError) return error;
+  const message = error instanceof Error ? error.message : String(error);
+  const closed = adapter.closedReason();
+  return new StoreError(`Redis ${operation} failed: ${message}${closed === undefined ? '' : ` (${closed})`}`, { cause: error, keyOnly: KEY_ONLY_REPLY.test(message) });
+}
