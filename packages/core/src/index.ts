@@ -67,3 +67,4 @@ export {
   type LabelId,
 } from './observe/instruments.js';
 export { createMetricsModel, type MetricsSink } from './observe/metrics-model.js';
+export { parseExporterOptions, type ExporterOptionSpec, type ExporterConfig, type HistogramId } from './observe/exporter-options.js';
