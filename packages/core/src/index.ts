@@ -55,3 +55,17 @@ export {
   type HoldEvent,
   type ReservationCancelledEvent,
 } from './observe/observer.js';
+// For metrics exporters: the one table of rl's instruments, and the model that turns observer events into their updates.
+export {
+  INSTRUMENTS,
+  LABEL_NAMES,
+  DEFAULT_DELAY_BOUNDARIES,
+  DEFAULT_STORE_BOUNDARIES,
+  checkBoundaries,
+  type InstrumentId,
+  type InstrumentKind,
+  type InstrumentSpec,
+  type LabelId,
+} from './observe/instruments.js';
+export { createMetricsModel, type MetricsSink } from './observe/metrics-model.js';
+export { parseExporterOptions, type ExporterOptionSpec, type ExporterConfig, type HistogramId } from './observe/exporter-options.js';

@@ -41,7 +41,8 @@ function setup(options: Omit<OpenTelemetryObserverOptions, 'meter'> = {}) {
 }
 
 const decision = decisionEvent;
-const ATTRIBUTE_OF = { limit: ATTRIBUTES.limit, outcome: ATTRIBUTES.outcome, kind: ATTRIBUTES.errorType, state: ATTRIBUTES.circuitState };
+/** The attribute of each label id of `@rl/core`'s table. */
+const ATTRIBUTE_OF = { limit: 'rl.limit', outcome: 'rl.outcome', errorType: 'error.type', circuitState: 'rl.circuit.state' };
 const api = { 'rl.limit': 'api' };
 const login = { 'rl.limit': 'login' };
 
@@ -55,6 +56,10 @@ describe('openTelemetryObserver: reservations cancelled', () => {
 });
 
 describe('openTelemetryObserver: a known sequence of events', () => {
+  it('names the attributes by the table', () => {
+    expect(ATTRIBUTES).toEqual(ATTRIBUTE_OF);
+  });
+
   it('records decisions, delays, store durations, errors, holds and circuits exactly', async () => {
     const { observer, read, scrape } = setup();
     feedObserverScenario(observer);

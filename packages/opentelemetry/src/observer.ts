@@ -1,9 +1,9 @@
-import type { Attributes, Counter, Histogram, UpDownCounter } from '@opentelemetry/api';
-import { DECISION_OUTCOMES, type CircuitEvent, type DecisionEvent, type HoldEvent, type Observer, type ReservationCancelledEvent, type StoreErrorObservation } from '@rl/core';
-import { parseOptions, type OpenTelemetryConfig, type OpenTelemetryObserverOptions } from './options.js';
+import type { Attributes, Counter, Histogram, Meter, UpDownCounter } from '@opentelemetry/api';
+import { createMetricsModel, INSTRUMENTS, LABEL_NAMES, type ExporterConfig, type HistogramId, type InstrumentId, type LabelId, type MetricsSink, type Observer } from '@rl/core';
+import { parseOptions, type OpenTelemetryObserverOptions } from './options.js';
 
-/** Attribute names. `error.type` is OpenTelemetry's own attribute for the class of an error. */
-export const ATTRIBUTES = Object.freeze({ limit: 'rl.limit', outcome: 'rl.outcome', errorType: 'error.type', circuitState: 'rl.circuit.state' });
+/** Attribute names: `@rl/core`'s `LABEL_NAMES`. `error.type` is OpenTelemetry's own attribute for the class of an error. */
+export const ATTRIBUTES: Readonly<Record<LabelId, string>> = LABEL_NAMES;
 
 /** The instruments of one exporter. */
 export interface RlInstruments {
@@ -32,35 +32,28 @@ export interface OpenTelemetryObserver extends Required<Observer> {
   readonly instruments: RlInstruments;
 }
 
-/** The attribute sets of one limit, made and frozen once: a decision allocates none. */
-interface LimitAttributes {
-  readonly limit: Attributes;
-  readonly byOutcome: Map<string, Attributes>;
-  readonly byErrorType: Map<string, Attributes>;
-  readonly byCircuitState: Map<string, Attributes>;
-  /** Failure domains of this limit whose circuit this exporter saw open (`''` for a store that is one domain). */
-  readonly openDomains: Set<string>;
+/** One series: its instrument (a counter's or up-down counter's `add`, a histogram's `record`) and its attributes, frozen. */
+interface Series {
+  readonly instrument: Counter & Histogram;
+  readonly attributes: Attributes;
 }
 
-function createInstruments({ meter, prefix, delayBoundaries, storeBoundaries }: OpenTelemetryConfig): RlInstruments {
-  const seconds = (boundaries: readonly number[]) => ({ unit: 's', advice: { explicitBucketBoundaries: [...boundaries] } });
-  return {
-    decisions: meter.createCounter(`${prefix}decisions`, { unit: '{decision}', description: 'Rate-limit decisions by limit and outcome.' }),
-    delay: meter.createHistogram(`${prefix}delay`, { ...seconds(delayBoundaries), description: 'Delays of admitted requests that waited before they proceeded (only delays above 0).' }),
-    storeDuration: meter.createHistogram(`${prefix}store.duration`, { ...seconds(storeBoundaries), description: 'Duration of the store calls that answered a decision.' }),
-    storeErrors: meter.createCounter(`${prefix}store.errors`, { unit: '{error}', description: 'Store calls that failed (store-error) or did not answer in time (timeout).' }),
-    heldRequests: meter.createUpDownCounter(`${prefix}held_requests`, { unit: '{request}', description: 'Requests held now by the HTTP layer before they proceed.' }),
-    holdsAbandoned: meter.createCounter(`${prefix}holds.abandoned`, { unit: '{request}', description: 'Held requests whose client left before they proceeded.' }),
-    reservationsCancelled: meter.createCounter(`${prefix}reservations.cancelled`, { unit: '{reservation}', description: 'Reservations cancelled before their slot (their units given back).' }),
-    circuitTransitions: meter.createCounter(`${prefix}circuit.transitions`, { unit: '{transition}', description: 'Store-down circuits that opened or closed, by the state entered.' }),
-    circuitsOpen: meter.createUpDownCounter(`${prefix}circuits.open`, { unit: '{circuit}', description: 'Store-down circuits open now.' }),
-  };
+const CREATE = { counter: 'createCounter', histogram: 'createHistogram', gauge: 'createUpDownCounter' } as const;
+
+/** One instrument per entry of `INSTRUMENTS`, named the prefix and the entry's name; the histograms advise their boundaries. */
+function createInstruments({ target: meter, prefix, boundaries }: ExporterConfig<Meter>): Record<InstrumentId, Counter & Histogram> {
+  const instruments = Object.values(INSTRUMENTS).map((spec) => {
+    const advice = spec.kind === 'histogram' ? { advice: { explicitBucketBoundaries: [...boundaries[spec.id as HistogramId]] } } : {};
+    return [spec.id, meter[CREATE[spec.kind]](prefix + spec.name, { unit: spec.unit, description: spec.description, ...advice })];
+  });
+  return Object.fromEntries(instruments) as Record<InstrumentId, Counter & Histogram>;
 }
 
 /**
  * OpenTelemetry metrics of rl's limits, as an {@link Observer} for the `observer` option of
- * `createLimiter`, `combineLimiters` and the middlewares. The same instruments as `@rl/prometheus`,
- * named by OpenTelemetry's conventions: dotted names without units, the unit in `unit` (`s`, `{decision}`).
+ * `createLimiter`, `combineLimiters` and the middlewares. The instruments of `@rl/core`'s
+ * `INSTRUMENTS`, updated by its `createMetricsModel` as in `@rl/prometheus`, named by OpenTelemetry's
+ * conventions: dotted names without units, the unit in `unit` (`s`, `{decision}`).
  *
  * - Attributes are bounded: `rl.limit`, `rl.outcome`, `error.type`, `rl.circuit.state`. The event's
  *   `key` is never read.
@@ -71,63 +64,14 @@ function createInstruments({ meter, prefix, delayBoundaries, storeBoundaries }: 
  */
 export function openTelemetryObserver(options: OpenTelemetryObserverOptions): OpenTelemetryObserver {
   const instruments = createInstruments(parseOptions(options));
-  const { decisions, delay, storeDuration, storeErrors, heldRequests, holdsAbandoned, reservationsCancelled, circuitTransitions, circuitsOpen } = instruments;
-  const limits = new Map<string, LimitAttributes>();
-  const attributesOf = (limit: string): LimitAttributes => limits.get(limit) ?? addLimit(limit);
-
-  function addLimit(limit: string): LimitAttributes {
-    const entry: LimitAttributes = {
-      limit: Object.freeze({ [ATTRIBUTES.limit]: limit }),
-      byOutcome: new Map(),
-      byErrorType: new Map(),
-      byCircuitState: new Map(),
-      openDomains: new Set(),
-    };
-    limits.set(limit, entry);
-    for (const outcome of DECISION_OUTCOMES) decisions.add(0, withValue(entry, entry.byOutcome, ATTRIBUTES.outcome, outcome));
-    for (const type of ['store-error', 'timeout']) storeErrors.add(0, withValue(entry, entry.byErrorType, ATTRIBUTES.errorType, type));
-    return entry;
-  }
-
-  /** The limit's attributes plus `name: value`, made on first use and kept. */
-  function withValue(entry: LimitAttributes, cache: Map<string, Attributes>, name: string, value: string): Attributes {
-    let attributes = cache.get(value);
-    if (attributes === undefined) {
-      attributes = Object.freeze({ ...entry.limit, [name]: value });
-      cache.set(value, attributes);
-    }
-    return attributes;
-  }
-
-  return {
-    instruments,
-    decision(event: DecisionEvent): void {
-      const entry = attributesOf(event.limit);
-      decisions.add(1, entry.byOutcome.get(event.outcome) ?? withValue(entry, entry.byOutcome, ATTRIBUTES.outcome, event.outcome));
-      if (event.delayMs > 0) delay.record(event.delayMs / 1000, entry.limit);
-      if (event.storeMs !== undefined) storeDuration.record(event.storeMs / 1000, entry.limit);
-    },
-    storeError(event: StoreErrorObservation): void {
-      const entry = attributesOf(event.limit);
-      storeErrors.add(1, withValue(entry, entry.byErrorType, ATTRIBUTES.errorType, event.kind));
-    },
-    circuit(event: CircuitEvent): void {
-      const entry = attributesOf(event.limit);
-      circuitTransitions.add(1, withValue(entry, entry.byCircuitState, ATTRIBUTES.circuitState, event.state));
-      // Counted from this exporter's set of open domains: a repeated event changes nothing.
-      const domain = event.domain ?? '';
-      const wasOpen = entry.openDomains.has(domain);
-      if (event.state === 'open' && !wasOpen) entry.openDomains.add(domain);
-      if (event.state === 'closed' && wasOpen) entry.openDomains.delete(domain);
-      if ((event.state === 'open') !== wasOpen) circuitsOpen.add(wasOpen ? -1 : 1, entry.limit);
-    },
-    hold(event: HoldEvent): void {
-      const entry = attributesOf(event.limit);
-      heldRequests.add(event.state === 'started' ? 1 : -1, entry.limit);
-      if (event.state === 'abandoned') holdsAbandoned.add(1, entry.limit);
-    },
-    reservationCancelled(event: ReservationCancelledEvent): void {
-      reservationsCancelled.add(1, attributesOf(event.limit).limit);
-    },
+  // The model asks for a series once per limit and label value: a decision allocates no attributes.
+  const sink: MetricsSink<Series> = {
+    series: (instrument, values) => ({
+      instrument: instruments[instrument.id],
+      attributes: Object.freeze(Object.fromEntries(instrument.labels.map((label, i) => [LABEL_NAMES[label], values[i]]))),
+    }),
+    add: ({ instrument, attributes }, value) => instrument.add(value, attributes),
+    record: ({ instrument, attributes }, value) => instrument.record(value, attributes),
   };
+  return { instruments: instruments as RlInstruments, ...createMetricsModel(sink) };
 }

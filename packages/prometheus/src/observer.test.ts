@@ -1,4 +1,4 @@
-import { DECISION_OUTCOMES, InvalidOptionError, type DecisionOutcome } from '@rl/core';
+import { DECISION_OUTCOMES, InvalidOptionError, type DecisionOutcome, type LabelId } from '@rl/core';
 import { decisionEvent, feedObserverScenario, OBSERVER_SCENARIO_SERIES, EXPORTED_NAMES } from '@rl/test-support';
 import fc from 'fast-check';
 import { Counter, Registry } from 'prom-client';
@@ -19,6 +19,8 @@ async function read(registry: Registry, name: string, labels: Labels): Promise<n
 }
 
 const decision = decisionEvent;
+/** The Prometheus name of each label id of `@rl/core`'s table (its OpenTelemetry name without `rl.`, `.` as `_`). */
+const LABEL: Record<LabelId, string> = { limit: 'limit', outcome: 'outcome', errorType: 'error_type', circuitState: 'circuit_state' };
 
 describe('prometheusObserver: reservations cancelled', () => {
   it('counts rl_reservations_cancelled_total per limit', async () => {
@@ -37,8 +39,9 @@ describe('prometheusObserver: a known sequence of events', () => {
     const registry = new Registry();
     const observer = prometheusObserver({ registry });
     feedObserverScenario(observer);
-    for (const { instrument, labels, value } of OBSERVER_SCENARIO_SERIES) {
+    for (const { instrument, labels: ids, value } of OBSERVER_SCENARIO_SERIES) {
       const name = EXPORTED_NAMES[instrument].prometheus;
+      const labels = Object.fromEntries(Object.entries(ids).map(([id, v]) => [LABEL[id as LabelId], v]));
       expect([name, labels, await read(registry, name, labels)]).toEqual([name, labels, value]);
     }
     const histograms: [string, Labels, number | undefined][] = [
@@ -61,10 +64,30 @@ describe('prometheusObserver: a known sequence of events', () => {
 
     observer.circuit({ limit: 'login', state: 'closed', domain: '10.0.0.1:7000', reason: undefined });
     expect(await read(registry, 'rl_circuits_open', { limit: 'login' })).toBe(0);
-    expect(await read(registry, 'rl_circuit_transitions_total', { limit: 'login', state: 'closed' })).toBe(1);
+    expect(await read(registry, 'rl_circuit_transitions_total', { limit: 'login', circuit_state: 'closed' })).toBe(1);
   });
 
-  it('creates every outcome and both error kinds of a limit at 0 at its first event, and nothing else', async () => {
+  it('registers the nine metrics under their names, types, help and labels', () => {
+    const registry = new Registry();
+    prometheusObserver({ registry });
+    const metrics = registry.getMetricsAsArray().map((m) => {
+      const { name, help, labelNames } = m as unknown as { name: string; help: string; labelNames: string[] };
+      return [name, m.constructor.name, help.length > 0, labelNames.join(',')];
+    });
+    expect(metrics).toEqual([
+      ['rl_decisions_total', 'Counter', true, 'limit,outcome'],
+      ['rl_delay_seconds', 'Histogram', true, 'limit'],
+      ['rl_store_duration_seconds', 'Histogram', true, 'limit'],
+      ['rl_store_errors_total', 'Counter', true, 'limit,error_type'],
+      ['rl_held_requests', 'Gauge', true, 'limit'],
+      ['rl_holds_abandoned_total', 'Counter', true, 'limit'],
+      ['rl_reservations_cancelled_total', 'Counter', true, 'limit'],
+      ['rl_circuit_transitions_total', 'Counter', true, 'limit,circuit_state'],
+      ['rl_circuits_open', 'Gauge', true, 'limit'],
+    ]);
+  });
+
+  it('creates every outcome and both error types of a limit at 0 at its first event, and nothing else', async () => {
     const registry = new Registry();
     prometheusObserver({ registry }).decision(decision('api', 'allowed'));
     const json = await registry.getMetricsAsJSON();
@@ -93,7 +116,7 @@ describe('prometheusObserver: a known sequence of events', () => {
       circuit(state, domain);
       expect([state, domain, await read(registry, 'rl_circuits_open', { limit: 'api' })]).toEqual([state, domain, open]);
     }
-    expect(await read(registry, 'rl_circuit_transitions_total', { limit: 'api', state: 'open' })).toBe(3);
+    expect(await read(registry, 'rl_circuit_transitions_total', { limit: 'api', circuit_state: 'open' })).toBe(3);
   });
 
   it('never writes the key: not as a label, not anywhere in the scrape', async () => {
@@ -228,7 +251,7 @@ describe('prometheusObserver: property', () => {
           for (const v of metric.values as { value: number; labels: Labels; metricName?: string }[]) {
             const name = v.metricName ?? metric.name;
             if (name.endsWith('_bucket') || name.endsWith('_sum') || v.value === 0) continue;
-            scraped.set([name, v.labels.limit, v.labels.outcome ?? v.labels.kind].filter((x) => x !== undefined).join(' '), v.value);
+            scraped.set([name, v.labels.limit, v.labels.outcome ?? v.labels.error_type].filter((x) => x !== undefined).join(' '), v.value);
           }
         }
         for (const [series, value] of expected) if (value === 0) expected.delete(series);

@@ -1,4 +1,4 @@
-import type { DecisionEvent, DecisionOutcome, Observer } from '@rl/core';
+import type { DecisionEvent, DecisionOutcome, InstrumentId, LabelId, Observer } from '@rl/core';
 
 /** A decision event with the defaults of a plain store answer (cost 1, no delay, no store time, no key). */
 export function decisionEvent(limit: string, outcome: DecisionOutcome, more: Partial<DecisionEvent> = {}): DecisionEvent {
@@ -7,12 +7,12 @@ export function decisionEvent(limit: string, outcome: DecisionOutcome, more: Par
 
 /**
  * One series the metrics exporters (`@rl/prometheus`, `@rl/opentelemetry`) must show after
- * {@link feedObserverScenario}, named by the exporter-neutral instrument and labels; each exporter's
- * test maps them to its own names.
+ * {@link feedObserverScenario}, named by the ids of `@rl/core`'s instrument table (`INSTRUMENTS`,
+ * `LABEL_NAMES`); each exporter's test maps them to its own names.
  */
 export interface ExpectedSeries {
-  readonly instrument: 'decisions' | 'storeErrors' | 'circuitTransitions' | 'circuitsOpen' | 'heldRequests' | 'holdsAbandoned';
-  readonly labels: { readonly limit: string; readonly outcome?: string; readonly kind?: string; readonly state?: string };
+  readonly instrument: Extract<InstrumentId, 'decisions' | 'storeErrors' | 'circuitTransitions' | 'circuitsOpen' | 'heldRequests' | 'holdsAbandoned'>;
+  readonly labels: { readonly limit: string } & { readonly [label in Exclude<LabelId, 'limit'>]?: string };
   readonly value: number;
 }
 
@@ -58,10 +58,10 @@ export const OBSERVER_SCENARIO_SERIES: readonly ExpectedSeries[] = [
   { instrument: 'decisions', labels: { limit: 'login', outcome: 'failed_open' }, value: 2 },
   { instrument: 'decisions', labels: { limit: 'login', outcome: 'failed_closed' }, value: 1 },
   { instrument: 'decisions', labels: { limit: 'login', outcome: 'allowed' }, value: 0 },
-  { instrument: 'storeErrors', labels: { limit: 'login', kind: 'timeout' }, value: 2 },
-  { instrument: 'storeErrors', labels: { limit: 'login', kind: 'store-error' }, value: 1 },
-  { instrument: 'storeErrors', labels: { limit: 'api', kind: 'timeout' }, value: 0 },
-  { instrument: 'circuitTransitions', labels: { limit: 'login', state: 'open' }, value: 2 },
+  { instrument: 'storeErrors', labels: { limit: 'login', errorType: 'timeout' }, value: 2 },
+  { instrument: 'storeErrors', labels: { limit: 'login', errorType: 'store-error' }, value: 1 },
+  { instrument: 'storeErrors', labels: { limit: 'api', errorType: 'timeout' }, value: 0 },
+  { instrument: 'circuitTransitions', labels: { limit: 'login', circuitState: 'open' }, value: 2 },
   { instrument: 'circuitsOpen', labels: { limit: 'login' }, value: 1 },
   { instrument: 'heldRequests', labels: { limit: 'api' }, value: 1 },
   { instrument: 'holdsAbandoned', labels: { limit: 'api' }, value: 1 },

@@ -1,0 +1,47 @@
+import { InvalidOptionError } from '../errors.js';
+import { checkOptions } from '../options.js';
+import { checkBoundaries, DEFAULT_DELAY_BOUNDARIES, DEFAULT_STORE_BOUNDARIES } from './instruments.js';
+
+/** The histograms of `INSTRUMENTS`, whose boundaries an exporter's options may set. */
+export type HistogramId = 'delay' | 'storeDuration';
+
+/**
+ * What a metrics exporter calls its options, for {@link parseExporterOptions}: the exporters take the
+ * same four options (where the metrics go, a prefix, the boundaries of the two histograms) under names
+ * and grammars of their library.
+ */
+export interface ExporterOptionSpec<T> {
+  /** The exporter's function, the start of every field named by an error: `prometheusObserver`. */
+  readonly owner: string;
+  /** The required option the metrics go to (`registry`, `meter`), whether a value is one, and what an error says is expected. */
+  readonly target: readonly [name: string, accepts: (value: unknown) => value is T, expected: string];
+  /** The prefix's default, the grammar of a prefix (the start of every name), and what an error says is expected. */
+  readonly prefix: readonly [fallback: string, grammar: RegExp, expected: string];
+  /** The option of each histogram's boundaries: `{ delay: 'delayBuckets', storeDuration: 'storeBuckets' }`. */
+  readonly boundaries: Readonly<Record<HistogramId, string>>;
+}
+
+/** An exporter's options checked, the defaults filled in. */
+export interface ExporterConfig<T> {
+  readonly target: T;
+  readonly prefix: string;
+  /** Seconds, increasing: the option's, else the default of `INSTRUMENTS`. */
+  readonly boundaries: Readonly<Record<HistogramId, readonly number[]>>;
+}
+
+/**
+ * Checks a metrics exporter's options once, at construction. Throws {@link InvalidOptionError}
+ * naming the field (`prometheusObserver.delayBuckets`) for an unknown option, a target that is not
+ * one, a prefix off the grammar, and boundaries that {@link checkBoundaries} refuses.
+ */
+export function parseExporterOptions<T>(options: unknown, spec: ExporterOptionSpec<T>): ExporterConfig<T> {
+  const { owner, target: [targetName, accepts, targetExpected], prefix: [fallback, grammar, prefixExpected], boundaries: names } = spec;
+  const given = checkOptions(options, [targetName, 'prefix', names.delay, names.storeDuration], owner);
+  const target = given[targetName];
+  if (!accepts(target)) throw new InvalidOptionError(`${owner}.${targetName}`, target, targetExpected);
+  const prefix = given.prefix ?? fallback;
+  if (typeof prefix !== 'string' || !grammar.test(prefix)) throw new InvalidOptionError(`${owner}.prefix`, prefix, prefixExpected);
+  const delay = checkBoundaries(given[names.delay], `${owner}.${names.delay}`, DEFAULT_DELAY_BOUNDARIES);
+  const storeDuration = checkBoundaries(given[names.storeDuration], `${owner}.${names.storeDuration}`, DEFAULT_STORE_BOUNDARIES);
+  return Object.freeze({ target, prefix, boundaries: Object.freeze({ delay, storeDuration }) });
+}

@@ -1,0 +1,139 @@
+import { describe, expect, it } from 'vitest';
+import { INSTRUMENTS, type InstrumentSpec } from './instruments.js';
+import { createMetricsModel, type MetricsSink } from './metrics-model.js';
+import { DECISION_OUTCOMES, type DecisionEvent, type DecisionOutcome } from './observer.js';
+
+/** A sink whose handles are the series' names (`decisions api allowed`), logging every call. */
+function recordingSink() {
+  const bound: string[] = [];
+  const updates: string[] = [];
+  const sink: MetricsSink<string> = {
+    series(instrument: InstrumentSpec, labelValues: readonly string[]): string {
+      expect(labelValues).toHaveLength(instrument.labels.length);
+      expect(Object.isFrozen(labelValues)).toBe(true);
+      const name = [instrument.id, ...labelValues].join(' ');
+      bound.push(name);
+      return name;
+    },
+    add: (series, value) => void updates.push(`${series} ${value >= 0 ? '+' : ''}${value}`),
+    record: (series, value) => void updates.push(`${series} = ${value}`),
+  };
+  return { sink, bound, updates };
+}
+
+const decision = (limit: string, outcome: DecisionOutcome, more: Partial<DecisionEvent> = {}): DecisionEvent => ({
+  limit,
+  outcome,
+  reason: undefined,
+  cost: 1,
+  delayMs: 0,
+  storeMs: undefined,
+  key: undefined,
+  ...more,
+});
+
+/** The updates of a limit's first event that precede the event's own. */
+const zeros = (limit: string) => [...DECISION_OUTCOMES.map((outcome) => `decisions ${limit} ${outcome} +0`), `storeErrors ${limit} store-error +0`, `storeErrors ${limit} timeout +0`];
+
+describe('createMetricsModel', () => {
+  it('turns a known sequence of events into exactly these updates', () => {
+    const { sink, updates } = recordingSink();
+    const model = createMetricsModel(sink);
+    model.decision(decision('api', 'allowed', { storeMs: 0.5 }));
+    model.decision(decision('api', 'delayed', { delayMs: 250, storeMs: 2 }));
+    model.decision(decision('api', 'denied', { reason: 'deny-cache' }));
+    model.storeError({ limit: 'login', kind: 'timeout', error: new Error('t'), action: 'allow', key: undefined });
+    model.circuit({ limit: 'login', state: 'open', domain: undefined, reason: 'timeout' });
+    model.circuit({ limit: 'login', state: 'open', domain: undefined, reason: 'timeout' });
+    model.circuit({ limit: 'login', state: 'closed', domain: undefined, reason: undefined });
+    model.circuit({ limit: 'login', state: 'closed', domain: undefined, reason: undefined });
+    model.hold({ limit: 'api', state: 'started', delayMs: 250 });
+    model.hold({ limit: 'api', state: 'ended', delayMs: 250 });
+    model.hold({ limit: 'api', state: 'started', delayMs: 250 });
+    model.hold({ limit: 'api', state: 'abandoned', delayMs: 250 });
+    model.reservationCancelled({ limit: 'api', cost: 3 });
+    expect(updates).toEqual([
+      ...zeros('api'),
+      'decisions api allowed +1',
+      'storeDuration api = 0.0005',
+      'decisions api delayed +1',
+      'delay api = 0.25',
+      'storeDuration api = 0.002',
+      // A deny-cache answer: no store call to time.
+      'decisions api denied +1',
+      ...zeros('login'),
+      'storeErrors login timeout +1',
+      'circuitTransitions login open +1',
+      'circuitsOpen login +1',
+      // The repeated open is a transition reported again, not a second open circuit.
+      'circuitTransitions login open +1',
+      'circuitTransitions login closed +1',
+      'circuitsOpen login -1',
+      'circuitTransitions login closed +1',
+      'heldRequests api +1',
+      'heldRequests api -1',
+      'heldRequests api +1',
+      'heldRequests api -1',
+      'holdsAbandoned api +1',
+      'reservationsCancelled api +1',
+    ]);
+  });
+
+  it('records every outcome and both error types of a limit as 0 at its first event of any kind, once', () => {
+    const { sink, updates } = recordingSink();
+    const model = createMetricsModel(sink);
+    model.hold({ limit: 'api', state: 'started', delayMs: 1 });
+    model.hold({ limit: 'api', state: 'ended', delayMs: 1 });
+    model.reservationCancelled({ limit: 'search', cost: 1 });
+    expect(updates).toEqual([...zeros('api'), 'heldRequests api +1', 'heldRequests api -1', ...zeros('search'), 'reservationsCancelled search +1']);
+  });
+
+  it('counts each failure domain’s circuit once in the open gauge, however often it is reported', () => {
+    const { sink, updates } = recordingSink();
+    const model = createMetricsModel(sink);
+    const steps: ['open' | 'closed', string | undefined][] = [
+      ['open', '10.0.0.1:7000'],
+      ['open', '10.0.0.1:7000'],
+      ['open', '10.0.0.2:7001'],
+      ['open', undefined],
+      ['closed', '10.0.0.1:7000'],
+      ['closed', '10.0.0.1:7000'],
+      ['closed', '10.0.0.3:7002'],
+      ['closed', ''],
+      ['closed', '10.0.0.2:7001'],
+    ];
+    for (const [state, domain] of steps) model.circuit({ limit: 'api', state, domain, reason: state === 'open' ? 'store-error' : undefined });
+    const gauge = updates.filter((update) => update.startsWith('circuitsOpen'));
+    // Domain undefined is '': its closed event closes it.
+    expect(gauge).toEqual(['circuitsOpen api +1', 'circuitsOpen api +1', 'circuitsOpen api +1', 'circuitsOpen api -1', 'circuitsOpen api -1', 'circuitsOpen api -1']);
+  });
+
+  it('binds each series once per limit and label value, however many events follow', () => {
+    const { sink, bound } = recordingSink();
+    const model = createMetricsModel(sink);
+    for (let i = 0; i < 300; i++) {
+      model.decision(decision(i % 2 ? 'api' : 'login', DECISION_OUTCOMES[i % DECISION_OUTCOMES.length]!, { delayMs: i % 3, storeMs: 1 }));
+      model.storeError({ limit: 'api', kind: i % 2 ? 'timeout' : 'store-error', error: new Error('x'), action: 'deny', key: undefined });
+      model.circuit({ limit: 'api', state: i % 2 ? 'open' : 'closed', domain: undefined, reason: undefined });
+    }
+    const perLimit = Object.values(INSTRUMENTS).filter((instrument) => instrument.labels.length === 1).length + DECISION_OUTCOMES.length + 2;
+    expect(bound).toHaveLength(2 * perLimit + 2);
+    expect(new Set(bound).size).toBe(bound.length);
+  });
+
+  it('counts an outcome a newer core adds under its own value', () => {
+    const { sink, updates } = recordingSink();
+    const model = createMetricsModel(sink);
+    model.decision(decision('api', 'queued' as DecisionOutcome));
+    model.decision(decision('api', 'queued' as DecisionOutcome));
+    expect(updates.filter((update) => update.includes('queued'))).toEqual(['decisions api queued +1', 'decisions api queued +1']);
+  });
+
+  it('never reads the key', () => {
+    const { sink, bound } = recordingSink();
+    const model = createMetricsModel(sink);
+    model.decision(decision('api', 'denied', { key: 'alice@example.com' }));
+    model.storeError({ limit: 'api', kind: 'store-error', error: new Error('x'), action: 'deny', key: 'alice@example.com' });
+    expect(bound.join()).not.toContain('alice');
+  });
+});
