@@ -10,8 +10,8 @@ export interface ParsedBucket {
   /** Units added (token bucket) or leaked (leaky bucket) per `intervalMs`. */
   readonly rate: number;
   readonly intervalMs: number;
-  /** Fields every bucket algorithm has, to spread into it: its limit and largest cost are its capacity. */
-  readonly common: Pick<AlgorithmCommon, 'limit' | 'maxCost' | 'policy' | 'countDenied' | 'blockMs'>;
+  /** Fields every bucket algorithm has, to spread into its spec (see `define.ts`): its limit and largest cost are its capacity. */
+  readonly common: Pick<AlgorithmCommon, 'limit' | 'maxCost' | 'policy' | 'countDenied'>;
 }
 
 /**
@@ -50,6 +50,6 @@ export function parseBucketOptions(options: Record<string, unknown>, owner: stri
     capacity,
     rate,
     intervalMs,
-    common: { limit: capacity, maxCost: capacity, policy, countDenied: false, blockMs: 0 },
+    common: { limit: capacity, maxCost: capacity, policy, countDenied: false },
   };
 }

@@ -1,5 +1,7 @@
 import type { NumericAlgorithm, NumericState } from '../algorithm.js';
 import { decisionFromExact, EPSILON, type Decision } from '../decision.js';
+import { formatDuration } from '../duration.js';
+import { compactFields } from './define.js';
 import { parseWindowOptions, type WindowOptions } from './window-options.js';
 
 /** `limit` units per window; `countDenied` counts denied requests too. */
@@ -34,13 +36,21 @@ export function fixedWindow(options: FixedWindowOptions): NumericAlgorithm {
   const policy = common.policy;
 
   return {
-    kind: 'fixed-window',
-    stateKind: 'numeric',
-    stateTag: 'fw',
-    stateSize: STATE_SIZE,
-    ...common,
-    // The longest recovery: a state is the same as no state at the end of its window.
-    script: { name: 'fixed-window', constants, layout: { compact: true, stateSize: STATE_SIZE, horizonMs: windowMs }, layoutRevision: 1 },
+    ...compactFields({
+      kind: 'fixed-window',
+      stateTag: 'fw',
+      stateSize: STATE_SIZE,
+      ...common,
+      constants,
+      // The longest recovery: a state is the same as no state at the end of its window.
+      horizonMs: windowMs,
+      describe: () => {
+        const w = formatDuration(windowMs);
+        return `each aligned window [k·${w}, (k+1)·${w}) admits at most ${limit}; up to ${2 * limit} around a boundary`;
+      },
+      // A span [s, s + S) that starts inside a window meets up to ceil(S / w) + 1 aligned windows.
+      boundInSpan: (spanMs) => limit * (Math.ceil(spanMs / windowMs) + 1),
+    }),
 
     step(s: NumericState, at: number, fresh: boolean, now: number, cost: number, commit: boolean, maxDelay?: number): Decision {
       const current = Math.floor(now / windowMs) * windowMs;

@@ -1,9 +1,10 @@
 import type { NumericAlgorithm, NumericState } from '../algorithm.js';
 import { decisionFromExact, EPSILON, type Decision } from '../decision.js';
-import type { Duration } from '../duration.js';
+import { formatDuration, type Duration } from '../duration.js';
 import { InvalidOptionError } from '../errors.js';
 import { checkOptions } from '../options.js';
 import { parseBucketOptions } from './bucket-options.js';
+import { compactFields } from './define.js';
 
 export interface LeakyBucketOptions {
   /** `'meter'`: the bucket holds at most `capacity` units; `'shape'`: the queue holds at most `capacity` requests. An integer from 1 to 999999999999999. */
@@ -72,26 +73,30 @@ export function leakyBucket(options: LeakyBucketOptions): NumericAlgorithm {
   const horizon = capacity * emission;
 
   return {
-    kind: 'leaky-bucket',
-    stateKind: 'numeric',
-    stateTag: 'lb',
-    stateSize: STATE_SIZE,
-    ...common,
-    mayDelay: shape,
-    maxReserveMs: horizon,
-    params: { capacity, emissionMs: emission, shape: shape ? 1 : 0 },
-    options: { capacity, leakRate, interval: intervalMs, mode },
-    script: {
-      name: 'leaky-bucket',
+    ...compactFields({
+      kind: 'leaky-bucket',
+      stateTag: 'lb',
+      stateSize: STATE_SIZE,
+      ...common,
+      mayDelay: shape,
+      maxReserveMs: horizon,
+      options: { capacity, leakRate, interval: intervalMs, mode },
       constants: [
         { name: 'CAPACITY', value: capacity },
         { name: 'EMISSION', value: emission },
         { name: 'SHAPE', value: shape ? 1 : 0 },
       ],
       // The longest recovery: a full bucket (or queue) draining.
-      layout: { compact: true, stateSize: STATE_SIZE, horizonMs: horizon },
-      layoutRevision: 1,
-    },
+      horizonMs: horizon,
+      describe: () =>
+        shape
+          ? `the pace: admitted requests leave one every ${formatMs(emission)}; at most ${capacity} queued`
+          : `same bound as a token bucket (GCRA): at most ${capacity} + ${leakRate}/${formatDuration(intervalMs)} × T in any span T`,
+      // Shaping: departures at least one emission interval apart, each reported up to 1 ms late (a
+      // decision's delayMs is whole ms, rounded up), so a span of S holds at most ceil((S + 1) / T);
+      // metering: a full burst, then the rate.
+      boundInSpan: (spanMs) => (shape ? Math.ceil(((spanMs + 1) * leakRate) / intervalMs - 1e-9) : Math.floor(capacity + (leakRate / intervalMs) * spanMs)),
+    }),
 
     step(s: NumericState, at: number, fresh: boolean, now: number, cost: number, commit: boolean, maxDelay?: number): Decision {
       // Clamp the backlog to this configuration's horizon (a capacity that shrank).
@@ -128,4 +133,9 @@ export function leakyBucket(options: LeakyBucketOptions): NumericAlgorithm {
       if (back > 0) s[at] = Math.max(now, s[at]! - back);
     },
   };
+}
+
+/** `10ms`, `1s`; a fraction of a millisecond to 3 decimals (`3.333ms`). */
+function formatMs(ms: number): string {
+  return Number.isInteger(ms) ? formatDuration(ms) : `${Number(ms.toFixed(3))}ms`;
 }

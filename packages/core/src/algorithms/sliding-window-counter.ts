@@ -1,5 +1,7 @@
 import type { NumericAlgorithm, NumericState } from '../algorithm.js';
 import { decisionFromExact, EPSILON, type Decision } from '../decision.js';
+import { formatDuration } from '../duration.js';
+import { compactFields } from './define.js';
 import { parseWindowOptions, type WindowOptions } from './window-options.js';
 
 /** `limit` units in any window (estimated); `countDenied` counts denied requests too. */
@@ -37,13 +39,19 @@ export function slidingWindowCounter(options: SlidingWindowCounterOptions): Nume
   const policy = common.policy;
 
   return {
-    kind: 'sliding-window-counter',
-    stateKind: 'numeric',
-    stateTag: 'swc',
-    stateSize: STATE_SIZE,
-    ...common,
-    // The longest recovery: a current count stops mattering two windows after its window starts.
-    script: { name: 'sliding-window-counter', constants, layout: { compact: true, stateSize: STATE_SIZE, horizonMs: 2 * windowMs }, layoutRevision: 1 },
+    ...compactFields({
+      kind: 'sliding-window-counter',
+      stateTag: 'swc',
+      stateSize: STATE_SIZE,
+      ...common,
+      constants,
+      // The longest recovery: a current count stops mattering two windows after its window starts.
+      horizonMs: 2 * windowMs,
+      describe: () =>
+        `an estimate of any rolling ${formatDuration(windowMs)}: previous window × remaining fraction + current ≤ ${limit}; under-counts a burst at the end of the previous window`,
+      // An estimate: no exact bound in a span.
+      boundInSpan: () => undefined,
+    }),
 
     step(s: NumericState, at: number, fresh: boolean, now: number, cost: number, commit: boolean, maxDelay?: number): Decision {
       const currentWindow = Math.floor(now / windowMs) * windowMs;

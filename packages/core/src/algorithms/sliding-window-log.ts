@@ -1,5 +1,7 @@
 import type { LogAlgorithm, LogState } from '../algorithm.js';
 import { decisionFromExact, EPSILON } from '../decision.js';
+import { formatDuration } from '../duration.js';
+import { ownKeysFields } from './define.js';
 import { parseWindowOptions, type WindowOptions } from './window-options.js';
 
 /** `limit` units in any rolling window; `countDenied` records denied requests too. */
@@ -118,19 +120,20 @@ export function slidingWindowLog(options: SlidingWindowLogOptions): LogAlgorithm
   }
 
   return {
-    kind: 'sliding-window-log',
-    stateKind: 'log',
-    stateTag: 'swl',
-    ...common,
-    script: {
-      name: 'sliding-window-log',
+    ...ownKeysFields({
+      kind: 'sliding-window-log',
+      stateKind: 'log',
+      stateTag: 'swl',
+      ...common,
       constants,
       // The records, and their running sum (kept while the log is long).
-      layout: { compact: false, keys: ['', ':sum'] },
+      keys: ['', ':sum'],
       // 0.1.0 kept the sum for every log and read it whenever the log was not empty: a process of that
       // version sharing a log with this one would read a stale sum, so the two never share one.
       layoutRevision: 2,
-    },
+      describe: () => `any rolling window (now − ${formatDuration(windowMs)}, now] admits at most ${limit}, exactly; one record per admitted request`,
+      boundInSpan: (spanMs) => limit * Math.ceil(spanMs / windowMs),
+    }),
 
     step(existing, now, cost, commit, maxDelay) {
       const state: LogState = existing ?? { times: [], costs: null, head: 0, sum: 0 };

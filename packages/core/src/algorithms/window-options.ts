@@ -24,8 +24,8 @@ export interface ParsedWindow {
   readonly limit: number;
   readonly windowMs: number;
   readonly countDenied: boolean;
-  /** Fields every window algorithm has, to spread into it. */
-  readonly common: Pick<AlgorithmCommon, 'limit' | 'maxCost' | 'policy' | 'countDenied' | 'mayDelay' | 'maxReserveMs' | 'blockMs' | 'params' | 'options'>;
+  /** Fields every window algorithm has, to spread into its spec (see `define.ts`). */
+  readonly common: Pick<AlgorithmCommon, 'limit' | 'maxCost' | 'policy' | 'countDenied' | 'mayDelay' | 'maxReserveMs' | 'options'>;
   /** The configuration every window algorithm's Lua twin reads: `LIMIT`, `WINDOW` (ms), `COUNT_DENIED` (1 or 0). */
   readonly constants: readonly ScriptConstant[];
 }
@@ -52,8 +52,6 @@ export function parseWindowOptions(options: WindowOptions, owner: string): Parse
       mayDelay: false,
       // A reservation goes at most into the next window.
       maxReserveMs: windowMs,
-      blockMs: 0,
-      params: { limit, windowMs, countDenied: countDenied ? 1 : 0 },
       options: { limit, window: windowMs, countDenied },
     },
     constants: [
