@@ -48,11 +48,12 @@ export function concurrency(options: ConcurrencyOptions): ConcurrencyAlgorithm {
       ],
       // The leases and the time each expires.
       keys: [''],
-      describe: () => `requests in flight at once: at most ${limit}; permits come back on release (or after the lease, ${formatDuration(leaseMs)})`,
-      // Permits, not a rate: no bound in a span.
-      boundInSpan: () => undefined,
     }),
     leaseMs,
+
+    describe: () => `requests in flight at once: at most ${limit}; permits come back on release (or after the lease, ${formatDuration(leaseMs)})`,
+    // Permits, not a rate: it bounds no span.
+    boundInSpan: () => undefined,
 
     acquire(existing: LeaseState | undefined, now: number, leaseId: string, commit: boolean) {
       const state: LeaseState = existing ?? new Map();

@@ -24,9 +24,6 @@ export interface LeakyBucketOptions {
   mode?: 'meter' | 'shape';
 }
 
-/** `[tat]`. */
-const STATE_SIZE = 1;
-
 /**
  * Leaky bucket as GCRA. State: one timestamp `tat`, the time at which the bucket (or queue) is empty.
  * Emission interval `T = interval / leakRate`. A request of cost `c` at `now` gets the slot
@@ -63,8 +60,7 @@ const STATE_SIZE = 1;
  */
 export function leakyBucket(options: LeakyBucketOptions): NumericAlgorithm {
   const o = checkOptions(options, ['capacity', 'leakRate', 'interval', 'mode'], 'leakyBucket');
-  const { capacity, rate: leakRate, intervalMs, common } = parseBucketOptions(o, 'leakyBucket', 'leakRate');
-  const policy = common.policy;
+  const { capacity, rate: leakRate, intervalMs, policy, common } = parseBucketOptions(o, 'leakyBucket', 'leakRate');
   const mode = o.mode === undefined ? 'meter' : o.mode;
   if (mode !== 'meter' && mode !== 'shape') throw new InvalidOptionError('leakyBucket.mode', o.mode, "'meter' or 'shape'");
   const shape = mode === 'shape';
@@ -76,7 +72,8 @@ export function leakyBucket(options: LeakyBucketOptions): NumericAlgorithm {
     ...compactFields({
       kind: 'leaky-bucket',
       stateTag: 'lb',
-      stateSize: STATE_SIZE,
+      // `[tat]`.
+      stateSize: 1,
       ...common,
       mayDelay: shape,
       maxReserveMs: horizon,
@@ -88,15 +85,19 @@ export function leakyBucket(options: LeakyBucketOptions): NumericAlgorithm {
       ],
       // The longest recovery: a full bucket (or queue) draining.
       horizonMs: horizon,
-      describe: () =>
-        shape
-          ? `the pace: admitted requests leave one every ${formatMs(emission)}; at most ${capacity} queued`
-          : `same bound as a token bucket (GCRA): at most ${capacity} + ${leakRate}/${formatDuration(intervalMs)} × T in any span T`,
+    }),
+
+    describe: () =>
+      shape
+        ? `the pace: admitted requests leave one every ${formatMs(emission)}; at most ${capacity} queued`
+        : `same bound as a token bucket (GCRA): at most ${capacity} + ${leakRate}/${formatDuration(intervalMs)} × T in any span T`,
+
+    boundInSpan(spanMs: number): number {
       // Shaping: departures at least one emission interval apart, each reported up to 1 ms late (a
       // decision's delayMs is whole ms, rounded up), so a span of S holds at most ceil((S + 1) / T);
       // metering: a full burst, then the rate.
-      boundInSpan: (spanMs) => (shape ? Math.ceil(((spanMs + 1) * leakRate) / intervalMs - 1e-9) : Math.floor(capacity + (leakRate / intervalMs) * spanMs)),
-    }),
+      return shape ? Math.ceil(((spanMs + 1) * leakRate) / intervalMs - 1e-9) : Math.floor(capacity + (leakRate / intervalMs) * spanMs);
+    },
 
     step(s: NumericState, at: number, fresh: boolean, now: number, cost: number, commit: boolean, maxDelay?: number): Decision {
       // Clamp the backlog to this configuration's horizon (a capacity that shrank).

@@ -43,8 +43,7 @@ const SHORT_LOG = 8;
  * keep their records, and a new one still goes after the newest record.
  */
 export function slidingWindowLog(options: SlidingWindowLogOptions): LogAlgorithm {
-  const { limit, windowMs, countDenied, common, constants } = parseWindowOptions(options, 'slidingWindowLog');
-  const policy = common.policy;
+  const { limit, windowMs, countDenied, policy, common } = parseWindowOptions(options, 'slidingWindowLog');
 
   /**
    * The sum of a log of fewer than {@link SHORT_LOG} records is taken from its records, oldest first,
@@ -125,15 +124,15 @@ export function slidingWindowLog(options: SlidingWindowLogOptions): LogAlgorithm
       stateKind: 'log',
       stateTag: 'swl',
       ...common,
-      constants,
       // The records, and their running sum (kept while the log is long).
       keys: ['', ':sum'],
       // 0.1.0 kept the sum for every log and read it whenever the log was not empty: a process of that
       // version sharing a log with this one would read a stale sum, so the two never share one.
       layoutRevision: 2,
-      describe: () => `any rolling window (now − ${formatDuration(windowMs)}, now] admits at most ${limit}, exactly; one record per admitted request`,
-      boundInSpan: (spanMs) => limit * Math.ceil(spanMs / windowMs),
     }),
+
+    describe: () => `any rolling window (now − ${formatDuration(windowMs)}, now] admits at most ${limit}, exactly; one record per admitted request`,
+    boundInSpan: (spanMs: number) => limit * Math.ceil(spanMs / windowMs),
 
     step(existing, now, cost, commit, maxDelay) {
       const state: LogState = existing ?? { times: [], costs: null, head: 0, sum: 0 };

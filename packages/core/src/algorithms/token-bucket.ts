@@ -17,9 +17,6 @@ export interface TokenBucketOptions {
   interval?: Duration;
 }
 
-/** `[tokens, lastRefillTime]`. */
-const STATE_SIZE = 2;
-
 /**
  * Token bucket: starts full with `capacity` tokens, refills lazily and continuously at
  * `refillRate / interval` (fractional tokens are kept), never above `capacity`. A request of cost `c`
@@ -52,8 +49,7 @@ const STATE_SIZE = 2;
  */
 export function tokenBucket(options: TokenBucketOptions): NumericAlgorithm {
   const o = checkOptions(options, ['capacity', 'refillRate', 'interval'], 'tokenBucket');
-  const { capacity, rate: refillRate, intervalMs, common } = parseBucketOptions(o, 'tokenBucket', 'refillRate');
-  const policy = common.policy;
+  const { capacity, rate: refillRate, intervalMs, policy, common } = parseBucketOptions(o, 'tokenBucket', 'refillRate');
   /** Tokens per millisecond. */
   const rate = refillRate / intervalMs;
 
@@ -61,7 +57,8 @@ export function tokenBucket(options: TokenBucketOptions): NumericAlgorithm {
     ...compactFields({
       kind: 'token-bucket',
       stateTag: 'tb',
-      stateSize: STATE_SIZE,
+      // `[tokens, lastRefillTime]`.
+      stateSize: 2,
       ...common,
       mayDelay: false,
       // Its full refill, computed without `rate` (`capacity / (refillRate / interval)` is 2948.9999999999995
@@ -74,12 +71,14 @@ export function tokenBucket(options: TokenBucketOptions): NumericAlgorithm {
       ],
       // The longest recovery: an empty bucket refilling.
       horizonMs: capacity / rate,
-      describe: () => {
-        const interval = formatDuration(intervalMs);
-        return `sustained rate + a burst: at most ${capacity} + ${refillRate}/${interval} × T in any span T; not "${refillRate} in any ${interval}"`;
-      },
-      boundInSpan: (spanMs) => Math.floor(capacity + rate * spanMs),
     }),
+
+    describe(): string {
+      const interval = formatDuration(intervalMs);
+      return `sustained rate + a burst: at most ${capacity} + ${refillRate}/${interval} × T in any span T; not "${refillRate} in any ${interval}"`;
+    },
+
+    boundInSpan: (spanMs: number) => Math.floor(capacity + rate * spanMs),
 
     step(s: NumericState, at: number, fresh: boolean, now: number, cost: number, commit: boolean, maxDelay?: number): Decision {
       let tokens = capacity;
