@@ -10,7 +10,6 @@
  * `ManualStore` answers (or fails) only when the test says so, for testing timeouts and failures.
  */
 export { runStoreConformance, type ConformanceOptions } from './conformance.js';
-export { lockoutScenarios } from './conformance/lockouts.js';
 export { FakeTimers } from './fake-timers.js';
 export { StepStore, type StepStoreOptions } from './step-store.js';
 export { LocalStore, ManualStore } from './manual-store.js';
@@ -27,7 +26,10 @@ export {
   configChangeScenarios,
   concurrencyScenarios,
   giveBackScenarios,
+  lockoutScenarios,
   kindSuites,
+  type Configuration,
+  type DrawnOptions,
   type KindSuite,
   type LoadTestRow,
   type Sample,
