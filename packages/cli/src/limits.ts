@@ -1,14 +1,7 @@
-import { concurrency, fixedWindow, InvalidOptionError, leakyBucket, slidingWindowCounter, slidingWindowLog, tokenBucket, type Algorithm } from '@rl/core';
+import { ALGORITHM_FACTORIES, InvalidOptionError, type Algorithm } from '@rl/core';
 
-/** The algorithm factories of `@rl/core` a `--limit` may name, with their options as `@rl/core` takes them. */
-const FACTORIES: Record<string, (options: never) => Algorithm> = {
-  fixedWindow,
-  slidingWindowLog,
-  slidingWindowCounter,
-  tokenBucket,
-  leakyBucket,
-  concurrency,
-};
+/** The algorithm factories of `@rl/core` a `--limit` may name (its one list), with their options as `@rl/core` takes them. */
+const FACTORIES: Readonly<Record<string, (options: never) => Algorithm>> = ALGORITHM_FACTORIES;
 export const ALGORITHM_NAMES = Object.keys(FACTORIES);
 
 /** One limit to simulate: its label (the text it was given as), factory name, options and algorithm. */

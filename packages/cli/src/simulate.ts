@@ -1,7 +1,6 @@
 import { InvalidOptionError, type Algorithm } from '@rl/core';
 import { HttpRateLimiter, type FrameworkBinding } from '@rl/core/http';
 import { MemoryStore } from '@rl/store-memory';
-import { boundInSpan, whatItBounds } from './bounds.js';
 import type { LimitSpec } from './limits.js';
 import type { Traffic } from './traffic.js';
 import { maxInWindow, percentile } from './window-max.js';
@@ -88,7 +87,7 @@ const BINDING: FrameworkBinding<Arrival> = {
  */
 export function simulate(traffic: Traffic, limits: readonly LimitSpec[], options: SimulateOptions = {}): SimulationReport {
   for (const limit of limits) {
-    if (limit.algorithm.kind === 'concurrency') {
+    if (limit.algorithm.stateKind === 'leases') {
       throw new InvalidOptionError('--limit', limit.label, 'a rate algorithm: a concurrency limit holds permits for as long as a request runs, which replayed arrivals do not say');
     }
   }
@@ -173,19 +172,18 @@ function runLimit(
       windowMs: o.windowMs,
       allKeys: maxInWindow(Float64Array.from(proceeding).sort(), o.windowMs),
       perKey: busiestKey(proceeding, proceedKey.subarray(0, admitted), keys.length, o.windowMs),
-      boundPerKey: boundInSpan(algorithm, o.windowMs),
+      boundPerKey: algorithm.boundInSpan(o.windowMs),
     },
     waitMs,
-    bounds: whatItBounds(algorithm),
+    bounds: algorithm.describe(),
     slices: { admitted: admittedSlices, denied: deniedSlices },
   };
 }
 
 /**
- * The HTTP layer for one limit. `waitMs` is offered as `wait: { maxDelay }`, which every rate
- * algorithm takes (it reserves); where the HTTP layer refuses `wait` for a limit that never delays,
- * the limit runs without it and reports `waitMs: null`. That refusal is the only place the CLI learns
- * what can wait.
+ * The HTTP layer for one limit. `waitMs` is offered as `wait: { maxDelay }`, which every algorithm
+ * that can reserve takes (`maxReserveMs` above 0: every rate algorithm); a limit that cannot wait runs
+ * without it and reports `waitMs: null`.
  */
 function httpLimiter(algorithm: Algorithm, store: MemoryStore, clock: () => number, unitCosts: boolean, waitMs: number | undefined): { http: HttpRateLimiter<Arrival>; waitMs: number | null } {
   const base = {
@@ -198,17 +196,15 @@ function httpLimiter(algorithm: Algorithm, store: MemoryStore, clock: () => numb
     headers: false as const,
     logStoreErrors: false,
   };
-  // A shaper without --wait is held as long as its queue makes it wait: its whole horizon.
-  const o = algorithm.options as { capacity?: number; leakRate?: number; interval?: number };
-  const wait = waitMs ?? (algorithm.mayDelay ? Math.ceil((o.capacity! * o.interval!) / o.leakRate!) : undefined);
-  if (wait === undefined) return { http: new HttpRateLimiter<Arrival>(base, BINDING), waitMs: null };
-  try {
-    return { http: new HttpRateLimiter<Arrival>({ ...base, wait: { maxDelay: wait } }, BINDING), waitMs: wait };
-  } catch (error) {
-    if (error instanceof InvalidOptionError && error.field === 'simulate.wait' && !algorithm.mayDelay) return { http: new HttpRateLimiter<Arrival>(base, BINDING), waitMs: null };
-    throw error;
-  }
+  // A shaper without --wait is held as long as its queue makes it wait: its whole horizon, in whole ms
+  // (float noise below a nanosecond forgiven, as the HTTP layer forgives it in a maxDelay).
+  const wait = waitMs ?? (algorithm.mayDelay ? Math.ceil(algorithm.maxReserveMs - HORIZON_NOISE_MS) : undefined);
+  if (wait === undefined || algorithm.maxReserveMs === 0) return { http: new HttpRateLimiter<Arrival>(base, BINDING), waitMs: null };
+  return { http: new HttpRateLimiter<Arrival>({ ...base, wait: { maxDelay: wait } }, BINDING), waitMs: wait };
 }
+
+/** Below a nanosecond: what a horizon computed in floating point may be off by. */
+const HORIZON_NOISE_MS = 1e-6;
 
 /** The largest {@link maxInWindow} of any one key. */
 function busiestKey(times: Float64Array, keyOf: Uint32Array, keyCount: number, spanMs: number): number {

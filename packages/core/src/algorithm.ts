@@ -1,7 +1,10 @@
 import type { Decision, Policy } from './decision.js';
 import { CostExceedsCapacityError, InvalidCostError, InvalidOptionError } from './errors.js';
 
-/** Every algorithm kind of @rl/core (what a store that runs them all lists in its capabilities). */
+/**
+ * Every algorithm kind of @rl/core (what a store that runs them all lists in its capabilities), in the
+ * order of their factories, `ALGORITHM_FACTORIES` (algorithms/index.ts): the one list of the algorithms.
+ */
 export const ALGORITHM_KINDS = [
   'fixed-window',
   'sliding-window-log',
@@ -83,9 +86,7 @@ export interface AlgorithmCommon {
   /** The largest cost one request may have. */
   readonly maxCost: number;
   readonly policy: Policy;
-  /** Normalised parameters (times in ms, rates per ms), for display and tests; stores read {@link AlgorithmCommon.script}. */
-  readonly params: Readonly<Record<string, number>>;
-  /** Options as normalised, for display and for building derived limiters. */
+  /** Options as normalised (times in ms), for display and for building derived limiters; stores read {@link AlgorithmCommon.script}. */
   readonly options: Readonly<Record<string, unknown>>;
   /** When true, denied requests also consume quota (window algorithms only). */
   readonly countDenied: boolean;
@@ -107,6 +108,17 @@ export interface AlgorithmCommon {
   readonly blockMs: number;
   /** What a store that runs the step elsewhere (Redis, with a Lua twin) needs to know. */
   readonly script: ScriptDescriptor;
+  /**
+   * What this configuration really bounds, per key (every key has its own state), in the words of the
+   * README's "Choosing an algorithm" table and with its numbers: what `rl simulate` prints for it.
+   */
+  describe(): string;
+  /**
+   * The most this configuration admits for one key in any span `[s, s + spanMs)`, in units (for a
+   * shaper, requests leaving its queue): the figure {@link AlgorithmCommon.describe} states. Undefined
+   * when it states no such figure (the sliding counter, an estimate; a concurrency limit).
+   */
+  boundInSpan(spanMs: number): number | undefined;
 }
 
 /**

@@ -8,6 +8,7 @@ export { tokenBucket, type TokenBucketOptions } from './algorithms/token-bucket.
 export { leakyBucket, type LeakyBucketOptions } from './algorithms/leaky-bucket.js';
 export { concurrency, type ConcurrencyOptions } from './algorithms/concurrency.js';
 export { withBlock } from './algorithms/block.js';
+export { ALGORITHM_FACTORIES } from './algorithms/index.js';
 export type { Algorithm, AlgorithmKind } from './algorithm.js';
 export type { Decision, DecisionReason, Policy } from './decision.js';
 export { parseDuration, formatDuration, type Duration, type DurationUnit } from './duration.js';

@@ -9,8 +9,8 @@
 import fc from 'fast-check';
 import type { Cluster, Redis } from 'ioredis5';
 import { describe, expect, it } from 'vitest';
-import { concurrency, createLimiter, fixedWindow, leakyBucket, slidingWindowCounter, slidingWindowLog, tokenBucket, withBlock, type Algorithm, type Decision, type Store } from '@rl/core';
-import { runScenario, scenarios } from '@rl/core/testing';
+import { createLimiter, fixedWindow, slidingWindowLog, tokenBucket, withBlock, type Algorithm, type Decision, type Store } from '@rl/core';
+import { kindSuites, runScenario, scenarios } from '@rl/core/testing';
 import { MemoryStore } from '@rl/store-memory';
 import { useRedisDeployments } from '@rl/test-support';
 import { RedisStore, setInlineConfigurations } from './redis-store.js';
@@ -139,7 +139,8 @@ describe.each(targets)('many configurations on $name Redis', ({ client }) => {
 // ---------------------------------------------------------------------------------------------
 // Random sequences, every kind, every operation: inline and by argument agree (standalone Redis)
 
-const kindOf = fc.constantFrom('fixed-window', 'sliding-window-log', 'sliding-window-counter', 'token-bucket', 'leaky-meter', 'leaky-shape', 'concurrency');
+/** Every kind's configurations made of drawn numbers (both modes of the leaky bucket), from its kind suite. */
+const configurationOf = fc.constantFrom(...kindSuites.flatMap((suite) => suite.configurations));
 const limitOf = fc.integer({ min: 1, max: 9 });
 /** Numbers of the kind the algorithms derive: thirds, tiny and huge rates, fractional windows. */
 const rateOf = fc.constantFrom(1, 1 / 3, 2.5, 1e-6, 999_999_999_999_999, 0.7);
@@ -147,27 +148,11 @@ const windowOf = fc.constantFrom(1000, 250, 1234.5, 60_000, 1000 / 3);
 
 /** A rate algorithm of every kind, with a lockout or not; concurrency. */
 const algorithms: fc.Arbitrary<Algorithm> = fc
-  .tuple(kindOf, limitOf, rateOf, windowOf, fc.boolean(), fc.constantFrom(0, 0, 500, 1000 / 3))
-  .map(([kind, limit, rate, window, countDenied, blockMs]) => (kind === 'concurrency' || blockMs === 0 ? algorithmOf(kind, limit, rate, window, countDenied) : withBlock(algorithmOf(kind, limit, rate, window, countDenied), blockMs)));
-
-function algorithmOf(kind: string, limit: number, rate: number, window: number, countDenied: boolean): Algorithm {
-  switch (kind) {
-    case 'fixed-window':
-      return fixedWindow({ limit, window: window, countDenied });
-    case 'sliding-window-log':
-      return slidingWindowLog({ limit, window: window, countDenied });
-    case 'sliding-window-counter':
-      return slidingWindowCounter({ limit, window: window, countDenied });
-    case 'token-bucket':
-      return tokenBucket({ capacity: limit, refillRate: rate, interval: window });
-    case 'leaky-meter':
-      return leakyBucket({ capacity: limit, leakRate: rate, interval: window });
-    case 'leaky-shape':
-      return leakyBucket({ capacity: limit, leakRate: rate, interval: window, mode: 'shape' });
-    default:
-      return concurrency({ limit, lease: window });
-  }
-}
+  .tuple(configurationOf, limitOf, rateOf, windowOf, fc.boolean(), fc.constantFrom(0, 0, 500, 1000 / 3))
+  .map(([configuration, limit, rate, windowMs, countDenied, blockMs]) => {
+    const algorithm = configuration({ limit, rate, windowMs, countDenied });
+    return algorithm.stateKind === 'leases' || blockMs === 0 ? algorithm : withBlock(algorithm, blockMs);
+  });
 
 interface Op {
   dt: number;

@@ -1,21 +1,14 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { concurrency, fixedWindow, leakyBucket, slidingWindowCounter, slidingWindowLog, tokenBucket, type Algorithm } from '@rl/core';
+import type { Algorithm } from '@rl/core';
 import { ALGORITHM_KINDS, withBlock } from '@rl/core/store';
+import { kindSuites } from '@rl/core/testing';
 import { luaScripts } from '@rl/store-redis';
 // @ts-expect-error: a plain .mjs build script without types
 import { generatedPath, renderModule } from '../scripts/generate-lua.mjs';
 
-/** One algorithm of every kind (both modes of the leaky bucket). */
-const algorithms: Algorithm[] = [
-  fixedWindow({ limit: 10, window: '1m', countDenied: true }),
-  slidingWindowLog({ limit: 10, window: '1m' }),
-  slidingWindowCounter({ limit: 10, window: '1m' }),
-  tokenBucket({ capacity: 10, refillRate: 2 }),
-  leakyBucket({ capacity: 10, leakRate: 2 }),
-  leakyBucket({ capacity: 10, leakRate: 2, mode: 'shape' }),
-  concurrency({ limit: 3 }),
-];
+/** One algorithm of every kind (both modes of the leaky bucket), from the kind suites. */
+const algorithms: Algorithm[] = kindSuites.flatMap((suite) => suite.configurations.map((configuration) => configuration({ limit: 10, rate: 2, windowMs: 60_000, countDenied: true })));
 /** Every rate algorithm with a lockout: its blocking variant. */
 const blocking: Algorithm[] = algorithms.filter((a) => a.stateKind !== 'leases').map((a) => withBlock(a, 60_000));
 
@@ -25,7 +18,7 @@ describe('generated Lua module', () => {
   });
 
   it('holds one script per algorithm kind and a blocking variant per rate kind, each with its number of keys', () => {
-    const rates = ALGORITHM_KINDS.filter((kind) => kind !== 'concurrency');
+    const rates = ALGORITHM_KINDS.filter((kind) => blocking.some((a) => a.kind === kind));
     expect(Object.keys(luaScripts).sort()).toEqual([...ALGORITHM_KINDS, ...rates.map((kind) => `${kind}-block`)].sort());
     expect(luaScripts['sliding-window-log'].numberOfKeys).toBe(2);
     expect(luaScripts['sliding-window-log-block'].numberOfKeys).toBe(3);

@@ -190,11 +190,10 @@ describe.each(targets)('RedisStore on $name Redis', ({ name, client }) => {
       const store = new RedisStore({ client: client(), prefix: freshPrefix() });
       const decision = await store.consume('k', algorithm, 2, undefined);
       // A bucket hash, when its expiry is extended, gets twice the longest time a state of this
-      // configuration can need: a window (two for the counter), or the time to fill or empty a bucket.
-      const p = algorithm.params as Record<string, number>;
-      const horizon =
-        algorithm.kind === 'token-bucket' ? p.capacity! / p.ratePerMs! : algorithm.kind === 'leaky-bucket' ? p.capacity! * p.emissionMs! : (algorithm.kind === 'sliding-window-counter' ? 2 : 1) * p.windowMs!;
-      const longest = store.redisField('k', algorithm) === undefined ? decision.resetMs + 1 : 2 * Math.ceil(horizon);
+      // configuration can need (its horizon): a window (two for the counter), or the time to fill or
+      // empty a bucket.
+      const { layout } = algorithm.script;
+      const longest = !layout.compact || store.redisField('k', algorithm) === undefined ? decision.resetMs + 1 : 2 * Math.ceil(layout.horizonMs);
       const [stateKey, ...metadata] = store.redisKeys('k', algorithm);
       expect(await client().exists(stateKey!)).toBe(1);
       for (const key of [stateKey!, ...metadata]) {

@@ -1,8 +1,8 @@
-import type { AlgorithmCommon } from '../algorithm.js';
-import { bucketPolicy } from '../decision.js';
+import { bucketPolicy, type Policy } from '../decision.js';
 import { formatDuration } from '../duration.js';
 import { InvalidOptionError } from '../errors.js';
 import { countOption, MAX_COUNT, MAX_SPAN_MS, spanOption } from '../options.js';
+import type { AlgorithmSpec } from './define.js';
 
 /** The parsed options every bucket has, and the algorithm fields they define. */
 export interface ParsedBucket {
@@ -10,8 +10,9 @@ export interface ParsedBucket {
   /** Units added (token bucket) or leaked (leaky bucket) per `intervalMs`. */
   readonly rate: number;
   readonly intervalMs: number;
-  /** Fields every bucket algorithm has, to spread into it: its limit and largest cost are its capacity. */
-  readonly common: Pick<AlgorithmCommon, 'limit' | 'maxCost' | 'policy' | 'countDenied' | 'blockMs'>;
+  readonly policy: Policy;
+  /** Fields every bucket algorithm has, to spread into its spec (see `define.ts`): its limit and largest cost are its capacity. */
+  readonly common: Pick<AlgorithmSpec, 'limit' | 'maxCost' | 'policy' | 'countDenied'>;
 }
 
 /**
@@ -50,6 +51,7 @@ export function parseBucketOptions(options: Record<string, unknown>, owner: stri
     capacity,
     rate,
     intervalMs,
-    common: { limit: capacity, maxCost: capacity, policy, countDenied: false, blockMs: 0 },
+    policy,
+    common: { limit: capacity, maxCost: capacity, policy, countDenied: false },
   };
 }

@@ -1,7 +1,8 @@
 import type { ConcurrencyAlgorithm, LeaseState } from '../algorithm.js';
 import { decisionFromExact, makePolicy } from '../decision.js';
-import type { Duration } from '../duration.js';
+import { formatDuration, type Duration } from '../duration.js';
 import { checkOptions, countOption, spanOption } from '../options.js';
+import { ownKeysFields } from './define.js';
 
 export interface ConcurrencyOptions {
   /** Most requests in flight at once per key (an integer from 1 to 999999999999999). */
@@ -30,29 +31,29 @@ export function concurrency(options: ConcurrencyOptions): ConcurrencyAlgorithm {
   const policy = makePolicy(limit, leaseMs, `${limit}-concurrent`);
 
   return {
-    kind: 'concurrency',
-    stateKind: 'leases',
-    stateTag: 'cc',
-    limit,
-    maxCost: 1,
-    policy,
-    countDenied: false,
-    mayDelay: false,
-    maxReserveMs: 0,
-    blockMs: 0,
-    leaseMs,
-    params: { limit, leaseMs },
-    options: { limit, lease: leaseMs },
-    script: {
-      name: 'concurrency',
+    ...ownKeysFields({
+      kind: 'concurrency',
+      stateKind: 'leases',
+      stateTag: 'cc',
+      limit,
+      maxCost: 1,
+      policy,
+      countDenied: false,
+      mayDelay: false,
+      maxReserveMs: 0,
+      options: { limit, lease: leaseMs },
       constants: [
         { name: 'LIMIT', value: limit },
         { name: 'LEASE_MS', value: leaseMs },
       ],
       // The leases and the time each expires.
-      layout: { compact: false, keys: [''] },
-      layoutRevision: 1,
-    },
+      keys: [''],
+    }),
+    leaseMs,
+
+    describe: () => `requests in flight at once: at most ${limit}; permits come back on release (or after the lease, ${formatDuration(leaseMs)})`,
+    // Permits, not a rate: it bounds no span.
+    boundInSpan: () => undefined,
 
     acquire(existing: LeaseState | undefined, now: number, leaseId: string, commit: boolean) {
       const state: LeaseState = existing ?? new Map();

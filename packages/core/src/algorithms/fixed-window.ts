@@ -1,12 +1,11 @@
 import type { NumericAlgorithm, NumericState } from '../algorithm.js';
 import { decisionFromExact, EPSILON, type Decision } from '../decision.js';
+import { formatDuration } from '../duration.js';
+import { compactFields } from './define.js';
 import { parseWindowOptions, type WindowOptions } from './window-options.js';
 
 /** `limit` units per window; `countDenied` counts denied requests too. */
 export type FixedWindowOptions = WindowOptions;
-
-/** `[windowStart, count]`. */
-const STATE_SIZE = 2;
 
 /**
  * Fixed window counter: at most `limit` units in each window `[k·window, (k+1)·window)`, windows
@@ -30,31 +29,29 @@ const STATE_SIZE = 2;
  * gets the same slot, never an earlier one); once that window has begun, a cancel is a give-back.
  */
 export function fixedWindow(options: FixedWindowOptions): NumericAlgorithm {
-  const { limit, windowMs, countDenied, common, constants } = parseWindowOptions(options, 'fixedWindow');
-  const policy = common.policy;
+  const { limit, windowMs, countDenied, policy, common } = parseWindowOptions(options, 'fixedWindow');
 
   return {
-    kind: 'fixed-window',
-    stateKind: 'numeric',
-    stateTag: 'fw',
-    stateSize: STATE_SIZE,
-    ...common,
-    // The longest recovery: a state is the same as no state at the end of its window.
-    script: { name: 'fixed-window', constants, layout: { compact: true, stateSize: STATE_SIZE, horizonMs: windowMs }, layoutRevision: 1 },
+    // `[windowStart, count]`; the longest recovery: a state is the same as no state at the end of its window.
+    ...compactFields({ kind: 'fixed-window', stateTag: 'fw', stateSize: 2, horizonMs: windowMs, ...common }),
+
+    describe(): string {
+      const w = formatDuration(windowMs);
+      return `each aligned window [k·${w}, (k+1)·${w}) admits at most ${limit}; up to ${2 * limit} around a boundary`;
+    },
+
+    boundInSpan(spanMs: number): number {
+      // A span [s, s + S) that starts inside a window meets up to ceil(S / w) + 1 aligned windows.
+      return limit * (Math.ceil(spanMs / windowMs) + 1);
+    },
 
     step(s: NumericState, at: number, fresh: boolean, now: number, cost: number, commit: boolean, maxDelay?: number): Decision {
       const current = Math.floor(now / windowMs) * windowMs;
-      let start = current;
-      let count = 0;
-      if (!fresh) {
-        const storedStart = s[at]!;
-        // The same window, a reserved later one, or a clock that went back into an earlier one: keep
-        // the stored window.
-        if (storedStart >= start) {
-          start = storedStart;
-          count = s[at + 1]!;
-        }
-      }
+      // The same window, a reserved later one, or a clock that went back into an earlier one: keep the
+      // stored window; an older one (or no state) counts nothing in the current window.
+      const kept = !fresh && s[at]! >= current;
+      let start = kept ? s[at]! : current;
+      let count = kept ? s[at + 1]! : 0;
       const room = count + cost <= limit + EPSILON;
       let allowed: boolean;
       let slot = Math.max(now, start);

@@ -1,9 +1,10 @@
 import type { NumericAlgorithm, NumericState } from '../algorithm.js';
 import { decisionFromExact, EPSILON, type Decision } from '../decision.js';
-import type { Duration } from '../duration.js';
+import { formatDuration, type Duration } from '../duration.js';
 import { InvalidOptionError } from '../errors.js';
 import { checkOptions } from '../options.js';
 import { parseBucketOptions } from './bucket-options.js';
+import { compactFields } from './define.js';
 
 export interface LeakyBucketOptions {
   /** `'meter'`: the bucket holds at most `capacity` units; `'shape'`: the queue holds at most `capacity` requests. An integer from 1 to 999999999999999. */
@@ -22,9 +23,6 @@ export interface LeakyBucketOptions {
    */
   mode?: 'meter' | 'shape';
 }
-
-/** `[tat]`. */
-const STATE_SIZE = 1;
 
 /**
  * Leaky bucket as GCRA. State: one timestamp `tat`, the time at which the bucket (or queue) is empty.
@@ -62,8 +60,7 @@ const STATE_SIZE = 1;
  */
 export function leakyBucket(options: LeakyBucketOptions): NumericAlgorithm {
   const o = checkOptions(options, ['capacity', 'leakRate', 'interval', 'mode'], 'leakyBucket');
-  const { capacity, rate: leakRate, intervalMs, common } = parseBucketOptions(o, 'leakyBucket', 'leakRate');
-  const policy = common.policy;
+  const { capacity, rate: leakRate, intervalMs, policy, common } = parseBucketOptions(o, 'leakyBucket', 'leakRate');
   const mode = o.mode === undefined ? 'meter' : o.mode;
   if (mode !== 'meter' && mode !== 'shape') throw new InvalidOptionError('leakyBucket.mode', o.mode, "'meter' or 'shape'");
   const shape = mode === 'shape';
@@ -72,25 +69,34 @@ export function leakyBucket(options: LeakyBucketOptions): NumericAlgorithm {
   const horizon = capacity * emission;
 
   return {
-    kind: 'leaky-bucket',
-    stateKind: 'numeric',
-    stateTag: 'lb',
-    stateSize: STATE_SIZE,
-    ...common,
-    mayDelay: shape,
-    maxReserveMs: horizon,
-    params: { capacity, emissionMs: emission, shape: shape ? 1 : 0 },
-    options: { capacity, leakRate, interval: intervalMs, mode },
-    script: {
-      name: 'leaky-bucket',
+    ...compactFields({
+      kind: 'leaky-bucket',
+      stateTag: 'lb',
+      // `[tat]`.
+      stateSize: 1,
+      ...common,
+      mayDelay: shape,
+      maxReserveMs: horizon,
+      options: { capacity, leakRate, interval: intervalMs, mode },
       constants: [
         { name: 'CAPACITY', value: capacity },
         { name: 'EMISSION', value: emission },
         { name: 'SHAPE', value: shape ? 1 : 0 },
       ],
       // The longest recovery: a full bucket (or queue) draining.
-      layout: { compact: true, stateSize: STATE_SIZE, horizonMs: horizon },
-      layoutRevision: 1,
+      horizonMs: horizon,
+    }),
+
+    describe: () =>
+      shape
+        ? `the pace: admitted requests leave one every ${formatMs(emission)}; at most ${capacity} queued`
+        : `same bound as a token bucket (GCRA): at most ${capacity} + ${leakRate}/${formatDuration(intervalMs)} × T in any span T`,
+
+    boundInSpan(spanMs: number): number {
+      // Shaping: departures at least one emission interval apart, each reported up to 1 ms late (a
+      // decision's delayMs is whole ms, rounded up), so a span of S holds at most ceil((S + 1) / T);
+      // metering: a full burst, then the rate.
+      return shape ? Math.ceil(((spanMs + 1) * leakRate) / intervalMs - 1e-9) : Math.floor(capacity + (leakRate / intervalMs) * spanMs);
     },
 
     step(s: NumericState, at: number, fresh: boolean, now: number, cost: number, commit: boolean, maxDelay?: number): Decision {
@@ -128,4 +134,9 @@ export function leakyBucket(options: LeakyBucketOptions): NumericAlgorithm {
       if (back > 0) s[at] = Math.max(now, s[at]! - back);
     },
   };
+}
+
+/** `10ms`, `1s`; a fraction of a millisecond to 3 decimals (`3.333ms`). */
+function formatMs(ms: number): string {
+  return Number.isInteger(ms) ? formatDuration(ms) : `${Number(ms.toFixed(3))}ms`;
 }

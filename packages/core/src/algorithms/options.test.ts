@@ -66,8 +66,16 @@ describe('algorithm options are checked at construction', () => {
     expect(tokenBucket({ capacity: 10, refillRate: 3 }).policy).toEqual({ name: '12-in-4s', quota: 12, windowSeconds: 4 });
     expect(tokenBucket({ capacity: 400, refillRate: 200 }).policy).toEqual({ name: '400-in-2s', quota: 400, windowSeconds: 2 });
     expect(leakyBucket({ capacity: 30, leakRate: 10, interval: '1m' }).policy).toEqual({ name: '30-in-3m', quota: 30, windowSeconds: 180 });
-    expect(leakyBucket({ capacity: 20, leakRate: 100, mode: 'shape' }).params).toEqual({ capacity: 20, emissionMs: 10, shape: 1 });
-    expect(tokenBucket({ capacity: 20, refillRate: 100 }).params).toEqual({ capacity: 20, ratePerMs: 0.1 });
+    // The normalised numbers (times in ms, rates per ms) are the constants of the Lua twin.
+    expect(leakyBucket({ capacity: 20, leakRate: 100, mode: 'shape' }).script.constants).toEqual([
+      { name: 'CAPACITY', value: 20 },
+      { name: 'EMISSION', value: 10 },
+      { name: 'SHAPE', value: 1 },
+    ]);
+    expect(tokenBucket({ capacity: 20, refillRate: 100 }).script.constants).toEqual([
+      { name: 'CAPACITY', value: 20 },
+      { name: 'RATE', value: 0.1 },
+    ]);
   });
 });
 

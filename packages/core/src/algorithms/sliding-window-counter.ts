@@ -1,12 +1,11 @@
 import type { NumericAlgorithm, NumericState } from '../algorithm.js';
 import { decisionFromExact, EPSILON, type Decision } from '../decision.js';
+import { formatDuration } from '../duration.js';
+import { compactFields } from './define.js';
 import { parseWindowOptions, type WindowOptions } from './window-options.js';
 
 /** `limit` units in any window (estimated); `countDenied` counts denied requests too. */
 export type SlidingWindowCounterOptions = WindowOptions;
-
-/** `[currentWindowStart, previousCount, currentCount]`. */
-const STATE_SIZE = 3;
 
 /**
  * Sliding window counter, the approximate two-window estimate: with `elapsed` ms into the current
@@ -33,17 +32,16 @@ const STATE_SIZE = 3;
  * reservations keep their slots, and a new one needs at least their room, so gets no earlier slot.
  */
 export function slidingWindowCounter(options: SlidingWindowCounterOptions): NumericAlgorithm {
-  const { limit, windowMs, countDenied, common, constants } = parseWindowOptions(options, 'slidingWindowCounter');
-  const policy = common.policy;
+  const { limit, windowMs, countDenied, policy, common } = parseWindowOptions(options, 'slidingWindowCounter');
 
   return {
-    kind: 'sliding-window-counter',
-    stateKind: 'numeric',
-    stateTag: 'swc',
-    stateSize: STATE_SIZE,
-    ...common,
-    // The longest recovery: a current count stops mattering two windows after its window starts.
-    script: { name: 'sliding-window-counter', constants, layout: { compact: true, stateSize: STATE_SIZE, horizonMs: 2 * windowMs }, layoutRevision: 1 },
+    // `[currentWindowStart, previousCount, currentCount]`; the longest recovery: a current count stops
+    // mattering two windows after its window starts.
+    ...compactFields({ kind: 'sliding-window-counter', stateTag: 'swc', stateSize: 3, horizonMs: 2 * windowMs, ...common }),
+
+    describe: () => `an estimate of any rolling ${formatDuration(windowMs)}: previous window × remaining fraction + current ≤ ${limit}; under-counts a burst at the end of the previous window`,
+    // An estimate: it bounds no span exactly.
+    boundInSpan: () => undefined,
 
     step(s: NumericState, at: number, fresh: boolean, now: number, cost: number, commit: boolean, maxDelay?: number): Decision {
       const currentWindow = Math.floor(now / windowMs) * windowMs;

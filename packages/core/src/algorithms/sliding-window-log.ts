@@ -1,5 +1,7 @@
 import type { LogAlgorithm, LogState } from '../algorithm.js';
 import { decisionFromExact, EPSILON } from '../decision.js';
+import { formatDuration } from '../duration.js';
+import { ownKeysFields } from './define.js';
 import { parseWindowOptions, type WindowOptions } from './window-options.js';
 
 /** `limit` units in any rolling window; `countDenied` records denied requests too. */
@@ -41,8 +43,7 @@ const SHORT_LOG = 8;
  * keep their records, and a new one still goes after the newest record.
  */
 export function slidingWindowLog(options: SlidingWindowLogOptions): LogAlgorithm {
-  const { limit, windowMs, countDenied, common, constants } = parseWindowOptions(options, 'slidingWindowLog');
-  const policy = common.policy;
+  const { limit, windowMs, countDenied, policy, common } = parseWindowOptions(options, 'slidingWindowLog');
 
   /**
    * The sum of a log of fewer than {@link SHORT_LOG} records is taken from its records, oldest first,
@@ -118,19 +119,20 @@ export function slidingWindowLog(options: SlidingWindowLogOptions): LogAlgorithm
   }
 
   return {
-    kind: 'sliding-window-log',
-    stateKind: 'log',
-    stateTag: 'swl',
-    ...common,
-    script: {
-      name: 'sliding-window-log',
-      constants,
+    ...ownKeysFields({
+      kind: 'sliding-window-log',
+      stateKind: 'log',
+      stateTag: 'swl',
+      ...common,
       // The records, and their running sum (kept while the log is long).
-      layout: { compact: false, keys: ['', ':sum'] },
+      keys: ['', ':sum'],
       // 0.1.0 kept the sum for every log and read it whenever the log was not empty: a process of that
       // version sharing a log with this one would read a stale sum, so the two never share one.
       layoutRevision: 2,
-    },
+    }),
+
+    describe: () => `any rolling window (now − ${formatDuration(windowMs)}, now] admits at most ${limit}, exactly; one record per admitted request`,
+    boundInSpan: (spanMs: number) => limit * Math.ceil(spanMs / windowMs),
 
     step(existing, now, cost, commit, maxDelay) {
       const state: LogState = existing ?? { times: [], costs: null, head: 0, sum: 0 };

@@ -1,8 +1,9 @@
 import type { NumericAlgorithm, NumericState } from '../algorithm.js';
 import { decisionFromExact, EPSILON, type Decision } from '../decision.js';
-import type { Duration } from '../duration.js';
+import { formatDuration, type Duration } from '../duration.js';
 import { checkOptions } from '../options.js';
 import { parseBucketOptions } from './bucket-options.js';
+import { compactFields } from './define.js';
 
 export interface TokenBucketOptions {
   /** Most tokens the bucket holds, the largest burst (an integer from 1 to 999999999999999). The bucket starts full. */
@@ -15,9 +16,6 @@ export interface TokenBucketOptions {
   /** The interval `refillRate` is counted over (from 1 ms to 999999999999999 ms). Default `'1s'`. */
   interval?: Duration;
 }
-
-/** `[tokens, lastRefillTime]`. */
-const STATE_SIZE = 2;
 
 /**
  * Token bucket: starts full with `capacity` tokens, refills lazily and continuously at
@@ -51,33 +49,36 @@ const STATE_SIZE = 2;
  */
 export function tokenBucket(options: TokenBucketOptions): NumericAlgorithm {
   const o = checkOptions(options, ['capacity', 'refillRate', 'interval'], 'tokenBucket');
-  const { capacity, rate: refillRate, intervalMs, common } = parseBucketOptions(o, 'tokenBucket', 'refillRate');
-  const policy = common.policy;
+  const { capacity, rate: refillRate, intervalMs, policy, common } = parseBucketOptions(o, 'tokenBucket', 'refillRate');
   /** Tokens per millisecond. */
   const rate = refillRate / intervalMs;
 
   return {
-    kind: 'token-bucket',
-    stateKind: 'numeric',
-    stateTag: 'tb',
-    stateSize: STATE_SIZE,
-    ...common,
-    mayDelay: false,
-    // Its full refill, computed without `rate` (`capacity / (refillRate / interval)` is 2948.9999999999995
-    // for 1 per 2949 ms): a maxDelay of the whole interval must be accepted.
-    maxReserveMs: (capacity * intervalMs) / refillRate,
-    params: { capacity, ratePerMs: rate },
-    options: { capacity, refillRate, interval: intervalMs },
-    script: {
-      name: 'token-bucket',
+    ...compactFields({
+      kind: 'token-bucket',
+      stateTag: 'tb',
+      // `[tokens, lastRefillTime]`.
+      stateSize: 2,
+      ...common,
+      mayDelay: false,
+      // Its full refill, computed without `rate` (`capacity / (refillRate / interval)` is 2948.9999999999995
+      // for 1 per 2949 ms): a maxDelay of the whole interval must be accepted.
+      maxReserveMs: (capacity * intervalMs) / refillRate,
+      options: { capacity, refillRate, interval: intervalMs },
       constants: [
         { name: 'CAPACITY', value: capacity },
         { name: 'RATE', value: rate },
       ],
       // The longest recovery: an empty bucket refilling.
-      layout: { compact: true, stateSize: STATE_SIZE, horizonMs: capacity / rate },
-      layoutRevision: 1,
+      horizonMs: capacity / rate,
+    }),
+
+    describe(): string {
+      const interval = formatDuration(intervalMs);
+      return `sustained rate + a burst: at most ${capacity} + ${refillRate}/${interval} × T in any span T; not "${refillRate} in any ${interval}"`;
     },
+
+    boundInSpan: (spanMs: number) => Math.floor(capacity + rate * spanMs),
 
     step(s: NumericState, at: number, fresh: boolean, now: number, cost: number, commit: boolean, maxDelay?: number): Decision {
       let tokens = capacity;

@@ -1,7 +1,7 @@
-import type { AlgorithmCommon, ScriptConstant } from '../algorithm.js';
-import { makePolicy } from '../decision.js';
+import { makePolicy, type Policy } from '../decision.js';
 import type { Duration } from '../duration.js';
 import { checkOptions, countOption, optionalBoolean, spanOption } from '../options.js';
+import type { AlgorithmSpec } from './define.js';
 
 /**
  * The options of the window algorithms (fixed window, sliding log, sliding counter). What a window is,
@@ -24,10 +24,12 @@ export interface ParsedWindow {
   readonly limit: number;
   readonly windowMs: number;
   readonly countDenied: boolean;
-  /** Fields every window algorithm has, to spread into it. */
-  readonly common: Pick<AlgorithmCommon, 'limit' | 'maxCost' | 'policy' | 'countDenied' | 'mayDelay' | 'maxReserveMs' | 'blockMs' | 'params' | 'options'>;
-  /** The configuration every window algorithm's Lua twin reads: `LIMIT`, `WINDOW` (ms), `COUNT_DENIED` (1 or 0). */
-  readonly constants: readonly ScriptConstant[];
+  readonly policy: Policy;
+  /**
+   * Fields every window algorithm has, to spread into its spec (see `define.ts`), with the
+   * configuration every window algorithm's Lua twin reads: `LIMIT`, `WINDOW` (ms), `COUNT_DENIED` (1 or 0).
+   */
+  readonly common: Pick<AlgorithmSpec, 'limit' | 'maxCost' | 'policy' | 'countDenied' | 'mayDelay' | 'maxReserveMs' | 'options' | 'constants'>;
 }
 
 /**
@@ -40,26 +42,26 @@ export function parseWindowOptions(options: WindowOptions, owner: string): Parse
   const limit = countOption(o.limit, `${owner}.limit`);
   const windowMs = spanOption(o.window, `${owner}.window`);
   const countDenied = optionalBoolean(o.countDenied, `${owner}.countDenied`, false);
+  const policy = makePolicy(limit, windowMs);
   return {
     limit,
     windowMs,
     countDenied,
+    policy,
     common: {
       limit,
       maxCost: limit,
-      policy: makePolicy(limit, windowMs),
+      policy,
       countDenied,
       mayDelay: false,
       // A reservation goes at most into the next window.
       maxReserveMs: windowMs,
-      blockMs: 0,
-      params: { limit, windowMs, countDenied: countDenied ? 1 : 0 },
       options: { limit, window: windowMs, countDenied },
+      constants: [
+        { name: 'LIMIT', value: limit },
+        { name: 'WINDOW', value: windowMs },
+        { name: 'COUNT_DENIED', value: countDenied ? 1 : 0 },
+      ],
     },
-    constants: [
-      { name: 'LIMIT', value: limit },
-      { name: 'WINDOW', value: windowMs },
-      { name: 'COUNT_DENIED', value: countDenied ? 1 : 0 },
-    ],
   };
 }

@@ -11,7 +11,6 @@
  * only when the test says so, and fails while told to, for testing timeouts and failures.
  */
 export { runStoreConformance, type ConformanceOptions } from './conformance.js';
-export { lockoutScenarios } from './conformance/lockouts.js';
 export { FakeTimers } from './fake-timers.js';
 export { StepStore, type StepStoreOptions } from './step-store.js';
 export { TestStore, type TestStoreAnswers, type TestStoreOptions } from './test-store.js';
@@ -28,7 +27,10 @@ export {
   configChangeScenarios,
   concurrencyScenarios,
   giveBackScenarios,
+  lockoutScenarios,
   kindSuites,
+  type Configuration,
+  type DrawnOptions,
   type KindSuite,
   type LoadTestRow,
   type Sample,

@@ -76,14 +76,41 @@ export interface LoadTestRow {
 /** A configuration of `limit` units per `windowMs`, for the checks that hold for every rate algorithm. */
 export type Sample = (limit: number, windowMs: number) => Algorithm;
 
+/** The numbers a random configuration is made of: each kind takes those its options have. */
+export interface DrawnOptions {
+  /** A window's limit, a bucket's capacity, a number of permits. */
+  readonly limit: number;
+  /** A bucket's rate per `windowMs` (refilled or leaked), from tiny to huge. */
+  readonly rate: number;
+  /** A window, a bucket's interval, a lease (ms). */
+  readonly windowMs: number;
+  /** A window algorithm's `countDenied`. */
+  readonly countDenied: boolean;
+}
+
+/** A configuration of one kind made of drawn numbers, for random sequences over every kind. */
+export type Configuration = (drawn: DrawnOptions) => Algorithm;
+
 /**
  * Everything the conformance suite checks for one algorithm kind. It runs on a store that lists `kind`
- * in `capabilities.algorithms`; a new algorithm adds one of these (in `kinds/`) and nothing else here.
+ * in `capabilities.algorithms`; a new algorithm adds one of these to its family's file in `kinds/`
+ * (and to that file's list) and nothing else here.
  */
 export interface KindSuite {
   readonly kind: AlgorithmKind;
   /** Its scenario tables, by group. */
   readonly scenarios: { readonly [G in ScenarioGroup]?: readonly Scenario[] };
+  /**
+   * Its lockout tables (`blockDuration`, through `withBlock`), run on a store that declares
+   * `capabilities.blocks` (exported together as `lockoutScenarios`; not among `scenarios`).
+   */
+  readonly lockouts?: readonly Scenario[];
+  /**
+   * Its configurations made of drawn numbers, one per mode (the leaky bucket's meter and shaper), for
+   * the random sequences that run every kind and need its options' whole ranges (fractional, tiny and
+   * huge rates): a store's tests take every kind from here rather than naming each.
+   */
+  readonly configurations: readonly Configuration[];
   /**
    * Its configurations for the suite's checks common to rate algorithms (bad input, isolation,
    * combined limits, atomicity, the store's own clock, decision fields); none for concurrency, which

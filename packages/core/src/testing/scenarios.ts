@@ -1,23 +1,17 @@
-import { leakyBucketSuite, tokenBucketSuite } from './kinds/buckets.js';
-import { concurrencySuite } from './kinds/concurrency.js';
-import { fixedWindowSuite, slidingWindowCounterSuite, slidingWindowLogSuite } from './kinds/windows.js';
+import { bucketSuites } from './kinds/buckets.js';
+import { concurrencySuites } from './kinds/concurrency.js';
+import { windowSuites } from './kinds/windows.js';
 import type { KindSuite, Scenario, ScenarioGroup } from './kind-suite.js';
 
-export type { ExpectedDecision, KindSuite, LoadTestRow, Sample, Scenario, ScenarioGroup, ScenarioStep } from './kind-suite.js';
+export type { Configuration, DrawnOptions, ExpectedDecision, KindSuite, LoadTestRow, Sample, Scenario, ScenarioGroup, ScenarioStep } from './kind-suite.js';
 
 /**
- * What the conformance suite checks per algorithm kind, one `KindSuite` per kind in `kinds/` (by
- * family: windows, buckets, concurrency), in the order of `ALGORITHM_KINDS`. Adding an algorithm adds
- * its suite here; every table below, and every part of the conformance suite, picks it up.
+ * What the conformance suite checks per algorithm kind, one `KindSuite` per kind in `kinds/`, by
+ * family (windows, buckets, concurrency: each file lists its suites), in the order of
+ * `ALGORITHM_KINDS`. Adding an algorithm adds its suite to its family's file (a new family, its file's
+ * list here); every table below, and every part of the conformance suite, picks it up.
  */
-export const kindSuites: readonly KindSuite[] = [
-  fixedWindowSuite,
-  slidingWindowLogSuite,
-  slidingWindowCounterSuite,
-  tokenBucketSuite,
-  leakyBucketSuite,
-  concurrencySuite,
-];
+export const kindSuites: readonly KindSuite[] = [...windowSuites, ...bucketSuites, ...concurrencySuites];
 
 const group = (name: ScenarioGroup): Scenario[] => kindSuites.flatMap((suite) => suite.scenarios[name] ?? []);
 
@@ -42,6 +36,14 @@ export const giveBackScenarios: Scenario[] = group('giveBack');
 
 /** Reservations: slots ahead within `maxDelay`, later requests queued behind them, and their cancels. */
 export const reservationScenarios: Scenario[] = group('reservation');
+
+/**
+ * The lockout tables (`blockDuration`, through `withBlock`), at named times, each kind's `lockouts`: a
+ * denial blocks the key for the block from that denial; requests during it are denied with the time to
+ * its end, charge nothing and do not extend it; after it the algorithm decides as before. Run on a
+ * store that declares `capabilities.blocks`; not among {@link scenarios}.
+ */
+export const lockoutScenarios: readonly Scenario[] = kindSuites.flatMap((suite) => suite.lockouts ?? []);
 
 /** Whether a scenario reserves (it then needs a store with `capabilities.reservations`). */
 export const reserves = (scenario: Scenario): boolean => scenario.steps.some((step) => step.op === 'reserve' || step.op === 'cancel');

@@ -1,15 +1,17 @@
+import { withBlock } from '../../algorithms/block.js';
 import { leakyBucket } from '../../algorithms/leaky-bucket.js';
 import { tokenBucket } from '../../algorithms/token-bucket.js';
 import { burstPlusRate } from '../bounds.js';
 import { range, seedBatches, type KindSuite } from '../kind-suite.js';
-import { leakyBucketReservations, tokenBucketReservations } from './reservations.js';
 
-// The bucket algorithms' suites: token bucket, leaky bucket (one `KindSuite` each).
+// The bucket algorithms' suites: token bucket, leaky bucket (one `KindSuite` each, listed in
+// `bucketSuites` at the end).
 
 /** Token bucket: starts full, refills continuously, a denial takes nothing. */
 export const tokenBucketSuite: KindSuite = {
   kind: 'token-bucket',
   samples: [(limit, windowMs) => tokenBucket({ capacity: limit, refillRate: limit, interval: windowMs })],
+  configurations: [({ limit, rate, windowMs }) => tokenBucket({ capacity: limit, refillRate: rate, interval: windowMs })],
   scenarios: {
     seed: [
       {
@@ -121,8 +123,50 @@ export const tokenBucketSuite: KindSuite = {
         ],
       },
     ],
-    reservation: tokenBucketReservations,
+    reservation: [
+      {
+        name: 'reservation: token bucket, capacity 2, 1 per second',
+        description: 'Reservations take tokens below 0 (Go ReserveN): the slot is when the balance is back at 0; one too far ahead is denied and takes nothing; a cancel with nothing reserved after it gives its token back.',
+        algorithms: [tokenBucket({ capacity: 2, refillRate: 1 })],
+        steps: [
+          { at: 0, op: 'reserve', maxDelay: 1000, times: 2, expect: { admitted: 2, delays: [0, 0] } },
+          { at: 0, op: 'reserve', maxDelay: 1000, name: 'r', expect: { admitted: 1, delays: [1000], last: { remaining: 0, resetMs: 3000 } } },
+          { at: 0, op: 'reserve', maxDelay: 1000, expect: { admitted: 0, last: { retryAfterMs: 1000 } } },
+          { at: 0, expect: { admitted: 0, last: { retryAfterMs: 2000 } } },
+          { at: 500, op: 'reserve', maxDelay: 1000, expect: { admitted: 0, last: { retryAfterMs: 500 } } },
+          { at: 500, op: 'cancel', of: 'r' },
+          { at: 500, expect: { admitted: 0, last: { retryAfterMs: 500 } } },
+          { at: 1000, expect: { admitted: 1, last: { remaining: 0 } } },
+        ],
+      },
+      {
+        name: 'reservation: token bucket, a cancel with a reservation after it',
+        description: 'The later reservation keeps its slot and the cancelled token stays with it (as Go Reservation.Cancel): a new reservation still queues behind it; after its slot a cancel gives nothing.',
+        algorithms: [tokenBucket({ capacity: 2, refillRate: 1 })],
+        steps: [
+          { at: 0, times: 2, expect: { admitted: 2 } },
+          { at: 0, op: 'reserve', maxDelay: 2000, name: 'a', expect: { delays: [1000] } },
+          { at: 0, op: 'reserve', maxDelay: 2000, name: 'b', expect: { delays: [2000] } },
+          { at: 100, op: 'cancel', of: 'a' },
+          { at: 100, op: 'reserve', maxDelay: 2000, expect: { admitted: 0, last: { retryAfterMs: 900 } } },
+          { at: 2500, op: 'cancel', of: 'b' },
+          { at: 2500, expect: { admitted: 0, last: { retryAfterMs: 500 } } },
+        ],
+      },
+    ],
   },
+  lockouts: [
+    {
+      name: 'lockout: token bucket, capacity 2, 1 per second, a 10 s block',
+      description: 'The bucket is full again long before the block ends; the block decides until then, and then the full bucket.',
+      algorithms: [withBlock(tokenBucket({ capacity: 2, refillRate: 1 }), 10_000)],
+      steps: [
+        { at: 0, times: 3, expect: { admitted: 2, last: { allowed: false, retryAfterMs: 10_000, resetMs: 10_000 } } },
+        { at: 5_000, expect: { admitted: 0, last: { retryAfterMs: 5_000, resetMs: 5_000 } } },
+        { at: 10_000, times: 3, expect: { admitted: 2, last: { allowed: false, retryAfterMs: 10_000 } } },
+      ],
+    },
+  ],
   loadTest: {
     // First second: the 400 saved during the warm-up plus 2 tokens per 10 ms for 99 intervals.
     name: 'token bucket, 200/s with a burst of 400: the full bucket, then exactly the rate',
@@ -138,6 +182,10 @@ export const leakyBucketSuite: KindSuite = {
   samples: [
     (limit, windowMs) => leakyBucket({ capacity: limit, leakRate: limit, interval: windowMs }),
     (limit, windowMs) => leakyBucket({ capacity: limit, leakRate: limit, interval: windowMs, mode: 'shape' }),
+  ],
+  configurations: [
+    ({ limit, rate, windowMs }) => leakyBucket({ capacity: limit, leakRate: rate, interval: windowMs }),
+    ({ limit, rate, windowMs }) => leakyBucket({ capacity: limit, leakRate: rate, interval: windowMs, mode: 'shape' }),
   ],
   scenarios: {
     seed: [
@@ -228,8 +276,46 @@ export const leakyBucketSuite: KindSuite = {
         ],
       },
     ],
-    reservation: leakyBucketReservations,
+    reservation: [
+      {
+        name: 'reservation: leaky bucket meter, capacity 5, 10 per second',
+        description: "A meter's reservation is the shaper's step (slots 100 ms apart); a consume still passes at once with the burst; a cancel of the last reservation gives its slot to the next one.",
+        algorithms: [leakyBucket({ capacity: 5, leakRate: 10 })],
+        steps: [
+          { at: 0, op: 'reserve', maxDelay: 500, times: 2, expect: { delays: [0, 100] } },
+          { at: 0, op: 'reserve', maxDelay: 500, name: 'third', expect: { delays: [200] } },
+          { at: 0, op: 'reserve', maxDelay: 250, expect: { admitted: 0, last: { retryAfterMs: 50 } } },
+          { at: 10, op: 'cancel', of: 'third' },
+          { at: 10, op: 'reserve', maxDelay: 250, expect: { delays: [190] } },
+          { at: 10, expect: { admitted: 1, last: { delayMs: 0 } } },
+        ],
+      },
+      {
+        name: 'reservation: shaping leaky bucket, capacity 5, 10 per second',
+        description: "A shaper's consume is a reservation bounded by its queue; a reservation is bounded by its maxDelay too.",
+        algorithms: [leakyBucket({ capacity: 5, leakRate: 10, mode: 'shape' })],
+        steps: [
+          { at: 0, times: 3, expect: { delays: [0, 100, 200] } },
+          { at: 0, op: 'reserve', maxDelay: 250, expect: { admitted: 0, last: { retryAfterMs: 50 } } },
+          { at: 0, expect: { delays: [300] } },
+          { at: 0, op: 'reserve', maxDelay: 500, expect: { delays: [400] } },
+          { at: 0, op: 'reserve', maxDelay: 500, expect: { admitted: 0, last: { retryAfterMs: 100 } } },
+        ],
+      },
+    ],
   },
+  lockouts: [
+    {
+      name: 'lockout: shaping leaky bucket, queue 2, 1 per second, a 3 s block',
+      description: 'A full queue blocks the key; requests during the block are neither queued nor delayed.',
+      algorithms: [withBlock(leakyBucket({ capacity: 2, leakRate: 1, mode: 'shape' }), 3_000)],
+      steps: [
+        { at: 0, times: 3, expect: { admitted: 2, delays: [0, 1_000], last: { retryAfterMs: 3_000 } } },
+        { at: 2_500, expect: { admitted: 0, last: { retryAfterMs: 500, delayMs: 0 } } },
+        { at: 3_000, expect: { admitted: 1, delays: [0] } },
+      ],
+    },
+  ],
   loadTest: {
     // The seed's gateway queued for up to 500 ms and then answered 429; the shaper admits what its
     // queue can hold with a delay under 500 ms and denies the rest at once.
@@ -239,3 +325,6 @@ export const leakyBucketSuite: KindSuite = {
   },
   bounds: [burstPlusRate('a leaky bucket meter never admits more than capacity + rate × T in any span T', (capacity, perSecond) => leakyBucket({ capacity, leakRate: perSecond }))],
 };
+
+/** The bucket algorithms' suites, in the order of `ALGORITHM_KINDS`. */
+export const bucketSuites: readonly KindSuite[] = [tokenBucketSuite, leakyBucketSuite];

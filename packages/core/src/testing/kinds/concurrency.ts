@@ -5,6 +5,7 @@ import type { KindSuite } from '../kind-suite.js';
 export const concurrencySuite: KindSuite = {
   kind: 'concurrency',
   samples: [],
+  configurations: [({ limit, windowMs }) => concurrency({ limit, lease: windowMs })],
   scenarios: {
     concurrency: [
       {
@@ -26,3 +27,6 @@ export const concurrencySuite: KindSuite = {
     ],
   },
 };
+
+/** The concurrency limit's suite, as a family's list. */
+export const concurrencySuites: readonly KindSuite[] = [concurrencySuite];

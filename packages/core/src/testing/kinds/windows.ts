@@ -1,11 +1,15 @@
+import { withBlock } from '../../algorithms/block.js';
 import { fixedWindow } from '../../algorithms/fixed-window.js';
 import { slidingWindowCounter } from '../../algorithms/sliding-window-counter.js';
 import { slidingWindowLog } from '../../algorithms/sliding-window-log.js';
 import { alignedWindow, rollingWindow } from '../bounds.js';
 import { seedBatches, type KindSuite, type Sample } from '../kind-suite.js';
-import { fixedWindowReservations, slidingWindowCounterReservations, slidingWindowLogReservations } from './reservations.js';
 
-// The window algorithms' suites: fixed window, sliding log, sliding counter (one `KindSuite` each).
+// The window algorithms' suites: fixed window, sliding log, sliding counter (one `KindSuite` each,
+// listed in `windowSuites` at the end).
+
+const HOUR = 3_600_000;
+const QUARTER = 900_000;
 
 const fixedPerWindow: Sample = (limit, windowMs) => fixedWindow({ limit, window: windowMs });
 
@@ -13,6 +17,7 @@ const fixedPerWindow: Sample = (limit, windowMs) => fixedWindow({ limit, window:
 export const fixedWindowSuite: KindSuite = {
   kind: 'fixed-window',
   samples: [fixedPerWindow],
+  configurations: [({ limit, windowMs, countDenied }) => fixedWindow({ limit, window: windowMs, countDenied })],
   scenarios: {
     seed: [
       {
@@ -120,8 +125,46 @@ export const fixedWindowSuite: KindSuite = {
         ],
       },
     ],
-    reservation: fixedWindowReservations,
+    reservation: [
+      {
+        name: 'reservation: fixed window, 2 per 1s',
+        description: 'A full window reserves the start of the next one when it is within maxDelay; a consume then waits behind it; a cancel frees its place in that window.',
+        algorithms: [fixedWindow({ limit: 2, window: '1s' })],
+        steps: [
+          { at: 600, times: 2, expect: { admitted: 2 } },
+          { at: 600, op: 'reserve', maxDelay: 100, expect: { admitted: 0, last: { retryAfterMs: 300 } } },
+          { at: 600, op: 'reserve', maxDelay: 500, name: 'a', expect: { delays: [400], last: { remaining: 1 } } },
+          { at: 600, expect: { admitted: 0, last: { retryAfterMs: 400 } } },
+          { at: 600, op: 'reserve', maxDelay: 500, expect: { delays: [400], last: { remaining: 0 } } },
+          { at: 600, op: 'reserve', maxDelay: 500, expect: { admitted: 0, last: { retryAfterMs: 900 } } },
+          { at: 700, op: 'cancel', of: 'a' },
+          { at: 700, op: 'reserve', maxDelay: 300, expect: { delays: [300] } },
+          { at: 1000, expect: { admitted: 0, last: { retryAfterMs: 1000 } } },
+        ],
+      },
+    ],
   },
+  lockouts: [
+    {
+      name: 'lockout: brute force, fixed window 5 per 15 min, then a 1-hour block',
+      description: 'The sixth failed login at 1 min blocks the key until 61 min, across the windows in between; attempts during the block count for nothing.',
+      algorithms: [withBlock(fixedWindow({ limit: 5, window: '15m' }), HOUR)],
+      steps: [
+        { at: 0, times: 5, expect: { admitted: 5, last: { remaining: 0 } } },
+        { at: 60_000, expect: { admitted: 0, last: { allowed: false, remaining: 0, retryAfterMs: HOUR, resetMs: HOUR } } },
+        { at: 120_000, op: 'peek', cost: 1, expect: { last: { allowed: false, retryAfterMs: HOUR - 60_000 } } },
+        { at: QUARTER, times: 3, expect: { admitted: 0, last: { remaining: 0, retryAfterMs: HOUR + 60_000 - QUARTER, resetMs: HOUR + 60_000 - QUARTER } } },
+        { at: HOUR + 30_000, times: 3, expect: { admitted: 0, last: { retryAfterMs: 30_000 } } },
+        { at: HOUR + 59_999, expect: { admitted: 0, last: { retryAfterMs: 1 } } },
+        // The window [60 min, 75 min) holds nothing of the blocked attempts.
+        { at: HOUR + 60_000, expect: { admitted: 1, last: { remaining: 4, resetMs: QUARTER - 60_000 } } },
+        { at: HOUR + 60_000, times: 4, expect: { admitted: 4, last: { remaining: 0 } } },
+        { at: HOUR + 70_000, expect: { admitted: 0, last: { retryAfterMs: HOUR } } },
+        { at: HOUR + 80_000, op: 'reset' },
+        { at: HOUR + 80_000, expect: { admitted: 1, last: { remaining: 4 } } },
+      ],
+    },
+  ],
   loadTest: {
     name: 'fixed window, 200 per 1s: 200 in each window, whatever came before',
     algorithm: fixedWindow({ limit: 200, window: '1s' }),
@@ -136,6 +179,7 @@ const logPerWindow: Sample = (limit, windowMs) => slidingWindowLog({ limit, wind
 export const slidingWindowLogSuite: KindSuite = {
   kind: 'sliding-window-log',
   samples: [logPerWindow],
+  configurations: [({ limit, windowMs, countDenied }) => slidingWindowLog({ limit, window: windowMs, countDenied })],
   scenarios: {
     seed: [
       {
@@ -253,8 +297,37 @@ export const slidingWindowLogSuite: KindSuite = {
         ],
       },
     ],
-    reservation: slidingWindowLogReservations,
+    reservation: [
+      {
+        name: 'reservation: sliding window log, 2 per 1s',
+        description: 'A reservation is recorded at the earliest time it fits (when the oldest records leave), never before the newest; a consume counts it; a cancel removes its record.',
+        algorithms: [slidingWindowLog({ limit: 2, window: '1s' })],
+        steps: [
+          { at: 0, expect: { admitted: 1 } },
+          { at: 400, expect: { admitted: 1 } },
+          { at: 500, op: 'reserve', maxDelay: 600, expect: { delays: [500] } },
+          { at: 500, op: 'reserve', maxDelay: 1000, name: 'second', expect: { delays: [900] } },
+          { at: 500, expect: { admitted: 0, last: { retryAfterMs: 1500 } } },
+          { at: 500, op: 'reserve', maxDelay: 1000, expect: { admitted: 0, last: { retryAfterMs: 500 } } },
+          { at: 600, op: 'cancel', of: 'second' },
+          { at: 600, op: 'reserve', maxDelay: 1000, expect: { delays: [800] } },
+        ],
+      },
+    ],
   },
+  lockouts: [
+    {
+      name: 'lockout: sliding window log, 2 per 1s, a 5 s block',
+      description: 'The block outlasts the records: at 1.5 s the window is empty and the key still blocked; at 5.1 s it is free.',
+      algorithms: [withBlock(slidingWindowLog({ limit: 2, window: '1s' }), 5_000)],
+      steps: [
+        { at: 0, times: 2, expect: { admitted: 2 } },
+        { at: 100, expect: { admitted: 0, last: { retryAfterMs: 5_000, resetMs: 5_000 } } },
+        { at: 1_500, expect: { admitted: 0, last: { retryAfterMs: 3_600, resetMs: 3_600, remaining: 0 } } },
+        { at: 5_100, times: 3, expect: { admitted: 2, last: { retryAfterMs: 5_000 } } },
+      ],
+    },
+  ],
   loadTest: {
     name: 'sliding window log, 200 per 1s: never more than 200 in any second',
     algorithm: slidingWindowLog({ limit: 200, window: '1s' }),
@@ -267,6 +340,7 @@ export const slidingWindowLogSuite: KindSuite = {
 export const slidingWindowCounterSuite: KindSuite = {
   kind: 'sliding-window-counter',
   samples: [(limit, windowMs) => slidingWindowCounter({ limit, window: windowMs })],
+  configurations: [({ limit, windowMs, countDenied }) => slidingWindowCounter({ limit, window: windowMs, countDenied })],
   scenarios: {
     seed: [
       {
@@ -346,6 +420,47 @@ export const slidingWindowCounterSuite: KindSuite = {
         ],
       },
     ],
-    reservation: slidingWindowCounterReservations,
+    reservation: [
+      {
+        name: 'reservation: sliding window counter, 10 per 1s',
+        description: 'A reservation gets the earliest time the estimate has room as the previous count fades; each one needs more room, so queues behind the last; a cancel frees its units in that window.',
+        algorithms: [slidingWindowCounter({ limit: 10, window: '1s' })],
+        steps: [
+          { at: 0, times: 10, expect: { admitted: 10 } },
+          { at: 1000, op: 'reserve', maxDelay: 500, expect: { delays: [100] } },
+          { at: 1000, op: 'reserve', maxDelay: 500, name: 'second', expect: { delays: [200] } },
+          { at: 1000, expect: { admitted: 0, last: { retryAfterMs: 300 } } },
+          { at: 1000, op: 'reserve', maxDelay: 250, expect: { admitted: 0, last: { retryAfterMs: 50 } } },
+          { at: 1050, op: 'cancel', of: 'second' },
+          { at: 1050, op: 'reserve', maxDelay: 500, expect: { delays: [150] } },
+        ],
+      },
+      {
+        name: 'reservation: sliding window counter, into the next window',
+        description: 'With the current window full, the reservation goes where the next window has room; the current window then waits behind it.',
+        algorithms: [slidingWindowCounter({ limit: 2, window: '1s' })],
+        steps: [
+          { at: 500, times: 2, expect: { admitted: 2 } },
+          { at: 500, op: 'reserve', maxDelay: 1000, expect: { delays: [1000] } },
+          { at: 600, expect: { admitted: 0, last: { retryAfterMs: 1400 } } },
+          { at: 2000, expect: { admitted: 1 } },
+        ],
+      },
+    ],
   },
+  lockouts: [
+    {
+      name: 'lockout: sliding window counter, 2 per 1s, a 2 s block',
+      description: 'A denial blocks the key; the block ends 2 s later whatever the estimate says.',
+      algorithms: [withBlock(slidingWindowCounter({ limit: 2, window: '1s' }), 2_000)],
+      steps: [
+        { at: 500, times: 3, expect: { admitted: 2, last: { allowed: false, retryAfterMs: 2_000, resetMs: 2_000 } } },
+        { at: 2_499, expect: { admitted: 0, last: { retryAfterMs: 1 } } },
+        { at: 2_500, expect: { admitted: 1, last: { remaining: 1 } } },
+      ],
+    },
+  ],
 };
+
+/** The window algorithms' suites, in the order of `ALGORITHM_KINDS`. */
+export const windowSuites: readonly KindSuite[] = [fixedWindowSuite, slidingWindowLogSuite, slidingWindowCounterSuite];
