@@ -40,8 +40,6 @@ const FAMILY_FILE = /^packages\/core\/src\/testing\/kinds\/[a-z-]+\.ts$/;
 /** Files that enumerate or dispatch on the kinds although a new algorithm needs no line there, each with why. */
 const ALLOWED: Readonly<Record<string, string>> = {
   'packages/core/src/algorithms/options.test.ts': "the factories' option errors at their bounds, a table per concern (a new algorithm tests its options in its own test)",
-  'packages/core/src/http/options.ts': "a doc comment listing the factories (the HTTP layer's files are being rewritten elsewhere: to point at ALGORITHM_FACTORIES there)",
-  'packages/core/src/limiter/options.ts': "a doc comment listing the factories (the limiter's files are being rewritten elsewhere: to point at ALGORITHM_FACTORIES there)",
   'packages/cli/src/cli.ts': "the help text's example calls of `--limit`",
   'packages/cli/src/limits.test.ts': "a `--limit` call of each factory, parsed (the CLI's tests, unchanged)",
   'packages/cli/src/simulate.test.ts': 'the rows of the README\'s "Choosing an algorithm" table, replayed (the README names the algorithms)',

@@ -21,8 +21,8 @@ export type AlgorithmFunction<Req> = (req: Req) => Algorithm | Promise<Algorithm
 /** One limit among several (`limits`), for example a global limit, one per tenant and one per user. */
 export interface LimitOptions<Req> {
   /**
-   * The algorithm: `fixedWindow`, `slidingWindowLog`, `slidingWindowCounter`, `tokenBucket`,
-   * `leakyBucket` or `concurrency`; or a function of the request returning the rate algorithm of that
+   * The algorithm (from one of `ALGORITHM_FACTORIES`: `tokenBucket({ capacity: 20, refillRate: 10 })`,
+   * `concurrency({ limit: 50 })`, …); or a function of the request returning the rate algorithm of that
    * request (sync or async): `(req) => plans[req.user.plan]`, or a customer's quota read from a
    * database. The headers then show the chosen limit. A key whose algorithm changes keeps its state
    * (per algorithm kind), clamped to the new capacity: a plan change never gives a fresh full bucket.

@@ -36,7 +36,7 @@ export type StoreErrorPolicy =
 
 export interface LimiterOptions {
   /**
-   * The algorithm (any of `ALGORITHM_KINDS`, from its factory: `tokenBucket({ capacity: 20, refillRate: 10 })`,
+   * The algorithm (from one of `ALGORITHM_FACTORIES`: `tokenBucket({ capacity: 20, refillRate: 10 })`,
    * `concurrency({ limit: 50 })`, …). Every call may also name its own rate algorithm
    * (`consume(key, cost, algorithm)`: a plan or a quota chosen per request); leave this out when every
    * call does (the limiter is then a rate limiter).
