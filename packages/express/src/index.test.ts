@@ -42,6 +42,7 @@ function expressAdapter(name: string, createApp: typeof express): Adapter {
     view: (req) => view(req as Request),
     logsToConsole: true,
     onLimitSending: (body) => (_req: Request, res: Response, _next: NextFunction, result: { retryAfterSeconds: number }) => res.json(body(result)),
+    namespaceOf: (options) => rateLimit(options as unknown as RateLimitOptions).limiter.prefix,
   };
 }
 
@@ -149,16 +150,6 @@ describe.each(versions)('%s', (_label, createApp) => {
     expect((await mounted.request('/b')).status).toBe(200);
     expect((await mounted.request('/c')).status).toBe(200);
     expect((await mounted.request('/d')).status).toBe(429);
-  });
-
-  it('a middleware rejected for an option of its own (onLimit, requestWasSuccessful) takes no default namespace', () => {
-    const algorithm = fixedWindow({ limit: 3, window: '17m' });
-    const first = rateLimit({ clock, algorithm });
-    expect(() => rateLimit({ clock, algorithm, onLimit: 'nope' as never })).toThrowError(expect.objectContaining({ field: 'rateLimit.onLimit' }));
-    expect(() => rateLimit({ clock, algorithm, requestWasSuccessful: () => true })).toThrowError(expect.objectContaining({ field: 'rateLimit.requestWasSuccessful' }));
-    // The next namespace after the first one's: `<base>#2` after `<base>`, `#n+1` after `#n`.
-    const after = (prefix: string): string => (/#\d+$/.test(prefix) ? prefix.replace(/#(\d+)$/, (_m, n: string) => `#${Number(n) + 1}`) : `${prefix}#2`);
-    expect(rateLimit({ clock, algorithm }).limiter.prefix).toBe(after(first.limiter.prefix));
   });
 
   it('sends an error thrown by onLimit to the error handler', async () => {

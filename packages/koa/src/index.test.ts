@@ -47,6 +47,7 @@ function koaAdapter(name: string, KoaApp: typeof Koa): Adapter {
     },
     view: (ctx) => view(ctx as Context),
     logsToConsole: true,
+    namespaceOf: (options) => rateLimit(options as unknown as RateLimitOptions).limiter.prefix,
     onLimitSending: (body) => (ctx: Context, result: { retryAfterSeconds: number }) => {
       ctx.body = body(result);
     },
@@ -58,16 +59,6 @@ describeAdapter(versions.map(([name, KoaApp]) => koaAdapter(name, KoaApp)), { re
 
 // What only Koa has: its default error handling (no error middleware).
 describe.each(versions)('%s', (_label, KoaApp) => {
-  it('a middleware rejected for an option of its own (onLimit, requestWasSuccessful) takes no default namespace', () => {
-    const algorithm = fixedWindow({ limit: 3, window: '19m' });
-    const first = rateLimit({ clock, algorithm });
-    expect(() => rateLimit({ clock, algorithm, onLimit: 'nope' as never })).toThrowError(expect.objectContaining({ field: 'rateLimit.onLimit' }));
-    expect(() => rateLimit({ clock, algorithm, requestWasSuccessful: () => true })).toThrowError(expect.objectContaining({ field: 'rateLimit.requestWasSuccessful' }));
-    // The next namespace after the first one's: `<base>#2` after `<base>`, `#n+1` after `#n`.
-    const after = (prefix: string): string => (/#\d+$/.test(prefix) ? prefix.replace(/#(\d+)$/, (_m, n: string) => `#${Number(n) + 1}`) : `${prefix}#2`);
-    expect(rateLimit({ clock, algorithm }).limiter.prefix).toBe(after(first.limiter.prefix));
-  });
-
   it('answers 500 by default when the cost function throws', async () => {
     const app = new KoaApp();
     app.silent = true;

@@ -1,31 +1,29 @@
 import {
-  InvalidOptionError,
-  StoreClosedError,
-  systemClock,
-  systemTimers,
-  type Algorithm,
-  type Clock,
-  type Decision,
-  type Duration,
-  type Store,
-  type StoreCapabilities,
-  type TimerHandle,
-  type Timers,
-} from '@rl/core';
-import {
   ALGORITHM_KINDS,
   BlockTable,
+  InvalidOptionError,
+  StoreClosedError,
   checkOptions,
   checkTimers,
   keyDigest,
   parseTimerDuration,
+  systemClock,
+  systemTimers,
+  type Algorithm,
+  type Clock,
   type ConcurrencyAlgorithm,
+  type Decision,
+  type Duration,
   type LeaseState,
   type LogAlgorithm,
   type LogState,
   type NumericAlgorithm,
+  type Store,
+  type StoreCapabilities,
+  type Timers,
 } from '@rl/core/store';
-import { NumericTable, ObjectTable, type AnyTable, type Table, type LeaseTable, type LogTable } from './tables.js';
+import { Sweeper, type Sweepable } from './sweeper.js';
+import { NumericTable, ObjectTable, type AnyTable, type LeaseTable, type LogTable } from './tables.js';
 
 export interface MemoryStoreOptions {
   /**
@@ -59,8 +57,6 @@ function heldKey(key: string): string {
   return key.length <= MAX_PLAIN_KEY_LENGTH ? key : `\0${keyDigest(key)}`;
 }
 
-/** Entries examined per sweep step; a sweep of many keys is spread over several event-loop turns. */
-const SWEEP_BATCH = 20_000;
 
 /**
  * The in-process store. Each decision runs synchronously (read, step, write in one event-loop turn),
@@ -83,18 +79,22 @@ export class MemoryStore implements Store {
   private readonly blocks: BlockTable;
   private size = 0;
   private closed = false;
-  private readonly timers: Timers;
-  /** The pending sweep step (one timer at a time), or undefined when sweeping is off or the store is closed. */
-  private timer: TimerHandle | undefined;
-  private readonly sweepIntervalMs: number;
+  /** The one sweep timer, and where its last step stopped. */
+  private readonly sweeper: Sweeper;
   /** The latest `now` seen, which the sweeper projects forward (works with fake clocks too). */
   private lastNow = -Infinity;
-  private sweepBase = -Infinity;
-  private sweepBaseAt = 0;
   /** The table of the last numeric algorithm used: most stores serve one limiter, so skip the lookup. */
   private lastAlgorithm: NumericAlgorithm | undefined;
   private lastTable: NumericTable | undefined;
-  private sweepCursor: { table: AnyTable; iterator: Iterator<[string, unknown]> } | undefined;
+  /** What the sweeper sweeps. */
+  private readonly sweepable: Sweepable = {
+    tables: () => this.tables(),
+    blocks: () => this.blocks,
+    lastNow: () => this.lastNow,
+    removed: (count) => {
+      this.size -= count;
+    },
+  };
 
   constructor(options: MemoryStoreOptions = {}) {
     // `undefined` means "not given"; anything else, `null` included, must be a valid value.
@@ -109,9 +109,9 @@ export class MemoryStore implements Store {
       throw new InvalidOptionError('MemoryStore.clock', o.clock, 'a function returning milliseconds');
     }
     this.clock = (o.clock as Clock | undefined) ?? systemClock;
-    this.timers = o.timers === undefined ? systemTimers : checkTimers(o.timers, 'MemoryStore.timers');
-    this.sweepIntervalMs = o.sweepInterval === false ? 0 : o.sweepInterval === undefined ? 30_000 : parseTimerDuration(o.sweepInterval, 'MemoryStore.sweepInterval');
-    if (this.sweepIntervalMs > 0) this.schedule(this.sweepIntervalMs);
+    const timers = o.timers === undefined ? systemTimers : checkTimers(o.timers, 'MemoryStore.timers');
+    const intervalMs = o.sweepInterval === false ? 0 : o.sweepInterval === undefined ? 30_000 : parseTimerDuration(o.sweepInterval, 'MemoryStore.sweepInterval');
+    this.sweeper = new Sweeper(this.sweepable, timers, intervalMs);
   }
 
   /** Number of keys held (all limits together). */
@@ -191,8 +191,7 @@ export class MemoryStore implements Store {
 
   /** Stops the sweep timer and drops all state. Further calls throw `StoreClosedError`. */
   close(): void {
-    if (this.timer !== undefined) this.timers.clearTimeout(this.timer);
-    this.timer = undefined;
+    this.sweeper.stop();
     this.closed = true;
     this.numeric.clear();
     this.lastAlgorithm = undefined;
@@ -208,11 +207,8 @@ export class MemoryStore implements Store {
    * forward). The timer does this in bounded batches; call it directly in tests or before a snapshot.
    * Returns the number of keys removed.
    */
-  sweep(now: number = this.projectedNow()): number {
-    this.blocks.sweep(now);
-    let removed = 0;
-    for (const table of this.tables()) removed += this.sweepEntries(table, table.index.entries() as Iterator<[string, unknown]>, now, Infinity).removed;
-    return removed;
+  sweep(now: number = this.sweeper.projectedNow()): number {
+    return this.sweeper.sweepAll(now);
   }
 
   /** A decision for the key as held (see {@link heldKey}) at `now` (the store's clock when undefined), through its lockout if the algorithm has one. */
@@ -290,72 +286,6 @@ export class MemoryStore implements Store {
     yield* this.numeric.values();
     yield this.logs;
     yield this.leases;
-  }
-
-  private projectedNow(): number {
-    const wall = this.timers.now();
-    if (this.lastNow !== this.sweepBase) {
-      this.sweepBase = this.lastNow;
-      this.sweepBaseAt = wall;
-    }
-    return this.sweepBase + (wall - this.sweepBaseAt);
-  }
-
-  /**
-   * Arms the one sweep timer, `ms` from now, unref'd when the handle can be (a sweep is never a
-   * reason for a process to stay alive).
-   */
-  private schedule(ms: number): void {
-    const timer = this.timers.setTimeout(this.sweepTick, ms);
-    if (typeof timer === 'object' && timer !== null && typeof (timer as { unref?: unknown }).unref === 'function') (timer as { unref(): void }).unref();
-    this.timer = timer;
-  }
-
-  private readonly sweepTick = (): void => {
-    this.timer = undefined;
-    if (this.closed) return;
-    // A step that ran out of budget goes on at once (next turn), the others at the interval.
-    this.schedule(this.sweepStep() ? 1 : this.sweepIntervalMs);
-  };
-
-  /** One bounded sweep step: continues where the previous step stopped. Returns true when its budget ran out (more to sweep). */
-  private sweepStep(): boolean {
-    if (this.lastNow === -Infinity) return false;
-    const now = this.projectedNow();
-    if (this.blocks.size > 0) this.blocks.sweep(now);
-    let budget = SWEEP_BATCH;
-    const tables = [...this.tables()];
-    for (let i = 0; i < tables.length && budget > 0; i++) {
-      if (this.sweepCursor === undefined) this.sweepCursor = { table: tables[0]!, iterator: tables[0]!.index.entries() };
-      const { table, iterator } = this.sweepCursor;
-      const result = this.sweepEntries(table, iterator, now, budget);
-      budget -= result.seen;
-      if (result.done) {
-        const next = tables[(tables.indexOf(table) + 1) % tables.length]!;
-        this.sweepCursor = { table: next, iterator: next.index.entries() };
-      }
-    }
-    return budget === 0;
-  }
-
-  private sweepEntries(table: Table<unknown>, iterator: Iterator<[string, unknown]>, now: number, budget: number): { seen: number; removed: number; done: boolean } {
-    let seen = 0;
-    let removed = 0;
-    while (seen < budget) {
-      const step = iterator.next();
-      if (step.done) {
-        this.size -= removed;
-        return { seen, removed, done: true };
-      }
-      seen++;
-      const [key, value] = step.value;
-      if (table.expired(value, now)) {
-        table.remove(key, value);
-        removed++;
-      }
-    }
-    this.size -= removed;
-    return { seen, removed, done: false };
   }
 
   private assertOpen(): void {

@@ -150,7 +150,8 @@ export function renderModule() {
     const lua = withoutComments(prelude + (compact ? compactPrelude : '') + (blocking ? blockingVariant(name, own, compact) : own));
     const keys = numberOfKeysOf(name, lua);
     const constants = constantsOf(lua);
-    out += `  '${name}': {\n    name: '${name}',\n    numberOfKeys: ${keys},\n    compact: ${compact},\n    constants: ${JSON.stringify(constants)},\n    lua: ${JSON.stringify(lua)},\n  },\n`;
+    // One line per script: the module is data, read by the store, not by people.
+    out += `  '${name}': { name: '${name}', numberOfKeys: ${keys}, compact: ${compact}, constants: ${JSON.stringify(constants)}, lua: ${JSON.stringify(lua)} },\n`;
   }
   out += `};\n`;
   return out;

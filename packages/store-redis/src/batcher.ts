@@ -1,4 +1,4 @@
-import { StoreError } from '@rl/core';
+import { StoreError } from '@rl/core/store';
 import { createHash } from 'node:crypto';
 import { DECISION_BYTES, batchLua } from './batch-script.js';
 import type { ClientAdapter } from './clients/client.js';

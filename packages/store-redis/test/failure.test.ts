@@ -87,6 +87,19 @@ async function after<T>(ms: number, pending: Promise<T>): Promise<T> {
   return pending;
 }
 
+/** What `call` answers while Redis pauses its writes for `pauseMs`, fake time moved on by 50 ms (past the limiter's timeout); Redis unpaused after it. */
+async function whileWritesPaused<T>(url: string, pauseMs: number, call: () => Promise<T>): Promise<T> {
+  const admin = new Redis(url);
+  try {
+    await admin.client('PAUSE', pauseMs, 'WRITE');
+    const answer = await after(50, call());
+    await admin.client('UNPAUSE');
+    return answer;
+  } finally {
+    admin.disconnect();
+  }
+}
+
 /** Consumes until a decision comes from Redis again (reason undefined), moving fake time past the retry interval between tries (bounded). */
 async function untilFromRedis(limiter: Limiter, retryMs: number): Promise<Decision> {
   let back = await limiter.consume('k');
@@ -260,15 +273,8 @@ describe.each(FAILURE)('$name', (kind) => {
       const store = new RedisStore({ client });
       const algorithm = concurrency({ limit: 3, lease: '1h' });
       const limiter = limiterOf({ algorithm, store, timeout: 50, storeRetryInterval: 50 });
-      const admin = new Redis(server.url);
-      try {
-        await admin.client('PAUSE', 200, 'WRITE');
-        const timedOut = await after(50, limiter.acquire('k'));
-        expect(timedOut.reason).toBe('timeout');
-        await admin.client('UNPAUSE');
-      } finally {
-        admin.disconnect();
-      }
+      const timedOut = await whileWritesPaused(server.url, 200, () => limiter.acquire('k'));
+      expect(timedOut.reason).toBe('timeout');
       // Bounded wait (real time: Redis's own work) for the late grant and its release to reach Redis.
       let inUse = -1;
       for (let i = 0; i < 40 && inUse !== 0; i++) {
@@ -305,15 +311,8 @@ describe.each(FAILURE)('$name', (kind) => {
       const store = new RedisStore({ client });
       const limiter = limiterOf({ algorithm: tokenBucket({ capacity: 5, refillRate: 1, interval: '1h' }), store, timeout: 50 });
       expect((await limiter.consume('k', 2)).remaining).toBe(3);
-      const admin = new Redis(server.url);
-      try {
-        await admin.client('PAUSE', 1000, 'WRITE');
-        const timedOut = await after(50, limiter.consume('k', 2));
-        expect(timedOut).toMatchObject({ allowed: false, reason: 'timeout' });
-        await admin.client('UNPAUSE');
-      } finally {
-        admin.disconnect();
-      }
+      const timedOut = await whileWritesPaused(server.url, 1000, () => limiter.consume('k', 2));
+      expect(timedOut).toMatchObject({ allowed: false, reason: 'timeout' });
       // A peek on the same connection runs after the late consume: it sees its 2 units until the
       // give-back has reached Redis. Bounded wait (real time: Redis's own work).
       let remaining = -1;

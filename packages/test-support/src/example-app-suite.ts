@@ -317,12 +317,12 @@ export function describeExampleApp({ name, limits: LIMITS, apiKeys: API_KEYS, pa
         const demo = readmeDemo(readFileSync(readme, 'utf8'));
         // The README's `sleep` moves the limits' clock; /slow's work waits for the `wait` that follows it.
         let now = Date.now();
-        let started = 0;
+        const started = new Arrivals();
         let gate = deferred();
         const url = await start({
           clock: () => now,
           slowWork: () => {
-            started++;
+            started.add();
             return gate.promise;
           },
         });
@@ -338,12 +338,12 @@ export function describeExampleApp({ name, limits: LIMITS, apiKeys: API_KEYS, pa
             if (command.kind === 'sleep') {
               now += command.seconds * 1000;
               // What the shell's sleep is for: the requests sent to the background have started.
-              while (started < background.length) await new Promise((resolve) => setTimeout(resolve, 5));
+              await started.reached(background.length);
             } else if (command.kind === 'wait') {
               gate.resolve();
               for (const res of await Promise.all(background)) printed.push(res.status);
               background = [];
-              started = 0;
+              started.reset();
               gate = deferred();
             } else if (command.background) {
               background.push(...command.requests.map(send));
@@ -366,17 +366,17 @@ export function describeExampleApp({ name, limits: LIMITS, apiKeys: API_KEYS, pa
     }
 
     it('allows 2 requests to /slow in flight per IP', async () => {
-      let started = 0;
+      const started = new Arrivals();
       let open!: () => void;
       const gate = new Promise<void>((resolve) => (open = resolve));
       const url = await start({
         slowWork: () => {
-          started++;
+          started.add();
           return gate;
         },
       });
       const inFlight = [fetch(`${url}/slow`), fetch(`${url}/slow`)];
-      while (started < LIMITS.slowConcurrency) await new Promise((resolve) => setTimeout(resolve, 5));
+      await started.reached(LIMITS.slowConcurrency);
       await expectDenied(await fetch(`${url}/slow`), `${LIMITS.slowConcurrency}-concurrent`);
       open();
       for (const res of await Promise.all(inFlight)) expect(res.status).toBe(200);
@@ -384,4 +384,27 @@ export function describeExampleApp({ name, limits: LIMITS, apiKeys: API_KEYS, pa
       expect((await fetch(`${url}/slow`)).status).toBe(200);
     });
   });
+}
+
+/** Requests that reached a handler: `reached(n)` settles once `n` have (no polling). */
+class Arrivals {
+  private count = 0;
+  private readonly waiting: { readonly n: number; readonly resolve: () => void }[] = [];
+
+  add(): void {
+    this.count++;
+    for (const w of this.waiting.filter((x) => x.n <= this.count)) {
+      this.waiting.splice(this.waiting.indexOf(w), 1);
+      w.resolve();
+    }
+  }
+
+  reached(n: number): Promise<void> {
+    if (this.count >= n) return Promise.resolve();
+    return new Promise((resolve) => this.waiting.push({ n, resolve }));
+  }
+
+  reset(): void {
+    this.count = 0;
+  }
 }

@@ -9,7 +9,7 @@ import { FakeTimers } from '../testing/fake-timers.js';
 import { TestStore } from '../testing/test-store.js';
 import { coreOf } from './core.js';
 import { CALL_STORE, Circuit, PROBE_STORE, SKIP_STORE } from './circuit.js';
-import { createLimiter } from './limiter.js';
+import { createLimiter, type Limiter } from './limiter.js';
 
 /** At `time`: ask the gate (expecting call, probe or skip), or report a failure / a probe's success (expecting the circuit closed or open after it). */
 type Step = [time: number, event: 'gate', expected: 'call' | 'probe' | 'skip'] | [time: number, event: 'fail' | 'probe-ok', expected: 'closed' | 'open'];
@@ -54,6 +54,14 @@ const cases: { name: string; threshold: number; intervalMs: number; steps: Step[
     steps: [[0, 'fail', 'closed'], [10, 'fail', 'open'], [110, 'gate', 'probe'], [110, 'probe-ok', 'closed'], [120, 'fail', 'closed'], [130, 'fail', 'open']],
   },
 ];
+
+
+/** A consume of `key` that reaches the store (the call after its first `calls`) and is decided by its answer. */
+async function reachesStore(store: TestStore, limiter: Limiter, key: string, calls: number): Promise<void> {
+  const pending = limiter.consume(key);
+  expect(store.calls.length).toBe(calls + 1);
+  expect((await store.answered(pending)).reason).toBeUndefined();
+}
 
 describe('Circuit', () => {
   it.each(cases)('$name', ({ threshold, intervalMs, steps }) => {
@@ -106,14 +114,10 @@ describe('the limiter behind its circuit', () => {
     const others = await Promise.all([limiter.consume('k'), limiter.consume('k')]);
     expect(store.calls.length).toBe(callsAfterFailure + 1);
     expect(others.map((d) => d.reason)).toEqual(['timeout', 'timeout']);
-    store.answerAll();
-    expect((await probe).reason).toBeUndefined();
+    expect((await store.answered(probe)).reason).toBeUndefined();
 
     // The probe succeeded: the circuit is closed, every call goes to the store again.
-    const next = limiter.consume('k');
-    expect(store.calls.length).toBe(callsAfterFailure + 2);
-    store.answerAll();
-    expect((await next).reason).toBeUndefined();
+    await reachesStore(store, limiter, 'k', callsAfterFailure + 1);
   });
 
   it('the circuit opens only when storeFailureThreshold calls failed within storeRetryInterval', async () => {
@@ -130,8 +134,7 @@ describe('the limiter behind its circuit', () => {
     now = 200;
     const answered = limiter.consume('k');
     expect(store.pending).toHaveLength(1);
-    store.answerAll();
-    expect((await answered).reason).toBeUndefined();
+    expect((await store.answered(answered)).reason).toBeUndefined();
     now = 210;
     const third = limiter.consume('k');
     store.failAll();
@@ -178,11 +181,7 @@ describe("a failure of one key's state (StoreError.keyOnly) is not the store's",
       expect((await bad).reason).toBe('store-error');
     }
     expect(errors).toHaveLength(5);
-    const calls = store.calls.length;
-    const good = limiter.consume('good');
-    expect(store.calls.length).toBe(calls + 1);
-    store.answerAll();
-    expect((await good).reason).toBeUndefined();
+    await reachesStore(store, limiter, 'good', store.calls.length);
   });
 
   it('a probe that meets one found the store answering: the circuit closes', async () => {
@@ -198,8 +197,7 @@ describe("a failure of one key's state (StoreError.keyOnly) is not the store's",
     expect((await probe).reason).toBe('store-error');
     const next = limiter.consume('good');
     expect(store.pending).toHaveLength(1); // closed: the call went to the store
-    store.answerAll();
-    expect((await next).reason).toBeUndefined();
+    expect((await store.answered(next)).reason).toBeUndefined();
   });
 });
 

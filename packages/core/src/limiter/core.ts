@@ -8,7 +8,7 @@ import type { MaybePromise, Store } from '../store/interface.js';
 import type { Timers } from '../timers.js';
 import { CallAlgorithms } from './call-algorithms.js';
 import { Circuit, Circuits, type FailureReason } from './circuit.js';
-import { isChargeableCost } from './cost.js';
+import { isChargeableCost } from './call-input.js';
 import { Deadlines } from './deadlines.js';
 import type { DenyCache } from './deny-cache.js';
 import type { LimiterEvents, StoreErrorEvent } from './events.js';

@@ -1,3 +1,4 @@
+import type { EventEmitter } from 'node:events';
 import type { DecisionReason } from '../decision.js';
 
 /** Payload of the limiter's `'storeError'` event. */
@@ -32,3 +33,15 @@ export const UNHEARD: LimiterEvents = {
   storeError: () => undefined,
   circuit: () => undefined,
 };
+
+/** The events of a limiter told as `emitter`'s `'storeError'` and `'circuit'` events (dropped without listeners: `'storeError'` is not the special `'error'` event, so it never throws). */
+export function emitted(emitter: EventEmitter): LimiterEvents {
+  return {
+    storeError: (event) => {
+      if (emitter.listenerCount('storeError') > 0) emitter.emit('storeError', event);
+    },
+    circuit: (change) => {
+      if (emitter.listenerCount('circuit') > 0) emitter.emit('circuit', change);
+    },
+  };
+}

@@ -2,5 +2,5 @@ export { createLimiter, Limiter } from './limiter.js';
 export type { CircuitChange, StoreErrorEvent } from './events.js';
 export type { LeaseDecision } from './lease.js';
 export { checkMaxCost, checkStore, parseLimitName, type FallbackLimiter, type LimiterOptions, type StoreErrorPolicy } from './options.js';
-export { checkLimiterCost } from './cost.js';
+export { checkLimiterCost } from './call-input.js';
 export { parseMaxDelay, type Reservation, type ReserveOptions } from './reservation.js';

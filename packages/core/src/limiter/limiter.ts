@@ -1,13 +1,13 @@
 import { EventEmitter } from 'node:events';
 import type { Algorithm } from '../algorithm.js';
 import type { Decision } from '../decision.js';
-import { InvalidAlgorithmError, InvalidKeyError, InvalidOptionError, UnsupportedError } from '../errors.js';
+import { InvalidOptionError, UnsupportedError } from '../errors.js';
 import type { ObserveOptions } from '../observe/observation.js';
 import type { Observer } from '../observe/observer.js';
 import type { MaybePromise, Store } from '../store/interface.js';
 import { registerCore, type LimiterCore } from './core.js';
-import { checkLimiterCost } from './cost.js';
-import type { LimiterEvents } from './events.js';
+import { checkKey, checkLimiterCost, isDecisionLike, ownAlgorithm, rateCall } from './call-input.js';
+import { emitted } from './events.js';
 import type { LeaseDecision } from './lease.js';
 import type { LimiterOptions } from './options.js';
 import { parseMaxDelay, type Reservation, type ReserveOptions } from './reservation.js';
@@ -44,26 +44,11 @@ export class Limiter extends EventEmitter {
     super();
     const field = buildingAt ?? 'createLimiter';
     buildingAt = undefined;
-    const events: LimiterEvents = {
-      // Without listeners an event is dropped ('storeError' is not the special 'error' event: it never throws).
-      storeError: (event) => {
-        if (this.listenerCount('storeError') > 0) this.emit('storeError', event);
-      },
-      circuit: (change) => {
-        if (this.listenerCount('circuit') > 0) this.emit('circuit', change);
-      },
-    };
-    const core = buildCore(options, field, events);
+    const core = buildCore(options, field, emitted(this));
     this.#core = core;
     registerCore(this, core);
-    this.algorithm = core.algorithm;
-    this.isConcurrencyLimit = core.isConcurrencyLimit;
-    this.store = core.store;
-    this.prefix = core.prefix;
-    this.maxCost = core.maxCost;
-    this.synchronous = core.synchronous;
-    this.blockMs = core.blockMs;
-    this.name = core.name;
+    ({ algorithm: this.algorithm, isConcurrencyLimit: this.isConcurrencyLimit, store: this.store, prefix: this.prefix } = core);
+    ({ maxCost: this.maxCost, synchronous: this.synchronous, blockMs: this.blockMs, name: this.name } = core);
   }
 
   /**
@@ -99,7 +84,7 @@ export class Limiter extends EventEmitter {
     try {
       // A local store without a deny cache: the synchronous path, wrapped once.
       if (algorithm === undefined && this.#core.fastConsume) return Promise.resolve(this.consumeSync(key, cost));
-      const a = this.rateAlgorithm(key, cost, algorithm);
+      const a = rateCall(this.#core, key, cost, algorithm);
       return promised(this.#core.charge(key, cost, a));
     } catch (error) {
       return Promise.reject(error);
@@ -120,7 +105,7 @@ export class Limiter extends EventEmitter {
       const fast = core.fastDecision(key, cost);
       if (fast !== undefined) return fast;
     }
-    const a = this.rateAlgorithm(key, cost, algorithm);
+    const a = rateCall(this.#core, key, cost, algorithm);
     if (!core.synchronous) {
       throw new UnsupportedError('limiter.consumeSync() needs a local store such as MemoryStore (and a local fallback, if any); otherwise use await limiter.consume().');
     }
@@ -146,7 +131,7 @@ export class Limiter extends EventEmitter {
   reserve(key: string, cost = 1, options?: ReserveOptions): Promise<Reservation> {
     try {
       if (options === null || typeof options !== 'object') throw new InvalidOptionError('limiter.reserve.options', options, '{ maxDelay } (and optionally algorithm)');
-      const a = this.rateAlgorithm(key, cost, options.algorithm);
+      const a = rateCall(this.#core, key, cost, options.algorithm);
       const maxDelayMs = parseMaxDelay(options.maxDelay, a, 'limiter.reserve.maxDelay');
       if (this.store.capabilities.reservations !== true) {
         throw new UnsupportedError('This store does not run reservations: use a store whose capabilities include reservations, such as MemoryStore or RedisStore.');
@@ -163,7 +148,7 @@ export class Limiter extends EventEmitter {
   peek(key: string, cost = 0, algorithm?: Algorithm): Promise<Decision> {
     try {
       checkKey(key);
-      const a = algorithm === undefined ? this.ownAlgorithm() : this.#core.checkCallAlgorithm(algorithm);
+      const a = algorithm === undefined ? ownAlgorithm(this.#core) : this.#core.checkCallAlgorithm(algorithm);
       checkLimiterCost(this, cost, a, true);
       return promised(this.#core.peek(key, cost, a));
     } catch (error) {
@@ -205,7 +190,7 @@ export class Limiter extends EventEmitter {
     // A decision has `allowed`; an algorithm has not.
     const given = isDecisionLike(algorithmOrDecision) ? algorithmOrDecision : decision;
     const algorithm = isDecisionLike(algorithmOrDecision) ? undefined : algorithmOrDecision;
-    const a = algorithm === undefined ? this.ownAlgorithm() : this.#core.checkCallAlgorithm(algorithm);
+    const a = algorithm === undefined ? ownAlgorithm(this.#core) : this.#core.checkCallAlgorithm(algorithm);
     checkLimiterCost(this, cost, a);
     if (given === undefined) return this.#core.undo(key, cost, a);
     if (given === null || typeof given !== 'object' || typeof given.at !== 'number') {
@@ -230,28 +215,6 @@ export class Limiter extends EventEmitter {
       return Promise.reject(error);
     }
   }
-
-  /** The limiter's own algorithm, or the typed error when every call must give one. */
-  private ownAlgorithm(): Algorithm {
-    if (this.algorithm === undefined) {
-      throw new InvalidAlgorithmError(undefined, 'this limiter has no algorithm of its own (createLimiter without algorithm): pass one with each call');
-    }
-    return this.algorithm;
-  }
-
-  /** The algorithm of a rate call (the limiter's own, or `algorithm` checked), once `key` and `cost` are checked against it; or the typed error (nothing is touched). */
-  private rateAlgorithm(key: string, cost: number, algorithm: Algorithm | undefined): Algorithm {
-    let a: Algorithm;
-    if (algorithm === undefined) {
-      a = this.ownAlgorithm();
-      if (this.isConcurrencyLimit) throw new UnsupportedError('A concurrency limit is taken with limiter.acquire(key), which returns a decision with release().');
-    } else {
-      a = this.#core.checkCallAlgorithm(algorithm);
-    }
-    checkKey(key);
-    checkLimiterCost(this, cost, a);
-    return a;
-  }
 }
 
 /** Creates a {@link Limiter}; throws {@link InvalidOptionError} for bad options. */
@@ -275,15 +238,6 @@ export function limiterAt(options: LimiterOptions, field: string): Limiter {
   }
 }
 
-function checkKey(key: unknown): asserts key is string {
-  if (typeof key !== 'string' || key.length === 0) throw new InvalidKeyError(key);
-}
-
 function promised<T>(value: MaybePromise<T>): Promise<T> {
   return value instanceof Promise ? value : Promise.resolve(value);
-}
-
-/** Whether the third argument of `undo` is a decision (it has `allowed`) rather than an algorithm. */
-function isDecisionLike(value: unknown): value is Decision {
-  return value !== null && typeof value === 'object' && typeof (value as Decision).allowed === 'boolean';
 }

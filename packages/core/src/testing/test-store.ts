@@ -83,6 +83,12 @@ export class TestStore implements Store {
     this.failWhere(() => false);
   }
 
+  /** `'manual'`: answers every waiting call, in order, then resolves to what `pending` settles to (a call of the limiter on top of this store). */
+  answered<T>(pending: Promise<T>): Promise<T> {
+    this.answerAll();
+    return pending;
+  }
+
   /** `'manual'`: fails every waiting call with `error` (a message becomes a `StoreError`). */
   failAll(error: Error | string = 'connection lost'): void {
     this.failWhere(() => true, error);

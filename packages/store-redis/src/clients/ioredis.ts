@@ -1,6 +1,6 @@
-import { InvalidOptionError } from '@rl/core';
+import { InvalidOptionError } from '@rl/core/store';
 import type { ScriptCall } from '../script-plan.js';
-import type { ClientAdapter } from './client.js';
+import type { ClientAdapter } from './adapter.js';
 import { isNoScript, scriptSha1 } from './script-sha.js';
 
 /**

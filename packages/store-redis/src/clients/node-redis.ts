@@ -1,5 +1,5 @@
 import type { ScriptCall } from '../script-plan.js';
-import type { ClientAdapter } from './client.js';
+import type { ClientAdapter } from './adapter.js';
 import { isNoScript, scriptSha1 } from './script-sha.js';
 
 /**

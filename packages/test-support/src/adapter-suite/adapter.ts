@@ -83,6 +83,11 @@ export interface Adapter {
   readonly logsToConsole: boolean;
   /** An `onLimit` that answers with the JSON `body(result)` (status and headers are already set). */
   onLimitSending(body: (result: { retryAfterSeconds: number }) => unknown): unknown;
+  /**
+   * The storage namespace of a middleware created with `options` (not mounted; `middleware.limiter.prefix`);
+   * throws as creating it would. Absent where a middleware is only registered (a Fastify plugin).
+   */
+  readonly namespaceOf?: (options: Record<string, unknown>) => string;
 }
 
 /** A store the suite runs every test on. */

@@ -55,6 +55,17 @@ export function optionTests(t: SuiteContext): void {
     await expect(t.adapter.mount({ middlewares: [options] })).rejects.toMatchObject({ code: 'RL_INVALID_OPTION', field });
   });
 
+  it.runIf(t.adapter.namespaceOf !== undefined)('a middleware rejected for an option of its own (onLimit, requestWasSuccessful) takes no default namespace', () => {
+    const namespaceOf = t.adapter.namespaceOf!;
+    const own = fixedWindow({ limit: 3, window: '17m' });
+    const first = namespaceOf({ clock: () => 0, algorithm: own });
+    expect(() => namespaceOf({ clock: () => 0, algorithm: own, onLimit: 'nope' })).toThrowError(expect.objectContaining({ field: 'rateLimit.onLimit' }));
+    expect(() => namespaceOf({ clock: () => 0, algorithm: own, requestWasSuccessful: () => true })).toThrowError(expect.objectContaining({ field: 'rateLimit.requestWasSuccessful' }));
+    // The next namespace after the first one's: `<base>#2` after `<base>`, `#n+1` after `#n`.
+    const after = (prefix: string): string => (/#\d+$/.test(prefix) ? prefix.replace(/#(\d+)$/, (_m, n: string) => `#${Number(n) + 1}`) : `${prefix}#2`);
+    expect(namespaceOf({ clock: () => 0, algorithm: own })).toBe(after(first));
+  });
+
   it('rejects a constant cost larger than a limit could ever admit', async () => {
     await expect(t.adapter.mount({ middlewares: [{ algorithm, cost: 6 }] })).rejects.toMatchObject({ code: 'RL_COST_EXCEEDS_CAPACITY' });
   });

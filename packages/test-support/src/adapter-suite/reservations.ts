@@ -1,8 +1,9 @@
-import { expect, it, vi } from 'vitest';
+import { expect, it } from 'vitest';
 import { concurrency, fixedWindow, tokenBucket } from '@rl/core';
-import { deferred, members, startRequest, type TestResponse } from '../http-client.js';
+import { members, type TestResponse } from '../http-client.js';
 import type { MountedApp } from './adapter.js';
 import type { SuiteContext } from './context.js';
+import { leavesWhileHeld } from './held-client.js';
 
 /** Sends a request to `app` and checks that it is held for exactly `ms` on the suite's fake timers; its response. */
 export async function heldFor(t: SuiteContext, app: MountedApp, ms: number): Promise<TestResponse> {
@@ -76,7 +77,7 @@ export function reservationTests(t: SuiteContext): void {
   });
 
   it('a client that leaves while it waits never reaches the handler, and its reservation is cancelled', async () => {
-    await leavesWhileHeld(t, { algorithm: tokenBucket({ capacity: 1, refillRate: 10 }), wait: { maxDelay: '100ms' }, key: () => 'k' });
+    await leavesWhileHeld(t, { algorithm: tokenBucket({ capacity: 1, refillRate: 10 }), wait: { maxDelay: '100ms' }, key: () => 'k' }, 100);
   });
 
   it('with a concurrency limit beside it, a client that leaves while it waits gets its reservation cancelled and its permit released', async () => {
@@ -90,44 +91,7 @@ export function reservationTests(t: SuiteContext): void {
       ],
       wait: { maxDelay: '100ms' },
       key: () => 'k',
-    });
+    }, 100);
   });
 }
 
-/**
- * Under `middleware` (a bucket of one token, then one per 100 ms, waited for up to 100 ms): one request
- * takes the token, a second one is held for the next slot and its client leaves; it never reaches the
- * handler, and what it took is given back: the next request gets that slot (held 100 ms, not denied).
- */
-async function leavesWhileHeld(t: SuiteContext, middleware: Record<string, unknown>): Promise<void> {
-  const handler = vi.fn();
-  const arrived = deferred();
-  const closed = deferred();
-  const app = await t.open({
-    middlewares: [middleware],
-    onArrival(request, res) {
-      if (request.header('x-probe')) {
-        arrived.resolve();
-        res.on('close', () => closed.resolve());
-      }
-    },
-    handler,
-  });
-  expect((await app.request('/')).status).toBe(200);
-  expect(handler).toHaveBeenCalledTimes(1);
-  const undo = vi.spyOn(t.store, 'undo');
-  const client = startRequest(app.url, '/', { 'x-probe': '1' });
-  await arrived.promise;
-  await t.timers.scheduled(100); // held
-  client.destroy();
-  await closed.promise;
-  await t.timers.advanceAsync(200);
-  expect(handler).toHaveBeenCalledTimes(1);
-  await vi.waitFor(() => expect(undo).toHaveBeenCalled());
-  await Promise.all(undo.mock.results.map((result) => result.value));
-  const next = app.request('/');
-  await t.timers.scheduled(100);
-  await t.timers.advanceAsync(100);
-  expect((await next).status).toBe(200);
-  expect(handler).toHaveBeenCalledTimes(2);
-}

@@ -1,6 +1,7 @@
-import { expect, it, vi } from 'vitest';
+import { expect, it } from 'vitest';
 import { leakyBucket } from '@rl/core';
-import { deferred, members, startRequest } from '../http-client.js';
+import { members } from '../http-client.js';
+import { leavesWhileHeld } from './held-client.js';
 import type { SuiteContext } from './context.js';
 import { heldFor } from './reservations.js';
 
@@ -29,43 +30,9 @@ export function shapingTests(t: SuiteContext): void {
   });
 
   it('never runs the handler of a client that leaves while held, and gives its slot back', async () => {
-    const handler = vi.fn();
-    const arrived = deferred();
-    const closed = deferred();
-    const app = await t.open({
-      middlewares: [{ algorithm: leakyBucket({ capacity: 5, leakRate: 1, interval: '300ms', mode: 'shape' }), wait: { maxDelay: '1500ms' }, key: () => 'k' }],
-      onArrival(request, res) {
-        if (request.header('x-probe')) {
-          arrived.resolve();
-          res.on('close', () => closed.resolve());
-        }
-      },
-      handler,
-    });
-    expect((await app.request('/')).status).toBe(200); // no delay
-    expect(handler).toHaveBeenCalledTimes(1);
-    const before = await app.peek?.('k');
-    const undo = vi.spyOn(t.store, 'undo');
-
-    const client = startRequest(app.url, '/', { 'x-probe': '1' });
-    await arrived.promise;
-    await t.timers.scheduled(300); // held
-    client.destroy();
-    await closed.promise;
-    await t.timers.advanceAsync(400); // past the 300 ms the request would have been held
-    expect(handler).toHaveBeenCalledTimes(1);
-    // The held request's unit is given back to the store (and that has finished before the next request).
-    await vi.waitFor(() => expect(undo).toHaveBeenCalled());
-    await Promise.all(undo.mock.results.map((result) => result.value));
-    if (before !== undefined) expect((await app.peek!('k')).remaining).toBe(before.remaining);
-
+    const middleware = { algorithm: leakyBucket({ capacity: 5, leakRate: 1, interval: '300ms', mode: 'shape' }), wait: { maxDelay: '1500ms' }, key: () => 'k' };
     // The slot was given back: the next request waits one interval again, not two.
-    const next = app.request('/');
-    await t.timers.scheduled(300);
-    await t.timers.advanceAsync(300);
-    const res = await next;
-    expect(res.status).toBe(200);
-    expect(members(res.headers['ratelimit'])[0]!.params.r).toBe(3);
-    expect(handler).toHaveBeenCalledTimes(2);
+    const next = await leavesWhileHeld(t, middleware, 300);
+    expect(members(next.headers['ratelimit'])[0]!.params.r).toBe(3);
   });
 }

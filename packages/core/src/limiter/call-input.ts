@@ -1,0 +1,85 @@
+import { checkCost, type Algorithm } from '../algorithm.js';
+import type { Decision } from '../decision.js';
+import { CostExceedsCapacityError, InvalidAlgorithmError, InvalidKeyError, UnsupportedError } from '../errors.js';
+
+// The input rules of a limiter's verbs, each checked once before anything is charged: a key, a cost,
+// an algorithm.
+
+/** What the rules ask of the limiter a call is for (its core). */
+export interface CallRules {
+  readonly algorithm: Algorithm | undefined;
+  readonly isConcurrencyLimit: boolean;
+  readonly maxCost: number;
+  /** `value` as an algorithm of a call, or the typed error. */
+  checkCallAlgorithm(value: unknown): Algorithm;
+}
+
+/** A key: a non-empty string, or {@link InvalidKeyError}. */
+export function checkKey(key: unknown): asserts key is string {
+  if (typeof key !== 'string' || key.length === 0) throw new InvalidKeyError(key);
+}
+
+/**
+ * The cost rule of a limiter, in one place: a number greater than 0 and at most `maxCost` (a finite
+ * number, so NaN and Infinity fail). Cheap enough for the fast path, which calls it inline.
+ */
+export function isChargeableCost(cost: unknown, maxCost: number): cost is number {
+  return typeof cost === 'number' && cost > 0 && cost <= maxCost;
+}
+
+/**
+ * `cost` when `limiter` charges it under `algorithm` ({@link isChargeableCost} for the smaller of the
+ * limiter's and the algorithm's `maxCost`; 0 too with `allowZero`, for a peek). Otherwise throws
+ * `InvalidCostError` (not a finite number > 0) or `CostExceedsCapacityError` (above the limiter's
+ * `maxCost`, which is the algorithm's capacity unless `maxCost` was set lower, or above the capacity of
+ * the call's own algorithm). Runs before any state is touched.
+ */
+export function checkLimiterCost(
+  limiter: { readonly maxCost: number },
+  cost: unknown,
+  algorithm: Algorithm,
+  allowZero = false,
+): number {
+  const maxCost = Math.min(limiter.maxCost, algorithm.maxCost);
+  if (isChargeableCost(cost, maxCost) || (allowZero && cost === 0)) return cost as number;
+  checkCost(algorithm, cost, allowZero);
+  throw exceedsMaxCost(cost as number, limiter.maxCost, algorithm);
+}
+
+function exceedsMaxCost(cost: number, maxCost: number, algorithm: Algorithm): CostExceedsCapacityError {
+  const error = new CostExceedsCapacityError(cost, maxCost, algorithm.kind);
+  if (maxCost < algorithm.maxCost) {
+    error.message = `Cost ${cost} is larger than this limiter's maxCost ${maxCost}. Raise createLimiter.maxCost (at most the ${algorithm.kind} capacity ${algorithm.maxCost}) or lower the cost.`;
+  }
+  return error;
+}
+
+/** The limiter's own algorithm, or the typed error when every call must give one. */
+export function ownAlgorithm(core: CallRules): Algorithm {
+  if (core.algorithm === undefined) {
+    throw new InvalidAlgorithmError(undefined, 'this limiter has no algorithm of its own (createLimiter without algorithm): pass one with each call');
+  }
+  return core.algorithm;
+}
+
+/**
+ * The algorithm of a rate call (the limiter's own, or `algorithm` checked by the core), once `key` and
+ * `cost` are checked against it; or the typed error (nothing is touched).
+ */
+export function rateCall(core: CallRules, key: unknown, cost: unknown, algorithm: Algorithm | undefined): Algorithm {
+  let a: Algorithm;
+  if (algorithm === undefined) {
+    a = ownAlgorithm(core);
+    if (core.isConcurrencyLimit) throw new UnsupportedError('A concurrency limit is taken with limiter.acquire(key), which returns a decision with release().');
+  } else {
+    a = core.checkCallAlgorithm(algorithm);
+  }
+  checkKey(key);
+  checkLimiterCost(core, cost, a);
+  return a;
+}
+
+/** Whether the third argument of `undo` is a decision (it has `allowed`) rather than an algorithm. */
+export function isDecisionLike(value: unknown): value is Decision {
+  return value !== null && typeof value === 'object' && typeof (value as Decision).allowed === 'boolean';
+}

@@ -1,0 +1,115 @@
+import type { BlockTable, TimerHandle, Timers } from '@rl/core/store';
+import type { AnyTable, Table } from './tables.js';
+
+/** Entries examined per sweep step; a sweep of many keys is spread over several event-loop turns. */
+const SWEEP_BATCH = 20_000;
+
+/** What a {@link Sweeper} sweeps: the store's tables and lockouts, the latest time it decided at, and where removals are counted. */
+export interface Sweepable {
+  tables(): Iterable<AnyTable>;
+  blocks(): BlockTable;
+  /** The latest `now` the store decided at (-Infinity before the first decision). */
+  lastNow(): number;
+  /** `count` keys were removed. */
+  removed(count: number): void;
+}
+
+/**
+ * The memory store's sweep of state that has fully recovered: one timer (on `timers`, unref'd) that
+ * runs a bounded step every `intervalMs` (0: never), a step that ran out of budget going on at once;
+ * each step continues where the previous one stopped. Time is the latest time the store decided at,
+ * projected forward on the timers' clock, so fake clocks and fake timers work together.
+ */
+export class Sweeper {
+  /** The pending step, or undefined when sweeping is off or stopped. */
+  private timer: TimerHandle | undefined;
+  private cursor: { table: AnyTable; iterator: Iterator<[string, unknown]> } | undefined;
+  private base = -Infinity;
+  private baseAt = 0;
+  private stopped = false;
+
+  constructor(
+    private readonly store: Sweepable,
+    private readonly timers: Timers,
+    private readonly intervalMs: number,
+  ) {
+    if (intervalMs > 0) this.schedule(intervalMs);
+  }
+
+  /** Stops the timer for good. */
+  stop(): void {
+    this.stopped = true;
+    if (this.timer !== undefined) this.timers.clearTimeout(this.timer);
+    this.timer = undefined;
+  }
+
+  /** The latest time the store decided at, moved on by the time passed since the sweeper first saw it. */
+  projectedNow(): number {
+    const wall = this.timers.now();
+    const last = this.store.lastNow();
+    if (last !== this.base) {
+      this.base = last;
+      this.baseAt = wall;
+    }
+    return this.base + (wall - this.baseAt);
+  }
+
+  /** Removes every state (and lockout) that has fully recovered at `now`, at once; returns how many keys. */
+  sweepAll(now: number): number {
+    this.store.blocks().sweep(now);
+    let removed = 0;
+    for (const table of this.store.tables()) removed += this.sweepEntries(table, table.index.entries() as Iterator<[string, unknown]>, now, Infinity).removed;
+    return removed;
+  }
+
+  /** Arms the one timer, `ms` from now, unref'd when the handle can be (a sweep is never a reason for a process to stay alive). */
+  private schedule(ms: number): void {
+    const timer = this.timers.setTimeout(this.tick, ms);
+    if (typeof timer === 'object' && timer !== null && typeof (timer as { unref?: unknown }).unref === 'function') (timer as { unref(): void }).unref();
+    this.timer = timer;
+  }
+
+  private readonly tick = (): void => {
+    this.timer = undefined;
+    if (this.stopped) return;
+    this.schedule(this.step() ? 1 : this.intervalMs);
+  };
+
+  /** One bounded step: continues where the previous step stopped. Returns true when its budget ran out (more to sweep). */
+  private step(): boolean {
+    if (this.store.lastNow() === -Infinity) return false;
+    const now = this.projectedNow();
+    const blocks = this.store.blocks();
+    if (blocks.size > 0) blocks.sweep(now);
+    let budget = SWEEP_BATCH;
+    const tables = [...this.store.tables()];
+    for (let i = 0; i < tables.length && budget > 0; i++) {
+      if (this.cursor === undefined) this.cursor = { table: tables[0]!, iterator: tables[0]!.index.entries() };
+      const { table, iterator } = this.cursor;
+      const result = this.sweepEntries(table, iterator, now, budget);
+      budget -= result.seen;
+      if (result.done) {
+        const next = tables[(tables.indexOf(table) + 1) % tables.length]!;
+        this.cursor = { table: next, iterator: next.index.entries() };
+      }
+    }
+    return budget === 0;
+  }
+
+  private sweepEntries(table: Table<unknown>, iterator: Iterator<[string, unknown]>, now: number, budget: number): { seen: number; removed: number; done: boolean } {
+    let seen = 0;
+    let removed = 0;
+    while (seen < budget) {
+      const step = iterator.next();
+      if (step.done) break;
+      seen++;
+      const [key, value] = step.value;
+      if (table.expired(value, now)) {
+        table.remove(key, value);
+        removed++;
+      }
+    }
+    this.store.removed(removed);
+    return { seen, removed, done: seen < budget };
+  }
+}
