@@ -53,6 +53,9 @@ export class LimiterCore {
   private readonly timers: Timers;
   /** The observers; undefined without any (then nothing is measured). */
   private observation: Observation | undefined;
+  /** The last key charged and its storage key: consecutive requests of one client reuse the string (and its hash) instead of building it again. */
+  private lastKey = '';
+  private lastStoreKey = '';
 
   /** `fallback`: the core of the limiter that stands in while the store fails (already checked against this one). */
   constructor(
@@ -95,7 +98,7 @@ export class LimiterCore {
    */
   fastDecision(key: unknown, cost: unknown): Decision | undefined {
     if (!this.fastPath || this.observation !== undefined || typeof key !== 'string' || key.length === 0 || !isChargeableCost(cost, this.maxCost) || !this.circuit.isClosed) return undefined;
-    const storeKey = this.keyPrefix + key;
+    const storeKey = this.storeKeyOf(key);
     // The clock is read before the store is called: its error (a time that is not finite) is thrown as it is.
     const now = this.clock === undefined ? undefined : this.clock();
     try {
@@ -113,7 +116,16 @@ export class LimiterCore {
 
   /** Charges `cost` units of `key` under `algorithm`: a consume, or with `maxDelayMs` a reservation. */
   charge(key: string, cost: number, algorithm: Algorithm, maxDelayMs?: number): MaybePromise<Decision> {
-    return this.decide(this.keyPrefix + key, algorithm, cost, maxDelayMs, undefined);
+    return this.decide(this.storeKeyOf(key), algorithm, cost, maxDelayMs, undefined);
+  }
+
+  /** `key` with the prefix: the storage key. */
+  storeKeyOf(key: string): string {
+    if (key === this.lastKey) return this.lastStoreKey;
+    const storeKey = this.keyPrefix + key;
+    this.lastKey = key;
+    this.lastStoreKey = storeKey;
+    return storeKey;
   }
 
   /** Takes a permit of this concurrency limit. */
