@@ -58,7 +58,7 @@ export async function run({ quick, log }) {
   // `seconds`, in alternating order, the bare server first and last in every round. A row is the
   // median over the rounds, and "added" the median of each round's difference to that round's bare
   // runs: on a shared machine a bare request's CPU drifts by more than the budgets within minutes,
-  // so differences are taken seconds apart, between warm servers (DESIGN-NOTES.md, "Measuring the
+  // so differences are taken seconds apart, between warm servers (docs/design/performance.md, "Measuring the
   // hot paths", also for the designs tried and dropped).
   const rounds = quick ? 1 : 5;
   const seconds = quick ? 1 : 0.5;

@@ -4,7 +4,7 @@
  * The older majors are npm aliases in package.json (`ioredis5`, `redis5`, `redis4`). iovalkey runs
  * against Redis: Debian 12 has no Valkey server package, and Valkey speaks the same protocol.
  *
- * Which suites run on which client (DESIGN-NOTES, "Redis clients"): every client runs the whole
+ * Which suites run on which client (docs/design/stores.md, "Redis clients"): every client runs the whole
  * conformance suite on standalone and Cluster, {@link FULL} with the usual property runs and
  * {@link SMOKE} with few, and the parity scenario tables, SCRIPT FLUSH recovery, failure domains and
  * binary replies ({@link ALL}); {@link FULL} also run the parity property tests, and {@link FAILURE}
