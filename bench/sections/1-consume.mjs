@@ -5,8 +5,12 @@ import { BENCH_DIR, median, runWorker, verdict } from '../lib/common.mjs';
 
 const WORKER = path.join(BENCH_DIR, 'sections/consume-worker.mjs');
 const EVICTION_WORKER = path.join(BENCH_DIR, 'sections/eviction-worker.mjs');
-/** The eviction rows: a flood of distinct keys through `maxKeys`, for a slab table and an object table. */
-const EVICTION_ALGORITHMS = ['token-bucket', 'sliding-window-log'];
+/**
+ * The eviction rows: a flood of distinct keys through `maxKeys`, for a slab table and an object table,
+ * and its lockout twin: a flood of distinct clients each blocked (a new block per key, through the
+ * block table at `maxKeys`).
+ */
+const EVICTION_ALGORITHMS = ['token-bucket', 'sliding-window-log', 'lockout'];
 
 export const title = '1. In-process decisions per second (memory store)';
 
@@ -111,7 +115,7 @@ async function evictionRows({ quick, log, cpu, rounds }) {
     const m = (field) => median(runs.map((x) => x[field]));
     const [before, at, first, last, max] = [m('beforeFull'), m('atCapacity'), m('first'), m('last'), m('max')];
     log(`  eviction ${algorithm}: ${before.toFixed(2)} µs/key before full, ${at.toFixed(2)} at capacity (last chunk ${last.toFixed(2)})`);
-    rows.push([`rl ${algorithm}`, before, at, first, last, max, at / before, last / first]);
+    rows.push([algorithm === 'lockout' ? 'rl lockout (a new block per key)' : `rl ${algorithm}`, before, at, first, last, max, at / before, last / first]);
     targets.push({ target: `eviction ${algorithm}: cost per key at capacity <= 2 x before the store fills`, value: at / before, ok: at / before <= 2 });
     targets.push({ target: `eviction ${algorithm}: flat, the last ${chunk.toLocaleString('en')} evictions <= 2 x before the store fills`, value: last / before, ok: last / before <= 2 });
   }

@@ -439,6 +439,34 @@ describe('requests that end in 404', () => {
   });
 });
 
+describe('fastify.rateLimit.resetKey', () => {
+  it('forgets a key in every limit of the app: the plugin, a route of its own, a nested registration', async () => {
+    const app = Fastify();
+    apps.push(app);
+    const key = (request: FastifyRequest) => String(request.headers['x-user'] ?? 'anonymous');
+    await app.register(rateLimit, { clock, key, algorithm: fixedWindow({ limit: 1, window: '1h' }), prefix: 'reset-parent' });
+    app.get('/', async () => 'ok');
+    app.get('/own', { config: { rateLimit: { algorithm: fixedWindow({ limit: 1, window: '1h' }), prefix: 'reset-own' } } }, async () => 'ok');
+    await app.register(async (child) => {
+      await child.register(rateLimit, { clock, key, algorithm: fixedWindow({ limit: 1, window: '1h' }), prefix: 'reset-child' });
+      child.get('/child', async () => 'ok');
+    });
+    await app.ready();
+    const as = (user: string, url: string) => app.inject({ url, headers: { 'x-user': user } }).then((reply) => reply.statusCode);
+    for (const url of ['/', '/own']) expect(await as('ann', url)).toBe(200);
+    // '/child' is limited by the parent's plugin too, whose unit '/' spent.
+    expect([await as('ann', '/'), await as('ann', '/own'), await as('ann', '/child'), await as('bob', '/')]).toEqual([429, 429, 429, 200]);
+    await app.rateLimit.resetKey('ann');
+    expect([await as('ann', '/own'), await as('ann', '/child'), await as('ann', '/'), await as('bob', '/')]).toEqual([200, 200, 429, 429]);
+  });
+
+  it('rejects with the store\'s error when a limit\'s store fails', async () => {
+    const failing: Store = Object.assign(new MemoryStore(), { reset: async () => { throw new StoreError('down'); } });
+    const app = await appWith({ store: failing, algorithm: fixedWindow({ limit: 1, window: '1h' }) });
+    await expect(app.rateLimit.resetKey('127.0.0.1')).rejects.toBeInstanceOf(StoreError);
+  });
+});
+
 describe('nested registration', () => {
   it("a child context can add a stricter limit on top of the parent's: both apply, headers append", async () => {
     const app = Fastify();

@@ -21,7 +21,16 @@ declare module 'fastify' {
      * (as a route's `config.rateLimit`). Its permits are released when the response closes. Do not add
      * it to a route the plugin already limits: that counts the request twice (`RL_DOUBLE_COUNT`).
      */
-    rateLimit(options?: RouteRateLimitOptions): RateLimitHook;
+    rateLimit: {
+      (options?: RouteRateLimitOptions): RateLimitHook;
+      /**
+       * Forgets `key` in every limit of the plugin (for example after a successful login): its next
+       * request starts with a full quota, and a lockout is lifted, on every instance sharing the store
+       * (a Redis store tells the other instances' deny caches). Rejects when a limit's store fails or
+       * times out (see `HttpRateLimiter.resetKey`).
+       */
+      resetKey(key: string): Promise<void>;
+    };
   }
   interface FastifyContextConfig {
     /** This route's limit: options merged over the plugin's, or false for no limit. */

@@ -5,7 +5,17 @@ import { checkOptionNames, type OutageLogger } from '@rl/core/http';
 import { ADAPTER_OPTIONS } from './binding.js';
 import { addHook, limitRoutesDeclaredBefore, routesDeclared } from './early-routes.js';
 import type { RateLimitHook, RateLimitPluginOptions, RouteRateLimitOptions } from './options.js';
-import { parseHook, prepare, type Hook, type LimitSetting, type RouteLimit } from './route-limit.js';
+import { parseHook, prepare as prepareLimit, type Hook, type LimitSetting, type RouteLimit } from './route-limit.js';
+
+/** Where the decorator keeps the app's limits. */
+const LIMITS: unique symbol = Symbol('rl.limits');
+
+/** `fastify.rateLimit`: the hook factory, with `resetKey` and the limits it resets. */
+interface Registry {
+  (routeOptions?: RouteRateLimitOptions): RateLimitHook;
+  readonly [LIMITS]: Set<RouteLimit['limiter']>;
+  resetKey(key: string): Promise<void>;
+}
 
 /** Options that, when a route sets any of them, give the route its own state instead of sharing the plugin's. */
 const STATE_OPTIONS = ['algorithm', 'limits', 'prefix', 'store'] as const;
@@ -28,6 +38,13 @@ export async function rateLimitPlugin(fastify: FastifyInstance, options: RateLim
     info: (details, message) => fastify.log.info(details, message),
   };
   const setting = (owner: string, hook: Hook, releaseOnClose: boolean): LimitSetting => ({ owner, hook, createStore, logger, releaseOnClose });
+  // Every limit prepared in this app, for `fastify.rateLimit.resetKey` (one set, shared with the registrations of the app's other contexts).
+  const limits: Set<RouteLimit['limiter']> = fastify.hasDecorator('rateLimit') ? ((fastify.rateLimit as Partial<Registry>)[LIMITS] ?? new Set()) : new Set();
+  const prepare = (options: RouteRateLimitOptions, at: LimitSetting): RouteLimit => {
+    const limit = prepareLimit(options, at);
+    limits.add(limit.limiter);
+    return limit;
+  };
   const globalLimit = global ? prepare(base, setting('rateLimit', pluginHook, false)) : undefined;
   // The plugin's own limit without route hooks (for the not-found handler, fastify.rateLimit(), a route the plugin never saw): the same state.
   let globalOnClose: RouteLimit | undefined;
@@ -91,13 +108,21 @@ export async function rateLimitPlugin(fastify: FastifyInstance, options: RateLim
   // `fastify.rateLimit(options?)`: the plugin's limit (or route options merged over the plugin's) as a
   // hook, for the not-found handler or a route of `global: false`. The first registration decorates.
   if (!fastify.hasDecorator('rateLimit')) {
-    fastify.decorate('rateLimit', function rateLimitHook(routeOptions?: RouteRateLimitOptions): RateLimitHook {
+    const rateLimitHook = function rateLimitHook(routeOptions?: RouteRateLimitOptions): RateLimitHook {
       const limit = routeOptions === undefined && globalLimit === undefined
         ? limitOf(pluginOptionsOnly, 'fastify.rateLimit()', true)
         : limitOf(routeOptions, 'fastify.rateLimit(options)', true);
       if (limit === null) throw new InvalidOptionError('fastify.rateLimit(options)', routeOptions, 'route options merged over the plugin options');
       return limit.handler;
+    };
+    const decorator: Registry = Object.assign(rateLimitHook, {
+      [LIMITS]: limits,
+      /** Forgets `key` in every limit of the plugin, in every context it is registered in (see `resetKey` of the other adapters). */
+      async resetKey(key: string): Promise<void> {
+        await Promise.all([...limits].map((limiter) => limiter.resetKey(key)));
+      },
     });
+    fastify.decorate('rateLimit', decorator);
   }
   fastify.addHook('onClose', async () => {
     await ownedStore?.close?.();

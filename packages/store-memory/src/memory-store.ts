@@ -5,7 +5,6 @@ import {
   StoreClosedError,
   checkOptions,
   checkTimers,
-  keyDigest,
   parseTimerDuration,
   systemClock,
   systemTimers,
@@ -15,15 +14,17 @@ import {
   type Decision,
   type Duration,
   type LeaseState,
-  type LogAlgorithm,
   type LogState,
   type NumericAlgorithm,
   type Store,
   type StoreCapabilities,
   type Timers,
 } from '@rl/core/store';
+import { heldKey } from './held-key.js';
 import { Sweeper, type Sweepable } from './sweeper.js';
 import { NumericTable, ObjectTable, type AnyTable, type LeaseTable, type LogTable } from './tables.js';
+
+export { MAX_PLAIN_KEY_LENGTH } from './held-key.js';
 
 export interface MemoryStoreOptions {
   /**
@@ -44,21 +45,6 @@ export interface MemoryStoreOptions {
 }
 
 /**
- * Keys longer than this (UTF-16 code units) are held by their SHA-256 digest: what a key costs the
- * store is bounded whatever its length (a key a limit takes from a request header can be 16 KB, and
- * `maxKeys` bounds the count of keys, not their size). The digest form (`\0` and the 43 characters
- * of `keyDigest`, lossless for lone surrogates) is shorter than the bound, so no plain key is taken
- * for one unless it is a preimage.
- */
-export const MAX_PLAIN_KEY_LENGTH = 128;
-
-/** The key the tables index `key` by: itself, or its digest when longer than {@link MAX_PLAIN_KEY_LENGTH}. */
-function heldKey(key: string): string {
-  return key.length <= MAX_PLAIN_KEY_LENGTH ? key : `\0${keyDigest(key)}`;
-}
-
-
-/**
  * The in-process store. Each decision runs synchronously (read, step, write in one event-loop turn),
  * so it is atomic per key. Memory stays bounded: fully recovered state is swept by one unref'd timer
  * and at most `maxKeys` keys are kept (least recently used evicted first). Zero dependencies. Runs
@@ -73,8 +59,8 @@ export class MemoryStore implements Store {
   readonly maxKeys: number;
   private readonly clock: Clock;
   private readonly numeric = new Map<string, NumericTable>();
-  private readonly logs: LogTable = new ObjectTable<LogState, LogAlgorithm>();
-  private readonly leases: LeaseTable = new ObjectTable<LeaseState, ConcurrencyAlgorithm>();
+  private readonly logs: LogTable = new ObjectTable<LogState>();
+  private readonly leases: LeaseTable = new ObjectTable<LeaseState>();
   /** Lockouts (`blockDuration`), beside the states: at most `maxKeys`, the ended ones swept. */
   private readonly blocks: BlockTable;
   private size = 0;
@@ -165,13 +151,17 @@ export class MemoryStore implements Store {
     const t = now === undefined ? this.clock() : now;
     this.lastNow = t;
     const table = this.leases;
-    table.algorithms.note(algorithm);
     const entry = table.index.get(key);
     if (entry !== undefined) entry.touched = true;
     const { state, decision } = algorithm.acquire(entry?.state, t, leaseId, true);
-    if (entry === undefined && state.size > 0) {
+    if (!decision.allowed) return decision;
+    // A lease's expiry is its own: the newest one is the key's deadline.
+    const deadline = t + algorithm.leaseMs;
+    if (entry !== undefined) {
+      if (deadline > entry.deadline) entry.deadline = deadline;
+    } else if (state.size > 0) {
       this.makeRoom(table, t);
-      table.index.set(key, { state, touched: false });
+      table.index.set(key, { state, touched: false, deadline });
       this.size++;
     }
     return decision;
@@ -227,33 +217,40 @@ export class MemoryStore implements Store {
         table = this.lastTable!;
       } else {
         table = this.numericTable(algorithm);
-        table.algorithms.note(algorithm);
         this.lastAlgorithm = algorithm;
         this.lastTable = table;
       }
       let slot = table.index.get(key);
-      if (slot !== undefined) {
-        table.touched[slot] = 1;
-        return algorithm.step(table.data, slot * table.stride, false, now, cost, commit, maxDelay);
+      let fresh = false;
+      if (slot !== undefined) table.touched[slot] = 1;
+      else if (!commit) return algorithm.step(table.data, 0, true, now, cost, false, maxDelay);
+      else {
+        this.makeRoom(table, now);
+        slot = table.allocate(key);
+        this.size++;
+        fresh = true;
       }
-      if (!commit) return algorithm.step(table.data, 0, true, now, cost, false, maxDelay);
-      this.makeRoom(table, now);
-      slot = table.allocate(key);
-      this.size++;
-      return algorithm.step(table.data, slot * table.stride, true, now, cost, true, maxDelay);
+      const offset = slot * table.stride;
+      const decision = algorithm.step(table.data, offset, fresh, now, cost, commit, maxDelay);
+      if (commit) table.wrote(slot, algorithm.expiresAt(table.data, offset));
+      return decision;
     }
     if (algorithm.stateKind === 'log') {
       const table = this.logs;
-      table.algorithms.note(algorithm);
       const entry = table.index.get(key);
       if (entry !== undefined) {
         entry.touched = true;
-        return algorithm.step(entry.state, now, cost, commit, maxDelay).decision;
+        const decision = algorithm.step(entry.state, now, cost, commit, maxDelay).decision;
+        if (commit) {
+          const deadline = algorithm.expiresAt(entry.state);
+          if (deadline > entry.deadline) entry.deadline = deadline;
+        }
+        return decision;
       }
       const { state, decision } = algorithm.step(undefined, now, cost, commit, maxDelay);
       if (commit && state.times.length > 0) {
         this.makeRoom(table, now);
-        table.index.set(key, { state, touched: false });
+        table.index.set(key, { state, touched: false, deadline: algorithm.expiresAt(state) });
         this.size++;
       }
       return decision;

@@ -1,15 +1,4 @@
-import type { ConcurrencyAlgorithm, LeaseState, LogAlgorithm, LogState, NumericAlgorithm } from '@rl/core/store';
-
-/** Algorithms that have used a table: expiry must satisfy all of them (never drop state one of them still needs). */
-export class AlgorithmSet<A> {
-  last: A | undefined;
-  all: A[] = [];
-  note(algorithm: A): void {
-    if (algorithm === this.last) return;
-    this.last = algorithm;
-    if (!this.all.includes(algorithm)) this.all.push(algorithm);
-  }
-}
+import type { LeaseState, LogState } from '@rl/core/store';
 
 /**
  * The keys of one state layout, with what eviction and sweeping need. `V` is what the index maps a
@@ -26,7 +15,12 @@ export abstract class Table<V> {
   readonly index = new Map<string, V>();
   private hand: Iterator<[string, V]> | undefined;
 
-  /** True when the key's state needs nothing any more at `now` (for every algorithm that used this table). */
+  /**
+   * True when the key's state needs nothing any more at `now`: its deadline, the latest time any
+   * configuration that wrote it said its state is the same as no state (kept with the state, so
+   * expiry depends on the configurations that wrote a key, never on how many algorithm objects a
+   * table has seen: a quota built per request is as cheap as one reused).
+   */
   abstract expired(value: V, now: number): boolean;
   /** Forgets a key. */
   abstract remove(key: string, value: V): void;
@@ -57,8 +51,9 @@ export abstract class Table<V> {
  * small integer slot, `stride` doubles, and one byte for the CLOCK mark.
  */
 export class NumericTable extends Table<number> {
-  readonly algorithms = new AlgorithmSet<NumericAlgorithm>();
   data: Float64Array;
+  /** Per slot, its key's deadline (see {@link Table.expired}): raised by every write, never lowered. */
+  deadlines: Float64Array;
   /** 1 when the slot's key was used since the eviction hand last passed it. */
   touched: Uint8Array;
   private readonly free: number[] = [];
@@ -67,6 +62,7 @@ export class NumericTable extends Table<number> {
   constructor(readonly stride: number) {
     super();
     this.data = new Float64Array(1024 * stride);
+    this.deadlines = new Float64Array(1024);
     this.touched = new Uint8Array(1024);
   }
 
@@ -79,7 +75,13 @@ export class NumericTable extends Table<number> {
     }
     this.index.set(key, slot);
     this.touched[slot] = 0;
+    this.deadlines[slot] = -Infinity;
     return slot;
+  }
+
+  /** A write of `slot` by a configuration whose state there is the same as no state at `deadline`. */
+  wrote(slot: number, deadline: number): void {
+    if (deadline > this.deadlines[slot]!) this.deadlines[slot] = deadline;
   }
 
   remove(key: string, slot: number): void {
@@ -88,9 +90,7 @@ export class NumericTable extends Table<number> {
   }
 
   expired(slot: number, now: number): boolean {
-    const offset = slot * this.stride;
-    for (const algorithm of this.algorithms.all) if (algorithm.expiresAt(this.data, offset) > now) return false;
-    return true;
+    return this.deadlines[slot]! <= now;
   }
 
   protected takeSecondChance(slot: number): boolean {
@@ -107,6 +107,9 @@ export class NumericTable extends Table<number> {
     const touched = new Uint8Array(size);
     touched.set(this.touched);
     this.touched = touched;
+    const deadlines = new Float64Array(size);
+    deadlines.set(this.deadlines);
+    this.deadlines = deadlines;
   }
 }
 
@@ -114,15 +117,14 @@ export interface ObjectEntry<S> {
   state: S;
   /** True when the key was used since the eviction hand last passed it. */
   touched: boolean;
+  /** The key's deadline (see {@link Table.expired}): raised by every write, never lowered. */
+  deadline: number;
 }
 
 /** Variable-size states (sliding logs, lease sets), one object per key. */
-export class ObjectTable<S, A extends { expiresAt(state: S): number }> extends Table<ObjectEntry<S>> {
-  readonly algorithms = new AlgorithmSet<A>();
-
+export class ObjectTable<S> extends Table<ObjectEntry<S>> {
   expired(entry: ObjectEntry<S>, now: number): boolean {
-    for (const algorithm of this.algorithms.all) if (algorithm.expiresAt(entry.state) > now) return false;
-    return true;
+    return entry.deadline <= now;
   }
 
   remove(key: string): void {
@@ -136,6 +138,6 @@ export class ObjectTable<S, A extends { expiresAt(state: S): number }> extends T
   }
 }
 
-export type LogTable = ObjectTable<LogState, LogAlgorithm>;
-export type LeaseTable = ObjectTable<LeaseState, ConcurrencyAlgorithm>;
+export type LogTable = ObjectTable<LogState>;
+export type LeaseTable = ObjectTable<LeaseState>;
 export type AnyTable = NumericTable | LogTable | LeaseTable;

@@ -14,6 +14,7 @@ import { Batcher } from './batcher.js';
 import { adaptClient, type ClientAdapter, type RedisClient } from './clients/client.js';
 import { bucketOf, fieldOf, redisKeyBase } from './keys.js';
 import type { ScriptPlan } from './script-plan.js';
+import { ResetChannel } from './reset-channel.js';
 import { ScriptPlans } from './script-plans.js';
 import { storeError } from './store-error.js';
 import { parseStoreOptions, type RedisStoreOptions } from './store-options.js';
@@ -61,6 +62,8 @@ export class RedisStore implements Store {
   readonly buckets: number;
   /** The plan of each algorithm object, and the scripts defined on the client. */
   private readonly plans: ScriptPlans;
+  /** The channel every process's deny caches hear resets on. */
+  private readonly resets: ResetChannel;
   private closed = false;
   /**
    * On a Cluster client only: the master that serves `key`'s slot for this algorithm (`"host:port"`,
@@ -89,6 +92,7 @@ export class RedisStore implements Store {
     this.buckets = config.buckets;
     this.keyPrefix = adapter.keyPrefix;
     this.plans = new ScriptPlans(adapter);
+    this.resets = new ResetChannel(adapter, `${config.prefix}resets`);
     if (config.batchSize > 1) this.batcher = new Batcher(adapter, config.batchSize, adapter.masterOf !== undefined);
     if (adapter.masterOf !== undefined) this.failureDomain = (key, algorithm) => this.nodeOf(key, algorithm);
   }
@@ -127,6 +131,8 @@ export class RedisStore implements Store {
     } catch (error) {
       throw storeError('reset', error, this.adapter);
     }
+    // Every process's deny cache forgets the key (its lockout lifted, its state gone).
+    this.resets.publish(key);
   }
 
   acquire(key: string, algorithm: ConcurrencyAlgorithm, leaseId: string, now: number | undefined): Promise<Decision> {
@@ -139,9 +145,19 @@ export class RedisStore implements Store {
     await this.call(key, algorithm, 'r', [leaseId]);
   }
 
-  /** Marks the store closed (further calls throw `StoreClosedError`). The client stays open: close it yourself. */
-  close(): void {
+  /**
+   * Marks the store closed (further calls throw `StoreClosedError`) and closes the connection it
+   * subscribed to resets with, if any; resolves once that is closed. The client stays open: close it
+   * yourself.
+   */
+  close(): Promise<void> {
     this.closed = true;
+    return this.resets.close();
+  }
+
+  /** Tells `listener` of every key reset on this Redis under this store's prefix, in any process (see `Store.watchResets`). */
+  watchResets(listener: (storageKey: string | undefined) => void): void {
+    this.resets.listen(listener);
   }
 
   /**

@@ -3,10 +3,11 @@ import type { ClientAdapter } from './clients/client.js';
 
 /**
  * Redis answers about one key, not about the server: a value of another type under the store's key
- * (another program wrote it), or the scripts' own check of a call's input (`ERR rl: …`). Such a
- * failure is `keyOnly`: the store-down circuit does not count it (see `StoreError.keyOnly`).
+ * (another program wrote it), the scripts' own check of a call's input (`ERR rl: …`), or a Cluster's
+ * answer that the key's slot is moving (`TRYAGAIN`, `ASK`, `MOVED`, when the client gave up following
+ * it). Such a failure is `keyOnly`: the store-down circuit does not count it (see `StoreError.keyOnly`).
  */
-const KEY_ONLY_REPLY = /^(?:WRONGTYPE |ERR rl: )/;
+const KEY_ONLY_REPLY = /^(?:WRONGTYPE |ERR rl: |TRYAGAIN|ASK |MOVED )/;
 
 /** The failure as a StoreError; when the client is closed (every call fails at once), the message says why and what to do. */
 export function storeError(operation: string, error: unknown, adapter: ClientAdapter): StoreError {

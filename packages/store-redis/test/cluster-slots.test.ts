@@ -9,7 +9,7 @@
 import fc from 'fast-check';
 import { Cluster, Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { concurrency, createLimiter, slidingWindowLog, type Algorithm } from '@rl/core';
+import { concurrency, createLimiter, slidingWindowLog, tokenBucket, type Algorithm } from '@rl/core';
 import type { ConcurrencyAlgorithm } from '@rl/core/store';
 import { RedisStore, type RedisClient } from '@rl/store-redis';
 import { NODE_REDIS_6 } from './support/clients.js';
@@ -217,6 +217,60 @@ describe('a slot migration during traffic', () => {
       expect((await limiter.peek(hot)).remaining).toBe(100_000 - 320);
     } finally {
       await close();
+    }
+  });
+});
+
+/** The index in `nodes` of the master that serves `slot` (from `CLUSTER SLOTS`). */
+async function masterOfSlot(slot: number): Promise<number> {
+  const ranges = (await nodes[0]!.cluster('SLOTS')) as unknown as [number, number, [string, number, string]][];
+  const range = ranges.find(([start, end]) => slot >= start && slot <= end)!;
+  return cluster!.nodes.findIndex(({ port }) => port === range[2][1]);
+}
+
+describe('a slot migration that splits a sliding log, with the default timeout and ioredis defaults (issue 25)', () => {
+  it('opens no circuit for the master: the bystanders on it are answered by Redis, only the moving key gets the policy', async () => {
+    const client = new Cluster(cluster!.nodes);
+    try {
+      const store = new RedisStore({ client, prefix: 'by:' });
+      const log = slidingWindowLog({ limit: 100_000, window: '1h' });
+      const bucket = tokenBucket({ capacity: 100_000, refillRate: 1_000 });
+      const hotLimiter = createLimiter({ algorithm: log, store, denyCache: false });
+      const bystanderLimiter = createLimiter({ algorithm: bucket, store });
+      const hot = 'hot-bystanders';
+      for (let i = 0; i < 5; i++) await hotLimiter.consume(hot);
+      const [list, sum] = store.redisKeys(hot, log) as [string, string];
+      const slot = (await nodes[0]!.cluster('KEYSLOT', list)) as number;
+      const owner = await masterOfSlot(slot);
+      // 20 keys whose buckets live on the same master as the log.
+      const bystanders: string[] = [];
+      for (let i = 0; bystanders.length < 20; i++) {
+        const key = `bystander-${i}`;
+        const bucketKey = store.redisKeys(bystanderLimiter.storageKey(key), bucket)[0]!;
+        if ((await masterOfSlot((await nodes[0]!.cluster('KEYSLOT', bucketKey)) as number)) === owner) bystanders.push(key);
+      }
+      for (const key of bystanders) expect((await bystanderLimiter.consume(key)).reason).toBeUndefined();
+      const ids = await Promise.all(nodes.map(async (node) => (await node.cluster('MYID')) as string));
+      const targetIndex = (owner + 1) % nodes.length;
+      await nodes[targetIndex]!.cluster('SETSLOT', slot, 'IMPORTING', ids[owner]!);
+      await nodes[owner]!.cluster('SETSLOT', slot, 'MIGRATING', ids[targetIndex]!);
+      await nodes[owner]!.migrate('127.0.0.1', cluster!.nodes[targetIndex]!.port, list, 0, 5000);
+      // Split: the log's requests are refused (TRYAGAIN, retried by ioredis every 100 ms, past the 50 ms
+      // timeout), while the bystanders' keep coming; rounds until the hot key has timed out many times.
+      const bystanderReasons: (string | undefined)[] = [];
+      let hotTimeouts = 0;
+      for (let round = 0; round < 40 && hotTimeouts < 10; round++) {
+        const hotRound = Promise.all(Array.from({ length: 5 }, () => hotLimiter.consume(hot)));
+        for (const key of bystanders) bystanderReasons.push((await bystanderLimiter.consume(key)).reason);
+        hotTimeouts += (await hotRound).filter((d) => d.reason === 'timeout').length;
+      }
+      await nodes[owner]!.migrate('127.0.0.1', cluster!.nodes[targetIndex]!.port, sum, 0, 5000);
+      for (const node of [nodes[targetIndex]!, nodes[owner]!, ...nodes.filter((_, i) => i !== targetIndex && i !== owner)]) await node.cluster('SETSLOT', slot, 'NODE', ids[targetIndex]!);
+      expect(hotTimeouts).toBeGreaterThanOrEqual(10);
+      expect(bystanderReasons.filter((reason) => reason !== undefined)).toEqual([]);
+      await store.close();
+    } finally {
+      client.disconnect();
     }
   });
 });

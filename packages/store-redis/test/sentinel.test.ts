@@ -132,6 +132,42 @@ describe.each(kinds)('$name through Sentinel', ({ name }) => {
       eval: info(sentinel.master.port, 'commandstats', 'cmdstat_eval') - before.eval,
     }).toEqual({ evalsha: 2, eval: 0 });
   });
+
+  it("a reset on one instance reaches another instance's deny cache (the store's reset channel through Sentinel)", async () => {
+    const kind = kinds.find((k) => k.name === name)!;
+    const other = await kind.connect(sentinel);
+    const storeA = new RedisStore({ client: connected.get(name)!.client, prefix: `${prefix}resets:` });
+    const storeB = new RedisStore({ client: other.client, prefix: `${prefix}resets:` });
+    try {
+      let now = 1_800_000_000_000;
+      const options = { algorithm: tokenBucket({ capacity: 1, refillRate: 1, interval: '1h' }), clock: () => now, blockDuration: '1h' as const };
+      const limiterA = createLimiter({ ...options, store: storeA });
+      const limiterB = createLimiter({ ...options, store: storeB });
+      expect((await limiterA.consume('ann')).allowed).toBe(true);
+      expect((await limiterA.consume('ann')).allowed).toBe(false);
+      expect((await limiterB.consume('ann')).allowed).toBe(false);
+      // Both stores subscribe (on the master) with their limiter's first cached denial; the first
+      // connection of a subscription forgets what was cached before it, so B caches again after.
+      const subscribed = () => Number(cli(sentinel.master.port, ['PUBSUB', 'NUMSUB', `${prefix}resets:resets`]).trim().split('\n').at(-1));
+      for (let i = 0; i < 200 && subscribed() < 2; i++) await sleep(10);
+      expect(subscribed()).toBe(2);
+      let cached = await limiterB.consume('ann');
+      for (let i = 0; i < 3 && cached.reason !== 'deny-cache'; i++) cached = await limiterB.consume('ann');
+      expect(cached.reason).toBe('deny-cache');
+      now += 60_000;
+      await limiterA.reset('ann');
+      const started = Date.now();
+      let decision = await limiterB.consume('ann');
+      while (decision.reason === 'deny-cache' && Date.now() - started < 2_000) {
+        await sleep(10);
+        decision = await limiterB.consume('ann');
+      }
+      expect([decision.allowed, decision.reason]).toEqual([true, undefined]);
+    } finally {
+      await Promise.all([storeA.close(), storeB.close()]);
+      other.close();
+    }
+  });
 });
 
 const TIMEOUT_MS = 50;

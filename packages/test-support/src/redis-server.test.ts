@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { ExternalRedisRefusedError, externalRedis, refuseNonDisposableRedis, REDIS_DISPOSABLE_VARIABLE } from './redis-server.js';
+import { ExternalRedisRefusedError, externalRedis, refuseNonDisposableRedis, requireRedisBinaries, REDIS_DISPOSABLE_VARIABLE } from './redis-server.js';
 
 // The tests pause, flush and fill the Redis they use: an external one only when it is said disposable.
 describe('externalRedis', () => {
@@ -40,5 +40,17 @@ describe('refuseNonDisposableRedis (the vitest config runs it before any test)',
   it('throws for either variable without the opt-in', () => {
     expect(() => refuseNonDisposableRedis({ REDIS_URL: 'redis://127.0.0.1:6379' })).toThrow(ExternalRedisRefusedError);
     expect(() => refuseNonDisposableRedis({ REDIS_CLUSTER_NODES: '127.0.0.1:7000' })).toThrow(/REDIS_CLUSTER_NODES is set/);
+  });
+});
+
+describe('requireRedisBinaries', () => {
+  it('fails at once, naming redis-server and how to install it, when the binary is not on the PATH', () => {
+    const started = Date.now();
+    expect(() => requireRedisBinaries({ ...process.env, PATH: '/nonexistent' })).toThrow(/redis-server is not on the PATH.*apt-get install redis-server/s);
+    expect(Date.now() - started).toBeLessThan(5_000);
+  });
+
+  it('passes on this machine, where the binaries are', () => {
+    expect(() => requireRedisBinaries()).not.toThrow();
   });
 });

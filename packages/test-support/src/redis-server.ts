@@ -119,12 +119,34 @@ export function redisServerArgs(port: number, dir: string, extra: readonly strin
   return ['--port', String(port), '--bind', HOST, '--save', '', '--appendonly', 'no', '--dir', dir, '--logfile', join(dir, 'redis.log'), ...extra];
 }
 
+/** Set once `redis-server` and `redis-cli` were found on the PATH. */
+let binariesFound = false;
+
+/**
+ * Throws at once, naming what is missing and how to get it, when `redis-server` or `redis-cli` is not
+ * on the PATH (`env.PATH`), instead of letting each Redis test file wait for its hook's timeout.
+ */
+export function requireRedisBinaries(env: NodeJS.ProcessEnv = process.env): void {
+  if (binariesFound && env === process.env) return;
+  for (const binary of ['redis-server', 'redis-cli']) {
+    const found = spawnSync(binary, ['--version'], { encoding: 'utf8', env, timeout: 10_000 });
+    if (found.error !== undefined || found.status !== 0) {
+      throw new Error(
+        `${binary} is not on the PATH (${found.error?.message ?? `exit code ${found.status}`}): the Redis tests start their own servers from it. ` +
+          'Install Redis 6.2 or later (Debian or Ubuntu: apt-get install redis-server; macOS: brew install redis), or run a disposable Redis and set REDIS_URL (and RL_TEST_REDIS_DISPOSABLE=1).',
+      );
+    }
+  }
+  if (env === process.env) binariesFound = true;
+}
+
 /**
  * Starts one `redis-server` with the arguments `argsOf(port, dir)` gives, on a free port, with a new
  * temporary directory `dir` (removed at its stop, or when the process exits); resolves once it answers
  * PING. A port found free can be taken by another process before redis binds it: a few are tried.
  */
 export async function startRedisProcess(argsOf: (port: number, dir: string) => string[]): Promise<{ port: number; stop: () => Promise<void> }> {
+  requireRedisBinaries();
   let lastError: unknown;
   for (let attempt = 0; attempt < 5; attempt++) {
     const port = await freePort(false);
@@ -145,6 +167,7 @@ export async function startRedisProcess(argsOf: (port: number, dir: string) => s
  * link to its master is up).
  */
 export async function startRedisCluster(options: RedisClusterOptions = {}): Promise<RedisClusterHandle> {
+  if (externalRedis('REDIS_CLUSTER_NODES') === undefined) requireRedisBinaries();
   const external = externalRedis('REDIS_CLUSTER_NODES');
   if (external) {
     const nodes = external.split(',').map((hostPort) => {

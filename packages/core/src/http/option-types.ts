@@ -122,8 +122,10 @@ export interface HttpRateLimitOptions<Req> extends Pick<LimiterOptions, PassedLi
   skipSuccessfulRequests?: boolean;
   /**
    * Do not count requests whose response failed (status 400 or above by default, see
-   * `requestWasSuccessful`), nor those whose client left before the response finished: their units
-   * are given back then. Default false.
+   * `requestWasSuccessful`): their units are given back when the response has been sent. A request
+   * whose client left before its response finished stays counted (its handler may still be running:
+   * giving its units back at the abort would let a client that aborts each request run any number of
+   * handlers). Default false.
    */
   skipFailedRequests?: boolean;
   /**

@@ -12,7 +12,9 @@ export type SuccessTest<Req, Res> = (req: Req, res: Res) => unknown;
  * Counting by the response's outcome: a request is charged when it arrives (so that concurrent
  * attempts are limited), and its units are given back when its response ends with an outcome that is
  * not counted: a success under `skipSuccessfulRequests`, a failure under `skipFailedRequests`. A
- * response that never finished (the client left, the connection broke) is a failure. A success test
+ * response that never finished (the client left, the connection broke) stays counted under both: its
+ * handler may still be running, and a give-back at the abort would let a client that aborts every
+ * request run any number of handlers past a limit meant to bound them. A success test
  * that throws or rejects counts the request (the safe side) and is reported once as a process warning
  * (`RL_OUTCOME_ERROR`): a response has been sent by then, so there is no error path left.
  */
@@ -45,11 +47,6 @@ export class OutcomeCounter<Req, Res> {
       return;
     }
     this.count(result, Boolean(success));
-  }
-
-  /** The response of `result`'s request never finished (the client left, the connection broke): a failure. */
-  unfinished(result: RateLimitResult): void {
-    if (result.enforcedDeniedBy === -1 && this.skipFailed) void result.giveBackUnits();
   }
 
   private count(result: RateLimitResult, success: boolean): void {

@@ -81,14 +81,12 @@ export class Responder<Req, Res, Next, Out> {
 
   /**
    * The response of `result`'s admitted request ended (`finished`: sent in full): its permits are
-   * released, and its units given back when its outcome is not counted. What an adapter's `onEnd` tells.
+   * released, and its units given back when its outcome is not counted (a response that never
+   * finished stays counted: see {@link OutcomeCounter}). What an adapter's `onEnd` tells.
    */
   readonly ended: ResponseEnded<Req, Res> = (req, res, result, finished) => {
     if (this.policy.hasLeases) void result.release();
-    const outcome = this.outcome;
-    if (outcome === undefined) return;
-    if (finished) outcome.finished(req, res, result);
-    else outcome.unfinished(result);
+    if (finished) this.outcome?.finished(req, res, result);
   };
 
   private holdThenProceed(req: Req, res: Res, next: Next, result: RateLimitResult, node: NodeResponse): Promise<Awaited<Out>> {

@@ -231,3 +231,41 @@ describe('the limiter behind its open circuit, in a loop', () => {
     expect(store.calls).toEqual(['consume k']);
   });
 });
+
+describe('a failure the store outlived is the key\'s own (issue 25: a Cluster slot migrating)', () => {
+  it('calls that fail while later calls of the domain are answered open no circuit: only they get the policy', async () => {
+    const store = new TestStore({ answers: 'manual' });
+    let now = 0;
+    const roomy = tokenBucket({ capacity: 100, refillRate: 1, interval: '1h' });
+    const limiter = createLimiter({ algorithm: roomy, store, clock: () => now, timeout: false, storeFailureThreshold: 2, storeRetryInterval: 1000 });
+    for (let round = 0; round < 5; round++) {
+      // The moving key's calls, sent first, fail; a bystander sent after them is answered first.
+      now += 1;
+      const moving = [limiter.consume('moving'), limiter.consume('moving'), limiter.consume('moving')];
+      now += 1;
+      const bystander = limiter.consume('bystander');
+      store.answerWhere((key) => key === 'bystander');
+      expect((await bystander).reason).toBeUndefined();
+      store.failAll();
+      expect((await Promise.all(moving)).map((d) => d.reason)).toEqual(['store-error', 'store-error', 'store-error']);
+    }
+    // The circuit stayed closed: the next bystander goes to the store.
+    now += 1;
+    await reachesStore(store, limiter, 'bystander', store.calls.length);
+  });
+
+  it('a store that answers nothing any more still opens the circuit', async () => {
+    const store = new TestStore({ answers: 'manual' });
+    let now = 0;
+    const limiter = createLimiter({ algorithm: bucket(), store, clock: () => now, timeout: false, storeFailureThreshold: 2, storeRetryInterval: 1000 });
+    const fine = limiter.consume('k');
+    expect((await store.answered(fine)).reason).toBeUndefined();
+    now += 1;
+    const failing = [limiter.consume('k'), limiter.consume('other')];
+    store.failAll();
+    await Promise.all(failing);
+    const calls = store.calls.length;
+    expect((await limiter.consume('k')).reason).toBe('store-error');
+    expect(store.calls.length).toBe(calls);
+  });
+});

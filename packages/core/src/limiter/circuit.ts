@@ -17,7 +17,10 @@ export type CircuitListener = (open: boolean, reason: FailureReason | undefined,
 /**
  * The "store down" circuit of one limiter. Closed, every call goes to the store. It opens when
  * `threshold` failed calls fall within `retryIntervalMs` (a lone slow answer under load does not deny
- * every key for an interval); while open, calls skip the store until the open time has passed, then
+ * every key for an interval), counting only the calls the store has not proved it outlived: a failed
+ * call sent before a call the domain answered in time is that call's own failure (its key's:
+ * while a Cluster slot migrates, the calls of the keys being moved time out as the others are
+ * answered, and those calls get the policy while the bystanders keep their store). While open, calls skip the store until the open time has passed, then
  * one call at a time goes to the store as a probe (which moves the open time on by `retryIntervalMs`,
  * so a hung probe is replaced by another). A probe's success closes the circuit; its failure keeps it
  * open for another interval.
@@ -30,6 +33,8 @@ export class Circuit {
   private openReason: FailureReason = 'store-error';
   /** Times of the latest failed calls (at most `threshold`), oldest first. */
   private readonly failures: number[] = [];
+  /** The latest time a call was sent that the domain answered in time (on `clock`). */
+  private aliveAt = -Infinity;
 
   /** Told when the circuit opens or closes (set by an observed limiter); undefined: nobody listens. */
   listener: CircuitListener | undefined;
@@ -61,6 +66,16 @@ export class Circuit {
     return PROBE_STORE;
   }
 
+  /** The time on this circuit's clock: a call's send time, for {@link answered} and {@link failed}. */
+  now(): number {
+    return this.clock();
+  }
+
+  /** A call sent at `sentAt` was answered in time: the domain was alive then. */
+  answered(sentAt: number): void {
+    if (sentAt > this.aliveAt) this.aliveAt = sentAt;
+  }
+
   /** The probe answered: the store is used again, and earlier failures are forgotten. */
   probeSucceeded(): void {
     const wasOpen = this.openUntil !== 0;
@@ -69,9 +84,14 @@ export class Circuit {
     if (wasOpen) this.listener?.(false, undefined, this.domain);
   }
 
-  /** A store call failed: opens the circuit at the threshold, and keeps an open one open (a failed probe). */
-  failed(reason: FailureReason): void {
+  /**
+   * A store call sent at `sentAt` (default: now) failed: opens the circuit at the threshold, and keeps
+   * an open one open (a failed probe). A call sent before one the domain answered is not counted
+   * (see the class comment).
+   */
+  failed(reason: FailureReason, sentAt?: number): void {
     const now = this.clock();
+    if (this.openUntil === 0 && sentAt !== undefined && sentAt < this.aliveAt) return;
     const failures = this.failures;
     failures.push(now);
     if (failures.length > this.threshold) failures.shift();

@@ -89,6 +89,7 @@ export class LimiterCore {
     this.guard = new StoreGuard(config.store, config.clock, { circuit: this.circuit, byDomain }, deadlines, policy, (error, key, a) => this.storeFailed(error, key, a));
     this.synchronous = config.store.capabilities.local && (fallback === undefined || fallback.synchronous);
     this.fastPath = this.synchronous && config.algorithm !== undefined && !this.isConcurrencyLimit && byDomain === undefined;
+    config.denyCache?.followResets(config.store);
   }
 
   /**

@@ -89,4 +89,36 @@ describe('the limiter with a deny cache', () => {
     store.answerAll();
     expect(await after).toMatchObject({ allowed: true });
   });
+
+  it('answers a flood of one exhausted key from the cache when the quota is built per request: configurations compare, not objects (issue 25)', async () => {
+    const store = new TestStore({ answers: 'async' });
+    const limiter = createLimiter({ store, clock: () => 0, timeout: false });
+    // A quota read per request: a new object each time, with the customer's numbers.
+    const quota = () => fixedWindow({ limit: 1, window: '1h' });
+    expect((await limiter.consume('k', 1, quota())).allowed).toBe(true);
+    expect((await limiter.consume('k', 1, quota())).allowed).toBe(false);
+    const calls = store.calls.length;
+    for (let i = 0; i < 100; i++) expect((await limiter.consume('k', 1, quota())).reason).toBe('deny-cache');
+    expect(store.calls.length).toBe(calls);
+    // Another configuration (the customer's plan changed) asks the store.
+    expect((await limiter.consume('k', 1, fixedWindow({ limit: 5, window: '1h' }))).reason).toBeUndefined();
+    expect(store.calls.length).toBe(calls + 1);
+  });
+
+  it("listens to the store's resets from its first cached denial: a reset elsewhere forgets the key, a possible miss forgets every key", async () => {
+    const listeners: ((storageKey: string | undefined) => void)[] = [];
+    const store = Object.assign(new TestStore({ answers: 'async' }), { watchResets: (listener: (storageKey: string | undefined) => void) => void listeners.push(listener) });
+    const limiter = createLimiter({ algorithm: fixedWindow({ limit: 1, window: '1h' }), store, clock: () => 0, timeout: false, prefix: 'p' });
+    const deniedFromCache = async (key: string) => (await limiter.consume(key)).reason === 'deny-cache';
+    for (const key of ['a', 'b']) await limiter.consume(key);
+    expect(listeners).toHaveLength(0); // nothing cached yet: no subscription
+    for (const key of ['a', 'b']) await limiter.consume(key);
+    expect(listeners).toHaveLength(1); // once, at the first cached denial
+    expect([await deniedFromCache('a'), await deniedFromCache('b')]).toEqual([true, true]);
+    listeners[0]!('p:a');
+    expect([await deniedFromCache('a'), await deniedFromCache('b')]).toEqual([false, true]);
+    await deniedFromCache('a'); // cached again
+    listeners[0]!(undefined);
+    expect([await deniedFromCache('a'), await deniedFromCache('b')]).toEqual([false, false]);
+  });
 });

@@ -2,6 +2,7 @@ import type { Algorithm } from '../algorithm.js';
 import { makeDecision, type Decision, type DecisionReason } from '../decision.js';
 import { InvalidOptionError } from '../errors.js';
 import { checkOptions, integerAtLeast } from '../options.js';
+import type { Store } from '../store/interface.js';
 
 const DEFAULT_MAX_KEYS = 10_000;
 
@@ -9,8 +10,8 @@ interface DenyEntry {
   until: number;
   cost: number;
   decision: Decision;
-  /** The algorithm that denied: a call with another one (a plan that changed) asks the store. */
-  algorithm: Algorithm;
+  /** The configuration that denied (see {@link configurationOf}): a call with another one (a plan that changed) asks the store. */
+  configuration: string;
   /** The `maxDelay` of a reservation's denial (`until` is then when such a reservation fits); undefined for a consume's. */
   maxDelay: number | undefined;
 }
@@ -23,11 +24,15 @@ interface DenyEntry {
  */
 export class DenyCache {
   private readonly entries = new Map<string, DenyEntry>();
+  /** Called once, when the first denial is remembered (see {@link followResets}). */
+  private firstDenial: (() => void) | undefined;
+  /** What the store calls on a reset anywhere; held here because the store holds it weakly. */
+  private resetListener: ((storageKey: string | undefined) => void) | undefined;
 
   constructor(private readonly maxKeys: number = DEFAULT_MAX_KEYS) {}
 
   /**
-   * The cached denial of `storeKey` for `cost` by `algorithm` at `now`, its retry time counted down;
+   * The cached denial of `storeKey` for `cost` by `algorithm`'s configuration at `now`, its retry time counted down;
    * undefined when there is none. With `maxDelay`, for a reservation: a consume's denial holds until
    * `maxDelay` before it ends (a slot that far ahead is no sooner than the consume's), a reservation's
    * for as much longer as its own `maxDelay` was longer; a consume never reads a reservation's denial
@@ -35,7 +40,7 @@ export class DenyCache {
    */
   get(storeKey: string, cost: number, now: number, algorithm: Algorithm, maxDelay?: number): Decision | undefined {
     const entry = this.entries.get(storeKey);
-    if (entry === undefined || cost < entry.cost || entry.algorithm !== algorithm) return undefined;
+    if (entry === undefined || cost < entry.cost || entry.configuration !== configurationOf(algorithm)) return undefined;
     if (entry.until - now <= 0) {
       this.entries.delete(storeKey);
       return undefined;
@@ -62,15 +67,56 @@ export class DenyCache {
         const oldest = entries.keys().next().value;
         if (oldest !== undefined) entries.delete(oldest);
       }
-      entries.set(storeKey, { until: askedAt + decision.retryAfterMs, cost, decision, algorithm, maxDelay });
+      entries.set(storeKey, { until: askedAt + decision.retryAfterMs, cost, decision, configuration: configurationOf(algorithm), maxDelay });
+      const first = this.firstDenial;
+      if (first !== undefined) {
+        this.firstDenial = undefined;
+        first();
+      }
     }
     return decision;
+  }
+
+  /**
+   * Forgets what `store` says was reset anywhere (a key, or everything when its subscription was
+   * (re)connected and resets may have been missed). Resets matter once a denial is remembered: the
+   * cache subscribes then, not before. A store without `watchResets` is not followed.
+   */
+  followResets(store: Store): void {
+    const watch = store.watchResets;
+    if (typeof watch !== 'function') return;
+    const forget = (storageKey: string | undefined): void => (storageKey === undefined ? this.clear() : this.delete(storageKey));
+    this.resetListener = forget;
+    this.firstDenial = () => watch.call(store, forget);
   }
 
   /** Forgets `storeKey`: its state was reset, or units were given back (a cached denial would deny them). */
   delete(storeKey: string): void {
     this.entries.delete(storeKey);
   }
+
+  /** Forgets every denial (resets elsewhere may have been missed). */
+  clear(): void {
+    this.entries.clear();
+  }
+}
+
+/** The configuration of each algorithm object, made once per object (collected with it). */
+const configurations = new WeakMap<Algorithm, string>();
+
+/**
+ * What a denial is remembered under: the algorithm's script and the numbers of its configuration
+ * (its lockout included), so that two objects of one configuration (a quota built per request from
+ * the same numbers) share a cached denial, and objects of different configurations never do.
+ */
+export function configurationOf(algorithm: Algorithm): string {
+  let id = configurations.get(algorithm);
+  if (id === undefined) {
+    const { name, constants } = algorithm.script;
+    id = `${name}(${constants.map((c) => `${c.name}=${String(c.value)}`).join(',')})`;
+    configurations.set(algorithm, id);
+  }
+  return id;
 }
 
 /**

@@ -18,8 +18,8 @@ export interface StoreRequest {
 
 /** What a pending call needs of the guard that made it. */
 export interface CallGuard {
-  /** The call failed or timed out: its circuit counts it, the limiter reports it, the policy decides. */
-  failed(circuit: Circuit, error: unknown, request: StoreRequest, reason: FailureReason, probe: boolean): MaybePromise<Decision>;
+  /** The call (sent at `sentAt`; undefined: now) failed or timed out: its circuit counts it, the limiter reports it, the policy decides. */
+  failed(circuit: Circuit, error: unknown, request: StoreRequest, reason: FailureReason, probe: boolean, sentAt?: number): MaybePromise<Decision>;
   /** Gives back what the store granted, at `grantedAt` with `grantedDelay`, for a request nobody will use. */
   giveBack(request: StoreRequest, grantedAt: number | undefined, grantedDelay: number): void;
   /** Remembers that the admitting policy decision `decision` is to call `notServed` if its request turns out not served. */
@@ -58,6 +58,8 @@ export class PendingCall {
     private readonly circuit: Circuit,
     /** The call is the probe of an open circuit. */
     private readonly probe: boolean,
+    /** When the call was sent, on the circuit's clock. */
+    private readonly sentAt: number,
     /** Applied to the final decision (the deny cache's `remember`), in the step that settles the call. */
     private readonly after: ((decision: Decision) => Decision) | undefined,
   ) {}
@@ -75,6 +77,7 @@ export class PendingCall {
       return decision;
     }
     if (this.probe) this.circuit.probeSucceeded();
+    else this.circuit.answered(this.sentAt);
     return this.after === undefined ? decision : this.after(decision);
   };
 
@@ -82,7 +85,7 @@ export class PendingCall {
   readonly failed = (error: unknown): MaybePromise<Decision> => {
     this.outcome = SERVED;
     const timedOut = error instanceof StoreTimeoutError;
-    const decision = this.guard.failed(this.circuit, error, this.request, timedOut ? 'timeout' : 'store-error', this.probe);
+    const decision = this.guard.failed(this.circuit, error, this.request, timedOut ? 'timeout' : 'store-error', this.probe, this.sentAt);
     const remembers = timedOut && this.request.op === CHARGE;
     if (!(decision instanceof Promise)) return this.decided(decision, remembers);
     this.outcome = DECIDING;

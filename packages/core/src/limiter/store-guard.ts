@@ -171,8 +171,8 @@ export class StoreGuard implements CallGuard {
    * @see CallGuard.failed. A failure of the key's state alone (`StoreError.keyOnly`) is not the
    * store's: the circuit does not count it, and a probe that met one found the store answering.
    */
-  failed(circuit: Circuit, error: unknown, request: StoreRequest, reason: FailureReason, probe: boolean): MaybePromise<Decision> {
-    if ((error as Partial<StoreError> | null)?.keyOnly !== true) circuit.failed(reason);
+  failed(circuit: Circuit, error: unknown, request: StoreRequest, reason: FailureReason, probe: boolean, sentAt?: number): MaybePromise<Decision> {
+    if ((error as Partial<StoreError> | null)?.keyOnly !== true) circuit.failed(reason, sentAt);
     else if (probe) circuit.probeSucceeded();
     this.report(error, request.storeKey, this.policy.action);
     return this.policy.decide(request.storeKey, request.algorithm, request.cost, request.op, reason);
@@ -200,7 +200,7 @@ export class StoreGuard implements CallGuard {
       return result;
     }
     const request: StoreRequest = { op, storeKey, algorithm, cost, leaseId: op === ACQUIRE ? (extra as string) : '' };
-    const pending = new PendingCall(this, request, circuit, gate === PROBE_STORE, after);
+    const pending = new PendingCall(this, request, circuit, gate === PROBE_STORE, circuit.now(), after);
     if (this.deadlines === undefined) return result.then(pending.answered, pending.failed);
     return this.deadlines.race(result, pending.answered, pending.failed, op === PEEK ? undefined : pending.answered);
   }

@@ -122,6 +122,41 @@ describe('observing a limiter', () => {
     expect(warning).toHaveBeenCalledWith(expect.stringMatching(/metrics down/), expect.objectContaining({ code: 'RL_OBSERVER_ERROR' }));
   });
 
+  it('an async observer that rejects, in every method, breaks nothing: each rejection is reported once per observer, none is left unhandled', async () => {
+    const warning = vi.spyOn(process, 'emitWarning').mockImplementation(() => {});
+    const unhandled: unknown[] = [];
+    const onUnhandled = (reason: unknown): void => void unhandled.push(reason);
+    process.on('unhandledRejection', onUnhandled);
+    try {
+      const rejecting = (what: string) => async (): Promise<void> => {
+        throw new Error(`${what} down`);
+      };
+      const observers: Observer[] = [1, 2].map(() => ({
+        decision: rejecting('decision'),
+        storeError: rejecting('storeError'),
+        circuit: rejecting('circuit'),
+        hold: rejecting('hold'),
+        reservationCancelled: rejecting('reservationCancelled'),
+      }));
+      const store = new TestStore();
+      const limiter = createLimiter({ algorithm: perHour(3), store, clock: () => 0, observer: observers[0], storeFailureThreshold: 1 });
+      limiter.observe(observers[1]!);
+      expect(limiter.consumeSync('k').allowed).toBe(true);
+      const slot = await limiter.reserve('k', 1, { maxDelay: 0 });
+      await slot.cancel();
+      store.failure = new StoreError('down');
+      expect(limiter.consumeSync('k')).toMatchObject({ allowed: false, reason: 'store-error' });
+      // Unhandled rejections are reported after the microtasks and a macrotask.
+      await new Promise((resolve) => setImmediate(resolve));
+      await new Promise((resolve) => setImmediate(resolve));
+      expect(unhandled).toEqual([]);
+      expect(warning).toHaveBeenCalledTimes(2);
+      expect(warning).toHaveBeenCalledWith(expect.stringMatching(/decision down/), expect.objectContaining({ code: 'RL_OBSERVER_ERROR' }));
+    } finally {
+      process.off('unhandledRejection', onUnhandled);
+    }
+  });
+
   it('refuses an observer whose methods are not functions', () => {
     expect(() => createLimiter({ algorithm: perHour(3), store: new TestStore(), observer: { decision: 1 } as never })).toThrow(
       expect.objectContaining({ code: 'RL_INVALID_OPTION', field: 'createLimiter.observer.decision' }),

@@ -25,8 +25,9 @@ interface Entry {
 const warned = new WeakSet<Observer>();
 
 /**
- * The observers of one limiter: what it tells them, and the guard that keeps an observer's throw from
- * breaking a request (reported once per observer as a process warning, `RL_OBSERVER_ERROR`).
+ * The observers of one limiter: what it tells them, and the guard that keeps an observer's throw, or
+ * the rejection of the promise an `async` observer returns, from breaking a request (reported once per
+ * observer as a process warning, `RL_OBSERVER_ERROR`).
  */
 export class Observation {
   private readonly entries: Entry[] = [];
@@ -58,7 +59,7 @@ export class Observation {
       event.key = entry.keys ? storeKey.slice(this.keyPrefixLength) : undefined;
       // Inline, not through `guard`: no closure per decision.
       try {
-        decide.call(entry.observer, event);
+        settled(entry.observer, decide.call(entry.observer, event));
       } catch (error) {
         reportObserverError(entry.observer, error);
       }
@@ -102,13 +103,23 @@ export class Observation {
     }
   }
 
-  private guard(observer: Observer, call: () => void): void {
+  private guard(observer: Observer, call: () => unknown): void {
     try {
-      call();
+      settled(observer, call());
     } catch (error) {
       reportObserverError(observer, error);
     }
   }
+}
+
+/**
+ * What an observer's method returned: nothing, or a thenable (an `async` method) whose rejection is
+ * reported as a throw would be, once per observer, and never left unhandled (a process with
+ * `--unhandled-rejections=strict`, Node's default `throw`, would end).
+ */
+function settled(observer: Observer, returned: unknown): void {
+  if (returned === undefined || returned === null || typeof (returned as PromiseLike<unknown>).then !== 'function') return;
+  (returned as PromiseLike<unknown>).then(undefined, (error: unknown) => reportObserverError(observer, error));
 }
 
 /** What a decision came to for metrics (see {@link DecisionOutcome}); `dryRun`: its denials were not enforced. */

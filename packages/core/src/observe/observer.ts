@@ -84,8 +84,10 @@ export interface ReservationCancelledEvent {
 
 /**
  * Hears what the limits do: give one as the `observer` option of `createLimiter`, `combineLimiters` or
- * a middleware. Every method is optional. An observer that throws never breaks a request: the error is
- * reported once per observer (a process warning, `RL_OBSERVER_ERROR`) and the request goes on.
+ * a middleware. Every method is optional, and may be `async`. An observer that throws, or whose
+ * returned promise rejects, never breaks a request nor the process: the error is reported once per
+ * observer (a process warning, `RL_OBSERVER_ERROR`) and the request goes on; a returned promise is
+ * not awaited.
  * Without an observer, nothing is measured or built.
  */
 export interface Observer {

@@ -13,13 +13,22 @@ export function blockedDecision(decision: Decision, leftMs: number): Decision {
   return makeDecision(false, decision.limit, 0, Math.max(decision.resetMs, left), Math.max(1, left), 0, decision.policy, decision.at);
 }
 
+/** Blocks a new block looks at, when the table is full, for one that has ended before it drops a live one. */
+const LOOK_AHEAD = 8;
+
 /**
  * The lockouts of a local store: the time each blocked key's block ends, per state kind (the
  * algorithm's `stateTag`, as the state), on the clock the decisions ran with. At most `maxKeys`
- * blocks: when full, the ended ones are dropped, and then the oldest.
+ * blocks: when full, a new block makes room in constant time, dropping an ended block among the next
+ * few the table's hand passes (oldest first), else the last of those. The hand is one iterator kept
+ * from one new block to the next (as the state tables' eviction: a new one per block would walk again
+ * over every entry earlier drops deleted at the start of the Map's table); the sweep drops the ended
+ * blocks the hand has not reached.
  */
 export class BlockTable {
   private readonly ends = new Map<string, number>();
+  /** Where the next look for room starts: an iterator over `ends`, oldest first. */
+  private hand: Iterator<[string, number]> | undefined;
 
   constructor(private readonly maxKeys = Infinity) {}
 
@@ -70,10 +79,23 @@ export class BlockTable {
   private start(id: string, end: number, now: number): void {
     const ends = this.ends;
     ends.delete(id);
-    if (ends.size >= this.maxKeys && this.sweep(now) === 0) {
-      const oldest = ends.keys().next().value;
-      if (oldest !== undefined) ends.delete(oldest);
-    }
+    if (ends.size >= this.maxKeys) this.makeRoom(now);
     ends.set(id, end);
+  }
+
+  /** Drops one block: an ended one among the next {@link LOOK_AHEAD} the hand passes, else the last of them. */
+  private makeRoom(now: number): void {
+    let victim: string | undefined;
+    for (let looked = 0; looked < LOOK_AHEAD; looked++) {
+      let step = this.hand?.next();
+      if (step === undefined || step.done === true) {
+        this.hand = this.ends.entries();
+        step = this.hand.next();
+        if (step.done === true) return;
+      }
+      victim = step.value[0];
+      if (step.value[1] <= now) break;
+    }
+    if (victim !== undefined) this.ends.delete(victim);
   }
 }

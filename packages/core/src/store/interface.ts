@@ -74,6 +74,17 @@ export interface Store {
    * domain's circuit. A store without this method is one domain.
    */
   failureDomain?(key: string, algorithm: Algorithm): string | number;
+  /**
+   * For a store several processes share (optional): tells `listener` the storage key of every key
+   * reset through a store on the same backend, in any process (this one too), soon after the reset,
+   * so that what a process remembers of that key (a limiter's cached denial) is forgotten everywhere.
+   * A limiter with a deny cache registers once. The store holds the listener weakly: it stops hearing
+   * once the limiter is collected. `undefined` in place of a key means resets may have been missed
+   * (the store's subscription has just connected, or connected again after a break): forget every
+   * key. A store that cannot hear resets at all (its client cannot subscribe) leaves cached denials to
+   * expire by themselves.
+   */
+  watchResets?(listener: (storageKey: string | undefined) => void): void;
   /** Stops timers and connections owned by the store. */
   close?(): MaybePromise<void>;
 }

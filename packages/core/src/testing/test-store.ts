@@ -29,6 +29,15 @@ interface Pending {
   reject: (error: Error) => void;
 }
 
+/** Answers a waiting call with what its step gives now (its throw as the call's failure). */
+function answerNow(p: Pending): void {
+  try {
+    p.resolve(p.run());
+  } catch (failure) {
+    p.reject(failure as Error);
+  }
+}
+
 /**
  * The store a test drives, for what a limiter, a composition or the HTTP layer does with a store's
  * answers: a {@link StepStore} underneath (every algorithm's own step; `now` 0 when the limiter gives
@@ -94,19 +103,20 @@ export class TestStore implements Store {
     this.failWhere(() => true, error);
   }
 
+  /** `'manual'`: answers the waiting calls for keys `match` accepts, in order; the others keep waiting. */
+  answerWhere(match: (key: string) => boolean): void {
+    for (const p of this.pending.splice(0)) {
+      if (match(p.key)) answerNow(p);
+      else this.pending.push(p);
+    }
+  }
+
   /** `'manual'`: fails the waiting calls for keys `match` accepts, and answers the others, in order (a part of the store is down). */
   failWhere(match: (key: string) => boolean, error: Error | string = 'connection lost'): void {
     const reason = typeof error === 'string' ? new StoreError(error) : error;
     for (const p of this.pending.splice(0)) {
-      if (match(p.key)) {
-        p.reject(reason);
-        continue;
-      }
-      try {
-        p.resolve(p.run());
-      } catch (failure) {
-        p.reject(failure as Error);
-      }
+      if (match(p.key)) p.reject(reason);
+      else answerNow(p);
     }
   }
 

@@ -29,6 +29,15 @@ export interface ClientAdapter {
    * of Buffers; `EVAL` on `NOSCRIPT` as {@link script}. Made once per script text; `name` unique per text.
    */
   batchScript(name: string, lua: string): BatchCall;
+  /** `PUBLISH channel message` (on a Cluster, any node: Redis broadcasts it to every node). */
+  publish(channel: string, message: string): Promise<unknown>;
+  /**
+   * Subscribes a connection of its own (a duplicate of the client, with its options) to `channel`;
+   * `onMessage` hears each message, and `onConnected` is called once subscribed and again each time the
+   * connection is ready after a break (messages sent meanwhile were lost). Resolves to what closes
+   * that connection. Undefined for a client that cannot subscribe (a node-redis pool).
+   */
+  readonly subscribe?: (channel: string, onMessage: (message: string) => void, onConnected: () => void) => Promise<() => Promise<void>>;
   /** `HDEL key ...fields`. */
   hdel(key: string, fields: string[]): Promise<unknown>;
   /** `DEL ...keys` (keys of one slot). */

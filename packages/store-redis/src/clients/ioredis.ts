@@ -22,6 +22,18 @@ interface Ioredis extends IoredisClient {
   evalBuffer(lua: string, numberOfKeys: number, ...args: string[]): Promise<unknown>;
   hdel(key: string, ...fields: string[]): Promise<unknown>;
   del(...keys: string[]): Promise<unknown>;
+  publish(channel: string, message: string): Promise<unknown>;
+  duplicate(): IoredisSubscriber;
+  once(event: 'end', listener: () => void): unknown;
+}
+
+/** A duplicate of an ioredis client, in subscriber mode. */
+interface IoredisSubscriber {
+  on(event: 'message', listener: (channel: string, message: string) => void): unknown;
+  on(event: 'error', listener: (error: unknown) => void): unknown;
+  on(event: 'ready', listener: () => void): unknown;
+  subscribe(channel: string): Promise<unknown>;
+  disconnect(): void;
 }
 
 /** ioredis and iovalkey define scripts on the client (`defineCommand`); node-redis has no such method. */
@@ -63,6 +75,27 @@ export function ioredisAdapter(client: Ioredis): ClientAdapter {
     },
     hdel: (key, fields) => client.hdel(key, ...fields),
     del: (keys) => client.del(...keys),
+    publish: (channel, message) => client.publish(channel, message),
+    subscribe: async (channel, onMessage, onConnected) => {
+      const subscriber = client.duplicate();
+      // It reconnects (and subscribes again) by itself; an error event must not be unhandled.
+      subscriber.on('error', ignore);
+      subscriber.on('message', (from, message) => {
+        if (from === channel) onMessage(message);
+      });
+      try {
+        await subscriber.subscribe(channel);
+      } catch (error) {
+        subscriber.disconnect();
+        throw error;
+      }
+      onConnected();
+      // After a break ioredis connects again and subscribes again by itself.
+      subscriber.on('ready', onConnected);
+      // It lives as long as the client it duplicates: closing the client closes it too.
+      client.once('end', () => subscriber.disconnect());
+      return async () => subscriber.disconnect();
+    },
     closedReason: () =>
       // 'end': closed by quit() or disconnect(), or ioredis stopped reconnecting (its retryStrategy
       // returned no delay; a Cluster reached none of its startup nodes). Otherwise it reconnects itself.
@@ -83,3 +116,5 @@ function splitsHashTags(keyPrefix: unknown): boolean {
   const open = text.indexOf('{');
   return open !== -1 && text.charCodeAt(open + 1) === 125;
 }
+
+function ignore(): void {}

@@ -25,11 +25,30 @@ interface NodeRedis extends NodeRedisClient {
   eval(lua: string, options: EvalOptions): Promise<unknown>;
   hDel(key: string, fields: string[]): Promise<unknown>;
   del(keys: string[]): Promise<unknown>;
+  publish(channel: string, message: string): Promise<unknown>;
+  /** A new client with the same options (a Cluster: a new Cluster); absent on a pool and on a node-redis 5 Sentinel. */
+  duplicate?(): NodeRedisSubscriber;
+  /** A Sentinel client only: the master it sends commands to. */
+  getMasterNode?(): unknown;
+  /** A Sentinel client: pub/sub on a connection of its own. */
+  subscribe?(channel: string, listener: (message: string) => void): Promise<unknown>;
+  unsubscribe?(channel: string, listener: (message: string) => void): Promise<unknown>;
+  once?(event: 'end', listener: () => void): unknown;
   /** 5 and later: a view of the client whose replies are typed as asked. */
   withTypeMapping?(mapping: Record<number, unknown>): NodeRedis;
   /** Cluster only: each slot's shard (its master and replicas). */
   readonly slots?: readonly ({ master?: { address?: string } } | undefined)[];
   readonly masters?: unknown;
+}
+
+/** A duplicate of a node-redis client, to subscribe with. */
+interface NodeRedisSubscriber {
+  on(event: 'error', listener: (error: unknown) => void): unknown;
+  on(event: 'ready', listener: () => void): unknown;
+  connect(): Promise<unknown>;
+  subscribe?(channel: string, listener: (message: string) => void): Promise<unknown>;
+  disconnect?(): Promise<unknown>;
+  quit?(): Promise<unknown>;
 }
 
 /** node-redis 4: a command with options (`returnBuffers`), standalone or Cluster (routed by its first key). */
@@ -84,6 +103,8 @@ export function nodeRedisAdapter(client: NodeRedis): ClientAdapter {
     },
     hdel: (key, fields) => client.hDel(key, fields),
     del: (keys) => client.del(keys),
+    publish: (channel, message) => client.publish(channel, message),
+    subscribe: subscriptionOf(client),
     closedReason: () =>
       client.isOpen === false ? 'the node-redis client is not open: call `await client.connect()` before the store uses it (the store never opens or closes it)' : undefined,
   };
@@ -129,4 +150,53 @@ function retryTryAgain(call: () => Promise<unknown>, retries: number): Promise<u
     if (retries === 0 || !(error instanceof Error) || !error.message.startsWith('TRYAGAIN')) throw error;
     return new Promise((resolve) => setTimeout(resolve, TRY_AGAIN_DELAY_MS)).then(() => retryTryAgain(call, retries - 1));
   });
+}
+
+function ignore(): void {}
+
+/**
+ * How the store subscribes to its reset channel with `client` (see `ClientAdapter.subscribe`): a
+ * Sentinel client subscribes itself (its pub/sub runs on a connection of its own, apart from its
+ * commands); another client through a duplicate, a connection of the store's; a pool cannot.
+ */
+function subscriptionOf(client: NodeRedis): ClientAdapter['subscribe'] {
+  if (typeof client.getMasterNode === 'function' && typeof client.subscribe === 'function') {
+    return async (channel, onMessage, onConnected) => {
+      await client.subscribe!(channel, onMessage);
+      onConnected();
+      return async () => {
+        await client.unsubscribe?.(channel, onMessage);
+      };
+    };
+  }
+  if (typeof client.duplicate !== 'function') return undefined;
+  return async (channel, onMessage, onConnected) => {
+    const subscriber = client.duplicate!();
+    // It reconnects (and subscribes again) by itself; an error event must not be unhandled.
+    subscriber.on('error', ignore);
+    await subscriber.connect();
+    // Once, by whichever comes first (the store's close or the client's end); a connection already
+    // closed by node-redis itself leaves nothing to do.
+    let closing: Promise<void> | undefined;
+    const close = (): Promise<void> =>
+      (closing ??= Promise.resolve()
+        .then(() => subscriber.disconnect?.() ?? subscriber.quit?.())
+        .then(ignore, ignore));
+    if (typeof subscriber.subscribe !== 'function') {
+      await close();
+      throw new Error('this node-redis client cannot subscribe');
+    }
+    try {
+      await subscriber.subscribe(channel, onMessage);
+    } catch (error) {
+      await close();
+      throw error;
+    }
+    onConnected();
+    // After a break node-redis connects again and subscribes again by itself.
+    subscriber.on('ready', onConnected);
+    // It lives as long as the client it duplicates: closing the client closes it too.
+    client.once?.('end', () => void close());
+    return close;
+  };
 }

@@ -93,4 +93,32 @@ export function observerTests(t: SuiteContext): void {
     expect((await app.request('/')).status).toBe(200);
     expect((await app.request('/')).status).toBe(429);
   });
+
+  it('goes on when an async observer rejects, in decisions and holds: reported, never an unhandled rejection', async () => {
+    const warning = vi.spyOn(process, 'emitWarning').mockImplementation(() => {});
+    onTestFinished(() => warning.mockRestore());
+    const unhandled: unknown[] = [];
+    const onUnhandled = (reason: unknown): void => void unhandled.push(reason);
+    process.on('unhandledRejection', onUnhandled);
+    onTestFinished(() => void process.off('unhandledRejection', onUnhandled));
+    const observer: Observer = {
+      decision: async () => {
+        throw new Error('metrics down');
+      },
+      hold: async () => Promise.reject(new Error('holds down')),
+    };
+    const app = await t.open({
+      middlewares: [{ observer, algorithm: leakyBucket({ capacity: 2, leakRate: 10, mode: 'shape' }), wait: { maxDelay: '200ms' }, key: () => 'k' }],
+    });
+    expect((await app.request('/')).status).toBe(200);
+    const held = app.request('/');
+    await t.timers.scheduled(100);
+    await t.timers.advanceAsync(100);
+    expect((await held).status).toBe(200);
+    expect((await app.request('/')).status).toBe(429);
+    await new Promise((resolve) => setImmediate(resolve));
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(unhandled).toEqual([]);
+    expect(warning).toHaveBeenCalledWith(expect.stringMatching(/metrics down/), expect.objectContaining({ code: 'RL_OBSERVER_ERROR' }));
+  });
 }
