@@ -57,6 +57,64 @@ REDIS_CONTENDERS['rl token-bucket (node-redis 6)'] = async (client) => {
 };
 // Every decision a script call of its own (batching off): the store as it was before batching.
 REDIS_CONTENDERS['rl token-bucket (batch: false)'] = rlContender('token-bucket', { timeout: false }, 'timeout: false', { batch: false });
+// A request with three limits (fixed window, token bucket, sliding window counter; each 100 per day
+// per key), through combineLimiters: one group script call per request (issue 26), and the same three
+// with the store's group hidden, so the engine charges them one after another (three calls).
+function rlThreeLimits(together) {
+  return async (client) => {
+    const RedisStore = await rlRedisStoreClass();
+    if (!RedisStore) throw new Error('SKIP @rl/store-redis exports no RedisStore yet');
+    const core = await import('@rl/core');
+    const store = new RedisStore({ client });
+    if (typeof store.group !== 'function' && together) throw new Error('SKIP this RedisStore decides no groups');
+    // Without `group`, the engine sees a store that decides each limit alone.
+    const used = together ? store : Object.create(store, { group: { value: undefined } });
+    const limiters = ['fixed-window', 'token-bucket', 'sliding-window-counter'].map((a, i) =>
+      core.createLimiter({ algorithm: RL_REDIS_LIMITS[a](core), store: used, prefix: `l${i}`, timeout: false }),
+    );
+    const group = core.combineLimiters(limiters);
+    return { call: (key) => group.consume(key), note: `await combineLimiters([fixedWindow, tokenBucket, slidingWindowCounter limiters]).consume(key)${together ? '' : ', the store\'s group hidden'}` };
+  };
+}
+REDIS_CONTENDERS['rl 3 limits, one script per request'] = rlThreeLimits(true);
+REDIS_CONTENDERS['rl 3 limits, one call per limit'] = rlThreeLimits(false);
+
+// What a script that keeps state in Redis costs Redis at the least: one HGET and one HSET of a small
+// field of a bucket hash (as rl's compact layout keeps state), alone and batched as rl batches (the
+// decisions of a turn, at most 16, in one call).
+const MINIMAL_RMW = "local v = redis.call('HGET', KEYS[1], ARGV[1]) redis.call('HSET', KEYS[1], ARGV[1], 'xxxxxxxxxxxxxxxxxxxxxxxx') return 1";
+const MINIMAL_RMW_BATCH =
+  "for i = 1, #ARGV do local v = redis.call('HGET', KEYS[i], ARGV[i]) redis.call('HSET', KEYS[i], ARGV[i], 'xxxxxxxxxxxxxxxxxxxxxxxx') end return 1";
+const bucketOfKey = (key) => {
+  let h = 0x811c9dc5;
+  for (let i = 0; i < key.length; i++) h = Math.imul(h ^ key.charCodeAt(i), 0x01000193);
+  return `rmw{#${((h >>> 0) % 16384).toString(16)}}`;
+};
+REDIS_CONTENDERS['minimal read-modify-write script'] = async (client) => {
+  client.defineCommand('benchRmw', { numberOfKeys: 1, lua: MINIMAL_RMW });
+  return { call: (key) => client.benchRmw(bucketOfKey(key), key), note: 'one HGET and one HSET of a 24-byte field of a bucket hash, one EVALSHA per decision' };
+};
+REDIS_CONTENDERS['minimal read-modify-write script, batched'] = async (client) => {
+  const sha = await client.script('LOAD', MINIMAL_RMW_BATCH);
+  let keys = [];
+  let fields = [];
+  let waiting = [];
+  const flush = () => {
+    const [k, f, w] = [keys, fields, waiting];
+    [keys, fields, waiting] = [[], [], []];
+    client.evalsha(sha, k.length, ...k, ...f).then(() => w.forEach((resolve) => resolve()));
+  };
+  return {
+    call: (key) =>
+      new Promise((resolve) => {
+        if (keys.push(bucketOfKey(key)) === 1) setImmediate(() => keys.length > 0 && flush());
+        fields.push(key);
+        waiting.push(resolve);
+        if (keys.length >= 16) flush();
+      }),
+    note: 'the same, the decisions of a turn (at most 16) in one EVALSHA',
+  };
+};
 REDIS_CONTENDERS['rate-limiter-flexible Redis'] = async (client) => {
   const { RateLimiterRedis } = await import('rate-limiter-flexible');
   const rlf = new RateLimiterRedis({ storeClient: client, points: LIMIT, duration: WINDOW_MS / 1000 });

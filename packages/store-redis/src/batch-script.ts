@@ -32,18 +32,10 @@ export const DECISION_BYTES = 48;
  * (they follow that decision's arguments, whose number depends on its operation).
  */
 export function batchLua(plan: ScriptPlan): string {
-  const declarations = plan.byArgument ? argumentDeclarationsAt(plan, 'CONFIG_AT') : inlineDeclarations(plan);
-  const first = firstArgument(plan.compact);
-  const configAt = plan.byArgument ? `local CONFIG_AT = ${first} + WIDTH[OP]\n` : '';
-  // The body reads its own keys and arguments, wherever they start in the batch's.
-  const body = `${configAt}${declarations}${plan.script.lua}`.replace(/\bKEYS\[/g, 'KEYS[K0 + ').replace(/\bARGV\[/g, 'ARGV[A0 + ');
-  const k = plan.script.numberOfKeys;
-  // A decision's arguments after its operation: the field (compact), its own, the configuration (by argument).
-  const fixed = first - 1 + (plan.byArgument ? plan.values.length : 0);
   const widths = Object.entries(OPERATION_WIDTH).map(([op, width]) => `${op} = ${width}`).join(', ');
   return (
     `local WIDTH = { ${widths} }\n` +
-    `local function decide(K0, A0, OP, BATCH_TIME)\n${body}end\n` +
+    decideFunction(plan, 'decide') +
     `local pcall, tostring = pcall, tostring\n` +
     `local replies, at, k0, batch_time = {}, 2, 0, redis.call('TIME')\n` +
     `for d = 1, tonumber(ARGV[1]) do\n` +
@@ -58,9 +50,30 @@ export function batchLua(plan: ScriptPlan): string {
     `    reply = ''\n` +
     `  end\n` +
     `  replies[d] = reply\n` +
-    `  k0 = k0 + ${k}\n` +
-    `  at = at + ${fixed + 1} + WIDTH[op]\n` +
+    `  k0 = k0 + ${plan.script.numberOfKeys}\n` +
+    `  at = at + ${fixedArguments(plan) + 1} + WIDTH[op]\n` +
     `end\n` +
     `return replies\n`
   );
+}
+
+/**
+ * `local function <name>(K0, A0, OP, BATCH_TIME)`: the plan's script as a function of where its keys
+ * and arguments start (`KEYS[K0 + i]`, `ARGV[A0 + i]`, `ARGV[A0]` its operation), its operation and the
+ * batch's time; a configuration sent by argument is read after the operation's arguments, whose number
+ * the script's `WIDTH` table gives.
+ */
+export function decideFunction(plan: ScriptPlan, name: string): string {
+  const declarations = plan.byArgument ? argumentDeclarationsAt(plan, 'CONFIG_AT') : inlineDeclarations(plan);
+  // The configuration follows the arguments of the operation sent (`ARGV[A0]`), which a group's own
+  // undo (OP 'u', with UNDO_AT and UNDO_DELAY) shares with the consume it gives back.
+  const configAt = plan.byArgument ? `local CONFIG_AT = ${firstArgument(plan.compact)} + WIDTH[ARGV[A0]]\n` : '';
+  // The body reads its own keys and arguments, wherever they start in the batch's.
+  const body = `${declarations}${plan.script.lua}`.replace(/\bKEYS\[/g, 'KEYS[K0 + ').replace(/\bARGV\[/g, 'ARGV[A0 + ');
+  return `local function ${name}(K0, A0, OP, BATCH_TIME, UNDO_AT, UNDO_DELAY)\n${configAt}${body}end\n`;
+}
+
+/** A decision's arguments after its operation and before the operation's own: the field (compact); plus after them the configuration (by argument). */
+export function fixedArguments(plan: ScriptPlan): number {
+  return firstArgument(plan.compact) - 1 + (plan.byArgument ? plan.values.length : 0);
 }

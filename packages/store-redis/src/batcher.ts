@@ -3,12 +3,17 @@ import { createHash } from 'node:crypto';
 import { DECISION_BYTES, batchLua } from './batch-script.js';
 import type { ClientAdapter } from './clients/client.js';
 import type { BatchCall, ScriptCalls, ScriptPlan } from './script-plan.js';
+import type { GroupScript } from './group-scripts.js';
 import type { Operation } from './wire.js';
 
-/** Decisions of one script family: the plans that share one `ScriptCalls` (a configuration inline, a script by argument). */
+/**
+ * Decisions of one script family: the plans that share one `ScriptCalls` (a configuration inline, a
+ * script by argument); or the groups of one group script (see group-script.ts).
+ */
 interface Family {
   readonly name: string;
   readonly lua: string;
+  /** The keys of one decision; 0 for a group script, whose entries each bring their own. */
   readonly numberOfKeys: number;
   call: BatchCall | undefined;
   /** Batch calls of the family sent and not yet answered. */
@@ -28,6 +33,10 @@ interface Group {
   open: boolean;
   count: number;
   keys: string[];
+  /** Keys of the group's entries so far (`numkeys` of its call). */
+  keyCount: number;
+  /** Decisions of the group's entries so far (a group script's entry holds several): `maxSize` bounds them. */
+  decisions: number;
   /** The batch's arguments after the count (see batch-script.ts). */
   argv: string[];
   resolves: ((reply: unknown) => void)[];
@@ -55,7 +64,7 @@ interface Group {
  * decision's error inside the batch rejects that decision only.
  */
 export class Batcher {
-  private readonly families = new WeakMap<ScriptCalls, Family>();
+  private readonly families = new WeakMap<ScriptCalls | GroupScript, Family>();
   /** Batch scripts defined on the client: at most one per family. */
   scripts = 0;
   /** The groups opened in this turn, closed (and sent) by {@link flush}. */
@@ -75,7 +84,11 @@ export class Batcher {
    * sends it alone, at once, and later ones join.
    */
   join(plan: ScriptPlan, firstKey: string): Group | undefined {
-    const family = this.familyOf(plan);
+    return this.open(this.familyOf(plan), firstKey);
+  }
+
+  /** The open group of `family` on `firstKey` (Cluster), or undefined for the first of a turn with none in flight. */
+  private open(family: Family, firstKey: string): Group | undefined {
     let group: Group | undefined;
     if (this.byKey) {
       group = family.byKey.get(firstKey);
@@ -88,6 +101,26 @@ export class Batcher {
   }
 
   /**
+   * Sends one entry of the group script `script` (its `keys` and arguments: see group-script.ts), on
+   * `slotKey` (a name of its slot on a Cluster): in this turn's batch of that script, or alone, at once,
+   * when it is the first of the turn and none is in flight (as {@link join} decides); resolves to its
+   * reply (the members' replies).
+   */
+  sendGroup(script: GroupScript, slotKey: string, keys: readonly string[], argv: readonly string[], decisions: number): Promise<unknown> {
+    let family = this.families.get(script);
+    if (family === undefined) {
+      family = { name: script.name, lua: script.lua, numberOfKeys: 0, call: undefined, inFlight: 0, single: undefined, byKey: new Map() };
+      this.families.set(script, family);
+    }
+    const batch = this.open(family, slotKey);
+    if (batch !== undefined) return this.addEntry(batch, keys, argv, decisions);
+    const alone = newGroup(family, undefined);
+    const reply = this.addEntry(alone, keys, argv, decisions);
+    this.send(alone);
+    return reply;
+  }
+
+  /**
    * Adds a decision to `group` (`args`: its keys, then all its arguments, as a call by argument sends
    * them: see `batchArgumentCount`); resolves to its reply.
    */
@@ -95,11 +128,27 @@ export class Batcher {
     return new Promise((resolve, reject) => {
       const k = group.family.numberOfKeys;
       for (let i = 0; i < k; i++) group.keys.push(args[i]!);
+      group.keyCount += k;
       group.argv.push(op);
       for (let i = k; i < args.length; i++) group.argv.push(args[i]!);
       group.resolves.push(resolve);
       group.rejects.push(reject);
-      if (++group.count >= this.maxSize) this.send(group);
+      group.count++;
+      if (++group.decisions >= this.maxSize) this.send(group);
+    });
+  }
+
+  /** Adds one entry of a group script to `group`: its `keys` and its arguments; resolves to its reply (the members' replies). */
+  private addEntry(group: Group, keys: readonly string[], argv: readonly string[], decisions: number): Promise<unknown> {
+    return new Promise((resolve, reject) => {
+      for (const key of keys) group.keys.push(key);
+      group.keyCount += keys.length;
+      for (const arg of argv) group.argv.push(arg);
+      group.resolves.push(resolve);
+      group.rejects.push(reject);
+      group.count++;
+      group.decisions += decisions;
+      if (group.decisions >= this.maxSize && group.open) this.send(group);
     });
   }
 
@@ -114,8 +163,10 @@ export class Batcher {
   };
 
   private send(group: Group): void {
-    const { family, count, keys, argv, resolves, rejects } = group;
+    const { family, count, keys, keyCount, argv, resolves, rejects } = group;
     group.count = 0;
+    group.keyCount = 0;
+    group.decisions = 0;
     group.keys = [];
     group.argv = [];
     group.resolves = [];
@@ -129,7 +180,7 @@ export class Batcher {
     family.inFlight++;
     let answer: Promise<unknown>;
     try {
-      answer = family.call(family.numberOfKeys * count, keys);
+      answer = family.call(keyCount, keys);
     } catch (error) {
       // A client that throws instead of rejecting (this runs in setImmediate: a throw would be uncaught).
       answer = Promise.reject(error);
@@ -144,6 +195,11 @@ export class Batcher {
         }
         for (let i = 0; i < count; i++) {
           const reply = replies[i] as unknown;
+          // A group's reply is its members' (read by the store); a decision's is checked here.
+          if (family.numberOfKeys === 0) {
+            resolves[i]!(reply);
+            continue;
+          }
           const bytes = Buffer.isBuffer(reply) ? reply.length : -1;
           if (bytes === DECISION_BYTES) resolves[i]!(reply);
           else if (bytes === 0) resolves[i]!(null);
@@ -170,5 +226,5 @@ export class Batcher {
 }
 
 function newGroup(family: Family, key: string | undefined): Group {
-  return { family, key, open: false, count: 0, keys: [], argv: [], resolves: [], rejects: [] };
+  return { family, key, open: false, count: 0, keys: [], keyCount: 0, decisions: 0, argv: [], resolves: [], rejects: [] };
 }

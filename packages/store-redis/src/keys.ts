@@ -66,11 +66,34 @@ export function fieldOf(key: string): string {
 }
 
 /**
+ * The hash tag a storage key names, Redis Cluster's way: the text between its first `{` and the next
+ * `}`, when not empty; `undefined` for a key without one. Limits whose keys name one tag (`{user:42}`
+ * in each: storage keys `minute:{user:42}`, `day:{user:42}`) are kept in one Cluster slot, so a
+ * request's limits are decided in one script call there too.
+ */
+export function userHashTag(key: string): string | undefined {
+  const open = key.indexOf('{');
+  if (open === -1) return undefined;
+  const close = key.indexOf('}', open + 1);
+  return close > open + 1 ? key.slice(open + 1, close) : undefined;
+}
+
+/**
  * The common start of the Redis keys of one storage key: `<prefix>{<hash tag>}`. The store appends
  * `:<stateTag>`, the layout revision when above 1, and each key's suffix (see the algorithm's
  * `script.layout`; for example `:swl2` and `:swl2:sum`). Cluster hashes only the tag, so all keys of
- * one storage key (every algorithm, a state and its metadata) share a slot.
+ * one storage key (every algorithm, a state and its metadata) share a slot. A key that names a hash
+ * tag of its own ({@link userHashTag}) starts `<prefix>{#<bucket of that tag>}#<digest of the key>`:
+ * the tag of the compact layout's bucket hash for it (see {@link placementOf}; `buckets` as the
+ * store's), so that every limit of one tag, in either layout, shares one slot. (`}#` follows no other
+ * tag, and a bucket hash's name continues with `:`: the names never meet.)
  */
-export function redisKeyBase(prefix: string, key: string): string {
-  return `${prefix}{${hashTagOf(key)}}`;
+export function redisKeyBase(prefix: string, key: string, buckets: number = DEFAULT_BUCKETS): string {
+  const tag = userHashTag(key);
+  return tag === undefined ? `${prefix}{${hashTagOf(key)}}` : `${prefix}{#${bucketOf(tag, buckets).toString(16)}}#${keyDigest(key)}`;
+}
+
+/** What places a storage key in the compact layout's buckets: the hash tag it names, else itself (see {@link userHashTag}). */
+export function placementOf(key: string): string {
+  return userHashTag(key) ?? key;
 }

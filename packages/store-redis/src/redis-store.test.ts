@@ -31,7 +31,7 @@ describe('RedisStore calls', () => {
     const [definition] = [...defined.values()];
     expect(definition!.numberOfKeys).toBe(1);
     expect(definition!.lua.split('\n').slice(0, 5)).toEqual([
-      "local OP, BATCH_TIME = 'c', false",
+      "local OP, BATCH_TIME, UNDO_AT, UNDO_DELAY = 'c', false",
       'local EXPLICIT_NOW_MARGIN_MS = 1000',
       'local ARG_OWN, ARG_NOW, ARG_MAX_DELAY, ARG_CHARGED_AT, ARG_DELAY = 2, 3, 4, 5, 6',
       'local CAPACITY, RATE = 3, 0.0003333333333333333',
@@ -106,7 +106,7 @@ const header = (lua: string): string[] => lua.split('\n').slice(0, lua.split('\n
 
 /** The header the store writes before a script by argument: the operation, the margin, the argument positions (of the compact layout unless given), then `declarations`. */
 const argumentHeader = (declarations: string[], positions = 'local ARG_OWN, ARG_NOW, ARG_MAX_DELAY, ARG_CHARGED_AT, ARG_DELAY = 2, 3, 4, 5, 6'): string[] => [
-  "local OP, BATCH_TIME = 'c', false",
+  "local OP, BATCH_TIME, UNDO_AT, UNDO_DELAY = 'c', false",
   'local EXPLICIT_NOW_MARGIN_MS = 1000',
   positions,
   ...declarations,

@@ -2,20 +2,23 @@ import {
   ALGORITHM_KINDS,
   BLOCK_KEY_SUFFIX,
   StoreClosedError,
-  decisionFromExact,
   type Algorithm,
+  type ChargeGroup,
   type ConcurrencyAlgorithm,
   type Decision,
   type Store,
   type StoreCapabilities,
 } from '@rl/core/store';
-import calculateSlot from 'cluster-key-slot';
 import { Batcher } from './batcher.js';
 import { adaptClient, type ClientAdapter, type RedisClient } from './clients/client.js';
-import { bucketOf, fieldOf, redisKeyBase } from './keys.js';
+import { GroupScripts } from './group-scripts.js';
+import { fieldOf } from './keys.js';
+import { RequestGroup, type ChargeOp, type GroupHost } from './request-group.js';
 import type { ScriptPlan } from './script-plan.js';
+import { decisionOf } from './decision-reply.js';
 import { ResetChannel } from './reset-channel.js';
 import { ScriptPlans } from './script-plans.js';
+import { StoreKeys } from './store-keys.js';
 import { storeError } from './store-error.js';
 import { parseStoreOptions, type RedisStoreOptions } from './store-options.js';
 import { appendArguments, type Operation } from './wire.js';
@@ -39,11 +42,11 @@ const NO_LEASE = '';
  *   instances with skewed clocks agree.
  * - Layout: the store learns it from the algorithm's `script` description, and names no algorithm.
  *   In the compact layout each key's state is a field of a bucket hash, `<prefix>{#<bucket>}:<stateTag>`
- *   (the bucket in hex, see {@link bucketOf}; the field is the key, see {@link fieldOf}): a fraction of
+ *   (the bucket in hex, see `bucketOf`; the field is the key, see {@link fieldOf}): a fraction of
  *   the memory of a Redis key of its own. A bucket expires after the latest deadline among its fields
  *   (extended to twice the longest time a state can need, so most writes leave its expiry alone), and
  *   dead fields are removed as new ones arrive (see src/lua/compact-write.lua). Otherwise the state
- *   has keys of its own: `<prefix>{<key>}:<stateTag>` (see {@link redisKeyBase}), then the layout
+ *   has keys of its own: `<prefix>{<key>}:<stateTag>` (see `redisKeyBase`), then the layout
  *   revision when above 1 and each key's suffix, each with an expiry no shorter than the time its state
  *   needs to recover. Either way all Redis keys of one limit share a hash tag, hence a Cluster slot.
  * - Failures: a command error or a lost connection rejects with a {@link StoreError} (cause attached);
@@ -76,12 +79,16 @@ export class RedisStore implements Store {
   readonly failureDomain?: (key: string, algorithm: Algorithm) => string;
   /** What the store calls on the client, whatever its family (src/clients/). */
   private readonly adapter: ClientAdapter;
-  /** The client's `keyPrefix` (as text), which Cluster slots are computed with. */
-  private readonly keyPrefix: string;
+  /** Where each key's state is kept: its Redis keys and field, its Cluster slot. */
+  private readonly keys: StoreKeys;
   /** Puts the decisions of a turn into batch calls; absent with `batch: false`. */
   private readonly batcher: Batcher | undefined;
-  /** Compact layout, on a Cluster: each bucket's slot, by bucket number, computed on first use. */
-  private readonly bucketSlots: number[] = [];
+  /** The scripts that decide a request's limits together (see {@link group}). */
+  private readonly groupScripts = new GroupScripts();
+  /** The request whose consumes are being collected (see {@link group}); undefined otherwise. */
+  private openGroup: RequestGroup | undefined;
+  /** What a request group needs of the store. */
+  private readonly host: GroupHost;
 
   constructor(options: RedisStoreOptions) {
     const config = parseStoreOptions(options);
@@ -90,19 +97,38 @@ export class RedisStore implements Store {
     this.adapter = adapter;
     this.prefix = config.prefix;
     this.buckets = config.buckets;
-    this.keyPrefix = adapter.keyPrefix;
+    this.keys = new StoreKeys(config.prefix, config.buckets, adapter.keyPrefix, adapter.masterOf !== undefined);
     this.plans = new ScriptPlans(adapter);
     this.resets = new ResetChannel(adapter, `${config.prefix}resets`);
     if (config.batchSize > 1) this.batcher = new Batcher(adapter, config.batchSize, adapter.masterOf !== undefined);
     if (adapter.masterOf !== undefined) this.failureDomain = (key, algorithm) => this.nodeOf(key, algorithm);
+    this.host = this.groupHost();
   }
 
-  /** One EVALSHA of the algorithm's script: a consume ('c'), or with `maxDelayMs` a reservation ('v'); see `Store.consume`. */
+  /**
+   * One EVALSHA of the algorithm's script: a consume ('c'), or with `maxDelayMs` a reservation ('v');
+   * see `Store.consume`. While a request's group is open, a share of its group's call instead.
+   */
   consume(key: string, algorithm: Algorithm, cost: number, now: number | undefined, maxDelayMs?: number): Promise<Decision> {
     // Leases are taken with acquire(); here, as in the memory store, a lease limit reports its state.
     if (algorithm.stateKind === 'leases') return this.decide(key, algorithm, 'p', [NO_LEASE, timeOf(now)]);
-    if (maxDelayMs === undefined) return this.decide(key, algorithm, 'c', [costOf(cost), timeOf(now)]);
-    return this.decide(key, algorithm, 'v', [costOf(cost), timeOf(now), String(maxDelayMs)]);
+    const op = maxDelayMs === undefined ? 'c' : 'v';
+    const values = op === 'c' ? [costOf(cost), timeOf(now)] : [costOf(cost), timeOf(now), String(maxDelayMs)];
+    return this.openGroup === undefined ? this.decide(key, algorithm, op, values) : this.openGroup.add(key, algorithm, op, values);
+  }
+
+  /**
+   * Decides the consumes made until the group closes (one request's rate limits, see `Store.group`)
+   * in one script call per Cluster slot (one on a standalone Redis), all-or-nothing: the group script
+   * runs each limit's own step, and gives back in the same script what the earlier ones took when a
+   * later one denies. Batched with the other requests' groups of the same turn.
+   */
+  group(holdMs: number): ChargeGroup {
+    const group = new RequestGroup(this.host, holdMs, (ended) => {
+      if (this.openGroup === ended) this.openGroup = undefined;
+    });
+    this.openGroup = group;
+    return group;
   }
 
   peek(key: string, algorithm: Algorithm, cost: number, now: number | undefined): Promise<Decision> {
@@ -120,12 +146,12 @@ export class RedisStore implements Store {
     const plan = this.plans.of(algorithm);
     try {
       // In the compact layout a lockout is the field '#!<field>' (see block-read-compact.lua): lifted too.
-      if (plan.compact) await this.adapter.hdel(this.bucketKey(plan, key), [fieldOf(key), `#!${fieldOf(key)}`]);
+      if (plan.compact) await this.adapter.hdel(this.keys.bucketKey(plan, key), [fieldOf(key), `#!${fieldOf(key)}`]);
       else {
         // Keys of their own: a lockout is the state's `:block` key, lifted too, also through a
         // configuration without a lockout (whose keys do not list it).
         const keys = this.redisKeys(key, algorithm);
-        if (algorithm.stateKind !== 'leases' && !plan.keys.includes(BLOCK_KEY_SUFFIX)) keys.push(redisKeyBase(this.prefix, key) + plan.suffix + BLOCK_KEY_SUFFIX);
+        if (algorithm.stateKind !== 'leases' && !plan.keys.includes(BLOCK_KEY_SUFFIX)) keys.push(this.keys.base(key) + plan.suffix + BLOCK_KEY_SUFFIX);
         await this.adapter.del(keys);
       }
     } catch (error) {
@@ -167,9 +193,7 @@ export class RedisStore implements Store {
    */
   redisKeys(key: string, algorithm: Algorithm): string[] {
     const plan = this.plans.of(algorithm);
-    if (plan.compact) return [this.bucketKey(plan, key)];
-    const name = redisKeyBase(this.prefix, key) + plan.suffix;
-    return plan.keys.map((suffix) => name + suffix);
+    return plan.compact ? [this.keys.bucketKey(plan, key)] : this.keys.start(plan, key);
   }
 
   /** The hash field that holds `key`'s state in the compact layout; `undefined` for a state with keys of its own. */
@@ -182,12 +206,7 @@ export class RedisStore implements Store {
     const plan = this.plans.of(algorithm);
     // One `then` for both outcomes: the reply becomes a decision, a failure a StoreError.
     return this.send(plan, key, op, values).then(
-      (reply) => {
-        // Six exact doubles: allowed, remaining, ms to the reset, to a retry (read only when denied),
-        // of the delay, and the `now` it decided at (see prelude.lua); rounded as every step's results are.
-        const r = reply as Buffer;
-        return decisionFromExact(r.readDoubleLE(0) === 1, r.readDoubleLE(8), r.readDoubleLE(16), r.readDoubleLE(24), r.readDoubleLE(32), algorithm.limit, algorithm.policy, r.readDoubleLE(40));
-      },
+      (reply) => decisionOf(reply as Buffer, 0, algorithm),
       (error: unknown) => {
         throw storeError(plan.script.name, error, this.adapter);
       },
@@ -210,12 +229,7 @@ export class RedisStore implements Store {
   private send(plan: ScriptPlan, key: string, op: Operation, values: readonly (string | undefined)[]): Promise<unknown> {
     if (this.closed) throw new StoreClosedError();
     const run = plan.calls[op] ?? this.plans.define(plan, op);
-    const args: string[] = [];
-    if (plan.compact) args.push(this.bucketKey(plan, key), fieldOf(key));
-    else {
-      const name = redisKeyBase(this.prefix, key) + plan.suffix;
-      for (const suffix of plan.keys) args.push(name + suffix);
-    }
+    const args = this.keys.start(plan, key);
     const batch = this.batcher?.join(plan, args[0]!);
     // A batch, like a call by argument, sends every argument and then the configuration.
     const inline = !plan.byArgument && batch === undefined;
@@ -225,27 +239,31 @@ export class RedisStore implements Store {
     return run.apply(this.client, args);
   }
 
-  /** On a Cluster, the slot of `key`'s Redis keys (`firstKey` the first: all of a limit's keys share its slot); 0 on a standalone client. */
-  private slotOf(plan: ScriptPlan, key: string, firstKey: string): number {
-    if (this.adapter.masterOf === undefined) return 0;
-    // A bucket's slot is that of its hash tag, the same for every kind: computed once per bucket.
-    if (plan.compact) return (this.bucketSlots[bucketOf(key, this.buckets)] ??= calculateSlot(this.keyPrefix + firstKey));
-    return calculateSlot(this.keyPrefix + firstKey);
-  }
-
   /** The master of `key`'s slot on the Cluster client (every key of a limit shares the slot of the first). */
   private nodeOf(key: string, algorithm: Algorithm): string {
     const plan = this.plans.of(algorithm);
-    const firstKey = plan.compact ? this.bucketKey(plan, key) : redisKeyBase(this.prefix, key) + plan.suffix + plan.keys[0]!;
-    return this.adapter.masterOf!(this.slotOf(plan, key, firstKey));
+    return this.adapter.masterOf!(this.keys.slotOf(plan, key, this.keys.firstKey(plan, key)));
   }
 
-  private bucketKey(plan: ScriptPlan, key: string): string {
-    const bucket = bucketOf(key, this.buckets);
-    // `#` and hex: a tag that hashTagOf never gives a storage key (a plain key never starts with `#`, a
-    // digest is 44 characters), so a bucket never shares its name with a key of the per-key layout,
-    // of this version or of an earlier one.
-    return (plan.bucketKeys[bucket] ??= `${this.prefix}{#${bucket.toString(16)}}${plan.suffix}`);
+  /** The store as its request groups see it. */
+  private groupHost(): GroupHost {
+    const isClosed = (): boolean => this.closed;
+    return {
+      get closed() {
+        return isClosed();
+      },
+      keys: this.keys,
+      scripts: this.groupScripts,
+      planOf: (algorithm) => this.plans.of(algorithm),
+      alone: (key: string, algorithm: Algorithm, op: ChargeOp, values: readonly (string | undefined)[]) => this.decide(key, algorithm, op, values),
+      run: (script, slot, keys, argv, decisions) => {
+        if (this.batcher !== undefined) return this.batcher.sendGroup(script, String(slot), keys, argv, decisions);
+        script.call ??= this.adapter.batchScript(script.name, script.lua);
+        return script.call(keys.length, [...keys, '1', ...argv]).then((replies) => (replies as unknown[])[0]);
+      },
+      decision: decisionOf,
+      failure: (plan, error) => storeError(plan.script.name, error, this.adapter),
+    };
   }
 
   /**
@@ -255,7 +273,7 @@ export class RedisStore implements Store {
    * by argument.
    */
   get scriptCount(): number {
-    return this.plans.defined + (this.batcher?.scripts ?? 0);
+    return this.plans.defined + (this.batcher?.scripts ?? this.groupScripts.size);
   }
 }
 

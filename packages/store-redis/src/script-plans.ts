@@ -61,7 +61,7 @@ export class ScriptPlans {
    */
   define(plan: ScriptPlan, op: Operation): ScriptCall {
     const declarations = plan.byArgument ? argumentDeclarations(plan, op) : inlineDeclarations(plan);
-    const lua = `local OP, BATCH_TIME = '${op}', false\n${declarations}${plan.script.lua}`;
+    const lua = `local OP, BATCH_TIME, UNDO_AT, UNDO_DELAY = '${op}', false\n${declarations}${plan.script.lua}`;
     const name = `rl_${plan.script.name.replace(/-/g, '_')}_${createHash('sha1').update(lua).digest('hex').slice(0, 16)}`;
     // The reply as a Buffer: the decision is binary (see prelude.lua), read without decoding it as text.
     const run = this.adapter.script(name, plan.script.numberOfKeys, lua);

@@ -7,7 +7,10 @@ import { fork, type ChildProcess } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startRedisCluster, startRedisServer, tsLoaderRegistration, type RedisClusterHandle, type RedisServerHandle } from '@rl/test-support';
-import type { WorkerConfig, WorkerResult } from './support/contention-worker.js';
+import { Cluster, Redis } from 'ioredis';
+import { createLimiter, fixedWindow, slidingWindowLog, tokenBucket } from '@rl/core';
+import { RedisStore } from '@rl/store-redis';
+import { THREE_LIMITS, type WorkerConfig, type WorkerResult } from './support/contention-worker.js';
 
 const PROCESSES = 4;
 const CONSUMERS = 50;
@@ -59,8 +62,8 @@ function nextMessage(worker: ChildProcess, matches: (message: Message) => boolea
 }
 
 /** Gives every worker the job, releases them together once all are connected, and collects their results. */
-async function contend(config: Omit<WorkerConfig, 'consumers' | 'attempts' | 'limit'>): Promise<WorkerResult[]> {
-  const job: WorkerConfig = { ...config, consumers: CONSUMERS, attempts: ATTEMPTS, limit: LIMIT };
+async function contend(config: Omit<WorkerConfig, 'consumers' | 'attempts' | 'limit'>, consumers = CONSUMERS): Promise<WorkerResult[]> {
+  const job: WorkerConfig = { ...config, consumers, attempts: ATTEMPTS, limit: LIMIT };
   const ready = workers.map((worker) => nextMessage(worker, (m) => m.ready === true));
   for (const worker of workers) worker.send({ job });
   await Promise.all(ready);
@@ -97,5 +100,37 @@ describe.each([
     const delays = results.flatMap((r) => r.delays!).sort((a, b) => a - b);
     expect(delays).toEqual([...Array.from({ length: 50 }, () => 0), ...Array.from({ length: 50 }, (_, i) => (i + 1) * 20)]);
     expect(results.reduce((sum, r) => sum + r.denied, 0)).toBe(PROCESSES * CONSUMERS * ATTEMPTS - 100);
+  });
+});
+
+describe.each([
+  { name: 'standalone', target: () => ({ url: server.url }) },
+  { name: 'cluster', target: () => ({ nodes: cluster.nodes }) },
+])('a request\u2019s three limits at once on $name Redis', ({ name, target }) => {
+  it(`${PROCESSES} processes × 60 consumers on 3 limits: 0 over-admitted, 0 under-admitted, nothing left charged by a denial`, async () => {
+    const prefix = `contention:${name}:three:${Date.now()}:`;
+    // On a Cluster the keys name one hash tag, so the three limits share a slot (one call, all-or-nothing).
+    const key = name === 'cluster' ? '{hot-key}' : 'hot-key';
+    const results = await contend({ target: target(), kind: 'three-limits', key, prefix }, 60);
+    expect(results.every((r) => r.notFromStore === 0)).toBe(true);
+    expect(results.reduce((sum, r) => sum + r.admitted + r.denied, 0)).toBe(PROCESSES * 60 * ATTEMPTS);
+    // The bucket (120) binds before the window (150); the per-process logs (4 × 40) cannot bind first.
+    expect(results.reduce((sum, r) => sum + r.admitted, 0)).toBe(THREE_LIMITS.bucket);
+    const t = target();
+    const client = 'url' in t ? new Redis(t.url) : new Cluster(t.nodes);
+    try {
+      const store = new RedisStore({ client, prefix });
+      const options = { store, clock: () => 1_000_000 } as const;
+      const window = createLimiter({ ...options, prefix: 'w', algorithm: fixedWindow({ limit: THREE_LIMITS.window, window: '1h' }) });
+      const bucket = createLimiter({ ...options, prefix: 'b', algorithm: tokenBucket({ capacity: THREE_LIMITS.bucket, refillRate: 1, interval: '1d' }) });
+      const log = createLimiter({ ...options, prefix: 'p', algorithm: slidingWindowLog({ limit: THREE_LIMITS.perProcess, window: '1h' }) });
+      // Each limit holds exactly the admitted requests: no denial left a charge behind.
+      expect((await window.peek(key)).remaining).toBe(THREE_LIMITS.window - THREE_LIMITS.bucket);
+      expect((await bucket.peek(key)).remaining).toBe(0);
+      const used = await Promise.all(results.map(async (r) => THREE_LIMITS.perProcess - (await log.peek(`${key}:${r.pid}`)).remaining));
+      expect(used).toEqual(results.map((r) => r.admitted));
+    } finally {
+      client.disconnect();
+    }
   });
 });

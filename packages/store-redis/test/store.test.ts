@@ -183,6 +183,32 @@ describe.each(targets)('RedisStore on $name Redis', ({ name, client }) => {
         }
       }
     });
+
+    it('keys that name a hash tag ({user:42}) keep state apart, every limit of the tag in the slot of its bucket, in both layouts', async () => {
+      const store = new RedisStore({ client: client(), prefix: freshPrefix() });
+      const log = slidingWindowLog({ limit: 1, window: '1h' });
+      const window = fixedWindow({ limit: 1, window: '1h' });
+      const keys = ['minute:{user:42}', 'day:{user:42}', '{user:42}', 'x{user:42}y{z}'];
+      for (const key of keys) {
+        expect((await store.consume(key, log, 1, 1000)).allowed).toBe(true);
+        expect((await store.consume(key, window, 1, 1000)).allowed).toBe(true);
+      }
+      // Each key kept its own state: a second request of each is denied.
+      for (const key of keys) expect((await store.consume(key, log, 1, 1000)).allowed).toBe(false);
+      // The log's own keys differ per key; the window's state is a field of one bucket hash per tag.
+      const logKeys = keys.flatMap((key) => store.redisKeys(key, log));
+      expect(new Set(logKeys).size).toBe(logKeys.length);
+      expect(new Set(keys.map((key) => store.redisKeys(key, window)[0])).size).toBe(1);
+      expect(new Set(keys.map((key) => store.redisField(key, window))).size).toBe(keys.length);
+      const names = [...logKeys, store.redisKeys(keys[0]!, window)[0]!];
+      const tags = new Set(names.map((n) => /\{([^}]*)\}/.exec(n)![1]));
+      expect(tags.size).toBe(1);
+      if (name === 'cluster') {
+        const node = nodesOf(client())[0]!;
+        const slots = await Promise.all(names.map((n) => node.cluster('KEYSLOT', n)));
+        expect(new Set(slots).size).toBe(1);
+      }
+    });
   });
 
   describe('time and expiry', () => {

@@ -2,8 +2,10 @@ import { reportsQuota, type Decision } from '../decision.js';
 import { UnsupportedError } from '../errors.js';
 import { coreOf, type LimiterCore } from '../limiter/core.js';
 import type { LeaseDecision, Limiter } from '../limiter/index.js';
+import { tookNothing } from '../store/charge-marks.js';
 import type { MaybePromise } from '../store/interface.js';
 import type { Run } from './run.js';
+import { Together, type ChargeFailure } from './together.js';
 
 /**
  * Builds what a caller of the engine returns from one finished run of `composition` (a combined
@@ -41,7 +43,8 @@ export type GiveBack = typeof EVERYTHING | typeof PERMITS | typeof UNITS;
  * earlier limits took is given back (units by undo, permits by release; a decision of the failure
  * policy took nothing from the store, so it gives back nothing), so a denial uses no quota in the
  * others. Between the charge and the give-back another request may briefly see that quota as used:
- * composition can wrongly deny, never wrongly admit. A limiter that throws gets the same give-back,
+ * composition can wrongly deny, never wrongly admit; except where a store decides a request's limits
+ * together ({@link Together}: all-or-nothing in one step). A limiter that throws gets the same give-back,
  * then the error propagates. When every limit admits but the longest delay exceeds `maxDelayMs`, the
  * request is denied by the limit that delays it, and everything is given back.
  *
@@ -83,6 +86,8 @@ export class Composition<R> {
   private readonly maxDelayMs: number;
   /** True when the rate limits reserve (a finite `maxDelayMs` above 0). */
   private readonly reserves: boolean;
+  /** How the limits are charged together, when a store decides several of them in one step; undefined: one after another. */
+  private readonly together: Together | undefined;
 
   /** `settle` builds the outcome of each run; `policy` applies to every run. */
   constructor(
@@ -100,6 +105,7 @@ export class Composition<R> {
     this.maxDelayMs = policy.maxDelayMs ?? Infinity;
     this.reserves = this.maxDelayMs > 0 && Number.isFinite(this.maxDelayMs);
     this.single = this.cores.length === 1 && !this.hasLeases && this.dryRun === undefined && !this.reserves ? this.cores[0] : undefined;
+    this.together = Together.of(this.cores, { holdMs: this.maxDelayMs, dryRun: this.dryRun, reserveMs: this.reserves ? this.maxDelayMs : undefined });
     if (this.reserves) {
       for (const core of this.cores) {
         if (!core.isConcurrencyLimit && core.store.capabilities.reservations !== true) {
@@ -120,7 +126,7 @@ export class Composition<R> {
    */
   run(run: Run): MaybePromise<R> {
     const single = this.single;
-    if (single === undefined) return this.charge(0, run);
+    if (single === undefined) return this.together === undefined ? this.charge(0, run) : this.chargeTogether(run);
     // One rate limit that consumes, the common case: no loop, and nothing to give back if the limiter throws.
     const answer = single.charge(run.keys[0]!, run.costs[0]!, run.algorithms?.[0] ?? single.algorithm!);
     if (answer instanceof Promise) return answer.then((decision) => this.answered(0, decision, run));
@@ -140,7 +146,8 @@ export class Composition<R> {
     const decisions = run.decisions;
     for (let i = 0; i < decisions.length; i++) {
       const decision = decisions[i];
-      if (decision === undefined || !decision.allowed) continue;
+      // A decision its group gave back (or never asked) took nothing.
+      if (decision === undefined || !decision.allowed || tookNothing(decision)) continue;
       let back: MaybePromise<void>;
       if (this.leases[i]) {
         if (what === UNITS) continue;
@@ -196,6 +203,28 @@ export class Composition<R> {
     return this.admitted(run);
   }
 
+  /**
+   * Charges every limit at once, a store deciding those it holds together in one step ({@link Together});
+   * a denial already in the deny cache denies first. The first enforced denial, in order, denies the run:
+   * what any limit took is given back, and the later limits' decisions are dropped, as if never asked.
+   */
+  private chargeTogether(run: Run): MaybePromise<R> {
+    const cached = this.together!.cachedDenial(run);
+    if (cached !== -1) {
+      run.decisions[cached] = this.chargeOne(cached, run) as Decision;
+      return this.denied(cached, run);
+    }
+    const issued = this.together!.charge(run, (i) => this.chargeOne(i, run));
+    return issued instanceof Promise ? issued.then((f) => this.togetherAnswered(run, f)) : this.togetherAnswered(run, issued);
+  }
+
+  /** Every charge of {@link chargeTogether} has answered (or one failed). */
+  private togetherAnswered(run: Run, failure: ChargeFailure | undefined): MaybePromise<R> {
+    if (failure !== undefined) return this.failed(failure.error, run);
+    const by = this.together!.firstDenial(run);
+    return by === -1 ? this.admitted(run) : this.deny(run, by, run.decisions[by]!.retryAfterMs, false, true);
+  }
+
   /** Limit `i` answered asynchronously: go on with the next one. */
   private answered(i: number, decision: Decision, run: Run): MaybePromise<R> {
     run.decisions[i] = decision;
@@ -241,15 +270,21 @@ export class Composition<R> {
     return this.settle(run, this);
   }
 
-  /** Denies the run by limit `by`, retry in `retryAfterMs`, once what the limits took is given back (`nothingTaken`: no limit before it took anything). */
-  private deny(run: Run, by: number, retryAfterMs: number, nothingTaken: boolean): MaybePromise<R> {
+  /**
+   * Denies the run by limit `by`, retry in `retryAfterMs`, once what the limits took is given back
+   * (`nothingTaken`: no limit before it took anything; `dropLater`: the later limits' decisions are then dropped).
+   */
+  private deny(run: Run, by: number, retryAfterMs: number, nothingTaken: boolean, dropLater = false): MaybePromise<R> {
     run.deniedBy = by;
     run.binding = by;
     run.retryAfterMs = retryAfterMs;
     run.dryRunDeniedBy = -1;
     const back = nothingTaken ? undefined : this.giveBack(run);
-    if (back === undefined) return this.settle(run, this);
-    return back.then(() => this.settle(run, this));
+    const settle = (): R => {
+      if (dropLater) run.decisions.fill(undefined, by + 1);
+      return this.settle(run, this);
+    };
+    return back === undefined ? settle() : back.then(settle);
   }
 
   /** A limiter threw: give back what the earlier ones took, then let the error propagate. */

@@ -32,7 +32,9 @@ const RESOLVED: Promise<void> = Promise.resolve();
  * denies, the later ones are not asked, and what the earlier ones took is given back (units by
  * `undo`, permits by release), so a denial by one limit uses up no quota in the others. Between the
  * admission and the give-back another request may briefly see that quota as used: the group can
- * wrongly deny, never wrongly admit.
+ * wrongly deny, never wrongly admit. A store that decides a request's limits together (`RedisStore`:
+ * one script call for the limits it holds, one per slot on a Cluster) leaves no such window: the
+ * limits are decided at once, all-or-nothing, in one atomic step.
  *
  * The combined decision's fields are those of the denying limit, or, when all admit, of the limit
  * with the fewest `remaining` among those whose store answered (the longest `delayMs` applies).

@@ -4,6 +4,7 @@ import type { Decision } from '../decision.js';
 import { InvalidAlgorithmError, StoreError, StoreTimeoutError } from '../errors.js';
 import { Observation } from '../observe/observation.js';
 import type { HoldEvent, Observer } from '../observe/observer.js';
+import { wasNotAsked } from '../store/charge-marks.js';
 import type { MaybePromise, Store } from '../store/interface.js';
 import type { Timers } from '../timers.js';
 import { CallAlgorithms } from './call-algorithms.js';
@@ -15,7 +16,7 @@ import type { LimiterEvents, StoreErrorEvent } from './events.js';
 import { ACQUIRE, CHARGE, FailurePolicy, type Fallback } from './failure-policy.js';
 import { newLeaseId, type LeaseDecision } from './lease.js';
 import type { LimiterConfig } from './options.js';
-import { cancelNothing, type Reservation } from './reservation.js';
+import { withCancel, type Reservation } from './reservation.js';
 import { StoreGuard } from './store-guard.js';
 
 /**
@@ -120,6 +121,12 @@ export class LimiterCore {
     return this.decide(this.storeKeyOf(key), algorithm, cost, maxDelayMs, undefined);
   }
 
+  /** True when the deny cache holds a denial of this charge (`maxDelayMs`: a reservation's): a charge would answer from it, without the store. */
+  cachedDenial(key: string, cost: number, algorithm: Algorithm, maxDelayMs: number | undefined): boolean {
+    const cache = this.denyCache;
+    return cache !== undefined && cache.get(this.storeKeyOf(key), cost, this.localClock(), algorithm, maxDelayMs) !== undefined;
+  }
+
   /** `key` with the prefix: the storage key. */
   storeKeyOf(key: string): string {
     if (key === this.lastKey) return this.lastStoreKey;
@@ -172,16 +179,7 @@ export class LimiterCore {
 
   /** `decision` of a reservation with its `cancel()`: a give-back at the decision's time and slot, until the slot (local clock). */
   reservation(decision: Decision, key: string, cost: number, algorithm: Algorithm): Reservation {
-    if (!decision.allowed || decision.reason !== undefined) return { ...decision, cancel: cancelNothing };
-    const clock = this.localClock;
-    const slotAt = clock() + decision.delayMs;
-    let cancelled = false;
-    const cancel = async (): Promise<void> => {
-      if (cancelled || clock() > slotAt) return;
-      cancelled = true;
-      await this.cancel(key, cost, algorithm, decision);
-    };
-    return { ...decision, cancel };
+    return withCancel(decision, this.localClock, () => this.cancel(key, cost, algorithm, decision));
   }
 
   /**
@@ -243,6 +241,8 @@ export class LimiterCore {
     const startedAt = this.timers.now();
     const result = this.ask(storeKey, algorithm, cost, maxDelayMs, leaseId);
     const told = (decision: Decision): Decision => {
+      // A consume its group never asked is no decision of this limit.
+      if (wasNotAsked(decision)) return decision;
       observation.decision(decision, cost, decision.reason === undefined ? this.timers.now() - startedAt : undefined, storeKey);
       return decision;
     };

@@ -1,6 +1,7 @@
 import type { Algorithm } from '../algorithm.js';
 import type { Decision } from '../decision.js';
 import { StoreTimeoutError } from '../errors.js';
+import { tookNothing } from '../store/charge-marks.js';
 import type { MaybePromise } from '../store/interface.js';
 import type { Circuit, FailureReason } from './circuit.js';
 import { CHARGE, type StoreOp } from './failure-policy.js';
@@ -67,7 +68,8 @@ export class PendingCall {
   /** The store answered: in time, or late (then only a grant matters). */
   readonly answered = (decision: Decision): Decision => {
     if (this.outcome !== IN_TIME) {
-      if (!decision.allowed) return decision;
+      // Denied, or given back in its group's own step: nothing was granted.
+      if (!decision.allowed || tookNothing(decision)) return decision;
       this.grantedAt = decision.at;
       this.grantedDelay = decision.delayMs;
       const charges = this.request.op === CHARGE;

@@ -2,6 +2,7 @@ import type { Algorithm } from '../algorithm.js';
 import { formatDuration, parseDuration, type Duration } from '../duration.js';
 import type { Decision } from '../decision.js';
 import { InvalidOptionError } from '../errors.js';
+import type { MaybePromise } from '../store/interface.js';
 
 /** Options of `limiter.reserve(key, cost, options)`. */
 export interface ReserveOptions {
@@ -48,4 +49,20 @@ export function parseMaxDelay(value: unknown, algorithm: Algorithm, field: strin
 /** The cancel of a reservation that took nothing (denied, or decided without the store). */
 export function cancelNothing(): Promise<void> {
   return Promise.resolve();
+}
+
+/**
+ * `decision` of a reservation with its `cancel()`: `giveBack` once, before the slot (`clock`, the
+ * limiter's local clock, read now and at the call); nothing for a denial or a decision of the failure policy.
+ */
+export function withCancel(decision: Decision, clock: () => number, giveBack: () => MaybePromise<void>): Reservation {
+  if (!decision.allowed || decision.reason !== undefined) return { ...decision, cancel: cancelNothing };
+  const slotAt = clock() + decision.delayMs;
+  let cancelled = false;
+  const cancel = async (): Promise<void> => {
+    if (cancelled || clock() > slotAt) return;
+    cancelled = true;
+    await giveBack();
+  };
+  return { ...decision, cancel };
 }

@@ -7,7 +7,8 @@
  * Redis Cluster's nodes) names each key's part with the optional {@link Store.failureDomain}: the
  * limiter then keeps a store-down circuit per part, and a failed part fails only its own keys.
  */
-export type { Store, StoreCapabilities, MaybePromise } from './interface.js';
+export type { Store, StoreCapabilities, MaybePromise, ChargeGroup } from './interface.js';
+export { markRolledBack, markNotAsked, tookNothing, wasNotAsked } from './charge-marks.js';
 export type { Algorithm, AlgorithmKind } from '../algorithm.js';
 export type { Decision, DecisionReason, Policy } from '../decision.js';
 export { InvalidOptionError, StoreError, StoreClosedError, UnsupportedError } from '../errors.js';

@@ -26,6 +26,14 @@ export interface StoreCapabilities {
   readonly reservations?: boolean;
 }
 
+/** The consumes of one request on one store, decided together (see {@link Store.group}). */
+export interface ChargeGroup {
+  /** Set before each consume: whether its denial denies the request (false for a dry-run limit, which is charged but never enforced). */
+  enforced: boolean;
+  /** Ends the group: its consumes are sent (once: a second call does nothing). */
+  close(): void;
+}
+
 /**
  * A store applies one algorithm step to one key atomically: no other decision for that key can
  * interleave between reading the state and writing it back. There is no get-then-set in any caller.
@@ -85,6 +93,19 @@ export interface Store {
    * expire by themselves.
    */
   watchResets?(listener: (storageKey: string | undefined) => void): void;
+  /**
+   * Optional, for a store whose calls go through I/O: decides the consumes made on it while the
+   * returned group is open (the rate limits of one request, made in order, synchronously, between this
+   * call and {@link ChargeGroup.close}) together, in one atomic step where it can: charged in order
+   * until the first denial of an enforced consume, and then none charged at all (what the earlier
+   * ones took is given back in the same step, their decisions marked with `markRolledBack`; the
+   * later ones are not asked, `markNotAsked`), nor when an enforced consume would hold the
+   * request longer than `holdMs` (ms; `Infinity`: no bound). Consumes it cannot decide in that one
+   * step (a Cluster's other slots) are decided as alone; the engine gives back what they took. Each
+   * consume still returns its own decision, as without the group. A local store needs none: a
+   * synchronous run of consumes and give-backs is already one step.
+   */
+  group?(holdMs: number): ChargeGroup;
   /** Stops timers and connections owned by the store. */
   close?(): MaybePromise<void>;
 }

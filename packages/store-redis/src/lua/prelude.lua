@@ -11,6 +11,8 @@
 --                                       -- 'a' acquire, 'r' release
 --   local BATCH_TIME = false            -- a batch's Redis TIME (see src/batch-script.ts), read
 --                                       -- once for all its decisions; false alone: TIME is read
+--   local UNDO_AT, UNDO_DELAY           -- nil (declared on the OP line): an undo reads its
+--                                       -- arguments (see below)
 --   local EXPLICIT_NOW_MARGIN_MS = 1000 -- added to expiries when the caller passes its own `now`
 --   local LIMIT, WINDOW = 100, 60000    -- the algorithm's constants (its `script.constants` in
 --                                       -- @rl/core, in sorted order), as number literals
@@ -78,10 +80,12 @@ if OP ~= 'r' and (now == nil or now ~= now or now == math.huge or now == -math.h
 end
 -- A reservation's maxDelay (ms; nil for every other operation: a consume cannot wait), and an undo's
 -- time of the charge (nil for none) and its delay (0 for none), as the algorithms' TS step and undo take them.
+-- UNDO_AT and UNDO_DELAY (nil but in a group's own undo, see src/group-script.ts) stand for the two
+-- arguments when the script gives back what it has just charged.
 local max_delay, charged_at, charged_delay = nil, nil, 0
 if OP == 'v' then
   max_delay = tonumber(ARGV[ARG_MAX_DELAY])
 elseif OP == 'u' then
-  charged_at = tonumber(ARGV[ARG_CHARGED_AT])
-  charged_delay = tonumber(ARGV[ARG_DELAY]) or 0
+  charged_at = UNDO_AT or tonumber(ARGV[ARG_CHARGED_AT])
+  charged_delay = UNDO_DELAY or tonumber(ARGV[ARG_DELAY]) or 0
 end

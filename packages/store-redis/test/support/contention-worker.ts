@@ -5,13 +5,17 @@
  * a limiter on a RedisStore until each has made `attempts` requests, and answers `{ result }`.
  */
 import { Cluster, Redis } from 'ioredis';
-import { concurrency, createLimiter, fixedWindow, slidingWindowLog, tokenBucket, type Algorithm } from '@rl/core';
+import { combineLimiters, concurrency, createLimiter, fixedWindow, slidingWindowLog, tokenBucket, type Algorithm, type Decision } from '@rl/core';
 import { RedisStore } from '@rl/store-redis';
 
 export interface WorkerConfig {
   target: { url: string } | { nodes: { host: string; port: number }[] };
-  /** `reserve`: reservations (`maxDelay` 1 s, the bucket's horizon) on a token bucket of 50 tokens refilled at 50 per second. */
-  kind: 'fixed-window' | 'sliding-window-log' | 'token-bucket' | 'concurrency' | 'reserve';
+  /**
+   * `reserve`: reservations (`maxDelay` 1 s, the bucket's horizon) on a token bucket of 50 tokens
+   * refilled at 50 per second. `three-limits`: each request through three limits at once (see
+   * {@link threeLimits}).
+   */
+  kind: 'fixed-window' | 'sliding-window-log' | 'token-bucket' | 'concurrency' | 'reserve' | 'three-limits';
   limit: number;
   key: string;
   prefix: string;
@@ -28,10 +32,31 @@ export interface WorkerResult {
   elapsedMs?: number;
   /** `reserve`: the delay of each admitted reservation (ms). */
   delays?: number[];
+  /** The worker's process id (`three-limits` keys a limit by it). */
+  pid: number;
+}
+
+/**
+ * The three limits of `three-limits`, none of which recovers during the test: a fixed window of 150
+ * and a token bucket of 120 on the shared key (prefixes `w` and `b`), and a sliding log of 40 per
+ * process (prefix `p`, the key and the process id).
+ */
+export const THREE_LIMITS = { window: 150, bucket: 120, perProcess: 40 } as const;
+
+function threeLimits(store: RedisStore, config: WorkerConfig) {
+  const options = { store, timeout: false, denyCache: false, clock: () => 1_000_000 } as const;
+  const group = combineLimiters([
+    createLimiter({ ...options, prefix: 'w', algorithm: fixedWindow({ limit: THREE_LIMITS.window, window: '1h' }) }),
+    createLimiter({ ...options, prefix: 'b', algorithm: tokenBucket({ capacity: THREE_LIMITS.bucket, refillRate: 1, interval: '1d' }) }),
+    createLimiter({ ...options, prefix: 'p', algorithm: slidingWindowLog({ limit: THREE_LIMITS.perProcess, window: '1h' }) }),
+  ]);
+  const keys = [config.key, config.key, `${config.key}:${process.pid}`];
+  return (): Promise<Decision> => group.consume(keys);
 }
 
 function algorithmOf(config: WorkerConfig): Algorithm {
   switch (config.kind) {
+    case 'three-limits':
     case 'fixed-window':
       return fixedWindow({ limit: config.limit, window: '1h' });
     case 'sliding-window-log':
@@ -53,6 +78,7 @@ async function run(config: WorkerConfig): Promise<WorkerResult> {
   // Fixed window: a fixed app clock, so a window boundary can never fall inside the test. The others
   // use Redis TIME. No timeout (a slow 2-core machine must not turn into denials) and no deny cache
   // (every request goes to Redis).
+  const grouped = config.kind === 'three-limits' ? threeLimits(store, config) : undefined;
   const limiter = createLimiter({
     algorithm,
     store,
@@ -60,7 +86,7 @@ async function run(config: WorkerConfig): Promise<WorkerResult> {
     denyCache: false,
     ...(config.kind === 'fixed-window' || config.kind === 'reserve' ? { clock: () => 1_000_000 } : {}),
   });
-  const result: WorkerResult = { admitted: 0, denied: 0, notFromStore: 0, ...(config.kind === 'reserve' && { delays: [] }) };
+  const result: WorkerResult = { admitted: 0, denied: 0, notFromStore: 0, pid: process.pid, ...(config.kind === 'reserve' && { delays: [] }) };
   await client.ping();
   const go = new Promise<void>((resolve) => process.once('message', () => resolve()));
   process.send!({ ready: true });
@@ -70,7 +96,9 @@ async function run(config: WorkerConfig): Promise<WorkerResult> {
     Array.from({ length: config.consumers }, async () => {
       for (let i = 0; i < config.attempts; i++) {
         const decision =
-          config.kind === 'concurrency'
+          grouped !== undefined
+            ? await grouped()
+            : config.kind === 'concurrency'
             ? await limiter.acquire(config.key)
             : config.kind === 'reserve'
               ? await limiter.reserve(config.key, 1, { maxDelay: '1s' })

@@ -1,7 +1,8 @@
 import { connect, type Socket } from 'node:net';
 import type { Redis } from 'ioredis';
 import { expect, it } from 'vitest';
-import { tokenBucket } from '@rl/core';
+import { fixedWindow, slidingWindowLog, tokenBucket } from '@rl/core';
+import { members } from '../http-client.js';
 import type { SuiteContext } from './context.js';
 
 /** Script calls Redis has run so far (`EVALSHA` and `EVAL` in `INFO commandstats`). */
@@ -74,5 +75,33 @@ export function batchingTests(t: SuiteContext, redis: () => Redis): void {
     for (const socket of sockets) socket.destroy();
     // Each decision is its own: four units of each client's five are gone.
     for (const client of ['c0', 'c1']) expect((await app.request('/', { headers: { 'x-client': client } })).body).toEqual({ remaining: 0 });
+  });
+
+  it('a request with three limits is one script call, and a denial by the last charges none of the others', async () => {
+    const user = (req: unknown) => t.adapter.view(req).header('x-client') ?? 'none';
+    const app = await t.open({
+      middlewares: [
+        {
+          limits: [
+            { name: 'minute', algorithm: tokenBucket({ capacity: 10, refillRate: 1, interval: '1m' }), key: () => 'all' },
+            { name: 'hour', algorithm: fixedWindow({ limit: 10, window: '1h' }), key: () => 'all' },
+            { name: 'burst', algorithm: slidingWindowLog({ limit: 2, window: '1h' }), key: user },
+          ],
+        },
+      ],
+    });
+    // The scripts loaded (an EVALSHA answered NOSCRIPT, then EVAL), then one request at a time.
+    expect((await app.request('/', { headers: { 'x-client': 'warm' } })).status).toBe(200);
+    const before = await scriptCalls(redis());
+    const statuses: number[] = [];
+    for (let i = 0; i < 3; i++) statuses.push((await app.request('/', { headers: { 'x-client': 'ann' } })).status);
+    expect(statuses).toEqual([200, 200, 429]);
+    expect((await scriptCalls(redis())) - before).toBe(3);
+    // Ann's denial (by `burst`) took nothing from the shared `minute` and `hour`: after warm, two of
+    // Ann's and Bob's, 6 of 10 are left in each.
+    const bob = await app.request('/', { headers: { 'x-client': 'bob' } });
+    expect(bob.status).toBe(200);
+    const left = Object.fromEntries(members(bob.headers['ratelimit']).map((m) => [m.name, m.params.r]));
+    expect([left.minute, left.hour]).toEqual([6, 6]);
   });
 }

@@ -1,0 +1,165 @@
+import type { Decision } from '../decision.js';
+import type { LimiterCore } from '../limiter/core.js';
+import type { ChargeGroup, MaybePromise, Store } from '../store/interface.js';
+import type { Run } from './run.js';
+
+/** A charge that failed: what the engine gives back for, then throws. */
+export interface ChargeFailure {
+  readonly error: unknown;
+}
+
+/** The run policy a {@link Together} needs (see `RunPolicy`). */
+export interface TogetherPolicy {
+  /** The longest hold of an admitted request (ms; Infinity: no bound). */
+  readonly holdMs: number;
+  /** Per limit: true for a dry-run limit; undefined when there is none. */
+  readonly dryRun: readonly boolean[] | undefined;
+  /** The run's `maxDelayMs` when the rate limits reserve; undefined when they consume. */
+  readonly reserveMs: number | undefined;
+}
+
+/**
+ * How a composition charges its limits when two or more rate limits share a store that decides a
+ * request's consumes together (`Store.group`: the Redis store, one script call per request): every
+ * limit's charge is issued at once, in order, with each such store's group open, so the store decides
+ * them in one atomic step, all-or-nothing; the engine then reads the decisions in order, as it reads
+ * those of the charges it makes one after another. A charge answered at once with an enforced denial
+ * (the deny cache, a failure policy that denies) stops the issuing: the later limits are not charged.
+ */
+export class Together {
+  private readonly holdMs: number;
+  private readonly dryRun: readonly boolean[] | undefined;
+  private readonly reserveMs: number | undefined;
+
+  private constructor(
+    private readonly cores: readonly LimiterCore[],
+    /** The stores that group, in the order first met. */
+    private readonly stores: readonly Store[],
+    /** Per limit: the index of its store in {@link stores}, or -1 (a concurrency limit, a store that does not group). */
+    private readonly groupOf: readonly number[],
+    policy: TogetherPolicy,
+  ) {
+    this.holdMs = policy.holdMs;
+    this.dryRun = policy.dryRun;
+    this.reserveMs = policy.reserveMs;
+  }
+
+  /** The grouping of `cores`, or undefined when no store that groups holds two of its rate limits (then the engine charges one after another). */
+  static of(cores: readonly LimiterCore[], policy: TogetherPolicy): Together | undefined {
+    const stores: Store[] = [];
+    const counts: number[] = [];
+    const groupOf = cores.map((core) => {
+      if (core.isConcurrencyLimit || typeof core.store.group !== 'function') return -1;
+      let at = stores.indexOf(core.store);
+      if (at === -1) at = stores.push(core.store) - 1;
+      counts[at] = (counts[at] ?? 0) + 1;
+      return at;
+    });
+    if (!counts.some((count) => count >= 2)) return undefined;
+    return new Together(cores, stores, groupOf, policy);
+  }
+
+  /** The first enforced rate limit of `run` whose charge the deny cache would deny, or -1: such a run is denied before anything is charged. */
+  cachedDenial(run: Run): number {
+    for (let i = 0; i < this.cores.length; i++) if (this.dryRun?.[i] !== true && this.cached(run, i)) return i;
+    return -1;
+  }
+
+  /** True when limit `i` is a rate limit whose charge in `run` the deny cache would deny. */
+  private cached(run: Run, i: number): boolean {
+    const core = this.cores[i]!;
+    if (core.isConcurrencyLimit) return false;
+    const algorithm = run.algorithms?.[i] ?? core.algorithm!;
+    const reserveMs = this.reserveMs;
+    return core.cachedDenial(run.keys[i]!, run.costs[i]!, algorithm, reserveMs === undefined ? undefined : Math.min(reserveMs, algorithm.maxReserveMs));
+  }
+
+  /** The first limit of `run` whose decision is an enforced denial, or -1. */
+  firstDenial(run: Run): number {
+    const decisions = run.decisions;
+    for (let i = 0; i < decisions.length; i++) {
+      const decision = decisions[i];
+      if (decision !== undefined && !decision.allowed && this.dryRun?.[i] !== true) return i;
+    }
+    return -1;
+  }
+
+  /**
+   * Issues `charge(i)` for every limit, in order, with the groups open, and puts each decision in
+   * `run.decisions` as it comes; resolves (or returns, when every answer was synchronous) once all
+   * are in, with the first failure if a charge threw or rejected (the decisions that did come are in
+   * `run` for the give-back). A dry-run limit the deny cache would deny is asked only once the others
+   * have answered, and only when no enforced limit before it denied: as one charged after them, it
+   * is not asked (nor observed) after a denial.
+   */
+  charge(run: Run, charge: (i: number) => MaybePromise<Decision>): MaybePromise<ChargeFailure | undefined> {
+    const groups: ChargeGroup[] = this.stores.map((store) => store.group!(this.holdMs));
+    const pending: Promise<void>[] = [];
+    const deferred: number[] = [];
+    let failure: ChargeFailure | undefined;
+    try {
+      for (let i = 0; i < run.decisions.length; i++) {
+        const at = this.groupOf[i]!;
+        const enforced = this.dryRun?.[i] !== true;
+        if (!enforced && this.cached(run, i)) {
+          deferred.push(i);
+          continue;
+        }
+        if (at !== -1) groups[at]!.enforced = enforced;
+        let answer: MaybePromise<Decision>;
+        try {
+          answer = charge(i);
+        } catch (error) {
+          failure = { error };
+          break;
+        }
+        if (answer instanceof Promise) {
+          pending.push(
+            answer.then(
+              (decision) => {
+                run.decisions[i] = decision;
+              },
+              (error: unknown) => {
+                failure ??= { error };
+              },
+            ),
+          );
+          continue;
+        }
+        run.decisions[i] = answer;
+        if (!answer.allowed && enforced) break;
+      }
+    } finally {
+      for (const group of groups) group.close();
+    }
+    const rest = (): MaybePromise<ChargeFailure | undefined> => failure ?? this.askDeferred(run, deferred, 0, charge);
+    return pending.length === 0 ? rest() : Promise.all(pending).then(rest);
+  }
+
+  /** Charges the deferred dry-run limits from `deferred[k]` on, in order, up to the first enforced denial before one of them. */
+  private askDeferred(run: Run, deferred: readonly number[], k: number, charge: (i: number) => MaybePromise<Decision>): MaybePromise<ChargeFailure | undefined> {
+    for (; k < deferred.length; k++) {
+      const i = deferred[k]!;
+      const denier = this.firstDenial(run);
+      if (denier !== -1 && denier < i) return undefined;
+      let answer: MaybePromise<Decision>;
+      try {
+        answer = charge(i);
+      } catch (error) {
+        return { error };
+      }
+      if (answer instanceof Promise) {
+        const next = k + 1;
+        return answer.then(
+          (decision) => {
+            run.decisions[i] = decision;
+            return this.askDeferred(run, deferred, next, charge);
+          },
+          (error: unknown) => ({ error }),
+        );
+      }
+      run.decisions[i] = answer;
+    }
+    return undefined;
+  }
+}

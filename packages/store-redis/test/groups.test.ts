@@ -1,0 +1,272 @@
+/**
+ * A request's limits on one Redis store are decided in one script call, all-or-nothing (issue 26):
+ * the store's `group` collects the consumes the engine issues for one request and sends those of one
+ * slot (every one, on a standalone Redis) as one group of the group script, which charges them in
+ * order and, when an enforced one denies (or would hold the request too long), gives back in the same
+ * script what the earlier ones took. With the defaults users get: batching on, the deny cache on,
+ * Redis's clock. Script calls are counted by Redis itself (`INFO commandstats`).
+ */
+import fc from 'fast-check';
+import type { Cluster, Redis } from 'ioredis5';
+import { describe, expect, it } from 'vitest';
+import {
+  combineLimiters,
+  createLimiter,
+  fixedWindow,
+  leakyBucket,
+  slidingWindowLog,
+  tokenBucket,
+  type Algorithm,
+  type Limiter,
+  type Store,
+} from '@rl/core';
+import { tookNothing } from '@rl/core/store';
+import { MemoryStore } from '@rl/store-memory';
+import { RedisStore } from '@rl/store-redis';
+import { everyRateAlgorithm, useRedisDeployments } from '@rl/test-support';
+import calculateSlot from 'cluster-key-slot';
+import { ALL } from './support/clients.js';
+
+const redis = useRedisDeployments('groups');
+
+/** Script calls Redis has run (EVALSHA and EVAL), over every master of the deployment. */
+async function scriptCalls(nodes: readonly (Redis | Cluster)[]): Promise<number> {
+  let calls = 0;
+  for (const node of nodes) {
+    const info = (await node.info('commandstats')) as string;
+    for (const m of info.matchAll(/cmdstat_(?:evalsha|eval):calls=(\d+)/g)) calls += Number(m[1]);
+  }
+  return calls;
+}
+
+type Deployment = 'standalone' | 'cluster';
+const masters = (deployment: Deployment): (Redis | Cluster)[] => (deployment === 'standalone' ? [redis.standalone] : redis.clustered.nodes('master'));
+const clientOf = (deployment: Deployment): Redis | Cluster => (deployment === 'standalone' ? redis.standalone : redis.clustered);
+
+/** Three limiters of three kinds on one store, under prefixes `a`, `b`, `c`. */
+function threeLimits(store: Store, limits: readonly [number, number, number] = [100, 100, 100]): Limiter[] {
+  return [
+    createLimiter({ store, prefix: 'a', algorithm: fixedWindow({ limit: limits[0], window: '1h' }) }),
+    createLimiter({ store, prefix: 'b', algorithm: tokenBucket({ capacity: limits[1], refillRate: 1, interval: '1h' }) }),
+    createLimiter({ store, prefix: 'c', algorithm: slidingWindowLog({ limit: limits[2], window: '1h' }) }),
+  ];
+}
+
+describe('one script call per request', () => {
+  it('3 limits on standalone Redis: 3.00 -> 1.00 script calls per request (batching and the deny cache on)', async () => {
+    const store = new RedisStore({ client: redis.standalone, prefix: redis.freshPrefix() });
+    const group = combineLimiters(threeLimits(store));
+    // The first call of a script text is an EVALSHA answered NOSCRIPT, then its EVAL.
+    await group.consume('warm');
+    const before = await scriptCalls(masters('standalone'));
+    const requests = 30;
+    for (let i = 0; i < requests; i++) expect((await group.consume(`user${i}`)).allowed).toBe(true);
+    expect(((await scriptCalls(masters('standalone'))) - before) / requests).toBe(1);
+  });
+
+  it('requests issued together share calls: 20 requests of 3 limits in one turn, batches of at most 16 decisions', async () => {
+    const store = new RedisStore({ client: redis.standalone, prefix: redis.freshPrefix() });
+    const group = combineLimiters(threeLimits(store));
+    // The first request of an idle store is sent at once, alone; the rest wait for the batch.
+    await group.consume('warm');
+    const before = await scriptCalls(masters('standalone'));
+    const decisions = await Promise.all(Array.from({ length: 20 }, (_, i) => group.consume(`u${i}`)));
+    expect(decisions.every((d) => d.allowed)).toBe(true);
+    // The first is sent alone, at once; the other 19 groups (57 decisions) go in batches of at least 16.
+    expect((await scriptCalls(masters('standalone'))) - before).toBe(1 + Math.ceil((19 * 3) / 16));
+  });
+
+  it('on a Cluster, limits whose keys share a slot go in one call; the others one call per slot', async () => {
+    const store = new RedisStore({ client: redis.clustered, prefix: redis.freshPrefix() });
+    const limiters = threeLimits(store);
+    const group = combineLimiters(limiters);
+    const slotsOf = (key: string) => new Set(limiters.map((l, i) => calculateSlot(store.redisKeys(`${'abc'[i]}:${key}`, l.algorithm!)[0]!))).size;
+    await group.consume('warm');
+    // Keys whose limits land on one, two and three slots.
+    const keys = ['k1', 'k2', 'k3', 'k4', 'k5', 'k6', 'k7', 'k8'];
+    for (const key of keys) {
+      const before = await scriptCalls(masters('cluster'));
+      expect((await group.consume(key)).allowed).toBe(true);
+      expect([key, (await scriptCalls(masters('cluster'))) - before]).toEqual([key, slotsOf(key)]);
+    }
+    // A key that names a hash tag puts every limit of it in the tag's slot: one call (after a first
+    // request of the tag, which loads the script of the three on that slot's node: NOSCRIPT, then EVAL).
+    for (const tag of ['user:1', 'user:2', 'user:3']) {
+      await group.consume(`{${tag}}`);
+      const key = `x{${tag}}y`;
+      expect(slotsOf(key)).toBe(1);
+      const before = await scriptCalls(masters('cluster'));
+      expect((await group.consume(key)).allowed).toBe(true);
+      expect((await scriptCalls(masters('cluster'))) - before).toBe(1);
+    }
+  });
+});
+
+describe.each(['standalone', 'cluster'] as const)('all-or-nothing on %s Redis', (deployment) => {
+  it('a denial by the last limit charges none of the others', async () => {
+    const store = new RedisStore({ client: clientOf(deployment), prefix: redis.freshPrefix() });
+    const limiters = threeLimits(store, [5, 5, 1]);
+    const group = combineLimiters(limiters);
+    expect((await group.consume('k')).allowed).toBe(true);
+    const d = await group.consume('k');
+    expect([d.allowed, d.deniedBy, d.decisions.map((x) => x?.allowed)]).toEqual([false, 2, [true, true, false]]);
+    // The denial is remembered (the deny cache): the next requests are denied before anything is charged.
+    for (let i = 0; i < 3; i++) {
+      const again = await group.consume('k');
+      expect([again.allowed, again.deniedBy]).toEqual([false, 2]);
+    }
+    expect(await Promise.all(limiters.map(async (l) => (await l.peek('k')).remaining))).toEqual([4, 4, 0]);
+  });
+
+  it('a denial by the first: the later limits are not asked, and their decisions are absent', async () => {
+    const store = new RedisStore({ client: clientOf(deployment), prefix: redis.freshPrefix() });
+    const limiters = threeLimits(store, [1, 5, 5]);
+    const group = combineLimiters(limiters);
+    await group.consume('k');
+    const d = await group.consume('k');
+    expect([d.allowed, d.deniedBy, d.decisions.length, d.decisions[1], d.decisions[2]]).toEqual([false, 0, 3, undefined, undefined]);
+    expect(await Promise.all(limiters.map(async (l) => (await l.peek('k')).remaining))).toEqual([0, 4, 4]);
+  });
+
+  it('reservations (wait): a reservation denied by one limit cancels the others\u2019 in the same step', async () => {
+    const store = new RedisStore({ client: clientOf(deployment), prefix: redis.freshPrefix() });
+    const roomy = tokenBucket({ capacity: 10, refillRate: 1, interval: '1s' });
+    const slow = tokenBucket({ capacity: 1, refillRate: 1, interval: '1h' });
+    const reserve = async () => {
+      const group = store.group(1000);
+      const answers = [store.consume('r:{k}', roomy, 1, undefined, 1000), store.consume('s:{k}', slow, 1, undefined, 1000)];
+      group.close();
+      return Promise.all(answers);
+    };
+    expect((await reserve()).map((d) => d.allowed)).toEqual([true, true]);
+    // `slow`'s next unit is an hour away, beyond the second of maxDelay: denied, and `roomy`'s reservation given back.
+    const second = await reserve();
+    expect(second.map((d) => [d.allowed, tookNothing(d)])).toEqual([[true, true], [false, false]]);
+    expect((await store.peek('r:{k}', roomy, 1, undefined)).remaining).toBe(8);
+  });
+});
+
+describe.each(['standalone', 'cluster'] as const)('the store\u2019s group on %s Redis (Store.group)', (deployment) => {
+  /** The decisions of one request's consumes, made with a group of `holdMs` open; `enforced[i]` false for a dry-run one. */
+  async function together(store: RedisStore, holdMs: number, charges: readonly [string, Algorithm, boolean][]) {
+    const group = store.group(holdMs);
+    const answers = charges.map(([key, algorithm, enforced]) => {
+      group.enforced = enforced;
+      return store.consume(key, algorithm, 1, undefined);
+    });
+    group.close();
+    return Promise.all(answers);
+  }
+  // Keys that name one hash tag: one slot on a Cluster, so the group is one call there too.
+  const hashTagged = (key: string) => `${key}:{t}`;
+
+  it('an enforced consume held longer than holdMs: every consume of the group is given back in the same step', async () => {
+    const store = new RedisStore({ client: clientOf(deployment), prefix: redis.freshPrefix() });
+    const shaper = leakyBucket({ capacity: 5, leakRate: 1, interval: '1s', mode: 'shape' });
+    const window = fixedWindow({ limit: 5, window: '1h' });
+    const first = await together(store, 0, [[hashTagged('s'), shaper, true], [hashTagged('w'), window, true]]);
+    expect(first.map((d) => [d.allowed, d.delayMs, tookNothing(d)])).toEqual([[true, 0, false], [true, 0, false]]);
+    // The shaper's next slot is a second away: more than a hold of 0.
+    const second = await together(store, 0, [[hashTagged('s'), shaper, true], [hashTagged('w'), window, true]]);
+    expect(second.map((d) => d.allowed)).toEqual([true, true]);
+    expect(second.map(tookNothing)).toEqual([true, true]);
+    expect((await store.peek(hashTagged('w'), window, 1, undefined)).remaining).toBe(3);
+  });
+
+  it('a dry-run consume that denies does not stop the group: the others are charged', async () => {
+    const store = new RedisStore({ client: clientOf(deployment), prefix: redis.freshPrefix() });
+    const tight = fixedWindow({ limit: 1, window: '1h' });
+    const roomy = fixedWindow({ limit: 5, window: '1h' });
+    await together(store, Infinity, [[hashTagged('d'), tight, false]]);
+    const decisions = await together(store, Infinity, [[hashTagged('d'), tight, false], [hashTagged('e'), roomy, true]]);
+    expect(decisions.map((d) => [d.allowed, tookNothing(d)])).toEqual([[false, false], [true, false]]);
+    expect((await store.peek(hashTagged('e'), roomy, 1, undefined)).remaining).toBe(3);
+  });
+});
+
+describe.each(['standalone', 'cluster'] as const)('faults on %s Redis', (deployment) => {
+  it('after SCRIPT FLUSH the group script is loaded again (EVAL on NOSCRIPT), and decides as before', async () => {
+    const store = new RedisStore({ client: clientOf(deployment), prefix: redis.freshPrefix() });
+    const limiters = threeLimits(store, [3, 3, 3]);
+    const group = combineLimiters(limiters);
+    expect((await group.consume('{k}')).allowed).toBe(true);
+    for (const node of masters(deployment)) await node.script('FLUSH');
+    expect((await group.consume('{k}')).allowed).toBe(true);
+    expect(await Promise.all(limiters.map(async (l) => (await l.peek('{k}')).remaining))).toEqual([1, 1, 1]);
+  });
+});
+
+describe.each(ALL.flatMap((kind) => (['standalone', 'cluster'] as const).map((deployment) => ({ kind, deployment, name: `${deployment} Redis, ${kind.name}` }))))(
+  'every client on $name',
+  ({ kind, deployment }) => {
+    it('a request of three limits is decided in one group, and a denial by the last charges none', async () => {
+      const client = deployment === 'standalone' ? await kind.standalone(redis.url) : await kind.cluster(redis.nodes);
+      try {
+        const store = new RedisStore({ client, prefix: redis.freshPrefix() });
+        const limiters = threeLimits(store, [5, 5, 1]);
+        const group = combineLimiters(limiters);
+        // One hash tag: one slot on the Cluster, so one group there too.
+        expect((await group.consume('{k}')).allowed).toBe(true);
+        const denied = await group.consume('{k}');
+        expect([denied.allowed, denied.deniedBy, denied.decisions.map((d) => d?.allowed)]).toEqual([false, 2, [true, true, false]]);
+        expect(denied.decisions.slice(0, 2).every((d) => d !== undefined && tookNothing(d))).toBe(true);
+        expect(await Promise.all(limiters.map(async (l) => (await l.peek('{k}')).remaining))).toEqual([4, 4, 0]);
+      } finally {
+        await kind.close(client);
+      }
+    });
+  },
+);
+
+describe('no wrong denial from another request\u2019s give-back', () => {
+  it('two requests in one turn: one denied by its own limit, the other admitted by the limit they share', async () => {
+    const store = new RedisStore({ client: redis.standalone, prefix: redis.freshPrefix() });
+    // `shared` has room for one request; `own` is exhausted for y, fresh for z.
+    const shared = createLimiter({ store, prefix: 'shared', algorithm: fixedWindow({ limit: 1, window: '1h' }) });
+    const own = createLimiter({ store, prefix: 'own', algorithm: fixedWindow({ limit: 1, window: '1h' }) });
+    await own.consume('y');
+    const group = combineLimiters([shared, own]);
+    await group.consume(['warm', 'warm']);
+    // Charged one after another, the first request's charge of `shared` (given back only after `own`
+    // denies it) would deny the second; decided together, the first takes nothing.
+    const [first, second] = await Promise.all([group.consume(['x', 'y']), group.consume(['x', 'z'])]);
+    expect([first.allowed, first.deniedBy]).toEqual([false, 1]);
+    expect(second.allowed).toBe(true);
+  });
+});
+
+describe('parity with the engine charging one limit after another (the memory store)', () => {
+  // Every rate algorithm of the kind suites (each kind's samples), of a size the property picks.
+  const kinds = everyRateAlgorithm(3).length;
+  const algorithmOf = (kind: number, size: number): Algorithm => everyRateAlgorithm(size)[kind]!;
+  const limitArb = fc.record({ kind: fc.integer({ min: 0, max: kinds - 1 }), size: fc.integer({ min: 3, max: 6 }) });
+  const requestArb = fc.record({ keys: fc.array(fc.constantFrom('p', 'q'), { minLength: 3, maxLength: 3 }), cost: fc.integer({ min: 1, max: 3 }), advanceMs: fc.integer({ min: 0, max: 1500 }) });
+
+  const cases = (['standalone', 'cluster'] as const).flatMap((deployment) => [
+    { deployment, denyCache: false, name: `${deployment} Redis, without the deny cache` },
+    { deployment, denyCache: true, name: `${deployment} Redis, with the deny cache (the default)` },
+  ]);
+  it.each(cases)('the same combined decisions on $name, request after request', async ({ deployment, denyCache }) => {
+    await fc.assert(
+      fc.asyncProperty(fc.array(limitArb, { minLength: 3, maxLength: 3 }), fc.array(requestArb, { minLength: 1, maxLength: 25 }), async (limits, requests) => {
+        let now = 1_800_000_000_000;
+        const clock = (): number => now;
+        const build = (store: Store, cache: boolean) =>
+          combineLimiters(limits.map((l, i) => createLimiter({ store, clock, prefix: `l${i}`, algorithm: algorithmOf(l.kind, l.size), ...(cache ? {} : { denyCache: false }) })));
+        const memory = build(new MemoryStore({ sweepInterval: false }), false);
+        const remote = build(new RedisStore({ client: clientOf(deployment), prefix: redis.freshPrefix() }), denyCache);
+        for (const r of requests) {
+          now += r.advanceMs;
+          const [m, d] = [await memory.consume(r.keys, r.cost), await remote.consume(r.keys, r.cost)];
+          const view = (x: typeof m) => [x.allowed, x.deniedBy, x.remaining, x.retryAfterMs, x.decisions.map((y) => y && [y.allowed, y.remaining])];
+          expect(d.allowed).toBe(m.allowed);
+          // A denial the deny cache remembers denies before anything is charged: by that limit, even
+          // where an earlier one would have denied too (which the engine charging one after another reports).
+          if (d.decisions[d.deniedBy]?.reason === 'deny-cache') expect(m.decisions[d.deniedBy]?.allowed).not.toBe(true);
+          else expect(view(d)).toEqual(view(m));
+        }
+      }),
+      { numRuns: 30 },
+    );
+  });
+});
