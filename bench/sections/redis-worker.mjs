@@ -86,7 +86,7 @@ if (mode === 'ops') {
   const cpu = process.cpuUsage(cpu0);
   const redisCpu = (await redisCpuUs()) - redisCpu0;
   const calls = await commandCalls();
-  report({ name, inflight, opsPerSec: (ops / ms) * 1000, roundTrips: sent / ops, redisCommandsPerOp: calls.total / ops, redisUsPerOp: redisCpu / ops, scriptUsPerOp: calls.scriptUs / ops, commands: calls.by, reasons, storeErrors, clientCpuUsPerOp: (cpu.user + cpu.system) / ops });
+  report({ name, inflight, opsPerSec: (ops / ms) * 1000, roundTrips: sent / ops, redisCommandsPerOp: calls.total / ops, scriptCallsPerOp: ((calls.by.evalsha ?? 0) + (calls.by.eval ?? 0)) / ops, redisUsPerOp: redisCpu / ops, scriptUsPerOp: calls.scriptUs / ops, commands: calls.by, reasons, storeErrors, clientCpuUsPerOp: (cpu.user + cpu.system) / ops });
 } else if (mode === 'flood') {
   // One key far over its limit: <n> requests, <inflight> at a time; Redis calls per 100 denied.
   const [n, inflight] = process.argv.slice(5, 7).map(Number);

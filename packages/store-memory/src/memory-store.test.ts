@@ -205,15 +205,26 @@ describe('maxKeys and eviction', () => {
   });
 });
 
+/**
+ * A limit of 1 per `window` with a lockout of `blockDuration` on a store of `maxKeys`, its clock's
+ * `now` set by the test, and `block(key)`: two requests of `key`, the second denied and blocked.
+ */
+function lockouts(maxKeys: number, window: '1h' | '1s', blockDuration: '1h' | '10s') {
+  const store = newStore({ maxKeys, sweepInterval: false });
+  const clock = { now: () => 0 };
+  const limiter = createLimiter({ algorithm: fixedWindow({ limit: 1, window }), store, clock: () => clock.now(), blockDuration });
+  const block = (key: string): void => {
+    limiter.consumeSync(key);
+    expect(limiter.consumeSync(key).allowed).toBe(false);
+  };
+  return { limiter, clock, block };
+}
+
 describe('a lockout flood at maxKeys (issue 25)', () => {
   it('each new block costs a constant number of steps: no sweep of the table per block', () => {
-    const store = newStore({ maxKeys: 1_000, sweepInterval: false });
+    const { limiter, clock, block } = lockouts(1_000, '1h', '1h');
     let now = 0;
-    const limiter = createLimiter({ algorithm: fixedWindow({ limit: 1, window: '1h' }), store, clock: () => now, blockDuration: '1h' });
-    const block = (key: string): void => {
-      limiter.consumeSync(key);
-      expect(limiter.consumeSync(key).retryAfterMs).toBe(3_600_000);
-    };
+    clock.now = () => now;
     for (let i = 0; i < 1_000; i++) block(`fill-${i}`);
     // A sweep per new block iterated the whole table: one Map iterator per block at least.
     const iterate = vi.spyOn(Map.prototype, Symbol.iterator);
@@ -235,13 +246,9 @@ describe('a lockout flood at maxKeys (issue 25)', () => {
   });
 
   it('drops an ended block before a live one', () => {
-    const store = newStore({ maxKeys: 3, sweepInterval: false });
+    const { limiter, clock, block } = lockouts(3, '1s', '10s');
     let now = 0;
-    const limiter = createLimiter({ algorithm: fixedWindow({ limit: 1, window: '1s' }), store, clock: () => now, blockDuration: '10s' });
-    const block = (key: string): void => {
-      limiter.consumeSync(key);
-      limiter.consumeSync(key);
-    };
+    clock.now = () => now;
     block('short');
     now = 5_000;
     block('a');

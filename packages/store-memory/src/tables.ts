@@ -48,21 +48,25 @@ export abstract class Table<V> {
 
 /**
  * Fixed-size states of one layout, packed in one Float64Array: a key costs a Map entry holding a
- * small integer slot, `stride` doubles, and one byte for the CLOCK mark.
+ * small integer slot, `stride` doubles (the state's, then its deadline), and one byte for the CLOCK mark.
  */
 export class NumericTable extends Table<number> {
+  /**
+   * Per slot, the state (from `slot * stride`), then its key's deadline (see {@link Table.expired}):
+   * raised by every write, never lowered; beside the state, so that a decision reads one cache line.
+   */
   data: Float64Array;
-  /** Per slot, its key's deadline (see {@link Table.expired}): raised by every write, never lowered. */
-  deadlines: Float64Array;
+  /** Doubles per slot: the state's and the deadline. */
+  readonly stride: number;
   /** 1 when the slot's key was used since the eviction hand last passed it. */
   touched: Uint8Array;
   private readonly free: number[] = [];
   private next = 0;
 
-  constructor(readonly stride: number) {
+  constructor(stateSize: number) {
     super();
-    this.data = new Float64Array(1024 * stride);
-    this.deadlines = new Float64Array(1024);
+    this.stride = stateSize + 1;
+    this.data = new Float64Array(1024 * this.stride);
     this.touched = new Uint8Array(1024);
   }
 
@@ -75,13 +79,14 @@ export class NumericTable extends Table<number> {
     }
     this.index.set(key, slot);
     this.touched[slot] = 0;
-    this.deadlines[slot] = -Infinity;
+    this.data[slot * this.stride + this.stride - 1] = -Infinity;
     return slot;
   }
 
   /** A write of `slot` by a configuration whose state there is the same as no state at `deadline`. */
   wrote(slot: number, deadline: number): void {
-    if (deadline > this.deadlines[slot]!) this.deadlines[slot] = deadline;
+    const at = slot * this.stride + this.stride - 1;
+    if (deadline > this.data[at]!) this.data[at] = deadline;
   }
 
   remove(key: string, slot: number): void {
@@ -90,7 +95,7 @@ export class NumericTable extends Table<number> {
   }
 
   expired(slot: number, now: number): boolean {
-    return this.deadlines[slot]! <= now;
+    return this.data[slot * this.stride + this.stride - 1]! <= now;
   }
 
   protected takeSecondChance(slot: number): boolean {
@@ -107,9 +112,6 @@ export class NumericTable extends Table<number> {
     const touched = new Uint8Array(size);
     touched.set(this.touched);
     this.touched = touched;
-    const deadlines = new Float64Array(size);
-    deadlines.set(this.deadlines);
-    this.deadlines = deadlines;
   }
 }
 

@@ -15,7 +15,7 @@
  */
 import { Redis } from 'ioredis';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { createLimiter, fixedWindow, tokenBucket, concurrency, StoreTimeoutError, type Decision, type Limiter, type Store, type StoreErrorEvent } from '@rl/core';
+import { combineLimiters, createLimiter, fixedWindow, tokenBucket, concurrency, StoreTimeoutError, type Decision, type Limiter, type Store, type StoreErrorEvent } from '@rl/core';
 import { FakeTimers } from '@rl/core/testing';
 import { MemoryStore } from '@rl/store-memory';
 import { RedisStore, type RedisClient } from '@rl/store-redis';
@@ -321,6 +321,30 @@ describe.each(FAILURE)('$name', (kind) => {
         remaining = (await limiter.peek('k')).remaining;
       }
       expect(remaining).toBe(3);
+    });
+  });
+
+  describe('Redis paused (CLIENT PAUSE WRITE): a request of two limits in one group', () => {
+    it('the late answer of a limit its group gave back is no grant: nothing is given back twice', async () => {
+      const store = new RedisStore({ client });
+      const roomy = limiterOf({ algorithm: fixedWindow({ limit: 5, window: '1m' }), store, timeout: 50, onStoreError: 'allow' });
+      const tight = limiterOf({ algorithm: fixedWindow({ limit: 1, window: '1m' }), store, timeout: 50, onStoreError: 'deny' });
+      await roomy.consume('k');
+      await tight.consume('k');
+      const group = combineLimiters([roomy, tight]);
+      // Both time out: `roomy` is admitted by its policy, `tight` denied by its own, so the request is
+      // denied and `roomy`'s admission is not served. Redis then runs the group late: `tight` denies,
+      // and `roomy`'s charge is given back in the same script; a give-back of that late answer as a
+      // grant would give the unit back a second time (6 of 5).
+      const denied = await whileWritesPaused(server.url, 1000, () => group.consume('k'));
+      expect([denied.allowed, denied.deniedBy, denied.decisions[0]?.reason]).toEqual([false, 1, 'timeout']);
+      // Bounded real wait: Redis's own work, and any give-back that would follow it.
+      let remaining: number[] = [];
+      for (let i = 0; i < 20; i++) {
+        await sleep(25);
+        remaining = [(await roomy.peek('k')).remaining, (await tight.peek('k')).remaining];
+      }
+      expect(remaining).toEqual([4, 0]);
     });
   });
 

@@ -43,6 +43,13 @@ type Deployment = 'standalone' | 'cluster';
 const masters = (deployment: Deployment): (Redis | Cluster)[] => (deployment === 'standalone' ? [redis.standalone] : redis.clustered.nodes('master'));
 const clientOf = (deployment: Deployment): Redis | Cluster => (deployment === 'standalone' ? redis.standalone : redis.clustered);
 
+/** A store of `deployment` with a fresh prefix, three limiters on it ({@link threeLimits}) and their combination. */
+function combined(deployment: Deployment, limits: readonly [number, number, number]) {
+  const store = new RedisStore({ client: clientOf(deployment), prefix: redis.freshPrefix() });
+  const limiters = threeLimits(store, limits);
+  return { store, limiters, group: combineLimiters(limiters) };
+}
+
 /** Three limiters of three kinds on one store, under prefixes `a`, `b`, `c`. */
 function threeLimits(store: Store, limits: readonly [number, number, number] = [100, 100, 100]): Limiter[] {
   return [
@@ -104,9 +111,7 @@ describe('one script call per request', () => {
 
 describe.each(['standalone', 'cluster'] as const)('all-or-nothing on %s Redis', (deployment) => {
   it('a denial by the last limit charges none of the others', async () => {
-    const store = new RedisStore({ client: clientOf(deployment), prefix: redis.freshPrefix() });
-    const limiters = threeLimits(store, [5, 5, 1]);
-    const group = combineLimiters(limiters);
+    const { limiters, group } = combined(deployment, [5, 5, 1]);
     expect((await group.consume('k')).allowed).toBe(true);
     const d = await group.consume('k');
     expect([d.allowed, d.deniedBy, d.decisions.map((x) => x?.allowed)]).toEqual([false, 2, [true, true, false]]);
@@ -119,9 +124,7 @@ describe.each(['standalone', 'cluster'] as const)('all-or-nothing on %s Redis', 
   });
 
   it('a denial by the first: the later limits are not asked, and their decisions are absent', async () => {
-    const store = new RedisStore({ client: clientOf(deployment), prefix: redis.freshPrefix() });
-    const limiters = threeLimits(store, [1, 5, 5]);
-    const group = combineLimiters(limiters);
+    const { limiters, group } = combined(deployment, [1, 5, 5]);
     await group.consume('k');
     const d = await group.consume('k');
     expect([d.allowed, d.deniedBy, d.decisions.length, d.decisions[1], d.decisions[2]]).toEqual([false, 0, 3, undefined, undefined]);
@@ -186,9 +189,7 @@ describe.each(['standalone', 'cluster'] as const)('the store\u2019s group on %s 
 
 describe.each(['standalone', 'cluster'] as const)('faults on %s Redis', (deployment) => {
   it('after SCRIPT FLUSH the group script is loaded again (EVAL on NOSCRIPT), and decides as before', async () => {
-    const store = new RedisStore({ client: clientOf(deployment), prefix: redis.freshPrefix() });
-    const limiters = threeLimits(store, [3, 3, 3]);
-    const group = combineLimiters(limiters);
+    const { limiters, group } = combined(deployment, [3, 3, 3]);
     expect((await group.consume('{k}')).allowed).toBe(true);
     for (const node of masters(deployment)) await node.script('FLUSH');
     expect((await group.consume('{k}')).allowed).toBe(true);
