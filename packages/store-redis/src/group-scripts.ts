@@ -19,30 +19,35 @@ export const MAX_GROUP_SCRIPTS = 256;
 
 /** A store's group scripts, by the list of families they decide. */
 export class GroupScripts {
-  private readonly ids = new WeakMap<ScriptCalls, number>();
-  private nextId = 0;
-  private readonly scripts = new Map<string, GroupScript>();
+  /** The scripts made, by their families' calls in order: a tree of maps, one level per family (no key string per request). */
+  private readonly tree: ScriptNode = { next: new Map(), script: undefined };
+  private made = 0;
 
   /** How many were made. */
   get size(): number {
-    return this.scripts.size;
+    return this.made;
   }
 
   /** The script of `families` (plans with distinct script calls, in the order the members name them), or undefined past {@link MAX_GROUP_SCRIPTS}. */
   of(families: readonly ScriptPlan[]): GroupScript | undefined {
-    let id = '';
+    let node = this.tree;
     for (const plan of families) {
-      let n = this.ids.get(plan.calls);
-      if (n === undefined) this.ids.set(plan.calls, (n = this.nextId++));
-      id += `${n},`;
+      let next = node.next.get(plan.calls);
+      if (next === undefined) node.next.set(plan.calls, (next = { next: new Map(), script: undefined }));
+      node = next;
     }
-    let script = this.scripts.get(id);
-    if (script === undefined) {
-      if (this.scripts.size >= MAX_GROUP_SCRIPTS) return undefined;
+    if (node.script === undefined) {
+      if (this.made >= MAX_GROUP_SCRIPTS) return undefined;
       const lua = groupLua(families);
-      script = { name: `rl_group_${createHash('sha1').update(lua).digest('hex').slice(0, 16)}`, lua, call: undefined };
-      this.scripts.set(id, script);
+      node.script = { name: `rl_group_${createHash('sha1').update(lua).digest('hex').slice(0, 16)}`, lua, call: undefined };
+      this.made++;
     }
-    return script;
+    return node.script;
   }
+}
+
+/** A level of {@link GroupScripts}' tree: the script of the families so far, and the next family's levels. */
+interface ScriptNode {
+  readonly next: Map<ScriptCalls, ScriptNode>;
+  script: GroupScript | undefined;
 }

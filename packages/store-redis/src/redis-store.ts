@@ -124,12 +124,15 @@ export class RedisStore implements Store {
    * later one denies. Batched with the other requests' groups of the same turn.
    */
   group(holdMs: number): ChargeGroup {
-    const group = new RequestGroup(this.host, holdMs, (ended) => {
-      if (this.openGroup === ended) this.openGroup = undefined;
-    });
+    const group = new RequestGroup(this.host, holdMs, this.groupEnded);
     this.openGroup = group;
     return group;
   }
+
+  /** A group closed: consumes go alone again. */
+  private readonly groupEnded = (ended: RequestGroup): void => {
+    if (this.openGroup === ended) this.openGroup = undefined;
+  };
 
   peek(key: string, algorithm: Algorithm, cost: number, now: number | undefined): Promise<Decision> {
     return this.decide(key, algorithm, 'p', [algorithm.stateKind === 'leases' ? NO_LEASE : costOf(cost), timeOf(now)]);

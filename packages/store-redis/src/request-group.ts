@@ -75,6 +75,9 @@ export class RequestGroup implements ChargeGroup {
     const members = this.members;
     this.members = [];
     if (members.length === 1) return this.alone(members[0]!);
+    // One slot (every request on a standalone Redis, a hash-tagged one on a Cluster): one group, no table.
+    const slot = members[0]!.slot;
+    if (members.every((m) => m.slot === slot)) return this.together(slot, members);
     const bySlot = new Map<number, Member[]>();
     for (const member of members) {
       const part = bySlot.get(member.slot);
@@ -115,7 +118,7 @@ export class RequestGroup implements ChargeGroup {
     members.forEach((m, i) => {
       const k = m.plan.script.numberOfKeys;
       for (let j = 0; j < k; j++) keys.push(m.start[j]!);
-      argv.push(String(m.enforced ? familyOf[i]! : -familyOf[i]!), m.op);
+      argv.push(familyArgument(m.enforced ? familyOf[i]! : -familyOf[i]!), m.op);
       for (let j = k; j < m.start.length; j++) argv.push(m.start[j]!);
       for (let j = 0; j < OPERATION_WIDTH[m.op]; j++) argv.push(m.values[j] ?? '');
       if (m.plan.byArgument) for (const value of m.plan.values) argv.push(value);
@@ -151,4 +154,10 @@ export class RequestGroup implements ChargeGroup {
       else m.reject(new StoreError(`Redis group: an unexpected reply for ${m.plan.script.name}`));
     });
   }
+}
+
+/** The argument naming family `n` (negative: a dry-run member), the usual few made once. */
+const FAMILY_ARGUMENTS = Array.from({ length: 16 }, (_, i) => String(i + 1));
+function familyArgument(n: number): string {
+  return n > 0 && n <= FAMILY_ARGUMENTS.length ? FAMILY_ARGUMENTS[n - 1]! : String(n);
 }

@@ -93,10 +93,16 @@ export class Together {
    * is not asked (nor observed) after a denial.
    */
   charge(run: Run, charge: (i: number) => MaybePromise<Decision>): MaybePromise<ChargeFailure | undefined> {
-    const groups: ChargeGroup[] = this.stores.map((store) => store.group!(this.holdMs));
-    const pending: Promise<void>[] = [];
+    const stores = this.stores;
+    const groups: ChargeGroup[] = stores.length === 1 ? [stores[0]!.group!(this.holdMs)] : stores.map((store) => store.group!(this.holdMs));
+    let waiting = 0;
+    let allIn: (() => void) | undefined;
     const deferred: number[] = [];
     let failure: ChargeFailure | undefined;
+    // One promise for every answer (no Promise.all and its per-element functions).
+    const answered = (): void => {
+      if (--waiting === 0 && allIn !== undefined) allIn();
+    };
     try {
       for (let i = 0; i < run.decisions.length; i++) {
         const at = this.groupOf[i]!;
@@ -114,15 +120,16 @@ export class Together {
           break;
         }
         if (answer instanceof Promise) {
-          pending.push(
-            answer.then(
-              (decision) => {
-                run.decisions[i] = decision;
-              },
-              (error: unknown) => {
-                failure ??= { error };
-              },
-            ),
+          waiting++;
+          answer.then(
+            (decision) => {
+              run.decisions[i] = decision;
+              answered();
+            },
+            (error: unknown) => {
+              failure ??= { error };
+              answered();
+            },
           );
           continue;
         }
@@ -133,7 +140,8 @@ export class Together {
       for (const group of groups) group.close();
     }
     const rest = (): MaybePromise<ChargeFailure | undefined> => failure ?? this.askDeferred(run, deferred, 0, charge);
-    return pending.length === 0 ? rest() : Promise.all(pending).then(rest);
+    if (waiting === 0) return rest();
+    return new Promise<void>((resolve) => (allIn = resolve)).then(rest);
   }
 
   /** Charges the deferred dry-run limits from `deferred[k]` on, in order, up to the first enforced denial before one of them. */
