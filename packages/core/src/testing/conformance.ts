@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe } from 'vitest';
 import type { Store } from '../store/interface.js';
 import { describeAtomicity, describeCombinedLimits, describeStoreOperations } from './conformance/combined.js';
 import { describeGiveBacks } from './conformance/give-backs.js';
+import { describeGroups } from './conformance/groups.js';
 import { describeBadInput, describeIsolation, describeOwnClock } from './conformance/input.js';
 import { describeLockouts } from './conformance/lockouts.js';
 import { describeProperties } from './conformance/properties.js';
@@ -29,7 +30,8 @@ export interface ConformanceOptions {
  * property tests of the algorithms' bounds, give-backs at later times (the deny cache forgets), and
  * lockouts (`blockDuration`) on a store that declares `capabilities.blocks`, and reservations (their
  * tables, bounds at their slots with cancels, FIFO, bad `maxDelay`) on one that declares
- * `capabilities.reservations`.
+ * `capabilities.reservations`, and a request's consumes decided together (all-or-nothing, and the
+ * marks of what each took) on one that has `group`.
  *
  * Each test runs for the algorithm kinds the store lists in `capabilities.algorithms` and is reported
  * as skipped for the others, so a store that runs only some algorithms passes on what it declares.
@@ -65,5 +67,6 @@ export function runStoreConformance(options: ConformanceOptions): void {
     describeGiveBacks(suite);
     describeLockouts(suite);
     describeReservations(suite);
+    describeGroups(suite);
   });
 }
