@@ -30,14 +30,19 @@ export class GroupScripts {
 
   /** The script of `families` (plans with distinct script calls, in the order the members name them), or undefined past {@link MAX_GROUP_SCRIPTS}. */
   of(families: readonly ScriptPlan[]): GroupScript | undefined {
+    const full = this.made >= MAX_GROUP_SCRIPTS;
     let node = this.tree;
     for (const plan of families) {
       let next = node.next.get(plan.calls);
-      if (next === undefined) node.next.set(plan.calls, (next = { next: new Map(), script: undefined }));
+      if (next === undefined) {
+        // Past the bound the tree grows no more: a new list of families is decided one call each.
+        if (full) return undefined;
+        node.next.set(plan.calls, (next = { next: new Map(), script: undefined }));
+      }
       node = next;
     }
     if (node.script === undefined) {
-      if (this.made >= MAX_GROUP_SCRIPTS) return undefined;
+      if (full) return undefined;
       const lua = groupLua(families);
       node.script = { name: `rl_group_${createHash('sha1').update(lua).digest('hex').slice(0, 16)}`, lua, call: undefined };
       this.made++;

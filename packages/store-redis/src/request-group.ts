@@ -74,6 +74,7 @@ export class RequestGroup implements ChargeGroup {
     this.ended(this);
     const members = this.members;
     this.members = [];
+    if (members.length === 0) return;
     if (members.length === 1) return this.alone(members[0]!);
     // One slot (every request on a standalone Redis, a hash-tagged one on a Cluster): one group, no table.
     const slot = members[0]!.slot;

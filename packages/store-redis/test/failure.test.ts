@@ -348,6 +348,38 @@ describe.each(FAILURE)('$name', (kind) => {
     });
   });
 
+  describe('Redis paused: one limit of a group answered by its failure policy, the other in time', () => {
+    /** `group.consume('k')` while Redis is paused: the timeouts of 50 ms run out, then Redis answers. */
+    async function pausedThenAnswered<T>(consume: () => Promise<T>): Promise<T> {
+      const admin = new Redis(server.url);
+      try {
+        await admin.client('PAUSE', 1000, 'WRITE');
+        const pending = consume();
+        await timers.advanceAsync(50);
+        await admin.client('UNPAUSE');
+        return await pending;
+      } finally {
+        admin.disconnect();
+      }
+    }
+
+    it.each([
+      ['the admitted limit first', true],
+      ['the admitted limit second', false],
+    ])('%s: the request is admitted and the other limit charged, as if charged one after another', async (_name, spentFirst) => {
+      const store = new RedisStore({ client });
+      // `spent` is used up and admits by its policy when it times out (50 ms); `roomy` waits for Redis.
+      const spent = limiterOf({ algorithm: fixedWindow({ limit: 1, window: '1m' }), store, timeout: 50, onStoreError: 'allow', denyCache: false });
+      const roomy = limiterOf({ algorithm: fixedWindow({ limit: 3, window: '1m' }), store, timeout: 2000 });
+      await spent.consume('k');
+      const group = combineLimiters(spentFirst ? [spent, roomy] : [roomy, spent]);
+      const d = await pausedThenAnswered(() => group.consume('k'));
+      expect([d.allowed, d.deniedBy]).toEqual([true, -1]);
+      // Redis decided the group late and gave back (or never asked) `roomy`: charged again, alone.
+      expect((await roomy.peek('k')).remaining).toBe(2);
+    });
+  });
+
   describe('timeouts and a busy event loop', () => {
     it('an answer that arrived while the event loop was blocked past the timeout is used, not timed out', async () => {
       const store = new RedisStore({ client });

@@ -219,6 +219,22 @@ describe.each(ALL.flatMap((kind) => (['standalone', 'cluster'] as const).map((de
   },
 );
 
+describe('a group with nothing to send', () => {
+  it('a memory-store limit that denies first: the Redis limits are not asked, and the store takes consumes alone again', async () => {
+    const store = new RedisStore({ client: redis.standalone, prefix: redis.freshPrefix() });
+    const local = createLimiter({ store: new MemoryStore({ sweepInterval: false }), prefix: 'm', algorithm: fixedWindow({ limit: 1, window: '1h' }) });
+    const [a, b] = threeLimits(store);
+    const group = combineLimiters([local, a!, b!]);
+    expect((await group.consume('k')).allowed).toBe(true);
+    // `local` denies at once: both Redis groups close with no consume in them.
+    const denied = await group.consume('k');
+    expect([denied.allowed, denied.deniedBy]).toEqual([false, 0]);
+    // The store is not left with an open group: a consume of its own is sent and answered.
+    expect((await a!.consume('other')).allowed).toBe(true);
+    expect((await a!.peek('k')).remaining).toBe(99);
+  });
+});
+
 describe('no wrong denial from another request\u2019s give-back', () => {
   it('two requests in one turn: one denied by its own limit, the other admitted by the limit they share', async () => {
     const store = new RedisStore({ client: redis.standalone, prefix: redis.freshPrefix() });

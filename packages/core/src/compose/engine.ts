@@ -2,10 +2,10 @@ import { reportsQuota, type Decision } from '../decision.js';
 import { UnsupportedError } from '../errors.js';
 import { coreOf, type LimiterCore } from '../limiter/core.js';
 import type { LeaseDecision, Limiter } from '../limiter/index.js';
-import { tookNothing } from '../store/charge-marks.js';
+import { tookNothing, wasNotAsked } from '../store/charge-marks.js';
 import type { MaybePromise } from '../store/interface.js';
 import type { Run } from './run.js';
-import { Together, type ChargeFailure } from './together.js';
+import { Together, type ChargeFailure, type Outcome } from './together.js';
 
 /**
  * Builds what a caller of the engine returns from one finished run of `composition` (a combined
@@ -63,9 +63,8 @@ export type GiveBack = typeof EVERYTHING | typeof PERMITS | typeof UNITS;
  * and the observers' `reservationCancelled`); a give-back of units for the response's outcome is a
  * plain give-back at the charge's slot.
  *
- * A run is synchronous (no promise, no microtask) as long as every limiter answers synchronously
- * (local stores such as the memory store); from the first limiter that answers with a promise on, it
- * continues asynchronously and returns a promise.
+ * A run is synchronous (no promise, no microtask) while every limiter answers synchronously (local
+ * stores); from the first that answers with a promise on, it continues asynchronously.
  */
 export class Composition<R> {
   /** The limiters, in the order they are charged. */
@@ -116,9 +115,7 @@ export class Composition<R> {
   }
 
   /** Whether limit `i` is a concurrency limit. */
-  isConcurrencyLimit(i: number): boolean {
-    return this.leases[i]!;
-  }
+  isConcurrencyLimit = (i: number): boolean => this.leases[i]!;
 
   /**
    * Runs every limit for one request, whose keys, costs and algorithms `run` holds (checked by the
@@ -146,8 +143,9 @@ export class Composition<R> {
     const decisions = run.decisions;
     for (let i = 0; i < decisions.length; i++) {
       const decision = decisions[i];
-      // A decision its group gave back (or never asked) took nothing.
-      if (decision === undefined || !decision.allowed || tookNothing(decision)) continue;
+      if (decision === undefined || !decision.allowed) continue;
+      // A decision its group gave back (or never asked) took nothing; a reservation's cancel is still told.
+      if (tookNothing(decision) && (!cancels || this.leases[i] || wasNotAsked(decision))) continue;
       let back: MaybePromise<void>;
       if (this.leases[i]) {
         if (what === UNITS) continue;
@@ -210,19 +208,21 @@ export class Composition<R> {
    */
   private chargeTogether(run: Run): MaybePromise<R> {
     const cached = this.together!.cachedDenial(run);
-    if (cached !== -1) {
-      run.decisions[cached] = this.chargeOne(cached, run) as Decision;
-      return this.denied(cached, run);
-    }
+    if (cached !== -1) return this.denied(cached, run);
     const issued = this.together!.charge(run, (i) => this.chargeOne(i, run));
     return issued instanceof Promise ? issued.then((f) => this.togetherAnswered(run, f)) : this.togetherAnswered(run, issued);
   }
 
-  /** Every charge of {@link chargeTogether} has answered (or one failed). */
+  /** Every charge of {@link chargeTogether} has answered (or one failed): what they come to ({@link Together.outcome}). */
   private togetherAnswered(run: Run, failure: ChargeFailure | undefined): MaybePromise<R> {
     if (failure !== undefined) return this.failed(failure.error, run);
-    const by = this.together!.firstDenial(run);
-    return by === -1 ? this.admitted(run) : this.deny(run, by, run.decisions[by]!.retryAfterMs, false, true);
+    const outcome = this.together!.outcome(run, (i) => this.chargeOne(i, run));
+    return outcome instanceof Promise ? outcome.then((o) => this.concluded(run, o)) : this.concluded(run, outcome);
+  }
+
+  private concluded(run: Run, { failure, deniedBy }: Outcome): MaybePromise<R> {
+    if (failure !== undefined) return this.failed(failure.error, run);
+    return deniedBy === -1 ? this.admitted(run) : this.deny(run, deniedBy, run.decisions[deniedBy]!.retryAfterMs, false, true);
   }
 
   /** Limit `i` answered asynchronously: go on with the next one. */

@@ -1,5 +1,6 @@
 import type { Decision } from '../decision.js';
 import type { LimiterCore } from '../limiter/core.js';
+import { tookNothing, wasNotAsked } from '../store/charge-marks.js';
 import type { ChargeGroup, MaybePromise, Store } from '../store/interface.js';
 import type { Run } from './run.js';
 
@@ -7,6 +8,14 @@ import type { Run } from './run.js';
 export interface ChargeFailure {
   readonly error: unknown;
 }
+
+/** What the answers of a run charged together come to: a failure, or the limit that denies it (-1: admitted). */
+export interface Outcome {
+  readonly failure?: ChargeFailure;
+  readonly deniedBy: number;
+}
+
+const ADMITTED: Outcome = { deniedBy: -1 };
 
 /** The run policy a {@link Together} needs (see `RunPolicy`). */
 export interface TogetherPolicy {
@@ -59,27 +68,84 @@ export class Together {
     return new Together(cores, stores, groupOf, policy);
   }
 
-  /** The first enforced rate limit of `run` whose charge the deny cache would deny, or -1: such a run is denied before anything is charged. */
+  /**
+   * The first enforced rate limit of `run` whose charge the deny cache denies (its decision put in
+   * `run`, told to the observers), or -1: such a run is denied before anything is charged.
+   */
   cachedDenial(run: Run): number {
-    for (let i = 0; i < this.cores.length; i++) if (this.dryRun?.[i] !== true && this.cached(run, i)) return i;
+    for (let i = 0; i < this.cores.length; i++) {
+      if (this.dryRun?.[i] === true) continue;
+      const cached = this.cached(run, i, true);
+      if (cached === undefined) continue;
+      run.decisions[i] = cached;
+      return i;
+    }
     return -1;
   }
 
-  /** True when limit `i` is a rate limit whose charge in `run` the deny cache would deny. */
-  private cached(run: Run, i: number): boolean {
+  /** The deny cache's denial of limit `i`'s charge in `run` (a rate limit's), or undefined. */
+  private cached(run: Run, i: number, observe: boolean): Decision | undefined {
     const core = this.cores[i]!;
-    if (core.isConcurrencyLimit) return false;
+    if (core.isConcurrencyLimit) return undefined;
     const algorithm = run.algorithms?.[i] ?? core.algorithm!;
     const reserveMs = this.reserveMs;
-    return core.cachedDenial(run.keys[i]!, run.costs[i]!, algorithm, reserveMs === undefined ? undefined : Math.min(reserveMs, algorithm.maxReserveMs));
+    return core.cachedDenial(run.keys[i]!, run.costs[i]!, algorithm, reserveMs === undefined ? undefined : Math.min(reserveMs, algorithm.maxReserveMs), observe);
   }
 
-  /** The first limit of `run` whose decision is an enforced denial, or -1. */
-  firstDenial(run: Run): number {
+  /**
+   * What the answers in `run` come to. The first enforced denial, in order, denies it (a consume its
+   * group never asked is no denial). Admitted, a limit whose group took nothing for it (given back,
+   * or never asked: the answer that made the group do so was replaced by that limit's failure policy,
+   * a timeout or a fallback) is charged again, alone, as if charged one after another.
+   */
+  outcome(run: Run, charge: (i: number) => MaybePromise<Decision>): MaybePromise<Outcome> {
+    const by = this.firstDenial(run);
+    return by !== -1 ? { deniedBy: by } : this.recharge(run, charge, this.uncharged(run, 0));
+  }
+
+  /** The first limit of `run` whose decision is an enforced denial (a consume its group never asked is none), or -1. */
+  private firstDenial(run: Run): number {
     const decisions = run.decisions;
     for (let i = 0; i < decisions.length; i++) {
       const decision = decisions[i];
-      if (decision !== undefined && !decision.allowed && this.dryRun?.[i] !== true) return i;
+      if (decision !== undefined && !decision.allowed && this.dryRun?.[i] !== true && !wasNotAsked(decision)) return i;
+    }
+    return -1;
+  }
+
+  /** Charges, alone and in order, the limits from `i` on whose group took nothing for them. */
+  private recharge(run: Run, charge: (i: number) => MaybePromise<Decision>, i: number): MaybePromise<Outcome> {
+    for (; i !== -1; i = this.uncharged(run, i + 1)) {
+      let answer: MaybePromise<Decision>;
+      try {
+        answer = charge(i);
+      } catch (error) {
+        return { failure: { error }, deniedBy: -1 };
+      }
+      if (answer instanceof Promise) {
+        const at = i;
+        return answer.then(
+          (decision) => (this.denies(run, at, decision) ? { deniedBy: at } : this.recharge(run, charge, this.uncharged(run, at + 1))),
+          (error: unknown) => ({ failure: { error }, deniedBy: -1 }),
+        );
+      }
+      if (this.denies(run, i, answer)) return { deniedBy: i };
+    }
+    return ADMITTED;
+  }
+
+  /** Puts limit `i`'s `decision` in `run`; true when it is an enforced denial. */
+  private denies(run: Run, i: number, decision: Decision): boolean {
+    run.decisions[i] = decision;
+    return !decision.allowed && this.dryRun?.[i] !== true;
+  }
+
+  /** The first limit from `from` on whose decision took nothing (see `tookNothing`), or -1. */
+  private uncharged(run: Run, from: number): number {
+    const decisions = run.decisions;
+    for (let i = from; i < decisions.length; i++) {
+      const decision = decisions[i];
+      if (decision !== undefined && tookNothing(decision)) return i;
     }
     return -1;
   }
@@ -107,7 +173,7 @@ export class Together {
       for (let i = 0; i < run.decisions.length; i++) {
         const at = this.groupOf[i]!;
         const enforced = this.dryRun?.[i] !== true;
-        if (!enforced && this.cached(run, i)) {
+        if (!enforced && this.cached(run, i, false) !== undefined) {
           deferred.push(i);
           continue;
         }
@@ -137,7 +203,9 @@ export class Together {
         if (!answer.allowed && enforced) break;
       }
     } finally {
-      for (const group of groups) group.close();
+      // Every group is closed, whatever one of them throws: an open group would take in later consumes.
+      const error = closeAll(groups);
+      if (error !== undefined) failure ??= { error };
     }
     const rest = (): MaybePromise<ChargeFailure | undefined> => failure ?? this.askDeferred(run, deferred, 0, charge);
     if (waiting === 0) return rest();
@@ -170,4 +238,17 @@ export class Together {
     }
     return undefined;
   }
+}
+
+/** Closes every group; the first error one of them threw, if any. */
+function closeAll(groups: readonly ChargeGroup[]): unknown {
+  let first: unknown;
+  for (const group of groups) {
+    try {
+      group.close();
+    } catch (error) {
+      first ??= error;
+    }
+  }
+  return first;
 }

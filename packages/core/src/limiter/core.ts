@@ -4,7 +4,7 @@ import type { Decision } from '../decision.js';
 import { InvalidAlgorithmError, StoreError, StoreTimeoutError } from '../errors.js';
 import { Observation } from '../observe/observation.js';
 import type { HoldEvent, Observer } from '../observe/observer.js';
-import { wasNotAsked } from '../store/charge-marks.js';
+import { tookNothing, wasNotAsked } from '../store/charge-marks.js';
 import type { MaybePromise, Store } from '../store/interface.js';
 import type { Timers } from '../timers.js';
 import { CallAlgorithms } from './call-algorithms.js';
@@ -121,10 +121,12 @@ export class LimiterCore {
     return this.decide(this.storeKeyOf(key), algorithm, cost, maxDelayMs, undefined);
   }
 
-  /** True when the deny cache holds a denial of this charge (`maxDelayMs`: a reservation's): a charge would answer from it, without the store. */
-  cachedDenial(key: string, cost: number, algorithm: Algorithm, maxDelayMs: number | undefined): boolean {
-    const cache = this.denyCache;
-    return cache !== undefined && cache.get(this.storeKeyOf(key), cost, this.localClock(), algorithm, maxDelayMs) !== undefined;
+  /** The deny cache's denial of this charge (`maxDelayMs`: a reservation's), or undefined; `observe`: told as a charge's answer is. */
+  cachedDenial(key: string, cost: number, algorithm: Algorithm, maxDelayMs: number | undefined, observe: boolean): Decision | undefined {
+    const storeKey = this.storeKeyOf(key);
+    const cached = this.denyCache?.get(storeKey, cost, this.localClock(), algorithm, maxDelayMs);
+    if (cached !== undefined && observe) this.observation?.decision(cached, cost, undefined, storeKey);
+    return cached;
   }
 
   /** `key` with the prefix: the storage key. */
@@ -174,7 +176,8 @@ export class LimiterCore {
    */
   cancel(key: string, cost: number, algorithm: Algorithm, decision: Decision): MaybePromise<void> {
     this.observation?.reservationCancelled(cost);
-    return this.undo(key, cost, algorithm, decision.at, decision.delayMs);
+    // Given back in its group's own step already (see `Store.group`): only the observers hear of it.
+    return tookNothing(decision) ? undefined : this.undo(key, cost, algorithm, decision.at, decision.delayMs);
   }
 
   /** `decision` of a reservation with its `cancel()`: a give-back at the decision's time and slot, until the slot (local clock). */

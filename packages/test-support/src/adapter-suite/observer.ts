@@ -1,5 +1,5 @@
 import { expect, it, onTestFinished, vi } from 'vitest';
-import { fixedWindow, leakyBucket, type DecisionEvent, type HoldEvent, type Observer } from '@rl/core';
+import { fixedWindow, leakyBucket, tokenBucket, type DecisionEvent, type HoldEvent, type Observer } from '@rl/core';
 import { deferred, startRequest } from '../http-client.js';
 import type { SuiteContext } from './context.js';
 
@@ -21,6 +21,28 @@ function counting() {
 
 /** The `observer` option of a middleware: one event per decision of each limit, and the holds. */
 export function observerTests(t: SuiteContext): void {
+  it('a reservation cancelled because another limit denied is told once (reservationCancelled)', async () => {
+    let cancelled = 0;
+    const observer: Observer = { decision() {}, reservationCancelled: () => void cancelled++ };
+    const app = await t.open({
+      middlewares: [
+        {
+          observer,
+          limits: [
+            { name: 'bucket', algorithm: tokenBucket({ capacity: 5, refillRate: 10 }), key: () => 'shared' },
+            { name: 'user', algorithm: fixedWindow({ limit: 1, window: '1m' }), key: () => 'ann' },
+          ],
+          wait: { maxDelay: '100ms' },
+        },
+      ],
+    });
+    expect((await app.request('/')).status).toBe(200);
+    expect(cancelled).toBe(0);
+    // Ann's window is full: the bucket's reservation is given back (in the store's own step on Redis).
+    expect((await app.request('/')).status).toBe(429);
+    expect(cancelled).toBe(1);
+  });
+
   it('tells each limit’s decisions under its name, dry-run denials apart, without keys', async () => {
     const { observer, counts, decisions } = counting();
     const app = await t.open({
