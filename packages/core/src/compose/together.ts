@@ -100,7 +100,14 @@ export class Together {
    */
   outcome(run: Run, charge: (i: number) => MaybePromise<Decision>): MaybePromise<Outcome> {
     const by = this.firstDenial(run);
-    return by !== -1 ? { deniedBy: by } : this.recharge(run, charge, this.uncharged(run, 0));
+    if (by !== -1) return { deniedBy: by };
+    // Held longer than the run allows: the engine denies it, and what was given back stays so.
+    return this.holdExceeded(run) ? ADMITTED : this.recharge(run, charge, this.uncharged(run, 0));
+  }
+
+  /** True when an enforced limit's decision in `run` would hold the request longer than `holdMs`. */
+  private holdExceeded(run: Run): boolean {
+    return run.decisions.some((d, i) => d !== undefined && d.allowed && this.dryRun?.[i] !== true && d.delayMs > this.holdMs);
   }
 
   /** The first limit of `run` whose decision is an enforced denial (a consume its group never asked is none), or -1. */
