@@ -101,8 +101,8 @@ export class Batcher {
   }
 
   /**
-   * Sends one entry of the group script `script` (its `keys` and arguments: see group-script.ts), on
-   * `slotKey` (a name of its slot on a Cluster): in this turn's batch of that script, or alone, at once,
+   * Sends one entry of the group script `script` (its `keys` and arguments: see group-script.ts), whose
+   * first Redis key is `slotKey` (on a Cluster, batches form per first key): in this turn's batch, or alone, at once,
    * when it is the first of the turn and none is in flight (as {@link join} decides); resolves to its
    * reply (the members' replies).
    */

@@ -259,8 +259,9 @@ export class RedisStore implements Store {
       scripts: this.groupScripts,
       planOf: (algorithm) => this.plans.of(algorithm),
       alone: (key: string, algorithm: Algorithm, op: ChargeOp, values: readonly (string | undefined)[]) => this.decide(key, algorithm, op, values),
-      run: (script, slot, keys, argv, decisions) => {
-        if (this.batcher !== undefined) return this.batcher.sendGroup(script, String(slot), keys, argv, decisions);
+      run: (script, keys, argv, decisions) => {
+        // Batched with the groups on the same first Redis key, as decisions are: a migration splits no more.
+        if (this.batcher !== undefined) return this.batcher.sendGroup(script, keys[0]!, keys, argv, decisions);
         script.call ??= this.adapter.batchScript(script.name, script.lua);
         return script.call(keys.length, [...keys, '1', ...argv]).then((replies) => (replies as unknown[])[0]);
       },

@@ -14,8 +14,8 @@ export interface GroupHost {
   planOf(algorithm: Algorithm): ScriptPlan;
   /** One consume alone, as the store sends it outside a group. */
   alone(key: string, algorithm: Algorithm, op: ChargeOp, values: readonly (string | undefined)[]): Promise<Decision>;
-  /** Runs one group of `script` on `slot` (`decisions`: its members): batched with others of the turn when batching is on; resolves to its members' replies. */
-  run(script: GroupScript, slot: number, keys: readonly string[], argv: readonly string[], decisions: number): Promise<unknown>;
+  /** Runs one group of `script` (`decisions`: its members): batched with others of the turn when batching is on; resolves to its members' replies. */
+  run(script: GroupScript, keys: readonly string[], argv: readonly string[], decisions: number): Promise<unknown>;
   /** The six doubles of a decision at `offset` of `reply`, as a decision of `algorithm`. */
   decision(reply: Buffer, offset: number, algorithm: Algorithm): Decision;
   /** A failure of `plan`'s script, as the store rejects with it. */
@@ -78,16 +78,16 @@ export class RequestGroup implements ChargeGroup {
     if (members.length === 1) return this.alone(members[0]!);
     // One slot (every request on a standalone Redis, a hash-tagged one on a Cluster): one group, no table.
     const slot = members[0]!.slot;
-    if (members.every((m) => m.slot === slot)) return this.together(slot, members);
+    if (members.every((m) => m.slot === slot)) return this.together(members);
     const bySlot = new Map<number, Member[]>();
     for (const member of members) {
       const part = bySlot.get(member.slot);
       if (part === undefined) bySlot.set(member.slot, [member]);
       else part.push(member);
     }
-    for (const [slot, part] of bySlot) {
+    for (const part of bySlot.values()) {
       if (part.length === 1) this.alone(part[0]!);
-      else this.together(slot, part);
+      else this.together(part);
     }
   }
 
@@ -102,7 +102,7 @@ export class RequestGroup implements ChargeGroup {
   }
 
   /** The members of one slot as one group: keys in order, then per member its family, flag, operation and arguments (see group-script.ts). */
-  private together(slot: number, members: Member[]): void {
+  private together(members: Member[]): void {
     const families: ScriptPlan[] = [];
     const familyOf = members.map((m) => {
       let at = families.findIndex((plan) => plan.calls === m.plan.calls);
@@ -126,7 +126,7 @@ export class RequestGroup implements ChargeGroup {
     });
     let answer: Promise<unknown>;
     try {
-      answer = this.host.run(script, slot, keys, argv, members.length);
+      answer = this.host.run(script, keys, argv, members.length);
     } catch (error) {
       answer = Promise.reject(error);
     }
