@@ -250,11 +250,8 @@ export class RedisStore implements Store {
 
   /** The store as its request groups see it. */
   private groupHost(): GroupHost {
-    const isClosed = (): boolean => this.closed;
     return {
-      get closed() {
-        return isClosed();
-      },
+      isClosed: () => this.closed,
       keys: this.keys,
       scripts: this.groupScripts,
       planOf: (algorithm) => this.plans.of(algorithm),

@@ -8,7 +8,8 @@ import { OPERATION_WIDTH } from './wire.js';
 
 /** What a request group needs of its store. */
 export interface GroupHost {
-  readonly closed: boolean;
+  /** True once the store is closed (a consume then throws `StoreClosedError`). */
+  isClosed(): boolean;
   readonly keys: StoreKeys;
   readonly scripts: GroupScripts;
   planOf(algorithm: Algorithm): ScriptPlan;
@@ -58,7 +59,7 @@ export class RequestGroup implements ChargeGroup {
 
   /** A consume of the request: decided when the group closes. */
   add(key: string, algorithm: Algorithm, op: ChargeOp, values: readonly (string | undefined)[]): Promise<Decision> {
-    if (this.host.closed) throw new StoreClosedError();
+    if (this.host.isClosed()) throw new StoreClosedError();
     const plan = this.host.planOf(algorithm);
     const start = this.host.keys.start(plan, key);
     const slot = this.host.keys.slotOf(plan, key, start[0]!);

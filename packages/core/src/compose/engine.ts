@@ -1,3 +1,4 @@
+import type { Algorithm } from '../algorithm.js';
 import { reportsQuota, type Decision } from '../decision.js';
 import { UnsupportedError } from '../errors.js';
 import { coreOf, type LimiterCore } from '../limiter/core.js';
@@ -104,7 +105,7 @@ export class Composition<R> {
     this.maxDelayMs = policy.maxDelayMs ?? Infinity;
     this.reserves = this.maxDelayMs > 0 && Number.isFinite(this.maxDelayMs);
     this.single = this.cores.length === 1 && !this.hasLeases && this.dryRun === undefined && !this.reserves ? this.cores[0] : undefined;
-    this.together = Together.of(this.cores, { holdMs: this.maxDelayMs, dryRun: this.dryRun, reserveMs: this.reserves ? this.maxDelayMs : undefined });
+    this.together = Together.of(this.cores, { holdMs: this.maxDelayMs, dryRun: this.dryRun, maxDelayOf: this.maxDelayOf });
     if (this.reserves) {
       for (const core of this.cores) {
         if (!core.isConcurrencyLimit && core.store.capabilities.reservations !== true) {
@@ -175,9 +176,11 @@ export class Composition<R> {
     const core = this.cores[i]!;
     if (this.leases[i]) return core.acquire(run.keys[i]!);
     const algorithm = run.algorithms?.[i] ?? core.algorithm!;
-    if (!this.reserves) return core.charge(run.keys[i]!, run.costs[i]!, algorithm);
-    return core.charge(run.keys[i]!, run.costs[i]!, algorithm, Math.min(this.maxDelayMs, algorithm.maxReserveMs));
+    return core.charge(run.keys[i]!, run.costs[i]!, algorithm, this.maxDelayOf(algorithm));
   }
+
+  /** The `maxDelayMs` of a rate limit's charge: the run's, within the algorithm's horizon, when the limits reserve; undefined: a consume. */
+  private readonly maxDelayOf = (algorithm: Algorithm): number | undefined => (this.reserves ? Math.min(this.maxDelayMs, algorithm.maxReserveMs) : undefined);
 
   /** Charges limits `start..` in order. */
   private charge(start: number, run: Run): MaybePromise<R> {
@@ -202,9 +205,8 @@ export class Composition<R> {
   }
 
   /**
-   * Charges every limit at once, a store deciding those it holds together in one step ({@link Together});
-   * a denial already in the deny cache denies first. The first enforced denial, in order, denies the run:
-   * what any limit took is given back, and the later limits' decisions are dropped, as if never asked.
+   * Charges every limit at once, a store deciding those it holds together in one step ({@link Together}), a cached denial first;
+   * the first enforced denial, in order, denies the run: what was taken is given back, later limits' decisions dropped (never asked).
    */
   private chargeTogether(run: Run): MaybePromise<R> {
     const cached = this.together!.cachedDenial(run);
@@ -270,10 +272,7 @@ export class Composition<R> {
     return this.settle(run, this);
   }
 
-  /**
-   * Denies the run by limit `by`, retry in `retryAfterMs`, once what the limits took is given back
-   * (`nothingTaken`: no limit before it took anything; `dropLater`: the later limits' decisions are then dropped).
-   */
+  /** Denies the run by limit `by` (retry in `retryAfterMs`) once what was taken is given back (`nothingTaken`: nothing was; `dropLater`: later limits' decisions are then dropped). */
   private deny(run: Run, by: number, retryAfterMs: number, nothingTaken: boolean, dropLater = false): MaybePromise<R> {
     run.deniedBy = by;
     run.binding = by;

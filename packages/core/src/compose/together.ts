@@ -1,3 +1,4 @@
+import type { Algorithm } from '../algorithm.js';
 import type { Decision } from '../decision.js';
 import type { LimiterCore } from '../limiter/core.js';
 import { tookNothing, wasNotAsked } from '../store/charge-marks.js';
@@ -23,8 +24,8 @@ export interface TogetherPolicy {
   readonly holdMs: number;
   /** Per limit: true for a dry-run limit; undefined when there is none. */
   readonly dryRun: readonly boolean[] | undefined;
-  /** The run's `maxDelayMs` when the rate limits reserve; undefined when they consume. */
-  readonly reserveMs: number | undefined;
+  /** The `maxDelayMs` of a rate limit's charge with `algorithm` (undefined: a consume), as the engine charges it. */
+  readonly maxDelayOf: (algorithm: Algorithm) => number | undefined;
 }
 
 /**
@@ -38,7 +39,7 @@ export interface TogetherPolicy {
 export class Together {
   private readonly holdMs: number;
   private readonly dryRun: readonly boolean[] | undefined;
-  private readonly reserveMs: number | undefined;
+  private readonly maxDelayOf: (algorithm: Algorithm) => number | undefined;
 
   private constructor(
     private readonly cores: readonly LimiterCore[],
@@ -50,7 +51,7 @@ export class Together {
   ) {
     this.holdMs = policy.holdMs;
     this.dryRun = policy.dryRun;
-    this.reserveMs = policy.reserveMs;
+    this.maxDelayOf = policy.maxDelayOf;
   }
 
   /** The grouping of `cores`, or undefined when no store that groups holds two of its rate limits (then the engine charges one after another). */
@@ -88,8 +89,7 @@ export class Together {
     const core = this.cores[i]!;
     if (core.isConcurrencyLimit) return undefined;
     const algorithm = run.algorithms?.[i] ?? core.algorithm!;
-    const reserveMs = this.reserveMs;
-    return core.cachedDenial(run.keys[i]!, run.costs[i]!, algorithm, reserveMs === undefined ? undefined : Math.min(reserveMs, algorithm.maxReserveMs), observe);
+    return core.cachedDenial(run.keys[i]!, run.costs[i]!, algorithm, this.maxDelayOf(algorithm), observe);
   }
 
   /**
@@ -166,8 +166,7 @@ export class Together {
    * is not asked (nor observed) after a denial.
    */
   charge(run: Run, charge: (i: number) => MaybePromise<Decision>): MaybePromise<ChargeFailure | undefined> {
-    const stores = this.stores;
-    const groups: ChargeGroup[] = stores.length === 1 ? [stores[0]!.group!(this.holdMs)] : stores.map((store) => store.group!(this.holdMs));
+    const groups: ChargeGroup[] = this.stores.map((store) => store.group!(this.holdMs));
     let waiting = 0;
     let allIn: (() => void) | undefined;
     const deferred: number[] = [];
