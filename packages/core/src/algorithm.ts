@@ -119,6 +119,15 @@ export interface AlgorithmCommon {
    * when it states no such figure (the sliding counter, an estimate; a concurrency limit).
    */
   boundInSpan(spanMs: number): number | undefined;
+  /**
+   * How long (ms) `units` taken at once by a consume decided at `at` (the store's time) may be spent
+   * locally afterwards, by a quota lease (see `LeaseOptions`), so that what the holders spend keeps
+   * this configuration's bound: a fixed window until its window ends (exactly its limit per window);
+   * a bucket the time its rate takes to bring `units` back (any span T then admits at most one block
+   * more than {@link boundInSpan}); a sliding window one window (at most one block per holder more
+   * than the limit in any window). 0: this algorithm takes no leases (a shaper, a concurrency limit).
+   */
+  leaseHoldMs(at: number, units: number): number;
 }
 
 /**

@@ -19,6 +19,7 @@ export {
   createLimiter,
   Limiter,
   type LimiterOptions,
+  type LeaseOptions,
   type LeaseDecision,
   type Reservation,
   type ReserveOptions,
@@ -55,6 +56,7 @@ export {
   type CircuitEvent,
   type HoldEvent,
   type ReservationCancelledEvent,
+  type LeaseUnitsEvent,
 } from './observe/observer.js';
 // For metrics exporters: the one table of rl's instruments, and the model that turns observer events into their updates.
 export {

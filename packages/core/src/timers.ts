@@ -30,6 +30,12 @@ export const systemTimers: Timers = {
   clearTimeout: (handle) => clearTimeout(handle as NodeJS.Timeout),
 };
 
+/** `handle`, unref'd when it can be (Node's): a timer of the limiter never keeps a process alive. */
+export function unrefTimer(handle: TimerHandle): TimerHandle {
+  if (typeof handle === 'object' && handle !== null && typeof (handle as { unref?: unknown }).unref === 'function') (handle as { unref(): void }).unref();
+  return handle;
+}
+
 /** `value` as {@link Timers}, or an `InvalidOptionError` naming `field`. */
 export function checkTimers(value: unknown, field: string): Timers {
   const t = value as Timers | null;

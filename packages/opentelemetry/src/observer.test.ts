@@ -42,7 +42,7 @@ function setup(options: Omit<OpenTelemetryObserverOptions, 'meter'> = {}) {
 
 const decision = decisionEvent;
 /** The attribute of each label id of `@rl/core`'s table. */
-const ATTRIBUTE_OF = { limit: 'rl.limit', outcome: 'rl.outcome', errorType: 'error.type', circuitState: 'rl.circuit.state' };
+const ATTRIBUTE_OF = { limit: 'rl.limit', outcome: 'rl.outcome', errorType: 'error.type', circuitState: 'rl.circuit.state', leaseAction: 'rl.lease.action' };
 const api = { 'rl.limit': 'api' };
 const login = { 'rl.limit': 'login' };
 
@@ -60,7 +60,7 @@ describe('openTelemetryObserver: a known sequence of events', () => {
     expect(ATTRIBUTES).toEqual(ATTRIBUTE_OF);
   });
 
-  it('records decisions, delays, store durations, errors, holds and circuits exactly', async () => {
+  it('records decisions, delays, store durations, errors, holds, circuits and lease units exactly', async () => {
     const { observer, read, scrape } = setup();
     feedObserverScenario(observer);
     for (const { instrument, labels, value } of OBSERVER_SCENARIO_SERIES) {
@@ -91,6 +91,7 @@ describe('openTelemetryObserver: a known sequence of events', () => {
       'rl.holds.abandoned': '{request}',
       'rl.circuit.transitions': '{transition}',
       'rl.circuits.open': '{circuit}',
+      'rl.lease.units': '{unit}',
     });
   });
 

@@ -20,7 +20,7 @@ async function read(registry: Registry, name: string, labels: Labels): Promise<n
 
 const decision = decisionEvent;
 /** The Prometheus name of each label id of `@rl/core`'s table (its OpenTelemetry name without `rl.`, `.` as `_`). */
-const LABEL: Record<LabelId, string> = { limit: 'limit', outcome: 'outcome', errorType: 'error_type', circuitState: 'circuit_state' };
+const LABEL: Record<LabelId, string> = { limit: 'limit', outcome: 'outcome', errorType: 'error_type', circuitState: 'circuit_state', leaseAction: 'lease_action' };
 
 describe('prometheusObserver: reservations cancelled', () => {
   it('counts rl_reservations_cancelled_total per limit', async () => {
@@ -84,6 +84,7 @@ describe('prometheusObserver: a known sequence of events', () => {
       ['rl_reservations_cancelled_total', 'Counter', true, 'limit'],
       ['rl_circuit_transitions_total', 'Counter', true, 'limit,circuit_state'],
       ['rl_circuits_open', 'Gauge', true, 'limit'],
+      ['rl_lease_units_total', 'Counter', true, 'limit,lease_action'],
     ]);
   });
 

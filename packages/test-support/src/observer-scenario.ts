@@ -11,7 +11,7 @@ export function decisionEvent(limit: string, outcome: DecisionOutcome, more: Par
  * `LABEL_NAMES`); each exporter's test maps them to its own names.
  */
 export interface ExpectedSeries {
-  readonly instrument: Extract<InstrumentId, 'decisions' | 'storeErrors' | 'circuitTransitions' | 'circuitsOpen' | 'heldRequests' | 'holdsAbandoned'>;
+  readonly instrument: Extract<InstrumentId, 'decisions' | 'storeErrors' | 'circuitTransitions' | 'circuitsOpen' | 'heldRequests' | 'holdsAbandoned' | 'leaseUnits'>;
   readonly labels: { readonly limit: string } & { readonly [label in Exclude<LabelId, 'limit'>]?: string };
   readonly value: number;
 }
@@ -20,7 +20,8 @@ export interface ExpectedSeries {
  * Feeds the exporters' known sequence: limit `api` makes 3 allowed decisions (the store answered in
  * 0.2, 0.8 and 3 ms), 2 denied (0.4 ms, and one from the deny cache), 1 delayed by 250 ms (0.3 ms);
  * limit `login`'s store times out twice and fails once, its policy fails open twice and closed once,
- * and its circuit opens (reported twice); `api` holds 3 requests: 1 ends, 1 is abandoned. The counts
+ * and its circuit opens (reported twice); `api` holds 3 requests: 1 ends, 1 is abandoned; its quota
+ * leases take 2 blocks of 50 units and give 30 back. The counts
  * it must come to are {@link OBSERVER_SCENARIO_SERIES}.
  */
 export function feedObserverScenario(observer: Required<Observer>): void {
@@ -37,6 +38,7 @@ export function feedObserverScenario(observer: Required<Observer>): void {
   }
   for (let i = 0; i < 2; i++) observer.circuit({ limit: 'login', state: 'open', domain: '10.0.0.1:7000', reason: 'timeout' });
   for (const state of ['started', 'started', 'started', 'ended', 'abandoned'] as const) observer.hold({ limit: 'api', state, delayMs: 250 });
+  for (const [action, units] of [['leased', 50], ['leased', 50], ['returned', 30]] as const) observer.leaseUnits({ limit: 'api', action, units });
 }
 
 /** The name of each {@link ExpectedSeries.instrument} in each exporter. */
@@ -47,6 +49,7 @@ export const EXPORTED_NAMES: Readonly<Record<ExpectedSeries['instrument'], { rea
   circuitsOpen: { prometheus: 'rl_circuits_open', openTelemetry: 'rl.circuits.open' },
   heldRequests: { prometheus: 'rl_held_requests', openTelemetry: 'rl.held_requests' },
   holdsAbandoned: { prometheus: 'rl_holds_abandoned_total', openTelemetry: 'rl.holds.abandoned' },
+  leaseUnits: { prometheus: 'rl_lease_units_total', openTelemetry: 'rl.lease.units' },
 };
 
 /** What {@link feedObserverScenario} comes to (zeros: the series an exporter creates at a limit's first event). */
@@ -65,4 +68,6 @@ export const OBSERVER_SCENARIO_SERIES: readonly ExpectedSeries[] = [
   { instrument: 'circuitsOpen', labels: { limit: 'login' }, value: 1 },
   { instrument: 'heldRequests', labels: { limit: 'api' }, value: 1 },
   { instrument: 'holdsAbandoned', labels: { limit: 'api' }, value: 1 },
+  { instrument: 'leaseUnits', labels: { limit: 'api', leaseAction: 'leased' }, value: 100 },
+  { instrument: 'leaseUnits', labels: { limit: 'api', leaseAction: 'returned' }, value: 30 },
 ];

@@ -54,6 +54,8 @@ export function concurrency(options: ConcurrencyOptions): ConcurrencyAlgorithm {
     describe: () => `requests in flight at once: at most ${limit}; permits come back on release (or after the lease, ${formatDuration(leaseMs)})`,
     // Permits, not a rate: it bounds no span.
     boundInSpan: () => undefined,
+    // Permits are held per request, never leased in blocks.
+    leaseHoldMs: () => 0,
 
     acquire(existing: LeaseState | undefined, now: number, leaseId: string, commit: boolean) {
       const state: LeaseState = existing ?? new Map();

@@ -1,14 +1,14 @@
 import type { AlgorithmCommon, NumericAlgorithm, ScriptConstant } from '../algorithm.js';
 
 /** What an algorithm's own file writes beside its fields: its steps, and what it bounds. */
-type Behaviour = 'describe' | 'boundInSpan';
+type Behaviour = 'describe' | 'boundInSpan' | 'leaseHoldMs';
 
 /**
  * What an algorithm states once about one configuration: the fields every algorithm has (see
  * {@link AlgorithmCommon}) and the constants its Lua twin reads. {@link compactFields} and
  * {@link ownKeysFields} make from it the algorithm's fields and its `script` descriptor (the twin's
  * name is the kind; a new configuration has no lockout, `blockMs` 0: see `withBlock`); the
- * algorithm's own file adds its steps, `describe()` and `boundInSpan()`.
+ * algorithm's own file adds its steps, `describe()`, `boundInSpan()` and `leaseHoldMs()`.
  */
 export type AlgorithmSpec = Omit<AlgorithmCommon, 'script' | 'blockMs' | Behaviour> & {
   /** The configuration its Lua twin reads, in the order the store declares it. */

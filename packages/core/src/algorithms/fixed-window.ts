@@ -45,6 +45,9 @@ export function fixedWindow(options: FixedWindowOptions): NumericAlgorithm {
       return limit * (Math.ceil(spanMs / windowMs) + 1);
     },
 
+    // To the end of the window the block was counted in: a unit of this window is never spent in the next.
+    leaseHoldMs: (at: number) => Math.floor(at / windowMs) * windowMs + windowMs - at,
+
     step(s: NumericState, at: number, fresh: boolean, now: number, cost: number, commit: boolean, maxDelay?: number): Decision {
       const current = Math.floor(now / windowMs) * windowMs;
       // The same window, a reserved later one, or a clock that went back into an earlier one: keep the

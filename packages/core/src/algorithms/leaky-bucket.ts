@@ -99,6 +99,9 @@ export function leakyBucket(options: LeakyBucketOptions): NumericAlgorithm {
       return shape ? Math.ceil(((spanMs + 1) * leakRate) / intervalMs - 1e-9) : Math.floor(capacity + (leakRate / intervalMs) * spanMs);
     },
 
+    // A shaper's units are slots in its queue: they cannot be spent later.
+    leaseHoldMs: (_at: number, units: number) => (shape ? 0 : units * emission),
+
     step(s: NumericState, at: number, fresh: boolean, now: number, cost: number, commit: boolean, maxDelay?: number): Decision {
       // Clamp the backlog to this configuration's horizon (a capacity that shrank).
       const tat = fresh ? now : Math.min(s[at]!, now + horizon);

@@ -42,6 +42,7 @@ export function slidingWindowCounter(options: SlidingWindowCounterOptions): Nume
     describe: () => `an estimate of any rolling ${formatDuration(windowMs)}: previous window × remaining fraction + current ≤ ${limit}; under-counts a burst at the end of the previous window`,
     // An estimate: it bounds no span exactly.
     boundInSpan: () => undefined,
+    leaseHoldMs: () => windowMs,
 
     step(s: NumericState, at: number, fresh: boolean, now: number, cost: number, commit: boolean, maxDelay?: number): Decision {
       const currentWindow = Math.floor(now / windowMs) * windowMs;

@@ -133,6 +133,7 @@ export function slidingWindowLog(options: SlidingWindowLogOptions): LogAlgorithm
 
     describe: () => `any rolling window (now − ${formatDuration(windowMs)}, now] admits at most ${limit}, exactly; one record per admitted request`,
     boundInSpan: (spanMs: number) => limit * Math.ceil(spanMs / windowMs),
+    leaseHoldMs: () => windowMs,
 
     step(existing, now, cost, commit, maxDelay) {
       const state: LogState = existing ?? { times: [], costs: null, head: 0, sum: 0 };

@@ -79,6 +79,7 @@ export function tokenBucket(options: TokenBucketOptions): NumericAlgorithm {
     },
 
     boundInSpan: (spanMs: number) => Math.floor(capacity + rate * spanMs),
+    leaseHoldMs: (_at: number, units: number) => units / rate,
 
     step(s: NumericState, at: number, fresh: boolean, now: number, cost: number, commit: boolean, maxDelay?: number): Decision {
       let tokens = capacity;

@@ -1,7 +1,8 @@
 import type { Algorithm } from '../algorithm.js';
 import { reportsQuota, type Decision } from '../decision.js';
 import { UnsupportedError } from '../errors.js';
-import { coreOf, type LimiterCore } from '../limiter/core.js';
+import type { LimiterCore } from '../limiter/core.js';
+import { coreOf } from '../limiter/core-registry.js';
 import type { LeaseDecision, Limiter } from '../limiter/index.js';
 import { tookNothing, wasNotAsked } from '../store/charge-marks.js';
 import type { MaybePromise } from '../store/interface.js';
@@ -157,7 +158,7 @@ export class Composition<R> {
         const algorithm = run.algorithms?.[i] ?? core.algorithm!;
         // A delayed charge (a reservation, a shaper's consume) goes back to its slot.
         if (cancels) back = core.cancel(run.keys[i]!, run.costs[i]!, algorithm, decision);
-        else back = core.undo(run.keys[i]!, run.costs[i]!, algorithm, decision.at, decision.delayMs > 0 ? decision.delayMs : undefined);
+        else back = core.undo(run.keys[i]!, run.costs[i]!, algorithm, decision);
       } else {
         // Admitted by the failure policy: nothing was taken, but a timed-out call may still be granted late.
         this.cores[i]!.notServed(decision);

@@ -1,6 +1,6 @@
 import type { Decision } from '../decision.js';
 import { InvalidOptionError, UnsupportedError } from '../errors.js';
-import { coreOf } from '../limiter/core.js';
+import { coreOf } from '../limiter/core-registry.js';
 import { checkLimiterCost, Limiter } from '../limiter/index.js';
 import type { MaybePromise } from '../store/interface.js';
 import { Composition, PERMITS } from './engine.js';

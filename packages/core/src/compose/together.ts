@@ -45,7 +45,7 @@ export class Together {
     private readonly cores: readonly LimiterCore[],
     /** The stores that group, in the order first met. */
     private readonly stores: readonly Store[],
-    /** Per limit: the index of its store in {@link stores}, or -1 (a concurrency limit, a store that does not group). */
+    /** Per limit: the index of its store in {@link stores}, or -1 (a concurrency limit, a store that does not group, a limit with quota leases). */
     private readonly groupOf: readonly number[],
     policy: TogetherPolicy,
   ) {
@@ -59,7 +59,7 @@ export class Together {
     const stores: Store[] = [];
     const counts: number[] = [];
     const groupOf = cores.map((core) => {
-      if (core.isConcurrencyLimit || typeof core.store.group !== 'function') return -1;
+      if (core.isConcurrencyLimit || core.quotaLeased || typeof core.store.group !== 'function') return -1;
       let at = stores.indexOf(core.store);
       if (at === -1) at = stores.push(core.store) - 1;
       counts[at] = (counts[at] ?? 0) + 1;
@@ -161,9 +161,10 @@ export class Together {
    * Issues `charge(i)` for every limit, in order, with the groups open, and puts each decision in
    * `run.decisions` as it comes; resolves (or returns, when every answer was synchronous) once all
    * are in, with the first failure if a charge threw or rejected (the decisions that did come are in
-   * `run` for the give-back). A dry-run limit the deny cache would deny is asked only once the others
-   * have answered, and only when no enforced limit before it denied: as one charged after them, it
-   * is not asked (nor observed) after a denial.
+   * `run` for the give-back). A dry-run limit the deny cache would deny, and a limit with quota leases
+   * (whose blocks are no part of a request's group), are asked only once the others have answered, and
+   * only when no enforced limit before it denied: as one charged after them, it is not asked (nor
+   * observed) after a denial.
    */
   charge(run: Run, charge: (i: number) => MaybePromise<Decision>): MaybePromise<ChargeFailure | undefined> {
     const groups: ChargeGroup[] = this.stores.map((store) => store.group!(this.holdMs));
@@ -179,7 +180,7 @@ export class Together {
       for (let i = 0; i < run.decisions.length; i++) {
         const at = this.groupOf[i]!;
         const enforced = this.dryRun?.[i] !== true;
-        if (!enforced && this.cached(run, i, false) !== undefined) {
+        if (this.cores[i]!.quotaLeased || (!enforced && this.cached(run, i, false) !== undefined)) {
           deferred.push(i);
           continue;
         }
@@ -218,7 +219,7 @@ export class Together {
     return new Promise<void>((resolve) => (allIn = resolve)).then(rest);
   }
 
-  /** Charges the deferred dry-run limits from `deferred[k]` on, in order, up to the first enforced denial before one of them. */
+  /** Charges the deferred limits from `deferred[k]` on, in order, up to the first enforced denial before one of them. */
   private askDeferred(run: Run, deferred: readonly number[], k: number, charge: (i: number) => MaybePromise<Decision>): MaybePromise<ChargeFailure | undefined> {
     for (; k < deferred.length; k++) {
       const i = deferred[k]!;

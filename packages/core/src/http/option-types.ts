@@ -1,6 +1,6 @@
 import type { Algorithm } from '../algorithm.js';
 import type { Duration } from '../duration.js';
-import type { LimiterOptions, StoreErrorPolicy } from '../limiter/index.js';
+import type { LeaseOptions, LimiterOptions, StoreErrorPolicy } from '../limiter/index.js';
 import type { Observer } from '../observe/observer.js';
 import type { Store } from '../store/interface.js';
 import type { Timers } from '../timers.js';
@@ -51,6 +51,8 @@ export interface LimitOptions<Req> {
   onStoreError?: StoreErrorPolicy;
   /** Decide and charge this limit but never enforce its denials (see {@link HttpRateLimitOptions.dryRun}); default: the middleware's `dryRun`. */
   dryRun?: boolean;
+  /** This limit's quota leases (see `LimiterOptions.lease`); default: the middleware's `lease` (for a rate limit). */
+  lease?: LeaseOptions;
 }
 
 /** Waiting: hold requests until the slots their limits reserve. */
@@ -149,6 +151,12 @@ export interface HttpRateLimitOptions<Req> extends Pick<LimiterOptions, PassedLi
   /** Put the request's key in observer events (default false: keys are personal data, and unbounded). */
   observeKeys?: boolean;
   /**
+   * Quota leases of every rate limit (a limit's own `lease` replaces it): each instance takes blocks of
+   * `units` from a key's shared quota and admits from them locally (see `LimiterOptions.lease`). Not
+   * with `wait` (reservations take their slots in the store).
+   */
+  lease?: LeaseOptions;
+  /**
    * Log a store outage once (when the store of a limit starts failing, and when it answers again):
    * `true` (default) on the framework's logger where it has one (Fastify), else the console; `false`
    * for none (then listen to `middleware.on('storeError', …)` or use an observer).
@@ -189,6 +197,8 @@ export interface LimitConfig<Req> {
   readonly store: Store | undefined;
   /** This limit's own failure policy; undefined: the middleware's. */
   readonly onStoreError: StoreErrorPolicy | undefined;
+  /** This limit's quota leases, its own or the middleware's; undefined: none. */
+  readonly lease: LeaseOptions | undefined;
 }
 
 /** The options of one middleware, parsed and validated once (frozen). */

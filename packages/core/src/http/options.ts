@@ -1,7 +1,8 @@
 import { checkAlgorithm, checkCost, type Algorithm } from '../algorithm.js';
 import { parseTimerDuration } from '../duration.js';
 import { InvalidOptionError } from '../errors.js';
-import { checkMaxCost, checkStore, parseLimitName, parseMaxDelay, type StoreErrorPolicy } from '../limiter/index.js';
+import { checkMaxCost, checkStore, parseLimitName, parseMaxDelay, type LeaseOptions, type StoreErrorPolicy } from '../limiter/index.js';
+import { parseLeaseOptions } from '../limiter/lease-options.js';
 import { checkObserver } from '../observe/observation.js';
 import type { Observer } from '../observe/observer.js';
 import { checkOptions, optionalBoolean, positiveNumber } from '../options.js';
@@ -24,9 +25,9 @@ import {
 
 const CORE_OPTIONS = [
   'algorithm', 'limits', 'store', 'prefix', 'key', 'cost', 'maxCost', 'skip', 'headers', 'wait', 'ipv6Subnet', 'timers',
-  'skipSuccessfulRequests', 'skipFailedRequests', 'dryRun', 'observer', 'observeKeys', 'logStoreErrors', ...PASSED_LIMITER_OPTIONS,
+  'skipSuccessfulRequests', 'skipFailedRequests', 'dryRun', 'observer', 'observeKeys', 'logStoreErrors', 'lease', ...PASSED_LIMITER_OPTIONS,
 ] as const;
-const LIMIT_OPTIONS = ['algorithm', 'name', 'key', 'cost', 'maxCost', 'store', 'onStoreError', 'dryRun'] as const;
+const LIMIT_OPTIONS = ['algorithm', 'name', 'key', 'cost', 'maxCost', 'store', 'onStoreError', 'dryRun', 'lease'] as const;
 /** The storage name of a limit whose algorithm is chosen per request, when it has no name of its own. */
 const PER_REQUEST_NAME = 'per-request';
 
@@ -96,7 +97,7 @@ export function parseHttpOptions<Req>(options: HttpRateLimitOptions<Req>, owner:
     names.push(name);
     const limitDryRun = l.dryRun === undefined ? dryRun : optionalBoolean(l.dryRun, `${field}.dryRun`, false);
     return Object.freeze({
-      ...parseLimit<Req>(l, { algorithm, name, field }, { cost, maxCost: o.maxCost }, owner),
+      ...parseLimit<Req>(l, { algorithm, name, field }, { cost, maxCost: o.maxCost, lease: o.lease }, owner),
       algorithmOf,
       headerName: l.name === undefined && algorithm === undefined ? undefined : name,
       dryRun: limitDryRun,
@@ -111,6 +112,7 @@ export function parseHttpOptions<Req>(options: HttpRateLimitOptions<Req>, owner:
     // With wait, every rate limit reserves (limiter.reserve) instead of consuming: a request waits
     // for the latest of its slots, at most maxDelay, and is denied at once when it cannot get one.
     if (limits.every((l) => l.leases)) throw new InvalidOptionError(`${owner}.wait`, o.wait, 'no wait: it applies to rate limits (a request waits for its reservations), and every limit here is a concurrency limit');
+    if (limits.some((l) => l.lease !== undefined)) throw new InvalidOptionError(`${owner}.wait`, o.wait, 'no wait with lease: a reservation takes its slot in the store, a lease spends units taken before');
     const w = checkOptions(o.wait, ['maxDelay'], `${owner}.wait`);
     maxDelayMs = parseTimerDuration(w.maxDelay, `${owner}.wait.maxDelay`);
     // Within every fixed algorithm's horizon (a chosen algorithm reserves within the smaller of the two).
@@ -150,6 +152,8 @@ interface LimitIdentity {
 interface SharedLimitOptions<Req> {
   readonly cost: Cost<Req>;
   readonly maxCost: unknown;
+  /** The middleware's `lease`: every rate limit's unless it gives its own. */
+  readonly lease: unknown;
 }
 
 /**
@@ -177,6 +181,10 @@ function parseLimit<Req>(
   const maxCostField = l.maxCost !== undefined ? `${field}.maxCost` : `${owner}.maxCost`;
   const given = l.maxCost !== undefined ? l.maxCost : shared.maxCost;
   const declared = leases || given === undefined ? undefined : checkMaxCost(given, algorithm, maxCostField);
+  // Checked here to name the field it was given in; the limiter checks it again with its lockout.
+  const leaseField = l.lease !== undefined ? `${field}.lease` : `${owner}.lease`;
+  const lease = l.lease ?? (leases ? undefined : shared.lease);
+  parseLeaseOptions(lease, algorithm, 0, leaseField);
   if (declared !== undefined && typeof effective === 'number' && effective > declared) {
     throw new InvalidOptionError(maxCostField, declared, `at least the constant cost ${effective} it bounds`);
   }
@@ -190,6 +198,7 @@ function parseLimit<Req>(
     maxCost: typeof effective === 'number' ? effective : declared,
     store: optionalStore(l.store, `${field}.store`),
     onStoreError: l.onStoreError as StoreErrorPolicy | undefined,
+    lease: lease as LeaseOptions | undefined,
   };
 }
 

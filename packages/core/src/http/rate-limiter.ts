@@ -1,5 +1,5 @@
 import { Composition } from '../compose/engine.js';
-import { coreOf } from '../limiter/core.js';
+import { coreOf } from '../limiter/core-registry.js';
 import type { CircuitChange, Limiter, LimiterOptions, StoreErrorEvent } from '../limiter/index.js';
 import { limiterAt } from '../limiter/limiter.js';
 import { consoleLogger, OutageLog } from './outage-log.js';
@@ -153,8 +153,9 @@ export class HttpRateLimiter<Req> {
     return this;
   }
 
-  /** Closes the store this middleware created (a store passed in options is left open). */
+  /** Gives back what every limit's quota leases hold, then closes the store this middleware created (a store passed in options is left open). */
   async close(): Promise<void> {
+    await Promise.all(this.limiters.map((limiter) => limiter.close()));
     await this.ownedStore?.close?.();
   }
 }
@@ -181,6 +182,7 @@ function limiterOptions<Req>(config: HttpConfig<Req>, limit: LimitConfig<Req>, p
     // A constant cost is the largest this limit is charged: a fallback smaller than the limit's capacity can take it.
     maxCost: limit.maxCost,
     onStoreError: limit.onStoreError ?? config.limiterOptions.onStoreError,
+    lease: limit.lease,
   };
 }
 

@@ -7,7 +7,7 @@ import { tokenBucket } from '../algorithms/token-bucket.js';
 import { StoreError } from '../errors.js';
 import { FakeTimers } from '../testing/fake-timers.js';
 import { TestStore } from '../testing/test-store.js';
-import { coreOf } from './core.js';
+import { coreOf } from './core-registry.js';
 import { CALL_STORE, Circuit, PROBE_STORE, SKIP_STORE } from './circuit.js';
 import { createLimiter, type Limiter } from './limiter.js';
 

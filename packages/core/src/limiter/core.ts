@@ -1,20 +1,21 @@
 import type { Algorithm, ConcurrencyAlgorithm } from '../algorithm.js';
 import type { Clock } from '../clock.js';
 import type { Decision } from '../decision.js';
-import { InvalidAlgorithmError, StoreError, StoreTimeoutError } from '../errors.js';
+import { InvalidAlgorithmError } from '../errors.js';
 import { Observation } from '../observe/observation.js';
 import type { HoldEvent, Observer } from '../observe/observer.js';
 import { tookNothing, wasNotAsked } from '../store/charge-marks.js';
 import type { MaybePromise, Store } from '../store/interface.js';
 import type { Timers } from '../timers.js';
 import { CallAlgorithms } from './call-algorithms.js';
-import { Circuit, Circuits, type FailureReason } from './circuit.js';
+import { circuitsOf, type Circuit, type FailureReason } from './circuit.js';
 import { isChargeableCost } from './call-input.js';
 import { Deadlines } from './deadlines.js';
 import type { DenyCache } from './deny-cache.js';
-import type { LimiterEvents, StoreErrorEvent } from './events.js';
-import { ACQUIRE, CHARGE, FailurePolicy, type Fallback } from './failure-policy.js';
+import { storeErrorEvent, type LimiterEvents, type StoreErrorEvent } from './events.js';
+import { FailurePolicy, type Fallback } from './failure-policy.js';
 import { newLeaseId, type LeaseDecision } from './lease.js';
+import { QuotaLeases, type LeaseHost } from './quota-leases.js';
 import type { LimiterConfig } from './options.js';
 import { withCancel, type Reservation } from './reservation.js';
 import { StoreGuard } from './store-guard.js';
@@ -23,10 +24,10 @@ import { StoreGuard } from './store-guard.js';
  * The one charge path of a limiter, beneath every verb: the engine, the failure policy (a fallback's
  * decisions) and the public `Limiter` all use it. Nothing is validated here: keys are non-empty
  * strings, costs passed the limiter's cost rule, an algorithm given per call passed
- * {@link checkCallAlgorithm}. A charge is a consume, or with `maxDelayMs` a reservation (as Go's
- * `AllowN` is `reserveN(now, n, 0)`): one path to the store either way, through the deny cache (for
- * a remote store), the guard (circuit, timeout, failure policy) and the observers. Keys given here are
- * the user's; the prefix is added once. Every method answers synchronously on a synchronous limiter.
+ * {@link checkCallAlgorithm}. A charge is a consume (from a quota lease, with one), or with `maxDelayMs`
+ * a reservation (as Go's `AllowN` is `reserveN(now, n, 0)`): one path to the store, through the deny
+ * cache, the guard (circuit, timeout, failure policy) and the observers. Keys given here are the user's;
+ * the prefix is added once. Every method answers synchronously on a synchronous limiter.
  */
 export class LimiterCore {
   /** The algorithm of calls that give none; undefined when every call gives its own. Carries the lockout. */
@@ -42,6 +43,8 @@ export class LimiterCore {
   /** The lockout after a denial in ms (0: none). */
   readonly blockMs: number;
   readonly name: string;
+  /** True when charges take their units from quota leases (option `lease`): they are made outside a store's request group. */
+  readonly quotaLeased: boolean;
   /** The user's clock, or undefined: the store's own decides. */
   private readonly clock: Clock | undefined;
   private readonly localClock: Clock;
@@ -52,17 +55,18 @@ export class LimiterCore {
   private readonly guard: StoreGuard;
   private readonly calls: CallAlgorithms;
   private readonly timers: Timers;
+  private readonly quota: QuotaLeases | undefined;
   /** The observers; undefined without any (then nothing is measured). */
   private observation: Observation | undefined;
   /** The last key charged and its storage key: consecutive requests of one client reuse the string (and its hash) instead of building it again. */
   private lastKey = '';
   private lastStoreKey = '';
 
-  /** `fallback`: the core of the limiter that stands in while the store fails (already checked against this one). */
+  /** `fallback`: how the limiter that stands in while the store fails answers (already checked against this one), and whether synchronously. */
   constructor(
     config: LimiterConfig,
     action: FailurePolicy['action'],
-    fallback: LimiterCore | undefined,
+    fallback: { readonly answer: Fallback; readonly synchronous: boolean } | undefined,
     private readonly events: LimiterEvents,
   ) {
     this.algorithm = config.algorithm;
@@ -78,18 +82,16 @@ export class LimiterCore {
     this.timers = config.timers;
     this.denyCache = config.denyCache;
     this.calls = new CallAlgorithms(config.store, config.algorithm, config.blockMs);
-    this.circuit = new Circuit(config.localClock, config.retryIntervalMs, config.failureThreshold);
-    // A store with failure domains gets a circuit per domain; without, the one circuit (no lookup per call).
-    const byDomain = typeof config.store.failureDomain === 'function' ? new Circuits(config.localClock, config.retryIntervalMs, config.failureThreshold) : undefined;
-    const onCircuit = (open: boolean, reason: FailureReason | undefined, domain: string | undefined): void => this.circuitChanged(open, reason, domain);
-    this.circuit.listener = onCircuit;
-    if (byDomain !== undefined) byDomain.listener = onCircuit;
+    const { circuit, byDomain } = circuitsOf(config, (open, reason, domain) => this.circuitChanged(open, reason, domain));
+    this.circuit = circuit;
     const owner = { clock: config.localClock, retryIntervalMs: config.retryIntervalMs, keyPrefixLength: this.keyPrefix.length };
-    const policy = new FailurePolicy(action, owner, fallback === undefined ? undefined : fallbackOf(fallback));
+    const policy = new FailurePolicy(action, owner, fallback?.answer);
     const deadlines = config.timeoutMs > 0 ? new Deadlines(config.timeoutMs, config.timers) : undefined;
     this.guard = new StoreGuard(config.store, config.clock, { circuit: this.circuit, byDomain }, deadlines, policy, (error, key, a) => this.storeFailed(error, key, a));
     this.synchronous = config.store.capabilities.local && (fallback === undefined || fallback.synchronous);
-    this.fastPath = this.synchronous && config.algorithm !== undefined && !this.isConcurrencyLimit && byDomain === undefined;
+    this.quota = config.lease === undefined ? undefined : new QuotaLeases(config.lease, this.leaseHost());
+    this.quotaLeased = this.quota !== undefined;
+    this.fastPath = this.synchronous && config.algorithm !== undefined && !this.isConcurrencyLimit && byDomain === undefined && !this.quotaLeased;
     config.denyCache?.followResets(config.store);
   }
 
@@ -116,9 +118,16 @@ export class LimiterCore {
     return this.fastPath && this.denyCache === undefined && this.observation === undefined;
   }
 
-  /** Charges `cost` units of `key` under `algorithm`: a consume, or with `maxDelayMs` a reservation. */
+  /** Charges `cost` units of `key` under `algorithm`: a consume (from a quota lease, with `lease`), or with `maxDelayMs` a reservation (its slot is the store's). */
   charge(key: string, cost: number, algorithm: Algorithm, maxDelayMs?: number): MaybePromise<Decision> {
-    return this.decide(this.storeKeyOf(key), algorithm, cost, maxDelayMs, undefined);
+    const storeKey = this.storeKeyOf(key);
+    if (this.quota !== undefined && maxDelayMs === undefined) return this.quota.charge(storeKey, cost, algorithm);
+    return this.decide(storeKey, algorithm, cost, maxDelayMs, undefined);
+  }
+
+  /** Gives back what the quota leases hold; later charges go to the store. */
+  close(): Promise<void> {
+    return this.quota?.close() ?? Promise.resolve();
   }
 
   /** The deny cache's denial of this charge (`maxDelayMs`: a reservation's), or undefined; `observe`: told as a charge's answer is. */
@@ -154,30 +163,30 @@ export class LimiterCore {
   }
 
   /**
-   * Gives back `cost` units charged under `algorithm` (`chargedAt`: the charge's `Decision.at`,
-   * absent for a rollback right after it; `delayMs`: a reservation's, for a cancel); never rejects (a
-   * failure is reported as a `'storeError'` event). The key's cached denial is forgotten before the
-   * give-back and again once it is done (a denial answered in between, by a call sent before it, is
-   * stale), so the freed units are not denied from the cache.
+   * Gives back `cost` units charged under `algorithm` by `decision` (its `at` and a reservation's
+   * `delayMs` say where; without it, a rollback right after the charge; a decision spent from a quota
+   * lease goes back into its block while that lives); never rejects (a failure is reported as a
+   * `'storeError'` event). The key's cached denial is forgotten before the give-back and again once it
+   * is done (a denial answered in between, by a call sent before it, is stale).
    */
-  undo(key: string, cost: number, algorithm: Algorithm, chargedAt?: number, delayMs?: number): MaybePromise<void> {
+  undo(key: string, cost: number, algorithm: Algorithm, decision?: Decision): MaybePromise<void> {
     const storeKey = this.keyPrefix + key;
-    const cache = this.denyCache;
-    if (cache === undefined) return this.guard.undo(storeKey, algorithm, cost, chargedAt, delayMs);
-    cache.delete(storeKey);
-    const back = this.guard.undo(storeKey, algorithm, cost, chargedAt, delayMs);
-    if (!(back instanceof Promise)) return back;
-    return back.then(() => cache.delete(storeKey));
+    if (decision !== undefined && this.quota?.refund(storeKey, cost, decision) === true) return;
+    return this.undoStored(storeKey, algorithm, cost, decision?.at, decision !== undefined && decision.delayMs > 0 ? decision.delayMs : undefined);
   }
 
-  /**
-   * The give-back of a reservation (or a shaper's consume) that will not be used, whatever the time:
-   * its units at its `at` and `delayMs`; the observers hear a `reservationCancelled`.
-   */
+  private undoStored(storeKey: string, algorithm: Algorithm, cost: number, chargedAt: number | undefined, delayMs?: number): MaybePromise<void> {
+    const cache = this.denyCache;
+    cache?.delete(storeKey);
+    const back = this.guard.undo(storeKey, algorithm, cost, chargedAt, delayMs);
+    return cache === undefined || !(back instanceof Promise) ? back : back.then(() => cache.delete(storeKey));
+  }
+
+  /** The give-back of a reservation (or a shaper's consume) that will not be used: its units at its slot; the observers hear a `reservationCancelled`. */
   cancel(key: string, cost: number, algorithm: Algorithm, decision: Decision): MaybePromise<void> {
     this.observation?.reservationCancelled(cost);
     // Given back in its group's own step already (see `Store.group`): only the observers hear of it.
-    return tookNothing(decision) ? undefined : this.undo(key, cost, algorithm, decision.at, decision.delayMs);
+    return tookNothing(decision) ? undefined : this.undo(key, cost, algorithm, decision);
   }
 
   /** `decision` of a reservation with its `cancel()`: a give-back at the decision's time and slot, until the slot (local clock). */
@@ -185,10 +194,7 @@ export class LimiterCore {
     return withCancel(decision, this.localClock, () => this.cancel(key, cost, algorithm, decision));
   }
 
-  /**
-   * The request of `decision` (this limiter's, admitted by the failure policy after a timeout) was not
-   * served after all (a later limit denied it, its client left): a late grant of the store is given back.
-   */
+  /** The request of `decision` (admitted by the failure policy after a timeout) was not served after all: a late grant is given back. */
   notServed(decision: Decision): void {
     this.guard.notServed(decision);
   }
@@ -267,32 +273,27 @@ export class LimiterCore {
     return result instanceof Promise ? result : remember(result);
   }
 
+  /** What the quota leases do through this core: blocks charged and given back on the one path, the observers told. */
+  private leaseHost(): LeaseHost {
+    return {
+      ...{ clock: this.localClock, timers: this.timers },
+      takeBlock: (storeKey, algorithm, units) => this.ask(storeKey, algorithm, units, undefined, undefined),
+      chargeAlone: (storeKey, algorithm, cost) => this.decide(storeKey, algorithm, cost, undefined, undefined),
+      giveBack: (storeKey, algorithm, units, chargedAt) => this.undoStored(storeKey, algorithm, units, chargedAt),
+      spent: (decision, cost, storeKey) => this.observation?.decision(decision, cost, undefined, storeKey),
+      notServed: (decision) => this.guard.notServed(decision),
+      counted: (action, units) => this.observation?.leaseUnits(action, units),
+    };
+  }
+
   private circuitChanged(open: boolean, reason: FailureReason | undefined, domain: string | undefined): void {
     this.events.circuit({ state: open ? 'open' : 'closed', reason, domain });
     this.observation?.circuit(open, reason, domain);
   }
 
   private storeFailed(error: unknown, key: string, action: StoreErrorEvent['action']): void {
-    const err = error instanceof Error ? error : new StoreError(String(error));
-    const event: StoreErrorEvent = { error: err, reason: err instanceof StoreTimeoutError ? 'timeout' : 'store-error', key, action };
+    const event = storeErrorEvent(error, key, action);
     this.events.storeError(event);
-    this.observation?.storeError(err, event.reason, action, key);
+    this.observation?.storeError(event.error, event.reason, action, key);
   }
-}
-
-/** How a fallback's core answers the failure policy (see `Fallback`): its own algorithm, its own permits. */
-function fallbackOf(core: LimiterCore): Fallback {
-  return (op, key, cost) => (op === CHARGE ? core.charge(key, cost, core.algorithm!) : op === ACQUIRE ? core.acquire(key) : core.peek(key, cost, core.algorithm!));
-}
-
-const cores = new WeakMap<object, LimiterCore>();
-
-/** Ties `core` to the public limiter built over it (see {@link coreOf}). */
-export function registerCore(limiter: object, core: LimiterCore): void {
-  cores.set(limiter, core);
-}
-
-/** The core of a limiter from `createLimiter`; undefined for anything else. The engine's way in, not a public member. */
-export function coreOf(limiter: unknown): LimiterCore | undefined {
-  return typeof limiter === 'object' && limiter !== null ? cores.get(limiter) : undefined;
 }

@@ -1,6 +1,6 @@
 import { StoreTimeoutError } from '../errors.js';
 import type { MaybePromise } from '../store/interface.js';
-import type { TimerHandle, Timers } from '../timers.js';
+import { unrefTimer, type TimerHandle, type Timers } from '../timers.js';
 
 /** One store call in flight, in the list until it is answered or its deadline passes. */
 export interface Deadline {
@@ -102,9 +102,7 @@ export class Deadlines {
    * must; a process whose work is done exits at once instead of at the last deadline.
    */
   private schedule(ms: number): void {
-    const timer = this.timers.setTimeout(this.expire, Math.max(1, Math.ceil(ms)));
-    if (typeof timer === 'object' && timer !== null && typeof (timer as { unref?: unknown }).unref === 'function') (timer as { unref(): void }).unref();
-    this.timer = timer;
+    this.timer = unrefTimer(this.timers.setTimeout(this.expire, Math.max(1, Math.ceil(ms))));
   }
 
   private readonly expire = (): void => {

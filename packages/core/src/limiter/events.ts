@@ -1,5 +1,6 @@
 import type { EventEmitter } from 'node:events';
 import type { DecisionReason } from '../decision.js';
+import { StoreError, StoreTimeoutError } from '../errors.js';
 
 /** Payload of the limiter's `'storeError'` event. */
 export interface StoreErrorEvent {
@@ -44,4 +45,10 @@ export function emitted(emitter: EventEmitter): LimiterEvents {
       if (emitter.listenerCount('circuit') > 0) emitter.emit('circuit', change);
     },
   };
+}
+
+/** The `'storeError'` event of a store call that failed with `error` (anything thrown: a non-error becomes a `StoreError`). */
+export function storeErrorEvent(error: unknown, key: string, action: StoreErrorEvent['action']): StoreErrorEvent {
+  const err = error instanceof Error ? error : new StoreError(String(error));
+  return { error: err, reason: err instanceof StoreTimeoutError ? 'timeout' : 'store-error', key, action };
 }

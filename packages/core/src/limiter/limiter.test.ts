@@ -10,7 +10,7 @@ import { fixedWindow } from '../algorithms/fixed-window.js';
 import { tokenBucket } from '../algorithms/token-bucket.js';
 import { StoreClosedError, StoreError } from '../errors.js';
 import { TestStore } from '../testing/test-store.js';
-import { coreOf } from './core.js';
+import { coreOf } from './core-registry.js';
 import { StepStore } from '../testing/step-store.js';
 import { createLimiter } from './limiter.js';
 import type { StoreErrorEvent } from './events.js';

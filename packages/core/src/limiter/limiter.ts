@@ -5,7 +5,8 @@ import { InvalidOptionError, UnsupportedError } from '../errors.js';
 import type { ObserveOptions } from '../observe/observation.js';
 import type { Observer } from '../observe/observer.js';
 import type { MaybePromise, Store } from '../store/interface.js';
-import { registerCore, type LimiterCore } from './core.js';
+import type { LimiterCore } from './core.js';
+import { registerCore } from './core-registry.js';
 import { checkKey, checkLimiterCost, isDecisionLike, ownAlgorithm, rateCall } from './call-input.js';
 import { emitted } from './events.js';
 import type { LeaseDecision } from './lease.js';
@@ -197,7 +198,12 @@ export class Limiter extends EventEmitter {
       throw new InvalidOptionError('limiter.undo.decision', given, 'the decision that consume() returned for this request, or nothing');
     }
     if (!given.allowed || given.reason !== undefined) return;
-    await this.#core.undo(key, cost, a, given.at);
+    await this.#core.undo(key, cost, a, given);
+  }
+
+  /** Gives back what the quota leases hold (option `lease`; a lost give-back is a `'storeError'` event); later calls go to the store. The store stays open. */
+  close(): Promise<void> {
+    return this.#core.close();
   }
 
   /**

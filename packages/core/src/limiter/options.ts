@@ -10,6 +10,7 @@ import type { Store } from '../store/interface.js';
 import type { Observer } from '../observe/observer.js';
 import { checkTimers, systemTimers, type Timers } from '../timers.js';
 import { parseDenyCache, type DenyCache } from './deny-cache.js';
+import { parseLeaseOptions, type LeaseConfig, type LeaseOptions } from './lease-options.js';
 
 /**
  * A limiter given as a fallback: a `Limiter` from `createLimiter` (only those are accepted; its
@@ -112,6 +113,13 @@ export interface LimiterOptions {
   observer?: Observer;
   /** Put the request's key in observer events (default false: keys are personal data, and unbounded as metric labels). */
   observeKeys?: boolean;
+  /**
+   * Quota leases for hot keys and global limits (see {@link LeaseOptions}): `{ units: 50 }` takes 50
+   * units of a key's shared quota in one store call and admits from them locally, so a busy key costs
+   * about one store call per 50 requests. Strict (never more than the limit across instances);
+   * under-admits by at most `units` per instance. Rate limits without `countDenied` or `blockDuration`.
+   */
+  lease?: LeaseOptions;
 }
 
 /** {@link LimiterOptions} checked once, with every default applied. */
@@ -139,11 +147,13 @@ export interface LimiterConfig {
   readonly denyCache: DenyCache | undefined;
   /** The lockout after a denial in ms (0: none); `algorithm` already carries it (see `withBlock`). */
   readonly blockMs: number;
+  /** Quota leases; undefined: every charge goes to the store. */
+  readonly lease: LeaseConfig | undefined;
 }
 
 const LIMITER_OPTIONS = [
   'algorithm', 'store', 'clock', 'prefix', 'maxCost', 'timeout', 'onStoreError', 'denyCache', 'storeRetryInterval', 'storeFailureThreshold', 'timers', 'blockDuration',
-  'name', 'observer', 'observeKeys',
+  'name', 'observer', 'observeKeys', 'lease',
 ] as const;
 const DEFAULT_REMOTE_TIMEOUT_MS = 50;
 const DEFAULT_RETRY_INTERVAL_MS = 1000;
@@ -188,6 +198,7 @@ export function parseLimiterOptions(options: LimiterOptions, name = 'createLimit
     timers: o.timers === undefined ? systemTimers : checkTimers(o.timers, `${name}.timers`),
     onStoreError: o.onStoreError,
     denyCache: parseDenyCache(o.denyCache, algorithm, local, `${name}.denyCache`),
+    lease: parseLeaseOptions(o.lease, algorithm, blockMs, `${name}.lease`),
   };
 }
 

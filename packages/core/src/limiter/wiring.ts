@@ -1,7 +1,8 @@
 import { InvalidOptionError } from '../errors.js';
-import { coreOf, LimiterCore } from './core.js';
+import { LimiterCore } from './core.js';
+import { coreOf } from './core-registry.js';
 import { UNHEARD, type LimiterEvents } from './events.js';
-import { checkFallback, parseStoreErrorPolicy } from './failure-policy.js';
+import { ACQUIRE, CHARGE, checkFallback, parseStoreErrorPolicy, type Fallback } from './failure-policy.js';
 import { parseLimiterOptions, type LimiterOptions } from './options.js';
 
 /**
@@ -32,7 +33,12 @@ export function buildCore(options: LimiterOptions, field: string, events: Limite
     }
     checkFallback({ isConcurrencyLimit: config.algorithm?.stateKind === 'leases', maxCost: config.maxCost }, fallback, given, field);
   }
-  const core = new LimiterCore(config, policy.action, fallback, events);
+  const core = new LimiterCore(config, policy.action, fallback === undefined ? undefined : { answer: fallbackOf(fallback), synchronous: fallback.synchronous }, events);
   if (config.observer !== undefined) core.observe(config.observer, config.name, config.observeKeys, false, `${field}.observer`);
   return core;
+}
+
+/** How a fallback's core answers the failure policy (see `Fallback`): its own algorithm, its own permits. */
+function fallbackOf(core: LimiterCore): Fallback {
+  return (op, key, cost) => (op === CHARGE ? core.charge(key, cost, core.algorithm!) : op === ACQUIRE ? core.acquire(key) : core.peek(key, cost, core.algorithm!));
 }

@@ -3,14 +3,14 @@ import { InvalidOptionError } from '../errors.js';
 import { checkBoundaries, DEFAULT_DELAY_BOUNDARIES, DEFAULT_STORE_BOUNDARIES, INSTRUMENTS, LABEL_NAMES } from './instruments.js';
 
 describe('INSTRUMENTS', () => {
-  it('declares nine instruments, each under its own id and name, labelled by the limit first', () => {
+  it('declares ten instruments, each under its own id and name, labelled by the limit first', () => {
     const instruments = Object.entries(INSTRUMENTS);
-    expect(instruments).toHaveLength(9);
+    expect(instruments).toHaveLength(10);
     for (const [id, instrument] of instruments) {
       expect([id, instrument.labels[0], instrument.labels.every((label) => label in LABEL_NAMES)]).toEqual([instrument.id, 'limit', true]);
       expect([id, instrument.kind === 'histogram', instrument.unit === 's', instrument.boundaries !== undefined]).toEqual([id, ...Array(3).fill(instrument.kind === 'histogram')]);
     }
-    expect(new Set(instruments.map(([, instrument]) => instrument.name)).size).toBe(9);
+    expect(new Set(instruments.map(([, instrument]) => instrument.name)).size).toBe(10);
     expect(Object.isFrozen(INSTRUMENTS.decisions.labels)).toBe(true);
   });
 

@@ -15,20 +15,22 @@ import { InvalidOptionError } from '../errors.js';
 export type InstrumentKind = 'counter' | 'histogram' | 'gauge';
 
 /** The id of each label, the key of {@link LABEL_NAMES}. */
-export type LabelId = 'limit' | 'outcome' | 'errorType' | 'circuitState';
+export type LabelId = 'limit' | 'outcome' | 'errorType' | 'circuitState' | 'leaseAction';
 
 /**
  * The one name of each label, in OpenTelemetry's form (the attribute name). An exporter that needs
  * another form derives it from this name by a rule (Prometheus: drop a leading `rl.`, `.` becomes
- * `_`: `limit`, `outcome`, `error_type`, `circuit_state`), so every exporter shows the same labels.
- * `error.type` is OpenTelemetry's own attribute for the class of an error. Every value is bounded:
- * a limit's name, a `DecisionOutcome`, `store-error` | `timeout`, `open` | `closed`.
+ * `_`: `limit`, `outcome`, `error_type`, `circuit_state`, `lease_action`), so every exporter shows
+ * the same labels. `error.type` is OpenTelemetry's own attribute for the class of an error. Every
+ * value is bounded: a limit's name, a `DecisionOutcome`, `store-error` | `timeout`, `open` | `closed`,
+ * `leased` | `returned`.
  */
 export const LABEL_NAMES: Readonly<Record<LabelId, string>> = Object.freeze({
   limit: 'rl.limit',
   outcome: 'rl.outcome',
   errorType: 'error.type',
   circuitState: 'rl.circuit.state',
+  leaseAction: 'rl.lease.action',
 });
 
 /** Boundaries (seconds) of the delay histogram: from a millisecond of shaping to a minute of waiting for a reservation. */
@@ -49,7 +51,8 @@ export type InstrumentId =
   | 'holdsAbandoned'
   | 'reservationsCancelled'
   | 'circuitTransitions'
-  | 'circuitsOpen';
+  | 'circuitsOpen'
+  | 'leaseUnits';
 
 /** One instrument of {@link INSTRUMENTS}. */
 export interface InstrumentSpec {
@@ -73,7 +76,7 @@ export interface InstrumentSpec {
 
 const instrument = (spec: InstrumentSpec): InstrumentSpec => Object.freeze({ ...spec, labels: Object.freeze([...spec.labels]) });
 
-/** The nine instruments, by id. */
+/** The ten instruments, by id. */
 export const INSTRUMENTS: Readonly<Record<InstrumentId, InstrumentSpec>> = Object.freeze({
   decisions: instrument({
     id: 'decisions',
@@ -148,6 +151,14 @@ export const INSTRUMENTS: Readonly<Record<InstrumentId, InstrumentSpec>> = Objec
     unit: '{circuit}',
     labels: ['limit'],
     description: 'Store-down circuits open now (failure domains of the store whose calls are skipped).',
+  }),
+  leaseUnits: instrument({
+    id: 'leaseUnits',
+    kind: 'counter',
+    name: 'lease.units',
+    unit: '{unit}',
+    labels: ['limit', 'leaseAction'],
+    description: 'Units of the shared quota taken by quota leases (leased) and given back unused (returned).',
   }),
 });
 

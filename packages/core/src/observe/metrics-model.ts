@@ -4,7 +4,16 @@
  * that an exporter implements on its metrics library.
  */
 import { INSTRUMENTS, type InstrumentSpec } from './instruments.js';
-import { DECISION_OUTCOMES, type CircuitEvent, type DecisionEvent, type HoldEvent, type Observer, type ReservationCancelledEvent, type StoreErrorObservation } from './observer.js';
+import {
+  DECISION_OUTCOMES,
+  type CircuitEvent,
+  type DecisionEvent,
+  type HoldEvent,
+  type LeaseUnitsEvent,
+  type Observer,
+  type ReservationCancelledEvent,
+  type StoreErrorObservation,
+} from './observer.js';
 
 /**
  * An exporter's side of {@link createMetricsModel}. `S` is the exporter's handle of one series (one
@@ -19,7 +28,7 @@ export interface MetricsSink<S> {
    * first `add` or `record` does.
    */
   series(instrument: InstrumentSpec, labelValues: readonly string[]): S;
-  /** Adds `value` to a counter (0, which creates the series at 0 and changes no count already in it, or 1) or to a gauge (1 or -1). */
+  /** Adds `value` to a counter (0, which creates the series at 0 and changes no count already in it, or more: 1, a lease's units) or to a gauge (1 or -1). */
   add(series: S, value: number): void;
   /** Records `value` (seconds, above 0 for the delay, 0 or more for the store duration) into a histogram. */
   record(series: S, value: number): void;
@@ -40,6 +49,7 @@ interface LimitSeries<S> {
   readonly reservationsCancelled: S;
   readonly circuitTransitions: Map<string, S>;
   readonly circuitsOpen: S;
+  readonly leaseUnits: Map<string, S>;
   /** Failure domains of this limit whose circuit this model saw open (`''` for a store that is one domain). */
   readonly openDomains: Set<string>;
 }
@@ -58,7 +68,8 @@ interface LimitSeries<S> {
  *   repeated event cannot drift the gauge, and exporters sharing one registry each add only their own
  *   circuits.
  * - `heldRequests{limit}` +1 per hold `started`, -1 per `ended` or `abandoned`; `holdsAbandoned{limit}`
- *   +1 per `abandoned`; `reservationsCancelled{limit}` +1 per event.
+ *   +1 per `abandoned`; `reservationsCancelled{limit}` +1 per event; `leaseUnits{limit, leaseAction}`
+ *   + the event's `units`, `leaseAction` being its `action`.
  * - At the first event of a limit, of any kind, its `decisions` of every outcome of
  *   `DECISION_OUTCOMES` and its `storeErrors` of both types are added 0, so that they exist before
  *   the first denial or error (`rate()` sees it). An outcome or type a newer core adds is counted
@@ -83,6 +94,7 @@ export function createMetricsModel<S>(sink: MetricsSink<S>): Required<Observer> 
       reservationsCancelled: sink.series(INSTRUMENTS.reservationsCancelled, labels),
       circuitTransitions: new Map(),
       circuitsOpen: sink.series(INSTRUMENTS.circuitsOpen, labels),
+      leaseUnits: new Map(),
       openDomains: new Set(),
     };
     limits.set(limit, entry);
@@ -130,6 +142,10 @@ export function createMetricsModel<S>(sink: MetricsSink<S>): Required<Observer> 
     },
     reservationCancelled(event: ReservationCancelledEvent): void {
       sink.add(seriesOf(event.limit).reservationsCancelled, 1);
+    },
+    leaseUnits(event: LeaseUnitsEvent): void {
+      const entry = seriesOf(event.limit);
+      sink.add(withValue(entry, entry.leaseUnits, INSTRUMENTS.leaseUnits, event.action), event.units);
     },
   };
 }

@@ -1,6 +1,6 @@
 import type { Decision } from '../decision.js';
 import { InvalidOptionError, errorDocsUrl } from '../errors.js';
-import type { DecisionEvent, DecisionOutcome, HoldEvent, Observer } from './observer.js';
+import type { DecisionEvent, DecisionOutcome, HoldEvent, LeaseUnitsEvent, Observer } from './observer.js';
 
 /** How one observer hears one limiter. */
 export interface ObserveOptions {
@@ -94,6 +94,15 @@ export class Observation {
     }
   }
 
+  /** A quota lease took (`leased`) or gave back (`returned`) `units` of the shared quota. */
+  leaseUnits(action: LeaseUnitsEvent['action'], units: number): void {
+    for (const entry of this.entries) {
+      const report = entry.observer.leaseUnits;
+      if (report === undefined) continue;
+      this.guard(entry.observer, () => report.call(entry.observer, { limit: entry.limit, action, units }));
+    }
+  }
+
   /** A request held by the HTTP layer for this limit (the one that delays it the longest) started, ended or was abandoned. */
   hold(state: HoldEvent['state'], delayMs: number): void {
     for (const entry of this.entries) {
@@ -139,11 +148,11 @@ export function reportObserverError(observer: Observer, error: unknown): void {
   process.emitWarning(`An rl observer threw (${message}); the request went on. Further errors of this observer are not reported. See ${errorDocsUrl('RL_OBSERVER_ERROR')}`, { code: 'RL_OBSERVER_ERROR' });
 }
 
-/** `value` as an {@link Observer}: an object whose `decision`, `storeError`, `circuit`, `hold` and `reservationCancelled`, where given, are functions. */
+/** `value` as an {@link Observer}: an object whose `decision`, `storeError`, `circuit`, `hold`, `reservationCancelled` and `leaseUnits`, where given, are functions. */
 export function checkObserver(value: unknown, field: string): asserts value is Observer {
-  const expected = 'an observer: an object with any of decision(event), storeError(event), circuit(event), hold(event), reservationCancelled(event), such as prometheusObserver({ registry }) from @rl/prometheus';
+  const expected = 'an observer: an object with any of decision(event), storeError(event), circuit(event), hold(event), reservationCancelled(event), leaseUnits(event), such as prometheusObserver({ registry }) from @rl/prometheus';
   if (value === null || typeof value !== 'object') throw new InvalidOptionError(field, value, expected);
-  for (const method of ['decision', 'storeError', 'circuit', 'hold', 'reservationCancelled'] as const) {
+  for (const method of ['decision', 'storeError', 'circuit', 'hold', 'reservationCancelled', 'leaseUnits'] as const) {
     const member = (value as Record<string, unknown>)[method];
     if (member !== undefined && typeof member !== 'function') throw new InvalidOptionError(`${field}.${method}`, member, 'a function (or leave it out)');
   }

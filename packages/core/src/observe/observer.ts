@@ -83,6 +83,17 @@ export interface ReservationCancelledEvent {
 }
 
 /**
+ * Units of a limit's shared quota taken by a quota lease (`leased`: a block charged in the store) or
+ * given back to it (`returned`: unused at the lease's ttl, at `close()`, or once the quota was gone).
+ * Units spent from a block are told as decisions, one per request.
+ */
+export interface LeaseUnitsEvent {
+  readonly limit: string;
+  readonly action: 'leased' | 'returned';
+  readonly units: number;
+}
+
+/**
  * Hears what the limits do: give one as the `observer` option of `createLimiter`, `combineLimiters` or
  * a middleware. Every method is optional, and may be `async`. An observer that throws, or whose
  * returned promise rejects, never breaks a request nor the process: the error is reported once per
@@ -97,4 +108,5 @@ export interface Observer {
   circuit?(event: CircuitEvent): void;
   hold?(event: HoldEvent): void;
   reservationCancelled?(event: ReservationCancelledEvent): void;
+  leaseUnits?(event: LeaseUnitsEvent): void;
 }

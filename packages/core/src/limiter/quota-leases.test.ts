@@ -1,0 +1,251 @@
+/**
+ * Quota leases (`lease: { units, ttl }`): blocks taken in one store call and spent locally, strict
+ * across instances, given back at the ttl, at close and once the shared quota is gone; what the
+ * observers and the engine see. Instances are limiters sharing one store; times are a fake clock
+ * that the fake timers share.
+ */
+import fc from 'fast-check';
+import { describe, expect, it } from 'vitest';
+import { fixedWindow } from '../algorithms/fixed-window.js';
+import { slidingWindowLog } from '../algorithms/sliding-window-log.js';
+import { tokenBucket } from '../algorithms/token-bucket.js';
+import { combineLimiters } from '../compose/group.js';
+import type { LeaseUnitsEvent } from '../observe/observer.js';
+import { FakeTimers } from '../testing/fake-timers.js';
+import { TestStore } from '../testing/test-store.js';
+import { createLimiter } from './limiter.js';
+import type { LimiterOptions } from './options.js';
+
+const perSecond = fixedWindow({ limit: 100, window: '1s' });
+
+function setup(answers: 'sync' | 'async' = 'sync') {
+  const timers = new FakeTimers();
+  const store = new TestStore({ answers });
+  const clock = (): number => timers.now();
+  const limiter = (options: Partial<LimiterOptions> = {}) => createLimiter({ algorithm: perSecond, store, clock, timers, lease: { units: 10 }, ...options });
+  const consumes = () => store.calls.filter((c) => c.startsWith('consume')).length;
+  const undos = () => store.calls.filter((c) => c.startsWith('undo')).length;
+  const used = (key = 'k') => 100 - store.state.peek(key, perSecond, 0, clock()).remaining;
+  return { timers, store, clock, limiter, consumes, undos, used };
+}
+
+describe('a lease of 10 units on a fixed window of 100 per second', () => {
+  it('admits 100 requests from 10 blocks, then denies with the store, each block one store call', () => {
+    const { limiter, consumes, used } = setup();
+    const l = limiter();
+    const decisions = Array.from({ length: 100 }, () => l.consumeSync('k'));
+    expect(decisions.every((d) => d.allowed)).toBe(true);
+    // The next block is taken at half a block left: 10 blocks of 10, and an 11th asked at 95, denied.
+    expect(consumes()).toBe(11);
+    expect(used()).toBe(100);
+    // Remaining: the store's after the last block plus this instance's own unspent units (one instance: as without a lease).
+    expect(decisions.slice(0, 3).map((d) => d.remaining)).toEqual([99, 98, 97]);
+    expect(decisions[99]!.remaining).toBe(0);
+    const denied = l.consumeSync('k');
+    expect(denied).toMatchObject({ allowed: false, remaining: 0 });
+    expect(denied.retryAfterMs).toBe(1000);
+  });
+
+  it('is asynchronous on a remote store: requests behind a block in flight wait for it (one call, not one each)', async () => {
+    const { limiter, consumes } = setup('async');
+    const l = limiter();
+    const decisions = await Promise.all(Array.from({ length: 8 }, () => l.consume('k')));
+    expect(decisions.every((d) => d.allowed)).toBe(true);
+    expect(consumes()).toBe(2);
+  });
+
+  it('never spends a unit of one window in the next: a block ends with its window', () => {
+    const { timers, limiter, used } = setup();
+    const l = limiter();
+    timers.advance(990);
+    for (let i = 0; i < 3; i++) l.consumeSync('k');
+    expect(used()).toBe(10);
+    timers.advance(10);
+    // A new window: a new block, counted in it.
+    expect(l.consumeSync('k').allowed).toBe(true);
+    expect(used()).toBe(10);
+  });
+
+  it('gives back unused units at the ttl (a live holder, with no request)', () => {
+    const { timers, store, clock, limiter, undos } = setup();
+    const minute = fixedWindow({ limit: 100, window: '1m' });
+    const l = limiter({ algorithm: minute, lease: { units: 10, ttl: 200 } });
+    l.consumeSync('k');
+    expect(100 - store.state.peek('k', minute, 0, clock()).remaining).toBe(10);
+    timers.advance(199);
+    expect(undos()).toBe(0);
+    timers.advance(1);
+    expect(undos()).toBe(1);
+    expect(100 - store.state.peek('k', minute, 0, clock()).remaining).toBe(1);
+  });
+
+  it('gives back what it holds at close(), and charges the store alone afterwards', async () => {
+    const { limiter, used, consumes } = setup();
+    const l = limiter();
+    l.consumeSync('k');
+    l.consumeSync('other');
+    expect(used()).toBe(10);
+    await l.close();
+    expect(used()).toBe(1);
+    expect(used('other')).toBe(1);
+    const before = consumes();
+    l.consumeSync('k');
+    expect(consumes()).toBe(before + 1);
+    expect(used()).toBe(2);
+  });
+
+  it('charges a request costing more than a block alone', () => {
+    const { limiter, consumes, used } = setup();
+    const l = limiter();
+    expect(l.consumeSync('k', 30).allowed).toBe(true);
+    expect(consumes()).toBe(1);
+    expect(used()).toBe(30);
+  });
+
+  it('near the end of the quota: a block that is denied falls back to the request alone; its denial gives back what is held', () => {
+    const { limiter, used } = setup();
+    const a = limiter();
+    const b = limiter();
+    for (let i = 0; i < 95; i++) a.consumeSync('k');
+    // a holds 5 of the 100; b's block of 10 does not fit, its single units do.
+    expect(used()).toBe(100);
+    for (let i = 0; i < 5; i++) expect(b.consumeSync('k', 1).allowed).toBe(false);
+    expect(used()).toBe(100);
+    // a spends its own 5 locally.
+    for (let i = 0; i < 5; i++) expect(a.consumeSync('k').allowed).toBe(true);
+    expect(a.consumeSync('k').allowed).toBe(false);
+  });
+
+  it('a variable cost denied by the store gives back the units the key holds: they are not lost to the others', () => {
+    const { limiter, used } = setup();
+    const a = limiter();
+    const b = limiter();
+    for (let i = 0; i < 91; i++) b.consumeSync('k');
+    // b holds 9 (took 100); a's block is denied and its own 5 are too: b gives back nothing yet.
+    expect(a.consumeSync('k', 5).allowed).toBe(false);
+    expect(b.consumeSync('k', 9).allowed).toBe(true);
+    expect(used()).toBe(100);
+    b.consumeSync('k', 1);
+    for (let i = 0; i < 3; i++) b.consumeSync('k', 2);
+    expect(used()).toBe(100);
+  });
+});
+
+describe('strict across instances', () => {
+  it('fixed window: never more than the limit in any window; under-admission at most instances × units (property)', () => {
+    fc.assert(
+      fc.property(
+        fc.array(fc.record({ instance: fc.nat(3), gap: fc.nat(40), cost: fc.integer({ min: 1, max: 3 }) }), { minLength: 50, maxLength: 400 }),
+        fc.integer({ min: 1, max: 30 }),
+        (requests, units) => {
+          const timers = new FakeTimers();
+          const store = new TestStore();
+          const clock = (): number => timers.now();
+          const limit = 60;
+          const algorithm = fixedWindow({ limit, window: '1s' });
+          const instances = Array.from({ length: 4 }, () => createLimiter({ algorithm, store, clock, timers, lease: { units, ttl: '10s' } }));
+          const admitted = new Map<number, number>();
+          const denied = new Map<number, number>();
+          for (const { instance, gap, cost } of requests) {
+            timers.advance(gap);
+            const window = Math.floor(timers.now() / 1000);
+            const d = instances[instance]!.consumeSync('k', cost);
+            const into = d.allowed ? admitted : denied;
+            into.set(window, (into.get(window) ?? 0) + cost);
+          }
+          for (const [window, count] of admitted) {
+            expect(count).toBeLessThanOrEqual(limit);
+            // A denial of cost c means at least limit - c + 1 units were charged, some of them held, unspent, by up to 4 holders.
+            if ((denied.get(window) ?? 0) > 0) expect(count).toBeGreaterThanOrEqual(limit - 3 + 1 - 4 * units);
+          }
+        },
+      ),
+      { numRuns: 150 },
+    );
+  });
+
+  it('token bucket: in any span T at most capacity + rate × T + one block (property)', () => {
+    fc.assert(
+      fc.property(fc.array(fc.record({ instance: fc.nat(2), gap: fc.nat(30) }), { minLength: 50, maxLength: 300 }), fc.integer({ min: 1, max: 10 }), (requests, units) => {
+        const timers = new FakeTimers();
+        const store = new TestStore();
+        const clock = (): number => timers.now();
+        const algorithm = tokenBucket({ capacity: 20, refillRate: 100 });
+        const instances = Array.from({ length: 3 }, () => createLimiter({ algorithm, store, clock, timers, lease: { units, ttl: '10s' } }));
+        const times: number[] = [];
+        for (const { instance, gap } of requests) {
+          timers.advance(gap);
+          if (instances[instance]!.consumeSync('k').allowed) times.push(timers.now());
+        }
+        for (let i = 0; i < times.length; i++) {
+          for (let j = i; j < times.length; j++) {
+            const span = times[j]! - times[i]!;
+            expect(j - i + 1).toBeLessThanOrEqual(Math.floor(20 + 0.1 * span) + units);
+          }
+        }
+      }),
+      { numRuns: 40 },
+    );
+  });
+
+  it('sliding window log: in any window at most the limit plus one block per holder', () => {
+    const timers = new FakeTimers();
+    const store = new TestStore();
+    const clock = (): number => timers.now();
+    const algorithm = slidingWindowLog({ limit: 30, window: '1s' });
+    const instances = Array.from({ length: 3 }, () => createLimiter({ algorithm, store, clock, timers, lease: { units: 5 } }));
+    const times: number[] = [];
+    for (let t = 0; t < 5000; t += 7) {
+      timers.advance(7);
+      for (const l of instances) if (l.consumeSync('k').allowed) times.push(timers.now());
+    }
+    for (let i = 0; i < times.length; i++) {
+      let j = i;
+      while (j < times.length && times[j]! < times[i]! + 1000) j++;
+      expect(j - i).toBeLessThanOrEqual(30 + 3 * 5);
+    }
+  });
+});
+
+describe('beside the rest of the limiter', () => {
+  it('tells observers one decision per request and the units leased and returned', async () => {
+    const { limiter } = setup();
+    const leases: LeaseUnitsEvent[] = [];
+    let decisions = 0;
+    const l = limiter({ name: 'api', observer: { decision: () => void decisions++, leaseUnits: (e) => void leases.push({ ...e }) } });
+    for (let i = 0; i < 12; i++) l.consumeSync('k');
+    await l.close();
+    expect(decisions).toBe(12);
+    expect(leases).toEqual([
+      { limit: 'api', action: 'leased', units: 10 },
+      { limit: 'api', action: 'leased', units: 10 },
+      { limit: 'api', action: 'returned', units: 8 },
+    ]);
+  });
+
+  it('a request admitted from a block and then denied by a later limit gets its units back into the block (no store call)', () => {
+    const { limiter, store, clock, used } = setup();
+    const leased = limiter({ prefix: 'a' });
+    const strict = createLimiter({ algorithm: fixedWindow({ limit: 1, window: '1s' }), store, clock, prefix: 'b' });
+    const group = combineLimiters([leased, strict]);
+    expect(group.consumeSync('k').allowed).toBe(true);
+    const calls = store.calls.length;
+    expect(group.consumeSync('k').allowed).toBe(false);
+    expect(store.calls.slice(calls).filter((c) => c.startsWith('undo'))).toEqual([]);
+    // The block still holds the unit given back: 9 more requests of `a` need no store call for units.
+    expect(used('a:k')).toBe(10);
+  });
+
+  it('a per-request algorithm leases per configuration; one that cannot lease is charged alone', () => {
+    const { store, clock, timers } = setup();
+    const l = createLimiter({ store, clock, timers, lease: { units: 10 } });
+    const plan = fixedWindow({ limit: 100, window: '1s' });
+    l.consumeSync('k', 1, plan);
+    l.consumeSync('k', 1, plan);
+    expect(store.calls.filter((c) => c.startsWith('consume'))).toHaveLength(1);
+    const counted = fixedWindow({ limit: 100, window: '1s', countDenied: true });
+    l.consumeSync('j', 1, counted);
+    l.consumeSync('j', 1, counted);
+    expect(store.calls.filter((c) => c.startsWith('consume'))).toHaveLength(3);
+  });
+});
