@@ -125,6 +125,8 @@ export async function rateLimitPlugin(fastify: FastifyInstance, options: RateLim
     fastify.decorate('rateLimit', decorator);
   }
   fastify.addHook('onClose', async () => {
+    // Quota leases give back what they hold before the store closes.
+    await Promise.all([...limits].map((limiter) => limiter.close()));
     await ownedStore?.close?.();
   });
 }

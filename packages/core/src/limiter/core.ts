@@ -163,11 +163,10 @@ export class LimiterCore {
   }
 
   /**
-   * Gives back `cost` units charged under `algorithm` by `decision` (its `at` and a reservation's
-   * `delayMs` say where; without it, a rollback right after the charge; a decision spent from a quota
-   * lease goes back into its block while that lives); never rejects (a failure is reported as a
-   * `'storeError'` event). The key's cached denial is forgotten before the give-back and again once it
-   * is done (a denial answered in between, by a call sent before it, is stale).
+   * Gives back `cost` units charged under `algorithm` by `decision` (its `at` and a reservation's `delayMs`
+   * say where; none: a rollback right after the charge; spent from a quota lease: into its block while
+   * that lives); never rejects (a failure is a `'storeError'` event). The key's cached denial is
+   * forgotten before the give-back and again once it is done (one answered in between is stale).
    */
   undo(key: string, cost: number, algorithm: Algorithm, decision?: Decision): MaybePromise<void> {
     const storeKey = this.keyPrefix + key;
@@ -206,6 +205,7 @@ export class LimiterCore {
   async reset(key: string): Promise<void> {
     const storeKey = this.keyPrefix + key;
     this.denyCache?.delete(storeKey);
+    this.quota?.forget(storeKey);
     const resets: MaybePromise<void>[] = [];
     for (const algorithm of this.calls.layouts()) resets.push(this.guard.reset(storeKey, algorithm));
     await Promise.all(resets);
@@ -283,6 +283,7 @@ export class LimiterCore {
       spent: (decision, cost, storeKey) => this.observation?.decision(decision, cost, undefined, storeKey),
       notServed: (decision) => this.guard.notServed(decision),
       counted: (action, units) => this.observation?.leaseUnits(action, units),
+      watchResets: this.store.watchResets?.bind(this.store),
     };
   }
 

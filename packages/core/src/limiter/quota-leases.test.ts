@@ -94,6 +94,18 @@ describe('a lease of 10 units on a fixed window of 100 per second', () => {
     expect(used()).toBe(2);
   });
 
+  it('reset(key) drops the key\'s blocks: its next request takes a block of the new state', async () => {
+    const { limiter, used, consumes } = setup();
+    const l = limiter();
+    for (let i = 0; i < 3; i++) l.consumeSync('k');
+    await l.reset('k');
+    expect(used()).toBe(0);
+    const before = consumes();
+    expect(l.consumeSync('k').remaining).toBe(99);
+    expect(consumes()).toBe(before + 1);
+    expect(used()).toBe(10);
+  });
+
   it('charges a request costing more than a block alone', () => {
     const { limiter, consumes, used } = setup();
     const l = limiter();

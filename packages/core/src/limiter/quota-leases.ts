@@ -23,6 +23,8 @@ export interface LeaseHost {
   notServed(decision: Decision): void;
   /** Units taken from (`leased`) or given back to (`returned`) the shared quota. */
   counted(action: 'leased' | 'returned', units: number): void;
+  /** The store's `watchResets`, when it has one: resets made anywhere, so that a block of a reset state is not spent. */
+  readonly watchResets: ((listener: (storageKey: string | undefined) => void) => void) | undefined;
 }
 
 /** Units of one block still to spend, until `until` (local clock). */
@@ -71,6 +73,8 @@ const spentFrom = new WeakMap<Decision, Block>();
 export class QuotaLeases {
   private readonly entries = new Map<string, LeaseEntry>();
   private closed = false;
+  /** What the store calls on a reset anywhere; held here because the store holds it weakly. Subscribed at the first block. */
+  private resetListener: ((storageKey: string | undefined) => void) | undefined;
 
   constructor(
     private readonly config: LeaseConfig,
@@ -109,6 +113,19 @@ export class QuotaLeases {
       entry.blocks.sort((a, b) => a.until - b.until);
     }
     return true;
+  }
+
+  /**
+   * Forgets the blocks of `storeKey` (undefined: of every key) without giving them back: its state
+   * was reset (here, or anywhere the store tells of), so its next request takes a block of the new state.
+   */
+  forget(storeKey: string | undefined): void {
+    for (const [key, entry] of storeKey === undefined ? this.entries : ([[storeKey, this.entries.get(storeKey)]] as const)) {
+      if (entry === undefined) continue;
+      if (entry.timer !== undefined) this.host.timers.clearTimeout(entry.timer);
+      entry.blocks = [];
+      this.entries.delete(key);
+    }
   }
 
   /** Gives back every unit held and stops leasing (later charges go to the store); resolves once the store has them. */
@@ -214,6 +231,12 @@ export class QuotaLeases {
     entry.resetAt = sentAt + d.resetMs;
     this.host.counted('leased', units);
     this.schedule(entry, storeKey);
+    if (this.resetListener === undefined && this.host.watchResets !== undefined) {
+      // A key reset anywhere drops its blocks. "Resets may have been missed" (a (re)subscription, also
+      // the first) drops nothing: the blocks would be lost to the quota, and any block ends at its ttl.
+      this.resetListener = (key) => key !== undefined && this.forget(key);
+      this.host.watchResets(this.resetListener);
+    }
   }
 
   /** Charges the request alone; a denial of its own cost says the shared quota is gone: what the key holds goes back. */

@@ -17,6 +17,7 @@ import type { Store } from '@rl/core';
 import { useRedis } from '../redis-fixtures.js';
 import type { Adapter, StoreUnderTest } from './adapter.js';
 import { batchingTests } from './batching.js';
+import { leaseTests } from './leases.js';
 import { clientIpTests } from './client-ip.js';
 import { doubleCountTests } from './double-count.js';
 import { suiteContext } from './context.js';
@@ -69,6 +70,7 @@ function describeOne(adapter: Adapter, stores: readonly StoreUnderTest[], redis:
         describe('dry-run', () => dryRunTests(t));
         describe('observers', () => observerTests(t));
         describe('lockouts (blockDuration)', () => lockoutTests(t));
+        describe('quota leases', () => leaseTests(t));
         if (store.remote) describe('batched Redis calls', () => batchingTests(t, redis));
       });
     }
