@@ -79,6 +79,21 @@ function rlThreeLimits(together) {
 REDIS_CONTENDERS['rl 3 limits, one script per request'] = rlThreeLimits(true);
 REDIS_CONTENDERS['rl 3 limits, one call per limit'] = rlThreeLimits(false);
 
+// One hot key (a global limit: every request the same key, a fixed window of 1e9 per day, the allow
+// path), with quota leases of 50 units and without: one script call per 50 decisions against one each.
+function rlHotKey(lease) {
+  return async (client) => {
+    const RedisStore = await rlRedisStoreClass();
+    if (!RedisStore) throw new Error('SKIP @rl/store-redis exports no RedisStore yet');
+    const core = await import('@rl/core');
+    const options = { algorithm: core.fixedWindow({ limit: 1e9, window: WINDOW_MS }), store: new RedisStore({ client }), timeout: false, ...(lease && { lease: { units: 50 } }) };
+    const limiter = core.createLimiter(options);
+    return { call: () => limiter.consume('global'), note: `await createLimiter({ algorithm, store, timeout: false${lease ? ', lease: { units: 50 }' : ''} }).consume('global')`, limiter };
+  };
+}
+REDIS_CONTENDERS['rl hot key, lease 50 units'] = rlHotKey(true);
+REDIS_CONTENDERS['rl hot key, no lease'] = rlHotKey(false);
+
 // What a script that keeps state in Redis costs Redis at the least: one HGET and one HSET of a small
 // field of a bucket hash (as rl's compact layout keeps state), alone and batched as rl batches (the
 // decisions of a turn, at most 16, in one call).

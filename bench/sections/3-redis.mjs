@@ -18,7 +18,7 @@ export async function run({ quick, log }) {
   try {
     const names = Object.keys(REDIS_CONTENDERS).filter((n) => rlReady || !n.startsWith('rl '));
     // Rows whose keys are not one limit's state: no bytes-per-key count.
-    const NO_MEMORY = ['raw', 'minimal', 'rl 3 limits'];
+    const NO_MEMORY = ['raw', 'minimal', 'rl 3 limits', 'rl hot key'];
     // Three rounds in alternating order, each contender's median taken: raw EVALSHA moves ±10 % between
     // runs here, and one slow raw sample would move every ratio of a two-round mean.
     const rounds = quick ? 1 : 3;
@@ -87,7 +87,7 @@ export async function run({ quick, log }) {
 
     const targets = [];
     if (rlReady) {
-      for (const name of names.filter((x) => x.startsWith('rl ') && !x.includes('default timeout') && !x.startsWith('rl 3 limits'))) {
+      for (const name of names.filter((x) => x.startsWith('rl ') && !x.includes('default timeout') && !x.startsWith('rl 3 limits') && !x.startsWith('rl hot key'))) {
         const ratio = get(name, 64, 'opsPerSec') / raw64;
         targets.push({ target: `Redis ${name.slice(3)} at 64 in flight: >= 0.95 x raw EVALSHA`, value: ratio, ok: ratio >= 0.95 });
       }
@@ -113,6 +113,14 @@ export async function run({ quick, log }) {
         targets.push({ target: `Redis, 3 limits per request, 1 in flight: script calls per request = 1.00 (one call per limit: ${get(oneEach, 1, 'scriptCallsPerOp')?.toFixed(2)})`, value: calls, ok: Math.abs(calls - 1) < 0.01 });
         const faster = get(grouped, 1, 'opsPerSec') / get(oneEach, 1, 'opsPerSec');
         targets.push({ target: 'Redis, 3 limits per request, 1 in flight: requests/s >= 2 x one call per limit', value: faster, ok: faster >= 2 });
+      }
+      // Issue 26 part 2: quota leases on one hot key (units 50).
+      const leased = 'rl hot key, lease 50 units';
+      if (samples[`${leased}|64`]) {
+        const calls = get(leased, 64, 'scriptCallsPerOp');
+        targets.push({ target: 'Redis, one hot key, lease of 50 units, 64 in flight: script calls per decision <= 1/50 + 0.005', value: calls, ok: calls <= 0.025 });
+        const faster = get(leased, 64, 'opsPerSec') / get('rl hot key, no lease', 64, 'opsPerSec');
+        targets.push({ target: '(extra) Redis, one hot key, 64 in flight: decisions/s with a lease of 50 >= 2 x without', value: faster, ok: faster >= 2 });
       }
       // Issue 26 part 3: the decision script beside the least a script that keeps state can cost.
       const minimal = 'minimal read-modify-write script, batched';

@@ -56,9 +56,6 @@ interface LeaseEntry {
   timer: TimerHandle | undefined;
 }
 
-/** The block each decision spent from (a give-back returns its units to the block while it lives). */
-const spentFrom = new WeakMap<Decision, Block>();
-
 /**
  * The quota leases of one limiter (option `lease`): per storage key, blocks of `units` charged in
  * the store, spent locally by the requests of that key. The next block is asked for while half a
@@ -98,21 +95,23 @@ export class QuotaLeases {
   }
 
   /**
-   * Takes back `cost` units of a request admitted from a block (a later limit denied it, its response
-   * is not counted): into the block while it lives. False when `decision` was not spent from a block
-   * still alive: the caller gives back in the store, at `decision.at`, the block's time.
+   * Takes back `cost` units given back for a request of `storeKey` admitted at `decision.at` (a later
+   * limit denied it, its response is not counted): into a live block charged at that time, as units
+   * charged then in the store (a decision spent from it has its `at`; one charged alone in the same
+   * instant is the same charge to the store). False otherwise: the caller gives back in the store.
+   * Found by time, not by the decision object: a mark per decision (a weak map) cost more than the
+   * rest of a leased decision.
    */
   refund(storeKey: string, cost: number, decision: Decision): boolean {
-    const block = spentFrom.get(decision);
-    spentFrom.delete(decision);
     const entry = this.entries.get(storeKey);
-    if (block === undefined || entry === undefined || this.closed || block.until <= this.host.clock()) return false;
-    block.left += cost;
-    if (!entry.blocks.includes(block)) {
-      entry.blocks.push(block);
-      entry.blocks.sort((a, b) => a.until - b.until);
+    if (entry === undefined || this.closed || cost > this.config.units) return false;
+    const now = this.host.clock();
+    for (const block of entry.blocks) {
+      if (block.at !== decision.at || block.until <= now) continue;
+      block.left += cost;
+      return true;
     }
-    return true;
+    return false;
   }
 
   /**
@@ -164,22 +163,22 @@ export class QuotaLeases {
 
   /** `cost` units from the entry's blocks, the first to end first, with the decision the observers hear; undefined when they hold less. */
   private spend(entry: LeaseEntry, storeKey: string, cost: number, now: number): Decision | undefined {
+    const blocks = entry.blocks;
     let held = 0;
-    for (const block of entry.blocks) held += block.left;
+    for (let i = 0; i < blocks.length; i++) held += blocks[i]!.left;
     if (held < cost) return undefined;
     let need = cost;
-    let from = entry.blocks[0]!;
-    for (const block of entry.blocks) {
-      if (need <= 0) break;
-      const taken = Math.min(block.left, need);
-      block.left -= taken;
+    let from = blocks[0]!;
+    // The common case, one block that holds the cost, allocates nothing but the decision.
+    while (need > 0 && blocks.length > 0) {
+      from = blocks[0]!;
+      const taken = Math.min(from.left, need);
+      from.left -= taken;
       need -= taken;
-      from = block;
+      if (from.left <= 0) blocks.shift();
     }
-    entry.blocks = entry.blocks.filter((block) => block.left > 0);
     held -= cost;
     const decision = makeDecision(true, entry.limit, Math.floor(entry.remaining + held), Math.max(0, Math.ceil(entry.resetAt - now)), 0, 0, entry.policy, from.at);
-    spentFrom.set(decision, from);
     this.host.spent(decision, cost, storeKey);
     // Half a block left: the next is asked for now, so that requests do not wait for it at the boundary.
     if (held < this.config.units / 2 && entry.fetching === undefined && now >= entry.noBlockUntil) void this.fetch(entry, storeKey, now);
