@@ -287,3 +287,35 @@ describe('parity with the engine charging one limit after another (the memory st
     );
   });
 });
+
+describe.each(['standalone', 'cluster'] as const)('a leased limit beside a group on %s Redis', (deployment) => {
+  it('the leased limit is charged after the group (its blocks join no group); a denial by the group gives nothing to the block, a denial by the leased limit gives the group back', async () => {
+    const store = new RedisStore({ client: clientOf(deployment), prefix: redis.freshPrefix() });
+    const clock = () => 1_800_000_000_000;
+    // On a Cluster the keys name one hash tag: the two grouped limits share a slot.
+    const grouped = [
+      createLimiter({ store, clock, prefix: 'a', algorithm: fixedWindow({ limit: 100, window: '1h' }) }),
+      createLimiter({ store, clock, prefix: 'b', algorithm: slidingWindowLog({ limit: 3, window: '1h' }) }),
+    ];
+    const leased = createLimiter({ store, clock, prefix: 'g', algorithm: fixedWindow({ limit: 4, window: '1h' }), lease: { units: 2 } });
+    const group = combineLimiters([...grouped, leased]);
+    const keys = ['{u}', '{u}', 'global'];
+    const before = await scriptCalls(masters(deployment));
+    const decisions = [];
+    for (let i = 0; i < 5; i++) decisions.push(await group.consume(keys));
+    // Three admitted (b binds at 3), then b denies: the leased limit is not asked.
+    expect(decisions.map((d) => [d.allowed, d.deniedBy])).toEqual([[true, -1], [true, -1], [true, -1], [false, 1], [false, 1]]);
+    // 5 group calls (one per request) and 2 blocks of 2 (the second asked at half a block left).
+    expect((await scriptCalls(masters(deployment))) - before).toBe(7);
+    expect((await grouped[0]!.peek('{u}')).remaining).toBe(97);
+    // The leased global limit holds 4 units (two blocks), one of them unspent.
+    expect((await leased.peek('global')).remaining).toBe(0);
+    await leased.close();
+    expect((await leased.peek('global')).remaining).toBe(1);
+    // Another user: the group admits both; the leased limit admits the last unit alone, then denies, and the group's charges go back.
+    const other = ['{v}', '{v}', 'global'];
+    expect([(await group.consume(other)).allowed, (await group.consume(other)).deniedBy]).toEqual([true, 2]);
+    expect((await grouped[0]!.peek('{v}')).remaining).toBe(99);
+    expect((await grouped[1]!.peek('{v}')).remaining).toBe(2);
+  });
+});
