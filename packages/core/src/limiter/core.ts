@@ -13,7 +13,7 @@ import { isChargeableCost } from './call-input.js';
 import { Deadlines } from './deadlines.js';
 import type { DenyCache } from './deny-cache.js';
 import { storeErrorEvent, type LimiterEvents, type StoreErrorEvent } from './events.js';
-import { FailurePolicy, type Fallback } from './failure-policy.js';
+import { BLOCK, CHARGE, FailurePolicy, type Fallback } from './failure-policy.js';
 import { newLeaseId, type LeaseDecision } from './lease.js';
 import { QuotaLeases, type LeaseHost } from './quota-leases.js';
 import type { LimiterConfig } from './options.js';
@@ -89,16 +89,15 @@ export class LimiterCore {
     const deadlines = config.timeoutMs > 0 ? new Deadlines(config.timeoutMs, config.timers) : undefined;
     this.guard = new StoreGuard(config.store, config.clock, { circuit: this.circuit, byDomain }, deadlines, policy, (error, key, a) => this.storeFailed(error, key, a));
     this.synchronous = config.store.capabilities.local && (fallback === undefined || fallback.synchronous);
-    this.quota = config.lease === undefined ? undefined : new QuotaLeases(config.lease, this.leaseHost());
+    this.quota = config.lease === undefined ? undefined : new QuotaLeases(config.lease, this.leaseHost(config.retryIntervalMs));
     this.quotaLeased = this.quota !== undefined;
     this.fastPath = this.synchronous && config.algorithm !== undefined && !this.isConcurrencyLimit && byDomain === undefined && !this.quotaLeased;
     config.denyCache?.followResets(config.store);
   }
 
   /**
-   * The consume of `cost` under the limiter's own algorithm, decided by the store itself in the
-   * common case (a synchronous rate limiter, no observer, its circuit closed, `key` and `cost` good),
-   * in a few comparisons; undefined when that case does not hold (the caller takes the full path).
+   * The consume of `cost` under the limiter's own algorithm, decided by the store itself in the common case (a synchronous
+   * rate limiter, no observer, its circuit closed, `key` and `cost` good); undefined otherwise (the caller takes the full path).
    */
   fastDecision(key: unknown, cost: unknown): Decision | undefined {
     if (!this.fastPath || this.observation !== undefined || typeof key !== 'string' || key.length === 0 || !isChargeableCost(cost, this.maxCost) || !this.circuit.isClosed) return undefined;
@@ -170,7 +169,7 @@ export class LimiterCore {
    */
   undo(key: string, cost: number, algorithm: Algorithm, decision?: Decision): MaybePromise<void> {
     const storeKey = this.keyPrefix + key;
-    if (decision !== undefined && this.quota?.refund(storeKey, cost, decision) === true) return;
+    if (decision !== undefined && this.quota?.refund(storeKey, cost, algorithm, decision) === true) return;
     return this.undoStored(storeKey, algorithm, cost, decision?.at, decision !== undefined && decision.delayMs > 0 ? decision.delayMs : undefined);
   }
 
@@ -258,29 +257,30 @@ export class LimiterCore {
     return result instanceof Promise ? result.then(told) : told(result);
   }
 
-  /** The answer of the guard, or of the deny cache first for a charge (a remote store's denials, remembered). */
-  private ask(storeKey: string, algorithm: Algorithm, cost: number, maxDelayMs: number | undefined, leaseId: string | undefined): MaybePromise<Decision> {
+  /** The answer of the guard, or of the deny cache first for a charge (a remote store's denials, remembered); `op` BLOCK: a lease's block. */
+  private ask(storeKey: string, algorithm: Algorithm, cost: number, maxDelayMs: number | undefined, leaseId: string | undefined, op: typeof CHARGE | typeof BLOCK = CHARGE): MaybePromise<Decision> {
     if (leaseId !== undefined) return this.guard.acquire(storeKey, algorithm as ConcurrencyAlgorithm, leaseId);
     const cache = this.denyCache;
-    if (cache === undefined) return this.guard.charge(storeKey, algorithm, cost, maxDelayMs);
+    if (cache === undefined) return this.guard.charge(storeKey, algorithm, cost, maxDelayMs, undefined, op);
     // Taken before the store call: a denial is cached from the earliest time the store can have decided it.
     const askedAt = this.localClock();
     const cached = cache.get(storeKey, cost, askedAt, algorithm, maxDelayMs);
     if (cached !== undefined) return cached;
     // A store that answers later remembers its denial in the same step that settles the call.
     const remember = (d: Decision): Decision => cache.remember(storeKey, cost, d, askedAt, algorithm, maxDelayMs);
-    const result = this.guard.charge(storeKey, algorithm, cost, maxDelayMs, remember);
+    const result = this.guard.charge(storeKey, algorithm, cost, maxDelayMs, remember, op);
     return result instanceof Promise ? result : remember(result);
   }
 
   /** What the quota leases do through this core: blocks charged and given back on the one path, the observers told. */
-  private leaseHost(): LeaseHost {
+  private leaseHost(retryIntervalMs: number): LeaseHost {
     return {
-      ...{ clock: this.localClock, timers: this.timers },
-      takeBlock: (storeKey, algorithm, units) => this.ask(storeKey, algorithm, units, undefined, undefined),
+      ...{ clock: this.localClock, timers: this.timers, retryIntervalMs },
+      takeBlock: (storeKey, algorithm, units) => this.ask(storeKey, algorithm, units, undefined, undefined, BLOCK),
       chargeAlone: (storeKey, algorithm, cost) => this.decide(storeKey, algorithm, cost, undefined, undefined),
+      withoutStore: (storeKey, algorithm, cost, reason) => this.guard.decideWithoutStore(storeKey, algorithm, cost, reason),
       giveBack: (storeKey, algorithm, units, chargedAt) => this.undoStored(storeKey, algorithm, units, chargedAt),
-      spent: (decision, cost, storeKey) => this.observation?.decision(decision, cost, undefined, storeKey),
+      told: (decision, cost, storeKey) => this.observation?.decision(decision, cost, undefined, storeKey),
       notServed: (decision) => this.guard.notServed(decision),
       counted: (action, units) => this.observation?.leaseUnits(action, units),
       watchResets: this.store.watchResets?.bind(this.store),

@@ -9,7 +9,14 @@ import type { FallbackLimiter, LimiterOptions } from './options.js';
 export const CHARGE = 0;
 export const PEEK = 1;
 export const ACQUIRE = 2;
-export type StoreOp = typeof CHARGE | typeof PEEK | typeof ACQUIRE;
+/** A quota lease's block: a charge, but a failure is no decision of a request (no fallback is asked; see `QuotaLeases`). */
+export const BLOCK = 3;
+export type StoreOp = typeof CHARGE | typeof PEEK | typeof ACQUIRE | typeof BLOCK;
+
+/** Whether `op` charges units in the store (a request's charge or a lease's block): a late grant of it is given back. */
+export function charges(op: StoreOp): boolean {
+  return op === CHARGE || op === BLOCK;
+}
 
 /**
  * A fallback limiter's answer to `op` for the user's `key` (without the main limiter's prefix) and a
@@ -86,7 +93,7 @@ export class FailurePolicy {
    */
   decide(storeKey: string, algorithm: Algorithm, cost: number, op: StoreOp, reason: FailureReason): MaybePromise<Decision> {
     const fallback = this.fallback;
-    if (fallback !== undefined) {
+    if (fallback !== undefined && op !== BLOCK) {
       const decision = fallback(op, storeKey.slice(this.owner.keyPrefixLength), cost);
       return decision instanceof Promise ? decision.then(asFallback) : asFallback(decision);
     }

@@ -4,7 +4,7 @@ import { StoreTimeoutError } from '../errors.js';
 import { tookNothing } from '../store/charge-marks.js';
 import type { MaybePromise } from '../store/interface.js';
 import type { Circuit, FailureReason } from './circuit.js';
-import { CHARGE, type StoreOp } from './failure-policy.js';
+import { charges, type StoreOp } from './failure-policy.js';
 
 /** One store call of a limiter: what it asked, for the failure policy and for a late grant's give-back. */
 export interface StoreRequest {
@@ -72,10 +72,10 @@ export class PendingCall {
       if (!decision.allowed || tookNothing(decision)) return decision;
       this.grantedAt = decision.at;
       this.grantedDelay = decision.delayMs;
-      const charges = this.request.op === CHARGE;
-      if (this.outcome === DECIDING && charges) this.grantedWhileDeciding = true;
-      else if (this.outcome === SERVED && charges) this.grantedAndKept = true;
-      else if (this.outcome === NOT_SERVED || !charges) this.guard.giveBack(this.request, this.grantedAt, this.grantedDelay);
+      const charged = charges(this.request.op);
+      if (this.outcome === DECIDING && charged) this.grantedWhileDeciding = true;
+      else if (this.outcome === SERVED && charged) this.grantedAndKept = true;
+      else if (this.outcome === NOT_SERVED || !charged) this.guard.giveBack(this.request, this.grantedAt, this.grantedDelay);
       return decision;
     }
     if (this.probe) this.circuit.probeSucceeded();
@@ -88,7 +88,7 @@ export class PendingCall {
     this.outcome = SERVED;
     const timedOut = error instanceof StoreTimeoutError;
     const decision = this.guard.failed(this.circuit, error, this.request, timedOut ? 'timeout' : 'store-error', this.probe, this.sentAt);
-    const remembers = timedOut && this.request.op === CHARGE;
+    const remembers = timedOut && charges(this.request.op);
     if (!(decision instanceof Promise)) return this.decided(decision, remembers);
     this.outcome = DECIDING;
     return decision.then(

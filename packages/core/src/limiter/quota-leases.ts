@@ -1,75 +1,37 @@
 import type { Algorithm } from '../algorithm.js';
-import type { Clock } from '../clock.js';
-import { makeDecision, type Decision, type Policy } from '../decision.js';
+import { makeDecision, type Decision } from '../decision.js';
 import type { MaybePromise } from '../store/interface.js';
-import { unrefTimer, type TimerHandle, type Timers } from '../timers.js';
+import { unrefTimer } from '../timers.js';
+import type { FailureReason } from './circuit.js';
 import { configurationOf } from './deny-cache.js';
+import type { Block, LeaseEntry, LeaseHost } from './lease-host.js';
 import { leasable, type LeaseConfig } from './lease-options.js';
 
-/** What a limiter's core does for its quota leases (see `LimiterCore`). */
-export interface LeaseHost {
-  /** The limiter's local clock (ms). */
-  readonly clock: Clock;
-  readonly timers: Timers;
-  /** Charges a block of `units` in the store (through the deny cache and the guard), heard by no observer as a decision. */
-  takeBlock(storeKey: string, algorithm: Algorithm, units: number): MaybePromise<Decision>;
-  /** Charges a request's `cost` in the store alone, as a limiter without leases does (observed). */
-  chargeAlone(storeKey: string, algorithm: Algorithm, cost: number): MaybePromise<Decision>;
-  /** Gives `units` back to the store at the time `chargedAt` they were charged; never rejects. */
-  giveBack(storeKey: string, algorithm: Algorithm, units: number, chargedAt: number): MaybePromise<void>;
-  /** A request admitted from a block: the observers hear its decision. */
-  spent(decision: Decision, cost: number, storeKey: string): void;
-  /** A block the failure policy answered (the store failed or timed out): a late grant of the store is given back. */
-  notServed(decision: Decision): void;
-  /** Units taken from (`leased`) or given back to (`returned`) the shared quota. */
-  counted(action: 'leased' | 'returned', units: number): void;
-  /** The store's `watchResets`, when it has one: resets made anywhere, so that a block of a reset state is not spent. */
-  readonly watchResets: ((listener: (storageKey: string | undefined) => void) => void) | undefined;
-}
+export type { LeaseHost } from './lease-host.js';
 
-/** Units of one block still to spend, until `until` (local clock). */
-interface Block {
-  left: number;
-  readonly until: number;
-  /** The store's time of the block's charge: a give-back's `chargedAt`, and the `at` of the decisions spent from it. */
-  readonly at: number;
-  /** True when `until` is the lease's ttl, before the algorithm ends the block itself: unused units are then given back. */
-  readonly returnable: boolean;
-}
-
-/** The blocks of one key and what the store said with the last. */
-interface LeaseEntry {
-  readonly algorithm: Algorithm;
-  readonly configuration: string;
-  /** Live blocks, the first to end first. */
-  blocks: Block[];
-  /** The store's `remaining` after the last block (every block leased out excluded). */
-  remaining: number;
-  limit: number;
-  policy: Policy;
-  /** When the key's state resets (local clock), from the last block. */
-  resetAt: number;
-  /** The block asked for now, if any: one at a time per key. */
-  fetching: Promise<void> | undefined;
-  /** No block is asked before this time (local): the last was denied, or the shared quota is gone. */
-  noBlockUntil: number;
-  timer: TimerHandle | undefined;
-}
+/** How many of the oldest keys are looked at for one that holds nothing, when `maxKeys` hold blocks. */
+const EVICTION_SCAN = 16;
 
 /**
  * The quota leases of one limiter (option `lease`): per storage key, blocks of `units` charged in
  * the store, spent locally by the requests of that key. The next block is asked for while half a
- * block is left; a request costing more than a block, or arriving when no block can be had, is
- * charged alone. A block ends at the lease's ttl or sooner where its algorithm says
- * (`Algorithm.leaseHoldMs`); unused units of a block ended by the ttl are given back (a timer, which
- * never keeps the process alive), and so is everything held at {@link close} and once a request's
- * own charge is denied (the shared quota is gone). Times are the limiter's local clock: a block ends
- * by the time the store's answer says, counted from when it was asked for (never later than in the
- * store's clock).
+ * block is left, one at a time per key; requests that find none wait for the one asked for, then
+ * spend from it or are charged alone (never a second block for them: no loop). A request costing
+ * more than a block, or arriving when no block can be had, is charged alone. A block the store fails
+ * is no decision: the request gets the failure policy's decision for its own cost (one failure, one
+ * policy decision), and no block is asked for during the limiter's `storeRetryInterval`.
+ *
+ * A block ends at the lease's ttl or sooner where its algorithm says (`Algorithm.leaseHoldMs`);
+ * unused units of a block ended by the ttl are given back (a timer, which never keeps the process
+ * alive), and so is everything held at {@link close} and once a request's own charge is denied (the
+ * shared quota is gone). Times are the limiter's local clock: a block ends by the time the store's
+ * answer says, counted from when it was asked for (never later than in the store's clock).
  */
 export class QuotaLeases {
   private readonly entries = new Map<string, LeaseEntry>();
   private closed = false;
+  /** Give-backs started after {@link close} began (a block granted meanwhile): close waits for them. */
+  private readonly closingBacks: Promise<void>[] = [];
   /** What the store calls on a reset anywhere; held here because the store holds it weakly. Subscribed at the first block. */
   private resetListener: ((storageKey: string | undefined) => void) | undefined;
 
@@ -86,25 +48,23 @@ export class QuotaLeases {
     this.expire(entry, storeKey, now);
     const spent = this.spend(entry, storeKey, cost, now);
     if (spent !== undefined) return spent;
-    // Behind the block asked for already: try again once it is in.
-    if (entry.fetching !== undefined) return entry.fetching.then(() => this.charge(storeKey, cost, algorithm));
+    if (entry.fetching !== undefined) return entry.fetching.then((d) => this.afterBlock(entry, storeKey, cost, d));
     if (now < entry.noBlockUntil) return this.alone(entry, storeKey, cost);
-    const fetched = this.fetch(entry, storeKey, now);
-    if (fetched instanceof Promise) return fetched.then(() => this.charge(storeKey, cost, algorithm));
-    return this.spend(entry, storeKey, cost, this.host.clock()) ?? this.alone(entry, storeKey, cost);
+    const answer = this.fetch(entry, storeKey, now);
+    return answer instanceof Promise ? answer.then((d) => this.afterBlock(entry, storeKey, cost, d)) : this.afterBlock(entry, storeKey, cost, answer);
   }
 
   /**
-   * Takes back `cost` units given back for a request of `storeKey` admitted at `decision.at` (a later
-   * limit denied it, its response is not counted): into a live block charged at that time, as units
-   * charged then in the store (a decision spent from it has its `at`; one charged alone in the same
-   * instant is the same charge to the store). False otherwise: the caller gives back in the store.
-   * Found by time, not by the decision object: a mark per decision (a weak map) cost more than the
-   * rest of a leased decision.
+   * Takes back `cost` units given back for a request of `storeKey` under `algorithm` admitted at
+   * `decision.at` (a later limit denied it, its response is not counted): into a live block of that
+   * configuration charged at that time, as units charged then in the store (a decision spent from it
+   * has its `at`; one charged alone in the same instant is the same charge to the store). False
+   * otherwise: the caller gives back in the store. Found by time, not by the decision object: a mark
+   * per decision (a weak map) cost more than the rest of a leased decision.
    */
-  refund(storeKey: string, cost: number, decision: Decision): boolean {
+  refund(storeKey: string, cost: number, algorithm: Algorithm, decision: Decision): boolean {
     const entry = this.entries.get(storeKey);
-    if (entry === undefined || this.closed || cost > this.config.units) return false;
+    if (entry === undefined || this.closed || cost > this.config.units || entry.configuration !== configurationOf(algorithm)) return false;
     const now = this.host.clock();
     for (const block of entry.blocks) {
       if (block.at !== decision.at || block.until <= now) continue;
@@ -116,49 +76,63 @@ export class QuotaLeases {
 
   /**
    * Forgets the blocks of `storeKey` (undefined: of every key) without giving them back: its state
-   * was reset (here, or anywhere the store tells of), so its next request takes a block of the new state.
+   * was reset (here, or anywhere the store tells of), so its next request takes a block of the new
+   * state, and a block of the old state still in flight is dropped when it comes.
    */
   forget(storeKey: string | undefined): void {
-    for (const [key, entry] of storeKey === undefined ? this.entries : ([[storeKey, this.entries.get(storeKey)]] as const)) {
-      if (entry === undefined) continue;
-      if (entry.timer !== undefined) this.host.timers.clearTimeout(entry.timer);
-      entry.blocks = [];
-      this.entries.delete(key);
+    const keys = storeKey === undefined ? [...this.entries.keys()] : [storeKey];
+    for (const key of keys) {
+      const entry = this.entries.get(key);
+      if (entry !== undefined) this.remove(entry, key, 'forgotten');
     }
   }
 
-  /** Gives back every unit held and stops leasing (later charges go to the store); resolves once the store has them. */
+  /** Gives back every unit held, and the blocks still in flight once they come, and stops leasing (later charges go to the store). */
   async close(): Promise<void> {
     this.closed = true;
-    const backs: MaybePromise<void>[] = [];
-    for (const [storeKey, entry] of this.entries) {
-      if (entry.timer !== undefined) this.host.timers.clearTimeout(entry.timer);
+    const backs: MaybePromise<unknown>[] = [];
+    for (const [storeKey, entry] of [...this.entries]) {
       for (const block of entry.blocks) backs.push(this.giveBack(entry, storeKey, block));
-      entry.blocks = [];
+      if (entry.fetching !== undefined) backs.push(entry.fetching);
+      this.remove(entry, storeKey, 'dropped');
     }
-    this.entries.clear();
     await Promise.all(backs);
+    await Promise.all(this.closingBacks);
   }
 
-  /** The entry of `storeKey` for `algorithm`'s configuration (a plan that changed gives back the old one's blocks); undefined when `maxKeys` hold blocks. */
+  /**
+   * The entry of `storeKey` for `algorithm`'s configuration: a plan that changed gives back the old
+   * one's blocks, unless its block is in flight (then this request is charged alone); undefined when
+   * `maxKeys` keys hold blocks.
+   */
   private entryOf(storeKey: string, algorithm: Algorithm): LeaseEntry | undefined {
     const configuration = configurationOf(algorithm);
     const entry = this.entries.get(storeKey);
     if (entry !== undefined && entry.configuration === configuration) return entry;
-    if (entry !== undefined) this.drop(entry, storeKey);
-    else if (this.entries.size >= this.config.maxKeys && !this.evictIdle()) return undefined;
-    const fresh: LeaseEntry = { algorithm, configuration, blocks: [], remaining: 0, limit: algorithm.limit, policy: algorithm.policy, resetAt: 0, fetching: undefined, noBlockUntil: -Infinity, timer: undefined };
+    if (entry !== undefined) {
+      if (entry.fetching !== undefined) return undefined;
+      for (const block of entry.blocks) void this.giveBack(entry, storeKey, block);
+      this.remove(entry, storeKey, 'dropped');
+    } else if (this.entries.size >= this.config.maxKeys && !this.evictIdle()) return undefined;
+    const fresh: LeaseEntry = {
+      algorithm, configuration, blocks: [], remaining: 0, limit: algorithm.limit, policy: algorithm.policy, resetAt: 0,
+      fetching: undefined, noBlockUntil: -Infinity, timer: undefined, gone: undefined,
+    };
     this.entries.set(storeKey, fresh);
     return fresh;
   }
 
-  /** Forgets the oldest key when it holds nothing (no block, none asked for); false when it still does. */
+  /** Forgets one of the oldest keys that holds nothing (no block, none asked for); false when each of them still does. */
   private evictIdle(): boolean {
-    const [storeKey, oldest] = this.entries.entries().next().value!;
-    if (oldest.blocks.length > 0 || oldest.fetching !== undefined) return false;
-    if (oldest.timer !== undefined) this.host.timers.clearTimeout(oldest.timer);
-    this.entries.delete(storeKey);
-    return true;
+    let looked = 0;
+    for (const [storeKey, entry] of this.entries) {
+      if (entry.blocks.length === 0 && entry.fetching === undefined) {
+        this.remove(entry, storeKey, 'dropped');
+        return true;
+      }
+      if (++looked >= EVICTION_SCAN) break;
+    }
+    return false;
   }
 
   /** `cost` units from the entry's blocks, the first to end first, with the decision the observers hear; undefined when they hold less. */
@@ -179,44 +153,68 @@ export class QuotaLeases {
     }
     held -= cost;
     const decision = makeDecision(true, entry.limit, Math.floor(entry.remaining + held), Math.max(0, Math.ceil(entry.resetAt - now)), 0, 0, entry.policy, from.at);
-    this.host.spent(decision, cost, storeKey);
+    this.host.told(decision, cost, storeKey);
     // Half a block left: the next is asked for now, so that requests do not wait for it at the boundary.
     if (held < this.config.units / 2 && entry.fetching === undefined && now >= entry.noBlockUntil) void this.fetch(entry, storeKey, now);
     return decision;
   }
 
-  /** Asks the store for a block of the entry's key (asked at `sentAt`) and keeps it when granted; never rejects. */
-  private fetch(entry: LeaseEntry, storeKey: string, sentAt: number): MaybePromise<void> {
+  /** A request after the block asked for came (`d`, the store's answer; undefined: none): from the block, the policy's answer to a failure, or charged alone. */
+  private afterBlock(entry: LeaseEntry, storeKey: string, cost: number, d: Decision | undefined): MaybePromise<Decision> {
+    const spent = entry.gone === undefined ? this.spend(entry, storeKey, cost, this.host.clock()) : undefined;
+    if (spent !== undefined) return spent;
+    const reason = d?.reason;
+    if (reason !== 'timeout' && reason !== 'store-error') return this.alone(entry, storeKey, cost);
+    const decided = this.host.withoutStore(storeKey, entry.algorithm, cost, reason as FailureReason);
+    const told = (decision: Decision): Decision => {
+      this.host.told(decision, cost, storeKey);
+      return decision;
+    };
+    return decided instanceof Promise ? decided.then(told) : told(decided);
+  }
+
+  /** Asks the store for a block of the entry's key (asked at `sentAt`), keeps it when granted, and returns the answer; never rejects. */
+  private fetch(entry: LeaseEntry, storeKey: string, sentAt: number): MaybePromise<Decision | undefined> {
     let answer: MaybePromise<Decision>;
     try {
       answer = this.host.takeBlock(storeKey, entry.algorithm, this.config.units);
     } catch {
       // A bad clock reading, say: no block now; the request is charged alone, which reports it.
       entry.noBlockUntil = sentAt + 1;
-      return;
+      return undefined;
     }
-    if (!(answer instanceof Promise)) return this.received(entry, storeKey, answer, sentAt);
+    if (!(answer instanceof Promise)) {
+      this.received(entry, storeKey, answer, sentAt);
+      return answer;
+    }
     const fetching = answer.then(
       (d) => {
         entry.fetching = undefined;
         this.received(entry, storeKey, d, sentAt);
+        return d;
       },
       () => {
         entry.fetching = undefined;
         entry.noBlockUntil = sentAt + 1;
+        return undefined;
       },
     );
     entry.fetching = fetching;
     return fetching;
   }
 
-  /** The store's answer `d` to a block asked at `sentAt`: a granted block is kept; otherwise none is asked for until the answer's retry time. */
+  /** The store's answer `d` to a block asked at `sentAt`: a granted block is kept; otherwise none is asked for until the answer's retry time (a failure's: the retry interval). */
   private received(entry: LeaseEntry, storeKey: string, d: Decision, sentAt: number): void {
+    const granted = d.allowed && d.reason === undefined && d.delayMs === 0;
     if (d.reason !== undefined) this.host.notServed(d);
-    if (!d.allowed || d.reason !== undefined || d.delayMs > 0 || this.entries.get(storeKey) !== entry) {
-      entry.noBlockUntil = sentAt + Math.max(1, d.retryAfterMs);
-      // A block granted to an entry dropped meanwhile (closed, a plan changed) goes back at once.
-      if (d.allowed && d.reason === undefined) void this.host.giveBack(storeKey, entry.algorithm, this.config.units, d.at);
+    if (entry.gone !== undefined) {
+      // A block of a state reset meanwhile is dropped; one of an entry closed or replaced goes back.
+      if (granted && entry.gone === 'dropped') this.backAfterClose(this.host.giveBack(storeKey, entry.algorithm, this.config.units, d.at));
+      return;
+    }
+    if (!granted) {
+      const failed = d.reason === 'timeout' || d.reason === 'store-error';
+      entry.noBlockUntil = sentAt + Math.max(1, failed ? this.host.retryIntervalMs : d.retryAfterMs);
       return;
     }
     const units = this.config.units;
@@ -242,7 +240,7 @@ export class QuotaLeases {
   private alone(entry: LeaseEntry, storeKey: string, cost: number): MaybePromise<Decision> {
     const answer = this.host.chargeAlone(storeKey, entry.algorithm, cost);
     const settle = (d: Decision): Decision => {
-      if (!d.allowed && d.reason === undefined) {
+      if (!d.allowed && d.reason === undefined && entry.gone === undefined) {
         entry.noBlockUntil = this.host.clock() + Math.max(1, d.retryAfterMs);
         for (const block of entry.blocks) void this.giveBack(entry, storeKey, block);
         entry.blocks = [];
@@ -269,12 +267,19 @@ export class QuotaLeases {
     return this.host.giveBack(storeKey, entry.algorithm, units, block.at);
   }
 
-  /** Gives back every block of a dropped entry (a plan that changed) and forgets it. */
-  private drop(entry: LeaseEntry, storeKey: string): void {
+  /** A give-back of a block that came after its entry was closed or replaced: {@link close} waits for it. */
+  private backAfterClose(back: MaybePromise<void>): void {
+    this.host.counted('returned', this.config.units);
+    if (back instanceof Promise && this.closed) this.closingBacks.push(back);
+  }
+
+  /** Takes the entry out of the book (`gone` says why), its timer cleared and its blocks dropped (give them back first). */
+  private remove(entry: LeaseEntry, storeKey: string, gone: 'forgotten' | 'dropped'): void {
     if (entry.timer !== undefined) this.host.timers.clearTimeout(entry.timer);
-    for (const block of entry.blocks) void this.giveBack(entry, storeKey, block);
+    entry.timer = undefined;
     entry.blocks = [];
-    this.entries.delete(storeKey);
+    entry.gone = gone;
+    if (this.entries.get(storeKey) === entry) this.entries.delete(storeKey);
   }
 
   /** Arms the entry's one timer for its first block's end: a live holder gives back at the ttl, and forgets a key that holds nothing. */
@@ -286,7 +291,7 @@ export class QuotaLeases {
         entry.timer = undefined;
         this.expire(entry, storeKey, this.host.clock());
         if (entry.blocks.length > 0) this.schedule(entry, storeKey);
-        else if (entry.fetching === undefined && this.entries.get(storeKey) === entry) this.entries.delete(storeKey);
+        else if (entry.fetching === undefined && this.entries.get(storeKey) === entry) this.remove(entry, storeKey, 'dropped');
       }, wait),
     );
   }

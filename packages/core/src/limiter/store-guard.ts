@@ -6,7 +6,7 @@ import type { MaybePromise, Store } from '../store/interface.js';
 import { PROBE_STORE, SKIP_STORE, type Circuit, type Circuits, type FailureReason } from './circuit.js';
 import type { Deadlines } from './deadlines.js';
 import type { StoreErrorEvent } from './events.js';
-import { ACQUIRE, CHARGE, PEEK, type FailurePolicy, type StoreOp } from './failure-policy.js';
+import { ACQUIRE, BLOCK, CHARGE, charges, PEEK, type FailurePolicy, type StoreOp } from './failure-policy.js';
 import { PendingCall, type CallGuard, type StoreRequest } from './late-grant.js';
 import { releaseNothing, type LeaseDecision } from './lease.js';
 
@@ -69,8 +69,13 @@ export class StoreGuard implements CallGuard {
    * the circuit's own probe needs to close. A local store's decisions never wait for I/O, so they stay
    * synchronous.
    */
-  charge(storeKey: string, algorithm: Algorithm, cost: number, maxDelayMs: number | undefined, after?: (decision: Decision) => Decision): MaybePromise<Decision> {
-    return this.call(CHARGE, storeKey, algorithm, cost, maxDelayMs, after);
+  charge(storeKey: string, algorithm: Algorithm, cost: number, maxDelayMs: number | undefined, after?: (decision: Decision) => Decision, op: typeof CHARGE | typeof BLOCK = CHARGE): MaybePromise<Decision> {
+    return this.call(op, storeKey, algorithm, cost, maxDelayMs, after);
+  }
+
+  /** The failure policy's decision of a charge of `cost` the store could not answer for `reason` (a request whose lease block failed: one failure, one policy decision). */
+  decideWithoutStore(storeKey: string, algorithm: Algorithm, cost: number, reason: FailureReason): MaybePromise<Decision> {
+    return this.policy.decide(storeKey, algorithm, cost, CHARGE, reason);
   }
 
   /** As {@link charge} for a peek (nothing recorded). */
@@ -162,7 +167,7 @@ export class StoreGuard implements CallGuard {
     if (request.op === ACQUIRE) {
       const released = this.store.release(request.storeKey, request.algorithm as ConcurrencyAlgorithm, request.leaseId);
       if (released instanceof Promise) released.catch(ignore);
-    } else if (request.op === CHARGE) {
+    } else if (charges(request.op)) {
       void this.undo(request.storeKey, request.algorithm, request.cost, grantedAt, grantedDelay);
     }
   }
@@ -189,7 +194,7 @@ export class StoreGuard implements CallGuard {
     const now = this.clock === undefined ? undefined : this.clock();
     let result: MaybePromise<Decision>;
     try {
-      if (op === CHARGE) result = extra === undefined ? this.store.consume(storeKey, algorithm, cost, now) : this.store.consume(storeKey, algorithm, cost, now, extra as number);
+      if (charges(op)) result = extra === undefined ? this.store.consume(storeKey, algorithm, cost, now) : this.store.consume(storeKey, algorithm, cost, now, extra as number);
       else if (op === PEEK) result = this.store.peek(storeKey, algorithm, cost, now);
       else result = this.store.acquire(storeKey, algorithm as ConcurrencyAlgorithm, extra as string, now);
     } catch (error) {

@@ -1,0 +1,69 @@
+import type { Algorithm } from '../algorithm.js';
+import type { Clock } from '../clock.js';
+import type { Decision, Policy } from '../decision.js';
+import type { MaybePromise } from '../store/interface.js';
+import type { TimerHandle, Timers } from '../timers.js';
+import type { FailureReason } from './circuit.js';
+
+/** What a limiter's core does for its quota leases (see `QuotaLeases`): every store call on the core's one path. */
+export interface LeaseHost {
+  /** The limiter's local clock (ms). */
+  readonly clock: Clock;
+  readonly timers: Timers;
+  /** How long no block is asked for after the store failed one (the limiter's `storeRetryInterval`). */
+  readonly retryIntervalMs: number;
+  /**
+   * Charges a block of `units` in the store, through the deny cache and the guard, heard by no
+   * observer as a decision; a failure gets no fallback (a decision with the failure's `reason`).
+   */
+  takeBlock(storeKey: string, algorithm: Algorithm, units: number): MaybePromise<Decision>;
+  /** Charges a request's `cost` in the store alone, as a limiter without leases does (observed). */
+  chargeAlone(storeKey: string, algorithm: Algorithm, cost: number): MaybePromise<Decision>;
+  /** The failure policy's decision of a request's `cost` whose block the store failed for `reason` (the fallback charged, if any). */
+  withoutStore(storeKey: string, algorithm: Algorithm, cost: number, reason: FailureReason): MaybePromise<Decision>;
+  /** Gives `units` back to the store at the time `chargedAt` they were charged; never rejects. */
+  giveBack(storeKey: string, algorithm: Algorithm, units: number, chargedAt: number): MaybePromise<void>;
+  /** A request's decision made here (from a block, or the policy's): the observers hear it. */
+  told(decision: Decision, cost: number, storeKey: string): void;
+  /** A block the failure policy answered: a late grant of the store is given back. */
+  notServed(decision: Decision): void;
+  /** Units taken from (`leased`) or given back to (`returned`) the shared quota. */
+  counted(action: 'leased' | 'returned', units: number): void;
+  /** The store's `watchResets`, when it has one: resets made anywhere, so that a block of a reset state is not spent. */
+  readonly watchResets: ((listener: (storageKey: string | undefined) => void) => void) | undefined;
+}
+
+/** Units of one block still to spend, until `until` (local clock). */
+export interface Block {
+  left: number;
+  readonly until: number;
+  /** The store's time of the block's charge: a give-back's `chargedAt`, and the `at` of the decisions spent from it. */
+  readonly at: number;
+  /** True when `until` is the lease's ttl, before the algorithm ends the block itself: unused units are then given back. */
+  readonly returnable: boolean;
+}
+
+/** The blocks of one key, under one configuration, and what the store said with the last. */
+export interface LeaseEntry {
+  readonly algorithm: Algorithm;
+  readonly configuration: string;
+  /** Live blocks, the first to end first. */
+  blocks: Block[];
+  /** The store's `remaining` after the last block (every block leased out excluded). */
+  remaining: number;
+  limit: number;
+  policy: Policy;
+  /** When the key's state resets (local clock), from the last block. */
+  resetAt: number;
+  /** The block asked for now, resolving to the store's answer (undefined: the call threw): one at a time per key. */
+  fetching: Promise<Decision | undefined> | undefined;
+  /** No block is asked before this time (local): the last was denied or failed, or the shared quota is gone. */
+  noBlockUntil: number;
+  timer: TimerHandle | undefined;
+  /**
+   * Why the entry is no longer the key's: `forgotten` (its state was reset: a block granted later
+   * belongs to the old state and is dropped), `dropped` (closed, a plan changed: a block granted
+   * later goes back to the store).
+   */
+  gone: 'forgotten' | 'dropped' | undefined;
+}

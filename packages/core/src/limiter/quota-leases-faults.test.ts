@@ -1,0 +1,380 @@
+/**
+ * Quota leases under faults and races, each the case an adversarial review found: a store that fails
+ * or times out while a block is asked for (every failure policy), close() and reset(key) with a
+ * block in flight, plans that change while a block is in flight, give-backs of an old plan, and the
+ * `maxKeys` bound; then a seeded simulation of everything together on a fixed window.
+ */
+import { describe, expect, it } from "vitest";
+import { fixedWindow } from "../algorithms/fixed-window.js";
+import { tokenBucket } from "../algorithms/token-bucket.js";
+import type { Decision } from "../decision.js";
+import { FakeTimers } from "../testing/fake-timers.js";
+import { TestStore } from "../testing/test-store.js";
+import { createLimiter } from "./limiter.js";
+
+const perMinute = fixedWindow({ limit: 100, window: "1m" });
+
+/** A linear congruential generator: the simulation's runs are the same on every machine. */
+function rng(seed: number) {
+  return () => {
+    seed = (seed * 1103515245 + 12345) & 0x7fffffff;
+    return seed / 0x7fffffff;
+  };
+}
+
+describe("quota leases under faults", () => {
+  it("onStoreError fallback: a block the store fails charges the fallback nothing; each request is charged in it once", () => {
+    const timers = new FakeTimers();
+    const clock = () => timers.now();
+    const store = new TestStore();
+    const fbStore = new TestStore();
+    const fallbackLimiter = createLimiter({
+      algorithm: perMinute,
+      store: fbStore,
+      clock,
+      timers,
+    });
+    const l = createLimiter({
+      algorithm: perMinute,
+      store,
+      clock,
+      timers,
+      lease: { units: 10 },
+      onStoreError: { fallback: fallbackLimiter },
+    });
+    store.failure = new Error("down");
+    let allowed = 0;
+    for (let i = 0; i < 100; i++) {
+      if (l.consumeSync("k").allowed) allowed++;
+      timers.advance(1);
+    }
+    // Without lease the fallback would admit 100 of 100.
+    expect(allowed).toBe(100);
+  });
+
+  it("deny policy with a timeout: a request whose block times out waits one timeout and is one failure", async () => {
+    const timers = new FakeTimers();
+    const clock = () => timers.now();
+    const store = new TestStore({ answers: "manual" });
+    const events: unknown[] = [];
+    const l = createLimiter({
+      algorithm: perMinute,
+      store,
+      clock,
+      timers,
+      timeout: 50,
+      lease: { units: 10 },
+    });
+    l.on("storeError", (e) => events.push(e));
+    let done = false;
+    const p = l.consume("k").then((d) => {
+      done = true;
+      return d;
+    });
+    await timers.advanceAsync(50);
+    const afterOne = done;
+    await timers.advanceAsync(60);
+    await p;
+    expect({
+      afterOne,
+      storeErrors: events.length,
+      calls: store.calls,
+    }).toEqual({ afterOne: true, storeErrors: 1, calls: ["consume k"] });
+  });
+
+  it("allow policy with a timeout: a request whose block times out is answered by the policy, no block is asked again at once", async () => {
+    const timers = new FakeTimers();
+    const clock = () => timers.now();
+    const store = new TestStore({ answers: "manual" });
+    const l = createLimiter({
+      algorithm: perMinute,
+      store,
+      clock,
+      timers,
+      timeout: 60,
+      storeRetryInterval: 100,
+      onStoreError: "allow",
+      lease: { units: 10 },
+    });
+    let done = false;
+    void l.consume("k").then(() => {
+      done = true;
+    });
+    for (let i = 0; i < 50; i++) await timers.advanceAsync(60);
+    expect({ done, calls: store.calls.length }).toEqual({
+      done: true,
+      calls: 1,
+    });
+  });
+
+  it("close() waits for a block in flight and gives it back", async () => {
+    const timers = new FakeTimers();
+    const clock = () => timers.now();
+    const store = new TestStore({ answers: "manual" });
+    const l = createLimiter({
+      algorithm: perMinute,
+      store,
+      clock,
+      timers,
+      timeout: false,
+      lease: { units: 10 },
+    });
+    const p = l.consume("k");
+    expect(store.calls).toEqual(["consume k"]);
+    let closed = false;
+    const c = l.close().then(() => {
+      closed = true;
+    });
+    await new Promise((r) => setImmediate(r));
+    const closedBeforeAnswer = closed;
+    store.answerAll(); // the block is granted now
+    await new Promise((r) => setImmediate(r));
+    store.answerAll();
+    await p;
+    await c;
+    // close() claimed everything was given back while 10 units were still out
+    expect(closedBeforeAnswer).toBe(false);
+  });
+
+  it("maxKeys: a new key evicts an idle one, not only the oldest", () => {
+    const timers = new FakeTimers();
+    const clock = () => timers.now();
+    const store = new TestStore();
+    const plain = createLimiter({ algorithm: perMinute, store, clock, timers });
+    for (let i = 0; i < 100; i++) plain.consumeSync("idle");
+    const l = createLimiter({
+      algorithm: perMinute,
+      store,
+      clock,
+      timers,
+      lease: { units: 10, maxKeys: 2 },
+    });
+    l.consumeSync("hot"); // entry 1 (oldest), holds a block
+    expect(l.consumeSync("idle").allowed).toBe(false); // entry 2, holds nothing
+    const before = store.calls.length;
+    for (let i = 0; i < 20; i++) l.consumeSync("c");
+    // c should evict the idle entry and lease: ~3 store calls, not 20
+    expect(store.calls.length - before).toBeLessThanOrEqual(3);
+  });
+
+  it("a give-back of an old plan's decision does not go into the new plan's block", async () => {
+    const timers = new FakeTimers();
+    const clock = () => timers.now();
+    const store = new TestStore();
+    const bucket = tokenBucket({ capacity: 10, refillRate: 1, interval: "1h" });
+    const l = createLimiter({
+      algorithm: perMinute,
+      store,
+      clock,
+      timers,
+      lease: { units: 5 },
+    });
+    const d = l.consumeSync("k"); // from a fixed-window block
+    expect(l.consumeSync("k", 1, bucket).allowed).toBe(true); // plan changed: the fixed-window entry is dropped
+    await l.undo("k", 1, perMinute, d); // refund: into the bucket entry
+    let admitted = 1;
+    while (l.consumeSync("k", 1, bucket).allowed) admitted++;
+    expect(admitted).toBeLessThanOrEqual(10); // capacity 10
+  });
+
+  it("reset(key) drops the blocks held: never more than the limit after it", async () => {
+    const timers = new FakeTimers();
+    const clock = () => timers.now();
+    const store = new TestStore();
+    const l = createLimiter({
+      algorithm: perMinute,
+      store,
+      clock,
+      timers,
+      lease: { units: 10 },
+    });
+    l.consumeSync("k");
+    await l.reset("k");
+    let admitted = 0;
+    while (l.consumeSync("k").allowed) admitted++;
+    expect(admitted).toBeLessThanOrEqual(100);
+  });
+
+  it("after reset(key), the pre-reset block is not given back into the new state at its ttl", async () => {
+    const timers = new FakeTimers();
+    const clock = () => timers.now();
+    const store = new TestStore();
+    const l = createLimiter({
+      algorithm: perMinute,
+      store,
+      clock,
+      timers,
+      lease: { units: 10, ttl: "1s" },
+    });
+    const plain = createLimiter({ algorithm: perMinute, store, clock, timers });
+    l.consumeSync("k");
+    await l.reset("k");
+    let admitted = 0;
+    while (plain.consumeSync("k").allowed) admitted++;
+    timers.advance(1000); // l gives back 9 units of the pre-reset block
+    while (plain.consumeSync("k").allowed) admitted++;
+    expect(admitted).toBeLessThanOrEqual(100);
+  });
+
+  it("a block in flight across reset(key) is dropped when it comes, not given back into the new state", async () => {
+    const timers = new FakeTimers();
+    const clock = () => timers.now();
+    const store = new TestStore({ answers: "manual" });
+    store.holdResets = true;
+    const l = createLimiter({
+      algorithm: perMinute,
+      store,
+      clock,
+      timers,
+      timeout: false,
+      denyCache: false,
+      lease: { units: 10 },
+    });
+    const other = createLimiter({
+      algorithm: perMinute,
+      store,
+      clock,
+      timers,
+      timeout: false,
+      denyCache: false,
+    });
+    const first = l.consume("k"); // block of 10 asked (pre-reset)
+    const reset = l.reset("k"); // forget() now, the store resets after the block
+    const others = Array.from({ length: 100 }, () => other.consume("k")); // 100 in the new state
+    store.answerAll(); // order: block (old state), reset, 100 consumes
+    await reset;
+    await Promise.all(others);
+    await new Promise((r) => setImmediate(r));
+    let settled = false;
+    void first.then(() => (settled = true));
+    for (let i = 0; i < 10 && !settled; i++) {
+      store.answerAll();
+      await new Promise((r) => setImmediate(r));
+    }
+    await first;
+    await new Promise((r) => setImmediate(r));
+    store.answerAll();
+    let admitted =
+      (await Promise.all(others)).filter((d) => d.allowed).length +
+      ((await first).allowed ? 1 : 0);
+    for (let i = 0; i < 20; i++) {
+      const p = l.consume("k");
+      let done = false;
+      void p.then(() => (done = true));
+      for (let j = 0; j < 10 && !done; j++) {
+        await new Promise((r) => setImmediate(r));
+        store.answerAll();
+        await new Promise((r) => setImmediate(r));
+      }
+      if ((await p).allowed) admitted++;
+    }
+    // in the window after the reset: at most the limit
+    expect(admitted).toBeLessThanOrEqual(100);
+  });
+
+  it("two plans of one key in flight at once both settle, in one call each", async () => {
+    const timers = new FakeTimers();
+    const clock = () => timers.now();
+    const store = new TestStore({ answers: "manual" });
+    const free = fixedWindow({ limit: 100, window: "1m" });
+    const pro = fixedWindow({ limit: 1000, window: "1m" });
+    const l = createLimiter({
+      store,
+      clock,
+      timers,
+      timeout: false,
+      lease: { units: 10 },
+    });
+    let settled = 0;
+    void l.consume("k", 1, free).then(() => settled++);
+    void l.consume("k", 1, pro).then(() => settled++);
+    for (let i = 0; i < 100; i++) {
+      store.answerAll();
+      await new Promise((r) => setImmediate(r));
+    }
+    expect({ settled, calls: store.calls.length }).toEqual({
+      settled: 2,
+      calls: 2,
+    });
+  });
+});
+
+describe("quota leases, everything at once", () => {
+  it("a fixed window never admits more than its limit: 1-4 instances on async and manual stores, costs, give-backs, close() and ttl (200 seeded runs)", async () => {
+    const W = 1000,
+      LIMIT = 50;
+    const alg = fixedWindow({ limit: LIMIT, window: W });
+    for (let seed = 1; seed <= 200; seed++) {
+      const r = rng(seed);
+      const timers = new FakeTimers();
+      const clock = () => timers.now();
+      const store = new TestStore({ answers: r() < 0.5 ? "async" : "manual" });
+      const make = () =>
+        createLimiter({
+          algorithm: alg,
+          store,
+          clock,
+          timers,
+          timeout: false,
+          lease: {
+            units: 1 + Math.floor(r() * 10),
+            ttl: 1 + Math.floor(r() * 1500),
+          },
+        });
+      const ls = Array.from({ length: 1 + Math.floor(r() * 4) }, make);
+      const perWindow = new Map<number, number>();
+      const admitted: { l: number; cost: number; d: Decision; w: number }[] =
+        [];
+      const pending: Promise<void>[] = [];
+      for (let step = 0; step < 150; step++) {
+        const x = r();
+        if (x < 0.55) {
+          const i = Math.floor(r() * ls.length);
+          const cost = r() < 0.8 ? 1 : 1 + Math.floor(r() * 6);
+          pending.push(
+            ls[i]!.consume("k", cost).then((d) => {
+              if (d.allowed) {
+                const w = Math.floor(d.at / W);
+                perWindow.set(w, (perWindow.get(w) ?? 0) + cost);
+                admitted.push({ l: i, cost, d, w });
+              }
+            })
+          );
+        } else if (x < 0.7) {
+          store.answerAll();
+          await new Promise((res) => setImmediate(res));
+        } else if (x < 0.85) {
+          store.answerAll();
+          await new Promise((res) => setImmediate(res));
+          await timers.advanceAsync(Math.floor(r() * 300));
+        } else if (x < 0.93 && admitted.length > 0) {
+          const a = admitted.splice(Math.floor(r() * admitted.length), 1)[0]!;
+          // undo only within the window of its charge, at once
+          if (Math.floor(clock() / W) === a.w) {
+            perWindow.set(a.w, perWindow.get(a.w)! - a.cost);
+            pending.push(ls[a.l]!.undo("k", a.cost, a.d));
+          }
+        } else if (x < 0.96) {
+          const i = Math.floor(r() * ls.length);
+          pending.push(ls[i]!.close());
+          ls[i] = make();
+        }
+      }
+      let settled = false;
+      void Promise.all(pending).then(() => {
+        settled = true;
+      });
+      for (let k = 0; k < 200 && !settled; k++) {
+        store.answerAll();
+        await new Promise((res) => setImmediate(res));
+      }
+      if (!settled)
+        throw new Error(
+          `seed ${seed}: requests never settle; store calls ${store.calls.length}, pending ${store.pending.length}`
+        );
+      for (const [w, n] of perWindow)
+        if (n > LIMIT)
+          throw new Error(`seed ${seed} window ${w}: ${n} > ${LIMIT}`);
+    }
+  });
+});
