@@ -54,6 +54,16 @@ describe('a lease of 10 units on a fixed window of 100 per second', () => {
     expect(consumes()).toBe(2);
   });
 
+  it('more requests in flight than a block holds: those the block cannot serve wait for the next, none is charged alone', async () => {
+    const { limiter, store } = setup('async');
+    const l = limiter();
+    const decisions = await Promise.all(Array.from({ length: 35 }, () => l.consume('k')));
+    expect(decisions.every((d) => d.allowed)).toBe(true);
+    // Blocks of 10 only (the last asked at half a block left): no request went to the store alone.
+    expect(store.calls.filter((c) => c === 'consume k').length).toBeLessThanOrEqual(5);
+    expect(store.state.peek('k', perSecond, 0, 0).remaining).toBeGreaterThanOrEqual(50);
+  });
+
   it('never spends a unit of one window in the next: a block ends with its window', () => {
     const { timers, limiter, used } = setup();
     const l = limiter();

@@ -2,30 +2,23 @@ import type { Algorithm } from '../algorithm.js';
 import { makeDecision, type Decision } from '../decision.js';
 import type { MaybePromise } from '../store/interface.js';
 import { unrefTimer } from '../timers.js';
-import type { FailureReason } from './circuit.js';
 import { configurationOf } from './deny-cache.js';
 import type { Block, LeaseEntry, LeaseHost } from './lease-host.js';
 import { leasable, type LeaseConfig } from './lease-options.js';
 
 export type { LeaseHost } from './lease-host.js';
 
-/** How many of the oldest keys are looked at for one that holds nothing, when `maxKeys` hold blocks. */
+/** How many of the oldest keys are looked at for one that holds nothing (no block, none asked for), when `maxKeys` hold blocks. */
 const EVICTION_SCAN = 16;
 
 /**
- * The quota leases of one limiter (option `lease`): per storage key, blocks of `units` charged in
- * the store, spent locally by the requests of that key. The next block is asked for while half a
- * block is left, one at a time per key; requests that find none wait for the one asked for, then
- * spend from it or are charged alone (never a second block for them: no loop). A request costing
- * more than a block, or arriving when no block can be had, is charged alone. A block the store fails
- * is no decision: the request gets the failure policy's decision for its own cost (one failure, one
- * policy decision), and no block is asked for during the limiter's `storeRetryInterval`.
- *
- * A block ends at the lease's ttl or sooner where its algorithm says (`Algorithm.leaseHoldMs`);
- * unused units of a block ended by the ttl are given back (a timer, which never keeps the process
- * alive), and so is everything held at {@link close} and once a request's own charge is denied (the
- * shared quota is gone). Times are the limiter's local clock: a block ends by the time the store's
- * answer says, counted from when it was asked for (never later than in the store's clock).
+ * The quota leases of one limiter (option `lease`): per storage key, blocks of `units` charged in the
+ * store and spent locally, the next asked for (one at a time per key) while half a block is left. A
+ * request costing more than a block, or arriving when none can be had, is charged alone; one whose
+ * block the store failed gets the failure policy's decision for its own cost. A block ends at the
+ * ttl or sooner where its algorithm says (`Algorithm.leaseHoldMs`), counted on the local clock from
+ * when it was asked for; unused units are given back at the ttl (an unref'd timer), at {@link close}
+ * and once a request's own charge is denied (the shared quota is gone).
  */
 export class QuotaLeases {
   private readonly entries = new Map<string, LeaseEntry>();
@@ -55,12 +48,11 @@ export class QuotaLeases {
   }
 
   /**
-   * Takes back `cost` units given back for a request of `storeKey` under `algorithm` admitted at
-   * `decision.at` (a later limit denied it, its response is not counted): into a live block of that
-   * configuration charged at that time, as units charged then in the store (a decision spent from it
-   * has its `at`; one charged alone in the same instant is the same charge to the store). False
-   * otherwise: the caller gives back in the store. Found by time, not by the decision object: a mark
-   * per decision (a weak map) cost more than the rest of a leased decision.
+   * Takes back `cost` units of a request of `storeKey` under `algorithm` admitted at `decision.at` (a
+   * later limit denied it, its response is not counted) into a live block of that configuration
+   * charged then (one charged alone in the same instant is the same charge to the store); false
+   * otherwise (the caller gives back in the store). Found by time: a weak map per decision cost more
+   * than the rest of a leased decision.
    */
   refund(storeKey: string, cost: number, algorithm: Algorithm, decision: Decision): boolean {
     const entry = this.entries.get(storeKey);
@@ -122,7 +114,7 @@ export class QuotaLeases {
     return fresh;
   }
 
-  /** Forgets one of the oldest keys that holds nothing (no block, none asked for); false when each of them still does. */
+  /** Forgets one of the oldest keys that holds nothing ({@link EVICTION_SCAN}); false when each still does. */
   private evictIdle(): boolean {
     let looked = 0;
     for (const [storeKey, entry] of this.entries) {
@@ -159,13 +151,23 @@ export class QuotaLeases {
     return decision;
   }
 
-  /** A request after the block asked for came (`d`, the store's answer; undefined: none): from the block, the policy's answer to a failure, or charged alone. */
+  /**
+   * A request after the block asked for came (`d`, the store's answer; undefined: none): from the
+   * block; behind the next one when the store granted this one but the requests before took it all
+   * (each block granted serves a block's worth: no loop without progress); the policy's answer to a
+   * failure; or charged alone.
+   */
   private afterBlock(entry: LeaseEntry, storeKey: string, cost: number, d: Decision | undefined): MaybePromise<Decision> {
-    const spent = entry.gone === undefined ? this.spend(entry, storeKey, cost, this.host.clock()) : undefined;
+    const now = this.host.clock();
+    const spent = entry.gone === undefined ? this.spend(entry, storeKey, cost, now) : undefined;
     if (spent !== undefined) return spent;
+    if (entry.gone === undefined && d !== undefined && d.allowed && d.reason === undefined) {
+      const next = entry.fetching ?? (now >= entry.noBlockUntil ? this.fetch(entry, storeKey, now) : undefined);
+      if (next instanceof Promise) return next.then((answer) => this.afterBlock(entry, storeKey, cost, answer));
+    }
     const reason = d?.reason;
     if (reason !== 'timeout' && reason !== 'store-error') return this.alone(entry, storeKey, cost);
-    const decided = this.host.withoutStore(storeKey, entry.algorithm, cost, reason as FailureReason);
+    const decided = this.host.withoutStore(storeKey, entry.algorithm, cost, reason);
     const told = (decision: Decision): Decision => {
       this.host.told(decision, cost, storeKey);
       return decision;
