@@ -231,6 +231,36 @@ describe.each(FAILURE)('$name', (kind) => {
     });
   });
 
+  describe('a quota lease while Redis is paused beyond the timeout (CLIENT PAUSE)', () => {
+    it('requests whose block times out are denied once each (one failure per block), the late block is given back, and nothing is lost to the quota', async () => {
+      const store = new RedisStore({ client });
+      const algorithm = fixedWindow({ limit: 100, window: '1h' });
+      const limiter = limiterOf({ algorithm, store, timeout: 100, storeRetryInterval: 100, lease: { units: 10 } });
+      const events = recordEvents(limiter);
+      const admin = new Redis(server.url);
+      try {
+        await admin.client('PAUSE', 400, 'WRITE');
+        const paused = await after(100, Promise.all(Array.from({ length: 5 }, () => limiter.consume('k'))));
+        // One block asked for (the others waited behind it), timed out: each request gets the policy's
+        // decision for its own cost, and the store failed once.
+        expect(paused.map((d) => [d.allowed, d.reason])).toEqual(Array.from({ length: 5 }, () => [false, 'timeout']));
+        expect(events.length).toBe(1);
+        await admin.client('UNPAUSE');
+      } finally {
+        admin.disconnect();
+      }
+      // The block Redis applied late is given back: the key's count is back at 0.
+      const peek = createLimiter({ algorithm, store, clock, prefix: limiter.prefix, timeout: false });
+      for (let i = 0; i < 40 && (await peek.peek('k')).remaining !== 100; i++) await sleep(25);
+      expect((await peek.peek('k')).remaining).toBe(100);
+      await timers.advanceAsync(150);
+      const back = await untilFromRedis(limiter, 110);
+      expect([back.allowed, back.reason]).toEqual([true, undefined]);
+      await limiter.close();
+      expect((await peek.peek('k')).remaining).toBe(99);
+    });
+  });
+
   /** A store that counts the calls reaching the RedisStore it wraps (every call still goes to Redis). */
   function counting(inner: RedisStore): Store & { calls: number } {
     const store = {
