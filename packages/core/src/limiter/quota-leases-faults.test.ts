@@ -4,15 +4,15 @@
  * block in flight, plans that change while a block is in flight, give-backs of an old plan, and the
  * `maxKeys` bound; then a seeded simulation of everything together on a fixed window.
  */
-import { describe, expect, it } from "vitest";
-import { fixedWindow } from "../algorithms/fixed-window.js";
-import { tokenBucket } from "../algorithms/token-bucket.js";
-import type { Decision } from "../decision.js";
-import { FakeTimers } from "../testing/fake-timers.js";
-import { TestStore } from "../testing/test-store.js";
-import { createLimiter } from "./limiter.js";
+import { describe, expect, it } from 'vitest';
+import { fixedWindow } from '../algorithms/fixed-window.js';
+import { tokenBucket } from '../algorithms/token-bucket.js';
+import type { Decision } from '../decision.js';
+import { FakeTimers } from '../testing/fake-timers.js';
+import { TestStore } from '../testing/test-store.js';
+import { createLimiter } from './limiter.js';
 
-const perMinute = fixedWindow({ limit: 100, window: "1m" });
+const perMinute = fixedWindow({ limit: 100, window: '1m' });
 
 /** A linear congruential generator: the simulation's runs are the same on every machine. */
 function rng(seed: number) {
@@ -22,8 +22,8 @@ function rng(seed: number) {
   };
 }
 
-describe("quota leases under faults", () => {
-  it("onStoreError fallback: a block the store fails charges the fallback nothing; each request is charged in it once", () => {
+describe('quota leases under faults', () => {
+  it('onStoreError fallback: a block the store fails charges the fallback nothing; each request is charged in it once', () => {
     const timers = new FakeTimers();
     const clock = () => timers.now();
     const store = new TestStore();
@@ -42,20 +42,20 @@ describe("quota leases under faults", () => {
       lease: { units: 10 },
       onStoreError: { fallback: fallbackLimiter },
     });
-    store.failure = new Error("down");
+    store.failure = new Error('down');
     let allowed = 0;
     for (let i = 0; i < 100; i++) {
-      if (l.consumeSync("k").allowed) allowed++;
+      if (l.consumeSync('k').allowed) allowed++;
       timers.advance(1);
     }
     // Without lease the fallback would admit 100 of 100.
     expect(allowed).toBe(100);
   });
 
-  it("deny policy with a timeout: a request whose block times out waits one timeout and is one failure", async () => {
+  it('deny policy with a timeout: a request whose block times out waits one timeout and is one failure', async () => {
     const timers = new FakeTimers();
     const clock = () => timers.now();
-    const store = new TestStore({ answers: "manual" });
+    const store = new TestStore({ answers: 'manual' });
     const events: unknown[] = [];
     const l = createLimiter({
       algorithm: perMinute,
@@ -65,9 +65,9 @@ describe("quota leases under faults", () => {
       timeout: 50,
       lease: { units: 10 },
     });
-    l.on("storeError", (e) => events.push(e));
+    l.on('storeError', (e) => events.push(e));
     let done = false;
-    const p = l.consume("k").then((d) => {
+    const p = l.consume('k').then((d) => {
       done = true;
       return d;
     });
@@ -79,13 +79,13 @@ describe("quota leases under faults", () => {
       afterOne,
       storeErrors: events.length,
       calls: store.calls,
-    }).toEqual({ afterOne: true, storeErrors: 1, calls: ["consume k"] });
+    }).toEqual({ afterOne: true, storeErrors: 1, calls: ['consume k'] });
   });
 
-  it("allow policy with a timeout: a request whose block times out is answered by the policy, no block is asked again at once", async () => {
+  it('allow policy with a timeout: a request whose block times out is answered by the policy, no block is asked again at once', async () => {
     const timers = new FakeTimers();
     const clock = () => timers.now();
-    const store = new TestStore({ answers: "manual" });
+    const store = new TestStore({ answers: 'manual' });
     const l = createLimiter({
       algorithm: perMinute,
       store,
@@ -93,11 +93,11 @@ describe("quota leases under faults", () => {
       timers,
       timeout: 60,
       storeRetryInterval: 100,
-      onStoreError: "allow",
+      onStoreError: 'allow',
       lease: { units: 10 },
     });
     let done = false;
-    void l.consume("k").then(() => {
+    void l.consume('k').then(() => {
       done = true;
     });
     for (let i = 0; i < 50; i++) await timers.advanceAsync(60);
@@ -107,10 +107,10 @@ describe("quota leases under faults", () => {
     });
   });
 
-  it("close() waits for a block in flight and gives it back", async () => {
+  it('close() waits for a block in flight and gives it back', async () => {
     const timers = new FakeTimers();
     const clock = () => timers.now();
-    const store = new TestStore({ answers: "manual" });
+    const store = new TestStore({ answers: 'manual' });
     const l = createLimiter({
       algorithm: perMinute,
       store,
@@ -119,8 +119,8 @@ describe("quota leases under faults", () => {
       timeout: false,
       lease: { units: 10 },
     });
-    const p = l.consume("k");
-    expect(store.calls).toEqual(["consume k"]);
+    const p = l.consume('k');
+    expect(store.calls).toEqual(['consume k']);
     let closed = false;
     const c = l.close().then(() => {
       closed = true;
@@ -136,12 +136,12 @@ describe("quota leases under faults", () => {
     expect(closedBeforeAnswer).toBe(false);
   });
 
-  it("maxKeys: a new key evicts an idle one, not only the oldest", () => {
+  it('maxKeys: a new key evicts an idle one, not only the oldest', () => {
     const timers = new FakeTimers();
     const clock = () => timers.now();
     const store = new TestStore();
     const plain = createLimiter({ algorithm: perMinute, store, clock, timers });
-    for (let i = 0; i < 100; i++) plain.consumeSync("idle");
+    for (let i = 0; i < 100; i++) plain.consumeSync('idle');
     const l = createLimiter({
       algorithm: perMinute,
       store,
@@ -149,10 +149,10 @@ describe("quota leases under faults", () => {
       timers,
       lease: { units: 10, maxKeys: 2 },
     });
-    l.consumeSync("hot"); // entry 1 (oldest), holds a block
-    expect(l.consumeSync("idle").allowed).toBe(false); // entry 2, holds nothing
+    l.consumeSync('hot'); // entry 1 (oldest), holds a block
+    expect(l.consumeSync('idle').allowed).toBe(false); // entry 2, holds nothing
     const before = store.calls.length;
-    for (let i = 0; i < 20; i++) l.consumeSync("c");
+    for (let i = 0; i < 20; i++) l.consumeSync('c');
     // c should evict the idle entry and lease: ~3 store calls, not 20
     expect(store.calls.length - before).toBeLessThanOrEqual(3);
   });
@@ -161,7 +161,7 @@ describe("quota leases under faults", () => {
     const timers = new FakeTimers();
     const clock = () => timers.now();
     const store = new TestStore();
-    const bucket = tokenBucket({ capacity: 10, refillRate: 1, interval: "1h" });
+    const bucket = tokenBucket({ capacity: 10, refillRate: 1, interval: '1h' });
     const l = createLimiter({
       algorithm: perMinute,
       store,
@@ -169,15 +169,15 @@ describe("quota leases under faults", () => {
       timers,
       lease: { units: 5 },
     });
-    const d = l.consumeSync("k"); // from a fixed-window block
-    expect(l.consumeSync("k", 1, bucket).allowed).toBe(true); // plan changed: the fixed-window entry is dropped
-    await l.undo("k", 1, perMinute, d); // refund: into the bucket entry
+    const d = l.consumeSync('k'); // from a fixed-window block
+    expect(l.consumeSync('k', 1, bucket).allowed).toBe(true); // plan changed: the fixed-window entry is dropped
+    await l.undo('k', 1, perMinute, d); // refund: into the bucket entry
     let admitted = 1;
-    while (l.consumeSync("k", 1, bucket).allowed) admitted++;
+    while (l.consumeSync('k', 1, bucket).allowed) admitted++;
     expect(admitted).toBeLessThanOrEqual(10); // capacity 10
   });
 
-  it("reset(key) drops the blocks held: never more than the limit after it", async () => {
+  it('reset(key) drops the blocks held: never more than the limit after it', async () => {
     const timers = new FakeTimers();
     const clock = () => timers.now();
     const store = new TestStore();
@@ -188,14 +188,14 @@ describe("quota leases under faults", () => {
       timers,
       lease: { units: 10 },
     });
-    l.consumeSync("k");
-    await l.reset("k");
+    l.consumeSync('k');
+    await l.reset('k');
     let admitted = 0;
-    while (l.consumeSync("k").allowed) admitted++;
+    while (l.consumeSync('k').allowed) admitted++;
     expect(admitted).toBeLessThanOrEqual(100);
   });
 
-  it("after reset(key), the pre-reset block is not given back into the new state at its ttl", async () => {
+  it('after reset(key), the pre-reset block is not given back into the new state at its ttl', async () => {
     const timers = new FakeTimers();
     const clock = () => timers.now();
     const store = new TestStore();
@@ -204,22 +204,22 @@ describe("quota leases under faults", () => {
       store,
       clock,
       timers,
-      lease: { units: 10, ttl: "1s" },
+      lease: { units: 10, ttl: '1s' },
     });
     const plain = createLimiter({ algorithm: perMinute, store, clock, timers });
-    l.consumeSync("k");
-    await l.reset("k");
+    l.consumeSync('k');
+    await l.reset('k');
     let admitted = 0;
-    while (plain.consumeSync("k").allowed) admitted++;
+    while (plain.consumeSync('k').allowed) admitted++;
     timers.advance(1000); // l gives back 9 units of the pre-reset block
-    while (plain.consumeSync("k").allowed) admitted++;
+    while (plain.consumeSync('k').allowed) admitted++;
     expect(admitted).toBeLessThanOrEqual(100);
   });
 
-  it("a block in flight across reset(key) is dropped when it comes, not given back into the new state", async () => {
+  it('a block in flight across reset(key) is dropped when it comes, not given back into the new state', async () => {
     const timers = new FakeTimers();
     const clock = () => timers.now();
-    const store = new TestStore({ answers: "manual" });
+    const store = new TestStore({ answers: 'manual' });
     store.holdResets = true;
     const l = createLimiter({
       algorithm: perMinute,
@@ -238,9 +238,9 @@ describe("quota leases under faults", () => {
       timeout: false,
       denyCache: false,
     });
-    const first = l.consume("k"); // block of 10 asked (pre-reset)
-    const reset = l.reset("k"); // forget() now, the store resets after the block
-    const others = Array.from({ length: 100 }, () => other.consume("k")); // 100 in the new state
+    const first = l.consume('k'); // block of 10 asked (pre-reset)
+    const reset = l.reset('k'); // forget() now, the store resets after the block
+    const others = Array.from({ length: 100 }, () => other.consume('k')); // 100 in the new state
     store.answerAll(); // order: block (old state), reset, 100 consumes
     await reset;
     await Promise.all(others);
@@ -254,11 +254,9 @@ describe("quota leases under faults", () => {
     await first;
     await new Promise((r) => setImmediate(r));
     store.answerAll();
-    let admitted =
-      (await Promise.all(others)).filter((d) => d.allowed).length +
-      ((await first).allowed ? 1 : 0);
+    let admitted = (await Promise.all(others)).filter((d) => d.allowed).length + ((await first).allowed ? 1 : 0);
     for (let i = 0; i < 20; i++) {
-      const p = l.consume("k");
+      const p = l.consume('k');
       let done = false;
       void p.then(() => (done = true));
       for (let j = 0; j < 10 && !done; j++) {
@@ -272,12 +270,12 @@ describe("quota leases under faults", () => {
     expect(admitted).toBeLessThanOrEqual(100);
   });
 
-  it("two plans of one key in flight at once both settle, in one call each", async () => {
+  it('two plans of one key in flight at once both settle, in one call each', async () => {
     const timers = new FakeTimers();
     const clock = () => timers.now();
-    const store = new TestStore({ answers: "manual" });
-    const free = fixedWindow({ limit: 100, window: "1m" });
-    const pro = fixedWindow({ limit: 1000, window: "1m" });
+    const store = new TestStore({ answers: 'manual' });
+    const free = fixedWindow({ limit: 100, window: '1m' });
+    const pro = fixedWindow({ limit: 1000, window: '1m' });
     const l = createLimiter({
       store,
       clock,
@@ -286,8 +284,8 @@ describe("quota leases under faults", () => {
       lease: { units: 10 },
     });
     let settled = 0;
-    void l.consume("k", 1, free).then(() => settled++);
-    void l.consume("k", 1, pro).then(() => settled++);
+    void l.consume('k', 1, free).then(() => settled++);
+    void l.consume('k', 1, pro).then(() => settled++);
     for (let i = 0; i < 100; i++) {
       store.answerAll();
       await new Promise((r) => setImmediate(r));
@@ -299,8 +297,64 @@ describe("quota leases under faults", () => {
   });
 });
 
-describe("quota leases, everything at once", () => {
-  it("a fixed window never admits more than its limit: 1-4 instances on async and manual stores, costs, give-backs, close() and ttl (200 seeded runs)", async () => {
+describe('quota leases, from a second review', () => {
+  const tick = () => new Promise((resolve) => setImmediate(resolve));
+
+  it('a block that comes after its window ended is never spent: requests of the new window are counted in it', async () => {
+    const timers = new FakeTimers();
+    const clock = () => timers.now();
+    const store = new TestStore({ answers: 'manual' });
+    const perSecond = fixedWindow({ limit: 100, window: '1s' });
+    const a = createLimiter({ algorithm: perSecond, store, clock, timers, timeout: false, lease: { units: 10 } });
+    const b = createLimiter({ algorithm: perSecond, store, clock, timers, timeout: false, denyCache: false });
+    timers.advance(990);
+    const first = a.consume('k');
+    timers.advance(15);
+    const late = Array.from({ length: 9 }, () => a.consume('k'));
+    const others = Array.from({ length: 100 }, () => b.consume('k'));
+    for (let i = 0; i < 6; i++) {
+      store.answerAll();
+      await tick();
+    }
+    const inWindowOne = [...(await Promise.all(late)), ...(await Promise.all(others))].filter((d) => d.allowed).length;
+    expect(inWindowOne).toBeLessThanOrEqual(100);
+    await first;
+  });
+
+  it('a request waits for two blocks at most: 200 requests behind one key settle within three answers of the store', async () => {
+    const timers = new FakeTimers();
+    const store = new TestStore({ answers: 'manual' });
+    const l = createLimiter({ algorithm: fixedWindow({ limit: 10_000, window: '1m' }), store, clock: () => timers.now(), timers, timeout: false, lease: { units: 10 } });
+    let settled = 0;
+    const all = Array.from({ length: 200 }, () => l.consume('k').then((d) => (settled++, d)));
+    for (let i = 0; i < 3; i++) {
+      store.answerAll();
+      for (let j = 0; j < 3; j++) await tick();
+    }
+    expect(settled).toBe(200);
+    expect((await Promise.all(all)).every((d) => d.allowed)).toBe(true);
+  });
+
+  it("leaseUnits stays the store's count: a block that comes after close() began is told leased, then returned", async () => {
+    const timers = new FakeTimers();
+    const store = new TestStore({ answers: 'manual' });
+    const units = { leased: 0, returned: 0 };
+    const observer = { leaseUnits: (e: { action: 'leased' | 'returned'; units: number }) => void (units[e.action] += e.units) };
+    const l = createLimiter({ algorithm: perMinute, store, clock: () => timers.now(), timers, timeout: false, lease: { units: 10 }, observer });
+    const pending = l.consume('k');
+    const closed = l.close();
+    for (let i = 0; i < 5; i++) {
+      store.answerAll();
+      await tick();
+    }
+    await Promise.all([pending, closed]);
+    expect(units).toEqual({ leased: 10, returned: 10 });
+    expect(100 - store.state.peek('k', perMinute, 0, timers.now()).remaining).toBe(1);
+  });
+});
+
+describe('quota leases, everything at once', () => {
+  it('a fixed window never admits more than its limit: 1-4 instances on async and manual stores, costs, give-backs, close() and ttl (200 seeded runs)', async () => {
     const W = 1000,
       LIMIT = 50;
     const alg = fixedWindow({ limit: LIMIT, window: W });
@@ -308,7 +362,7 @@ describe("quota leases, everything at once", () => {
       const r = rng(seed);
       const timers = new FakeTimers();
       const clock = () => timers.now();
-      const store = new TestStore({ answers: r() < 0.5 ? "async" : "manual" });
+      const store = new TestStore({ answers: r() < 0.5 ? 'async' : 'manual' });
       const make = () =>
         createLimiter({
           algorithm: alg,
@@ -323,8 +377,7 @@ describe("quota leases, everything at once", () => {
         });
       const ls = Array.from({ length: 1 + Math.floor(r() * 4) }, make);
       const perWindow = new Map<number, number>();
-      const admitted: { l: number; cost: number; d: Decision; w: number }[] =
-        [];
+      const admitted: { l: number; cost: number; d: Decision; w: number }[] = [];
       const pending: Promise<void>[] = [];
       for (let step = 0; step < 150; step++) {
         const x = r();
@@ -332,7 +385,7 @@ describe("quota leases, everything at once", () => {
           const i = Math.floor(r() * ls.length);
           const cost = r() < 0.8 ? 1 : 1 + Math.floor(r() * 6);
           pending.push(
-            ls[i]!.consume("k", cost).then((d) => {
+            ls[i]!.consume('k', cost).then((d) => {
               if (d.allowed) {
                 const w = Math.floor(d.at / W);
                 perWindow.set(w, (perWindow.get(w) ?? 0) + cost);
@@ -352,7 +405,7 @@ describe("quota leases, everything at once", () => {
           // undo only within the window of its charge, at once
           if (Math.floor(clock() / W) === a.w) {
             perWindow.set(a.w, perWindow.get(a.w)! - a.cost);
-            pending.push(ls[a.l]!.undo("k", a.cost, a.d));
+            pending.push(ls[a.l]!.undo('k', a.cost, a.d));
           }
         } else if (x < 0.96) {
           const i = Math.floor(r() * ls.length);
@@ -368,13 +421,8 @@ describe("quota leases, everything at once", () => {
         store.answerAll();
         await new Promise((res) => setImmediate(res));
       }
-      if (!settled)
-        throw new Error(
-          `seed ${seed}: requests never settle; store calls ${store.calls.length}, pending ${store.pending.length}`
-        );
-      for (const [w, n] of perWindow)
-        if (n > LIMIT)
-          throw new Error(`seed ${seed} window ${w}: ${n} > ${LIMIT}`);
+      if (!settled) throw new Error(`seed ${seed}: requests never settle; store calls ${store.calls.length}, pending ${store.pending.length}`);
+      for (const [w, n] of perWindow) if (n > LIMIT) throw new Error(`seed ${seed} window ${w}: ${n} > ${LIMIT}`);
     }
   });
 });

@@ -67,9 +67,8 @@ export class QuotaLeases {
   }
 
   /**
-   * Forgets the blocks of `storeKey` (undefined: of every key) without giving them back: its state
-   * was reset (here, or anywhere the store tells of), so its next request takes a block of the new
-   * state, and a block of the old state still in flight is dropped when it comes.
+   * Forgets the blocks of `storeKey` (undefined: every key's) without giving them back: its state was
+   * reset (here, or anywhere the store tells of); a block of the old state in flight is dropped when it comes.
    */
   forget(storeKey: string | undefined): void {
     const keys = storeKey === undefined ? [...this.entries.keys()] : [storeKey];
@@ -92,11 +91,7 @@ export class QuotaLeases {
     await Promise.all(this.closingBacks);
   }
 
-  /**
-   * The entry of `storeKey` for `algorithm`'s configuration: a plan that changed gives back the old
-   * one's blocks, unless its block is in flight (then this request is charged alone); undefined when
-   * `maxKeys` keys hold blocks.
-   */
+  /** The entry of `storeKey` for `algorithm`'s configuration (a changed plan gives the old one's blocks back); undefined: charge alone (the old plan's block in flight, `maxKeys` full). */
   private entryOf(storeKey: string, algorithm: Algorithm): LeaseEntry | undefined {
     const configuration = configurationOf(algorithm);
     const entry = this.entries.get(storeKey);
@@ -152,18 +147,18 @@ export class QuotaLeases {
   }
 
   /**
-   * A request after the block asked for came (`d`, the store's answer; undefined: none): from the
-   * block; behind the next one when the store granted this one but the requests before took it all
-   * (each block granted serves a block's worth: no loop without progress); the policy's answer to a
-   * failure; or charged alone.
+   * A request after the block asked for came (`d`, the store's answer; undefined: none): from a live
+   * block; behind the next one, once, when the store granted this one but the requests before took it
+   * all (a request waits two round trips at most); the policy's answer to a failure; or charged alone.
    */
-  private afterBlock(entry: LeaseEntry, storeKey: string, cost: number, d: Decision | undefined): MaybePromise<Decision> {
+  private afterBlock(entry: LeaseEntry, storeKey: string, cost: number, d: Decision | undefined, waited = false): MaybePromise<Decision> {
     const now = this.host.clock();
+    if (entry.gone === undefined) this.expire(entry, storeKey, now);
     const spent = entry.gone === undefined ? this.spend(entry, storeKey, cost, now) : undefined;
     if (spent !== undefined) return spent;
-    if (entry.gone === undefined && d !== undefined && d.allowed && d.reason === undefined) {
+    if (!waited && entry.gone === undefined && d !== undefined && d.allowed && d.reason === undefined) {
       const next = entry.fetching ?? (now >= entry.noBlockUntil ? this.fetch(entry, storeKey, now) : undefined);
-      if (next instanceof Promise) return next.then((answer) => this.afterBlock(entry, storeKey, cost, answer));
+      if (next instanceof Promise) return next.then((answer) => this.afterBlock(entry, storeKey, cost, answer, true));
     }
     const reason = d?.reason;
     if (reason !== 'timeout' && reason !== 'store-error') return this.alone(entry, storeKey, cost);
@@ -222,13 +217,16 @@ export class QuotaLeases {
     const units = this.config.units;
     const holdMs = entry.algorithm.leaseHoldMs(d.at, units);
     const returnable = this.config.ttlMs < holdMs;
-    entry.blocks.push({ left: units, until: sentAt + (returnable ? this.config.ttlMs : holdMs), at: d.at, returnable });
+    const block: Block = { left: units, until: sentAt + (returnable ? this.config.ttlMs : holdMs), at: d.at, returnable };
+    this.host.counted('leased', units);
+    // Ended before it came (a window that closed meanwhile): never spent; one the ttl ended goes back.
+    if (block.until <= this.host.clock()) return void (returnable && this.giveBack(entry, storeKey, block));
+    entry.blocks.push(block);
     entry.blocks.sort((a, b) => a.until - b.until);
     entry.remaining = d.remaining;
     entry.limit = d.limit;
     entry.policy = d.policy;
     entry.resetAt = sentAt + d.resetMs;
-    this.host.counted('leased', units);
     this.schedule(entry, storeKey);
     if (this.resetListener === undefined && this.host.watchResets !== undefined) {
       // A key reset anywhere drops its blocks. "Resets may have been missed" (a (re)subscription, also
@@ -271,6 +269,7 @@ export class QuotaLeases {
 
   /** A give-back of a block that came after its entry was closed or replaced: {@link close} waits for it. */
   private backAfterClose(back: MaybePromise<void>): void {
+    this.host.counted('leased', this.config.units);
     this.host.counted('returned', this.config.units);
     if (back instanceof Promise && this.closed) this.closingBacks.push(back);
   }
