@@ -11,6 +11,7 @@ import { Cluster, Redis } from 'ioredis';
 import { createLimiter, fixedWindow, slidingWindowLog, tokenBucket } from '@rl/core';
 import { RedisStore } from '@rl/store-redis';
 import { THREE_LIMITS, type WorkerConfig, type WorkerResult } from './support/contention-worker.js';
+import { nextMessage, type WorkerMessage } from './support/worker-ipc.js';
 
 const PROCESSES = 4;
 const CONSUMERS = 50;
@@ -26,7 +27,7 @@ beforeAll(async () => {
   workers = Array.from({ length: PROCESSES }, () =>
     fork(workerPath, [], { execArgv: ['--import', tsLoaderRegistration], stdio: ['ignore', 'inherit', 'inherit', 'ipc'] }),
   );
-  const started = workers.map((worker) => nextMessage(worker, (m) => m.started === true));
+  const started = workers.map((worker) => nextMessage<Message>(worker, (m) => m.started === true));
   [server, cluster] = await Promise.all([startRedisServer(), startRedisCluster()]);
   await Promise.all(started);
 });
@@ -36,38 +37,17 @@ afterAll(async () => {
   await Promise.all([server?.stop(), cluster?.stop()]);
 });
 
-interface Message {
-  started?: boolean;
-  ready?: boolean;
+interface Message extends WorkerMessage {
   result?: WorkerResult;
-  error?: string;
-}
-
-/** The next message of a worker that matches; rejects on an error message or when the worker exits. */
-function nextMessage(worker: ChildProcess, matches: (message: Message) => boolean): Promise<Message> {
-  return new Promise((resolve, reject) => {
-    const onMessage = (message: Message) => {
-      if (message.error !== undefined) finish(() => reject(new Error(message.error)));
-      else if (matches(message)) finish(() => resolve(message));
-    };
-    const onExit = (code: number | null) => finish(() => reject(new Error(`worker exited (code ${code})`)));
-    const finish = (settle: () => void) => {
-      worker.off('message', onMessage);
-      worker.off('exit', onExit);
-      settle();
-    };
-    worker.on('message', onMessage);
-    worker.once('exit', onExit);
-  });
 }
 
 /** Gives every worker the job, releases them together once all are connected, and collects their results. */
 async function contend(config: Omit<WorkerConfig, 'consumers' | 'attempts' | 'limit'>, consumers = CONSUMERS): Promise<WorkerResult[]> {
   const job: WorkerConfig = { ...config, consumers, attempts: ATTEMPTS, limit: LIMIT };
-  const ready = workers.map((worker) => nextMessage(worker, (m) => m.ready === true));
+  const ready = workers.map((worker) => nextMessage<Message>(worker, (m) => m.ready === true));
   for (const worker of workers) worker.send({ job });
   await Promise.all(ready);
-  const results = workers.map((worker) => nextMessage(worker, (m) => m.result !== undefined));
+  const results = workers.map((worker) => nextMessage<Message>(worker, (m) => m.result !== undefined));
   for (const worker of workers) worker.send('go');
   return (await Promise.all(results)).map((m) => m.result!);
 }

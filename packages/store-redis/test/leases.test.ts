@@ -12,6 +12,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startRedisCluster, startRedisServer, tsLoaderRegistration, type RedisClusterHandle, type RedisServerHandle } from '@rl/test-support';
 import { Redis } from 'ioredis';
 import type { LeaseJob, LeaseResult } from './support/lease-worker.js';
+import { nextMessage, type WorkerMessage } from './support/worker-ipc.js';
 
 const PROCESSES = 4;
 const ROUNDS = 20;
@@ -31,35 +32,15 @@ afterAll(async () => {
   await Promise.all([server?.stop(), cluster?.stop()]);
 });
 
-interface Message {
-  started?: boolean;
-  ready?: boolean;
+interface Message extends WorkerMessage {
   holding?: boolean;
   result?: LeaseResult;
-  error?: string;
 }
 
 function startWorker(): ChildProcess {
   return fork(workerPath, [], { execArgv: ['--import', tsLoaderRegistration], stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
 }
 
-/** The next message of a worker that matches; rejects on an error message or when the worker exits. */
-function nextMessage(worker: ChildProcess, matches: (message: Message) => boolean): Promise<Message> {
-  return new Promise((resolve, reject) => {
-    const onMessage = (message: Message) => {
-      if (message.error !== undefined) finish(() => reject(new Error(message.error)));
-      else if (matches(message)) finish(() => resolve(message));
-    };
-    const onExit = (code: number | null) => finish(() => reject(new Error(`worker exited (code ${code})`)));
-    const finish = (settle: () => void) => {
-      worker.off('message', onMessage);
-      worker.off('exit', onExit);
-      settle();
-    };
-    worker.on('message', onMessage);
-    worker.once('exit', onExit);
-  });
-}
 
 /** Script calls (EVALSHA and EVAL) the masters have run so far. */
 async function scriptCalls(nodes: readonly { host: string; port: number }[]): Promise<number> {
@@ -77,11 +58,11 @@ async function scriptCalls(nodes: readonly { host: string; port: number }[]): Pr
 async function contend(job: Omit<LeaseJob, 'mode'>, count = PROCESSES): Promise<LeaseResult[]> {
   const workers = Array.from({ length: count }, startWorker);
   try {
-    await Promise.all(workers.map((w) => nextMessage(w, (m) => m.started === true)));
-    const ready = workers.map((w) => nextMessage(w, (m) => m.ready === true));
+    await Promise.all(workers.map((w) => nextMessage<Message>(w, (m) => m.started === true)));
+    const ready = workers.map((w) => nextMessage<Message>(w, (m) => m.ready === true));
     for (const w of workers) w.send({ job: { ...job, mode: 'rounds' } });
     await Promise.all(ready);
-    const results = workers.map((w) => nextMessage(w, (m) => m.result !== undefined));
+    const results = workers.map((w) => nextMessage<Message>(w, (m) => m.result !== undefined));
     for (const w of workers) w.send('go');
     return (await Promise.all(results)).map((m) => m.result!);
   } finally {
@@ -113,8 +94,8 @@ describe.each([
   it('a holder killed with SIGKILL: its spent unit stays spent, its block is lost to the others (at most the block), nothing over-admitted', async () => {
     const job = { target: target(), prefix: `leases:${name}:kill:${Date.now()}:`, key: 'global', limit: LIMIT, units: UNITS, rounds: 1, perRound: PER_ROUND, consumers: 16, firstRound: 7 };
     const holder = startWorker();
-    await nextMessage(holder, (m) => m.started === true);
-    const holding = nextMessage(holder, (m) => m.holding !== undefined);
+    await nextMessage<Message>(holder, (m) => m.started === true);
+    const holding = nextMessage<Message>(holder, (m) => m.holding !== undefined);
     holder.send({ job: { ...job, mode: 'hold' } });
     expect((await holding).holding).toBe(true);
     holder.kill('SIGKILL');

@@ -1,18 +1,47 @@
 /**
  * Quota leases under faults and races, each the case an adversarial review found: a store that fails
  * or times out while a block is asked for (every failure policy), close() and reset(key) with a
- * block in flight, plans that change while a block is in flight, give-backs of an old plan, and the
- * `maxKeys` bound; then a seeded simulation of everything together on a fixed window.
+ * block in flight, plans that change while a block is in flight, give-backs of an old plan, the
+ * `maxKeys` bound, a block that comes after its window, bursts behind one block; then a seeded
+ * simulation of everything together on a fixed window.
  */
 import { describe, expect, it } from 'vitest';
 import { fixedWindow } from '../algorithms/fixed-window.js';
 import { tokenBucket } from '../algorithms/token-bucket.js';
 import type { Decision } from '../decision.js';
 import { FakeTimers } from '../testing/fake-timers.js';
-import { TestStore } from '../testing/test-store.js';
+import { TestStore, type TestStoreAnswers } from '../testing/test-store.js';
 import { createLimiter } from './limiter.js';
+import type { LimiterOptions } from './options.js';
 
 const perMinute = fixedWindow({ limit: 100, window: '1m' });
+
+/** One turn of the event loop: the answers given so far are read. */
+const tick = () => new Promise((resolve) => setImmediate(resolve));
+
+/**
+ * Fake time, a store that answers as `answers` says, and limiters on both: `leased` with a lease of
+ * 10 units on `perMinute`, `plain` without one (options override either).
+ */
+function setup(answers: TestStoreAnswers = 'sync') {
+  const timers = new FakeTimers();
+  const clock = (): number => timers.now();
+  const store = new TestStore({ answers });
+  const plain = (options: Partial<LimiterOptions> = {}) => createLimiter({ algorithm: perMinute, store, clock, timers, ...options });
+  const leased = (options: Partial<LimiterOptions> = {}) => plain({ lease: { units: 10 }, ...options });
+  return { timers, clock, store, plain, leased };
+}
+
+/** Answers a manual store's calls, a turn at a time, until `pending` settles (at most `rounds` turns); whether it did. */
+async function answerUntil(store: TestStore, pending: Promise<unknown>, rounds = 10): Promise<boolean> {
+  let settled = false;
+  void pending.then(() => (settled = true));
+  for (let i = 0; i < rounds && !settled; i++) {
+    store.answerAll();
+    await tick();
+  }
+  return settled;
+}
 
 /** A linear congruential generator: the simulation's runs are the same on every machine. */
 function rng(seed: number) {
@@ -24,24 +53,9 @@ function rng(seed: number) {
 
 describe('quota leases under faults', () => {
   it('onStoreError fallback: a block the store fails charges the fallback nothing; each request is charged in it once', () => {
-    const timers = new FakeTimers();
-    const clock = () => timers.now();
-    const store = new TestStore();
-    const fbStore = new TestStore();
-    const fallbackLimiter = createLimiter({
-      algorithm: perMinute,
-      store: fbStore,
-      clock,
-      timers,
-    });
-    const l = createLimiter({
-      algorithm: perMinute,
-      store,
-      clock,
-      timers,
-      lease: { units: 10 },
-      onStoreError: { fallback: fallbackLimiter },
-    });
+    const { timers, clock, store, leased } = setup();
+    const fallback = createLimiter({ algorithm: perMinute, store: new TestStore(), clock, timers });
+    const l = leased({ onStoreError: { fallback } });
     store.failure = new Error('down');
     let allowed = 0;
     for (let i = 0; i < 100; i++) {
@@ -53,18 +67,9 @@ describe('quota leases under faults', () => {
   });
 
   it('deny policy with a timeout: a request whose block times out waits one timeout and is one failure', async () => {
-    const timers = new FakeTimers();
-    const clock = () => timers.now();
-    const store = new TestStore({ answers: 'manual' });
+    const { timers, store, leased } = setup('manual');
     const events: unknown[] = [];
-    const l = createLimiter({
-      algorithm: perMinute,
-      store,
-      clock,
-      timers,
-      timeout: 50,
-      lease: { units: 10 },
-    });
+    const l = leased({ timeout: 50 });
     l.on('storeError', (e) => events.push(e));
     let done = false;
     const p = l.consume('k').then((d) => {
@@ -75,60 +80,33 @@ describe('quota leases under faults', () => {
     const afterOne = done;
     await timers.advanceAsync(60);
     await p;
-    expect({
-      afterOne,
-      storeErrors: events.length,
-      calls: store.calls,
-    }).toEqual({ afterOne: true, storeErrors: 1, calls: ['consume k'] });
+    expect({ afterOne, storeErrors: events.length, calls: store.calls }).toEqual({ afterOne: true, storeErrors: 1, calls: ['consume k'] });
   });
 
   it('allow policy with a timeout: a request whose block times out is answered by the policy, no block is asked again at once', async () => {
-    const timers = new FakeTimers();
-    const clock = () => timers.now();
-    const store = new TestStore({ answers: 'manual' });
-    const l = createLimiter({
-      algorithm: perMinute,
-      store,
-      clock,
-      timers,
-      timeout: 60,
-      storeRetryInterval: 100,
-      onStoreError: 'allow',
-      lease: { units: 10 },
-    });
+    const { timers, store, leased } = setup('manual');
+    const l = leased({ timeout: 60, storeRetryInterval: 100, onStoreError: 'allow' });
     let done = false;
     void l.consume('k').then(() => {
       done = true;
     });
     for (let i = 0; i < 50; i++) await timers.advanceAsync(60);
-    expect({ done, calls: store.calls.length }).toEqual({
-      done: true,
-      calls: 1,
-    });
+    expect({ done, calls: store.calls.length }).toEqual({ done: true, calls: 1 });
   });
 
   it('close() waits for a block in flight and gives it back', async () => {
-    const timers = new FakeTimers();
-    const clock = () => timers.now();
-    const store = new TestStore({ answers: 'manual' });
-    const l = createLimiter({
-      algorithm: perMinute,
-      store,
-      clock,
-      timers,
-      timeout: false,
-      lease: { units: 10 },
-    });
+    const { store, leased } = setup('manual');
+    const l = leased({ timeout: false });
     const p = l.consume('k');
     expect(store.calls).toEqual(['consume k']);
     let closed = false;
     const c = l.close().then(() => {
       closed = true;
     });
-    await new Promise((r) => setImmediate(r));
+    await tick();
     const closedBeforeAnswer = closed;
     store.answerAll(); // the block is granted now
-    await new Promise((r) => setImmediate(r));
+    await tick();
     store.answerAll();
     await p;
     await c;
@@ -137,18 +115,10 @@ describe('quota leases under faults', () => {
   });
 
   it('maxKeys: a new key evicts an idle one, not only the oldest', () => {
-    const timers = new FakeTimers();
-    const clock = () => timers.now();
-    const store = new TestStore();
-    const plain = createLimiter({ algorithm: perMinute, store, clock, timers });
-    for (let i = 0; i < 100; i++) plain.consumeSync('idle');
-    const l = createLimiter({
-      algorithm: perMinute,
-      store,
-      clock,
-      timers,
-      lease: { units: 10, maxKeys: 2 },
-    });
+    const { store, plain, leased } = setup();
+    const other = plain();
+    for (let i = 0; i < 100; i++) other.consumeSync('idle');
+    const l = leased({ lease: { units: 10, maxKeys: 2 } });
     l.consumeSync('hot'); // entry 1 (oldest), holds a block
     expect(l.consumeSync('idle').allowed).toBe(false); // entry 2, holds nothing
     const before = store.calls.length;
@@ -158,17 +128,9 @@ describe('quota leases under faults', () => {
   });
 
   it("a give-back of an old plan's decision does not go into the new plan's block", async () => {
-    const timers = new FakeTimers();
-    const clock = () => timers.now();
-    const store = new TestStore();
+    const { leased } = setup();
     const bucket = tokenBucket({ capacity: 10, refillRate: 1, interval: '1h' });
-    const l = createLimiter({
-      algorithm: perMinute,
-      store,
-      clock,
-      timers,
-      lease: { units: 5 },
-    });
+    const l = leased({ lease: { units: 5 } });
     const d = l.consumeSync('k'); // from a fixed-window block
     expect(l.consumeSync('k', 1, bucket).allowed).toBe(true); // plan changed: the fixed-window entry is dropped
     await l.undo('k', 1, perMinute, d); // refund: into the bucket entry
@@ -178,16 +140,8 @@ describe('quota leases under faults', () => {
   });
 
   it('reset(key) drops the blocks held: never more than the limit after it', async () => {
-    const timers = new FakeTimers();
-    const clock = () => timers.now();
-    const store = new TestStore();
-    const l = createLimiter({
-      algorithm: perMinute,
-      store,
-      clock,
-      timers,
-      lease: { units: 10 },
-    });
+    const { leased } = setup();
+    const l = leased();
     l.consumeSync('k');
     await l.reset('k');
     let admitted = 0;
@@ -196,74 +150,37 @@ describe('quota leases under faults', () => {
   });
 
   it('after reset(key), the pre-reset block is not given back into the new state at its ttl', async () => {
-    const timers = new FakeTimers();
-    const clock = () => timers.now();
-    const store = new TestStore();
-    const l = createLimiter({
-      algorithm: perMinute,
-      store,
-      clock,
-      timers,
-      lease: { units: 10, ttl: '1s' },
-    });
-    const plain = createLimiter({ algorithm: perMinute, store, clock, timers });
+    const { timers, plain, leased } = setup();
+    const l = leased({ lease: { units: 10, ttl: '1s' } });
+    const other = plain();
     l.consumeSync('k');
     await l.reset('k');
     let admitted = 0;
-    while (plain.consumeSync('k').allowed) admitted++;
+    while (other.consumeSync('k').allowed) admitted++;
     timers.advance(1000); // l gives back 9 units of the pre-reset block
-    while (plain.consumeSync('k').allowed) admitted++;
+    while (other.consumeSync('k').allowed) admitted++;
     expect(admitted).toBeLessThanOrEqual(100);
   });
 
   it('a block in flight across reset(key) is dropped when it comes, not given back into the new state', async () => {
-    const timers = new FakeTimers();
-    const clock = () => timers.now();
-    const store = new TestStore({ answers: 'manual' });
+    const { store, plain, leased } = setup('manual');
     store.holdResets = true;
-    const l = createLimiter({
-      algorithm: perMinute,
-      store,
-      clock,
-      timers,
-      timeout: false,
-      denyCache: false,
-      lease: { units: 10 },
-    });
-    const other = createLimiter({
-      algorithm: perMinute,
-      store,
-      clock,
-      timers,
-      timeout: false,
-      denyCache: false,
-    });
+    const l = leased({ timeout: false, denyCache: false });
+    const other = plain({ timeout: false, denyCache: false });
     const first = l.consume('k'); // block of 10 asked (pre-reset)
     const reset = l.reset('k'); // forget() now, the store resets after the block
     const others = Array.from({ length: 100 }, () => other.consume('k')); // 100 in the new state
     store.answerAll(); // order: block (old state), reset, 100 consumes
     await reset;
     await Promise.all(others);
-    await new Promise((r) => setImmediate(r));
-    let settled = false;
-    void first.then(() => (settled = true));
-    for (let i = 0; i < 10 && !settled; i++) {
-      store.answerAll();
-      await new Promise((r) => setImmediate(r));
-    }
-    await first;
-    await new Promise((r) => setImmediate(r));
+    await tick();
+    await answerUntil(store, first);
+    await tick();
     store.answerAll();
     let admitted = (await Promise.all(others)).filter((d) => d.allowed).length + ((await first).allowed ? 1 : 0);
     for (let i = 0; i < 20; i++) {
       const p = l.consume('k');
-      let done = false;
-      void p.then(() => (done = true));
-      for (let j = 0; j < 10 && !done; j++) {
-        await new Promise((r) => setImmediate(r));
-        store.answerAll();
-        await new Promise((r) => setImmediate(r));
-      }
+      await answerUntil(store, p);
       if ((await p).allowed) admitted++;
     }
     // in the window after the reset: at most the limit
@@ -271,42 +188,27 @@ describe('quota leases under faults', () => {
   });
 
   it('two plans of one key in flight at once both settle, in one call each', async () => {
-    const timers = new FakeTimers();
-    const clock = () => timers.now();
-    const store = new TestStore({ answers: 'manual' });
+    const { store, leased } = setup('manual');
     const free = fixedWindow({ limit: 100, window: '1m' });
     const pro = fixedWindow({ limit: 1000, window: '1m' });
-    const l = createLimiter({
-      store,
-      clock,
-      timers,
-      timeout: false,
-      lease: { units: 10 },
-    });
+    const l = leased({ algorithm: undefined, timeout: false });
     let settled = 0;
     void l.consume('k', 1, free).then(() => settled++);
     void l.consume('k', 1, pro).then(() => settled++);
     for (let i = 0; i < 100; i++) {
       store.answerAll();
-      await new Promise((r) => setImmediate(r));
+      await tick();
     }
-    expect({ settled, calls: store.calls.length }).toEqual({
-      settled: 2,
-      calls: 2,
-    });
+    expect({ settled, calls: store.calls.length }).toEqual({ settled: 2, calls: 2 });
   });
 });
 
 describe('quota leases, from a second review', () => {
-  const tick = () => new Promise((resolve) => setImmediate(resolve));
-
   it('a block that comes after its window ended is never spent: requests of the new window are counted in it', async () => {
-    const timers = new FakeTimers();
-    const clock = () => timers.now();
-    const store = new TestStore({ answers: 'manual' });
+    const { timers, store, plain, leased } = setup('manual');
     const perSecond = fixedWindow({ limit: 100, window: '1s' });
-    const a = createLimiter({ algorithm: perSecond, store, clock, timers, timeout: false, lease: { units: 10 } });
-    const b = createLimiter({ algorithm: perSecond, store, clock, timers, timeout: false, denyCache: false });
+    const a = leased({ algorithm: perSecond, timeout: false });
+    const b = plain({ algorithm: perSecond, timeout: false, denyCache: false });
     timers.advance(990);
     const first = a.consume('k');
     timers.advance(15);
@@ -322,9 +224,8 @@ describe('quota leases, from a second review', () => {
   });
 
   it('a request waits for two blocks at most: 200 requests behind one key settle within three answers of the store', async () => {
-    const timers = new FakeTimers();
-    const store = new TestStore({ answers: 'manual' });
-    const l = createLimiter({ algorithm: fixedWindow({ limit: 10_000, window: '1m' }), store, clock: () => timers.now(), timers, timeout: false, lease: { units: 10 } });
+    const { store, leased } = setup('manual');
+    const l = leased({ algorithm: fixedWindow({ limit: 10_000, window: '1m' }), timeout: false });
     let settled = 0;
     const all = Array.from({ length: 200 }, () => l.consume('k').then((d) => (settled++, d)));
     for (let i = 0; i < 3; i++) {
@@ -336,11 +237,9 @@ describe('quota leases, from a second review', () => {
   });
 
   it("leaseUnits stays the store's count: a block that comes after close() began is told leased, then returned", async () => {
-    const timers = new FakeTimers();
-    const store = new TestStore({ answers: 'manual' });
+    const { timers, store, leased } = setup('manual');
     const units = { leased: 0, returned: 0 };
-    const observer = { leaseUnits: (e: { action: 'leased' | 'returned'; units: number }) => void (units[e.action] += e.units) };
-    const l = createLimiter({ algorithm: perMinute, store, clock: () => timers.now(), timers, timeout: false, lease: { units: 10 }, observer });
+    const l = leased({ timeout: false, observer: { leaseUnits: (e) => void (units[e.action] += e.units) } });
     const pending = l.consume('k');
     const closed = l.close();
     for (let i = 0; i < 5; i++) {
@@ -355,26 +254,13 @@ describe('quota leases, from a second review', () => {
 
 describe('quota leases, everything at once', () => {
   it('a fixed window never admits more than its limit: 1-4 instances on async and manual stores, costs, give-backs, close() and ttl (200 seeded runs)', async () => {
-    const W = 1000,
-      LIMIT = 50;
+    const W = 1000;
+    const LIMIT = 50;
     const alg = fixedWindow({ limit: LIMIT, window: W });
     for (let seed = 1; seed <= 200; seed++) {
       const r = rng(seed);
-      const timers = new FakeTimers();
-      const clock = () => timers.now();
-      const store = new TestStore({ answers: r() < 0.5 ? 'async' : 'manual' });
-      const make = () =>
-        createLimiter({
-          algorithm: alg,
-          store,
-          clock,
-          timers,
-          timeout: false,
-          lease: {
-            units: 1 + Math.floor(r() * 10),
-            ttl: 1 + Math.floor(r() * 1500),
-          },
-        });
+      const { timers, clock, store, plain } = setup(r() < 0.5 ? 'async' : 'manual');
+      const make = () => plain({ algorithm: alg, timeout: false, lease: { units: 1 + Math.floor(r() * 10), ttl: 1 + Math.floor(r() * 1500) } });
       const ls = Array.from({ length: 1 + Math.floor(r() * 4) }, make);
       const perWindow = new Map<number, number>();
       const admitted: { l: number; cost: number; d: Decision; w: number }[] = [];
@@ -386,19 +272,18 @@ describe('quota leases, everything at once', () => {
           const cost = r() < 0.8 ? 1 : 1 + Math.floor(r() * 6);
           pending.push(
             ls[i]!.consume('k', cost).then((d) => {
-              if (d.allowed) {
-                const w = Math.floor(d.at / W);
-                perWindow.set(w, (perWindow.get(w) ?? 0) + cost);
-                admitted.push({ l: i, cost, d, w });
-              }
-            })
+              if (!d.allowed) return;
+              const w = Math.floor(d.at / W);
+              perWindow.set(w, (perWindow.get(w) ?? 0) + cost);
+              admitted.push({ l: i, cost, d, w });
+            }),
           );
         } else if (x < 0.7) {
           store.answerAll();
-          await new Promise((res) => setImmediate(res));
+          await tick();
         } else if (x < 0.85) {
           store.answerAll();
-          await new Promise((res) => setImmediate(res));
+          await tick();
           await timers.advanceAsync(Math.floor(r() * 300));
         } else if (x < 0.93 && admitted.length > 0) {
           const a = admitted.splice(Math.floor(r() * admitted.length), 1)[0]!;
@@ -413,15 +298,9 @@ describe('quota leases, everything at once', () => {
           ls[i] = make();
         }
       }
-      let settled = false;
-      void Promise.all(pending).then(() => {
-        settled = true;
-      });
-      for (let k = 0; k < 200 && !settled; k++) {
-        store.answerAll();
-        await new Promise((res) => setImmediate(res));
+      if (!(await answerUntil(store, Promise.all(pending), 200))) {
+        throw new Error(`seed ${seed}: requests never settle; store calls ${store.calls.length}, pending ${store.pending.length}`);
       }
-      if (!settled) throw new Error(`seed ${seed}: requests never settle; store calls ${store.calls.length}, pending ${store.pending.length}`);
       for (const [w, n] of perWindow) if (n > LIMIT) throw new Error(`seed ${seed} window ${w}: ${n} > ${LIMIT}`);
     }
   });

@@ -35,7 +35,10 @@ export class QuotaLeases {
 
   /** The decision for `cost` units of `storeKey`: from a block, or charged in the store. */
   charge(storeKey: string, cost: number, algorithm: Algorithm): MaybePromise<Decision> {
-    const entry = this.closed || cost > this.config.units || !leasable(algorithm, this.config.units) ? undefined : this.entryOf(storeKey, algorithm);
+    if (this.closed || cost > this.config.units) return this.host.chargeAlone(storeKey, algorithm, cost);
+    // The entry's own algorithm object (every request of a limiter with one) is leasable and its configuration's.
+    let entry = this.entries.get(storeKey);
+    if (entry?.algorithm !== algorithm) entry = leasable(algorithm, this.config.units) ? this.entryOf(storeKey, algorithm) : undefined;
     if (entry === undefined) return this.host.chargeAlone(storeKey, algorithm, cost);
     const now = this.host.clock();
     this.expire(entry, storeKey, now);
@@ -48,11 +51,9 @@ export class QuotaLeases {
   }
 
   /**
-   * Takes back `cost` units of a request of `storeKey` under `algorithm` admitted at `decision.at` (a
-   * later limit denied it, its response is not counted) into a live block of that configuration
-   * charged then (one charged alone in the same instant is the same charge to the store); false
-   * otherwise (the caller gives back in the store). Found by time: a weak map per decision cost more
-   * than the rest of a leased decision.
+   * Takes back `cost` units of `storeKey` under `algorithm` admitted at `decision.at` into a live block
+   * of that configuration charged then (one charged alone in that instant is the same charge to the
+   * store); false otherwise: the caller gives back in the store. Found by time (a weak map per decision cost more than the rest).
    */
   refund(storeKey: string, cost: number, algorithm: Algorithm, decision: Decision): boolean {
     const entry = this.entries.get(storeKey);

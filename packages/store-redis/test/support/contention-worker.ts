@@ -7,6 +7,7 @@
 import { Cluster, Redis } from 'ioredis';
 import { combineLimiters, concurrency, createLimiter, fixedWindow, slidingWindowLog, tokenBucket, type Algorithm, type Decision } from '@rl/core';
 import { RedisStore } from '@rl/store-redis';
+import { serveJobs } from './worker-ipc.js';
 
 export interface WorkerConfig {
   target: { url: string } | { nodes: { host: string; port: number }[] };
@@ -115,11 +116,4 @@ async function run(config: WorkerConfig): Promise<WorkerResult> {
   return result;
 }
 
-process.on('message', (message: { job?: WorkerConfig }) => {
-  if (message.job === undefined) return;
-  run(message.job).then(
-    (result) => process.send!({ result }),
-    (error: unknown) => process.send!({ error: String(error) }),
-  );
-});
-process.send!({ started: true });
+serveJobs(run);

@@ -9,6 +9,7 @@
 import { Cluster, Redis } from 'ioredis';
 import { createLimiter, fixedWindow } from '@rl/core';
 import { RedisStore } from '@rl/store-redis';
+import { serveJobs } from './worker-ipc.js';
 
 export interface LeaseJob {
   target: { url: string } | { nodes: { host: string; port: number }[] };
@@ -73,11 +74,4 @@ async function run(job: LeaseJob): Promise<LeaseResult> {
   return result;
 }
 
-process.on('message', (message: { job?: LeaseJob }) => {
-  if (message.job === undefined) return;
-  run(message.job).then(
-    (result) => process.send!({ result }),
-    (error: unknown) => process.send!({ error: String(error) }),
-  );
-});
-process.send!({ started: true });
+serveJobs(run);
