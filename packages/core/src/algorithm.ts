@@ -170,6 +170,31 @@ export interface NumericAlgorithm extends AlgorithmCommon {
    * algorithm's doc comment says exactly what).
    */
   undo(s: NumericState, at: number, now: number, cost: number, chargedAt?: number, delayMs?: number): void;
+  /**
+   * Settles a charge at the request's real cost ({@link Settlement}), at `now`: a give-back of
+   * `cost − actual` when the request cost less (as {@link NumericAlgorithm.undo} with the charge's time),
+   * a charge of `actual − cost` when it cost more, taken whatever the balance (a settle is never
+   * denied: the work is done) in the window the request was charged in (nothing once that window has
+   * ended; a bucket, which has no windows, now), and never past `maxDebt` (a window's count at most
+   * `limit + maxDebt`, a token bucket's balance at least `−maxDebt`; a leaky bucket, whose one timestamp
+   * cannot hold more than a full bucket, at most full). `fresh`: there is no state (the store made room
+   * for one, which the settle writes whole); a store calls it so only when the request cost more.
+   */
+  settle(s: NumericState, at: number, fresh: boolean, now: number, settlement: Settlement): void;
+}
+
+/** A charge settled at the request's real cost (see {@link NumericAlgorithm.settle}). */
+export interface Settlement {
+  /** The units the consume charged (the estimate). */
+  readonly cost: number;
+  /** The units the request really cost: a finite number, 0 or more. */
+  readonly actual: number;
+  /** The consume's {@link Decision.at}. */
+  readonly chargedAt: number;
+  /** The consume's {@link Decision.delayMs} (a reservation's slot is `chargedAt + delayMs`); 0 for none. */
+  readonly delayMs: number;
+  /** How far a settle may take the state past its limit, in units (0 or more). */
+  readonly maxDebt: number;
 }
 
 /** The state of a sliding log: timestamps and costs of the recorded requests, oldest first. */
@@ -198,6 +223,13 @@ export interface LogAlgorithm extends AlgorithmCommon {
   expiresAt(state: LogState): number;
   /** Gives back `cost` units admitted earlier: see {@link NumericAlgorithm.undo}. */
   undo(state: LogState, now: number, cost: number, chargedAt?: number, delayMs?: number): void;
+  /**
+   * Settles a charge at its real cost (see {@link NumericAlgorithm.settle}): the record the charge made
+   * (found as {@link LogAlgorithm.undo} finds it) gets the actual cost, so it leaves the window when the
+   * charge does; a cost above the estimate is taken only up to `limit + maxDebt` in all, an actual cost
+   * of 0 removes the record. Nothing once the record has left the window (or is not kept).
+   */
+  settle(state: LogState, now: number, settlement: Settlement): void;
 }
 
 /** The state of a concurrency limit: the live leases and the time each expires. */

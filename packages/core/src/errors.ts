@@ -68,8 +68,14 @@ export class InvalidOptionError extends RateLimitError {
 /** The cost of a request is not a finite positive number. No state was changed. */
 export class InvalidCostError extends RateLimitError {
   readonly cost: unknown;
-  constructor(cost: unknown) {
-    super('RL_INVALID_COST', `Invalid cost ${describeValue(cost)}: the cost of a request must be a finite number greater than 0.`);
+  /** `actual`: the real cost a settle was given (0 allowed: the request cost nothing after all). */
+  constructor(cost: unknown, actual = false) {
+    super(
+      'RL_INVALID_COST',
+      actual
+        ? `Invalid actual cost ${describeValue(cost)}: the real cost of a request must be a finite number of 0 or more; the estimate it was charged stands.`
+        : `Invalid cost ${describeValue(cost)}: the cost of a request must be a finite number greater than 0.`,
+    );
     this.cost = cost;
   }
 }

@@ -9,7 +9,7 @@ export { leakyBucket, type LeakyBucketOptions } from './algorithms/leaky-bucket.
 export { concurrency, type ConcurrencyOptions } from './algorithms/concurrency.js';
 export { withBlock } from './algorithms/block.js';
 export { ALGORITHM_FACTORIES } from './algorithms/index.js';
-export type { Algorithm, AlgorithmKind } from './algorithm.js';
+export type { Algorithm, AlgorithmKind, Settlement } from './algorithm.js';
 export type { Decision, DecisionReason, Policy } from './decision.js';
 export { parseDuration, formatDuration, type Duration, type DurationUnit } from './duration.js';
 export { systemClock, type Clock } from './clock.js';
@@ -44,7 +44,7 @@ export {
 } from './errors.js';
 // What an application's handlers and key functions use from the HTTP layer; the rest of it is for adapters (`@rl/core/http`).
 export type { RateLimitResult } from './http/result.js';
-export type { HttpRateLimitOptions, LimitOptions, WaitOptions, KeyFunction, CostFunction, SkipFunction, AlgorithmFunction } from './http/option-types.js';
+export type { HttpRateLimitOptions, LimitOptions, WaitOptions, KeyFunction, CostFunction, ActualCostFunction, SkipFunction, AlgorithmFunction } from './http/option-types.js';
 export type { HeaderFormat } from './http/headers.js';
 export { ipKey, DEFAULT_IPV6_SUBNET } from './http/keys.js';
 export {
@@ -57,6 +57,7 @@ export {
   type HoldEvent,
   type ReservationCancelledEvent,
   type LeaseUnitsEvent,
+  type SettledEvent,
 } from './observe/observer.js';
 // For metrics exporters: the one table of rl's instruments, and the model that turns observer events into their updates.
 export {

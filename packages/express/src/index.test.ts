@@ -4,7 +4,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { fixedWindow, tokenBucket } from '@rl/core';
 import { MemoryStore } from '@rl/store-memory';
 import { RedisStore } from '@rl/store-redis';
-import { captureWarnings, describeAdapter, members, serve, statusOf, T0, type Adapter, type ServedApp } from '@rl/test-support';
+import { captureWarnings, describeAdapter, headersOf, members, serve, statusOf, T0, type Adapter, type ServedApp } from '@rl/test-support';
 import { rateLimit, type RateLimitOptions } from './index.js';
 
 const clock = (): number => T0;
@@ -30,6 +30,7 @@ function expressAdapter(name: string, createApp: typeof express): Adapter {
       app.use(async (req, res, next) => {
         try {
           const answer = await spec.handler?.(view(req));
+          res.set(headersOf(answer));
           res.status(statusOf(answer)).json({ remaining: req.rateLimit?.remaining ?? null });
         } catch (error) {
           next(error);
@@ -40,6 +41,7 @@ function expressAdapter(name: string, createApp: typeof express): Adapter {
       return { ...served, peek: (key) => middlewares[0]!.limiter.limiters[0]!.peek(key) };
     },
     view: (req) => view(req as Request),
+    responseHeader: (args, name) => (args[1] as Response).get(name),
     logsToConsole: true,
     onLimitSending: (body) => (_req: Request, res: Response, _next: NextFunction, result: { retryAfterSeconds: number }) => res.json(body(result)),
     namespaceOf: (options) => rateLimit(options as unknown as RateLimitOptions).limiter.prefix,

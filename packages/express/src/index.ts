@@ -8,6 +8,7 @@ import {
   withLimiter,
   checkAdapterFunctions,
   endOnNodeClose,
+  warnLateError,
   forwardableError,
   nodeHeaderAccess,
   trustsEveryAddress,
@@ -34,7 +35,7 @@ declare global {
 export type OnLimitHandler = (req: Request, res: Response, next: NextFunction, result: RateLimitResult) => unknown;
 
 /** Options of {@link rateLimit}: the shared options of every adapter, plus `onLimit` and `requestWasSuccessful`. */
-export interface RateLimitOptions extends HttpRateLimitOptions<Request> {
+export interface RateLimitOptions extends HttpRateLimitOptions<Request, Response> {
   /** Replaces the default denial body (RFC 9457 `application/problem+json` with `retryAfter`). */
   onLimit?: OnLimitHandler;
   /**
@@ -118,6 +119,8 @@ function expressIO(
     onEnd: endOnNodeClose((res: Response) => res),
     statusCode: (_req, res) => res.statusCode,
     requestWasSuccessful,
+    // Express has no path for an error after the response: a process warning carries it.
+    lateError: warnLateError,
     record: (req, _res, result) => setRequestResult(req, result, doubleCount),
     proceed: (_req, _res, next) => next(),
     setStatus: (_req, res, statusCode) => {

@@ -39,6 +39,8 @@ export function fastifyIO({ onLimit, requestWasSuccessful, doubleCount, held }: 
     nodeResponse: (reply) => reply.raw,
     statusCode: (_request, reply) => reply.statusCode,
     requestWasSuccessful,
+    // Where Fastify puts errors of hooks that run after the response: the request's logger.
+    lateError: (request, _reply, error) => request.log.error({ err: error }, 'rl: the actual cost of a finished request failed; its estimate stands'),
     // `request.rateLimit` is decorated (null on every request) and every rl limit that runs sets it:
     // null means no rl limit wrote headers on this reply yet, so the first one sets them without reading
     // them back, and nothing is added to the reply. An earlier result (a plugin of a parent context)

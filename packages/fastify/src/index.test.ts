@@ -1,9 +1,9 @@
-import Fastify, { type FastifyInstance, type FastifyRequest } from 'fastify';
+import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { concurrency, fixedWindow, StoreError, tokenBucket, type Store } from '@rl/core';
 import { MemoryStore } from '@rl/store-memory';
 import { RedisStore } from '@rl/store-redis';
-import { collectWarnings, describeAdapter, members, nextTurn, request, statusOf, T0, useRedis, type Adapter, type MiddlewareOptions } from '@rl/test-support';
+import { collectWarnings, describeAdapter, headersOf, members, nextTurn, request, statusOf, T0, useRedis, type Adapter, type MiddlewareOptions } from '@rl/test-support';
 import rateLimit, { type RateLimitPluginOptions } from './index.js';
 
 const clock = (): number => T0;
@@ -41,7 +41,7 @@ const fastifyAdapter: Adapter = {
           url: '/*',
           handler: async (request, reply) => {
             const answer = await spec.handler?.(view(request));
-            void reply.code(statusOf(answer));
+            void reply.headers(headersOf(answer)).code(statusOf(answer));
             return { remaining: request.rateLimit?.remaining ?? null };
           },
         });
@@ -61,6 +61,7 @@ const fastifyAdapter: Adapter = {
     }
   },
   view: (request) => view(request as FastifyRequest),
+  responseHeader: (args, name) => (args[1] as FastifyReply).getHeader(name) as string | undefined,
   logsToConsole: false,
   onLimitSending: (body) => (_request: FastifyRequest, _reply: unknown, result: { retryAfterSeconds: number }) => body(result),
 };

@@ -9,7 +9,7 @@ import type { HttpRateLimitOptions, RateLimitResult } from '@rl/core';
 export type OnLimitHandler = (request: FastifyRequest, reply: FastifyReply, result: RateLimitResult) => unknown;
 
 /** Options of one route (`config: { rateLimit }`), merged over the plugin's options. */
-export interface RouteRateLimitOptions extends Partial<HttpRateLimitOptions<FastifyRequest>> {
+export interface RouteRateLimitOptions extends Partial<HttpRateLimitOptions<FastifyRequest, FastifyReply>> {
   /** Replaces the default denial body. */
   onLimit?: OnLimitHandler;
   /** The hook the limit runs in: `'onRequest'` (default: before the body is parsed) or `'preHandler'` (after parsing and validation, for a key or cost that reads the body or an authenticated user). */

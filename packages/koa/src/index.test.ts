@@ -3,7 +3,7 @@ import Koa2 from 'koa2';
 import { describe, expect, it } from 'vitest';
 import { fixedWindow } from '@rl/core';
 import { RedisStore } from '@rl/store-redis';
-import { describeAdapter, serve, statusOf, T0, type Adapter } from '@rl/test-support';
+import { describeAdapter, headersOf, serve, statusOf, T0, type Adapter } from '@rl/test-support';
 import { rateLimit, type RateLimitOptions } from './index.js';
 
 const clock = (): number => T0;
@@ -39,6 +39,7 @@ function koaAdapter(name: string, KoaApp: typeof Koa): Adapter {
       for (const middleware of middlewares) app.use(middleware);
       app.use(async (ctx) => {
         const answer = await spec.handler?.(view(ctx));
+        ctx.set(headersOf(answer));
         ctx.body = { remaining: ctx.state.rateLimit?.remaining ?? null };
         ctx.status = statusOf(answer);
       });
@@ -46,6 +47,7 @@ function koaAdapter(name: string, KoaApp: typeof Koa): Adapter {
       return { ...served, peek: (key) => middlewares[0]!.limiter.limiters[0]!.peek(key) };
     },
     view: (ctx) => view(ctx as Context),
+    responseHeader: (args, name) => (args[0] as Context).response.get(name) || undefined,
     logsToConsole: true,
     namespaceOf: (options) => rateLimit(options as unknown as RateLimitOptions).limiter.prefix,
     onLimitSending: (body) => (ctx: Context, result: { retryAfterSeconds: number }) => {

@@ -116,6 +116,8 @@ function koaIO(
     // What was sent: Koa's own status may differ from the Node response's after an error.
     statusCode: (_ctx, res) => res.statusCode,
     requestWasSuccessful: requestWasSuccessful === undefined ? undefined : (ctx) => requestWasSuccessful(ctx),
+    // Koa's path for errors outside the middleware chain: the app's 'error' event (its default logs them).
+    lateError: (ctx, _res, error) => ctx.app.emit('error', error, ctx),
     // The first rl middleware on this request marks its context (one per request, a plain object:
     // cheaper than looking the headers up on the Node response) and sets its headers directly.
     // An earlier rl result on this request goes to the double-count check.

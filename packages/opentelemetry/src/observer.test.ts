@@ -42,7 +42,7 @@ function setup(options: Omit<OpenTelemetryObserverOptions, 'meter'> = {}) {
 
 const decision = decisionEvent;
 /** The attribute of each label id of `@rl/core`'s table. */
-const ATTRIBUTE_OF = { limit: 'rl.limit', outcome: 'rl.outcome', errorType: 'error.type', circuitState: 'rl.circuit.state', leaseAction: 'rl.lease.action' };
+const ATTRIBUTE_OF = { limit: 'rl.limit', outcome: 'rl.outcome', errorType: 'error.type', circuitState: 'rl.circuit.state', leaseAction: 'rl.lease.action', settleAction: 'rl.settle.action' };
 const api = { 'rl.limit': 'api' };
 const login = { 'rl.limit': 'login' };
 

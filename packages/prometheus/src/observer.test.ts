@@ -20,7 +20,7 @@ async function read(registry: Registry, name: string, labels: Labels): Promise<n
 
 const decision = decisionEvent;
 /** The Prometheus name of each label id of `@rl/core`'s table (its OpenTelemetry name without `rl.`, `.` as `_`). */
-const LABEL: Record<LabelId, string> = { limit: 'limit', outcome: 'outcome', errorType: 'error_type', circuitState: 'circuit_state', leaseAction: 'lease_action' };
+const LABEL: Record<LabelId, string> = { limit: 'limit', outcome: 'outcome', errorType: 'error_type', circuitState: 'circuit_state', leaseAction: 'lease_action', settleAction: 'settle_action' };
 
 describe('prometheusObserver: reservations cancelled', () => {
   it('counts rl_reservations_cancelled_total per limit', async () => {
@@ -67,7 +67,7 @@ describe('prometheusObserver: a known sequence of events', () => {
     expect(await read(registry, 'rl_circuit_transitions_total', { limit: 'login', circuit_state: 'closed' })).toBe(1);
   });
 
-  it('registers the nine metrics under their names, types, help and labels', () => {
+  it('registers the eleven metrics under their names, types, help and labels', () => {
     const registry = new Registry();
     prometheusObserver({ registry });
     const metrics = registry.getMetricsAsArray().map((m) => {
@@ -85,6 +85,7 @@ describe('prometheusObserver: a known sequence of events', () => {
       ['rl_circuit_transitions_total', 'Counter', true, 'limit,circuit_state'],
       ['rl_circuits_open', 'Gauge', true, 'limit'],
       ['rl_lease_units_total', 'Counter', true, 'limit,lease_action'],
+      ['rl_units_settled_total', 'Counter', true, 'limit,settle_action'],
     ]);
   });
 

@@ -12,37 +12,20 @@ import {
   type Clock,
   type ConcurrencyAlgorithm,
   type Decision,
-  type Duration,
   type LeaseState,
   type LogState,
   type NumericAlgorithm,
+  type Settlement,
   type Store,
   type StoreCapabilities,
-  type Timers,
 } from '@rl/core/store';
 import { heldKey } from './held-key.js';
+import type { MemoryStoreOptions } from './memory-store-options.js';
 import { Sweeper, type Sweepable } from './sweeper.js';
 import { NumericTable, ObjectTable, type AnyTable, type LeaseTable, type LogTable } from './tables.js';
 
 export { MAX_PLAIN_KEY_LENGTH } from './held-key.js';
-
-export interface MemoryStoreOptions {
-  /**
-   * Most keys kept across all limits (default 1,000,000). Past it, the least recently used key is
-   * evicted (CLOCK approximation of LRU): its next request starts fresh. Bounds memory under a flood
-   * of distinct keys.
-   */
-  maxKeys?: number;
-  /** How often one timer sweeps state that has fully recovered (default `'30s'`; `false`: never). The timer is unref'd. */
-  sweepInterval?: Duration | false;
-  /**
-   * Where the sweep timer and the time it projects forward come from. Default: Node's timers; tests
-   * pass `FakeTimers` from `@rl/core/testing` to run a sweep without waiting.
-   */
-  timers?: Timers;
-  /** Clock used when the limiter passes no `now` (default: `systemClock`, wall-clock `Date.now()`). */
-  clock?: Clock;
-}
+export type { MemoryStoreOptions } from './memory-store-options.js';
 
 /**
  * The in-process store. Each decision runs synchronously (read, step, write in one event-loop turn),
@@ -55,7 +38,7 @@ export interface MemoryStoreOptions {
  * state, and a changed configuration applies to it (balances clamped to the new capacity).
  */
 export class MemoryStore implements Store {
-  readonly capabilities: StoreCapabilities = { local: true, algorithms: ALGORITHM_KINDS, blocks: true, reservations: true };
+  readonly capabilities: StoreCapabilities = { local: true, algorithms: ALGORITHM_KINDS, blocks: true, reservations: true, settle: true };
   readonly maxKeys: number;
   private readonly clock: Clock;
   private readonly numeric = new Map<string, NumericTable>();
@@ -125,6 +108,31 @@ export class MemoryStore implements Store {
     } else if (algorithm.stateKind === 'log') {
       const entry = this.logs.index.get(key);
       if (entry !== undefined) algorithm.undo(entry.state, t, cost, chargedAt, delayMs);
+    }
+  }
+
+  /** Settles a charge at its real cost (see `Store.settle`): a state is made for a charge above the estimate when none is held. */
+  settle(key: string, algorithm: Algorithm, settlement: Settlement, now: number | undefined): void {
+    key = heldKey(key);
+    this.assertOpen();
+    const t = now === undefined ? this.clock() : now;
+    if (algorithm.stateKind === 'numeric') {
+      const table = this.numericTable(algorithm);
+      let slot = table.index.get(key);
+      const fresh = slot === undefined;
+      if (slot === undefined) {
+        if (settlement.actual <= settlement.cost) return;
+        this.makeRoom(table, t);
+        slot = table.allocate(key);
+        this.size++;
+      }
+      algorithm.settle(table.data, slot * table.stride, fresh, t, settlement);
+      table.wrote(slot, algorithm.expiresAt(table.data, slot * table.stride));
+    } else if (algorithm.stateKind === 'log') {
+      const entry = this.logs.index.get(key);
+      if (entry === undefined) return;
+      algorithm.settle(entry.state, t, settlement);
+      entry.deadline = Math.max(entry.deadline, algorithm.expiresAt(entry.state));
     }
   }
 

@@ -51,7 +51,7 @@ const COMPACT_WRITE = 'compact-write.lua';
  * Names the store declares before every script, whatever its algorithm (see RedisStore and
  * prelude.lua): not constants of an algorithm's configuration.
  */
-const STORE_CONSTANTS = ['OP', 'BATCH_TIME', 'UNDO_AT', 'UNDO_DELAY', 'EXPLICIT_NOW_MARGIN_MS', 'HORIZON', 'STATE_BYTES', 'ARG_OWN', 'ARG_NOW', 'ARG_MAX_DELAY', 'ARG_CHARGED_AT', 'ARG_DELAY'];
+const STORE_CONSTANTS = ['OP', 'BATCH_TIME', 'UNDO_AT', 'UNDO_DELAY', 'EXPLICIT_NOW_MARGIN_MS', 'HORIZON', 'STATE_BYTES', 'ARG_OWN', 'ARG_NOW', 'ARG_MAX_DELAY', 'ARG_CHARGED_AT', 'ARG_DELAY', 'ARG_ACTUAL', 'ARG_MAX_DEBT'];
 export const generatedPath = join(packageDir, 'src', 'lua-scripts.generated.ts');
 
 /**

@@ -1,14 +1,5 @@
-import {
-  ALGORITHM_KINDS,
-  BLOCK_KEY_SUFFIX,
-  StoreClosedError,
-  type Algorithm,
-  type ChargeGroup,
-  type ConcurrencyAlgorithm,
-  type Decision,
-  type Store,
-  type StoreCapabilities,
-} from '@rl/core/store';
+import { ALGORITHM_KINDS, BLOCK_KEY_SUFFIX, StoreClosedError, type Algorithm, type ChargeGroup, type ConcurrencyAlgorithm } from '@rl/core/store';
+import type { Decision, Settlement, Store, StoreCapabilities } from '@rl/core/store';
 import { Batcher } from './batcher.js';
 import { adaptClient, type ClientAdapter, type RedisClient } from './clients/client.js';
 import { GroupScripts } from './group-scripts.js';
@@ -58,7 +49,7 @@ const NO_LEASE = '';
  * Needs Redis 6.2 or later (`HRANDFIELD`).
  */
 export class RedisStore implements Store {
-  readonly capabilities: StoreCapabilities = { local: false, algorithms: ALGORITHM_KINDS, blocks: true, reservations: true };
+  readonly capabilities: StoreCapabilities = { local: false, algorithms: ALGORITHM_KINDS, blocks: true, reservations: true, settle: true };
   /** The client given, as given. */
   readonly client: RedisClient;
   readonly prefix: string;
@@ -142,6 +133,11 @@ export class RedisStore implements Store {
     // Leases are given back with release(), never undone.
     if (algorithm.stateKind === 'leases') return;
     await this.call(key, algorithm, 'u', [costOf(cost), timeOf(now), undefined, timeOf(chargedAt), timeOf(delayMs)]);
+  }
+
+  /** Settles a charge at its real cost (see `Store.settle`): one call of the algorithm's script ('s'). */
+  async settle(key: string, algorithm: Algorithm, { cost, actual, chargedAt, delayMs, maxDebt }: Settlement, now: number | undefined): Promise<void> {
+    await this.call(key, algorithm, 's', [String(cost), timeOf(now), undefined, String(chargedAt), timeOf(delayMs), String(actual), String(maxDebt)]);
   }
 
   async reset(key: string, algorithm: Algorithm): Promise<void> {

@@ -6,8 +6,8 @@
  * argument starts ({@link configurationStart}), and the batch script's widths (batch-script.ts).
  */
 
-/** One script per operation: consume, reserve, peek, undo; acquire and release for a lease limit. */
-export type Operation = 'c' | 'v' | 'p' | 'u' | 'a' | 'r';
+/** One script per operation: consume, reserve, peek, undo, settle; acquire and release for a lease limit. */
+export type Operation = 'c' | 'v' | 'p' | 'u' | 's' | 'a' | 'r';
 
 /**
  * The arguments of a call after its keys (and, in the compact layout, after the field, `ARGV[1]`), in
@@ -15,20 +15,25 @@ export type Operation = 'c' | 'v' | 'p' | 'u' | 'a' | 'r';
  * - `own`: the cost (absent: 1), or the lease id of an acquire or release;
  * - `now`: the caller's time in ms (absent: Redis `TIME`);
  * - `maxDelay`: a reservation's longest wait in ms;
- * - `chargedAt`, `delay`: an undo's time of the charge it gives back and that charge's delay (a
- *   reservation's; absent: none).
+ * - `chargedAt`, `delay`: an undo's (or a settle's) time of the charge it gives back and that
+ *   charge's delay (a reservation's; absent: none);
+ * - `actual`, `maxDebt`: a settle's real cost and how far past its limit it may charge (`own` is then
+ *   the cost the charge took; see `Settlement` in @rl/core).
  */
-export const ARGUMENTS = ['own', 'now', 'maxDelay', 'chargedAt', 'delay'] as const;
+export const ARGUMENTS = ['own', 'now', 'maxDelay', 'chargedAt', 'delay', 'actual', 'maxDebt'] as const;
 export type Argument = (typeof ARGUMENTS)[number];
 
 /**
  * How many of {@link ARGUMENTS} each operation sends: all of them up to the last it reads. A call by
  * argument then sends its configuration's numbers, from {@link configurationStart} on.
  */
-export const OPERATION_WIDTH: Readonly<Record<Operation, number>> = Object.freeze({ c: 2, p: 2, a: 2, r: 2, v: 3, u: 5 });
+export const OPERATION_WIDTH: Readonly<Record<Operation, number>> = Object.freeze({ c: 2, p: 2, a: 2, r: 2, v: 3, u: 5, s: 7 });
 
 /** The Lua local that holds the position of each argument, as the store declares it before every script. */
-const POSITION_NAMES: Readonly<Record<Argument, string>> = { own: 'ARG_OWN', now: 'ARG_NOW', maxDelay: 'ARG_MAX_DELAY', chargedAt: 'ARG_CHARGED_AT', delay: 'ARG_DELAY' };
+const POSITION_NAMES: Readonly<Record<Argument, string>> = {
+  ...{ own: 'ARG_OWN', now: 'ARG_NOW', maxDelay: 'ARG_MAX_DELAY', chargedAt: 'ARG_CHARGED_AT', delay: 'ARG_DELAY' },
+  ...{ actual: 'ARG_ACTUAL', maxDebt: 'ARG_MAX_DEBT' },
+};
 
 /** The `ARGV` index of the first of {@link ARGUMENTS}: after the field in the compact layout. */
 export function firstArgument(compact: boolean): number {

@@ -22,7 +22,7 @@ export type AlgorithmSpec = Omit<AlgorithmCommon, 'script' | 'blockMs' | Behavio
  * spec: `horizonMs` is the longest time one of its states can need to become the same as no state
  * (`CompactLayout.horizonMs`).
  */
-export function compactFields(spec: AlgorithmSpec & { readonly stateSize: number; readonly horizonMs: number }): Omit<NumericAlgorithm, 'step' | 'expiresAt' | 'undo' | Behaviour> {
+export function compactFields(spec: AlgorithmSpec & { readonly stateSize: number; readonly horizonMs: number }): Omit<NumericAlgorithm, 'step' | 'expiresAt' | 'undo' | 'settle' | Behaviour> {
   const { constants, layoutRevision = 1, stateSize, horizonMs, ...common } = spec;
   return {
     ...common,

@@ -1,4 +1,4 @@
-import type { NumericAlgorithm, NumericState } from '../algorithm.js';
+import type { NumericAlgorithm, NumericState, Settlement } from '../algorithm.js';
 import { decisionFromExact, EPSILON, type Decision } from '../decision.js';
 import { formatDuration } from '../duration.js';
 import { compactFields } from './define.js';
@@ -30,6 +30,16 @@ export type FixedWindowOptions = WindowOptions;
  */
 export function fixedWindow(options: FixedWindowOptions): NumericAlgorithm {
   const { limit, windowMs, countDenied, policy, common } = parseWindowOptions(options, 'fixedWindow');
+
+  function undo(s: NumericState, at: number, now: number, cost: number, chargedAt?: number, delayMs = 0): void {
+    const stored = s[at]!;
+    // With the time of the charge: only while the stored window is the one it was charged in (the
+    // window of its slot, for a reservation). A stored window after it has rolled over (or was kept
+    // by a clock that went back: the charge may have counted in it, or not), so it keeps its count;
+    // stricter, never looser.
+    const charged = chargedAt === undefined ? stored >= Math.floor(now / windowMs) * windowMs : stored === Math.floor((chargedAt + delayMs) / windowMs) * windowMs;
+    if (charged) s[at + 1] = Math.max(0, s[at + 1]! - cost);
+  }
 
   return {
     // `[windowStart, count]`; the longest recovery: a state is the same as no state at the end of its window.
@@ -93,14 +103,29 @@ export function fixedWindow(options: FixedWindowOptions): NumericAlgorithm {
       return s[at]! + windowMs;
     },
 
-    undo(s: NumericState, at: number, now: number, cost: number, chargedAt?: number, delayMs = 0): void {
-      const stored = s[at]!;
-      // With the time of the charge: only while the stored window is the one it was charged in (the
-      // window of its slot, for a reservation). A stored window after it has rolled over (or was kept
-      // by a clock that went back: the charge may have counted in it, or not), so it keeps its count;
-      // stricter, never looser.
-      const charged = chargedAt === undefined ? stored >= Math.floor(now / windowMs) * windowMs : stored === Math.floor((chargedAt + delayMs) / windowMs) * windowMs;
-      if (charged) s[at + 1] = Math.max(0, s[at + 1]! - cost);
+    undo,
+
+    settle(s: NumericState, at: number, fresh: boolean, now: number, { cost, actual, chargedAt, delayMs, maxDebt }: Settlement): void {
+      if (actual < cost) {
+        if (!fresh) undo(s, at, now, cost - actual, chargedAt, delayMs);
+        return;
+      }
+      // The rest goes to the window the request was charged in (of its slot, for a reservation): the
+      // stored one, or a new state when none is stored since that window began; nothing once it has ended.
+      const charged = Math.floor((chargedAt + delayMs) / windowMs) * windowMs;
+      const current = Math.floor(now / windowMs) * windowMs;
+      const stale = fresh || s[at]! < current;
+      const most = limit + maxDebt;
+      if (!stale && s[at] === charged) {
+        const count = s[at + 1]!;
+        if (count < most) s[at + 1] = Math.min(most, count + actual - cost);
+      } else if (stale && charged >= current) {
+        s[at] = charged;
+        s[at + 1] = Math.min(most, actual - cost);
+      } else if (fresh) {
+        s[at] = current;
+        s[at + 1] = 0;
+      }
     },
   };
 }

@@ -1,4 +1,4 @@
-import type { NumericAlgorithm, NumericState } from '../algorithm.js';
+import type { NumericAlgorithm, NumericState, Settlement } from '../algorithm.js';
 import { decisionFromExact, EPSILON, type Decision } from '../decision.js';
 import { formatDuration, type Duration } from '../duration.js';
 import { InvalidOptionError } from '../errors.js';
@@ -68,6 +68,21 @@ export function leakyBucket(options: LeakyBucketOptions): NumericAlgorithm {
   const emission = intervalMs / leakRate;
   const horizon = capacity * emission;
 
+  function undo(s: NumericState, at: number, now: number, cost: number, chargedAt?: number, delayMs = 0): void {
+    if (chargedAt === undefined) {
+      s[at] = Math.max(now, s[at]! - cost * emission);
+      return;
+    }
+    // What the charge still weighs: its slots less what has drained since its slot, or what was
+    // reserved behind it (see above). The slot is known to the ms the decision reported (rounded up).
+    // Only a delayed charge knows its slot (a meter's consume starts at `tat`, which it does not report).
+    const slot = chargedAt + delayMs;
+    const behind = delayMs > 0 ? s[at]! - (slot + cost * emission) : 0;
+    const later = behind <= 0 ? 0 : behind + 1;
+    const back = cost * emission - Math.max(0, now - slot, later);
+    if (back > 0) s[at] = Math.max(now, s[at]! - back);
+  }
+
   return {
     ...compactFields({
       kind: 'leaky-bucket',
@@ -122,19 +137,23 @@ export function leakyBucket(options: LeakyBucketOptions): NumericAlgorithm {
       return s[at]!;
     },
 
-    undo(s: NumericState, at: number, now: number, cost: number, chargedAt?: number, delayMs = 0): void {
-      if (chargedAt === undefined) {
-        s[at] = Math.max(now, s[at]! - cost * emission);
+    undo,
+
+    settle(s: NumericState, at: number, fresh: boolean, now: number, { cost, actual, chargedAt, delayMs }: Settlement): void {
+      if (actual < cost) {
+        if (fresh) return;
+        // The give-back of the tail of the charge's slots, `[slot + actual·T, slot + cost·T)`, less what
+        // has drained into it since (or, reserved behind it, what later reservations took): as `undo`.
+        const slot = chargedAt + delayMs;
+        const behind = delayMs > 0 ? s[at]! - (slot + cost * emission) : 0;
+        const back = (cost - actual) * emission - Math.max(0, now - slot - actual * emission, behind <= 0 ? 0 : behind + 1);
+        if (back > 0) s[at] = Math.max(now, s[at]! - back);
         return;
       }
-      // What the charge still weighs: its slots less what has drained since its slot, or what was
-      // reserved behind it (see above). The slot is known to the ms the decision reported (rounded up).
-      // Only a delayed charge knows its slot (a meter's consume starts at `tat`, which it does not report).
-      const slot = chargedAt + delayMs;
-      const behind = delayMs > 0 ? s[at]! - (slot + cost * emission) : 0;
-      const later = behind <= 0 ? 0 : behind + 1;
-      const back = cost * emission - Math.max(0, now - slot, later);
-      if (back > 0) s[at] = Math.max(now, s[at]! - back);
+      // The rest fills the bucket (or queue) from its current level, at most to full: one timestamp of
+      // state holds no more (a step clamps it to a full bucket, see above), so a leaky bucket takes no debt.
+      const tat = fresh ? now : Math.min(s[at]!, now + horizon);
+      s[at] = Math.max(tat, Math.min(Math.max(tat, now) + (actual - cost) * emission, now + horizon));
     },
   };
 }

@@ -1,4 +1,4 @@
-import type { NumericAlgorithm, NumericState } from '../algorithm.js';
+import type { NumericAlgorithm, NumericState, Settlement } from '../algorithm.js';
 import { decisionFromExact, EPSILON, type Decision } from '../decision.js';
 import { formatDuration } from '../duration.js';
 import { compactFields } from './define.js';
@@ -33,6 +33,19 @@ export type SlidingWindowCounterOptions = WindowOptions;
  */
 export function slidingWindowCounter(options: SlidingWindowCounterOptions): NumericAlgorithm {
   const { limit, windowMs, countDenied, policy, common } = parseWindowOptions(options, 'slidingWindowCounter');
+
+  function undo(s: NumericState, at: number, now: number, cost: number, chargedAt?: number, delayMs = 0): void {
+    const stored = s[at]!;
+    if (chargedAt === undefined) {
+      if (stored >= Math.floor(now / windowMs) * windowMs) s[at + 2] = Math.max(0, s[at + 2]! - cost);
+      return;
+    }
+    // The window of the charge (of its slot, for a reservation): still the current one (its count is
+    // the current count), the previous one (its count is the previous count), or gone.
+    const charged = Math.floor((chargedAt + delayMs) / windowMs) * windowMs;
+    const slot = stored === charged ? at + 2 : stored === charged + windowMs ? at + 1 : -1;
+    if (slot !== -1) s[slot] = Math.max(0, s[slot]! - cost);
+  }
 
   return {
     // `[currentWindowStart, previousCount, currentCount]`; the longest recovery: a current count stops
@@ -120,17 +133,36 @@ export function slidingWindowCounter(options: SlidingWindowCounterOptions): Nume
       return s[at]! + 2 * windowMs;
     },
 
-    undo(s: NumericState, at: number, now: number, cost: number, chargedAt?: number, delayMs = 0): void {
-      const stored = s[at]!;
-      if (chargedAt === undefined) {
-        if (stored >= Math.floor(now / windowMs) * windowMs) s[at + 2] = Math.max(0, s[at + 2]! - cost);
+    undo,
+
+    settle(s: NumericState, at: number, fresh: boolean, now: number, { cost, actual, chargedAt, delayMs, maxDebt }: Settlement): void {
+      if (actual < cost) {
+        if (!fresh) undo(s, at, now, cost - actual, chargedAt, delayMs);
         return;
       }
-      // The window of the charge (of its slot, for a reservation): still the current one (its count is
-      // the current count), the previous one (its count is the previous count), or gone.
+      // The stored windows moved to `now` as a step moves them, then the rest added to the count of the
+      // window of the charge (of its slot): the current or the previous one; nothing once it is older.
+      const currentWindow = Math.floor(now / windowMs) * windowMs;
+      let start = currentWindow;
+      let previous = 0;
+      let current = 0;
+      if (!fresh) {
+        const storedStart = s[at]!;
+        if (storedStart >= start) {
+          start = storedStart;
+          previous = s[at + 1]!;
+          current = s[at + 2]!;
+        } else if (storedStart === start - windowMs) {
+          previous = s[at + 2]!;
+        }
+      }
       const charged = Math.floor((chargedAt + delayMs) / windowMs) * windowMs;
-      const slot = stored === charged ? at + 2 : stored === charged + windowMs ? at + 1 : -1;
-      if (slot !== -1) s[slot] = Math.max(0, s[slot]! - cost);
+      const most = limit + maxDebt;
+      if (charged === start && current < most) current = Math.min(most, current + actual - cost);
+      else if (charged === start - windowMs && previous < most) previous = Math.min(most, previous + actual - cost);
+      s[at] = start;
+      s[at + 1] = previous;
+      s[at + 2] = current;
     },
   };
 }

@@ -191,24 +191,47 @@ export function slidingWindowLog(options: SlidingWindowLogOptions): LogAlgorithm
     },
 
     undo(state, now, cost, chargedAt, delayMs = 0) {
-      // With the time of the charge: the record made at that time with this cost (another one would
-      // leave the window at another time), nothing once it has left the window. Without: the newest
-      // record of this cost, the one a rollback right after its charge admitted (or one just like it).
-      // A reservation's record is at its slot, known to the ms the decision reported (rounded up).
-      const at = chargedAt === undefined ? undefined : chargedAt + delayMs;
-      const from = at === undefined ? -Infinity : delayMs > 0 ? at - 1 : at;
-      if (at !== undefined && at <= now - windowMs) return;
-      const { times, costs } = state;
-      for (let i = times.length - 1; i >= state.head; i--) {
-        // Times never decrease along the log: past the charge's time, no record can be its.
-        if (times[i]! < from) return;
-        if ((costs === null ? 1 : costs[i]) === cost && (at === undefined || (times[i]! <= at && (delayMs > 0 ? times[i]! > from : true)))) {
-          times.splice(i, 1);
-          costs?.splice(i, 1);
-          state.sum -= cost;
-          return;
-        }
+      const i = recordOf(state, now, cost, chargedAt, delayMs, windowMs);
+      if (i === -1) return;
+      state.times.splice(i, 1);
+      state.costs?.splice(i, 1);
+      state.sum -= cost;
+    },
+
+    settle(state, now, { cost, actual, chargedAt, delayMs, maxDebt }) {
+      const i = recordOf(state, now, cost, chargedAt, delayMs, windowMs);
+      if (i === -1) return;
+      settleSum(state);
+      // More than the estimate: taken up to limit + maxDebt in all (the live records' sum).
+      const next = actual <= cost ? actual : cost + Math.max(0, Math.min(actual - cost, limit + maxDebt - liveSum(state, now)));
+      if (next === 0) {
+        state.times.splice(i, 1);
+        state.costs?.splice(i, 1);
+      } else {
+        state.costs ??= new Array<number>(state.times.length).fill(1);
+        state.costs[i] = next;
       }
+      state.sum += next - cost;
     },
   };
+}
+
+/**
+ * The index of the record a charge of `cost` made (see `undo` above): with the time of the charge, the
+ * record made at that time with this cost (another one would leave the window at another time), none
+ * once it has left the window; without, the newest record of this cost, the one a rollback right after
+ * its charge admitted (or one just like it). A reservation's record is at its slot, known to the ms
+ * the decision reported (rounded up). -1 when there is none.
+ */
+function recordOf(state: LogState, now: number, cost: number, chargedAt: number | undefined, delayMs: number, windowMs: number): number {
+  const at = chargedAt === undefined ? undefined : chargedAt + delayMs;
+  const from = at === undefined ? -Infinity : delayMs > 0 ? at - 1 : at;
+  if (at !== undefined && at <= now - windowMs) return -1;
+  const { times, costs } = state;
+  for (let i = times.length - 1; i >= state.head; i--) {
+    // Times never decrease along the log: past the charge's time, no record can be its.
+    if (times[i]! < from) return -1;
+    if ((costs === null ? 1 : costs[i]) === cost && (at === undefined || (times[i]! <= at && (delayMs > 0 ? times[i]! > from : true)))) return i;
+  }
+  return -1;
 }

@@ -1,4 +1,4 @@
-import type { NumericAlgorithm, NumericState } from '../algorithm.js';
+import type { NumericAlgorithm, NumericState, Settlement } from '../algorithm.js';
 import { decisionFromExact, EPSILON, type Decision } from '../decision.js';
 import { formatDuration, type Duration } from '../duration.js';
 import { checkOptions } from '../options.js';
@@ -52,6 +52,22 @@ export function tokenBucket(options: TokenBucketOptions): NumericAlgorithm {
   const { capacity, rate: refillRate, intervalMs, policy, common } = parseBucketOptions(o, 'tokenBucket', 'refillRate');
   /** Tokens per millisecond. */
   const rate = refillRate / intervalMs;
+
+  function undo(s: NumericState, at: number, _now: number, cost: number, chargedAt?: number, delayMs = 0): void {
+    if (chargedAt === undefined) {
+      s[at] = Math.min(capacity, s[at]! + cost);
+      return;
+    }
+    // What the charge still weighs: its cost less what has refilled since its slot, or (a balance
+    // below 0) less what was reserved behind it (see above). The slot is known to the ms the decision
+    // reported (rounded up): a tail less than 1 ms past it counts as none.
+    const stored = s[at]!;
+    const tail = stored < 0 ? s[at + 1]! - stored / rate : s[at + 1]!;
+    const slot = chargedAt + delayMs;
+    const behind = delayMs > 0 && tail <= slot ? 0 : delayMs > 0 ? tail - slot + 1 : tail - slot;
+    const back = cost - Math.max(0, behind) * rate;
+    if (back > 0) s[at] = Math.min(capacity, stored + back);
+  }
 
   return {
     ...compactFields({
@@ -125,20 +141,27 @@ export function tokenBucket(options: TokenBucketOptions): NumericAlgorithm {
       return s[at + 1]! + (capacity - Math.min(capacity, s[at]!)) / rate;
     },
 
-    undo(s: NumericState, at: number, _now: number, cost: number, chargedAt?: number, delayMs = 0): void {
-      if (chargedAt === undefined) {
-        s[at] = Math.min(capacity, s[at]! + cost);
+    undo,
+
+    settle(s: NumericState, at: number, fresh: boolean, now: number, { cost, actual, chargedAt, delayMs, maxDebt }: Settlement): void {
+      if (actual < cost) {
+        if (!fresh) undo(s, at, now, cost - actual, chargedAt, delayMs);
         return;
       }
-      // What the charge still weighs: its cost less what has refilled since its slot, or (a balance
-      // below 0) less what was reserved behind it (see above). The slot is known to the ms the decision
-      // reported (rounded up): a tail less than 1 ms past it counts as none.
-      const stored = s[at]!;
-      const tail = stored < 0 ? s[at + 1]! - stored / rate : s[at + 1]!;
-      const slot = chargedAt + delayMs;
-      const behind = delayMs > 0 && tail <= slot ? 0 : delayMs > 0 ? tail - slot + 1 : tail - slot;
-      const back = cost - Math.max(0, behind) * rate;
-      if (back > 0) s[at] = Math.min(capacity, stored + back);
+      // Refilled to `now` as a step does, then the rest taken whatever the balance, down to −maxDebt.
+      let tokens = capacity;
+      let last = now;
+      if (!fresh) {
+        tokens = Math.min(capacity, s[at]!);
+        last = s[at + 1]!;
+        if (now > last) {
+          tokens = Math.min(capacity, tokens + (now - last) * rate);
+          last = now;
+        }
+      }
+      if (tokens > -maxDebt) tokens = Math.max(-maxDebt, tokens - (actual - cost));
+      s[at] = tokens;
+      s[at + 1] = last;
     },
   };
 }

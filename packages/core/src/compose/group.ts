@@ -5,6 +5,7 @@ import { checkLimiterCost, Limiter } from '../limiter/index.js';
 import type { MaybePromise } from '../store/interface.js';
 import { Composition, PERMITS } from './engine.js';
 import { Run } from './run.js';
+import { actualPerLimit, settleRun } from './settle-run.js';
 import type { Observer } from '../observe/observer.js';
 import { checkOptions, optionalBoolean } from '../options.js';
 
@@ -22,6 +23,12 @@ export interface CombinedDecision extends Decision {
    * nothing). Does nothing for a denial (it holds nothing) or a group without concurrency limits.
    */
   release(): Promise<void>;
+  /**
+   * Settles this request's charges at its real cost once its work is done (see `Limiter.settle`):
+   * one number for every rate limit, or one per limiter (`undefined`: not settled). Once; nothing for
+   * a denial (it charged nothing). Throws `InvalidCostError` for a bad cost, before anything is settled.
+   */
+  settle(actualCost: number | readonly (number | undefined)[]): Promise<void>;
 }
 
 const RESOLVED: Promise<void> = Promise.resolve();
@@ -59,8 +66,12 @@ export class LimiterGroup {
     this.composition = new Composition<CombinedDecision>(this.limiters, (run, composition) => {
       const { decisions, deniedBy } = run;
       const release = composition.hasLeases && deniedBy === -1 ? () => composition.giveBack(run, PERMITS) ?? RESOLVED : released;
-      if (deniedBy !== -1) return { ...decisions[deniedBy]!, decisions, deniedBy, release };
-      return { ...decisions[run.binding]!, delayMs: run.delayMs, decisions, deniedBy, release };
+      const settle = (actual: unknown): Promise<void> => {
+        const perLimit = actualPerLimit(actual, decisions.length, undefined, 'combined.settle.actualCost');
+        return (deniedBy === -1 ? settleRun(composition, run, perLimit) : undefined) ?? RESOLVED;
+      };
+      if (deniedBy !== -1) return { ...decisions[deniedBy]!, decisions, deniedBy, release, settle };
+      return { ...decisions[run.binding]!, delayMs: run.delayMs, decisions, deniedBy, release, settle };
     });
   }
 

@@ -8,13 +8,13 @@
 // becomes on a framework's error path (thrown-value.ts).
 export { HttpRateLimiter, withLimiter, type LimiterHandle } from './rate-limiter.js';
 export { checkOptionNames } from './options.js';
-export type { HttpRateLimitOptions, LimitOptions, WaitOptions, KeyFunction, CostFunction, SkipFunction } from './option-types.js';
+export type { HttpRateLimitOptions, LimitOptions, WaitOptions, KeyFunction, CostFunction, ActualCostFunction, SkipFunction } from './option-types.js';
 export { checkAdapterFunctions, type FrameworkBinding } from './binding.js';
 export { RateLimitResult } from './result.js';
 export { holdRequest, type CloseNotifier } from './hold.js';
 export { problemBody, PROBLEM_CONTENT_TYPE } from './problem.js';
 export { Responder, type ResponsePolicy } from './responder.js';
-export { endOnNodeClose, type ResponseIO, type ResponseEnded, type NodeResponse } from './response-io.js';
+export { endOnNodeClose, warnLateError, type ResponseIO, type ResponseEnded, type NodeResponse } from './response-io.js';
 export { checkSuccessTest, type SuccessTest } from './outcome.js';
 export { OutageLog, consoleLogger, OUTAGE_QUIET_MS, type OutageLogger } from './outage-log.js';
 export { PrefixRegistry } from './prefixes.js';

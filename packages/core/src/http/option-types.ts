@@ -10,6 +10,12 @@ import type { HeaderFormat } from './headers.js';
 export type KeyFunction<Req> = (req: Req) => string | Promise<string>;
 /** Returns the cost of a request in units (sync or async): a finite number greater than 0. */
 export type CostFunction<Req> = (req: Req) => number | Promise<number>;
+/**
+ * Returns the real cost of a request once its response has finished (sync or async): a finite number
+ * of 0 or more, for example from a response header the handler set. Express `(req, res)`, Fastify
+ * `(request, reply)`, Koa `(ctx)`.
+ */
+export type ActualCostFunction<Req, Res = unknown> = (req: Req, res: Res) => number | Promise<number>;
 /** Returns true (sync or async) for requests the limits do not apply to. */
 export type SkipFunction<Req> = (req: Req) => boolean | Promise<boolean>;
 /**
@@ -19,7 +25,7 @@ export type SkipFunction<Req> = (req: Req) => boolean | Promise<boolean>;
 export type AlgorithmFunction<Req> = (req: Req) => Algorithm | Promise<Algorithm>;
 
 /** One limit among several (`limits`), for example a global limit, one per tenant and one per user. */
-export interface LimitOptions<Req> {
+export interface LimitOptions<Req, Res = unknown> {
   /**
    * The algorithm (from one of `ALGORITHM_FACTORIES`: `tokenBucket({ capacity: 20, refillRate: 10 })`,
    * `concurrency({ limit: 50 })`, …); or a function of the request returning the rate algorithm of that
@@ -53,6 +59,14 @@ export interface LimitOptions<Req> {
   dryRun?: boolean;
   /** This limit's quota leases (see `LimiterOptions.lease`); default: the middleware's `lease` (for a rate limit). */
   lease?: LeaseOptions;
+  /**
+   * This limit's real cost, learned once the response has finished (see
+   * {@link HttpRateLimitOptions.actualCost}); default: the middleware's, when this limit takes the
+   * middleware's `cost`. Not on a concurrency limit.
+   */
+  actualCost?: ActualCostFunction<Req, Res>;
+  /** How far a settle may take this limit past its quota (see `LimiterOptions.maxDebt`); default: the middleware's `maxDebt`. */
+  maxDebt?: number;
 }
 
 /** Waiting: hold requests until the slots their limits reserve. */
@@ -67,8 +81,8 @@ export interface WaitOptions {
 
 
 /** The options of `createLimiter` that the HTTP layer passes through to every limit's limiter. */
-export type PassedLimiterOptions = 'timeout' | 'clock' | 'onStoreError' | 'denyCache' | 'storeRetryInterval' | 'storeFailureThreshold' | 'blockDuration';
-export const PASSED_LIMITER_OPTIONS = ['timeout', 'clock', 'onStoreError', 'denyCache', 'storeRetryInterval', 'storeFailureThreshold', 'blockDuration'] as const;
+export type PassedLimiterOptions = 'timeout' | 'clock' | 'onStoreError' | 'denyCache' | 'storeRetryInterval' | 'storeFailureThreshold' | 'blockDuration' | 'maxDebt';
+export const PASSED_LIMITER_OPTIONS = ['timeout', 'clock', 'onStoreError', 'denyCache', 'storeRetryInterval', 'storeFailureThreshold', 'blockDuration', 'maxDebt'] as const;
 
 /**
  * The framework-independent options of every adapter's `rateLimit()`. `Req` is what the key, cost
@@ -77,11 +91,11 @@ export const PASSED_LIMITER_OPTIONS = ['timeout', 'clock', 'onStoreError', 'deny
  * `blockDuration`: a lockout after a denial, with Retry-After and the RateLimit `t` at its end) apply to
  * every limit, as in `createLimiter`.
  */
-export interface HttpRateLimitOptions<Req> extends Pick<LimiterOptions, PassedLimiterOptions> {
+export interface HttpRateLimitOptions<Req, Res = unknown> extends Pick<LimiterOptions, PassedLimiterOptions> {
   /** The algorithm of a single limit, or a function of the request choosing it (see {@link LimitOptions.algorithm}). Give either `algorithm` or `limits`. */
   algorithm?: Algorithm | AlgorithmFunction<Req>;
   /** Several limits applied together: a request is admitted only when all admit; a denial uses no quota in the others. */
-  limits?: readonly LimitOptions<Req>[];
+  limits?: readonly LimitOptions<Req, Res>[];
   /** Where state lives. Default: a new memory store for this middleware. */
   store?: Store;
   /**
@@ -157,6 +171,17 @@ export interface HttpRateLimitOptions<Req> extends Pick<LimiterOptions, PassedLi
    */
   lease?: LeaseOptions;
   /**
+   * The request's real cost, called once its response has finished (not when the client left: the
+   * estimate then stands), for every rate limit that takes this middleware's `cost` (a limit with a
+   * `cost` of its own gives its own `actualCost`). `cost` is the estimate charged, and checked, on
+   * arrival; the difference is then charged or given back in one store call, in the window the
+   * request was charged in (see `Limiter.settle`; a charge never past `maxDebt`). A handler may settle
+   * sooner itself, `result.settle(n)` (for example as a stream ends), and `actualCost` is then not
+   * called. A bad answer (not a finite number of 0 or more, a throw, a rejection) is an
+   * `InvalidCostError` on the framework's path for errors after a response, and the estimate stands.
+   */
+  actualCost?: ActualCostFunction<Req, Res>;
+  /**
    * Log a store outage once (when the store of a limit starts failing, and when it answers again):
    * `true` (default) on the framework's logger where it has one (Fastify), else the console; `false`
    * for none (then listen to `middleware.on('storeError', …)` or use an observer).
@@ -199,6 +224,10 @@ export interface LimitConfig<Req> {
   readonly onStoreError: StoreErrorPolicy | undefined;
   /** This limit's quota leases, its own or the middleware's; undefined: none. */
   readonly lease: LeaseOptions | undefined;
+  /** This limit's real cost after the response, its own or the middleware's; undefined: none. */
+  readonly actualCost: ActualCostFunction<Req> | undefined;
+  /** This limit's own `maxDebt`; undefined: the middleware's. */
+  readonly maxDebt: unknown;
 }
 
 /** The options of one middleware, parsed and validated once (frozen). */

@@ -18,6 +18,7 @@ import {
   type CostFunction,
   type HttpConfig,
   type HttpRateLimitOptions,
+  type ActualCostFunction,
   type KeyFunction,
   type LimitConfig,
   type SkipFunction,
@@ -25,9 +26,9 @@ import {
 
 const CORE_OPTIONS = [
   'algorithm', 'limits', 'store', 'prefix', 'key', 'cost', 'maxCost', 'skip', 'headers', 'wait', 'ipv6Subnet', 'timers',
-  'skipSuccessfulRequests', 'skipFailedRequests', 'dryRun', 'observer', 'observeKeys', 'logStoreErrors', 'lease', ...PASSED_LIMITER_OPTIONS,
+  'skipSuccessfulRequests', 'skipFailedRequests', 'dryRun', 'observer', 'observeKeys', 'logStoreErrors', 'lease', 'actualCost', ...PASSED_LIMITER_OPTIONS,
 ] as const;
-const LIMIT_OPTIONS = ['algorithm', 'name', 'key', 'cost', 'maxCost', 'store', 'onStoreError', 'dryRun', 'lease'] as const;
+const LIMIT_OPTIONS = ['algorithm', 'name', 'key', 'cost', 'maxCost', 'store', 'onStoreError', 'dryRun', 'lease', 'actualCost', 'maxDebt'] as const;
 /** The storage name of a limit whose algorithm is chosen per request, when it has no name of its own. */
 const PER_REQUEST_NAME = 'per-request';
 
@@ -44,7 +45,7 @@ export function checkOptionNames(options: unknown, owner: string, adapterOptions
  * Parses the options of one middleware; throws {@link InvalidOptionError} naming the field. One rule
  * for every option, a limit's too: `undefined` is "not given"; `null` is a bad value like any other.
  */
-export function parseHttpOptions<Req>(options: HttpRateLimitOptions<Req>, owner: string, adapterOptions: readonly string[]): HttpConfig<Req> {
+export function parseHttpOptions<Req>(options: HttpRateLimitOptions<Req, never>, owner: string, adapterOptions: readonly string[]): HttpConfig<Req> {
   const o = checkOptionNames(options, owner, adapterOptions);
   // Checked by createLimiter, which must never see a null as "not given".
   for (const name of PASSED_LIMITER_OPTIONS) if (o[name] === null) throw nullOption(`${owner}.${name}`);
@@ -97,7 +98,7 @@ export function parseHttpOptions<Req>(options: HttpRateLimitOptions<Req>, owner:
     names.push(name);
     const limitDryRun = l.dryRun === undefined ? dryRun : optionalBoolean(l.dryRun, `${field}.dryRun`, false);
     return Object.freeze({
-      ...parseLimit<Req>(l, { algorithm, name, field }, { cost, maxCost: o.maxCost, lease: o.lease }, owner),
+      ...parseLimit<Req>(l, { algorithm, name, field }, { cost, maxCost: o.maxCost, lease: o.lease, actualCost: optionalFunction<ActualCostFunction<Req>>(o.actualCost, `${owner}.actualCost`) }, owner),
       algorithmOf,
       headerName: l.name === undefined && algorithm === undefined ? undefined : name,
       dryRun: limitDryRun,
@@ -154,6 +155,8 @@ interface SharedLimitOptions<Req> {
   readonly maxCost: unknown;
   /** The middleware's `lease`: every rate limit's unless it gives its own. */
   readonly lease: unknown;
+  /** The middleware's `actualCost`: the real cost of every rate limit that takes the middleware's `cost`. */
+  readonly actualCost: ActualCostFunction<Req> | undefined;
 }
 
 /**
@@ -188,6 +191,8 @@ function parseLimit<Req>(
   if (declared !== undefined && typeof effective === 'number' && effective > declared) {
     throw new InvalidOptionError(maxCostField, declared, `at least the constant cost ${effective} it bounds`);
   }
+  const ownActualCost = optionalFunction<ActualCostFunction<Req>>(l.actualCost, `${field}.actualCost`);
+  if (leases && ownActualCost !== undefined) throw new InvalidOptionError(`${field}.actualCost`, l.actualCost, 'no actualCost on a concurrency limit: a request holds one permit');
   return {
     algorithm,
     name,
@@ -199,6 +204,8 @@ function parseLimit<Req>(
     store: optionalStore(l.store, `${field}.store`),
     onStoreError: l.onStoreError as StoreErrorPolicy | undefined,
     lease: lease as LeaseOptions | undefined,
+    actualCost: ownActualCost ?? (leases || cost !== undefined ? undefined : shared.actualCost),
+    maxDebt: l.maxDebt,
   };
 }
 

@@ -50,7 +50,7 @@ export class HttpRateLimiter<Req> {
   private readonly evaluation: Evaluation<Req>;
 
   /** `prefixes`: where a default prefix is taken (default: this process's registry). */
-  constructor(options: HttpRateLimitOptions<Req>, binding: FrameworkBinding<Req>, prefixes: PrefixRegistry = processPrefixes) {
+  constructor(options: HttpRateLimitOptions<Req, never>, binding: FrameworkBinding<Req>, prefixes: PrefixRegistry = processPrefixes) {
     const config = parseHttpOptions(options, binding.owner, binding.adapterOptions);
     binding.checkAdapterOptions?.(options as unknown as Record<string, unknown>, config.skipFailed || config.skipSuccessful);
     this.maxDelayMs = config.maxDelayMs;
@@ -83,7 +83,10 @@ export class HttpRateLimiter<Req> {
 
     const dryRun = config.limits.map((l) => l.dryRun);
     // Each result knows its middleware, for the double-count check of a later one on the same request.
-    const source = { limitNames: this.limitNames, allDryRun: !dryRun.includes(false) };
+    // One real cost given to `result.settle(n)` settles the limits with an `actualCost`, or every limit when none has one.
+    const actualCosts = config.limits.some((l) => l.actualCost !== undefined) ? config.limits.map((l) => l.actualCost) : undefined;
+    const settles = actualCosts?.map((f) => f !== undefined);
+    const source = { limitNames: this.limitNames, allDryRun: !dryRun.includes(false), settles };
     this.doubleCount = new DoubleCountCheck(source);
     const composition = new Composition<RateLimitResult>(this.limiters, (run, of) => new RateLimitResult(run, of, source), { maxDelayMs: config.maxDelayMs, dryRun });
     this.hasLeases = composition.hasLeases;
@@ -102,6 +105,7 @@ export class HttpRateLimiter<Req> {
       skipSuccessful: config.skipSuccessful,
       skipFailed: config.skipFailed,
       hold: (limit: number, state: Parameters<ResponsePolicy['hold']>[1], delayMs: number) => cores[limit]!.hold(state, delayMs),
+      actualCosts,
     });
   }
 
@@ -183,7 +187,8 @@ function limiterOptions<Req>(config: HttpConfig<Req>, limit: LimitConfig<Req>, p
     maxCost: limit.maxCost,
     onStoreError: limit.onStoreError ?? config.limiterOptions.onStoreError,
     lease: limit.lease,
-  };
+    maxDebt: limit.maxDebt ?? config.limiterOptions.maxDebt,
+  } as LimiterOptions;
 }
 
 /** What an adapter's middleware function carries besides itself (see {@link withLimiter}). */

@@ -32,6 +32,7 @@ function io(calls: Call[], onLimit = false): ResponseIO<Request, FakeResponse, s
     onEnd: endOnNodeClose((res: FakeResponse) => res),
     statusCode: (_req, res) => res.status,
     requestWasSuccessful: undefined,
+    lateError: (_req, _res, error) => void calls.push(['lateError', error]),
     record: (_req, _res, result) => {
       calls.push(['record', result.allowed]);
       return true;

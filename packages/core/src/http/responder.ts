@@ -2,6 +2,8 @@ import type { HoldEvent } from '../observe/observer.js';
 import type { Timers } from '../timers.js';
 import type { HeaderWriter } from './headers.js';
 import { holdRequest } from './hold.js';
+import { ActualCosts } from './actual-cost.js';
+import type { ActualCostFunction } from './option-types.js';
 import { OutcomeCounter } from './outcome.js';
 import type { ProblemBodies } from './problem.js';
 import type { NodeResponse, ResponseEnded, ResponseIO } from './response-io.js';
@@ -23,6 +25,8 @@ export interface ResponsePolicy {
   readonly skipFailed: boolean;
   /** Tells the observers of limit `limit` (the one that delays the request the longest) of a hold. */
   hold(limit: number, state: HoldEvent['state'], delayMs: number): void;
+  /** Each limit's `actualCost` (undefined entries: none); undefined when no limit has one. */
+  readonly actualCosts: readonly (ActualCostFunction<never, never> | undefined)[] | undefined;
 }
 
 /**
@@ -35,8 +39,9 @@ export interface ResponsePolicy {
  * - the client gone while the limits ran: give everything back and drop the request;
  * - a delay (shaping): hold the request, then proceed, or drop it if the client leaves meanwhile;
  * - admitted: when its response ends (the adapter's `onEnd`), its concurrency permits are released,
- *   and with `skipFailedRequests` or `skipSuccessfulRequests` its units are given back when its
- *   outcome is not counted (see {@link OutcomeCounter}); the request proceeds.
+ *   a finished one is settled at its real cost (`actualCost`), and with `skipFailedRequests` or
+ *   `skipSuccessfulRequests` its units are given back when its outcome is not counted (see
+ *   {@link OutcomeCounter}); the request proceeds.
  *
  * `respond` is synchronous except for a hold, so an adapter with a synchronous result continues in
  * the same tick.
@@ -45,7 +50,9 @@ export class Responder<Req, Res, Next, Out> {
   private readonly policy: ResponsePolicy;
   /** Counting by outcome (`skipFailedRequests`, `skipSuccessfulRequests`); undefined when every request counts. */
   private readonly outcome: OutcomeCounter<Req, Res> | undefined;
-  /** The request holds something until its response ends (permits, or units under counting by outcome). */
+  /** Settling from the response (`actualCost`); undefined when no limit has one. */
+  private readonly actualCosts: ActualCosts<Req, Res> | undefined;
+  /** The request holds something until its response ends (permits, units under counting by outcome, a cost to settle). */
   private readonly watchesEnd: boolean;
 
   /** `limiter`: the middleware (its {@link ResponsePolicy} is read once); `owner` names it in warnings. */
@@ -60,7 +67,9 @@ export class Responder<Req, Res, Next, Out> {
       const test = io.requestWasSuccessful ?? ((req: Req, res: Res) => io.statusCode(req, res) < 400);
       this.outcome = new OutcomeCounter(policy.skipSuccessful, policy.skipFailed, test, owner);
     }
-    this.watchesEnd = policy.hasLeases || this.outcome !== undefined;
+    const functions = policy.actualCosts as readonly (ActualCostFunction<Req, Res> | undefined)[] | undefined;
+    this.actualCosts = functions === undefined ? undefined : new ActualCosts(functions, io.lateError);
+    this.watchesEnd = policy.hasLeases || this.outcome !== undefined || this.actualCosts !== undefined;
   }
 
   respond(req: Req, res: Res, next: Next, result: RateLimitResult | undefined): Out | Promise<Awaited<Out>> {
@@ -81,12 +90,16 @@ export class Responder<Req, Res, Next, Out> {
 
   /**
    * The response of `result`'s admitted request ended (`finished`: sent in full): its permits are
-   * released, and its units given back when its outcome is not counted (a response that never
-   * finished stays counted: see {@link OutcomeCounter}). What an adapter's `onEnd` tells.
+   * released; a finished one is settled at its real cost (`actualCost`, see {@link ActualCosts}), then
+   * its units are given back when its outcome is not counted (a response that never finished stays
+   * counted, at its estimate: see {@link OutcomeCounter}). What an adapter's `onEnd` tells.
    */
   readonly ended: ResponseEnded<Req, Res> = (req, res, result, finished) => {
     if (this.policy.hasLeases) void result.release();
-    if (finished) this.outcome?.finished(req, res, result);
+    if (!finished) return;
+    const settling = this.actualCosts?.settle(req, res, result);
+    if (settling === undefined) this.outcome?.finished(req, res, result);
+    else void settling.then(() => this.outcome?.finished(req, res, result));
   };
 
   private holdThenProceed(req: Req, res: Res, next: Next, result: RateLimitResult, node: NodeResponse): Promise<Awaited<Out>> {

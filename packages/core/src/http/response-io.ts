@@ -53,6 +53,17 @@ export interface ResponseIO<Req, Res, Next, Out> {
    * (`onResponse`, `onRequestAbort`) tell it where the plugin installed them.
    */
   onEnd(req: Req, res: Res, result: RateLimitResult, ended: ResponseEnded<Req, Res>): void;
+  /**
+   * Reports an error that comes after the response has finished (a bad `actualCost`), on the
+   * framework's path for such errors: Fastify's request logger, Koa's app `'error'` event; Express,
+   * which has none, a process warning carrying the error ({@link warnLateError}).
+   */
+  lateError(req: Req, res: Res, error: unknown): void;
+}
+
+/** {@link ResponseIO.lateError} for a framework without a path for errors after a response: the error as a process warning (`process.on('warning')` hears it with its `code`). */
+export function warnLateError(_req: unknown, _res: unknown, error: unknown): void {
+  process.emitWarning(error instanceof Error ? error : new Error(String(error)));
 }
 
 interface Watch {

@@ -1,6 +1,7 @@
 import type { Composition } from '../compose/engine.js';
 import { EVERYTHING, PERMITS, UNITS } from '../compose/engine.js';
 import type { Run } from '../compose/run.js';
+import { actualPerLimit, settleRun } from '../compose/settle-run.js';
 import type { Decision, DecisionReason, Policy } from '../decision.js';
 import { tagResult, type ResultSource } from './double-count.js';
 import type { HeaderSource } from './headers.js';
@@ -12,6 +13,8 @@ const RESOLVED: Promise<void> = Promise.resolve();
 export interface ResultContext extends ResultSource {
   /** Every limit is a dry-run one: the client sees none of them. */
   readonly allDryRun: boolean;
+  /** Per limit, whether one real cost given to {@link RateLimitResult.settle} settles it; undefined: every limit. */
+  readonly settles: readonly boolean[] | undefined;
 }
 
 /**
@@ -70,6 +73,8 @@ export class RateLimitResult implements HeaderSource {
   #unitsBack: boolean;
   readonly #enforcedDeniedBy: number;
   readonly #shownBinding: number;
+  readonly #settles: readonly boolean[] | undefined;
+  #settled: boolean;
 
   /** The outcome of `run`, a finished run of `composition` (see `Run`), for the middleware `context`. */
   constructor(run: Run, composition: Composition<RateLimitResult>, context: ResultContext) {
@@ -104,6 +109,8 @@ export class RateLimitResult implements HeaderSource {
     this.rolledBack = denied;
     this.#permitsBack = denied;
     this.#unitsBack = denied;
+    this.#settles = context.settles;
+    this.#settled = false;
     // In the constructor, so that every result has the same in-object layout (a property added later
     // would need a backing store of its own per result).
     tagResult(this, context);
@@ -117,6 +124,27 @@ export class RateLimitResult implements HeaderSource {
   /** The binding limit among those the client sees (what the single-limit header formats show); -1 when every limit is a dry-run one. */
   get shownBinding(): number {
     return this.#shownBinding;
+  }
+
+  /** True once the handler settled this request ({@link settle}): its limits' `actualCost` is then not called. */
+  get settled(): boolean {
+    return this.#settled;
+  }
+
+  /**
+   * Settles this request's charges at its real cost once its work is done (for example as a stream
+   * ends): `actualCost` for each rate limit with an `actualCost` option (every rate limit when none has
+   * one), or one cost per limit (`undefined`: not settled). The difference is charged or given back in
+   * one store call per limit, in the window it was charged in (see `Limiter.settle`), and `actualCost`
+   * is not called. Once: again, or after a give-back, it is ignored (warning `RL_ALREADY_SETTLED`). A
+   * denial settles nothing. Throws `InvalidCostError` for a bad cost (in a handler: the framework's
+   * error path), before anything is settled; the estimate then stands.
+   */
+  settle(actualCost: number | readonly (number | undefined)[]): Promise<void> {
+    const actual = actualPerLimit(actualCost, this.decisions.length, this.#settles, 'result.settle.actualCost');
+    this.#settled = true;
+    if (this.#enforcedDeniedBy !== -1) return RESOLVED;
+    return settleRun(this.#composition, this.#run, actual) ?? RESOLVED;
   }
 
   /**

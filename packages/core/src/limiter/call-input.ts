@@ -1,6 +1,7 @@
 import { checkCost, type Algorithm } from '../algorithm.js';
 import type { Decision } from '../decision.js';
-import { CostExceedsCapacityError, InvalidAlgorithmError, InvalidKeyError, UnsupportedError } from '../errors.js';
+import type { MaybePromise } from '../store/interface.js';
+import { CostExceedsCapacityError, InvalidAlgorithmError, InvalidKeyError, InvalidOptionError, UnsupportedError } from '../errors.js';
 
 // The input rules of a limiter's verbs, each checked once before anything is charged: a key, a cost,
 // an algorithm.
@@ -82,4 +83,35 @@ export function rateCall(core: CallRules, key: unknown, cost: unknown, algorithm
 /** Whether the third argument of `undo` is a decision (it has `allowed`) rather than an algorithm. */
 export function isDecisionLike(value: unknown): value is Decision {
   return value !== null && typeof value === 'object' && typeof (value as Decision).allowed === 'boolean';
+}
+
+/**
+ * The arguments of a verb on an earlier charge (`undo`, `settle`): `(cost, decision)` or `(cost,
+ * algorithm, decision)`, a decision telling itself from an algorithm by its `allowed`. Returns the
+ * checked algorithm (the limiter's own, or the one given), and the decision when one was given (an
+ * object with a numeric `at`, else `InvalidOptionError` on `field`, also when none is and it is
+ * `required`); `key` and `cost` checked too.
+ */
+export function chargeOf(
+  core: CallRules,
+  key: unknown,
+  cost: unknown,
+  algorithmOrDecision: Algorithm | Decision | undefined,
+  decision: Decision | undefined,
+  field: string,
+  required = false,
+): { algorithm: Algorithm; decision: Decision | undefined } {
+  checkKey(key);
+  const given = isDecisionLike(algorithmOrDecision) ? algorithmOrDecision : decision;
+  const algorithm = isDecisionLike(algorithmOrDecision) || algorithmOrDecision === undefined ? ownAlgorithm(core) : core.checkCallAlgorithm(algorithmOrDecision);
+  checkLimiterCost(core, cost, algorithm);
+  if (given === undefined ? required : given === null || typeof given !== 'object' || typeof given.at !== 'number') {
+    throw new InvalidOptionError(field, given, 'the decision that consume() returned for this request');
+  }
+  return { algorithm, decision: given };
+}
+
+/** `value` as a promise. */
+export function promised<T>(value: MaybePromise<T>): Promise<T> {
+  return value instanceof Promise ? value : Promise.resolve(value);
 }

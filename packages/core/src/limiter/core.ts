@@ -4,7 +4,7 @@ import type { Decision } from '../decision.js';
 import { InvalidAlgorithmError } from '../errors.js';
 import { Observation } from '../observe/observation.js';
 import type { HoldEvent, Observer } from '../observe/observer.js';
-import { tookNothing, wasNotAsked } from '../store/charge-marks.js';
+import { markSettled, tookNothing, wasNotAsked } from '../store/charge-marks.js';
 import type { MaybePromise, Store } from '../store/interface.js';
 import type { Timers } from '../timers.js';
 import { CallAlgorithms } from './call-algorithms.js';
@@ -18,16 +18,16 @@ import { newLeaseId, type LeaseDecision } from './lease.js';
 import { QuotaLeases, type LeaseHost } from './quota-leases.js';
 import type { LimiterConfig } from './options.js';
 import { withCancel, type Reservation } from './reservation.js';
+import { settleCharge, type SettleHost } from './settlement.js';
 import { StoreGuard } from './store-guard.js';
 
 /**
- * The one charge path of a limiter, beneath every verb: the engine, the failure policy (a fallback's
- * decisions) and the public `Limiter` all use it. Nothing is validated here: keys are non-empty
- * strings, costs passed the limiter's cost rule, an algorithm given per call passed
- * {@link checkCallAlgorithm}. A charge is a consume (from a quota lease, with one), or with `maxDelayMs`
- * a reservation (as Go's `AllowN` is `reserveN(now, n, 0)`): one path to the store, through the deny
- * cache, the guard (circuit, timeout, failure policy) and the observers. Keys given here are the user's;
- * the prefix is added once. Every method answers synchronously on a synchronous limiter.
+ * The one charge path of a limiter, beneath every verb (the engine, a fallback's decisions, `Limiter`).
+ * Nothing is validated here (keys, costs and per-call algorithms were checked). A charge is a consume
+ * (from a quota lease, with one), or with `maxDelayMs` a reservation (as Go's `AllowN` is `reserveN(now,
+ * n, 0)`): one path to the store, through the deny cache, the guard (circuit, timeout, failure policy)
+ * and the observers. Keys given here are the user's (the prefix is added once). Every method answers
+ * synchronously on a synchronous limiter.
  */
 export class LimiterCore {
   /** The algorithm of calls that give none; undefined when every call gives its own. Carries the lockout. */
@@ -56,6 +56,7 @@ export class LimiterCore {
   private readonly calls: CallAlgorithms;
   private readonly timers: Timers;
   private readonly quota: QuotaLeases | undefined;
+  private readonly settler: SettleHost;
   /** The observers; undefined without any (then nothing is measured). */
   private observation: Observation | undefined;
   /** The last key charged and its storage key: consecutive requests of one client reuse the string (and its hash) instead of building it again. */
@@ -71,16 +72,9 @@ export class LimiterCore {
   ) {
     this.algorithm = config.algorithm;
     this.isConcurrencyLimit = config.algorithm?.stateKind === 'leases';
-    this.store = config.store;
-    this.prefix = config.prefix;
+    ({ store: this.store, prefix: this.prefix, maxCost: this.maxCost, blockMs: this.blockMs, name: this.name } = config);
+    ({ clock: this.clock, localClock: this.localClock, timers: this.timers, denyCache: this.denyCache } = config);
     this.keyPrefix = config.prefix ? `${config.prefix}:` : '';
-    this.maxCost = config.maxCost;
-    this.blockMs = config.blockMs;
-    this.name = config.name;
-    this.clock = config.clock;
-    this.localClock = config.localClock;
-    this.timers = config.timers;
-    this.denyCache = config.denyCache;
     this.calls = new CallAlgorithms(config.store, config.algorithm, config.blockMs);
     const { circuit, byDomain } = circuitsOf(config, (open, reason, domain) => this.circuitChanged(open, reason, domain));
     this.circuit = circuit;
@@ -91,6 +85,12 @@ export class LimiterCore {
     this.synchronous = config.store.capabilities.local && (fallback === undefined || fallback.synchronous);
     this.quota = config.lease === undefined ? undefined : new QuotaLeases(config.lease, this.leaseHost(config.retryIntervalMs));
     this.quotaLeased = this.quota !== undefined;
+    this.settler = {
+      ...{ name: config.name, maxDebt: config.maxDebt, leased: this.quotaLeased, warned: false },
+      refundIntoBlock: (storeKey, units, algorithm, decision) => this.quota!.refund(storeKey, units, algorithm, decision),
+      settleStored: (storeKey, algorithm, settlement) => this.freeing(storeKey, this.guard.settle(storeKey, algorithm, settlement)),
+      told: (estimate, actual) => this.observation?.settled(estimate, actual),
+    };
     this.fastPath = this.synchronous && config.algorithm !== undefined && !this.isConcurrencyLimit && byDomain === undefined && !this.quotaLeased;
     config.denyCache?.followResets(config.store);
   }
@@ -162,22 +162,26 @@ export class LimiterCore {
   }
 
   /**
-   * Gives back `cost` units charged under `algorithm` by `decision` (its `at` and a reservation's `delayMs`
-   * say where; none: a rollback right after the charge; spent from a quota lease: into its block while
-   * that lives); never rejects (a failure is a `'storeError'` event). The key's cached denial is
-   * forgotten before the give-back and again once it is done (one answered in between is stale).
+   * Gives back `cost` units charged under `algorithm` by `decision` (its `at` and `delayMs` say where; none: a rollback right after
+   * the charge; spent from a quota lease: into its block while that lives), which is then settled; never rejects (see {@link freeing}).
    */
   undo(key: string, cost: number, algorithm: Algorithm, decision?: Decision): MaybePromise<void> {
     const storeKey = this.keyPrefix + key;
+    if (decision !== undefined) markSettled(decision);
     if (decision !== undefined && this.quota?.refund(storeKey, cost, algorithm, decision) === true) return;
-    return this.undoStored(storeKey, algorithm, cost, decision?.at, decision !== undefined && decision.delayMs > 0 ? decision.delayMs : undefined);
+    return this.freeing(storeKey, this.guard.undo(storeKey, algorithm, cost, decision?.at, decision !== undefined && decision.delayMs > 0 ? decision.delayMs : undefined));
   }
 
-  private undoStored(storeKey: string, algorithm: Algorithm, cost: number, chargedAt: number | undefined, delayMs?: number): MaybePromise<void> {
+  /** `back`, a call that may free units of `storeKey` (failures are `'storeError'` events): its cached denial is forgotten now and once it is done (one answered in between is stale). */
+  private freeing(storeKey: string, back: MaybePromise<void>): MaybePromise<void> {
     const cache = this.denyCache;
     cache?.delete(storeKey);
-    const back = this.guard.undo(storeKey, algorithm, cost, chargedAt, delayMs);
     return cache === undefined || !(back instanceof Promise) ? back : back.then(() => cache.delete(storeKey));
+  }
+
+  /** Settles the charge of `decision` (`cost` units of `key` under `algorithm`) at `actual` units (see {@link settleCharge}). */
+  settle(key: string, cost: number, actual: number, algorithm: Algorithm, decision: Decision): MaybePromise<void> {
+    return settleCharge(this.settler, this.keyPrefix + key, cost, actual, algorithm, decision);
   }
 
   /** The give-back of a reservation (or a shaper's consume) that will not be used: its units at its slot; the observers hear a `reservationCancelled`. */
@@ -197,17 +201,12 @@ export class LimiterCore {
     this.guard.notServed(decision);
   }
 
-  /**
-   * Forgets `key`'s state in every state layout the limiter was called with, lifting its lockout, and
-   * its cached denial (again once done: a denial answered meanwhile, by a call sent before, is stale).
-   */
+  /** Forgets `key`'s state in every state layout the limiter was called with, its lockout, and its cached denial (again once done: one answered meanwhile is stale). */
   async reset(key: string): Promise<void> {
     const storeKey = this.keyPrefix + key;
     this.denyCache?.delete(storeKey);
     this.quota?.forget(storeKey);
-    const resets: MaybePromise<void>[] = [];
-    for (const algorithm of this.calls.layouts()) resets.push(this.guard.reset(storeKey, algorithm));
-    await Promise.all(resets);
+    await Promise.all(Array.from(this.calls.layouts(), (algorithm) => this.guard.reset(storeKey, algorithm)));
     this.denyCache?.delete(storeKey);
   }
 
@@ -279,7 +278,7 @@ export class LimiterCore {
       takeBlock: (storeKey, algorithm, units) => this.ask(storeKey, algorithm, units, undefined, undefined, BLOCK),
       chargeAlone: (storeKey, algorithm, cost) => this.decide(storeKey, algorithm, cost, undefined, undefined),
       withoutStore: (storeKey, algorithm, cost, reason) => this.guard.decideWithoutStore(storeKey, algorithm, cost, reason),
-      giveBack: (storeKey, algorithm, units, chargedAt) => this.undoStored(storeKey, algorithm, units, chargedAt),
+      giveBack: (storeKey, algorithm, units, chargedAt) => this.freeing(storeKey, this.guard.undo(storeKey, algorithm, units, chargedAt)),
       told: (decision, cost, storeKey) => this.observation?.decision(decision, cost, undefined, storeKey),
       notServed: (decision) => this.guard.notServed(decision),
       counted: (action, units) => this.observation?.leaseUnits(action, units),

@@ -4,10 +4,11 @@ import type { Decision } from '../decision.js';
 import { InvalidOptionError, UnsupportedError } from '../errors.js';
 import type { ObserveOptions } from '../observe/observation.js';
 import type { Observer } from '../observe/observer.js';
-import type { MaybePromise, Store } from '../store/interface.js';
+import type { Store } from '../store/interface.js';
 import type { LimiterCore } from './core.js';
 import { registerCore } from './core-registry.js';
-import { checkKey, checkLimiterCost, isDecisionLike, ownAlgorithm, rateCall } from './call-input.js';
+import { chargeOf, checkKey, checkLimiterCost, ownAlgorithm, promised, rateCall } from './call-input.js';
+import { checkActualCost } from './settlement.js';
 import { emitted } from './events.js';
 import type { LeaseDecision } from './lease.js';
 import type { LimiterOptions } from './options.js';
@@ -158,14 +159,11 @@ export class Limiter extends EventEmitter {
   }
 
   /**
-   * Forgets the key's state: its next request starts with the full quota. Resolves once the store has
-   * done it. A store that fails or does not answer within the `timeout` makes it reject, after a
-   * `'storeError'` event (action `'deny'`), with the `StoreError` or the `StoreTimeoutError`: the key
-   * was not reset (as far as the limiter knows: a reset that timed out may still apply when the store
-   * answers late), and the call never waits longer than the timeout. Rejects with
-   * {@link InvalidKeyError} for a bad key. A limiter called with algorithms of several kinds (see
-   * {@link consume}) forgets the key's state in each kind. A cached denial of the key is forgotten, and
-   * a lockout (`blockDuration`) lifted.
+   * Forgets the key's state (in each algorithm kind it was called with): its next request starts with
+   * the full quota; its cached denial is forgotten and a lockout lifted. Resolves once the store has
+   * done it; rejects with {@link InvalidKeyError} for a bad key, or after a `'storeError'` event with
+   * the `StoreError` or `StoreTimeoutError` when the store fails or does not answer within the
+   * `timeout` (the key was not reset, as far as the limiter knows; it never waits longer).
    */
   async reset(key: string): Promise<void> {
     checkKey(key);
@@ -174,31 +172,38 @@ export class Limiter extends EventEmitter {
 
   /**
    * Gives back `cost` units admitted earlier for `key`: a rollback, or a request that should not count
-   * after all (its response failed), under the algorithm it was charged with (`algorithm` as for
-   * {@link consume}). Pass the request's `decision` (what `consume` returned; as the third argument
-   * when the limiter's own algorithm charged it) and the store gives back only to the window it was
-   * charged in, never raising the balance above what it would be had the request not been charged (a
-   * fixed window that rolled over keeps its new count; a bucket gets the cost less what refilled since
-   * the charge); a decision that charged nothing in the store (a denial, or one with a `reason`: the
-   * failure policy, the deny cache, a fallback) gives nothing back. Without a decision: a rollback
-   * right after the charge. A cached denial of the key is forgotten, so the freed units can be used at
-   * once. A lost give-back is reported as a `'storeError'` event.
+   * after all (its response failed), under the algorithm it was charged with (as for {@link consume}).
+   * With the request's `decision` (what `consume` returned) the store gives back only to the window it
+   * was charged in, never raising the balance above what it would be had the request not been charged
+   * (a bucket gets the cost less what refilled since); a decision that charged nothing in the store (a
+   * denial, a `reason`) gives nothing back. Without: a rollback right after the charge. The key's
+   * cached denial is forgotten, so the freed units can be used at once; a lost give-back is a `'storeError'` event.
    */
   undo(key: string, cost?: number, decision?: Decision): Promise<void>;
   undo(key: string, cost: number, algorithm: Algorithm | undefined, decision?: Decision): Promise<void>;
   async undo(key: string, cost = 1, algorithmOrDecision?: Algorithm | Decision, decision?: Decision): Promise<void> {
-    checkKey(key);
-    // A decision has `allowed`; an algorithm has not.
-    const given = isDecisionLike(algorithmOrDecision) ? algorithmOrDecision : decision;
-    const algorithm = isDecisionLike(algorithmOrDecision) ? undefined : algorithmOrDecision;
-    const a = algorithm === undefined ? ownAlgorithm(this.#core) : this.#core.checkCallAlgorithm(algorithm);
-    checkLimiterCost(this, cost, a);
-    if (given === undefined) return this.#core.undo(key, cost, a);
-    if (given === null || typeof given !== 'object' || typeof given.at !== 'number') {
-      throw new InvalidOptionError('limiter.undo.decision', given, 'the decision that consume() returned for this request, or nothing');
-    }
-    if (!given.allowed || given.reason !== undefined) return;
-    await this.#core.undo(key, cost, a, given);
+    const charge = chargeOf(this.#core, key, cost, algorithmOrDecision, decision, 'limiter.undo.decision');
+    if (charge.decision === undefined) return this.#core.undo(key, cost, charge.algorithm);
+    if (!charge.decision.allowed || charge.decision.reason !== undefined) return;
+    await this.#core.undo(key, cost, charge.algorithm, charge.decision);
+  }
+
+  /**
+   * Settles a request's charge at its real cost once its work is done: `cost` is what `consume`
+   * charged, `decision` what it returned, `actualCost` (0 or more) what the request really cost. The
+   * difference is given back (as by {@link undo}) or charged (never denied, never past `maxDebt`: a
+   * token bucket in debt makes later requests wait `debt / rate`) in one store call, in the window the
+   * request was charged in. Once per decision: again, or after an `undo`, it is ignored (warning
+   * `RL_ALREADY_SETTLED`); a decision that charged nothing settles nothing. Rejects with `InvalidCostError`
+   * for a bad `actualCost`, `UnsupportedError` for a concurrency limit or a store without `capabilities.settle`.
+   */
+  settle(key: string, cost: number, actualCost: number, decision: Decision): Promise<void>;
+  settle(key: string, cost: number, actualCost: number, algorithm: Algorithm | undefined, decision: Decision): Promise<void>;
+  async settle(key: string, cost: number, actualCost: number, algorithmOrDecision: Algorithm | Decision | undefined, decision?: Decision): Promise<void> {
+    const charge = chargeOf(this.#core, key, cost, algorithmOrDecision, decision, 'limiter.settle.decision', true);
+    checkActualCost(actualCost);
+    if (this.isConcurrencyLimit || this.store.capabilities.settle !== true) throw new UnsupportedError('limiter.settle() needs a rate limit on a store that settles (capabilities.settle), such as MemoryStore or RedisStore.');
+    await this.#core.settle(key, cost, actualCost, charge.algorithm, charge.decision!);
   }
 
   /** Gives back what the quota leases hold (option `lease`; a lost give-back is a `'storeError'` event); later calls go to the store. The store stays open. */
@@ -242,8 +247,4 @@ export function limiterAt(options: LimiterOptions, field: string): Limiter {
   } finally {
     buildingAt = undefined;
   }
-}
-
-function promised<T>(value: MaybePromise<T>): Promise<T> {
-  return value instanceof Promise ? value : Promise.resolve(value);
 }

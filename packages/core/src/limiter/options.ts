@@ -120,6 +120,13 @@ export interface LimiterOptions {
    * under-admits by at most `units` per instance. Rate limits without `countDenied` or `blockDuration`.
    */
   lease?: LeaseOptions;
+  /**
+   * How far a settle above the estimate (`settle`, a middleware's `actualCost`) may take the limit past
+   * its quota, in units: a token bucket's balance goes down to `−maxDebt`, a window's count up to its
+   * limit plus `maxDebt` (a leaky bucket holds none: at most full). A finite number of 0 or more;
+   * default: the algorithm's limit (its capacity), so one request's debt is at most one full quota.
+   */
+  maxDebt?: number;
 }
 
 /** {@link LimiterOptions} checked once, with every default applied. */
@@ -149,11 +156,13 @@ export interface LimiterConfig {
   readonly blockMs: number;
   /** Quota leases; undefined: every charge goes to the store. */
   readonly lease: LeaseConfig | undefined;
+  /** Undefined: the limit of the algorithm that charged (see {@link LimiterOptions.maxDebt}). */
+  readonly maxDebt: number | undefined;
 }
 
 const LIMITER_OPTIONS = [
   'algorithm', 'store', 'clock', 'prefix', 'maxCost', 'timeout', 'onStoreError', 'denyCache', 'storeRetryInterval', 'storeFailureThreshold', 'timers', 'blockDuration',
-  'name', 'observer', 'observeKeys', 'lease',
+  'name', 'observer', 'observeKeys', 'lease', 'maxDebt',
 ] as const;
 const DEFAULT_REMOTE_TIMEOUT_MS = 50;
 const DEFAULT_RETRY_INTERVAL_MS = 1000;
@@ -199,7 +208,14 @@ export function parseLimiterOptions(options: LimiterOptions, name = 'createLimit
     onStoreError: o.onStoreError,
     denyCache: parseDenyCache(o.denyCache, algorithm, local, `${name}.denyCache`),
     lease: parseLeaseOptions(o.lease, algorithm, blockMs, `${name}.lease`),
+    maxDebt: o.maxDebt === undefined ? undefined : checkMaxDebt(o.maxDebt, `${name}.maxDebt`),
   };
+}
+
+/** The `maxDebt` option: a finite number of units, 0 or more. */
+function checkMaxDebt(value: unknown, field: string): number {
+  if (typeof value !== 'number' || !Number.isFinite(value) || value < 0) throw new InvalidOptionError(field, value, 'a finite number of units, 0 or more (default: the limit)');
+  return value;
 }
 
 /** The `store` option: an object with `consume` and `capabilities` (its methods are not probed further). */

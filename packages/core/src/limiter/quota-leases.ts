@@ -5,7 +5,6 @@ import { unrefTimer } from '../timers.js';
 import { configurationOf } from './deny-cache.js';
 import type { Block, LeaseEntry, LeaseHost } from './lease-host.js';
 import { leasable, type LeaseConfig } from './lease-options.js';
-
 export type { LeaseHost } from './lease-host.js';
 
 /** How many of the oldest keys are looked at for one that holds nothing (no block, none asked for), when `maxKeys` hold blocks. */
@@ -51,17 +50,18 @@ export class QuotaLeases {
   }
 
   /**
-   * Takes back `cost` units of `storeKey` under `algorithm` admitted at `decision.at` into a live block
-   * of that configuration charged then (one charged alone in that instant is the same charge to the
-   * store); false otherwise: the caller gives back in the store. Found by time (a weak map per decision cost more than the rest).
+   * Takes back `units` of `storeKey` under `algorithm` admitted at `decision.at` into a live block of
+   * that configuration charged then (one charged alone in that instant is the same charge to the
+   * store), or with `units` below 0 (a settle above the estimate) spends them from it when it has them
+   * left; false otherwise: the caller goes to the store. Found by time (a weak map per decision cost more than the rest).
    */
-  refund(storeKey: string, cost: number, algorithm: Algorithm, decision: Decision): boolean {
+  refund(storeKey: string, units: number, algorithm: Algorithm, decision: Decision): boolean {
     const entry = this.entries.get(storeKey);
-    if (entry === undefined || this.closed || cost > this.config.units || entry.configuration !== configurationOf(algorithm)) return false;
+    if (entry === undefined || this.closed || units > this.config.units || entry.configuration !== configurationOf(algorithm)) return false;
     const now = this.host.clock();
     for (const block of entry.blocks) {
-      if (block.at !== decision.at || block.until <= now) continue;
-      block.left += cost;
+      if (block.at !== decision.at || block.until <= now || block.left + units < 0) continue;
+      block.left += units;
       return true;
     }
     return false;

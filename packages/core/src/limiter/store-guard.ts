@@ -1,4 +1,4 @@
-import type { Algorithm, ConcurrencyAlgorithm } from '../algorithm.js';
+import type { Algorithm, ConcurrencyAlgorithm, Settlement } from '../algorithm.js';
 import type { Clock } from '../clock.js';
 import type { Decision } from '../decision.js';
 import { RateLimitError, StoreError } from '../errors.js';
@@ -142,6 +142,17 @@ export class StoreGuard implements CallGuard {
         delayMs !== undefined && delayMs > 0
           ? this.store.undo(storeKey, algorithm, cost, this.clock?.(), chargedAt, delayMs)
           : this.store.undo(storeKey, algorithm, cost, this.clock?.(), chargedAt);
+    } catch (error) {
+      return this.report(error, storeKey, 'deny');
+    }
+    return this.quiet(result, storeKey);
+  }
+
+  /** Settles a charge at its real cost (see `Store.settle`) with the timeout; never throws (a failure is reported). */
+  settle(storeKey: string, algorithm: Algorithm, settlement: Settlement): MaybePromise<void> {
+    let result: MaybePromise<void>;
+    try {
+      result = this.store.settle!(storeKey, algorithm, settlement, this.clock?.());
     } catch (error) {
       return this.report(error, storeKey, 'deny');
     }

@@ -3,9 +3,9 @@ import { InvalidOptionError } from '../errors.js';
 import { checkBoundaries, DEFAULT_DELAY_BOUNDARIES, DEFAULT_STORE_BOUNDARIES, INSTRUMENTS, LABEL_NAMES } from './instruments.js';
 
 describe('INSTRUMENTS', () => {
-  it('declares ten instruments, each under its own id and name, labelled by the limit first', () => {
+  it('declares eleven instruments, each under its own id and name, labelled by the limit first', () => {
     const instruments = Object.entries(INSTRUMENTS);
-    expect(instruments).toHaveLength(10);
+    expect(instruments).toHaveLength(11);
     for (const [id, instrument] of instruments) {
       expect([id, instrument.labels[0], instrument.labels.every((label) => label in LABEL_NAMES)]).toEqual([instrument.id, 'limit', true]);
       expect([id, instrument.kind === 'histogram', instrument.unit === 's', instrument.boundaries !== undefined]).toEqual([id, ...Array(3).fill(instrument.kind === 'histogram')]);

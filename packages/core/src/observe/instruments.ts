@@ -15,15 +15,15 @@ import { InvalidOptionError } from '../errors.js';
 export type InstrumentKind = 'counter' | 'histogram' | 'gauge';
 
 /** The id of each label, the key of {@link LABEL_NAMES}. */
-export type LabelId = 'limit' | 'outcome' | 'errorType' | 'circuitState' | 'leaseAction';
+export type LabelId = 'limit' | 'outcome' | 'errorType' | 'circuitState' | 'leaseAction' | 'settleAction';
 
 /**
  * The one name of each label, in OpenTelemetry's form (the attribute name). An exporter that needs
  * another form derives it from this name by a rule (Prometheus: drop a leading `rl.`, `.` becomes
- * `_`: `limit`, `outcome`, `error_type`, `circuit_state`, `lease_action`), so every exporter shows
+ * `_`: `limit`, `outcome`, `error_type`, `circuit_state`, `lease_action`, `settle_action`), so every exporter shows
  * the same labels. `error.type` is OpenTelemetry's own attribute for the class of an error. Every
  * value is bounded: a limit's name, a `DecisionOutcome`, `store-error` | `timeout`, `open` | `closed`,
- * `leased` | `returned`.
+ * `leased` | `returned`, `charged` | `returned`.
  */
 export const LABEL_NAMES: Readonly<Record<LabelId, string>> = Object.freeze({
   limit: 'rl.limit',
@@ -31,6 +31,7 @@ export const LABEL_NAMES: Readonly<Record<LabelId, string>> = Object.freeze({
   errorType: 'error.type',
   circuitState: 'rl.circuit.state',
   leaseAction: 'rl.lease.action',
+  settleAction: 'rl.settle.action',
 });
 
 /** Boundaries (seconds) of the delay histogram: from a millisecond of shaping to a minute of waiting for a reservation. */
@@ -52,7 +53,8 @@ export type InstrumentId =
   | 'reservationsCancelled'
   | 'circuitTransitions'
   | 'circuitsOpen'
-  | 'leaseUnits';
+  | 'leaseUnits'
+  | 'settledUnits';
 
 /** One instrument of {@link INSTRUMENTS}. */
 export interface InstrumentSpec {
@@ -159,6 +161,14 @@ export const INSTRUMENTS: Readonly<Record<InstrumentId, InstrumentSpec>> = Objec
     unit: '{unit}',
     labels: ['limit', 'leaseAction'],
     description: 'Units of the shared quota taken by quota leases (leased) and given back unused (returned).',
+  }),
+  settledUnits: instrument({
+    id: 'settledUnits',
+    kind: 'counter',
+    name: 'units.settled',
+    unit: '{unit}',
+    labels: ['limit', 'settleAction'],
+    description: 'Units charged (charged) or given back (returned) when a request was settled at its real cost, beyond its estimate.',
   }),
 });
 

@@ -10,6 +10,7 @@ import {
   type DecisionEvent,
   type HoldEvent,
   type LeaseUnitsEvent,
+  type SettledEvent,
   type Observer,
   type ReservationCancelledEvent,
   type StoreErrorObservation,
@@ -50,6 +51,7 @@ interface LimitSeries<S> {
   readonly circuitTransitions: Map<string, S>;
   readonly circuitsOpen: S;
   readonly leaseUnits: Map<string, S>;
+  readonly settledUnits: Map<string, S>;
   /** Failure domains of this limit whose circuit this model saw open (`''` for a store that is one domain). */
   readonly openDomains: Set<string>;
 }
@@ -69,7 +71,8 @@ interface LimitSeries<S> {
  *   circuits.
  * - `heldRequests{limit}` +1 per hold `started`, -1 per `ended` or `abandoned`; `holdsAbandoned{limit}`
  *   +1 per `abandoned`; `reservationsCancelled{limit}` +1 per event; `leaseUnits{limit, leaseAction}`
- *   + the event's `units`, `leaseAction` being its `action`.
+ *   + the event's `units`, `leaseAction` being its `action`; `settledUnits{limit, settleAction}` + the
+ *   event's `units`, `settleAction` being its `action`.
  * - At the first event of a limit, of any kind, its `decisions` of every outcome of
  *   `DECISION_OUTCOMES` and its `storeErrors` of both types are added 0, so that they exist before
  *   the first denial or error (`rate()` sees it). An outcome or type a newer core adds is counted
@@ -95,6 +98,7 @@ export function createMetricsModel<S>(sink: MetricsSink<S>): Required<Observer> 
       circuitTransitions: new Map(),
       circuitsOpen: sink.series(INSTRUMENTS.circuitsOpen, labels),
       leaseUnits: new Map(),
+      settledUnits: new Map(),
       openDomains: new Set(),
     };
     limits.set(limit, entry);
@@ -146,6 +150,10 @@ export function createMetricsModel<S>(sink: MetricsSink<S>): Required<Observer> 
     leaseUnits(event: LeaseUnitsEvent): void {
       const entry = seriesOf(event.limit);
       sink.add(withValue(entry, entry.leaseUnits, INSTRUMENTS.leaseUnits, event.action), event.units);
+    },
+    settled(event: SettledEvent): void {
+      const entry = seriesOf(event.limit);
+      sink.add(withValue(entry, entry.settledUnits, INSTRUMENTS.settledUnits, event.action), event.units);
     },
   };
 }

@@ -103,6 +103,17 @@ export class Observation {
     }
   }
 
+  /** A charge of `estimate` units was settled at `actual` (they differ). */
+  settled(estimate: number, actual: number): void {
+    const action = actual > estimate ? 'charged' : 'returned';
+    const units = Math.abs(actual - estimate);
+    for (const entry of this.entries) {
+      const report = entry.observer.settled;
+      if (report === undefined) continue;
+      this.guard(entry.observer, () => report.call(entry.observer, { limit: entry.limit, action, units, estimate, actual }));
+    }
+  }
+
   /** A request held by the HTTP layer for this limit (the one that delays it the longest) started, ended or was abandoned. */
   hold(state: HoldEvent['state'], delayMs: number): void {
     for (const entry of this.entries) {
@@ -148,11 +159,11 @@ export function reportObserverError(observer: Observer, error: unknown): void {
   process.emitWarning(`An rl observer threw (${message}); the request went on. Further errors of this observer are not reported. See ${errorDocsUrl('RL_OBSERVER_ERROR')}`, { code: 'RL_OBSERVER_ERROR' });
 }
 
-/** `value` as an {@link Observer}: an object whose `decision`, `storeError`, `circuit`, `hold`, `reservationCancelled` and `leaseUnits`, where given, are functions. */
+/** `value` as an {@link Observer}: an object whose `decision`, `storeError`, `circuit`, `hold`, `reservationCancelled`, `leaseUnits` and `settled`, where given, are functions. */
 export function checkObserver(value: unknown, field: string): asserts value is Observer {
-  const expected = 'an observer: an object with any of decision(event), storeError(event), circuit(event), hold(event), reservationCancelled(event), leaseUnits(event), such as prometheusObserver({ registry }) from @rl/prometheus';
+  const expected = 'an observer: an object with any of decision(event), storeError(event), circuit(event), hold(event), reservationCancelled(event), leaseUnits(event), settled(event), such as prometheusObserver({ registry }) from @rl/prometheus';
   if (value === null || typeof value !== 'object') throw new InvalidOptionError(field, value, expected);
-  for (const method of ['decision', 'storeError', 'circuit', 'hold', 'reservationCancelled', 'leaseUnits'] as const) {
+  for (const method of ['decision', 'storeError', 'circuit', 'hold', 'reservationCancelled', 'leaseUnits', 'settled'] as const) {
     const member = (value as Record<string, unknown>)[method];
     if (member !== undefined && typeof member !== 'function') throw new InvalidOptionError(`${field}.${method}`, member, 'a function (or leave it out)');
   }

@@ -94,6 +94,21 @@ export interface LeaseUnitsEvent {
 }
 
 /**
+ * A charge settled at the request's real cost (`limiter.settle`, `actualCost`, `result.settle(n)`):
+ * `estimate` units were charged on arrival, the request cost `actual`; the difference was charged
+ * (`charged`, `actual > estimate`) or given back (`returned`), `units` being its size (above 0). What
+ * the store applies may be less: a give-back never raises a balance above what it would be without
+ * the charge, a charge stops at `maxDebt`.
+ */
+export interface SettledEvent {
+  readonly limit: string;
+  readonly action: 'charged' | 'returned';
+  readonly units: number;
+  readonly estimate: number;
+  readonly actual: number;
+}
+
+/**
  * Hears what the limits do: give one as the `observer` option of `createLimiter`, `combineLimiters` or
  * a middleware. Every method is optional, and may be `async`. An observer that throws, or whose
  * returned promise rejects, never breaks a request nor the process: the error is reported once per
@@ -109,4 +124,5 @@ export interface Observer {
   hold?(event: HoldEvent): void;
   reservationCancelled?(event: ReservationCancelledEvent): void;
   leaseUnits?(event: LeaseUnitsEvent): void;
+  settled?(event: SettledEvent): void;
 }

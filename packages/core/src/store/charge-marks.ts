@@ -30,3 +30,18 @@ export function tookNothing(decision: Decision): boolean {
 export function wasNotAsked(decision: Decision): boolean {
   return notAsked.has(decision);
 }
+
+/** Decisions settled at their real cost, or given back (`undo`, `giveBackUnits`): a charge is settled once. */
+const settled = new WeakSet<Decision>();
+
+/** Marks `decision` settled; false when it was already (the caller then ignores the second settle). */
+export function markSettled(decision: Decision): boolean {
+  if (settled.has(decision)) return false;
+  settled.add(decision);
+  return true;
+}
+
+/** True once `decision` was settled or given back (see {@link markSettled}). */
+export function wasSettled(decision: Decision): boolean {
+  return settled.has(decision);
+}

@@ -9,7 +9,7 @@
  */
 export type { Store, StoreCapabilities, MaybePromise, ChargeGroup } from './interface.js';
 export { markRolledBack, markNotAsked, tookNothing, wasNotAsked } from './charge-marks.js';
-export type { Algorithm, AlgorithmKind } from '../algorithm.js';
+export type { Algorithm, AlgorithmKind, Settlement } from '../algorithm.js';
 export type { Decision, DecisionReason, Policy } from '../decision.js';
 export { InvalidOptionError, StoreError, StoreClosedError, UnsupportedError } from '../errors.js';
 export { systemClock, type Clock } from '../clock.js';

@@ -1,4 +1,4 @@
-import type { Algorithm, ConcurrencyAlgorithm } from '../algorithm.js';
+import type { Algorithm, ConcurrencyAlgorithm, Settlement } from '../algorithm.js';
 import type { Decision } from '../decision.js';
 
 /** A value, or a promise of it: local stores answer synchronously, remote stores asynchronously. */
@@ -24,6 +24,11 @@ export interface StoreCapabilities {
    * `UnsupportedError`.
    */
   readonly reservations?: boolean;
+  /**
+   * The store settles charges at their real cost ({@link Store.settle}) for every rate algorithm it
+   * lists. A limiter's `settle` on a store without it throws `UnsupportedError`.
+   */
+  readonly settle?: boolean;
 }
 
 /** The consumes of one request on one store, decided together (see {@link Store.group}). */
@@ -67,6 +72,13 @@ export interface Store {
    * reservation's {@link Decision.delayMs}: a cancel, which gives back to the reservation's slot.
    */
   undo(key: string, algorithm: Algorithm, cost: number, now: number | undefined, chargedAt?: number, delayMs?: number): MaybePromise<void>;
+  /**
+   * Settles a charge of an earlier `consume` at the request's real cost, in one atomic step of the
+   * algorithm (its `settle`, see `Settlement`): the difference is given back or charged, in the window
+   * the request was charged in, never denied, never past `settlement.maxDebt`. Only stores that
+   * declare `capabilities.settle` have it; callers pass a rate algorithm and `actual !== cost`.
+   */
+  settle?(key: string, algorithm: Algorithm, settlement: Settlement, now: number | undefined): MaybePromise<void>;
   /** Forgets the key's state for this algorithm kind: the next request starts fresh. */
   reset(key: string, algorithm: Algorithm): MaybePromise<void>;
   /** Takes a concurrency permit named `leaseId` when one is free. */

@@ -7,6 +7,7 @@ import { describeBadInput, describeIsolation, describeOwnClock } from './conform
 import { describeLockouts } from './conformance/lockouts.js';
 import { describeProperties } from './conformance/properties.js';
 import { describeReservations } from './conformance/reservations.js';
+import { describeSettlements } from './conformance/settlements.js';
 import type { Suite } from './conformance/suite.js';
 import { describeLoadTest, describeScenarioTables } from './conformance/tables.js';
 
@@ -30,8 +31,10 @@ export interface ConformanceOptions {
  * property tests of the algorithms' bounds, give-backs at later times (the deny cache forgets), and
  * lockouts (`blockDuration`) on a store that declares `capabilities.blocks`, and reservations (their
  * tables, bounds at their slots with cancels, FIFO, bad `maxDelay`) on one that declares
- * `capabilities.reservations`, and a request's consumes decided together (all-or-nothing, and the
- * marks of what each took) on one that has `group`.
+ * `capabilities.reservations`, a request's consumes decided together (all-or-nothing, and the
+ * marks of what each took) on one that has `group`, and settlements at the real cost (a table per
+ * algorithm, debt and its bound, the window of the charge, the sum of actual costs as a property) on
+ * one that declares `capabilities.settle`.
  *
  * Each test runs for the algorithm kinds the store lists in `capabilities.algorithms` and is reported
  * as skipped for the others, so a store that runs only some algorithms passes on what it declares.
@@ -68,5 +71,6 @@ export function runStoreConformance(options: ConformanceOptions): void {
     describeLockouts(suite);
     describeReservations(suite);
     describeGroups(suite);
+    describeSettlements(suite);
   });
 }

@@ -5,9 +5,9 @@
 -- starts with '#!': a plain key does not start with '#', a digest is '#' and base64url), as two
 -- doubles: `kept` (as a state's: the sampled sweep of compact-write.lua removes the field only once
 -- that time has passed) and `blocked_until`, the time the block ends on the caller's clock (as `now`).
--- An undo reads nothing here: a give-back does not lift a block.
+-- An undo or a settle reads nothing here: a give-back does not lift a block, a settle is never denied.
 local blocked_until = nil
-if OP ~= 'u' then
+if OP ~= 'u' and OP ~= 's' then
   local block_raw = redis.call('HGET', bucket, '#!' .. field)
   if block_raw and #block_raw == 16 then
     local _

@@ -3,7 +3,7 @@
 -- `blocked_until` (on the caller's clock), and expiring with the block (plus the margin). Then
 -- block-read.lua.
 local blocked_until = nil
-if OP ~= 'u' then
+if OP ~= 'u' and OP ~= 's' then
   local block_raw = redis.call('GET', KEYS[3])
   if block_raw and #block_raw == 8 then blocked_until = struct.unpack('<d', block_raw) end
 end

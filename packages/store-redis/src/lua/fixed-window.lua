@@ -7,7 +7,7 @@
 -- ARGV: after the field, the arguments of src/wire.ts (the cost, now, a reservation's maxDelay, an
 --          undo's time of the charge and delay), read by the preludes
 -- Returns  the decision: six exact doubles (allowed, remaining, then ms to the reset, to a retry, of the delay, and the `now` it decided at; see prelude.lua); undo
--- returns nothing.
+-- and settle return nothing.
 --
 -- Lockouts: scripts/generate-lua.mjs also makes `fixed-window-block` of this script (see block-reply.lua).
 --#blockable
@@ -20,6 +20,7 @@ local current_start = math.floor(now / WINDOW) * WINDOW
 local start = current_start
 local kept = 0
 local count = 0
+local stale = true
 if raw then
   local stored_start, stored_count
   kept, stored_start, stored_count = struct.unpack('<ddd', raw)
@@ -28,13 +29,27 @@ if raw then
   if stored_start >= start then
     start = stored_start
     count = stored_count
+    stale = false
   end
 end
 local room = count + cost <= LIMIT + EPSILON
 local allowed
 local slot = math.max(now, start)
 local retry_at = start + WINDOW
-if max_delay == nil then
+if OP == 's' then
+  -- A settle above the charge's cost (see prelude-compact.lua): `extra` more in the window of the
+  -- charge (of its slot), never denied, up to LIMIT + max_debt: the stored window, or a new state when
+  -- none is stored since that window began; nothing once it has ended.
+  allowed = true
+  local charged = math.floor((charged_at + charged_delay) / WINDOW) * WINDOW
+  local most = LIMIT + max_debt
+  if not stale and start == charged then
+    if count < most then count = math.min(most, count + extra) end
+  elseif stale and charged >= current_start then
+    start = charged
+    count = math.min(most, extra)
+  end
+elseif max_delay == nil then
   -- A consume cannot wait for a later stored window.
   allowed = room and start <= current_start
   if not allowed and room then retry_at = start end
@@ -54,10 +69,11 @@ else
   end
 end
 local window_end = start + WINDOW
-if OP == 'c' or OP == 'v' then
+if OP == 'c' or OP == 'v' or OP == 's' then
   local deadline, rest = window_end, struct.pack('<dd', start, count)
   --#include compact-write.lua
 end
+if OP == 's' then return nil end
 local until_end = window_end - now
 local reset_in = 0
 if count > 0 then reset_in = until_end end

@@ -6,14 +6,14 @@
 --          the bucket or queue is empty (its deadline)
 -- ARGV: after the field, the arguments of src/wire.ts (the cost, now, a reservation's maxDelay, an
 --          undo's time of the charge and delay), read by the preludes
--- Returns  the decision: six exact doubles (allowed, remaining, then ms to the reset, to a retry, of the delay, and the `now` it decided at; see prelude.lua); undo returns nothing.
+-- Returns  the decision: six exact doubles (allowed, remaining, then ms to the reset, to a retry, of the delay, and the `now` it decided at; see prelude.lua); undo and settle return nothing.
 --
 -- Lockouts: scripts/generate-lua.mjs also makes `leaky-bucket-block` of this script (see block-reply.lua).
 --#blockable
 
 local horizon = CAPACITY * EMISSION
 
-if OP == 'u' then
+if OP == 'u' or settle_back then
   if raw then
     -- An earlier tat recovers sooner: `kept` stays late enough.
     local kept, stored_tat = struct.unpack('<dd', raw)
@@ -21,13 +21,16 @@ if OP == 'u' then
     -- for a delayed charge, what was reserved behind it (see the TS undo).
     local back = cost * EMISSION
     if charged_at ~= nil then
+      -- A settle gives back the tail of its charge's slots: the charge took `cost + settle_actual`.
+      local kept_units = 0
+      if settle_back then kept_units = settle_actual end
       local slot = charged_at + charged_delay
       local later = 0
       if charged_delay > 0 then
-        local behind = stored_tat - (slot + cost * EMISSION)
+        local behind = stored_tat - (slot + (cost + kept_units) * EMISSION)
         if behind > 0 then later = behind + 1 end
       end
-      back = cost * EMISSION - math.max(0, now - slot, later)
+      back = cost * EMISSION - math.max(0, now - slot - kept_units * EMISSION, later)
     end
     if back > 0 then
       redis.call('HSET', bucket, field, struct.pack('<dd', kept, math.max(now, stored_tat - back)))
@@ -53,10 +56,16 @@ local fits = next_tat - now <= horizon + EPSILON
 local allowed = fits and (max_delay == nil or wait <= max_delay + EPSILON)
 local new_tat = tat
 if allowed then new_tat = next_tat end
-if OP == 'c' or OP == 'v' then
+if OP == 's' then
+  -- A settle above the charge's cost (see prelude-compact.lua): `extra` more from the current level, at
+  -- most to full (one timestamp holds no more: a step clamps it so), never denied.
+  new_tat = math.max(tat, math.min(start + extra * EMISSION, now + horizon))
+end
+if OP == 'c' or OP == 'v' or OP == 's' then
   local deadline, rest = new_tat, struct.pack('<d', new_tat)
   --#include compact-write.lua
 end
+if OP == 's' then return nil end
 local backlog = new_tat - now
 if backlog < 0 then backlog = 0 end
 local delay_in = 0

@@ -16,6 +16,12 @@
 local bucket, field = KEYS[1], ARGV[1]
 local cost = ARGV[ARG_OWN]
 if cost == nil or cost == '' then cost = 1 else cost = tonumber(cost) end
+-- A settle ('s', see prelude.lua) below the charge's cost gives back the difference as an undo does
+-- (`settle_back`, `cost` the difference); above it, `extra` is what the script charges more.
+local extra, settle_back = 0, false
+if OP == 's' then
+  if settle_actual < cost then cost, settle_back = cost - settle_actual, true else extra = settle_actual - cost end
+end
 local raw = redis.call('HGET', bucket, field)
 -- A value of another size (another layout, another version of the store) counts as no state.
 if raw and #raw ~= STATE_BYTES then raw = nil end

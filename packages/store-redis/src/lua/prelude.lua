@@ -8,7 +8,7 @@
 --
 --   local OP = 'c'                      -- the operation, one script per operation: 'c' consume,
 --                                       -- 'v' reserve, 'p' peek (writes nothing), 'u' undo,
---                                       -- 'a' acquire, 'r' release
+--                                       -- 's' settle, 'a' acquire, 'r' release
 --   local BATCH_TIME = false            -- a batch's Redis TIME (see src/batch-script.ts), read
 --                                       -- once for all its decisions; false alone: TIME is read
 --   local UNDO_AT, UNDO_DELAY           -- nil (declared on the OP line): an undo reads its
@@ -82,10 +82,14 @@ end
 -- time of the charge (nil for none) and its delay (0 for none), as the algorithms' TS step and undo take them.
 -- UNDO_AT and UNDO_DELAY (nil but in a group's own undo, see src/group-script.ts) stand for the two
 -- arguments when the script gives back what it has just charged.
-local max_delay, charged_at, charged_delay = nil, nil, 0
+-- A settle ('s') reads the time and delay of its charge too, its real cost and how far past its limit
+-- it may charge (`settle_actual`, `max_debt`; see `Settlement` in @rl/core): the cost the charge took
+-- is its own argument.
+local max_delay, charged_at, charged_delay, settle_actual, max_debt = nil, nil, 0, nil, 0
 if OP == 'v' then
   max_delay = tonumber(ARGV[ARG_MAX_DELAY])
-elseif OP == 'u' then
+elseif OP == 'u' or OP == 's' then
   charged_at = UNDO_AT or tonumber(ARGV[ARG_CHARGED_AT])
   charged_delay = UNDO_DELAY or tonumber(ARGV[ARG_DELAY]) or 0
+  if OP == 's' then settle_actual, max_debt = tonumber(ARGV[ARG_ACTUAL]), tonumber(ARGV[ARG_MAX_DEBT]) end
 end

@@ -8,7 +8,7 @@
 --          previousCount, currentCount)
 -- ARGV: after the field, the arguments of src/wire.ts (the cost, now, a reservation's maxDelay, an
 --          undo's time of the charge and delay), read by the preludes
--- Returns  the decision: six exact doubles (allowed, remaining, then ms to the reset, to a retry, of the delay, and the `now` it decided at; see prelude.lua); undo returns nothing.
+-- Returns  the decision: six exact doubles (allowed, remaining, then ms to the reset, to a retry, of the delay, and the `now` it decided at; see prelude.lua); undo and settle return nothing.
 --
 -- Lockouts: scripts/generate-lua.mjs also makes `sliding-window-counter-block` of this script (see block-reply.lua).
 --#blockable
@@ -65,7 +65,19 @@ end
 local allowed
 local delay_in = 0
 local retry_at = fit_at
-if max_delay == nil then
+if OP == 's' then
+  -- A settle above the charge's cost (see prelude-compact.lua): `extra` more in the count of the
+  -- window of the charge (of its slot), the current or the previous one, never denied, up to LIMIT +
+  -- max_debt; nothing once that window is older.
+  allowed = true
+  local charged = math.floor((charged_at + charged_delay) / WINDOW) * WINDOW
+  local most = LIMIT + max_debt
+  if charged == start and current < most then
+    current = math.min(most, current + extra)
+  elseif charged == start - WINDOW and previous < most then
+    previous = math.min(most, previous + extra)
+  end
+elseif max_delay == nil then
   allowed = fits_now
   if allowed or COUNT_DENIED == 1 then current = current + cost end
 else
@@ -84,10 +96,11 @@ else
   end
 end
 -- The current count stops mattering two windows after the current window starts.
-if OP == 'c' or OP == 'v' then
+if OP == 'c' or OP == 'v' or OP == 's' then
   local deadline, rest = start + 2 * WINDOW, struct.pack('<ddd', start, previous, current)
   --#include compact-write.lua
 end
+if OP == 's' then return nil end
 local after = (previous * math.max(0, WINDOW - math.max(0, now - start))) / WINDOW + current
 local state_end = start + WINDOW
 local reset_at = now

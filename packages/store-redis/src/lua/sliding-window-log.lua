@@ -11,7 +11,7 @@
 -- Configuration (see prelude.lua): LIMIT, WINDOW (ms), COUNT_DENIED (1 or 0).
 -- ARGV     the arguments of src/wire.ts (the cost, now, a reservation's maxDelay, an undo's time of
 --          the charge and delay), read by the prelude and here (the cost)
--- Returns  the decision: six exact doubles (allowed, remaining, then ms to the reset, to a retry, of the delay, and the `now` it decided at; see prelude.lua); undo returns nothing.
+-- Returns  the decision: six exact doubles (allowed, remaining, then ms to the reset, to a retry, of the delay, and the `now` it decided at; see prelude.lua); undo and settle return nothing.
 --
 -- A decision on a short log (the common case) takes TIME, LRANGE, RPUSH and PEXPIRE (and LTRIM when
 -- records leave the window); a long one adds LLEN, LINDEX, GET and SET of the metadata. An undo reads
@@ -70,6 +70,58 @@ elseif count > 0 then
     -- The metadata was lost (evicted): rebuild it from the records.
     each_record(function(_, record_cost) sum = sum + math.abs(record_cost) end)
   end
+end
+
+if OP == 's' then
+  -- Settle the charge at its real cost, `settle_actual` (see prelude.lua): its record (found as an undo
+  -- finds it, from the tail) gets the actual cost, taken above the estimate only up to LIMIT + max_debt
+  -- in all (the live sum); an actual cost of 0 removes it. Nothing once it has left the window.
+  local at = charged_at + charged_delay
+  local from = at
+  if charged_delay > 0 then from = at - 1 end
+  if at <= now - window then return nil end
+  local records = first
+  local seen = 0
+  local size = FIRST
+  while seen < count do
+    if not whole then
+      if size > count - seen then size = count - seen end
+      records = redis.call('LRANGE', log_key, -(seen + size), -(seen + 1))
+    end
+    for i = #records, 1, -1 do
+      local record_time, record_cost = struct.unpack('<dd', records[i])
+      if record_time < from then return nil end
+      if record_cost == cost and record_time <= at and (charged_delay <= 0 or record_time > from) then
+        local settled = settle_actual
+        if settle_actual > cost then
+          local used = sum
+          each_record(function(time, live_cost)
+            if time > now - window then return true end
+            used = used - math.abs(live_cost)
+            return false
+          end)
+          settled = cost + math.max(0, math.min(settle_actual - cost, limit + max_debt - used))
+        end
+        if settled == 0 then
+          redis.call('LREM', log_key, -1, records[i])
+          count = count - 1
+        else
+          redis.call('LSET', log_key, -(seen + 1 + #records - i), struct.pack('<dd', record_time, settled))
+        end
+        local ttl = redis.call('PTTL', log_key)
+        if count < FIRST or ttl <= 0 then
+          redis.call('DEL', sum_key)
+        else
+          redis.call('SET', sum_key, struct.pack('<d', sum + settled - cost), 'PX', ttl)
+        end
+        return nil
+      end
+    end
+    if whole or #records == 0 then break end
+    seen = seen + #records
+    if size < 256 then size = size * 2 end
+  end
+  return nil
 end
 
 if OP == 'u' then

@@ -5,12 +5,12 @@
 -- KEYS[1]  the bucket hash   ARGV[1] the field: state = three doubles (kept, tokens, lastRefillTime)
 -- ARGV: after the field, the arguments of src/wire.ts (the cost, now, a reservation's maxDelay, an
 --          undo's time of the charge and delay), read by the preludes
--- Returns  the decision: six exact doubles (allowed, remaining, then ms to the reset, to a retry, of the delay, and the `now` it decided at; see prelude.lua); undo returns nothing.
+-- Returns  the decision: six exact doubles (allowed, remaining, then ms to the reset, to a retry, of the delay, and the `now` it decided at; see prelude.lua); undo and settle return nothing.
 --
 -- Lockouts: scripts/generate-lua.mjs also makes `token-bucket-block` of this script (see block-reply.lua).
 --#blockable
 
-if OP == 'u' then
+if OP == 'u' or settle_back then
   if raw then
     local kept, stored_tokens, stored_last = struct.unpack('<ddd', raw)
     -- With the time of the charge: the cost less what has refilled since its slot, or (a balance below
@@ -55,7 +55,12 @@ local lag = last - now
 local allowed
 local delay_in = 0
 local retry_in = 0
-if max_delay == nil then
+if OP == 's' then
+  -- A settle above the charge's cost (see prelude-compact.lua): `extra` more, whatever the balance
+  -- (never denied), down to -max_debt; refilled to `now` first, as a step is.
+  allowed = true
+  if tokens > -max_debt then tokens = math.max(-max_debt, tokens - extra) end
+elseif max_delay == nil then
   allowed = tokens + EPSILON >= cost
   if allowed then
     tokens = tokens - cost
@@ -78,8 +83,9 @@ else
 end
 -- The bucket is full again (the same as no state) at last + (capacity - tokens) / rate.
 local full_in = (CAPACITY - tokens) / RATE
-if OP == 'c' or OP == 'v' then
+if OP == 'c' or OP == 'v' or OP == 's' then
   local deadline, rest = last + full_in, struct.pack('<dd', tokens, last)
   --#include compact-write.lua
 end
+if OP == 's' then return nil end
 return struct.pack('<dddddd', allowed and 1 or 0, tokens, lag + full_in, retry_in, delay_in, now)

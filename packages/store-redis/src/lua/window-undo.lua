@@ -10,7 +10,7 @@
 -- one, or the previous one where the state keeps it, and to no other. Without:
 -- to the current count while the stored window is still the current one (or a later one, after a
 -- clock went back). Never below 0.
-if OP == 'u' then
+if OP == 'u' or settle_back then
   if raw then
     local _, stored_start = struct.unpack('<dd', raw)
     local count_at = nil

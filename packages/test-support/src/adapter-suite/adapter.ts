@@ -43,7 +43,8 @@ export interface AppSpec {
   onArrival?(request: RequestView, res: ServerResponse): void;
   /**
    * Called by the route handler before it answers; awaited; a throw goes to the error handler. When it
-   * returns `{ status }`, the handler answers with that status (and the same body).
+   * returns `{ status }`, the handler answers with that status (and the same body); `{ headers }`, with
+   * those response headers too.
    */
   handler?(request: RequestView): unknown;
 }
@@ -72,6 +73,12 @@ export function statusOf(answer: unknown): number {
   return typeof status === 'number' ? status : 200;
 }
 
+/** The response headers a suite handler asks for (`{ headers }`), else none. */
+export function headersOf(answer: unknown): Record<string, string> {
+  const headers = (answer as { headers?: unknown } | null | undefined)?.headers;
+  return headers !== null && typeof headers === 'object' ? (headers as Record<string, string>) : {};
+}
+
 export interface Adapter {
   /** The framework and its major version, e.g. `Express 5`. */
   readonly name: string;
@@ -79,6 +86,11 @@ export interface Adapter {
   mount(spec: AppSpec): Promise<MountedApp>;
   /** The framework's request object (`req`, `request`, `ctx`) as the suite reads it. */
   view(request: unknown): RequestView;
+  /**
+   * A response header as set so far, read from the arguments the framework gives an `actualCost`
+   * (Express `(req, res)`, Fastify `(request, reply)`, Koa `(ctx)`).
+   */
+  responseHeader(actualCostArguments: readonly unknown[], name: string): string | undefined;
   /** True when the adapter logs store outages on the console (Express, Koa); false when on the framework's own logger (Fastify). */
   readonly logsToConsole: boolean;
   /** An `onLimit` that answers with the JSON `body(result)` (status and headers are already set). */

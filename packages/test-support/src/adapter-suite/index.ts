@@ -31,6 +31,7 @@ import { permitTests } from './permits.js';
 import { dryRunTests, outcomeTests, perRequestAlgorithmTests } from './policies.js';
 import { shapingTests } from './shaping.js';
 import { reservationTests } from './reservations.js';
+import { settlementTests } from './settlements.js';
 
 export interface AdapterSuiteOptions {
   /** A RedisStore on `client` whose keys start with `prefix` (the suite gives each test a fresh prefix). */
@@ -71,6 +72,7 @@ function describeOne(adapter: Adapter, stores: readonly StoreUnderTest[], redis:
         describe('observers', () => observerTests(t));
         describe('lockouts (blockDuration)', () => lockoutTests(t));
         describe('quota leases', () => leaseTests(t));
+        describe('charging from the response', () => settlementTests(t));
         if (store.remote) describe('batched Redis calls', () => batchingTests(t, redis));
       });
     }
@@ -85,6 +87,6 @@ function describeOne(adapter: Adapter, stores: readonly StoreUnderTest[], redis:
 }
 
 export type { Adapter, AppSpec, MiddlewareOptions, MountedApp, RequestView, StoreUnderTest } from './adapter.js';
-export { statusOf } from './adapter.js';
+export { headersOf, statusOf } from './adapter.js';
 export { T0 } from './context.js';
 export { captureWarnings } from './double-count.js';

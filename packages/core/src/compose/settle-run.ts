@@ -1,0 +1,52 @@
+import { InvalidOptionError } from '../errors.js';
+import type { LimiterCore } from '../limiter/core.js';
+import { checkActualCost } from '../limiter/settlement.js';
+import { tookNothing, wasSettled } from '../store/charge-marks.js';
+import type { MaybePromise } from '../store/interface.js';
+import type { Run } from './run.js';
+
+/** What a settle of a run reads of its composition. */
+export interface SettledComposition {
+  readonly cores: readonly LimiterCore[];
+  isConcurrencyLimit(i: number): boolean;
+}
+
+/**
+ * Settles the rate limits of a finished run at the request's real cost: limit `i` at `actual[i]`
+ * (undefined: that limit is not settled), each through its core's one settle (once per decision; a
+ * limit whose decision charged nothing settles nothing; a concurrency limit has no units to settle).
+ * The run's cost of each settled limit becomes its actual cost, so that a later give-back (counting by
+ * outcome) gives back what the request was charged in the end. Returns a promise that resolves once
+ * every settle has (a failure is a `'storeError'` event, never a rejection), or `undefined` when all
+ * were synchronous.
+ */
+export function settleRun(composition: SettledComposition, run: Run, actual: readonly (number | undefined)[]): Promise<void> | undefined {
+  const pending: Promise<void>[] = [];
+  for (let i = 0; i < run.decisions.length; i++) {
+    const decision = run.decisions[i];
+    const cost = actual[i];
+    if (decision === undefined || cost === undefined || composition.isConcurrencyLimit(i)) continue;
+    const core = composition.cores[i]!;
+    const first = decision.allowed && decision.reason === undefined && !tookNothing(decision) && !wasSettled(decision);
+    const settled: MaybePromise<void> = core.settle(run.keys[i]!, run.costs[i]!, cost, run.algorithms?.[i] ?? core.algorithm!, decision);
+    if (first) run.costs[i] = cost;
+    if (settled instanceof Promise) pending.push(settled);
+  }
+  return pending.length === 0 ? undefined : Promise.all(pending).then(nothing);
+}
+
+/**
+ * The real cost of a settle of `limits` limits, per limit: one number for each limit that `settles`
+ * (every one when undefined), or one entry per limit (`undefined`: not settled). Each cost is checked
+ * ({@link checkActualCost}) before anything is settled; a bad one throws its typed error.
+ */
+export function actualPerLimit(actual: unknown, limits: number, settles: readonly boolean[] | undefined, field: string): (number | undefined)[] {
+  if (Array.isArray(actual)) {
+    if (actual.length !== limits) throw new InvalidOptionError(field, actual, `a real cost (a number of 0 or more), or ${limits} of them, one per limit`);
+    return actual.map((cost: unknown) => (cost === undefined ? undefined : checkActualCost(cost)));
+  }
+  checkActualCost(actual);
+  return Array.from({ length: limits }, (_, i) => (settles === undefined || settles[i] ? (actual as number) : undefined));
+}
+
+function nothing(): void {}
