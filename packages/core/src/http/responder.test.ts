@@ -1,5 +1,5 @@
 import { EventEmitter } from 'node:events';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { concurrency } from '../algorithms/concurrency.js';
 import { fixedWindow } from '../algorithms/fixed-window.js';
 import { leakyBucket } from '../algorithms/leaky-bucket.js';
@@ -16,6 +16,8 @@ import type { RateLimitResult } from './result.js';
 /** A response: its headers, status, body, and the Node parts (`destroyed`, `'close'`). */
 class FakeResponse extends EventEmitter {
   destroyed = false;
+  /** True once the response was sent in full (read at its 'close'). */
+  writableFinished = false;
   status = 200;
   body: string | undefined;
   readonly headers = new Map<string, string>();
@@ -25,7 +27,7 @@ type Request = { key: string };
 /** What the adapter was told to do, in order. */
 type Call = [string, ...unknown[]];
 
-function io(calls: Call[], onLimit = false): ResponseIO<Request, FakeResponse, string, string> {
+function io(calls: Call[], onLimit = false, results: RateLimitResult[] = []): ResponseIO<Request, FakeResponse, string, string> {
   return {
     headers: { get: (res, name) => res.headers.get(name.toLowerCase()), set: (res, name, value) => void res.headers.set(name.toLowerCase(), value) },
     nodeResponse: (res) => res,
@@ -35,6 +37,7 @@ function io(calls: Call[], onLimit = false): ResponseIO<Request, FakeResponse, s
     lateError: (_req, _res, error) => void calls.push(['lateError', error]),
     record: (_req, _res, result) => {
       calls.push(['record', result.allowed]);
+      results.push(result);
       return true;
     },
     proceed: (_req, _res, next, result) => {
@@ -73,14 +76,15 @@ function setup(options: HttpRateLimitOptions<Request>, onLimit = false) {
   const timers = new FakeTimers();
   const limiter = new HttpRateLimiter<Request>({ clock: () => 0, key: (req) => req.key, timers, prefix: 'p', ...options }, binding);
   const calls: Call[] = [];
-  const responder = new Responder(limiter, io(calls, onLimit));
+  const results: RateLimitResult[] = [];
+  const responder = new Responder(limiter, io(calls, onLimit, results));
   const respond = (res = new FakeResponse()) => {
     const req = { key: 'k' };
     const decided = limiter.decide(req);
     const out = decided instanceof Promise ? decided.then((r) => responder.respond(req, res, 'next', r)) : responder.respond(req, res, 'next', decided);
     return { res, out };
   };
-  return { limiter, timers, calls, responder, respond };
+  return { limiter, timers, calls, results, responder, respond };
 }
 
 describe('Responder', () => {
@@ -140,5 +144,48 @@ describe('Responder', () => {
     await Promise.resolve();
     expect(await respond().out).toBe('proceeded');
     expect(await respond().out).toBe('sent');
+  });
+
+  describe('settling from the response (actualCost)', () => {
+    const hourly = fixedWindow({ limit: 100, window: '1h' });
+    const finish = (res: FakeResponse) => {
+      res.writableFinished = true;
+      res.emit('close');
+    };
+    const used = async (limiter: HttpRateLimiter<Request>) => 100 - (await limiter.limiters[0]!.peek('k')).remaining;
+
+    it('settles a finished response at its actualCost; a response that never finished keeps its estimate', async () => {
+      const actualCost = vi.fn((_req: Request, res: FakeResponse) => Number(res.headers.get('x-tokens')));
+      const { limiter, respond } = setup({ algorithm: hourly, cost: 10, actualCost } as HttpRateLimitOptions<Request>);
+      const done = respond();
+      done.res.headers.set('x-tokens', '35');
+      finish(done.res);
+      const left = respond();
+      left.res.emit('close');
+      expect(await used(limiter)).toBe(35 + 10);
+      expect(actualCost).toHaveBeenCalledTimes(1);
+    });
+
+    it('an actualCost that throws, rejects or returns a bad cost is a late error, and the estimate stands', async () => {
+      for (const actualCost of [() => -1, () => 'many', () => { throw new Error('no header'); }, () => Promise.reject(new Error('later')), () => Promise.resolve(Number.NaN)]) {
+        const { limiter, respond, calls } = setup({ algorithm: hourly, cost: 10, actualCost } as HttpRateLimitOptions<Request>);
+        finish(respond().res);
+        await vi.waitFor(() => expect(calls.filter(([name]) => name === 'lateError')).toHaveLength(1));
+        const [, error] = calls.find(([name]) => name === 'lateError')!;
+        expect(error).toBeInstanceOf(Error);
+        expect(await used(limiter)).toBe(10);
+      }
+    });
+
+    it('an asynchronous actualCost settles once it answers; a handler that settled first wins', async () => {
+      const { limiter, respond } = setup({ algorithm: hourly, cost: 10, actualCost: () => Promise.resolve(3) } as HttpRateLimitOptions<Request>);
+      finish(respond().res);
+      await vi.waitFor(async () => expect(await used(limiter)).toBe(3));
+      const early = setup({ algorithm: hourly, cost: 10, actualCost: () => 50 } as HttpRateLimitOptions<Request>);
+      const { res } = early.respond();
+      await early.results.at(-1)!.settle(7);
+      finish(res);
+      expect(await used(early.limiter)).toBe(7);
+    });
   });
 });

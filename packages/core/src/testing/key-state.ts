@@ -1,4 +1,4 @@
-import type { Algorithm, LeaseState, LogState } from '../algorithm.js';
+import type { Algorithm, LeaseState, LogState, Settlement } from '../algorithm.js';
 import type { Decision } from '../decision.js';
 
 /** What a store keeps for one key: `stateSize` numbers, a log, or leases, by the algorithm's `stateKind`. */
@@ -34,6 +34,21 @@ export function undoKey(algorithm: Algorithm, state: KeyState | undefined, now: 
   if (state === undefined) return;
   if (algorithm.stateKind === 'numeric') algorithm.undo(state as number[], 0, now, cost, chargedAt, delayMs);
   else if (algorithm.stateKind === 'log') algorithm.undo(state as LogState, now, cost, chargedAt, delayMs);
+}
+
+/**
+ * Settles a charge on this key at its real cost (a rate algorithm's `settle`), as a store does: a
+ * state is made for a charge above the estimate when the key has none. Returns the state to keep.
+ */
+export function settleKey(algorithm: Algorithm, state: KeyState | undefined, now: number, settlement: Settlement): KeyState | undefined {
+  if (algorithm.stateKind === 'numeric') {
+    if (state === undefined && settlement.actual <= settlement.cost) return state;
+    const numbers = (state as number[] | undefined) ?? new Array<number>(algorithm.stateSize).fill(0);
+    algorithm.settle(numbers, 0, state === undefined, now, settlement);
+    return numbers;
+  }
+  if (algorithm.stateKind === 'log' && state !== undefined) algorithm.settle(state as LogState, now, settlement);
+  return state;
 }
 
 /** The time (ms) at which the key's state is the same as no state; `-Infinity` when it has none. */

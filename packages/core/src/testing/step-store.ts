@@ -1,10 +1,10 @@
-import { ALGORITHM_KINDS, type Algorithm, type AlgorithmKind, type ConcurrencyAlgorithm, type LeaseState } from '../algorithm.js';
+import { ALGORITHM_KINDS, type Algorithm, type AlgorithmKind, type ConcurrencyAlgorithm, type LeaseState, type Settlement } from '../algorithm.js';
 import { systemClock, type Clock } from '../clock.js';
 import type { Decision } from '../decision.js';
 import { UnsupportedError } from '../errors.js';
 import { BlockTable } from '../store/blocks.js';
 import type { Store, StoreCapabilities } from '../store/interface.js';
-import { stepKey, undoKey, type KeyState } from './key-state.js';
+import { settleKey, stepKey, undoKey, type KeyState } from './key-state.js';
 
 export interface StepStoreOptions {
   /** The algorithm kinds it declares in `capabilities.algorithms` and runs (default: all of them). */
@@ -31,7 +31,7 @@ export class StepStore implements Store {
   private readonly clock: Clock;
 
   constructor(options: StepStoreOptions = {}) {
-    this.capabilities = { local: true, algorithms: [...(options.algorithms ?? ALGORITHM_KINDS)], blocks: options.blocks ?? true, reservations: options.reservations ?? true };
+    this.capabilities = { local: true, algorithms: [...(options.algorithms ?? ALGORITHM_KINDS)], blocks: options.blocks ?? true, reservations: options.reservations ?? true, settle: true };
     this.clock = options.clock ?? systemClock;
   }
 
@@ -45,6 +45,12 @@ export class StepStore implements Store {
 
   undo(key: string, algorithm: Algorithm, cost: number, now: number | undefined, chargedAt?: number, delayMs?: number): void {
     undoKey(algorithm, this.states.get(this.slot(key, algorithm)), now ?? this.clock(), cost, chargedAt, delayMs);
+  }
+
+  settle(key: string, algorithm: Algorithm, settlement: Settlement, now: number | undefined): void {
+    const slot = this.slot(key, algorithm);
+    const state = settleKey(algorithm, this.states.get(slot), now ?? this.clock(), settlement);
+    if (state !== undefined) this.states.set(slot, state);
   }
 
   reset(key: string, algorithm: Algorithm): void {

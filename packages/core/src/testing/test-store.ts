@@ -1,4 +1,4 @@
-import type { Algorithm, AlgorithmKind, ConcurrencyAlgorithm, LeaseState } from '../algorithm.js';
+import type { Algorithm, AlgorithmKind, ConcurrencyAlgorithm, LeaseState, Settlement } from '../algorithm.js';
 import type { Decision } from '../decision.js';
 import { RateLimitError, StoreError } from '../errors.js';
 import type { MaybePromise, Store, StoreCapabilities } from '../store/interface.js';
@@ -74,7 +74,7 @@ export class TestStore implements Store {
     if (domainOf !== undefined) this.failureDomain = (key) => domainOf(key);
     this.inner = new StepStore({ algorithms: options.algorithms, clock: () => 0 });
     this.state = this.inner;
-    this.capabilities = { local: this.answers === 'sync', algorithms: this.inner.capabilities.algorithms, blocks: true, reservations: true };
+    this.capabilities = { local: this.answers === 'sync', algorithms: this.inner.capabilities.algorithms, blocks: true, reservations: true, settle: true };
   }
 
   /** The live leases of a key under a concurrency limit (undefined: none). */
@@ -130,6 +130,10 @@ export class TestStore implements Store {
 
   undo(key: string, algorithm: Algorithm, cost: number, now: number | undefined, chargedAt?: number, delayMs?: number): MaybePromise<void> {
     return this.answer('undo', key, () => this.inner.undo(key, algorithm, cost, now, chargedAt, delayMs));
+  }
+
+  settle(key: string, algorithm: Algorithm, settlement: Settlement, now: number | undefined): MaybePromise<void> {
+    return this.answer('settle', key, () => this.inner.settle(key, algorithm, settlement, now));
   }
 
   reset(key: string, algorithm: Algorithm): MaybePromise<void> {
