@@ -94,9 +94,11 @@ export interface AlgorithmCommon {
   readonly mayDelay: boolean;
   /**
    * The longest `maxDelay` (ms) a reservation of this algorithm may ask for (see
-   * {@link NumericAlgorithm.step}): its horizon, the time its state needs to recover (a window; a
-   * bucket's full refill or drain). Bounding it so keeps a state's recovery within twice its horizon and
-   * a window algorithm's reservations within the next window. 0: it cannot reserve (concurrency).
+   * {@link NumericAlgorithm.step}): as far as its state can represent a queue. A token bucket: any
+   * wait up to `MAX_TIMER_MS` (24 days: its balance goes as far below 0 as the wait needs, and its
+   * state's expiry covers it), or its full refill when that is longer. A leaky bucket: its horizon
+   * (its one timestamp is clamped to a full bucket). A window algorithm: one window (its state holds
+   * the current window and the next). 0: it cannot reserve (concurrency).
    */
   readonly maxReserveMs: number;
   /**

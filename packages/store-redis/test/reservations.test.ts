@@ -26,6 +26,8 @@ describe.each<[string, Algorithm, number, Duration]>([
   ['token bucket (compact layout)', tokenBucket({ capacity: 5, refillRate: 5, interval: '10s' }), 7, '4s'],
   // 3 in any 10 s: 3 at once, and 3 more when the first ones leave the window, 10 s later.
   ['sliding window log (keys of their own)', slidingWindowLog({ limit: 3, window: '10s' }), 6, '10s'],
+  // A wait longer than the burst: 2 at once, then one every 100 ms for 2 s; all 12 fit.
+  ['token bucket, waits longer than its burst (2 at 10/s, 2 s)', tokenBucket({ capacity: 2, refillRate: 10 }), 12, '2s'],
 ])('reservations on Redis: %s', (_name, algorithm, admits, maxDelay) => {
   for (const deployment of ['standalone', 'clustered'] as const) {
     it(`${deployment}: two store instances on two clients queue in one FIFO; the reservations of one turn are two script calls per store`, async () => {

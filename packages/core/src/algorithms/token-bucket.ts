@@ -1,6 +1,6 @@
 import type { NumericAlgorithm, NumericState, Settlement } from '../algorithm.js';
 import { decisionFromExact, EPSILON, type Decision } from '../decision.js';
-import { formatDuration, type Duration } from '../duration.js';
+import { formatDuration, MAX_TIMER_MS, type Duration } from '../duration.js';
 import { checkOptions } from '../options.js';
 import { parseBucketOptions } from './bucket-options.js';
 import { compactFields } from './define.js';
@@ -38,8 +38,9 @@ export interface TokenBucketOptions {
  *
  * A reservation (`step(…, maxDelay)`, Go's `ReserveN`) always takes its cost, and the balance may go
  * negative: its slot is when the balance would be back at 0, `delayMs = −tokens / rate` after the
- * charge, and it is admitted when that is at most `maxDelay` (at most `capacity / rate`, so the balance
- * never goes below `−capacity`); a denied one takes nothing and says when it would fit
+ * charge, and it is admitted when that is at most `maxDelay` (any wait up to 24 days, longer than a
+ * burst: the balance then goes as far as `−rate × maxDelay`, and the state lives until it has refilled
+ * from there); a denied one takes nothing and says when it would fit
  * (`retryAfterMs = delay − maxDelay`). Later requests queue behind it (a consume is denied while the
  * balance is below its cost). Its cancel (`undo(…, chargedAt, delayMs)`, Go's `Reservation.Cancel`)
  * gives back the cost less the tokens reserved after it: `cost − rate × (tail − slot)`, where `tail`
@@ -77,9 +78,10 @@ export function tokenBucket(options: TokenBucketOptions): NumericAlgorithm {
       stateSize: 2,
       ...common,
       mayDelay: false,
-      // Its full refill, computed without `rate` (`capacity / (refillRate / interval)` is 2948.9999999999995
-      // for 1 per 2949 ms): a maxDelay of the whole interval must be accepted.
-      maxReserveMs: (capacity * intervalMs) / refillRate,
+      // Any wait a timer can hold: the balance goes as far below 0 as the wait needs. A full refill
+      // longer than that stays the bound, computed without `rate` (`capacity / (refillRate / interval)`
+      // is 2948.9999999999995 for 1 per 2949 ms: a maxDelay of the whole interval must be accepted).
+      maxReserveMs: Math.max(MAX_TIMER_MS, (capacity * intervalMs) / refillRate),
       options: { capacity, refillRate, interval: intervalMs },
       constants: [
         { name: 'CAPACITY', value: capacity },

@@ -72,9 +72,9 @@ export interface LimitOptions<Req, Res = unknown> {
 /** Waiting: hold requests until the slots their limits reserve. */
 export interface WaitOptions {
   /**
-   * Longest hold, at most the horizon of every limit's algorithm (its `maxReserveMs`: a window, a
-   * bucket's full refill or drain; an `InvalidOptionError` at creation otherwise). A request that
-   * would wait longer is rejected at once with 429 and takes nothing.
+   * Longest hold, at most what every limit's algorithm can queue (its `maxReserveMs`: a window; a
+   * leaky bucket's drain; a token bucket, 24 days; an `InvalidOptionError` at creation otherwise). A
+   * request that would wait longer is rejected at once with 429 and takes nothing.
    */
   maxDelay: Duration;
 }

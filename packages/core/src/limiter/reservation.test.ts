@@ -16,7 +16,10 @@ describe('limiter.reserve', () => {
     expect(await limiter.reserve('k', 2, { maxDelay: '1s', algorithm: per })).toMatchObject({ allowed: true, delayMs: 0 });
     expect(await limiter.reserve('k', 1, { maxDelay: '1s', algorithm: per })).toMatchObject({ allowed: true, delayMs: 1000 });
     await expect(limiter.reserve('k', 1, undefined)).rejects.toMatchObject({ code: 'RL_INVALID_OPTION', field: 'limiter.reserve.options' });
-    await expect(limiter.reserve('k', 1, { maxDelay: '3s', algorithm: per })).rejects.toThrow(/horizon, 2s/);
+    // A window queues one window at most; a token bucket any wait a timer can hold (24 days).
+    await expect(limiter.reserve('k', 1, { maxDelay: '2s', algorithm: fixedWindow({ limit: 1, window: '1s' }) })).rejects.toThrow(/at most 1s for this fixed-window/);
+    expect(await limiter.reserve('k', 1, { maxDelay: '3s', algorithm: per })).toMatchObject({ allowed: true, delayMs: 2000 });
+    await expect(limiter.reserve('k', 1, { maxDelay: '25d', algorithm: per })).rejects.toThrow(/at most 24d 20h 31m 23s 647ms for this token-bucket|at most .* for this token-bucket/);
     const without = createLimiter({ algorithm: bucket(), store: new StepStore({ reservations: false }) });
     await expect(without.reserve('k', 1, { maxDelay: 10 })).rejects.toBeInstanceOf(UnsupportedError);
   });
@@ -91,15 +94,28 @@ describe('limiter.reserve', () => {
 });
 
 describe('the horizon of a token bucket', () => {
-  it('is its whole interval for a refill of the capacity per interval: 1 per 2949 ms takes a maxDelay of 2949 ms (not 2948.9999999999995)', async () => {
-    const algorithm = tokenBucket({ capacity: 1, refillRate: 1, interval: 2949 });
-    expect(algorithm.maxReserveMs).toBe(2949);
+  it('is any wait a timer can hold (24 days), or its whole refill when longer: 1 per 2,949,000,000 ms takes a maxDelay of exactly that (no float noise)', async () => {
+    expect(tokenBucket({ capacity: 1, refillRate: 1, interval: 2949 }).maxReserveMs).toBe(2_147_483_647);
+    const algorithm = tokenBucket({ capacity: 1, refillRate: 1, interval: 2_949_000_000 });
+    expect(algorithm.maxReserveMs).toBe(2_949_000_000);
     let now = 10_000;
     const limiter = createLimiter({ algorithm, store: new StepStore(), clock: () => now });
-    expect((await limiter.reserve('k', 1, { maxDelay: 2949 })).delayMs).toBe(0);
-    const second = await limiter.reserve('k', 1, { maxDelay: 2949 });
-    expect(second).toMatchObject({ allowed: true, delayMs: 2949 });
+    expect((await limiter.reserve('k', 1, { maxDelay: 2_949_000_000 })).delayMs).toBe(0);
+    const second = await limiter.reserve('k', 1, { maxDelay: 2_949_000_000 });
+    expect(second).toMatchObject({ allowed: true, delayMs: 2_949_000_000 });
     now += 1;
-    await expect(limiter.reserve('k', 1, { maxDelay: 2950 })).rejects.toThrow(expect.objectContaining({ code: 'RL_INVALID_OPTION' }));
+    await expect(limiter.reserve('k', 1, { maxDelay: 2_949_000_001 })).rejects.toThrow(expect.objectContaining({ code: 'RL_INVALID_OPTION' }));
+  });
+
+  it('waits longer than a burst on a token bucket (2 at 10/s, maxDelay 2s): 22 reservations at one instant get slots 0, 0, 100, …, 2000 ms; the 23rd is denied at once', async () => {
+    const limiter = createLimiter({ algorithm: tokenBucket({ capacity: 2, refillRate: 10 }), store: new StepStore(), clock: () => 0 });
+    const slots: number[] = [];
+    for (let i = 0; i < 22; i++) {
+      const r = await limiter.reserve('k', 1, { maxDelay: '2s' });
+      expect(r.allowed).toBe(true);
+      slots.push(r.delayMs);
+    }
+    expect(slots).toEqual([0, 0, ...Array.from({ length: 20 }, (_, i) => 100 * (i + 1))]);
+    expect(await limiter.reserve('k', 1, { maxDelay: '2s' })).toMatchObject({ allowed: false, retryAfterMs: 100 });
   });
 });

@@ -7,8 +7,8 @@ import type { MaybePromise } from '../store/interface.js';
 /** Options of `limiter.reserve(key, cost, options)`. */
 export interface ReserveOptions {
   /**
-   * The longest wait the caller accepts (ms or a duration string; `0` accepts no wait), at most the
-   * algorithm's horizon (`maxReserveMs`: a window, a bucket's full refill or drain).
+   * The longest wait the caller accepts (ms or a duration string; `0` accepts no wait), at most what
+   * the algorithm can queue (`maxReserveMs`: a window; a leaky bucket's drain; a token bucket, 24 days).
    */
   maxDelay: Duration | 0;
   /** The rate algorithm of this call, as for `consume(key, cost, algorithm)`. Default: the limiter's own. */
@@ -41,7 +41,7 @@ export function parseMaxDelay(value: unknown, algorithm: Algorithm, field: strin
   if (algorithm.maxReserveMs <= 0) throw new InvalidOptionError(field, value, `no reservation: a ${algorithm.kind} limit cannot wait (it holds permits, not units)`);
   // Float noise in a horizon computed from a rate (a leaky bucket's `capacity × interval / rate`) is forgiven.
   if (ms > algorithm.maxReserveMs + HORIZON_NOISE_MS) {
-    throw new InvalidOptionError(field, value, `at most the ${algorithm.kind}'s horizon, ${formatDuration(algorithm.maxReserveMs)} (the time its state takes to recover): a longer wait would hold more than it can serve`);
+    throw new InvalidOptionError(field, value, `at most ${formatDuration(algorithm.maxReserveMs)} for this ${algorithm.kind}, the longest wait its state can queue (see the README's Waiting table)`);
   }
   return ms;
 }

@@ -10,7 +10,7 @@ describe('INSTRUMENTS', () => {
       expect([id, instrument.labels[0], instrument.labels.every((label) => label in LABEL_NAMES)]).toEqual([instrument.id, 'limit', true]);
       expect([id, instrument.kind === 'histogram', instrument.unit === 's', instrument.boundaries !== undefined]).toEqual([id, ...Array(3).fill(instrument.kind === 'histogram')]);
     }
-    expect(new Set(instruments.map(([, instrument]) => instrument.name)).size).toBe(10);
+    expect(new Set(instruments.map(([, instrument]) => instrument.name)).size).toBe(11);
     expect(Object.isFrozen(INSTRUMENTS.decisions.labels)).toBe(true);
   });
 

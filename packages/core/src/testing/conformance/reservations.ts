@@ -2,6 +2,7 @@ import fc from 'fast-check';
 import { describe, expect } from 'vitest';
 import { withBlock } from '../../algorithms/block.js';
 import { concurrency } from '../../algorithms/concurrency.js';
+import { tokenBucket } from '../../algorithms/token-bucket.js';
 import { InvalidOptionError } from '../../errors.js';
 import { createLimiter, type Reservation } from '../../limiter/index.js';
 import { arrivals, type Admission, type Admit } from '../bounds.js';
@@ -19,7 +20,7 @@ const reservesAll = (suite: Suite, kinds: Parameters<typeof runsAll>[1]): boolea
 export function describeReservations(suite: Suite): void {
   /**
    * Runs the sequence as reservations from 10 s on one fresh key, each with `maxDelay` the given share
-   * of the algorithm's horizon; an arrival whose gap is 1 more than a multiple of 3 first cancels the
+   * of the longest the algorithm can queue (`maxReserveMs`); an arrival whose gap is 1 more than a multiple of 3 first cancels the
    * previous admitted reservation (which gives back only before its slot). The admitted ones that
    * were not cancelled, at their slots.
    */
@@ -47,10 +48,32 @@ export function describeReservations(suite: Suite): void {
     for (const { kind, bounds = [] } of kindSuites) {
       for (const bound of bounds) {
         for (const share of [1, 0.3]) {
-          gatedIt(`reserved (maxDelay ${share === 1 ? 'the horizon' : 'a third of it'}), with cancels, at their slots: ${bound.claim}`, () => reservesAll(suite, [kind]), () => bound.check(reserveAt(share), suite.runs, 1));
+          gatedIt(`reserved (maxDelay ${share === 1 ? 'the longest it can queue' : 'a third of it'}), with cancels, at their slots: ${bound.claim}`, () => reservesAll(suite, [kind]), () => bound.check(reserveAt(share), suite.runs, 1));
         }
       }
     }
+
+    gatedIt(
+      'a wait longer than the burst: a token bucket of 2 at 10/s with maxDelay 2 s gives 22 reservations at one instant the slots 0, 0, 100, …, 2000 ms; the 23rd is denied at once',
+      () => reservesAll(suite, ['token-bucket']),
+      async () => {
+        let now = 50_000;
+        const limiter = limiterOn(suite.store, tokenBucket({ capacity: 2, refillRate: 10 }), freshPrefix('long-wait'), () => now);
+        const slots: number[] = [];
+        for (let i = 0; i < 22; i++) {
+          const r = await limiter.reserve('k', 1, { maxDelay: '2s' });
+          expect(r.allowed).toBe(true);
+          slots.push(r.delayMs);
+        }
+        expect(slots).toEqual([0, 0, ...Array.from({ length: 20 }, (_, i) => 100 * (i + 1))]);
+        expect(await limiter.reserve('k', 1, { maxDelay: '2s' })).toMatchObject({ allowed: false, delayMs: 0, retryAfterMs: 100 });
+        // The state lives until the bucket has refilled from its debt of 20: a consume is denied until 2.1 s later.
+        now += 2_099;
+        expect((await limiter.consume('k')).allowed).toBe(false);
+        now += 1;
+        expect((await limiter.consume('k')).allowed).toBe(true);
+      },
+    );
 
     gatedIt('FIFO: a later reservation never gets an earlier slot', () => suite.store.capabilities.reservations === true && samplesFor(suite.store).length > 0, async () => {
       const samples = samplesFor(suite.store);
