@@ -23,6 +23,7 @@ export {
   type LeaseDecision,
   type Reservation,
   type ReserveOptions,
+  type ChargeOptions,
   type StoreErrorPolicy,
   type FallbackLimiter,
   type StoreErrorEvent,

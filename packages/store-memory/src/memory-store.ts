@@ -15,14 +15,16 @@ import {
   type LeaseState,
   type LogState,
   type NumericAlgorithm,
+  type IdempotentCharge,
   type Settlement,
   type Store,
   type StoreCapabilities,
 } from '@rl/core/store';
 import { heldKey } from './held-key.js';
+import { decideIdempotent, RememberedIds } from './remembered-ids.js';
 import type { MemoryStoreOptions } from './memory-store-options.js';
 import { Sweeper, type Sweepable } from './sweeper.js';
-import { NumericTable, ObjectTable, type AnyTable, type LeaseTable, type LogTable } from './tables.js';
+import { LeaseTable, NumericTable, ObjectTable, type AnyTable, type LogTable } from './tables.js';
 
 export { MAX_PLAIN_KEY_LENGTH } from './held-key.js';
 export type { MemoryStoreOptions } from './memory-store-options.js';
@@ -38,12 +40,14 @@ export type { MemoryStoreOptions } from './memory-store-options.js';
  * state, and a changed configuration applies to it (balances clamped to the new capacity).
  */
 export class MemoryStore implements Store {
-  readonly capabilities: StoreCapabilities = { local: true, algorithms: ALGORITHM_KINDS, blocks: true, reservations: true, settle: true };
+  readonly capabilities: StoreCapabilities = { local: true, algorithms: ALGORITHM_KINDS, blocks: true, reservations: true, settle: true, idempotency: true };
   readonly maxKeys: number;
   private readonly clock: Clock;
   private readonly numeric = new Map<string, NumericTable>();
   private readonly logs: LogTable = new ObjectTable<LogState>();
-  private readonly leases: LeaseTable = new ObjectTable<LeaseState>();
+  private readonly leases = new LeaseTable();
+  /** The ids of idempotent charges each key remembers (each id one of `maxKeys`). */
+  private readonly ids = new RememberedIds();
   /** Lockouts (`blockDuration`), beside the states: at most `maxKeys`, the ended ones swept. */
   private readonly blocks: BlockTable;
   private size = 0;
@@ -88,18 +92,27 @@ export class MemoryStore implements Store {
     return this.size;
   }
 
-  /** The one charge: a consume, or with `maxDelayMs` a reservation (see `Store.consume`). */
-  consume(key: string, algorithm: Algorithm, cost: number, now: number | undefined, maxDelayMs?: number): Decision {
-    return this.decideHeld(heldKey(key), algorithm, cost, now, true, maxDelayMs);
+  /** The one charge: a consume, or with `maxDelayMs` a reservation; with `idempotency`, answered again for a retry (see `Store.consume`). */
+  consume(key: string, algorithm: Algorithm, cost: number, now: number | undefined, maxDelayMs?: number, idempotency?: IdempotentCharge): Decision {
+    if (idempotency === undefined) return this.decideHeld(heldKey(key), algorithm, cost, now, true, maxDelayMs);
+    key = heldKey(key);
+    const t = now === undefined ? this.clock() : now;
+    this.makeRoom(this.ids, t);
+    return decideIdempotent(this.ids, RememberedIds.slot(key, algorithm), idempotency, t, {
+      charge: () => this.decideHeld(key, algorithm, cost, t, true, maxDelayMs),
+      peek: () => this.decideHeld(key, algorithm, 0, t, false),
+      recorded: (change) => void (this.size += change),
+    });
   }
 
   peek(key: string, algorithm: Algorithm, cost: number, now: number | undefined): Decision {
     return this.decideHeld(heldKey(key), algorithm, cost, now, false);
   }
 
-  undo(key: string, algorithm: Algorithm, cost: number, now: number | undefined, chargedAt?: number, delayMs?: number): void {
+  undo(key: string, algorithm: Algorithm, cost: number, now: number | undefined, chargedAt?: number, delayMs?: number, idempotencyId?: string): void {
     key = heldKey(key);
     this.assertOpen();
+    if (idempotencyId !== undefined) this.size += this.ids.forget(RememberedIds.slot(key, algorithm), idempotencyId);
     const t = now === undefined ? this.clock() : now;
     if (algorithm.stateKind === 'numeric') {
       const table = this.numeric.get(algorithm.stateTag);
@@ -140,6 +153,7 @@ export class MemoryStore implements Store {
     key = heldKey(key);
     this.assertOpen();
     this.blocks.lift(key, algorithm);
+    this.size += this.ids.forgetAll(RememberedIds.slot(key, algorithm));
     if (algorithm.stateKind === 'numeric') {
       const table = this.numeric.get(algorithm.stateTag);
       const slot = table?.index.get(key);
@@ -158,33 +172,13 @@ export class MemoryStore implements Store {
     this.assertOpen();
     const t = now === undefined ? this.clock() : now;
     this.lastNow = t;
-    const table = this.leases;
-    const entry = table.index.get(key);
-    if (entry !== undefined) entry.touched = true;
-    const { state, decision } = algorithm.acquire(entry?.state, t, leaseId, true);
-    if (!decision.allowed) return decision;
-    // A lease's expiry is its own: the newest one is the key's deadline.
-    const deadline = t + algorithm.leaseMs;
-    if (entry !== undefined) {
-      if (deadline > entry.deadline) entry.deadline = deadline;
-    } else if (state.size > 0) {
-      this.makeRoom(table, t);
-      table.index.set(key, { state, touched: false, deadline });
-      this.size++;
-    }
+    const { decision, added } = this.leases.take(key, algorithm, leaseId, t, () => this.makeRoom(this.leases, t));
+    this.size += added;
     return decision;
   }
 
   release(key: string, _algorithm: ConcurrencyAlgorithm, leaseId: string): void {
-    key = heldKey(key);
-    if (this.closed) return;
-    const entry = this.leases.index.get(key);
-    if (entry === undefined) return;
-    entry.state.delete(leaseId);
-    if (entry.state.size === 0) {
-      this.leases.index.delete(key);
-      this.size--;
-    }
+    if (!this.closed) this.size += this.leases.give(heldKey(key), leaseId);
   }
 
   /** Stops the sweep timer and drops all state. Further calls throw `StoreClosedError`. */
@@ -196,6 +190,7 @@ export class MemoryStore implements Store {
     this.lastTable = undefined;
     this.logs.index.clear();
     this.leases.index.clear();
+    this.ids.index.clear();
     this.blocks.clear();
     this.size = 0;
   }
@@ -284,13 +279,14 @@ export class MemoryStore implements Store {
     if (victim.index.size === 0) {
       for (const other of this.tables()) if (other.index.size > victim.index.size) victim = other;
     }
-    if (victim.evictOne(now)) this.size--;
+    this.size -= victim.evictOne(now);
   }
 
   private *tables(): Iterable<AnyTable> {
     yield* this.numeric.values();
     yield this.logs;
     yield this.leases;
+    yield this.ids;
   }
 
   private assertOpen(): void {

@@ -106,7 +106,7 @@ export class Sweeper {
       const [key, value] = step.value;
       if (table.expired(value, now)) {
         table.remove(key, value);
-        removed++;
+        removed += table.weight(value);
       }
     }
     this.store.removed(removed);

@@ -1,4 +1,4 @@
-import type { LeaseState, LogState } from '@rl/core/store';
+import type { ConcurrencyAlgorithm, Decision, LeaseState, LogState } from '@rl/core/store';
 
 /**
  * The keys of one state layout, with what eviction and sweeping need. `V` is what the index maps a
@@ -27,22 +27,27 @@ export abstract class Table<V> {
   /** Whether the key was used since the hand last passed it; clears that mark. */
   protected abstract takeSecondChance(value: V): boolean;
 
-  /** Evicts one key (see the class comment); false when the table is empty. */
-  evictOne(now: number): boolean {
+  /** How many of the store's `maxKeys` the entry counts for (1; an entry of remembered ids, one per id). */
+  weight(_value: V): number {
+    return 1;
+  }
+
+  /** Evicts one key (see the class comment): the weight it counted for; 0 when the table is empty. */
+  evictOne(now: number): number {
     // Two passes at most: the first can only clear marks, so the second finds a key to evict.
     for (let steps = 2 * this.index.size + 1; steps > 0; steps--) {
       let step = this.hand?.next();
       if (step === undefined || step.done === true) {
         this.hand = this.index.entries();
         step = this.hand.next();
-        if (step.done === true) return false;
+        if (step.done === true) return 0;
       }
       const [key, value] = step.value;
       if (this.takeSecondChance(value) && !this.expired(value, now)) continue;
       this.remove(key, value);
-      return true;
+      return this.weight(value);
     }
-    return false;
+    return 0;
   }
 }
 
@@ -141,5 +146,38 @@ export class ObjectTable<S> extends Table<ObjectEntry<S>> {
 }
 
 export type LogTable = ObjectTable<LogState>;
-export type LeaseTable = ObjectTable<LeaseState>;
-export type AnyTable = NumericTable | LogTable | LeaseTable;
+
+/** The permits of concurrency limits, a lease set per key. */
+export class LeaseTable extends ObjectTable<LeaseState> {
+  /**
+   * Takes permit `leaseId` of `key` at `now` when one is free; `makeRoom` is called before a new key
+   * is added. Returns the decision and the change in the number of keys (1 for a new key).
+   */
+  take(key: string, algorithm: ConcurrencyAlgorithm, leaseId: string, now: number, makeRoom: () => void): { decision: Decision; added: number } {
+    const entry = this.index.get(key);
+    if (entry !== undefined) entry.touched = true;
+    const { state, decision } = algorithm.acquire(entry?.state, now, leaseId, true);
+    if (!decision.allowed) return { decision, added: 0 };
+    // A lease's expiry is its own: the newest one is the key's deadline.
+    const deadline = now + algorithm.leaseMs;
+    if (entry !== undefined) {
+      if (deadline > entry.deadline) entry.deadline = deadline;
+    } else if (state.size > 0) {
+      makeRoom();
+      this.index.set(key, { state, touched: false, deadline });
+      return { decision, added: 1 };
+    }
+    return { decision, added: 0 };
+  }
+
+  /** Returns permit `leaseId` of `key` (an unknown one: nothing); the change in the number of keys (-1 when its last permit went). */
+  give(key: string, leaseId: string): number {
+    const entry = this.index.get(key);
+    if (entry === undefined) return 0;
+    entry.state.delete(leaseId);
+    if (entry.state.size > 0) return 0;
+    this.index.delete(key);
+    return -1;
+  }
+}
+export type AnyTable = NumericTable | LogTable | LeaseTable | ObjectTable<unknown>;

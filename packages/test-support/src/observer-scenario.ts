@@ -2,7 +2,7 @@ import type { DecisionEvent, DecisionOutcome, InstrumentId, LabelId, Observer } 
 
 /** A decision event with the defaults of a plain store answer (cost 1, no delay, no store time, no key). */
 export function decisionEvent(limit: string, outcome: DecisionOutcome, more: Partial<DecisionEvent> = {}): DecisionEvent {
-  return { limit, outcome, reason: undefined, cost: 1, delayMs: 0, storeMs: undefined, key: undefined, ...more };
+  return { limit, outcome, reason: undefined, cost: 1, delayMs: 0, storeMs: undefined, key: undefined, idempotency: undefined, ...more };
 }
 
 /**

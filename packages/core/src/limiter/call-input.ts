@@ -1,6 +1,8 @@
-import { checkCost, type Algorithm } from '../algorithm.js';
+import { checkCost, isAlgorithm, type Algorithm } from '../algorithm.js';
+import { checkOptions } from '../options.js';
+import { idempotentCharge } from './idempotency.js';
 import type { Decision } from '../decision.js';
-import type { MaybePromise } from '../store/interface.js';
+import type { IdempotentCharge, MaybePromise } from '../store/interface.js';
 import { CostExceedsCapacityError, InvalidAlgorithmError, InvalidKeyError, InvalidOptionError, UnsupportedError } from '../errors.js';
 
 // The input rules of a limiter's verbs, each checked once before anything is charged: a key, a cost,
@@ -114,4 +116,40 @@ export function chargeOf(
 /** `value` as a promise. */
 export function promised<T>(value: MaybePromise<T>): Promise<T> {
   return value instanceof Promise ? value : Promise.resolve(value);
+}
+
+/** The options of a charge (`consume(key, cost, options)`, `reserve(key, cost, options)`), beside its cost. */
+export interface ChargeOptions {
+  /** The rate algorithm of this call, as `consume(key, cost, algorithm)`. Default: the limiter's own. */
+  algorithm?: Algorithm;
+  /**
+   * The request's idempotency key (a string of at most 512 characters; undefined: none): a retry with
+   * the same key, of the same key and limit, within the limiter's `idempotencyTtl`, gets the earlier
+   * admitting decision back and is charged nothing (see `Store.consume`). A denial is never replayed.
+   */
+  idempotencyKey?: string;
+  /** What makes a retry the same request (default: its cost): an id reused with another fingerprint is charged as new, its decision marked. */
+  fingerprint?: string;
+}
+
+/** What a limiter's core gives the rules of a charge's options. */
+export interface ChargeRules extends CallRules {
+  readonly store: { readonly capabilities: { readonly idempotency?: boolean } };
+  readonly idempotency: { readonly ttlMs: number; readonly maxIds: number };
+}
+
+/**
+ * A charge's third argument: an algorithm (the older form), or {@link ChargeOptions} (with `extra`
+ * more names allowed, a reservation's `maxDelay`). Returns the call's algorithm and its idempotent
+ * charge; `InvalidOptionError` on `field` for anything else, `UnsupportedError` for an idempotency
+ * key on a store without `capabilities.idempotency`.
+ */
+export function chargeOptionsOf(core: ChargeRules, value: unknown, cost: unknown, field: string, extra: readonly string[] = []): { algorithm: Algorithm | undefined; idempotency: IdempotentCharge | undefined } {
+  if (value === undefined || isAlgorithm(value)) return { algorithm: value, idempotency: undefined };
+  const o = checkOptions(value, ['algorithm', 'idempotencyKey', 'fingerprint', ...extra], field);
+  if (o.idempotencyKey === undefined) return { algorithm: o.algorithm as Algorithm | undefined, idempotency: undefined };
+  if (core.store.capabilities.idempotency !== true) throw new UnsupportedError('This store does not run idempotent charges: use a store whose capabilities include idempotency, such as MemoryStore or RedisStore.');
+  if (o.fingerprint !== undefined && typeof o.fingerprint !== 'string') throw new InvalidOptionError(`${field}.fingerprint`, o.fingerprint, 'a string');
+  const fingerprint = (o.fingerprint as string | undefined) ?? `cost ${String(cost)}`;
+  return { algorithm: o.algorithm as Algorithm | undefined, idempotency: idempotentCharge(o.idempotencyKey, fingerprint, core.idempotency, `${field}.idempotencyKey`) };
 }

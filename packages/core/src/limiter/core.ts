@@ -4,8 +4,8 @@ import type { Decision } from '../decision.js';
 import { InvalidAlgorithmError } from '../errors.js';
 import { Observation } from '../observe/observation.js';
 import type { HoldEvent, Observer } from '../observe/observer.js';
-import { markSettled, tookNothing, wasNotAsked } from '../store/charge-marks.js';
-import type { MaybePromise, Store } from '../store/interface.js';
+import { idempotencyIdOf, markSettled, tookNothing, wasNotAsked } from '../store/charge-marks.js';
+import type { IdempotentCharge, MaybePromise, Store } from '../store/interface.js';
 import type { Timers } from '../timers.js';
 import { CallAlgorithms } from './call-algorithms.js';
 import { circuitsOf, type Circuit, type FailureReason } from './circuit.js';
@@ -20,6 +20,7 @@ import type { LimiterConfig } from './options.js';
 import { withCancel, type Reservation } from './reservation.js';
 import { settleCharge, type SettleHost } from './settlement.js';
 import { StoreGuard } from './store-guard.js';
+import { idempotentOf } from './idempotency.js';
 
 /**
  * The one charge path of a limiter, beneath every verb (the engine, a fallback's decisions, `Limiter`).
@@ -43,6 +44,8 @@ export class LimiterCore {
   /** The lockout after a denial in ms (0: none). */
   readonly blockMs: number;
   readonly name: string;
+  /** How long and how many ids per key an idempotent charge's decision is remembered. */
+  readonly idempotency: LimiterConfig['idempotency'];
   /** True when charges take their units from quota leases (option `lease`): they are made outside a store's request group. */
   readonly quotaLeased: boolean;
   /** The user's clock, or undefined: the store's own decides. */
@@ -73,7 +76,7 @@ export class LimiterCore {
     this.algorithm = config.algorithm;
     this.isConcurrencyLimit = config.algorithm?.stateKind === 'leases';
     ({ store: this.store, prefix: this.prefix, maxCost: this.maxCost, blockMs: this.blockMs, name: this.name } = config);
-    ({ clock: this.clock, localClock: this.localClock, timers: this.timers, denyCache: this.denyCache } = config);
+    ({ clock: this.clock, localClock: this.localClock, timers: this.timers, denyCache: this.denyCache, idempotency: this.idempotency } = config);
     this.keyPrefix = config.prefix ? `${config.prefix}:` : '';
     this.calls = new CallAlgorithms(config.store, config.algorithm, config.blockMs);
     const { circuit, byDomain } = circuitsOf(config, (open, reason, domain) => this.circuitChanged(open, reason, domain));
@@ -117,9 +120,13 @@ export class LimiterCore {
     return this.fastPath && this.denyCache === undefined && this.observation === undefined;
   }
 
-  /** Charges `cost` units of `key` under `algorithm`: a consume (from a quota lease, with `lease`), or with `maxDelayMs` a reservation (its slot is the store's). */
-  charge(key: string, cost: number, algorithm: Algorithm, maxDelayMs?: number): MaybePromise<Decision> {
+  /**
+   * Charges `cost` units of `key` under `algorithm`: a consume (from a quota lease, with `lease`), or with `maxDelayMs` a reservation (its slot is the
+   * store's); with `idempotency`, in the store whatever the lease, past the deny cache (a replay is the store's to find), its id kept for a give-back.
+   */
+  charge(key: string, cost: number, algorithm: Algorithm, maxDelayMs?: number, idempotency?: IdempotentCharge): MaybePromise<Decision> {
     const storeKey = this.storeKeyOf(key);
+    if (idempotency !== undefined) return this.decide(storeKey, algorithm, cost, maxDelayMs, idempotency);
     if (this.quota !== undefined && maxDelayMs === undefined) return this.quota.charge(storeKey, cost, algorithm);
     return this.decide(storeKey, algorithm, cost, maxDelayMs, undefined);
   }
@@ -169,7 +176,8 @@ export class LimiterCore {
     const storeKey = this.keyPrefix + key;
     if (decision !== undefined) markSettled(decision);
     if (decision !== undefined && this.quota?.refund(storeKey, cost, algorithm, decision) === true) return;
-    return this.freeing(storeKey, this.guard.undo(storeKey, algorithm, cost, decision?.at, decision !== undefined && decision.delayMs > 0 ? decision.delayMs : undefined));
+    const id = decision === undefined ? undefined : idempotencyIdOf(decision);
+    return this.freeing(storeKey, this.guard.undo(storeKey, algorithm, cost, decision?.at, decision !== undefined && decision.delayMs > 0 ? decision.delayMs : undefined, id));
   }
 
   /** `back`, a call that may free units of `storeKey` (failures are `'storeError'` events): its cached denial is forgotten now and once it is done (one answered in between is stale). */
@@ -210,22 +218,14 @@ export class LimiterCore {
     this.denyCache?.delete(storeKey);
   }
 
-  /**
-   * `value` when this (rate) limiter can decide a call with it, with the limiter's lockout: the
-   * limiter's own algorithm, or one checked once per object (see `CallAlgorithms`). Throws
-   * `InvalidAlgorithmError` or `UnsupportedError`; nothing is charged then.
-   */
+  /** `value` when this rate limiter can decide a call with it, with its lockout (see `CallAlgorithms`); else `InvalidAlgorithmError` or `UnsupportedError`. */
   checkCallAlgorithm(value: unknown): Algorithm {
     if (value !== undefined && value === this.algorithm && !this.isConcurrencyLimit) return this.algorithm;
     if (this.isConcurrencyLimit) throw new InvalidAlgorithmError(value, 'a concurrency limit takes no algorithm per call');
     return this.calls.check(value);
   }
 
-  /**
-   * Adds an observer under the limit name `limit`; `keys` puts the request's key in its events;
-   * `dryRun`: this limit's denials are not enforced (a dry-run limit of the HTTP layer), so they are
-   * `dry_run_denied`. `field` names the option in errors.
-   */
+  /** Adds an observer under the limit name `limit`; `keys`: the key in its events; `dryRun`: denials are `dry_run_denied`; `field` names the option in errors. */
   observe(observer: Observer, limit: string, keys: boolean, dryRun: boolean, field: string): void {
     const observation = this.observation ?? new Observation(this.keyPrefix.length);
     observation.add(observer, limit, keys, dryRun, field);
@@ -238,15 +238,14 @@ export class LimiterCore {
   }
 
   /**
-   * One decision from the store (or the deny cache, or the failure policy): an acquire when `leaseId`
-   * is given, else a charge. The observers hear it, with the store's time when the store answered it
-   * (no `reason`), measured here, from the call to its answer.
+   * One decision from the store (or the deny cache, or the failure policy): an acquire when `extra` is a lease id, else a charge (idempotent when
+   * `extra` is one). The observers hear it, with the store's time when the store answered it (no `reason`), measured here, from the call to its answer.
    */
-  private decide(storeKey: string, algorithm: Algorithm, cost: number, maxDelayMs: number | undefined, leaseId: string | undefined): MaybePromise<Decision> {
+  private decide(storeKey: string, algorithm: Algorithm, cost: number, maxDelayMs: number | undefined, extra: string | IdempotentCharge | undefined): MaybePromise<Decision> {
     const observation = this.observation;
-    if (observation === undefined) return this.ask(storeKey, algorithm, cost, maxDelayMs, leaseId);
+    if (observation === undefined) return this.ask(storeKey, algorithm, cost, maxDelayMs, extra);
     const startedAt = this.timers.now();
-    const result = this.ask(storeKey, algorithm, cost, maxDelayMs, leaseId);
+    const result = this.ask(storeKey, algorithm, cost, maxDelayMs, extra);
     const told = (decision: Decision): Decision => {
       // A consume its group never asked is no decision of this limit.
       if (wasNotAsked(decision)) return decision;
@@ -256,9 +255,10 @@ export class LimiterCore {
     return result instanceof Promise ? result.then(told) : told(result);
   }
 
-  /** The answer of the guard, or of the deny cache first for a charge (a remote store's denials, remembered); `op` BLOCK: a lease's block. */
-  private ask(storeKey: string, algorithm: Algorithm, cost: number, maxDelayMs: number | undefined, leaseId: string | undefined, op: typeof CHARGE | typeof BLOCK = CHARGE): MaybePromise<Decision> {
-    if (leaseId !== undefined) return this.guard.acquire(storeKey, algorithm as ConcurrencyAlgorithm, leaseId);
+  /** The answer of the guard, or of the deny cache first for a charge; `extra` an acquire's lease id, or an idempotent charge; `op` BLOCK: a lease's block. */
+  private ask(storeKey: string, algorithm: Algorithm, cost: number, maxDelayMs: number | undefined, extra: string | IdempotentCharge | undefined, op: typeof CHARGE | typeof BLOCK = CHARGE): MaybePromise<Decision> {
+    if (typeof extra === 'string') return this.guard.acquire(storeKey, algorithm as ConcurrencyAlgorithm, extra);
+    if (extra !== undefined) return idempotentOf(this.guard.charge(storeKey, algorithm, cost, maxDelayMs, undefined, CHARGE, extra), extra.id);
     const cache = this.denyCache;
     if (cache === undefined) return this.guard.charge(storeKey, algorithm, cost, maxDelayMs, undefined, op);
     // Taken before the store call: a denial is cached from the earliest time the store can have decided it.

@@ -15,6 +15,8 @@ export interface StoreRequest {
   readonly cost: number;
   /** An acquire's lease id; '' otherwise. */
   readonly leaseId: string;
+  /** An idempotent charge: granted late, it is kept (its retry is answered by it). */
+  readonly idempotent?: boolean;
 }
 
 /** What a pending call needs of the guard that made it. */

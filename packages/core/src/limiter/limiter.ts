@@ -7,7 +7,7 @@ import type { Observer } from '../observe/observer.js';
 import type { Store } from '../store/interface.js';
 import type { LimiterCore } from './core.js';
 import { registerCore } from './core-registry.js';
-import { chargeOf, checkKey, checkLimiterCost, ownAlgorithm, promised, rateCall } from './call-input.js';
+import { chargeOf, chargeOptionsOf, checkKey, checkLimiterCost, ownAlgorithm, promised, rateCall, type ChargeOptions } from './call-input.js';
 import { checkActualCost } from './settlement.js';
 import { emitted } from './events.js';
 import type { LeaseDecision } from './lease.js';
@@ -70,24 +70,22 @@ export class Limiter extends EventEmitter {
   }
 
   /**
-   * Decides for one request of `cost` units (default 1) and records it when admitted.
-   * Rejects with a {@link RateLimitError} for a bad key or cost, or a `clock` reading that is not a
-   * finite number (`InvalidOptionError` on `createLimiter.clock`; no state changes); store failures
-   * resolve according to `onStoreError`, never reject.
+   * Decides for one request of `cost` units (default 1) and records it when admitted. Rejects with a
+   * {@link RateLimitError} for a bad key or cost, or a `clock` reading that is not a finite number
+   * (nothing charged); store failures resolve according to `onStoreError`, never reject.
    *
-   * `algorithm` decides this call with another rate algorithm than the limiter's (a plan or a quota
-   * chosen per request). A key's state is kept per algorithm kind, whatever the configuration: when a
-   * key's plan changes, its state carries over to the new configuration, balances clamped to its
-   * capacity (never a fresh full quota). Rejects with `InvalidAlgorithmError` for a value that is not a
-   * rate algorithm, `UnsupportedError` for a kind the store does not run, `CostExceedsCapacityError`
-   * for a cost above its capacity; nothing is charged then.
+   * `options` (or an algorithm alone): `algorithm` decides this call with another rate algorithm (a
+   * plan or a quota chosen per request; a key's state is kept per algorithm kind, and carries over to
+   * a new configuration clamped to its capacity, never a fresh full quota): `InvalidAlgorithmError`,
+   * `UnsupportedError` or `CostExceedsCapacityError` when it cannot. `idempotencyKey` (and
+   * `fingerprint`) make the charge idempotent: see {@link ChargeOptions}.
    */
-  consume(key: string, cost = 1, algorithm?: Algorithm): Promise<Decision> {
+  consume(key: string, cost = 1, options?: Algorithm | ChargeOptions): Promise<Decision> {
     try {
       // A local store without a deny cache: the synchronous path, wrapped once.
-      if (algorithm === undefined && this.#core.fastConsume) return Promise.resolve(this.consumeSync(key, cost));
-      const a = rateCall(this.#core, key, cost, algorithm);
-      return promised(this.#core.charge(key, cost, a));
+      if (options === undefined && this.#core.fastConsume) return Promise.resolve(this.consumeSync(key, cost));
+      const { algorithm, idempotency } = chargeOptionsOf(this.#core, options, cost, 'limiter.consume.options');
+      return promised(this.#core.charge(key, cost, rateCall(this.#core, key, cost, algorithm), undefined, idempotency));
     } catch (error) {
       return Promise.reject(error);
     }
@@ -99,19 +97,20 @@ export class Limiter extends EventEmitter {
    * failure policy, without a promise and a microtask per call (and without the deny cache, which a
    * local store does not need). Throws a {@link RateLimitError} for a bad key or cost (no state
    * changes), and {@link UnsupportedError} for a remote store (use `consume`) or a fallback whose own
-   * store is remote. `algorithm`: as for {@link consume}.
+   * store is remote. `options`: as for {@link consume}.
    */
-  consumeSync(key: string, cost = 1, algorithm?: Algorithm): Decision {
+  consumeSync(key: string, cost = 1, options?: Algorithm | ChargeOptions): Decision {
     const core = this.#core;
-    if (algorithm === undefined) {
+    if (options === undefined) {
       const fast = core.fastDecision(key, cost);
       if (fast !== undefined) return fast;
     }
+    const { algorithm, idempotency } = chargeOptionsOf(core, options, cost, 'limiter.consumeSync.options');
     const a = rateCall(this.#core, key, cost, algorithm);
     if (!core.synchronous) {
       throw new UnsupportedError('limiter.consumeSync() needs a local store such as MemoryStore (and a local fallback, if any); otherwise use await limiter.consume().');
     }
-    return core.charge(key, cost, a) as Decision;
+    return core.charge(key, cost, a, undefined, idempotency) as Decision;
   }
 
   /**
@@ -133,12 +132,13 @@ export class Limiter extends EventEmitter {
   reserve(key: string, cost = 1, options?: ReserveOptions): Promise<Reservation> {
     try {
       if (options === null || typeof options !== 'object') throw new InvalidOptionError('limiter.reserve.options', options, '{ maxDelay } (and optionally algorithm)');
-      const a = rateCall(this.#core, key, cost, options.algorithm);
+      const { algorithm, idempotency } = chargeOptionsOf(this.#core, options, cost, 'limiter.reserve.options', ['maxDelay']);
+      const a = rateCall(this.#core, key, cost, algorithm);
       const maxDelayMs = parseMaxDelay(options.maxDelay, a, 'limiter.reserve.maxDelay');
       if (this.store.capabilities.reservations !== true) {
         throw new UnsupportedError('This store does not run reservations: use a store whose capabilities include reservations, such as MemoryStore or RedisStore.');
       }
-      const result = this.#core.charge(key, cost, a, maxDelayMs);
+      const result = this.#core.charge(key, cost, a, maxDelayMs, idempotency);
       const core = this.#core;
       return result instanceof Promise ? result.then((d) => core.reservation(d, key, cost, a)) : Promise.resolve(core.reservation(result, key, cost, a));
     } catch (error) {

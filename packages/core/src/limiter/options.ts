@@ -127,6 +127,16 @@ export interface LimiterOptions {
    * default: the algorithm's limit (its capacity), so one request's debt is at most one full quota.
    */
   maxDebt?: number;
+  /**
+   * How long an idempotent charge's admitting decision is remembered (`consume(key, cost, {
+   * idempotencyKey })`): a retry with the same id and fingerprint within it gets that decision back
+   * and is charged nothing. Default `'10m'`: longer than a client's retries of one request take
+   * (backoff capped at a minute gives up within minutes; rl's own Retry-After is at most a window),
+   * short enough that a key remembers few ids and their memory comes back soon.
+   */
+  idempotencyTtl?: Duration;
+  /** The most ids one key remembers (default 100); past it a new id forgets the oldest. An integer from 1 to 1,000. */
+  idempotencyMaxIds?: number;
 }
 
 /** {@link LimiterOptions} checked once, with every default applied. */
@@ -158,13 +168,18 @@ export interface LimiterConfig {
   readonly lease: LeaseConfig | undefined;
   /** Undefined: the limit of the algorithm that charged (see {@link LimiterOptions.maxDebt}). */
   readonly maxDebt: number | undefined;
+  /** How long and how many ids per key idempotent charges are remembered. */
+  readonly idempotency: { readonly ttlMs: number; readonly maxIds: number };
 }
 
 const LIMITER_OPTIONS = [
   'algorithm', 'store', 'clock', 'prefix', 'maxCost', 'timeout', 'onStoreError', 'denyCache', 'storeRetryInterval', 'storeFailureThreshold', 'timers', 'blockDuration',
-  'name', 'observer', 'observeKeys', 'lease', 'maxDebt',
+  'name', 'observer', 'observeKeys', 'lease', 'maxDebt', 'idempotencyTtl', 'idempotencyMaxIds',
 ] as const;
 const DEFAULT_REMOTE_TIMEOUT_MS = 50;
+const DEFAULT_IDEMPOTENCY_TTL_MS = 600_000;
+const DEFAULT_IDEMPOTENCY_MAX_IDS = 100;
+const MAX_IDEMPOTENCY_IDS = 1_000;
 const DEFAULT_RETRY_INTERVAL_MS = 1000;
 const DEFAULT_FAILURE_THRESHOLD = 3;
 
@@ -209,7 +224,17 @@ export function parseLimiterOptions(options: LimiterOptions, name = 'createLimit
     denyCache: parseDenyCache(o.denyCache, algorithm, local, `${name}.denyCache`),
     lease: parseLeaseOptions(o.lease, algorithm, blockMs, `${name}.lease`),
     maxDebt: o.maxDebt === undefined ? undefined : checkMaxDebt(o.maxDebt, `${name}.maxDebt`),
+    idempotency: {
+      ttlMs: o.idempotencyTtl === undefined ? DEFAULT_IDEMPOTENCY_TTL_MS : spanOption(o.idempotencyTtl, `${name}.idempotencyTtl`),
+      maxIds: o.idempotencyMaxIds === undefined ? DEFAULT_IDEMPOTENCY_MAX_IDS : checkMaxIds(o.idempotencyMaxIds, `${name}.idempotencyMaxIds`),
+    },
   };
+}
+
+/** The `idempotencyMaxIds` option: an integer from 1 to 1,000 (a key's remembered ids are read whole by each idempotent charge). */
+function checkMaxIds(value: unknown, field: string): number {
+  if (typeof value !== 'number' || !Number.isInteger(value) || value < 1 || value > MAX_IDEMPOTENCY_IDS) throw new InvalidOptionError(field, value, `an integer from 1 to ${MAX_IDEMPOTENCY_IDS}`);
+  return value;
 }
 
 /** The `maxDebt` option: a finite number of units, 0 or more. */

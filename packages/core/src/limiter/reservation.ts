@@ -3,16 +3,16 @@ import { formatDuration, parseDuration, type Duration } from '../duration.js';
 import type { Decision } from '../decision.js';
 import { InvalidOptionError } from '../errors.js';
 import type { MaybePromise } from '../store/interface.js';
+import type { ChargeOptions } from './call-input.js';
+import { carryMarks } from '../store/charge-marks.js';
 
-/** Options of `limiter.reserve(key, cost, options)`. */
-export interface ReserveOptions {
+/** Options of `limiter.reserve(key, cost, options)`: those of any charge (`algorithm`, `idempotencyKey`, `fingerprint`), and `maxDelay`. */
+export interface ReserveOptions extends ChargeOptions {
   /**
    * The longest wait the caller accepts (ms or a duration string; `0` accepts no wait), at most what
    * the algorithm can queue (`maxReserveMs`: a window; a leaky bucket's drain; a token bucket, 24 days).
    */
   maxDelay: Duration | 0;
-  /** The rate algorithm of this call, as for `consume(key, cost, algorithm)`. Default: the limiter's own. */
-  algorithm?: Algorithm;
 }
 
 /**
@@ -56,7 +56,7 @@ export function cancelNothing(): Promise<void> {
  * limiter's local clock, read now and at the call); nothing for a denial or a decision of the failure policy.
  */
 export function withCancel(decision: Decision, clock: () => number, giveBack: () => MaybePromise<void>): Reservation {
-  if (!decision.allowed || decision.reason !== undefined) return { ...decision, cancel: cancelNothing };
+  if (!decision.allowed || decision.reason !== undefined) return carryMarks(decision, { ...decision, cancel: cancelNothing });
   const slotAt = clock() + decision.delayMs;
   let cancelled = false;
   const cancel = async (): Promise<void> => {
@@ -64,5 +64,5 @@ export function withCancel(decision: Decision, clock: () => number, giveBack: ()
     cancelled = true;
     await giveBack();
   };
-  return { ...decision, cancel };
+  return carryMarks(decision, { ...decision, cancel });
 }

@@ -2,7 +2,7 @@ import type { Algorithm, ConcurrencyAlgorithm, Settlement } from '../algorithm.j
 import type { Clock } from '../clock.js';
 import type { Decision } from '../decision.js';
 import { RateLimitError, StoreError } from '../errors.js';
-import type { MaybePromise, Store } from '../store/interface.js';
+import type { IdempotentCharge, MaybePromise, Store } from '../store/interface.js';
 import { PROBE_STORE, SKIP_STORE, type Circuit, type Circuits, type FailureReason } from './circuit.js';
 import type { Deadlines } from './deadlines.js';
 import type { StoreErrorEvent } from './events.js';
@@ -69,8 +69,16 @@ export class StoreGuard implements CallGuard {
    * the circuit's own probe needs to close. A local store's decisions never wait for I/O, so they stay
    * synchronous.
    */
-  charge(storeKey: string, algorithm: Algorithm, cost: number, maxDelayMs: number | undefined, after?: (decision: Decision) => Decision, op: typeof CHARGE | typeof BLOCK = CHARGE): MaybePromise<Decision> {
-    return this.call(op, storeKey, algorithm, cost, maxDelayMs, after);
+  charge(
+    storeKey: string,
+    algorithm: Algorithm,
+    cost: number,
+    maxDelayMs: number | undefined,
+    after?: (decision: Decision) => Decision,
+    op: typeof CHARGE | typeof BLOCK = CHARGE,
+    idempotency?: IdempotentCharge,
+  ): MaybePromise<Decision> {
+    return this.call(op, storeKey, algorithm, cost, maxDelayMs, after, idempotency);
   }
 
   /** The failure policy's decision of a charge of `cost` the store could not answer for `reason` (a request whose lease block failed: one failure, one policy decision). */
@@ -135,13 +143,12 @@ export class StoreGuard implements CallGuard {
   }
 
   /** Gives back `cost` units charged at `chargedAt` (see `Store.undo`) with the timeout; never throws (a failure is reported). */
-  undo(storeKey: string, algorithm: Algorithm, cost: number, chargedAt?: number, delayMs?: number): MaybePromise<void> {
+  undo(storeKey: string, algorithm: Algorithm, cost: number, chargedAt?: number, delayMs?: number, idempotencyId?: string): MaybePromise<void> {
     let result: MaybePromise<void>;
     try {
-      result =
-        delayMs !== undefined && delayMs > 0
-          ? this.store.undo(storeKey, algorithm, cost, this.clock?.(), chargedAt, delayMs)
-          : this.store.undo(storeKey, algorithm, cost, this.clock?.(), chargedAt);
+      if (idempotencyId !== undefined) result = this.store.undo(storeKey, algorithm, cost, this.clock?.(), chargedAt, delayMs ?? 0, idempotencyId);
+      else if (delayMs !== undefined && delayMs > 0) result = this.store.undo(storeKey, algorithm, cost, this.clock?.(), chargedAt, delayMs);
+      else result = this.store.undo(storeKey, algorithm, cost, this.clock?.(), chargedAt);
     } catch (error) {
       return this.report(error, storeKey, 'deny');
     }
@@ -178,7 +185,8 @@ export class StoreGuard implements CallGuard {
     if (request.op === ACQUIRE) {
       const released = this.store.release(request.storeKey, request.algorithm as ConcurrencyAlgorithm, request.leaseId);
       if (released instanceof Promise) released.catch(ignore);
-    } else if (charges(request.op)) {
+    } else if (charges(request.op) && !request.idempotent) {
+      // An idempotent charge granted late stays: its retry, with the same id, is answered by it (one charge for both).
       void this.undo(request.storeKey, request.algorithm, request.cost, grantedAt, grantedDelay);
     }
   }
@@ -195,7 +203,15 @@ export class StoreGuard implements CallGuard {
   }
 
   /** One decision call: `extra` is a charge's `maxDelayMs` or an acquire's lease id. */
-  private call(op: StoreOp, storeKey: string, algorithm: Algorithm, cost: number, extra: number | string | undefined, after: ((decision: Decision) => Decision) | undefined): MaybePromise<Decision> {
+  private call(
+    op: StoreOp,
+    storeKey: string,
+    algorithm: Algorithm,
+    cost: number,
+    extra: number | string | undefined,
+    after: ((decision: Decision) => Decision) | undefined,
+    idempotency?: IdempotentCharge,
+  ): MaybePromise<Decision> {
     const circuit = this.circuitOf(storeKey, algorithm);
     const gate = circuit.gate();
     if (gate === SKIP_STORE) {
@@ -205,17 +221,18 @@ export class StoreGuard implements CallGuard {
     const now = this.clock === undefined ? undefined : this.clock();
     let result: MaybePromise<Decision>;
     try {
-      if (charges(op)) result = extra === undefined ? this.store.consume(storeKey, algorithm, cost, now) : this.store.consume(storeKey, algorithm, cost, now, extra as number);
+      if (idempotency !== undefined) result = this.store.consume(storeKey, algorithm, cost, now, extra as number | undefined, idempotency);
+      else if (charges(op)) result = extra === undefined ? this.store.consume(storeKey, algorithm, cost, now) : this.store.consume(storeKey, algorithm, cost, now, extra as number);
       else if (op === PEEK) result = this.store.peek(storeKey, algorithm, cost, now);
       else result = this.store.acquire(storeKey, algorithm as ConcurrencyAlgorithm, extra as string, now);
     } catch (error) {
-      return this.threwIn(circuit, error, { op, storeKey, algorithm, cost, leaseId: op === ACQUIRE ? (extra as string) : '' }, gate === PROBE_STORE);
+      return this.threwIn(circuit, error, { op, storeKey, algorithm, cost, leaseId: op === ACQUIRE ? (extra as string) : '', idempotent: idempotency !== undefined }, gate === PROBE_STORE);
     }
     if (!(result instanceof Promise)) {
       if (gate === PROBE_STORE) circuit.probeSucceeded();
       return result;
     }
-    const request: StoreRequest = { op, storeKey, algorithm, cost, leaseId: op === ACQUIRE ? (extra as string) : '' };
+    const request: StoreRequest = { op, storeKey, algorithm, cost, leaseId: op === ACQUIRE ? (extra as string) : '', idempotent: idempotency !== undefined };
     const pending = new PendingCall(this, request, circuit, gate === PROBE_STORE, circuit.now(), after);
     if (this.deadlines === undefined) return result.then(pending.answered, pending.failed);
     return this.deadlines.race(result, pending.answered, pending.failed, op === PEEK ? undefined : pending.answered);

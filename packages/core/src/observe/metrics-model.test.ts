@@ -29,6 +29,7 @@ const decision = (limit: string, outcome: DecisionOutcome, more: Partial<Decisio
   delayMs: 0,
   storeMs: undefined,
   key: undefined,
+  idempotency: undefined,
   ...more,
 });
 

@@ -1,5 +1,6 @@
 import type { Decision } from '../decision.js';
 import { InvalidOptionError, errorDocsUrl } from '../errors.js';
+import { wasConflict, wasReplayed } from '../store/charge-marks.js';
 import type { DecisionEvent, DecisionOutcome, HoldEvent, LeaseUnitsEvent, Observer } from './observer.js';
 
 /** How one observer hears one limiter. */
@@ -41,7 +42,7 @@ export class Observation {
    */
   add(observer: unknown, limit: string, keys: boolean, dryRun: boolean, field: string): void {
     checkObserver(observer, field);
-    const event: MutableDecisionEvent = { limit, outcome: 'allowed', reason: undefined, cost: 0, delayMs: 0, storeMs: undefined, key: undefined };
+    const event: MutableDecisionEvent = { limit, outcome: 'allowed', reason: undefined, cost: 0, delayMs: 0, storeMs: undefined, key: undefined, idempotency: undefined };
     this.entries.push({ observer, limit, keys, dryRun, event });
   }
 
@@ -57,6 +58,7 @@ export class Observation {
       event.delayMs = decision.delayMs;
       event.storeMs = storeMs;
       event.key = entry.keys ? storeKey.slice(this.keyPrefixLength) : undefined;
+      event.idempotency = wasReplayed(decision) ? 'replayed' : wasConflict(decision) ? 'conflict' : undefined;
       // Inline, not through `guard`: no closure per decision.
       try {
         settled(entry.observer, decide.call(entry.observer, event));

@@ -36,6 +36,12 @@ export interface DecisionEvent {
   readonly storeMs: number | undefined;
   /** The request's key (without the limiter's prefix): only with `observeKeys: true`; otherwise undefined (keys are personal data, and unbounded). */
   readonly key: string | undefined;
+  /**
+   * An idempotent charge (`idempotencyKey`): `replayed` when the store answered an earlier admitting
+   * decision again (nothing charged), `conflict` when its id was remembered with another fingerprint
+   * (charged as new); undefined otherwise.
+   */
+  readonly idempotency: 'replayed' | 'conflict' | undefined;
 }
 
 /** A store call failed or timed out (also the calls whose failure changes no decision: give-backs, releases, resets). */

@@ -29,6 +29,30 @@ export interface StoreCapabilities {
    * lists. A limiter's `settle` on a store without it throws `UnsupportedError`.
    */
   readonly settle?: boolean;
+  /**
+   * The store runs idempotent charges (`consume` with an {@link IdempotentCharge}, `undo` with its
+   * id) for every rate algorithm it lists. A limiter given an idempotency key on a store without it
+   * throws `UnsupportedError`.
+   */
+  readonly idempotency?: boolean;
+}
+
+/** Characters of an idempotency id's digest, and of a fingerprint's (see {@link IdempotentCharge}). */
+export const IDEMPOTENCY_ID_LENGTH = 16;
+export const IDEMPOTENCY_FINGERPRINT_LENGTH = 8;
+
+/**
+ * An idempotent charge (see {@link Store.consume}): the request's id and fingerprint, each digested to
+ * a fixed length of base64url characters ({@link IDEMPOTENCY_ID_LENGTH}, {@link
+ * IDEMPOTENCY_FINGERPRINT_LENGTH}), and how long and how many per key the store remembers decisions.
+ */
+export interface IdempotentCharge {
+  readonly id: string;
+  readonly fingerprint: string;
+  /** How long an admitting decision is remembered, in ms (at least 1). */
+  readonly ttlMs: number;
+  /** The most ids remembered per key and algorithm kind; a new one beyond it forgets the oldest. */
+  readonly maxIds: number;
 }
 
 /** The consumes of one request on one store, decided together (see {@link Store.group}). */
@@ -58,8 +82,17 @@ export interface Store {
    * `capabilities.reservations` are given one) a reservation: the units are taken now for the
    * earliest slot at most `maxDelayMs` ahead, and the decision's `delayMs` is the wait until it;
    * denied, nothing is taken.
+   *
+   * With `idempotency` (only stores that declare `capabilities.idempotency` are given one) the same
+   * atomic step first looks for the id among the key's remembered decisions (per key and algorithm
+   * kind, for `ttlMs`): one of the same fingerprint is answered again and nothing is charged (the
+   * decision is marked with `markReplayed`: allowed, its `at` and the slot of the original, the numbers
+   * of now); one of another fingerprint leaves the charge as any other (marked `markConflict`). An
+   * admitting decision that is not a replay nor a conflict is remembered under the id (a denial never
+   * is: a retry of a denied request is decided afresh), at most `maxIds` per key, the oldest forgotten
+   * first.
    */
-  consume(key: string, algorithm: Algorithm, cost: number, now: number | undefined, maxDelayMs?: number): MaybePromise<Decision>;
+  consume(key: string, algorithm: Algorithm, cost: number, now: number | undefined, maxDelayMs?: number, idempotency?: IdempotentCharge): MaybePromise<Decision>;
   /** Decides for `cost` units (0 allowed) and records nothing. */
   peek(key: string, algorithm: Algorithm, cost: number, now: number | undefined): MaybePromise<Decision>;
   /**
@@ -70,8 +103,10 @@ export interface Store {
    * store applies it alike). Without `chargedAt`, the older rollback right after a charge. `delayMs`
    * (with `chargedAt`; a store without `capabilities.reservations` is never given one) is the
    * reservation's {@link Decision.delayMs}: a cancel, which gives back to the reservation's slot.
+   * `idempotencyId` (the charge's {@link IdempotentCharge.id}) forgets its remembered decision in the
+   * same step: a retry of a request given back is decided afresh.
    */
-  undo(key: string, algorithm: Algorithm, cost: number, now: number | undefined, chargedAt?: number, delayMs?: number): MaybePromise<void>;
+  undo(key: string, algorithm: Algorithm, cost: number, now: number | undefined, chargedAt?: number, delayMs?: number, idempotencyId?: string): MaybePromise<void>;
   /**
    * Settles a charge of an earlier `consume` at the request's real cost, in one atomic step of the
    * algorithm (its `settle`, see `Settlement`): the difference is given back or charged, in the window

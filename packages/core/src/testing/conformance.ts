@@ -3,6 +3,7 @@ import type { Store } from '../store/interface.js';
 import { describeAtomicity, describeCombinedLimits, describeStoreOperations } from './conformance/combined.js';
 import { describeGiveBacks } from './conformance/give-backs.js';
 import { describeGroups } from './conformance/groups.js';
+import { describeIdempotency } from './conformance/idempotency.js';
 import { describeBadInput, describeIsolation, describeOwnClock } from './conformance/input.js';
 import { describeLockouts } from './conformance/lockouts.js';
 import { describeProperties } from './conformance/properties.js';
@@ -34,7 +35,8 @@ export interface ConformanceOptions {
  * `capabilities.reservations`, a request's consumes decided together (all-or-nothing, and the
  * marks of what each took) on one that has `group`, and settlements at the real cost (a table per
  * algorithm, debt and its bound, the window of the charge, the sum of actual costs as a property) on
- * one that declares `capabilities.settle`.
+ * one that declares `capabilities.settle`, and idempotent charges (replays, conflicts, the ttl, the
+ * bound per key, give-backs) on one that declares `capabilities.idempotency`.
  *
  * Each test runs for the algorithm kinds the store lists in `capabilities.algorithms` and is reported
  * as skipped for the others, so a store that runs only some algorithms passes on what it declares.
@@ -72,5 +74,6 @@ export function runStoreConformance(options: ConformanceOptions): void {
     describeReservations(suite);
     describeGroups(suite);
     describeSettlements(suite);
+    describeIdempotency(suite);
   });
 }

@@ -1,0 +1,104 @@
+import { markConflict, markReplayed, type Algorithm, type Decision, type IdempotentCharge } from '@rl/core/store';
+import { ObjectTable, type ObjectEntry } from './tables.js';
+
+/** One remembered admitting decision of an idempotent charge: its request's digested id and fingerprint, when it is forgotten, and its `at` and delay (its slot). */
+export interface IdRecord {
+  readonly id: string;
+  readonly fingerprint: string;
+  readonly expiresAt: number;
+  readonly at: number;
+  readonly delayMs: number;
+}
+
+/**
+ * The ids of idempotent charges each key remembers, per key and algorithm kind (one entry, at most
+ * `maxIds` records, oldest first), in the store's CLOCK eviction and sweeping like any state: an
+ * entry counts one of `maxKeys` per id it holds, and expires with its newest record. Times are the
+ * store's (the `now` of the decisions).
+ */
+export class RememberedIds extends ObjectTable<IdRecord[]> {
+  override weight(entry: ObjectEntry<IdRecord[]>): number {
+    return entry.state.length;
+  }
+
+  /** The name of `key`'s remembered ids for `algorithm`'s kind. */
+  static slot(key: string, algorithm: Algorithm): string {
+    return `${key}\u0000#i:${algorithm.stateTag}`;
+  }
+
+  /**
+   * The live record of `charge.id` at `now`, or undefined: a record of another fingerprint is a
+   * conflict (`conflict` true), the same fingerprint a replay.
+   */
+  find(slot: string, charge: IdempotentCharge, now: number): IdRecord | undefined {
+    const entry = this.index.get(slot);
+    if (entry === undefined) return undefined;
+    entry.touched = true;
+    return entry.state.find((r) => r.id === charge.id && r.expiresAt > now);
+  }
+
+  /**
+   * Remembers `decision` (an admitting one) under `charge.id`, forgetting the records that expired
+   * and, past `charge.maxIds`, the oldest. Returns the change in the number of records (for the
+   * store's count of keys).
+   */
+  remember(slot: string, charge: IdempotentCharge, decision: Decision, now: number): number {
+    const record: IdRecord = { id: charge.id, fingerprint: charge.fingerprint, expiresAt: now + charge.ttlMs, at: decision.at, delayMs: decision.delayMs };
+    const entry = this.index.get(slot);
+    if (entry === undefined) {
+      this.index.set(slot, { state: [record], touched: false, deadline: record.expiresAt });
+      return 1;
+    }
+    const before = entry.state.length;
+    const live = entry.state.filter((r) => r.expiresAt > now && r.id !== charge.id);
+    while (live.length >= charge.maxIds) live.shift();
+    live.push(record);
+    entry.state = live;
+    entry.deadline = Math.max(entry.deadline, record.expiresAt);
+    return live.length - before;
+  }
+
+  /** Forgets `id` (its charge was given back); returns the change in the number of records. */
+  forget(slot: string, id: string): number {
+    const entry = this.index.get(slot);
+    if (entry === undefined) return 0;
+    const before = entry.state.length;
+    entry.state = entry.state.filter((r) => r.id !== id);
+    if (entry.state.length === 0) this.index.delete(slot);
+    return entry.state.length - before;
+  }
+
+  /** Forgets every id of `slot` (its key was reset); returns the change in the number of records. */
+  forgetAll(slot: string): number {
+    const entry = this.index.get(slot);
+    if (entry === undefined) return 0;
+    this.index.delete(slot);
+    return -entry.state.length;
+  }
+}
+
+/**
+ * An idempotent charge on a local store, in one synchronous step: the remembered decision of the same
+ * id and fingerprint is answered again (`peek` gives the numbers of now; allowed, with the original's
+ * `at` and what is left of its delay), charging nothing; otherwise `charge` decides (a conflict is
+ * marked), and an admitting decision that is no conflict is remembered. `recorded` is told the change
+ * in the number of records.
+ */
+export function decideIdempotent(
+  ids: RememberedIds,
+  slot: string,
+  idempotency: IdempotentCharge,
+  now: number,
+  decide: { charge(): Decision; peek(): Decision; recorded(change: number): void },
+): Decision {
+  const found = ids.find(slot, idempotency, now);
+  if (found !== undefined && found.fingerprint === idempotency.fingerprint) {
+    const current = decide.peek();
+    const delayMs = Math.max(0, Math.ceil(found.at + found.delayMs - now));
+    return markReplayed({ ...current, allowed: true, retryAfterMs: 0, delayMs, at: found.at });
+  }
+  const decision = decide.charge();
+  if (found !== undefined) return markConflict(decision);
+  if (decision.allowed) decide.recorded(ids.remember(slot, idempotency, decision, now));
+  return decision;
+}
