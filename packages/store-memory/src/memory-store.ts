@@ -12,7 +12,6 @@ import {
   type Clock,
   type ConcurrencyAlgorithm,
   type Decision,
-  type LeaseState,
   type LogState,
   type NumericAlgorithm,
   type IdempotentCharge,
