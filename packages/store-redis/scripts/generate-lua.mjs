@@ -32,7 +32,9 @@ const PRELUDE = 'prelude.lua';
 /** Put after PRELUDE before the scripts of the compact layout. Not a script of its own. */
 const COMPACT_PRELUDE = 'prelude-compact.lua';
 /** Blocks that scripts include (`--#include <file>`). Not scripts of their own. */
-const INCLUDED = ['compact-write.lua', 'window-undo.lua'];
+const INCLUDED = ['compact-write.lua', 'window-undo.lua', 'idem-read.lua', 'idem-write-compact.lua', 'idem-write-keys.lua'];
+/** The reply of every rate script (`--#blockable`): an idempotent charge's (see idem-reply.lua), after the lockout's. Not a script of its own. */
+const IDEM_REPLY = 'idem-reply.lua';
 /** The parts of the blocking variants (see above), by layout. Not scripts of their own. */
 const BLOCK_PARTS = {
   read: { compact: 'block-read-compact.lua', keys: 'block-read-keys.lua' },
@@ -40,7 +42,7 @@ const BLOCK_PARTS = {
   write: { compact: 'block-write-compact.lua', keys: 'block-write-keys.lua' },
   reply: 'block-reply.lua',
 };
-const BLOCK_FILES = [...Object.values(BLOCK_PARTS.read), BLOCK_PARTS.check, ...Object.values(BLOCK_PARTS.write), BLOCK_PARTS.reply];
+const BLOCK_FILES = [...Object.values(BLOCK_PARTS.read), BLOCK_PARTS.check, ...Object.values(BLOCK_PARTS.write), BLOCK_PARTS.reply, IDEM_REPLY];
 /** The marker of a script that gets a blocking variant, alone on its line. */
 const BLOCKABLE = /^--#blockable[ \t]*$/m;
 /** A script's final reply: five values and `now` (group 1: the five values). */
@@ -51,7 +53,10 @@ const COMPACT_WRITE = 'compact-write.lua';
  * Names the store declares before every script, whatever its algorithm (see RedisStore and
  * prelude.lua): not constants of an algorithm's configuration.
  */
-const STORE_CONSTANTS = ['OP', 'BATCH_TIME', 'UNDO_AT', 'UNDO_DELAY', 'EXPLICIT_NOW_MARGIN_MS', 'HORIZON', 'STATE_BYTES', 'ARG_OWN', 'ARG_NOW', 'ARG_MAX_DELAY', 'ARG_CHARGED_AT', 'ARG_DELAY', 'ARG_ACTUAL', 'ARG_MAX_DEBT'];
+const STORE_CONSTANTS = [
+  ...['OP', 'BATCH_TIME', 'UNDO_AT', 'UNDO_DELAY', 'EXPLICIT_NOW_MARGIN_MS', 'HORIZON', 'STATE_BYTES', 'IDEM_KEY'],
+  ...['ARG_OWN', 'ARG_NOW', 'ARG_MAX_DELAY', 'ARG_CHARGED_AT', 'ARG_DELAY', 'ARG_ACTUAL', 'ARG_MAX_DEBT', 'ARG_IDEM', 'ARG_FINGERPRINT', 'ARG_IDEM_TTL', 'ARG_IDEM_MAX'],
+];
 export const generatedPath = join(packageDir, 'src', 'lua-scripts.generated.ts');
 
 /**
@@ -119,6 +124,20 @@ function blockingVariant(name, source, compact) {
   return readFileSync(join(luaDir, BLOCK_PARTS.read[layout]), 'utf8') + readFileSync(join(luaDir, BLOCK_PARTS.check), 'utf8') + body;
 }
 
+/**
+ * `source` (a rate script, or its blocking variant) with its final reply taken into idem-reply.lua, the
+ * reply of an idempotent charge, with the layout's write of the remembered ids.
+ */
+function withIdempotentReply(name, source, compact) {
+  const final = FINAL_REPLY.exec(source);
+  if (final === null || source.slice(final.index + final[0].length).trim() !== '') {
+    throw new Error(`generate-lua: ${name}.lua is --#blockable but does not end with its one reply \`return struct.pack('<dddddd', …, now)\``);
+  }
+  const write = readFileSync(join(luaDir, compact ? 'idem-write-compact.lua' : 'idem-write-keys.lua'), 'utf8');
+  const reply = readFileSync(join(luaDir, IDEM_REPLY), 'utf8').replace(/^[ \t]*--#idem-write[ \t]*$/m, () => write);
+  return source.slice(0, final.index) + `local i_allowed, i_remaining, i_reset, i_retry, i_delay = ${final[1]}\n` + reply;
+}
+
 /** The text of the generated module for the .lua files as they are now. */
 export function renderModule() {
   const files = readdirSync(luaDir).filter((f) => f.endsWith('.lua') && f !== PRELUDE && f !== COMPACT_PRELUDE && !INCLUDED.includes(f) && !BLOCK_FILES.includes(f)).sort();
@@ -147,7 +166,9 @@ export function renderModule() {
     const compact = writes === 1;
     // Where each argument is, the store declares before the script (src/wire.ts), as it declares OP.
     const own = withIncludes(source);
-    const lua = withoutComments(prelude + (compact ? compactPrelude : '') + (blocking ? blockingVariant(name, own, compact) : own));
+    const body = blocking ? blockingVariant(name, own, compact) : own;
+    const rate = BLOCKABLE.test(source);
+    const lua = withoutComments(withIncludes(prelude + (compact ? compactPrelude : '')) + (rate ? withIdempotentReply(name, body, compact) : body));
     const keys = numberOfKeysOf(name, lua);
     const constants = constantsOf(lua);
     // One line per script: the module is data, read by the store, not by people.

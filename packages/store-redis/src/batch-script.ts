@@ -1,5 +1,5 @@
 import { argumentDeclarationsAt, inlineDeclarations, type ScriptPlan } from './script-plan.js';
-import { firstArgument, OPERATION_WIDTH } from './wire.js';
+import { firstArgument, IDEMPOTENT_OPERATIONS, OPERATION_WIDTH } from './wire.js';
 
 /** Bytes of a decision's reply: six doubles (see prelude.lua). */
 export const DECISION_BYTES = 48;
@@ -35,6 +35,7 @@ export function batchLua(plan: ScriptPlan): string {
   const widths = Object.entries(OPERATION_WIDTH).map(([op, width]) => `${op} = ${width}`).join(', ');
   return (
     `local WIDTH = { ${widths} }\n` +
+    (plan.compact ? '' : `local IDEM_KEYS = { ${[...IDEMPOTENT_OPERATIONS].map((op) => `${op} = 1`).join(', ')} }\n`) +
     decideFunction(plan, 'decide') +
     `local pcall, tostring = pcall, tostring\n` +
     `local replies, at, k0, batch_time = {}, 2, 0, redis.call('TIME')\n` +
@@ -50,7 +51,8 @@ export function batchLua(plan: ScriptPlan): string {
     `    reply = ''\n` +
     `  end\n` +
     `  replies[d] = reply\n` +
-    `  k0 = k0 + ${plan.script.numberOfKeys}\n` +
+    // A state with keys of its own takes one key more for an idempotent operation (its remembered ids).
+    `  k0 = k0 + ${plan.script.numberOfKeys}${plan.compact ? '' : ` + (IDEM_KEYS[op] or 0)`}\n` +
     `  at = at + ${fixedArguments(plan) + 1} + WIDTH[op]\n` +
     `end\n` +
     `return replies\n`

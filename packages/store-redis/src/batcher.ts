@@ -4,7 +4,7 @@ import { DECISION_BYTES, batchLua } from './batch-script.js';
 import type { ClientAdapter } from './clients/client.js';
 import type { BatchCall, ScriptCalls, ScriptPlan } from './script-plan.js';
 import type { GroupScript } from './group-scripts.js';
-import type { Operation } from './wire.js';
+import { keysOf, type Operation } from './wire.js';
 
 /**
  * Decisions of one script family: the plans that share one `ScriptCalls` (a configuration inline, a
@@ -15,6 +15,8 @@ interface Family {
   readonly lua: string;
   /** The keys of one decision; 0 for a group script, whose entries each bring their own. */
   readonly numberOfKeys: number;
+  /** Its plan keeps the compact layout (an idempotent decision of a state with keys of its own sends one key more). */
+  readonly compact: boolean;
   call: BatchCall | undefined;
   /** Batch calls of the family sent and not yet answered. */
   inFlight: number;
@@ -109,7 +111,7 @@ export class Batcher {
   sendGroup(script: GroupScript, slotKey: string, keys: readonly string[], argv: readonly string[], decisions: number): Promise<unknown> {
     let family = this.families.get(script);
     if (family === undefined) {
-      family = { name: script.name, lua: script.lua, numberOfKeys: 0, call: undefined, inFlight: 0, single: undefined, byKey: new Map() };
+      family = { name: script.name, lua: script.lua, numberOfKeys: 0, compact: true, call: undefined, inFlight: 0, single: undefined, byKey: new Map() };
       this.families.set(script, family);
     }
     const batch = this.open(family, slotKey);
@@ -126,7 +128,7 @@ export class Batcher {
    */
   add(group: Group, op: Operation, args: string[]): Promise<unknown> {
     return new Promise((resolve, reject) => {
-      const k = group.family.numberOfKeys;
+      const k = keysOf(group.family.numberOfKeys, group.family.compact, op);
       for (let i = 0; i < k; i++) group.keys.push(args[i]!);
       group.keyCount += k;
       group.argv.push(op);
@@ -218,7 +220,7 @@ export class Batcher {
     if (family === undefined) {
       const lua = batchLua(plan);
       const name = `rl_batch_${plan.script.name.replace(/-/g, '_')}_${createHash('sha1').update(lua).digest('hex').slice(0, 16)}`;
-      family = { name, lua, numberOfKeys: plan.script.numberOfKeys, call: undefined, inFlight: 0, single: undefined, byKey: new Map() };
+      family = { name, lua, numberOfKeys: plan.script.numberOfKeys, compact: plan.compact, call: undefined, inFlight: 0, single: undefined, byKey: new Map() };
       this.families.set(plan.calls, family);
     }
     return family;

@@ -1,11 +1,15 @@
-import { decisionFromExact, type Algorithm, type Decision } from '@rl/core/store';
+import { decisionFromExact, markConflict, markReplayed, type Algorithm, type Decision } from '@rl/core/store';
 
 /**
  * A reply's decision at `offset`: six exact doubles, allowed, remaining, ms to the reset, to a retry
  * (read only when denied), of the delay, and the `now` it decided at (see prelude.lua); rounded as
- * every step's results are.
+ * every step's results are. An idempotent charge's first double says more (see idem-reply.lua): 2 a
+ * replay (allowed, marked `markReplayed`), 3 and -1 a conflict (allowed and denied, marked `markConflict`).
  */
 export function decisionOf(r: Buffer, offset: number, algorithm: Algorithm): Decision {
   const o = offset;
-  return decisionFromExact(r.readDoubleLE(o) === 1, r.readDoubleLE(o + 8), r.readDoubleLE(o + 16), r.readDoubleLE(o + 24), r.readDoubleLE(o + 32), algorithm.limit, algorithm.policy, r.readDoubleLE(o + 40));
+  const allowed = r.readDoubleLE(o);
+  const decision = decisionFromExact(allowed >= 1, r.readDoubleLE(o + 8), r.readDoubleLE(o + 16), r.readDoubleLE(o + 24), r.readDoubleLE(o + 32), algorithm.limit, algorithm.policy, r.readDoubleLE(o + 40));
+  if (allowed === 1 || allowed === 0) return decision;
+  return allowed === 2 ? markReplayed(decision) : markConflict(decision);
 }

@@ -37,7 +37,7 @@ export const FAILED = 0x45; // 'E'
  */
 export function groupLua(families: readonly ScriptPlan[]): string {
   const list = (f: (plan: ScriptPlan, i: number) => string | number): string => `{ ${families.map(f).join(', ')} }`;
-  let text = `local WIDTH = { c = ${OPERATION_WIDTH.c}, v = ${OPERATION_WIDTH.v} }\n`;
+  let text = `local WIDTH = { c = ${OPERATION_WIDTH.c}, v = ${OPERATION_WIDTH.v}, i = ${OPERATION_WIDTH.i}, j = ${OPERATION_WIDTH.j} }\n`;
   families.forEach((plan, i) => {
     text += decideFunction(plan, `decide${i + 1}`);
   });
@@ -45,6 +45,9 @@ export function groupLua(families: readonly ScriptPlan[]): string {
     text +
     `local DECIDE = ${list((_, i) => `decide${i + 1}`)}\n` +
     `local KEYS_OF = ${list((plan) => plan.script.numberOfKeys)}\n` +
+    // An idempotent member ('i', 'j') of a state with keys of its own sends one key more; it is undone with 'k' (its id forgotten).
+    `local IDEM_KEYS = ${list((plan) => (plan.compact ? 0 : 1))}\n` +
+    `local UNDO = { c = 'u', v = 'u', i = 'k', j = 'k' }\n` +
     // A member's arguments after its family, but for those of its operation: the operation, the field, the configuration.
     `local FIXED = ${list((plan) => 1 + fixedArguments(plan))}\n` +
     `local pcall, tostring, unpack, ceil, byte = pcall, tostring, struct.unpack, math.ceil, string.byte\n` +
@@ -66,7 +69,9 @@ export function groupLua(families: readonly ScriptPlan[]): string {
     `      if ok and type(reply) == 'string' and #reply == ${DECISION_BYTES} then\n` +
     // Allowed is the double 1 (its last byte 0x3F), denied 0: one byte read, no string made.
     `        if enforced then\n` +
-    `          if byte(reply, 8) ~= 63 then\n` +
+    // Allowed is 1 (the double's last byte 0x3F), or 2 or 3 (a replay, a conflict: 0x40).
+    `          local b = byte(reply, 8)\n` +
+    `          if b ~= 63 and b ~= 64 then\n` +
     `            denied = true\n` +
     `          elseif hold ~= nil then\n` +
     `            local delay = ms(unpack('<d', reply, 33))\n` +
@@ -82,6 +87,7 @@ export function groupLua(families: readonly ScriptPlan[]): string {
     `      end\n` +
     `    end\n` +
     `    k0 = k0 + KEYS_OF[f]\n` +
+    `    if op == 'i' or op == 'j' then k0 = k0 + IDEM_KEYS[f] end\n` +
     `    at = a0 + FIXED[f] + WIDTH[op]\n` +
     `  end\n` +
     // The rare path: walk the group again and undo each allowed member at its own time and delay.
@@ -89,11 +95,13 @@ export function groupLua(families: readonly ScriptPlan[]): string {
     `    local ma, mk = first_at, first_k0\n` +
     `    for m = 1, count do\n` +
     `      local f, a0, reply = math.abs(tonumber(ARGV[ma])), ma + 1, out[m]\n` +
-    `      if #reply == ${DECISION_BYTES} and byte(reply, 8) == 63 then\n` +
-    `        local ok, back = pcall(DECIDE[f], mk, a0, 'u', batch_time, unpack('<d', reply, 41), ms(unpack('<d', reply, 33)))\n` +
+    // An allowed member that charged (1, or 3: a conflict, charged as new); a replay (2) took nothing.
+    `      if #reply == ${DECISION_BYTES} and (byte(reply, 8) == 63 or (byte(reply, 8) == 64 and byte(reply, 7) == 8)) then\n` +
+    `        local ok, back = pcall(DECIDE[f], mk, a0, UNDO[ARGV[a0]], batch_time, unpack('<d', reply, 41), ms(unpack('<d', reply, 33)))\n` +
     `        if ok and (back == nil or back.err == nil) then out[m] = 'R' .. reply end\n` +
     `      end\n` +
     `      mk = mk + KEYS_OF[f]\n` +
+    `      if ARGV[a0] == 'i' or ARGV[a0] == 'j' then mk = mk + IDEM_KEYS[f] end\n` +
     `      ma = a0 + FIXED[f] + WIDTH[ARGV[a0]]\n` +
     `    end\n` +
     `  end\n` +

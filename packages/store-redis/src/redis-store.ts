@@ -1,5 +1,5 @@
 import { ALGORITHM_KINDS, BLOCK_KEY_SUFFIX, StoreClosedError, type Algorithm, type ChargeGroup, type ConcurrencyAlgorithm } from '@rl/core/store';
-import type { Decision, Settlement, Store, StoreCapabilities } from '@rl/core/store';
+import type { Decision, IdempotentCharge, Settlement, Store, StoreCapabilities } from '@rl/core/store';
 import { Batcher } from './batcher.js';
 import { adaptClient, type ClientAdapter, type RedisClient } from './clients/client.js';
 import { GroupScripts } from './group-scripts.js';
@@ -9,7 +9,7 @@ import type { ScriptPlan } from './script-plan.js';
 import { decisionOf } from './decision-reply.js';
 import { ResetChannel } from './reset-channel.js';
 import { ScriptPlans } from './script-plans.js';
-import { StoreKeys } from './store-keys.js';
+import { IDEMPOTENCY_KEY_SUFFIX, StoreKeys } from './store-keys.js';
 import { storeError } from './store-error.js';
 import { parseStoreOptions, type RedisStoreOptions } from './store-options.js';
 import { appendArguments, type Operation } from './wire.js';
@@ -49,7 +49,7 @@ const NO_LEASE = '';
  * Needs Redis 6.2 or later (`HRANDFIELD`).
  */
 export class RedisStore implements Store {
-  readonly capabilities: StoreCapabilities = { local: false, algorithms: ALGORITHM_KINDS, blocks: true, reservations: true, settle: true };
+  readonly capabilities: StoreCapabilities = { local: false, algorithms: ALGORITHM_KINDS, blocks: true, reservations: true, settle: true, idempotency: true };
   /** The client given, as given. */
   readonly client: RedisClient;
   readonly prefix: string;
@@ -100,11 +100,11 @@ export class RedisStore implements Store {
    * One EVALSHA of the algorithm's script: a consume ('c'), or with `maxDelayMs` a reservation ('v');
    * see `Store.consume`. While a request's group is open, a share of its group's call instead.
    */
-  consume(key: string, algorithm: Algorithm, cost: number, now: number | undefined, maxDelayMs?: number): Promise<Decision> {
+  consume(key: string, algorithm: Algorithm, cost: number, now: number | undefined, maxDelayMs?: number, idempotency?: IdempotentCharge): Promise<Decision> {
     // Leases are taken with acquire(); here, as in the memory store, a lease limit reports its state.
     if (algorithm.stateKind === 'leases') return this.decide(key, algorithm, 'p', [NO_LEASE, timeOf(now)]);
-    const op = maxDelayMs === undefined ? 'c' : 'v';
-    const values = op === 'c' ? [costOf(cost), timeOf(now)] : [costOf(cost), timeOf(now), String(maxDelayMs)];
+    const op = idempotency !== undefined ? (maxDelayMs === undefined ? 'i' : 'j') : maxDelayMs === undefined ? 'c' : 'v';
+    const values = op === 'c' ? [costOf(cost), timeOf(now)] : [costOf(cost), timeOf(now), timeOf(maxDelayMs), ...idempotentValues(idempotency)];
     return this.openGroup === undefined ? this.decide(key, algorithm, op, values) : this.openGroup.add(key, algorithm, op, values);
   }
 
@@ -129,10 +129,10 @@ export class RedisStore implements Store {
     return this.decide(key, algorithm, 'p', [algorithm.stateKind === 'leases' ? NO_LEASE : costOf(cost), timeOf(now)]);
   }
 
-  async undo(key: string, algorithm: Algorithm, cost: number, now: number | undefined, chargedAt?: number, delayMs?: number): Promise<void> {
+  async undo(key: string, algorithm: Algorithm, cost: number, now: number | undefined, chargedAt?: number, delayMs?: number, idempotencyId?: string): Promise<void> {
     // Leases are given back with release(), never undone.
     if (algorithm.stateKind === 'leases') return;
-    await this.call(key, algorithm, 'u', [costOf(cost), timeOf(now), undefined, timeOf(chargedAt), timeOf(delayMs)]);
+    await this.call(key, algorithm, idempotencyId === undefined ? 'u' : 'k', [costOf(cost), timeOf(now), undefined, timeOf(chargedAt), timeOf(delayMs), undefined, undefined, idempotencyId]);
   }
 
   /** Settles a charge at its real cost (see `Store.settle`): one call of the algorithm's script ('s'). */
@@ -145,11 +145,13 @@ export class RedisStore implements Store {
     const plan = this.plans.of(algorithm);
     try {
       // In the compact layout a lockout is the field '#!<field>' (see block-read-compact.lua): lifted too.
-      if (plan.compact) await this.adapter.hdel(this.keys.bucketKey(plan, key), [fieldOf(key), `#!${fieldOf(key)}`]);
+      // The remembered ids of idempotent charges go too: '#i<field>', or the `:idem` key.
+      if (plan.compact) await this.adapter.hdel(this.keys.bucketKey(plan, key), [fieldOf(key), `#!${fieldOf(key)}`, `#i${fieldOf(key)}`]);
       else {
         // Keys of their own: a lockout is the state's `:block` key, lifted too, also through a
         // configuration without a lockout (whose keys do not list it).
         const keys = this.redisKeys(key, algorithm);
+        if (algorithm.stateKind !== 'leases') keys.push(this.keys.base(key) + plan.suffix + IDEMPOTENCY_KEY_SUFFIX);
         if (algorithm.stateKind !== 'leases' && !plan.keys.includes(BLOCK_KEY_SUFFIX)) keys.push(this.keys.base(key) + plan.suffix + BLOCK_KEY_SUFFIX);
         await this.adapter.del(keys);
       }
@@ -228,7 +230,7 @@ export class RedisStore implements Store {
   private send(plan: ScriptPlan, key: string, op: Operation, values: readonly (string | undefined)[]): Promise<unknown> {
     if (this.closed) throw new StoreClosedError();
     const run = plan.calls[op] ?? this.plans.define(plan, op);
-    const args = this.keys.start(plan, key);
+    const args = this.keys.start(plan, key, op);
     const batch = this.batcher?.join(plan, args[0]!);
     // A batch, like a call by argument, sends every argument and then the configuration.
     const inline = !plan.byArgument && batch === undefined;
@@ -285,6 +287,11 @@ export function setInlineConfigurations(store: RedisStore, count: number): void 
 /** A cost as an argument: absent when 1 (the scripts read an absent cost as 1). */
 function costOf(cost: number): string | undefined {
   return cost === 1 ? undefined : String(cost);
+}
+
+/** An idempotent charge's arguments after a reservation's (see src/wire.ts): none without one. */
+function idempotentValues(charge: IdempotentCharge | undefined): (string | undefined)[] {
+  return charge === undefined ? [] : [undefined, undefined, undefined, undefined, charge.id, charge.fingerprint, String(charge.ttlMs), String(charge.maxIds)];
 }
 
 /** A time (or a delay) as an argument: absent when undefined. */

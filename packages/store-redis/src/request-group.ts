@@ -4,7 +4,7 @@ import { FAILED, NOT_ASKED, ROLLED_BACK } from './group-script.js';
 import type { GroupScript, GroupScripts } from './group-scripts.js';
 import type { ScriptPlan } from './script-plan.js';
 import type { StoreKeys } from './store-keys.js';
-import { OPERATION_WIDTH } from './wire.js';
+import { keysOf, OPERATION_WIDTH } from './wire.js';
 
 /** What a request group needs of its store. */
 export interface GroupHost {
@@ -24,7 +24,7 @@ export interface GroupHost {
 }
 
 /** The operations a group decides: a consume, a reservation. */
-export type ChargeOp = 'c' | 'v';
+export type ChargeOp = 'c' | 'v' | 'i' | 'j';
 
 interface Member {
   readonly key: string;
@@ -61,7 +61,7 @@ export class RequestGroup implements ChargeGroup {
   add(key: string, algorithm: Algorithm, op: ChargeOp, values: readonly (string | undefined)[]): Promise<Decision> {
     if (this.host.isClosed()) throw new StoreClosedError();
     const plan = this.host.planOf(algorithm);
-    const start = this.host.keys.start(plan, key);
+    const start = this.host.keys.start(plan, key, op);
     const slot = this.host.keys.slotOf(plan, key, start[0]!);
     const enforced = this.enforced;
     return new Promise((resolve, reject) => {
@@ -118,7 +118,7 @@ export class RequestGroup implements ChargeGroup {
     const keys: string[] = [];
     const argv: string[] = [String(members.length), Number.isFinite(this.holdMs) ? String(this.holdMs) : ''];
     members.forEach((m, i) => {
-      const k = m.plan.script.numberOfKeys;
+      const k = keysOf(m.plan.script.numberOfKeys, m.plan.compact, m.op);
       for (let j = 0; j < k; j++) keys.push(m.start[j]!);
       argv.push(familyArgument(m.enforced ? familyOf[i]! : -familyOf[i]!), m.op);
       for (let j = k; j < m.start.length; j++) argv.push(m.start[j]!);

@@ -143,7 +143,7 @@ export function argumentDeclarationsAt(config: ScriptConfiguration, at: string):
 /** The declarations with `values` (literals or expressions, in the order of {@link ScriptConfiguration.values}). */
 function declarations(config: ScriptConfiguration, values: readonly string[]): string {
   const names = config.script.constants;
-  let text = `local EXPLICIT_NOW_MARGIN_MS = ${EXPLICIT_NOW_EXPIRY_MARGIN_MS}\n${argumentPositions(config.compact)}`;
+  let text = `local EXPLICIT_NOW_MARGIN_MS, IDEM_KEY = ${EXPLICIT_NOW_EXPIRY_MARGIN_MS}, ${config.script.numberOfKeys + 1}\n${argumentPositions(config.compact)}`;
   if (names.length > 0) text += `local ${names.join(', ')} = ${values.slice(0, names.length).join(', ')}\n`;
   if (config.compact) text += `local HORIZON, STATE_BYTES = ${values[names.length]!}, ${config.stateBytes}\n`;
   return text;

@@ -3,7 +3,7 @@ import { createHash } from 'node:crypto';
 import type { ClientAdapter } from './clients/client.js';
 import type { LuaScript } from './lua-scripts.generated.js';
 import { INLINE_CONFIGURATIONS, argumentDeclarations, inlineDeclarations, planScript, type ScriptCall, type ScriptCalls, type ScriptPlan } from './script-plan.js';
-import type { Operation } from './wire.js';
+import { keysOf, type Operation } from './wire.js';
 
 /**
  * A store's plans: the plan of each algorithm object (made on its first use, collected with it) and
@@ -64,7 +64,7 @@ export class ScriptPlans {
     const lua = `local OP, BATCH_TIME, UNDO_AT, UNDO_DELAY = '${op}', false\n${declarations}${plan.script.lua}`;
     const name = `rl_${plan.script.name.replace(/-/g, '_')}_${createHash('sha1').update(lua).digest('hex').slice(0, 16)}`;
     // The reply as a Buffer: the decision is binary (see prelude.lua), read without decoding it as text.
-    const run = this.adapter.script(name, plan.script.numberOfKeys, lua);
+    const run = this.adapter.script(name, keysOf(plan.script.numberOfKeys, plan.compact, op), lua);
     plan.calls[op] = run;
     this.defined++;
     return run;

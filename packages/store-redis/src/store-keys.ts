@@ -1,6 +1,10 @@
 import calculateSlot from 'cluster-key-slot';
 import { bucketOf, fieldOf, placementOf, redisKeyBase } from './keys.js';
 import type { ScriptPlan } from './script-plan.js';
+import { IDEMPOTENT_OPERATIONS, type Operation } from './wire.js';
+
+/** The suffix of the key that holds the remembered ids of a state with keys of its own. */
+export const IDEMPOTENCY_KEY_SUFFIX = ':idem';
 
 /**
  * Where a store keeps each storage key's state: the Redis keys (and in the compact layout the field)
@@ -19,11 +23,17 @@ export class StoreKeys {
     private readonly cluster: boolean,
   ) {}
 
-  /** What a call of `plan`'s script starts with: its Redis keys, then in the compact layout the field. */
-  start(plan: ScriptPlan, key: string): string[] {
+  /**
+   * What a call of `plan`'s script (for `op`) starts with: its Redis keys, then in the compact layout
+   * the field; a state with keys of its own adds, for an idempotent operation, the key of its
+   * remembered ids (`<name>:idem`).
+   */
+  start(plan: ScriptPlan, key: string, op?: Operation): string[] {
     if (plan.compact) return [this.bucketKey(plan, key), fieldOf(key)];
     const name = this.base(key) + plan.suffix;
-    return plan.keys.map((suffix) => name + suffix);
+    const keys = plan.keys.map((suffix) => name + suffix);
+    if (op !== undefined && IDEMPOTENT_OPERATIONS.has(op)) keys.push(name + IDEMPOTENCY_KEY_SUFFIX);
+    return keys;
   }
 
   /** The common start of `key`'s own Redis keys (see `redisKeyBase`). */

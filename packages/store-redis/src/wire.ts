@@ -6,8 +6,14 @@
  * argument starts ({@link configurationStart}), and the batch script's widths (batch-script.ts).
  */
 
-/** One script per operation: consume, reserve, peek, undo, settle; acquire and release for a lease limit. */
-export type Operation = 'c' | 'v' | 'p' | 'u' | 's' | 'a' | 'r';
+/**
+ * One script per operation: consume, reserve, peek, undo, settle; acquire and release for a lease
+ * limit; and the idempotent consume ('i'), reservation ('j') and the undo that forgets its id ('k').
+ */
+export type Operation = 'c' | 'v' | 'p' | 'u' | 's' | 'a' | 'r' | 'i' | 'j' | 'k';
+
+/** The operations of an idempotent charge: a state with keys of its own gets one key more, its remembered ids (`IDEM_KEY`). */
+export const IDEMPOTENT_OPERATIONS: ReadonlySet<Operation> = new Set(['i', 'j', 'k']);
 
 /**
  * The arguments of a call after its keys (and, in the compact layout, after the field, `ARGV[1]`), in
@@ -18,22 +24,30 @@ export type Operation = 'c' | 'v' | 'p' | 'u' | 's' | 'a' | 'r';
  * - `chargedAt`, `delay`: an undo's (or a settle's) time of the charge it gives back and that
  *   charge's delay (a reservation's; absent: none);
  * - `actual`, `maxDebt`: a settle's real cost and how far past its limit it may charge (`own` is then
- *   the cost the charge took; see `Settlement` in @rl/core).
+ *   the cost the charge took; see `Settlement` in @rl/core);
+ * - `idem`, `fingerprint`, `idemTtl`, `idemMax`: an idempotent charge's digested id and fingerprint,
+ *   how long (ms) and how many ids per key its decision is remembered (see `IdempotentCharge`); the
+ *   undo that forgets an id sends the id alone.
  */
-export const ARGUMENTS = ['own', 'now', 'maxDelay', 'chargedAt', 'delay', 'actual', 'maxDebt'] as const;
+export const ARGUMENTS = ['own', 'now', 'maxDelay', 'chargedAt', 'delay', 'actual', 'maxDebt', 'idem', 'fingerprint', 'idemTtl', 'idemMax'] as const;
 export type Argument = (typeof ARGUMENTS)[number];
 
 /**
  * How many of {@link ARGUMENTS} each operation sends: all of them up to the last it reads. A call by
  * argument then sends its configuration's numbers, from {@link configurationStart} on.
  */
-export const OPERATION_WIDTH: Readonly<Record<Operation, number>> = Object.freeze({ c: 2, p: 2, a: 2, r: 2, v: 3, u: 5, s: 7 });
+export const OPERATION_WIDTH: Readonly<Record<Operation, number>> = Object.freeze({ c: 2, p: 2, a: 2, r: 2, v: 3, u: 5, s: 7, i: 11, j: 11, k: 8 });
 
 /** The Lua local that holds the position of each argument, as the store declares it before every script. */
 const POSITION_NAMES: Readonly<Record<Argument, string>> = {
   ...{ own: 'ARG_OWN', now: 'ARG_NOW', maxDelay: 'ARG_MAX_DELAY', chargedAt: 'ARG_CHARGED_AT', delay: 'ARG_DELAY' },
-  ...{ actual: 'ARG_ACTUAL', maxDebt: 'ARG_MAX_DEBT' },
+  ...{ actual: 'ARG_ACTUAL', maxDebt: 'ARG_MAX_DEBT', idem: 'ARG_IDEM', fingerprint: 'ARG_FINGERPRINT', idemTtl: 'ARG_IDEM_TTL', idemMax: 'ARG_IDEM_MAX' },
 };
+
+/** The Redis keys a call of `op` sends for a script of `numberOfKeys` keys: one more for an idempotent operation on a state with keys of its own. */
+export function keysOf(numberOfKeys: number, compact: boolean, op: Operation): number {
+  return !compact && IDEMPOTENT_OPERATIONS.has(op) ? numberOfKeys + 1 : numberOfKeys;
+}
 
 /** The `ARGV` index of the first of {@link ARGUMENTS}: after the field in the compact layout. */
 export function firstArgument(compact: boolean): number {

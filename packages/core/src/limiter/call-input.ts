@@ -145,8 +145,12 @@ export interface ChargeRules extends CallRules {
  * key on a store without `capabilities.idempotency`.
  */
 export function chargeOptionsOf(core: ChargeRules, value: unknown, cost: unknown, field: string, extra: readonly string[] = []): { algorithm: Algorithm | undefined; idempotency: IdempotentCharge | undefined } {
-  if (value === undefined || isAlgorithm(value)) return { algorithm: value, idempotency: undefined };
-  const o = checkOptions(value, ['algorithm', 'idempotencyKey', 'fingerprint', ...extra], field);
+  // Not an object of charge options (an algorithm, or a value the algorithm's rule refuses): the older form.
+  const names = ['algorithm', 'idempotencyKey', 'fingerprint', ...extra];
+  if (value === null || typeof value !== 'object' || isAlgorithm(value) || (Object.keys(value).length > 0 && !names.some((n) => n in value))) {
+    return { algorithm: value as Algorithm | undefined, idempotency: undefined };
+  }
+  const o = checkOptions(value, names, field);
   if (o.idempotencyKey === undefined) return { algorithm: o.algorithm as Algorithm | undefined, idempotency: undefined };
   if (core.store.capabilities.idempotency !== true) throw new UnsupportedError('This store does not run idempotent charges: use a store whose capabilities include idempotency, such as MemoryStore or RedisStore.');
   if (o.fingerprint !== undefined && typeof o.fingerprint !== 'string') throw new InvalidOptionError(`${field}.fingerprint`, o.fingerprint, 'a string');

@@ -22,6 +22,13 @@ local extra, settle_back = 0, false
 if OP == 's' then
   if settle_actual < cost then cost, settle_back = cost - settle_actual, true else extra = settle_actual - cost end
 end
+-- An idempotent charge's remembered ids: the field '#i' and the state's field (see idem-read.lua).
+local idem_raw = nil
+if idem_id ~= nil then idem_raw = redis.call('HGET', bucket, '#i' .. field) end
+--#include idem-read.lua
+if idem_id ~= nil and OP == 'u' then
+  --#include idem-write-compact.lua
+end
 local raw = redis.call('HGET', bucket, field)
 -- A value of another size (another layout, another version of the store) counts as no state.
 if raw and #raw ~= STATE_BYTES then raw = nil end

@@ -8,7 +8,10 @@
 --
 --   local OP = 'c'                      -- the operation, one script per operation: 'c' consume,
 --                                       -- 'v' reserve, 'p' peek (writes nothing), 'u' undo,
---                                       -- 's' settle, 'a' acquire, 'r' release
+--                                       -- 's' settle, 'a' acquire, 'r' release; 'i', 'j', 'k':
+--                                       -- 'c', 'v' and 'u' of an idempotent charge
+--   local IDEM_KEY = 3                  -- keys of their own: the KEYS index of an idempotent call's
+--                                       -- remembered ids (after the state's keys)
 --   local BATCH_TIME = false            -- a batch's Redis TIME (see src/batch-script.ts), read
 --                                       -- once for all its decisions; false alone: TIME is read
 --   local UNDO_AT, UNDO_DELAY           -- nil (declared on the OP line): an undo reads its
@@ -57,6 +60,15 @@
 
 -- Float noise forgiven in comparisons with a limit, as in @rl/core.
 local EPSILON = 1e-9
+
+-- An idempotent charge ('i' a consume, 'j' a reservation) and the undo that forgets its id ('k') run
+-- as 'c', 'v' and 'u' do, with `idem_id`, the request's digested id (ARGV[ARG_IDEM]; see
+-- idem-read.lua): nil for every other operation.
+local idem_id = nil
+if OP == 'i' or OP == 'j' or OP == 'k' then
+  idem_id = ARGV[ARG_IDEM]
+  if OP == 'i' then OP = 'c' elseif OP == 'j' then OP = 'v' else OP = 'u' end
+end
 
 -- `now` (ms): ARGV[ARG_NOW] when the caller passes its own, with an expiry margin of
 -- EXPLICIT_NOW_MARGIN_MS; absent (inline) or '' (by argument), Redis TIME, with no margin (the TTL then

@@ -25,6 +25,13 @@ local log_key = KEYS[1]
 local sum_key = KEYS[2]
 local cost = ARGV[ARG_OWN]
 if cost == nil or cost == '' then cost = 1 else cost = tonumber(cost) end
+-- An idempotent charge's remembered ids: a key of their own, KEYS[IDEM_KEY] (see idem-read.lua).
+local idem_raw = nil
+if idem_id ~= nil then idem_raw = redis.call('GET', KEYS[IDEM_KEY]) end
+--#include idem-read.lua
+if idem_id ~= nil and OP == 'u' then
+  --#include idem-write-keys.lua
+end
 local limit = LIMIT
 local window = WINDOW
 local count_denied = COUNT_DENIED == 1
