@@ -8,6 +8,7 @@ import {
   withLimiter,
   checkAdapterFunctions,
   endOnNodeClose,
+  idempotencyKeyFrom,
   warnLateError,
   forwardableError,
   nodeHeaderAccess,
@@ -58,6 +59,7 @@ const expressBinding: FrameworkBinding<Request> = {
   // directly skips proxy-addr's parsing, a large part of a request's cost. Any other setting asks `req.ip`.
   clientIp: (req) => (req.app?.settings?.['trust proxy'] === false ? req.socket?.remoteAddress : req.ip),
   requestHeaders: (req) => req.headers,
+  requestLine: (req) => `${req.method} ${req.originalUrl.split('?')[0]!}`,
   trustsProxy: (req) => Boolean(req.app.get('trust proxy')),
   trustProxyAdvice: "Set app.set('trust proxy', <number of proxies>)",
   // Express compiles every form of the setting (true, a count, 'loopback', a list, a function) into 'trust proxy fn'.
@@ -145,3 +147,8 @@ async function callOnLimit(onLimit: OnLimitHandler, req: Request, res: Response,
 }
 
 export default rateLimit;
+
+/** The key of the request's `Idempotency-Key` header, or undefined: `rateLimit({ idempotencyKey: idempotencyKeyHeader })`. */
+export function idempotencyKeyHeader(req: Request): string | undefined {
+  return idempotencyKeyFrom(req.headers);
+}

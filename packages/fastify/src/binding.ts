@@ -21,6 +21,7 @@ export function fastifyBinding(owner: string, createStore: () => Store, logger: 
     adapterOptions: ADAPTER_OPTIONS,
     clientIp: (request) => request.ip,
     requestHeaders: (request) => request.headers,
+    requestLine: (request) => `${request.method} ${request.url.split('?')[0]!}`,
     // Fastify does not expose its trustProxy setting: when the resolved IP is another than the socket
     // peer, or the chain it resolved has more than the peer (a forwarded client whose address is the
     // proxy's own), the forwarding header was trusted.

@@ -1,6 +1,8 @@
 // `@rl/fastify`: the plugin's types and Fastify's module augmentation, and the plugin (plugin.ts), whose
 // limits (route-limit.ts) answer through Fastify's side of the shared decision tree (fastify-io.ts).
+import type { FastifyRequest } from 'fastify';
 import fp from 'fastify-plugin';
+import { idempotencyKeyFrom } from '@rl/core/http';
 import type { RateLimitResult } from '@rl/core';
 import type { RateLimitHook, RouteRateLimitOptions } from './options.js';
 import { rateLimitPlugin } from './plugin.js';
@@ -59,3 +61,8 @@ declare module 'fastify' {
  */
 export const rateLimit = fp(rateLimitPlugin, { fastify: '5.x', name: '@rl/fastify' });
 export default rateLimit;
+
+/** The key of the request's `Idempotency-Key` header, or undefined: `{ idempotencyKey: idempotencyKeyHeader }`. */
+export function idempotencyKeyHeader(request: FastifyRequest): string | undefined {
+  return idempotencyKeyFrom(request.headers);
+}

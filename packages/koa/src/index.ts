@@ -10,6 +10,7 @@ import {
   withLimiter,
   checkAdapterFunctions,
   endOnNodeClose,
+  idempotencyKeyFrom,
   nodeHeaderAccess,
   problemBody,
   type FrameworkBinding,
@@ -58,6 +59,7 @@ const koaBinding: FrameworkBinding<Context> = {
   adapterOptions: ['onLimit', 'requestWasSuccessful'],
   clientIp: (ctx) => ctx.ip,
   requestHeaders: (ctx) => ctx.headers,
+  requestLine: (ctx) => `${ctx.method} ${ctx.path}`,
   trustsProxy: (ctx) => ctx.app.proxy === true,
   trustProxyAdvice: 'Set app.proxy = true and app.maxIpsCount = <number of proxies>',
   // maxIpsCount 0 (Koa's default) reads the whole X-Forwarded-For, and ctx.ip is its leftmost entry.
@@ -167,3 +169,8 @@ async function nextThenRelease(next: Next, result: RateLimitResult): Promise<voi
 }
 
 export default rateLimit;
+
+/** The key of the request's `Idempotency-Key` header, or undefined: `rateLimit({ idempotencyKey: idempotencyKeyHeader })`. */
+export function idempotencyKeyHeader(ctx: Context): string | undefined {
+  return idempotencyKeyFrom(ctx.headers);
+}

@@ -26,6 +26,8 @@ export interface RunPolicy {
   readonly maxDelayMs?: number;
   /** Per limit: true for a dry-run limit (charged, its denial never enforced). Default: none. */
   readonly dryRun?: readonly boolean[];
+  /** True when a run may carry idempotent charges (`Run.idempotency`): no run then takes the one-limit shortcut. */
+  readonly idempotent?: boolean;
 }
 
 /** What {@link Composition.giveBack} gives back. */
@@ -105,7 +107,7 @@ export class Composition<R> {
     this.anyEnforced = this.dryRun === undefined || this.dryRun.includes(false);
     this.maxDelayMs = policy.maxDelayMs ?? Infinity;
     this.reserves = this.maxDelayMs > 0 && Number.isFinite(this.maxDelayMs);
-    this.single = this.cores.length === 1 && !this.hasLeases && this.dryRun === undefined && !this.reserves ? this.cores[0] : undefined;
+    this.single = this.cores.length === 1 && !this.hasLeases && this.dryRun === undefined && !this.reserves && policy.idempotent !== true ? this.cores[0] : undefined;
     this.together = Together.of(this.cores, { holdMs: this.maxDelayMs, dryRun: this.dryRun, maxDelayOf: this.maxDelayOf });
     if (this.reserves) {
       for (const core of this.cores) {
@@ -116,13 +118,9 @@ export class Composition<R> {
     }
   }
 
-  /** Whether limit `i` is a concurrency limit. */
   isConcurrencyLimit = (i: number): boolean => this.leases[i]!;
 
-  /**
-   * Runs every limit for one request, whose keys, costs and algorithms `run` holds (checked by the
-   * caller), and fills in its outcome.
-   */
+  /** Runs every limit for one request, whose keys, costs and algorithms `run` holds (checked by the caller), and fills in its outcome. */
   run(run: Run): MaybePromise<R> {
     const single = this.single;
     if (single === undefined) return this.together === undefined ? this.charge(0, run) : this.chargeTogether(run);
@@ -177,7 +175,7 @@ export class Composition<R> {
     const core = this.cores[i]!;
     if (this.leases[i]) return core.acquire(run.keys[i]!);
     const algorithm = run.algorithms?.[i] ?? core.algorithm!;
-    return core.charge(run.keys[i]!, run.costs[i]!, algorithm, this.maxDelayOf(algorithm));
+    return core.charge(run.keys[i]!, run.costs[i]!, algorithm, this.maxDelayOf(algorithm), run.idempotency?.[i]);
   }
 
   /** The `maxDelayMs` of a rate limit's charge: the run's, within the algorithm's horizon, when the limits reserve; undefined: a consume. */

@@ -1,5 +1,6 @@
 import type { Algorithm } from '../algorithm.js';
 import type { Decision } from '../decision.js';
+import type { IdempotentCharge } from '../store/interface.js';
 
 /**
  * One request's run through a composition of limits: what the caller resolved for each limit (its key,
@@ -17,6 +18,8 @@ export class Run {
    * the limiter's own, checked by its `checkCallAlgorithm`, the cost against it); undefined when none does.
    */
   readonly algorithms: (Algorithm | undefined)[] | undefined;
+  /** Each limit's idempotent charge when some limit has one (`undefined` entries: none); undefined when none does. */
+  readonly idempotency: (IdempotentCharge | undefined)[] | undefined;
   /** Each limit's decision; `undefined` for limits not asked after a denial. */
   readonly decisions: (Decision | undefined)[];
   /** The limit that denied (or whose delay exceeded the run's `maxDelayMs`); -1 when admitted. */
@@ -33,11 +36,12 @@ export class Run {
   /** When admitted, the first dry-run limit that denied (or would have held it longer than `maxDelayMs`); -1 otherwise. */
   dryRunDeniedBy = -1;
 
-  /** A run of `limits` limits; `perRequest`: some limit chooses its algorithm per request. */
-  constructor(limits: number, perRequest = false) {
+  /** A run of `limits` limits; `perRequest`: some limit chooses its algorithm per request; `idempotent`: some limit takes an idempotency key. */
+  constructor(limits: number, perRequest = false, idempotent = false) {
     this.keys = limits === 1 ? [''] : new Array<string>(limits);
     this.costs = limits === 1 ? [0] : new Array<number>(limits);
     this.algorithms = perRequest ? new Array<Algorithm | undefined>(limits) : undefined;
+    this.idempotency = idempotent ? new Array<IdempotentCharge | undefined>(limits) : undefined;
     this.decisions = limits === 1 ? [undefined] : new Array<Decision | undefined>(limits);
   }
 }

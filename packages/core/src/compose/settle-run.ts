@@ -15,8 +15,9 @@ export interface SettledComposition {
  * Settles the rate limits of a finished run at the request's real cost: limit `i` at `actual[i]`
  * (undefined: that limit is not settled), each through its core's one settle (once per decision; a
  * limit whose decision charged nothing settles nothing; a concurrency limit has no units to settle).
- * The run's cost of each settled limit becomes its actual cost, so that a later give-back (counting by
- * outcome) gives back what the request was charged in the end. Returns a promise that resolves once
+ * The run's cost of each settled limit becomes the lower of its estimate and its actual cost, what the
+ * request is known to have been charged, so that a later give-back (counting by outcome) never
+ * returns more than it took. Returns a promise that resolves once
  * every settle has (a failure is a `'storeError'` event, never a rejection), or `undefined` when all
  * were synchronous.
  */
@@ -29,7 +30,10 @@ export function settleRun(composition: SettledComposition, run: Run, actual: rea
     const core = composition.cores[i]!;
     const first = decision.allowed && decision.reason === undefined && !tookNothing(decision) && !wasSettled(decision);
     const settled: MaybePromise<void> = core.settle(run.keys[i]!, run.costs[i]!, cost, run.algorithms?.[i] ?? core.algorithm!, decision);
-    if (first) run.costs[i] = cost;
+    // What a later give-back returns: the store may have charged less than a higher actual cost (maxDebt,
+    // a window that ended) or given back less of a lower one (what refilled since), so the lower of the
+    // two, which it charged at least: a give-back never returns units the request did not take.
+    if (first) run.costs[i] = Math.min(run.costs[i]!, cost);
     if (settled instanceof Promise) pending.push(settled);
   }
   return pending.length === 0 ? undefined : Promise.all(pending).then(nothing);

@@ -87,7 +87,8 @@ export class Together {
   /** The deny cache's denial of limit `i`'s charge in `run` (a rate limit's), or undefined. */
   private cached(run: Run, i: number, observe: boolean): Decision | undefined {
     const core = this.cores[i]!;
-    if (core.isConcurrencyLimit) return undefined;
+    // An idempotent charge is the store's to answer: its retry may be a replay.
+    if (core.isConcurrencyLimit || run.idempotency?.[i] !== undefined) return undefined;
     const algorithm = run.algorithms?.[i] ?? core.algorithm!;
     return core.cachedDenial(run.keys[i]!, run.costs[i]!, algorithm, this.maxDelayOf(algorithm), observe);
   }

@@ -17,10 +17,21 @@ export type LateErrorReport<Req, Res> = (req: Req, res: Res, error: unknown) => 
  * A response that never finished (the client left) is not settled: its estimate stands.
  */
 export class ActualCosts<Req, Res> {
+  private readonly report: LateErrorReport<Req, Res>;
+
   constructor(
     private readonly functions: readonly (ActualCostFunction<Req, Res> | undefined)[],
-    private readonly report: LateErrorReport<Req, Res>,
-  ) {}
+    report: LateErrorReport<Req, Res>,
+  ) {
+    // Always an Error (Koa's 'error' handler throws for anything else), and a report that throws never escapes a response's 'close'.
+    this.report = (req, res, error) => {
+      try {
+        report(req, res, error instanceof Error ? error : new Error(`actualCost failed: ${String(error)}`, { cause: error }));
+      } catch {
+        // The framework's own error path failed: nothing is left to tell.
+      }
+    };
+  }
 
   /** Settles `result` from its finished response; a promise that resolves once it is done (never rejects), or undefined when nothing was asynchronous. */
   settle(req: Req, res: Res, result: RateLimitResult): Promise<void> | undefined {

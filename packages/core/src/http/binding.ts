@@ -26,6 +26,8 @@ export interface FrameworkBinding<Req> {
   trustsAllProxies(req: Req): boolean;
   /** What to set instead of trusting every proxy in this framework, for the `RL_TRUST_ALL_PROXIES` warning. */
   readonly trustAllProxiesAdvice: string;
+  /** `METHOD /path` of a request, without the query: the default fingerprint of an idempotent retry (with its cost). */
+  requestLine?(req: Req): string;
   /** Creates the default store (a memory store) when the options give none. */
   createStore(): Store;
   /** Where store outages are logged (once per outage); default: the console. */

@@ -1,12 +1,13 @@
 import type { Algorithm } from '../algorithm.js';
 import type { Composition } from '../compose/engine.js';
 import { Run } from '../compose/run.js';
-import { InvalidAlgorithmError, InvalidKeyError } from '../errors.js';
+import { InvalidAlgorithmError, InvalidKeyError, InvalidOptionError } from '../errors.js';
+import { idempotentCharge } from '../limiter/idempotency.js';
 import type { LimiterCore } from '../limiter/core.js';
 import { checkLimiterCost } from '../limiter/index.js';
 import { MAX_COUNT } from '../options.js';
 import type { MaybePromise } from '../store/interface.js';
-import type { AlgorithmFunction, CostFunction, KeyFunction, LimitConfig, SkipFunction } from './option-types.js';
+import type { AlgorithmFunction, CostFunction, FingerprintFunction, IdempotencyKeyFunction, KeyFunction, LimitConfig, SkipFunction } from './option-types.js';
 import type { RateLimitResult } from './result.js';
 
 /** How one limit's key and cost are found for a request, fixed at creation. */
@@ -29,6 +30,19 @@ interface Resolution<Req> {
   readonly cost: number;
   /** An earlier limit with the same cost function (its answer is reused, then checked for this limit), or -1 to call `costOf`. */
   readonly costFrom: number;
+  /** The idempotency key function, or undefined for none. */
+  readonly idempotencyKey: IdempotencyKeyFunction<Req> | undefined;
+  /** The fingerprint function; undefined: the method, the path and the cost. */
+  readonly fingerprint: FingerprintFunction<Req> | undefined;
+  /** Where an idempotency key's errors are named. */
+  readonly field: string;
+}
+
+/** What the evaluation reads of a request besides its limits: the middleware's key, and its request line for the default fingerprint. */
+export interface RequestParts<Req> {
+  readonly key: KeyFunction<Req>;
+  /** `METHOD /path` (without the query), for the default fingerprint of a retry; undefined: none. */
+  readonly line: ((req: Req) => string) | undefined;
 }
 
 /** The steps of resolving one limit for a request, in order. */
@@ -54,10 +68,14 @@ export class Evaluation<Req> {
   /** True when some limit chooses its algorithm per request: each request then carries its algorithms. */
   private readonly perRequest: boolean;
 
+  /** True when some limit takes an idempotency key: each request then carries its idempotent charges. */
+  private readonly idempotent: boolean;
+  private readonly line: ((req: Req) => string) | undefined;
+
   /** `maxDelayMs`: the longest hold (`wait.maxDelay`), 0 without `wait` (a chosen shaping algorithm is then refused). */
   constructor(
     limits: readonly LimitConfig<Req>[],
-    sharedKey: KeyFunction<Req>,
+    request: RequestParts<Req>,
     private readonly skip: SkipFunction<Req> | undefined,
     private readonly composition: Composition<RateLimitResult>,
     private readonly maxDelayMs: number,
@@ -65,6 +83,9 @@ export class Evaluation<Req> {
     const firstSharedKey = limits.findIndex((l) => l.key === undefined);
     const firstSharedCost = limits.findIndex((l) => l.sharedCost);
     this.perRequest = limits.some((l) => l.algorithmOf !== undefined);
+    this.idempotent = limits.some((l) => l.idempotencyKey !== undefined);
+    this.line = request.line;
+    const sharedKey = request.key;
     this.resolutions = limits.map((l, i) => ({
       algorithm: l.algorithm,
       algorithmOf: l.algorithmOf,
@@ -75,6 +96,9 @@ export class Evaluation<Req> {
       costOf: typeof l.cost === 'number' ? undefined : l.cost,
       cost: typeof l.cost === 'number' ? l.cost : 0,
       costFrom: l.sharedCost && firstSharedCost < i ? firstSharedCost : -1,
+      idempotencyKey: l.idempotencyKey,
+      fingerprint: l.idempotencyFingerprint,
+      field: limits.length > 1 ? `limits[${i}].idempotencyKey` : 'idempotencyKey',
     }));
   }
 
@@ -99,7 +123,7 @@ export class Evaluation<Req> {
   }
 
   private charge(req: Req): MaybePromise<RateLimitResult> {
-    const run = new Run(this.resolutions.length, this.perRequest);
+    const run = new Run(this.resolutions.length, this.perRequest, this.idempotent);
     const pending = this.resolve(req, run, 0, KEY);
     if (pending !== undefined) return pending.then(() => this.composition.run(run));
     return this.composition.run(run);
@@ -134,13 +158,23 @@ export class Evaluation<Req> {
       const costOf = r.costOf;
       if (costOf === undefined) {
         costs[i] = r.algorithmOf === undefined ? r.cost : checkLimiterCost(r, r.cost, algorithms![i]!);
-        continue;
+      } else {
+        const cost: unknown = r.costFrom === -1 ? costOf(req) : costs[r.costFrom];
+        if (typeof cost !== 'number') return this.awaitStep(req, run, i, COST, cost);
+        costs[i] = checkLimiterCost(r, cost, r.algorithm ?? algorithms![i]!);
       }
-      const cost: unknown = r.costFrom === -1 ? costOf(req) : costs[r.costFrom];
-      if (typeof cost !== 'number') return this.awaitStep(req, run, i, COST, cost);
-      costs[i] = checkLimiterCost(r, cost, r.algorithm ?? algorithms![i]!);
+      if (r.idempotencyKey !== undefined) this.idempotency(req, run, i, r);
     }
     return undefined;
+  }
+
+  /** Limit `i`'s idempotent charge for `req` (its cost known), when its key function gives a key: an `InvalidOptionError` for a bad key or fingerprint. */
+  private idempotency(req: Req, run: Run, i: number, r: Resolution<Req>): void {
+    const id = r.idempotencyKey!(req);
+    if (id === undefined) return;
+    const fingerprint: unknown = r.fingerprint === undefined ? `${this.line?.(req) ?? ''} cost ${run.costs[i]!}` : r.fingerprint(req);
+    if (typeof fingerprint !== 'string') throw new InvalidOptionError(r.field.replace('Key', 'Fingerprint'), fingerprint, 'a string');
+    run.idempotency![i] = idempotentCharge(id, fingerprint, r.core.idempotency, r.field);
   }
 
   /**
@@ -160,6 +194,7 @@ export class Evaluation<Req> {
       await this.resolve(req, run, i, COST);
     } else {
       run.costs[i] = checkLimiterCost(r, value, r.algorithm ?? run.algorithms![i]!);
+      if (r.idempotencyKey !== undefined) this.idempotency(req, run, i, r);
       await this.resolve(req, run, i + 1, KEY);
     }
   }

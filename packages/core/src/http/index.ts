@@ -8,9 +8,10 @@
 // becomes on a framework's error path (thrown-value.ts).
 export { HttpRateLimiter, withLimiter, type LimiterHandle } from './rate-limiter.js';
 export { checkOptionNames } from './options.js';
-export type { HttpRateLimitOptions, LimitOptions, WaitOptions, KeyFunction, CostFunction, ActualCostFunction, SkipFunction } from './option-types.js';
+export type { HttpRateLimitOptions, LimitOptions, WaitOptions, KeyFunction, CostFunction, ActualCostFunction, SkipFunction, IdempotencyKeyFunction, FingerprintFunction } from './option-types.js';
 export { checkAdapterFunctions, type FrameworkBinding } from './binding.js';
 export { RateLimitResult } from './result.js';
+export { idempotencyKeyFrom } from './idempotency-key.js';
 export { holdRequest, type CloseNotifier } from './hold.js';
 export { problemBody, PROBLEM_CONTENT_TYPE } from './problem.js';
 export { Responder, type ResponsePolicy } from './responder.js';

@@ -16,6 +16,10 @@ export type CostFunction<Req> = (req: Req) => number | Promise<number>;
  * `(request, reply)`, Koa `(ctx)`.
  */
 export type ActualCostFunction<Req, Res = unknown> = (req: Req, res: Res) => number | Promise<number>;
+/** Returns a request's idempotency key (synchronously), or undefined for none: see {@link HttpRateLimitOptions.idempotencyKey}. */
+export type IdempotencyKeyFunction<Req> = (req: Req) => string | undefined;
+/** Returns what makes a retry the same request (synchronously): see {@link HttpRateLimitOptions.idempotencyFingerprint}. */
+export type FingerprintFunction<Req> = (req: Req) => string;
 /** Returns true (sync or async) for requests the limits do not apply to. */
 export type SkipFunction<Req> = (req: Req) => boolean | Promise<boolean>;
 /**
@@ -67,6 +71,10 @@ export interface LimitOptions<Req, Res = unknown> {
   actualCost?: ActualCostFunction<Req, Res>;
   /** How far a settle may take this limit past its quota (see `LimiterOptions.maxDebt`); default: the middleware's `maxDebt`. */
   maxDebt?: number;
+  /** This limit's idempotency key (see {@link HttpRateLimitOptions.idempotencyKey}); default: the middleware's. Not on a concurrency limit. */
+  idempotencyKey?: IdempotencyKeyFunction<Req>;
+  /** This limit's fingerprint of a retry; default: the middleware's. */
+  idempotencyFingerprint?: FingerprintFunction<Req>;
 }
 
 /** Waiting: hold requests until the slots their limits reserve. */
@@ -81,8 +89,21 @@ export interface WaitOptions {
 
 
 /** The options of `createLimiter` that the HTTP layer passes through to every limit's limiter. */
-export type PassedLimiterOptions = 'timeout' | 'clock' | 'onStoreError' | 'denyCache' | 'storeRetryInterval' | 'storeFailureThreshold' | 'blockDuration' | 'maxDebt';
-export const PASSED_LIMITER_OPTIONS = ['timeout', 'clock', 'onStoreError', 'denyCache', 'storeRetryInterval', 'storeFailureThreshold', 'blockDuration', 'maxDebt'] as const;
+export type PassedLimiterOptions =
+  | 'timeout'
+  | 'clock'
+  | 'onStoreError'
+  | 'denyCache'
+  | 'storeRetryInterval'
+  | 'storeFailureThreshold'
+  | 'blockDuration'
+  | 'maxDebt'
+  | 'idempotencyTtl'
+  | 'idempotencyMaxIds';
+export const PASSED_LIMITER_OPTIONS = [
+  ...['timeout', 'clock', 'onStoreError', 'denyCache', 'storeRetryInterval', 'storeFailureThreshold', 'blockDuration'] as const,
+  ...['maxDebt', 'idempotencyTtl', 'idempotencyMaxIds'] as const,
+];
 
 /**
  * The framework-independent options of every adapter's `rateLimit()`. `Req` is what the key, cost
@@ -182,6 +203,19 @@ export interface HttpRateLimitOptions<Req, Res = unknown> extends Pick<LimiterOp
    */
   actualCost?: ActualCostFunction<Req, Res>;
   /**
+   * The request's idempotency key, for every rate limit (a limit's own replaces it), synchronously;
+   * undefined for none. `idempotencyKeyHeader` of each adapter reads the `Idempotency-Key` header
+   * (draft-ietf-httpapi-idempotency-key-header). A request with the key of an earlier one of the same
+   * key and limit, within `idempotencyTtl` (default 10 minutes), gets the earlier admitting decision
+   * back with the current headers (`result.replayed`), and is charged nothing; a denied request's
+   * retry is decided afresh (a denial is never replayed). A key reused by a request of another
+   * fingerprint is charged as new (`result.idempotencyConflict`). Use it where the API honours the
+   * key itself (a retry does no new work): a client can replay one admitted request as often as it likes.
+   */
+  idempotencyKey?: IdempotencyKeyFunction<Req>;
+  /** What makes a retry the same request, synchronously; default: the method, the path and the cost. */
+  idempotencyFingerprint?: FingerprintFunction<Req>;
+  /**
    * Log a store outage once (when the store of a limit starts failing, and when it answers again):
    * `true` (default) on the framework's logger where it has one (Fastify), else the console; `false`
    * for none (then listen to `middleware.on('storeError', …)` or use an observer).
@@ -228,6 +262,10 @@ export interface LimitConfig<Req> {
   readonly actualCost: ActualCostFunction<Req> | undefined;
   /** This limit's own `maxDebt`; undefined: the middleware's. */
   readonly maxDebt: unknown;
+  /** This limit's idempotency key, its own or the middleware's; undefined: none. */
+  readonly idempotencyKey: IdempotencyKeyFunction<Req> | undefined;
+  /** This limit's fingerprint, its own or the middleware's; undefined: the default. */
+  readonly idempotencyFingerprint: FingerprintFunction<Req> | undefined;
 }
 
 /** The options of one middleware, parsed and validated once (frozen). */

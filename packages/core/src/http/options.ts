@@ -19,6 +19,8 @@ import {
   type HttpConfig,
   type HttpRateLimitOptions,
   type ActualCostFunction,
+  type FingerprintFunction,
+  type IdempotencyKeyFunction,
   type KeyFunction,
   type LimitConfig,
   type SkipFunction,
@@ -26,9 +28,10 @@ import {
 
 const CORE_OPTIONS = [
   'algorithm', 'limits', 'store', 'prefix', 'key', 'cost', 'maxCost', 'skip', 'headers', 'wait', 'ipv6Subnet', 'timers',
-  'skipSuccessfulRequests', 'skipFailedRequests', 'dryRun', 'observer', 'observeKeys', 'logStoreErrors', 'lease', 'actualCost', ...PASSED_LIMITER_OPTIONS,
+  'skipSuccessfulRequests', 'skipFailedRequests', 'dryRun', 'observer', 'observeKeys', 'logStoreErrors', 'lease', 'actualCost', 'idempotencyKey', 'idempotencyFingerprint',
+  ...PASSED_LIMITER_OPTIONS,
 ] as const;
-const LIMIT_OPTIONS = ['algorithm', 'name', 'key', 'cost', 'maxCost', 'store', 'onStoreError', 'dryRun', 'lease', 'actualCost', 'maxDebt'] as const;
+const LIMIT_OPTIONS = ['algorithm', 'name', 'key', 'cost', 'maxCost', 'store', 'onStoreError', 'dryRun', 'lease', 'actualCost', 'maxDebt', 'idempotencyKey', 'idempotencyFingerprint'] as const;
 /** The storage name of a limit whose algorithm is chosen per request, when it has no name of its own. */
 const PER_REQUEST_NAME = 'per-request';
 
@@ -98,7 +101,11 @@ export function parseHttpOptions<Req>(options: HttpRateLimitOptions<Req, never>,
     names.push(name);
     const limitDryRun = l.dryRun === undefined ? dryRun : optionalBoolean(l.dryRun, `${field}.dryRun`, false);
     return Object.freeze({
-      ...parseLimit<Req>(l, { algorithm, name, field }, { cost, maxCost: o.maxCost, lease: o.lease, actualCost: optionalFunction<ActualCostFunction<Req>>(o.actualCost, `${owner}.actualCost`) }, owner),
+      ...parseLimit<Req>(l, { algorithm, name, field }, {
+        ...{ cost, maxCost: o.maxCost, lease: o.lease, actualCost: optionalFunction<ActualCostFunction<Req>>(o.actualCost, `${owner}.actualCost`) },
+        idempotencyKey: optionalFunction<IdempotencyKeyFunction<Req>>(o.idempotencyKey, `${owner}.idempotencyKey`),
+        idempotencyFingerprint: optionalFunction<FingerprintFunction<Req>>(o.idempotencyFingerprint, `${owner}.idempotencyFingerprint`),
+      }, owner),
       algorithmOf,
       headerName: l.name === undefined && algorithm === undefined ? undefined : name,
       dryRun: limitDryRun,
@@ -157,6 +164,9 @@ interface SharedLimitOptions<Req> {
   readonly lease: unknown;
   /** The middleware's `actualCost`: the real cost of every rate limit that takes the middleware's `cost`. */
   readonly actualCost: ActualCostFunction<Req> | undefined;
+  /** The middleware's idempotency key and fingerprint: every rate limit's unless it gives its own. */
+  readonly idempotencyKey: IdempotencyKeyFunction<Req> | undefined;
+  readonly idempotencyFingerprint: FingerprintFunction<Req> | undefined;
 }
 
 /**
@@ -193,6 +203,8 @@ function parseLimit<Req>(
   }
   const ownActualCost = optionalFunction<ActualCostFunction<Req>>(l.actualCost, `${field}.actualCost`);
   if (leases && ownActualCost !== undefined) throw new InvalidOptionError(`${field}.actualCost`, l.actualCost, 'no actualCost on a concurrency limit: a request holds one permit');
+  const ownIdempotencyKey = optionalFunction<IdempotencyKeyFunction<Req>>(l.idempotencyKey, `${field}.idempotencyKey`);
+  if (leases && ownIdempotencyKey !== undefined) throw new InvalidOptionError(`${field}.idempotencyKey`, l.idempotencyKey, 'no idempotencyKey on a concurrency limit: a permit is held, not charged');
   return {
     algorithm,
     name,
@@ -206,6 +218,8 @@ function parseLimit<Req>(
     lease: lease as LeaseOptions | undefined,
     actualCost: ownActualCost ?? (leases || cost !== undefined ? undefined : shared.actualCost),
     maxDebt: l.maxDebt,
+    idempotencyKey: ownIdempotencyKey ?? (leases ? undefined : shared.idempotencyKey),
+    idempotencyFingerprint: optionalFunction<FingerprintFunction<Req>>(l.idempotencyFingerprint, `${field}.idempotencyFingerprint`) ?? shared.idempotencyFingerprint,
   };
 }
 

@@ -28,8 +28,11 @@ export class OutcomeCounter<Req, Res> {
     private readonly owner: string,
   ) {}
 
-  /** The response of `result`'s request was sent in full: its success test decides whether it counts. */
-  finished(req: Req, res: Res, result: RateLimitResult): void {
+  /**
+   * The response of `result`'s request was sent in full: its success test decides whether it counts;
+   * `counted` is called when it does (the request is then settled at its real cost, see `ActualCosts`).
+   */
+  finished(req: Req, res: Res, result: RateLimitResult, counted?: () => void): void {
     // An enforced denial took nothing.
     if (result.enforcedDeniedBy !== -1) return;
     let success: unknown;
@@ -37,20 +40,25 @@ export class OutcomeCounter<Req, Res> {
       success = this.wasSuccessful(req, res);
     } catch (error) {
       this.warn(error);
+      counted?.();
       return;
     }
     if (success instanceof Promise) {
       success.then(
-        (value: unknown) => this.count(result, Boolean(value)),
-        (error: unknown) => this.warn(error),
+        (value: unknown) => this.count(result, Boolean(value), counted),
+        (error: unknown) => {
+          this.warn(error);
+          counted?.();
+        },
       );
       return;
     }
-    this.count(result, Boolean(success));
+    this.count(result, Boolean(success), counted);
   }
 
-  private count(result: RateLimitResult, success: boolean): void {
+  private count(result: RateLimitResult, success: boolean, counted: (() => void) | undefined): void {
     if (success ? this.skipSuccessful : this.skipFailed) void result.giveBackUnits();
+    else counted?.();
   }
 
   private warn(error: unknown): void {

@@ -147,7 +147,7 @@ describe('HttpRateLimiter', () => {
     const json = JSON.parse(JSON.stringify(await engine.evaluate({ headers: {} })));
     expect(json).toMatchObject({ allowed: true, statusCode: 200, limit: 3, remaining: 2, key: 'k', keys: ['k'], costs: [1], deniedBy: -1 });
     expect(Object.keys(json).sort()).toEqual(
-      ['allowed', 'binding', 'costs', 'decisions', 'delayMs', 'deniedBy', 'dryRun', 'key', 'keys', 'limit', 'policy', 'remaining', 'resetMs', 'retryAfterMs', 'retryAfterSeconds', 'rolledBack', 'statusCode'].sort(),
+      ['allowed', 'binding', 'costs', 'decisions', 'delayMs', 'deniedBy', 'dryRun', 'key', 'keys', 'limit', 'policy', 'remaining', 'resetMs', 'retryAfterMs', 'retryAfterSeconds', 'rolledBack', 'statusCode', 'replayed', 'idempotencyConflict'].sort(),
     );
   });
 

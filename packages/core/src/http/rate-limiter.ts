@@ -15,6 +15,7 @@ import { processPrefixes, type PrefixRegistry } from './prefixes.js';
 import { ProblemBodies } from './problem.js';
 import type { ResponsePolicy } from './responder.js';
 import { RateLimitResult } from './result.js';
+import { UnsupportedError } from '../errors.js';
 
 /**
  * The shared HTTP logic of the adapters, built once per middleware: it parses and validates the
@@ -68,6 +69,15 @@ export class HttpRateLimiter<Req> {
     };
     try {
       this.limiters = config.limits.map((limit, i) => limiterAt(limiterOptions(config, limit, this.prefix, limit.store ?? sharedStore()), limiterField(config, i)));
+      config.limits.forEach((l, i) => {
+        const { capabilities } = this.limiters[i]!.store;
+        if (l.idempotencyKey !== undefined && capabilities.idempotency !== true) {
+          throw new UnsupportedError(`${limiterField(config, i)}.idempotencyKey needs a store that runs idempotent charges (capabilities.idempotency), such as MemoryStore or RedisStore.`);
+        }
+        if (l.actualCost !== undefined && capabilities.settle !== true) {
+          throw new UnsupportedError(`${limiterField(config, i)}.actualCost needs a store that settles charges (capabilities.settle), such as MemoryStore or RedisStore.`);
+        }
+      });
     } catch (error) {
       if (defaultBase !== undefined) prefixes.giveBack(defaultBase);
       void (ownedStore as Store | undefined)?.close?.();
@@ -86,12 +96,13 @@ export class HttpRateLimiter<Req> {
     // One real cost given to `result.settle(n)` settles the limits with an `actualCost`, or every limit when none has one.
     const actualCosts = config.limits.some((l) => l.actualCost !== undefined) ? config.limits.map((l) => l.actualCost) : undefined;
     const settles = actualCosts?.map((f) => f !== undefined);
-    const source = { limitNames: this.limitNames, allDryRun: !dryRun.includes(false), settles };
+    const idempotent = config.limits.some((l) => l.idempotencyKey !== undefined);
+    const source = { limitNames: this.limitNames, allDryRun: !dryRun.includes(false), settles, idempotent };
     this.doubleCount = new DoubleCountCheck(source);
-    const composition = new Composition<RateLimitResult>(this.limiters, (run, of) => new RateLimitResult(run, of, source), { maxDelayMs: config.maxDelayMs, dryRun });
+    const composition = new Composition<RateLimitResult>(this.limiters, (run, of) => new RateLimitResult(run, of, source), { maxDelayMs: config.maxDelayMs, dryRun, idempotent });
     this.hasLeases = composition.hasLeases;
     const sharedKey = config.key ?? new DefaultKey(binding, config.ipv6Subnet).of;
-    this.evaluation = new Evaluation(config.limits, sharedKey, config.skip, composition, config.maxDelayMs);
+    this.evaluation = new Evaluation(config.limits, { key: sharedKey, line: binding.requestLine?.bind(binding) }, config.skip, composition, config.maxDelayMs);
     this.decide = this.evaluation.decide;
     const headers = new HeaderWriter(
       config.headers,
@@ -187,7 +198,7 @@ function limiterOptions<Req>(config: HttpConfig<Req>, limit: LimitConfig<Req>, p
     maxCost: limit.maxCost,
     onStoreError: limit.onStoreError ?? config.limiterOptions.onStoreError,
     lease: limit.lease,
-    maxDebt: limit.maxDebt ?? config.limiterOptions.maxDebt,
+    maxDebt: limit.maxDebt !== undefined ? limit.maxDebt : config.limiterOptions.maxDebt,
   } as LimiterOptions;
 }
 

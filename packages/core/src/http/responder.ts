@@ -39,9 +39,9 @@ export interface ResponsePolicy {
  * - the client gone while the limits ran: give everything back and drop the request;
  * - a delay (shaping): hold the request, then proceed, or drop it if the client leaves meanwhile;
  * - admitted: when its response ends (the adapter's `onEnd`), its concurrency permits are released,
- *   a finished one is settled at its real cost (`actualCost`), and with `skipFailedRequests` or
- *   `skipSuccessfulRequests` its units are given back when its outcome is not counted (see
- *   {@link OutcomeCounter}); the request proceeds.
+ *   with `skipFailedRequests` or `skipSuccessfulRequests` its units are given back when its outcome
+ *   is not counted (see {@link OutcomeCounter}), and a finished one that counts is settled at its
+ *   real cost (`actualCost`); the request proceeds.
  *
  * `respond` is synchronous except for a hold, so an adapter with a synchronous result continues in
  * the same tick.
@@ -90,16 +90,17 @@ export class Responder<Req, Res, Next, Out> {
 
   /**
    * The response of `result`'s admitted request ended (`finished`: sent in full): its permits are
-   * released; a finished one is settled at its real cost (`actualCost`, see {@link ActualCosts}), then
-   * its units are given back when its outcome is not counted (a response that never finished stays
-   * counted, at its estimate: see {@link OutcomeCounter}). What an adapter's `onEnd` tells.
+   * released; a finished one whose outcome is not counted gives its units back (the estimate: it is
+   * not settled), one that counts is settled at its real cost (`actualCost`, see {@link ActualCosts});
+   * a response that never finished stays counted at its estimate (see {@link OutcomeCounter}). What an
+   * adapter's `onEnd` tells.
    */
   readonly ended: ResponseEnded<Req, Res> = (req, res, result, finished) => {
     if (this.policy.hasLeases) void result.release();
     if (!finished) return;
-    const settling = this.actualCosts?.settle(req, res, result);
-    if (settling === undefined) this.outcome?.finished(req, res, result);
-    else void settling.then(() => this.outcome?.finished(req, res, result));
+    const actualCosts = this.actualCosts;
+    if (this.outcome === undefined) void actualCosts?.settle(req, res, result);
+    else this.outcome.finished(req, res, result, actualCosts === undefined ? undefined : () => void actualCosts.settle(req, res, result));
   };
 
   private holdThenProceed(req: Req, res: Res, next: Next, result: RateLimitResult, node: NodeResponse): Promise<Awaited<Out>> {

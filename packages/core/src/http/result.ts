@@ -2,6 +2,7 @@ import type { Composition } from '../compose/engine.js';
 import { EVERYTHING, PERMITS, UNITS } from '../compose/engine.js';
 import type { Run } from '../compose/run.js';
 import { actualPerLimit, settleRun } from '../compose/settle-run.js';
+import { wasConflict, wasReplayed } from '../store/charge-marks.js';
 import type { Decision, DecisionReason, Policy } from '../decision.js';
 import { tagResult, type ResultSource } from './double-count.js';
 import type { HeaderSource } from './headers.js';
@@ -15,6 +16,8 @@ export interface ResultContext extends ResultSource {
   readonly allDryRun: boolean;
   /** Per limit, whether one real cost given to {@link RateLimitResult.settle} settles it; undefined: every limit. */
   readonly settles: readonly boolean[] | undefined;
+  /** Some limit takes an idempotency key: a result then says whether it was a replay or a conflict. */
+  readonly idempotent: boolean;
 }
 
 /**
@@ -64,6 +67,13 @@ export class RateLimitResult implements HeaderSource {
   readonly binding: number;
   /** True when the units admitted for this request were given back (it was rejected or abandoned, or its outcome is not counted). */
   rolledBack: boolean;
+  /**
+   * True when a limit answered this admitted request with the decision of an earlier one of the same
+   * idempotency key and fingerprint (`idempotencyKey`): it charged nothing more there.
+   */
+  readonly replayed: boolean;
+  /** True when a limit remembered this request's idempotency key with another fingerprint: it was decided and charged as new. */
+  readonly idempotencyConflict: boolean;
   // ES private fields: not enumerable, so logging or serialising the result shows only its data.
   readonly #composition: Composition<RateLimitResult>;
   readonly #run: Run;
@@ -105,6 +115,8 @@ export class RateLimitResult implements HeaderSource {
     this.binding = shown;
     this.#enforcedDeniedBy = deniedBy;
     this.#shownBinding = context.allDryRun ? -1 : binding;
+    this.replayed = context.idempotent && !denied && decisions.some((each) => each !== undefined && wasReplayed(each));
+    this.idempotencyConflict = context.idempotent && decisions.some((each) => each !== undefined && wasConflict(each));
     // A denial has given back what the other limits took; it holds nothing to release.
     this.rolledBack = denied;
     this.#permitsBack = denied;

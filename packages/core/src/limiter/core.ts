@@ -4,7 +4,7 @@ import type { Decision } from '../decision.js';
 import { InvalidAlgorithmError } from '../errors.js';
 import { Observation } from '../observe/observation.js';
 import type { HoldEvent, Observer } from '../observe/observer.js';
-import { idempotencyIdOf, markSettled, tookNothing, wasNotAsked } from '../store/charge-marks.js';
+import { idempotencyIdOf, markSettled, tookNothing, wasNotAsked, wasSettled } from '../store/charge-marks.js';
 import type { IdempotentCharge, MaybePromise, Store } from '../store/interface.js';
 import type { Timers } from '../timers.js';
 import { CallAlgorithms } from './call-algorithms.js';
@@ -89,7 +89,7 @@ export class LimiterCore {
     this.quota = config.lease === undefined ? undefined : new QuotaLeases(config.lease, this.leaseHost(config.retryIntervalMs));
     this.quotaLeased = this.quota !== undefined;
     this.settler = {
-      ...{ name: config.name, maxDebt: config.maxDebt, leased: this.quotaLeased, warned: false },
+      ...{ name: config.name, maxDebt: config.maxDebt, leased: this.quotaLeased, warned: false, settles: config.store.capabilities.settle === true },
       refundIntoBlock: (storeKey, units, algorithm, decision) => this.quota!.refund(storeKey, units, algorithm, decision),
       settleStored: (storeKey, algorithm, settlement) => this.freeing(storeKey, this.guard.settle(storeKey, algorithm, settlement)),
       told: (estimate, actual) => this.observation?.settled(estimate, actual),
@@ -196,7 +196,7 @@ export class LimiterCore {
   cancel(key: string, cost: number, algorithm: Algorithm, decision: Decision): MaybePromise<void> {
     this.observation?.reservationCancelled(cost);
     // Given back in its group's own step already (see `Store.group`): only the observers hear of it.
-    return tookNothing(decision) ? undefined : this.undo(key, cost, algorithm, decision);
+    return tookNothing(decision) || wasSettled(decision) ? undefined : this.undo(key, cost, algorithm, decision);
   }
 
   /** `decision` of a reservation with its `cancel()`: a give-back at the decision's time and slot, until the slot (local clock). */

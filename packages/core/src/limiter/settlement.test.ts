@@ -153,3 +153,22 @@ describe('combined.settle', () => {
     expect(store.calls.filter((c) => c.startsWith('settle'))).toHaveLength(3);
   });
 });
+
+describe('settling a reservation', () => {
+  it('is one charge with its cancel(): a settle after the cancel is ignored, a cancel after a settle gives nothing back', async () => {
+    const warn = vi.spyOn(process, 'emitWarning').mockImplementation(() => undefined);
+    const store = new TestStore();
+    const limiter = createLimiter({ algorithm: fixedWindow({ limit: 10, window: '1m' }), store, clock: () => 1_000 });
+    await limiter.consume('a', 4);
+    const first = await limiter.reserve('a', 5, { maxDelay: '1s' });
+    await first.cancel();
+    await limiter.settle('a', 5, 11, first);
+    expect((await limiter.peek('a')).remaining).toBe(6);
+    expect(warn).toHaveBeenCalledWith(expect.any(String), { code: 'RL_ALREADY_SETTLED' });
+    await limiter.consume('b', 4);
+    const second = await limiter.reserve('b', 5, { maxDelay: '1s' });
+    await limiter.settle('b', 5, 0, second);
+    await second.cancel();
+    expect((await limiter.peek('b')).remaining).toBe(6);
+  });
+});

@@ -1,6 +1,6 @@
 import type { Algorithm, Settlement } from '../algorithm.js';
 import type { Decision } from '../decision.js';
-import { errorDocsUrl, InvalidCostError } from '../errors.js';
+import { errorDocsUrl, InvalidCostError, UnsupportedError } from '../errors.js';
 import { markSettled, tookNothing } from '../store/charge-marks.js';
 import type { MaybePromise } from '../store/interface.js';
 
@@ -20,6 +20,8 @@ export interface SettleHost {
   told(estimate: number, actual: number): void;
   /** The warning was given (it is given once). */
   warned: boolean;
+  /** The store settles (`capabilities.settle`). */
+  readonly settles: boolean;
 }
 
 /** The real cost of a settle: a finite number, 0 or more; an {@link InvalidCostError} otherwise. */
@@ -37,6 +39,7 @@ export function checkActualCost(actual: unknown): number {
  * no record of its own: the difference is charged or given back as a charge of its own).
  */
 export function settleCharge(host: SettleHost, storeKey: string, cost: number, actual: number, algorithm: Algorithm, decision: Decision): MaybePromise<void> {
+  if (!host.settles) throw new UnsupportedError('This store does not settle charges (capabilities.settle): use a store that does, such as MemoryStore or RedisStore.');
   if (!decision.allowed || decision.reason !== undefined || tookNothing(decision)) return;
   if (!markSettled(decision)) {
     if (!host.warned) {

@@ -69,17 +69,20 @@ export function wasNotAsked(decision: Decision): boolean {
 
 /** Decisions settled at their real cost, or given back (`undo`, `giveBackUnits`): a charge is settled once. */
 const settled = new WeakSet<Decision>();
+/** The decision a copy was made of (a reservation with its `cancel()`, see {@link carryMarks}): one charge, settled once through either. */
+const origins = new WeakMap<Decision, Decision>();
 
-/** Marks `decision` settled; false when it was already (the caller then ignores the second settle). */
+/** Marks `decision` (or the one it is a copy of) settled; false when it was already (the caller then ignores the second settle). */
 export function markSettled(decision: Decision): boolean {
-  if (settled.has(decision)) return false;
-  settled.add(decision);
+  const charge = origins.get(decision) ?? decision;
+  if (settled.has(charge)) return false;
+  settled.add(charge);
   return true;
 }
 
-/** True once `decision` was settled or given back (see {@link markSettled}). */
+/** True once `decision` (or the one it is a copy of) was settled or given back (see {@link markSettled}). */
 export function wasSettled(decision: Decision): boolean {
-  return settled.has(decision);
+  return settled.has(origins.get(decision) ?? decision);
 }
 
 /** `copy` (a copy of `decision` with more fields, a reservation) with `decision`'s marks; returns it. */
@@ -90,5 +93,6 @@ export function carryMarks<D extends Decision>(decision: Decision, copy: D): D {
   if (conflicts.has(decision)) conflicts.add(copy);
   const id = idempotencyIds.get(decision);
   if (id !== undefined) idempotencyIds.set(copy, id);
+  origins.set(copy, origins.get(decision) ?? decision);
   return copy;
 }

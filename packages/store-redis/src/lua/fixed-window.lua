@@ -48,6 +48,9 @@ if OP == 's' then
   elseif stale and charged >= current_start then
     start = charged
     count = math.min(most, extra)
+  else
+    -- The window of the charge has ended: nothing to write (as the TS settle leaves the state).
+    return nil
   end
 elseif max_delay == nil then
   -- A consume cannot wait for a later stored window.

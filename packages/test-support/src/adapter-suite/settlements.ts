@@ -80,17 +80,38 @@ export function settlementTests(t: SuiteContext): void {
     expect((await peek('mixed:tokens', 'ann')).remaining).toBe(95);
   });
 
-  it('with skipFailedRequests: a failed response is settled, then given back whole at its actual cost', async () => {
+  it('with skipFailedRequests: a failed response gives its estimate back and is not settled; a success is settled', async () => {
     const settle = spySettle();
     const undo = vi.spyOn(t.store, 'undo');
     const app = await t.open({
       middlewares: [{ algorithm: hourly, key: () => 'ann', prefix: 'failed', cost: 10, actualCost: tokens, skipFailedRequests: true }],
-      handler: () => ({ status: 502, headers: { 'x-tokens': '40' } }),
+      handler: (request) => ({ status: request.header('x-fail') === undefined ? 200 : 502, headers: { 'x-tokens': '40' } }),
     });
-    expect((await app.request('/')).status).toBe(502);
-    await settled(settle, 1);
+    expect((await app.request('/', { headers: { 'x-fail': '1' } })).status).toBe(502);
     await vi.waitFor(() => expect(undo).toHaveBeenCalledTimes(1));
     await Promise.all(undo.mock.results.map((result) => result.value as unknown));
     expect((await peek('failed', 'ann')).remaining).toBe(100);
+    expect((await app.request('/')).status).toBe(200);
+    await settled(settle, 1);
+    expect((await peek('failed', 'ann')).remaining).toBe(60);
+  });
+
+  it('an actualCost that throws something that is not an Error is reported as an Error, and the server keeps serving', async () => {
+    const app = await t.open({
+      middlewares: [
+        {
+          algorithm: hourly,
+          key: () => 'ann',
+          prefix: 'thrown',
+          cost: 10,
+          actualCost: () => {
+            throw 'down';
+          },
+        },
+      ],
+    });
+    expect((await app.request('/')).status).toBe(200);
+    expect((await app.request('/')).status).toBe(200);
+    expect((await peek('thrown', 'ann')).remaining).toBe(80);
   });
 }
