@@ -354,3 +354,32 @@ describe('long keys', () => {
     expect((await limiter.consume(plain)).allowed).toBe(false);
   });
 });
+
+describe('the ids of idempotent charges (issue 27)', () => {
+  it('count against maxKeys, one per id, at most idempotencyMaxIds per key: 100,000 distinct ids on one key hold 100', () => {
+    const store = new MemoryStore({ sweepInterval: false });
+    const limiter = createLimiter({ algorithm: fixedWindow({ limit: 1_000_000, window: '1h' }), store, clock: () => 1_000, idempotencyMaxIds: 100 });
+    for (let i = 0; i < 100_000; i++) limiter.consumeSync('k', 1, { idempotencyKey: `id-${i}` });
+    // The key's state and its 100 newest ids.
+    expect(store.keyCount).toBe(101);
+    expect(limiter.consumeSync('k', 1, { idempotencyKey: 'id-99999' }).remaining).toBe(900_000);
+    const small = new MemoryStore({ sweepInterval: false, maxKeys: 50 });
+    const tight = createLimiter({ algorithm: fixedWindow({ limit: 1_000, window: '1h' }), store: small, clock: () => 1_000 });
+    for (let i = 0; i < 1_000; i++) tight.consumeSync(`k${i % 10}`, 1, { idempotencyKey: `id-${i}` });
+    expect(small.keyCount).toBeLessThanOrEqual(50);
+  });
+
+  it('are swept once they expire, and dropped when their key is reset', () => {
+    let now = 1_000;
+    const store = new MemoryStore({ sweepInterval: false });
+    const limiter = createLimiter({ algorithm: fixedWindow({ limit: 100, window: '1m' }), store, clock: () => now, idempotencyTtl: '10s' });
+    for (let i = 0; i < 5; i++) limiter.consumeSync('k', 1, { idempotencyKey: `id-${i}` });
+    expect(store.keyCount).toBe(6);
+    now += 60_000;
+    store.sweep(now);
+    expect(store.keyCount).toBe(0);
+    limiter.consumeSync('k', 1, { idempotencyKey: 'a' });
+    void limiter.reset('k');
+    expect(store.keyCount).toBe(0);
+  });
+});

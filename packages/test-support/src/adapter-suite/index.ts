@@ -32,6 +32,7 @@ import { dryRunTests, outcomeTests, perRequestAlgorithmTests } from './policies.
 import { shapingTests } from './shaping.js';
 import { reservationTests } from './reservations.js';
 import { settlementTests } from './settlements.js';
+import { idempotencyTests } from './idempotency.js';
 
 export interface AdapterSuiteOptions {
   /** A RedisStore on `client` whose keys start with `prefix` (the suite gives each test a fresh prefix). */
@@ -73,6 +74,7 @@ function describeOne(adapter: Adapter, stores: readonly StoreUnderTest[], redis:
         describe('lockouts (blockDuration)', () => lockoutTests(t));
         describe('quota leases', () => leaseTests(t));
         describe('charging from the response', () => settlementTests(t));
+        describe('idempotent retries', () => idempotencyTests(t));
         if (store.remote) describe('batched Redis calls', () => batchingTests(t, redis));
       });
     }

@@ -1,0 +1,133 @@
+/**
+ * Idempotent charges on Redis with the defaults users get (batching, the deny cache, the timeout,
+ * ioredis's options): retries from two processes charge each id once, on a standalone Redis and on a
+ * Cluster; a charge that timed out under CLIENT PAUSE and its retry are one charge once Redis resumes;
+ * 100,000 distinct ids on one key stay within `idempotencyMaxIds` (bytes counted with MEMORY USAGE).
+ * The conformance suite runs the tables (replays, conflicts, the ttl, the bound, give-backs) on every
+ * configuration of the store.
+ */
+import { fork, type ChildProcess } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createLimiter, fixedWindow, slidingWindowLog, tokenBucket, type Algorithm } from '@rl/core';
+import { wasReplayed } from '@rl/core/store';
+import { RedisStore } from '@rl/store-redis';
+import { startRedisCluster, startRedisServer, tsLoaderRegistration, type RedisClusterHandle, type RedisServerHandle } from '@rl/test-support';
+import { Redis } from 'ioredis';
+import type { IdempotencyJob, IdempotencyResult } from './support/idempotency-worker.js';
+import { nextMessage, type WorkerMessage } from './support/worker-ipc.js';
+
+const workerPath = fileURLToPath(new URL('./support/idempotency-worker.ts', import.meta.url));
+
+let server: RedisServerHandle;
+let cluster: RedisClusterHandle;
+
+beforeAll(async () => {
+  [server, cluster] = await Promise.all([startRedisServer(), startRedisCluster()]);
+});
+
+afterAll(async () => {
+  await Promise.all([server?.stop(), cluster?.stop()]);
+});
+
+interface Message extends WorkerMessage {
+  result?: IdempotencyResult;
+}
+
+let prefixes = 0;
+const freshPrefix = () => `idem-${process.pid}-${++prefixes}:`;
+
+async function inTwoProcesses(job: IdempotencyJob): Promise<IdempotencyResult[]> {
+  const workers: ChildProcess[] = [0, 1].map(() => fork(workerPath, [], { execArgv: ['--import', tsLoaderRegistration], stdio: ['ignore', 'inherit', 'inherit', 'ipc'] }));
+  try {
+    await Promise.all(workers.map((w) => nextMessage<Message>(w, (m) => m.started === true)));
+    const results = workers.map((w) => nextMessage<Message>(w, (m) => m.result !== undefined));
+    for (const w of workers) w.send({ job });
+    return (await Promise.all(results)).map((m) => m.result!);
+  } finally {
+    for (const w of workers) w.kill('SIGKILL');
+  }
+}
+
+describe('idempotent charges across processes', () => {
+  for (const deployment of ['standalone', 'cluster'] as const) {
+    it(`${deployment}: 10 ids × 100 retries from two processes charge 10 units`, async () => {
+      const prefix = freshPrefix();
+      const target = deployment === 'standalone' ? { url: server.url } : { nodes: cluster.nodes };
+      const ids = Array.from({ length: 10 }, (_, i) => `order-${i}`);
+      const results = await inTwoProcesses({ target, prefix, ids, retries: 50 });
+      expect(results.map((r) => r.failed)).toEqual([0, 0]);
+      expect(results.reduce((n, r) => n + r.admitted, 0)).toBe(1000);
+      expect(results.reduce((n, r) => n + r.replayed, 0)).toBe(990);
+      const client = deployment === 'standalone' ? new Redis(server.url) : new (await import('ioredis')).Cluster(cluster.nodes);
+      try {
+        const peek = createLimiter({ algorithm: fixedWindow({ limit: 1000, window: '1h' }), store: new RedisStore({ client, prefix }) });
+        expect((await peek.peek('shared')).remaining).toBe(990);
+      } finally {
+        client.disconnect();
+      }
+    });
+  }
+});
+
+describe('a charge that timed out, and its retry', () => {
+  it('CLIENT PAUSE past the timeout, then a retry with the same id: exactly one unit charged once Redis resumes', async () => {
+    const client = new Redis(server.url);
+    const admin = new Redis(server.url);
+    const prefix = freshPrefix();
+    try {
+      const store = new RedisStore({ client, prefix });
+      const limiter = createLimiter({ algorithm: fixedWindow({ limit: 100, window: '1h' }), store, timeout: 50 });
+      const untimed = createLimiter({ algorithm: fixedWindow({ limit: 100, window: '1h' }), store, timeout: false });
+      await limiter.consume('warm', 1, { idempotencyKey: 'warm' });
+      await admin.client('PAUSE', 300, 'WRITE');
+      const first = await limiter.consume('k', 1, { idempotencyKey: 'pay-1' });
+      expect(first.reason).toBe('timeout');
+      // The client retries after its timeout: the charge and its retry both wait behind the pause.
+      const retry = limiter.consume('k', 1, { idempotencyKey: 'pay-1' });
+      // Sent after both on the same connection: answered once Redis has run them.
+      expect((await untimed.peek('k')).remaining).toBe(99);
+      expect((await retry).allowed || (await retry).reason === 'timeout').toBe(true);
+      const again = await untimed.consume('k', 1, { idempotencyKey: 'pay-1' });
+      expect([again.allowed, wasReplayed(again)]).toEqual([true, true]);
+      expect((await untimed.peek('k')).remaining).toBe(99);
+    } finally {
+      await admin.client('UNPAUSE');
+      client.disconnect();
+      admin.disconnect();
+    }
+  });
+});
+
+describe('the ids one key remembers are bounded', () => {
+  const algorithms: [string, Algorithm][] = [
+    ['token bucket (a field of the bucket hash)', tokenBucket({ capacity: 1_000_000, refillRate: 1, interval: '1h' })],
+    ['sliding log (a key of its own)', slidingWindowLog({ limit: 1_000_000, window: '1h' })],
+  ];
+  for (const [name, algorithm] of algorithms) {
+    it(`${name}: 100,000 distinct ids on one key keep at most idempotencyMaxIds records (bytes counted)`, async () => {
+      const client = new Redis(server.url);
+      const prefix = freshPrefix();
+      try {
+        const store = new RedisStore({ client, prefix });
+        // No timeout: 1,000 idempotent charges of one key in flight at once, each reading the key's 100 records, queue longer than 50 ms.
+        const limiter = createLimiter({ algorithm, store, idempotencyMaxIds: 100, timeout: false });
+        for (let batch = 0; batch < 100; batch++) {
+          await Promise.all(Array.from({ length: 1000 }, (_, i) => limiter.consume('k', 1, { idempotencyKey: `id-${batch * 1000 + i}` })));
+        }
+        const [key] = store.redisKeys(`k`, algorithm);
+        const field = store.redisField('k', algorithm);
+        // 100 records of 48 bytes and `kept`.
+        const held = field === undefined ? await client.getBuffer(`${key!}:idem`) : await client.hgetBuffer(key!, `#i${field}`);
+        expect(held!.length).toBe(8 + 100 * 48);
+        const bytes = Number(await client.memory('USAGE', field === undefined ? `${key!}:idem` : key!));
+        expect(bytes).toBeLessThan(16_000);
+        // The newest ids replay, the oldest are forgotten.
+        expect(wasReplayed(await limiter.consume('k', 1, { idempotencyKey: 'id-99999' }))).toBe(true);
+        expect(wasReplayed(await limiter.consume('k', 1, { idempotencyKey: 'id-0' }))).toBe(false);
+      } finally {
+        client.disconnect();
+      }
+    });
+  }
+});

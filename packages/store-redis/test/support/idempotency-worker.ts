@@ -1,0 +1,41 @@
+/**
+ * One process of the idempotency test (idempotency.test.ts), forked and given one job over IPC: it
+ * connects a RedisStore with the defaults users get (batching, the deny cache, the 50 ms timeout,
+ * ioredis's own options) and retries each of `ids` `retries` times, all in flight at once, on one key
+ * of a fixed window; reports how many were admitted and how many were replays.
+ */
+import { Cluster, Redis } from 'ioredis';
+import { createLimiter, fixedWindow } from '@rl/core';
+import { wasReplayed } from '@rl/core/store';
+import { RedisStore } from '@rl/store-redis';
+import { serveJobs } from './worker-ipc.js';
+
+export interface IdempotencyJob {
+  target: { url: string } | { nodes: { host: string; port: number }[] };
+  prefix: string;
+  ids: string[];
+  retries: number;
+}
+
+export interface IdempotencyResult {
+  admitted: number;
+  replayed: number;
+  failed: number;
+}
+
+async function run(job: IdempotencyJob): Promise<IdempotencyResult> {
+  const client = 'url' in job.target ? new Redis(job.target.url) : new Cluster(job.target.nodes);
+  const limiter = createLimiter({ algorithm: fixedWindow({ limit: 1000, window: '1h' }), store: new RedisStore({ client, prefix: job.prefix }) });
+  try {
+    const decisions = await Promise.all(job.ids.flatMap((id) => Array.from({ length: job.retries }, () => limiter.consume('shared', 1, { idempotencyKey: id }))));
+    return {
+      admitted: decisions.filter((d) => d.allowed).length,
+      replayed: decisions.filter((d) => wasReplayed(d)).length,
+      failed: decisions.filter((d) => d.reason !== undefined).length,
+    };
+  } finally {
+    client.disconnect();
+  }
+}
+
+serveJobs(run);

@@ -1,0 +1,60 @@
+import { createLimiter, fixedWindow } from '@rl/core';
+import { expect, it } from 'vitest';
+import { members } from '../http-client.js';
+import { T0, type SuiteContext } from './context.js';
+
+/** The `r` of the only RateLimit member. */
+const remainingOf = (header: string | string[] | undefined): number | undefined => members(header)[0]?.params.r as number | undefined;
+
+/**
+ * Idempotent retries through the middleware (`idempotencyKey`): a retry with the same key, path and
+ * cost is answered with the earlier decision and the current headers, charged nothing, and the
+ * handler sees `replayed`; a denial is not replayed; a key reused on another path is charged anew.
+ */
+export function idempotencyTests(t: SuiteContext): void {
+  const hourly = fixedWindow({ limit: 100, window: '1h' });
+  const peek = (prefix: string) => createLimiter({ algorithm: hourly, store: t.store, clock: () => T0, prefix }).peek('ann');
+  const idempotencyKey = (req: unknown) => t.adapter.view(req).header('idempotency-key');
+  const flags = (request: { rateLimit: unknown }) => {
+    const result = request.rateLimit as { replayed: boolean; idempotencyConflict: boolean };
+    return { headers: { 'x-replayed': String(result.replayed), 'x-conflict': String(result.idempotencyConflict) } };
+  };
+  const withKey = (key: string) => ({ headers: { 'idempotency-key': key } });
+
+  it('retries with the same Idempotency-Key are answered with the first decision and the current headers, charged once', async () => {
+    const app = await t.open({ middlewares: [{ algorithm: hourly, key: () => 'ann', prefix: 'retries', idempotencyKey }], handler: flags });
+    const seen: [number, number | undefined, unknown][] = [];
+    for (let i = 0; i < 3; i++) {
+      const res = await app.request('/orders', withKey('"8e03978e-40d5"'));
+      seen.push([res.status, remainingOf(res.headers['ratelimit']), res.headers['x-replayed']]);
+    }
+    expect(seen).toEqual([
+      [200, 99, 'false'],
+      [200, 99, 'true'],
+      [200, 99, 'true'],
+    ]);
+    expect(remainingOf((await app.request('/orders')).headers['ratelimit'])).toBe(98);
+    expect((await peek('retries')).remaining).toBe(98);
+  });
+
+  it('a denied request is not replayed: its retry is decided afresh', async () => {
+    const app = await t.open({ middlewares: [{ algorithm: fixedWindow({ limit: 1, window: '1h' }), key: () => 'ann', prefix: 'denied', idempotencyKey }] });
+    expect((await app.request('/')).status).toBe(200);
+    expect((await app.request('/', withKey('k-1'))).status).toBe(429);
+    expect((await app.request('/', withKey('k-1'))).status).toBe(429);
+  });
+
+  it('a key reused on another path is charged as a new request and flagged a conflict', async () => {
+    const app = await t.open({ middlewares: [{ algorithm: hourly, key: () => 'ann', prefix: 'conflict', idempotencyKey }], handler: flags });
+    await app.request('/orders', withKey('k-2'));
+    const other = await app.request('/refunds', withKey('k-2'));
+    expect([other.status, remainingOf(other.headers['ratelimit']), other.headers['x-conflict'], other.headers['x-replayed']]).toEqual([200, 98, 'true', 'false']);
+  });
+
+  it('refuses an idempotency key that is not a string: the framework error path, nothing charged', async () => {
+    const app = await t.open({ middlewares: [{ algorithm: hourly, key: () => 'ann', prefix: 'bad-key', idempotencyKey: () => 42 }] });
+    const res = await app.request('/');
+    expect([res.status, (res.body as { code?: string }).code]).toEqual([500, 'RL_INVALID_OPTION']);
+    expect((await peek('bad-key')).remaining).toBe(100);
+  });
+}
