@@ -115,7 +115,8 @@ describe('production sources', () => {
 
   it('gives a store one charge method: Store has consume (a maxDelayMs makes it a reservation), no reserve', () => {
     const store = readFileSync(join(packagesDir, 'core', 'src', 'store', 'interface.ts'), 'utf8');
-    expect(store).toMatch(/\n {2}consume\(key: string, algorithm: Algorithm, cost: number, now: number \| undefined, maxDelayMs\?: number\)/);
+    // An idempotent charge is an optional argument of the same consume (`Store.consume`), not a verb of its own.
+    expect(store).toMatch(/\n {2}consume\(key: string, algorithm: Algorithm, cost: number, now: number \| undefined, maxDelayMs\?: number, idempotency\?: IdempotentCharge\)/);
     expect(store).not.toMatch(/\n {2}reserve\??\(/);
   });
 });

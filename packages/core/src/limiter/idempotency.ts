@@ -1,5 +1,7 @@
 import { createHash } from 'node:crypto';
+import type { Duration } from '../duration.js';
 import { InvalidOptionError } from '../errors.js';
+import { spanOption } from '../options.js';
 import type { Decision } from '../decision.js';
 import { markIdempotent, wasReplayed } from '../store/charge-marks.js';
 import { IDEMPOTENCY_FINGERPRINT_LENGTH, IDEMPOTENCY_ID_LENGTH, type IdempotentCharge, type MaybePromise } from '../store/interface.js';
@@ -31,4 +33,34 @@ export function idempotentOf(result: MaybePromise<Decision>, id: string): MaybeP
     return decision;
   };
   return result instanceof Promise ? result.then(kept) : kept(result);
+}
+
+const DEFAULT_IDEMPOTENCY_TTL_MS = 600_000;
+const DEFAULT_IDEMPOTENCY_MAX_IDS = 100;
+/** A key's remembered ids are read whole by each of its idempotent charges: a thousand at most. */
+const MAX_IDEMPOTENCY_IDS = 1_000;
+
+/** The options `idempotencyTtl` (a duration, default 10 minutes) and `idempotencyMaxIds` (an integer from 1 to 1,000, default 100) of `createLimiter`, given at `name`. */
+export function parseIdempotencyOptions(ttl: unknown, maxIds: unknown, name: string): { readonly ttlMs: number; readonly maxIds: number } {
+  if (maxIds !== undefined && (typeof maxIds !== 'number' || !Number.isInteger(maxIds) || maxIds < 1 || maxIds > MAX_IDEMPOTENCY_IDS)) {
+    throw new InvalidOptionError(`${name}.idempotencyMaxIds`, maxIds, `an integer from 1 to ${MAX_IDEMPOTENCY_IDS}`);
+  }
+  return {
+    ttlMs: ttl === undefined ? DEFAULT_IDEMPOTENCY_TTL_MS : spanOption(ttl, `${name}.idempotencyTtl`),
+    maxIds: maxIds === undefined ? DEFAULT_IDEMPOTENCY_MAX_IDS : maxIds,
+  };
+}
+
+/** The options of `createLimiter` for idempotent charges. */
+export interface IdempotencyOptions {
+  /**
+   * How long an idempotent charge's admitting decision is remembered (`consume(key, cost, {
+   * idempotencyKey })`): a retry with the same id and fingerprint within it gets that decision back
+   * and is charged nothing. Default `'10m'`: longer than a client's retries of one request take
+   * (backoff capped at a minute gives up within minutes; rl's own Retry-After is at most a window),
+   * short enough that a key remembers few ids and their memory comes back soon.
+   */
+  idempotencyTtl?: Duration;
+  /** The most ids one key remembers (default 100); past it a new id forgets the oldest. An integer from 1 to 1,000. */
+  idempotencyMaxIds?: number;
 }

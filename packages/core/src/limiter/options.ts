@@ -11,6 +11,8 @@ import type { Observer } from '../observe/observer.js';
 import { checkTimers, systemTimers, type Timers } from '../timers.js';
 import { parseDenyCache, type DenyCache } from './deny-cache.js';
 import { parseLeaseOptions, type LeaseConfig, type LeaseOptions } from './lease-options.js';
+import { parseIdempotencyOptions, type IdempotencyOptions } from './idempotency.js';
+import { checkMaxDebt, type SettleOptions } from './settlement.js';
 
 /**
  * A limiter given as a fallback: a `Limiter` from `createLimiter` (only those are accepted; its
@@ -35,7 +37,7 @@ export type StoreErrorPolicy =
    */
   | { fallback: FallbackLimiter | LimiterOptions };
 
-export interface LimiterOptions {
+export interface LimiterOptions extends SettleOptions, IdempotencyOptions {
   /**
    * The algorithm (from one of `ALGORITHM_FACTORIES`: `tokenBucket({ capacity: 20, refillRate: 10 })`,
    * `concurrency({ limit: 50 })`, …). Every call may also name its own rate algorithm
@@ -120,23 +122,6 @@ export interface LimiterOptions {
    * under-admits by at most `units` per instance. Rate limits without `countDenied` or `blockDuration`.
    */
   lease?: LeaseOptions;
-  /**
-   * How far a settle above the estimate (`settle`, a middleware's `actualCost`) may take the limit past
-   * its quota, in units: a token bucket's balance goes down to `−maxDebt`, a window's count up to its
-   * limit plus `maxDebt` (a leaky bucket holds none: at most full). A finite number of 0 or more;
-   * default: the algorithm's limit (its capacity), so one request's debt is at most one full quota.
-   */
-  maxDebt?: number;
-  /**
-   * How long an idempotent charge's admitting decision is remembered (`consume(key, cost, {
-   * idempotencyKey })`): a retry with the same id and fingerprint within it gets that decision back
-   * and is charged nothing. Default `'10m'`: longer than a client's retries of one request take
-   * (backoff capped at a minute gives up within minutes; rl's own Retry-After is at most a window),
-   * short enough that a key remembers few ids and their memory comes back soon.
-   */
-  idempotencyTtl?: Duration;
-  /** The most ids one key remembers (default 100); past it a new id forgets the oldest. An integer from 1 to 1,000. */
-  idempotencyMaxIds?: number;
 }
 
 /** {@link LimiterOptions} checked once, with every default applied. */
@@ -177,9 +162,6 @@ const LIMITER_OPTIONS = [
   'name', 'observer', 'observeKeys', 'lease', 'maxDebt', 'idempotencyTtl', 'idempotencyMaxIds',
 ] as const;
 const DEFAULT_REMOTE_TIMEOUT_MS = 50;
-const DEFAULT_IDEMPOTENCY_TTL_MS = 600_000;
-const DEFAULT_IDEMPOTENCY_MAX_IDS = 100;
-const MAX_IDEMPOTENCY_IDS = 1_000;
 const DEFAULT_RETRY_INTERVAL_MS = 1000;
 const DEFAULT_FAILURE_THRESHOLD = 3;
 
@@ -224,23 +206,8 @@ export function parseLimiterOptions(options: LimiterOptions, name = 'createLimit
     denyCache: parseDenyCache(o.denyCache, algorithm, local, `${name}.denyCache`),
     lease: parseLeaseOptions(o.lease, algorithm, blockMs, `${name}.lease`),
     maxDebt: o.maxDebt === undefined ? undefined : checkMaxDebt(o.maxDebt, `${name}.maxDebt`),
-    idempotency: {
-      ttlMs: o.idempotencyTtl === undefined ? DEFAULT_IDEMPOTENCY_TTL_MS : spanOption(o.idempotencyTtl, `${name}.idempotencyTtl`),
-      maxIds: o.idempotencyMaxIds === undefined ? DEFAULT_IDEMPOTENCY_MAX_IDS : checkMaxIds(o.idempotencyMaxIds, `${name}.idempotencyMaxIds`),
-    },
+    idempotency: parseIdempotencyOptions(o.idempotencyTtl, o.idempotencyMaxIds, name),
   };
-}
-
-/** The `idempotencyMaxIds` option: an integer from 1 to 1,000 (a key's remembered ids are read whole by each idempotent charge). */
-function checkMaxIds(value: unknown, field: string): number {
-  if (typeof value !== 'number' || !Number.isInteger(value) || value < 1 || value > MAX_IDEMPOTENCY_IDS) throw new InvalidOptionError(field, value, `an integer from 1 to ${MAX_IDEMPOTENCY_IDS}`);
-  return value;
-}
-
-/** The `maxDebt` option: a finite number of units, 0 or more. */
-function checkMaxDebt(value: unknown, field: string): number {
-  if (typeof value !== 'number' || !Number.isFinite(value) || value < 0) throw new InvalidOptionError(field, value, 'a finite number of units, 0 or more (default: the limit)');
-  return value;
 }
 
 /** The `store` option: an object with `consume` and `capabilities` (its methods are not probed further). */

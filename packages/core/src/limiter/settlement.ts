@@ -1,6 +1,6 @@
 import type { Algorithm, Settlement } from '../algorithm.js';
 import type { Decision } from '../decision.js';
-import { errorDocsUrl, InvalidCostError, UnsupportedError } from '../errors.js';
+import { errorDocsUrl, InvalidCostError, InvalidOptionError, UnsupportedError } from '../errors.js';
 import { markSettled, tookNothing } from '../store/charge-marks.js';
 import type { MaybePromise } from '../store/interface.js';
 
@@ -58,4 +58,21 @@ export function settleCharge(host: SettleHost, storeKey: string, cost: number, a
   const maxDebt = host.maxDebt ?? algorithm.limit;
   const settlement = host.leased ? { cost: Math.max(0, cost - actual), actual: Math.max(0, actual - cost) } : { cost, actual };
   return host.settleStored(storeKey, algorithm, { ...settlement, chargedAt, delayMs, maxDebt });
+}
+
+/** The `maxDebt` option: a finite number of units, 0 or more. */
+export function checkMaxDebt(value: unknown, field: string): number {
+  if (typeof value !== 'number' || !Number.isFinite(value) || value < 0) throw new InvalidOptionError(field, value, 'a finite number of units, 0 or more (default: the limit)');
+  return value;
+}
+
+/** The option of `createLimiter` that bounds a settle. */
+export interface SettleOptions {
+  /**
+   * How far a settle above the estimate (`settle`, a middleware's `actualCost`) may take the limit past
+   * its quota, in units: a token bucket's balance goes down to `−maxDebt`, a window's count up to its
+   * limit plus `maxDebt` (a leaky bucket holds none: at most full). A finite number of 0 or more;
+   * default: the algorithm's limit (its capacity), so one request's debt is at most one full quota.
+   */
+  maxDebt?: number;
 }
