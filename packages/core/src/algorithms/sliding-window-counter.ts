@@ -135,32 +135,21 @@ export function slidingWindowCounter(options: SlidingWindowCounterOptions): Nume
 
     undo,
 
-    settle(s: NumericState, at: number, fresh: boolean, now: number, { cost, actual, chargedAt, delayMs, maxDebt }: Settlement): void {
+    settle(this: NumericAlgorithm, s: NumericState, at: number, fresh: boolean, now: number, { cost, actual, chargedAt, delayMs, maxDebt }: Settlement): void {
       if (actual < cost) {
         if (!fresh) undo(s, at, now, cost - actual, chargedAt, delayMs);
         return;
       }
-      // The stored windows moved to `now` as a step moves them, then the rest added to the count of the
-      // window of the charge (of its slot): the current or the previous one; nothing once it is older.
-      const currentWindow = Math.floor(now / windowMs) * windowMs;
-      let start = currentWindow;
-      let previous = 0;
-      let current = 0;
-      if (!fresh) {
-        const storedStart = s[at]!;
-        if (storedStart >= start) {
-          start = storedStart;
-          previous = s[at + 1]!;
-          current = s[at + 2]!;
-        } else if (storedStart === start - windowMs) {
-          previous = s[at + 2]!;
-        }
-      }
+      // The stored windows moved to `now` by a step of cost 0 (which writes them, counting nothing), then
+      // the rest added to the count of the window of the charge (of its slot): the current or the previous one; nothing once it is older.
+      this.step(s, at, fresh, now, 0, true);
+      const start = s[at]!;
+      let previous = s[at + 1]!;
+      let current = s[at + 2]!;
       const charged = Math.floor((chargedAt + delayMs) / windowMs) * windowMs;
       const most = limit + maxDebt;
       if (charged === start && current < most) current = Math.min(most, current + actual - cost);
       else if (charged === start - windowMs && previous < most) previous = Math.min(most, previous + actual - cost);
-      s[at] = start;
       s[at + 1] = previous;
       s[at + 2] = current;
     },

@@ -145,25 +145,16 @@ export function tokenBucket(options: TokenBucketOptions): NumericAlgorithm {
 
     undo,
 
-    settle(s: NumericState, at: number, fresh: boolean, now: number, { cost, actual, chargedAt, delayMs, maxDebt }: Settlement): void {
+    settle(this: NumericAlgorithm, s: NumericState, at: number, fresh: boolean, now: number, { cost, actual, chargedAt, delayMs, maxDebt }: Settlement): void {
       if (actual < cost) {
         if (!fresh) undo(s, at, now, cost - actual, chargedAt, delayMs);
         return;
       }
-      // Refilled to `now` as a step does, then the rest taken whatever the balance, down to −maxDebt.
-      let tokens = capacity;
-      let last = now;
-      if (!fresh) {
-        tokens = Math.min(capacity, s[at]!);
-        last = s[at + 1]!;
-        if (now > last) {
-          tokens = Math.min(capacity, tokens + (now - last) * rate);
-          last = now;
-        }
-      }
-      if (tokens > -maxDebt) tokens = Math.max(-maxDebt, tokens - (actual - cost));
-      s[at] = tokens;
-      s[at + 1] = last;
+      // Refilled to `now` by a step of cost 0 (which writes the state, taking nothing), then the rest
+      // taken whatever the balance, down to −maxDebt.
+      this.step(s, at, fresh, now, 0, true);
+      const tokens = s[at]!;
+      if (tokens > -maxDebt) s[at] = Math.max(-maxDebt, tokens - (actual - cost));
     },
   };
 }
