@@ -382,4 +382,13 @@ describe('the ids of idempotent charges (issue 27)', () => {
     void limiter.reset('k');
     expect(store.keyCount).toBe(0);
   });
+
+  it('a full store still replays: a replay adds no record and evicts nothing', () => {
+    const store = new MemoryStore({ sweepInterval: false, maxKeys: 2 });
+    const limiter = createLimiter({ algorithm: fixedWindow({ limit: 100, window: '1h' }), store, clock: () => 1_000 });
+    limiter.consumeSync('k', 1, { idempotencyKey: 'a' });
+    const remaining = [0, 1, 2].map(() => limiter.consumeSync('k', 1, { idempotencyKey: 'a' }).remaining);
+    expect(remaining).toEqual([99, 99, 99]);
+    expect(store.keyCount).toBeLessThanOrEqual(2);
+  });
 });

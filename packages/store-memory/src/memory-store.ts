@@ -96,10 +96,11 @@ export class MemoryStore implements Store {
     if (idempotency === undefined) return this.decideHeld(heldKey(key), algorithm, cost, now, true, maxDelayMs);
     key = heldKey(key);
     const t = now === undefined ? this.clock() : now;
-    this.makeRoom(this.ids, t);
     return decideIdempotent(this.ids, RememberedIds.slot(key, algorithm), idempotency, t, {
       charge: () => this.decideHeld(key, algorithm, cost, t, true, maxDelayMs),
       peek: () => this.decideHeld(key, algorithm, 0, t, false),
+      // Room only for a record to add (a replay adds none): the eviction may take this key's own ids.
+      room: () => this.makeRoom(this.ids, t),
       recorded: (change) => void (this.size += change),
     });
   }

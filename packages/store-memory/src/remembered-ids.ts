@@ -81,15 +81,15 @@ export class RememberedIds extends ObjectTable<IdRecord[]> {
  * An idempotent charge on a local store, in one synchronous step: the remembered decision of the same
  * id and fingerprint is answered again (`peek` gives the numbers of now; allowed, with the original's
  * `at` and what is left of its delay), charging nothing; otherwise `charge` decides (a conflict is
- * marked), and an admitting decision that is no conflict is remembered. `recorded` is told the change
- * in the number of records.
+ * marked), and an admitting decision that is no conflict is remembered, `room` asked first (a replay
+ * adds nothing, and needs none). `recorded` is told the change in the number of records.
  */
 export function decideIdempotent(
   ids: RememberedIds,
   slot: string,
   idempotency: IdempotentCharge,
   now: number,
-  decide: { charge(): Decision; peek(): Decision; recorded(change: number): void },
+  decide: { charge(): Decision; peek(): Decision; room(): void; recorded(change: number): void },
 ): Decision {
   const found = ids.find(slot, idempotency, now);
   if (found !== undefined && found.fingerprint === idempotency.fingerprint) {
@@ -99,6 +99,9 @@ export function decideIdempotent(
   }
   const decision = decide.charge();
   if (found !== undefined) return markConflict(decision);
-  if (decision.allowed) decide.recorded(ids.remember(slot, idempotency, decision, now));
+  if (decision.allowed) {
+    decide.room();
+    decide.recorded(ids.remember(slot, idempotency, decision, now));
+  }
   return decision;
 }

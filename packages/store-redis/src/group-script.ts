@@ -97,7 +97,10 @@ export function groupLua(families: readonly ScriptPlan[]): string {
     `      local f, a0, reply = math.abs(tonumber(ARGV[ma])), ma + 1, out[m]\n` +
     // An allowed member that charged (1, or 3: a conflict, charged as new); a replay (2) took nothing.
     `      if #reply == ${DECISION_BYTES} and (byte(reply, 8) == 63 or (byte(reply, 8) == 64 and byte(reply, 7) == 8)) then\n` +
-    `        local ok, back = pcall(DECIDE[f], mk, a0, UNDO[ARGV[a0]], batch_time, unpack('<d', reply, 41), ms(unpack('<d', reply, 33)))\n` +
+    // A conflict (3) is undone as a plain charge: the record is the first request's.
+    `        local undo_op = UNDO[ARGV[a0]]\n` +
+    `        if byte(reply, 8) == 64 then undo_op = 'u' end\n` +
+    `        local ok, back = pcall(DECIDE[f], mk, a0, undo_op, batch_time, unpack('<d', reply, 41), ms(unpack('<d', reply, 33)))\n` +
     `        if ok and (back == nil or back.err == nil) then out[m] = 'R' .. reply end\n` +
     `      end\n` +
     `      mk = mk + KEYS_OF[f]\n` +

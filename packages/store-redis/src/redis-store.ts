@@ -12,7 +12,7 @@ import { ScriptPlans } from './script-plans.js';
 import { IDEMPOTENCY_KEY_SUFFIX, StoreKeys } from './store-keys.js';
 import { storeError } from './store-error.js';
 import { parseStoreOptions, type RedisStoreOptions } from './store-options.js';
-import { appendArguments, type Operation } from './wire.js';
+import { appendArguments, idempotentValues, type Operation } from './wire.js';
 
 /** The lease id of a peek at a lease limit: none (no lease is ever named so), as in the memory store. */
 const NO_LEASE = '';
@@ -145,8 +145,8 @@ export class RedisStore implements Store {
     const plan = this.plans.of(algorithm);
     try {
       // In the compact layout a lockout is the field '#!<field>' (see block-read-compact.lua): lifted too.
-      // The remembered ids of idempotent charges go too: '#i<field>', or the `:idem` key.
-      if (plan.compact) await this.adapter.hdel(this.keys.bucketKey(plan, key), [fieldOf(key), `#!${fieldOf(key)}`, `#i${fieldOf(key)}`]);
+      // The remembered ids of idempotent charges go too: '#~<field>', or the `:idem` key.
+      if (plan.compact) await this.adapter.hdel(this.keys.bucketKey(plan, key), [fieldOf(key), `#!${fieldOf(key)}`, `#~${fieldOf(key)}`]);
       else {
         // Keys of their own: a lockout is the state's `:block` key, lifted too, also through a
         // configuration without a lockout (whose keys do not list it).
@@ -287,11 +287,6 @@ export function setInlineConfigurations(store: RedisStore, count: number): void 
 /** A cost as an argument: absent when 1 (the scripts read an absent cost as 1). */
 function costOf(cost: number): string | undefined {
   return cost === 1 ? undefined : String(cost);
-}
-
-/** An idempotent charge's arguments after a reservation's (see src/wire.ts): none without one. */
-function idempotentValues(charge: IdempotentCharge | undefined): (string | undefined)[] {
-  return charge === undefined ? [] : [undefined, undefined, undefined, undefined, charge.id, charge.fingerprint, String(charge.ttlMs), String(charge.maxIds)];
 }
 
 /** A time (or a delay) as an argument: absent when undefined. */

@@ -1,3 +1,5 @@
+import { IDEMPOTENCY_FINGERPRINT_LENGTH, IDEMPOTENCY_ID_LENGTH, UnsupportedError, type IdempotentCharge } from '@rl/core/store';
+
 /**
  * The store's wire protocol with its scripts, declared once: what each operation's call sends after
  * its keys. Everything else is derived from these two tables: the arguments `RedisStore` sends
@@ -80,4 +82,12 @@ export function appendArguments(args: string[], op: Operation, values: readonly 
     if (value !== undefined) end = args.length;
   }
   if (trim) args.length = end;
+}
+
+/** An idempotent charge's arguments after a reservation's (see {@link ARGUMENTS}): none without one; its digests checked first. */
+export function idempotentValues(charge: IdempotentCharge | undefined): (string | undefined)[] {
+  if (charge !== undefined && (charge.id.length !== IDEMPOTENCY_ID_LENGTH || charge.fingerprint.length !== IDEMPOTENCY_FINGERPRINT_LENGTH)) {
+    throw new UnsupportedError(`RedisStore: an idempotent charge's id and fingerprint are digests of ${IDEMPOTENCY_ID_LENGTH} and ${IDEMPOTENCY_FINGERPRINT_LENGTH} characters (see IdempotentCharge).`);
+  }
+  return charge === undefined ? [] : [undefined, undefined, undefined, undefined, charge.id, charge.fingerprint, String(charge.ttlMs), String(charge.maxIds)];
 }

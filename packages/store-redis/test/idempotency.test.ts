@@ -10,6 +10,7 @@ import { fork, type ChildProcess } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createLimiter, fixedWindow, slidingWindowLog, tokenBucket, type Algorithm } from '@rl/core';
+import { HttpRateLimiter, type FrameworkBinding } from '@rl/core/http';
 import { wasReplayed } from '@rl/core/store';
 import { RedisStore } from '@rl/store-redis';
 import { startRedisCluster, startRedisServer, tsLoaderRegistration, type RedisClusterHandle, type RedisServerHandle } from '@rl/test-support';
@@ -118,7 +119,7 @@ describe('the ids one key remembers are bounded', () => {
         const [key] = store.redisKeys(`k`, algorithm);
         const field = store.redisField('k', algorithm);
         // 100 records of 48 bytes and `kept`.
-        const held = field === undefined ? await client.getBuffer(`${key!}:idem`) : await client.hgetBuffer(key!, `#i${field}`);
+        const held = field === undefined ? await client.getBuffer(`${key!}:idem`) : await client.hgetBuffer(key!, `#~${field}`);
         expect(held!.length).toBe(8 + 100 * 48);
         const bytes = Number(await client.memory('USAGE', field === undefined ? `${key!}:idem` : key!));
         expect(bytes).toBeLessThan(16_000);
@@ -131,3 +132,45 @@ describe('the ids one key remembers are bounded', () => {
     });
   }
 });
+
+describe('idempotent limits in a request\'s one call', () => {
+  it('two limits replayed in one group call: no limit charged again, nothing called alone after it', async () => {
+    const client = new Redis(server.url);
+    const prefix = freshPrefix();
+    try {
+      const store = new RedisStore({ client, prefix });
+      type Req = { id: string };
+      const binding: FrameworkBinding<Req> = {
+        ...{ owner: 'test', adapterOptions: [], clientIp: () => '192.0.2.1', requestHeaders: () => ({}), trustsProxy: () => false, trustProxyAdvice: '' },
+        ...{ trustsAllProxies: () => false, trustAllProxiesAdvice: '', createStore: () => store },
+      };
+      const hourly = fixedWindow({ limit: 100, window: '1h' });
+      const http = new HttpRateLimiter<Req>(
+        { store, prefix: 'p', key: () => 'k', timeout: false, idempotencyMaxIds: 1, idempotencyKey: (req) => req.id, logStoreErrors: false, limits: [{ name: 'a', algorithm: hourly }, { name: 'b', algorithm: hourly }] },
+        binding,
+      );
+      const first = (await http.evaluate({ id: 'X' }))!;
+      let calls = await scriptCalls(client);
+      const replay = (await http.evaluate({ id: 'X' }))!;
+      expect([first.replayed, replay.replayed, replay.decisions.map((d) => wasReplayed(d!))]).toEqual([false, true, [true, true]]);
+      // The replay is one group call: no limit charged again alone after it.
+      expect((await scriptCalls(client)) - calls).toBe(1);
+      calls = await scriptCalls(client);
+      // A replay beside a new id that evicts it (one id per key): still no limit charged twice.
+      const [again, other] = await Promise.all([http.evaluate({ id: 'X' }), http.evaluate({ id: 'Y' })]);
+      expect([again!.replayed, other!.replayed]).toEqual([true, false]);
+      expect((await scriptCalls(client)) - calls).toBeLessThanOrEqual(2);
+      for (const limiter of http.limiters) expect((await limiter.peek('k')).remaining).toBe(98);
+    } finally {
+      client.disconnect();
+    }
+  });
+});
+
+/** Script calls Redis has run so far (INFO commandstats). */
+async function scriptCalls(client: Redis): Promise<number> {
+  const info = await client.info('commandstats');
+  let calls = 0;
+  for (const command of ['evalsha', 'eval']) calls += Number(new RegExp(`^cmdstat_${command}:calls=(\\d+)`, 'm').exec(info)?.[1] ?? 0);
+  return calls;
+}

@@ -1,7 +1,7 @@
 import type { Algorithm } from '../algorithm.js';
 import type { Decision } from '../decision.js';
 import type { LimiterCore } from '../limiter/core.js';
-import { tookNothing, wasNotAsked } from '../store/charge-marks.js';
+import { tookNothing, wasNotAsked, wasReplayed } from '../store/charge-marks.js';
 import type { ChargeGroup, MaybePromise, Store } from '../store/interface.js';
 import type { Run } from './run.js';
 
@@ -153,7 +153,8 @@ export class Together {
     const decisions = run.decisions;
     for (let i = from; i < decisions.length; i++) {
       const decision = decisions[i];
-      if (decision !== undefined && tookNothing(decision)) return i;
+      // A replay took nothing, and needs nothing: its request was charged when first admitted.
+      if (decision !== undefined && tookNothing(decision) && !wasReplayed(decision)) return i;
     }
     return -1;
   }

@@ -13,7 +13,12 @@ describe('idempotencyKeyFrom', () => {
     expect(idempotencyKeyFrom(header === undefined ? {} : { 'idempotency-key': header })).toBe(key);
   });
 
-  it('takes no key from several headers (the draft allows one)', () => {
+  it('takes no key from several headers (the draft allows one), as Node joins them or not, nor from one too long to be a key', () => {
     expect(idempotencyKeyFrom({ 'idempotency-key': ['a', 'b'] as unknown as string })).toBeUndefined();
+    expect(idempotencyKeyFrom({ 'idempotency-key': '"a", "b"' })).toBeUndefined();
+    expect(idempotencyKeyFrom({ 'idempotency-key': 'a, b' })).toBeUndefined();
+    expect(idempotencyKeyFrom({ 'idempotency-key': String.raw`"a\\"` })).toBe('a\\');
+    expect(idempotencyKeyFrom({ 'idempotency-key': 'x'.repeat(513) })).toBeUndefined();
+    expect(idempotencyKeyFrom({ 'idempotency-key': 'x'.repeat(512) })).toBe('x'.repeat(512));
   });
 });

@@ -4,7 +4,7 @@ import type { Decision } from '../decision.js';
 import { InvalidAlgorithmError } from '../errors.js';
 import { Observation } from '../observe/observation.js';
 import type { HoldEvent, Observer } from '../observe/observer.js';
-import { idempotencyIdOf, markSettled, tookNothing, wasNotAsked, wasSettled } from '../store/charge-marks.js';
+import { idempotencyIdOf, markSettled, tookNothing, wasNotAsked, wasReplayed, wasSettled } from '../store/charge-marks.js';
 import type { IdempotentCharge, MaybePromise, Store } from '../store/interface.js';
 import type { Timers } from '../timers.js';
 import { CallAlgorithms } from './call-algorithms.js';
@@ -175,8 +175,10 @@ export class LimiterCore {
   undo(key: string, cost: number, algorithm: Algorithm, decision?: Decision): MaybePromise<void> {
     const storeKey = this.keyPrefix + key;
     if (decision !== undefined) markSettled(decision);
-    if (decision !== undefined && this.quota?.refund(storeKey, cost, algorithm, decision) === true) return;
+    // A replay took nothing: nothing to give back, and its original's record stays.
+    if (decision !== undefined && wasReplayed(decision)) return;
     const id = decision === undefined ? undefined : idempotencyIdOf(decision);
+    if (decision !== undefined && id === undefined && this.quota?.refund(storeKey, cost, algorithm, decision) === true) return;
     return this.freeing(storeKey, this.guard.undo(storeKey, algorithm, cost, decision?.at, decision !== undefined && decision.delayMs > 0 ? decision.delayMs : undefined, id));
   }
 
@@ -192,10 +194,9 @@ export class LimiterCore {
     return settleCharge(this.settler, this.keyPrefix + key, cost, actual, algorithm, decision);
   }
 
-  /** The give-back of a reservation (or a shaper's consume) that will not be used: its units at its slot; the observers hear a `reservationCancelled`. */
+  /** The give-back of a reservation (or a shaper's consume) that will not be used: its units at its slot, the observers told (only them when its group gave it back). */
   cancel(key: string, cost: number, algorithm: Algorithm, decision: Decision): MaybePromise<void> {
-    this.observation?.reservationCancelled(cost);
-    // Given back in its group's own step already (see `Store.group`): only the observers hear of it.
+    if (!wasReplayed(decision)) this.observation?.reservationCancelled(cost);
     return tookNothing(decision) || wasSettled(decision) ? undefined : this.undo(key, cost, algorithm, decision);
   }
 

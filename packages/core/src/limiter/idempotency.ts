@@ -3,7 +3,7 @@ import type { Duration } from '../duration.js';
 import { InvalidOptionError } from '../errors.js';
 import { spanOption } from '../options.js';
 import type { Decision } from '../decision.js';
-import { markIdempotent, wasReplayed } from '../store/charge-marks.js';
+import { markIdempotent, wasConflict, wasReplayed } from '../store/charge-marks.js';
 import { IDEMPOTENCY_FINGERPRINT_LENGTH, IDEMPOTENCY_ID_LENGTH, type IdempotentCharge, type MaybePromise } from '../store/interface.js';
 
 /** The longest idempotency key taken (the draft's keys are UUIDs; anything longer is a bug or an attack). */
@@ -26,10 +26,11 @@ function digest(value: string, length: number): string {
   return createHash('sha256').update(Buffer.from(value, 'utf16le')).digest('base64url').slice(0, length);
 }
 
-/** `result` with its charge's idempotency id kept (a give-back then forgets it in the store); a replay took nothing and keeps none. */
+/** `result` with its charge's idempotency id kept (a give-back then forgets it in the store); a replay took nothing and a conflict owns no record: they keep none. */
 export function idempotentOf(result: MaybePromise<Decision>, id: string): MaybePromise<Decision> {
   const kept = (decision: Decision): Decision => {
-    if (decision.reason === undefined && !wasReplayed(decision)) markIdempotent(decision, id);
+    // A conflict's record is the first request's: its give-back must not forget it.
+    if (decision.reason === undefined && !wasReplayed(decision) && !wasConflict(decision)) markIdempotent(decision, id);
     return decision;
   };
   return result instanceof Promise ? result.then(kept) : kept(result);

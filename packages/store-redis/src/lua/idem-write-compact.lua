@@ -4,7 +4,7 @@
 -- `kept` says until when the hash is known to live, so that the sampled sweep removes the field only
 -- once every record in it has expired.
 if #idem_live == 0 then
-  redis.call('HDEL', bucket, '#i' .. field)
+  redis.call('HDEL', bucket, '#~' .. field)
 else
   local idem_last = 0
   for i = 1, #idem_live do idem_last = math.max(idem_last, struct.unpack('<d', idem_live[i], 25)) end
@@ -12,6 +12,6 @@ else
   local idem_pttl = redis.call('PTTL', bucket)
   local idem_extend = idem_pttl < idem_need
   if idem_extend then idem_pttl = 2 * idem_need end
-  redis.call('HSET', bucket, '#i' .. field, struct.pack('<d', redis_now + idem_pttl) .. table.concat(idem_live))
+  redis.call('HSET', bucket, '#~' .. field, struct.pack('<d', redis_now + idem_pttl) .. table.concat(idem_live))
   if idem_extend then redis.call('PEXPIRE', bucket, idem_pttl) end
 end

@@ -22,9 +22,10 @@ local extra, settle_back = 0, false
 if OP == 's' then
   if settle_actual < cost then cost, settle_back = cost - settle_actual, true else extra = settle_actual - cost end
 end
--- An idempotent charge's remembered ids: the field '#i' and the state's field (see idem-read.lua).
+-- An idempotent charge's remembered ids: the field '#~' and the state's field (see idem-read.lua): '~' is
+-- no base64url character, so the name is never a digest's field (`#` and base64url) nor a plain key's.
 local idem_raw = nil
-if idem_id ~= nil then idem_raw = redis.call('HGET', bucket, '#i' .. field) end
+if idem_id ~= nil then idem_raw = redis.call('HGET', bucket, '#~' .. field) end
 --#include idem-read.lua
 if idem_id ~= nil and OP == 'u' then
   --#include idem-write-compact.lua

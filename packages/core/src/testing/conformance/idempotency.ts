@@ -94,6 +94,32 @@ export function describeIdempotency(suite: Suite): void {
       expect((await limiter.peek('k')).remaining).toBe(95);
     });
 
+    gatedIt('a give-back of a replay gives nothing back and keeps the record; a give-back of a conflict keeps the first request\'s record', () => remembers() && runsAll(suite.store, ['fixed-window']), async () => {
+      const limiter = limiterOf(fixedWindow({ limit: 10, window: '1h' }), () => 1_000);
+      await limiter.consume('b', 3, { idempotencyKey: 'Y' });
+      const replay = await limiter.consume('b', 3, { idempotencyKey: 'Y' });
+      await limiter.undo('b', 3, replay);
+      expect((await limiter.peek('b')).remaining).toBe(7);
+      expect(wasReplayed(await limiter.consume('b', 3, { idempotencyKey: 'Y' }))).toBe(true);
+      await limiter.consume('a', 1, { idempotencyKey: 'X', fingerprint: 'POST /orders' });
+      const conflict = await limiter.consume('a', 1, { idempotencyKey: 'X', fingerprint: 'DELETE /orders' });
+      await limiter.undo('a', 1, conflict);
+      expect(wasReplayed(await limiter.consume('a', 1, { idempotencyKey: 'X', fingerprint: 'POST /orders' }))).toBe(true);
+      expect((await limiter.peek('a')).remaining).toBe(9);
+    });
+
+    gatedIt('with a quota lease: an idempotent charge goes to the store, and its give-back forgets the id there (never into a block)', () => remembers() && runsAll(suite.store, ['fixed-window']), async () => {
+      const limiter = limiterOf(fixedWindow({ limit: 20, window: '1h' }), () => 5_000, { lease: { units: 10, ttl: '10s' } });
+      await limiter.consume('k');
+      const charged = await limiter.consume('k', 1, { idempotencyKey: 'A' });
+      await limiter.undo('k', 1, charged);
+      expect(wasReplayed(await limiter.consume('k', 1, { idempotencyKey: 'A' }))).toBe(false);
+      let admitted = 2;
+      for (let i = 0; i < 30; i++) if ((await limiter.consume('k')).allowed) admitted++;
+      expect(admitted).toBe(20);
+      await limiter.close();
+    });
+
     gatedIt('a reservation retried gets its slot back, less the time passed, and queues nothing more', () => remembers() && suite.store.capabilities.reservations === true && runsAll(suite.store, ['token-bucket']), async () => {
       let now = 7_000;
       const limiter = limiterOf(tokenBucket({ capacity: 1, refillRate: 1 }), () => now);
