@@ -54,7 +54,7 @@ export interface LeakyBucketOptions {
  * queue behind reservations: FIFO holds among reservations). A give-back names its slot
  * (`undo(…, chargedAt, delayMs)`: `slot = chargedAt + delayMs`, `chargedAt` alone for a consume) and
  * moves `tat` back by its `cost·T` less the later of the time passed since its slot and, for a delayed
- * one, the slots reserved behind it (`tat − (slot + cost·T)`), never before `now`: a cancel before its
+ * one (and any of a shaper's, whose slot is always reported), the slots reserved behind it (`tat − (slot + cost·T)`), never before `now`: a cancel before its
  * slot returns its slots when nothing was reserved after it, and otherwise what the later
  * reservations leave (as Go's `Reservation.Cancel`); they keep their slots.
  */
@@ -75,9 +75,10 @@ export function leakyBucket(options: LeakyBucketOptions): NumericAlgorithm {
     }
     // What the charge still weighs: its slots less what has drained since its slot, or what was
     // reserved behind it (see above). The slot is known to the ms the decision reported (rounded up).
-    // Only a delayed charge knows its slot (a meter's consume starts at `tat`, which it does not report).
+    // A delayed charge knows its slot, and so does every charge of a shaper (its `delayMs` is reported,
+    // 0 included); a meter's consume starts at `tat`, which it does not report.
     const slot = chargedAt + delayMs;
-    const behind = delayMs > 0 ? s[at]! - (slot + cost * emission) : 0;
+    const behind = delayMs > 0 || shape ? s[at]! - (slot + cost * emission) : 0;
     const later = behind <= 0 ? 0 : behind + 1;
     const back = cost * emission - Math.max(0, now - slot, later);
     if (back > 0) s[at] = Math.max(now, s[at]! - back);
@@ -145,7 +146,7 @@ export function leakyBucket(options: LeakyBucketOptions): NumericAlgorithm {
         // The give-back of the tail of the charge's slots, `[slot + actual·T, slot + cost·T)`, less what
         // has drained into it since (or, reserved behind it, what later reservations took): as `undo`.
         const slot = chargedAt + delayMs;
-        const behind = delayMs > 0 ? s[at]! - (slot + cost * emission) : 0;
+        const behind = delayMs > 0 || shape ? s[at]! - (slot + cost * emission) : 0;
         const back = (cost - actual) * emission - Math.max(0, now - slot - actual * emission, behind <= 0 ? 0 : behind + 1);
         if (back > 0) s[at] = Math.max(now, s[at]! - back);
         return;

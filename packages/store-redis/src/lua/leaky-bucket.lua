@@ -26,7 +26,8 @@ if OP == 'u' or settle_back then
       if settle_back then kept_units = settle_actual end
       local slot = charged_at + charged_delay
       local later = 0
-      if charged_delay > 0 then
+      -- Every charge of a shaper knows its slot (its delay is reported, 0 included); a meter's only when delayed.
+      if charged_delay > 0 or SHAPE == 1 then
         local behind = stored_tat - (slot + (cost + kept_units) * EMISSION)
         if behind > 0 then later = behind + 1 end
       end
