@@ -3,20 +3,27 @@ import type { RateLimitResult } from './result.js';
 /** Content type of the default denial body (RFC 9457 problem details). */
 export const PROBLEM_CONTENT_TYPE = 'application/problem+json';
 
+/** The problem types of draft-ietf-httpapi-ratelimit-headers (registered at IANA's HTTP Problem Types). */
+export const QUOTA_EXCEEDED_TYPE = 'https://iana.org/assignments/http-problem-types#quota-exceeded';
+export const TEMPORARY_REDUCED_CAPACITY_TYPE = 'https://iana.org/assignments/http-problem-types#temporary-reduced-capacity';
+
 /**
- * The default denial body, RFC 9457 problem details:
- * `{"type":"about:blank","title":"Too Many Requests","status":429,"detail":"…","retryAfter":12}`
- * (`retryAfter` in seconds, equal to the Retry-After header). 503 when a fail-closed store failed.
+ * The default denial body, RFC 9457 problem details with the problem types of the RateLimit headers
+ * draft: a 429 is `quota-exceeded`, with `violated-policies` (the names of the policies the request
+ * exceeded, as the RateLimit headers name them), `{"type":"https://iana.org/assignments/http-problem-types#quota-exceeded",
+ * "title":"Request cannot be satisfied as assigned quota has been exceeded","status":429,"detail":"…",
+ * "violated-policies":["100-in-1m"],"retryAfter":12}`; a 503 (a fail-closed store that failed) is
+ * `temporary-reduced-capacity`. `retryAfter` is in seconds, equal to the Retry-After header.
  */
 export function problemBody(result: RateLimitResult): string {
-  return buildProblem(result.statusCode, result.retryAfterSeconds);
+  return buildProblem(result.statusCode, result.retryAfterSeconds, result.violatedPolicy);
 }
 
-function buildProblem(status: number, seconds: number): string {
+function buildProblem(status: number, seconds: number, policy: string): string {
   const when = `Retry after ${seconds} second${seconds === 1 ? '' : 's'}.`;
   return status === 503
-    ? `{"type":"about:blank","title":"Service Unavailable","status":503,"detail":"The rate limiter cannot reach its store. ${when}","retryAfter":${seconds}}`
-    : `{"type":"about:blank","title":"Too Many Requests","status":429,"detail":"Rate limit exceeded. ${when}","retryAfter":${seconds}}`;
+    ? `{"type":"${TEMPORARY_REDUCED_CAPACITY_TYPE}","title":"Service Unavailable","status":503,"detail":"The rate limiter cannot reach its store. ${when}","retryAfter":${seconds}}`
+    : `{"type":"${QUOTA_EXCEEDED_TYPE}","title":"Request cannot be satisfied as assigned quota has been exceeded","status":429,"detail":"Rate limit exceeded. ${when}","violated-policies":[${JSON.stringify(policy)}],"retryAfter":${seconds}}`;
 }
 
 /**
@@ -26,15 +33,18 @@ function buildProblem(status: number, seconds: number): string {
 export class ProblemBodies {
   private seconds = -1;
   private status = 0;
+  private policy = '';
   private body = '';
 
   of(result: RateLimitResult): string {
     const seconds = result.retryAfterSeconds;
     const status = result.statusCode;
-    if (seconds !== this.seconds || status !== this.status) {
-      this.body = buildProblem(status, seconds);
+    const policy = result.violatedPolicy;
+    if (seconds !== this.seconds || status !== this.status || policy !== this.policy) {
+      this.body = buildProblem(status, seconds, policy);
       this.seconds = seconds;
       this.status = status;
+      this.policy = policy;
     }
     return this.body;
   }

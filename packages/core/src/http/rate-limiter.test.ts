@@ -124,7 +124,7 @@ describe('HttpRateLimiter', () => {
     const denied = await engine.evaluate(req);
     expect(denied).toMatchObject({ allowed: false, deniedBy: 1, binding: 1, statusCode: 429, retryAfterSeconds: 60, rolledBack: true });
     expect(problemBody(denied!)).toBe(
-      '{"type":"about:blank","title":"Too Many Requests","status":429,"detail":"Rate limit exceeded. Retry after 60 seconds.","retryAfter":60}',
+      '{"type":"https://iana.org/assignments/http-problem-types#quota-exceeded","title":"Request cannot be satisfied as assigned quota has been exceeded","status":429,"detail":"Rate limit exceeded. Retry after 60 seconds.","violated-policies":["narrow"],"retryAfter":60}',
     );
     // The wide limit's unit was given back: 2 admitted requests used 2 of its 10.
     expect((await engine.limiters[0]!.peek('all')).remaining).toBe(8);

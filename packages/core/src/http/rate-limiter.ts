@@ -97,7 +97,8 @@ export class HttpRateLimiter<Req> {
     const actualCosts = config.limits.some((l) => l.actualCost !== undefined) ? config.limits.map((l) => l.actualCost) : undefined;
     const settles = actualCosts?.map((f) => f !== undefined);
     const idempotent = config.limits.some((l) => l.idempotencyKey !== undefined);
-    const source = { limitNames: this.limitNames, allDryRun: !dryRun.includes(false), settles, idempotent };
+    const headerNames = config.limits.map((l) => l.headerName);
+    const source = { limitNames: this.limitNames, allDryRun: !dryRun.includes(false), settles, idempotent, headerNames };
     this.doubleCount = new DoubleCountCheck(source);
     const composition = new Composition<RateLimitResult>(this.limiters, (run, of) => new RateLimitResult(run, of, source), { maxDelayMs: config.maxDelayMs, dryRun, idempotent });
     this.hasLeases = composition.hasLeases;

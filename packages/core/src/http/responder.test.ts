@@ -104,7 +104,8 @@ describe('Responder', () => {
     expect(out).toBe('sent');
     expect(res.status).toBe(429);
     expect(res.headers.get('retry-after')).toBe('60');
-    expect(res.body).toBe(problemBody({ statusCode: 429, retryAfterSeconds: 60 } as RateLimitResult));
+    expect(res.body).toBe(problemBody(plain.results.at(-1)!));
+    expect(JSON.parse(res.body!)).toMatchObject({ type: 'https://iana.org/assignments/http-problem-types#quota-exceeded', status: 429, 'violated-policies': ['1-in-1m'], retryAfter: 60 });
     const custom = setup({ algorithm: fixedWindow({ limit: 1, window: '1m' }) }, true);
     custom.respond();
     expect(custom.respond().out).toBe('onLimit');

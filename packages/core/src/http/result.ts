@@ -18,6 +18,8 @@ export interface ResultContext extends ResultSource {
   readonly settles: readonly boolean[] | undefined;
   /** Some limit takes an idempotency key: a result then says whether it was a replay or a conflict. */
   readonly idempotent: boolean;
+  /** Each limit's policy name in the headers (undefined: its decision's policy name, a per-request limit without a name). */
+  readonly headerNames: readonly (string | undefined)[];
 }
 
 /**
@@ -84,6 +86,7 @@ export class RateLimitResult implements HeaderSource {
   readonly #enforcedDeniedBy: number;
   readonly #shownBinding: number;
   readonly #settles: readonly boolean[] | undefined;
+  readonly #headerNames: readonly (string | undefined)[];
   #settled: boolean;
 
   /** The outcome of `run`, a finished run of `composition` (see `Run`), for the middleware `context`. */
@@ -122,10 +125,17 @@ export class RateLimitResult implements HeaderSource {
     this.#permitsBack = denied;
     this.#unitsBack = denied;
     this.#settles = context.settles;
+    this.#headerNames = context.headerNames;
     this.#settled = false;
     // In the constructor, so that every result has the same in-object layout (a property added later
     // would need a backing store of its own per result).
     tagResult(this, context);
+  }
+
+  /** The name of the policy that denied the request, as the RateLimit headers name it (the problem body's `violated-policies`). */
+  get violatedPolicy(): string {
+    const shown = this.binding;
+    return this.#headerNames[shown] ?? this.decisions[shown]!.policy.name;
   }
 
   /** The limit whose denial was enforced (the request was refused); -1 when the request went on, a dry-run denial included. */

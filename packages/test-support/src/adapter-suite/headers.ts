@@ -27,7 +27,7 @@ export function headerTests(t: SuiteContext): void {
     expect(members(denied.headers['ratelimit'])).toEqual([{ name, params: { r: 0, t: 60 } }]);
     expect(denied.headers['retry-after']).toBe('60');
     expect(denied.headers['content-type']).toMatch(/^application\/problem\+json/);
-    expect(denied.body).toMatchObject({ status: 429, title: 'Too Many Requests', retryAfter: 60 });
+    expect(denied.body).toMatchObject({ type: 'https://iana.org/assignments/http-problem-types#quota-exceeded', status: 429, 'violated-policies': [name], retryAfter: 60 });
   });
 
   it('rounds Retry-After up to whole seconds, at least 1', async () => {
