@@ -79,66 +79,16 @@ elseif count > 0 then
   end
 end
 
-if OP == 's' then
-  -- Settle the charge at its real cost, `settle_actual` (see prelude.lua): its record (found as an undo
-  -- finds it, from the tail) gets the actual cost, taken above the estimate only up to LIMIT + max_debt
-  -- in all (the live sum); an actual cost of 0 removes it. Nothing once it has left the window.
-  local at = charged_at + charged_delay
-  local from = at
-  if charged_delay > 0 then from = at - 1 end
-  if at <= now - window then return nil end
-  local records = first
-  local seen = 0
-  local size = FIRST
-  while seen < count do
-    if not whole then
-      if size > count - seen then size = count - seen end
-      records = redis.call('LRANGE', log_key, -(seen + size), -(seen + 1))
-    end
-    for i = #records, 1, -1 do
-      local record_time, record_cost = struct.unpack('<dd', records[i])
-      if record_time < from then return nil end
-      if record_cost == cost and record_time <= at and (charged_delay <= 0 or record_time > from) then
-        local settled = settle_actual
-        if settle_actual > cost then
-          local used = sum
-          each_record(function(time, live_cost)
-            if time > now - window then return true end
-            used = used - math.abs(live_cost)
-            return false
-          end)
-          settled = cost + math.max(0, math.min(settle_actual - cost, limit + max_debt - used))
-        end
-        if settled == 0 then
-          redis.call('LREM', log_key, -1, records[i])
-          count = count - 1
-        else
-          redis.call('LSET', log_key, -(seen + 1 + #records - i), struct.pack('<dd', record_time, settled))
-        end
-        local ttl = redis.call('PTTL', log_key)
-        if count < FIRST or ttl <= 0 then
-          redis.call('DEL', sum_key)
-        else
-          redis.call('SET', sum_key, struct.pack('<d', sum + settled - cost), 'PX', ttl)
-        end
-        return nil
-      end
-    end
-    if whole or #records == 0 then break end
-    seen = seen + #records
-    if size < 256 then size = size * 2 end
-  end
-  return nil
-end
-
-if OP == 'u' then
-  -- Remove the record of this cost made at the time of the charge (`charged_at`, see prelude.lua; a
+if OP == 'u' or OP == 's' then
+  -- Find the record of this cost made at the time of the charge (`charged_at`, see prelude.lua; a
   -- reservation's record is at its slot, `charged_at + charged_delay`, known to the ms: the newest
   -- record of its cost within the ms before it), nothing once that time has left the window; without
   -- it, the newest record of this cost: the one a rollback right after its charge admitted (or one
-  -- just like it). The log is read from its tail in chunks that grow, so an undo reads about as many
-  -- records as lie after the one it removes (those recorded since the consume it gives back), not the
-  -- whole log.
+  -- just like it). The log is read from its tail in chunks that grow, so this reads about as many
+  -- records as lie after the one it finds (those recorded since the consume), not the whole log.
+  -- An undo removes it; a settle gives it the actual cost, `settle_actual` (see prelude.lua), taken
+  -- above the estimate only up to LIMIT + max_debt in all (the live sum), and removes it for 0.
+  -- The TS twin is `recordOf` with `undo` and `settle` of slidingWindowLog().
   local from = nil
   if charged_at ~= nil then
     charged_at = charged_at + charged_delay
@@ -159,15 +109,33 @@ if OP == 'u' then
       -- Times never decrease along the log: past the charge's time, no record can be its.
       if from ~= nil and record_time < from then return nil end
       if record_cost == cost and (charged_at == nil or (record_time <= charged_at and (charged_delay <= 0 or record_time > from))) then
-        -- Scanning from the tail found the last element equal to records[i]: LREM from the tail removes
-        -- exactly it, and stops there.
-        redis.call('LREM', log_key, -1, records[i])
+        local kept_cost = 0
+        if OP == 's' then
+          kept_cost = settle_actual
+          if settle_actual > cost then
+            local used = sum
+            each_record(function(time, live_cost)
+              if time > now - window then return true end
+              used = used - math.abs(live_cost)
+              return false
+            end)
+            kept_cost = cost + math.max(0, math.min(settle_actual - cost, limit + max_debt - used))
+          end
+        end
+        if kept_cost == 0 then
+          -- Scanning from the tail found the last element equal to records[i]: LREM from the tail
+          -- removes exactly it, and stops there.
+          redis.call('LREM', log_key, -1, records[i])
+          count = count - 1
+        else
+          redis.call('LSET', log_key, -(seen + 1 + #records - i), struct.pack('<dd', record_time, kept_cost))
+        end
         -- The metadata lives as long as the log (SET without an expiry would keep it forever).
         local ttl = redis.call('PTTL', log_key)
-        if count - 1 < FIRST or ttl <= 0 then
+        if count < FIRST or ttl <= 0 then
           redis.call('DEL', sum_key)
         else
-          redis.call('SET', sum_key, struct.pack('<d', sum - cost), 'PX', ttl)
+          redis.call('SET', sum_key, struct.pack('<d', sum + kept_cost - cost), 'PX', ttl)
         end
         return nil
       end
