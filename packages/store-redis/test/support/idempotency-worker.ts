@@ -27,6 +27,8 @@ async function run(job: IdempotencyJob): Promise<IdempotencyResult> {
   const client = 'url' in job.target ? new Redis(job.target.url) : new Cluster(job.target.nodes);
   const limiter = createLimiter({ algorithm: fixedWindow({ limit: 1000, window: '1h' }), store: new RedisStore({ client, prefix: job.prefix }) });
   try {
+    // The client connected (a Cluster's slots known) before the burst.
+    await limiter.peek('shared');
     const decisions = await Promise.all(job.ids.flatMap((id) => Array.from({ length: job.retries }, () => limiter.consume('shared', 1, { idempotencyKey: id }))));
     return {
       admitted: decisions.filter((d) => d.allowed).length,
