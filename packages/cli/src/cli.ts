@@ -42,6 +42,8 @@ Limits:
                           "tokenBucket(capacity=400,refillRate=200)"  "fixedWindow(limit=200,window=1s)"
                           "slidingWindowLog(limit=200,window=1s)"      "slidingWindowCounter(limit=200,window=1s)"
                           "leakyBucket(capacity=20,leakRate=100)"      "leakyBucket(capacity=100,leakRate=200,mode=shape)"
+                          "calendarWindow(limit=1000,period=month,timeZone=Europe/Paris)" (periods on the
+                          arrivals' dates: a traffic file with ISO dates)
   --config <file>       a JSON file with any of these options by their long names ("limits": calls, or
                         {"tokenBucket": {"capacity": 400, "refillRate": 200}}); the command line wins
   --wait <duration>     hold an admitted request up to this long, as the middleware's wait: { maxDelay }

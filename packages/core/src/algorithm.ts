@@ -7,6 +7,7 @@ import { CostExceedsCapacityError, InvalidCostError, InvalidOptionError } from '
  */
 export const ALGORITHM_KINDS = [
   'fixed-window',
+  'calendar-window',
   'sliding-window-log',
   'sliding-window-counter',
   'token-bucket',
@@ -74,6 +75,24 @@ export interface ScriptDescriptor {
    * tag, `:swl2`) and processes of two versions never read each other's state.
    */
   readonly layoutRevision: number;
+  /**
+   * Constants that change with time (a calendar window's period boundaries): the twin reads them as
+   * it reads the others, but a store sends them with each call, computed at the call's time, so that
+   * neither a store's tables nor Redis's script cache grow as time passes.
+   */
+  readonly timed?: TimedConstants;
+}
+
+/** The constants of a configuration that change with time (see {@link ScriptDescriptor.timed}). */
+export interface TimedConstants {
+  /** Their Lua names, upper case, as {@link ScriptConstant.name}. */
+  readonly names: readonly string[];
+  /**
+   * Their values for a call at `now` (ms, the caller's clock; the store's own, such as Redis TIME, may
+   * differ a little: each constant's doc comment says how far the twin allows), in the order of
+   * `names`, each as `String(value)`. Cheap: the same array while nothing changes.
+   */
+  values(now: number): readonly string[];
 }
 
 /** What every algorithm has, whatever its state. */
@@ -110,6 +129,12 @@ export interface AlgorithmCommon {
   readonly blockMs: number;
   /** What a store that runs the step elsewhere (Redis, with a Lua twin) needs to know. */
   readonly script: ScriptDescriptor;
+  /**
+   * The policy of a decision made at `at` (ms), for an algorithm whose policy changes with time (a
+   * calendar window's `w` is the length of the period that holds `at`); absent: always {@link
+   * AlgorithmCommon.policy}. A store that builds a decision from a reply reads it.
+   */
+  policyAt?(at: number): Policy;
   /**
    * What this configuration really bounds, per key (every key has its own state), in the words of the
    * README's "Choosing an algorithm" table and with its numbers: what `rl simulate` prints for it.

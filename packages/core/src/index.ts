@@ -2,6 +2,7 @@
 // store authors the store interface's helpers under `@rl/core/store`, and everyone the conformance
 // suite under `@rl/core/testing`.
 export { fixedWindow, type FixedWindowOptions } from './algorithms/fixed-window.js';
+export { calendarWindow, type CalendarPeriod, type CalendarWindowOptions, type Weekday } from './algorithms/calendar-window.js';
 export { slidingWindowLog, type SlidingWindowLogOptions } from './algorithms/sliding-window-log.js';
 export { slidingWindowCounter, type SlidingWindowCounterOptions } from './algorithms/sliding-window-counter.js';
 export { tokenBucket, type TokenBucketOptions } from './algorithms/token-bucket.js';

@@ -32,7 +32,7 @@ const PRELUDE = 'prelude.lua';
 /** Put after PRELUDE before the scripts of the compact layout. Not a script of its own. */
 const COMPACT_PRELUDE = 'prelude-compact.lua';
 /** Blocks that scripts include (`--#include <file>`). Not scripts of their own. */
-const INCLUDED = ['compact-write.lua', 'window-undo.lua', 'idem-read.lua', 'idem-write-compact.lua', 'idem-write-keys.lua'];
+const INCLUDED = ['compact-write.lua', 'window-undo.lua', 'window-count.lua', 'idem-read.lua', 'idem-write-compact.lua', 'idem-write-keys.lua'];
 /** The reply of every rate script (`--#blockable`): an idempotent charge's (see idem-reply.lua), after the lockout's. Not a script of its own. */
 const IDEM_REPLY = 'idem-reply.lua';
 /** The parts of the blocking variants (see above), by layout. Not scripts of their own. */
@@ -75,11 +75,16 @@ function withoutComments(lua) {
 /** An include line: `--#include <file>` alone on its line (group 1: the file). */
 const INCLUDE_LINE = /^[ \t]*--#include[ \t]+(\S+)[ \t]*$/gm;
 
-/** `lua` with each `--#include <file>` line replaced by the text of that file of INCLUDED. */
-function withIncludes(lua) {
+/**
+ * `lua` with each `--#include <file>` line replaced by the text of that file of INCLUDED, whose own
+ * include lines are replaced in turn; each file included is added to `included`.
+ */
+function withIncludes(lua, included = []) {
   return lua.replace(INCLUDE_LINE, (_, file) => {
     if (!INCLUDED.includes(file)) throw new Error(`generate-lua: --#include ${file}: not one of ${INCLUDED.join(', ')}`);
-    return readFileSync(join(luaDir, file), 'utf8');
+    if (included.filter((f) => f === file).length > 8) throw new Error(`generate-lua: --#include ${file}: included in itself`);
+    included.push(file);
+    return withIncludes(readFileSync(join(luaDir, file), 'utf8'), included);
   });
 }
 
@@ -160,12 +165,13 @@ export function renderModule() {
     if (/^[ \t]*--[ \t]*#[ \t]*include/m.test(source.replace(INCLUDE_LINE, ''))) {
       throw new Error(`generate-lua: ${name}.lua has a malformed include line (write \`--#include <file>.lua\` alone on its line)`);
     }
-    // A compact script writes its state only through the included block, once.
-    const writes = [...source.matchAll(INCLUDE_LINE)].filter((m) => m[1] === COMPACT_WRITE).length;
+    // Where each argument is, the store declares before the script (src/wire.ts), as it declares OP.
+    const included = [];
+    const own = withIncludes(source, included);
+    // A compact script writes its state only through the included block, once (directly or in a block it includes).
+    const writes = included.filter((file) => file === COMPACT_WRITE).length;
     if (writes > 1) throw new Error(`generate-lua: ${name}.lua includes ${COMPACT_WRITE} ${writes} times (at most once)`);
     const compact = writes === 1;
-    // Where each argument is, the store declares before the script (src/wire.ts), as it declares OP.
-    const own = withIncludes(source);
     const body = blocking ? blockingVariant(name, own, compact) : own;
     const rate = BLOCKABLE.test(source);
     const lua = withoutComments(withIncludes(prelude + (compact ? compactPrelude : '')) + (rate ? withIdempotentReply(name, body, compact) : body));

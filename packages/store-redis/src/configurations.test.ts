@@ -128,10 +128,11 @@ describe.each(targets)('many configurations on $name Redis', ({ client }) => {
       const expected = await runScenario(inline, scenario, { prefix: 'p' });
       const actual = await runScenario(argument, scenario, { prefix: 'p' });
       expect(actual.map((r) => r.decisions.map(plain)), scenario.name).toEqual(expected.map((r) => r.decisions.map(plain)));
-      // The inline store defined a script per configuration and operation, the other one per script and operation.
+      // The inline store defined a script per configuration and operation, the other one per script and
+      // operation; a configuration with constants that change with time (a calendar's) is sent by argument by both.
       const configurations = new Set(scenario.algorithms.map((a) => JSON.stringify(a.script))).size;
       expect(argument.scriptCount).toBeLessThanOrEqual(inline.scriptCount);
-      if (configurations > 1) expect(argument.scriptCount).toBeLessThan(inline.scriptCount);
+      if (configurations > 1 && scenario.algorithms.every((a) => a.script.timed === undefined)) expect(argument.scriptCount).toBeLessThan(inline.scriptCount);
     }
   });
 });

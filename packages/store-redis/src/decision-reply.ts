@@ -9,7 +9,7 @@ import { decisionFromExact, markConflict, markReplayed, type Algorithm, type Dec
 export function decisionOf(r: Buffer, offset: number, algorithm: Algorithm): Decision {
   const o = offset;
   const allowed = r.readDoubleLE(o);
-  const decision = decisionFromExact(allowed >= 1, r.readDoubleLE(o + 8), r.readDoubleLE(o + 16), r.readDoubleLE(o + 24), r.readDoubleLE(o + 32), algorithm.limit, algorithm.policy, r.readDoubleLE(o + 40));
+  const decision = decisionFromExact(allowed >= 1, r.readDoubleLE(o + 8), r.readDoubleLE(o + 16), r.readDoubleLE(o + 24), r.readDoubleLE(o + 32), algorithm.limit, algorithm.policyAt?.(r.readDoubleLE(o + 40)) ?? algorithm.policy, r.readDoubleLE(o + 40));
   if (allowed === 1 || allowed === 0) return decision;
   return allowed === 2 ? markReplayed(decision) : markConflict(decision);
 }

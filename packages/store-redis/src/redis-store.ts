@@ -5,7 +5,7 @@ import { adaptClient, type ClientAdapter, type RedisClient } from './clients/cli
 import { GroupScripts } from './group-scripts.js';
 import { fieldOf } from './keys.js';
 import { RequestGroup, type ChargeOp, type GroupHost } from './request-group.js';
-import type { ScriptPlan } from './script-plan.js';
+import { configurationArguments, type ScriptPlan } from './script-plan.js';
 import { decisionOf } from './decision-reply.js';
 import { ResetChannel } from './reset-channel.js';
 import { ScriptPlans } from './script-plans.js';
@@ -235,7 +235,7 @@ export class RedisStore implements Store {
     // A batch, like a call by argument, sends every argument and then the configuration.
     const inline = !plan.byArgument && batch === undefined;
     appendArguments(args, op, values, inline);
-    if (plan.byArgument) for (const value of plan.values) args.push(value);
+    if (plan.byArgument) for (const value of configurationArguments(plan, values)) args.push(value);
     if (batch !== undefined) return this.batcher!.add(batch, op, args);
     return run.apply(this.client, args);
   }

@@ -2,7 +2,7 @@ import { StoreClosedError, StoreError, makeDecision, markNotAsked, markRolledBac
 import { DECISION_BYTES } from './batch-script.js';
 import { FAILED, NOT_ASKED, ROLLED_BACK } from './group-script.js';
 import type { GroupScript, GroupScripts } from './group-scripts.js';
-import type { ScriptPlan } from './script-plan.js';
+import { configurationArguments, type ScriptPlan } from './script-plan.js';
 import type { StoreKeys } from './store-keys.js';
 import { keysOf, OPERATION_WIDTH } from './wire.js';
 
@@ -123,7 +123,7 @@ export class RequestGroup implements ChargeGroup {
       argv.push(familyArgument(m.enforced ? familyOf[i]! : -familyOf[i]!), m.op);
       for (let j = k; j < m.start.length; j++) argv.push(m.start[j]!);
       for (let j = 0; j < OPERATION_WIDTH[m.op]; j++) argv.push(m.values[j] ?? '');
-      if (m.plan.byArgument) for (const value of m.plan.values) argv.push(value);
+      if (m.plan.byArgument) for (const value of configurationArguments(m.plan, m.values)) argv.push(value);
     });
     let answer: Promise<unknown>;
     try {

@@ -1,4 +1,4 @@
-import { UnsupportedError, type Algorithm } from '@rl/core/store';
+import { UnsupportedError, type Algorithm, type TimedConstants } from '@rl/core/store';
 import { luaScripts, type LuaScript } from './lua-scripts.generated.js';
 import { argumentPositions, configurationStart, type Operation } from './wire.js';
 
@@ -52,6 +52,12 @@ export interface ScriptConfiguration {
   readonly compact: boolean;
   /** Keys of their own: the suffix each key adds to the state's name, in the script's KEYS order. */
   readonly keys: readonly string[];
+  /**
+   * Constants that change with time (`script.timed`): their places in {@link ScriptConfiguration.values}
+   * (which holds `''` there) and their values per call. A configuration with them is always sent by
+   * argument (see {@link configurationArguments}).
+   */
+  readonly timed: { readonly at: readonly number[]; readonly constants: TimedConstants } | undefined;
 }
 
 /** How the store runs one algorithm object: its configuration, and what it shares with other plans. */
@@ -84,8 +90,10 @@ export function planScript(algorithm: Algorithm): ScriptConfiguration {
   }
   // The values in the script's (sorted) order: each name found once, none missing, none extra.
   const values: string[] = [];
-  const mismatch = () => new UnsupportedError(`${what} gives the constants ${constants.map((c) => c.name).join(', ')}; its script ${name} reads ${script.constants.join(', ')}.`);
-  if (constants.length !== script.constants.length) throw mismatch();
+  const timedNames = algorithm.script.timed?.names ?? [];
+  const given = [...constants.map((c) => c.name), ...timedNames];
+  const mismatch = () => new UnsupportedError(`${what} gives the constants ${given.join(', ')}; its script ${name} reads ${script.constants.join(', ')}.`);
+  if (given.length !== script.constants.length) throw mismatch();
   for (const { name: constant, value } of constants) {
     const at = script.constants.indexOf(constant);
     if (at === -1 || values[at] !== undefined) throw mismatch();
@@ -97,6 +105,12 @@ export function planScript(algorithm: Algorithm): ScriptConfiguration {
     // `tonumber` accept (never hexadecimal, never 'Infinity' or 'NaN': the value is finite).
     values[at] = String(value);
   }
+  const timedAt = timedNames.map((constant) => {
+    const at = script.constants.indexOf(constant);
+    if (at === -1 || values[at] !== undefined) throw mismatch();
+    values[at] = '';
+    return at;
+  });
   let stateBytes = 0;
   if (layout.compact) {
     if (!(layout.horizonMs >= 0) || !Number.isInteger(layout.stateSize) || layout.stateSize < 1) {
@@ -107,7 +121,27 @@ export function planScript(algorithm: Algorithm): ScriptConfiguration {
     stateBytes = DOUBLE_BYTES * (1 + layout.stateSize);
   }
   const suffix = `:${algorithm.stateTag}${layoutRevision > 1 ? String(layoutRevision) : ''}`;
-  return { script, values, stateBytes, id: `${name} ${values.join(' ')} ${stateBytes}`, suffix, compact: layout.compact, keys };
+  const timed = algorithm.script.timed === undefined ? undefined : { at: timedAt, constants: algorithm.script.timed };
+  return { script, values, stateBytes, id: `${name} ${values.join(' ')} ${stateBytes}`, suffix, compact: layout.compact, keys, timed };
+}
+
+/**
+ * The configuration a call by argument sends after its operation's arguments: the plan's values, and
+ * for constants that change with time their values at the call's `now` (`values[1]` of src/wire.ts's
+ * arguments; absent, this process's clock, which the script allows to differ from Redis TIME as the
+ * algorithm says).
+ */
+export function configurationArguments(plan: ScriptConfiguration, values: readonly (string | undefined)[]): readonly string[] {
+  if (plan.timed === undefined) return plan.values;
+  const now = values[1] === undefined ? Date.now() : Number(values[1]);
+  // A `now` that is no finite number is sent without the constants: the script rejects it first.
+  if (!Number.isFinite(now)) return plan.values;
+  const timed = plan.timed.constants.values(now);
+  const out = [...plan.values];
+  plan.timed.at.forEach((at, i) => {
+    out[at] = timed[i]!;
+  });
+  return out;
 }
 
 /**

@@ -37,7 +37,8 @@ export class ScriptPlans {
     if (plan === undefined) {
       const config = planScript(algorithm);
       let calls = this.inline.get(config.id);
-      if (calls === undefined && this.inline.size < this.inlineLimit) this.inline.set(config.id, (calls = {}));
+      // A configuration with constants that change with time is sent by argument: inline, it would be a script per period.
+      if (calls === undefined && this.inline.size < this.inlineLimit && config.timed === undefined) this.inline.set(config.id, (calls = {}));
       const byArgument = calls === undefined;
       if (calls === undefined) {
         let ofScript = this.byArgument.get(config.script);
@@ -48,8 +49,8 @@ export class ScriptPlans {
       let bucketKeys = this.bucketKeysBySuffix.get(config.suffix);
       if (bucketKeys === undefined) this.bucketKeysBySuffix.set(config.suffix, (bucketKeys = []));
       // Every field named (not a spread): one object shape for every plan.
-      const { script, values, stateBytes, id, suffix, compact, keys } = config;
-      plan = { script, values, stateBytes, id, suffix, compact, keys, byArgument, bucketKeys, calls };
+      const { script, values, stateBytes, id, suffix, compact, keys, timed } = config;
+      plan = { script, values, stateBytes, id, suffix, compact, keys, timed, byArgument, bucketKeys, calls };
       this.plans.set(algorithm, plan);
     }
     return plan;

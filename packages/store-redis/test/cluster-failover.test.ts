@@ -135,11 +135,14 @@ it.each(clients)('%s: a killed master denies only its own keys; the others keep 
       const healthyNow = await Promise.all(alive.map((key) => limiter.consume(key)));
       expect(healthyNow.filter((d) => d.reason !== undefined || !d.allowed)).toEqual([]);
       healthyDecisions += healthyNow.length;
-      // The killed master's calls that still wait are timed out by fake time; all get the policy (deny).
+      // The killed master's calls that still wait are timed out by fake time and get the policy (deny).
+      // A call may also be answered by Redis itself: the client can learn of the promoted replica
+      // while the round runs (a MOVED updates that slot only, so the check above may not see it yet);
+      // the killed master answers nothing, so such a decision is the promoted replica's, and right.
       await timers.advanceAsync(TIMEOUT_MS);
       const deadNow: Decision[] = await Promise.all(deadCalls);
-      expect(deadNow.filter((d) => d.allowed || d.reason === undefined)).toEqual([]);
-      deadDecisions += deadNow.length;
+      expect(deadNow.filter((d) => d.reason !== undefined && d.allowed)).toEqual([]);
+      deadDecisions += deadNow.filter((d) => d.reason !== undefined).length;
       rounds++;
       if (rounds % 4 === 0) await refresh();
       await sleep(25);

@@ -27,12 +27,12 @@ describe('generated Lua module', () => {
   it.each([...algorithms, ...blocking].map((a) => [`${a.kind}${a.mayDelay ? ' (shape)' : ''}${a.blockMs > 0 ? ' with a lockout' : ''}`, a] as const))(
     "%s: its description agrees with its Lua twin (layout, keys, constants)",
     (_name, algorithm) => {
-      const { name, layout, constants } = algorithm.script;
+      const { name, layout, constants, timed } = algorithm.script;
       const script = luaScripts[name as keyof typeof luaScripts];
       expect(script, name).toBeDefined();
       expect(script.compact).toBe(layout.compact);
       expect(script.numberOfKeys).toBe(layout.compact ? 1 : layout.keys.length);
-      expect(constants.map((c) => c.name).sort()).toEqual(script.constants);
+      expect([...constants.map((c) => c.name), ...(timed?.names ?? [])].sort()).toEqual(script.constants);
     },
   );
 });

@@ -11,6 +11,7 @@ import fc from 'fast-check';
 import type { Redis } from 'ioredis5';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
+  calendarWindow,
   concurrency,
   fixedWindow,
   leakyBucket,
@@ -76,6 +77,9 @@ const limit = fc.integer({ min: 1, max: 12 });
 /** Two configurations of one algorithm kind: the second models a changed configuration over the same state. */
 const unblockedAlgorithms: fc.Arbitrary<[Algorithm, Algorithm]> = fc.oneof(
   fc.tuple(limit, windowMs, fc.boolean(), limit, fc.boolean()).map(([l, w, cd, l2, cd2]) => [fixedWindow({ limit: l, window: w, countDenied: cd }), fixedWindow({ limit: l2, window: w, countDenied: cd2 })] as [Algorithm, Algorithm]),
+  fc
+    .tuple(limit, fc.constantFrom('hour' as const, 'day' as const), fc.constantFrom('UTC', 'Europe/Paris', 'America/St_Johns'), fc.boolean(), limit)
+    .map(([l, period, timeZone, cd, l2]) => [calendarWindow({ limit: l, period, timeZone, countDenied: cd }), calendarWindow({ limit: l2, period, timeZone })] as [Algorithm, Algorithm]),
   fc.tuple(limit, windowMs, fc.boolean(), limit).map(([l, w, cd, l2]) => [slidingWindowLog({ limit: l, window: w, countDenied: cd }), slidingWindowLog({ limit: l2, window: w / 2 })] as [Algorithm, Algorithm]),
   fc.tuple(limit, windowMs, fc.boolean(), limit).map(([l, w, cd, l2]) => [slidingWindowCounter({ limit: l, window: w, countDenied: cd }), slidingWindowCounter({ limit: l2, window: w })] as [Algorithm, Algorithm]),
   fc.tuple(limit, fc.constantFrom(1, 2.5, 0.3, 7, 1 / 3), fc.constantFrom(1000, 60_000, 333), limit).map(([c, r, i, c2]) => [tokenBucket({ capacity: c, refillRate: r, interval: i }), tokenBucket({ capacity: c2, refillRate: r * 2, interval: i })] as [Algorithm, Algorithm]),
@@ -110,7 +114,8 @@ const rateOps = fc.array(
   { minLength: 1, maxLength: 40 },
 );
 
-const startTime = fc.oneof(fc.constant(0), fc.integer({ min: 0, max: 10_000 }), fc.constant(1_764_500_000_123.25), fc.double({ min: 1.7e12, max: 1.8e12, noNaN: true }));
+// 1_764_547_199_500: half a second before 2025-12-01T00:00Z, where hours, days, months end.
+const startTime = fc.oneof(fc.constant(0), fc.integer({ min: 0, max: 10_000 }), fc.constant(1_764_500_000_123.25), fc.constant(1_764_547_199_500), fc.double({ min: 1.7e12, max: 1.8e12, noNaN: true }));
 
 /** The consumes and reservations of each key so far (their cost, the time they were charged at and their delay), for 'undoCharged'. */
 type Charges = Map<string, { cost: number; at: number; delay: number }[]>;

@@ -1,4 +1,4 @@
-import type { AlgorithmCommon, NumericAlgorithm, ScriptConstant } from '../algorithm.js';
+import type { AlgorithmCommon, NumericAlgorithm, ScriptConstant, TimedConstants } from '../algorithm.js';
 
 /** What an algorithm's own file writes beside its fields: its steps, and what it bounds. */
 type Behaviour = 'describe' | 'boundInSpan' | 'leaseHoldMs';
@@ -15,6 +15,8 @@ export type AlgorithmSpec = Omit<AlgorithmCommon, 'script' | 'blockMs' | Behavio
   readonly constants: readonly ScriptConstant[];
   /** The layout revision of its state (see `ScriptDescriptor.layoutRevision`); default 1. */
   readonly layoutRevision?: number;
+  /** The constants its twin reads that change with time (see `ScriptDescriptor.timed`). */
+  readonly timed?: TimedConstants;
 };
 
 /**
@@ -23,13 +25,14 @@ export type AlgorithmSpec = Omit<AlgorithmCommon, 'script' | 'blockMs' | Behavio
  * (`CompactLayout.horizonMs`).
  */
 export function compactFields(spec: AlgorithmSpec & { readonly stateSize: number; readonly horizonMs: number }): Omit<NumericAlgorithm, 'step' | 'expiresAt' | 'undo' | 'settle' | Behaviour> {
-  const { constants, layoutRevision = 1, stateSize, horizonMs, ...common } = spec;
+  const { constants, layoutRevision = 1, stateSize, horizonMs, timed, ...common } = spec;
+  const layout = { compact: true, stateSize, horizonMs } as const;
   return {
     ...common,
     stateKind: 'numeric',
     stateSize,
     blockMs: 0,
-    script: { name: spec.kind, constants, layout: { compact: true, stateSize, horizonMs }, layoutRevision },
+    script: timed === undefined ? { name: spec.kind, constants, layout, layoutRevision } : { name: spec.kind, constants, layout, layoutRevision, timed },
   };
 }
 
@@ -38,7 +41,7 @@ export function compactFields(spec: AlgorithmSpec & { readonly stateSize: number
  * spec: `keys` are their suffixes, in the order its twin reads them (`OwnKeysLayout.keys`).
  */
 export function ownKeysFields<S extends 'log' | 'leases'>(spec: AlgorithmSpec & { readonly stateKind: S; readonly keys: readonly string[] }): Omit<AlgorithmCommon, Behaviour> & { readonly stateKind: S } {
-  const { constants, layoutRevision = 1, keys, ...common } = spec;
+  const { constants, layoutRevision = 1, keys, timed: _, ...common } = spec;
   return {
     ...common,
     blockMs: 0,

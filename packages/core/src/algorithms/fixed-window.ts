@@ -1,7 +1,7 @@
-import type { NumericAlgorithm, NumericState, Settlement } from '../algorithm.js';
-import { decisionFromExact, EPSILON, type Decision } from '../decision.js';
+import type { NumericAlgorithm } from '../algorithm.js';
 import { formatDuration } from '../duration.js';
 import { compactFields } from './define.js';
+import { alignedWindows, windowCounter } from './window-counter.js';
 import { parseWindowOptions, type WindowOptions } from './window-options.js';
 
 /** `limit` units per window; `countDenied` counts denied requests too. */
@@ -30,17 +30,6 @@ export type FixedWindowOptions = WindowOptions;
  */
 export function fixedWindow(options: FixedWindowOptions): NumericAlgorithm {
   const { limit, windowMs, countDenied, policy, common } = parseWindowOptions(options, 'fixedWindow');
-
-  function undo(s: NumericState, at: number, now: number, cost: number, chargedAt?: number, delayMs = 0): void {
-    const stored = s[at]!;
-    // With the time of the charge: only while the stored window is the one it was charged in (the
-    // window of its slot, for a reservation). A stored window after it has rolled over (or was kept
-    // by a clock that went back: the charge may have counted in it, or not), so it keeps its count;
-    // stricter, never looser.
-    const charged = chargedAt === undefined ? stored >= Math.floor(now / windowMs) * windowMs : stored === Math.floor((chargedAt + delayMs) / windowMs) * windowMs;
-    if (charged) s[at + 1] = Math.max(0, s[at + 1]! - cost);
-  }
-
   return {
     // `[windowStart, count]`; the longest recovery: a state is the same as no state at the end of its window.
     ...compactFields({ kind: 'fixed-window', stateTag: 'fw', stateSize: 2, horizonMs: windowMs, ...common }),
@@ -58,74 +47,6 @@ export function fixedWindow(options: FixedWindowOptions): NumericAlgorithm {
     // To the end of the window the block was counted in: a unit of this window is never spent in the next.
     leaseHoldMs: (at: number) => Math.floor(at / windowMs) * windowMs + windowMs - at,
 
-    step(s: NumericState, at: number, fresh: boolean, now: number, cost: number, commit: boolean, maxDelay?: number): Decision {
-      const current = Math.floor(now / windowMs) * windowMs;
-      // The same window, a reserved later one, or a clock that went back into an earlier one: keep the
-      // stored window; an older one (or no state) counts nothing in the current window.
-      const kept = !fresh && s[at]! >= current;
-      let start = kept ? s[at]! : current;
-      let count = kept ? s[at + 1]! : 0;
-      const room = count + cost <= limit + EPSILON;
-      let allowed: boolean;
-      let slot = Math.max(now, start);
-      let retryAt = start + windowMs;
-      if (maxDelay === undefined) {
-        // A consume cannot wait for a later stored window.
-        allowed = room && start <= current;
-        if (!allowed && room) retryAt = start;
-        if (allowed || countDenied) count += cost;
-      } else {
-        if (!room) {
-          // The next window is empty.
-          slot = start + windowMs;
-        }
-        allowed = slot - now <= maxDelay + EPSILON;
-        if (allowed) {
-          if (!room) {
-            start = slot;
-            count = 0;
-          }
-          count += cost;
-        } else {
-          retryAt = slot - maxDelay;
-        }
-      }
-      if (commit) {
-        s[at] = start;
-        s[at + 1] = count;
-      }
-      const untilEnd = start + windowMs - now;
-      const delay = allowed && maxDelay !== undefined ? slot - now : 0;
-      return decisionFromExact(allowed, limit - count, count > 0 ? untilEnd : 0, retryAt - now, delay, limit, policy, now);
-    },
-
-    expiresAt(s: NumericState, at: number): number {
-      return s[at]! + windowMs;
-    },
-
-    undo,
-
-    settle(s: NumericState, at: number, fresh: boolean, now: number, { cost, actual, chargedAt, delayMs, maxDebt }: Settlement): void {
-      if (actual < cost) {
-        if (!fresh) undo(s, at, now, cost - actual, chargedAt, delayMs);
-        return;
-      }
-      // The rest goes to the window the request was charged in (of its slot, for a reservation): the
-      // stored one, or a new state when none is stored since that window began; nothing once it has ended.
-      const charged = Math.floor((chargedAt + delayMs) / windowMs) * windowMs;
-      const current = Math.floor(now / windowMs) * windowMs;
-      const stale = fresh || s[at]! < current;
-      const most = limit + maxDebt;
-      if (!stale && s[at] === charged) {
-        const count = s[at + 1]!;
-        if (count < most) s[at + 1] = Math.min(most, count + actual - cost);
-      } else if (stale && charged >= current) {
-        s[at] = charged;
-        s[at + 1] = Math.min(most, actual - cost);
-      } else if (fresh) {
-        s[at] = current;
-        s[at + 1] = 0;
-      }
-    },
+    ...windowCounter(limit, countDenied, alignedWindows(windowMs, policy)),
   };
 }

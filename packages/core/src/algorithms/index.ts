@@ -1,4 +1,5 @@
 import type { Algorithm, AlgorithmKind } from '../algorithm.js';
+import { calendarWindow } from './calendar-window.js';
 import { concurrency } from './concurrency.js';
 import { fixedWindow } from './fixed-window.js';
 import { leakyBucket } from './leaky-bucket.js';
@@ -17,6 +18,7 @@ type FactoryName<K extends string> = K extends `${infer Head}-${infer Tail}` ? `
  */
 export const ALGORITHM_FACTORIES = {
   fixedWindow,
+  calendarWindow,
   slidingWindowLog,
   slidingWindowCounter,
   tokenBucket,

@@ -107,7 +107,8 @@ export class HttpRateLimiter<Req> {
     this.decide = this.evaluation.decide;
     const headers = new HeaderWriter(
       config.headers,
-      config.limits.map((l) => ({ name: l.headerName, policy: l.algorithm?.policy, shown: !l.dryRun })),
+      // A policy that changes with time (a calendar's `w`) is each decision's, as a per-request algorithm's is.
+      config.limits.map((l) => ({ name: l.headerName, policy: l.algorithm?.policyAt === undefined ? l.algorithm?.policy : undefined, shown: !l.dryRun })),
     );
     this.response = Object.freeze({
       headers,

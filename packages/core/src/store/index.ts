@@ -28,6 +28,7 @@ export {
   type LeaseState,
   type ScriptDescriptor,
   type ScriptConstant,
+  type TimedConstants,
   type CompactLayout,
   type OwnKeysLayout,
 } from '../algorithm.js';

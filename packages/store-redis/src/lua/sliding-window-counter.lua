@@ -15,9 +15,14 @@
 
 -- The previous window's count is the state's last double but one.
 local previous_at = STATE_BYTES - 16
+local current_window = math.floor(now / WINDOW) * WINDOW
+local current_start, charged_start, charged_next = current_window, nil, nil
+if charged_at ~= nil then
+  charged_start = math.floor((charged_at + charged_delay) / WINDOW) * WINDOW
+  charged_next = charged_start + WINDOW
+end
 --#include window-undo.lua
 
-local current_window = math.floor(now / WINDOW) * WINDOW
 local start = current_window
 local kept = 0
 local previous = 0

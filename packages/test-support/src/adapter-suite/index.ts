@@ -24,6 +24,7 @@ import { suiteContext } from './context.js';
 import { failingFunctionTests, falsyThrowTests, outageLogTests, storeFailureTests } from './errors.js';
 import { observerTests } from './observer.js';
 import { headerTests } from './headers.js';
+import { quotaTests } from './quotas.js';
 import { limitTests } from './limits.js';
 import { lockoutTests } from './lockouts.js';
 import { optionTests } from './options.js';
@@ -75,6 +76,7 @@ function describeOne(adapter: Adapter, stores: readonly StoreUnderTest[], redis:
         describe('quota leases', () => leaseTests(t));
         describe('charging from the response', () => settlementTests(t));
         describe('idempotent retries', () => idempotencyTests(t));
+        describe('quotas: calendar periods', () => quotaTests(t));
         if (store.remote) describe('batched Redis calls', () => batchingTests(t, redis));
       });
     }

@@ -3,6 +3,7 @@ import { fixedWindow } from '../../algorithms/fixed-window.js';
 import { slidingWindowCounter } from '../../algorithms/sliding-window-counter.js';
 import { slidingWindowLog } from '../../algorithms/sliding-window-log.js';
 import { alignedWindow, rollingWindow } from '../bounds.js';
+import { calendarWindowSuite } from './calendar.js';
 import { seedBatches, type KindSuite, type Sample } from '../kind-suite.js';
 
 // The window algorithms' suites: fixed window, sliding log, sliding counter (one `KindSuite` each,
@@ -463,4 +464,4 @@ export const slidingWindowCounterSuite: KindSuite = {
 };
 
 /** The window algorithms' suites, in the order of `ALGORITHM_KINDS`. */
-export const windowSuites: readonly KindSuite[] = [fixedWindowSuite, slidingWindowLogSuite, slidingWindowCounterSuite];
+export const windowSuites: readonly KindSuite[] = [fixedWindowSuite, calendarWindowSuite, slidingWindowLogSuite, slidingWindowCounterSuite];

@@ -1,0 +1,84 @@
+-- Included (`--#include window-count.lua`, see scripts/generate-lua.mjs) by the counters of one window
+-- at a time, the fixed window and the calendar window, whose state is (kept, windowStart, count): a
+-- port of `windowCounter` in @rl/core (window-counter.ts), operation for operation. A block of
+-- statements, not a function (see compact-write.lua). It ends the script with the decision.
+--
+-- The including script declares where windows are, around `now`: `current_start`, `current_end`,
+-- `next_end` and `after_next_end` (the window of `now`, and the ends of the two after it). A stored
+-- window further ahead (a clock that went back by more than a window) is taken to be as long as the
+-- current one: exact for the fixed window; a calendar's periods differ in length, but such a window
+-- only ends sooner or later by the difference.
+local start = current_start
+local kept = 0
+local count = 0
+local stale = true
+if raw then
+  local stored_start, stored_count
+  kept, stored_start, stored_count = struct.unpack('<ddd', raw)
+  -- The same window, a reserved later one, or a clock that went back into an earlier one: keep the
+  -- stored window.
+  if stored_start >= start then
+    start = stored_start
+    count = stored_count
+    stale = false
+  end
+end
+-- The end of the window `start` and of the one after it.
+local start_end, after_end
+if start == current_start then
+  start_end, after_end = current_end, next_end
+elseif start == current_end then
+  start_end, after_end = next_end, after_next_end
+else
+  local length = current_end - current_start
+  start_end, after_end = start + length, start + 2 * length
+end
+local room = count + cost <= LIMIT + EPSILON
+local allowed
+local slot = math.max(now, start)
+local retry_at = start_end
+if OP == 's' then
+  -- A settle above the charge's cost (see prelude-compact.lua): `extra` more in the window of the
+  -- charge (of its slot), never denied, up to LIMIT + max_debt: the stored window, or a new state when
+  -- none is stored since that window began; nothing once it has ended.
+  allowed = true
+  local most = LIMIT + max_debt
+  if not stale and start == charged_start then
+    if count < most then count = math.min(most, count + extra) end
+  elseif stale and charged_start >= current_start then
+    start = charged_start
+    if start ~= current_start then start_end = after_end end
+    count = math.min(most, extra)
+  else
+    -- The window of the charge has ended: nothing to write (as the TS settle leaves the state).
+    return nil
+  end
+elseif max_delay == nil then
+  -- A consume cannot wait for a later stored window.
+  allowed = room and start <= current_start
+  if not allowed and room then retry_at = start end
+  if allowed or COUNT_DENIED == 1 then count = count + cost end
+else
+  -- The next window is empty.
+  if not room then slot = start_end end
+  allowed = slot - now <= max_delay + EPSILON
+  if allowed then
+    if not room then
+      start, start_end = slot, after_end
+      count = 0
+    end
+    count = count + cost
+  else
+    retry_at = slot - max_delay
+  end
+end
+if OP == 'c' or OP == 'v' or OP == 's' then
+  local deadline, rest = start_end, struct.pack('<dd', start, count)
+  --#include compact-write.lua
+end
+if OP == 's' then return nil end
+local reset_in = 0
+if count > 0 then reset_in = start_end - now end
+local delay_in = 0
+if allowed and max_delay ~= nil then delay_in = slot - now end
+return struct.pack('<dddddd', allowed and 1 or 0, LIMIT - count, reset_in, retry_at - now, delay_in, now)
