@@ -158,3 +158,5 @@ export const FLOOD_CONTENDERS = {
   'rl fixed-window (deny cache on: default for Redis)': rlContender('fixed-window', { timeout: false }, 'timeout: false'),
   'rl token-bucket, denyCache: false': rlContender('token-bucket', { timeout: false, denyCache: false }, 'timeout: false, denyCache: false'),
 };
+// TEMP-MEASURE
+REDIS_CONTENDERS['rl token-bucket (blockDuration)'] = rlContender('token-bucket', { timeout: false, blockDuration: '1s' }, 'timeout: false, blockDuration: 1s');

@@ -37,6 +37,7 @@ describe("simulate: the README's table (100 requests at 0.990 s, 100 at 1.010 s)
   it('reads every rate algorithm row of the README table', () => {
     expect(rows.map((r) => r.call.slice(0, r.call.indexOf('(')))).toEqual([
       'fixedWindow',
+      'calendarWindow',
       'slidingWindowLog',
       'slidingWindowCounter',
       'tokenBucket',

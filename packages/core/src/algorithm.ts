@@ -87,11 +87,7 @@ export interface ScriptDescriptor {
 export interface TimedConstants {
   /** Their Lua names, upper case, as {@link ScriptConstant.name}. */
   readonly names: readonly string[];
-  /**
-   * Their values for a call at `now` (ms, the caller's clock; the store's own, such as Redis TIME, may
-   * differ a little: each constant's doc comment says how far the twin allows), in the order of
-   * `names`, each as `String(value)`. Cheap: the same array while nothing changes.
-   */
+  /** Their values (`String(value)`, in the order of `names`) for a call at `now` (ms, the caller's clock); the same array while they do not change. */
   values(now: number): readonly string[];
 }
 

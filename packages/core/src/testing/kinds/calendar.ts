@@ -1,6 +1,6 @@
 import { withBlock } from '../../algorithms/block.js';
 import { calendarWindow } from '../../algorithms/calendar-window.js';
-import type { KindSuite } from '../kind-suite.js';
+import { seedBatches, type KindSuite } from '../kind-suite.js';
 
 // The calendar window's suite, at named instants (UTC unless the name says otherwise); listed with
 // the window algorithms' in windows.ts.
@@ -19,6 +19,14 @@ export const calendarWindowSuite: KindSuite = {
   samples: [(limit) => calendarWindow({ limit, period: 'hour' })],
   configurations: [({ limit, countDenied }) => calendarWindow({ limit, period: 'hour', countDenied }), ({ limit }) => calendarWindow({ limit, period: 'day', timeZone: 'Europe/Paris' })],
   scenarios: {
+    seed: [
+      {
+        name: 'seed: calendar window, 100 per hour (UTC)',
+        description: 'Both batches fall in the hour [00:00, 01:00): the first fills it, the second waits for 01:00.',
+        algorithms: [calendarWindow({ limit: 100, period: 'hour' })],
+        steps: seedBatches({ admitted: 100, last: { remaining: 0, resetMs: HOUR - 990 } }, { admitted: 0, last: { retryAfterMs: HOUR - 1010 } }),
+      },
+    ],
     timing: [
       {
         name: 'timing: calendar month, 2 per month, Jan 31 23:59:59 → Feb 1 (2027, a common year)',
