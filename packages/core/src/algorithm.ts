@@ -123,13 +123,11 @@ export interface AlgorithmCommon {
    * it declare `capabilities.blocks`).
    */
   readonly blockMs: number;
+  /** Whether a store checks the key's block (a lockout's or a ban's, `Store.ban`) before the step: with a lockout, or through `withBans`. */
+  readonly checksBlocks: boolean;
   /** What a store that runs the step elsewhere (Redis, with a Lua twin) needs to know. */
   readonly script: ScriptDescriptor;
-  /**
-   * The policy of a decision made at `at` (ms), for an algorithm whose policy changes with time (a
-   * calendar window's `w` is the length of the period that holds `at`); absent: always {@link
-   * AlgorithmCommon.policy}. A store that builds a decision from a reply reads it.
-   */
+  /** The policy of a decision at `at` (ms) when it changes with time (a calendar window's `w`); absent: {@link AlgorithmCommon.policy}. */
   policyAt?(at: number): Policy;
   /**
    * What this configuration really bounds, per key (every key has its own state), in the words of the

@@ -14,7 +14,7 @@ export interface Policy {
 }
 
 /** Why a decision was not taken by the store itself. Absent when the store answered. */
-export type DecisionReason = 'store-error' | 'timeout' | 'fallback' | 'deny-cache';
+export type DecisionReason = 'store-error' | 'timeout' | 'fallback' | 'deny-cache' | 'blocked';
 
 /**
  * The answer to one request. All times are milliseconds relative to now, rounded up to whole milliseconds.

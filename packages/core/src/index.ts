@@ -24,6 +24,8 @@ export {
   type LeaseDecision,
   type Reservation,
   type ReserveOptions,
+  type BlockEvent,
+  type BlockOptions,
   type ChargeOptions,
   type StoreErrorPolicy,
   type FallbackLimiter,

@@ -3,7 +3,7 @@
 import type { FastifyRequest } from 'fastify';
 import fp from 'fastify-plugin';
 import { idempotencyKeyFrom } from '@rl/core/http';
-import type { RateLimitResult } from '@rl/core';
+import type { BlockOptions, Duration, RateLimitResult } from '@rl/core';
 import type { RateLimitHook, RouteRateLimitOptions } from './options.js';
 import { rateLimitPlugin } from './plugin.js';
 
@@ -32,6 +32,13 @@ declare module 'fastify' {
        * times out (see `HttpRateLimiter.resetKey`).
        */
       resetKey(key: string): Promise<void>;
+      /**
+       * Bans `key` in every rate limit of the plugin for `duration`, on every instance sharing the
+       * store (a 429 with the ban's time left as Retry-After, nothing charged); needs `bans: true`.
+       */
+      blockKey(key: string, duration: Duration, options?: BlockOptions): Promise<void>;
+      /** Lifts `key`'s ban in every rate limit of the plugin, on every instance. */
+      unblockKey(key: string): Promise<void>;
     };
   }
   interface FastifyContextConfig {

@@ -1,6 +1,6 @@
 import type { FastifyInstance } from 'fastify';
 import { MemoryStore } from '@rl/store-memory';
-import { InvalidOptionError, type Store } from '@rl/core';
+import { InvalidOptionError, type BlockOptions, type Duration, type Store } from '@rl/core';
 import { checkOptionNames, type OutageLogger } from '@rl/core/http';
 import { ADAPTER_OPTIONS } from './binding.js';
 import { addHook, limitRoutesDeclaredBefore, routesDeclared } from './early-routes.js';
@@ -15,6 +15,8 @@ interface Registry {
   (routeOptions?: RouteRateLimitOptions): RateLimitHook;
   readonly [LIMITS]: Set<RouteLimit['limiter']>;
   resetKey(key: string): Promise<void>;
+  blockKey(key: string, duration: Duration, options?: BlockOptions): Promise<void>;
+  unblockKey(key: string): Promise<void>;
 }
 
 /** Options that, when a route sets any of them, give the route its own state instead of sharing the plugin's. */
@@ -120,6 +122,14 @@ export async function rateLimitPlugin(fastify: FastifyInstance, options: RateLim
       /** Forgets `key` in every limit of the plugin, in every context it is registered in (see `resetKey` of the other adapters). */
       async resetKey(key: string): Promise<void> {
         await Promise.all([...limits].map((limiter) => limiter.resetKey(key)));
+      },
+      /** Bans `key` in every rate limit of the plugin (see `blockKey` of the other adapters). */
+      async blockKey(key: string, duration: Duration, options?: BlockOptions): Promise<void> {
+        await Promise.all([...limits].map((limiter) => limiter.blockKey(key, duration, options)));
+      },
+      /** Lifts `key`'s ban in every rate limit of the plugin. */
+      async unblockKey(key: string): Promise<void> {
+        await Promise.all([...limits].map((limiter) => limiter.unblockKey(key)));
       },
     });
     fastify.decorate('rateLimit', decorator);

@@ -1,4 +1,4 @@
-import type { Clock, Duration, Timers } from '@rl/core/store';
+import { checkOptions, checkTimers, InvalidOptionError, parseTimerDuration, systemClock, systemTimers, type Clock, type Duration, type Timers } from '@rl/core/store';
 
 /** Options of `MemoryStore`. */
 export interface MemoryStoreOptions {
@@ -17,4 +17,20 @@ export interface MemoryStoreOptions {
   timers?: Timers;
   /** Clock used when the limiter passes no `now` (default: `systemClock`, wall-clock `Date.now()`). */
   clock?: Clock;
+}
+
+/** The options of `MemoryStore`, checked: each `InvalidOptionError` names the option to fix. */
+export function parseMemoryStoreOptions(options: MemoryStoreOptions): { maxKeys: number; clock: Clock; timers: Timers; sweepIntervalMs: number } {
+  // `undefined` means "not given"; anything else, `null` included, must be a valid value.
+  const o = checkOptions(options, ['maxKeys', 'sweepInterval', 'clock', 'timers'], 'MemoryStore');
+  const maxKeys = o.maxKeys === undefined ? 1_000_000 : o.maxKeys;
+  if (typeof maxKeys !== 'number' || !Number.isInteger(maxKeys) || maxKeys < 1) {
+    throw new InvalidOptionError('MemoryStore.maxKeys', maxKeys, 'an integer of at least 1');
+  }
+  if (o.clock !== undefined && typeof o.clock !== 'function') {
+    throw new InvalidOptionError('MemoryStore.clock', o.clock, 'a function returning milliseconds');
+  }
+  const timers = o.timers === undefined ? systemTimers : checkTimers(o.timers, 'MemoryStore.timers');
+  const sweepIntervalMs = o.sweepInterval === false ? 0 : o.sweepInterval === undefined ? 30_000 : parseTimerDuration(o.sweepInterval, 'MemoryStore.sweepInterval');
+  return { maxKeys, clock: (o.clock as Clock | undefined) ?? systemClock, timers, sweepIntervalMs };
 }

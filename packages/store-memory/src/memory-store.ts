@@ -1,13 +1,7 @@
 import {
   ALGORITHM_KINDS,
   BlockTable,
-  InvalidOptionError,
   StoreClosedError,
-  checkOptions,
-  checkTimers,
-  parseTimerDuration,
-  systemClock,
-  systemTimers,
   type Algorithm,
   type Clock,
   type ConcurrencyAlgorithm,
@@ -21,7 +15,7 @@ import {
 } from '@rl/core/store';
 import { heldKey } from './held-key.js';
 import { decideIdempotent, RememberedIds } from './remembered-ids.js';
-import type { MemoryStoreOptions } from './memory-store-options.js';
+import { parseMemoryStoreOptions, type MemoryStoreOptions } from './memory-store-options.js';
 import { Sweeper, type Sweepable } from './sweeper.js';
 import { LeaseTable, NumericTable, ObjectTable, type AnyTable, type LogTable } from './tables.js';
 
@@ -39,7 +33,7 @@ export type { MemoryStoreOptions } from './memory-store-options.js';
  * state, and a changed configuration applies to it (balances clamped to the new capacity).
  */
 export class MemoryStore implements Store {
-  readonly capabilities: StoreCapabilities = { local: true, algorithms: ALGORITHM_KINDS, blocks: true, reservations: true, settle: true, idempotency: true };
+  readonly capabilities: StoreCapabilities = { local: true, algorithms: ALGORITHM_KINDS, blocks: true, bans: true, reservations: true, settle: true, idempotency: true };
   readonly maxKeys: number;
   private readonly clock: Clock;
   private readonly numeric = new Map<string, NumericTable>();
@@ -47,7 +41,7 @@ export class MemoryStore implements Store {
   private readonly leases = new LeaseTable();
   /** The ids of idempotent charges each key remembers (each id one of `maxKeys`). */
   private readonly ids = new RememberedIds();
-  /** Lockouts (`blockDuration`), beside the states: at most `maxKeys`, the ended ones swept. */
+  /** Lockouts (`blockDuration`) and bans, beside the states: at most `maxKeys`, the ended ones swept. */
   private readonly blocks: BlockTable;
   private size = 0;
   private closed = false;
@@ -69,21 +63,11 @@ export class MemoryStore implements Store {
   };
 
   constructor(options: MemoryStoreOptions = {}) {
-    // `undefined` means "not given"; anything else, `null` included, must be a valid value.
-    const o = checkOptions(options, ['maxKeys', 'sweepInterval', 'clock', 'timers'], 'MemoryStore');
-    const maxKeys = o.maxKeys === undefined ? 1_000_000 : o.maxKeys;
-    if (typeof maxKeys !== 'number' || !Number.isInteger(maxKeys) || maxKeys < 1) {
-      throw new InvalidOptionError('MemoryStore.maxKeys', maxKeys, 'an integer of at least 1');
-    }
+    const { maxKeys, clock, timers, sweepIntervalMs } = parseMemoryStoreOptions(options);
     this.maxKeys = maxKeys;
     this.blocks = new BlockTable(maxKeys);
-    if (o.clock !== undefined && typeof o.clock !== 'function') {
-      throw new InvalidOptionError('MemoryStore.clock', o.clock, 'a function returning milliseconds');
-    }
-    this.clock = (o.clock as Clock | undefined) ?? systemClock;
-    const timers = o.timers === undefined ? systemTimers : checkTimers(o.timers, 'MemoryStore.timers');
-    const intervalMs = o.sweepInterval === false ? 0 : o.sweepInterval === undefined ? 30_000 : parseTimerDuration(o.sweepInterval, 'MemoryStore.sweepInterval');
-    this.sweeper = new Sweeper(this.sweepable, timers, intervalMs);
+    this.clock = clock;
+    this.sweeper = new Sweeper(this.sweepable, timers, sweepIntervalMs);
   }
 
   /** Number of keys held (all limits together). */
@@ -149,6 +133,19 @@ export class MemoryStore implements Store {
     }
   }
 
+  /** Bans `key` for `durationMs` (see `Store.ban`): its block, beside the state, at most `maxKeys` of them. */
+  ban(key: string, algorithm: Algorithm, durationMs: number, now: number | undefined): void {
+    this.assertOpen();
+    const t = now === undefined ? this.clock() : now;
+    this.blocks.ban(heldKey(key), algorithm, t + durationMs, t);
+  }
+
+  /** Lifts `key`'s ban or lockout (see `Store.unban`). */
+  unban(key: string, algorithm: Algorithm): void {
+    this.assertOpen();
+    this.blocks.lift(heldKey(key), algorithm);
+  }
+
   reset(key: string, algorithm: Algorithm): void {
     key = heldKey(key);
     this.assertOpen();
@@ -207,7 +204,7 @@ export class MemoryStore implements Store {
   /** A decision for the key as held (see {@link heldKey}) at `now` (the store's clock when undefined), through its lockout if the algorithm has one. */
   private decideHeld(key: string, algorithm: Algorithm, cost: number, now: number | undefined, commit: boolean, maxDelay?: number): Decision {
     const t = now === undefined ? this.clock() : now;
-    if (algorithm.blockMs > 0) return this.blocks.decide(key, algorithm, t, commit, (write) => this.decide(key, algorithm, cost, t, write, maxDelay));
+    if (algorithm.checksBlocks) return this.blocks.decide(key, algorithm, t, commit, (write) => this.decide(key, algorithm, cost, t, write, maxDelay));
     return this.decide(key, algorithm, cost, t, commit, maxDelay);
   }
 

@@ -1,15 +1,18 @@
-import { decisionFromExact, markConflict, markReplayed, type Algorithm, type Decision } from '@rl/core/store';
+import { decisionFromExact, markBanned, markConflict, markReplayed, type Algorithm, type Decision } from '@rl/core/store';
 
 /**
  * A reply's decision at `offset`: six exact doubles, allowed, remaining, ms to the reset, to a retry
  * (read only when denied), of the delay, and the `now` it decided at (see prelude.lua); rounded as
  * every step's results are. An idempotent charge's first double says more (see idem-reply.lua): 2 a
- * replay (allowed, marked `markReplayed`), 3 and -1 a conflict (allowed and denied, marked `markConflict`).
+ * replay (allowed, marked `markReplayed`), 3 and -1 a conflict (allowed and denied, marked `markConflict`);
+ * a denial with a negative delay is a ban's (marked `markBanned`).
  */
 export function decisionOf(r: Buffer, offset: number, algorithm: Algorithm): Decision {
   const o = offset;
   const allowed = r.readDoubleLE(o);
   const decision = decisionFromExact(allowed >= 1, r.readDoubleLE(o + 8), r.readDoubleLE(o + 16), r.readDoubleLE(o + 24), r.readDoubleLE(o + 32), algorithm.limit, algorithm.policyAt?.(r.readDoubleLE(o + 40)) ?? algorithm.policy, r.readDoubleLE(o + 40));
+  // A ban's denial has the delay -1 (see block-reply.lua).
+  if (allowed === 0 && r.readDoubleLE(o + 32) < 0) return markBanned(decision);
   if (allowed === 1 || allowed === 0) return decision;
   return allowed === 2 ? markReplayed(decision) : markConflict(decision);
 }

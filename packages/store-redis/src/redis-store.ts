@@ -1,5 +1,6 @@
-import { ALGORITHM_KINDS, BLOCK_KEY_SUFFIX, StoreClosedError, type Algorithm, type ChargeGroup, type ConcurrencyAlgorithm } from '@rl/core/store';
+import { ALGORITHM_KINDS, StoreClosedError, type Algorithm, type ChargeGroup, type ConcurrencyAlgorithm } from '@rl/core/store';
 import type { Decision, IdempotentCharge, Settlement, Store, StoreCapabilities } from '@rl/core/store';
+import { KeyControls } from './key-controls.js';
 import { Batcher } from './batcher.js';
 import { adaptClient, type ClientAdapter, type RedisClient } from './clients/client.js';
 import { GroupScripts } from './group-scripts.js';
@@ -9,7 +10,7 @@ import { configurationArguments, type ScriptPlan } from './script-plan.js';
 import { decisionOf } from './decision-reply.js';
 import { ResetChannel } from './reset-channel.js';
 import { ScriptPlans } from './script-plans.js';
-import { IDEMPOTENCY_KEY_SUFFIX, StoreKeys } from './store-keys.js';
+import { StoreKeys } from './store-keys.js';
 import { storeError } from './store-error.js';
 import { parseStoreOptions, type RedisStoreOptions } from './store-options.js';
 import { appendArguments, idempotentValues, type Operation } from './wire.js';
@@ -49,7 +50,7 @@ const NO_LEASE = '';
  * Needs Redis 6.2 or later (`HRANDFIELD`).
  */
 export class RedisStore implements Store {
-  readonly capabilities: StoreCapabilities = { local: false, algorithms: ALGORITHM_KINDS, blocks: true, reservations: true, settle: true, idempotency: true };
+  readonly capabilities: StoreCapabilities = { local: false, algorithms: ALGORITHM_KINDS, blocks: true, bans: true, reservations: true, settle: true, idempotency: true };
   /** The client given, as given. */
   readonly client: RedisClient;
   readonly prefix: string;
@@ -58,6 +59,8 @@ export class RedisStore implements Store {
   private readonly plans: ScriptPlans;
   /** The channel every process's deny caches hear resets on. */
   private readonly resets: ResetChannel;
+  /** What an operator does to a key: bans, unbans, resets. */
+  private readonly controls: KeyControls;
   private closed = false;
   /**
    * On a Cluster client only: the master that serves `key`'s slot for this algorithm (`"host:port"`,
@@ -91,6 +94,7 @@ export class RedisStore implements Store {
     this.keys = new StoreKeys(config.prefix, config.buckets, adapter.keyPrefix, adapter.masterOf !== undefined);
     this.plans = new ScriptPlans(adapter);
     this.resets = new ResetChannel(adapter, `${config.prefix}resets`);
+    this.controls = new KeyControls(adapter, this.keys, this.resets);
     if (config.batchSize > 1) this.batcher = new Batcher(adapter, config.batchSize, adapter.masterOf !== undefined);
     if (adapter.masterOf !== undefined) this.failureDomain = (key, algorithm) => this.nodeOf(key, algorithm);
     this.host = this.groupHost();
@@ -140,26 +144,22 @@ export class RedisStore implements Store {
     await this.call(key, algorithm, 's', [String(cost), timeOf(now), undefined, String(chargedAt), timeOf(delayMs), String(actual), String(maxDebt)]);
   }
 
+  /** Forgets `key`'s state for this algorithm kind, its lockout or ban and its remembered ids; every process's deny cache hears it. */
   async reset(key: string, algorithm: Algorithm): Promise<void> {
     if (this.closed) throw new StoreClosedError();
-    const plan = this.plans.of(algorithm);
-    try {
-      // In the compact layout a lockout is the field '#!<field>' (see block-read-compact.lua): lifted too.
-      // The remembered ids of idempotent charges go too: '#~<field>', or the `:idem` key.
-      if (plan.compact) await this.adapter.hdel(this.keys.bucketKey(plan, key), [fieldOf(key), `#!${fieldOf(key)}`, `#~${fieldOf(key)}`]);
-      else {
-        // Keys of their own: a lockout is the state's `:block` key, lifted too, also through a
-        // configuration without a lockout (whose keys do not list it).
-        const keys = this.redisKeys(key, algorithm);
-        if (algorithm.stateKind !== 'leases') keys.push(this.keys.base(key) + plan.suffix + IDEMPOTENCY_KEY_SUFFIX);
-        if (algorithm.stateKind !== 'leases' && !plan.keys.includes(BLOCK_KEY_SUFFIX)) keys.push(this.keys.base(key) + plan.suffix + BLOCK_KEY_SUFFIX);
-        await this.adapter.del(keys);
-      }
-    } catch (error) {
-      throw storeError('reset', error, this.adapter);
-    }
-    // Every process's deny cache forgets the key (its lockout lifted, its state gone).
-    this.resets.publish(key);
+    await this.controls.reset(this.plans.of(algorithm), key, algorithm).catch((error: unknown) => Promise.reject(storeError('reset', error, this.adapter)));
+  }
+
+  /** Bans `key` for `durationMs` (see `Store.ban`): one call, where the blocking variants read a block. */
+  ban(key: string, algorithm: Algorithm, durationMs: number, now: number | undefined): Promise<void> {
+    if (this.closed) throw new StoreClosedError();
+    return this.controls.ban(this.plans.of(algorithm), key, durationMs, now).catch((error: unknown) => Promise.reject(storeError('ban', error, this.adapter)));
+  }
+
+  /** Lifts `key`'s ban or lockout (see `Store.unban`); every process's deny cache hears it, as a reset. */
+  unban(key: string, algorithm: Algorithm): Promise<void> {
+    if (this.closed) throw new StoreClosedError();
+    return this.controls.unban(this.plans.of(algorithm), key).catch((error: unknown) => Promise.reject(storeError('unban', error, this.adapter)));
   }
 
   acquire(key: string, algorithm: ConcurrencyAlgorithm, leaseId: string, now: number | undefined): Promise<Decision> {

@@ -10,7 +10,7 @@ type Behaviour = 'describe' | 'boundInSpan' | 'leaseHoldMs';
  * name is the kind; a new configuration has no lockout, `blockMs` 0: see `withBlock`); the
  * algorithm's own file adds its steps, `describe()`, `boundInSpan()` and `leaseHoldMs()`.
  */
-export type AlgorithmSpec = Omit<AlgorithmCommon, 'script' | 'blockMs' | Behaviour> & {
+export type AlgorithmSpec = Omit<AlgorithmCommon, 'script' | 'blockMs' | 'checksBlocks' | Behaviour> & {
   /** The configuration its Lua twin reads, in the order the store declares it. */
   readonly constants: readonly ScriptConstant[];
   /** The layout revision of its state (see `ScriptDescriptor.layoutRevision`); default 1. */
@@ -32,6 +32,7 @@ export function compactFields(spec: AlgorithmSpec & { readonly stateSize: number
     stateKind: 'numeric',
     stateSize,
     blockMs: 0,
+    checksBlocks: false,
     script: timed === undefined ? { name: spec.kind, constants, layout, layoutRevision } : { name: spec.kind, constants, layout, layoutRevision, timed },
   };
 }
@@ -45,6 +46,7 @@ export function ownKeysFields<S extends 'log' | 'leases'>(spec: AlgorithmSpec & 
   return {
     ...common,
     blockMs: 0,
+    checksBlocks: false,
     script: { name: spec.kind, constants, layout: { compact: false, keys }, layoutRevision },
   };
 }

@@ -97,20 +97,21 @@ export type PassedLimiterOptions =
   | 'storeRetryInterval'
   | 'storeFailureThreshold'
   | 'blockDuration'
+  | 'bans'
   | 'maxDebt'
   | 'idempotencyTtl'
   | 'idempotencyMaxIds';
 export const PASSED_LIMITER_OPTIONS = [
   ...['timeout', 'clock', 'onStoreError', 'denyCache', 'storeRetryInterval', 'storeFailureThreshold', 'blockDuration'] as const,
-  ...['maxDebt', 'idempotencyTtl', 'idempotencyMaxIds'] as const,
+  ...['bans', 'maxDebt', 'idempotencyTtl', 'idempotencyMaxIds'] as const,
 ];
 
 /**
  * The framework-independent options of every adapter's `rateLimit()`. `Req` is what the key, cost
  * and skip functions receive: Express `req`, Fastify `request`, Koa `ctx`. The limiter options
  * (`timeout`, `clock`, `onStoreError`, `denyCache`, `storeRetryInterval`, `storeFailureThreshold`,
- * `blockDuration`: a lockout after a denial, with Retry-After and the RateLimit `t` at its end) apply to
- * every limit, as in `createLimiter`.
+ * `blockDuration`: a lockout after a denial, with Retry-After and the RateLimit `t` at its end; `bans`:
+ * each key's ban checked, for `block` on the handle) apply to every limit, as in `createLimiter`.
  */
 export interface HttpRateLimitOptions<Req, Res = unknown> extends Pick<LimiterOptions, PassedLimiterOptions> {
   /** The algorithm of a single limit, or a function of the request choosing it (see {@link LimitOptions.algorithm}). Give either `algorithm` or `limits`. */

@@ -197,7 +197,7 @@ function parseLimit<Req>(
   // Checked here to name the field it was given in; the limiter checks it again with its lockout.
   const leaseField = l.lease !== undefined ? `${field}.lease` : `${owner}.lease`;
   const lease = l.lease ?? (leases ? undefined : shared.lease);
-  parseLeaseOptions(lease, algorithm, 0, leaseField);
+  parseLeaseOptions(lease, algorithm, false, leaseField);
   if (declared !== undefined && typeof effective === 'number' && effective > declared) {
     throw new InvalidOptionError(maxCostField, declared, `at least the constant cost ${effective} it bounds`);
   }

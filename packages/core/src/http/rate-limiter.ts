@@ -1,6 +1,7 @@
 import { Composition } from '../compose/engine.js';
 import { coreOf } from '../limiter/core-registry.js';
-import type { CircuitChange, Limiter, LimiterOptions, StoreErrorEvent } from '../limiter/index.js';
+import type { BlockOptions, CircuitChange, Limiter, LimiterOptions, StoreErrorEvent } from '../limiter/index.js';
+import type { Duration } from '../duration.js';
 import { limiterAt } from '../limiter/limiter.js';
 import { consoleLogger, OutageLog } from './outage-log.js';
 import type { MaybePromise, Store } from '../store/interface.js';
@@ -157,6 +158,24 @@ export class HttpRateLimiter<Req> {
   }
 
   /**
+   * Bans `key` in every rate limit of this middleware for `duration` (see `limiter.block`): every
+   * instance sharing the store answers its next request with a 429 whose Retry-After is the ban's time
+   * left, charging nothing. Needs `bans: true` (or `blockDuration`) on the middleware.
+   */
+  async blockKey(key: string, duration: Duration, options?: BlockOptions): Promise<void> {
+    await Promise.all(this.rateLimiters().map((limiter) => limiter.block(key, duration, options)));
+  }
+
+  /** Lifts `key`'s ban (or lockout) in every rate limit of this middleware, on every instance (see `limiter.unblock`). */
+  async unblockKey(key: string): Promise<void> {
+    await Promise.all(this.rateLimiters().map((limiter) => limiter.unblock(key)));
+  }
+
+  private rateLimiters(): readonly Limiter[] {
+    return this.limiters.filter((limiter) => !limiter.isConcurrencyLimit);
+  }
+
+  /**
    * Listens to every limit's `'storeError'` ({@link StoreErrorEvent} with the limit's `name`) or
    * `'circuit'` event ({@link CircuitChange}, with `name`): an outage of any limit of this middleware.
    */
@@ -210,6 +229,10 @@ export interface LimiterHandle<Req, Self> {
   readonly limiter: HttpRateLimiter<Req>;
   /** Forgets a key in every limit of this middleware. */
   resetKey(key: string): Promise<void>;
+  /** Bans a key in every rate limit of this middleware (see `HttpRateLimiter.blockKey`). */
+  blockKey(key: string, duration: Duration, options?: BlockOptions): Promise<void>;
+  /** Lifts a key's ban in every rate limit of this middleware. */
+  unblockKey(key: string): Promise<void>;
   /** Hears every limit's store failures (`'storeError'`) or circuit changes (`'circuit'`), with the limit's `name`. */
   on(event: 'storeError', listener: (event: StoreErrorEvent & { name: string }) => void): Self;
   on(event: 'circuit', listener: (event: CircuitChange & { name: string }) => void): Self;
@@ -218,8 +241,10 @@ export interface LimiterHandle<Req, Self> {
 /** Gives an adapter's middleware function `limiter`, `resetKey` and `on` (the same on every adapter that has a middleware object). */
 export function withLimiter<Req, M extends object>(middleware: M, limiter: HttpRateLimiter<Req>): M & LimiterHandle<Req, M> {
   Object.defineProperty(middleware, 'limiter', { value: limiter });
-  const handle = middleware as M & { resetKey(key: string): Promise<void>; on(event: 'storeError' | 'circuit', listener: (event: never) => void): M };
+  const handle = middleware as M & Pick<LimiterHandle<Req, M>, 'resetKey' | 'blockKey' | 'unblockKey'> & { on(event: 'storeError' | 'circuit', listener: (event: never) => void): M };
   handle.resetKey = (key: string) => limiter.resetKey(key);
+  handle.blockKey = (key: string, duration: Duration, options?: BlockOptions) => limiter.blockKey(key, duration, options);
+  handle.unblockKey = (key: string) => limiter.unblockKey(key);
   handle.on = (event, listener) => {
     limiter.on(event as 'storeError', listener as (event: StoreErrorEvent & { name: string }) => void);
     return middleware;

@@ -1,8 +1,9 @@
 import { isAlgorithm, type Algorithm } from '../algorithm.js';
-import { withBlock } from '../algorithms/block.js';
+import { withBans, withBlock } from '../algorithms/block.js';
 import { InvalidAlgorithmError } from '../errors.js';
 import type { Store } from '../store/interface.js';
-import { checkStoreBlocks, checkStoreRuns } from './options.js';
+import { checkStoreBlocks } from './block-options.js';
+import { checkStoreRuns } from './options.js';
 
 /**
  * The algorithms a limiter is called with besides its own (`consume(key, cost, algorithm)`: a plan or a
@@ -23,6 +24,8 @@ export class CallAlgorithms {
     own: Algorithm | undefined,
     /** The limiter's lockout in ms (0: none), given to every algorithm a call brings. */
     private readonly blockMs: number,
+    /** Whether the limiter checks bans (option `bans`): every algorithm a call brings does too. */
+    private readonly bans = false,
   ) {
     if (own !== undefined) this.byLayout.set(layoutOf(own), own);
   }
@@ -49,11 +52,11 @@ export class CallAlgorithms {
     return this.withLockout(value as Algorithm);
   }
 
-  /** `algorithm` with the limiter's lockout, if it has one (derived once per object); an algorithm that carries its own needs a store that runs lockouts. */
+  /** `algorithm` with the limiter's lockout and ban check, if it has them (derived once per object); an algorithm that carries its own lockout needs a store that runs lockouts. */
   withLockout(algorithm: Algorithm): Algorithm {
-    if (this.blockMs > 0) return withBlock(algorithm, this.blockMs);
+    if (this.blockMs > 0) return this.bans ? withBans(withBlock(algorithm, this.blockMs)) : withBlock(algorithm, this.blockMs);
     if (algorithm.blockMs > 0) checkStoreBlocks(this.store, `the ${algorithm.kind} algorithm has a block of ${algorithm.blockMs} ms`);
-    return algorithm;
+    return this.bans ? withBans(algorithm) : algorithm;
   }
 
   /** One algorithm per state layout seen, each with the limiter's lockout, for a reset of every state a key may have (and its block). */

@@ -43,6 +43,8 @@ export class LimiterCore {
   readonly synchronous: boolean;
   /** The lockout after a denial in ms (0: none). */
   readonly blockMs: number;
+  /** The key's ban is checked with each decision (option `bans`, or a lockout): `block` and `unblock` work. */
+  readonly bans: boolean;
   readonly name: string;
   /** How long and how many ids per key an idempotent charge's decision is remembered. */
   readonly idempotency: LimiterConfig['idempotency'];
@@ -75,10 +77,10 @@ export class LimiterCore {
   ) {
     this.algorithm = config.algorithm;
     this.isConcurrencyLimit = config.algorithm?.stateKind === 'leases';
-    ({ store: this.store, prefix: this.prefix, maxCost: this.maxCost, blockMs: this.blockMs, name: this.name } = config);
+    ({ store: this.store, prefix: this.prefix, maxCost: this.maxCost, blockMs: this.blockMs, bans: this.bans, name: this.name } = config);
     ({ clock: this.clock, localClock: this.localClock, timers: this.timers, denyCache: this.denyCache, idempotency: this.idempotency } = config);
     this.keyPrefix = config.prefix ? `${config.prefix}:` : '';
-    this.calls = new CallAlgorithms(config.store, config.algorithm, config.blockMs);
+    this.calls = new CallAlgorithms(config.store, config.algorithm, config.blockMs, config.bans);
     const { circuit, byDomain } = circuitsOf(config, (open, reason, domain) => this.circuitChanged(open, reason, domain));
     this.circuit = circuit;
     const owner = { clock: config.localClock, retryIntervalMs: config.retryIntervalMs, keyPrefixLength: this.keyPrefix.length };
@@ -98,10 +100,7 @@ export class LimiterCore {
     config.denyCache?.followResets(config.store);
   }
 
-  /**
-   * The consume of `cost` under the limiter's own algorithm, decided by the store itself in the common case (a synchronous
-   * rate limiter, no observer, its circuit closed, `key` and `cost` good); undefined otherwise (the caller takes the full path).
-   */
+  /** The consume of `cost` under the limiter's own algorithm, by the store itself in the common case (a synchronous rate limiter, no observer, its circuit closed, `key` and `cost` good); else undefined (the full path). */
   fastDecision(key: unknown, cost: unknown): Decision | undefined {
     if (!this.fastPath || this.observation !== undefined || typeof key !== 'string' || key.length === 0 || !isChargeableCost(cost, this.maxCost) || !this.circuit.isClosed) return undefined;
     const storeKey = this.storeKeyOf(key);
@@ -211,12 +210,13 @@ export class LimiterCore {
   }
 
   /** Forgets `key`'s state in every state layout the limiter was called with, its lockout, and its cached denial (again once done: one answered meanwhile is stale). */
-  async reset(key: string): Promise<void> {
+  /** An operator's call on `key` in every state layout it may have (see `CallAlgorithms` and `StoreGuard.control`); its cached denial forgotten but for a ban. */
+  async control(key: string, what: 'reset' | 'ban' | 'unban', durationMs = 0): Promise<void> {
     const storeKey = this.keyPrefix + key;
-    this.denyCache?.delete(storeKey);
-    this.quota?.forget(storeKey);
-    await Promise.all(Array.from(this.calls.layouts(), (algorithm) => this.guard.reset(storeKey, algorithm)));
-    this.denyCache?.delete(storeKey);
+    if (what !== 'ban') this.denyCache?.delete(storeKey);
+    if (what === 'reset') this.quota?.forget(storeKey);
+    await Promise.all(Array.from(this.calls.layouts(), (algorithm) => this.guard.control(storeKey, what, algorithm, durationMs)));
+    if (what !== 'ban') this.denyCache?.delete(storeKey);
   }
 
   /** `value` when this rate limiter can decide a call with it, with its lockout (see `CallAlgorithms`); else `InvalidAlgorithmError` or `UnsupportedError`. */

@@ -61,7 +61,7 @@ export class DenyCache {
    * requests (each of them must reach the store). Returns `decision`.
    */
   remember(storeKey: string, cost: number, decision: Decision, askedAt: number, algorithm: Algorithm, maxDelay?: number): Decision {
-    if (!decision.allowed && decision.reason === undefined && decision.retryAfterMs > 0 && !algorithm.countDenied) {
+    if (!decision.allowed && (decision.reason === undefined || decision.reason === 'blocked') && decision.retryAfterMs > 0 && !algorithm.countDenied) {
       const entries = this.entries;
       if (entries.size >= this.maxKeys) {
         const oldest = entries.keys().next().value;

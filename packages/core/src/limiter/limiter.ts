@@ -12,7 +12,9 @@ import { checkActualCost } from './settlement.js';
 import { emitted } from './events.js';
 import type { LeaseDecision } from './lease.js';
 import type { LimiterOptions } from './options.js';
-import { parseMaxDelay, type Reservation, type ReserveOptions } from './reservation.js';
+import type { Reservation, ReserveOptions } from './reservation.js';
+import { acquireOf, blockOf, reserveOf, unblockOf, type BlockOptions } from './key-verbs.js';
+import type { Duration } from '../duration.js';
 import { buildCore } from './wiring.js';
 
 /**
@@ -131,16 +133,7 @@ export class Limiter extends EventEmitter {
    */
   reserve(key: string, cost = 1, options?: ReserveOptions): Promise<Reservation> {
     try {
-      if (options === null || typeof options !== 'object') throw new InvalidOptionError('limiter.reserve.options', options, '{ maxDelay } (and optionally algorithm)');
-      const { algorithm, idempotency } = chargeOptionsOf(this.#core, options, cost, 'limiter.reserve.options', ['maxDelay']);
-      const a = rateCall(this.#core, key, cost, algorithm);
-      const maxDelayMs = parseMaxDelay(options.maxDelay, a, 'limiter.reserve.maxDelay');
-      if (this.store.capabilities.reservations !== true) {
-        throw new UnsupportedError('This store does not run reservations: use a store whose capabilities include reservations, such as MemoryStore or RedisStore.');
-      }
-      const result = this.#core.charge(key, cost, a, maxDelayMs, idempotency);
-      const core = this.#core;
-      return result instanceof Promise ? result.then((d) => core.reservation(d, key, cost, a)) : Promise.resolve(core.reservation(result, key, cost, a));
+      return reserveOf(this.#core, key, cost, options);
     } catch (error) {
       return Promise.reject(error);
     }
@@ -159,25 +152,35 @@ export class Limiter extends EventEmitter {
   }
 
   /**
-   * Forgets the key's state (in each algorithm kind it was called with): its next request starts with
-   * the full quota; its cached denial is forgotten and a lockout lifted. Resolves once the store has
-   * done it; rejects with {@link InvalidKeyError} for a bad key, or after a `'storeError'` event with
-   * the `StoreError` or `StoreTimeoutError` when the store fails or does not answer within the
-   * `timeout` (the key was not reset, as far as the limiter knows; it never waits longer).
+   * Forgets the key's state (in each algorithm kind it was called with): its next request starts with the full quota, its cached
+   * denial forgotten, a lockout or ban lifted. Rejects with {@link InvalidKeyError} for a bad key, or after a `'storeError'` event with the
+   * `StoreError` or `StoreTimeoutError` when the store fails or does not answer within `timeout` (not reset, as far as the limiter knows).
    */
   async reset(key: string): Promise<void> {
     checkKey(key);
-    await this.#core.reset(key);
+    await this.#core.control(key, 'reset');
   }
 
   /**
-   * Gives back `cost` units admitted earlier for `key`: a rollback, or a request that should not count
-   * after all (its response failed), under the algorithm it was charged with (as for {@link consume}).
-   * With the request's `decision` (what `consume` returned) the store gives back only to the window it
-   * was charged in, never raising the balance above what it would be had the request not been charged
-   * (a bucket gets the cost less what refilled since); a decision that charged nothing in the store (a
-   * denial, a `reason`) gives nothing back. Without: a rollback right after the charge. The key's
-   * cached denial is forgotten, so the freed units can be used at once; a lost give-back is a `'storeError'` event.
+   * Bans `key` for `duration` (from 1 ms) in the store: the next decision of the key in every instance is denied in the same store step,
+   * charging nothing (`reason: 'blocked'`, `retryAfterMs` the ban's time left), until it ends or {@link unblock}; a ban replaces a lockout
+   * or an earlier ban. Needs the option `bans: true` (or `blockDuration`): `UnsupportedError` otherwise. Emits `'block'` (`BlockEvent`).
+   */
+  async block(key: string, duration: Duration, options?: BlockOptions): Promise<void> {
+    this.emit('block', await blockOf(this.#core, key, duration, options));
+  }
+
+  /** Lifts `key`'s ban (or lockout), its state kept; every instance's deny cache forgets the key, as after a reset. */
+  unblock(key: string): Promise<void> {
+    return unblockOf(this.#core, key);
+  }
+
+  /**
+   * Gives back `cost` units admitted earlier for `key` (a rollback, a request that should not count after all), under the algorithm it
+   * was charged with (as for {@link consume}). With the request's `decision` the store gives back only to the window it was charged in,
+   * never raising the balance above what it would be had the request not been charged (a bucket: the cost less what refilled since); a
+   * decision that charged nothing (a denial, a `reason`) gives nothing back. Without: a rollback right after the charge. The key's cached
+   * denial is forgotten, so the freed units can be used at once; a lost give-back is a `'storeError'` event.
    */
   undo(key: string, cost?: number, decision?: Decision): Promise<void>;
   undo(key: string, cost: number, algorithm: Algorithm | undefined, decision?: Decision): Promise<void>;
@@ -217,11 +220,7 @@ export class Limiter extends EventEmitter {
    */
   acquire(key: string): Promise<LeaseDecision> {
     try {
-      checkKey(key);
-      if (!this.isConcurrencyLimit) {
-        throw new UnsupportedError(`limiter.acquire(key) is for concurrency limits; this limiter is a ${this.algorithm?.kind ?? 'rate'} limit: call consume(key, cost).`);
-      }
-      return promised(this.#core.acquire(key));
+      return promised(acquireOf(this.#core, key));
     } catch (error) {
       return Promise.reject(error);
     }

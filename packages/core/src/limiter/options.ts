@@ -1,5 +1,5 @@
 import { checkAlgorithm, type Algorithm } from '../algorithm.js';
-import { withBlock } from '../algorithms/block.js';
+import { withBans, withBlock } from '../algorithms/block.js';
 import { MAX_CLOCK_MS, systemClock, type Clock } from '../clock.js';
 import type { Decision } from '../decision.js';
 import { parseDuration, parseTimerDuration, type Duration } from '../duration.js';
@@ -9,6 +9,7 @@ import { LIMITER_PEER_OPTIONS } from '../peer-option-hints.js';
 import type { Store } from '../store/interface.js';
 import type { Observer } from '../observe/observer.js';
 import { checkTimers, systemTimers, type Timers } from '../timers.js';
+import { parseBans, parseBlockDuration } from './block-options.js';
 import { parseDenyCache, type DenyCache } from './deny-cache.js';
 import { parseLeaseOptions, type LeaseConfig, type LeaseOptions } from './lease-options.js';
 import { parseIdempotencyOptions, type IdempotencyOptions } from './idempotency.js';
@@ -90,6 +91,12 @@ export interface LimiterOptions extends SettleOptions, IdempotencyOptions {
    */
   blockDuration?: Duration;
   /**
+   * Check each key's ban (`limiter.block`) in the same store step as its decision (default false: a
+   * ban needs it, or `blockDuration`, whose lockouts live in the same place). It costs each decision
+   * one more read in the store. Rate limits only; not with `lease`.
+   */
+  bans?: boolean;
+  /**
    * When `storeFailureThreshold` store calls have failed within this interval, skip the store for this
    * long and apply the policy directly (then one probe call at a time tries it again). Default 1 s.
    */
@@ -149,6 +156,8 @@ export interface LimiterConfig {
   readonly denyCache: DenyCache | undefined;
   /** The lockout after a denial in ms (0: none); `algorithm` already carries it (see `withBlock`). */
   readonly blockMs: number;
+  /** The key's ban is checked with each decision: option `bans`, or a lockout; `algorithm` carries it (see `withBans`). */
+  readonly bans: boolean;
   /** Quota leases; undefined: every charge goes to the store. */
   readonly lease: LeaseConfig | undefined;
   /** Undefined: the limit of the algorithm that charged (see {@link LimiterOptions.maxDebt}). */
@@ -158,7 +167,7 @@ export interface LimiterConfig {
 }
 
 const LIMITER_OPTIONS = [
-  'algorithm', 'store', 'clock', 'prefix', 'maxCost', 'timeout', 'onStoreError', 'denyCache', 'storeRetryInterval', 'storeFailureThreshold', 'timers', 'blockDuration',
+  'algorithm', 'store', 'clock', 'prefix', 'maxCost', 'timeout', 'onStoreError', 'denyCache', 'storeRetryInterval', 'storeFailureThreshold', 'timers', 'blockDuration', 'bans',
   'name', 'observer', 'observeKeys', 'lease', 'maxDebt', 'idempotencyTtl', 'idempotencyMaxIds',
 ] as const;
 const DEFAULT_REMOTE_TIMEOUT_MS = 50;
@@ -185,9 +194,12 @@ export function parseLimiterOptions(options: LimiterOptions, name = 'createLimit
   const clock = o.clock === undefined ? undefined : checkedClock(o.clock as Clock, `${name}.clock`);
   const local = store.capabilities.local;
   const blockMs = parseBlockDuration(o.blockDuration, algorithm, store, `${name}.blockDuration`);
+  const bans = parseBans(o.bans, algorithm, store, `${name}.bans`) || blockMs > 0;
+  const blocked = algorithm === undefined || o.blockDuration === undefined ? algorithm : withBlock(algorithm, blockMs, `${name}.blockDuration`);
   return {
-    algorithm: algorithm === undefined || o.blockDuration === undefined ? algorithm : withBlock(algorithm, blockMs, `${name}.blockDuration`),
+    algorithm: bans && blocked !== undefined ? withBans(blocked) : blocked,
     blockMs,
+    bans,
     store,
     clock,
     localClock: clock ?? systemClock,
@@ -204,7 +216,7 @@ export function parseLimiterOptions(options: LimiterOptions, name = 'createLimit
     timers: o.timers === undefined ? systemTimers : checkTimers(o.timers, `${name}.timers`),
     onStoreError: o.onStoreError,
     denyCache: parseDenyCache(o.denyCache, algorithm, local, `${name}.denyCache`),
-    lease: parseLeaseOptions(o.lease, algorithm, blockMs, `${name}.lease`),
+    lease: parseLeaseOptions(o.lease, algorithm, bans, `${name}.lease`),
     maxDebt: o.maxDebt === undefined ? undefined : checkMaxDebt(o.maxDebt, `${name}.maxDebt`),
     idempotency: parseIdempotencyOptions(o.idempotencyTtl, o.idempotencyMaxIds, name),
   };
@@ -267,22 +279,3 @@ function checkedClock(clock: Clock, field: string): Clock {
   };
 }
 
-/**
- * The `blockDuration` option in ms (a duration from 1 ms to `MAX_SPAN_MS`), or the block the
- * algorithm already carries when it is not given (0: none). A lockout needs a rate limit (`withBlock`
- * says so) and a store that runs lockouts.
- */
-function parseBlockDuration(value: unknown, algorithm: Algorithm | undefined, store: Store, field: string): number {
-  const blockMs = value === undefined ? (algorithm?.blockMs ?? 0) : spanOption(value, field);
-  if (blockMs === 0) return 0;
-  if (algorithm !== undefined) withBlock(algorithm, blockMs, field);
-  checkStoreBlocks(store, field);
-  return blockMs;
-}
-
-/** Throws the `UnsupportedError` of a store without lockouts (`capabilities.blocks`), for `what` (the option, or the algorithm that carries one). */
-export function checkStoreBlocks(store: Store, what: string): void {
-  if (store.capabilities.blocks !== true) {
-    throw new UnsupportedError(`This store does not run lockouts (${what}): use a store whose capabilities include blocks, such as MemoryStore or RedisStore.`);
-  }
-}

@@ -122,22 +122,24 @@ export class StoreGuard implements CallGuard {
   }
 
   /**
-   * Forgets a key's state, with the timeout. A store failure or a timeout is reported (a
-   * `'storeError'` event, action `'deny'`: the key keeps its state, so its limit still applies), then
-   * thrown as a `StoreError` (the store's own when it is one) or the `StoreTimeoutError`: the caller
-   * knows the key was not reset. A reset that timed out may still apply when the store answers late.
-   * Misuse errors (a closed store) are thrown without a report, as for decisions.
+   * An operator's call on a key, with the timeout: `'reset'` forgets its state, `'ban'` bans it for
+   * `durationMs`, `'unban'` lifts its ban or lockout (the store's methods of those names). A store failure or a timeout is reported (a `'storeError'` event, action
+   * `'deny'`: the key keeps what it had, so its limit still applies), then thrown as a `StoreError`
+   * (the store's own when it is one) or the `StoreTimeoutError`: the caller knows it was not done. A
+   * call that timed out may still apply when the store answers late. Misuse errors (a closed store)
+   * are thrown without a report, as for decisions.
    */
-  reset(storeKey: string, algorithm: Algorithm): MaybePromise<void> {
+  control(storeKey: string, what: 'reset' | 'ban' | 'unban', algorithm: Algorithm, durationMs: number): MaybePromise<void> {
     let result: MaybePromise<void>;
+    const store = this.store;
     try {
-      result = this.store.reset(storeKey, algorithm);
+      result = what === 'reset' ? store.reset(storeKey, algorithm) : what === 'ban' ? store.ban!(storeKey, algorithm, durationMs, this.clock?.()) : store.unban!(storeKey, algorithm);
     } catch (error) {
-      throw this.resetFailed(error, storeKey);
+      throw this.controlFailed(error, storeKey, what);
     }
     if (!(result instanceof Promise)) return;
     const failed = (error: unknown): never => {
-      throw this.resetFailed(error, storeKey);
+      throw this.controlFailed(error, storeKey, what);
     };
     return this.deadlines === undefined ? result.then(ignore, failed) : this.deadlines.race(result, ignore, failed);
   }
@@ -249,9 +251,9 @@ export class StoreGuard implements CallGuard {
   }
 
   /** The error a failed reset is thrown with, reported first unless it is a misuse error. */
-  private resetFailed(error: unknown, storeKey: string): unknown {
+  private controlFailed(error: unknown, storeKey: string, what: string): unknown {
     if (error instanceof RateLimitError && error.code !== 'RL_STORE_ERROR' && error.code !== 'RL_STORE_TIMEOUT') return error;
-    const failure = error instanceof RateLimitError ? error : new StoreError(`The store failed to reset the key: ${error instanceof Error ? error.message : String(error)}`, { cause: error });
+    const failure = error instanceof RateLimitError ? error : new StoreError(`The store failed to ${what} the key: ${error instanceof Error ? error.message : String(error)}`, { cause: error });
     this.report(failure, storeKey, 'deny');
     return failure;
   }

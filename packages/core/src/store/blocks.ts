@@ -1,5 +1,5 @@
 import type { Algorithm } from '../algorithm.js';
-import { ceilMs, makeDecision, type Decision } from '../decision.js';
+import { ceilMs, makeDecision, type Decision, type DecisionReason } from '../decision.js';
 
 /**
  * The decision of a request while its key is blocked (`leftMs` until the block ends), from the
@@ -8,9 +8,16 @@ import { ceilMs, makeDecision, type Decision } from '../decision.js';
  * end (at least 1 ms), `resetMs` at least that, no delay. Rounded as `decisionFromExact` rounds (the
  * Redis store's twins return the same exact values, see `block-reply.lua`).
  */
-export function blockedDecision(decision: Decision, leftMs: number): Decision {
+export function blockedDecision(decision: Decision, leftMs: number, banned = false): Decision {
   const left = ceilMs(leftMs);
-  return makeDecision(false, decision.limit, 0, Math.max(decision.resetMs, left), Math.max(1, left), 0, decision.policy, decision.at);
+  const blocked = makeDecision(false, decision.limit, 0, Math.max(decision.resetMs, left), Math.max(1, left), 0, decision.policy, decision.at);
+  return banned ? markBanned(blocked) : blocked;
+}
+
+/** Marks a denial as a ban's (`limiter.block`): its reason is `'blocked'`. */
+export function markBanned(decision: Decision): Decision {
+  (decision as { reason?: DecisionReason }).reason = 'blocked';
+  return decision;
 }
 
 /** Blocks a new block looks at, when the table is full, for one that has ended before it drops a live one. */
@@ -27,6 +34,8 @@ const LOOK_AHEAD = 8;
  */
 export class BlockTable {
   private readonly ends = new Map<string, number>();
+  /** The blocks of {@link ends} that are bans (`Store.ban`), not lockouts. */
+  private readonly bans = new Set<string>();
   /** Where the next look for room starts: an iterator over `ends`, oldest first. */
   private hand: Iterator<[string, number]> | undefined;
 
@@ -38,25 +47,35 @@ export class BlockTable {
   }
 
   /**
-   * One decision of `algorithm` (its `blockMs` above 0) for `key` at `now`, with its block: while the
-   * key is blocked, the block's denial from `step(false)` (nothing recorded, the block not extended);
-   * otherwise `step(commit)`, and a denial of a commit starts a block of `blockMs` from `now`.
+   * One decision of `algorithm` (its `checksBlocks` true) for `key` at `now`, with its block: while the
+   * key is blocked (a lockout or a ban), the block's denial from `step(false)` (nothing recorded, the
+   * block not extended); otherwise `step(commit)`, and with a lockout (`blockMs` above 0) a denial of a
+   * commit starts a block of `blockMs` from `now`.
    */
   decide(key: string, algorithm: Algorithm, now: number, commit: boolean, step: (commit: boolean) => Decision): Decision {
     const id = `${algorithm.stateTag}\u0000${key}`;
     const end = this.ends.get(id);
     // An ended block is kept until the sweep (or a new denial) replaces it: a clock that goes back into
     // it finds the key blocked, as on Redis (time going back never lifts a lockout early).
-    if (end !== undefined && end > now) return blockedDecision(step(false), end - now);
+    if (end !== undefined && end > now) return blockedDecision(step(false), end - now, this.bans.has(id));
     const decision = step(commit);
-    if (!commit || decision.allowed) return decision;
+    if (!commit || decision.allowed || algorithm.blockMs === 0) return decision;
     this.start(id, now + algorithm.blockMs, now);
     return blockedDecision(decision, algorithm.blockMs);
   }
 
-  /** Lifts `key`'s block for this algorithm's state kind (a reset). */
+  /** Bans `key` for this algorithm's state kind until `end` (replacing its block, if any). */
+  ban(key: string, algorithm: Algorithm, end: number, now: number): void {
+    const id = `${algorithm.stateTag}\u0000${key}`;
+    this.start(id, end, now);
+    this.bans.add(id);
+  }
+
+  /** Lifts `key`'s block for this algorithm's state kind (a reset, an unban). */
   lift(key: string, algorithm: Algorithm): void {
-    this.ends.delete(`${algorithm.stateTag}\u0000${key}`);
+    const id = `${algorithm.stateTag}\u0000${key}`;
+    this.ends.delete(id);
+    this.bans.delete(id);
   }
 
   /** Drops the blocks that have ended at `now`; returns how many. */
@@ -65,6 +84,7 @@ export class BlockTable {
     for (const [id, end] of this.ends) {
       if (end <= now) {
         this.ends.delete(id);
+        this.bans.delete(id);
         removed++;
       }
     }
@@ -74,11 +94,13 @@ export class BlockTable {
   /** Drops every block. */
   clear(): void {
     this.ends.clear();
+    this.bans.clear();
   }
 
   private start(id: string, end: number, now: number): void {
     const ends = this.ends;
     ends.delete(id);
+    this.bans.delete(id);
     if (ends.size >= this.maxKeys) this.makeRoom(now);
     ends.set(id, end);
   }
@@ -96,6 +118,9 @@ export class BlockTable {
       victim = step.value[0];
       if (step.value[1] <= now) break;
     }
-    if (victim !== undefined) this.ends.delete(victim);
+    if (victim !== undefined) {
+      this.ends.delete(victim);
+      this.bans.delete(victim);
+    }
   }
 }

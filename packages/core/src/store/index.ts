@@ -33,8 +33,8 @@ export {
   type OwnKeysLayout,
 } from '../algorithm.js';
 export { makeDecision, makePolicy, decisionFromExact, ceilMs, floorUnits, EPSILON } from '../decision.js';
-export { BlockTable, blockedDecision } from './blocks.js';
-export { withBlock, BLOCK_KEY_SUFFIX } from '../algorithms/block.js';
+export { BlockTable, blockedDecision, markBanned } from './blocks.js';
+export { withBans, withBlock, BLOCK_KEY_SUFFIX } from '../algorithms/block.js';
 export { checkOptions } from '../options.js';
 export { parseTimerDuration, MAX_TIMER_MS } from '../duration.js';
 export { keyDigest } from './key-digest.js';

@@ -19,6 +19,11 @@ export interface StoreCapabilities {
    */
   readonly blocks?: boolean;
   /**
+   * The store holds bans ({@link Store.ban}, {@link Store.unban}), read by the algorithms that check
+   * blocks (`checksBlocks`: a lockout, or `withBans`) in the same step as their decision.
+   */
+  readonly bans?: boolean;
+  /**
    * The store runs reservations (`consume` with a `maxDelayMs`, and `undo` with the reservation's
    * `delayMs`) for every rate algorithm it lists. A limiter's `reserve` on a store without it throws
    * `UnsupportedError`.
@@ -114,7 +119,19 @@ export interface Store {
    * declare `capabilities.settle` have it; callers pass a rate algorithm and `actual !== cost`.
    */
   settle?(key: string, algorithm: Algorithm, settlement: Settlement, now: number | undefined): MaybePromise<void>;
-  /** Forgets the key's state for this algorithm kind: the next request starts fresh. */
+  /**
+   * Bans `key` for this algorithm's state kind for `durationMs` from `now` (the store's clock when
+   * undefined): its block (a lockout's place) is set to end then, marked a ban, replacing any block.
+   * An algorithm that checks blocks then denies it without charging, with the reason `'blocked'` and
+   * the ban's remaining time as its retry. Only stores that declare `capabilities.bans` have it.
+   */
+  ban?(key: string, algorithm: Algorithm, durationMs: number, now: number | undefined): MaybePromise<void>;
+  /**
+   * Lifts `key`'s ban (or lockout) for this algorithm's state kind, its state kept; every process's
+   * deny cache forgets the key, as after a reset ({@link Store.watchResets}).
+   */
+  unban?(key: string, algorithm: Algorithm): MaybePromise<void>;
+  /** Forgets the key's state for this algorithm kind (and its block): the next request starts fresh. */
   reset(key: string, algorithm: Algorithm): MaybePromise<void>;
   /** Takes a concurrency permit named `leaseId` when one is free. */
   acquire(key: string, algorithm: ConcurrencyAlgorithm, leaseId: string, now: number | undefined): MaybePromise<Decision>;

@@ -5,6 +5,7 @@ import { describeGiveBacks } from './conformance/give-backs.js';
 import { describeGroups } from './conformance/groups.js';
 import { describeIdempotency } from './conformance/idempotency.js';
 import { describeBadInput, describeIsolation, describeOwnClock } from './conformance/input.js';
+import { describeBans } from './conformance/bans.js';
 import { describeLockouts } from './conformance/lockouts.js';
 import { describeProperties } from './conformance/properties.js';
 import { describeReservations } from './conformance/reservations.js';
@@ -71,6 +72,7 @@ export function runStoreConformance(options: ConformanceOptions): void {
     describeProperties(suite);
     describeGiveBacks(suite);
     describeLockouts(suite);
+    describeBans(suite);
     describeReservations(suite);
     describeGroups(suite);
     describeSettlements(suite);

@@ -6,11 +6,13 @@
 -- doubles: `kept` (as a state's: the sampled sweep of compact-write.lua removes the field only once
 -- that time has passed) and `blocked_until`, the time the block ends on the caller's clock (as `now`).
 -- An undo or a settle reads nothing here: a give-back does not lift a block, a settle is never denied.
-local blocked_until = nil
+-- A ban (`Store.ban`) is the same field with a third double, 1: `banned`.
+local blocked_until, banned = nil, false
 if OP ~= 'u' and OP ~= 's' then
   local block_raw = redis.call('HGET', bucket, '#!' .. field)
-  if block_raw and #block_raw == 16 then
+  if block_raw and #block_raw >= 16 then
     local _
     _, blocked_until = struct.unpack('<dd', block_raw)
+    banned = #block_raw == 24
   end
 end

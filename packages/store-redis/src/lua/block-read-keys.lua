@@ -2,8 +2,12 @@
 -- block is a key of its own in the state's hash tag, the last of KEYS (`:block`), holding one double,
 -- `blocked_until` (on the caller's clock), and expiring with the block (plus the margin). Then
 -- block-read.lua.
-local blocked_until = nil
+-- A ban (`Store.ban`) is the same key with a second double, 1: `banned`.
+local blocked_until, banned = nil, false
 if OP ~= 'u' and OP ~= 's' then
   local block_raw = redis.call('GET', KEYS[3])
-  if block_raw and #block_raw == 8 then blocked_until = struct.unpack('<d', block_raw) end
+  if block_raw and #block_raw >= 8 then
+    blocked_until = struct.unpack('<d', block_raw)
+    banned = #block_raw == 16
+  end
 end

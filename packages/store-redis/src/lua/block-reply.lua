@@ -4,10 +4,12 @@
 -- no sooner, no delay. A consume the script denied starts the block (written here, in the same call):
 -- the retry is the whole block. Exact values, rounded by the store as every reply (the TS twin is
 -- `BlockTable.decide` and `blockedDecision` in @rl/core).
+-- A ban's denial says so with a delay of -1 (a denial's delay is otherwise 0; the store reads it as
+-- the reason 'blocked'). BLOCK_MS 0 (a script that checks bans and has no lockout) starts no block.
 if blocked_left > 0 then
-  r_allowed, r_remaining, r_retry, r_delay = 0, 0, blocked_left, 0
+  r_allowed, r_remaining, r_retry, r_delay = 0, 0, blocked_left, banned and -1 or 0
   if r_reset < blocked_left then r_reset = blocked_left end
-elseif r_allowed == 0 and (OP == 'c' or OP == 'v') then
+elseif BLOCK_MS > 0 and r_allowed == 0 and (OP == 'c' or OP == 'v') then
   local blocked_until = now + BLOCK_MS
   --#block-write
   r_remaining, r_retry, r_delay = 0, BLOCK_MS, 0

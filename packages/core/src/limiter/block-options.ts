@@ -1,0 +1,33 @@
+import type { Algorithm } from '../algorithm.js';
+import { withBlock } from '../algorithms/block.js';
+import { InvalidOptionError, UnsupportedError } from '../errors.js';
+import { optionalBoolean, spanOption } from '../options.js';
+import type { Store } from '../store/interface.js';
+
+/**
+ * The `blockDuration` option in ms (a duration from 1 ms to `MAX_SPAN_MS`), or the block the
+ * algorithm already carries when it is not given (0: none). A lockout needs a rate limit (`withBlock`
+ * says so) and a store that runs lockouts.
+ */
+export function parseBlockDuration(value: unknown, algorithm: Algorithm | undefined, store: Store, field: string): number {
+  const blockMs = value === undefined ? (algorithm?.blockMs ?? 0) : spanOption(value, field);
+  if (blockMs === 0) return 0;
+  if (algorithm !== undefined) withBlock(algorithm, blockMs, field);
+  checkStoreBlocks(store, field);
+  return blockMs;
+}
+
+/** The `bans` option: a boolean (default false), for a rate limit on a store that holds bans. */
+export function parseBans(value: unknown, algorithm: Algorithm | undefined, store: Store, field: string): boolean {
+  if (!optionalBoolean(value, field, false)) return false;
+  if (algorithm?.stateKind === 'leases') throw new InvalidOptionError(field, value, 'no bans on a concurrency limit (a permit is not banned; give the client a rate limit with bans)');
+  if (store.capabilities.bans !== true) throw new UnsupportedError(`This store does not hold bans (${field}): use a store whose capabilities include bans, such as MemoryStore or RedisStore.`);
+  return true;
+}
+
+/** Throws the `UnsupportedError` of a store without lockouts (`capabilities.blocks`), for `what` (the option, or the algorithm that carries one). */
+export function checkStoreBlocks(store: Store, what: string): void {
+  if (store.capabilities.blocks !== true) {
+    throw new UnsupportedError(`This store does not run lockouts (${what}): use a store whose capabilities include blocks, such as MemoryStore or RedisStore.`);
+  }
+}

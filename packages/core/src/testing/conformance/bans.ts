@@ -1,0 +1,79 @@
+import { describe, expect } from 'vitest';
+import { fixedWindow } from '../../algorithms/fixed-window.js';
+import { createLimiter, type LimiterOptions } from '../../limiter/index.js';
+import { freshPrefix, gatedIt, rateSamples, runsAll, type Suite } from './suite.js';
+
+const HOUR = 3_600_000;
+
+/** Bans (`limiter.block`, `unblock`), on a store that declares `capabilities.bans`: checked in the decision's own step, for every rate algorithm. */
+export function describeBans(suite: Suite): void {
+  const bans = () => suite.store.capabilities.bans === true;
+  const limiterOf = (options: Partial<LimiterOptions> & Pick<LimiterOptions, 'algorithm'>, clock: () => number) =>
+    createLimiter({ store: suite.store, clock, prefix: freshPrefix('ban'), timeout: false, bans: true, ...options });
+
+  describe('bans (limiter.block, limiter.unblock)', () => {
+    for (const sample of rateSamples) {
+      gatedIt(`${sample.label}: a banned key is denied without charging, with the ban's time left; other keys are not; unblock admits it again with its units intact`, () => bans() && runsAll(suite.store, [sample.kind]), async () => {
+        let now = 1_000;
+        const limiter = limiterOf({ algorithm: sample.make(10, 60_000), denyCache: false }, () => now);
+        const before = await limiter.consume('k');
+        expect(before.allowed).toBe(true);
+        await limiter.block('k', '1h', { reason: 'abuse' });
+        now = 2_000;
+        for (let i = 0; i < 3; i++) expect(await limiter.consume('k')).toMatchObject({ allowed: false, reason: 'blocked', remaining: 0, retryAfterMs: HOUR - 1_000 });
+        expect((await limiter.consume('other')).allowed).toBe(true);
+        await limiter.unblock('k');
+        const after = await limiter.consume('k');
+        expect(after).toMatchObject({ allowed: true });
+        expect(after.reason).toBeUndefined();
+        // The ban charged nothing: two admitted, as if the three denied requests had not come.
+        expect(after.remaining).toBe(before.remaining - 1);
+      });
+    }
+
+    gatedIt('a ban ends by itself after its duration; a reset lifts it; a later ban replaces an earlier one, and a lockout', () => bans() && runsAll(suite.store, ['fixed-window']), async () => {
+      let now = 10_000;
+      const limiter = limiterOf({ algorithm: fixedWindow({ limit: 1, window: '1m' }), blockDuration: '1h', denyCache: false }, () => now);
+      await limiter.block('k', '10s');
+      now = 19_999;
+      expect(await limiter.consume('k')).toMatchObject({ allowed: false, reason: 'blocked', retryAfterMs: 1 });
+      now = 20_000;
+      expect((await limiter.consume('k')).allowed).toBe(true);
+      // A lockout of an hour, replaced by a ban of a minute.
+      expect(await limiter.consume('k')).toMatchObject({ allowed: false, retryAfterMs: HOUR });
+      await limiter.block('k', '1m');
+      expect(await limiter.consume('k')).toMatchObject({ allowed: false, reason: 'blocked', retryAfterMs: 60_000 });
+      await limiter.reset('k');
+      expect((await limiter.consume('k')).allowed).toBe(true);
+    });
+
+    gatedIt('a second limiter on the store sees the ban at once, and the unban too, through its deny cache', () => bans() && runsAll(suite.store, ['fixed-window']), async () => {
+      const now = 5_000;
+      const prefix = freshPrefix('ban-shared');
+      const options = { algorithm: fixedWindow({ limit: 5, window: '1h' }), store: suite.store, clock: () => now, prefix, timeout: false as const, bans: true };
+      const a = createLimiter(options);
+      const b = createLimiter(options);
+      await a.block('k', '1h');
+      expect(await b.consume('k')).toMatchObject({ allowed: false, reason: 'blocked' });
+      // A store several processes share tells every deny cache of the unban, as of a reset: once the
+      // store's own listener has heard it, so has b's.
+      let heard: () => void = () => {};
+      const listener = (key: string | undefined) => (key === undefined || key === b.storageKey('k')) && heard();
+      const told = new Promise<void>((resolve) => (heard = resolve));
+      suite.store.watchResets?.(listener);
+      await a.unblock('k');
+      if (suite.store.watchResets !== undefined) await told;
+      expect(await b.consume('k')).toMatchObject({ allowed: true, remaining: 4 });
+    });
+
+    gatedIt('block() on a limiter without bans (or on a concurrency limit) is a typed error; bad input is refused before the store is asked', () => bans(), async () => {
+      const plain = createLimiter({ algorithm: fixedWindow({ limit: 1, window: '1m' }), store: suite.store, prefix: freshPrefix('ban-off'), timeout: false });
+      await expect(plain.block('k', '1h')).rejects.toMatchObject({ code: 'RL_UNSUPPORTED', message: expect.stringMatching(/bans: true/) });
+      const limiter = limiterOf({ algorithm: fixedWindow({ limit: 1, window: '1m' }) }, () => 0);
+      await expect(limiter.block('', '1h')).rejects.toMatchObject({ code: 'RL_INVALID_KEY' });
+      await expect(limiter.block('k', 0 as never)).rejects.toMatchObject({ code: 'RL_INVALID_OPTION', field: 'limiter.block.duration' });
+      await expect(limiter.block('k', '1h', { reason: 'x\n' })).rejects.toMatchObject({ code: 'RL_INVALID_OPTION', field: 'limiter.block.options.reason' });
+      expect((await limiter.consume('k')).allowed).toBe(true);
+    });
+  });
+}

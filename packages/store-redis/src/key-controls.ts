@@ -1,0 +1,83 @@
+import { BLOCK_KEY_SUFFIX, type Algorithm } from '@rl/core/store';
+import type { ClientAdapter } from './clients/client.js';
+import { fieldOf } from './keys.js';
+import type { ResetChannel } from './reset-channel.js';
+import { EXPLICIT_NOW_EXPIRY_MARGIN_MS, type ScriptCall, type ScriptPlan } from './script-plan.js';
+import { IDEMPOTENCY_KEY_SUFFIX, type StoreKeys } from './store-keys.js';
+
+/**
+ * Writes a ban where the blocking variants read a block (block-read-compact.lua, block-read-keys.lua),
+ * with the mark that makes it a ban: the block field '#!<field>' of the state's bucket hash as three
+ * doubles (`kept`, `blocked_until`, 1), or the state's `:block` key as two (`blocked_until`, 1).
+ * KEYS[1] the bucket hash, or the `:block` key; ARGV[1] the field ('' for the `:block` key), ARGV[2]
+ * the ban's length (ms), ARGV[3] the caller's `now` ('' for Redis TIME, then with no expiry margin).
+ * The hash's expiry is made to cover the ban, as compact-write.lua does for a state.
+ */
+const BAN_LUA = `local t = redis.call('TIME')
+local redis_now = t[1] * 1000 + t[2] / 1000
+local now, margin = tonumber(ARGV[3]), ${EXPLICIT_NOW_EXPIRY_MARGIN_MS}
+if now == nil then now, margin = redis_now, 0 end
+local length = tonumber(ARGV[2])
+local ttl = math.ceil(length) + margin
+if ARGV[1] == '' then
+  redis.call('SET', KEYS[1], struct.pack('<dd', now + length, 1), 'PX', ttl)
+  return nil
+end
+local pttl = redis.call('PTTL', KEYS[1])
+local extend = pttl < ttl
+if extend then pttl = 2 * ttl end
+redis.call('HSET', KEYS[1], '#!' .. ARGV[1], struct.pack('<ddd', redis_now + pttl, now + length, 1))
+if extend then redis.call('PEXPIRE', KEYS[1], pttl) end
+return nil
+`;
+
+/**
+ * What an operator does to a key of a Redis store: bans (`Store.ban`, `Store.unban`) and resets, one
+ * call each; an unban and a reset are heard by every process's deny cache.
+ */
+export class KeyControls {
+  private script: ScriptCall | undefined;
+
+  constructor(
+    private readonly adapter: ClientAdapter,
+    private readonly keys: StoreKeys,
+    private readonly resets: ResetChannel,
+  ) {}
+
+  async ban(plan: ScriptPlan, key: string, durationMs: number, now: number | undefined): Promise<void> {
+    this.script ??= this.adapter.script('rl_ban', 1, BAN_LUA);
+    const [target, field] = this.where(plan, key);
+    await this.script.call(undefined, target, field, String(durationMs), now === undefined ? '' : String(now));
+    // A cached admission does not exist (a deny cache holds denials): nothing to tell other processes.
+  }
+
+  async unban(plan: ScriptPlan, key: string): Promise<void> {
+    const [target, field] = this.where(plan, key);
+    if (field === '') await this.adapter.del([target]);
+    else await this.adapter.hdel(target, [`#!${field}`]);
+    // Every process's deny cache forgets the key's cached denial, as after a reset.
+    this.resets.publish(key);
+  }
+
+  async reset(plan: ScriptPlan, key: string, algorithm: Algorithm): Promise<void> {
+    // In the compact layout a lockout or ban is the field '#!<field>' (see block-read-compact.lua):
+    // lifted too. The remembered ids of idempotent charges go too: '#~<field>', or the `:idem` key.
+    if (plan.compact) await this.adapter.hdel(this.keys.bucketKey(plan, key), [fieldOf(key), `#!${fieldOf(key)}`, `#~${fieldOf(key)}`]);
+    else {
+      // Keys of their own: a lockout is the state's `:block` key, lifted too, also through a
+      // configuration without a lockout (whose keys do not list it).
+      const keys = this.keys.start(plan, key);
+      if (algorithm.stateKind !== 'leases') keys.push(this.keys.base(key) + plan.suffix + IDEMPOTENCY_KEY_SUFFIX);
+      if (algorithm.stateKind !== 'leases' && !plan.keys.includes(BLOCK_KEY_SUFFIX)) keys.push(this.keys.base(key) + plan.suffix + BLOCK_KEY_SUFFIX);
+      await this.adapter.del(keys);
+    }
+    // Every process's deny cache forgets the key (its lockout lifted, its state gone).
+    this.resets.publish(key);
+  }
+
+  /** The bucket hash and the field of `key`'s block, or its `:block` key and ''. */
+  private where(plan: ScriptPlan, key: string): [string, string] {
+    return plan.compact ? [this.keys.bucketKey(plan, key), fieldOf(key)] : [this.keys.base(key) + plan.suffix + BLOCK_KEY_SUFFIX, ''];
+  }
+}
+
