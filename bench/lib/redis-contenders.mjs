@@ -158,5 +158,5 @@ export const FLOOD_CONTENDERS = {
   'rl fixed-window (deny cache on: default for Redis)': rlContender('fixed-window', { timeout: false }, 'timeout: false'),
   'rl token-bucket, denyCache: false': rlContender('token-bucket', { timeout: false, denyCache: false }, 'timeout: false, denyCache: false'),
 };
-// TEMP-MEASURE
-REDIS_CONTENDERS['rl token-bucket (blockDuration)'] = rlContender('token-bucket', { timeout: false, blockDuration: '1s' }, 'timeout: false, blockDuration: 1s');
+// The cost of checking bans (`bans: true`: the blocking variant of the script, one more HGET per decision).
+REDIS_CONTENDERS['rl token-bucket (bans: true)'] = rlContender('token-bucket', { timeout: false, bans: true }, 'timeout: false, bans: true');

@@ -38,7 +38,8 @@ function expressAdapter(name: string, createApp: typeof express): Adapter {
       });
       app.use(errorHandler);
       const served = await serve(app);
-      return { ...served, peek: (key) => middlewares[0]!.limiter.limiters[0]!.peek(key) };
+      const handle = middlewares[0]!;
+      return { ...served, peek: (key) => handle.limiter.limiters[0]!.peek(key), blockKey: (key, duration) => handle.blockKey(key, duration), unblockKey: (key) => handle.unblockKey(key) };
     },
     view: (req) => view(req as Request),
     responseHeader: (args, name) => (args[1] as Response).get(name),

@@ -50,6 +50,8 @@ const fastifyAdapter: Adapter = {
       return {
         url,
         request: (path, init) => request(url, path, init),
+        blockKey: (key, duration) => app.rateLimit.blockKey(key, duration),
+        unblockKey: (key) => app.rateLimit.unblockKey(key),
         async close() {
           app.server.closeAllConnections();
           await app.close();

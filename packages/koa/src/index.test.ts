@@ -44,7 +44,8 @@ function koaAdapter(name: string, KoaApp: typeof Koa): Adapter {
         ctx.status = statusOf(answer);
       });
       const served = await serve(app.callback());
-      return { ...served, peek: (key) => middlewares[0]!.limiter.limiters[0]!.peek(key) };
+      const handle = middlewares[0]!;
+      return { ...served, peek: (key) => handle.limiter.limiters[0]!.peek(key), blockKey: (key, duration) => handle.blockKey(key, duration), unblockKey: (key) => handle.unblockKey(key) };
     },
     view: (ctx) => view(ctx as Context),
     responseHeader: (args, name) => (args[0] as Context).response.get(name) || undefined,

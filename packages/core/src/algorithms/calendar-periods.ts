@@ -12,16 +12,18 @@ const HOUR = 3_600_000;
 const DAY = 24 * HOUR;
 
 /**
- * The shortest and the longest a period can last, in ms, in any zone: clocks move by up to two hours
- * at a transition (Antarctica/Troll), so a day lasts from 22 to 26 hours, a local hour from none (a
- * skipped hour has no period) to three.
+ * The shortest and the longest a period can last, in ms, in any zone of the time zone database since
+ * 1850: clocks have moved by up to a day at once (Pacific/Apia skipped 2011-12-30: a 6-day week, a
+ * 364-day year; Pacific/Kwajalein repeated one: a 48-hour day), and Antarctica/Casey went from +08 to
+ * +11 at 00:01 (a local hour of one minute, one of four, days of 21 and 27 hours). A skipped local
+ * period (a day Apia skipped) has no instants and is no period.
  */
 export const PERIOD_SPAN: Readonly<Record<CalendarPeriod, { readonly shortest: number; readonly longest: number }>> = {
-  hour: { shortest: HOUR / 2, longest: 3 * HOUR },
-  day: { shortest: DAY - 2 * HOUR, longest: DAY + 2 * HOUR },
-  week: { shortest: 7 * DAY - 2 * HOUR, longest: 7 * DAY + 2 * HOUR },
-  month: { shortest: 28 * DAY - 2 * HOUR, longest: 31 * DAY + 2 * HOUR },
-  year: { shortest: 365 * DAY - 2 * HOUR, longest: 366 * DAY + 2 * HOUR },
+  hour: { shortest: 60_000, longest: 4 * HOUR },
+  day: { shortest: DAY - 3 * HOUR, longest: 2 * DAY },
+  week: { shortest: 6 * DAY, longest: 8 * DAY },
+  month: { shortest: 27 * DAY, longest: 32 * DAY },
+  year: { shortest: 364 * DAY, longest: 367 * DAY },
 };
 
 /**
@@ -48,7 +50,7 @@ export class CalendarPeriods {
     this.format = new Intl.DateTimeFormat('en-US', {
       timeZone,
       hourCycle: 'h23',
-      ...{ year: 'numeric', month: 'numeric', day: 'numeric', hour: 'numeric', minute: 'numeric', second: 'numeric' },
+      ...{ era: 'short', year: 'numeric', month: 'numeric', day: 'numeric', hour: 'numeric', minute: 'numeric', second: 'numeric' },
     });
     this.timeZone = this.format.resolvedOptions().timeZone;
   }
@@ -90,10 +92,11 @@ export class CalendarPeriods {
   /** The local wall time at `t`, as ms of a UTC clock that shows it. */
   private wall(t: number): number {
     const second = Math.floor(t / 1000) * 1000;
-    let y = 0, mo = 0, d = 0, h = 0, mi = 0, s = 0;
+    let y = 0, mo = 0, d = 0, h = 0, mi = 0, s = 0, bc = false;
     for (const part of this.format.formatToParts(second)) {
       const v = Number(part.value);
       switch (part.type) {
+        case 'era': bc = part.value === 'BC'; break;
         case 'year': y = v; break;
         case 'month': mo = v; break;
         case 'day': d = v; break;
@@ -103,14 +106,16 @@ export class CalendarPeriods {
       }
     }
     const wall = new Date(0);
-    wall.setUTCFullYear(y, mo - 1, d);
+    // 1 BC is year 0 of the proleptic calendar Date counts in.
+    wall.setUTCFullYear(bc ? 1 - y : y, mo - 1, d);
     wall.setUTCHours(h, mi, s, 0);
     return wall.getTime() + (t - second);
   }
 
   /** The wall time at which the local period holding wall time `w` starts. */
   private labelStart(w: number): number {
-    const date = new Date(w);
+    // `Date` truncates a fractional time toward 0: before 1970 that is the next ms, maybe the next day.
+    const date = new Date(Math.floor(w));
     switch (this.period) {
       case 'hour':
         return Math.floor(w / HOUR) * HOUR;
@@ -119,15 +124,15 @@ export class CalendarPeriods {
       case 'week':
         return Math.floor(w / DAY) * DAY - ((date.getUTCDay() - this.weekStart + 7) % 7) * DAY;
       case 'month':
-        return Date.UTC(date.getUTCFullYear(), date.getUTCMonth(), 1);
+        return monthStart(date.getUTCFullYear(), date.getUTCMonth());
       case 'year':
-        return yearStart(date.getUTCFullYear());
+        return monthStart(date.getUTCFullYear(), 0);
     }
   }
 
   /** The wall time at which the local period after the one starting at wall time `w` starts. */
   private nextLabel(w: number): number {
-    const date = new Date(w);
+    const date = new Date(Math.floor(w));
     switch (this.period) {
       case 'hour':
         return w + HOUR;
@@ -139,9 +144,9 @@ export class CalendarPeriods {
         return next.getTime();
       }
       case 'month':
-        return Date.UTC(date.getUTCFullYear(), date.getUTCMonth() + 1, 1);
+        return monthStart(date.getUTCFullYear(), date.getUTCMonth() + 1);
       case 'year':
-        return yearStart(date.getUTCFullYear() + 1);
+        return monthStart(date.getUTCFullYear() + 1, 0);
     }
   }
 
@@ -167,10 +172,10 @@ export class CalendarPeriods {
   }
 }
 
-/** Jan 1 of `year` at 00:00, as a UTC wall time (years 0–99 included, which `Date.UTC` would shift). */
-function yearStart(year: number): number {
+/** The 1st of `month` (0-based; 12 is January of the next year) of `year` at 00:00, as a UTC wall time (years 0–99 included, which `Date.UTC` would shift to 1900–1999). */
+function monthStart(year: number, month: number): number {
   const date = new Date(0);
-  date.setUTCFullYear(year, 0, 1);
+  date.setUTCFullYear(year, month, 1);
   return date.getTime();
 }
 

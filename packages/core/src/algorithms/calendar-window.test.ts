@@ -29,9 +29,30 @@ describe('calendarWindow: at most `limit` units in each calendar period of a tim
     expect(algorithm.policyAt!(utc('2026-12-02T12:00:00')).windowSeconds).toBe(DAY / 1000);
   });
 
-  it('a reservation goes at most into the next period: maxReserveMs is the shortest a period can be', () => {
-    expect(calendarWindow({ limit: 1, period: 'day' }).maxReserveMs).toBe(22 * HOUR);
-    expect(calendarWindow({ limit: 1, period: 'hour' }).maxReserveMs).toBe(HOUR / 2);
+  it('a reservation goes at most into the next period, however short the periods (Antarctica/Casey, 2016-10-22: a 21-hour day)', () => {
+    const algorithm = calendarWindow({ limit: 1, period: 'day', timeZone: 'Antarctica/Casey' });
+    const at = utc('2016-10-21T15:30:00');
+    const state = [0, 0];
+    expect(algorithm.step(state, 0, true, at, 1, true).allowed).toBe(true);
+    expect(algorithm.step(state, 0, false, at, 1, true, algorithm.maxReserveMs)).toMatchObject({ allowed: true, delayMs: utc('2016-10-21T16:00:00') - at });
+    // The next period is full too: no slot two periods ahead, though one would be within maxDelay.
+    expect(algorithm.step(state, 0, false, at, 1, true, algorithm.maxReserveMs).allowed).toBe(false);
+  });
+
+  it('times the limiter accepts: years 0–99 and before 1 AD, and fractional times before 1970, fall in their own period', () => {
+    for (const [period, zone, t] of [
+      ['month', 'UTC', Date.UTC(2000, 5, 15) - 1950 * 365.2425 * DAY],
+      ['year', 'UTC', -62_167_219_200_000 + 0.5],
+      ['month', 'UTC', -0.5],
+      ['month', 'America/New_York', 17_999_999.5],
+      ['week', 'UTC', Date.UTC(1969, 11, 29) - 0.5],
+    ] as const) {
+      const p = calendarPeriods(period, zone, undefined, 'calendarWindow');
+      const start = p.startOf(t);
+      expect(start, `${period} ${zone} ${t}`).toBeLessThanOrEqual(t);
+      expect(p.endOf(start), `${period} ${zone} ${t}`).toBeGreaterThan(t);
+      expect(p.endOf(start) - start, `${period} ${zone} ${t}`).toBeGreaterThan(DAY);
+    }
   });
 
   it('describes itself with its zone; boundInSpan counts the periods a span meets', () => {
@@ -44,6 +65,7 @@ describe('calendarWindow: at most `limit` units in each calendar period of a tim
   it.each([
     [{ limit: 1, period: 'day', timeZone: 'Mars/Olympus_Mons' }, 'calendarWindow.timeZone'],
     [{ limit: 1, period: 'day', timeZone: '' }, 'calendarWindow.timeZone'],
+    [{ limit: 1, period: 'day', timeZone: null }, 'calendarWindow.timeZone'],
     [{ limit: 1, period: 'fortnight' }, 'calendarWindow.period'],
     [{ limit: 1, period: 'week', weekStart: 7 }, 'calendarWindow.weekStart'],
     [{ limit: 1, period: 'day', weekStart: 'monday' }, 'calendarWindow.weekStart'],
@@ -61,7 +83,7 @@ describe('calendarWindow: at most `limit` units in each calendar period of a tim
     expect((error as InvalidOptionError).field).toBe(field);
   });
 
-  const zones = ['UTC', 'Europe/Paris', 'America/St_Johns', 'Australia/Lord_Howe', 'America/Santiago', 'Antarctica/Troll', 'Asia/Kathmandu', 'Pacific/Apia'];
+  const zones = ['UTC', 'Europe/Paris', 'America/St_Johns', 'Australia/Lord_Howe', 'America/Santiago', 'Antarctica/Troll', 'Antarctica/Casey', 'Asia/Kathmandu', 'Pacific/Apia', 'Pacific/Kwajalein'];
   const periods = ['hour', 'day', 'week', 'month', 'year'] as const;
 
   it('property: periods are contiguous and never overlap, so no request is counted in two periods', () => {

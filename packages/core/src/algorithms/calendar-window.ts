@@ -45,7 +45,7 @@ export function calendarWindow(options: CalendarWindowOptions): NumericAlgorithm
   const owner = 'calendarWindow';
   const o = checkOptions(options, ['limit', 'period', 'timeZone', 'weekStart', 'countDenied'], owner);
   const limit = countOption(o.limit, `${owner}.limit`);
-  const periods = calendarPeriods(o.period, o.timeZone ?? 'UTC', o.weekStart, owner);
+  const periods = calendarPeriods(o.period, o.timeZone === undefined ? 'UTC' : o.timeZone, o.weekStart, owner);
   const countDenied = optionalBoolean(o.countDenied, `${owner}.countDenied`, false);
   const period = periods.period;
   const { shortest, longest } = PERIOD_SPAN[period];
@@ -69,14 +69,15 @@ export function calendarWindow(options: CalendarWindowOptions): NumericAlgorithm
       kind: 'calendar-window',
       stateTag: 'cw',
       stateSize: 2,
-      horizonMs: longest,
+      // A reservation may hold the next period: the state lives until it ends.
+      horizonMs: 2 * longest,
       limit,
       maxCost: limit,
       policy,
       countDenied,
       mayDelay: false,
-      // A reservation goes at most into the next period.
-      maxReserveMs: shortest,
+      // Any wait into the next period: the counter never reserves beyond it (see `windowCounter`).
+      maxReserveMs: longest,
       options: { limit, period, timeZone: periods.timeZone, ...(weekStart && { weekStart }), countDenied },
       constants: [
         { name: 'LIMIT', value: limit },

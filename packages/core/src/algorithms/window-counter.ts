@@ -28,8 +28,8 @@ export type WindowCounterSteps = Pick<NumericAlgorithm, 'step' | 'expiresAt' | '
 
 /**
  * The steps of a counter of at most `limit` units per window of `periods`, state `[windowStart,
- * count]` (see `fixedWindow` for the contract: reservations into the next window, give-backs to the
- * window of the charge, settles, a clock that goes back).
+ * count]` (see `fixedWindow` for the contract: reservations at most into the next window, give-backs
+ * to the window of the charge, settles, a clock that goes back).
  */
 export function windowCounter(limit: number, countDenied: boolean, periods: WindowPeriods): WindowCounterSteps {
   const { startOf, endOf } = periods;
@@ -67,7 +67,9 @@ export function windowCounter(limit: number, countDenied: boolean, periods: Wind
           // The next window is empty.
           slot = end;
         }
-        allowed = slot - now <= maxDelay + EPSILON;
+        // At most into the next window: a full window after the current one has no later slot (the
+        // state holds one window), whatever `maxDelay` (a calendar's periods differ in length).
+        allowed = slot - now <= maxDelay + EPSILON && (room || start <= current);
         if (allowed) {
           if (!room) {
             start = slot;

@@ -42,4 +42,5 @@ if charged_at ~= nil then
 end
 --#include window-undo.lua
 
+local bounds = { BOUND_0, BOUND_1, BOUND_2, BOUND_3, BOUND_4, BOUND_5 }
 --#include window-count.lua

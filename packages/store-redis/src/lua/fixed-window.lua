@@ -22,4 +22,5 @@ if charged_at ~= nil then charged_start = math.floor((charged_at + charged_delay
 
 local current_end = current_start + WINDOW
 local next_end, after_next_end = current_end + WINDOW, current_end + 2 * WINDOW
+local bounds = nil
 --#include window-count.lua

@@ -4,10 +4,11 @@
 -- statements, not a function (see compact-write.lua). It ends the script with the decision.
 --
 -- The including script declares where windows are, around `now`: `current_start`, `current_end`,
--- `next_end` and `after_next_end` (the window of `now`, and the ends of the two after it). A stored
--- window further ahead (a clock that went back by more than a window) is taken to be as long as the
--- current one: exact for the fixed window; a calendar's periods differ in length, but such a window
--- only ends sooner or later by the difference.
+-- `next_end` and `after_next_end` (the window of `now`, and the ends of the two after it), and
+-- `bounds`, a calendar's period boundaries (nil for the fixed window). A stored window further ahead
+-- (a clock that went back by more than a window) ends at its boundary among `bounds`, else one
+-- current window's length later: exact for the fixed window; for a calendar, exact unless the clock
+-- went back by more than three periods.
 local start = current_start
 local kept = 0
 local count = 0
@@ -30,8 +31,17 @@ if start == current_start then
 elseif start == current_end then
   start_end, after_end = next_end, after_next_end
 else
+  -- Further ahead: among the calendar's boundaries (`bounds`, nil for the fixed window) when there.
   local length = current_end - current_start
   start_end, after_end = start + length, start + 2 * length
+  if bounds ~= nil then
+    for j = 1, #bounds - 1 do
+      if bounds[j] == start then
+        start_end = bounds[j + 1]
+        after_end = bounds[j + 2] or start_end + length
+      end
+    end
+  end
 end
 local room = count + cost <= LIMIT + EPSILON
 local allowed
@@ -61,7 +71,8 @@ elseif max_delay == nil then
 else
   -- The next window is empty.
   if not room then slot = start_end end
-  allowed = slot - now <= max_delay + EPSILON
+  -- At most into the next window: a full window after the current one has no later slot.
+  allowed = slot - now <= max_delay + EPSILON and (room or start <= current_start)
   if allowed then
     if not room then
       start, start_end = slot, after_end

@@ -76,7 +76,7 @@ function describeOne(adapter: Adapter, stores: readonly StoreUnderTest[], redis:
         describe('quota leases', () => leaseTests(t));
         describe('charging from the response', () => settlementTests(t));
         describe('idempotent retries', () => idempotencyTests(t));
-        describe('quotas: calendar periods', () => quotaTests(t));
+        describe('quotas: calendar periods and bans', () => quotaTests(t));
         if (store.remote) describe('batched Redis calls', () => batchingTests(t, redis));
       });
     }

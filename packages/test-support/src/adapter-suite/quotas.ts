@@ -1,14 +1,14 @@
 import { expect, it } from 'vitest';
-import { calendarWindow, tokenBucket } from '@rl/core';
+import { calendarWindow, fixedWindow, tokenBucket } from '@rl/core';
 import { members } from '../http-client.js';
-import type { SuiteContext } from './context.js';
+import { T0, type SuiteContext } from './context.js';
 
 const HOUR = 3_600_000;
 const DAY = 24 * HOUR;
 /** An instant given in UTC. */
 const utc = (iso: string): number => Date.parse(`${iso}Z`);
 
-/** Quotas as API products sell them: calendar periods in a time zone, beside a burst limit. */
+/** Quotas as API products sell them: calendar periods in a time zone beside a burst limit, and bans held in the store. */
 export function quotaTests(t: SuiteContext): void {
   it("1000 per calendar month in Europe/Paris beside a burst bucket: w is the month's real length; at 23:59:30 local on its last day, Retry-After and t are 30", async () => {
     // 2027-02-28T22:59:30Z is 23:59:30 in Paris (UTC+1 in winter), the last day of a 28-day February.
@@ -32,5 +32,33 @@ export function quotaTests(t: SuiteContext): void {
     expect(march.status).toBe(200);
     expect(members(march.headers['ratelimit-policy'])[0]).toEqual({ name: '3-per-month', params: { q: 3, w: (31 * DAY - HOUR) / 1000 } });
     expect(members(march.headers['ratelimit'])[0]).toEqual({ name: '3-per-month', params: { r: 2, t: (31 * DAY - HOUR) / 1000 } });
+  });
+
+  it("blockKey bans a user in every limit: 429 with the ban's time left as Retry-After, nothing charged, other users served; unblockKey admits it again", async () => {
+    let now = T0;
+    const user = (req: unknown) => t.adapter.view(req).header('x-user') ?? 'anonymous';
+    const app = await t.open({ middlewares: [{ key: user, bans: true, clock: () => now, limits: [{ algorithm: fixedWindow({ limit: 5, window: '1m' }) }, { algorithm: tokenBucket({ capacity: 10, refillRate: 1 }) }] }] });
+    const as = (name: string) => ({ headers: { 'x-user': name } });
+    expect((await app.request('/', as('mallory'))).status).toBe(200);
+    await app.blockKey('mallory', '1h');
+    now = T0 + 60_000;
+    for (let i = 0; i < 3; i++) {
+      const banned = await app.request('/', as('mallory'));
+      expect(banned.status).toBe(429);
+      expect(banned.headers['retry-after']).toBe(String(3600 - 60));
+      expect(banned.body).toMatchObject({ status: 429, retryAfter: 3600 - 60 });
+    }
+    expect((await app.request('/', as('alice'))).status).toBe(200);
+    await app.unblockKey('mallory');
+    // The fixed window has rolled over; the bucket kept its 9 tokens (plus the minute's refill, capped): the ban charged nothing.
+    const back = await app.request('/', as('mallory'));
+    expect(back.status).toBe(200);
+    expect(members(back.headers['ratelimit-policy']).length).toBe(2);
+    expect(back.body).toEqual({ remaining: 4 });
+  });
+
+  it('blockKey on a middleware without bans: true is a typed error naming the option', async () => {
+    const app = await t.open({ middlewares: [{ algorithm: fixedWindow({ limit: 5, window: '1m' }) }] });
+    await expect(app.blockKey('k', '1h')).rejects.toMatchObject({ code: 'RL_UNSUPPORTED', message: expect.stringMatching(/bans: true/) });
   });
 }
