@@ -1,7 +1,7 @@
 import { EventEmitter } from 'node:events';
 import type { Algorithm } from '../algorithm.js';
 import type { Decision } from '../decision.js';
-import { InvalidOptionError, UnsupportedError } from '../errors.js';
+import { UnsupportedError } from '../errors.js';
 import type { ObserveOptions } from '../observe/observation.js';
 import type { Observer } from '../observe/observer.js';
 import type { Store } from '../store/interface.js';

@@ -4,7 +4,7 @@ import { MAX_CLOCK_MS, systemClock, type Clock } from '../clock.js';
 import type { Decision } from '../decision.js';
 import { parseDuration, parseTimerDuration, type Duration } from '../duration.js';
 import { InvalidOptionError, UnsupportedError } from '../errors.js';
-import { MAX_COUNT, checkOptions, integerAtLeast, isPrintableAscii, optionalBoolean, positiveNumber, spanOption } from '../options.js';
+import { MAX_COUNT, checkOptions, integerAtLeast, isPrintableAscii, optionalBoolean, positiveNumber } from '../options.js';
 import { LIMITER_PEER_OPTIONS } from '../peer-option-hints.js';
 import type { Store } from '../store/interface.js';
 import type { Observer } from '../observe/observer.js';
