@@ -46,6 +46,7 @@ const ALLOWED: Readonly<Record<string, string>> = {
   'packages/store-memory/src/memory-store.test.ts': "the memory store's tests, each with an algorithm or a few as examples",
   'packages/store-redis/bench/bench.mjs': 'the benchmark: the configurations it measures, one or two per kind',
   'packages/store-redis/test/support/contention-worker.ts': 'the contention test worker: a switch over the four kinds the contention test chose',
+  'packages/core/src/limiter/rate-layouts.ts': 'one algorithm per rate state layout, so that a ban reaches a key in every layout a per-call algorithm may use (a new algorithm of a new layout adds itself here)',
 };
 
 const ROOT = fileURLToPath(new URL('../../..', import.meta.url));

@@ -93,7 +93,8 @@ export function decideIdempotent(
 ): Decision {
   const found = ids.find(slot, idempotency, now);
   if (found !== undefined && found.fingerprint === idempotency.fingerprint) {
-    const current = decide.peek();
+    // The numbers of now, without a reason of the peek's (a ban's 'blocked'): the replay is the store's answer.
+    const { reason: _, ...current } = decide.peek();
     const delayMs = Math.max(0, Math.ceil(found.at + found.delayMs - now));
     return markReplayed({ ...current, allowed: true, retryAfterMs: 0, delayMs, at: found.at });
   }

@@ -11,8 +11,8 @@ export function decisionOf(r: Buffer, offset: number, algorithm: Algorithm): Dec
   const o = offset;
   const allowed = r.readDoubleLE(o);
   const decision = decisionFromExact(allowed >= 1, r.readDoubleLE(o + 8), r.readDoubleLE(o + 16), r.readDoubleLE(o + 24), r.readDoubleLE(o + 32), algorithm.limit, algorithm.policyAt?.(r.readDoubleLE(o + 40)) ?? algorithm.policy, r.readDoubleLE(o + 40));
-  // A ban's denial has the delay -1 (see block-reply.lua).
-  if (allowed === 0 && r.readDoubleLE(o + 32) < 0) return markBanned(decision);
+  // A ban's denial has the delay -1 (see block-reply.lua), a conflict's too (-1: denied).
+  if (allowed <= 0 && r.readDoubleLE(o + 32) < 0) markBanned(decision);
   if (allowed === 1 || allowed === 0) return decision;
   return allowed === 2 ? markReplayed(decision) : markConflict(decision);
 }

@@ -48,7 +48,9 @@ export class KeyControls {
     this.script ??= this.adapter.script('rl_ban', 1, BAN_LUA);
     const [target, field] = this.where(plan, key);
     await this.script.call(undefined, target, field, String(durationMs), now === undefined ? '' : String(now));
-    // A cached admission does not exist (a deny cache holds denials): nothing to tell other processes.
+    // Every process's deny cache forgets the key's cached denial: a ban may end sooner than a lockout
+    // or an earlier ban it replaces.
+    this.resets.publish(key);
   }
 
   async unban(plan: ScriptPlan, key: string): Promise<void> {

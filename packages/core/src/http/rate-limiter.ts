@@ -163,16 +163,12 @@ export class HttpRateLimiter<Req> {
    * left, charging nothing. Needs `bans: true` (or `blockDuration`) on the middleware.
    */
   async blockKey(key: string, duration: Duration, options?: BlockOptions): Promise<void> {
-    await Promise.all(this.rateLimiters().map((limiter) => limiter.block(key, duration, options)));
+    await Promise.all(bannable([this], 'blockKey').map((limiter) => limiter.block(key, duration, options)));
   }
 
   /** Lifts `key`'s ban (or lockout) in every rate limit of this middleware, on every instance (see `limiter.unblock`). */
   async unblockKey(key: string): Promise<void> {
-    await Promise.all(this.rateLimiters().map((limiter) => limiter.unblock(key)));
-  }
-
-  private rateLimiters(): readonly Limiter[] {
-    return this.limiters.filter((limiter) => !limiter.isConcurrencyLimit);
+    await Promise.all(bannable([this], 'unblockKey').map((limiter) => limiter.unblock(key)));
   }
 
   /**
@@ -194,6 +190,18 @@ export class HttpRateLimiter<Req> {
     await Promise.all(this.limiters.map((limiter) => limiter.close()));
     await this.ownedStore?.close?.();
   }
+}
+
+/**
+ * The rate limits of `middlewares` (a Fastify plugin's routes: several), which all check bans; else,
+ * before any is banned, an `UnsupportedError` naming `verb` (also when there is no rate limit at all).
+ */
+export function bannable(middlewares: Iterable<HttpRateLimiter<never>>, verb: string): readonly Limiter[] {
+  const limiters = [...middlewares].flatMap((m) => m.limiters.filter((limiter) => !limiter.isConcurrencyLimit));
+  if (limiters.length === 0 || limiters.some((limiter) => !coreOf(limiter)!.bans)) {
+    throw new UnsupportedError(`${verb}() needs bans: true on the middleware (and on each route with limits of its own): each decision then reads the key's ban in the same store step.`);
+  }
+  return limiters;
 }
 
 /**
@@ -219,6 +227,8 @@ function limiterOptions<Req>(config: HttpConfig<Req>, limit: LimitConfig<Req>, p
     maxCost: limit.maxCost,
     onStoreError: limit.onStoreError ?? config.limiterOptions.onStoreError,
     lease: limit.lease,
+    // A concurrency limit takes no ban: the middleware's `bans` is for its rate limits.
+    bans: limit.algorithm?.stateKind === 'leases' ? undefined : config.limiterOptions.bans,
     maxDebt: limit.maxDebt !== undefined ? limit.maxDebt : config.limiterOptions.maxDebt,
   } as LimiterOptions;
 }

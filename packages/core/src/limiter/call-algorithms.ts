@@ -4,6 +4,7 @@ import { InvalidAlgorithmError } from '../errors.js';
 import type { Store } from '../store/interface.js';
 import { checkStoreBlocks } from './block-options.js';
 import { checkStoreRuns } from './options.js';
+import { rateLayouts } from './rate-layouts.js';
 
 /**
  * The algorithms a limiter is called with besides its own (`consume(key, cost, algorithm)`: a plan or a
@@ -57,6 +58,20 @@ export class CallAlgorithms {
     if (this.blockMs > 0) return this.bans ? withBans(withBlock(algorithm, this.blockMs)) : withBlock(algorithm, this.blockMs);
     if (algorithm.blockMs > 0) checkStoreBlocks(this.store, `the ${algorithm.kind} algorithm has a block of ${algorithm.blockMs} ms`);
     return this.bans ? withBans(algorithm) : algorithm;
+  }
+
+  /**
+   * The algorithms a ban or unban goes through: one per rate state layout (`rateLayouts`), those of
+   * the kinds the store runs, and any other layout seen (a newer revision), each as `layouts` gives it.
+   */
+  *banLayouts(): IterableIterator<Algorithm> {
+    const seen = new Set<string>();
+    for (const algorithm of [...this.byLayout.values(), ...rateLayouts()]) {
+      const layout = layoutOf(algorithm);
+      if (algorithm.stateKind === 'leases' || seen.has(layout) || !this.store.capabilities.algorithms.includes(algorithm.kind)) continue;
+      seen.add(layout);
+      yield this.withLockout(algorithm);
+    }
   }
 
   /** One algorithm per state layout seen, each with the limiter's lockout, for a reset of every state a key may have (and its block). */

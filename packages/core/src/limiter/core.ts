@@ -210,13 +210,13 @@ export class LimiterCore {
   }
 
   /** Forgets `key`'s state in every state layout the limiter was called with, its lockout, and its cached denial (again once done: one answered meanwhile is stale). */
-  /** An operator's call on `key` in every state layout it may have (see `CallAlgorithms` and `StoreGuard.control`); its cached denial forgotten but for a ban. */
+  /** An operator's call on `key` in every state layout it may have (see `CallAlgorithms` and `StoreGuard.control`; a ban or unban: every rate layout); its cached denial forgotten. */
   async control(key: string, what: 'reset' | 'ban' | 'unban', durationMs = 0): Promise<void> {
     const storeKey = this.keyPrefix + key;
-    if (what !== 'ban') this.denyCache?.delete(storeKey);
+    this.denyCache?.delete(storeKey);
     if (what === 'reset') this.quota?.forget(storeKey);
-    await Promise.all(Array.from(this.calls.layouts(), (algorithm) => this.guard.control(storeKey, what, algorithm, durationMs)));
-    if (what !== 'ban') this.denyCache?.delete(storeKey);
+    await Promise.all(Array.from(what === 'reset' ? this.calls.layouts() : this.calls.banLayouts(), (a) => this.guard.control(storeKey, what, a, durationMs)));
+    this.denyCache?.delete(storeKey);
   }
 
   /** `value` when this rate limiter can decide a call with it, with its lockout (see `CallAlgorithms`); else `InvalidAlgorithmError` or `UnsupportedError`. */

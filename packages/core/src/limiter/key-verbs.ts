@@ -37,7 +37,7 @@ export function reserveOf(core: LimiterCore, key: string, cost: number, options:
 export async function blockOf(core: LimiterCore, key: string, duration: Duration, options: BlockOptions | undefined): Promise<BlockEvent> {
   checkKey(key);
   const durationMs = spanOption(duration, 'limiter.block.duration');
-  const o = checkOptions(options ?? {}, ['reason'], 'limiter.block.options');
+  const o = checkOptions(options === undefined ? {} : options, ['reason'], 'limiter.block.options');
   const reason = o.reason;
   if (reason !== undefined && (typeof reason !== 'string' || reason.length > 200 || !isPrintableAscii(reason))) {
     throw new InvalidOptionError('limiter.block.options.reason', reason, 'printable ASCII text of at most 200 characters');

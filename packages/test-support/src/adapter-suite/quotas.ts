@@ -1,5 +1,5 @@
 import { expect, it } from 'vitest';
-import { calendarWindow, fixedWindow, tokenBucket } from '@rl/core';
+import { calendarWindow, concurrency, fixedWindow, tokenBucket } from '@rl/core';
 import { members } from '../http-client.js';
 import { T0, type SuiteContext } from './context.js';
 
@@ -55,6 +55,17 @@ export function quotaTests(t: SuiteContext): void {
     expect(back.status).toBe(200);
     expect(members(back.headers['ratelimit-policy']).length).toBe(2);
     expect(back.body).toEqual({ remaining: 4 });
+  });
+
+  it('bans: true beside a concurrency limit: the rate limits are banned, the permit limit takes no ban', async () => {
+    const app = await t.open({ middlewares: [{ bans: true, limits: [{ algorithm: fixedWindow({ limit: 5, window: '1m' }) }, { algorithm: concurrency({ limit: 2 }) }] }] });
+    expect((await app.request('/')).status).toBe(200);
+    await app.blockKey('127.0.0.1', '1m');
+    const banned = await app.request('/');
+    // The default key is the client address: the ban is on it.
+    expect(banned.status).toBe(429);
+    await app.unblockKey('127.0.0.1');
+    expect((await app.request('/')).status).toBe(200);
   });
 
   it('blockKey on a middleware without bans: true is a typed error naming the option', async () => {

@@ -1,5 +1,8 @@
 import { describe, expect } from 'vitest';
 import { fixedWindow } from '../../algorithms/fixed-window.js';
+import { slidingWindowLog } from '../../algorithms/sliding-window-log.js';
+import { tokenBucket } from '../../algorithms/token-bucket.js';
+import { wasReplayed } from '../../store/charge-marks.js';
 import { createLimiter, type LimiterOptions } from '../../limiter/index.js';
 import { freshPrefix, gatedIt, rateSamples, runsAll, type Suite } from './suite.js';
 
@@ -66,6 +69,31 @@ export function describeBans(suite: Suite): void {
       expect(await b.consume('k')).toMatchObject({ allowed: true, remaining: 4 });
     });
 
+    gatedIt('a ban reaches the key in every layout: a limiter of per-call algorithms banning before any call, and a per-call algorithm of another kind than its own', () => bans() && runsAll(suite.store, ['fixed-window', 'token-bucket', 'sliding-window-log']), async () => {
+      const prefix = freshPrefix('ban-layouts');
+      const admin = createLimiter({ store: suite.store, clock: () => 1_000, prefix, timeout: false, bans: true, denyCache: false });
+      await admin.block('k', '1h');
+      const plans = createLimiter({ store: suite.store, clock: () => 2_000, prefix, timeout: false, bans: true, denyCache: false });
+      expect(await plans.consume('k', 1, tokenBucket({ capacity: 5, refillRate: 1 }))).toMatchObject({ allowed: false, reason: 'blocked' });
+      const own = createLimiter({ algorithm: fixedWindow({ limit: 5, window: '1m' }), store: suite.store, clock: () => 2_000, prefix, timeout: false, bans: true, denyCache: false });
+      expect(await own.consume('k')).toMatchObject({ allowed: false, reason: 'blocked' });
+      expect(await own.consume('k', 1, slidingWindowLog({ limit: 5, window: '1m' }))).toMatchObject({ allowed: false, reason: 'blocked' });
+      await own.unblock('k');
+      expect((await plans.consume('k', 1, tokenBucket({ capacity: 5, refillRate: 1 }))).allowed).toBe(true);
+      expect((await own.consume('k', 1, slidingWindowLog({ limit: 5, window: '1m' }))).allowed).toBe(true);
+    });
+
+    gatedIt('an idempotent retry of a request admitted before the ban is replayed (it charges nothing), as the store\'s answer, with no reason', () => bans() && suite.store.capabilities.idempotency === true && runsAll(suite.store, ['fixed-window']), async () => {
+      const limiter = limiterOf({ algorithm: fixedWindow({ limit: 5, window: '1h' }), denyCache: false }, () => 1_000);
+      expect((await limiter.consume('k', 1, { idempotencyKey: 'order-1' })).allowed).toBe(true);
+      await limiter.block('k', '1h');
+      const retry = await limiter.consume('k', 1, { idempotencyKey: 'order-1' });
+      expect(retry).toMatchObject({ allowed: true });
+      expect(retry.reason).toBeUndefined();
+      expect(wasReplayed(retry)).toBe(true);
+      expect(await limiter.consume('k', 2, { idempotencyKey: 'order-1' })).toMatchObject({ allowed: false, reason: 'blocked' });
+    });
+
     gatedIt('block() on a limiter without bans (or on a concurrency limit) is a typed error; bad input is refused before the store is asked', () => bans(), async () => {
       const plain = createLimiter({ algorithm: fixedWindow({ limit: 1, window: '1m' }), store: suite.store, prefix: freshPrefix('ban-off'), timeout: false });
       await expect(plain.block('k', '1h')).rejects.toMatchObject({ code: 'RL_UNSUPPORTED', message: expect.stringMatching(/bans: true/) });
@@ -73,6 +101,7 @@ export function describeBans(suite: Suite): void {
       await expect(limiter.block('', '1h')).rejects.toMatchObject({ code: 'RL_INVALID_KEY' });
       await expect(limiter.block('k', 0 as never)).rejects.toMatchObject({ code: 'RL_INVALID_OPTION', field: 'limiter.block.duration' });
       await expect(limiter.block('k', '1h', { reason: 'x\n' })).rejects.toMatchObject({ code: 'RL_INVALID_OPTION', field: 'limiter.block.options.reason' });
+      await expect(limiter.block('k', '1h', null as never)).rejects.toMatchObject({ code: 'RL_INVALID_OPTION' });
       expect((await limiter.consume('k')).allowed).toBe(true);
     });
   });
