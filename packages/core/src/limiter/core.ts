@@ -209,8 +209,7 @@ export class LimiterCore {
     this.guard.notServed(decision);
   }
 
-  /** Forgets `key`'s state in every state layout the limiter was called with, its lockout, and its cached denial (again once done: one answered meanwhile is stale). */
-  /** An operator's call on `key` in every state layout it may have (see `CallAlgorithms` and `StoreGuard.control`; a ban or unban: every rate layout); its cached denial forgotten. */
+  /** An operator's call on `key` in every state layout it may have (see `CallAlgorithms` and `StoreGuard.control`; a ban or unban: every rate layout); its cached denial forgotten, again once done (one answered meanwhile is stale). */
   async control(key: string, what: 'reset' | 'ban' | 'unban', durationMs = 0): Promise<void> {
     const storeKey = this.keyPrefix + key;
     this.denyCache?.delete(storeKey);
