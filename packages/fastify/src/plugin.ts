@@ -1,7 +1,7 @@
 import type { FastifyInstance } from 'fastify';
 import { MemoryStore } from '@rl/store-memory';
 import { InvalidOptionError, type BlockOptions, type Duration, type Store } from '@rl/core';
-import { bannable, checkOptionNames, type HttpRateLimiter, type OutageLogger } from '@rl/core/http';
+import { bannable, checkOptionNames, type OutageLogger } from '@rl/core/http';
 import { ADAPTER_OPTIONS } from './binding.js';
 import { addHook, limitRoutesDeclaredBefore, routesDeclared } from './early-routes.js';
 import type { RateLimitHook, RateLimitPluginOptions, RouteRateLimitOptions } from './options.js';
@@ -126,11 +126,11 @@ export async function rateLimitPlugin(fastify: FastifyInstance, options: RateLim
       /** Bans `key` in every rate limit of the plugin (see `blockKey` of the other adapters). */
       async blockKey(key: string, duration: Duration, options?: BlockOptions): Promise<void> {
         // Every limit checks bans, or none is banned.
-        await Promise.all(bannable(limits as Set<HttpRateLimiter<never>>, 'fastify.rateLimit.blockKey').map((limiter) => limiter.block(key, duration, options)));
+        await Promise.all(bannable(limits, 'fastify.rateLimit.blockKey').map((limiter) => limiter.block(key, duration, options)));
       },
       /** Lifts `key`'s ban in every rate limit of the plugin. */
       async unblockKey(key: string): Promise<void> {
-        await Promise.all(bannable(limits as Set<HttpRateLimiter<never>>, 'fastify.rateLimit.unblockKey').map((limiter) => limiter.unblock(key)));
+        await Promise.all(bannable(limits, 'fastify.rateLimit.unblockKey').map((limiter) => limiter.unblock(key)));
       },
     });
     fastify.decorate('rateLimit', decorator);

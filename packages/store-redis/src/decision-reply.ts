@@ -10,9 +10,11 @@ import { decisionFromExact, markBanned, markConflict, markReplayed, type Algorit
 export function decisionOf(r: Buffer, offset: number, algorithm: Algorithm): Decision {
   const o = offset;
   const allowed = r.readDoubleLE(o);
-  const decision = decisionFromExact(allowed >= 1, r.readDoubleLE(o + 8), r.readDoubleLE(o + 16), r.readDoubleLE(o + 24), r.readDoubleLE(o + 32), algorithm.limit, algorithm.policyAt?.(r.readDoubleLE(o + 40)) ?? algorithm.policy, r.readDoubleLE(o + 40));
+  const delay = r.readDoubleLE(o + 32);
+  const at = r.readDoubleLE(o + 40);
+  const decision = decisionFromExact(allowed >= 1, r.readDoubleLE(o + 8), r.readDoubleLE(o + 16), r.readDoubleLE(o + 24), delay, algorithm.limit, algorithm.policyAt?.(at) ?? algorithm.policy, at);
   // A ban's denial has the delay -1 (see block-reply.lua), a conflict's too (-1: denied).
-  if (allowed <= 0 && r.readDoubleLE(o + 32) < 0) markBanned(decision);
+  if (allowed <= 0 && delay < 0) markBanned(decision);
   if (allowed === 1 || allowed === 0) return decision;
   return allowed === 2 ? markReplayed(decision) : markConflict(decision);
 }

@@ -57,7 +57,16 @@ export interface ScriptConfiguration {
    * (which holds `''` there) and their values per call. A configuration with them is always sent by
    * argument (see {@link configurationArguments}).
    */
-  readonly timed: { readonly at: readonly number[]; readonly constants: TimedConstants } | undefined;
+  readonly timed: TimedPlan | undefined;
+}
+
+/** Constants that change with time, in a configuration: where they go, and the configuration last filled with them. */
+export interface TimedPlan {
+  readonly at: readonly number[];
+  readonly constants: TimedConstants;
+  /** The values `filled` was made from (`constants.values` returns the same array while they do not change). */
+  from: readonly string[] | undefined;
+  filled: readonly string[];
 }
 
 /** How the store runs one algorithm object: its configuration, and what it shares with other plans. */
@@ -121,7 +130,7 @@ export function planScript(algorithm: Algorithm): ScriptConfiguration {
     stateBytes = DOUBLE_BYTES * (1 + layout.stateSize);
   }
   const suffix = `:${algorithm.stateTag}${layoutRevision > 1 ? String(layoutRevision) : ''}`;
-  const timed = algorithm.script.timed === undefined ? undefined : { at: timedAt, constants: algorithm.script.timed };
+  const timed = algorithm.script.timed === undefined ? undefined : { at: timedAt, constants: algorithm.script.timed, from: undefined, filled: values };
   return { script, values, stateBytes, id: `${name} ${values.join(' ')} ${stateBytes}`, suffix, compact: layout.compact, keys, timed };
 }
 
@@ -136,12 +145,17 @@ export function configurationArguments(plan: ScriptConfiguration, values: readon
   const now = values[1] === undefined ? Date.now() : Number(values[1]);
   // A `now` that is no finite number is sent without the constants: the script rejects it first.
   if (!Number.isFinite(now)) return plan.values;
-  const timed = plan.timed.constants.values(now);
-  const out = [...plan.values];
-  plan.timed.at.forEach((at, i) => {
-    out[at] = timed[i]!;
-  });
-  return out;
+  const timed = plan.timed;
+  const current = timed.constants.values(now);
+  if (current !== timed.from) {
+    const filled = [...plan.values];
+    timed.at.forEach((at, i) => {
+      filled[at] = current[i]!;
+    });
+    timed.from = current;
+    timed.filled = filled;
+  }
+  return timed.filled;
 }
 
 /**

@@ -52,14 +52,14 @@ export function calendarWindow(options: CalendarWindowOptions): NumericAlgorithm
   const name = `${limit}-per-${period}`;
   const policy = makePolicy(limit, NOMINAL[period], name);
   const policies = new Map<number, Policy>();
-  const policyAt = (t: number): Policy => {
-    const start = periods.startOf(t);
+  const policyOf = (start: number): Policy => {
     const length = periods.endOf(start) - start;
     let p = policies.get(length);
     if (p === undefined) policies.set(length, (p = makePolicy(limit, length, name)));
     return p;
   };
-  const windows: WindowPeriods = { startOf: (t) => periods.startOf(t), endOf: (start) => periods.endOf(start), policyAt };
+  // Bound: `windowCounter` calls them unbound.
+  const windows: WindowPeriods = { startOf: (t) => periods.startOf(t), endOf: (start) => periods.endOf(start), policyOf };
   const weekStart = period === 'week' ? WEEKDAYS[periods.weekStart] : undefined;
   const where = `${period === 'week' ? `week from ${weekStart}` : period} in ${periods.timeZone}`;
 
@@ -86,7 +86,7 @@ export function calendarWindow(options: CalendarWindowOptions): NumericAlgorithm
       timed: boundaries(periods),
     }),
 
-    policyAt,
+    policyAt: (at: number) => policyOf(periods.startOf(at)),
 
     describe: () => `each calendar ${where} admits at most ${limit}; up to ${2 * limit} around a boundary`,
 

@@ -10,8 +10,8 @@ export interface WindowPeriods {
   startOf(t: number): number;
   /** The end (ms) of the window that starts at `start` (a value of {@link WindowPeriods.startOf}): the next one's start. */
   endOf(start: number): number;
-  /** The policy a decision at `t` reports: its `w` is the length of the window that holds `t`. */
-  policyAt(t: number): Policy;
+  /** The policy a decision in the window that starts at `start` reports (a value of {@link WindowPeriods.startOf}): its `w` is that window's length. */
+  policyOf(start: number): Policy;
 }
 
 /** The windows `[k·windowMs, (k+1)·windowMs)`, aligned to multiples of the window on the clock. */
@@ -19,7 +19,7 @@ export function alignedWindows(windowMs: number, policy: Policy): WindowPeriods 
   return {
     startOf: (t) => Math.floor(t / windowMs) * windowMs,
     endOf: (start) => start + windowMs,
-    policyAt: () => policy,
+    policyOf: () => policy,
   };
 }
 
@@ -86,7 +86,7 @@ export function windowCounter(limit: number, countDenied: boolean, periods: Wind
         s[at + 1] = count;
       }
       const delay = allowed && maxDelay !== undefined ? slot - now : 0;
-      return decisionFromExact(allowed, limit - count, count > 0 ? end - now : 0, retryAt - now, delay, limit, periods.policyAt(now), now);
+      return decisionFromExact(allowed, limit - count, count > 0 ? end - now : 0, retryAt - now, delay, limit, periods.policyOf(current), now);
     },
 
     expiresAt(s: NumericState, at: number): number {

@@ -196,7 +196,7 @@ export class HttpRateLimiter<Req> {
  * The rate limits of `middlewares` (a Fastify plugin's routes: several), which all check bans; else,
  * before any is banned, an `UnsupportedError` naming `verb` (also when there is no rate limit at all).
  */
-export function bannable(middlewares: Iterable<HttpRateLimiter<never>>, verb: string): readonly Limiter[] {
+export function bannable<Req>(middlewares: Iterable<HttpRateLimiter<Req>>, verb: string): readonly Limiter[] {
   const limiters = [...middlewares].flatMap((m) => m.limiters.filter((limiter) => !limiter.isConcurrencyLimit));
   if (limiters.length === 0 || limiters.some((limiter) => !coreOf(limiter)!.bans)) {
     throw new UnsupportedError(`${verb}() needs bans: true on the middleware (and on each route with limits of its own): each decision then reads the key's ban in the same store step.`);

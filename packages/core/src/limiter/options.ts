@@ -156,7 +156,7 @@ export interface LimiterConfig {
   readonly denyCache: DenyCache | undefined;
   /** The lockout after a denial in ms (0: none); `algorithm` already carries it (see `withBlock`). */
   readonly blockMs: number;
-  /** The key's ban is checked with each decision: option `bans`, or a lockout; `algorithm` carries it (see `withBans`). */
+  /** The key's ban is checked with each decision (option `bans`, or a lockout on a store that holds bans): `block` and `unblock` work; `algorithm` carries it (see `withBans`). */
   readonly bans: boolean;
   /** Quota leases; undefined: every charge goes to the store. */
   readonly lease: LeaseConfig | undefined;
@@ -194,7 +194,8 @@ export function parseLimiterOptions(options: LimiterOptions, name = 'createLimit
   const clock = o.clock === undefined ? undefined : checkedClock(o.clock as Clock, `${name}.clock`);
   const local = store.capabilities.local;
   const blockMs = parseBlockDuration(o.blockDuration, algorithm, store, `${name}.blockDuration`);
-  const bans = parseBans(o.bans, algorithm, store, `${name}.bans`) || blockMs > 0;
+  // A lockout's check reads a ban too, where the store holds bans.
+  const bans = parseBans(o.bans, algorithm, store, `${name}.bans`) || (blockMs > 0 && store.capabilities.bans === true);
   const blocked = algorithm === undefined || o.blockDuration === undefined ? algorithm : withBlock(algorithm, blockMs, `${name}.blockDuration`);
   return {
     algorithm: bans && blocked !== undefined ? withBans(blocked) : blocked,
@@ -216,7 +217,7 @@ export function parseLimiterOptions(options: LimiterOptions, name = 'createLimit
     timers: o.timers === undefined ? systemTimers : checkTimers(o.timers, `${name}.timers`),
     onStoreError: o.onStoreError,
     denyCache: parseDenyCache(o.denyCache, algorithm, local, `${name}.denyCache`),
-    lease: parseLeaseOptions(o.lease, algorithm, bans, `${name}.lease`),
+    lease: parseLeaseOptions(o.lease, algorithm, bans || blockMs > 0, `${name}.lease`),
     maxDebt: o.maxDebt === undefined ? undefined : checkMaxDebt(o.maxDebt, `${name}.maxDebt`),
     idempotency: parseIdempotencyOptions(o.idempotencyTtl, o.idempotencyMaxIds, name),
   };
