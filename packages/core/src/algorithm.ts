@@ -81,6 +81,8 @@ export interface ScriptDescriptor {
    * neither a store's tables nor Redis's script cache grow as time passes.
    */
   readonly timed?: TimedConstants;
+  /** The twin reads the key's override (`Store.setOverride`) and decides with its numbers in place of `constants` (see `withOverrides`). */
+  readonly overrides?: boolean;
 }
 
 /** The constants of a configuration that change with time (see {@link ScriptDescriptor.timed}). */
@@ -108,12 +110,9 @@ export interface AlgorithmCommon {
   /** True when an admitted request may have to wait (`delayMs > 0`): a shaping leaky bucket. The HTTP layer then requires `wait`. */
   readonly mayDelay: boolean;
   /**
-   * The longest `maxDelay` (ms) a reservation of this algorithm may ask for (see
-   * {@link NumericAlgorithm.step}): as far as its state can represent a queue. A token bucket: any
-   * wait up to `MAX_TIMER_MS` (24 days: its balance goes as far below 0 as the wait needs, and its
-   * state's expiry covers it), or its full refill when that is longer. A leaky bucket: its horizon
-   * (its one timestamp is clamped to a full bucket). A window algorithm: one window (its state holds
-   * the current window and the next). 0: it cannot reserve (concurrency).
+   * The longest `maxDelay` (ms) a reservation may ask for (see {@link NumericAlgorithm.step}): as far as its state can represent a
+   * queue. A token bucket: any wait up to `MAX_TIMER_MS` (24 days: its balance goes as far below 0 as the wait needs), or its full
+   * refill when longer. A leaky bucket: its horizon (one timestamp, clamped to a full bucket). A window: one window. 0: none (concurrency).
    */
   readonly maxReserveMs: number;
   /**
@@ -125,6 +124,8 @@ export interface AlgorithmCommon {
   readonly blockMs: number;
   /** Whether a store checks the key's block (a lockout's or a ban's, `Store.ban`) before the step: with a lockout, or through `withBans`. */
   readonly checksBlocks: boolean;
+  /** Whether a store decides with the key's live override (`Store.setOverride`), read in the same step: through `withOverrides`. */
+  readonly checksOverrides?: boolean;
   /** What a store that runs the step elsewhere (Redis, with a Lua twin) needs to know. */
   readonly script: ScriptDescriptor;
   /** The policy of a decision at `at` (ms) when it changes with time (a calendar window's `w`); absent: {@link AlgorithmCommon.policy}. */

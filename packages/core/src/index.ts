@@ -15,7 +15,7 @@ export type { Decision, DecisionReason, Policy } from './decision.js';
 export { parseDuration, formatDuration, type Duration, type DurationUnit } from './duration.js';
 export { systemClock, type Clock } from './clock.js';
 export { systemTimers, type Timers, type TimerHandle } from './timers.js';
-export type { Store, StoreCapabilities, MaybePromise } from './store/interface.js';
+export type { Store, StoreCapabilities, MaybePromise, StoredOverride } from './store/interface.js';
 export {
   createLimiter,
   Limiter,
@@ -26,6 +26,7 @@ export {
   type ReserveOptions,
   type BlockEvent,
   type BlockOptions,
+  type OverrideOptions,
   type ChargeOptions,
   type StoreErrorPolicy,
   type FallbackLimiter,

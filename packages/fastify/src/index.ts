@@ -2,8 +2,8 @@
 // limits (route-limit.ts) answer through Fastify's side of the shared decision tree (fastify-io.ts).
 import type { FastifyRequest } from 'fastify';
 import fp from 'fastify-plugin';
-import { idempotencyKeyFrom } from '@rl/core/http';
-import type { BlockOptions, Duration, RateLimitResult } from '@rl/core';
+import { idempotencyKeyFrom, type KeyControls } from '@rl/core/http';
+import type { RateLimitResult } from '@rl/core';
 import type { RateLimitHook, RouteRateLimitOptions } from './options.js';
 import { rateLimitPlugin } from './plugin.js';
 
@@ -22,24 +22,15 @@ declare module 'fastify' {
      * unknown paths), or a route of `global: false`. With options, they are merged over the plugin's
      * (as a route's `config.rateLimit`). Its permits are released when the response closes. Do not add
      * it to a route the plugin already limits: that counts the request twice (`RL_DOUBLE_COUNT`).
+     *
+     * Also the key controls of every limit of the plugin, in every context it is registered in, on
+     * every instance sharing the store (see `KeyControls`): `resetKey(key)` (for example after a
+     * successful login: its next request starts with a full quota, a lockout is lifted; a Redis store
+     * tells the other instances' deny caches; rejects when a limit's store fails or times out),
+     * `blockKey(key, duration)` and `unblockKey(key)` (bans: `bans: true`), `setOverride(key,
+     * algorithm, { ttl, limit })`, `getOverride(key)` and `clearOverride(key)` (`overrides: true`).
      */
-    rateLimit: {
-      (options?: RouteRateLimitOptions): RateLimitHook;
-      /**
-       * Forgets `key` in every limit of the plugin (for example after a successful login): its next
-       * request starts with a full quota, and a lockout is lifted, on every instance sharing the store
-       * (a Redis store tells the other instances' deny caches). Rejects when a limit's store fails or
-       * times out (see `HttpRateLimiter.resetKey`).
-       */
-      resetKey(key: string): Promise<void>;
-      /**
-       * Bans `key` in every rate limit of the plugin for `duration`, on every instance sharing the
-       * store (a 429 with the ban's time left as Retry-After, nothing charged); needs `bans: true`.
-       */
-      blockKey(key: string, duration: Duration, options?: BlockOptions): Promise<void>;
-      /** Lifts `key`'s ban in every rate limit of the plugin, on every instance. */
-      unblockKey(key: string): Promise<void>;
-    };
+    rateLimit: KeyControls & ((options?: RouteRateLimitOptions) => RateLimitHook);
   }
   interface FastifyContextConfig {
     /** This route's limit: options merged over the plugin's, or false for no limit. */

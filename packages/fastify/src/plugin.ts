@@ -1,7 +1,7 @@
 import type { FastifyInstance } from 'fastify';
 import { MemoryStore } from '@rl/store-memory';
-import { InvalidOptionError, type BlockOptions, type Duration, type Store } from '@rl/core';
-import { bannable, checkOptionNames, type OutageLogger } from '@rl/core/http';
+import { InvalidOptionError, type Store } from '@rl/core';
+import { checkOptionNames, keyControls, type KeyControls, type OutageLogger } from '@rl/core/http';
 import { ADAPTER_OPTIONS } from './binding.js';
 import { addHook, limitRoutesDeclaredBefore, routesDeclared } from './early-routes.js';
 import type { RateLimitHook, RateLimitPluginOptions, RouteRateLimitOptions } from './options.js';
@@ -10,13 +10,10 @@ import { parseHook, prepare as prepareLimit, type Hook, type LimitSetting, type 
 /** Where the decorator keeps the app's limits. */
 const LIMITS: unique symbol = Symbol('rl.limits');
 
-/** `fastify.rateLimit`: the hook factory, with `resetKey` and the limits it resets. */
-interface Registry {
+/** `fastify.rateLimit`: the hook factory, with the key controls (`resetKey`, …) and the limits they reach. */
+interface Registry extends KeyControls {
   (routeOptions?: RouteRateLimitOptions): RateLimitHook;
   readonly [LIMITS]: Set<RouteLimit['limiter']>;
-  resetKey(key: string): Promise<void>;
-  blockKey(key: string, duration: Duration, options?: BlockOptions): Promise<void>;
-  unblockKey(key: string): Promise<void>;
 }
 
 /** Options that, when a route sets any of them, give the route its own state instead of sharing the plugin's. */
@@ -119,19 +116,8 @@ export async function rateLimitPlugin(fastify: FastifyInstance, options: RateLim
     };
     const decorator: Registry = Object.assign(rateLimitHook, {
       [LIMITS]: limits,
-      /** Forgets `key` in every limit of the plugin, in every context it is registered in (see `resetKey` of the other adapters). */
-      async resetKey(key: string): Promise<void> {
-        await Promise.all([...limits].map((limiter) => limiter.resetKey(key)));
-      },
-      /** Bans `key` in every rate limit of the plugin (see `blockKey` of the other adapters). */
-      async blockKey(key: string, duration: Duration, options?: BlockOptions): Promise<void> {
-        // Every limit checks bans, or none is banned.
-        await Promise.all(bannable(limits, 'fastify.rateLimit.blockKey').map((limiter) => limiter.block(key, duration, options)));
-      },
-      /** Lifts `key`'s ban in every rate limit of the plugin. */
-      async unblockKey(key: string): Promise<void> {
-        await Promise.all(bannable(limits, 'fastify.rateLimit.unblockKey').map((limiter) => limiter.unblock(key)));
-      },
+      // resetKey, blockKey, unblockKey, setOverride, getOverride, clearOverride: in every limit of every route of the plugin.
+      ...keyControls(limits, 'fastify.rateLimit.'),
     });
     fastify.decorate('rateLimit', decorator);
   }

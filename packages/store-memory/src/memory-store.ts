@@ -1,25 +1,29 @@
 import {
   ALGORITHM_KINDS,
   BlockTable,
+  OverrideTable,
   StoreClosedError,
   type Algorithm,
   type Clock,
   type ConcurrencyAlgorithm,
   type Decision,
-  type LogState,
   type NumericAlgorithm,
   type IdempotentCharge,
   type Settlement,
   type Store,
   type StoreCapabilities,
+  type StoredOverride,
 } from '@rl/core/store';
 import { heldKey } from './held-key.js';
 import { decideIdempotent, RememberedIds } from './remembered-ids.js';
 import { parseMemoryStoreOptions, type MemoryStoreOptions } from './memory-store-options.js';
 import { Sweeper, type Sweepable } from './sweeper.js';
-import { LeaseTable, NumericTable, ObjectTable, type AnyTable, type LogTable } from './tables.js';
+import { LeaseTable, LogTable, NumericTable, type AnyTable } from './tables.js';
 
 export { MAX_PLAIN_KEY_LENGTH } from './held-key.js';
+
+/** The kinds a key's override can change (every rate kind: a concurrency limit takes none). */
+const RATE_KINDS = ALGORITHM_KINDS.filter((kind) => kind !== 'concurrency');
 export type { MemoryStoreOptions } from './memory-store-options.js';
 
 /**
@@ -33,16 +37,18 @@ export type { MemoryStoreOptions } from './memory-store-options.js';
  * state, and a changed configuration applies to it (balances clamped to the new capacity).
  */
 export class MemoryStore implements Store {
-  readonly capabilities: StoreCapabilities = { local: true, algorithms: ALGORITHM_KINDS, blocks: true, bans: true, reservations: true, settle: true, idempotency: true };
+  readonly capabilities: StoreCapabilities = { local: true, algorithms: ALGORITHM_KINDS, blocks: true, bans: true, overrides: RATE_KINDS, reservations: true, settle: true, idempotency: true };
   readonly maxKeys: number;
   private readonly clock: Clock;
   private readonly numeric = new Map<string, NumericTable>();
-  private readonly logs: LogTable = new ObjectTable<LogState>();
+  private readonly logs = new LogTable();
   private readonly leases = new LeaseTable();
   /** The ids of idempotent charges each key remembers (each id one of `maxKeys`). */
   private readonly ids = new RememberedIds();
   /** Lockouts (`blockDuration`) and bans, beside the states: at most `maxKeys`, the ended ones swept. */
   private readonly blocks: BlockTable;
+  /** Overrides (`setOverride`), beside the states: at most `maxKeys`, the ended ones swept. */
+  private readonly overrides: OverrideTable;
   private size = 0;
   private closed = false;
   /** The one sweep timer, and where its last step stopped. */
@@ -56,6 +62,7 @@ export class MemoryStore implements Store {
   private readonly sweepable: Sweepable = {
     tables: () => this.tables(),
     blocks: () => this.blocks,
+    overrides: () => this.overrides,
     lastNow: () => this.lastNow,
     removed: (count) => {
       this.size -= count;
@@ -66,6 +73,7 @@ export class MemoryStore implements Store {
     const { maxKeys, clock, timers, sweepIntervalMs } = parseMemoryStoreOptions(options);
     this.maxKeys = maxKeys;
     this.blocks = new BlockTable(maxKeys);
+    this.overrides = new OverrideTable(maxKeys);
     this.clock = clock;
     this.sweeper = new Sweeper(this.sweepable, timers, sweepIntervalMs);
   }
@@ -95,9 +103,9 @@ export class MemoryStore implements Store {
 
   undo(key: string, algorithm: Algorithm, cost: number, now: number | undefined, chargedAt?: number, delayMs?: number, idempotencyId?: string): void {
     key = heldKey(key);
-    this.assertOpen();
+    const t = this.openAt(now);
     if (idempotencyId !== undefined) this.size += this.ids.forget(RememberedIds.slot(key, algorithm), idempotencyId);
-    const t = now === undefined ? this.clock() : now;
+    algorithm = this.overrides.decidingWith(key, algorithm, t);
     if (algorithm.stateKind === 'numeric') {
       const table = this.numeric.get(algorithm.stateTag);
       const slot = table?.index.get(key);
@@ -111,20 +119,11 @@ export class MemoryStore implements Store {
   /** Settles a charge at its real cost (see `Store.settle`): a state is made for a charge above the estimate when none is held. */
   settle(key: string, algorithm: Algorithm, settlement: Settlement, now: number | undefined): void {
     key = heldKey(key);
-    this.assertOpen();
-    const t = now === undefined ? this.clock() : now;
+    const t = this.openAt(now);
+    algorithm = this.overrides.decidingWith(key, algorithm, t);
     if (algorithm.stateKind === 'numeric') {
       const table = this.numericTable(algorithm);
-      let slot = table.index.get(key);
-      const fresh = slot === undefined;
-      if (slot === undefined) {
-        if (settlement.actual <= settlement.cost) return;
-        this.makeRoom(table, t);
-        slot = table.allocate(key);
-        this.size++;
-      }
-      algorithm.settle(table.data, slot * table.stride, fresh, t, settlement);
-      table.wrote(slot, algorithm.expiresAt(table.data, slot * table.stride));
+      this.size += table.settle(key, algorithm, t, settlement, () => this.makeRoom(table, t));
     } else if (algorithm.stateKind === 'log') {
       const entry = this.logs.index.get(key);
       if (entry === undefined) return;
@@ -135,8 +134,7 @@ export class MemoryStore implements Store {
 
   /** Bans `key` for `durationMs` (see `Store.ban`): its block, beside the state, at most `maxKeys` of them. */
   ban(key: string, algorithm: Algorithm, durationMs: number, now: number | undefined): void {
-    this.assertOpen();
-    const t = now === undefined ? this.clock() : now;
+    const t = this.openAt(now);
     this.blocks.ban(heldKey(key), algorithm, t + durationMs, t);
   }
 
@@ -146,6 +144,22 @@ export class MemoryStore implements Store {
     this.blocks.lift(heldKey(key), algorithm);
   }
 
+  /** Decides `key` with `override` for `ttlMs` (see `Store.setOverride`): beside the state, at most `maxKeys` overrides. */
+  setOverride(key: string, override: Algorithm, ttlMs: number, now: number | undefined): void {
+    const t = this.openAt(now);
+    this.overrides.set(heldKey(key), override, t + ttlMs, t);
+  }
+
+  getOverride(key: string, algorithm: Algorithm, now: number | undefined): StoredOverride | undefined {
+    return this.overrides.get(heldKey(key), algorithm, this.openAt(now));
+  }
+
+  clearOverride(key: string, algorithm: Algorithm): void {
+    this.assertOpen();
+    this.overrides.clear(heldKey(key), algorithm);
+  }
+
+  /** Forgets `key`'s state of this kind, its block and its remembered ids; its override stays (a configuration, not a state). */
   reset(key: string, algorithm: Algorithm): void {
     key = heldKey(key);
     this.assertOpen();
@@ -166,8 +180,7 @@ export class MemoryStore implements Store {
 
   acquire(key: string, algorithm: ConcurrencyAlgorithm, leaseId: string, now: number | undefined): Decision {
     key = heldKey(key);
-    this.assertOpen();
-    const t = now === undefined ? this.clock() : now;
+    const t = this.openAt(now);
     this.lastNow = t;
     const { decision, added } = this.leases.take(key, algorithm, leaseId, t, () => this.makeRoom(this.leases, t));
     this.size += added;
@@ -189,6 +202,7 @@ export class MemoryStore implements Store {
     this.leases.index.clear();
     this.ids.index.clear();
     this.blocks.clear();
+    this.overrides.clearAll();
     this.size = 0;
   }
 
@@ -204,8 +218,9 @@ export class MemoryStore implements Store {
   /** A decision for the key as held (see {@link heldKey}) at `now` (the store's clock when undefined), through its lockout if the algorithm has one. */
   private decideHeld(key: string, algorithm: Algorithm, cost: number, now: number | undefined, commit: boolean, maxDelay?: number): Decision {
     const t = now === undefined ? this.clock() : now;
-    if (algorithm.checksBlocks) return this.blocks.decide(key, algorithm, t, commit, (write) => this.decide(key, algorithm, cost, t, write, maxDelay));
-    return this.decide(key, algorithm, cost, t, commit, maxDelay);
+    const a = this.overrides.decidingWith(key, algorithm, t);
+    if (algorithm.checksBlocks) return this.blocks.decide(key, algorithm, t, commit, (write) => this.decide(key, a, cost, t, write, maxDelay));
+    return this.decide(key, a, cost, t, commit, maxDelay);
   }
 
   private decide(key: string, algorithm: Algorithm, cost: number, now: number, commit: boolean, maxDelay?: number): Decision {
@@ -236,23 +251,8 @@ export class MemoryStore implements Store {
       return decision;
     }
     if (algorithm.stateKind === 'log') {
-      const table = this.logs;
-      const entry = table.index.get(key);
-      if (entry !== undefined) {
-        entry.touched = true;
-        const decision = algorithm.step(entry.state, now, cost, commit, maxDelay).decision;
-        if (commit) {
-          const deadline = algorithm.expiresAt(entry.state);
-          if (deadline > entry.deadline) entry.deadline = deadline;
-        }
-        return decision;
-      }
-      const { state, decision } = algorithm.step(undefined, now, cost, commit, maxDelay);
-      if (commit && state.times.length > 0) {
-        this.makeRoom(table, now);
-        table.index.set(key, { state, touched: false, deadline: algorithm.expiresAt(state) });
-        this.size++;
-      }
+      const { decision, added } = this.logs.decide(key, algorithm, now, cost, commit, maxDelay, () => this.makeRoom(this.logs, now));
+      this.size += added;
       return decision;
     }
     // Concurrency: a peek reports the permits in use.
@@ -288,5 +288,11 @@ export class MemoryStore implements Store {
 
   private assertOpen(): void {
     if (this.closed) throw new StoreClosedError();
+  }
+
+  /** `now`, or the store's clock when undefined, once the store is known open. */
+  private openAt(now: number | undefined): number {
+    this.assertOpen();
+    return now === undefined ? this.clock() : now;
   }
 }

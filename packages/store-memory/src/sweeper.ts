@@ -1,4 +1,4 @@
-import type { BlockTable, TimerHandle, Timers } from '@rl/core/store';
+import type { BlockTable, OverrideTable, TimerHandle, Timers } from '@rl/core/store';
 import type { AnyTable, Table } from './tables.js';
 
 /** Entries examined per sweep step; a sweep of many keys is spread over several event-loop turns. */
@@ -8,6 +8,7 @@ const SWEEP_BATCH = 20_000;
 export interface Sweepable {
   tables(): Iterable<AnyTable>;
   blocks(): BlockTable;
+  overrides(): OverrideTable;
   /** The latest `now` the store decided at (-Infinity before the first decision). */
   lastNow(): number;
   /** `count` keys were removed. */
@@ -54,9 +55,10 @@ export class Sweeper {
     return this.base + (wall - this.baseAt);
   }
 
-  /** Removes every state (and lockout) that has fully recovered at `now`, at once; returns how many keys. */
+  /** Removes every state (and lockout, and override) that has fully recovered at `now`, at once; returns how many keys. */
   sweepAll(now: number): number {
     this.store.blocks().sweep(now);
+    this.store.overrides().sweep(now);
     let removed = 0;
     for (const table of this.store.tables()) removed += this.sweepEntries(table, table.index.entries() as Iterator<[string, unknown]>, now, Infinity).removed;
     return removed;
@@ -81,6 +83,8 @@ export class Sweeper {
     const now = this.projectedNow();
     const blocks = this.store.blocks();
     if (blocks.size > 0) blocks.sweep(now);
+    const overrides = this.store.overrides();
+    if (overrides.size > 0) overrides.sweep(now);
     let budget = SWEEP_BATCH;
     const tables = [...this.store.tables()];
     for (let i = 0; i < tables.length && budget > 0; i++) {

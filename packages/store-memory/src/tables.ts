@@ -1,4 +1,4 @@
-import type { ConcurrencyAlgorithm, Decision, LeaseState, LogState } from '@rl/core/store';
+import type { ConcurrencyAlgorithm, Decision, LeaseState, LogAlgorithm, LogState, NumericAlgorithm, Settlement } from '@rl/core/store';
 
 /**
  * The keys of one state layout, with what eviction and sweeping need. `V` is what the index maps a
@@ -94,6 +94,24 @@ export class NumericTable extends Table<number> {
     if (deadline > this.data[at]!) this.data[at] = deadline;
   }
 
+  /**
+   * Settles `key`'s charge under `algorithm` at `now` (see `NumericAlgorithm.settle`): a state is made
+   * for a charge above the estimate when none is held (`makeRoom` called first). Returns the change in
+   * the number of keys.
+   */
+  settle(key: string, algorithm: NumericAlgorithm, now: number, settlement: Settlement, makeRoom: () => void): number {
+    let slot = this.index.get(key);
+    const fresh = slot === undefined;
+    if (slot === undefined) {
+      if (settlement.actual <= settlement.cost) return 0;
+      makeRoom();
+      slot = this.allocate(key);
+    }
+    algorithm.settle(this.data, slot * this.stride, fresh, now, settlement);
+    this.wrote(slot, algorithm.expiresAt(this.data, slot * this.stride));
+    return fresh ? 1 : 0;
+  }
+
   remove(key: string, slot: number): void {
     this.index.delete(key);
     this.free.push(slot);
@@ -145,7 +163,30 @@ export class ObjectTable<S> extends Table<ObjectEntry<S>> {
   }
 }
 
-export type LogTable = ObjectTable<LogState>;
+/** The records of sliding logs, a log per key. */
+export class LogTable extends ObjectTable<LogState> {
+  /**
+   * One step of `algorithm` for `key` at `now` (see `LogAlgorithm.step`); `makeRoom` is called before
+   * a new key is added. Returns the decision and the change in the number of keys (1 for a new key).
+   */
+  decide(key: string, algorithm: LogAlgorithm, now: number, cost: number, commit: boolean, maxDelay: number | undefined, makeRoom: () => void): { decision: Decision; added: number } {
+    const entry = this.index.get(key);
+    if (entry !== undefined) {
+      entry.touched = true;
+      const decision = algorithm.step(entry.state, now, cost, commit, maxDelay).decision;
+      if (commit) {
+        const deadline = algorithm.expiresAt(entry.state);
+        if (deadline > entry.deadline) entry.deadline = deadline;
+      }
+      return { decision, added: 0 };
+    }
+    const { state, decision } = algorithm.step(undefined, now, cost, commit, maxDelay);
+    if (!commit || state.times.length === 0) return { decision, added: 0 };
+    makeRoom();
+    this.index.set(key, { state, touched: false, deadline: algorithm.expiresAt(state) });
+    return { decision, added: 1 };
+  }
+}
 
 /** The permits of concurrency limits, a lease set per key. */
 export class LeaseTable extends ObjectTable<LeaseState> {

@@ -60,15 +60,25 @@ const STORE_CONSTANTS = [
 export const generatedPath = join(packageDir, 'src', 'lua-scripts.generated.ts');
 
 /**
+ * The place of a key's override read, alone on its line (in prelude-compact.lua): shipped as the line
+ * OVERRIDE_PLACE, which the store replaces with the read for an algorithm that checks overrides
+ * (`overrideRead` in src/script-plan.ts) and leaves, a comment, otherwise.
+ */
+const OVERRIDE_MARK = /^[ \t]*--#override[ \t]*$/m;
+export const OVERRIDE_PLACE = '--@override';
+
+/**
  * The Lua text as shipped: without its comment lines and blank lines. Redis keeps the text of every
  * script (one per configuration and operation), and the comments are most of it. The scripts have no
- * long strings or block comments (`[[`), so a line that starts with `--` is a comment line.
+ * long strings or block comments (`[[`), so a line that starts with `--` is a comment line (but the
+ * override's place, OVERRIDE_PLACE).
  */
 function withoutComments(lua) {
   if (lua.includes('[[')) throw new Error('generate-lua: a script uses [[ ]]; withoutComments cannot strip it safely');
   return lua
+    .replace(OVERRIDE_MARK, OVERRIDE_PLACE)
     .split('\n')
-    .filter((line) => line.trim() !== '' && !line.trimStart().startsWith('--'))
+    .filter((line) => line.trim() !== '' && (line === OVERRIDE_PLACE || !line.trimStart().startsWith('--')))
     .join('\n') + '\n';
 }
 

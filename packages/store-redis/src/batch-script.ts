@@ -1,8 +1,6 @@
 import { argumentDeclarationsAt, inlineDeclarations, type ScriptPlan } from './script-plan.js';
 import { firstArgument, IDEMPOTENT_OPERATIONS, OPERATION_WIDTH } from './wire.js';
 
-/** Bytes of a decision's reply: six doubles (see prelude.lua). */
-export const DECISION_BYTES = 48;
 
 /**
  * The Lua text that runs several decisions of one configuration (inline) or one script (by argument)
@@ -19,9 +17,10 @@ export const DECISION_BYTES = 48;
  * for a script sent by argument, none for an inline configuration). The widths come from the
  * protocol's table (`OPERATION_WIDTH`), as a Lua table the loop reads.
  *
- * The reply: one string per decision, in order. Exactly {@link DECISION_BYTES} bytes: the decision;
- * empty: an operation that returns nothing (undo, release); any other length: the error's message (one
- * of 0 or 48 bytes gets a space appended, so the three never meet).
+ * The reply: one string per decision, in order. A decision (see `isDecisionReply`: at least 48
+ * bytes, the first 0); empty: an operation that returns nothing (undo,
+ * release); anything else: the error's message (one that is empty or starts with a NUL byte gets a
+ * space put first, so the three never meet).
  *
  * Redis TIME is read once per batch (`BATCH_TIME`, which prelude.lua and compact-write.lua read
  * instead of calling TIME): the decisions of a batch are decided at one instant, as if they had arrived
@@ -46,7 +45,7 @@ export function batchLua(plan: ScriptPlan): string {
     // {err = message} (redis.error_reply).
     `  if not ok or (reply ~= nil and reply.err ~= nil) then\n` +
     `    if type(reply) == 'table' then reply = tostring(reply.err or 'ERR rl: the decision failed') else reply = tostring(reply) end\n` +
-    `    if #reply == 0 or #reply == ${DECISION_BYTES} then reply = reply .. ' ' end\n` +
+    `    if #reply == 0 or string.byte(reply, 1) == 0 then reply = ' ' .. reply end\n` +
     `  elseif reply == nil then\n` +
     `    reply = ''\n` +
     `  end\n` +
@@ -71,7 +70,7 @@ export function decideFunction(plan: ScriptPlan, name: string): string {
   // undo (OP 'u', with UNDO_AT and UNDO_DELAY) shares with the consume it gives back.
   const configAt = plan.byArgument ? `local CONFIG_AT = ${firstArgument(plan.compact)} + WIDTH[ARGV[A0]]\n` : '';
   // The body reads its own keys and arguments, wherever they start in the batch's.
-  const body = `${declarations}${plan.script.lua}`.replace(/\bKEYS\[/g, 'KEYS[K0 + ').replace(/\bARGV\[/g, 'ARGV[A0 + ');
+  const body = `${declarations}${plan.lua}`.replace(/\bKEYS\[/g, 'KEYS[K0 + ').replace(/\bARGV\[/g, 'ARGV[A0 + ');
   return `local function ${name}(K0, A0, OP, BATCH_TIME, UNDO_AT, UNDO_DELAY)\n${configAt}${body}end\n`;
 }
 

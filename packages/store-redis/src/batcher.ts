@@ -1,6 +1,7 @@
 import { StoreError } from '@rl/core/store';
 import { createHash } from 'node:crypto';
-import { DECISION_BYTES, batchLua } from './batch-script.js';
+import { batchLua } from './batch-script.js';
+import { isDecisionReply } from './decision-reply.js';
 import type { ClientAdapter } from './clients/client.js';
 import type { BatchCall, ScriptCalls, ScriptPlan } from './script-plan.js';
 import type { GroupScript } from './group-scripts.js';
@@ -203,7 +204,7 @@ export class Batcher {
             continue;
           }
           const bytes = Buffer.isBuffer(reply) ? reply.length : -1;
-          if (bytes === DECISION_BYTES) resolves[i]!(reply);
+          if (bytes > 0 && isDecisionReply(reply as Buffer, 0)) resolves[i]!(reply);
           else if (bytes === 0) resolves[i]!(null);
           else rejects[i]!(new Error(Buffer.isBuffer(reply) ? reply.toString('utf8').trimEnd() : String(reply)));
         }

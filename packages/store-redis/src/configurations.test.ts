@@ -13,7 +13,8 @@ import { createLimiter, fixedWindow, slidingWindowLog, tokenBucket, withBlock, t
 import { kindSuites, runScenario, scenarios } from '@rl/core/testing';
 import { MemoryStore } from '@rl/store-memory';
 import { useRedisDeployments } from '@rl/test-support';
-import { RedisStore, setInlineConfigurations } from './redis-store.js';
+import { RedisStore } from './redis-store.js';
+import { setInlineConfigurations } from './script-plans.js';
 import { INLINE_CONFIGURATIONS } from './script-plan.js';
 
 const deployments = useRedisDeployments('configurations');

@@ -1,18 +1,35 @@
 import { decisionFromExact, markBanned, markConflict, markReplayed, type Algorithm, type Decision } from '@rl/core/store';
+import { overriddenPolicy } from './overrides.js';
+
+/** Bytes of a decision's reply: six doubles (see prelude.lua); under a key's override, its policy follows (see src/overrides.ts). */
+export const DECISION_BYTES = 48;
+
+/**
+ * Whether `reply` holds a decision from `offset` on: at least {@link DECISION_BYTES} bytes, the first
+ * of them 0 (the low byte of the double `allowed`, which is 1, 0, 2, 3 or -1). Anything else is an
+ * error's message: Redis's and the scripts' messages never start with a NUL byte (a batch makes sure).
+ */
+export function isDecisionReply(reply: Buffer, offset: number): boolean {
+  return reply.length - offset >= DECISION_BYTES && reply[offset] === 0;
+}
 
 /**
  * A reply's decision at `offset`: six exact doubles, allowed, remaining, ms to the reset, to a retry
  * (read only when denied), of the delay, and the `now` it decided at (see prelude.lua); rounded as
  * every step's results are. An idempotent charge's first double says more (see idem-reply.lua): 2 a
  * replay (allowed, marked `markReplayed`), 3 and -1 a conflict (allowed and denied, marked `markConflict`);
- * a denial with a negative delay is a ban's (marked `markBanned`).
+ * a denial with a negative delay is a ban's (marked `markBanned`). Bytes after the six doubles are
+ * the policy of the key's override, the decision's limit and policy (see src/overrides.ts).
  */
 export function decisionOf(r: Buffer, offset: number, algorithm: Algorithm): Decision {
   const o = offset;
   const allowed = r.readDoubleLE(o);
   const delay = r.readDoubleLE(o + 32);
   const at = r.readDoubleLE(o + 40);
-  const decision = decisionFromExact(allowed >= 1, r.readDoubleLE(o + 8), r.readDoubleLE(o + 16), r.readDoubleLE(o + 24), delay, algorithm.limit, algorithm.policyAt?.(at) ?? algorithm.policy, at);
+  const overridden = r.length - o > DECISION_BYTES ? overriddenPolicy(r, o + DECISION_BYTES, algorithm, at) : undefined;
+  const limit = overridden === undefined ? algorithm.limit : overridden.limit;
+  const policy = overridden === undefined ? (algorithm.policyAt?.(at) ?? algorithm.policy) : overridden.policy;
+  const decision = decisionFromExact(allowed >= 1, r.readDoubleLE(o + 8), r.readDoubleLE(o + 16), r.readDoubleLE(o + 24), delay, limit, policy, at);
   // A ban's denial has the delay -1 (see block-reply.lua), a conflict's too (-1: denied).
   if (allowed <= 0 && delay < 0) markBanned(decision);
   if (allowed === 1 || allowed === 0) return decision;

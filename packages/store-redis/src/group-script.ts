@@ -1,11 +1,12 @@
-import { DECISION_BYTES, decideFunction, fixedArguments } from './batch-script.js';
+import { decideFunction, fixedArguments } from './batch-script.js';
+import { DECISION_BYTES } from './decision-reply.js';
 import type { ScriptPlan } from './script-plan.js';
 import { OPERATION_WIDTH } from './wire.js';
 
 /**
- * A member's reply: the decision as it is ({@link DECISION_BYTES} bytes: charged as it says), or one
- * of these tags first: the decision after it (allowed) whose units the group gave back; alone, not
- * decided (an earlier member denied); the error's message after it (never {@link DECISION_BYTES} long).
+ * A member's reply: the decision as it is (see `isDecisionReply`: charged as it says), or one of these
+ * tags first: the decision after it (allowed) whose units the group gave back; alone, not decided (an
+ * earlier member denied); the error's message after it.
  */
 export const ROLLED_BACK = 0x52; // 'R'
 export const NOT_ASKED = 0x4e; // 'N'
@@ -66,7 +67,7 @@ export function groupLua(families: readonly ScriptPlan[]): string {
     `      out[m] = 'N'\n` +
     `    else\n` +
     `      local ok, reply = pcall(DECIDE[f], k0, a0, op, batch_time)\n` +
-    `      if ok and type(reply) == 'string' and #reply == ${DECISION_BYTES} then\n` +
+    `      if ok and type(reply) == 'string' and #reply >= ${DECISION_BYTES} and byte(reply, 1) == 0 then\n` +
     // Allowed is the double 1 (its last byte 0x3F), denied 0: one byte read, no string made.
     `        if enforced then\n` +
     // Allowed is 1 (the double's last byte 0x3F), or 2 or 3 (a replay, a conflict: 0x40).
@@ -81,9 +82,7 @@ export function groupLua(families: readonly ScriptPlan[]): string {
     `        out[m] = reply\n` +
     `      else\n` +
     `        if type(reply) == 'table' then reply = tostring(reply.err or 'ERR rl: the decision failed') else reply = tostring(reply) end\n` +
-    `        reply = 'E' .. reply\n` +
-    `        if #reply == ${DECISION_BYTES} then reply = reply .. ' ' end\n` +
-    `        out[m] = reply\n` +
+    `        out[m] = 'E' .. reply\n` +
     `      end\n` +
     `    end\n` +
     `    k0 = k0 + KEYS_OF[f]\n` +
@@ -96,7 +95,7 @@ export function groupLua(families: readonly ScriptPlan[]): string {
     `    for m = 1, count do\n` +
     `      local f, a0, reply = math.abs(tonumber(ARGV[ma])), ma + 1, out[m]\n` +
     // An allowed member that charged (1, or 3: a conflict, charged as new); a replay (2) took nothing.
-    `      if #reply == ${DECISION_BYTES} and (byte(reply, 8) == 63 or (byte(reply, 8) == 64 and byte(reply, 7) == 8)) then\n` +
+    `      if byte(reply, 1) == 0 and (byte(reply, 8) == 63 or (byte(reply, 8) == 64 and byte(reply, 7) == 8)) then\n` +
     // A conflict (3) is undone as a plain charge: the record is the first request's.
     `        local undo_op = UNDO[ARGV[a0]]\n` +
     `        if byte(reply, 8) == 64 then undo_op = 'u' end\n` +

@@ -1,9 +1,10 @@
-import { BLOCK_KEY_SUFFIX, type Algorithm } from '@rl/core/store';
+import { BLOCK_KEY_SUFFIX, type Algorithm, type StoredOverride } from '@rl/core/store';
 import type { ClientAdapter } from './clients/client.js';
 import { fieldOf } from './keys.js';
 import type { ResetChannel } from './reset-channel.js';
 import { EXPLICIT_NOW_EXPIRY_MARGIN_MS, type ScriptCall, type ScriptPlan } from './script-plan.js';
 import { IDEMPOTENCY_KEY_SUFFIX, type StoreKeys } from './store-keys.js';
+import { GET_OVERRIDE_LUA, OVERRIDE_FIELD_PREFIX, overrideArguments, overrideOfRecord, SET_OVERRIDE_LUA } from './overrides.js';
 
 /**
  * Writes a ban where the blocking variants read a block (block-read-compact.lua, block-read-keys.lua),
@@ -32,11 +33,14 @@ return nil
 `;
 
 /**
- * What an operator does to a key of a Redis store: bans (`Store.ban`, `Store.unban`) and resets, one
- * call each; an unban and a reset are heard by every process's deny cache.
+ * What an operator does to a key of a Redis store: bans (`Store.ban`, `Store.unban`), overrides
+ * (`Store.setOverride`, …) and resets, one call each; all but a read are heard by every process's deny
+ * cache (a change may free what a cached denial holds).
  */
 export class KeyControls {
   private script: ScriptCall | undefined;
+  private setScript: ScriptCall | undefined;
+  private getScript: ScriptCall | undefined;
 
   constructor(
     private readonly adapter: ClientAdapter,
@@ -61,6 +65,26 @@ export class KeyControls {
     this.resets.publish(key);
   }
 
+  /** Writes `override` (whose plan is `plan`) as `key`'s override for `ttlMs` (see src/overrides.ts). */
+  async setOverride(plan: ScriptPlan, key: string, override: Algorithm, ttlMs: number, now: number | undefined): Promise<void> {
+    this.setScript ??= this.adapter.script('rl_set_override', 1, SET_OVERRIDE_LUA);
+    await this.setScript.call(undefined, this.keys.bucketKey(plan, key), fieldOf(key), String(ttlMs), ...overrideArguments(override, plan, now));
+    this.resets.publish(key);
+  }
+
+  /** `key`'s live override in `plan`'s layout, or undefined. */
+  async getOverride(plan: ScriptPlan, key: string, now: number | undefined): Promise<StoredOverride | undefined> {
+    this.getScript ??= this.adapter.script('rl_get_override', 1, GET_OVERRIDE_LUA);
+    const record = await this.getScript.call(undefined, this.keys.bucketKey(plan, key), fieldOf(key), now === undefined ? '' : String(now));
+    return Buffer.isBuffer(record) ? overrideOfRecord(record, plan) : undefined;
+  }
+
+  async clearOverride(plan: ScriptPlan, key: string): Promise<void> {
+    await this.adapter.hdel(this.keys.bucketKey(plan, key), [`${OVERRIDE_FIELD_PREFIX}${fieldOf(key)}`]);
+    this.resets.publish(key);
+  }
+
+  /** Forgets `key`'s state in `plan`'s layout, its block and its remembered ids; its override stays (a configuration, not a state). */
   async reset(plan: ScriptPlan, key: string, algorithm: Algorithm): Promise<void> {
     // In the compact layout a lockout or ban is the field '#!<field>' (see block-read-compact.lua):
     // lifted too. The remembered ids of idempotent charges go too: '#~<field>', or the `:idem` key.

@@ -1,5 +1,5 @@
-import { ALGORITHM_KINDS, StoreClosedError, type Algorithm, type ChargeGroup, type ConcurrencyAlgorithm } from '@rl/core/store';
-import type { Decision, IdempotentCharge, Settlement, Store, StoreCapabilities } from '@rl/core/store';
+import { ALGORITHM_KINDS, StoreClosedError, UnsupportedError, type Algorithm, type ChargeGroup, type ConcurrencyAlgorithm } from '@rl/core/store';
+import type { Decision, IdempotentCharge, Settlement, Store, StoreCapabilities, StoredOverride } from '@rl/core/store';
 import { KeyControls } from './key-controls.js';
 import { Batcher } from './batcher.js';
 import { adaptClient, type ClientAdapter, type RedisClient } from './clients/client.js';
@@ -13,10 +13,14 @@ import { ScriptPlans } from './script-plans.js';
 import { StoreKeys } from './store-keys.js';
 import { storeError } from './store-error.js';
 import { parseStoreOptions, type RedisStoreOptions } from './store-options.js';
-import { appendArguments, idempotentValues, type Operation } from './wire.js';
+import { appendArguments, costOf, idempotentValues, timeOf, type Operation } from './wire.js';
+import { luaScripts } from './lua-scripts.generated.js';
 
 /** The lease id of a peek at a lease limit: none (no lease is ever named so), as in the memory store. */
 const NO_LEASE = '';
+
+/** The kinds whose keys the store overrides: those of the compact layout, whose scripts read an override (see src/overrides.ts). */
+const OVERRIDDEN_KINDS = ALGORITHM_KINDS.filter((kind) => (luaScripts as Readonly<Record<string, { compact: boolean } | undefined>>)[kind]?.compact === true);
 
 /**
  * The Redis store: shared limits for every app instance that uses the same Redis (standalone or
@@ -50,7 +54,7 @@ const NO_LEASE = '';
  * Needs Redis 6.2 or later (`HRANDFIELD`).
  */
 export class RedisStore implements Store {
-  readonly capabilities: StoreCapabilities = { local: false, algorithms: ALGORITHM_KINDS, blocks: true, bans: true, reservations: true, settle: true, idempotency: true };
+  readonly capabilities: StoreCapabilities = { local: false, algorithms: ALGORITHM_KINDS, blocks: true, bans: true, overrides: OVERRIDDEN_KINDS, reservations: true, settle: true, idempotency: true };
   /** The client given, as given. */
   readonly client: RedisClient;
   readonly prefix: string;
@@ -144,22 +148,40 @@ export class RedisStore implements Store {
     await this.call(key, algorithm, 's', [String(cost), timeOf(now), undefined, String(chargedAt), timeOf(delayMs), String(actual), String(maxDebt)]);
   }
 
-  /** Forgets `key`'s state for this algorithm kind, its lockout or ban and its remembered ids; every process's deny cache hears it. */
-  async reset(key: string, algorithm: Algorithm): Promise<void> {
-    if (this.closed) throw new StoreClosedError();
-    await this.controls.reset(this.plans.of(algorithm), key, algorithm).catch((error: unknown) => Promise.reject(storeError('reset', error, this.adapter)));
+  /** Forgets `key`'s state for this algorithm kind, its lockout or ban and its remembered ids (its override stays); every process's deny cache hears it. */
+  reset(key: string, algorithm: Algorithm): Promise<void> {
+    return this.control('reset', algorithm, (plan) => this.controls.reset(plan, key, algorithm));
   }
 
   /** Bans `key` for `durationMs` (see `Store.ban`): one call, where the blocking variants read a block. */
   ban(key: string, algorithm: Algorithm, durationMs: number, now: number | undefined): Promise<void> {
-    if (this.closed) throw new StoreClosedError();
-    return this.controls.ban(this.plans.of(algorithm), key, durationMs, now).catch((error: unknown) => Promise.reject(storeError('ban', error, this.adapter)));
+    return this.control('ban', algorithm, (plan) => this.controls.ban(plan, key, durationMs, now));
   }
 
   /** Lifts `key`'s ban or lockout (see `Store.unban`); every process's deny cache hears it, as a reset. */
   unban(key: string, algorithm: Algorithm): Promise<void> {
+    return this.control('unban', algorithm, (plan) => this.controls.unban(plan, key));
+  }
+
+  /** Writes `key`'s override (see `Store.setOverride`): one call, the field '#=<field>' of its bucket hash; every process's deny cache hears it. */
+  setOverride(key: string, override: Algorithm, ttlMs: number, now: number | undefined): Promise<void> {
+    return this.control('setOverride', override, (plan) => this.controls.setOverride(plan, key, override, ttlMs, now), true);
+  }
+
+  getOverride(key: string, algorithm: Algorithm, now: number | undefined): Promise<StoredOverride | undefined> {
+    return this.control('getOverride', algorithm, (plan) => this.controls.getOverride(plan, key, now));
+  }
+
+  clearOverride(key: string, algorithm: Algorithm): Promise<void> {
+    return this.control('clearOverride', algorithm, (plan) => this.controls.clearOverride(plan, key));
+  }
+
+  /** An operator's call on a key through {@link KeyControls}, with `algorithm`'s plan (`detached`: one that runs no script); a failure as a `StoreError` naming `what`. */
+  private async control<T>(what: string, algorithm: Algorithm, run: (plan: ScriptPlan) => Promise<T>, detached = false): Promise<T> {
     if (this.closed) throw new StoreClosedError();
-    return this.controls.unban(this.plans.of(algorithm), key).catch((error: unknown) => Promise.reject(storeError('unban', error, this.adapter)));
+    const plan = detached ? this.plans.detached(algorithm) : this.plans.of(algorithm);
+    if (what.endsWith('Override') && !plan.compact) throw new UnsupportedError(`RedisStore: the ${algorithm.kind} algorithm keeps its state under keys of its own, where no override is read (capabilities.overrides lists the kinds it overrides).`);
+    return run(plan).catch((error: unknown) => Promise.reject(storeError(what, error, this.adapter)));
   }
 
   acquire(key: string, algorithm: ConcurrencyAlgorithm, leaseId: string, now: number | undefined): Promise<Decision> {
@@ -274,22 +296,4 @@ export class RedisStore implements Store {
   get scriptCount(): number {
     return this.plans.defined + (this.batcher?.scripts ?? this.groupScripts.size);
   }
-}
-
-/**
- * For the store's own tests (the package does not export it): how many distinct configurations
- * `store` puts inline from now on; 0 sends every new configuration by argument.
- */
-export function setInlineConfigurations(store: RedisStore, count: number): void {
-  (store as unknown as { plans: ScriptPlans }).plans.inlineLimit = count;
-}
-
-/** A cost as an argument: absent when 1 (the scripts read an absent cost as 1). */
-function costOf(cost: number): string | undefined {
-  return cost === 1 ? undefined : String(cost);
-}
-
-/** A time (or a delay) as an argument: absent when undefined. */
-function timeOf(ms: number | undefined): string | undefined {
-  return ms === undefined ? undefined : String(ms);
 }

@@ -1,5 +1,5 @@
 import { StoreClosedError, StoreError, makeDecision, markNotAsked, markRolledBack, type Algorithm, type ChargeGroup, type Decision } from '@rl/core/store';
-import { DECISION_BYTES } from './batch-script.js';
+import { isDecisionReply } from './decision-reply.js';
 import { FAILED, NOT_ASKED, ROLLED_BACK } from './group-script.js';
 import type { GroupScript, GroupScripts } from './group-scripts.js';
 import { configurationArguments, type ScriptPlan } from './script-plan.js';
@@ -149,8 +149,8 @@ export class RequestGroup implements ChargeGroup {
       const reply = replies[i] as unknown;
       const bytes = Buffer.isBuffer(reply) ? reply.length : -1;
       const tag = bytes > 0 ? (reply as Buffer)[0] : -1;
-      if (bytes === DECISION_BYTES) m.resolve(this.host.decision(reply as Buffer, 0, m.algorithm));
-      else if (tag === ROLLED_BACK && bytes === 1 + DECISION_BYTES) m.resolve(markRolledBack(this.host.decision(reply as Buffer, 1, m.algorithm)));
+      if (bytes > 0 && isDecisionReply(reply as Buffer, 0)) m.resolve(this.host.decision(reply as Buffer, 0, m.algorithm));
+      else if (tag === ROLLED_BACK && isDecisionReply(reply as Buffer, 1)) m.resolve(markRolledBack(this.host.decision(reply as Buffer, 1, m.algorithm)));
       else if (tag === NOT_ASKED && bytes === 1) m.resolve(markNotAsked(makeDecision(false, m.algorithm.limit, 0, 0, 0, 0, m.algorithm.policy, 0)));
       else if (tag === FAILED) m.reject(this.host.failure(m.plan, new Error((reply as Buffer).toString('utf8', 1).trimEnd())));
       else m.reject(new StoreError(`Redis group: an unexpected reply for ${m.plan.script.name}`));

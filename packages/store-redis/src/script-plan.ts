@@ -25,6 +25,15 @@ const MAX_HORIZON_MS = 1e11;
 /** Bytes of one float64 of a packed state. */
 const DOUBLE_BYTES = 8;
 
+/** The field of a key's override is this and the state's field (see src/overrides.ts). */
+export const OVERRIDE_FIELD_PREFIX = '#=';
+
+/** Bytes of an override's record before the configuration's numbers: `kept`, the end, the policy's length (see src/overrides.ts). */
+export const OVERRIDE_NUMBERS_AT = 24;
+
+/** The line of the generated scripts (in the compact prelude) where the store puts an override's read (see scripts/generate-lua.mjs). */
+const OVERRIDE_PLACE = /^--@override\n/m;
+
 export type ScriptCall = (this: unknown, ...args: string[]) => Promise<unknown>;
 
 /** A call of a batch script (see batch-script.ts): its keys are the first `numberOfKeys` of `args`. */
@@ -44,7 +53,7 @@ export interface ScriptConfiguration {
   readonly values: readonly string[];
   /** Compact layout: the bytes of a packed state (`kept` and the algorithm's doubles); 0 otherwise. */
   readonly stateBytes: number;
-  /** What makes two configurations the same: the script's name, `values` and `stateBytes`. */
+  /** What makes two configurations the same: the script's name, `values`, `stateBytes` and `overrides`. */
   readonly id: string;
   /** `:<stateTag>` (and the layout revision when above 1): ends the Redis key of a bucket, or the name of a state with keys of its own. */
   readonly suffix: string;
@@ -58,6 +67,12 @@ export interface ScriptConfiguration {
    * argument (see {@link configurationArguments}).
    */
   readonly timed: TimedPlan | undefined;
+  /** The names of the constants that change with time (empty for none). */
+  readonly timedNames: readonly string[];
+  /** True when the script reads the key's override (`script.overrides`, compact layout): its `lua` has the read (see {@link overrideRead}). */
+  readonly overrides: boolean;
+  /** The script's text as it runs (the configuration's declarations go before it). */
+  readonly lua: string;
 }
 
 /** Constants that change with time, in a configuration: where they go, and the configuration last filled with them. */
@@ -131,7 +146,31 @@ export function planScript(algorithm: Algorithm): ScriptConfiguration {
   }
   const suffix = `:${algorithm.stateTag}${layoutRevision > 1 ? String(layoutRevision) : ''}`;
   const timed = algorithm.script.timed === undefined ? undefined : { at: timedAt, constants: algorithm.script.timed, from: undefined, filled: values };
-  return { script, values, stateBytes, id: `${name} ${values.join(' ')} ${stateBytes}`, suffix, compact: layout.compact, keys, timed };
+  const overrides = algorithm.script.overrides === true && layout.compact;
+  const config = { script, values, stateBytes, id: `${name} ${values.join(' ')} ${stateBytes}${overrides ? ' overrides' : ''}`, suffix, compact: layout.compact, keys, timed, timedNames, overrides, lua: script.lua };
+  return overrides ? { ...config, lua: script.lua.replace(OVERRIDE_PLACE, overrideRead(config)) } : config;
+}
+
+/** The names an override replaces in `config`'s script: its constants but BLOCK_MS and the timed ones, then HORIZON. */
+export function overriddenNames(config: Pick<ScriptConfiguration, 'script' | 'timedNames'>): string[] {
+  return [...config.script.constants.filter((name) => name !== 'BLOCK_MS' && !config.timedNames.includes(name)), 'HORIZON'];
+}
+
+/**
+ * The Lua put in place of the override's mark (prelude-compact.lua) for an algorithm that checks
+ * overrides: while the key's record (src/overrides.ts) is live, its numbers replace the constants, and
+ * its policy is kept for the reply. A record too short for this configuration's numbers is ignored.
+ */
+function overrideRead(config: Pick<ScriptConfiguration, 'script' | 'timedNames'>): string {
+  const names = overriddenNames(config);
+  const policyAt = OVERRIDE_NUMBERS_AT + DOUBLE_BYTES * names.length;
+  return (
+    `local override_raw = redis.call('HGET', bucket, '${OVERRIDE_FIELD_PREFIX}' .. field)\n` +
+    `if override_raw and #override_raw >= ${policyAt + 24} and struct.unpack('<d', override_raw, 9) > now then\n` +
+    `  override_policy = override_raw:sub(${policyAt + 1}, ${policyAt} + struct.unpack('<d', override_raw, 17))\n` +
+    `  ${names.join(', ')} = struct.unpack('<${'d'.repeat(names.length)}', override_raw, ${OVERRIDE_NUMBERS_AT + 1})\n` +
+    `end\n`
+  );
 }
 
 /**

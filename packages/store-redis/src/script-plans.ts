@@ -43,17 +43,32 @@ export class ScriptPlans {
       if (calls === undefined) {
         let ofScript = this.byArgument.get(config.script);
         if (ofScript === undefined) this.byArgument.set(config.script, (ofScript = new Map()));
-        calls = ofScript.get(config.stateBytes);
-        if (calls === undefined) ofScript.set(config.stateBytes, (calls = {}));
+        // One entry per layout, and per reading of overrides (another script text).
+        const layout = config.overrides ? -config.stateBytes - 1 : config.stateBytes;
+        calls = ofScript.get(layout);
+        if (calls === undefined) ofScript.set(layout, (calls = {}));
       }
       let bucketKeys = this.bucketKeysBySuffix.get(config.suffix);
       if (bucketKeys === undefined) this.bucketKeysBySuffix.set(config.suffix, (bucketKeys = []));
       // Every field named (not a spread): one object shape for every plan.
-      const { script, values, stateBytes, id, suffix, compact, keys, timed } = config;
-      plan = { script, values, stateBytes, id, suffix, compact, keys, timed, byArgument, bucketKeys, calls };
+      const { script, values, stateBytes, id, suffix, compact, keys, timed, timedNames, overrides, lua } = config;
+      plan = { script, values, stateBytes, id, suffix, compact, keys, timed, timedNames, overrides, lua, byArgument, bucketKeys, calls };
       this.plans.set(algorithm, plan);
     }
     return plan;
+  }
+
+  /**
+   * A plan of `algorithm` that runs no script (its calls stay empty, and it takes no inline place):
+   * for what the store writes beside a state, an override's record, which needs the configuration's
+   * numbers and the state's keys, whatever the number of configurations written so.
+   */
+  detached(algorithm: Algorithm): ScriptPlan {
+    const config = planScript(algorithm);
+    let bucketKeys = this.bucketKeysBySuffix.get(config.suffix);
+    if (bucketKeys === undefined) this.bucketKeysBySuffix.set(config.suffix, (bucketKeys = []));
+    const { script, values, stateBytes, id, suffix, compact, keys, timed, timedNames, overrides, lua } = config;
+    return { script, values, stateBytes, id, suffix, compact, keys, timed, timedNames, overrides, lua, byArgument: true, bucketKeys, calls: {} };
   }
 
   /**
@@ -62,7 +77,7 @@ export class ScriptPlans {
    */
   define(plan: ScriptPlan, op: Operation): ScriptCall {
     const declarations = plan.byArgument ? argumentDeclarations(plan, op) : inlineDeclarations(plan);
-    const lua = `local OP, BATCH_TIME, UNDO_AT, UNDO_DELAY = '${op}', false\n${declarations}${plan.script.lua}`;
+    const lua = `local OP, BATCH_TIME, UNDO_AT, UNDO_DELAY = '${op}', false\n${declarations}${plan.lua}`;
     const name = `rl_${plan.script.name.replace(/-/g, '_')}_${createHash('sha1').update(lua).digest('hex').slice(0, 16)}`;
     // The reply as a Buffer: the decision is binary (see prelude.lua), read without decoding it as text.
     const run = this.adapter.script(name, keysOf(plan.script.numberOfKeys, plan.compact, op), lua);
@@ -70,4 +85,12 @@ export class ScriptPlans {
     this.defined++;
     return run;
   }
+}
+
+/**
+ * For the store's own tests (the package does not export it): how many distinct configurations
+ * `store` puts inline from now on; 0 sends every new configuration by argument.
+ */
+export function setInlineConfigurations(store: object, count: number): void {
+  (store as { plans: ScriptPlans }).plans.inlineLimit = count;
 }

@@ -91,3 +91,13 @@ export function idempotentValues(charge: IdempotentCharge | undefined): (string 
   }
   return charge === undefined ? [] : [undefined, undefined, undefined, undefined, charge.id, charge.fingerprint, String(charge.ttlMs), String(charge.maxIds)];
 }
+
+/** A cost as an argument: absent when 1 (the scripts read an absent cost as 1). */
+export function costOf(cost: number): string | undefined {
+  return cost === 1 ? undefined : String(cost);
+}
+
+/** A time (or a delay) as an argument: absent when undefined. */
+export function timeOf(ms: number | undefined): string | undefined {
+  return ms === undefined ? undefined : String(ms);
+}

@@ -59,7 +59,7 @@ export class Together {
     const stores: Store[] = [];
     const counts: number[] = [];
     const groupOf = cores.map((core) => {
-      if (core.isConcurrencyLimit || core.quotaLeased || typeof core.store.group !== 'function') return -1;
+      if (core.isConcurrencyLimit || core.quota !== undefined || typeof core.store.group !== 'function') return -1;
       let at = stores.indexOf(core.store);
       if (at === -1) at = stores.push(core.store) - 1;
       counts[at] = (counts[at] ?? 0) + 1;
@@ -182,7 +182,7 @@ export class Together {
       for (let i = 0; i < run.decisions.length; i++) {
         const at = this.groupOf[i]!;
         const enforced = this.dryRun?.[i] !== true;
-        if (this.cores[i]!.quotaLeased || (!enforced && this.cached(run, i, false) !== undefined)) {
+        if (this.cores[i]!.quota !== undefined || (!enforced && this.cached(run, i, false) !== undefined)) {
           deferred.push(i);
           continue;
         }

@@ -6,7 +6,8 @@
 // (default-key.ts) and client-IP keys with IPv6 grouping (keys.ts), the trust-all-proxies probe
 // (trust-probe.ts), holds (hold.ts), the problem body (problem.ts) and what a user function's throw
 // becomes on a framework's error path (thrown-value.ts).
-export { bannable, HttpRateLimiter, withLimiter, type LimiterHandle } from './rate-limiter.js';
+export { HttpRateLimiter, withLimiter, type LimiterHandle } from './rate-limiter.js';
+export { keyControls, type KeyControls, type HttpOverrideOptions, type OverrideTarget } from './key-controls.js';
 export { checkOptionNames } from './options.js';
 export type { HttpRateLimitOptions, LimitOptions, WaitOptions, KeyFunction, CostFunction, ActualCostFunction, SkipFunction, IdempotencyKeyFunction, FingerprintFunction } from './option-types.js';
 export { checkAdapterFunctions, type FrameworkBinding } from './binding.js';

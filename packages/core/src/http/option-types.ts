@@ -98,12 +98,13 @@ export type PassedLimiterOptions =
   | 'storeFailureThreshold'
   | 'blockDuration'
   | 'bans'
+  | 'overrides'
   | 'maxDebt'
   | 'idempotencyTtl'
   | 'idempotencyMaxIds';
 export const PASSED_LIMITER_OPTIONS = [
   ...['timeout', 'clock', 'onStoreError', 'denyCache', 'storeRetryInterval', 'storeFailureThreshold', 'blockDuration'] as const,
-  ...['bans', 'maxDebt', 'idempotencyTtl', 'idempotencyMaxIds'] as const,
+  ...['bans', 'overrides', 'maxDebt', 'idempotencyTtl', 'idempotencyMaxIds'] as const,
 ];
 
 /**
@@ -111,7 +112,8 @@ export const PASSED_LIMITER_OPTIONS = [
  * and skip functions receive: Express `req`, Fastify `request`, Koa `ctx`. The limiter options
  * (`timeout`, `clock`, `onStoreError`, `denyCache`, `storeRetryInterval`, `storeFailureThreshold`,
  * `blockDuration`: a lockout after a denial, with Retry-After and the RateLimit `t` at its end; `bans`:
- * each key's ban checked, for `block` on the handle) apply to every limit, as in `createLimiter`.
+ * each key's ban checked, for `blockKey` on the handle; `overrides`: each key's override checked, for
+ * `setOverride` on the handle) apply to every limit, as in `createLimiter`.
  */
 export interface HttpRateLimitOptions<Req, Res = unknown> extends Pick<LimiterOptions, PassedLimiterOptions> {
   /** The algorithm of a single limit, or a function of the request choosing it (see {@link LimitOptions.algorithm}). Give either `algorithm` or `limits`. */

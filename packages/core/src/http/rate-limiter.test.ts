@@ -177,7 +177,7 @@ describe('HttpRateLimiter', () => {
     const engine = limiter({ algorithm: fixedWindow({ limit: 1, window: '1m' }), key: () => 'k' }, binding(() => created));
     await engine.evaluate({ headers: {} });
     expect((await engine.evaluate({ headers: {} }))!.allowed).toBe(false);
-    await engine.resetKey('k');
+    await engine.controls.resetKey('k');
     expect((await engine.evaluate({ headers: {} }))!.allowed).toBe(true);
     await engine.close();
     expect(created.closed).toBe(true);

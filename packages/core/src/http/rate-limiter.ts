@@ -1,7 +1,8 @@
 import { Composition } from '../compose/engine.js';
 import { coreOf } from '../limiter/core-registry.js';
-import type { BlockOptions, CircuitChange, Limiter, LimiterOptions, StoreErrorEvent } from '../limiter/index.js';
-import type { Duration } from '../duration.js';
+import type { CircuitChange, Limiter, LimiterOptions, StoreErrorEvent } from '../limiter/index.js';
+import { keyControls, type KeyControls } from './key-controls.js';
+import { UnsupportedError } from '../errors.js';
 import { limiterAt } from '../limiter/limiter.js';
 import { consoleLogger, OutageLog } from './outage-log.js';
 import type { MaybePromise, Store } from '../store/interface.js';
@@ -16,7 +17,6 @@ import { processPrefixes, type PrefixRegistry } from './prefixes.js';
 import { ProblemBodies } from './problem.js';
 import type { ResponsePolicy } from './responder.js';
 import { RateLimitResult } from './result.js';
-import { UnsupportedError } from '../errors.js';
 
 /**
  * The shared HTTP logic of the adapters, built once per middleware: it parses and validates the
@@ -108,8 +108,8 @@ export class HttpRateLimiter<Req> {
     this.decide = this.evaluation.decide;
     const headers = new HeaderWriter(
       config.headers,
-      // A policy that changes with time (a calendar's `w`) is each decision's, as a per-request algorithm's is.
-      config.limits.map((l) => ({ name: l.headerName, policy: l.algorithm?.policyAt === undefined ? l.algorithm?.policy : undefined, shown: !l.dryRun })),
+      // A policy that changes with time (a calendar's `w`) or per key (an override's) is each decision's, as a per-request algorithm's is.
+      config.limits.map((l, i) => ({ name: l.headerName, policy: l.algorithm?.policyAt === undefined && !coreOf(this.limiters[i]!)!.overrides ? l.algorithm?.policy : undefined, shown: !l.dryRun })),
     );
     this.response = Object.freeze({
       headers,
@@ -149,27 +149,11 @@ export class HttpRateLimiter<Req> {
   readonly decide: (req: Req) => MaybePromise<RateLimitResult | undefined>;
 
   /**
-   * Forgets `key` in every limit (for example after a successful login). Each limit's reset has its
-   * limiter's timeout: when one fails or times out (reported as `'storeError'`), this rejects with its
-   * `StoreError` or `StoreTimeoutError` (the key may then still be limited), and never hangs.
+   * The operator's calls on a key in every limit of this middleware (see {@link KeyControls}): `resetKey` (each limit's reset has its
+   * limiter's timeout: when one fails or times out, reported as `'storeError'`, it rejects with its `StoreError` or `StoreTimeoutError`
+   * and never hangs), `blockKey` and `unblockKey` (bans: `bans: true`), `setOverride`, `getOverride` and `clearOverride` (`overrides: true`).
    */
-  async resetKey(key: string): Promise<void> {
-    await Promise.all(this.limiters.map((limiter) => limiter.reset(key)));
-  }
-
-  /**
-   * Bans `key` in every rate limit of this middleware for `duration` (see `limiter.block`): every
-   * instance sharing the store answers its next request with a 429 whose Retry-After is the ban's time
-   * left, charging nothing. Needs `bans: true` (or `blockDuration`) on the middleware.
-   */
-  async blockKey(key: string, duration: Duration, options?: BlockOptions): Promise<void> {
-    await Promise.all(bannable([this], 'blockKey').map((limiter) => limiter.block(key, duration, options)));
-  }
-
-  /** Lifts `key`'s ban (or lockout) in every rate limit of this middleware, on every instance (see `limiter.unblock`). */
-  async unblockKey(key: string): Promise<void> {
-    await Promise.all(bannable([this], 'unblockKey').map((limiter) => limiter.unblock(key)));
-  }
+  readonly controls: KeyControls = keyControls([this], '');
 
   /**
    * Listens to every limit's `'storeError'` ({@link StoreErrorEvent} with the limit's `name`) or
@@ -190,18 +174,6 @@ export class HttpRateLimiter<Req> {
     await Promise.all(this.limiters.map((limiter) => limiter.close()));
     await this.ownedStore?.close?.();
   }
-}
-
-/**
- * The rate limits of `middlewares` (a Fastify plugin's routes: several), which all check bans; else,
- * before any is banned, an `UnsupportedError` naming `verb` (also when there is no rate limit at all).
- */
-export function bannable<Req>(middlewares: Iterable<HttpRateLimiter<Req>>, verb: string): readonly Limiter[] {
-  const limiters = [...middlewares].flatMap((m) => m.limiters.filter((limiter) => !limiter.isConcurrencyLimit));
-  if (limiters.length === 0 || limiters.some((limiter) => !coreOf(limiter)!.bans)) {
-    throw new UnsupportedError(`${verb}() needs bans: true on the middleware (and on each route with limits of its own): each decision then reads the key's ban in the same store step.`);
-  }
-  return limiters;
 }
 
 /**
@@ -229,32 +201,24 @@ function limiterOptions<Req>(config: HttpConfig<Req>, limit: LimitConfig<Req>, p
     lease: limit.lease,
     // A concurrency limit takes no ban: the middleware's `bans` is for its rate limits.
     bans: limit.algorithm?.stateKind === 'leases' ? undefined : config.limiterOptions.bans,
+    overrides: limit.algorithm?.stateKind === 'leases' ? undefined : config.limiterOptions.overrides,
     maxDebt: limit.maxDebt !== undefined ? limit.maxDebt : config.limiterOptions.maxDebt,
   } as LimiterOptions;
 }
 
-/** What an adapter's middleware function carries besides itself (see {@link withLimiter}). */
-export interface LimiterHandle<Req, Self> {
+/** What an adapter's middleware function carries besides itself (see {@link withLimiter}): the limiter, the key controls, the outage events. */
+export interface LimiterHandle<Req, Self> extends KeyControls {
   /** The http-layer limiter: its `limiters`, `prefix`, … */
   readonly limiter: HttpRateLimiter<Req>;
-  /** Forgets a key in every limit of this middleware. */
-  resetKey(key: string): Promise<void>;
-  /** Bans a key in every rate limit of this middleware (see `HttpRateLimiter.blockKey`). */
-  blockKey(key: string, duration: Duration, options?: BlockOptions): Promise<void>;
-  /** Lifts a key's ban in every rate limit of this middleware. */
-  unblockKey(key: string): Promise<void>;
   /** Hears every limit's store failures (`'storeError'`) or circuit changes (`'circuit'`), with the limit's `name`. */
   on(event: 'storeError', listener: (event: StoreErrorEvent & { name: string }) => void): Self;
   on(event: 'circuit', listener: (event: CircuitChange & { name: string }) => void): Self;
 }
 
-/** Gives an adapter's middleware function `limiter`, `resetKey` and `on` (the same on every adapter that has a middleware object). */
+/** Gives an adapter's middleware function `limiter`, the key controls and `on` (the same on every adapter that has a middleware object). */
 export function withLimiter<Req, M extends object>(middleware: M, limiter: HttpRateLimiter<Req>): M & LimiterHandle<Req, M> {
   Object.defineProperty(middleware, 'limiter', { value: limiter });
-  const handle = middleware as M & Pick<LimiterHandle<Req, M>, 'resetKey' | 'blockKey' | 'unblockKey'> & { on(event: 'storeError' | 'circuit', listener: (event: never) => void): M };
-  handle.resetKey = (key: string) => limiter.resetKey(key);
-  handle.blockKey = (key: string, duration: Duration, options?: BlockOptions) => limiter.blockKey(key, duration, options);
-  handle.unblockKey = (key: string) => limiter.unblockKey(key);
+  const handle = Object.assign(middleware, limiter.controls) as unknown as M & { on(event: 'storeError' | 'circuit', listener: (event: never) => void): M };
   handle.on = (event, listener) => {
     limiter.on(event as 'storeError', listener as (event: StoreErrorEvent & { name: string }) => void);
     return middleware;

@@ -25,6 +25,17 @@ export function parseBans(value: unknown, algorithm: Algorithm | undefined, stor
   return true;
 }
 
+/** The `overrides` option: a boolean (default false), for a rate limit on a store that overrides its kind (for a limiter whose calls bring their algorithms: any kind). */
+export function parseOverrides(value: unknown, algorithm: Algorithm | undefined, store: Store, field: string): boolean {
+  if (!optionalBoolean(value, field, false)) return false;
+  if (algorithm?.stateKind === 'leases') throw new InvalidOptionError(field, value, 'no overrides on a concurrency limit (give the client a rate limit with overrides)');
+  const kinds = store.capabilities.overrides ?? [];
+  if (algorithm === undefined ? kinds.length === 0 : !kinds.includes(algorithm.kind)) {
+    throw new UnsupportedError(`This store does not hold overrides of ${algorithm === undefined ? 'any kind' : `the ${algorithm.kind} kind`} (${field}): use a store whose capabilities.overrides lists it, such as MemoryStore or RedisStore (RedisStore: every rate kind but the sliding log).`);
+  }
+  return true;
+}
+
 /** Throws the `UnsupportedError` of a store without lockouts (`capabilities.blocks`), for `what` (the option, or the algorithm that carries one). */
 export function checkStoreBlocks(store: Store, what: string): void {
   if (store.capabilities.blocks !== true) {

@@ -1,5 +1,6 @@
 import { isAlgorithm, type Algorithm } from '../algorithm.js';
 import { withBans, withBlock } from '../algorithms/block.js';
+import { withOverrides } from '../algorithms/override.js';
 import { InvalidAlgorithmError } from '../errors.js';
 import type { Store } from '../store/interface.js';
 import { checkStoreBlocks } from './block-options.js';
@@ -27,6 +28,8 @@ export class CallAlgorithms {
     private readonly blockMs: number,
     /** Whether the limiter checks bans (option `bans`): every algorithm a call brings does too. */
     private readonly bans = false,
+    /** Whether the limiter checks overrides (option `overrides`): every algorithm a call brings does too. */
+    private readonly overrides = false,
   ) {
     if (own !== undefined) this.byLayout.set(layoutOf(own), own);
   }
@@ -53,11 +56,13 @@ export class CallAlgorithms {
     return this.withLockout(value as Algorithm);
   }
 
-  /** `algorithm` with the limiter's lockout and ban check, if it has them (derived once per object); an algorithm that carries its own lockout needs a store that runs lockouts. */
+  /** `algorithm` with the limiter's lockout, ban check and override check, if it has them (derived once per object); an algorithm that carries its own lockout needs a store that runs lockouts. */
   withLockout(algorithm: Algorithm): Algorithm {
-    if (this.blockMs > 0) return this.bans ? withBans(withBlock(algorithm, this.blockMs)) : withBlock(algorithm, this.blockMs);
-    if (algorithm.blockMs > 0) checkStoreBlocks(this.store, `the ${algorithm.kind} algorithm has a block of ${algorithm.blockMs} ms`);
-    return this.bans ? withBans(algorithm) : algorithm;
+    let a = algorithm;
+    if (this.blockMs > 0) a = withBlock(a, this.blockMs);
+    else if (a.blockMs > 0) checkStoreBlocks(this.store, `the ${a.kind} algorithm has a block of ${a.blockMs} ms`);
+    if (this.bans) a = withBans(a);
+    return this.overrides ? withOverrides(a) : a;
   }
 
   /**

@@ -43,14 +43,13 @@ export class LimiterCore {
   readonly synchronous: boolean;
   /** The lockout after a denial in ms (0: none). */
   readonly blockMs: number;
-  /** The key's ban is checked with each decision (option `bans`, or a lockout): `block` and `unblock` work. */
+  /** The key's ban (option `bans`, or a lockout) and override (option `overrides`) are checked with each decision. */
   readonly bans: boolean;
+  readonly overrides: boolean;
   readonly name: string;
   /** How long and how many ids per key an idempotent charge's decision is remembered. */
   readonly idempotency: LimiterConfig['idempotency'];
-  /** True when charges take their units from quota leases (option `lease`): they are made outside a store's request group. */
-  readonly quotaLeased: boolean;
-  /** The user's clock, or undefined: the store's own decides. */
+  /** The user's clock (undefined: the store's own decides), and the clock of what the process measures. */
   private readonly clock: Clock | undefined;
   private readonly localClock: Clock;
   /** `synchronous`, a rate limit of its own and one circuit: {@link fastDecision} may go straight to the store. */
@@ -58,9 +57,11 @@ export class LimiterCore {
   private readonly circuit: Circuit;
   private readonly denyCache: DenyCache | undefined;
   private readonly guard: StoreGuard;
-  private readonly calls: CallAlgorithms;
+  /** The algorithms calls bring, checked, and the state layouts a key may have. */
+  readonly calls: CallAlgorithms;
   private readonly timers: Timers;
-  private readonly quota: QuotaLeases | undefined;
+  /** Quota leases (option `lease`), or undefined: charges taken from them are made outside a store's request group. */
+  readonly quota: QuotaLeases | undefined;
   private readonly settler: SettleHost;
   /** The observers; undefined without any (then nothing is measured). */
   private observation: Observation | undefined;
@@ -77,10 +78,10 @@ export class LimiterCore {
   ) {
     this.algorithm = config.algorithm;
     this.isConcurrencyLimit = config.algorithm?.stateKind === 'leases';
-    ({ store: this.store, prefix: this.prefix, maxCost: this.maxCost, blockMs: this.blockMs, bans: this.bans, name: this.name } = config);
+    ({ store: this.store, prefix: this.prefix, maxCost: this.maxCost, blockMs: this.blockMs, bans: this.bans, overrides: this.overrides, name: this.name } = config);
     ({ clock: this.clock, localClock: this.localClock, timers: this.timers, denyCache: this.denyCache, idempotency: this.idempotency } = config);
     this.keyPrefix = config.prefix ? `${config.prefix}:` : '';
-    this.calls = new CallAlgorithms(config.store, config.algorithm, config.blockMs, config.bans);
+    this.calls = new CallAlgorithms(config.store, config.algorithm, config.blockMs, config.bans, config.overrides);
     const { circuit, byDomain } = circuitsOf(config, (open, reason, domain) => this.circuitChanged(open, reason, domain));
     this.circuit = circuit;
     const owner = { clock: config.localClock, retryIntervalMs: config.retryIntervalMs, keyPrefixLength: this.keyPrefix.length };
@@ -89,14 +90,13 @@ export class LimiterCore {
     this.guard = new StoreGuard(config.store, config.clock, { circuit: this.circuit, byDomain }, deadlines, policy, (error, key, a) => this.storeFailed(error, key, a));
     this.synchronous = config.store.capabilities.local && (fallback === undefined || fallback.synchronous);
     this.quota = config.lease === undefined ? undefined : new QuotaLeases(config.lease, this.leaseHost(config.retryIntervalMs));
-    this.quotaLeased = this.quota !== undefined;
     this.settler = {
-      ...{ name: config.name, maxDebt: config.maxDebt, leased: this.quotaLeased, warned: false, settles: config.store.capabilities.settle === true },
+      ...{ name: config.name, maxDebt: config.maxDebt, leased: this.quota !== undefined, warned: false, settles: config.store.capabilities.settle === true },
       refundIntoBlock: (storeKey, units, algorithm, decision) => this.quota!.refund(storeKey, units, algorithm, decision),
       settleStored: (storeKey, algorithm, settlement) => this.freeing(storeKey, this.guard.settle(storeKey, algorithm, settlement)),
       told: (estimate, actual) => this.observation?.settled(estimate, actual),
     };
-    this.fastPath = this.synchronous && config.algorithm !== undefined && !this.isConcurrencyLimit && byDomain === undefined && !this.quotaLeased;
+    this.fastPath = this.synchronous && config.algorithm !== undefined && !this.isConcurrencyLimit && byDomain === undefined && this.quota === undefined;
     config.denyCache?.followResets(config.store);
   }
 
@@ -209,13 +209,13 @@ export class LimiterCore {
     this.guard.notServed(decision);
   }
 
-  /** An operator's call on `key` in every state layout it may have (see `CallAlgorithms` and `StoreGuard.control`; a ban or unban: every rate layout); its cached denial forgotten, again once done (one answered meanwhile is stale). */
-  async control(key: string, what: 'reset' | 'ban' | 'unban', durationMs = 0): Promise<void> {
+  /** An operator's store call on `key` (with its storage key and the clock's reading), with the timeout and failure report of `StoreGuard.control`; its cached denial forgotten, again once done (one answered meanwhile is stale). */
+  async operate<T>(key: string, what: string, call: (storeKey: string, now: number | undefined) => MaybePromise<T>): Promise<T> {
     const storeKey = this.keyPrefix + key;
     this.denyCache?.delete(storeKey);
-    if (what === 'reset') this.quota?.forget(storeKey);
-    await Promise.all(Array.from(what === 'reset' ? this.calls.layouts() : this.calls.banLayouts(), (a) => this.guard.control(storeKey, what, a, durationMs)));
+    const result = await this.guard.control(storeKey, what, (now) => call(storeKey, now));
     this.denyCache?.delete(storeKey);
+    return result;
   }
 
   /** `value` when this rate limiter can decide a call with it, with its lockout (see `CallAlgorithms`); else `InvalidAlgorithmError` or `UnsupportedError`. */

@@ -1,3 +1,4 @@
+import type { Algorithm } from '../algorithm.js';
 import type { Duration } from '../duration.js';
 import { InvalidOptionError, UnsupportedError } from '../errors.js';
 import { checkOptions, isPrintableAscii, spanOption } from '../options.js';
@@ -6,6 +7,8 @@ import type { LimiterCore } from './core.js';
 import type { LeaseDecision } from './lease.js';
 import type { MaybePromise } from '../store/interface.js';
 import { parseMaxDelay, type Reservation, type ReserveOptions } from './reservation.js';
+
+export { clearOverrideOf, getOverrideOf, setOverrideOf, type OverrideOptions } from './overrides.js';
 
 /** The options of `limiter.block`. */
 export interface BlockOptions {
@@ -43,7 +46,7 @@ export async function blockOf(core: LimiterCore, key: string, duration: Duration
     throw new InvalidOptionError('limiter.block.options.reason', reason, 'printable ASCII text of at most 200 characters');
   }
   checkBans(core, 'limiter.block');
-  await core.control(key, 'ban', durationMs);
+  await controlOf(core, key, 'ban', durationMs);
   return { key, durationMs, reason: reason as string | undefined };
 }
 
@@ -51,7 +54,15 @@ export async function blockOf(core: LimiterCore, key: string, duration: Duration
 export async function unblockOf(core: LimiterCore, key: string): Promise<void> {
   checkKey(key);
   checkBans(core, 'limiter.unblock');
-  await core.control(key, 'unban');
+  await controlOf(core, key, 'unban');
+}
+
+/** An operator's call on `key` in every state layout it may have (see `CallAlgorithms`; a ban or unban: every rate layout), each as `LimiterCore.operate`. */
+export async function controlOf(core: LimiterCore, key: string, what: 'reset' | 'ban' | 'unban', durationMs = 0): Promise<void> {
+  if (what === 'reset') core.quota?.forget(core.keyPrefix + key);
+  const store = core.store;
+  const one = (a: Algorithm) => (storeKey: string, now: number | undefined) => (what === 'reset' ? store.reset(storeKey, a) : what === 'ban' ? store.ban!(storeKey, a, durationMs, now) : store.unban!(storeKey, a));
+  await Promise.all(Array.from(what === 'reset' ? core.calls.layouts() : core.calls.banLayouts(), (a) => core.operate(key, what, one(a))));
 }
 
 /** Throws unless the limiter checks bans (option `bans`, or `blockDuration`) on a store that holds them. */

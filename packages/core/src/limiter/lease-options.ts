@@ -46,7 +46,7 @@ export function parseLeaseOptions(value: unknown, algorithm: Algorithm | undefin
   const ttlMs = o.ttl === undefined ? DEFAULT_TTL_MS : parseTimerDuration(o.ttl, `${field}.ttl`);
   if (ttlMs < 1) throw new InvalidOptionError(`${field}.ttl`, o.ttl, 'a duration of at least 1ms');
   const maxKeys = o.maxKeys === undefined ? DEFAULT_MAX_KEYS : integerAtLeast(o.maxKeys, `${field}.maxKeys`);
-  if (blocks) throw new InvalidOptionError(field, value, 'no lease with blockDuration or bans: a lockout starts at a denial that every instance must see, a ban at every decision (leases admit locally)');
+  if (blocks) throw new InvalidOptionError(field, value, 'no lease with blockDuration, bans or overrides: a lockout starts at a denial that every instance must see, a ban or an override at every decision (leases admit locally)');
   if (algorithm !== undefined) {
     if (algorithm.leaseHoldMs(0, units) <= 0) throw new InvalidOptionError(field, value, `no lease on a ${algorithm.kind} limit of this kind (${algorithm.policy.name}): it admits per request (a concurrency limit, a shaping leaky bucket)`);
     if (algorithm.countDenied) throw new InvalidOptionError(field, value, 'no lease with countDenied: every denied request must reach the store to be counted');

@@ -4,7 +4,6 @@ import type { Decision } from '../decision.js';
 import { UnsupportedError } from '../errors.js';
 import type { ObserveOptions } from '../observe/observation.js';
 import type { Observer } from '../observe/observer.js';
-import type { Store } from '../store/interface.js';
 import type { LimiterCore } from './core.js';
 import { registerCore } from './core-registry.js';
 import { chargeOf, chargeOptionsOf, checkKey, checkLimiterCost, ownAlgorithm, promised, rateCall, type ChargeOptions } from './call-input.js';
@@ -13,9 +12,10 @@ import { emitted } from './events.js';
 import type { LeaseDecision } from './lease.js';
 import type { LimiterOptions } from './options.js';
 import type { Reservation, ReserveOptions } from './reservation.js';
-import { acquireOf, blockOf, reserveOf, unblockOf, type BlockOptions } from './key-verbs.js';
+import { acquireOf, blockOf, clearOverrideOf, controlOf, getOverrideOf, reserveOf, setOverrideOf, unblockOf, type BlockOptions, type OverrideOptions } from './key-verbs.js';
 import type { Duration } from '../duration.js';
-import { buildCore } from './wiring.js';
+import { buildCore, buildingAt, fieldBeingBuilt } from './wiring.js';
+import type { Store, StoredOverride } from '../store/interface.js';
 
 /**
  * A limiter: one algorithm on one store, with a key namespace, a clock and a failure policy.
@@ -23,9 +23,8 @@ import { buildCore } from './wiring.js';
  * once, then goes down the limiter's one charge path (its core): the deny cache, the circuit's gate,
  * the timeout and the failure policy.
  *
- * Events: `'storeError'` ({@link StoreErrorEvent}) each time the store fails or times out;
- * `'circuit'` ({@link CircuitChange}) when the store-down circuit (of a failure domain) opens or closes. An
- * observer (option `observer`, or {@link observe}) hears every decision, store error and circuit change.
+ * Events: `'storeError'` ({@link StoreErrorEvent}) each time the store fails or times out; `'circuit'` ({@link CircuitChange}) when the store-down
+ * circuit (of a failure domain) opens or closes. An observer (option `observer`, or {@link observe}) hears every decision, store error and circuit change.
  */
 export class Limiter extends EventEmitter {
   /** The algorithm of calls that give none; undefined when every call gives its own (see {@link consume}). */
@@ -46,9 +45,7 @@ export class Limiter extends EventEmitter {
 
   constructor(options: LimiterOptions) {
     super();
-    const field = buildingAt ?? 'createLimiter';
-    buildingAt = undefined;
-    const core = buildCore(options, field, emitted(this));
+    const core = buildCore(options, fieldBeingBuilt(), emitted(this));
     this.#core = core;
     registerCore(this, core);
     ({ algorithm: this.algorithm, isConcurrencyLimit: this.isConcurrencyLimit, store: this.store, prefix: this.prefix } = core);
@@ -152,19 +149,17 @@ export class Limiter extends EventEmitter {
   }
 
   /**
-   * Forgets the key's state (in each algorithm kind it was called with): its next request starts with the full quota, its cached
-   * denial forgotten, a lockout or ban lifted. Rejects with {@link InvalidKeyError} for a bad key, or after a `'storeError'` event with the
-   * `StoreError` or `StoreTimeoutError` when the store fails or does not answer within `timeout` (not reset, as far as the limiter knows).
+   * Forgets the key's state (in each algorithm kind it was called with; its override stays): its next request starts with the full quota, its cached denial forgotten, a lockout
+   * or ban lifted. Rejects with {@link InvalidKeyError} for a bad key, or after a `'storeError'` event with the `StoreError` or `StoreTimeoutError` when the store fails or times out.
    */
   async reset(key: string): Promise<void> {
     checkKey(key);
-    await this.#core.control(key, 'reset');
+    await controlOf(this.#core, key, 'reset');
   }
 
   /**
-   * Bans `key` for `duration` (from 1 ms) in the store: the next decision of the key in every instance is denied in the same store step,
-   * charging nothing (`reason: 'blocked'`, `retryAfterMs` the ban's time left), until it ends or {@link unblock}; a ban replaces a lockout
-   * or an earlier ban. Needs the option `bans: true` (or `blockDuration`): `UnsupportedError` otherwise. Emits `'block'` (`BlockEvent`).
+   * Bans `key` for `duration` (from 1 ms) in the store: the next decision of the key in every instance is denied in the same store step, charging nothing
+   * (`reason: 'blocked'`, `retryAfterMs` the ban's time left), until it ends or {@link unblock}; it replaces a lockout or an earlier ban. Needs `bans: true` (or `blockDuration`): `UnsupportedError` otherwise. Emits `'block'` (`BlockEvent`).
    */
   async block(key: string, duration: Duration, options?: BlockOptions): Promise<void> {
     this.emit('block', await blockOf(this.#core, key, duration, options));
@@ -173,6 +168,23 @@ export class Limiter extends EventEmitter {
   /** Lifts `key`'s ban (or lockout), its state kept; every instance's deny cache forgets the key, as after a reset. */
   unblock(key: string): Promise<void> {
     return unblockOf(this.#core, key);
+  }
+
+  /**
+   * Decides `key` with `algorithm` (of the limit's kind; a calendar: its period) for `options.ttl` in every instance: kept in the store, read by each decision in the
+   * same store step; the key's state carries over (clamped); decisions carry its policy. Kept across `reset`. Needs `overrides: true` (`UnsupportedError`).
+   */
+  setOverride(key: string, algorithm: Algorithm, options: OverrideOptions): Promise<void> {
+    return setOverrideOf(this.#core, key, algorithm, options);
+  }
+
+  /** `key`'s live override (its algorithm and when it ends), or undefined. */
+  getOverride(key: string): Promise<StoredOverride | undefined> {
+    return getOverrideOf(this.#core, key);
+  }
+  /** Removes `key`'s override: its next decision, in every instance, is the limit's own again. */
+  clearOverride(key: string): Promise<void> {
+    return clearOverrideOf(this.#core, key);
   }
 
   /**
@@ -232,18 +244,7 @@ export function createLimiter(options: LimiterOptions): Limiter {
   return new Limiter(options);
 }
 
-/** The field name the next `Limiter` built reports its options under (see {@link limiterAt}). */
-let buildingAt: string | undefined;
-
-/**
- * A {@link Limiter} whose option errors name `field` instead of `createLimiter` (the HTTP layer's
- * limits: `rateLimit.limits[1].onStoreError`). Not exported from the package: the layers above use it.
- */
+/** A {@link Limiter} whose option errors name `field` instead of `createLimiter` (the HTTP layer's limits: `rateLimit.limits[1].onStoreError`). Internal. */
 export function limiterAt(options: LimiterOptions, field: string): Limiter {
-  buildingAt = field;
-  try {
-    return new Limiter(options);
-  } finally {
-    buildingAt = undefined;
-  }
+  return buildingAt(field, () => new Limiter(options));
 }

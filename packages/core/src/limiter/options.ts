@@ -1,5 +1,6 @@
 import { checkAlgorithm, type Algorithm } from '../algorithm.js';
 import { withBans, withBlock } from '../algorithms/block.js';
+import { withOverrides } from '../algorithms/override.js';
 import { MAX_CLOCK_MS, systemClock, type Clock } from '../clock.js';
 import type { Decision } from '../decision.js';
 import { parseDuration, parseTimerDuration, type Duration } from '../duration.js';
@@ -9,7 +10,7 @@ import { LIMITER_PEER_OPTIONS } from '../peer-option-hints.js';
 import type { Store } from '../store/interface.js';
 import type { Observer } from '../observe/observer.js';
 import { checkTimers, systemTimers, type Timers } from '../timers.js';
-import { parseBans, parseBlockDuration } from './block-options.js';
+import { parseBans, parseBlockDuration, parseOverrides } from './block-options.js';
 import { parseDenyCache, type DenyCache } from './deny-cache.js';
 import { parseLeaseOptions, type LeaseConfig, type LeaseOptions } from './lease-options.js';
 import { parseIdempotencyOptions, type IdempotencyOptions } from './idempotency.js';
@@ -97,6 +98,11 @@ export interface LimiterOptions extends SettleOptions, IdempotencyOptions {
    */
   bans?: boolean;
   /**
+   * Check each key's override (`limiter.setOverride`) in the same store step as its decision (default
+   * false). It costs each decision one more read in the store. Rate limits only; not with `lease`.
+   */
+  overrides?: boolean;
+  /**
    * When `storeFailureThreshold` store calls have failed within this interval, skip the store for this
    * long and apply the policy directly (then one probe call at a time tries it again). Default 1 s.
    */
@@ -158,6 +164,8 @@ export interface LimiterConfig {
   readonly blockMs: number;
   /** The key's ban is checked with each decision (option `bans`, or a lockout on a store that holds bans): `block` and `unblock` work; `algorithm` carries it (see `withBans`). */
   readonly bans: boolean;
+  /** The key's override is checked with each decision (option `overrides`): `setOverride` works; `algorithm` carries it (see `withOverrides`). */
+  readonly overrides: boolean;
   /** Quota leases; undefined: every charge goes to the store. */
   readonly lease: LeaseConfig | undefined;
   /** Undefined: the limit of the algorithm that charged (see {@link LimiterOptions.maxDebt}). */
@@ -168,7 +176,7 @@ export interface LimiterConfig {
 
 const LIMITER_OPTIONS = [
   'algorithm', 'store', 'clock', 'prefix', 'maxCost', 'timeout', 'onStoreError', 'denyCache', 'storeRetryInterval', 'storeFailureThreshold', 'timers', 'blockDuration', 'bans',
-  'name', 'observer', 'observeKeys', 'lease', 'maxDebt', 'idempotencyTtl', 'idempotencyMaxIds',
+  'overrides', 'name', 'observer', 'observeKeys', 'lease', 'maxDebt', 'idempotencyTtl', 'idempotencyMaxIds',
 ] as const;
 const DEFAULT_REMOTE_TIMEOUT_MS = 50;
 const DEFAULT_RETRY_INTERVAL_MS = 1000;
@@ -197,10 +205,13 @@ export function parseLimiterOptions(options: LimiterOptions, name = 'createLimit
   // A lockout's check reads a ban too, where the store holds bans.
   const bans = parseBans(o.bans, algorithm, store, `${name}.bans`) || (blockMs > 0 && store.capabilities.bans === true);
   const blocked = algorithm === undefined || o.blockDuration === undefined ? algorithm : withBlock(algorithm, blockMs, `${name}.blockDuration`);
+  const banned = bans && blocked !== undefined ? withBans(blocked) : blocked;
+  const overrides = parseOverrides(o.overrides, algorithm, store, `${name}.overrides`);
   return {
-    algorithm: bans && blocked !== undefined ? withBans(blocked) : blocked,
+    algorithm: overrides && banned !== undefined ? withOverrides(banned) : banned,
     blockMs,
     bans,
+    overrides,
     store,
     clock,
     localClock: clock ?? systemClock,
@@ -217,7 +228,7 @@ export function parseLimiterOptions(options: LimiterOptions, name = 'createLimit
     timers: o.timers === undefined ? systemTimers : checkTimers(o.timers, `${name}.timers`),
     onStoreError: o.onStoreError,
     denyCache: parseDenyCache(o.denyCache, algorithm, local, `${name}.denyCache`),
-    lease: parseLeaseOptions(o.lease, algorithm, bans || blockMs > 0, `${name}.lease`),
+    lease: parseLeaseOptions(o.lease, algorithm, bans || blockMs > 0 || overrides, `${name}.lease`),
     maxDebt: o.maxDebt === undefined ? undefined : checkMaxDebt(o.maxDebt, `${name}.maxDebt`),
     idempotency: parseIdempotencyOptions(o.idempotencyTtl, o.idempotencyMaxIds, name),
   };

@@ -122,26 +122,26 @@ export class StoreGuard implements CallGuard {
   }
 
   /**
-   * An operator's call on a key, with the timeout: `'reset'` forgets its state, `'ban'` bans it for
-   * `durationMs`, `'unban'` lifts its ban or lockout (the store's methods of those names). A store failure or a timeout is reported (a `'storeError'` event, action
-   * `'deny'`: the key keeps what it had, so its limit still applies), then thrown as a `StoreError`
-   * (the store's own when it is one) or the `StoreTimeoutError`: the caller knows it was not done. A
-   * call that timed out may still apply when the store answers late. Misuse errors (a closed store)
-   * are thrown without a report, as for decisions.
+   * An operator's store call on a key (`call`, given the limiter's clock reading: a reset, a ban, an
+   * override's write or read), with the timeout. A store failure or a timeout is reported (a
+   * `'storeError'` event, action `'deny'`: the key keeps what it had, so its limit still applies),
+   * then thrown as a `StoreError` (the store's own when it is one) or the `StoreTimeoutError`: the
+   * caller knows it was not done. A call that timed out may still apply when the store answers late.
+   * Misuse errors (a closed store) are thrown without a report, as for decisions. `what` names the
+   * verb in a failure's message ("failed to <what> the key").
    */
-  control(storeKey: string, what: 'reset' | 'ban' | 'unban', algorithm: Algorithm, durationMs: number): MaybePromise<void> {
-    let result: MaybePromise<void>;
-    const store = this.store;
+  control<T>(storeKey: string, what: string, call: (now: number | undefined) => MaybePromise<T>): MaybePromise<T> {
+    let result: MaybePromise<T>;
     try {
-      result = what === 'reset' ? store.reset(storeKey, algorithm) : what === 'ban' ? store.ban!(storeKey, algorithm, durationMs, this.clock?.()) : store.unban!(storeKey, algorithm);
+      result = call(this.clock?.());
     } catch (error) {
       throw this.controlFailed(error, storeKey, what);
     }
-    if (!(result instanceof Promise)) return;
+    if (!(result instanceof Promise)) return result;
     const failed = (error: unknown): never => {
       throw this.controlFailed(error, storeKey, what);
     };
-    return this.deadlines === undefined ? result.then(ignore, failed) : this.deadlines.race(result, ignore, failed);
+    return this.deadlines === undefined ? result.then(undefined, failed) : this.deadlines.race(result, (value: T) => value, failed);
   }
 
   /** Gives back `cost` units charged at `chargedAt` (see `Store.undo`) with the timeout; never throws (a failure is reported). */

@@ -42,3 +42,23 @@ export function buildCore(options: LimiterOptions, field: string, events: Limite
 function fallbackOf(core: LimiterCore): Fallback {
   return (op, key, cost) => (op === CHARGE ? core.charge(key, cost, core.algorithm!) : op === ACQUIRE ? core.acquire(key) : core.peek(key, cost, core.algorithm!));
 }
+
+/** The field name the next `Limiter` built reports its options under (see {@link buildingAt}). */
+let building: string | undefined;
+
+/** `build()` (which makes one `Limiter`), whose option errors name `field` instead of `createLimiter`. */
+export function buildingAt<T>(field: string, build: () => T): T {
+  building = field;
+  try {
+    return build();
+  } finally {
+    building = undefined;
+  }
+}
+
+/** The field the `Limiter` being built reports its options under, taken once. */
+export function fieldBeingBuilt(): string {
+  const field = building ?? 'createLimiter';
+  building = undefined;
+  return field;
+}

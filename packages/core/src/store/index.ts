@@ -7,7 +7,7 @@
  * Redis Cluster's nodes) names each key's part with the optional {@link Store.failureDomain}: the
  * limiter then keeps a store-down circuit per part, and a failed part fails only its own keys.
  */
-export type { Store, StoreCapabilities, MaybePromise, ChargeGroup, IdempotentCharge } from './interface.js';
+export type { Store, StoreCapabilities, MaybePromise, ChargeGroup, IdempotentCharge, StoredOverride } from './interface.js';
 export { IDEMPOTENCY_ID_LENGTH, IDEMPOTENCY_FINGERPRINT_LENGTH } from './interface.js';
 export { markRolledBack, markNotAsked, tookNothing, wasNotAsked, markReplayed, wasReplayed, markConflict, wasConflict } from './charge-marks.js';
 export type { Algorithm, AlgorithmKind, Settlement } from '../algorithm.js';
@@ -35,6 +35,8 @@ export {
 export { makeDecision, makePolicy, decisionFromExact, ceilMs, floorUnits, EPSILON } from '../decision.js';
 export { BlockTable, blockedDecision, markBanned } from './blocks.js';
 export { withBans, withBlock, BLOCK_KEY_SUFFIX } from '../algorithms/block.js';
+export { withOverrides } from '../algorithms/override.js';
+export { OverrideTable } from './overrides.js';
 export { checkOptions } from '../options.js';
 export { parseTimerDuration, MAX_TIMER_MS } from '../duration.js';
 export { keyDigest } from './key-digest.js';

@@ -24,6 +24,12 @@ export interface StoreCapabilities {
    */
   readonly bans?: boolean;
   /**
+   * The algorithm kinds whose keys the store overrides ({@link Store.setOverride}): a configuration
+   * kept in the store per key, read by the algorithms that check overrides (`checksOverrides`, through
+   * `withOverrides`) in the same step as their decision. Absent: none.
+   */
+  readonly overrides?: readonly Algorithm['kind'][];
+  /**
    * The store runs reservations (`consume` with a `maxDelayMs`, and `undo` with the reservation's
    * `delayMs`) for every rate algorithm it lists. A limiter's `reserve` on a store without it throws
    * `UnsupportedError`.
@@ -58,6 +64,14 @@ export interface IdempotentCharge {
   readonly ttlMs: number;
   /** The most ids remembered per key and algorithm kind; a new one beyond it forgets the oldest. */
   readonly maxIds: number;
+}
+
+/** A key's override as a store holds it (see {@link Store.getOverride}). */
+export interface StoredOverride {
+  /** The configuration the key is decided with: an algorithm of the same kind as the limit's. */
+  readonly algorithm: Algorithm;
+  /** When it ends, in ms on the clock it was set with (the limiter's, or the store's own). */
+  readonly expiresAt: number;
 }
 
 /** The consumes of one request on one store, decided together (see {@link Store.group}). */
@@ -131,6 +145,18 @@ export interface Store {
    * deny cache forgets the key, as after a reset ({@link Store.watchResets}).
    */
   unban?(key: string, algorithm: Algorithm): MaybePromise<void>;
+  /**
+   * Decides `key`'s state of this algorithm's kind with `override` (a configuration of that kind,
+   * without a lockout) until `ttlMs` from `now` (the store's clock when undefined), in every decision
+   * of an algorithm that checks overrides (`checksOverrides`), in the same step: the state is kept and
+   * read as a changed configuration is (balances clamped). Replaces an earlier override. Only stores
+   * whose `capabilities.overrides` lists the kind have it.
+   */
+  setOverride?(key: string, override: Algorithm, ttlMs: number, now: number | undefined): MaybePromise<void>;
+  /** `key`'s live override for this algorithm's kind, or undefined (`now`: as for {@link Store.setOverride}). */
+  getOverride?(key: string, algorithm: Algorithm, now: number | undefined): MaybePromise<StoredOverride | undefined>;
+  /** Removes `key`'s override for this algorithm's kind: its next decision is the limit's own again. */
+  clearOverride?(key: string, algorithm: Algorithm): MaybePromise<void>;
   /** Forgets the key's state for this algorithm kind (and its block): the next request starts fresh. */
   reset(key: string, algorithm: Algorithm): MaybePromise<void>;
   /** Takes a concurrency permit named `leaseId` when one is free. */

@@ -6,6 +6,7 @@ import { describeGroups } from './conformance/groups.js';
 import { describeIdempotency } from './conformance/idempotency.js';
 import { describeBadInput, describeIsolation, describeOwnClock } from './conformance/input.js';
 import { describeBans } from './conformance/bans.js';
+import { describeOverrides } from './conformance/overrides.js';
 import { describeLockouts } from './conformance/lockouts.js';
 import { describeProperties } from './conformance/properties.js';
 import { describeReservations } from './conformance/reservations.js';
@@ -73,6 +74,7 @@ export function runStoreConformance(options: ConformanceOptions): void {
     describeGiveBacks(suite);
     describeLockouts(suite);
     describeBans(suite);
+    describeOverrides(suite);
     describeReservations(suite);
     describeGroups(suite);
     describeSettlements(suite);

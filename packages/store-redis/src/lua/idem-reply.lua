@@ -19,4 +19,8 @@ if idem_id ~= nil then
     --#idem-write
   end
 end
-return struct.pack('<dddddd', i_allowed, i_remaining, i_reset, i_retry, i_delay, i_at)
+-- Under a key's override, its policy follows (three doubles more: the limit, the quota, the window in
+-- seconds; see src/overrides.ts).
+local reply = struct.pack('<dddddd', i_allowed, i_remaining, i_reset, i_retry, i_delay, i_at)
+if override_policy then return reply .. override_policy end
+return reply

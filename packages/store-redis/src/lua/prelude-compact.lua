@@ -33,5 +33,11 @@ end
 local raw = redis.call('HGET', bucket, field)
 -- A value of another size (another layout, another version of the store) counts as no state.
 if raw and #raw ~= STATE_BYTES then raw = nil end
+-- A key's override (Store.setOverride), for an algorithm that checks overrides: the store puts here the
+-- read of the field '#=<field>' that, while it is live, replaces the configuration's constants (but
+-- BLOCK_MS and the timed ones) and HORIZON with the override's, and keeps its policy for the reply
+-- (`override_policy`, see idem-reply.lua). The read: `overrideRead` in src/script-plan.ts; the
+-- record: src/overrides.ts.
+--#override
 
 -- The state is written by compact-write.lua, a block each script includes where it writes.
