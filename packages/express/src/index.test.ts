@@ -39,7 +39,7 @@ function expressAdapter(name: string, createApp: typeof express): Adapter {
       app.use(errorHandler);
       const served = await serve(app);
       const handle = middlewares[0]!;
-      return { ...served, peek: (key) => handle.limiter.limiters[0]!.peek(key), blockKey: (key, duration) => handle.blockKey(key, duration), unblockKey: (key) => handle.unblockKey(key) };
+      return { ...served, peek: (key) => handle.limiter.limiters[0]!.peek(key), controls: handle };
     },
     view: (req) => view(req as Request),
     responseHeader: (args, name) => (args[1] as Response).get(name),

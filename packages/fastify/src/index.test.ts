@@ -50,8 +50,7 @@ const fastifyAdapter: Adapter = {
       return {
         url,
         request: (path, init) => request(url, path, init),
-        blockKey: (key, duration) => app.rateLimit.blockKey(key, duration),
-        unblockKey: (key) => app.rateLimit.unblockKey(key),
+        controls: app.rateLimit,
         async close() {
           app.server.closeAllConnections();
           await app.close();

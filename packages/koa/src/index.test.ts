@@ -45,7 +45,7 @@ function koaAdapter(name: string, KoaApp: typeof Koa): Adapter {
       });
       const served = await serve(app.callback());
       const handle = middlewares[0]!;
-      return { ...served, peek: (key) => handle.limiter.limiters[0]!.peek(key), blockKey: (key, duration) => handle.blockKey(key, duration), unblockKey: (key) => handle.unblockKey(key) };
+      return { ...served, peek: (key) => handle.limiter.limiters[0]!.peek(key), controls: handle };
     },
     view: (ctx) => view(ctx as Context),
     responseHeader: (args, name) => (args[0] as Context).response.get(name) || undefined,

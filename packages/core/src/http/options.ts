@@ -107,7 +107,8 @@ export function parseHttpOptions<Req>(options: HttpRateLimitOptions<Req, never>,
         idempotencyFingerprint: optionalFunction<FingerprintFunction<Req>>(o.idempotencyFingerprint, `${owner}.idempotencyFingerprint`),
       }, owner),
       algorithmOf,
-      headerName: l.name === undefined && algorithm === undefined ? undefined : name,
+      // Unnamed, a limit whose policy is each decision's (chosen per request, or a key's override) is shown by that policy's name.
+      headerName: l.name === undefined && (algorithm === undefined || o.overrides === true) ? undefined : name,
       dryRun: limitDryRun,
     });
   });

@@ -4,7 +4,8 @@
  * then an `Adapter` and a few lines that call {@link describeAdapter}.
  */
 import type { ServerResponse } from 'node:http';
-import type { Duration, Store } from '@rl/core';
+import type { Store } from '@rl/core';
+import type { KeyControls } from '@rl/core/http';
 import type { RequestInit, TestResponse } from '../http-client.js';
 
 /**
@@ -63,10 +64,8 @@ export interface MountedApp {
   request(path?: string, init?: RequestInit): Promise<TestResponse>;
   /** Where the adapter exposes its limiter (`middleware.limiter`): the first middleware's first limit's state for `key`. */
   peek?(key: string): Promise<{ remaining: number }>;
-  /** The first middleware's handle (Fastify: `app.rateLimit`): bans a key in its rate limits (`blockKey`). */
-  blockKey(key: string, duration: Duration): Promise<void>;
-  /** The same handle's `unblockKey`. */
-  unblockKey(key: string): Promise<void>;
+  /** The first middleware's handle (Fastify: `app.rateLimit`): its key controls (`blockKey`, `setOverride`, …). */
+  readonly controls: KeyControls;
   /** Drops the connections and stops listening. */
   close(): Promise<void>;
 }
