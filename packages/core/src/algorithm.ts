@@ -112,7 +112,7 @@ export interface AlgorithmCommon {
   /**
    * The longest `maxDelay` (ms) a reservation may ask for (see {@link NumericAlgorithm.step}): as far as its state can represent a
    * queue. A token bucket: any wait up to `MAX_TIMER_MS` (24 days: its balance goes as far below 0 as the wait needs), or its full
-   * refill when longer. A leaky bucket: its horizon (one timestamp, clamped to a full bucket). A window: one window. 0: none (concurrency).
+   * refill when longer. A leaky bucket: the same (its queue as long as the wait). A window: one window. 0: none (concurrency).
    */
   readonly maxReserveMs: number;
   /**

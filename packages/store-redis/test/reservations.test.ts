@@ -5,7 +5,7 @@
  */
 import { Redis, type Cluster } from 'ioredis5';
 import { describe, expect, it } from 'vitest';
-import { createLimiter, slidingWindowLog, tokenBucket, type Algorithm, type Duration, type Reservation } from '@rl/core';
+import { createLimiter, leakyBucket, slidingWindowLog, tokenBucket, type Algorithm, type Duration, type Reservation } from '@rl/core';
 import { RedisStore } from '@rl/store-redis';
 import { useRedisDeployments } from '@rl/test-support';
 
@@ -28,6 +28,8 @@ describe.each<[string, Algorithm, number, Duration]>([
   ['sliding window log (keys of their own)', slidingWindowLog({ limit: 3, window: '10s' }), 6, '10s'],
   // A wait longer than the burst: 2 at once, then one every 100 ms for 2 s; all 12 fit.
   ['token bucket, waits longer than its burst (2 at 10/s, 2 s)', tokenBucket({ capacity: 2, refillRate: 10 }), 12, '2s'],
+  // A shaper's queue as long as the wait: one every 100 ms for 1 s, 10 slots of a queue of 2.
+  ['leaky bucket shaper, a queue longer than its capacity (2 at 10/s, 1 s)', leakyBucket({ capacity: 2, leakRate: 10, mode: 'shape' }), 10, '1s'],
 ])('reservations on Redis: %s', (_name, algorithm, admits, maxDelay) => {
   for (const deployment of ['standalone', 'clustered'] as const) {
     it(`${deployment}: two store instances on two clients queue in one FIFO; the reservations of one turn are two script calls per store`, async () => {

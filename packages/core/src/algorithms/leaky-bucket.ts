@@ -1,6 +1,6 @@
 import type { NumericAlgorithm, NumericState, Settlement } from '../algorithm.js';
 import { decisionFromExact, EPSILON, type Decision } from '../decision.js';
-import { formatDuration, type Duration } from '../duration.js';
+import { formatDuration, MAX_TIMER_MS, type Duration } from '../duration.js';
 import { InvalidOptionError } from '../errors.js';
 import { checkOptions } from '../options.js';
 import { parseBucketOptions } from './bucket-options.js';
@@ -25,7 +25,8 @@ export interface LeakyBucketOptions {
 }
 
 /**
- * Leaky bucket as GCRA. State: one timestamp `tat`, the time at which the bucket (or queue) is empty.
+ * Leaky bucket as GCRA. State: `[tat, reach]`: `tat` the time at which the bucket (or queue) is empty,
+ * and `reach` the queue (ms) a reservation longer than the bucket admitted it under (0 otherwise).
  * Emission interval `T = interval / leakRate`. A request of cost `c` at `now` gets the slot
  * `start = max(tat, now)` and would move `tat` to `start + c·T`; it is admitted when
  * `start + c·T − now ≤ capacity·T`. Missed slots are never caught up: an idle queue restarts at `now`.
@@ -35,11 +36,11 @@ export interface LeakyBucketOptions {
  * two-batch scenario (100/s, queue 20; 100 requests at 0.990 s, 100 at 1.010 s) this admits 20 with
  * delays 0, 10, …, 190 ms, then 2 more with delays 180 and 190 ms.
  *
- * A change of parameters clamps the backlog to the new capacity: `tat` is stored as at most
- * `now + capacity·T` (a full bucket, never an over-full one). With one timestamp of state this clamp
- * also applies when the clock goes back by more than the free room: the bucket then reads as full
- * (requests are denied), no unit is ever added, and in real time the leak rate still holds.
- * Otherwise time going backwards never moves `tat` back (`start = max(tat, now)`).
+ * A change of parameters clamps the backlog to the new capacity: `tat` is read as at most
+ * `now + max(capacity·T, reach)` (a full bucket, never an over-full one, but for what reservations
+ * queued). This clamp also applies when the clock goes back by more than the free room: the bucket
+ * then reads as full (requests are denied), no unit is ever added, and in real time the leak rate
+ * still holds. Otherwise time going backwards never moves `tat` back (`start = max(tat, now)`).
  *
  * A give-back with the time of its charge (`undo(…, chargedAt)`) moves `tat` back by the charge's
  * `cost·T` less the time that has passed since the charge, never before `now`: the difference a charge
@@ -48,8 +49,10 @@ export interface LeakyBucketOptions {
  * than it would be had the request not been charged. A give-back right after its charge returns it whole.
  *
  * A reservation (`step(…, maxDelay)`) is the shaper's step, in both modes (one model): its slot is
- * `start`, `delayMs = start − now`, admitted when the queue has room and `start − now ≤ maxDelay`
- * (at most `capacity·T`); a denied one takes nothing and says when it would fit. A shaper's consume is
+ * `start`, `delayMs = start − now`, admitted when `start − now ≤ maxDelay` and the queue has room: a
+ * queue of `max(capacity·T, maxDelay)`, so a wait longer than the bucket queues as many requests as
+ * fit in it (`next − now ≤ maxDelay`; any wait up to 24 days), `reach` keeping that queue from the
+ * clamp; a denied one takes nothing and says when it would fit. A shaper's consume is
  * that step bounded by the queue alone. A meter's consume still admits a burst at once (it does not
  * queue behind reservations: FIFO holds among reservations). A give-back names its slot
  * (`undo(…, chargedAt, delayMs)`: `slot = chargedAt + delayMs`, `chargedAt` alone for a consume) and
@@ -88,11 +91,12 @@ export function leakyBucket(options: LeakyBucketOptions): NumericAlgorithm {
     ...compactFields({
       kind: 'leaky-bucket',
       stateTag: 'lb',
-      // `[tat]`.
-      stateSize: 1,
+      // `[tat, reach]`.
+      stateSize: 2,
       ...common,
       mayDelay: shape,
-      maxReserveMs: horizon,
+      // Any wait a timer can hold: a reservation's queue is as long as its maxDelay.
+      maxReserveMs: Math.max(MAX_TIMER_MS, horizon),
       options: { capacity, leakRate, interval: intervalMs, mode },
       constants: [
         { name: 'CAPACITY', value: capacity },
@@ -119,18 +123,24 @@ export function leakyBucket(options: LeakyBucketOptions): NumericAlgorithm {
     leaseHoldMs: (_at: number, units: number) => (shape ? 0 : units * emission),
 
     step(s: NumericState, at: number, fresh: boolean, now: number, cost: number, commit: boolean, maxDelay?: number): Decision {
-      // Clamp the backlog to this configuration's horizon (a capacity that shrank).
-      const tat = fresh ? now : Math.min(s[at]!, now + horizon);
+      // Clamp the backlog to this configuration's horizon (a capacity that shrank), or to the queue reservations made.
+      const reach = fresh ? 0 : s[at + 1]!;
+      const tat = fresh ? now : Math.min(s[at]!, now + (reach > horizon ? reach : horizon));
       const start = tat > now ? tat : now;
       const next = start + cost * emission;
       const wait = start - now;
-      const fits = next - now <= horizon + EPSILON;
+      // The queue: the bucket's, or a longer reservation's.
+      const queue = maxDelay !== undefined && maxDelay > horizon ? maxDelay : horizon;
+      const fits = next - now <= queue + EPSILON;
       const allowed = fits && (maxDelay === undefined || wait <= maxDelay + EPSILON);
       const kept = allowed ? next : tat;
-      if (commit) s[at] = kept;
+      if (commit) {
+        s[at] = kept;
+        s[at + 1] = kept - now > horizon + EPSILON ? Math.max(reach, queue) : 0;
+      }
       const backlog = Math.max(0, kept - now);
       // A reservation fits once the queue has room and its slot is at most `maxDelay` away.
-      const retry = maxDelay === undefined ? next - horizon - now : Math.max(next - horizon - now, wait - maxDelay);
+      const retry = maxDelay === undefined ? next - horizon - now : Math.max(next - queue - now, wait - maxDelay);
       return decisionFromExact(allowed, (horizon - backlog) / emission, backlog, retry, allowed && (shape || maxDelay !== undefined) ? wait : 0, capacity, policy, now);
     },
 
@@ -151,10 +161,12 @@ export function leakyBucket(options: LeakyBucketOptions): NumericAlgorithm {
         if (back > 0) s[at] = Math.max(now, s[at]! - back);
         return;
       }
-      // The rest fills the bucket (or queue) from its current level, at most to full: one timestamp of
-      // state holds no more (a step clamps it to a full bucket, see above), so a leaky bucket takes no debt.
-      const tat = fresh ? now : Math.min(s[at]!, now + horizon);
+      // The rest fills the bucket (or queue) from its current level, at most to full: a step clamps it to
+      // a full bucket (see above), so a leaky bucket takes no debt.
+      const reach = fresh ? 0 : s[at + 1]!;
+      const tat = fresh ? now : Math.min(s[at]!, now + Math.max(horizon, reach));
       s[at] = Math.max(tat, Math.min(Math.max(tat, now) + (actual - cost) * emission, now + horizon));
+      s[at + 1] = s[at]! - now > horizon + EPSILON ? reach : 0;
     },
   };
 }

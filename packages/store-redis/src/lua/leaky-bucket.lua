@@ -2,8 +2,9 @@
 --
 -- Compact layout: `bucket`, `field`, `cost` and the state read, `raw`, come from prelude-compact.lua,
 -- `now` and `margin` from prelude.lua. Configuration: CAPACITY, EMISSION (ms per unit), SHAPE (1 or 0).
--- KEYS[1]  the bucket hash   ARGV[1] the field: state = two doubles (kept, tat), tat being the time
---          the bucket or queue is empty (its deadline)
+-- KEYS[1]  the bucket hash   ARGV[1] the field: state = three doubles (kept, tat, reach), tat being
+--          the time the bucket or queue is empty (its deadline), reach the queue (ms) a reservation
+--          longer than the bucket admitted it under (0 otherwise)
 -- ARGV: after the field, the arguments of src/wire.ts (the cost, now, a reservation's maxDelay, an
 --          undo's time of the charge and delay), read by the preludes
 -- Returns  the decision: six exact doubles (allowed, remaining, then ms to the reset, to a retry, of the delay, and the `now` it decided at; see prelude.lua); undo and settle return nothing.
@@ -16,7 +17,7 @@ local horizon = CAPACITY * EMISSION
 if OP == 'u' or settle_back then
   if raw then
     -- An earlier tat recovers sooner: `kept` stays late enough.
-    local kept, stored_tat = struct.unpack('<dd', raw)
+    local kept, stored_tat, stored_reach = struct.unpack('<ddd', raw)
     -- With the time of the charge: its slots less the later of the time passed since its slot and,
     -- for a delayed charge, what was reserved behind it (see the TS undo).
     local back = cost * EMISSION
@@ -34,25 +35,29 @@ if OP == 'u' or settle_back then
       back = cost * EMISSION - math.max(0, now - slot - kept_units * EMISSION, later)
     end
     if back > 0 then
-      redis.call('HSET', bucket, field, struct.pack('<dd', kept, math.max(now, stored_tat - back)))
+      redis.call('HSET', bucket, field, struct.pack('<ddd', kept, math.max(now, stored_tat - back), stored_reach))
     end
   end
   return nil
 end
 
--- Clamp the backlog to this configuration's horizon (a capacity that shrank).
+-- Clamp the backlog to this configuration's horizon (a capacity that shrank), or to the queue reservations made.
 local kept = 0
 local tat = now
+local reach = 0
 if raw then
   local stored_tat
-  kept, stored_tat = struct.unpack('<dd', raw)
-  tat = math.min(stored_tat, now + horizon)
+  kept, stored_tat, reach = struct.unpack('<ddd', raw)
+  tat = math.min(stored_tat, now + math.max(horizon, reach))
 end
 local start = now
 if tat > now then start = tat end
 local next_tat = start + cost * EMISSION
 local wait = start - now
-local fits = next_tat - now <= horizon + EPSILON
+-- The queue: the bucket's, or a longer reservation's.
+local queue = horizon
+if max_delay ~= nil and max_delay > horizon then queue = max_delay end
+local fits = next_tat - now <= queue + EPSILON
 -- A reservation (max_delay) is the shaper's step in both modes, bounded by its maxDelay too.
 local allowed = fits and (max_delay == nil or wait <= max_delay + EPSILON)
 local new_tat = tat
@@ -61,9 +66,12 @@ if OP == 's' then
   -- A settle above the charge's cost (see prelude-compact.lua): `extra` more from the current level, at
   -- most to full (one timestamp holds no more: a step clamps it so), never denied.
   new_tat = math.max(tat, math.min(start + extra * EMISSION, now + horizon))
+  queue = reach
 end
+local new_reach = 0
+if new_tat - now > horizon + EPSILON then new_reach = math.max(reach, queue) end
 if OP == 'c' or OP == 'v' or OP == 's' then
-  local deadline, rest = new_tat, struct.pack('<d', new_tat)
+  local deadline, rest = new_tat, struct.pack('<dd', new_tat, new_reach)
   --#include compact-write.lua
 end
 if OP == 's' then return nil end
@@ -72,5 +80,5 @@ if backlog < 0 then backlog = 0 end
 local delay_in = 0
 if allowed and (SHAPE == 1 or max_delay ~= nil) then delay_in = wait end
 local retry_in = next_tat - horizon - now
-if max_delay ~= nil then retry_in = math.max(retry_in, wait - max_delay) end
+if max_delay ~= nil then retry_in = math.max(next_tat - queue - now, wait - max_delay) end
 return struct.pack('<dddddd', allowed and 1 or 0, (horizon - backlog) / EMISSION, backlog, retry_in, delay_in, now)

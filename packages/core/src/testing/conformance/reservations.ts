@@ -2,6 +2,7 @@ import fc from 'fast-check';
 import { describe, expect } from 'vitest';
 import { withBlock } from '../../algorithms/block.js';
 import { concurrency } from '../../algorithms/concurrency.js';
+import { leakyBucket } from '../../algorithms/leaky-bucket.js';
 import { tokenBucket } from '../../algorithms/token-bucket.js';
 import { InvalidOptionError } from '../../errors.js';
 import { createLimiter, type Reservation } from '../../limiter/index.js';
@@ -72,6 +73,31 @@ export function describeReservations(suite: Suite): void {
         expect((await limiter.consume('k')).allowed).toBe(false);
         now += 1;
         expect((await limiter.consume('k')).allowed).toBe(true);
+      },
+    );
+
+    gatedIt(
+      "a shaper's queue as long as the wait: a leaky bucket of 2 at 10/s with maxDelay 2 s queues 20 reservations at one instant (slots 0, 100, …, 1900 ms), denies the 21st at once; consumes and shorter waits meanwhile neither join nor shorten the queue",
+      () => reservesAll(suite, ['leaky-bucket']),
+      async () => {
+        let now = 50_000;
+        const limiter = limiterOn(suite.store, leakyBucket({ capacity: 2, leakRate: 10, mode: 'shape' }), freshPrefix('long-queue'), () => now);
+        const slots: number[] = [];
+        for (let i = 0; i < 20; i++) {
+          const r = await limiter.reserve('k', 1, { maxDelay: '2s' });
+          expect(r.allowed).toBe(true);
+          slots.push(r.delayMs);
+        }
+        expect(slots).toEqual(Array.from({ length: 20 }, (_, i) => 100 * i));
+        expect(await limiter.reserve('k', 1, { maxDelay: '2s' })).toMatchObject({ allowed: false, retryAfterMs: 100 });
+        expect(await limiter.consume('k')).toMatchObject({ allowed: false, remaining: 0, resetMs: 2_000 });
+        expect((await limiter.reserve('k', 1, { maxDelay: 100 })).allowed).toBe(false);
+        // The queue is intact: 100 ms later the next slot is the one after the 20th.
+        now += 100;
+        expect(await limiter.reserve('k', 1, { maxDelay: '2s' })).toMatchObject({ allowed: true, delayMs: 1_900 });
+        // Drained by 2.1 s after the first: a full bucket again.
+        now += 2_000;
+        expect(await limiter.consume('k')).toMatchObject({ allowed: true, delayMs: 0, remaining: 1 });
       },
     );
 
