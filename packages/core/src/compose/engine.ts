@@ -167,7 +167,7 @@ export class Composition<R> {
       else if (Array.isArray(pending)) pending.push(back);
       else pending = [pending, back];
     }
-    return Array.isArray(pending) ? Promise.all(pending).then(nothing) : pending;
+    return Array.isArray(pending) ? Promise.all(pending).then(() => undefined) : pending;
   }
 
   /** Limit `i`'s charge: a permit, a reservation within `maxDelayMs` and its algorithm's horizon, or a consume. */
@@ -233,6 +233,9 @@ export class Composition<R> {
     return this.charge(i + 1, run);
   }
 
+  /** Denies `run` without charging any limit (the HTTP layer's `deny`): its decisions are given, each a ban's denial; the first limit binds. */
+  readonly refuse = (run: Run, retryAfterMs: number): MaybePromise<R> => this.deny(run, 0, retryAfterMs, true);
+
   /** Limit `i` denied: what the limits before it took is given back, and it binds. */
   private denied(i: number, run: Run): MaybePromise<R> {
     return this.deny(run, i, run.decisions[i]!.retryAfterMs, i === 0);
@@ -294,5 +297,3 @@ export class Composition<R> {
     });
   }
 }
-
-function nothing(): void {}

@@ -7,7 +7,8 @@ import type { LimiterCore } from '../limiter/core.js';
 import { checkLimiterCost } from '../limiter/index.js';
 import { MAX_COUNT } from '../options.js';
 import type { MaybePromise } from '../store/interface.js';
-import type { AlgorithmFunction, CostFunction, FingerprintFunction, IdempotencyKeyFunction, KeyFunction, LimitConfig, SkipFunction } from './option-types.js';
+import type { AlgorithmFunction, CostFunction, DenyFunction, FingerprintFunction, IdempotencyKeyFunction, KeyFunction, LimitConfig, SkipFunction } from './option-types.js';
+import { refusal } from './refusal.js';
 import type { RateLimitResult } from './result.js';
 
 /** How one limit's key and cost are found for a request, fixed at creation. */
@@ -41,6 +42,8 @@ interface Resolution<Req> {
 /** What the evaluation reads of a request besides its limits: the middleware's key, and its request line for the default fingerprint. */
 export interface RequestParts<Req> {
   readonly key: KeyFunction<Req>;
+  /** The middleware's `deny`, or undefined. */
+  readonly deny?: DenyFunction<Req> | undefined;
   /** `METHOD /path` (without the query), for the default fingerprint of a retry; undefined: none. */
   readonly line: ((req: Req) => string) | undefined;
 }
@@ -71,6 +74,7 @@ export class Evaluation<Req> {
   /** True when some limit takes an idempotency key: each request then carries its idempotent charges. */
   private readonly idempotent: boolean;
   private readonly line: ((req: Req) => string) | undefined;
+  private readonly deny: DenyFunction<Req> | undefined;
 
   /** `maxDelayMs`: the longest hold (`wait.maxDelay`), 0 without `wait` (a chosen shaping algorithm is then refused). */
   constructor(
@@ -85,6 +89,7 @@ export class Evaluation<Req> {
     this.perRequest = limits.some((l) => l.algorithmOf !== undefined);
     this.idempotent = limits.some((l) => l.idempotencyKey !== undefined);
     this.line = request.line;
+    this.deny = request.deny;
     const sharedKey = request.key;
     this.resolutions = limits.map((l, i) => ({
       algorithm: l.algorithm,
@@ -125,8 +130,19 @@ export class Evaluation<Req> {
   private charge(req: Req): MaybePromise<RateLimitResult> {
     const run = new Run(this.resolutions.length, this.perRequest, this.idempotent);
     const pending = this.resolve(req, run, 0, KEY);
+    if (this.deny !== undefined) return pending === undefined ? this.denyOrRun(req, run) : pending.then(() => this.denyOrRun(req, run));
     if (pending !== undefined) return pending.then(() => this.composition.run(run));
     return this.composition.run(run);
+  }
+
+  /** `run` (resolved) through the limits, unless `deny` says to refuse it: then denied by none of them (see `refusal`). */
+  private denyOrRun(req: Req, run: Run): MaybePromise<RateLimitResult> {
+    const verdict = this.deny!(req);
+    const decide = (answer: unknown): MaybePromise<RateLimitResult> => {
+      const refused = refusal(answer, run, this.resolutions);
+      return refused === 0 ? this.composition.run(run) : this.composition.refuse(run, refused);
+    };
+    return verdict instanceof Promise ? verdict.then(decide) : decide(verdict);
   }
 
   /**

@@ -9,7 +9,7 @@
 export { HttpRateLimiter, withLimiter, type LimiterHandle } from './rate-limiter.js';
 export { keyControls, type KeyControls, type HttpOverrideOptions, type OverrideTarget } from './key-controls.js';
 export { checkOptionNames } from './options.js';
-export type { HttpRateLimitOptions, LimitOptions, WaitOptions, KeyFunction, CostFunction, ActualCostFunction, SkipFunction, IdempotencyKeyFunction, FingerprintFunction } from './option-types.js';
+export type { HttpRateLimitOptions, LimitOptions, WaitOptions, KeyFunction, CostFunction, ActualCostFunction, SkipFunction, DenyFunction, IdempotencyKeyFunction, FingerprintFunction } from './option-types.js';
 export { checkAdapterFunctions, type FrameworkBinding } from './binding.js';
 export { RateLimitResult } from './result.js';
 export { idempotencyKeyFrom } from './idempotency-key.js';

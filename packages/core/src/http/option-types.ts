@@ -22,6 +22,8 @@ export type IdempotencyKeyFunction<Req> = (req: Req) => string | undefined;
 export type FingerprintFunction<Req> = (req: Req) => string;
 /** Returns true (sync or async) for requests the limits do not apply to. */
 export type SkipFunction<Req> = (req: Req) => boolean | Promise<boolean>;
+/** Whether to deny the request without asking any limit (a list kept elsewhere): false, true (for an hour), or for how long (a duration). */
+export type DenyFunction<Req> = (req: Req) => boolean | Duration | Promise<boolean | Duration>;
 /**
  * Returns the rate algorithm of a request (sync or async): a plan, a tier, a customer's quota. See
  * {@link LimitOptions.algorithm}.
@@ -143,6 +145,14 @@ export interface HttpRateLimitOptions<Req, Res = unknown> extends Pick<LimiterOp
   maxCost?: number;
   /** Requests for which this returns true pass without being counted and without headers. */
   skip?: SkipFunction<Req>;
+  /**
+   * Requests to deny without asking any limit, for a deny list kept elsewhere (a database, a threat
+   * feed): `true` denies for an hour, a duration (`'10m'`, ms) for that long, `false` lets the limits
+   * decide. A denied request gets the 429 of a ban (Retry-After the duration, every limit's policy,
+   * nothing charged). Called after `skip` (an allow list wins) and after the keys and costs are
+   * checked; an answer that is none of these is an error through the framework's error path.
+   */
+  deny?: DenyFunction<Req>;
   /** Header format: `'draft-8'` (default, also `true`), `'draft-7'`, `'draft-6'`, `'legacy'`, or `false`. Retry-After is always sent on a denial. */
   headers?: HeaderFormat | 'draft-9' | 'draft-10' | 'draft-11' | boolean;
   /**
@@ -279,6 +289,7 @@ export interface HttpConfig<Req> {
   /** The middleware's key function; undefined: the default key (the client IP). */
   readonly key: KeyFunction<Req> | undefined;
   readonly skip: SkipFunction<Req> | undefined;
+  readonly deny: DenyFunction<Req> | undefined;
   readonly headers: HeaderFormat | false;
   /** The longest hold in ms (`wait.maxDelay`): the rate limits then reserve; 0 without `wait` (they consume). */
   readonly maxDelayMs: number;

@@ -24,10 +24,11 @@ import {
   type KeyFunction,
   type LimitConfig,
   type SkipFunction,
+  type DenyFunction,
 } from './option-types.js';
 
 const CORE_OPTIONS = [
-  'algorithm', 'limits', 'store', 'prefix', 'key', 'cost', 'maxCost', 'skip', 'headers', 'wait', 'ipv6Subnet', 'timers',
+  'algorithm', 'limits', 'store', 'prefix', 'key', 'cost', 'maxCost', 'skip', 'deny', 'headers', 'wait', 'ipv6Subnet', 'timers',
   'skipSuccessfulRequests', 'skipFailedRequests', 'dryRun', 'observer', 'observeKeys', 'logStoreErrors', 'lease', 'actualCost', 'idempotencyKey', 'idempotencyFingerprint',
   ...PASSED_LIMITER_OPTIONS,
 ] as const;
@@ -77,6 +78,7 @@ export function parseHttpOptions<Req>(options: HttpRateLimitOptions<Req, never>,
 
   const key = optionalFunction<KeyFunction<Req>>(o.key, `${owner}.key`);
   const skip = optionalFunction<SkipFunction<Req>>(o.skip, `${owner}.skip`);
+  const deny = optionalFunction<DenyFunction<Req>>(o.deny, `${owner}.deny`);
   const cost = o.cost === undefined ? 1 : parseCost<Req>(o.cost, `${owner}.cost`);
   const ipv6Subnet = parseIPv6Subnet(o.ipv6Subnet, `${owner}.ipv6Subnet`);
   const timers = o.timers === undefined ? systemTimers : checkTimers(o.timers, `${owner}.timers`);
@@ -135,6 +137,7 @@ export function parseHttpOptions<Req>(options: HttpRateLimitOptions<Req, never>,
     limits: Object.freeze(limits),
     key,
     skip,
+    deny,
     headers,
     maxDelayMs,
     skipSuccessful,

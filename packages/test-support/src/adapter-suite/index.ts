@@ -24,7 +24,7 @@ import { suiteContext } from './context.js';
 import { failingFunctionTests, falsyThrowTests, outageLogTests, storeFailureTests } from './errors.js';
 import { observerTests } from './observer.js';
 import { headerTests } from './headers.js';
-import { overrideTests, quotaTests } from './quotas.js';
+import { denyListTests, overrideTests, quotaTests } from './quotas.js';
 import { limitTests } from './limits.js';
 import { lockoutTests } from './lockouts.js';
 import { optionTests } from './options.js';
@@ -78,6 +78,7 @@ function describeOne(adapter: Adapter, stores: readonly StoreUnderTest[], redis:
         describe('idempotent retries', () => idempotencyTests(t));
         describe('quotas: calendar periods and bans', () => quotaTests(t));
         describe('quotas: overrides held in the store', () => overrideTests(t));
+        describe('quotas: a deny list kept elsewhere', () => denyListTests(t));
         if (store.remote) describe('batched Redis calls', () => batchingTests(t, redis));
       });
     }
