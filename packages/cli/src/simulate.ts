@@ -198,7 +198,10 @@ function httpLimiter(algorithm: Algorithm, store: MemoryStore, clock: () => numb
   };
   // A shaper without --wait is held as long as its queue makes it wait: its whole horizon, in whole ms
   // (float noise below a nanosecond forgiven, as the HTTP layer forgives it in a maxDelay).
-  const wait = waitMs ?? (algorithm.mayDelay ? Math.ceil(algorithm.maxReserveMs - HORIZON_NOISE_MS) : undefined);
+  // A shaper given no wait holds a request as long as its own queue: its horizon (a reservation may queue longer).
+  const layout = algorithm.script.layout;
+  const queueMs = layout.compact ? Math.min(algorithm.maxReserveMs, layout.horizonMs) : algorithm.maxReserveMs;
+  const wait = waitMs ?? (algorithm.mayDelay ? Math.ceil(queueMs - HORIZON_NOISE_MS) : undefined);
   if (wait === undefined || algorithm.maxReserveMs === 0) return { http: new HttpRateLimiter<Arrival>(base, BINDING), waitMs: null };
   return { http: new HttpRateLimiter<Arrival>({ ...base, wait: { maxDelay: wait } }, BINDING), waitMs: wait };
 }

@@ -1,4 +1,3 @@
-import { performance } from 'node:perf_hooks';
 import { InvalidOptionError } from './errors.js';
 
 /** What {@link Timers.setTimeout} returns, handed back to {@link Timers.clearTimeout}. */

@@ -1,8 +1,10 @@
-import type { IncomingHttpHeaders } from 'node:http';
 import type { Store } from '../store/interface.js';
 import { InvalidOptionError } from '../errors.js';
 import { checkSuccessTest } from './outcome.js';
 import type { OutageLogger } from './outage-log.js';
+
+/** A request's headers by lower-case name, as Node's `IncomingMessage.headers` holds them (a Fetch `Headers` is read into this shape). */
+export type RequestHeaders = Readonly<Record<string, string | string[] | undefined>>;
 
 /** What an adapter tells the http layer about its framework. */
 export interface FrameworkBinding<Req> {
@@ -13,7 +15,7 @@ export interface FrameworkBinding<Req> {
   /** The client IP as the framework resolves it under its trust-proxy setting. */
   clientIp(req: Req): string | undefined;
   /** The request headers. */
-  requestHeaders(req: Req): IncomingHttpHeaders;
+  requestHeaders(req: Req): RequestHeaders;
   /** True when the framework is configured to trust a proxy's forwarding headers. */
   trustsProxy(req: Req): boolean;
   /** How to configure trust proxy in this framework, for the warning. */

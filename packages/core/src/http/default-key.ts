@@ -1,6 +1,7 @@
 import { InvalidKeyError, errorDocsUrl } from '../errors.js';
 import type { FrameworkBinding } from './binding.js';
 import { hasForwardingHeader, ipKey, withoutPort } from './keys.js';
+import { emitWarning } from '../runtime.js';
 
 /** Most IPv6 addresses whose key one default key remembers. */
 const IPV6_KEY_CACHE_SIZE = 10_000;
@@ -31,7 +32,7 @@ export class DefaultKey<Req> {
     if (!this.trustChecked) this.checkTrustAll(req);
     if (!this.proxyWarned && hasForwardingHeader(binding.requestHeaders(req)) && !binding.trustsProxy(req)) {
       this.proxyWarned = true;
-      process.emitWarning(
+      emitWarning(
         `A request carries X-Forwarded-For but trust proxy is not configured, so the rate limit keys every client behind the proxy on the proxy's address. ${binding.trustProxyAdvice}, or pass key(req). (rl ${binding.owner}, warned once per middleware.) See ${errorDocsUrl('RL_TRUST_PROXY')}`,
         { code: 'RL_TRUST_PROXY' },
       );
@@ -58,7 +59,7 @@ export class DefaultKey<Req> {
     this.trustChecked = true;
     const binding = this.binding;
     if (!binding.trustsAllProxies(req)) return;
-    process.emitWarning(
+    emitWarning(
       `The framework trusts every proxy, so the client IP the rate limit keys on is the leftmost X-Forwarded-For entry, which a client writes itself: by sending a new one with each request, a client gets a fresh quota each time. ${binding.trustAllProxiesAdvice}, or pass key(req). (rl ${binding.owner}, warned once per middleware.) See ${errorDocsUrl('RL_TRUST_ALL_PROXIES')}`,
       { code: 'RL_TRUST_ALL_PROXIES' },
     );

@@ -1,4 +1,5 @@
 import { errorDocsUrl } from '../errors.js';
+import { emitWarning } from '../runtime.js';
 
 /**
  * Double-count detection: two rl middlewares whose limits share a name both ran on one request (as
@@ -61,7 +62,7 @@ export class DoubleCountCheck {
       const shared = this.self.limitNames.filter((name) => source.limitNames.includes(name));
       if (shared.length === 0) continue;
       this.warned.add(source);
-      process.emitWarning(doubleCountMessage(shared, source === this.self), { code: DOUBLE_COUNT_CODE });
+      emitWarning(doubleCountMessage(shared, source === this.self), { code: DOUBLE_COUNT_CODE });
     }
   }
 }

@@ -1,4 +1,4 @@
-import type { IncomingHttpHeaders } from 'node:http';
+import type { RequestHeaders } from './binding.js';
 
 /** The longest key taken from a header (the limiter's own bound on an idempotency key). */
 const MAX_KEY_LENGTH = 512;
@@ -11,7 +11,7 @@ const MAX_KEY_LENGTH = 512;
  * value sent without the quotes, as many clients do, is taken as it is; a quoted one is unescaped
  * (`\"`, `\\`). What each adapter's `idempotencyKeyHeader(req)` reads.
  */
-export function idempotencyKeyFrom(headers: IncomingHttpHeaders): string | undefined {
+export function idempotencyKeyFrom(headers: RequestHeaders): string | undefined {
   const value = headers['idempotency-key'];
   if (typeof value !== 'string') return undefined;
   const text = value.trim();

@@ -1,4 +1,4 @@
-import type { IncomingHttpHeaders } from 'node:http';
+import type { RequestHeaders } from './binding.js';
 import { InvalidOptionError } from '../errors.js';
 
 /**
@@ -157,7 +157,7 @@ export function formatIPv6(groups: readonly number[]): string {
  * proxy. When the framework does not trust proxies, every client then shares the proxy's address and
  * its limit.
  */
-export function hasForwardingHeader(headers: IncomingHttpHeaders): boolean {
+export function hasForwardingHeader(headers: RequestHeaders): boolean {
   return namesSomething(headers['x-forwarded-for']) || namesSomething(headers.forwarded);
 }
 

@@ -89,25 +89,12 @@ export interface WaitOptions {
   maxDelay: Duration;
 }
 
-
 /** The options of `createLimiter` that the HTTP layer passes through to every limit's limiter. */
-export type PassedLimiterOptions =
-  | 'timeout'
-  | 'clock'
-  | 'onStoreError'
-  | 'denyCache'
-  | 'storeRetryInterval'
-  | 'storeFailureThreshold'
-  | 'blockDuration'
-  | 'bans'
-  | 'overrides'
-  | 'maxDebt'
-  | 'idempotencyTtl'
-  | 'idempotencyMaxIds';
 export const PASSED_LIMITER_OPTIONS = [
   ...['timeout', 'clock', 'onStoreError', 'denyCache', 'storeRetryInterval', 'storeFailureThreshold', 'blockDuration'] as const,
   ...['bans', 'overrides', 'maxDebt', 'idempotencyTtl', 'idempotencyMaxIds'] as const,
 ];
+export type PassedLimiterOptions = (typeof PASSED_LIMITER_OPTIONS)[number];
 
 /**
  * The framework-independent options of every adapter's `rateLimit()`. `Req` is what the key, cost
@@ -145,13 +132,7 @@ export interface HttpRateLimitOptions<Req, Res = unknown> extends Pick<LimiterOp
   maxCost?: number;
   /** Requests for which this returns true pass without being counted and without headers. */
   skip?: SkipFunction<Req>;
-  /**
-   * Requests to deny without asking any limit, for a deny list kept elsewhere (a database, a threat
-   * feed): `true` denies for an hour, a duration (`'10m'`, ms) for that long, `false` lets the limits
-   * decide. A denied request gets the 429 of a ban (Retry-After the duration, every limit's policy,
-   * nothing charged). Called after `skip` (an allow list wins) and after the keys and costs are
-   * checked; an answer that is none of these is an error through the framework's error path.
-   */
+  /** A deny list kept elsewhere: `true` (an hour) or a duration answers the 429 of a ban, no limit asked or charged; after `skip`. */
   deny?: DenyFunction<Req>;
   /** Header format: `'draft-8'` (default, also `true`), `'draft-7'`, `'draft-6'`, `'legacy'`, or `false`. Retry-After is always sent on a denial. */
   headers?: HeaderFormat | 'draft-9' | 'draft-10' | 'draft-11' | boolean;

@@ -1,5 +1,6 @@
 import { InvalidOptionError, errorDocsUrl } from '../errors.js';
 import type { RateLimitResult } from './result.js';
+import { emitWarning } from '../runtime.js';
 
 /**
  * Whether a finished response counts as a success for `skipFailedRequests` and
@@ -65,7 +66,7 @@ export class OutcomeCounter<Req, Res> {
     if (this.warned) return;
     this.warned = true;
     const message = error instanceof Error ? error.message : String(error);
-    process.emitWarning(
+    emitWarning(
       `requestWasSuccessful threw (${message}); the request stays counted. Make it return a boolean (or a promise of one) for every response. (rl ${this.owner}, warned once per middleware.) See ${errorDocsUrl('RL_OUTCOME_ERROR')}`,
       { code: 'RL_OUTCOME_ERROR' },
     );

@@ -2,6 +2,7 @@ import type { HeaderAccess } from './header-access.js';
 import type { CloseNotifier } from './hold.js';
 import type { SuccessTest } from './outcome.js';
 import type { RateLimitResult } from './result.js';
+import { emitWarning } from '../runtime.js';
 
 /** The Node response behind a framework's response: whether the client is gone, and its `'close'`. */
 export type NodeResponse = CloseNotifier;
@@ -63,7 +64,7 @@ export interface ResponseIO<Req, Res, Next, Out> {
 
 /** {@link ResponseIO.lateError} for a framework without a path for errors after a response: the error as a process warning (`process.on('warning')` hears it with its `code`). */
 export function warnLateError(_req: unknown, _res: unknown, error: unknown): void {
-  process.emitWarning(error instanceof Error ? error : new Error(String(error)));
+  emitWarning(error instanceof Error ? error : new Error(String(error)));
 }
 
 interface Watch {

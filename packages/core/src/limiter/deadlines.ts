@@ -1,3 +1,4 @@
+import { afterIo } from '../runtime.js';
 import { StoreTimeoutError } from '../errors.js';
 import type { MaybePromise } from '../store/interface.js';
 import { unrefTimer, type TimerHandle, type Timers } from '../timers.js';
@@ -117,7 +118,7 @@ export class Deadlines {
     if (this.head !== undefined) this.schedule(this.head.at - now);
     // Timers run before I/O in an event-loop turn: after a busy loop, answers may already wait in the
     // socket. Let one I/O phase run first, so only calls still unanswered time out.
-    if (due.length > 0) setImmediate(() => this.timeOut(due));
+    if (due.length > 0) afterIo((d) => this.timeOut(d), due);
   };
 
   private timeOut(due: Deadline[]): void {

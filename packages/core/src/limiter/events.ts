@@ -1,4 +1,4 @@
-import type { EventEmitter } from 'node:events';
+import type { EventEmitter } from 'eventemitter3';
 import type { DecisionReason } from '../decision.js';
 import { StoreError, StoreTimeoutError } from '../errors.js';
 

@@ -1,4 +1,4 @@
-import { createHash } from 'node:crypto';
+import { sha256OfUtf16 } from '../runtime.js';
 import type { Duration } from '../duration.js';
 import { InvalidOptionError } from '../errors.js';
 import { spanOption } from '../options.js';
@@ -23,7 +23,7 @@ export function idempotentCharge(id: unknown, fingerprint: string, remembered: {
 }
 
 function digest(value: string, length: number): string {
-  return createHash('sha256').update(Buffer.from(value, 'utf16le')).digest('base64url').slice(0, length);
+  return sha256OfUtf16(value).slice(0, length);
 }
 
 /** `result` with its charge's idempotency id kept (a give-back then forgets it in the store); a replay took nothing and a conflict owns no record: they keep none. */

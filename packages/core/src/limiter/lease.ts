@@ -1,4 +1,4 @@
-import { randomBytes } from 'node:crypto';
+import { randomBase64url } from '../runtime.js';
 import type { Decision } from '../decision.js';
 
 /** A decision of a concurrency limit; call `release()` exactly when the work ends (extra calls do nothing). */
@@ -7,7 +7,7 @@ export interface LeaseDecision extends Decision {
 }
 
 let leaseCounter = 0;
-const leasePrefix = randomBytes(6).toString('base64url');
+const leasePrefix = randomBase64url(6);
 
 /** A lease id unique across processes: a random process prefix and a counter. */
 export function newLeaseId(): string {

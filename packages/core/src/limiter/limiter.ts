@@ -1,4 +1,4 @@
-import { EventEmitter } from 'node:events';
+import { EventEmitter } from 'eventemitter3';
 import type { Algorithm } from '../algorithm.js';
 import type { Decision } from '../decision.js';
 import { UnsupportedError } from '../errors.js';

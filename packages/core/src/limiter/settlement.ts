@@ -3,6 +3,7 @@ import type { Decision } from '../decision.js';
 import { errorDocsUrl, InvalidCostError, InvalidOptionError, UnsupportedError } from '../errors.js';
 import { markSettled, tookNothing } from '../store/charge-marks.js';
 import type { MaybePromise } from '../store/interface.js';
+import { emitWarning } from '../runtime.js';
 
 /** What a settle goes through: the paths of its limiter's core. */
 export interface SettleHost {
@@ -44,7 +45,7 @@ export function settleCharge(host: SettleHost, storeKey: string, cost: number, a
   if (!markSettled(decision)) {
     if (!host.warned) {
       host.warned = true;
-      process.emitWarning(
+      emitWarning(
         `A charge of limit "${host.name}" was settled twice, or after it was given back: the second settle is ignored. Settle each request once. (rl, warned once per limiter.) See ${errorDocsUrl('RL_ALREADY_SETTLED')}`,
         { code: 'RL_ALREADY_SETTLED' },
       );

@@ -1,3 +1,4 @@
+import { afterIo as afterPendingIo } from '../runtime.js';
 import type { Algorithm, ConcurrencyAlgorithm, Settlement } from '../algorithm.js';
 import type { Clock } from '../clock.js';
 import type { Decision } from '../decision.js';
@@ -269,7 +270,7 @@ export class StoreGuard implements CallGuard {
 
 /** `decision`, resolved after a macrotask: the I/O that is waiting runs first. */
 function afterIo(decision: Decision): Promise<Decision> {
-  return new Promise((resolve) => setImmediate(resolve, decision));
+  return new Promise((resolve) => afterPendingIo(resolve, decision));
 }
 
 function ignore(): void {}

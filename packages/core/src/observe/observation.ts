@@ -2,6 +2,7 @@ import type { Decision } from '../decision.js';
 import { InvalidOptionError, errorDocsUrl } from '../errors.js';
 import { wasConflict, wasReplayed } from '../store/charge-marks.js';
 import type { DecisionEvent, DecisionOutcome, HoldEvent, LeaseUnitsEvent, Observer } from './observer.js';
+import { emitWarning } from '../runtime.js';
 
 /** How one observer hears one limiter. */
 export interface ObserveOptions {
@@ -158,7 +159,7 @@ export function reportObserverError(observer: Observer, error: unknown): void {
   if (warned.has(observer)) return;
   warned.add(observer);
   const message = error instanceof Error ? error.message : String(error);
-  process.emitWarning(`An rl observer threw (${message}); the request went on. Further errors of this observer are not reported. See ${errorDocsUrl('RL_OBSERVER_ERROR')}`, { code: 'RL_OBSERVER_ERROR' });
+  emitWarning(`An rl observer threw (${message}); the request went on. Further errors of this observer are not reported. See ${errorDocsUrl('RL_OBSERVER_ERROR')}`, { code: 'RL_OBSERVER_ERROR' });
 }
 
 /** `value` as an {@link Observer}: an object whose `decision`, `storeError`, `circuit`, `hold`, `reservationCancelled`, `leaseUnits` and `settled`, where given, are functions. */

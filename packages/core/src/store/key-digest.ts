@@ -1,4 +1,4 @@
-import { createHash } from 'node:crypto';
+import { sha256OfUtf16 } from '../runtime.js';
 
 /**
  * The base64url SHA-256 of a key's UTF-16 code units (43 characters): lossless for any string, lone
@@ -7,5 +7,5 @@ import { createHash } from 'node:crypto';
  * by this digest; distinct keys give distinct digests up to SHA-256 collisions.
  */
 export function keyDigest(key: string): string {
-  return createHash('sha256').update(Buffer.from(key, 'utf16le')).digest('base64url');
+  return sha256OfUtf16(key);
 }

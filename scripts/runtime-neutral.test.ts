@@ -1,0 +1,50 @@
+/**
+ * What a Fetch adapter loads runs on any JavaScript runtime (Bun, Deno, Cloudflare Workers, a
+ * browser): `@rl/core` (its root, its `http` kit, its `store` kit) and `@rl/store-memory` import no
+ * `node:` module, directly or through their dependencies. Checked on the built files, as users get
+ * them: each entry bundled for a runtime-neutral platform, where an import of a Node built-in cannot
+ * be resolved.
+ */
+import { build } from 'esbuild';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { describe, expect, it } from 'vitest';
+
+const packagesDir = join(dirname(fileURLToPath(import.meta.url)), '..', 'packages');
+
+const ENTRIES = {
+  '@rl/core': join(packagesDir, 'core', 'dist', 'index.js'),
+  '@rl/core/http': join(packagesDir, 'core', 'dist', 'http', 'index.js'),
+  '@rl/core/store': join(packagesDir, 'core', 'dist', 'store', 'index.js'),
+  '@rl/store-memory': join(packagesDir, 'store-memory', 'dist', 'index.js'),
+};
+
+describe('the code a Fetch adapter loads', () => {
+  for (const [name, entry] of Object.entries(ENTRIES)) {
+    it(`${name} imports no node: module (bundled for a neutral platform from its built files)`, async () => {
+      const result = await build({
+        entryPoints: [entry],
+        bundle: true,
+        write: false,
+        metafile: true,
+        platform: 'neutral',
+        format: 'esm',
+        mainFields: ['module', 'main'],
+        conditions: ['import', 'default'],
+        logLevel: 'silent',
+      }).catch((error: { errors?: { text: string }[] }) => ({ errors: error.errors ?? [{ text: String(error) }], metafile: undefined }));
+      expect(result.errors.map((e) => e.text)).toEqual([]);
+      const imports = Object.values(result.metafile!.inputs).flatMap((input) => input.imports.map((i) => i.path));
+      expect(imports.filter((path) => path.startsWith('node:'))).toEqual([]);
+      expect(Object.keys(result.metafile!.inputs).length).toBeGreaterThan(1);
+    });
+  }
+
+  it('the check catches a node: import (it is not a test that cannot fail)', async () => {
+    const result = await build({ stdin: { contents: "import { createHash } from 'node:crypto'; console.log(createHash);", resolveDir: packagesDir }, bundle: true, write: false, platform: 'neutral', logLevel: 'silent' }).then(
+      () => [],
+      (error: { errors: { text: string }[] }) => error.errors.map((e) => e.text),
+    );
+    expect(result.join(' ')).toMatch(/node:crypto/);
+  });
+});
