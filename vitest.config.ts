@@ -1,11 +1,10 @@
 import { defineConfig } from 'vitest/config';
 import { workspaceAliases } from '@rl/test-support/workspace-aliases';
-import { refuseNonDisposableRedis } from './packages/test-support/src/redis-server.js';
 
-// The tests pause, flush and fill the Redis they are given: with REDIS_URL or REDIS_CLUSTER_NODES
-// set, stop here, once and before any test, unless RL_TEST_REDIS_DISPOSABLE=1 says that server is
-// disposable (the fixtures check again, for a file run without this config).
-refuseNonDisposableRedis();
+// The tests pause, flush and fill the Redis they are given: REDIS_URL or REDIS_CLUSTER_NODES set
+// without RL_TEST_REDIS_DISPOSABLE=1 is refused by the Redis fixtures (packages/test-support/src/
+// redis-server.ts), in the test files that start a Redis only, in one line: a file that uses no Redis
+// runs whatever the environment says.
 
 /**
  * One vitest run for the whole monorepo. Workspace packages resolve to their TypeScript sources, so

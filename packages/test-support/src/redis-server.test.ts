@@ -1,5 +1,14 @@
-import { describe, expect, it } from 'vitest';
-import { ExternalRedisRefusedError, externalRedis, refuseNonDisposableRedis, requireRedisBinaries, REDIS_DISPOSABLE_VARIABLE } from './redis-server.js';
+import { afterEach, describe, expect, it, vi } from 'vitest';
+import {
+  ExternalRedisRefusedError,
+  externalRedis,
+  RedisBinaryMissingError,
+  refuseNonDisposableRedis,
+  requireRedisBinaries,
+  REDIS_DISPOSABLE_VARIABLE,
+  startRedisCluster,
+  startRedisServer,
+} from './redis-server.js';
 
 // The tests pause, flush and fill the Redis they use: an external one only when it is said disposable.
 describe('externalRedis', () => {
@@ -43,11 +52,48 @@ describe('refuseNonDisposableRedis (the vitest config runs it before any test)',
   });
 });
 
+describe('where the refusal applies: the files that start a Redis, in one line', () => {
+  afterEach(() => {
+    vi.unstubAllEnvs();
+  });
+
+  it('the vitest config does not refuse: a file that uses no Redis runs with REDIS_URL set', async () => {
+    vi.stubEnv('REDIS_URL', 'redis://127.0.0.1:6379');
+    vi.stubEnv(REDIS_DISPOSABLE_VARIABLE, '');
+    await expect(import('../../../vitest.config.js')).resolves.toHaveProperty('default');
+  });
+
+  it('startRedisServer and startRedisCluster refuse, with an error whose stack is its one-line message', async () => {
+    vi.stubEnv('REDIS_URL', 'redis://127.0.0.1:6379');
+    vi.stubEnv('REDIS_CLUSTER_NODES', '127.0.0.1:7000');
+    vi.stubEnv(REDIS_DISPOSABLE_VARIABLE, '');
+    for (const start of [() => startRedisServer(), () => startRedisCluster()]) {
+      const error = await start().then(
+        () => undefined,
+        (thrown: unknown) => thrown,
+      );
+      expect(error).toBeInstanceOf(ExternalRedisRefusedError);
+      const { message, stack } = error as Error;
+      expect(message).not.toContain('\n');
+      expect(stack).toBe(`ExternalRedisRefusedError: ${message}`);
+    }
+  });
+});
+
 describe('requireRedisBinaries', () => {
   it('fails at once, naming redis-server and how to install it, when the binary is not on the PATH', () => {
     const started = Date.now();
     expect(() => requireRedisBinaries({ ...process.env, PATH: '/nonexistent' })).toThrow(/redis-server is not on the PATH.*apt-get install redis-server/s);
     expect(Date.now() - started).toBeLessThan(5_000);
+    let thrown: unknown;
+    try {
+      requireRedisBinaries({ ...process.env, PATH: '/nonexistent' });
+    } catch (error) {
+      thrown = error;
+    }
+    expect(thrown).toBeInstanceOf(RedisBinaryMissingError);
+    expect(thrown).toMatchObject({ code: 'RL_TEST_REDIS_BINARY_MISSING', binary: 'redis-server' });
+    expect((thrown as Error).stack).toBe(`RedisBinaryMissingError: ${(thrown as Error).message}`);
   });
 
   it('passes on this machine, where the binaries are', () => {

@@ -49,6 +49,15 @@ export interface RedisClusterOptions {
 /** The variable that says the server of `REDIS_URL` / `REDIS_CLUSTER_NODES` is disposable. */
 export const REDIS_DISPOSABLE_VARIABLE = 'RL_TEST_REDIS_DISPOSABLE';
 
+/**
+ * An error of the harness that says all there is to say in its message: its stack is that one line
+ * (vitest prints no frames of the harness under it; the failing file and hook are named by vitest).
+ */
+function oneLine<E extends Error>(error: E): E {
+  error.stack = `${error.name}: ${error.message}`;
+  return error;
+}
+
 /** Thrown when a test would use an external Redis that nobody said is disposable. */
 export class ExternalRedisRefusedError extends Error {
   /** Stable: `RL_TEST_REDIS_NOT_DISPOSABLE`. */
@@ -57,12 +66,29 @@ export class ExternalRedisRefusedError extends Error {
   readonly variable: string;
   constructor(variable: string) {
     super(
-      `${variable} is set, but the rl tests run CLIENT PAUSE and SCRIPT FLUSH on that server and leave keys under ` +
-        `the rl: prefix (some with TTLs of months). They start their own redis-server when ${variable} is unset: ` +
-        `unset it, or set ${REDIS_DISPOSABLE_VARIABLE}=1 if that server is disposable.`,
+      `${variable} is set, but this Redis test runs CLIENT PAUSE and SCRIPT FLUSH on that server and leaves keys on it: ` +
+        `unset ${variable} (the test starts its own redis-server), or set ${REDIS_DISPOSABLE_VARIABLE}=1 if that server is disposable.`,
     );
     this.name = 'ExternalRedisRefusedError';
     this.variable = variable;
+    oneLine(this);
+  }
+}
+
+/** Thrown at once when `redis-server` or `redis-cli` is not on the PATH: a Redis test cannot start its server. */
+export class RedisBinaryMissingError extends Error {
+  /** Stable: `RL_TEST_REDIS_BINARY_MISSING`. */
+  readonly code = 'RL_TEST_REDIS_BINARY_MISSING';
+  /** `redis-server` or `redis-cli`. */
+  readonly binary: string;
+  constructor(binary: string, reason: string) {
+    super(
+      `${binary} is not on the PATH (${reason}): the Redis tests start their own servers from it. ` +
+        'Install Redis 6.2 or later (Debian or Ubuntu: apt-get install redis-server; macOS: brew install redis), or run a disposable Redis and set REDIS_URL (and RL_TEST_REDIS_DISPOSABLE=1).',
+    );
+    this.name = 'RedisBinaryMissingError';
+    this.binary = binary;
+    oneLine(this);
   }
 }
 
@@ -83,7 +109,8 @@ export function externalRedis(variable: 'REDIS_URL' | 'REDIS_CLUSTER_NODES', env
 
 /**
  * Throws {@link ExternalRedisRefusedError} when `REDIS_URL` or `REDIS_CLUSTER_NODES` is set without
- * the opt-in: the vitest config calls it, so a run stops once, before any test, with the reason.
+ * the opt-in. Not called by the vitest config: the fixtures refuse in the files that start a Redis
+ * only (a run of files that use no Redis is not stopped by a `REDIS_URL` set for something else).
  */
 export function refuseNonDisposableRedis(env: NodeJS.ProcessEnv = process.env): void {
   externalRedis('REDIS_URL', env);
@@ -131,10 +158,7 @@ export function requireRedisBinaries(env: NodeJS.ProcessEnv = process.env): void
   for (const binary of ['redis-server', 'redis-cli']) {
     const found = spawnSync(binary, ['--version'], { encoding: 'utf8', env, timeout: 10_000 });
     if (found.error !== undefined || found.status !== 0) {
-      throw new Error(
-        `${binary} is not on the PATH (${found.error?.message ?? `exit code ${found.status}`}): the Redis tests start their own servers from it. ` +
-          'Install Redis 6.2 or later (Debian or Ubuntu: apt-get install redis-server; macOS: brew install redis), or run a disposable Redis and set REDIS_URL (and RL_TEST_REDIS_DISPOSABLE=1).',
-      );
+      throw new RedisBinaryMissingError(binary, found.error?.message ?? `exit code ${found.status}`);
     }
   }
   if (env === process.env) binariesFound = true;
