@@ -3,8 +3,22 @@ import { InvalidOptionError } from '../errors.js';
 import { checkSuccessTest } from './outcome.js';
 import type { OutageLogger } from './outage-log.js';
 
-/** A request's headers by lower-case name, as Node's `IncomingMessage.headers` holds them (a Fetch `Headers` is read into this shape). */
-export type RequestHeaders = Readonly<Record<string, string | string[] | undefined>>;
+/** A request's headers by lower-case name, as Node's `IncomingMessage.headers` holds them. */
+export type NodeRequestHeaders = Readonly<Record<string, string | string[] | undefined>>;
+
+/** The part of a Fetch `Headers` the http layer reads: a header's value (repeated ones joined by `, `), or null. */
+export interface FetchRequestHeaders {
+  get(name: string): string | null;
+}
+
+/** A request's headers: Node's record (Express, Fastify, Koa), or a Fetch `Headers` (Hono, `Request`), read as they are. */
+export type RequestHeaders = NodeRequestHeaders | FetchRequestHeaders;
+
+/** The value of header `name` (lower-case) in either form of {@link RequestHeaders}; undefined when absent. */
+export function requestHeader(headers: RequestHeaders, name: string): string | string[] | undefined {
+  if (typeof headers.get === 'function') return (headers as FetchRequestHeaders).get(name) ?? undefined;
+  return (headers as NodeRequestHeaders)[name];
+}
 
 /** What an adapter tells the http layer about its framework. */
 export interface FrameworkBinding<Req> {

@@ -1,4 +1,4 @@
-import type { RequestHeaders } from './binding.js';
+import { requestHeader, type RequestHeaders } from './binding.js';
 
 /** The longest key taken from a header (the limiter's own bound on an idempotency key). */
 const MAX_KEY_LENGTH = 512;
@@ -12,7 +12,7 @@ const MAX_KEY_LENGTH = 512;
  * (`\"`, `\\`). What each adapter's `idempotencyKeyHeader(req)` reads.
  */
 export function idempotencyKeyFrom(headers: RequestHeaders): string | undefined {
-  const value = headers['idempotency-key'];
+  const value = requestHeader(headers, 'idempotency-key');
   if (typeof value !== 'string') return undefined;
   const text = value.trim();
   // A client's header is no error of the app: one too long to be a key, or a list, is no key.

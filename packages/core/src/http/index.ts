@@ -4,13 +4,16 @@
 // decision tree (responder.ts, over what each adapter does in its idiom: response-io.ts), the one
 // module that writes every header format (headers.ts, through header-access.ts), the default key
 // (default-key.ts) and client-IP keys with IPv6 grouping (keys.ts), the trust-all-proxies probe
-// (trust-probe.ts), holds (hold.ts), the problem body (problem.ts) and what a user function's throw
+// (trust-probe.ts), holds (hold.ts), the response side of a Fetch runtime's request (fetch-exchange.ts) and its
+// client address (fetch-client.ts), the problem body (problem.ts) and what a user function's throw
 // becomes on a framework's error path (thrown-value.ts).
 export { HttpRateLimiter, withLimiter, type LimiterHandle } from './rate-limiter.js';
 export { keyControls, type KeyControls, type HttpOverrideOptions, type OverrideTarget } from './key-controls.js';
 export { checkOptionNames } from './options.js';
 export type { HttpRateLimitOptions, LimitOptions, WaitOptions, KeyFunction, CostFunction, ActualCostFunction, SkipFunction, DenyFunction, IdempotencyKeyFunction, FingerprintFunction } from './option-types.js';
-export { checkAdapterFunctions, type FrameworkBinding } from './binding.js';
+export { checkAdapterFunctions, requestHeader, type FrameworkBinding, type RequestHeaders, type NodeRequestHeaders, type FetchRequestHeaders } from './binding.js';
+export { FetchExchange, fetchHeaderAccess } from './fetch-exchange.js';
+export { checkTrustProxy, forwardedClient, runtimeClientAddress, type TrustProxy } from './fetch-client.js';
 export { RateLimitResult } from './result.js';
 export { idempotencyKeyFrom } from './idempotency-key.js';
 export { holdRequest, type CloseNotifier } from './hold.js';

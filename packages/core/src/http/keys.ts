@@ -1,4 +1,4 @@
-import type { RequestHeaders } from './binding.js';
+import { requestHeader, type RequestHeaders } from './binding.js';
 import { InvalidOptionError } from '../errors.js';
 
 /**
@@ -158,7 +158,7 @@ export function formatIPv6(groups: readonly number[]): string {
  * its limit.
  */
 export function hasForwardingHeader(headers: RequestHeaders): boolean {
-  return namesSomething(headers['x-forwarded-for']) || namesSomething(headers.forwarded);
+  return namesSomething(requestHeader(headers, 'x-forwarded-for')) || namesSomething(requestHeader(headers, 'forwarded'));
 }
 
 function namesSomething(value: string | string[] | undefined): boolean {

@@ -85,6 +85,8 @@ export function headersOf(answer: unknown): Record<string, string> {
 export interface Adapter {
   /** The framework and its major version, e.g. `Express 5`. */
   readonly name: string;
+  /** The name of the adapter's factory, which its option errors name (`withRateLimit.algorithm`); default `rateLimit`. */
+  readonly owner?: string;
   /** Builds and starts an app (see {@link MountedApp}); must throw, or reject, for invalid options. */
   mount(spec: AppSpec): Promise<MountedApp>;
   /** The framework's request object (`req`, `request`, `ctx`) as the suite reads it. */

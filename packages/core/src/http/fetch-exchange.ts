@@ -1,0 +1,204 @@
+import type { HeaderAccess } from './header-access.js';
+import type { CloseNotifier } from './hold.js';
+import { PROBLEM_CONTENT_TYPE } from './problem.js';
+import type { ResponseEnded } from './response-io.js';
+import type { RateLimitResult } from './result.js';
+
+/** A listener of the client's leaving, and the one the `AbortSignal` calls (no closure per hold is kept twice). */
+type CloseListener = () => void;
+
+interface EndWatch {
+  readonly req: unknown;
+  readonly result: RateLimitResult;
+  readonly ended: ResponseEnded<unknown, FetchExchange>;
+}
+
+/**
+ * The response side of one request on a Fetch runtime (Hono, `Bun.serve`, `Deno.serve`, Workers, a
+ * Next.js route handler), where a response is a value the handler returns, not an object written to:
+ * what Node's `ServerResponse` is for the Node adapters. One per request, shared by every rl
+ * middleware on it (so a second one merges its RateLimit headers with the first's).
+ *
+ * - Headers: the header writer sets them here ({@link fetchHeaderAccess}); {@link finish} puts them on
+ *   the handler's response, {@link denial} on a denial's.
+ * - The client leaving: the request's `AbortSignal` (every Fetch runtime aborts it when the client
+ *   goes), read as a {@link CloseNotifier} for holds and for the check before admitting.
+ * - The end of the response: {@link finish} watches the body; a watcher hears `finished` true when the
+ *   body was read to its end, false when it was cancelled (the client left while it streamed) or when
+ *   there was no response.
+ */
+export class FetchExchange implements CloseNotifier {
+  /** Names (as written) and values, in pairs: a handful per response, so a scan beats a map. */
+  private readonly pairs: string[] = [];
+  private claimed = false;
+  private watches: EndWatch[] | undefined;
+  /** The status of the response this exchange finished (0 before). */
+  status = 0;
+  /** The response this exchange finished (undefined before, or when the handler threw). */
+  response: Response | undefined = undefined;
+  /** True once the response body was read to its end (Node's `writableFinished`). */
+  writableFinished = false;
+  /** How many rl middlewares of the request are running the rest of its chain: the outermost (the last to return, at 0) finishes the exchange. */
+  depth = 0;
+
+  /** `signal`: the request's; undefined where the runtime gives none (a client's leaving is then never seen). */
+  constructor(private readonly signal: AbortSignal | undefined) {}
+
+  /** True once the client is gone. */
+  get destroyed(): boolean {
+    return this.signal?.aborted === true;
+  }
+
+  once(_event: 'close', listener: CloseListener): this {
+    this.signal?.addEventListener('abort', listener, { once: true });
+    return this;
+  }
+
+  removeListener(_event: 'close', listener: CloseListener): this {
+    this.signal?.removeEventListener('abort', listener);
+    return this;
+  }
+
+  /** A header set so far (case-insensitive), or undefined. */
+  header(name: string): string | undefined {
+    const pairs = this.pairs;
+    for (let i = 0; i < pairs.length; i += 2) if (equalsIgnoringCase(pairs[i]!, name)) return pairs[i + 1];
+    return undefined;
+  }
+
+  /** Sets header `name` (replacing one of the same name). */
+  setHeader(name: string, value: string): void {
+    const pairs = this.pairs;
+    for (let i = 0; i < pairs.length; i += 2) {
+      if (equalsIgnoringCase(pairs[i]!, name)) {
+        pairs[i + 1] = value;
+        return;
+      }
+    }
+    pairs.push(name, value);
+  }
+
+  /** True on the first call: no rl middleware has written its headers on this request yet. */
+  claim(): boolean {
+    if (this.claimed) return false;
+    this.claimed = true;
+    return true;
+  }
+
+  /**
+   * Tells `ended` once when the response of `req`'s admitted request ends (see {@link finish}), or,
+   * not finished, as soon as the client leaves (while the handler still runs: what it answers then
+   * goes nowhere).
+   */
+  watch<Req>(req: Req, result: RateLimitResult, ended: ResponseEnded<Req, FetchExchange>): void {
+    if (this.watches === undefined) {
+      this.watches = [];
+      this.signal?.addEventListener('abort', this.left, { once: true });
+    }
+    this.watches.push({ req, result, ended: ended as ResponseEnded<unknown, FetchExchange> });
+  }
+
+  private readonly left = (): void => this.end(false);
+
+  /**
+   * A denial's response: `status`, the headers set here and `body` as problem+json (or, with `body`
+   * a `Response` from an `onLimit`, that response with the headers added).
+   */
+  denial(status: number, body: string | Response): Response {
+    // A denial is never a success: an `onLimit` response left at 200 (`Response.json(...)`'s default) gets the denial's status.
+    if (body instanceof Response) return this.finish(body.status < 300 ? new Response(body.body, { status, headers: body.headers }) : body);
+    this.status = status;
+    const headers = new Headers();
+    this.copyTo(headers);
+    headers.set('content-type', PROBLEM_CONTENT_TYPE);
+    return new Response(body, { status, headers });
+  }
+
+  /**
+   * The handler threw instead of answering: the runtime answers 500 (Bun, Deno, Workers, Node's
+   * servers), so watchers hear of a finished response with that status, as a Node framework's error
+   * handler sends one.
+   */
+  failed(): void {
+    if (this.watches === undefined) return;
+    this.status = 500;
+    this.response = new Response(null, { status: 500 });
+    this.end(true);
+  }
+
+  /**
+   * The handler's response with the headers set here (on a copy when its headers are immutable, as a
+   * `fetch()` response's are); when a watcher waits for the end, with a body that tells it.
+   */
+  finish(response: Response): Response {
+    this.status = response.status;
+    let out = response;
+    this.response = out;
+    if (this.pairs.length > 0) {
+      try {
+        this.copyTo(out.headers);
+      } catch {
+        out = new Response(out.body, out);
+        this.copyTo(out.headers);
+        this.response = out;
+      }
+    }
+    if (this.watches === undefined) return out;
+    const body = out.body;
+    if (body === null) {
+      this.end(true);
+      return out;
+    }
+    this.response = new Response(this.watched(body), out);
+    return this.response;
+  }
+
+  /** Tells every watcher once: `finished` true when the response was sent in full. */
+  private end(finished: boolean): void {
+    const watches = this.watches;
+    if (watches === undefined) return;
+    this.watches = undefined;
+    this.signal?.removeEventListener('abort', this.left);
+    this.writableFinished = finished;
+    for (const watch of watches) watch.ended(watch.req, this, watch.result, finished);
+  }
+
+  /** `body` as read by the runtime, telling the watchers when it was read to its end or cancelled. */
+  private watched(body: ReadableStream<Uint8Array>): ReadableStream<Uint8Array> {
+    const reader = body.getReader();
+    return new ReadableStream<Uint8Array>({
+      pull: async (controller) => {
+        const chunk = await reader.read().catch((error: unknown) => {
+          this.end(false);
+          controller.error(error);
+          return undefined;
+        });
+        if (chunk === undefined) return;
+        if (chunk.done) {
+          controller.close();
+          this.end(true);
+        } else controller.enqueue(chunk.value);
+      },
+      cancel: async (reason) => {
+        this.end(false);
+        await reader.cancel(reason);
+      },
+    });
+  }
+
+  private copyTo(headers: Headers): void {
+    const pairs = this.pairs;
+    for (let i = 0; i < pairs.length; i += 2) headers.set(pairs[i]!, pairs[i + 1]!);
+  }
+}
+
+/** {@link HeaderAccess} of a {@link FetchExchange}. */
+export const fetchHeaderAccess: HeaderAccess<FetchExchange> = {
+  get: (exchange, name) => exchange.header(name),
+  set: (exchange, name, value) => exchange.setHeader(name, value),
+  claim: (exchange) => exchange.claim(),
+};
+
+function equalsIgnoringCase(a: string, b: string): boolean {
+  return a.length === b.length && (a === b || a.toLowerCase() === b.toLowerCase());
+}

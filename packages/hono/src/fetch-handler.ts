@@ -1,0 +1,139 @@
+import type { HttpRateLimitOptions, LimitOptions, RateLimitResult } from '@rl/core';
+import { FetchExchange, HttpRateLimiter, Responder, runtimeClientAddress, withLimiter, idempotencyKeyFrom, type LimiterHandle, type TrustProxy } from '@rl/core/http';
+import { fetchBinding } from './binding.js';
+import { fetchIO, type FetchIdiom } from './fetch-io.js';
+
+/** A Fetch handler: `Bun.serve({ fetch })`, `Deno.serve(handler)`, a Worker's `fetch`, a Next.js route handler. */
+export type FetchHandler<Args extends unknown[]> = (request: Request, ...rest: Args) => Response | Promise<Response>;
+
+/** An `actualCost` of a Fetch handler: the request and the response it answered, when the response's body has been sent. */
+export type FetchActualCost = (request: Request, response: Response) => number | Promise<number>;
+
+/** A limit of {@link withRateLimit}: the shared limit options, with `actualCost` reading the `Response`. */
+export interface FetchLimitOptions extends Omit<LimitOptions<Request>, 'actualCost'> {
+  actualCost?: FetchActualCost;
+}
+
+/** Options of {@link withRateLimit}: the shared options of every adapter, with the request a Fetch `Request`. */
+export interface FetchRateLimitOptions extends Omit<HttpRateLimitOptions<Request>, 'limits' | 'actualCost'> {
+  limits?: readonly FetchLimitOptions[];
+  /** The response's real cost, when its body has been sent (see the shared `actualCost`). */
+  actualCost?: FetchActualCost;
+  /**
+   * The response of a denied request (its status, 429 or 503, is `result.statusCode`), or nothing for
+   * the default problem+json body; the RateLimit headers and Retry-After are added to it.
+   */
+  onLimit?: (request: Request, result: RateLimitResult) => Response | undefined | void | Promise<Response | undefined | void>;
+  /** With `skipFailedRequests` or `skipSuccessfulRequests`: whether the response counts as a success. Default: its status is below 400. */
+  requestWasSuccessful?: (request: Request, response: Response) => boolean | Promise<boolean>;
+  /** The proxies in front of the app whose `X-Forwarded-For` is believed: `false` none (default), a number of proxies, `true` every one. */
+  trustProxy?: TrustProxy;
+  /**
+   * The address of the peer that sent the request, given the handler's arguments. Default: `Bun.serve`'s
+   * `server.requestIP`, `Deno.serve`'s `info.remoteAddr`, the `CF-Connecting-IP` Cloudflare Workers set;
+   * a Next.js route handler gets none (give `trustProxy` or `key`).
+   */
+  clientAddress?: (request: Request, ...rest: unknown[]) => string | undefined;
+}
+
+/** A rate-limited Fetch handler, with the limiter behind it (`limiter`, `resetKey`, `blockKey`, `on`: see `LimiterHandle`). */
+export type RateLimitedHandler<Args extends unknown[]> = ((request: Request, ...rest: Args) => Promise<Response>) &
+  LimiterHandle<Request, FetchHandler<Args>> & {
+    /** Gives back what the limits' quota leases hold, then closes the store this handler's limiter created. */
+    close(): Promise<void>;
+  };
+
+/** The arguments a runtime passed beside each request in flight (its server, connection info, env): what the client address is read from. */
+const rests = new WeakMap<Request, readonly unknown[]>();
+/** The exchange of each request in flight, shared by the wrappers around one handler (so their headers merge). */
+const exchanges = new WeakMap<Request, FetchExchange>();
+/** The result of each request in flight: {@link rateLimitOf}. */
+const results = new WeakMap<Request, RateLimitResult>();
+
+/**
+ * The rate-limit result of a request `withRateLimit` let through (undefined when it skipped it), for
+ * the handler: `rateLimitOf(request)?.remaining`, `rateLimitOf(request)?.settle(tokens)`.
+ */
+export function rateLimitOf(request: Request): RateLimitResult | undefined {
+  return results.get(request);
+}
+
+/**
+ * Wraps a Fetch handler with rate limits: `Bun.serve({ fetch: withRateLimit(handler, options) })`,
+ * `Deno.serve(withRateLimit(handler, options))`, `export const GET = withRateLimit(handler, options)`
+ * in a Next.js route, a Worker's `fetch`. The options, the headers, the 429/503 responses, holds,
+ * concurrency permits, counting by outcome and settling are those of every rl middleware; the handler
+ * reads its result with {@link rateLimitOf}. A key or cost function that throws rejects the call (the
+ * runtime answers 500) and charges no limit.
+ */
+export function withRateLimit<Args extends unknown[]>(handler: FetchHandler<Args>, options: FetchRateLimitOptions): RateLimitedHandler<Args> {
+  const given = options as unknown as Readonly<Record<string, unknown>>;
+  const clientAddress = options.clientAddress ?? ((request: Request, context?: unknown) => runtimeClientAddress(request, context));
+  const binding = fetchBinding<Request>(
+    'withRateLimit',
+    given,
+    {
+      remoteAddress: (request) => clientAddress(request, ...(rests.get(request) ?? [])),
+      headers: (request) => request.headers,
+      line: (request) => `${request.method} ${pathOf(request.url)}`,
+    },
+    'a function (request, result) returning the denial response',
+    '(request, response)',
+  );
+  const limiter = new HttpRateLimiter<Request>(withResponseArguments(options), binding);
+  const requestWasSuccessful = options.requestWasSuccessful;
+  const idiom: FetchIdiom<Request, Args> = {
+    keep: (request, result) => {
+      const earlier = results.get(request);
+      results.set(request, result);
+      return earlier;
+    },
+    // The outermost wrapper of a request (the last to return) puts every wrapper's headers on the response and watches its end.
+    proceed: async (request, exchange, rest) => {
+      let response: Response;
+      exchange.depth++;
+      try {
+        response = await handler(request, ...rest);
+      } catch (error) {
+        if (--exchange.depth === 0) exchange.failed();
+        throw error;
+      }
+      return --exchange.depth === 0 ? exchange.finish(response) : response;
+    },
+    onLimit: options.onLimit === undefined ? undefined : (request, result) => (options.onLimit!(request, result) ?? undefined) as Response | undefined | Promise<Response | undefined>,
+    requestWasSuccessful: requestWasSuccessful === undefined ? undefined : (request, exchange) => requestWasSuccessful(request, exchange.response!),
+  };
+  const responder = new Responder(limiter, fetchIO(idiom, limiter.doubleCount), 'withRateLimit');
+
+  const limited = async function rateLimited(request: Request, ...rest: Args): Promise<Response> {
+    if (rest.length > 0) rests.set(request, rest);
+    let exchange = exchanges.get(request);
+    if (exchange === undefined) exchanges.set(request, (exchange = new FetchExchange(request.signal)));
+    let result = limiter.decide(request);
+    if (result instanceof Promise) result = await result;
+    return (await responder.respond(request, exchange, rest, result))!;
+  } as RateLimitedHandler<Args>;
+  limited.close = () => limiter.close();
+  return withLimiter(limited, limiter) as RateLimitedHandler<Args>;
+}
+
+/** The options with each `actualCost` given the `Response` (the shared layer passes the request's exchange). */
+function withResponseArguments(options: FetchRateLimitOptions): HttpRateLimitOptions<Request> {
+  const adapt = (f: FetchActualCost | undefined) => (f === undefined || typeof f !== 'function' ? f : (request: Request, exchange: FetchExchange) => f(request, exchange.response!));
+  const adapted = { ...options } as Record<string, unknown>;
+  if (options.actualCost !== undefined) adapted.actualCost = adapt(options.actualCost);
+  if (Array.isArray(options.limits)) adapted.limits = options.limits.map((limit) => (limit?.actualCost === undefined ? limit : { ...limit, actualCost: adapt(limit.actualCost) }));
+  return adapted as HttpRateLimitOptions<Request>;
+}
+
+function pathOf(url: string): string {
+  const start = url.indexOf('/', url.indexOf('//') + 2);
+  if (start === -1) return '/';
+  const query = url.indexOf('?', start);
+  return query === -1 ? url.slice(start) : url.slice(start, query);
+}
+
+/** The key of the request's `Idempotency-Key` header, or undefined: `withRateLimit(handler, { idempotencyKey: idempotencyKeyHeader })`. */
+export function requestIdempotencyKey(request: Request): string | undefined {
+  return idempotencyKeyFrom(request.headers);
+}
