@@ -25,8 +25,9 @@ export default defineConfig({
     // the tests that fail only.
     silent: 'passed-only',
     // The trust-proxy warnings are emitted by every app a test mounts with a forwarding header and
-    // no (or every) proxy trusted; Node prints each on stderr. Not printing them keeps the 'warning'
-    // event: the tests that expect one (collectWarnings) or its absence still see it.
-    execArgv: ['--disable-warning=RL_TRUST_PROXY', '--disable-warning=RL_TRUST_ALL_PROXIES'],
+    // no (or every) proxy trusted; the short-window and default-prefix ones by the tests' windows of
+    // a few ms and their Redis limits without a prefix. Node prints each on stderr. Not printing them
+    // keeps the 'warning' event: the tests that expect one (collectWarnings) or its absence still see it.
+    execArgv: ['--disable-warning=RL_TRUST_PROXY', '--disable-warning=RL_TRUST_ALL_PROXIES', '--disable-warning=RL_SHORT_WINDOW', '--disable-warning=RL_DEFAULT_PREFIX'],
   },
 });

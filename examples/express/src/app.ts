@@ -22,6 +22,13 @@ export const LIMITS = {
 /** The password POST /login accepts (header `x-password`; a real app checks a hash). */
 export const DEMO_PASSWORD = 'demo';
 
+/**
+ * This app's namespace in the store: on a Redis shared with other apps (the other examples among
+ * them), its counts are its own. Each limit adds its name (`example-express:login`); every instance of
+ * this app uses the same names, so they share each limit.
+ */
+const PREFIX = 'example-express';
+
 /** The demo API keys accepted on /api (a real app looks them up). */
 export const API_KEYS: ReadonlySet<string> = new Set(['key-alice', 'key-bob']);
 
@@ -64,6 +71,7 @@ export function createApp(options: AppOptions = {}): Express {
     rateLimit({
       algorithm: tokenBucket(LIMITS.perIp),
       ...shared,
+      prefix: `${PREFIX}:per-ip`,
       cost: (req) => (req.path === '/export' ? LIMITS.exportCost : 1),
     }),
   );
@@ -78,7 +86,7 @@ export function createApp(options: AppOptions = {}): Express {
   });
 
   // 3. At most 2 requests to /slow in flight per IP; the permit comes back when the response ends.
-  app.get('/slow', rateLimit({ algorithm: concurrency({ limit: LIMITS.slowConcurrency, lease: '30s' }), ...shared }), async (_req, res) => {
+  app.get('/slow', rateLimit({ algorithm: concurrency({ limit: LIMITS.slowConcurrency, lease: '30s' }), ...shared, prefix: `${PREFIX}:slow` }), async (_req, res) => {
     await slowWork();
     res.json({ slow: 'done' });
   });
@@ -90,6 +98,7 @@ export function createApp(options: AppOptions = {}): Express {
     rateLimit({
       algorithm: fixedWindow(LIMITS.perApiKey),
       ...shared,
+      prefix: `${PREFIX}:api-key`,
       key: (req) => `api-key:${req.get('x-api-key')}`,
     }),
   );
@@ -105,6 +114,7 @@ export function createApp(options: AppOptions = {}): Express {
     rateLimit({
       algorithm: fixedWindow({ limit: LIMITS.login.limit, window: LIMITS.login.window }),
       ...shared,
+      prefix: `${PREFIX}:login`,
       skipSuccessfulRequests: true,
       blockDuration: LIMITS.login.block,
     }),

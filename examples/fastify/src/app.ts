@@ -22,8 +22,11 @@ export const LIMITS = {
 /** The password POST /login accepts (header `x-password`; a real app checks a hash). */
 export const DEMO_PASSWORD = 'demo';
 
-/** Namespace of this app's limits in the store. */
-const PREFIX = 'rl-example';
+/**
+ * This app's namespace in the store: on a Redis shared with other apps (the other examples among
+ * them), its counts are its own. Every instance of this app uses the same, so they share each limit.
+ */
+const PREFIX = 'example-fastify';
 
 /** The demo API keys accepted on /api (a real app looks them up). */
 export const API_KEYS: ReadonlySet<string> = new Set(['key-alice', 'key-bob']);

@@ -23,6 +23,13 @@ export const LIMITS = {
 /** The password POST /login accepts (header `x-password`; a real app checks a hash). */
 export const DEMO_PASSWORD = 'demo';
 
+/**
+ * This app's namespace in the store: on a Redis shared with other apps (the other examples among
+ * them), its counts are its own. Each limit adds its name (`example-koa:login`); every instance of
+ * this app uses the same names, so they share each limit.
+ */
+const PREFIX = 'example-koa';
+
 /** The demo API keys accepted on /api (a real app looks them up). */
 export const API_KEYS: ReadonlySet<string> = new Set(['key-alice', 'key-bob']);
 
@@ -68,6 +75,7 @@ export function createApp(options: AppOptions = {}): Koa {
     rateLimit({
       algorithm: tokenBucket(LIMITS.perIp),
       ...shared,
+      prefix: `${PREFIX}:per-ip`,
       cost: (ctx: Context) => (ctx.path === '/export' ? LIMITS.exportCost : 1),
     }),
   );
@@ -82,7 +90,7 @@ export function createApp(options: AppOptions = {}): Koa {
   });
 
   // 3. At most 2 requests to /slow in flight per IP; the permit comes back when the response ends.
-  router.get('/slow', rateLimit({ algorithm: concurrency({ limit: LIMITS.slowConcurrency, lease: '30s' }), ...shared }), async (ctx) => {
+  router.get('/slow', rateLimit({ algorithm: concurrency({ limit: LIMITS.slowConcurrency, lease: '30s' }), ...shared, prefix: `${PREFIX}:slow` }), async (ctx) => {
     await slowWork();
     ctx.body = { slow: 'done' };
   });
@@ -91,6 +99,7 @@ export function createApp(options: AppOptions = {}): Koa {
   const perApiKey = rateLimit({
     algorithm: fixedWindow(LIMITS.perApiKey),
     ...shared,
+    prefix: `${PREFIX}:api-key`,
     key: (ctx: Context) => `api-key:${ctx.get('x-api-key')}`,
   });
   router.get('/api/items', requireApiKey, perApiKey, (ctx) => {
@@ -102,6 +111,7 @@ export function createApp(options: AppOptions = {}): Koa {
   const login = rateLimit({
     algorithm: fixedWindow({ limit: LIMITS.login.limit, window: LIMITS.login.window }),
     ...shared,
+    prefix: `${PREFIX}:login`,
     skipSuccessfulRequests: true,
     blockDuration: LIMITS.login.block,
   });

@@ -53,11 +53,15 @@ export class InvalidOptionError extends RateLimitError {
   readonly fields: readonly string[];
   /** The value of `field`. */
   readonly value: unknown;
-  /** `fields`, when given with more than one entry, makes the message name them all (their values are not shown). */
-  constructor(field: string, value: unknown, expected: string, fields: readonly string[] = [field]) {
+  /**
+   * `fields`, when given with more than one entry, makes the message name them all (their values are
+   * not shown). `shown` is what the message calls the value, when rl recognized it (`an ioredis
+   * client`, `a token-bucket algorithm`); by default its type (`an object`) or its text.
+   */
+  constructor(field: string, value: unknown, expected: string, fields: readonly string[] = [field], shown: string = describeValue(value)) {
     super(
       'RL_INVALID_OPTION',
-      fields.length > 1 ? `Invalid options ${fields.join(', ')}. Expected ${expected}.` : `Invalid option ${field}: ${describeValue(value)}. Expected ${expected}.`,
+      fields.length > 1 ? `Invalid options ${fields.join(', ')}. Expected ${expected}.` : `Invalid option ${field}: ${shown}. Expected ${expected}.`,
     );
     this.field = field;
     this.fields = Object.freeze([...fields]);

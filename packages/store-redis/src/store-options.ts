@@ -57,6 +57,23 @@ export interface RedisStoreOptions {
   batch?: boolean | { maxSize?: number };
 }
 
+/** Options of the peers' Redis stores and what to write instead. */
+const PEER_STORE_OPTIONS: Readonly<Record<string, string>> = Object.freeze({
+  sendCommand: "rate-limit-redis's sendCommand: pass the client itself, new RedisStore({ client })",
+  storeClient: "rate-limiter-flexible's storeClient: pass it as client, new RedisStore({ client })",
+  redis: 'pass the client as client: new RedisStore({ client })',
+  keyPrefix: "rate-limiter-flexible's keyPrefix: use prefix (or the limit's own prefix)",
+});
+
+/** What the client given in place of the options is (`new RedisStore(client)`), or undefined. */
+function clientGivenAsOptions(options: unknown): string | undefined {
+  if (options === null || typeof options !== 'object') return undefined;
+  const fn = (name: string) => typeof (options as Record<string, unknown>)[name] === 'function';
+  if (fn('defineCommand') && fn('evalsha')) return 'an ioredis (or iovalkey) client';
+  if (fn('sendCommand') && (fn('connect') || 'isOpen' in options)) return 'a node-redis client';
+  return undefined;
+}
+
 /** Decisions per batch call unless `batch.maxSize` says otherwise. */
 export const DEFAULT_BATCH_SIZE = 16;
 
@@ -75,7 +92,9 @@ export interface RedisStoreConfig {
  * bad value like any other.
  */
 export function parseStoreOptions(options: RedisStoreOptions): RedisStoreConfig {
-  const o = checkOptions(options, ['client', 'prefix', 'buckets', 'batch'], 'RedisStore');
+  const client = clientGivenAsOptions(options);
+  if (client !== undefined) throw new InvalidOptionError('RedisStore', options, 'an options object with the client in it: new RedisStore({ client })', ['RedisStore'], client);
+  const o = checkOptions(options, ['client', 'prefix', 'buckets', 'batch'], 'RedisStore', PEER_STORE_OPTIONS);
   const prefix = o.prefix === undefined ? 'rl:' : o.prefix;
   if (typeof prefix !== 'string' || prefix.includes('{') || prefix.includes('}')) {
     throw new InvalidOptionError('RedisStore.prefix', prefix, 'a string without { or }');

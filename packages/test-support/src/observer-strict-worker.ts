@@ -21,7 +21,7 @@ for (let i = 0; i < 4; i++) await limiter.consume('k');
 
 const failing = new TestStore({ answers: 'async' });
 failing.failure = new Error('store down');
-const outage = createLimiter({ algorithm: tokenBucket({ capacity: 2, refillRate: 1 }), store: failing, observer: observer(), storeFailureThreshold: 1, onStoreError: 'allow' });
+const outage = createLimiter({ algorithm: tokenBucket({ capacity: 2, refillRate: 1 }), store: failing, prefix: 'outage', observer: observer(), storeFailureThreshold: 1, onStoreError: 'allow' });
 for (let i = 0; i < 3; i++) await outage.consume('k');
 
 // Let every rejection settle (and a strict process end, were one unhandled).

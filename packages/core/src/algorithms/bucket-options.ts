@@ -2,6 +2,7 @@ import { bucketPolicy, type Policy } from '../decision.js';
 import { formatDuration } from '../duration.js';
 import { InvalidOptionError } from '../errors.js';
 import { countOption, MAX_COUNT, MAX_SPAN_MS, spanOption } from '../options.js';
+import { warnShortSpan } from '../short-span.js';
 import type { AlgorithmSpec } from './define.js';
 
 /** The parsed options every bucket has, and the algorithm fields they define. */
@@ -31,6 +32,7 @@ export function parseBucketOptions(options: Record<string, unknown>, owner: stri
     throw new InvalidOptionError(rateField, rate, `a finite number greater than 0 and at most ${MAX_COUNT}`);
   }
   const intervalMs = options.interval === undefined ? 1000 : spanOption(options.interval, `${owner}.interval`);
+  warnShortSpan(options.interval, `${owner}.interval`);
   const slowest = (capacity * intervalMs) / MAX_SPAN_MS;
   if (rate < slowest) {
     throw new InvalidOptionError(

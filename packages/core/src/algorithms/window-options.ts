@@ -1,6 +1,7 @@
 import { makePolicy, type Policy } from '../decision.js';
 import type { Duration } from '../duration.js';
 import { checkOptions, countOption, optionalBoolean, spanOption } from '../options.js';
+import { warnShortSpan } from '../short-span.js';
 import type { AlgorithmSpec } from './define.js';
 
 /**
@@ -41,6 +42,7 @@ export function parseWindowOptions(options: WindowOptions, owner: string): Parse
   const o = checkOptions(options, ['limit', 'window', 'countDenied'], owner);
   const limit = countOption(o.limit, `${owner}.limit`);
   const windowMs = spanOption(o.window, `${owner}.window`);
+  warnShortSpan(o.window, `${owner}.window`);
   const countDenied = optionalBoolean(o.countDenied, `${owner}.countDenied`, false);
   const policy = makePolicy(limit, windowMs);
   return {

@@ -28,6 +28,23 @@ export function ceilSeconds(ms: number): number {
   return seconds <= MAX_HEADER_INTEGER ? seconds : MAX_HEADER_INTEGER;
 }
 
+/** How close (ms) a decision's time must be to the wall clock for it to be taken as a wall-clock time (see {@link epochResetSeconds}). */
+const WALL_CLOCK_TOLERANCE_MS = 1000;
+
+/**
+ * The epoch second of a reset `resetMs` after a decision taken at `at` (the clock its store decided
+ * with), for the legacy `X-RateLimit-Reset`. One instant, the decision's: when `at` is a wall-clock
+ * time (within a second of `wallNow`: `Date.now()` of a memory store, Redis `TIME`), the reset is
+ * `at + resetMs`, the same for every request of one window however long the response took to write
+ * (reading the clock again after the decision moved it by a second whenever the window ended on a
+ * whole second); forgiving the millisecond `resetMs` was rounded up by. Otherwise (a limiter's fake or
+ * monotonic `clock`) `wallNow + resetMs`. At most {@link MAX_HEADER_INTEGER}.
+ */
+export function epochResetSeconds(at: number, resetMs: number, wallNow: number): number {
+  const reset = Math.abs(wallNow - at) < WALL_CLOCK_TOLERANCE_MS ? at + resetMs - 1 : wallNow + resetMs;
+  return ceilSeconds(reset);
+}
+
 /**
  * The seconds of `Retry-After` (and the problem body's `retryAfter`) for a denial `ms` from now: whole
  * seconds rounded up, at least 1, at most {@link MAX_HEADER_INTEGER}; NaN is the longest.

@@ -119,6 +119,38 @@ describe('HeaderWriter wall clock', () => {
     new HeaderWriter('legacy', limits, () => 1_000_000).write(access, headers, source([makeDecision(true, 100, 99, 59_001, 0, 0, perMinute, 0)]));
     expect(headers.get('x-ratelimit-reset')).toBe(String(Math.ceil((1_000_000 + 59_001) / 1000)));
   });
+
+  // A fixed window of a minute from 1_800_000_000_000 (a whole second): every request in it resets at
+  // 1_800_000_060. The decision is taken at `at` (the store's Date.now() or Redis TIME); the header
+  // is written a few ms later, by a wall clock that has moved on since: the reset must not move with it.
+  it('legacy: X-RateLimit-Reset is the same for every request of one window, the decision\'s instant, however late the headers are written', () => {
+    const windowEnd = 1_800_000_060_000;
+    let wall = 0;
+    const writer = new HeaderWriter('legacy', limits, () => wall);
+    const resets = new Set<string>();
+    for (const at of [1_800_000_000_000, 1_800_000_000_999, 1_800_000_012_345.5, 1_800_000_059_999]) {
+      for (const lateBy of [0, 1, 7, 250]) {
+        wall = at + lateBy;
+        const headers = new Map<string, string>();
+        // resetMs as a step returns it: rounded up to a whole ms after `at`.
+        writer.write(access, headers, source([makeDecision(true, 100, 50, Math.ceil(windowEnd - at), 0, 0, perMinute, at)]));
+        resets.add(headers.get('x-ratelimit-reset')!);
+      }
+    }
+    expect([...resets]).toEqual(['1800000060']);
+  });
+
+  it('legacy: a denial resets at the decision plus Retry-After, whatever the wall clock says by the time of writing', () => {
+    const at = 1_800_000_010_000;
+    const headers = new Map<string, string>();
+    new HeaderWriter('legacy', limits, () => at + 900).write(
+      access,
+      headers,
+      source([makeDecision(false, 100, 0, 50_000, 50_000, 0, perMinute, at)], { enforcedDeniedBy: 0, retryAfterSeconds: 50 }),
+    );
+    expect(headers.get('retry-after')).toBe('50');
+    expect(headers.get('x-ratelimit-reset')).toBe('1800000060');
+  });
 });
 
 describe('every number in a header is an integer of at most 15 digits', () => {

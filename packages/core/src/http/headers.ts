@@ -2,7 +2,7 @@ import { systemClock, type Clock } from '../clock.js';
 import { reportsQuota, type Decision, type Policy } from '../decision.js';
 import { InvalidOptionError } from '../errors.js';
 import type { HeaderAccess } from './header-access.js';
-import { ceilSeconds, clampCount, clampSeconds, sfString } from './header-values.js';
+import { ceilSeconds, clampCount, clampSeconds, epochResetSeconds, sfString } from './header-values.js';
 
 /**
  * Header formats this module writes:
@@ -211,7 +211,7 @@ export class HeaderWriter {
     access.set(target, `${prefix}Limit`, String(quota));
     access.set(target, `${prefix}Remaining`, String(remaining));
     const resetMs = denied && i === deniedBy ? seconds * 1000 : decision.resetMs;
-    access.set(target, `${prefix}Reset`, String(format === 'draft-6' ? seconds : ceilSeconds(this.wallClock() + resetMs)));
+    access.set(target, `${prefix}Reset`, String(format === 'draft-6' ? seconds : epochResetSeconds(decision.at, resetMs, this.wallClock())));
   }
 }
 

@@ -1,10 +1,14 @@
 import { checkAlgorithm, checkCost, type Algorithm } from '../algorithm.js';
 import { parseTimerDuration } from '../duration.js';
+import { warnDefaultPrefix } from '../default-prefix.js';
 import { InvalidOptionError } from '../errors.js';
 import { checkMaxCost, checkStore, parseLimitName, parseMaxDelay, type LeaseOptions, type StoreErrorPolicy } from '../limiter/index.js';
+import { parseStoreErrorPolicy } from '../limiter/failure-policy.js';
 import { parseLeaseOptions } from '../limiter/lease-options.js';
+import { checkMaxDebt } from '../limiter/settlement.js';
 import { checkObserver } from '../observe/observation.js';
 import type { Observer } from '../observe/observer.js';
+import { refuseOptionsMistake, refuseUncalledFactory } from '../option-mistakes.js';
 import { checkOptions, optionalBoolean, positiveNumber } from '../options.js';
 import { HTTP_PEER_OPTIONS } from '../peer-option-hints.js';
 import type { Store } from '../store/interface.js';
@@ -42,6 +46,7 @@ const PER_REQUEST_NAME = 'per-request';
  * limits are only complete later (Fastify's `global: false` plugin options, completed per route).
  */
 export function checkOptionNames(options: unknown, owner: string, adapterOptions: readonly string[]): Record<string, unknown> {
+  refuseOptionsMistake(options, owner);
   return checkOptions(options, [...CORE_OPTIONS, ...adapterOptions], owner, HTTP_PEER_OPTIONS);
 }
 
@@ -63,6 +68,7 @@ export function parseHttpOptions<Req>(options: HttpRateLimitOptions<Req, never>,
   const several = o.limits !== undefined;
   const limitOptions: Record<string, unknown>[] = [];
   if (!several) {
+    refuseUncalledFactory(o.algorithm, `${owner}.algorithm`);
     if (typeof o.algorithm !== 'function') checkAlgorithm(o.algorithm, `${owner}.algorithm`);
     limitOptions.push({ algorithm: o.algorithm });
   } else {
@@ -71,6 +77,7 @@ export function parseHttpOptions<Req>(options: HttpRateLimitOptions<Req, never>,
     }
     o.limits.forEach((limit: unknown, i: number) => {
       const l = checkOptions(limit, LIMIT_OPTIONS, `${owner}.limits[${i}]`, HTTP_PEER_OPTIONS);
+      refuseUncalledFactory(l.algorithm, `${owner}.limits[${i}].algorithm`);
       if (typeof l.algorithm !== 'function') checkAlgorithm(l.algorithm, `${owner}.limits[${i}].algorithm`);
       limitOptions.push(l);
     });
@@ -130,6 +137,8 @@ export function parseHttpOptions<Req>(options: HttpRateLimitOptions<Req, never>,
     for (const l of limits) if (l.algorithm !== undefined && !l.leases) parseMaxDelay(maxDelayMs, l.algorithm, `${owner}.wait.maxDelay`);
   }
 
+  // The default namespace (see HttpRateLimiter) is the same in every app with the same limits: on a shared store, say so.
+  if (o.prefix === undefined) for (const l of limits) warnDefaultPrefix(l.store ?? store, owner, `rl:${names.join('+')}`);
   const limiterOptions: Record<string, unknown> = {};
   for (const name of PASSED_LIMITER_OPTIONS) if (o[name] !== undefined) limiterOptions[name] = o[name];
   return Object.freeze({
@@ -192,6 +201,9 @@ function parseLimit<Req>(
     cost = parseCost<Req>(l.cost, `${field}.cost`);
   }
   if (l.onStoreError === null) throw nullOption(`${field}.onStoreError`);
+  // Checked here to name the limit's own field; the limiter checks them again, under the middleware's name.
+  if (l.onStoreError !== undefined) parseStoreErrorPolicy(l.onStoreError, `${field}.onStoreError`);
+  if (l.maxDebt !== undefined) checkMaxDebt(l.maxDebt, `${field}.maxDebt`);
   const effective = leases ? 1 : (cost ?? shared.cost);
   // A constant cost is checked here, once: requests then charge it unchecked (a per-request algorithm's capacity, per request).
   if (!leases && typeof effective === 'number' && algorithm !== undefined) checkCost(algorithm, effective);

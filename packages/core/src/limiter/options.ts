@@ -15,6 +15,8 @@ import { parseDenyCache, type DenyCache } from './deny-cache.js';
 import { parseLeaseOptions, type LeaseConfig, type LeaseOptions } from './lease-options.js';
 import { parseIdempotencyOptions, type IdempotencyOptions } from './idempotency.js';
 import { checkMaxDebt, type SettleOptions } from './settlement.js';
+import { refuseOptionsMistake, refuseStoreMistake, refuseUncalledFactory } from '../option-mistakes.js';
+import { warnDefaultPrefix } from '../default-prefix.js';
 
 /**
  * A limiter given as a fallback: a `Limiter` from `createLimiter` (only those are accepted; its
@@ -189,7 +191,9 @@ const DEFAULT_FAILURE_THRESHOLD = 3;
  * for a middleware's limit.
  */
 export function parseLimiterOptions(options: LimiterOptions, name = 'createLimiter'): LimiterConfig {
+  refuseOptionsMistake(options, name);
   const o = checkOptions(options, LIMITER_OPTIONS, name, LIMITER_PEER_OPTIONS);
+  refuseUncalledFactory(o.algorithm, `${name}.algorithm`);
   const algorithm = o.algorithm === undefined ? undefined : checkAlgorithm(o.algorithm, `${name}.algorithm`);
   const store = checkStore(o.store, `${name}.store`);
   if (algorithm !== undefined) checkStoreRuns(store, algorithm);
@@ -199,6 +203,7 @@ export function parseLimiterOptions(options: LimiterOptions, name = 'createLimit
   if (o.prefix !== undefined && typeof o.prefix !== 'string') {
     throw new InvalidOptionError(`${name}.prefix`, o.prefix, 'a string');
   }
+  if (o.prefix === undefined) warnDefaultPrefix(store, name, '');
   const clock = o.clock === undefined ? undefined : checkedClock(o.clock as Clock, `${name}.clock`);
   const local = store.capabilities.local;
   const blockMs = parseBlockDuration(o.blockDuration, algorithm, store, `${name}.blockDuration`);
@@ -238,6 +243,7 @@ export function parseLimiterOptions(options: LimiterOptions, name = 'createLimit
 export function checkStore(value: unknown, field: string): Store {
   const store = value as Store | null | undefined;
   if (!store || typeof store !== 'object' || typeof store.consume !== 'function' || !store.capabilities) {
+    refuseStoreMistake(value, field);
     throw new InvalidOptionError(field, value, 'a store such as new MemoryStore()');
   }
   return store;

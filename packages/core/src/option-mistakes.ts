@@ -1,0 +1,74 @@
+// The mistakes users make where rl expects options, a store or an algorithm, recognized by their
+// shape, each with the fix: what an `InvalidOptionError` says instead of "an object" and a list of
+// another object's internal fields.
+import { isAlgorithm } from './algorithm.js';
+import { ALGORITHM_FACTORIES } from './algorithms/index.js';
+import { InvalidOptionError } from './errors.js';
+
+/** A value as the error shows it, and what to write instead. */
+interface Mistake {
+  readonly shown: string;
+  readonly fix: string;
+}
+
+const has = (value: object, ...methods: string[]): boolean => methods.every((m) => typeof (value as Record<string, unknown>)[m] === 'function');
+
+/** The name of the `@rl/core` factory `value` is (`fixedWindow`), when it is one given uncalled. */
+function factoryName(value: unknown): string | undefined {
+  if (typeof value !== 'function') return undefined;
+  return Object.entries(ALGORITHM_FACTORIES).find(([, factory]) => factory === value)?.[0];
+}
+
+/** What a Redis client or another library's object given as `store` is, and the fix; undefined for anything else. */
+function storeMistake(value: unknown): Mistake | undefined {
+  const redisStore = 'store: new RedisStore({ client }) from @rl/store-redis (npm install @rl/store-redis), with the client itself';
+  if (typeof value === 'function') {
+    return { shown: 'a function (rate-limit-redis takes sendCommand; rl does not)', fix: `a store object: ${redisStore}, or new MemoryStore()` };
+  }
+  if (value === null || typeof value !== 'object') return undefined;
+  if (has(value, 'defineCommand', 'evalsha')) return { shown: 'an ioredis (or iovalkey) client', fix: `a store: pass ${redisStore}` };
+  if (has(value, 'sendCommand') && (has(value, 'connect') || 'isOpen' in value)) return { shown: 'a node-redis client', fix: `a store: pass ${redisStore}` };
+  if (has(value, 'increment', 'resetKey')) {
+    return { shown: "an express-rate-limit store (rate-limit-redis's RedisStore, or another)", fix: `an rl store, which takes the Redis client rather than sendCommand: ${redisStore}` };
+  }
+  if (has(value, 'consume', 'penalty', 'reward')) return { shown: 'a rate-limiter-flexible limiter', fix: `an rl store (the limiter's algorithm goes in algorithm): ${redisStore}, or new MemoryStore()` };
+  if (has(value, 'consume', 'peek', 'reset') && 'isConcurrencyLimit' in value) return { shown: 'a Limiter (from createLimiter)', fix: 'the store that limiter was created with (new MemoryStore(), new RedisStore({ client }))' };
+  return undefined;
+}
+
+/** Throws the {@link InvalidOptionError} of a known mistake given as the store `field`; returns when `value` is none. */
+export function refuseStoreMistake(value: unknown, field: string): void {
+  const mistake = storeMistake(value);
+  if (mistake !== undefined) throw new InvalidOptionError(field, value, mistake.fix, [field], mistake.shown);
+}
+
+/**
+ * Throws the {@link InvalidOptionError} of a known mistake given where `owner` (`rateLimit`,
+ * `createLimiter`) takes its options object: an algorithm alone, a factory uncalled, a limiter, a
+ * Redis client. Returns when `options` is none of them.
+ */
+export function refuseOptionsMistake(options: unknown, owner: string): void {
+  const example = "{ algorithm: tokenBucket({ capacity: 20, refillRate: 10 }) }";
+  if (isAlgorithm(options)) {
+    throw new InvalidOptionError(owner, options, `an options object: wrap the algorithm, ${owner}({ algorithm }), for example ${owner}(${example})`, [owner], `a ${options.kind} algorithm`);
+  }
+  const factory = factoryName(options);
+  if (factory !== undefined) {
+    throw new InvalidOptionError(owner, options, `an options object with the algorithm called: ${owner}({ algorithm: ${factory}({ … }) })`, [owner], `the ${factory} factory`);
+  }
+  if (options !== null && typeof options === 'object' && has(options, 'consume', 'peek', 'reset') && 'isConcurrencyLimit' in options) {
+    throw new InvalidOptionError(owner, options, `the options of a limit, not a limiter: ${owner}(${example}) (the same algorithm, store and prefix the limiter was created with)`, [owner], 'a Limiter (from createLimiter)');
+  }
+  const store = storeMistake(options);
+  if (store !== undefined && typeof options === 'object') {
+    throw new InvalidOptionError(owner, options, `an options object, the client in a store: ${owner}({ algorithm, store: new RedisStore({ client }) })`, [owner], store.shown);
+  }
+}
+
+/** Throws the {@link InvalidOptionError} of an algorithm factory given uncalled as `field` (`algorithm: fixedWindow`); returns otherwise. */
+export function refuseUncalledFactory(value: unknown, field: string): void {
+  const factory = factoryName(value);
+  if (factory !== undefined) {
+    throw new InvalidOptionError(field, value, `an algorithm: call the factory, ${factory}({ … }) (a function as algorithm chooses one per request)`, [field], `the ${factory} factory, uncalled`);
+  }
+}
