@@ -47,6 +47,7 @@ describe.each([
   ['migrating-from-express-rate-limit.md', middleware],
   ['migrating-from-fastify-rate-limit.md', middleware],
   ['migrating-from-koa-ratelimit.md', middleware],
+  ['migrating-from-nestjs-throttler.md', middleware],
   ['migrating-from-rate-limiter-flexible.md', limiter],
 ])("%s: every peer option rl does not take is named with its rl equivalent", (guide, parse) => {
   const names = peerOptionNames(guide);
@@ -59,4 +60,26 @@ describe.each([
     const message = unknownOptionMessage(parse, name);
     if (message !== undefined) expect(message).toMatch(new RegExp(`no such option \\(`));
   });
+});
+
+/** The options of peers without a guide here, each with the peer's name in its hint (the guide's table test covers the others). */
+describe.each([
+  // hono-rate-limiter's options (rateLimiter({ ... })) that rl does not take; skip, store and the skip*Requests are rl's too.
+  ['hono-rate-limiter', ['windowMs', 'limit', 'standardHeaders', 'handler', 'message', 'requestPropertyName', 'binding']],
+  // @nestjs/throttler's module and throttler options; its blockDuration is rl's.
+  ['@nestjs/throttler', ['ttl', 'limit', 'throttlers', 'skipIf', 'getTracker', 'generateKey', 'errorMessage', 'storage', 'ignoreUserAgents', 'setHeaders']],
+])('%s: its option names get the rl equivalent', (peer, names) => {
+  it.each(names)('%s', (name) => {
+    const message = unknownOptionMessage(middleware, name);
+    expect(message).toMatch(/no such option \(/);
+    expect(message).toContain(peer);
+  });
+
+  it('keeps the names every adapter shares as options, not hints', () => {
+    for (const name of ['skip', 'store', 'skipFailedRequests', 'skipSuccessfulRequests', 'blockDuration']) expect(unknownOptionMessage(middleware, name)).toBeUndefined();
+  });
+});
+
+it("a hono-rate-limiter key generator is named with rl's key", () => {
+  expect(unknownOptionMessage(middleware, 'keyGenerator')).toContain('key: (req) => string');
 });

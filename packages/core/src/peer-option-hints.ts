@@ -2,30 +2,30 @@
 
 /**
  * Option names of the peers (express-rate-limit, @fastify/rate-limit, rate-limiter-flexible,
- * koa-ratelimit) and what to write in rl instead, for the middlewares (`rateLimit()` of every adapter,
- * and each entry of `limits`). A user moving from a peer passes its names first: the error says the
+ * koa-ratelimit, hono-rate-limiter, @nestjs/throttler) and what to write in rl instead, for the
+ * middlewares (`rateLimit()` of every adapter, Nest's module and decorators, and each entry of `limits`). A user moving from a peer passes its names first: the error says the
  * rl equivalent rather than only "no such option". See docs/migrating-from-*.md.
  */
 export const HTTP_PEER_OPTIONS: Readonly<Record<string, string>> = Object.freeze({
-  windowMs: "express-rate-limit's window: use algorithm: fixedWindow({ limit, window }) (window in ms or '15m')",
+  windowMs: "express-rate-limit's and hono-rate-limiter's window: use algorithm: fixedWindow({ limit, window }) (window in ms or '15m')",
   max: "a peer's request count: use algorithm: fixedWindow({ limit, window })",
-  limit: "express-rate-limit's request count: use algorithm: fixedWindow({ limit, window })",
+  limit: "express-rate-limit's, hono-rate-limiter's and @nestjs/throttler's request count: use algorithm: fixedWindow({ limit, window })",
   timeWindow: "@fastify/rate-limit's window: use algorithm: fixedWindow({ limit, window })",
   duration: "a peer's window: use algorithm: fixedWindow({ limit, window }) (rl durations are ms or strings such as '1m'; rate-limiter-flexible's are seconds)",
   points: "rate-limiter-flexible's points: use algorithm: fixedWindow({ limit, window }) or tokenBucket({ capacity, refillRate })",
   keyGenerator: 'a peer\'s key function: use key: (req) => string',
   id: "koa-ratelimit's key function: use key: (ctx) => string",
-  standardHeaders: "express-rate-limit's header switch: use headers: 'draft-8' (the default), 'draft-7' or 'draft-6'",
+  standardHeaders: "express-rate-limit's and hono-rate-limiter's header switch: use headers: 'draft-8' (the default), 'draft-7' or 'draft-6'",
   legacyHeaders: "express-rate-limit's X-RateLimit-* switch: use headers: 'legacy' (one format per middleware)",
   enableDraftSpec: "@fastify/rate-limit's draft headers: use headers: 'draft-8' (the default), 'draft-7' or 'draft-6'",
   addHeaders: "@fastify/rate-limit's header names: use headers: 'draft-8', 'draft-7', 'draft-6', 'legacy' or false",
   addHeadersOnExceeding: "@fastify/rate-limit's header names: use headers: 'draft-8', 'draft-7', 'draft-6', 'legacy' or false",
   disableHeader: "koa-ratelimit's header switch: use headers: false",
-  handler: "express-rate-limit's denial handler: use onLimit",
-  message: "express-rate-limit's denial body: send it from onLimit",
+  handler: "express-rate-limit's and hono-rate-limiter's denial handler: use onLimit",
+  message: "express-rate-limit's and hono-rate-limiter's denial body: send it from onLimit",
   statusCode: 'a denial is always 429 (503 for a fail-closed store outage); onLimit sends its body',
   errorResponseBuilder: "@fastify/rate-limit's denial body: use onLimit",
-  errorMessage: "koa-ratelimit's denial body: set ctx.body in onLimit",
+  errorMessage: "koa-ratelimit's and @nestjs/throttler's denial body: send it from onLimit (Koa: set ctx.body; Nest: return the body)",
   allowList: "@fastify/rate-limit's allowList: use skip: (request) => boolean",
   whitelist: "koa-ratelimit's whitelist: use skip: (ctx) => boolean",
   ban: "@fastify/rate-limit's ban: use blockDuration (a lockout once a key is denied)",
@@ -37,7 +37,7 @@ export const HTTP_PEER_OPTIONS: Readonly<Record<string, string>> = Object.freeze
   nameSpace: "@fastify/rate-limit's nameSpace: use prefix",
   keyPrefix: "rate-limiter-flexible's keyPrefix: use prefix",
   identifier: "express-rate-limit's identifier: use limits: [{ name, algorithm }]",
-  requestPropertyName: 'none: the result is always req.rateLimit (Fastify request.rateLimit, Koa ctx.state.rateLimit)',
+  requestPropertyName: "express-rate-limit's and hono-rate-limiter's result name: none, the result is always req.rateLimit (Fastify and Nest request.rateLimit, Koa ctx.state.rateLimit, Hono c.get('rateLimit'))",
   validate: "express-rate-limit's validations: none needed, rl checks its options when rateLimit() is called and warns once about trust proxy",
   cache: "@fastify/rate-limit's cache size: use store: new MemoryStore({ maxKeys }) (default 1,000,000 keys)",
   groupId: "@fastify/rate-limit's groupId: routes share one limit by the same prefix (a route with its own algorithm has its own)",
@@ -48,6 +48,17 @@ export const HTTP_PEER_OPTIONS: Readonly<Record<string, string>> = Object.freeze
   exponentialBackoff: "@fastify/rate-limit's exponentialBackoff: none (blockDuration locks a key out for a fixed time once it is denied)",
   blacklist: "koa-ratelimit's blacklist: none, deny those requests in a middleware before rl's",
   throw: "koa-ratelimit's throw: none, the middleware answers the denial itself (onLimit may ctx.throw(429))",
+  // @nestjs/throttler (its limit, errorMessage above; its blockDuration is rl's, a lockout once a key is denied).
+  ttl: "@nestjs/throttler's window (ms): use algorithm: fixedWindow({ limit, window: ttl }) (rl durations are ms or strings such as '1m')",
+  throttlers: "@nestjs/throttler's named throttlers: use limits: [{ name, algorithm: fixedWindow({ limit, window }) }] (all of them apply to each request)",
+  skipIf: "@nestjs/throttler's skipIf: use skip: (req) => boolean, or @SkipRateLimit() on a controller or route",
+  getTracker: "@nestjs/throttler's getTracker: use key: (req) => string",
+  generateKey: "@nestjs/throttler's generateKey: use key: (req) => string (each limit keeps its keys apart; prefix names the namespace)",
+  storage: "@nestjs/throttler's storage: use store: new RedisStore({ client }) from @rl/store-redis (a memory store by default)",
+  ignoreUserAgents: "@nestjs/throttler's ignoreUserAgents: use skip: (req) => /bot/i.test(req.headers['user-agent'] ?? '')",
+  setHeaders: "@nestjs/throttler's setHeaders: use headers: false, or a format ('draft-8', the default, 'draft-7', 'draft-6', 'legacy')",
+  // hono-rate-limiter (its other names are express-rate-limit's, above).
+  binding: "hono-rate-limiter's Cloudflare rate-limit binding: use store (new RedisStore({ client }) from @rl/store-redis, or a Store of your own)",
 });
 
 /** Option names of rate-limiter-flexible (and the middlewares' peers) and what `createLimiter` takes instead. */

@@ -1,0 +1,299 @@
+// What only Nest has, on both of its platforms: the module (forRoot, forRootAsync, the global guard or
+// @UseGuards), the decorators (@RateLimit merged over the module's options, @SkipRateLimit,
+// @CurrentRateLimit), the denial as an exception through Nest's filters, and the module's lifecycle.
+import 'reflect-metadata';
+import { Catch, Controller, Get, HttpException, Injectable, Module, Post, UseGuards, type ArgumentsHost, type ExceptionFilter } from '@nestjs/common';
+import { afterEach, describe, expect, it, vi } from 'vitest';
+import { fixedWindow, InvalidOptionError, tokenBucket, type RateLimitResult } from '@rl/core';
+import { MemoryStore } from '@rl/store-memory';
+import { members, T0 } from '@rl/test-support';
+import {
+  CurrentRateLimit,
+  RateLimit,
+  RateLimitException,
+  RateLimitGuard,
+  RateLimitModule,
+  RateLimitService,
+  SkipRateLimit,
+} from '../src/index.js';
+import { PLATFORMS, startNestApp, type NestApp, type NestAppSpec, type Platform } from './support/nest-app.js';
+
+const clock = (): number => T0;
+const perMinute = (limit: number) => fixedWindow({ limit, window: '1m' });
+
+describe.each(PLATFORMS)('Nest on %s', (platform: Platform) => {
+  const opened: NestApp[] = [];
+  afterEach(async () => {
+    await Promise.all(opened.splice(0).map((app) => app.close()));
+  });
+  const open = async (spec: NestAppSpec): Promise<NestApp> => {
+    const app = await startNestApp(platform, spec);
+    opened.push(app);
+    return app;
+  };
+
+  @Controller()
+  class ItemsController {
+    @Get('items')
+    list(@CurrentRateLimit() limit: RateLimitResult | undefined) {
+      return { remaining: limit?.remaining ?? null };
+    }
+
+    @Post('login')
+    @RateLimit({ algorithm: perMinute(2) })
+    login(@CurrentRateLimit() limit: RateLimitResult | undefined) {
+      return { remaining: limit?.remaining ?? null };
+    }
+
+    @Get('health')
+    @SkipRateLimit()
+    health(@CurrentRateLimit() limit: RateLimitResult | undefined) {
+      return { limited: limit !== undefined };
+    }
+  }
+
+  @Controller()
+  class ExportController {
+    @Get('export')
+    @RateLimit({ cost: 5 })
+    exportAll(@CurrentRateLimit() limit: RateLimitResult | undefined) {
+      return { remaining: limit?.remaining ?? null };
+    }
+  }
+
+  it('denies with 429, the RateLimit headers, Retry-After and a problem+json body sent through Nest', async () => {
+    const app = await open({ imports: [RateLimitModule.forRoot({ clock, algorithm: perMinute(2), global: true })], controllers: [ItemsController] });
+    expect((await app.request('/items')).body).toEqual({ remaining: 1 });
+    expect((await app.request('/items')).body).toEqual({ remaining: 0 });
+    const denied = await app.request('/items');
+    expect(denied.status).toBe(429);
+    expect(denied.headers['content-type']).toMatch(/^application\/problem\+json(; charset=utf-8)?$/);
+    expect(denied.headers['retry-after']).toBe('60');
+    expect(members(denied.headers['ratelimit'])).toEqual([{ name: '2-in-1m', params: { r: 0, t: 60 } }]);
+    expect(denied.headers['ratelimit-policy']).toBe('"2-in-1m";q=2;w=60');
+    expect(denied.body).toEqual({
+      type: 'https://iana.org/assignments/http-problem-types#quota-exceeded',
+      title: 'Request cannot be satisfied as assigned quota has been exceeded',
+      status: 429,
+      detail: 'Rate limit exceeded. Retry after 60 seconds.',
+      'violated-policies': ['2-in-1m'],
+      retryAfter: 60,
+    });
+  });
+
+  it("@RateLimit({ cost }) spends the module's limit; @RateLimit({ algorithm }) is a limit of its own; @SkipRateLimit() is not limited", async () => {
+    const app = await open({ imports: [RateLimitModule.forRoot({ clock, algorithm: perMinute(10), global: true })], controllers: [ItemsController, ExportController] });
+    expect((await app.request('/items')).body).toEqual({ remaining: 9 });
+    expect((await app.request('/export')).body).toEqual({ remaining: 4 });
+    expect((await app.request('/items')).body).toEqual({ remaining: 3 });
+    // Its own state: the module's 3 left are untouched.
+    const login = await app.request('/login', { method: 'POST' });
+    expect(login.body).toEqual({ remaining: 1 });
+    expect(members(login.headers['ratelimit'])).toEqual([{ name: '2-in-1m', params: { r: 1, t: 60 } }]);
+    await app.request('/login', { method: 'POST' });
+    expect((await app.request('/login', { method: 'POST' })).status).toBe(429);
+    expect((await app.request('/items')).body).toEqual({ remaining: 2 });
+    const health = await app.request('/health');
+    expect(health.body).toEqual({ limited: false });
+    expect(health.headers['ratelimit']).toBeUndefined();
+    // A route's limit is built once, when the app starts: module + login (export spends the module's state through a limit of its own options).
+    const service = app.app.get(RateLimitService);
+    expect((service as unknown as { limiters: Set<unknown> }).limiters.size).toBe(3);
+  });
+
+  it("a controller's @RateLimit is one limit for its routes; a handler's options are merged over it; @SkipRateLimit(false) undoes a controller's skip", async () => {
+    @Controller('a')
+    @RateLimit({ algorithm: perMinute(3) })
+    class LimitedController {
+      @Get('one')
+      one(@CurrentRateLimit() limit?: RateLimitResult) {
+        return { remaining: limit?.remaining ?? null, limit: limit?.limit ?? null };
+      }
+
+      @Get('two')
+      two(@CurrentRateLimit() limit?: RateLimitResult) {
+        return { remaining: limit?.remaining ?? null };
+      }
+
+      @Get('dear')
+      @RateLimit({ cost: 2 })
+      dear(@CurrentRateLimit() limit?: RateLimitResult) {
+        return { remaining: limit?.remaining ?? null };
+      }
+    }
+    @Controller('b')
+    @SkipRateLimit()
+    class OpenController {
+      @Get('open')
+      open(@CurrentRateLimit() limit?: RateLimitResult) {
+        return { limited: limit !== undefined };
+      }
+
+      @Get('closed')
+      @SkipRateLimit(false)
+      closed(@CurrentRateLimit() limit?: RateLimitResult) {
+        return { limited: limit !== undefined };
+      }
+    }
+    const app = await open({ imports: [RateLimitModule.forRoot({ clock, algorithm: perMinute(100), global: true })], controllers: [LimitedController, OpenController] });
+    expect((await app.request('/a/one')).body).toEqual({ remaining: 2, limit: 3 });
+    expect((await app.request('/a/two')).body).toEqual({ remaining: 1 });
+    expect((await app.request('/a/dear')).status).toBe(429);
+    expect((await app.request('/a/two')).body).toEqual({ remaining: 0 });
+    expect((await app.request('/b/open')).body).toEqual({ limited: false });
+    expect((await app.request('/b/closed')).body).toEqual({ limited: true });
+  });
+
+  it('without global: only the routes under @UseGuards(RateLimitGuard) are limited', async () => {
+    @Controller('guarded')
+    @UseGuards(RateLimitGuard)
+    class GuardedController {
+      @Get()
+      get(@CurrentRateLimit() limit?: RateLimitResult) {
+        return { remaining: limit?.remaining ?? null };
+      }
+    }
+    @Controller('free')
+    class FreeController {
+      @Get()
+      get(@CurrentRateLimit() limit?: RateLimitResult) {
+        return { remaining: limit?.remaining ?? null };
+      }
+    }
+    const app = await open({ imports: [RateLimitModule.forRoot({ clock, algorithm: perMinute(1) })], controllers: [GuardedController, FreeController] });
+    expect((await app.request('/guarded')).body).toEqual({ remaining: 0 });
+    expect((await app.request('/guarded')).status).toBe(429);
+    expect((await app.request('/free')).body).toEqual({ remaining: null });
+    expect((await app.request('/free')).status).toBe(200);
+  });
+
+  it('forRootAsync takes its options from a factory with injections; the result is on the request', async () => {
+    @Injectable()
+    class Settings {
+      readonly requestsPerMinute = 2;
+    }
+    @Module({ providers: [Settings], exports: [Settings] })
+    class SettingsModule {}
+    const app = await open({
+      imports: [
+        RateLimitModule.forRootAsync({
+          imports: [SettingsModule],
+          inject: [Settings],
+          useFactory: (settings: Settings) => ({ clock, algorithm: perMinute(settings.requestsPerMinute) }),
+          global: true,
+        }),
+      ],
+      controllers: [ItemsController],
+    });
+    expect((await app.request('/items')).body).toEqual({ remaining: 1 });
+    expect((await app.request('/items')).headers['ratelimit-policy']).toBe('"2-in-1m";q=2;w=60');
+    expect((await app.request('/items')).status).toBe(429);
+  });
+
+  it('onLimit returns the body of the denial, or throws the exception to send; a filter can catch RateLimitException', async () => {
+    const withBody = await open({
+      imports: [RateLimitModule.forRoot({ clock, algorithm: perMinute(1), global: true, onLimit: (_context, result) => ({ message: 'slow down', retryIn: result.retryAfterSeconds }) })],
+      controllers: [ItemsController],
+    });
+    await withBody.request('/items');
+    const denied = await withBody.request('/items');
+    expect(denied.status).toBe(429);
+    expect(denied.headers['content-type']).toMatch(/^application\/json/);
+    expect(denied.body).toEqual({ message: 'slow down', retryIn: 60 });
+    expect(denied.headers['retry-after']).toBe('60');
+
+    const throwing = await open({
+      imports: [RateLimitModule.forRoot({ clock, algorithm: perMinute(1), global: true, onLimit: () => { throw new HttpException({ error: 'teapot' }, 418); } })],
+      controllers: [ItemsController],
+    });
+    await throwing.request('/items');
+    const teapot = await throwing.request('/items');
+    expect(teapot.status).toBe(418);
+    expect(teapot.body).toEqual({ error: 'teapot' });
+
+    @Catch(RateLimitException)
+    class DenialFilter implements ExceptionFilter {
+      catch(exception: RateLimitException, host: ArgumentsHost): void {
+        const res = host.switchToHttp().getResponse<{ status(code: number): { send(body: unknown): void; json?(body: unknown): void }; raw?: unknown; header(name: string, value: string): void }>();
+        res.header('content-type', 'text/plain');
+        res.status(exception.getStatus()).send(`wait ${exception.result.retryAfterSeconds}s`);
+      }
+    }
+    const filtered = await open({
+      imports: [RateLimitModule.forRoot({ clock, algorithm: perMinute(1), global: true })],
+      controllers: [ItemsController],
+      configure: (app) => app.useGlobalFilters(new DenialFilter()),
+    });
+    await filtered.request('/items');
+    const plain = await filtered.request('/items');
+    expect(plain.status).toBe(429);
+    expect(plain.text).toBe('wait 60s');
+    expect(plain.headers['ratelimit']).toBeDefined();
+  });
+
+  it('RateLimitService resets a key in every limit of the module', async () => {
+    const app = await open({ imports: [RateLimitModule.forRoot({ clock, algorithm: perMinute(2), global: true, key: () => 'user' })], controllers: [ItemsController] });
+    await app.request('/items');
+    await app.request('/login', { method: 'POST' });
+    await app.request('/login', { method: 'POST' });
+    expect((await app.request('/login', { method: 'POST' })).status).toBe(429);
+    await app.app.get(RateLimitService).resetKey('user');
+    expect((await app.request('/items')).body).toEqual({ remaining: 1 });
+    expect((await app.request('/login', { method: 'POST' })).body).toEqual({ remaining: 1 });
+  });
+
+  it('closes the store it created when the app closes, and leaves a store it was given open', async () => {
+    const close = vi.spyOn(MemoryStore.prototype, 'close');
+    try {
+      const given = new MemoryStore();
+      const own = await startNestApp(platform, { imports: [RateLimitModule.forRoot({ clock, algorithm: perMinute(2), global: true })], controllers: [ItemsController] });
+      const shared = await startNestApp(platform, { imports: [RateLimitModule.forRoot({ clock, store: given, algorithm: perMinute(2), global: true })], controllers: [ItemsController] });
+      expect((await own.request('/login', { method: 'POST' })).status).toBe(201);
+      close.mockClear();
+      await own.close();
+      expect(close).toHaveBeenCalledTimes(1);
+      await shared.close();
+      expect(close).toHaveBeenCalledTimes(1);
+      expect(close.mock.contexts[0]).not.toBe(given);
+      given.close();
+    } finally {
+      close.mockRestore();
+    }
+  });
+});
+
+describe('bad options', () => {
+  it('RateLimitModule.forRoot checks its options at once, naming the field, with the peer option hint', () => {
+    expect(() => RateLimitModule.forRoot({ algorithm: perMinute(5), windowMs: 60_000 } as never)).toThrowError(
+      expect.objectContaining({ code: 'RL_INVALID_OPTION', field: 'RateLimitModule.forRoot.windowMs', message: expect.stringContaining('fixedWindow') }),
+    );
+    expect(() => RateLimitModule.forRoot({ algorithm: perMinute(5), ttl: 60_000 } as never)).toThrowError(expect.objectContaining({ field: 'RateLimitModule.forRoot.ttl', message: expect.stringContaining('@nestjs/throttler') }));
+    expect(() => RateLimitModule.forRoot({ algorithm: perMinute(5), global: 'yes' } as never)).toThrowError(expect.objectContaining({ field: 'RateLimitModule.forRoot.global' }));
+    expect(() => RateLimitModule.forRoot({ algorithm: perMinute(5), cost: 6 })).toThrowError(expect.objectContaining({ code: 'RL_COST_EXCEEDS_CAPACITY' }));
+  });
+
+  it('@RateLimit checks its option names when the class is defined', () => {
+    expect(() => RateLimit({ limit: 5 } as never)).toThrowError(expect.objectContaining({ field: '@RateLimit.limit' }));
+    expect(() => RateLimit(null as never)).toThrowError(InvalidOptionError);
+    expect(() => SkipRateLimit('yes' as never)).toThrowError(expect.objectContaining({ field: '@SkipRateLimit' }));
+  });
+
+  it.each(PLATFORMS)('on %s, bad @RateLimit values and bad forRootAsync options stop the app from starting, naming the route', async (platform) => {
+    @Controller()
+    class BadController {
+      @Get('x')
+      @RateLimit({ cost: 0 })
+      x() {
+        return {};
+      }
+    }
+    await expect(startNestApp(platform, { imports: [RateLimitModule.forRoot({ algorithm: tokenBucket({ capacity: 5, refillRate: 1 }), global: true })], controllers: [BadController] })).rejects.toMatchObject({
+      code: 'RL_INVALID_OPTION',
+      field: 'BadController.x @RateLimit.cost',
+    });
+    await expect(startNestApp(platform, { imports: [RateLimitModule.forRootAsync({ useFactory: () => ({ algorithm: perMinute(5), max: 5 }) as never })] })).rejects.toMatchObject({
+      code: 'RL_INVALID_OPTION',
+      field: 'RateLimitModule.forRootAsync.max',
+    });
+  });
+});
