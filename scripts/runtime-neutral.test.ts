@@ -1,6 +1,6 @@
 /**
  * What a Fetch adapter loads runs on any JavaScript runtime (Bun, Deno, Cloudflare Workers, a
- * browser): `@rl/core` (its root, its `http` kit, its `store` kit) and `@rl/store-memory` import no
+ * browser): `@rl/core` (its root, its `http` kit, its `store` kit), `@rl/store-memory` and `@rl/hono` import no
  * `node:` module, directly or through their dependencies. Checked on the built files, as users get
  * them: each entry bundled for a runtime-neutral platform, where an import of a Node built-in cannot
  * be resolved.
@@ -17,6 +17,8 @@ const ENTRIES = {
   '@rl/core/http': join(packagesDir, 'core', 'dist', 'http', 'index.js'),
   '@rl/core/store': join(packagesDir, 'core', 'dist', 'store', 'index.js'),
   '@rl/store-memory': join(packagesDir, 'store-memory', 'dist', 'index.js'),
+  // The Fetch adapter itself (Hono is a peer: left out of the bundle, as the runtime's app brings it).
+  '@rl/hono': join(packagesDir, 'hono', 'dist', 'index.js'),
 };
 
 describe('the code a Fetch adapter loads', () => {
@@ -31,6 +33,7 @@ describe('the code a Fetch adapter loads', () => {
         format: 'esm',
         mainFields: ['module', 'main'],
         conditions: ['import', 'default'],
+        external: ['hono'],
         logLevel: 'silent',
       }).catch((error: { errors?: { text: string }[] }) => ({ errors: error.errors ?? [{ text: String(error) }], metafile: undefined }));
       expect(result.errors.map((e) => e.text)).toEqual([]);

@@ -181,6 +181,7 @@ export class MemoryStore implements Store {
   acquire(key: string, algorithm: ConcurrencyAlgorithm, leaseId: string, now: number | undefined): Decision {
     key = heldKey(key);
     const t = this.openAt(now);
+    if (this.lastNow === -Infinity) this.sweeper.start();
     this.lastNow = t;
     const { decision, added } = this.leases.take(key, algorithm, leaseId, t, () => this.makeRoom(this.leases, t));
     this.size += added;
@@ -225,6 +226,7 @@ export class MemoryStore implements Store {
 
   private decide(key: string, algorithm: Algorithm, cost: number, now: number, commit: boolean, maxDelay?: number): Decision {
     if (this.closed) throw new StoreClosedError();
+    if (this.lastNow === -Infinity) this.sweeper.start();
     this.lastNow = now;
     if (algorithm.stateKind === 'numeric') {
       let table: NumericTable;

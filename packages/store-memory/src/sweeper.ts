@@ -33,8 +33,15 @@ export class Sweeper {
     private readonly store: Sweepable,
     private readonly timers: Timers,
     private readonly intervalMs: number,
-  ) {
-    if (intervalMs > 0) this.schedule(intervalMs);
+  ) {}
+
+  /**
+   * Arms the timer, at the store's first decision: not when the store is created, because Cloudflare
+   * Workers refuse a timer set in a module's global scope, where an app (and its default memory store)
+   * is made. Until then there is nothing to sweep.
+   */
+  start(): void {
+    if (this.intervalMs > 0 && this.timer === undefined && !this.stopped) this.schedule(this.intervalMs);
   }
 
   /** Stops the timer for good. */

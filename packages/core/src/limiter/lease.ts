@@ -7,11 +7,16 @@ export interface LeaseDecision extends Decision {
 }
 
 let leaseCounter = 0;
-const leasePrefix = randomBase64url(6);
+/**
+ * The random prefix of this process's lease ids, drawn at the first lease: Cloudflare Workers refuse
+ * random values in a module's global scope (they may be drawn only while handling a request).
+ */
+let leasePrefix: string | undefined;
 
 /** A lease id unique across processes: a random process prefix and a counter. */
 export function newLeaseId(): string {
   leaseCounter = (leaseCounter + 1) % Number.MAX_SAFE_INTEGER;
+  leasePrefix ??= randomBase64url(6);
   return `${leasePrefix}.${leaseCounter.toString(36)}`;
 }
 
