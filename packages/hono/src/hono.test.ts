@@ -1,0 +1,92 @@
+// What only the Fetch adapters have: per-route Hono middleware, a streamed body that holds a permit
+// until it ends, responses with immutable headers, trustProxy, clientAddress.
+import { Hono } from 'hono';
+import { describe, expect, it } from 'vitest';
+import { concurrency, fixedWindow } from '@rl/core';
+import { rateLimit, withRateLimit } from './index.js';
+
+const clock = () => 1_000_000;
+
+describe('rateLimit on Hono', () => {
+  it('limits one route and leaves the others alone', async () => {
+    const app = new Hono();
+    app.post('/export', rateLimit({ algorithm: fixedWindow({ limit: 1, window: '1m' }), key: () => 'k', clock }), (c) => c.json({ remaining: c.get('rateLimit')?.remaining }));
+    app.get('/', (c) => c.text('free'));
+    expect(await (await app.request('/export', { method: 'POST' })).json()).toEqual({ remaining: 0 });
+    expect((await app.request('/export', { method: 'POST' })).status).toBe(429);
+    expect((await app.request('/')).status).toBe(200);
+    expect((await app.request('/')).headers.get('ratelimit')).toBeNull();
+  });
+
+  it('holds a concurrency permit until a streamed body ends, and releases it when the stream is cancelled', async () => {
+    const app = new Hono();
+    app.use(rateLimit({ algorithm: concurrency({ limit: 1, lease: '1m' }), key: () => 'k', clock }));
+    app.get('/stream', () => new Response(new ReadableStream({ pull: (controller) => controller.enqueue(new TextEncoder().encode('x')) })));
+    app.get('/', (c) => c.text('ok'));
+    const streaming = await app.request('/stream');
+    expect(streaming.status).toBe(200);
+    // The body is still being sent: its permit is held.
+    expect((await app.request('/')).status).toBe(429);
+    const reader = streaming.body!.getReader();
+    await reader.read();
+    await reader.cancel();
+    const after = await app.request('/');
+    expect(after.status).toBe(200);
+    await after.text();
+    // A body read to its end gives its permit back too.
+    expect((await app.request('/')).status).toBe(200);
+  });
+
+  it('puts its headers on a response whose headers are immutable (a fetch() passed through)', async () => {
+    const app = new Hono();
+    app.use(rateLimit({ algorithm: fixedWindow({ limit: 5, window: '1m' }), key: () => 'k', clock }));
+    app.get('/', () => {
+      const upstream = new Response('from upstream');
+      Object.defineProperty(upstream, 'headers', { value: new Proxy(new Headers(), { get: (target, name) => (name === 'set' ? () => { throw new TypeError('immutable'); } : Reflect.get(target, name).bind?.(target) ?? Reflect.get(target, name)) }) });
+      return upstream;
+    });
+    const response = await app.request('/');
+    expect(response.status).toBe(200);
+    expect(await response.text()).toBe('from upstream');
+    expect(response.headers.get('ratelimit')).toMatch(/r=4/);
+  });
+
+  it('keys on the X-Forwarded-For entry of the trusted proxy, and not on a client-written one', async () => {
+    const keys: string[] = [];
+    const app = new Hono();
+    app.use(rateLimit({ algorithm: fixedWindow({ limit: 5, window: '1m' }), trustProxy: 1, clientAddress: () => '10.0.0.1', clock, observer: { decision: (event) => void keys.push(event.key ?? '') }, observeKeys: true }));
+    app.get('/', (c) => c.text('ok'));
+    await app.request('/', { headers: { 'x-forwarded-for': '6.6.6.6, 198.51.100.7' } });
+    expect(keys).toEqual(['198.51.100.7']);
+  });
+
+  it('refuses a bad trustProxy or clientAddress when created', () => {
+    expect(() => rateLimit({ algorithm: fixedWindow({ limit: 1, window: '1m' }), trustProxy: -1 })).toThrow(expect.objectContaining({ code: 'RL_INVALID_OPTION', field: 'rateLimit.trustProxy' }));
+    expect(() => rateLimit({ algorithm: fixedWindow({ limit: 1, window: '1m' }), clientAddress: 'x' as never })).toThrow(expect.objectContaining({ field: 'rateLimit.clientAddress' }));
+  });
+});
+
+describe('withRateLimit', () => {
+  it('reads the client address a runtime passes beside the request (Bun.serve: the server)', async () => {
+    const keys: string[] = [];
+    const handler = withRateLimit(() => new Response('ok'), { algorithm: fixedWindow({ limit: 5, window: '1m' }), clock, observer: { decision: (event) => void keys.push(event.key ?? '') }, observeKeys: true });
+    const bunServer = { requestIP: () => ({ address: '203.0.113.9' }) };
+    const deno = { remoteAddr: { hostname: '203.0.113.10' } };
+    await handler(new Request('http://app/'), bunServer);
+    await handler(new Request('http://app/'), deno);
+    expect(keys).toEqual(['203.0.113.9', '203.0.113.10']);
+  });
+
+  it('settles a cost read from the response once its body is sent', async () => {
+    const handler = withRateLimit(() => new Response('done', { headers: { 'x-tokens': '7' } }), {
+      algorithm: fixedWindow({ limit: 10, window: '1m' }),
+      key: () => 'k',
+      clock,
+      actualCost: (_request, response) => Number(response.headers.get('x-tokens')),
+    });
+    const first = await handler(new Request('http://app/'));
+    await first.text();
+    const second = await handler(new Request('http://app/'));
+    expect(second.headers.get('ratelimit')).toMatch(/r=2/);
+  });
+});
