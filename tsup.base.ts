@@ -27,6 +27,10 @@ export function packageBuild(entry: Record<string, string>, overrides: Omit<Opti
       options.sourcesContent = false;
     },
     target: 'node20',
+    // Classes keep their names: esbuild may rename a class (`_Limiter` for one that refers to itself),
+    // and `constructor.name`, an error's `name` (set from `new.target.name`) and stack traces would
+    // show it. scripts/built-names.test.ts holds the built entries to it.
+    keepNames: true,
     ...overrides,
   });
 }
