@@ -1,12 +1,14 @@
 import { formatDuration } from '@rl/core';
 import type { LimitReport, SimulationReport } from './simulate.js';
+import { outputWidth, table } from './table.js';
 
 /**
  * The report as text: one row per limit (requests admitted, denied, delayed; delay percentiles; the
  * largest admitted count in any window, against the algorithm's bound per key; the wait applied),
- * then what each limit really bounds.
+ * then what each limit really bounds. The table fits `width` columns (default: the terminal's, or
+ * 100 when stdout is no terminal; see `table`).
  */
-export function formatReport(report: SimulationReport): string {
+export function formatReport(report: SimulationReport, width: number = outputWidth()): string {
   const w = formatDuration(report.windowMs);
   const header = ['limit', 'admitted', 'denied', 'delayed', 'delay p50 / p95 / p99 / max', `max in any ${w}`, `bound per key in ${w}`, 'wait'];
   const rows = report.limits.map((l) => [
@@ -22,7 +24,7 @@ export function formatReport(report: SimulationReport): string {
   const lines = [
     `${report.requests} requests over ${seconds(report.endMs - report.startMs)}, ${report.keys} key${report.keys === 1 ? '' : 's'}`,
     '',
-    ...table(header, rows),
+    ...table(header, rows, width),
     '',
     'What each really bounds:',
     ...report.limits.map((l) => `  ${l.label}: ${l.bounds}`),
@@ -48,14 +50,3 @@ function seconds(value: number): string {
   return `${Number((value / 1000).toFixed(3))} s`;
 }
 
-/** Rows padded to their columns' widths, numbers right-aligned. */
-function table(header: readonly string[], rows: readonly (readonly string[])[]): string[] {
-  const widths = header.map((h, c) => Math.max(h.length, ...rows.map((r) => r[c]!.length)));
-  const numeric = header.map((_, c) => c > 0 && rows.every((r) => /^[\d—]/.test(r[c]!)));
-  const line = (cells: readonly string[]) =>
-    cells
-      .map((cell, c) => (numeric[c] ? cell.padStart(widths[c]!) : cell.padEnd(widths[c]!)))
-      .join('  ')
-      .trimEnd();
-  return [line(header), widths.map((width) => '-'.repeat(width)).join('  '), ...rows.map(line)];
-}
