@@ -24,8 +24,9 @@ interface EndWatch {
  * - The client leaving: the request's `AbortSignal` (every Fetch runtime aborts it when the client
  *   goes), read as a {@link CloseNotifier} for holds and for the check before admitting.
  * - The end of the response: {@link finish} watches the body; a watcher hears `finished` true when the
- *   body was read to its end, false when it was cancelled (the client left while it streamed) or when
- *   there was no response.
+ *   body was read to its end (or there is none), false when it was cancelled or the client left first
+ *   (while the handler ran, or while the body streamed); a handler that threw is a finished 500
+ *   ({@link failed}).
  */
 export class FetchExchange implements CloseNotifier {
   /** Names (as written) and values, in pairs: a handful per response, so a scan beats a map. */
@@ -132,17 +133,8 @@ export class FetchExchange implements CloseNotifier {
    */
   finish(response: Response): Response {
     this.status = response.status;
-    let out = response;
+    const out = this.pairs.length > 0 ? this.withHeaders(response) : response;
     this.response = out;
-    if (this.pairs.length > 0) {
-      try {
-        this.copyTo(out.headers);
-      } catch {
-        out = new Response(out.body, out);
-        this.copyTo(out.headers);
-        this.response = out;
-      }
-    }
     if (this.watches === undefined) return out;
     const body = out.body;
     if (body === null) {
@@ -151,6 +143,27 @@ export class FetchExchange implements CloseNotifier {
     }
     this.response = new Response(this.watched(body), out);
     return this.response;
+  }
+
+  /**
+   * `response` with the headers set here: on it, or on a copy when its headers are immutable (a
+   * `fetch()` response). A status no Response can be made with (a WebSocket upgrade's 101) keeps the
+   * original without them.
+   */
+  private withHeaders(response: Response): Response {
+    try {
+      this.copyTo(response.headers);
+      return response;
+    } catch {
+      let copy: Response;
+      try {
+        copy = new Response(response.body, response);
+      } catch {
+        return response;
+      }
+      this.copyTo(copy.headers);
+      return copy;
+    }
   }
 
   /** Tells every watcher once: `finished` true when the response was sent in full. */
