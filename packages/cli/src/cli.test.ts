@@ -34,7 +34,7 @@ describe('rl simulate --json', () => {
       maxInWindow: { windowMs: 1000, allKeys: 22, perKey: 22, boundPerKey: 120 },
       waitMs: null,
       bounds: 'sustained rate + a burst: at most 20 + 100/1s × T in any span T; not "100 in any 1s"',
-      slices: { admitted: [20, 2], denied: [80, 98] },
+      slices: { admitted: [20, 2], delayed: [0, 0], denied: [80, 98] },
     };
     // The shaper admits as many, held 0 … 190 ms, paced one every 10 ms.
     const shaper = {
@@ -47,8 +47,28 @@ describe('rl simulate --json', () => {
       maxInWindow: { ...bucket.maxInWindow, boundPerKey: 101 },
       waitMs: 200,
       bounds: 'the pace: admitted requests leave one every 10ms; at most 20 queued',
+      // The first of each batch's admitted requests leaves at once, the rest are held.
+      slices: { admitted: [20, 2], delayed: [19, 2], denied: [80, 98] },
     };
     expect(report).toEqual({ requests: 200, keys: 1, startMs: 980, endMs: 1010, sliceMs: 20, windowMs: 1000, limits: [bucket, shaper] });
+  });
+
+  it('with several keys, the slices of each of the busiest 10 (most arrivals first, ties in order of arrival)', async () => {
+    const { code, stdout } = await rl(['simulate', ...TWO_BATCHES, '--keys', '3', '--limit', 'tokenBucket(capacity=20,refillRate=100)', '--slice', '20ms', '--json']);
+    expect(code).toBe(0);
+    const { slices } = JSON.parse(stdout).limits[0];
+    expect(slices).toEqual({
+      admitted: [60, 6],
+      delayed: [0, 0],
+      denied: [40, 94],
+      keys: [
+        { key: 'key-0', requests: 67, admitted: [20, 2], delayed: [0, 0], denied: [14, 31] },
+        { key: 'key-1', requests: 67, admitted: [20, 2], delayed: [0, 0], denied: [13, 32] },
+        { key: 'key-2', requests: 66, admitted: [20, 2], delayed: [0, 0], denied: [13, 31] },
+      ],
+    });
+    const many = JSON.parse((await rl(['simulate', '--pattern', '100/s for 1s', '--keys', '25', '--limit', 'fixedWindow(limit=1,window=1s)', '--json'])).stdout).limits[0].slices;
+    expect(many.keys.map((k: { key: string; requests: number }) => `${k.key}:${k.requests}`)).toEqual(['key-0:4', 'key-1:4', 'key-2:4', 'key-3:4', 'key-4:4', 'key-5:4', 'key-6:4', 'key-7:4', 'key-8:4', 'key-9:4']);
   });
 });
 
@@ -166,18 +186,32 @@ describe('rl simulate --traffic', () => {
 });
 
 describe('rl simulate --chart', () => {
-  it('writes the chart as SVG and as PNG: a panel per limit, admitted and denied per slice', async () => {
+  it('writes the chart as SVG and as PNG: a panel per limit, admitted at once, after a delay and denied per slice', async () => {
     const svg = join(dir, 'chart.svg');
     const png = join(dir, 'chart.png');
-    const { code } = await rl(['simulate', '--pattern', '50/s for 2s, 600/s for 3s', '--limit', 'tokenBucket(capacity=400,refillRate=200)', '--limit', 'fixedWindow(limit=200,window=1s)', '--chart', svg, '--chart', png]);
+    const args = ['simulate', '--pattern', '50/s for 2s, 600/s for 3s', '--limit', 'tokenBucket(capacity=400,refillRate=200)', '--limit', 'leakyBucket(capacity=100,leakRate=200,mode=shape)'];
+    const { code } = await rl([...args, '--chart', svg, '--chart', png]);
     expect(code).toBe(0);
     const text = readFileSync(svg, 'utf8');
     expect(text.startsWith('<svg xmlns="http://www.w3.org/2000/svg"')).toBe(true);
-    expect(text).toContain('tokenBucket(capacity=400,refillRate=200): 1099 admitted, 801 denied');
-    expect(text).toContain('fixedWindow(limit=200,window=1s): 700 admitted, 1200 denied');
-    expect(text).toContain('■ admitted');
-    // One bar per slice, outcome and limit: arrivals from 0 to 4.998 s in slices of 50 ms (about 120 slices: 100) × 2 × 2.
-    expect(text.match(/<rect /g)?.length).toBe(100 * 2 * 2);
+    expect(text).toContain('tokenBucket(capacity=400,refillRate=200): 1099 admitted (0 after a delay), 801 denied');
+    expect(text).toContain('leakyBucket(capacity=100,leakRate=200,mode=shape): 799 admitted (698 after a delay), 1101 denied');
+    for (const legend of ['■ admitted at once', '■ admitted after a delay', '■ denied']) expect(text).toContain(legend);
+    expect(text).toContain('requests per 50ms');
+    // One bar per slice and outcome that has requests, per limit, in its outcome's colour.
+    const report = JSON.parse((await rl([...args, '--json'])).stdout);
+    const fills: Record<string, number> = { '#4c78a8': 0, '#f2a23a': 0, '#e45756': 0 };
+    for (const l of report.limits) {
+      l.slices.admitted.forEach((n: number, i: number) => {
+        fills['#4c78a8']! += n - l.slices.delayed[i] > 0 ? 1 : 0;
+        fills['#f2a23a']! += l.slices.delayed[i] > 0 ? 1 : 0;
+        fills['#e45756']! += l.slices.denied[i] > 0 ? 1 : 0;
+      });
+    }
+    expect(fills['#f2a23a']).toBeGreaterThan(50);
+    const drawn = Object.fromEntries(Object.keys(fills).map((color) => [color, text.split(`fill="${color}"`).length - 1]));
+    // Each colour's rects, plus its legend's text mark.
+    expect(drawn).toEqual(Object.fromEntries(Object.entries(fills).map(([color, n]) => [color, n + 1])));
     expect([...readFileSync(png).subarray(0, 8)]).toEqual([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]);
   });
 });

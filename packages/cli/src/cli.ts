@@ -3,6 +3,7 @@ import { parseArgs } from 'node:util';
 import { InvalidOptionError, parseDuration, RateLimitError } from '@rl/core';
 import { parseTimerDuration } from '@rl/core/store';
 import { writeCharts } from './chart.js';
+import { checkHtmlReportPath, writeHtmlReport } from './html-report.js';
 import { limitOf, parseLimit, type LimitSpec } from './limits.js';
 import { parsePattern, patternTraffic } from './pattern.js';
 import { progressReporter } from './progress.js';
@@ -52,7 +53,11 @@ Limits:
 Output:
   --window <duration>   the span of "largest admitted in any window" (default 1s)
   --slice <duration>    the chart's time slice (default: about 120 slices)
-  --chart <file>        write the chart (admitted and denied per slice, per limit): .svg or .png; repeatable
+  --chart <file>        write the chart (admitted at once, after a delay, and denied per slice, per limit):
+                        .svg or .png; repeatable
+  --report <file>       write the report as one HTML page (.html; self-contained, no network): the table,
+                        and a chart per limit to point at (a slice's counts for every limit, a line per
+                        key for the 10 busiest keys)
   --json                print the report as JSON (for scripts) instead of the table
   --progress            show progress on stderr even when it is not a terminal
   -h, --help            this help
@@ -71,6 +76,7 @@ const OPTIONS = {
   window: { type: 'string' },
   slice: { type: 'string' },
   chart: { type: 'string', multiple: true },
+  report: { type: 'string' },
   json: { type: 'boolean' },
   progress: { type: 'boolean' },
   help: { type: 'boolean', short: 'h' },
@@ -100,7 +106,7 @@ export async function main(argv: readonly string[], io: CliIO): Promise<number> 
       return 0;
     }
     const options = await withConfig(values);
-    const report = await run(options, io);
+    const report = await run(options, io, rest);
     io.stdout(options.json ? JSON.stringify(report, null, 2) + '\n' : formatReport(report));
     return 0;
   } catch (error) {
@@ -164,16 +170,21 @@ function configLimits(value: unknown): LimitSpec[] {
   });
 }
 
-async function run(o: Values & { limits: LimitSpec[] }, io: CliIO): Promise<SimulationReport> {
+/** How many keys get a line of their own (the busiest): in the JSON's `slices.keys` and the HTML report. */
+const KEY_SERIES = 10;
+
+async function run(o: Values & { limits: LimitSpec[] }, io: CliIO, args: readonly string[]): Promise<SimulationReport> {
   const traffic = await loadTraffic(o);
   const windowMs = o.window === undefined ? 1000 : parseDuration(o.window, '--window');
   const sliceMs = o.slice === undefined ? undefined : parseDuration(o.slice, '--slice');
   const waitMs = o.wait === undefined ? undefined : parseTimerDuration(o.wait, '--wait');
   const charts = o.chart ?? [];
   for (const path of charts) if (!/\.(svg|png)$/i.test(path)) throw new InvalidOptionError('--chart', path, 'a file name ending in .svg or .png');
+  if (o.report !== undefined) checkHtmlReportPath(o.report);
   const progress = o.progress === true || io.stderrIsTTY ? progressReporter(o.limits.map((l) => l.label), io.stderr, io.stderrIsTTY) : undefined;
-  const report = simulate(traffic, o.limits, { windowMs, sliceMs, waitMs, onProgress: progress });
+  const report = simulate(traffic, o.limits, { windowMs, sliceMs, waitMs, keySeries: KEY_SERIES, onProgress: progress });
   await writeCharts(report, charts, o.pattern ?? o.traffic);
+  if (o.report !== undefined) await writeHtmlReport(report, o.report, { title: o.pattern ?? o.traffic, command: ['rl', 'simulate', ...args].map(shellWord).join(' ') });
   return report;
 }
 
@@ -195,6 +206,11 @@ async function loadTraffic(o: Values): Promise<Traffic> {
   const cost = o.cost === undefined ? 1 : Number(o.cost);
   if (!(Number.isFinite(cost) && cost > 0)) throw new InvalidOptionError('--cost', o.cost, 'a number greater than 0');
   return patternTraffic(parsePattern(o.pattern!), { keys, seed, cost });
+}
+
+/** A word of a command line as a POSIX shell reads it back. */
+function shellWord(word: string): string {
+  return /^[\w@%+=:,./-]+$/.test(word) ? word : `'${word.replace(/'/g, `'\\''`)}'`;
 }
 
 function integer(value: string | undefined, field: string, fallback: number): number {

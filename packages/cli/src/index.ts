@@ -3,9 +3,10 @@ export { parsePattern, patternTraffic, patternLengthMs, MAX_ARRIVALS, type Patte
 export { readTrafficFile, type TrafficFormat } from './traffic-file.js';
 export { TrafficBuilder, type Traffic } from './traffic.js';
 export { parseLimit, limitOf, callText, ALGORITHM_NAMES, type LimitSpec } from './limits.js';
-export { simulate, autoSlice, type SimulateOptions, type SimulationReport, type LimitReport } from './simulate.js';
+export { simulate, autoSlice, type SimulateOptions, type SimulationReport, type LimitReport, type SliceSeries, type KeySeries } from './simulate.js';
 export { maxInWindow, percentile } from './window-max.js';
 export { whatItBounds, boundInSpan } from './bounds.js';
 export { formatReport } from './report.js';
-export { renderChartSvg, svgToPng, writeCharts } from './chart.js';
+export { renderChartSvg, renderLimitChartSvg, svgToPng, writeCharts, type LimitChart } from './chart.js';
+export { renderHtmlReport, writeHtmlReport, checkHtmlReportPath, type HtmlReportOptions } from './html-report.js';
 export { main, USAGE, type CliIO } from './cli.js';

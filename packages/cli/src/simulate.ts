@@ -17,6 +17,11 @@ export interface SimulateOptions {
    * emission interval) and the other algorithms never hold.
    */
   waitMs?: number;
+  /**
+   * How many keys get series of their own in `slices.keys` (the busiest by arrivals, ties to the
+   * first seen), when the traffic has more than one key. Default 0.
+   */
+  keySeries?: number;
   /** Called every 65,536 arrivals and at the end of each limit: (limit index, arrivals done, arrivals). */
   onProgress?: (limit: number, done: number, total: number) => void;
 }
@@ -43,8 +48,25 @@ export interface LimitReport {
   readonly waitMs: number | null;
   /** What it really bounds (see the README's "Choosing an algorithm"). */
   readonly bounds: string;
-  /** Per slice of `sliceMs` from `startMs`, by arrival time: requests admitted and denied. */
-  readonly slices: { readonly admitted: readonly number[]; readonly denied: readonly number[] };
+  /**
+   * Per slice of `sliceMs` from `startMs`, by arrival time: requests admitted (those held included),
+   * admitted after a delay, denied; and, with `keySeries`, the same for each of the busiest keys.
+   */
+  readonly slices: SliceSeries & { readonly keys?: readonly KeySeries[] };
+}
+
+/** Requests per slice: admitted (held or not), the held ones among them, denied. */
+export interface SliceSeries {
+  readonly admitted: readonly number[];
+  readonly delayed: readonly number[];
+  readonly denied: readonly number[];
+}
+
+/** The slices of one key. */
+export interface KeySeries extends SliceSeries {
+  readonly key: string;
+  /** Its arrivals over the whole traffic. */
+  readonly requests: number;
 }
 
 export interface SimulationReport {
@@ -100,7 +122,8 @@ export function simulate(traffic: Traffic, limits: readonly LimitSpec[], options
     throw new InvalidOptionError('--slice', sliceMs, `a slice of at least ${Math.ceil((last - first) / MAX_SLICES)}ms: at most ${MAX_SLICES} slices over the ${last - first}ms of this traffic`);
   }
   const startMs = Math.floor(first / sliceMs) * sliceMs;
-  const report = limits.map((limit, i) => runLimit(traffic, limit, i, { windowMs, sliceMs, startMs, waitMs: options.waitMs, onProgress: options.onProgress }));
+  const tracked = busiestKeys(traffic, options.keySeries ?? 0);
+  const report = limits.map((limit, i) => runLimit(traffic, limit, i, { windowMs, sliceMs, startMs, tracked, waitMs: options.waitMs, onProgress: options.onProgress }));
   return { requests: n, keys: traffic.keys.length, startMs, endMs: last, sliceMs, windowMs, limits: report };
 }
 
@@ -108,7 +131,7 @@ function runLimit(
   traffic: Traffic,
   limit: LimitSpec,
   index: number,
-  o: { windowMs: number; sliceMs: number; startMs: number; waitMs: number | undefined; onProgress: SimulateOptions['onProgress'] },
+  o: { windowMs: number; sliceMs: number; startMs: number; tracked: TrackedKeys | undefined; waitMs: number | undefined; onProgress: SimulateOptions['onProgress'] },
 ): LimitReport {
   const algorithm = limit.algorithm;
   let now = 0;
@@ -120,6 +143,9 @@ function runLimit(
   const n = times.length;
   const admittedSlices = new Array<number>(Math.max(1, Math.floor(((times[n - 1] ?? 0) - o.startMs) / o.sliceMs) + 1)).fill(0);
   const deniedSlices = new Array<number>(admittedSlices.length).fill(0);
+  const delayedSlices = new Array<number>(admittedSlices.length).fill(0);
+  const tracked = o.tracked;
+  const perKey = tracked?.keys.map(() => ({ admitted: new Array<number>(admittedSlices.length).fill(0), delayed: new Array<number>(admittedSlices.length).fill(0), denied: new Array<number>(admittedSlices.length).fill(0) }));
   const delays = new Float64Array(n);
   const proceed = new Float64Array(n);
   const proceedKey = new Uint32Array(n);
@@ -135,16 +161,23 @@ function runLimit(
     // A memory store and plain key and cost functions: the HTTP layer answers synchronously.
     if (result === undefined || result instanceof Promise) throw new Error('simulate: the HTTP layer answered asynchronously; expected a synchronous memory store');
     const slice = Math.floor((now - o.startMs) / o.sliceMs);
+    const own = perKey === undefined ? undefined : perKey[tracked!.slot[keyIndex[i]!]!];
     if (result.allowed) {
       delays[admitted] = result.delayMs;
       proceed[admitted] = now + result.delayMs;
       proceedKey[admitted] = keyIndex[i]!;
       admitted++;
       units += arrival.cost;
-      if (result.delayMs > 0) delayed++;
       admittedSlices[slice]!++;
+      if (own) own.admitted[slice]!++;
+      if (result.delayMs > 0) {
+        delayed++;
+        delayedSlices[slice]!++;
+        if (own) own.delayed[slice]!++;
+      }
     } else {
       deniedSlices[slice]!++;
+      if (own) own.denied[slice]!++;
     }
     if ((i & 0xffff) === 0xffff) o.onProgress?.(index, i + 1, n);
   }
@@ -176,7 +209,12 @@ function runLimit(
     },
     waitMs,
     bounds: algorithm.describe(),
-    slices: { admitted: admittedSlices, denied: deniedSlices },
+    slices: {
+      admitted: admittedSlices,
+      delayed: delayedSlices,
+      denied: deniedSlices,
+      ...(perKey && { keys: perKey.map((series, k) => ({ key: keys[tracked!.keys[k]!]!, requests: tracked!.requests[k]!, ...series })) }),
+    },
   };
 }
 
@@ -217,6 +255,26 @@ function busiestKey(times: Float64Array, keyOf: Uint32Array, keyCount: number, s
   let best = 0;
   for (const list of perKey) best = Math.max(best, maxInWindow(Float64Array.from(list).sort(), spanMs));
   return best;
+}
+
+/** The keys given series of their own: their indexes, arrivals, and each key's slot (-1: not tracked). */
+interface TrackedKeys {
+  keys: number[];
+  requests: number[];
+  slot: Int32Array;
+}
+
+/** The `count` busiest keys (most arrivals; ties to the lower index), or none for one key. */
+function busiestKeys(traffic: Traffic, count: number): TrackedKeys | undefined {
+  if (count <= 0 || traffic.keys.length < 2) return undefined;
+  const arrivals = new Uint32Array(traffic.keys.length);
+  for (const k of traffic.keyIndex) arrivals[k]!++;
+  const order = Array.from(arrivals.keys())
+    .sort((a, b) => arrivals[b]! - arrivals[a]! || a - b)
+    .slice(0, count);
+  const slot = new Int32Array(traffic.keys.length).fill(-1);
+  order.forEach((k, i) => (slot[k] = i));
+  return { keys: order, requests: order.map((k) => arrivals[k]!), slot };
 }
 
 /** A slice giving about 120 bars over `spanMs`: 1, 2 or 5 × a power of ten, in ms (at least 1 ms). */

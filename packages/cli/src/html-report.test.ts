@@ -1,0 +1,159 @@
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { main } from './cli.js';
+import { findChromium, HeadlessPage } from './headless-chromium.js';
+import type { SimulationReport } from './simulate.js';
+
+const dir = mkdtempSync(join(tmpdir(), 'rl-html-report-test-'));
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+async function rl(args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
+  let stdout = '';
+  let stderr = '';
+  const code = await main(args, { stdout: (t) => (stdout += t), stderr: (t) => (stderr += t), stderrIsTTY: false });
+  return { code, stdout, stderr };
+}
+
+// A token bucket that denies, and a shaper that holds most of what it admits: every outcome shows.
+const RUN = ['simulate', '--pattern', '50/s for 2s, 900/s for 3s', '--keys', '3', '--limit', 'tokenBucket(capacity=400,refillRate=200)', '--limit', 'leakyBucket(capacity=100,leakRate=200,mode=shape)'];
+
+/** The report as JSON, and the HTML page of the same run. */
+async function reportAndPage(name: string, extra: string[] = []): Promise<{ report: SimulationReport; path: string; html: string }> {
+  const path = join(dir, name);
+  const { code, stdout, stderr } = await rl([...RUN, ...extra, '--json', '--report', path]);
+  expect([code, stderr]).toEqual([0, '']);
+  return { report: JSON.parse(stdout) as SimulationReport, path, html: readFileSync(path, 'utf8') };
+}
+
+describe('rl simulate --report: the page', () => {
+  it('is one file that needs no network: no external script, style, image or font', async () => {
+    const { html } = await reportAndPage('self-contained.html');
+    expect(html.startsWith('<!doctype html>')).toBe(true);
+    expect(html).not.toMatch(/<script[^>]+src=|<link\b|<img\b|@import|url\(/i);
+    // The only URLs are the SVG namespace (an identifier, never fetched).
+    expect(new Set(html.match(/https?:\/\/[^\s"')]+/g))).toEqual(new Set(['http://www.w3.org/2000/svg']));
+    expect(html).toContain('<table id="rl-table">');
+    expect(html.match(/<section class="limit"/g)).toHaveLength(2);
+    expect(html).toContain('requests per 50ms');
+  });
+
+  it('shows the command that made it, and escapes what the traffic says (keys, file names)', async () => {
+    const file = join(dir, 'hostile.csv');
+    writeFileSync(file, '0,</script><b>x</b>\n0.1,"a&b"\n');
+    const path = join(dir, 'hostile.html');
+    const { code } = await rl(['simulate', '--traffic', file, '--limit', 'fixedWindow(limit=1,window=1s)', '--report', path]);
+    expect(code).toBe(0);
+    const html = readFileSync(path, 'utf8');
+    expect(html).not.toContain('</script><b>');
+    expect(html.match(/<\/script>/g)).toHaveLength(2); // the data's and the script's own
+    expect(html).toContain(`<code>rl simulate --traffic ${file} --limit &#39;fixedWindow(limit=1,window=1s)&#39; --report ${path}</code>`);
+    const data = JSON.parse(/<script type="application\/json" id="rl-data">(.*?)<\/script>/s.exec(html)![1]!);
+    expect(data.limits[0].keys.map((k: { key: string }) => k.key)).toEqual(['</script><b>x</b>', 'a&b']);
+  });
+
+  it('a name not ending in .html is a usage error naming --report, before anything runs', async () => {
+    const { code, stdout, stderr } = await rl([...RUN, '--report', join(dir, 'report.png')]);
+    expect([code, stdout]).toEqual([2, '']);
+    expect(stderr).toMatch(new RegExp(`^rl: Invalid option --report: "${join(dir, 'report.png')}". Expected a file name ending in \\.html\\. See \\S+\\n$`));
+  });
+
+  it('a folder that does not exist is a usage error naming --report and the path', async () => {
+    const path = join(dir, 'nope', 'report.html');
+    const { code, stderr } = await rl([...RUN, '--report', path]);
+    expect(code).toBe(2);
+    expect(stderr.split('\n')[0]).toContain(`rl: Invalid option --report: "${path}". Expected a file that can be written (ENOENT)`);
+  });
+});
+
+const chromium = findChromium();
+const NO_BROWSER = 'skipped: no Chromium on the PATH (Debian: apt-get install -y chromium; or set RL_CHROMIUM); .ci/run installs it';
+
+describe.skipIf(chromium === undefined)(`rl simulate --report in headless Chromium${chromium === undefined ? ` (${NO_BROWSER})` : ''}`, () => {
+  let page: HeadlessPage;
+  let report: SimulationReport;
+  let path: string;
+  const WIDTH = 1100;
+
+  beforeAll(async () => {
+    ({ report, path } = await reportAndPage('browser.html'));
+    page = await HeadlessPage.open(chromium!, WIDTH, 900);
+    await page.navigate(pathToFileURL(path).href);
+  }, 30_000);
+  afterAll(() => page?.close());
+
+  it('loads with no request but the file itself', () => {
+    const requested = page.events.filter((e) => e.method === 'Network.requestWillBeSent').map((e) => (e.params.request as { url: string }).url);
+    expect(requested).toEqual([pathToFileURL(path).href]);
+  });
+
+  it('renders the table with the figures of the JSON report', async () => {
+    const rows = await page.evaluate<string[][]>(`[...document.querySelectorAll('#rl-table tbody tr')].map((tr) => [...tr.cells].map((td) => td.textContent))`);
+    expect(rows.map((r) => r.slice(0, 4))).toEqual(report.limits.map((l) => [l.label, `${l.admitted} (${((100 * l.admitted) / l.requests).toFixed(1)}%)`, `${l.denied} (${((100 * l.denied) / l.requests).toFixed(1)}%)`, String(l.delayed)]));
+  });
+
+  /** The centre, in the viewport, of the `n`-th bar (left to right) of `color` in the chart of limit `limit`. */
+  async function bar(limit: number, color: string, n: number): Promise<{ x: number; y: number }> {
+    return page.evaluate(`(() => {
+      const rects = [...document.querySelectorAll('.rl-chart')[${limit}].querySelectorAll('rect[fill="${color}"], g[fill="${color}"] rect')]
+        .map((r) => r.getBoundingClientRect()).filter((r) => r.width > 0).sort((a, b) => a.left - b.left);
+      const r = rects[${n}];
+      return { x: r.left + r.width / 2, y: r.top + r.height / 2 };
+    })()`);
+  }
+
+  async function tip(): Promise<{ hidden: boolean; limit: string; slice: string; rows: string[][]; when: string }> {
+    return page.evaluate(`(() => {
+      const tip = document.getElementById('rl-tip');
+      return { hidden: tip.hidden, limit: tip.dataset.limit, slice: tip.dataset.slice, when: tip.querySelector('.when')?.textContent,
+        rows: [...tip.querySelectorAll('tr')].slice(1).map((tr) => [...tr.cells].map((td) => td.textContent)) };
+    })()`);
+  }
+
+  it("pointing at a slice shows its admitted at once, delayed and denied for every limit, and the keys' of the limit pointed at", async () => {
+    const shaper = report.limits[1]!;
+    // A slice where the shaper holds some and denies some, found by its bar of delayed requests.
+    const delayedSlices = shaper.slices.delayed.flatMap((n, i) => (n > 0 ? [i] : []));
+    const n = delayedSlices.findIndex((i) => shaper.slices.denied[i]! > 0) + 3;
+    const slice = delayedSlices[n]!;
+    expect([shaper.slices.delayed[slice], shaper.slices.denied[slice]]).toEqual([expect.any(Number), expect.any(Number)]);
+    expect(Math.min(shaper.slices.delayed[slice]!, shaper.slices.denied[slice]!)).toBeGreaterThan(0);
+    const { x, y } = await bar(1, '#f2a23a', n);
+    await page.pointAt(x, y);
+    const shown = await tip();
+    expect([shown.hidden, shown.limit, shown.slice]).toEqual([false, '1', String(slice)]);
+    expect(shown.when).toBe(`${(slice * 0.05).toFixed(2)}–${((slice + 1) * 0.05).toFixed(2)} s (slice ${slice + 1} of ${shaper.slices.admitted.length})`);
+    const counts = (s: { admitted: readonly number[]; delayed: readonly number[]; denied: readonly number[] }) => [String(s.admitted[slice]! - s.delayed[slice]!), String(s.delayed[slice]), String(s.denied[slice])];
+    expect(shown.rows).toEqual([
+      ...report.limits.map((l) => [l.label, ...counts(l.slices)]),
+      ...shaper.slices.keys!.map((k) => [`key ${k.key}`, ...counts(k)]),
+    ]);
+    // The same slice is marked in every chart.
+    const bands = await page.evaluate<string[]>(`[...document.querySelectorAll('.rl-band')].map((b) => b.getAttribute('visibility'))`);
+    expect(bands).toEqual(['visible', 'visible']);
+
+    // Outside the plot's frame (the page's margin): nothing shown.
+    await page.pointAt(2, y);
+    expect((await tip()).hidden).toBe(true);
+  });
+
+  it('a focused chart moves slice by slice with the arrow keys', async () => {
+    await page.evaluate(`document.querySelectorAll('.rl-chart')[0].focus()`);
+    await page.press('Home');
+    await page.press('ArrowRight');
+    const shown = await tip();
+    expect([shown.hidden, shown.limit, shown.slice]).toEqual([false, '0', '1']);
+  });
+
+  it('takes a screenshot of the whole page', async () => {
+    const png = await page.screenshot();
+    // RL_SCREENSHOT_DIR keeps it (CI can upload it); otherwise it goes with the test's folder.
+    writeFileSync(join(process.env.RL_SCREENSHOT_DIR ?? dir, 'simulate-report.png'), png);
+    expect([...png.subarray(0, 8)]).toEqual([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]);
+    // IHDR: the page's width, and a height holding the table and both charts.
+    expect(png.readUInt32BE(16)).toBe(WIDTH);
+    expect(png.readUInt32BE(20)).toBeGreaterThan(900);
+  });
+});
