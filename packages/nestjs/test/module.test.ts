@@ -2,12 +2,13 @@
 // @UseGuards), the decorators (@RateLimit merged over the module's options, @SkipRateLimit,
 // @CurrentRateLimit), the denial as an exception through Nest's filters, and the module's lifecycle.
 import 'reflect-metadata';
-import { Catch, Controller, Get, HttpException, Injectable, Module, Post, UseGuards, type ArgumentsHost, type ExceptionFilter } from '@nestjs/common';
+import { Catch, Controller, Get, HttpException, Injectable, Module, Post, UseGuards, type ArgumentsHost, type ExceptionFilter, type ExecutionContext } from '@nestjs/common';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { fixedWindow, InvalidOptionError, tokenBucket, type RateLimitResult } from '@rl/core';
 import { MemoryStore } from '@rl/store-memory';
-import { members, T0 } from '@rl/test-support';
+import { captureWarnings, members, T0 } from '@rl/test-support';
 import {
+  createRateLimitGuard,
   CurrentRateLimit,
   RateLimit,
   RateLimitException,
@@ -258,6 +259,96 @@ describe.each(PLATFORMS)('Nest on %s', (platform: Platform) => {
       given.close();
     } finally {
       close.mockRestore();
+    }
+  });
+
+  it('warns RL_DOUBLE_COUNT when the guard runs twice on a request (global, and @UseGuards on the controller)', async () => {
+    @Controller('twice')
+    @UseGuards(RateLimitGuard)
+    class TwiceController {
+      @Get()
+      get(@CurrentRateLimit() limit?: RateLimitResult) {
+        return { remaining: limit?.remaining ?? null };
+      }
+    }
+    await captureWarnings('RL_DOUBLE_COUNT', async (warnings) => {
+      const app = await open({ imports: [RateLimitModule.forRoot({ clock, algorithm: perMinute(10), global: true })], controllers: [TwiceController] });
+      expect((await app.request('/twice')).body).toEqual({ remaining: 8 });
+      await app.request('/twice');
+      expect(warnings).toHaveLength(1);
+      expect(warnings[0]).toMatch(/ran twice on one request/);
+    });
+  });
+
+  it('createRateLimitGuard is a second limit after the module\'s (both in the headers); @SkipRateLimit() skips it too', async () => {
+    const exportsCap = createRateLimitGuard({ clock, limits: [{ name: 'exports', algorithm: perMinute(1) }] });
+    @Controller('reports')
+    class ReportsController {
+      @Get('export')
+      @UseGuards(exportsCap)
+      exportAll(@CurrentRateLimit() limit?: RateLimitResult) {
+        return { remaining: limit?.remaining ?? null };
+      }
+
+      @Get('free')
+      @UseGuards(exportsCap)
+      @SkipRateLimit()
+      free(@CurrentRateLimit() limit?: RateLimitResult) {
+        return { limited: limit !== undefined };
+      }
+    }
+    try {
+      const app = await open({ imports: [RateLimitModule.forRoot({ clock, algorithm: perMinute(10), global: true })], controllers: [ReportsController] });
+      const first = await app.request('/reports/export');
+      expect(first.body).toEqual({ remaining: 0 });
+      expect(members(first.headers['ratelimit'])).toEqual([
+        { name: '10-in-1m', params: { r: 9, t: 60 } },
+        { name: 'exports', params: { r: 0, t: 60 } },
+      ]);
+      const second = await app.request('/reports/export');
+      expect(second.status).toBe(429);
+      expect(second.body['violated-policies']).toEqual(['exports']);
+      expect((await app.request('/reports/free')).body).toEqual({ limited: false });
+    } finally {
+      await exportsCap.close();
+    }
+  });
+
+  it('RateLimitService.on hears the store failures of every limit, those of @RateLimit too', async () => {
+    const failing = new MemoryStore();
+    failing.consume = () => {
+      throw new Error('store down');
+    };
+    const heard: string[] = [];
+    @Controller('s')
+    class StoreController {
+      @Get('own')
+      @RateLimit({ limits: [{ name: 'own', algorithm: perMinute(5) }], onStoreError: 'allow' })
+      own() {
+        return {};
+      }
+    }
+    const app = await open({ imports: [RateLimitModule.forRoot({ clock, store: failing, algorithm: perMinute(5), global: true, logStoreErrors: false })], controllers: [StoreController] });
+    app.app.get(RateLimitService).on('storeError', (event) => heard.push(event.name));
+    expect((await app.request('/s/own')).status).toBe(200);
+    expect(heard).toEqual(['own']);
+    failing.close();
+  });
+});
+
+describe('contexts other than HTTP', () => {
+  it('the guards let a WebSocket or microservice context pass, without reading a request', async () => {
+    const service = new RateLimitService({ algorithm: perMinute(1) });
+    const guard = new RateLimitGuard(service);
+    const standalone = createRateLimitGuard({ algorithm: perMinute(1) });
+    // No switchToHttp: a guard that reached for the request would throw.
+    const context = { getType: () => 'rpc', getClass: () => Object, getHandler: () => Object } as unknown as ExecutionContext;
+    try {
+      expect(guard.canActivate(context)).toBe(true);
+      expect(standalone.canActivate(context)).toBe(true);
+    } finally {
+      await service.onApplicationShutdown();
+      await standalone.close();
     }
   });
 });
