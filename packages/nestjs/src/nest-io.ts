@@ -10,9 +10,6 @@ export type GuardAnswer = boolean | Promise<boolean>;
 
 const logger = new Logger('RateLimit');
 
-/** A promise that never settles: the request it stands for is dropped (see `drop`). */
-const NEVER = new Promise<never>(() => undefined);
-
 /**
  * Nest's side of the shared decision tree (see `Responder`): the platform's request and response,
  * and the guard's execution context in the place of `next`. Admitted: the guard returns true. Denied:
@@ -50,8 +47,10 @@ export function nestIO(
     onLimit: onLimit === undefined ? undefined : (_req, _res, context, result) => denyWith(onLimit, context, result),
     // The client left before the handler ran (while the limits ran, or while held): what it took is
     // given back, nothing is sent and the handler never runs, as an Express middleware that never
-    // calls next(). The guard's promise never settles; nothing holds it, so the request is collected.
-    drop: (_req, _res, _context, givenBack) => givenBack.then(() => NEVER),
+    // calls next(). The guard's promise never settles. A new promise each time, held by nothing:
+    // the request's chain is collected with it (a shared pending promise would keep every dropped
+    // request reachable through its reactions).
+    drop: (_req, _res, _context, givenBack) => givenBack.then(() => new Promise<never>(() => undefined)),
     onEnd: endOnNodeClose(nodeResponseOf),
   };
 }
