@@ -20,7 +20,8 @@ function peerOptionNames(guide: string): string[] {
   const table = text.slice(text.indexOf('## Option by option'), text.indexOf('## Behavioural differences'));
   const names = new Set<string>();
   for (const line of table.split('\n')) {
-    const first = line.startsWith('| `') ? line.split('|')[1]! : '';
+    // A note in parentheses (`limit` (a function of `c`)) names no option.
+    const first = line.startsWith('| `') ? line.split('|')[1]!.replace(/ \([^)]*\)/g, '') : '';
     // A row about a method or a class (`resetKey(key)`, `RateLimiterUnion`) names no option.
     if (!/^ `[a-z][A-Za-z]*`/.test(first)) continue;
     for (const [, name] of first.matchAll(/`([a-z][A-Za-z]*)`/g)) names.add(name!);
@@ -48,6 +49,7 @@ describe.each([
   ['migrating-from-fastify-rate-limit.md', middleware],
   ['migrating-from-koa-ratelimit.md', middleware],
   ['migrating-from-nestjs-throttler.md', middleware],
+  ['migrating-from-hono-rate-limiter.md', middleware],
   ['migrating-from-rate-limiter-flexible.md', limiter],
 ])("%s: every peer option rl does not take is named with its rl equivalent", (guide, parse) => {
   const names = peerOptionNames(guide);
@@ -65,7 +67,7 @@ describe.each([
 /** The options of peers without a guide here, each with the peer's name in its hint (the guide's table test covers the others). */
 describe.each([
   // hono-rate-limiter's options (rateLimiter({ ... })) that rl does not take; skip, store and the skip*Requests are rl's too.
-  ['hono-rate-limiter', ['windowMs', 'limit', 'standardHeaders', 'handler', 'message', 'requestPropertyName', 'binding']],
+  ['hono-rate-limiter', ['windowMs', 'limit', 'standardHeaders', 'handler', 'message', 'requestPropertyName', 'binding', 'validations']],
   // @nestjs/throttler's module and throttler options; its blockDuration is rl's.
   ['@nestjs/throttler', ['ttl', 'limit', 'throttlers', 'skipIf', 'getTracker', 'generateKey', 'errorMessage', 'storage', 'ignoreUserAgents', 'setHeaders']],
 ])('%s: its option names get the rl equivalent', (peer, names) => {

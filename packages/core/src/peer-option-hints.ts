@@ -58,6 +58,7 @@ export const HTTP_PEER_OPTIONS: Readonly<Record<string, string>> = Object.freeze
   ignoreUserAgents: "@nestjs/throttler's ignoreUserAgents: use skip: (req) => /bot/i.test(req.headers['user-agent'] ?? '')",
   setHeaders: "@nestjs/throttler's setHeaders: use headers: false, or a format ('draft-8', the default, 'draft-7', 'draft-6', 'legacy')",
   // hono-rate-limiter (its other names are express-rate-limit's, above).
+  validations: "hono-rate-limiter's validations: none needed, rl checks its options when the middleware is created and warns once about proxies",
   binding: "hono-rate-limiter's Cloudflare rate-limit binding: use store (new RedisStore({ client }) from @rl/store-redis, or a Store of your own)",
 });
 
