@@ -1,6 +1,6 @@
 // HTTP servers for section 4 (and bench/http-ab.mjs), in one process.
 // argv: <framework> <variant> <mode> [redisPort] [redisDb]
-//   framework: express | fastify | koa
+//   framework: express | fastify | koa | hono
 //   variant:   bare | noop | hand | rl-memory | rl-observed (memory, with a counting observer) | rl-redis | peer-memory | peer-redis
 //              or a comma-separated list of <variant>:<mode>, one app (and port) each, in one process
 //   mode:      allow (limit never reached) | deny (limit 1 per day: nearly everything rejected)
@@ -148,6 +148,33 @@ async function serve(variant, mode) {
       ctx.body = 'ok';
     });
     listen = () => new Promise((resolve) => { const s = app.listen(0, '127.0.0.1', () => resolve(s.address().port)); });
+  } else if (framework === 'hono') {
+    const { Hono } = await import('hono');
+    const { serve: serveNode } = await import('@hono/node-server');
+    const app = new Hono();
+    const address = (c) => c.env.incoming.socket.remoteAddress;
+    if (variant === 'noop') {
+      app.use((c, next) => next());
+    } else if (variant === 'hand') {
+      const take = handBucket();
+      app.use(async (c, next) => {
+        const r = take(address(c));
+        c.header('RateLimit-Limit', String(LIMIT));
+        c.header('RateLimit-Remaining', String(r.remaining));
+        c.header('RateLimit-Reset', String(r.reset));
+        if (!r.ok) return c.text('Too Many Requests', 429);
+        await next();
+      });
+    } else if (variant.startsWith('rl-')) {
+      const { rateLimit } = await import('@rl/hono');
+      app.use(rateLimit(await rlOptions()));
+    } else if (variant.startsWith('peer-')) {
+      // hono-rate-limiter keeps its counts in memory (its Redis store is another package); keyed on the same address.
+      const { rateLimiter } = await import('hono-rate-limiter');
+      app.use(rateLimiter({ windowMs: WINDOW_MS, limit: LIMIT, standardHeaders: 'draft-6', keyGenerator: address }));
+    }
+    app.get('/', (c) => c.text('ok'));
+    listen = () => new Promise((resolve) => serveNode({ fetch: app.fetch, port: 0, hostname: '127.0.0.1' }, (info) => resolve(info.port)));
   } else {
     throw new Error(`unknown framework ${framework}`);
   }

@@ -108,7 +108,7 @@ export function withRateLimit<Args extends unknown[]>(handler: FetchHandler<Args
   const limited = async function rateLimited(request: Request, ...rest: Args): Promise<Response> {
     if (rest.length > 0) rests.set(request, rest);
     let exchange = exchanges.get(request);
-    if (exchange === undefined) exchanges.set(request, (exchange = new FetchExchange(request.signal)));
+    if (exchange === undefined) exchanges.set(request, (exchange = new FetchExchange(request)));
     let result = limiter.decide(request);
     if (result instanceof Promise) result = await result;
     return (await responder.respond(request, exchange, rest, result))!;

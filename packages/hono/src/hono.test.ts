@@ -69,7 +69,7 @@ describe('rateLimit on Hono', () => {
 describe('withRateLimit', () => {
   it('reads the client address a runtime passes beside the request (Bun.serve: the server)', async () => {
     const keys: string[] = [];
-    const handler = withRateLimit(() => new Response('ok'), { algorithm: fixedWindow({ limit: 5, window: '1m' }), clock, observer: { decision: (event) => void keys.push(event.key ?? '') }, observeKeys: true });
+    const handler = withRateLimit((_request: Request, _runtime: object) => new Response('ok'), { algorithm: fixedWindow({ limit: 5, window: '1m' }), clock, observer: { decision: (event) => void keys.push(event.key ?? '') }, observeKeys: true });
     const bunServer = { requestIP: () => ({ address: '203.0.113.9' }) };
     const deno = { remoteAddr: { hostname: '203.0.113.10' } };
     await handler(new Request('http://app/'), bunServer);

@@ -95,7 +95,7 @@ export function rateLimit(options: RateLimitOptions): RateLimitMiddleware {
 
   const middleware = async function rateLimitMiddleware(c: Context, next: Next): Promise<Response | void> {
     const context = c as WithExchange;
-    const exchange = (context[EXCHANGE] ??= new FetchExchange(c.req.raw.signal));
+    const exchange = (context[EXCHANGE] ??= new FetchExchange(c.req.raw, (c.env as NodeBindings | undefined)?.outgoing));
     let result = limiter.decide(c);
     if (result instanceof Promise) result = await result;
     // The status a denial's `onLimit` answers with (`c.json(...)` reads it).
@@ -127,10 +127,15 @@ async function proceed(c: Context, exchange: FetchExchange, next: Next): Promise
   return undefined;
 }
 
+/** What `@hono/node-server` passes as `c.env`: the Node request and response under the Fetch ones. */
+interface NodeBindings {
+  readonly incoming?: { readonly headers?: RequestHeaders };
+  readonly outgoing?: { readonly destroyed?: boolean };
+}
+
 /** The request's headers: Node's own record under `@hono/node-server` (no `Headers` built), else the Fetch request's. */
 function requestHeaders(c: Context): RequestHeaders {
-  const env = c.env as { incoming?: { headers?: RequestHeaders } } | undefined;
-  return env?.incoming?.headers ?? c.req.raw.headers;
+  return (c.env as NodeBindings | undefined)?.incoming?.headers ?? c.req.raw.headers;
 }
 
 /** The key of the request's `Idempotency-Key` header, or undefined: `rateLimit({ idempotencyKey: idempotencyKeyHeader })`. */

@@ -42,11 +42,26 @@ export class FetchExchange implements CloseNotifier {
   /** How many rl middlewares of the request are running the rest of its chain: the outermost (the last to return, at 0) finishes the exchange. */
   depth = 0;
 
-  /** `signal`: the request's; undefined where the runtime gives none (a client's leaving is then never seen). */
-  constructor(private readonly signal: AbortSignal | undefined) {}
+  /**
+   * `request`: the request, whose `signal` is read only when a hold or a watch needs it (making one
+   * costs `@hono/node-server` an `AbortController` per request); `connection`: where the runtime has
+   * one, the Node response under it (`@hono/node-server`'s `outgoing`), whose `destroyed` tells that
+   * the client left without the signal.
+   */
+  constructor(
+    private readonly request: { readonly signal?: AbortSignal },
+    private readonly connection?: { readonly destroyed?: boolean },
+  ) {}
+
+  /** The request's signal; undefined where the runtime gives none (a client's leaving is then never seen). */
+  private get signal(): AbortSignal | undefined {
+    return this.request.signal;
+  }
 
   /** True once the client is gone. */
   get destroyed(): boolean {
+    const connection = this.connection;
+    if (connection !== undefined) return connection.destroyed === true;
     return this.signal?.aborted === true;
   }
 
