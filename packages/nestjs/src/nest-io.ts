@@ -1,14 +1,12 @@
-import { Logger, type ExecutionContext } from '@nestjs/common';
+import type { ExecutionContext } from '@nestjs/common';
 import type { RateLimitResult } from '@rl/core';
 import { PROBLEM_CONTENT_TYPE, endOnNodeClose, forwardableError, problemBody, type DoubleCountCheck, type ResponseIO } from '@rl/core/http';
 import type { OnLimitHandler, RateLimitOptions } from './options.js';
-import { nodeResponseOf, platformHeaders, setContentType, setStatusCode, type NestRequest, type NestResponse } from './platform.js';
+import { nestLogger, nodeResponseOf, platformHeaders, setContentType, setStatusCode, type NestRequest, type NestResponse } from './platform.js';
 import { RateLimitException } from './rate-limit-exception.js';
 
 /** What a guard answers Nest: admitted (true), or later (a hold); a denial throws. */
 export type GuardAnswer = boolean | Promise<boolean>;
-
-const logger = new Logger('RateLimit');
 
 /**
  * Nest's side of the shared decision tree (see `Responder`): the platform's request and response,
@@ -28,7 +26,7 @@ export function nestIO(
     statusCode: (_req, res) => nodeResponseOf(res).statusCode,
     requestWasSuccessful,
     // Nest has no path for an error after the response: its logger.
-    lateError: (_req, _res, error) => logger.error('rl: the actual cost of a finished request failed; its estimate stands', error instanceof Error ? error.stack : String(error)),
+    lateError: (_req, _res, error) => nestLogger.error('rl: the actual cost of a finished request failed; its estimate stands', error instanceof Error ? error.stack : String(error)),
     // An earlier rl result on this request (another rl guard, or an rl middleware) goes to the double-count check.
     record: (req: { rateLimit?: RateLimitResult }, _res, result) => {
       const earlier = req.rateLimit;

@@ -2,6 +2,7 @@
 // are Express's, on Node's IncomingMessage and ServerResponse) and Fastify (`request`, `reply`, with
 // the Node objects in `request.raw` and `reply.raw`).
 import type { IncomingHttpHeaders, ServerResponse } from 'node:http';
+import { Logger } from '@nestjs/common';
 import type { Store } from '@rl/core';
 import { MemoryStore } from '@rl/store-memory';
 import {
@@ -11,6 +12,7 @@ import {
   type FrameworkBinding,
   type HeaderAccess,
   type NodeResponse,
+  type OutageLogger,
 } from '@rl/core/http';
 
 /**
@@ -88,6 +90,15 @@ export function setContentType(res: NestResponse, contentType: string): void {
   else (res as ServerResponse).setHeader('Content-Type', contentType);
 }
 
+/** Nest's logger, context `RateLimit`: it follows the app's (`NestFactory.create(…, { logger })`, `app.useLogger`). */
+export const nestLogger = new Logger('RateLimit');
+
+/** Store outages (once per outage, see `OutageLog`) on Nest's logger. */
+const outageLogger: OutageLogger = {
+  warn: (_details, message) => nestLogger.warn(message),
+  info: (_details, message) => nestLogger.log(message),
+};
+
 /** The options the guard handles itself, beside the shared ones. */
 export const ADAPTER_OPTIONS = ['onLimit', 'requestWasSuccessful'];
 
@@ -105,6 +116,7 @@ const TRUST_ALL_PROXIES_ADVICE =
 export function nestBinding(owner: string, createStore: () => Store = () => new MemoryStore()): FrameworkBinding<NestRequest> {
   return {
     owner,
+    logger: outageLogger,
     adapterOptions: ADAPTER_OPTIONS,
     clientIp: (req: FastifyRequestLike | ExpressRequestLike) => (isFastifyRequest(req) ? req.ip : (req.ip ?? req.socket?.remoteAddress)),
     requestHeaders: (req: FastifyRequestLike | ExpressRequestLike) => req.headers,

@@ -2,7 +2,7 @@
 // @UseGuards), the decorators (@RateLimit merged over the module's options, @SkipRateLimit,
 // @CurrentRateLimit), the denial as an exception through Nest's filters, and the module's lifecycle.
 import 'reflect-metadata';
-import { Catch, Controller, Get, HttpException, Injectable, Module, Post, UseGuards, type ArgumentsHost, type ExceptionFilter, type ExecutionContext } from '@nestjs/common';
+import { Catch, Controller, Get, HttpException, Injectable, Logger, Module, Post, UseGuards, type ArgumentsHost, type ExceptionFilter, type ExecutionContext } from '@nestjs/common';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { fixedWindow, InvalidOptionError, tokenBucket, type RateLimitResult } from '@rl/core';
 import { MemoryStore } from '@rl/store-memory';
@@ -333,6 +333,47 @@ describe.each(PLATFORMS)('Nest on %s', (platform: Platform) => {
     expect((await app.request('/s/own')).status).toBe(200);
     expect(heard).toEqual(['own']);
     failing.close();
+  });
+});
+
+describe("Nest's logger", () => {
+  it('logs a failing store once per outage on the RateLimit logger, and nothing with logStoreErrors: false', async () => {
+    @Controller()
+    class RootController {
+      @Get()
+      root() {
+        return {};
+      }
+    }
+    const warn = vi.spyOn(Logger.prototype, 'warn').mockImplementation(() => undefined);
+    const broken = new MemoryStore();
+    broken.consume = () => {
+      throw new Error('connection refused');
+    };
+    try {
+      for (const platform of PLATFORMS) {
+        warn.mockClear();
+        const app = await startNestApp(platform, { imports: [RateLimitModule.forRoot({ store: broken, algorithm: perMinute(5), global: true })], controllers: [RootController] });
+        try {
+          for (let i = 0; i < 5; i++) expect((await app.request('/')).status).toBe(503);
+          expect(warn).toHaveBeenCalledTimes(1);
+          expect(String(warn.mock.calls[0]![0])).toMatch(/the store of limit "5-in-1m" failed .*requests are denied \(503\)/);
+        } finally {
+          await app.close();
+        }
+        warn.mockClear();
+        const quiet = await startNestApp(platform, { imports: [RateLimitModule.forRoot({ store: broken, algorithm: perMinute(5), global: true, logStoreErrors: false })], controllers: [RootController] });
+        try {
+          expect((await quiet.request('/')).status).toBe(503);
+          expect(warn).not.toHaveBeenCalled();
+        } finally {
+          await quiet.close();
+        }
+      }
+    } finally {
+      warn.mockRestore();
+      broken.close();
+    }
   });
 });
 

@@ -122,7 +122,8 @@ export function nestAdapter(platform: Platform): Adapter {
       const value = (args[1] as { getHeader(name: string): unknown }).getHeader(name);
       return value === undefined ? undefined : String(value);
     },
-    logsToConsole: true,
+    // Outages go to Nest's logger (module.test.ts checks it).
+    logsToConsole: false,
     onLimitSending: (body) => (_context: unknown, result: { retryAfterSeconds: number }) => body(result),
     // The namespace the module's limit takes (the service builds it; the module builds one per app).
     namespaceOf: (options) => {
