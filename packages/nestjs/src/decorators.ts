@@ -2,7 +2,7 @@ import { SetMetadata, createParamDecorator, type CustomDecorator, type Execution
 import { InvalidOptionError, type RateLimitResult } from '@rl/core';
 import { checkOptionNames } from '@rl/core/http';
 import type { RateLimitDecoratorOptions } from './options.js';
-import { ADAPTER_OPTIONS } from './platform.js';
+import { ADAPTER_OPTIONS, type NestRequest, type NestResponse } from './platform.js';
 
 /** Metadata key of `@RateLimit(options)`. */
 export const RATE_LIMIT_OPTIONS = 'rl:rate-limit-options';
@@ -21,7 +21,7 @@ export const SKIP_RATE_LIMIT = 'rl:skip-rate-limit';
  * among them, is an `InvalidOptionError` naming `@RateLimit.<name>`); the values, merged over the
  * module's, when the app starts (`<Controller>.<handler> @RateLimit.<field>`), never at a request.
  */
-export function RateLimit<Req = unknown, Res = unknown>(options: RateLimitDecoratorOptions<Req, Res>): CustomDecorator<string> {
+export function RateLimit<Req = NestRequest, Res = NestResponse>(options: RateLimitDecoratorOptions<Req, Res>): CustomDecorator<string> {
   if (options === null || typeof options !== 'object' || Array.isArray(options)) {
     throw new InvalidOptionError('@RateLimit', options, 'options merged over the module options, for example { cost: 5 } or { algorithm: fixedWindow({ limit: 3, window: "1m" }) }');
   }
