@@ -1,6 +1,6 @@
 import type { OnApplicationShutdown, OnModuleInit } from '@nestjs/common';
 import { Reflector, type DiscoveryService } from '@nestjs/core';
-import { InvalidOptionError, type CircuitChange, type Store, type StoreErrorEvent } from '@rl/core';
+import type { CircuitChange, Store, StoreErrorEvent } from '@rl/core';
 import { keyControls, type HttpRateLimiter, type KeyControls } from '@rl/core/http';
 import { MemoryStore } from '@rl/store-memory';
 import { RATE_LIMIT_OPTIONS, SKIP_RATE_LIMIT } from './decorators.js';
@@ -150,7 +150,6 @@ export class RateLimitService implements KeyControls, OnModuleInit, OnApplicatio
     const merged: Record<string, unknown> = { ...base.options, ...over };
     if (over.limits !== undefined) delete merged.algorithm;
     if (over.algorithm !== undefined) delete merged.limits;
-    if (merged.global !== undefined) throw new InvalidOptionError(`${owner}.global`, merged.global, 'none: global is an option of the module (RateLimitModule.forRoot)');
     const ownState = STATE_OPTIONS.some((name) => over[name] !== undefined);
     if (!ownState) merged.prefix = base.limit.limiter.prefix;
     else if (over.prefix === undefined && base.options.prefix !== undefined) merged.prefix = `${base.options.prefix}:${route}`;

@@ -407,6 +407,8 @@ describe('bad options', () => {
   it('@RateLimit checks its option names when the class is defined', () => {
     expect(() => RateLimit({ limit: 5 } as never)).toThrowError(expect.objectContaining({ field: '@RateLimit.limit' }));
     expect(() => RateLimit(null as never)).toThrowError(InvalidOptionError);
+    // `global` is the module's: a route cannot change where the guard applies.
+    expect(() => RateLimit({ global: true } as never)).toThrowError(expect.objectContaining({ field: '@RateLimit.global' }));
     expect(() => SkipRateLimit('yes' as never)).toThrowError(expect.objectContaining({ field: '@SkipRateLimit' }));
   });
 
@@ -426,6 +428,10 @@ describe('bad options', () => {
     await expect(startNestApp(platform, { imports: [RateLimitModule.forRootAsync({ useFactory: () => ({ algorithm: perMinute(5), max: 5 }) as never })] })).rejects.toMatchObject({
       code: 'RL_INVALID_OPTION',
       field: 'RateLimitModule.forRootAsync.max',
+    });
+    await expect(startNestApp(platform, { imports: [RateLimitModule.forRootAsync({ useFactory: () => ({ algorithm: perMinute(5), global: true }) as never })] })).rejects.toMatchObject({
+      code: 'RL_INVALID_OPTION',
+      field: 'RateLimitModule.forRootAsync.global',
     });
   });
 });
