@@ -18,18 +18,26 @@
 //   5. `require()` and `import()` every entry point (`@rl/core/testing` too) from plain Node: both
 //      work, resolve to the CJS and ESM builds, and expose the same names;
 //   6. a tiny limiter runs through the CJS and the ESM builds; `npx rl simulate` runs from the packed
-//      @rl/cli (its JSON and its SVG and PNG charts);
+//      @rl/cli (its JSON, its SVG and PNG charts and its HTML report);
 //   7. `tsc --noEmit` type-checks the documented usage in an ESM consumer (.mts) and a CJS consumer
 //      (.cts) (NodeNext).
+//   8. each tarball within its size budget (SIZE_BUDGETS, packed and unpacked), with no source map,
+//      no `sourceMappingURL` comment and no `src/` (tsup.base.ts: what a user debugs is the readable
+//      build itself);
+//   9. the local tarballs (`--pack-into`'s: siblings named by file, see localTarballs) install in one
+//      command each into fresh projects, `npm install <dir>/*.tgz` and `pnpm add <dir>/*.tgz`, with one
+//      copy of each package.
 // Exits 1 with a list of failures. Usage: node scripts/pack-test.mjs [--only @rl/core,@rl/store-memory] [--keep]
 //   node scripts/pack-test.mjs --pack-into <dir>: only packs every publishable package into <dir> (the
-//   root script `pnpm pack:all` packs into dist-packages/, for a local `npm install <tarball>`).
+//   root script `pnpm pack:all` packs into dist-packages/) for a local install in another project:
+//   `npm install <dir>/*.tgz` or `pnpm add <dir>/*.tgz` (all the tarballs in one command).
 // Environment: PNPM (command to run pnpm, default: pnpm on PATH, else `npx -y pnpm@<packageManager>`).
 
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { dirname, join, resolve } from 'node:path';
+import { basename, dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { gunzipSync } from 'node:zlib';
 import { checkLog } from './lib/check-log.mjs';
 import { pnpmCommand, readJson, run, runAsync } from './lib/commands.mjs';
 
@@ -84,6 +92,94 @@ const EXPECTED_NAMES = {
   '@rl/opentelemetry': ['openTelemetryObserver', 'ATTRIBUTES', 'DEFAULT_DELAY_BOUNDARIES', 'DEFAULT_STORE_BOUNDARIES'],
   '@rl/cli': ['main', 'simulate', 'parsePattern', 'patternTraffic', 'parseLimit', 'readTrafficFile', 'formatReport', 'renderChartSvg'],
 };
+
+/**
+ * The most each tarball may weigh, in kB (1000 bytes): packed (the .tgz) and unpacked (its files).
+ * Measured 2026-12-05 with no source maps and no src/ (see tsup.base.ts), plus about a quarter for
+ * growth: a tarball past its budget has picked up something it should not ship (maps, sources, tests,
+ * a bundled dependency), or grew enough for someone to decide so here. @rl/core measured 329.5 kB
+ * packed, 1252 kB unpacked (with maps carrying every source, and src/: 911 kB and 3508 kB).
+ */
+const SIZE_BUDGETS = {
+  '@rl/core': { packed: 400, unpacked: 1550 },
+  '@rl/store-memory': { packed: 22, unpacked: 86 },
+  '@rl/store-redis': { packed: 105, unpacked: 575 },
+  '@rl/express': { packed: 13, unpacked: 42 },
+  '@rl/fastify': { packed: 17, unpacked: 68 },
+  '@rl/koa': { packed: 9, unpacked: 30 },
+  '@rl/hono': { packed: 13, unpacked: 61 },
+  '@rl/nestjs': { packed: 30, unpacked: 112 },
+  '@rl/prometheus': { packed: 10, unpacked: 36 },
+  '@rl/opentelemetry': { packed: 8, unpacked: 27 },
+  '@rl/cli': { packed: 34, unpacked: 104 },
+};
+
+/** The files of a .tgz (ustar, as pnpm pack writes it): `{ name, size, body }` of each regular file. */
+function tarballFiles(file) {
+  const data = gunzipSync(readFileSync(file));
+  const files = [];
+  for (let offset = 0; offset + 512 <= data.length; ) {
+    const header = data.subarray(offset, offset + 512);
+    if (header.every((byte) => byte === 0)) break;
+    const field = (start, end) => header.subarray(start, end).toString('utf8').replace(/\0[\s\S]*$/, '');
+    const size = parseInt(field(124, 136).trim() || '0', 8);
+    const prefix = field(345, 500);
+    const type = field(156, 157);
+    if (type === '0' || type === '') files.push({ name: (prefix ? `${prefix}/` : '') + field(0, 100), size, body: data.subarray(offset + 512, offset + 512 + size) });
+    offset += 512 + Math.ceil(size / 512) * 512;
+  }
+  return files;
+}
+
+/** Sizes of a tarball in bytes, and what it must not hold (see SIZE_BUDGETS). */
+function tarballContents(file) {
+  const files = tarballFiles(file);
+  const unpacked = files.reduce((sum, f) => sum + f.size, 0);
+  const maps = files.filter((f) => f.name.endsWith('.map')).map((f) => f.name);
+  const sources = files.filter((f) => /^package\/src\//.test(f.name)).map((f) => f.name);
+  const mapComments = files.filter((f) => /\.c?js$/.test(f.name) && f.body.includes('sourceMappingURL=')).map((f) => f.name);
+  return { packed: readFileSync(file).length, unpacked, maps, sources, mapComments };
+}
+
+const kB = (bytes) => `${(bytes / 1000).toFixed(1)} kB`;
+
+/**
+ * Copies of the tarballs for a local install, in `into`: each packed package.json's dependencies on a
+ * sibling (`@rl/express` on `@rl/store-memory@^0.1.0`) name the sibling's tarball by absolute path
+ * (`file:/…/dist-packages/rl-store-memory-0.1.0.tgz`). The registry range is right for publishing, and
+ * npm installs the tarballs together (the one given satisfies the range), but pnpm resolves a range of
+ * a tarball's dependency in the registry only, never against the tarballs of the same command
+ * (pnpm/pnpm#9391), and fails there with a 404 while nothing is published. A relative `file:` does
+ * not help: pnpm reads it from the project, not from the tarball. Peers (`@rl/core`) keep their
+ * ranges: both package managers take them from the project. These tarballs are for this machine
+ * (moved elsewhere, the paths no longer hold: pack again there).
+ */
+function localTarballs(packed, into) {
+  const byName = new Map(packed.map((p) => [p.name, join(into, basename(p.tarball))]));
+  const scratch = mkdtempSync(join(tmpdir(), 'rl-local-tarball-'));
+  try {
+    for (const p of packed) {
+      const target = byName.get(p.name);
+      const pkgFile = join(scratch, 'package', 'package.json');
+      rmSync(join(scratch, 'package'), { recursive: true, force: true });
+      const unpack = run('tar', ['-xzf', p.tarball, '-C', scratch]);
+      if (unpack.status !== 0) throw new Error(`tar -xzf ${p.tarball}: ${unpack.stderr}`);
+      const pkg = readJson(pkgFile);
+      const siblings = Object.keys(pkg.dependencies ?? {}).filter((name) => byName.has(name));
+      if (siblings.length === 0) {
+        if (p.tarball !== target) cpSync(p.tarball, target);
+        continue;
+      }
+      for (const name of siblings) pkg.dependencies[name] = `file:${byName.get(name)}`;
+      writeFileSync(pkgFile, JSON.stringify(pkg, null, 2) + '\n');
+      const repack = run('tar', ['-czf', target, '-C', scratch, 'package']);
+      if (repack.status !== 0) throw new Error(`tar -czf ${target}: ${repack.stderr}`);
+    }
+  } finally {
+    rmSync(scratch, { recursive: true, force: true });
+  }
+  return [...byName.values()];
+}
 
 /** Minimum major version of a range such as `>=20`, `>=20.11.0`, `^20 || ^22`; undefined when unclear. */
 function minimumMajor(range) {
@@ -147,18 +243,33 @@ if (app) mkdirSync(app);
     p.tarball = created[0];
     ok(`${p.name} -> ${created[0].slice(tarballs.length + 1)}`);
   }
-  if (packInto && !failures.length) {
-    // One directory of tarballs: move each out of its per-package folder (they were packed side by side).
-    for (const p of packages) {
-      const target = join(tarballs, p.tarball.slice(p.tarball.lastIndexOf('/') + 1));
-      renameSync(p.tarball, target);
-      rmSync(dirname(p.tarball), { recursive: true, force: true });
-      p.tarball = target;
-    }
-    console.log(`\npacked ${packages.length} packages into ${tarballs}:\n${packages.map((p) => `  ${p.tarball}`).join('\n')}`);
-    process.exit(0);
-  }
   if (failures.length) finish();
+
+  // -------------------------------------------------------------------------------------------------
+  step('size and contents of each tarball (budgets: SIZE_BUDGETS)');
+  for (const p of packages) {
+    const c = tarballContents(p.tarball);
+    const budget = SIZE_BUDGETS[p.name];
+    const line = `${p.name}: ${kB(c.packed)} packed, ${kB(c.unpacked)} unpacked`;
+    const problems = [];
+    if (!budget) problems.push(`${line}; no budget in SIZE_BUDGETS (scripts/pack-test.mjs): add one`);
+    else if (c.packed > budget.packed * 1000 || c.unpacked > budget.unpacked * 1000) problems.push(`${line}, over its budget of ${budget.packed} kB packed, ${budget.unpacked} kB unpacked`);
+    if (c.maps.length) problems.push(`${p.name}: source maps in the tarball (${c.maps.slice(0, 3).join(', ')}${c.maps.length > 3 ? ', ...' : ''}); tsup.base.ts builds none`);
+    if (c.mapComments.length) problems.push(`${p.name}: a sourceMappingURL comment in ${c.mapComments.slice(0, 3).join(', ')} (a map the tarball does not hold)`);
+    if (c.sources.length) problems.push(`${p.name}: src/ in the tarball (${c.sources.length} files); "files" should list dist only`);
+    // --pack-into packs for a local install: the problems are shown, the test run fails on them.
+    for (const problem of problems) (packInto ? (message) => console.log(`  note ${message}`) : fail)(problem);
+    if (!problems.length) ok(`${line} (budget ${budget.packed} / ${budget.unpacked} kB)`);
+  }
+
+  if (packInto) {
+    // One directory of tarballs, siblings named by file (see localTarballs), the per-package folders removed.
+    const local = localTarballs(packages, tarballs);
+    for (const p of packages) rmSync(dirname(p.tarball), { recursive: true, force: true });
+    console.log(`\npacked ${packages.length} packages into ${tarballs}:\n${local.map((file) => `  ${file}`).join('\n')}`);
+    console.log(`\nInstall them in another project on this machine (all in one command; peers come with them):\n  npm install ${tarballs}/*.tgz\n  pnpm add ${tarballs}/*.tgz`);
+    process.exit(failures.length ? 1 : 0);
+  }
 
   // -------------------------------------------------------------------------------------------------
   step('publint and attw on each tarball');
@@ -376,7 +487,7 @@ if (app) mkdirSync(app);
   // -------------------------------------------------------------------------------------------------
   if (names.has('@rl/cli')) {
     step('npx rl simulate from the packed @rl/cli: the README\'s two batches, as JSON, a PNG and an SVG chart');
-    const args = ['--no', 'rl', 'simulate', '--pattern', 'burst 100 at 990ms, burst 100 at 1010ms', '--limit', 'fixedWindow(limit=100,window=1s)', '--limit', 'tokenBucket(capacity=20,refillRate=100)', '--json', '--chart', 'chart.svg', '--chart', 'chart.png'];
+    const args = ['--no', 'rl', 'simulate', '--pattern', 'burst 100 at 990ms, burst 100 at 1010ms', '--limit', 'fixedWindow(limit=100,window=1s)', '--limit', 'tokenBucket(capacity=20,refillRate=100)', '--json', '--chart', 'chart.svg', '--chart', 'chart.png', '--report', 'report.html'];
     const result = run('npx', args, { cwd: app });
     let admitted;
     try {
@@ -389,9 +500,59 @@ if (app) mkdirSync(app);
     if (result.status !== 0 || JSON.stringify(admitted) !== '[200,22]') fail(`npx rl simulate: expected admitted [200,22], got ${JSON.stringify(admitted)} (exit ${result.status})\n${result.stderr.slice(-2000)}`);
     else if (!svg.startsWith('<svg') || png.subarray(1, 4).toString() !== 'PNG') fail(`npx rl simulate --chart: expected an SVG and a PNG file, got ${svg.length} and ${png.length} bytes`);
     else ok(`npx rl simulate: fixed window 200 admitted, token bucket 22; chart.svg ${svg.length} bytes, chart.png ${png.length} bytes`);
+    const html = existsSync(join(app, 'report.html')) ? readFileSync(join(app, 'report.html'), 'utf8') : '';
+    if (!html.startsWith('<!doctype html>') || !html.includes('<table id="rl-table">') || html.match(/<svg /g)?.length !== 2) fail(`npx rl simulate --report: expected an HTML page with the table and 2 charts, got ${html.length} bytes`);
+    else ok(`npx rl simulate --report: report.html ${html.length} bytes, the table and a chart per limit`);
     const usage = run('npx', ['--no', 'rl', 'simulate', '--pattern', '600/x for 1s', '--limit', 'fixedWindow(limit=1,window=1s)'], { cwd: app });
     if (usage.status !== 2 || !usage.stderr.includes('--pattern part 1')) fail(`npx rl simulate with a bad pattern: expected exit 2 naming "--pattern part 1", got exit ${usage.status}: ${usage.stderr}`);
     else ok('npx rl simulate with a bad pattern: exit 2, the part named');
+  }
+
+  // -------------------------------------------------------------------------------------------------
+  if (packages.length > 1) {
+    step('the local tarballs (pnpm pack:all): `npm install <dir>/*.tgz` and `pnpm add <dir>/*.tgz`, each in a fresh project');
+    const local = join(work, 'local');
+    mkdirSync(local);
+    const files = localTarballs(packages, local);
+    const [pnpm, pnpmArgs] = pnpmCommand(root);
+    const managers = [
+      ['npm', 'npm', ['install', '--no-audit', '--no-fund', '--ignore-scripts', '--prefer-offline', '--loglevel=error', ...files]],
+      ['pnpm', pnpm, [...pnpmArgs, 'add', '--ignore-scripts', '--prefer-offline', ...files]],
+    ];
+    // One copy of each package: the store-memory an adapter loads is the project's own.
+    const probe = `
+      import { createRequire } from 'node:module';
+      import { fileURLToPath } from 'node:url';
+      import { realpathSync } from 'node:fs';
+      import { createLimiter, tokenBucket } from '@rl/core';
+      import { MemoryStore } from '@rl/store-memory';
+      const limiter = createLimiter({ algorithm: tokenBucket({ capacity: 1, refillRate: 1, interval: '1h' }), store: new MemoryStore({ sweepInterval: false }) });
+      const decisions = [(await limiter.consume('k')).allowed, (await limiter.consume('k')).allowed];
+      const own = realpathSync(fileURLToPath(import.meta.resolve('@rl/store-memory/package.json')));
+      const adapters = ${JSON.stringify(packages.filter((p) => p.source.dependencies?.['@rl/store-memory']).map((p) => p.name))};
+      const copies = adapters.filter((name) => realpathSync(createRequire(fileURLToPath(import.meta.resolve(name + '/package.json'))).resolve('@rl/store-memory/package.json')) !== own);
+      process.stdout.write(JSON.stringify({ decisions, copies }));`;
+    const installs = await Promise.all(
+      managers.map(async ([label, command, commandArgs]) => {
+        const project = join(work, `local-${label}`);
+        mkdirSync(project);
+        writeFileSync(join(project, 'package.json'), JSON.stringify({ name: `rl-local-${label}`, version: '0.0.0', private: true, type: 'module' }, null, 2));
+        writeFileSync(join(project, 'probe.mjs'), probe);
+        const install = await runAsync(command, commandArgs, { cwd: project, env: { ...process.env, npm_config_workspaces: 'false' }, timeoutMs: 300_000 });
+        return { label, project, install };
+      }),
+    );
+    for (const { label, project, install } of installs) {
+      const shown = `${label} ${label === 'npm' ? 'install' : 'add'} ${local}/*.tgz`;
+      if (install.status !== 0) {
+        fail(`${shown} failed (exit ${install.status})\n${(install.stdout + install.stderr).slice(-3000)}`);
+        continue;
+      }
+      const result = run(process.execPath, ['probe.mjs'], { cwd: project });
+      const expected = JSON.stringify({ decisions: [true, false], copies: [] });
+      if (result.status !== 0 || result.stdout !== expected) fail(`${shown}: expected ${expected} from a limiter and the adapters' store-memory, got ${result.stdout || '-'} (exit ${result.status})\n${result.stderr}`);
+      else ok(`${shown}: a limiter runs; one @rl/store-memory, the adapters' included`);
+    }
   }
 
   // -------------------------------------------------------------------------------------------------
