@@ -1,5 +1,5 @@
 import { Module, type DynamicModule, type FactoryProvider, type ModuleMetadata, type Provider } from '@nestjs/common';
-import { APP_GUARD, DiscoveryModule, DiscoveryService } from '@nestjs/core';
+import { APP_GUARD, DiscoveryModule, DiscoveryService, HttpAdapterHost } from '@nestjs/core';
 import { InvalidOptionError } from '@rl/core';
 import { PrefixRegistry } from '@rl/core/http';
 import { NestLimit } from './nest-limit.js';
@@ -74,8 +74,8 @@ function moduleWith(optionsProvider: Provider, global: boolean, imports: NonNull
     optionsProvider,
     {
       provide: RateLimitService,
-      inject: [RATE_LIMIT_MODULE_OPTIONS, DiscoveryService],
-      useFactory: (options: RateLimitModuleOptions, discovery: DiscoveryService) => new RateLimitService(options, discovery, owner),
+      inject: [RATE_LIMIT_MODULE_OPTIONS, DiscoveryService, HttpAdapterHost],
+      useFactory: (options: RateLimitModuleOptions, discovery: DiscoveryService, adapterHost: HttpAdapterHost) => new RateLimitService(options, discovery, owner, adapterHost),
     },
     RateLimitGuard,
   ];

@@ -1,5 +1,5 @@
 import type { OnApplicationShutdown, OnModuleInit } from '@nestjs/common';
-import { Reflector, type DiscoveryService } from '@nestjs/core';
+import { Reflector, type DiscoveryService, type HttpAdapterHost } from '@nestjs/core';
 import type { CircuitChange, Store, StoreErrorEvent } from '@rl/core';
 import { keyControls, type HttpRateLimiter, type KeyControls } from '@rl/core/http';
 import { MemoryStore } from '@rl/store-memory';
@@ -58,12 +58,14 @@ export class RateLimitService implements KeyControls, OnModuleInit, OnApplicatio
 
   /**
    * `options`: the module's, checked here (an `InvalidOptionError` naming `<owner>.<field>`);
-   * `discovery`: finds the controllers whose `@RateLimit` limits are built at start.
+   * `discovery`: finds the controllers whose `@RateLimit` limits are built at start; `adapterHost`:
+   * the app's platform (on Fastify, `request.rateLimit` is declared at start).
    */
   constructor(
     options: RateLimitModuleOptions,
     private readonly discovery?: DiscoveryService,
     owner: string = MODULE_OWNER,
+    private readonly adapterHost?: HttpAdapterHost,
   ) {
     const { global: _global, ...limitOptions } = options;
     this.ownedStore = limitOptions.store === undefined ? new MemoryStore() : undefined;
@@ -105,8 +107,17 @@ export class RateLimitService implements KeyControls, OnModuleInit, OnApplicatio
     return limit;
   }
 
-  /** Builds the limits of every controller and handler with `@RateLimit`, so that bad options stop the app from starting. */
+  /**
+   * Builds the limits of every controller and handler with `@RateLimit`, so that bad options stop the
+   * app from starting. On Fastify, declares `request.rateLimit` (null until a guard sets it), as
+   * Fastify asks of a request property: every request then has the same shape.
+   */
   onModuleInit(): void {
+    const adapter = this.adapterHost?.httpAdapter;
+    if (adapter?.getType() === 'fastify') {
+      const fastify = adapter.getInstance<{ hasRequestDecorator(name: string): boolean; decorateRequest(name: string, value: null): void }>();
+      if (!fastify.hasRequestDecorator('rateLimit')) fastify.decorateRequest('rateLimit', null);
+    }
     for (const wrapper of this.discovery?.getControllers() ?? []) {
       const controller = wrapper.metatype as Controller | null | undefined;
       if (typeof controller !== 'function') continue;

@@ -2,7 +2,7 @@
 // @UseGuards), the decorators (@RateLimit merged over the module's options, @SkipRateLimit,
 // @CurrentRateLimit), the denial as an exception through Nest's filters, and the module's lifecycle.
 import 'reflect-metadata';
-import { Catch, Controller, Get, HttpException, Injectable, Logger, Module, Post, UseGuards, type ArgumentsHost, type ExceptionFilter, type ExecutionContext } from '@nestjs/common';
+import { Catch, Controller, Get, HttpException, Injectable, Logger, Module, Post, Req, UseGuards, type ArgumentsHost, type ExceptionFilter, type ExecutionContext } from '@nestjs/common';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { fixedWindow, InvalidOptionError, tokenBucket, type RateLimitResult } from '@rl/core';
 import { MemoryStore } from '@rl/store-memory';
@@ -260,6 +260,26 @@ describe.each(PLATFORMS)('Nest on %s', (platform: Platform) => {
     } finally {
       close.mockRestore();
     }
+  });
+
+  it.runIf(platform === 'fastify')('on Fastify, request.rateLimit is declared: null on a skipped route, the result on a limited one', async () => {
+    @Controller('shape')
+    class ShapeController {
+      @Get('skipped')
+      @SkipRateLimit()
+      skipped(@Req() request: { rateLimit?: unknown }) {
+        // Declared: null (an undeclared property would be undefined, left out of the JSON).
+        return { value: request.rateLimit };
+      }
+
+      @Get('limited')
+      limited(@Req() request: { rateLimit?: { remaining: number } }) {
+        return { remaining: request.rateLimit?.remaining };
+      }
+    }
+    const app = await open({ imports: [RateLimitModule.forRoot({ clock, algorithm: perMinute(5), global: true })], controllers: [ShapeController] });
+    expect((await app.request('/shape/skipped')).body).toEqual({ value: null });
+    expect((await app.request('/shape/limited')).body).toEqual({ remaining: 4 });
   });
 
   it('warns RL_DOUBLE_COUNT when the guard runs twice on a request (global, and @UseGuards on the controller)', async () => {
