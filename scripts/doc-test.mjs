@@ -1,5 +1,5 @@
 #!/usr/bin/env node
-// The doc test: every TypeScript block of the READMEs (root, packages/*) and of docs/*.md is a
+// The doc test: every TypeScript block of the READMEs (root, packages/*, examples/*) and of docs/*.md is a
 // complete program, type-checked and run, unless the line before its fence is `<!-- fragment -->`.
 //
 //   1. Extract the blocks (```ts, ```typescript, ```js, ```mjs). A block of another language (sh,
@@ -104,10 +104,12 @@ export function missingOutput(stdout, expected) {
   return undefined;
 }
 
-/** The markdown files whose blocks are tested: the root README, each package's README, docs/*.md. */
-function markdownFiles() {
+/** The markdown files whose blocks are tested: the root README, each package's and each example's README, docs/*.md. */
+export function markdownFiles() {
   const files = ['README.md'];
-  for (const dir of readdirSync(join(root, 'packages')).sort()) if (existsSync(join(root, 'packages', dir, 'README.md'))) files.push(`packages/${dir}/README.md`);
+  for (const parent of ['packages', 'examples']) {
+    for (const dir of readdirSync(join(root, parent)).sort()) if (existsSync(join(root, parent, dir, 'README.md'))) files.push(`${parent}/${dir}/README.md`);
+  }
   if (existsSync(join(root, 'docs'))) for (const name of readdirSync(join(root, 'docs')).sort()) if (name.endsWith('.md')) files.push(`docs/${name}`);
   return files;
 }

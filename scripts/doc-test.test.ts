@@ -5,7 +5,7 @@
  */
 import { describe, expect, it } from 'vitest';
 // @ts-expect-error: a plain .mjs script, without declarations
-import { FRAGMENT_MARKER, codeBlocks, expectedOutput, isProgram, missingOutput } from './doc-test.mjs';
+import { FRAGMENT_MARKER, codeBlocks, expectedOutput, isProgram, markdownFiles, missingOutput } from './doc-test.mjs';
 
 type Block = { line: number; lang: string; code: string; fragment: boolean };
 const blocks = (text: string): Block[] => codeBlocks(text) as Block[];
@@ -35,6 +35,14 @@ describe('codeBlocks', () => {
       ['md', 'text'],
       ['ts', 'b();'],
     ]);
+  });
+});
+
+describe('markdownFiles: the docs whose blocks are tested', () => {
+  it("the root README, every package's and every example's README, docs/*.md", () => {
+    const files = markdownFiles() as string[];
+    expect(files[0]).toBe('README.md');
+    for (const file of ['packages/core/README.md', 'examples/express/README.md', 'examples/grafana/README.md', 'docs/errors.md']) expect(files).toContain(file);
   });
 });
 
