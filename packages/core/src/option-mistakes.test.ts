@@ -93,3 +93,20 @@ describe("a limit's own options are named as its own (rateLimit.limits[i].…)",
     expect(rejection(() => parse({ limits: [{ algorithm: bucket, maxDebt: -1 }] })).field).toBe('rateLimit.limits[0].maxDebt');
   });
 });
+
+describe('a cost above maxCost names the maxCost the user set, in the function called', () => {
+  const minute = fixedWindow({ limit: 10, window: '1m' });
+
+  it('createLimiter: createLimiter.maxCost', () => {
+    const limiter = createLimiter({ algorithm: minute, store: new StepStore(), maxCost: 2 });
+    expect(() => limiter.consumeSync('k', 3)).toThrow(
+      /^Cost 3 is larger than this limiter's maxCost 2\. Raise createLimiter\.maxCost \(at most the fixed-window capacity 10\) or lower the cost\. See https:\/\/\S+#rl_cost_exceeds_capacity$/,
+    );
+  });
+
+  it('rateLimit: rateLimit.maxCost, or the limit\'s own rateLimit.limits[i].maxCost', () => {
+    expect(parse({ algorithm: minute, cost: () => 3, maxCost: 2 }).limits[0]!.maxCostField).toBe('rateLimit.maxCost');
+    const several = parse({ limits: [{ algorithm: minute }, { name: 'b', algorithm: minute, cost: () => 3, maxCost: 2 }] });
+    expect(several.limits.map((l) => l.maxCostField)).toEqual(['rateLimit.maxCost', 'rateLimit.limits[1].maxCost']);
+  });
+});

@@ -21,6 +21,8 @@ interface Resolution<Req> {
   readonly core: LimiterCore;
   /** The largest cost a cost function may return for this limit (its `maxCost`, else the capacity; a chosen algorithm's capacity bounds it too). */
   readonly maxCost: number;
+  /** Where that `maxCost` is set, named by a cost above it. */
+  readonly maxCostField: string;
   /** The key function (the limit's own, or the middleware's). */
   readonly key: KeyFunction<Req>;
   /** An earlier limit with the same key function (its key is reused), or -1 to call `key`. */
@@ -96,6 +98,7 @@ export class Evaluation<Req> {
       algorithmOf: l.algorithmOf,
       core: composition.cores[i]!,
       maxCost: l.maxCost ?? l.algorithm?.maxCost ?? MAX_COUNT,
+      maxCostField: l.maxCostField,
       key: l.key ?? sharedKey,
       keyFrom: l.key === undefined && firstSharedKey < i ? firstSharedKey : -1,
       costOf: typeof l.cost === 'number' ? undefined : l.cost,

@@ -246,6 +246,8 @@ export interface LimitConfig<Req> {
    * the algorithm's capacity; for an algorithm chosen per request, the chosen one's).
    */
   readonly maxCost: number | undefined;
+  /** Where the `maxCost` that bounds this limit is set (`rateLimit.maxCost`, `rateLimit.limits[1].maxCost`): what a cost above it is told to raise. */
+  readonly maxCostField: string;
   /** This limit's own store; undefined: the middleware's. */
   readonly store: Store | undefined;
   /** This limit's own failure policy; undefined: the middleware's. */

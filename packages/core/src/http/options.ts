@@ -229,6 +229,7 @@ function parseLimit<Req>(
     cost: effective,
     sharedCost: !leases && cost === undefined,
     maxCost: typeof effective === 'number' ? effective : declared,
+    maxCostField,
     store: optionalStore(l.store, `${field}.store`),
     onStoreError: l.onStoreError as StoreErrorPolicy | undefined,
     lease: lease as LeaseOptions | undefined,

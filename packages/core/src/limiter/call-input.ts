@@ -3,7 +3,7 @@ import { checkOptions } from '../options.js';
 import { idempotentCharge } from './idempotency.js';
 import type { Decision } from '../decision.js';
 import type { IdempotentCharge, MaybePromise } from '../store/interface.js';
-import { CostExceedsCapacityError, InvalidAlgorithmError, InvalidKeyError, InvalidOptionError, UnsupportedError } from '../errors.js';
+import { CostExceedsCapacityError, errorDocsUrl, InvalidAlgorithmError, InvalidKeyError, InvalidOptionError, UnsupportedError } from '../errors.js';
 
 // The input rules of a limiter's verbs, each checked once before anything is charged: a key, a cost,
 // an algorithm.
@@ -38,7 +38,7 @@ export function isChargeableCost(cost: unknown, maxCost: number): cost is number
  * the call's own algorithm). Runs before any state is touched.
  */
 export function checkLimiterCost(
-  limiter: { readonly maxCost: number },
+  limiter: { readonly maxCost: number; readonly maxCostField?: string },
   cost: unknown,
   algorithm: Algorithm,
   allowZero = false,
@@ -46,13 +46,14 @@ export function checkLimiterCost(
   const maxCost = Math.min(limiter.maxCost, algorithm.maxCost);
   if (isChargeableCost(cost, maxCost) || (allowZero && cost === 0)) return cost as number;
   checkCost(algorithm, cost, allowZero);
-  throw exceedsMaxCost(cost as number, limiter.maxCost, algorithm);
+  throw exceedsMaxCost(cost as number, limiter.maxCost, algorithm, limiter.maxCostField);
 }
 
-function exceedsMaxCost(cost: number, maxCost: number, algorithm: Algorithm): CostExceedsCapacityError {
+/** `field`: where that `maxCost` was set, in the function the user called (`rateLimit.maxCost`); a limiter's own by default. */
+function exceedsMaxCost(cost: number, maxCost: number, algorithm: Algorithm, field = 'createLimiter.maxCost'): CostExceedsCapacityError {
   const error = new CostExceedsCapacityError(cost, maxCost, algorithm.kind);
   if (maxCost < algorithm.maxCost) {
-    error.message = `Cost ${cost} is larger than this limiter's maxCost ${maxCost}. Raise createLimiter.maxCost (at most the ${algorithm.kind} capacity ${algorithm.maxCost}) or lower the cost.`;
+    error.message = `Cost ${cost} is larger than this limiter's maxCost ${maxCost}. Raise ${field} (at most the ${algorithm.kind} capacity ${algorithm.maxCost}) or lower the cost. See ${errorDocsUrl(error.code)}`;
   }
   return error;
 }
