@@ -1,6 +1,6 @@
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { delimiter, join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { main } from './cli.js';
@@ -65,6 +65,20 @@ describe('rl simulate --report: the page', () => {
     const { code, stderr } = await rl([...RUN, '--report', path]);
     expect(code).toBe(2);
     expect(stderr.split('\n')[0]).toContain(`rl: Invalid option --report: "${path}". Expected a file that can be written (ENOENT)`);
+  });
+});
+
+describe('findChromium: the browser of the test', () => {
+  it('RL_CHROMIUM, else the first of chromium, chromium-browser, google-chrome on the PATH; none: undefined (the test is skipped)', () => {
+    const bin = join(dir, 'bin');
+    const empty = join(dir, 'empty');
+    mkdirSync(bin);
+    mkdirSync(empty);
+    writeFileSync(join(bin, 'google-chrome'), '#!/bin/sh\n', { mode: 0o755 });
+    writeFileSync(join(bin, 'chromium-browser'), 'not executable', { mode: 0o644 });
+    expect(findChromium({ PATH: [empty, bin].join(delimiter) })).toBe(join(bin, 'google-chrome'));
+    expect(findChromium({ PATH: empty })).toBeUndefined();
+    expect(findChromium({ PATH: bin, RL_CHROMIUM: '/opt/chromium/chrome' })).toBe('/opt/chromium/chrome');
   });
 });
 
