@@ -46,7 +46,7 @@ const PROGRAM_LANGUAGES = new Set(['ts', 'typescript', 'js', 'mjs', 'javascript'
 /** How long one program may run. */
 const PROGRAM_TIMEOUT_MS = 15_000;
 /** Third-party packages the snippets import (and what type-checks them), installed beside the tarballs. */
-const SNIPPET_DEPENDENCIES = ['express', 'fastify', 'koa', 'hono', '@hono/node-server', '@nestjs/common', '@nestjs/core', '@nestjs/platform-express', 'reflect-metadata', 'rxjs', 'ioredis', 'redis', 'prom-client', '@opentelemetry/api', '@types/express', '@types/koa', '@types/node', 'typescript'];
+const SNIPPET_DEPENDENCIES = ['express', 'fastify', 'koa', 'hono', '@hono/node-server', '@nestjs/common', '@nestjs/core', '@nestjs/platform-express', 'reflect-metadata', 'rxjs', 'vitest', 'fast-check', 'ioredis', 'redis', 'prom-client', '@opentelemetry/api', '@types/express', '@types/koa', '@types/node', 'typescript'];
 
 const { failures, fail, ok, step, seconds: elapsed } = checkLog();
 
