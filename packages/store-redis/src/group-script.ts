@@ -55,6 +55,8 @@ export function groupLua(families: readonly ScriptPlan[]): string {
     `local EPS = 1e-9\n` +
     `local function ms(x) if x <= EPS then return 0 end return ceil(x - EPS) end\n` +
     `local replies, at, k0, batch_time = {}, 2, 0, redis.call('TIME')\n` +
+    // As numbers once (see batch-script.ts): not converted again by every member's arithmetic.
+    `batch_time = { tonumber(batch_time[1]), tonumber(batch_time[2]) }\n` +
     `for g = 1, tonumber(ARGV[1]) do\n` +
     `  local count, hold = tonumber(ARGV[at]), tonumber(ARGV[at + 1])\n` +
     `  at = at + 2\n` +

@@ -71,7 +71,7 @@ end
 local new_reach = 0
 if new_tat - now > horizon + EPSILON then new_reach = math.max(reach, queue) end
 if OP == 'c' or OP == 'v' or OP == 's' then
-  local deadline, rest = new_tat, struct.pack('<dd', new_tat, new_reach)
+  local deadline, packing, s1, s2, s3 = new_tat, '<ddd', new_tat, new_reach, nil
   --#include compact-write.lua
 end
 if OP == 's' then return nil end

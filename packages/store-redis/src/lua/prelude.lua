@@ -83,12 +83,13 @@ elseif now == nil or now == '' then
   redis_now = now
 else
   now = tonumber(now)
-end
--- A `now` that is not a finite number (an app clock that returned NaN or an infinity, sent as 'NaN' or
--- 'Infinity', which Lua reads as numbers; or a TIME that could not be read) never reaches a state: the
--- script stops before it reads or writes anything, and the store rejects with a StoreError.
-if OP ~= 'r' and (now == nil or now ~= now or now == math.huge or now == -math.huge) then
-  return redis.error_reply('ERR rl: now is not a finite number of ms')
+  -- A caller's `now` that is not a finite number (an app clock that returned NaN or an infinity, sent as
+  -- 'NaN' or 'Infinity', which Lua reads as numbers) never reaches a state: the script stops before it
+  -- reads or writes anything, and the store rejects with a StoreError. Redis TIME is always finite
+  -- (a TIME that could not be read raises), so the check runs on this branch only.
+  if now == nil or now ~= now or now == math.huge or now == -math.huge then
+    return redis.error_reply('ERR rl: now is not a finite number of ms')
+  end
 end
 -- A reservation's maxDelay (ms; nil for every other operation: a consume cannot wait), and an undo's
 -- time of the charge (nil for none) and its delay (0 for none), as the algorithms' TS step and undo take them.

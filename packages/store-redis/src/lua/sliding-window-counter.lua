@@ -102,7 +102,7 @@ else
 end
 -- The current count stops mattering two windows after the current window starts.
 if OP == 'c' or OP == 'v' or OP == 's' then
-  local deadline, rest = start + 2 * WINDOW, struct.pack('<ddd', start, previous, current)
+  local deadline, packing, s1, s2, s3 = start + 2 * WINDOW, '<dddd', start, previous, current
   --#include compact-write.lua
 end
 if OP == 's' then return nil end

@@ -152,12 +152,16 @@ local commit = OP == 'c' or OP == 'v'
 local edge = now - window
 local used = sum
 local dropped = 0
-each_record(function(time, record_cost)
-  if time > edge then return true end
-  used = used - math.abs(record_cost)
-  dropped = dropped + 1
-  return false
-end)
+-- The visit (a closure per call) only when the oldest record has left the window: on the common path
+-- (an empty log, or its oldest record live) nothing is dropped, and the first LRANGE tells it.
+if first == nil or (#first > 0 and struct.unpack('<d', first[1]) <= edge) then
+  each_record(function(time, record_cost)
+    if time > edge then return true end
+    used = used - math.abs(record_cost)
+    dropped = dropped + 1
+    return false
+  end)
+end
 if commit then
   if dropped == count then
     used = 0
@@ -179,20 +183,25 @@ if count > 0 then
   newest, newest_cost = struct.unpack('<dd', raw_newest)
 end
 -- The earliest time enough of the oldest live records at `now` have left the window for `cost` more
--- units, `recorded` being the live sum (`now` when none need to leave): fitTime of the TS step.
-local function fit_time(recorded)
-  local freed = 0
-  local fit = now
-  each_record(function(time, record_cost)
-    if time <= edge then return false end
-    freed = freed + math.abs(record_cost)
-    if recorded - freed + cost <= limit + EPSILON then
-      fit = time + window
-      return true
-    end
-    return false
-  end)
-  return fit
+-- units, `recorded` being the live sum (`now` when none need to leave): fitTime of the TS step. Made
+-- only when there is no room (its two callers, a reservation that must wait and a denial, have none):
+-- a closure made per call costs an admitted decision that never calls it.
+local fit_time = nil
+if not room then
+  fit_time = function(recorded)
+    local freed = 0
+    local fit = now
+    each_record(function(time, record_cost)
+      if time <= edge then return false end
+      freed = freed + math.abs(record_cost)
+      if recorded - freed + cost <= limit + EPSILON then
+        fit = time + window
+        return true
+      end
+      return false
+    end)
+    return fit
+  end
 end
 local allowed
 local slot = math.max(now, newest)

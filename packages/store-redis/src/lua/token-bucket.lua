@@ -84,7 +84,7 @@ end
 -- The bucket is full again (the same as no state) at last + (capacity - tokens) / rate.
 local full_in = (CAPACITY - tokens) / RATE
 if OP == 'c' or OP == 'v' or OP == 's' then
-  local deadline, rest = last + full_in, struct.pack('<dd', tokens, last)
+  local deadline, packing, s1, s2, s3 = last + full_in, '<ddd', tokens, last, nil
   --#include compact-write.lua
 end
 if OP == 's' then return nil end

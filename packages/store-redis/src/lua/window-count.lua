@@ -84,7 +84,7 @@ else
   end
 end
 if OP == 'c' or OP == 'v' or OP == 's' then
-  local deadline, rest = start_end, struct.pack('<dd', start, count)
+  local deadline, packing, s1, s2, s3 = start_end, '<ddd', start, count, nil
   --#include compact-write.lua
 end
 if OP == 's' then return nil end
