@@ -54,6 +54,15 @@ describe('rl simulate --report: the page', () => {
     expect(data.limits[0].keys.map((k: { key: string }) => k.key)).toEqual(['</script><b>x</b>', 'a&b']);
   });
 
+  it('names slices with as many decimals as their boundaries need', async () => {
+    const decimals = async (slice: string) => {
+      const path = join(dir, `slice-${slice}.html`);
+      expect((await rl([...RUN, '--slice', slice, '--report', path])).code).toBe(0);
+      return JSON.parse(/id="rl-data">(.*?)<\/script>/s.exec(readFileSync(path, 'utf8'))![1]!).decimals;
+    };
+    expect([await decimals('1s'), await decimals('250ms'), await decimals('100ms'), await decimals('5ms')]).toEqual([0, 2, 1, 3]);
+  });
+
   it('a name not ending in .html is a usage error naming --report, before anything runs', async () => {
     const { code, stdout, stderr } = await rl([...RUN, '--report', join(dir, 'report.png')]);
     expect([code, stdout]).toEqual([2, '']);

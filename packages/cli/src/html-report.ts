@@ -39,10 +39,10 @@ export async function writeHtmlReport(report: SimulationReport, path: string, op
 export async function renderHtmlReport(report: SimulationReport, options: HtmlReportOptions = {}): Promise<string> {
   const charts: LimitChart[] = [];
   for (let i = 0; i < report.limits.length; i++) charts.push(await renderLimitChartSvg(report, i));
-  const sliceSeconds = report.sliceMs / 1000;
   const data = {
     sliceMs: report.sliceMs,
-    decimals: Math.max(0, Math.min(3, -Math.floor(Math.log10(sliceSeconds)))),
+    // Enough decimals for every slice boundary (a multiple of the slice): 250 ms slices need 2.
+    decimals: [0, 1, 2].find((d) => Number.isInteger(Math.round(report.sliceMs * 1e6) / 10 ** (9 - d))) ?? 3,
     slices: report.limits[0]?.slices.admitted.length ?? 0,
     outcomes: OUTCOMES,
     keyColors: KEY_COLORS,
