@@ -53,11 +53,11 @@ Limits:
 Output:
   --window <duration>   the span of "largest admitted in any window" (default 1s)
   --slice <duration>    the chart's time slice (default: about 120 slices)
-  --chart <file>        write the chart (admitted at once, after a delay, and denied per slice, per limit):
-                        .svg or .png; repeatable
-  --report <file>       write the report as one HTML page (.html; self-contained, no network): the table,
-                        and a chart per limit to point at (a slice's counts for every limit, a line per
-                        key for the 10 busiest keys)
+  --chart <file>        write the chart, .svg or .png (repeatable): per limit and slice, requests
+                        admitted at once, admitted after a delay, and denied
+  --report <file>       write the report as one HTML page (.html; self-contained, no network): the
+                        table, and a chart per limit to point at (a slice's counts for every limit;
+                        a line for each of the 10 busiest keys)
   --json                print the report as JSON (for scripts) instead of the table
   --progress            show progress on stderr even when it is not a terminal
   -h, --help            this help
