@@ -316,6 +316,9 @@ async function main() {
           moduleDetection: 'force',
           strict: true,
           skipLibCheck: true,
+          // Nest's decorators are TypeScript's legacy ones, with the metadata its injector reads (what a Nest project's tsconfig has).
+          experimentalDecorators: true,
+          emitDecoratorMetadata: true,
           types: ['node'],
           rootDir: 'snippets',
           outDir: 'out',
