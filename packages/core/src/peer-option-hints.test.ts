@@ -83,5 +83,5 @@ describe.each([
 });
 
 it("a hono-rate-limiter key generator is named with rl's key", () => {
-  expect(unknownOptionMessage(middleware, 'keyGenerator')).toContain('key: (req) => string');
+  expect(unknownOptionMessage(middleware, 'keyGenerator')).toContain('Fastify (request)');
 });

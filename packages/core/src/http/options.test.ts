@@ -84,7 +84,7 @@ describe("a peer's option names: the error names the rl equivalent, and every un
     ['timeWindow', 'algorithm: fixedWindow({ limit, window })'],
     ['points', 'tokenBucket({ capacity, refillRate })'],
     ['duration', "rate-limiter-flexible's are seconds"],
-    ['keyGenerator', 'key: (req) => string'],
+    ['keyGenerator', "use key, a function of the framework's request"],
     ['id', 'key: (ctx) => string'],
     ['standardHeaders', "headers: 'draft-8'"],
     ['legacyHeaders', "headers: 'legacy'"],
@@ -110,7 +110,7 @@ describe("a peer's option names: the error names the rl equivalent, and every un
     const error = rejection({ windowMs: 15 * 60 * 1000, limit: 100, standardHeaders: 'draft-8', legacyHeaders: false, keyGenerator: () => 'k', algorithm });
     expect(error.fields).toEqual(['rateLimit.windowMs', 'rateLimit.limit', 'rateLimit.standardHeaders', 'rateLimit.legacyHeaders', 'rateLimit.keyGenerator']);
     expect(error.message).toMatch(/^Invalid options rateLimit\.windowMs, rateLimit\.limit, rateLimit\.standardHeaders, rateLimit\.legacyHeaders, rateLimit\.keyGenerator\./);
-    expect(error.message).toContain("keyGenerator (a peer's key function: use key: (req) => string)");
+    expect(error.message).toContain("keyGenerator (a peer's key function: use key, a function of the framework's request (Express and Nest (req), Fastify (request), Koa (ctx), Hono (c)) returning a string)");
     expect(error.message).toContain('rateLimit takes algorithm, limits');
   });
 
