@@ -1,7 +1,8 @@
 import { writeFile } from 'node:fs/promises';
 import { formatDuration, InvalidOptionError } from '@rl/core';
 import { KEY_COLORS, OUTCOMES, renderLimitChartSvg, yLabel, type LimitChart } from './chart.js';
-import { count, ms, seconds } from './format.js';
+import { seconds } from './format.js';
+import { reportTable } from './report.js';
 import type { LimitReport, SimulationReport } from './simulate.js';
 
 /** What the page says about the run besides the report: the traffic's description, the command line. */
@@ -96,18 +97,7 @@ function keyLegendTitle(report: SimulationReport, l: LimitReport): string {
 
 /** The table of the text report, as HTML. */
 function table(report: SimulationReport): string {
-  const w = formatDuration(report.windowMs);
-  const header = ['limit', 'admitted', 'denied', 'delayed', 'delay p50 / p95 / p99 / max', `max in any ${w}`, `bound per key in ${w}`, 'wait'];
-  const rows = report.limits.map((l) => [
-    l.label,
-    count(l.admitted, l.requests),
-    count(l.denied, l.requests),
-    String(l.delayed),
-    `${ms(l.delayMs.p50)} / ${ms(l.delayMs.p95)} / ${ms(l.delayMs.p99)} / ${ms(l.delayMs.max)}`,
-    report.keys === 1 ? String(l.maxInWindow.allKeys) : `${l.maxInWindow.allKeys} (busiest key ${l.maxInWindow.perKey})`,
-    l.maxInWindow.boundPerKey === undefined ? '—' : String(l.maxInWindow.boundPerKey),
-    l.waitMs === null ? 'none' : `up to ${ms(l.waitMs)}`,
-  ]);
+  const { header, rows } = reportTable(report);
   const cells = (tag: string, row: readonly string[]) => row.map((cell, c) => `<${tag}${c > 0 ? ' class="n"' : ''}>${escape(cell)}</${tag}>`).join('');
   return `<div class="table-wrap"><table id="rl-table">
 <thead><tr>${cells('th', header)}</tr></thead>

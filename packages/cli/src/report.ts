@@ -1,4 +1,5 @@
 import { formatDuration } from '@rl/core';
+import { count, ms, seconds } from './format.js';
 import type { LimitReport, SimulationReport } from './simulate.js';
 import { outputWidth, table } from './table.js';
 
@@ -9,6 +10,20 @@ import { outputWidth, table } from './table.js';
  * 100 when stdout is no terminal; see `table`).
  */
 export function formatReport(report: SimulationReport, width: number = outputWidth()): string {
+  const { header, rows } = reportTable(report);
+  const lines = [
+    `${report.requests} requests over ${seconds(report.endMs - report.startMs)}, ${report.keys} key${report.keys === 1 ? '' : 's'}`,
+    '',
+    ...table(header, rows, width),
+    '',
+    'What each really bounds:',
+    ...report.limits.map((l) => `  ${l.label}: ${l.bounds}`),
+  ];
+  return lines.join('\n') + '\n';
+}
+
+/** The report's table, cell by cell: a header and one row per limit (what the text and the HTML reports show). */
+export function reportTable(report: SimulationReport): { header: string[]; rows: string[][] } {
   const w = formatDuration(report.windowMs);
   const header = ['limit', 'admitted', 'denied', 'delayed', 'delay p50 / p95 / p99 / max', `max in any ${w}`, `bound per key in ${w}`, 'wait'];
   const rows = report.limits.map((l) => [
@@ -21,32 +36,10 @@ export function formatReport(report: SimulationReport, width: number = outputWid
     l.maxInWindow.boundPerKey === undefined ? '—' : String(l.maxInWindow.boundPerKey),
     waitText(l),
   ]);
-  const lines = [
-    `${report.requests} requests over ${seconds(report.endMs - report.startMs)}, ${report.keys} key${report.keys === 1 ? '' : 's'}`,
-    '',
-    ...table(header, rows, width),
-    '',
-    'What each really bounds:',
-    ...report.limits.map((l) => `  ${l.label}: ${l.bounds}`),
-  ];
-  return lines.join('\n') + '\n';
+  return { header, rows };
 }
 
 function waitText(l: LimitReport): string {
   if (l.waitMs !== null) return `up to ${ms(l.waitMs)}`;
   return 'none';
 }
-
-function count(n: number, of: number): string {
-  return of === 0 ? '0' : `${n} (${((100 * n) / of).toFixed(1)}%)`;
-}
-
-/** Milliseconds, to 0.1 ms at most. */
-function ms(value: number): string {
-  return `${Number(value.toFixed(1))} ms`;
-}
-
-function seconds(value: number): string {
-  return `${Number((value / 1000).toFixed(3))} s`;
-}
-
