@@ -72,7 +72,7 @@ export function rateLimit(options: RateLimitOptions): RateLimitMiddleware {
     'rateLimit',
     given,
     {
-      remoteAddress: (c) => clientAddress(c),
+      remoteAddress: clientAddress,
       headers: requestHeaders,
       line: (c) => `${c.req.method} ${c.req.path}`,
     },
@@ -87,7 +87,7 @@ export function rateLimit(options: RateLimitOptions): RateLimitMiddleware {
       c.set('rateLimit', result);
       return earlier;
     },
-    proceed: (c, exchange, next) => proceed(c, exchange, next),
+    proceed,
     onLimit: options.onLimit === undefined ? undefined : (c, result) => (options.onLimit!(c, result) ?? undefined) as Response | undefined | Promise<Response | undefined>,
     requestWasSuccessful: requestWasSuccessful === undefined ? undefined : (c) => requestWasSuccessful(c),
   };
@@ -110,7 +110,7 @@ export function rateLimit(options: RateLimitOptions): RateLimitMiddleware {
 /**
  * Runs the rest of the chain. The outermost rl middleware of the request (the last to return) then
  * puts the headers every rl middleware set on the final response, and watches its end; a throw from
- * the chain tells the watchers the response never finished.
+ * the chain (one Hono's `onError` did not answer) is the 500 the runtime will send.
  */
 async function proceed(c: Context, exchange: FetchExchange, next: Next): Promise<Response | undefined> {
   exchange.depth++;
