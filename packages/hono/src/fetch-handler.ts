@@ -1,7 +1,7 @@
 import type { HttpRateLimitOptions, LimitOptions, RateLimitResult } from '@rl/core';
-import { FetchExchange, HttpRateLimiter, Responder, runtimeClientAddress, withLimiter, idempotencyKeyFrom, type LimiterHandle, type TrustProxy } from '@rl/core/http';
+import { HttpRateLimiter, Responder, runtimeClientAddress, withLimiter, idempotencyKeyFrom, type FetchExchange, type LimiterHandle, type TrustProxy } from '@rl/core/http';
 import { fetchBinding } from './binding.js';
-import { fetchIO, type FetchIdiom } from './fetch-io.js';
+import { fetchIO, inExchange, type FetchIdiom } from './fetch-io.js';
 
 /** A Fetch handler: `Bun.serve({ fetch })`, `Deno.serve(handler)`, a Worker's `fetch`, a Next.js route handler. */
 export type FetchHandler<Args extends unknown[]> = (request: Request, ...rest: Args) => Response | Promise<Response>;
@@ -45,8 +45,6 @@ export type RateLimitedHandler<Args extends unknown[]> = ((request: Request, ...
 
 /** The arguments a runtime passed beside each request in flight (its server, connection info, env): what the client address is read from. */
 const rests = new WeakMap<Request, readonly unknown[]>();
-/** The exchange of each request in flight, shared by the wrappers around one handler (so their headers merge). */
-const exchanges = new WeakMap<Request, FetchExchange>();
 /** The result of each request in flight: {@link rateLimitOf}. */
 const results = new WeakMap<Request, RateLimitResult>();
 
@@ -105,13 +103,21 @@ export function withRateLimit<Args extends unknown[]>(handler: FetchHandler<Args
   };
   const responder = new Responder(limiter, fetchIO(idiom, limiter.doubleCount), 'withRateLimit');
 
-  const limited = async function rateLimited(request: Request, ...rest: Args): Promise<Response> {
-    if (rest.length > 0) rests.set(request, rest);
-    let exchange = exchanges.get(request);
-    if (exchange === undefined) exchanges.set(request, (exchange = new FetchExchange(request)));
+  const respond = async (request: Request, exchange: FetchExchange, rest: Args): Promise<Response> => {
     let result = limiter.decide(request);
     if (result instanceof Promise) result = await result;
     return (await responder.respond(request, exchange, rest, result))!;
+  };
+  const limited = async function rateLimited(request: Request, ...rest: Args): Promise<Response> {
+    return inExchange(request, undefined, (exchange, outermost) => {
+      if (outermost) {
+        // A request answered before (the same `Request` handled again) starts afresh: its own result chain and runtime arguments.
+        results.delete(request);
+        if (rest.length === 0) rests.delete(request);
+      }
+      if (rest.length > 0) rests.set(request, rest);
+      return respond(request, exchange, rest);
+    });
   } as RateLimitedHandler<Args>;
   limited.close = () => limiter.close();
   return withLimiter(limited, limiter) as RateLimitedHandler<Args>;

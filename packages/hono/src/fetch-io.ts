@@ -1,5 +1,5 @@
 import type { RateLimitResult } from '@rl/core';
-import { fetchHeaderAccess, problemBody, warnLateError, type DoubleCountCheck, type FetchExchange, type ResponseIO } from '@rl/core/http';
+import { FetchExchange, fetchHeaderAccess, problemBody, warnLateError, type DoubleCountCheck, type ResponseIO } from '@rl/core/http';
 
 /**
  * What the two Fetch adapters (Hono's middleware, `withRateLimit`) tell the shared `ResponseIO` apart:
@@ -14,6 +14,30 @@ export interface FetchIdiom<Req, Next> {
   readonly onLimit: ((req: Req, result: RateLimitResult) => Response | undefined | Promise<Response | undefined>) | undefined;
   /** The user's `requestWasSuccessful`, when given. */
   readonly requestWasSuccessful: ((req: Req, exchange: FetchExchange) => boolean | Promise<boolean>) | undefined;
+}
+
+/**
+ * The exchange of each request in flight, shared by every rl middleware and wrapper on it, whichever
+ * entry they came from (a `withRateLimit` handler called from a Hono route with `c.req.raw`, a Hono
+ * app's `fetch` wrapped by `withRateLimit`), so that their headers merge and the outermost finishes.
+ */
+const exchanges = new WeakMap<Request, FetchExchange>();
+
+/**
+ * Runs `respond` with the exchange of `request`: the one an enclosing rl middleware or wrapper made,
+ * or (`outermost` true) a new one, forgotten once `respond` settles, so that the same `Request`
+ * handled again later starts afresh.
+ */
+export async function inExchange<T>(request: Request, connection: { readonly destroyed?: boolean } | undefined, respond: (exchange: FetchExchange, outermost: boolean) => Promise<T>): Promise<T> {
+  const shared = exchanges.get(request);
+  if (shared !== undefined) return respond(shared, false);
+  const exchange = new FetchExchange(request, connection);
+  exchanges.set(request, exchange);
+  try {
+    return await respond(exchange, true);
+  } finally {
+    exchanges.delete(request);
+  }
 }
 
 /** The status of a response whose client left before it was answered: no client reads it (nginx's "client closed request"). */

@@ -1,8 +1,8 @@
 import type { Context, MiddlewareHandler, Next } from 'hono';
 import type { HttpRateLimitOptions, RateLimitResult } from '@rl/core';
-import { FetchExchange, HttpRateLimiter, Responder, runtimeClientAddress, withLimiter, idempotencyKeyFrom, type LimiterHandle, type RequestHeaders, type TrustProxy } from '@rl/core/http';
+import { HttpRateLimiter, Responder, runtimeClientAddress, withLimiter, idempotencyKeyFrom, type FetchExchange, type LimiterHandle, type RequestHeaders, type TrustProxy } from '@rl/core/http';
 import { fetchBinding } from './binding.js';
-import { fetchIO, type FetchIdiom } from './fetch-io.js';
+import { fetchIO, inExchange, type FetchIdiom } from './fetch-io.js';
 
 declare module 'hono' {
   interface ContextVariableMap {
@@ -48,10 +48,6 @@ export interface RateLimitMiddleware extends LimiterHandle<Context, RateLimitMid
   close(): Promise<void>;
 }
 
-/** The exchange of a request, on its context: one per request, whichever rl middleware runs first. */
-const EXCHANGE: unique symbol = Symbol('rl.exchange');
-type WithExchange = Context & { [EXCHANGE]?: FetchExchange };
-
 /**
  * Rate-limit middleware for Hono, on every runtime Hono runs on (Node with `@hono/node-server`, Bun,
  * Deno, Cloudflare Workers): `app.use(rateLimit({ algorithm: tokenBucket({ capacity: 20, refillRate: 10 }) }))`,
@@ -94,14 +90,14 @@ export function rateLimit(options: RateLimitOptions): RateLimitMiddleware {
   const responder = new Responder(limiter, fetchIO(idiom, limiter.doubleCount));
 
   const middleware = async function rateLimitMiddleware(c: Context, next: Next): Promise<Response | void> {
-    const context = c as WithExchange;
-    const exchange = (context[EXCHANGE] ??= new FetchExchange(c.req.raw, (c.env as NodeBindings | undefined)?.outgoing));
-    let result = limiter.decide(c);
-    if (result instanceof Promise) result = await result;
-    // The status a denial's `onLimit` answers with (`c.json(...)` reads it).
-    if (result !== undefined && result.enforcedDeniedBy !== -1) c.status(result.statusCode as 429);
-    // A denial or a dropped request is answered here; an admitted one went on through `next()`.
-    return responder.respond(c, exchange, next, result);
+    return inExchange(c.req.raw, (c.env as NodeBindings | undefined)?.outgoing, async (exchange) => {
+      let result = limiter.decide(c);
+      if (result instanceof Promise) result = await result;
+      // The status a denial's `onLimit` answers with (`c.json(...)` reads it).
+      if (result !== undefined && result.enforcedDeniedBy !== -1) c.status(result.statusCode as 429);
+      // A denial or a dropped request is answered here; an admitted one went on through `next()`.
+      return responder.respond(c, exchange, next, result);
+    });
   } as RateLimitMiddleware;
   middleware.close = () => limiter.close();
   return withLimiter(middleware, limiter);

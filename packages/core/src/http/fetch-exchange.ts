@@ -49,7 +49,7 @@ export class FetchExchange implements CloseNotifier {
    * the client left without the signal.
    */
   constructor(
-    private readonly request: { readonly signal?: AbortSignal },
+    private readonly request: { readonly signal?: AbortSignal; readonly method?: string },
     private readonly connection?: { readonly destroyed?: boolean },
   ) {}
 
@@ -152,7 +152,9 @@ export class FetchExchange implements CloseNotifier {
     this.response = out;
     if (this.watches === undefined) return out;
     const body = out.body;
-    if (body === null) {
+    // A HEAD response sends no body (Hono answers `new Response(null, ...)` over the GET route's, whose
+    // body is then never read): its end is now.
+    if (body === null || this.request.method === 'HEAD') {
       this.end(true);
       return out;
     }

@@ -1,0 +1,81 @@
+// Adversarial cases of the Fetch adapters: what a Node adapter gets from its ServerResponse and a
+// Fetch runtime must be told (HEAD, a Request handled twice, rl middlewares of both entries on one request).
+import { Hono } from 'hono';
+import { describe, expect, it } from 'vitest';
+import { concurrency, fixedWindow } from '@rl/core';
+import { collectWarnings, members, nextTurn } from '@rl/test-support';
+import { rateLimit, rateLimitOf, withRateLimit } from './index.js';
+
+const clock = () => 1_000_000;
+const oneAtATime = { algorithm: concurrency({ limit: 1, lease: '1m' }), key: () => 'k', clock };
+
+describe('a HEAD request', () => {
+  it('gives its concurrency permit back at once on Hono (whose HEAD drops the GET route body unread)', async () => {
+    const app = new Hono();
+    app.use(rateLimit(oneAtATime));
+    app.get('/', (c) => c.text('ok'));
+    const head = await app.request('/', { method: 'HEAD' });
+    expect(head.status).toBe(200);
+    expect(head.body).toBeNull();
+    expect(members(head.headers.get('ratelimit'))[0]!.params.r).toBe(0);
+    // Before the fix the permit stayed taken until its lease (1 minute): every request after one HEAD was a 429.
+    expect((await app.request('/')).status).toBe(200);
+  });
+
+  it('gives its permit back at once through withRateLimit, whatever the runtime does with the body', async () => {
+    const handler = withRateLimit(() => new Response('ok'), oneAtATime);
+    const head = await handler(new Request('http://app/', { method: 'HEAD' }));
+    expect(head.status).toBe(200);
+    // The runtime sends no body for a HEAD and may never read it.
+    expect((await handler(new Request('http://app/'))).status).toBe(200);
+  });
+});
+
+describe('withRateLimit called again with a Request it answered', () => {
+  it('counts it as a new request: its own headers, no stale exchange, no double-count warning', async () => {
+    const handler = withRateLimit(() => new Response('ok'), { algorithm: fixedWindow({ limit: 5, window: '1m' }), key: () => 'k', clock });
+    const request = new Request('http://app/');
+    await collectWarnings('RL_DOUBLE_COUNT', async (warnings) => {
+      const first = await handler(request);
+      await first.text();
+      expect(rateLimitOf(request)?.remaining).toBe(4);
+      const second = await handler(request);
+      await nextTurn();
+      // Before the fix: `"5-in-1m";r=4;t=20, "5-in-1m";r=3;t=20` (the first call's member kept) and an RL_DOUBLE_COUNT warning.
+      expect(members(second.headers.get('ratelimit')).map((member) => member.params.r)).toEqual([3]);
+      expect(members(second.headers.get('ratelimit-policy'))).toHaveLength(1);
+      expect(rateLimitOf(request)?.remaining).toBe(3);
+      expect(warnings).toEqual([]);
+    });
+  });
+});
+
+describe('rl middlewares of both entries on one request', () => {
+  it('merges a withRateLimit handler called from a Hono route with the Hono middleware around it', async () => {
+    const app = new Hono();
+    app.use(rateLimit({ limits: [{ name: 'outer', algorithm: fixedWindow({ limit: 10, window: '1m' }) }], key: () => 'k', clock }));
+    const inner = withRateLimit(() => new Response('ok'), { limits: [{ name: 'inner', algorithm: fixedWindow({ limit: 1, window: '1m' }) }], key: () => 'k', clock });
+    app.all('/api/*', (c) => inner(c.req.raw));
+    const admitted = await app.request('/api/x');
+    expect(admitted.status).toBe(200);
+    expect(members(admitted.headers.get('ratelimit')).map((m) => [m.name, m.params.r])).toEqual([['outer', 9], ['inner', 0]]);
+    const denied = await app.request('/api/x');
+    expect(denied.status).toBe(429);
+    // Before the fix the outer middleware's headers replaced the inner's: a 429 saying only `"outer";r=8`.
+    expect(members(denied.headers.get('ratelimit')).map((m) => [m.name, m.params.r])).toEqual([['outer', 8], ['inner', 0]]);
+    expect(members(denied.headers.get('ratelimit-policy')).map((m) => m.name)).toEqual(['outer', 'inner']);
+  });
+
+  it('merges a Hono app wrapped by withRateLimit, and releases each permit once', async () => {
+    const app = new Hono();
+    app.use(rateLimit({ limits: [{ name: 'app', algorithm: concurrency({ limit: 1, lease: '1m' }) }], key: () => 'k', clock }));
+    app.get('/', (c) => c.text('ok'));
+    const handler = withRateLimit((request: Request) => app.fetch(request), { limits: [{ name: 'edge', algorithm: concurrency({ limit: 1, lease: '1m' }) }], key: () => 'k', clock });
+    for (let i = 0; i < 3; i++) {
+      const response = await handler(new Request('http://app/'));
+      expect(response.status).toBe(200);
+      expect(members(response.headers.get('ratelimit')).map((m) => [m.name, m.params.r])).toEqual([['edge', 0], ['app', 0]]);
+      await response.text();
+    }
+  });
+});
