@@ -1,9 +1,11 @@
 // Adversarial cases of the Fetch adapters: what a Node adapter gets from its ServerResponse and a
 // Fetch runtime must be told (HEAD, a Request handled twice, rl middlewares of both entries on one request).
 import { Hono } from 'hono';
+import { HTTPException } from 'hono/http-exception';
+import { timeout } from 'hono/timeout';
 import { describe, expect, it } from 'vitest';
 import { concurrency, fixedWindow } from '@rl/core';
-import { collectWarnings, members, nextTurn } from '@rl/test-support';
+import { collectWarnings, deferred, members, nextTurn } from '@rl/test-support';
 import { rateLimit, rateLimitOf, withRateLimit } from './index.js';
 
 const clock = () => 1_000_000;
@@ -77,5 +79,34 @@ describe('rl middlewares of both entries on one request', () => {
       expect(members(response.headers.get('ratelimit')).map((m) => [m.name, m.params.r])).toEqual([['edge', 0], ['app', 0]]);
       await response.text();
     }
+  });
+});
+
+describe('a response answered before the handler returned', () => {
+  it('(hono/timeout in front) gives the permit back when the handler ends, with no throw from the middleware', async () => {
+    const app = new Hono();
+    const errors: unknown[] = [];
+    app.onError((error, c) => {
+      if (error instanceof HTTPException) return error.getResponse();
+      errors.push(error);
+      return c.text('error', 500);
+    });
+    const slow = deferred();
+    let calls = 0;
+    app.use(timeout(1));
+    app.use(rateLimit(oneAtATime));
+    app.get('/', async (c) => {
+      if (calls++ === 0) await slow.promise;
+      return c.text('ok');
+    });
+    const timedOut = await app.request('/');
+    expect(timedOut.status).toBe(504);
+    await timedOut.text();
+    // The handler answers after its client got the 504: the middleware finds that response's body being read.
+    slow.resolve();
+    await nextTurn();
+    // Before the fix: "ReadableStream is locked" thrown from the middleware, and the permit held until its lease (every request a 429).
+    expect(errors).toEqual([]);
+    expect((await app.request('/')).status).toBe(200);
   });
 });

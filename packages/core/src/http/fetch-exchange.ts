@@ -153,8 +153,10 @@ export class FetchExchange implements CloseNotifier {
     if (this.watches === undefined) return out;
     const body = out.body;
     // A HEAD response sends no body (Hono answers `new Response(null, ...)` over the GET route's, whose
-    // body is then never read): its end is now.
-    if (body === null || this.request.method === 'HEAD') {
+    // body is then never read): its end is now. So is a body already being read: the response was
+    // answered before the handler returned (hono/timeout's 504, sent while the handler ran on), and
+    // no later reader can wrap it.
+    if (body === null || this.request.method === 'HEAD' || body.locked || out.bodyUsed) {
       this.end(true);
       return out;
     }
