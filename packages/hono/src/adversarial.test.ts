@@ -110,3 +110,17 @@ describe('a response answered before the handler returned', () => {
     expect((await app.request('/')).status).toBe(200);
   });
 });
+
+describe('the client address a runtime gives', () => {
+  it("reads Bun's server passed beside other bindings as c.env.server (hono/bun's getBunServer)", async () => {
+    const keys: string[] = [];
+    const app = new Hono();
+    app.use(rateLimit({ algorithm: concurrency({ limit: 5, lease: '1m' }), clock, observer: { decision: (event) => void keys.push(event.key ?? '') }, observeKeys: true }));
+    app.get('/', (c) => c.text('ok'));
+    const server = { requestIP: () => ({ address: '203.0.113.9', family: 'IPv4', port: 50_000 }) };
+    // `Bun.serve({ fetch: (request, server) => app.fetch(request, { server, DB }) })`: before the fix, no address (InvalidKeyError, a 500).
+    const response = await app.request('/', {}, { server, DB: {} });
+    expect(response.status).toBe(200);
+    expect(keys).toEqual(['203.0.113.9']);
+  });
+});

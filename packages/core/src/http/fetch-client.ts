@@ -51,10 +51,11 @@ interface NodeServerBindings {
  */
 export function runtimeClientAddress(request: Request, context: unknown): string | undefined {
   if (context !== null && typeof context === 'object') {
-    const bindings = ((context as { server?: unknown }).server ?? context) as Partial<NodeServerBindings>;
+    // Hono on Bun takes the server as `c.env` or, beside other bindings, as `c.env.server` (hono/bun's `getBunServer`).
+    const bindings = ((context as { server?: unknown }).server ?? context) as Partial<NodeServerBindings & BunServer>;
     const node = bindings.incoming?.socket?.remoteAddress;
     if (node !== undefined) return node;
-    if (typeof (context as Partial<BunServer>).requestIP === 'function') return (context as BunServer).requestIP(request)?.address ?? undefined;
+    if (typeof bindings.requestIP === 'function') return bindings.requestIP(request)?.address ?? undefined;
     const deno = (context as Partial<DenoServeInfo>).remoteAddr?.hostname;
     if (typeof deno === 'string') return deno;
   }
