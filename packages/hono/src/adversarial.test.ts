@@ -124,3 +124,30 @@ describe('the client address a runtime gives', () => {
     expect(keys).toEqual(['203.0.113.9']);
   });
 });
+
+describe('a handler that throws a non-Error (past app.onError: the runtime answers 500)', () => {
+  it('shows requestWasSuccessful(c) the 500 as c.res, so skipSuccessfulRequests keeps it counted', async () => {
+    const statuses: number[] = [];
+    const app = new Hono();
+    app.use(
+      rateLimit({
+        algorithm: fixedWindow({ limit: 5, window: '1m' }),
+        key: () => 'k',
+        clock,
+        skipSuccessfulRequests: true,
+        requestWasSuccessful: (c) => {
+          statuses.push(c.res.status);
+          return c.res.status < 400;
+        },
+      }),
+    );
+    app.get('/throw', () => {
+      throw 'boom';
+    });
+    app.get('/', (c) => c.text('ok'));
+    await expect(app.request('/throw')).rejects.toBe('boom');
+    // Before the fix c.res was Hono's default 200: the failure counted as a success and its unit given back (r=4 below).
+    expect(statuses).toEqual([500]);
+    expect(members((await app.request('/')).headers.get('ratelimit'))[0]!.params.r).toBe(3);
+  });
+});

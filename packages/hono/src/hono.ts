@@ -113,7 +113,11 @@ async function proceed(c: Context, exchange: FetchExchange, next: Next): Promise
   try {
     await next();
   } catch (error) {
-    if (--exchange.depth === 0) exchange.failed();
+    if (--exchange.depth === 0) {
+      // What the runtime answers, as `c.res` for `requestWasSuccessful(c)` and `actualCost(c)` (else Hono's default 200).
+      c.res = new Response(null, { status: 500 });
+      exchange.failed();
+    }
     throw error;
   }
   if (--exchange.depth !== 0) return undefined;
