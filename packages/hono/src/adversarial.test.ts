@@ -151,3 +151,37 @@ describe('a handler that throws a non-Error (past app.onError: the runtime answe
     expect(members((await app.request('/')).headers.get('ratelimit'))[0]!.params.r).toBe(3);
   });
 });
+
+describe('a denial on Hono', () => {
+  it("keeps the headers earlier middlewares set with c.header() (hono/request-id's X-Request-Id), as the handler's responses do", async () => {
+    const app = new Hono();
+    app.use(async (c, next) => {
+      c.header('X-Request-Id', 'req-1');
+      c.header('Set-Cookie', 'session=1', { append: true });
+      await next();
+    });
+    app.use(rateLimit({ algorithm: fixedWindow({ limit: 1, window: '1m' }), key: () => 'k', clock }));
+    const custom = new Hono();
+    custom.use(async (c, next) => {
+      c.header('Set-Cookie', 'session=1', { append: true });
+      await next();
+    });
+    custom.use(rateLimit({ algorithm: fixedWindow({ limit: 1, window: '1m' }), key: () => 'k', clock, onLimit: (c) => c.json({ slow: 'down' }) }));
+    custom.get('/', (c) => c.text('ok'));
+    app.get('/', (c) => c.text('ok'));
+    expect((await app.request('/')).headers.get('x-request-id')).toBe('req-1');
+    const denied = await app.request('/');
+    expect(denied.status).toBe(429);
+    expect(denied.headers.get('content-type')).toBe('application/problem+json');
+    expect(denied.headers.get('retry-after')).not.toBeNull();
+    // Before the fix the default denial was a Response made apart from Hono's context: it had none of them.
+    expect(denied.headers.get('x-request-id')).toBe('req-1');
+    expect(denied.headers.getSetCookie()).toEqual(['session=1']);
+    // An onLimit answering through the context has them already: not twice.
+    await (await custom.request('/')).text();
+    const customDenied = await custom.request('/');
+    expect(customDenied.status).toBe(429);
+    expect(customDenied.headers.getSetCookie()).toEqual(['session=1']);
+    expect(await customDenied.json()).toEqual({ slow: 'down' });
+  });
+});

@@ -96,7 +96,12 @@ export function rateLimit(options: RateLimitOptions): RateLimitMiddleware {
       // The status a denial's `onLimit` answers with (`c.json(...)` reads it).
       if (result !== undefined && result.enforcedDeniedBy !== -1) c.status(result.statusCode as 429);
       // A denial or a dropped request is answered here; an admitted one went on through `next()`.
-      return responder.respond(c, exchange, next, result);
+      const answer = await responder.respond(c, exchange, next, result);
+      if (answer === undefined) return undefined;
+      // Set over `c.res` (which reading makes from the headers earlier middlewares set with `c.header()`):
+      // Hono's setter puts those on it, as on the handler's response (no Set-Cookie twice).
+      if (c.res !== answer) c.res = answer;
+      return c.res;
     });
   } as RateLimitMiddleware;
   middleware.close = () => limiter.close();
