@@ -185,3 +185,13 @@ describe('a denial on Hono', () => {
     expect(await customDenied.json()).toEqual({ slow: 'down' });
   });
 });
+
+describe('withRateLimit around a Bun WebSocket upgrade', () => {
+  it('passes on the handler answering no Response (`if (server.upgrade(request)) return;`) and gives the permit back', async () => {
+    const upgrade = ((_request: Request) => undefined) as unknown as (request: Request) => Response;
+    const handler = withRateLimit(upgrade, oneAtATime);
+    // Before the fix: a TypeError (reading the status of undefined), and the permit held until its lease.
+    await expect(handler(new Request('http://app/chat'))).resolves.toBeUndefined();
+    await expect(handler(new Request('http://app/chat'))).resolves.toBeUndefined();
+  });
+});

@@ -96,7 +96,14 @@ export function withRateLimit<Args extends unknown[]>(handler: FetchHandler<Args
         if (--exchange.depth === 0) exchange.failed();
         throw error;
       }
-      return --exchange.depth === 0 ? exchange.finish(response) : response;
+      if (--exchange.depth !== 0) return response;
+      // No Response: Bun's `if (server.upgrade(request)) return;` (the connection is a WebSocket's now).
+      // Nothing to put headers on; what waits for the end hears it now, as a finished exchange.
+      if ((response as Response | undefined) === undefined) {
+        exchange.finish(new Response(null));
+        return response;
+      }
+      return exchange.finish(response);
     },
     onLimit: options.onLimit === undefined ? undefined : (request, result) => (options.onLimit!(request, result) ?? undefined) as Response | undefined | Promise<Response | undefined>,
     requestWasSuccessful: requestWasSuccessful === undefined ? undefined : (request, exchange) => requestWasSuccessful(request, exchange.response!),
