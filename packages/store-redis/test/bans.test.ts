@@ -19,15 +19,21 @@ async function clientOf(deployment: 'standalone' | 'cluster'): Promise<RedisClie
 }
 const close = (client: RedisClient) => (client as Redis).disconnect();
 
+/** Listeners waiting for a message, held strongly: a store holds its listeners weakly, and nothing else holds these. */
+const waiting = new Set<(key: string | undefined) => void>();
+
 /** Resolves once `store` has told its listeners (its deny caches among them) of `storageKey`'s reset or unban. */
-function heard(store: RedisStore, storageKey: string): { done: Promise<void>; listener: (key: string | undefined) => void } {
+function heard(store: RedisStore, storageKey: string): { done: Promise<void> } {
   let resolve: () => void = () => {};
   const done = new Promise<void>((r) => (resolve = r));
-  const listener = (key: string | undefined) => {
-    if (key === undefined || key === storageKey) resolve();
+  const listener = (key: string | undefined): void => {
+    if (key !== undefined && key !== storageKey) return;
+    waiting.delete(listener);
+    resolve();
   };
+  waiting.add(listener);
   store.watchResets(listener);
-  return { done, listener };
+  return { done };
 }
 
 describe.each(['standalone', 'cluster'] as const)('bans on %s Redis', (deployment) => {
