@@ -8,6 +8,7 @@ import { describe, expect, it } from 'vitest';
 import { createLimiter, fixedWindow, tokenBucket, type Limiter } from '@rl/core';
 import { RedisStore, type RedisClient } from '@rl/store-redis';
 import { useRedisDeployments } from '@rl/test-support';
+import { heard } from './support/reset-heard.js';
 
 const deployments = useRedisDeployments('bans');
 
@@ -18,23 +19,6 @@ async function clientOf(deployment: 'standalone' | 'cluster'): Promise<RedisClie
   return client;
 }
 const close = (client: RedisClient) => (client as Redis).disconnect();
-
-/** Listeners waiting for a message, held strongly: a store holds its listeners weakly, and nothing else holds these. */
-const waiting = new Set<(key: string | undefined) => void>();
-
-/** Resolves once `store` has told its listeners (its deny caches among them) of `storageKey`'s reset or unban. */
-function heard(store: RedisStore, storageKey: string): { done: Promise<void> } {
-  let resolve: () => void = () => {};
-  const done = new Promise<void>((r) => (resolve = r));
-  const listener = (key: string | undefined): void => {
-    if (key !== undefined && key !== storageKey) return;
-    waiting.delete(listener);
-    resolve();
-  };
-  waiting.add(listener);
-  store.watchResets(listener);
-  return { done };
-}
 
 describe.each(['standalone', 'cluster'] as const)('bans on %s Redis', (deployment) => {
   it('three instances with deny caches on: a ban on A is denied at once by B and C; after the unban on A, their next requests are admitted (0 stale decisions)', async () => {
@@ -54,7 +38,7 @@ describe.each(['standalone', 'cluster'] as const)('bans on %s Redis', (deploymen
       }
       const waits = [heard(stores[1]!, b.storageKey('k')), heard(stores[2]!, c.storageKey('k'))];
       await a.unblock('k');
-      await Promise.all(waits.map((w) => w.done));
+      await Promise.all(waits);
       expect(await b.consume('k')).toMatchObject({ allowed: true, remaining: 96 });
       expect(await c.consume('k')).toMatchObject({ allowed: true, remaining: 95 });
       // Another key was never banned.
@@ -64,7 +48,7 @@ describe.each(['standalone', 'cluster'] as const)('bans on %s Redis', (deploymen
       for (const limiter of [b, c]) expect(await limiter.consume('k')).toMatchObject({ allowed: false, reason: 'blocked' });
       const shortened = [heard(stores[1]!, b.storageKey('k')), heard(stores[2]!, c.storageKey('k'))];
       await a.block('k', 1);
-      await Promise.all(shortened.map((w) => w.done));
+      await Promise.all(shortened);
       await new Promise((resolve) => setTimeout(resolve, 5));
       for (const limiter of [b, c]) expect((await limiter.consume('k')).allowed).toBe(true);
     } finally {

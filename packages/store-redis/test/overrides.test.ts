@@ -11,6 +11,7 @@ import { describe, expect, it } from 'vitest';
 import { createLimiter, fixedWindow, tokenBucket, type Limiter } from '@rl/core';
 import { RedisStore, type RedisClient } from '@rl/store-redis';
 import { useRedisDeployments } from '@rl/test-support';
+import { heard } from './support/reset-heard.js';
 
 const deployments = useRedisDeployments('overrides');
 
@@ -24,22 +25,6 @@ const close = (client: RedisClient) => (client as Redis).disconnect();
 /** A full collection, for a count of the heap the process keeps (V8's `gc`, exposed for this file). */
 setFlagsFromString('--expose-gc');
 const collect = runInNewContext('gc') as () => void;
-
-/** Listeners waiting for a message, held strongly: a store holds its listeners weakly, and nothing else holds these. */
-const waiting = new Set<(key: string | undefined) => void>();
-
-/** Resolves once `store` has told its listeners (its deny caches among them) of `storageKey`'s change. */
-function heard(store: RedisStore, storageKey: string): Promise<void> {
-  return new Promise<void>((resolve) => {
-    const listener = (key: string | undefined): void => {
-      if (key !== undefined && key !== storageKey) return;
-      waiting.delete(listener);
-      resolve();
-    };
-    waiting.add(listener);
-    store.watchResets(listener);
-  });
-}
 
 /** Script calls Redis has run (EVALSHA and EVAL), on every master of the deployment. */
 async function scriptCalls(admins: readonly Redis[]): Promise<number> {
