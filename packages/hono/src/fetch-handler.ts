@@ -88,15 +88,8 @@ export function withRateLimit<Args extends unknown[]>(handler: FetchHandler<Args
     },
     // The outermost wrapper of a request (the last to return) puts every wrapper's headers on the response and watches its end.
     proceed: async (request, exchange, rest) => {
-      let response: Response;
-      exchange.depth++;
-      try {
-        response = await handler(request, ...rest);
-      } catch (error) {
-        if (--exchange.depth === 0) exchange.failed();
-        throw error;
-      }
-      if (--exchange.depth !== 0) return response;
+      const response = await exchange.descend(async () => handler(request, ...rest));
+      if (!exchange.outermostReturned) return response;
       // No Response: Bun's `if (server.upgrade(request)) return;` (the connection is a WebSocket's now).
       // Nothing to put headers on; what waits for the end hears it now, as a finished exchange.
       if ((response as Response | undefined) === undefined) {

@@ -114,18 +114,9 @@ export function rateLimit(options: RateLimitOptions): RateLimitMiddleware {
  * the chain (one Hono's `onError` did not answer) is the 500 the runtime will send.
  */
 async function proceed(c: Context, exchange: FetchExchange, next: Next): Promise<Response | undefined> {
-  exchange.depth++;
-  try {
-    await next();
-  } catch (error) {
-    if (--exchange.depth === 0) {
-      // What the runtime answers, as `c.res` for `requestWasSuccessful(c)` and `actualCost(c)` (else Hono's default 200).
-      c.res = new Response(null, { status: 500 });
-      exchange.failed();
-    }
-    throw error;
-  }
-  if (--exchange.depth !== 0) return undefined;
+  // A throw: what the runtime answers is shown as `c.res` to `requestWasSuccessful(c)` and `actualCost(c)` (else Hono's default 200).
+  await exchange.descend(next, () => (c.res = new Response(null, { status: 500 })));
+  if (!exchange.outermostReturned) return undefined;
   const response = c.res;
   const finished = exchange.finish(response);
   if (finished !== response) c.res = finished;

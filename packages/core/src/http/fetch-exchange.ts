@@ -4,7 +4,7 @@ import { PROBLEM_CONTENT_TYPE } from './problem.js';
 import type { ResponseEnded } from './response-io.js';
 import type { RateLimitResult } from './result.js';
 
-/** A listener of the client's leaving, and the one the `AbortSignal` calls (no closure per hold is kept twice). */
+/** A listener of the client's leaving (the request's `AbortSignal` calls it). */
 type CloseListener = () => void;
 
 interface EndWatch {
@@ -39,8 +39,8 @@ export class FetchExchange implements CloseNotifier {
   response: Response | undefined = undefined;
   /** True once the response body was read to its end (Node's `writableFinished`). */
   writableFinished = false;
-  /** How many rl middlewares of the request are running the rest of its chain: the outermost (the last to return, at 0) finishes the exchange. */
-  depth = 0;
+  /** How many rl middlewares of the request are running the rest of its chain (see {@link descend}). */
+  private depth = 0;
 
   /**
    * `request`: the request, whose `signal` is read only when a hold or a watch needs it (making one
@@ -77,21 +77,43 @@ export class FetchExchange implements CloseNotifier {
 
   /** A header set so far (case-insensitive), or undefined. */
   header(name: string): string | undefined {
-    const pairs = this.pairs;
-    for (let i = 0; i < pairs.length; i += 2) if (equalsIgnoringCase(pairs[i]!, name)) return pairs[i + 1];
-    return undefined;
+    const at = this.indexOf(name);
+    return at === -1 ? undefined : this.pairs[at + 1];
   }
 
   /** Sets header `name` (replacing one of the same name). */
   setHeader(name: string, value: string): void {
-    const pairs = this.pairs;
-    for (let i = 0; i < pairs.length; i += 2) {
-      if (equalsIgnoringCase(pairs[i]!, name)) {
-        pairs[i + 1] = value;
-        return;
+    const at = this.indexOf(name);
+    if (at === -1) this.pairs.push(name, value);
+    else this.pairs[at + 1] = value;
+  }
+
+  /**
+   * Runs the rest of the request's chain (`run`: the next middleware, the handler) for one rl
+   * middleware. Resolves what `run` resolves; the rl middleware that made the exchange, the outermost,
+   * is the last to return, and {@link outermostReturned} is then true: it finishes the exchange. A
+   * throw from `run` reaching the outermost is the 500 the runtime sends: `failing` is called (to show
+   * it where the framework keeps the response), then the watchers hear it ({@link failed}), and the
+   * throw goes on.
+   */
+  async descend<T>(run: () => Promise<T>, failing?: () => void): Promise<T> {
+    this.depth++;
+    try {
+      return await run();
+    } catch (error) {
+      if (this.depth === 1) {
+        failing?.();
+        this.failed();
       }
+      throw error;
+    } finally {
+      this.depth--;
     }
-    pairs.push(name, value);
+  }
+
+  /** True once no rl middleware of the request is running the rest of its chain: the one that just returned from {@link descend} is the outermost. */
+  get outermostReturned(): boolean {
+    return this.depth === 0;
   }
 
   /** True on the first call: no rl middleware has written its headers on this request yet. */
@@ -216,6 +238,13 @@ export class FetchExchange implements CloseNotifier {
         await reader.cancel(reason);
       },
     });
+  }
+
+  /** The index in {@link pairs} of header `name` (case-insensitive), or -1. */
+  private indexOf(name: string): number {
+    const pairs = this.pairs;
+    for (let i = 0; i < pairs.length; i += 2) if (equalsIgnoringCase(pairs[i]!, name)) return i;
+    return -1;
   }
 
   private copyTo(headers: Headers): void {
