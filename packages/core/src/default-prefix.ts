@@ -1,11 +1,8 @@
-import { emitWarning } from './runtime.js';
+import { emitWarningOnce } from './runtime.js';
 import type { Store } from './store/interface.js';
 
 /** The code of the warning for a limit on a shared (remote) store without a prefix of its own. */
 export const DEFAULT_PREFIX_CODE = 'RL_DEFAULT_PREFIX';
-
-/** The default namespaces warned about in this process: each once. */
-const warned = new Set<string>();
 
 /**
  * Warns `RL_DEFAULT_PREFIX` when a limit keeps its state in a remote store (`capabilities.local`
@@ -18,10 +15,9 @@ const warned = new Set<string>();
  */
 export function warnDefaultPrefix(store: Store | undefined, owner: string, namespace: string): void {
   if (store === undefined || store.capabilities.local) return;
-  if (warned.has(namespace)) return;
-  warned.add(namespace);
   const where = namespace === '' ? 'with no prefix (its keys as given)' : `under the default prefix "${namespace}"`;
-  emitWarning(
+  emitWarningOnce(
+    namespace,
     `${owner} keeps its counts in a shared store ${where}: every app on the same Redis with the same default shares them, and their denials. ` +
       `Give each app (and each limit) a prefix of its own: ${owner}({ …, prefix: 'my-app' }). The instances of one app share a limit by sharing its prefix.`,
     { code: DEFAULT_PREFIX_CODE },

@@ -24,6 +24,20 @@ export function emitWarning(warning: string | Error, options?: { code: string })
   console.warn(code === undefined ? message : `(${code}) ${message}`);
 }
 
+/** The warnings {@link emitWarningOnce} has emitted in this process, by code and id. */
+const emittedOnce = new Set<string>();
+
+/**
+ * {@link emitWarning} once per process for each `id` of a `code` (a field and its value, a namespace):
+ * a warning about a configuration is said when it is made, not each time it is made again.
+ */
+export function emitWarningOnce(id: string, warning: string, options: { code: string }): void {
+  const seen = `${options.code}\u0000${id}`;
+  if (emittedOnce.has(seen)) return;
+  emittedOnce.add(seen);
+  emitWarning(warning, options);
+}
+
 /** Runs `callback(value)` after the I/O that is waiting (Node's `setImmediate`, read at each call; a 0 ms timeout where the runtime has none). */
 export function afterIo<T>(callback: (value: T) => void, value: T): void {
   const immediate = (globalThis as { setImmediate?: (callback: (value: T) => void, value: T) => unknown }).setImmediate;

@@ -1,10 +1,7 @@
-import { emitWarning } from './runtime.js';
+import { emitWarningOnce } from './runtime.js';
 
 /** The code of the warning for a window or interval given as a bare number under one second. */
 export const SHORT_WINDOW_CODE = 'RL_SHORT_WINDOW';
-
-/** The `field=value` pairs warned about in this process: each once. */
-const warned = new Set<string>();
 
 /**
  * Warns `RL_SHORT_WINDOW` when a window or interval (`field`, for example `fixedWindow.window`) was
@@ -14,10 +11,8 @@ const warned = new Set<string>();
  */
 export function warnShortSpan(value: unknown, field: string): void {
   if (typeof value !== 'number' || !(value < 1000)) return;
-  const id = `${field}=${value}`;
-  if (warned.has(id)) return;
-  warned.add(id);
-  emitWarning(
+  emitWarningOnce(
+    `${field}=${value}`,
     `${field}: ${value} is ${value} ms: did you mean '${value}s'? A bare number is milliseconds; write '${value}ms' to keep ${value} ms without this warning.`,
     { code: SHORT_WINDOW_CODE },
   );
