@@ -19,6 +19,20 @@ function factoryName(value: unknown): string | undefined {
   return Object.entries(ALGORITHM_FACTORIES).find(([, factory]) => factory === value)?.[0];
 }
 
+/**
+ * What Redis client `value` is (`an ioredis (or iovalkey) client`, `a node-redis client`), recognized
+ * by its methods, or undefined: for the errors of a client given where a store or a store's options go.
+ */
+export function redisClientKind(value: unknown): string | undefined {
+  if (value === null || typeof value !== 'object') return undefined;
+  if (has(value, 'defineCommand', 'evalsha')) return 'an ioredis (or iovalkey) client';
+  if (has(value, 'sendCommand') && (has(value, 'connect') || 'isOpen' in value)) return 'a node-redis client';
+  return undefined;
+}
+
+/** True for a `Limiter` (from `createLimiter`), given where its store or its options go. */
+const isLimiter = (value: object): boolean => has(value, 'consume', 'peek', 'reset') && 'isConcurrencyLimit' in value;
+
 /** What a Redis client or another library's object given as `store` is, and the fix; undefined for anything else. */
 function storeMistake(value: unknown): Mistake | undefined {
   const redisStore = 'store: new RedisStore({ client }) from @rl/store-redis (npm install @rl/store-redis), with the client itself';
@@ -26,13 +40,13 @@ function storeMistake(value: unknown): Mistake | undefined {
     return { shown: 'a function (rate-limit-redis takes sendCommand; rl does not)', fix: `a store object: ${redisStore}, or new MemoryStore()` };
   }
   if (value === null || typeof value !== 'object') return undefined;
-  if (has(value, 'defineCommand', 'evalsha')) return { shown: 'an ioredis (or iovalkey) client', fix: `a store: pass ${redisStore}` };
-  if (has(value, 'sendCommand') && (has(value, 'connect') || 'isOpen' in value)) return { shown: 'a node-redis client', fix: `a store: pass ${redisStore}` };
+  const client = redisClientKind(value);
+  if (client !== undefined) return { shown: client, fix: `a store: pass ${redisStore}` };
   if (has(value, 'increment', 'resetKey')) {
     return { shown: "an express-rate-limit store (rate-limit-redis's RedisStore, or another)", fix: `an rl store, which takes the Redis client rather than sendCommand: ${redisStore}` };
   }
   if (has(value, 'consume', 'penalty', 'reward')) return { shown: 'a rate-limiter-flexible limiter', fix: `an rl store (the limiter's algorithm goes in algorithm): ${redisStore}, or new MemoryStore()` };
-  if (has(value, 'consume', 'peek', 'reset') && 'isConcurrencyLimit' in value) return { shown: 'a Limiter (from createLimiter)', fix: 'the store that limiter was created with (new MemoryStore(), new RedisStore({ client }))' };
+  if (isLimiter(value)) return { shown: 'a Limiter (from createLimiter)', fix: 'the store that limiter was created with (new MemoryStore(), new RedisStore({ client }))' };
   return undefined;
 }
 
@@ -56,7 +70,7 @@ export function refuseOptionsMistake(options: unknown, owner: string): void {
   if (factory !== undefined) {
     throw new InvalidOptionError(owner, options, `an options object with the algorithm called: ${owner}({ algorithm: ${factory}({ … }) })`, [owner], `the ${factory} factory`);
   }
-  if (options !== null && typeof options === 'object' && has(options, 'consume', 'peek', 'reset') && 'isConcurrencyLimit' in options) {
+  if (options !== null && typeof options === 'object' && isLimiter(options)) {
     throw new InvalidOptionError(owner, options, `the options of a limit, not a limiter: ${owner}(${example}) (the same algorithm, store and prefix the limiter was created with)`, [owner], 'a Limiter (from createLimiter)');
   }
   const store = storeMistake(options);

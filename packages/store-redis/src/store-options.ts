@@ -1,4 +1,4 @@
-import { InvalidOptionError, checkOptions } from '@rl/core/store';
+import { InvalidOptionError, checkOptions, redisClientKind } from '@rl/core/store';
 import type { RedisClient } from './clients/client.js';
 import { DEFAULT_BUCKETS } from './keys.js';
 
@@ -65,15 +65,6 @@ const PEER_STORE_OPTIONS: Readonly<Record<string, string>> = Object.freeze({
   keyPrefix: "rate-limiter-flexible's keyPrefix: use prefix (or the limit's own prefix)",
 });
 
-/** What the client given in place of the options is (`new RedisStore(client)`), or undefined. */
-function clientGivenAsOptions(options: unknown): string | undefined {
-  if (options === null || typeof options !== 'object') return undefined;
-  const fn = (name: string) => typeof (options as Record<string, unknown>)[name] === 'function';
-  if (fn('defineCommand') && fn('evalsha')) return 'an ioredis (or iovalkey) client';
-  if (fn('sendCommand') && (fn('connect') || 'isOpen' in options)) return 'a node-redis client';
-  return undefined;
-}
-
 /** Decisions per batch call unless `batch.maxSize` says otherwise. */
 export const DEFAULT_BATCH_SIZE = 16;
 
@@ -92,7 +83,8 @@ export interface RedisStoreConfig {
  * bad value like any other.
  */
 export function parseStoreOptions(options: RedisStoreOptions): RedisStoreConfig {
-  const client = clientGivenAsOptions(options);
+  // `new RedisStore(client)`: the client given in place of the options.
+  const client = redisClientKind(options);
   if (client !== undefined) throw new InvalidOptionError('RedisStore', options, 'an options object with the client in it: new RedisStore({ client })', ['RedisStore'], client);
   const o = checkOptions(options, ['client', 'prefix', 'buckets', 'batch'], 'RedisStore', PEER_STORE_OPTIONS);
   const prefix = o.prefix === undefined ? 'rl:' : o.prefix;

@@ -40,3 +40,4 @@ export { OverrideTable } from './overrides.js';
 export { checkOptions } from '../options.js';
 export { parseTimerDuration, MAX_TIMER_MS } from '../duration.js';
 export { keyDigest } from './key-digest.js';
+export { redisClientKind } from '../option-mistakes.js';
