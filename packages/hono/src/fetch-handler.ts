@@ -1,6 +1,6 @@
 import type { HttpRateLimitOptions, LimitOptions, RateLimitResult } from '@rl/core';
-import { HttpRateLimiter, Responder, runtimeClientAddress, withLimiter, idempotencyKeyFrom, type FetchExchange, type LimiterHandle, type TrustProxy } from '@rl/core/http';
-import { fetchBinding } from './binding.js';
+import { HttpRateLimiter, Responder, checkOptionNames, runtimeClientAddress, withLimiter, idempotencyKeyFrom, type FetchExchange, type LimiterHandle, type TrustProxy } from '@rl/core/http';
+import { FETCH_ADAPTER_OPTIONS, fetchBinding } from './binding.js';
 import { fetchIO, inExchange, type FetchIdiom } from './fetch-io.js';
 
 /** A Fetch handler: `Bun.serve({ fetch })`, `Deno.serve(handler)`, a Worker's `fetch`, a Next.js route handler. */
@@ -65,7 +65,8 @@ export function rateLimitOf(request: Request): RateLimitResult | undefined {
  * runtime answers 500) and charges no limit.
  */
 export function withRateLimit<Args extends unknown[]>(handler: FetchHandler<Args>, options: FetchRateLimitOptions): RateLimitedHandler<Args> {
-  const given = options as unknown as Readonly<Record<string, unknown>>;
+  // Options that are no object are a typed error here, before anything reads them.
+  const given = checkOptionNames(options, 'withRateLimit', FETCH_ADAPTER_OPTIONS);
   const clientAddress = options.clientAddress ?? ((request: Request, context?: unknown) => runtimeClientAddress(request, context));
   const binding = fetchBinding<Request>(
     'withRateLimit',

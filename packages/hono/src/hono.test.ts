@@ -60,6 +60,11 @@ describe('rateLimit on Hono', () => {
     expect(keys).toEqual(['198.51.100.7']);
   });
 
+  it('refuses options that are no object with a typed error, as every adapter does', () => {
+    expect(() => rateLimit(undefined as never)).toThrow(expect.objectContaining({ code: 'RL_INVALID_OPTION', field: 'rateLimit' }));
+    expect(() => withRateLimit(() => new Response(), null as never)).toThrow(expect.objectContaining({ code: 'RL_INVALID_OPTION', field: 'withRateLimit' }));
+  });
+
   it('refuses a bad trustProxy or clientAddress when created', () => {
     expect(() => rateLimit({ algorithm: fixedWindow({ limit: 1, window: '1m' }), trustProxy: -1 })).toThrow(expect.objectContaining({ code: 'RL_INVALID_OPTION', field: 'rateLimit.trustProxy' }));
     expect(() => rateLimit({ algorithm: fixedWindow({ limit: 1, window: '1m' }), clientAddress: 'x' as never })).toThrow(expect.objectContaining({ field: 'rateLimit.clientAddress' }));

@@ -1,7 +1,7 @@
 import type { Context, MiddlewareHandler, Next } from 'hono';
 import type { HttpRateLimitOptions, RateLimitResult } from '@rl/core';
-import { HttpRateLimiter, Responder, runtimeClientAddress, withLimiter, idempotencyKeyFrom, type FetchExchange, type LimiterHandle, type RequestHeaders, type TrustProxy } from '@rl/core/http';
-import { fetchBinding } from './binding.js';
+import { HttpRateLimiter, Responder, checkOptionNames, runtimeClientAddress, withLimiter, idempotencyKeyFrom, type FetchExchange, type LimiterHandle, type RequestHeaders, type TrustProxy } from '@rl/core/http';
+import { FETCH_ADAPTER_OPTIONS, fetchBinding } from './binding.js';
 import { fetchIO, inExchange, type FetchIdiom } from './fetch-io.js';
 
 declare module 'hono' {
@@ -62,7 +62,8 @@ export interface RateLimitMiddleware extends LimiterHandle<Context, RateLimitMid
  * goes to Hono's error handling (`app.onError`) and charges no limit.
  */
 export function rateLimit(options: RateLimitOptions): RateLimitMiddleware {
-  const given = options as unknown as Readonly<Record<string, unknown>>;
+  // Options that are no object are a typed error here, before anything reads them.
+  const given = checkOptionNames(options, 'rateLimit', FETCH_ADAPTER_OPTIONS);
   const clientAddress = options.clientAddress ?? ((c: Context) => runtimeClientAddress(c.req.raw, c.env));
   const binding = fetchBinding<Context>(
     'rateLimit',
