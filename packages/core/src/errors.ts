@@ -28,6 +28,19 @@ export function errorDocsUrl(code: string): string {
 }
 
 /**
+ * The key, in the global symbol registry, of the class names an error of rl carries: its class and
+ * each class above it up to {@link RateLimitError} (not enumerable, frozen).
+ */
+const ERROR_CLASSES: unique symbol = Symbol.for('@rl/core.errorClasses');
+
+/** The names of `target` and of the classes it extends, up to `RateLimitError` included. */
+function classNamesOf(target: abstract new (...args: never[]) => unknown): readonly string[] {
+  const names: string[] = [];
+  for (let at: unknown = target; typeof at === 'function' && at !== Error; at = Object.getPrototypeOf(at)) names.push(at.name);
+  return Object.freeze(names);
+}
+
+/**
  * Base class of every error rl throws. Check `code`, not the message. Every message ends with
  * ` See <errors page>#<code>` (after a full stop, added when the text has none), appended here so that no error can leave it out; what comes before it
  * is the error's own text (tests and users may match on its start).
@@ -39,8 +52,23 @@ export class RateLimitError extends Error {
     super(`${/[.!?]$/.test(message) ? message : `${message}.`} See ${errorDocsUrl(code)}`, options);
     this.name = new.target.name;
     this.code = code;
+    Object.defineProperty(this, ERROR_CLASSES, { value: classNamesOf(new.target) });
+  }
+
+  /**
+   * `error instanceof InvalidOptionError` holds for an error of that class made by either build of
+   * the package (ESM and CommonJS each carry their own classes, and an app may load both: one
+   * dependency `require`s `@rl/core` while the app imports it). Besides the prototype chain, an error
+   * is an instance of a class of this family when the class's name is among the names an error of rl
+   * carries, under a symbol of the global registry that every copy of the package shares.
+   */
+  static override [Symbol.hasInstance](value: unknown): boolean {
+    if (Function.prototype[Symbol.hasInstance].call(this, value)) return true;
+    const names = typeof value === 'object' && value !== null ? (value as { [ERROR_CLASSES]?: unknown })[ERROR_CLASSES] : undefined;
+    return Array.isArray(names) && names.includes(this.name);
   }
 }
+
 
 /**
  * An option given at construction is missing, unknown, or out of range. Thrown synchronously by the
