@@ -19,7 +19,7 @@ export { idempotencyKeyFrom } from './idempotency-key.js';
 export { holdRequest, type CloseNotifier } from './hold.js';
 export { problemBody, PROBLEM_CONTENT_TYPE } from './problem.js';
 export { Responder, type ResponsePolicy } from './responder.js';
-export { endOnNodeClose, warnLateError, type ResponseIO, type ResponseEnded, type NodeResponse } from './response-io.js';
+export { nodeResponseEnds, warnLateError, type ResponseIO, type ResponseEnded, type NodeResponse, type NodeResponseEnds, type EndingResponse } from './response-io.js';
 export { checkSuccessTest, type SuccessTest } from './outcome.js';
 export { OutageLog, consoleLogger, OUTAGE_QUIET_MS, type OutageLogger } from './outage-log.js';
 export { PrefixRegistry } from './prefixes.js';
