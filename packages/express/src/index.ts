@@ -7,7 +7,7 @@ import {
   Responder,
   withLimiter,
   checkAdapterFunctions,
-  endOnNodeClose,
+  nodeResponseEnds,
   idempotencyKeyFrom,
   warnLateError,
   forwardableError,
@@ -78,7 +78,9 @@ const expressBinding: FrameworkBinding<Request> = {
  * request gets 429 (or 503 when a fail-closed store failed) with Retry-After and a problem+json body
  * (or `onLimit`); a shaped request is held for its delay (a client that leaves meanwhile never
  * reaches the next handler and its slot is given back); a concurrency permit is released once, when
- * the response closes (finished, aborted, or after the error handler answered a throw). A key or cost
+ * the response has been sent (or the error handler answered a throw), or, when the client left while
+ * the handler ran, when the handler ends the response (`res.end()`: the permit guards the work, not
+ * the connection; its lease bounds a handler that never ends). A key or cost
  * function that throws goes to Express's error handling (`next(error)`; a falsy value or `'route'`
  * wrapped in an Error, see `forwardableError`) and charges no limit.
  */
@@ -118,7 +120,8 @@ function expressIO(
   return {
     headers: nodeHeaderAccess,
     nodeResponse: (res) => res,
-    onEnd: endOnNodeClose((res: Response) => res),
+    // The end of the handler's work when its client left: its `res.end()` on the closed response.
+    onEnd: nodeResponseEnds<Request, Response>((res) => res).onEnd,
     statusCode: (_req, res) => res.statusCode,
     requestWasSuccessful,
     // Express has no path for an error after the response: a process warning carries it.

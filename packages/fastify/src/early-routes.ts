@@ -1,14 +1,14 @@
 import type { FastifyInstance, FastifyRequest, RouteOptions } from 'fastify';
 import type { RouteLimit } from './route-limit.js';
 
-/** The limit of a route from its `config.rateLimit` (see `limitOf` in the plugin); `releaseOnClose` as in `LimitSetting`. */
-export type LimitOf = (config: unknown, owner: string, releaseOnClose: boolean) => RouteLimit | null;
+/** The limit of a route from its `config.rateLimit` (see `limitOf` in the plugin). */
+export type LimitOf = (config: unknown, owner: string) => RouteLimit | null;
 
-/** Adds `hook` to the route's hooks of `name`, first or last. */
-export function addHook(route: RouteOptions, name: 'onRequest' | 'preHandler' | 'onResponse' | 'onRequestAbort', hook: unknown, first: boolean): void {
+/** Adds `hook` before the route's hooks of `name`. */
+export function addHook(route: RouteOptions, name: 'onRequest' | 'preHandler', hook: unknown): void {
   const existing = route[name] as unknown;
   const list = existing === undefined || existing === null ? [] : Array.isArray(existing) ? existing : [existing];
-  (route as unknown as Record<string, unknown>)[name] = first ? [hook, ...list] : [...list, hook];
+  (route as unknown as Record<string, unknown>)[name] = [hook, ...list];
 }
 
 /**
@@ -22,7 +22,8 @@ export function routesDeclared(fastify: FastifyInstance): boolean {
 /**
  * Limits the routes of the context that were declared before the plugin loaded (their config lacks
  * `seen`, the mark onRoute gives), with instance hooks: the route's limit runs in the hook it asks
- * for, its permits released on the response's `'close'`.
+ * for. Their handlers are not wrapped (see `limitedHandler`): a permit whose client left while the
+ * handler ran comes back when the handler sends its reply, or at its lease.
  */
 export function limitRoutesDeclaredBefore(fastify: FastifyInstance, seen: symbol, limitOf: LimitOf): void {
   const pending = Symbol('rl.pending');
@@ -30,7 +31,7 @@ export function limitRoutesDeclaredBefore(fastify: FastifyInstance, seen: symbol
   const unseenLimit = (request: FastifyRequest): RouteLimit | null => {
     const config = request.routeOptions.config as Record<string | symbol, unknown> & { url?: string; method?: string; rateLimit?: unknown };
     if (config[seen] === true || config.url === undefined) return null;
-    return limitOf(config.rateLimit, `${String(config.method)} ${config.url} config.rateLimit`, true);
+    return limitOf(config.rateLimit, `${String(config.method)} ${config.url} config.rateLimit`);
   };
   fastify.addHook('onRequest', function rateLimitRouteDeclaredBefore(request, reply, done) {
     let limit: RouteLimit | null;

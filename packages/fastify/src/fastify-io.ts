@@ -1,6 +1,6 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { RateLimitResult } from '@rl/core';
-import { PROBLEM_CONTENT_TYPE, endOnNodeClose, forwardableError, problemBody, type DoubleCountCheck, type ResponseIO } from '@rl/core/http';
+import { PROBLEM_CONTENT_TYPE, forwardableError, problemBody, type DoubleCountCheck, type ResponseIO } from '@rl/core/http';
 import { replyHeaders } from './binding.js';
 import type { OnLimitHandler, RouteRateLimitOptions } from './options.js';
 
@@ -12,28 +12,17 @@ export function fail(done: HookDone, error: unknown): void {
   done(forwardableError(error) as Error);
 }
 
-/** What a limit's route hooks read back on a request: its result and reply (see {@link FastifyIOOptions.held}). */
-export interface Held {
-  readonly result: RateLimitResult;
-  readonly reply: FastifyReply;
-}
-
 /** How one limit answers in Fastify. */
 export interface FastifyIOOptions {
   readonly onLimit: OnLimitHandler | undefined;
   readonly requestWasSuccessful: RouteRateLimitOptions['requestWasSuccessful'];
   readonly doubleCount: DoubleCountCheck;
-  /**
-   * Where the limit keeps what an admitted request holds until its response ends, for the route's
-   * `onResponse` / `onRequestAbort` hooks; undefined when the limit hears the end of its responses on
-   * the Node response's `'close'` (a route without hooks of its own: declared before the plugin
-   * loaded, or `fastify.rateLimit()`).
-   */
-  readonly held: symbol | undefined;
+  /** How the limit hears the end of its responses (on `reply.raw`: see `nodeResponseEnds`). */
+  readonly onEnd: ResponseIO<FastifyRequest, FastifyReply, HookDone, void>['onEnd'];
 }
 
 /** Fastify's side of the shared decision tree (see `Responder`). */
-export function fastifyIO({ onLimit, requestWasSuccessful, doubleCount, held }: FastifyIOOptions): ResponseIO<FastifyRequest, FastifyReply, HookDone, void> {
+export function fastifyIO({ onLimit, requestWasSuccessful, doubleCount, onEnd }: FastifyIOOptions): ResponseIO<FastifyRequest, FastifyReply, HookDone, void> {
   return {
     headers: replyHeaders,
     nodeResponse: (reply) => reply.raw,
@@ -66,10 +55,7 @@ export function fastifyIO({ onLimit, requestWasSuccessful, doubleCount, held }: 
     drop: (_request, reply, done, givenBack) => {
       givenBack.then(() => reply.hijack()).catch(done);
     },
-    // The route's hooks tell the end of the response (they find the request's result in `held`), or its Node response's 'close'.
-    onEnd: held === undefined ? endOnNodeClose((reply: FastifyReply) => reply.raw) : (request, reply, result) => {
-      (request as unknown as Record<symbol, Held>)[held] = { result, reply };
-    },
+    onEnd,
   };
 }
 

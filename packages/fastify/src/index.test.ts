@@ -3,7 +3,7 @@ import { afterEach, describe, expect, it, vi } from 'vitest';
 import { concurrency, fixedWindow, StoreError, tokenBucket, type Store } from '@rl/core';
 import { MemoryStore } from '@rl/store-memory';
 import { RedisStore } from '@rl/store-redis';
-import { collectWarnings, describeAdapter, headersOf, members, nextTurn, request, statusOf, T0, useRedis, type Adapter, type MiddlewareOptions } from '@rl/test-support';
+import { collectWarnings, deferred, describeAdapter, headersOf, injectClient, members, nextTurn, request, startRequest, statusOf, T0, useRedis, type Adapter, type Inject, type MiddlewareOptions } from '@rl/test-support';
 import rateLimit, { type RateLimitPluginOptions } from './index.js';
 
 const clock = (): number => T0;
@@ -28,8 +28,13 @@ async function registerNested(context: FastifyInstance, middlewares: readonly Mi
   await context.register(async (child) => registerNested(child, middlewares.slice(1), routes));
 }
 
-const fastifyAdapter: Adapter = {
-  name: 'Fastify 5',
+/**
+ * Fastify as the suite runs it: listening on a socket, or served through `app.inject()` (how Fastify
+ * apps are tested, and how serverless adapters such as @fastify/aws-lambda serve every request).
+ */
+const fastifyAdapter = (served: 'socket' | 'inject'): Adapter => ({
+  name: served === 'socket' ? 'Fastify 5' : 'Fastify 5 through inject()',
+  inject: served === 'inject',
   async mount(spec) {
     const app = Fastify(spec.trustProxy ? { trustProxy: spec.trustProxy === 'all' ? true : '127.0.0.1' } : {});
     try {
@@ -46,6 +51,10 @@ const fastifyAdapter: Adapter = {
           },
         });
       });
+      if (served === 'inject') {
+        await app.ready();
+        return { ...injectClient(app.inject.bind(app) as unknown as Inject), controls: app.rateLimit, close: () => app.close() };
+      }
       const url = await app.listen({ port: 0, host: '127.0.0.1' });
       return {
         url,
@@ -65,9 +74,9 @@ const fastifyAdapter: Adapter = {
   responseHeader: (args, name) => (args[1] as FastifyReply).getHeader(name) as string | undefined,
   logsToConsole: false,
   onLimitSending: (body) => (_request: FastifyRequest, _reply: unknown, result: { retryAfterSeconds: number }) => body(result),
-};
+});
 
-describeAdapter(fastifyAdapter, { redisStore: (client, prefix) => new RedisStore({ client, prefix }) });
+describeAdapter([fastifyAdapter('socket'), fastifyAdapter('inject')], { redisStore: (client, prefix) => new RedisStore({ client, prefix }) });
 
 const redis = useRedis('rl-fastify-test');
 
@@ -340,8 +349,8 @@ describe('registration without await', () => {
     const bare = await shapes();
     // `rateLimit` is a decorator, on the prototype until rl sets it on the request.
     expect(await shapes({ algorithm: fixedWindow({ limit: 10, window: '1m' }) })).toEqual({ request: [...bare.request, 'rateLimit'].sort(), reply: bare.reply });
-    // A concurrency limit keeps its result for the onResponse hook that releases the permit.
-    expect((await shapes({ algorithm: concurrency({ limit: 2 }) })).request).toContain('Symbol(rl.result)');
+    // A concurrency limit keeps what it waits for on the Node response (reply.raw), not on the request or the reply.
+    expect(await shapes({ algorithm: concurrency({ limit: 2 }) })).toEqual({ request: [...bare.request, 'rateLimit'].sort(), reply: bare.reply });
   });
 
   it('adds them when a route was declared before; the routes declared after keep their own hook', async () => {
@@ -401,6 +410,38 @@ describe("a route's limits", () => {
     // The plugin's limit was not charged by /search.
     expect((await app.inject('/')).statusCode).toBe(200);
     expect((await app.inject('/')).statusCode).toBe(429);
+  });
+});
+
+describe('a concurrency permit guards the handler, not the connection', () => {
+  it('an async handler that returns nothing after its client left (Fastify then sends nothing) gives its permit back when its promise settles', async () => {
+    const store = new MemoryStore();
+    const release = vi.spyOn(store, 'release');
+    const started = deferred();
+    const closed = deferred();
+    const gate = deferred();
+    const app = Fastify();
+    apps.push(app);
+    await app.register(rateLimit, { clock, store, algorithm: concurrency({ limit: 1 }), key: () => 'k' });
+    app.get('/work', async (_request, reply) => {
+      reply.raw.on('close', () => closed.resolve());
+      started.resolve();
+      await gate.promise;
+    });
+    app.get('/', async () => 'ok');
+    const url = await app.listen({ port: 0, host: '127.0.0.1' });
+    const client = startRequest(url, '/work');
+    await started.promise;
+    client.destroy();
+    await closed.promise;
+    // Its client is gone, its handler still runs: the permit is still taken.
+    expect((await request(url, '/')).status).toBe(429);
+    expect(release).not.toHaveBeenCalled();
+    gate.resolve();
+    await vi.waitFor(() => expect(release).toHaveBeenCalledTimes(1));
+    await Promise.all(release.mock.results.map((call) => call.value));
+    expect((await request(url, '/')).status).toBe(200);
+    app.server.closeAllConnections();
   });
 });
 

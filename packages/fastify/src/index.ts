@@ -53,9 +53,10 @@ declare module 'fastify' {
  * request gets 429 (503 when a fail-closed store failed) with Retry-After and a problem+json body (or
  * `onLimit`); a key or cost function that throws goes to Fastify's error handler (500) and charges
  * nothing; a shaped request is held, and one whose client leaves is dropped before the handler; a
- * concurrency permit is released once, on `onResponse` or `onRequestAbort` (on the response's
- * `'close'` for a route declared before the plugin loaded, or `app.rateLimit()`). A memory store the
- * plugin created is closed on `onClose`.
+ * concurrency permit is released once, when the reply has been sent, or, when the client left while
+ * the handler ran, when the handler's work is over (its reply sent to nobody, or its promise settled:
+ * the permit guards the work, not the connection; its lease bounds a handler that never ends). The
+ * same under `app.inject()`. A memory store the plugin created is closed on `onClose`.
  */
 export const rateLimit = fp(rateLimitPlugin, { fastify: '5.x', name: '@rl/fastify' });
 export default rateLimit;

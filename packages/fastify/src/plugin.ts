@@ -5,7 +5,7 @@ import { checkOptionNames, keyControls, type KeyControls, type OutageLogger } fr
 import { ADAPTER_OPTIONS } from './binding.js';
 import { addHook, limitRoutesDeclaredBefore, routesDeclared } from './early-routes.js';
 import type { RateLimitHook, RateLimitPluginOptions, RouteRateLimitOptions } from './options.js';
-import { parseHook, prepare as prepareLimit, type Hook, type LimitSetting, type RouteLimit } from './route-limit.js';
+import { limitedHandler, parseHook, prepare as prepareLimit, type Hook, type LimitSetting, type RouteLimit } from './route-limit.js';
 
 /** Where the decorator keeps the app's limits. */
 const LIMITS: unique symbol = Symbol('rl.limits');
@@ -36,7 +36,7 @@ export async function rateLimitPlugin(fastify: FastifyInstance, options: RateLim
     warn: (details, message) => fastify.log.warn(details, message),
     info: (details, message) => fastify.log.info(details, message),
   };
-  const setting = (owner: string, hook: Hook, releaseOnClose: boolean): LimitSetting => ({ owner, hook, createStore, logger, releaseOnClose });
+  const setting = (owner: string, hook: Hook): LimitSetting => ({ owner, hook, createStore, logger });
   // Every limit prepared in this app, for `fastify.rateLimit.resetKey` (one set, shared with the registrations of the app's other contexts).
   const limits: Set<RouteLimit['limiter']> = fastify.hasDecorator('rateLimit') ? ((fastify.rateLimit as Partial<Registry>)[LIMITS] ?? new Set()) : new Set();
   const prepare = (options: RouteRateLimitOptions, at: LimitSetting): RouteLimit => {
@@ -44,24 +44,21 @@ export async function rateLimitPlugin(fastify: FastifyInstance, options: RateLim
     limits.add(limit.limiter);
     return limit;
   };
-  const globalLimit = global ? prepare(base, setting('rateLimit', pluginHook, false)) : undefined;
-  // The plugin's own limit without route hooks (for the not-found handler, fastify.rateLimit(), a route the plugin never saw): the same state.
-  let globalOnClose: RouteLimit | undefined;
-  const pluginLimitOnClose = (): RouteLimit => (globalOnClose ??= prepare({ ...base, prefix: globalLimit!.limiter.prefix }, setting('rateLimit', pluginHook, true)));
+  const globalLimit = global ? prepare(base, setting('rateLimit', pluginHook)) : undefined;
 
   /**
    * The limit of a route from its `config.rateLimit` (`undefined`: the plugin's; `false`: none), or
    * null. Throws an InvalidOptionError naming `owner` for bad route options. One limit per route
-   * options object: the HEAD route Fastify adds for a GET shares the GET's limit.
+   * options object: the HEAD route Fastify adds for a GET shares the GET's limit, and a route the
+   * plugin never saw (see `limitRoutesDeclaredBefore`) or `fastify.rateLimit(options)` the limit of
+   * the same options.
    */
   const routeLimits = new WeakMap<object, RouteLimit>();
-  const routeLimitsOnClose = new WeakMap<object, RouteLimit>();
-  function limitOf(config: unknown, owner: string, releaseOnClose: boolean): RouteLimit | null {
+  function limitOf(config: unknown, owner: string): RouteLimit | null {
     if (config === false || (config === undefined && globalLimit === undefined)) return null;
-    if (config === undefined) return releaseOnClose ? pluginLimitOnClose() : globalLimit!;
+    if (config === undefined) return globalLimit!;
     if (config === null || typeof config !== 'object') throw new InvalidOptionError(owner, config, 'route options merged over the plugin options, or false');
-    const cache = releaseOnClose ? routeLimitsOnClose : routeLimits;
-    const known = cache.get(config);
+    const known = routeLimits.get(config);
     if (known !== undefined) return known;
     const route = config as RouteRateLimitOptions;
     const merged: Record<string, unknown> = { ...base, ...route };
@@ -70,27 +67,24 @@ export async function rateLimitPlugin(fastify: FastifyInstance, options: RateLim
     // A route that only changes the cost, key, headers, ... spends the plugin's limit, not a limit of its own.
     const ownState = STATE_OPTIONS.some((name) => route[name] !== undefined);
     if (globalLimit !== undefined && !ownState) merged.prefix = globalLimit.limiter.prefix;
-    // The same route limit prepared twice (hooks, then on close) shares its state: one namespace.
-    else if (ownState && merged.prefix === undefined && cache !== routeLimits && routeLimits.has(config)) merged.prefix = routeLimits.get(config)!.limiter.prefix;
     const hook = route.hook === undefined ? pluginHook : parseHook(route.hook, owner);
-    const limit = prepare(merged as RouteRateLimitOptions, setting(owner, hook, releaseOnClose));
-    cache.set(config, limit);
+    const limit = prepare(merged as RouteRateLimitOptions, setting(owner, hook));
+    routeLimits.set(config, limit);
     return limit;
   }
 
   // Registered again in a child context (a stricter limit for some routes), the decorator exists already.
   if (!fastify.hasRequestDecorator('rateLimit')) fastify.decorateRequest('rateLimit', null);
-  // Routes declared once the plugin has loaded: their hooks are added here, and the route is marked as seen.
+  // Routes declared once the plugin has loaded: their hook is added here, and the route is marked as
+  // seen. Under a concurrency limit, the route handler tells the limit when its work is over (see
+  // `limitedHandler`): a client that leaves while it runs frees its permit then, not sooner.
   const seen = Symbol('rl.seen');
   fastify.addHook('onRoute', (route) => {
     route.config = { ...route.config, [seen]: true } as typeof route.config;
-    const limit = limitOf(route.config?.rateLimit, `${route.method} ${route.url} config.rateLimit`, false);
+    const limit = limitOf(route.config?.rateLimit, `${route.method} ${route.url} config.rateLimit`);
     if (limit === null) return;
-    addHook(route, limit.hook, limit.handler, true);
-    if (limit.endHooks !== undefined) {
-      addHook(route, 'onResponse', limit.endHooks.onResponse, false);
-      addHook(route, 'onRequestAbort', limit.endHooks.onRequestAbort, false);
-    }
+    addHook(route, limit.hook, limit.handler);
+    if (limit.workDone !== undefined) route.handler = limitedHandler(route.handler as Parameters<typeof limitedHandler>[0], limit.workDone) as typeof route.handler;
   });
 
   // Routes declared before the plugin loaded (`app.register(rateLimit, …)` without `await`, then
@@ -109,8 +103,8 @@ export async function rateLimitPlugin(fastify: FastifyInstance, options: RateLim
   if (!fastify.hasDecorator('rateLimit')) {
     const rateLimitHook = function rateLimitHook(routeOptions?: RouteRateLimitOptions): RateLimitHook {
       const limit = routeOptions === undefined && globalLimit === undefined
-        ? limitOf(pluginOptionsOnly, 'fastify.rateLimit()', true)
-        : limitOf(routeOptions, 'fastify.rateLimit(options)', true);
+        ? limitOf(pluginOptionsOnly, 'fastify.rateLimit()')
+        : limitOf(routeOptions, 'fastify.rateLimit(options)');
       if (limit === null) throw new InvalidOptionError('fastify.rateLimit(options)', routeOptions, 'route options merged over the plugin options');
       return limit.handler;
     };

@@ -1,8 +1,8 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { InvalidOptionError, type Store } from '@rl/core';
-import { HttpRateLimiter, Responder, type OutageLogger } from '@rl/core/http';
+import { HttpRateLimiter, Responder, nodeResponseEnds, type OutageLogger } from '@rl/core/http';
 import { fastifyBinding } from './binding.js';
-import { fail, fastifyIO, type Held, type HookDone } from './fastify-io.js';
+import { fail, fastifyIO, type HookDone } from './fastify-io.js';
 import type { RouteRateLimitOptions } from './options.js';
 
 /** The hook a limit runs in. */
@@ -14,12 +14,11 @@ export interface RouteLimit {
   readonly hook: Hook;
   readonly handler: (request: FastifyRequest, reply: FastifyReply, done: HookDone) => void;
   /**
-   * The route hooks that tell the limit its responses' end (`onResponse`: sent; `onRequestAbort`: the
-   * client left), for a limit whose admitted requests hold something until then (permits, or units
-   * under counting by outcome); undefined otherwise, or when the limit hears the end on the Node
-   * response's `'close'` (see {@link LimitSetting.releaseOnClose}).
+   * For a limit with concurrency permits: tells it that the route handler's work on `reply` is over
+   * (its promise settled), which releases the permit of a request whose client left while it ran,
+   * also when the handler sent nothing (see {@link limitedHandler}); undefined for a limit without.
    */
-  readonly endHooks: { readonly onResponse: (request: FastifyRequest) => Promise<void>; readonly onRequestAbort: (request: FastifyRequest) => Promise<void> } | undefined;
+  readonly workDone: ((reply: FastifyReply) => void) | undefined;
 }
 
 /** Where and how a limit is prepared. */
@@ -30,11 +29,6 @@ export interface LimitSetting {
   /** The plugin's memory store, created when a limit needs it. */
   readonly createStore: () => Store;
   readonly logger: OutageLogger;
-  /**
-   * The limit hears of the end of its responses on the Node response's `'close'`: it runs on routes
-   * without hooks of its own (a route declared before the plugin loaded, or `fastify.rateLimit()`).
-   */
-  readonly releaseOnClose: boolean;
 }
 
 /** The `hook` option, checked once where it is given (plugin or route options). */
@@ -46,13 +40,15 @@ export function parseHook(value: unknown, owner: string): Hook {
 
 /** Prepares one limit from its (merged) options. */
 export function prepare(options: RouteRateLimitOptions, setting: LimitSetting): RouteLimit {
-  const { owner, hook, createStore, logger, releaseOnClose } = setting;
+  const { owner, hook, createStore, logger } = setting;
   // The binding checks onLimit and requestWasSuccessful before the limiter takes its namespace.
   const limiter = new HttpRateLimiter<FastifyRequest>(options, fastifyBinding(owner, createStore, logger));
-  const { hasLeases, skipFailed, skipSuccessful } = limiter.response;
-  // What an admitted request holds until its response ends, for the route hooks: this limit's own slot.
-  const held = !releaseOnClose && (hasLeases || skipFailed || skipSuccessful) ? Symbol('rl.result') : undefined;
-  const responder = new Responder(limiter, fastifyIO({ onLimit: options.onLimit, requestWasSuccessful: options.requestWasSuccessful, doubleCount: limiter.doubleCount, held }), owner);
+  // The end of a response on `reply.raw`: 'finish' (which `inject()`'s response emits too), or, when the
+  // client left while the handler ran, the reply sent later (`end()` on the closed response) or the
+  // route handler's promise settled (`workDone`).
+  const ends = nodeResponseEnds<FastifyRequest, FastifyReply>((reply) => reply.raw);
+  const io = fastifyIO({ onLimit: options.onLimit, requestWasSuccessful: options.requestWasSuccessful, doubleCount: limiter.doubleCount, onEnd: ends.onEnd });
+  const responder = new Responder(limiter, io, owner);
 
   // A callback hook, not an async one: with a local store and plain key/cost functions the result
   // is there at once and `done()` continues in the same tick, without a promise. (Fastify 5: a hook
@@ -79,21 +75,25 @@ export function prepare(options: RouteRateLimitOptions, setting: LimitSetting): 
     }
     void responder.respond(request, reply, done, result);
   }
-  /** The end of an admitted request's response, told once (a sent response's onResponse, then no abort; or an abort). */
-  const ended = (request: FastifyRequest, finished: boolean): void => {
-    const slots = request as unknown as Record<symbol, Held | undefined>;
-    const holding = slots[held!];
-    if (holding === undefined) return;
-    slots[held!] = undefined;
-    responder.ended(request, holding.reply, holding.result, finished);
+  return { limiter, hook, handler: rateLimitHook, workDone: limiter.hasLeases ? ends.workDone : undefined };
+}
+
+/** A route handler (`this` is the Fastify instance). */
+type RouteHandler = (this: unknown, request: FastifyRequest, reply: FastifyReply) => unknown;
+
+/**
+ * `handler` telling `workDone` when the promise it returns settles: the end of the work a concurrency
+ * permit guards. Fastify sends nothing for an async handler that returns nothing once its client has
+ * left, so the reply's end never comes; this does. What the handler returns is returned unchanged
+ * (a synchronous handler ends its work by sending its reply).
+ */
+export function limitedHandler(handler: RouteHandler, workDone: (reply: FastifyReply) => void): RouteHandler {
+  return function rateLimitedHandler(this: unknown, request, reply) {
+    const answer = handler.call(this, request, reply);
+    if (answer instanceof Promise) {
+      const done = (): void => workDone(reply);
+      answer.then(done, done);
+    }
+    return answer;
   };
-  const endHooks = held === undefined ? undefined : {
-    async onResponse(request: FastifyRequest): Promise<void> {
-      ended(request, true);
-    },
-    async onRequestAbort(request: FastifyRequest): Promise<void> {
-      ended(request, false);
-    },
-  };
-  return { limiter, hook, handler: rateLimitHook, endHooks };
 }

@@ -1,5 +1,5 @@
-import type { HttpRateLimitOptions, LimitOptions, RateLimitResult } from '@rl/core';
-import { HttpRateLimiter, Responder, checkOptionNames, runtimeClientAddress, withLimiter, idempotencyKeyFrom, type FetchExchange, type LimiterHandle, type TrustProxy } from '@rl/core/http';
+import { RateLimitError, type HttpRateLimitOptions, type LimitOptions, type RateLimitResult } from '@rl/core';
+import { HttpRateLimiter, PROBLEM_CONTENT_TYPE, Responder, checkOptionNames, emitWarning, errorProblemBody, runtimeClientAddress, withLimiter, idempotencyKeyFrom, type FetchExchange, type LimiterHandle, type TrustProxy } from '@rl/core/http';
 import { FETCH_ADAPTER_OPTIONS, fetchBinding } from './binding.js';
 import { fetchIO, inExchange, type FetchIdiom } from './fetch-io.js';
 
@@ -30,8 +30,10 @@ export interface FetchRateLimitOptions extends Omit<HttpRateLimitOptions<Request
   trustProxy?: TrustProxy;
   /**
    * The address of the peer that sent the request, given the handler's arguments. Default: `Bun.serve`'s
-   * `server.requestIP`, `Deno.serve`'s `info.remoteAddr`, the `CF-Connecting-IP` Cloudflare Workers set;
-   * a Next.js route handler gets none (give `trustProxy` or `key`).
+   * `server.requestIP`, `Deno.serve`'s `info.remoteAddr`, `@hono/node-server`'s socket, the
+   * `CF-Connecting-IP` Cloudflare Workers set; a Next.js route handler or a `Request` made in code has
+   * none (give `key`, or `trustProxy` behind a proxy that sets `X-Forwarded-For`): without a `key`, such a
+   * request is answered 500 `RL_INVALID_KEY`.
    */
   clientAddress?: (request: Request, ...rest: unknown[]) => string | undefined;
 }
@@ -61,8 +63,12 @@ export function rateLimitOf(request: Request): RateLimitResult | undefined {
  * `Deno.serve(withRateLimit(handler, options))`, `export const GET = withRateLimit(handler, options)`
  * in a Next.js route, a Worker's `fetch`. The options, the headers, the 429/503 responses, holds,
  * concurrency permits, counting by outcome and settling are those of every rl middleware; the handler
- * reads its result with {@link rateLimitOf}. A key or cost function that throws rejects the call (the
- * runtime answers 500) and charges no limit.
+ * reads its result with {@link rateLimitOf}. A request rl refuses to decide (no client address
+ * without a `key`, a key or cost that is no valid one: an `RL_*` error) is answered 500 with a
+ * problem+json body carrying the error's `code` (see {@link errorProblemBody}), as the frameworks' error
+ * handlers answer it, and the first of each code is a process warning (there is no error handler to log
+ * it); an error of the user's own (a key or cost function that throws) rejects the call (the runtime
+ * answers 500 and logs it). Neither charges a limit.
  */
 export function withRateLimit<Args extends unknown[]>(handler: FetchHandler<Args>, options: FetchRateLimitOptions): RateLimitedHandler<Args> {
   // Options that are no object are a typed error here, before anything reads them.
@@ -104,9 +110,24 @@ export function withRateLimit<Args extends unknown[]>(handler: FetchHandler<Args
   };
   const responder = new Responder(limiter, fetchIO(idiom, limiter.doubleCount), 'withRateLimit');
 
+  // The codes of the rl errors this handler has warned about (each once).
+  const warned = new Set<string>();
+  const refused = (error: RateLimitError): Response => {
+    if (!warned.has(error.code)) {
+      warned.add(error.code);
+      emitWarning(error);
+    }
+    return new Response(errorProblemBody(error), { status: 500, headers: { 'content-type': PROBLEM_CONTENT_TYPE } });
+  };
   const respond = async (request: Request, exchange: FetchExchange, rest: Args): Promise<Response> => {
-    let result = limiter.decide(request);
-    if (result instanceof Promise) result = await result;
+    let result: ReturnType<typeof limiter.decide>;
+    try {
+      result = limiter.decide(request);
+      if (result instanceof Promise) result = await result;
+    } catch (error) {
+      if (error instanceof RateLimitError) return refused(error);
+      throw error;
+    }
     return (await responder.respond(request, exchange, rest, result))!;
   };
   const limited = async function rateLimited(request: Request, ...rest: Args): Promise<Response> {

@@ -1,7 +1,7 @@
 // What only the Fetch adapters have: per-route Hono middleware, a streamed body that holds a permit
 // until it ends, responses with immutable headers, trustProxy, clientAddress.
 import { Hono } from 'hono';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, onTestFinished, vi } from 'vitest';
 import { concurrency, fixedWindow } from '@rl/core';
 import { rateLimit, withRateLimit } from './index.js';
 
@@ -93,5 +93,36 @@ describe('withRateLimit', () => {
     await first.text();
     const second = await handler(new Request('http://app/'));
     expect(second.headers.get('ratelimit')).toMatch(/r=2/);
+  });
+
+  // A Next.js route handler, or a Request made in code, comes with no client address.
+  it('answers a request without a client address and without a key 500 with a problem+json body and its code, warned once', async () => {
+    const warning = vi.spyOn(process, 'emitWarning').mockImplementation(() => {});
+    onTestFinished(() => warning.mockRestore());
+    const handler = vi.fn(() => new Response('ok'));
+    const limited = withRateLimit(handler, { algorithm: fixedWindow({ limit: 5, window: '1m' }), clock });
+    for (let i = 0; i < 2; i++) {
+      const res = await limited(new Request('https://api.example/'));
+      expect(res.status).toBe(500);
+      expect(res.headers.get('content-type')).toBe('application/problem+json');
+      expect(await res.json()).toEqual({
+        type: 'https://github.com/rl-js/rl/blob/main/docs/errors.md#rl_invalid_key',
+        title: 'Internal Server Error',
+        status: 500,
+        detail: expect.stringContaining('give the middleware a `key` function'),
+        code: 'RL_INVALID_KEY',
+      });
+    }
+    expect(handler).not.toHaveBeenCalled();
+    expect(warning).toHaveBeenCalledTimes(1);
+    expect(warning.mock.calls[0]![0]).toMatchObject({ code: 'RL_INVALID_KEY' });
+    // With a key, the same request is served.
+    const keyed = withRateLimit(handler, { algorithm: fixedWindow({ limit: 5, window: '1m' }), clock, key: () => 'anonymous' });
+    expect((await keyed(new Request('https://api.example/'))).status).toBe(200);
+  });
+
+  it("rejects with an error of the user's own key function, as before (the runtime answers 500 and logs it)", async () => {
+    const limited = withRateLimit(() => new Response('ok'), { algorithm: fixedWindow({ limit: 5, window: '1m' }), clock, key: () => { throw new Error('no session'); } });
+    await expect(limited(new Request('https://api.example/'))).rejects.toThrow('no session');
   });
 });

@@ -136,7 +136,7 @@ describe.each(runtimes)('on $name', (runtime) => {
     expect(performance.now() - started).toBeGreaterThanOrEqual(delays[1]! - 5);
   });
 
-  it.skipIf(runtime.noDisconnect !== undefined)(`releases a concurrency permit when the client leaves${runtime.noDisconnect === undefined ? '' : ` (skipped: ${runtime.noDisconnect})`}`, async () => {
+  it.skipIf(runtime.noDisconnect !== undefined)(`releases a concurrency permit when the handler of a client that left answers${runtime.noDisconnect === undefined ? '' : ` (skipped: ${runtime.noDisconnect})`}`, async () => {
     const hanging = startRequest(server.url, '/hang');
     hanging.on('error', () => {});
     await vi.waitFor(async () => expect((await request(server.url, '/permit')).status).toBe(429));

@@ -9,7 +9,7 @@ import { rateLimit, rateLimitOf, withRateLimit } from '@rl/hono';
 
 const key = () => 'everyone';
 
-/** Resolved when the client of `/hang` leaves (its signal aborts): the handler never answers before. */
+/** Resolved when the client of `/hang` leaves (its signal aborts): the handler never answers before, and its permit (which guards the handler's work) comes back when it answers. */
 function untilAborted(signal: AbortSignal): Promise<Response> {
   return new Promise((resolve) => signal.addEventListener('abort', () => resolve(new Response('gone')), { once: true }));
 }

@@ -9,12 +9,13 @@ import {
   Responder,
   withLimiter,
   checkAdapterFunctions,
-  endOnNodeClose,
+  nodeResponseEnds,
   idempotencyKeyFrom,
   nodeHeaderAccess,
   problemBody,
   type FrameworkBinding,
   type LimiterHandle,
+  type NodeResponseEnds,
   type ResponseIO,
 } from '@rl/core/http';
 
@@ -78,7 +79,9 @@ const koaBinding: FrameworkBinding<Context> = {
  * request gets 429 (or 503 when a fail-closed store failed) with Retry-After and a problem+json body
  * (or `onLimit`); a shaped request is held for its delay (a client that leaves meanwhile never reaches
  * the downstream middleware and its slot is given back); a concurrency permit is released once, when
- * the downstream throws or the response closes. A key or cost function that throws propagates to
+ * the downstream throws or the response has been sent, or, when the client left while downstream ran,
+ * when downstream returns (the permit guards the work, not the connection; its lease bounds a
+ * downstream that never returns). A key or cost function that throws propagates to
  * Koa's error handling (500) and charges no limit.
  */
 export function rateLimit(options: RateLimitOptions): RateLimitMiddleware {
@@ -111,10 +114,11 @@ function koaIO(
   requestWasSuccessful: RateLimitOptions['requestWasSuccessful'],
 ): ResponseIO<Context, ServerResponse, Next, unknown> {
   const { hasLeases, doubleCount } = limiter;
+  const ends = nodeResponseEnds<Context, ServerResponse>((res) => res);
   return {
     headers: nodeHeaderAccess,
     nodeResponse: (res) => res,
-    onEnd: endOnNodeClose((res: ServerResponse) => res),
+    onEnd: ends.onEnd,
     // What was sent: Koa's own status may differ from the Node response's after an error.
     statusCode: (_ctx, res) => res.statusCode,
     requestWasSuccessful: requestWasSuccessful === undefined ? undefined : (ctx) => requestWasSuccessful(ctx),
@@ -130,7 +134,7 @@ function koaIO(
       if (earlier !== undefined) doubleCount.check(earlier, result);
       return claimResponse(ctx);
     },
-    proceed: (_ctx, _res, next, result) => (hasLeases && result !== undefined ? nextThenRelease(next, result) : next()),
+    proceed: (_ctx, res, next, result) => (hasLeases && result !== undefined ? nextHoldingPermits(next, result, ends, res) : next()),
     setStatus: (ctx, _res, statusCode) => {
       ctx.response.status = statusCode;
     },
@@ -158,13 +162,19 @@ async function callOnLimit(onLimit: OnLimitHandler, ctx: Context, result: RateLi
   }
 }
 
-/** Runs downstream holding a concurrency permit: a throw releases it at once (a finished response releases it on 'close'). */
-async function nextThenRelease(next: Next, result: RateLimitResult): Promise<void> {
+/**
+ * Runs downstream holding a concurrency permit: a throw releases it at once (a sent response releases
+ * it at its end). Downstream's return is the end of the work: Koa writes nothing on a response whose
+ * client has left, so a permit whose client left while downstream ran is released then.
+ */
+async function nextHoldingPermits(next: Next, result: RateLimitResult, ends: NodeResponseEnds<Context, ServerResponse>, res: ServerResponse): Promise<void> {
   try {
     await next();
   } catch (error) {
     await result.release();
     throw error;
+  } finally {
+    ends.workDone(res);
   }
 }
 

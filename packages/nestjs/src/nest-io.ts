@@ -1,6 +1,6 @@
 import type { ExecutionContext } from '@nestjs/common';
 import type { RateLimitResult } from '@rl/core';
-import { PROBLEM_CONTENT_TYPE, endOnNodeClose, forwardableError, problemBody, type DoubleCountCheck, type ResponseIO } from '@rl/core/http';
+import { PROBLEM_CONTENT_TYPE, nodeResponseEnds, forwardableError, problemBody, type DoubleCountCheck, type ResponseIO } from '@rl/core/http';
 import type { OnLimitHandler, RateLimitOptions } from './options.js';
 import { nestLogger, nodeResponseOf, platformHeaders, setContentType, setStatusCode, type NestRequest, type NestResponse } from './platform.js';
 import { RateLimitException } from './rate-limit-exception.js';
@@ -49,7 +49,8 @@ export function nestIO(
     // the request's chain is collected with it (a shared pending promise would keep every dropped
     // request reachable through its reactions).
     drop: (_req, _res, _context, givenBack) => givenBack.then(() => new Promise<never>(() => undefined)),
-    onEnd: endOnNodeClose(nodeResponseOf),
+    // The end of the handler's work when its client left: Nest sends what the handler answered (or its exception filter's answer), `end()` on the closed response.
+    onEnd: nodeResponseEnds<NestRequest, NestResponse>(nodeResponseOf).onEnd,
   };
 }
 

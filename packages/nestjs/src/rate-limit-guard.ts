@@ -10,8 +10,9 @@ import { RateLimitService } from './rate-limit-service.js';
  *
  * Admitted: `req.rateLimit` (Fastify `request.rateLimit`) is set, the RateLimit headers are on the
  * response, and the handler runs (after the hold of a shaped request; a concurrency permit is
- * released when the response closes). Denied: it throws a `RateLimitException` (429, or 503 for a
- * fail-closed store outage), which Nest's exception filters send.
+ * released when the response has been sent, or, when the client left, when Nest answers for the
+ * handler). Denied: it throws a `RateLimitException` (429, or 503 for a fail-closed store outage),
+ * which Nest's exception filters send.
  */
 @Injectable()
 export class RateLimitGuard implements CanActivate {

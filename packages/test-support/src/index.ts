@@ -8,6 +8,7 @@ export { startRedisSentinel, type RedisSentinelHandle, type RedisSentinelOptions
 export { startSharedRedis, useRedis, useRedisDeployments, type SharedRedis, type RedisDeployments } from './redis-fixtures.js';
 export { request, serve, startRequest, members, deferred, collectWarnings, nextTurn, type ServedApp, type TestResponse, type RequestInit } from './http-client.js';
 export { HoldTimers } from './hold-timers.js';
+export { injectClient, type Inject, type InjectClient, type InjectRequest, type InjectedResponse } from './inject-client.js';
 export { everyRateAlgorithm } from './algorithms.js';
 export { tsLoaderRegistration } from './ts-loader.js';
 export * from './adapter-suite/index.js';

@@ -24,9 +24,10 @@ interface EndWatch {
  * - The client leaving: the request's `AbortSignal` (every Fetch runtime aborts it when the client
  *   goes), read as a {@link CloseNotifier} for holds and for the check before admitting.
  * - The end of the response: {@link finish} watches the body; a watcher hears `finished` true when the
- *   body was read to its end (or there is none), false when it was cancelled or the client left first
- *   (while the handler ran, or while the body streamed); a handler that threw is a finished 500
- *   ({@link failed}).
+ *   body was read to its end (or there is none), false when it was cancelled or the client left while
+ *   it streamed. A client that leaves while the handler runs is heard when the handler answers or
+ *   throws (not finished): a permit guards the work, not the connection. A handler that threw with
+ *   its client there is a finished 500 ({@link failed}).
  */
 export class FetchExchange implements CloseNotifier {
   /** Names (as written) and values, in pairs: a handful per response, so a scan beats a map. */
@@ -37,8 +38,6 @@ export class FetchExchange implements CloseNotifier {
   status = 0;
   /** The response this exchange finished (undefined before, or when the handler threw). */
   response: Response | undefined = undefined;
-  /** True once the response body was read to its end (Node's `writableFinished`). */
-  writableFinished = false;
   /** How many rl middlewares of the request are running the rest of its chain (see {@link descend}). */
   private depth = 0;
 
@@ -124,9 +123,9 @@ export class FetchExchange implements CloseNotifier {
   }
 
   /**
-   * Tells `ended` once when the response of `req`'s admitted request ends (see {@link finish}), or,
-   * not finished, as soon as the client leaves (while the handler still runs: what it answers then
-   * goes nowhere).
+   * Tells `ended` once when the response of `req`'s admitted request ends (see {@link finish}); not
+   * finished when its client left, as soon as it leaves while the body streams, and when the handler
+   * answers or throws when it left before (the handler's work is what a permit guards).
    */
   watch<Req>(req: Req, result: RateLimitResult, ended: ResponseEnded<Req, FetchExchange>): void {
     if (this.watches === undefined) {
@@ -136,7 +135,10 @@ export class FetchExchange implements CloseNotifier {
     this.watches.push({ req, result, ended: ended as ResponseEnded<unknown, FetchExchange> });
   }
 
-  private readonly left = (): void => this.end(false);
+  /** The client left: while the body streams, the response ends unfinished now; while the handler runs, when it answers ({@link finish}, {@link failed}). */
+  private readonly left = (): void => {
+    if (this.response !== undefined) this.end(false);
+  };
 
   /**
    * A denial's response: `status`, the headers set here and `body` as problem+json (or, with `body`
@@ -155,13 +157,13 @@ export class FetchExchange implements CloseNotifier {
   /**
    * The handler threw instead of answering: the runtime answers 500 (Bun, Deno, Workers, Node's
    * servers), so watchers hear of a finished response with that status, as a Node framework's error
-   * handler sends one.
+   * handler sends one; not finished when the client has left.
    */
   failed(): void {
     if (this.watches === undefined) return;
     this.status = 500;
     this.response = new Response(null, { status: 500 });
-    this.end(true);
+    this.end(!this.destroyed);
   }
 
   /**
@@ -173,6 +175,11 @@ export class FetchExchange implements CloseNotifier {
     const out = this.pairs.length > 0 ? this.withHeaders(response) : response;
     this.response = out;
     if (this.watches === undefined) return out;
+    // The client left while the handler ran: nobody will read the body, and the handler's work is over.
+    if (this.destroyed) {
+      this.end(false);
+      return out;
+    }
     const body = out.body;
     // A HEAD response sends no body (Hono answers `new Response(null, ...)` over the GET route's, whose
     // body is then never read): its end is now. So is a body already being read: the response was
@@ -213,7 +220,6 @@ export class FetchExchange implements CloseNotifier {
     if (watches === undefined) return;
     this.watches = undefined;
     this.signal?.removeEventListener('abort', this.left);
-    this.writableFinished = finished;
     for (const watch of watches) watch.ended(watch.req, this, watch.result, finished);
   }
 

@@ -5,8 +5,6 @@ export interface CloseNotifier {
   once(event: 'close', listener: () => void): unknown;
   removeListener(event: 'close', listener: () => void): unknown;
   readonly destroyed?: boolean;
-  /** True once the response was sent in full (Node's `writableFinished`). */
-  readonly writableFinished?: boolean;
 }
 
 /**

@@ -17,9 +17,9 @@ export { checkTrustProxy, forwardedClient, runtimeClientAddress, type TrustProxy
 export { RateLimitResult } from './result.js';
 export { idempotencyKeyFrom } from './idempotency-key.js';
 export { holdRequest, type CloseNotifier } from './hold.js';
-export { problemBody, PROBLEM_CONTENT_TYPE } from './problem.js';
+export { problemBody, errorProblemBody, PROBLEM_CONTENT_TYPE } from './problem.js';
 export { Responder, type ResponsePolicy } from './responder.js';
-export { endOnNodeClose, warnLateError, type ResponseIO, type ResponseEnded, type NodeResponse } from './response-io.js';
+export { nodeResponseEnds, warnLateError, type ResponseIO, type ResponseEnded, type NodeResponse, type NodeResponseEnds, type EndingResponse } from './response-io.js';
 export { checkSuccessTest, type SuccessTest } from './outcome.js';
 export { OutageLog, consoleLogger, OUTAGE_QUIET_MS, type OutageLogger } from './outage-log.js';
 export { PrefixRegistry } from './prefixes.js';
@@ -27,6 +27,8 @@ export { DoubleCountCheck, DOUBLE_COUNT_CODE, type ResultSource } from './double
 export { HeaderWriter, parseHeaderFormat, type HeaderFormat, type HeaderSource, type HeaderLimit } from './headers.js';
 export { claimResponse, nodeHeaderAccess, type HeaderAccess, type NodeHeaderTarget } from './header-access.js';
 export { sfString } from './header-values.js';
+// A warning on every runtime (a process warning, else console.warn), for an adapter with no error path to report on.
+export { emitWarning } from '../runtime.js';
 export { ipKey, parseIPv6, formatIPv6, parseIPv6Subnet, hasForwardingHeader, DEFAULT_IPV6_SUBNET } from './keys.js';
 export { trustsEveryAddress, resolvesForgedClient, type ForgedRequest } from './trust-probe.js';
 export { forwardableError } from './thrown-value.js';

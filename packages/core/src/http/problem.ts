@@ -1,3 +1,4 @@
+import { errorDocsUrl, type RateLimitError } from '../errors.js';
 import type { RateLimitResult } from './result.js';
 
 /** Content type of the default denial body (RFC 9457 problem details). */
@@ -24,6 +25,17 @@ function buildProblem(status: number, seconds: number, policy: string): string {
   return status === 503
     ? `{"type":"${TEMPORARY_REDUCED_CAPACITY_TYPE}","title":"Service Unavailable","status":503,"detail":"The rate limiter cannot reach its store. ${when}","retryAfter":${seconds}}`
     : `{"type":"${QUOTA_EXCEEDED_TYPE}","title":"Request cannot be satisfied as assigned quota has been exceeded","status":429,"detail":"Rate limit exceeded. ${when}","violated-policies":[${JSON.stringify(policy)}],"retryAfter":${seconds}}`;
+}
+
+/**
+ * The body of the 500 a Fetch handler answers for an rl error that refused a request (no client
+ * address without a `key`, a bad key or cost), where no framework's error handler would: RFC 9457
+ * problem details whose `type` is the code's section of the errors page, with the error's `code` as
+ * an extension member, as the frameworks' error handlers show it:
+ * `{"type":"…/docs/errors.md#rl_invalid_key","title":"Internal Server Error","status":500,"detail":"…","code":"RL_INVALID_KEY"}`.
+ */
+export function errorProblemBody(error: RateLimitError): string {
+  return JSON.stringify({ type: errorDocsUrl(error.code), title: 'Internal Server Error', status: 500, detail: error.message, code: error.code });
 }
 
 /**

@@ -10,14 +10,14 @@ import type { HttpRateLimitOptions } from './option-types.js';
 import { problemBody } from './problem.js';
 import { HttpRateLimiter } from './rate-limiter.js';
 import { Responder } from './responder.js';
-import { endOnNodeClose, type ResponseIO } from './response-io.js';
+import { nodeResponseEnds, type NodeResponseEnds, type ResponseIO } from './response-io.js';
 import type { RateLimitResult } from './result.js';
 
-/** A response: its headers, status, body, and the Node parts (`destroyed`, `'close'`). */
+/** A response: its headers, status, body, and the Node parts (`destroyed`, `writableEnded`, `'finish'`, `'close'`, `'prefinish'`). */
 class FakeResponse extends EventEmitter {
   destroyed = false;
-  /** True once the response was sent in full (read at its 'close'). */
-  writableFinished = false;
+  /** True once the handler ended the response (read at its 'close'). */
+  writableEnded = false;
   status = 200;
   body: string | undefined;
   readonly headers = new Map<string, string>();
@@ -27,11 +27,11 @@ type Request = { key: string };
 /** What the adapter was told to do, in order. */
 type Call = [string, ...unknown[]];
 
-function io(calls: Call[], onLimit = false, results: RateLimitResult[] = []): ResponseIO<Request, FakeResponse, string, string> {
+function io(calls: Call[], ends: NodeResponseEnds<Request, FakeResponse>, onLimit = false, results: RateLimitResult[] = []): ResponseIO<Request, FakeResponse, string, string> {
   return {
     headers: { get: (res, name) => res.headers.get(name.toLowerCase()), set: (res, name, value) => void res.headers.set(name.toLowerCase(), value) },
     nodeResponse: (res) => res,
-    onEnd: endOnNodeClose((res: FakeResponse) => res),
+    onEnd: ends.onEnd,
     statusCode: (_req, res) => res.status,
     requestWasSuccessful: undefined,
     lateError: (_req, _res, error) => void calls.push(['lateError', error]),
@@ -77,14 +77,15 @@ function setup(options: HttpRateLimitOptions<Request>, onLimit = false) {
   const limiter = new HttpRateLimiter<Request>({ clock: () => 0, key: (req) => req.key, timers, prefix: 'p', ...options }, binding);
   const calls: Call[] = [];
   const results: RateLimitResult[] = [];
-  const responder = new Responder(limiter, io(calls, onLimit, results));
+  const ends = nodeResponseEnds<Request, FakeResponse>((res) => res);
+  const responder = new Responder(limiter, io(calls, ends, onLimit, results));
   const respond = (res = new FakeResponse()) => {
     const req = { key: 'k' };
     const decided = limiter.decide(req);
     const out = decided instanceof Promise ? decided.then((r) => responder.respond(req, res, 'next', r)) : responder.respond(req, res, 'next', decided);
     return { res, out };
   };
-  return { limiter, timers, calls, results, responder, respond };
+  return { limiter, timers, calls, results, responder, respond, ends };
 }
 
 describe('Responder', () => {
@@ -135,11 +136,12 @@ describe('Responder', () => {
     expect((await limiter.limiters[0]!.peek('k')).delayMs).toBe(2_000);
   });
 
-  it('releases a concurrency permit when the response closes, once', async () => {
+  it('releases a concurrency permit when the response has been sent, once', async () => {
     const { respond } = setup({ algorithm: concurrency({ limit: 1 }) });
     const first = respond();
     expect(await first.out).toBe('proceeded');
     expect(await respond().out).toBe('sent');
+    first.res.emit('finish');
     first.res.emit('close');
     first.res.emit('close');
     await Promise.resolve();
@@ -147,10 +149,59 @@ describe('Responder', () => {
     expect(await respond().out).toBe('sent');
   });
 
+  describe('a client that leaves while the handler runs: the permit guards the work, not the connection', () => {
+    const onePermit = () => setup({ algorithm: concurrency({ limit: 1 }) });
+
+    it("keeps the permit until the handler ends the response on the closed connection ('prefinish'), then releases it once", async () => {
+      const { respond } = onePermit();
+      const left = respond();
+      expect(await left.out).toBe('proceeded');
+      left.res.emit('close');
+      await Promise.resolve();
+      expect(await respond().out).toBe('sent');
+      left.res.writableEnded = true;
+      left.res.emit('prefinish');
+      // light-my-request's end() emits 'finish' even on a closed response: it is not a response sent in full.
+      left.res.emit('finish');
+      await Promise.resolve();
+      expect(await respond().out).toBe('proceeded');
+      expect(await respond().out).toBe('sent');
+    });
+
+    it('keeps the permit until the adapter says the work is done (workDone), before or after the client leaves', async () => {
+      const { respond, ends } = onePermit();
+      const left = respond();
+      expect(await left.out).toBe('proceeded');
+      left.res.emit('close');
+      await Promise.resolve();
+      expect(await respond().out).toBe('sent');
+      ends.workDone(left.res);
+      await Promise.resolve();
+      const done = respond();
+      expect(await done.out).toBe('proceeded');
+      ends.workDone(done.res);
+      expect(await respond().out).toBe('sent');
+      done.res.emit('close');
+      await Promise.resolve();
+      expect(await respond().out).toBe('proceeded');
+    });
+
+    it('releases at once a response the handler had ended when the client left', async () => {
+      const { respond } = onePermit();
+      const ended = respond();
+      expect(await ended.out).toBe('proceeded');
+      ended.res.writableEnded = true;
+      ended.res.emit('close');
+      await Promise.resolve();
+      expect(await respond().out).toBe('proceeded');
+    });
+  });
+
   describe('settling from the response (actualCost)', () => {
     const hourly = fixedWindow({ limit: 100, window: '1h' });
     const finish = (res: FakeResponse) => {
-      res.writableFinished = true;
+      res.writableEnded = true;
+      res.emit('finish');
       res.emit('close');
     };
     const used = async (limiter: HttpRateLimiter<Request>) => 100 - (await limiter.limiters[0]!.peek('k')).remaining;
@@ -163,6 +214,8 @@ describe('Responder', () => {
       finish(done.res);
       const left = respond();
       left.res.emit('close');
+      left.res.writableEnded = true;
+      left.res.emit('prefinish');
       expect(await used(limiter)).toBe(35 + 10);
       expect(actualCost).toHaveBeenCalledTimes(1);
     });

@@ -48,10 +48,11 @@ export interface ResponseIO<Req, Res, Next, Out> {
    */
   drop(req: Req, res: Res, next: Next, givenBack: Promise<void>): Out;
   /**
-   * Tells `ended` once when the response of `result`'s admitted request ends. Asked only of a request
-   * that holds something until then (a permit, or units under counting by outcome). Node adapters
-   * use {@link endOnNodeClose} (the Node response's `'close'`); Fastify's route hooks
-   * (`onResponse`, `onRequestAbort`) tell it where the plugin installed them.
+   * Tells `ended` once when the response of `result`'s admitted request ends: sent in full, or, when
+   * its client left first, once its handler's work is over (a permit guards the work, not the
+   * connection). Asked only of a request that holds something until then (a permit, units under
+   * counting by outcome, a cost to settle). Node adapters use {@link nodeResponseEnds}; the Fetch ones
+   * the request's `FetchExchange`.
    */
   onEnd(req: Req, res: Res, result: RateLimitResult, ended: ResponseEnded<Req, Res>): void;
   /**
@@ -67,31 +68,96 @@ export function warnLateError(_req: unknown, _res: unknown, error: unknown): voi
   emitWarning(error instanceof Error ? error : new Error(String(error)));
 }
 
+/** The events and state of a Node `ServerResponse` that tell how it ended (see {@link nodeResponseEnds}). */
+export interface EndingResponse extends NodeResponse {
+  on(event: 'finish' | 'close' | 'prefinish', listener: () => void): unknown;
+  removeListener(event: 'finish' | 'close' | 'prefinish', listener: () => void): unknown;
+  /** True once the response has been ended (`res.end()` was called), sent in full or not. */
+  readonly writableEnded?: boolean;
+}
+
+/** Where a watched request is: its handler runs, its handler is done, or its client left while its handler ran. */
+const RUNNING = 0;
+const WORK_DONE = 1;
+const LEFT = 2;
+
 interface Watch {
   readonly req: unknown;
   readonly res: unknown;
   readonly result: RateLimitResult;
   readonly ended: ResponseEnded<unknown, unknown>;
+  phase: typeof RUNNING | typeof WORK_DONE | typeof LEFT;
+}
+
+/** How a middleware hears the end of its responses on the Node response (see {@link nodeResponseEnds}). */
+export interface NodeResponseEnds<Req, Res> {
+  /** The {@link ResponseIO.onEnd} of the middleware. */
+  readonly onEnd: (req: Req, res: Res, result: RateLimitResult, ended: ResponseEnded<Req, Res>) => void;
+  /**
+   * The handler of the request on `res` is done (Koa's downstream returned or threw; Fastify's route
+   * handler's promise settled), for a framework where a handler may finish without ending a response
+   * whose client has gone. Nothing when the request is not watched.
+   */
+  readonly workDone: (res: Res) => void;
 }
 
 /**
- * A {@link ResponseIO.onEnd} on the Node response of `res`: `ended` is told on its `'close'`,
- * finished when it was sent in full (`writableFinished`). One per middleware (its own slot and
- * listener on each response, so that two rl middlewares on one request each hear their own), one
- * small object per watched request and no closure.
+ * Hears the end of an admitted request's response on its Node response (`res`'s, through
+ * `nodeResponse`), for {@link ResponseIO.onEnd}: `ended` is told once,
+ *
+ * - finished, at `'finish'`: the response was sent in full. (The event, not `writableFinished`: under
+ *   Fastify's `inject()` the fake socket is still flushing when `'close'` comes.)
+ * - not finished, at `'close'` without `'finish'` (the client left, the connection broke), once the
+ *   handler's work is over: at once when the handler has ended the response (`writableEnded`) or is
+ *   done ({@link NodeResponseEnds.workDone}); otherwise when it ends the response later (`res.end()`
+ *   on the closed response emits `'prefinish'`: Express, Nest, Fastify's reply) or says it is done.
+ *   A concurrency permit guards the work, not the connection: a client that leaves frees nothing
+ *   sooner, and the permit's lease bounds a handler that never ends.
+ *
+ * One per middleware (its own slot and listeners on each response, so that two rl middlewares on one
+ * request each hear their own), one small record per watched request and no closure.
  */
-export function endOnNodeClose<Req, Res>(nodeResponse: (res: Res) => NodeResponse): (req: Req, res: Res, result: RateLimitResult, ended: ResponseEnded<Req, Res>) => void {
+export function nodeResponseEnds<Req, Res>(nodeResponse: (res: Res) => EndingResponse): NodeResponseEnds<Req, Res> {
   const slot = Symbol('rl.ended');
-  type Watched = NodeResponse & { [slot]?: Watch };
+  type Watched = EndingResponse & { [slot]?: Watch };
+  function tell(node: Watched, finished: boolean): void {
+    const watch = node[slot];
+    if (watch === undefined) return;
+    node[slot] = undefined;
+    node.removeListener('finish', sent);
+    node.removeListener('close', closed);
+    if (watch.phase === LEFT) node.removeListener('prefinish', answered);
+    watch.ended(watch.req, watch.res, watch.result, finished);
+  }
+  function sent(this: Watched): void {
+    tell(this, true);
+  }
   function closed(this: Watched): void {
     const watch = this[slot];
     if (watch === undefined) return;
-    this[slot] = undefined;
-    watch.ended(watch.req, watch.res, watch.result, this.writableFinished === true);
+    if (watch.phase === WORK_DONE || this.writableEnded === true) return tell(this, false);
+    // The client left while the handler runs: its end comes later. (light-my-request's `end()` emits
+    // 'finish' even on a closed response: it would be taken for a response sent in full.)
+    watch.phase = LEFT;
+    this.removeListener('finish', sent);
+    this.on('prefinish', answered);
   }
-  return (req, res, result, ended) => {
-    const node = nodeResponse(res) as Watched;
-    node[slot] = { req, res, result, ended: ended as ResponseEnded<unknown, unknown> };
-    node.once('close', closed);
+  function answered(this: Watched): void {
+    tell(this, false);
+  }
+  return {
+    onEnd: (req, res, result, ended) => {
+      const node = nodeResponse(res) as Watched;
+      node[slot] = { req, res, result, ended: ended as ResponseEnded<unknown, unknown>, phase: RUNNING };
+      node.on('finish', sent);
+      node.on('close', closed);
+    },
+    workDone: (res) => {
+      const node = nodeResponse(res) as Watched;
+      const watch = node[slot];
+      if (watch === undefined) return;
+      if (watch.phase === LEFT) tell(node, false);
+      else watch.phase = WORK_DONE;
+    },
   };
 }

@@ -197,8 +197,7 @@ export class RateLimitResult implements HeaderSource {
   /**
    * The client left before the request proceeded (while held): gives back every unit and permit it
    * took and has not given back yet, once. Units go back as a cancellation (a reservation's slot is
-   * freed) even when the permits were released first (Fastify's `onRequestAbort` hook releases them
-   * before the hold hears of the client leaving); a permit released twice is released once.
+   * freed) even when the permits were released first; a permit released twice is released once.
    */
   abandon(): Promise<void> {
     if (this.#unitsBack) {

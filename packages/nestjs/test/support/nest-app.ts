@@ -8,7 +8,7 @@ import { Module, type DynamicModule, type INestApplication, type Provider, type 
 import { NestFactory } from '@nestjs/core';
 import { ExpressAdapter } from '@nestjs/platform-express';
 import { FastifyAdapter } from '@nestjs/platform-fastify';
-import { request, type RequestInit, type TestResponse } from '@rl/test-support';
+import { request, type Inject, type RequestInit, type TestResponse } from '@rl/test-support';
 
 export type Platform = 'express' | 'fastify';
 export const PLATFORMS: readonly Platform[] = ['express', 'fastify'];
@@ -30,14 +30,41 @@ export interface NestApp {
   close(): Promise<void>;
 }
 
-/** Creates, starts and serves a Nest app on `platform`. */
-export async function startNestApp(platform: Platform, spec: NestAppSpec): Promise<NestApp> {
+/** Creates a Nest app on `platform` (not started). */
+async function createNestApp(platform: Platform, spec: NestAppSpec): Promise<INestApplication> {
   @Module({ imports: spec.imports ?? [], controllers: spec.controllers ?? [], providers: spec.providers ?? [] })
   class RootModule {}
   const adapter = platform === 'express' ? new ExpressAdapter() : new FastifyAdapter(spec.trustProxy === undefined ? {} : { trustProxy: spec.trustProxy as boolean });
   const app = await NestFactory.create(RootModule, adapter, { logger: false, abortOnError: false });
   if (platform === 'express' && spec.trustProxy !== undefined) (app.getHttpAdapter().getInstance() as { set(name: string, value: unknown): void }).set('trust proxy', spec.trustProxy);
   spec.configure?.(app);
+  return app;
+}
+
+/** A Nest app on Fastify served through Fastify's `inject()`, without a socket. */
+export interface InjectedNestApp {
+  readonly app: INestApplication;
+  readonly inject: Inject;
+  close(): Promise<void>;
+}
+
+/** Creates and starts a Nest app on Fastify without listening: its requests go through `inject()`. */
+export async function startInjectedNestApp(spec: NestAppSpec): Promise<InjectedNestApp> {
+  const app = await createNestApp('fastify', spec);
+  const fastify = app.getHttpAdapter().getInstance() as { ready(): Promise<unknown>; inject: Inject };
+  try {
+    await app.init();
+    await fastify.ready();
+  } catch (error) {
+    await app.close();
+    throw error;
+  }
+  return { app, inject: fastify.inject.bind(fastify), close: () => app.close() };
+}
+
+/** Creates, starts and serves a Nest app on `platform`. */
+export async function startNestApp(platform: Platform, spec: NestAppSpec): Promise<NestApp> {
+  const app = await createNestApp(platform, spec);
   try {
     await app.listen(0, '127.0.0.1');
   } catch (error) {

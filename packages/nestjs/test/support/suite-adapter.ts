@@ -6,9 +6,9 @@
  */
 import { All, ArgumentsHost, Catch, Controller, HttpException, Req, Res, UseGuards, type ExceptionFilter, type INestApplication } from '@nestjs/common';
 import { BaseExceptionFilter } from '@nestjs/core';
-import { headersOf, statusOf, type Adapter, type RequestView } from '@rl/test-support';
+import { headersOf, injectClient, statusOf, type Adapter, type MountedApp, type RequestView } from '@rl/test-support';
 import { createRateLimitGuard, RateLimitModule, RateLimitService, type RateLimitOptions } from '../../src/index.js';
-import { startNestApp, type Platform } from './nest-app.js';
+import { startInjectedNestApp, startNestApp, type NestAppSpec, type Platform } from './nest-app.js';
 
 type AnyRequest = { raw?: unknown; url: string; originalUrl?: string; path?: string; headers: Record<string, string | string[] | undefined>; rateLimit?: { remaining: number } | null };
 
@@ -50,10 +50,14 @@ const TRUST = {
   fastify: { true: '127.0.0.1', addresses: '127.0.0.1', all: true },
 } as const;
 
-export function nestAdapter(platform: Platform): Adapter {
+/** Nest on `platform`, listening on a socket, or (on Fastify) served through `inject()`. */
+export function nestAdapter(platform: Platform, served: 'socket' | 'inject' = 'socket'): Adapter {
+  const injected = served === 'inject';
+  if (injected && platform !== 'fastify') throw new Error('inject() is Fastify\'s');
   return {
-    name: `Nest 12 on ${platform === 'express' ? 'Express 5' : 'Fastify 5'}`,
+    name: `Nest 12 on ${platform === 'express' ? 'Express 5' : 'Fastify 5'}${injected ? ' through inject()' : ''}`,
     owner: 'RateLimitModule.forRoot',
+    inject: injected,
     async mount(spec) {
       const [first, ...rest] = spec.middlewares;
       const module = RateLimitModule.forRoot({ ...(first as RateLimitOptions), global: true });
@@ -75,9 +79,9 @@ export function nestAdapter(platform: Platform): Adapter {
       }
 
       const trustProxy = spec.trustProxy ? TRUST[platform][spec.trustProxy === true ? 'true' : spec.trustProxy] : undefined;
-      let nest;
+      let nest: { readonly app: INestApplication; close(): Promise<void> } & Pick<MountedApp, 'url' | 'request' | 'start'>;
       try {
-        nest = await startNestApp(platform, {
+        const nestSpec: NestAppSpec = {
           imports: [module],
           controllers: [SuiteController],
           trustProxy,
@@ -100,7 +104,11 @@ export function nestAdapter(platform: Platform): Adapter {
               });
             }
           },
-        });
+        };
+        if (injected) {
+          const started = await startInjectedNestApp(nestSpec);
+          nest = { ...started, ...injectClient(started.inject) };
+        } else nest = await startNestApp(platform, nestSpec);
       } catch (error) {
         await Promise.all(extra.map((guard) => guard.close()));
         throw error;
@@ -109,6 +117,7 @@ export function nestAdapter(platform: Platform): Adapter {
       return {
         url: nest.url,
         request: nest.request,
+        ...(nest.start !== undefined && { start: nest.start }),
         peek: (key) => service.limiter.limiters[0]!.peek(key),
         controls: service,
         async close() {

@@ -6,7 +6,7 @@
 import type { ServerResponse } from 'node:http';
 import type { Store } from '@rl/core';
 import type { KeyControls } from '@rl/core/http';
-import type { RequestInit, TestResponse } from '../http-client.js';
+import { startRequest, type RequestInit, type TestResponse } from '../http-client.js';
 
 /**
  * The options of one middleware as the suite writes them: the options every adapter shares
@@ -50,24 +50,49 @@ export interface AppSpec {
   handler?(request: RequestView): unknown;
 }
 
+/** A request whose client may leave before its answer (see {@link startLeaving}). */
+export interface LeavingRequest {
+  /** The status, once the head of the response reaches the client (never, when the client left first). */
+  readonly answered: Promise<number>;
+  /** The client goes away: its connection is destroyed (over `inject()`, the request is aborted). */
+  leave(): void;
+}
+
 /**
- * An app mounted by {@link Adapter.mount}, listening on 127.0.0.1. Every path (GET and POST) passes
+ * An app mounted by {@link Adapter.mount}, listening on 127.0.0.1 (or, for an adapter served through
+ * the framework's `inject()`, not listening at all). Every path (GET and POST) passes
  * the middlewares, then the route handler answers 200 `{ remaining }` (the `remaining` of the
  * framework's rate-limit result: `req.rateLimit`, `request.rateLimit`, `ctx.state.rateLimit`; null
  * when absent). An error (thrown by the handler, or by a key or cost function) is answered by the
  * app's error handling with 500 `{ error: message, code }`.
  */
 export interface MountedApp {
-  /** `http://127.0.0.1:<port>` */
-  readonly url: string;
+  /** `http://127.0.0.1:<port>`; absent for an app served through `inject()`. */
+  readonly url?: string;
   /** One request to this app (see `request` in http-client). */
   request(path?: string, init?: RequestInit): Promise<TestResponse>;
+  /** A request whose client may leave: absent for an app with a {@link url} (a socket that is destroyed, see {@link startLeaving}). */
+  start?(path: string, headers: Record<string, string>): LeavingRequest;
   /** Where the adapter exposes its limiter (`middleware.limiter`): the first middleware's first limit's state for `key`. */
   peek?(key: string): Promise<{ remaining: number }>;
   /** The first middleware's handle (Fastify: `app.rateLimit`): its key controls (`blockKey`, `setOverride`, …). */
   readonly controls: KeyControls;
   /** Drops the connections and stops listening. */
   close(): Promise<void>;
+}
+
+/** Starts a request to `app` whose client may leave before its answer: `app.start`, else a socket to `app.url`. */
+export function startLeaving(app: MountedApp, path = '/', headers: Record<string, string> = {}): LeavingRequest {
+  if (app.start !== undefined) return app.start(path, headers);
+  if (app.url === undefined) throw new Error('the adapter suite: a mounted app needs a url or start()');
+  const client = startRequest(app.url, path, headers);
+  const answered = new Promise<number>((resolve) =>
+    client.on('response', (res) => {
+      res.resume();
+      resolve(res.statusCode ?? 0);
+    }),
+  );
+  return { answered, leave: () => client.destroy() };
 }
 
 /** The status a suite handler asks for (`{ status }`), else 200. */
@@ -96,6 +121,11 @@ export interface Adapter {
    * (Express `(req, res)`, Fastify `(request, reply)`, Koa `(ctx)`).
    */
   responseHeader(actualCostArguments: readonly unknown[], name: string): string | undefined;
+  /**
+   * The app is served through the framework's `inject()` (light-my-request), not a socket: the tests
+   * about sockets and the event loop's I/O phases (batched Redis calls) are left out.
+   */
+  readonly inject?: boolean;
   /** True when the adapter logs store outages on the console (Express, Koa); false when on the framework's own logger (Fastify). */
   readonly logsToConsole: boolean;
   /** An `onLimit` that answers with the JSON `body(result)` (status and headers are already set). */

@@ -54,7 +54,7 @@ export function batchingTests(t: SuiteContext, redis: () => Redis): void {
     expect(warm.map((res) => res.status)).toEqual([200, 200]);
     // Eight keep-alive connections, each accepted and used once (a server accepts one connection per
     // turn), as a load balancer's or a busy client's are.
-    const sockets = await Promise.all(Array.from({ length: 8 }, () => open(app.url)));
+    const sockets = await Promise.all(Array.from({ length: 8 }, () => open(app.url!)));
     const readers = sockets.map(responses);
     for (const [i, socket] of sockets.entries()) {
       const status = readers[i]!.next();

@@ -1,5 +1,6 @@
 import { expect, vi } from 'vitest';
-import { deferred, startRequest, type TestResponse } from '../http-client.js';
+import { deferred, type TestResponse } from '../http-client.js';
+import { startLeaving } from './adapter.js';
 import type { SuiteContext } from './context.js';
 
 /**
@@ -27,10 +28,10 @@ export async function leavesWhileHeld(t: SuiteContext, middleware: Record<string
   expect(handler).toHaveBeenCalledTimes(1);
   const before = await app.peek?.('k');
   const undo = vi.spyOn(t.store, 'undo');
-  const client = startRequest(app.url, '/', { 'x-probe': '1' });
+  const client = startLeaving(app, '/', { 'x-probe': '1' });
   await arrived.promise;
   await t.timers.scheduled(slotMs); // held
-  client.destroy();
+  client.leave();
   await closed.promise;
   await t.timers.advanceAsync(2 * slotMs); // past the time the request would have been held
   expect(handler).toHaveBeenCalledTimes(1);

@@ -79,7 +79,7 @@ function describeOne(adapter: Adapter, stores: readonly StoreUnderTest[], redis:
         describe('quotas: calendar periods and bans', () => quotaTests(t));
         describe('quotas: overrides held in the store', () => overrideTests(t));
         describe('quotas: a deny list kept elsewhere', () => denyListTests(t));
-        if (store.remote) describe('batched Redis calls', () => batchingTests(t, redis));
+        if (store.remote && adapter.inject !== true) describe('batched Redis calls', () => batchingTests(t, redis));
       });
     }
     describe('without a working store', () => {

@@ -1,6 +1,7 @@
 import { expect, it, onTestFinished, vi } from 'vitest';
 import { fixedWindow, leakyBucket, tokenBucket, type DecisionEvent, type HoldEvent, type Observer } from '@rl/core';
-import { deferred, startRequest } from '../http-client.js';
+import { deferred } from '../http-client.js';
+import { startLeaving } from './adapter.js';
 import type { SuiteContext } from './context.js';
 
 /** An observer that counts decisions by `limit/outcome` and keeps the hold events. */
@@ -87,10 +88,10 @@ export function observerTests(t: SuiteContext): void {
     await t.timers.scheduled(100);
     await t.timers.advanceAsync(100);
     expect((await held).status).toBe(200);
-    const client = startRequest(app.url, '/', { 'x-probe': '1' });
+    const client = startLeaving(app, '/', { 'x-probe': '1' });
     await arrived.promise;
     await t.timers.scheduled(200);
-    client.destroy();
+    client.leave();
     await closed.promise;
     await t.timers.advanceAsync(0);
     const name = holds[0]!.limit;

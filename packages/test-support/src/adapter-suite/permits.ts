@@ -1,7 +1,7 @@
 import { expect, it, vi } from 'vitest';
 import { concurrency, fixedWindow } from '@rl/core';
-import { deferred, members, startRequest } from '../http-client.js';
-import type { AppSpec, RequestView } from './adapter.js';
+import { deferred, members, nextTurn } from '../http-client.js';
+import { startLeaving, type AppSpec, type RequestView } from './adapter.js';
 import type { SuiteContext } from './context.js';
 
 /** A route handler that holds the requests to `path` until `finish()`: `started` once one is held, `finished` once it went on. */
@@ -93,9 +93,9 @@ export function permitTests(t: SuiteContext): void {
       // The key resolves only once the client has gone: its 'close' is already past when the permit is taken.
       middlewares: [{ algorithm: concurrency({ limit: 1 }), key: async () => (arrived.resolve(), await gone.promise, 'k') }],
     });
-    const client = startRequest(app.url, '/');
+    const client = startLeaving(app, '/');
     await arrived.promise;
-    client.destroy();
+    client.leave();
     await vi.waitFor(() => expect(release).toHaveBeenCalledTimes(1));
     expect(handler).not.toHaveBeenCalled();
     // Nothing more happens later (a quiet period, not a timeout being waited for).
@@ -123,22 +123,61 @@ export function permitTests(t: SuiteContext): void {
     await vi.waitFor(() => expect(release).toHaveBeenCalledTimes(3));
   });
 
-  it('releases the permit when the client disconnects, once, also when the abandoned handler finishes later', async () => {
-    const release = vi.spyOn(t.store, 'release');
-    const hangingRoute = holdingRequestsTo('/hang');
-    const app = await t.open(onePermit({ handler: hangingRoute.handler }));
-    const client = startRequest(app.url, '/hang');
-    await hangingRoute.started;
-    expect((await app.request('/')).status).toBe(429);
-    client.destroy();
-    await vi.waitFor(() => expect(release).toHaveBeenCalledTimes(1));
-    await expect.poll(async () => (await app.request('/')).status).toBe(200);
-    await vi.waitFor(() => expect(release).toHaveBeenCalledTimes(2));
-    hangingRoute.finish();
-    await hangingRoute.finished;
-    await new Promise((resolve) => setTimeout(resolve, 50)); // the abandoned handler's answer goes nowhere
-    expect(release).toHaveBeenCalledTimes(2);
-    // Each request released its own permit: two different leases.
-    expect(new Set(release.mock.calls.map((call) => call[2])).size).toBe(release.mock.calls.length);
-  });
+  // A permit guards the work (the seeds' "at most 50 requests at the database at once"), not the
+  // connection: a client that leaves while its handler runs frees nothing until the handler ends.
+  it.each(['answers', 'throws'] as const)(
+    'a client that leaves frees nothing sooner: 8 clients that leave while their handler runs, at most 2 handlers at once, each permit back when its handler %s',
+    async (ending) => {
+      const release = vi.spyOn(t.store, 'release');
+      const gate = deferred();
+      const started = new Map<string, () => void>();
+      const closed = new Map<string, () => void>();
+      let running = 0;
+      let most = 0;
+      const app = await t.open({
+        middlewares: [{ algorithm: concurrency({ limit: 2 }), key: () => 'k' }],
+        onArrival(request, res) {
+          const client = request.header('x-client');
+          if (client !== undefined) res.on('close', () => closed.get(client)?.());
+        },
+        async handler(request) {
+          const client = request.header('x-client');
+          if (client === undefined) return;
+          running++;
+          most = Math.max(most, running);
+          started.get(client)?.();
+          await gate.promise;
+          running--;
+          if (ending === 'throws') throw new Error('failed after its client left');
+        },
+      });
+      const statuses: number[] = [];
+      for (let i = 0; i < 8; i++) {
+        const client = String(i);
+        const began = new Promise<void>((resolve) => started.set(client, resolve));
+        const gone = new Promise<void>((resolve) => closed.set(client, resolve));
+        const request = startLeaving(app, '/work', { 'x-client': client });
+        // Admitted: its handler runs; denied: its 429 arrives. Then the client leaves.
+        await Promise.race([began, request.answered.then((status) => void statuses.push(status))]);
+        request.leave();
+        await gone;
+        // What the server does when a client leaves is done (a release it started has settled) before the next client comes.
+        await nextTurn();
+        await Promise.all(release.mock.results.map((call) => call.value));
+      }
+      expect(most).toBe(2);
+      expect(statuses).toEqual([429, 429, 429, 429, 429, 429]);
+      // Every client has left; the two handlers still run and keep their permits.
+      expect(release).not.toHaveBeenCalled();
+      expect((await app.request('/')).status).toBe(429);
+      gate.resolve();
+      await vi.waitFor(() => expect(release).toHaveBeenCalledTimes(2));
+      await Promise.all(release.mock.results.map((call) => call.value));
+      expect(running).toBe(0);
+      expect((await app.request('/')).status).toBe(200);
+      await vi.waitFor(() => expect(release).toHaveBeenCalledTimes(3));
+      // Each request released its own permit, once: three different leases.
+      expect(new Set(release.mock.calls.map((call) => call[2])).size).toBe(3);
+    },
+  );
 }

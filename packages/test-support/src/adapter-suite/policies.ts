@@ -1,7 +1,7 @@
 import { expect, it, vi, type MockInstance } from 'vitest';
 import { concurrency, fixedWindow, leakyBucket, tokenBucket, type Algorithm } from '@rl/core';
-import { deferred, members, startRequest } from '../http-client.js';
-import type { RequestView } from './adapter.js';
+import { deferred, members } from '../http-client.js';
+import { startLeaving, type RequestView } from './adapter.js';
 import { T0, type SuiteContext } from './context.js';
 
 /** Waits until the store's `undo` has been called `times` times, and until those give-backs have settled. */
@@ -172,9 +172,9 @@ export function outcomeTests(t: SuiteContext): void {
         await never.promise;
       },
     });
-    const client = startRequest(app.url, '/', { 'x-probe': '1' });
+    const client = startLeaving(app, '/', { 'x-probe': '1' });
     await arrived.promise;
-    client.destroy();
+    client.leave();
     await closed.promise;
     expect((await app.request('/')).status).toBe(429);
     expect(undo).not.toHaveBeenCalled();
@@ -199,15 +199,11 @@ export function outcomeTests(t: SuiteContext): void {
     const statuses: number[] = [];
     for (let i = 0; i < 30; i++) {
       const arrived = new Promise<void>((resolve) => arrivals.push(resolve));
-      const client = startRequest(app.url, '/');
-      const answered = new Promise<void>((resolve) => client.on('response', (res) => {
-        statuses.push(res.statusCode ?? 0);
-        res.resume();
-        resolve();
-      }));
+      const client = startLeaving(app, '/');
+      const answered = client.answered.then((status) => void statuses.push(status));
       // Abort once the handler runs; a denied request is answered at once.
       await Promise.race([arrived, answered]);
-      client.destroy();
+      client.leave();
     }
     expect(ran).toBe(3);
     expect(running).toBe(3);

@@ -81,8 +81,8 @@ export function reservationTests(t: SuiteContext): void {
   });
 
   it('with a concurrency limit beside it, a client that leaves while it waits gets its reservation cancelled and its permit released', async () => {
-    // Fastify releases the permit in its onRequestAbort hook before the hold notices the client left:
-    // the release must not stand for the whole give-back. The next request then needs both the slot
+    // A permit released before the hold notices the client left (as Fastify's onRequestAbort hook once
+    // did) must not stand for the whole give-back. The next request then needs both the slot
     // (200 ms away, a 429, were it still taken) and the permit (a 429 at once were it still held).
     await leavesWhileHeld(t, {
       limits: [
