@@ -123,7 +123,7 @@ describe.skipIf(chromium === undefined)(`rl simulate --report in headless Chromi
   // and the box cut the right column's numbers (599 read 59).
   it.each([
     { run: 'RUN: 2 limits, 3 keys', args: RUN },
-    { run: "3 limits, one key (issue 43's run)", args: ONE_KEY },
+    { run: '3 limits, one key: the run of issue 43', args: ONE_KEY },
   ])('shows every cell of the table whole, with the figures of the JSON report ($run)', async ({ args }) => {
     const shown = await reportAndPage('cells.html', [], args);
     await page.navigate(pathToFileURL(shown.path).href);

@@ -97,9 +97,10 @@ function keyLegendTitle(report: SimulationReport, l: LimitReport): string {
 
 /**
  * The table of the text report, as HTML that fits the window: no cell is ever cut. Headers wrap
- * between words; a limit's call may break after its commas (or anywhere, as a last resort); a figure
- * breaks only between its parts (` / `, and before a `(`), never inside a number. In a narrow window
- * (see STYLE) each limit is a block of its cells, each named by its column (`data-label`).
+ * between words; a limit's call after its `(` and commas (inside a part only when that part alone is
+ * wider than the cell); a figure only between its parts (` / `, and before a `(`), never inside a
+ * number. In a narrow window (see STYLE) each limit is a block of its cells, each named by its
+ * column (`data-label`).
  */
 function table(report: SimulationReport): string {
   const { header, rows } = reportTable(report);

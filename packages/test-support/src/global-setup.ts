@@ -37,8 +37,9 @@ export interface RunLeftovers {
 }
 
 /**
- * Marks the run and gives it its temporary directory; resolves the check to run at its end, which
- * restores the environment, and returns what was left (empty when nothing was).
+ * Marks the run and gives it its temporary directory; returns the check to run at its end, which
+ * restores the environment, fails the run on what was left (see above) and resolves to it (empty
+ * lists when nothing was).
  */
 export function startRunCheck(options: RunCheckOptions = {}): () => Promise<RunLeftovers> {
   const write = options.write ?? ((text: string) => process.stderr.write(text));
