@@ -11,7 +11,7 @@ import { randomUUID } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { canListProcesses, killProcesses, leftovers, TEST_RUN_VARIABLE, type MarkedProcess } from './leftovers.js';
+import { canListProcesses, killProcesses, leftovers, runnerWorkers, TEST_RUN_VARIABLE, type MarkedProcess } from './leftovers.js';
 
 /** tsx keeps its compile cache in `<tmpdir>/tsx-<uid>` across runs by design: not something a test left. */
 const KEPT = (name: string): boolean => /^tsx-\d+$/.test(name);
@@ -23,8 +23,9 @@ export interface RunCheckOptions {
   /** Where the check writes (default: stderr). */
   write?: (text: string) => void;
   /**
-   * How long the end waits for what is still ending (workers that vitest is terminating run their
-   * exit hooks, which stop their Redis servers): ms, default 5000. Only spent while something is left.
+   * How long the end waits for what is still ending: the workers vitest is terminating (their exit
+   * hooks stop their Redis servers), then what is left: ms in all, default 10000 (vitest's own
+   * teardownTimeout). Only spent while a worker or something left is there.
    */
   settleMs?: number;
 }
@@ -43,7 +44,7 @@ export interface RunLeftovers {
  */
 export function startRunCheck(options: RunCheckOptions = {}): () => Promise<RunLeftovers> {
   const write = options.write ?? ((text: string) => process.stderr.write(text));
-  const settleMs = options.settleMs ?? 5_000;
+  const settleMs = options.settleMs ?? 10_000;
   const id = randomUUID();
   const dir = mkdtempSync(join(tmpdir(), 'rl-test-run-'));
   const saved = new Map([...TEMP_VARIABLES, TEST_RUN_VARIABLE].map((name) => [name, process.env[name]]));
@@ -55,10 +56,13 @@ export function startRunCheck(options: RunCheckOptions = {}): () => Promise<RunL
       if (value === undefined) delete process.env[name];
       else process.env[name] = value;
     }
-    let left = leftovers(run);
+    // A worker still ending may still start something (a Cluster still starting when its file
+    // failed) or stop it (its exit hooks): the count is made once the workers are gone.
     const deadline = Date.now() + settleMs;
+    while (runnerWorkers(run.runner).length > 0 && Date.now() < deadline) await pause(100);
+    let left = leftovers(run);
     while ((left.processes.length > 0 || left.entries.length > 0) && Date.now() < deadline) {
-      await new Promise((resolve) => setTimeout(resolve, 100));
+      await pause(100);
       left = leftovers(run);
     }
     if (left.processes.length > 0 || left.entries.length > 0) {
@@ -69,6 +73,10 @@ export function startRunCheck(options: RunCheckOptions = {}): () => Promise<RunL
     rmSync(dir, { recursive: true, force: true });
     return left;
   };
+}
+
+function pause(ms: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, ms));
 }
 
 /** The message of a run that left something: each process and entry, and what happens to them. */

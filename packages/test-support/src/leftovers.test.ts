@@ -9,7 +9,7 @@ import { tmpdir, userInfo } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { startRunCheck } from './global-setup.js';
-import { canListProcesses, killProcesses, processesWith, TEST_RUN_VARIABLE } from './leftovers.js';
+import { canListProcesses, killProcesses, processesWith, runnerWorkers, TEST_RUN_VARIABLE } from './leftovers.js';
 
 /** Starts `sleep <seconds>` behind a shell that exits at once (the sleep is reparented); its pid. */
 function leaveBehind(seconds: number, options: { cwd?: string; env?: NodeJS.ProcessEnv } = {}): number {
@@ -68,6 +68,11 @@ describe.skipIf(!canListProcesses())(`the check at the end of a run${canListProc
     expect(existsSync(dir)).toBe(false);
     await vi.waitFor(() => expect([running(runtime), running(server)]).toEqual([false, false]));
     expect(processesWith(TEST_RUN_VARIABLE, id)).toEqual([]);
+  });
+
+  it("the runner's workers are its children running vitest's worker entry: this test's process is one", () => {
+    expect(runnerWorkers(process.ppid).map((p) => p.pid)).toContain(process.pid);
+    expect(runnerWorkers(process.pid)).toEqual([]);
   });
 
   it("counts neither another run's processes nor the runner's own children, and waits for what is ending", async () => {

@@ -54,6 +54,14 @@ export function processesWithin(dir: string): MarkedProcess[] {
 }
 
 /**
+ * The runner's vitest workers still alive (`…/vitest/dist/workers/forks.js`, `threads.js`): vitest
+ * starts terminating a worker when its file is done, and closes its pool after the global teardown.
+ */
+export function runnerWorkers(runner: number): MarkedProcess[] {
+  return liveProcesses(() => true).filter((p) => p.ppid === runner && /[/\\]vitest[/\\]dist[/\\]workers[/\\]/.test(p.command));
+}
+
+/**
  * The live processes for which `chosen(pid)` is true, from `/proc` (none where there is no `/proc`:
  * see {@link canListProcesses}). A process that ends while it is read, or that cannot be read
  * (another user's, a zombie's: `chosen` throws), is not listed.
