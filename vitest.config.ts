@@ -21,6 +21,12 @@ export default defineConfig({
     testTimeout: 30_000,
     hookTimeout: 60_000,
     pool: 'forks',
+    // Nothing left behind: the run gets its own temporary directory and a mark its processes inherit;
+    // at its end, a process with the mark or an entry in the directory fails it (then is stopped or
+    // removed). See packages/test-support/src/global-setup.ts and docs/design/testing.md.
+    globalSetup: ['packages/test-support/src/global-setup.ts'],
+    // After the summary, why tests were skipped, once per reason (the default reporter only counts them).
+    reporters: ['default', 'packages/test-support/src/skip-reasons.ts'],
     // A passing run is quiet: what a test prints (figures, the adapters' outage logs) is shown for
     // the tests that fail only.
     silent: 'passed-only',

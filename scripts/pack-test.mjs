@@ -27,7 +27,9 @@
 //   9. the local tarballs (`--pack-into`'s: siblings named by file, see localTarballs) install in one
 //      command each into fresh projects, `npm install <dir>/*.tgz` and `pnpm add <dir>/*.tgz`, with one
 //      copy of each package.
-// Exits 1 with a list of failures. Usage: node scripts/pack-test.mjs [--only @rl/core,@rl/store-memory] [--keep]
+// Exits 1 with a list of failures. Usage: node scripts/pack-test.mjs [--only @rl/core,@rl/store-memory] [--keep] [--verbose]
+//   A passing run prints one line; a failing one prints every step up to its failure, then the
+//   failures; --verbose prints every step as it runs.
 //   node scripts/pack-test.mjs --pack-into <dir>: only packs every publishable package into <dir> (the
 //   root script `pnpm pack:all` packs into dist-packages/) for a local install in another project:
 //   `npm install <dir>/*.tgz` or `pnpm add <dir>/*.tgz` (all the tarballs in one command).
@@ -49,7 +51,9 @@ const only = onlyArg >= 0 ? new Set((args[onlyArg + 1] ?? '').split(',').filter(
 const packIntoArg = args.indexOf('--pack-into');
 const packInto = packIntoArg >= 0 ? resolve(args[packIntoArg + 1] ?? 'dist-packages') : undefined;
 
-const { failures, fail, ok, step, seconds: elapsed } = checkLog();
+const verbose = args.includes('--verbose');
+// --pack-into's own output (the tarballs, how to install them) is what it is run for: never held.
+const { failures, fail, ok, note, step, seconds: elapsed } = checkLog({ quiet: !verbose && packInto === undefined });
 let work; // the temporary directory, removed by finish() unless --keep
 
 /** Peers that must never be runtime dependencies of a package. */
@@ -258,7 +262,7 @@ if (app) mkdirSync(app);
     if (c.mapComments.length) problems.push(`${p.name}: a sourceMappingURL comment in ${c.mapComments.slice(0, 3).join(', ')} (a map the tarball does not hold)`);
     if (c.sources.length) problems.push(`${p.name}: src/ in the tarball (${c.sources.length} files); "files" should list dist only`);
     // --pack-into packs for a local install: the problems are shown, the test run fails on them.
-    for (const problem of problems) (packInto ? (message) => console.log(`  note ${message}`) : fail)(problem);
+    for (const problem of problems) (packInto ? note : fail)(problem);
     if (!problems.length) ok(`${line} (budget ${budget.packed} / ${budget.unpacked} kB)`);
   }
 
@@ -317,7 +321,7 @@ if (app) mkdirSync(app);
   wanted.set('@types/node', devRange('@types/node') ?? '^20');
   writeFileSync(join(app, 'package.json'), JSON.stringify({ name: 'rl-pack-consumer', version: '0.0.0', private: true }, null, 2));
   const specs = [...packages.map((p) => p.tarball), ...[...wanted].map(([name, range]) => `${name}@${range}`)];
-  console.log(`  npm install ${specs.map((spec) => spec.replace(/^.*\//, '')).join(' ')}`);
+  note(`npm install ${specs.map((spec) => (spec.endsWith('.tgz') ? basename(spec) : spec)).join(' ')}`);
   const install = run('npm', ['install', '--no-audit', '--no-fund', '--ignore-scripts', '--prefer-offline', '--loglevel=error', '--no-package-lock', ...specs], {
     cwd: app,
     env: { ...process.env, npm_config_workspaces: 'false' },
@@ -365,7 +369,7 @@ if (app) mkdirSync(app);
     if (!existsSync(join(base, 'LICENSE'))) fail(`${where}: LICENSE is not in the tarball`);
     // The README is the docs' job (a package without one is listed); packed when there is one.
     if (existsSync(join(p.dir, 'README.md')) && !existsSync(join(base, 'README.md'))) fail(`${where}: README.md is not in the tarball`);
-    if (!existsSync(join(p.dir, 'README.md'))) console.log(`  note ${p.name} has no README.md`);
+    if (!existsSync(join(p.dir, 'README.md'))) note(`${p.name} has no README.md`);
     if (!pkg.exports || typeof pkg.exports !== 'object') {
       fail(`${where}: no "exports" map`);
       continue;
@@ -656,7 +660,7 @@ export const openTelemetry: OpenTelemetryObserverType = openTelemetryObserver({ 
     const diagnostics = check.stdout.split('\n').filter((line) => /error TS\d+/.test(line));
     const ours = diagnostics.filter((line) => !line.startsWith('node_modules/') || line.startsWith('node_modules/@rl/'));
     const theirs = diagnostics.filter((line) => !ours.includes(line));
-    if (theirs.length) console.log(`  note ${file}: ${theirs.length} error(s) in third-party typings, ignored:\n         ${theirs.join('\n         ')}`);
+    if (theirs.length) note(`${file}: ${theirs.length} error(s) in third-party typings, ignored:\n         ${theirs.join('\n         ')}`);
     if (ours.length || (check.status !== 0 && diagnostics.length === 0)) {
       fail(`tsc ${file} (${condition}): ${ours.length ? `errors:\n${ours.join('\n')}` : `exit ${check.status}\n${check.stdout.slice(-2000)}${check.stderr}`}`);
       continue;
@@ -675,6 +679,6 @@ function finish() {
     for (const f of failures) console.error(`  - ${f.split('\n')[0]}`);
     process.exit(1);
   }
-  console.log(`\npack-test: all checks passed in ${seconds}s`);
+  console.log(`${verbose ? '\n' : ''}pack-test: all checks passed in ${seconds}s`);
   process.exit(0);
 }

@@ -81,7 +81,7 @@ export class HeadlessPage {
     const { targetId } = await page.send('Target.createTarget', { url: 'about:blank' }, false);
     const { sessionId } = await page.send('Target.attachToTarget', { targetId, flatten: true }, false);
     page.sessionId = sessionId as string;
-    await page.send('Emulation.setDeviceMetricsOverride', { width, height, deviceScaleFactor: 1, mobile: false });
+    await page.resize(width, height);
     await page.send('Page.enable');
     await page.send('Network.enable');
     return page;
@@ -116,6 +116,11 @@ export class HeadlessPage {
     const { result, exceptionDetails } = (await this.send('Runtime.evaluate', { expression, returnByValue: true, awaitPromise: true })) as { result: { value: T }; exceptionDetails?: { exception?: { description?: string }; text: string } };
     if (exceptionDetails) throw new Error(`in the page: ${exceptionDetails.exception?.description ?? exceptionDetails.text}`);
     return result.value;
+  }
+
+  /** Sets the page's viewport to `width` × `height` CSS pixels (a window of that size: media queries follow). */
+  async resize(width: number, height: number): Promise<void> {
+    await this.send('Emulation.setDeviceMetricsOverride', { width, height, deviceScaleFactor: 1, mobile: false });
   }
 
   /** Moves the mouse to (x, y) in CSS pixels of the viewport; resolves once the page handled it. */

@@ -20,10 +20,13 @@ async function rl(args: string[]): Promise<{ code: number; stdout: string; stder
 // A token bucket that denies, and a shaper that holds most of what it admits: every outcome shows.
 const RUN = ['simulate', '--pattern', '50/s for 2s, 900/s for 3s', '--keys', '3', '--limit', 'tokenBucket(capacity=400,refillRate=200)', '--limit', 'leakyBucket(capacity=100,leakRate=200,mode=shape)'];
 
-/** The report as JSON, and the HTML page of the same run. */
-async function reportAndPage(name: string, extra: string[] = []): Promise<{ report: SimulationReport; path: string; html: string }> {
+// The run of issue 43: one key, a column of 3-digit figures ("max in any 1s": 599, 201, 201).
+const ONE_KEY = ['simulate', '--pattern', '600/s for 3s', '--limit', 'tokenBucket(capacity=400,refillRate=200)', '--limit', 'leakyBucket(capacity=100,leakRate=200,mode=shape)', '--limit', 'slidingWindowLog(limit=200,window=1s)'];
+
+/** The report as JSON, and the HTML page of the same run (`run` replaces {@link RUN}). */
+async function reportAndPage(name: string, extra: string[] = [], run: string[] = RUN): Promise<{ report: SimulationReport; path: string; html: string }> {
   const path = join(dir, name);
-  const { code, stdout, stderr } = await rl([...RUN, ...extra, '--json', '--report', path]);
+  const { code, stdout, stderr } = await rl([...run, ...extra, '--json', '--report', path]);
   expect([code, stderr]).toEqual([0, '']);
   return { report: JSON.parse(stdout) as SimulationReport, path, html: readFileSync(path, 'utf8') };
 }
@@ -112,15 +115,37 @@ describe.skipIf(chromium === undefined)(`rl simulate --report in headless Chromi
     expect(requested).toEqual([pathToFileURL(path).href]);
   });
 
-  it('renders the table with the figures of the JSON report', async () => {
-    const rows = await page.evaluate<string[][]>(`[...document.querySelectorAll('#rl-table tbody tr')].map((tr) => [...tr.cells].map((td) => td.textContent))`);
-    expect(rows.map((r) => r.slice(0, 4))).toEqual(report.limits.map((l) => [l.label, `${l.admitted} (${((100 * l.admitted) / l.requests).toFixed(1)}%)`, `${l.denied} (${((100 * l.denied) / l.requests).toFixed(1)}%)`, String(l.delayed)]));
+  // Each cell of the table, whole and within the page, against the JSON report of the same run: on a
+  // desktop window, a narrower one and a phone. Before the fix the table ran past its box at 1100 px,
+  // which cut the right column's numbers (599 read 59).
+  // Each cell of the table, whole and within the page, against the JSON report of the same run: in a
+  // desktop window, a narrower one and a phone's. Before the fix the table ran past its box at 1100 px,
+  // and the box cut the right column's numbers (599 read 59).
+  it.each([
+    { run: 'RUN: 2 limits, 3 keys', args: RUN },
+    { run: '3 limits, one key: the run of issue 43', args: ONE_KEY },
+  ])('shows every cell of the table whole, with the figures of the JSON report ($run)', async ({ args }) => {
+    const shown = await reportAndPage('cells.html', [], args);
+    await page.navigate(pathToFileURL(shown.path).href);
+    try {
+      for (const width of [WIDTH, 880, 390]) {
+        await page.resize(width, 900);
+        expect({ width, ...(await readTable(page)) }).toEqual({ width, pageWidth: width, cut: [], cells: expectedCells(shown.report) });
+        const summaries = await page.evaluate<string[]>(`[...document.querySelectorAll('.summary')].map((p) => p.innerText)`);
+        expect(summaries).toEqual(shown.report.limits.map((l) => `${l.requests} requests: ${l.admitted - l.delayed} admitted at once, ${l.delayed} admitted after a delay, ${l.denied} denied.`));
+      }
+    } finally {
+      await page.resize(WIDTH, 900);
+      await page.navigate(pathToFileURL(path).href);
+    }
   });
 
-  /** The centre, in the viewport, of the `n`-th bar (left to right) of `color` in the chart of limit `limit`. */
+  /** The centre, in the viewport, of the `n`-th bar (left to right) of `color` in the chart of limit `limit` (scrolled into view). */
   async function bar(limit: number, color: string, n: number): Promise<{ x: number; y: number }> {
     return page.evaluate(`(() => {
-      const rects = [...document.querySelectorAll('.rl-chart')[${limit}].querySelectorAll('rect[fill="${color}"], g[fill="${color}"] rect')]
+      const chart = document.querySelectorAll('.rl-chart')[${limit}];
+      chart.scrollIntoView({ block: 'center' });
+      const rects = [...chart.querySelectorAll('rect[fill="${color}"], g[fill="${color}"] rect')]
         .map((r) => r.getBoundingClientRect()).filter((r) => r.width > 0).sort((a, b) => a.left - b.left);
       const r = rects[${n}];
       return { x: r.left + r.width / 2, y: r.top + r.height / 2 };
@@ -180,3 +205,49 @@ describe.skipIf(chromium === undefined)(`rl simulate --report in headless Chromi
     expect(png.readUInt32BE(20)).toBeGreaterThan(900);
   });
 });
+
+/**
+ * Each row of the report's table as the JSON report says it: `[column, text]` per cell. Written out
+ * here rather than taken from `reportTable`, so that the page is held to the figures, not to itself.
+ */
+function expectedCells(report: SimulationReport): string[][][] {
+  expect(report.windowMs).toBe(1000);
+  const share = (n: number, of: number) => `${n} (${((100 * n) / of).toFixed(1)}%)`;
+  const ms = (value: number) => `${Number(value.toFixed(1))} ms`;
+  return report.limits.map((l) => [
+    ['limit', l.label],
+    ['admitted', share(l.admitted, l.requests)],
+    ['denied', share(l.denied, l.requests)],
+    ['delayed', String(l.delayed)],
+    ['delay p50 / p95 / p99 / max', [l.delayMs.p50, l.delayMs.p95, l.delayMs.p99, l.delayMs.max].map(ms).join(' / ')],
+    ['max in any 1s', report.keys === 1 ? String(l.maxInWindow.allKeys) : `${l.maxInWindow.allKeys} (busiest key ${l.maxInWindow.perKey})`],
+    ['bound per key in 1s', l.maxInWindow.boundPerKey === undefined ? '—' : String(l.maxInWindow.boundPerKey)],
+    ['wait', l.waitMs === null ? 'none' : `up to ${ms(l.waitMs)}`],
+  ]);
+}
+
+/**
+ * The table as the page shows it: each body cell as `[its column's name as shown, its text]` (the
+ * name from the header when the header is shown, else from the cell's own label), the cells not shown
+ * whole (a line of its text outside the table's box or the window, or wider than the cell), and the
+ * page's width (wider than the window: the page scrolls sideways).
+ */
+function readTable(page: HeadlessPage): Promise<{ pageWidth: number; cut: string[]; cells: string[][][] }> {
+  return page.evaluate(`(() => {
+    const box = document.getElementById('rl-table').parentElement.getBoundingClientRect();
+    const left = Math.max(box.left, 0) - 0.5;
+    const right = Math.min(box.right, document.documentElement.clientWidth) + 0.5;
+    const text = (cell) => cell.innerText.replace(/\\s+/g, ' ').trim();
+    const shown = (cell) => cell.getClientRects().length > 0;
+    const whole = (cell) => {
+      const range = document.createRange();
+      range.selectNodeContents(cell);
+      return [...range.getClientRects()].every((r) => r.left >= left && r.right <= right) && cell.scrollWidth <= cell.clientWidth;
+    };
+    const heads = [...document.querySelectorAll('#rl-table thead th')];
+    const cells = [...document.querySelectorAll('#rl-table tbody tr')].map((tr) => [...tr.cells]);
+    const cut = [...heads.filter(shown), ...cells.flat()].filter((cell) => !whole(cell)).map(text);
+    const name = (td, c) => (shown(heads[c]) ? text(heads[c]) : getComputedStyle(td, '::before').content.replace(/^"|"$/g, ''));
+    return { pageWidth: document.documentElement.scrollWidth, cut, cells: cells.map((row) => row.map((td, c) => [name(td, c), text(td)])) };
+  })()`);
+}

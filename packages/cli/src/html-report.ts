@@ -95,16 +95,31 @@ function keyLegendTitle(report: SimulationReport, l: LimitReport): string {
   return n === report.keys ? `each key:` : `the ${n} busiest of ${report.keys} keys:`;
 }
 
-/** The table of the text report, as HTML. */
+/**
+ * The table of the text report, as HTML that fits the window: no cell is ever cut. Headers wrap
+ * between words; a limit's call after its `(` and commas (inside a part only when that part alone is
+ * wider than the cell); a figure only between its parts (` / `, and before a `(`), never inside a
+ * number. In a narrow window (see STYLE) each limit is a block of its cells, each named by its
+ * column (`data-label`).
+ */
 function table(report: SimulationReport): string {
   const { header, rows } = reportTable(report);
-  const cells = (tag: string, row: readonly string[]) => row.map((cell, c) => `<${tag}${c > 0 ? ' class="n"' : ''}>${escape(cell)}</${tag}>`).join('');
+  const head = header.map((h, c) => `<th${c > 0 ? ' class="n"' : ''}>${escape(h)}</th>`).join('');
+  const body = (row: readonly string[]) => row.map((cell, c) => `<td${c > 0 ? ' class="n"' : ''} data-label="${escape(header[c]!)}">${c === 0 ? escape(cell).replace(/[(,]/g, '$&<wbr>') : figure(cell)}</td>`).join('');
   return `<div class="table-wrap"><table id="rl-table">
-<thead><tr>${cells('th', header)}</tr></thead>
+<thead><tr>${head}</tr></thead>
 <tbody>
-${rows.map((row, i) => `<tr data-limit="${i}">${cells('td', row)}</tr>`).join('\n')}
+${rows.map((row, i) => `<tr data-limit="${i}">${body(row)}</tr>`).join('\n')}
 </tbody>
 </table></div>`;
+}
+
+/** A cell's figures, each part unbreakable: `2800 (100.0%)` may wrap before its `(`, `0 ms / 0 ms` at its slashes. */
+function figure(cell: string): string {
+  return cell
+    .split(' / ')
+    .map((part) => part.split(' (').map((piece) => `<span class="nb">${escape(piece)}</span>`).join(' ('))
+    .join(' / ');
 }
 
 function escape(text: string): string {
@@ -118,11 +133,16 @@ function scriptJson(value: unknown): string {
 
 const STYLE = `
 body { font: 14px/1.45 system-ui, -apple-system, "Segoe UI", sans-serif; color: #1b1b1b; margin: 24px auto; max-width: 1040px; padding: 0 16px; }
-h1 { font-size: 20px; margin: 0 0 4px; } h2 { font-size: 15px; margin: 28px 0 2px; font-family: ui-monospace, monospace; }
+h1 { font-size: 20px; margin: 0 0 4px; } h2 { font-size: 15px; margin: 28px 0 2px; font-family: ui-monospace, monospace; overflow-wrap: anywhere; }
 p { margin: 4px 0; } .command code { font-size: 12px; color: #555; word-break: break-all; }
-.table-wrap { overflow-x: auto; margin: 16px 0; } table { border-collapse: collapse; font-size: 13px; } th, td { padding: 3px 8px; border-bottom: 1px solid #ddd; text-align: left; white-space: nowrap; }
-th.n, td.n { text-align: right; } td:first-child { font-family: ui-monospace, monospace; }
-.legend span, .keys .key { margin-right: 14px; white-space: nowrap; } .legend i, .keys i { display: inline-block; width: 10px; height: 10px; margin-right: 4px; vertical-align: baseline; }
+.table-wrap { overflow-x: auto; margin: 16px 0; } table { border-collapse: collapse; font-size: 13px; } th, td { padding: 3px 8px; border-bottom: 1px solid #ddd; text-align: left; vertical-align: top; }
+th.n, td.n { text-align: right; } td:first-child { font-family: ui-monospace, monospace; overflow-wrap: break-word; } .nb { white-space: nowrap; }
+@media (max-width: 860px) {
+  #rl-table, #rl-table tbody, #rl-table tr, #rl-table td { display: block; } #rl-table thead { display: none; }
+  #rl-table tr { border-bottom: 1px solid #ddd; padding: 6px 0; } #rl-table td { border: 0; padding: 1px 0; text-align: right; }
+  #rl-table td::before { content: attr(data-label); float: left; margin-right: 12px; color: #555; font-family: system-ui, sans-serif; }
+}
+.legend span, .keys .key { margin-right: 14px; white-space: nowrap; } .legend .hint { white-space: normal; } .legend i, .keys i { display: inline-block; width: 10px; height: 10px; margin-right: 4px; vertical-align: baseline; }
 .keys i { height: 3px; vertical-align: middle; } .hint, .summary, .bounds, .keys { color: #555; }
 .rl-chart { outline: none; cursor: crosshair; } .rl-chart:focus-visible { box-shadow: 0 0 0 2px #4c78a8; }
 .rl-chart svg { display: block; max-width: 100%; height: auto; }

@@ -5,13 +5,14 @@
  * headers and the 429, a cost, a held request, a client that leaves.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
+import { randomUUID } from 'node:crypto';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { build } from 'esbuild';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import { request, startRequest } from '@rl/test-support';
+import { canListProcesses, processesWith, request, startRequest } from '@rl/test-support';
 
 const here = dirname(fileURLToPath(import.meta.url));
 
@@ -25,9 +26,15 @@ interface Runtime {
   start(bundle: string): Promise<{ url: string; stop(): Promise<void> }>;
 }
 
-/** Starts `command` and resolves the URL of the `PORT <n>` line it prints. */
+/**
+ * Starts `command` in a process group of its own and resolves the URL of the `PORT <n>` line it
+ * prints. Bun's and Deno's npm packages start the runtime behind a launcher (a shell script, a Node
+ * script): stopping kills the whole group, the runtime with its launcher, and resolves once the
+ * launcher is gone (the same SIGKILL reached the runtime).
+ */
 function serveProcess(command: string, args: readonly string[]): Promise<{ url: string; stop(): Promise<void> }> {
-  const child: ChildProcess = spawn(command, args, { stdio: ['ignore', 'pipe', 'pipe'] });
+  const child: ChildProcess = spawn(command, args, { stdio: ['ignore', 'pipe', 'pipe'], detached: true });
+  const exited = new Promise<void>((done) => child.once('exit', () => done()));
   let output = '';
   return new Promise((resolve, reject) => {
     const onData = (chunk: Buffer): void => {
@@ -37,11 +44,14 @@ function serveProcess(command: string, args: readonly string[]): Promise<{ url: 
       child.stdout!.off('data', onData);
       resolve({
         url: `http://127.0.0.1:${port}`,
-        stop: () =>
-          new Promise<void>((done) => {
-            child.once('exit', () => done());
-            child.kill('SIGKILL');
-          }),
+        async stop() {
+          try {
+            process.kill(-child.pid!, 'SIGKILL');
+          } catch {
+            // the group is gone already
+          }
+          await exited;
+        },
       });
     };
     child.stdout!.on('data', onData);
@@ -50,7 +60,6 @@ function serveProcess(command: string, args: readonly string[]): Promise<{ url: 
     child.once('error', reject);
   });
 }
-
 
 const runtimes: Runtime[] = [
   {
@@ -81,8 +90,18 @@ const runtimes: Runtime[] = [
 const scratch = mkdtempSync(join(tmpdir(), 'rl-hono-runtimes-'));
 afterAll(() => rmSync(scratch, { recursive: true, force: true }));
 
+/** The variable whose value marks the processes of one runtime under test. */
+const RUNTIME_MARK = 'RL_SMOKE_RUNTIME';
+
 describe.each(runtimes)('on $name', (runtime) => {
-  let server: { url: string; stop(): Promise<void> };
+  let server: { url: string; stop(): Promise<void> } | undefined;
+  const mark = randomUUID();
+  /** Stops the runtime (once: the last test stops it, afterAll makes sure). */
+  const stopOnce = async (): Promise<void> => {
+    const stopping = server;
+    server = undefined;
+    await stopping?.stop();
+  };
 
   beforeAll(async () => {
     const bundle = join(scratch, `${runtime.name.split(' ')[0]!.toLowerCase()}.mjs`);
@@ -99,21 +118,28 @@ describe.each(runtimes)('on $name', (runtime) => {
       logLevel: 'silent',
     });
     writeFileSync(bundle, result.outputFiles[0]!.text);
-    server = await runtime.start(bundle);
+    // Every process the runtime starts carries the mark (spawned with this environment): the last test
+    // finds them by it once stopped.
+    vi.stubEnv(RUNTIME_MARK, mark);
+    try {
+      server = await runtime.start(bundle);
+    } finally {
+      vi.unstubAllEnvs();
+    }
   }, 60_000);
 
   afterAll(async () => {
-    await server?.stop();
+    await stopOnce();
   });
 
   it('sends the RateLimit headers, then a 429 problem with Retry-After', async () => {
-    const first = await request(server.url, '/limited');
+    const first = await request(server!.url, '/limited');
     expect(first.status).toBe(200);
     expect(first.body).toEqual({ remaining: 1 });
     expect(first.headers['ratelimit-policy']).toBe('"2-in-1m";q=2;w=60');
     expect(first.headers.ratelimit).toMatch(/^"2-in-1m";r=1;t=\d+$/);
-    expect((await request(server.url, '/limited')).status).toBe(200);
-    const denied = await request(server.url, '/limited');
+    expect((await request(server!.url, '/limited')).status).toBe(200);
+    const denied = await request(server!.url, '/limited');
     expect(denied.status).toBe(429);
     expect(denied.headers['content-type']).toBe('application/problem+json');
     expect(Number(denied.headers['retry-after'])).toBeGreaterThan(0);
@@ -121,14 +147,14 @@ describe.each(runtimes)('on $name', (runtime) => {
   });
 
   it('charges a request its cost', async () => {
-    expect((await request(server.url, '/cost?n=7')).body).toEqual({ remaining: 3 });
-    expect((await request(server.url, '/cost?n=4')).status).toBe(429);
-    expect((await request(server.url, '/cost?n=3')).body).toEqual({ remaining: 0 });
+    expect((await request(server!.url, '/cost?n=7')).body).toEqual({ remaining: 3 });
+    expect((await request(server!.url, '/cost?n=4')).status).toBe(429);
+    expect((await request(server!.url, '/cost?n=3')).body).toEqual({ remaining: 0 });
   });
 
   it('holds a shaped request for its slot', async () => {
     const started = performance.now();
-    const [a, b] = await Promise.all([request(server.url, '/held'), request(server.url, '/held')]);
+    const [a, b] = await Promise.all([request(server!.url, '/held'), request(server!.url, '/held')]);
     const delays = [(a.body as { delayMs: number }).delayMs, (b.body as { delayMs: number }).delayMs].sort((x, y) => x - y);
     expect(delays[0]).toBe(0);
     expect(delays[1]).toBeGreaterThan(250);
@@ -137,15 +163,24 @@ describe.each(runtimes)('on $name', (runtime) => {
   });
 
   it.skipIf(runtime.noDisconnect !== undefined)(`releases a concurrency permit when the handler of a client that left answers${runtime.noDisconnect === undefined ? '' : ` (skipped: ${runtime.noDisconnect})`}`, async () => {
-    const hanging = startRequest(server.url, '/hang');
+    const hanging = startRequest(server!.url, '/hang');
     hanging.on('error', () => {});
-    await vi.waitFor(async () => expect((await request(server.url, '/permit')).status).toBe(429));
+    await vi.waitFor(async () => expect((await request(server!.url, '/permit')).status).toBe(429));
     hanging.destroy();
-    await vi.waitFor(async () => expect((await request(server.url, '/permit')).status).toBe(200), { timeout: 5_000 });
+    await vi.waitFor(async () => expect((await request(server!.url, '/permit')).status).toBe(200), { timeout: 5_000 });
   });
 
   it('limits a plain Fetch handler (withRateLimit)', async () => {
-    expect((await request(server.url, '/plain')).body).toEqual({ remaining: 0 });
-    expect((await request(server.url, '/plain')).status).toBe(429);
+    expect((await request(server!.url, '/plain')).body).toEqual({ remaining: 0 });
+    expect((await request(server!.url, '/plain')).status).toBe(429);
+  });
+
+  // Last: it stops the server. Before the fix, stopping killed Bun's and Deno's launchers only, and
+  // each run left both runtimes serving.
+  it('stops whole: no process it started is left', async ({ skip }) => {
+    skip(!canListProcesses(), 'listing processes with their environment needs /proc');
+    expect(processesWith(RUNTIME_MARK, mark).length).toBeGreaterThan(0);
+    await stopOnce();
+    await vi.waitFor(() => expect(processesWith(RUNTIME_MARK, mark)).toEqual([]), { timeout: 5_000 });
   });
 });

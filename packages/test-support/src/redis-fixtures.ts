@@ -9,7 +9,7 @@
  */
 import { Cluster, Redis } from 'ioredis';
 import { afterAll, beforeAll } from 'vitest';
-import { startRedisCluster, startRedisServer, type RedisClusterHandle, type RedisServerHandle } from './redis-server.js';
+import { refuseNonDisposableRedis, startRedisCluster, startRedisServer, type RedisClusterHandle, type RedisServerHandle } from './redis-server.js';
 
 /** A key prefix no other test of any run uses: `<label>:<pid>:<time>:<n>:`. */
 function prefixes(label: string): () => string {
@@ -87,6 +87,21 @@ export interface RedisDeployments {
 }
 
 /**
+ * Starts a standalone Redis and a 3-master Cluster side by side (or uses `REDIS_URL` /
+ * `REDIS_CLUSTER_NODES`). Either variable refused (see `refuseNonDisposableRedis`) is refused before
+ * anything starts; when one start fails, the other is awaited and stopped before the error is thrown,
+ * so a failed start leaves nothing running (a refusal used to reject while the Cluster went on
+ * starting, and its nodes outlived the run).
+ */
+export async function startRedisDeployments(): Promise<{ server: RedisServerHandle; cluster: RedisClusterHandle }> {
+  refuseNonDisposableRedis();
+  const [server, cluster] = await Promise.allSettled([startRedisServer(), startRedisCluster()]);
+  if (server.status === 'fulfilled' && cluster.status === 'fulfilled') return { server: server.value, cluster: cluster.value };
+  await Promise.all([server.status === 'fulfilled' ? server.value.stop() : undefined, cluster.status === 'fulfilled' ? cluster.value.stop() : undefined]);
+  throw server.status === 'rejected' ? server.reason : (cluster as PromiseRejectedResult).reason;
+}
+
+/**
  * Registers, in the calling scope, a `beforeAll` that starts a standalone Redis and a Cluster (or uses
  * `REDIS_URL` / `REDIS_CLUSTER_NODES`) and connects a client to each, and an `afterAll` that
  * disconnects and stops them.
@@ -97,7 +112,7 @@ export function useRedisDeployments(label: string): RedisDeployments {
   let standalone: Redis | undefined;
   let clustered: Cluster | undefined;
   beforeAll(async () => {
-    [server, cluster] = await Promise.all([startRedisServer(), startRedisCluster()]);
+    ({ server, cluster } = await startRedisDeployments());
     standalone = new Redis(server.url);
     clustered = new Cluster(cluster.nodes);
   });

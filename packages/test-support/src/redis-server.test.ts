@@ -1,3 +1,6 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import {
   ExternalRedisRefusedError,
@@ -8,7 +11,10 @@ import {
   REDIS_DISPOSABLE_VARIABLE,
   startRedisCluster,
   startRedisServer,
+  sleep,
 } from './redis-server.js';
+import { killProcesses, processesWithin, type MarkedProcess } from './leftovers.js';
+import { startRedisDeployments } from './redis-fixtures.js';
 
 // The tests pause, flush and fill the Redis they use: an external one only when it is said disposable.
 describe('externalRedis', () => {
@@ -78,6 +84,36 @@ describe('where the refusal applies: the files that start a Redis, in one line',
       const { message, stack } = error as Error;
       expect(message).not.toContain('\n');
       expect(stack).toBe(`ExternalRedisRefusedError: ${message}`);
+    }
+  });
+});
+
+describe('startRedisDeployments (useRedisDeployments) refused', () => {
+  afterEach(() => {
+    vi.unstubAllEnvs();
+  });
+
+  // Before the fix the refusal of REDIS_URL rejected at once while the Cluster went on starting: its
+  // nodes appeared after the refusal, and outlived the run. A node works in the folder its fixture
+  // makes for it in the temporary directory: one of the test's own finds them.
+  it('by REDIS_URL without the opt-in: refused before anything starts, and nothing starts after', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'rl-fixture-refused-'));
+    try {
+      vi.stubEnv('REDIS_URL', 'redis://127.0.0.1:6379');
+      vi.stubEnv(REDIS_DISPOSABLE_VARIABLE, '');
+      vi.stubEnv('TMPDIR', dir);
+      await expect(startRedisDeployments()).rejects.toBeInstanceOf(ExternalRedisRefusedError);
+      // A quiet period (TMPDIR still the test's): a Cluster still starting spawns its first node within a few ms.
+      const started: MarkedProcess[] = [];
+      for (let i = 0; i < 20 && started.length === 0; i++) {
+        await sleep(50);
+        started.push(...processesWithin(dir));
+      }
+      killProcesses(started);
+      expect(started).toEqual([]);
+    } finally {
+      vi.unstubAllEnvs();
+      rmSync(dir, { recursive: true, force: true });
     }
   });
 });
