@@ -88,16 +88,10 @@ export class MemoryStore implements Store {
     if (idempotency === undefined) return this.decideHeld(heldKey(key), algorithm, cost, now, true, maxDelayMs);
     key = heldKey(key);
     const t = now === undefined ? this.clock() : now;
-    const a = this.overrides.decidingWith(key, algorithm, t);
-    // The block is read first: a banned or locked-out key gets the block's denial (from a step that
-    // records nothing), its ids neither looked up nor written.
-    const blocked = algorithm.checksBlocks ? this.blocks.denial(key, algorithm, t, () => this.decide(key, a, cost, t, false, maxDelayMs)) : undefined;
-    if (blocked !== undefined) return blocked;
     return decideIdempotent(this.ids, RememberedIds.slot(key, algorithm), idempotency, t, {
-      // Through the block (not blocked: read above), so that a denial starts a lockout.
+      blocked: () => (algorithm.checksBlocks ? this.blocks.denial(key, algorithm, t, () => this.decide(key, this.overrides.decidingWith(key, algorithm, t), cost, t, false, maxDelayMs)) : undefined),
       charge: () => this.decideHeld(key, algorithm, cost, t, true, maxDelayMs),
-      peek: () => this.decide(key, a, 0, t, false),
-      // Room only for a record to add (a replay adds none): the eviction may take this key's own ids.
+      peek: () => this.decideHeld(key, algorithm, 0, t, false),
       room: () => this.makeRoom(this.ids, t),
       recorded: (change) => void (this.size += change),
     });

@@ -89,23 +89,28 @@ export class RememberedIds extends ObjectTable<IdRecord[]> {
 }
 
 /**
- * An idempotent charge on a local store, in one synchronous step, run once the key is known not to be
- * blocked (a block's denial outranks a replay: the store reads it first and, blocked, never comes
- * here): the remembered decision of the same id and fingerprint, while it has been answered again
- * fewer than `maxReplays` times, is answered again (`peek` gives the numbers of now; allowed, with the
- * original's `at` and what is left of its delay), charging nothing, and counts the replay; otherwise
- * `charge` decides (a conflict is marked; a record that has used its replays leaves the charge
- * unmarked), and an admitting decision that is no conflict is remembered afresh, `room` asked first
- * when it adds a record (a replay adds none, nor does a spent record replaced). `recorded` is told the
- * change in the number of records.
+ * An idempotent charge on a local store, in one synchronous step. First `blocked`: while the key is
+ * blocked (a ban, a lockout) its block's denial, from a step that records nothing (what a charge
+ * without an id gets), is the answer, and the ids are neither read nor written: a ban or a lockout
+ * outranks a replay, and the record stays as it was for a retry once the block ends. Then the
+ * remembered decision of the same id and fingerprint, while it has been answered again fewer than
+ * `maxReplays` times, is answered again (`peek` gives the numbers of now; allowed, with the original's
+ * `at` and what is left of its delay), charging nothing, and counts the replay; otherwise `charge`
+ * decides (through the block, so that its denial starts a lockout; a conflict is marked, a record that
+ * has used its replays leaves the charge unmarked), and an admitting decision that is no conflict is
+ * remembered afresh, `room` asked first when it adds a record (a replay adds none, nor does a spent
+ * record replaced: the eviction may take this key's own ids). `recorded` is told the change in the
+ * number of records.
  */
 export function decideIdempotent(
   ids: RememberedIds,
   slot: string,
   idempotency: IdempotentCharge,
   now: number,
-  decide: { charge(): Decision; peek(): Decision; room(): void; recorded(change: number): void },
+  decide: { blocked(): Decision | undefined; charge(): Decision; peek(): Decision; room(): void; recorded(change: number): void },
 ): Decision {
+  const blocked = decide.blocked();
+  if (blocked !== undefined) return blocked;
   const found = ids.find(slot, idempotency, now);
   const same = found !== undefined && found.fingerprint === idempotency.fingerprint;
   if (same && found.replays < idempotency.maxReplays) {
