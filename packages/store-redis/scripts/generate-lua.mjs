@@ -37,6 +37,8 @@ const COMPACT_PRELUDE = 'prelude-compact.lua';
 const INCLUDED = ['compact-write.lua', 'window-undo.lua', 'window-count.lua', 'idem-read.lua', 'idem-write-compact.lua', 'idem-write-keys.lua'];
 /** The reply of every rate script (`--#blockable`): an idempotent charge's (see idem-reply.lua), after the lockout's. Not a script of its own. */
 const IDEM_REPLY = 'idem-reply.lua';
+/** Where idem-reply.lua counts a replay in its record, by layout (its mark `--#idem-count`). Not scripts of their own. */
+const IDEM_COUNT = { compact: 'idem-count-compact.lua', keys: 'idem-count-keys.lua' };
 /** The parts of the blocking variants (see above), by layout. Not scripts of their own. */
 const BLOCK_PARTS = {
   read: { compact: 'block-read-compact.lua', keys: 'block-read-keys.lua' },
@@ -44,7 +46,7 @@ const BLOCK_PARTS = {
   write: { compact: 'block-write-compact.lua', keys: 'block-write-keys.lua' },
   reply: 'block-reply.lua',
 };
-const BLOCK_FILES = [...Object.values(BLOCK_PARTS.read), BLOCK_PARTS.check, ...Object.values(BLOCK_PARTS.write), BLOCK_PARTS.reply, IDEM_REPLY];
+const BLOCK_FILES = [...Object.values(BLOCK_PARTS.read), BLOCK_PARTS.check, ...Object.values(BLOCK_PARTS.write), BLOCK_PARTS.reply, IDEM_REPLY, ...Object.values(IDEM_COUNT)];
 /** The marker of a script that gets a blocking variant, alone on its line. */
 const BLOCKABLE = /^--#blockable[ \t]*$/m;
 /** A script's final reply: five values and `now` (group 1: the five values). */
@@ -168,7 +170,7 @@ function blockingVariant(name, source, compact) {
 
 /**
  * `source` (a rate script, or its blocking variant) with its final reply taken into idem-reply.lua, the
- * reply of an idempotent charge, with the layout's write of the remembered ids.
+ * reply of an idempotent charge, with the layout's write of the remembered ids and of a replay's count.
  */
 function withIdempotentReply(name, source, compact) {
   const final = FINAL_REPLY.exec(source);
@@ -176,7 +178,10 @@ function withIdempotentReply(name, source, compact) {
     throw new Error(`generate-lua: ${name}.lua is --#blockable but does not end with its one reply \`return struct.pack('<dddddd', …, now)\``);
   }
   const write = readFileSync(join(luaDir, compact ? 'idem-write-compact.lua' : 'idem-write-keys.lua'), 'utf8');
-  const reply = readFileSync(join(luaDir, IDEM_REPLY), 'utf8').replace(/^[ \t]*--#idem-write[ \t]*$/m, () => write);
+  const count = readFileSync(join(luaDir, IDEM_COUNT[compact ? 'compact' : 'keys']), 'utf8');
+  const reply = readFileSync(join(luaDir, IDEM_REPLY), 'utf8')
+    .replace(/^[ \t]*--#idem-write[ \t]*$/m, () => write)
+    .replace(/^[ \t]*--#idem-count[ \t]*$/m, () => count);
   return source.slice(0, final.index) + `local i_allowed, i_remaining, i_reset, i_retry, i_delay = ${final[1]}\n` + reply;
 }
 

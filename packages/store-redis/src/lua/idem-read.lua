@@ -9,13 +9,14 @@
 -- the times it has been answered again, an unsigned 16-bit integer (at most ARGV[ARG_IDEM_REPLAYS],
 -- itself at most 1,000). Expired records are dropped here (`idem_live` holds the others, as strings);
 -- the id's own is dropped for an undo ('k': its charge was given back). A live record of the same
--- fingerprint with replays left is a replay (`idem_replay_at`, `idem_replay_delay`, and its place in
--- `idem_live`, `idem_replay_index`): the operation becomes a plain peek of cost 0 (nothing charged; its
--- reply is the earlier decision, and its record counts the replay, see idem-reply.lua); one that has
+-- fingerprint with replays left is a replay (`idem_replay_at`, `idem_replay_delay`, and where the
+-- record starts in `idem_raw` and its count, `idem_replay_offset`, `idem_replays`): the operation
+-- becomes a plain peek of cost 0 (nothing charged; its reply is the earlier decision, and its record
+-- counts the replay, see idem-reply.lua); one that has
 -- used its replays is dropped too, so that the charge, decided as any request, is remembered afresh
 -- when admitted (denied, nothing is written: the record stays); of another fingerprint, a conflict
 -- (`idem_conflict`): decided and charged as any request, and not remembered.
-local idem_live, idem_replay_at, idem_replay_delay, idem_replay_index, idem_conflict = nil, nil, 0, nil, false
+local idem_live, idem_replay_at, idem_replay_delay, idem_replay_offset, idem_replays, idem_conflict = nil, nil, 0, 0, 0, false
 if idem_id ~= nil then
   if redis_now == nil then
     local t = BATCH_TIME or redis.call('TIME')
@@ -31,10 +32,13 @@ if idem_id ~= nil then
           if idem_raw:sub(o + 16, o + 23) ~= ARGV[ARG_FINGERPRINT] then
             idem_live[#idem_live + 1] = idem_raw:sub(o, o + 49)
             idem_conflict = true
-          elseif struct.unpack('<H', idem_raw, o + 48) < tonumber(ARGV[ARG_IDEM_REPLAYS]) then
-            idem_live[#idem_live + 1] = idem_raw:sub(o, o + 49)
-            idem_replay_index = #idem_live
-            idem_replay_at, idem_replay_delay = struct.unpack('<dd', idem_raw, o + 32)
+          else
+            idem_replays = struct.unpack('<H', idem_raw, o + 48)
+            if idem_replays < tonumber(ARGV[ARG_IDEM_REPLAYS]) then
+              idem_live[#idem_live + 1] = idem_raw:sub(o, o + 49)
+              idem_replay_offset = o
+              idem_replay_at, idem_replay_delay = struct.unpack('<dd', idem_raw, o + 32)
+            end
           end
         end
       end
