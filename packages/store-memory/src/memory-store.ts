@@ -89,9 +89,9 @@ export class MemoryStore implements Store {
     key = heldKey(key);
     const t = now === undefined ? this.clock() : now;
     return decideIdempotent(this.ids, RememberedIds.slot(key, algorithm), idempotency, t, {
+      blocked: () => (algorithm.checksBlocks ? this.blocks.denial(key, algorithm, t, (write) => this.decide(key, this.overrides.decidingWith(key, algorithm, t), cost, t, write, maxDelayMs)) : undefined),
       charge: () => this.decideHeld(key, algorithm, cost, t, true, maxDelayMs),
       peek: () => this.decideHeld(key, algorithm, 0, t, false),
-      // Room only for a record to add (a replay adds none): the eviction may take this key's own ids.
       room: () => this.makeRoom(this.ids, t),
       recorded: (change) => void (this.size += change),
     });

@@ -1,13 +1,18 @@
-import { markConflict, markReplayed, type Algorithm, type Decision, type IdempotentCharge } from '@rl/core/store';
+import { ceilMs, markConflict, markReplayed, type Algorithm, type Decision, type IdempotentCharge } from '@rl/core/store';
 import { ObjectTable, type ObjectEntry } from './tables.js';
 
-/** One remembered admitting decision of an idempotent charge: its request's digested id and fingerprint, when it is forgotten, and its `at` and delay (its slot). */
+/**
+ * One remembered admitting decision of an idempotent charge: its request's digested id and
+ * fingerprint, when it is forgotten, its `at` and delay (its slot), and how many times it has been
+ * answered again (at most the charge's `maxReplays`).
+ */
 export interface IdRecord {
   readonly id: string;
   readonly fingerprint: string;
   readonly expiresAt: number;
   readonly at: number;
   readonly delayMs: number;
+  readonly replays: number;
 }
 
 /**
@@ -37,13 +42,19 @@ export class RememberedIds extends ObjectTable<IdRecord[]> {
     return entry.state.find((r) => r.id === charge.id && r.expiresAt > now);
   }
 
+  /** Counts one more replay of `found` (a live record of `slot`, see {@link find}), in its place among the key's records. */
+  replayed(slot: string, found: IdRecord): void {
+    const records = this.index.get(slot)!.state;
+    records[records.indexOf(found)] = { ...found, replays: found.replays + 1 };
+  }
+
   /**
-   * Remembers `decision` (an admitting one) under `charge.id`, forgetting the records that expired
-   * and, past `charge.maxIds`, the oldest. Returns the change in the number of records (for the
-   * store's count of keys).
+   * Remembers `decision` (an admitting one) under `charge.id`, its replays at 0, forgetting the
+   * records that expired, the id's own (one that has used its replays), and, past `charge.maxIds`, the
+   * oldest. Returns the change in the number of records (for the store's count of keys).
    */
   remember(slot: string, charge: IdempotentCharge, decision: Decision, now: number): number {
-    const record: IdRecord = { id: charge.id, fingerprint: charge.fingerprint, expiresAt: now + charge.ttlMs, at: decision.at, delayMs: decision.delayMs };
+    const record: IdRecord = { id: charge.id, fingerprint: charge.fingerprint, expiresAt: now + charge.ttlMs, at: decision.at, delayMs: decision.delayMs, replays: 0 };
     const entry = this.index.get(slot);
     if (entry === undefined) {
       this.index.set(slot, { state: [record], touched: false, deadline: record.expiresAt });
@@ -78,30 +89,40 @@ export class RememberedIds extends ObjectTable<IdRecord[]> {
 }
 
 /**
- * An idempotent charge on a local store, in one synchronous step: the remembered decision of the same
- * id and fingerprint is answered again (`peek` gives the numbers of now; allowed, with the original's
- * `at` and what is left of its delay), charging nothing; otherwise `charge` decides (a conflict is
- * marked), and an admitting decision that is no conflict is remembered, `room` asked first (a replay
- * adds nothing, and needs none). `recorded` is told the change in the number of records.
+ * An idempotent charge on a local store, in one synchronous step. First `blocked`: while the key is
+ * blocked (a ban, a lockout) its block's denial, from a step that records nothing (what a charge
+ * without an id gets), is the answer, and the ids are neither read nor written: a ban or a lockout
+ * outranks a replay, and the record stays as it was for a retry once the block ends. Then the
+ * remembered decision of the same id and fingerprint, while it has been answered again fewer than
+ * `maxReplays` times, is answered again (`peek` gives the numbers of now; allowed, with the original's
+ * `at` and what is left of its delay), charging nothing, and counts the replay; otherwise `charge`
+ * decides (through the block, so that its denial starts a lockout; a conflict is marked, a record that
+ * has used its replays leaves the charge unmarked), and an admitting decision that is no conflict is
+ * remembered afresh, `room` asked first when it adds a record (a replay adds none, nor does a spent
+ * record replaced: the eviction may take this key's own ids). `recorded` is told the change in the
+ * number of records.
  */
 export function decideIdempotent(
   ids: RememberedIds,
   slot: string,
   idempotency: IdempotentCharge,
   now: number,
-  decide: { charge(): Decision; peek(): Decision; room(): void; recorded(change: number): void },
+  decide: { blocked(): Decision | undefined; charge(): Decision; peek(): Decision; room(): void; recorded(change: number): void },
 ): Decision {
+  const blocked = decide.blocked();
+  if (blocked !== undefined) return blocked;
   const found = ids.find(slot, idempotency, now);
-  if (found !== undefined && found.fingerprint === idempotency.fingerprint) {
-    // The numbers of now, without a reason of the peek's (a ban's 'blocked'): the replay is the store's answer.
-    const { reason: _, ...current } = decide.peek();
-    const delayMs = Math.max(0, Math.ceil(found.at + found.delayMs - now));
-    return markReplayed({ ...current, allowed: true, retryAfterMs: 0, delayMs, at: found.at });
+  const same = found !== undefined && found.fingerprint === idempotency.fingerprint;
+  if (same && found.replays < idempotency.maxReplays) {
+    ids.replayed(slot, found);
+    // Rounded as the Redis store rounds its exact delay (float noise forgiven).
+    const delayMs = ceilMs(found.at + found.delayMs - now);
+    return markReplayed({ ...decide.peek(), allowed: true, retryAfterMs: 0, delayMs, at: found.at });
   }
   const decision = decide.charge();
-  if (found !== undefined) return markConflict(decision);
+  if (found !== undefined && !same) return markConflict(decision);
   if (decision.allowed) {
-    decide.room();
+    if (found === undefined) decide.room();
     decide.recorded(ids.remember(slot, idempotency, decision, now));
   }
   return decision;

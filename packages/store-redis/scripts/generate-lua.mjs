@@ -7,8 +7,10 @@
 // it (see compact-write.lua).
 //
 // A script marked `--#blockable` (a rate algorithm's) also gets its blocking variant, `<name>-block`, run
-// for an algorithm with a lockout (`withBlock` in @rl/core): the same text with the block read before it
-// (block-read-compact.lua or block-read-keys.lua, then block-read.lua, after the preludes) and its final reply,
+// for an algorithm with a lockout (`withBlock` in @rl/core): the same text with the block read in place of
+// the mark `--#block-read` (block-read-compact.lua or block-read-keys.lua, then block-read.lua; the mark is
+// in prelude-compact.lua, or in a script with keys of its own, and must come before the remembered ids
+// are read, so that a ban or a lockout outranks a replay; a script without a blocking variant drops it) and its final reply,
 // `return struct.pack('<dddddd', <five values>, now)`, taken into block-reply.lua, which writes a block
 // that a denial starts (block-write-compact.lua or block-write-keys.lua). One source per algorithm; the
 // variants are never written by hand.
@@ -35,6 +37,8 @@ const COMPACT_PRELUDE = 'prelude-compact.lua';
 const INCLUDED = ['compact-write.lua', 'window-undo.lua', 'window-count.lua', 'idem-read.lua', 'idem-write-compact.lua', 'idem-write-keys.lua'];
 /** The reply of every rate script (`--#blockable`): an idempotent charge's (see idem-reply.lua), after the lockout's. Not a script of its own. */
 const IDEM_REPLY = 'idem-reply.lua';
+/** Where idem-reply.lua counts a replay in its record, by layout (its mark `--#idem-count`). Not scripts of their own. */
+const IDEM_COUNT = { compact: 'idem-count-compact.lua', keys: 'idem-count-keys.lua' };
 /** The parts of the blocking variants (see above), by layout. Not scripts of their own. */
 const BLOCK_PARTS = {
   read: { compact: 'block-read-compact.lua', keys: 'block-read-keys.lua' },
@@ -42,7 +46,7 @@ const BLOCK_PARTS = {
   write: { compact: 'block-write-compact.lua', keys: 'block-write-keys.lua' },
   reply: 'block-reply.lua',
 };
-const BLOCK_FILES = [...Object.values(BLOCK_PARTS.read), BLOCK_PARTS.check, ...Object.values(BLOCK_PARTS.write), BLOCK_PARTS.reply, IDEM_REPLY];
+const BLOCK_FILES = [...Object.values(BLOCK_PARTS.read), BLOCK_PARTS.check, ...Object.values(BLOCK_PARTS.write), BLOCK_PARTS.reply, IDEM_REPLY, ...Object.values(IDEM_COUNT)];
 /** The marker of a script that gets a blocking variant, alone on its line. */
 const BLOCKABLE = /^--#blockable[ \t]*$/m;
 /** A script's final reply: five values and `now` (group 1: the five values). */
@@ -56,6 +60,7 @@ const COMPACT_WRITE = 'compact-write.lua';
 const STORE_CONSTANTS = [
   ...['OP', 'BATCH_TIME', 'UNDO_AT', 'UNDO_DELAY', 'EXPLICIT_NOW_MARGIN_MS', 'HORIZON', 'STATE_BYTES', 'IDEM_KEY'],
   ...['ARG_OWN', 'ARG_NOW', 'ARG_MAX_DELAY', 'ARG_CHARGED_AT', 'ARG_DELAY', 'ARG_ACTUAL', 'ARG_MAX_DEBT', 'ARG_IDEM', 'ARG_FINGERPRINT', 'ARG_IDEM_TTL', 'ARG_IDEM_MAX'],
+  'ARG_IDEM_REPLAYS',
 ];
 export const generatedPath = join(packageDir, 'src', 'lua-scripts.generated.ts');
 
@@ -122,26 +127,50 @@ function constantsOf(lua) {
   return [...read].sort();
 }
 
+/** The place of the block read, alone on its line (see above). */
+const BLOCK_READ_MARK = /^[ \t]*--#block-read[ \t]*$/m;
+/** Where a script reads the remembered ids of an idempotent charge. */
+const IDEM_READ = /^[ \t]*--#include[ \t]+idem-read\.lua[ \t]*$/m;
+
 /**
- * The blocking variant of `source` (a script marked `--#blockable`, `name` for errors): the block read
- * first, and the final reply taken into block-reply.lua with the layout's block write.
+ * `lua` (the preludes and a rate script, its includes not yet in place) with its one block-read mark
+ * replaced by `text` (the block read of a blocking variant, or nothing); `name` for errors. The mark
+ * must come before the remembered ids are read: a ban or a lockout outranks a replay.
+ */
+function withBlockRead(name, lua, text) {
+  const marks = lua.match(new RegExp(BLOCK_READ_MARK.source, 'gm')) ?? [];
+  const mark = BLOCK_READ_MARK.exec(lua);
+  const idem = IDEM_READ.exec(lua);
+  if (marks.length !== 1 || mark === null || idem === null || idem.index < mark.index) {
+    throw new Error(`generate-lua: ${name}.lua is --#blockable but its text (with prelude-compact.lua for the compact layout) has not one \`--#block-read\` line before \`--#include idem-read.lua\``);
+  }
+  return lua.slice(0, mark.index) + text + lua.slice(mark.index + mark[0].length + 1);
+}
+
+/** The block read of a blocking variant, for its layout: the layout's read, then block-read.lua. */
+function blockRead(compact) {
+  return readFileSync(join(luaDir, BLOCK_PARTS.read[compact ? 'compact' : 'keys']), 'utf8') + readFileSync(join(luaDir, BLOCK_PARTS.check), 'utf8');
+}
+
+/**
+ * The blocking variant of `source` (a script marked `--#blockable`, `name` for errors): the final reply
+ * taken into block-reply.lua with the layout's block write (the block read is put in place by
+ * {@link withBlockRead}).
  */
 function blockingVariant(name, source, compact) {
-  const layout = compact ? 'compact' : 'keys';
   const replies = source.match(new RegExp(FINAL_REPLY.source, 'gm')) ?? [];
   const final = FINAL_REPLY.exec(source);
   if (replies.length !== 1 || final === null || source.slice(final.index + final[0].length).trim() !== '') {
     throw new Error(`generate-lua: ${name}.lua is --#blockable but does not end with its one reply \`return struct.pack('<dddddd', …, now)\``);
   }
-  const write = readFileSync(join(luaDir, BLOCK_PARTS.write[layout]), 'utf8');
+  const write = readFileSync(join(luaDir, BLOCK_PARTS.write[compact ? 'compact' : 'keys']), 'utf8');
   const reply = readFileSync(join(luaDir, BLOCK_PARTS.reply), 'utf8').replace(/^[ \t]*--#block-write[ \t]*$/m, () => write);
-  const body = source.slice(0, final.index) + `local r_allowed, r_remaining, r_reset, r_retry, r_delay = ${final[1]}\n` + reply;
-  return readFileSync(join(luaDir, BLOCK_PARTS.read[layout]), 'utf8') + readFileSync(join(luaDir, BLOCK_PARTS.check), 'utf8') + body;
+  return source.slice(0, final.index) + `local r_allowed, r_remaining, r_reset, r_retry, r_delay = ${final[1]}\n` + reply;
 }
 
 /**
  * `source` (a rate script, or its blocking variant) with its final reply taken into idem-reply.lua, the
- * reply of an idempotent charge, with the layout's write of the remembered ids.
+ * reply of an idempotent charge, with the layout's write of the remembered ids and of a replay's count.
  */
 function withIdempotentReply(name, source, compact) {
   const final = FINAL_REPLY.exec(source);
@@ -149,7 +178,10 @@ function withIdempotentReply(name, source, compact) {
     throw new Error(`generate-lua: ${name}.lua is --#blockable but does not end with its one reply \`return struct.pack('<dddddd', …, now)\``);
   }
   const write = readFileSync(join(luaDir, compact ? 'idem-write-compact.lua' : 'idem-write-keys.lua'), 'utf8');
-  const reply = readFileSync(join(luaDir, IDEM_REPLY), 'utf8').replace(/^[ \t]*--#idem-write[ \t]*$/m, () => write);
+  const count = readFileSync(join(luaDir, IDEM_COUNT[compact ? 'compact' : 'keys']), 'utf8');
+  const reply = readFileSync(join(luaDir, IDEM_REPLY), 'utf8')
+    .replace(/^[ \t]*--#idem-write[ \t]*$/m, () => write)
+    .replace(/^[ \t]*--#idem-count[ \t]*$/m, () => count);
   return source.slice(0, final.index) + `local i_allowed, i_remaining, i_reset, i_retry, i_delay = ${final[1]}\n` + reply;
 }
 
@@ -177,14 +209,17 @@ export function renderModule() {
     }
     // Where each argument is, the store declares before the script (src/wire.ts), as it declares OP.
     const included = [];
-    const own = withIncludes(source, included);
+    withIncludes(source, included);
     // A compact script writes its state only through the included block, once (directly or in a block it includes).
     const writes = included.filter((file) => file === COMPACT_WRITE).length;
     if (writes > 1) throw new Error(`generate-lua: ${name}.lua includes ${COMPACT_WRITE} ${writes} times (at most once)`);
     const compact = writes === 1;
-    const body = blocking ? blockingVariant(name, own, compact) : own;
     const rate = BLOCKABLE.test(source);
-    const lua = withoutComments(withIncludes(prelude + (compact ? compactPrelude : '')) + (rate ? withIdempotentReply(name, body, compact) : body));
+    // The script after its layout's prelude, with a blocking variant's block read in place of its mark.
+    const text = (compact ? compactPrelude : '') + source;
+    const own = withIncludes(rate ? withBlockRead(name, text, blocking ? blockRead(compact) : '') : text);
+    const body = blocking ? blockingVariant(name, own, compact) : own;
+    const lua = withoutComments(withIncludes(prelude) + (rate ? withIdempotentReply(name, body, compact) : body));
     const keys = numberOfKeysOf(name, lua);
     const constants = constantsOf(lua);
     // One line per script: the module is data, read by the store, not by people.

@@ -33,7 +33,7 @@ describe('RedisStore calls', () => {
     expect(definition!.lua.split('\n').slice(0, 5)).toEqual([
       "local OP, BATCH_TIME, UNDO_AT, UNDO_DELAY = 'c', false",
       'local EXPLICIT_NOW_MARGIN_MS, IDEM_KEY = 1000, 2',
-      'local ARG_OWN, ARG_NOW, ARG_MAX_DELAY, ARG_CHARGED_AT, ARG_DELAY, ARG_ACTUAL, ARG_MAX_DEBT, ARG_IDEM, ARG_FINGERPRINT, ARG_IDEM_TTL, ARG_IDEM_MAX = 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12',
+      'local ARG_OWN, ARG_NOW, ARG_MAX_DELAY, ARG_CHARGED_AT, ARG_DELAY, ARG_ACTUAL, ARG_MAX_DEBT, ARG_IDEM, ARG_FINGERPRINT, ARG_IDEM_TTL, ARG_IDEM_MAX, ARG_IDEM_REPLAYS = 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13',
       'local CAPACITY, RATE = 3, 0.0003333333333333333',
       'local HORIZON, STATE_BYTES = 9000, 24',
     ]);
@@ -105,8 +105,8 @@ describe('RedisStore options', () => {
 const header = (lua: string): string[] => lua.split('\n').slice(0, lua.split('\n').findIndex((line) => line.startsWith('local EPSILON')));
 
 /** The header the store writes before a script by argument: the operation, the margin, the argument positions (of the compact layout unless given), then `declarations`. */
-const POSITIONS = 'local ARG_OWN, ARG_NOW, ARG_MAX_DELAY, ARG_CHARGED_AT, ARG_DELAY, ARG_ACTUAL, ARG_MAX_DEBT, ARG_IDEM, ARG_FINGERPRINT, ARG_IDEM_TTL, ARG_IDEM_MAX';
-const argumentHeader = (declarations: string[], positions = `${POSITIONS} = 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12`, idemKey = 2): string[] => [
+const POSITIONS = 'local ARG_OWN, ARG_NOW, ARG_MAX_DELAY, ARG_CHARGED_AT, ARG_DELAY, ARG_ACTUAL, ARG_MAX_DEBT, ARG_IDEM, ARG_FINGERPRINT, ARG_IDEM_TTL, ARG_IDEM_MAX, ARG_IDEM_REPLAYS';
+const argumentHeader = (declarations: string[], positions = `${POSITIONS} = 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13`, idemKey = 2): string[] => [
   "local OP, BATCH_TIME, UNDO_AT, UNDO_DELAY = 'c', false",
   `local EXPLICIT_NOW_MARGIN_MS, IDEM_KEY = 1000, ${idemKey}`,
   positions,
@@ -163,7 +163,7 @@ describe('configurations inline and by argument', () => {
     const leases = concurrency({ limit: 2, lease: '30s' });
     await store.acquire('k', leases, 'lease.1', 4);
     await store.release('k', leases, 'lease.1');
-    expect(header(defined()[INLINE_CONFIGURATIONS]!.lua)).toEqual(argumentHeader(['local COUNT_DENIED, LIMIT, WINDOW = tonumber(ARGV[3]), tonumber(ARGV[4]), tonumber(ARGV[5])'], `${POSITIONS} = 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11`, 3));
+    expect(header(defined()[INLINE_CONFIGURATIONS]!.lua)).toEqual(argumentHeader(['local COUNT_DENIED, LIMIT, WINDOW = tonumber(ARGV[3]), tonumber(ARGV[4]), tonumber(ARGV[5])'], `${POSITIONS} = 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12`, 3));
     expect(calls.slice(-3)).toEqual([
       ['p:{k}:swl2', 'p:{k}:swl2:sum', '', '', '1', '5', '1000'],
       ['p:{k}:cc', 'lease.1', '4', '30000', '2'],

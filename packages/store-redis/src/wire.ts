@@ -27,23 +27,24 @@ export const IDEMPOTENT_OPERATIONS: ReadonlySet<Operation> = new Set(['i', 'j', 
  *   charge's delay (a reservation's; absent: none);
  * - `actual`, `maxDebt`: a settle's real cost and how far past its limit it may charge (`own` is then
  *   the cost the charge took; see `Settlement` in @rl/core);
- * - `idem`, `fingerprint`, `idemTtl`, `idemMax`: an idempotent charge's digested id and fingerprint,
- *   how long (ms) and how many ids per key its decision is remembered (see `IdempotentCharge`); the
- *   undo that forgets an id sends the id alone.
+ * - `idem`, `fingerprint`, `idemTtl`, `idemMax`, `idemReplays`: an idempotent charge's digested id and
+ *   fingerprint, how long (ms) and how many ids per key its decision is remembered, and how many times
+ *   one decision is answered again (see `IdempotentCharge`); the undo that forgets an id sends the id
+ *   alone.
  */
-export const ARGUMENTS = ['own', 'now', 'maxDelay', 'chargedAt', 'delay', 'actual', 'maxDebt', 'idem', 'fingerprint', 'idemTtl', 'idemMax'] as const;
+export const ARGUMENTS = ['own', 'now', 'maxDelay', 'chargedAt', 'delay', 'actual', 'maxDebt', 'idem', 'fingerprint', 'idemTtl', 'idemMax', 'idemReplays'] as const;
 export type Argument = (typeof ARGUMENTS)[number];
 
 /**
  * How many of {@link ARGUMENTS} each operation sends: all of them up to the last it reads. A call by
  * argument then sends its configuration's numbers, from {@link configurationStart} on.
  */
-export const OPERATION_WIDTH: Readonly<Record<Operation, number>> = Object.freeze({ c: 2, p: 2, a: 2, r: 2, v: 3, u: 5, s: 7, i: 11, j: 11, k: 8 });
+export const OPERATION_WIDTH: Readonly<Record<Operation, number>> = Object.freeze({ c: 2, p: 2, a: 2, r: 2, v: 3, u: 5, s: 7, i: 12, j: 12, k: 8 });
 
 /** The Lua local that holds the position of each argument, as the store declares it before every script. */
 const POSITION_NAMES: Readonly<Record<Argument, string>> = {
   ...{ own: 'ARG_OWN', now: 'ARG_NOW', maxDelay: 'ARG_MAX_DELAY', chargedAt: 'ARG_CHARGED_AT', delay: 'ARG_DELAY' },
-  ...{ actual: 'ARG_ACTUAL', maxDebt: 'ARG_MAX_DEBT', idem: 'ARG_IDEM', fingerprint: 'ARG_FINGERPRINT', idemTtl: 'ARG_IDEM_TTL', idemMax: 'ARG_IDEM_MAX' },
+  ...{ actual: 'ARG_ACTUAL', maxDebt: 'ARG_MAX_DEBT', idem: 'ARG_IDEM', fingerprint: 'ARG_FINGERPRINT', idemTtl: 'ARG_IDEM_TTL', idemMax: 'ARG_IDEM_MAX', idemReplays: 'ARG_IDEM_REPLAYS' },
 };
 
 /** The Redis keys a call of `op` sends for a script of `numberOfKeys` keys: one more for an idempotent operation on a state with keys of its own. */
@@ -89,7 +90,7 @@ export function idempotentValues(charge: IdempotentCharge | undefined): (string 
   if (charge !== undefined && (charge.id.length !== IDEMPOTENCY_ID_LENGTH || charge.fingerprint.length !== IDEMPOTENCY_FINGERPRINT_LENGTH)) {
     throw new UnsupportedError(`RedisStore: an idempotent charge's id and fingerprint are digests of ${IDEMPOTENCY_ID_LENGTH} and ${IDEMPOTENCY_FINGERPRINT_LENGTH} characters (see IdempotentCharge).`);
   }
-  return charge === undefined ? [] : [undefined, undefined, undefined, undefined, charge.id, charge.fingerprint, String(charge.ttlMs), String(charge.maxIds)];
+  return charge === undefined ? [] : [undefined, undefined, undefined, undefined, charge.id, charge.fingerprint, String(charge.ttlMs), String(charge.maxIds), String(charge.maxReplays)];
 }
 
 /** A cost as an argument: absent when 1 (the scripts read an absent cost as 1). */

@@ -3,9 +3,9 @@
  * same `now` go through a MemoryStore (which runs the TS step) and a RedisStore; every decision must
  * be identical, field by field. Two sources of operations: the scenario tables of @rl/core/testing,
  * and random sequences (fast-check) with fractional costs and times, clocks that go back,
- * configuration changes, undo, reset and peeks. The tables run on every client the store takes
- * (test/support/clients.ts), standalone and Cluster; the random sequences on each family's current
- * major, standalone.
+ * configuration changes, undo, reset and peeks, and idempotent charges beside bans and lockouts. The
+ * tables run on every client the store takes (test/support/clients.ts), standalone and Cluster; the
+ * random sequences on each family's current major, standalone.
  */
 import fc from 'fast-check';
 import type { Redis } from 'ioredis5';
@@ -22,7 +22,7 @@ import {
   type Decision,
   type Store,
 } from '@rl/core';
-import { withBlock, type ConcurrencyAlgorithm } from '@rl/core/store';
+import { wasConflict, wasReplayed, withBans, withBlock, type ConcurrencyAlgorithm, type IdempotentCharge } from '@rl/core/store';
 import { lockoutScenarios, runScenario, scenarios } from '@rl/core/testing';
 import { MemoryStore } from '@rl/store-memory';
 import { RedisStore, type RedisClient } from '@rl/store-redis';
@@ -224,6 +224,81 @@ describe.each(FULL)('parity on random sequences (standalone Redis, $name)', (kin
         memory.close();
       }),
       { numRuns: 100 },
+    );
+  });
+});
+
+// ---------------------------------------------------------------------------------------------
+// Idempotent charges beside bans and lockouts: the same replays, conflicts, bounds and block denials.
+
+/** Digested ids (16 characters) and fingerprints (8), as `idempotentCharge` makes them. */
+const IDS = ['id-aaaaaaaaaaaaa', 'id-bbbbbbbbbbbbb', 'id-ccccccccccccc'];
+const FINGERPRINTS = ['print-01', 'print-02'];
+
+interface IdempotentOp {
+  dt: number;
+  op: 'consume' | 'reserve' | 'giveBack' | 'ban' | 'unban' | 'peek';
+  id: number;
+  fingerprint: number;
+  cost: number;
+  /** A ban's duration; for a give-back, which earlier charge. */
+  pick: number;
+}
+
+const idempotentOps = fc.array(
+  fc.record({
+    // Mostly forward, sometimes back: records expire on the caller's clock, blocks never end early.
+    dt: fc.oneof(fc.integer({ min: 0, max: 600 }), fc.integer({ min: -200, max: 0 }), fc.double({ min: 0, max: 1500, noNaN: true })),
+    op: fc.constantFrom('consume', 'consume', 'consume', 'consume', 'reserve', 'giveBack', 'ban', 'unban', 'peek') as fc.Arbitrary<IdempotentOp['op']>,
+    id: fc.integer({ min: 0, max: IDS.length - 1 }),
+    fingerprint: fc.constantFrom(0, 0, 0, 1),
+    cost: fc.constantFrom(1, 1, 2, 0.5),
+    pick: fc.integer({ min: 1, max: 3000 }),
+  }),
+  { minLength: 1, maxLength: 40 },
+);
+
+/** A decision as plain data with its marks. */
+const marked = (d: Decision): Record<string, unknown> => ({ ...plain(d), replayed: wasReplayed(d), conflict: wasConflict(d) });
+
+describe.each(FULL)('parity of idempotent charges beside bans and lockouts, on random sequences (standalone Redis, $name)', (kind) => {
+  const client = useClient(kind, 'standalone');
+  it('identical decisions and marks (replayed, conflict, banned): charges with ids of two fingerprints, give-backs that forget them, bans, unbans, lockouts, a bound on replays and ids', async () => {
+    await fc.assert(
+      fc.asyncProperty(unblockedAlgorithms, fc.constantFrom(0, 0, 900.5), startTime, fc.integer({ min: 1, max: 3 }), idempotentOps, async ([plainAlgorithm], blockMs, start, maxReplays, ops) => {
+        const algorithm = blockMs > 0 ? withBlock(plainAlgorithm, blockMs) : withBans(plainAlgorithm);
+        const memory = new MemoryStore({ sweepInterval: false });
+        const prefix = freshPrefix();
+        const redis = new RedisStore({ client: client(), prefix });
+        const stores: [Store, { cost: number; at: number; delay: number; id: string }[]][] = [[memory, []], [redis, []]];
+        let now = start;
+        for (const op of ops) {
+          now = Math.max(0, now + op.dt);
+          const cost = Math.min(op.cost, algorithm.maxCost);
+          const idempotency: IdempotentCharge = { id: IDS[op.id]!, fingerprint: FINGERPRINTS[op.fingerprint]!, ttlMs: 2_500, maxIds: 2, maxReplays };
+          const results: unknown[] = [];
+          for (const [store, charged] of stores) {
+            if (op.op === 'ban') await store.ban!('k', algorithm, op.pick, now);
+            else if (op.op === 'unban') await store.unban!('k', algorithm);
+            else if (op.op === 'peek') results.push(plain(await store.peek('k', algorithm, 0, now)));
+            else if (op.op === 'giveBack') {
+              const charge = charged[op.pick % Math.max(1, charged.length)];
+              if (charge !== undefined) await store.undo('k', algorithm, charge.cost, now, charge.at, charge.delay > 0 ? charge.delay : undefined, charge.id);
+              results.push(plain(await store.peek('k', algorithm, 0, now)));
+            } else {
+              const maxDelay = op.op === 'reserve' ? algorithm.maxReserveMs / 4 : undefined;
+              const d = await store.consume('k', algorithm, cost, now, maxDelay, idempotency);
+              // What a limiter gives back with the id: a charge that is no replay nor conflict.
+              if (d.allowed && !wasReplayed(d) && !wasConflict(d)) charged.push({ cost, at: d.at, delay: d.delayMs, id: idempotency.id });
+              results.push(marked(d));
+            }
+          }
+          expect(results[1]).toEqual(results[0]);
+        }
+        await expectAllKeysExpire(deployments.standalone, prefix);
+        memory.close();
+      }),
+      { numRuns: 150 },
     );
   });
 });

@@ -1,6 +1,6 @@
 import { checkCost, isAlgorithm, type Algorithm } from '../algorithm.js';
 import { checkOptions } from '../options.js';
-import { idempotentCharge } from './idempotency.js';
+import { idempotentCharge, type IdempotencyConfig } from './idempotency.js';
 import type { Decision } from '../decision.js';
 import type { IdempotentCharge, MaybePromise } from '../store/interface.js';
 import { CostExceedsCapacityError, errorDocsUrl, InvalidAlgorithmError, InvalidKeyError, InvalidOptionError, UnsupportedError } from '../errors.js';
@@ -136,7 +136,7 @@ export interface ChargeOptions {
 /** What a limiter's core gives the rules of a charge's options. */
 export interface ChargeRules extends CallRules {
   readonly store: { readonly capabilities: { readonly idempotency?: boolean } };
-  readonly idempotency: { readonly ttlMs: number; readonly maxIds: number };
+  readonly idempotency: IdempotencyConfig;
 }
 
 /**

@@ -46,3 +46,18 @@ describe("createLimiter: a peer's option names the rl equivalent", () => {
     expect(parseLimiterOptions({ algorithm, store, blockDuration: '1h' }).blockMs).toBe(3_600_000);
   });
 });
+
+describe('createLimiter: idempotencyMaxReplays', () => {
+  it.each([0, -1, 1.5, Number.POSITIVE_INFINITY, Number.NaN, 1_001, '3', null])('%s is refused, naming the range and what to do for no replays', (value) => {
+    const error = rejection({ idempotencyMaxReplays: value });
+    expect(error).toMatchObject({ code: 'RL_INVALID_OPTION', field: 'createLimiter.idempotencyMaxReplays' });
+    expect(error.message).toContain('an integer from 1 to 1000');
+    expect(error.message).toContain('to replay none, leave idempotencyKey out');
+  });
+
+  it('defaults to 5; 1 and 1,000 are taken', () => {
+    expect(parseLimiterOptions({ algorithm, store }).idempotency).toEqual({ ttlMs: 600_000, maxIds: 100, maxReplays: 5 });
+    expect(parseLimiterOptions({ algorithm, store, idempotencyMaxReplays: 1 }).idempotency.maxReplays).toBe(1);
+    expect(parseLimiterOptions({ algorithm, store, idempotencyMaxReplays: 1_000 }).idempotency.maxReplays).toBe(1_000);
+  });
+});

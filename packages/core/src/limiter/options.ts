@@ -13,7 +13,7 @@ import { checkTimers, systemTimers, type Timers } from '../timers.js';
 import { parseBans, parseBlockDuration, parseOverrides } from './block-options.js';
 import { parseDenyCache, type DenyCache } from './deny-cache.js';
 import { parseLeaseOptions, type LeaseConfig, type LeaseOptions } from './lease-options.js';
-import { parseIdempotencyOptions, type IdempotencyOptions } from './idempotency.js';
+import { parseIdempotencyOptions, type IdempotencyConfig, type IdempotencyOptions } from './idempotency.js';
 import { checkMaxDebt, type SettleOptions } from './settlement.js';
 import { refuseOptionsMistake, refuseStoreMistake, refuseUncalledFactory } from '../option-mistakes.js';
 import { warnDefaultPrefix } from '../default-prefix.js';
@@ -172,13 +172,14 @@ export interface LimiterConfig {
   readonly lease: LeaseConfig | undefined;
   /** Undefined: the limit of the algorithm that charged (see {@link LimiterOptions.maxDebt}). */
   readonly maxDebt: number | undefined;
-  /** How long and how many ids per key idempotent charges are remembered. */
-  readonly idempotency: { readonly ttlMs: number; readonly maxIds: number };
+  /** How long, how many ids per key and how many replays per id idempotent charges are remembered. */
+  readonly idempotency: IdempotencyConfig;
 }
 
 const LIMITER_OPTIONS = [
   'algorithm', 'store', 'clock', 'prefix', 'maxCost', 'timeout', 'onStoreError', 'denyCache', 'storeRetryInterval', 'storeFailureThreshold', 'timers', 'blockDuration', 'bans',
   'overrides', 'name', 'observer', 'observeKeys', 'lease', 'maxDebt', 'idempotencyTtl', 'idempotencyMaxIds',
+  'idempotencyMaxReplays',
 ] as const;
 const DEFAULT_REMOTE_TIMEOUT_MS = 50;
 const DEFAULT_RETRY_INTERVAL_MS = 1000;
@@ -235,7 +236,7 @@ export function parseLimiterOptions(options: LimiterOptions, name = 'createLimit
     denyCache: parseDenyCache(o.denyCache, algorithm, local, `${name}.denyCache`),
     lease: parseLeaseOptions(o.lease, algorithm, bans || blockMs > 0 || overrides, `${name}.lease`),
     maxDebt: o.maxDebt === undefined ? undefined : checkMaxDebt(o.maxDebt, `${name}.maxDebt`),
-    idempotency: parseIdempotencyOptions(o.idempotencyTtl, o.idempotencyMaxIds, name),
+    idempotency: parseIdempotencyOptions(o, name),
   };
 }
 

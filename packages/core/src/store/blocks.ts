@@ -53,15 +53,26 @@ export class BlockTable {
    * commit starts a block of `blockMs` from `now`.
    */
   decide(key: string, algorithm: Algorithm, now: number, commit: boolean, step: (commit: boolean) => Decision): Decision {
+    const blocked = this.denial(key, algorithm, now, step);
+    if (blocked !== undefined) return blocked;
+    const decision = step(commit);
+    if (!commit || decision.allowed || algorithm.blockMs === 0) return decision;
+    this.start(`${algorithm.stateTag}\u0000${key}`, now + algorithm.blockMs, now);
+    return blockedDecision(decision, algorithm.blockMs);
+  }
+
+  /**
+   * While `key` is blocked at `now` (a lockout or a ban, for this algorithm's state kind), the block's
+   * denial, from `step(false)` (the algorithm's decision, taken without recording anything); otherwise
+   * undefined. A store reads it before anything else a charge may answer with: an idempotent charge's
+   * remembered decision does not outrank a block.
+   */
+  denial(key: string, algorithm: Algorithm, now: number, step: (commit: false) => Decision): Decision | undefined {
     const id = `${algorithm.stateTag}\u0000${key}`;
     const end = this.ends.get(id);
     // An ended block is kept until the sweep (or a new denial) replaces it: a clock that goes back into
     // it finds the key blocked, as on Redis (time going back never lifts a lockout early).
-    if (end !== undefined && end > now) return blockedDecision(step(false), end - now, this.bans.has(id));
-    const decision = step(commit);
-    if (!commit || decision.allowed || algorithm.blockMs === 0) return decision;
-    this.start(id, now + algorithm.blockMs, now);
-    return blockedDecision(decision, algorithm.blockMs);
+    return end !== undefined && end > now ? blockedDecision(step(false), end - now, this.bans.has(id)) : undefined;
   }
 
   /** Bans `key` for this algorithm's state kind until `end` (replacing its block, if any). */

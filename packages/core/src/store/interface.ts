@@ -51,6 +51,8 @@ export interface StoreCapabilities {
 /** Characters of an idempotency id's digest, and of a fingerprint's (see {@link IdempotentCharge}). */
 export const IDEMPOTENCY_ID_LENGTH = 16;
 export const IDEMPOTENCY_FINGERPRINT_LENGTH = 8;
+/** The largest {@link IdempotentCharge.maxReplays}: a store may keep a record's count of replays in 16 bits. */
+export const MAX_IDEMPOTENCY_REPLAYS = 1_000;
 
 /**
  * An idempotent charge (see {@link Store.consume}): the request's id and fingerprint, each digested to
@@ -64,6 +66,12 @@ export interface IdempotentCharge {
   readonly ttlMs: number;
   /** The most ids remembered per key and algorithm kind; a new one beyond it forgets the oldest. */
   readonly maxIds: number;
+  /**
+   * The most times one remembered decision is answered again (an integer from 1 to {@link
+   * MAX_IDEMPOTENCY_REPLAYS}): the retry after that is charged as a new request, and remembered
+   * afresh (its count back at 0) when admitted.
+   */
+  readonly maxReplays: number;
 }
 
 /** A key's override as a store holds it (see {@link Store.getOverride}). */
@@ -103,13 +111,18 @@ export interface Store {
    * denied, nothing is taken.
    *
    * With `idempotency` (only stores that declare `capabilities.idempotency` are given one) the same
-   * atomic step first looks for the id among the key's remembered decisions (per key and algorithm
-   * kind, for `ttlMs`): one of the same fingerprint is answered again and nothing is charged (the
-   * decision is marked with `markReplayed`: allowed, its `at` and the slot of the original, the numbers
-   * of now); one of another fingerprint leaves the charge as any other (marked `markConflict`). An
-   * admitting decision that is not a replay nor a conflict is remembered under the id (a denial never
-   * is: a retry of a denied request is decided afresh), at most `maxIds` per key, the oldest forgotten
-   * first.
+   * atomic step, once the key's block is read, looks for the id among the key's remembered decisions
+   * (per key and algorithm kind, for `ttlMs`): one of the same fingerprint that has been answered
+   * again fewer than `maxReplays` times is answered again and nothing is charged (the decision is
+   * marked with `markReplayed`: allowed, its `at` and the slot of the original, the numbers of now;
+   * the record counts the replay); one of another fingerprint leaves the charge as any other (marked
+   * `markConflict`); one that has used its replays leaves it as any other too, unmarked. An admitting
+   * decision that is not a replay nor a conflict is remembered under the id (a denial never is: a
+   * retry of a denied request is decided afresh), its count of replays at 0, replacing the id's spent
+   * record, at most `maxIds` per key, the oldest forgotten first. While the key is blocked (a lockout,
+   * a ban: an algorithm that `checksBlocks`) the charge gets the block's denial as any charge does,
+   * its id neither looked up nor written: a ban or a lockout outranks a replay, and the record is
+   * kept as it was, so that a retry once the block ends (or is lifted) replays.
    */
   consume(key: string, algorithm: Algorithm, cost: number, now: number | undefined, maxDelayMs?: number, idempotency?: IdempotentCharge): MaybePromise<Decision>;
   /** Decides for `cost` units (0 allowed) and records nothing. */

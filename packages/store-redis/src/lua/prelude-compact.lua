@@ -22,6 +22,9 @@ local extra, settle_back = 0, false
 if OP == 's' then
   if settle_actual < cost then cost, settle_back = cost - settle_actual, true else extra = settle_actual - cost end
 end
+-- A blocking variant reads the key's block here (scripts/generate-lua.mjs puts block-read-compact.lua
+-- and block-read.lua in place of the mark), before the remembered ids: a ban or a lockout outranks a replay.
+--#block-read
 -- An idempotent charge's remembered ids: the field '#~' and the state's field (see idem-read.lua): '~' is
 -- no base64url character, so the name is never a digest's field (`#` and base64url) nor a plain key's.
 local idem_raw = nil

@@ -21,6 +21,8 @@
 -- Lockouts: scripts/generate-lua.mjs also makes `sliding-window-log-block` of this script (see block-reply.lua).
 --#blockable
 
+-- A blocking variant reads the key's block here (see prelude-compact.lua), before the remembered ids.
+--#block-read
 local log_key = KEYS[1]
 local sum_key = KEYS[2]
 local cost = ARGV[ARG_OWN]

@@ -2,7 +2,8 @@
  * One process of the idempotency test (idempotency.test.ts), forked and given one job over IPC: it
  * connects a RedisStore with the defaults users get (batching, the deny cache, the 50 ms timeout,
  * ioredis's own options) and retries each of `ids` `retries` times, all in flight at once, on one key
- * of a fixed window; reports how many were admitted and how many were replays.
+ * of a fixed window whose ids replay `maxReplays` times; reports how many were admitted and how many
+ * were replays.
  */
 import { Cluster, Redis } from 'ioredis';
 import { createLimiter, fixedWindow } from '@rl/core';
@@ -15,6 +16,7 @@ export interface IdempotencyJob {
   prefix: string;
   ids: string[];
   retries: number;
+  maxReplays: number;
 }
 
 export interface IdempotencyResult {
@@ -25,7 +27,7 @@ export interface IdempotencyResult {
 
 async function run(job: IdempotencyJob): Promise<IdempotencyResult> {
   const client = 'url' in job.target ? new Redis(job.target.url) : new Cluster(job.target.nodes);
-  const limiter = createLimiter({ algorithm: fixedWindow({ limit: 1000, window: '1h' }), store: new RedisStore({ client, prefix: job.prefix }) });
+  const limiter = createLimiter({ algorithm: fixedWindow({ limit: 1000, window: '1h' }), store: new RedisStore({ client, prefix: job.prefix }), idempotencyMaxReplays: job.maxReplays });
   try {
     // The client connected (a Cluster's slots known) before the burst.
     await limiter.peek('shared');

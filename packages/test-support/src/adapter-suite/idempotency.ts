@@ -9,7 +9,8 @@ const remainingOf = (header: string | string[] | undefined): number | undefined 
 /**
  * Idempotent retries through the middleware (`idempotencyKey`): a retry with the same key, path and
  * cost is answered with the earlier decision and the current headers, charged nothing, and the
- * handler sees `replayed`; a denial is not replayed; a key reused on another path is charged anew.
+ * handler sees `replayed`; a denial is not replayed; a key reused on another path is charged anew; a
+ * ban outranks a replay; past `idempotencyMaxReplays` a retry is charged.
  */
 export function idempotencyTests(t: SuiteContext): void {
   const hourly = fixedWindow({ limit: 100, window: '1h' });
@@ -49,6 +50,43 @@ export function idempotencyTests(t: SuiteContext): void {
     await app.request('/orders', withKey('k-2'));
     const other = await app.request('/refunds', withKey('k-2'));
     expect([other.status, remainingOf(other.headers['ratelimit']), other.headers['x-conflict'], other.headers['x-replayed']]).toEqual([200, 98, 'true', 'false']);
+  });
+
+  it("a banned client replaying an admitted Idempotency-Key is denied: 429 with the ban's Retry-After, 0 handler runs while banned; unbanned, the retry replays", async () => {
+    let runs = 0;
+    const handler = (request: { rateLimit: unknown }) => {
+      runs++;
+      return flags(request);
+    };
+    const app = await t.open({ middlewares: [{ algorithm: hourly, key: () => 'ann', prefix: 'banned', bans: true, idempotencyKey }], handler });
+    expect((await app.request('/orders', withKey('pay-1'))).status).toBe(200);
+    await app.controls.blockKey('ann', '1h');
+    const denied: [number, unknown][] = [];
+    for (let i = 0; i < 5; i++) {
+      const res = await app.request('/orders', withKey('pay-1'));
+      denied.push([res.status, res.headers['retry-after']]);
+    }
+    expect(denied).toEqual(Array.from({ length: 5 }, () => [429, '3600']));
+    expect(runs).toBe(1);
+    await app.controls.unblockKey('ann');
+    const replay = await app.request('/orders', withKey('pay-1'));
+    expect([replay.status, replay.headers['x-replayed'], remainingOf(replay.headers['ratelimit']), runs]).toEqual([200, 'true', 99, 2]);
+  });
+
+  it('idempotencyMaxReplays: 2 answers two retries again, then charges the third as a new request (remembered afresh)', async () => {
+    const app = await t.open({ middlewares: [{ algorithm: hourly, key: () => 'ann', prefix: 'bounded', idempotencyKey, idempotencyMaxReplays: 2 }], handler: flags });
+    const seen: [number, number | undefined, unknown][] = [];
+    for (let i = 0; i < 5; i++) {
+      const res = await app.request('/orders', withKey('pay-2'));
+      seen.push([res.status, remainingOf(res.headers['ratelimit']), res.headers['x-replayed']]);
+    }
+    expect(seen).toEqual([
+      [200, 99, 'false'],
+      [200, 99, 'true'],
+      [200, 99, 'true'],
+      [200, 98, 'false'],
+      [200, 98, 'true'],
+    ]);
   });
 
   it('refuses an idempotency key that is not a string: the framework error path, nothing charged', async () => {

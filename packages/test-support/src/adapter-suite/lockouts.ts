@@ -30,4 +30,27 @@ export function lockoutTests(t: SuiteContext): void {
     expect(free.status).toBe(200);
     expect(members(free.headers['ratelimit'])).toEqual([{ name: '5-in-15m', params: { r: 4, t: 900 } }]);
   });
+
+  it('a locked-out client replaying an admitted Idempotency-Key is denied: 429 until the block ends, 0 handler runs meanwhile', async () => {
+    let now = T0;
+    let runs = 0;
+    const idempotencyKey = (req: unknown) => t.adapter.view(req).header('idempotency-key');
+    const handler = () => void runs++;
+    const app = await t.open({ middlewares: [{ algorithm: fixedWindow({ limit: 2, window: '15m' }), blockDuration: '1h', idempotencyKey, idempotencyTtl: '2h', clock: () => now }], handler });
+    const withKey = { headers: { 'idempotency-key': 'pay-1' } };
+    expect((await app.request('/pay', withKey)).status).toBe(200);
+    expect((await app.request('/pay')).status).toBe(200);
+    expect((await app.request('/pay')).status).toBe(429);
+    now = T0 + 20 * MINUTE;
+    const retries: [number, unknown][] = [];
+    for (let i = 0; i < 3; i++) {
+      const res = await app.request('/pay', withKey);
+      retries.push([res.status, res.headers['retry-after']]);
+    }
+    expect(retries).toEqual(Array.from({ length: 3 }, () => [429, '2400']));
+    expect(runs).toBe(2);
+    now = T0 + 60 * MINUTE;
+    expect((await app.request('/pay', withKey)).status).toBe(200);
+    expect(runs).toBe(3);
+  });
 }

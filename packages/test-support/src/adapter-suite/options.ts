@@ -47,6 +47,8 @@ const badOptions: [string, Record<string, unknown>, string][] = [
   ['a requestWasSuccessful that is not a function', { algorithm, skipFailedRequests: true, requestWasSuccessful: true }, 'rateLimit.requestWasSuccessful'],
   ['a maxCost above the largest count for a limit chosen per request', { algorithm: () => algorithm, cost: () => 1, maxCost: 1e16 }, 'rateLimit.maxCost'],
   ['a null limit failure policy', { limits: [{ algorithm, onStoreError: null }] }, 'rateLimit.limits[0].onStoreError'],
+  ['no replays of an idempotency key', { algorithm, idempotencyMaxReplays: 0 }, 'rateLimit.idempotencyMaxReplays'],
+  ['a fraction of a replay', { algorithm, idempotencyMaxReplays: 1.5 }, 'rateLimit.idempotencyMaxReplays'],
 ];
 
 /** Bad options are rejected when the middleware is created (or, for a plugin, registered). */

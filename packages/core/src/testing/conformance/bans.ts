@@ -2,7 +2,7 @@ import { describe, expect } from 'vitest';
 import { fixedWindow } from '../../algorithms/fixed-window.js';
 import { slidingWindowLog } from '../../algorithms/sliding-window-log.js';
 import { tokenBucket } from '../../algorithms/token-bucket.js';
-import { wasReplayed } from '../../store/charge-marks.js';
+import { wasConflict, wasReplayed } from '../../store/charge-marks.js';
 import { createLimiter, type LimiterOptions } from '../../limiter/index.js';
 import { freshPrefix, gatedIt, rateSamples, runsAll, type Suite } from './suite.js';
 
@@ -83,16 +83,33 @@ export function describeBans(suite: Suite): void {
       expect((await own.consume('k', 1, slidingWindowLog({ limit: 5, window: '1m' }))).allowed).toBe(true);
     });
 
-    gatedIt('an idempotent retry of a request admitted before the ban is replayed (it charges nothing), as the store\'s answer, with no reason', () => bans() && suite.store.capabilities.idempotency === true && runsAll(suite.store, ['fixed-window']), async () => {
-      const limiter = limiterOf({ algorithm: fixedWindow({ limit: 5, window: '1h' }), denyCache: false }, () => 1_000);
-      expect((await limiter.consume('k', 1, { idempotencyKey: 'order-1' })).allowed).toBe(true);
-      await limiter.block('k', '1h');
-      const retry = await limiter.consume('k', 1, { idempotencyKey: 'order-1' });
-      expect(retry).toMatchObject({ allowed: true });
-      expect(retry.reason).toBeUndefined();
-      expect(wasReplayed(retry)).toBe(true);
-      expect(await limiter.consume('k', 2, { idempotencyKey: 'order-1' })).toMatchObject({ allowed: false, reason: 'blocked' });
-    });
+    for (const sample of rateSamples) {
+      gatedIt(
+        `${sample.label}: a ban outranks a replay: the retry of a request admitted before the ban is denied ('blocked', nothing charged, no id looked up or written); unblocked, it replays`,
+        () => bans() && suite.store.capabilities.idempotency === true && runsAll(suite.store, [sample.kind]),
+        async () => {
+          let now = 1_000;
+          const limiter = limiterOf({ algorithm: sample.make(10, 60_000), denyCache: false }, () => now);
+          const first = await limiter.consume('k', 1, { idempotencyKey: 'order-1' });
+          expect(first.allowed).toBe(true);
+          await limiter.block('k', '1h');
+          now = 2_000;
+          // The same request, the same id with another fingerprint (cost 2), a new id: each the ban's denial, unmarked.
+          for (const [cost, id] of [[1, 'order-1'], [1, 'order-1'], [2, 'order-1'], [1, 'order-2']] as const) {
+            const retry = await limiter.consume('k', cost, { idempotencyKey: id });
+            expect(retry).toMatchObject({ allowed: false, reason: 'blocked', remaining: 0, retryAfterMs: HOUR - 1_000 });
+            expect([wasReplayed(retry), wasConflict(retry)]).toEqual([false, false]);
+          }
+          await limiter.unblock('k');
+          // The record was kept (the ban lifted early leaves the client as it was): its retry replays.
+          const replay = await limiter.consume('k', 1, { idempotencyKey: 'order-1' });
+          expect([replay.allowed, wasReplayed(replay), replay.at, replay.reason]).toEqual([true, true, first.at, undefined]);
+          // The ban charged nothing and remembered nothing: order-2 is charged now, as new.
+          const second = await limiter.consume('k', 1, { idempotencyKey: 'order-2' });
+          expect([second.allowed, wasReplayed(second), second.remaining]).toEqual([true, false, first.remaining - 1]);
+        },
+      );
+    }
 
     gatedIt('block() on a limiter without bans (or on a concurrency limit) is a typed error; bad input is refused before the store is asked', () => bans(), async () => {
       const plain = createLimiter({ algorithm: fixedWindow({ limit: 1, window: '1m' }), store: suite.store, prefix: freshPrefix('ban-off'), timeout: false });

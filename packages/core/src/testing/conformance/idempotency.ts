@@ -1,16 +1,18 @@
+import fc from 'fast-check';
 import { describe, expect } from 'vitest';
 import { fixedWindow } from '../../algorithms/fixed-window.js';
 import { tokenBucket } from '../../algorithms/token-bucket.js';
 import { createLimiter, type LimiterOptions } from '../../limiter/index.js';
 import { wasConflict, wasReplayed } from '../../store/charge-marks.js';
-import { freshPrefix, gatedIt, rateSamples, runsAll, type Suite } from './suite.js';
+import { freshPrefix, gatedIt, rateSamples, runsAll, samplesFor, type Suite } from './suite.js';
 
 /**
  * Idempotent charges (`consume(key, cost, { idempotencyKey })`, on a store that declares
  * `capabilities.idempotency`): a retry with the same id and fingerprint, within the ttl, gets the
  * earlier admitting decision back and is charged nothing; a denial is never remembered; an id of
  * another fingerprint is charged as new and marked; a give-back forgets the id; a key remembers at most
- * `idempotencyMaxIds` ids.
+ * `idempotencyMaxIds` ids; an id replays at most `idempotencyMaxReplays` times, then its retry is
+ * charged as new (and remembered afresh when admitted); a ban or a lockout outranks a replay.
  */
 export function describeIdempotency(suite: Suite): void {
   const remembers = (): boolean => suite.store.capabilities.idempotency === true;
@@ -20,14 +22,14 @@ export function describeIdempotency(suite: Suite): void {
   describe('idempotent charges', () => {
     for (const sample of rateSamples) {
       gatedIt(
-        `${sample.label}: 10 retries of one request are charged once, and answered with its decision (its at, allowed, the numbers of now); another id is charged`,
+        `${sample.label}: 5 retries of one request (the default bound) are charged once, and answered with its decision (its at, allowed, the numbers of now); another id is charged`,
         () => remembers() && runsAll(suite.store, [sample.kind]),
         async () => {
           let now = 10_000;
           const limiter = limiterOf(sample.make(100, 60_000), () => now);
           const first = await limiter.consume('k', 2, { idempotencyKey: 'order-1' });
           expect([first.allowed, first.remaining, wasReplayed(first)]).toEqual([true, 98, false]);
-          for (let i = 0; i < 10; i++) {
+          for (let i = 0; i < 5; i++) {
             now += 1;
             const retry = await limiter.consume('k', 2, { idempotencyKey: 'order-1' });
             expect([retry.allowed, retry.remaining, retry.at, wasReplayed(retry)]).toEqual([true, 98, first.at, true]);
@@ -119,6 +121,117 @@ export function describeIdempotency(suite: Suite): void {
       expect(admitted).toBe(20);
       await limiter.close();
     });
+
+    for (const sample of rateSamples) {
+      gatedIt(
+        `${sample.label}: an id replays idempotencyMaxReplays times; its next retry is charged as new and remembered afresh (its own retries replay again)`,
+        () => remembers() && runsAll(suite.store, [sample.kind]),
+        async () => {
+          let now = 10_000;
+          const limiter = limiterOf(sample.make(100, 60_000), () => now, { idempotencyMaxReplays: 2 });
+          const first = await limiter.consume('k', 1, { idempotencyKey: 'A' });
+          const seen: [boolean, boolean, number][] = [[first.allowed, wasReplayed(first), first.remaining]];
+          for (let i = 0; i < 6; i++) {
+            now += 1;
+            const retry = await limiter.consume('k', 1, { idempotencyKey: 'A' });
+            seen.push([retry.allowed, wasReplayed(retry), retry.remaining]);
+          }
+          expect(seen).toEqual([
+            [true, false, 99],
+            [true, true, 99],
+            [true, true, 99],
+            [true, false, 98],
+            [true, true, 98],
+            [true, true, 98],
+            [true, false, 97],
+          ]);
+        },
+      );
+    }
+
+    gatedIt('by default an id replays 5 times: the 7th request with it is charged', () => remembers() && runsAll(suite.store, ['fixed-window']), async () => {
+      const limiter = limiterOf(fixedWindow({ limit: 100, window: '1h' }), () => 1_000);
+      const replayed: boolean[] = [];
+      for (let i = 0; i < 13; i++) replayed.push(wasReplayed(await limiter.consume('k', 1, { idempotencyKey: 'order-1' })));
+      expect(replayed).toEqual([false, true, true, true, true, true, false, true, true, true, true, true, false]);
+      expect((await limiter.peek('k')).remaining).toBe(97);
+    });
+
+    gatedIt('a retry past the bound that is denied is not remembered: the spent record stays, and each later retry is decided afresh until one is admitted', () => remembers() && runsAll(suite.store, ['fixed-window']), async () => {
+      let now = 60_000;
+      const limiter = limiterOf(fixedWindow({ limit: 2, window: '1m' }), () => now, { idempotencyMaxReplays: 1 });
+      expect((await limiter.consume('k', 1, { idempotencyKey: 'A' })).allowed).toBe(true);
+      expect((await limiter.consume('k')).allowed).toBe(true);
+      expect(wasReplayed(await limiter.consume('k', 1, { idempotencyKey: 'A' }))).toBe(true);
+      for (let i = 0; i < 2; i++) {
+        const spent = await limiter.consume('k', 1, { idempotencyKey: 'A' });
+        expect([spent.allowed, wasReplayed(spent), wasConflict(spent)]).toEqual([false, false, false]);
+      }
+      now = 120_000;
+      const charged = await limiter.consume('k', 1, { idempotencyKey: 'A' });
+      expect([charged.allowed, wasReplayed(charged), charged.remaining]).toEqual([true, false, 1]);
+      const replay = await limiter.consume('k', 1, { idempotencyKey: 'A' });
+      expect([replay.allowed, wasReplayed(replay), replay.at]).toEqual([true, true, charged.at]);
+    });
+
+    gatedIt(
+      'property: whatever the requests, ids, bans, unbans and lockouts, no request is admitted while its key is blocked, and an id replays exactly while its record has replays left',
+      () => remembers() && suite.store.capabilities.bans === true && suite.store.capabilities.blocks === true && samplesFor(suite.store).length > 0,
+      async () => {
+        const samples = samplesFor(suite.store);
+        const op = fc.oneof(
+          { weight: 6, arbitrary: fc.record({ kind: fc.constant('consume' as const), id: fc.constantFrom('a', 'b', 'c', undefined), cost: fc.constantFrom(1, 1, 1, 2), dt: fc.integer({ min: 0, max: 3_000 }) }) },
+          { weight: 1, arbitrary: fc.record({ kind: fc.constant('ban' as const), ms: fc.integer({ min: 1, max: 20_000 }), dt: fc.integer({ min: 0, max: 3_000 }) }) },
+          { weight: 1, arbitrary: fc.record({ kind: fc.constant('unban' as const), dt: fc.integer({ min: 0, max: 3_000 }) }) },
+        );
+        await fc.assert(
+          fc.asyncProperty(
+            fc.integer({ min: 0, max: samples.length - 1 }),
+            fc.constantFrom(0, 0, 5_000),
+            fc.integer({ min: 1, max: 4 }),
+            fc.array(op, { minLength: 1, maxLength: 30 }),
+            async (which, blockMs, maxReplays, ops) => {
+              let now = 10_000;
+              const limiter = limiterOf(samples[which]!.make(3, 10_000), () => now, { bans: true, idempotencyMaxReplays: maxReplays, idempotencyTtl: '1h', ...(blockMs > 0 && { blockDuration: blockMs }) });
+              /** The model: when the key's block ends, whether it is a ban, and each id's fingerprint (its cost) and replays since it was charged. */
+              let blockedUntil = -Infinity;
+              let banned = false;
+              const records = new Map<string, { cost: number; replays: number }>();
+              for (const o of ops) {
+                now += o.dt;
+                if (o.kind === 'ban') {
+                  await limiter.block('k', o.ms);
+                  [blockedUntil, banned] = [now + o.ms, true];
+                } else if (o.kind === 'unban') {
+                  await limiter.unblock('k');
+                  blockedUntil = -Infinity;
+                } else {
+                  const d = await limiter.consume('k', o.cost, o.id === undefined ? undefined : { idempotencyKey: o.id });
+                  const blocked = now < blockedUntil;
+                  const record = o.id === undefined ? undefined : records.get(o.id);
+                  const replays = !blocked && record !== undefined && record.cost === o.cost && record.replays < maxReplays;
+                  expect({ allowed: d.allowed && blocked, reason: d.reason, replayed: wasReplayed(d), conflict: wasConflict(d) }).toEqual({
+                    allowed: false,
+                    reason: blocked && banned ? 'blocked' : undefined,
+                    replayed: replays,
+                    conflict: !blocked && record !== undefined && record.cost !== o.cost,
+                  });
+                  if (replays) {
+                    expect(d.allowed).toBe(true);
+                    record!.replays++;
+                  } else if (!blocked && d.allowed && o.id !== undefined && (record === undefined || record.cost === o.cost)) {
+                    records.set(o.id, { cost: o.cost, replays: 0 });
+                  } else if (!blocked && !d.allowed && blockMs > 0) {
+                    [blockedUntil, banned] = [now + blockMs, false];
+                  }
+                }
+              }
+            },
+          ),
+          { numRuns: suite.runs },
+        );
+      },
+    );
 
     gatedIt('a reservation retried gets its slot back, less the time passed, and queues nothing more', () => remembers() && suite.store.capabilities.reservations === true && runsAll(suite.store, ['token-bucket']), async () => {
       let now = 7_000;

@@ -1,9 +1,10 @@
 import { describe, expect } from 'vitest';
 import { fixedWindow } from '../../algorithms/fixed-window.js';
 import { createLimiter } from '../../limiter/index.js';
+import { wasConflict, wasReplayed } from '../../store/charge-marks.js';
 import { lockoutScenarios } from '../scenarios.js';
 import { expectScenario } from './tables.js';
-import { freshPrefix, gatedIt, runsAll, type Suite } from './suite.js';
+import { freshPrefix, gatedIt, rateSamples, runsAll, type Suite } from './suite.js';
 
 const HOUR = 3_600_000;
 
@@ -35,5 +36,30 @@ export function describeLockouts(suite: Suite): void {
         expect(await first.consume('login')).toMatchObject({ allowed: true, remaining: 1 });
       },
     );
+
+    for (const sample of rateSamples) {
+      gatedIt(
+        `${sample.label}: a lockout outranks a replay: the retry of a request admitted before it is denied (the lockout's denial, unmarked, nothing written); once it ends, the retry replays`,
+        () => blocks() && suite.store.capabilities.idempotency === true && runsAll(suite.store, [sample.kind]),
+        async () => {
+          let now = 1_000;
+          const limiter = createLimiter({ algorithm: sample.make(2, 60_000), store: suite.store, clock: () => now, prefix: freshPrefix('lockout-replay'), timeout: false, denyCache: false, blockDuration: '1h', idempotencyTtl: '2h' });
+          const first = await limiter.consume('k', 1, { idempotencyKey: 'order-1' });
+          expect(first.allowed).toBe(true);
+          let denials = 0;
+          for (let i = 0; i < 10 && denials === 0; i++) if (!(await limiter.consume('k')).allowed) denials++;
+          expect(denials).toBe(1);
+          now = 2_000;
+          for (const cost of [1, 1, 2]) {
+            const retry = await limiter.consume('k', cost, { idempotencyKey: 'order-1' });
+            expect(retry).toMatchObject({ allowed: false, remaining: 0, retryAfterMs: HOUR - 1_000 });
+            expect([retry.reason, wasReplayed(retry), wasConflict(retry)]).toEqual([undefined, false, false]);
+          }
+          now = 1_000 + HOUR;
+          const replay = await limiter.consume('k', 1, { idempotencyKey: 'order-1' });
+          expect([replay.allowed, wasReplayed(replay), replay.at]).toEqual([true, true, first.at]);
+        },
+      );
+    }
   });
 }
