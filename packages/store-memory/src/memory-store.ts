@@ -2,6 +2,7 @@ import {
   ALGORITHM_KINDS,
   BlockTable,
   OverrideTable,
+  ResetListeners,
   StoreClosedError,
   type Algorithm,
   type Clock,
@@ -31,7 +32,8 @@ export type { MemoryStoreOptions } from './memory-store-options.js';
  * so it is atomic per key. Memory stays bounded: fully recovered state is swept by one unref'd timer
  * and at most `maxKeys` keys are kept (least recently used evicted first). Zero dependencies. Runs
  * lockouts (`capabilities.blocks`): a block is kept beside the state, at most `maxKeys` of them, the
- * ended ones swept.
+ * ended ones swept. Every reset, ban, unban and override is told to the limiters on the store
+ * (`watchResets`) inside its own call, so no deny cache answers from a denial the control lifted.
  *
  * State is kept per key and per algorithm kind; two limiters of the same kind and the same prefix share
  * state, and a changed configuration applies to it (balances clamped to the new capacity).
@@ -53,6 +55,8 @@ export class MemoryStore implements Store {
   private closed = false;
   /** The one sweep timer, and where its last step stopped. */
   private readonly sweeper: Sweeper;
+  /** The listeners of {@link watchResets}, told of each control once it is made. */
+  private readonly resets = new ResetListeners();
   /** The latest `now` seen, which the sweeper projects forward (works with fake clocks too). */
   private lastNow = -Infinity;
   /** The table of the last numeric algorithm used: most stores serve one limiter, so skip the lookup. */
@@ -136,18 +140,21 @@ export class MemoryStore implements Store {
   ban(key: string, algorithm: Algorithm, durationMs: number, now: number | undefined): void {
     const t = this.openAt(now);
     this.blocks.ban(heldKey(key), algorithm, t + durationMs, t);
+    this.resets.tell(key);
   }
 
   /** Lifts `key`'s ban or lockout (see `Store.unban`). */
   unban(key: string, algorithm: Algorithm): void {
     this.assertOpen();
     this.blocks.lift(heldKey(key), algorithm);
+    this.resets.tell(key);
   }
 
   /** Decides `key` with `override` for `ttlMs` (see `Store.setOverride`): beside the state, at most `maxKeys` overrides. */
   setOverride(key: string, override: Algorithm, ttlMs: number, now: number | undefined): void {
     const t = this.openAt(now);
     this.overrides.set(heldKey(key), override, t + ttlMs, t);
+    this.resets.tell(key);
   }
 
   getOverride(key: string, algorithm: Algorithm, now: number | undefined): StoredOverride | undefined {
@@ -157,10 +164,12 @@ export class MemoryStore implements Store {
   clearOverride(key: string, algorithm: Algorithm): void {
     this.assertOpen();
     this.overrides.clear(heldKey(key), algorithm);
+    this.resets.tell(key);
   }
 
   /** Forgets `key`'s state of this kind, its block and its remembered ids; its override stays (a configuration, not a state). */
   reset(key: string, algorithm: Algorithm): void {
+    const storageKey = key;
     key = heldKey(key);
     this.assertOpen();
     this.blocks.lift(key, algorithm);
@@ -176,6 +185,18 @@ export class MemoryStore implements Store {
       const table = algorithm.stateKind === 'log' ? this.logs : this.leases;
       if (table.index.delete(key)) this.size--;
     }
+    this.resets.tell(storageKey);
+  }
+
+  /**
+   * Tells `listener` of every reset, ban, unban and override (set or cleared) made on this store, by
+   * the storage key the limiter passed (see `Store.watchResets`), inside the control's own call: the
+   * deny caches and quota leases of every limiter on the store have forgotten the key before that
+   * call returns. Listeners are held weakly (a limiter's core keeps its own); `undefined` is never
+   * told (every control is made in this process).
+   */
+  watchResets(listener: (storageKey: string | undefined) => void): void {
+    this.resets.listen(listener);
   }
 
   acquire(key: string, algorithm: ConcurrencyAlgorithm, leaseId: string, now: number | undefined): Decision {
@@ -204,6 +225,7 @@ export class MemoryStore implements Store {
     this.ids.index.clear();
     this.blocks.clear();
     this.overrides.clearAll();
+    this.resets.clear();
     this.size = 0;
   }
 
