@@ -2,20 +2,23 @@
  * docs/recipe-writing-a-store.md says its `MapStore` passes the conformance suite: this holds it to
  * that. The store's class is taken from the page's program as it stands, and the suite runs on it.
  */
-import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { Store } from '@rl/core';
 import { runStoreConformance } from '@rl/core/testing';
+import { afterAll } from 'vitest';
 
 const page = readFileSync(join(dirname(fileURLToPath(import.meta.url)), '..', 'docs', 'recipe-writing-a-store.md'), 'utf8');
 const program = /```ts\n(import \{ createLimiter[\s\S]*?)```/.exec(page)?.[1];
 if (program === undefined) throw new Error('docs/recipe-writing-a-store.md has no program that imports createLimiter');
 const storeClass = program.slice(program.indexOf('export class MapStore'), program.indexOf('const store = new MapStore();'));
 const imports = program.split('\n').filter((line) => line.startsWith('import ') && line.includes("'@rl/core/store'"));
-const file = join(mkdtempSync(join(tmpdir(), 'rl-recipe-store-')), 'map-store.ts');
+const dir = mkdtempSync(join(tmpdir(), 'rl-recipe-store-'));
+const file = join(dir, 'map-store.ts');
 writeFileSync(file, `${imports.join('\n')}\n${storeClass}`);
 const { MapStore } = (await import(/* @vite-ignore */ file)) as { MapStore: new () => Store };
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
 runStoreConformance({ name: 'MapStore of docs/recipe-writing-a-store.md', createStore: () => new MapStore() });
