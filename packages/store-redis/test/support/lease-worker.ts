@@ -5,9 +5,9 @@
  * `rounds`: each round is a window of its own (the app clock moves one window per round), and the
  * process makes `perRound` decisions in it with `consumers` concurrent consumers, then reports what
  * it admitted per round. `hold`: takes one block, reports `{ holding }`, and waits to be killed.
- * `spend`: makes `perRound` decisions with `consumers` concurrent consumers and stops, mid-traffic (a
- * block it asked for may be in flight), waits until Redis has run every call it sent, reports
- * `{ spent }` (the units it admitted), and waits to be killed.
+ * `spend` (without a store timeout): makes `perRound` decisions with `consumers` concurrent consumers
+ * and stops, mid-traffic (a block it asked for may be in flight), waits until Redis has run every call
+ * it sent, reports `{ spent }` (the units it admitted), and waits to be killed.
  */
 import { Cluster, Redis } from 'ioredis';
 import { createLimiter, fixedWindow } from '@rl/core';
@@ -25,6 +25,8 @@ async function run(job: LeaseJob): Promise<LeaseResult> {
     clock: () => roundTime(round),
     lease: { units: job.units, ttl: '1m' },
     prefix: LIMIT_PREFIX,
+    // `spend` counts what the store charged: no block may time out and come back later, given back.
+    ...(job.mode === 'spend' && { timeout: false as const }),
   });
   await client.ping();
   const result: LeaseResult = { admitted: [], failed: 0 };
