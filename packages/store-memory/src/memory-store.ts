@@ -8,7 +8,6 @@ import {
   type Clock,
   type ConcurrencyAlgorithm,
   type Decision,
-  type NumericAlgorithm,
   type IdempotentCharge,
   type Settlement,
   type Store,
@@ -19,7 +18,7 @@ import { heldKey } from './held-key.js';
 import { decideIdempotent, RememberedIds } from './remembered-ids.js';
 import { parseMemoryStoreOptions, type MemoryStoreOptions } from './memory-store-options.js';
 import { Sweeper, type Sweepable } from './sweeper.js';
-import { LeaseTable, LogTable, NumericTable, type AnyTable } from './tables.js';
+import { LeaseTable, LogTable, NumericTables, type AnyTable } from './tables.js';
 
 export { MAX_PLAIN_KEY_LENGTH } from './held-key.js';
 
@@ -32,8 +31,7 @@ export type { MemoryStoreOptions } from './memory-store-options.js';
  * so it is atomic per key. Memory stays bounded: fully recovered state is swept by one unref'd timer
  * and at most `maxKeys` keys are kept (least recently used evicted first). Zero dependencies. Runs
  * lockouts (`capabilities.blocks`): a block is kept beside the state, at most `maxKeys` of them, the
- * ended ones swept. Every reset, ban, unban and override is told to the limiters on the store
- * (`watchResets`) inside its own call, so no deny cache answers from a denial the control lifted.
+ * ended ones swept. Tells every limiter on it of each reset, ban, unban and override inside its call.
  *
  * State is kept per key and per algorithm kind; two limiters of the same kind and the same prefix share
  * state, and a changed configuration applies to it (balances clamped to the new capacity).
@@ -42,7 +40,7 @@ export class MemoryStore implements Store {
   readonly capabilities: StoreCapabilities = { local: true, algorithms: ALGORITHM_KINDS, blocks: true, bans: true, overrides: RATE_KINDS, reservations: true, settle: true, idempotency: true };
   readonly maxKeys: number;
   private readonly clock: Clock;
-  private readonly numeric = new Map<string, NumericTable>();
+  private readonly numeric = new NumericTables();
   private readonly logs = new LogTable();
   private readonly leases = new LeaseTable();
   /** The ids of idempotent charges each key remembers (each id one of `maxKeys`). */
@@ -55,13 +53,9 @@ export class MemoryStore implements Store {
   private closed = false;
   /** The one sweep timer, and where its last step stopped. */
   private readonly sweeper: Sweeper;
-  /** The listeners of {@link watchResets}, told of each control once it is made. */
   private readonly resets = new ResetListeners();
   /** The latest `now` seen, which the sweeper projects forward (works with fake clocks too). */
   private lastNow = -Infinity;
-  /** The table of the last numeric algorithm used: most stores serve one limiter, so skip the lookup. */
-  private lastAlgorithm: NumericAlgorithm | undefined;
-  private lastTable: NumericTable | undefined;
   /** What the sweeper sweeps. */
   private readonly sweepable: Sweepable = {
     tables: () => this.tables(),
@@ -126,7 +120,7 @@ export class MemoryStore implements Store {
     const t = this.openAt(now);
     algorithm = this.overrides.decidingWith(key, algorithm, t);
     if (algorithm.stateKind === 'numeric') {
-      const table = this.numericTable(algorithm);
+      const table = this.numeric.of(algorithm);
       this.size += table.settle(key, algorithm, t, settlement, () => this.makeRoom(table, t));
     } else if (algorithm.stateKind === 'log') {
       const entry = this.logs.index.get(key);
@@ -168,9 +162,8 @@ export class MemoryStore implements Store {
   }
 
   /** Forgets `key`'s state of this kind, its block and its remembered ids; its override stays (a configuration, not a state). */
-  reset(key: string, algorithm: Algorithm): void {
-    const storageKey = key;
-    key = heldKey(key);
+  reset(storageKey: string, algorithm: Algorithm): void {
+    const key = heldKey(storageKey);
     this.assertOpen();
     this.blocks.lift(key, algorithm);
     this.size += this.ids.forgetAll(RememberedIds.slot(key, algorithm));
@@ -188,13 +181,7 @@ export class MemoryStore implements Store {
     this.resets.tell(storageKey);
   }
 
-  /**
-   * Tells `listener` of every reset, ban, unban and override (set or cleared) made on this store, by
-   * the storage key the limiter passed (see `Store.watchResets`), inside the control's own call: the
-   * deny caches and quota leases of every limiter on the store have forgotten the key before that
-   * call returns. Listeners are held weakly (a limiter's core keeps its own); `undefined` is never
-   * told (every control is made in this process).
-   */
+  /** Tells `listener` (held weakly) of each reset, ban, unban and override by its storage key inside the control's call (see `Store.watchResets`). */
   watchResets(listener: (storageKey: string | undefined) => void): void {
     this.resets.listen(listener);
   }
@@ -218,14 +205,11 @@ export class MemoryStore implements Store {
     this.sweeper.stop();
     this.closed = true;
     this.numeric.clear();
-    this.lastAlgorithm = undefined;
-    this.lastTable = undefined;
     this.logs.index.clear();
     this.leases.index.clear();
     this.ids.index.clear();
     this.blocks.clear();
     this.overrides.clearAll();
-    this.resets.clear();
     this.size = 0;
   }
 
@@ -251,14 +235,7 @@ export class MemoryStore implements Store {
     if (this.lastNow === -Infinity) this.sweeper.start();
     this.lastNow = now;
     if (algorithm.stateKind === 'numeric') {
-      let table: NumericTable;
-      if (algorithm === this.lastAlgorithm) {
-        table = this.lastTable!;
-      } else {
-        table = this.numericTable(algorithm);
-        this.lastAlgorithm = algorithm;
-        this.lastTable = table;
-      }
+      const table = this.numeric.of(algorithm);
       let slot = table.index.get(key);
       let fresh = false;
       if (slot !== undefined) table.touched[slot] = 1;
@@ -282,15 +259,6 @@ export class MemoryStore implements Store {
     // Concurrency: a peek reports the permits in use.
     const entry = this.leases.index.get(key);
     return algorithm.acquire(entry?.state, now, '', false).decision;
-  }
-
-  private numericTable(algorithm: NumericAlgorithm): NumericTable {
-    let table = this.numeric.get(algorithm.stateTag);
-    if (table === undefined) {
-      table = new NumericTable(algorithm.stateSize);
-      this.numeric.set(algorithm.stateTag, table);
-    }
-    return table;
   }
 
   /** Evicts before an insert when the store is full: from this table, else from the fullest other one. */

@@ -1,14 +1,11 @@
 import type { Algorithm } from '../algorithm.js';
 import { makeDecision, type Decision } from '../decision.js';
 import type { MaybePromise } from '../store/interface.js';
-import { unrefTimer } from '../timers.js';
 import { configurationOf } from './deny-cache.js';
+import { held, LeaseBook } from './lease-book.js';
 import type { Block, LeaseEntry, LeaseHost } from './lease-host.js';
 import { leasable, type LeaseConfig } from './lease-options.js';
 export type { LeaseHost } from './lease-host.js';
-
-/** How many of the oldest keys are looked at for one that holds nothing (no block, none asked for), when `maxKeys` hold blocks. */
-const EVICTION_SCAN = 16;
 
 /** Asked for in one store call: `units` at `sentAt` (local clock). */
 interface BlockAsk {
@@ -32,7 +29,7 @@ interface BlockAsk {
  * and once a request's own charge is denied (the shared quota is gone).
  */
 export class QuotaLeases {
-  private readonly entries = new Map<string, LeaseEntry>();
+  private readonly book: LeaseBook;
   private closed = false;
   /** Give-backs started after {@link close} began (a block granted meanwhile): close waits for them. */
   private readonly closingBacks: Promise<void>[] = [];
@@ -42,18 +39,20 @@ export class QuotaLeases {
   constructor(
     private readonly config: LeaseConfig,
     private readonly host: LeaseHost,
-  ) {}
+  ) {
+    this.book = new LeaseBook(config, host);
+  }
 
   /** The decision for `cost` units of `storeKey`: from a block, or charged in the store. */
   charge(storeKey: string, cost: number, algorithm: Algorithm): MaybePromise<Decision> {
     if (this.closed || cost > this.config.units) return this.host.chargeAlone(storeKey, algorithm, cost);
     // The entry's own algorithm object (every request of a limiter with one) is leasable and its configuration's.
-    let entry = this.entries.get(storeKey);
-    if (entry?.algorithm !== algorithm) entry = leasable(algorithm, this.config.units) ? this.entryOf(storeKey, algorithm) : undefined;
+    let entry = this.book.get(storeKey);
+    if (entry?.algorithm !== algorithm) entry = leasable(algorithm, this.config.units) ? this.book.entryOf(storeKey, algorithm) : undefined;
     if (entry === undefined) return this.host.chargeAlone(storeKey, algorithm, cost);
     const now = this.host.clock();
     entry.demand += cost;
-    this.expire(entry, storeKey, now);
+    this.book.expire(entry, storeKey, now);
     const spent = this.spend(entry, storeKey, cost, now);
     if (spent !== undefined) return spent;
     if (entry.fetching !== undefined) return entry.fetching.then((d) => this.afterBlock(entry, storeKey, cost, d));
@@ -69,7 +68,7 @@ export class QuotaLeases {
    * left; false otherwise: the caller goes to the store. Found by time (a weak map per decision cost more than the rest).
    */
   refund(storeKey: string, units: number, algorithm: Algorithm, decision: Decision): boolean {
-    const entry = this.entries.get(storeKey);
+    const entry = this.book.get(storeKey);
     if (entry === undefined || this.closed || units > this.config.units || entry.configuration !== configurationOf(algorithm)) return false;
     const now = this.host.clock();
     // A unit given back never lifts the holding above `units` (the bound of what a dead holder loses): the store takes it then.
@@ -82,60 +81,22 @@ export class QuotaLeases {
     return false;
   }
 
-  /**
-   * Forgets the blocks of `storeKey` (undefined: every key's) without giving them back: its state was
-   * reset (here, or anywhere the store tells of); a block of the old state in flight is dropped when it comes.
-   */
+  /** Forgets the blocks of `storeKey` (undefined: every key's) without giving them back (see {@link LeaseBook.forget}). */
   forget(storeKey: string | undefined): void {
-    const keys = storeKey === undefined ? [...this.entries.keys()] : [storeKey];
-    for (const key of keys) {
-      const entry = this.entries.get(key);
-      if (entry !== undefined) this.remove(entry, key, 'forgotten');
-    }
+    this.book.forget(storeKey);
   }
 
   /** Gives back every unit held, and the blocks still in flight once they come, and stops leasing (later charges go to the store). */
   async close(): Promise<void> {
     this.closed = true;
     const backs: MaybePromise<unknown>[] = [];
-    for (const [storeKey, entry] of [...this.entries]) {
-      for (const block of entry.blocks) backs.push(this.giveBack(entry, storeKey, block));
+    for (const [storeKey, entry] of this.book.all()) {
+      for (const block of entry.blocks) backs.push(this.book.giveBack(entry, storeKey, block));
       if (entry.fetching !== undefined) backs.push(entry.fetching);
-      this.remove(entry, storeKey, 'dropped');
+      this.book.remove(entry, storeKey, 'dropped');
     }
     await Promise.all(backs);
     await Promise.all(this.closingBacks);
-  }
-
-  /** The entry of `storeKey` for `algorithm`'s configuration (a changed plan gives the old one's blocks back); undefined: charge alone (the old plan's block in flight, `maxKeys` full). */
-  private entryOf(storeKey: string, algorithm: Algorithm): LeaseEntry | undefined {
-    const configuration = configurationOf(algorithm);
-    const entry = this.entries.get(storeKey);
-    if (entry !== undefined && entry.configuration === configuration) return entry;
-    if (entry !== undefined) {
-      if (entry.fetching !== undefined) return undefined;
-      for (const block of entry.blocks) void this.giveBack(entry, storeKey, block);
-      this.remove(entry, storeKey, 'dropped');
-    } else if (this.entries.size >= this.config.maxKeys && !this.evictIdle()) return undefined;
-    const fresh: LeaseEntry = {
-      algorithm, configuration, blocks: [], remaining: 0, limit: algorithm.limit, policy: algorithm.policy, resetAt: 0,
-      fetching: undefined, asking: 0, demand: 0, askAheadBelow: 0, noBlockUntil: -Infinity, timer: undefined, gone: undefined,
-    };
-    this.entries.set(storeKey, fresh);
-    return fresh;
-  }
-
-  /** Forgets one of the oldest keys that holds nothing ({@link EVICTION_SCAN}); false when each still does. */
-  private evictIdle(): boolean {
-    let looked = 0;
-    for (const [storeKey, entry] of this.entries) {
-      if (entry.blocks.length === 0 && entry.fetching === undefined) {
-        this.remove(entry, storeKey, 'dropped');
-        return true;
-      }
-      if (++looked >= EVICTION_SCAN) break;
-    }
-    return false;
   }
 
   /** `cost` units from the entry's blocks, the first to end first, with the decision the observers hear; undefined when they hold less. */
@@ -168,7 +129,7 @@ export class QuotaLeases {
    */
   private afterBlock(entry: LeaseEntry, storeKey: string, cost: number, d: Decision | undefined, waited = false): MaybePromise<Decision> {
     const now = this.host.clock();
-    if (entry.gone === undefined) this.expire(entry, storeKey, now);
+    if (entry.gone === undefined) this.book.expire(entry, storeKey, now);
     const spent = entry.gone === undefined ? this.spend(entry, storeKey, cost, now) : undefined;
     if (spent !== undefined) return spent;
     if (!waited && entry.gone === undefined && d !== undefined && d.allowed && d.reason === undefined) {
@@ -247,7 +208,7 @@ export class QuotaLeases {
     const block: Block = { left: units, until: sentAt + (returnable ? this.config.ttlMs : holdMs), at: d.at, returnable };
     this.host.counted('leased', units);
     // Ended before it came (a window that closed meanwhile): never spent; one the ttl ended goes back.
-    if (block.until <= this.host.clock()) return void (returnable && this.giveBack(entry, storeKey, block));
+    if (block.until <= this.host.clock()) return void (returnable && this.book.giveBack(entry, storeKey, block));
     // The units asked of the key while the block was on its way (the asking request's included) say
     // how early to ask for the next: while twice that is left; or, from a quarter of `units` on (a busy
     // key, whose requests would wait for a block of less than half anyway), once a request finds too
@@ -259,7 +220,7 @@ export class QuotaLeases {
     entry.limit = d.limit;
     entry.policy = d.policy;
     entry.resetAt = sentAt + d.resetMs;
-    this.schedule(entry, storeKey);
+    this.book.schedule(entry, storeKey);
     if (this.resetListener === undefined && this.host.watchResets !== undefined) {
       // A key reset anywhere drops its blocks. "Resets may have been missed" (a (re)subscription, also
       // the first) drops nothing: the blocks would be lost to the quota, and any block ends at its ttl.
@@ -274,29 +235,12 @@ export class QuotaLeases {
     const settle = (d: Decision): Decision => {
       if (!d.allowed && d.reason === undefined && entry.gone === undefined) {
         entry.noBlockUntil = this.host.clock() + Math.max(1, d.retryAfterMs);
-        for (const block of entry.blocks) void this.giveBack(entry, storeKey, block);
+        for (const block of entry.blocks) void this.book.giveBack(entry, storeKey, block);
         entry.blocks = [];
       }
       return d;
     };
     return answer instanceof Promise ? answer.then(settle) : settle(answer);
-  }
-
-  /** Drops the blocks that have ended by `now`, giving back the unused units of those the ttl ended. */
-  private expire(entry: LeaseEntry, storeKey: string, now: number): void {
-    const blocks = entry.blocks;
-    if (blocks.length === 0 || blocks[0]!.until > now) return;
-    for (const block of blocks) if (block.until <= now && block.returnable) void this.giveBack(entry, storeKey, block);
-    entry.blocks = blocks.filter((block) => block.until > now);
-  }
-
-  /** Gives a block's unused units back (none left: nothing to do). */
-  private giveBack(entry: LeaseEntry, storeKey: string, block: Block): MaybePromise<void> {
-    const units = block.left;
-    block.left = 0;
-    if (units <= 0) return undefined;
-    this.host.counted('returned', units);
-    return this.host.giveBack(storeKey, entry.algorithm, units, block.at);
   }
 
   /** A give-back of a block of `units` that came after its entry was closed or replaced: {@link close} waits for it. */
@@ -305,34 +249,4 @@ export class QuotaLeases {
     this.host.counted('returned', units);
     if (back instanceof Promise && this.closed) this.closingBacks.push(back);
   }
-
-  /** Takes the entry out of the book (`gone` says why), its timer cleared and its blocks dropped (give them back first). */
-  private remove(entry: LeaseEntry, storeKey: string, gone: 'forgotten' | 'dropped'): void {
-    if (entry.timer !== undefined) this.host.timers.clearTimeout(entry.timer);
-    entry.timer = undefined;
-    entry.blocks = [];
-    entry.gone = gone;
-    if (this.entries.get(storeKey) === entry) this.entries.delete(storeKey);
-  }
-
-  /** Arms the entry's one timer for its first block's end: a live holder gives back at the ttl, and forgets a key that holds nothing. */
-  private schedule(entry: LeaseEntry, storeKey: string): void {
-    if (entry.timer !== undefined || entry.blocks.length === 0) return;
-    const wait = Math.max(1, Math.ceil(entry.blocks[0]!.until - this.host.clock()));
-    entry.timer = unrefTimer(
-      this.host.timers.setTimeout(() => {
-        entry.timer = undefined;
-        this.expire(entry, storeKey, this.host.clock());
-        if (entry.blocks.length > 0) this.schedule(entry, storeKey);
-        else if (entry.fetching === undefined && this.entries.get(storeKey) === entry) this.remove(entry, storeKey, 'dropped');
-      }, wait),
-    );
-  }
-}
-
-/** The units the entry's live blocks hold unspent. */
-function held(entry: LeaseEntry): number {
-  let units = 0;
-  for (const block of entry.blocks) units += block.left;
-  return units;
 }
