@@ -53,6 +53,7 @@ export class MemoryStore implements Store {
   private closed = false;
   /** The one sweep timer, and where its last step stopped. */
   private readonly sweeper: Sweeper;
+  /** The limiters' listeners ({@link watchResets}). */
   private readonly resets = new ResetListeners();
   /** The latest `now` seen, which the sweeper projects forward (works with fake clocks too). */
   private lastNow = -Infinity;
@@ -161,7 +162,7 @@ export class MemoryStore implements Store {
     this.resets.tell(key);
   }
 
-  /** Forgets `key`'s state of this kind, its block and its remembered ids; its override stays (a configuration, not a state). */
+  /** Forgets the key's state of this kind, its block and its remembered ids (its override stays: a configuration, not a state), and tells the limiters. */
   reset(storageKey: string, algorithm: Algorithm): void {
     const key = heldKey(storageKey);
     this.assertOpen();
