@@ -2,12 +2,12 @@ import {
   ALGORITHM_KINDS,
   BlockTable,
   OverrideTable,
+  ResetListeners,
   StoreClosedError,
   type Algorithm,
   type Clock,
   type ConcurrencyAlgorithm,
   type Decision,
-  type NumericAlgorithm,
   type IdempotentCharge,
   type Settlement,
   type Store,
@@ -18,7 +18,7 @@ import { heldKey } from './held-key.js';
 import { decideIdempotent, RememberedIds } from './remembered-ids.js';
 import { parseMemoryStoreOptions, type MemoryStoreOptions } from './memory-store-options.js';
 import { Sweeper, type Sweepable } from './sweeper.js';
-import { LeaseTable, LogTable, NumericTable, type AnyTable } from './tables.js';
+import { LeaseTable, LogTable, NumericTables, type AnyTable } from './tables.js';
 
 export { MAX_PLAIN_KEY_LENGTH } from './held-key.js';
 
@@ -31,7 +31,7 @@ export type { MemoryStoreOptions } from './memory-store-options.js';
  * so it is atomic per key. Memory stays bounded: fully recovered state is swept by one unref'd timer
  * and at most `maxKeys` keys are kept (least recently used evicted first). Zero dependencies. Runs
  * lockouts (`capabilities.blocks`): a block is kept beside the state, at most `maxKeys` of them, the
- * ended ones swept.
+ * ended ones swept. Tells every limiter on it of each reset, ban, unban and override inside its call.
  *
  * State is kept per key and per algorithm kind; two limiters of the same kind and the same prefix share
  * state, and a changed configuration applies to it (balances clamped to the new capacity).
@@ -40,7 +40,7 @@ export class MemoryStore implements Store {
   readonly capabilities: StoreCapabilities = { local: true, algorithms: ALGORITHM_KINDS, blocks: true, bans: true, overrides: RATE_KINDS, reservations: true, settle: true, idempotency: true };
   readonly maxKeys: number;
   private readonly clock: Clock;
-  private readonly numeric = new Map<string, NumericTable>();
+  private readonly numeric = new NumericTables();
   private readonly logs = new LogTable();
   private readonly leases = new LeaseTable();
   /** The ids of idempotent charges each key remembers (each id one of `maxKeys`). */
@@ -53,11 +53,10 @@ export class MemoryStore implements Store {
   private closed = false;
   /** The one sweep timer, and where its last step stopped. */
   private readonly sweeper: Sweeper;
+  /** The limiters' listeners ({@link watchResets}). */
+  private readonly resets = new ResetListeners();
   /** The latest `now` seen, which the sweeper projects forward (works with fake clocks too). */
   private lastNow = -Infinity;
-  /** The table of the last numeric algorithm used: most stores serve one limiter, so skip the lookup. */
-  private lastAlgorithm: NumericAlgorithm | undefined;
-  private lastTable: NumericTable | undefined;
   /** What the sweeper sweeps. */
   private readonly sweepable: Sweepable = {
     tables: () => this.tables(),
@@ -122,7 +121,7 @@ export class MemoryStore implements Store {
     const t = this.openAt(now);
     algorithm = this.overrides.decidingWith(key, algorithm, t);
     if (algorithm.stateKind === 'numeric') {
-      const table = this.numericTable(algorithm);
+      const table = this.numeric.of(algorithm);
       this.size += table.settle(key, algorithm, t, settlement, () => this.makeRoom(table, t));
     } else if (algorithm.stateKind === 'log') {
       const entry = this.logs.index.get(key);
@@ -136,18 +135,21 @@ export class MemoryStore implements Store {
   ban(key: string, algorithm: Algorithm, durationMs: number, now: number | undefined): void {
     const t = this.openAt(now);
     this.blocks.ban(heldKey(key), algorithm, t + durationMs, t);
+    this.resets.tell(key);
   }
 
   /** Lifts `key`'s ban or lockout (see `Store.unban`). */
   unban(key: string, algorithm: Algorithm): void {
     this.assertOpen();
     this.blocks.lift(heldKey(key), algorithm);
+    this.resets.tell(key);
   }
 
   /** Decides `key` with `override` for `ttlMs` (see `Store.setOverride`): beside the state, at most `maxKeys` overrides. */
   setOverride(key: string, override: Algorithm, ttlMs: number, now: number | undefined): void {
     const t = this.openAt(now);
     this.overrides.set(heldKey(key), override, t + ttlMs, t);
+    this.resets.tell(key);
   }
 
   getOverride(key: string, algorithm: Algorithm, now: number | undefined): StoredOverride | undefined {
@@ -157,11 +159,12 @@ export class MemoryStore implements Store {
   clearOverride(key: string, algorithm: Algorithm): void {
     this.assertOpen();
     this.overrides.clear(heldKey(key), algorithm);
+    this.resets.tell(key);
   }
 
-  /** Forgets `key`'s state of this kind, its block and its remembered ids; its override stays (a configuration, not a state). */
-  reset(key: string, algorithm: Algorithm): void {
-    key = heldKey(key);
+  /** Forgets the key's state of this kind, its block and its remembered ids (its override stays: a configuration, not a state), and tells the limiters. */
+  reset(storageKey: string, algorithm: Algorithm): void {
+    const key = heldKey(storageKey);
     this.assertOpen();
     this.blocks.lift(key, algorithm);
     this.size += this.ids.forgetAll(RememberedIds.slot(key, algorithm));
@@ -176,6 +179,12 @@ export class MemoryStore implements Store {
       const table = algorithm.stateKind === 'log' ? this.logs : this.leases;
       if (table.index.delete(key)) this.size--;
     }
+    this.resets.tell(storageKey);
+  }
+
+  /** Tells `listener` (held weakly) of each reset, ban, unban and override by its storage key inside the control's call (see `Store.watchResets`). */
+  watchResets(listener: (storageKey: string | undefined) => void): void {
+    this.resets.listen(listener);
   }
 
   acquire(key: string, algorithm: ConcurrencyAlgorithm, leaseId: string, now: number | undefined): Decision {
@@ -197,8 +206,6 @@ export class MemoryStore implements Store {
     this.sweeper.stop();
     this.closed = true;
     this.numeric.clear();
-    this.lastAlgorithm = undefined;
-    this.lastTable = undefined;
     this.logs.index.clear();
     this.leases.index.clear();
     this.ids.index.clear();
@@ -229,14 +236,7 @@ export class MemoryStore implements Store {
     if (this.lastNow === -Infinity) this.sweeper.start();
     this.lastNow = now;
     if (algorithm.stateKind === 'numeric') {
-      let table: NumericTable;
-      if (algorithm === this.lastAlgorithm) {
-        table = this.lastTable!;
-      } else {
-        table = this.numericTable(algorithm);
-        this.lastAlgorithm = algorithm;
-        this.lastTable = table;
-      }
+      const table = this.numeric.of(algorithm);
       let slot = table.index.get(key);
       let fresh = false;
       if (slot !== undefined) table.touched[slot] = 1;
@@ -260,15 +260,6 @@ export class MemoryStore implements Store {
     // Concurrency: a peek reports the permits in use.
     const entry = this.leases.index.get(key);
     return algorithm.acquire(entry?.state, now, '', false).decision;
-  }
-
-  private numericTable(algorithm: NumericAlgorithm): NumericTable {
-    let table = this.numeric.get(algorithm.stateTag);
-    if (table === undefined) {
-      table = new NumericTable(algorithm.stateSize);
-      this.numeric.set(algorithm.stateTag, table);
-    }
-    return table;
   }
 
   /** Evicts before an insert when the store is full: from this table, else from the fullest other one. */

@@ -138,6 +138,45 @@ export class NumericTable extends Table<number> {
   }
 }
 
+/**
+ * The numeric tables of a store, one per state layout (`stateTag`), and the last one used: most
+ * stores serve one limiter, so a decision by the same algorithm object as the last skips the lookup.
+ */
+export class NumericTables {
+  private readonly byTag = new Map<string, NumericTable>();
+  private lastAlgorithm: NumericAlgorithm | undefined;
+  private lastTable: NumericTable | undefined;
+
+  /** The table of `algorithm`'s layout, made when first asked for. */
+  of(algorithm: NumericAlgorithm): NumericTable {
+    if (algorithm === this.lastAlgorithm) return this.lastTable!;
+    let table = this.byTag.get(algorithm.stateTag);
+    if (table === undefined) {
+      table = new NumericTable(algorithm.stateSize);
+      this.byTag.set(algorithm.stateTag, table);
+    }
+    this.lastAlgorithm = algorithm;
+    this.lastTable = table;
+    return table;
+  }
+
+  /** The table of a layout, when one was made. */
+  get(stateTag: string): NumericTable | undefined {
+    return this.byTag.get(stateTag);
+  }
+
+  values(): IterableIterator<NumericTable> {
+    return this.byTag.values();
+  }
+
+  /** Forgets every table (the store closed). */
+  clear(): void {
+    this.byTag.clear();
+    this.lastAlgorithm = undefined;
+    this.lastTable = undefined;
+  }
+}
+
 export interface ObjectEntry<S> {
   state: S;
   /** True when the key was used since the eviction hand last passed it. */

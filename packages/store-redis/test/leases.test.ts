@@ -4,14 +4,17 @@
  * standalone Redis and on a Cluster (one global key: the hot-slot case). Each round is a window of
  * its own: in none may more than the limit be admitted, whichever process admitted it, and the script
  * calls Redis ran (INFO commandstats) stay within one per block. A holder killed with SIGKILL costs
- * the others at most its block and never causes over-admission.
+ * the others at most its `units` and never causes over-admission: stopped mid-traffic, with a block
+ * in flight, the store charged it at most `units` more than it admitted.
  */
 import { fork, type ChildProcess } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startRedisCluster, startRedisServer, tsLoaderRegistration, type RedisClusterHandle, type RedisServerHandle } from '@rl/test-support';
-import { Redis } from 'ioredis';
-import type { LeaseJob, LeaseResult } from './support/lease-worker.js';
+import { createLimiter, fixedWindow } from '@rl/core';
+import { RedisStore } from '@rl/store-redis';
+import { Cluster, Redis } from 'ioredis';
+import { LIMIT_PREFIX, roundTime, type LeaseJob, type LeaseResult } from './support/lease-job.js';
 import { nextMessage, type WorkerMessage } from './support/worker-ipc.js';
 
 const PROCESSES = 4;
@@ -34,13 +37,13 @@ afterAll(async () => {
 
 interface Message extends WorkerMessage {
   holding?: boolean;
+  spent?: number;
   result?: LeaseResult;
 }
 
 function startWorker(): ChildProcess {
   return fork(workerPath, [], { execArgv: ['--import', tsLoaderRegistration], stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
 }
-
 
 /** Script calls (EVALSHA and EVAL) the masters have run so far. */
 async function scriptCalls(nodes: readonly { host: string; port: number }[]): Promise<number> {
@@ -87,21 +90,64 @@ describe.each([
     }
     // One call per block taken (20 blocks of 50 fill a window), per block denied and per request denied
     // alone, plus a process's first calls: within 4 × 20,000 / 50 + 10 per process.
-    process.stdout.write(`leases ${name}: ${calls} script calls for ${PROCESSES * ROUNDS * PER_ROUND} decisions\n`);
+    const failed = results.reduce((sum, result) => sum + result.failed, 0);
+    process.stdout.write(`leases ${name}: ${calls} script calls for ${PROCESSES * ROUNDS * PER_ROUND} decisions (${failed} by the failure policy)\n`);
     expect(calls).toBeLessThanOrEqual((PROCESSES * ROUNDS * PER_ROUND) / UNITS + 10 * PROCESSES);
   });
 
   it('a holder killed with SIGKILL: its spent unit stays spent, its block is lost to the others (at most the block), nothing over-admitted', async () => {
     const job = { target: target(), prefix: `leases:${name}:kill:${Date.now()}:`, key: 'global', limit: LIMIT, units: UNITS, rounds: 1, perRound: PER_ROUND, consumers: 16, firstRound: 7 };
     const holder = startWorker();
-    await nextMessage<Message>(holder, (m) => m.started === true);
-    const holding = nextMessage<Message>(holder, (m) => m.holding !== undefined);
-    holder.send({ job: { ...job, mode: 'hold' } });
-    expect((await holding).holding).toBe(true);
-    holder.kill('SIGKILL');
+    try {
+      await nextMessage<Message>(holder, (m) => m.started === true);
+      const holding = nextMessage<Message>(holder, (m) => m.holding !== undefined);
+      holder.send({ job: { ...job, mode: 'hold' } });
+      expect((await holding).holding).toBe(true);
+    } finally {
+      holder.kill('SIGKILL');
+    }
     const results = await contend(job);
     const admitted = results.reduce((sum, result) => sum + result.admitted[0]!, 0) + 1;
     expect(admitted).toBeLessThanOrEqual(LIMIT);
     expect(admitted).toBeGreaterThanOrEqual(LIMIT - (UNITS - 1) - PROCESSES * UNITS);
+  });
+
+  it(`holders killed with SIGKILL mid-traffic, a block in flight: the store charged each at most units (${UNITS}) more than it admitted`, async () => {
+    const job = { target: target(), prefix: `leases:${name}:spend:${Date.now()}:`, limit: 10_000, units: UNITS, rounds: 1, firstRound: 11 };
+    // Each stops after `perRound` decisions: one consumer stops right after a block was asked for (at 26, half a block spent) or after one came; 16 at any point.
+    const holders = [
+      { perRound: 26, consumers: 1 },
+      { perRound: 51, consumers: 1 },
+      { perRound: 76, consumers: 1 },
+      { perRound: 100, consumers: 16 },
+      { perRound: 333, consumers: 16 },
+      { perRound: 999, consumers: 16 },
+    ];
+    const workers = holders.map(startWorker);
+    let spent: number[];
+    try {
+      await Promise.all(workers.map((w) => nextMessage<Message>(w, (m) => m.started === true)));
+      spent = await Promise.all(
+        workers.map((w, i) => {
+          const reply = nextMessage<Message>(w, (m) => m.spent !== undefined);
+          w.send({ job: { ...job, ...holders[i], key: `holder-${i}`, mode: 'spend' } });
+          return reply.then((m) => m.spent!);
+        }),
+      );
+    } finally {
+      for (const w of workers) w.kill('SIGKILL');
+    }
+    const client = 'url' in job.target ? new Redis(job.target.url) : new Cluster(job.target.nodes);
+    try {
+      const store = new RedisStore({ client, prefix: job.prefix });
+      const reader = createLimiter({ algorithm: fixedWindow({ limit: job.limit, window: '1h' }), store, clock: () => roundTime(job.firstRound), prefix: LIMIT_PREFIX, timeout: false });
+      const lost: number[] = [];
+      for (let i = 0; i < holders.length; i++) lost.push(job.limit - (await reader.peek(`holder-${i}`)).remaining - spent[i]!);
+      process.stdout.write(`leases ${name}: units lost by holders killed mid-traffic (the store's count less what each admitted): ${lost.join(', ')}\n`);
+      expect(Math.max(...lost)).toBeLessThanOrEqual(UNITS);
+      expect(Math.min(...lost)).toBeGreaterThanOrEqual(0);
+    } finally {
+      client.disconnect();
+    }
   });
 });

@@ -57,6 +57,12 @@ export interface LeaseEntry {
   resetAt: number;
   /** The block asked for now, resolving to the store's answer (undefined: the call threw): one at a time per key. */
   fetching: Promise<Decision | undefined> | undefined;
+  /** The units of the block asked for now ({@link fetching}); 0 when none is: with the blocks' units left, never more than the lease's `units`. */
+  asking: number;
+  /** The units requested of the key since the last block was asked for (the asking request's included): at its answer, what a round trip's requests ask. */
+  demand: number;
+  /** The units left below which the next block is asked for before a request needs it (0: only once one does); set at each block's answer from {@link demand}. */
+  askAheadBelow: number;
   /** No block is asked before this time (local): the last was denied or failed, or the shared quota is gone. */
   noBlockUntil: number;
   timer: TimerHandle | undefined;

@@ -10,6 +10,7 @@ import { fixedWindow } from '../algorithms/fixed-window.js';
 import { slidingWindowLog } from '../algorithms/sliding-window-log.js';
 import { tokenBucket } from '../algorithms/token-bucket.js';
 import { combineLimiters } from '../compose/group.js';
+import type { Decision } from '../decision.js';
 import type { LeaseUnitsEvent } from '../observe/observer.js';
 import { FakeTimers } from '../testing/fake-timers.js';
 import { TestStore } from '../testing/test-store.js';
@@ -35,8 +36,8 @@ describe('a lease of 10 units on a fixed window of 100 per second', () => {
     const l = limiter();
     const decisions = Array.from({ length: 100 }, () => l.consumeSync('k'));
     expect(decisions.every((d) => d.allowed)).toBe(true);
-    // The next block is taken at half a block left: 10 blocks of 10, and an 11th asked at 95, denied.
-    expect(consumes()).toBe(11);
+    // 10 blocks of 10: a store that answers at once keeps no request waiting, so no block is asked ahead.
+    expect(consumes()).toBe(10);
     expect(used()).toBe(100);
     // Remaining: the store's after the last block plus this instance's own unspent units (one instance: as without a lease).
     expect(decisions.slice(0, 3).map((d) => d.remaining)).toEqual([99, 98, 97]);
@@ -44,6 +45,8 @@ describe('a lease of 10 units on a fixed window of 100 per second', () => {
     const denied = l.consumeSync('k');
     expect(denied).toMatchObject({ allowed: false, remaining: 0 });
     expect(denied.retryAfterMs).toBe(1000);
+    // The 11th block, and the request alone.
+    expect(consumes()).toBe(12);
   });
 
   it('is asynchronous on a remote store: requests behind a block in flight wait for it (one call, not one each)', async () => {
@@ -51,7 +54,8 @@ describe('a lease of 10 units on a fixed window of 100 per second', () => {
     const l = limiter();
     const decisions = await Promise.all(Array.from({ length: 8 }, () => l.consume('k')));
     expect(decisions.every((d) => d.allowed)).toBe(true);
-    expect(consumes()).toBe(2);
+    // 8 units asked during the block's round trip, more than a quarter of it: the next is asked only once a request finds too little.
+    expect(consumes()).toBe(1);
   });
 
   it('more requests in flight than a block holds: those the block cannot serve wait for the next (once); beyond two blocks they go alone', async () => {
@@ -154,6 +158,99 @@ describe('a lease of 10 units on a fixed window of 100 per second', () => {
     for (let i = 0; i < 3; i++) b.consumeSync('k', 2);
     expect(used()).toBe(100);
   });
+});
+
+describe('blocks that top the holding up to units (issue 37, item 6)', () => {
+  /** One turn of the event loop: the answers given so far are read. */
+  const tick = () => new Promise((resolve) => setImmediate(resolve));
+
+  it('a light key asks for the next block ahead: after the first, no request waits for the store, and no block tops it above units', async () => {
+    const timers = new FakeTimers();
+    const store = new TestStore({ answers: 'manual' });
+    const leased: number[] = [];
+    const l = createLimiter({ algorithm: perSecond, store, clock: () => timers.now(), timers, timeout: false, lease: { units: 10 }, observer: { leaseUnits: (e) => void (e.action === 'leased' && leased.push(e.units)) } });
+    const waited: number[] = [];
+    for (let i = 1; i <= 40; i++) {
+      let answered = false;
+      const decision = l.consume('k').then((d) => ((answered = true), d));
+      await tick();
+      if (!answered) waited.push(i);
+      // The store answers within the gap to the next request (one request per round trip).
+      store.answerAll();
+      expect((await decision).allowed).toBe(true);
+      await tick();
+    }
+    expect(waited).toEqual([1]);
+    // 10, then 9 each time one unit is left (the asking request's round trip asked 1: ahead at 2 left).
+    expect(leased).toEqual([10, 9, 9, 9, 9]);
+  });
+
+  it('a busy key (a quarter of units or more asked during a round trip) asks once a request finds too little: each block is units', async () => {
+    const store = new TestStore({ answers: 'manual' });
+    const leased: number[] = [];
+    const l = createLimiter({ algorithm: fixedWindow({ limit: 1000, window: '1h' }), store, clock: () => 0, timeout: false, lease: { units: 20 }, observer: { leaseUnits: (e) => void (e.action === 'leased' && leased.push(e.units)) } });
+    for (let round = 0; round < 6; round++) {
+      const burst = Promise.all(Array.from({ length: 10 }, () => l.consume('k')));
+      for (let turn = 0; turn < 5; turn++) {
+        store.answerAll();
+        await tick();
+      }
+      expect((await burst).every((d) => d.allowed)).toBe(true);
+    }
+    expect(leased).toEqual([20, 20, 20]);
+  });
+
+  /** One step of a holder's life: a request of `cost`, time passing, the store answering everything, or a give-back of an earlier admitted request. */
+  const step = fc.oneof(
+    fc.record({ op: fc.constant('consume' as const), cost: fc.integer({ min: 1, max: 24 }) }),
+    fc.record({ op: fc.constant('advance' as const), ms: fc.nat(400) }),
+    fc.record({ op: fc.constant('answer' as const) }),
+    fc.record({ op: fc.constant('undo' as const), pick: fc.nat() }),
+  );
+
+  it.each(['sync', 'manual'] as const)(
+    'never more than units: whenever the %s store has answered every call, it charged at most units more than the holder admitted (property)',
+    async (answers) => {
+      await fc.assert(
+        fc.asyncProperty(fc.integer({ min: 1, max: 20 }), fc.integer({ min: 1, max: 3000 }), fc.array(step, { minLength: 1, maxLength: 150 }), async (units, ttlMs, steps) => {
+          const timers = new FakeTimers();
+          const store = new TestStore({ answers });
+          const clock = (): number => timers.now();
+          const algorithm = fixedWindow({ limit: 150, window: '1h' });
+          const holder = createLimiter({ algorithm, store, clock, timers, timeout: false, lease: { units, ttl: ttlMs } });
+          let admitted = 0;
+          const given: { cost: number; decision: Decision }[] = [];
+          const settle = async (): Promise<void> => {
+            for (let turn = 0; turn < 20 && (turn === 0 || store.pending.length > 0); turn++) {
+              if (answers === 'manual') store.answerAll();
+              await new Promise((resolve) => setImmediate(resolve));
+            }
+          };
+          for (const s of steps) {
+            if (s.op === 'consume') {
+              void holder.consume('k', s.cost).then((decision) => {
+                if (!decision.allowed) return;
+                admitted += s.cost;
+                given.push({ cost: s.cost, decision });
+              });
+            } else if (s.op === 'advance') timers.advance(s.ms);
+            else if (s.op === 'undo' && given.length > 0) {
+              const [back] = given.splice(s.pick % given.length, 1);
+              admitted -= back!.cost;
+              void holder.undo('k', back!.cost, back!.decision);
+            }
+            if (s.op === 'answer' || answers === 'sync') await settle();
+            if (store.pending.length > 0) continue;
+            // Nothing in flight: what the store charged and the holder did not admit is what it holds unspent.
+            const held = 150 - store.state.peek('k', algorithm, 0, clock()).remaining - admitted;
+            expect(held).toBeGreaterThanOrEqual(0);
+            expect(held).toBeLessThanOrEqual(units);
+          }
+        }),
+        { numRuns: 150 },
+      );
+    },
+  );
 });
 
 describe('strict across instances', () => {

@@ -1,26 +1,35 @@
 import type { Algorithm } from '../algorithm.js';
 import { makeDecision, type Decision } from '../decision.js';
 import type { MaybePromise } from '../store/interface.js';
-import { unrefTimer } from '../timers.js';
 import { configurationOf } from './deny-cache.js';
+import { held, LeaseBook } from './lease-book.js';
 import type { Block, LeaseEntry, LeaseHost } from './lease-host.js';
 import { leasable, type LeaseConfig } from './lease-options.js';
 export type { LeaseHost } from './lease-host.js';
 
-/** How many of the oldest keys are looked at for one that holds nothing (no block, none asked for), when `maxKeys` hold blocks. */
-const EVICTION_SCAN = 16;
+/** Asked for in one store call: `units` at `sentAt` (local clock). */
+interface BlockAsk {
+  readonly units: number;
+  readonly sentAt: number;
+}
 
 /**
- * The quota leases of one limiter (option `lease`): per storage key, blocks of `units` charged in the
- * store and spent locally, the next asked for (one at a time per key) while half a block is left. A
- * request costing more than a block, or arriving when none can be had, is charged alone; one whose
+ * The quota leases of one limiter (option `lease`): per storage key, blocks charged in the store and
+ * spent locally, one asked for at a time per key. A block tops the key's holding up to `units` (the
+ * first is `units`, each later one about what was spent since): what the key holds unspent, its block
+ * in flight included, is never more than `units`, so a holder that dies (SIGKILL) takes at most
+ * `units` from the shared quota. The next block is asked for ahead, while twice what the key's
+ * requests asked for during the last block's round trip is still left, so that they do not wait for
+ * it; a busy key (a quarter of `units` or more asked in a round trip: its requests would wait for a
+ * block of less than half anyway) asks once a request finds too little, for a block of nearly
+ * `units`. A request costing more than `units`, or arriving when no block can be had, is charged alone; one whose
  * block the store failed gets the failure policy's decision for its own cost. A block ends at the
  * ttl or sooner where its algorithm says (`Algorithm.leaseHoldMs`), counted on the local clock from
  * when it was asked for; unused units are given back at the ttl (an unref'd timer), at {@link close}
  * and once a request's own charge is denied (the shared quota is gone).
  */
 export class QuotaLeases {
-  private readonly entries = new Map<string, LeaseEntry>();
+  private readonly book: LeaseBook;
   private closed = false;
   /** Give-backs started after {@link close} began (a block granted meanwhile): close waits for them. */
   private readonly closingBacks: Promise<void>[] = [];
@@ -30,22 +39,25 @@ export class QuotaLeases {
   constructor(
     private readonly config: LeaseConfig,
     private readonly host: LeaseHost,
-  ) {}
+  ) {
+    this.book = new LeaseBook(config, host);
+  }
 
   /** The decision for `cost` units of `storeKey`: from a block, or charged in the store. */
   charge(storeKey: string, cost: number, algorithm: Algorithm): MaybePromise<Decision> {
     if (this.closed || cost > this.config.units) return this.host.chargeAlone(storeKey, algorithm, cost);
     // The entry's own algorithm object (every request of a limiter with one) is leasable and its configuration's.
-    let entry = this.entries.get(storeKey);
-    if (entry?.algorithm !== algorithm) entry = leasable(algorithm, this.config.units) ? this.entryOf(storeKey, algorithm) : undefined;
+    let entry = this.book.get(storeKey);
+    if (entry?.algorithm !== algorithm) entry = leasable(algorithm, this.config.units) ? this.book.entryOf(storeKey, algorithm) : undefined;
     if (entry === undefined) return this.host.chargeAlone(storeKey, algorithm, cost);
     const now = this.host.clock();
-    this.expire(entry, storeKey, now);
+    entry.demand += cost;
+    this.book.expire(entry, storeKey, now);
     const spent = this.spend(entry, storeKey, cost, now);
     if (spent !== undefined) return spent;
     if (entry.fetching !== undefined) return entry.fetching.then((d) => this.afterBlock(entry, storeKey, cost, d));
     if (now < entry.noBlockUntil) return this.alone(entry, storeKey, cost);
-    const answer = this.fetch(entry, storeKey, now);
+    const answer = this.fetch(entry, storeKey, now, cost);
     return answer instanceof Promise ? answer.then((d) => this.afterBlock(entry, storeKey, cost, d)) : this.afterBlock(entry, storeKey, cost, answer);
   }
 
@@ -56,9 +68,11 @@ export class QuotaLeases {
    * left; false otherwise: the caller goes to the store. Found by time (a weak map per decision cost more than the rest).
    */
   refund(storeKey: string, units: number, algorithm: Algorithm, decision: Decision): boolean {
-    const entry = this.entries.get(storeKey);
+    const entry = this.book.get(storeKey);
     if (entry === undefined || this.closed || units > this.config.units || entry.configuration !== configurationOf(algorithm)) return false;
     const now = this.host.clock();
+    // A unit given back never lifts the holding above `units` (the bound of what a dead holder loses): the store takes it then.
+    if (units > 0 && held(entry) + entry.asking + units > this.config.units) return false;
     for (const block of entry.blocks) {
       if (block.at !== decision.at || block.until <= now || block.left + units < 0) continue;
       block.left += units;
@@ -67,68 +81,29 @@ export class QuotaLeases {
     return false;
   }
 
-  /**
-   * Forgets the blocks of `storeKey` (undefined: every key's) without giving them back: its state was
-   * reset (here, or anywhere the store tells of); a block of the old state in flight is dropped when it comes.
-   */
+  /** Forgets the blocks of `storeKey` (undefined: every key's) without giving them back (see {@link LeaseBook.forget}). */
   forget(storeKey: string | undefined): void {
-    const keys = storeKey === undefined ? [...this.entries.keys()] : [storeKey];
-    for (const key of keys) {
-      const entry = this.entries.get(key);
-      if (entry !== undefined) this.remove(entry, key, 'forgotten');
-    }
+    this.book.forget(storeKey);
   }
 
   /** Gives back every unit held, and the blocks still in flight once they come, and stops leasing (later charges go to the store). */
   async close(): Promise<void> {
     this.closed = true;
     const backs: MaybePromise<unknown>[] = [];
-    for (const [storeKey, entry] of [...this.entries]) {
-      for (const block of entry.blocks) backs.push(this.giveBack(entry, storeKey, block));
+    for (const [storeKey, entry] of this.book.all()) {
+      for (const block of entry.blocks) backs.push(this.book.giveBack(entry, storeKey, block));
       if (entry.fetching !== undefined) backs.push(entry.fetching);
-      this.remove(entry, storeKey, 'dropped');
+      this.book.remove(entry, storeKey, 'dropped');
     }
     await Promise.all(backs);
     await Promise.all(this.closingBacks);
   }
 
-  /** The entry of `storeKey` for `algorithm`'s configuration (a changed plan gives the old one's blocks back); undefined: charge alone (the old plan's block in flight, `maxKeys` full). */
-  private entryOf(storeKey: string, algorithm: Algorithm): LeaseEntry | undefined {
-    const configuration = configurationOf(algorithm);
-    const entry = this.entries.get(storeKey);
-    if (entry !== undefined && entry.configuration === configuration) return entry;
-    if (entry !== undefined) {
-      if (entry.fetching !== undefined) return undefined;
-      for (const block of entry.blocks) void this.giveBack(entry, storeKey, block);
-      this.remove(entry, storeKey, 'dropped');
-    } else if (this.entries.size >= this.config.maxKeys && !this.evictIdle()) return undefined;
-    const fresh: LeaseEntry = {
-      algorithm, configuration, blocks: [], remaining: 0, limit: algorithm.limit, policy: algorithm.policy, resetAt: 0,
-      fetching: undefined, noBlockUntil: -Infinity, timer: undefined, gone: undefined,
-    };
-    this.entries.set(storeKey, fresh);
-    return fresh;
-  }
-
-  /** Forgets one of the oldest keys that holds nothing ({@link EVICTION_SCAN}); false when each still does. */
-  private evictIdle(): boolean {
-    let looked = 0;
-    for (const [storeKey, entry] of this.entries) {
-      if (entry.blocks.length === 0 && entry.fetching === undefined) {
-        this.remove(entry, storeKey, 'dropped');
-        return true;
-      }
-      if (++looked >= EVICTION_SCAN) break;
-    }
-    return false;
-  }
-
   /** `cost` units from the entry's blocks, the first to end first, with the decision the observers hear; undefined when they hold less. */
   private spend(entry: LeaseEntry, storeKey: string, cost: number, now: number): Decision | undefined {
     const blocks = entry.blocks;
-    let held = 0;
-    for (let i = 0; i < blocks.length; i++) held += blocks[i]!.left;
-    if (held < cost) return undefined;
+    let left = held(entry);
+    if (left < cost) return undefined;
     let need = cost;
     let from = blocks[0]!;
     // The common case, one block that holds the cost, allocates nothing but the decision.
@@ -139,11 +114,11 @@ export class QuotaLeases {
       need -= taken;
       if (from.left <= 0) blocks.shift();
     }
-    held -= cost;
-    const decision = makeDecision(true, entry.limit, Math.floor(entry.remaining + held), Math.max(0, Math.ceil(entry.resetAt - now)), 0, 0, entry.policy, from.at);
+    left -= cost;
+    const decision = makeDecision(true, entry.limit, Math.floor(entry.remaining + left), Math.max(0, Math.ceil(entry.resetAt - now)), 0, 0, entry.policy, from.at);
     this.host.told(decision, cost, storeKey);
-    // Half a block left: the next is asked for now, so that requests do not wait for it at the boundary.
-    if (held < this.config.units / 2 && entry.fetching === undefined && now >= entry.noBlockUntil) void this.fetch(entry, storeKey, now);
+    // Less left than the requests ask for in a round trip (twice that): the next block is asked for now, so that they do not wait for it at the boundary.
+    if (left < entry.askAheadBelow && entry.fetching === undefined && now >= entry.noBlockUntil) void this.fetch(entry, storeKey, now, cost);
     return decision;
   }
 
@@ -154,11 +129,11 @@ export class QuotaLeases {
    */
   private afterBlock(entry: LeaseEntry, storeKey: string, cost: number, d: Decision | undefined, waited = false): MaybePromise<Decision> {
     const now = this.host.clock();
-    if (entry.gone === undefined) this.expire(entry, storeKey, now);
+    if (entry.gone === undefined) this.book.expire(entry, storeKey, now);
     const spent = entry.gone === undefined ? this.spend(entry, storeKey, cost, now) : undefined;
     if (spent !== undefined) return spent;
     if (!waited && entry.gone === undefined && d !== undefined && d.allowed && d.reason === undefined) {
-      const next = entry.fetching ?? (now >= entry.noBlockUntil ? this.fetch(entry, storeKey, now) : undefined);
+      const next = entry.fetching ?? (now >= entry.noBlockUntil ? this.fetch(entry, storeKey, now, cost) : undefined);
       if (next instanceof Promise) return next.then((answer) => this.afterBlock(entry, storeKey, cost, answer, true));
     }
     const reason = d?.reason;
@@ -171,43 +146,56 @@ export class QuotaLeases {
     return decided instanceof Promise ? decided.then(told) : told(decided);
   }
 
-  /** Asks the store for a block of the entry's key (asked at `sentAt`), keeps it when granted, and returns the answer; never rejects. */
-  private fetch(entry: LeaseEntry, storeKey: string, sentAt: number): MaybePromise<Decision | undefined> {
+  /**
+   * Asks the store for a block of the entry's key (asked at `sentAt` by a request of `askedBy` units)
+   * that tops what it holds up to `units` (callers ask only when it holds less than a request's cost,
+   * or than {@link LeaseEntry.askAheadBelow}, itself below half of `units`: never for nothing), keeps
+   * it when granted, and returns the answer; never rejects.
+   */
+  private fetch(entry: LeaseEntry, storeKey: string, sentAt: number, askedBy: number): MaybePromise<Decision | undefined> {
+    const ask: BlockAsk = { units: this.config.units - held(entry), sentAt };
+    entry.demand = askedBy;
     let answer: MaybePromise<Decision>;
     try {
-      answer = this.host.takeBlock(storeKey, entry.algorithm, this.config.units);
+      answer = this.host.takeBlock(storeKey, entry.algorithm, ask.units);
     } catch {
       // A bad clock reading, say: no block now; the request is charged alone, which reports it.
       entry.noBlockUntil = sentAt + 1;
       return undefined;
     }
     if (!(answer instanceof Promise)) {
-      this.received(entry, storeKey, answer, sentAt);
+      // Answered at once: no request came meanwhile, and none would wait for a block asked for later.
+      entry.demand = 0;
+      this.received(entry, storeKey, answer, ask);
       return answer;
     }
     const fetching = answer.then(
       (d) => {
         entry.fetching = undefined;
-        this.received(entry, storeKey, d, sentAt);
+        entry.asking = 0;
+        this.received(entry, storeKey, d, ask);
         return d;
       },
       () => {
         entry.fetching = undefined;
+        entry.asking = 0;
         entry.noBlockUntil = sentAt + 1;
         return undefined;
       },
     );
     entry.fetching = fetching;
+    entry.asking = ask.units;
     return fetching;
   }
 
-  /** The store's answer `d` to a block asked at `sentAt`: a granted block is kept; otherwise none is asked for until the answer's retry time (a failure's: the retry interval). */
-  private received(entry: LeaseEntry, storeKey: string, d: Decision, sentAt: number): void {
+  /** The store's answer `d` to the block `ask`: a granted block is kept; otherwise none is asked for until the answer's retry time (a failure's: the retry interval). */
+  private received(entry: LeaseEntry, storeKey: string, d: Decision, ask: BlockAsk): void {
+    const { units, sentAt } = ask;
     const granted = d.allowed && d.reason === undefined && d.delayMs === 0;
     if (d.reason !== undefined) this.host.notServed(d);
     if (entry.gone !== undefined) {
       // A block of a state reset meanwhile is dropped; one of an entry closed or replaced goes back.
-      if (granted && entry.gone === 'dropped') this.backAfterClose(this.host.giveBack(storeKey, entry.algorithm, this.config.units, d.at));
+      if (granted && entry.gone === 'dropped') this.backAfterClose(this.host.giveBack(storeKey, entry.algorithm, units, d.at), units);
       return;
     }
     if (!granted) {
@@ -215,20 +203,24 @@ export class QuotaLeases {
       entry.noBlockUntil = sentAt + Math.max(1, failed ? this.host.retryIntervalMs : d.retryAfterMs);
       return;
     }
-    const units = this.config.units;
     const holdMs = entry.algorithm.leaseHoldMs(d.at, units);
     const returnable = this.config.ttlMs < holdMs;
     const block: Block = { left: units, until: sentAt + (returnable ? this.config.ttlMs : holdMs), at: d.at, returnable };
     this.host.counted('leased', units);
     // Ended before it came (a window that closed meanwhile): never spent; one the ttl ended goes back.
-    if (block.until <= this.host.clock()) return void (returnable && this.giveBack(entry, storeKey, block));
+    if (block.until <= this.host.clock()) return void (returnable && this.book.giveBack(entry, storeKey, block));
+    // The units asked of the key while the block was on its way (the asking request's included) say
+    // how early to ask for the next: while twice that is left; or, from a quarter of `units` on (a busy
+    // key, whose requests would wait for a block of less than half anyway), once a request finds too
+    // little, so that each block is nearly `units`.
+    entry.askAheadBelow = entry.demand * 4 < this.config.units ? 2 * entry.demand : 0;
     entry.blocks.push(block);
     entry.blocks.sort((a, b) => a.until - b.until);
     entry.remaining = d.remaining;
     entry.limit = d.limit;
     entry.policy = d.policy;
     entry.resetAt = sentAt + d.resetMs;
-    this.schedule(entry, storeKey);
+    this.book.schedule(entry, storeKey);
     if (this.resetListener === undefined && this.host.watchResets !== undefined) {
       // A key reset anywhere drops its blocks. "Resets may have been missed" (a (re)subscription, also
       // the first) drops nothing: the blocks would be lost to the quota, and any block ends at its ttl.
@@ -243,7 +235,7 @@ export class QuotaLeases {
     const settle = (d: Decision): Decision => {
       if (!d.allowed && d.reason === undefined && entry.gone === undefined) {
         entry.noBlockUntil = this.host.clock() + Math.max(1, d.retryAfterMs);
-        for (const block of entry.blocks) void this.giveBack(entry, storeKey, block);
+        for (const block of entry.blocks) void this.book.giveBack(entry, storeKey, block);
         entry.blocks = [];
       }
       return d;
@@ -251,50 +243,10 @@ export class QuotaLeases {
     return answer instanceof Promise ? answer.then(settle) : settle(answer);
   }
 
-  /** Drops the blocks that have ended by `now`, giving back the unused units of those the ttl ended. */
-  private expire(entry: LeaseEntry, storeKey: string, now: number): void {
-    const blocks = entry.blocks;
-    if (blocks.length === 0 || blocks[0]!.until > now) return;
-    for (const block of blocks) if (block.until <= now && block.returnable) void this.giveBack(entry, storeKey, block);
-    entry.blocks = blocks.filter((block) => block.until > now);
-  }
-
-  /** Gives a block's unused units back (none left: nothing to do). */
-  private giveBack(entry: LeaseEntry, storeKey: string, block: Block): MaybePromise<void> {
-    const units = block.left;
-    block.left = 0;
-    if (units <= 0) return undefined;
+  /** A give-back of a block of `units` that came after its entry was closed or replaced: {@link close} waits for it. */
+  private backAfterClose(back: MaybePromise<void>, units: number): void {
+    this.host.counted('leased', units);
     this.host.counted('returned', units);
-    return this.host.giveBack(storeKey, entry.algorithm, units, block.at);
-  }
-
-  /** A give-back of a block that came after its entry was closed or replaced: {@link close} waits for it. */
-  private backAfterClose(back: MaybePromise<void>): void {
-    this.host.counted('leased', this.config.units);
-    this.host.counted('returned', this.config.units);
     if (back instanceof Promise && this.closed) this.closingBacks.push(back);
-  }
-
-  /** Takes the entry out of the book (`gone` says why), its timer cleared and its blocks dropped (give them back first). */
-  private remove(entry: LeaseEntry, storeKey: string, gone: 'forgotten' | 'dropped'): void {
-    if (entry.timer !== undefined) this.host.timers.clearTimeout(entry.timer);
-    entry.timer = undefined;
-    entry.blocks = [];
-    entry.gone = gone;
-    if (this.entries.get(storeKey) === entry) this.entries.delete(storeKey);
-  }
-
-  /** Arms the entry's one timer for its first block's end: a live holder gives back at the ttl, and forgets a key that holds nothing. */
-  private schedule(entry: LeaseEntry, storeKey: string): void {
-    if (entry.timer !== undefined || entry.blocks.length === 0) return;
-    const wait = Math.max(1, Math.ceil(entry.blocks[0]!.until - this.host.clock()));
-    entry.timer = unrefTimer(
-      this.host.timers.setTimeout(() => {
-        entry.timer = undefined;
-        this.expire(entry, storeKey, this.host.clock());
-        if (entry.blocks.length > 0) this.schedule(entry, storeKey);
-        else if (entry.fetching === undefined && this.entries.get(storeKey) === entry) this.remove(entry, storeKey, 'dropped');
-      }, wait),
-    );
   }
 }

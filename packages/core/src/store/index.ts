@@ -37,6 +37,7 @@ export { BlockTable, blockedDecision, markBanned } from './blocks.js';
 export { withBans, withBlock, BLOCK_KEY_SUFFIX } from '../algorithms/block.js';
 export { withOverrides } from '../algorithms/override.js';
 export { OverrideTable } from './overrides.js';
+export { ResetListeners } from './reset-listeners.js';
 export { checkOptions } from '../options.js';
 export { parseTimerDuration, MAX_TIMER_MS } from '../duration.js';
 export { keyDigest } from './key-digest.js';

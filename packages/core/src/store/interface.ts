@@ -186,14 +186,18 @@ export interface Store {
    */
   failureDomain?(key: string, algorithm: Algorithm): string | number;
   /**
-   * For a store several processes share (optional): tells `listener` the storage key of every key
-   * reset through a store on the same backend, in any process (this one too), soon after the reset,
-   * so that what a process remembers of that key (a limiter's cached denial) is forgotten everywhere.
-   * A limiter with a deny cache registers once. The store holds the listener weakly: it stops hearing
-   * once the limiter is collected. `undefined` in place of a key means resets may have been missed
-   * (the store's subscription has just connected, or connected again after a break): forget every
-   * key. A store that cannot hear resets at all (its client cannot subscribe) leaves cached denials to
-   * expire by themselves.
+   * Tells `listener` the storage key of every key reset, banned, unbanned or overridden (set or
+   * cleared) through a store on the same backend, in any process (this one too), so that what a
+   * limiter remembers of that key (a cached denial, a quota lease's block) is forgotten everywhere. A
+   * store in this process (`capabilities.local`; see `ResetListeners`) tells inside the control's own
+   * call, so every limiter on it has forgotten when the call returns; a store several processes share
+   * tells soon after. A limiter with a deny cache registers once (at its first cached denial), and
+   * one with quota leases once (at its first block). The store holds the listener weakly: it stops
+   * hearing once the limiter is collected. `undefined` in place of a key means resets may have been
+   * missed (the store's subscription has just connected, or connected again after a break): forget
+   * every key. Optional, but a store two limiters can share should have it (the conformance suite
+   * checks it on every local store and every store that has it): without it a control leaves other
+   * limiters' cached denials to expire by themselves (a remote store whose client cannot subscribe).
    */
   watchResets?(listener: (storageKey: string | undefined) => void): void;
   /**

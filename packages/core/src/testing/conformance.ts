@@ -10,6 +10,7 @@ import { describeOverrides } from './conformance/overrides.js';
 import { describeLockouts } from './conformance/lockouts.js';
 import { describeProperties } from './conformance/properties.js';
 import { describeReservations } from './conformance/reservations.js';
+import { describeResetNotices } from './conformance/reset-notices.js';
 import { describeSettlements } from './conformance/settlements.js';
 import type { Suite } from './conformance/suite.js';
 import { describeLoadTest, describeScenarioTables } from './conformance/tables.js';
@@ -31,7 +32,9 @@ export interface ConformanceOptions {
  * clock going backwards, peek/reset/countDenied, configuration changes, concurrency leases), the seed's
  * load test, input validation that must leave state untouched, isolation of keys, prefixes and
  * algorithm kinds, combined limits, atomicity under concurrent calls, the store's own clock,
- * property tests of the algorithms' bounds, give-backs at later times (the deny cache forgets), and
+ * property tests of the algorithms' bounds, give-backs at later times (the deny cache forgets), every
+ * operator's control (reset, ban, unban, override set and cleared) heard by the deny caches of the
+ * other limiters on the store, on a store in this process or one with `watchResets`, and
  * lockouts (`blockDuration`) on a store that declares `capabilities.blocks`, and reservations (their
  * tables, bounds at their slots with cancels, FIFO, bad `maxDelay`) on one that declares
  * `capabilities.reservations`, a request's consumes decided together (all-or-nothing, and the
@@ -75,6 +78,7 @@ export function runStoreConformance(options: ConformanceOptions): void {
     describeLockouts(suite);
     describeBans(suite);
     describeOverrides(suite);
+    describeResetNotices(suite);
     describeReservations(suite);
     describeGroups(suite);
     describeSettlements(suite);

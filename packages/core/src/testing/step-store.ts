@@ -4,6 +4,7 @@ import type { Decision } from '../decision.js';
 import { UnsupportedError } from '../errors.js';
 import { BlockTable } from '../store/blocks.js';
 import type { Store, StoreCapabilities } from '../store/interface.js';
+import { ResetListeners } from '../store/reset-listeners.js';
 import { settleKey, stepKey, undoKey, type KeyState } from './key-state.js';
 
 export interface StepStoreOptions {
@@ -21,13 +22,16 @@ export interface StepStoreOptions {
  * The reference store: each algorithm's own step, run synchronously on one `Map` of states (no
  * eviction, no expiry, no sweep). Core runs the conformance suite on it, so the scenario tables run
  * with the algorithms they test; store authors can read it as the smallest store that passes (its
- * lockouts kept in a `BlockTable` beside the states). Any
+ * lockouts kept in a `BlockTable` beside the states, its resets told to the limiters' deny caches
+ * through a `ResetListeners`). Any
  * kind outside `algorithms` is refused (`RL_UNSUPPORTED`), as by a store that does not run it.
  */
 export class StepStore implements Store {
   readonly capabilities: StoreCapabilities;
   private readonly states = new Map<string, KeyState>();
   private readonly blocks = new BlockTable();
+  /** The limiters' listeners (`watchResets`): a reset is told inside its call. */
+  private readonly resets = new ResetListeners();
   private readonly clock: Clock;
 
   constructor(options: StepStoreOptions = {}) {
@@ -56,6 +60,12 @@ export class StepStore implements Store {
   reset(key: string, algorithm: Algorithm): void {
     this.states.delete(this.slot(key, algorithm));
     this.blocks.lift(key, algorithm);
+    this.resets.tell(key);
+  }
+
+  /** Tells `listener` of every reset, inside the reset's call (see `Store.watchResets`): a limiter's cached denial of a lifted lockout is forgotten at once. */
+  watchResets(listener: (storageKey: string | undefined) => void): void {
+    this.resets.listen(listener);
   }
 
   acquire(key: string, algorithm: ConcurrencyAlgorithm, leaseId: string, now: number | undefined): Decision {

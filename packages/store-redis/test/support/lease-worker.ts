@@ -5,34 +5,15 @@
  * `rounds`: each round is a window of its own (the app clock moves one window per round), and the
  * process makes `perRound` decisions in it with `consumers` concurrent consumers, then reports what
  * it admitted per round. `hold`: takes one block, reports `{ holding }`, and waits to be killed.
+ * `spend` (without a store timeout): makes `perRound` decisions with `consumers` concurrent consumers
+ * and stops, mid-traffic (a block it asked for may be in flight), waits until Redis has run every call
+ * it sent, reports `{ spent }` (the units it admitted), and waits to be killed.
  */
 import { Cluster, Redis } from 'ioredis';
 import { createLimiter, fixedWindow } from '@rl/core';
 import { RedisStore } from '@rl/store-redis';
+import { LIMIT_PREFIX, roundTime, type LeaseJob, type LeaseResult } from './lease-job.js';
 import { serveJobs } from './worker-ipc.js';
-
-export interface LeaseJob {
-  target: { url: string } | { nodes: { host: string; port: number }[] };
-  mode: 'rounds' | 'hold';
-  prefix: string;
-  key: string;
-  limit: number;
-  units: number;
-  rounds: number;
-  perRound: number;
-  consumers: number;
-  /** The round the clock starts at (a `hold` job and the rounds after it share a window). */
-  firstRound: number;
-}
-
-export interface LeaseResult {
-  /** Admitted per round. */
-  admitted: number[];
-  /** Decisions not from the store or a block (a timeout, a store error): reported, not expected. */
-  failed: number;
-}
-
-const WINDOW_MS = 3_600_000;
 
 async function run(job: LeaseJob): Promise<LeaseResult> {
   const client = 'url' in job.target ? new Redis(job.target.url) : new Cluster(job.target.nodes);
@@ -41,14 +22,32 @@ async function run(job: LeaseJob): Promise<LeaseResult> {
   const limiter = createLimiter({
     algorithm: fixedWindow({ limit: job.limit, window: '1h' }),
     store,
-    clock: () => round * WINDOW_MS + 1,
+    clock: () => roundTime(round),
     lease: { units: job.units, ttl: '1m' },
+    prefix: LIMIT_PREFIX,
+    // `spend` counts what the store charged: no block may time out and come back later, given back.
+    ...(job.mode === 'spend' && { timeout: false as const }),
   });
   await client.ping();
   const result: LeaseResult = { admitted: [], failed: 0 };
   if (job.mode === 'hold') {
     const d = await limiter.consume(job.key);
     process.send!({ holding: d.allowed });
+    await new Promise(() => undefined);
+  }
+  if (job.mode === 'spend') {
+    let admitted = 0;
+    let left = job.perRound;
+    await Promise.all(
+      Array.from({ length: job.consumers }, async () => {
+        while (left-- > 0) if ((await limiter.consume(job.key)).allowed) admitted++;
+      }),
+    );
+    // A peek of the key is sent after the block asked for last (the batch flushed), on the same
+    // connection to the key's node: once answered, Redis has charged every block this process asked for.
+    await new Promise((resolve) => setImmediate(resolve));
+    await limiter.peek(job.key);
+    process.send!({ spent: admitted });
     await new Promise(() => undefined);
   }
   const go = new Promise<void>((resolve) => process.once('message', () => resolve()));
