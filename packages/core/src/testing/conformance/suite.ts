@@ -37,7 +37,7 @@ export function runsAll(store: Store, algorithms: readonly (Algorithm | Algorith
  */
 export function gatedIt(name: string, applies: () => boolean, body: () => Promise<void>): void {
   it(name, async (context) => {
-    if (!applies()) context.skip();
+    if (!applies()) context.skip('the store does not declare what this test needs (an algorithm kind or a capability of its `capabilities`)');
     await body();
   });
 }
