@@ -23,8 +23,8 @@ export class NestLimit {
 
   /**
    * Runs the limit for the request of `context`: true when admitted (at once with a local store and
-   * plain functions, else a promise, after a hold for a shaped request); a denial throws a
-   * `RateLimitException` (or what `onLimit` throws). A key or cost function that throws rejects with
+   * plain functions, else a promise, after a hold for a shaped request); a denial is sent here and
+   * the promise never settles (or it rejects with what `onLimit` throws). A key or cost function that throws rejects with
    * its error (a falsy value wrapped in an Error), which Nest's exception filters answer (500 by
    * default), and charges nothing.
    */

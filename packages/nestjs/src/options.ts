@@ -3,11 +3,11 @@ import type { HttpRateLimitOptions, RateLimitResult } from '@rl/core';
 import type { NestRequest, NestResponse } from './platform.js';
 
 /**
- * Decides the response of a denied request, in Nest's way: the status (429, or 503 for a fail-closed
- * store outage), Retry-After and the RateLimit headers are already set on the response. Return the
- * body to send (sent as JSON with that status, through Nest's exception filters as a
- * {@link RateLimitException}), or nothing for the default problem+json body; throw to send your own
- * exception instead (an `HttpException` of yours, which your filters see).
+ * Decides the response of a denied request: the status (429, or 503 for a fail-closed store outage),
+ * Retry-After and the RateLimit headers are already set on the response. Return the body to send (the
+ * guard sends it as JSON, `application/json; charset=utf-8`, with that status), or nothing for the
+ * default problem+json body; or throw an exception (an `HttpException` of yours, or a
+ * `RateLimitException`), which Nest's exception filters answer instead.
  */
 export type OnLimitHandler = (context: ExecutionContext, result: RateLimitResult) => unknown;
 

@@ -33,7 +33,7 @@ interface FastifyReplyLike {
   code(statusCode: number): unknown;
   header(name: string, value: string): unknown;
   getHeader(name: string): unknown;
-  type(contentType: string): unknown;
+  type(contentType: string): { send(payload: string): unknown };
 }
 
 /** The part of an Express request the binding reads. */
@@ -84,10 +84,22 @@ export function setStatusCode(res: NestResponse, statusCode: number): void {
   else (res as ServerResponse).statusCode = statusCode;
 }
 
-/** Sets the Content-Type of `res` on either platform. */
-export function setContentType(res: NestResponse, contentType: string): void {
-  if (isFastifyReply(res)) res.type(contentType);
-  else (res as ServerResponse).setHeader('Content-Type', contentType);
+/**
+ * Sends `body` as the whole response, with `contentType`, on either platform (the status and the
+ * other headers already set): Fastify's `reply.type(contentType).send(body)` (Fastify writes the
+ * headers set on the reply, and adds `; charset=utf-8`), Node's `setHeader` and `end(body)` on
+ * Express's response (as @rl/express sends a denial). Both are the platforms' public API, the same on
+ * Nest 11 and 12; nothing of Nest's own runs (see `nestIO`).
+ */
+export function sendBody(res: NestResponse, contentType: string, body: string): void {
+  if (isFastifyReply(res)) {
+    // Not awaited: a reply is a thenable that settles only when the response has been sent.
+    void res.type(contentType).send(body);
+    return;
+  }
+  const node = res as ServerResponse;
+  node.setHeader('Content-Type', contentType);
+  node.end(body);
 }
 
 /** Nest's logger, context `RateLimit`: it follows the app's (`NestFactory.create(…, { logger })`, `app.useLogger`). */

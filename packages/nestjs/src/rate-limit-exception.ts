@@ -2,11 +2,12 @@ import { HttpException } from '@nestjs/common';
 import type { RateLimitResult } from '@rl/core';
 
 /**
- * The exception the guard throws for a denied request: status 429 (or 503 when a fail-closed store
- * failed), its response the problem+json document (or what `onLimit` returned). Nest's exception
- * filters send it; the RateLimit headers and Retry-After are already on the response, and for the
- * default body so is `Content-Type: application/problem+json`. Catch it (`@Catch(RateLimitException)`)
- * to answer denials your own way; `result` says why.
+ * A denial as an `HttpException`, for an `onLimit` that sends denials through your exception filters:
+ * `onLimit: (context, result) => { throw new RateLimitException({ message: 'slow down' }, result) }`,
+ * then `@Catch(RateLimitException)` answers them (`result` says why; its status is the result's, 429
+ * or 503). The guard itself never throws it: it sends the default problem+json denial through the
+ * platform's response (see `RateLimitGuard`). The RateLimit headers and Retry-After are already on
+ * the response when `onLimit` runs.
  */
 export class RateLimitException extends HttpException {
   constructor(

@@ -11,8 +11,9 @@ import { RateLimitService } from './rate-limit-service.js';
  * Admitted: `req.rateLimit` (Fastify `request.rateLimit`) is set, the RateLimit headers are on the
  * response, and the handler runs (after the hold of a shaped request; a concurrency permit is
  * released when the response has been sent, or, when the client left, when Nest answers for the
- * handler). Denied: it throws a `RateLimitException` (429, or 503 for a fail-closed store outage),
- * which Nest's exception filters send.
+ * handler). Denied: it sends the denial itself (429, or 503 for a fail-closed store outage, the
+ * problem+json body or `onLimit`'s) through the platform's response, and the handler never runs;
+ * an exception `onLimit` throws goes to Nest's exception filters instead.
  */
 @Injectable()
 export class RateLimitGuard implements CanActivate {

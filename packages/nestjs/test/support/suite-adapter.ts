@@ -8,7 +8,7 @@ import { All, ArgumentsHost, Catch, Controller, HttpException, Req, Res, UseGuar
 import { BaseExceptionFilter } from '@nestjs/core';
 import { headersOf, injectClient, statusOf, type Adapter, type MountedApp, type RequestView } from '@rl/test-support';
 import { createRateLimitGuard, RateLimitModule, RateLimitService, type RateLimitOptions } from '../../src/index.js';
-import { startInjectedNestApp, startNestApp, type NestAppSpec, type Platform } from './nest-app.js';
+import { nestName, startInjectedNestApp, startNestApp, type NestAppSpec, type Platform } from './nest-app.js';
 
 type AnyRequest = { raw?: unknown; url: string; originalUrl?: string; path?: string; headers: Record<string, string | string[] | undefined>; rateLimit?: { remaining: number } | null };
 
@@ -55,7 +55,7 @@ export function nestAdapter(platform: Platform, served: 'socket' | 'inject' = 's
   const injected = served === 'inject';
   if (injected && platform !== 'fastify') throw new Error('inject() is Fastify\'s');
   return {
-    name: `Nest 12 on ${platform === 'express' ? 'Express 5' : 'Fastify 5'}${injected ? ' through inject()' : ''}`,
+    name: `${nestName(platform)}${injected ? ' through inject()' : ''}`,
     owner: 'RateLimitModule.forRoot',
     inject: injected,
     async mount(spec) {

@@ -1,0 +1,79 @@
+import type { AddressInfo } from 'node:net';
+import type { Store } from '@rl/core';
+import { MemoryStore } from '@rl/store-memory';
+import { RedisStore } from '@rl/store-redis';
+import { Redis } from 'ioredis';
+import { createApp } from './app.js';
+
+const port = Number(process.env.PORT ?? 3000);
+const host = process.env.HOST ?? '127.0.0.1';
+const redisUrl = process.env.REDIS_URL;
+
+// Memory store by default; Redis (shared by every instance of the app) when REDIS_URL is set.
+let redis: Redis | undefined;
+let store: Store;
+if (redisUrl) {
+  redis = new Redis(redisUrl);
+  // ioredis retries forever while Redis is unreachable: say each new error once, not at every retry.
+  let lastError = '';
+  redis.on('error', (error: Error) => {
+    if (error.message !== lastError) console.error(`redis: ${error.message}`);
+    lastError = error.message;
+  });
+  redis.on('ready', () => (lastError = ''));
+  store = new RedisStore({ client: redis });
+} else {
+  store = new MemoryStore();
+}
+
+// Nest's errors and warnings (a store outage, once per outage, among them) on the console.
+const app = await createApp({ store, logger: ['error', 'warn'] });
+// Before listening: a signal that comes as soon as the address is printed finds its handler.
+let closing = false;
+process.on('SIGINT', () => void shutdown('SIGINT'));
+process.on('SIGTERM', () => void shutdown('SIGTERM'));
+try {
+  await app.listen(port, host);
+} catch (error) {
+  cannotListen(error as NodeJS.ErrnoException);
+}
+const { port: actual } = (app.getHttpServer() as import('node:http').Server).address() as AddressInfo;
+console.log(`rl nestjs example listening on http://${host}:${actual} (store: ${redisUrl ? 'redis' : 'memory'})`);
+
+async function shutdown(signal: string): Promise<void> {
+  if (closing) return;
+  closing = true;
+  console.log(`${signal}: shutting down`);
+  // Never hang: exit anyway after 5 s.
+  setTimeout(() => process.exit(1), 5000).unref();
+  await app.close();
+  await store.close?.();
+  if (redis) await closeRedis(redis);
+  console.log('closed');
+  process.exit(0);
+}
+
+/**
+ * Closes the Redis client without waiting for a server that is not there: QUIT when connected (the
+ * replies in flight arrive first), otherwise a disconnect, which also stops the reconnect attempts
+ * (a QUIT would wait in the offline queue until Redis comes back).
+ */
+async function closeRedis(client: Redis): Promise<void> {
+  if (client.status !== 'ready') {
+    client.disconnect();
+    return;
+  }
+  try {
+    await client.quit();
+  } catch {
+    client.disconnect();
+  }
+}
+
+/** The server could not listen (the port is in use, or the host is not this machine's): say so and exit 1. */
+function cannotListen(error: NodeJS.ErrnoException): never {
+  const hint = error.code === 'EADDRINUSE' ? ': the port is in use (stop the other server, or choose another port with PORT=…)' : '';
+  console.error(`rl nestjs example cannot listen on ${host}:${port}: ${error.code ?? error.message}${hint}`);
+  redis?.disconnect();
+  process.exit(1);
+}
