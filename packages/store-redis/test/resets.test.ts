@@ -25,19 +25,24 @@ afterEach(async () => {
 
 type Deployment = 'standalone' | 'cluster';
 
-/** How many connections listen on `channel`, over every node of the deployment (`PUBSUB NUMSUB`). */
-async function listeners(deployment: Deployment, channel: string): Promise<number> {
+/**
+ * How many connections listen on the notices of `prefix`'s stores, over every node of the deployment
+ * (`PUBSUB NUMSUB`; on a Cluster, sharded: `PUBSUB SHARDNUMSUB`).
+ */
+async function listeners(deployment: Deployment, prefix: string): Promise<number> {
+  const channel = `{${prefix}resets}`;
   const nodes = deployment === 'standalone' ? [redis.standalone] : redis.clustered.nodes('all');
-  const counts = await Promise.all(nodes.map(async (node) => Number(((await node.call('PUBSUB', 'NUMSUB', channel)) as [string, number])[1])));
+  const command = deployment === 'standalone' ? 'NUMSUB' : 'SHARDNUMSUB';
+  const counts = await Promise.all(nodes.map(async (node) => Number(((await node.call('PUBSUB', command, channel)) as [string, number])[1])));
   return counts.reduce((a, b) => a + b, 0);
 }
 
 /** `listeners(…)` once it is `expected`, or what it is after about two seconds. */
-async function settles(deployment: Deployment, channel: string, expected: number): Promise<number> {
-  let count = await listeners(deployment, channel);
+async function settles(deployment: Deployment, prefix: string, expected: number): Promise<number> {
+  let count = await listeners(deployment, prefix);
   for (let i = 0; i < 200 && count !== expected; i++) {
     await sleep(10);
-    count = await listeners(deployment, channel);
+    count = await listeners(deployment, prefix);
   }
   return count;
 }
@@ -84,7 +89,7 @@ describe.each(FULL)('$name', (kind) => {
       // B meets the block in Redis and caches it; each store subscribes with its limiter's first cached denial.
       const fromRedis = await limiterB.consume('ann');
       expect([fromRedis.allowed, fromRedis.reason]).toEqual([false, undefined]);
-      expect(await settles(deployment, `${prefix}resets`, 2)).toBe(2);
+      expect(await settles(deployment, prefix, 2)).toBe(2);
       expect((await cachedDenial(limiterB, 'ann')).reason).toBe('deny-cache');
       now += 60_000;
       await limiterA.reset('ann');
@@ -120,13 +125,13 @@ describe.each(FULL)('$name, standalone: the subscription', (kind) => {
     const store = new RedisStore({ client: await connect(), prefix });
     const limiter = createLimiter({ algorithm: fixedWindow({ limit: 1, window: '15m' }), store, clock: () => T });
     await limiter.consume('k');
-    expect(await listeners('standalone', `${prefix}resets`)).toBe(0);
+    expect(await listeners('standalone', prefix)).toBe(0);
     await limiter.consume('k'); // denied and cached: the store subscribes
     await limiter.consume('k2');
     await limiter.consume('k2');
-    expect(await settles('standalone', `${prefix}resets`, 1)).toBe(1);
+    expect(await settles('standalone', prefix, 1)).toBe(1);
     await store.close();
-    expect(await settles('standalone', `${prefix}resets`, 0)).toBe(0);
+    expect(await settles('standalone', prefix, 0)).toBe(0);
   });
 
   it('a break in the subscription forgets every cached denial: a reset sent while it was down is not heard', async () => {
@@ -136,7 +141,7 @@ describe.each(FULL)('$name, standalone: the subscription', (kind) => {
     const limiter = createLimiter({ algorithm: fixedWindow({ limit: 1, window: '15m' }), store, clock: () => T, blockDuration: '1h' });
     await limiter.consume('ann');
     await limiter.consume('ann');
-    expect(await settles('standalone', `${prefix}resets`, 1)).toBe(1);
+    expect(await settles('standalone', prefix, 1)).toBe(1);
     expect((await cachedDenial(limiter, 'ann')).reason).toBe('deny-cache');
     // The key's state goes from Redis without a broadcast (what a reset whose message was lost leaves).
     const keys = (await redis.standalone.keys(`${prefix}*`)).filter((key) => !key.endsWith('resets'));

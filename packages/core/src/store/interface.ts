@@ -177,12 +177,15 @@ export interface Store {
    * reset through a store on the same backend, in any process (this one too), soon after the reset,
    * so that what a process remembers of that key (a limiter's cached denial) is forgotten everywhere.
    * A limiter with a deny cache registers once. The store holds the listener weakly: it stops hearing
-   * once the limiter is collected. `undefined` in place of a key means resets may have been missed
-   * (the store's subscription has just connected, or connected again after a break): forget every
-   * key. A store that cannot hear resets at all (its client cannot subscribe) leaves cached denials to
-   * expire by themselves.
+   * once the limiter is collected. `undefined` in place of a key means resets may have been missed:
+   * forget every key. `hearing` (optional, for a store whose resets are confirmed, such as the Redis
+   * store): `false` means the store cannot hear resets now (its subscription is not live yet, or has
+   * broken): forget every key, and remember nothing until a call whose `hearing` is not `false`
+   * (`undefined` then: the subscription is live again). A store may call the listener at once, from
+   * `watchResets`. A store that cannot hear resets at all (its client cannot subscribe) leaves cached
+   * denials to expire by themselves. A listener that ignores `hearing` keeps working as before.
    */
-  watchResets?(listener: (storageKey: string | undefined) => void): void;
+  watchResets?(listener: (storageKey: string | undefined, hearing?: boolean) => void): void;
   /**
    * Optional, for a store whose calls go through I/O: decides the consumes made on it while the
    * returned group is open (the rate limits of one request, made in order, synchronously, between this
