@@ -17,6 +17,12 @@ interface PendingNotice {
   settle(error?: unknown): void;
 }
 
+/** Keys announced in one turn, and their callers. */
+interface NoticeBatch {
+  readonly keys: string[];
+  readonly waiters: { resolve(): void; reject(error: unknown): void }[];
+}
+
 /**
  * The store's notices of resets (a reset, a ban or unban, an override set or cleared): what every
  * process's deny caches hear so that they forget a key, and the confirmations that let the call that
@@ -25,8 +31,9 @@ interface PendingNotice {
  * - Channels: notices on `{<prefix>resets}`, each store's confirmations on `{<prefix>resets}:<id>`
  *   (`id`: random, per store). One hash tag: on a Cluster both are of one slot, so one connection per
  *   store subscribes to both, by sharded pub/sub on that slot's master, where `SPUBLISH` runs and counts.
- * - A notice is `<sender id>:<n>:<storage key>`. Each subscribed store, on reading it, tells its
- *   listeners (synchronously: the deny caches forget the key), then publishes `<n>` on the sender's
+ * - A notice is `<sender id>:<n>:<storage keys as a JSON array>` (the keys announced in one turn of
+ *   the event loop). Each subscribed store, on reading it, tells its listeners (synchronously: the deny
+ *   caches forget the keys), then publishes `<n>` on the sender's
  *   confirmation channel. The sender's call resolves once the confirmations number the receivers
  *   Redis counted (`PUBLISH`'s reply: the subscriptions live when the notice was published; the sender's
  *   own among them), or rejects with `ResetUnconfirmedError` after `confirmTimeoutMs` (the change is
@@ -59,6 +66,8 @@ export class ResetChannel {
   private readonly waitingLive = new Set<() => void>();
   private readonly pending = new Map<string, PendingNotice>();
   private sent = 0;
+  /** The keys announced in this turn of the event loop, sent together after it. */
+  private batch: NoticeBatch | undefined;
 
   constructor(
     private readonly adapter: ClientAdapter,
@@ -82,47 +91,81 @@ export class ResetChannel {
   /**
    * Tells every process that `storageKey` was reset (or banned, unbanned, overridden); resolves once
    * every store that received the notice confirmed that its listeners heard it, and rejects with
-   * `ResetUnconfirmedError` when some did not within the confirmation timeout.
+   * `ResetUnconfirmedError` when some did not within the confirmation timeout. The keys announced in
+   * one turn of the event loop go in one notice (a bulk of bans costs one round of confirmations per
+   * turn, not one per key).
    */
-  async announce(storageKey: string): Promise<void> {
+  announce(storageKey: string): Promise<void> {
+    let batch = this.batch;
+    if (batch === undefined) {
+      const created: NoticeBatch = { keys: [], waiters: [] };
+      batch = this.batch = created;
+      // After the turn's I/O: the controls whose writes Redis answered together share the notice.
+      setImmediate(() => {
+        if (this.batch === created) this.batch = undefined;
+        this.send(created);
+      });
+    }
+    batch.keys.push(storageKey);
+    return new Promise((resolve, reject) => batch.waiters.push({ resolve, reject }));
+  }
+
+  /** Publishes `batch`'s notice and settles its callers once it is confirmed (or not: see {@link announce}). */
+  private send(batch: NoticeBatch): void {
     const number = String(++this.sent);
-    const message = `${this.id}:${number}:${storageKey}`;
+    const message = `${this.id}:${number}:${JSON.stringify(batch.keys)}`;
+    const settle = (error?: unknown): void => {
+      for (const waiter of batch.waiters) {
+        if (error === undefined) waiter.resolve();
+        else waiter.reject(error);
+      }
+    };
     if (!this.subscribes) {
-      await this.adapter.publish(this.notices, message);
+      this.adapter.publish(this.notices, message).then(() => settle(), settle);
       return;
     }
     this.open();
-    await new Promise<void>((resolve, reject) => {
-      const notice: PendingNotice = {
-        receivers: undefined,
-        confirmed: 0,
-        expired: false,
-        stopWaiting: undefined,
-        settle: (error) => {
-          clearTimeout(timer);
-          this.pending.delete(number);
-          if (error === undefined) resolve();
-          else reject(error as Error);
+    const notice: PendingNotice = {
+      receivers: undefined,
+      confirmed: 0,
+      expired: false,
+      stopWaiting: undefined,
+      settle: (error) => {
+        clearTimeout(timer);
+        this.pending.delete(number);
+        settle(error);
+      },
+    };
+    // The wait for the subscription (this store's first notice) is bounded, and the confirmations'
+    // wait, which starts once Redis has counted the receivers: a queue of this client's own commands
+    // before the PUBLISH is not the receivers' delay.
+    let timer = setTimeout(() => {
+      notice.expired = true;
+      // Not live by now: published all the same (others hear it), and settled unconfirmed.
+      notice.stopWaiting?.();
+      this.check(notice);
+    }, this.confirmTimeoutMs);
+    this.pending.set(number, notice);
+    this.whenLive(notice)
+      .then(() => {
+        // Live (or given up on): the PUBLISH is a Redis call like the change's own write, not bounded here.
+        clearTimeout(timer);
+        return this.adapter.publish(this.notices, message);
+      })
+      .then(
+        (receivers) => {
+          // Refused meanwhile: nobody can confirm.
+          notice.receivers = this.refused ? 0 : Number(receivers);
+          if (!notice.expired) {
+            timer = setTimeout(() => {
+              notice.expired = true;
+              this.check(notice);
+            }, this.confirmTimeoutMs);
+          }
+          this.check(notice);
         },
-      };
-      const timer = setTimeout(() => {
-        notice.expired = true;
-        // Not live by now: published all the same (others hear it), and settled unconfirmed.
-        notice.stopWaiting?.();
-        this.check(notice);
-      }, this.confirmTimeoutMs);
-      this.pending.set(number, notice);
-      this.whenLive(notice)
-        .then(() => this.adapter.publish(this.notices, message))
-        .then(
-          (receivers) => {
-            // Refused meanwhile: nobody can confirm.
-            notice.receivers = this.refused ? 0 : Number(receivers);
-            this.check(notice);
-          },
-          (error: unknown) => notice.settle(error),
-        );
-    });
+        (error: unknown) => notice.settle(error),
+      );
   }
 
   /** Closes the subscription's connection; resolves once it is closed. Notices still waiting are settled unconfirmed. */
@@ -188,24 +231,30 @@ export class ResetChannel {
 
   /** A message on one of the channels: a notice (told, then confirmed to its sender), or a confirmation of this store's. */
   private heard(channel: string, message: string): void {
-    if (channel === this.confirmations) {
-      const notice = this.pending.get(message);
-      if (notice !== undefined) {
-        notice.confirmed++;
-        this.check(notice);
-      }
-      return;
-    }
+    if (channel === this.confirmations) return this.confirm(message);
     const idEnd = message.indexOf(':');
     const numberEnd = message.indexOf(':', idEnd + 1);
+    const keys = idEnd > 0 && numberEnd > 0 ? keysOf(message.slice(numberEnd + 1)) : undefined;
     // Not a notice of a store (someone else's message on the channel): nothing to forget or confirm.
-    if (idEnd <= 0 || numberEnd < 0) return;
-    this.tell(message.slice(numberEnd + 1), true);
+    if (keys === undefined) return;
+    for (const key of keys) this.tell(key, true);
+    const sender = message.slice(0, idEnd);
+    const number = message.slice(idEnd + 1, numberEnd);
+    // This store's own notice: its listeners have heard it, confirmed here (not through Redis).
+    if (sender === this.id) return this.confirm(number);
     try {
-      this.adapter.publish(`${this.notices}:${message.slice(0, idEnd)}`, message.slice(idEnd + 1, numberEnd)).catch(ignore);
+      this.adapter.publish(`${this.notices}:${sender}`, number).catch(ignore);
     } catch {
       // A client closed meanwhile: the sender's wait ends unconfirmed.
     }
+  }
+
+  /** One more confirmation of this store's notice `number` (unknown once settled: ignored). */
+  private confirm(number: string): void {
+    const notice = this.pending.get(number);
+    if (notice === undefined) return;
+    notice.confirmed++;
+    this.check(notice);
   }
 
   private tell(storageKey: string | undefined, hearing: boolean): void {
@@ -218,3 +267,13 @@ export class ResetChannel {
 }
 
 function ignore(): void {}
+
+/** The storage keys of a notice (a JSON array of strings), or undefined for anything else. */
+function keysOf(text: string): string[] | undefined {
+  try {
+    const keys: unknown = JSON.parse(text);
+    return Array.isArray(keys) && keys.every((key) => typeof key === 'string') ? (keys as string[]) : undefined;
+  } catch {
+    return undefined;
+  }
+}
