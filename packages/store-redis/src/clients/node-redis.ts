@@ -59,7 +59,7 @@ interface NodeRedisNode {
 
 /** A client of the store's, to subscribe with. */
 interface NodeRedisSubscriber {
-  on(event: 'error' | 'end' | 'reconnecting', listener: (error?: unknown) => void): unknown;
+  on(event: 'error' | 'end' | 'reconnecting' | 'connect', listener: (error?: unknown) => void): unknown;
   connect(): Promise<unknown>;
   subscribe?(channels: string[], listener: (message: string, channel: string) => void): Promise<unknown>;
   sSubscribe?(channels: string[], listener: (message: string, channel: string) => void): Promise<unknown>;
@@ -223,6 +223,15 @@ function subscriptionPlan(client: NodeRedis, cluster: boolean, handlers: Subscri
     subscriber.on('reconnecting', broken);
     const heard = (message: string, channel: string): void => events.message(channel, message);
     let closing = false;
+    const kill = (): void => {
+      if (typeof subscriber.destroy === 'function') subscriber.destroy();
+      else subscriber.disconnect?.().catch(ignore);
+    };
+    // A close while node-redis is opening the socket leaves it open once connected (it checks no
+    // close between the two): closed again as soon as it says it has connected.
+    subscriber.on('connect', () => {
+      if (closing) kill();
+    });
     return {
       subscribe: async () => {
         await subscriber.connect();
@@ -234,8 +243,11 @@ function subscriptionPlan(client: NodeRedis, cluster: boolean, handlers: Subscri
         if (closing) return;
         closing = true;
         onClose();
-        if (typeof subscriber.destroy === 'function') subscriber.destroy();
-        else subscriber.disconnect?.().catch(ignore);
+        try {
+          kill();
+        } catch {
+          // Already closed by node-redis itself.
+        }
       },
     };
   };

@@ -59,7 +59,7 @@ async function closeClient(client: Closable, how: ExitJob['close'], family: Exit
 const job = JSON.parse(process.env.RL_EXIT_JOB!) as ExitJob;
 const client = await connect(job);
 const store = new RedisStore({ client: client as unknown as RedisClient, prefix: job.prefix });
-const limiter = createLimiter({ algorithm: fixedWindow({ limit: 1, window: '15m' }), store, clock: () => 1_800_000_000_000 });
+const limiter = createLimiter({ algorithm: fixedWindow({ limit: 1, window: '15m' }), store, prefix: 'exit', clock: () => 1_800_000_000_000 });
 await limiter.consume('k');
 const denied = await limiter.consume('k');
 if (denied.allowed) throw new Error('the second request was admitted');
