@@ -87,7 +87,10 @@ describe.each([
 ])('$deployment', ({ deployment, target }) => {
   it.each(families)(`${PROCESSES} processes of %s that close their client 0-10 ms after a cached denial: none hangs`, async (family) => {
     const prefix = `exit:${deployment}:${family}:${Date.now()}:`;
-    const count = await hung((i) => ({ family, target: target(), prefix: `${prefix}${i}:`, closeAfterMs: i % 11, close: i % 2 === 0 ? 'quit' : 'disconnect' }));
+    // iovalkey 0.4's Cluster quit() leaves one of its own sockets open now and then, with or without a
+    // store (1 of 36 processes that never subscribed, denyCache: false): its processes disconnect().
+    const quits = !(family === 'iovalkey' && deployment === 'cluster');
+    const count = await hung((i) => ({ family, target: target(), prefix: `${prefix}${i}:`, closeAfterMs: i % 11, close: quits && i % 2 === 0 ? 'quit' : 'disconnect' }));
     expect(count).toBe(0);
   }, 300_000);
 });
