@@ -1,10 +1,12 @@
 /**
  * A control call resolves only once every instance's deny cache can no longer answer the old decision
  * (issue 37, item 5). Three processes: this one is instance A, two forked workers are B and C
- * (test/support/confirm-worker.ts), each with its own client, store and limiter (bans, the default deny
- * cache, a fixed clock so that no cached denial ends by itself). Each cycle: A bans a key; B and C
- * meet the ban and cache it; A unbans it, and as soon as `unblock` resolves B and C request the key at
- * once. A request still denied then is stale. On standalone Redis and a 3-master Cluster (sharded
+ * (test/support/confirm-worker.ts), each with its own client, store and limiter (2 per hour, bans and
+ * overrides, the default deny cache, a fixed clock so that no cached denial ends by itself). Each cycle
+ * denies a fresh key one way, B and C meet the denial and cache it, A lifts it, and as soon as A's call
+ * resolves B and C request the key at once: a request still denied then is stale. The ways, in turn:
+ * a ban lifted by `unblock`; the limit used up, then `reset`; the limit used up, then `setOverride`
+ * to a larger one. On standalone Redis and a 3-master Cluster (sharded
  * pub/sub), with ioredis and node-redis. A's `confirmTimeout` is generous: the subject is that no
  * confirmed call leaves a stale cache (this machine is shared; a late confirmation would reject the
  * call, which the test counts apart, and which must not happen either).
@@ -14,13 +16,15 @@ import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Cluster, Redis } from 'ioredis';
 import { createClient, createCluster } from 'redis';
-import { ResetUnconfirmedError } from '@rl/core';
+import { fixedWindow, ResetUnconfirmedError } from '@rl/core';
 import { RedisStore, type RedisClient } from '@rl/store-redis';
 import { startRedisCluster, startRedisServer, tsLoaderRegistration, type RedisClusterHandle, type RedisServerHandle } from '@rl/test-support';
-import { confirmLimiter, type ConfirmJob } from './support/confirm-worker.js';
+import { CONFIRM_LIMIT, confirmLimiter, type ConfirmJob } from './support/confirm-worker.js';
 import { nextMessage, type WorkerMessage } from './support/worker-ipc.js';
 
 const CYCLES = 1_000;
+/** How A lifts each cycle's denial, in turn (see the module comment). */
+const WAYS = ['unblock', 'reset', 'setOverride'] as const;
 const workerPath = fileURLToPath(new URL('./support/confirm-worker.ts', import.meta.url));
 
 let server: RedisServerHandle;
@@ -66,7 +70,7 @@ describe.each([
   { deployment: 'standalone', target: (): ConfirmJob['target'] => ({ url: server.url }) },
   { deployment: 'cluster', target: (): ConfirmJob['target'] => ({ nodes: cluster.nodes }) },
 ])('$deployment', ({ deployment, target }) => {
-  it.each(['ioredis', 'node-redis'] as const)(`%s: ${CYCLES} cycles of ban, cached on B and C, unban on A, B and C at once: 0 stale`, async (family) => {
+  it.each(['ioredis', 'node-redis'] as const)(`%s: ${CYCLES} cycles of a denial cached on B and C, lifted on A (unblock, reset, setOverride), B and C at once: 0 stale`, async (family) => {
     const prefix = `confirm:${deployment}:${family}:${Date.now()}:`;
     const job: ConfirmJob = { family, target: target(), prefix };
     await ask({ job }, (m) => m.ready === true);
@@ -79,10 +83,14 @@ describe.each([
     try {
       for (let cycle = 0; cycle < CYCLES; cycle++) {
         const key = `k${cycle}`;
-        await limiter.block(key, '1h');
+        const way = WAYS[cycle % WAYS.length]!;
+        if (way === 'unblock') await limiter.block(key, '1h');
+        else for (let i = 0; i < CONFIRM_LIMIT; i++) await limiter.consume(key);
         notCached += (await ask({ cache: key }, (m) => m.cached !== undefined)).filter((m) => !m.cached).length;
         try {
-          await limiter.unblock(key);
+          if (way === 'unblock') await limiter.unblock(key);
+          else if (way === 'reset') await limiter.reset(key);
+          else await limiter.setOverride(key, fixedWindow({ limit: CONFIRM_LIMIT + 2, window: '1h' }), { ttl: '1h' });
         } catch (error) {
           if (!(error instanceof ResetUnconfirmedError)) throw error;
           unconfirmed++;

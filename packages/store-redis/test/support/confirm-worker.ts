@@ -15,9 +15,15 @@ export interface ConfirmJob {
   prefix: string;
 }
 
-/** The limiter every instance uses (the test's instance A too): bans, a fixed clock (a cached denial never ends by itself), no timeout. */
+/** What every instance's limiter allows of a key: B and C each get one request once A lifts a denial. */
+export const CONFIRM_LIMIT = 2;
+
+/**
+ * The limiter every instance uses (the test's instance A too): 2 per hour, bans and overrides, a fixed
+ * clock (a cached denial never ends by itself), no timeout.
+ */
 export function confirmLimiter(store: RedisStore): Limiter {
-  return createLimiter({ algorithm: fixedWindow({ limit: 1_000_000, window: '1h' }), store, prefix: 'confirm', bans: true, timeout: false, clock: () => 1_800_000_000_000 });
+  return createLimiter({ algorithm: fixedWindow({ limit: CONFIRM_LIMIT, window: '1h' }), store, prefix: 'confirm', bans: true, overrides: true, timeout: false, clock: () => 1_800_000_000_000 });
 }
 
 async function connect(job: ConfirmJob): Promise<RedisClient> {

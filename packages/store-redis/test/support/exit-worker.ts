@@ -39,8 +39,9 @@ async function connect(job: ExitJob): Promise<Closable> {
     await client.connect!();
     return client;
   }
-  const [Redis, Cluster] = job.family === 'ioredis' ? [Ioredis6, Ioredis6Cluster] : [Iovalkey, IovalkeyCluster];
-  const client = ('url' in t ? new Redis(t.url) : 'nodes' in t ? new Cluster(t.nodes) : new Redis({ sentinels: t.sentinels, name: t.name })) as unknown as Closable;
+  type Constructor = new (options: unknown) => Closable;
+  const [Redis, Cluster] = (job.family === 'ioredis' ? [Ioredis6, Ioredis6Cluster] : [Iovalkey, IovalkeyCluster]) as unknown as [Constructor, Constructor];
+  const client = 'url' in t ? new Redis(t.url) : 'nodes' in t ? new Cluster(t.nodes) : new Redis({ sentinels: t.sentinels, name: t.name });
   client.on('error', () => {});
   return client;
 }
