@@ -121,7 +121,7 @@ export class ResetChannel {
       }
     };
     if (!this.subscribes) {
-      this.adapter.publish(this.notices, message).then(() => settle(), settle);
+      this.publish(message).then(() => settle(), settle);
       return;
     }
     this.open();
@@ -150,7 +150,7 @@ export class ResetChannel {
       .then(() => {
         // Live (or given up on): the PUBLISH is a Redis call like the change's own write, not bounded here.
         clearTimeout(timer);
-        return this.adapter.publish(this.notices, message);
+        return this.publish(message);
       })
       .then(
         (receivers) => {
@@ -166,6 +166,11 @@ export class ResetChannel {
         },
         (error: unknown) => notice.settle(error),
       );
+  }
+
+  /** Publishes a notice; a client that throws at once (closed, or without the command) rejects. */
+  private publish(message: string): Promise<number> {
+    return Promise.resolve().then(() => this.adapter.publish(this.notices, message));
   }
 
   /** Closes the subscription's connection; resolves once it is closed. Notices still waiting are settled unconfirmed. */

@@ -97,7 +97,11 @@ export function ioredisAdapter(client: Ioredis): ClientAdapter {
     // On a Cluster the sharded command, whose count is exact (see `ClientAdapter.publish`); the client
     // puts its keyPrefix before the channel, as before the subscribers' (see `subscriptionPlan`).
     publish: client.isCluster === true ? (channel, message) => client.spublish(channel, message) : (channel, message) => client.publish(channel, message),
-    subscribe: (handlers) => keepSubscribed(subscriptionPlan(client, keyPrefix, handlers), handlers),
+    // A client that cannot open a connection of its own (no `duplicate`, or a Cluster without `nodes`) cannot subscribe.
+    subscribe:
+      typeof client.on === 'function' && typeof (client.isCluster === true ? client.nodes : client.duplicate) === 'function'
+        ? (handlers) => keepSubscribed(subscriptionPlan(client, keyPrefix, handlers), handlers)
+        : undefined,
     closedReason: () =>
       // 'end': closed by quit() or disconnect(), or ioredis stopped reconnecting (its retryStrategy
       // returned no delay; a Cluster reached none of its startup nodes). Otherwise it reconnects itself.
