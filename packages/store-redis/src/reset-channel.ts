@@ -103,7 +103,12 @@ export class ResetChannel {
       // After the turn's I/O: the controls whose writes Redis answered together share the notice.
       setImmediate(() => {
         if (this.batch === created) this.batch = undefined;
-        this.send(created);
+        try {
+          this.send(created);
+        } catch (error) {
+          // Never thrown where nobody catches it: the calls waiting for the notice reject with it.
+          for (const waiter of created.waiters) waiter.reject(error);
+        }
       });
     }
     batch.keys.push(storageKey);
