@@ -16,6 +16,7 @@ import {
   InvalidOptionError,
   RateLimitError,
   StoreClosedError,
+  ResetUnconfirmedError,
   StoreError,
   StoreTimeoutError,
   UnsupportedError,
@@ -39,6 +40,7 @@ const samples: Record<RateLimitErrorCode, () => RateLimitError> = {
   RL_STORE_ERROR: () => new StoreError('Redis EVALSHA failed: boom'),
   RL_STORE_TIMEOUT: () => new StoreTimeoutError(50),
   RL_STORE_CLOSED: () => new StoreClosedError(),
+  RL_RESET_UNCONFIRMED: () => new ResetUnconfirmedError(3, 2, 30),
 };
 
 /** The codes of the process warnings: `code: 'RL_…'` in the packages' sources (tests excluded). */

@@ -14,7 +14,8 @@ export type RateLimitErrorCode =
   | 'RL_UNSUPPORTED'
   | 'RL_STORE_ERROR'
   | 'RL_STORE_TIMEOUT'
-  | 'RL_STORE_CLOSED';
+  | 'RL_STORE_CLOSED'
+  | 'RL_RESET_UNCONFIRMED';
 
 /**
  * Where each code is explained, with its fix: `docs/errors.md` on the repository's main branch. A URL,
@@ -180,6 +181,33 @@ export class StoreTimeoutError extends RateLimitError {
 export class StoreClosedError extends RateLimitError {
   constructor() {
     super('RL_STORE_CLOSED', 'The store is closed.');
+  }
+}
+
+/**
+ * A reset, a ban or unban, or an override's change was applied in the store, but not every instance
+ * that listens to the store's notices confirmed in time that its deny cache forgot the key: until it
+ * does (as soon as it reads the notice), such an instance may still deny the key from its cache, for
+ * at most the rest of that cached denial. Calling the same operation again is safe (it is idempotent)
+ * and confirms it.
+ */
+export class ResetUnconfirmedError extends RateLimitError {
+  /** Instances that received the notice (Redis's count); an instance still connecting is not one. */
+  readonly receivers: number;
+  /** Instances that confirmed, at most `receivers`. */
+  readonly confirmed: number;
+  /** How long the store waited for them, in ms (the store's `confirmTimeout`). */
+  readonly timeoutMs: number;
+  constructor(receivers: number, confirmed: number, timeoutMs: number) {
+    super(
+      'RL_RESET_UNCONFIRMED',
+      `The change was applied in the store, but ${receivers - confirmed} of ${receivers} instances did not confirm within ${timeoutMs} ms that their deny caches forgot the key ` +
+        '(an instance that is frozen or overloaded, or a connection subscribed to the store\'s notices that is not a store): such an instance may deny the key from its cache until it reads the notice. ' +
+        'Call it again to confirm, or give the store a longer confirmTimeout',
+    );
+    this.receivers = receivers;
+    this.confirmed = confirmed;
+    this.timeoutMs = timeoutMs;
   }
 }
 

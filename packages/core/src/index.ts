@@ -45,6 +45,7 @@ export {
   StoreError,
   StoreTimeoutError,
   StoreClosedError,
+  ResetUnconfirmedError,
   type RateLimitErrorCode,
 } from './errors.js';
 // What an application's handlers and key functions use from the HTTP layer; the rest of it is for adapters (`@rl/core/http`).

@@ -35,7 +35,8 @@ return nil
 /**
  * What an operator does to a key of a Redis store: bans (`Store.ban`, `Store.unban`), overrides
  * (`Store.setOverride`, …) and resets, one call each; all but a read are heard by every process's deny
- * cache (a change may free what a cached denial holds).
+ * cache (a change may free what a cached denial holds), and resolve only once every store subscribed
+ * to the notices confirmed it (see src/reset-channel.ts).
  */
 export class KeyControls {
   private script: ScriptCall | undefined;
@@ -54,7 +55,7 @@ export class KeyControls {
     await this.script.call(undefined, target, field, String(durationMs), now === undefined ? '' : String(now));
     // Every process's deny cache forgets the key's cached denial: a ban may end sooner than a lockout
     // or an earlier ban it replaces.
-    this.resets.publish(key);
+    await this.resets.announce(key);
   }
 
   async unban(plan: ScriptPlan, key: string): Promise<void> {
@@ -62,14 +63,14 @@ export class KeyControls {
     if (field === '') await this.adapter.del([target]);
     else await this.adapter.hdel(target, [`#!${field}`]);
     // Every process's deny cache forgets the key's cached denial, as after a reset.
-    this.resets.publish(key);
+    await this.resets.announce(key);
   }
 
   /** Writes `override` (whose plan is `plan`) as `key`'s override for `ttlMs` (see src/overrides.ts). */
   async setOverride(plan: ScriptPlan, key: string, override: Algorithm, ttlMs: number, now: number | undefined): Promise<void> {
     this.setScript ??= this.adapter.script('rl_set_override', 1, SET_OVERRIDE_LUA);
     await this.setScript.call(undefined, this.keys.bucketKey(plan, key), fieldOf(key), String(ttlMs), ...overrideArguments(override, plan, now));
-    this.resets.publish(key);
+    await this.resets.announce(key);
   }
 
   /** `key`'s live override in `plan`'s layout, or undefined. */
@@ -81,7 +82,7 @@ export class KeyControls {
 
   async clearOverride(plan: ScriptPlan, key: string): Promise<void> {
     await this.adapter.hdel(this.keys.bucketKey(plan, key), [`${OVERRIDE_FIELD_PREFIX}${fieldOf(key)}`]);
-    this.resets.publish(key);
+    await this.resets.announce(key);
   }
 
   /** Forgets `key`'s state in `plan`'s layout, its block and its remembered ids; its override stays (a configuration, not a state). */
@@ -98,7 +99,7 @@ export class KeyControls {
       await this.adapter.del(keys);
     }
     // Every process's deny cache forgets the key (its lockout lifted, its state gone).
-    this.resets.publish(key);
+    await this.resets.announce(key);
   }
 
   /** The bucket hash and the field of `key`'s block, or its `:block` key and ''. */

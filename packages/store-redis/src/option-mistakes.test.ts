@@ -60,6 +60,6 @@ describe('new RedisStore(client): the client goes in the options', () => {
   it("rate-limit-redis's sendCommand: pass the client itself", () => {
     const error = rejection(() => new RedisStore({ sendCommand: () => undefined } as never));
     expect(error.field).toBe('RedisStore.sendCommand');
-    expect(error.message).toMatch(/^Invalid option RedisStore\.sendCommand: a function\. Expected no such option \(rate-limit-redis's sendCommand: pass the client itself, new RedisStore\(\{ client \}\)\); RedisStore takes client, prefix, buckets, batch\./);
+    expect(error.message).toMatch(/^Invalid option RedisStore\.sendCommand: a function\. Expected no such option \(rate-limit-redis's sendCommand: pass the client itself, new RedisStore\(\{ client \}\)\); RedisStore takes client, prefix, buckets, batch, confirmTimeout\./);
   });
 });

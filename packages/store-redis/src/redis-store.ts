@@ -1,4 +1,4 @@
-import { ALGORITHM_KINDS, StoreClosedError, UnsupportedError, type Algorithm, type ChargeGroup, type ConcurrencyAlgorithm } from '@rl/core/store';
+import { ALGORITHM_KINDS, ResetUnconfirmedError, StoreClosedError, UnsupportedError, type Algorithm, type ChargeGroup, type ConcurrencyAlgorithm } from '@rl/core/store';
 import type { Decision, IdempotentCharge, Settlement, Store, StoreCapabilities, StoredOverride } from '@rl/core/store';
 import { KeyControls } from './key-controls.js';
 import { Batcher } from './batcher.js';
@@ -97,7 +97,7 @@ export class RedisStore implements Store {
     this.buckets = config.buckets;
     this.keys = new StoreKeys(config.prefix, config.buckets, adapter.keyPrefix, adapter.masterOf !== undefined);
     this.plans = new ScriptPlans(adapter);
-    this.resets = new ResetChannel(adapter, `${config.prefix}resets`);
+    this.resets = new ResetChannel(adapter, config.prefix, config.confirmTimeoutMs);
     this.controls = new KeyControls(adapter, this.keys, this.resets);
     if (config.batchSize > 1) this.batcher = new Batcher(adapter, config.batchSize, adapter.masterOf !== undefined);
     if (adapter.masterOf !== undefined) this.failureDomain = (key, algorithm) => this.nodeOf(key, algorithm);
@@ -181,7 +181,8 @@ export class RedisStore implements Store {
     if (this.closed) throw new StoreClosedError();
     const plan = detached ? this.plans.detached(algorithm) : this.plans.of(algorithm);
     if (what.endsWith('Override') && !plan.compact) throw new UnsupportedError(`RedisStore: the ${algorithm.kind} algorithm keeps its state under keys of its own, where no override is read (capabilities.overrides lists the kinds it overrides).`);
-    return run(plan).catch((error: unknown) => Promise.reject(storeError(what, error, this.adapter)));
+    // An unconfirmed notice is no failure of Redis: thrown as it is (the change was applied).
+    return run(plan).catch((error: unknown) => Promise.reject(error instanceof ResetUnconfirmedError ? error : storeError(what, error, this.adapter)));
   }
 
   acquire(key: string, algorithm: ConcurrencyAlgorithm, leaseId: string, now: number | undefined): Promise<Decision> {
@@ -196,16 +197,20 @@ export class RedisStore implements Store {
 
   /**
    * Marks the store closed (further calls throw `StoreClosedError`) and closes the connection it
-   * subscribed to resets with, if any; resolves once that is closed. The client stays open: close it
-   * yourself.
+   * subscribed to its notices with, if any; resolves once that is closed. Nothing of the store stays on
+   * the client (no listener). The client stays open: close it yourself. Closing the client first
+   * closes that connection too.
    */
   close(): Promise<void> {
     this.closed = true;
     return this.resets.close();
   }
 
-  /** Tells `listener` of every key reset on this Redis under this store's prefix, in any process (see `Store.watchResets`). */
-  watchResets(listener: (storageKey: string | undefined) => void): void {
+  /**
+   * Tells `listener` of every key reset on this Redis under this store's prefix, in any process (see
+   * `Store.watchResets`), and at once and whenever it changes whether it can hear them (`hearing`).
+   */
+  watchResets(listener: (storageKey: string | undefined, hearing?: boolean) => void): void {
     this.resets.listen(listener);
   }
 

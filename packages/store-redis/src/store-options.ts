@@ -55,6 +55,15 @@ export interface RedisStoreOptions {
    * sets the most decisions per call. See the README's "Batching".
    */
   batch?: boolean | { maxSize?: number };
+  /**
+   * How long a reset, ban, unban or override change waits, in ms (an integer from 1 to 60000; default
+   * {@link DEFAULT_CONFIRM_TIMEOUT_MS}), for every instance subscribed to the store's notices to
+   * confirm that its deny caches forgot the key. Past it the call rejects with
+   * `ResetUnconfirmedError` (the change is applied; an instance that did not confirm, frozen or
+   * overloaded, forgets the key once it reads the notice). Through a limiter, the limiter's `timeout`
+   * (default 50 ms) bounds the whole call too: keep this below it.
+   */
+  confirmTimeout?: number;
 }
 
 /** Options of the peers' Redis stores and what to write instead. */
@@ -64,6 +73,14 @@ const PEER_STORE_OPTIONS: Readonly<Record<string, string>> = Object.freeze({
   redis: 'pass the client as client: new RedisStore({ client })',
   keyPrefix: "rate-limiter-flexible's keyPrefix: use prefix (or the limit's own prefix)",
 });
+
+/**
+ * The default `confirmTimeout`, in ms: an instance confirms within a few ms on one network (its event
+ * loop reads the notice and publishes its confirmation); 30 ms leaves room for an event loop busy that
+ * long, and with the write and the PUBLISH round trips stays within the limiter's default 50 ms
+ * `timeout`, so that a control call through a limiter rejects with `ResetUnconfirmedError`, not a timeout.
+ */
+export const DEFAULT_CONFIRM_TIMEOUT_MS = 30;
 
 /** Decisions per batch call unless `batch.maxSize` says otherwise. */
 export const DEFAULT_BATCH_SIZE = 16;
@@ -75,6 +92,7 @@ export interface RedisStoreConfig {
   readonly buckets: number;
   /** The most decisions per batch call (1: no batching). */
   readonly batchSize: number;
+  readonly confirmTimeoutMs: number;
 }
 
 /**
@@ -86,7 +104,7 @@ export function parseStoreOptions(options: RedisStoreOptions): RedisStoreConfig 
   // `new RedisStore(client)`: the client given in place of the options.
   const client = redisClientKind(options);
   if (client !== undefined) throw new InvalidOptionError('RedisStore', options, 'an options object with the client in it: new RedisStore({ client })', ['RedisStore'], client);
-  const o = checkOptions(options, ['client', 'prefix', 'buckets', 'batch'], 'RedisStore', PEER_STORE_OPTIONS);
+  const o = checkOptions(options, ['client', 'prefix', 'buckets', 'batch', 'confirmTimeout'], 'RedisStore', PEER_STORE_OPTIONS);
   const prefix = o.prefix === undefined ? 'rl:' : o.prefix;
   if (typeof prefix !== 'string' || prefix.includes('{') || prefix.includes('}')) {
     throw new InvalidOptionError('RedisStore.prefix', prefix, 'a string without { or }');
@@ -95,7 +113,11 @@ export function parseStoreOptions(options: RedisStoreOptions): RedisStoreConfig 
   if (typeof buckets !== 'number' || !Number.isInteger(buckets) || buckets < 1 || buckets > 2 ** 24) {
     throw new InvalidOptionError('RedisStore.buckets', buckets, 'an integer from 1 to 16777216');
   }
-  return { client: o.client as RedisClient, prefix, buckets, batchSize: batchSizeOf(o.batch) };
+  const confirmTimeoutMs = o.confirmTimeout === undefined ? DEFAULT_CONFIRM_TIMEOUT_MS : o.confirmTimeout;
+  if (typeof confirmTimeoutMs !== 'number' || !Number.isInteger(confirmTimeoutMs) || confirmTimeoutMs < 1 || confirmTimeoutMs > 60_000) {
+    throw new InvalidOptionError('RedisStore.confirmTimeout', confirmTimeoutMs, 'an integer number of ms from 1 to 60000');
+  }
+  return { client: o.client as RedisClient, prefix, buckets, batchSize: batchSizeOf(o.batch), confirmTimeoutMs };
 }
 
 /** The most decisions per batch call `batch` asks for (1: no batching); throws {@link InvalidOptionError} for anything else. */

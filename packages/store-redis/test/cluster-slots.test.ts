@@ -50,6 +50,9 @@ function recordingClient(isCluster: boolean, keyPrefix = '') {
       sent.push(keyPrefix + key);
       return Promise.resolve(1);
     },
+    // A reset's notice: nobody listens (this client opens no connection of its own, so its store cannot subscribe).
+    publish: () => Promise.resolve(0),
+    spublish: () => Promise.resolve(0),
   };
   return {
     client: client as never,

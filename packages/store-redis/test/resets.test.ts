@@ -8,11 +8,14 @@
  * The waits for Redis's pub/sub (a subscription coming up, a message arriving) are real time, bounded
  * and polled; the limiters' clock is explicit, so a cached denial never expires during a test.
  */
+import { Cluster, Redis } from 'ioredis';
 import { afterEach, describe, expect, it } from 'vitest';
-import { createLimiter, fixedWindow, type Decision, type Limiter } from '@rl/core';
+import calculateSlot from 'cluster-key-slot';
+import { createLimiter, fixedWindow, ResetUnconfirmedError, type Decision, type Limiter } from '@rl/core';
 import { RedisStore, type RedisClient } from '@rl/store-redis';
 import { sleep, useRedisDeployments } from '@rl/test-support';
 import { FULL } from './support/clients.js';
+import { cachedDenial } from './support/reset-heard.js';
 
 const redis = useRedisDeployments('resets');
 let prefixes = 0;
@@ -25,28 +28,26 @@ afterEach(async () => {
 
 type Deployment = 'standalone' | 'cluster';
 
-/** How many connections listen on `channel`, over every node of the deployment (`PUBSUB NUMSUB`). */
-async function listeners(deployment: Deployment, channel: string): Promise<number> {
+/**
+ * How many connections listen on the notices of `prefix`'s stores, over every node of the deployment
+ * (`PUBSUB NUMSUB`; on a Cluster, sharded: `PUBSUB SHARDNUMSUB`).
+ */
+async function listeners(deployment: Deployment, prefix: string): Promise<number> {
+  const channel = `{${prefix}resets}`;
   const nodes = deployment === 'standalone' ? [redis.standalone] : redis.clustered.nodes('all');
-  const counts = await Promise.all(nodes.map(async (node) => Number(((await node.call('PUBSUB', 'NUMSUB', channel)) as [string, number])[1])));
+  const command = deployment === 'standalone' ? 'NUMSUB' : 'SHARDNUMSUB';
+  const counts = await Promise.all(nodes.map(async (node) => Number(((await node.call('PUBSUB', command, channel)) as [string, number])[1])));
   return counts.reduce((a, b) => a + b, 0);
 }
 
 /** `listeners(…)` once it is `expected`, or what it is after about two seconds. */
-async function settles(deployment: Deployment, channel: string, expected: number): Promise<number> {
-  let count = await listeners(deployment, channel);
+async function settles(deployment: Deployment, prefix: string, expected: number): Promise<number> {
+  let count = await listeners(deployment, prefix);
   for (let i = 0; i < 200 && count !== expected; i++) {
     await sleep(10);
-    count = await listeners(deployment, channel);
+    count = await listeners(deployment, prefix);
   }
   return count;
-}
-
-/** `key`'s next decision by `limiter` once it comes from the deny cache (the subscription's first connection forgets what was cached before it). */
-async function cachedDenial(limiter: Limiter, key: string): Promise<Decision> {
-  let decision = await limiter.consume(key);
-  for (let i = 0; i < 3 && decision.reason !== 'deny-cache'; i++) decision = await limiter.consume(key);
-  return decision;
 }
 
 /** Consumes `key` until the answer is no longer a cached denial (at most about 2 s), and how long that took. */
@@ -84,7 +85,7 @@ describe.each(FULL)('$name', (kind) => {
       // B meets the block in Redis and caches it; each store subscribes with its limiter's first cached denial.
       const fromRedis = await limiterB.consume('ann');
       expect([fromRedis.allowed, fromRedis.reason]).toEqual([false, undefined]);
-      expect(await settles(deployment, `${prefix}resets`, 2)).toBe(2);
+      expect(await settles(deployment, prefix, 2)).toBe(2);
       expect((await cachedDenial(limiterB, 'ann')).reason).toBe('deny-cache');
       now += 60_000;
       await limiterA.reset('ann');
@@ -120,13 +121,13 @@ describe.each(FULL)('$name, standalone: the subscription', (kind) => {
     const store = new RedisStore({ client: await connect(), prefix });
     const limiter = createLimiter({ algorithm: fixedWindow({ limit: 1, window: '15m' }), store, clock: () => T });
     await limiter.consume('k');
-    expect(await listeners('standalone', `${prefix}resets`)).toBe(0);
+    expect(await listeners('standalone', prefix)).toBe(0);
     await limiter.consume('k'); // denied and cached: the store subscribes
     await limiter.consume('k2');
     await limiter.consume('k2');
-    expect(await settles('standalone', `${prefix}resets`, 1)).toBe(1);
+    expect(await settles('standalone', prefix, 1)).toBe(1);
     await store.close();
-    expect(await settles('standalone', `${prefix}resets`, 0)).toBe(0);
+    expect(await settles('standalone', prefix, 0)).toBe(0);
   });
 
   it('a break in the subscription forgets every cached denial: a reset sent while it was down is not heard', async () => {
@@ -136,7 +137,7 @@ describe.each(FULL)('$name, standalone: the subscription', (kind) => {
     const limiter = createLimiter({ algorithm: fixedWindow({ limit: 1, window: '15m' }), store, clock: () => T, blockDuration: '1h' });
     await limiter.consume('ann');
     await limiter.consume('ann');
-    expect(await settles('standalone', `${prefix}resets`, 1)).toBe(1);
+    expect(await settles('standalone', prefix, 1)).toBe(1);
     expect((await cachedDenial(limiter, 'ann')).reason).toBe('deny-cache');
     // The key's state goes from Redis without a broadcast (what a reset whose message was lost leaves).
     const keys = (await redis.standalone.keys(`${prefix}*`)).filter((key) => !key.endsWith('resets'));
@@ -146,5 +147,54 @@ describe.each(FULL)('$name, standalone: the subscription', (kind) => {
     await redis.standalone.call('CLIENT', 'KILL', 'TYPE', 'pubsub');
     const { decision } = await untilForgotten(limiter, 'ann');
     expect([decision.allowed, decision.reason]).toEqual([true, undefined]);
+  });
+});
+
+describe("ioredis with a keyPrefix (the client's prefix goes before the notice channels too)", () => {
+  it.each([
+    ['standalone', 'kp:'],
+    ['cluster', '{app}:'],
+  ] as const)('%s, keyPrefix %s: a reset on A, confirmed, frees the key on B', async (deployment, keyPrefix) => {
+    const make = () => (deployment === 'standalone' ? new Redis(redis.url, { keyPrefix }) : new Cluster([...redis.nodes], { keyPrefix, redisOptions: { keyPrefix } }));
+    const prefix = `resets${prefixes++}:`;
+    const options = { algorithm: fixedWindow({ limit: 1, window: '1h' }), clock: () => T, timeout: false, prefix: 'p' } as const;
+    const [clientA, clientB] = [make(), make()];
+    opened.push(async () => clientA.disconnect(), async () => clientB.disconnect());
+    const storeA = new RedisStore({ client: clientA, prefix, confirmTimeout: 2_000 });
+    const storeB = new RedisStore({ client: clientB, prefix, confirmTimeout: 2_000 });
+    opened.push(() => storeA.close(), () => storeB.close());
+    const [limiterA, limiterB] = [createLimiter({ ...options, store: storeA }), createLimiter({ ...options, store: storeB })];
+    await limiterA.consume('ann');
+    expect((await cachedDenial(limiterB, 'ann')).reason).toBe('deny-cache');
+    await limiterA.reset('ann');
+    const after = await limiterB.consume('ann');
+    expect([after.allowed, after.reason]).toEqual([true, undefined]);
+  });
+});
+
+describe.each(FULL)('$name: a receiver that never confirms', (kind) => {
+  it.each(['standalone', 'cluster'] as const)('%s: the call rejects with ResetUnconfirmedError after confirmTimeout, the change applied', async (deployment) => {
+    const prefix = `resets${prefixes++}:`;
+    const client = deployment === 'standalone' ? await kind.standalone(redis.url) : await kind.cluster(redis.nodes);
+    opened.push(() => kind.close(client));
+    const store = new RedisStore({ client, prefix, confirmTimeout: 50 });
+    opened.push(() => store.close());
+    // A connection subscribed to the notices that is not a store (a redis-cli SUBSCRIBE): Redis counts it, it never confirms.
+    const channel = `{${prefix}resets}`;
+    // On a Cluster, on the master of the channel's slot, where SPUBLISH runs and counts.
+    if (deployment === 'cluster') await redis.clustered.ping();
+    const master = deployment === 'cluster' ? redis.clustered.slots[calculateSlot(channel)]![0]! : '';
+    const listener = deployment === 'standalone' ? new Redis(redis.url) : new Redis(`redis://${master}`);
+    opened.push(async () => listener.disconnect());
+    if (deployment === 'standalone') await listener.subscribe(channel);
+    else await listener.ssubscribe(channel);
+    const limiter = createLimiter({ algorithm: fixedWindow({ limit: 1, window: '1h' }), store, clock: () => T, timeout: false, prefix: 'p' });
+    await limiter.consume('ann');
+    expect((await limiter.consume('ann')).allowed).toBe(false);
+    const error = await limiter.reset('ann').then(() => undefined, (e: unknown) => e);
+    expect(error).toBeInstanceOf(ResetUnconfirmedError);
+    expect(error).toMatchObject({ code: 'RL_RESET_UNCONFIRMED', receivers: 2, confirmed: 1, timeoutMs: 50 });
+    // Applied all the same: the key starts afresh.
+    expect((await limiter.consume('ann')).allowed).toBe(true);
   });
 });

@@ -148,7 +148,7 @@ describe.each(kinds)('$name through Sentinel', ({ name }) => {
       expect((await limiterB.consume('ann')).allowed).toBe(false);
       // Both stores subscribe (on the master) with their limiter's first cached denial; the first
       // connection of a subscription forgets what was cached before it, so B caches again after.
-      const subscribed = () => Number(cli(sentinel.master.port, ['PUBSUB', 'NUMSUB', `${prefix}resets:resets`]).trim().split('\n').at(-1));
+      const subscribed = () => Number(cli(sentinel.master.port, ['PUBSUB', 'NUMSUB', `{${prefix}resets:resets}`]).trim().split('\n').at(-1));
       for (let i = 0; i < 200 && subscribed() < 2; i++) await sleep(10);
       expect(subscribed()).toBe(2);
       let cached = await limiterB.consume('ann');

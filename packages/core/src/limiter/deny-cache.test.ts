@@ -121,4 +121,44 @@ describe('the limiter with a deny cache', () => {
     listeners[0]!(undefined);
     expect([await deniedFromCache('a'), await deniedFromCache('b')]).toEqual([false, false]);
   });
+
+  it("answers and remembers nothing while the store says it cannot hear resets (hearing: false), until it hears again", async () => {
+    const listeners: ((storageKey: string | undefined, hearing?: boolean) => void)[] = [];
+    const store = Object.assign(new TestStore({ answers: 'async' }), { watchResets: (listener: (storageKey: string | undefined, hearing?: boolean) => void) => void listeners.push(listener) });
+    const limiter = createLimiter({ algorithm: fixedWindow({ limit: 1, window: '1h' }), store, clock: () => 0, timeout: false, prefix: 'p' });
+    const reason = async (key: string) => (await limiter.consume(key)).reason;
+    await limiter.consume('a');
+    await limiter.consume('a'); // the first cached denial: the cache starts listening
+    expect(await reason('a')).toBe('deny-cache');
+    // The subscription broke: everything is forgotten, and no denial is cached however often it is denied.
+    listeners[0]!(undefined, false);
+    const calls = store.calls.length;
+    expect([await reason('a'), await reason('a'), await reason('a')]).toEqual([undefined, undefined, undefined]);
+    expect(store.calls.length).toBe(calls + 3);
+    // Live again: the next denial is cached.
+    listeners[0]!(undefined);
+    expect([await reason('a'), await reason('a')]).toEqual([undefined, 'deny-cache']);
+  });
+
+  it('does not remember a denial whose request was sent before a reset was heard (its answer may be of the state before it)', async () => {
+    const listeners: ((storageKey: string | undefined, hearing?: boolean) => void)[] = [];
+    const store = Object.assign(new TestStore({ answers: 'manual' }), { watchResets: (listener: (storageKey: string | undefined, hearing?: boolean) => void) => void listeners.push(listener) });
+    const limiter = createLimiter({ algorithm: fixedWindow({ limit: 1, window: '1h' }), store, clock: () => 0, timeout: false, prefix: 'p' });
+    const consume = async (key: string) => {
+      const decision = limiter.consume(key);
+      store.answerAll();
+      return decision;
+    };
+    await consume('a');
+    await consume('a'); // cached: listening
+    listeners[0]!(undefined, true); // the subscription is live: forget (nothing to forget but that one)
+    const inFlight = limiter.consume('a'); // sent, denied by the store before the reset…
+    listeners[0]!('p:a'); // …whose notice is read first
+    store.answerAll();
+    expect((await inFlight).reason).toBeUndefined();
+    const after = limiter.consume('a');
+    expect(store.calls.length).toBe(4); // that denial was not remembered: the next request asks the store
+    store.answerAll();
+    await after;
+  });
 });

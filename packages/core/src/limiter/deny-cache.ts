@@ -27,7 +27,14 @@ export class DenyCache {
   /** Called once, when the first denial is remembered (see {@link followResets}). */
   private firstDenial: (() => void) | undefined;
   /** What the store calls on a reset anywhere; held here because the store holds it weakly. */
-  private resetListener: ((storageKey: string | undefined) => void) | undefined;
+  private resetListener: ((storageKey: string | undefined, hearing?: boolean) => void) | undefined;
+  /** False while the store says it cannot hear resets (see {@link followResets}): nothing is answered or remembered. */
+  private hearing = true;
+  /**
+   * How many times the store told of a reset (a key, or every key): a denial whose request was asked
+   * before a reset was heard may be of the state before it, and is not remembered (see {@link generation}).
+   */
+  private heard = 0;
 
   constructor(private readonly maxKeys: number = DEFAULT_MAX_KEYS) {}
 
@@ -39,6 +46,7 @@ export class DenyCache {
    * (a meter bucket's consume may pass before a reservation's slot would).
    */
   get(storeKey: string, cost: number, now: number, algorithm: Algorithm, maxDelay?: number): Decision | undefined {
+    if (!this.hearing) return undefined;
     const entry = this.entries.get(storeKey);
     if (entry === undefined || cost < entry.cost || entry.configuration !== configurationOf(algorithm)) return undefined;
     if (entry.until - now <= 0) {
@@ -56,12 +64,22 @@ export class DenyCache {
   }
 
   /**
+   * The count of resets heard so far: read when a request is sent, and compared when its denial comes
+   * back; a denial of a request sent before the latest reset heard is not remembered (its answer may
+   * have been decided before the reset, and read after the notice of it: a notice and an answer come
+   * on different connections).
+   */
+  get generation(): number {
+    return this.heard;
+  }
+
+  /**
    * Keeps `decision` when it is the store's own denial with a retry time, from `askedAt` (the time the
    * request was sent: the earliest the store can have decided it), unless `algorithm` counts denied
-   * requests (each of them must reach the store). Returns `decision`.
+   * requests (each of them must reach the store), or the store cannot hear resets now. Returns `decision`.
    */
   remember(storeKey: string, cost: number, decision: Decision, askedAt: number, algorithm: Algorithm, maxDelay?: number): Decision {
-    if (!decision.allowed && (decision.reason === undefined || decision.reason === 'blocked') && decision.retryAfterMs > 0 && !algorithm.countDenied) {
+    if (this.hearing && !decision.allowed && (decision.reason === undefined || decision.reason === 'blocked') && decision.retryAfterMs > 0 && !algorithm.countDenied) {
       const entries = this.entries;
       if (entries.size >= this.maxKeys) {
         const oldest = entries.keys().next().value;
@@ -79,13 +97,20 @@ export class DenyCache {
 
   /**
    * Forgets what `store` says was reset anywhere (a key, or everything when its subscription was
-   * (re)connected and resets may have been missed). Resets matter once a denial is remembered: the
-   * cache subscribes then, not before. A store without `watchResets` is not followed.
+   * (re)connected and resets may have been missed), and while the store says it cannot hear resets
+   * (`hearing: false`: its subscription is not live) answers and remembers nothing, until the store
+   * says it hears again. Resets matter once a denial is remembered: the cache subscribes then, not
+   * before. A store without `watchResets` is not followed.
    */
   followResets(store: Store): void {
     const watch = store.watchResets;
     if (typeof watch !== 'function') return;
-    const forget = (storageKey: string | undefined): void => (storageKey === undefined ? this.clear() : this.delete(storageKey));
+    const forget = (storageKey: string | undefined, hearing?: boolean): void => {
+      this.heard++;
+      this.hearing = hearing !== false;
+      if (storageKey === undefined) this.clear();
+      else this.delete(storageKey);
+    };
     this.resetListener = forget;
     this.firstDenial = () => watch.call(store, forget);
   }

@@ -12,7 +12,7 @@ export { IDEMPOTENCY_ID_LENGTH, IDEMPOTENCY_FINGERPRINT_LENGTH, MAX_IDEMPOTENCY_
 export { markRolledBack, markNotAsked, tookNothing, wasNotAsked, markReplayed, wasReplayed, markConflict, wasConflict } from './charge-marks.js';
 export type { Algorithm, AlgorithmKind, Settlement } from '../algorithm.js';
 export type { Decision, DecisionReason, Policy } from '../decision.js';
-export { InvalidOptionError, StoreError, StoreClosedError, UnsupportedError } from '../errors.js';
+export { InvalidOptionError, ResetUnconfirmedError, StoreError, StoreClosedError, UnsupportedError } from '../errors.js';
 export { systemClock, type Clock } from '../clock.js';
 export { systemTimers, checkTimers, type Timers, type TimerHandle } from '../timers.js';
 export type { Duration } from '../duration.js';

@@ -191,15 +191,21 @@ export interface Store {
    * limiter remembers of that key (a cached denial, a quota lease's block) is forgotten everywhere. A
    * store in this process (`capabilities.local`; see `ResetListeners`) tells inside the control's own
    * call, so every limiter on it has forgotten when the call returns; a store several processes share
-   * tells soon after. A limiter with a deny cache registers once (at its first cached denial), and
-   * one with quota leases once (at its first block). The store holds the listener weakly: it stops
-   * hearing once the limiter is collected. `undefined` in place of a key means resets may have been
-   * missed (the store's subscription has just connected, or connected again after a break): forget
-   * every key. Optional, but a store two limiters can share should have it (the conformance suite
-   * checks it on every local store and every store that has it): without it a control leaves other
-   * limiters' cached denials to expire by themselves (a remote store whose client cannot subscribe).
+   * tells every process before the control call resolves where it can confirm it (the Redis store), else
+   * soon after. A limiter with a deny cache registers once (at its first cached denial), and one with
+   * quota leases once (at its first block). The store holds the listener weakly: it stops hearing once
+   * the limiter is collected. `undefined` in place of a key means resets may have been missed (the
+   * store's subscription has just connected, or connected again after a break): forget every key.
+   * `hearing` (optional, for a store whose resets are confirmed, such as the Redis store): `false`
+   * means the store cannot hear resets now (its subscription is not live yet, or has broken): forget
+   * every key, and remember nothing until a call whose `hearing` is not `false` (`undefined` then: the
+   * subscription is live again). A store may call the listener at once, from `watchResets`. A listener
+   * that ignores `hearing` keeps working as before. Optional, but a store two limiters can share should
+   * have it (the conformance suite checks it on every local store and every store that has it):
+   * without it a control leaves other limiters' cached denials to expire by themselves (a remote store
+   * whose client cannot subscribe).
    */
-  watchResets?(listener: (storageKey: string | undefined) => void): void;
+  watchResets?(listener: (storageKey: string | undefined, hearing?: boolean) => void): void;
   /**
    * Optional, for a store whose calls go through I/O: decides the consumes made on it while the
    * returned group is open (the rate limits of one request, made in order, synchronously, between this

@@ -29,15 +29,21 @@ export interface ClientAdapter {
    * of Buffers; `EVAL` on `NOSCRIPT` as {@link script}. Made once per script text; `name` unique per text.
    */
   batchScript(name: string, lua: string): BatchCall;
-  /** `PUBLISH channel message` (on a Cluster, any node: Redis broadcasts it to every node). */
-  publish(channel: string, message: string): Promise<unknown>;
   /**
-   * Subscribes a connection of its own (a duplicate of the client, with its options) to `channel`;
-   * `onMessage` hears each message, and `onConnected` is called once subscribed and again each time the
-   * connection is ready after a break (messages sent meanwhile were lost). Resolves to what closes
-   * that connection. Undefined for a client that cannot subscribe (a node-redis pool).
+   * Publishes `message` on `channel` and resolves to the number of connections that received it:
+   * `PUBLISH` on a standalone or Sentinel client; on a Cluster `SPUBLISH` (sharded pub/sub, Redis 7),
+   * run by the master of the channel's slot, whose count is then every subscriber of the channel (the
+   * store's subscribers subscribe there, see {@link subscribe}).
    */
-  readonly subscribe?: (channel: string, onMessage: (message: string) => void, onConnected: () => void) => Promise<() => Promise<void>>;
+  publish(channel: string, message: string): Promise<number>;
+  /**
+   * Keeps a connection of the store's own subscribed to `handlers.channels` (all of one Cluster slot):
+   * a duplicate of the client, with its options (on a Cluster, of the connection to the master of the
+   * channels' slot, by `SSUBSCRIBE`), opened again after each break, closed when the user's client
+   * closes (see src/clients/subscription.ts). Returns what closes it. Undefined for a client that
+   * cannot subscribe (a node-redis pool).
+   */
+  readonly subscribe?: (handlers: SubscriptionHandlers) => () => Promise<void>;
   /** `HDEL key ...fields`. */
   hdel(key: string, fields: string[]): Promise<unknown>;
   /** `DEL ...keys` (keys of one slot). */
@@ -48,4 +54,19 @@ export interface ClientAdapter {
    * (connected, or reconnecting with its commands queued). Read only when a call has failed.
    */
   closedReason(): string | undefined;
+}
+
+/** What a subscription tells the store (see {@link ClientAdapter.subscribe}). */
+export interface SubscriptionHandlers {
+  /** The channels, as the store names them (the client's `keyPrefix`, if any, is the adapter's business). */
+  readonly channels: readonly string[];
+  /** A message on one of the channels (named as in {@link channels}). */
+  onMessage(channel: string, message: string): void;
+  /**
+   * `true` once the server has confirmed the subscription (messages published from then on are
+   * received), `false` as soon as the connection is known broken or closed (messages may be lost).
+   */
+  onLive(live: boolean): void;
+  /** Redis refused the subscription itself (an unknown command, such as `SSUBSCRIBE` before Redis 7): the subscription has ended. */
+  onRefused(error: unknown): void;
 }

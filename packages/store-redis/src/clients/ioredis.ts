@@ -1,7 +1,9 @@
+import calculateSlot from 'cluster-key-slot';
 import { InvalidOptionError } from '@rl/core/store';
 import type { ScriptCall } from '../script-plan.js';
-import type { ClientAdapter } from './adapter.js';
+import type { ClientAdapter, SubscriptionHandlers } from './adapter.js';
 import { isNoScript, scriptSha1 } from './script-sha.js';
+import { keepSubscribed, type ConnectionEvents, type SubscriberPlan } from './subscription.js';
 
 /**
  * An ioredis 5 or 6 client, or an iovalkey client (an ioredis fork with the same API): a `Redis`
@@ -22,19 +24,36 @@ interface Ioredis extends IoredisClient {
   evalBuffer(lua: string, numberOfKeys: number, ...args: string[]): Promise<unknown>;
   hdel(key: string, ...fields: string[]): Promise<unknown>;
   del(...keys: string[]): Promise<unknown>;
-  publish(channel: string, message: string): Promise<unknown>;
-  duplicate(): IoredisSubscriber;
-  once(event: 'end', listener: () => void): unknown;
+  publish(channel: string, message: string): Promise<number>;
+  /** Redis 7 sharded pub/sub: on a Cluster, run by the master of the channel's slot. */
+  spublish(channel: string, message: string): Promise<number>;
+  /** A new connection with this one's options, `override` on top (a `Redis`; a Cluster's takes other arguments). */
+  duplicate(override?: Record<string, unknown>): IoredisSubscriber;
+  /** Cluster only: its connections to the nodes. */
+  nodes?(role: 'master'): Ioredis[];
+  /** Cluster only: asks the cluster for its slot table again. */
+  refreshSlotsCache?(): void;
+  on(event: 'end', listener: () => void): unknown;
+  off(event: 'end', listener: () => void): unknown;
 }
 
-/** A duplicate of an ioredis client, in subscriber mode. */
+/** A connection of the store's, in subscriber mode. */
 interface IoredisSubscriber {
-  on(event: 'message', listener: (channel: string, message: string) => void): unknown;
+  on(event: 'message' | 'smessage', listener: (channel: string, message: string) => void): unknown;
   on(event: 'error', listener: (error: unknown) => void): unknown;
-  on(event: 'ready', listener: () => void): unknown;
-  subscribe(channel: string): Promise<unknown>;
+  on(event: 'close', listener: () => void): unknown;
+  subscribe(...channels: string[]): Promise<unknown>;
+  ssubscribe(...channels: string[]): Promise<unknown>;
   disconnect(): void;
 }
+
+/**
+ * The options of the store's subscriber connections, over the client's: connected now, with commands
+ * queued until then (a client made with `lazyConnect` or `enableOfflineQueue: false` would refuse the
+ * subscription), never reconnecting or subscribing again by itself (the store opens a new connection
+ * after a break, see subscription.ts), and without a `keyPrefix` (the store names the channels in full).
+ */
+const SUBSCRIBER_OPTIONS = { lazyConnect: false, enableOfflineQueue: true, retryStrategy: () => null, autoResubscribe: false, keyPrefix: '' } as const;
 
 /** ioredis and iovalkey define scripts on the client (`defineCommand`); node-redis has no such method. */
 export function isIoredisLike(client: object): client is Ioredis {
@@ -75,27 +94,14 @@ export function ioredisAdapter(client: Ioredis): ClientAdapter {
     },
     hdel: (key, fields) => client.hdel(key, ...fields),
     del: (keys) => client.del(...keys),
-    publish: (channel, message) => client.publish(channel, message),
-    subscribe: async (channel, onMessage, onConnected) => {
-      const subscriber = client.duplicate();
-      // It reconnects (and subscribes again) by itself; an error event must not be unhandled.
-      subscriber.on('error', ignore);
-      subscriber.on('message', (from, message) => {
-        if (from === channel) onMessage(message);
-      });
-      try {
-        await subscriber.subscribe(channel);
-      } catch (error) {
-        subscriber.disconnect();
-        throw error;
-      }
-      onConnected();
-      // After a break ioredis connects again and subscribes again by itself.
-      subscriber.on('ready', onConnected);
-      // It lives as long as the client it duplicates: closing the client closes it too.
-      client.once('end', () => subscriber.disconnect());
-      return async () => subscriber.disconnect();
-    },
+    // On a Cluster the sharded command, whose count is exact (see `ClientAdapter.publish`); the client
+    // puts its keyPrefix before the channel, as before the subscribers' (see `subscriptionPlan`).
+    publish: client.isCluster === true ? (channel, message) => client.spublish(channel, message) : (channel, message) => client.publish(channel, message),
+    // A client that cannot open a connection of its own (no `duplicate`, or a Cluster without `nodes`) cannot subscribe.
+    subscribe:
+      typeof client.on === 'function' && typeof (client.isCluster === true ? client.nodes : client.duplicate) === 'function'
+        ? (handlers) => keepSubscribed(subscriptionPlan(client, keyPrefix, handlers), handlers)
+        : undefined,
     closedReason: () =>
       // 'end': closed by quit() or disconnect(), or ioredis stopped reconnecting (its retryStrategy
       // returned no delay; a Cluster reached none of its startup nodes). Otherwise it reconnects itself.
@@ -118,3 +124,61 @@ function splitsHashTags(keyPrefix: unknown): boolean {
 }
 
 function ignore(): void {}
+
+/**
+ * How the store subscribes with an ioredis client (see `ClientAdapter.subscribe`). A `Redis`
+ * (standalone, or Sentinel: the duplicate asks the sentinels for the master) is duplicated, and
+ * subscribes by `SUBSCRIBE`. A Cluster: a duplicate of its connection to the master of the channels'
+ * slot, by `SSUBSCRIBE` of the channels as the client sends them (its keyPrefix first, as `SPUBLISH`
+ * from the client has them); each new connection reads the slot table again, so one after a failover
+ * goes to the promoted master.
+ */
+function subscriptionPlan(client: Ioredis, keyPrefix: string, handlers: SubscriptionHandlers): SubscriberPlan {
+  const cluster = client.isCluster === true;
+  const sent = handlers.channels.map((channel) => (cluster ? keyPrefix + channel : channel));
+  const named = new Map(sent.map((channel, i) => [channel, handlers.channels[i]!]));
+  const slot = calculateSlot(sent[0]!);
+  let opened = 0;
+  const connect = (events: ConnectionEvents, from: Ioredis): { subscribe(): Promise<unknown>; close(): void } => {
+    const subscriber = from.duplicate(SUBSCRIBER_OPTIONS);
+    // Errors are told as a break ('close' follows each): an error event must not be unhandled.
+    subscriber.on('error', ignore);
+    subscriber.on('close', () => events.broken());
+    const heard = (channel: string, message: string): void => {
+      const name = named.get(channel);
+      if (name !== undefined) events.message(name, message);
+    };
+    subscriber.on(cluster ? 'smessage' : 'message', heard);
+    return {
+      subscribe: () => (cluster ? subscriber.ssubscribe(...sent) : subscriber.subscribe(...sent)),
+      close: () => subscriber.disconnect(),
+    };
+  };
+  return {
+    open: (events) => {
+      if (!cluster) return connect(events, client);
+      // After a break the slot table may be stale (a failover): asked again, read by the next attempt.
+      if (opened++ > 0) client.refreshSlotsCache?.();
+      const master = client.slots?.[slot]?.[0];
+      const node = master === undefined ? undefined : client.nodes?.('master').find((n) => nodeAddress(n) === master);
+      return node === undefined ? undefined : connect(events, node);
+    },
+    watchEnd: (ended) => {
+      client.on('end', ended);
+      return () => void client.off('end', ended);
+    },
+    ended: () => client.status === 'end',
+    refused: isUnknownCommand,
+  };
+}
+
+/** `"host:port"` of a Cluster's node connection, as its slot table names nodes. */
+function nodeAddress(node: Ioredis): string {
+  const options = node.options as { host?: unknown; port?: unknown } | undefined;
+  return `${String(options?.host)}:${String(options?.port)}`;
+}
+
+/** Redis's answer to a command it does not know (`SSUBSCRIBE` before Redis 7). */
+export function isUnknownCommand(error: unknown): boolean {
+  return error instanceof Error && /^ERR unknown command/i.test(error.message);
+}

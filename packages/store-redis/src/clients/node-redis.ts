@@ -1,6 +1,9 @@
+import calculateSlot from 'cluster-key-slot';
 import type { ScriptCall } from '../script-plan.js';
-import type { ClientAdapter } from './adapter.js';
+import type { ClientAdapter, SubscriptionHandlers } from './adapter.js';
+import { isUnknownCommand } from './ioredis.js';
 import { isNoScript, scriptSha1 } from './script-sha.js';
+import { keepSubscribed, type ConnectionEvents, type SubscriberConnection, type SubscriberPlan } from './subscription.js';
 
 /**
  * A node-redis client (the `redis` package, or `@redis/client`), 4 or later: `createClient()`,
@@ -25,7 +28,9 @@ interface NodeRedis extends NodeRedisClient {
   eval(lua: string, options: EvalOptions): Promise<unknown>;
   hDel(key: string, fields: string[]): Promise<unknown>;
   del(keys: string[]): Promise<unknown>;
-  publish(channel: string, message: string): Promise<unknown>;
+  publish(channel: string, message: string): Promise<number>;
+  /** Cluster: Redis 7 sharded pub/sub, run by the master of the channel's slot. */
+  sPublish?(channel: string, message: string): Promise<number>;
   /** A new client with the same options (a Cluster: a new Cluster); absent on a pool and on a node-redis 5 Sentinel. */
   duplicate?(): NodeRedisSubscriber;
   /** A Sentinel client only: the master it sends commands to. */
@@ -33,22 +38,35 @@ interface NodeRedis extends NodeRedisClient {
   /** A Sentinel client: pub/sub on a connection of its own. */
   subscribe?(channel: string, listener: (message: string) => void): Promise<unknown>;
   unsubscribe?(channel: string, listener: (message: string) => void): Promise<unknown>;
-  once?(event: 'end', listener: () => void): unknown;
+  on?(event: 'end' | 'disconnect', listener: () => void): unknown;
+  off?(event: 'end' | 'disconnect', listener: () => void): unknown;
   /** 5 and later: a view of the client whose replies are typed as asked. */
   withTypeMapping?(mapping: Record<number, unknown>): NodeRedis;
   /** Cluster only: each slot's shard (its master and replicas). */
   readonly slots?: readonly ({ master?: { address?: string } } | undefined)[];
   readonly masters?: unknown;
+  /** Cluster only: the master of a slot, and the cluster's client of a node (a promise while it connects). */
+  getSlotMaster?(slot: number): unknown;
+  nodeClient?(node: unknown): NodeRedisNode | Promise<NodeRedisNode>;
 }
 
-/** A duplicate of a node-redis client, to subscribe with. */
+/** A Cluster's client of one node. */
+interface NodeRedisNode {
+  duplicate(): NodeRedisSubscriber;
+  on(event: 'end', listener: () => void): unknown;
+  off(event: 'end', listener: () => void): unknown;
+}
+
+/** A client of the store's, to subscribe with. */
 interface NodeRedisSubscriber {
-  on(event: 'error', listener: (error: unknown) => void): unknown;
-  on(event: 'ready', listener: () => void): unknown;
+  on(event: 'error' | 'end' | 'reconnecting' | 'connect', listener: (error?: unknown) => void): unknown;
   connect(): Promise<unknown>;
-  subscribe?(channel: string, listener: (message: string) => void): Promise<unknown>;
+  subscribe?(channels: string[], listener: (message: string, channel: string) => void): Promise<unknown>;
+  sSubscribe?(channels: string[], listener: (message: string, channel: string) => void): Promise<unknown>;
+  /** 5 and later (closes at once). */
+  destroy?(): void;
+  /** 4. */
   disconnect?(): Promise<unknown>;
-  quit?(): Promise<unknown>;
 }
 
 /** node-redis 4: a command with options (`returnBuffers`), standalone or Cluster (routed by its first key). */
@@ -103,8 +121,9 @@ export function nodeRedisAdapter(client: NodeRedis): ClientAdapter {
     },
     hdel: (key, fields) => client.hDel(key, fields),
     del: (keys) => client.del(keys),
-    publish: (channel, message) => client.publish(channel, message),
-    subscribe: subscriptionOf(client),
+    // On a Cluster the sharded command, whose count is exact (see `ClientAdapter.publish`).
+    publish: cluster && typeof client.sPublish === 'function' ? (channel, message) => client.sPublish!(channel, message) : (channel, message) => client.publish(channel, message),
+    subscribe: subscriptionOf(client, cluster),
     closedReason: () =>
       client.isOpen === false ? 'the node-redis client is not open: call `await client.connect()` before the store uses it (the store never opens or closes it)' : undefined,
   };
@@ -155,48 +174,100 @@ function retryTryAgain(call: () => Promise<unknown>, retries: number): Promise<u
 function ignore(): void {}
 
 /**
- * How the store subscribes to its reset channel with `client` (see `ClientAdapter.subscribe`): a
- * Sentinel client subscribes itself (its pub/sub runs on a connection of its own, apart from its
- * commands); another client through a duplicate, a connection of the store's; a pool cannot.
+ * How the store subscribes with `client` (see `ClientAdapter.subscribe`): a Sentinel client subscribes
+ * itself (its pub/sub runs on a connection of its own, apart from its commands, closed with it);
+ * another client through a connection of the store's (see {@link subscriptionPlan}); a pool cannot.
  */
-function subscriptionOf(client: NodeRedis): ClientAdapter['subscribe'] {
+function subscriptionOf(client: NodeRedis, cluster: boolean): ClientAdapter['subscribe'] {
   if (typeof client.getMasterNode === 'function' && typeof client.subscribe === 'function') {
-    return async (channel, onMessage, onConnected) => {
-      await client.subscribe!(channel, onMessage);
-      onConnected();
+    return (handlers) => {
+      let closed = false;
+      const listeners = handlers.channels.map((channel) => (message: string) => {
+        if (!closed) handlers.onMessage(channel, message);
+      });
+      void Promise.all(handlers.channels.map((channel, i) => client.subscribe!(channel, listeners[i]!))).then(
+        () => {
+          if (!closed) handlers.onLive(true);
+        },
+        (error: unknown) => {
+          if (!closed) handlers.onRefused(error);
+        },
+      );
       return async () => {
-        await client.unsubscribe?.(channel, onMessage);
+        if (closed) return;
+        closed = true;
+        handlers.onLive(false);
+        await Promise.all(handlers.channels.map((channel, i) => client.unsubscribe?.(channel, listeners[i]!))).catch(ignore);
       };
     };
   }
-  if (typeof client.duplicate !== 'function') return undefined;
-  return async (channel, onMessage, onConnected) => {
-    const subscriber = client.duplicate!();
-    // It reconnects (and subscribes again) by itself; an error event must not be unhandled.
-    subscriber.on('error', ignore);
-    await subscriber.connect();
-    // Once, by whichever comes first (the store's close or the client's end); a connection already
-    // closed by node-redis itself leaves nothing to do.
-    let closing: Promise<void> | undefined;
-    const close = (): Promise<void> =>
-      (closing ??= Promise.resolve()
-        .then(() => subscriber.disconnect?.() ?? subscriber.quit?.())
-        .then(ignore, ignore));
-    if (typeof subscriber.subscribe !== 'function') {
-      await close();
-      throw new Error('this node-redis client cannot subscribe');
-    }
-    try {
-      await subscriber.subscribe(channel, onMessage);
-    } catch (error) {
-      await close();
-      throw error;
-    }
-    onConnected();
-    // After a break node-redis connects again and subscribes again by itself.
-    subscriber.on('ready', onConnected);
-    // It lives as long as the client it duplicates: closing the client closes it too.
-    client.once?.('end', () => void close());
-    return close;
+  if (typeof client.duplicate !== 'function' && !(cluster && typeof client.nodeClient === 'function')) return undefined;
+  return (handlers) => keepSubscribed(subscriptionPlan(client, cluster, handlers), handlers);
+}
+
+/**
+ * A standalone client is duplicated and subscribes by `SUBSCRIBE`. A Cluster: a duplicate of its
+ * client of the master of the channels' slot, by `SSUBSCRIBE`; each new connection asks the slot
+ * table again (after a failover, the promoted master). node-redis 4's Cluster tells no end of its
+ * own: the end of its client of that master is a break, and the next attempt finds the Cluster closed.
+ */
+function subscriptionPlan(client: NodeRedis, cluster: boolean, handlers: SubscriptionHandlers): SubscriberPlan {
+  const channels = [...handlers.channels];
+  const slot = calculateSlot(channels[0]!);
+  const connect = (events: ConnectionEvents, from: { duplicate(): NodeRedisSubscriber }, onClose: () => void): SubscriberConnection => {
+    const subscriber = from.duplicate();
+    // node-redis would reconnect by itself: a break is told, and the store opens a new connection.
+    const broken = (): void => events.broken();
+    subscriber.on('error', broken);
+    subscriber.on('end', broken);
+    subscriber.on('reconnecting', broken);
+    const heard = (message: string, channel: string): void => events.message(channel, message);
+    let closing = false;
+    const kill = (): void => {
+      if (typeof subscriber.destroy === 'function') subscriber.destroy();
+      else subscriber.disconnect?.().catch(ignore);
+    };
+    // A close while node-redis is opening the socket leaves it open once connected (it checks no
+    // close between the two): closed again as soon as it says it has connected.
+    subscriber.on('connect', () => {
+      if (closing) kill();
+    });
+    return {
+      subscribe: async () => {
+        await subscriber.connect();
+        const subscribe = cluster ? subscriber.sSubscribe : subscriber.subscribe;
+        if (typeof subscribe !== 'function') throw new Error('ERR unknown command: this node-redis client cannot subscribe');
+        await subscribe.call(subscriber, channels, heard);
+      },
+      close: () => {
+        if (closing) return;
+        closing = true;
+        onClose();
+        try {
+          kill();
+        } catch {
+          // Already closed by node-redis itself.
+        }
+      },
+    };
+  };
+  return {
+    open: async (events) => {
+      if (!cluster) return connect(events, client as { duplicate(): NodeRedisSubscriber }, ignore);
+      const master = client.getSlotMaster?.(slot);
+      if (master === undefined) return undefined;
+      const node = await client.nodeClient!(master);
+      const ended = (): void => events.broken();
+      node.on('end', ended);
+      return connect(events, node, () => void node.off('end', ended));
+    },
+    watchEnd: (ended) => {
+      // A client's end; a Cluster's (5 and later: 'disconnect').
+      const event = cluster ? 'disconnect' : 'end';
+      client.on?.(event, ended);
+      return () => void client.off?.(event, ended);
+    },
+    ended: () => client.isOpen === false,
+    refused: isUnknownCommand,
   };
 }
