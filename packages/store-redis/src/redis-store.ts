@@ -1,4 +1,4 @@
-import { ALGORITHM_KINDS, ResetUnconfirmedError, StoreClosedError, UnsupportedError, type Algorithm, type ChargeGroup, type ConcurrencyAlgorithm } from '@rl/core/store';
+import { ALGORITHM_KINDS, StoreClosedError, UnsupportedError, type Algorithm, type ChargeGroup, type ConcurrencyAlgorithm } from '@rl/core/store';
 import type { Decision, IdempotentCharge, Settlement, Store, StoreCapabilities, StoredOverride } from '@rl/core/store';
 import { KeyControls } from './key-controls.js';
 import { Batcher } from './batcher.js';
@@ -181,8 +181,7 @@ export class RedisStore implements Store {
     if (this.closed) throw new StoreClosedError();
     const plan = detached ? this.plans.detached(algorithm) : this.plans.of(algorithm);
     if (what.endsWith('Override') && !plan.compact) throw new UnsupportedError(`RedisStore: the ${algorithm.kind} algorithm keeps its state under keys of its own, where no override is read (capabilities.overrides lists the kinds it overrides).`);
-    // An unconfirmed notice is no failure of Redis: thrown as it is (the change was applied).
-    return run(plan).catch((error: unknown) => Promise.reject(error instanceof ResetUnconfirmedError ? error : storeError(what, error, this.adapter)));
+    return run(plan).catch((error: unknown) => Promise.reject(storeError(what, error, this.adapter)));
   }
 
   acquire(key: string, algorithm: ConcurrencyAlgorithm, leaseId: string, now: number | undefined): Promise<Decision> {
@@ -206,10 +205,7 @@ export class RedisStore implements Store {
     return this.resets.close();
   }
 
-  /**
-   * Tells `listener` of every key reset on this Redis under this store's prefix, in any process (see
-   * `Store.watchResets`), and at once and whenever it changes whether it can hear them (`hearing`).
-   */
+  /** Tells `listener` of every key reset on this Redis under this store's prefix, in any process, and whether it hears them now (see `Store.watchResets`). */
   watchResets(listener: (storageKey: string | undefined, hearing?: boolean) => void): void {
     this.resets.listen(listener);
   }

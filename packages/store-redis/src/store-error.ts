@@ -1,4 +1,4 @@
-import { StoreError } from '@rl/core/store';
+import { ResetUnconfirmedError, StoreError } from '@rl/core/store';
 import type { ClientAdapter } from './clients/client.js';
 
 /**
@@ -9,9 +9,13 @@ import type { ClientAdapter } from './clients/client.js';
  */
 const KEY_ONLY_REPLY = /^(?:WRONGTYPE |ERR rl: |TRYAGAIN|ASK |MOVED )/;
 
-/** The failure as a StoreError; when the client is closed (every call fails at once), the message says why and what to do. */
-export function storeError(operation: string, error: unknown, adapter: ClientAdapter): StoreError {
-  if (error instanceof StoreError) return error;
+/**
+ * The failure as a StoreError; when the client is closed (every call fails at once), the message says
+ * why and what to do. A notice of a control that not every instance confirmed is no failure of Redis
+ * (the change was applied): its `ResetUnconfirmedError` is returned as it is.
+ */
+export function storeError(operation: string, error: unknown, adapter: ClientAdapter): StoreError | ResetUnconfirmedError {
+  if (error instanceof StoreError || error instanceof ResetUnconfirmedError) return error;
   const message = error instanceof Error ? error.message : String(error);
   const closed = adapter.closedReason();
   return new StoreError(`Redis ${operation} failed: ${message}${closed === undefined ? '' : ` (${closed})`}`, { cause: error, keyOnly: KEY_ONLY_REPLY.test(message) });

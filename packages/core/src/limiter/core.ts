@@ -265,8 +265,7 @@ export class LimiterCore {
     const askedAt = this.localClock();
     const cached = cache.get(storeKey, cost, askedAt, algorithm, maxDelayMs);
     if (cached !== undefined) return cached;
-    // A store that answers later remembers its denial in the same step that settles the call, unless a
-    // reset was heard meanwhile (the denial may be of the state before it).
+    // A store that answers later remembers its denial in the same step that settles the call (not after a reset heard meanwhile: see `DenyCache.generation`).
     const generation = cache.generation;
     const remember = (d: Decision): Decision => (cache.generation === generation ? cache.remember(storeKey, cost, d, askedAt, algorithm, maxDelayMs) : d);
     const result = this.guard.charge(storeKey, algorithm, cost, maxDelayMs, remember, op);
