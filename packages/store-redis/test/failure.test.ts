@@ -317,7 +317,7 @@ describe.each(FAILURE)('$name', (kind) => {
   });
 
   describe('Redis paused (CLIENT PAUSE WRITE): resets and late grants', () => {
-    it('a reset while Redis is paused rejects with the StoreTimeoutError after a storeError event, within the timeout', async () => {
+    it('a reset while Redis is paused rejects with the StoreTimeoutError after a storeError event, at the control floor (1 s, past the 100 ms timeout of a request)', async () => {
       const store = new RedisStore({ client });
       const limiter = limiterOf({ algorithm: tokenBucket({ capacity: 2, refillRate: 1, interval: '1h' }), store, timeout: 100 });
       const events = recordEvents(limiter);
@@ -330,6 +330,8 @@ describe.each(FAILURE)('$name', (kind) => {
           (error: unknown) => (outcome = error),
         );
         await timers.advanceAsync(100);
+        expect(outcome).toBe('pending');
+        await timers.advanceAsync(900); // the control floor: 1 s (CONTROL_TIMEOUT_FLOOR_MS in core)
         expect(outcome).toBeInstanceOf(StoreTimeoutError);
         expect(events.map((e) => [e.reason, e.action])).toEqual([['timeout', 'deny']]);
         await admin.client('UNPAUSE');

@@ -8,6 +8,7 @@ import { concurrency } from '../algorithms/concurrency.js';
 import { tokenBucket } from '../algorithms/token-bucket.js';
 import type { Decision } from '../decision.js';
 import { StoreTimeoutError } from '../errors.js';
+import { CONTROL_TIMEOUT_FLOOR_MS } from './store-guard.js';
 import { FakeTimers } from '../testing/fake-timers.js';
 import { TestStore } from '../testing/test-store.js';
 import { combineLimiters } from '../compose/group.js';
@@ -182,7 +183,7 @@ describe('the limiter timeout', () => {
 });
 
 describe('the limiter timeout: resets', () => {
-  it('a reset that does not answer within the timeout rejects with the StoreTimeoutError after a storeError event, never later', async () => {
+  it('a reset that does not answer rejects with the StoreTimeoutError after a storeError event at the control floor (1 s, past the 20 ms timeout of a request), never later', async () => {
     const { store, timers, limiter, events } = slowStoreLimiter(bucket());
     store.holdResets = true;
     let outcome: unknown = 'pending';
@@ -190,8 +191,13 @@ describe('the limiter timeout: resets', () => {
       () => (outcome = 'reset'),
       (error: unknown) => (outcome = error),
     );
-    await timers.advanceAsync(19);
+    // A control may wait for more than one round trip (the Redis store's confirmations): the
+    // limiter's request timeout (20 ms here) does not bound it, CONTROL_TIMEOUT_FLOOR_MS does.
+    await timers.advanceAsync(20);
     expect(outcome).toBe('pending');
+    await timers.advanceAsync(CONTROL_TIMEOUT_FLOOR_MS - 21);
+    expect(outcome).toBe('pending');
+    expect(events).toEqual([]);
     await timers.advanceAsync(1);
     expect(outcome).toBeInstanceOf(StoreTimeoutError);
     expect(events).toMatchObject([{ reason: 'timeout', action: 'deny', key: 'k' }]);

@@ -36,6 +36,11 @@ export class Deadlines {
     private readonly timers: Timers,
   ) {}
 
+  /** Deadlines on the same timers whose timeout is at least `floorMs` (this one when it is already). */
+  atLeast(floorMs: number): Deadlines {
+    return this.timeoutMs >= floorMs ? this : new Deadlines(floorMs, this.timers);
+  }
+
   /** Starts the clock of a call: `onTimeout` runs once if the call is not {@link answered} within the timeout. */
   add(onTimeout: (error: StoreTimeoutError) => void): Deadline {
     const entry: Deadline = { at: this.timers.now() + this.timeoutMs, onTimeout, prev: this.tail, next: undefined, linked: true };

@@ -11,6 +11,14 @@ import { ACQUIRE, BLOCK, CHARGE, charges, PEEK, type FailurePolicy, type StoreOp
 import { PendingCall, type CallGuard, type StoreRequest } from './late-grant.js';
 import { releaseNothing, type LeaseDecision } from './lease.js';
 
+/**
+ * The least time an operator's call (a reset, a ban, an override) is given before it times out, in ms:
+ * the limiter's `timeout` is a request's budget, and a control may wait for more than one round trip
+ * (the Redis store's confirmations from every instance). A call not done by then is a timeout, never
+ * a hang (a client that queues commands while Redis is down would hold it forever).
+ */
+export const CONTROL_TIMEOUT_FLOOR_MS = 1000;
+
 /** Hears of each failed or timed-out store call (the limiter's `'storeError'` event). */
 export type FailureReport = (error: unknown, storeKey: string, action: StoreErrorEvent['action']) => void;
 
@@ -40,6 +48,8 @@ export class StoreGuard implements CallGuard {
    * client left): the store's late grant, if any, is then given back. Filled only on that path.
    */
   private readonly notServedAfterTimeout = new WeakMap<Decision, () => void>();
+  /** The timeouts of operators' calls: the limiter's, at least {@link CONTROL_TIMEOUT_FLOOR_MS}; undefined without a timeout. */
+  private readonly controlDeadlines: Deadlines | undefined;
 
   constructor(
     private readonly store: Store,
@@ -54,6 +64,7 @@ export class StoreGuard implements CallGuard {
     this.remote = !store.capabilities.local;
     this.circuit = circuits.circuit;
     this.circuits = circuits.byDomain;
+    this.controlDeadlines = deadlines?.atLeast(CONTROL_TIMEOUT_FLOOR_MS);
   }
 
   /**
@@ -124,7 +135,7 @@ export class StoreGuard implements CallGuard {
 
   /**
    * An operator's store call on a key (`call`, given the limiter's clock reading: a reset, a ban, an
-   * override's write or read), with the timeout. A store failure or a timeout is reported (a
+   * override's write or read), with the limiter's timeout or {@link CONTROL_TIMEOUT_FLOOR_MS}, the longer. A store failure or a timeout is reported (a
    * `'storeError'` event, action `'deny'`: the key keeps what it had, so its limit still applies),
    * then thrown as a `StoreError` (the store's own when it is one) or the `StoreTimeoutError`: the
    * caller knows it was not done. A call that timed out may still apply when the store answers late.
@@ -142,7 +153,7 @@ export class StoreGuard implements CallGuard {
     const failed = (error: unknown): never => {
       throw this.controlFailed(error, storeKey, what);
     };
-    return this.deadlines === undefined ? result.then(undefined, failed) : this.deadlines.race(result, (value: T) => value, failed);
+    return this.controlDeadlines === undefined ? result.then(undefined, failed) : this.controlDeadlines.race(result, (value: T) => value, failed);
   }
 
   /** Gives back `cost` units charged at `chargedAt` (see `Store.undo`) with the timeout; never throws (a failure is reported). */
