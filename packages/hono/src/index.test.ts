@@ -86,6 +86,7 @@ const fetchHandler: Adapter = {
   responseHeader: (args, name) => (args[1] as Response).headers.get(name) ?? undefined,
   logsToConsole: true,
   lateErrorsAsWarnings: true,
+  refusalsAsWarnings: true,
   namespaceOf: (options) => withRateLimit(() => new Response(), options as unknown as FetchRateLimitOptions).limiter.prefix,
   onLimitSending: (body) => (_request: Request, result: { retryAfterSeconds: number }) => Response.json(body(result)),
 };
