@@ -44,6 +44,7 @@ function expressAdapter(name: string, createApp: typeof express): Adapter {
     view: (req) => view(req as Request),
     responseHeader: (args, name) => (args[1] as Response).get(name),
     logsToConsole: true,
+    lateErrorsAsWarnings: true,
     onLimitSending: (body) => (_req: Request, res: Response, _next: NextFunction, result: { retryAfterSeconds: number }) => res.json(body(result)),
     namespaceOf: (options) => rateLimit(options as unknown as RateLimitOptions).limiter.prefix,
   };

@@ -491,7 +491,8 @@ describe('fastify.rateLimit.resetKey', () => {
     app.get('/', async () => 'ok');
     app.get('/own', { config: { rateLimit: { algorithm: fixedWindow({ limit: 1, window: '1h' }), prefix: 'reset-own' } } }, async () => 'ok');
     await app.register(async (child) => {
-      await child.register(rateLimit, { clock, key, algorithm: fixedWindow({ limit: 1, window: '1h' }), prefix: 'reset-child' });
+      // A limit of another name than the parent's, which also runs on '/child' (the same name would be RL_DOUBLE_COUNT).
+      await child.register(rateLimit, { clock, key, limits: [{ name: 'child', algorithm: fixedWindow({ limit: 1, window: '1h' }) }], prefix: 'reset-child' });
       child.get('/child', async () => 'ok');
     });
     await app.ready();

@@ -40,6 +40,7 @@ const hono: Adapter = {
   view: (c) => honoView(c as Context),
   responseHeader: (args, name) => (args[0] as Context).res.headers.get(name) ?? undefined,
   logsToConsole: true,
+  lateErrorsAsWarnings: true,
   namespaceOf: (options) => rateLimit(options as unknown as RateLimitOptions).limiter.prefix,
   onLimitSending: (body) => (c: Context, result: { retryAfterSeconds: number }) => c.json(body(result) as object),
 };
@@ -84,6 +85,8 @@ const fetchHandler: Adapter = {
   view: (request) => requestView(request as Request),
   responseHeader: (args, name) => (args[1] as Response).headers.get(name) ?? undefined,
   logsToConsole: true,
+  lateErrorsAsWarnings: true,
+  refusalsAsWarnings: true,
   namespaceOf: (options) => withRateLimit(() => new Response(), options as unknown as FetchRateLimitOptions).limiter.prefix,
   onLimitSending: (body) => (_request: Request, result: { retryAfterSeconds: number }) => Response.json(body(result)),
 };

@@ -83,6 +83,8 @@ async function run(config: WorkerConfig): Promise<WorkerResult> {
   const limiter = createLimiter({
     algorithm,
     store,
+    // A namespace of its own under the store's (the job's), as an app gives its limits.
+    prefix: 'hot',
     timeout: false,
     denyCache: false,
     ...(config.kind === 'fixed-window' || config.kind === 'reserve' ? { clock: () => 1_000_000 } : {}),

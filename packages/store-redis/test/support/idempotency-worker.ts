@@ -27,7 +27,9 @@ export interface IdempotencyResult {
 
 async function run(job: IdempotencyJob): Promise<IdempotencyResult> {
   const client = 'url' in job.target ? new Redis(job.target.url) : new Cluster(job.target.nodes);
-  const limiter = createLimiter({ algorithm: fixedWindow({ limit: 1000, window: '1h' }), store: new RedisStore({ client, prefix: job.prefix }), idempotencyMaxReplays: job.maxReplays });
+  // The job's prefix is the store's, the namespace of the test; the limit's own is chosen, empty: its keys are the ones the test's peek reads.
+  const store = new RedisStore({ client, prefix: job.prefix });
+  const limiter = createLimiter({ algorithm: fixedWindow({ limit: 1000, window: '1h' }), store, prefix: '', idempotencyMaxReplays: job.maxReplays });
   try {
     // The client connected (a Cluster's slots known) before the burst.
     await limiter.peek('shared');

@@ -128,6 +128,18 @@ export interface Adapter {
   readonly inject?: boolean;
   /** True when the adapter logs store outages on the console (Express, Koa); false when on the framework's own logger (Fastify). */
   readonly logsToConsole: boolean;
+  /**
+   * True when the adapter reports an error that comes after the response (an `actualCost` that
+   * throws) as a process warning (Express, the Fetch handlers: `warnLateError`); absent when the
+   * framework has its own path for it (Koa's 'error' event, Fastify's and Nest's loggers).
+   */
+  readonly lateErrorsAsWarnings?: boolean;
+  /**
+   * True when the adapter answers a request rl refuses to decide (a bad key or cost: an RL_* error)
+   * with a 500 of its own and warns the error once per code (the Fetch handler, which has no error
+   * handler to pass it to); the suite then checks each such warning against its answers.
+   */
+  readonly refusalsAsWarnings?: boolean;
   /** An `onLimit` that answers with the JSON `body(result)` (status and headers are already set). */
   onLimitSending(body: (result: { retryAfterSeconds: number }) => unknown): unknown;
   /**

@@ -2,6 +2,7 @@ import type { Store } from '@rl/core';
 import { afterEach, beforeEach } from 'vitest';
 import { HoldTimers } from '../hold-timers.js';
 import type { Adapter, AppSpec, MountedApp, StoreUnderTest } from './adapter.js';
+import { Refusals } from './refusals.js';
 
 /** Window-aligned fake time: fixed windows of 1m start exactly here. */
 export const T0 = 1_800_000_000_000;
@@ -28,15 +29,20 @@ export interface SuiteContext {
 export function suiteContext(adapter: Adapter, stores: StoreUnderTest): SuiteContext {
   let store: Store | undefined;
   let timers: HoldTimers | undefined;
+  let refusals: Refusals | undefined;
   const opened: MountedApp[] = [];
   beforeEach(() => {
     store = stores.create();
     timers = new HoldTimers();
+    if (adapter.refusalsAsWarnings === true) refusals = new Refusals();
   });
   afterEach(async () => {
     await Promise.all(opened.splice(0).map((app) => app.close()));
     (store as { close?(): void } | undefined)?.close?.();
     store = undefined;
+    const ending = refusals;
+    refusals = undefined;
+    ending?.end();
   });
   const current = <T>(value: T | undefined): T => {
     if (value === undefined) throw new Error('the adapter suite: a store and timers exist inside a test only');
@@ -56,7 +62,7 @@ export function suiteContext(adapter: Adapter, stores: StoreUnderTest): SuiteCon
       const defaults = { clock, store: current(store), timers: current(timers), logStoreErrors: false, ...(stores.remote && { timeout: '5s' }) };
       const app = await adapter.mount({ ...spec, middlewares: spec.middlewares.map((options) => ({ ...defaults, ...options })) });
       opened.push(app);
-      return app;
+      return refusals === undefined ? app : refusals.watch(app);
     },
   };
 }

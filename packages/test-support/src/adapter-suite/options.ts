@@ -59,8 +59,9 @@ export function optionTests(t: SuiteContext): void {
     await expect(t.adapter.mount({ middlewares: [options] })).rejects.toMatchObject({ code: 'RL_INVALID_OPTION', field: owned(field) });
   });
 
-  it.runIf(t.adapter.namespaceOf !== undefined)('a middleware rejected for an option of its own (onLimit, requestWasSuccessful) takes no default namespace', () => {
-    const namespaceOf = t.adapter.namespaceOf!;
+  it('a middleware rejected for an option of its own (onLimit, requestWasSuccessful) takes no default namespace', (context) => {
+    const namespaceOf = t.adapter.namespaceOf;
+    if (namespaceOf === undefined) return context.skip('the adapter has no middleware to create without mounting it (a Fastify plugin is only registered)');
     const own = fixedWindow({ limit: 3, window: '17m' });
     const first = namespaceOf({ clock: () => 0, algorithm: own });
     expect(() => namespaceOf({ clock: () => 0, algorithm: own, onLimit: 'nope' })).toThrowError(expect.objectContaining({ field: owned('rateLimit.onLimit') }));
