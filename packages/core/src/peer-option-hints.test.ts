@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { fixedWindow } from './algorithms/fixed-window.js';
-import { leakyBucket, slidingWindowCounter, slidingWindowLog, tokenBucket } from './index.js';
+import { leakyBucket, slidingWindowLog, tokenBucket } from './index.js';
 import { InvalidOptionError } from './errors.js';
 import { parseHttpOptions } from './http/options.js';
 import { parseLimiterOptions } from './limiter/options.js';
@@ -121,7 +121,7 @@ describe("a peer's names inside rl's algorithm (fixedWindow({ windowMs })): use 
 
   it('every window algorithm, and the buckets with their own names', () => {
     expect(thrown(() => slidingWindowLog({ limit: 5, windowMs: 1000 } as never))).toContain('use window');
-    expect(thrown(() => slidingWindowCounter({ limit: 5, ttl: 1000 } as never))).toContain('use window');
+    expect(thrown(() => slidingWindowLog({ limit: 5, ttl: 1000 } as never))).toContain('use window');
     expect(thrown(() => tokenBucket({ capacity: 5, refillRate: 1, points: 5 } as never))).toContain("rate-limiter-flexible's points: use capacity (the burst), with refillRate per interval");
     expect(thrown(() => leakyBucket({ capacity: 5, leakRate: 1, refillRate: 1 } as never))).toContain("tokenBucket's rate: leakyBucket's is leakRate");
     expect(thrown(() => tokenBucket({ capacity: 5, refillRate: 1, window: '1m' } as never))).toContain('a bucket has no window: refillRate units per interval');

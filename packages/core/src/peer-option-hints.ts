@@ -88,8 +88,8 @@ export const LIMITER_PEER_OPTIONS: Readonly<Record<string, string>> = Object.fre
 const LOCKOUT_HINT = "@nestjs/throttler's lockout: a lockout is not an algorithm's option, give blockDuration beside algorithm (rateLimit({ algorithm, blockDuration }), createLimiter({ algorithm, store, blockDuration }))";
 
 /**
- * The peers' names for a window algorithm's options (`fixedWindow`, `slidingWindowLog`,
- * `slidingWindowCounter`) and what the algorithm takes instead: `fixedWindow({ windowMs, max })`
+ * The peers' names for a window algorithm's options (each algorithm of `parseWindowOptions`) and what
+ * the algorithm takes instead: `fixedWindow({ windowMs, max })`
  * carries express-rate-limit's names into rl's algorithm.
  */
 export const WINDOW_PEER_OPTIONS: Readonly<Record<string, string>> = Object.freeze({
