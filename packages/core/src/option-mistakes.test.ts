@@ -110,3 +110,63 @@ describe('a cost above maxCost names the maxCost the user set, in the function c
     expect(several.limits.map((l) => l.maxCostField)).toEqual(['rateLimit.maxCost', 'rateLimit.limits[1].maxCost']);
   });
 });
+
+describe('a store class given uninstantiated (store: MemoryStore): "pass new MemoryStore()"', () => {
+  // Shaped as the real classes are (their prototype's methods); @rl/store-memory's and @rl/store-redis's
+  // own classes are tried in their packages' option-mistakes tests.
+  class MemoryStore {
+    readonly capabilities = { local: true, algorithms: [] };
+    consume(): void {}
+    peek(): void {}
+  }
+  class RedisStore {
+    consume(): void {}
+  }
+  class Redis {
+    defineCommand(): void {}
+    evalsha(): void {}
+  }
+  /** A compiled class (ES5 output): known by its prototype's methods alone. */
+  function OldStore(this: object): void {}
+  (OldStore.prototype as Record<string, unknown>).consume = function consume(): void {};
+  class SomeStore {}
+
+  it.each([
+    ['MemoryStore', MemoryStore, /^Invalid option rateLimit\.store: the MemoryStore class, uninstantiated\. Expected an instance: pass new MemoryStore\(\) /],
+    ['RedisStore', RedisStore, /^Invalid option rateLimit\.store: the RedisStore class, uninstantiated\. Expected an instance: pass store: new RedisStore\(\{ client \}\)/],
+    ["ioredis's Redis", Redis, /^Invalid option rateLimit\.store: the Redis class, uninstantiated\. Expected a store, with a client in it: store: new RedisStore\(\{ client: new Redis\(…\) \}\)/],
+    ['a compiled store class', OldStore, /^Invalid option rateLimit\.store: the OldStore class, uninstantiated\. Expected an instance: pass new OldStore\(…\)/],
+    ['any class', SomeStore, /^Invalid option rateLimit\.store: the SomeStore class, uninstantiated\. Expected an instance: pass new SomeStore\(…\)/],
+  ])('%s', (_, store, message) => {
+    const error = rejection(() => parse({ algorithm: bucket, store }));
+    expect(error).toMatchObject({ code: 'RL_INVALID_OPTION', field: 'rateLimit.store', value: store });
+    expect(error.message).toMatch(message);
+  });
+
+  it('in createLimiter and in a limit of limits too; a plain function is still "rate-limit-redis takes sendCommand"', () => {
+    expect(rejection(() => createLimiter({ algorithm: bucket, store: MemoryStore as never })).message).toMatch(/^Invalid option createLimiter\.store: the MemoryStore class, uninstantiated\. Expected an instance: pass new MemoryStore\(\)/);
+    expect(rejection(() => parse({ limits: [{ algorithm: bucket, store: MemoryStore }] })).message).toMatch(/^Invalid option rateLimit\.limits\[0\]\.store: the MemoryStore class/);
+    expect(rejection(() => parse({ algorithm: bucket, store: function sendCommand() {} })).message).toMatch(/a function \(rate-limit-redis takes sendCommand/);
+  });
+});
+
+describe("@nestjs/throttler's forRoot([...]) throttlers given as the options: the rl options, with their values", () => {
+  it('one throttler: { algorithm: fixedWindow({ limit, window: ttl }) }', () => {
+    const error = rejection(() => checkOptionNames([{ ttl: 60000, limit: 10 }], 'RateLimitModule.forRoot', []));
+    expect(error).toMatchObject({ field: 'RateLimitModule.forRoot', fields: ['RateLimitModule.forRoot'] });
+    expect(error.message).toMatch(
+      /^Invalid option RateLimitModule\.forRoot: an array of @nestjs\/throttler throttlers \(\[\{ ttl, limit \}\]\)\. Expected an options object: RateLimitModule\.forRoot\(\{ algorithm: fixedWindow\(\{ limit: 10, window: 60000 \}\) \}\)\./,
+    );
+  });
+
+  it('named throttlers: limits, each with its name; a blockDuration goes beside them', () => {
+    const throttlers = [{ name: 'short', ttl: 1000, limit: 3 }, { name: 'long', ttl: 60000, limit: 100, blockDuration: 300000 }];
+    expect(rejection(() => checkOptionNames(throttlers, 'RateLimitModule.forRoot', [])).message).toContain(
+      "Expected an options object: RateLimitModule.forRoot({ limits: [{ name: 'short', algorithm: fixedWindow({ limit: 3, window: 1000 }) }, { name: 'long', algorithm: fixedWindow({ limit: 100, window: 60000 }) }], blockDuration: 300000 })",
+    );
+  });
+
+  it('any other array is "an options object", as before', () => {
+    expect(rejection(() => checkOptionNames([{ algorithm: bucket }], 'rateLimit', [])).message).toMatch(/^Invalid option rateLimit: an array\. Expected an options object/);
+  });
+});

@@ -33,9 +33,34 @@ export function redisClientKind(value: unknown): string | undefined {
 /** True for a `Limiter` (from `createLimiter`), given where its store or its options go. */
 const isLimiter = (value: object): boolean => has(value, 'consume', 'peek', 'reset') && 'isConcurrencyLimit' in value;
 
+/**
+ * True for a class (`MemoryStore`, `RedisStore`, ioredis's `Redis`) rather than an instance of it: a
+ * function whose source says `class`, or whose prototype has the methods its instances would
+ * (`consume` of a store, the commands of a Redis client). Compiled classes (`function MemoryStore()`)
+ * are known by their prototype alone.
+ */
+function isClass(value: (...args: never[]) => unknown): boolean {
+  const prototype: unknown = value.prototype;
+  if (prototype !== null && typeof prototype === 'object' && (has(prototype, 'consume') || redisClientKind(prototype) !== undefined)) return true;
+  return /^class\b/.test(Function.prototype.toString.call(value));
+}
+
+/** The mistake of a class given as store, uninstantiated: what to write instead, by what its instances are. */
+function classMistake(value: (...args: never[]) => unknown, redisStore: string): Mistake {
+  const name = value.name || 'anonymous';
+  const shown = `the ${name} class, uninstantiated`;
+  const prototype: unknown = value.prototype;
+  if (prototype !== null && typeof prototype === 'object' && redisClientKind(prototype) !== undefined) {
+    return { shown, fix: `a store, with a client in it: store: new RedisStore({ client: new ${name}(…) }) from @rl/store-redis` };
+  }
+  if (name === 'RedisStore') return { shown, fix: `an instance: pass ${redisStore}` };
+  return { shown, fix: `an instance: pass new ${name}(${name === 'MemoryStore' ? '' : '…'}) (store takes a store object, not its class)` };
+}
+
 /** What a Redis client or another library's object given as `store` is, and the fix; undefined for anything else. */
 function storeMistake(value: unknown): Mistake | undefined {
   const redisStore = 'store: new RedisStore({ client }) from @rl/store-redis (npm install @rl/store-redis), with the client itself';
+  if (typeof value === 'function' && isClass(value as (...args: never[]) => unknown)) return classMistake(value as (...args: never[]) => unknown, redisStore);
   if (typeof value === 'function') {
     return { shown: 'a function (rate-limit-redis takes sendCommand; rl does not)', fix: `a store object: ${redisStore}, or new MemoryStore()` };
   }
@@ -73,10 +98,35 @@ export function refuseOptionsMistake(options: unknown, owner: string): void {
   if (options !== null && typeof options === 'object' && isLimiter(options)) {
     throw new InvalidOptionError(owner, options, `the options of a limit, not a limiter: ${owner}(${example}) (the same algorithm, store and prefix the limiter was created with)`, [owner], 'a Limiter (from createLimiter)');
   }
+  if (Array.isArray(options) && options.length > 0 && options.every(isThrottler)) {
+    throw new InvalidOptionError(owner, options, `an options object: ${owner}(${throttlersAsOptions(options)})`, [owner], "an array of @nestjs/throttler throttlers ([{ ttl, limit }])");
+  }
   const store = storeMistake(options);
   if (store !== undefined && typeof options === 'object') {
     throw new InvalidOptionError(owner, options, `an options object, the client in a store: ${owner}({ algorithm, store: new RedisStore({ client }) })`, [owner], store.shown);
   }
+}
+
+/** True for an @nestjs/throttler throttler (`{ ttl, limit }`, maybe `name`, `blockDuration`, …): an object with a `ttl` and a `limit`. */
+function isThrottler(value: unknown): value is Record<string, unknown> {
+  return value !== null && typeof value === 'object' && 'ttl' in value && 'limit' in value;
+}
+
+/** A throttler's value as rl's option takes it: a number or a string as written, anything else (a function of the context) as `…`. */
+const shownValue = (value: unknown): string => (typeof value === 'number' || typeof value === 'string' ? JSON.stringify(value).replaceAll('"', "'") : '…');
+
+/**
+ * The rl options of @nestjs/throttler's `forRoot([...])` throttlers, written out with their values:
+ * one unnamed throttler is `{ algorithm: fixedWindow({ limit, window: ttl }) }` (a throttler's ttl is
+ * ms, as rl's window), several are `limits` (each applies to every request, as throttler's do).
+ */
+function throttlersAsOptions(throttlers: readonly Record<string, unknown>[]): string {
+  const algorithm = (t: Record<string, unknown>): string => `fixedWindow({ limit: ${shownValue(t.limit)}, window: ${shownValue(t.ttl)} })`;
+  const blocks = throttlers.find((t) => t.blockDuration !== undefined)?.blockDuration;
+  const lockout = blocks === undefined ? '' : `, blockDuration: ${shownValue(blocks)}`;
+  if (throttlers.length === 1 && throttlers[0]!.name === undefined) return `{ algorithm: ${algorithm(throttlers[0]!)}${lockout} }`;
+  const limits = throttlers.map((t, i) => `{ name: ${shownValue(t.name ?? (i === 0 ? 'default' : `limit-${i}`))}, algorithm: ${algorithm(t)} }`);
+  return `{ limits: [${limits.join(', ')}]${lockout} }`;
 }
 
 /** Throws the {@link InvalidOptionError} of an algorithm factory given uncalled as `field` (`algorithm: fixedWindow`); returns otherwise. */

@@ -1,6 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { fixedWindow } from './algorithms/fixed-window.js';
+import { leakyBucket, slidingWindowLog, tokenBucket } from './index.js';
 import { InvalidOptionError } from './errors.js';
 import { parseHttpOptions } from './http/options.js';
 import { parseLimiterOptions } from './limiter/options.js';
@@ -84,4 +85,45 @@ describe.each([
 
 it("a hono-rate-limiter key generator is named with rl's key", () => {
   expect(unknownOptionMessage(middleware, 'keyGenerator')).toContain('Fastify (request)');
+});
+
+/** The message `build` throws, an InvalidOptionError's. */
+function thrown(build: () => unknown): string {
+  try {
+    build();
+  } catch (error) {
+    expect(error).toBeInstanceOf(InvalidOptionError);
+    return (error as InvalidOptionError).message;
+  }
+  throw new Error('accepted');
+}
+
+describe("a peer's names inside rl's algorithm (fixedWindow({ windowMs })): use rl's name instead", () => {
+  it.each([
+    ['windowMs', "no such option (express-rate-limit's and hono-rate-limiter's name: use window"],
+    ['max', "no such option (express-rate-limit's and koa-ratelimit's count: use limit)"],
+    ['ttl', "no such option (@nestjs/throttler's name: use window"],
+    ['timeWindow', "no such option (@fastify/rate-limit's name: use window"],
+    ['duration', 'window: duration * 1000'],
+    ['points', "no such option (rate-limiter-flexible's points: use limit)"],
+    ['blockDuration', 'give blockDuration beside algorithm'],
+  ])('fixedWindow({ %s })', (name, hint) => {
+    const message = thrown(() => fixedWindow({ limit: 5, window: '1m', [name]: 60_000 } as never));
+    expect(message).toMatch(new RegExp(`^Invalid option fixedWindow\\.${name}: `));
+    expect(message).toContain(hint);
+  });
+
+  it('fixedWindow({ windowMs, max }), the whole of express-rate-limit\'s options: both named in one error', () => {
+    const message = thrown(() => fixedWindow({ windowMs: 60_000, max: 5 } as never));
+    expect(message).toContain('no such options: windowMs (express-rate-limit');
+    expect(message).toContain('max (express-rate-limit');
+  });
+
+  it('every window algorithm, and the buckets with their own names', () => {
+    expect(thrown(() => slidingWindowLog({ limit: 5, windowMs: 1000 } as never))).toContain('use window');
+    expect(thrown(() => slidingWindowLog({ limit: 5, ttl: 1000 } as never))).toContain('use window');
+    expect(thrown(() => tokenBucket({ capacity: 5, refillRate: 1, points: 5 } as never))).toContain("rate-limiter-flexible's points: use capacity (the burst), with refillRate per interval");
+    expect(thrown(() => leakyBucket({ capacity: 5, leakRate: 1, refillRate: 1 } as never))).toContain("tokenBucket's rate: leakyBucket's is leakRate");
+    expect(thrown(() => tokenBucket({ capacity: 5, refillRate: 1, window: '1m' } as never))).toContain('a bucket has no window: refillRate units per interval');
+  });
 });

@@ -83,3 +83,36 @@ export const LIMITER_PEER_OPTIONS: Readonly<Record<string, string>> = Object.fre
   tableName: "rate-limiter-flexible's databases: none, the stores are memory and Redis (or a Store of your own)",
   storeType: "rate-limiter-flexible's databases: none, the stores are memory and Redis (or a Store of your own)",
 });
+
+/** What a lockout given among an algorithm's options (as in an @nestjs/throttler throttler) should be instead. */
+const LOCKOUT_HINT = "@nestjs/throttler's lockout: a lockout is not an algorithm's option, give blockDuration beside algorithm (rateLimit({ algorithm, blockDuration }), createLimiter({ algorithm, store, blockDuration }))";
+
+/**
+ * The peers' names for a window algorithm's options (each algorithm of `parseWindowOptions`) and what
+ * the algorithm takes instead: `fixedWindow({ windowMs, max })`
+ * carries express-rate-limit's names into rl's algorithm.
+ */
+export const WINDOW_PEER_OPTIONS: Readonly<Record<string, string>> = Object.freeze({
+  windowMs: "express-rate-limit's and hono-rate-limiter's name: use window (ms, or a string such as '15m')",
+  max: "express-rate-limit's and koa-ratelimit's count: use limit",
+  ttl: "@nestjs/throttler's name: use window (ms, or a string such as '1m')",
+  timeWindow: "@fastify/rate-limit's name: use window (ms, or a string such as '1m')",
+  duration: "a peer's window: use window (ms, or a string such as '1m'; rate-limiter-flexible's duration is seconds: window: duration * 1000)",
+  points: "rate-limiter-flexible's points: use limit",
+  blockDuration: LOCKOUT_HINT,
+  name: "a limit's name is not an algorithm's option: rateLimit({ limits: [{ name, algorithm }] }), createLimiter({ algorithm, store, name })",
+});
+
+/** The peers' names for a bucket's options (`tokenBucket`, `leakyBucket`; `rate` is its rate's option name) and what the bucket takes instead. */
+export function bucketPeerOptions(rate: string): Readonly<Record<string, string>> {
+  return Object.freeze({
+    points: `rate-limiter-flexible's points: use capacity (the burst), with ${rate} per interval`,
+    max: `a peer's count: use capacity (the burst), with ${rate} per interval`,
+    limit: `a window's count: use capacity (the burst), with ${rate} per interval, or fixedWindow({ limit, window })`,
+    window: `a bucket has no window: ${rate} units per interval (default '1s'), or fixedWindow({ limit, window })`,
+    windowMs: `express-rate-limit's window: a bucket has no window, ${rate} units per interval (default '1s'); or fixedWindow({ limit, window })`,
+    duration: `a peer's window: use interval (ms, or a string such as '1m'; rate-limiter-flexible's duration is seconds), with ${rate} per interval`,
+    blockDuration: LOCKOUT_HINT,
+    ...(rate === 'refillRate' ? { leakRate: "leakyBucket's rate: tokenBucket's is refillRate" } : { refillRate: "tokenBucket's rate: leakyBucket's is leakRate" }),
+  });
+}

@@ -52,3 +52,4 @@ describe('RL_SHORT_WINDOW: a bare-number window or interval under one second', (
     expect(messages).toEqual([]);
   });
 });
+

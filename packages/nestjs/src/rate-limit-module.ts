@@ -1,7 +1,7 @@
 import { Module, type DynamicModule, type FactoryProvider, type ModuleMetadata, type Provider } from '@nestjs/common';
 import { APP_GUARD, DiscoveryModule, DiscoveryService, HttpAdapterHost } from '@nestjs/core';
 import { InvalidOptionError } from '@rl/core';
-import { PrefixRegistry } from '@rl/core/http';
+import { checkOptionNames, PrefixRegistry } from '@rl/core/http';
 import { NestLimit } from './nest-limit.js';
 import type { RateLimitModuleOptions } from './options.js';
 import { RateLimitGuard } from './rate-limit-guard.js';
@@ -55,6 +55,7 @@ export class RateLimitModule {
         inject: options.inject ?? [],
         useFactory: async (...args: unknown[]) => {
           const made = await factory(...args);
+          if (Array.isArray(made)) checkOptionNames(made, ASYNC_OWNER, []);
           if (made?.global !== undefined) throw new InvalidOptionError(`${ASYNC_OWNER}.global`, made.global, 'give global to RateLimitModule.forRootAsync itself, beside useFactory');
           return made;
         },
@@ -95,6 +96,8 @@ function checkGlobal(value: unknown, field: string): boolean {
  */
 function checkOptions(options: RateLimitModuleOptions, owner: string): void {
   if (options === null || typeof options !== 'object') throw new InvalidOptionError(owner, options, 'the module options, for example { algorithm: tokenBucket({ capacity: 20, refillRate: 10 }) }');
+  // An array (@nestjs/throttler's forRoot([{ ttl, limit }])) is refused as itself, before the spread below makes it { 0: … }.
+  if (Array.isArray(options)) checkOptionNames(options, owner, []);
   const { global: _global, ...limitOptions } = options;
   const trial = new NestLimit({ ...limitOptions, observer: undefined, logStoreErrors: false }, owner, undefined, new PrefixRegistry());
   void trial.close();

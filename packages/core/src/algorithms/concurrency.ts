@@ -2,6 +2,7 @@ import type { ConcurrencyAlgorithm, LeaseState } from '../algorithm.js';
 import { decisionFromExact, makePolicy } from '../decision.js';
 import { formatDuration, type Duration } from '../duration.js';
 import { checkOptions, countOption, spanOption } from '../options.js';
+import { warnShortSpan } from '../short-span.js';
 import { ownKeysFields } from './define.js';
 
 export interface ConcurrencyOptions {
@@ -28,6 +29,7 @@ export function concurrency(options: ConcurrencyOptions): ConcurrencyAlgorithm {
   const o = checkOptions(options, ['limit', 'lease'], 'concurrency');
   const limit = countOption(o.limit, 'concurrency.limit');
   const leaseMs = o.lease === undefined ? 60_000 : spanOption(o.lease, 'concurrency.lease');
+  warnShortSpan(o.lease, 'concurrency.lease');
   const policy = makePolicy(limit, leaseMs, `${limit}-concurrent`);
 
   return {

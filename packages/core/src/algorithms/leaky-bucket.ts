@@ -3,6 +3,7 @@ import { decisionFromExact, EPSILON, type Decision } from '../decision.js';
 import { formatDuration, MAX_TIMER_MS, type Duration } from '../duration.js';
 import { InvalidOptionError } from '../errors.js';
 import { checkOptions } from '../options.js';
+import { bucketPeerOptions } from '../peer-option-hints.js';
 import { parseBucketOptions } from './bucket-options.js';
 import { compactFields } from './define.js';
 
@@ -62,7 +63,7 @@ export interface LeakyBucketOptions {
  * reservations leave (as Go's `Reservation.Cancel`); they keep their slots.
  */
 export function leakyBucket(options: LeakyBucketOptions): NumericAlgorithm {
-  const o = checkOptions(options, ['capacity', 'leakRate', 'interval', 'mode'], 'leakyBucket');
+  const o = checkOptions(options, ['capacity', 'leakRate', 'interval', 'mode'], 'leakyBucket', bucketPeerOptions('leakRate'));
   const { capacity, rate: leakRate, intervalMs, policy, common } = parseBucketOptions(o, 'leakyBucket', 'leakRate');
   const mode = o.mode === undefined ? 'meter' : o.mode;
   if (mode !== 'meter' && mode !== 'shape') throw new InvalidOptionError('leakyBucket.mode', o.mode, "'meter' or 'shape'");

@@ -2,6 +2,7 @@ import type { NumericAlgorithm, NumericState, Settlement } from '../algorithm.js
 import { decisionFromExact, EPSILON, type Decision } from '../decision.js';
 import { formatDuration, MAX_TIMER_MS, type Duration } from '../duration.js';
 import { checkOptions } from '../options.js';
+import { bucketPeerOptions } from '../peer-option-hints.js';
 import { parseBucketOptions } from './bucket-options.js';
 import { compactFields } from './define.js';
 
@@ -49,7 +50,7 @@ export interface TokenBucketOptions {
  * give-back above: before any reservation `tail` is the stored refill time.
  */
 export function tokenBucket(options: TokenBucketOptions): NumericAlgorithm {
-  const o = checkOptions(options, ['capacity', 'refillRate', 'interval'], 'tokenBucket');
+  const o = checkOptions(options, ['capacity', 'refillRate', 'interval'], 'tokenBucket', bucketPeerOptions('refillRate'));
   const { capacity, rate: refillRate, intervalMs, policy, common } = parseBucketOptions(o, 'tokenBucket', 'refillRate');
   /** Tokens per millisecond. */
   const rate = refillRate / intervalMs;

@@ -1,6 +1,7 @@
 import { makePolicy, type Policy } from '../decision.js';
 import type { Duration } from '../duration.js';
 import { checkOptions, countOption, optionalBoolean, spanOption } from '../options.js';
+import { WINDOW_PEER_OPTIONS } from '../peer-option-hints.js';
 import { warnShortSpan } from '../short-span.js';
 import type { AlgorithmSpec } from './define.js';
 
@@ -39,7 +40,7 @@ export interface ParsedWindow {
  * header can say both), `countDenied` a boolean (default false); anything else is an unknown option.
  */
 export function parseWindowOptions(options: WindowOptions, owner: string): ParsedWindow {
-  const o = checkOptions(options, ['limit', 'window', 'countDenied'], owner);
+  const o = checkOptions(options, ['limit', 'window', 'countDenied'], owner, WINDOW_PEER_OPTIONS);
   const limit = countOption(o.limit, `${owner}.limit`);
   const windowMs = spanOption(o.window, `${owner}.window`);
   warnShortSpan(o.window, `${owner}.window`);

@@ -4,6 +4,7 @@ import { makeDecision } from '../decision.js';
 import { InvalidOptionError } from '../errors.js';
 import type { LimiterCore } from '../limiter/core.js';
 import { spanOption } from '../options.js';
+import { warnShortSpan } from '../short-span.js';
 import { markBanned } from '../store/blocks.js';
 
 /** How long `deny(req)`'s `true` denies: clients that follow Retry-After come back in an hour. */
@@ -20,6 +21,7 @@ export function refusal(answer: unknown, run: Run, limits: readonly { readonly c
   if (answer === false) return 0;
   const ms = answer === true ? DEFAULT_DENY_MS : typeof answer === 'number' || typeof answer === 'string' ? spanOption(answer, 'deny(req)') : undefined;
   if (ms === undefined) throw new InvalidOptionError('deny(req)', answer, "true, false or a duration such as '10m'");
+  warnShortSpan(answer, 'deny(req)');
   const now = Date.now();
   limits.forEach(({ core }, i) => {
     const algorithm: Algorithm = run.algorithms?.[i] ?? core.algorithm!;

@@ -2,6 +2,7 @@ import type { Algorithm } from '../algorithm.js';
 import { withBlock } from '../algorithms/block.js';
 import { InvalidOptionError, UnsupportedError } from '../errors.js';
 import { optionalBoolean, spanOption } from '../options.js';
+import { warnShortSpan } from '../short-span.js';
 import type { Store } from '../store/interface.js';
 
 /**
@@ -11,6 +12,7 @@ import type { Store } from '../store/interface.js';
  */
 export function parseBlockDuration(value: unknown, algorithm: Algorithm | undefined, store: Store, field: string): number {
   const blockMs = value === undefined ? (algorithm?.blockMs ?? 0) : spanOption(value, field);
+  warnShortSpan(value, field);
   if (blockMs === 0) return 0;
   if (algorithm !== undefined) withBlock(algorithm, blockMs, field);
   checkStoreBlocks(store, field);

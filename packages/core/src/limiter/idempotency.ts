@@ -2,6 +2,7 @@ import { sha256OfUtf16 } from '../runtime.js';
 import type { Duration } from '../duration.js';
 import { InvalidOptionError } from '../errors.js';
 import { spanOption } from '../options.js';
+import { warnShortSpan } from '../short-span.js';
 import type { Decision } from '../decision.js';
 import { markIdempotent, wasConflict, wasReplayed } from '../store/charge-marks.js';
 import { IDEMPOTENCY_FINGERPRINT_LENGTH, IDEMPOTENCY_ID_LENGTH, MAX_IDEMPOTENCY_REPLAYS, type IdempotentCharge, type MaybePromise } from '../store/interface.js';
@@ -69,6 +70,7 @@ export function parseIdempotencyOptions(o: Pick<IdempotencyOptions, 'idempotency
       `an integer from 1 to ${MAX_IDEMPOTENCY_REPLAYS}: how many retries of one admitted request are answered again without a charge (default ${DEFAULT_IDEMPOTENCY_MAX_REPLAYS}); to replay none, leave idempotencyKey out`,
     );
   }
+  warnShortSpan(ttl, `${name}.idempotencyTtl`);
   return {
     ttlMs: ttl === undefined ? DEFAULT_IDEMPOTENCY_TTL_MS : spanOption(ttl, `${name}.idempotencyTtl`),
     maxIds: maxIds === undefined ? DEFAULT_IDEMPOTENCY_MAX_IDS : maxIds,

@@ -2,6 +2,7 @@ import type { Algorithm } from '../algorithm.js';
 import type { Duration } from '../duration.js';
 import { InvalidOptionError, UnsupportedError } from '../errors.js';
 import { checkOptions, isPrintableAscii, spanOption } from '../options.js';
+import { warnShortSpan } from '../short-span.js';
 import { chargeOptionsOf, checkKey, rateCall } from './call-input.js';
 import type { LimiterCore } from './core.js';
 import type { LeaseDecision } from './lease.js';
@@ -40,6 +41,7 @@ export function reserveOf(core: LimiterCore, key: string, cost: number, options:
 export async function blockOf(core: LimiterCore, key: string, duration: Duration, options: BlockOptions | undefined): Promise<BlockEvent> {
   checkKey(key);
   const durationMs = spanOption(duration, 'limiter.block.duration');
+  warnShortSpan(duration, 'limiter.block.duration');
   const o = checkOptions(options === undefined ? {} : options, ['reason'], 'limiter.block.options');
   const reason = o.reason;
   if (reason !== undefined && (typeof reason !== 'string' || reason.length > 200 || !isPrintableAscii(reason))) {

@@ -3,6 +3,7 @@ import { checkOverride } from '../algorithms/override.js';
 import type { Duration } from '../duration.js';
 import { InvalidOptionError, UnsupportedError } from '../errors.js';
 import { checkOptions, spanOption } from '../options.js';
+import { warnShortSpan } from '../short-span.js';
 import type { StoredOverride } from '../store/interface.js';
 import { checkKey } from './call-input.js';
 import type { LimiterCore } from './core.js';
@@ -26,6 +27,7 @@ export async function setOverrideOf(core: LimiterCore, key: string, algorithm: A
   const o = checkOptions(options, ['ttl'], 'limiter.setOverride.options');
   if (o.ttl === undefined) throw new InvalidOptionError('limiter.setOverride.options.ttl', undefined, "a duration such as '30d' (an override always ends; set it again to extend it)");
   const ttlMs = spanOption(o.ttl, 'limiter.setOverride.options.ttl');
+  warnShortSpan(o.ttl, 'limiter.setOverride.options.ttl');
   await core.operate(key, 'override', (storeKey, now) => store.setOverride!(storeKey, override, ttlMs, now));
 }
 
