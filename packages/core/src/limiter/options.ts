@@ -70,8 +70,7 @@ export interface LimiterOptions extends SettleOptions, IdempotencyOptions {
   /**
    * Longest wait for the store before the failure policy applies (at most 24 days, the longest Node
    * timer). Default: 50 ms for remote stores, none for local ones. `false` disables it. Its timer never
-   * keeps the process alive. An operator's call (`reset`, `block`, `unblock`, `setOverride`, …) gets
-   * this or 1 s, the longer: it may wait for more than one round trip (the Redis store's confirmations).
+   * keeps the process alive. An operator's call (`reset`, `block`, `setOverride`, …) gets this or 1 s, the longer.
    */
   timeout?: Duration | false;
   /** What to do when the store fails or times out. Default `'deny'` (fail closed; the HTTP layer answers 503 with Retry-After). */
