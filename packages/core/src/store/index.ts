@@ -7,9 +7,20 @@
  * Redis Cluster's nodes) names each key's part with the optional {@link Store.failureDomain}: the
  * limiter then keeps a store-down circuit per part, and a failed part fails only its own keys.
  */
-export type { Store, StoreCapabilities, MaybePromise, ChargeGroup, IdempotentCharge, StoredOverride } from './interface.js';
+export type {
+  Store,
+  StoreCapabilities,
+  MaybePromise,
+  Charge,
+  Charged,
+  ChargeTook,
+  TimedCharge,
+  ChargeAllOptions,
+  GiveBack,
+  IdempotentCharge,
+  StoredOverride,
+} from './interface.js';
 export { IDEMPOTENCY_ID_LENGTH, IDEMPOTENCY_FINGERPRINT_LENGTH, MAX_IDEMPOTENCY_REPLAYS } from './interface.js';
-export { markRolledBack, markNotAsked, tookNothing, wasNotAsked, markReplayed, wasReplayed, markConflict, wasConflict } from './charge-marks.js';
 export type { Algorithm, AlgorithmKind, Settlement } from '../algorithm.js';
 export type { Decision, DecisionReason, Policy } from '../decision.js';
 export { InvalidOptionError, ResetUnconfirmedError, StoreError, StoreClosedError, UnsupportedError } from '../errors.js';

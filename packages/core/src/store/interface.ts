@@ -30,7 +30,7 @@ export interface StoreCapabilities {
    */
   readonly overrides?: readonly Algorithm['kind'][];
   /**
-   * The store runs reservations (`consume` with a `maxDelayMs`, and `undo` with the reservation's
+   * The store runs reservations (`charge` with a `maxDelayMs`, and `giveBack` with the reservation's
    * `delayMs`) for every rate algorithm it lists. A limiter's `reserve` on a store without it throws
    * `UnsupportedError`.
    */
@@ -41,7 +41,7 @@ export interface StoreCapabilities {
    */
   readonly settle?: boolean;
   /**
-   * The store runs idempotent charges (`consume` with an {@link IdempotentCharge}, `undo` with its
+   * The store runs idempotent charges (`charge` with an {@link IdempotentCharge}, `giveBack` with its
    * id) for every rate algorithm it lists. A limiter given an idempotency key on a store without it
    * throws `UnsupportedError`.
    */
@@ -55,7 +55,7 @@ export const IDEMPOTENCY_FINGERPRINT_LENGTH = 8;
 export const MAX_IDEMPOTENCY_REPLAYS = 1_000;
 
 /**
- * An idempotent charge (see {@link Store.consume}): the request's id and fingerprint, each digested to
+ * An idempotent charge (see {@link Store.charge}): the request's id and fingerprint, each digested to
  * a fixed length of base64url characters ({@link IDEMPOTENCY_ID_LENGTH}, {@link
  * IDEMPOTENCY_FINGERPRINT_LENGTH}), and how long and how many per key the store remembers decisions.
  */
@@ -82,12 +82,94 @@ export interface StoredOverride {
   readonly expiresAt: number;
 }
 
-/** The consumes of one request on one store, decided together (see {@link Store.group}). */
-export interface ChargeGroup {
-  /** Set before each consume: whether its denial denies the request (false for a dry-run limit, which is charged but never enforced). */
-  enforced: boolean;
-  /** Ends the group: its consumes are sent (once: a second call does nothing). */
-  close(): void;
+/**
+ * One charge, as the limiter hands it to a store (see {@link Store.charge}): a record, so that a later
+ * attribute of a charge is a field here, never one more parameter. Built once per charge and never
+ * changed; a store may keep it until it answers (a batch), never after.
+ */
+export interface Charge {
+  /** The full storage key (the limiter's prefix included). */
+  readonly key: string;
+  readonly algorithm: Algorithm;
+  /** The units charged (`cost > 0`, checked by the caller: see `checkCost`). */
+  readonly cost: number;
+  /**
+   * A reservation: the longest wait accepted, in ms, from 0 to the algorithm's `maxReserveMs` (only
+   * stores that declare `capabilities.reservations` are given one). Absent: a consume, which cannot wait.
+   */
+  readonly maxDelayMs?: number;
+  /** An idempotent charge (only stores that declare `capabilities.idempotency` are given one). */
+  readonly idempotency?: IdempotentCharge;
+  /**
+   * In a {@link Store.chargeAll}: `false` for a dry-run limit, charged but never enforced (its denial
+   * does not stop the others). Absent: enforced. A charge alone ignores it.
+   */
+  readonly enforced?: boolean;
+}
+
+/**
+ * What a charge took from the store (see {@link Charged.took}):
+ * - `'charged'`: the step ran and recorded what the decision says (an admission took the cost; a
+ *   denial took nothing, or what the algorithm records of a denial);
+ * - `'rolled-back'`: admitted, then given back in the same atomic step because a later enforced charge
+ *   of its {@link Store.chargeAll} denied (or would hold the request past `holdMs`);
+ * - `'not-asked'`: a charge of a {@link Store.chargeAll} after an enforced denial, never decided (its
+ *   decision is an empty denial that reports nothing);
+ * - `'replayed'`: an idempotent charge answered by the remembered decision of an earlier one, charging
+ *   nothing (the decision is allowed, with the original's `at` and slot, and the numbers of now);
+ * - `'nothing'`: decided without the store (the failure policy, the deny cache, a quota lease's block):
+ *   never said by a store.
+ */
+export type ChargeTook = 'charged' | 'rolled-back' | 'not-asked' | 'replayed' | 'nothing';
+
+/** The answer to one {@link Charge}: the decision, and what the charge took (a record, not marks beside the decision). */
+export interface Charged {
+  readonly decision: Decision;
+  readonly took: ChargeTook;
+  /** An idempotent charge whose id was remembered with another fingerprint: decided and charged as a new request. */
+  readonly conflict?: boolean;
+  /**
+   * The id ({@link IdempotentCharge.id}) the store remembered this admitting decision under: a
+   * give-back passes it on to forget it. Absent for a replay, a conflict (the record is the first
+   * request's), a denial, and a charge that was not idempotent.
+   */
+  readonly idempotencyId?: string;
+}
+
+/** A charge and the time it is decided at (see {@link Store.charge}'s `now`), for {@link Store.chargeAll}. */
+export interface TimedCharge {
+  readonly charge: Charge;
+  readonly now: number | undefined;
+}
+
+/** The options of {@link Store.chargeAll}. */
+export interface ChargeAllOptions {
+  /** The longest an enforced charge may hold the request (its decision's `delayMs`), in ms; `Infinity`: no bound. */
+  readonly holdMs: number;
+}
+
+/**
+ * Units given back (see {@link Store.giveBack}): a record, as {@link Settlement} is.
+ */
+export interface GiveBack {
+  /** The full storage key. */
+  readonly key: string;
+  readonly algorithm: Algorithm;
+  /** The units given back (`cost > 0`). */
+  readonly cost: number;
+  /**
+   * The charge's {@link Decision.at}: the store gives back only to the window the request was charged
+   * in, never raising the balance above what it would be had the request not been charged (the
+   * algorithm's `undo` says how). Absent: the older rollback right after a charge.
+   */
+  readonly chargedAt?: number;
+  /**
+   * With `chargedAt`: the reservation's {@link Decision.delayMs}, a cancel, which gives back to the
+   * reservation's slot (a store without `capabilities.reservations` is never given one). Absent or 0: none.
+   */
+  readonly delayMs?: number;
+  /** The charge's {@link Charged.idempotencyId}: its remembered decision is forgotten in the same step, so a retry of a request given back is decided afresh. */
+  readonly idempotencyId?: string;
 }
 
 /**
@@ -103,44 +185,38 @@ export interface ChargeGroup {
 export interface Store {
   readonly capabilities: StoreCapabilities;
   /**
-   * Decides and records `cost` units (`cost > 0`): the one charge of a store, in one atomic step of
-   * the algorithm (`step(…, maxDelay)`). Without `maxDelayMs` a consume: the request cannot wait.
+   * Decides and records `charge.cost` units (`cost > 0`): the one charge of a store, in one atomic step
+   * of the algorithm (`step(…, maxDelay)`). Without `maxDelayMs` a consume: the request cannot wait.
    * With `maxDelayMs` (from 0 to the algorithm's `maxReserveMs`; only stores that declare
    * `capabilities.reservations` are given one) a reservation: the units are taken now for the
    * earliest slot at most `maxDelayMs` ahead, and the decision's `delayMs` is the wait until it;
-   * denied, nothing is taken.
+   * denied, nothing is taken. Answers `took: 'charged'` except for the replay below.
    *
    * With `idempotency` (only stores that declare `capabilities.idempotency` are given one) the same
    * atomic step, once the key's block is read, looks for the id among the key's remembered decisions
    * (per key and algorithm kind, for `ttlMs`): one of the same fingerprint that has been answered
-   * again fewer than `maxReplays` times is answered again and nothing is charged (the decision is
-   * marked with `markReplayed`: allowed, its `at` and the slot of the original, the numbers of now;
-   * the record counts the replay); one of another fingerprint leaves the charge as any other (marked
-   * `markConflict`); one that has used its replays leaves it as any other too, unmarked. An admitting
-   * decision that is not a replay nor a conflict is remembered under the id (a denial never is: a
-   * retry of a denied request is decided afresh), its count of replays at 0, replacing the id's spent
-   * record, at most `maxIds` per key, the oldest forgotten first. While the key is blocked (a lockout,
-   * a ban: an algorithm that `checksBlocks`) the charge gets the block's denial as any charge does,
-   * its id neither looked up nor written: a ban or a lockout outranks a replay, and the record is
-   * kept as it was, so that a retry once the block ends (or is lifted) replays.
+   * again fewer than `maxReplays` times is answered again and nothing is charged (`took:
+   * 'replayed'`: allowed, its `at` and the slot of the original, the numbers of now; the record counts
+   * the replay); one of another fingerprint leaves the charge as any other (`conflict: true`); one that
+   * has used its replays leaves it as any other too. An admitting decision that is not a replay nor a
+   * conflict is remembered under the id (`idempotencyId` set; a denial never is: a retry of a denied
+   * request is decided afresh), its count of replays at 0, replacing the id's spent record, at most
+   * `maxIds` per key, the oldest forgotten first. While the key is blocked (a lockout, a ban: an
+   * algorithm that `checksBlocks`) the charge gets the block's denial as any charge does, its id
+   * neither looked up nor written: a ban or a lockout outranks a replay, and the record is kept as it
+   * was, so that a retry once the block ends (or is lifted) replays.
    */
-  consume(key: string, algorithm: Algorithm, cost: number, now: number | undefined, maxDelayMs?: number, idempotency?: IdempotentCharge): MaybePromise<Decision>;
+  charge(charge: Charge, now: number | undefined): MaybePromise<Charged>;
   /** Decides for `cost` units (0 allowed) and records nothing. */
   peek(key: string, algorithm: Algorithm, cost: number, now: number | undefined): MaybePromise<Decision>;
   /**
-   * Gives back `cost` units admitted by an earlier `consume` (a rollback when a combined limit denies,
-   * a response whose outcome is not counted). `chargedAt` is that consume's {@link Decision.at}: the
-   * store then gives back only to the window the request was charged in, and never raises the balance
-   * above what it would be had the request not been charged (the algorithm's `undo` says how; every
-   * store applies it alike). Without `chargedAt`, the older rollback right after a charge. `delayMs`
-   * (with `chargedAt`; a store without `capabilities.reservations` is never given one) is the
-   * reservation's {@link Decision.delayMs}: a cancel, which gives back to the reservation's slot.
-   * `idempotencyId` (the charge's {@link IdempotentCharge.id}) forgets its remembered decision in the
-   * same step: a retry of a request given back is decided afresh.
+   * Gives back `back.cost` units admitted by an earlier {@link charge} (a rollback when a combined
+   * limit denies, a response whose outcome is not counted, a reservation's cancel): see {@link GiveBack}
+   * for where they go. Every store applies the algorithm's `undo` alike.
    */
-  undo(key: string, algorithm: Algorithm, cost: number, now: number | undefined, chargedAt?: number, delayMs?: number, idempotencyId?: string): MaybePromise<void>;
+  giveBack(back: GiveBack, now: number | undefined): MaybePromise<void>;
   /**
-   * Settles a charge of an earlier `consume` at the request's real cost, in one atomic step of the
+   * Settles a charge of an earlier {@link charge} at the request's real cost, in one atomic step of the
    * algorithm (its `settle`, see `Settlement`): the difference is given back or charged, in the window
    * the request was charged in, never denied, never past `settlement.maxDebt`. Only stores that
    * declare `capabilities.settle` have it; callers pass a rate algorithm and `actual !== cost`.
@@ -207,18 +283,17 @@ export interface Store {
    */
   watchResets?(listener: (storageKey: string | undefined, hearing?: boolean) => void): void;
   /**
-   * Optional, for a store whose calls go through I/O: decides the consumes made on it while the
-   * returned group is open (the rate limits of one request, made in order, synchronously, between this
-   * call and {@link ChargeGroup.close}) together, in one atomic step where it can: charged in order
-   * until the first denial of an enforced consume, and then none charged at all (what the earlier
-   * ones took is given back in the same step, their decisions marked with `markRolledBack`; the
-   * later ones are not asked, `markNotAsked`), nor when an enforced consume would hold the
-   * request longer than `holdMs` (ms; `Infinity`: no bound). Consumes it cannot decide in that one
-   * step (a Cluster's other slots) are decided as alone; the engine gives back what they took. Each
-   * consume still returns its own decision, as without the group. A local store needs none: a
-   * synchronous run of consumes and give-backs is already one step.
+   * Optional, for a store whose calls go through I/O: decides the charges of one request (its rate
+   * limits, in order) together, in one atomic step where it can: charged in order until the first
+   * denial of an enforced charge, and then none charged at all (what the earlier ones took is given
+   * back in the same step: `took: 'rolled-back'`; the later ones are not asked: `'not-asked'`), nor
+   * when an enforced charge would hold the request longer than `options.holdMs`. Charges it cannot
+   * decide in that one step (a Cluster's other slots) are decided as alone; the caller gives back what
+   * they took. Returns one answer per charge, in order, each settling (or failing) on its own, so that
+   * each limit keeps its own timeout and failure policy. A local store needs none: a synchronous run
+   * of charges and give-backs is already one step.
    */
-  group?(holdMs: number): ChargeGroup;
+  chargeAll?(charges: readonly TimedCharge[], options: ChargeAllOptions): readonly Promise<Charged>[];
   /** Stops timers and connections owned by the store. */
   close?(): MaybePromise<void>;
 }
