@@ -1,3 +1,4 @@
+import { StoreError } from '../errors.js';
 import type { LimiterCore } from '../limiter/core.js';
 import type { ChargeAnswer, StoreCall } from '../limiter/charge-path.js';
 import type { Charge, Charged, MaybePromise, Store, TimedCharge } from '../store/interface.js';
@@ -288,7 +289,7 @@ export class ChargeBatch {
     for (let i = 0; i < waiting.length; i++) {
       const w = waiting[i]!;
       const answer = answers[i];
-      if (answer === undefined) w.reject(new Error(`Store.chargeAll answered ${answers.length} of ${charges.length} charges`));
+      if (answer === undefined) w.reject(new StoreError(`Store.chargeAll answered ${answers.length} of ${charges.length} charges`));
       else answer.then(w.resolve, w.reject);
     }
   }

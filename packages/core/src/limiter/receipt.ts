@@ -25,30 +25,33 @@ class Receipt implements ChargeReceipt {
 
 type Receipted = Decision & { [RECEIPT]?: Receipt };
 
-const PLAIN: ChargeReceipt = Object.freeze({ took: 'charged', conflict: false, idempotencyId: undefined });
+const CHARGED: ChargeReceipt = Object.freeze({ took: 'charged', conflict: false, idempotencyId: undefined });
+const NOTHING: ChargeReceipt = Object.freeze({ took: 'nothing', conflict: false, idempotencyId: undefined });
 
 /**
- * The decision of `charged`, as a limiter's verb returns it: a charge that is not plain (a replay, a
- * conflict, an idempotent charge the store remembers, units from a quota lease, a decision made
- * without the store) carries its receipt on the decision itself, under a symbol and not enumerable,
- * so the documented shape of a decision is unchanged. A plain charge carries none (the common case
- * allocates nothing more).
+ * The decision of `charged`, as a limiter's verb returns it. Only what its `reason` and the plain
+ * case cannot say is carried (an idempotent charge's replay, conflict, or the id the store remembers
+ * it under): as a receipt on the decision itself, under a symbol and not enumerable, so the
+ * documented shape of a decision is unchanged. Every other decision carries none (the common case,
+ * and a cached denial, allocate nothing more): a decision with a `reason` took nothing; one without
+ * took its units (from the store, or from a quota lease's block, which a give-back reaches alike).
  */
 export function receipted(charged: Charged): Decision {
   const { decision, took } = charged;
   const conflict = charged.conflict === true;
-  if (took === 'charged' && !conflict && charged.idempotencyId === undefined) return decision;
+  if (took !== 'replayed' && !conflict && charged.idempotencyId === undefined) return decision;
   attach(decision, new Receipt(took, conflict, charged.idempotencyId, false));
   return decision;
 }
 
 /**
  * What `decision` (returned by a limiter's `consume`, `consumeSync` or `reserve`) says of its charge:
- * `took` `'replayed'` for an idempotent retry answered by the first request's decision, `conflict`
- * for an idempotency key another request used; a decision that carries no receipt is a plain charge.
+ * `took` `'replayed'` for an idempotent retry answered by the first request's decision (nothing was
+ * charged), `'nothing'` for a decision made without the store (it has a `reason`), else `'charged'`;
+ * `conflict` for an idempotency key another request used with another fingerprint (charged as new).
  */
 export function receiptOf(decision: Decision): ChargeReceipt {
-  return (decision as Receipted)[RECEIPT] ?? PLAIN;
+  return (decision as Receipted)[RECEIPT] ?? (decision.reason === undefined ? CHARGED : NOTHING);
 }
 
 /** `decision`'s charge as a record (see {@link receiptOf}): what a give-back or a settle of it reads. */
@@ -69,7 +72,7 @@ export function settleOnce(decision: Decision): boolean {
     receipt.settled = true;
     return true;
   }
-  attach(decision, new Receipt('charged', false, undefined, true));
+  attach(decision, plainReceipt(decision, true));
   return true;
 }
 
@@ -82,11 +85,16 @@ export function isSettled(decision: Decision): boolean {
 export function withReceiptOf<D extends Decision>(decision: Decision, copy: D): D {
   let receipt = (decision as Receipted)[RECEIPT];
   if (receipt === undefined) {
-    receipt = new Receipt('charged', false, undefined, false);
+    receipt = plainReceipt(decision, false);
     attach(decision, receipt);
   }
   attach(copy, receipt);
   return copy;
+}
+
+/** The receipt of a decision that carried none (see {@link receiptOf}), `settled` or not. */
+function plainReceipt(decision: Decision, settled: boolean): Receipt {
+  return new Receipt(decision.reason === undefined ? 'charged' : 'nothing', false, undefined, settled);
 }
 
 function attach(decision: Decision, receipt: Receipt): void {
