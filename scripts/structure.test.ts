@@ -277,7 +277,7 @@ describe('production sources', () => {
     expect(internal).toEqual([]);
   });
 
-  it('gives a store one charge method: Store has consume (a maxDelayMs makes it a reservation), no reserve', () => {
+  it('gives a store one charge method, of a record: Store.charge(charge, now) (a maxDelayMs makes it a reservation), no consume, no reserve', () => {
     const source = parsed.get(join(packagesDir, 'core', 'src', 'store', 'interface.ts'))!;
     const store = source.statements.find(
       (statement): statement is ts.InterfaceDeclaration =>
@@ -285,20 +285,14 @@ describe('production sources', () => {
     )!;
     const members = (name: string): ts.TypeElement[] =>
       store.members.filter((member) => nameText(member.name, source) === name);
-    // An idempotent charge is an optional argument of the same consume (`Store.consume`), not a verb of its own.
-    const consume = members('consume');
-    expect(consume).toHaveLength(1);
-    const parameters = (consume[0] as ts.MethodSignature).parameters.map((parameter) =>
+    // An idempotent charge, a reservation, a dry-run limit's charge: fields of the one record, not verbs of their own.
+    const charge = members('charge');
+    expect(charge).toHaveLength(1);
+    const parameters = (charge[0] as ts.MethodSignature).parameters.map((parameter) =>
       parameter.getText(source).replace(/\s+/g, ' '),
     );
-    expect(parameters).toEqual([
-      'key: string',
-      'algorithm: Algorithm',
-      'cost: number',
-      'now: number | undefined',
-      'maxDelayMs?: number',
-      'idempotency?: IdempotentCharge',
-    ]);
+    expect(parameters).toEqual(['charge: Charge', 'now: number | undefined']);
+    expect([members('consume'), members('undo'), members('group')]).toEqual([[], [], []]);
     expect(members('reserve')).toEqual([]);
   });
 });
