@@ -113,10 +113,11 @@ describe('production sources', () => {
     expect(internal).toEqual([]);
   });
 
-  it('gives a store one charge method: Store has consume (a maxDelayMs makes it a reservation), no reserve', () => {
+  it('gives a store one charge method: Store has charge, taking a Charge record (a maxDelayMs makes it a reservation), no reserve', () => {
     const store = readFileSync(join(packagesDir, 'core', 'src', 'store', 'interface.ts'), 'utf8');
-    // An idempotent charge is an optional argument of the same consume (`Store.consume`), not a verb of its own.
-    expect(store).toMatch(/\n {2}consume\(key: string, algorithm: Algorithm, cost: number, now: number \| undefined, maxDelayMs\?: number, idempotency\?: IdempotentCharge\)/);
+    // A reservation and an idempotent charge are fields of the same record (`Charge`), not verbs of their own.
+    expect(store).toMatch(/\n {2}charge\(charge: Charge, now: number \| undefined\): MaybePromise<Charged>;/);
+    expect(store).toMatch(/\n {2}readonly maxDelayMs\?: number;[\s\S]*\n {2}readonly idempotency\?: IdempotentCharge;/);
     expect(store).not.toMatch(/\n {2}reserve\??\(/);
   });
 });

@@ -50,14 +50,15 @@ for (const name of Object.keys(RL_ALGORITHMS)) {
     return { call: (key) => limiter.consume(key), sync: false, note: 'await limiter.consume(key)' };
   };
 }
-// The same limiter without the promise: the store's synchronous answer (what consume wraps).
-CONTENDERS['rl token-bucket (sync store.consume)'] = async () => {
+// The same limiter without the promise: the store's synchronous answer (what consume wraps), one
+// `Charge` record in and one `Charged` record out per call, as the limiter makes them.
+CONTENDERS['rl token-bucket (sync store.charge)'] = async () => {
   const limiter = rlLimiter('token-bucket');
   const { store, algorithm } = limiter;
   return {
-    call: (key) => store.consume(limiter.storageKey(key), algorithm, 1, undefined),
+    call: (key) => store.charge({ key: limiter.storageKey(key), algorithm, cost: 1 }, undefined).decision,
     sync: true,
-    note: 'limiter.store.consume(limiter.storageKey(key), algorithm, 1, undefined), no await',
+    note: 'limiter.store.charge({ key: limiter.storageKey(key), algorithm, cost: 1 }, undefined).decision, no await',
     extra: true,
   };
 };

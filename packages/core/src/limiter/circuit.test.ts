@@ -228,7 +228,7 @@ describe('the limiter behind its open circuit, in a loop', () => {
     const skipped = coreOf(limiter)!.charge('k', 1, limiter.algorithm!);
     expect(skipped).not.toBeInstanceOf(Promise);
     expect(skipped).toMatchObject({ allowed: false, reason: 'store-error' });
-    expect(store.calls).toEqual(['consume k']);
+    expect(store.calls).toEqual(['charge k']);
   });
 });
 
