@@ -230,7 +230,7 @@ describe('the limiter behind its open circuit, in a loop', () => {
     const skipped = core.charge(core.chargeOf('k', 1, limiter.algorithm!));
     expect(skipped).not.toBeInstanceOf(Promise);
     expect((skipped as ChargeAnswer).decision).toMatchObject({ allowed: false, reason: 'store-error' });
-    expect(store.calls).toEqual(['consume k']);
+    expect(store.calls).toEqual(['charge k']);
   });
 });
 

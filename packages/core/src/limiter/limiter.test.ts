@@ -223,7 +223,7 @@ describe('a clock that returns a time that is not finite, or beyond the range of
     // A give-back never rejects: it is lost and reported.
     await expect(limiter.undo('k')).resolves.toBeUndefined();
     expect(events.map((e) => e.error)).toEqual([clockError]);
-    expect(store.calls).toEqual(['consume k']);
+    expect(store.calls).toEqual(['charge k']);
     now = 0;
     expect(limiter.consumeSync('k').remaining).toBe(1);
   });
@@ -261,7 +261,7 @@ describe('undo with the decision of the request', () => {
     await limiter.consume('k');
     const denied = await limiter.consume('k');
     expect(denied.allowed).toBe(false);
-    const undos = () => store.calls.filter((call) => call.startsWith('undo')).length;
+    const undos = () => store.calls.filter((call) => call.startsWith('giveBack')).length;
     // A denial charged nothing: no store call.
     await limiter.undo('k', 1, denied);
     expect(undos()).toBe(0);
@@ -282,7 +282,7 @@ describe('undo with the decision of the request', () => {
     expect(admitted).toMatchObject({ allowed: true, reason: 'store-error', at: 5 });
     store.failure = undefined;
     await limiter.undo('k', 1, admitted);
-    expect(store.calls.filter((call) => call.startsWith('undo'))).toEqual([]);
+    expect(store.calls.filter((call) => call.startsWith('giveBack'))).toEqual([]);
   });
 });
 
