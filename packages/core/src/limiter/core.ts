@@ -215,7 +215,7 @@ export class LimiterCore {
    * forgotten), and the charge is then settled; without, a rollback right after the charge. A replay
    * took nothing and gives back nothing (its original's record stays). Never rejects (see {@link freeing}).
    */
-  giveBack(charge: Charge, charged?: Charged): MaybePromise<void> {
+  giveBack(charge: Charge, charged?: ChargeAnswer): MaybePromise<void> {
     const { key: storeKey, algorithm, cost } = charge;
     if (charged === undefined) return this.freeing(storeKey, this.guard.giveBack({ key: storeKey, algorithm, cost }));
     const decision = charged.decision;
@@ -243,7 +243,7 @@ export class LimiterCore {
    * back as a charge of its own). The store's ability to settle was checked when the verb or the
    * middleware was built.
    */
-  settle(charge: Charge, charged: Charged, actual: number): Settling {
+  settle(charge: Charge, charged: ChargeAnswer, actual: number): Settling {
     const { decision, took } = charged;
     if (!decision.allowed || decision.reason !== undefined || (took !== 'charged' && took !== 'leased')) return IGNORED;
     if (!settleOnce(decision)) {
@@ -271,7 +271,7 @@ export class LimiterCore {
   }
 
   /** The give-back of a reservation (or a shaper's consume) that will not be used: its units at its slot, the observers told (only them when its group gave it back). */
-  cancel(charge: Charge, charged: Charged): MaybePromise<void> {
+  cancel(charge: Charge, charged: ChargeAnswer): MaybePromise<void> {
     if (charged.took !== 'replayed') this.observation?.reservationCancelled(charge.cost);
     const tookUnits = charged.took === 'charged' || charged.took === 'leased';
     return !tookUnits || isSettled(charged.decision) ? undefined : this.giveBack(charge, charged);

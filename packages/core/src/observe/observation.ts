@@ -1,5 +1,5 @@
 import type { Decision } from '../decision.js';
-import type { Charged } from '../store/interface.js';
+import type { ChargeAnswer } from '../limiter/charge-path.js';
 import { InvalidOptionError, errorDocsUrl } from '../errors.js';
 import type { DecisionEvent, DecisionOutcome, HoldEvent, LeaseUnitsEvent, Observer } from './observer.js';
 import { emitWarning } from '../runtime.js';
@@ -48,7 +48,7 @@ export class Observation {
   }
 
   /** The answer to one charge of `cost` units for `storeKey`; `storeMs` when the store answered it. */
-  decision(charged: Charged, cost: number, storeMs: number | undefined, storeKey: string): void {
+  decision(charged: ChargeAnswer, cost: number, storeMs: number | undefined, storeKey: string): void {
     const decision = charged.decision;
     for (const entry of this.entries) {
       const decide = entry.observer.decision;
