@@ -85,7 +85,7 @@ export class HttpRateLimiter<Req> {
     this.limitNames = config.limits.map((l) => l.name);
     const cores = this.limiters.map((limiter) => coreOf(limiter)!);
     if (config.observer !== undefined) {
-      config.limits.forEach((limit, i) => cores[i]!.observe(config.observer!, limit.name, config.observeKeys, limit.dryRun, `${config.owner}.observer`));
+      config.limits.forEach((limit, i) => cores[i]!.observe(config.observer!, { limit: limit.name, keys: config.observeKeys, dryRun: limit.dryRun, field: `${config.owner}.observer` }));
     }
     if (config.logStoreErrors) new OutageLog(config.limits.map((l, i) => ({ limiter: this.limiters[i]!, name: l.name })), binding.logger ?? consoleLogger);
 

@@ -77,7 +77,7 @@ export class Limiter extends EventEmitter {
    * `options.keys` puts the request's key in them (default false). Returns the limiter.
    */
   observe(observer: Observer, options: ObserveOptions = {}): this {
-    this.#core.observe(observer, options.name ?? this.name, options.keys === true, false, 'limiter.observe.observer');
+    this.#core.observe(observer, { limit: options.name ?? this.name, keys: options.keys === true, dryRun: false, field: 'limiter.observe.observer' });
     return this;
   }
 
