@@ -4,12 +4,16 @@
 // decision tree (responder.ts, over what each adapter does in its idiom: response-io.ts), the one
 // module that writes every header format (headers.ts, through header-access.ts), the default key
 // (default-key.ts) and client-IP keys with IPv6 grouping (keys.ts), the trust-all-proxies probe
-// (trust-probe.ts), holds (hold.ts), the response side of a Fetch runtime's request (fetch-exchange.ts) and its
+// (trust-probe.ts), holds (hold.ts), a route's options merged over its parent's (route-options.ts), the
+// default store and its owner (default-store.ts), the response side of a Fetch runtime's request (fetch-exchange.ts) and its
 // client address (fetch-client.ts), the problem body (problem.ts) and what a user function's throw
 // becomes on a framework's error path (thrown-value.ts).
 export { HttpRateLimiter, withLimiter, type LimiterHandle } from './rate-limiter.js';
 export { keyControls, type KeyControls, type HttpOverrideOptions, type OverrideTarget } from './key-controls.js';
 export { checkOptionNames } from './options.js';
+export { mergeRouteOptions, type RouteSetting, type RouteStateOptions } from './route-options.js';
+export { DefaultStore } from './default-store.js';
+export { DefaultKey } from './default-key.js';
 export type { HttpRateLimitOptions, LimitOptions, WaitOptions, KeyFunction, CostFunction, ActualCostFunction, SkipFunction, DenyFunction, IdempotencyKeyFunction, FingerprintFunction } from './option-types.js';
 export { checkAdapterFunctions, requestHeader, type FrameworkBinding, type RequestHeaders, type NodeRequestHeaders, type FetchRequestHeaders } from './binding.js';
 export { FetchExchange, fetchHeaderAccess } from './fetch-exchange.js';
