@@ -98,7 +98,7 @@ export class HttpRateLimiter<Req> {
     const composition = new Composition<RateLimitResult>(this.limiters, (run, of) => new RateLimitResult(run, of, source), { maxDelayMs: config.maxDelayMs, dryRun, idempotent });
     this.hasLeases = composition.hasLeases;
     const sharedKey = config.key ?? new DefaultKey(binding, config.ipv6Subnet).of;
-    this.evaluation = new Evaluation(config.limits, { key: sharedKey, line: binding.requestLine?.bind(binding), deny: config.deny }, config.skip, composition, config.maxDelayMs);
+    this.evaluation = new Evaluation(config.limits, { key: sharedKey, line: binding.requestLine?.bind(binding), deny: config.deny, skip: config.skip }, composition, config.maxDelayMs);
     this.decide = this.evaluation.decide;
     const headers = new HeaderWriter(
       config.headers,
