@@ -87,8 +87,7 @@ export function withRateLimit<Args extends unknown[]>(handler: FetchHandler<Args
       headers: (request) => request.headers,
       line: (request) => `${request.method} ${pathOf(request.url)}`,
     },
-    'a function (request, result) returning the denial response',
-    '(request, response)',
+    { onLimit: 'a function (request, result) returning the denial response', requestWasSuccessful: '(request, response)' },
   );
   const limiter = new HttpRateLimiter<Request>(withResponseArguments(options), binding);
   const requestWasSuccessful = options.requestWasSuccessful;

@@ -73,8 +73,7 @@ export function rateLimit(options: RateLimitOptions): RateLimitMiddleware {
       headers: requestHeaders,
       line: (c) => `${c.req.method} ${c.req.path}`,
     },
-    'a function (c, result) returning the denial response',
-    '(c)',
+    { onLimit: 'a function (c, result) returning the denial response', requestWasSuccessful: '(c)' },
   );
   const limiter = new HttpRateLimiter<Context>(options, binding);
   const requestWasSuccessful = options.requestWasSuccessful;
