@@ -327,7 +327,7 @@ describe('sliding log records', () => {
     // A running sum after dropping the record at 0 is 0.7000000000000001; the records add up to 0.7:
     // the last request fits under limit + EPSILON only with the latter.
     for (const [cost, now] of [[0.1, 0], [0.1, 500], [0.6, 600], [1, 1000], [0.3000000010000002, 1001]] as const) {
-      const [fromRedis, fromMemory] = (await Promise.all([store.charge({ key: 'k', algorithm: log, cost }, now), memory.charge({ key: 'k', algorithm: log, cost }, now)])).map((c) => c.decision);
+      const [fromRedis, fromMemory] = await Promise.all([store.charge({ key: 'k', algorithm: log, cost }, now), memory.charge({ key: 'k', algorithm: log, cost }, now)]).then(([r, m]) => [r.decision, m.decision] as const);
       expect(fromRedis, `cost ${cost} at ${now}`).toEqual(fromMemory);
     }
   });
@@ -339,7 +339,7 @@ describe('sliding log records', () => {
     const log = slidingWindowLog({ limit: 20, window: 1000 });
     const [list, sum] = store.redisKeys('k', log);
     const both = async (cost: number, now: number) => {
-      const [fromRedis, fromMemory] = (await Promise.all([store.charge({ key: 'k', algorithm: log, cost }, now), memory.charge({ key: 'k', algorithm: log, cost }, now)])).map((c) => c.decision);
+      const [fromRedis, fromMemory] = await Promise.all([store.charge({ key: 'k', algorithm: log, cost }, now), memory.charge({ key: 'k', algorithm: log, cost }, now)]).then(([r, m]) => [r.decision, m.decision] as const);
       expect(fromRedis, `cost ${cost} at ${now}`).toEqual(fromMemory);
       return fromRedis;
     };

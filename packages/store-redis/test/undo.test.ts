@@ -97,7 +97,7 @@ describe('undo on a long sliding log', () => {
     const both = async (op: 'consume' | 'undo', cost: number) => {
       now += 1;
       if (op === 'consume') {
-        const [fromRedis, fromMemory] = (await Promise.all([store.charge({ key: 'k', algorithm: log, cost }, now), memory.charge({ key: 'k', algorithm: log, cost }, now)])).map((c) => c.decision);
+        const [fromRedis, fromMemory] = await Promise.all([store.charge({ key: 'k', algorithm: log, cost }, now), memory.charge({ key: 'k', algorithm: log, cost }, now)]).then(([r, m]) => [r.decision, m.decision] as const);
         expect(fromRedis).toEqual(fromMemory);
       } else {
         await Promise.all([store.giveBack({ key: 'k', algorithm: log, cost }, now), memory.giveBack({ key: 'k', algorithm: log, cost }, now)]);
