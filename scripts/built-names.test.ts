@@ -42,7 +42,7 @@ describe('the built classes keep their names', () => {
 
   it("createLimiter(…).constructor.name is Limiter, an error's name its class's", async () => {
     const core = await import(pathToFileURL(join(packagesDir, 'core', 'dist', 'index.js')).href);
-    const store = { consume() {}, capabilities: { local: true, algorithms: ['token-bucket'] } };
+    const store = { charge() {}, capabilities: { local: true, algorithms: ['token-bucket'] } };
     const limiter = core.createLimiter({ algorithm: core.tokenBucket({ capacity: 1, refillRate: 1 }), store, prefix: 'p' });
     expect(limiter.constructor.name).toBe('Limiter');
     expect(() => core.tokenBucket({})).toThrow(expect.objectContaining({ name: 'InvalidOptionError' }));

@@ -51,13 +51,17 @@ for (const name of Object.keys(RL_ALGORITHMS)) {
   };
 }
 // The same limiter without the promise: the store's synchronous answer (what consume wraps).
-CONTENDERS['rl token-bucket (sync store.consume)'] = async () => {
+// (A build before the Store took a charge record calls `consume`, the same step.)
+CONTENDERS['rl token-bucket (sync store call)'] = async () => {
   const limiter = rlLimiter('token-bucket');
   const { store, algorithm } = limiter;
+  if (typeof store.charge !== 'function') {
+    return { call: (key) => store.consume(limiter.storageKey(key), algorithm, 1, undefined), sync: true, note: 'limiter.store.consume(storageKey, algorithm, 1, undefined), no await', extra: true };
+  }
   return {
-    call: (key) => store.consume(limiter.storageKey(key), algorithm, 1, undefined),
+    call: (key) => store.charge({ key: limiter.storageKey(key), algorithm, cost: 1, maxDelayMs: undefined, idempotency: undefined, enforced: undefined }, undefined).decision,
     sync: true,
-    note: 'limiter.store.consume(limiter.storageKey(key), algorithm, 1, undefined), no await',
+    note: 'limiter.store.charge({ key: storageKey, algorithm, cost: 1 }, undefined).decision, no await',
     extra: true,
   };
 };

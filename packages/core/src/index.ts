@@ -32,6 +32,8 @@ export {
   type FallbackLimiter,
   type StoreErrorEvent,
   type CircuitChange,
+  receiptOf,
+  type ChargeReceipt,
 } from './limiter/index.js';
 export { combineLimiters, LimiterGroup, type CombinedDecision } from './compose/group.js';
 export {

@@ -116,11 +116,11 @@ describe('a store class given uninstantiated (store: MemoryStore): "pass new Mem
   // own classes are tried in their packages' option-mistakes tests.
   class MemoryStore {
     readonly capabilities = { local: true, algorithms: [] };
-    consume(): void {}
+    charge(): void {}
     peek(): void {}
   }
   class RedisStore {
-    consume(): void {}
+    charge(): void {}
   }
   class Redis {
     defineCommand(): void {}
@@ -128,7 +128,7 @@ describe('a store class given uninstantiated (store: MemoryStore): "pass new Mem
   }
   /** A compiled class (ES5 output): known by its prototype's methods alone. */
   function OldStore(this: object): void {}
-  (OldStore.prototype as Record<string, unknown>).consume = function consume(): void {};
+  (OldStore.prototype as Record<string, unknown>).charge = function charge(): void {};
   class SomeStore {}
 
   it.each([

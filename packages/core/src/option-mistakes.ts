@@ -36,12 +36,12 @@ const isLimiter = (value: object): boolean => has(value, 'consume', 'peek', 'res
 /**
  * True for a class (`MemoryStore`, `RedisStore`, ioredis's `Redis`) rather than an instance of it: a
  * function whose source says `class`, or whose prototype has the methods its instances would
- * (`consume` of a store, the commands of a Redis client). Compiled classes (`function MemoryStore()`)
+ * (`charge` of a store, the commands of a Redis client). Compiled classes (`function MemoryStore()`)
  * are known by their prototype alone.
  */
 function isClass(value: (...args: never[]) => unknown): boolean {
   const prototype: unknown = value.prototype;
-  if (prototype !== null && typeof prototype === 'object' && (has(prototype, 'consume') || redisClientKind(prototype) !== undefined)) return true;
+  if (prototype !== null && typeof prototype === 'object' && (has(prototype, 'charge') || redisClientKind(prototype) !== undefined)) return true;
   return /^class\b/.test(Function.prototype.toString.call(value));
 }
 

@@ -1,7 +1,7 @@
 // RL_SHORT_WINDOW beyond the windows and intervals (short-span.test.ts): the limiter's spans, a
 // permit's lease and deny(req)'s ban.
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import type { Run } from './compose/run.js';
+import { Run } from './compose/run.js';
 import { refusal } from './http/refusal.js';
 import { concurrency, createLimiter, fixedWindow } from './index.js';
 import type { LimiterCore } from './limiter/core.js';
@@ -48,7 +48,7 @@ describe('RL_SHORT_WINDOW: the other spans a bare number under one second gets w
 
   it("deny(req)'s answer of 74 (a ban's length)", () => {
     const algorithm = fixedWindow({ limit: 5, window: '1m' });
-    const run = { decisions: [] } as unknown as Run;
+    const run = new Run(1);
     const messages = shortWindowWarnings(() => {
       expect(refusal(74, run, [{ core: { algorithm } as LimiterCore }])).toBe(74); // still 74 ms, as written
     });

@@ -244,11 +244,11 @@ describe('@rl/fastify', () => {
     it('answers 503 with Retry-After when a fail-closed store fails, and logs it once per outage on Fastify’s logger', async () => {
       const broken: Store = {
         capabilities: { local: true, algorithms: ['fixed-window'] },
-        consume: () => {
+        charge: () => {
           throw new StoreError('connection refused');
         },
         peek: () => undefined as never,
-        undo: () => undefined,
+        giveBack: () => undefined,
         reset: () => undefined,
         acquire: () => undefined as never,
         release: () => undefined,

@@ -94,7 +94,7 @@ describe('sweeping', () => {
     expect(unrefs.length).toBe(3);
     store.close();
     expect(timers.pending).toBe(0);
-    expect(() => store.consume('a', limiter.algorithm!, 1, 0)).toThrow(expect.objectContaining({ code: 'RL_STORE_CLOSED' }));
+    expect(() => store.charge({ key: 'a', algorithm: limiter.algorithm!, cost: 1 }, 0)).toThrow(expect.objectContaining({ code: 'RL_STORE_CLOSED' }));
   });
 });
 

@@ -5,10 +5,12 @@ import {
   ResetListeners,
   StoreClosedError,
   type Algorithm,
+  type Charge,
+  type Charged,
   type Clock,
   type ConcurrencyAlgorithm,
   type Decision,
-  type IdempotentCharge,
+  type GiveBack,
   type Settlement,
   type Store,
   type StoreCapabilities,
@@ -82,10 +84,12 @@ export class MemoryStore implements Store {
     return this.size;
   }
 
-  /** The one charge: a consume, or with `maxDelayMs` a reservation; with `idempotency`, answered again for a retry (see `Store.consume`). */
-  consume(key: string, algorithm: Algorithm, cost: number, now: number | undefined, maxDelayMs?: number, idempotency?: IdempotentCharge): Decision {
-    if (idempotency === undefined) return this.decideHeld(heldKey(key), algorithm, cost, now, true, maxDelayMs);
-    key = heldKey(key);
+  /** The one charge (see `Store.charge`): a consume, a reservation (`maxDelayMs`), an idempotent charge; a plain one answers `{ decision, took: 'charged' }`, its one record. */
+  charge(charge: Charge, now: number | undefined): Charged {
+    const idempotency = charge.idempotency;
+    if (idempotency === undefined) return { decision: this.decideHeld(heldKey(charge.key), charge.algorithm, charge.cost, now, true, charge.maxDelayMs), took: 'charged' };
+    const key = heldKey(charge.key);
+    const { algorithm, cost, maxDelayMs } = charge;
     const t = now === undefined ? this.clock() : now;
     return decideIdempotent(this.ids, RememberedIds.slot(key, algorithm), idempotency, t, {
       blocked: () => (algorithm.checksBlocks ? this.blocks.denial(key, algorithm, t, (write) => this.decide(key, this.overrides.decidingWith(key, algorithm, t), cost, t, write, maxDelayMs)) : undefined),
@@ -100,18 +104,19 @@ export class MemoryStore implements Store {
     return this.decideHeld(heldKey(key), algorithm, cost, now, false);
   }
 
-  undo(key: string, algorithm: Algorithm, cost: number, now: number | undefined, chargedAt?: number, delayMs?: number, idempotencyId?: string): void {
-    key = heldKey(key);
+  /** Gives back units of an earlier charge (see `Store.giveBack`), forgetting its remembered id in the same step. */
+  giveBack(back: GiveBack, now: number | undefined): void {
+    const key = heldKey(back.key);
     const t = this.openAt(now);
-    if (idempotencyId !== undefined) this.size += this.ids.forget(RememberedIds.slot(key, algorithm), idempotencyId);
-    algorithm = this.overrides.decidingWith(key, algorithm, t);
+    if (back.idempotencyId !== undefined) this.size += this.ids.forget(RememberedIds.slot(key, back.algorithm), back.idempotencyId);
+    const algorithm = this.overrides.decidingWith(key, back.algorithm, t);
     if (algorithm.stateKind === 'numeric') {
       const table = this.numeric.get(algorithm.stateTag);
       const slot = table?.index.get(key);
-      if (table !== undefined && slot !== undefined) algorithm.undo(table.data, slot * table.stride, t, cost, chargedAt, delayMs);
+      if (table !== undefined && slot !== undefined) algorithm.undo(table.data, slot * table.stride, t, back.cost, back.chargedAt, back.delayMs);
     } else if (algorithm.stateKind === 'log') {
       const entry = this.logs.index.get(key);
-      if (entry !== undefined) algorithm.undo(entry.state, t, cost, chargedAt, delayMs);
+      if (entry !== undefined) algorithm.undo(entry.state, t, back.cost, back.chargedAt, back.delayMs);
     }
   }
 

@@ -1,4 +1,4 @@
-import { ceilMs, markConflict, markReplayed, type Algorithm, type Decision, type IdempotentCharge } from '@rl/core/store';
+import { ceilMs, type Algorithm, type Charged, type Decision, type IdempotentCharge } from '@rl/core/store';
 import { ObjectTable, type ObjectEntry } from './tables.js';
 
 /**
@@ -91,16 +91,16 @@ export class RememberedIds extends ObjectTable<IdRecord[]> {
 /**
  * An idempotent charge on a local store, in one synchronous step. First `blocked`: while the key is
  * blocked (a ban, a lockout) its block's denial, from a step that records nothing (what a charge
- * without an id gets), is the answer, and the ids are neither read nor written: a ban or a lockout
- * outranks a replay, and the record stays as it was for a retry once the block ends. Then the
- * remembered decision of the same id and fingerprint, while it has been answered again fewer than
- * `maxReplays` times, is answered again (`peek` gives the numbers of now; allowed, with the original's
- * `at` and what is left of its delay), charging nothing, and counts the replay; otherwise `charge`
- * decides (through the block, so that its denial starts a lockout; a conflict is marked, a record that
- * has used its replays leaves the charge unmarked), and an admitting decision that is no conflict is
- * remembered afresh, `room` asked first when it adds a record (a replay adds none, nor does a spent
- * record replaced: the eviction may take this key's own ids). `recorded` is told the change in the
- * number of records.
+ * without an id gets), is the answer (`took: 'charged'`), and the ids are neither read nor written: a
+ * ban or a lockout outranks a replay, and the record stays as it was for a retry once the block ends.
+ * Then the remembered decision of the same id and fingerprint, while it has been answered again fewer
+ * than `maxReplays` times, is answered again (`took: 'replayed'`; `peek` gives the numbers of now;
+ * allowed, with the original's `at` and what is left of its delay), charging nothing, and counts the
+ * replay; otherwise `charge` decides (through the block, so that its denial starts a lockout; a
+ * conflict answers `conflict: true`, a record that has used its replays leaves the charge as any
+ * other), and an admitting decision that is no conflict is remembered afresh (`idempotencyId` set),
+ * `room` asked first when it adds a record (a replay adds none, nor does a spent record replaced: the
+ * eviction may take this key's own ids). `recorded` is told the change in the number of records.
  */
 export function decideIdempotent(
   ids: RememberedIds,
@@ -108,22 +108,21 @@ export function decideIdempotent(
   idempotency: IdempotentCharge,
   now: number,
   decide: { blocked(): Decision | undefined; charge(): Decision; peek(): Decision; room(): void; recorded(change: number): void },
-): Decision {
+): Charged {
   const blocked = decide.blocked();
-  if (blocked !== undefined) return blocked;
+  if (blocked !== undefined) return { decision: blocked, took: 'charged' };
   const found = ids.find(slot, idempotency, now);
   const same = found !== undefined && found.fingerprint === idempotency.fingerprint;
   if (same && found.replays < idempotency.maxReplays) {
     ids.replayed(slot, found);
     // Rounded as the Redis store rounds its exact delay (float noise forgiven).
     const delayMs = ceilMs(found.at + found.delayMs - now);
-    return markReplayed({ ...decide.peek(), allowed: true, retryAfterMs: 0, delayMs, at: found.at });
+    return { decision: { ...decide.peek(), allowed: true, retryAfterMs: 0, delayMs, at: found.at }, took: 'replayed' };
   }
   const decision = decide.charge();
-  if (found !== undefined && !same) return markConflict(decision);
-  if (decision.allowed) {
-    if (found === undefined) decide.room();
-    decide.recorded(ids.remember(slot, idempotency, decision, now));
-  }
-  return decision;
+  if (found !== undefined && !same) return { decision, took: 'charged', conflict: true };
+  if (!decision.allowed) return { decision, took: 'charged' };
+  if (found === undefined) decide.room();
+  decide.recorded(ids.remember(slot, idempotency, decision, now));
+  return { decision, took: 'charged', idempotencyId: idempotency.id };
 }

@@ -88,7 +88,7 @@ describe('Composition', () => {
     const group = combineLimiters([failedOpen, limiter(up, fixedWindow({ limit: 1, window: '1m' }))]);
     expect(group.consumeSync('k')).toMatchObject({ allowed: true, deniedBy: -1, limit: 1, remaining: 0 });
     expect(group.consumeSync('k')).toMatchObject({ allowed: false, deniedBy: 1 });
-    expect(down.calls.filter((call) => call.startsWith('undo'))).toEqual([]);
+    expect(down.calls.filter((call) => call.startsWith('giveBack'))).toEqual([]);
   });
 
   it('binds to a limit that failed open only when every limit did', () => {

@@ -1,20 +1,20 @@
 import type { Algorithm } from '../algorithm.js';
-import { reportsQuota, type Decision } from '../decision.js';
-import { UnsupportedError } from '../errors.js';
+import { reportsQuota } from '../decision.js';
+import { requireCapability } from '../limiter/capabilities.js';
+import type { ChargeAnswer } from '../limiter/charge-path.js';
 import type { LimiterCore } from '../limiter/core.js';
 import { coreOf } from '../limiter/core-registry.js';
 import type { LeaseDecision, Limiter } from '../limiter/index.js';
-import { tookNothing, wasNotAsked } from '../store/charge-marks.js';
 import type { MaybePromise } from '../store/interface.js';
-import type { Run } from './run.js';
-import { Together, type ChargeFailure, type Outcome } from './together.js';
+import { GroupedCharge, type Outcome } from './grouped-charge.js';
+import { algorithmIn, type Run } from './run.js';
 
 /**
  * Builds what a caller of the engine returns from one finished run of `composition` (a combined
  * decision, an HTTP result, which may give back later through it); called once per run, after any
  * give-back has finished.
  */
-export type Settle<R> = (run: Run, composition: Composition<R>) => R;
+export type ResultOf<R> = (run: Run, composition: Composition<R>) => R;
 
 /** The policy of every run of a composition, set once. */
 export interface RunPolicy {
@@ -48,7 +48,7 @@ export type GiveBack = typeof EVERYTHING | typeof PERMITS | typeof UNITS;
  * policy took nothing from the store, so it gives back nothing), so a denial uses no quota in the
  * others. Between the charge and the give-back another request may briefly see that quota as used:
  * composition can wrongly deny, never wrongly admit; except where a store decides a request's limits
- * together ({@link Together}: all-or-nothing in one step). A limiter that throws gets the same give-back,
+ * together ({@link GroupedCharge}: all-or-nothing in one step). A limiter that throws gets the same give-back,
  * then the error propagates. When every limit admits but the longest delay exceeds `maxDelayMs`, the
  * request is denied by the limit that delays it, and everything is given back.
  *
@@ -90,12 +90,12 @@ export class Composition<R> {
   /** True when the rate limits reserve (a finite `maxDelayMs` above 0). */
   private readonly reserves: boolean;
   /** How the limits are charged together, when a store decides several of them in one step; undefined: one after another. */
-  private readonly together: Together | undefined;
+  private readonly grouped: GroupedCharge | undefined;
 
-  /** `settle` builds the outcome of each run; `policy` applies to every run. */
+  /** `resultOf` builds what each run returns; `policy` applies to every run. */
   constructor(
     limiters: readonly Limiter[],
-    private readonly settle: Settle<R>,
+    private readonly resultOf: ResultOf<R>,
     policy: RunPolicy = {},
   ) {
     this.limiters = limiters;
@@ -108,27 +108,36 @@ export class Composition<R> {
     this.maxDelayMs = policy.maxDelayMs ?? Infinity;
     this.reserves = this.maxDelayMs > 0 && Number.isFinite(this.maxDelayMs);
     this.single = this.cores.length === 1 && !this.hasLeases && this.dryRun === undefined && !this.reserves && policy.idempotent !== true ? this.cores[0] : undefined;
-    this.together = Together.of(this.cores, { holdMs: this.maxDelayMs, dryRun: this.dryRun, maxDelayOf: this.maxDelayOf });
-    if (this.reserves) {
-      for (const core of this.cores) {
-        if (!core.isConcurrencyLimit && core.store.capabilities.reservations !== true) {
-          throw new UnsupportedError('wait needs a store that runs reservations (capabilities.reservations), such as MemoryStore or RedisStore: every rate limit reserves its units for the request to wait for.');
-        }
-      }
-    }
+    this.grouped = GroupedCharge.of(this.cores, { holdMs: this.maxDelayMs, dryRun: this.dryRun });
+    // Every rate limit reserves its units for the request to wait for.
+    if (this.reserves) for (const core of this.cores) if (!core.isConcurrencyLimit) requireCapability(core.store, 'reservations', 'wait');
   }
 
   isConcurrencyLimit = (i: number): boolean => this.leases[i]!;
 
   /** Runs every limit for one request, whose keys, costs and algorithms `run` holds (checked by the caller), and fills in its outcome. */
   run(run: Run): MaybePromise<R> {
+    this.plan(run);
     const single = this.single;
-    if (single === undefined) return this.together === undefined ? this.charge(0, run) : this.chargeTogether(run);
+    if (single === undefined) return this.grouped === undefined ? this.charge(0, run) : this.chargeGrouped(run);
     // One rate limit that consumes, the common case: no loop, and nothing to give back if the limiter throws.
-    const answer = single.charge(run.keys[0]!, run.costs[0]!, run.algorithms?.[0] ?? single.algorithm!);
-    if (answer instanceof Promise) return answer.then((decision) => this.answered(0, decision, run));
-    run.decisions[0] = answer;
-    return answer.allowed ? this.admitted(run) : this.denied(0, run);
+    const answer = single.charge(run.charges[0]!);
+    if (answer instanceof Promise) return answer.then((a) => this.answered(0, a, run));
+    run.answered(0, answer);
+    return answer.decision.allowed ? this.admitted(run) : this.denied(0, run);
+  }
+
+  /** The charge of each rate limit of `run`: its storage key, algorithm and cost, a reservation's `maxDelayMs` when the limits reserve, its idempotency, whether it is enforced. */
+  private plan(run: Run): void {
+    const cores = this.cores;
+    for (let i = 0; i < cores.length; i++) {
+      if (this.leases[i]) continue;
+      const core = cores[i]!;
+      const algorithm = algorithmIn(run, i, core.algorithm);
+      const key = core.storeKeyOf(run.keys[i]!);
+      const enforced = this.dryRun?.[i] === true ? false : undefined;
+      run.charges[i] = { key, algorithm, cost: run.costs[i]!, maxDelayMs: this.maxDelayOf(algorithm), idempotency: run.idempotency?.[i], enforced };
+    }
   }
 
   /**
@@ -140,26 +149,25 @@ export class Composition<R> {
     let pending: Promise<void> | Promise<void>[] | undefined;
     // Everything given back before the request is served: the reservations are cancelled.
     const cancels = this.reserves && what === EVERYTHING;
-    const decisions = run.decisions;
-    for (let i = 0; i < decisions.length; i++) {
-      const decision = decisions[i];
-      if (decision === undefined || !decision.allowed) continue;
-      // A decision its group gave back (or never asked) took nothing; a reservation's cancel is still told.
-      if (tookNothing(decision) && (!cancels || this.leases[i] || wasNotAsked(decision))) continue;
+    const answers = run.answers;
+    for (let i = 0; i < answers.length; i++) {
+      const answer = answers[i];
+      if (answer === undefined || !answer.decision.allowed) continue;
+      const took = answer.took;
+      // A charge its group gave back (or never asked), or a replay, took nothing; a reservation's cancel is still told.
+      if ((took === 'rolled-back' || took === 'not-asked' || took === 'replayed') && (!cancels || this.leases[i] || took === 'not-asked')) continue;
       let back: MaybePromise<void>;
       if (this.leases[i]) {
         if (what === UNITS) continue;
-        back = (decision as LeaseDecision).release();
+        back = (answer.decision as LeaseDecision).release();
       } else if (what === PERMITS) continue;
-      else if (decision.reason === undefined) {
+      else if (answer.decision.reason === undefined) {
         const core = this.cores[i]!;
-        const algorithm = run.algorithms?.[i] ?? core.algorithm!;
         // A delayed charge (a reservation, a shaper's consume) goes back to its slot.
-        if (cancels) back = core.cancel(run.keys[i]!, run.costs[i]!, algorithm, decision);
-        else back = core.undo(run.keys[i]!, run.costs[i]!, algorithm, decision);
+        back = cancels ? core.cancel(run.charges[i]!, answer) : core.giveBack(run.charges[i]!, answer);
       } else {
         // Admitted by the failure policy: nothing was taken, but a timed-out call may still be granted late.
-        this.cores[i]!.notServed(decision);
+        answer.unserved?.();
         continue;
       }
       if (!(back instanceof Promise)) continue;
@@ -170,13 +178,13 @@ export class Composition<R> {
     return Array.isArray(pending) ? Promise.all(pending).then(() => undefined) : pending;
   }
 
-  /** Limit `i`'s charge: a permit, a reservation within `maxDelayMs` and its algorithm's horizon, or a consume. */
-  private chargeOne(i: number, run: Run): MaybePromise<Decision> {
+  /** Limit `i`'s charge: a permit, or its rate charge (a reservation within `maxDelayMs` and its algorithm's horizon, or a consume). */
+  private readonly chargeOne = (i: number, run: Run): MaybePromise<ChargeAnswer> => {
     const core = this.cores[i]!;
-    if (this.leases[i]) return core.acquire(run.keys[i]!);
-    const algorithm = run.algorithms?.[i] ?? core.algorithm!;
-    return core.charge(run.keys[i]!, run.costs[i]!, algorithm, this.maxDelayOf(algorithm), run.idempotency?.[i]);
-  }
+    if (!this.leases[i]) return core.charge(run.charges[i]!);
+    const permit = core.acquire(run.keys[i]!);
+    return permit instanceof Promise ? permit.then(asAnswer) : asAnswer(permit);
+  };
 
   /** The `maxDelayMs` of a rate limit's charge: the run's, within the algorithm's horizon, when the limits reserve; undefined: a consume. */
   private readonly maxDelayOf = (algorithm: Algorithm): number | undefined => (this.reserves ? Math.min(this.maxDelayMs, algorithm.maxReserveMs) : undefined);
@@ -185,7 +193,7 @@ export class Composition<R> {
   private charge(start: number, run: Run): MaybePromise<R> {
     const cores = this.cores;
     for (let i = start; i < cores.length; i++) {
-      let answer: MaybePromise<Decision>;
+      let answer: MaybePromise<ChargeAnswer>;
       try {
         answer = this.chargeOne(i, run);
       } catch (error) {
@@ -193,43 +201,34 @@ export class Composition<R> {
       }
       if (answer instanceof Promise) {
         return answer.then(
-          (decision) => this.answered(i, decision, run),
+          (a) => this.answered(i, a, run),
           (error: unknown) => this.failed(error, run),
         );
       }
-      run.decisions[i] = answer;
-      if (!answer.allowed && this.dryRun?.[i] !== true) return this.denied(i, run);
+      run.answered(i, answer);
+      if (!answer.decision.allowed && this.dryRun?.[i] !== true) return this.denied(i, run);
     }
     return this.admitted(run);
   }
 
-  /**
-   * Charges every limit at once, a store deciding those it holds together in one step ({@link Together}), a cached denial first;
-   * the first enforced denial, in order, denies the run: what was taken is given back, later limits' decisions dropped (never asked).
-   */
-  private chargeTogether(run: Run): MaybePromise<R> {
-    const cached = this.together!.cachedDenial(run);
-    if (cached !== -1) return this.denied(cached, run);
-    const issued = this.together!.charge(run, (i) => this.chargeOne(i, run));
-    return issued instanceof Promise ? issued.then((f) => this.togetherAnswered(run, f)) : this.togetherAnswered(run, issued);
-  }
-
-  /** Every charge of {@link chargeTogether} has answered (or one failed): what they come to ({@link Together.outcome}). */
-  private togetherAnswered(run: Run, failure: ChargeFailure | undefined): MaybePromise<R> {
-    if (failure !== undefined) return this.failed(failure.error, run);
-    const outcome = this.together!.outcome(run, (i) => this.chargeOne(i, run));
+  /** Charges every limit at once, a store deciding those it holds together in one step ({@link GroupedCharge}); the first enforced denial, in order, denies the run. */
+  private chargeGrouped(run: Run): MaybePromise<R> {
+    const outcome = this.grouped!.charge(run, (i) => this.chargeOne(i, run));
     return outcome instanceof Promise ? outcome.then((o) => this.concluded(run, o)) : this.concluded(run, outcome);
   }
 
-  private concluded(run: Run, { failure, deniedBy }: Outcome): MaybePromise<R> {
+  /** What a grouped run came to: a failure (what was taken is given back, the error thrown), a denial (the later limits' answers dropped: never the request's), or an admission. */
+  private concluded(run: Run, { failure, deniedBy, nothingTaken }: Outcome): MaybePromise<R> {
     if (failure !== undefined) return this.failed(failure.error, run);
-    return deniedBy === -1 ? this.admitted(run) : this.deny(run, deniedBy, run.decisions[deniedBy]!.retryAfterMs, false, true);
+    if (deniedBy === -1) return this.admitted(run);
+    if (nothingTaken === true) return this.denied(deniedBy, run);
+    return this.deny(run, deniedBy, run.decisions[deniedBy]!.retryAfterMs, false, true);
   }
 
   /** Limit `i` answered asynchronously: go on with the next one. */
-  private answered(i: number, decision: Decision, run: Run): MaybePromise<R> {
-    run.decisions[i] = decision;
-    if (!decision.allowed && this.dryRun?.[i] !== true) return this.denied(i, run);
+  private answered(i: number, answer: ChargeAnswer, run: Run): MaybePromise<R> {
+    run.answered(i, answer);
+    if (!answer.decision.allowed && this.dryRun?.[i] !== true) return this.denied(i, run);
     return this.charge(i + 1, run);
   }
 
@@ -271,21 +270,21 @@ export class Composition<R> {
     if (delayMs > this.maxDelayMs) return this.deny(run, delayedBy, delayMs - this.maxDelayMs, false);
     run.binding = binding;
     run.delayMs = delayMs;
-    return this.settle(run, this);
+    return this.resultOf(run, this);
   }
 
-  /** Denies the run by limit `by` (retry in `retryAfterMs`) once what was taken is given back (`nothingTaken`: nothing was; `dropLater`: later limits' decisions are then dropped). */
+  /** Denies the run by limit `by` (retry in `retryAfterMs`) once what was taken is given back (`nothingTaken`: nothing was; `dropLater`: later limits' answers are then dropped). */
   private deny(run: Run, by: number, retryAfterMs: number, nothingTaken: boolean, dropLater = false): MaybePromise<R> {
     run.deniedBy = by;
     run.binding = by;
     run.retryAfterMs = retryAfterMs;
     run.dryRunDeniedBy = -1;
     const back = nothingTaken ? undefined : this.giveBack(run);
-    const settle = (): R => {
-      if (dropLater) run.decisions.fill(undefined, by + 1);
-      return this.settle(run, this);
+    const result = (): R => {
+      if (dropLater) run.dropAfter(by);
+      return this.resultOf(run, this);
     };
-    return back === undefined ? settle() : back.then(settle);
+    return back === undefined ? result() : back.then(result);
   }
 
   /** A limiter threw: give back what the earlier ones took, then let the error propagate. */
@@ -296,4 +295,9 @@ export class Composition<R> {
       throw error;
     });
   }
+}
+
+/** A permit's decision as the answer of its charge. */
+function asAnswer(decision: LeaseDecision): ChargeAnswer {
+  return { decision, took: 'charged' };
 }

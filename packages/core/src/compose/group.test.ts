@@ -5,25 +5,25 @@ import { combineLimiters } from './group.js';
 import type { Decision } from '../decision.js';
 import { StoreError } from '../errors.js';
 import { createLimiter } from '../limiter/index.js';
-import type { Store } from '../store/interface.js';
+import type { Charge, Charged, GiveBack, Store } from '../store/interface.js';
 
 /** A small in-process store for numeric algorithms: each key's state in its own Float64Array. */
 class ArrayStore implements Store {
   readonly capabilities = { local: true, algorithms: ['fixed-window'] as const } as unknown as Store['capabilities'];
   private readonly states = new Map<string, Float64Array>();
-  consume(key: string, algorithm: Algorithm, cost: number, now: number | undefined): Decision {
+  charge({ key, algorithm, cost }: Charge, now: number | undefined): Charged {
     if (algorithm.stateKind !== 'numeric') throw new Error('numeric only');
     const state = this.states.get(key);
     const s = state ?? new Float64Array(algorithm.stateSize);
     this.states.set(key, s);
-    return algorithm.step(s, 0, state === undefined, now ?? 0, cost, true);
+    return { decision: algorithm.step(s, 0, state === undefined, now ?? 0, cost, true), took: 'charged' };
   }
   peek(key: string, algorithm: Algorithm, cost: number, now: number | undefined): Decision {
     if (algorithm.stateKind !== 'numeric') throw new Error('numeric only');
     const state = this.states.get(key);
     return algorithm.step(state ?? new Float64Array(algorithm.stateSize), 0, state === undefined, now ?? 0, cost, false);
   }
-  undo(key: string, algorithm: Algorithm, cost: number, now: number | undefined): void {
+  giveBack({ key, algorithm, cost }: GiveBack, now: number | undefined): void {
     const state = this.states.get(key);
     if (state !== undefined && algorithm.stateKind === 'numeric') algorithm.undo(state, 0, now ?? 0, cost);
   }
@@ -39,7 +39,7 @@ class ArrayStore implements Store {
 /** A remote store that is down: every call fails. */
 class DownStore extends ArrayStore {
   override readonly capabilities = { local: false, algorithms: ['fixed-window'] as const } as unknown as Store['capabilities'];
-  override consume(): never {
+  override charge(): never {
     throw new StoreError('connection refused');
   }
 }

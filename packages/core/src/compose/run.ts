@@ -1,12 +1,14 @@
 import type { Algorithm } from '../algorithm.js';
 import type { Decision } from '../decision.js';
-import type { IdempotentCharge } from '../store/interface.js';
+import type { ChargeAnswer } from '../limiter/charge-path.js';
+import type { Charge, IdempotentCharge } from '../store/interface.js';
 
 /**
  * One request's run through a composition of limits: what the caller resolved for each limit (its key,
- * its cost, its algorithm when chosen per request), and what the engine found (each limit's decision,
- * who denied, who binds, the retry and the delay). The caller fills the inputs, the engine the rest;
- * results and give-backs read it. Index `i` is limit `i`, in the order the limits are charged.
+ * its cost, its algorithm when chosen per request), the charge the engine made of them, and what it
+ * found (each limit's answer and decision, who denied, who binds, the retry and the delay). The caller
+ * fills the inputs, the engine the rest; results and give-backs read it. Index `i` is limit `i`, in
+ * the order the limits are charged.
  */
 export class Run {
   /** Each limit's checked key. */
@@ -20,7 +22,16 @@ export class Run {
   readonly algorithms: (Algorithm | undefined)[] | undefined;
   /** Each limit's idempotent charge when some limit has one (`undefined` entries: none); undefined when none does. */
   readonly idempotency: (IdempotentCharge | undefined)[] | undefined;
-  /** Each limit's decision; `undefined` for limits not asked after a denial. */
+  /**
+   * Each rate limit's charge, made by the engine from the inputs above (its storage key, its algorithm,
+   * its cost, the run's `maxDelayMs`, its idempotency, whether it is enforced); `undefined` for a
+   * concurrency limit and before the run. A settle below the estimate replaces it with one of the cost
+   * the request is known to have taken, which a later give-back returns.
+   */
+  readonly charges: (Charge | undefined)[];
+  /** Each limit's answer (what its charge took); `undefined` for limits not asked after a denial. */
+  readonly answers: (ChargeAnswer | undefined)[];
+  /** Each limit's decision (that of its answer); `undefined` for limits not asked after a denial. */
   readonly decisions: (Decision | undefined)[];
   /** The limit that denied (or whose delay exceeded the run's `maxDelayMs`); -1 when admitted. */
   deniedBy = -1;
@@ -43,5 +54,24 @@ export class Run {
     this.algorithms = perRequest ? new Array<Algorithm | undefined>(limits) : undefined;
     this.idempotency = idempotent ? new Array<IdempotentCharge | undefined>(limits) : undefined;
     this.decisions = limits === 1 ? [undefined] : new Array<Decision | undefined>(limits);
+    this.charges = limits === 1 ? [undefined] : new Array<Charge | undefined>(limits);
+    this.answers = limits === 1 ? [undefined] : new Array<ChargeAnswer | undefined>(limits);
   }
+
+  /** Limit `i` answered `answer`. */
+  answered(i: number, answer: ChargeAnswer): void {
+    this.answers[i] = answer;
+    this.decisions[i] = answer.decision;
+  }
+
+  /** Forgets the answers of the limits after `i` (decided in one step with the denial of `i`, they were never the request's). */
+  dropAfter(i: number): void {
+    this.answers.fill(undefined, i + 1);
+    this.decisions.fill(undefined, i + 1);
+  }
+}
+
+/** Limit `i`'s algorithm in `run`: the one chosen for the request, else its limiter's own (`ownAlgorithm`). */
+export function algorithmIn(run: Run, i: number, ownAlgorithm: Algorithm | undefined): Algorithm {
+  return run.algorithms?.[i] ?? ownAlgorithm!;
 }

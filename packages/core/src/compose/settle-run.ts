@@ -1,8 +1,6 @@
 import { InvalidOptionError } from '../errors.js';
 import type { LimiterCore } from '../limiter/core.js';
 import { checkActualCost } from '../limiter/settlement.js';
-import { tookNothing, wasSettled } from '../store/charge-marks.js';
-import type { MaybePromise } from '../store/interface.js';
 import type { Run } from './run.js';
 
 /** What a settle of a run reads of its composition. */
@@ -13,8 +11,9 @@ export interface SettledComposition {
 
 /**
  * Settles the rate limits of a finished run at the request's real cost: limit `i` at `actual[i]`
- * (undefined: that limit is not settled), each through its core's one settle (once per decision; a
- * limit whose decision charged nothing settles nothing; a concurrency limit has no units to settle).
+ * (undefined: that limit is not settled; each cost checked by the caller, see {@link actualPerLimit}),
+ * each through its core's one settle (once per charge; a limit whose charge took nothing settles
+ * nothing; a concurrency limit has no units to settle).
  * The run's cost of each settled limit becomes the lower of its estimate and its actual cost, what the
  * request is known to have been charged, so that a later give-back (counting by outcome) never
  * returns more than it took. Returns a promise that resolves once
@@ -23,18 +22,20 @@ export interface SettledComposition {
  */
 export function settleRun(composition: SettledComposition, run: Run, actual: readonly (number | undefined)[]): Promise<void> | undefined {
   const pending: Promise<void>[] = [];
-  for (let i = 0; i < run.decisions.length; i++) {
-    const decision = run.decisions[i];
+  for (let i = 0; i < run.answers.length; i++) {
+    const answer = run.answers[i];
+    const charge = run.charges[i];
     const cost = actual[i];
-    if (decision === undefined || cost === undefined || composition.isConcurrencyLimit(i)) continue;
-    const core = composition.cores[i]!;
-    const first = decision.allowed && decision.reason === undefined && !tookNothing(decision) && !wasSettled(decision);
-    const settled: MaybePromise<void> = core.settle(run.keys[i]!, run.costs[i]!, cost, run.algorithms?.[i] ?? core.algorithm!, decision);
+    if (answer === undefined || charge === undefined || cost === undefined || composition.isConcurrencyLimit(i)) continue;
+    const { first, done } = composition.cores[i]!.settle(charge, answer, cost);
     // What a later give-back returns: the store may have charged less than a higher actual cost (maxDebt,
     // a window that ended) or given back less of a lower one (what refilled since), so the lower of the
     // two, which it charged at least: a give-back never returns units the request did not take.
-    if (first) run.costs[i] = Math.min(run.costs[i]!, cost);
-    if (settled instanceof Promise) pending.push(settled);
+    if (first && cost < charge.cost) {
+      run.charges[i] = { ...charge, cost };
+      run.costs[i] = cost;
+    }
+    if (done instanceof Promise) pending.push(done);
   }
   return pending.length === 0 ? undefined : Promise.all(pending).then(nothing);
 }

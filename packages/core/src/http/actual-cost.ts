@@ -1,4 +1,3 @@
-import { checkActualCost } from '../limiter/settlement.js';
 import type { ActualCostFunction } from './option-types.js';
 import type { RateLimitResult } from './result.js';
 
@@ -51,14 +50,14 @@ export class ActualCosts<Req, Res> {
   }
 
   private settleWith(req: Req, res: Res, result: RateLimitResult, costs: readonly unknown[]): Promise<void> | undefined {
-    let actual: (number | undefined)[];
+    // The handler may have settled while an asynchronous actualCost ran.
+    if (result.settled) return undefined;
     try {
-      actual = costs.map((cost) => (cost === NONE ? undefined : checkActualCost(cost)));
+      // `result.settle` checks each cost (one rule, `checkActualCost`) before anything is settled.
+      return result.settle(costs.map((cost) => (cost === NONE ? undefined : cost)) as (number | undefined)[]);
     } catch (error) {
       this.report(req, res, error);
       return undefined;
     }
-    // The handler may have settled while an asynchronous actualCost ran.
-    return result.settled ? undefined : result.settle(actual);
   }
 }

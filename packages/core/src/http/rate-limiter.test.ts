@@ -5,7 +5,7 @@ import { fixedWindow } from '../algorithms/fixed-window.js';
 import { tokenBucket } from '../algorithms/token-bucket.js';
 import type { Decision } from '../decision.js';
 import { InvalidOptionError, StoreError } from '../errors.js';
-import type { Store } from '../store/interface.js';
+import type { Charge, Charged, GiveBack, Store } from '../store/interface.js';
 import type { FrameworkBinding } from './binding.js';
 import type { HttpRateLimitOptions } from './option-types.js';
 import { problemBody } from './problem.js';
@@ -23,20 +23,22 @@ class MapStore implements Store {
   readonly capabilities = { local: true, algorithms: ['fixed-window', 'token-bucket'] as const } as unknown as Store['capabilities'];
   readonly states = new Map<string, number[]>();
   closed = false;
-  consume(key: string, algorithm: NumericAlgorithm, cost: number, now = 0): Decision {
+  charge(charge: Charge, now = 0): Charged {
+    const { key, cost } = charge;
+    const algorithm = charge.algorithm as NumericAlgorithm;
     const state = this.states.get(key);
     const s = state ?? new Array<number>(algorithm.stateSize).fill(0);
     const decision = algorithm.step(s, 0, state === undefined, now, cost, true);
     this.states.set(key, s);
-    return decision;
+    return { decision, took: 'charged' };
   }
   peek(key: string, algorithm: NumericAlgorithm, cost: number, now = 0): Decision {
     const state = this.states.get(key);
     return algorithm.step(state ?? new Array<number>(algorithm.stateSize).fill(0), 0, state === undefined, now, cost, false);
   }
-  undo(key: string, algorithm: NumericAlgorithm, cost: number, now = 0): void {
-    const state = this.states.get(key);
-    if (state) algorithm.undo(state, 0, now, cost);
+  giveBack(back: GiveBack, now = 0): void {
+    const state = this.states.get(back.key);
+    if (state) (back.algorithm as NumericAlgorithm).undo(state, 0, now, back.cost);
   }
   reset(key: string): void {
     this.states.delete(key);
@@ -132,7 +134,7 @@ describe('HttpRateLimiter', () => {
 
   it('answers 503 when a fail-closed store fails, and skips requests asynchronously', async () => {
     const broken = new MapStore();
-    broken.consume = () => {
+    broken.charge = () => {
       throw new StoreError('down');
     };
     const engine = limiter({ store: broken, algorithm: fixedWindow({ limit: 5, window: '1m' }), skip: async (req) => req.ip === '10.0.0.1' });

@@ -1,9 +1,10 @@
 import { Composition } from '../compose/engine.js';
 import { coreOf } from '../limiter/core-registry.js';
-import type { CircuitChange, Limiter, LimiterOptions, StoreErrorEvent } from '../limiter/index.js';
+import type { CircuitChange, LimiterOptions, StoreErrorEvent } from '../limiter/index.js';
 import { keyControls, type KeyControls } from './key-controls.js';
 import { UnsupportedError } from '../errors.js';
-import { limiterAt } from '../limiter/limiter.js';
+import { Limiter } from '../limiter/limiter.js';
+import { requireCapability } from '../limiter/capabilities.js';
 import { consoleLogger, OutageLog } from './outage-log.js';
 import type { MaybePromise, Store } from '../store/interface.js';
 import type { FrameworkBinding } from './binding.js';
@@ -69,15 +70,11 @@ export class HttpRateLimiter<Req> {
       return ownedStore;
     };
     try {
-      this.limiters = config.limits.map((limit, i) => limiterAt(limiterOptions(config, limit, this.prefix, limit.store ?? sharedStore()), limiterField(config, i)));
+      this.limiters = config.limits.map((limit, i) => new Limiter(limiterOptions(config, limit, this.prefix, limit.store ?? sharedStore()), limiterField(config, i)));
       config.limits.forEach((l, i) => {
-        const { capabilities } = this.limiters[i]!.store;
-        if (l.idempotencyKey !== undefined && capabilities.idempotency !== true) {
-          throw new UnsupportedError(`${limiterField(config, i)}.idempotencyKey needs a store that runs idempotent charges (capabilities.idempotency), such as MemoryStore or RedisStore.`);
-        }
-        if (l.actualCost !== undefined && capabilities.settle !== true) {
-          throw new UnsupportedError(`${limiterField(config, i)}.actualCost needs a store that settles charges (capabilities.settle), such as MemoryStore or RedisStore.`);
-        }
+        const store = this.limiters[i]!.store;
+        if (l.idempotencyKey !== undefined) requireCapability(store, 'idempotency', `${limiterField(config, i)}.idempotencyKey`);
+        if (l.actualCost !== undefined) requireCapability(store, 'settle', `${limiterField(config, i)}.actualCost`);
       });
     } catch (error) {
       if (defaultBase !== undefined) prefixes.giveBack(defaultBase);

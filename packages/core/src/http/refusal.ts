@@ -1,5 +1,5 @@
 import type { Algorithm } from '../algorithm.js';
-import type { Run } from '../compose/run.js';
+import { algorithmIn, type Run } from '../compose/run.js';
 import { makeDecision } from '../decision.js';
 import { InvalidOptionError } from '../errors.js';
 import type { LimiterCore } from '../limiter/core.js';
@@ -24,8 +24,9 @@ export function refusal(answer: unknown, run: Run, limits: readonly { readonly c
   warnShortSpan(answer, 'deny(req)');
   const now = Date.now();
   limits.forEach(({ core }, i) => {
-    const algorithm: Algorithm = run.algorithms?.[i] ?? core.algorithm!;
-    run.decisions[i] = markBanned(makeDecision(false, algorithm.limit, 0, ms, ms, 0, algorithm.policyAt?.(now) ?? algorithm.policy, now));
+    const algorithm: Algorithm = algorithmIn(run, i, core.algorithm);
+    const decision = markBanned(makeDecision(false, algorithm.limit, 0, ms, ms, 0, algorithm.policyAt?.(now) ?? algorithm.policy, now));
+    run.answered(i, { decision, took: 'nothing' });
   });
   return ms;
 }

@@ -2,7 +2,6 @@ import type { Composition } from '../compose/engine.js';
 import { EVERYTHING, PERMITS, UNITS } from '../compose/engine.js';
 import type { Run } from '../compose/run.js';
 import { actualPerLimit, settleRun } from '../compose/settle-run.js';
-import { wasConflict, wasReplayed } from '../store/charge-marks.js';
 import type { Decision, DecisionReason, Policy } from '../decision.js';
 import { tagResult, type ResultSource } from './double-count.js';
 import type { HeaderSource } from './headers.js';
@@ -118,8 +117,8 @@ export class RateLimitResult implements HeaderSource {
     this.binding = shown;
     this.#enforcedDeniedBy = deniedBy;
     this.#shownBinding = context.allDryRun ? -1 : binding;
-    this.replayed = context.idempotent && !denied && decisions.some((each) => each !== undefined && wasReplayed(each));
-    this.idempotencyConflict = context.idempotent && decisions.some((each) => each !== undefined && wasConflict(each));
+    this.replayed = context.idempotent && !denied && run.answers.some((each) => each?.took === 'replayed');
+    this.idempotencyConflict = context.idempotent && run.answers.some((each) => each?.conflict === true);
     // A denial has given back what the other limits took; it holds nothing to release.
     this.rolledBack = denied;
     this.#permitsBack = denied;

@@ -44,3 +44,16 @@ export function checkStoreBlocks(store: Store, what: string): void {
     throw new UnsupportedError(`This store does not run lockouts (${what}): use a store whose capabilities include blocks, such as MemoryStore or RedisStore.`);
   }
 }
+
+/** The options of `limiter.block`. */
+export interface BlockOptions {
+  /** Why the key is banned, for the `'block'` event and the logs (printable ASCII, at most 200 characters). */
+  reason?: string;
+}
+
+/** What a `'block'` event tells: a key banned through this limiter, for how long, and why. */
+export interface BlockEvent {
+  readonly key: string;
+  readonly durationMs: number;
+  readonly reason: string | undefined;
+}

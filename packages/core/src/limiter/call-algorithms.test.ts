@@ -39,10 +39,10 @@ describe('an algorithm per call', () => {
     ['null', null, 'RL_INVALID_ALGORITHM'],
   ])('rejects %s before anything is charged', async (_label, bad, code) => {
     const store = new TestStore();
-    const consume = vi.spyOn(store, 'consume');
+    const charge = vi.spyOn(store, 'charge');
     const limiter = createLimiter({ algorithm: free, store });
     await expect(limiter.consume('k', 1, bad as never)).rejects.toMatchObject({ code });
-    expect(consume).not.toHaveBeenCalled();
+    expect(charge).not.toHaveBeenCalled();
   });
 
   it('checks the cost against the call’s algorithm and the limiter’s maxCost', async () => {

@@ -2,7 +2,8 @@ import { checkCost, isAlgorithm, type Algorithm } from '../algorithm.js';
 import { checkOptions } from '../options.js';
 import { idempotentCharge, type IdempotencyConfig } from './idempotency.js';
 import type { Decision } from '../decision.js';
-import type { IdempotentCharge, MaybePromise } from '../store/interface.js';
+import type { IdempotentCharge, MaybePromise, StoreCapabilities } from '../store/interface.js';
+import { requireCapability } from './capabilities.js';
 import { CostExceedsCapacityError, errorDocsUrl, InvalidAlgorithmError, InvalidKeyError, InvalidOptionError, UnsupportedError } from '../errors.js';
 
 // The input rules of a limiter's verbs, each checked once before anything is charged: a key, a cost,
@@ -88,22 +89,27 @@ export function isDecisionLike(value: unknown): value is Decision {
   return value !== null && typeof value === 'object' && typeof (value as Decision).allowed === 'boolean';
 }
 
+/** The arguments of a verb on an earlier charge (`undo`, `settle`) after its key and cost: `(decision)` or `(algorithm, decision)`. */
+export interface EarlierChargeArguments {
+  readonly key: unknown;
+  readonly cost: unknown;
+  readonly algorithmOrDecision: Algorithm | Decision | undefined;
+  readonly decision: Decision | undefined;
+}
+
 /**
- * The arguments of a verb on an earlier charge (`undo`, `settle`): `(cost, decision)` or `(cost,
- * algorithm, decision)`, a decision telling itself from an algorithm by its `allowed`. Returns the
- * checked algorithm (the limiter's own, or the one given), and the decision when one was given (an
- * object with a numeric `at`, else `InvalidOptionError` on `field`, also when none is and it is
- * `required`); `key` and `cost` checked too.
+ * The arguments of a verb on an earlier charge, a decision telling itself from an algorithm by its
+ * `allowed`. Returns the checked algorithm (the limiter's own, or the one given), and the decision when
+ * one was given (an object with a numeric `at`, else `InvalidOptionError` on `field`, also when none is
+ * and it is `required`); `key` and `cost` checked too.
  */
-export function chargeOf(
+export function parseEarlierCharge(
   core: CallRules,
-  key: unknown,
-  cost: unknown,
-  algorithmOrDecision: Algorithm | Decision | undefined,
-  decision: Decision | undefined,
+  args: EarlierChargeArguments,
   field: string,
   required = false,
 ): { algorithm: Algorithm; decision: Decision | undefined } {
+  const { key, cost, algorithmOrDecision, decision } = args;
   checkKey(key);
   const given = isDecisionLike(algorithmOrDecision) ? algorithmOrDecision : decision;
   const algorithm = isDecisionLike(algorithmOrDecision) || algorithmOrDecision === undefined ? ownAlgorithm(core) : core.checkCallAlgorithm(algorithmOrDecision);
@@ -126,34 +132,41 @@ export interface ChargeOptions {
   /**
    * The request's idempotency key (a string of at most 512 characters; undefined: none): a retry with
    * the same key, of the same key and limit, within the limiter's `idempotencyTtl`, gets the earlier
-   * admitting decision back and is charged nothing (see `Store.consume`). A denial is never replayed.
+   * admitting decision back and is charged nothing (see `Store.charge`). A denial is never replayed.
    */
   idempotencyKey?: string;
-  /** What makes a retry the same request (default: its cost): an id reused with another fingerprint is charged as new, its decision marked. */
+  /** What makes a retry the same request (default: its cost): an id reused with another fingerprint is charged as new (its receipt says `conflict`: see `receiptOf`). */
   fingerprint?: string;
 }
 
 /** What a limiter's core gives the rules of a charge's options. */
 export interface ChargeRules extends CallRules {
-  readonly store: { readonly capabilities: { readonly idempotency?: boolean } };
+  readonly store: { readonly capabilities: StoreCapabilities };
   readonly idempotency: IdempotencyConfig;
 }
 
+/** Where a verb's charge options were given: `field` names them in errors; `extra`, more names its options take (a reservation's `maxDelay`). */
+export interface OptionsAt {
+  readonly field: string;
+  readonly extra?: readonly string[];
+}
+
 /**
- * A charge's third argument: an algorithm (the older form), or {@link ChargeOptions} (with `extra`
- * more names allowed, a reservation's `maxDelay`). Returns the call's algorithm and its idempotent
+ * A charge's third argument: an algorithm (the older form), or {@link ChargeOptions} (with `at.extra`
+ * more names allowed). Returns the call's algorithm and its idempotent
  * charge; `InvalidOptionError` on `field` for anything else, `UnsupportedError` for an idempotency
  * key on a store without `capabilities.idempotency`.
  */
-export function chargeOptionsOf(core: ChargeRules, value: unknown, cost: unknown, field: string, extra: readonly string[] = []): { algorithm: Algorithm | undefined; idempotency: IdempotentCharge | undefined } {
+export function chargeOptionsOf(core: ChargeRules, value: unknown, cost: unknown, at: OptionsAt): { algorithm: Algorithm | undefined; idempotency: IdempotentCharge | undefined } {
+  const field = at.field;
   // Not an object of charge options (an algorithm, or a value the algorithm's rule refuses): the older form.
-  const names = ['algorithm', 'idempotencyKey', 'fingerprint', ...extra];
+  const names = ['algorithm', 'idempotencyKey', 'fingerprint', ...(at.extra ?? [])];
   if (value === null || typeof value !== 'object' || isAlgorithm(value) || (Object.keys(value).length > 0 && !names.some((n) => n in value))) {
     return { algorithm: value as Algorithm | undefined, idempotency: undefined };
   }
   const o = checkOptions(value, names, field);
   if (o.idempotencyKey === undefined) return { algorithm: o.algorithm as Algorithm | undefined, idempotency: undefined };
-  if (core.store.capabilities.idempotency !== true) throw new UnsupportedError('This store does not run idempotent charges: use a store whose capabilities include idempotency, such as MemoryStore or RedisStore.');
+  requireCapability(core.store, 'idempotency', `${field}.idempotencyKey`);
   if (o.fingerprint !== undefined && typeof o.fingerprint !== 'string') throw new InvalidOptionError(`${field}.fingerprint`, o.fingerprint, 'a string');
   const fingerprint = (o.fingerprint as string | undefined) ?? `cost ${String(cost)}`;
   return { algorithm: o.algorithm as Algorithm | undefined, idempotency: idempotentCharge(o.idempotencyKey, fingerprint, core.idempotency, `${field}.idempotencyKey`) };

@@ -7,6 +7,7 @@ import { tokenBucket } from '../algorithms/token-bucket.js';
 import { StoreError } from '../errors.js';
 import { FakeTimers } from '../testing/fake-timers.js';
 import { TestStore } from '../testing/test-store.js';
+import type { ChargeAnswer } from './charge-path.js';
 import { coreOf } from './core-registry.js';
 import { CALL_STORE, Circuit, PROBE_STORE, SKIP_STORE } from './circuit.js';
 import { createLimiter, type Limiter } from './limiter.js';
@@ -225,10 +226,11 @@ describe('the limiter behind its open circuit, in a loop', () => {
     store.failure = new StoreError('disk on fire');
     const limiter = createLimiter({ algorithm: bucket(), store, clock: () => 0, storeFailureThreshold: 1, storeRetryInterval: '1h' });
     expect(limiter.consumeSync('k').reason).toBe('store-error');
-    const skipped = coreOf(limiter)!.charge('k', 1, limiter.algorithm!);
+    const core = coreOf(limiter)!;
+    const skipped = core.charge(core.chargeOf('k', 1, limiter.algorithm!));
     expect(skipped).not.toBeInstanceOf(Promise);
-    expect(skipped).toMatchObject({ allowed: false, reason: 'store-error' });
-    expect(store.calls).toEqual(['consume k']);
+    expect((skipped as ChargeAnswer).decision).toMatchObject({ allowed: false, reason: 'store-error' });
+    expect(store.calls).toEqual(['charge k']);
   });
 });
 

@@ -1,33 +1,43 @@
 import type { Algorithm, ConcurrencyAlgorithm } from '../algorithm.js';
 import type { Clock } from '../clock.js';
 import type { Decision } from '../decision.js';
-import { InvalidAlgorithmError } from '../errors.js';
+import { emitWarning } from '../runtime.js';
+import { errorDocsUrl, InvalidAlgorithmError } from '../errors.js';
 import { Observation } from '../observe/observation.js';
 import type { HoldEvent, Observer } from '../observe/observer.js';
-import { idempotencyIdOf, markSettled, tookNothing, wasNotAsked, wasReplayed, wasSettled } from '../store/charge-marks.js';
-import type { IdempotentCharge, MaybePromise, Store } from '../store/interface.js';
+import type { Charge, Charged, MaybePromise, Store } from '../store/interface.js';
 import type { Timers } from '../timers.js';
 import { CallAlgorithms } from './call-algorithms.js';
+import { composeStages, withoutStore, type ChargeAnswer, type ChargeNext, type ChargeStage, type StoreCall } from './charge-path.js';
 import { circuitsOf, type Circuit, type FailureReason } from './circuit.js';
 import { isChargeableCost } from './call-input.js';
 import { Deadlines } from './deadlines.js';
-import type { DenyCache } from './deny-cache.js';
+import { denyCacheStage, type DenyCache } from './deny-cache.js';
 import { storeErrorEvent, type LimiterEvents, type StoreErrorEvent } from './events.js';
-import { BLOCK, CHARGE, FailurePolicy, type Fallback } from './failure-policy.js';
+import { BLOCK, FailurePolicy, type Fallback } from './failure-policy.js';
 import { newLeaseId, type LeaseDecision } from './lease.js';
-import { QuotaLeases, type LeaseHost } from './quota-leases.js';
+import { observationStage } from './observed-charges.js';
 import type { LimiterConfig } from './options.js';
-import { withCancel, type Reservation } from './reservation.js';
-import { settleCharge, type SettleHost } from './settlement.js';
+import { QuotaLeases } from './quota-leases.js';
+import { isSettled, settleOnce } from './receipt.js';
 import { StoreGuard } from './store-guard.js';
-import { idempotentOf } from './idempotency.js';
+
+/** What {@link LimiterCore.settle} did: `first` when this settle was the charge's first (a later one is ignored), and the store's work. */
+export interface Settling {
+  readonly first: boolean;
+  readonly done: MaybePromise<void>;
+}
+
+const IGNORED: Settling = Object.freeze({ first: false, done: undefined });
+const SETTLED_AS_ESTIMATED: Settling = Object.freeze({ first: true, done: undefined });
 
 /**
  * The one charge path of a limiter, beneath every verb (the engine, a fallback's decisions, `Limiter`).
- * Nothing is validated here (keys, costs and per-call algorithms were checked). A charge is a consume
- * (from a quota lease, with one), or with `maxDelayMs` a reservation (as Go's `AllowN` is `reserveN(now,
- * n, 0)`): one path to the store, through the deny cache, the guard (circuit, timeout, failure policy)
- * and the observers. Keys given here are the user's (the prefix is added once). Every method answers
+ * Nothing is validated here (keys, costs and per-call algorithms were checked). A charge is a
+ * {@link Charge} record (storage key, algorithm, cost; a reservation's `maxDelayMs`; an idempotent
+ * charge) that goes down the stages of the path, composed once from the limiter's options, each
+ * present only when used: observation, quota leases, the deny cache, the guard (circuit, timeout,
+ * failure policy), and the store; it comes back as a {@link ChargeAnswer}. Every method answers
  * synchronously on a synchronous limiter.
  */
 export class LimiterCore {
@@ -49,22 +59,30 @@ export class LimiterCore {
   readonly name: string;
   /** How long and how many ids per key an idempotent charge's decision is remembered. */
   readonly idempotency: LimiterConfig['idempotency'];
-  /** The user's clock (undefined: the store's own decides), and the clock of what the process measures. */
+  /** The algorithms calls bring, checked, and the state layouts a key may have. */
+  readonly calls: CallAlgorithms;
+  /** Quota leases (option `lease`), or undefined: a stage of the path, never part of a store's grouped charge. */
+  readonly quota: QuotaLeases | undefined;
+  /** The user's clock (undefined: the store's own decides). */
   private readonly clock: Clock | undefined;
-  private readonly localClock: Clock;
+  /** The clock of what the process measures (the user's clock, else `Date.now`): a reservation's slot, cached denials. */
+  readonly localClock: Clock;
   /** `synchronous`, a rate limit of its own and one circuit: {@link fastDecision} may go straight to the store. */
   private readonly fastPath: boolean;
   private readonly circuit: Circuit;
   private readonly denyCache: DenyCache | undefined;
   private readonly guard: StoreGuard;
-  /** The algorithms calls bring, checked, and the state layouts a key may have. */
-  readonly calls: CallAlgorithms;
   private readonly timers: Timers;
-  /** Quota leases (option `lease`), or undefined: charges taken from them are made outside a store's request group. */
-  readonly quota: QuotaLeases | undefined;
-  private readonly settler: SettleHost;
+  /** `maxDebt` as configured; undefined: the charging algorithm's limit. */
+  private readonly maxDebt: number | undefined;
+  /** The warning of a second settle was given (once per limiter). */
+  private settleWarned = false;
   /** The observers; undefined without any (then nothing is measured). */
   private observation: Observation | undefined;
+  /** A request's charge path (see the class comment), composed again when an observer is added. */
+  private path!: ChargeNext;
+  /** The stages of a charge of a grouped call ({@link chargeGrouped}): observation, and the deny cache remembering (never looking up). */
+  private groupedStages!: readonly ChargeStage[];
   /** The last key charged and its storage key: consecutive requests of one client reuse the string (and its hash) instead of building it again. */
   private lastKey = '';
   private lastStoreKey = '';
@@ -78,8 +96,19 @@ export class LimiterCore {
   ) {
     this.algorithm = config.algorithm;
     this.isConcurrencyLimit = config.algorithm?.stateKind === 'leases';
-    ({ store: this.store, prefix: this.prefix, maxCost: this.maxCost, blockMs: this.blockMs, bans: this.bans, overrides: this.overrides, name: this.name } = config);
-    ({ clock: this.clock, localClock: this.localClock, timers: this.timers, denyCache: this.denyCache, idempotency: this.idempotency } = config);
+    this.store = config.store;
+    this.prefix = config.prefix;
+    this.maxCost = config.maxCost;
+    this.blockMs = config.blockMs;
+    this.bans = config.bans;
+    this.overrides = config.overrides;
+    this.name = config.name;
+    this.clock = config.clock;
+    this.localClock = config.localClock;
+    this.timers = config.timers;
+    this.denyCache = config.denyCache;
+    this.idempotency = config.idempotency;
+    this.maxDebt = config.maxDebt;
     this.keyPrefix = config.prefix ? `${config.prefix}:` : '';
     this.calls = new CallAlgorithms(config.store, config.algorithm, config.blockMs, config.bans, config.overrides);
     const { circuit, byDomain } = circuitsOf(config, (open, reason, domain) => this.circuitChanged(open, reason, domain));
@@ -87,30 +116,26 @@ export class LimiterCore {
     const owner = { clock: config.localClock, retryIntervalMs: config.retryIntervalMs, keyPrefixLength: this.keyPrefix.length };
     const policy = new FailurePolicy(action, owner, fallback?.answer);
     const deadlines = config.timeoutMs > 0 ? new Deadlines(config.timeoutMs, config.timers) : undefined;
-    this.guard = new StoreGuard(config.store, config.clock, { circuit: this.circuit, byDomain }, deadlines, policy, (error, key, a) => this.storeFailed(error, key, a));
+    const report = (error: unknown, key: string, a: StoreErrorEvent['action']): void => this.storeFailed(error, key, a);
+    this.guard = new StoreGuard(config.store, { clock: config.clock, circuits: { circuit, byDomain }, deadlines, policy, report });
     this.synchronous = config.store.capabilities.local && (fallback === undefined || fallback.synchronous);
-    this.quota = config.lease === undefined ? undefined : new QuotaLeases(config.lease, this.leaseHost(config.retryIntervalMs));
-    this.settler = {
-      ...{ name: config.name, maxDebt: config.maxDebt, leased: this.quota !== undefined, warned: false, settles: config.store.capabilities.settle === true },
-      refundIntoBlock: (storeKey, units, algorithm, decision) => this.quota!.refund(storeKey, units, algorithm, decision),
-      settleStored: (storeKey, algorithm, settlement) => this.freeing(storeKey, this.guard.settle(storeKey, algorithm, settlement)),
-      told: (estimate, actual) => this.observation?.settled(estimate, actual),
-    };
+    this.quota = config.lease === undefined ? undefined : this.quotaLeases(config);
     this.fastPath = this.synchronous && config.algorithm !== undefined && !this.isConcurrencyLimit && byDomain === undefined && this.quota === undefined;
+    this.compose();
     config.denyCache?.followResets(config.store);
   }
 
   /** The consume of `cost` under the limiter's own algorithm, by the store itself in the common case (a synchronous rate limiter, no observer, its circuit closed, `key` and `cost` good); else undefined (the full path). */
   fastDecision(key: unknown, cost: unknown): Decision | undefined {
     if (!this.fastPath || this.observation !== undefined || typeof key !== 'string' || key.length === 0 || !isChargeableCost(cost, this.maxCost) || !this.circuit.isClosed) return undefined;
-    const storeKey = this.storeKeyOf(key);
+    const charge = this.chargeOf(key, cost, this.algorithm!);
     // The clock is read before the store is called: its error (a time that is not finite) is thrown as it is.
     const now = this.clock === undefined ? undefined : this.clock();
     try {
-      return this.store.consume(storeKey, this.algorithm!, cost, now) as Decision;
+      return (this.store.charge(charge, now) as Charged).decision;
     } catch (error) {
       // Synchronous here: a synchronous limiter's fallback is local.
-      return this.guard.threw(error, storeKey, this.algorithm!, cost) as Decision;
+      return this.guard.threw(error, charge) as Decision;
     }
   }
 
@@ -119,28 +144,40 @@ export class LimiterCore {
     return this.fastPath && this.denyCache === undefined && this.observation === undefined;
   }
 
+  /** The record of a consume of `cost` units of the user's `key` under `algorithm` (every field present, so every charge has one shape). */
+  chargeOf(key: string, cost: number, algorithm: Algorithm): Charge {
+    return { key: this.storeKeyOf(key), algorithm, cost, maxDelayMs: undefined, idempotency: undefined, enforced: undefined };
+  }
+
+  /** The answer to `charge` down the limiter's charge path. */
+  charge(charge: Charge): MaybePromise<ChargeAnswer> {
+    return this.path(charge);
+  }
+
   /**
-   * Charges `cost` units of `key` under `algorithm`: a consume (from a quota lease, with `lease`), or with `maxDelayMs` a reservation (its slot is the
-   * store's); with `idempotency`, in the store whatever the lease, past the deny cache (a replay is the store's to find), its id kept for a give-back.
+   * The answer to `charge`, a rate limit's share of a request's grouped call (`Store.chargeAll`): the
+   * path without quota leases (a limit with them is never grouped) and without a deny-cache lookup (the
+   * engine looked up every limit's before anything was charged), `call` in place of the store's own charge.
    */
-  charge(key: string, cost: number, algorithm: Algorithm, maxDelayMs?: number, idempotency?: IdempotentCharge): MaybePromise<Decision> {
-    const storeKey = this.storeKeyOf(key);
-    if (idempotency !== undefined) return this.decide(storeKey, algorithm, cost, maxDelayMs, idempotency);
-    if (this.quota !== undefined && maxDelayMs === undefined) return this.quota.charge(storeKey, cost, algorithm);
-    return this.decide(storeKey, algorithm, cost, maxDelayMs, undefined);
+  chargeGrouped(charge: Charge, call: StoreCall): MaybePromise<ChargeAnswer> {
+    return composeStages(this.groupedStages, (c) => this.guard.charge(c, call))(charge);
+  }
+
+  /** The deny cache's denial of `charge` (`took: 'nothing'`), not yet told to the observers (see {@link told}); undefined when there is none. */
+  cachedDenial(charge: Charge): ChargeAnswer | undefined {
+    if (this.denyCache === undefined || charge.idempotency !== undefined) return undefined;
+    const cached = this.denyCache.get(charge, this.localClock());
+    return cached === undefined ? undefined : withoutStore(cached);
+  }
+
+  /** The observers hear `answer` to `charge`, made without the store (a cached denial the engine looked up). */
+  told(charge: Charge, answer: ChargeAnswer): void {
+    this.observation?.decision(answer, charge.cost, undefined, charge.key);
   }
 
   /** Gives back what the quota leases hold; later charges go to the store. */
   close(): Promise<void> {
     return this.quota?.close() ?? Promise.resolve();
-  }
-
-  /** The deny cache's denial of this charge (`maxDelayMs`: a reservation's), or undefined; `observe`: told as a charge's answer is. */
-  cachedDenial(key: string, cost: number, algorithm: Algorithm, maxDelayMs: number | undefined, observe: boolean): Decision | undefined {
-    const storeKey = this.storeKeyOf(key);
-    const cached = this.denyCache?.get(storeKey, cost, this.localClock(), algorithm, maxDelayMs);
-    if (cached !== undefined && observe) this.observation?.decision(cached, cost, undefined, storeKey);
-    return cached;
   }
 
   /** `key` with the prefix: the storage key. */
@@ -157,9 +194,14 @@ export class LimiterCore {
     const storeKey = this.keyPrefix + key;
     const leaseId = newLeaseId();
     const algorithm = this.algorithm as ConcurrencyAlgorithm;
-    const result = this.decide(storeKey, algorithm, 1, undefined, leaseId);
-    const guard = this.guard;
-    return result instanceof Promise ? result.then((d) => guard.lease(d, storeKey, algorithm, leaseId)) : guard.lease(result, storeKey, algorithm, leaseId);
+    const observation = this.observation;
+    const startedAt = observation === undefined ? 0 : this.timers.now();
+    const leased = (decision: Decision): LeaseDecision => {
+      observation?.decision({ decision, took: 'charged' }, 1, decision.reason === undefined ? this.timers.now() - startedAt : undefined, storeKey);
+      return this.guard.lease(decision, storeKey, algorithm, leaseId);
+    };
+    const result = this.guard.acquire(storeKey, algorithm, leaseId);
+    return result instanceof Promise ? result.then(leased) : leased(result);
   }
 
   /** The decision for `cost` units (0 allowed) under `algorithm`, recording nothing. */
@@ -168,17 +210,21 @@ export class LimiterCore {
   }
 
   /**
-   * Gives back `cost` units charged under `algorithm` by `decision` (its `at` and `delayMs` say where; none: a rollback right after
-   * the charge; spent from a quota lease: into its block while that lives), which is then settled; never rejects (see {@link freeing}).
+   * Gives back `charge`'s units; with its answer `charged`, where it took them (its decision's `at` and
+   * `delayMs`; spent from a quota lease: into its block while that lives; an idempotent charge's id
+   * forgotten), and the charge is then settled; without, a rollback right after the charge. A replay
+   * took nothing and gives back nothing (its original's record stays). Never rejects (see {@link freeing}).
    */
-  undo(key: string, cost: number, algorithm: Algorithm, decision?: Decision): MaybePromise<void> {
-    const storeKey = this.keyPrefix + key;
-    if (decision !== undefined) markSettled(decision);
-    // A replay took nothing: nothing to give back, and its original's record stays.
-    if (decision !== undefined && wasReplayed(decision)) return;
-    const id = decision === undefined ? undefined : idempotencyIdOf(decision);
-    if (decision !== undefined && id === undefined && this.quota?.refund(storeKey, cost, algorithm, decision) === true) return;
-    return this.freeing(storeKey, this.guard.undo(storeKey, algorithm, cost, decision?.at, decision !== undefined && decision.delayMs > 0 ? decision.delayMs : undefined, id));
+  giveBack(charge: Charge, charged?: Charged): MaybePromise<void> {
+    const { key: storeKey, algorithm, cost } = charge;
+    if (charged === undefined) return this.freeing(storeKey, this.guard.giveBack({ key: storeKey, algorithm, cost }));
+    const decision = charged.decision;
+    settleOnce(decision);
+    if (charged.took === 'replayed') return;
+    const idempotencyId = charged.idempotencyId;
+    if (idempotencyId === undefined && this.quota?.refund(storeKey, cost, algorithm, decision) === true) return;
+    const delayMs = decision.delayMs > 0 ? decision.delayMs : undefined;
+    return this.freeing(storeKey, this.guard.giveBack({ key: storeKey, algorithm, cost, chargedAt: decision.at, delayMs, idempotencyId }));
   }
 
   /** `back`, a call that may free units of `storeKey` (failures are `'storeError'` events): its cached denial is forgotten now and once it is done (one answered in between is stale). */
@@ -188,25 +234,47 @@ export class LimiterCore {
     return cache === undefined || !(back instanceof Promise) ? back : back.then(() => cache.delete(storeKey));
   }
 
-  /** Settles the charge of `decision` (`cost` units of `key` under `algorithm`) at `actual` units (see {@link settleCharge}). */
-  settle(key: string, cost: number, actual: number, algorithm: Algorithm, decision: Decision): MaybePromise<void> {
-    return settleCharge(this.settler, this.keyPrefix + key, cost, actual, algorithm, decision);
+  /**
+   * Settles `charge`, answered `charged`, at `actual` units: once (a second settle, or one after a
+   * give-back, is ignored with the warning `RL_ALREADY_SETTLED`, once per limiter); nothing for a charge
+   * that took nothing in the store (a denial, a decision with a `reason`, one its group gave back, a
+   * replay). With quota leases a charge spent from a live block is settled into that block; otherwise
+   * the store settles it (a leased charge has no record of its own: the difference is charged or given
+   * back as a charge of its own). The store's ability to settle was checked when the verb or the
+   * middleware was built.
+   */
+  settle(charge: Charge, charged: Charged, actual: number): Settling {
+    const { decision, took } = charged;
+    if (!decision.allowed || decision.reason !== undefined || (took !== 'charged' && took !== 'leased')) return IGNORED;
+    if (!settleOnce(decision)) {
+      this.warnSettledTwice();
+      return IGNORED;
+    }
+    const { key: storeKey, algorithm, cost } = charge;
+    if (actual === cost) return SETTLED_AS_ESTIMATED;
+    this.observation?.settled(cost, actual);
+    const leased = this.quota !== undefined;
+    if (leased && this.quota.refund(storeKey, cost - actual, algorithm, decision)) return SETTLED_AS_ESTIMATED;
+    const { at: chargedAt, delayMs } = decision;
+    const maxDebt = this.maxDebt ?? algorithm.limit;
+    const units = leased ? { cost: Math.max(0, cost - actual), actual: Math.max(0, actual - cost) } : { cost, actual };
+    return { first: true, done: this.freeing(storeKey, this.guard.settle(storeKey, algorithm, { ...units, chargedAt, delayMs, maxDebt })) };
+  }
+
+  private warnSettledTwice(): void {
+    if (this.settleWarned) return;
+    this.settleWarned = true;
+    emitWarning(
+      `A charge of limit "${this.name}" was settled twice, or after it was given back: the second settle is ignored. Settle each request once. (rl, warned once per limiter.) See ${errorDocsUrl('RL_ALREADY_SETTLED')}`,
+      { code: 'RL_ALREADY_SETTLED' },
+    );
   }
 
   /** The give-back of a reservation (or a shaper's consume) that will not be used: its units at its slot, the observers told (only them when its group gave it back). */
-  cancel(key: string, cost: number, algorithm: Algorithm, decision: Decision): MaybePromise<void> {
-    if (!wasReplayed(decision)) this.observation?.reservationCancelled(cost);
-    return tookNothing(decision) || wasSettled(decision) ? undefined : this.undo(key, cost, algorithm, decision);
-  }
-
-  /** `decision` of a reservation with its `cancel()`: a give-back at the decision's time and slot, until the slot (local clock). */
-  reservation(decision: Decision, key: string, cost: number, algorithm: Algorithm): Reservation {
-    return withCancel(decision, this.localClock, () => this.cancel(key, cost, algorithm, decision));
-  }
-
-  /** The request of `decision` (admitted by the failure policy after a timeout) was not served after all: a late grant is given back. */
-  notServed(decision: Decision): void {
-    this.guard.notServed(decision);
+  cancel(charge: Charge, charged: Charged): MaybePromise<void> {
+    if (charged.took !== 'replayed') this.observation?.reservationCancelled(charge.cost);
+    const tookUnits = charged.took === 'charged' || charged.took === 'leased';
+    return !tookUnits || isSettled(charged.decision) ? undefined : this.giveBack(charge, charged);
   }
 
   /** An operator's store call on `key` (with its storage key and the clock's reading), with the timeout and failure report of `StoreGuard.control`; its cached denial forgotten, again once done (one answered meanwhile is stale). */
@@ -230,6 +298,7 @@ export class LimiterCore {
     const observation = this.observation ?? new Observation(this.keyPrefix.length);
     observation.add(observer, limit, keys, dryRun, field);
     this.observation = observation;
+    this.compose();
   }
 
   /** A request the HTTP layer holds for this limit started, ended or was abandoned: the observers hear it. */
@@ -237,54 +306,33 @@ export class LimiterCore {
     this.observation?.hold(state, delayMs);
   }
 
-  /**
-   * One decision from the store (or the deny cache, or the failure policy): an acquire when `extra` is a lease id, else a charge (idempotent when
-   * `extra` is one). The observers hear it, with the store's time when the store answered it (no `reason`), measured here, from the call to its answer.
-   */
-  private decide(storeKey: string, algorithm: Algorithm, cost: number, maxDelayMs: number | undefined, extra: string | IdempotentCharge | undefined): MaybePromise<Decision> {
-    const observation = this.observation;
-    if (observation === undefined) return this.ask(storeKey, algorithm, cost, maxDelayMs, extra);
-    const startedAt = this.timers.now();
-    const result = this.ask(storeKey, algorithm, cost, maxDelayMs, extra);
-    const told = (decision: Decision): Decision => {
-      // A consume its group never asked is no decision of this limit.
-      if (wasNotAsked(decision)) return decision;
-      observation.decision(decision, cost, decision.reason === undefined ? this.timers.now() - startedAt : undefined, storeKey);
-      return decision;
-    };
-    return result instanceof Promise ? result.then(told) : told(result);
-  }
-
-  /** The answer of the guard, or of the deny cache first for a charge; `extra` an acquire's lease id, or an idempotent charge; `op` BLOCK: a lease's block. */
-  private ask(storeKey: string, algorithm: Algorithm, cost: number, maxDelayMs: number | undefined, extra: string | IdempotentCharge | undefined, op: typeof CHARGE | typeof BLOCK = CHARGE): MaybePromise<Decision> {
-    if (typeof extra === 'string') return this.guard.acquire(storeKey, algorithm as ConcurrencyAlgorithm, extra);
-    if (extra !== undefined) return idempotentOf(this.guard.charge(storeKey, algorithm, cost, maxDelayMs, undefined, CHARGE, extra), extra.id);
+  /** Composes the charge paths from what the limiter uses (see the class comment). */
+  private compose(): void {
+    const observing = this.observation === undefined ? [] : [observationStage(this.observation, this.timers)];
     const cache = this.denyCache;
-    if (cache === undefined) return this.guard.charge(storeKey, algorithm, cost, maxDelayMs, undefined, op);
-    // Taken before the store call: a denial is cached from the earliest time the store can have decided it.
-    const askedAt = this.localClock();
-    const cached = cache.get(storeKey, cost, askedAt, algorithm, maxDelayMs);
-    if (cached !== undefined) return cached;
-    // A store that answers later remembers its denial in the same step that settles the call (not after a reset heard meanwhile: see `DenyCache.generation`).
-    const generation = cache.generation;
-    const remember = (d: Decision): Decision => (cache.generation === generation ? cache.remember(storeKey, cost, d, askedAt, algorithm, maxDelayMs) : d);
-    const result = this.guard.charge(storeKey, algorithm, cost, maxDelayMs, remember, op);
-    return result instanceof Promise ? result : remember(result);
+    const stages: ChargeStage[] = [...observing];
+    if (this.quota !== undefined) stages.push(this.quota.stage);
+    if (cache !== undefined) stages.push(denyCacheStage(cache, this.localClock, true));
+    const guard = this.guard;
+    this.path = composeStages(stages, (charge) => guard.charge(charge, guard.storeCharge));
+    this.groupedStages = cache === undefined ? observing : [...observing, denyCacheStage(cache, this.localClock, false)];
   }
 
-  /** What the quota leases do through this core: blocks charged and given back on the one path, the observers told. */
-  private leaseHost(retryIntervalMs: number): LeaseHost {
-    return {
-      ...{ clock: this.localClock, timers: this.timers, retryIntervalMs },
-      takeBlock: (storeKey, algorithm, units) => this.ask(storeKey, algorithm, units, undefined, undefined, BLOCK),
-      chargeAlone: (storeKey, algorithm, cost) => this.decide(storeKey, algorithm, cost, undefined, undefined),
-      withoutStore: (storeKey, algorithm, cost, reason) => this.guard.decideWithoutStore(storeKey, algorithm, cost, reason),
-      giveBack: (storeKey, algorithm, units, chargedAt) => this.freeing(storeKey, this.guard.undo(storeKey, algorithm, units, chargedAt)),
-      told: (decision, cost, storeKey) => this.observation?.decision(decision, cost, undefined, storeKey),
-      notServed: (decision) => this.guard.notServed(decision),
+  /** The quota leases of option `lease`: a stage whose blocks go through the deny cache and the guard (no fallback), never observed as decisions. */
+  private quotaLeases(config: LimiterConfig): QuotaLeases {
+    const guard = this.guard;
+    const cache = this.denyCache;
+    const blockStages = cache === undefined ? [] : [denyCacheStage(cache, config.localClock, true)];
+    return new QuotaLeases(config.lease!, {
+      clock: config.localClock,
+      timers: config.timers,
+      retryIntervalMs: config.retryIntervalMs,
+      blocks: composeStages(blockStages, (charge) => guard.charge(charge, guard.storeCharge, BLOCK)),
+      withoutStore: (charge, reason) => guard.decideWithoutStore(charge, reason),
+      giveBack: (back) => this.freeing(back.key, guard.giveBack(back)),
       counted: (action, units) => this.observation?.leaseUnits(action, units),
-      watchResets: this.store.watchResets?.bind(this.store),
-    };
+      watchResets: config.store.watchResets?.bind(config.store),
+    });
   }
 
   private circuitChanged(open: boolean, reason: FailureReason | undefined, domain: string | undefined): void {
@@ -298,3 +346,4 @@ export class LimiterCore {
     this.observation?.storeError(event.error, event.reason, action, key);
   }
 }
+

@@ -210,9 +210,9 @@ describe('the limiter timeout: resets', () => {
 describe('the limiter timeout: units charged after a consume timed out', () => {
   const algorithm = tokenBucket({ capacity: 4, refillRate: 1, interval: '1h' });
   const cases: { name: string; options: Partial<LimiterOptions>; used: number; served: boolean; calls: string[]; remaining: number }[] = [
-    { name: "answered denied ('deny'), admitted late: given back", options: {}, used: 0, served: false, calls: ['consume k', 'undo k'], remaining: 4 },
-    { name: "answered admitted ('allow'), admitted late: kept (the request was served)", options: { onStoreError: 'allow' }, used: 0, served: true, calls: ['consume k'], remaining: 2 },
-    { name: "answered denied ('deny'), denied late: nothing to give back", options: {}, used: 3, served: false, calls: ['consume k', 'consume k'], remaining: 1 },
+    { name: "answered denied ('deny'), admitted late: given back", options: {}, used: 0, served: false, calls: ['charge k', 'giveBack k'], remaining: 4 },
+    { name: "answered admitted ('allow'), admitted late: kept (the request was served)", options: { onStoreError: 'allow' }, used: 0, served: true, calls: ['charge k'], remaining: 2 },
+    { name: "answered denied ('deny'), denied late: nothing to give back", options: {}, used: 3, served: false, calls: ['charge k', 'charge k'], remaining: 1 },
   ];
 
   it.each(cases)('$name', async ({ options, used, served, calls, remaining }) => {
@@ -242,7 +242,7 @@ describe('the limiter timeout: units admitted late for a request that was not se
     await timers.advanceAsync(0);
     store.answerAll(); // the give-back of the late grant
     await timers.advanceAsync(0);
-    expect(store.calls).toEqual([`consume ${key}`, `undo ${key}`]);
+    expect(store.calls).toEqual([`charge ${key}`, `giveBack ${key}`]);
     expect(store.state.peek(key, algorithm, 0, 0).remaining).toBe(5);
   }
 

@@ -3,6 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { fixedWindow } from '../algorithms/fixed-window.js';
 import { tokenBucket } from '../algorithms/token-bucket.js';
 import { makeDecision, makePolicy } from '../decision.js';
+import type { Charge } from '../store/interface.js';
 import { TestStore } from '../testing/test-store.js';
 import { DenyCache, parseDenyCache } from './deny-cache.js';
 import { createLimiter } from './limiter.js';
@@ -10,30 +11,31 @@ import { createLimiter } from './limiter.js';
 const policy = makePolicy(5, 1000);
 const algorithm = fixedWindow({ limit: 5, window: '1s' });
 const denial = (retryAfterMs: number, resetMs = retryAfterMs) => makeDecision(false, 5, 0, resetMs, retryAfterMs, 0, policy, 0);
+const charge = (key: string, cost: number): Charge => ({ key, algorithm, cost });
 
 describe('DenyCache', () => {
   it('answers for the key at the cached cost or more until the retry time, counting it down', () => {
     const cache = new DenyCache();
-    cache.remember('k', 2, denial(1000, 1500), 10_000, algorithm);
-    expect(cache.get('k', 1, 10_000, algorithm)).toBeUndefined(); // a smaller request may pass
-    expect(cache.get('other', 2, 10_000, algorithm)).toBeUndefined();
-    expect(cache.get('k', 3, 10_400, algorithm)).toMatchObject({ allowed: false, reason: 'deny-cache', retryAfterMs: 600, resetMs: 1100, remaining: 0 });
-    expect(cache.get('k', 2, 11_000, algorithm)).toBeUndefined(); // expired, and dropped
+    cache.remember(charge('k', 2), denial(1000, 1500), 10_000);
+    expect(cache.get(charge('k', 1), 10_000)).toBeUndefined(); // a smaller request may pass
+    expect(cache.get(charge('other', 2), 10_000)).toBeUndefined();
+    expect(cache.get(charge('k', 3), 10_400)).toMatchObject({ allowed: false, reason: 'deny-cache', retryAfterMs: 600, resetMs: 1100, remaining: 0 });
+    expect(cache.get(charge('k', 2), 11_000)).toBeUndefined(); // expired, and dropped
   });
 
   it('keeps only the store’s own denials with a retry time', () => {
     const cache = new DenyCache();
-    cache.remember('admitted', 1, makeDecision(true, 5, 4, 1000, 0, 0, policy, 0), 0, algorithm);
-    cache.remember('no-retry', 1, denial(0), 0, algorithm);
+    cache.remember(charge('admitted', 1), makeDecision(true, 5, 4, 1000, 0, 0, policy, 0), 0);
+    cache.remember(charge('no-retry', 1), denial(0), 0);
     const fromPolicy = { ...denial(1000), reason: 'timeout' as const };
-    expect(cache.remember('policy', 1, fromPolicy, 0, algorithm)).toBe(fromPolicy);
-    for (const key of ['admitted', 'no-retry', 'policy']) expect(cache.get(key, 1, 0, algorithm)).toBeUndefined();
+    cache.remember(charge('policy', 1), fromPolicy, 0);
+    for (const key of ['admitted', 'no-retry', 'policy']) expect(cache.get(charge(key, 1), 0)).toBeUndefined();
   });
 
   it('drops the oldest entry when full', () => {
     const cache = new DenyCache(2);
-    for (const key of ['a', 'b', 'c']) cache.remember(key, 1, denial(1000), 0, algorithm);
-    expect(['a', 'b', 'c'].map((key) => cache.get(key, 1, 0, algorithm) !== undefined)).toEqual([false, true, true]);
+    for (const key of ['a', 'b', 'c']) cache.remember(charge(key, 1), denial(1000), 0);
+    expect(['a', 'b', 'c'].map((key) => cache.get(charge(key, 1), 0) !== undefined)).toEqual([false, true, true]);
   });
 
   it('is on by default for remote stores only, never for countDenied or concurrency limits', () => {

@@ -2,7 +2,8 @@ import type { Algorithm } from '../algorithm.js';
 import { makeDecision, type Decision, type DecisionReason } from '../decision.js';
 import { InvalidOptionError } from '../errors.js';
 import { checkOptions, integerAtLeast } from '../options.js';
-import type { Store } from '../store/interface.js';
+import type { Charge, Store } from '../store/interface.js';
+import { withoutStore, type ChargeAnswer, type ChargeStage } from './charge-path.js';
 
 const DEFAULT_MAX_KEYS = 10_000;
 
@@ -39,14 +40,15 @@ export class DenyCache {
   constructor(private readonly maxKeys: number = DEFAULT_MAX_KEYS) {}
 
   /**
-   * The cached denial of `storeKey` for `cost` by `algorithm`'s configuration at `now`, its retry time counted down;
-   * undefined when there is none. With `maxDelay`, for a reservation: a consume's denial holds until
-   * `maxDelay` before it ends (a slot that far ahead is no sooner than the consume's), a reservation's
-   * for as much longer as its own `maxDelay` was longer; a consume never reads a reservation's denial
-   * (a meter bucket's consume may pass before a reservation's slot would).
+   * The cached denial of `charge` (its key, for its cost, by its algorithm's configuration) at `now`,
+   * its retry time counted down; undefined when there is none. For a reservation (`maxDelayMs`): a
+   * consume's denial holds until `maxDelayMs` before it ends (a slot that far ahead is no sooner than
+   * the consume's), a reservation's for as much longer as its own `maxDelayMs` was longer; a consume
+   * never reads a reservation's denial (a meter bucket's consume may pass before a reservation's slot would).
    */
-  get(storeKey: string, cost: number, now: number, algorithm: Algorithm, maxDelay?: number): Decision | undefined {
+  get(charge: Charge, now: number): Decision | undefined {
     if (!this.hearing) return undefined;
+    const { key: storeKey, cost, algorithm, maxDelayMs: maxDelay } = charge;
     const entry = this.entries.get(storeKey);
     if (entry === undefined || cost < entry.cost || entry.configuration !== configurationOf(algorithm)) return undefined;
     if (entry.until - now <= 0) {
@@ -74,11 +76,13 @@ export class DenyCache {
   }
 
   /**
-   * Keeps `decision` when it is the store's own denial with a retry time, from `askedAt` (the time the
-   * request was sent: the earliest the store can have decided it), unless `algorithm` counts denied
-   * requests (each of them must reach the store), or the store cannot hear resets now. Returns `decision`.
+   * Keeps `decision`, the answer to `charge`, when it is the store's own denial with a retry time, from
+   * `askedAt` (the time the request was sent: the earliest the store can have decided it), unless the
+   * algorithm counts denied requests (each of them must reach the store), or the store cannot hear
+   * resets now.
    */
-  remember(storeKey: string, cost: number, decision: Decision, askedAt: number, algorithm: Algorithm, maxDelay?: number): Decision {
+  remember(charge: Charge, decision: Decision, askedAt: number): void {
+    const { key: storeKey, cost, algorithm, maxDelayMs: maxDelay } = charge;
     if (this.hearing && !decision.allowed && (decision.reason === undefined || decision.reason === 'blocked') && decision.retryAfterMs > 0 && !algorithm.countDenied) {
       const entries = this.entries;
       if (entries.size >= this.maxKeys) {
@@ -92,7 +96,6 @@ export class DenyCache {
         first();
       }
     }
-    return decision;
   }
 
   /**
@@ -124,6 +127,33 @@ export class DenyCache {
   clear(): void {
     this.entries.clear();
   }
+}
+
+/**
+ * The deny cache as a stage of a charge path: a charge it holds a denial for is answered with it
+ * (`took: 'nothing'`, reason `'deny-cache'`) without going on (with `lookup` false, as in a grouped
+ * charge whose cached denials were looked up before anything was charged, it never is); the store's
+ * denial of one that goes on is remembered, unless a reset was heard while it was on its way (see
+ * {@link DenyCache.generation}). An idempotent charge is the store's to answer (its retry may be a
+ * replay): it passes untouched. `clock` is the limiter's local clock.
+ */
+export function denyCacheStage(cache: DenyCache, clock: () => number, lookup: boolean): ChargeStage {
+  return (charge, next) => {
+    if (charge.idempotency !== undefined) return next(charge);
+    // Taken before the store call: a denial is cached from the earliest time the store can have decided it.
+    const askedAt = clock();
+    if (lookup) {
+      const cached = cache.get(charge, askedAt);
+      if (cached !== undefined) return withoutStore(cached);
+    }
+    const generation = cache.generation;
+    const answer = next(charge);
+    const remember = (a: ChargeAnswer): ChargeAnswer => {
+      if (cache.generation === generation && !a.decision.allowed) cache.remember(charge, a.decision, askedAt);
+      return a;
+    };
+    return answer instanceof Promise ? answer.then(remember) : remember(answer);
+  };
 }
 
 /** The configuration of each algorithm object, made once per object (collected with it). */

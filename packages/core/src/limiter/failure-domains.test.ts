@@ -98,12 +98,12 @@ describe('a local store with failure domains', () => {
     expect([limiter.consumeSync('a1').reason, limiter.consumeSync('a2').reason]).toEqual(['store-error', 'store-error']);
     store.calls.length = 0;
     expect([limiter.consumeSync('a1').reason, limiter.consumeSync('b1').reason, limiter.consumeSync('b2').reason]).toEqual(['store-error', undefined, undefined]);
-    expect(store.calls).toEqual(['consume b1', 'consume b2']);
+    expect(store.calls).toEqual(['charge b1', 'charge b2']);
     // A recovers: its probe (after the retry interval) closes its circuit.
     store.failure = undefined;
     now = 100;
     expect(limiter.consumeSync('a1').reason).toBeUndefined();
     expect(limiter.consumeSync('a2').reason).toBeUndefined();
-    expect(store.calls).toEqual(['consume b1', 'consume b2', 'consume a1', 'consume a2']);
+    expect(store.calls).toEqual(['charge b1', 'charge b2', 'charge a1', 'charge a2']);
   });
 });

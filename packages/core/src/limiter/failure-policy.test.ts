@@ -49,7 +49,7 @@ describe('a fallback limiter', () => {
     const limiter = createLimiter({ algorithm: small(), store: failingLocal(), prefix: 'shared', onStoreError: { fallback } });
     expect(await limiter.consume('alice')).toMatchObject({ allowed: true, reason: 'fallback' });
     expect(await limiter.peek('alice', 1)).toMatchObject({ allowed: false, reason: 'fallback' });
-    expect(fallbackStore.calls).toEqual(['consume local:alice', 'peek local:alice']);
+    expect(fallbackStore.calls).toEqual(['charge local:alice', 'peek local:alice']);
   });
 
   it('a fallback that cannot take the largest cost of the main limiter is rejected at creation, with what to do', () => {

@@ -3,9 +3,7 @@ import type { Duration } from '../duration.js';
 import { InvalidOptionError } from '../errors.js';
 import { spanOption } from '../options.js';
 import { warnShortSpan } from '../short-span.js';
-import type { Decision } from '../decision.js';
-import { markIdempotent, wasConflict, wasReplayed } from '../store/charge-marks.js';
-import { IDEMPOTENCY_FINGERPRINT_LENGTH, IDEMPOTENCY_ID_LENGTH, MAX_IDEMPOTENCY_REPLAYS, type IdempotentCharge, type MaybePromise } from '../store/interface.js';
+import { IDEMPOTENCY_FINGERPRINT_LENGTH, IDEMPOTENCY_ID_LENGTH, MAX_IDEMPOTENCY_REPLAYS, type IdempotentCharge } from '../store/interface.js';
 
 /** The longest idempotency key taken (the draft's keys are UUIDs; anything longer is a bug or an attack). */
 const MAX_ID_LENGTH = 512;
@@ -29,16 +27,6 @@ export function idempotentCharge(id: unknown, fingerprint: string, remembered: I
 
 function digest(value: string, length: number): string {
   return sha256OfUtf16(value).slice(0, length);
-}
-
-/** `result` with its charge's idempotency id kept (a give-back then forgets it in the store); a replay took nothing and a conflict owns no record: they keep none. */
-export function idempotentOf(result: MaybePromise<Decision>, id: string): MaybePromise<Decision> {
-  const kept = (decision: Decision): Decision => {
-    // A conflict's record is the first request's: its give-back must not forget it.
-    if (decision.reason === undefined && !wasReplayed(decision) && !wasConflict(decision)) markIdempotent(decision, id);
-    return decision;
-  };
-  return result instanceof Promise ? result.then(kept) : kept(result);
 }
 
 const DEFAULT_IDEMPOTENCY_TTL_MS = 600_000;

@@ -5,4 +5,6 @@ export { checkMaxCost, checkStore, parseLimitName, type FallbackLimiter, type Li
 export { checkLimiterCost, type ChargeOptions } from './call-input.js';
 export { parseMaxDelay, type Reservation, type ReserveOptions } from './reservation.js';
 export type { LeaseOptions } from './lease-options.js';
-export type { BlockEvent, BlockOptions, OverrideOptions } from './key-verbs.js';
+export type { BlockEvent, BlockOptions } from './block-options.js';
+export type { OverrideOptions } from './overrides.js';
+export { receiptOf, type ChargeReceipt } from './receipt.js';

@@ -1,8 +1,8 @@
 import type { Algorithm } from '../algorithm.js';
 import type { Decision } from '../decision.js';
-import { StoreTimeoutError } from '../errors.js';
-import { tookNothing } from '../store/charge-marks.js';
-import type { MaybePromise } from '../store/interface.js';
+import { RateLimitError, StoreTimeoutError } from '../errors.js';
+import type { Charged, MaybePromise } from '../store/interface.js';
+import type { ChargeAnswer } from './charge-path.js';
 import type { Circuit, FailureReason } from './circuit.js';
 import { charges, type StoreOp } from './failure-policy.js';
 
@@ -22,11 +22,18 @@ export interface StoreRequest {
 /** What a pending call needs of the guard that made it. */
 export interface CallGuard {
   /** The call (sent at `sentAt`; undefined: now) failed or timed out: its circuit counts it, the limiter reports it, the policy decides. */
-  failed(circuit: Circuit, error: unknown, request: StoreRequest, reason: FailureReason, probe: boolean, sentAt?: number): MaybePromise<Decision>;
+  failed(error: unknown, request: StoreRequest, reason: FailureReason, at: CallCircuit): MaybePromise<Decision>;
   /** Gives back what the store granted, at `grantedAt` with `grantedDelay`, for a request nobody will use. */
-  giveBack(request: StoreRequest, grantedAt: number | undefined, grantedDelay: number): void;
-  /** Remembers that the admitting policy decision `decision` is to call `notServed` if its request turns out not served. */
-  servedAfterTimeout(decision: Decision, notServed: () => void): void;
+  giveBackLate(request: StoreRequest, grantedAt: number | undefined, grantedDelay: number): void;
+}
+
+/** Where a pending call stands with its circuit. */
+export interface CallCircuit {
+  readonly circuit: Circuit;
+  /** The call is the probe of an open circuit. */
+  readonly probe: boolean;
+  /** When the call was sent, on the circuit's clock; undefined for a call that threw at once. */
+  readonly sentAt: number | undefined;
 }
 
 /** How a call that went to the store was answered: in time, or by the policy (the request served or not). */
@@ -58,38 +65,38 @@ export class PendingCall {
   constructor(
     private readonly guard: CallGuard,
     private readonly request: StoreRequest,
-    private readonly circuit: Circuit,
-    /** The call is the probe of an open circuit. */
-    private readonly probe: boolean,
-    /** When the call was sent, on the circuit's clock. */
-    private readonly sentAt: number,
-    /** Applied to the final decision (the deny cache's `remember`), in the step that settles the call. */
-    private readonly after: ((decision: Decision) => Decision) | undefined,
+    /** The call's circuit, whether it probes it, and when it was sent. */
+    private readonly at: CallCircuit & { readonly sentAt: number },
   ) {}
 
   /** The store answered: in time, or late (then only a grant matters). */
-  readonly answered = (decision: Decision): Decision => {
+  readonly answered = (charged: Charged): ChargeAnswer => {
     if (this.outcome !== IN_TIME) {
-      // Denied, or given back in its group's own step: nothing was granted.
-      if (!decision.allowed || tookNothing(decision)) return decision;
+      const decision = charged.decision;
+      // Denied, given back in its group's own step, never asked, or a replay: nothing was granted.
+      if (!decision.allowed || charged.took !== 'charged') return charged;
       this.grantedAt = decision.at;
       this.grantedDelay = decision.delayMs;
-      const charged = charges(this.request.op);
-      if (this.outcome === DECIDING && charged) this.grantedWhileDeciding = true;
-      else if (this.outcome === SERVED && charged) this.grantedAndKept = true;
-      else if (this.outcome === NOT_SERVED || !charged) this.guard.giveBack(this.request, this.grantedAt, this.grantedDelay);
-      return decision;
+      const charging = charges(this.request.op);
+      if (this.outcome === DECIDING && charging) this.grantedWhileDeciding = true;
+      else if (this.outcome === SERVED && charging) this.grantedAndKept = true;
+      else if (this.outcome === NOT_SERVED || !charges(this.request.op)) this.guard.giveBackLate(this.request, this.grantedAt, this.grantedDelay);
+      return charged;
     }
-    if (this.probe) this.circuit.probeSucceeded();
-    else this.circuit.answered(this.sentAt);
-    return this.after === undefined ? decision : this.after(decision);
+    if (this.at.probe) this.at.circuit.probeSucceeded();
+    else this.at.circuit.answered(this.at.sentAt);
+    return charged;
   };
 
-  /** The call failed or timed out: the policy answers; a late grant is kept until it has answered the request denied. */
-  readonly failed = (error: unknown): MaybePromise<Decision> => {
+  /**
+   * The call failed or timed out: the policy answers; a late grant is kept until it has answered the
+   * request denied. A misuse error (a closed store, met by a grouped call) is thrown as it is.
+   */
+  readonly failed = (error: unknown): MaybePromise<ChargeAnswer> => {
+    if (error instanceof RateLimitError && error.code !== 'RL_STORE_ERROR' && error.code !== 'RL_STORE_TIMEOUT') throw error;
     this.outcome = SERVED;
     const timedOut = error instanceof StoreTimeoutError;
-    const decision = this.guard.failed(this.circuit, error, this.request, timedOut ? 'timeout' : 'store-error', this.probe, this.sentAt);
+    const decision = this.guard.failed(error, this.request, timedOut ? 'timeout' : 'store-error', this.at);
     const remembers = timedOut && charges(this.request.op);
     if (!(decision instanceof Promise)) return this.decided(decision, remembers);
     this.outcome = DECIDING;
@@ -106,13 +113,12 @@ export class PendingCall {
   readonly notServed = (): void => {
     if (this.outcome !== SERVED) return;
     this.outcome = NOT_SERVED;
-    if (this.grantedAndKept) this.guard.giveBack(this.request, this.grantedAt, this.grantedDelay);
+    if (this.grantedAndKept) this.guard.giveBackLate(this.request, this.grantedAt, this.grantedDelay);
   };
 
-  private decided(decision: Decision, remembers: boolean): Decision {
+  private decided(decision: Decision, remembers: boolean): ChargeAnswer {
     this.settledPolicy(decision.allowed);
-    if (decision.allowed && remembers) this.guard.servedAfterTimeout(decision, this.notServed);
-    return this.after === undefined ? decision : this.after(decision);
+    return decision.allowed && remembers ? { decision, took: 'nothing', unserved: this.notServed } : { decision, took: 'nothing' };
   }
 
   /** The policy answered the request, admitted (`served`) or not. */
@@ -121,6 +127,6 @@ export class PendingCall {
     this.outcome = served ? SERVED : NOT_SERVED;
     if (!wasDeciding || !this.grantedWhileDeciding) return;
     if (served) this.grantedAndKept = true;
-    else this.guard.giveBack(this.request, this.grantedAt, this.grantedDelay);
+    else this.guard.giveBackLate(this.request, this.grantedAt, this.grantedDelay);
   }
 }

@@ -89,7 +89,7 @@ export class LeaseBook {
     block.left = 0;
     if (units <= 0) return undefined;
     this.host.counted('returned', units);
-    return this.host.giveBack(storeKey, entry.algorithm, units, block.at);
+    return this.host.giveBack({ key: storeKey, algorithm: entry.algorithm, cost: units, chargedAt: block.at });
   }
 
   /** Takes the entry out of the book (`gone` says why), its timer cleared and its blocks dropped (give them back first). */

@@ -1,11 +1,15 @@
 import type { Algorithm } from '../algorithm.js';
 import type { Clock } from '../clock.js';
-import type { Decision, Policy } from '../decision.js';
-import type { MaybePromise } from '../store/interface.js';
+import type { Policy } from '../decision.js';
+import type { Charge, GiveBack, MaybePromise } from '../store/interface.js';
+import type { ChargeAnswer, ChargeNext } from './charge-path.js';
 import type { TimerHandle, Timers } from '../timers.js';
 import type { FailureReason } from './circuit.js';
 
-/** What a limiter's core does for its quota leases (see `QuotaLeases`): every store call on the core's one path. */
+/**
+ * What a limiter's quota leases (see `QuotaLeases`, a stage of its charge path) reach below them: the
+ * path a block is charged on, the failure policy, the give-back, and the counts the observers hear.
+ */
 export interface LeaseHost {
   /** The limiter's local clock (ms). */
   readonly clock: Clock;
@@ -13,20 +17,14 @@ export interface LeaseHost {
   /** How long no block is asked for after the store failed one (the limiter's `storeRetryInterval`). */
   readonly retryIntervalMs: number;
   /**
-   * Charges a block of `units` in the store, through the deny cache and the guard, heard by no
-   * observer as a decision; a failure gets no fallback (a decision with the failure's `reason`).
+   * Charges a block (a charge of its units) in the store, through the deny cache and the guard, heard
+   * by no observer as a decision; a failure gets no fallback (a decision with the failure's `reason`).
    */
-  takeBlock(storeKey: string, algorithm: Algorithm, units: number): MaybePromise<Decision>;
-  /** Charges a request's `cost` in the store alone, as a limiter without leases does (observed). */
-  chargeAlone(storeKey: string, algorithm: Algorithm, cost: number): MaybePromise<Decision>;
-  /** The failure policy's decision of a request's `cost` whose block the store failed for `reason` (the fallback charged, if any). */
-  withoutStore(storeKey: string, algorithm: Algorithm, cost: number, reason: FailureReason): MaybePromise<Decision>;
-  /** Gives `units` back to the store at the time `chargedAt` they were charged; never rejects. */
-  giveBack(storeKey: string, algorithm: Algorithm, units: number, chargedAt: number): MaybePromise<void>;
-  /** A request's decision made here (from a block, or the policy's): the observers hear it. */
-  told(decision: Decision, cost: number, storeKey: string): void;
-  /** A block the failure policy answered: a late grant of the store is given back. */
-  notServed(decision: Decision): void;
+  readonly blocks: ChargeNext;
+  /** The failure policy's answer to a request's `charge` whose block the store failed for `reason` (the fallback charged, if any). */
+  withoutStore(charge: Charge, reason: FailureReason): MaybePromise<ChargeAnswer>;
+  /** Gives units back to the store; never rejects. */
+  giveBack(back: GiveBack): MaybePromise<void>;
   /** Units taken from (`leased`) or given back to (`returned`) the shared quota. */
   counted(action: 'leased' | 'returned', units: number): void;
   /** The store's `watchResets`, when it has one: resets made anywhere, so that a block of a reset state is not spent. */
@@ -56,7 +54,7 @@ export interface LeaseEntry {
   /** When the key's state resets (local clock), from the last block. */
   resetAt: number;
   /** The block asked for now, resolving to the store's answer (undefined: the call threw): one at a time per key. */
-  fetching: Promise<Decision | undefined> | undefined;
+  fetching: Promise<ChargeAnswer | undefined> | undefined;
   /** The units of the block asked for now ({@link fetching}); 0 when none is: with the blocks' units left, never more than the lease's `units`. */
   asking: number;
   /** The units requested of the key since the last block was asked for (the asking request's included): at its answer, what a round trip's requests ask. */

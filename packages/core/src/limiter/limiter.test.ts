@@ -12,7 +12,9 @@ import { StoreClosedError, StoreError } from '../errors.js';
 import { TestStore } from '../testing/test-store.js';
 import { coreOf } from './core-registry.js';
 import { StepStore } from '../testing/step-store.js';
-import { createLimiter } from './limiter.js';
+import { createLimiter, type Limiter } from './limiter.js';
+import type { ChargeAnswer } from './charge-path.js';
+import type { MaybePromise } from '../store/interface.js';
 import type { StoreErrorEvent } from './events.js';
 import type { LimiterOptions } from './options.js';
 
@@ -98,35 +100,46 @@ describe('acquire', () => {
   });
 });
 
+/** A charge of `cost` units of `key` down `limiter`'s core, and a give-back right after one. */
+function charge(limiter: Limiter, key: string, cost: number): MaybePromise<ChargeAnswer> {
+  const core = coreOf(limiter)!;
+  return core.charge(core.chargeOf(key, cost, limiter.algorithm!));
+}
+function giveBack(limiter: Limiter, key: string, cost: number): MaybePromise<void> {
+  const core = coreOf(limiter)!;
+  return core.giveBack(core.chargeOf(key, cost, limiter.algorithm!));
+}
+
 describe('the core: the one charge path beneath the verbs', () => {
   it('a charge decides like consume, synchronously on a synchronous limiter, with a promise otherwise', async () => {
     const local = createLimiter({ algorithm: bucket(), store: new TestStore(), clock: () => 0 });
-    const decision = coreOf(local)!.charge('k', 2, local.algorithm!);
-    expect(decision).not.toBeInstanceOf(Promise);
+    const answer = charge(local, 'k', 2);
+    expect(answer).not.toBeInstanceOf(Promise);
+    const decision = (answer as ChargeAnswer).decision;
     expect(decision).toMatchObject({ allowed: true, remaining: 1 });
     const store = new TestStore({ answers: 'manual' });
     const remote = createLimiter({ algorithm: bucket(), store, clock: () => 0, timeout: false });
-    const pending = coreOf(remote)!.charge('k', 2, remote.algorithm!);
+    const pending = charge(remote, 'k', 2);
     expect(pending).toBeInstanceOf(Promise);
     store.answerAll();
-    expect(await pending).toEqual(decision);
+    expect((await pending).decision).toEqual(decision);
   });
 
   it('an undo gives units back, and never rejects: a failure is a storeError event', async () => {
     const store = new TestStore();
     const limiter = createLimiter({ algorithm: bucket(), store, clock: () => 0 });
-    coreOf(limiter)!.charge('k', 3, limiter.algorithm!);
-    expect(coreOf(limiter)!.undo('k', 2, limiter.algorithm!)).toBeUndefined();
+    charge(limiter, 'k', 3);
+    expect(giveBack(limiter, 'k', 2)).toBeUndefined();
     expect(limiter.consumeSync('k', 2).allowed).toBe(true);
 
     const events: StoreErrorEvent[] = [];
     limiter.on('storeError', (e: StoreErrorEvent) => events.push(e));
     store.failure = new StoreError('disk on fire');
-    expect(() => coreOf(limiter)!.undo('k', 1, limiter.algorithm!)).not.toThrow();
+    expect(() => giveBack(limiter, 'k', 1)).not.toThrow();
     const remote = new TestStore({ answers: 'manual' });
     const remoteLimiter = createLimiter({ algorithm: bucket(), store: remote, timeout: false });
     remoteLimiter.on('storeError', (e: StoreErrorEvent) => events.push(e));
-    const undone = coreOf(remoteLimiter)!.undo('k', 1, remoteLimiter.algorithm!);
+    const undone = giveBack(remoteLimiter, 'k', 1);
     remote.failAll();
     await expect(undone).resolves.toBeUndefined();
     expect(events.map((e) => [e.reason, e.action, e.key])).toEqual([
@@ -210,7 +223,7 @@ describe('a clock that returns a time that is not finite, or beyond the range of
     // A give-back never rejects: it is lost and reported.
     await expect(limiter.undo('k')).resolves.toBeUndefined();
     expect(events.map((e) => e.error)).toEqual([clockError]);
-    expect(store.calls).toEqual(['consume k']);
+    expect(store.calls).toEqual(['charge k']);
     now = 0;
     expect(limiter.consumeSync('k').remaining).toBe(1);
   });
@@ -248,7 +261,7 @@ describe('undo with the decision of the request', () => {
     await limiter.consume('k');
     const denied = await limiter.consume('k');
     expect(denied.allowed).toBe(false);
-    const undos = () => store.calls.filter((call) => call.startsWith('undo')).length;
+    const undos = () => store.calls.filter((call) => call.startsWith('giveBack')).length;
     // A denial charged nothing: no store call.
     await limiter.undo('k', 1, denied);
     expect(undos()).toBe(0);
@@ -269,7 +282,7 @@ describe('undo with the decision of the request', () => {
     expect(admitted).toMatchObject({ allowed: true, reason: 'store-error', at: 5 });
     store.failure = undefined;
     await limiter.undo('k', 1, admitted);
-    expect(store.calls.filter((call) => call.startsWith('undo'))).toEqual([]);
+    expect(store.calls.filter((call) => call.startsWith('giveBack'))).toEqual([]);
   });
 });
 

@@ -1,21 +1,31 @@
 import { EventEmitter } from 'eventemitter3';
 import type { Algorithm } from '../algorithm.js';
 import type { Decision } from '../decision.js';
-import { UnsupportedError } from '../errors.js';
+import type { Duration } from '../duration.js';
+import { InvalidOptionError, UnsupportedError } from '../errors.js';
 import type { ObserveOptions } from '../observe/observation.js';
 import type { Observer } from '../observe/observer.js';
+import { checkOptions, isPrintableAscii, spanOption } from '../options.js';
+import { warnShortSpan } from '../short-span.js';
+import type { Charge, MaybePromise, Store, StoredOverride } from '../store/interface.js';
+import type { BlockEvent, BlockOptions } from './block-options.js';
+import { requireCapability } from './capabilities.js';
+import type { ChargeAnswer } from './charge-path.js';
+import { chargeOptionsOf, checkKey, checkLimiterCost, ownAlgorithm, parseEarlierCharge, promised, rateCall, type ChargeOptions, type OptionsAt } from './call-input.js';
 import type { LimiterCore } from './core.js';
 import { registerCore } from './core-registry.js';
-import { chargeOf, chargeOptionsOf, checkKey, checkLimiterCost, ownAlgorithm, promised, rateCall, type ChargeOptions } from './call-input.js';
-import { checkActualCost } from './settlement.js';
 import { emitted } from './events.js';
 import type { LeaseDecision } from './lease.js';
 import type { LimiterOptions } from './options.js';
-import type { Reservation, ReserveOptions } from './reservation.js';
-import { acquireOf, blockOf, clearOverrideOf, controlOf, getOverrideOf, reserveOf, setOverrideOf, unblockOf, type BlockOptions, type OverrideOptions } from './key-verbs.js';
-import type { Duration } from '../duration.js';
-import { buildCore, buildingAt, fieldBeingBuilt } from './wiring.js';
-import type { Store, StoredOverride } from '../store/interface.js';
+import { readOverride, removeOverride, writeOverride, type OverrideOptions } from './overrides.js';
+import { chargedOf, receipted } from './receipt.js';
+import { parseMaxDelay, withCancel, type Reservation, type ReserveOptions } from './reservation.js';
+import { checkActualCost } from './settlement.js';
+import { buildCore } from './wiring.js';
+
+const CONSUME: OptionsAt = { field: 'limiter.consume.options' };
+const CONSUME_SYNC: OptionsAt = { field: 'limiter.consumeSync.options' };
+const RESERVE: OptionsAt = { field: 'limiter.reserve.options', extra: ['maxDelay'] };
 
 /**
  * A limiter: one algorithm on one store, with a key namespace, a clock and a failure policy.
@@ -23,8 +33,10 @@ import type { Store, StoredOverride } from '../store/interface.js';
  * once, then goes down the limiter's one charge path (its core): the deny cache, the circuit's gate,
  * the timeout and the failure policy.
  *
- * Events: `'storeError'` ({@link StoreErrorEvent}) each time the store fails or times out; `'circuit'` ({@link CircuitChange}) when the store-down
- * circuit (of a failure domain) opens or closes. An observer (option `observer`, or {@link observe}) hears every decision, store error and circuit change.
+ * Events: `'storeError'` ({@link StoreErrorEvent}) each time the store fails or times out; `'circuit'`
+ * ({@link CircuitChange}) when the store-down circuit (of a failure domain) opens or closes; `'block'`
+ * ({@link BlockEvent}) for each ban made through {@link block}. An observer (option `observer`, or
+ * {@link observe}) hears every decision, store error and circuit change.
  */
 export class Limiter extends EventEmitter {
   /** The algorithm of calls that give none; undefined when every call gives its own (see {@link consume}). */
@@ -43,13 +55,20 @@ export class Limiter extends EventEmitter {
   readonly name: string;
   readonly #core: LimiterCore;
 
-  constructor(options: LimiterOptions) {
+  /** `field`: where `options` were given, as option errors name them (default `createLimiter`; the HTTP layer's limits: `rateLimit.limits[1]`). */
+  constructor(options: LimiterOptions, field = 'createLimiter') {
     super();
-    const core = buildCore(options, fieldBeingBuilt(), emitted(this));
+    const core = buildCore(options, field, emitted(this));
     this.#core = core;
     registerCore(this, core);
-    ({ algorithm: this.algorithm, isConcurrencyLimit: this.isConcurrencyLimit, store: this.store, prefix: this.prefix } = core);
-    ({ maxCost: this.maxCost, synchronous: this.synchronous, blockMs: this.blockMs, name: this.name } = core);
+    this.algorithm = core.algorithm;
+    this.isConcurrencyLimit = core.isConcurrencyLimit;
+    this.store = core.store;
+    this.prefix = core.prefix;
+    this.maxCost = core.maxCost;
+    this.synchronous = core.synchronous;
+    this.blockMs = core.blockMs;
+    this.name = core.name;
   }
 
   /**
@@ -77,14 +96,15 @@ export class Limiter extends EventEmitter {
    * plan or a quota chosen per request; a key's state is kept per algorithm kind, and carries over to
    * a new configuration clamped to its capacity, never a fresh full quota): `InvalidAlgorithmError`,
    * `UnsupportedError` or `CostExceedsCapacityError` when it cannot. `idempotencyKey` (and
-   * `fingerprint`) make the charge idempotent: see {@link ChargeOptions}.
+   * `fingerprint`) make the charge idempotent: see {@link ChargeOptions}; {@link receiptOf} the
+   * decision says whether it was a replay.
    */
   consume(key: string, cost = 1, options?: Algorithm | ChargeOptions): Promise<Decision> {
     try {
       // A local store without a deny cache: the synchronous path, wrapped once.
       if (options === undefined && this.#core.fastConsume) return Promise.resolve(this.consumeSync(key, cost));
-      const { algorithm, idempotency } = chargeOptionsOf(this.#core, options, cost, 'limiter.consume.options');
-      return promised(this.#core.charge(key, cost, rateCall(this.#core, key, cost, algorithm), undefined, idempotency));
+      const answer = this.#core.charge(this.#charge(key, cost, options, CONSUME));
+      return answer instanceof Promise ? answer.then(receipted) : Promise.resolve(receipted(answer));
     } catch (error) {
       return Promise.reject(error);
     }
@@ -104,12 +124,11 @@ export class Limiter extends EventEmitter {
       const fast = core.fastDecision(key, cost);
       if (fast !== undefined) return fast;
     }
-    const { algorithm, idempotency } = chargeOptionsOf(core, options, cost, 'limiter.consumeSync.options');
-    const a = rateCall(this.#core, key, cost, algorithm);
+    const charge = this.#charge(key, cost, options, CONSUME_SYNC);
     if (!core.synchronous) {
       throw new UnsupportedError('limiter.consumeSync() needs a local store such as MemoryStore (and a local fallback, if any); otherwise use await limiter.consume().');
     }
-    return core.charge(key, cost, a, undefined, idempotency) as Decision;
+    return receipted(core.charge(charge) as ChargeAnswer);
   }
 
   /**
@@ -130,7 +149,14 @@ export class Limiter extends EventEmitter {
    */
   reserve(key: string, cost = 1, options?: ReserveOptions): Promise<Reservation> {
     try {
-      return reserveOf(this.#core, key, cost, options);
+      if (options === null || typeof options !== 'object') throw new InvalidOptionError('limiter.reserve.options', options, '{ maxDelay } (and optionally algorithm)');
+      const core = this.#core;
+      const planned = this.#charge(key, cost, options, RESERVE);
+      const charge: Charge = { ...planned, maxDelayMs: parseMaxDelay(options.maxDelay, planned.algorithm, 'limiter.reserve.maxDelay') };
+      requireCapability(core.store, 'reservations', 'limiter.reserve()');
+      const reservation = (answer: ChargeAnswer): Reservation => withCancel(receipted(answer), core.localClock, () => core.cancel(charge, answer));
+      const answer = core.charge(charge);
+      return answer instanceof Promise ? answer.then(reservation) : Promise.resolve(reservation(answer));
     } catch (error) {
       return Promise.reject(error);
     }
@@ -149,58 +175,86 @@ export class Limiter extends EventEmitter {
   }
 
   /**
-   * Forgets the key's state (in each algorithm kind it was called with; its override stays): its next request starts with the full quota, its cached denial forgotten, a lockout
-   * or ban lifted. Rejects with {@link InvalidKeyError} for a bad key, or after a `'storeError'` event with the `StoreError` or `StoreTimeoutError` when the store fails or times out.
+   * Forgets the key's state (in each algorithm kind it was called with; its override stays): its next
+   * request starts with the full quota, its cached denial forgotten, a lockout or ban lifted. Rejects
+   * with {@link InvalidKeyError} for a bad key, or after a `'storeError'` event with the `StoreError`
+   * or `StoreTimeoutError` when the store fails or times out.
    */
   async reset(key: string): Promise<void> {
     checkKey(key);
-    await controlOf(this.#core, key, 'reset');
+    this.#core.quota?.forget(this.#core.keyPrefix + key);
+    const store = this.store;
+    await this.#control(key, 'reset', this.#core.calls.layouts(), (a) => (storeKey) => store.reset(storeKey, a));
   }
 
   /**
-   * Bans `key` for `duration` (from 1 ms) in the store: the next decision of the key in every instance is denied in the same store step, charging nothing
-   * (`reason: 'blocked'`, `retryAfterMs` the ban's time left), until it ends or {@link unblock}; it replaces a lockout or an earlier ban. Needs `bans: true` (or `blockDuration`): `UnsupportedError` otherwise. Emits `'block'` (`BlockEvent`).
+   * Bans `key` for `duration` (from 1 ms) in the store: the next decision of the key in every instance
+   * is denied in the same store step, charging nothing (`reason: 'blocked'`, `retryAfterMs` the ban's
+   * time left), until it ends or {@link unblock}; it replaces a lockout or an earlier ban. Needs `bans:
+   * true` (or `blockDuration`): `UnsupportedError` otherwise. Emits `'block'` (`BlockEvent`).
    */
   async block(key: string, duration: Duration, options?: BlockOptions): Promise<void> {
-    this.emit('block', await blockOf(this.#core, key, duration, options));
+    checkKey(key);
+    const durationMs = spanOption(duration, 'limiter.block.duration');
+    warnShortSpan(duration, 'limiter.block.duration');
+    const o = checkOptions(options === undefined ? {} : options, ['reason'], 'limiter.block.options');
+    const reason = o.reason;
+    if (reason !== undefined && (typeof reason !== 'string' || reason.length > 200 || !isPrintableAscii(reason))) {
+      throw new InvalidOptionError('limiter.block.options.reason', reason, 'printable ASCII text of at most 200 characters');
+    }
+    this.#checkBans('limiter.block');
+    const store = this.store;
+    await this.#control(key, 'ban', this.#core.calls.banLayouts(), (a) => (storeKey, now) => store.ban!(storeKey, a, durationMs, now));
+    const event: BlockEvent = { key, durationMs, reason: reason as string | undefined };
+    this.emit('block', event);
   }
 
   /** Lifts `key`'s ban (or lockout), its state kept; every instance's deny cache forgets the key, as after a reset. */
-  unblock(key: string): Promise<void> {
-    return unblockOf(this.#core, key);
+  async unblock(key: string): Promise<void> {
+    checkKey(key);
+    this.#checkBans('limiter.unblock');
+    const store = this.store;
+    await this.#control(key, 'unban', this.#core.calls.banLayouts(), (a) => (storeKey) => store.unban!(storeKey, a));
   }
 
   /**
-   * Decides `key` with `algorithm` (of the limit's kind; a calendar: its period) for `options.ttl` in every instance: kept in the store, read by each decision in the
-   * same store step; the key's state carries over (clamped); decisions carry its policy. Kept across `reset`. Needs `overrides: true` (`UnsupportedError`).
+   * Decides `key` with `algorithm` (of the limit's kind; a calendar: its period) for `options.ttl` in
+   * every instance: kept in the store, read by each decision in the same store step; the key's state
+   * carries over (clamped); decisions carry its policy. Kept across `reset`. Needs `overrides: true`
+   * (`UnsupportedError`).
    */
   setOverride(key: string, algorithm: Algorithm, options: OverrideOptions): Promise<void> {
-    return setOverrideOf(this.#core, key, algorithm, options);
+    return writeOverride(this.#core, key, algorithm, options);
   }
 
   /** `key`'s live override (its algorithm and when it ends), or undefined. */
   getOverride(key: string): Promise<StoredOverride | undefined> {
-    return getOverrideOf(this.#core, key);
+    return readOverride(this.#core, key);
   }
+
   /** Removes `key`'s override: its next decision, in every instance, is the limit's own again. */
   clearOverride(key: string): Promise<void> {
-    return clearOverrideOf(this.#core, key);
+    return removeOverride(this.#core, key);
   }
 
   /**
-   * Gives back `cost` units admitted earlier for `key` (a rollback, a request that should not count after all), under the algorithm it
-   * was charged with (as for {@link consume}). With the request's `decision` the store gives back only to the window it was charged in,
-   * never raising the balance above what it would be had the request not been charged (a bucket: the cost less what refilled since); a
-   * decision that charged nothing (a denial, a `reason`) gives nothing back. Without: a rollback right after the charge. The key's cached
-   * denial is forgotten, so the freed units can be used at once; a lost give-back is a `'storeError'` event.
+   * Gives back `cost` units admitted earlier for `key` (a rollback, a request that should not count
+   * after all), under the algorithm it was charged with (as for {@link consume}). With the request's
+   * `decision` the store gives back only to the window it was charged in, never raising the balance
+   * above what it would be had the request not been charged (a bucket: the cost less what refilled
+   * since); a decision that charged nothing (a denial, a `reason`, a replay) gives nothing back.
+   * Without: a rollback right after the charge. The key's cached denial is forgotten, so the freed
+   * units can be used at once; a lost give-back is a `'storeError'` event.
    */
   undo(key: string, cost?: number, decision?: Decision): Promise<void>;
   undo(key: string, cost: number, algorithm: Algorithm | undefined, decision?: Decision): Promise<void>;
   async undo(key: string, cost = 1, algorithmOrDecision?: Algorithm | Decision, decision?: Decision): Promise<void> {
-    const charge = chargeOf(this.#core, key, cost, algorithmOrDecision, decision, 'limiter.undo.decision');
-    if (charge.decision === undefined) return this.#core.undo(key, cost, charge.algorithm);
-    if (!charge.decision.allowed || charge.decision.reason !== undefined) return;
-    await this.#core.undo(key, cost, charge.algorithm, charge.decision);
+    const core = this.#core;
+    const earlier = parseEarlierCharge(core, { key, cost, algorithmOrDecision, decision }, 'limiter.undo.decision');
+    const charge = core.chargeOf(key, cost, earlier.algorithm);
+    if (earlier.decision === undefined) return core.giveBack(charge);
+    if (!earlier.decision.allowed || earlier.decision.reason !== undefined) return;
+    await core.giveBack(charge, chargedOf(earlier.decision));
   }
 
   /**
@@ -209,16 +263,19 @@ export class Limiter extends EventEmitter {
    * difference is given back (as by {@link undo}) or charged (never denied, never past `maxDebt`: a
    * token bucket in debt makes later requests wait `debt / rate`) in one store call, in the window the
    * request was charged in. Once per decision: again, or after an `undo`, it is ignored (warning
-   * `RL_ALREADY_SETTLED`); a decision that charged nothing settles nothing. Rejects with `InvalidCostError`
-   * for a bad `actualCost`, `UnsupportedError` for a concurrency limit or a store without `capabilities.settle`.
+   * `RL_ALREADY_SETTLED`); a decision that charged nothing settles nothing. Rejects with
+   * `InvalidCostError` for a bad `actualCost`, `UnsupportedError` for a concurrency limit or a store
+   * without `capabilities.settle`.
    */
   settle(key: string, cost: number, actualCost: number, decision: Decision): Promise<void>;
   settle(key: string, cost: number, actualCost: number, algorithm: Algorithm | undefined, decision: Decision): Promise<void>;
   async settle(key: string, cost: number, actualCost: number, algorithmOrDecision: Algorithm | Decision | undefined, decision?: Decision): Promise<void> {
-    const charge = chargeOf(this.#core, key, cost, algorithmOrDecision, decision, 'limiter.settle.decision', true);
+    const core = this.#core;
+    const earlier = parseEarlierCharge(core, { key, cost, algorithmOrDecision, decision }, 'limiter.settle.decision', true);
     checkActualCost(actualCost);
-    if (this.isConcurrencyLimit || this.store.capabilities.settle !== true) throw new UnsupportedError('limiter.settle() needs a rate limit on a store that settles (capabilities.settle), such as MemoryStore or RedisStore.');
-    await this.#core.settle(key, cost, actualCost, charge.algorithm, charge.decision!);
+    if (this.isConcurrencyLimit) throw new UnsupportedError('limiter.settle() is for rate limits: a concurrency limit holds permits, not units to settle.');
+    requireCapability(this.store, 'settle', 'limiter.settle()');
+    await core.settle(core.chargeOf(key, cost, earlier.algorithm), chargedOf(earlier.decision!), actualCost).done;
   }
 
   /** Gives back what the quota leases hold (option `lease`; a lost give-back is a `'storeError'` event); later calls go to the store. The store stays open. */
@@ -232,9 +289,38 @@ export class Limiter extends EventEmitter {
    */
   acquire(key: string): Promise<LeaseDecision> {
     try {
-      return promised(acquireOf(this.#core, key));
+      checkKey(key);
+      if (!this.isConcurrencyLimit) {
+        throw new UnsupportedError(`limiter.acquire(key) is for concurrency limits; this limiter is a ${this.algorithm?.kind ?? 'rate'} limit: call consume(key, cost).`);
+      }
+      return promised(this.#core.acquire(key));
     } catch (error) {
       return Promise.reject(error);
+    }
+  }
+
+  /** The charge of a rate call: its options (`at`) parsed, its key, cost and algorithm checked, its idempotency made. */
+  #charge(key: string, cost: number, options: unknown, at: OptionsAt): Charge {
+    const core = this.#core;
+    const { algorithm, idempotency } = chargeOptionsOf(core, options, cost, at);
+    const charge = core.chargeOf(key, cost, rateCall(core, key, cost, algorithm));
+    return idempotency === undefined ? charge : { ...charge, idempotency };
+  }
+
+  /** An operator's call on `key` in every one of `layouts` (see `CallAlgorithms`), each through `LimiterCore.operate`. */
+  async #control(
+    key: string,
+    what: 'reset' | 'ban' | 'unban',
+    layouts: Iterable<Algorithm>,
+    call: (algorithm: Algorithm) => (storeKey: string, now: number | undefined) => MaybePromise<void>,
+  ): Promise<void> {
+    await Promise.all(Array.from(layouts, (a) => this.#core.operate(key, what, call(a))));
+  }
+
+  /** Throws unless the limiter checks bans (option `bans`, or `blockDuration`) on a store that holds them. */
+  #checkBans(verb: string): void {
+    if (!this.#core.bans) {
+      throw new UnsupportedError(`${verb}() needs a limiter that checks bans: create it with bans: true (each decision then reads the key's ban in the same store step), or with blockDuration.`);
     }
   }
 }
@@ -244,7 +330,3 @@ export function createLimiter(options: LimiterOptions): Limiter {
   return new Limiter(options);
 }
 
-/** A {@link Limiter} whose option errors name `field` instead of `createLimiter` (the HTTP layer's limits: `rateLimit.limits[1].onStoreError`). Internal. */
-export function limiterAt(options: LimiterOptions, field: string): Limiter {
-  return buildingAt(field, () => new Limiter(options));
-}

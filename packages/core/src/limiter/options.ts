@@ -240,11 +240,21 @@ export function parseLimiterOptions(options: LimiterOptions, name = 'createLimit
   };
 }
 
-/** The `store` option: an object with `consume` and `capabilities` (its methods are not probed further). */
+/**
+ * The `store` option: an object with `charge` and `capabilities` (its methods are not probed further).
+ * A store written for the interface before `charge` (`consume`, `undo`) is told what to change.
+ */
 export function checkStore(value: unknown, field: string): Store {
   const store = value as Store | null | undefined;
-  if (!store || typeof store !== 'object' || typeof store.consume !== 'function' || !store.capabilities) {
+  if (!store || typeof store !== 'object' || typeof store.charge !== 'function' || !store.capabilities) {
     refuseStoreMistake(value, field);
+    if (store && typeof store === 'object' && typeof (store as { consume?: unknown }).consume === 'function' && store.capabilities) {
+      throw new InvalidOptionError(
+        field,
+        value,
+        "a store of the current Store interface: its consume(key, algorithm, cost, now, …) is now charge(charge, now) answering { decision, took }, and undo(…) is giveBack(back, now) (see the store recipe's migration note, docs/recipe-writing-a-store.md)",
+      );
+    }
     throw new InvalidOptionError(field, value, 'a store such as new MemoryStore()');
   }
   return store;

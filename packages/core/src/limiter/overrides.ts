@@ -15,8 +15,8 @@ export interface OverrideOptions {
   ttl: Duration;
 }
 
-/** `limiter.setOverride` (see there): the key, the algorithm and the ttl checked, then the override written in the store. */
-export async function setOverrideOf(core: LimiterCore, key: string, algorithm: Algorithm, options: OverrideOptions): Promise<void> {
+/** The body of `limiter.setOverride` (see there): the key, the algorithm and the ttl checked, then the override written in the store. */
+export async function writeOverride(core: LimiterCore, key: string, algorithm: Algorithm, options: OverrideOptions): Promise<void> {
   checkKey(key);
   const store = checkOverrides(core, 'limiter.setOverride');
   const override = checkOverride(algorithm, core.algorithm, 'limiter.setOverride.algorithm');
@@ -31,8 +31,8 @@ export async function setOverrideOf(core: LimiterCore, key: string, algorithm: A
   await core.operate(key, 'override', (storeKey, now) => store.setOverride!(storeKey, override, ttlMs, now));
 }
 
-/** `limiter.getOverride` (see there): the live override of the limiter's own kind (without one: of the first kind that has one). */
-export async function getOverrideOf(core: LimiterCore, key: string): Promise<StoredOverride | undefined> {
+/** The body of `limiter.getOverride` (see there): the live override of the limiter's own kind (without one: of the first kind that has one). */
+export async function readOverride(core: LimiterCore, key: string): Promise<StoredOverride | undefined> {
   checkKey(key);
   const store = checkOverrides(core, 'limiter.getOverride');
   for (const layout of layoutsOf(core)) {
@@ -42,8 +42,8 @@ export async function getOverrideOf(core: LimiterCore, key: string): Promise<Sto
   return undefined;
 }
 
-/** `limiter.clearOverride` (see there): in the limiter's own kind (without one: in every kind the store overrides). */
-export async function clearOverrideOf(core: LimiterCore, key: string): Promise<void> {
+/** The body of `limiter.clearOverride` (see there): in the limiter's own kind (without one: in every kind the store overrides). */
+export async function removeOverride(core: LimiterCore, key: string): Promise<void> {
   checkKey(key);
   const store = checkOverrides(core, 'limiter.clearOverride');
   await Promise.all(layoutsOf(core).map((layout) => core.operate(key, 'clear the override of', (storeKey) => store.clearOverride!(storeKey, layout))));

@@ -80,7 +80,7 @@ describe('quota leases under faults', () => {
     const afterOne = done;
     await timers.advanceAsync(60);
     await p;
-    expect({ afterOne, storeErrors: events.length, calls: store.calls }).toEqual({ afterOne: true, storeErrors: 1, calls: ['consume k'] });
+    expect({ afterOne, storeErrors: events.length, calls: store.calls }).toEqual({ afterOne: true, storeErrors: 1, calls: ['charge k'] });
   });
 
   it('allow policy with a timeout: a request whose block times out is answered by the policy, no block is asked again at once', async () => {
@@ -98,7 +98,7 @@ describe('quota leases under faults', () => {
     const { store, leased } = setup('manual');
     const l = leased({ timeout: false });
     const p = l.consume('k');
-    expect(store.calls).toEqual(['consume k']);
+    expect(store.calls).toEqual(['charge k']);
     let closed = false;
     const c = l.close().then(() => {
       closed = true;

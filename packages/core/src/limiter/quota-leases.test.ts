@@ -24,8 +24,8 @@ function setup(answers: 'sync' | 'async' = 'sync') {
   const store = new TestStore({ answers });
   const clock = (): number => timers.now();
   const limiter = (options: Partial<LimiterOptions> = {}) => createLimiter({ algorithm: perSecond, store, clock, timers, lease: { units: 10 }, ...options });
-  const consumes = () => store.calls.filter((c) => c.startsWith('consume')).length;
-  const undos = () => store.calls.filter((c) => c.startsWith('undo')).length;
+  const consumes = () => store.calls.filter((c) => c.startsWith('charge')).length;
+  const undos = () => store.calls.filter((c) => c.startsWith('giveBack')).length;
   const used = (key = 'k') => 100 - store.state.peek(key, perSecond, 0, clock()).remaining;
   return { timers, store, clock, limiter, consumes, undos, used };
 }
@@ -64,11 +64,11 @@ describe('a lease of 10 units on a fixed window of 100 per second', () => {
     const decisions = await Promise.all(Array.from({ length: 20 }, () => l.consume('k')));
     expect(decisions.every((d) => d.allowed)).toBe(true);
     // Blocks of 10 (the second asked when the first came, a third at half a block left): no request went to the store alone.
-    expect(store.calls.filter((c) => c === 'consume k').length).toBeLessThanOrEqual(3);
+    expect(store.calls.filter((c) => c === 'charge k').length).toBeLessThanOrEqual(3);
     const burst = await Promise.all(Array.from({ length: 35 }, () => l.consume('k')));
     expect(burst.every((d) => d.allowed)).toBe(true);
     // A request waits two blocks at most (the store's timeout still bounds its wait): the rest are charged alone.
-    expect(store.calls.filter((c) => c === 'consume k').length).toBeLessThanOrEqual(3 + 2 + 15 + 1);
+    expect(store.calls.filter((c) => c === 'charge k').length).toBeLessThanOrEqual(3 + 2 + 15 + 1);
   });
 
   it('never spends a unit of one window in the next: a block ends with its window', () => {
@@ -353,7 +353,7 @@ describe('beside the rest of the limiter', () => {
     expect(group.consumeSync('k').allowed).toBe(true);
     const calls = store.calls.length;
     expect(group.consumeSync('k').allowed).toBe(false);
-    expect(store.calls.slice(calls).filter((c) => c.startsWith('undo'))).toEqual([]);
+    expect(store.calls.slice(calls).filter((c) => c.startsWith('giveBack'))).toEqual([]);
     // The block still holds the unit given back: 9 more requests of `a` need no store call for units.
     expect(used('a:k')).toBe(10);
   });
@@ -364,10 +364,10 @@ describe('beside the rest of the limiter', () => {
     const plan = fixedWindow({ limit: 100, window: '1s' });
     l.consumeSync('k', 1, plan);
     l.consumeSync('k', 1, plan);
-    expect(store.calls.filter((c) => c.startsWith('consume'))).toHaveLength(1);
+    expect(store.calls.filter((c) => c.startsWith('charge'))).toHaveLength(1);
     const counted = fixedWindow({ limit: 100, window: '1s', countDenied: true });
     l.consumeSync('j', 1, counted);
     l.consumeSync('j', 1, counted);
-    expect(store.calls.filter((c) => c.startsWith('consume'))).toHaveLength(3);
+    expect(store.calls.filter((c) => c.startsWith('charge'))).toHaveLength(3);
   });
 });

@@ -1,11 +1,19 @@
 import type { Algorithm } from '../algorithm.js';
 import { makeDecision, type Decision } from '../decision.js';
-import type { MaybePromise } from '../store/interface.js';
+import type { Charge, MaybePromise } from '../store/interface.js';
+import type { ChargeAnswer, ChargeNext } from './charge-path.js';
 import { configurationOf } from './deny-cache.js';
 import { held, LeaseBook } from './lease-book.js';
 import type { Block, LeaseEntry, LeaseHost } from './lease-host.js';
 import { leasable, type LeaseConfig } from './lease-options.js';
 export type { LeaseHost } from './lease-host.js';
+
+/** A request's charge waiting on its key's blocks, and the rest of the path it goes on to when they cannot serve it. */
+interface LeasedRequest {
+  readonly entry: LeaseEntry;
+  readonly charge: Charge;
+  readonly next: ChargeNext;
+}
 
 /** Asked for in one store call: `units` at `sentAt` (local clock). */
 interface BlockAsk {
@@ -22,7 +30,8 @@ interface BlockAsk {
  * requests asked for during the last block's round trip is still left, so that they do not wait for
  * it; a busy key (a quarter of `units` or more asked in a round trip: its requests would wait for a
  * block of less than half anyway) asks once a request finds too little, for a block of nearly
- * `units`. A request costing more than `units`, or arriving when no block can be had, is charged alone; one whose
+ * `units`. A stage of the limiter's charge path: a request costing more than `units`, a reservation,
+ * an idempotent charge, or one arriving when no block can be had goes on (`next`), charged alone; one whose
  * block the store failed gets the failure policy's decision for its own cost. A block ends at the
  * ttl or sooner where its algorithm says (`Algorithm.leaseHoldMs`), counted on the local clock from
  * when it was asked for; unused units are given back at the ttl (an unref'd timer), at {@link close}
@@ -43,23 +52,25 @@ export class QuotaLeases {
     this.book = new LeaseBook(config, host);
   }
 
-  /** The decision for `cost` units of `storeKey`: from a block, or charged in the store. */
-  charge(storeKey: string, cost: number, algorithm: Algorithm): MaybePromise<Decision> {
-    if (this.closed || cost > this.config.units) return this.host.chargeAlone(storeKey, algorithm, cost);
+  /** The answer to `charge`: units from a block (`took: 'leased'`), or `next`'s (charged in the store). */
+  readonly stage = (charge: Charge, next: ChargeNext): MaybePromise<ChargeAnswer> => {
+    const { key: storeKey, cost, algorithm } = charge;
+    if (this.closed || cost > this.config.units || charge.maxDelayMs !== undefined || charge.idempotency !== undefined) return next(charge);
     // The entry's own algorithm object (every request of a limiter with one) is leasable and its configuration's.
     let entry = this.book.get(storeKey);
     if (entry?.algorithm !== algorithm) entry = leasable(algorithm, this.config.units) ? this.book.entryOf(storeKey, algorithm) : undefined;
-    if (entry === undefined) return this.host.chargeAlone(storeKey, algorithm, cost);
+    if (entry === undefined) return next(charge);
     const now = this.host.clock();
     entry.demand += cost;
     this.book.expire(entry, storeKey, now);
     const spent = this.spend(entry, storeKey, cost, now);
     if (spent !== undefined) return spent;
-    if (entry.fetching !== undefined) return entry.fetching.then((d) => this.afterBlock(entry, storeKey, cost, d));
-    if (now < entry.noBlockUntil) return this.alone(entry, storeKey, cost);
+    const request: LeasedRequest = { entry, charge, next };
+    if (entry.fetching !== undefined) return entry.fetching.then((d) => this.afterBlock(request, d, false));
+    if (now < entry.noBlockUntil) return this.alone(request);
     const answer = this.fetch(entry, storeKey, now, cost);
-    return answer instanceof Promise ? answer.then((d) => this.afterBlock(entry, storeKey, cost, d)) : this.afterBlock(entry, storeKey, cost, answer);
-  }
+    return answer instanceof Promise ? answer.then((d) => this.afterBlock(request, d, false)) : this.afterBlock(request, answer, false);
+  };
 
   /**
    * Takes back `units` of `storeKey` under `algorithm` admitted at `decision.at` into a live block of
@@ -100,7 +111,7 @@ export class QuotaLeases {
   }
 
   /** `cost` units from the entry's blocks, the first to end first, with the decision the observers hear; undefined when they hold less. */
-  private spend(entry: LeaseEntry, storeKey: string, cost: number, now: number): Decision | undefined {
+  private spend(entry: LeaseEntry, storeKey: string, cost: number, now: number): ChargeAnswer | undefined {
     const blocks = entry.blocks;
     let left = held(entry);
     if (left < cost) return undefined;
@@ -116,34 +127,32 @@ export class QuotaLeases {
     }
     left -= cost;
     const decision = makeDecision(true, entry.limit, Math.floor(entry.remaining + left), Math.max(0, Math.ceil(entry.resetAt - now)), 0, 0, entry.policy, from.at);
-    this.host.told(decision, cost, storeKey);
     // Less left than the requests ask for in a round trip (twice that): the next block is asked for now, so that they do not wait for it at the boundary.
     if (left < entry.askAheadBelow && entry.fetching === undefined && now >= entry.noBlockUntil) void this.fetch(entry, storeKey, now, cost);
-    return decision;
+    return { decision, took: 'leased' };
   }
 
   /**
    * A request after the block asked for came (`d`, the store's answer; undefined: none): from a live
-   * block; behind the next one, once, when the store granted this one but the requests before took it
-   * all (a request waits two round trips at most); the policy's answer to a failure; or charged alone.
+   * block; behind the next one, once (`waited`), when the store granted this one but the requests
+   * before took it all (a request waits two round trips at most); the policy's answer to a failure;
+   * or charged alone.
    */
-  private afterBlock(entry: LeaseEntry, storeKey: string, cost: number, d: Decision | undefined, waited = false): MaybePromise<Decision> {
+  private afterBlock(request: LeasedRequest, d: ChargeAnswer | undefined, waited: boolean): MaybePromise<ChargeAnswer> {
+    const { entry, charge } = request;
+    const storeKey = charge.key;
     const now = this.host.clock();
     if (entry.gone === undefined) this.book.expire(entry, storeKey, now);
-    const spent = entry.gone === undefined ? this.spend(entry, storeKey, cost, now) : undefined;
+    const spent = entry.gone === undefined ? this.spend(entry, storeKey, charge.cost, now) : undefined;
     if (spent !== undefined) return spent;
-    if (!waited && entry.gone === undefined && d !== undefined && d.allowed && d.reason === undefined) {
-      const next = entry.fetching ?? (now >= entry.noBlockUntil ? this.fetch(entry, storeKey, now, cost) : undefined);
-      if (next instanceof Promise) return next.then((answer) => this.afterBlock(entry, storeKey, cost, answer, true));
+    const decision = d?.decision;
+    if (!waited && entry.gone === undefined && decision !== undefined && decision.allowed && decision.reason === undefined) {
+      const next = entry.fetching ?? (now >= entry.noBlockUntil ? this.fetch(entry, storeKey, now, charge.cost) : undefined);
+      if (next instanceof Promise) return next.then((answer) => this.afterBlock(request, answer, true));
     }
-    const reason = d?.reason;
-    if (reason !== 'timeout' && reason !== 'store-error') return this.alone(entry, storeKey, cost);
-    const decided = this.host.withoutStore(storeKey, entry.algorithm, cost, reason);
-    const told = (decision: Decision): Decision => {
-      this.host.told(decision, cost, storeKey);
-      return decision;
-    };
-    return decided instanceof Promise ? decided.then(told) : told(decided);
+    const reason = decision?.reason;
+    if (reason !== 'timeout' && reason !== 'store-error') return this.alone(request);
+    return this.host.withoutStore(charge, reason);
   }
 
   /**
@@ -152,12 +161,12 @@ export class QuotaLeases {
    * or than {@link LeaseEntry.askAheadBelow}, itself below half of `units`: never for nothing), keeps
    * it when granted, and returns the answer; never rejects.
    */
-  private fetch(entry: LeaseEntry, storeKey: string, sentAt: number, askedBy: number): MaybePromise<Decision | undefined> {
+  private fetch(entry: LeaseEntry, storeKey: string, sentAt: number, askedBy: number): MaybePromise<ChargeAnswer | undefined> {
     const ask: BlockAsk = { units: this.config.units - held(entry), sentAt };
     entry.demand = askedBy;
-    let answer: MaybePromise<Decision>;
+    let answer: MaybePromise<ChargeAnswer>;
     try {
-      answer = this.host.takeBlock(storeKey, entry.algorithm, ask.units);
+      answer = this.host.blocks({ key: storeKey, algorithm: entry.algorithm, cost: ask.units, maxDelayMs: undefined, idempotency: undefined, enforced: undefined });
     } catch {
       // A bad clock reading, say: no block now; the request is charged alone, which reports it.
       entry.noBlockUntil = sentAt + 1;
@@ -188,14 +197,18 @@ export class QuotaLeases {
     return fetching;
   }
 
-  /** The store's answer `d` to the block `ask`: a granted block is kept; otherwise none is asked for until the answer's retry time (a failure's: the retry interval). */
-  private received(entry: LeaseEntry, storeKey: string, d: Decision, ask: BlockAsk): void {
+  /** The store's answer to the block `ask`: a granted block is kept; otherwise none is asked for until the answer's retry time (a failure's: the retry interval). */
+  private received(entry: LeaseEntry, storeKey: string, answer: ChargeAnswer, ask: BlockAsk): void {
     const { units, sentAt } = ask;
+    const d = answer.decision;
     const granted = d.allowed && d.reason === undefined && d.delayMs === 0;
-    if (d.reason !== undefined) this.host.notServed(d);
+    // A block the failure policy answered is no request's: a late grant of the store goes back.
+    answer.unserved?.();
     if (entry.gone !== undefined) {
       // A block of a state reset meanwhile is dropped; one of an entry closed or replaced goes back.
-      if (granted && entry.gone === 'dropped') this.backAfterClose(this.host.giveBack(storeKey, entry.algorithm, units, d.at), units);
+      if (granted && entry.gone === 'dropped') {
+        this.backAfterClose(this.host.giveBack({ key: storeKey, algorithm: entry.algorithm, cost: units, chargedAt: d.at }), units);
+      }
       return;
     }
     if (!granted) {
@@ -229,16 +242,18 @@ export class QuotaLeases {
     }
   }
 
-  /** Charges the request alone; a denial of its own cost says the shared quota is gone: what the key holds goes back. */
-  private alone(entry: LeaseEntry, storeKey: string, cost: number): MaybePromise<Decision> {
-    const answer = this.host.chargeAlone(storeKey, entry.algorithm, cost);
-    const settle = (d: Decision): Decision => {
+  /** Charges the request alone (`next`); a denial of its own cost says the shared quota is gone: what the key holds goes back. */
+  private alone(request: LeasedRequest): MaybePromise<ChargeAnswer> {
+    const { entry, charge, next } = request;
+    const answer = next(charge);
+    const settle = (a: ChargeAnswer): ChargeAnswer => {
+      const d = a.decision;
       if (!d.allowed && d.reason === undefined && entry.gone === undefined) {
         entry.noBlockUntil = this.host.clock() + Math.max(1, d.retryAfterMs);
-        for (const block of entry.blocks) void this.book.giveBack(entry, storeKey, block);
+        for (const block of entry.blocks) void this.book.giveBack(entry, charge.key, block);
         entry.blocks = [];
       }
-      return d;
+      return a;
     };
     return answer instanceof Promise ? answer.then(settle) : settle(answer);
   }

@@ -87,7 +87,7 @@ describe('limiter.reserve', () => {
     const r = await allow.reserve('k', 1, { maxDelay: 1000 });
     expect(r).toMatchObject({ allowed: true, delayMs: 0, reason: 'store-error' });
     await r.cancel();
-    expect(store.calls.filter((c) => c.startsWith('undo'))).toEqual([]);
+    expect(store.calls.filter((c) => c.startsWith('giveBack'))).toEqual([]);
     const deny = createLimiter({ algorithm: bucket(), store, storeRetryInterval: 250 });
     expect(await deny.reserve('k', 1, { maxDelay: 1000 })).toMatchObject({ allowed: false, delayMs: 0, retryAfterMs: 250 });
   });

@@ -4,7 +4,7 @@ import type { Decision } from '../decision.js';
 import { InvalidOptionError } from '../errors.js';
 import type { MaybePromise } from '../store/interface.js';
 import type { ChargeOptions } from './call-input.js';
-import { carryMarks } from '../store/charge-marks.js';
+import { withReceiptOf } from './receipt.js';
 
 /** Options of `limiter.reserve(key, cost, options)`: those of any charge (`algorithm`, `idempotencyKey`, `fingerprint`), and `maxDelay`. */
 export interface ReserveOptions extends ChargeOptions {
@@ -56,7 +56,7 @@ export function cancelNothing(): Promise<void> {
  * limiter's local clock, read now and at the call); nothing for a denial or a decision of the failure policy.
  */
 export function withCancel(decision: Decision, clock: () => number, giveBack: () => MaybePromise<void>): Reservation {
-  if (!decision.allowed || decision.reason !== undefined) return carryMarks(decision, { ...decision, cancel: cancelNothing });
+  if (!decision.allowed || decision.reason !== undefined) return withReceiptOf(decision, { ...decision, cancel: cancelNothing });
   const slotAt = clock() + decision.delayMs;
   let cancelled = false;
   const cancel = async (): Promise<void> => {
@@ -64,5 +64,5 @@ export function withCancel(decision: Decision, clock: () => number, giveBack: ()
     cancelled = true;
     await giveBack();
   };
-  return carryMarks(decision, { ...decision, cancel });
+  return withReceiptOf(decision, { ...decision, cancel });
 }

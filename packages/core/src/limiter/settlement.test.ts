@@ -120,7 +120,7 @@ describe('limiter.settle', () => {
     await limiter.settle('k', 5, 25, decision);
     expect(settles()).toBe(0);
     // The block of 50 had 45 left; 20 more of it were spent by the settle: 25 left, 26 requests of 1 take a second block.
-    const consumes = () => store.calls.filter((c) => c.startsWith('consume')).length;
+    const consumes = () => store.calls.filter((c) => c.startsWith('charge')).length;
     expect(consumes()).toBe(1);
     const late = await limiter.consume('k', 1);
     timers.advance(2_000);

@@ -3,12 +3,13 @@ import type { Algorithm, ConcurrencyAlgorithm, Settlement } from '../algorithm.j
 import type { Clock } from '../clock.js';
 import type { Decision } from '../decision.js';
 import { RateLimitError, StoreError } from '../errors.js';
-import type { IdempotentCharge, MaybePromise, Store } from '../store/interface.js';
+import type { Charge, Charged, GiveBack, MaybePromise, Store } from '../store/interface.js';
 import { PROBE_STORE, SKIP_STORE, type Circuit, type Circuits, type FailureReason } from './circuit.js';
 import type { Deadlines } from './deadlines.js';
 import type { StoreErrorEvent } from './events.js';
 import { ACQUIRE, BLOCK, CHARGE, charges, PEEK, type FailurePolicy, type StoreOp } from './failure-policy.js';
-import { PendingCall, type CallGuard, type StoreRequest } from './late-grant.js';
+import { PendingCall, type CallCircuit, type CallGuard, type StoreRequest } from './late-grant.js';
+import { withoutStore, type ChargeAnswer, type StoreCall } from './charge-path.js';
 import { releaseNothing, type LeaseDecision } from './lease.js';
 
 /**
@@ -30,50 +31,56 @@ export interface GuardCircuits {
   readonly byDomain: Circuits | undefined;
 }
 
+/** What a {@link StoreGuard} guards a store's calls with. */
+export interface GuardParts {
+  /** The user's clock, or undefined to let the store's own clock decide. */
+  readonly clock: Clock | undefined;
+  readonly circuits: GuardCircuits;
+  /** Undefined without a timeout. */
+  readonly deadlines: Deadlines | undefined;
+  readonly policy: FailurePolicy;
+  readonly report: FailureReport;
+}
+
 /**
  * The guard of one limiter's store calls: the circuit's gate (per failure domain), the timeout, the
  * failure policy, and what a late answer leaves behind ({@link PendingCall}). Every decision of the
- * limiter goes through {@link charge}, {@link peek} or {@link acquire}; {@link reset} reports a
- * failure, then throws it; the quiet calls (undo, release) report a failure and never throw. Every one
- * of them has the timeout. Keys here are storage keys (prefix included).
+ * limiter goes through {@link charge}, {@link peek} or {@link acquire}; {@link control} reports a
+ * failure, then throws it; the quiet calls (give-backs, settles, releases) report a failure and never
+ * throw. Every one of them has the timeout. Keys here are storage keys (prefix included).
  */
 export class StoreGuard implements CallGuard {
   /** The store answers through I/O: a decision taken without it must still let I/O run (see {@link charge}). */
   private readonly remote: boolean;
+  private readonly clock: Clock | undefined;
   private readonly circuit: Circuit;
   private readonly circuits: Circuits | undefined;
-  /**
-   * Admitting decisions of the failure policy after a charge timed out, each with what to do when its
-   * request turns out not to be served after all (a later limit of a composition denied it, or its
-   * client left): the store's late grant, if any, is then given back. Filled only on that path.
-   */
-  private readonly notServedAfterTimeout = new WeakMap<Decision, () => void>();
+  private readonly deadlines: Deadlines | undefined;
+  private readonly policy: FailurePolicy;
+  private readonly report: FailureReport;
   /** The timeouts of operators' calls: the limiter's, at least {@link CONTROL_TIMEOUT_FLOOR_MS}; undefined without a timeout. */
   private readonly controlDeadlines: Deadlines | undefined;
+  /** The store's own charge, as a {@link StoreCall}. */
+  readonly storeCharge: StoreCall;
 
   constructor(
     private readonly store: Store,
-    /** The user's clock, or undefined to let the store's own clock decide. */
-    private readonly clock: Clock | undefined,
-    circuits: GuardCircuits,
-    /** Undefined without a timeout. */
-    private readonly deadlines: Deadlines | undefined,
-    private readonly policy: FailurePolicy,
-    private readonly report: FailureReport,
+    parts: GuardParts,
   ) {
     this.remote = !store.capabilities.local;
-    this.circuit = circuits.circuit;
-    this.circuits = circuits.byDomain;
-    this.controlDeadlines = deadlines?.atLeast(CONTROL_TIMEOUT_FLOOR_MS);
+    ({ clock: this.clock, deadlines: this.deadlines, policy: this.policy, report: this.report } = parts);
+    this.circuit = parts.circuits.circuit;
+    this.circuits = parts.circuits.byDomain;
+    this.controlDeadlines = parts.deadlines?.atLeast(CONTROL_TIMEOUT_FLOOR_MS);
+    this.storeCharge = (charge, now) => store.charge(charge, now);
   }
 
   /**
-   * The store's decision for a charge of `cost` under `algorithm` (a consume; with `maxDelayMs`, a
-   * reservation), or the failure policy's when the circuit is open or the call fails or times out; a
-   * synchronous store answers synchronously. `after` is applied to the decision of a store that
-   * answers asynchronously (policy decisions included), in the same step that settles the call; a
-   * synchronous answer is returned as it is. Throws the misuse errors of the store (a closed store),
-   * and the limiter clock's error for a time that is not finite (before the store is called).
+   * The answer to `charge` (a consume; with `maxDelayMs`, a reservation), sent by `call` (the store's
+   * own charge, or a share of a grouped call), or the failure policy's when the circuit is open or the
+   * call fails or times out; a synchronous store answers synchronously. `op` {@link BLOCK}: a quota
+   * lease's block, whose failure asks no fallback. Throws the misuse errors of the store (a closed
+   * store), and the limiter clock's error for a time that is not finite (before the store is called).
    *
    * While the circuit is open, the policy decides without the store; for a remote store that decision
    * resolves after a macrotask (`setImmediate`), as the store's answer would have come through I/O: a
@@ -81,36 +88,53 @@ export class StoreGuard implements CallGuard {
    * the circuit's own probe needs to close. A local store's decisions never wait for I/O, so they stay
    * synchronous.
    */
-  charge(
-    storeKey: string,
-    algorithm: Algorithm,
-    cost: number,
-    maxDelayMs: number | undefined,
-    after?: (decision: Decision) => Decision,
-    op: typeof CHARGE | typeof BLOCK = CHARGE,
-    idempotency?: IdempotentCharge,
-  ): MaybePromise<Decision> {
-    return this.call(op, storeKey, algorithm, cost, maxDelayMs, after, idempotency);
+  charge(charge: Charge, call: StoreCall, op: typeof CHARGE | typeof BLOCK = CHARGE): MaybePromise<ChargeAnswer> {
+    const { key: storeKey, algorithm, cost } = charge;
+    const circuit = this.circuitOf(storeKey, algorithm);
+    const gate = circuit.gate();
+    if (gate === SKIP_STORE) {
+      const decided = this.policy.decide(storeKey, algorithm, cost, op, circuit.reason);
+      if (decided instanceof Promise) return decided.then(withoutStore);
+      return this.remote ? afterIo(withoutStore(decided)) : withoutStore(decided);
+    }
+    const now = this.clock === undefined ? undefined : this.clock();
+    const request: StoreRequest = { op, storeKey, algorithm, cost, leaseId: '', idempotent: charge.idempotency !== undefined };
+    let result: MaybePromise<Charged>;
+    try {
+      result = call(charge, now);
+    } catch (error) {
+      return this.threwIn(error, request, { circuit, probe: gate === PROBE_STORE, sentAt: undefined });
+    }
+    if (!(result instanceof Promise)) {
+      if (gate === PROBE_STORE) circuit.probeSucceeded();
+      return result;
+    }
+    const pending = new PendingCall(this, request, { circuit, probe: gate === PROBE_STORE, sentAt: circuit.now() });
+    if (this.deadlines === undefined) return result.then(pending.answered, pending.failed);
+    return this.deadlines.race(result, pending.answered, pending.failed, pending.answered);
   }
 
-  /** The failure policy's decision of a charge of `cost` the store could not answer for `reason` (a request whose lease block failed: one failure, one policy decision). */
-  decideWithoutStore(storeKey: string, algorithm: Algorithm, cost: number, reason: FailureReason): MaybePromise<Decision> {
-    return this.policy.decide(storeKey, algorithm, cost, CHARGE, reason);
+  /** The failure policy's answer to `charge`, which the store could not answer for `reason` (a request whose lease block failed: one failure, one policy decision). */
+  decideWithoutStore(charge: Charge, reason: FailureReason): MaybePromise<ChargeAnswer> {
+    const decided = this.policy.decide(charge.key, charge.algorithm, charge.cost, CHARGE, reason);
+    return decided instanceof Promise ? decided.then(withoutStore) : withoutStore(decided);
   }
 
   /** As {@link charge} for a peek (nothing recorded). */
   peek(storeKey: string, algorithm: Algorithm, cost: number): MaybePromise<Decision> {
-    return this.call(PEEK, storeKey, algorithm, cost, undefined, undefined);
+    return this.decide({ op: PEEK, storeKey, algorithm, cost, leaseId: '' });
   }
 
   /** As {@link charge} for a permit of a concurrency limit, named `leaseId`. */
   acquire(storeKey: string, algorithm: ConcurrencyAlgorithm, leaseId: string): MaybePromise<Decision> {
-    return this.call(ACQUIRE, storeKey, algorithm, 1, leaseId, undefined);
+    return this.decide({ op: ACQUIRE, storeKey, algorithm, cost: 1, leaseId });
   }
 
   /** A charge that threw synchronously (the limiter's fast path called the store itself): misuse errors propagate; store failures get the policy. */
-  threw(error: unknown, storeKey: string, algorithm: Algorithm, cost: number): MaybePromise<Decision> {
-    return this.threwIn(this.circuitOf(storeKey, algorithm), error, { op: CHARGE, storeKey, algorithm, cost, leaseId: '' });
+  threw(error: unknown, charge: Charge): MaybePromise<Decision> {
+    const request: StoreRequest = { op: CHARGE, storeKey: charge.key, algorithm: charge.algorithm, cost: charge.cost, leaseId: '' };
+    const answer = this.threwIn(error, request, { circuit: this.circuitOf(charge.key, charge.algorithm), probe: false, sentAt: undefined });
+    return answer instanceof Promise ? answer.then(decisionOf) : answer.decision;
   }
 
   /** `decision` of an acquire with its `release()`: the store's own permit, the fallback's (which releases itself), or none. */
@@ -135,12 +159,12 @@ export class StoreGuard implements CallGuard {
 
   /**
    * An operator's store call on a key (`call`, given the limiter's clock reading: a reset, a ban, an
-   * override's write or read), with the limiter's timeout or {@link CONTROL_TIMEOUT_FLOOR_MS}, the longer. A store failure or a timeout is reported (a
-   * `'storeError'` event, action `'deny'`: the key keeps what it had, so its limit still applies),
-   * then thrown as a `StoreError` (the store's own when it is one) or the `StoreTimeoutError`: the
-   * caller knows it was not done. A call that timed out may still apply when the store answers late.
-   * Misuse errors (a closed store) are thrown without a report, as for decisions. `what` names the
-   * verb in a failure's message ("failed to <what> the key").
+   * override's write or read), with the limiter's timeout or {@link CONTROL_TIMEOUT_FLOOR_MS}, the
+   * longer. A store failure or a timeout is reported (a `'storeError'` event, action `'deny'`: the key
+   * keeps what it had, so its limit still applies), then thrown as a `StoreError` (the store's own when
+   * it is one) or the `StoreTimeoutError`: the caller knows it was not done. A call that timed out may
+   * still apply when the store answers late. Misuse errors (a closed store) are thrown without a
+   * report, as for decisions. `what` names the verb in a failure's message ("failed to <what> the key").
    */
   control<T>(storeKey: string, what: string, call: (now: number | undefined) => MaybePromise<T>): MaybePromise<T> {
     let result: MaybePromise<T>;
@@ -156,17 +180,15 @@ export class StoreGuard implements CallGuard {
     return this.controlDeadlines === undefined ? result.then(undefined, failed) : this.controlDeadlines.race(result, (value: T) => value, failed);
   }
 
-  /** Gives back `cost` units charged at `chargedAt` (see `Store.undo`) with the timeout; never throws (a failure is reported). */
-  undo(storeKey: string, algorithm: Algorithm, cost: number, chargedAt?: number, delayMs?: number, idempotencyId?: string): MaybePromise<void> {
+  /** Gives back units (see `Store.giveBack`) with the timeout; never throws (a failure is reported). */
+  giveBack(back: GiveBack): MaybePromise<void> {
     let result: MaybePromise<void>;
     try {
-      if (idempotencyId !== undefined) result = this.store.undo(storeKey, algorithm, cost, this.clock?.(), chargedAt, delayMs ?? 0, idempotencyId);
-      else if (delayMs !== undefined && delayMs > 0) result = this.store.undo(storeKey, algorithm, cost, this.clock?.(), chargedAt, delayMs);
-      else result = this.store.undo(storeKey, algorithm, cost, this.clock?.(), chargedAt);
+      result = this.store.giveBack(back, this.clock?.());
     } catch (error) {
-      return this.report(error, storeKey, 'deny');
+      return this.report(error, back.key, 'deny');
     }
-    return this.quiet(result, storeKey);
+    return this.quiet(result, back.key);
   }
 
   /** Settles a charge at its real cost (see `Store.settle`) with the timeout; never throws (a failure is reported). */
@@ -180,28 +202,15 @@ export class StoreGuard implements CallGuard {
     return this.quiet(result, storeKey);
   }
 
-  /**
-   * The request of `decision`, an admitting decision of the failure policy after a charge timed out,
-   * was not served after all (a later limit denied it, or its client left): what the store grants
-   * late for it is given back. Any other decision: nothing to do.
-   */
-  notServed(decision: Decision): void {
-    this.notServedAfterTimeout.get(decision)?.();
-  }
-
-  /** @see CallGuard.servedAfterTimeout */
-  servedAfterTimeout(decision: Decision, notServed: () => void): void {
-    this.notServedAfterTimeout.set(decision, notServed);
-  }
-
-  /** @see CallGuard.giveBack (a lost release is dropped: the permit then expires with its lease). */
-  giveBack(request: StoreRequest, grantedAt: number | undefined, grantedDelay: number): void {
+  /** @see CallGuard.giveBackLate (a lost release is dropped: the permit then expires with its lease). */
+  giveBackLate(request: StoreRequest, grantedAt: number | undefined, grantedDelay: number): void {
     if (request.op === ACQUIRE) {
       const released = this.store.release(request.storeKey, request.algorithm as ConcurrencyAlgorithm, request.leaseId);
       if (released instanceof Promise) released.catch(ignore);
     } else if (charges(request.op) && !request.idempotent) {
       // An idempotent charge granted late stays: its retry, with the same id, is answered by it (one charge for both).
-      void this.undo(request.storeKey, request.algorithm, request.cost, grantedAt, grantedDelay);
+      const delayMs = grantedDelay > 0 ? grantedDelay : undefined;
+      void this.giveBack({ key: request.storeKey, algorithm: request.algorithm, cost: request.cost, chargedAt: grantedAt, delayMs });
     }
   }
 
@@ -209,23 +218,16 @@ export class StoreGuard implements CallGuard {
    * @see CallGuard.failed. A failure of the key's state alone (`StoreError.keyOnly`) is not the
    * store's: the circuit does not count it, and a probe that met one found the store answering.
    */
-  failed(circuit: Circuit, error: unknown, request: StoreRequest, reason: FailureReason, probe: boolean, sentAt?: number): MaybePromise<Decision> {
-    if ((error as Partial<StoreError> | null)?.keyOnly !== true) circuit.failed(reason, sentAt);
-    else if (probe) circuit.probeSucceeded();
+  failed(error: unknown, request: StoreRequest, reason: FailureReason, at: CallCircuit): MaybePromise<Decision> {
+    if ((error as Partial<StoreError> | null)?.keyOnly !== true) at.circuit.failed(reason, at.sentAt);
+    else if (at.probe) at.circuit.probeSucceeded();
     this.report(error, request.storeKey, this.policy.action);
     return this.policy.decide(request.storeKey, request.algorithm, request.cost, request.op, reason);
   }
 
-  /** One decision call: `extra` is a charge's `maxDelayMs` or an acquire's lease id. */
-  private call(
-    op: StoreOp,
-    storeKey: string,
-    algorithm: Algorithm,
-    cost: number,
-    extra: number | string | undefined,
-    after: ((decision: Decision) => Decision) | undefined,
-    idempotency?: IdempotentCharge,
-  ): MaybePromise<Decision> {
+  /** One peek or acquire: the store's decision, or the policy's. */
+  private decide(request: StoreRequest): MaybePromise<Decision> {
+    const { op, storeKey, algorithm, cost, leaseId } = request;
     const circuit = this.circuitOf(storeKey, algorithm);
     const gate = circuit.gate();
     if (gate === SKIP_STORE) {
@@ -235,21 +237,23 @@ export class StoreGuard implements CallGuard {
     const now = this.clock === undefined ? undefined : this.clock();
     let result: MaybePromise<Decision>;
     try {
-      if (idempotency !== undefined) result = this.store.consume(storeKey, algorithm, cost, now, extra as number | undefined, idempotency);
-      else if (charges(op)) result = extra === undefined ? this.store.consume(storeKey, algorithm, cost, now) : this.store.consume(storeKey, algorithm, cost, now, extra as number);
-      else if (op === PEEK) result = this.store.peek(storeKey, algorithm, cost, now);
-      else result = this.store.acquire(storeKey, algorithm as ConcurrencyAlgorithm, extra as string, now);
+      result = op === PEEK ? this.store.peek(storeKey, algorithm, cost, now) : this.store.acquire(storeKey, algorithm as ConcurrencyAlgorithm, leaseId, now);
     } catch (error) {
-      return this.threwIn(circuit, error, { op, storeKey, algorithm, cost, leaseId: op === ACQUIRE ? (extra as string) : '', idempotent: idempotency !== undefined }, gate === PROBE_STORE);
+      const answer = this.threwIn(error, request, { circuit, probe: gate === PROBE_STORE, sentAt: undefined });
+      return answer instanceof Promise ? answer.then(decisionOf) : answer.decision;
     }
     if (!(result instanceof Promise)) {
       if (gate === PROBE_STORE) circuit.probeSucceeded();
       return result;
     }
-    const request: StoreRequest = { op, storeKey, algorithm, cost, leaseId: op === ACQUIRE ? (extra as string) : '', idempotent: idempotency !== undefined };
-    const pending = new PendingCall(this, request, circuit, gate === PROBE_STORE, circuit.now(), after);
-    if (this.deadlines === undefined) return result.then(pending.answered, pending.failed);
-    return this.deadlines.race(result, pending.answered, pending.failed, op === PEEK ? undefined : pending.answered);
+    const pending = new PendingCall(this, request, { circuit, probe: gate === PROBE_STORE, sentAt: circuit.now() });
+    const answered = (decision: Decision): Decision => pending.answered({ decision, took: 'charged' }).decision;
+    const failed = (error: unknown): MaybePromise<Decision> => {
+      const answer = pending.failed(error);
+      return answer instanceof Promise ? answer.then(decisionOf) : answer.decision;
+    };
+    if (this.deadlines === undefined) return result.then(answered, failed);
+    return this.deadlines.race(result, answered, failed, op === PEEK ? undefined : answered);
   }
 
   /** The circuit of `storeKey`'s failure domain, or the one circuit of a store that is one domain. */
@@ -257,12 +261,13 @@ export class StoreGuard implements CallGuard {
     return this.circuits === undefined ? this.circuit : this.circuits.of(this.store.failureDomain!(storeKey, algorithm));
   }
 
-  private threwIn(circuit: Circuit, error: unknown, request: StoreRequest, probe = false): MaybePromise<Decision> {
+  private threwIn(error: unknown, request: StoreRequest, at: CallCircuit): MaybePromise<ChargeAnswer> {
     if (error instanceof RateLimitError && error.code !== 'RL_STORE_ERROR') throw error;
-    return this.failed(circuit, error, request, 'store-error', probe);
+    const decided = this.failed(error, request, 'store-error', at);
+    return decided instanceof Promise ? decided.then(withoutStore) : withoutStore(decided);
   }
 
-  /** The error a failed reset is thrown with, reported first unless it is a misuse error. */
+  /** The error a failed control is thrown with, reported first unless it is a misuse error. */
   private controlFailed(error: unknown, storeKey: string, what: string): unknown {
     if (error instanceof RateLimitError && error.code !== 'RL_STORE_ERROR' && error.code !== 'RL_STORE_TIMEOUT') return error;
     const failure = error instanceof RateLimitError ? error : new StoreError(`The store failed to ${what} the key: ${error instanceof Error ? error.message : String(error)}`, { cause: error });
@@ -279,9 +284,13 @@ export class StoreGuard implements CallGuard {
   }
 }
 
-/** `decision`, resolved after a macrotask: the I/O that is waiting runs first. */
-function afterIo(decision: Decision): Promise<Decision> {
-  return new Promise((resolve) => afterPendingIo(resolve, decision));
+/** `value`, resolved after a macrotask: the I/O that is waiting runs first. */
+function afterIo<T>(value: T): Promise<T> {
+  return new Promise((resolve) => afterPendingIo(resolve, value));
+}
+
+function decisionOf(answer: ChargeAnswer): Decision {
+  return answer.decision;
 }
 
 function ignore(): void {}

@@ -1,4 +1,6 @@
+import type { Decision } from '../decision.js';
 import { InvalidOptionError } from '../errors.js';
+import type { ChargeAnswer } from './charge-path.js';
 import { LimiterCore } from './core.js';
 import { coreOf } from './core-registry.js';
 import { UNHEARD, type LimiterEvents } from './events.js';
@@ -40,25 +42,14 @@ export function buildCore(options: LimiterOptions, field: string, events: Limite
 
 /** How a fallback's core answers the failure policy (see `Fallback`): its own algorithm, its own permits. */
 function fallbackOf(core: LimiterCore): Fallback {
-  return (op, key, cost) => (op === CHARGE ? core.charge(key, cost, core.algorithm!) : op === ACQUIRE ? core.acquire(key) : core.peek(key, cost, core.algorithm!));
+  return (op, key, cost) => {
+    if (op === ACQUIRE) return core.acquire(key);
+    if (op !== CHARGE) return core.peek(key, cost, core.algorithm!);
+    const answer = core.charge(core.chargeOf(key, cost, core.algorithm!));
+    return answer instanceof Promise ? answer.then(decisionOf) : answer.decision;
+  };
 }
 
-/** The field name the next `Limiter` built reports its options under (see {@link buildingAt}). */
-let building: string | undefined;
-
-/** `build()` (which makes one `Limiter`), whose option errors name `field` instead of `createLimiter`. */
-export function buildingAt<T>(field: string, build: () => T): T {
-  building = field;
-  try {
-    return build();
-  } finally {
-    building = undefined;
-  }
-}
-
-/** The field the `Limiter` being built reports its options under, taken once. */
-export function fieldBeingBuilt(): string {
-  const field = building ?? 'createLimiter';
-  building = undefined;
-  return field;
+function decisionOf(answer: ChargeAnswer): Decision {
+  return answer.decision;
 }

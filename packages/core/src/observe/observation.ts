@@ -1,6 +1,6 @@
 import type { Decision } from '../decision.js';
+import type { Charged } from '../store/interface.js';
 import { InvalidOptionError, errorDocsUrl } from '../errors.js';
-import { wasConflict, wasReplayed } from '../store/charge-marks.js';
 import type { DecisionEvent, DecisionOutcome, HoldEvent, LeaseUnitsEvent, Observer } from './observer.js';
 import { emitWarning } from '../runtime.js';
 
@@ -47,8 +47,9 @@ export class Observation {
     this.entries.push({ observer, limit, keys, dryRun, event });
   }
 
-  /** One decision of `cost` units for `storeKey`; `storeMs` when the store answered it. */
-  decision(decision: Decision, cost: number, storeMs: number | undefined, storeKey: string): void {
+  /** The answer to one charge of `cost` units for `storeKey`; `storeMs` when the store answered it. */
+  decision(charged: Charged, cost: number, storeMs: number | undefined, storeKey: string): void {
+    const decision = charged.decision;
     for (const entry of this.entries) {
       const decide = entry.observer.decision;
       if (decide === undefined) continue;
@@ -59,7 +60,7 @@ export class Observation {
       event.delayMs = decision.delayMs;
       event.storeMs = storeMs;
       event.key = entry.keys ? storeKey.slice(this.keyPrefixLength) : undefined;
-      event.idempotency = wasReplayed(decision) ? 'replayed' : wasConflict(decision) ? 'conflict' : undefined;
+      event.idempotency = charged.took === 'replayed' ? 'replayed' : charged.conflict === true ? 'conflict' : undefined;
       // Inline, not through `guard`: no closure per decision.
       try {
         settled(entry.observer, decide.call(entry.observer, event));

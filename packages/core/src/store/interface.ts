@@ -117,10 +117,11 @@ export interface Charge {
  *   decision is an empty denial that reports nothing);
  * - `'replayed'`: an idempotent charge answered by the remembered decision of an earlier one, charging
  *   nothing (the decision is allowed, with the original's `at` and slot, and the numbers of now);
- * - `'nothing'`: decided without the store (the failure policy, the deny cache, a quota lease's block):
- *   never said by a store.
+ * - `'leased'`: taken from a quota lease's block, charged in the store earlier (a give-back goes to the
+ *   block while it lives): never said by a store;
+ * - `'nothing'`: decided without the store (the failure policy, the deny cache): never said by a store.
  */
-export type ChargeTook = 'charged' | 'rolled-back' | 'not-asked' | 'replayed' | 'nothing';
+export type ChargeTook = 'charged' | 'rolled-back' | 'not-asked' | 'replayed' | 'leased' | 'nothing';
 
 /** The answer to one {@link Charge}: the decision, and what the charge took (a record, not marks beside the decision). */
 export interface Charged {

@@ -1,6 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import type { Algorithm } from '../algorithm.js';
-import type { Decision } from '../decision.js';
+import type { Charge, Charged } from '../store/interface.js';
 import { runStoreConformance } from './conformance.js';
 import { expectScenario } from './conformance/tables.js';
 import { runsAll } from './conformance/suite.js';
@@ -13,9 +12,9 @@ runStoreConformance({ name: 'StepStore', createStore: () => new StepStore() });
 /** A StepStore that counts the decisions it made. */
 class CountingStepStore extends StepStore {
   decisions = 0;
-  override consume(key: string, algorithm: Algorithm, cost: number, now: number | undefined, maxDelayMs?: number): Decision {
+  override charge(charge: Charge, now: number | undefined): Charged {
     this.decisions++;
-    return super.consume(key, algorithm, cost, now, maxDelayMs);
+    return super.charge(charge, now);
   }
 }
 
@@ -31,8 +30,8 @@ describe('the conformance suite runs what a store declares', () => {
   it('still fails a store that declares an algorithm and gets it wrong', async () => {
     // This store ignores the limiter's time and decides at 0: its token buckets never refill.
     const stuckClock = new (class extends StepStore {
-      override consume(key: string, algorithm: Algorithm, cost: number): Decision {
-        return super.consume(key, algorithm, cost, 0);
+      override charge(charge: Charge): Charged {
+        return super.charge(charge, 0);
       }
     })({ algorithms: ['token-bucket'] });
     const seed = seedScenarios.find((scenario) => scenario.algorithms[0]!.kind === 'token-bucket')!;

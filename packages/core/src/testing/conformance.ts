@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe } from 'vitest';
 import type { Store } from '../store/interface.js';
+import { describeCharged } from './conformance/charged.js';
 import { describeAtomicity, describeCombinedLimits, describeStoreOperations } from './conformance/combined.js';
 import { describeGiveBacks } from './conformance/give-backs.js';
 import { describeGroups } from './conformance/groups.js';
@@ -37,8 +38,9 @@ export interface ConformanceOptions {
  * other limiters on the store, on a store in this process or one with `watchResets`, and
  * lockouts (`blockDuration`) on a store that declares `capabilities.blocks`, and reservations (their
  * tables, bounds at their slots with cancels, FIFO, bad `maxDelay`) on one that declares
- * `capabilities.reservations`, a request's consumes decided together (all-or-nothing, and the
- * marks of what each took) on one that has `group`, and settlements at the real cost (a table per
+ * `capabilities.reservations`, a request's charges decided together (all-or-nothing, and what each
+ * took: `Charged.took`) on one that has `chargeAll`, what a charge took (`Charged`: a replay, a
+ * conflict, the id remembered) asked of the store itself, and settlements at the real cost (a table per
  * algorithm, debt and its bound, the window of the charge, the sum of actual costs as a property) on
  * one that declares `capabilities.settle`, and idempotent charges (replays, conflicts, the ttl, the
  * bound per key, give-backs) on one that declares `capabilities.idempotency`.
@@ -82,6 +84,7 @@ export function runStoreConformance(options: ConformanceOptions): void {
     describeReservations(suite);
     describeGroups(suite);
     describeSettlements(suite);
+    describeCharged(suite);
     describeIdempotency(suite);
   });
 }

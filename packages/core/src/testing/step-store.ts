@@ -3,7 +3,7 @@ import { systemClock, type Clock } from '../clock.js';
 import type { Decision } from '../decision.js';
 import { UnsupportedError } from '../errors.js';
 import { BlockTable } from '../store/blocks.js';
-import type { Store, StoreCapabilities } from '../store/interface.js';
+import type { Charge, Charged, GiveBack, Store, StoreCapabilities } from '../store/interface.js';
 import { ResetListeners } from '../store/reset-listeners.js';
 import { settleKey, stepKey, undoKey, type KeyState } from './key-state.js';
 
@@ -39,16 +39,17 @@ export class StepStore implements Store {
     this.clock = options.clock ?? systemClock;
   }
 
-  consume(key: string, algorithm: Algorithm, cost: number, now: number | undefined, maxDelayMs?: number): Decision {
-    return this.decide(key, algorithm, cost, now, true, maxDelayMs);
+  /** A consume, or with `maxDelayMs` a reservation (see `Store.charge`): always `took: 'charged'` (it runs no idempotency). */
+  charge(charge: Charge, now: number | undefined): Charged {
+    return { decision: this.decide(charge.key, charge.algorithm, charge.cost, now, true, charge.maxDelayMs), took: 'charged' };
   }
 
   peek(key: string, algorithm: Algorithm, cost: number, now: number | undefined): Decision {
     return this.decide(key, algorithm, cost, now, false);
   }
 
-  undo(key: string, algorithm: Algorithm, cost: number, now: number | undefined, chargedAt?: number, delayMs?: number): void {
-    undoKey(algorithm, this.states.get(this.slot(key, algorithm)), now ?? this.clock(), cost, chargedAt, delayMs);
+  giveBack(back: GiveBack, now: number | undefined): void {
+    undoKey(back.algorithm, this.states.get(this.slot(back.key, back.algorithm)), now ?? this.clock(), back.cost, back.chargedAt, back.delayMs);
   }
 
   settle(key: string, algorithm: Algorithm, settlement: Settlement, now: number | undefined): void {

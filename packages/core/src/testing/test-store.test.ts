@@ -9,13 +9,13 @@ describe('TestStore', () => {
 
   it('answers only when the test says so, with the decisions of the algorithm', async () => {
     const store = new TestStore({ answers: 'manual', algorithms: ['token-bucket'] });
-    const first = store.consume('k', algorithm, 2, 0);
-    const second = store.consume('k', algorithm, 1, 0);
+    const first = store.charge({ key: 'k', algorithm, cost: 2 }, 0);
+    const second = store.charge({ key: 'k', algorithm, cost: 1 }, 0);
     expect(store.pending).toHaveLength(2);
     store.answerAll();
-    expect(await first).toMatchObject({ allowed: true, remaining: 0 });
-    expect(await second).toMatchObject({ allowed: false, retryAfterMs: 1000 });
-    expect(store.calls).toEqual(['consume k', 'consume k']);
+    expect((await first).decision).toMatchObject({ allowed: true, remaining: 0 });
+    expect((await second).decision).toMatchObject({ allowed: false, retryAfterMs: 1000 });
+    expect(store.calls).toEqual(['charge k', 'charge k']);
   });
 
   it('fails every waiting call with a StoreError', async () => {

@@ -1,7 +1,7 @@
 import type { Algorithm, AlgorithmKind, ConcurrencyAlgorithm, LeaseState, Settlement } from '../algorithm.js';
 import type { Decision } from '../decision.js';
 import { RateLimitError, StoreError } from '../errors.js';
-import type { MaybePromise, Store, StoreCapabilities } from '../store/interface.js';
+import type { Charge, Charged, GiveBack, MaybePromise, Store, StoreCapabilities } from '../store/interface.js';
 import { StepStore } from './step-store.js';
 
 /** How a {@link TestStore} answers. */
@@ -41,7 +41,7 @@ function answerNow(p: Pending): void {
 /**
  * The store a test drives, for what a limiter, a composition or the HTTP layer does with a store's
  * answers: a {@link StepStore} underneath (every algorithm's own step; `now` 0 when the limiter gives
- * none) that records each call in {@link calls} (`'consume <key>'`, `'undo <key>'`, …), answers
+ * none) that records each call in {@link calls} (`'charge <key>'`, `'giveBack <key>'`, …), answers
  * synchronously, with a promise, or only when the test says so ({@link TestStoreOptions.answers}),
  * and fails while {@link failure} is set. It runs lockouts and reservations.
  */
@@ -120,16 +120,16 @@ export class TestStore implements Store {
     }
   }
 
-  consume(key: string, algorithm: Algorithm, cost: number, now: number | undefined, maxDelayMs?: number): MaybePromise<Decision> {
-    return this.answer('consume', key, () => this.inner.consume(key, algorithm, cost, now, maxDelayMs));
+  charge(charge: Charge, now: number | undefined): MaybePromise<Charged> {
+    return this.answer('charge', charge.key, () => this.inner.charge(charge, now));
   }
 
   peek(key: string, algorithm: Algorithm, cost: number, now: number | undefined): MaybePromise<Decision> {
     return this.answer('peek', key, () => this.inner.peek(key, algorithm, cost, now));
   }
 
-  undo(key: string, algorithm: Algorithm, cost: number, now: number | undefined, chargedAt?: number, delayMs?: number): MaybePromise<void> {
-    return this.answer('undo', key, () => this.inner.undo(key, algorithm, cost, now, chargedAt, delayMs));
+  giveBack(back: GiveBack, now: number | undefined): MaybePromise<void> {
+    return this.answer('giveBack', back.key, () => this.inner.giveBack(back, now));
   }
 
   settle(key: string, algorithm: Algorithm, settlement: Settlement, now: number | undefined): MaybePromise<void> {

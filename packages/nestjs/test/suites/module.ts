@@ -372,7 +372,7 @@ describe.each(PLATFORMS)(`Nest ${NEST_MAJOR} on %s`, (platform: Platform) => {
 
   it('RateLimitService.on hears the store failures of every limit, those of @RateLimit too', async () => {
     const failing = new MemoryStore();
-    failing.consume = () => {
+    failing.charge = () => {
       throw new Error('store down');
     };
     const heard: string[] = [];
@@ -403,7 +403,7 @@ describe(`Nest ${NEST_MAJOR}'s logger`, () => {
     }
     const warn = vi.spyOn(Logger.prototype, 'warn').mockImplementation(() => undefined);
     const broken = new MemoryStore();
-    broken.consume = () => {
+    broken.charge = () => {
       throw new Error('connection refused');
     };
     try {

@@ -95,9 +95,9 @@ function brokenStore(): Store {
   };
   return {
     capabilities: { local: true, algorithms: ['fixed-window'] },
-    consume: fail,
+    charge: fail,
     peek: fail,
-    undo: () => undefined,
+    giveBack: () => undefined,
     reset: () => undefined,
     acquire: fail,
     release: () => undefined,

@@ -6,7 +6,7 @@ import type { SuiteContext } from './context.js';
 /**
  * Under `middleware` (whose key is `k`, where a first request passes at once and a second is held
  * `slotMs` for the next slot): a second request's client leaves while it is held. It never reaches the
- * handler, and what it took is given back (the store's `undo`, finished before the next request; the
+ * handler, and what it took is given back (the store's `giveBack`, finished before the next request; the
  * first limit's `remaining` as before it, where the adapter can peek): the next request gets that
  * slot, held `slotMs` again, not twice as long, and its response is returned.
  */
@@ -27,7 +27,7 @@ export async function leavesWhileHeld(t: SuiteContext, middleware: Record<string
   expect((await app.request('/')).status).toBe(200); // no delay
   expect(handler).toHaveBeenCalledTimes(1);
   const before = await app.peek?.('k');
-  const undo = vi.spyOn(t.store, 'undo');
+  const undo = vi.spyOn(t.store, 'giveBack');
   const client = startLeaving(app, '/', { 'x-probe': '1' });
   await arrived.promise;
   await t.timers.scheduled(slotMs); // held

@@ -4,7 +4,7 @@ import { deferred, members } from '../http-client.js';
 import { startLeaving, type RequestView } from './adapter.js';
 import { T0, type SuiteContext } from './context.js';
 
-/** Waits until the store's `undo` has been called `times` times, and until those give-backs have settled. */
+/** Waits until the store's `giveBack` has been called `times` times, and until those give-backs have settled. */
 async function givenBack(undo: MockInstance, times: number): Promise<void> {
   await vi.waitFor(() => expect(undo).toHaveBeenCalledTimes(times));
   await Promise.all(undo.mock.results.map((result) => result.value as unknown));
@@ -107,7 +107,7 @@ export function outcomeTests(t: SuiteContext): void {
   const login = (request: RequestView) => (request.header('x-password') === 'right' ? { status: 200 } : { status: 401 });
 
   it('counts only failed attempts with skipSuccessfulRequests (a login limit)', async () => {
-    const undo = vi.spyOn(t.store, 'undo');
+    const undo = vi.spyOn(t.store, 'giveBack');
     const app = await t.open({ middlewares: [{ algorithm: fixedWindow({ limit: 2, window: '15m' }), key: () => 'ann', skipSuccessfulRequests: true }], handler: login });
     for (let i = 1; i <= 3; i++) {
       expect((await app.request('/', { headers: { 'x-password': 'right' } })).status).toBe(200);
@@ -120,7 +120,7 @@ export function outcomeTests(t: SuiteContext): void {
   });
 
   it('does not count failed responses with skipFailedRequests (4xx, and a handler that throws)', async () => {
-    const undo = vi.spyOn(t.store, 'undo');
+    const undo = vi.spyOn(t.store, 'giveBack');
     const app = await t.open({
       middlewares: [{ algorithm: fixedWindow({ limit: 2, window: '1h' }), key: () => 'ann', skipFailedRequests: true }],
       handler: (request) => {
@@ -140,7 +140,7 @@ export function outcomeTests(t: SuiteContext): void {
   });
 
   it('asks requestWasSuccessful (sync or async) what a success is', async () => {
-    const undo = vi.spyOn(t.store, 'undo');
+    const undo = vi.spyOn(t.store, 'giveBack');
     const app = await t.open({
       middlewares: [{
         algorithm: fixedWindow({ limit: 1, window: '1h' }),
@@ -157,7 +157,7 @@ export function outcomeTests(t: SuiteContext): void {
   });
 
   it.each([true, false])('a response that never finishes (client gone) stays counted, with skipFailedRequests %s', async (skipFailedRequests) => {
-    const undo = vi.spyOn(t.store, 'undo');
+    const undo = vi.spyOn(t.store, 'giveBack');
     const arrived = deferred();
     const closed = deferred();
     const never = deferred();
@@ -212,7 +212,7 @@ export function outcomeTests(t: SuiteContext): void {
   });
 
   it('gives back only to the window it charged: a fixed window that rolled over keeps its new count', async () => {
-    const undo = vi.spyOn(t.store, 'undo');
+    const undo = vi.spyOn(t.store, 'giveBack');
     let now = T0 + 900;
     const started = deferred();
     const release = deferred();
@@ -239,7 +239,7 @@ export function outcomeTests(t: SuiteContext): void {
   });
 
   it('a give-back clears a cached denial of the key (the freed unit can be used at once)', async () => {
-    const undo = vi.spyOn(t.store, 'undo');
+    const undo = vi.spyOn(t.store, 'giveBack');
     const started = deferred();
     const release = deferred();
     const app = await t.open({

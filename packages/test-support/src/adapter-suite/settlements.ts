@@ -97,7 +97,7 @@ export function settlementTests(t: SuiteContext): void {
 
   it('with skipFailedRequests: a failed response gives its estimate back and is not settled; a success is settled', async () => {
     const settle = spySettle();
-    const undo = vi.spyOn(t.store, 'undo');
+    const undo = vi.spyOn(t.store, 'giveBack');
     const app = await t.open({
       middlewares: [{ algorithm: hourly, key: () => 'ann', prefix: 'failed', cost: 10, actualCost: tokens, skipFailedRequests: true }],
       handler: (request) => ({ status: request.header('x-fail') === undefined ? 200 : 502, headers: { 'x-tokens': '40' } }),

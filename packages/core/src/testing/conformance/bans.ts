@@ -2,8 +2,8 @@ import { describe, expect } from 'vitest';
 import { fixedWindow } from '../../algorithms/fixed-window.js';
 import { slidingWindowLog } from '../../algorithms/sliding-window-log.js';
 import { tokenBucket } from '../../algorithms/token-bucket.js';
-import { wasConflict, wasReplayed } from '../../store/charge-marks.js';
 import { createLimiter, type LimiterOptions } from '../../limiter/index.js';
+import { HeardIdempotency } from './heard.js';
 import { freshPrefix, gatedIt, rateSamples, runsAll, type Suite } from './suite.js';
 
 const HOUR = 3_600_000;
@@ -89,7 +89,8 @@ export function describeBans(suite: Suite): void {
         () => bans() && suite.store.capabilities.idempotency === true && runsAll(suite.store, [sample.kind]),
         async () => {
           let now = 1_000;
-          const limiter = limiterOf({ algorithm: sample.make(10, 60_000), denyCache: false }, () => now);
+          const heard = new HeardIdempotency();
+          const limiter = limiterOf({ algorithm: sample.make(10, 60_000), denyCache: false, observer: heard.observer }, () => now);
           const first = await limiter.consume('k', 1, { idempotencyKey: 'order-1' });
           expect(first.allowed).toBe(true);
           await limiter.block('k', '1h');
@@ -98,15 +99,16 @@ export function describeBans(suite: Suite): void {
           for (const [cost, id] of [[1, 'order-1'], [1, 'order-1'], [2, 'order-1'], [1, 'order-2']] as const) {
             const retry = await limiter.consume('k', cost, { idempotencyKey: id });
             expect(retry).toMatchObject({ allowed: false, reason: 'blocked', remaining: 0, retryAfterMs: HOUR - 1_000 });
-            expect([wasReplayed(retry), wasConflict(retry)]).toEqual([false, false]);
+            const said = heard.latest();
+            expect([said === 'replayed', said === 'conflict']).toEqual([false, false]);
           }
           await limiter.unblock('k');
           // The record was kept (the ban lifted early leaves the client as it was): its retry replays.
           const replay = await limiter.consume('k', 1, { idempotencyKey: 'order-1' });
-          expect([replay.allowed, wasReplayed(replay), replay.at, replay.reason]).toEqual([true, true, first.at, undefined]);
+          expect([replay.allowed, heard.replayed(), replay.at, replay.reason]).toEqual([true, true, first.at, undefined]);
           // The ban charged nothing and remembered nothing: order-2 is charged now, as new.
           const second = await limiter.consume('k', 1, { idempotencyKey: 'order-2' });
-          expect([second.allowed, wasReplayed(second), second.remaining]).toEqual([true, false, first.remaining - 1]);
+          expect([second.allowed, heard.replayed(), second.remaining]).toEqual([true, false, first.remaining - 1]);
         },
       );
     }

@@ -80,7 +80,7 @@ export function describeGiveBacks(suite: Suite): void {
                 await event!.run();
                 // After each step: the balance against the charges kept so far, on the model.
                 const model = new StepStore();
-                for (const a of admitted) if (a.backAt > now) model.consume('k', algorithm, a.cost, a.t);
+                for (const a of admitted) if (a.backAt > now) model.charge({ key: 'k', algorithm, cost: a.cost }, a.t);
                 for (const later of [now, now + windowMs / 2, now + windowMs]) {
                   now = later;
                   const actual = await limiter.peek('k');

@@ -1,9 +1,9 @@
 import { describe, expect } from 'vitest';
 import { fixedWindow } from '../../algorithms/fixed-window.js';
 import { createLimiter } from '../../limiter/index.js';
-import { wasConflict, wasReplayed } from '../../store/charge-marks.js';
 import { lockoutScenarios } from '../scenarios.js';
 import { expectScenario } from './tables.js';
+import { HeardIdempotency } from './heard.js';
 import { freshPrefix, gatedIt, rateSamples, runsAll, type Suite } from './suite.js';
 
 const HOUR = 3_600_000;
@@ -43,7 +43,8 @@ export function describeLockouts(suite: Suite): void {
         () => blocks() && suite.store.capabilities.idempotency === true && runsAll(suite.store, [sample.kind]),
         async () => {
           let now = 1_000;
-          const limiter = createLimiter({ algorithm: sample.make(2, 60_000), store: suite.store, clock: () => now, prefix: freshPrefix('lockout-replay'), timeout: false, denyCache: false, blockDuration: '1h', idempotencyTtl: '2h' });
+          const heard = new HeardIdempotency();
+          const limiter = createLimiter({ algorithm: sample.make(2, 60_000), store: suite.store, clock: () => now, prefix: freshPrefix('lockout-replay'), timeout: false, denyCache: false, blockDuration: '1h', idempotencyTtl: '2h', observer: heard.observer });
           const first = await limiter.consume('k', 1, { idempotencyKey: 'order-1' });
           expect(first.allowed).toBe(true);
           let denials = 0;
@@ -53,11 +54,12 @@ export function describeLockouts(suite: Suite): void {
           for (const cost of [1, 1, 2]) {
             const retry = await limiter.consume('k', cost, { idempotencyKey: 'order-1' });
             expect(retry).toMatchObject({ allowed: false, remaining: 0, retryAfterMs: HOUR - 1_000 });
-            expect([retry.reason, wasReplayed(retry), wasConflict(retry)]).toEqual([undefined, false, false]);
+            const said = heard.latest();
+            expect([retry.reason, said === 'replayed', said === 'conflict']).toEqual([undefined, false, false]);
           }
           now = 1_000 + HOUR;
           const replay = await limiter.consume('k', 1, { idempotencyKey: 'order-1' });
-          expect([replay.allowed, wasReplayed(replay), replay.at]).toEqual([true, true, first.at]);
+          expect([replay.allowed, heard.replayed(), replay.at]).toEqual([true, true, first.at]);
         },
       );
     }

@@ -11,7 +11,7 @@ import { freshPrefix, gatedIt, rateSamples, runsAll, type Suite } from './suite.
 
 const MINUTE = 60_000;
 
-/** What two decisions must agree on: all but `at` (the same instant here) and the marks. */
+/** What two decisions must agree on: all but `at` (the same instant here). */
 const fields = (d: Decision) => ({ allowed: d.allowed, limit: d.limit, remaining: d.remaining, resetMs: d.resetMs, retryAfterMs: d.retryAfterMs, delayMs: d.delayMs, policy: { ...d.policy } });
 
 /**
