@@ -92,6 +92,24 @@ const stores = {
 /** The last decision of each key and configuration, for the undos that name a charge. */
 const charged = { a: new Map(), b: new Map(), c: new Map() };
 
+/**
+ * A charge and a give-back through either build's `Store`: `charge(record, now)` and `giveBack(record,
+ * now)` where the build has them (a charge is a record, issue 38), else the positional `consume` and
+ * `undo` (older builds, and `reserve` older still); the same calls with the same values either way.
+ */
+async function charge(store, key, algorithm, cost, now, maxDelayMs) {
+  if (typeof store.charge === 'function') return (await store.charge({ key, algorithm, cost, ...(maxDelayMs === undefined ? {} : { maxDelayMs }) }, now)).decision;
+  if (maxDelayMs === undefined) return store.consume(key, algorithm, cost, now);
+  return typeof store.reserve === 'function' ? store.reserve(key, algorithm, cost, maxDelayMs, now) : store.consume(key, algorithm, cost, now, maxDelayMs);
+}
+async function giveBack(store, key, algorithm, cost, now, chargedAt, delayMs) {
+  if (typeof store.giveBack === 'function') {
+    return store.giveBack({ key, algorithm, cost, ...(chargedAt === undefined ? {} : { chargedAt }), ...(delayMs === undefined ? {} : { delayMs }) }, now);
+  }
+  if (delayMs !== undefined) return store.undo(key, algorithm, cost, now, chargedAt, delayMs);
+  return chargedAt === undefined ? store.undo(key, algorithm, cost, now) : store.undo(key, algorithm, cost, now, chargedAt);
+}
+
 async function apply(store, which, run, o) {
   const algorithm = algorithms[which][o.config];
   const key = `p${o.config % 3}:${o.key}`;
@@ -99,23 +117,21 @@ async function apply(store, which, run, o) {
   let decision;
   switch (o.op) {
     case 'consume':
-      decision = await store.consume(key, algorithm, o.cost, o.now);
+      decision = await charge(store, key, algorithm, o.cost, o.now);
       break;
-    case 'reserve': {
-      const maxDelay = o.fraction * algorithm.maxReserveMs;
-      decision = typeof store.reserve === 'function' ? await store.reserve(key, algorithm, o.cost, maxDelay, o.now) : await store.consume(key, algorithm, o.cost, o.now, maxDelay);
+    case 'reserve':
+      decision = await charge(store, key, algorithm, o.cost, o.now, o.fraction * algorithm.maxReserveMs);
       break;
-    }
     case 'peek':
       decision = await store.peek(key, algorithm, 0, o.now);
       break;
     case 'undo':
-      await store.undo(key, algorithm, o.cost, o.now);
+      await giveBack(store, key, algorithm, o.cost, o.now);
       return 'undo';
     case 'undo-at':
       if (last === undefined || !last.allowed) return 'no charge';
-      if (last.delayMs > 0) await store.undo(key, algorithm, o.cost, o.now, last.at, last.delayMs);
-      else await store.undo(key, algorithm, o.cost, o.now, last.at);
+      if (last.delayMs > 0) await giveBack(store, key, algorithm, o.cost, o.now, last.at, last.delayMs);
+      else await giveBack(store, key, algorithm, o.cost, o.now, last.at);
       return 'undo at';
     case 'reset':
       await store.reset(key, algorithm);

@@ -58,7 +58,7 @@ const COMPACT_WRITE = 'compact-write.lua';
  * prelude.lua): not constants of an algorithm's configuration.
  */
 const STORE_CONSTANTS = [
-  ...['OP', 'BATCH_TIME', 'UNDO_AT', 'UNDO_DELAY', 'EXPLICIT_NOW_MARGIN_MS', 'HORIZON', 'STATE_BYTES', 'IDEM_KEY'],
+  ...['OP', 'IDEMPOTENT', 'BATCH_TIME', 'UNDO_AT', 'UNDO_DELAY', 'EXPLICIT_NOW_MARGIN_MS', 'HORIZON', 'STATE_BYTES', 'IDEM_KEY'],
   ...['ARG_OWN', 'ARG_NOW', 'ARG_MAX_DELAY', 'ARG_CHARGED_AT', 'ARG_DELAY', 'ARG_ACTUAL', 'ARG_MAX_DEBT', 'ARG_IDEM', 'ARG_FINGERPRINT', 'ARG_IDEM_TTL', 'ARG_IDEM_MAX'],
   'ARG_IDEM_REPLAYS',
 ];

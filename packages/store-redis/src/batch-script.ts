@@ -1,6 +1,5 @@
 import { argumentDeclarationsAt, inlineDeclarations, type ScriptPlan } from './script-plan.js';
-import { firstArgument, IDEMPOTENT_OPERATIONS, OPERATION_WIDTH } from './wire.js';
-
+import { callTables, firstArgument } from './wire.js';
 
 /**
  * The Lua text that runs several decisions of one configuration (inline) or one script (by argument)
@@ -11,11 +10,13 @@ import { firstArgument, IDEMPOTENT_OPERATIONS, OPERATION_WIDTH } from './wire.js
  * `ARGV[A0 + i]`): no table is made per decision.
  *
  * The call: `numkeys` is the sum of the decisions' keys (`plan.script.numberOfKeys` each, in order);
- * ARGV[1] is the number of decisions, then for each decision its operation ('c', 'v', 'p', 'u', 'a',
- * 'r') and its arguments, all of them (what a call by argument sends: the field in the compact layout,
- * every argument of the operation, `''` for what is absent, see src/wire.ts; then the configuration
- * for a script sent by argument, none for an inline configuration). The widths come from the
- * protocol's table (`OPERATION_WIDTH`), as a Lua table the loop reads.
+ * ARGV[1] is the number of decisions, then for each decision its call (its operation, 'c', 'v', 'p',
+ * 'u', 's', 'a', 'r', and `+` after 'c', 'v' or 'u' for one with an idempotent charge: see `Call` in
+ * src/wire.ts) and its arguments, all of them (what a call by argument sends: the field in the compact
+ * layout, every argument of the call, `''` for what is absent; then the configuration for a script
+ * sent by argument, none for an inline configuration). The widths and the operation of each call come
+ * from the protocol's table ({@link callTables}), as Lua tables the loop reads; a call with an
+ * idempotent charge on a state with keys of its own sends one key more (its remembered ids).
  *
  * The reply: one string per decision, in order. A decision (see `isDecisionReply`: at least 48
  * bytes, the first 0); empty: an operation that returns nothing (undo,
@@ -31,10 +32,8 @@ import { firstArgument, IDEMPOTENT_OPERATIONS, OPERATION_WIDTH } from './wire.js
  * (they follow that decision's arguments, whose number depends on its operation).
  */
 export function batchLua(plan: ScriptPlan): string {
-  const widths = Object.entries(OPERATION_WIDTH).map(([op, width]) => `${op} = ${width}`).join(', ');
   return (
-    `local WIDTH = { ${widths} }\n` +
-    (plan.compact ? '' : `local IDEM_KEYS = { ${[...IDEMPOTENT_OPERATIONS].map((op) => `${op} = 1`).join(', ')} }\n`) +
+    callTables() +
     decideFunction(plan, 'decide') +
     `local pcall, tostring = pcall, tostring\n` +
     // TIME's two strings as numbers once per batch: a decision's arithmetic on them would convert both
@@ -42,8 +41,10 @@ export function batchLua(plan: ScriptPlan): string {
     `local replies, at, k0, batch_time = {}, 2, 0, redis.call('TIME')\n` +
     `batch_time = { tonumber(batch_time[1]), tonumber(batch_time[2]) }\n` +
     `for d = 1, tonumber(ARGV[1]) do\n` +
-    `  local op = ARGV[at]\n` +
-    `  local ok, reply = pcall(decide, k0, at, op, batch_time)\n` +
+    `  local call = ARGV[at]\n` +
+    // A call is its operation, but for one with an idempotent charge ('c+': 'c' with IDEMPOTENT true).
+    `  local idem_op = IDEMPOTENT_OP[call]\n` +
+    `  local ok, reply = pcall(decide, k0, at, idem_op or call, idem_op ~= nil, batch_time)\n` +
     // A decision is a string (indexing it gives nil), nothing, or an error: raised, or returned as
     // {err = message} (redis.error_reply).
     `  if not ok or (reply ~= nil and reply.err ~= nil) then\n` +
@@ -53,31 +54,32 @@ export function batchLua(plan: ScriptPlan): string {
     `    reply = ''\n` +
     `  end\n` +
     `  replies[d] = reply\n` +
-    // A state with keys of its own takes one key more for an idempotent operation (its remembered ids).
-    `  k0 = k0 + ${plan.script.numberOfKeys}${plan.compact ? '' : ` + (IDEM_KEYS[op] or 0)`}\n` +
-    `  at = at + ${fixedArguments(plan) + 1} + WIDTH[op]\n` +
+    `  k0 = k0 + ${plan.script.numberOfKeys}\n` +
+    // A state with keys of its own takes one key more for a call with an idempotent charge (its remembered ids).
+    (plan.compact ? '' : `  if idem_op then k0 = k0 + 1 end\n`) +
+    `  at = at + ${fixedArguments(plan) + 1} + WIDTH[call]\n` +
     `end\n` +
     `return replies\n`
   );
 }
 
 /**
- * `local function <name>(K0, A0, OP, BATCH_TIME)`: the plan's script as a function of where its keys
- * and arguments start (`KEYS[K0 + i]`, `ARGV[A0 + i]`, `ARGV[A0]` its operation), its operation and the
- * batch's time; a configuration sent by argument is read after the operation's arguments, whose number
- * the script's `WIDTH` table gives.
+ * `local function <name>(K0, A0, OP, IDEMPOTENT, BATCH_TIME)`: the plan's script as a function of where
+ * its keys and arguments start (`KEYS[K0 + i]`, `ARGV[A0 + i]`, `ARGV[A0]` its call), its operation,
+ * whether the call carries an idempotent charge, and the batch's time; a configuration sent by argument
+ * is read after the call's arguments, whose number the script's `WIDTH` table gives.
  */
 export function decideFunction(plan: ScriptPlan, name: string): string {
   const declarations = plan.byArgument ? argumentDeclarationsAt(plan, 'CONFIG_AT') : inlineDeclarations(plan);
-  // The configuration follows the arguments of the operation sent (`ARGV[A0]`), which a group's own
-  // undo (OP 'u', with UNDO_AT and UNDO_DELAY) shares with the consume it gives back.
+  // The configuration follows the arguments of the call sent (`ARGV[A0]`), which a group's own undo
+  // (OP 'u', with UNDO_AT and UNDO_DELAY) shares with the consume it gives back.
   const configAt = plan.byArgument ? `local CONFIG_AT = ${firstArgument(plan.compact)} + WIDTH[ARGV[A0]]\n` : '';
   // The body reads its own keys and arguments, wherever they start in the batch's.
   const body = `${declarations}${plan.lua}`.replace(/\bKEYS\[/g, 'KEYS[K0 + ').replace(/\bARGV\[/g, 'ARGV[A0 + ');
-  return `local function ${name}(K0, A0, OP, BATCH_TIME, UNDO_AT, UNDO_DELAY)\n${configAt}${body}end\n`;
+  return `local function ${name}(K0, A0, OP, IDEMPOTENT, BATCH_TIME, UNDO_AT, UNDO_DELAY)\n${configAt}${body}end\n`;
 }
 
-/** A decision's arguments after its operation and before the operation's own: the field (compact); plus after them the configuration (by argument). */
+/** A decision's arguments after its call and before the call's own: the field (compact); plus after them the configuration (by argument). */
 export function fixedArguments(plan: ScriptPlan): number {
   return firstArgument(plan.compact) - 1 + (plan.byArgument ? plan.values.length : 0);
 }

@@ -5,7 +5,7 @@ import { isDecisionReply } from './decision-reply.js';
 import type { ClientAdapter } from './clients/client.js';
 import type { BatchCall, ScriptCalls, ScriptPlan } from './script-plan.js';
 import type { GroupScript } from './group-scripts.js';
-import { keysOf, type Operation } from './wire.js';
+import { keysOf, type Call } from './wire.js';
 
 /**
  * Decisions of one script family: the plans that share one `ScriptCalls` (a configuration inline, a
@@ -16,7 +16,7 @@ interface Family {
   readonly lua: string;
   /** The keys of one decision; 0 for a group script, whose entries each bring their own. */
   readonly numberOfKeys: number;
-  /** Its plan keeps the compact layout (an idempotent decision of a state with keys of its own sends one key more). */
+  /** Its plan keeps the compact layout (a call with an idempotent charge on a state with keys of its own sends one key more). */
   readonly compact: boolean;
   call: BatchCall | undefined;
   /** Batch calls of the family sent and not yet answered. */
@@ -124,15 +124,15 @@ export class Batcher {
   }
 
   /**
-   * Adds a decision to `group` (`args`: its keys, then all its arguments, as a call by argument sends
-   * them: see `batchArgumentCount`); resolves to its reply.
+   * Adds a decision of `call` to `group` (`args`: its keys, then all its arguments, as a call by
+   * argument sends them: see batch-script.ts); resolves to its reply.
    */
-  add(group: Group, op: Operation, args: string[]): Promise<unknown> {
+  add(group: Group, call: Call, args: string[]): Promise<unknown> {
     return new Promise((resolve, reject) => {
-      const k = keysOf(group.family.numberOfKeys, group.family.compact, op);
+      const k = keysOf(group.family.numberOfKeys, group.family.compact, call);
       for (let i = 0; i < k; i++) group.keys.push(args[i]!);
       group.keyCount += k;
-      group.argv.push(op);
+      group.argv.push(call);
       for (let i = k; i < args.length; i++) group.argv.push(args[i]!);
       group.resolves.push(resolve);
       group.rejects.push(reject);

@@ -110,13 +110,13 @@ describe.each(targets)('many configurations on $name Redis', ({ client }) => {
   it('after SCRIPT FLUSH a script sent by argument is loaded again (EVAL on NOSCRIPT) and decides as before', async () => {
     const store = byArgumentStore(client());
     const algorithm = tokenBucket({ capacity: 3, refillRate: 1, interval: '1h' });
-    const decide = () => store.consume('k', algorithm, 1, 1000);
+    const decide = () => store.charge({ key: 'k', algorithm, cost: 1 }, 1000).then((c) => c.decision);
     expect((await decide()).remaining).toBe(2);
     await Promise.all(serversOf(client()).map((server) => server.script('FLUSH')));
     expect((await cachedScripts(client())).reduce((a, b) => a + b)).toBe(0);
     expect((await decide()).remaining).toBe(1);
     // Redis TIME ('' for now) by argument as well.
-    expect(plain(await store.consume('k2', algorithm, 1, undefined))).toMatchObject({ allowed: true, remaining: 2 });
+    expect(plain((await store.charge({ key: 'k2', algorithm, cost: 1 }, undefined)).decision)).toMatchObject({ allowed: true, remaining: 2 });
     // One script sent by argument, cached again on the master(s) that ran it.
     expect((await cachedScripts(client())).reduce((a, b) => a + b)).toBeGreaterThanOrEqual(1);
     expect(store.scriptCount).toBe(1);
@@ -189,11 +189,11 @@ async function apply(store: Store, algorithm: Algorithm, op: Op, now: number, le
     return plain(await store.peek(op.key, algorithm, 0, now));
   }
   const cost = Math.min(op.cost, algorithm.maxCost);
-  if (op.op === 'undo') await store.undo(op.key, algorithm, cost, now, charges.get(op.key));
+  if (op.op === 'undo') await store.giveBack({ key: op.key, algorithm, cost, chargedAt: charges.get(op.key) }, now);
   // Acquire and release are a consume and a peek for a rate; an undo is followed by a peek of what it left.
   if (op.op === 'consume' || op.op === 'acquire') {
     charges.set(op.key, now);
-    return plain(await store.consume(op.key, algorithm, cost, now));
+    return plain((await store.charge({ key: op.key, algorithm, cost }, now)).decision);
   }
   return plain(await store.peek(op.key, algorithm, op.op === 'undo' ? 0 : cost, now));
 }

@@ -1,4 +1,4 @@
-import { decisionFromExact, markBanned, markConflict, markReplayed, type Algorithm, type Decision } from '@rl/core/store';
+import { decisionFromExact, markBanned, type Algorithm, type Charge, type Charged, type Decision } from '@rl/core/store';
 import { overriddenPolicy } from './overrides.js';
 
 /** Bytes of a decision's reply: six doubles (see prelude.lua); under a key's override, its policy follows (see src/overrides.ts). */
@@ -16,10 +16,11 @@ export function isDecisionReply(reply: Buffer, offset: number): boolean {
 /**
  * A reply's decision at `offset`: six exact doubles, allowed, remaining, ms to the reset, to a retry
  * (read only when denied), of the delay, and the `now` it decided at (see prelude.lua); rounded as
- * every step's results are. An idempotent charge's first double says more (see idem-reply.lua): 2 a
- * replay (allowed, marked `markReplayed`), 3 and -1 a conflict (allowed and denied, marked `markConflict`);
- * a denial with a negative delay is a ban's (marked `markBanned`). Bytes after the six doubles are
- * the policy of the key's override, the decision's limit and policy (see src/overrides.ts).
+ * every step's results are. The first double is 1 or 0, or for an idempotent charge (see
+ * idem-reply.lua) 2 a replay (allowed), 3 and -1 a conflict (allowed and denied: what the charge took
+ * is {@link chargedOf}'s); a denial with a negative delay is a ban's (marked `markBanned`). Bytes after
+ * the six doubles are the policy of the key's override, the decision's limit and policy (see
+ * src/overrides.ts).
  */
 export function decisionOf(r: Buffer, offset: number, algorithm: Algorithm): Decision {
   const o = offset;
@@ -32,6 +33,20 @@ export function decisionOf(r: Buffer, offset: number, algorithm: Algorithm): Dec
   const decision = decisionFromExact(allowed >= 1, r.readDoubleLE(o + 8), r.readDoubleLE(o + 16), r.readDoubleLE(o + 24), delay, limit, policy, at);
   // A ban's denial has the delay -1 (see block-reply.lua), a conflict's too (-1: denied).
   if (allowed <= 0 && delay < 0) markBanned(decision);
-  if (allowed === 1 || allowed === 0) return decision;
-  return allowed === 2 ? markReplayed(decision) : markConflict(decision);
+  return decision;
+}
+
+/**
+ * What `charge` took, from the reply of its script at `offset` (see idem-reply.lua for the first
+ * double): 1 or 0, charged as the decision says, an admitting idempotent charge remembered under its
+ * id (`idempotencyId`); 2 a replay, which took nothing; 3 and -1 a conflict, charged as a new request
+ * and remembered under no id (the record is the first request's). While the key is blocked an
+ * idempotent charge is denied as any charge (0): its id is neither read nor written.
+ */
+export function chargedOf(r: Buffer, offset: number, charge: Charge): Charged {
+  const allowed = r.readDoubleLE(offset);
+  const decision = decisionOf(r, offset, charge.algorithm);
+  if (allowed === 0) return { decision, took: 'charged' };
+  if (allowed === 1) return charge.idempotency === undefined ? { decision, took: 'charged' } : { decision, took: 'charged', idempotencyId: charge.idempotency.id };
+  return allowed === 2 ? { decision, took: 'replayed' } : { decision, took: 'charged', conflict: true };
 }

@@ -27,11 +27,11 @@ describe('RedisStore calls', () => {
   it('the store declares each configuration before its script, numbers as exact literals', async () => {
     const { client, defined } = recordingClient();
     const store = new RedisStore({ client: client as never, batch: false });
-    await store.consume('k', tokenBucket({ capacity: 3, refillRate: 1, interval: '3s' }), 1, undefined);
+    await store.charge({ key: 'k', algorithm: tokenBucket({ capacity: 3, refillRate: 1, interval: '3s' }), cost: 1 }, undefined);
     const [definition] = [...defined.values()];
     expect(definition!.numberOfKeys).toBe(1);
     expect(definition!.lua.split('\n').slice(0, 5)).toEqual([
-      "local OP, BATCH_TIME, UNDO_AT, UNDO_DELAY = 'c', false",
+      "local OP, IDEMPOTENT, BATCH_TIME, UNDO_AT, UNDO_DELAY = 'c', false, false",
       'local EXPLICIT_NOW_MARGIN_MS, IDEM_KEY = 1000, 2',
       'local ARG_OWN, ARG_NOW, ARG_MAX_DELAY, ARG_CHARGED_AT, ARG_DELAY, ARG_ACTUAL, ARG_MAX_DEBT, ARG_IDEM, ARG_FINGERPRINT, ARG_IDEM_TTL, ARG_IDEM_MAX, ARG_IDEM_REPLAYS = 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13',
       'local CAPACITY, RATE = 3, 0.0003333333333333333',
@@ -45,20 +45,20 @@ describe('RedisStore calls', () => {
     const bucket = tokenBucket({ capacity: 3, refillRate: 1 });
     const log = slidingWindowLog({ limit: 3, window: '1s' });
     const leases = concurrency({ limit: 3 });
-    await store.consume('k', bucket, 1, undefined);
-    await store.consume('k', bucket, 2, undefined);
+    await store.charge({ key: 'k', algorithm: bucket, cost: 1 }, undefined);
+    await store.charge({ key: 'k', algorithm: bucket, cost: 2 }, undefined);
     await store.peek('k', bucket, 1, 5);
-    await store.undo('k', log, 1, undefined);
+    await store.giveBack({ key: 'k', algorithm: log, cost: 1 }, undefined);
     // An undo's: the cost, now, a reservation's place, then the time and the delay of the charge ('' for none).
-    await store.undo('k', log, 1, undefined, 1764590000123.456);
-    await store.undo('k', bucket, 1, 9);
-    await store.undo('k', bucket, 1, undefined, 100, 40);
+    await store.giveBack({ key: 'k', algorithm: log, cost: 1, chargedAt: 1764590000123.456 }, undefined);
+    await store.giveBack({ key: 'k', algorithm: bucket, cost: 1 }, 9);
+    await store.giveBack({ key: 'k', algorithm: bucket, cost: 1, chargedAt: 100, delayMs: 40 }, undefined);
     // A reservation's: the cost, now, then its maxDelay.
-    await store.consume('k', bucket, 1, undefined, 250);
-    await store.consume('k', log, 2, 8, 0);
-    await store.consume('k', log, 1.5, 7);
+    await store.charge({ key: 'k', algorithm: bucket, cost: 1, maxDelayMs: 250 }, undefined);
+    await store.charge({ key: 'k', algorithm: log, cost: 2, maxDelayMs: 0 }, 8);
+    await store.charge({ key: 'k', algorithm: log, cost: 1.5 }, 7);
     await store.acquire('k', leases, 'lease.1', undefined);
-    await store.consume('k', leases, 1, undefined);
+    await store.charge({ key: 'k', algorithm: leases, cost: 1 }, undefined);
     await store.release('k', leases, 'lease.1');
     expect(calls).toEqual([
       ['p:{#0}:tb', 'k'],
@@ -107,7 +107,7 @@ const header = (lua: string): string[] => lua.split('\n').slice(0, lua.split('\n
 /** The header the store writes before a script by argument: the operation, the margin, the argument positions (of the compact layout unless given), then `declarations`. */
 const POSITIONS = 'local ARG_OWN, ARG_NOW, ARG_MAX_DELAY, ARG_CHARGED_AT, ARG_DELAY, ARG_ACTUAL, ARG_MAX_DEBT, ARG_IDEM, ARG_FINGERPRINT, ARG_IDEM_TTL, ARG_IDEM_MAX, ARG_IDEM_REPLAYS';
 const argumentHeader = (declarations: string[], positions = `${POSITIONS} = 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13`, idemKey = 2): string[] => [
-  "local OP, BATCH_TIME, UNDO_AT, UNDO_DELAY = 'c', false",
+  "local OP, IDEMPOTENT, BATCH_TIME, UNDO_AT, UNDO_DELAY = 'c', false, false",
   `local EXPLICIT_NOW_MARGIN_MS, IDEM_KEY = 1000, ${idemKey}`,
   positions,
   ...declarations,
@@ -121,15 +121,15 @@ describe('configurations inline and by argument', () => {
     const { client, defined: definitions, calls } = recordingClient();
     const defined = () => [...definitions.values()];
     const store = new RedisStore({ client: client as never, buckets: 1, batch: false });
-    for (let i = 0; i < INLINE_CONFIGURATIONS; i++) await store.consume('k', bucket(i), 1, undefined);
+    for (let i = 0; i < INLINE_CONFIGURATIONS; i++) await store.charge({ key: 'k', algorithm: bucket(i), cost: 1 }, undefined);
     expect(defined()).toHaveLength(INLINE_CONFIGURATIONS);
     // A new object of a configuration already inline takes no new place and no new script.
-    await store.consume('k', bucket(0), 1, undefined);
+    await store.charge({ key: 'k', algorithm: bucket(0), cost: 1 }, undefined);
     expect(defined()).toHaveLength(INLINE_CONFIGURATIONS);
     expect(calls.at(-1)).toEqual(['rl:{#0}:tb', 'k']);
 
     const beyond = tokenBucket({ capacity: 3, refillRate: 1, interval: '3s' });
-    await store.consume('k', beyond, 1, undefined);
+    await store.charge({ key: 'k', algorithm: beyond, cost: 1 }, undefined);
     await store.peek('k', beyond, 0, 5);
     expect(header(defined()[INLINE_CONFIGURATIONS]!.lua)).toEqual(argumentHeader(['local CAPACITY, RATE = tonumber(ARGV[4]), tonumber(ARGV[5])', 'local HORIZON, STATE_BYTES = tonumber(ARGV[6]), 24']));
     expect(calls.slice(-2)).toEqual([
@@ -137,10 +137,10 @@ describe('configurations inline and by argument', () => {
       ['rl:{#0}:tb', 'k', '0', '5', '3', '0.0003333333333333333', '9000'],
     ]);
     // An undo sends all five arguments: its numbers come three later; a reservation three: one later.
-    await store.undo('k', beyond, 1, 7, 5);
-    await store.undo('k', beyond, 1, undefined);
+    await store.giveBack({ key: 'k', algorithm: beyond, cost: 1, chargedAt: 5 }, 7);
+    await store.giveBack({ key: 'k', algorithm: beyond, cost: 1 }, undefined);
     expect(header(defined().at(-1)!.lua)[4]).toBe('local HORIZON, STATE_BYTES = tonumber(ARGV[9]), 24');
-    await store.consume('k', beyond, 1, undefined, 250);
+    await store.charge({ key: 'k', algorithm: beyond, cost: 1, maxDelayMs: 250 }, undefined);
     expect(header(defined().at(-1)!.lua)[4]).toBe('local HORIZON, STATE_BYTES = tonumber(ARGV[7]), 24');
     expect(calls.slice(-3)).toEqual([
       ['rl:{#0}:tb', 'k', '', '7', '', '5', '', '3', '0.0003333333333333333', '9000'],
@@ -148,7 +148,7 @@ describe('configurations inline and by argument', () => {
       ['rl:{#0}:tb', 'k', '', '', '250', '3', '0.0003333333333333333', '9000'],
     ]);
     // Another configuration beyond: the same scripts (consume, peek, undo, reserve), its own numbers.
-    await store.consume('k', tokenBucket({ capacity: 7, refillRate: 2, interval: '1s' }), 2, 9);
+    await store.charge({ key: 'k', algorithm: tokenBucket({ capacity: 7, refillRate: 2, interval: '1s' }), cost: 2 }, 9);
     expect(defined()).toHaveLength(INLINE_CONFIGURATIONS + 4);
     expect(calls.at(-1)).toEqual(['rl:{#0}:tb', 'k', '2', '9', '7', '0.002', '3500']);
     expect(store.scriptCount).toBe(INLINE_CONFIGURATIONS + 4);
@@ -158,8 +158,8 @@ describe('configurations inline and by argument', () => {
     const { client, defined: definitions, calls } = recordingClient();
     const defined = () => [...definitions.values()];
     const store = new RedisStore({ client: client as never, prefix: 'p:', batch: false });
-    for (let i = 0; i < INLINE_CONFIGURATIONS; i++) await store.consume('k', bucket(i), 1, undefined);
-    await store.consume('k', slidingWindowLog({ limit: 5, window: '1s', countDenied: true }), 1, undefined);
+    for (let i = 0; i < INLINE_CONFIGURATIONS; i++) await store.charge({ key: 'k', algorithm: bucket(i), cost: 1 }, undefined);
+    await store.charge({ key: 'k', algorithm: slidingWindowLog({ limit: 5, window: '1s', countDenied: true }), cost: 1 }, undefined);
     const leases = concurrency({ limit: 2, lease: '30s' });
     await store.acquire('k', leases, 'lease.1', 4);
     await store.release('k', leases, 'lease.1');
@@ -177,9 +177,9 @@ describe('configurations inline and by argument', () => {
     const kinds = [bucket, (i: number) => fixedWindow({ limit: 1 + i, window: '1m' }), (i: number) => slidingWindowLog({ limit: 1 + i, window: '1m' })];
     for (let i = 0; i < 10_000; i++) {
       const algorithm = kinds[i % 3]!(i);
-      await store.consume('k', algorithm, 1, undefined);
+      await store.charge({ key: 'k', algorithm, cost: 1 }, undefined);
       await store.peek('k', algorithm, 0, undefined);
-      await store.undo('k', algorithm, 1, undefined);
+      await store.giveBack({ key: 'k', algorithm, cost: 1 }, undefined);
     }
     expect(store.scriptCount).toBe(INLINE_CONFIGURATIONS * 3 + kinds.length * 3);
     expect(definitions.size).toBe(store.scriptCount);

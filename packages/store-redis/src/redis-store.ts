@@ -1,23 +1,17 @@
-import { ALGORITHM_KINDS, StoreClosedError, UnsupportedError, type Algorithm, type ChargeGroup, type ConcurrencyAlgorithm } from '@rl/core/store';
-import type { Decision, IdempotentCharge, Settlement, Store, StoreCapabilities, StoredOverride } from '@rl/core/store';
-import { KeyControls } from './key-controls.js';
+import { ALGORITHM_KINDS, type Algorithm, type ConcurrencyAlgorithm } from '@rl/core/store';
+import type { Charge, ChargeAllOptions, Charged, Decision, GiveBack, Settlement, Store, StoreCapabilities, StoredOverride, TimedCharge } from '@rl/core/store';
 import { Batcher } from './batcher.js';
+import { Charges, NO_LEASE } from './charges.js';
 import { adaptClient, type ClientAdapter, type RedisClient } from './clients/client.js';
-import { GroupScripts } from './group-scripts.js';
+import { ControlCommands } from './control-commands.js';
 import { fieldOf } from './keys.js';
-import { RequestGroup, type ChargeOp, type GroupHost } from './request-group.js';
-import { configurationArguments, type ScriptPlan } from './script-plan.js';
-import { decisionOf } from './decision-reply.js';
 import { ResetChannel } from './reset-channel.js';
 import { ScriptPlans } from './script-plans.js';
+import { ScriptSender } from './script-sender.js';
 import { StoreKeys } from './store-keys.js';
-import { storeError } from './store-error.js';
 import { parseStoreOptions, type RedisStoreOptions } from './store-options.js';
-import { appendArguments, costOf, idempotentValues, timeOf, type Operation } from './wire.js';
+import { costOf, timeOf } from './wire.js';
 import { luaScripts } from './lua-scripts.generated.js';
-
-/** The lease id of a peek at a lease limit: none (no lease is ever named so), as in the memory store. */
-const NO_LEASE = '';
 
 /** The kinds whose keys the store overrides: those of the compact layout, whose scripts read an override (see src/overrides.ts). */
 const OVERRIDDEN_KINDS = ALGORITHM_KINDS.filter((kind) => (luaScripts as Readonly<Record<string, { compact: boolean } | undefined>>)[kind]?.compact === true);
@@ -59,13 +53,6 @@ export class RedisStore implements Store {
   readonly client: RedisClient;
   readonly prefix: string;
   readonly buckets: number;
-  /** The plan of each algorithm object, and the scripts defined on the client. */
-  private readonly plans: ScriptPlans;
-  /** The channel every process's deny caches hear resets on. */
-  private readonly resets: ResetChannel;
-  /** What an operator does to a key: bans, unbans, resets. */
-  private readonly controls: KeyControls;
-  private closed = false;
   /**
    * On a Cluster client only: the master that serves `key`'s slot for this algorithm (`"host:port"`,
    * from the client's slot table; `''` until the client has one), the unit that fails together (see
@@ -79,119 +66,104 @@ export class RedisStore implements Store {
   private readonly adapter: ClientAdapter;
   /** Where each key's state is kept: its Redis keys and field, its Cluster slot. */
   private readonly keys: StoreKeys;
+  /** The plan of each algorithm object, and the scripts defined on the client. */
+  private readonly plans: ScriptPlans;
+  /** Sends the script calls, alone or batched; closed with the store. */
+  private readonly sender: ScriptSender;
   /** Puts the decisions of a turn into batch calls; absent with `batch: false`. */
   private readonly batcher: Batcher | undefined;
-  /** The scripts that decide a request's limits together (see {@link group}). */
-  private readonly groupScripts = new GroupScripts();
-  /** The request whose consumes are being collected (see {@link group}); undefined otherwise. */
-  private openGroup: RequestGroup | undefined;
-  /** What a request group needs of the store. */
-  private readonly host: GroupHost;
+  /** Charges, give-backs and a request's charges together. */
+  private readonly charges: Charges;
+  /** The channel every process's deny caches hear resets on. */
+  private readonly resets: ResetChannel;
+  /** What an operator does to a key: bans, unbans, overrides, resets. */
+  private readonly controls: ControlCommands;
 
   constructor(options: RedisStoreOptions) {
     const config = parseStoreOptions(options);
     const adapter = adaptClient(config.client as unknown);
+    const cluster = adapter.masterOf !== undefined;
     this.client = config.client;
     this.adapter = adapter;
     this.prefix = config.prefix;
     this.buckets = config.buckets;
-    this.keys = new StoreKeys(config.prefix, config.buckets, adapter.keyPrefix, adapter.masterOf !== undefined);
+    this.keys = new StoreKeys(config.prefix, config.buckets, adapter.keyPrefix, cluster);
     this.plans = new ScriptPlans(adapter);
+    if (config.batchSize > 1) this.batcher = new Batcher(adapter, config.batchSize, cluster);
+    this.sender = new ScriptSender(config.client, adapter, this.plans, this.keys, this.batcher);
+    this.charges = new Charges(this.sender, this.plans, this.keys);
     this.resets = new ResetChannel(adapter, config.prefix, config.confirmTimeoutMs);
-    this.controls = new KeyControls(adapter, this.keys, this.resets);
-    if (config.batchSize > 1) this.batcher = new Batcher(adapter, config.batchSize, adapter.masterOf !== undefined);
-    if (adapter.masterOf !== undefined) this.failureDomain = (key, algorithm) => this.nodeOf(key, algorithm);
-    this.host = this.groupHost();
+    this.controls = new ControlCommands(adapter, this.plans, this.keys, this.resets, () => this.sender.closed);
+    if (cluster) this.failureDomain = (key, algorithm) => this.nodeOf(key, algorithm);
   }
 
   /**
-   * One EVALSHA of the algorithm's script: a consume ('c'), or with `maxDelayMs` a reservation ('v');
-   * see `Store.consume`. While a request's group is open, a share of its group's call instead.
+   * One EVALSHA of the algorithm's script (or a share of a batch call): a consume, or with `maxDelayMs`
+   * a reservation, either with its idempotent charge (see `Store.charge`). Throws `StoreClosedError` at
+   * once on a closed store.
    */
-  consume(key: string, algorithm: Algorithm, cost: number, now: number | undefined, maxDelayMs?: number, idempotency?: IdempotentCharge): Promise<Decision> {
-    // Leases are taken with acquire(); here, as in the memory store, a lease limit reports its state.
-    if (algorithm.stateKind === 'leases') return this.decide(key, algorithm, 'p', [NO_LEASE, timeOf(now)]);
-    const op = idempotency !== undefined ? (maxDelayMs === undefined ? 'i' : 'j') : maxDelayMs === undefined ? 'c' : 'v';
-    const values = op === 'c' ? [costOf(cost), timeOf(now)] : [costOf(cost), timeOf(now), timeOf(maxDelayMs), ...idempotentValues(idempotency)];
-    return this.openGroup === undefined ? this.decide(key, algorithm, op, values) : this.openGroup.add(key, algorithm, op, values);
+  charge(charge: Charge, now: number | undefined): Promise<Charged> {
+    return this.charges.charge(charge, now);
   }
 
   /**
-   * Decides the consumes made until the group closes (one request's rate limits, see `Store.group`)
-   * in one script call per Cluster slot (one on a standalone Redis), all-or-nothing: the group script
-   * runs each limit's own step, and gives back in the same script what the earlier ones took when a
-   * later one denies. Batched with the other requests' groups of the same turn.
+   * Decides one request's charges in one script call per Cluster slot (one on a standalone Redis),
+   * all-or-nothing (see `Store.chargeAll`); batched with the other requests' groups of the same turn.
    */
-  group(holdMs: number): ChargeGroup {
-    const group = new RequestGroup(this.host, holdMs, this.groupEnded);
-    this.openGroup = group;
-    return group;
+  chargeAll(charges: readonly TimedCharge[], options: ChargeAllOptions): readonly Promise<Charged>[] {
+    return this.charges.chargeAll(charges, options);
   }
-
-  /** A group closed: consumes go alone again. */
-  private readonly groupEnded = (ended: RequestGroup): void => {
-    if (this.openGroup === ended) this.openGroup = undefined;
-  };
 
   peek(key: string, algorithm: Algorithm, cost: number, now: number | undefined): Promise<Decision> {
-    return this.decide(key, algorithm, 'p', [algorithm.stateKind === 'leases' ? NO_LEASE : costOf(cost), timeOf(now)]);
+    return this.sender.decide(key, algorithm, 'p', [algorithm.stateKind === 'leases' ? NO_LEASE : costOf(cost), timeOf(now)]);
   }
 
-  async undo(key: string, algorithm: Algorithm, cost: number, now: number | undefined, chargedAt?: number, delayMs?: number, idempotencyId?: string): Promise<void> {
-    // Leases are given back with release(), never undone.
-    if (algorithm.stateKind === 'leases') return;
-    await this.call(key, algorithm, idempotencyId === undefined ? 'u' : 'k', [costOf(cost), timeOf(now), undefined, timeOf(chargedAt), timeOf(delayMs), undefined, undefined, idempotencyId]);
+  /** Gives back units of an earlier charge (see `Store.giveBack`): one call of the algorithm's script ('u'). */
+  giveBack(back: GiveBack, now: number | undefined): Promise<void> {
+    return this.charges.giveBack(back, now);
   }
 
   /** Settles a charge at its real cost (see `Store.settle`): one call of the algorithm's script ('s'). */
   async settle(key: string, algorithm: Algorithm, { cost, actual, chargedAt, delayMs, maxDebt }: Settlement, now: number | undefined): Promise<void> {
-    await this.call(key, algorithm, 's', [String(cost), timeOf(now), undefined, String(chargedAt), timeOf(delayMs), String(actual), String(maxDebt)]);
+    await this.sender.run(key, algorithm, 's', [String(cost), timeOf(now), undefined, String(chargedAt), timeOf(delayMs), String(actual), String(maxDebt)]);
   }
 
   /** Forgets `key`'s state for this algorithm kind, its lockout or ban and its remembered ids (its override stays); every process's deny cache hears it. */
   reset(key: string, algorithm: Algorithm): Promise<void> {
-    return this.control('reset', algorithm, (plan) => this.controls.reset(plan, key, algorithm));
+    return this.controls.reset(key, algorithm);
   }
 
   /** Bans `key` for `durationMs` (see `Store.ban`): one call, where the blocking variants read a block. */
   ban(key: string, algorithm: Algorithm, durationMs: number, now: number | undefined): Promise<void> {
-    return this.control('ban', algorithm, (plan) => this.controls.ban(plan, key, durationMs, now));
+    return this.controls.ban(key, algorithm, durationMs, now);
   }
 
   /** Lifts `key`'s ban or lockout (see `Store.unban`); every process's deny cache hears it, as a reset. */
   unban(key: string, algorithm: Algorithm): Promise<void> {
-    return this.control('unban', algorithm, (plan) => this.controls.unban(plan, key));
+    return this.controls.unban(key, algorithm);
   }
 
   /** Writes `key`'s override (see `Store.setOverride`): one call, the field '#=<field>' of its bucket hash; every process's deny cache hears it. */
   setOverride(key: string, override: Algorithm, ttlMs: number, now: number | undefined): Promise<void> {
-    return this.control('setOverride', override, (plan) => this.controls.setOverride(plan, key, override, ttlMs, now), true);
+    return this.controls.setOverride(key, override, ttlMs, now);
   }
 
   getOverride(key: string, algorithm: Algorithm, now: number | undefined): Promise<StoredOverride | undefined> {
-    return this.control('getOverride', algorithm, (plan) => this.controls.getOverride(plan, key, now));
+    return this.controls.getOverride(key, algorithm, now);
   }
 
   clearOverride(key: string, algorithm: Algorithm): Promise<void> {
-    return this.control('clearOverride', algorithm, (plan) => this.controls.clearOverride(plan, key));
-  }
-
-  /** An operator's call on a key through {@link KeyControls}, with `algorithm`'s plan (`detached`: one that runs no script); a failure as a `StoreError` naming `what`. */
-  private async control<T>(what: string, algorithm: Algorithm, run: (plan: ScriptPlan) => Promise<T>, detached = false): Promise<T> {
-    if (this.closed) throw new StoreClosedError();
-    const plan = detached ? this.plans.detached(algorithm) : this.plans.of(algorithm);
-    if (what.endsWith('Override') && !plan.compact) throw new UnsupportedError(`RedisStore: the ${algorithm.kind} algorithm keeps its state under keys of its own, where no override is read (capabilities.overrides lists the kinds it overrides).`);
-    return run(plan).catch((error: unknown) => Promise.reject(storeError(what, error, this.adapter)));
+    return this.controls.clearOverride(key, algorithm);
   }
 
   acquire(key: string, algorithm: ConcurrencyAlgorithm, leaseId: string, now: number | undefined): Promise<Decision> {
-    return this.decide(key, algorithm, 'a', [leaseId, timeOf(now)]);
+    return this.sender.decide(key, algorithm, 'a', [leaseId, timeOf(now)]);
   }
 
   /** Gives a permit back; on a closed store it does nothing (as in the memory store: the lease expires by itself). */
   async release(key: string, algorithm: ConcurrencyAlgorithm, leaseId: string): Promise<void> {
-    if (this.closed) return;
-    await this.call(key, algorithm, 'r', [leaseId]);
+    if (this.sender.closed) return;
+    await this.sender.run(key, algorithm, 'r', [leaseId]);
   }
 
   /**
@@ -201,7 +173,7 @@ export class RedisStore implements Store {
    * closes that connection too.
    */
   close(): Promise<void> {
-    this.closed = true;
+    this.sender.close();
     return this.resets.close();
   }
 
@@ -225,76 +197,19 @@ export class RedisStore implements Store {
     return this.plans.of(algorithm).compact ? fieldOf(key) : undefined;
   }
 
-  /** One decision: `values` are `op`'s arguments (see src/wire.ts), `undefined` for an absent one. */
-  private decide(key: string, algorithm: Algorithm, op: Operation, values: readonly (string | undefined)[]): Promise<Decision> {
-    const plan = this.plans.of(algorithm);
-    // One `then` for both outcomes: the reply becomes a decision, a failure a StoreError.
-    return this.send(plan, key, op, values).then(
-      (reply) => decisionOf(reply as Buffer, 0, algorithm),
-      (error: unknown) => {
-        throw storeError(plan.script.name, error, this.adapter);
-      },
-    );
-  }
-
-  /** A call that returns nothing (an undo, a release). */
-  private call(key: string, algorithm: Algorithm, op: Operation, values: readonly (string | undefined)[]): Promise<unknown> {
-    const plan = this.plans.of(algorithm);
-    return this.send(plan, key, op, values).catch((error: unknown) => {
-      throw storeError(plan.script.name, error, this.adapter);
-    });
-  }
-
-  /**
-   * One EVALSHA of the operation's script, or a share of a batch call: its keys (the bucket and the
-   * field in the compact layout), its arguments (src/wire.ts), then for a configuration sent by
-   * argument the configuration. Inline, the absent arguments at the end are left out.
-   */
-  private send(plan: ScriptPlan, key: string, op: Operation, values: readonly (string | undefined)[]): Promise<unknown> {
-    if (this.closed) throw new StoreClosedError();
-    const run = plan.calls[op] ?? this.plans.define(plan, op);
-    const args = this.keys.start(plan, key, op);
-    const batch = this.batcher?.join(plan, args[0]!);
-    // A batch, like a call by argument, sends every argument and then the configuration.
-    const inline = !plan.byArgument && batch === undefined;
-    appendArguments(args, op, values, inline);
-    if (plan.byArgument) for (const value of configurationArguments(plan, values)) args.push(value);
-    if (batch !== undefined) return this.batcher!.add(batch, op, args);
-    return run.apply(this.client, args);
-  }
-
   /** The master of `key`'s slot on the Cluster client (every key of a limit shares the slot of the first). */
   private nodeOf(key: string, algorithm: Algorithm): string {
     const plan = this.plans.of(algorithm);
     return this.adapter.masterOf!(this.keys.slotOf(plan, key, this.keys.firstKey(plan, key)));
   }
 
-  /** The store as its request groups see it. */
-  private groupHost(): GroupHost {
-    return {
-      isClosed: () => this.closed,
-      keys: this.keys,
-      scripts: this.groupScripts,
-      planOf: (algorithm) => this.plans.of(algorithm),
-      alone: (key: string, algorithm: Algorithm, op: ChargeOp, values: readonly (string | undefined)[]) => this.decide(key, algorithm, op, values),
-      run: (script, keys, argv, decisions) => {
-        // Batched with the groups on the same first Redis key, as decisions are: a migration splits no more.
-        if (this.batcher !== undefined) return this.batcher.sendGroup(script, keys[0]!, keys, argv, decisions);
-        script.call ??= this.adapter.batchScript(script.name, script.lua);
-        return script.call(keys.length, [...keys, '1', ...argv]).then((replies) => (replies as unknown[])[0]);
-      },
-      decision: decisionOf,
-      failure: (plan, error) => storeError(plan.script.name, error, this.adapter),
-    };
-  }
-
   /**
    * Scripts this store has defined on its client (each one a script Redis caches): at most
-   * {@link INLINE_CONFIGURATIONS} configurations' worth, plus one per script and operation sent by
+   * {@link INLINE_CONFIGURATIONS} configurations' worth, plus one per script and call sent by
    * argument; and with batching, at most one batch script per inline configuration and per script sent
    * by argument.
    */
   get scriptCount(): number {
-    return this.plans.defined + (this.batcher?.scripts ?? this.groupScripts.size);
+    return this.plans.defined + (this.batcher?.scripts ?? this.charges.groupScripts.size);
   }
 }

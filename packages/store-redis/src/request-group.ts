@@ -1,80 +1,60 @@
-import { StoreClosedError, StoreError, makeDecision, markNotAsked, markRolledBack, type Algorithm, type ChargeGroup, type Decision } from '@rl/core/store';
-import { isDecisionReply } from './decision-reply.js';
+import { StoreClosedError, StoreError, makeDecision, type Charge, type Charged, type TimedCharge } from '@rl/core/store';
+import { chargedOf, isDecisionReply } from './decision-reply.js';
 import { FAILED, NOT_ASKED, ROLLED_BACK } from './group-script.js';
 import type { GroupScript, GroupScripts } from './group-scripts.js';
 import { configurationArguments, type ScriptPlan } from './script-plan.js';
+import type { ScriptSender, Values } from './script-sender.js';
 import type { StoreKeys } from './store-keys.js';
-import { keysOf, OPERATION_WIDTH } from './wire.js';
+import { callOf, chargeOperation, chargeValues, keysOf, widthOf, type Call } from './wire.js';
 
 /** What a request group needs of its store. */
 export interface GroupHost {
-  /** True once the store is closed (a consume then throws `StoreClosedError`). */
-  isClosed(): boolean;
+  readonly sender: ScriptSender;
   readonly keys: StoreKeys;
   readonly scripts: GroupScripts;
-  planOf(algorithm: Algorithm): ScriptPlan;
-  /** One consume alone, as the store sends it outside a group. */
-  alone(key: string, algorithm: Algorithm, op: ChargeOp, values: readonly (string | undefined)[]): Promise<Decision>;
-  /** Runs one group of `script` (`decisions`: its members): batched with others of the turn when batching is on; resolves to its members' replies. */
-  run(script: GroupScript, keys: readonly string[], argv: readonly string[], decisions: number): Promise<unknown>;
-  /** The six doubles of a decision at `offset` of `reply`, as a decision of `algorithm`. */
-  decision(reply: Buffer, offset: number, algorithm: Algorithm): Decision;
-  /** A failure of `plan`'s script, as the store rejects with it. */
-  failure(plan: ScriptPlan, error: unknown): unknown;
+  planOf(algorithm: Charge['algorithm']): ScriptPlan;
+  /** One charge alone, as `Store.charge` sends it. */
+  alone(charge: Charge, now: number | undefined): Promise<Charged>;
 }
 
-/** The operations a group decides: a consume, a reservation. */
-export type ChargeOp = 'c' | 'v' | 'i' | 'j';
-
+/** A charge of the group, ready to send: its call and values (src/wire.ts), its keys and slot, and how it is answered. */
 interface Member {
-  readonly key: string;
-  readonly algorithm: Algorithm;
+  readonly charge: Charge;
+  readonly now: number | undefined;
   readonly plan: ScriptPlan;
-  readonly op: ChargeOp;
-  readonly values: readonly (string | undefined)[];
-  readonly enforced: boolean;
+  readonly call: Call;
+  readonly values: Values;
   /** Its keys, then the field in the compact layout. */
   readonly start: string[];
   readonly slot: number;
-  readonly resolve: (decision: Decision) => void;
+  readonly resolve: (charged: Charged) => void;
   readonly reject: (error: unknown) => void;
 }
 
 /**
- * The consumes of one request on a Redis store (see `Store.group`): collected while open, then sent
- * at {@link close}, those of one slot (every one, on a standalone Redis) as one group of a group script
- * (group-script.ts), all-or-nothing; a slot with one consume sends it alone, as outside a group.
+ * The charges of one request on a Redis store, decided together (see `Store.chargeAll`): a value made
+ * per call from its charges, never kept by the store. {@link send} sends those of one slot (every one,
+ * on a standalone Redis) as one group of a group script (group-script.ts), all-or-nothing; a slot with
+ * one charge sends it alone, as `Store.charge` does. A charge that cannot be sent (a closed store, a
+ * malformed idempotent charge) fails alone; a lease limit's is answered alone (it reports its state).
  */
-export class RequestGroup implements ChargeGroup {
-  enforced = true;
-  private members: Member[] = [];
-  private closed = false;
+export class RequestGroup {
+  /** One answer per charge, in order, each settling (or failing) on its own. */
+  readonly answers: Promise<Charged>[] = [];
+  private readonly members: Member[] = [];
 
   constructor(
     private readonly host: GroupHost,
+    charges: readonly TimedCharge[],
+    /** The longest an enforced charge may hold the request, in ms (`Infinity`: no bound). */
     private readonly holdMs: number,
-    /** Called once, at close: the store stops routing consumes here. */
-    private readonly ended: (group: RequestGroup) => void,
-  ) {}
-
-  /** A consume of the request: decided when the group closes. */
-  add(key: string, algorithm: Algorithm, op: ChargeOp, values: readonly (string | undefined)[]): Promise<Decision> {
-    if (this.host.isClosed()) throw new StoreClosedError();
-    const plan = this.host.planOf(algorithm);
-    const start = this.host.keys.start(plan, key, op);
-    const slot = this.host.keys.slotOf(plan, key, start[0]!);
-    const enforced = this.enforced;
-    return new Promise((resolve, reject) => {
-      this.members.push({ key, algorithm, plan, op, values, enforced, start, slot, resolve, reject });
-    });
+  ) {
+    for (const { charge, now } of charges) this.answers.push(this.join(charge, now));
   }
 
-  close(): void {
-    if (this.closed) return;
-    this.closed = true;
-    this.ended(this);
+  /** Sends the group's charges: one group call per slot, a slot's lone charge alone. Call once. */
+  send(): void {
     const members = this.members;
-    this.members = [];
     if (members.length === 0) return;
     if (members.length === 1) return this.alone(members[0]!);
     // One slot (every request on a standalone Redis, a hash-tagged one on a Cluster): one group, no table.
@@ -92,17 +72,37 @@ export class RequestGroup implements ChargeGroup {
     }
   }
 
-  private alone(member: Member): void {
-    let answer: Promise<Decision>;
+  /** `charge` as a member of the group (its answer once the group is sent), or answered alone. */
+  private join(charge: Charge, now: number | undefined): Promise<Charged> {
     try {
-      answer = this.host.alone(member.key, member.algorithm, member.op, member.values);
+      const { sender, keys } = this.host;
+      if (sender.closed) throw new StoreClosedError();
+      // A lease limit's charge reports its state (see `RedisStore.charge`): never part of a group.
+      if (charge.algorithm.stateKind === 'leases') return this.host.alone(charge, now);
+      const plan = this.host.planOf(charge.algorithm);
+      const values = chargeValues(charge, now);
+      const call = callOf(chargeOperation(charge), values);
+      const start = keys.start(plan, charge.key, call);
+      const slot = keys.slotOf(plan, charge.key, start[0]!);
+      return new Promise((resolve, reject) => {
+        this.members.push({ charge, now, plan, call, values, start, slot, resolve, reject });
+      });
+    } catch (error) {
+      return Promise.reject(error);
+    }
+  }
+
+  private alone(member: Member): void {
+    let answer: Promise<Charged>;
+    try {
+      answer = this.host.alone(member.charge, member.now);
     } catch (error) {
       return member.reject(error);
     }
     answer.then(member.resolve, member.reject);
   }
 
-  /** The members of one slot as one group: keys in order, then per member its family, flag, operation and arguments (see group-script.ts). */
+  /** The members of one slot as one group: keys in order, then per member its family, flag, call and arguments (see group-script.ts). */
   private together(members: Member[]): void {
     const families: ScriptPlan[] = [];
     const familyOf = members.map((m) => {
@@ -118,44 +118,61 @@ export class RequestGroup implements ChargeGroup {
     const keys: string[] = [];
     const argv: string[] = [String(members.length), Number.isFinite(this.holdMs) ? String(this.holdMs) : ''];
     members.forEach((m, i) => {
-      const k = keysOf(m.plan.script.numberOfKeys, m.plan.compact, m.op);
+      const k = keysOf(m.plan.script.numberOfKeys, m.plan.compact, m.call);
       for (let j = 0; j < k; j++) keys.push(m.start[j]!);
-      argv.push(familyArgument(m.enforced ? familyOf[i]! : -familyOf[i]!), m.op);
+      // A dry-run charge (`enforced: false`) names its family negated: its denial does not deny the group.
+      argv.push(familyArgument(m.charge.enforced === false ? -familyOf[i]! : familyOf[i]!), m.call);
       for (let j = k; j < m.start.length; j++) argv.push(m.start[j]!);
-      for (let j = 0; j < OPERATION_WIDTH[m.op]; j++) argv.push(m.values[j] ?? '');
+      const width = widthOf(m.call);
+      for (let j = 0; j < width; j++) argv.push(m.values[j] ?? '');
       if (m.plan.byArgument) for (const value of configurationArguments(m.plan, m.values)) argv.push(value);
     });
+    this.run(script, keys, argv, members);
+  }
+
+  private run(script: GroupScript, keys: readonly string[], argv: readonly string[], members: readonly Member[]): void {
     let answer: Promise<unknown>;
     try {
-      answer = this.host.run(script, keys, argv, members.length);
+      answer = this.host.sender.sendGroup(script, keys, argv, members.length);
     } catch (error) {
       answer = Promise.reject(error);
     }
     answer.then(
-      (replies) => this.answered(members, replies),
+      (replies) => answered(members, replies, this.host.sender),
       (error: unknown) => {
-        for (const m of members) m.reject(this.host.failure(m.plan, error));
+        for (const m of members) m.reject(this.host.sender.failure(m.plan, error));
       },
     );
   }
+}
 
-  private answered(members: readonly Member[], replies: unknown): void {
-    if (!Array.isArray(replies) || replies.length !== members.length) {
-      const error = new StoreError(`Redis group: expected ${members.length} replies, got ${Array.isArray(replies) ? replies.length : typeof replies}`);
-      for (const m of members) m.reject(error);
-      return;
-    }
-    members.forEach((m, i) => {
-      const reply = replies[i] as unknown;
-      const bytes = Buffer.isBuffer(reply) ? reply.length : -1;
-      const tag = bytes > 0 ? (reply as Buffer)[0] : -1;
-      if (bytes > 0 && isDecisionReply(reply as Buffer, 0)) m.resolve(this.host.decision(reply as Buffer, 0, m.algorithm));
-      else if (tag === ROLLED_BACK && isDecisionReply(reply as Buffer, 1)) m.resolve(markRolledBack(this.host.decision(reply as Buffer, 1, m.algorithm)));
-      else if (tag === NOT_ASKED && bytes === 1) m.resolve(markNotAsked(makeDecision(false, m.algorithm.limit, 0, 0, 0, 0, m.algorithm.policy, 0)));
-      else if (tag === FAILED) m.reject(this.host.failure(m.plan, new Error((reply as Buffer).toString('utf8', 1).trimEnd())));
-      else m.reject(new StoreError(`Redis group: an unexpected reply for ${m.plan.script.name}`));
-    });
+/** Each member's answer from its reply (see group-script.ts): charged as it says, rolled back, not asked, or its error. */
+function answered(members: readonly Member[], replies: unknown, sender: ScriptSender): void {
+  if (!Array.isArray(replies) || replies.length !== members.length) {
+    const error = new StoreError(`Redis group: expected ${members.length} replies, got ${Array.isArray(replies) ? replies.length : typeof replies}`);
+    for (const m of members) m.reject(error);
+    return;
   }
+  members.forEach((m, i) => {
+    const reply = replies[i] as unknown;
+    const bytes = Buffer.isBuffer(reply) ? reply.length : -1;
+    const tag = bytes > 0 ? (reply as Buffer)[0] : -1;
+    if (bytes > 0 && isDecisionReply(reply as Buffer, 0)) m.resolve(chargedOf(reply as Buffer, 0, m.charge));
+    else if (tag === ROLLED_BACK && isDecisionReply(reply as Buffer, 1)) m.resolve(rolledBack(chargedOf(reply as Buffer, 1, m.charge)));
+    else if (tag === NOT_ASKED && bytes === 1) m.resolve(notAsked(m.charge));
+    else if (tag === FAILED) m.reject(sender.failure(m.plan, new Error((reply as Buffer).toString('utf8', 1).trimEnd())));
+    else m.reject(new StoreError(`Redis group: an unexpected reply for ${m.plan.script.name}`));
+  });
+}
+
+/** An allowed charge the group gave back in its own step: it took nothing, and its id (if any) was forgotten there. */
+function rolledBack({ decision, conflict }: Charged): Charged {
+  return conflict === true ? { decision, took: 'rolled-back', conflict } : { decision, took: 'rolled-back' };
+}
+
+/** A charge after an enforced denial, never decided: an empty denial that reports nothing. */
+function notAsked({ algorithm }: Charge): Charged {
+  return { decision: makeDecision(false, algorithm.limit, 0, 0, 0, 0, algorithm.policy, 0), took: 'not-asked' };
 }
 
 /** The argument naming family `n` (negative: a dry-run member), the usual few made once. */

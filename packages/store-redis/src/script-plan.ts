@@ -1,6 +1,6 @@
 import { UnsupportedError, type Algorithm, type TimedConstants } from '@rl/core/store';
 import { luaScripts, type LuaScript } from './lua-scripts.generated.js';
-import { argumentPositions, configurationStart, type Operation } from './wire.js';
+import { argumentPositions, configurationStart, type Call } from './wire.js';
 
 /**
  * Added to every expiry when the caller passes its own `now` (an app clock, not Redis `TIME`): Redis
@@ -12,8 +12,8 @@ export const EXPLICIT_NOW_EXPIRY_MARGIN_MS = 1000;
 
 /**
  * Distinct configurations a store runs inline (the constants in the script text: one script per
- * configuration and operation, the fastest call); every configuration beyond them is sent by argument
- * (one script per script name and operation for all of them), so neither Redis's script cache nor the
+ * configuration and call, see src/wire.ts: the fastest call); every configuration beyond them is sent
+ * by argument (one script per script name and call for all of them), so neither Redis's script cache nor the
  * store's tables grow with the number of configurations. A few static configurations (plans, routes)
  * stay inline; quotas built per request from data go by argument once the first 64 are taken.
  */
@@ -39,8 +39,8 @@ export type ScriptCall = (this: unknown, ...args: string[]) => Promise<unknown>;
 /** A call of a batch script (see batch-script.ts): its keys are the first `numberOfKeys` of `args`. */
 export type BatchCall = (numberOfKeys: number, args: string[]) => Promise<unknown>;
 
-/** The script of each operation, defined on the client on first use; shared by every plan that runs the same script text. */
-export type ScriptCalls = Partial<Record<Operation, ScriptCall>>;
+/** The script of each call (see src/wire.ts), defined on the client on first use; shared by every plan that runs the same script text. */
+export type ScriptCalls = Partial<Record<Call, ScriptCall>>;
 
 /** What the store derives from an algorithm's {@link Algorithm.script} alone, once per algorithm object. */
 export interface ScriptConfiguration {
@@ -174,7 +174,7 @@ function overrideRead(config: Pick<ScriptConfiguration, 'script' | 'timedNames'>
 }
 
 /**
- * The configuration a call by argument sends after its operation's arguments: the plan's values, and
+ * The configuration a call by argument sends after its own arguments: the plan's values, and
  * for constants that change with time their values at the call's `now` (`values[1]` of src/wire.ts's
  * arguments; absent, this process's clock, which the script allows to differ from Redis TIME as the
  * algorithm says).
@@ -208,19 +208,19 @@ export function inlineDeclarations(config: ScriptConfiguration): string {
 
 /**
  * The declarations of every configuration of a script sent by argument (see prelude.lua): the same
- * names, each read with `tonumber` from the arguments after everything `op` sends
+ * names, each read with `tonumber` from the arguments after everything `call` sends
  * ({@link configurationStart}), in the order of {@link ScriptConfiguration.values}; `tonumber` reads
  * `String(value)` back as the same double a literal gives. STATE_BYTES, the same for every
  * configuration of a layout, stays a literal.
  */
-export function argumentDeclarations(config: ScriptConfiguration, op: Operation): string {
-  const first = configurationStart(config.compact, op);
+export function argumentDeclarations(config: ScriptConfiguration, call: Call): string {
+  const first = configurationStart(config.compact, call);
   return declarations(config, config.values.map((_, i) => `tonumber(ARGV[${first + i}])`));
 }
 
 /**
  * The declarations of a configuration sent by argument, read from the arguments from `at` on (`at`
- * the name of a Lua local that holds the index of the first): for a batch, whose decisions' operations,
+ * the name of a Lua local that holds the index of the first): for a batch, whose decisions' calls,
  * hence the place of their configuration, differ (see batch-script.ts).
  */
 export function argumentDeclarationsAt(config: ScriptConfiguration, at: string): string {

@@ -3,12 +3,12 @@ import { createHash } from 'node:crypto';
 import type { ClientAdapter } from './clients/client.js';
 import type { LuaScript } from './lua-scripts.generated.js';
 import { INLINE_CONFIGURATIONS, argumentDeclarations, inlineDeclarations, planScript, type ScriptCall, type ScriptCalls, type ScriptPlan } from './script-plan.js';
-import { keysOf, type Operation } from './wire.js';
+import { isIdempotent, keysOf, operationOf, type Call } from './wire.js';
 
 /**
  * A store's plans: the plan of each algorithm object (made on its first use, collected with it) and
  * the scripts it defines on the client. The first `inlineLimit` distinct configurations each get a
- * script per operation with their numbers in its text; every further configuration shares one script
+ * script per call with their numbers in its text; every further configuration shares one script
  * per script and state size, its numbers sent by argument, so neither Redis's script cache nor these
  * tables grow with the number of configurations.
  */
@@ -72,16 +72,16 @@ export class ScriptPlans {
   }
 
   /**
-   * Defines the script of `op` for the plan's configuration (inline) or script (by argument) on the
+   * Defines the script of `call` for the plan's configuration (inline) or script (by argument) on the
    * client, once per store and script text: the plans that share the text share `plan.calls`.
    */
-  define(plan: ScriptPlan, op: Operation): ScriptCall {
-    const declarations = plan.byArgument ? argumentDeclarations(plan, op) : inlineDeclarations(plan);
-    const lua = `local OP, BATCH_TIME, UNDO_AT, UNDO_DELAY = '${op}', false\n${declarations}${plan.lua}`;
+  define(plan: ScriptPlan, call: Call): ScriptCall {
+    const declarations = plan.byArgument ? argumentDeclarations(plan, call) : inlineDeclarations(plan);
+    const lua = `local OP, IDEMPOTENT, BATCH_TIME, UNDO_AT, UNDO_DELAY = '${operationOf(call)}', ${String(isIdempotent(call))}, false\n${declarations}${plan.lua}`;
     const name = `rl_${plan.script.name.replace(/-/g, '_')}_${createHash('sha1').update(lua).digest('hex').slice(0, 16)}`;
     // The reply as a Buffer: the decision is binary (see prelude.lua), read without decoding it as text.
-    const run = this.adapter.script(name, keysOf(plan.script.numberOfKeys, plan.compact, op), lua);
-    plan.calls[op] = run;
+    const run = this.adapter.script(name, keysOf(plan.script.numberOfKeys, plan.compact, call), lua);
+    plan.calls[call] = run;
     this.defined++;
     return run;
   }

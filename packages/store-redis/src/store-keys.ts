@@ -1,7 +1,7 @@
 import calculateSlot from 'cluster-key-slot';
 import { bucketOf, fieldOf, placementOf, redisKeyBase } from './keys.js';
 import type { ScriptPlan } from './script-plan.js';
-import { IDEMPOTENT_OPERATIONS, type Operation } from './wire.js';
+import { isIdempotent, type Call } from './wire.js';
 
 /** The suffix of the key that holds the remembered ids of a state with keys of its own. */
 export const IDEMPOTENCY_KEY_SUFFIX = ':idem';
@@ -24,15 +24,15 @@ export class StoreKeys {
   ) {}
 
   /**
-   * What a call of `plan`'s script (for `op`) starts with: its Redis keys, then in the compact layout
-   * the field; a state with keys of its own adds, for an idempotent operation, the key of its
+   * What a call of `plan`'s script (for `call`) starts with: its Redis keys, then in the compact layout
+   * the field; a state with keys of its own adds, for a call with an idempotent charge, the key of its
    * remembered ids (`<name>:idem`).
    */
-  start(plan: ScriptPlan, key: string, op?: Operation): string[] {
+  start(plan: ScriptPlan, key: string, call?: Call): string[] {
     if (plan.compact) return [this.bucketKey(plan, key), fieldOf(key)];
     const name = this.base(key) + plan.suffix;
     const keys = plan.keys.map((suffix) => name + suffix);
-    if (op !== undefined && IDEMPOTENT_OPERATIONS.has(op)) keys.push(name + IDEMPOTENCY_KEY_SUFFIX);
+    if (call !== undefined && isIdempotent(call)) keys.push(name + IDEMPOTENCY_KEY_SUFFIX);
     return keys;
   }
 

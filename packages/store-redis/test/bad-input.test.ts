@@ -28,7 +28,7 @@ describe('a now that is not a finite number', () => {
     const store = new RedisStore({ client: redis.client, prefix: redis.freshPrefix() });
     const leases = algorithm.stateKind === 'leases';
     const decide = (key: string, now: number) =>
-      leases ? store.acquire(key, algorithm as ConcurrencyAlgorithm, `lease-${now}`, now) : store.consume(key, algorithm, 1, now);
+      leases ? store.acquire(key, algorithm as ConcurrencyAlgorithm, `lease-${now}`, now) : store.charge({ key, algorithm, cost: 1 }, now).then((c) => c.decision);
     // A state exists for one key, none for the other.
     expect((await decide('kept', 1_000)).allowed).toBe(true);
     const kept = await stateOf(store, 'kept', algorithm);
@@ -36,7 +36,7 @@ describe('a now that is not a finite number', () => {
     for (const now of [Number.NaN, Number.POSITIVE_INFINITY, Number.NEGATIVE_INFINITY]) {
       for (const key of ['kept', 'fresh']) {
         const calls: Promise<unknown>[] = [decide(key, now), store.peek(key, algorithm, 1, now)];
-        if (!leases) calls.push(store.undo(key, algorithm, 1, now), store.consume(key, algorithm, 2, now));
+        if (!leases) calls.push(store.giveBack({ key, algorithm, cost: 1 }, now), store.charge({ key, algorithm, cost: 2 }, now));
         for (const call of calls) {
           await expect(call, `now ${now}, key ${key}`).rejects.toMatchObject({ code: 'RL_STORE_ERROR', message: expect.stringMatching(/now is not a finite number/) });
         }

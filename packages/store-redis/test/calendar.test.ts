@@ -24,7 +24,7 @@ describe.each([
     const store = new RedisStore({ client: client(), prefix: deployments.freshPrefix(), batch });
     const algorithm = calendarWindow({ limit: 2, period: 'hour', timeZone: 'America/St_Johns' });
     const before = Date.now();
-    const decisions = await Promise.all([1, 2, 3].map(() => store.consume('k', algorithm, 1, undefined)));
+    const decisions = (await Promise.all([1, 2, 3].map(() => store.charge({ key: 'k', algorithm, cost: 1 }, undefined)))).map((c) => c.decision);
     expect(decisions.map((d) => d.allowed)).toEqual([true, true, false]);
     // St_Johns' hours start at half past a UTC hour.
     const end = Math.floor((before + HOUR / 2) / HOUR) * HOUR + HOUR / 2;
@@ -38,7 +38,7 @@ describe.each([
     const algorithm = calendarWindow({ limit: 2, period: 'hour' });
     const real = Date.now();
     vi.spyOn(Date, 'now').mockReturnValue(real + 3 * HOUR);
-    await expect(store.consume('k', algorithm, 1, undefined)).rejects.toBeInstanceOf(StoreError);
+    await expect(store.charge({ key: 'k', algorithm, cost: 1 }, undefined)).rejects.toBeInstanceOf(StoreError);
     vi.restoreAllMocks();
     expect((await store.peek('k', algorithm, 0, undefined)).remaining).toBe(2);
   });
@@ -58,9 +58,9 @@ describe.each([
 
   it('1,000 calendar configurations (per-customer quotas) add no script: they are sent by argument', async () => {
     const store = new RedisStore({ client: client(), prefix: deployments.freshPrefix(), batch: false });
-    await store.consume('k', calendarWindow({ limit: 1, period: 'month' }), 1, undefined);
+    await store.charge({ key: 'k', algorithm: calendarWindow({ limit: 1, period: 'month' }), cost: 1 }, undefined);
     const scripts = store.scriptCount;
-    for (let limit = 2; limit <= 1_000; limit++) await store.consume(`k${limit}`, calendarWindow({ limit, period: 'month', timeZone: limit % 2 ? 'Asia/Tokyo' : 'UTC' }), 1, undefined);
+    for (let limit = 2; limit <= 1_000; limit++) await store.charge({ key: `k${limit}`, algorithm: calendarWindow({ limit, period: 'month', timeZone: limit % 2 ? 'Asia/Tokyo' : 'UTC' }), cost: 1 }, undefined);
     expect(store.scriptCount).toBe(scripts);
   });
 });

@@ -56,7 +56,7 @@ describe.each(targets)('$name', ({ kind, deployment }) => {
 
   it.each(algorithms)('%s: a SCRIPT FLUSH between calls is transparent (EVAL on NOSCRIPT, the state kept)', async (_name, algorithm) => {
     const store = new RedisStore({ client, prefix: deployments.freshPrefix() });
-    const take = (id: string) => (algorithm.stateKind === 'leases' ? store.acquire('k', algorithm as never, id, 1000) : store.consume('k', algorithm, 1, 1000));
+    const take = (id: string) => (algorithm.stateKind === 'leases' ? store.acquire('k', algorithm as never, id, 1000) : store.charge({ key: 'k', algorithm, cost: 1 }, 1000).then((c) => c.decision));
     const first = await take('a');
     for (const node of nodesOf(harness())) await node.script('FLUSH');
     const second = await take('b');
@@ -68,8 +68,8 @@ describe.each(targets)('$name', ({ kind, deployment }) => {
   it('reads the binary reply as it is: fractional costs and times give the exact doubles', async () => {
     const store = new RedisStore({ client, prefix: deployments.freshPrefix() });
     const algorithm = tokenBucket({ capacity: 3, refillRate: 1 / 3, interval: 1000 });
-    const first = await store.consume('k', algorithm, 1 / 3, 1_764_500_000_123.25);
-    const second = await store.consume('k', algorithm, 2.5, 1_764_500_000_124.5);
+    const first = (await store.charge({ key: 'k', algorithm, cost: 1 / 3 }, 1_764_500_000_123.25)).decision;
+    const second = (await store.charge({ key: 'k', algorithm, cost: 2.5 }, 1_764_500_000_124.5)).decision;
     expect([first.allowed, first.remaining, second.allowed, second.remaining]).toEqual([true, 2, true, 0]);
     expect(second.at).toBe(1_764_500_000_124.5);
   });
@@ -98,7 +98,7 @@ describe.each(targets)('$name', ({ kind, deployment }) => {
     const store = new RedisStore({ client, prefix: deployments.freshPrefix() });
     const algorithm = fixedWindow({ limit: 100, window: '1m' });
     const decide = async () => {
-      for (let i = 0; i < 10; i++) await store.consume(`k${i}`, algorithm, 1, undefined);
+      for (let i = 0; i < 10; i++) await store.charge({ key: `k${i}`, algorithm, cost: 1 }, undefined);
       for (let i = 0; i < 5; i++) await store.peek(`k${i}`, algorithm, 0, undefined);
     };
     await decide(); // caches the scripts on every node the keys live on
@@ -113,7 +113,7 @@ describe('closed clients', () => {
   it('a node-redis client never connected: the StoreError says to call connect()', async () => {
     for (const client of [createClient({ url: deployments.url }), createClient4({ url: deployments.url })]) {
       const store = new RedisStore({ client });
-      const failure = store.consume('k', tokenBucket({ capacity: 1, refillRate: 1 }), 1, undefined);
+      const failure = store.charge({ key: 'k', algorithm: tokenBucket({ capacity: 1, refillRate: 1 }), cost: 1 }, undefined);
       await expect(failure).rejects.toMatchObject({ code: 'RL_STORE_ERROR' });
       await expect(failure).rejects.toThrow(/node-redis client is not open: call `await client\.connect\(\)`/);
     }
@@ -123,9 +123,9 @@ describe('closed clients', () => {
     const client = await kind.standalone(deployments.url);
     const store = new RedisStore({ client, prefix: deployments.freshPrefix() });
     const algorithm = fixedWindow({ limit: 1, window: '1s' });
-    expect((await store.consume('k', algorithm, 1, undefined)).allowed).toBe(true);
+    expect((await store.charge({ key: 'k', algorithm, cost: 1 }, undefined)).decision.allowed).toBe(true);
     await kind.close(client);
-    await expect(store.consume('k', algorithm, 1, undefined)).rejects.toThrow(/(client has ended: closed by quit|client is not open)/);
+    await expect(store.charge({ key: 'k', algorithm, cost: 1 }, undefined)).rejects.toThrow(/(client has ended: closed by quit|client is not open)/);
     await expect(store.reset('k', algorithm)).rejects.toThrow(/(client has ended: closed by quit|client is not open)/);
   });
 });
@@ -158,7 +158,7 @@ describe('node-redis with RESP3', () => {
     try {
       const store = new RedisStore({ client });
       const algorithm = tokenBucket({ capacity: 3, refillRate: 1 / 3, interval: 1000 });
-      const decision = await store.consume('k', algorithm, 1 / 3, 1_764_500_000_123.25);
+      const decision = (await store.charge({ key: 'k', algorithm, cost: 1 / 3 }, 1_764_500_000_123.25)).decision;
       expect([decision.allowed, decision.remaining, decision.at]).toEqual([true, 2, 1_764_500_000_123.25]);
     } finally {
       client.destroy();
@@ -174,11 +174,11 @@ describe('node-redis client pool (createClientPool)', () => {
       const store = new RedisStore({ client: pool, prefix: deployments.freshPrefix() });
       expect(store.failureDomain).toBeUndefined();
       const algorithm = tokenBucket({ capacity: 3, refillRate: 1, interval: '1h' });
-      expect((await store.consume('k', algorithm, 1, 1000)).remaining).toBe(2);
+      expect((await store.charge({ key: 'k', algorithm, cost: 1 }, 1000)).decision.remaining).toBe(2);
       await deployments.standalone.script('FLUSH');
-      expect((await store.consume('k', algorithm, 1, 1000)).remaining).toBe(1);
+      expect((await store.charge({ key: 'k', algorithm, cost: 1 }, 1000)).decision.remaining).toBe(1);
       await store.reset('k', algorithm);
-      expect((await store.consume('k', algorithm, 1, 1000)).remaining).toBe(2);
+      expect((await store.charge({ key: 'k', algorithm, cost: 1 }, 1000)).decision.remaining).toBe(2);
     } finally {
       pool.destroy();
     }

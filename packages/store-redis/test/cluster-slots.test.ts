@@ -71,9 +71,9 @@ async function keysOf(store: RedisStore, take: () => string[], key: string, algo
     await store.acquire(key, algorithm as ConcurrencyAlgorithm, 'lease', undefined);
     await store.release(key, algorithm as ConcurrencyAlgorithm, 'lease');
   } else {
-    await store.undo(key, algorithm, 2, 5);
+    await store.giveBack({ key, algorithm, cost: 2 }, 5);
   }
-  await store.consume(key, algorithm, 1, undefined);
+  await store.charge({ key, algorithm, cost: 1 }, undefined);
   await store.peek(key, algorithm, 1, 5);
   await store.reset(key, algorithm);
   return take();
@@ -198,7 +198,7 @@ describe('a slot migration during traffic', () => {
       await source.migrate('127.0.0.1', cluster!.nodes[targetIndex]!.port, list, 0, 5000);
       const traffic = Promise.all(Array.from({ length: 300 }, () => limiter.consume(hot)));
       // Calls made straight to the store while split, answered late: what they took is given back.
-      const late = Promise.all(Array.from({ length: 50 }, () => store.consume(hot, log, 1, undefined)));
+      const late = Promise.all(Array.from({ length: 50 }, () => store.charge({ key: hot, algorithm: log, cost: 1 }, undefined).then((c) => c.decision)));
       // Hold the split until Redis has refused the traffic `refusals` times (alone: once per request).
       for (let polls = 0; (await tryAgains()) < refusals; polls++) expect(polls).toBeLessThan(10_000);
       await source.migrate('127.0.0.1', cluster!.nodes[targetIndex]!.port, sum, 0, 5000);
@@ -209,7 +209,7 @@ describe('a slot migration during traffic', () => {
       expect(decisions.filter((d) => !d.allowed || d.reason !== undefined)).toEqual([]);
       const lateDecisions = await late;
       expect(lateDecisions.every((d) => d.allowed)).toBe(true);
-      for (let i = 0; i < lateDecisions.length; i++) await store.undo(hot, log, 1, undefined);
+      for (let i = 0; i < lateDecisions.length; i++) await store.giveBack({ key: hot, algorithm: log, cost: 1 }, undefined);
 
       expect(await tryAgains()).toBeGreaterThanOrEqual(refusals);
       // Everything is on the target now, and it holds exactly the admitted requests' units.

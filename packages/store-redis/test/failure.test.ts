@@ -267,9 +267,9 @@ describe.each(FAILURE)('$name', (kind) => {
     const store = {
       calls: 0,
       capabilities: inner.capabilities,
-      consume: (...args: Parameters<Store['consume']>) => (store.calls++, inner.consume(...args)),
+      charge: (...args: Parameters<Store['charge']>) => (store.calls++, inner.charge(...args)),
       peek: (...args: Parameters<Store['peek']>) => (store.calls++, inner.peek(...args)),
-      undo: (...args: Parameters<Store['undo']>) => (store.calls++, inner.undo(...args)),
+      giveBack: (...args: Parameters<Store['giveBack']>) => (store.calls++, inner.giveBack(...args)),
       reset: (...args: Parameters<Store['reset']>) => (store.calls++, inner.reset(...args)),
       acquire: (...args: Parameters<Store['acquire']>) => (store.calls++, inner.acquire(...args)),
       release: (...args: Parameters<Store['release']>) => (store.calls++, inner.release(...args)),

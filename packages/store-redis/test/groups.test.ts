@@ -1,6 +1,6 @@
 /**
  * A request's limits on one Redis store are decided in one script call, all-or-nothing (issue 26):
- * the store's `group` collects the consumes the engine issues for one request and sends those of one
+ * the store's `chargeAll` takes the charges the engine makes for one request and sends those of one
  * slot (every one, on a standalone Redis) as one group of the group script, which charges them in
  * order and, when an enforced one denies (or would hold the request too long), gives back in the same
  * script what the earlier ones took. With the defaults users get: batching on, the deny cache on,
@@ -8,7 +8,7 @@
  */
 import fc from 'fast-check';
 import type { Cluster, Redis } from 'ioredis5';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import {
   combineLimiters,
   createLimiter,
@@ -20,7 +20,7 @@ import {
   type Limiter,
   type Store,
 } from '@rl/core';
-import { tookNothing } from '@rl/core/store';
+import type { Charged } from '@rl/core/store';
 import { MemoryStore } from '@rl/store-memory';
 import { RedisStore } from '@rl/store-redis';
 import { everyRateAlgorithm, useRedisDeployments } from '@rl/test-support';
@@ -135,30 +135,28 @@ describe.each(['standalone', 'cluster'] as const)('all-or-nothing on %s Redis', 
     const store = new RedisStore({ client: clientOf(deployment), prefix: redis.freshPrefix() });
     const roomy = tokenBucket({ capacity: 10, refillRate: 1, interval: '1s' });
     const slow = tokenBucket({ capacity: 1, refillRate: 1, interval: '1h' });
-    const reserve = async () => {
-      const group = store.group(1000);
-      const answers = [store.consume('r:{k}', roomy, 1, undefined, 1000), store.consume('s:{k}', slow, 1, undefined, 1000)];
-      group.close();
-      return Promise.all(answers);
-    };
-    expect((await reserve()).map((d) => d.allowed)).toEqual([true, true]);
+    const reserve = () =>
+      Promise.all(
+        store.chargeAll(
+          [
+            { charge: { key: 'r:{k}', algorithm: roomy, cost: 1, maxDelayMs: 1000 }, now: undefined },
+            { charge: { key: 's:{k}', algorithm: slow, cost: 1, maxDelayMs: 1000 }, now: undefined },
+          ],
+          { holdMs: 1000 },
+        ),
+      );
+    expect((await reserve()).map((c) => c.decision.allowed)).toEqual([true, true]);
     // `slow`'s next unit is an hour away, beyond the second of maxDelay: denied, and `roomy`'s reservation given back.
     const second = await reserve();
-    expect(second.map((d) => [d.allowed, tookNothing(d)])).toEqual([[true, true], [false, false]]);
+    expect(second.map((c) => [c.decision.allowed, c.took])).toEqual([[true, 'rolled-back'], [false, 'charged']]);
     expect((await store.peek('r:{k}', roomy, 1, undefined)).remaining).toBe(8);
   });
 });
 
-describe.each(['standalone', 'cluster'] as const)('the store\u2019s group on %s Redis (Store.group)', (deployment) => {
-  /** The decisions of one request's consumes, made with a group of `holdMs` open; `enforced[i]` false for a dry-run one. */
-  async function together(store: RedisStore, holdMs: number, charges: readonly [string, Algorithm, boolean][]) {
-    const group = store.group(holdMs);
-    const answers = charges.map(([key, algorithm, enforced]) => {
-      group.enforced = enforced;
-      return store.consume(key, algorithm, 1, undefined);
-    });
-    group.close();
-    return Promise.all(answers);
+describe.each(['standalone', 'cluster'] as const)('the store\u2019s charges together on %s Redis (Store.chargeAll)', (deployment) => {
+  /** The answers to one request's charges, decided together with a hold of `holdMs`; `enforced` false for a dry-run one. */
+  function together(store: RedisStore, holdMs: number, charges: readonly [string, Algorithm, boolean][]): Promise<Charged[]> {
+    return Promise.all(store.chargeAll(charges.map(([key, algorithm, enforced]) => ({ charge: { key, algorithm, cost: 1, enforced }, now: undefined })), { holdMs }));
   }
   // Keys that name one hash tag: one slot on a Cluster, so the group is one call there too.
   const hashTagged = (key: string) => `${key}:{t}`;
@@ -168,11 +166,11 @@ describe.each(['standalone', 'cluster'] as const)('the store\u2019s group on %s 
     const shaper = leakyBucket({ capacity: 5, leakRate: 1, interval: '1s', mode: 'shape' });
     const window = fixedWindow({ limit: 5, window: '1h' });
     const first = await together(store, 0, [[hashTagged('s'), shaper, true], [hashTagged('w'), window, true]]);
-    expect(first.map((d) => [d.allowed, d.delayMs, tookNothing(d)])).toEqual([[true, 0, false], [true, 0, false]]);
+    expect(first.map((c) => [c.decision.allowed, c.decision.delayMs, c.took])).toEqual([[true, 0, 'charged'], [true, 0, 'charged']]);
     // The shaper's next slot is a second away: more than a hold of 0.
     const second = await together(store, 0, [[hashTagged('s'), shaper, true], [hashTagged('w'), window, true]]);
-    expect(second.map((d) => d.allowed)).toEqual([true, true]);
-    expect(second.map(tookNothing)).toEqual([true, true]);
+    expect(second.map((c) => c.decision.allowed)).toEqual([true, true]);
+    expect(second.map((c) => c.took)).toEqual(['rolled-back', 'rolled-back']);
     expect((await store.peek(hashTagged('w'), window, 1, undefined)).remaining).toBe(3);
   });
 
@@ -181,8 +179,8 @@ describe.each(['standalone', 'cluster'] as const)('the store\u2019s group on %s 
     const tight = fixedWindow({ limit: 1, window: '1h' });
     const roomy = fixedWindow({ limit: 5, window: '1h' });
     await together(store, Infinity, [[hashTagged('d'), tight, false]]);
-    const decisions = await together(store, Infinity, [[hashTagged('d'), tight, false], [hashTagged('e'), roomy, true]]);
-    expect(decisions.map((d) => [d.allowed, tookNothing(d)])).toEqual([[false, false], [true, false]]);
+    const answers = await together(store, Infinity, [[hashTagged('d'), tight, false], [hashTagged('e'), roomy, true]]);
+    expect(answers.map((c) => [c.decision.allowed, c.took])).toEqual([[false, 'charged'], [true, 'charged']]);
     expect((await store.peek(hashTagged('e'), roomy, 1, undefined)).remaining).toBe(3);
   });
 });
@@ -204,13 +202,16 @@ describe.each(ALL.flatMap((kind) => (['standalone', 'cluster'] as const).map((de
       const client = deployment === 'standalone' ? await kind.standalone(redis.url) : await kind.cluster(redis.nodes);
       try {
         const store = new RedisStore({ client, prefix: redis.freshPrefix() });
+        // What the store answered the engine: the first two limits rolled back in the group's own step.
+        const chargeAll = vi.spyOn(store, 'chargeAll');
         const limiters = threeLimits(store, [5, 5, 1]);
         const group = combineLimiters(limiters);
         // One hash tag: one slot on the Cluster, so one group there too.
         expect((await group.consume('{k}')).allowed).toBe(true);
         const denied = await group.consume('{k}');
         expect([denied.allowed, denied.deniedBy, denied.decisions.map((d) => d?.allowed)]).toEqual([false, 2, [true, true, false]]);
-        expect(denied.decisions.slice(0, 2).every((d) => d !== undefined && tookNothing(d))).toBe(true);
+        const answers = await Promise.all(chargeAll.mock.results.at(-1)!.value as readonly Promise<Charged>[]);
+        expect(answers.slice(0, 2).map((c) => c.took)).toEqual(['rolled-back', 'rolled-back']);
         expect(await Promise.all(limiters.map(async (l) => (await l.peek('{k}')).remaining))).toEqual([4, 4, 0]);
       } finally {
         await kind.close(client);
@@ -226,10 +227,10 @@ describe('a group with nothing to send', () => {
     const [a, b] = threeLimits(store);
     const group = combineLimiters([local, a!, b!]);
     expect((await group.consume('k')).allowed).toBe(true);
-    // `local` denies at once: both Redis groups close with no consume in them.
+    // `local` denies at once: the Redis limits are not asked (no charge of theirs is sent).
     const denied = await group.consume('k');
     expect([denied.allowed, denied.deniedBy]).toEqual([false, 0]);
-    // The store is not left with an open group: a consume of its own is sent and answered.
+    // The store is left as it was: a consume of its own is sent and answered.
     expect((await a!.consume('other')).allowed).toBe(true);
     expect((await a!.peek('k')).remaining).toBe(99);
   });

@@ -9,14 +9,16 @@
 import type { ChildProcess } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
-import { createLimiter, fixedWindow, slidingWindowLog, tokenBucket, type Algorithm } from '@rl/core';
+import { createLimiter, fixedWindow, receiptOf, slidingWindowLog, tokenBucket, type Algorithm, type Decision } from '@rl/core';
 import { HttpRateLimiter, type FrameworkBinding } from '@rl/core/http';
-import { wasReplayed } from '@rl/core/store';
 import { RedisStore } from '@rl/store-redis';
 import { forkTsWorker, useRedisDeployments } from '@rl/test-support';
 import { Redis } from 'ioredis';
 import type { IdempotencyJob, IdempotencyResult } from './support/idempotency-worker.js';
 import { nextMessage, type WorkerMessage } from './support/worker-ipc.js';
+
+/** True for a limiter's decision that replays an earlier one (its receipt: see `receiptOf`). */
+const wasReplayed = (decision: Decision): boolean => receiptOf(decision).took === 'replayed';
 
 const workerPath = fileURLToPath(new URL('./support/idempotency-worker.ts', import.meta.url));
 

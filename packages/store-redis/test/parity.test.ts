@@ -22,7 +22,7 @@ import {
   type Decision,
   type Store,
 } from '@rl/core';
-import { wasConflict, wasReplayed, withBans, withBlock, type ConcurrencyAlgorithm, type IdempotentCharge } from '@rl/core/store';
+import { withBans, withBlock, type Charged, type ConcurrencyAlgorithm, type IdempotentCharge } from '@rl/core/store';
 import { lockoutScenarios, runScenario, scenarios } from '@rl/core/testing';
 import { MemoryStore } from '@rl/store-memory';
 import { RedisStore, type RedisClient } from '@rl/store-redis';
@@ -124,14 +124,14 @@ async function applyRate(store: Store, algorithm: Algorithm, op: RateOp, now: nu
   const cost = Math.min(op.cost, algorithm.maxCost);
   switch (op.op) {
     case 'consume': {
-      const decision = await store.consume(op.key, algorithm, cost, now);
+      const decision = (await store.charge({ key: op.key, algorithm, cost }, now)).decision;
       if (decision.allowed) charges.set(op.key, [...(charges.get(op.key) ?? []), { cost, at: decision.at, delay: decision.delayMs }]);
       return plain(decision);
     }
     case 'reserve': {
       // No wait, a quarter of the horizon, or all of it.
       const maxDelay = [0, 0.25, 1][op.pick % 3]! * algorithm.maxReserveMs;
-      const decision = await store.consume(op.key, algorithm, cost, now, maxDelay);
+      const decision = (await store.charge({ key: op.key, algorithm, cost, maxDelayMs: maxDelay }, now)).decision;
       if (decision.allowed) charges.set(op.key, [...(charges.get(op.key) ?? []), { cost, at: decision.at, delay: decision.delayMs }]);
       return plain(decision);
     }
@@ -139,14 +139,14 @@ async function applyRate(store: Store, algorithm: Algorithm, op: RateOp, now: nu
       const earlier = charges.get(op.key) ?? [];
       const charge = earlier[op.pick % Math.max(1, earlier.length)] ?? { cost, at: now, delay: 0 };
       // A delayed charge (a reservation, a shaper's consume) is given back to its slot: a cancel.
-      if (charge.delay > 0) await store.undo(op.key, algorithm, Math.min(charge.cost, algorithm.maxCost), now, charge.at, charge.delay);
-      else await store.undo(op.key, algorithm, Math.min(charge.cost, algorithm.maxCost), now, charge.at);
+      if (charge.delay > 0) await store.giveBack({ key: op.key, algorithm, cost: Math.min(charge.cost, algorithm.maxCost), chargedAt: charge.at, delayMs: charge.delay }, now);
+      else await store.giveBack({ key: op.key, algorithm, cost: Math.min(charge.cost, algorithm.maxCost), chargedAt: charge.at }, now);
       return plain(await store.peek(op.key, algorithm, 0, now));
     }
     case 'peek':
       return plain(await store.peek(op.key, algorithm, op.cost > 10 ? 0 : cost, now));
     case 'undo':
-      await store.undo(op.key, algorithm, cost, now);
+      await store.giveBack({ key: op.key, algorithm, cost }, now);
       return plain(await store.peek(op.key, algorithm, 0, now));
     case 'reset':
       await store.reset(op.key, algorithm);
@@ -258,8 +258,8 @@ const idempotentOps = fc.array(
   { minLength: 1, maxLength: 40 },
 );
 
-/** A decision as plain data with its marks. */
-const marked = (d: Decision): Record<string, unknown> => ({ ...plain(d), replayed: wasReplayed(d), conflict: wasConflict(d) });
+/** A charge's decision as plain data, with what it took (a replay, a conflict) and the id it was remembered under. */
+const marked = ({ decision, took, conflict, idempotencyId }: Charged): Record<string, unknown> => ({ ...plain(decision), replayed: took === 'replayed', conflict: conflict === true, idempotencyId });
 
 describe.each(FULL)('parity of idempotent charges beside bans and lockouts, on random sequences (standalone Redis, $name)', (kind) => {
   const client = useClient(kind, 'standalone');
@@ -283,14 +283,17 @@ describe.each(FULL)('parity of idempotent charges beside bans and lockouts, on r
             else if (op.op === 'peek') results.push(plain(await store.peek('k', algorithm, 0, now)));
             else if (op.op === 'giveBack') {
               const charge = charged[op.pick % Math.max(1, charged.length)];
-              if (charge !== undefined) await store.undo('k', algorithm, charge.cost, now, charge.at, charge.delay > 0 ? charge.delay : undefined, charge.id);
+              if (charge !== undefined) await store.giveBack({ key: 'k', algorithm, cost: charge.cost, chargedAt: charge.at, delayMs: charge.delay > 0 ? charge.delay : undefined, idempotencyId: charge.id }, now);
               results.push(plain(await store.peek('k', algorithm, 0, now)));
             } else {
               const maxDelay = op.op === 'reserve' ? algorithm.maxReserveMs / 4 : undefined;
-              const d = await store.consume('k', algorithm, cost, now, maxDelay, idempotency);
+              const c = await store.charge({ key: 'k', algorithm, cost, maxDelayMs: maxDelay, idempotency }, now);
+              const d = c.decision;
               // What a limiter gives back with the id: a charge that is no replay nor conflict.
-              if (d.allowed && !wasReplayed(d) && !wasConflict(d)) charged.push({ cost, at: d.at, delay: d.delayMs, id: idempotency.id });
-              results.push(marked(d));
+              if (d.allowed && c.took !== 'replayed' && c.conflict !== true) charged.push({ cost, at: d.at, delay: d.delayMs, id: idempotency.id });
+              // The store says so: `idempotencyId` is set exactly for an admitting charge remembered under its id.
+              expect(c.idempotencyId).toBe(d.allowed && c.took === 'charged' && c.conflict !== true ? idempotency.id : undefined);
+              results.push(marked(c));
             }
           }
           expect(results[1]).toEqual(results[0]);
@@ -323,17 +326,17 @@ async function issueRate(store: Store, algorithm: Algorithm, op: RateOp, now: nu
   const cost = Math.min(op.cost, algorithm.maxCost);
   switch (op.op) {
     case 'consume':
-      return store.consume(op.key, algorithm, cost, now);
+      return (await store.charge({ key: op.key, algorithm, cost }, now)).decision;
     case 'reserve':
-      return store.consume(op.key, algorithm, cost, now, [0, 0.25, 1][op.pick % 3]! * algorithm.maxReserveMs);
+      return (await store.charge({ key: op.key, algorithm, cost, maxDelayMs: [0, 0.25, 1][op.pick % 3]! * algorithm.maxReserveMs }, now)).decision;
     case 'peek':
       return store.peek(op.key, algorithm, op.cost > 10 ? 0 : cost, now);
     case 'undo':
-      return store.undo(op.key, algorithm, cost, now);
+      return store.giveBack({ key: op.key, algorithm, cost }, now);
     case 'undoCharged': {
       const earlier = charges.get(op.key) ?? [];
       const charge = earlier[op.pick % Math.max(1, earlier.length)] ?? { cost, at: now, delay: 0 };
-      return store.undo(op.key, algorithm, Math.min(charge.cost, algorithm.maxCost), now, charge.at, charge.delay > 0 ? charge.delay : undefined);
+      return store.giveBack({ key: op.key, algorithm, cost: Math.min(charge.cost, algorithm.maxCost), chargedAt: charge.at, delayMs: charge.delay > 0 ? charge.delay : undefined }, now);
     }
     case 'reset':
       return store.reset(op.key, algorithm);
@@ -351,13 +354,13 @@ async function warmUp(redis: RedisStore, configs: readonly Algorithm[], now: num
   // On the keys the turns use, then reset: on a Cluster each node caches its own scripts.
   for (const key of ['a', 'b']) {
     for (const algorithm of configs) {
-      await redis.consume(key, algorithm, 1, now);
-      await redis.consume(key, algorithm, 1, now, 0);
+      await redis.charge({ key, algorithm, cost: 1 }, now);
+      await redis.charge({ key, algorithm, cost: 1, maxDelayMs: 0 }, now);
       await redis.peek(key, algorithm, 1, now);
-      await redis.undo(key, algorithm, 1, now);
-      await redis.undo(key, algorithm, 1, now, now);
-      await redis.undo(key, algorithm, 1, now, now, 1);
-      await Promise.all([redis.consume(key, algorithm, 1, now), redis.consume(key, algorithm, 1, now)]);
+      await redis.giveBack({ key, algorithm, cost: 1 }, now);
+      await redis.giveBack({ key, algorithm, cost: 1, chargedAt: now }, now);
+      await redis.giveBack({ key, algorithm, cost: 1, chargedAt: now, delayMs: 1 }, now);
+      await Promise.all([redis.charge({ key, algorithm, cost: 1 }, now), redis.charge({ key, algorithm, cost: 1 }, now)]);
       await redis.reset(key, algorithm);
     }
   }

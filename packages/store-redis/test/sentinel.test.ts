@@ -107,12 +107,12 @@ describe.each(kinds)('$name through Sentinel', ({ name }) => {
     const store = new RedisStore({ client, prefix });
     expect(store.failureDomain).toBeUndefined(); // one master: one failure domain, as a standalone client
     const algorithm = tokenBucket({ capacity: 5, refillRate: 1, interval: '1h' });
-    const consumed = await store.consume('decide', algorithm, 1, undefined);
+    const consumed = (await store.charge({ key: 'decide', algorithm, cost: 1 }, undefined)).decision;
     expect([consumed.allowed, consumed.remaining]).toEqual([true, 4]);
     expect((await store.peek('decide', algorithm, 0, undefined)).remaining).toBe(4);
-    const reserved = await store.consume('decide', algorithm, 3, undefined, 0);
+    const reserved = (await store.charge({ key: 'decide', algorithm, cost: 3, maxDelayMs: 0 }, undefined)).decision;
     expect([reserved.allowed, reserved.remaining, reserved.delayMs]).toEqual([true, 1, 0]);
-    await store.undo('decide', algorithm, 3, undefined, reserved.at, reserved.delayMs);
+    await store.giveBack({ key: 'decide', algorithm, cost: 3, chargedAt: reserved.at, delayMs: reserved.delayMs }, undefined);
     expect((await store.peek('decide', algorithm, 0, undefined)).remaining).toBe(4);
     // The state is on the master (a sentinel's client never writes elsewhere).
     expect(cli(sentinel.master.port, ['EXISTS', store.redisKeys('decide', algorithm)[0]!]).trim()).toBe('1');
@@ -122,7 +122,7 @@ describe.each(kinds)('$name through Sentinel', ({ name }) => {
     const { client } = connected.get(name)!;
     const store = new RedisStore({ client, prefix });
     const algorithm = tokenBucket({ capacity: 100, refillRate: 1, interval: '1h' });
-    const turn = () => Promise.all(Array.from({ length: 10 }, () => store.consume('batch', algorithm, 1, undefined)));
+    const turn = () => Promise.all(Array.from({ length: 10 }, () => store.charge({ key: 'batch', algorithm, cost: 1 }, undefined).then((c) => c.decision)));
     await turn(); // loads the script of a consume alone and the batch script (EVAL on NOSCRIPT)
     const before = { evalsha: info(sentinel.master.port, 'commandstats', 'cmdstat_evalsha'), eval: info(sentinel.master.port, 'commandstats', 'cmdstat_eval') };
     const decisions = await turn();

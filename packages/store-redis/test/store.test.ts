@@ -40,7 +40,7 @@ describe('options', () => {
   it('a closed store throws StoreClosedError and leaves the client open', async () => {
     const store = new RedisStore({ client: deployments.standalone, prefix: freshPrefix() });
     store.close();
-    expect(() => store.consume('k', rateAlgorithms[0]!, 1, undefined)).toThrow(expect.objectContaining({ code: 'RL_STORE_CLOSED' }));
+    expect(() => store.charge({ key: 'k', algorithm: rateAlgorithms[0]!, cost: 1 }, undefined)).toThrow(expect.objectContaining({ code: 'RL_STORE_CLOSED' }));
     expect(await deployments.standalone.ping()).toBe('PONG');
   });
 });
@@ -72,18 +72,18 @@ describe('compact layout: buckets and fields', () => {
     const store = new RedisStore({ client, prefix: freshPrefix(), buckets: 1 });
     const short = fixedWindow({ limit: 2, window: '1s' });
     const long = fixedWindow({ limit: 2, window: '1h' });
-    await store.consume('a', long, 2, undefined);
-    await store.consume('b', short, 1, undefined);
+    await store.charge({ key: 'a', algorithm: long, cost: 2 }, undefined);
+    await store.charge({ key: 'b', algorithm: short, cost: 1 }, undefined);
     expect(store.redisKeys('a', long)).toEqual(store.redisKeys('b', short));
     const [bucket] = store.redisKeys('a', long);
     expect(await client.hlen(bucket!)).toBe(2);
-    expect((await store.consume('a', long, 1, undefined)).allowed).toBe(false);
-    expect((await store.consume('b', short, 1, undefined)).allowed).toBe(true);
+    expect((await store.charge({ key: 'a', algorithm: long, cost: 1 }, undefined)).decision.allowed).toBe(false);
+    expect((await store.charge({ key: 'b', algorithm: short, cost: 1 }, undefined)).decision.allowed).toBe(true);
     // 'b' wrote last with a 1 s window, yet the bucket stays until the end of 'a''s hour.
     expect(await client.pttl(bucket!)).toBeGreaterThan(1000);
     await store.reset('a', long);
     expect(await client.hexists(bucket!, store.redisField('a', long)!)).toBe(0);
-    expect((await store.consume('a', long, 2, undefined)).allowed).toBe(true);
+    expect((await store.charge({ key: 'a', algorithm: long, cost: 2 }, undefined)).decision.allowed).toBe(true);
   });
 
   it('a bucket is named `{#<hex>}`: never the name of a key of the per-key layout, of this version or an earlier one', () => {
@@ -104,13 +104,13 @@ describe('compact layout: buckets and fields', () => {
     const store = new RedisStore({ client, prefix, buckets: 1 });
     const algorithm = fixedWindow({ limit: 3, window: '1h' });
     // An app clock far behind Redis (a fake clock near 0, or performance.now()).
-    for (let i = 0; i < 3; i++) await store.consume('behind', algorithm, 1, 5_000_000);
+    for (let i = 0; i < 3; i++) await store.charge({ key: 'behind', algorithm, cost: 1 }, 5_000_000);
     expect((await store.peek('behind', algorithm, 1, 5_000_001)).allowed).toBe(false);
     // Redis TIME limiters write 200 new keys into the same bucket; their pruning must spare 'behind'.
-    for (let i = 0; i < 200; i++) await store.consume(`now-${i}`, algorithm, 1, undefined);
+    for (let i = 0; i < 200; i++) await store.charge({ key: `now-${i}`, algorithm, cost: 1 }, undefined);
     expect((await store.peek('behind', algorithm, 1, 5_000_002)).allowed).toBe(false);
     // And an app clock far ahead does not remove the live states of Redis TIME limiters.
-    for (let i = 0; i < 200; i++) await store.consume(`ahead-${i}`, algorithm, 1, 9_000_000_000_000);
+    for (let i = 0; i < 200; i++) await store.charge({ key: `ahead-${i}`, algorithm, cost: 1 }, 9_000_000_000_000);
     expect((await store.peek('now-7', algorithm, 0, undefined)).remaining).toBe(2);
   });
 
@@ -118,9 +118,9 @@ describe('compact layout: buckets and fields', () => {
     const client = deployments.standalone;
     const store = new RedisStore({ client, prefix: freshPrefix() });
     const algorithm = tokenBucket({ capacity: 10, refillRate: 1, interval: '1s' });
-    await store.consume('k', algorithm, 1, 100_000);
+    await store.charge({ key: 'k', algorithm, cost: 1 }, 100_000);
     // The clock steps back 60 s: the state now needs 63 s to recover on this clock.
-    const decision = await store.consume('k', algorithm, 2, 40_000);
+    const decision = (await store.charge({ key: 'k', algorithm, cost: 2 }, 40_000)).decision;
     expect(decision.remaining).toBe(7);
     const pttl = await client.pttl(store.redisKeys('k', algorithm)[0]!);
     expect(pttl).toBeGreaterThanOrEqual(decision.resetMs);
@@ -132,13 +132,13 @@ describe('compact layout: buckets and fields', () => {
     const quick = tokenBucket({ capacity: 5, refillRate: 5, interval: 50 }); // recovers within 50 ms
     const slow = tokenBucket({ capacity: 5, refillRate: 1, interval: '1h' }); // needs 5 h
     const [bucket] = store.redisKeys('k', quick);
-    for (let i = 0; i < 300; i++) await store.consume(`old${i}`, quick, 5, undefined);
-    for (let i = 0; i < 100; i++) await store.consume(`live${i}`, slow, 5, undefined);
+    for (let i = 0; i < 300; i++) await store.charge({ key: `old${i}`, algorithm: quick, cost: 5 }, undefined);
+    for (let i = 0; i < 100; i++) await store.charge({ key: `live${i}`, algorithm: slow, cost: 5 }, undefined);
     expect(await client.hlen(bucket!)).toBe(400);
     // Dead after their kept (twice the 50 ms to recover) and the 1 s slack, on Redis's clock.
     await new Promise((resolve) => setTimeout(resolve, 1300));
     // One new field in four (by the millisecond) samples 12 fields and removes the dead among them.
-    for (let i = 0; i < 300; i++) await store.consume(`new${i}`, quick, 1, undefined);
+    for (let i = 0; i < 300; i++) await store.charge({ key: `new${i}`, algorithm: quick, cost: 1 }, undefined);
     expect(await client.hlen(bucket!)).toBeLessThan(300 + 400 - 100);
     for (let i = 0; i < 300; i++) expect(await client.hexists(bucket!, `new${i}`)).toBe(1);
     for (let i = 0; i < 100; i++) expect(await client.hexists(bucket!, `live${i}`)).toBe(1);
@@ -155,11 +155,11 @@ describe.each(targets)('RedisStore on $name Redis', ({ name, client }) => {
     it.each(rateAlgorithms.map((a) => [nameOf(a), a] as const))('%s: awkward keys keep separate state and never raise CROSSSLOT', async (_n, algorithm) => {
       const store = new RedisStore({ client: client(), prefix: freshPrefix() });
       for (const key of awkwardKeys) {
-        for (let i = 0; i < 5; i++) await store.consume(key, algorithm, 1, 1000);
+        for (let i = 0; i < 5; i++) await store.charge({ key, algorithm, cost: 1 }, 1000);
         // The sixth request of each key is denied: no key shares state with another.
-        expect((await store.consume(key, algorithm, 1, 1000)).allowed).toBe(false);
+        expect((await store.charge({ key, algorithm, cost: 1 }, 1000)).decision.allowed).toBe(false);
       }
-      for (const key of awkwardKeys) expect((await store.consume(`${key}-other`, algorithm, 1, 1000)).allowed).toBe(true);
+      for (const key of awkwardKeys) expect((await store.charge({ key: `${key}-other`, algorithm, cost: 1 }, 1000)).decision.allowed).toBe(true);
     });
 
     it('the Redis keys of one limit share a hash tag (one Cluster slot); long, braced and ill-formed keys are hashed', async () => {
@@ -190,11 +190,11 @@ describe.each(targets)('RedisStore on $name Redis', ({ name, client }) => {
       const window = fixedWindow({ limit: 1, window: '1h' });
       const keys = ['minute:{user:42}', 'day:{user:42}', '{user:42}', 'x{user:42}y{z}'];
       for (const key of keys) {
-        expect((await store.consume(key, log, 1, 1000)).allowed).toBe(true);
-        expect((await store.consume(key, window, 1, 1000)).allowed).toBe(true);
+        expect((await store.charge({ key, algorithm: log, cost: 1 }, 1000)).decision.allowed).toBe(true);
+        expect((await store.charge({ key, algorithm: window, cost: 1 }, 1000)).decision.allowed).toBe(true);
       }
       // Each key kept its own state: a second request of each is denied.
-      for (const key of keys) expect((await store.consume(key, log, 1, 1000)).allowed).toBe(false);
+      for (const key of keys) expect((await store.charge({ key, algorithm: log, cost: 1 }, 1000)).decision.allowed).toBe(false);
       // The log's own keys differ per key; the window's state is a field of one bucket hash per tag.
       const logKeys = keys.flatMap((key) => store.redisKeys(key, log));
       expect(new Set(logKeys).size).toBe(logKeys.length);
@@ -214,7 +214,7 @@ describe.each(targets)('RedisStore on $name Redis', ({ name, client }) => {
   describe('time and expiry', () => {
     it.each(rateAlgorithms.map((a) => [nameOf(a), a] as const))('%s: with Redis TIME every key expires no sooner than the state recovers', async (_n, algorithm) => {
       const store = new RedisStore({ client: client(), prefix: freshPrefix() });
-      const decision = await store.consume('k', algorithm, 2, undefined);
+      const decision = (await store.charge({ key: 'k', algorithm, cost: 2 }, undefined)).decision;
       // A bucket hash, when its expiry is extended, gets twice the longest time a state of this
       // configuration can need (its horizon): a window (two for the counter), or the time to fill or
       // empty a bucket.
@@ -235,7 +235,7 @@ describe.each(targets)('RedisStore on $name Redis', ({ name, client }) => {
     it('with the app clock the expiry gets the documented margin', async () => {
       const store = new RedisStore({ client: client(), prefix: freshPrefix() });
       const algorithm = tokenBucket({ capacity: 10, refillRate: 1, interval: '1m' });
-      const decision = await store.consume('k', algorithm, 3, 5_000);
+      const decision = (await store.charge({ key: 'k', algorithm, cost: 3 }, 5_000)).decision;
       const pttl = await client().pttl(store.redisKeys('k', algorithm)[0]!);
       expect(decision.resetMs).toBe(180_000);
       expect(pttl).toBeGreaterThan(180_000 + EXPLICIT_NOW_EXPIRY_MARGIN_MS - 50);
@@ -262,7 +262,7 @@ describe.each(targets)('RedisStore on $name Redis', ({ name, client }) => {
         return seconds! * 1000 + micros! / 1000;
       };
       const before = await readTime();
-      await store.consume('k', algorithm, 1, undefined);
+      await store.charge({ key: 'k', algorithm, cost: 1 }, undefined);
       const after = await readTime();
       // The field holds (deadline, tokens, lastRefillTime).
       const raw = await client().hgetBuffer(bucket!, store.redisField('k', algorithm)!);
@@ -276,7 +276,7 @@ describe.each(targets)('RedisStore on $name Redis', ({ name, client }) => {
     '%s: a SCRIPT FLUSH between calls is transparent (the script is reloaded, the state kept)',
     async (_n, algorithm) => {
       const store = new RedisStore({ client: client(), prefix: freshPrefix() });
-      const take = (id: string) => (algorithm.stateKind === 'leases' ? store.acquire('k', algorithm, id, 1000) : store.consume('k', algorithm, 1, 1000));
+      const take = (id: string) => (algorithm.stateKind === 'leases' ? store.acquire('k', algorithm, id, 1000) : store.charge({ key: 'k', algorithm, cost: 1 }, 1000).then((c) => c.decision));
       const first = await take('a');
       for (const node of nodesOf(client())) await node.script('FLUSH');
       const second = await take('b');
@@ -289,7 +289,7 @@ describe.each(targets)('RedisStore on $name Redis', ({ name, client }) => {
     const store = new RedisStore({ client: client(), prefix: freshPrefix() });
     const all: Algorithm[] = [...rateAlgorithms, concurrency({ limit: 50, lease: '1m' })];
     const decide = (algorithm: Algorithm, i: number) =>
-      algorithm.stateKind === 'leases' ? store.acquire('k', algorithm, `l${i}`, undefined) : store.consume('k', algorithm, 1, undefined);
+      algorithm.stateKind === 'leases' ? store.acquire('k', algorithm, `l${i}`, undefined) : store.charge({ key: 'k', algorithm, cost: 1 }, undefined);
     for (const algorithm of all) await decide(algorithm, -1); // scripts loaded
     const nodes = nodesOf(client());
     for (const node of nodes) await node.config('RESETSTAT');
@@ -311,13 +311,13 @@ describe('sliding log records', () => {
   it('records with equal times stay distinct, and a cost above 1 counts as its cost', async () => {
     const store = new RedisStore({ client: deployments.standalone, prefix: freshPrefix() });
     const log = slidingWindowLog({ limit: 10, window: '1s' });
-    await store.consume('k', log, 1, 500);
-    await store.consume('k', log, 1, 500);
-    const d = await store.consume('k', log, 3, 500);
+    await store.charge({ key: 'k', algorithm: log, cost: 1 }, 500);
+    await store.charge({ key: 'k', algorithm: log, cost: 1 }, 500);
+    const d = (await store.charge({ key: 'k', algorithm: log, cost: 3 }, 500)).decision;
     expect(d.remaining).toBe(5);
     expect(await deployments.standalone.llen(store.redisKeys('k', log)[0]!)).toBe(3);
-    expect((await store.consume('k', log, 6, 500)).allowed).toBe(false);
-    expect((await store.consume('k', log, 5, 500)).remaining).toBe(0);
+    expect((await store.charge({ key: 'k', algorithm: log, cost: 6 }, 500)).decision.allowed).toBe(false);
+    expect((await store.charge({ key: 'k', algorithm: log, cost: 5 }, 500)).decision.remaining).toBe(0);
   });
 
   it('fractional costs give the same floats on both stores: a short log sums its records, oldest first, on each', async () => {
@@ -327,7 +327,7 @@ describe('sliding log records', () => {
     // A running sum after dropping the record at 0 is 0.7000000000000001; the records add up to 0.7:
     // the last request fits under limit + EPSILON only with the latter.
     for (const [cost, now] of [[0.1, 0], [0.1, 500], [0.6, 600], [1, 1000], [0.3000000010000002, 1001]] as const) {
-      const [fromRedis, fromMemory] = await Promise.all([store.consume('k', log, cost, now), memory.consume('k', log, cost, now)]);
+      const [fromRedis, fromMemory] = await Promise.all([store.charge({ key: 'k', algorithm: log, cost }, now), memory.charge({ key: 'k', algorithm: log, cost }, now)]).then(([r, m]) => [r.decision, m.decision] as const);
       expect(fromRedis, `cost ${cost} at ${now}`).toEqual(fromMemory);
     }
   });
@@ -339,7 +339,7 @@ describe('sliding log records', () => {
     const log = slidingWindowLog({ limit: 20, window: 1000 });
     const [list, sum] = store.redisKeys('k', log);
     const both = async (cost: number, now: number) => {
-      const [fromRedis, fromMemory] = await Promise.all([store.consume('k', log, cost, now), memory.consume('k', log, cost, now)]);
+      const [fromRedis, fromMemory] = await Promise.all([store.charge({ key: 'k', algorithm: log, cost }, now), memory.charge({ key: 'k', algorithm: log, cost }, now)]).then(([r, m]) => [r.decision, m.decision] as const);
       expect(fromRedis, `cost ${cost} at ${now}`).toEqual(fromMemory);
       return fromRedis;
     };
@@ -368,7 +368,7 @@ describe('sliding log records', () => {
     await both(1, 2121);
     // Undo of a long log whose metadata was lost leaves no key without an expiry.
     await client.del(sum!);
-    await Promise.all([store.undo('k', log, 1, 2121), memory.undo('k', log, 1, 2121)]);
+    await Promise.all([store.giveBack({ key: 'k', algorithm: log, cost: 1 }, 2121), memory.giveBack({ key: 'k', algorithm: log, cost: 1 }, 2121)]);
     expect(await client.pttl(sum!)).not.toBe(-1);
     await both(1, 2122);
   });
@@ -383,7 +383,7 @@ describe('memory per key (MEMORY USAGE)', () => {
     const bytes: Record<string, number> = {};
     for (const algorithm of rateAlgorithms.filter((a) => a.kind !== 'sliding-window-log')) {
       for (let i = 0; i < keys.length; i += 500) {
-        await Promise.all(keys.slice(i, i + 500).map((key) => store.consume(key, algorithm, 1, undefined)));
+        await Promise.all(keys.slice(i, i + 500).map((key) => store.charge({ key, algorithm, cost: 1 }, undefined)));
       }
       const buckets = new Set(keys.map((key) => store.redisKeys(key, algorithm)[0]!));
       expect(buckets.size).toBe(256);
@@ -396,7 +396,7 @@ describe('memory per key (MEMORY USAGE)', () => {
       expect(bytes[nameOf(algorithm)], nameOf(algorithm)).toBeLessThan(64);
     }
     const log = slidingWindowLog({ limit: 100, window: '1m' });
-    await store.consume('api:user:12345', log, 1, undefined);
+    await store.charge({ key: 'api:user:12345', algorithm: log, cost: 1 }, undefined);
     let logBytes = 0;
     for (const redisKey of store.redisKeys('api:user:12345', log)) logBytes += (await client.memory('USAGE', redisKey)) as number;
     expect(logBytes).toBeLessThan(400);
@@ -411,7 +411,7 @@ describe('errors', () => {
     const algorithm = tokenBucket({ capacity: 5, refillRate: 1 });
     await deployments.standalone.rpush(store.redisKeys('k', algorithm)[0]!, 'not a bucket');
     await deployments.standalone.pexpire(store.redisKeys('k', algorithm)[0]!, 60_000);
-    const error = await store.consume('k', algorithm, 1, undefined).catch((e: unknown) => e);
+    const error = await store.charge({ key: 'k', algorithm, cost: 1 }, undefined).catch((e: unknown) => e);
     expect(error).toMatchObject({ code: 'RL_STORE_ERROR', name: 'StoreError' });
     expect((error as Error).cause).toBeInstanceOf(Error);
     expect(String((error as Error).message)).toMatch(/WRONGTYPE/);

@@ -8,7 +8,7 @@
 -- the limiter's clock when it passes one, else Redis TIME), the decision's `at` and its delay; then
 -- the times it has been answered again, an unsigned 16-bit integer (at most ARGV[ARG_IDEM_REPLAYS],
 -- itself at most 1,000). Expired records are dropped here (`idem_live` holds the others, as strings);
--- the id's own is dropped for an undo ('k': its charge was given back). A live record of the same
+-- the id's own is dropped for an undo (IDEMPOTENT 'u': its charge was given back). A live record of the same
 -- fingerprint with replays left is a replay (`idem_replay_at`, `idem_replay_delay`, and where the
 -- record starts in `idem_raw` and its count, `idem_replay_offset`, `idem_replays`): the operation
 -- becomes a plain peek of cost 0 (nothing charged; its reply is the earlier decision, and its record

@@ -4,12 +4,13 @@
 --
 -- Inline, for the first 64 distinct configurations a store sees (INLINE_CONFIGURATIONS in
 -- script-plan.ts): the parameters are part of the script text, one cached script per configuration
--- and operation, and a decision sends only what changes per call (the key and field, the cost, `now`):
+-- and call, and a decision sends only what changes per call (the key and field, the cost, `now`):
 --
---   local OP = 'c'                      -- the operation, one script per operation: 'c' consume,
---                                       -- 'v' reserve, 'p' peek (writes nothing), 'u' undo,
---                                       -- 's' settle, 'a' acquire, 'r' release; 'i', 'j', 'k':
---                                       -- 'c', 'v' and 'u' of an idempotent charge
+--   local OP, IDEMPOTENT = 'c', false   -- the operation, one script per call (see src/wire.ts):
+--                                       -- 'c' consume, 'v' reserve, 'p' peek (writes nothing),
+--                                       -- 'u' undo, 's' settle, 'a' acquire, 'r' release; and
+--                                       -- whether the call carries an idempotent charge ('c', 'v':
+--                                       -- its id and fingerprint; 'u': the id it forgets)
 --   local IDEM_KEY = 3                  -- keys of their own: the KEYS index of an idempotent call's
 --                                       -- remembered ids (after the state's keys)
 --   local BATCH_TIME = false            -- a batch's Redis TIME (see src/batch-script.ts), read
@@ -24,9 +25,9 @@
 --                                       -- recover (`script.layout.horizonMs`), and the size of a
 --                                       -- packed state: `kept` and `script.layout.stateSize` doubles
 --
--- By argument, for every configuration beyond those: one script per script name and operation, which
--- reads the same names from the arguments after the operation's own, and a call always sends all of
--- the operation's arguments ('' for an absent one), then the configuration (each number as JS
+-- By argument, for every configuration beyond those: one script per script name and call, which
+-- reads the same names from the arguments after the call's own, and a call always sends all of
+-- its arguments ('' for an absent one), then the configuration (each number as JS
 -- `String(value)`, which `tonumber` reads back as the same double a literal gives):
 --
 --   local COUNT_DENIED, LIMIT, WINDOW = tonumber(ARGV[4]), tonumber(ARGV[5]), tonumber(ARGV[6])
@@ -61,14 +62,11 @@
 -- Float noise forgiven in comparisons with a limit, as in @rl/core.
 local EPSILON = 1e-9
 
--- An idempotent charge ('i' a consume, 'j' a reservation) and the undo that forgets its id ('k') run
--- as 'c', 'v' and 'u' do, with `idem_id`, the request's digested id (ARGV[ARG_IDEM]; see
--- idem-read.lua): nil for every other operation.
+-- A call with an idempotent charge (IDEMPOTENT: a consume or a reservation with its id, the undo that
+-- forgets its id) runs its operation as any call does, with `idem_id`, the request's digested id
+-- (ARGV[ARG_IDEM]; see idem-read.lua): nil for every other call.
 local idem_id = nil
-if OP == 'i' or OP == 'j' or OP == 'k' then
-  idem_id = ARGV[ARG_IDEM]
-  if OP == 'i' then OP = 'c' elseif OP == 'j' then OP = 'v' else OP = 'u' end
-end
+if IDEMPOTENT then idem_id = ARGV[ARG_IDEM] end
 
 -- `now` (ms): ARGV[ARG_NOW] when the caller passes its own, with an expiry margin of
 -- EXPLICIT_NOW_MARGIN_MS; absent (inline) or '' (by argument), Redis TIME, with no margin (the TTL then

@@ -6,8 +6,7 @@
  * were replays.
  */
 import { Cluster, Redis } from 'ioredis';
-import { createLimiter, fixedWindow } from '@rl/core';
-import { wasReplayed } from '@rl/core/store';
+import { createLimiter, fixedWindow, receiptOf } from '@rl/core';
 import { RedisStore } from '@rl/store-redis';
 import { serveJobs } from './worker-ipc.js';
 
@@ -36,7 +35,7 @@ async function run(job: IdempotencyJob): Promise<IdempotencyResult> {
     const decisions = await Promise.all(job.ids.flatMap((id) => Array.from({ length: job.retries }, () => limiter.consume('shared', 1, { idempotencyKey: id }))));
     return {
       admitted: decisions.filter((d) => d.allowed).length,
-      replayed: decisions.filter((d) => wasReplayed(d)).length,
+      replayed: decisions.filter((d) => receiptOf(d).took === 'replayed').length,
       failed: decisions.filter((d) => d.reason !== undefined).length,
     };
   } finally {
