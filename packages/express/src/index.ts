@@ -122,9 +122,7 @@ function expressIO(
   const node = nodeResponseEvents<Request, Response>((res) => res);
   return {
     headers: nodeHeaderAccess,
-    clientLeft: node.clientLeft,
-    onClientLeave: node.onClientLeave,
-    onEnd: node.onEnd,
+    events: node,
     statusCode: (_req, res) => res.statusCode,
     requestWasSuccessful,
     // Express has no path for an error after the response: a process warning carries it.

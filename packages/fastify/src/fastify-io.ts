@@ -25,9 +25,7 @@ export interface FastifyIOOptions {
 export function fastifyIO({ onLimit, requestWasSuccessful, doubleCount, node }: FastifyIOOptions): ResponseIO<FastifyRequest, FastifyReply, HookDone, void> {
   return {
     headers: replyHeaders,
-    clientLeft: node.clientLeft,
-    onClientLeave: node.onClientLeave,
-    onEnd: node.onEnd,
+    events: node,
     statusCode: (_request, reply) => reply.statusCode,
     requestWasSuccessful,
     // Where Fastify puts errors of hooks that run after the response: the request's logger.

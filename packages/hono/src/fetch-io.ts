@@ -32,9 +32,11 @@ export function fetchIO<Req, Next>(idiom: FetchIdiom<Req, Next>, doubleCount: Do
   return {
     // The answer puts the headers on the response it answers with (`FetchAnswer.respond`, `deny`).
     headers: undefined,
-    clientLeft: (_req, answer) => answer.clientLeft,
-    onClientLeave: (_req, answer, listener) => answer.onLeave(listener),
-    onEnd: (req, answer, result, ended) => answer.watch(req, result, ended),
+    events: {
+      clientLeft: (_req, answer) => answer.clientLeft,
+      onClientLeave: (_req, answer, listener) => answer.onLeave(listener),
+      onEnd: (req, answer, result, ended) => answer.watch(req, result, ended),
+    },
     statusCode: (_req, answer) => answer.status,
     requestWasSuccessful: idiom.requestWasSuccessful,
     lateError: warnLateError,

@@ -118,9 +118,7 @@ function koaIO(
   const node = nodeResponseEvents<Context, ServerResponse>((res) => res);
   return {
     headers: nodeHeaderAccess,
-    clientLeft: node.clientLeft,
-    onClientLeave: node.onClientLeave,
-    onEnd: node.onEnd,
+    events: node,
     // What was sent: Koa's own status may differ from the Node response's after an error.
     statusCode: (_ctx, res) => res.statusCode,
     requestWasSuccessful: requestWasSuccessful === undefined ? undefined : (ctx) => requestWasSuccessful(ctx),

@@ -43,9 +43,7 @@ export function nestIO(
   const node = nodeResponseEvents<NestRequest, NestResponse>(nodeResponseOf);
   return {
     headers: platformHeaders,
-    clientLeft: node.clientLeft,
-    onClientLeave: node.onClientLeave,
-    onEnd: node.onEnd,
+    events: node,
     // What was sent: the Node response's status (an exception filter may have set another than the reply object said).
     statusCode: (_req, res) => nodeResponseOf(res).statusCode,
     requestWasSuccessful,

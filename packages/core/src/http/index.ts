@@ -24,7 +24,7 @@ export { idempotencyKeyFrom } from './idempotency-key.js';
 export { holdRequest, type ClientLeaving } from './hold.js';
 export { problemBody, errorProblemBody, PROBLEM_CONTENT_TYPE } from './problem.js';
 export { Responder, type ResponsePolicy } from './responder.js';
-export { warnLateError, type ResponseIO, type ResponseEnded } from './response-io.js';
+export { warnLateError, type ResponseIO, type ResponseEvents, type ResponseEnded } from './response-io.js';
 export { nodeResponseEvents, type NodeResponse, type NodeResponseEvents } from './node-response.js';
 export { checkSuccessTest, type SuccessTest } from './outcome.js';
 export { OutageLog, consoleLogger, OUTAGE_QUIET_MS, type OutageLogger } from './outage-log.js';

@@ -1,7 +1,7 @@
 // Node adapted to the Responder's events, as `@hono/node-server` adapts Node to the Fetch API: the
 // client leaving and the end of a response, heard on a Node `ServerResponse` (Express, Koa, Fastify's
 // `reply.raw`, Nest on either platform).
-import type { ResponseEnded, ResponseIO } from './response-io.js';
+import type { ResponseEnded, ResponseEvents } from './response-io.js';
 import type { RateLimitResult } from './result.js';
 
 /** The events and state of a Node `ServerResponse` that tell whether its client left and how it ended. */
@@ -29,7 +29,7 @@ interface Watch {
 }
 
 /** The events of a middleware's `ResponseIO`, heard on the Node response of each request (see {@link nodeResponseEvents}). */
-export interface NodeResponseEvents<Req, Res> extends Pick<ResponseIO<Req, Res, unknown, unknown>, 'clientLeft' | 'onClientLeave' | 'onEnd'> {
+export interface NodeResponseEvents<Req, Res> extends ResponseEvents<Req, Res> {
   /**
    * The handler of the request on `res` is done (Koa's downstream returned or threw; Fastify's route
    * handler's promise settled), for a framework where a handler may finish without ending a response
@@ -42,7 +42,7 @@ export interface NodeResponseEvents<Req, Res> extends Pick<ResponseIO<Req, Res, 
  * The Responder's events on the Node response of each request (`nodeResponse(res)`):
  *
  * - the client left: the Node response is `destroyed`, and its `'close'` (for a hold);
- * - the end of an admitted request's response ({@link ResponseIO.onEnd}): `ended` is told once,
+ * - the end of an admitted request's response ({@link ResponseEvents.onEnd}): `ended` is told once,
  *   - finished, at `'finish'`: the response was sent in full. (The event, not `writableFinished`:
  *     under Fastify's `inject()` the fake socket is still flushing when `'close'` comes.)
  *   - not finished, at `'close'` without `'finish'` (the client left, the connection broke), once the

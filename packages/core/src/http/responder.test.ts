@@ -31,9 +31,7 @@ type Call = [string, ...unknown[]];
 function io(calls: Call[], ends: NodeResponseEvents<Request, FakeResponse>, onLimit = false, results: RateLimitResult[] = []): ResponseIO<Request, FakeResponse, string, string> {
   return {
     headers: { get: (res, name) => res.headers.get(name.toLowerCase()), set: (res, name, value) => void res.headers.set(name.toLowerCase(), value) },
-    clientLeft: ends.clientLeft,
-    onClientLeave: ends.onClientLeave,
-    onEnd: ends.onEnd,
+    events: ends,
     statusCode: (_req, res) => res.status,
     requestWasSuccessful: undefined,
     lateError: (_req, _res, error) => void calls.push(['lateError', error]),

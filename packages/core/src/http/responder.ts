@@ -39,7 +39,7 @@ export interface ResponsePolicy {
  *   dry-run denial goes on as admitted);
  * - the client gone while the limits ran: give everything back and drop the request;
  * - a delay (shaping): hold the request, then proceed, or drop it if the client leaves meanwhile;
- * - admitted: when its response ends (the adapter's `onEnd`), its concurrency permits are released,
+ * - admitted: when its response ends (the adapter's `events.onEnd`), its concurrency permits are released,
  *   with `skipFailedRequests` or `skipSuccessfulRequests` its units are given back when its outcome
  *   is not counted (see {@link OutcomeCounter}), and a finished one that counts is settled at its
  *   real cost (`actualCost`); the request proceeds.
@@ -89,7 +89,7 @@ export class Responder<Req, Res, Next, Out> {
       return onLimit === undefined ? io.sendProblem(req, res, this.policy.problems.of(result)) : onLimit(req, res, next, result);
     }
     // The client left while the limits ran: its leaving has passed, so give everything back now.
-    if (io.clientLeft(req, res)) return io.drop(req, res, next, result.abandon());
+    if (io.events.clientLeft(req, res)) return io.drop(req, res, next, result.abandon());
     if (result.delayMs > 0) return this.holdThenProceed(req, res, next, result);
     return this.admit(req, res, next, result);
   }
@@ -115,14 +115,14 @@ export class Responder<Req, Res, Next, Out> {
     const limit = longestDelay(result);
     policy.hold(limit, 'started', result.delayMs);
     // A client that leaves while held never reaches the next handler, and its slot is given back.
-    return holdRequest((listener) => io.onClientLeave(req, res, listener), result.delayMs, policy.timers).then((held) => {
+    return holdRequest((listener) => io.events.onClientLeave(req, res, listener), result.delayMs, policy.timers).then((held) => {
       policy.hold(limit, held ? 'ended' : 'abandoned', result.delayMs);
       return held ? this.admit(req, res, next, result) : io.drop(req, res, next, result.abandon());
     }) as Promise<Awaited<Out>>;
   }
 
   private admit(req: Req, res: Res, next: Next, result: RateLimitResult): Out {
-    if (this.watchesEnd) this.io.onEnd(req, res, result, this.ended);
+    if (this.watchesEnd) this.io.events.onEnd(req, res, result, this.ended);
     return this.io.proceed(req, res, next, result);
   }
 }

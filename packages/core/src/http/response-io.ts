@@ -16,9 +16,8 @@ export type ResponseEnded<Req, Res> = (req: Req, res: Res, result: RateLimitResu
  * `next` or the handler's arguments), `Out` what it returns to the framework. One object per
  * middleware.
  *
- * The Responder asks for events, never for a Node response: whether the client has left and a
- * listener for its leaving ({@link clientLeft}, {@link onClientLeave}), and the end of an admitted
- * request's response ({@link onEnd}). A Fetch runtime has them from the request's `AbortSignal` and
+ * The Responder asks for events, never for a Node response ({@link events}: whether the client has
+ * left and a listener for its leaving, and the end of an admitted request's response). A Fetch runtime has them from the request's `AbortSignal` and
  * the end of the response's body (`FetchAnswer`); a Node adapter from its Node response
  * (`nodeResponseEvents`), as `@hono/node-server` adapts Node to the Fetch API.
  */
@@ -31,10 +30,8 @@ export interface ResponseIO<Req, Res, Next, Out> {
    * (`HeaderWriter.writeBeneath`).
    */
   readonly headers: HeaderAccess<Res> | undefined;
-  /** True once the client of the request is gone (it closed the connection before the response). */
-  clientLeft(req: Req, res: Res): boolean;
-  /** Tells `listener` once if the client of the request leaves; returns what stops listening. Asked only to hold a request. */
-  onClientLeave(req: Req, res: Res, listener: () => void): () => void;
+  /** The client leaving and the end of a response, as the adapter hears them. */
+  readonly events: ResponseEvents<Req, Res>;
   /** The status code of a finished response (the default success test: below 400). */
   statusCode(req: Req, res: Res): number;
   /** The user's `requestWasSuccessful`, called with the framework's own objects; undefined: the status decides. */
@@ -59,6 +56,24 @@ export interface ResponseIO<Req, Res, Next, Out> {
    */
   drop(req: Req, res: Res, next: Next, givenBack: Promise<void>): Out;
   /**
+   * Reports an error that comes after the response has finished (a bad `actualCost`), on the
+   * framework's path for such errors: Fastify's request logger, Koa's app `'error'` event; Express,
+   * which has none, a process warning carrying the error ({@link warnLateError}).
+   */
+  lateError(req: Req, res: Res, error: unknown): void;
+}
+
+/**
+ * What the Responder hears of a request's response (see {@link ResponseIO.events}): a Fetch runtime
+ * has them from the request's `AbortSignal` and the end of the response's body (`FetchAnswer`); a Node
+ * adapter from its Node response (`nodeResponseEvents`).
+ */
+export interface ResponseEvents<Req, Res> {
+  /** True once the client of the request is gone (it closed the connection before the response). */
+  clientLeft(req: Req, res: Res): boolean;
+  /** Tells `listener` once if the client of the request leaves; returns what stops listening. Asked only to hold a request. */
+  onClientLeave(req: Req, res: Res, listener: () => void): () => void;
+  /**
    * Tells `ended` once when the response of `result`'s admitted request ends: sent in full, or, when
    * its client left first, once its handler's work is over (a permit guards the work, not the
    * connection). Asked only of a request that holds something until then (a permit, units under
@@ -66,12 +81,6 @@ export interface ResponseIO<Req, Res, Next, Out> {
    * the `FetchAnswer` of the request (the end of the response's body).
    */
   onEnd(req: Req, res: Res, result: RateLimitResult, ended: ResponseEnded<Req, Res>): void;
-  /**
-   * Reports an error that comes after the response has finished (a bad `actualCost`), on the
-   * framework's path for such errors: Fastify's request logger, Koa's app `'error'` event; Express,
-   * which has none, a process warning carrying the error ({@link warnLateError}).
-   */
-  lateError(req: Req, res: Res, error: unknown): void;
 }
 
 /** {@link ResponseIO.lateError} for a framework without a path for errors after a response: the error as a process warning (`process.on('warning')` hears it with its `code`). */
