@@ -7,7 +7,7 @@ import type { Charge, Charged, GiveBack, MaybePromise, Store } from '../store/in
 import { PROBE_STORE, SKIP_STORE, type Circuit, type Circuits, type FailureReason } from './circuit.js';
 import type { Deadlines } from './deadlines.js';
 import type { StoreErrorEvent } from './events.js';
-import { ACQUIRE, BLOCK, CHARGE, charges, PEEK, type FailurePolicy, type StoreOp } from './failure-policy.js';
+import { ACQUIRE, BLOCK, CHARGE, charges, PEEK, type FailurePolicy } from './failure-policy.js';
 import { PendingCall, type CallCircuit, type CallGuard, type StoreRequest } from './late-grant.js';
 import { withoutStore, type ChargeAnswer, type StoreCall } from './charge-path.js';
 import { releaseNothing, type LeaseDecision } from './lease.js';
