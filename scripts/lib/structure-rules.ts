@@ -17,7 +17,9 @@ export interface Finding {
  * with what rl made for it. Never a second channel for what a call returned (a mark beside a decision).
  */
 export type SideTableReason =
-  'a cache keyed by an object the user owns' | 'a per-request association keyed by an object the user owns';
+  | 'a cache keyed by an object the user owns'
+  | 'a per-request association keyed by an object the user owns'
+  | 'an association keyed by an object the user owns';
 
 /** A module-level `WeakMap`/`WeakSet` allowed. */
 export interface SideTable {

@@ -1,24 +1,11 @@
-import { describe, expect, it, vi } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { tokenBucket } from './index.js';
 import { DEFAULT_PREFIX_CODE } from './default-prefix.js';
 import { parseHttpOptions } from './http/options.js';
 import { createLimiter } from './limiter/index.js';
 import { StepStore } from './testing/step-store.js';
 import { TestStore } from './testing/test-store.js';
-
-/** The RL_DEFAULT_PREFIX warnings `body` emits. */
-function defaultPrefixWarnings(body: () => void): string[] {
-  const messages: string[] = [];
-  const spy = vi.spyOn(process, 'emitWarning').mockImplementation(((warning: string | Error, options?: { code?: string }) => {
-    if (options?.code === DEFAULT_PREFIX_CODE) messages.push(String(warning));
-  }) as typeof process.emitWarning);
-  try {
-    body();
-  } finally {
-    spy.mockRestore();
-  }
-  return messages;
-}
+import { warningsOf } from './testing/capture.js';
 
 /** A store another process shares (capabilities.local false), as Redis is. */
 const remote = () => new TestStore({ answers: 'async' });
@@ -26,7 +13,7 @@ const remote = () => new TestStore({ answers: 'async' });
 // The warning is once per process per default namespace: each test names its limits apart.
 describe('RL_DEFAULT_PREFIX: a limit on a shared (remote) store without a prefix of its own', () => {
   it('rateLimit on a remote store without prefix warns once per default namespace, naming it and the fix', () => {
-    const messages = defaultPrefixWarnings(() => {
+    const messages = warningsOf(DEFAULT_PREFIX_CODE, () => {
       for (let i = 0; i < 3; i++) parseHttpOptions({ limits: [{ name: 'api', algorithm: tokenBucket({ capacity: 20, refillRate: 10 }) }], store: remote() } as never, 'rateLimit', []);
     });
     expect(messages).toEqual([
@@ -36,7 +23,7 @@ describe('RL_DEFAULT_PREFIX: a limit on a shared (remote) store without a prefix
   });
 
   it("a limit's own remote store counts too", () => {
-    const messages = defaultPrefixWarnings(() => {
+    const messages = warningsOf(DEFAULT_PREFIX_CODE, () => {
       parseHttpOptions({ limits: [{ name: 'own-store', algorithm: tokenBucket({ capacity: 20, refillRate: 10 }), store: remote() }] } as never, 'rateLimit', []);
     });
     expect(messages).toHaveLength(1);
@@ -44,7 +31,7 @@ describe('RL_DEFAULT_PREFIX: a limit on a shared (remote) store without a prefix
   });
 
   it('createLimiter on a remote store without prefix warns (its keys as given)', () => {
-    const messages = defaultPrefixWarnings(() => {
+    const messages = warningsOf(DEFAULT_PREFIX_CODE, () => {
       createLimiter({ algorithm: tokenBucket({ capacity: 20, refillRate: 10 }), store: remote() });
     });
     expect(messages).toHaveLength(1);
@@ -52,7 +39,7 @@ describe('RL_DEFAULT_PREFIX: a limit on a shared (remote) store without a prefix
   });
 
   it('no warning with a prefix, or on a memory store (never shared)', () => {
-    const messages = defaultPrefixWarnings(() => {
+    const messages = warningsOf(DEFAULT_PREFIX_CODE, () => {
       parseHttpOptions({ limits: [{ name: 'prefixed', algorithm: tokenBucket({ capacity: 20, refillRate: 10 }) }], store: remote(), prefix: 'my-app' } as never, 'rateLimit', []);
       parseHttpOptions({ limits: [{ name: 'local', algorithm: tokenBucket({ capacity: 20, refillRate: 10 }) }], store: new StepStore() } as never, 'rateLimit', []);
       parseHttpOptions({ limits: [{ name: 'default-store', algorithm: tokenBucket({ capacity: 20, refillRate: 10 }) }] } as never, 'rateLimit', []);

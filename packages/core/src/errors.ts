@@ -83,11 +83,13 @@ export class InvalidOptionError extends RateLimitError {
   /** The value of `field`. */
   readonly value: unknown;
   /**
-   * `fields`, when given with more than one entry, makes the message name them all (their values are
-   * not shown). `shown` is what the message calls the value, when rl recognized it (`an ioredis
-   * client`, `a token-bucket algorithm`); by default its type (`an object`) or its text.
+   * `more.fields`, when given with more than one entry, makes the message name them all (their values
+   * are not shown). `more.shown` is what the message calls the value, when rl recognized it (`an
+   * ioredis client`, `a token-bucket algorithm`); by default its type (`an object`) or its text.
    */
-  constructor(field: string, value: unknown, expected: string, fields: readonly string[] = [field], shown: string = describeValue(value)) {
+  constructor(field: string, value: unknown, expected: string, more: InvalidOptionDetails = {}) {
+    const fields = more.fields ?? [field];
+    const shown = more.shown ?? describeValue(value);
     super(
       'RL_INVALID_OPTION',
       fields.length > 1 ? `Invalid options ${fields.join(', ')}. Expected ${expected}.` : `Invalid option ${field}: ${shown}. Expected ${expected}.`,
@@ -96,6 +98,14 @@ export class InvalidOptionError extends RateLimitError {
     this.fields = Object.freeze([...fields]);
     this.value = value;
   }
+}
+
+/** What an {@link InvalidOptionError}'s message says beyond its field, value and expectation. */
+export interface InvalidOptionDetails {
+  /** Every offending option, when several were given (default: the field alone). */
+  readonly fields?: readonly string[];
+  /** What the message calls the value, when rl recognized it. */
+  readonly shown?: string;
 }
 
 /** The cost of a request is not a finite positive number. No state was changed. */

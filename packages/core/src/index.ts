@@ -28,6 +28,7 @@ export {
   type BlockOptions,
   type OverrideOptions,
   type ChargeOptions,
+  type ChargedWith,
   type StoreErrorPolicy,
   type FallbackLimiter,
   type StoreErrorEvent,

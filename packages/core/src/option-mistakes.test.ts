@@ -1,20 +1,9 @@
 import { describe, expect, it } from 'vitest';
-import { InvalidOptionError } from './errors.js';
 import { checkOptionNames, parseHttpOptions } from './http/options.js';
 import { fixedWindow, tokenBucket } from './index.js';
 import { createLimiter } from './limiter/index.js';
 import { StepStore } from './testing/step-store.js';
-
-/** The InvalidOptionError `build` throws. */
-function rejection(build: () => unknown): InvalidOptionError {
-  try {
-    build();
-  } catch (error) {
-    expect(error).toBeInstanceOf(InvalidOptionError);
-    return error as InvalidOptionError;
-  }
-  throw new Error('accepted');
-}
+import { rejection } from './testing/capture.js';
 
 // Objects shaped as the other libraries' are (the methods rl tells them apart by); the real clients
 // are tried in @rl/store-redis's tests (option-mistakes.test.ts).

@@ -78,7 +78,7 @@ function storeMistake(value: unknown): Mistake | undefined {
 /** Throws the {@link InvalidOptionError} of a known mistake given as the store `field`; returns when `value` is none. */
 export function refuseStoreMistake(value: unknown, field: string): void {
   const mistake = storeMistake(value);
-  if (mistake !== undefined) throw new InvalidOptionError(field, value, mistake.fix, [field], mistake.shown);
+  if (mistake !== undefined) throw new InvalidOptionError(field, value, mistake.fix, { shown: mistake.shown });
 }
 
 /**
@@ -89,21 +89,21 @@ export function refuseStoreMistake(value: unknown, field: string): void {
 export function refuseOptionsMistake(options: unknown, owner: string): void {
   const example = "{ algorithm: tokenBucket({ capacity: 20, refillRate: 10 }) }";
   if (isAlgorithm(options)) {
-    throw new InvalidOptionError(owner, options, `an options object: wrap the algorithm, ${owner}({ algorithm }), for example ${owner}(${example})`, [owner], `a ${options.kind} algorithm`);
+    throw new InvalidOptionError(owner, options, `an options object: wrap the algorithm, ${owner}({ algorithm }), for example ${owner}(${example})`, { shown: `a ${options.kind} algorithm` });
   }
   const factory = factoryName(options);
   if (factory !== undefined) {
-    throw new InvalidOptionError(owner, options, `an options object with the algorithm called: ${owner}({ algorithm: ${factory}({ … }) })`, [owner], `the ${factory} factory`);
+    throw new InvalidOptionError(owner, options, `an options object with the algorithm called: ${owner}({ algorithm: ${factory}({ … }) })`, { shown: `the ${factory} factory` });
   }
   if (options !== null && typeof options === 'object' && isLimiter(options)) {
-    throw new InvalidOptionError(owner, options, `the options of a limit, not a limiter: ${owner}(${example}) (the same algorithm, store and prefix the limiter was created with)`, [owner], 'a Limiter (from createLimiter)');
+    throw new InvalidOptionError(owner, options, `the options of a limit, not a limiter: ${owner}(${example}) (the same algorithm, store and prefix the limiter was created with)`, { shown: 'a Limiter (from createLimiter)' });
   }
   if (Array.isArray(options) && options.length > 0 && options.every(isThrottler)) {
-    throw new InvalidOptionError(owner, options, `an options object: ${owner}(${throttlersAsOptions(options)})`, [owner], "an array of @nestjs/throttler throttlers ([{ ttl, limit }])");
+    throw new InvalidOptionError(owner, options, `an options object: ${owner}(${throttlersAsOptions(options)})`, { shown: "an array of @nestjs/throttler throttlers ([{ ttl, limit }])" });
   }
   const store = storeMistake(options);
   if (store !== undefined && typeof options === 'object') {
-    throw new InvalidOptionError(owner, options, `an options object, the client in a store: ${owner}({ algorithm, store: new RedisStore({ client }) })`, [owner], store.shown);
+    throw new InvalidOptionError(owner, options, `an options object, the client in a store: ${owner}({ algorithm, store: new RedisStore({ client }) })`, { shown: store.shown });
   }
 }
 
@@ -133,6 +133,6 @@ function throttlersAsOptions(throttlers: readonly Record<string, unknown>[]): st
 export function refuseUncalledFactory(value: unknown, field: string): void {
   const factory = factoryName(value);
   if (factory !== undefined) {
-    throw new InvalidOptionError(field, value, `an algorithm: call the factory, ${factory}({ … }) (a function as algorithm chooses one per request)`, [field], `the ${factory} factory, uncalled`);
+    throw new InvalidOptionError(field, value, `an algorithm: call the factory, ${factory}({ … }) (a function as algorithm chooses one per request)`, { shown: `the ${factory} factory, uncalled` });
   }
 }

@@ -34,7 +34,7 @@ export function checkOptions(
     `${owner}.${first}`,
     (options as Record<string, unknown>)[first],
     `no such options: ${each.join('; ')}; ${takes}`,
-    unknown.map((name) => `${owner}.${name}`),
+    { fields: unknown.map((name) => `${owner}.${name}`) },
   );
 }
 

@@ -52,9 +52,9 @@ export const HTTP_PEER_OPTIONS: Readonly<Record<string, string>> = Object.freeze
   ttl: "@nestjs/throttler's window (ms): use algorithm: fixedWindow({ limit, window: ttl }) (rl durations are ms or strings such as '1m')",
   throttlers: "@nestjs/throttler's named throttlers: use limits: [{ name, algorithm: fixedWindow({ limit, window }) }] (all of them apply to each request)",
   skipIf: "@nestjs/throttler's skipIf: use skip: (req) => boolean, or @SkipRateLimit() on a controller or route",
-  getTracker: "@nestjs/throttler's getTracker: use key: (req) => string",
+  getTracker: "@nestjs/throttler's getTracker: use key: (req) => string, or in @rl/nestjs override getTracker(req) in a subclass of RateLimitGuard",
   generateKey: "@nestjs/throttler's generateKey: use key: (req) => string (each limit keeps its keys apart; prefix names the namespace)",
-  storage: "@nestjs/throttler's storage: use store: new RedisStore({ client }) from @rl/store-redis (a memory store by default)",
+  storage: "@nestjs/throttler's storage: use store: new RedisStore({ client }) from @rl/store-redis (a memory store by default), or in @rl/nestjs a provider of getStorageToken()",
   ignoreUserAgents: "@nestjs/throttler's ignoreUserAgents: use skip: (req) => /bot/i.test(req.headers['user-agent'] ?? '')",
   setHeaders: "@nestjs/throttler's setHeaders: use headers: false, or a format ('draft-8', the default, 'draft-7', 'draft-6', 'legacy')",
   // hono-rate-limiter (its other names are express-rate-limit's, above).

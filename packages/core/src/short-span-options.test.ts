@@ -8,20 +8,7 @@ import type { LimiterCore } from './limiter/core.js';
 import { parseLimiterOptions } from './limiter/options.js';
 import { SHORT_WINDOW_CODE } from './short-span.js';
 import { StepStore } from './testing/step-store.js';
-
-/** The RL_SHORT_WINDOW warnings `body` emits. */
-function shortWindowWarnings(body: () => void): string[] {
-  const messages: string[] = [];
-  const spy = vi.spyOn(process, 'emitWarning').mockImplementation(((warning: string | Error, options?: { code?: string }) => {
-    if (options?.code === SHORT_WINDOW_CODE) messages.push(String(warning));
-  }) as typeof process.emitWarning);
-  try {
-    body();
-  } finally {
-    spy.mockRestore();
-  }
-  return messages;
-}
+import { warningsOf } from './testing/capture.js';
 
 afterEach(() => {
   vi.restoreAllMocks();
@@ -39,7 +26,7 @@ describe('RL_SHORT_WINDOW: the other spans a bare number under one second gets w
     ['concurrency.lease', () => concurrency({ limit: 5, lease: 72 })],
     ['rateLimit.blockDuration', () => parseLimiterOptions({ algorithm: fixedWindow({ limit: 5, window: '1m' }), store, blockDuration: 73 }, 'rateLimit')],
   ])('%s', (field, build) => {
-    const messages = shortWindowWarnings(() => {
+    const messages = warningsOf(SHORT_WINDOW_CODE, () => {
       build();
     });
     expect(messages).toHaveLength(1);
@@ -49,7 +36,7 @@ describe('RL_SHORT_WINDOW: the other spans a bare number under one second gets w
   it("deny(req)'s answer of 74 (a ban's length)", () => {
     const algorithm = fixedWindow({ limit: 5, window: '1m' });
     const run = new Run(1);
-    const messages = shortWindowWarnings(() => {
+    const messages = warningsOf(SHORT_WINDOW_CODE, () => {
       expect(refusal(74, run, [{ core: { algorithm } as LimiterCore }])).toBe(74); // still 74 ms, as written
     });
     expect(messages).toEqual(["deny(req): 74 is 74 ms: did you mean '74s'? A bare number is milliseconds; write '74ms' to keep 74 ms without this warning."]);
@@ -57,7 +44,7 @@ describe('RL_SHORT_WINDOW: the other spans a bare number under one second gets w
 
   it('no warning for the spans where a few hundred ms is normal: timeout, maxDelay, a quota lease ttl, storeRetryInterval', async () => {
     let reserved: Promise<unknown> | undefined;
-    const messages = shortWindowWarnings(() => {
+    const messages = warningsOf(SHORT_WINDOW_CODE, () => {
       const limiter = createLimiter({ algorithm: fixedWindow({ limit: 50, window: '1m' }), store, timeout: 75, storeRetryInterval: 76, lease: { units: 5, ttl: 77 } });
       reserved = limiter.reserve('k', 1, { maxDelay: 78 });
       createLimiter({ algorithm: fixedWindow({ limit: 5, window: '1m' }), store, blockDuration: '79ms', idempotencyTtl: 5000 });

@@ -7,7 +7,7 @@ import {
   Responder,
   withLimiter,
   checkAdapterFunctions,
-  nodeResponseEnds,
+  nodeResponseEvents,
   idempotencyKeyFrom,
   warnLateError,
   forwardableError,
@@ -117,11 +117,14 @@ function expressIO(
   requestWasSuccessful: RateLimitOptions['requestWasSuccessful'],
   doubleCount: DoubleCountCheck,
 ): ResponseIO<Request, Response, NextFunction, void | Promise<void>> {
+  // The client leaving and the end of a response, on the Node response (`res` is one). The end of the
+  // handler's work when its client left: its `res.end()` on the closed response.
+  const node = nodeResponseEvents<Request, Response>((res) => res);
   return {
     headers: nodeHeaderAccess,
-    nodeResponse: (res) => res,
-    // The end of the handler's work when its client left: its `res.end()` on the closed response.
-    onEnd: nodeResponseEnds<Request, Response>((res) => res).onEnd,
+    clientLeft: node.clientLeft,
+    onClientLeave: node.onClientLeave,
+    onEnd: node.onEnd,
     statusCode: (_req, res) => res.statusCode,
     requestWasSuccessful,
     // Express has no path for an error after the response: a process warning carries it.

@@ -11,7 +11,6 @@ import type { DoubleCountCheck } from '@rl/core/http';
 const results = new WeakMap<object, unknown>();
 /** Request prototypes (Express's `app.request`, one per app) whose `rateLimit` is known to be the accessor below. */
 const accessorPrototypes = new WeakSet<object>();
-let lastAccessorPrototype: object | null = null;
 const rateLimitAccessor: PropertyDescriptor = {
   get(this: object): unknown {
     return results.get(this);
@@ -32,11 +31,11 @@ const rateLimitAccessor: PropertyDescriptor = {
  */
 function usesAccessor(req: object): boolean {
   const prototype = Object.getPrototypeOf(req) as object | null;
-  if (prototype !== lastAccessorPrototype && !accessorPrototypes.has(prototype!)) {
-    if (prototype === null || !prepareAccessor(prototype)) return false;
+  if (prototype === null) return false;
+  if (!accessorPrototypes.has(prototype)) {
+    if (!prepareAccessor(prototype)) return false;
     accessorPrototypes.add(prototype);
   }
-  lastAccessorPrototype = prototype;
   return !Object.hasOwn(req, 'rateLimit');
 }
 

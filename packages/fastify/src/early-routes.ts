@@ -1,8 +1,8 @@
 import type { FastifyInstance, FastifyRequest, RouteOptions } from 'fastify';
 import type { RouteLimit } from './route-limit.js';
 
-/** The limit of a route from its `config.rateLimit` (see `limitOf` in the plugin). */
-export type LimitOf = (config: unknown, owner: string) => RouteLimit | null;
+/** The limit of a route from its `config.rateLimit` (see `limitOf` in the plugin): `owner` names it in errors, `route` in a namespace of its own. */
+export type LimitOf = (config: unknown, owner: string, route: string) => RouteLimit | null;
 
 /** Adds `hook` before the route's hooks of `name`. */
 export function addHook(route: RouteOptions, name: 'onRequest' | 'preHandler', hook: unknown): void {
@@ -31,7 +31,8 @@ export function limitRoutesDeclaredBefore(fastify: FastifyInstance, seen: symbol
   const unseenLimit = (request: FastifyRequest): RouteLimit | null => {
     const config = request.routeOptions.config as Record<string | symbol, unknown> & { url?: string; method?: string; rateLimit?: unknown };
     if (config[seen] === true || config.url === undefined) return null;
-    return limitOf(config.rateLimit, `${String(config.method)} ${config.url} config.rateLimit`);
+    const route = `${String(config.method)} ${config.url}`;
+    return limitOf(config.rateLimit, `${route} config.rateLimit`, route);
   };
   fastify.addHook('onRequest', function rateLimitRouteDeclaredBefore(request, reply, done) {
     let limit: RouteLimit | null;

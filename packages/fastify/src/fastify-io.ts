@@ -1,6 +1,6 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { RateLimitResult } from '@rl/core';
-import { PROBLEM_CONTENT_TYPE, forwardableError, problemBody, type DoubleCountCheck, type ResponseIO } from '@rl/core/http';
+import { PROBLEM_CONTENT_TYPE, forwardableError, problemBody, type DoubleCountCheck, type NodeResponseEvents, type ResponseIO } from '@rl/core/http';
 import { replyHeaders } from './binding.js';
 import type { OnLimitHandler, RouteRateLimitOptions } from './options.js';
 
@@ -17,15 +17,17 @@ export interface FastifyIOOptions {
   readonly onLimit: OnLimitHandler | undefined;
   readonly requestWasSuccessful: RouteRateLimitOptions['requestWasSuccessful'];
   readonly doubleCount: DoubleCountCheck;
-  /** How the limit hears the end of its responses (on `reply.raw`: see `nodeResponseEnds`). */
-  readonly onEnd: ResponseIO<FastifyRequest, FastifyReply, HookDone, void>['onEnd'];
+  /** How the limit hears a client leave and the end of its responses, on `reply.raw` (see `nodeResponseEvents`). */
+  readonly node: NodeResponseEvents<FastifyRequest, FastifyReply>;
 }
 
 /** Fastify's side of the shared decision tree (see `Responder`). */
-export function fastifyIO({ onLimit, requestWasSuccessful, doubleCount, onEnd }: FastifyIOOptions): ResponseIO<FastifyRequest, FastifyReply, HookDone, void> {
+export function fastifyIO({ onLimit, requestWasSuccessful, doubleCount, node }: FastifyIOOptions): ResponseIO<FastifyRequest, FastifyReply, HookDone, void> {
   return {
     headers: replyHeaders,
-    nodeResponse: (reply) => reply.raw,
+    clientLeft: node.clientLeft,
+    onClientLeave: node.onClientLeave,
+    onEnd: node.onEnd,
     statusCode: (_request, reply) => reply.statusCode,
     requestWasSuccessful,
     // Where Fastify puts errors of hooks that run after the response: the request's logger.
@@ -55,7 +57,6 @@ export function fastifyIO({ onLimit, requestWasSuccessful, doubleCount, onEnd }:
     drop: (_request, reply, done, givenBack) => {
       givenBack.then(() => reply.hijack()).catch(done);
     },
-    onEnd,
   };
 }
 

@@ -136,6 +136,25 @@ describe('@rl/fastify', () => {
       expect((await app.inject('/own')).statusCode).toBe(429);
     });
 
+    it("under a plugin prefix, a route with its own algorithm keeps its state apart, under '<prefix>:<METHOD url>'", async () => {
+      const store = new MemoryStore();
+      const own = fixedWindow({ limit: 3, window: '1m' });
+      const app = await appWith({ store, key: () => 'client', prefix: 'app', algorithm: fixedWindow({ limit: 100, window: '1m' }) }, (a) => {
+        a.get('/own', { config: { rateLimit: { algorithm: own } } }, async () => 'own');
+        // The same limit, named by its namespace: it shares /own's counts.
+        a.get('/twin', { config: { rateLimit: { algorithm: own, prefix: 'app:GET /own' } } }, async () => 'twin');
+      });
+      try {
+        for (let i = 0; i < 5; i++) expect((await app.inject('/')).statusCode).toBe(200);
+        // Before, the route's limit ran under the plugin's 'app': its first request saw the 5 counted there, and was denied.
+        expect(members((await app.inject('/own')).headers['ratelimit'])).toEqual([{ name: '3-in-1m', params: { r: 2, t: 60 } }]);
+        expect(members((await app.inject('/twin')).headers['ratelimit'])).toEqual([{ name: '3-in-1m', params: { r: 1, t: 60 } }]);
+        expect(members((await app.inject('/')).headers['ratelimit'])).toEqual([{ name: '100-in-1m', params: { r: 94, t: 60 } }]);
+      } finally {
+        store.close();
+      }
+    });
+
     it('limits only configured routes with global: false', async () => {
       const app = await appWith({ global: false, algorithm: fixedWindow({ limit: 1, window: '1m' }) }, (a) => {
         a.get('/limited', { config: { rateLimit: {} } }, async () => 'x');

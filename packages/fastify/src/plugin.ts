@@ -1,7 +1,7 @@
 import type { FastifyInstance } from 'fastify';
 import { MemoryStore } from '@rl/store-memory';
-import { InvalidOptionError, type Store } from '@rl/core';
-import { checkOptionNames, keyControls, type KeyControls, type OutageLogger } from '@rl/core/http';
+import { InvalidOptionError } from '@rl/core';
+import { checkOptionNames, DefaultStore, keyControls, mergeRouteOptions, type KeyControls, type OutageLogger } from '@rl/core/http';
 import { ADAPTER_OPTIONS } from './binding.js';
 import { addHook, limitRoutesDeclaredBefore, routesDeclared } from './early-routes.js';
 import type { RateLimitHook, RateLimitPluginOptions, RouteRateLimitOptions } from './options.js';
@@ -16,21 +16,18 @@ interface Registry extends KeyControls {
   readonly [LIMITS]: Set<RouteLimit['limiter']>;
 }
 
-/** Options that, when a route sets any of them, give the route its own state instead of sharing the plugin's. */
-const STATE_OPTIONS = ['algorithm', 'limits', 'prefix', 'store'] as const;
-
 /** The plugin: validates its options, then limits the routes of the instance it is registered on. */
 export async function rateLimitPlugin(fastify: FastifyInstance, options: RateLimitPluginOptions): Promise<void> {
   checkOptionNames(options, 'rateLimit', [...ADAPTER_OPTIONS, 'global']);
   const { global = true, ...shared } = options;
   if (typeof global !== 'boolean') throw new InvalidOptionError('rateLimit.global', global, 'true (every route) or false (only routes with config.rateLimit)');
   const pluginHook = parseHook(shared.hook, 'rateLimit');
-  let ownedStore: Store | undefined;
-  const createStore = (): Store => (ownedStore ??= new MemoryStore());
+  // One memory store for every limit of this registration when the options give none, closed with the instance.
+  const defaultStore = new DefaultStore(() => new MemoryStore());
+  const createStore = () => defaultStore.storeFor(undefined);
   // `undefined` alone means "not given": a null store is rejected here, also when no route is limited yet (global: false).
   if (shared.store === null) throw new InvalidOptionError('rateLimit.store', null, 'a store such as new MemoryStore() (leave the option out for the default)');
-  const store = shared.store === undefined ? createStore() : shared.store;
-  const base: RouteRateLimitOptions = { ...shared, store };
+  const base: RouteRateLimitOptions = { ...shared, store: defaultStore.storeFor(shared.store) };
   // Store outages are logged once per outage on the instance's logger (see OutageLog).
   const logger: OutageLogger = {
     warn: (details, message) => fastify.log.warn(details, message),
@@ -54,21 +51,18 @@ export async function rateLimitPlugin(fastify: FastifyInstance, options: RateLim
    * the same options.
    */
   const routeLimits = new WeakMap<object, RouteLimit>();
-  function limitOf(config: unknown, owner: string): RouteLimit | null {
+  function limitOf(config: unknown, owner: string, route: string): RouteLimit | null {
     if (config === false || (config === undefined && globalLimit === undefined)) return null;
     if (config === undefined) return globalLimit!;
     if (config === null || typeof config !== 'object') throw new InvalidOptionError(owner, config, 'route options merged over the plugin options, or false');
     const known = routeLimits.get(config);
     if (known !== undefined) return known;
-    const route = config as RouteRateLimitOptions;
-    const merged: Record<string, unknown> = { ...base, ...route };
-    if (route.limits !== undefined) delete merged.algorithm;
-    if (route.algorithm !== undefined) delete merged.limits;
-    // A route that only changes the cost, key, headers, ... spends the plugin's limit, not a limit of its own.
-    const ownState = STATE_OPTIONS.some((name) => route[name] !== undefined);
-    if (globalLimit !== undefined && !ownState) merged.prefix = globalLimit.limiter.prefix;
-    const hook = route.hook === undefined ? pluginHook : parseHook(route.hook, owner);
-    const limit = prepare(merged as RouteRateLimitOptions, setting(owner, hook));
+    const own = config as RouteRateLimitOptions;
+    // A route that only changes the cost, key, headers, ... spends the plugin's limit; one with state
+    // options has state of its own, under `<plugin prefix>:<METHOD url>` when the plugin has a prefix.
+    const merged = mergeRouteOptions(base, own, { parentPrefix: globalLimit?.limiter.prefix, route });
+    const hook = own.hook === undefined ? pluginHook : parseHook(own.hook, owner);
+    const limit = prepare(merged, setting(owner, hook));
     routeLimits.set(config, limit);
     return limit;
   }
@@ -81,7 +75,8 @@ export async function rateLimitPlugin(fastify: FastifyInstance, options: RateLim
   const seen = Symbol('rl.seen');
   fastify.addHook('onRoute', (route) => {
     route.config = { ...route.config, [seen]: true } as typeof route.config;
-    const limit = limitOf(route.config?.rateLimit, `${route.method} ${route.url} config.rateLimit`);
+    const name = `${String(route.method)} ${route.url}`;
+    const limit = limitOf(route.config?.rateLimit, `${name} config.rateLimit`, name);
     if (limit === null) return;
     addHook(route, limit.hook, limit.handler);
     if (limit.workDone !== undefined) route.handler = limitedHandler(route.handler as Parameters<typeof limitedHandler>[0], limit.workDone) as typeof route.handler;
@@ -103,8 +98,8 @@ export async function rateLimitPlugin(fastify: FastifyInstance, options: RateLim
   if (!fastify.hasDecorator('rateLimit')) {
     const rateLimitHook = function rateLimitHook(routeOptions?: RouteRateLimitOptions): RateLimitHook {
       const limit = routeOptions === undefined && globalLimit === undefined
-        ? limitOf(pluginOptionsOnly, 'fastify.rateLimit()')
-        : limitOf(routeOptions, 'fastify.rateLimit(options)');
+        ? limitOf(pluginOptionsOnly, 'fastify.rateLimit()', 'rateLimit()')
+        : limitOf(routeOptions, 'fastify.rateLimit(options)', 'rateLimit(options)');
       if (limit === null) throw new InvalidOptionError('fastify.rateLimit(options)', routeOptions, 'route options merged over the plugin options');
       return limit.handler;
     };
@@ -118,6 +113,6 @@ export async function rateLimitPlugin(fastify: FastifyInstance, options: RateLim
   fastify.addHook('onClose', async () => {
     // Quota leases give back what they hold before the store closes.
     await Promise.all([...limits].map((limiter) => limiter.close()));
-    await ownedStore?.close?.();
+    await defaultStore.close();
   });
 }

@@ -1,6 +1,6 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { InvalidOptionError, type Store } from '@rl/core';
-import { HttpRateLimiter, Responder, nodeResponseEnds, type OutageLogger } from '@rl/core/http';
+import { HttpRateLimiter, Responder, nodeResponseEvents, type OutageLogger } from '@rl/core/http';
 import { fastifyBinding } from './binding.js';
 import { fail, fastifyIO, type HookDone } from './fastify-io.js';
 import type { RouteRateLimitOptions } from './options.js';
@@ -43,11 +43,11 @@ export function prepare(options: RouteRateLimitOptions, setting: LimitSetting): 
   const { owner, hook, createStore, logger } = setting;
   // The binding checks onLimit and requestWasSuccessful before the limiter takes its namespace.
   const limiter = new HttpRateLimiter<FastifyRequest>(options, fastifyBinding(owner, createStore, logger));
-  // The end of a response on `reply.raw`: 'finish' (which `inject()`'s response emits too), or, when the
-  // client left while the handler ran, the reply sent later (`end()` on the closed response) or the
-  // route handler's promise settled (`workDone`).
-  const ends = nodeResponseEnds<FastifyRequest, FastifyReply>((reply) => reply.raw);
-  const io = fastifyIO({ onLimit: options.onLimit, requestWasSuccessful: options.requestWasSuccessful, doubleCount: limiter.doubleCount, onEnd: ends.onEnd });
+  // The client leaving and the end of a response on `reply.raw`: 'finish' (which `inject()`'s response
+  // emits too), or, when the client left while the handler ran, the reply sent later (`end()` on the
+  // closed response) or the route handler's promise settled (`workDone`).
+  const node = nodeResponseEvents<FastifyRequest, FastifyReply>((reply) => reply.raw);
+  const io = fastifyIO({ onLimit: options.onLimit, requestWasSuccessful: options.requestWasSuccessful, doubleCount: limiter.doubleCount, node });
   const responder = new Responder(limiter, io, owner);
 
   // A callback hook, not an async one: with a local store and plain key/cost functions the result
@@ -75,7 +75,7 @@ export function prepare(options: RouteRateLimitOptions, setting: LimitSetting): 
     }
     void responder.respond(request, reply, done, result);
   }
-  return { limiter, hook, handler: rateLimitHook, workDone: limiter.hasLeases ? ends.workDone : undefined };
+  return { limiter, hook, handler: rateLimitHook, workDone: limiter.hasLeases ? node.workDone : undefined };
 }
 
 /** A route handler (`this` is the Fastify instance). */

@@ -15,14 +15,22 @@ export interface FetchRequestReader<Req> {
   line(req: Req): string;
 }
 
+/** How a Fetch adapter's own functions are called, for the errors of bad ones: `onLimit`'s, and `requestWasSuccessful`'s parameters. */
+export interface FetchFunctionShapes {
+  /** What `onLimit` must be, in words (`a function (c, result) returning the denial response`). */
+  readonly onLimit: string;
+  /** `requestWasSuccessful`'s parameters (`(c)`). */
+  readonly requestWasSuccessful: string;
+}
+
 /**
  * The binding of a Fetch adapter: the client IP is the runtime's address, or under `trustProxy` the
  * `X-Forwarded-For` entry that many proxies from the app (Fetch runtimes have no trust-proxy setting
  * of their own, so the middleware takes it).
  */
-export function fetchBinding<Req>(owner: string, options: Readonly<Record<string, unknown>>, reader: FetchRequestReader<Req>, onLimit: string, successSignature: string): FrameworkBinding<Req> {
+export function fetchBinding<Req>(owner: string, options: Readonly<Record<string, unknown>>, reader: FetchRequestReader<Req>, shapes: FetchFunctionShapes): FrameworkBinding<Req> {
   const trust: TrustProxy = checkTrustProxy(options.trustProxy, `${owner}.trustProxy`);
-  const checkFunctions = checkAdapterFunctions(owner, onLimit, successSignature);
+  const checkFunctions = checkAdapterFunctions(owner, shapes.onLimit, shapes.requestWasSuccessful);
   const trusted = trust !== false && trust !== 0;
   const remoteAddress = reader.remoteAddress;
   return {

@@ -1,7 +1,7 @@
 import { RateLimitError, type HttpRateLimitOptions, type LimitOptions, type RateLimitResult } from '@rl/core';
-import { HttpRateLimiter, PROBLEM_CONTENT_TYPE, Responder, checkOptionNames, emitWarning, errorProblemBody, runtimeClientAddress, withLimiter, idempotencyKeyFrom, type FetchExchange, type LimiterHandle, type TrustProxy } from '@rl/core/http';
+import { FetchAnswer, HttpRateLimiter, PROBLEM_CONTENT_TYPE, Responder, checkOptionNames, emitWarning, errorProblemBody, runtimeClientAddress, withLimiter, idempotencyKeyFrom, type LimiterHandle, type TrustProxy } from '@rl/core/http';
 import { FETCH_ADAPTER_OPTIONS, fetchBinding } from './binding.js';
-import { fetchIO, inExchange, type FetchIdiom } from './fetch-io.js';
+import { fetchIO, type FetchIdiom } from './fetch-io.js';
 
 /** A Fetch handler: `Bun.serve({ fetch })`, `Deno.serve(handler)`, a Worker's `fetch`, a Next.js route handler. */
 export type FetchHandler<Args extends unknown[]> = (request: Request, ...rest: Args) => Response | Promise<Response>;
@@ -45,9 +45,14 @@ export type RateLimitedHandler<Args extends unknown[]> = ((request: Request, ...
     close(): Promise<void>;
   };
 
-/** The arguments a runtime passed beside each request in flight (its server, connection info, env): what the client address is read from. */
-const rests = new WeakMap<Request, readonly unknown[]>();
-/** The result of each request in flight: {@link rateLimitOf}. */
+/**
+ * The arguments a runtime passed beside each request being handled (its server, connection info,
+ * env): what the client address is read from. Set by the outermost wrapper of the request (the one
+ * that finds none) and by an inner one called with arguments of its own; forgotten when the outermost
+ * answers, so that the same `Request` handled again later is a new request.
+ */
+const runtimeArguments = new WeakMap<Request, readonly unknown[]>();
+/** The result of the last wrapper that decided each request: {@link rateLimitOf}. */
 const results = new WeakMap<Request, RateLimitResult>();
 
 /**
@@ -78,12 +83,11 @@ export function withRateLimit<Args extends unknown[]>(handler: FetchHandler<Args
     'withRateLimit',
     given,
     {
-      remoteAddress: (request) => clientAddress(request, ...(rests.get(request) ?? [])),
+      remoteAddress: (request) => clientAddress(request, ...(runtimeArguments.get(request) ?? [])),
       headers: (request) => request.headers,
       line: (request) => `${request.method} ${pathOf(request.url)}`,
     },
-    'a function (request, result) returning the denial response',
-    '(request, response)',
+    { onLimit: 'a function (request, result) returning the denial response', requestWasSuccessful: '(request, response)' },
   );
   const limiter = new HttpRateLimiter<Request>(withResponseArguments(options), binding);
   const requestWasSuccessful = options.requestWasSuccessful;
@@ -93,21 +97,12 @@ export function withRateLimit<Args extends unknown[]>(handler: FetchHandler<Args
       results.set(request, result);
       return earlier;
     },
-    // The outermost wrapper of a request (the last to return) puts every wrapper's headers on the response and watches its end.
-    proceed: async (request, exchange, rest) => {
-      const response = await exchange.descend(async () => handler(request, ...rest));
-      if (!exchange.outermostReturned) return response;
-      // No Response: Bun's `if (server.upgrade(request)) return;` (the connection is a WebSocket's now).
-      // Nothing to put headers on; what waits for the end hears it now, as a finished exchange.
-      if ((response as Response | undefined) === undefined) {
-        exchange.finish(new Response(null));
-        return response;
-      }
-      return exchange.finish(response);
-    },
+    proceed: async (request, rest) => handler(request, ...rest),
+    failing: undefined,
     onLimit: options.onLimit === undefined ? undefined : (request, result) => (options.onLimit!(request, result) ?? undefined) as Response | undefined | Promise<Response | undefined>,
-    requestWasSuccessful: requestWasSuccessful === undefined ? undefined : (request, exchange) => requestWasSuccessful(request, exchange.response!),
+    requestWasSuccessful: requestWasSuccessful === undefined ? undefined : (request, answer) => requestWasSuccessful(request, answer.response!),
   };
+  const headers = limiter.response.headers;
   const responder = new Responder(limiter, fetchIO(idiom, limiter.doubleCount), 'withRateLimit');
 
   // The codes of the rl errors this handler has warned about (each once).
@@ -119,7 +114,7 @@ export function withRateLimit<Args extends unknown[]>(handler: FetchHandler<Args
     }
     return new Response(errorProblemBody(error), { status: 500, headers: { 'content-type': PROBLEM_CONTENT_TYPE } });
   };
-  const respond = async (request: Request, exchange: FetchExchange, rest: Args): Promise<Response> => {
+  const respond = async (request: Request, rest: Args): Promise<Response> => {
     let result: ReturnType<typeof limiter.decide>;
     try {
       result = limiter.decide(request);
@@ -128,26 +123,27 @@ export function withRateLimit<Args extends unknown[]>(handler: FetchHandler<Args
       if (error instanceof RateLimitError) return refused(error);
       throw error;
     }
-    return (await responder.respond(request, exchange, rest, result))!;
+    // A wrapper around this one (the same `Request`) writes its headers beneath these, on this answer.
+    return (await responder.respond(request, new FetchAnswer(request, result, headers), rest, result))!;
   };
   const limited = async function rateLimited(request: Request, ...rest: Args): Promise<Response> {
-    return inExchange(request, undefined, (exchange, outermost) => {
-      if (outermost) {
-        // A request answered before (the same `Request` handled again) starts afresh: its own result chain and runtime arguments.
-        results.delete(request);
-        if (rest.length === 0) rests.delete(request);
-      }
-      if (rest.length > 0) rests.set(request, rest);
-      return respond(request, exchange, rest);
-    });
+    const outermost = !runtimeArguments.has(request);
+    // A request answered before (the same `Request` handled again) starts afresh: its own result chain.
+    if (outermost) results.delete(request);
+    if (outermost || rest.length > 0) runtimeArguments.set(request, rest);
+    try {
+      return await respond(request, rest);
+    } finally {
+      if (outermost) runtimeArguments.delete(request);
+    }
   } as RateLimitedHandler<Args>;
   limited.close = () => limiter.close();
   return withLimiter(limited, limiter) as RateLimitedHandler<Args>;
 }
 
-/** The options with each `actualCost` given the `Response` (the shared layer passes the request's exchange). */
+/** The options with each `actualCost` given the `Response` (the shared layer passes the middleware's answer). */
 function withResponseArguments(options: FetchRateLimitOptions): HttpRateLimitOptions<Request> {
-  const adapt = (f: FetchActualCost | undefined) => (f === undefined || typeof f !== 'function' ? f : (request: Request, exchange: FetchExchange) => f(request, exchange.response!));
+  const adapt = (f: FetchActualCost | undefined) => (f === undefined || typeof f !== 'function' ? f : (request: Request, answer: FetchAnswer) => f(request, answer.response!));
   const adapted = { ...options } as Record<string, unknown>;
   if (options.actualCost !== undefined) adapted.actualCost = adapt(options.actualCost);
   if (Array.isArray(options.limits)) adapted.limits = options.limits.map((limit) => (limit?.actualCost === undefined ? limit : { ...limit, actualCost: adapt(limit.actualCost) }));

@@ -1,8 +1,13 @@
 // What only the Fetch adapters have: per-route Hono middleware, a streamed body that holds a permit
-// until it ends, responses with immutable headers, trustProxy, clientAddress.
+// until it ends, Hono's own middleware around it, responses with immutable headers, trustProxy,
+// clientAddress.
+import { gunzipSync } from 'node:zlib';
 import { Hono } from 'hono';
+import { compress } from 'hono/compress';
+import { requestId } from 'hono/request-id';
 import { describe, expect, it, onTestFinished, vi } from 'vitest';
 import { concurrency, fixedWindow } from '@rl/core';
+import { deferred, members } from '@rl/test-support';
 import { rateLimit, withRateLimit } from './index.js';
 
 const clock = () => 1_000_000;
@@ -35,6 +40,73 @@ describe('rateLimit on Hono', () => {
     await after.text();
     // A body read to its end gives its permit back too.
     expect((await app.request('/')).status).toBe(200);
+  });
+
+  // Hono's own middleware, in both orders: hono/request-id sets X-Request-Id before `next()` (`c.header()`);
+  // hono/compress replaces `c.res` after it with a response whose body is the old one, gzipped.
+  it.each(['inside', 'outside'] as const)("composes with Hono's own middleware before and after next(), rl %s them", async (place) => {
+    const app = new Hono();
+    const limited = rateLimit({ algorithm: concurrency({ limit: 1, lease: '1m' }), key: () => 'k', clock });
+    if (place === 'outside') app.use(limited);
+    app.use(requestId({ generator: () => 'req-1' }));
+    app.use(compress({ encoding: 'gzip' }));
+    if (place === 'inside') app.use(limited);
+    const last = deferred();
+    const parts = ['one ', 'two ', 'three'];
+    app.get('/', (c) => {
+      const body = new ReadableStream<Uint8Array>({
+        pull: async (controller) => {
+          // The last part waits: until then the body has not ended.
+          if (parts.length === 1) await last.promise;
+          const part = parts.shift();
+          if (part === undefined) controller.close();
+          else controller.enqueue(new TextEncoder().encode(part));
+        },
+      });
+      // Through the context, which carries what `c.header()` set (a `new Response` would not: Hono's own rule).
+      return c.body(body, 200, { 'content-type': 'text/plain' });
+    });
+    const streaming = await app.request('/', { headers: { 'accept-encoding': 'gzip' } });
+    expect(streaming.status).toBe(200);
+    expect(streaming.headers.get('content-encoding')).toBe('gzip');
+    expect(streaming.headers.get('x-request-id')).toBe('req-1');
+    expect(members(streaming.headers.get('ratelimit'))[0]!.params.r).toBe(0);
+    // Its body is still being sent: its permit is held.
+    const denied = await app.request('/');
+    expect(denied.status).toBe(429);
+    expect(denied.headers.get('retry-after')).toBe('1');
+    expect(members(denied.headers.get('ratelimit'))[0]!.params.r).toBe(0);
+    // Inside, the denial comes after request-id set its header (kept, as on the handler's responses); outside, before it ran.
+    expect(denied.headers.get('x-request-id')).toBe(place === 'inside' ? 'req-1' : null);
+    last.resolve();
+    expect(gunzipSync(Buffer.from(await streaming.arrayBuffer())).toString()).toBe('one two three');
+    // The body read to its end (through the gzip stream, wherever it is) gave the permit back.
+    expect((await app.request('/')).status).toBe(200);
+  });
+
+  it('is just a middleware when two nest: the outer one writes beneath the inner one, whose denial it passes on and whose permit each releases once', async () => {
+    const app = new Hono();
+    app.use(rateLimit({ limits: [{ name: 'outer', algorithm: concurrency({ limit: 1, lease: '1m' }) }], key: () => 'k', clock }));
+    app.use(rateLimit({ limits: [{ name: 'inner', algorithm: fixedWindow({ limit: 1, window: '1m' }) }], key: () => 'k', clock }));
+    app.get('/', (c) => c.text('ok'));
+    const admitted = await app.request('/');
+    expect(members(admitted.headers.get('ratelimit')).map((m) => [m.name, m.params.r])).toEqual([['outer', 0], ['inner', 0]]);
+    await admitted.text();
+    const denied = await app.request('/');
+    expect(denied.status).toBe(429);
+    expect(denied.headers.get('content-type')).toBe('application/problem+json');
+    const [outerMember, innerMember] = members(denied.headers.get('ratelimit'));
+    expect([outerMember!.name, outerMember!.params.r, innerMember!.name, innerMember!.params.r]).toEqual(['outer', 0, 'inner', 0]);
+    // The inner limit denied: the Retry-After is its.
+    expect(denied.headers.get('retry-after')).toBe(String(innerMember!.params.t));
+    expect(members(denied.headers.get('ratelimit-policy')).map((m) => m.name)).toEqual(['outer', 'inner']);
+    // The outer permit of the denied request comes back when the denial's body has been read: the next
+    // request passes the outer limit (the inner one denies it), and holds the permit while its body is unread.
+    await denied.text();
+    const again = await app.request('/');
+    expect([again.status, members(again.headers.get('ratelimit-policy')).map((m) => m.name)]).toEqual([429, ['outer', 'inner']]);
+    const outerDenied = await app.request('/');
+    expect([outerDenied.status, members(outerDenied.headers.get('ratelimit-policy')).map((m) => m.name)]).toEqual([429, ['outer']]);
   });
 
   it('puts its headers on a response whose headers are immutable (a fetch() passed through)', async () => {

@@ -1,8 +1,8 @@
 import type { Context, MiddlewareHandler, Next } from 'hono';
 import type { HttpRateLimitOptions, RateLimitResult } from '@rl/core';
-import { HttpRateLimiter, Responder, checkOptionNames, runtimeClientAddress, withLimiter, idempotencyKeyFrom, type FetchExchange, type LimiterHandle, type RequestHeaders, type TrustProxy } from '@rl/core/http';
+import { FetchAnswer, HttpRateLimiter, Responder, checkOptionNames, runtimeClientAddress, withLimiter, idempotencyKeyFrom, type LimiterHandle, type RequestHeaders, type TrustProxy } from '@rl/core/http';
 import { FETCH_ADAPTER_OPTIONS, fetchBinding } from './binding.js';
-import { fetchIO, inExchange, type FetchIdiom } from './fetch-io.js';
+import { fetchIO, type FetchIdiom } from './fetch-io.js';
 
 declare module 'hono' {
   interface ContextVariableMap {
@@ -73,8 +73,7 @@ export function rateLimit(options: RateLimitOptions): RateLimitMiddleware {
       headers: requestHeaders,
       line: (c) => `${c.req.method} ${c.req.path}`,
     },
-    'a function (c, result) returning the denial response',
-    '(c)',
+    { onLimit: 'a function (c, result) returning the denial response', requestWasSuccessful: '(c)' },
   );
   const limiter = new HttpRateLimiter<Context>(options, binding);
   const requestWasSuccessful = options.requestWasSuccessful;
@@ -84,44 +83,38 @@ export function rateLimit(options: RateLimitOptions): RateLimitMiddleware {
       c.set('rateLimit', result);
       return earlier;
     },
-    proceed,
+    // Hono's shape: `await next()`, then `c.res` is the answer of the rest of the chain.
+    proceed: async (c, next) => {
+      await next();
+      return c.res;
+    },
+    // A throw (one Hono's `onError` did not answer): what the runtime answers is shown as `c.res` to
+    // `requestWasSuccessful(c)` and `actualCost(c)` (else Hono's default 200).
+    failing: (c) => {
+      c.res = new Response(null, { status: 500 });
+    },
     onLimit: options.onLimit === undefined ? undefined : (c, result) => (options.onLimit!(c, result) ?? undefined) as Response | undefined | Promise<Response | undefined>,
     requestWasSuccessful: requestWasSuccessful === undefined ? undefined : (c) => requestWasSuccessful(c),
   };
+  const headers = limiter.response.headers;
   const responder = new Responder(limiter, fetchIO(idiom, limiter.doubleCount));
 
+  // Hono's own shape (hono/body-limit, hono/timeout): the work before, `await next()` (in `proceed`),
+  // then `c.res` read and replaced. Two rl middlewares on one request are two middlewares: the outer
+  // one writes its headers beneath the inner one's, on the response the inner one answered with.
   const middleware = async function rateLimitMiddleware(c: Context, next: Next): Promise<Response | void> {
-    return inExchange(c.req.raw, (c.env as NodeBindings | undefined)?.outgoing, async (exchange) => {
-      let result = limiter.decide(c);
-      if (result instanceof Promise) result = await result;
-      // The status a denial's `onLimit` answers with (`c.json(...)` reads it).
-      if (result !== undefined && result.enforcedDeniedBy !== -1) c.status(result.statusCode as 429);
-      // A denial or a dropped request is answered here; an admitted one went on through `next()`.
-      const answer = await responder.respond(c, exchange, next, result);
-      if (answer === undefined) return undefined;
-      // Set over `c.res` (which reading makes from the headers earlier middlewares set with `c.header()`):
-      // Hono's setter puts those on it, as on the handler's response (no Set-Cookie twice).
-      if (c.res !== answer) c.res = answer;
-      return c.res;
-    });
+    let result = limiter.decide(c);
+    if (result instanceof Promise) result = await result;
+    // The status a denial's `onLimit` answers with (`c.json(...)` reads it).
+    if (result !== undefined && result.enforcedDeniedBy !== -1) c.status(result.statusCode as 429);
+    const answer = new FetchAnswer(c.req.raw, result, headers, (c.env as NodeBindings | undefined)?.outgoing);
+    const response = await responder.respond(c, answer, next, result);
+    // Set over `c.res` (which reading makes from the headers earlier middlewares set with `c.header()`):
+    // Hono's setter puts those on a denial, as on the handler's response (no Set-Cookie twice).
+    if (response !== undefined && c.res !== response) c.res = response;
   } as RateLimitMiddleware;
   middleware.close = () => limiter.close();
   return withLimiter(middleware, limiter);
-}
-
-/**
- * Runs the rest of the chain. The outermost rl middleware of the request (the last to return) then
- * puts the headers every rl middleware set on the final response, and watches its end; a throw from
- * the chain (one Hono's `onError` did not answer) is the 500 the runtime will send.
- */
-async function proceed(c: Context, exchange: FetchExchange, next: Next): Promise<Response | undefined> {
-  // A throw: what the runtime answers is shown as `c.res` to `requestWasSuccessful(c)` and `actualCost(c)` (else Hono's default 200).
-  await exchange.descend(next, () => (c.res = new Response(null, { status: 500 })));
-  if (!exchange.outermostReturned) return undefined;
-  const response = c.res;
-  const finished = exchange.finish(response);
-  if (finished !== response) c.res = finished;
-  return undefined;
 }
 
 /** What `@hono/node-server` passes as `c.env`: the Node request and response under the Fetch ones. */

@@ -9,13 +9,13 @@ import {
   Responder,
   withLimiter,
   checkAdapterFunctions,
-  nodeResponseEnds,
+  nodeResponseEvents,
   idempotencyKeyFrom,
   nodeHeaderAccess,
   problemBody,
   type FrameworkBinding,
   type LimiterHandle,
-  type NodeResponseEnds,
+  type NodeResponseEvents,
   type ResponseIO,
 } from '@rl/core/http';
 
@@ -114,11 +114,13 @@ function koaIO(
   requestWasSuccessful: RateLimitOptions['requestWasSuccessful'],
 ): ResponseIO<Context, ServerResponse, Next, unknown> {
   const { hasLeases, doubleCount } = limiter;
-  const ends = nodeResponseEnds<Context, ServerResponse>((res) => res);
+  // The client leaving and the end of a response, on `ctx.res`; downstream's return is the end of the work (see nextHoldingPermits).
+  const node = nodeResponseEvents<Context, ServerResponse>((res) => res);
   return {
     headers: nodeHeaderAccess,
-    nodeResponse: (res) => res,
-    onEnd: ends.onEnd,
+    clientLeft: node.clientLeft,
+    onClientLeave: node.onClientLeave,
+    onEnd: node.onEnd,
     // What was sent: Koa's own status may differ from the Node response's after an error.
     statusCode: (_ctx, res) => res.statusCode,
     requestWasSuccessful: requestWasSuccessful === undefined ? undefined : (ctx) => requestWasSuccessful(ctx),
@@ -134,7 +136,7 @@ function koaIO(
       if (earlier !== undefined) doubleCount.check(earlier, result);
       return claimResponse(ctx);
     },
-    proceed: (_ctx, res, next, result) => (hasLeases && result !== undefined ? nextHoldingPermits(next, result, ends, res) : next()),
+    proceed: (_ctx, res, next, result) => (hasLeases && result !== undefined ? nextHoldingPermits(next, result, node, res) : next()),
     setStatus: (ctx, _res, statusCode) => {
       ctx.response.status = statusCode;
     },
@@ -167,14 +169,14 @@ async function callOnLimit(onLimit: OnLimitHandler, ctx: Context, result: RateLi
  * it at its end). Downstream's return is the end of the work: Koa writes nothing on a response whose
  * client has left, so a permit whose client left while downstream ran is released then.
  */
-async function nextHoldingPermits(next: Next, result: RateLimitResult, ends: NodeResponseEnds<Context, ServerResponse>, res: ServerResponse): Promise<void> {
+async function nextHoldingPermits(next: Next, result: RateLimitResult, node: NodeResponseEvents<Context, ServerResponse>, res: ServerResponse): Promise<void> {
   try {
     await next();
   } catch (error) {
     await result.release();
     throw error;
   } finally {
-    ends.workDone(res);
+    node.workDone(res);
   }
 }
 

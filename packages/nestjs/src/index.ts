@@ -1,8 +1,9 @@
 // `@rl/nestjs`: rl's rate limits in Nest's idiom, on its Express and Fastify platforms. The module
-// (rate-limit-module.ts) provides the guard (rate-limit-guard.ts) and the limits' handle
-// (rate-limit-service.ts); the decorators (decorators.ts) choose a route's limit. Each limit
-// (nest-limit.ts) is the shared HTTP layer of @rl/core/http, answering through Nest's side of its
-// decision tree (nest-io.ts) on either platform (platform.ts).
+// (rate-limit-module.ts) provides the guard (rate-limit-guard.ts), the limits' handle
+// (rate-limit-service.ts) and the store of its limits as a provider (storage.ts); the decorators
+// (decorators.ts) choose a route's limit. Each limit (nest-limit.ts) is the shared HTTP layer of
+// @rl/core/http, answering through Nest's side of its decision tree (nest-io.ts) on either platform
+// (platform.ts).
 import type { RateLimitResult } from '@rl/core';
 import { idempotencyKeyFrom } from '@rl/core/http';
 import type { NestRequest } from './platform.js';
@@ -11,7 +12,8 @@ export type { RateLimitResult, HttpRateLimitOptions, LimitOptions, HeaderFormat 
 export type { KeyControls } from '@rl/core/http';
 export { RateLimitModule, RATE_LIMIT_MODULE_OPTIONS, type RateLimitModuleAsyncOptions } from './rate-limit-module.js';
 export { RateLimitGuard } from './rate-limit-guard.js';
-export { RateLimitService } from './rate-limit-service.js';
+export { RateLimitService, type RateLimitServiceSetting, type GuardDefaults } from './rate-limit-service.js';
+export { getStorageToken } from './storage.js';
 export { RateLimit, SkipRateLimit, CurrentRateLimit, RATE_LIMIT_OPTIONS, SKIP_RATE_LIMIT } from './decorators.js';
 export { RateLimitException } from './rate-limit-exception.js';
 export { createRateLimitGuard, type StandaloneRateLimitGuard } from './standalone-guard.js';

@@ -1,6 +1,6 @@
 import type { ExecutionContext } from '@nestjs/common';
 import type { RateLimitResult } from '@rl/core';
-import { PROBLEM_CONTENT_TYPE, nodeResponseEnds, forwardableError, problemBody, type DoubleCountCheck, type ResponseIO } from '@rl/core/http';
+import { PROBLEM_CONTENT_TYPE, nodeResponseEvents, forwardableError, problemBody, type DoubleCountCheck, type ResponseIO } from '@rl/core/http';
 import type { OnLimitHandler, RateLimitOptions } from './options.js';
 import { nestLogger, nodeResponseOf, platformHeaders, sendBody, setStatusCode, type NestRequest, type NestResponse } from './platform.js';
 
@@ -37,9 +37,15 @@ export function nestIO(
   requestWasSuccessful: RateLimitOptions['requestWasSuccessful'],
   doubleCount: DoubleCountCheck,
 ): ResponseIO<NestRequest, NestResponse, ExecutionContext, GuardAnswer> {
+  // The client leaving and the end of a response, on the platform's Node response. The end of the
+  // handler's work when its client left: Nest sends what the handler answered (or its exception
+  // filter's answer), `end()` on the closed response.
+  const node = nodeResponseEvents<NestRequest, NestResponse>(nodeResponseOf);
   return {
     headers: platformHeaders,
-    nodeResponse: nodeResponseOf,
+    clientLeft: node.clientLeft,
+    onClientLeave: node.onClientLeave,
+    onEnd: node.onEnd,
     // What was sent: the Node response's status (an exception filter may have set another than the reply object said).
     statusCode: (_req, res) => nodeResponseOf(res).statusCode,
     requestWasSuccessful,
@@ -63,8 +69,6 @@ export function nestIO(
     // The client left before the handler ran (while the limits ran, or while held): what it took is
     // given back, nothing is sent and the handler never runs.
     drop: (_req, _res, _context, givenBack) => givenBack.then(neverProceed),
-    // The end of the handler's work when its client left: Nest sends what the handler answered (or its exception filter's answer), `end()` on the closed response.
-    onEnd: nodeResponseEnds<NestRequest, NestResponse>(nodeResponseOf).onEnd,
   };
 }
 

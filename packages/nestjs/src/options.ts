@@ -39,11 +39,10 @@ export interface RateLimitModuleOptions<Req = NestRequest, Res = NestResponse> e
 
 /**
  * The options of `@RateLimit(...)` on a controller or a route handler, merged over the module's (a
- * handler's over its controller's), as @fastify/rate-limit's route `config.rateLimit`: a handler that
- * sets `algorithm`, `limits`, `prefix` or `store` gets a limit of its own (its own state); one that
- * changes only the cost, key, headers, … spends the limit above it (the controller's, else the module's).
+ * handler's over its controller's), as @rl/fastify merges a route's `config.rateLimit` (one rule:
+ * `mergeRouteOptions` of @rl/core/http): a handler that sets `algorithm`, `limits`, `prefix` or
+ * `store` gets a limit of its own (its own state, under `<module prefix>:<Controller>.<handler>` when
+ * the module has a prefix and the handler gives none); one that changes only the cost, key, headers, …
+ * spends the limit above it (the controller's, else the module's).
  */
 export type RateLimitDecoratorOptions<Req = NestRequest, Res = NestResponse> = Partial<RateLimitOptions<Req, Res>>;
-
-/** Options whose presence gives a decorated handler its own state, as in @rl/fastify's route config. */
-export const STATE_OPTIONS = ['algorithm', 'limits', 'prefix', 'store'] as const;

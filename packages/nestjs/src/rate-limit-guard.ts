@@ -1,6 +1,8 @@
 import { Inject, Injectable, type CanActivate, type ExecutionContext } from '@nestjs/common';
+import type { RateLimitResult } from '@rl/core';
 import type { GuardAnswer } from './nest-io.js';
-import { RateLimitService } from './rate-limit-service.js';
+import type { NestRequest } from './platform.js';
+import { RateLimitService, type GuardDefaults } from './rate-limit-service.js';
 
 /**
  * The module's guard: limits the route it guards by its limit (the handler's `@RateLimit` over its
@@ -14,14 +16,50 @@ import { RateLimitService } from './rate-limit-service.js';
  * handler). Denied: it sends the denial itself (429, or 503 for a fail-closed store outage, the
  * problem+json body or `onLimit`'s) through the platform's response, and the handler never runs;
  * an exception `onLimit` throws goes to Nest's exception filters instead.
+ *
+ * To key requests or answer denials your way, extend it and override {@link getTracker} and
+ * {@link onLimit} (as methods: they are looked up when the guard is built), then register your guard
+ * in place of this one (`{ provide: APP_GUARD, useClass: MyGuard }`, the module without `global:
+ * true`, or `@UseGuards(MyGuard)`). The options' `key` and `onLimit` (the module's, a `@RateLimit`'s)
+ * still win where given; the methods are the defaults of the limits your guard runs, on the same
+ * state as the module's guard.
  */
 @Injectable()
 export class RateLimitGuard implements CanActivate {
-  constructor(@Inject(RateLimitService) private readonly service: RateLimitService) {}
+  /** The methods this guard's class overrides, for the service (undefined: none, the limits as they are). */
+  private readonly defaults: GuardDefaults | undefined;
+
+  constructor(@Inject(RateLimitService) protected readonly service: RateLimitService) {
+    const base = RateLimitGuard.prototype;
+    const key = this.getTracker === base.getTracker ? undefined : (req: NestRequest) => this.getTracker(req);
+    const onLimit = this.onLimit === base.onLimit ? undefined : (context: ExecutionContext, result: RateLimitResult) => this.onLimit(context, result);
+    this.defaults = key === undefined && onLimit === undefined ? undefined : { key, onLimit };
+  }
 
   canActivate(context: ExecutionContext): GuardAnswer {
     if (context.getType() !== 'http') return true;
-    const limit = this.service.limitFor(context.getClass(), context.getHandler());
+    const limit = this.service.limitFor(context.getClass(), context.getHandler(), this.defaults);
     return limit === null ? true : limit.run(context);
+  }
+
+  /**
+   * The key of a request (sync or async: a non-empty string), for every limit this guard runs whose
+   * options give no `key`. Default: the client IP as the platform resolves it under its trust-proxy
+   * setting, IPv6 grouped by the module's `ipv6Subnet` (`RateLimitService.clientKey`). Override it to
+   * key by user, API key, tenant, …: `return req.user?.id ?? super.getTracker(req)`.
+   */
+  protected getTracker(req: NestRequest): string | Promise<string> {
+    return this.service.clientKey(req);
+  }
+
+  /**
+   * Answers a denied request, for every limit this guard runs whose options give no `onLimit` (the
+   * same contract as the option): the status (429, or 503 for a fail-closed store outage),
+   * `Retry-After` and the RateLimit headers are set; return the body to send (sent as JSON with that
+   * status), or nothing for the default problem+json body; or throw an exception (an `HttpException`
+   * of yours, a `RateLimitException`), which Nest's exception filters answer instead. Default: nothing.
+   */
+  protected onLimit(_context: ExecutionContext, _result: RateLimitResult): unknown {
+    return undefined;
   }
 }

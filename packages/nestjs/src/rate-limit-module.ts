@@ -1,11 +1,12 @@
 import { Module, type DynamicModule, type FactoryProvider, type ModuleMetadata, type Provider } from '@nestjs/common';
 import { APP_GUARD, DiscoveryModule, DiscoveryService, HttpAdapterHost } from '@nestjs/core';
-import { InvalidOptionError } from '@rl/core';
-import { checkOptionNames, PrefixRegistry } from '@rl/core/http';
+import { InvalidOptionError, type Store } from '@rl/core';
+import { checkOptionNames, PrefixRegistry, type DefaultStore } from '@rl/core/http';
 import { NestLimit } from './nest-limit.js';
 import type { RateLimitModuleOptions } from './options.js';
 import { RateLimitGuard } from './rate-limit-guard.js';
-import { MODULE_OWNER, RateLimitService } from './rate-limit-service.js';
+import { MODULE_OWNER, RateLimitService, type RateLimitServiceSetting } from './rate-limit-service.js';
+import { DEFAULT_STORE, getStorageToken, providesStore, storeProviders } from './storage.js';
 
 /** Injection token of the module's options (as `forRoot` got them, or `forRootAsync`'s factory returned them). */
 export const RATE_LIMIT_MODULE_OPTIONS = Symbol('rl:module-options');
@@ -17,16 +18,25 @@ export interface RateLimitModuleAsyncOptions extends Pick<ModuleMetadata, 'impor
   inject?: FactoryProvider['inject'];
   /** As in `forRoot`: register the guard app-wide (`APP_GUARD`). Default false. */
   global?: boolean;
+  /**
+   * Providers added to the module (what `useFactory` injects, say). A provider of `getStorageToken()`
+   * among them is the store of the module's limits, in place of the options' `store` (which must then
+   * be left out) and of the default memory store: `{ provide: getStorageToken(), inject: [REDIS],
+   * useFactory: (redis: Redis) => new RedisStore({ client: redis, prefix: 'my-app' }) }`. That store is
+   * yours: rl never closes it.
+   */
+  extraProviders?: Provider[];
 }
 
 /**
  * rl for Nest: `imports: [RateLimitModule.forRoot({ algorithm: tokenBucket({ capacity: 20, refillRate: 10 }), global: true })]`.
  *
  * A global module (register it once, in the root module) providing {@link RateLimitGuard} (the
- * guard; app-wide with `global: true`) and {@link RateLimitService} (the limits' handle). The store
- * is given once, here: a memory store by default (one for the module's limit and every `@RateLimit`
- * one), a `RedisStore` for several instances. The module's limit, its `@RateLimit` limits and the
- * store it created live as long as the app (closed by `app.close()`).
+ * guard; app-wide with `global: true`) and {@link RateLimitService} (the limits' handle), and the
+ * store of its limits under `getStorageToken()`. The store is given once, here: a memory store by
+ * default (one for the module's limit and every `@RateLimit` one), a `RedisStore` for several
+ * instances (in the options, or by a provider: see `getStorageToken`). The module's limit, its
+ * `@RateLimit` limits and the store it created live as long as the app (closed by `app.close()`).
  */
 @Module({})
 export class RateLimitModule {
@@ -38,7 +48,7 @@ export class RateLimitModule {
   static forRoot(options: RateLimitModuleOptions): DynamicModule {
     const guard = checkGlobal(options?.global, `${MODULE_OWNER}.global`);
     checkOptions(options, MODULE_OWNER);
-    return moduleWith({ provide: RATE_LIMIT_MODULE_OPTIONS, useValue: options }, guard, [], MODULE_OWNER);
+    return moduleWith({ provide: RATE_LIMIT_MODULE_OPTIONS, useValue: options }, { global: guard, imports: [], extraProviders: [], owner: MODULE_OWNER });
   }
 
   /**
@@ -49,6 +59,9 @@ export class RateLimitModule {
     if (typeof options?.useFactory !== 'function') throw new InvalidOptionError(`${ASYNC_OWNER}.useFactory`, options?.useFactory, 'a function returning the module options');
     const guard = checkGlobal(options.global, `${ASYNC_OWNER}.global`);
     const factory = options.useFactory as (...args: unknown[]) => RateLimitModuleOptions | Promise<RateLimitModuleOptions>;
+    const extraProviders = options.extraProviders ?? [];
+    if (!Array.isArray(extraProviders)) throw new InvalidOptionError(`${ASYNC_OWNER}.extraProviders`, extraProviders, 'an array of providers');
+    const storeProvided = extraProviders.some(providesStore);
     return moduleWith(
       {
         provide: RATE_LIMIT_MODULE_OPTIONS,
@@ -57,12 +70,13 @@ export class RateLimitModule {
           const made = await factory(...args);
           if (Array.isArray(made)) checkOptionNames(made, ASYNC_OWNER, []);
           if (made?.global !== undefined) throw new InvalidOptionError(`${ASYNC_OWNER}.global`, made.global, 'give global to RateLimitModule.forRootAsync itself, beside useFactory');
+          if (storeProvided && made?.store !== undefined) {
+            throw new InvalidOptionError(`${ASYNC_OWNER}.store`, made.store, 'no store: a provider of getStorageToken() in extraProviders gives the store');
+          }
           return made;
         },
       },
-      guard,
-      options.imports ?? [],
-      ASYNC_OWNER,
+      { global: guard, imports: options.imports ?? [], extraProviders, owner: ASYNC_OWNER },
     );
   }
 }
@@ -70,18 +84,43 @@ export class RateLimitModule {
 /** Names the options `forRootAsync`'s factory made in errors. */
 const ASYNC_OWNER = 'RateLimitModule.forRootAsync';
 
-function moduleWith(optionsProvider: Provider, global: boolean, imports: NonNullable<ModuleMetadata['imports']>, owner: string): DynamicModule {
+/** Injection token of what the module gives its service besides the options and the store. */
+const SERVICE_SETTING = Symbol('rl:service-setting');
+
+/** How `forRoot` or `forRootAsync` makes the module, besides its options' provider. */
+interface ModuleSetting {
+  /** Register the guard app-wide. */
+  readonly global: boolean;
+  readonly imports: NonNullable<ModuleMetadata['imports']>;
+  readonly extraProviders: readonly Provider[];
+  /** Names the options in errors. */
+  readonly owner: string;
+}
+
+/**
+ * The module: its options, its store (see `getStorageToken`: the options' `store`, a provider of
+ * `extraProviders`, else a memory store of its own), the service built on them, the guard.
+ */
+function moduleWith(optionsProvider: Provider, setting: ModuleSetting): DynamicModule {
+  const { owner } = setting;
   const providers: Provider[] = [
     optionsProvider,
+    ...storeProviders(RATE_LIMIT_MODULE_OPTIONS, setting.extraProviders),
+    ...setting.extraProviders,
+    {
+      provide: SERVICE_SETTING,
+      inject: [DiscoveryService, HttpAdapterHost, DEFAULT_STORE],
+      useFactory: (discovery: DiscoveryService, adapterHost: HttpAdapterHost, defaultStore: DefaultStore): RateLimitServiceSetting => ({ discovery, adapterHost, defaultStore, owner }),
+    },
     {
       provide: RateLimitService,
-      inject: [RATE_LIMIT_MODULE_OPTIONS, DiscoveryService, HttpAdapterHost],
-      useFactory: (options: RateLimitModuleOptions, discovery: DiscoveryService, adapterHost: HttpAdapterHost) => new RateLimitService(options, discovery, owner, adapterHost),
+      inject: [RATE_LIMIT_MODULE_OPTIONS, getStorageToken(), SERVICE_SETTING],
+      useFactory: (options: RateLimitModuleOptions, store: Store, serviceSetting: RateLimitServiceSetting) => new RateLimitService({ ...options, store }, serviceSetting),
     },
     RateLimitGuard,
   ];
-  if (global) providers.push({ provide: APP_GUARD, useExisting: RateLimitGuard });
-  return { module: RateLimitModule, global: true, imports: [...imports, DiscoveryModule], providers, exports: [RateLimitService, RateLimitGuard] };
+  if (setting.global) providers.push({ provide: APP_GUARD, useExisting: RateLimitGuard });
+  return { module: RateLimitModule, global: true, imports: [...setting.imports, DiscoveryModule], providers, exports: [RateLimitService, RateLimitGuard, getStorageToken()] };
 }
 
 function checkGlobal(value: unknown, field: string): boolean {

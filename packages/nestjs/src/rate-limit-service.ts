@@ -1,12 +1,12 @@
 import type { OnApplicationShutdown, OnModuleInit } from '@nestjs/common';
 import { Reflector, type DiscoveryService, type HttpAdapterHost } from '@nestjs/core';
-import type { CircuitChange, Store, StoreErrorEvent } from '@rl/core';
-import { keyControls, type HttpRateLimiter, type KeyControls } from '@rl/core/http';
+import type { CircuitChange, StoreErrorEvent } from '@rl/core';
+import { DefaultKey, DefaultStore, keyControls, mergeRouteOptions, parseIPv6Subnet, type HttpRateLimiter, type KeyControls, type KeyFunction } from '@rl/core/http';
 import { MemoryStore } from '@rl/store-memory';
 import { RATE_LIMIT_OPTIONS, SKIP_RATE_LIMIT } from './decorators.js';
 import { NestLimit } from './nest-limit.js';
-import { STATE_OPTIONS, type RateLimitDecoratorOptions, type RateLimitModuleOptions, type RateLimitOptions } from './options.js';
-import type { NestRequest } from './platform.js';
+import type { OnLimitHandler, RateLimitDecoratorOptions, RateLimitModuleOptions, RateLimitOptions } from './options.js';
+import { nestBinding, type NestRequest } from './platform.js';
 
 /** Names the module's options in errors (`RateLimitModule.forRoot.windowMs`). */
 export const MODULE_OWNER = 'RateLimitModule.forRoot';
@@ -16,10 +16,37 @@ type Handler = Function;
 type Controller = abstract new (...args: never[]) => unknown;
 type Listener = (event: StoreErrorEvent & { name: string }) => void;
 
-/** A prepared limit and the options it was built from (what a handler's `@RateLimit` is merged over). */
+/** A prepared limit, the options it was built from (what a handler's `@RateLimit` is merged over) and the name its errors give. */
 interface Prepared {
   readonly options: RateLimitOptions;
   readonly limit: NestLimit;
+  readonly owner: string;
+}
+
+/** What the module gives its service besides the options; all optional for a service made by hand (`new RateLimitService(options)`). */
+export interface RateLimitServiceSetting {
+  /** Finds the controllers whose `@RateLimit` limits are built when the app starts (without it: at their first request). */
+  readonly discovery?: DiscoveryService;
+  /** The app's platform (on Fastify, `request.rateLimit` is declared at start). */
+  readonly adapterHost?: HttpAdapterHost;
+  /** Names the module's options in errors (`<owner>.<field>`). Default `RateLimitModule.forRoot`. */
+  readonly owner?: string;
+  /**
+   * The owner of the default store (the module's, whose store provider may have made it): the service
+   * closes it at shutdown, after its limits. Default: one of its own, which makes a memory store when
+   * the options give none.
+   */
+  readonly defaultStore?: DefaultStore;
+}
+
+/**
+ * What a guard gives the limits it runs where their options give none (see `RateLimitGuard`): the
+ * key (its `getTracker`) and the denial (its `onLimit`). One object per guard, kept by it: the
+ * service builds each route's limit with them once.
+ */
+export interface GuardDefaults {
+  readonly key?: KeyFunction<NestRequest> | undefined;
+  readonly onLimit?: OnLimitHandler | undefined;
 }
 
 /**
@@ -32,7 +59,8 @@ interface Prepared {
  *
  * One per app: it builds the module's limit, and when the app starts (`onModuleInit`) the limit of
  * every controller and handler with `@RateLimit`, each once; at shutdown it gives back what their
- * quota leases hold and closes the store it created (a store given in the options is left open).
+ * quota leases hold and closes the default store (a store given in the options, or by a provider of
+ * `getStorageToken()`, is left open).
  */
 export class RateLimitService implements KeyControls, OnModuleInit, OnApplicationShutdown {
   /** The module's limit (the shared HTTP layer's limiter: `limiters`, `prefix`, …). */
@@ -43,10 +71,18 @@ export class RateLimitService implements KeyControls, OnModuleInit, OnApplicatio
   readonly setOverride: KeyControls['setOverride'];
   readonly getOverride: KeyControls['getOverride'];
   readonly clearOverride: KeyControls['clearOverride'];
+  /**
+   * The client's key as the module's default key makes it: the client IP under the platform's
+   * trust-proxy setting, IPv6 grouped by the module's `ipv6Subnet` (what `RateLimitGuard.getTracker`
+   * answers unless overridden). Throws `InvalidKeyError` when the platform reports no client IP.
+   */
+  readonly clientKey: (req: NestRequest) => string;
 
   private readonly root: Prepared;
-  /** The memory store made for the module when its options give none: one for every limit, closed at shutdown. */
-  private readonly ownedStore: Store | undefined;
+  /** The memory store made for the module when nothing gives one: one for every limit, closed at shutdown. */
+  private readonly defaultStore: DefaultStore;
+  private readonly discovery: DiscoveryService | undefined;
+  private readonly adapterHost: HttpAdapterHost | undefined;
   private readonly limiters = new Set<HttpRateLimiter<NestRequest>>();
   private readonly limits: NestLimit[] = [];
   private readonly listeners: ['storeError' | 'circuit', Listener][] = [];
@@ -54,29 +90,26 @@ export class RateLimitService implements KeyControls, OnModuleInit, OnApplicatio
   /** Each controller's limit when it has `@RateLimit` (null: it has none). */
   private readonly controllers = new WeakMap<Controller, Prepared | null>();
   /** The limit of each handler of each controller (null: skipped), resolved once. */
-  private readonly handlers = new WeakMap<Controller, Map<Handler, NestLimit | null>>();
+  private readonly handlers = new WeakMap<Controller, Map<Handler, Prepared | null>>();
+  /** Per guard's defaults, each route limit with them (see {@link GuardDefaults}). */
+  private readonly guarded = new WeakMap<GuardDefaults, WeakMap<Prepared, NestLimit>>();
 
-  /**
-   * `options`: the module's, checked here (an `InvalidOptionError` naming `<owner>.<field>`);
-   * `discovery`: finds the controllers whose `@RateLimit` limits are built at start; `adapterHost`:
-   * the app's platform (on Fastify, `request.rateLimit` is declared at start).
-   */
-  constructor(
-    options: RateLimitModuleOptions,
-    private readonly discovery?: DiscoveryService,
-    owner: string = MODULE_OWNER,
-    private readonly adapterHost?: HttpAdapterHost,
-  ) {
+  /** `options`: the module's, checked here (an `InvalidOptionError` naming `<owner>.<field>`). */
+  constructor(options: RateLimitModuleOptions, setting: RateLimitServiceSetting = {}) {
+    const owner = setting.owner ?? MODULE_OWNER;
+    this.discovery = setting.discovery;
+    this.adapterHost = setting.adapterHost;
+    this.defaultStore = setting.defaultStore ?? new DefaultStore(() => new MemoryStore());
     const { global: _global, ...limitOptions } = options;
-    this.ownedStore = limitOptions.store === undefined ? new MemoryStore() : undefined;
-    const shared: RateLimitOptions = this.ownedStore === undefined ? limitOptions : { ...limitOptions, store: this.ownedStore };
     try {
-      this.root = { options: shared, limit: this.add(new NestLimit(shared, owner)) };
+      const shared: RateLimitOptions = { ...limitOptions, store: this.defaultStore.storeFor(limitOptions.store) };
+      this.root = { options: shared, owner, limit: this.add(new NestLimit(shared, owner)) };
     } catch (error) {
-      void this.ownedStore?.close?.();
+      void this.defaultStore.close();
       throw error;
     }
     this.limiter = this.root.limit.limiter;
+    this.clientKey = new DefaultKey(nestBinding(owner), parseIPv6Subnet(limitOptions.ipv6Subnet, `${owner}.ipv6Subnet`)).of;
     const controls = keyControls(this.limiters, 'RateLimitService.');
     ({ resetKey: this.resetKey, blockKey: this.blockKey, unblockKey: this.unblockKey, setOverride: this.setOverride, getOverride: this.getOverride, clearOverride: this.clearOverride } = controls);
   }
@@ -94,17 +127,20 @@ export class RateLimitService implements KeyControls, OnModuleInit, OnApplicatio
   /**
    * The limit of a route (the controller class and its handler), or null when `@SkipRateLimit()`
    * says so: the handler's `@RateLimit` over its controller's over the module's. Built once per
-   * handler; an `InvalidOptionError` names `<Controller>.<handler> @RateLimit.<field>`.
+   * handler; an `InvalidOptionError` names `<Controller>.<handler> @RateLimit.<field>`. With a guard's
+   * `defaults`, the same limit (its state, its store) with the guard's key and denial where its
+   * options give none, built at the route's first request through that guard.
    */
-  limitFor(controller: Controller, handler: Handler): NestLimit | null {
+  limitFor(controller: Controller, handler: Handler, defaults?: GuardDefaults): NestLimit | null {
     let known = this.handlers.get(controller);
     if (known === undefined) this.handlers.set(controller, (known = new Map()));
-    let limit = known.get(handler);
-    if (limit === undefined) {
-      limit = this.resolve(controller, handler);
-      known.set(handler, limit);
+    let prepared = known.get(handler);
+    if (prepared === undefined) {
+      prepared = this.resolve(controller, handler);
+      known.set(handler, prepared);
     }
-    return limit;
+    if (prepared === null) return null;
+    return defaults === undefined ? prepared.limit : this.withDefaults(prepared, defaults);
   }
 
   /**
@@ -125,19 +161,19 @@ export class RateLimitService implements KeyControls, OnModuleInit, OnApplicatio
     }
   }
 
-  /** Gives back what the quota leases of every limit hold, then closes the store the module created. */
+  /** Gives back what the quota leases of every limit hold, then closes the default store (when it was made). */
   async onApplicationShutdown(): Promise<void> {
     await Promise.all(this.limits.map((limit) => limit.close()));
-    await this.ownedStore?.close?.();
+    await this.defaultStore.close();
   }
 
-  private resolve(controller: Controller, handler: Handler): NestLimit | null {
+  private resolve(controller: Controller, handler: Handler): Prepared | null {
     const skip = this.reflector.getAllAndOverride<boolean | undefined>(SKIP_RATE_LIMIT, [handler, controller]);
     if (skip === true) return null;
     const base = this.controllerLimit(controller) ?? this.root;
     const own = this.reflector.get<RateLimitDecoratorOptions | undefined>(RATE_LIMIT_OPTIONS, handler);
-    if (own === undefined) return base.limit;
-    return this.prepare(base, own, `${controller.name}.${handler.name} @RateLimit`, `${controller.name}.${handler.name}`).limit;
+    if (own === undefined) return base;
+    return this.prepare(base, own, `${controller.name}.${handler.name} @RateLimit`, `${controller.name}.${handler.name}`);
   }
 
   private controllerLimit(controller: Controller): Prepared | null {
@@ -151,22 +187,34 @@ export class RateLimitService implements KeyControls, OnModuleInit, OnApplicatio
   }
 
   /**
-   * `over` merged over `base`, as @rl/fastify merges a route's options over the plugin's: `limits`
-   * replaces `algorithm` and the reverse; without a state option (`algorithm`, `limits`, `prefix`,
-   * `store`) the limit spends `base`'s (its namespace); with one it has its own state, in `<base
-   * prefix>:<route>` when `base` has an explicit prefix (apps sharing a Redis keep apart), else a
-   * default namespace.
+   * `over` merged over `base` by the rule of every adapter's route options (`mergeRouteOptions` of
+   * @rl/core/http): without a state option (`algorithm`, `limits`, `prefix`, `store`) the limit spends
+   * `base`'s; with one it has its own state, in `<base prefix>:<route>` when `base` has an explicit
+   * prefix, else a default namespace.
    */
   private prepare(base: Prepared, over: RateLimitDecoratorOptions, owner: string, route: string): Prepared {
-    const merged: Record<string, unknown> = { ...base.options, ...over };
-    if (over.limits !== undefined) delete merged.algorithm;
-    if (over.algorithm !== undefined) delete merged.limits;
-    const ownState = STATE_OPTIONS.some((name) => over[name] !== undefined);
-    if (!ownState) merged.prefix = base.limit.limiter.prefix;
-    else if (over.prefix === undefined && base.options.prefix !== undefined) merged.prefix = `${base.options.prefix}:${route}`;
-    else if (over.prefix === undefined) delete merged.prefix;
-    const options = merged as RateLimitOptions;
-    return { options, limit: this.add(new NestLimit(options, owner)) };
+    const options = mergeRouteOptions(base.options, over, { parentPrefix: base.limit.limiter.prefix, route });
+    return { options, owner, limit: this.add(new NestLimit(options, owner)) };
+  }
+
+  /**
+   * `prepared`'s limit with a guard's defaults where its options give none: the same limit when they
+   * change nothing, else, built once, a limit of the same state (a key and a denial are no state
+   * options: it spends `prepared`'s namespace and store).
+   */
+  private withDefaults(prepared: Prepared, defaults: GuardDefaults): NestLimit {
+    let limits = this.guarded.get(defaults);
+    if (limits === undefined) this.guarded.set(defaults, (limits = new WeakMap()));
+    let limit = limits.get(prepared);
+    if (limit === undefined) {
+      const over: RateLimitDecoratorOptions = {};
+      if (prepared.options.key === undefined && defaults.key !== undefined) over.key = defaults.key;
+      if (prepared.options.onLimit === undefined && defaults.onLimit !== undefined) over.onLimit = defaults.onLimit;
+      const changed = over.key !== undefined || over.onLimit !== undefined;
+      limit = changed ? this.prepare(prepared, over, prepared.owner, prepared.owner).limit : prepared.limit;
+      limits.set(prepared, limit);
+    }
+    return limit;
   }
 
   private add(limit: NestLimit): NestLimit {

@@ -232,7 +232,10 @@ export class MemoryStore implements Store {
   private decideHeld(key: string, algorithm: Algorithm, cost: number, now: number | undefined, commit: boolean, maxDelay?: number): Decision {
     const t = now === undefined ? this.clock() : now;
     const a = this.overrides.decidingWith(key, algorithm, t);
-    if (algorithm.checksBlocks) return this.blocks.decide(key, algorithm, t, commit, (write) => this.decide(key, a, cost, t, write, maxDelay));
+    if (algorithm.checksBlocks) {
+      const step = (write: boolean): Decision => this.decide(key, a, cost, t, write, maxDelay);
+      return this.blocks.denial(key, algorithm, t, step) ?? (commit ? this.blocks.recorded(key, algorithm, t, step(true)) : step(false));
+    }
     return this.decide(key, a, cost, t, commit, maxDelay);
   }
 

@@ -1,26 +1,16 @@
 import { describe, expect, it } from 'vitest';
-import { createLimiter, InvalidOptionError, tokenBucket } from '@rl/core';
+import { createLimiter, tokenBucket } from '@rl/core';
 import { Redis as IORedis } from 'ioredis';
 import { Redis as IORedis5 } from 'ioredis5';
 import { Redis as Valkey } from 'iovalkey';
 import { createClient } from 'redis';
 import { createClient as createClient4 } from 'redis4';
 import { RateLimiterRedis } from 'rate-limiter-flexible';
+import { rejection } from '@rl/test-support';
 import { RedisStore } from './redis-store.js';
 
 // The mistakes of a first hour with the real clients, none connected (no Redis needed): each error
 // says what was given and the fix, in one line, naming the function the user called.
-
-/** The InvalidOptionError `build` throws. */
-function rejection(build: () => unknown): InvalidOptionError {
-  try {
-    build();
-  } catch (error) {
-    expect(error).toBeInstanceOf(InvalidOptionError);
-    return error as InvalidOptionError;
-  }
-  throw new Error('accepted');
-}
 
 const algorithm = tokenBucket({ capacity: 20, refillRate: 10 });
 const ioredisClients = { 'ioredis 6': () => new IORedis({ lazyConnect: true }), 'ioredis 5': () => new IORedis5({ lazyConnect: true }), iovalkey: () => new Valkey({ lazyConnect: true }) };

@@ -104,7 +104,7 @@ export interface RedisStoreConfig {
 export function parseStoreOptions(options: RedisStoreOptions): RedisStoreConfig {
   // `new RedisStore(client)`: the client given in place of the options.
   const client = redisClientKind(options);
-  if (client !== undefined) throw new InvalidOptionError('RedisStore', options, 'an options object with the client in it: new RedisStore({ client })', ['RedisStore'], client);
+  if (client !== undefined) throw new InvalidOptionError('RedisStore', options, 'an options object with the client in it: new RedisStore({ client })', { shown: client });
   const o = checkOptions(options, ['client', 'prefix', 'buckets', 'batch', 'confirmTimeout'], 'RedisStore', PEER_STORE_OPTIONS);
   const prefix = o.prefix === undefined ? 'rl:' : o.prefix;
   if (typeof prefix !== 'string' || prefix.includes('{') || prefix.includes('}')) {

@@ -3,29 +3,25 @@
  * with its own client, store and subscription (as three processes have), on standalone Redis and a
  * Cluster; and 10,000 bans: one script call per decision, Redis's memory and script cache bounded.
  */
-import { Redis, Cluster } from 'ioredis';
+import { Redis } from 'ioredis';
 import { describe, expect, it } from 'vitest';
 import { createLimiter, fixedWindow, tokenBucket, type Limiter } from '@rl/core';
-import { RedisStore, type RedisClient } from '@rl/store-redis';
+import { RedisStore } from '@rl/store-redis';
 import { useRedisDeployments } from '@rl/test-support';
 import { cachedDenial, heard } from './support/reset-heard.js';
 
 const deployments = useRedisDeployments('bans');
-
-/** A client of its own per instance, as each process has, connected (a limiter's first calls then meet no connection time within its timeout). */
-async function clientOf(deployment: 'standalone' | 'cluster'): Promise<RedisClient> {
-  const client = deployment === 'standalone' ? new Redis(deployments.url) : new Cluster([...deployments.nodes]);
-  await client.ping();
-  return client;
-}
-const close = (client: RedisClient) => (client as Redis).disconnect();
+/** The start of an hour: the hourly window holds every request of a test. */
+const T0 = 1_800_000_000_000;
 
 describe.each(['standalone', 'cluster'] as const)('bans on %s Redis', (deployment) => {
   it('three instances with deny caches on: a ban on A is denied at once by B and C; after the unban on A, their next requests are admitted (0 stale decisions)', async () => {
     const prefix = deployments.freshPrefix();
-    const clients = await Promise.all([clientOf(deployment), clientOf(deployment), clientOf(deployment)]);
+    const clients = await Promise.all([deployments.ownClient(deployment), deployments.ownClient(deployment), deployments.ownClient(deployment)]);
     const stores = clients.map((client) => new RedisStore({ client, prefix }));
-    const [a, b, c] = stores.map((store) => createLimiter({ algorithm: fixedWindow({ limit: 100, window: '1h' }), store, bans: true })) as [Limiter, Limiter, Limiter];
+    // One clock for the three instances, moved by the test: a ban ends when it says, without a wait.
+    let now = T0;
+    const [a, b, c] = stores.map((store) => createLimiter({ algorithm: fixedWindow({ limit: 100, window: '1h' }), store, bans: true, clock: () => now })) as [Limiter, Limiter, Limiter];
     try {
       for (const limiter of [a, b, c]) expect((await limiter.consume('k')).allowed).toBe(true);
       await a.block('k', '10m', { reason: 'credential stuffing' });
@@ -49,11 +45,12 @@ describe.each(['standalone', 'cluster'] as const)('bans on %s Redis', (deploymen
       const shortened = [heard(stores[1]!, b.storageKey('k')), heard(stores[2]!, c.storageKey('k'))];
       await a.block('k', 1);
       await Promise.all(shortened);
-      await new Promise((resolve) => setTimeout(resolve, 5));
+      // The 1 ms ban has ended.
+      now += 5;
       for (const limiter of [b, c]) expect((await limiter.consume('k')).allowed).toBe(true);
     } finally {
       await Promise.all(stores.map((store) => store.close()));
-      clients.forEach(close);
+      for (const client of clients) client.disconnect();
     }
   });
 });

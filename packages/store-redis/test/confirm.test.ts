@@ -11,14 +11,14 @@
  * confirmed call leaves a stale cache (this machine is shared; a late confirmation would reject the
  * call, which the test counts apart, and which must not happen either).
  */
-import { fork, type ChildProcess } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Cluster, Redis } from 'ioredis';
 import { createClient, createCluster } from 'redis';
 import { fixedWindow, ResetUnconfirmedError } from '@rl/core';
 import { RedisStore, type RedisClient } from '@rl/store-redis';
-import { startRedisCluster, startRedisServer, tsLoaderRegistration, type RedisClusterHandle, type RedisServerHandle } from '@rl/test-support';
+import { forkTsWorker, useRedisDeployments } from '@rl/test-support';
 import { CONFIRM_LIMIT, confirmLimiter, type ConfirmJob } from './support/confirm-worker.js';
 import { nextMessage, type WorkerMessage } from './support/worker-ipc.js';
 
@@ -27,20 +27,16 @@ const CYCLES = 1_000;
 const WAYS = ['unblock', 'reset', 'setOverride'] as const;
 const workerPath = fileURLToPath(new URL('./support/confirm-worker.ts', import.meta.url));
 
-let server: RedisServerHandle;
-let cluster: RedisClusterHandle;
+const redis = useRedisDeployments('confirm');
 let workers: ChildProcess[] = [];
 
 beforeAll(async () => {
-  workers = [0, 1].map(() => fork(workerPath, [], { execArgv: ['--import', tsLoaderRegistration], stdio: ['ignore', 'inherit', 'inherit', 'ipc'] }));
-  const started = workers.map((worker) => nextMessage<Message>(worker, (m) => m.started === true));
-  [server, cluster] = await Promise.all([startRedisServer(), startRedisCluster()]);
-  await Promise.all(started);
+  workers = [0, 1].map(() => forkTsWorker(workerPath));
+  await Promise.all(workers.map((worker) => nextMessage<Message>(worker, (m) => m.started === true)));
 }, 60_000);
 
-afterAll(async () => {
+afterAll(() => {
   for (const worker of workers) worker.kill('SIGKILL');
-  await Promise.all([server?.stop(), cluster?.stop()]);
 });
 
 interface Message extends WorkerMessage {
@@ -67,8 +63,8 @@ async function clientOf(family: ConfirmJob['family'], target: ConfirmJob['target
 }
 
 describe.each([
-  { deployment: 'standalone', target: (): ConfirmJob['target'] => ({ url: server.url }) },
-  { deployment: 'cluster', target: (): ConfirmJob['target'] => ({ nodes: cluster.nodes }) },
+  { deployment: 'standalone', target: (): ConfirmJob['target'] => ({ url: redis.url }) },
+  { deployment: 'cluster', target: (): ConfirmJob['target'] => ({ nodes: [...redis.nodes] }) },
 ])('$deployment', ({ deployment, target }) => {
   it.each(['ioredis', 'node-redis'] as const)(`%s: ${CYCLES} cycles of a denial cached on B and C, lifted on A (unblock, reset, setOverride), B and C at once: 0 stale`, async (family) => {
     const prefix = `confirm:${deployment}:${family}:${Date.now()}:`;

@@ -3,10 +3,10 @@
  * Redis and a 3-master Cluster, must admit exactly the limit, never one more (and never fewer: every
  * request reaches Redis, no timeout, no deny cache).
  */
-import { fork, type ChildProcess } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startRedisCluster, startRedisServer, tsLoaderRegistration, type RedisClusterHandle, type RedisServerHandle } from '@rl/test-support';
+import { forkTsWorker, useRedisDeployments } from '@rl/test-support';
 import { Cluster, Redis } from 'ioredis';
 import { createLimiter, fixedWindow, slidingWindowLog, tokenBucket } from '@rl/core';
 import { RedisStore } from '@rl/store-redis';
@@ -19,22 +19,16 @@ const ATTEMPTS = 3;
 const LIMIT = 150;
 const workerPath = fileURLToPath(new URL('./support/contention-worker.ts', import.meta.url));
 
-let server: RedisServerHandle;
-let cluster: RedisClusterHandle;
+const redis = useRedisDeployments('contention');
 let workers: ChildProcess[] = [];
 
 beforeAll(async () => {
-  workers = Array.from({ length: PROCESSES }, () =>
-    fork(workerPath, [], { execArgv: ['--import', tsLoaderRegistration], stdio: ['ignore', 'inherit', 'inherit', 'ipc'] }),
-  );
-  const started = workers.map((worker) => nextMessage<Message>(worker, (m) => m.started === true));
-  [server, cluster] = await Promise.all([startRedisServer(), startRedisCluster()]);
-  await Promise.all(started);
+  workers = Array.from({ length: PROCESSES }, () => forkTsWorker(workerPath));
+  await Promise.all(workers.map((worker) => nextMessage<Message>(worker, (m) => m.started === true)));
 });
 
-afterAll(async () => {
+afterAll(() => {
   for (const worker of workers) worker.kill('SIGKILL');
-  await Promise.all([server?.stop(), cluster?.stop()]);
 });
 
 interface Message extends WorkerMessage {
@@ -55,8 +49,8 @@ async function contend(config: Omit<WorkerConfig, 'consumers' | 'attempts' | 'li
 const kinds = ['fixed-window', 'sliding-window-log', 'token-bucket', 'concurrency'] as const;
 
 describe.each([
-  { name: 'standalone', target: () => ({ url: server.url }) },
-  { name: 'cluster', target: () => ({ nodes: cluster.nodes }) },
+  { name: 'standalone', target: () => ({ url: redis.url }) },
+  { name: 'cluster', target: () => ({ nodes: [...redis.nodes] }) },
 ])('contention on $name Redis', ({ name, target }) => {
   it.each(kinds)(`${PROCESSES} processes × ${CONSUMERS} consumers admit exactly the limit: %s`, async (kind) => {
     const results = await contend({ target: target(), kind, key: 'hot-key', prefix: `contention:${name}:${kind}:${Date.now()}:` });
@@ -69,8 +63,8 @@ describe.each([
 });
 
 describe.each([
-  { name: 'standalone', target: () => ({ url: server.url }) },
-  { name: 'cluster', target: () => ({ nodes: cluster.nodes }) },
+  { name: 'standalone', target: () => ({ url: redis.url }) },
+  { name: 'cluster', target: () => ({ nodes: [...redis.nodes] }) },
 ])('reservations across processes on $name Redis', ({ name, target }) => {
   it(`${PROCESSES} processes × ${CONSUMERS} consumers queue in one FIFO: every admitted reservation has a slot of its own`, async () => {
     const results = await contend({ target: target(), kind: 'reserve', key: 'hot-key', prefix: `contention:${name}:reserve:${Date.now()}:` });
@@ -84,8 +78,8 @@ describe.each([
 });
 
 describe.each([
-  { name: 'standalone', target: () => ({ url: server.url }) },
-  { name: 'cluster', target: () => ({ nodes: cluster.nodes }) },
+  { name: 'standalone', target: () => ({ url: redis.url }) },
+  { name: 'cluster', target: () => ({ nodes: [...redis.nodes] }) },
 ])('a request\u2019s three limits at once on $name Redis', ({ name, target }) => {
   it(`${PROCESSES} processes × 60 consumers on 3 limits: 0 over-admitted, 0 under-admitted, nothing left charged by a denial`, async () => {
     const prefix = `contention:${name}:three:${Date.now()}:`;

@@ -10,7 +10,7 @@
 import { spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startRedisCluster, startRedisSentinel, startRedisServer, tsLoaderRegistration, type RedisClusterHandle, type RedisSentinelHandle, type RedisServerHandle } from '@rl/test-support';
+import { startRedisSentinel, tsLoaderRegistration, useRedisDeployments, type RedisSentinelHandle } from '@rl/test-support';
 import type { ExitJob } from './support/exit-worker.js';
 
 const PROCESSES = 40;
@@ -22,16 +22,15 @@ const EXIT_WITHIN_MS = 3_000;
 const START_WITHIN_MS = 30_000;
 const workerPath = fileURLToPath(new URL('./support/exit-worker.ts', import.meta.url));
 
-let server: RedisServerHandle;
-let cluster: RedisClusterHandle;
+const redis = useRedisDeployments('exit');
 let sentinel: RedisSentinelHandle;
 
 beforeAll(async () => {
-  [server, cluster, sentinel] = await Promise.all([startRedisServer(), startRedisCluster(), startRedisSentinel()]);
+  sentinel = await startRedisSentinel();
 }, 60_000);
 
 afterAll(async () => {
-  await Promise.all([server?.stop(), cluster?.stop(), sentinel?.stop()]);
+  await sentinel?.stop();
 });
 
 type Outcome = 'exited' | 'hung';
@@ -81,8 +80,8 @@ async function hung(job: (i: number) => ExitJob): Promise<number> {
 const families = ['ioredis', 'iovalkey', 'node-redis'] as const;
 
 describe.each([
-  { deployment: 'standalone', target: (): ExitJob['target'] => ({ url: server.url }) },
-  { deployment: 'cluster', target: (): ExitJob['target'] => ({ nodes: cluster.nodes }) },
+  { deployment: 'standalone', target: (): ExitJob['target'] => ({ url: redis.url }) },
+  { deployment: 'cluster', target: (): ExitJob['target'] => ({ nodes: [...redis.nodes] }) },
   { deployment: 'sentinel', target: (): ExitJob['target'] => ({ sentinels: sentinel.sentinels, name: sentinel.name }) },
 ])('$deployment', ({ deployment, target }) => {
   it.each(families)(`${PROCESSES} processes of %s that close their client 0-10 ms after a cached denial: none hangs`, async (family) => {

@@ -6,13 +6,13 @@
  * The conformance suite runs the tables (replays, conflicts, the ttl, the bound, give-backs) on every
  * configuration of the store.
  */
-import { fork, type ChildProcess } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { createLimiter, fixedWindow, receiptOf, slidingWindowLog, tokenBucket, type Algorithm, type Decision } from '@rl/core';
 import { HttpRateLimiter, type FrameworkBinding } from '@rl/core/http';
 import { RedisStore } from '@rl/store-redis';
-import { startRedisCluster, startRedisServer, tsLoaderRegistration, type RedisClusterHandle, type RedisServerHandle } from '@rl/test-support';
+import { forkTsWorker, useRedisDeployments } from '@rl/test-support';
 import { Redis } from 'ioredis';
 import type { IdempotencyJob, IdempotencyResult } from './support/idempotency-worker.js';
 import { nextMessage, type WorkerMessage } from './support/worker-ipc.js';
@@ -22,26 +22,14 @@ const wasReplayed = (decision: Decision): boolean => receiptOf(decision).took ==
 
 const workerPath = fileURLToPath(new URL('./support/idempotency-worker.ts', import.meta.url));
 
-let server: RedisServerHandle;
-let cluster: RedisClusterHandle;
-
-beforeAll(async () => {
-  [server, cluster] = await Promise.all([startRedisServer(), startRedisCluster()]);
-});
-
-afterAll(async () => {
-  await Promise.all([server?.stop(), cluster?.stop()]);
-});
+const redis = useRedisDeployments('idempotency');
 
 interface Message extends WorkerMessage {
   result?: IdempotencyResult;
 }
 
-let prefixes = 0;
-const freshPrefix = () => `idem-${process.pid}-${++prefixes}:`;
-
 async function inTwoProcesses(job: IdempotencyJob): Promise<IdempotencyResult[]> {
-  const workers: ChildProcess[] = [0, 1].map(() => fork(workerPath, [], { execArgv: ['--import', tsLoaderRegistration], stdio: ['ignore', 'inherit', 'inherit', 'ipc'] }));
+  const workers: ChildProcess[] = [0, 1].map(() => forkTsWorker(workerPath));
   try {
     await Promise.all(workers.map((w) => nextMessage<Message>(w, (m) => m.started === true)));
     const results = workers.map((w) => nextMessage<Message>(w, (m) => m.result !== undefined));
@@ -55,8 +43,8 @@ async function inTwoProcesses(job: IdempotencyJob): Promise<IdempotencyResult[]>
 describe('idempotent charges across processes', () => {
   for (const deployment of ['standalone', 'cluster'] as const) {
     it(`${deployment}: 10 ids × 100 retries from two processes charge 10 units (idempotencyMaxReplays: 100)`, async () => {
-      const prefix = freshPrefix();
-      const target = deployment === 'standalone' ? { url: server.url } : { nodes: cluster.nodes };
+      const prefix = redis.freshPrefix();
+      const target = deployment === 'standalone' ? { url: redis.url } : { nodes: [...redis.nodes] };
       const ids = Array.from({ length: 10 }, (_, i) => `order-${i}`);
       // Replays enough for every retry: whichever of them reach Redis (a loaded machine's open circuit
       // answers some without asking), each id is charged once.
@@ -67,7 +55,7 @@ describe('idempotent charges across processes', () => {
       const answered = results.reduce((n, r) => n + r.admitted + r.failed, 0);
       expect(answered).toBe(1000);
       expect(results.reduce((n, r) => n + r.replayed, 0)).toBeLessThanOrEqual(990);
-      const client = deployment === 'standalone' ? new Redis(server.url) : new (await import('ioredis')).Cluster(cluster.nodes);
+      const client = deployment === 'standalone' ? new Redis(redis.url) : new (await import('ioredis')).Cluster([...redis.nodes]);
       try {
         // A new client's first call waits for its connection (a Cluster's for its slots too): no store timeout on this count.
         const peek = createLimiter({ algorithm: fixedWindow({ limit: 1000, window: '1h' }), store: new RedisStore({ client, prefix }), timeout: false });
@@ -81,9 +69,9 @@ describe('idempotent charges across processes', () => {
 
 describe('a charge that timed out, and its retry', () => {
   it('CLIENT PAUSE past the timeout, then a retry with the same id: exactly one unit charged once Redis resumes', async () => {
-    const client = new Redis(server.url);
-    const admin = new Redis(server.url);
-    const prefix = freshPrefix();
+    const client = new Redis(redis.url);
+    const admin = new Redis(redis.url);
+    const prefix = redis.freshPrefix();
     try {
       const store = new RedisStore({ client, prefix });
       const limiter = createLimiter({ algorithm: fixedWindow({ limit: 100, window: '1h' }), store, timeout: 50 });
@@ -115,8 +103,8 @@ describe('the ids one key remembers are bounded', () => {
   ];
   for (const [name, algorithm] of algorithms) {
     it(`${name}: 100,000 distinct ids on one key keep at most idempotencyMaxIds records (bytes counted)`, async () => {
-      const client = new Redis(server.url);
-      const prefix = freshPrefix();
+      const client = new Redis(redis.url);
+      const prefix = redis.freshPrefix();
       try {
         const store = new RedisStore({ client, prefix });
         // No timeout: 1,000 idempotent charges of one key in flight at once, each reading the key's 100 records, queue longer than 50 ms.
@@ -143,8 +131,8 @@ describe('the ids one key remembers are bounded', () => {
 
 describe('idempotent limits in a request\'s one call', () => {
   it('two limits replayed in one group call: no limit charged again, nothing called alone after it', async () => {
-    const client = new Redis(server.url);
-    const prefix = freshPrefix();
+    const client = new Redis(redis.url);
+    const prefix = redis.freshPrefix();
     try {
       const store = new RedisStore({ client, prefix });
       type Req = { id: string };

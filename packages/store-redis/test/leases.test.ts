@@ -7,10 +7,10 @@
  * the others at most its `units` and never causes over-admission: stopped mid-traffic, with a block
  * in flight, the store charged it at most `units` more than it admitted.
  */
-import { fork, type ChildProcess } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startRedisCluster, startRedisServer, tsLoaderRegistration, type RedisClusterHandle, type RedisServerHandle } from '@rl/test-support';
+import { describe, expect, it } from 'vitest';
+import { forkTsWorker, useRedisDeployments } from '@rl/test-support';
 import { createLimiter, fixedWindow } from '@rl/core';
 import { RedisStore } from '@rl/store-redis';
 import { Cluster, Redis } from 'ioredis';
@@ -24,16 +24,7 @@ const LIMIT = 1000;
 const UNITS = 50;
 const workerPath = fileURLToPath(new URL('./support/lease-worker.ts', import.meta.url));
 
-let server: RedisServerHandle;
-let cluster: RedisClusterHandle;
-
-beforeAll(async () => {
-  [server, cluster] = await Promise.all([startRedisServer(), startRedisCluster()]);
-});
-
-afterAll(async () => {
-  await Promise.all([server?.stop(), cluster?.stop()]);
-});
+const redis = useRedisDeployments('leases');
 
 interface Message extends WorkerMessage {
   holding?: boolean;
@@ -41,8 +32,12 @@ interface Message extends WorkerMessage {
   result?: LeaseResult;
 }
 
-function startWorker(): ChildProcess {
-  return fork(workerPath, [], { execArgv: ['--import', tsLoaderRegistration], stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
+const startWorker = (): ChildProcess => forkTsWorker(workerPath);
+
+/** The standalone server's address (its masters, for a count of script calls). */
+function standaloneNode(): { host: string; port: number } {
+  const { hostname, port } = new URL(redis.url);
+  return { host: hostname, port: Number(port) };
 }
 
 /** Script calls (EVALSHA and EVAL) the masters have run so far. */
@@ -74,8 +69,8 @@ async function contend(job: Omit<LeaseJob, 'mode'>, count = PROCESSES): Promise<
 }
 
 describe.each([
-  { name: 'standalone', target: () => ({ url: server.url }), nodes: () => [{ host: '127.0.0.1', port: server.port }] },
-  { name: 'cluster', target: () => ({ nodes: cluster.nodes }), nodes: () => cluster.nodes },
+  { name: 'standalone', target: () => ({ url: redis.url }), nodes: () => [standaloneNode()] },
+  { name: 'cluster', target: () => ({ nodes: [...redis.nodes] }), nodes: () => [...redis.nodes] },
 ])('quota leases on $name Redis', ({ name, target, nodes }) => {
   it(`${PROCESSES} processes × ${ROUNDS * PER_ROUND} decisions on one hot key, units ${UNITS}: at most the limit in each of ${ROUNDS} windows, about one script call per block`, async () => {
     const before = await scriptCalls(nodes());

@@ -4,23 +4,16 @@
  * overrides: one script call per decision, Redis's script cache and the store's scripts unchanged,
  * the process's heap bounded.
  */
-import { Redis, Cluster } from 'ioredis';
+import { Redis } from 'ioredis';
 import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
 import { describe, expect, it } from 'vitest';
 import { createLimiter, fixedWindow, tokenBucket, type Limiter } from '@rl/core';
-import { RedisStore, type RedisClient } from '@rl/store-redis';
+import { RedisStore } from '@rl/store-redis';
 import { useRedisDeployments } from '@rl/test-support';
 import { heard } from './support/reset-heard.js';
 
 const deployments = useRedisDeployments('overrides');
-
-async function clientOf(deployment: 'standalone' | 'cluster'): Promise<RedisClient> {
-  const client = deployment === 'standalone' ? new Redis(deployments.url) : new Cluster([...deployments.nodes]);
-  await client.ping();
-  return client;
-}
-const close = (client: RedisClient) => (client as Redis).disconnect();
 
 /** A full collection, for a count of the heap the process keeps (V8's `gc`, exposed for this file). */
 setFlagsFromString('--expose-gc');
@@ -39,7 +32,7 @@ async function scriptCalls(admins: readonly Redis[]): Promise<number> {
 describe.each(['standalone', 'cluster'] as const)('overrides on %s Redis', (deployment) => {
   it("A sets k to 10 per minute; B's next decision reports q=10 with one script call; A clears it; B's next decision is the default again", async () => {
     const prefix = deployments.freshPrefix();
-    const clients = await Promise.all([clientOf(deployment), clientOf(deployment)]);
+    const clients = await Promise.all([deployments.ownClient(deployment), deployments.ownClient(deployment)]);
     const admins = deployment === 'standalone' ? [new Redis(deployments.url)] : deployments.nodes.map((node) => new Redis(node.port, node.host));
     const stores = clients.map((client) => new RedisStore({ client, prefix }));
     // What is counted is script calls: a store timeout (50 ms by default) would let a loaded machine
@@ -64,7 +57,7 @@ describe.each(['standalone', 'cluster'] as const)('overrides on %s Redis', (depl
       expect(await b.getOverride('k')).toBeUndefined();
     } finally {
       await Promise.all(stores.map((store) => store.close()));
-      clients.forEach(close);
+      for (const client of clients) client.disconnect();
       admins.forEach((admin) => admin.disconnect());
     }
   });

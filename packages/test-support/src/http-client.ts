@@ -64,20 +64,6 @@ export function deferred<T = void>(): { promise: Promise<T>; resolve: (value: T)
   return { promise, resolve };
 }
 
-/** Collects the process warnings with `code` while `body` runs (a warning is emitted on a later tick: this waits one). */
-export async function collectWarnings(code: string, body: (warnings: readonly Error[]) => Promise<void>): Promise<void> {
-  const warnings: Error[] = [];
-  const onWarning = (warning: Error & { code?: string }): void => {
-    if (warning.code === code) warnings.push(warning);
-  };
-  process.on('warning', onWarning);
-  try {
-    await body(warnings);
-  } finally {
-    process.off('warning', onWarning);
-  }
-}
-
 /** Lets pending callbacks of the event loop (a warning, an I/O event already queued) run. */
 export function nextTurn(): Promise<void> {
   return new Promise((resolve) => setImmediate(resolve));

@@ -5,12 +5,13 @@
  */
 export { startRedisServer, startRedisCluster, cli, sleep, type RedisServerHandle, type RedisClusterHandle } from './redis-server.js';
 export { startRedisSentinel, type RedisSentinelHandle, type RedisSentinelOptions, type RedisNodeAddress } from './redis-sentinel.js';
-export { startSharedRedis, startRedisDeployments, useRedis, useRedisDeployments, type SharedRedis, type RedisDeployments } from './redis-fixtures.js';
-export { request, serve, startRequest, members, deferred, collectWarnings, nextTurn, type ServedApp, type TestResponse, type RequestInit } from './http-client.js';
+export { startSharedRedis, startRedisDeployments, useRedis, useRedisDeployments, type SharedRedis, type RedisDeployment, type RedisDeployments } from './redis-fixtures.js';
+export { request, serve, startRequest, members, deferred, nextTurn, type ServedApp, type TestResponse, type RequestInit } from './http-client.js';
+export { rejection, collectWarnings, captureWarnings } from './capture.js';
 export { HoldTimers } from './hold-timers.js';
 export { injectClient, type Inject, type InjectClient, type InjectRequest, type InjectedResponse } from './inject-client.js';
 export { everyRateAlgorithm } from './algorithms.js';
-export { tsLoaderRegistration } from './ts-loader.js';
+export { tsLoaderRegistration, forkTsWorker } from './ts-loader.js';
 export { canListProcesses, processesWith, type MarkedProcess } from './leftovers.js';
 export * from './adapter-suite/index.js';
 export { describeExampleApp, listenOnFreePort, type ExampleApp, type ExampleAppOptions, type OpenedApp } from './example-app-suite.js';

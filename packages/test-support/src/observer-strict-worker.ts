@@ -24,6 +24,9 @@ failing.failure = new Error('store down');
 const outage = createLimiter({ algorithm: tokenBucket({ capacity: 2, refillRate: 1 }), store: failing, prefix: 'outage', observer: observer(), storeFailureThreshold: 1, onStoreError: 'allow' });
 for (let i = 0; i < 3; i++) await outage.consume('k');
 
-// Let every rejection settle (and a strict process end, were one unhandled).
-await new Promise((resolve) => setTimeout(resolve, 50));
+// Let every rejection settle (and a strict process end, were one unhandled): no timer is involved
+// (the observers reject at once, the failing store answers on a promise), so one turn of the event
+// loop is enough: Node ends the turn by running the microtasks, the \`process.nextTick\` queue (where
+// warnings are emitted) and its check for unhandled rejections, before \`setImmediate\`'s callback.
+await new Promise((resolve) => setImmediate(resolve));
 console.log(JSON.stringify({ survived: true, codes }));

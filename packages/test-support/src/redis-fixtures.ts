@@ -72,6 +72,9 @@ export function useRedis(label: string): Omit<SharedRedis, 'stop'> {
   };
 }
 
+/** Which of {@link RedisDeployments} a test runs on. */
+export type RedisDeployment = 'standalone' | 'cluster';
+
 /** A standalone Redis and a 3-master Cluster for one test file, with fresh prefixes. */
 export interface RedisDeployments {
   /** A client of the standalone server (usable once `beforeAll` has run). */
@@ -84,6 +87,12 @@ export interface RedisDeployments {
   readonly nodes: readonly { host: string; port: number }[];
   /** A key prefix no other test of any run uses: `<label>:<pid>:<time>:<n>:`. */
   freshPrefix(): string;
+  /**
+   * A new ioredis client of `deployment`, connected (it has answered a `PING`: a limiter's first calls
+   * then meet no connection time within its timeout), as each instance of an app has its own; the
+   * caller disconnects it.
+   */
+  ownClient(deployment: RedisDeployment): Promise<Redis | Cluster>;
 }
 
 /**
@@ -139,5 +148,11 @@ export function useRedisDeployments(label: string): RedisDeployments {
       return cluster.nodes;
     },
     freshPrefix: prefixes(label),
+    async ownClient(deployment) {
+      if (!server || !cluster) throw new Error('useRedisDeployments: the servers exist once beforeAll has run');
+      const client = deployment === 'standalone' ? new Redis(server.url) : new Cluster([...cluster.nodes]);
+      await client.ping();
+      return client;
+    },
   };
 }

@@ -6,6 +6,7 @@ import { checkOptions } from '../options.js';
 import { bucketPeerOptions } from '../peer-option-hints.js';
 import { parseBucketOptions } from './bucket-options.js';
 import { compactFields } from './define.js';
+import { settleBy } from './settle.js';
 
 export interface LeakyBucketOptions {
   /** `'meter'`: the bucket holds at most `capacity` units; `'shape'`: the queue holds at most `capacity` requests. An integer from 1 to 999999999999999. */
@@ -72,20 +73,26 @@ export function leakyBucket(options: LeakyBucketOptions): NumericAlgorithm {
   const emission = intervalMs / leakRate;
   const horizon = capacity * emission;
 
-  function undo(s: NumericState, at: number, now: number, cost: number, chargedAt?: number, delayMs = 0): void {
-    if (chargedAt === undefined) {
-      s[at] = Math.max(now, s[at]! - cost * emission);
-      return;
-    }
-    // What the charge still weighs: its slots less what has drained since its slot, or what was
-    // reserved behind it (see above). The slot is known to the ms the decision reported (rounded up).
-    // A delayed charge knows its slot, and so does every charge of a shaper (its `delayMs` is reported,
-    // 0 included); a meter's consume starts at `tat`, which it does not report.
+  /**
+   * Gives back the slots `[slot + actual·T, slot + cost·T)` of a charge of `cost` at `slot = chargedAt +
+   * delayMs` that keeps `actual` of them: `tat` moves back by them less the later of the time that has
+   * drained into them and what was reserved behind the charge (see above), never before `now`. An undo
+   * with the time of its charge gives back all its slots (`actual` 0), a settle below its estimate their tail.
+   */
+  function giveBack(s: NumericState, at: number, now: number, { cost, actual, chargedAt, delayMs }: Pick<Settlement, 'cost' | 'actual' | 'chargedAt' | 'delayMs'>): void {
+    // The slot is known to the ms the decision reported (rounded up). A delayed charge knows its slot,
+    // and so does every charge of a shaper (its `delayMs` is reported, 0 included); a meter's consume
+    // starts at `tat`, which it does not report.
     const slot = chargedAt + delayMs;
     const behind = delayMs > 0 || shape ? s[at]! - (slot + cost * emission) : 0;
     const later = behind <= 0 ? 0 : behind + 1;
-    const back = cost * emission - Math.max(0, now - slot, later);
+    const back = (cost - actual) * emission - Math.max(0, now - slot - actual * emission, later);
     if (back > 0) s[at] = Math.max(now, s[at]! - back);
+  }
+
+  function undo(s: NumericState, at: number, now: number, cost: number, chargedAt?: number, delayMs = 0): void {
+    if (chargedAt === undefined) s[at] = Math.max(now, s[at]! - cost * emission);
+    else giveBack(s, at, now, { cost, actual: 0, chargedAt, delayMs });
   }
 
   return {
@@ -151,24 +158,14 @@ export function leakyBucket(options: LeakyBucketOptions): NumericAlgorithm {
 
     undo,
 
-    settle(s: NumericState, at: number, fresh: boolean, now: number, { cost, actual, chargedAt, delayMs }: Settlement): void {
-      if (actual < cost) {
-        if (fresh) return;
-        // The give-back of the tail of the charge's slots, `[slot + actual·T, slot + cost·T)`, less what
-        // has drained into it since (or, reserved behind it, what later reservations took): as `undo`.
-        const slot = chargedAt + delayMs;
-        const behind = delayMs > 0 || shape ? s[at]! - (slot + cost * emission) : 0;
-        const back = (cost - actual) * emission - Math.max(0, now - slot - actual * emission, behind <= 0 ? 0 : behind + 1);
-        if (back > 0) s[at] = Math.max(now, s[at]! - back);
-        return;
-      }
+    settle: settleBy(giveBack, (s, at, fresh, now, { cost, actual }) => {
       // The rest fills the bucket (or queue) from its current level, at most to full: a step clamps it to
       // a full bucket (see above), so a leaky bucket takes no debt.
       const reach = fresh ? 0 : s[at + 1]!;
       const tat = fresh ? now : Math.min(s[at]!, now + Math.max(horizon, reach));
       s[at] = Math.max(tat, Math.min(Math.max(tat, now) + (actual - cost) * emission, now + horizon));
       s[at + 1] = s[at]! - now > horizon + EPSILON ? reach : 0;
-    },
+    }),
   };
 }
 

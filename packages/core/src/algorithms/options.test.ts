@@ -1,22 +1,11 @@
 import { describe, expect, it } from 'vitest';
-import { InvalidOptionError } from '../errors.js';
 import { concurrency } from './concurrency.js';
 import { fixedWindow } from './fixed-window.js';
 import { leakyBucket } from './leaky-bucket.js';
 import { slidingWindowCounter } from './sliding-window-counter.js';
 import { slidingWindowLog } from './sliding-window-log.js';
 import { tokenBucket } from './token-bucket.js';
-
-/** Runs `make` and returns the InvalidOptionError it throws. */
-function optionError(make: () => unknown): InvalidOptionError {
-  try {
-    make();
-  } catch (error) {
-    expect(error).toBeInstanceOf(InvalidOptionError);
-    return error as InvalidOptionError;
-  }
-  throw new Error('expected an InvalidOptionError');
-}
+import { rejection } from '../testing/capture.js';
 
 describe('algorithm options are checked at construction', () => {
   it.each([
@@ -41,7 +30,7 @@ describe('algorithm options are checked at construction', () => {
     ['concurrency.limit', () => concurrency({ limit: 0 }), 0],
     ['concurrency.lease', () => concurrency({ limit: 1, lease: 0 }), 0],
   ])('%s: %s', (field, make, value) => {
-    const error = optionError(make);
+    const error = rejection(make);
     expect(error.code).toBe('RL_INVALID_OPTION');
     expect(error.field).toBe(field);
     expect(error.value).toEqual(value);
@@ -50,11 +39,11 @@ describe('algorithm options are checked at construction', () => {
   });
 
   it('unknown options are errors, not ignored', () => {
-    const error = optionError(() => tokenBucket({ capacity: 10, refillRate: 1, burst: 5 } as never));
+    const error = rejection(() => tokenBucket({ capacity: 10, refillRate: 1, burst: 5 } as never));
     expect(error.field).toBe('tokenBucket.burst');
     expect(error.message).toMatch(/no such option.*capacity, refillRate, interval/);
-    expect(optionError(() => fixedWindow({ limit: 1, window: '1s', windowMs: 5 } as never)).field).toBe('fixedWindow.windowMs');
-    expect(optionError(() => tokenBucket(undefined as never)).field).toBe('tokenBucket');
+    expect(rejection(() => fixedWindow({ limit: 1, window: '1s', windowMs: 5 } as never)).field).toBe('fixedWindow.windowMs');
+    expect(rejection(() => tokenBucket(undefined as never)).field).toBe('tokenBucket');
   });
 
   it('exposes normalised parameters and the policy', () => {
@@ -108,7 +97,7 @@ describe('extreme values are rejected at creation: every number the headers say 
     ['concurrency.limit', '999999999999999', () => concurrency({ limit: 1e15 })],
     ['concurrency.lease', '999999999999999ms', () => concurrency({ limit: 1, lease: 1e300 })],
   ])('%s: the message names %s', (field, bound, make) => {
-    const error = optionError(make);
+    const error = rejection(make);
     expect(error.code).toBe('RL_INVALID_OPTION');
     expect(error.field).toBe(field);
     expect(error.message).toContain(bound);
@@ -162,7 +151,7 @@ describe('null is a bad value for every algorithm option, never "not given"', ()
   for (const name of ['limit', 'lease']) rows.push([`concurrency.${name}`, () => concurrency({ limit: 5, [name]: null } as never)]);
 
   it.each(rows)('%s', (field, make) => {
-    const error = optionError(make);
+    const error = rejection(make);
     expect(error.field).toBe(field);
     expect(error.value).toBeNull();
   });

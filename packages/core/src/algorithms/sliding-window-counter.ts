@@ -1,7 +1,8 @@
-import type { NumericAlgorithm, NumericState, Settlement } from '../algorithm.js';
+import type { NumericAlgorithm, NumericState } from '../algorithm.js';
 import { decisionFromExact, EPSILON, type Decision } from '../decision.js';
 import { formatDuration } from '../duration.js';
 import { compactFields } from './define.js';
+import { settleBy, undoDifference } from './settle.js';
 import { parseWindowOptions, type WindowOptions } from './window-options.js';
 
 /** `limit` units in any window (estimated); `countDenied` counts denied requests too. */
@@ -47,6 +48,78 @@ export function slidingWindowCounter(options: SlidingWindowCounterOptions): Nume
     if (slot !== -1) s[slot] = Math.max(0, s[slot]! - cost);
   }
 
+  function step(s: NumericState, at: number, fresh: boolean, now: number, cost: number, commit: boolean, maxDelay?: number): Decision {
+    const currentWindow = Math.floor(now / windowMs) * windowMs;
+    let start = currentWindow;
+    let previous = 0;
+    let current = 0;
+    if (!fresh) {
+      const storedStart = s[at]!;
+      if (storedStart >= start) {
+        // Same window, a reserved later one, or the clock went back: keep the stored windows.
+        start = storedStart;
+        previous = s[at + 1]!;
+        current = s[at + 2]!;
+      } else if (storedStart === start - windowMs) {
+        previous = s[at + 2]!;
+      }
+    }
+    // Time into the current window, clamped to [0, window) when the clock went back.
+    const elapsed = Math.max(0, now - start);
+    const left = windowMs - elapsed;
+    const estimate = (previous * left) / windowMs + current;
+    // A consume cannot wait for a later stored window.
+    const fitsNow = estimate + cost <= limit + EPSILON && start <= currentWindow;
+    const end = start + windowMs;
+    // Earliest time at which estimate + cost <= limit, assuming nothing else is admitted (read when
+    // the request does not fit now): in this window as the previous count fades, else in the next.
+    let fitAt = now;
+    let nextWindow = false;
+    if (!fitsNow) {
+      const room = limit - cost - current;
+      if (room >= -EPSILON && previous > 0) {
+        fitAt = Math.max(start, end - (Math.max(0, room) * windowMs) / previous);
+      } else if (room >= -EPSILON) {
+        fitAt = start;
+      } else {
+        // In the next window the current count becomes the previous one.
+        const nextRoom = limit - cost;
+        fitAt = current > 0 ? Math.max(end, end + windowMs - (nextRoom * windowMs) / current) : end;
+        nextWindow = true;
+      }
+    }
+    let allowed: boolean;
+    let delay = 0;
+    let retryAt = fitAt;
+    if (maxDelay === undefined) {
+      allowed = fitsNow;
+      if (allowed || countDenied) current += cost;
+    } else {
+      delay = Math.max(0, fitAt - now);
+      allowed = delay <= maxDelay + EPSILON;
+      if (allowed) {
+        if (nextWindow) {
+          start = end;
+          previous = current;
+          current = 0;
+        }
+        current += cost;
+      } else {
+        retryAt = fitAt - maxDelay;
+        delay = 0;
+      }
+    }
+    if (commit) {
+      s[at] = start;
+      s[at + 1] = previous;
+      s[at + 2] = current;
+    }
+    const after = (previous * Math.max(0, windowMs - Math.max(0, now - start))) / windowMs + current;
+    const stateEnd = start + windowMs;
+    const resetAt = current > 0 ? stateEnd + windowMs : previous > 0 ? stateEnd : now;
+    return decisionFromExact(allowed, limit - after, resetAt - now, allowed ? 0 : retryAt - now, delay, limit, policy, now);
+  }
+
   return {
     // `[currentWindowStart, previousCount, currentCount]`; the longest recovery: a current count stops
     // mattering two windows after its window starts.
@@ -57,77 +130,7 @@ export function slidingWindowCounter(options: SlidingWindowCounterOptions): Nume
     boundInSpan: () => undefined,
     leaseHoldMs: () => windowMs,
 
-    step(s: NumericState, at: number, fresh: boolean, now: number, cost: number, commit: boolean, maxDelay?: number): Decision {
-      const currentWindow = Math.floor(now / windowMs) * windowMs;
-      let start = currentWindow;
-      let previous = 0;
-      let current = 0;
-      if (!fresh) {
-        const storedStart = s[at]!;
-        if (storedStart >= start) {
-          // Same window, a reserved later one, or the clock went back: keep the stored windows.
-          start = storedStart;
-          previous = s[at + 1]!;
-          current = s[at + 2]!;
-        } else if (storedStart === start - windowMs) {
-          previous = s[at + 2]!;
-        }
-      }
-      // Time into the current window, clamped to [0, window) when the clock went back.
-      const elapsed = Math.max(0, now - start);
-      const left = windowMs - elapsed;
-      const estimate = (previous * left) / windowMs + current;
-      // A consume cannot wait for a later stored window.
-      const fitsNow = estimate + cost <= limit + EPSILON && start <= currentWindow;
-      const end = start + windowMs;
-      // Earliest time at which estimate + cost <= limit, assuming nothing else is admitted (read when
-      // the request does not fit now): in this window as the previous count fades, else in the next.
-      let fitAt = now;
-      let nextWindow = false;
-      if (!fitsNow) {
-        const room = limit - cost - current;
-        if (room >= -EPSILON && previous > 0) {
-          fitAt = Math.max(start, end - (Math.max(0, room) * windowMs) / previous);
-        } else if (room >= -EPSILON) {
-          fitAt = start;
-        } else {
-          // In the next window the current count becomes the previous one.
-          const nextRoom = limit - cost;
-          fitAt = current > 0 ? Math.max(end, end + windowMs - (nextRoom * windowMs) / current) : end;
-          nextWindow = true;
-        }
-      }
-      let allowed: boolean;
-      let delay = 0;
-      let retryAt = fitAt;
-      if (maxDelay === undefined) {
-        allowed = fitsNow;
-        if (allowed || countDenied) current += cost;
-      } else {
-        delay = Math.max(0, fitAt - now);
-        allowed = delay <= maxDelay + EPSILON;
-        if (allowed) {
-          if (nextWindow) {
-            start = end;
-            previous = current;
-            current = 0;
-          }
-          current += cost;
-        } else {
-          retryAt = fitAt - maxDelay;
-          delay = 0;
-        }
-      }
-      if (commit) {
-        s[at] = start;
-        s[at + 1] = previous;
-        s[at + 2] = current;
-      }
-      const after = (previous * Math.max(0, windowMs - Math.max(0, now - start))) / windowMs + current;
-      const stateEnd = start + windowMs;
-      const resetAt = current > 0 ? stateEnd + windowMs : previous > 0 ? stateEnd : now;
-      return decisionFromExact(allowed, limit - after, resetAt - now, allowed ? 0 : retryAt - now, delay, limit, policy, now);
-    },
+    step,
 
     expiresAt(s: NumericState, at: number): number {
       return s[at]! + 2 * windowMs;
@@ -135,14 +138,10 @@ export function slidingWindowCounter(options: SlidingWindowCounterOptions): Nume
 
     undo,
 
-    settle(this: NumericAlgorithm, s: NumericState, at: number, fresh: boolean, now: number, { cost, actual, chargedAt, delayMs, maxDebt }: Settlement): void {
-      if (actual < cost) {
-        if (!fresh) undo(s, at, now, cost - actual, chargedAt, delayMs);
-        return;
-      }
+    settle: settleBy(undoDifference(undo), (s, at, fresh, now, { cost, actual, chargedAt, delayMs, maxDebt }) => {
       // The stored windows moved to `now` by a step of cost 0 (which writes them, counting nothing), then
       // the rest added to the count of the window of the charge (of its slot): the current or the previous one; nothing once it is older.
-      this.step(s, at, fresh, now, 0, true);
+      step(s, at, fresh, now, 0, true);
       const start = s[at]!;
       let previous = s[at + 1]!;
       let current = s[at + 2]!;
@@ -152,6 +151,6 @@ export function slidingWindowCounter(options: SlidingWindowCounterOptions): Nume
       else if (charged === start - windowMs && previous < most) previous = Math.min(most, previous + actual - cost);
       s[at + 1] = previous;
       s[at + 2] = current;
-    },
+    }),
   };
 }

@@ -1,10 +1,11 @@
-import type { NumericAlgorithm, NumericState, Settlement } from '../algorithm.js';
+import type { NumericAlgorithm, NumericState } from '../algorithm.js';
 import { decisionFromExact, EPSILON, type Decision } from '../decision.js';
 import { formatDuration, MAX_TIMER_MS, type Duration } from '../duration.js';
 import { checkOptions } from '../options.js';
 import { bucketPeerOptions } from '../peer-option-hints.js';
 import { parseBucketOptions } from './bucket-options.js';
 import { compactFields } from './define.js';
+import { settleBy, undoDifference } from './settle.js';
 
 export interface TokenBucketOptions {
   /** Most tokens the bucket holds, the largest burst (an integer from 1 to 999999999999999). The bucket starts full. */
@@ -71,6 +72,46 @@ export function tokenBucket(options: TokenBucketOptions): NumericAlgorithm {
     if (back > 0) s[at] = Math.min(capacity, stored + back);
   }
 
+  function step(s: NumericState, at: number, fresh: boolean, now: number, cost: number, commit: boolean, maxDelay?: number): Decision {
+    let tokens = capacity;
+    let last = now;
+    if (!fresh) {
+      tokens = Math.min(capacity, s[at]!);
+      last = s[at + 1]!;
+      if (now > last) {
+        tokens = Math.min(capacity, tokens + (now - last) * rate);
+        last = now;
+      }
+    }
+    // When the clock went back, `last` is ahead of `now`: waits are counted from `last`.
+    const lag = last - now;
+    let allowed: boolean;
+    let delay = 0;
+    let retryIn = 0;
+    if (maxDelay === undefined) {
+      allowed = tokens + EPSILON >= cost;
+      if (allowed) tokens = Math.max(0, tokens - cost);
+      // The retry is read only when denied: no division for an admitted request.
+      else retryIn = lag + (cost - tokens) / rate;
+    } else {
+      // A reservation: the slot is when the balance, less the cost, is back at 0.
+      const after = tokens - cost;
+      const wait = after >= -EPSILON ? lag : lag - after / rate;
+      allowed = wait <= maxDelay + EPSILON;
+      if (allowed) {
+        tokens = after >= -EPSILON ? Math.max(0, after) : after;
+        delay = wait;
+      } else {
+        retryIn = wait - maxDelay;
+      }
+    }
+    if (commit) {
+      s[at] = tokens;
+      s[at + 1] = last;
+    }
+    return decisionFromExact(allowed, tokens, lag + (capacity - tokens) / rate, retryIn, delay, capacity, policy, now);
+  }
+
   return {
     ...compactFields({
       kind: 'token-bucket',
@@ -100,45 +141,7 @@ export function tokenBucket(options: TokenBucketOptions): NumericAlgorithm {
     boundInSpan: (spanMs: number) => Math.floor(capacity + rate * spanMs),
     leaseHoldMs: (_at: number, units: number) => units / rate,
 
-    step(s: NumericState, at: number, fresh: boolean, now: number, cost: number, commit: boolean, maxDelay?: number): Decision {
-      let tokens = capacity;
-      let last = now;
-      if (!fresh) {
-        tokens = Math.min(capacity, s[at]!);
-        last = s[at + 1]!;
-        if (now > last) {
-          tokens = Math.min(capacity, tokens + (now - last) * rate);
-          last = now;
-        }
-      }
-      // When the clock went back, `last` is ahead of `now`: waits are counted from `last`.
-      const lag = last - now;
-      let allowed: boolean;
-      let delay = 0;
-      let retryIn = 0;
-      if (maxDelay === undefined) {
-        allowed = tokens + EPSILON >= cost;
-        if (allowed) tokens = Math.max(0, tokens - cost);
-        // The retry is read only when denied: no division for an admitted request.
-        else retryIn = lag + (cost - tokens) / rate;
-      } else {
-        // A reservation: the slot is when the balance, less the cost, is back at 0.
-        const after = tokens - cost;
-        const wait = after >= -EPSILON ? lag : lag - after / rate;
-        allowed = wait <= maxDelay + EPSILON;
-        if (allowed) {
-          tokens = after >= -EPSILON ? Math.max(0, after) : after;
-          delay = wait;
-        } else {
-          retryIn = wait - maxDelay;
-        }
-      }
-      if (commit) {
-        s[at] = tokens;
-        s[at + 1] = last;
-      }
-      return decisionFromExact(allowed, tokens, lag + (capacity - tokens) / rate, retryIn, delay, capacity, policy, now);
-    },
+    step,
 
     expiresAt(s: NumericState, at: number): number {
       return s[at + 1]! + (capacity - Math.min(capacity, s[at]!)) / rate;
@@ -146,16 +149,12 @@ export function tokenBucket(options: TokenBucketOptions): NumericAlgorithm {
 
     undo,
 
-    settle(this: NumericAlgorithm, s: NumericState, at: number, fresh: boolean, now: number, { cost, actual, chargedAt, delayMs, maxDebt }: Settlement): void {
-      if (actual < cost) {
-        if (!fresh) undo(s, at, now, cost - actual, chargedAt, delayMs);
-        return;
-      }
+    settle: settleBy(undoDifference(undo), (s, at, fresh, now, { cost, actual, maxDebt }) => {
       // Refilled to `now` by a step of cost 0 (which writes the state, taking nothing), then the rest
       // taken whatever the balance, down to −maxDebt.
-      this.step(s, at, fresh, now, 0, true);
+      step(s, at, fresh, now, 0, true);
       const tokens = s[at]!;
       if (tokens > -maxDebt) s[at] = Math.max(-maxDebt, tokens - (actual - cost));
-    },
+    }),
   };
 }

@@ -1,5 +1,6 @@
-import type { NumericAlgorithm, NumericState, Settlement } from '../algorithm.js';
+import type { NumericAlgorithm, NumericState } from '../algorithm.js';
 import { decisionFromExact, EPSILON, type Decision, type Policy } from '../decision.js';
+import { settleBy, undoDifference } from './settle.js';
 
 /**
  * Where the windows of a counter are: contiguous, non-overlapping spans of the clock. Aligned windows
@@ -95,11 +96,7 @@ export function windowCounter(limit: number, countDenied: boolean, periods: Wind
 
     undo,
 
-    settle(s: NumericState, at: number, fresh: boolean, now: number, { cost, actual, chargedAt, delayMs, maxDebt }: Settlement): void {
-      if (actual < cost) {
-        if (!fresh) undo(s, at, now, cost - actual, chargedAt, delayMs);
-        return;
-      }
+    settle: settleBy(undoDifference(undo), (s, at, fresh, now, { cost, actual, chargedAt, delayMs, maxDebt }) => {
       // The rest goes to the window the request was charged in (of its slot, for a reservation): the
       // stored one, or a new state when none is stored since that window began; nothing once it has ended.
       const charged = startOf(chargedAt + delayMs);
@@ -116,6 +113,6 @@ export function windowCounter(limit: number, countDenied: boolean, periods: Wind
         s[at] = current;
         s[at + 1] = 0;
       }
-    },
+    }),
   };
 }

@@ -134,7 +134,7 @@ export function combineLimiters(limiters: readonly Limiter[], options: CombineOp
   const group = new LimiterGroup(limiters);
   if (observer !== undefined) {
     const keys = optionalBoolean(observeKeys, 'combineLimiters.options.observeKeys', false);
-    for (const limiter of group.limiters) coreOf(limiter)!.observe(observer as Observer, limiter.name, keys, false, 'combineLimiters.options.observer');
+    for (const limiter of group.limiters) coreOf(limiter)!.observe(observer as Observer, { limit: limiter.name, keys, dryRun: false, field: 'combineLimiters.options.observer' });
   }
   return group;
 }

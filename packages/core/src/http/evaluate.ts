@@ -48,6 +48,8 @@ export interface RequestParts<Req> {
   readonly deny?: DenyFunction<Req> | undefined;
   /** `METHOD /path` (without the query), for the default fingerprint of a retry; undefined: none. */
   readonly line: ((req: Req) => string) | undefined;
+  /** The middleware's `skip`, or undefined. */
+  readonly skip?: SkipFunction<Req> | undefined;
 }
 
 /** The steps of resolving one limit for a request, in order. */
@@ -78,14 +80,19 @@ export class Evaluation<Req> {
   private readonly line: ((req: Req) => string) | undefined;
   private readonly deny: DenyFunction<Req> | undefined;
 
-  /** `maxDelayMs`: the longest hold (`wait.maxDelay`), 0 without `wait` (a chosen shaping algorithm is then refused). */
+  private readonly skip: SkipFunction<Req> | undefined;
+  /** The longest hold (`wait.maxDelay`), 0 without `wait` (a chosen shaping algorithm is then refused). */
+  private readonly maxDelayMs: number;
+
+  /** The limits' requests resolved as `request` says, charged through `composition`, each held at most `maxDelayMs` (see {@link maxDelayMs}). */
   constructor(
     limits: readonly LimitConfig<Req>[],
     request: RequestParts<Req>,
-    private readonly skip: SkipFunction<Req> | undefined,
     private readonly composition: Composition<RateLimitResult>,
-    private readonly maxDelayMs: number,
+    maxDelayMs: number,
   ) {
+    this.skip = request.skip;
+    this.maxDelayMs = maxDelayMs;
     const firstSharedKey = limits.findIndex((l) => l.key === undefined);
     const firstSharedCost = limits.findIndex((l) => l.sharedCost);
     this.perRequest = limits.some((l) => l.algorithmOf !== undefined);

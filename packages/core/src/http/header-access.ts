@@ -1,4 +1,4 @@
-// How the header writer reads and writes one framework's response headers.
+// How the header writer reads and writes one framework's response headers (a Node response, a Fetch one).
 
 /** Reads and writes response headers of one framework without allocating per request. */
 export interface HeaderAccess<T> {
@@ -44,4 +44,14 @@ export const nodeHeaderAccess: HeaderAccess<NodeHeaderTarget> = {
     res.setHeader(name, value);
   },
   claim: (res) => !res.hasHeader('ratelimit-policy'),
+};
+
+/**
+ * {@link HeaderAccess} for the `Headers` of a Fetch `Response`. No claim: a Fetch adapter writes on
+ * the response the rest of its chain returned (`HeaderWriter.writeBeneath`), which reads whether an
+ * inner rl writer wrote on it.
+ */
+export const fetchHeaderAccess: HeaderAccess<Headers> = {
+  get: (headers, name) => headers.get(name) ?? undefined,
+  set: (headers, name, value) => headers.set(name, value),
 };

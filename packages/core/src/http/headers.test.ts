@@ -86,6 +86,57 @@ describe('HeaderWriter with claim (one response, several rl middlewares)', () =>
   });
 });
 
+describe('HeaderWriter.writeBeneath (a Fetch middleware writes on the response of those inside it)', () => {
+  const outer = new HeaderWriter('draft-8', limits.slice(0, 1));
+  const inner = new HeaderWriter('draft-8', limits.slice(1));
+  const admitted = source([makeDecision(true, 100, 99, 59_001, 0, 0, perMinute, 0)]);
+  const innerAdmitted = source([makeDecision(true, 10, 3, 700, 0, 0, perSecond, 0)]);
+  const innerDenied = source([makeDecision(false, 10, 4, 700, 2_000, 0, perSecond, 0)], { enforcedDeniedBy: 0, retryAfterSeconds: 2 });
+
+  /** The headers of `outer` then `inner` written in the order a Node response takes them (outer first), and beneath (inner first). */
+  function bothWays(formats: readonly [HeaderFormat, HeaderFormat], sources: readonly [HeaderSource, HeaderSource], outerLimit = limits.slice(0, 1), innerLimit = limits.slice(1)) {
+    const [outerWriter, innerWriter] = [new HeaderWriter(formats[0], outerLimit, () => 0), new HeaderWriter(formats[1], innerLimit, () => 0)];
+    const inOrder = new Map<string, string>();
+    outerWriter.write(access, inOrder, sources[0], true);
+    innerWriter.write(access, inOrder, sources[1], false);
+    const beneath = new Map<string, string>();
+    innerWriter.writeBeneath(access, beneath, sources[1]);
+    outerWriter.writeBeneath(access, beneath, sources[0]);
+    return { inOrder: Object.fromEntries(inOrder), beneath: Object.fromEntries(beneath) };
+  }
+
+  it('puts the outer members first, as writing the outer one first does', () => {
+    const headers = new Map<string, string>();
+    inner.writeBeneath(access, headers, innerAdmitted);
+    outer.writeBeneath(access, headers, admitted);
+    expect(headers.get('ratelimit')).toBe('"100-in-1m";r=99;t=60, "burst";r=3;t=1');
+    expect(headers.get('ratelimit-policy')).toBe('"100-in-1m";q=100;w=60, "burst";q=10;w=1');
+  });
+
+  it.each(['draft-8', 'draft-7', 'draft-6', 'legacy'] as const)('%s: the same headers as the outer one written first, the inner one admitted or denying', (format) => {
+    const perMinuteOnly = limits.slice(0, 1);
+    // The inner limit with more remaining, fewer, the same, and denying with units left (a cost above them).
+    for (const innerSource of [
+      source([makeDecision(true, 100, 50, 10_000, 0, 0, perMinute, 0)]),
+      source([makeDecision(true, 100, 5, 20_000, 0, 0, perMinute, 0)]),
+      source([makeDecision(true, 100, 70, 30_000, 0, 0, perMinute, 0)]),
+      source([makeDecision(false, 100, 80, 30_000, 4_000, 0, perMinute, 0)], { enforcedDeniedBy: 0, retryAfterSeconds: 4 }),
+    ]) {
+      const { inOrder, beneath } = bothWays([format, format], [source([makeDecision(true, 100, 70, 10_000, 0, 0, perMinute, 0)]), innerSource], perMinuteOnly, perMinuteOnly);
+      expect(beneath).toEqual(inOrder);
+    }
+  });
+
+  it('writes a denial, or on a response no rl writer wrote on, as the first writer: set, nothing of an earlier value kept', () => {
+    const denial = new Map<string, string>([['ratelimit', '"upstream";r=1;t=1']]);
+    inner.writeBeneath(access, denial, innerDenied);
+    expect(denial.get('ratelimit')).toBe('"burst";r=4;t=2');
+    expect(denial.get('retry-after')).toBe('2');
+    const { inOrder, beneath } = bothWays(['draft-8', 'draft-8'], [admitted, innerDenied]);
+    expect(beneath).toEqual(inOrder);
+  });
+});
+
 describe('nodeHeaderAccess', () => {
   it('combines two writers on one ServerResponse, the first without reading back', () => {
     const res = new ServerResponse(new IncomingMessage(new Socket()));

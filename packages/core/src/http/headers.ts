@@ -2,6 +2,7 @@ import { systemClock, type Clock } from '../clock.js';
 import { reportsQuota, type Decision, type Policy } from '../decision.js';
 import { InvalidOptionError } from '../errors.js';
 import type { HeaderAccess } from './header-access.js';
+import { AFTER, BENEATH, FIRST, isEmpty, type Placement } from './header-placement.js';
 import { ceilSeconds, clampCount, clampSeconds, epochResetSeconds, sfString } from './header-values.js';
 
 /**
@@ -68,8 +69,6 @@ export interface HeaderLimit {
   /** False for a dry-run limit: it never shows in the headers. Default true. */
   readonly shown?: boolean;
 }
-
-const REMAINING_IN_DRAFT7 = /remaining=(\d+)/;
 
 /**
  * Writes the rate-limit headers of one middleware instance: the single module that writes every
@@ -165,6 +164,25 @@ export class HeaderWriter {
    * decides, and without a claim every header is read back before it is set.
    */
   write<T>(access: HeaderAccess<T>, target: T, source: HeaderSource, first?: boolean): void {
+    this.place(access, target, source, first === undefined ? undefined : first ? FIRST : AFTER);
+  }
+
+  /**
+   * Writes the headers of `source` beneath those that rl writers inside this one's middleware have
+   * already written on `target`: what a Fetch middleware does, which writes on the response the rest
+   * of the chain returned, so that the innermost writes first. The outcome is the one of {@link write}
+   * with this writer first and the inner ones after it: its draft-8 members and policies come before
+   * theirs, and in a single-limit format its values replace theirs unless theirs are a denial's (a
+   * `Retry-After` is on `target`) or report fewer remaining. A denial's response (nothing inside ran),
+   * or a target without `RateLimit-Policy` (no rl writer wrote on it), is written as by the first writer.
+   */
+  writeBeneath<T>(access: HeaderAccess<T>, target: T, source: HeaderSource): void {
+    const inner = source.enforcedDeniedBy === -1 && this.format !== false && !isEmpty(access.get(target, 'RateLimit-Policy'));
+    this.place(access, target, source, inner ? BENEATH : FIRST);
+  }
+
+  /** Writes the headers of `source` where `placement` says (undefined: `access.claim` decides between first and after). */
+  private place<T>(access: HeaderAccess<T>, target: T, source: HeaderSource, placement: Placement | undefined): void {
     const deniedBy = source.enforcedDeniedBy;
     if (deniedBy !== -1) access.set(target, 'Retry-After', String(clampSeconds(source.retryAfterSeconds)));
     const format = this.format;
@@ -173,7 +191,7 @@ export class HeaderWriter {
     // Every limit is a dry-run one: the client sees nothing of them.
     if (policyValue === '') return;
     // The first rl writer on a response sets its headers directly; later ones combine with them.
-    if (first === undefined) first = access.claim !== undefined && access.claim(target);
+    if (placement === undefined) placement = access.claim !== undefined && access.claim(target) ? FIRST : AFTER;
     if (format === 'draft-8') {
       let value = '';
       const decisions = source.decisions;
@@ -183,16 +201,11 @@ export class HeaderWriter {
         const item = this.item(i, decision, remainingOf(source, i, decision), secondsOf(source, i, decision));
         value = value === '' ? item : `${value}, ${item}`;
       }
-      if (value !== '') {
-        if (first) access.set(target, 'RateLimit', value);
-        else append(access, target, 'RateLimit', value);
-      }
-      if (first) access.set(target, 'RateLimit-Policy', policyValue);
-      else append(access, target, 'RateLimit-Policy', policyValue);
+      if (value !== '') placement.member(access, target, 'RateLimit', value);
+      placement.member(access, target, 'RateLimit-Policy', policyValue);
       return;
     }
-    if (first) access.set(target, 'RateLimit-Policy', policyValue);
-    else append(access, target, 'RateLimit-Policy', policyValue);
+    placement.member(access, target, 'RateLimit-Policy', policyValue);
     const i = source.shownBinding;
     const decision = i === -1 ? undefined : source.decisions[i];
     if (decision === undefined || !reported(decision)) return;
@@ -202,12 +215,12 @@ export class HeaderWriter {
     const quota = Number.isNaN(fixedQuota) ? clampCount(decision.policy.quota) : fixedQuota;
     const denied = deniedBy !== -1;
     if (format === 'draft-7') {
-      if (!denied && !first && !fewerRemaining(access.get(target, 'RateLimit'), remaining, true)) return;
+      if (!denied && !placement.replaces(access, target, 'RateLimit', remaining)) return;
       access.set(target, 'RateLimit', `limit=${quota}, remaining=${remaining}, reset=${seconds}`);
       return;
     }
     const prefix = format === 'draft-6' ? 'RateLimit-' : 'X-RateLimit-';
-    if (!denied && !first && !fewerRemaining(access.get(target, `${prefix}Remaining`), remaining, false)) return;
+    if (!denied && !placement.replaces(access, target, `${prefix}Remaining`, remaining)) return;
     access.set(target, `${prefix}Limit`, String(quota));
     access.set(target, `${prefix}Remaining`, String(remaining));
     const resetMs = denied && i === deniedBy ? seconds * 1000 : decision.resetMs;
@@ -230,19 +243,4 @@ function remainingOf(source: HeaderSource, i: number, decision: Decision): numbe
 
 function secondsOf(source: HeaderSource, i: number, decision: Decision): number {
   return i === source.enforcedDeniedBy ? clampSeconds(source.retryAfterSeconds) : ceilSeconds(decision.resetMs);
-}
-
-/** Appends a list member to a header another writer may already have set. */
-function append<T>(access: HeaderAccess<T>, target: T, name: string, value: string): void {
-  const existing = access.get(target, name);
-  if (existing === undefined || existing === '') access.set(target, name, value);
-  else access.set(target, name, `${Array.isArray(existing) ? existing.join(', ') : String(existing)}, ${value}`);
-}
-
-/** True when there is no earlier single-limit value, or it shows more remaining than `remaining`. */
-function fewerRemaining(existing: unknown, remaining: number, draft7: boolean): boolean {
-  if (existing === undefined) return true;
-  const text = String(existing);
-  const previous = draft7 ? Number(REMAINING_IN_DRAFT7.exec(text)?.[1]) : Number(text);
-  return !(previous <= remaining);
 }

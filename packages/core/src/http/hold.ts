@@ -1,27 +1,25 @@
 import { systemTimers, type Timers } from '../timers.js';
 
-/** The parts of a Node `ServerResponse` used to notice that the client went away. */
-export interface CloseNotifier {
-  once(event: 'close', listener: () => void): unknown;
-  removeListener(event: 'close', listener: () => void): unknown;
-  readonly destroyed?: boolean;
-}
+/**
+ * Tells `listener` once when the client of a request leaves (a Node response's `'close'`, a Fetch
+ * request's abort), and returns what stops listening.
+ */
+export type ClientLeaving = (listener: () => void) => () => void;
 
 /**
- * Holds a request for `delayMs`. Resolves true when the time has passed, false as soon as the
- * response closes first (the client disconnected): then no timer and no listener is left behind.
+ * Holds a request for `delayMs`. Resolves true when the time has passed, false as soon as its client
+ * leaves first (`leaving`): then no timer and no listener is left behind. The caller checks that the
+ * client is still there before holding.
  */
-export function holdRequest(res: CloseNotifier, delayMs: number, timers: Timers = systemTimers): Promise<boolean> {
-  if (res.destroyed === true) return Promise.resolve(false);
+export function holdRequest(leaving: ClientLeaving, delayMs: number, timers: Timers = systemTimers): Promise<boolean> {
   return new Promise<boolean>((resolve) => {
-    const onClose = (): void => {
-      timers.clearTimeout(timer);
-      resolve(false);
-    };
     const timer = timers.setTimeout(() => {
-      res.removeListener('close', onClose);
+      stopListening();
       resolve(true);
     }, delayMs);
-    res.once('close', onClose);
+    const stopListening = leaving(() => {
+      timers.clearTimeout(timer);
+      resolve(false);
+    });
   });
 }

@@ -2,13 +2,13 @@ import { Composition } from '../compose/engine.js';
 import { coreOf } from '../limiter/core-registry.js';
 import type { CircuitChange, LimiterOptions, StoreErrorEvent } from '../limiter/index.js';
 import { keyControls, type KeyControls } from './key-controls.js';
-import { UnsupportedError } from '../errors.js';
 import { Limiter } from '../limiter/limiter.js';
 import { requireCapability } from '../limiter/capabilities.js';
 import { consoleLogger, OutageLog } from './outage-log.js';
 import type { MaybePromise, Store } from '../store/interface.js';
 import type { FrameworkBinding } from './binding.js';
 import { DefaultKey } from './default-key.js';
+import { DefaultStore } from './default-store.js';
 import { DoubleCountCheck } from './double-count.js';
 import { Evaluation } from './evaluate.js';
 import { HeaderWriter } from './headers.js';
@@ -51,6 +51,8 @@ export class HttpRateLimiter<Req> {
   readonly doubleCount: DoubleCountCheck;
 
   private readonly evaluation: Evaluation<Req>;
+  /** The store this middleware creates when its options give none (closed by {@link close}). */
+  private readonly defaultStore: DefaultStore;
 
   /** `prefixes`: where a default prefix is taken (default: this process's registry). */
   constructor(options: HttpRateLimitOptions<Req, never>, binding: FrameworkBinding<Req>, prefixes: PrefixRegistry = processPrefixes) {
@@ -63,14 +65,9 @@ export class HttpRateLimiter<Req> {
     this.prefix = defaultBase === undefined ? config.prefix! : prefixes.take(defaultBase);
 
     // The default store is created only when some limit needs it.
-    let ownedStore: Store | undefined;
-    const sharedStore = (): Store => {
-      if (config.store !== undefined) return config.store;
-      ownedStore ??= binding.createStore();
-      return ownedStore;
-    };
+    this.defaultStore = new DefaultStore(() => binding.createStore());
     try {
-      this.limiters = config.limits.map((limit, i) => new Limiter(limiterOptions(config, limit, this.prefix, limit.store ?? sharedStore()), limiterField(config, i)));
+      this.limiters = config.limits.map((limit, i) => new Limiter(limiterOptions(config, limit, this.prefix, limit.store ?? this.defaultStore.storeFor(config.store)), limiterField(config, i)));
       config.limits.forEach((l, i) => {
         const store = this.limiters[i]!.store;
         if (l.idempotencyKey !== undefined) requireCapability(store, 'idempotency', `${limiterField(config, i)}.idempotencyKey`);
@@ -78,14 +75,14 @@ export class HttpRateLimiter<Req> {
       });
     } catch (error) {
       if (defaultBase !== undefined) prefixes.giveBack(defaultBase);
-      void (ownedStore as Store | undefined)?.close?.();
+      void this.defaultStore.close();
       throw error;
     }
-    this.ownedStore = ownedStore;
+    this.ownedStore = this.defaultStore.created;
     this.limitNames = config.limits.map((l) => l.name);
     const cores = this.limiters.map((limiter) => coreOf(limiter)!);
     if (config.observer !== undefined) {
-      config.limits.forEach((limit, i) => cores[i]!.observe(config.observer!, limit.name, config.observeKeys, limit.dryRun, `${config.owner}.observer`));
+      config.limits.forEach((limit, i) => cores[i]!.observe(config.observer!, { limit: limit.name, keys: config.observeKeys, dryRun: limit.dryRun, field: `${config.owner}.observer` }));
     }
     if (config.logStoreErrors) new OutageLog(config.limits.map((l, i) => ({ limiter: this.limiters[i]!, name: l.name })), binding.logger ?? consoleLogger);
 
@@ -101,7 +98,7 @@ export class HttpRateLimiter<Req> {
     const composition = new Composition<RateLimitResult>(this.limiters, (run, of) => new RateLimitResult(run, of, source), { maxDelayMs: config.maxDelayMs, dryRun, idempotent });
     this.hasLeases = composition.hasLeases;
     const sharedKey = config.key ?? new DefaultKey(binding, config.ipv6Subnet).of;
-    this.evaluation = new Evaluation(config.limits, { key: sharedKey, line: binding.requestLine?.bind(binding), deny: config.deny }, config.skip, composition, config.maxDelayMs);
+    this.evaluation = new Evaluation(config.limits, { key: sharedKey, line: binding.requestLine?.bind(binding), deny: config.deny, skip: config.skip }, composition, config.maxDelayMs);
     this.decide = this.evaluation.decide;
     const headers = new HeaderWriter(
       config.headers,
@@ -169,7 +166,7 @@ export class HttpRateLimiter<Req> {
   /** Gives back what every limit's quota leases hold, then closes the store this middleware created (a store passed in options is left open). */
   async close(): Promise<void> {
     await Promise.all(this.limiters.map((limiter) => limiter.close()));
-    await this.ownedStore?.close?.();
+    await this.defaultStore.close();
   }
 }
 

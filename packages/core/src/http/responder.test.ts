@@ -10,7 +10,8 @@ import type { HttpRateLimitOptions } from './option-types.js';
 import { problemBody } from './problem.js';
 import { HttpRateLimiter } from './rate-limiter.js';
 import { Responder } from './responder.js';
-import { nodeResponseEnds, type NodeResponseEnds, type ResponseIO } from './response-io.js';
+import { nodeResponseEvents, type NodeResponseEvents } from './node-response.js';
+import type { ResponseIO } from './response-io.js';
 import type { RateLimitResult } from './result.js';
 
 /** A response: its headers, status, body, and the Node parts (`destroyed`, `writableEnded`, `'finish'`, `'close'`, `'prefinish'`). */
@@ -27,10 +28,11 @@ type Request = { key: string };
 /** What the adapter was told to do, in order. */
 type Call = [string, ...unknown[]];
 
-function io(calls: Call[], ends: NodeResponseEnds<Request, FakeResponse>, onLimit = false, results: RateLimitResult[] = []): ResponseIO<Request, FakeResponse, string, string> {
+function io(calls: Call[], ends: NodeResponseEvents<Request, FakeResponse>, onLimit = false, results: RateLimitResult[] = []): ResponseIO<Request, FakeResponse, string, string> {
   return {
     headers: { get: (res, name) => res.headers.get(name.toLowerCase()), set: (res, name, value) => void res.headers.set(name.toLowerCase(), value) },
-    nodeResponse: (res) => res,
+    clientLeft: ends.clientLeft,
+    onClientLeave: ends.onClientLeave,
     onEnd: ends.onEnd,
     statusCode: (_req, res) => res.status,
     requestWasSuccessful: undefined,
@@ -77,7 +79,7 @@ function setup(options: HttpRateLimitOptions<Request>, onLimit = false) {
   const limiter = new HttpRateLimiter<Request>({ clock: () => 0, key: (req) => req.key, timers, prefix: 'p', ...options }, binding);
   const calls: Call[] = [];
   const results: RateLimitResult[] = [];
-  const ends = nodeResponseEnds<Request, FakeResponse>((res) => res);
+  const ends = nodeResponseEvents<Request, FakeResponse>((res) => res);
   const responder = new Responder(limiter, io(calls, ends, onLimit, results));
   const respond = (res = new FakeResponse()) => {
     const req = { key: 'k' };

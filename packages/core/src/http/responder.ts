@@ -6,7 +6,7 @@ import { ActualCosts } from './actual-cost.js';
 import type { ActualCostFunction } from './option-types.js';
 import { OutcomeCounter } from './outcome.js';
 import type { ProblemBodies } from './problem.js';
-import type { NodeResponse, ResponseEnded, ResponseIO } from './response-io.js';
+import type { ResponseEnded, ResponseIO } from './response-io.js';
 import type { RateLimitResult } from './result.js';
 
 /** What the responder of a middleware needs of it, set once (see `HttpRateLimiter.response`). */
@@ -33,7 +33,8 @@ export interface ResponsePolicy {
  * The one decision tree of every adapter, for the result of one request:
  *
  * - skipped (no result): proceed;
- * - otherwise record the result and write the headers, then
+ * - otherwise record the result and write the headers (on a response written to; a Fetch adapter puts
+ *   them on its answer itself, see {@link ResponseIO.headers}), then
  * - denied: the status (429, or 503 for a fail-closed store), and `onLimit` or the problem body (a
  *   dry-run denial goes on as admitted);
  * - the client gone while the limits ran: give everything back and drop the request;
@@ -42,6 +43,10 @@ export interface ResponsePolicy {
  *   with `skipFailedRequests` or `skipSuccessfulRequests` its units are given back when its outcome
  *   is not counted (see {@link OutcomeCounter}), and a finished one that counts is settled at its
  *   real cost (`actualCost`); the request proceeds.
+ *
+ * What it asks of the response are events the adapter supplies (the client left, the end of the
+ * response: see {@link ResponseIO}), not a Node response: on a Fetch runtime the answer is a value
+ * and its end the end of its body; Node adapters hear both on their Node response.
  *
  * `respond` is synchronous except for a hold, so an adapter with a synchronous result continues in
  * the same tick.
@@ -75,16 +80,17 @@ export class Responder<Req, Res, Next, Out> {
   respond(req: Req, res: Res, next: Next, result: RateLimitResult | undefined): Out | Promise<Awaited<Out>> {
     const io = this.io;
     if (result === undefined) return io.proceed(req, res, next, undefined);
-    this.policy.headers.write(io.headers, res, result, io.record(req, res, result));
+    const first = io.record(req, res, result);
+    const headers = io.headers;
+    if (headers !== undefined) this.policy.headers.write(headers, res, result, first);
     if (result.enforcedDeniedBy !== -1) {
       io.setStatus(req, res, result.statusCode);
       const onLimit = io.onLimit;
       return onLimit === undefined ? io.sendProblem(req, res, this.policy.problems.of(result)) : onLimit(req, res, next, result);
     }
-    const node = io.nodeResponse(res);
-    // The client left while the limits ran: its 'close' has passed, so give everything back now.
-    if (node.destroyed === true) return io.drop(req, res, next, result.abandon());
-    if (result.delayMs > 0) return this.holdThenProceed(req, res, next, result, node);
+    // The client left while the limits ran: its leaving has passed, so give everything back now.
+    if (io.clientLeft(req, res)) return io.drop(req, res, next, result.abandon());
+    if (result.delayMs > 0) return this.holdThenProceed(req, res, next, result);
     return this.admit(req, res, next, result);
   }
 
@@ -103,14 +109,15 @@ export class Responder<Req, Res, Next, Out> {
     else this.outcome.finished(req, res, result, actualCosts === undefined ? undefined : () => void actualCosts.settle(req, res, result));
   };
 
-  private holdThenProceed(req: Req, res: Res, next: Next, result: RateLimitResult, node: NodeResponse): Promise<Awaited<Out>> {
+  private holdThenProceed(req: Req, res: Res, next: Next, result: RateLimitResult): Promise<Awaited<Out>> {
     const policy = this.policy;
+    const io = this.io;
     const limit = longestDelay(result);
     policy.hold(limit, 'started', result.delayMs);
     // A client that leaves while held never reaches the next handler, and its slot is given back.
-    return holdRequest(node, result.delayMs, policy.timers).then((held) => {
+    return holdRequest((listener) => io.onClientLeave(req, res, listener), result.delayMs, policy.timers).then((held) => {
       policy.hold(limit, held ? 'ended' : 'abandoned', result.delayMs);
-      return held ? this.admit(req, res, next, result) : this.io.drop(req, res, next, result.abandon());
+      return held ? this.admit(req, res, next, result) : io.drop(req, res, next, result.abandon());
     }) as Promise<Awaited<Out>>;
   }
 

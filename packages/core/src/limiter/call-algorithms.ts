@@ -15,23 +15,35 @@ import { rateLayouts } from './rate-layouts.js';
  * every layout it may have: a table bounded by the number of algorithm kinds, never by the number of
  * configurations (10,000 quotas of one kind are one entry).
  */
+/** What {@link CallAlgorithms} needs of its limiter's options. */
+export interface CallingLimiter {
+  readonly store: Store;
+  readonly algorithm: Algorithm | undefined;
+  readonly blockMs: number;
+  readonly bans?: boolean;
+  readonly overrides?: boolean;
+}
+
 export class CallAlgorithms {
   /** Algorithm objects already checked: a plan object reused per request is checked once. Collected with them. */
   private readonly checked = new WeakSet<object>();
   /** One algorithm per layout (`stateTag` and revision) seen, the limiter's own first. */
   private readonly byLayout = new Map<string, Algorithm>();
 
-  constructor(
-    private readonly store: Store,
-    own: Algorithm | undefined,
-    /** The limiter's lockout in ms (0: none), given to every algorithm a call brings. */
-    private readonly blockMs: number,
-    /** Whether the limiter checks bans (option `bans`): every algorithm a call brings does too. */
-    private readonly bans = false,
-    /** Whether the limiter checks overrides (option `overrides`): every algorithm a call brings does too. */
-    private readonly overrides = false,
-  ) {
-    if (own !== undefined) this.byLayout.set(layoutOf(own), own);
+  private readonly store: Store;
+  /** The limiter's lockout in ms (0: none), given to every algorithm a call brings. */
+  private readonly blockMs: number;
+  /** Whether the limiter checks bans (option `bans`): every algorithm a call brings does too. */
+  private readonly bans: boolean;
+  /** Whether the limiter checks overrides (option `overrides`): every algorithm a call brings does too. */
+  private readonly overrides: boolean;
+
+  /** The calls of a limiter on `store` whose own algorithm (if any) is `algorithm`, with its lockout, bans and overrides. */
+  constructor(limiter: CallingLimiter) {
+    ({ store: this.store, blockMs: this.blockMs } = limiter);
+    this.bans = limiter.bans === true;
+    this.overrides = limiter.overrides === true;
+    if (limiter.algorithm !== undefined) this.byLayout.set(layoutOf(limiter.algorithm), limiter.algorithm);
   }
 
   /**

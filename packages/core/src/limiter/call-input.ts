@@ -89,6 +89,12 @@ export function isDecisionLike(value: unknown): value is Decision {
   return value !== null && typeof value === 'object' && typeof (value as Decision).allowed === 'boolean';
 }
 
+/** A decision, and the algorithm its call chose (`consume(key, cost, { algorithm })`): what `settle` takes for such a charge. */
+export interface ChargedWith {
+  readonly decision: Decision;
+  readonly algorithm: Algorithm;
+}
+
 /** The arguments of a verb on an earlier charge (`undo`, `settle`) after its key and cost: `(decision)` or `(algorithm, decision)`. */
 export interface EarlierChargeArguments {
   readonly key: unknown;

@@ -1,10 +1,18 @@
-import type { Charge, Charged, MaybePromise } from '../store/interface.js';
+import type { Charge, Charged, ChargeTook, MaybePromise } from '../store/interface.js';
+
+/**
+ * What a charge took, as the limiter's charge path answers it: what the store says ({@link ChargeTook}),
+ * or `'leased'` (units of a quota lease's block, charged in the store earlier: a give-back goes to the
+ * block while it lives) or `'nothing'` (decided without the store: the failure policy, the deny cache).
+ */
+export type AnswerTook = ChargeTook | 'leased' | 'nothing';
 
 /**
  * What one stage of a limiter's charge path answers: the store's {@link Charged}, or one made on the
  * way (a cached denial, a quota lease's units, the failure policy's decision: `took` says which).
  */
-export interface ChargeAnswer extends Charged {
+export interface ChargeAnswer extends Omit<Charged, 'took'> {
+  readonly took: AnswerTook;
   /**
    * Only on an admitting decision of the failure policy given after the store call timed out: the
    * request turned out not to be served (a later limit denied it, its client left), so what the

@@ -5,6 +5,7 @@ import { emitWarning } from '../runtime.js';
 import { errorDocsUrl, InvalidAlgorithmError } from '../errors.js';
 import { Observation } from '../observe/observation.js';
 import type { HoldEvent, Observer } from '../observe/observer.js';
+import type { ObservedAs } from '../observe/observation.js';
 import type { Charge, Charged, MaybePromise, Store } from '../store/interface.js';
 import type { Timers } from '../timers.js';
 import { CallAlgorithms } from './call-algorithms.js';
@@ -15,7 +16,7 @@ import { Deadlines } from './deadlines.js';
 import { denyCacheStage, type DenyCache } from './deny-cache.js';
 import { storeErrorEvent, type LimiterEvents, type StoreErrorEvent } from './events.js';
 import { BLOCK, FailurePolicy, type Fallback } from './failure-policy.js';
-import { newLeaseId, type LeaseDecision } from './lease.js';
+import { LeaseIds, type LeaseDecision } from './lease.js';
 import { observationStage } from './observed-charges.js';
 import type { LimiterConfig } from './options.js';
 import { QuotaLeases } from './quota-leases.js';
@@ -83,6 +84,8 @@ export class LimiterCore {
   private path!: ChargeNext;
   /** The stages of a charge of a grouped call ({@link chargeGrouped}): observation, and the deny cache remembering (never looking up). */
   private groupedStages!: readonly ChargeStage[];
+  /** The ids of this limiter's permits. */
+  private readonly leaseIds = new LeaseIds();
   /** The last key charged and its storage key: consecutive requests of one client reuse the string (and its hash) instead of building it again. */
   private lastKey = '';
   private lastStoreKey = '';
@@ -110,7 +113,7 @@ export class LimiterCore {
     this.idempotency = config.idempotency;
     this.maxDebt = config.maxDebt;
     this.keyPrefix = config.prefix ? `${config.prefix}:` : '';
-    this.calls = new CallAlgorithms(config.store, config.algorithm, config.blockMs, config.bans, config.overrides);
+    this.calls = new CallAlgorithms(config);
     const { circuit, byDomain } = circuitsOf(config, (open, reason, domain) => this.circuitChanged(open, reason, domain));
     this.circuit = circuit;
     const owner = { clock: config.localClock, retryIntervalMs: config.retryIntervalMs, keyPrefixLength: this.keyPrefix.length };
@@ -192,7 +195,7 @@ export class LimiterCore {
   /** Takes a permit of this concurrency limit. */
   acquire(key: string): MaybePromise<LeaseDecision> {
     const storeKey = this.keyPrefix + key;
-    const leaseId = newLeaseId();
+    const leaseId = this.leaseIds.next();
     const algorithm = this.algorithm as ConcurrencyAlgorithm;
     const observation = this.observation;
     const startedAt = observation === undefined ? 0 : this.timers.now();
@@ -215,7 +218,7 @@ export class LimiterCore {
    * forgotten), and the charge is then settled; without, a rollback right after the charge. A replay
    * took nothing and gives back nothing (its original's record stays). Never rejects (see {@link freeing}).
    */
-  giveBack(charge: Charge, charged?: Charged): MaybePromise<void> {
+  giveBack(charge: Charge, charged?: ChargeAnswer): MaybePromise<void> {
     const { key: storeKey, algorithm, cost } = charge;
     if (charged === undefined) return this.freeing(storeKey, this.guard.giveBack({ key: storeKey, algorithm, cost }));
     const decision = charged.decision;
@@ -243,7 +246,7 @@ export class LimiterCore {
    * back as a charge of its own). The store's ability to settle was checked when the verb or the
    * middleware was built.
    */
-  settle(charge: Charge, charged: Charged, actual: number): Settling {
+  settle(charge: Charge, charged: ChargeAnswer, actual: number): Settling {
     const { decision, took } = charged;
     if (!decision.allowed || decision.reason !== undefined || (took !== 'charged' && took !== 'leased')) return IGNORED;
     if (!settleOnce(decision)) {
@@ -271,7 +274,7 @@ export class LimiterCore {
   }
 
   /** The give-back of a reservation (or a shaper's consume) that will not be used: its units at its slot, the observers told (only them when its group gave it back). */
-  cancel(charge: Charge, charged: Charged): MaybePromise<void> {
+  cancel(charge: Charge, charged: ChargeAnswer): MaybePromise<void> {
     if (charged.took !== 'replayed') this.observation?.reservationCancelled(charge.cost);
     const tookUnits = charged.took === 'charged' || charged.took === 'leased';
     return !tookUnits || isSettled(charged.decision) ? undefined : this.giveBack(charge, charged);
@@ -293,10 +296,10 @@ export class LimiterCore {
     return this.calls.check(value);
   }
 
-  /** Adds an observer under the limit name `limit`; `keys`: the key in its events; `dryRun`: denials are `dry_run_denied`; `field` names the option in errors. */
-  observe(observer: Observer, limit: string, keys: boolean, dryRun: boolean, field: string): void {
+  /** Adds `observer` as `as` says (the limit's name in its events, the key in them, dry-run denials, the option's field in errors). */
+  observe(observer: Observer, as: ObservedAs): void {
     const observation = this.observation ?? new Observation(this.keyPrefix.length);
-    observation.add(observer, limit, keys, dryRun, field);
+    observation.add(observer, as);
     this.observation = observation;
     this.compose();
   }

@@ -38,6 +38,15 @@ export function parseStoreErrorPolicy(policy: unknown, field = 'createLimiter.on
   throw new InvalidOptionError(field, policy, "'deny', 'allow' or { fallback: <limiter options> }");
 }
 
+/** What the failure policy answers without the store: one store call's question. */
+export interface PolicyQuestion {
+  readonly op: StoreOp;
+  /** The storage key (prefix included). */
+  readonly storeKey: string;
+  readonly algorithm: Algorithm;
+  readonly cost: number;
+}
+
 /** What a limit that stands in for another, or is stood in for, must agree on. */
 export interface PolicyLimit {
   readonly isConcurrencyLimit: boolean;
@@ -86,12 +95,13 @@ export class FailurePolicy {
   ) {}
 
   /**
-   * The decision for a `cost` (already checked against the owner's `maxCost`) of the key stored as
-   * `storeKey` under `algorithm` (the call's), given the reason the store was not used: a decision
-   * of the policy reports that algorithm's limit and policy. Synchronous unless the fallback is
-   * asynchronous.
+   * The decision for `asked` (its `cost`, already checked against the owner's `maxCost`, of the key
+   * stored as `storeKey` under `algorithm`, the call's, for `op`), given the reason the store was not
+   * used: a decision of the policy reports that algorithm's limit and policy. Synchronous unless the
+   * fallback is asynchronous.
    */
-  decide(storeKey: string, algorithm: Algorithm, cost: number, op: StoreOp, reason: FailureReason): MaybePromise<Decision> {
+  decide(asked: PolicyQuestion, reason: FailureReason): MaybePromise<Decision> {
+    const { storeKey, algorithm, cost, op } = asked;
     const fallback = this.fallback;
     if (fallback !== undefined && op !== BLOCK) {
       const decision = fallback(op, storeKey.slice(this.owner.keyPrefixLength), cost);

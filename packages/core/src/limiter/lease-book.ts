@@ -2,7 +2,7 @@ import type { Algorithm } from '../algorithm.js';
 import type { MaybePromise } from '../store/interface.js';
 import { unrefTimer } from '../timers.js';
 import { configurationOf } from './deny-cache.js';
-import type { Block, LeaseEntry, LeaseHost } from './lease-host.js';
+import type { Block, LeaseEntry, LeaseParts } from './lease-parts.js';
 import type { LeaseConfig } from './lease-options.js';
 
 /** How many of the oldest keys are looked at for one that holds nothing (no block, none asked for), when `maxKeys` hold blocks. */
@@ -19,7 +19,7 @@ export class LeaseBook {
 
   constructor(
     private readonly config: LeaseConfig,
-    private readonly host: LeaseHost,
+    private readonly host: LeaseParts,
   ) {}
 
   /** The entry of `storeKey`, whatever its configuration. */

@@ -6,18 +6,20 @@ export interface LeaseDecision extends Decision {
   release(): Promise<void>;
 }
 
-let leaseCounter = 0;
 /**
- * The random prefix of this process's lease ids, drawn at the first lease: Cloudflare Workers refuse
- * random values in a module's global scope (they may be drawn only while handling a request).
+ * The ids of one limiter's permits, unique across processes: a random prefix, drawn at the first
+ * lease (Cloudflare Workers refuse random values in a module's global scope: they may be drawn only
+ * while handling a request), and a counter.
  */
-let leasePrefix: string | undefined;
+export class LeaseIds {
+  private counter = 0;
+  private prefix: string | undefined;
 
-/** A lease id unique across processes: a random process prefix and a counter. */
-export function newLeaseId(): string {
-  leaseCounter = (leaseCounter + 1) % Number.MAX_SAFE_INTEGER;
-  leasePrefix ??= randomBase64url(6);
-  return `${leasePrefix}.${leaseCounter.toString(36)}`;
+  next(): string {
+    this.counter = (this.counter + 1) % Number.MAX_SAFE_INTEGER;
+    this.prefix ??= randomBase64url(6);
+    return `${this.prefix}.${this.counter.toString(36)}`;
+  }
 }
 
 /** The `release()` of a decision that holds no permit (a denial, a decision of the failure policy). */

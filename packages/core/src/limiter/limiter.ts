@@ -11,7 +11,7 @@ import type { Charge, MaybePromise, Store, StoredOverride } from '../store/inter
 import type { BlockEvent, BlockOptions } from './block-options.js';
 import { requireCapability } from './capabilities.js';
 import type { ChargeAnswer } from './charge-path.js';
-import { chargeOptionsOf, checkKey, checkLimiterCost, ownAlgorithm, parseEarlierCharge, promised, rateCall, type ChargeOptions, type OptionsAt } from './call-input.js';
+import { chargeOptionsOf, checkKey, checkLimiterCost, isDecisionLike, ownAlgorithm, parseEarlierCharge, promised, rateCall, type ChargedWith, type ChargeOptions, type OptionsAt } from './call-input.js';
 import type { LimiterCore } from './core.js';
 import { registerCore } from './core-registry.js';
 import { emitted } from './events.js';
@@ -77,7 +77,7 @@ export class Limiter extends EventEmitter {
    * `options.keys` puts the request's key in them (default false). Returns the limiter.
    */
   observe(observer: Observer, options: ObserveOptions = {}): this {
-    this.#core.observe(observer, options.name ?? this.name, options.keys === true, false, 'limiter.observe.observer');
+    this.#core.observe(observer, { limit: options.name ?? this.name, keys: options.keys === true, dryRun: false, field: 'limiter.observe.observer' });
     return this;
   }
 
@@ -265,13 +265,15 @@ export class Limiter extends EventEmitter {
    * request was charged in. Once per decision: again, or after an `undo`, it is ignored (warning
    * `RL_ALREADY_SETTLED`); a decision that charged nothing settles nothing. Rejects with
    * `InvalidCostError` for a bad `actualCost`, `UnsupportedError` for a concurrency limit or a store
-   * without `capabilities.settle`.
+   * without `capabilities.settle`. A charge whose call chose its algorithm (`consume(key, cost, {
+   * algorithm })`) is settled with `{ decision, algorithm }`.
    */
-  settle(key: string, cost: number, actualCost: number, decision: Decision): Promise<void>;
-  settle(key: string, cost: number, actualCost: number, algorithm: Algorithm | undefined, decision: Decision): Promise<void>;
-  async settle(key: string, cost: number, actualCost: number, algorithmOrDecision: Algorithm | Decision | undefined, decision?: Decision): Promise<void> {
+  async settle(key: string, cost: number, actualCost: number, decision: Decision | ChargedWith): Promise<void> {
     const core = this.#core;
-    const earlier = parseEarlierCharge(core, { key, cost, algorithmOrDecision, decision }, 'limiter.settle.decision', true);
+    const args = isDecisionLike(decision)
+      ? { key, cost, algorithmOrDecision: decision, decision: undefined }
+      : { key, cost, algorithmOrDecision: (decision as ChargedWith | null)?.algorithm, decision: (decision as ChargedWith | null)?.decision };
+    const earlier = parseEarlierCharge(core, args, 'limiter.settle.decision', true);
     checkActualCost(actualCost);
     if (this.isConcurrencyLimit) throw new UnsupportedError('limiter.settle() is for rate limits: a concurrency limit holds permits, not units to settle.');
     requireCapability(this.store, 'settle', 'limiter.settle()');

@@ -4,9 +4,9 @@ import type { Charge, MaybePromise } from '../store/interface.js';
 import type { ChargeAnswer, ChargeNext } from './charge-path.js';
 import { configurationOf } from './deny-cache.js';
 import { held, LeaseBook } from './lease-book.js';
-import type { Block, LeaseEntry, LeaseHost } from './lease-host.js';
+import type { Block, LeaseEntry, LeaseParts } from './lease-parts.js';
 import { leasable, type LeaseConfig } from './lease-options.js';
-export type { LeaseHost } from './lease-host.js';
+export type { LeaseParts } from './lease-parts.js';
 
 /** A request's charge waiting on its key's blocks, and the rest of the path it goes on to when they cannot serve it. */
 interface LeasedRequest {
@@ -47,7 +47,7 @@ export class QuotaLeases {
 
   constructor(
     private readonly config: LeaseConfig,
-    private readonly host: LeaseHost,
+    private readonly host: LeaseParts,
   ) {
     this.book = new LeaseBook(config, host);
   }

@@ -1,12 +1,12 @@
 import type { Decision } from '../decision.js';
-import type { Charged, ChargeTook } from '../store/interface.js';
+import type { AnswerTook, ChargeAnswer } from './charge-path.js';
 
 /**
  * What a decision a limiter returned says of its charge (see {@link receiptOf}): what the charge
  * took, whether its idempotency id was another request's, and the id a give-back forgets.
  */
 export interface ChargeReceipt {
-  readonly took: ChargeTook;
+  readonly took: AnswerTook;
   readonly conflict: boolean;
   readonly idempotencyId: string | undefined;
 }
@@ -16,7 +16,7 @@ const RECEIPT = Symbol('rl.receipt');
 /** A receipt, and whether its charge was settled or given back (once only: a later one is ignored). */
 class Receipt implements ChargeReceipt {
   constructor(
-    readonly took: ChargeTook,
+    readonly took: AnswerTook,
     readonly conflict: boolean,
     readonly idempotencyId: string | undefined,
     public settled: boolean,
@@ -36,7 +36,7 @@ const NOTHING: ChargeReceipt = Object.freeze({ took: 'nothing', conflict: false,
  * and a cached denial, allocate nothing more): a decision with a `reason` took nothing; one without
  * took its units (from the store, or from a quota lease's block, which a give-back reaches alike).
  */
-export function receipted(charged: Charged): Decision {
+export function receipted(charged: ChargeAnswer): Decision {
   const { decision, took } = charged;
   const conflict = charged.conflict === true;
   if (took !== 'replayed' && !conflict && charged.idempotencyId === undefined) return decision;
@@ -55,7 +55,7 @@ export function receiptOf(decision: Decision): ChargeReceipt {
 }
 
 /** `decision`'s charge as a record (see {@link receiptOf}): what a give-back or a settle of it reads. */
-export function chargedOf(decision: Decision): Charged {
+export function chargedOf(decision: Decision): ChargeAnswer {
   const receipt = receiptOf(decision);
   return { decision, took: receipt.took, conflict: receipt.conflict, idempotencyId: receipt.idempotencyId };
 }

@@ -32,6 +32,15 @@ afterEach(() => {
 });
 
 describe('limiter.settle', () => {
+  it('settles a charge whose call chose its algorithm, given { decision, algorithm }, in that algorithm\'s state', async () => {
+    const { limiter, store, clock } = setup('sync', { algorithm: undefined });
+    const daily = fixedWindow({ limit: 50, window: '1d' });
+    const decision = await limiter.consume('k', 10, { algorithm: daily });
+    await limiter.settle('k', 10, 30, { decision, algorithm: daily });
+    expect(store.state.peek('k', daily, 0, clock()).remaining).toBe(20);
+    await expect(limiter.settle('k', 10, 30, { decision, algorithm: 'not one' } as never)).rejects.toMatchObject({ code: 'RL_INVALID_ALGORITHM' });
+  });
+
   it('moves the charge by the difference in one store call, and the observers hear the units charged or returned', async () => {
     const { limiter, events, settles, used } = setup();
     const more = await limiter.consume('k', 10);

@@ -93,7 +93,7 @@ export class StoreGuard implements CallGuard {
     const circuit = this.circuitOf(storeKey, algorithm);
     const gate = circuit.gate();
     if (gate === SKIP_STORE) {
-      const decided = this.policy.decide(storeKey, algorithm, cost, op, circuit.reason);
+      const decided = this.policy.decide({ op, storeKey, algorithm, cost }, circuit.reason);
       if (decided instanceof Promise) return decided.then(withoutStore);
       return this.remote ? afterIo(withoutStore(decided)) : withoutStore(decided);
     }
@@ -116,7 +116,7 @@ export class StoreGuard implements CallGuard {
 
   /** The failure policy's answer to `charge`, which the store could not answer for `reason` (a request whose lease block failed: one failure, one policy decision). */
   decideWithoutStore(charge: Charge, reason: FailureReason): MaybePromise<ChargeAnswer> {
-    const decided = this.policy.decide(charge.key, charge.algorithm, charge.cost, CHARGE, reason);
+    const decided = this.policy.decide({ op: CHARGE, storeKey: charge.key, algorithm: charge.algorithm, cost: charge.cost }, reason);
     return decided instanceof Promise ? decided.then(withoutStore) : withoutStore(decided);
   }
 
@@ -222,7 +222,7 @@ export class StoreGuard implements CallGuard {
     if ((error as Partial<StoreError> | null)?.keyOnly !== true) at.circuit.failed(reason, at.sentAt);
     else if (at.probe) at.circuit.probeSucceeded();
     this.report(error, request.storeKey, this.policy.action);
-    return this.policy.decide(request.storeKey, request.algorithm, request.cost, request.op, reason);
+    return this.policy.decide(request, reason);
   }
 
   /** One peek or acquire: the store's decision, or the policy's. */
@@ -231,7 +231,7 @@ export class StoreGuard implements CallGuard {
     const circuit = this.circuitOf(storeKey, algorithm);
     const gate = circuit.gate();
     if (gate === SKIP_STORE) {
-      const decision = this.policy.decide(storeKey, algorithm, cost, op, circuit.reason);
+      const decision = this.policy.decide(request, circuit.reason);
       return this.remote && !(decision instanceof Promise) ? afterIo(decision) : decision;
     }
     const now = this.clock === undefined ? undefined : this.clock();

@@ -36,7 +36,7 @@ export function buildCore(options: LimiterOptions, field: string, events: Limite
     checkFallback({ isConcurrencyLimit: config.algorithm?.stateKind === 'leases', maxCost: config.maxCost }, fallback, given, field);
   }
   const core = new LimiterCore(config, policy.action, fallback === undefined ? undefined : { answer: fallbackOf(fallback), synchronous: fallback.synchronous }, events);
-  if (config.observer !== undefined) core.observe(config.observer, config.name, config.observeKeys, false, `${field}.observer`);
+  if (config.observer !== undefined) core.observe(config.observer, { limit: config.name, keys: config.observeKeys, dryRun: false, field: `${field}.observer` });
   return core;
 }
 

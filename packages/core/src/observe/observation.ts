@@ -1,8 +1,20 @@
 import type { Decision } from '../decision.js';
-import type { Charged } from '../store/interface.js';
+import type { ChargeAnswer } from '../limiter/charge-path.js';
 import { InvalidOptionError, errorDocsUrl } from '../errors.js';
 import type { DecisionEvent, DecisionOutcome, HoldEvent, LeaseUnitsEvent, Observer } from './observer.js';
 import { emitWarning } from '../runtime.js';
+
+/** How an observer hears one limit, as the limiter's core takes it. */
+export interface ObservedAs {
+  /** The limit's name in its events. */
+  readonly limit: string;
+  /** The request's key in its events. */
+  readonly keys: boolean;
+  /** The limit's denials are not enforced (a dry-run limit of the HTTP layer): it hears them as `dry_run_denied`. */
+  readonly dryRun: boolean;
+  /** Where the observer was given, for the error of a bad one. */
+  readonly field: string;
+}
 
 /** How one observer hears one limiter. */
 export interface ObserveOptions {
@@ -36,19 +48,16 @@ export class Observation {
 
   constructor(private readonly keyPrefixLength: number) {}
 
-  /**
-   * Adds `observer` (checked: an object whose given methods are functions) under the limit name
-   * `limit`; `dryRun`: the limit's denials are not enforced (a dry-run limit of the HTTP layer), so
-   * this observer hears them as `dry_run_denied`.
-   */
-  add(observer: unknown, limit: string, keys: boolean, dryRun: boolean, field: string): void {
+  /** Adds `observer` (checked: an object whose given methods are functions), heard as `as` says. */
+  add(observer: unknown, as: ObservedAs): void {
+    const { limit, keys, dryRun, field } = as;
     checkObserver(observer, field);
     const event: MutableDecisionEvent = { limit, outcome: 'allowed', reason: undefined, cost: 0, delayMs: 0, storeMs: undefined, key: undefined, idempotency: undefined };
     this.entries.push({ observer, limit, keys, dryRun, event });
   }
 
   /** The answer to one charge of `cost` units for `storeKey`; `storeMs` when the store answered it. */
-  decision(charged: Charged, cost: number, storeMs: number | undefined, storeKey: string): void {
+  decision(charged: ChargeAnswer, cost: number, storeMs: number | undefined, storeKey: string): void {
     const decision = charged.decision;
     for (const entry of this.entries) {
       const decide = entry.observer.decision;

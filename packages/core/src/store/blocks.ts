@@ -47,16 +47,16 @@ export class BlockTable {
   }
 
   /**
-   * One decision of `algorithm` (its `checksBlocks` true) for `key` at `now`, with its block: while the
-   * key is blocked (a lockout or a ban), the block's denial from `step(false)` (nothing recorded, the
-   * block not extended); otherwise `step(commit)`, and with a lockout (`blockMs` above 0) a denial of a
-   * commit starts a block of `blockMs` from `now`.
+   * One decision of `algorithm` (its `checksBlocks` true) for `key` at `now`, with its block, as a
+   * store takes it: `blocks.denial(key, algorithm, now, step) ?? (commit ? blocks.recorded(key,
+   * algorithm, now, step(true)) : step(false))`. While the key is blocked (a lockout or a ban), the
+   * block's denial from `step(false)` (nothing recorded, the block not extended); otherwise the step.
+   *
+   * This one: `decision`, the step's committed decision of `key` at `now`; with a lockout (`blockMs`
+   * above 0) a denial starts a block of `blockMs` from `now`, and is answered as the block's.
    */
-  decide(key: string, algorithm: Algorithm, now: number, commit: boolean, step: (commit: boolean) => Decision): Decision {
-    const blocked = this.denial(key, algorithm, now, step);
-    if (blocked !== undefined) return blocked;
-    const decision = step(commit);
-    if (!commit || decision.allowed || algorithm.blockMs === 0) return decision;
+  recorded(key: string, algorithm: Algorithm, now: number, decision: Decision): Decision {
+    if (decision.allowed || algorithm.blockMs === 0) return decision;
     this.start(`${algorithm.stateTag}\u0000${key}`, now + algorithm.blockMs, now);
     return blockedDecision(decision, algorithm.blockMs);
   }

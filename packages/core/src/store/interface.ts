@@ -108,7 +108,7 @@ export interface Charge {
 }
 
 /**
- * What a charge took from the store (see {@link Charged.took}):
+ * What a charge took from the store, as the store says it (see {@link Charged.took}):
  * - `'charged'`: the step ran and recorded what the decision says (an admission took the cost; a
  *   denial took nothing, or what the algorithm records of a denial);
  * - `'rolled-back'`: admitted, then given back in the same atomic step because a later enforced charge
@@ -116,12 +116,12 @@ export interface Charge {
  * - `'not-asked'`: a charge of a {@link Store.chargeAll} after an enforced denial, never decided (its
  *   decision is an empty denial that reports nothing);
  * - `'replayed'`: an idempotent charge answered by the remembered decision of an earlier one, charging
- *   nothing (the decision is allowed, with the original's `at` and slot, and the numbers of now);
- * - `'leased'`: taken from a quota lease's block, charged in the store earlier (a give-back goes to the
- *   block while it lives): never said by a store;
- * - `'nothing'`: decided without the store (the failure policy, the deny cache): never said by a store.
+ *   nothing (the decision is allowed, with the original's `at` and slot, and the numbers of now).
+ *
+ * (The limiter adds two of its own on the way back: a quota lease's units, and a decision made without
+ * the store.)
  */
-export type ChargeTook = 'charged' | 'rolled-back' | 'not-asked' | 'replayed' | 'leased' | 'nothing';
+export type ChargeTook = 'charged' | 'rolled-back' | 'not-asked' | 'replayed';
 
 /** The answer to one {@link Charge}: the decision, and what the charge took (a record, not marks beside the decision). */
 export interface Charged {

@@ -93,7 +93,8 @@ export class StepStore implements Store {
       if (state !== undefined) this.states.set(slot, state);
       return decision;
     };
-    return algorithm.blockMs > 0 ? this.blocks.decide(key, algorithm, t, commit, step) : step(commit);
+    if (algorithm.blockMs === 0) return step(commit);
+    return this.blocks.denial(key, algorithm, t, step) ?? (commit ? this.blocks.recorded(key, algorithm, t, step(true)) : step(false));
   }
 
   /** The state's name: kinds are kept apart, configurations of one kind share the state. */

@@ -6,13 +6,15 @@ import 'reflect-metadata';
 import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { Catch, Controller, Get, HttpException, Injectable, Logger, Module, Post, Req, UseGuards, type ArgumentsHost, type ExceptionFilter, type ExecutionContext, type LoggerService } from '@nestjs/common';
+import { APP_GUARD } from '@nestjs/core';
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { fixedWindow, InvalidOptionError, tokenBucket, type RateLimitResult } from '@rl/core';
+import { createLimiter, fixedWindow, InvalidOptionError, tokenBucket, type RateLimitResult, type Store } from '@rl/core';
 import { MemoryStore } from '@rl/store-memory';
 import { captureWarnings, members, T0 } from '@rl/test-support';
 import {
   createRateLimitGuard,
   CurrentRateLimit,
+  getStorageToken,
   RateLimit,
   RateLimitException,
   RateLimitGuard,
@@ -296,6 +298,138 @@ describe.each(PLATFORMS)(`Nest ${NEST_MAJOR} on %s`, (platform: Platform) => {
     } finally {
       close.mockRestore();
     }
+  });
+
+  it('provides the store of its limits under getStorageToken(): by default a memory store of its own, closed when the app closes', async () => {
+    const close = vi.spyOn(MemoryStore.prototype, 'close');
+    try {
+      const app = await startNestApp(platform, { imports: [RateLimitModule.forRoot({ clock, algorithm: perMinute(10), global: true })], controllers: [ItemsController, ExportController] });
+      const store = app.app.get<Store>(getStorageToken());
+      expect(store).toBeInstanceOf(MemoryStore);
+      const service = app.app.get(RateLimitService);
+      expect(service.limiter.limiters[0]!.store).toBe(store);
+      // A @RateLimit limit of its own is on it too.
+      expect((await app.request('/login', { method: 'POST' })).body).toEqual({ remaining: 1 });
+      expect((service as unknown as { limiters: Set<{ limiters: { store: Store }[] }> }).limiters.size).toBe(3);
+      for (const limiter of (service as unknown as { limiters: Set<{ limiters: { store: Store }[] }> }).limiters) expect(limiter.limiters[0]!.store).toBe(store);
+      // Each app of one module makes a store of its own.
+      const module = RateLimitModule.forRoot({ clock, algorithm: perMinute(10) });
+      const [one, two] = await Promise.all([open({ imports: [module] }), open({ imports: [module] })]);
+      expect(one.app.get(getStorageToken())).not.toBe(two.app.get(getStorageToken()));
+      close.mockClear();
+      await app.close();
+      expect(close.mock.contexts).toEqual([store]);
+    } finally {
+      close.mockRestore();
+    }
+  });
+
+  it("a provider of getStorageToken() in forRootAsync's extraProviders is the store of every limit, made from what it injects, and never closed by rl", async () => {
+    const close = vi.spyOn(MemoryStore.prototype, 'close');
+    const given = new MemoryStore();
+    const CLIENT = Symbol('client');
+    try {
+      const app = await startNestApp(platform, {
+        imports: [
+          RateLimitModule.forRootAsync({
+            global: true,
+            useFactory: () => ({ clock, algorithm: perMinute(10) }),
+            extraProviders: [
+              { provide: CLIENT, useValue: { store: given } },
+              { provide: getStorageToken(), inject: [CLIENT], useFactory: (client: { store: Store }) => client.store },
+            ],
+          }),
+        ],
+        controllers: [ItemsController, ExportController],
+      });
+      expect(app.app.get(getStorageToken())).toBe(given);
+      expect(app.app.get(RateLimitService).limiter.limiters[0]!.store).toBe(given);
+      expect((await app.request('/items')).body).toEqual({ remaining: 9 });
+      expect((await app.request('/login', { method: 'POST' })).body).toEqual({ remaining: 1 });
+      // The state is in the given store: a limiter of one's own on it, in the module's namespace, sees the module's count.
+      const twin = createLimiter({ clock, store: given, algorithm: perMinute(10), prefix: app.app.get(RateLimitService).limiter.prefix });
+      expect((await twin.peek('127.0.0.1')).remaining).toBe(9);
+      await app.close();
+      // No memory store was made, and the given one is left open.
+      expect(close).not.toHaveBeenCalled();
+    } finally {
+      close.mockRestore();
+      given.close();
+    }
+  });
+
+  it('forRootAsync refuses a store in the options beside a provider of getStorageToken(), naming the option', async () => {
+    const given = new MemoryStore();
+    try {
+      await expect(
+        startNestApp(platform, {
+          imports: [RateLimitModule.forRootAsync({ useFactory: () => ({ algorithm: perMinute(2), store: given }), extraProviders: [{ provide: getStorageToken(), useValue: given }] })],
+        }),
+      ).rejects.toMatchObject({ code: 'RL_INVALID_OPTION', field: 'RateLimitModule.forRootAsync.store' });
+      expect(() => RateLimitModule.forRootAsync({ useFactory: () => ({ algorithm: perMinute(2) }), extraProviders: {} as never })).toThrowError(
+        expect.objectContaining({ field: 'RateLimitModule.forRootAsync.extraProviders' }),
+      );
+    } finally {
+      given.close();
+    }
+  });
+
+  it("a guard that overrides getTracker and onLimit keys and answers the limits it runs, on the module's state; a route's key option still wins", async () => {
+    @Injectable()
+    class UserGuard extends RateLimitGuard {
+      protected override getTracker(req: { headers: Record<string, string | undefined> }): string | Promise<string> {
+        return req.headers['x-user'] ?? super.getTracker(req);
+      }
+
+      protected override onLimit(_context: ExecutionContext, result: RateLimitResult): unknown {
+        return { message: 'slow down', retryIn: result.retryAfterSeconds };
+      }
+    }
+    @Controller()
+    class UserController {
+      @Get('items')
+      list(@CurrentRateLimit() limit: RateLimitResult | undefined) {
+        return { remaining: limit?.remaining ?? null };
+      }
+
+      @Get('shared')
+      @RateLimit({ key: () => 'everyone' })
+      shared(@CurrentRateLimit() limit: RateLimitResult | undefined) {
+        return { remaining: limit?.remaining ?? null };
+      }
+    }
+    const app = await open({
+      imports: [RateLimitModule.forRoot({ clock, algorithm: perMinute(2) })],
+      controllers: [UserController],
+      providers: [{ provide: APP_GUARD, useClass: UserGuard }],
+    });
+    const as = (user?: string) => (user === undefined ? {} : { headers: { 'x-user': user } });
+    expect((await app.request('/items', as('ann'))).body).toEqual({ remaining: 1 });
+    expect((await app.request('/items', as('ann'))).body).toEqual({ remaining: 0 });
+    const denied = await app.request('/items', as('ann'));
+    expect(denied.status).toBe(429);
+    expect(denied.headers['content-type']).toBe('application/json; charset=utf-8');
+    expect(denied.body).toEqual({ message: 'slow down', retryIn: 60 });
+    expect((await app.request('/items', as('bob'))).body).toEqual({ remaining: 1 });
+    // super.getTracker: the client IP, as the module's default key makes it.
+    expect((await app.request('/items')).body).toEqual({ remaining: 1 });
+    expect(app.app.get(RateLimitService).clientKey({ ip: '127.0.0.1', headers: {}, socket: { remoteAddress: '127.0.0.1' } })).toBe('127.0.0.1');
+    // The route's key wins over the guard's: one key for ann and bob.
+    expect((await app.request('/shared', as('ann'))).body).toEqual({ remaining: 1 });
+    expect((await app.request('/shared', as('bob'))).body).toEqual({ remaining: 0 });
+    // The module's state: its key controls reach the guard's limits.
+    await app.app.get(RateLimitService).resetKey('ann');
+    expect((await app.request('/items', as('ann'))).body).toEqual({ remaining: 1 });
+  });
+
+  it('a guard that extends RateLimitGuard and overrides nothing runs the limits as they are: no limit beside them', async () => {
+    @Injectable()
+    class PlainGuard extends RateLimitGuard {}
+    const app = await open({ imports: [RateLimitModule.forRoot({ clock, algorithm: perMinute(2) })], controllers: [ItemsController], providers: [{ provide: APP_GUARD, useClass: PlainGuard }] });
+    expect((await app.request('/items')).body).toEqual({ remaining: 1 });
+    expect((await app.request('/login', { method: 'POST' })).body).toEqual({ remaining: 1 });
+    // The module's limit and login's, built at start: no limit per guard.
+    expect((app.app.get(RateLimitService) as unknown as { limiters: Set<unknown> }).limiters.size).toBe(2);
   });
 
   it.runIf(platform === 'fastify')(`on Fastify, request.rateLimit is declared: null on a skipped route, the result on a limited one${platform === 'fastify' ? '' : ' (skipped: Fastify declares request properties, Express has no such declaration)'}`, async () => {

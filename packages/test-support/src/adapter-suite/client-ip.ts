@@ -1,6 +1,7 @@
 import { expect, it } from 'vitest';
 import { fixedWindow } from '@rl/core';
-import { collectWarnings, nextTurn } from '../http-client.js';
+import { collectWarnings } from '../capture.js';
+import { nextTurn } from '../http-client.js';
 import type { MountedApp } from './adapter.js';
 import type { SuiteContext } from './context.js';
 

@@ -1,25 +1,8 @@
-import { expect, it, vi } from 'vitest';
+import { expect, it } from 'vitest';
 import { fixedWindow, tokenBucket } from '@rl/core';
+import { captureWarnings } from '../capture.js';
 import { members } from '../http-client.js';
 import type { SuiteContext } from './context.js';
-
-/**
- * Collects the process warnings with `code` emitted while `body` runs, without printing them (a
- * passing run stays quiet); other warnings go on as usual.
- */
-export async function captureWarnings(code: string, body: (messages: readonly string[]) => Promise<void>): Promise<void> {
-  const messages: string[] = [];
-  const emit = process.emitWarning.bind(process) as (...args: unknown[]) => void;
-  const spy = vi.spyOn(process, 'emitWarning').mockImplementation(((warning: string | Error, options?: unknown) => {
-    if ((options as { code?: string } | undefined)?.code === code) messages.push(String(warning));
-    else emit(warning, options);
-  }) as typeof process.emitWarning);
-  try {
-    await body(messages);
-  } finally {
-    spy.mockRestore();
-  }
-}
 
 /**
  * Two rl middlewares with a limit of the same name on one request (the README's old per-route cost:

@@ -24,7 +24,10 @@ import { suiteContext } from './context.js';
 import { failingFunctionTests, falsyThrowTests, outageLogTests, storeFailureTests } from './errors.js';
 import { observerTests } from './observer.js';
 import { headerTests } from './headers.js';
-import { denyListTests, overrideTests, quotaTests } from './quotas.js';
+import { banTests } from './bans.js';
+import { calendarPeriodTests } from './calendar-periods.js';
+import { denyListTests } from './deny-list.js';
+import { overrideTests } from './overrides.js';
 import { limitTests } from './limits.js';
 import { lockoutTests } from './lockouts.js';
 import { optionTests } from './options.js';
@@ -76,7 +79,10 @@ function describeOne(adapter: Adapter, stores: readonly StoreUnderTest[], redis:
         describe('quota leases', () => leaseTests(t));
         describe('charging from the response', () => settlementTests(t));
         describe('idempotent retries', () => idempotencyTests(t));
-        describe('quotas: calendar periods and bans', () => quotaTests(t));
+        describe('quotas: calendar periods and bans', () => {
+          calendarPeriodTests(t);
+          banTests(t);
+        });
         describe('quotas: overrides held in the store', () => overrideTests(t));
         describe('quotas: a deny list kept elsewhere', () => denyListTests(t));
         if (store.remote && adapter.inject !== true) describe('batched Redis calls', () => batchingTests(t, redis));
@@ -95,4 +101,3 @@ function describeOne(adapter: Adapter, stores: readonly StoreUnderTest[], redis:
 export type { Adapter, AppSpec, MiddlewareOptions, MountedApp, RequestView, StoreUnderTest } from './adapter.js';
 export { headersOf, statusOf } from './adapter.js';
 export { T0 } from './context.js';
-export { captureWarnings } from './double-count.js';

@@ -10,7 +10,7 @@ import type { FailureReason } from './circuit.js';
  * What a limiter's quota leases (see `QuotaLeases`, a stage of its charge path) reach below them: the
  * path a block is charged on, the failure policy, the give-back, and the counts the observers hear.
  */
-export interface LeaseHost {
+export interface LeaseParts {
   /** The limiter's local clock (ms). */
   readonly clock: Clock;
   readonly timers: Timers;
