@@ -95,10 +95,10 @@ export class RedisStore implements Store {
     this.keys = new StoreKeys(config.prefix, config.buckets, adapter.keyPrefix, cluster);
     this.plans = new ScriptPlans(adapter);
     if (config.batchSize > 1) this.batcher = new Batcher(adapter, config.batchSize, cluster);
-    this.sender = new ScriptSender(config.client, adapter, this.plans, this.keys, this.batcher);
+    this.sender = new ScriptSender({ client: config.client, adapter, plans: this.plans, keys: this.keys, batcher: this.batcher });
     this.charges = new Charges(this.sender, this.plans, this.keys);
     this.resets = new ResetChannel(adapter, config.prefix, config.confirmTimeoutMs);
-    this.controls = new ControlCommands(adapter, this.plans, this.keys, this.resets, () => this.sender.closed);
+    this.controls = new ControlCommands({ adapter, plans: this.plans, keys: this.keys, resets: this.resets, closed: () => this.sender.closed });
     if (cluster) this.failureDomain = (key, algorithm) => this.nodeOf(key, algorithm);
   }
 
