@@ -104,18 +104,18 @@ export class Batcher {
   }
 
   /**
-   * Sends one entry of the group script `script` (its `keys` and arguments: see group-script.ts), whose
-   * first Redis key is `slotKey` (on a Cluster, batches form per first key): in this turn's batch, or alone, at once,
-   * when it is the first of the turn and none is in flight (as {@link join} decides); resolves to its
-   * reply (the members' replies).
+   * Sends one entry of the group script `script` (its `keys` and arguments: see group-script.ts;
+   * `decisions` its members), batched by its first Redis key on a Cluster: in this turn's batch, or
+   * alone, at once, when it is the first of the turn and none is in flight (as {@link join} decides);
+   * resolves to its reply (the members' replies).
    */
-  sendGroup(script: GroupScript, slotKey: string, keys: readonly string[], argv: readonly string[], decisions: number): Promise<unknown> {
+  sendGroup(script: GroupScript, keys: readonly string[], argv: readonly string[], decisions: number): Promise<unknown> {
     let family = this.families.get(script);
     if (family === undefined) {
       family = { name: script.name, lua: script.lua, numberOfKeys: 0, compact: true, call: undefined, inFlight: 0, single: undefined, byKey: new Map() };
       this.families.set(script, family);
     }
-    const batch = this.open(family, slotKey);
+    const batch = this.open(family, keys[0]!);
     if (batch !== undefined) return this.addEntry(batch, keys, argv, decisions);
     const alone = newGroup(family, undefined);
     const reply = this.addEntry(alone, keys, argv, decisions);

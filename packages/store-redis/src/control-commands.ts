@@ -47,6 +47,16 @@ interface Control {
   readonly detached: boolean;
 }
 
+/** What {@link ControlCommands} works with: the store's parts, and whether the store is closed. */
+export interface ControlParts {
+  readonly adapter: ClientAdapter;
+  readonly plans: ScriptPlans;
+  readonly keys: StoreKeys;
+  readonly resets: ResetChannel;
+  /** True once the store is closed. */
+  readonly closed: () => boolean;
+}
+
 /** The controls of {@link ControlCommands}, each with what it needs. */
 const CONTROLS = {
   reset: { name: 'reset', overridable: false, detached: false },
@@ -69,15 +79,19 @@ export class ControlCommands {
   private script: ScriptCall | undefined;
   private setScript: ScriptCall | undefined;
   private getScript: ScriptCall | undefined;
+  private readonly adapter: ClientAdapter;
+  private readonly plans: ScriptPlans;
+  private readonly keys: StoreKeys;
+  private readonly resets: ResetChannel;
+  private readonly closed: () => boolean;
 
-  constructor(
-    private readonly adapter: ClientAdapter,
-    private readonly plans: ScriptPlans,
-    private readonly keys: StoreKeys,
-    private readonly resets: ResetChannel,
-    /** True once the store is closed. */
-    private readonly closed: () => boolean,
-  ) {}
+  constructor({ adapter, plans, keys, resets, closed }: ControlParts) {
+    this.adapter = adapter;
+    this.plans = plans;
+    this.keys = keys;
+    this.resets = resets;
+    this.closed = closed;
+  }
 
   /** Bans `key` for `durationMs` (see `Store.ban`): one call, where the blocking variants read a block. */
   ban(key: string, algorithm: Algorithm, durationMs: number, now: number | undefined): Promise<void> {

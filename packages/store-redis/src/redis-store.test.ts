@@ -79,6 +79,44 @@ describe('RedisStore calls', () => {
   });
 });
 
+describe('idempotent charges on the wire', () => {
+  it('the same operation with the idempotency arguments, its own script declaring IDEMPOTENT; a state with keys of its own sends the key of its remembered ids', async () => {
+    const { client, defined, calls } = recordingClient();
+    const store = new RedisStore({ client: client as never, prefix: 'p:', buckets: 1, batch: false });
+    const bucket = tokenBucket({ capacity: 3, refillRate: 1 });
+    const log = slidingWindowLog({ limit: 3, window: '1s' });
+    const idempotency = { id: 'id-aaaaaaaaaaaaa', fingerprint: 'print-01', ttlMs: 60_000, maxIds: 10, maxReplays: 5 };
+    await store.charge({ key: 'k', algorithm: bucket, cost: 1, idempotency }, undefined);
+    await store.charge({ key: 'k', algorithm: log, cost: 2, maxDelayMs: 0, idempotency }, 8);
+    // The give-back that forgets the id sends the id alone after the undo's arguments.
+    await store.giveBack({ key: 'k', algorithm: log, cost: 1, chargedAt: 5, idempotencyId: idempotency.id }, undefined);
+    await store.giveBack({ key: 'k', algorithm: log, cost: 1, chargedAt: 5 }, undefined);
+    const remembered = ['id-aaaaaaaaaaaaa', 'print-01', '60000', '10', '5'];
+    expect(calls).toEqual([
+      ['p:{#0}:tb', 'k', '', '', '', '', '', '', '', ...remembered],
+      ['p:{k}:swl2', 'p:{k}:swl2:sum', 'p:{k}:swl2:idem', '2', '8', '0', '', '', '', '', ...remembered],
+      ['p:{k}:swl2', 'p:{k}:swl2:sum', 'p:{k}:swl2:idem', '', '', '', '5', '', '', '', 'id-aaaaaaaaaaaaa'],
+      ['p:{k}:swl2', 'p:{k}:swl2:sum', '', '', '', '5'],
+    ]);
+    expect([...defined.values()].map((d) => [d.numberOfKeys, d.lua.split('\n')[0]])).toEqual([
+      [1, "local OP, IDEMPOTENT, BATCH_TIME, UNDO_AT, UNDO_DELAY = 'c', true, false"],
+      [3, "local OP, IDEMPOTENT, BATCH_TIME, UNDO_AT, UNDO_DELAY = 'v', true, false"],
+      [3, "local OP, IDEMPOTENT, BATCH_TIME, UNDO_AT, UNDO_DELAY = 'u', true, false"],
+      [2, "local OP, IDEMPOTENT, BATCH_TIME, UNDO_AT, UNDO_DELAY = 'u', false, false"],
+    ]);
+  });
+
+  it('a malformed idempotent charge throws UnsupportedError before anything is sent', () => {
+    const { client, calls } = recordingClient();
+    const store = new RedisStore({ client: client as never, batch: false });
+    const idempotency = { id: 'short', fingerprint: 'print-01', ttlMs: 60_000, maxIds: 10, maxReplays: 5 };
+    expect(() => store.charge({ key: 'k', algorithm: tokenBucket({ capacity: 3, refillRate: 1 }), cost: 1, idempotency }, undefined)).toThrow(
+      expect.objectContaining({ code: 'RL_UNSUPPORTED' }),
+    );
+    expect(calls).toEqual([]);
+  });
+});
+
 describe('RedisStore options', () => {
   it('null is a bad value, not "not given": prefix and buckets name their field', () => {
     const { client } = recordingClient();

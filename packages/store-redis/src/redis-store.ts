@@ -23,9 +23,9 @@ const OVERRIDDEN_KINDS = ALGORITHM_KINDS.filter((kind) => (luaScripts as Readonl
  * src/clients/), so it is atomic per key and takes one round trip; or, issued in the same turn of the
  * event loop as others of its configuration, a share of one batch call ({@link Batcher}), which runs
  * each decision as that script would. The first {@link INLINE_CONFIGURATIONS} distinct configurations (an algorithm's
- * script and numbers) each have a script per operation with the parameters in its text, so a call
+ * script and numbers) each have a script per call (src/wire.ts) with the parameters in its text, so a call
  * sends only the key, the cost and, with an app clock, `now`; every further configuration is sent by
- * argument to one script per script name and operation, so any number of configurations (quotas built
+ * argument to one script per script name and call, so any number of configurations (quotas built
  * per request) keeps Redis's script cache and the store's tables bounded. Both give the same decisions.
  *
  * - Time: Redis `TIME` unless the limiter passes `now` (a limiter with an explicit `clock`), so app
@@ -44,6 +44,11 @@ const OVERRIDDEN_KINDS = ALGORITHM_KINDS.filter((kind) => (luaScripts as Readonl
  *   still have been counted by Redis. On a Cluster each key's failure domain is the master that serves
  *   its slot ({@link RedisStore.failureDomain}): a failed master opens the limiter's circuit for its own
  *   keys only, the other masters keep answering.
+ *
+ * - Parts, one job each, of which this class is the facade: {@link Charges} (a charge, a give-back, a
+ *   request's charges together: charges.ts, request-group.ts), {@link ControlCommands} (an operator's
+ *   calls on a key), {@link ScriptSender} (each call alone or in a batch), `ScriptPlans` (the scripts of
+ *   each configuration), `StoreKeys` (where a key's state is), `ResetChannel` (the notices).
  *
  * Needs Redis 6.2 or later (`HRANDFIELD`).
  */
@@ -90,10 +95,10 @@ export class RedisStore implements Store {
     this.keys = new StoreKeys(config.prefix, config.buckets, adapter.keyPrefix, cluster);
     this.plans = new ScriptPlans(adapter);
     if (config.batchSize > 1) this.batcher = new Batcher(adapter, config.batchSize, cluster);
-    this.sender = new ScriptSender(config.client, adapter, this.plans, this.keys, this.batcher);
+    this.sender = new ScriptSender({ client: config.client, adapter, plans: this.plans, keys: this.keys, batcher: this.batcher });
     this.charges = new Charges(this.sender, this.plans, this.keys);
     this.resets = new ResetChannel(adapter, config.prefix, config.confirmTimeoutMs);
-    this.controls = new ControlCommands(adapter, this.plans, this.keys, this.resets, () => this.sender.closed);
+    this.controls = new ControlCommands({ adapter, plans: this.plans, keys: this.keys, resets: this.resets, closed: () => this.sender.closed });
     if (cluster) this.failureDomain = (key, algorithm) => this.nodeOf(key, algorithm);
   }
 

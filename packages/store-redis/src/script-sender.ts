@@ -12,6 +12,17 @@ import { appendArguments, callOf, type Operation } from './wire.js';
 /** A call's values: the arguments of src/wire.ts in their order, `undefined` for an absent one. */
 export type Values = readonly (string | undefined)[];
 
+/** What a {@link ScriptSender} sends through: the store's client and the parts that say what each call is. */
+export interface SenderParts {
+  /** The client given, as given (the `this` of a script call). */
+  readonly client: RedisClient;
+  readonly adapter: ClientAdapter;
+  readonly plans: ScriptPlans;
+  readonly keys: StoreKeys;
+  /** Puts the calls of a turn into batch calls; absent with `batch: false`. */
+  readonly batcher: Batcher | undefined;
+}
+
 /**
  * Sends a store's script calls: each one `EVALSHA` of its call's script, or a share of a batch call
  * ({@link Batcher}); and the calls of the group script. It knows what a call sends (src/wire.ts), not
@@ -20,16 +31,19 @@ export type Values = readonly (string | undefined)[];
  */
 export class ScriptSender {
   private isClosed = false;
+  private readonly client: RedisClient;
+  private readonly adapter: ClientAdapter;
+  private readonly plans: ScriptPlans;
+  private readonly keys: StoreKeys;
+  private readonly batcher: Batcher | undefined;
 
-  constructor(
-    /** The client given, as given (the `this` of a script call). */
-    private readonly client: RedisClient,
-    private readonly adapter: ClientAdapter,
-    private readonly plans: ScriptPlans,
-    private readonly keys: StoreKeys,
-    /** Puts the calls of a turn into batch calls; absent with `batch: false`. */
-    private readonly batcher: Batcher | undefined,
-  ) {}
+  constructor({ client, adapter, plans, keys, batcher }: SenderParts) {
+    this.client = client;
+    this.adapter = adapter;
+    this.plans = plans;
+    this.keys = keys;
+    this.batcher = batcher;
+  }
 
   /** True once {@link close} was called. */
   get closed(): boolean {
@@ -88,7 +102,7 @@ export class ScriptSender {
    * key, as decisions are (a migration splits no more); alone without batching.
    */
   sendGroup(script: GroupScript, keys: readonly string[], argv: readonly string[], decisions: number): Promise<unknown> {
-    if (this.batcher !== undefined) return this.batcher.sendGroup(script, keys[0]!, keys, argv, decisions);
+    if (this.batcher !== undefined) return this.batcher.sendGroup(script, keys, argv, decisions);
     script.call ??= this.adapter.batchScript(script.name, script.lua);
     return script.call(keys.length, [...keys, '1', ...argv]).then((replies) => (replies as unknown[])[0]);
   }

@@ -22,7 +22,7 @@ export interface RedisStoreOptions {
    * timeout), at most `maxRedirections` times (default 16) in all, then rejects. For a 50 ms timeout,
    * `new Cluster(nodes, { retryDelayOnTryAgain: 2, maxRedirections: 20 })` keeps retrying for about
    * 40 ms. A call still retried when the timeout ends is answered by the limiter's failure policy;
-   * if Redis runs it later and it takes units, the limiter gives them back (`undo`), as for any call
+   * if Redis runs it later and it takes units, the limiter gives them back (`giveBack`), as for any call
    * answered after its timeout. A rejected call ran nothing.
    *
    * The client's `keyPrefix` is put before every key: on a Cluster it must not start a hash tag that

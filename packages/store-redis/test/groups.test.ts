@@ -11,6 +11,7 @@ import type { Cluster, Redis } from 'ioredis5';
 import { describe, expect, it, vi } from 'vitest';
 import {
   combineLimiters,
+  concurrency,
   createLimiter,
   fixedWindow,
   leakyBucket,
@@ -20,7 +21,7 @@ import {
   type Limiter,
   type Store,
 } from '@rl/core';
-import type { Charged } from '@rl/core/store';
+import { UnsupportedError, type Charged, type IdempotentCharge, type TimedCharge } from '@rl/core/store';
 import { MemoryStore } from '@rl/store-memory';
 import { RedisStore } from '@rl/store-redis';
 import { everyRateAlgorithm, useRedisDeployments } from '@rl/test-support';
@@ -182,6 +183,93 @@ describe.each(['standalone', 'cluster'] as const)('the store\u2019s charges toge
     const answers = await together(store, Infinity, [[hashTagged('d'), tight, false], [hashTagged('e'), roomy, true]]);
     expect(answers.map((c) => [c.decision.allowed, c.took])).toEqual([[false, 'charged'], [true, 'charged']]);
     expect((await store.peek(hashTagged('e'), roomy, 1, undefined)).remaining).toBe(3);
+  });
+});
+
+describe.each(['standalone', 'cluster'] as const)('idempotent charges together on %s Redis (Store.chargeAll)', (deployment) => {
+  const hashTagged = (key: string) => `${key}:{i}`;
+  /** An idempotent charge of `id` (digests of 16 and 8 characters, as `idempotentCharge` makes them). */
+  const idempotent = (id: string, fingerprint = 'print-01'): IdempotentCharge => ({ id: id.padEnd(16, '-'), fingerprint, ttlMs: 60_000, maxIds: 5, maxReplays: 3 });
+
+  it('replayed together; a charge rolled back forgets its id, a conflict rolled back keeps the first request\u2019s record; keys of their own send their ids\u2019 key', async () => {
+    const store = new RedisStore({ client: clientOf(deployment), prefix: redis.freshPrefix() });
+    // A field of a bucket hash, keys of their own (the `:idem` key: one key more per call), then a plain charge after them.
+    const window = fixedWindow({ limit: 5, window: '1h' });
+    const log = slidingWindowLog({ limit: 1, window: '1h' });
+    const bucket = tokenBucket({ capacity: 5, refillRate: 1, interval: '1h' });
+    const request = (windowId: IdempotentCharge, logId: IdempotentCharge) =>
+      Promise.all(
+        store.chargeAll(
+          [
+            { charge: { key: hashTagged('w'), algorithm: window, cost: 1, idempotency: windowId }, now: undefined },
+            { charge: { key: hashTagged('l'), algorithm: log, cost: 1, idempotency: logId }, now: undefined },
+            { charge: { key: hashTagged('b'), algorithm: bucket, cost: 1 }, now: undefined },
+          ],
+          { holdMs: Infinity },
+        ),
+      );
+    const view = (answers: Charged[]) => answers.map((c) => [c.decision.allowed, c.took, c.conflict === true, c.idempotencyId]);
+    const first = idempotent('first');
+    expect(view(await request(first, first))).toEqual([
+      [true, 'charged', false, first.id],
+      [true, 'charged', false, first.id],
+      [true, 'charged', false, undefined],
+    ]);
+    // The retry: both idempotent charges answered again, the plain one charged.
+    expect(view(await request(first, first))).toEqual([
+      [true, 'replayed', false, undefined],
+      [true, 'replayed', false, undefined],
+      [true, 'charged', false, undefined],
+    ]);
+    // A new id: the log (limit 1) denies, the window's charge is rolled back with its id forgotten, the bucket is not asked.
+    const second = idempotent('second');
+    expect(view(await request(second, second))).toEqual([
+      [true, 'rolled-back', false, undefined],
+      [false, 'charged', false, undefined],
+      [false, 'not-asked', false, undefined],
+    ]);
+    const alone = async (id: IdempotentCharge) => store.charge({ key: hashTagged('w'), algorithm: window, cost: 1, idempotency: id }, undefined);
+    // Decided afresh: not a replay of the rolled-back charge.
+    expect(view([await alone(second)])).toEqual([[true, 'charged', false, second.id]]);
+    // The first id with another fingerprint: a conflict, rolled back as a plain charge; the first request's record stays.
+    expect(view(await request(idempotent('first', 'print-02'), second))).toEqual([
+      [true, 'rolled-back', true, undefined],
+      [false, 'charged', false, undefined],
+      [false, 'not-asked', false, undefined],
+    ]);
+    expect(view([await alone(first)])).toEqual([[true, 'replayed', false, undefined]]);
+    // Charged: the first request and `second` alone; the bucket twice.
+    expect((await store.peek(hashTagged('w'), window, 0, undefined)).remaining).toBe(3);
+    expect((await store.peek(hashTagged('b'), bucket, 0, undefined)).remaining).toBe(3);
+  });
+
+  it('each answer settles on its own: a malformed idempotent charge and a lease limit\u2019s answer alone, the others decided together; a closed store rejects each', async () => {
+    const store = new RedisStore({ client: clientOf(deployment), prefix: redis.freshPrefix() });
+    const window = fixedWindow({ limit: 1, window: '1h' });
+    const permits = concurrency({ limit: 2 });
+    const malformed: IdempotentCharge = { id: 'short', fingerprint: 'short', ttlMs: 60_000, maxIds: 5, maxReplays: 3 };
+    const charges = (): TimedCharge[] => [
+      { charge: { key: hashTagged('a'), algorithm: window, cost: 1 }, now: undefined },
+      { charge: { key: hashTagged('m'), algorithm: window, cost: 1, idempotency: malformed }, now: undefined },
+      { charge: { key: hashTagged('p'), algorithm: permits, cost: 1 }, now: undefined },
+      { charge: { key: hashTagged('b'), algorithm: window, cost: 1 }, now: undefined },
+    ];
+    const settled = await Promise.allSettled(store.chargeAll(charges(), { holdMs: Infinity }));
+    expect(settled.map((s) => s.status)).toEqual(['fulfilled', 'rejected', 'fulfilled', 'fulfilled']);
+    expect((settled[1] as PromiseRejectedResult).reason).toBeInstanceOf(UnsupportedError);
+    // The lease limit reports its state (a peek, as `charge` does): nothing taken.
+    expect(settled.map((s) => (s.status === 'fulfilled' ? [s.value.decision.allowed, s.value.decision.remaining, s.value.took] : s.status))).toEqual([
+      [true, 0, 'charged'],
+      'rejected',
+      [true, 2, 'charged'],
+      [true, 0, 'charged'],
+    ]);
+    // Decided together: the first, now exhausted, denies, and the later ones are not asked.
+    const denied = await Promise.all(store.chargeAll([charges()[0]!, { charge: { key: hashTagged('c'), algorithm: window, cost: 1 }, now: undefined }, charges()[3]!], { holdMs: Infinity }));
+    expect(denied.map((c) => c.took)).toEqual(['charged', 'not-asked', 'not-asked']);
+    await store.close();
+    const closed = await Promise.allSettled(store.chargeAll(charges(), { holdMs: Infinity }));
+    expect(closed.map((s) => s.status === 'rejected' && (s.reason as { code?: string }).code)).toEqual(['RL_STORE_CLOSED', 'RL_STORE_CLOSED', 'RL_STORE_CLOSED', 'RL_STORE_CLOSED']);
   });
 });
 
