@@ -1,6 +1,7 @@
 import type { Algorithm } from '../algorithm.js';
 import type { Decision } from '../decision.js';
 import type { ChargeAnswer } from '../limiter/charge-path.js';
+import { receipted } from '../limiter/receipt.js';
 import type { Charge, IdempotentCharge } from '../store/interface.js';
 
 /**
@@ -58,10 +59,10 @@ export class Run {
     this.answers = limits === 1 ? [undefined] : new Array<ChargeAnswer | undefined>(limits);
   }
 
-  /** Limit `i` answered `answer`. */
+  /** Limit `i` answered `answer` (its decision carries the receipt of a replay or a conflict: see `receiptOf`). */
   answered(i: number, answer: ChargeAnswer): void {
     this.answers[i] = answer;
-    this.decisions[i] = answer.decision;
+    this.decisions[i] = receipted(answer);
   }
 
   /** Forgets the answers of the limits after `i` (decided in one step with the denial of `i`, they were never the request's). */

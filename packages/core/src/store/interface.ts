@@ -291,7 +291,8 @@ export interface Store {
    * when an enforced charge would hold the request longer than `options.holdMs`. Charges it cannot
    * decide in that one step (a Cluster's other slots) are decided as alone; the caller gives back what
    * they took. Returns one answer per charge, in order, each settling (or failing) on its own, so that
-   * each limit keeps its own timeout and failure policy. A local store needs none: a synchronous run
+   * each limit keeps its own timeout and failure policy; it never throws (a closed store rejects every
+   * answer with its `StoreClosedError`). A local store needs none: a synchronous run
    * of charges and give-backs is already one step.
    */
   chargeAll?(charges: readonly TimedCharge[], options: ChargeAllOptions): readonly Promise<Charged>[];
