@@ -160,40 +160,40 @@ export interface NumericAlgorithm extends AlgorithmCommon {
   readonly stateKind: 'numeric';
   readonly stateSize: number;
   /**
-   * One decision at `now` (ms) for `cost` units. Reads the state at `s[at .. at + stateSize)`, or no
-   * state when `fresh`. When `commit` is true it writes the new state back in place (always, allowed or
-   * not: a denial may still advance time); when false it writes nothing (a peek).
-   * The caller has validated `cost` (see {@link checkCost}); cost 0 asks for the state only. The
-   * decision is rounded by `decisionFromExact` (decision.ts).
+   * One decision at `request.now` (ms) for `request.cost` units. Reads the state at
+   * `s[at .. at + stateSize)`, or no state when `fresh`. When `request.commit` is true it writes the new
+   * state back in place (always, allowed or not: a denial may still advance time); when false it writes
+   * nothing (a peek). The caller has validated `cost` (see {@link checkCost}); cost 0 asks for the state
+   * only. The decision is rounded by `decisionFromExact` (decision.ts).
    *
-   * With `maxDelay` (ms, from 0 to {@link AlgorithmCommon.maxReserveMs}) the step is a reservation: the
-   * request is admitted when its units can be taken for a slot at most `maxDelay` ahead (`delayMs`, the
-   * wait until the slot), and they are taken now, so that later requests queue behind it; otherwise it
-   * is denied, nothing is taken, and `retryAfterMs` says when such a reservation would fit. A
-   * consume (no `maxDelay`) is a request that cannot wait: it is denied while its slot would be later
-   * than `now` (behind a reservation), except by a shaping leaky bucket, whose consume is a
-   * reservation bounded by its queue alone. Each algorithm's doc comment says where its slots are.
+   * With `request.maxDelay` (ms, from 0 to {@link AlgorithmCommon.maxReserveMs}) the step is a
+   * reservation: the request is admitted when its units can be taken for a slot at most `maxDelay` ahead
+   * (`delayMs`, the wait until the slot), and they are taken now, so that later requests queue behind
+   * it; otherwise it is denied, nothing is taken, and `retryAfterMs` says when such a reservation would
+   * fit. A consume (`maxDelay` undefined) is a request that cannot wait: it is denied while its slot
+   * would be later than `now` (behind a reservation), except by a shaping leaky bucket, whose consume is
+   * a reservation bounded by its queue alone. Each algorithm's doc comment says where its slots are.
    */
-  step(s: NumericState, at: number, fresh: boolean, now: number, cost: number, commit: boolean, maxDelay?: number): Decision;
+  step(s: NumericState, at: number, fresh: boolean, request: StepRequest): Decision;
   /** The time (ms, same clock) at which the state at `s[at]` is the same as no state: it has fully recovered. */
   expiresAt(s: NumericState, at: number): number;
   /**
-   * Gives back `cost` units admitted earlier (a rollback of a combined limit, a response whose outcome
-   * is not counted), at `now`. With `chargedAt`, the {@link Decision.at} of the consume that charged
-   * them, it gives back only what that charge still weighs: to the window it was charged in and never
-   * beyond that window's count; for a bucket, less what would have come back by itself since then. So
-   * the balance is never raised above what it would be had the request not been charged (each
+   * Gives back `back.cost` units admitted earlier (a rollback of a combined limit, a response whose
+   * outcome is not counted), at `back.now`. With `back.chargedAt`, the {@link Decision.at} of the consume
+   * that charged them, it gives back only what that charge still weighs: to the window it was charged in
+   * and never beyond that window's count; for a bucket, less what would have come back by itself since
+   * then. So the balance is never raised above what it would be had the request not been charged (each
    * algorithm's doc comment says how). Without `chargedAt`: the rollback right after the charge, the
    * older contract (never more than was taken, but a late call may give to a newer window).
    *
-   * `delayMs`, with `chargedAt`, is the charge's {@link Decision.delayMs}: the charge was a
+   * `back.delayMs`, with `chargedAt`, is the charge's {@link Decision.delayMs}: the charge was a
    * reservation for the slot `chargedAt + delayMs`, and the give-back (a reservation's `cancel()`)
    * returns what the reservation still weighs, less what later reservations took behind it (the
    * algorithm's doc comment says exactly what).
    */
-  undo(s: NumericState, at: number, now: number, cost: number, chargedAt?: number, delayMs?: number): void;
+  undo(s: NumericState, at: number, back: UndoRequest): void;
   /**
-   * Settles a charge at the request's real cost ({@link Settlement}), at `now`: a give-back of
+   * Settles a charge at the request's real cost ({@link Settlement}), at `request.now`: a give-back of
    * `cost − actual` when the request cost less (as {@link NumericAlgorithm.undo} with the charge's time),
    * a charge of `actual − cost` when it cost more, taken whatever the balance (a settle is never
    * denied: the work is done) in the window the request was charged in (nothing once that window has
@@ -202,7 +202,7 @@ export interface NumericAlgorithm extends AlgorithmCommon {
    * cannot hold more than a full bucket, at most full). `fresh`: there is no state (the store made room
    * for one, which the settle writes whole); a store calls it so only when the request cost more.
    */
-  settle(s: NumericState, at: number, fresh: boolean, now: number, settlement: Settlement): void;
+  settle(s: NumericState, at: number, fresh: boolean, request: SettleRequest): void;
 }
 
 /** A charge settled at the request's real cost (see {@link NumericAlgorithm.settle}). */
@@ -217,6 +217,44 @@ export interface Settlement {
   readonly delayMs: number;
   /** How far a settle may take the state past its limit, in units (0 or more). */
   readonly maxDebt: number;
+}
+
+/**
+ * What one step is asked (see {@link NumericAlgorithm.step}, {@link LogAlgorithm.step}): a record, so
+ * that a later attribute of a step is a field here, never one more parameter. A store builds it once
+ * per call, with every field present and in this order (`maxDelay: undefined` for a consume), so that
+ * the steps see one object shape.
+ */
+export interface StepRequest {
+  /** The time of the decision, in ms: its {@link Decision.at}. */
+  readonly now: number;
+  /** The units asked for (checked by the caller, see {@link checkCost}); 0 asks for the state only. */
+  readonly cost: number;
+  /** Write the new state (a charge); false: write nothing (a peek). */
+  readonly commit: boolean;
+  /** A reservation: the longest wait accepted, in ms (0 to {@link AlgorithmCommon.maxReserveMs}); undefined: a consume. */
+  readonly maxDelay?: number;
+}
+
+/**
+ * Units given back to a state (see {@link NumericAlgorithm.undo}): the store's `GiveBack` without its
+ * key and algorithm, at `now`. A store builds it once per give-back, every field present, in this order.
+ */
+export interface UndoRequest {
+  /** The time of the give-back, in ms (the store's clock when the limiter has none). */
+  readonly now: number;
+  /** The units given back (`cost > 0`). */
+  readonly cost: number;
+  /** The charge's {@link Decision.at}; undefined: the older rollback right after a charge. */
+  readonly chargedAt?: number;
+  /** With `chargedAt`, the charge's {@link Decision.delayMs}: a reservation's cancel. Undefined or 0: none. */
+  readonly delayMs?: number;
+}
+
+/** A {@link Settlement} at `now` (ms), as a step is asked (see {@link NumericAlgorithm.settle}): `now` first, then the settlement's fields in their order. */
+export interface SettleRequest extends Settlement {
+  /** The time of the settle, in ms (the store's clock when the limiter has none). */
+  readonly now: number;
 }
 
 /** The state of a sliding log: timestamps and costs of the recorded requests, oldest first. */
@@ -237,21 +275,21 @@ export interface LogState {
 export interface LogAlgorithm extends AlgorithmCommon {
   readonly stateKind: 'log';
   /**
-   * One decision. `state` is owned by the caller and mutated in place when `commit` is true (pass
-   * `undefined` for no state; the returned `state` is the one to keep). With `maxDelay`, a reservation:
-   * see {@link NumericAlgorithm.step}.
+   * One decision. `state` is owned by the caller and mutated in place when `request.commit` is true
+   * (pass `undefined` for no state; the returned `state` is the one to keep). With `request.maxDelay`,
+   * a reservation: see {@link NumericAlgorithm.step}.
    */
-  step(state: LogState | undefined, now: number, cost: number, commit: boolean, maxDelay?: number): { state: LogState; decision: Decision };
+  step(state: LogState | undefined, request: StepRequest): { state: LogState; decision: Decision };
   expiresAt(state: LogState): number;
-  /** Gives back `cost` units admitted earlier: see {@link NumericAlgorithm.undo}. */
-  undo(state: LogState, now: number, cost: number, chargedAt?: number, delayMs?: number): void;
+  /** Gives back `back.cost` units admitted earlier: see {@link NumericAlgorithm.undo}. */
+  undo(state: LogState, back: UndoRequest): void;
   /**
    * Settles a charge at its real cost (see {@link NumericAlgorithm.settle}): the record the charge made
    * (found as {@link LogAlgorithm.undo} finds it) gets the actual cost, so it leaves the window when the
    * charge does; a cost above the estimate is taken only up to `limit + maxDebt` in all, an actual cost
    * of 0 removes the record. Nothing once the record has left the window (or is not kept).
    */
-  settle(state: LogState, now: number, settlement: Settlement): void;
+  settle(state: LogState, request: SettleRequest): void;
 }
 
 /** The state of a concurrency limit: the live leases and the time each expires. */

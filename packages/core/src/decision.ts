@@ -86,55 +86,87 @@ export function reportsQuota(decision: Decision): boolean {
 }
 
 /**
+ * Every field of a {@link Decision} but `reason`, in the order a decision holds them: what
+ * {@link makeDecision} is given (a record, so that a call names each number it passes).
+ */
+export interface DecisionFields {
+  readonly allowed: boolean;
+  readonly limit: number;
+  readonly remaining: number;
+  readonly resetMs: number;
+  readonly retryAfterMs: number;
+  readonly delayMs: number;
+  readonly policy: Policy;
+  readonly at: number;
+}
+
+/**
+ * A step's exact results (see {@link decisionFromExact}), before rounding. Its own names (`resetInMs`,
+ * not `resetMs`), so that it never has a decision's shape: V8 keeps the shape's field representations,
+ * and the fractional numbers of this record would turn the decision's whole-number fields into boxed
+ * doubles, one allocation more per field and decision.
+ */
+export interface ExactDecision {
+  readonly allowed: boolean;
+  /** Units left after this decision: fractional, may be below 0. */
+  readonly remaining: number;
+  /** Ms until the full quota is available again. */
+  readonly resetInMs: number;
+  /** Ms until a request of the same cost could pass; read only when denied. */
+  readonly retryInMs: number;
+  /** Ms the admitted request should wait (0 unless it holds a slot). */
+  readonly delayInMs: number;
+  /** The algorithm's quota: the decision's `limit`. */
+  readonly limit: number;
+  /** The algorithm's policy (at `at`, for a calendar window). */
+  readonly policy: Policy;
+  /** The `now` (ms) the step decided at: the decision's {@link Decision.at}. */
+  readonly at: number;
+}
+
+/**
  * The decision of a step's exact results, rounded as the {@link Decision} contract says: `remaining`
  * down to whole units (never below 0), times up to whole milliseconds (never below 0), both forgiving
  * float noise of {@link EPSILON}; `retryAfterMs` 0 when allowed and at least 1 when denied (a denial
- * always tells the client to wait). `limit` and `policy` are the algorithm's, passed as they are (a
- * read of them from the algorithm here would see every algorithm's object shape).
+ * always tells the client to wait). `limit`, `policy` and `at` are passed as they are: the step copies
+ * the algorithm's quota and policy from its own closure (a read of them from the algorithm here would
+ * see every algorithm's object shape).
  *
  * The one place that holds the rounding: every step returns through it, and the Redis store calls it on
- * the exact values its Lua twins return, so both stores round alike.
- *
- * @param remaining units left after this decision (fractional, may be below 0)
- * @param resetInMs ms until the full quota is available again
- * @param retryInMs ms until a request of the same cost could pass; read only when denied
- * @param delayInMs ms the admitted request should wait (0 unless shaping)
- * @param at the `now` (ms) the step decided at: the decision's {@link Decision.at}
+ * the exact values its Lua twins return, so both stores round alike. A step builds `exact` as a literal
+ * in the call: the compiler inlines this function into the step and allocates no record. The decision
+ * is one literal with the fields in {@link makeDecision}'s order (one object shape for the library).
  */
-export function decisionFromExact(
-  allowed: boolean,
-  remaining: number,
-  resetInMs: number,
-  retryInMs: number,
-  delayInMs: number,
-  limit: number,
-  policy: Policy,
-  at: number,
-): Decision {
-  return makeDecision(
+export function decisionFromExact(exact: ExactDecision): Decision {
+  const allowed = exact.allowed;
+  return {
     allowed,
-    limit,
-    floorUnits(remaining),
-    ceilMs(resetInMs),
-    allowed ? 0 : Math.max(1, ceilMs(retryInMs)),
-    ceilMs(delayInMs),
-    policy,
-    at,
-  );
+    limit: exact.limit,
+    remaining: floorUnits(exact.remaining),
+    resetMs: ceilMs(exact.resetInMs),
+    retryAfterMs: allowed ? 0 : Math.max(1, ceilMs(exact.retryInMs)),
+    delayMs: ceilMs(exact.delayInMs),
+    policy: exact.policy,
+    at: exact.at,
+  };
 }
 
-/** Creates a decision with every field in a fixed order (one object shape for the whole library). */
-export function makeDecision(
-  allowed: boolean,
-  limit: number,
-  remaining: number,
-  resetMs: number,
-  retryAfterMs: number,
-  delayMs: number,
-  policy: Policy,
-  at: number,
-): Decision {
-  return { allowed, limit, remaining, resetMs, retryAfterMs, delayMs, policy, at };
+/**
+ * Creates a decision with every field in a fixed order (one object shape for the whole library: a
+ * literal in {@link decisionFromExact} holds the same fields in the same order), whatever the order
+ * `fields` holds them in (a decision taken without the store gets its `reason` from the caller).
+ */
+export function makeDecision(fields: DecisionFields): Decision {
+  return {
+    allowed: fields.allowed,
+    limit: fields.limit,
+    remaining: fields.remaining,
+    resetMs: fields.resetMs,
+    retryAfterMs: fields.retryAfterMs,
+    delayMs: fields.delayMs,
+    policy: fields.policy,
+    at: fields.at,
+  };
 }
 
 /**

@@ -172,6 +172,21 @@ describe('maxKeys and eviction', () => {
     expect(store.keyCount).toBe(2);
   });
 
+  it('every table makes room through the store before it adds a key: a settle above the estimate, a log, a lease', () => {
+    const store = newStore({ maxKeys: 2, sweepInterval: false });
+    const window = fixedWindow({ limit: 5, window: '1h' });
+    store.charge({ key: 'a', algorithm: window, cost: 1 }, 0);
+    store.charge({ key: 'b', algorithm: window, cost: 1 }, 0);
+    // A settle above the estimate of a key with no state makes one (the numeric table).
+    store.settle('c', window, { cost: 1, actual: 3, chargedAt: 0, delayMs: 0, maxDebt: 0 }, 0);
+    expect(store.keyCount).toBe(2);
+    expect(store.peek('c', window, 0, 0).remaining).toBe(3);
+    store.charge({ key: 'd', algorithm: slidingWindowLog({ limit: 5, window: '1h' }), cost: 1 }, 0);
+    expect(store.keyCount).toBe(2);
+    expect(store.acquire('e', concurrency({ limit: 1 }), 'lease', 0).allowed).toBe(true);
+    expect(store.keyCount).toBe(2);
+  });
+
   it('a flood of distinct keys stays within maxKeys and bounded memory', async () => {
     const store = newStore({ maxKeys: 10_000, sweepInterval: false });
     const limiter = createLimiter({ algorithm: leakyBucket({ capacity: 5, leakRate: 1, interval: '1h' }), store, clock: () => 0 });

@@ -12,6 +12,8 @@ import {
   type Decision,
   type GiveBack,
   type Settlement,
+  type SettleRequest,
+  type StepRequest,
   type Store,
   type StoreCapabilities,
   type StoredOverride,
@@ -42,9 +44,10 @@ export class MemoryStore implements Store {
   readonly capabilities: StoreCapabilities = { local: true, algorithms: ALGORITHM_KINDS, blocks: true, bans: true, overrides: RATE_KINDS, reservations: true, settle: true, idempotency: true };
   readonly maxKeys: number;
   private readonly clock: Clock;
-  private readonly numeric = new NumericTables();
-  private readonly logs = new LogTable();
-  private readonly leases = new LeaseTable();
+  /** The tables of states, each given the store's eviction (`makeRoom`) to call before it adds a key. */
+  private readonly numeric = new NumericTables((table, now) => this.makeRoom(table, now));
+  private readonly logs = new LogTable((table, now) => this.makeRoom(table, now));
+  private readonly leases = new LeaseTable((table, now) => this.makeRoom(table, now));
   /** The ids of idempotent charges each key remembers (each id one of `maxKeys`). */
   private readonly ids = new RememberedIds();
   /** Lockouts (`blockDuration`) and bans, beside the states: at most `maxKeys`, the ended ones swept. */
@@ -84,24 +87,33 @@ export class MemoryStore implements Store {
     return this.size;
   }
 
-  /** The one charge (see `Store.charge`): a consume, a reservation (`maxDelayMs`), an idempotent charge; a plain one answers `{ decision, took: 'charged' }`, its one record. */
+  /**
+   * The one charge (see `Store.charge`): a consume, a reservation (`maxDelayMs`), an idempotent charge;
+   * a plain one answers `{ decision, took: 'charged' }`, its one record. The step's request is built
+   * once here, every field in `StepRequest`'s order, and goes down to the algorithm as it is.
+   */
   charge(charge: Charge, now: number | undefined): Charged {
-    const idempotency = charge.idempotency;
-    if (idempotency === undefined) return { decision: this.decideHeld(heldKey(charge.key), charge.algorithm, charge.cost, now, true, charge.maxDelayMs), took: 'charged' };
-    const key = heldKey(charge.key);
-    const { algorithm, cost, maxDelayMs } = charge;
     const t = now === undefined ? this.clock() : now;
-    return decideIdempotent(this.ids, RememberedIds.slot(key, algorithm), idempotency, t, {
-      blocked: () => (algorithm.checksBlocks ? this.blocks.denial(key, algorithm, t, (write) => this.decide(key, this.overrides.decidingWith(key, algorithm, t), cost, t, write, maxDelayMs)) : undefined),
-      charge: () => this.decideHeld(key, algorithm, cost, t, true, maxDelayMs),
-      peek: () => this.decideHeld(key, algorithm, 0, t, false),
-      room: () => this.makeRoom(this.ids, t),
-      recorded: (change) => void (this.size += change),
-    });
+    const request: StepRequest = { now: t, cost: charge.cost, commit: true, maxDelay: charge.maxDelayMs };
+    const idempotency = charge.idempotency;
+    if (idempotency === undefined) return { decision: this.decideHeld(heldKey(charge.key), charge.algorithm, request), took: 'charged' };
+    const key = heldKey(charge.key);
+    const algorithm = charge.algorithm;
+    return decideIdempotent(
+      this.ids,
+      { slot: RememberedIds.slot(key, algorithm), idempotency, now: t },
+      {
+        blocked: () => (algorithm.checksBlocks ? this.blocks.denial(key, algorithm, t, (write) => this.decide(key, this.overrides.decidingWith(key, algorithm, t), withCommit(request, write))) : undefined),
+        charge: () => this.decideHeld(key, algorithm, request),
+        peek: () => this.decideHeld(key, algorithm, { now: t, cost: 0, commit: false, maxDelay: undefined }),
+        room: () => this.makeRoom(this.ids, t),
+        recorded: (change) => void (this.size += change),
+      },
+    );
   }
 
   peek(key: string, algorithm: Algorithm, cost: number, now: number | undefined): Decision {
-    return this.decideHeld(heldKey(key), algorithm, cost, now, false);
+    return this.decideHeld(heldKey(key), algorithm, { now: now === undefined ? this.clock() : now, cost, commit: false, maxDelay: undefined });
   }
 
   /** Gives back units of an earlier charge (see `Store.giveBack`), forgetting its remembered id in the same step. */
@@ -113,10 +125,10 @@ export class MemoryStore implements Store {
     if (algorithm.stateKind === 'numeric') {
       const table = this.numeric.get(algorithm.stateTag);
       const slot = table?.index.get(key);
-      if (table !== undefined && slot !== undefined) algorithm.undo(table.data, slot * table.stride, t, back.cost, back.chargedAt, back.delayMs);
+      if (table !== undefined && slot !== undefined) algorithm.undo(table.data, slot * table.stride, { now: t, cost: back.cost, chargedAt: back.chargedAt, delayMs: back.delayMs });
     } else if (algorithm.stateKind === 'log') {
       const entry = this.logs.index.get(key);
-      if (entry !== undefined) algorithm.undo(entry.state, t, back.cost, back.chargedAt, back.delayMs);
+      if (entry !== undefined) algorithm.undo(entry.state, { now: t, cost: back.cost, chargedAt: back.chargedAt, delayMs: back.delayMs });
     }
   }
 
@@ -125,13 +137,16 @@ export class MemoryStore implements Store {
     key = heldKey(key);
     const t = this.openAt(now);
     algorithm = this.overrides.decidingWith(key, algorithm, t);
+    const { cost, actual, chargedAt, delayMs, maxDebt } = settlement;
+    const request: SettleRequest = { now: t, cost, actual, chargedAt, delayMs, maxDebt };
     if (algorithm.stateKind === 'numeric') {
-      const table = this.numeric.of(algorithm);
-      this.size += table.settle(key, algorithm, t, settlement, () => this.makeRoom(table, t));
+      // The change first, then the sum: `size += settle(…)` would read the size before the eviction the settle may make.
+      const added = this.numeric.of(algorithm).settle(key, algorithm, request);
+      this.size += added;
     } else if (algorithm.stateKind === 'log') {
       const entry = this.logs.index.get(key);
       if (entry === undefined) return;
-      algorithm.settle(entry.state, t, settlement);
+      algorithm.settle(entry.state, request);
       entry.deadline = Math.max(entry.deadline, algorithm.expiresAt(entry.state));
     }
   }
@@ -197,7 +212,7 @@ export class MemoryStore implements Store {
     const t = this.openAt(now);
     if (this.lastNow === -Infinity) this.sweeper.start();
     this.lastNow = t;
-    const { decision, added } = this.leases.take(key, algorithm, leaseId, t, () => this.makeRoom(this.leases, t));
+    const { decision, added } = this.leases.take(key, algorithm, leaseId, t);
     this.size += added;
     return decision;
   }
@@ -228,27 +243,32 @@ export class MemoryStore implements Store {
     return this.sweeper.sweepAll(now);
   }
 
-  /** A decision for the key as held (see {@link heldKey}) at `now` (the store's clock when undefined), through its lockout if the algorithm has one. */
-  private decideHeld(key: string, algorithm: Algorithm, cost: number, now: number | undefined, commit: boolean, maxDelay?: number): Decision {
-    const t = now === undefined ? this.clock() : now;
-    const a = this.overrides.decidingWith(key, algorithm, t);
-    if (algorithm.checksBlocks) {
-      const step = (write: boolean): Decision => this.decide(key, a, cost, t, write, maxDelay);
-      return this.blocks.denial(key, algorithm, t, step) ?? (commit ? this.blocks.recorded(key, algorithm, t, step(true)) : step(false));
-    }
-    return this.decide(key, a, cost, t, commit, maxDelay);
+  /** A decision of `request` (its `now` the store's clock when the limiter has none) for the key as held (see {@link heldKey}), through its lockout if the algorithm has one. */
+  private decideHeld(key: string, algorithm: Algorithm, request: StepRequest): Decision {
+    const deciding = this.overrides.decidingWith(key, algorithm, request.now);
+    // The lockout's closure in a method of its own: the plain path allocates no context for it.
+    return algorithm.checksBlocks ? this.decideBlocked(key, algorithm, deciding, request) : this.decide(key, deciding, request);
   }
 
-  private decide(key: string, algorithm: Algorithm, cost: number, now: number, commit: boolean, maxDelay?: number): Decision {
+  /** A decision through the key's block (see `BlockTable.denial`): `algorithm` the limit's, `deciding` the one its override makes. */
+  private decideBlocked(key: string, algorithm: Algorithm, deciding: Algorithm, request: StepRequest): Decision {
+    const t = request.now;
+    const step = (write: boolean): Decision => this.decide(key, deciding, withCommit(request, write));
+    return this.blocks.denial(key, algorithm, t, step) ?? (request.commit ? this.blocks.recorded(key, algorithm, t, step(true)) : step(false));
+  }
+
+  private decide(key: string, algorithm: Algorithm, request: StepRequest): Decision {
     if (this.closed) throw new StoreClosedError();
+    const now = request.now;
     if (this.lastNow === -Infinity) this.sweeper.start();
     this.lastNow = now;
     if (algorithm.stateKind === 'numeric') {
       const table = this.numeric.of(algorithm);
+      const commit = request.commit;
       let slot = table.index.get(key);
       let fresh = false;
       if (slot !== undefined) table.touched[slot] = 1;
-      else if (!commit) return algorithm.step(table.data, 0, true, now, cost, false, maxDelay);
+      else if (!commit) return algorithm.step(table.data, 0, true, request);
       else {
         this.makeRoom(table, now);
         slot = table.allocate(key);
@@ -256,12 +276,12 @@ export class MemoryStore implements Store {
         fresh = true;
       }
       const offset = slot * table.stride;
-      const decision = algorithm.step(table.data, offset, fresh, now, cost, commit, maxDelay);
+      const decision = algorithm.step(table.data, offset, fresh, request);
       if (commit) table.wrote(slot, algorithm.expiresAt(table.data, offset));
       return decision;
     }
     if (algorithm.stateKind === 'log') {
-      const { decision, added } = this.logs.decide(key, algorithm, now, cost, commit, maxDelay, () => this.makeRoom(this.logs, now));
+      const { decision, added } = this.logs.decide(key, algorithm, request);
       this.size += added;
       return decision;
     }
@@ -296,4 +316,9 @@ export class MemoryStore implements Store {
     this.assertOpen();
     return now === undefined ? this.clock() : now;
   }
+}
+
+/** `request` with `commit` (itself when it already has it): the same fields in the same order, so the steps see one object shape. */
+function withCommit(request: StepRequest, commit: boolean): StepRequest {
+  return commit === request.commit ? request : { now: request.now, cost: request.cost, commit, maxDelay: request.maxDelay };
 }

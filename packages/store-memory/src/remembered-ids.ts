@@ -88,6 +88,27 @@ export class RememberedIds extends ObjectTable<IdRecord[]> {
   }
 }
 
+/** Where an idempotent charge is remembered: the key's slot among the ids ({@link RememberedIds.slot}), the charge's id and fingerprint, and the store's time (ms). */
+export interface IdempotentCall {
+  readonly slot: string;
+  readonly idempotency: IdempotentCharge;
+  readonly now: number;
+}
+
+/** What {@link decideIdempotent} asks the store for, each in the charge's one synchronous step. */
+export interface IdempotentSteps {
+  /** The block's denial while the key is blocked (a ban, a lockout), from a step that records nothing; undefined otherwise. */
+  blocked(): Decision | undefined;
+  /** The charge, through the block (its denial starts a lockout). */
+  charge(): Decision;
+  /** A step of cost 0 that records nothing: the numbers of now, for a replay. */
+  peek(): Decision;
+  /** Evicts before a record is added when the store is full. */
+  room(): void;
+  /** The change in the number of records (for the store's count of keys). */
+  recorded(change: number): void;
+}
+
 /**
  * An idempotent charge on a local store, in one synchronous step. First `blocked`: while the key is
  * blocked (a ban, a lockout) its block's denial, from a step that records nothing (what a charge
@@ -102,13 +123,8 @@ export class RememberedIds extends ObjectTable<IdRecord[]> {
  * `room` asked first when it adds a record (a replay adds none, nor does a spent record replaced: the
  * eviction may take this key's own ids). `recorded` is told the change in the number of records.
  */
-export function decideIdempotent(
-  ids: RememberedIds,
-  slot: string,
-  idempotency: IdempotentCharge,
-  now: number,
-  decide: { blocked(): Decision | undefined; charge(): Decision; peek(): Decision; room(): void; recorded(change: number): void },
-): Charged {
+export function decideIdempotent(ids: RememberedIds, call: IdempotentCall, decide: IdempotentSteps): Charged {
+  const { slot, idempotency, now } = call;
   const blocked = decide.blocked();
   if (blocked !== undefined) return { decision: blocked, took: 'charged' };
   const found = ids.find(slot, idempotency, now);

@@ -1,4 +1,10 @@
-import type { ConcurrencyAlgorithm, Decision, LeaseState, LogAlgorithm, LogState, NumericAlgorithm, Settlement } from '@rl/core/store';
+import type { ConcurrencyAlgorithm, Decision, LeaseState, LogAlgorithm, LogState, NumericAlgorithm, SettleRequest, StepRequest } from '@rl/core/store';
+
+/**
+ * The store's eviction before an insert (given to a table at construction): makes room for one more
+ * key when the store is full, from `table`, else from the fullest other table, at `now` (ms).
+ */
+export type MakeRoom = (table: AnyTable, now: number) => void;
 
 /**
  * The keys of one state layout, with what eviction and sweeping need. `V` is what the index maps a
@@ -68,7 +74,10 @@ export class NumericTable extends Table<number> {
   private readonly free: number[] = [];
   private next = 0;
 
-  constructor(stateSize: number) {
+  constructor(
+    stateSize: number,
+    private readonly makeRoom: MakeRoom,
+  ) {
     super();
     this.stride = stateSize + 1;
     this.data = new Float64Array(1024 * this.stride);
@@ -95,19 +104,19 @@ export class NumericTable extends Table<number> {
   }
 
   /**
-   * Settles `key`'s charge under `algorithm` at `now` (see `NumericAlgorithm.settle`): a state is made
-   * for a charge above the estimate when none is held (`makeRoom` called first). Returns the change in
+   * Settles `key`'s charge under `algorithm` (see `NumericAlgorithm.settle`): a state is made for a
+   * charge above the estimate when none is held (the store's room made first). Returns the change in
    * the number of keys.
    */
-  settle(key: string, algorithm: NumericAlgorithm, now: number, settlement: Settlement, makeRoom: () => void): number {
+  settle(key: string, algorithm: NumericAlgorithm, request: SettleRequest): number {
     let slot = this.index.get(key);
     const fresh = slot === undefined;
     if (slot === undefined) {
-      if (settlement.actual <= settlement.cost) return 0;
-      makeRoom();
+      if (request.actual <= request.cost) return 0;
+      this.makeRoom(this, request.now);
       slot = this.allocate(key);
     }
-    algorithm.settle(this.data, slot * this.stride, fresh, now, settlement);
+    algorithm.settle(this.data, slot * this.stride, fresh, request);
     this.wrote(slot, algorithm.expiresAt(this.data, slot * this.stride));
     return fresh ? 1 : 0;
   }
@@ -147,12 +156,15 @@ export class NumericTables {
   private lastAlgorithm: NumericAlgorithm | undefined;
   private lastTable: NumericTable | undefined;
 
+  /** `makeRoom`: the store's eviction, given to each table made. */
+  constructor(private readonly makeRoom: MakeRoom) {}
+
   /** The table of `algorithm`'s layout, made when first asked for. */
   of(algorithm: NumericAlgorithm): NumericTable {
     if (algorithm === this.lastAlgorithm) return this.lastTable!;
     let table = this.byTag.get(algorithm.stateTag);
     if (table === undefined) {
-      table = new NumericTable(algorithm.stateSize);
+      table = new NumericTable(algorithm.stateSize, this.makeRoom);
       this.byTag.set(algorithm.stateTag, table);
     }
     this.lastAlgorithm = algorithm;
@@ -204,24 +216,29 @@ export class ObjectTable<S> extends Table<ObjectEntry<S>> {
 
 /** The records of sliding logs, a log per key. */
 export class LogTable extends ObjectTable<LogState> {
+  /** `makeRoom`: the store's eviction, called before a new key is added. */
+  constructor(private readonly makeRoom: MakeRoom) {
+    super();
+  }
+
   /**
-   * One step of `algorithm` for `key` at `now` (see `LogAlgorithm.step`); `makeRoom` is called before
-   * a new key is added. Returns the decision and the change in the number of keys (1 for a new key).
+   * One step of `algorithm` for `key` (see `LogAlgorithm.step`), the store's room made before a new
+   * key is added. Returns the decision and the change in the number of keys (1 for a new key).
    */
-  decide(key: string, algorithm: LogAlgorithm, now: number, cost: number, commit: boolean, maxDelay: number | undefined, makeRoom: () => void): { decision: Decision; added: number } {
+  decide(key: string, algorithm: LogAlgorithm, request: StepRequest): { decision: Decision; added: number } {
     const entry = this.index.get(key);
     if (entry !== undefined) {
       entry.touched = true;
-      const decision = algorithm.step(entry.state, now, cost, commit, maxDelay).decision;
-      if (commit) {
+      const decision = algorithm.step(entry.state, request).decision;
+      if (request.commit) {
         const deadline = algorithm.expiresAt(entry.state);
         if (deadline > entry.deadline) entry.deadline = deadline;
       }
       return { decision, added: 0 };
     }
-    const { state, decision } = algorithm.step(undefined, now, cost, commit, maxDelay);
-    if (!commit || state.times.length === 0) return { decision, added: 0 };
-    makeRoom();
+    const { state, decision } = algorithm.step(undefined, request);
+    if (!request.commit || state.times.length === 0) return { decision, added: 0 };
+    this.makeRoom(this, request.now);
     this.index.set(key, { state, touched: false, deadline: algorithm.expiresAt(state) });
     return { decision, added: 1 };
   }
@@ -229,11 +246,16 @@ export class LogTable extends ObjectTable<LogState> {
 
 /** The permits of concurrency limits, a lease set per key. */
 export class LeaseTable extends ObjectTable<LeaseState> {
+  /** `makeRoom`: the store's eviction, called before a new key is added. */
+  constructor(private readonly makeRoom: MakeRoom) {
+    super();
+  }
+
   /**
-   * Takes permit `leaseId` of `key` at `now` when one is free; `makeRoom` is called before a new key
+   * Takes permit `leaseId` of `key` at `now` when one is free, the store's room made before a new key
    * is added. Returns the decision and the change in the number of keys (1 for a new key).
    */
-  take(key: string, algorithm: ConcurrencyAlgorithm, leaseId: string, now: number, makeRoom: () => void): { decision: Decision; added: number } {
+  take(key: string, algorithm: ConcurrencyAlgorithm, leaseId: string, now: number): { decision: Decision; added: number } {
     const entry = this.index.get(key);
     if (entry !== undefined) entry.touched = true;
     const { state, decision } = algorithm.acquire(entry?.state, now, leaseId, true);
@@ -243,7 +265,7 @@ export class LeaseTable extends ObjectTable<LeaseState> {
     if (entry !== undefined) {
       if (deadline > entry.deadline) entry.deadline = deadline;
     } else if (state.size > 0) {
-      makeRoom();
+      this.makeRoom(this, now);
       this.index.set(key, { state, touched: false, deadline });
       return { decision, added: 1 };
     }

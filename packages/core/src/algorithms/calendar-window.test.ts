@@ -33,10 +33,10 @@ describe('calendarWindow: at most `limit` units in each calendar period of a tim
     const algorithm = calendarWindow({ limit: 1, period: 'day', timeZone: 'Antarctica/Casey' });
     const at = utc('2016-10-21T15:30:00');
     const state = [0, 0];
-    expect(algorithm.step(state, 0, true, at, 1, true).allowed).toBe(true);
-    expect(algorithm.step(state, 0, false, at, 1, true, algorithm.maxReserveMs)).toMatchObject({ allowed: true, delayMs: utc('2016-10-21T16:00:00') - at });
+    expect(algorithm.step(state, 0, true, { now: at, cost: 1, commit: true }).allowed).toBe(true);
+    expect(algorithm.step(state, 0, false, { now: at, cost: 1, commit: true, maxDelay: algorithm.maxReserveMs })).toMatchObject({ allowed: true, delayMs: utc('2016-10-21T16:00:00') - at });
     // The next period is full too: no slot two periods ahead, though one would be within maxDelay.
-    expect(algorithm.step(state, 0, false, at, 1, true, algorithm.maxReserveMs).allowed).toBe(false);
+    expect(algorithm.step(state, 0, false, { now: at, cost: 1, commit: true, maxDelay: algorithm.maxReserveMs }).allowed).toBe(false);
   });
 
   it('times the limiter accepts: years 0–99 and before 1 AD, and fractional times before 1970, fall in their own period', () => {

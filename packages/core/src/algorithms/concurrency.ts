@@ -81,7 +81,19 @@ export function concurrency(options: ConcurrencyOptions): ConcurrencyAlgorithm {
         if (!held) live++;
         newest = Math.max(newest, now + leaseMs);
       }
-      return { state, decision: decisionFromExact(allowed, limit - live, newest > now ? newest - now : 0, oldest - now, 0, limit, policy, now) };
+      return {
+        state,
+        decision: decisionFromExact({
+          allowed,
+          remaining: limit - live,
+          resetInMs: newest > now ? newest - now : 0,
+          retryInMs: oldest - now,
+          delayInMs: 0,
+          limit,
+          policy,
+          at: now,
+        }),
+      };
     },
 
     release(state: LeaseState, leaseId: string): boolean {

@@ -1,4 +1,4 @@
-import type { NumericAlgorithm, NumericState, Settlement } from '../algorithm.js';
+import type { NumericAlgorithm, NumericState, SettleRequest, StepRequest, UndoRequest } from '../algorithm.js';
 import { decisionFromExact, EPSILON, type Decision } from '../decision.js';
 import { formatDuration, MAX_TIMER_MS, type Duration } from '../duration.js';
 import { InvalidOptionError } from '../errors.js';
@@ -79,7 +79,7 @@ export function leakyBucket(options: LeakyBucketOptions): NumericAlgorithm {
    * drained into them and what was reserved behind the charge (see above), never before `now`. An undo
    * with the time of its charge gives back all its slots (`actual` 0), a settle below its estimate their tail.
    */
-  function giveBack(s: NumericState, at: number, now: number, { cost, actual, chargedAt, delayMs }: Pick<Settlement, 'cost' | 'actual' | 'chargedAt' | 'delayMs'>): void {
+  function giveBack(s: NumericState, at: number, { now, cost, actual, chargedAt, delayMs }: Pick<SettleRequest, 'now' | 'cost' | 'actual' | 'chargedAt' | 'delayMs'>): void {
     // The slot is known to the ms the decision reported (rounded up). A delayed charge knows its slot,
     // and so does every charge of a shaper (its `delayMs` is reported, 0 included); a meter's consume
     // starts at `tat`, which it does not report.
@@ -90,9 +90,9 @@ export function leakyBucket(options: LeakyBucketOptions): NumericAlgorithm {
     if (back > 0) s[at] = Math.max(now, s[at]! - back);
   }
 
-  function undo(s: NumericState, at: number, now: number, cost: number, chargedAt?: number, delayMs = 0): void {
+  function undo(s: NumericState, at: number, { now, cost, chargedAt, delayMs = 0 }: UndoRequest): void {
     if (chargedAt === undefined) s[at] = Math.max(now, s[at]! - cost * emission);
-    else giveBack(s, at, now, { cost, actual: 0, chargedAt, delayMs });
+    else giveBack(s, at, { now, cost, actual: 0, chargedAt, delayMs });
   }
 
   return {
@@ -130,7 +130,7 @@ export function leakyBucket(options: LeakyBucketOptions): NumericAlgorithm {
     // A shaper's units are slots in its queue: they cannot be spent later.
     leaseHoldMs: (_at: number, units: number) => (shape ? 0 : units * emission),
 
-    step(s: NumericState, at: number, fresh: boolean, now: number, cost: number, commit: boolean, maxDelay?: number): Decision {
+    step(s: NumericState, at: number, fresh: boolean, { now, cost, commit, maxDelay }: StepRequest): Decision {
       // Clamp the backlog to this configuration's horizon (a capacity that shrank), or to the queue reservations made.
       const reach = fresh ? 0 : s[at + 1]!;
       const tat = fresh ? now : Math.min(s[at]!, now + (reach > horizon ? reach : horizon));
@@ -149,7 +149,16 @@ export function leakyBucket(options: LeakyBucketOptions): NumericAlgorithm {
       const backlog = Math.max(0, kept - now);
       // A reservation fits once the queue has room and its slot is at most `maxDelay` away.
       const retry = maxDelay === undefined ? next - horizon - now : Math.max(next - queue - now, wait - maxDelay);
-      return decisionFromExact(allowed, (horizon - backlog) / emission, backlog, retry, allowed && (shape || maxDelay !== undefined) ? wait : 0, capacity, policy, now);
+      return decisionFromExact({
+        allowed,
+        remaining: (horizon - backlog) / emission,
+        resetInMs: backlog,
+        retryInMs: retry,
+        delayInMs: allowed && (shape || maxDelay !== undefined) ? wait : 0,
+        limit: capacity,
+        policy,
+        at: now,
+      });
     },
 
     expiresAt(s: NumericState, at: number): number {
@@ -158,7 +167,7 @@ export function leakyBucket(options: LeakyBucketOptions): NumericAlgorithm {
 
     undo,
 
-    settle: settleBy(giveBack, (s, at, fresh, now, { cost, actual }) => {
+    settle: settleBy(giveBack, (s, at, fresh, { now, cost, actual }) => {
       // The rest fills the bucket (or queue) from its current level, at most to full: a step clamps it to
       // a full bucket (see above), so a leaky bucket takes no debt.
       const reach = fresh ? 0 : s[at + 1]!;

@@ -119,8 +119,8 @@ describe('extreme values are rejected at creation: every number the headers say 
       if (algorithm.stateKind === 'numeric') {
         const state = new Float64Array(algorithm.stateSize);
         const now = 1_800_000_000_000;
-        const first = algorithm.step(state, 0, true, now, algorithm.limit, true);
-        const denied = algorithm.step(state, 0, false, now, algorithm.limit, false);
+        const first = algorithm.step(state, 0, true, { now, cost: algorithm.limit, commit: true });
+        const denied = algorithm.step(state, 0, false, { now, cost: algorithm.limit, commit: false });
         for (const d of [first, denied]) {
           for (const value of [d.remaining, d.resetMs, d.retryAfterMs, d.delayMs]) {
             expect(Number.isFinite(value)).toBe(true);
@@ -161,17 +161,17 @@ describe('numeric steps are state transitions', () => {
   it('a peek (commit false) writes nothing', () => {
     const algorithm = tokenBucket({ capacity: 5, refillRate: 1 });
     const state = new Float64Array([2, 1000]);
-    const decision = algorithm.step(state, 0, false, 3000, 3, false);
+    const decision = algorithm.step(state, 0, false, { now: 3000, cost: 3, commit: false });
     expect(decision).toMatchObject({ allowed: true, remaining: 1 });
     expect([...state]).toEqual([2, 1000]);
-    algorithm.step(state, 0, false, 3000, 3, true);
+    algorithm.step(state, 0, false, { now: 3000, cost: 3, commit: true });
     expect([...state]).toEqual([1, 3000]);
   });
 
   it('state at an offset leaves its neighbours alone', () => {
     const algorithm = fixedWindow({ limit: 3, window: '1s' });
     const slab = new Float64Array([7, 7, 0, 0, 7, 7]);
-    algorithm.step(slab, 2, true, 1500, 1, true);
+    algorithm.step(slab, 2, true, { now: 1500, cost: 1, commit: true });
     expect([...slab]).toEqual([7, 7, 1000, 1, 7, 7]);
     expect(algorithm.expiresAt(slab, 2)).toBe(2000);
   });
@@ -179,9 +179,9 @@ describe('numeric steps are state transitions', () => {
   it('a token bucket expires exactly when it would be full again', () => {
     const algorithm = tokenBucket({ capacity: 10, refillRate: 2 });
     const state = new Float64Array(2);
-    algorithm.step(state, 0, true, 0, 10, true);
+    algorithm.step(state, 0, true, { now: 0, cost: 10, commit: true });
     expect(algorithm.expiresAt(state, 0)).toBe(5000);
-    const later = algorithm.step(state, 0, false, 4999, 0, false);
+    const later = algorithm.step(state, 0, false, { now: 4999, cost: 0, commit: false });
     expect(later.remaining).toBe(9);
   });
 });

@@ -1,17 +1,17 @@
-import type { NumericAlgorithm, NumericState, Settlement } from '../algorithm.js';
+import type { NumericAlgorithm, NumericState, SettleRequest } from '../algorithm.js';
 
 /**
  * A settle below its estimate (`actual < cost`): gives `cost − actual` units of the charge back to the
- * stored state at `s[at]`, at `now`. Called only when a state is stored.
+ * stored state at `s[at]`, at `request.now`. Called only when a state is stored.
  */
-export type GiveBack = (s: NumericState, at: number, now: number, settlement: Settlement) => void;
+export type GiveBack = (s: NumericState, at: number, request: SettleRequest) => void;
 
 /**
  * A settle at or above its estimate (`actual ≥ cost`): adds `actual − cost` units more, taken whatever
- * the balance (a settle is never denied) and never past `settlement.maxDebt`. `fresh`: no state is
+ * the balance (a settle is never denied) and never past `request.maxDebt`. `fresh`: no state is
  * stored (the store made room for one): the overshoot writes it whole.
  */
-export type Overshoot = (s: NumericState, at: number, fresh: boolean, now: number, settlement: Settlement) => void;
+export type Overshoot = (s: NumericState, at: number, fresh: boolean, request: SettleRequest) => void;
 
 /**
  * A numeric algorithm's `settle` (see {@link NumericAlgorithm.settle}): below the estimate, `giveBack`
@@ -19,9 +19,9 @@ export type Overshoot = (s: NumericState, at: number, fresh: boolean, now: numbe
  * The Lua twins split a settle the same way (`settle_back` and `extra` in prelude-compact.lua).
  */
 export function settleBy(giveBack: GiveBack, overshoot: Overshoot): NumericAlgorithm['settle'] {
-  return (s, at, fresh, now, settlement) => {
-    if (settlement.actual >= settlement.cost) overshoot(s, at, fresh, now, settlement);
-    else if (!fresh) giveBack(s, at, now, settlement);
+  return (s, at, fresh, request) => {
+    if (request.actual >= request.cost) overshoot(s, at, fresh, request);
+    else if (!fresh) giveBack(s, at, request);
   };
 }
 
@@ -31,5 +31,5 @@ export function settleBy(giveBack: GiveBack, overshoot: Overshoot): NumericAlgor
  * algorithm whose units have no place in time; a leaky bucket's do: it gives back the tail of its slots).
  */
 export function undoDifference(undo: NumericAlgorithm['undo']): GiveBack {
-  return (s, at, now, { cost, actual, chargedAt, delayMs }) => undo(s, at, now, cost - actual, chargedAt, delayMs);
+  return (s, at, { now, cost, actual, chargedAt, delayMs }) => undo(s, at, { now, cost: cost - actual, chargedAt, delayMs });
 }

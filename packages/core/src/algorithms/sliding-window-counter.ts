@@ -1,4 +1,4 @@
-import type { NumericAlgorithm, NumericState } from '../algorithm.js';
+import type { NumericAlgorithm, NumericState, StepRequest, UndoRequest } from '../algorithm.js';
 import { decisionFromExact, EPSILON, type Decision } from '../decision.js';
 import { formatDuration } from '../duration.js';
 import { compactFields } from './define.js';
@@ -35,7 +35,7 @@ export type SlidingWindowCounterOptions = WindowOptions;
 export function slidingWindowCounter(options: SlidingWindowCounterOptions): NumericAlgorithm {
   const { limit, windowMs, countDenied, policy, common } = parseWindowOptions(options, 'slidingWindowCounter');
 
-  function undo(s: NumericState, at: number, now: number, cost: number, chargedAt?: number, delayMs = 0): void {
+  function undo(s: NumericState, at: number, { now, cost, chargedAt, delayMs = 0 }: UndoRequest): void {
     const stored = s[at]!;
     if (chargedAt === undefined) {
       if (stored >= Math.floor(now / windowMs) * windowMs) s[at + 2] = Math.max(0, s[at + 2]! - cost);
@@ -48,7 +48,7 @@ export function slidingWindowCounter(options: SlidingWindowCounterOptions): Nume
     if (slot !== -1) s[slot] = Math.max(0, s[slot]! - cost);
   }
 
-  function step(s: NumericState, at: number, fresh: boolean, now: number, cost: number, commit: boolean, maxDelay?: number): Decision {
+  function step(s: NumericState, at: number, fresh: boolean, { now, cost, commit, maxDelay }: StepRequest): Decision {
     const currentWindow = Math.floor(now / windowMs) * windowMs;
     let start = currentWindow;
     let previous = 0;
@@ -117,7 +117,16 @@ export function slidingWindowCounter(options: SlidingWindowCounterOptions): Nume
     const after = (previous * Math.max(0, windowMs - Math.max(0, now - start))) / windowMs + current;
     const stateEnd = start + windowMs;
     const resetAt = current > 0 ? stateEnd + windowMs : previous > 0 ? stateEnd : now;
-    return decisionFromExact(allowed, limit - after, resetAt - now, allowed ? 0 : retryAt - now, delay, limit, policy, now);
+    return decisionFromExact({
+      allowed,
+      remaining: limit - after,
+      resetInMs: resetAt - now,
+      retryInMs: allowed ? 0 : retryAt - now,
+      delayInMs: delay,
+      limit,
+      policy,
+      at: now,
+    });
   }
 
   return {
@@ -138,10 +147,10 @@ export function slidingWindowCounter(options: SlidingWindowCounterOptions): Nume
 
     undo,
 
-    settle: settleBy(undoDifference(undo), (s, at, fresh, now, { cost, actual, chargedAt, delayMs, maxDebt }) => {
+    settle: settleBy(undoDifference(undo), (s, at, fresh, { now, cost, actual, chargedAt, delayMs, maxDebt }) => {
       // The stored windows moved to `now` by a step of cost 0 (which writes them, counting nothing), then
       // the rest added to the count of the window of the charge (of its slot): the current or the previous one; nothing once it is older.
-      step(s, at, fresh, now, 0, true);
+      step(s, at, fresh, { now, cost: 0, commit: true, maxDelay: undefined });
       const start = s[at]!;
       let previous = s[at + 1]!;
       let current = s[at + 2]!;

@@ -1,4 +1,4 @@
-import type { LogAlgorithm, LogState } from '../algorithm.js';
+import type { LogAlgorithm, LogState, UndoRequest } from '../algorithm.js';
 import { decisionFromExact, EPSILON } from '../decision.js';
 import { formatDuration } from '../duration.js';
 import { ownKeysFields } from './define.js';
@@ -135,7 +135,7 @@ export function slidingWindowLog(options: SlidingWindowLogOptions): LogAlgorithm
     boundInSpan: (spanMs: number) => limit * Math.ceil(spanMs / windowMs),
     leaseHoldMs: () => windowMs,
 
-    step(existing, now, cost, commit, maxDelay) {
+    step(existing, { now, cost, commit, maxDelay }) {
       const state: LogState = existing ?? { times: [], costs: null, head: 0, sum: 0 };
       settleSum(state);
       let used: number;
@@ -183,23 +183,36 @@ export function slidingWindowLog(options: SlidingWindowLogOptions): LogAlgorithm
       }
       const resetInMs = after > EPSILON && last > -Infinity ? last + windowMs - now : 0;
       const delay = allowed && reserving ? slot - now : 0;
-      return { state, decision: decisionFromExact(allowed, limit - after, resetInMs, retryInMs, delay, limit, policy, now) };
+      return {
+        state,
+        decision: decisionFromExact({
+          allowed,
+          remaining: limit - after,
+          resetInMs,
+          retryInMs,
+          delayInMs: delay,
+          limit,
+          policy,
+          at: now,
+        }),
+      };
     },
 
     expiresAt(state) {
       return state.times.length > state.head ? state.times[state.times.length - 1]! + windowMs : -Infinity;
     },
 
-    undo(state, now, cost, chargedAt, delayMs = 0) {
-      const i = recordOf(state, now, cost, chargedAt, delayMs, windowMs);
+    undo(state, back) {
+      const i = recordOf(state, back, windowMs);
       if (i === -1) return;
       state.times.splice(i, 1);
       state.costs?.splice(i, 1);
-      state.sum -= cost;
+      state.sum -= back.cost;
     },
 
-    settle(state, now, { cost, actual, chargedAt, delayMs, maxDebt }) {
-      const i = recordOf(state, now, cost, chargedAt, delayMs, windowMs);
+    settle(state, request) {
+      const { now, cost, actual, maxDebt } = request;
+      const i = recordOf(state, request, windowMs);
       if (i === -1) return;
       settleSum(state);
       // More than the estimate: taken up to limit + maxDebt in all (the live records' sum).
@@ -223,7 +236,7 @@ export function slidingWindowLog(options: SlidingWindowLogOptions): LogAlgorithm
  * its charge admitted (or one just like it). A reservation's record is at its slot, known to the ms
  * the decision reported (rounded up). -1 when there is none.
  */
-function recordOf(state: LogState, now: number, cost: number, chargedAt: number | undefined, delayMs: number, windowMs: number): number {
+function recordOf(state: LogState, { now, cost, chargedAt, delayMs = 0 }: UndoRequest, windowMs: number): number {
   const at = chargedAt === undefined ? undefined : chargedAt + delayMs;
   const from = at === undefined ? -Infinity : delayMs > 0 ? at - 1 : at;
   if (at !== undefined && at <= now - windowMs) return -1;

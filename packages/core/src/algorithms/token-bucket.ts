@@ -1,4 +1,4 @@
-import type { NumericAlgorithm, NumericState } from '../algorithm.js';
+import type { NumericAlgorithm, NumericState, StepRequest, UndoRequest } from '../algorithm.js';
 import { decisionFromExact, EPSILON, type Decision } from '../decision.js';
 import { formatDuration, MAX_TIMER_MS, type Duration } from '../duration.js';
 import { checkOptions } from '../options.js';
@@ -56,7 +56,7 @@ export function tokenBucket(options: TokenBucketOptions): NumericAlgorithm {
   /** Tokens per millisecond. */
   const rate = refillRate / intervalMs;
 
-  function undo(s: NumericState, at: number, _now: number, cost: number, chargedAt?: number, delayMs = 0): void {
+  function undo(s: NumericState, at: number, { cost, chargedAt, delayMs = 0 }: UndoRequest): void {
     if (chargedAt === undefined) {
       s[at] = Math.min(capacity, s[at]! + cost);
       return;
@@ -72,7 +72,7 @@ export function tokenBucket(options: TokenBucketOptions): NumericAlgorithm {
     if (back > 0) s[at] = Math.min(capacity, stored + back);
   }
 
-  function step(s: NumericState, at: number, fresh: boolean, now: number, cost: number, commit: boolean, maxDelay?: number): Decision {
+  function step(s: NumericState, at: number, fresh: boolean, { now, cost, commit, maxDelay }: StepRequest): Decision {
     let tokens = capacity;
     let last = now;
     if (!fresh) {
@@ -109,7 +109,16 @@ export function tokenBucket(options: TokenBucketOptions): NumericAlgorithm {
       s[at] = tokens;
       s[at + 1] = last;
     }
-    return decisionFromExact(allowed, tokens, lag + (capacity - tokens) / rate, retryIn, delay, capacity, policy, now);
+    return decisionFromExact({
+      allowed,
+      remaining: tokens,
+      resetInMs: lag + (capacity - tokens) / rate,
+      retryInMs: retryIn,
+      delayInMs: delay,
+      limit: capacity,
+      policy,
+      at: now,
+    });
   }
 
   return {
@@ -149,10 +158,10 @@ export function tokenBucket(options: TokenBucketOptions): NumericAlgorithm {
 
     undo,
 
-    settle: settleBy(undoDifference(undo), (s, at, fresh, now, { cost, actual, maxDebt }) => {
+    settle: settleBy(undoDifference(undo), (s, at, fresh, { now, cost, actual, maxDebt }) => {
       // Refilled to `now` by a step of cost 0 (which writes the state, taking nothing), then the rest
       // taken whatever the balance, down to −maxDebt.
-      step(s, at, fresh, now, 0, true);
+      step(s, at, fresh, { now, cost: 0, commit: true, maxDelay: undefined });
       const tokens = s[at]!;
       if (tokens > -maxDebt) s[at] = Math.max(-maxDebt, tokens - (actual - cost));
     }),

@@ -1,4 +1,4 @@
-import type { NumericAlgorithm, NumericState } from '../algorithm.js';
+import type { NumericAlgorithm, NumericState, StepRequest, UndoRequest } from '../algorithm.js';
 import { decisionFromExact, EPSILON, type Decision, type Policy } from '../decision.js';
 import { settleBy, undoDifference } from './settle.js';
 
@@ -35,7 +35,7 @@ export type WindowCounterSteps = Pick<NumericAlgorithm, 'step' | 'expiresAt' | '
 export function windowCounter(limit: number, countDenied: boolean, periods: WindowPeriods): WindowCounterSteps {
   const { startOf, endOf } = periods;
 
-  function undo(s: NumericState, at: number, now: number, cost: number, chargedAt?: number, delayMs = 0): void {
+  function undo(s: NumericState, at: number, { now, cost, chargedAt, delayMs = 0 }: UndoRequest): void {
     const stored = s[at]!;
     // With the time of the charge: only while the stored window is the one it was charged in (the
     // window of its slot, for a reservation). A stored window after it has rolled over (or was kept
@@ -46,7 +46,7 @@ export function windowCounter(limit: number, countDenied: boolean, periods: Wind
   }
 
   return {
-    step(s: NumericState, at: number, fresh: boolean, now: number, cost: number, commit: boolean, maxDelay?: number): Decision {
+    step(s: NumericState, at: number, fresh: boolean, { now, cost, commit, maxDelay }: StepRequest): Decision {
       const current = startOf(now);
       // The same window, a reserved later one, or a clock that went back into an earlier one: keep the
       // stored window; an older one (or no state) counts nothing in the current window.
@@ -87,7 +87,16 @@ export function windowCounter(limit: number, countDenied: boolean, periods: Wind
         s[at + 1] = count;
       }
       const delay = allowed && maxDelay !== undefined ? slot - now : 0;
-      return decisionFromExact(allowed, limit - count, count > 0 ? end - now : 0, retryAt - now, delay, limit, periods.policyOf(current), now);
+      return decisionFromExact({
+        allowed,
+        remaining: limit - count,
+        resetInMs: count > 0 ? end - now : 0,
+        retryInMs: retryAt - now,
+        delayInMs: delay,
+        limit,
+        policy: periods.policyOf(current),
+        at: now,
+      });
     },
 
     expiresAt(s: NumericState, at: number): number {
@@ -96,7 +105,7 @@ export function windowCounter(limit: number, countDenied: boolean, periods: Wind
 
     undo,
 
-    settle: settleBy(undoDifference(undo), (s, at, fresh, now, { cost, actual, chargedAt, delayMs, maxDebt }) => {
+    settle: settleBy(undoDifference(undo), (s, at, fresh, { now, cost, actual, chargedAt, delayMs, maxDebt }) => {
       // The rest goes to the window the request was charged in (of its slot, for a reservation): the
       // stored one, or a new state when none is stored since that window began; nothing once it has ended.
       const charged = startOf(chargedAt + delayMs);

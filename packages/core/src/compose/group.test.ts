@@ -16,16 +16,16 @@ class ArrayStore implements Store {
     const state = this.states.get(key);
     const s = state ?? new Float64Array(algorithm.stateSize);
     this.states.set(key, s);
-    return { decision: algorithm.step(s, 0, state === undefined, now ?? 0, cost, true), took: 'charged' };
+    return { decision: algorithm.step(s, 0, state === undefined, { now: now ?? 0, cost, commit: true }), took: 'charged' };
   }
   peek(key: string, algorithm: Algorithm, cost: number, now: number | undefined): Decision {
     if (algorithm.stateKind !== 'numeric') throw new Error('numeric only');
     const state = this.states.get(key);
-    return algorithm.step(state ?? new Float64Array(algorithm.stateSize), 0, state === undefined, now ?? 0, cost, false);
+    return algorithm.step(state ?? new Float64Array(algorithm.stateSize), 0, state === undefined, { now: now ?? 0, cost, commit: false });
   }
   giveBack({ key, algorithm, cost }: GiveBack, now: number | undefined): void {
     const state = this.states.get(key);
-    if (state !== undefined && algorithm.stateKind === 'numeric') algorithm.undo(state, 0, now ?? 0, cost);
+    if (state !== undefined && algorithm.stateKind === 'numeric') algorithm.undo(state, 0, { now: now ?? 0, cost });
   }
   reset(key: string): void {
     this.states.delete(key);

@@ -24,8 +24,8 @@ describe('HeaderWriter', () => {
   it('writes one draft-8 member per limit, t from resetMs, and appends to another writer', () => {
     const headers = new Map<string, string>([['ratelimit', '"other";r=5;t=9'], ['ratelimit-policy', '"other";q=10;w=10']]);
     new HeaderWriter('draft-8', limits).write(access, headers, source([
-      makeDecision(true, 100, 99, 59_001, 0, 0, perMinute, 0),
-      makeDecision(true, 10, 3, 700, 0, 0, perSecond, 0),
+      makeDecision({ allowed: true, limit: 100, remaining: 99, resetMs: 59_001, retryAfterMs: 0, delayMs: 0, policy: perMinute, at: 0 }),
+      makeDecision({ allowed: true, limit: 10, remaining: 3, resetMs: 700, retryAfterMs: 0, delayMs: 0, policy: perSecond, at: 0 }),
     ], { shownBinding: 1 }));
     expect(headers.get('ratelimit')).toBe('"other";r=5;t=9, "100-in-1m";r=99;t=60, "burst";r=3;t=1');
     expect(headers.get('ratelimit-policy')).toBe('"other";q=10;w=10, "100-in-1m";q=100;w=60, "burst";q=10;w=1');
@@ -35,8 +35,8 @@ describe('HeaderWriter', () => {
   it('gives the denying limit t = Retry-After and reports rolled-back units as remaining', () => {
     const headers = new Map<string, string>();
     new HeaderWriter('draft-8', limits).write(access, headers, source([
-      makeDecision(true, 100, 97, 30_000, 0, 0, perMinute, 0),
-      makeDecision(false, 10, 0, 1_000, 2_001, 0, perSecond, 0),
+      makeDecision({ allowed: true, limit: 100, remaining: 97, resetMs: 30_000, retryAfterMs: 0, delayMs: 0, policy: perMinute, at: 0 }),
+      makeDecision({ allowed: false, limit: 10, remaining: 0, resetMs: 1_000, retryAfterMs: 2_001, delayMs: 0, policy: perSecond, at: 0 }),
     ], { enforcedDeniedBy: 1, shownBinding: 1, rolledBack: true, retryAfterSeconds: 3, costs: [2, 2] }));
     expect(headers.get('ratelimit')).toBe('"100-in-1m";r=99;t=30, "burst";r=0;t=3');
     expect(headers.get('retry-after')).toBe('3');
@@ -45,15 +45,15 @@ describe('HeaderWriter', () => {
   it('keeps the most restrictive limit in the single-limit formats', () => {
     const headers = new Map<string, string>();
     const writer = new HeaderWriter('draft-7', limits.slice(0, 1));
-    writer.write(access, headers, source([makeDecision(true, 100, 5, 10_000, 0, 0, perMinute, 0)]));
-    writer.write(access, headers, source([makeDecision(true, 100, 50, 10_000, 0, 0, perMinute, 0)]));
+    writer.write(access, headers, source([makeDecision({ allowed: true, limit: 100, remaining: 5, resetMs: 10_000, retryAfterMs: 0, delayMs: 0, policy: perMinute, at: 0 })]));
+    writer.write(access, headers, source([makeDecision({ allowed: true, limit: 100, remaining: 50, resetMs: 10_000, retryAfterMs: 0, delayMs: 0, policy: perMinute, at: 0 })]));
     expect(headers.get('ratelimit')).toBe('limit=100, remaining=5, reset=10');
     expect(headers.get('ratelimit-policy')).toBe('100;w=60, 100;w=60');
   });
 
   it('leaves out a limit admitted by a fail-open policy', () => {
     const headers = new Map<string, string>();
-    const failOpen = { ...makeDecision(true, 100, 99, 0, 0, 0, perMinute, 0), reason: 'store-error' as const };
+    const failOpen = { ...makeDecision({ allowed: true, limit: 100, remaining: 99, resetMs: 0, retryAfterMs: 0, delayMs: 0, policy: perMinute, at: 0 }), reason: 'store-error' as const };
     new HeaderWriter('draft-8', limits.slice(0, 1)).write(access, headers, source([failOpen]));
     expect(headers.has('ratelimit')).toBe(false);
     expect(headers.get('ratelimit-policy')).toBe('"100-in-1m";q=100;w=60');
@@ -67,9 +67,9 @@ describe('HeaderWriter with claim (one response, several rl middlewares)', () =>
   it('sets the headers of the first writer without reading them back, and combines the later ones', () => {
     reads.length = 0;
     const headers = new Map<string, string>();
-    new HeaderWriter('draft-8', limits.slice(0, 1)).write(claiming, headers, source([makeDecision(true, 100, 99, 59_001, 0, 0, perMinute, 0)]));
+    new HeaderWriter('draft-8', limits.slice(0, 1)).write(claiming, headers, source([makeDecision({ allowed: true, limit: 100, remaining: 99, resetMs: 59_001, retryAfterMs: 0, delayMs: 0, policy: perMinute, at: 0 })]));
     expect(reads).toEqual([]);
-    new HeaderWriter('draft-8', limits.slice(1)).write(claiming, headers, source([makeDecision(true, 10, 3, 700, 0, 0, perSecond, 0)]));
+    new HeaderWriter('draft-8', limits.slice(1)).write(claiming, headers, source([makeDecision({ allowed: true, limit: 10, remaining: 3, resetMs: 700, retryAfterMs: 0, delayMs: 0, policy: perSecond, at: 0 })]));
     expect(headers.get('ratelimit')).toBe('"100-in-1m";r=99;t=60, "burst";r=3;t=1');
     expect(headers.get('ratelimit-policy')).toBe('"100-in-1m";q=100;w=60, "burst";q=10;w=1');
     expect(reads.length).toBeGreaterThan(0);
@@ -78,9 +78,9 @@ describe('HeaderWriter with claim (one response, several rl middlewares)', () =>
   it('keeps the most restrictive limit in the single-limit formats', () => {
     const headers = new Map<string, string>();
     const writer = new HeaderWriter('draft-6', limits.slice(0, 1));
-    writer.write(claiming, headers, source([makeDecision(true, 100, 50, 10_000, 0, 0, perMinute, 0)]));
-    writer.write(claiming, headers, source([makeDecision(true, 100, 5, 10_000, 0, 0, perMinute, 0)]));
-    writer.write(claiming, headers, source([makeDecision(true, 100, 70, 10_000, 0, 0, perMinute, 0)]));
+    writer.write(claiming, headers, source([makeDecision({ allowed: true, limit: 100, remaining: 50, resetMs: 10_000, retryAfterMs: 0, delayMs: 0, policy: perMinute, at: 0 })]));
+    writer.write(claiming, headers, source([makeDecision({ allowed: true, limit: 100, remaining: 5, resetMs: 10_000, retryAfterMs: 0, delayMs: 0, policy: perMinute, at: 0 })]));
+    writer.write(claiming, headers, source([makeDecision({ allowed: true, limit: 100, remaining: 70, resetMs: 10_000, retryAfterMs: 0, delayMs: 0, policy: perMinute, at: 0 })]));
     expect(headers.get('ratelimit-remaining')).toBe('5');
     expect(claimResponse(headers)).toBe(false);
   });
@@ -89,9 +89,9 @@ describe('HeaderWriter with claim (one response, several rl middlewares)', () =>
 describe('HeaderWriter.writeBeneath (a Fetch middleware writes on the response of those inside it)', () => {
   const outer = new HeaderWriter('draft-8', limits.slice(0, 1));
   const inner = new HeaderWriter('draft-8', limits.slice(1));
-  const admitted = source([makeDecision(true, 100, 99, 59_001, 0, 0, perMinute, 0)]);
-  const innerAdmitted = source([makeDecision(true, 10, 3, 700, 0, 0, perSecond, 0)]);
-  const innerDenied = source([makeDecision(false, 10, 4, 700, 2_000, 0, perSecond, 0)], { enforcedDeniedBy: 0, retryAfterSeconds: 2 });
+  const admitted = source([makeDecision({ allowed: true, limit: 100, remaining: 99, resetMs: 59_001, retryAfterMs: 0, delayMs: 0, policy: perMinute, at: 0 })]);
+  const innerAdmitted = source([makeDecision({ allowed: true, limit: 10, remaining: 3, resetMs: 700, retryAfterMs: 0, delayMs: 0, policy: perSecond, at: 0 })]);
+  const innerDenied = source([makeDecision({ allowed: false, limit: 10, remaining: 4, resetMs: 700, retryAfterMs: 2_000, delayMs: 0, policy: perSecond, at: 0 })], { enforcedDeniedBy: 0, retryAfterSeconds: 2 });
 
   /** The headers of `outer` then `inner` written in the order a Node response takes them (outer first), and beneath (inner first). */
   function bothWays(formats: readonly [HeaderFormat, HeaderFormat], sources: readonly [HeaderSource, HeaderSource], outerLimit = limits.slice(0, 1), innerLimit = limits.slice(1)) {
@@ -117,12 +117,12 @@ describe('HeaderWriter.writeBeneath (a Fetch middleware writes on the response o
     const perMinuteOnly = limits.slice(0, 1);
     // The inner limit with more remaining, fewer, the same, and denying with units left (a cost above them).
     for (const innerSource of [
-      source([makeDecision(true, 100, 50, 10_000, 0, 0, perMinute, 0)]),
-      source([makeDecision(true, 100, 5, 20_000, 0, 0, perMinute, 0)]),
-      source([makeDecision(true, 100, 70, 30_000, 0, 0, perMinute, 0)]),
-      source([makeDecision(false, 100, 80, 30_000, 4_000, 0, perMinute, 0)], { enforcedDeniedBy: 0, retryAfterSeconds: 4 }),
+      source([makeDecision({ allowed: true, limit: 100, remaining: 50, resetMs: 10_000, retryAfterMs: 0, delayMs: 0, policy: perMinute, at: 0 })]),
+      source([makeDecision({ allowed: true, limit: 100, remaining: 5, resetMs: 20_000, retryAfterMs: 0, delayMs: 0, policy: perMinute, at: 0 })]),
+      source([makeDecision({ allowed: true, limit: 100, remaining: 70, resetMs: 30_000, retryAfterMs: 0, delayMs: 0, policy: perMinute, at: 0 })]),
+      source([makeDecision({ allowed: false, limit: 100, remaining: 80, resetMs: 30_000, retryAfterMs: 4_000, delayMs: 0, policy: perMinute, at: 0 })], { enforcedDeniedBy: 0, retryAfterSeconds: 4 }),
     ]) {
-      const { inOrder, beneath } = bothWays([format, format], [source([makeDecision(true, 100, 70, 10_000, 0, 0, perMinute, 0)]), innerSource], perMinuteOnly, perMinuteOnly);
+      const { inOrder, beneath } = bothWays([format, format], [source([makeDecision({ allowed: true, limit: 100, remaining: 70, resetMs: 10_000, retryAfterMs: 0, delayMs: 0, policy: perMinute, at: 0 })]), innerSource], perMinuteOnly, perMinuteOnly);
       expect(beneath).toEqual(inOrder);
     }
   });
@@ -143,9 +143,9 @@ describe('nodeHeaderAccess', () => {
     const reads: string[] = [];
     const getHeader = res.getHeader.bind(res);
     res.getHeader = (name: string) => (reads.push(name), getHeader(name));
-    new HeaderWriter('draft-8', limits.slice(0, 1)).write(nodeHeaderAccess, res, source([makeDecision(true, 100, 99, 59_001, 0, 0, perMinute, 0)]));
+    new HeaderWriter('draft-8', limits.slice(0, 1)).write(nodeHeaderAccess, res, source([makeDecision({ allowed: true, limit: 100, remaining: 99, resetMs: 59_001, retryAfterMs: 0, delayMs: 0, policy: perMinute, at: 0 })]));
     expect(reads).toEqual([]);
-    new HeaderWriter('draft-8', limits.slice(1)).write(nodeHeaderAccess, res, source([makeDecision(true, 10, 3, 700, 0, 0, perSecond, 0)]));
+    new HeaderWriter('draft-8', limits.slice(1)).write(nodeHeaderAccess, res, source([makeDecision({ allowed: true, limit: 10, remaining: 3, resetMs: 700, retryAfterMs: 0, delayMs: 0, policy: perSecond, at: 0 })]));
     expect(res.getHeader('ratelimit')).toBe('"100-in-1m";r=99;t=60, "burst";r=3;t=1');
     expect(res.getHeader('ratelimit-policy')).toBe('"100-in-1m";q=100;w=60, "burst";q=10;w=1');
   });
@@ -167,7 +167,7 @@ describe('parseHeaderFormat and sfString', () => {
 describe('HeaderWriter wall clock', () => {
   it('takes the legacy absolute reset from the wall clock it is given', () => {
     const headers = new Map<string, string>();
-    new HeaderWriter('legacy', limits, () => 1_000_000).write(access, headers, source([makeDecision(true, 100, 99, 59_001, 0, 0, perMinute, 0)]));
+    new HeaderWriter('legacy', limits, () => 1_000_000).write(access, headers, source([makeDecision({ allowed: true, limit: 100, remaining: 99, resetMs: 59_001, retryAfterMs: 0, delayMs: 0, policy: perMinute, at: 0 })]));
     expect(headers.get('x-ratelimit-reset')).toBe(String(Math.ceil((1_000_000 + 59_001) / 1000)));
   });
 
@@ -184,7 +184,7 @@ describe('HeaderWriter wall clock', () => {
         wall = at + lateBy;
         const headers = new Map<string, string>();
         // resetMs as a step returns it: rounded up to a whole ms after `at`.
-        writer.write(access, headers, source([makeDecision(true, 100, 50, Math.ceil(windowEnd - at), 0, 0, perMinute, at)]));
+        writer.write(access, headers, source([makeDecision({ allowed: true, limit: 100, remaining: 50, resetMs: Math.ceil(windowEnd - at), retryAfterMs: 0, delayMs: 0, policy: perMinute, at })]));
         resets.add(headers.get('x-ratelimit-reset')!);
       }
     }
@@ -197,7 +197,7 @@ describe('HeaderWriter wall clock', () => {
     new HeaderWriter('legacy', limits, () => at + 900).write(
       access,
       headers,
-      source([makeDecision(false, 100, 0, 50_000, 50_000, 0, perMinute, at)], { enforcedDeniedBy: 0, retryAfterSeconds: 50 }),
+      source([makeDecision({ allowed: false, limit: 100, remaining: 0, resetMs: 50_000, retryAfterMs: 50_000, delayMs: 0, policy: perMinute, at })], { enforcedDeniedBy: 0, retryAfterSeconds: 50 }),
     );
     expect(headers.get('retry-after')).toBe('50');
     expect(headers.get('x-ratelimit-reset')).toBe('1800000060');
@@ -211,7 +211,7 @@ describe('every number in a header is an integer of at most 15 digits', () => {
   const huge = { name: 'huge', policy: { name: 'huge', quota: 1e20, windowSeconds: Infinity } };
   const odd = { name: 'odd', policy: { name: 'odd', quota: Number.NaN, windowSeconds: Number.NaN } };
   const decision = (allowed: boolean, remaining: number, resetMs: number, retryAfterMs = 0): Decision =>
-    makeDecision(allowed, 1e20, remaining, resetMs, retryAfterMs, 0, huge.policy, 0);
+    makeDecision({ allowed, limit: 1e20, remaining, resetMs, retryAfterMs, delayMs: 0, policy: huge.policy, at: 0 });
 
   it.each([
     // [label, remaining, resetMs, r, t]
@@ -249,7 +249,7 @@ describe('every number in a header is an integer of at most 15 digits', () => {
         for (const denied of [false, true]) {
           const headers = new Map<string, string>();
           const wallClock = (): number => 1_800_000_000_000;
-          const d = makeDecision(!denied, limit.policy.quota, remaining!, resetMs!, denied ? resetMs! : 0, 0, limit.policy, 0);
+          const d = makeDecision({ allowed: !denied, limit: limit.policy.quota, remaining: remaining!, resetMs: resetMs!, retryAfterMs: denied ? resetMs! : 0, delayMs: 0, policy: limit.policy, at: 0 });
           new HeaderWriter(format, [limit], wallClock).write(access, headers, source([d], denied ? { enforcedDeniedBy: 0, retryAfterSeconds: seconds! } : {}));
           expect(headers.size).toBeGreaterThan(0);
           for (const value of headers.values()) {

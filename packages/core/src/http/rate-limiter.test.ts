@@ -28,17 +28,17 @@ class MapStore implements Store {
     const algorithm = charge.algorithm as NumericAlgorithm;
     const state = this.states.get(key);
     const s = state ?? new Array<number>(algorithm.stateSize).fill(0);
-    const decision = algorithm.step(s, 0, state === undefined, now, cost, true);
+    const decision = algorithm.step(s, 0, state === undefined, { now, cost, commit: true });
     this.states.set(key, s);
     return { decision, took: 'charged' };
   }
   peek(key: string, algorithm: NumericAlgorithm, cost: number, now = 0): Decision {
     const state = this.states.get(key);
-    return algorithm.step(state ?? new Array<number>(algorithm.stateSize).fill(0), 0, state === undefined, now, cost, false);
+    return algorithm.step(state ?? new Array<number>(algorithm.stateSize).fill(0), 0, state === undefined, { now, cost, commit: false });
   }
   giveBack(back: GiveBack, now = 0): void {
     const state = this.states.get(back.key);
-    if (state) (back.algorithm as NumericAlgorithm).undo(state, 0, now, back.cost);
+    if (state) (back.algorithm as NumericAlgorithm).undo(state, 0, { now, cost: back.cost });
   }
   reset(key: string): void {
     this.states.delete(key);

@@ -25,7 +25,7 @@ export function refusal(answer: unknown, run: Run, limits: readonly { readonly c
   const now = Date.now();
   limits.forEach(({ core }, i) => {
     const algorithm: Algorithm = algorithmIn(run, i, core.algorithm);
-    const decision = markBanned(makeDecision(false, algorithm.limit, 0, ms, ms, 0, algorithm.policyAt?.(now) ?? algorithm.policy, now));
+    const decision = markBanned(makeDecision({ allowed: false, limit: algorithm.limit, remaining: 0, resetMs: ms, retryAfterMs: ms, delayMs: 0, policy: algorithm.policyAt?.(now) ?? algorithm.policy, at: now }));
     run.answered(i, { decision, took: 'nothing' });
   });
   return ms;

@@ -8,7 +8,7 @@ import { requireCapability } from './capabilities.js';
 
 const algorithm = fixedWindow({ limit: 5, window: '1s' });
 const charge: Charge = { key: 'k', algorithm, cost: 1 };
-const answer: ChargeAnswer = { decision: makeDecision(true, 5, 4, 1000, 0, 0, makePolicy(5, 1000), 0), took: 'charged' };
+const answer: ChargeAnswer = { decision: makeDecision({ allowed: true, limit: 5, remaining: 4, resetMs: 1000, retryAfterMs: 0, delayMs: 0, policy: makePolicy(5, 1000), at: 0 }), took: 'charged' };
 
 describe('composeStages', () => {
   it('runs the stages outermost first, down to the last, and back up in reverse', () => {

@@ -10,7 +10,7 @@ import { createLimiter } from './limiter.js';
 
 const policy = makePolicy(5, 1000);
 const algorithm = fixedWindow({ limit: 5, window: '1s' });
-const denial = (retryAfterMs: number, resetMs = retryAfterMs) => makeDecision(false, 5, 0, resetMs, retryAfterMs, 0, policy, 0);
+const denial = (retryAfterMs: number, resetMs = retryAfterMs) => makeDecision({ allowed: false, limit: 5, remaining: 0, resetMs, retryAfterMs, delayMs: 0, policy, at: 0 });
 const charge = (key: string, cost: number): Charge => ({ key, algorithm, cost });
 
 describe('DenyCache', () => {
@@ -25,7 +25,7 @@ describe('DenyCache', () => {
 
   it('keeps only the store’s own denials with a retry time', () => {
     const cache = new DenyCache();
-    cache.remember(charge('admitted', 1), makeDecision(true, 5, 4, 1000, 0, 0, policy, 0), 0);
+    cache.remember(charge('admitted', 1), makeDecision({ allowed: true, limit: 5, remaining: 4, resetMs: 1000, retryAfterMs: 0, delayMs: 0, policy, at: 0 }), 0);
     cache.remember(charge('no-retry', 1), denial(0), 0);
     const fromPolicy = { ...denial(1000), reason: 'timeout' as const };
     cache.remember(charge('policy', 1), fromPolicy, 0);

@@ -60,7 +60,7 @@ export class DenyCache {
     if (wait <= 0) return undefined;
     const d = entry.decision;
     const elapsed = d.retryAfterMs - wait;
-    const decision = makeDecision(false, d.limit, d.remaining, Math.max(0, Math.ceil(d.resetMs - elapsed)), Math.ceil(wait), 0, d.policy, now);
+    const decision = makeDecision({ allowed: false, limit: d.limit, remaining: d.remaining, resetMs: Math.max(0, Math.ceil(d.resetMs - elapsed)), retryAfterMs: Math.ceil(wait), delayMs: 0, policy: d.policy, at: now });
     (decision as { reason?: DecisionReason }).reason = 'deny-cache';
     return decision;
   }

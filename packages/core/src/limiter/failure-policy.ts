@@ -110,7 +110,7 @@ export class FailurePolicy {
     const retryIntervalMs = this.owner.retryIntervalMs;
     const allowed = this.action === 'allow';
     const remaining = allowed ? Math.max(0, Math.floor(algorithm.limit - cost)) : 0;
-    const decision = makeDecision(allowed, algorithm.limit, remaining, 0, allowed ? 0 : retryIntervalMs, 0, algorithm.policy, this.owner.clock());
+    const decision = makeDecision({ allowed, limit: algorithm.limit, remaining, resetMs: 0, retryAfterMs: allowed ? 0 : retryIntervalMs, delayMs: 0, policy: algorithm.policy, at: this.owner.clock() });
     (decision as { reason?: DecisionReason }).reason = reason;
     return decision;
   }

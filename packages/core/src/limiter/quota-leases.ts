@@ -126,7 +126,7 @@ export class QuotaLeases {
       if (from.left <= 0) blocks.shift();
     }
     left -= cost;
-    const decision = makeDecision(true, entry.limit, Math.floor(entry.remaining + left), Math.max(0, Math.ceil(entry.resetAt - now)), 0, 0, entry.policy, from.at);
+    const decision = makeDecision({ allowed: true, limit: entry.limit, remaining: Math.floor(entry.remaining + left), resetMs: Math.max(0, Math.ceil(entry.resetAt - now)), retryAfterMs: 0, delayMs: 0, policy: entry.policy, at: from.at });
     // Less left than the requests ask for in a round trip (twice that): the next block is asked for now, so that they do not wait for it at the boundary.
     if (left < entry.askAheadBelow && entry.fetching === undefined && now >= entry.noBlockUntil) void this.fetch(entry, storeKey, now, cost);
     return { decision, took: 'leased' };

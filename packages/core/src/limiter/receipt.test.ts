@@ -4,7 +4,7 @@ import { makeDecision, makePolicy, type Decision } from '../decision.js';
 import { chargedOf, isSettled, receipted, receiptOf, settleOnce, withReceiptOf } from './receipt.js';
 
 const policy = makePolicy(5, 1000);
-const admitted = (): Decision => makeDecision(true, 5, 4, 1000, 0, 0, policy, 7);
+const admitted = (): Decision => makeDecision({ allowed: true, limit: 5, remaining: 4, resetMs: 1000, retryAfterMs: 0, delayMs: 0, policy, at: 7 });
 
 describe('receipts', () => {
   it.each([
@@ -24,7 +24,7 @@ describe('receipts', () => {
   });
 
   it('a decision made without the store took nothing, and carries no receipt', () => {
-    const denied = { ...makeDecision(false, 5, 0, 1000, 1000, 0, policy, 7), reason: 'deny-cache' as const };
+    const denied = { ...makeDecision({ allowed: false, limit: 5, remaining: 0, resetMs: 1000, retryAfterMs: 1000, delayMs: 0, policy, at: 7 }), reason: 'deny-cache' as const };
     expect(receipted({ decision: denied, took: 'nothing' })).toBe(denied);
     expect(receiptOf(denied).took).toBe('nothing');
     expect(Object.getOwnPropertySymbols(denied)).toEqual([]);

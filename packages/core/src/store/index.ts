@@ -37,13 +37,16 @@ export {
   type LogState,
   type ConcurrencyAlgorithm,
   type LeaseState,
+  type StepRequest,
+  type UndoRequest,
+  type SettleRequest,
   type ScriptDescriptor,
   type ScriptConstant,
   type TimedConstants,
   type CompactLayout,
   type OwnKeysLayout,
 } from '../algorithm.js';
-export { makeDecision, makePolicy, decisionFromExact, ceilMs, floorUnits, EPSILON } from '../decision.js';
+export { makeDecision, makePolicy, decisionFromExact, ceilMs, floorUnits, EPSILON, type DecisionFields, type ExactDecision } from '../decision.js';
 export { BlockTable, blockedDecision, markBanned } from './blocks.js';
 export { withBans, withBlock, BLOCK_KEY_SUFFIX } from '../algorithms/block.js';
 export { withOverrides } from '../algorithms/override.js';

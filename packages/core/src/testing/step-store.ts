@@ -1,4 +1,4 @@
-import { ALGORITHM_KINDS, type Algorithm, type AlgorithmKind, type ConcurrencyAlgorithm, type LeaseState, type Settlement } from '../algorithm.js';
+import { ALGORITHM_KINDS, type Algorithm, type AlgorithmKind, type ConcurrencyAlgorithm, type LeaseState, type Settlement, type StepRequest } from '../algorithm.js';
 import { systemClock, type Clock } from '../clock.js';
 import type { Decision } from '../decision.js';
 import { UnsupportedError } from '../errors.js';
@@ -41,20 +41,20 @@ export class StepStore implements Store {
 
   /** A consume, or with `maxDelayMs` a reservation (see `Store.charge`): always `took: 'charged'` (it runs no idempotency). */
   charge(charge: Charge, now: number | undefined): Charged {
-    return { decision: this.decide(charge.key, charge.algorithm, charge.cost, now, true, charge.maxDelayMs), took: 'charged' };
+    return { decision: this.decide(charge.key, charge.algorithm, { now: now ?? this.clock(), cost: charge.cost, commit: true, maxDelay: charge.maxDelayMs }), took: 'charged' };
   }
 
   peek(key: string, algorithm: Algorithm, cost: number, now: number | undefined): Decision {
-    return this.decide(key, algorithm, cost, now, false);
+    return this.decide(key, algorithm, { now: now ?? this.clock(), cost, commit: false, maxDelay: undefined });
   }
 
   giveBack(back: GiveBack, now: number | undefined): void {
-    undoKey(back.algorithm, this.states.get(this.slot(back.key, back.algorithm)), now ?? this.clock(), back.cost, back.chargedAt, back.delayMs);
+    undoKey(back.algorithm, this.states.get(this.slot(back.key, back.algorithm)), { now: now ?? this.clock(), cost: back.cost, chargedAt: back.chargedAt, delayMs: back.delayMs });
   }
 
   settle(key: string, algorithm: Algorithm, settlement: Settlement, now: number | undefined): void {
     const slot = this.slot(key, algorithm);
-    const state = settleKey(algorithm, this.states.get(slot), now ?? this.clock(), settlement);
+    const state = settleKey(algorithm, this.states.get(slot), { now: now ?? this.clock(), ...settlement });
     if (state !== undefined) this.states.set(slot, state);
   }
 
@@ -85,16 +85,17 @@ export class StepStore implements Store {
     return this.states.get(`concurrency\u0000${key}`) as LeaseState | undefined;
   }
 
-  private decide(key: string, algorithm: Algorithm, cost: number, now: number | undefined, commit: boolean, maxDelay?: number): Decision {
+  /** A decision of `request` (its `now` already the store's clock when the limiter has none), through the key's lockout. */
+  private decide(key: string, algorithm: Algorithm, request: StepRequest): Decision {
     const slot = this.slot(key, algorithm);
-    const t = now ?? this.clock();
     const step = (write: boolean): Decision => {
-      const { decision, state } = stepKey(algorithm, this.states.get(slot), t, cost, write, maxDelay);
+      const { decision, state } = stepKey(algorithm, this.states.get(slot), write === request.commit ? request : { ...request, commit: write });
       if (state !== undefined) this.states.set(slot, state);
       return decision;
     };
-    if (algorithm.blockMs === 0) return step(commit);
-    return this.blocks.denial(key, algorithm, t, step) ?? (commit ? this.blocks.recorded(key, algorithm, t, step(true)) : step(false));
+    if (algorithm.blockMs === 0) return step(request.commit);
+    const t = request.now;
+    return this.blocks.denial(key, algorithm, t, step) ?? (request.commit ? this.blocks.recorded(key, algorithm, t, step(true)) : step(false));
   }
 
   /** The state's name: kinds are kept apart, configurations of one kind share the state. */

@@ -49,12 +49,12 @@ export function runSteps(algorithms: Algorithm | readonly Algorithm[], rows: rea
     for (let i = 0; i < (row.times ?? 1); i++) {
       if (op === 'take' || op === 'peek') {
         const before = structuredClone(state);
-        const stepped = stepKey(algorithm, state, row.at, row.cost ?? (op === 'peek' ? 0 : 1), op === 'take');
+        const stepped = stepKey(algorithm, state, { now: row.at, cost: row.cost ?? (op === 'peek' ? 0 : 1), commit: op === 'take', maxDelay: undefined });
         if (op === 'peek') expect(stepped.state, `${where}: a peek wrote to the state`).toEqual(before);
         state = stepped.state;
         decisions.push(stepped.decision);
       } else if (op === 'undo') {
-        undoKey(algorithm, state, row.at, row.cost ?? 1);
+        undoKey(algorithm, state, { now: row.at, cost: row.cost ?? 1 });
       } else if (algorithm.stateKind === 'leases') {
         if (op === 'release') {
           if (state !== undefined) algorithm.release(state as Map<string, number>, row.lease ?? '');
@@ -78,9 +78,9 @@ export function runSteps(algorithms: Algorithm | readonly Algorithm[], rows: rea
  * the largest cost), while 1 ms before it still does not.
  */
 export function expectExpiry(algorithm: Algorithm, taken: { at: number; cost: number; expiresAt: number }): void {
-  const { state } = stepKey(algorithm, undefined, taken.at, taken.cost, true);
+  const { state } = stepKey(algorithm, undefined, { now: taken.at, cost: taken.cost, commit: true, maxDelay: undefined });
   expect(keyExpiresAt(algorithm, state), 'expiresAt').toBeCloseTo(taken.expiresAt, 6);
-  const decide = (s: KeyState | undefined, now: number, cost: number) => stepKey(algorithm, s, now, cost, false).decision;
+  const decide = (s: KeyState | undefined, now: number, cost: number) => stepKey(algorithm, s, { now, cost, commit: false, maxDelay: undefined }).decision;
   for (const cost of [0, algorithm.maxCost]) {
     expect(decide(state, taken.expiresAt, cost), `at expiresAt, cost ${cost}`).toEqual(decide(undefined, taken.expiresAt, cost));
     expect(decide(state, taken.expiresAt + 1000, cost), `after expiresAt, cost ${cost}`).toEqual(decide(undefined, taken.expiresAt + 1000, cost));
