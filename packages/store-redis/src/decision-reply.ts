@@ -30,7 +30,16 @@ export function decisionOf(r: Buffer, offset: number, algorithm: Algorithm): Dec
   const overridden = r.length - o > DECISION_BYTES ? overriddenPolicy(r, o + DECISION_BYTES, algorithm, at) : undefined;
   const limit = overridden === undefined ? algorithm.limit : overridden.limit;
   const policy = overridden === undefined ? (algorithm.policyAt?.(at) ?? algorithm.policy) : overridden.policy;
-  const decision = decisionFromExact(allowed >= 1, r.readDoubleLE(o + 8), r.readDoubleLE(o + 16), r.readDoubleLE(o + 24), delay, limit, policy, at);
+  const decision = decisionFromExact({
+    allowed: allowed >= 1,
+    remaining: r.readDoubleLE(o + 8),
+    resetInMs: r.readDoubleLE(o + 16),
+    retryInMs: r.readDoubleLE(o + 24),
+    delayInMs: delay,
+    limit,
+    policy,
+    at,
+  });
   // A ban's denial has the delay -1 (see block-reply.lua), a conflict's too (-1: denied).
   if (allowed <= 0 && delay < 0) markBanned(decision);
   return decision;

@@ -172,7 +172,8 @@ function rolledBack({ decision, conflict }: Charged): Charged {
 
 /** A charge after an enforced denial, never decided: an empty denial that reports nothing. */
 function notAsked({ algorithm }: Charge): Charged {
-  return { decision: makeDecision(false, algorithm.limit, 0, 0, 0, 0, algorithm.policy, 0), took: 'not-asked' };
+  const decision = makeDecision({ allowed: false, limit: algorithm.limit, remaining: 0, resetMs: 0, retryAfterMs: 0, delayMs: 0, policy: algorithm.policy, at: 0 });
+  return { decision, took: 'not-asked' };
 }
 
 /** The argument naming family `n` (negative: a dry-run member), the usual few made once. */
