@@ -16,8 +16,15 @@
 //      within 15 s, and print what its comments say: `console.log(x); // 200 "20-in-2s";r=15;t=1`
 //      must print a line starting with that text (up to ` (`, an explanation, or `…`, anything). A program that mentions REDIS_URL gets one: a redis-server this script starts on
 //      a free port (snippets read `process.env.REDIS_URL ?? 'redis://127.0.0.1:6379'`).
+//   4. Run each program again as the root README tells a CommonJS project to ("Running the programs"):
+//      in a fresh project made by `npm init -y` (no `"type": "module"`), saved as `<name>.mts`, run
+//      with tsx (`node --import tsx`), with the same checks; the Redis is flushed before, so a program
+//      finds it as fresh as the first time. A `.ts` file there is CommonJS, where top-level `await`
+//      is a syntax error: the programs are ES modules, and this checks that the README's way to run
+//      them in such a project works.
 //
-// Usage: node scripts/doc-test.mjs [--from-tarballs [dir]] [--only <substring of a file name>] [--keep]
+// Usage: node scripts/doc-test.mjs [--from-tarballs [dir]] [--only <substring of a file name>] [--module-system esm|commonjs] [--keep]
+// `--module-system` runs the programs in one project only (default: the ESM project, then the CommonJS one).
 // Exits 1 with a list of failures. Environment: PNPM (command to run pnpm; default pnpm on PATH, else
 // `npx -y pnpm@<packageManager>`).
 
@@ -38,6 +45,13 @@ const fromTarballs = tarballIndex >= 0;
 const tarballDir = fromTarballs && args[tarballIndex + 1] && !args[tarballIndex + 1].startsWith('--') ? resolve(args[tarballIndex + 1]) : undefined;
 const onlyIndex = args.indexOf('--only');
 const only = onlyIndex >= 0 ? args[onlyIndex + 1] : undefined;
+const moduleSystemIndex = args.indexOf('--module-system');
+/** The projects the programs run in: `esm` (a `"type": "module"` project, the tsc output) and `commonjs` (an `npm init -y` project, `.mts` run with tsx). */
+const moduleSystems = moduleSystemIndex >= 0 ? [args[moduleSystemIndex + 1]] : ['esm', 'commonjs'];
+if (!moduleSystems.every((m) => m === 'esm' || m === 'commonjs')) {
+  console.error(`--module-system takes esm or commonjs (got ${moduleSystems[0]})`);
+  process.exit(2);
+}
 
 /** The marker, alone on the line before a fence, of a block that is not a complete program. */
 export const FRAGMENT_MARKER = '<!-- fragment -->';
@@ -46,9 +60,29 @@ const PROGRAM_LANGUAGES = new Set(['ts', 'typescript', 'js', 'mjs', 'javascript'
 /** How long one program may run. */
 const PROGRAM_TIMEOUT_MS = 15_000;
 /** Third-party packages the snippets import (and what type-checks them), installed beside the tarballs. */
-const SNIPPET_DEPENDENCIES = ['express', 'fastify', 'koa', 'hono', '@hono/node-server', '@nestjs/common', '@nestjs/core', '@nestjs/platform-express', 'reflect-metadata', 'rxjs', 'vitest', 'fast-check', 'ioredis', 'redis', 'prom-client', '@opentelemetry/api', '@types/express', '@types/koa', '@types/node', 'typescript'];
+const SNIPPET_DEPENDENCIES = ['express', 'fastify', 'koa', 'hono', '@hono/node-server', '@nestjs/common', '@nestjs/core', '@nestjs/platform-express', 'reflect-metadata', 'rxjs', 'vitest', 'fast-check', 'ioredis', 'redis', 'prom-client', '@opentelemetry/api', '@types/express', '@types/koa', '@types/node', 'typescript', 'tsx'];
 
 const { failures, fail, ok, step, seconds: elapsed } = checkLog();
+
+/** The tsconfig.json of both scratch projects: tsc reads it in the ESM one, tsx in the CommonJS one (its decorators). */
+const TSCONFIG = {
+  compilerOptions: {
+    target: 'ES2022',
+    lib: ['ES2022'],
+    module: 'NodeNext',
+    moduleResolution: 'NodeNext',
+    moduleDetection: 'force',
+    strict: true,
+    skipLibCheck: true,
+    // Nest's decorators are TypeScript's legacy ones, with the metadata its injector reads (what a Nest project's tsconfig has).
+    experimentalDecorators: true,
+    emitDecoratorMetadata: true,
+    types: ['node'],
+    rootDir: 'snippets',
+    outDir: 'out',
+  },
+  include: ['snippets'],
+};
 
 /**
  * The fenced blocks of a markdown text: `{ line, lang, code, fragment }`, `line` 1-based (the fence's),
@@ -138,22 +172,26 @@ function freePort() {
   });
 }
 
+/** The first line of Redis's reply to `command` (an inline command: `PING`, `FLUSHALL`) on `port`; '' when it could not connect. */
+function redisCommand(port, command) {
+  return new Promise((resolvePromise) => {
+    const socket = connect(port, '127.0.0.1');
+    let reply = '';
+    socket.on('connect', () => socket.write(`${command}\r\n`));
+    socket.on('data', (chunk) => {
+      reply += chunk;
+      if (reply.includes('\r\n')) socket.end();
+    });
+    socket.on('close', () => resolvePromise(reply.split('\r\n')[0]));
+    socket.on('error', () => resolvePromise(''));
+  });
+}
+
 /** Resolves once `port` answers PING with PONG, or rejects after `ms`. */
 async function waitForRedis(port, ms) {
   const deadline = Date.now() + ms;
   for (;;) {
-    const pong = await new Promise((resolvePromise) => {
-      const socket = connect(port, '127.0.0.1');
-      let reply = '';
-      socket.on('connect', () => socket.write('PING\r\n'));
-      socket.on('data', (chunk) => {
-        reply += chunk;
-        if (reply.includes('\r\n')) socket.end();
-      });
-      socket.on('close', () => resolvePromise(reply.startsWith('+PONG')));
-      socket.on('error', () => resolvePromise(false));
-    });
-    if (pong) return;
+    if ((await redisCommand(port, 'PING')) === '+PONG') return;
     if (Date.now() > deadline) throw new Error(`redis-server on port ${port} did not answer PING within ${ms} ms`);
     await new Promise((r) => setTimeout(r, 50));
   }
@@ -279,8 +317,12 @@ async function main() {
 
     step(`npm install of the tarballs and the snippets' dependencies into ${project}`);
     writeFileSync(join(project, 'package.json'), JSON.stringify({ name: 'rl-doc-test', version: '0.0.0', private: true, type: 'module' }, null, 2));
+    // The range a workspace package, the root or an example (tsx's) tests with.
+    const examples = readdirSync(join(root, 'examples'))
+      .filter((d) => existsSync(join(root, 'examples', d, 'package.json')))
+      .map((d) => ({ pkg: readJson(join(root, 'examples', d, 'package.json')) }));
     const rangeOf = (name) => {
-      for (const p of [...packages, { pkg: readJson(join(root, 'package.json')) }]) {
+      for (const p of [...packages, { pkg: readJson(join(root, 'package.json')) }, ...examples]) {
         const range = p.pkg.devDependencies?.[name] ?? p.pkg.dependencies?.[name];
         if (range && !range.startsWith('npm:') && !range.startsWith('workspace:')) return range;
       }
@@ -304,31 +346,7 @@ async function main() {
   const sources = join(project, 'snippets');
   mkdirSync(sources);
   for (const p of programs) writeFileSync(join(sources, `${p.slug}.ts`), `${p.code}\n`);
-  writeFileSync(
-    join(project, 'tsconfig.json'),
-    JSON.stringify(
-      {
-        compilerOptions: {
-          target: 'ES2022',
-          lib: ['ES2022'],
-          module: 'NodeNext',
-          moduleResolution: 'NodeNext',
-          moduleDetection: 'force',
-          strict: true,
-          skipLibCheck: true,
-          // Nest's decorators are TypeScript's legacy ones, with the metadata its injector reads (what a Nest project's tsconfig has).
-          experimentalDecorators: true,
-          emitDecoratorMetadata: true,
-          types: ['node'],
-          rootDir: 'snippets',
-          outDir: 'out',
-        },
-        include: ['snippets'],
-      },
-      null,
-      2,
-    ),
-  );
+  writeFileSync(join(project, 'tsconfig.json'), JSON.stringify(TSCONFIG, null, 2));
   const tsc = join(project, 'node_modules', 'typescript', 'bin', 'tsc');
   const checked = run(process.execPath, [tsc, '-p', 'tsconfig.json', '--pretty', 'false'], { cwd: project });
   // One diagnostic per entry: tsc indents the continuation lines of an overload error.
@@ -353,31 +371,81 @@ async function main() {
 
   // -----------------------------------------------------------------------------------------------------
   let redis;
+  let redisPort;
   const env = { ...process.env };
   delete env.REDIS_URL;
   if (programs.some((p) => p.redis && !p.typeErrors.length)) {
-    const port = await freePort();
+    redisPort = await freePort();
     const dir = join(work, 'redis');
     mkdirSync(dir);
-    step(`redis-server on 127.0.0.1:${port} for the Redis snippets`);
-    redis = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--dir', dir], { stdio: 'ignore' });
+    step(`redis-server on 127.0.0.1:${redisPort} for the Redis snippets`);
+    redis = spawn('redis-server', ['--port', String(redisPort), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--dir', dir], { stdio: 'ignore' });
     redis.on('error', (error) => fail(`redis-server: ${error.message} (is it on the PATH?)`));
     try {
-      await waitForRedis(port, 10_000);
+      await waitForRedis(redisPort, 10_000);
       ok('PONG');
     } catch (error) {
       fail(error.message);
     }
-    env.REDIS_URL = `redis://127.0.0.1:${port}`;
+    env.REDIS_URL = `redis://127.0.0.1:${redisPort}`;
   }
 
-  step(`running the programs (each must exit 0 within ${PROGRAM_TIMEOUT_MS / 1000}s)`);
-  const queue = programs.filter((p) => !p.typeErrors.length);
+  const runnable = programs.filter((p) => !p.typeErrors.length);
+  if (moduleSystems.includes('esm')) {
+    step(`running the programs in the ESM project (each must exit 0 within ${PROGRAM_TIMEOUT_MS / 1000}s)`);
+    await runPrograms(runnable, { cwd: project, env, label: '', argv: (p) => [join(project, 'out', `${p.slug}.js`)] });
+  }
+  if (moduleSystems.includes('commonjs')) {
+    const commonJs = join(work, 'project-commonjs');
+    step(`a fresh CommonJS project (npm init -y), each program saved as .mts and run with tsx: ${commonJs}`);
+    if (makeCommonJsProject(commonJs, project, runnable)) {
+      // Each program finds Redis as it did in the first project (a key it counts starts fresh).
+      if (redisPort !== undefined && moduleSystems.includes('esm')) {
+        const flushed = await redisCommand(redisPort, 'FLUSHALL');
+        if (flushed !== '+OK') fail(`FLUSHALL before the CommonJS project answered ${JSON.stringify(flushed)}`);
+      }
+      await runPrograms(runnable, { cwd: commonJs, env, label: ' (CommonJS project, .mts with tsx)', argv: (p) => ['--import', 'tsx', join('snippets', `${p.slug}.mts`)] });
+    }
+  }
+  if (redis) redis.kill('SIGTERM');
+  finish();
+}
+
+/**
+ * The project a CommonJS user has: `npm init -y` (no `"type": "module"`), the first project's
+ * node_modules, its tsconfig.json (tsx reads the decorators from it), and each program as
+ * `snippets/<slug>.mts`, as the root README says to save one there. False (a failure noted) when it could not be made.
+ */
+function makeCommonJsProject(dir, esmProject, list) {
+  mkdirSync(join(dir, 'snippets'), { recursive: true });
+  const init = run('npm', ['init', '-y'], { cwd: dir, env: { ...process.env, npm_config_workspaces: 'false' } });
+  if (init.status !== 0) {
+    fail(`npm init -y failed (exit ${init.status})\n${init.stdout}${init.stderr}`);
+    return false;
+  }
+  const type = readJson(join(dir, 'package.json')).type;
+  if (type === 'module') {
+    fail('npm init -y wrote "type": "module": this npm makes no CommonJS project');
+    return false;
+  }
+  ok(`npm init -y: package.json with ${type === undefined ? 'no "type"' : `"type": ${JSON.stringify(type)}`}`);
+  symlinkSync(join(esmProject, 'node_modules'), join(dir, 'node_modules'), 'dir');
+  writeFileSync(join(dir, 'tsconfig.json'), JSON.stringify(TSCONFIG, null, 2));
+  for (const p of list) writeFileSync(join(dir, 'snippets', `${p.slug}.mts`), `${p.code}\n`);
+  return true;
+}
+
+/**
+ * Runs each program with node and `argv(p)` in `cwd`, two at a time: each must exit 0 within
+ * PROGRAM_TIMEOUT_MS and print what its comments say. `label` follows the program's place in a line.
+ */
+async function runPrograms(list, { cwd, env, label, argv }) {
+  const queue = [...list];
   const worker = async () => {
     for (let p = queue.shift(); p; p = queue.shift()) {
       const t0 = Date.now();
-      const result = await runAsync(process.execPath, [join(project, 'out', `${p.slug}.js`)], { cwd: project, env, timeoutMs: PROGRAM_TIMEOUT_MS });
-      const where = `${p.file}:${p.line}`;
+      const result = await runAsync(process.execPath, argv(p), { cwd, env, timeoutMs: PROGRAM_TIMEOUT_MS });
+      const where = `${p.file}:${p.line}${label}`;
       const ms = Date.now() - t0;
       if (result.timedOut) fail(`${where}: still running after ${PROGRAM_TIMEOUT_MS / 1000}s (a program must close what it opens)\n${result.stdout}${result.stderr}`);
       else if (result.status !== 0) fail(`${where}: exit ${result.status}\n${result.stdout}${result.stderr}`);
@@ -388,8 +456,6 @@ async function main() {
     }
   };
   await Promise.all([worker(), worker()]);
-  if (redis) redis.kill('SIGTERM');
-  finish();
 }
 
 if (process.argv[1] && resolve(process.argv[1]) === fileURLToPath(import.meta.url)) await main();

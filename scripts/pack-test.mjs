@@ -271,7 +271,9 @@ if (app) mkdirSync(app);
     const local = localTarballs(packages, tarballs);
     for (const p of packages) rmSync(dirname(p.tarball), { recursive: true, force: true });
     console.log(`\npacked ${packages.length} packages into ${tarballs}:\n${local.map((file) => `  ${file}`).join('\n')}`);
-    console.log(`\nInstall them in another project on this machine (all in one command; peers come with them):\n  npm install ${tarballs}/*.tgz\n  pnpm add ${tarballs}/*.tgz`);
+    console.log(
+      `\nInstall them in another project on this machine (all in one command; npm puts the peers they name where your code imports them):\n  npm install ${tarballs}/*.tgz\n  pnpm add ${tarballs}/*.tgz express   # pnpm: add every package your code imports (the framework, ioredis, …), or it cannot import it`,
+    );
     process.exit(failures.length ? 1 : 0);
   }
 

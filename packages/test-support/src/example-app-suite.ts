@@ -34,7 +34,7 @@ export interface OpenedApp {
 
 /** What an example's app module exports for its tests. */
 export interface ExampleApp {
-  /** The framework's name: `express`, `fastify`, `koa`, `nestjs`. */
+  /** The framework's name: `express`, `fastify`, `koa`, `hono`, `nestjs`. */
   name: string;
   /** The limits of the example (`LIMITS` of its `app.ts`). */
   limits: {
