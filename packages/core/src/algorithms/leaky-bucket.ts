@@ -58,10 +58,13 @@ export interface LeakyBucketOptions {
  * that step bounded by the queue alone. A meter's consume still admits a burst at once (it does not
  * queue behind reservations: FIFO holds among reservations). A give-back names its slot
  * (`undo(…, chargedAt, delayMs)`: `slot = chargedAt + delayMs`, `chargedAt` alone for a consume) and
- * moves `tat` back by its `cost·T` less the later of the time passed since its slot and, for a delayed
- * one (and any of a shaper's, whose slot is always reported), the slots reserved behind it (`tat − (slot + cost·T)`), never before `now`: a cancel before its
- * slot returns its slots when nothing was reserved after it, and otherwise what the later
- * reservations leave (as Go's `Reservation.Cancel`); they keep their slots.
+ * moves `tat` back by its `cost·T` less the time passed since its slot, never before `now`; a delayed
+ * one (and any of a shaper's, whose slot is always reported) with slots reserved behind it
+ * (`tat > slot + cost·T`) gives nothing back. So a cancel before its slot returns its slots when nothing
+ * was reserved after it; otherwise they come back only as the later slots pass, which those reservations
+ * keep (stricter than Go's `Reservation.Cancel`, which returns what they leave). One `tat` holds no hole:
+ * the room would go to slots inside the kept ones, whose own give-backs, measured from their slots, would
+ * then return more than they still weigh (the balance above that of a bucket without either charge).
  */
 export function leakyBucket(options: LeakyBucketOptions): NumericAlgorithm {
   const o = checkOptions(options, ['capacity', 'leakRate', 'interval', 'mode'], 'leakyBucket', bucketPeerOptions('leakRate'));
@@ -75,8 +78,8 @@ export function leakyBucket(options: LeakyBucketOptions): NumericAlgorithm {
 
   /**
    * Gives back the slots `[slot + actual·T, slot + cost·T)` of a charge of `cost` at `slot = chargedAt +
-   * delayMs` that keeps `actual` of them: `tat` moves back by them less the later of the time that has
-   * drained into them and what was reserved behind the charge (see above), never before `now`. An undo
+   * delayMs` that keeps `actual` of them: `tat` moves back by them less the time that has drained into
+   * them, never before `now`, and not at all while slots are reserved behind the charge (see above). An undo
    * with the time of its charge gives back all its slots (`actual` 0), a settle below its estimate their tail.
    */
   function giveBack(s: NumericState, at: number, { now, cost, actual, chargedAt, delayMs }: Pick<SettleRequest, 'now' | 'cost' | 'actual' | 'chargedAt' | 'delayMs'>): void {
@@ -84,9 +87,10 @@ export function leakyBucket(options: LeakyBucketOptions): NumericAlgorithm {
     // and so does every charge of a shaper (its `delayMs` is reported, 0 included); a meter's consume
     // starts at `tat`, which it does not report.
     const slot = chargedAt + delayMs;
-    const behind = delayMs > 0 || shape ? s[at]! - (slot + cost * emission) : 0;
-    const later = behind <= 0 ? 0 : behind + 1;
-    const back = (cost - actual) * emission - Math.max(0, now - slot - actual * emission, later);
+    // Nothing while a later reservation keeps its slot behind the charge (see above): with nothing behind
+    // it, `tat` is at most EPSILON past the charge's end as reported.
+    if ((delayMs > 0 || shape) && s[at]! - (slot + cost * emission) > EPSILON) return;
+    const back = (cost - actual) * emission - Math.max(0, now - slot - actual * emission);
     if (back > 0) s[at] = Math.max(now, s[at]! - back);
   }
 

@@ -18,21 +18,20 @@ if OP == 'u' or settle_back then
   if raw then
     -- An earlier tat recovers sooner: `kept` stays late enough.
     local kept, stored_tat, stored_reach = struct.unpack('<ddd', raw)
-    -- With the time of the charge: its slots less the later of the time passed since its slot and,
-    -- for a delayed charge, what was reserved behind it (see the TS undo).
+    -- With the time of the charge: its slots less the time passed since its slot; nothing when
+    -- something was reserved behind it (see the TS undo).
     local back = cost * EMISSION
     if charged_at ~= nil then
       -- A settle gives back the tail of its charge's slots: the charge took `cost + settle_actual`.
       local kept_units = 0
       if settle_back then kept_units = settle_actual end
       local slot = charged_at + charged_delay
-      local later = 0
       -- Every charge of a shaper knows its slot (its delay is reported, 0 included); a meter's only when delayed.
-      if charged_delay > 0 or SHAPE == 1 then
-        local behind = stored_tat - (slot + (cost + kept_units) * EMISSION)
-        if behind > 0 then later = behind + 1 end
+      if (charged_delay > 0 or SHAPE == 1) and stored_tat - (slot + (cost + kept_units) * EMISSION) > EPSILON then
+        back = 0
+      else
+        back = cost * EMISSION - math.max(0, now - slot - kept_units * EMISSION)
       end
-      back = cost * EMISSION - math.max(0, now - slot - kept_units * EMISSION, later)
     end
     if back > 0 then
       redis.call('HSET', bucket, field, struct.pack('<ddd', kept, math.max(now, stored_tat - back), stored_reach))

@@ -275,6 +275,21 @@ export const leakyBucketSuite: KindSuite = {
           { at: 1500, op: 'peek', expect: { last: { remaining: 1, resetMs: 1000 } } },
         ],
       },
+      {
+        name: 'give-back: shaping leaky bucket, queue 5, one every 200 ms, two give-backs with a request queued behind each',
+        description:
+          "Nothing comes back while a later request keeps its slot behind the given-back one (one tat holds no hole): handing back the room before b's slot let c queue inside b's slot, and b's give-back, measured from its slot, then returned nearly all of it, 5 left at 650 ms where a queue that never had a and b has 4.",
+        algorithms: [leakyBucket({ capacity: 5, leakRate: 5, interval: '1s', mode: 'shape' })],
+        steps: [
+          { at: 0, cost: 2, name: 'a', expect: { delays: [0] } },
+          { at: 0, name: 'b', expect: { delays: [400] } },
+          { at: 0, op: 'undo', cost: 2, of: 'a' },
+          { at: 300, expect: { delays: [300] } },
+          { at: 300, op: 'undo', of: 'b' },
+          { at: 300, expect: { delays: [500] } },
+          { at: 650, op: 'peek', expect: { last: { remaining: 3, resetMs: 350 } } },
+        ],
+      },
     ],
     reservation: [
       {
