@@ -4,7 +4,11 @@
 import { CONTENDERS, handBucket } from './lib/memory-contenders.mjs';
 import { ipKey, median } from './lib/common.mjs';
 
-const [rounds, sliceMs, nKeys] = [Number(process.argv[2] ?? 15), Number(process.argv[3] ?? 200), Number(process.argv[4] ?? 100_000)];
+const [rounds, sliceMs, nKeys] = [
+  Number(process.argv[2] ?? 15),
+  Number(process.argv[3] ?? 200),
+  Number(process.argv[4] ?? 100_000),
+];
 const keys = Array.from({ length: nKeys }, (_, i) => ipKey(i));
 
 /** A result of a decision's size (eight fields), as a class: one shape for every call. */
@@ -37,7 +41,11 @@ const contenders = [
 const AsyncFunction = (async () => {}).constructor;
 const runners = contenders.map(([name, call]) => {
   // A loop of its own per contender (its own feedback), so that no call site is shared between them.
-  const loop = new AsyncFunction('call', 'keys', 'ms', `
+  const loop = new AsyncFunction(
+    'call',
+    'keys',
+    'ms',
+    `
     let ops = 0, i = 0;
     const n = keys.length, start = performance.now();
     let t = start;
@@ -50,7 +58,8 @@ const runners = contenders.map(([name, call]) => {
       ops += 2048;
       t = performance.now();
     }
-    return (ops / (t - start)) * 1000;`);
+    return (ops / (t - start)) * 1000;`,
+  );
   return { name, run: (ms) => loop(call, keys, ms), samples: [] };
 });
 for (const r of runners) await r.run(Math.max(300, nKeys / 500));
@@ -58,6 +67,11 @@ for (let round = 0; round < rounds; round++) {
   for (const r of round % 2 ? [...runners].reverse() : runners) r.samples.push(await r.run(sliceMs));
 }
 const base = median(runners[0].samples);
-console.log(`${nKeys} keys, ${rounds} rounds of ${sliceMs} ms, median decisions/s and ratio to the awaited hand bucket:`);
-for (const r of runners) console.log(`  ${r.name.padEnd(40)} ${(median(r.samples) / 1e6).toFixed(3)}M/s  ${(median(r.samples) / base).toFixed(2)}`);
+console.log(
+  `${nKeys} keys, ${rounds} rounds of ${sliceMs} ms, median decisions/s and ratio to the awaited hand bucket:`,
+);
+for (const r of runners)
+  console.log(
+    `  ${r.name.padEnd(40)} ${(median(r.samples) / 1e6).toFixed(3)}M/s  ${(median(r.samples) / base).toFixed(2)}`,
+  );
 process.exit(0);

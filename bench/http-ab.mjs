@@ -15,7 +15,17 @@ import { percentile } from './experiment/stats.mjs';
 const frameworks = (process.argv[2] ?? 'express,fastify,koa').split(',');
 const rounds = Number(process.argv[3] ?? 15);
 const seconds = Number(process.argv[4] ?? 0.3);
-const VARIANTS = process.env.AB_VARIANTS ? process.env.AB_VARIANTS.split(',') : ['bare:allow', 'hand:allow', 'rl-memory:allow', 'peer-memory:allow', 'hand:deny', 'rl-memory:deny', 'peer-memory:deny'];
+const VARIANTS = process.env.AB_VARIANTS
+  ? process.env.AB_VARIANTS.split(',')
+  : [
+      'bare:allow',
+      'hand:allow',
+      'rl-memory:allow',
+      'peer-memory:allow',
+      'hand:deny',
+      'rl-memory:deny',
+      'peer-memory:deny',
+    ];
 const connections = 64;
 
 /** The first and third quartiles of `values` (nearest rank), as "q1 … q3". */
@@ -28,7 +38,12 @@ const load = startLoad(1);
 const rows = [];
 try {
   for (const fw of frameworks) {
-    const [cmd, argv] = pinned(0, process.execPath, [path.join(BENCH_DIR, 'sections/http-server.mjs'), fw, VARIANTS.join(','), 'allow']);
+    const [cmd, argv] = pinned(0, process.execPath, [
+      path.join(BENCH_DIR, 'sections/http-server.mjs'),
+      fw,
+      VARIANTS.join(','),
+      'allow',
+    ]);
     const server = await startChild(cmd, argv);
     try {
       const ports = server.info.split(',').map(Number);
@@ -49,8 +64,17 @@ try {
       for (let i = 0; i < VARIANTS.length; i++) {
         const hand = VARIANTS.indexOf(`hand:${VARIANTS[i].split(':')[1]}`);
         const overHand = i > 0 && hand >= 0 && hand !== i;
-        rows.push([fw, VARIANTS[i], median(cpu[i]), Math.min(...cpu[i]), i === 0 ? '-' : median(diffs(i, 0)), i === 0 ? '-' : quartiles(diffs(i, 0)),
-          overHand ? median(diffs(i, hand)) : '-', overHand ? quartiles(diffs(i, hand)) : '-', overHand ? Math.min(...cpu[i]) - Math.min(...cpu[hand]) : '-']);
+        rows.push([
+          fw,
+          VARIANTS[i],
+          median(cpu[i]),
+          Math.min(...cpu[i]),
+          i === 0 ? '-' : median(diffs(i, 0)),
+          i === 0 ? '-' : quartiles(diffs(i, 0)),
+          overHand ? median(diffs(i, hand)) : '-',
+          overHand ? quartiles(diffs(i, hand)) : '-',
+          overHand ? Math.min(...cpu[i]) - Math.min(...cpu[hand]) : '-',
+        ]);
       }
       console.error(`${fw} done`);
     } finally {
@@ -60,5 +84,22 @@ try {
 } finally {
   await load.stop();
 }
-console.log(`${rounds} rounds of ${seconds} s per app, ${connections} connections, one server process per framework (core 0), autocannon on core 1`);
-console.log(table(['framework', 'variant', 'server CPU us/req', 'lowest round', 'over bare', 'over bare, quartiles', 'over hand', 'over hand, quartiles', 'lowest over hand\'s lowest'], rows));
+console.log(
+  `${rounds} rounds of ${seconds} s per app, ${connections} connections, one server process per framework (core 0), autocannon on core 1`,
+);
+console.log(
+  table(
+    [
+      'framework',
+      'variant',
+      'server CPU us/req',
+      'lowest round',
+      'over bare',
+      'over bare, quartiles',
+      'over hand',
+      'over hand, quartiles',
+      "lowest over hand's lowest",
+    ],
+    rows,
+  ),
+);

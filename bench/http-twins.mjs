@@ -27,11 +27,18 @@ const load = startLoad(1);
 const servers = [];
 try {
   for (const twin of twins) {
-    const [cmd, argv] = pinned(0, process.execPath, [...nodeFlags, path.join(BENCH_DIR, 'sections/http-server.mjs'), framework, twin.variant, twin.mode]);
+    const [cmd, argv] = pinned(0, process.execPath, [
+      ...nodeFlags,
+      path.join(BENCH_DIR, 'sections/http-server.mjs'),
+      framework,
+      twin.variant,
+      twin.mode,
+    ]);
     const server = await startChild(cmd, argv);
     servers.push({ ...twin, server, port: Number(server.info), cpu: [] });
   }
-  for (const s of servers) await load.measure({ port: s.port, pid: s.server.child.pid, connections, warmRequests: 5000, seconds: 0 });
+  for (const s of servers)
+    await load.measure({ port: s.port, pid: s.server.child.pid, connections, warmRequests: 5000, seconds: 0 });
   const order = servers.slice(1);
   for (let round = 0; round < rounds; round++) {
     const runs = new Map(servers.map((s) => [s, []]));
@@ -47,8 +54,26 @@ try {
 }
 const base = servers[0];
 const added = (s) => median(s.cpu.map((x, round) => x - base.cpu[round]));
-console.log(`${framework}: ${servers.length} server processes${nodeFlags.length ? ` (node ${nodeFlags.join(' ')})` : ''}, ${rounds} rounds of ${seconds} s each, ${connections} connections, servers on core 0, autocannon on core 1`);
-console.log(table(['process', 'server CPU us/req', 'lowest round', 'highest round', 'added over ' + base.label], servers.map((s) => [s.label, median(s.cpu), Math.min(...s.cpu), Math.max(...s.cpu), s === base ? '-' : added(s)])));
+console.log(
+  `${framework}: ${servers.length} server processes${nodeFlags.length ? ` (node ${nodeFlags.join(' ')})` : ''}, ${rounds} rounds of ${seconds} s each, ${connections} connections, servers on core 0, autocannon on core 1`,
+);
+console.log(
+  table(
+    ['process', 'server CPU us/req', 'lowest round', 'highest round', 'added over ' + base.label],
+    servers.map((s) => [s.label, median(s.cpu), Math.min(...s.cpu), Math.max(...s.cpu), s === base ? '-' : added(s)]),
+  ),
+);
 const byVariant = new Map();
-for (const s of servers.slice(1)) byVariant.set(`${s.variant}:${s.mode}`, [...(byVariant.get(`${s.variant}:${s.mode}`) ?? []), added(s)]);
-console.log(table(['variant', 'processes', '"added" per process', 'spread'], [...byVariant].map(([v, xs]) => [v, xs.length, xs.map((x) => fmt(x, 1)).join(' / '), Math.max(...xs) - Math.min(...xs)])));
+for (const s of servers.slice(1))
+  byVariant.set(`${s.variant}:${s.mode}`, [...(byVariant.get(`${s.variant}:${s.mode}`) ?? []), added(s)]);
+console.log(
+  table(
+    ['variant', 'processes', '"added" per process', 'spread'],
+    [...byVariant].map(([v, xs]) => [
+      v,
+      xs.length,
+      xs.map((x) => fmt(x, 1)).join(' / '),
+      Math.max(...xs) - Math.min(...xs),
+    ]),
+  ),
+);

@@ -20,13 +20,18 @@ let captured;
 let lua;
 const send = client.sendCommand.bind(client);
 client.sendCommand = (cmd, stream) => {
-  if ((cmd.name === 'evalsha' || cmd.name === 'eval') && captured === undefined && Number(cmd.args[1]) > 4) captured = cmd.args.slice(1);
+  if ((cmd.name === 'evalsha' || cmd.name === 'eval') && captured === undefined && Number(cmd.args[1]) > 4)
+    captured = cmd.args.slice(1);
   if (cmd.name === 'eval' && String(cmd.args[0]).includes('local function decide')) lua = String(cmd.args[0]);
   return send(cmd, stream);
 };
 await admin.script('FLUSH');
 const store = new RedisStore({ client });
-const limiter = core.createLimiter({ store, algorithm: core.tokenBucket({ capacity: 100, refillRate: 100, interval: 86_400_000 }), timeout: false });
+const limiter = core.createLimiter({
+  store,
+  algorithm: core.tokenBucket({ capacity: 100, refillRate: 100, interval: 86_400_000 }),
+  timeout: false,
+});
 await limiter.consume('warm');
 await Promise.all(Array.from({ length: 17 }, (_, i) => limiter.consume(`w${i}`)));
 const [numkeys, ...rest] = captured;
@@ -54,15 +59,22 @@ async function measure(label, text, rounds = 3000) {
 }
 const variants = { full: lua };
 // No dead-field sampling.
-variants['no HRANDFIELD sampling'] = lua.replace("if added == 1 and redis_now % 4 < 1 then", 'if false then');
+variants['no HRANDFIELD sampling'] = lua.replace('if added == 1 and redis_now % 4 < 1 then', 'if false then');
 // No PTTL/extend logic.
 variants['no PTTL path'] = lua.replace('if redis_now + deadline_in + margin > kept then', 'if false then');
 // Reply without packing.
-variants['reply constant'] = lua.replace(/return struct\.pack\('<dddddd', allowed and 1 or 0, tokens, lag \+ full_in, retry_in, delay_in, now\)/, "return '012345678901234567890123456789012345678901234567'");
+variants['reply constant'] = lua.replace(
+  /return struct\.pack\('<dddddd', allowed and 1 or 0, tokens, lag \+ full_in, retry_in, delay_in, now\)/,
+  "return '012345678901234567890123456789012345678901234567'",
+);
 // The least: per decision one HGET and one HSET of its field (the same keys and arguments).
-variants['minimal HGET+HSET loop'] = "local at, k0 = 2, 0 local replies = {} for d = 1, tonumber(ARGV[1]) do local v = redis.call('HGET', KEYS[k0 + 1], ARGV[at + 1]) redis.call('HSET', KEYS[k0 + 1], ARGV[at + 1], '012345678901234567890123') replies[d] = '012345678901234567890123456789012345678901234567' k0 = k0 + 1 at = at + 4 end return replies";
+variants['minimal HGET+HSET loop'] =
+  "local at, k0 = 2, 0 local replies = {} for d = 1, tonumber(ARGV[1]) do local v = redis.call('HGET', KEYS[k0 + 1], ARGV[at + 1]) redis.call('HSET', KEYS[k0 + 1], ARGV[at + 1], '012345678901234567890123') replies[d] = '012345678901234567890123456789012345678901234567' k0 = k0 + 1 at = at + 4 end return replies";
 // The decide function called, doing only the two commands (the per-decision function call and pcall).
-variants['pcall of a function doing HGET+HSET'] = lua.replace(/local EXPLICIT_NOW_MARGIN_MS[\s\S]*?\nend\nlocal pcall, tostring/, "local v = redis.call('HGET', KEYS[K0 + 1], ARGV[A0 + 1]) redis.call('HSET', KEYS[K0 + 1], ARGV[A0 + 1], '012345678901234567890123') return '012345678901234567890123456789012345678901234567'\nend\nlocal pcall, tostring");
+variants['pcall of a function doing HGET+HSET'] = lua.replace(
+  /local EXPLICIT_NOW_MARGIN_MS[\s\S]*?\nend\nlocal pcall, tostring/,
+  "local v = redis.call('HGET', KEYS[K0 + 1], ARGV[A0 + 1]) redis.call('HSET', KEYS[K0 + 1], ARGV[A0 + 1], '012345678901234567890123') return '012345678901234567890123456789012345678901234567'\nend\nlocal pcall, tostring",
+);
 for (let pass = 0; pass < 3; pass++) for (const [label, text] of Object.entries(variants)) await measure(label, text);
 await client.quit();
 await admin.quit();

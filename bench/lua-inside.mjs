@@ -30,7 +30,11 @@ async function captureBatchScript(algorithm) {
     return send(cmd, stream);
   };
   await admin.script('FLUSH');
-  const limiter = core.createLimiter({ store: new RedisStore({ client, prefix: 'capture:' }), algorithm, timeout: false });
+  const limiter = core.createLimiter({
+    store: new RedisStore({ client, prefix: 'capture:' }),
+    algorithm,
+    timeout: false,
+  });
   await limiter.consume('warm');
   await Promise.all(Array.from({ length: 17 }, (_, i) => limiter.consume(`w${i}`)));
   client.disconnect();
@@ -44,8 +48,14 @@ function timed(lua, reps) {
   const head = lua.slice(0, at);
   const loop = lua
     .slice(at)
-    .replace(/(local replies, at, k0, batch_time = [^\n]*\n(?:batch_time = [^\n]*\n)?)/, `$1local t0 = redis.call('TIME')\nfor rep = 1, ${reps} do\n`)
-    .replace('return replies', `at, k0 = 2, 0\nend\nlocal t1 = redis.call('TIME')\nreturn tostring(((t1[1] - t0[1]) * 1e6 + (t1[2] - t0[2])) / (${reps} * tonumber(ARGV[1])))`);
+    .replace(
+      /(local replies, at, k0, batch_time = [^\n]*\n(?:batch_time = [^\n]*\n)?)/,
+      `$1local t0 = redis.call('TIME')\nfor rep = 1, ${reps} do\n`,
+    )
+    .replace(
+      'return replies',
+      `at, k0 = 2, 0\nend\nlocal t1 = redis.call('TIME')\nreturn tostring(((t1[1] - t0[1]) * 1e6 + (t1[2] - t0[2])) / (${reps} * tonumber(ARGV[1])))`,
+    );
   return { head, loop };
 }
 
@@ -80,7 +90,9 @@ async function profile(title, lua, { keys, argv, reps, variants }) {
   console.log('| --- | --- | --- | --- |');
   for (const [name, v] of Object.entries(res)) {
     v.sort((a, b) => a - b);
-    console.log(`| ${name} | ${v[0].toFixed(2)} | ${v[v.length >> 1].toFixed(2)} | ${name === 'the batch script as sent' ? '' : (v[0] - base).toFixed(2)} |`);
+    console.log(
+      `| ${name} | ${v[0].toFixed(2)} | ${v[v.length >> 1].toFixed(2)} | ${name === 'the batch script as sent' ? '' : (v[0] - base).toFixed(2)} |`,
+    );
   }
 }
 
@@ -92,32 +104,53 @@ async function profile(title, lua, { keys, argv, reps, variants }) {
   const argv = [String(D)];
   for (let i = 0; i < D; i++) {
     keys.push(`rl:{#${i.toString(16)}}:tb`);
-    argv.push('c', `10.0.${(i * 97) >> 8 & 255}.${(i * 97) & 255}`, '', '');
+    argv.push('c', `10.0.${((i * 97) >> 8) & 255}.${(i * 97) & 255}`, '', '');
   }
-  const LOOP_ONLY = (body) => (_h, loop) => `local WIDTH = { c = 2 }\nlocal function decide(K0, A0, OP, BATCH_TIME)\n${body}\nend\n${loop}`;
+  const LOOP_ONLY = (body) => (_h, loop) =>
+    `local WIDTH = { c = 2 }\nlocal function decide(K0, A0, OP, BATCH_TIME)\n${body}\nend\n${loop}`;
   const REPLY = "'012345678901234567890123456789012345678901234567'";
   await profile('Token bucket, batched', lua, {
     keys,
     argv,
     reps: 40,
     variants: {
-      'the decision called directly (no pcall)': (h, l) => replace(h + l, 'pcall(decide, k0, at, op, batch_time)', 'true, decide(k0, at, op, batch_time)'),
-      'the reply a constant (no struct.pack of six doubles)': without("local reply = struct.pack('<dddddd', i_allowed, i_remaining, i_reset, i_retry, i_delay, i_at)", `local reply = ${REPLY}`),
-      'no unpack of the state read': without("kept, stored_tokens, stored_last = struct.unpack('<ddd', raw)", 'kept, stored_tokens, stored_last = 1e20, 50, now'),
-      'the caller\'s `now` checked only (prelude)': without(
+      'the decision called directly (no pcall)': (h, l) =>
+        replace(h + l, 'pcall(decide, k0, at, op, batch_time)', 'true, decide(k0, at, op, batch_time)'),
+      'the reply a constant (no struct.pack of six doubles)': without(
+        "local reply = struct.pack('<dddddd', i_allowed, i_remaining, i_reset, i_retry, i_delay, i_at)",
+        `local reply = ${REPLY}`,
+      ),
+      'no unpack of the state read': without(
+        "kept, stored_tokens, stored_last = struct.unpack('<ddd', raw)",
+        'kept, stored_tokens, stored_last = 1e20, 50, now',
+      ),
+      "the caller's `now` checked only (prelude)": without(
         "else\n  now = tonumber(now)\nend\nif OP ~= 'r' and (now == nil or now ~= now or now == math.huge or now == -math.huge) then\n  return redis.error_reply('ERR rl: now is not a finite number of ms')\nend\n",
         "else\n  now = tonumber(now)\n  if now == nil or now ~= now or now == math.huge or now == -math.huge then\n    return redis.error_reply('ERR rl: now is not a finite number of ms')\n  end\nend\n",
       ),
       'the state packed in one call': (h, l) => {
-        const t = replace(replace(h, "struct.pack('<d', kept) .. rest", "struct.pack('<ddd', kept, tokens, last)") ?? '', "local deadline, rest = last + full_in, struct.pack('<dd', tokens, last)", 'local deadline = last + full_in');
+        const t = replace(
+          replace(h, "struct.pack('<d', kept) .. rest", "struct.pack('<ddd', kept, tokens, last)") ?? '',
+          "local deadline, rest = last + full_in, struct.pack('<dd', tokens, last)",
+          'local deadline = last + full_in',
+        );
         return t ? t + l : null;
       },
       'TIME read as numbers once per batch': (h, l) => {
-        const loop = replace(l, "redis.call('TIME')\nlocal t0", "redis.call('TIME')\nbatch_time = { tonumber(batch_time[1]), tonumber(batch_time[2]) }\nlocal t0");
+        const loop = replace(
+          l,
+          "redis.call('TIME')\nlocal t0",
+          "redis.call('TIME')\nbatch_time = { tonumber(batch_time[1]), tonumber(batch_time[2]) }\nlocal t0",
+        );
         return l.includes('batch_time = { tonumber') || loop === null ? null : h + loop;
       },
       'no idempotency blocks': (h, l) => {
-        const t = h.replace(/local idem_raw = nil[\s\S]*?\nlocal raw = redis/, 'local raw = redis').replace(/local i_at = now\nif idem_id ~= nil then[\s\S]*?\n {2}end\nend\nlocal reply/, 'local i_at = now\nlocal reply');
+        const t = h
+          .replace(/local idem_raw = nil[\s\S]*?\nlocal raw = redis/, 'local raw = redis')
+          .replace(
+            /local i_at = now\nif idem_id ~= nil then[\s\S]*?\n {2}end\nend\nlocal reply/,
+            'local i_at = now\nlocal reply',
+          );
         return t === h ? null : t + l;
       },
       'no configuration declarations (literals)': (h, l) => {
@@ -133,12 +166,19 @@ async function profile(title, lua, { keys, argv, reps, variants }) {
         return t + l;
       },
       'no HSET (the state packed, not written)': (h, l) => {
-        const t = h.replace(/local added = redis\.call\('HSET', bucket, field, ([^\n]*)\)\n/, 'local added = 0 local _s = $1\n');
+        const t = h.replace(
+          /local added = redis\.call\('HSET', bucket, field, ([^\n]*)\)\n/,
+          'local added = 0 local _s = $1\n',
+        );
         return t === h ? null : t + l;
       },
-      'floor: a pcall\'d function doing HGET and HSET': LOOP_ONLY(`local v = redis.call('HGET', KEYS[K0 + 1], ARGV[A0 + 1]) redis.call('HSET', KEYS[K0 + 1], ARGV[A0 + 1], '012345678901234567890123') return ${REPLY}`),
+      "floor: a pcall'd function doing HGET and HSET": LOOP_ONLY(
+        `local v = redis.call('HGET', KEYS[K0 + 1], ARGV[A0 + 1]) redis.call('HSET', KEYS[K0 + 1], ARGV[A0 + 1], '012345678901234567890123') return ${REPLY}`,
+      ),
       'alone: one TIME per decision': LOOP_ONLY(`local t = redis.call('TIME') return ${REPLY}`),
-      'alone: one HGET per decision': LOOP_ONLY(`local v = redis.call('HGET', KEYS[K0 + 1], ARGV[A0 + 1]) return ${REPLY}`),
+      'alone: one HGET per decision': LOOP_ONLY(
+        `local v = redis.call('HGET', KEYS[K0 + 1], ARGV[A0 + 1]) return ${REPLY}`,
+      ),
       'alone: one PTTL per decision': LOOP_ONLY(`local v = redis.call('PTTL', KEYS[K0 + 1]) return ${REPLY}`),
       'alone: struct.pack of six doubles': LOOP_ONLY("return struct.pack('<dddddd', 1, 2.5, 3.25, 4, 5, A0 * 1.5)"),
       'alone: the loop and pcall, nothing else': LOOP_ONLY(`return ${REPLY}`),
@@ -161,7 +201,7 @@ async function profile(title, lua, { keys, argv, reps, variants }) {
     argv,
     reps: 3,
     variants: {
-      'floor: LRANGE, RPUSH, PEXPIRE in a pcall\'d function': (_h, loop) =>
+      "floor: LRANGE, RPUSH, PEXPIRE in a pcall'd function": (_h, loop) =>
         `local WIDTH = { c = 2 }\nlocal IDEM_KEYS = {}\nlocal function decide(K0, A0, OP, BATCH_TIME)\nlocal f = redis.call('LRANGE', KEYS[K0 + 1], 0, 7) redis.call('RPUSH', KEYS[K0 + 1], struct.pack('<dd', 1e13, 1)) redis.call('PEXPIRE', KEYS[K0 + 1], 86400000) return '012345678901234567890123456789012345678901234567'\nend\n${loop}`,
     },
   });

@@ -28,7 +28,7 @@ if (otherRoot === undefined) {
 }
 const COUNT = Number(countArg);
 let seed = Number(seedArg);
-const random = () => ((seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31);
+const random = () => (seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31;
 const pick = (list) => list[Math.floor(random() * list.length)];
 
 /** One build: its algorithm factories, `withBlock`, the marks of its store interface (if any), and its RedisStore. */
@@ -53,18 +53,28 @@ const recipes = Array.from({ length: 12 }, () => ({
 function make(b, { kind, limit, window, blockMs }) {
   const f = b.core;
   const algorithm =
-    kind === 'fixedWindow' ? f.fixedWindow({ limit, window })
-    : kind === 'tokenBucket' ? f.tokenBucket({ capacity: limit, refillRate: limit, interval: window })
-    : kind === 'slidingWindowLog' ? f.slidingWindowLog({ limit, window })
-    : kind === 'slidingWindowCounter' ? f.slidingWindowCounter({ limit, window })
-    : f.leakyBucket({ capacity: limit, leakRate: limit, interval: window, mode: 'shape' });
+    kind === 'fixedWindow'
+      ? f.fixedWindow({ limit, window })
+      : kind === 'tokenBucket'
+        ? f.tokenBucket({ capacity: limit, refillRate: limit, interval: window })
+        : kind === 'slidingWindowLog'
+          ? f.slidingWindowLog({ limit, window })
+          : kind === 'slidingWindowCounter'
+            ? f.slidingWindowCounter({ limit, window })
+            : f.leakyBucket({ capacity: limit, leakRate: limit, interval: window, mode: 'shape' });
   return blockMs > 0 ? b.kit.withBlock(algorithm, blockMs) : algorithm;
 }
 const algorithms = { a: recipes.map((r) => make(builds.a, r)), b: recipes.map((r) => make(builds.b, r)) };
 /** Digested ids (16 characters) and fingerprints (8), as `idempotentCharge` makes them. */
 const ids = ['AAAAAAAAAAAAAAAA', 'BBBBBBBBBBBBBBBB', 'CCCCCCCCCCCCCCCC'];
 const fingerprints = ['fp000000', 'fp111111'];
-const idempotent = () => ({ id: pick(ids), fingerprint: pick(fingerprints), ttlMs: pick([1500, 60_000]), maxIds: 2, maxReplays: pick([1, 3]) });
+const idempotent = () => ({
+  id: pick(ids),
+  fingerprint: pick(fingerprints),
+  ttlMs: pick([1500, 60_000]),
+  maxIds: 2,
+  maxReplays: pick([1, 3]),
+});
 const keys = ['k1', 'k2', '{t}x'];
 
 /** The operations: a kind, a time, and one charge (or a group's charges). */
@@ -75,11 +85,25 @@ for (let i = 0; i < COUNT; i++) {
   const one = () => {
     const config = Math.floor(random() * recipes.length);
     const reserve = recipes[config].kind === 'leakyShaper' || random() < 0.2;
-    return { config, key: pick(keys), cost: pick([1, 1, 2]), idempotency: random() < 0.6 ? idempotent() : undefined, maxDelay: reserve ? pick([0, 0.5, 1]) : undefined, enforced: random() < 0.8 };
+    return {
+      config,
+      key: pick(keys),
+      cost: pick([1, 1, 2]),
+      idempotency: random() < 0.6 ? idempotent() : undefined,
+      maxDelay: reserve ? pick([0, 0.5, 1]) : undefined,
+      enforced: random() < 0.8,
+    };
   };
   const kind = pick(['idempotent', 'idempotent', 'reserve', 'consume', 'giveBack', 'giveBackId', 'group', 'group']);
   const charge = { ...one(), idempotency: idempotent() };
-  operations.push({ kind, now, together: random() < 0.5, charge, members: Array.from({ length: 2 + Math.floor(random() * 2) }, one), holdMs: pick([Infinity, 0, 800]) });
+  operations.push({
+    kind,
+    now,
+    together: random() < 0.5,
+    charge,
+    members: Array.from({ length: 2 + Math.floor(random() * 2) }, one),
+    holdMs: pick([Infinity, 0, 800]),
+  });
 }
 /** The states an operation touches (kind and key: configurations of one kind share a key's state). */
 const statesOf = (o) => (o.kind === 'group' ? o.members : [o.charge]).map((m) => `${recipes[m.config].kind} ${m.key}`);
@@ -96,12 +120,29 @@ const stores = {
 const charged = { a: new Map(), b: new Map(), c: new Map() };
 
 /** What an answer says: the decision, and what the charge took (`took`, a conflict). */
-const view = ({ decision: d, took, conflict }) => JSON.stringify([d.allowed, d.remaining, d.resetMs, d.retryAfterMs, d.delayMs, d.at, d.reason, took, conflict === true]);
+const view = ({ decision: d, took, conflict }) =>
+  JSON.stringify([
+    d.allowed,
+    d.remaining,
+    d.resetMs,
+    d.retryAfterMs,
+    d.delayMs,
+    d.at,
+    d.reason,
+    took,
+    conflict === true,
+  ]);
 /** An answer of either interface: a `Charged`, or a decision and its marks. */
 function answerOf(b, store, answer) {
   if (typeof store.charge === 'function') return answer;
   const k = b.kit;
-  const took = k.wasNotAsked(answer) ? 'not-asked' : k.wasReplayed(answer) ? 'replayed' : k.tookNothing(answer) ? 'rolled-back' : 'charged';
+  const took = k.wasNotAsked(answer)
+    ? 'not-asked'
+    : k.wasReplayed(answer)
+      ? 'replayed'
+      : k.tookNothing(answer)
+        ? 'rolled-back'
+        : 'charged';
   return { decision: answer, took, conflict: k.wasConflict(answer) };
 }
 
@@ -127,7 +168,11 @@ async function apply(store, which, run, o) {
     case 'idempotent':
     case 'reserve':
     case 'consume': {
-      const m = { ...o.charge, idempotency: o.kind === 'consume' ? undefined : o.charge.idempotency, maxDelay: o.kind === 'reserve' ? 1 : o.charge.maxDelay };
+      const m = {
+        ...o.charge,
+        idempotency: o.kind === 'consume' ? undefined : o.charge.idempotency,
+        maxDelay: o.kind === 'reserve' ? 1 : o.charge.maxDelay,
+      };
       const answer = await single(m);
       remember(m, answer);
       return view(answer);
@@ -138,18 +183,36 @@ async function apply(store, which, run, o) {
       if (last === undefined) return 'nothing to give back';
       charged[run].delete(`${o.charge.config} ${o.charge.key}`);
       const { m, answer } = last;
-      const id = o.kind === 'giveBackId' && m.idempotency !== undefined && answer.conflict !== true ? m.idempotency.id : undefined;
+      const id =
+        o.kind === 'giveBackId' && m.idempotency !== undefined && answer.conflict !== true
+          ? m.idempotency.id
+          : undefined;
       const { key, algorithm: a, cost } = record(m);
       const delayMs = answer.decision.delayMs > 0 ? answer.decision.delayMs : undefined;
       if (typeof store.giveBack === 'function') {
-        await store.giveBack({ key, algorithm: a, cost, chargedAt: answer.decision.at, ...(delayMs === undefined ? {} : { delayMs }), ...(id === undefined ? {} : { idempotencyId: id }) }, o.now);
+        await store.giveBack(
+          {
+            key,
+            algorithm: a,
+            cost,
+            chargedAt: answer.decision.at,
+            ...(delayMs === undefined ? {} : { delayMs }),
+            ...(id === undefined ? {} : { idempotencyId: id }),
+          },
+          o.now,
+        );
       } else await store.undo(key, a, cost, o.now, answer.decision.at, delayMs, id);
       return 'given back';
     }
     case 'group': {
       let answers;
       if (typeof store.chargeAll === 'function') {
-        answers = await Promise.all(store.chargeAll(o.members.map((m) => ({ charge: { ...record(m), enforced: m.enforced }, now: o.now })), { holdMs: o.holdMs }));
+        answers = await Promise.all(
+          store.chargeAll(
+            o.members.map((m) => ({ charge: { ...record(m), enforced: m.enforced }, now: o.now })),
+            { holdMs: o.holdMs },
+          ),
+        );
       } else {
         const group = store.group(o.holdMs);
         const pending = o.members.map((m) => {
@@ -169,7 +232,7 @@ async function apply(store, which, run, o) {
 /** Runs every operation on `run`'s namespace, up to six at a time on states apart, `storeOf(i)` the store of operation i. */
 async function runAll(run, storeOf, whichOf) {
   const answers = [];
-  for (let i = 0; i < operations.length; ) {
+  for (let i = 0; i < operations.length;) {
     const turn = [i];
     const states = new Set(statesOf(operations[i]));
     while (turn.length < 6 && i + turn.length < operations.length) {
@@ -185,11 +248,24 @@ async function runAll(run, storeOf, whichOf) {
 }
 
 const differences = [];
-const a = await runAll('a', () => stores.a, () => 'a');
-const b = await runAll('b', () => stores.b, () => 'b');
-const c = await runAll('c', (i) => (i % 2 === 0 ? stores.ca : stores.cb), (i) => (i % 2 === 0 ? 'a' : 'b'));
+const a = await runAll(
+  'a',
+  () => stores.a,
+  () => 'a',
+);
+const b = await runAll(
+  'b',
+  () => stores.b,
+  () => 'b',
+);
+const c = await runAll(
+  'c',
+  (i) => (i % 2 === 0 ? stores.ca : stores.cb),
+  (i) => (i % 2 === 0 ? 'a' : 'b'),
+);
 for (let i = 0; i < operations.length; i++) {
-  if (a[i] !== b[i] || a[i] !== c[i]) differences.push(`operation ${i} (${operations[i].kind}): a ${a[i]}, b ${b[i]}, alternating ${c[i]}`);
+  if (a[i] !== b[i] || a[i] !== c[i])
+    differences.push(`operation ${i} (${operations[i].kind}): a ${a[i]}, b ${b[i]}, alternating ${c[i]}`);
 }
 
 /** Every key of a namespace, by its name without the namespace: its type and value (a leading `kept` masked). */
@@ -204,12 +280,14 @@ async function snapshot(prefix) {
       let value;
       if (type === 'hash') {
         const fields = await client.hgetallBuffer(key);
-        value = Object.keys(fields).sort().map((field) => {
-          const v = Buffer.from(fields[field]);
-          // A compact state, a block of the compact layout and a field of remembered ids open with `kept`, on Redis's clock.
-          if (v.length >= 8 && (v.length % 8 === 0 || field.startsWith('#~'))) v.fill(0, 0, 8);
-          return `${field}=${v.toString('hex')}`;
-        });
+        value = Object.keys(fields)
+          .sort()
+          .map((field) => {
+            const v = Buffer.from(fields[field]);
+            // A compact state, a block of the compact layout and a field of remembered ids open with `kept`, on Redis's clock.
+            if (v.length >= 8 && (v.length % 8 === 0 || field.startsWith('#~'))) v.fill(0, 0, 8);
+            return `${field}=${v.toString('hex')}`;
+          });
       } else if (type === 'list') value = (await client.lrangeBuffer(key, 0, -1)).map((v) => v.toString('hex'));
       else if (type === 'zset') value = await client.zrange(key, 0, -1, 'WITHSCORES');
       else value = (await client.getBuffer(key))?.toString('hex');
@@ -223,11 +301,19 @@ let compared = 0;
 for (const name of new Set([...spaces.a.keys(), ...spaces.b.keys(), ...spaces.c.keys()])) {
   const [x, y, z] = [spaces.a.get(name), spaces.b.get(name), spaces.c.get(name)];
   compared++;
-  if (x !== y || x !== z) differences.push(`key ${name}: ${String(x).slice(0, 200)} / ${String(y).slice(0, 200)} / ${String(z).slice(0, 200)}`);
+  if (x !== y || x !== z)
+    differences.push(
+      `key ${name}: ${String(x).slice(0, 200)} / ${String(y).slice(0, 200)} / ${String(z).slice(0, 200)}`,
+    );
 }
 const tally = {};
-for (const line of b) for (const m of line.matchAll(/"(charged|rolled-back|not-asked|replayed)",(true|false)/g)) tally[m[1] + (m[2] === 'true' ? ' (conflict)' : '')] = (tally[m[1] + (m[2] === 'true' ? ' (conflict)' : '')] ?? 0) + 1;
-console.log(`${operations.length} operations; answers ${JSON.stringify(tally)}; ${compared} keys per namespace compared`);
+for (const line of b)
+  for (const m of line.matchAll(/"(charged|rolled-back|not-asked|replayed)",(true|false)/g))
+    tally[m[1] + (m[2] === 'true' ? ' (conflict)' : '')] =
+      (tally[m[1] + (m[2] === 'true' ? ' (conflict)' : '')] ?? 0) + 1;
+console.log(
+  `${operations.length} operations; answers ${JSON.stringify(tally)}; ${compared} keys per namespace compared`,
+);
 client.disconnect();
 await server.stop();
 if (differences.length > 0) {

@@ -26,25 +26,39 @@ if (!otherTree) {
   process.exit(2);
 }
 const rounds = Number(roundsArg ?? 3);
-const rows = rowsArg && rowsArg !== '-'
-  ? rowsArg.split(',')
-  : ['raw EVALSHA (return 1)', 'rl token-bucket', 'minimal read-modify-write script, batched', 'rl token-bucket (node-redis 6)', 'rl sliding-window-log'];
+const rows =
+  rowsArg && rowsArg !== '-'
+    ? rowsArg.split(',')
+    : [
+        'raw EVALSHA (return 1)',
+        'rl token-bucket',
+        'minimal read-modify-write script, batched',
+        'rl token-bucket (node-redis 6)',
+        'rl sliding-window-log',
+      ];
 const trees = { before: path.resolve(otherTree), after: path.resolve(afterTree ?? path.resolve(BENCH_DIR, '..')) };
 const INFLIGHT = process.env.AB_INFLIGHT ?? '64';
 const WARM = process.env.AB_WARM_MS ?? '300';
 const RUN = process.env.AB_RUN_MS ?? '1500';
 const worker = (tree) => path.join(tree, 'bench/sections/redis-worker.mjs');
 const redis = await startRedis({ cpu: 0 });
-const cli = (...args) => spawnSync('redis-cli', ['-p', String(redis.port), ...args], { encoding: 'utf8' }).stdout.trim();
+const cli = (...args) =>
+  spawnSync('redis-cli', ['-p', String(redis.port), ...args], { encoding: 'utf8' }).stdout.trim();
 /** Deletes the sliding logs' keys (and their sums). */
-const dropLogs = () => cli('EVAL', "local n = 0 local c = '0' repeat local r = redis.call('SCAN', c, 'MATCH', '*swl*', 'COUNT', 10000) c = r[1] for _, k in ipairs(r[2]) do redis.call('UNLINK', k) n = n + 1 end until c == '0' return n", '0');
+const dropLogs = () =>
+  cli(
+    'EVAL',
+    "local n = 0 local c = '0' repeat local r = redis.call('SCAN', c, 'MATCH', '*swl*', 'COUNT', 10000) c = r[1] for _, k in ipairs(r[2]) do redis.call('UNLINK', k) n = n + 1 end until c == '0' return n",
+    '0',
+  );
 const results = {};
 try {
   for (let r = 0; r < rounds; r++) {
     cli('FLUSHALL');
     // Every key written once (the run is long enough at 64 in flight for 100k keys on a quiet machine;
     // on a loaded one the first measured run still writes some).
-    for (const row of rows.filter((x) => !x.startsWith('raw'))) await runWorker(worker(trees.after), ['ops', row, String(redis.port), INFLIGHT, '2500', '100'], { cpu: 1 });
+    for (const row of rows.filter((x) => !x.startsWith('raw')))
+      await runWorker(worker(trees.after), ['ops', row, String(redis.port), INFLIGHT, '2500', '100'], { cpu: 1 });
     const order = r % 2 ? ['after', 'before'] : ['before', 'after'];
     for (const row of rows) {
       for (const tree of order) {
@@ -52,7 +66,9 @@ try {
           dropLogs();
           await runWorker(worker(trees[tree]), ['ops', row, String(redis.port), INFLIGHT, '600', '100'], { cpu: 1 });
         }
-        const res = await runWorker(worker(trees[tree]), ['ops', row, String(redis.port), INFLIGHT, WARM, RUN], { cpu: 1 });
+        const res = await runWorker(worker(trees[tree]), ['ops', row, String(redis.port), INFLIGHT, WARM, RUN], {
+          cpu: 1,
+        });
         res.round = r;
         (results[`${row}|${tree}`] ??= []).push(res);
         console.log(
@@ -66,7 +82,11 @@ try {
 }
 const range = (values, digits = 2) => {
   const v = values.filter(Number.isFinite).sort((a, b) => a - b);
-  return v.length === 0 ? '-' : v[0] === v.at(-1) ? v[0].toFixed(digits) : `${v[0].toFixed(digits)}–${v.at(-1).toFixed(digits)}`;
+  return v.length === 0
+    ? '-'
+    : v[0] === v.at(-1)
+      ? v[0].toFixed(digits)
+      : `${v[0].toFixed(digits)}–${v.at(-1).toFixed(digits)}`;
 };
 const raw = (tree, round) => results[`raw EVALSHA (return 1)|${tree}`]?.find((x) => x.round === round)?.opsPerSec;
 console.log('\n| row | tree | decisions/s | × raw EVALSHA (same round) | Redis CPU µs | script µs | client CPU µs |');
@@ -75,7 +95,10 @@ for (const row of rows) {
   for (const tree of ['before', 'after']) {
     const s = results[`${row}|${tree}`] ?? [];
     console.log(
-      `| ${row} | ${tree} | ${range(s.map((x) => x.opsPerSec / 1000), 1)}k | ${range(s.map((x) => x.opsPerSec / raw(tree, x.round)))} | ${range(s.map((x) => x.redisUsPerOp))} | ${range(s.map((x) => x.scriptUsPerOp))} | ${range(s.map((x) => x.clientCpuUsPerOp))} |`,
+      `| ${row} | ${tree} | ${range(
+        s.map((x) => x.opsPerSec / 1000),
+        1,
+      )}k | ${range(s.map((x) => x.opsPerSec / raw(tree, x.round)))} | ${range(s.map((x) => x.redisUsPerOp))} | ${range(s.map((x) => x.scriptUsPerOp))} | ${range(s.map((x) => x.clientCpuUsPerOp))} |`,
     );
   }
 }

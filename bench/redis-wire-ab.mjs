@@ -26,7 +26,7 @@ if (otherRoot === undefined) {
 }
 const COUNT = Number(countArg);
 let seed = Number(seedArg);
-const random = () => ((seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31);
+const random = () => (seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31;
 const pick = (list) => list[Math.floor(random() * list.length)];
 
 /** One build: its core (algorithm factories, withBlock) and its RedisStore. */
@@ -47,7 +47,15 @@ function configurations() {
   for (let i = 0; i < 90; i++) {
     const limit = 2 + Math.floor(random() * 6);
     const window = pick([1000, 2000, 5000]);
-    const kind = pick(['fixedWindow', 'slidingWindowLog', 'slidingWindowCounter', 'tokenBucket', 'leakyBucket', 'leakyShaper', 'concurrency']);
+    const kind = pick([
+      'fixedWindow',
+      'slidingWindowLog',
+      'slidingWindowCounter',
+      'tokenBucket',
+      'leakyBucket',
+      'leakyShaper',
+      'concurrency',
+    ]);
     const blockMs = kind !== 'concurrency' && random() < 0.2 ? pick([500, 3000]) : 0;
     list.push({ kind, limit, window, blockMs });
   }
@@ -56,13 +64,19 @@ function configurations() {
 function make(b, { kind, limit, window, blockMs }) {
   const f = b.core;
   const algorithm =
-    kind === 'fixedWindow' ? f.fixedWindow({ limit, window })
-    : kind === 'slidingWindowLog' ? f.slidingWindowLog({ limit, window, countDenied: limit % 2 === 0 })
-    : kind === 'slidingWindowCounter' ? f.slidingWindowCounter({ limit, window })
-    : kind === 'tokenBucket' ? f.tokenBucket({ capacity: limit, refillRate: limit, interval: window })
-    : kind === 'leakyBucket' ? f.leakyBucket({ capacity: limit, leakRate: limit, interval: window })
-    : kind === 'leakyShaper' ? f.leakyBucket({ capacity: limit, leakRate: limit, interval: window, mode: 'shape' })
-    : f.concurrency({ limit, lease: window });
+    kind === 'fixedWindow'
+      ? f.fixedWindow({ limit, window })
+      : kind === 'slidingWindowLog'
+        ? f.slidingWindowLog({ limit, window, countDenied: limit % 2 === 0 })
+        : kind === 'slidingWindowCounter'
+          ? f.slidingWindowCounter({ limit, window })
+          : kind === 'tokenBucket'
+            ? f.tokenBucket({ capacity: limit, refillRate: limit, interval: window })
+            : kind === 'leakyBucket'
+              ? f.leakyBucket({ capacity: limit, leakRate: limit, interval: window })
+              : kind === 'leakyShaper'
+                ? f.leakyBucket({ capacity: limit, leakRate: limit, interval: window, mode: 'shape' })
+                : f.concurrency({ limit, lease: window });
   return blockMs > 0 ? b.withBlock(algorithm, blockMs) : algorithm;
 }
 
@@ -77,8 +91,19 @@ for (let i = 0; i < COUNT; i++) {
   now += Math.floor(random() * 400);
   const config = Math.floor(random() * configs.length);
   const leases = configs[config].kind === 'concurrency';
-  const op = leases ? pick(['acquire', 'acquire', 'release', 'peek', 'reset']) : pick(['consume', 'consume', 'consume', 'reserve', 'peek', 'undo', 'undo-at', 'reset']);
-  operations.push({ op, config, key: pick(keys), cost: leases ? 1 : pick([1, 1, 2, 3]), now, group: random() < 0.6 ? 0 : 1, lease: `lease.${Math.floor(random() * 4)}`, fraction: pick([0, 0.25, 1]) });
+  const op = leases
+    ? pick(['acquire', 'acquire', 'release', 'peek', 'reset'])
+    : pick(['consume', 'consume', 'consume', 'reserve', 'peek', 'undo', 'undo-at', 'reset']);
+  operations.push({
+    op,
+    config,
+    key: pick(keys),
+    cost: leases ? 1 : pick([1, 1, 2, 3]),
+    now,
+    group: random() < 0.6 ? 0 : 1,
+    lease: `lease.${Math.floor(random() * 4)}`,
+    fraction: pick([0, 0.25, 1]),
+  });
 }
 
 const server = await startRedis();
@@ -98,16 +123,31 @@ const charged = { a: new Map(), b: new Map(), c: new Map() };
  * `undo` (older builds, and `reserve` older still); the same calls with the same values either way.
  */
 async function charge(store, key, algorithm, cost, now, maxDelayMs) {
-  if (typeof store.charge === 'function') return (await store.charge({ key, algorithm, cost, ...(maxDelayMs === undefined ? {} : { maxDelayMs }) }, now)).decision;
+  if (typeof store.charge === 'function')
+    return (await store.charge({ key, algorithm, cost, ...(maxDelayMs === undefined ? {} : { maxDelayMs }) }, now))
+      .decision;
   if (maxDelayMs === undefined) return store.consume(key, algorithm, cost, now);
-  return typeof store.reserve === 'function' ? store.reserve(key, algorithm, cost, maxDelayMs, now) : store.consume(key, algorithm, cost, now, maxDelayMs);
+  return typeof store.reserve === 'function'
+    ? store.reserve(key, algorithm, cost, maxDelayMs, now)
+    : store.consume(key, algorithm, cost, now, maxDelayMs);
 }
 async function giveBack(store, key, algorithm, cost, now, chargedAt, delayMs) {
   if (typeof store.giveBack === 'function') {
-    return store.giveBack({ key, algorithm, cost, ...(chargedAt === undefined ? {} : { chargedAt }), ...(delayMs === undefined ? {} : { delayMs }) }, now);
+    return store.giveBack(
+      {
+        key,
+        algorithm,
+        cost,
+        ...(chargedAt === undefined ? {} : { chargedAt }),
+        ...(delayMs === undefined ? {} : { delayMs }),
+      },
+      now,
+    );
   }
   if (delayMs !== undefined) return store.undo(key, algorithm, cost, now, chargedAt, delayMs);
-  return chargedAt === undefined ? store.undo(key, algorithm, cost, now) : store.undo(key, algorithm, cost, now, chargedAt);
+  return chargedAt === undefined
+    ? store.undo(key, algorithm, cost, now)
+    : store.undo(key, algorithm, cost, now, chargedAt);
 }
 
 async function apply(store, which, run, o) {
@@ -151,9 +191,10 @@ async function apply(store, which, run, o) {
 /** Runs every operation on `run`'s namespace, in groups issued together (batching), `storeOf(i)` the store of operation i. */
 async function runAll(run, storeOf, whichOf) {
   const answers = [];
-  for (let i = 0; i < operations.length; ) {
+  for (let i = 0; i < operations.length;) {
     const group = [i];
-    while (group.length < 8 && i + group.length < operations.length && operations[i + group.length].group === 0) group.push(i + group.length);
+    while (group.length < 8 && i + group.length < operations.length && operations[i + group.length].group === 0)
+      group.push(i + group.length);
     const replies = await Promise.all(group.map((j) => apply(storeOf(j), whichOf(j), run, operations[j])));
     answers.push(...replies);
     i += group.length;
@@ -162,11 +203,24 @@ async function runAll(run, storeOf, whichOf) {
 }
 
 const differences = [];
-const a = await runAll('a', () => stores.a, () => 'a');
-const b = await runAll('b', () => stores.b, () => 'b');
-const c = await runAll('c', (i) => (i % 2 === 0 ? stores.ca : stores.cb), (i) => (i % 2 === 0 ? 'a' : 'b'));
+const a = await runAll(
+  'a',
+  () => stores.a,
+  () => 'a',
+);
+const b = await runAll(
+  'b',
+  () => stores.b,
+  () => 'b',
+);
+const c = await runAll(
+  'c',
+  (i) => (i % 2 === 0 ? stores.ca : stores.cb),
+  (i) => (i % 2 === 0 ? 'a' : 'b'),
+);
 for (let i = 0; i < operations.length; i++) {
-  if (a[i] !== b[i] || a[i] !== c[i]) differences.push(`operation ${i} (${JSON.stringify(operations[i])}): a ${a[i]}, b ${b[i]}, alternating ${c[i]}`);
+  if (a[i] !== b[i] || a[i] !== c[i])
+    differences.push(`operation ${i} (${JSON.stringify(operations[i])}): a ${a[i]}, b ${b[i]}, alternating ${c[i]}`);
 }
 
 /** Every key of a namespace, by its name without the namespace: its type, value (a compact state's `kept` masked) and TTL. */
@@ -186,15 +240,17 @@ async function snapshot(prefix) {
     let kept = [];
     if (type === 'hash') {
       const fields = await client.hgetallBuffer(key);
-      value = Object.keys(fields).sort().map((field) => {
-        const v = Buffer.from(fields[field]);
-        // A compact state (and a block of the compact layout) opens with `kept`, on Redis's clock.
-        if (v.length >= 8 && v.length % 8 === 0) {
-          kept.push(v.readDoubleLE(0));
-          v.fill(0, 0, 8);
-        }
-        return `${field}=${v.toString('hex')}`;
-      });
+      value = Object.keys(fields)
+        .sort()
+        .map((field) => {
+          const v = Buffer.from(fields[field]);
+          // A compact state (and a block of the compact layout) opens with `kept`, on Redis's clock.
+          if (v.length >= 8 && v.length % 8 === 0) {
+            kept.push(v.readDoubleLE(0));
+            v.fill(0, 0, 8);
+          }
+          return `${field}=${v.toString('hex')}`;
+        });
     } else if (type === 'list') value = (await client.lrangeBuffer(key, 0, -1)).map((v) => v.toString('hex'));
     else if (type === 'zset') value = await client.zrange(key, 0, -1, 'WITHSCORES');
     else value = (await client.getBuffer(key))?.toString('hex');
@@ -212,13 +268,19 @@ for (const name of names) {
     continue;
   }
   compared++;
-  if (x.type !== y.type || x.value !== y.value || x.type !== z.type || x.value !== z.value) differences.push(`key ${name}: ${x.type} ${x.value.slice(0, 200)} / ${y.type} ${y.value.slice(0, 200)} / ${z.type} ${z.value.slice(0, 200)}`);
+  if (x.type !== y.type || x.value !== y.value || x.type !== z.type || x.value !== z.value)
+    differences.push(
+      `key ${name}: ${x.type} ${x.value.slice(0, 200)} / ${y.type} ${y.value.slice(0, 200)} / ${z.type} ${z.value.slice(0, 200)}`,
+    );
   const close = (p, q) => (p < 0 || q < 0 ? p === q : Math.abs(p - q) <= 2000);
   if (!close(x.ttl, y.ttl) || !close(x.ttl, z.ttl)) differences.push(`key ${name}: TTL ${x.ttl} / ${y.ttl} / ${z.ttl}`);
-  if (x.kept.some((k, i) => Math.abs(k - y.kept[i]) > 2000 || Math.abs(k - z.kept[i]) > 2000)) differences.push(`key ${name}: kept times ${x.kept} / ${y.kept} / ${z.kept}`);
+  if (x.kept.some((k, i) => Math.abs(k - y.kept[i]) > 2000 || Math.abs(k - z.kept[i]) > 2000))
+    differences.push(`key ${name}: kept times ${x.kept} / ${y.kept} / ${z.kept}`);
 }
 const decided = a.filter((r) => r.startsWith('{')).length;
-console.log(`${operations.length} operations (${decided} decisions) on ${configs.length} configurations, ${compared} keys per namespace compared`);
+console.log(
+  `${operations.length} operations (${decided} decisions) on ${configs.length} configurations, ${compared} keys per namespace compared`,
+);
 client.disconnect();
 await server.stop();
 if (differences.length > 0) {

@@ -9,7 +9,10 @@ import os from 'node:os';
 import { BENCH_DIR, CPUS, hasTaskset, table, fmt } from './lib/common.mjs';
 
 const args = process.argv.slice(2);
-const only = args.find((a) => a.startsWith('--only='))?.slice(7).split(',');
+const only = args
+  .find((a) => a.startsWith('--only='))
+  ?.slice(7)
+  .split(',');
 const quick = args.includes('--quick');
 const writeReadme = !args.includes('--no-readme');
 
@@ -32,7 +35,9 @@ const env = {
   load: os.loadavg(),
   quick,
 };
-log(`rl bench: node ${env.node}, ${CPUS} cores, taskset ${env.taskset ? 'yes' : 'no'}, load ${env.load.map((x) => x.toFixed(2)).join(' ')}${quick ? ', QUICK' : ''}`);
+log(
+  `rl bench: node ${env.node}, ${CPUS} cores, taskset ${env.taskset ? 'yes' : 'no'}, load ${env.load.map((x) => x.toFixed(2)).join(' ')}${quick ? ', QUICK' : ''}`,
+);
 
 const out = { env, sections: {} };
 const md = [];
@@ -68,7 +73,13 @@ for (const [id, file] of SECTIONS) {
       lines.push(table(t.headers, t.rows), '');
     }
     if (result.targets?.length) {
-      lines.push(table(['target', 'measured', 'verdict'], result.targets.map((t) => [t.target, typeof t.value === 'number' ? fmt(t.value, 2) : t.value, t.verdict])), '');
+      lines.push(
+        table(
+          ['target', 'measured', 'verdict'],
+          result.targets.map((t) => [t.target, typeof t.value === 'number' ? fmt(t.value, 2) : t.value, t.verdict]),
+        ),
+        '',
+      );
     }
     if (result.notes) lines.push(result.notes, '');
   }
@@ -92,7 +103,17 @@ if (writeReadme && !quick && !only) {
     const a = text.indexOf(start);
     const b = text.indexOf(end);
     if (a >= 0 && b > a) {
-      writeFileSync(readme, text.slice(0, a + start.length) + '\n' + header + ` Load average at the end ${env.loadAtEnd.map((x) => x.toFixed(2)).join(' ')}.` + '\n\n' + md.join('\n') + '\n' + text.slice(b));
+      writeFileSync(
+        readme,
+        text.slice(0, a + start.length) +
+          '\n' +
+          header +
+          ` Load average at the end ${env.loadAtEnd.map((x) => x.toFixed(2)).join(' ')}.` +
+          '\n\n' +
+          md.join('\n') +
+          '\n' +
+          text.slice(b),
+      );
       log('bench/README.md updated');
     }
   }

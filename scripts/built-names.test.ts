@@ -15,11 +15,17 @@ const require = createRequire(import.meta.url);
 
 /** The built root entries of the published packages: `[name, esm, cjs]`. */
 const entries = readdirSync(packagesDir)
-  .map((dir) => ({ dir: join(packagesDir, dir), pkg: existsSync(join(packagesDir, dir, 'package.json')) ? JSON.parse(readFileSync(join(packagesDir, dir, 'package.json'), 'utf8')) : undefined }))
+  .map((dir) => ({
+    dir: join(packagesDir, dir),
+    pkg: existsSync(join(packagesDir, dir, 'package.json'))
+      ? JSON.parse(readFileSync(join(packagesDir, dir, 'package.json'), 'utf8'))
+      : undefined,
+  }))
   .filter(({ dir, pkg }) => pkg !== undefined && !pkg.private && existsSync(join(dir, 'dist', 'index.js')))
   .map(({ dir, pkg }) => [pkg.name as string, join(dir, 'dist', 'index.js'), join(dir, 'dist', 'index.cjs')] as const);
 
-const isClass = (value: unknown): value is new (...args: never[]) => unknown => typeof value === 'function' && /^class\b/.test(Function.prototype.toString.call(value));
+const isClass = (value: unknown): value is new (...args: never[]) => unknown =>
+  typeof value === 'function' && /^class\b/.test(Function.prototype.toString.call(value));
 
 /** Each exported class whose name is not its export's: `Export: name`. */
 function renamed(module: Record<string, unknown>): string[] {
@@ -43,7 +49,11 @@ describe('the built classes keep their names', () => {
   it("createLimiter(…).constructor.name is Limiter, an error's name its class's", async () => {
     const core = await import(pathToFileURL(join(packagesDir, 'core', 'dist', 'index.js')).href);
     const store = { charge() {}, capabilities: { local: true, algorithms: ['token-bucket'] } };
-    const limiter = core.createLimiter({ algorithm: core.tokenBucket({ capacity: 1, refillRate: 1 }), store, prefix: 'p' });
+    const limiter = core.createLimiter({
+      algorithm: core.tokenBucket({ capacity: 1, refillRate: 1 }),
+      store,
+      prefix: 'p',
+    });
     expect(limiter.constructor.name).toBe('Limiter');
     expect(() => core.tokenBucket({})).toThrow(expect.objectContaining({ name: 'InvalidOptionError' }));
   });

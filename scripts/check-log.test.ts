@@ -39,7 +39,15 @@ describe('checkLog', () => {
     log.fail('npm install failed (exit 1)');
     log.ok('after the failure');
     log.fail('a second failure');
-    expect(lines).toEqual(['\n== pack (t)', '  ok   @rl/core packed', '  note @rl/cli has no README.md', '\n== install (t)', '  FAIL npm install failed (exit 1)', '  ok   after the failure', '  FAIL a second failure']);
+    expect(lines).toEqual([
+      '\n== pack (t)',
+      '  ok   @rl/core packed',
+      '  note @rl/cli has no README.md',
+      '\n== install (t)',
+      '  FAIL npm install failed (exit 1)',
+      '  ok   after the failure',
+      '  FAIL a second failure',
+    ]);
     expect(log.failures).toEqual(['npm install failed (exit 1)', 'a second failure']);
   });
 

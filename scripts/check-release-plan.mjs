@@ -40,13 +40,17 @@ const major = (version) => Number(version.split('.')[0]);
 // The configuration itself: every published package in exactly one fixed group, no private one.
 for (const name of published) {
   const groups = config.fixed.filter((group) => group.includes(name)).length;
-  if (groups !== 1) failures.push(`config: ${name} is in ${groups} fixed groups, expected 1 (the family is released together)`);
+  if (groups !== 1)
+    failures.push(`config: ${name} is in ${groups} fixed groups, expected 1 (the family is released together)`);
 }
 for (const group of config.fixed) {
-  for (const name of group) if (byName.get(name)?.private) failures.push(`config: the private package ${name} is in a fixed group`);
+  for (const name of group)
+    if (byName.get(name)?.private) failures.push(`config: the private package ${name} is in a fixed group`);
 }
 if (config.privatePackages.version !== false || config.privatePackages.tag !== false) {
-  failures.push(`config: privatePackages is ${JSON.stringify(config.privatePackages)}, expected { version: false, tag: false }`);
+  failures.push(
+    `config: privatePackages is ${JSON.stringify(config.privatePackages)}, expected { version: false, tag: false }`,
+  );
 }
 
 /** The failures of one plan, each prefixed with the plan's label. */
@@ -62,16 +66,22 @@ function checkPlan(label, changesets) {
   for (const r of plan.releases) {
     const pkg = byName.get(r.name);
     if (pkg?.private && (r.type !== 'none' || r.newVersion !== r.oldVersion)) {
-      found.push(`${label}: private package ${r.name} would be versioned ${r.oldVersion} -> ${r.newVersion} (${r.type})`);
+      found.push(
+        `${label}: private package ${r.name} would be versioned ${r.oldVersion} -> ${r.newVersion} (${r.type})`,
+      );
     }
     if (r.type === 'major' && major(r.oldVersion) === 0 && !majorAsked(r.name)) {
-      found.push(`${label}: ${r.name} would go to a major (${r.oldVersion} -> ${r.newVersion}) while 0.x, and no changeset of its group asks for one`);
+      found.push(
+        `${label}: ${r.name} would go to a major (${r.oldVersion} -> ${r.newVersion}) while 0.x, and no changeset of its group asks for one`,
+      );
     }
   }
   for (const group of config.fixed) {
     const versions = new Map(group.map((name) => [name, releases.get(name)?.newVersion ?? byName.get(name)?.version]));
     if (new Set(versions.values()).size > 1) {
-      found.push(`${label}: the fixed group diverges: ${[...versions].map(([name, version]) => `${name}@${version}`).join(', ')}`);
+      found.push(
+        `${label}: the fixed group diverges: ${[...versions].map(([name, version]) => `${name}@${version}`).join(', ')}`,
+      );
     }
   }
   return { plan, found };
@@ -86,14 +96,18 @@ const describePlan = (plan) =>
 const current = await readChangesets(root);
 const actual = checkPlan(`.changeset/ (${current.length} changesets)`, current);
 failures.push(...actual.found);
-if (!quiet) console.log(`Release plan of the ${current.length} changesets in .changeset/:\n${describePlan(actual.plan)}`);
+if (!quiet)
+  console.log(`Release plan of the ${current.length} changesets in .changeset/:\n${describePlan(actual.plan)}`);
 
-const scenario = (name, type) => [{ id: `scenario-${name.replace(/\W/g, '-')}-${type}`, summary: `${type} of ${name}`, releases: [{ name, type }] }];
+const scenario = (name, type) => [
+  { id: `scenario-${name.replace(/\W/g, '-')}-${type}`, summary: `${type} of ${name}`, releases: [{ name, type }] },
+];
 for (const name of published) {
   for (const type of ['patch', 'minor', 'major']) {
     const { plan, found } = checkPlan(`a lone ${type} changeset of ${name}`, scenario(name, type));
     failures.push(...found);
-    if (name === '@rl/core' && type === 'minor' && !quiet) console.log(`\nRelease plan of a lone minor changeset of @rl/core:\n${describePlan(plan)}`);
+    if (name === '@rl/core' && type === 'minor' && !quiet)
+      console.log(`\nRelease plan of a lone minor changeset of @rl/core:\n${describePlan(plan)}`);
   }
 }
 

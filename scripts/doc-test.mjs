@@ -29,7 +29,16 @@
 // `npx -y pnpm@<packageManager>`).
 
 import { spawn } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import {
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readFileSync,
+  readdirSync,
+  rmSync,
+  symlinkSync,
+  writeFileSync,
+} from 'node:fs';
 import { createServer, connect } from 'node:net';
 import { tmpdir } from 'node:os';
 import { dirname, join, relative, resolve } from 'node:path';
@@ -42,7 +51,10 @@ const args = process.argv.slice(2);
 const keep = args.includes('--keep');
 const tarballIndex = args.indexOf('--from-tarballs');
 const fromTarballs = tarballIndex >= 0;
-const tarballDir = fromTarballs && args[tarballIndex + 1] && !args[tarballIndex + 1].startsWith('--') ? resolve(args[tarballIndex + 1]) : undefined;
+const tarballDir =
+  fromTarballs && args[tarballIndex + 1] && !args[tarballIndex + 1].startsWith('--')
+    ? resolve(args[tarballIndex + 1])
+    : undefined;
 const onlyIndex = args.indexOf('--only');
 const only = onlyIndex >= 0 ? args[onlyIndex + 1] : undefined;
 const moduleSystemIndex = args.indexOf('--module-system');
@@ -60,7 +72,29 @@ const PROGRAM_LANGUAGES = new Set(['ts', 'typescript', 'js', 'mjs', 'javascript'
 /** How long one program may run. */
 const PROGRAM_TIMEOUT_MS = 15_000;
 /** Third-party packages the snippets import (and what type-checks them), installed beside the tarballs. */
-const SNIPPET_DEPENDENCIES = ['express', 'fastify', 'koa', 'hono', '@hono/node-server', '@nestjs/common', '@nestjs/core', '@nestjs/platform-express', 'reflect-metadata', 'rxjs', 'vitest', 'fast-check', 'ioredis', 'redis', 'prom-client', '@opentelemetry/api', '@types/express', '@types/koa', '@types/node', 'typescript', 'tsx'];
+const SNIPPET_DEPENDENCIES = [
+  'express',
+  'fastify',
+  'koa',
+  'hono',
+  '@hono/node-server',
+  '@nestjs/common',
+  '@nestjs/core',
+  '@nestjs/platform-express',
+  'reflect-metadata',
+  'rxjs',
+  'vitest',
+  'fast-check',
+  'ioredis',
+  'redis',
+  'prom-client',
+  '@opentelemetry/api',
+  '@types/express',
+  '@types/koa',
+  '@types/node',
+  'typescript',
+  'tsx',
+];
 
 const { failures, fail, ok, step, seconds: elapsed } = checkLog();
 
@@ -98,7 +132,12 @@ export function codeBlocks(text) {
     while (j < lines.length && !/^\s*```\s*$/.test(lines[j])) j++;
     let k = i - 1;
     while (k >= 0 && lines[k].trim() === '') k--;
-    blocks.push({ line: i + 1, lang: open[2].toLowerCase(), code: lines.slice(i + 1, j).join('\n'), fragment: k >= 0 && lines[k].trim() === FRAGMENT_MARKER });
+    blocks.push({
+      line: i + 1,
+      lang: open[2].toLowerCase(),
+      code: lines.slice(i + 1, j).join('\n'),
+      fragment: k >= 0 && lines[k].trim() === FRAGMENT_MARKER,
+    });
     i = j;
   }
   return blocks;
@@ -120,7 +159,10 @@ export function expectedOutput(code) {
     if (!line.includes('console.log(')) continue;
     const at = line.lastIndexOf(' // ');
     if (at < 0) continue;
-    const text = line.slice(at + 4).split(/ \(|…/)[0].trim();
+    const text = line
+      .slice(at + 4)
+      .split(/ \(|…/)[0]
+      .trim();
     if (text) expected.push(text);
   }
   return expected;
@@ -142,9 +184,11 @@ export function missingOutput(stdout, expected) {
 export function markdownFiles() {
   const files = ['README.md'];
   for (const parent of ['packages', 'examples']) {
-    for (const dir of readdirSync(join(root, parent)).sort()) if (existsSync(join(root, parent, dir, 'README.md'))) files.push(`${parent}/${dir}/README.md`);
+    for (const dir of readdirSync(join(root, parent)).sort())
+      if (existsSync(join(root, parent, dir, 'README.md'))) files.push(`${parent}/${dir}/README.md`);
   }
-  if (existsSync(join(root, 'docs'))) for (const name of readdirSync(join(root, 'docs')).sort()) if (name.endsWith('.md')) files.push(`docs/${name}`);
+  if (existsSync(join(root, 'docs')))
+    for (const name of readdirSync(join(root, 'docs')).sort()) if (name.endsWith('.md')) files.push(`docs/${name}`);
   return files;
 }
 
@@ -199,7 +243,11 @@ async function waitForRedis(port, ms) {
 
 /** Where a workspace package found `name` (its own node_modules first), or undefined. */
 function installedDependency(name, packages) {
-  const places = [...packages.map((p) => p.dir), ...readdirSync(join(root, 'examples')).map((d) => join(root, 'examples', d)), root];
+  const places = [
+    ...packages.map((p) => p.dir),
+    ...readdirSync(join(root, 'examples')).map((d) => join(root, 'examples', d)),
+    root,
+  ];
   for (const place of places) {
     const dir = join(place, 'node_modules', ...name.split('/'));
     if (existsSync(join(dir, 'package.json'))) return dir;
@@ -240,13 +288,21 @@ async function main() {
       // The install line first: the first block, a shell block, whose first command installs this package.
       const first = blocks[0];
       const command = first?.code.split('\n').find((l) => l.trim() && !l.trim().startsWith('#'));
-      if (!first || first.lang !== 'sh' || !command || !new RegExp(`^npm install (--save-dev )?${pkg.name.replace('/', '\\/')}( |$)`).test(command.trim())) {
-        fail(`${file}: the first code block must be \`\`\`sh with \`npm install ${pkg.name} …\` (found ${first ? `\`\`\`${first.lang} at line ${first.line}` : 'no block'})`);
+      if (
+        !first ||
+        first.lang !== 'sh' ||
+        !command ||
+        !new RegExp(`^npm install (--save-dev )?${pkg.name.replace('/', '\\/')}( |$)`).test(command.trim())
+      ) {
+        fail(
+          `${file}: the first code block must be \`\`\`sh with \`npm install ${pkg.name} …\` (found ${first ? `\`\`\`${first.lang} at line ${first.line}` : 'no block'})`,
+        );
       } else ok(`${file}: opens with \`${command.trim()}\``);
     }
     if (file === 'README.md') {
       const first = blocks[0];
-      if (!first || first.lang !== 'sh' || !/^npm install @rl\//m.test(first.code)) fail('README.md: the first code block must be ```sh with `npm install @rl/… …`');
+      if (!first || first.lang !== 'sh' || !/^npm install @rl\//m.test(first.code))
+        fail('README.md: the first code block must be ```sh with `npm install @rl/… …`');
       else ok('README.md: opens with an npm install line');
     }
     let count = 0;
@@ -254,14 +310,20 @@ async function main() {
       if (!isProgram(block)) continue;
       if (only && !file.includes(only)) continue;
       count++;
-      const slug = `${file.replace(/\.md$/, '').replace(/[^\w]+/g, '-').replace(/^-|-$/g, '')}-L${block.line}`;
+      const slug = `${file
+        .replace(/\.md$/, '')
+        .replace(/[^\w]+/g, '-')
+        .replace(/^-|-$/g, '')}-L${block.line}`;
       programs.push({ file, line: block.line, slug, code: block.code, redis: block.code.includes('REDIS_URL') });
     }
     const fragments = blocks.filter((b) => PROGRAM_LANGUAGES.has(b.lang) && b.fragment).length;
-    console.log(`  ${file}: ${count} program(s), ${fragments} fragment(s), ${blocks.length - count - fragments} block(s) of other languages`);
+    console.log(
+      `  ${file}: ${count} program(s), ${fragments} fragment(s), ${blocks.length - count - fragments} block(s) of other languages`,
+    );
   }
   for (const p of packages) {
-    if (!p.pkg.private && !existsSync(join(p.dir, 'README.md'))) fail(`${p.name}: ${relative(root, p.dir)}/README.md is missing (every published package ships one)`);
+    if (!p.pkg.private && !existsSync(join(p.dir, 'README.md')))
+      fail(`${p.name}: ${relative(root, p.dir)}/README.md is missing (every published package ships one)`);
   }
   if (programs.length === 0) {
     fail('no program found');
@@ -278,10 +340,14 @@ async function main() {
   if (!fromTarballs) {
     // -------------------------------------------------------------------------------------------------
     step(`a scratch project linked to the workspace: ${project}`);
-    writeFileSync(join(project, 'package.json'), JSON.stringify({ name: 'rl-doc-test', private: true, type: 'module' }, null, 2));
+    writeFileSync(
+      join(project, 'package.json'),
+      JSON.stringify({ name: 'rl-doc-test', private: true, type: 'module' }, null, 2),
+    );
     for (const p of packages) {
       if (p.pkg.private) continue;
-      if (!existsSync(join(p.dir, 'dist'))) fail(`${p.name}: ${relative(root, p.dir)}/dist is missing; run \`pnpm build\` first`);
+      if (!existsSync(join(p.dir, 'dist')))
+        fail(`${p.name}: ${relative(root, p.dir)}/dist is missing; run \`pnpm build\` first`);
       link(p.dir, join(project, 'node_modules', ...p.name.split('/')));
     }
     for (const name of SNIPPET_DEPENDENCIES) {
@@ -290,7 +356,9 @@ async function main() {
       else link(dir, join(project, 'node_modules', ...name.split('/')));
     }
     if (setupFailed()) finish();
-    ok(`linked ${packages.filter((p) => !p.pkg.private).length} packages and ${SNIPPET_DEPENDENCIES.length} dependencies`);
+    ok(
+      `linked ${packages.filter((p) => !p.pkg.private).length} packages and ${SNIPPET_DEPENDENCIES.length} dependencies`,
+    );
   } else {
     // -------------------------------------------------------------------------------------------------
     const tarballs = tarballDir ?? join(work, 'tarballs');
@@ -302,9 +370,16 @@ async function main() {
       step(`pnpm pack of each publishable package into ${tarballs}`);
       const [pnpm, pnpmArgs] = pnpmCommand(root);
       const packed = await Promise.all(
-        packages.filter((p) => !p.pkg.private).map(async (p) => ({ p, result: await runAsync(pnpm, [...pnpmArgs, 'pack', '--pack-destination', tarballs], { cwd: p.dir }) })),
+        packages
+          .filter((p) => !p.pkg.private)
+          .map(async (p) => ({
+            p,
+            result: await runAsync(pnpm, [...pnpmArgs, 'pack', '--pack-destination', tarballs], { cwd: p.dir }),
+          })),
       );
-      for (const { p, result } of packed) if (result.status !== 0) fail(`${p.name}: pnpm pack failed (exit ${result.status})\n${result.stdout}${result.stderr}`);
+      for (const { p, result } of packed)
+        if (result.status !== 0)
+          fail(`${p.name}: pnpm pack failed (exit ${result.status})\n${result.stdout}${result.stderr}`);
       if (setupFailed()) finish();
       files = readdirSync(tarballs).filter((f) => f.endsWith('.tgz'));
     } else step(`the tarballs in ${tarballs}`);
@@ -316,7 +391,10 @@ async function main() {
     if (setupFailed()) finish();
 
     step(`npm install of the tarballs and the snippets' dependencies into ${project}`);
-    writeFileSync(join(project, 'package.json'), JSON.stringify({ name: 'rl-doc-test', version: '0.0.0', private: true, type: 'module' }, null, 2));
+    writeFileSync(
+      join(project, 'package.json'),
+      JSON.stringify({ name: 'rl-doc-test', version: '0.0.0', private: true, type: 'module' }, null, 2),
+    );
     // The range a workspace package, the root or an example (tsx's) tests with.
     const examples = readdirSync(join(root, 'examples'))
       .filter((d) => existsSync(join(root, 'examples', d, 'package.json')))
@@ -328,12 +406,19 @@ async function main() {
       }
       return 'latest';
     };
-    const specs = [...files.map((f) => join(tarballs, f)), ...SNIPPET_DEPENDENCIES.map((name) => `${name}@${rangeOf(name)}`)];
+    const specs = [
+      ...files.map((f) => join(tarballs, f)),
+      ...SNIPPET_DEPENDENCIES.map((name) => `${name}@${rangeOf(name)}`),
+    ];
     console.log(`  npm install ${specs.map((s) => (s.endsWith('.tgz') ? s.replace(/^.*\//, '') : s)).join(' ')}`);
-    const install = run('npm', ['install', '--no-audit', '--no-fund', '--loglevel=error', '--no-package-lock', ...specs], {
-      cwd: project,
-      env: { ...process.env, npm_config_workspaces: 'false' },
-    });
+    const install = run(
+      'npm',
+      ['install', '--no-audit', '--no-fund', '--loglevel=error', '--no-package-lock', ...specs],
+      {
+        cwd: project,
+        env: { ...process.env, npm_config_workspaces: 'false' },
+      },
+    );
     if (install.status !== 0) {
       fail(`npm install failed (exit ${install.status})\n${install.stdout}${install.stderr}`);
       finish();
@@ -362,7 +447,9 @@ async function main() {
     const where = `${p.file}:${p.line}`;
     if (own.length) {
       // snippets/x.ts(3,5) is line 3 of the block: the README's line is the fence's + 3.
-      const shown = own.map((d) => d.replace(/^snippets\/[^(]+\((\d+),(\d+)\)/, (_, l, c) => `${p.file}:${p.line + Number(l)}:${c}`));
+      const shown = own.map((d) =>
+        d.replace(/^snippets\/[^(]+\((\d+),(\d+)\)/, (_, l, c) => `${p.file}:${p.line + Number(l)}:${c}`),
+      );
       fail(`${where}: ${own.length} type error(s)\n    ${shown.join('\n    ')}`);
     } else ok(`${where} type-checks`);
   }
@@ -379,7 +466,11 @@ async function main() {
     const dir = join(work, 'redis');
     mkdirSync(dir);
     step(`redis-server on 127.0.0.1:${redisPort} for the Redis snippets`);
-    redis = spawn('redis-server', ['--port', String(redisPort), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--dir', dir], { stdio: 'ignore' });
+    redis = spawn(
+      'redis-server',
+      ['--port', String(redisPort), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--dir', dir],
+      { stdio: 'ignore' },
+    );
     redis.on('error', (error) => fail(`redis-server: ${error.message} (is it on the PATH?)`));
     try {
       await waitForRedis(redisPort, 10_000);
@@ -404,7 +495,12 @@ async function main() {
         const flushed = await redisCommand(redisPort, 'FLUSHALL');
         if (flushed !== '+OK') fail(`FLUSHALL before the CommonJS project answered ${JSON.stringify(flushed)}`);
       }
-      await runPrograms(runnable, { cwd: commonJs, env, label: ' (CommonJS project, .mts with tsx)', argv: (p) => ['--import', 'tsx', join('snippets', `${p.slug}.mts`)] });
+      await runPrograms(runnable, {
+        cwd: commonJs,
+        env,
+        label: ' (CommonJS project, .mts with tsx)',
+        argv: (p) => ['--import', 'tsx', join('snippets', `${p.slug}.mts`)],
+      });
     }
   }
   if (redis) redis.kill('SIGTERM');
@@ -447,12 +543,19 @@ async function runPrograms(list, { cwd, env, label, argv }) {
       const result = await runAsync(process.execPath, argv(p), { cwd, env, timeoutMs: PROGRAM_TIMEOUT_MS });
       const where = `${p.file}:${p.line}${label}`;
       const ms = Date.now() - t0;
-      if (result.timedOut) fail(`${where}: still running after ${PROGRAM_TIMEOUT_MS / 1000}s (a program must close what it opens)\n${result.stdout}${result.stderr}`);
+      if (result.timedOut)
+        fail(
+          `${where}: still running after ${PROGRAM_TIMEOUT_MS / 1000}s (a program must close what it opens)\n${result.stdout}${result.stderr}`,
+        );
       else if (result.status !== 0) fail(`${where}: exit ${result.status}\n${result.stdout}${result.stderr}`);
       else if (missingOutput(result.stdout, expectedOutput(p.code)) !== undefined) {
-        fail(`${where}: printed no line starting with ${JSON.stringify(missingOutput(result.stdout, expectedOutput(p.code)))} (the comment beside its console.log)\n${result.stdout}`);
-      }
-      else ok(`${where} ran in ${ms} ms${result.stdout.trim() ? `: ${result.stdout.trim().split('\n').slice(0, 3).join(' | ').slice(0, 160)}` : ''}`);
+        fail(
+          `${where}: printed no line starting with ${JSON.stringify(missingOutput(result.stdout, expectedOutput(p.code)))} (the comment beside its console.log)\n${result.stdout}`,
+        );
+      } else
+        ok(
+          `${where} ran in ${ms} ms${result.stdout.trim() ? `: ${result.stdout.trim().split('\n').slice(0, 3).join(' | ').slice(0, 160)}` : ''}`,
+        );
     }
   };
   await Promise.all([worker(), worker()]);

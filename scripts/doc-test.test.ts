@@ -12,7 +12,18 @@ const blocks = (text: string): Block[] => codeBlocks(text) as Block[];
 
 describe('codeBlocks', () => {
   it('finds each fenced block with its language, its code and the line of its fence', () => {
-    const text = ['# Title', '', '```ts', "import x from 'x';", 'x();', '```', '', '```sh', 'npm install x', '```'].join('\n');
+    const text = [
+      '# Title',
+      '',
+      '```ts',
+      "import x from 'x';",
+      'x();',
+      '```',
+      '',
+      '```sh',
+      'npm install x',
+      '```',
+    ].join('\n');
     expect(blocks(text)).toEqual([
       { line: 3, lang: 'ts', code: "import x from 'x';\nx();", fragment: false },
       { line: 8, lang: 'sh', code: 'npm install x', fragment: false },
@@ -42,7 +53,13 @@ describe('markdownFiles: the docs whose blocks are tested', () => {
   it("the root README, every package's and every example's README, docs/*.md", () => {
     const files = markdownFiles() as string[];
     expect(files[0]).toBe('README.md');
-    for (const file of ['packages/core/README.md', 'examples/express/README.md', 'examples/grafana/README.md', 'docs/errors.md']) expect(files).toContain(file);
+    for (const file of [
+      'packages/core/README.md',
+      'examples/express/README.md',
+      'examples/grafana/README.md',
+      'docs/errors.md',
+    ])
+      expect(files).toContain(file);
   });
 });
 
@@ -63,7 +80,7 @@ describe('isProgram', () => {
 describe('expectedOutput and missingOutput: a program prints what its comments say', () => {
   it("the comment after a console.log's last ' // ', up to ' (' or '…'; other comments are not output", () => {
     const code = [
-      "console.log(res.status, res.headers.get('ratelimit')); // 200 \"20-in-2s\";r=15;t=1",
+      'console.log(res.status, res.headers.get(\'ratelimit\')); // 200 "20-in-2s";r=15;t=1',
       'console.log((await fetch(`http://127.0.0.1:${port}/`)).status); // 200 (and a metric)',
       'console.log(header); // "exports";r=99;t=…',
       'console.log(x); // … anything',

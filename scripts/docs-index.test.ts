@@ -10,15 +10,22 @@ import { describe, expect, it } from 'vitest';
 const root = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 const docs = join(root, 'docs');
 const index = readFileSync(join(docs, 'README.md'), 'utf8');
-const links = [...index.matchAll(/\]\(([^)#\s]+)(#[^)]*)?\)/g)].map((m) => m[1]!).filter((target) => !/^[a-z]+:/.test(target));
+const links = [...index.matchAll(/\]\(([^)#\s]+)(#[^)]*)?\)/g)]
+  .map((m) => m[1]!)
+  .filter((target) => !/^[a-z]+:/.test(target));
 
 describe('docs/README.md, the index of the docs', () => {
   it('links every document under docs/ and docs/design/', () => {
     const documents = [
       ...readdirSync(docs).filter((f) => f.endsWith('.md') && f !== 'README.md'),
-      ...readdirSync(join(docs, 'design')).filter((f) => f.endsWith('.md')).map((f) => `design/${f}`),
+      ...readdirSync(join(docs, 'design'))
+        .filter((f) => f.endsWith('.md'))
+        .map((f) => `design/${f}`),
     ];
-    expect(documents.filter((doc) => !links.includes(doc)), 'add each to docs/README.md').toEqual([]);
+    expect(
+      documents.filter((doc) => !links.includes(doc)),
+      'add each to docs/README.md',
+    ).toEqual([]);
   });
 
   it('every link leads to a file or a folder', () => {

@@ -61,14 +61,24 @@ describe('an error of either build is an instance of either build’s classes', 
   }
 
   it('a value that is not an error of rl is no instance', () => {
-    for (const value of [undefined, null, 1, 'InvalidOptionError', {}, new Error('x'), { name: 'InvalidOptionError' }]) {
+    for (const value of [
+      undefined,
+      null,
+      1,
+      'InvalidOptionError',
+      {},
+      new Error('x'),
+      { name: 'InvalidOptionError' },
+    ]) {
       expect(value instanceof esm.InvalidOptionError).toBe(false);
       expect(value instanceof cjs.RateLimitError).toBe(false);
     }
   });
 
   it('a store built for CommonJS throws errors the ESM core recognizes', () => {
-    const { RedisStore } = require(join(packagesDir, 'store-redis', 'dist', 'index.cjs')) as { RedisStore: new (options: unknown) => unknown };
+    const { RedisStore } = require(join(packagesDir, 'store-redis', 'dist', 'index.cjs')) as {
+      RedisStore: new (options: unknown) => unknown;
+    };
     const error = thrown(() => new RedisStore({}));
     expect(error instanceof esm.InvalidOptionError).toBe(true);
   });

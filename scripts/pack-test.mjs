@@ -85,8 +85,23 @@ const EXPECTED_NAMES = {
     'InvalidOptionError',
     'StoreError',
   ],
-  '@rl/core/http': ['HttpRateLimiter', 'RateLimitResult', 'Responder', 'HeaderWriter', 'holdRequest', 'problemBody', 'checkOptionNames'],
-  '@rl/core/store': ['ALGORITHM_KINDS', 'checkCost', 'decisionFromExact', 'makeDecision', 'checkOptions', 'parseTimerDuration'],
+  '@rl/core/http': [
+    'HttpRateLimiter',
+    'RateLimitResult',
+    'Responder',
+    'HeaderWriter',
+    'holdRequest',
+    'problemBody',
+    'checkOptionNames',
+  ],
+  '@rl/core/store': [
+    'ALGORITHM_KINDS',
+    'checkCost',
+    'decisionFromExact',
+    'makeDecision',
+    'checkOptions',
+    'parseTimerDuration',
+  ],
   '@rl/store-memory': ['MemoryStore'],
   '@rl/store-redis': ['RedisStore'],
   '@rl/express': ['rateLimit'],
@@ -94,7 +109,16 @@ const EXPECTED_NAMES = {
   '@rl/koa': ['rateLimit'],
   '@rl/prometheus': ['prometheusObserver', 'DEFAULT_DELAY_BUCKETS', 'DEFAULT_STORE_BUCKETS'],
   '@rl/opentelemetry': ['openTelemetryObserver', 'ATTRIBUTES', 'DEFAULT_DELAY_BOUNDARIES', 'DEFAULT_STORE_BOUNDARIES'],
-  '@rl/cli': ['main', 'simulate', 'parsePattern', 'patternTraffic', 'parseLimit', 'readTrafficFile', 'formatReport', 'renderChartSvg'],
+  '@rl/cli': [
+    'main',
+    'simulate',
+    'parsePattern',
+    'patternTraffic',
+    'parseLimit',
+    'readTrafficFile',
+    'formatReport',
+    'renderChartSvg',
+  ],
 };
 
 /**
@@ -122,14 +146,23 @@ const SIZE_BUDGETS = {
 function tarballFiles(file) {
   const data = gunzipSync(readFileSync(file));
   const files = [];
-  for (let offset = 0; offset + 512 <= data.length; ) {
+  for (let offset = 0; offset + 512 <= data.length;) {
     const header = data.subarray(offset, offset + 512);
     if (header.every((byte) => byte === 0)) break;
-    const field = (start, end) => header.subarray(start, end).toString('utf8').replace(/\0[\s\S]*$/, '');
+    const field = (start, end) =>
+      header
+        .subarray(start, end)
+        .toString('utf8')
+        .replace(/\0[\s\S]*$/, '');
     const size = parseInt(field(124, 136).trim() || '0', 8);
     const prefix = field(345, 500);
     const type = field(156, 157);
-    if (type === '0' || type === '') files.push({ name: (prefix ? `${prefix}/` : '') + field(0, 100), size, body: data.subarray(offset + 512, offset + 512 + size) });
+    if (type === '0' || type === '')
+      files.push({
+        name: (prefix ? `${prefix}/` : '') + field(0, 100),
+        size,
+        body: data.subarray(offset + 512, offset + 512 + size),
+      });
     offset += 512 + Math.ceil(size / 512) * 512;
   }
   return files;
@@ -141,7 +174,9 @@ function tarballContents(file) {
   const unpacked = files.reduce((sum, f) => sum + f.size, 0);
   const maps = files.filter((f) => f.name.endsWith('.map')).map((f) => f.name);
   const sources = files.filter((f) => /^package\/src\//.test(f.name)).map((f) => f.name);
-  const mapComments = files.filter((f) => /\.c?js$/.test(f.name) && f.body.includes('sourceMappingURL=')).map((f) => f.name);
+  const mapComments = files
+    .filter((f) => /\.c?js$/.test(f.name) && f.body.includes('sourceMappingURL='))
+    .map((f) => f.name);
   return { packed: readFileSync(file).length, unpacked, maps, sources, mapComments };
 }
 
@@ -236,7 +271,13 @@ if (app) mkdirSync(app);
       rmSync(destination, { recursive: true, force: true });
       mkdirSync(destination);
       const result = await runAsync(pnpm, [...pnpmArgs, 'pack', '--pack-destination', destination], { cwd: p.dir });
-      return { p, result, created: readdirSync(destination).filter((f) => f.endsWith('.tgz')).map((f) => join(destination, f)) };
+      return {
+        p,
+        result,
+        created: readdirSync(destination)
+          .filter((f) => f.endsWith('.tgz'))
+          .map((f) => join(destination, f)),
+      };
     }),
   );
   for (const { p, result, created } of packed) {
@@ -257,10 +298,18 @@ if (app) mkdirSync(app);
     const line = `${p.name}: ${kB(c.packed)} packed, ${kB(c.unpacked)} unpacked`;
     const problems = [];
     if (!budget) problems.push(`${line}; no budget in SIZE_BUDGETS (scripts/pack-test.mjs): add one`);
-    else if (c.packed > budget.packed * 1000 || c.unpacked > budget.unpacked * 1000) problems.push(`${line}, over its budget of ${budget.packed} kB packed, ${budget.unpacked} kB unpacked`);
-    if (c.maps.length) problems.push(`${p.name}: source maps in the tarball (${c.maps.slice(0, 3).join(', ')}${c.maps.length > 3 ? ', ...' : ''}); tsup.base.ts builds none`);
-    if (c.mapComments.length) problems.push(`${p.name}: a sourceMappingURL comment in ${c.mapComments.slice(0, 3).join(', ')} (a map the tarball does not hold)`);
-    if (c.sources.length) problems.push(`${p.name}: src/ in the tarball (${c.sources.length} files); "files" should list dist only`);
+    else if (c.packed > budget.packed * 1000 || c.unpacked > budget.unpacked * 1000)
+      problems.push(`${line}, over its budget of ${budget.packed} kB packed, ${budget.unpacked} kB unpacked`);
+    if (c.maps.length)
+      problems.push(
+        `${p.name}: source maps in the tarball (${c.maps.slice(0, 3).join(', ')}${c.maps.length > 3 ? ', ...' : ''}); tsup.base.ts builds none`,
+      );
+    if (c.mapComments.length)
+      problems.push(
+        `${p.name}: a sourceMappingURL comment in ${c.mapComments.slice(0, 3).join(', ')} (a map the tarball does not hold)`,
+      );
+    if (c.sources.length)
+      problems.push(`${p.name}: src/ in the tarball (${c.sources.length} files); "files" should list dist only`);
     // --pack-into packs for a local install: the problems are shown, the test run fails on them.
     for (const problem of problems) (packInto ? note : fail)(problem);
     if (!problems.length) ok(`${line} (budget ${budget.packed} / ${budget.unpacked} kB)`);
@@ -270,7 +319,9 @@ if (app) mkdirSync(app);
     // One directory of tarballs, siblings named by file (see localTarballs), the per-package folders removed.
     const local = localTarballs(packages, tarballs);
     for (const p of packages) rmSync(dirname(p.tarball), { recursive: true, force: true });
-    console.log(`\npacked ${packages.length} packages into ${tarballs}:\n${local.map((file) => `  ${file}`).join('\n')}`);
+    console.log(
+      `\npacked ${packages.length} packages into ${tarballs}:\n${local.map((file) => `  ${file}`).join('\n')}`,
+    );
     console.log(
       `\nInstall them in another project on this machine (all in one command; npm puts the peers they name where your code imports them):\n  npm install ${tarballs}/*.tgz\n  pnpm add ${tarballs}/*.tgz express   # pnpm: add every package your code imports (the framework, ioredis, …), or it cannot import it`,
     );
@@ -282,24 +333,52 @@ if (app) mkdirSync(app);
   const bin = (name) => join(root, 'node_modules', '.bin', name);
   const lints = [];
   for (const p of packages) {
-    lints.push({ p, what: 'publint --strict', command: [bin('publint'), 'run', p.tarball, '--strict', '--level', 'warning'] });
+    lints.push({
+      p,
+      what: 'publint --strict',
+      command: [bin('publint'), 'run', p.tarball, '--strict', '--level', 'warning'],
+    });
     // attw: the strict profile for the entry points that have both formats; an ESM-only entry point
     // (no `require` condition, on purpose: see ESM_ONLY) under the `esm-only` profile, which skips
     // the node10 and node16-from-CJS resolutions and checks the rest.
     const subpaths = Object.keys(p.source.exports ?? {}).filter((s) => s !== './package.json');
     const esmOnly = subpaths.filter((s) => ESM_ONLY.has(s === '.' ? p.name : `${p.name}/${s.slice(2)}`));
-    const attw = [bin('attw'), p.tarball, '--no-definitely-typed', '--format', 'ascii', '--no-color', '--no-emoji', '--no-summary'];
-    if (esmOnly.length < subpaths.length) lints.push({ p, what: 'attw (strict)', command: [...attw, ...(esmOnly.length ? ['--exclude-entrypoints', ...esmOnly] : [])] });
-    if (esmOnly.length) lints.push({ p, what: `attw --profile esm-only (${esmOnly.join(', ')})`, command: [...attw, '--profile', 'esm-only', '--entrypoints', ...esmOnly] });
+    const attw = [
+      bin('attw'),
+      p.tarball,
+      '--no-definitely-typed',
+      '--format',
+      'ascii',
+      '--no-color',
+      '--no-emoji',
+      '--no-summary',
+    ];
+    if (esmOnly.length < subpaths.length)
+      lints.push({
+        p,
+        what: 'attw (strict)',
+        command: [...attw, ...(esmOnly.length ? ['--exclude-entrypoints', ...esmOnly] : [])],
+      });
+    if (esmOnly.length)
+      lints.push({
+        p,
+        what: `attw --profile esm-only (${esmOnly.join(', ')})`,
+        command: [...attw, '--profile', 'esm-only', '--entrypoints', ...esmOnly],
+      });
   }
   // Two at a time: the machine's other cores are someone else's.
   const results = [];
   for (let i = 0; i < lints.length; i += 2) {
-    results.push(...(await Promise.all(lints.slice(i, i + 2).map(({ command }) => runAsync(command[0], command.slice(1), { cwd: root })))));
+    results.push(
+      ...(await Promise.all(
+        lints.slice(i, i + 2).map(({ command }) => runAsync(command[0], command.slice(1), { cwd: root })),
+      )),
+    );
   }
   for (const [i, { p, what }] of lints.entries()) {
     const result = results[i];
-    if (result.status !== 0) fail(`${p.name}: ${what} failed (exit ${result.status})\n${result.stdout}${result.stderr}`);
+    if (result.status !== 0)
+      fail(`${p.name}: ${what} failed (exit ${result.status})\n${result.stdout}${result.stderr}`);
     else ok(`${p.name}: ${what}`);
   }
 
@@ -321,13 +400,29 @@ if (app) mkdirSync(app);
     }
   }
   wanted.set('@types/node', devRange('@types/node') ?? '^20');
-  writeFileSync(join(app, 'package.json'), JSON.stringify({ name: 'rl-pack-consumer', version: '0.0.0', private: true }, null, 2));
+  writeFileSync(
+    join(app, 'package.json'),
+    JSON.stringify({ name: 'rl-pack-consumer', version: '0.0.0', private: true }, null, 2),
+  );
   const specs = [...packages.map((p) => p.tarball), ...[...wanted].map(([name, range]) => `${name}@${range}`)];
   note(`npm install ${specs.map((spec) => (spec.endsWith('.tgz') ? basename(spec) : spec)).join(' ')}`);
-  const install = run('npm', ['install', '--no-audit', '--no-fund', '--ignore-scripts', '--prefer-offline', '--loglevel=error', '--no-package-lock', ...specs], {
-    cwd: app,
-    env: { ...process.env, npm_config_workspaces: 'false' },
-  });
+  const install = run(
+    'npm',
+    [
+      'install',
+      '--no-audit',
+      '--no-fund',
+      '--ignore-scripts',
+      '--prefer-offline',
+      '--loglevel=error',
+      '--no-package-lock',
+      ...specs,
+    ],
+    {
+      cwd: app,
+      env: { ...process.env, npm_config_workspaces: 'false' },
+    },
+  );
   if (install.status !== 0) {
     fail(`npm install failed (exit ${install.status})\n${install.stdout}${install.stderr}`);
     finish();
@@ -343,34 +438,43 @@ if (app) mkdirSync(app);
     p.packed = pkg;
     const count = failures.length;
     const where = `${p.name} package.json`;
-    if (pkg.sideEffects !== false) fail(`${where}: "sideEffects" is ${JSON.stringify(pkg.sideEffects)}, expected false`);
+    if (pkg.sideEffects !== false)
+      fail(`${where}: "sideEffects" is ${JSON.stringify(pkg.sideEffects)}, expected false`);
     const major = minimumMajor(pkg.engines?.node);
-    if (major === undefined || major < 20) fail(`${where}: "engines.node" is ${JSON.stringify(pkg.engines?.node)}, expected >=20`);
+    if (major === undefined || major < 20)
+      fail(`${where}: "engines.node" is ${JSON.stringify(pkg.engines?.node)}, expected >=20`);
     const text = JSON.stringify(pkg);
     if (text.includes('workspace:')) fail(`${where}: a "workspace:" range was left in the packed package.json`);
     const deps = pkg.dependencies ?? {};
     if (p.name === '@rl/core') {
       // The two runtime dependencies docs/design/architecture.md justifies; any other is a mistake.
       const extra = Object.keys(deps).filter((name) => !CORE_DEPENDENCIES.includes(name));
-      if (extra.length > 0) fail(`${where}: @rl/core may depend only on ${CORE_DEPENDENCIES.join(' and ')}, has ${extra.join(', ')}`);
+      if (extra.length > 0)
+        fail(`${where}: @rl/core may depend only on ${CORE_DEPENDENCIES.join(' and ')}, has ${extra.join(', ')}`);
     }
     for (const name of FRAMEWORKS) {
-      if (deps[name] || pkg.optionalDependencies?.[name]) fail(`${where}: ${name} is a dependency; it must be a peer dependency`);
+      if (deps[name] || pkg.optionalDependencies?.[name])
+        fail(`${where}: ${name} is a dependency; it must be a peer dependency`);
     }
     // A command (`bin`, such as @rl/cli's `rl`) is no part of an app: it brings its own core.
-    if (deps['@rl/core'] && !pkg.bin) fail(`${where}: @rl/core must be a peer dependency (one copy of the core per app), not a dependency`);
+    if (deps['@rl/core'] && !pkg.bin)
+      fail(`${where}: @rl/core must be a peer dependency (one copy of the core per app), not a dependency`);
     if (pkg.type !== 'module') fail(`${where}: "type" is ${JSON.stringify(pkg.type)}, expected "module"`);
     // The npm page: what the package is, where it lives, where to report a bug.
     const dir = `packages/${p.dir.slice(p.dir.lastIndexOf('/') + 1)}`;
     if (typeof pkg.description !== 'string' || pkg.description.length < 20) fail(`${where}: no "description"`);
     if (!Array.isArray(pkg.keywords) || pkg.keywords.length === 0) fail(`${where}: no "keywords"`);
     if (pkg.license !== 'MIT') fail(`${where}: "license" is ${JSON.stringify(pkg.license)}, expected "MIT"`);
-    if (pkg.repository?.url !== REPOSITORY || pkg.repository?.directory !== dir) fail(`${where}: "repository" is ${JSON.stringify(pkg.repository)}, expected { url: "${REPOSITORY}", directory: "${dir}" }`);
+    if (pkg.repository?.url !== REPOSITORY || pkg.repository?.directory !== dir)
+      fail(
+        `${where}: "repository" is ${JSON.stringify(pkg.repository)}, expected { url: "${REPOSITORY}", directory: "${dir}" }`,
+      );
     if (typeof pkg.homepage !== 'string' || !pkg.homepage.startsWith('https://')) fail(`${where}: no "homepage"`);
     if (typeof pkg.bugs?.url !== 'string') fail(`${where}: no "bugs.url"`);
     if (!existsSync(join(base, 'LICENSE'))) fail(`${where}: LICENSE is not in the tarball`);
     // The README is the docs' job (a package without one is listed); packed when there is one.
-    if (existsSync(join(p.dir, 'README.md')) && !existsSync(join(base, 'README.md'))) fail(`${where}: README.md is not in the tarball`);
+    if (existsSync(join(p.dir, 'README.md')) && !existsSync(join(base, 'README.md')))
+      fail(`${where}: README.md is not in the tarball`);
     if (!existsSync(join(p.dir, 'README.md'))) note(`${p.name} has no README.md`);
     if (!pkg.exports || typeof pkg.exports !== 'object') {
       fail(`${where}: no "exports" map`);
@@ -382,11 +486,23 @@ if (app) mkdirSync(app);
       const specifier = subpath === '.' ? p.name : `${p.name}/${subpath.slice(2)}`;
       // An ESM-only entry point is allowed only where its own dependency is ESM-only (ESM_ONLY).
       const esmOnly = ESM_ONLY.has(specifier);
-      if (esmOnly && target?.require) fail(`${specifier}: expected ESM-only (${ESM_ONLY.get(specifier)}), but it has a require condition`);
-      if (!esmOnly && !target?.require) fail(`${specifier}: no require condition; an ESM-only entry point needs a reason in ESM_ONLY`);
-      entries.push({ pkg: p.name, subpath, specifier, cjs: target?.require?.default, esm: target?.import?.default, esmOnly });
+      if (esmOnly && target?.require)
+        fail(`${specifier}: expected ESM-only (${ESM_ONLY.get(specifier)}), but it has a require condition`);
+      if (!esmOnly && !target?.require)
+        fail(`${specifier}: no require condition; an ESM-only entry point needs a reason in ESM_ONLY`);
+      entries.push({
+        pkg: p.name,
+        subpath,
+        specifier,
+        cjs: target?.require?.default,
+        esm: target?.import?.default,
+        esmOnly,
+      });
     }
-    if (failures.length === count) ok(`${p.name}: sideEffects false, engines.node ${pkg.engines?.node}, deps ${JSON.stringify(Object.keys(deps))}, peers ${JSON.stringify(Object.keys(pkg.peerDependencies ?? {}))}`);
+    if (failures.length === count)
+      ok(
+        `${p.name}: sideEffects false, engines.node ${pkg.engines?.node}, deps ${JSON.stringify(Object.keys(deps))}, peers ${JSON.stringify(Object.keys(pkg.peerDependencies ?? {}))}`,
+      );
   }
 
   // -------------------------------------------------------------------------------------------------
@@ -423,24 +539,36 @@ if (app) mkdirSync(app);
     const m = esm[e.specifier];
     if (e.esmOnly) {
       if (!m || m.error) fail(`import('${e.specifier}') failed: ${m?.error ?? 'no result'}`);
-      else if (!c?.error?.includes('ERR_PACKAGE_PATH_NOT_EXPORTED')) fail(`require('${e.specifier}') should fail with ERR_PACKAGE_PATH_NOT_EXPORTED (ESM-only), got ${c?.error ?? 'a module'}`);
-      else ok(`${e.specifier}: ESM-only (${ESM_ONLY.get(e.specifier)}); import loads ${m.names.length} names, require is refused cleanly`);
+      else if (!c?.error?.includes('ERR_PACKAGE_PATH_NOT_EXPORTED'))
+        fail(
+          `require('${e.specifier}') should fail with ERR_PACKAGE_PATH_NOT_EXPORTED (ESM-only), got ${c?.error ?? 'a module'}`,
+        );
+      else
+        ok(
+          `${e.specifier}: ESM-only (${ESM_ONLY.get(e.specifier)}); import loads ${m.names.length} names, require is refused cleanly`,
+        );
       continue;
     }
     if (!c || c.error) fail(`require('${e.specifier}') failed: ${c?.error ?? 'no result'}`);
     if (!m || m.error) fail(`import('${e.specifier}') failed: ${m?.error ?? 'no result'}`);
     if (!c || c.error || !m || m.error) continue;
     if (!c.file.endsWith('.cjs')) fail(`require('${e.specifier}') resolved to ${c.file}, not a .cjs file`);
-    if (!m.file.endsWith('.js') && !m.file.endsWith('.mjs')) fail(`import('${e.specifier}') resolved to ${m.file}, not an ESM file`);
+    if (!m.file.endsWith('.js') && !m.file.endsWith('.mjs'))
+      fail(`import('${e.specifier}') resolved to ${m.file}, not an ESM file`);
     const onlyCjs = c.names.filter((n) => !m.names.includes(n) && n !== '__esModule');
     const onlyEsm = m.names.filter((n) => !c.names.includes(n));
     if (onlyCjs.length || onlyEsm.length) {
-      fail(`${e.specifier}: CJS and ESM names differ (only CJS: ${onlyCjs.join(', ') || '-'}; only ESM: ${onlyEsm.join(', ') || '-'})`);
+      fail(
+        `${e.specifier}: CJS and ESM names differ (only CJS: ${onlyCjs.join(', ') || '-'}; only ESM: ${onlyEsm.join(', ') || '-'})`,
+      );
     }
     const expected = EXPECTED_NAMES[e.specifier] ?? [];
     const missing = expected.filter((n) => !c.names.includes(n) || !m.names.includes(n));
     if (missing.length) fail(`${e.specifier}: missing exports ${missing.join(', ')}`);
-    if (!onlyCjs.length && !onlyEsm.length && !missing.length) ok(`${e.specifier}: CJS and ESM both load, ${m.names.length} names (${m.names.slice(0, 6).join(', ')}${m.names.length > 6 ? ', ...' : ''})`);
+    if (!onlyCjs.length && !onlyEsm.length && !missing.length)
+      ok(
+        `${e.specifier}: CJS and ESM both load, ${m.names.length} names (${m.names.slice(0, 6).join(', ')}${m.names.length > 6 ? ', ...' : ''})`,
+      );
   }
 
   // -------------------------------------------------------------------------------------------------
@@ -462,11 +590,22 @@ if (app) mkdirSync(app);
         if (!(error instanceof InvalidOptionError)) decisions.push('a second copy of the core');
       }
       process.stdout.write(JSON.stringify(decisions));`;
-    writeFileSync(join(app, 'smoke.cjs'), `(async () => {${body("const { createLimiter, tokenBucket, InvalidOptionError } = require('@rl/core'); const { checkOptions } = require('@rl/core/store'); const { MemoryStore } = require('@rl/store-memory');")}})().catch((e) => { console.error(e); process.exit(1); });`);
-    writeFileSync(join(app, 'smoke.mjs'), body("import { createLimiter, tokenBucket, InvalidOptionError } from '@rl/core'; import { checkOptions } from '@rl/core/store'; import { MemoryStore } from '@rl/store-memory';"));
+    writeFileSync(
+      join(app, 'smoke.cjs'),
+      `(async () => {${body("const { createLimiter, tokenBucket, InvalidOptionError } = require('@rl/core'); const { checkOptions } = require('@rl/core/store'); const { MemoryStore } = require('@rl/store-memory');")}})().catch((e) => { console.error(e); process.exit(1); });`,
+    );
+    writeFileSync(
+      join(app, 'smoke.mjs'),
+      body(
+        "import { createLimiter, tokenBucket, InvalidOptionError } from '@rl/core'; import { checkOptions } from '@rl/core/store'; import { MemoryStore } from '@rl/store-memory';",
+      ),
+    );
     for (const file of ['smoke.cjs', 'smoke.mjs']) {
       const result = run(process.execPath, [file], { cwd: app });
-      if (result.status !== 0 || result.stdout !== '[true,true,false]') fail(`${file}: expected [true,true,false], got ${result.stdout || '-'} (exit ${result.status})\n${result.stderr}`);
+      if (result.status !== 0 || result.stdout !== '[true,true,false]')
+        fail(
+          `${file}: expected [true,true,false], got ${result.stdout || '-'} (exit ${result.status})\n${result.stderr}`,
+        );
       else ok(`${file}: allowed, allowed, denied; one copy of the core behind @rl/core and @rl/core/store`);
     }
   }
@@ -481,19 +620,43 @@ if (app) mkdirSync(app);
       observer.decision({ limit: 'api', outcome: 'allowed', reason: undefined, cost: 1, delayMs: 0, storeMs: 0.5, key: undefined });
       const text = await registry.metrics();
       process.stdout.write(JSON.stringify([text.includes('rl_decisions_total{limit="api",outcome="allowed"} 1'), text.includes('rl_store_duration_seconds_count{limit="api"} 1')]));`;
-    writeFileSync(join(app, 'metrics.cjs'), `(async () => {${body("const { Registry } = require('prom-client'); const { prometheusObserver } = require('@rl/prometheus');")}})().catch((e) => { console.error(e); process.exit(1); });`);
-    writeFileSync(join(app, 'metrics.mjs'), body("import { Registry } from 'prom-client'; import { prometheusObserver } from '@rl/prometheus';"));
+    writeFileSync(
+      join(app, 'metrics.cjs'),
+      `(async () => {${body("const { Registry } = require('prom-client'); const { prometheusObserver } = require('@rl/prometheus');")}})().catch((e) => { console.error(e); process.exit(1); });`,
+    );
+    writeFileSync(
+      join(app, 'metrics.mjs'),
+      body("import { Registry } from 'prom-client'; import { prometheusObserver } from '@rl/prometheus';"),
+    );
     for (const file of ['metrics.cjs', 'metrics.mjs']) {
       const result = run(process.execPath, [file], { cwd: app });
-      if (result.status !== 0 || result.stdout !== '[true,true]') fail(`${file}: expected [true,true], got ${result.stdout || '-'} (exit ${result.status})\n${result.stderr}`);
+      if (result.status !== 0 || result.stdout !== '[true,true]')
+        fail(`${file}: expected [true,true], got ${result.stdout || '-'} (exit ${result.status})\n${result.stderr}`);
       else ok(`${file}: a decision scraped from registry.metrics()`);
     }
   }
 
   // -------------------------------------------------------------------------------------------------
   if (names.has('@rl/cli')) {
-    step('npx rl simulate from the packed @rl/cli: the README\'s two batches, as JSON, a PNG and an SVG chart');
-    const args = ['--no', 'rl', 'simulate', '--pattern', 'burst 100 at 990ms, burst 100 at 1010ms', '--limit', 'fixedWindow(limit=100,window=1s)', '--limit', 'tokenBucket(capacity=20,refillRate=100)', '--json', '--chart', 'chart.svg', '--chart', 'chart.png', '--report', 'report.html'];
+    step("npx rl simulate from the packed @rl/cli: the README's two batches, as JSON, a PNG and an SVG chart");
+    const args = [
+      '--no',
+      'rl',
+      'simulate',
+      '--pattern',
+      'burst 100 at 990ms, burst 100 at 1010ms',
+      '--limit',
+      'fixedWindow(limit=100,window=1s)',
+      '--limit',
+      'tokenBucket(capacity=20,refillRate=100)',
+      '--json',
+      '--chart',
+      'chart.svg',
+      '--chart',
+      'chart.png',
+      '--report',
+      'report.html',
+    ];
     const result = run('npx', args, { cwd: app });
     let admitted;
     try {
@@ -503,26 +666,51 @@ if (app) mkdirSync(app);
     }
     const svg = existsSync(join(app, 'chart.svg')) ? readFileSync(join(app, 'chart.svg'), 'utf8') : '';
     const png = existsSync(join(app, 'chart.png')) ? readFileSync(join(app, 'chart.png')) : Buffer.alloc(0);
-    if (result.status !== 0 || JSON.stringify(admitted) !== '[200,22]') fail(`npx rl simulate: expected admitted [200,22], got ${JSON.stringify(admitted)} (exit ${result.status})\n${result.stderr.slice(-2000)}`);
-    else if (!svg.startsWith('<svg') || png.subarray(1, 4).toString() !== 'PNG') fail(`npx rl simulate --chart: expected an SVG and a PNG file, got ${svg.length} and ${png.length} bytes`);
-    else ok(`npx rl simulate: fixed window 200 admitted, token bucket 22; chart.svg ${svg.length} bytes, chart.png ${png.length} bytes`);
+    if (result.status !== 0 || JSON.stringify(admitted) !== '[200,22]')
+      fail(
+        `npx rl simulate: expected admitted [200,22], got ${JSON.stringify(admitted)} (exit ${result.status})\n${result.stderr.slice(-2000)}`,
+      );
+    else if (!svg.startsWith('<svg') || png.subarray(1, 4).toString() !== 'PNG')
+      fail(`npx rl simulate --chart: expected an SVG and a PNG file, got ${svg.length} and ${png.length} bytes`);
+    else
+      ok(
+        `npx rl simulate: fixed window 200 admitted, token bucket 22; chart.svg ${svg.length} bytes, chart.png ${png.length} bytes`,
+      );
     const html = existsSync(join(app, 'report.html')) ? readFileSync(join(app, 'report.html'), 'utf8') : '';
-    if (!html.startsWith('<!doctype html>') || !html.includes('<table id="rl-table">') || html.match(/<svg /g)?.length !== 2) fail(`npx rl simulate --report: expected an HTML page with the table and 2 charts, got ${html.length} bytes`);
+    if (
+      !html.startsWith('<!doctype html>') ||
+      !html.includes('<table id="rl-table">') ||
+      html.match(/<svg /g)?.length !== 2
+    )
+      fail(`npx rl simulate --report: expected an HTML page with the table and 2 charts, got ${html.length} bytes`);
     else ok(`npx rl simulate --report: report.html ${html.length} bytes, the table and a chart per limit`);
-    const usage = run('npx', ['--no', 'rl', 'simulate', '--pattern', '600/x for 1s', '--limit', 'fixedWindow(limit=1,window=1s)'], { cwd: app });
-    if (usage.status !== 2 || !usage.stderr.includes('--pattern part 1')) fail(`npx rl simulate with a bad pattern: expected exit 2 naming "--pattern part 1", got exit ${usage.status}: ${usage.stderr}`);
+    const usage = run(
+      'npx',
+      ['--no', 'rl', 'simulate', '--pattern', '600/x for 1s', '--limit', 'fixedWindow(limit=1,window=1s)'],
+      { cwd: app },
+    );
+    if (usage.status !== 2 || !usage.stderr.includes('--pattern part 1'))
+      fail(
+        `npx rl simulate with a bad pattern: expected exit 2 naming "--pattern part 1", got exit ${usage.status}: ${usage.stderr}`,
+      );
     else ok('npx rl simulate with a bad pattern: exit 2, the part named');
   }
 
   // -------------------------------------------------------------------------------------------------
   if (packages.length > 1) {
-    step('the local tarballs (pnpm pack:all): `npm install <dir>/*.tgz` and `pnpm add <dir>/*.tgz`, each in a fresh project');
+    step(
+      'the local tarballs (pnpm pack:all): `npm install <dir>/*.tgz` and `pnpm add <dir>/*.tgz`, each in a fresh project',
+    );
     const local = join(work, 'local');
     mkdirSync(local);
     const files = localTarballs(packages, local);
     const [pnpm, pnpmArgs] = pnpmCommand(root);
     const managers = [
-      ['npm', 'npm', ['install', '--no-audit', '--no-fund', '--ignore-scripts', '--prefer-offline', '--loglevel=error', ...files]],
+      [
+        'npm',
+        'npm',
+        ['install', '--no-audit', '--no-fund', '--ignore-scripts', '--prefer-offline', '--loglevel=error', ...files],
+      ],
       ['pnpm', pnpm, [...pnpmArgs, 'add', '--ignore-scripts', '--prefer-offline', ...files]],
     ];
     // One copy of each package: the store-memory an adapter loads is the project's own.
@@ -542,9 +730,16 @@ if (app) mkdirSync(app);
       managers.map(async ([label, command, commandArgs]) => {
         const project = join(work, `local-${label}`);
         mkdirSync(project);
-        writeFileSync(join(project, 'package.json'), JSON.stringify({ name: `rl-local-${label}`, version: '0.0.0', private: true, type: 'module' }, null, 2));
+        writeFileSync(
+          join(project, 'package.json'),
+          JSON.stringify({ name: `rl-local-${label}`, version: '0.0.0', private: true, type: 'module' }, null, 2),
+        );
         writeFileSync(join(project, 'probe.mjs'), probe);
-        const install = await runAsync(command, commandArgs, { cwd: project, env: { ...process.env, npm_config_workspaces: 'false' }, timeoutMs: 300_000 });
+        const install = await runAsync(command, commandArgs, {
+          cwd: project,
+          env: { ...process.env, npm_config_workspaces: 'false' },
+          timeoutMs: 300_000,
+        });
         return { label, project, install };
       }),
     );
@@ -556,7 +751,10 @@ if (app) mkdirSync(app);
       }
       const result = run(process.execPath, ['probe.mjs'], { cwd: project });
       const expected = JSON.stringify({ decisions: [true, false], copies: [] });
-      if (result.status !== 0 || result.stdout !== expected) fail(`${shown}: expected ${expected} from a limiter and the adapters' store-memory, got ${result.stdout || '-'} (exit ${result.status})\n${result.stderr}`);
+      if (result.status !== 0 || result.stdout !== expected)
+        fail(
+          `${shown}: expected ${expected} from a limiter and the adapters' store-memory, got ${result.stdout || '-'} (exit ${result.status})\n${result.stderr}`,
+        );
       else ok(`${shown}: a limiter runs; one @rl/store-memory, the adapters' included`);
     }
   }
@@ -564,9 +762,14 @@ if (app) mkdirSync(app);
   // -------------------------------------------------------------------------------------------------
   step('tsc --noEmit of an ESM (.mts) and a CJS (.cts) consumer');
   const importsFor = (condition) =>
-    entries.map((e, i) => (e.esmOnly && condition === 'require' ? '' : `import * as m${i} from '${e.specifier}';`)).filter(Boolean);
+    entries
+      .map((e, i) => (e.esmOnly && condition === 'require' ? '' : `import * as m${i} from '${e.specifier}';`))
+      .filter(Boolean);
   const usesFor = (condition) =>
-    `export const modules = [${entries.map((e, i) => (e.esmOnly && condition === 'require' ? '' : `m${i}`)).filter(Boolean).join(', ')}];`;
+    `export const modules = [${entries
+      .map((e, i) => (e.esmOnly && condition === 'require' ? '' : `m${i}`))
+      .filter(Boolean)
+      .join(', ')}];`;
   let typed = '';
   if (names.has('@rl/core') && names.has('@rl/store-memory')) {
     typed += `
@@ -648,7 +851,17 @@ export const openTelemetry: OpenTelemetryObserverType = openTelemetryObserver({ 
       writeFileSync(
         join(app, config),
         JSON.stringify({
-          compilerOptions: { target: 'ES2022', lib: ['ES2022'], module: 'NodeNext', moduleResolution: 'NodeNext', strict: true, esModuleInterop: true, noEmit: true, skipLibCheck: false, types: ['node'] },
+          compilerOptions: {
+            target: 'ES2022',
+            lib: ['ES2022'],
+            module: 'NodeNext',
+            moduleResolution: 'NodeNext',
+            strict: true,
+            esModuleInterop: true,
+            noEmit: true,
+            skipLibCheck: false,
+            types: ['node'],
+          },
           files: [file],
         }),
       );
@@ -660,11 +873,18 @@ export const openTelemetry: OpenTelemetryObserverType = openTelemetryObserver({ 
     // Errors in our declarations and in the consumer count; errors inside third-party typings
     // (an @types package out of step with its library) are listed but do not fail the run.
     const diagnostics = check.stdout.split('\n').filter((line) => /error TS\d+/.test(line));
-    const ours = diagnostics.filter((line) => !line.startsWith('node_modules/') || line.startsWith('node_modules/@rl/'));
+    const ours = diagnostics.filter(
+      (line) => !line.startsWith('node_modules/') || line.startsWith('node_modules/@rl/'),
+    );
     const theirs = diagnostics.filter((line) => !ours.includes(line));
-    if (theirs.length) note(`${file}: ${theirs.length} error(s) in third-party typings, ignored:\n         ${theirs.join('\n         ')}`);
+    if (theirs.length)
+      note(
+        `${file}: ${theirs.length} error(s) in third-party typings, ignored:\n         ${theirs.join('\n         ')}`,
+      );
     if (ours.length || (check.status !== 0 && diagnostics.length === 0)) {
-      fail(`tsc ${file} (${condition}): ${ours.length ? `errors:\n${ours.join('\n')}` : `exit ${check.status}\n${check.stdout.slice(-2000)}${check.stderr}`}`);
+      fail(
+        `tsc ${file} (${condition}): ${ours.length ? `errors:\n${ours.join('\n')}` : `exit ${check.status}\n${check.stdout.slice(-2000)}${check.stderr}`}`,
+      );
       continue;
     }
     ok(`${file} type-checks (${condition} conditions)`);

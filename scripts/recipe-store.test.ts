@@ -10,10 +10,16 @@ import type { Store } from '@rl/core';
 import { expect, it } from 'vitest';
 import { runStoreConformance } from '@rl/core/testing';
 
-const page = readFileSync(join(dirname(fileURLToPath(import.meta.url)), '..', 'docs', 'recipe-writing-a-store.md'), 'utf8');
+const page = readFileSync(
+  join(dirname(fileURLToPath(import.meta.url)), '..', 'docs', 'recipe-writing-a-store.md'),
+  'utf8',
+);
 const program = /```ts\n(import \{ createLimiter[\s\S]*?)```/.exec(page)?.[1];
 if (program === undefined) throw new Error('docs/recipe-writing-a-store.md has no program that imports createLimiter');
-const storeClass = program.slice(program.indexOf('export class MapStore'), program.indexOf('const store = new MapStore();'));
+const storeClass = program.slice(
+  program.indexOf('export class MapStore'),
+  program.indexOf('const store = new MapStore();'),
+);
 const imports = program.split('\n').filter((line) => line.startsWith('import ') && line.includes("'@rl/core/store'"));
 /** The page's class, imported from a file written for that in a folder removed once it is imported. */
 async function importPageStore(): Promise<{ MapStore: new () => Store; folder: string }> {

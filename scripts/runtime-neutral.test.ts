@@ -35,7 +35,10 @@ describe('the code a Fetch adapter loads', () => {
         conditions: ['import', 'default'],
         external: ['hono'],
         logLevel: 'silent',
-      }).catch((error: { errors?: { text: string }[] }) => ({ errors: error.errors ?? [{ text: String(error) }], metafile: undefined }));
+      }).catch((error: { errors?: { text: string }[] }) => ({
+        errors: error.errors ?? [{ text: String(error) }],
+        metafile: undefined,
+      }));
       expect(result.errors.map((e) => e.text)).toEqual([]);
       const imports = Object.values(result.metafile!.inputs).flatMap((input) => input.imports.map((i) => i.path));
       expect(imports.filter((path) => path.startsWith('node:'))).toEqual([]);
@@ -44,7 +47,16 @@ describe('the code a Fetch adapter loads', () => {
   }
 
   it('the check catches a node: import (it is not a test that cannot fail)', async () => {
-    const result = await build({ stdin: { contents: "import { createHash } from 'node:crypto'; console.log(createHash);", resolveDir: packagesDir }, bundle: true, write: false, platform: 'neutral', logLevel: 'silent' }).then(
+    const result = await build({
+      stdin: {
+        contents: "import { createHash } from 'node:crypto'; console.log(createHash);",
+        resolveDir: packagesDir,
+      },
+      bundle: true,
+      write: false,
+      platform: 'neutral',
+      logLevel: 'silent',
+    }).then(
       () => [],
       (error: { errors: { text: string }[] }) => error.errors.map((e) => e.text),
     );

@@ -7,7 +7,14 @@ import { parseHTML } from 'linkedom';
 import { Resvg } from '@resvg/resvg-js';
 
 const WIDTH = 960;
-const PALETTE = { 'no limit (node:http)': '#9d9d9d', 'token-bucket': '#4c78a8', 'fixed-window': '#e45756', 'sliding-log': '#f58518', 'sliding-counter': '#54a24b', 'leaky-bucket': '#b279a2' };
+const PALETTE = {
+  'no limit (node:http)': '#9d9d9d',
+  'token-bucket': '#4c78a8',
+  'fixed-window': '#e45756',
+  'sliding-log': '#f58518',
+  'sliding-counter': '#54a24b',
+  'leaky-bucket': '#b279a2',
+};
 const colorOf = (name) => PALETTE[name] ?? '#333';
 
 function plot({ title, legend = [], ...options }) {
@@ -24,7 +31,13 @@ function cdfRows(run, store, wait) {
   let acc = 0;
   return counts.map((c, i) => {
     acc += c;
-    return { series: run.algorithm ?? 'no limit (node:http)', store, wait, ms: edges[i + 1], fraction: total ? acc / total : 0 };
+    return {
+      series: run.algorithm ?? 'no limit (node:http)',
+      store,
+      wait,
+      ms: edges[i + 1],
+      fraction: total ? acc / total : 0,
+    };
   });
 }
 
@@ -34,7 +47,8 @@ function latencyPlot(runs) {
   const rows = [];
   for (const r of limited) rows.push(...cdfRows(r, r.store, r.waits ? 'wait 500ms' : 'no wait'));
   // The baseline in every panel, for reference.
-  for (const r of runs.filter((x) => !x.algorithm)) for (const s of stores) for (const w of ['no wait', 'wait 500ms']) rows.push(...cdfRows(r, s, w));
+  for (const r of runs.filter((x) => !x.algorithm))
+    for (const s of stores) for (const w of ['no wait', 'wait 500ms']) rows.push(...cdfRows(r, s, w));
   const series = [...new Set(rows.map((r) => r.series))];
   const legend = series.map((name) => ({ name, color: colorOf(name) }));
   return plot({
@@ -50,7 +64,15 @@ function latencyPlot(runs) {
     color: { legend: false, domain: series, range: series.map(colorOf) },
     marks: [
       Plot.frame({ stroke: '#ccc' }),
-      Plot.line(rows, { x: 'ms', y: 'fraction', stroke: 'series', fx: 'wait', fy: 'store', strokeWidth: 1.8, curve: 'step-before' }),
+      Plot.line(rows, {
+        x: 'ms',
+        y: 'fraction',
+        stroke: 'series',
+        fx: 'wait',
+        fy: 'store',
+        strokeWidth: 1.8,
+        curve: 'step-before',
+      }),
     ],
   });
 }
@@ -64,7 +86,10 @@ function arrivalsPlot(runs) {
     counts.forEach((n, i) => rows.push({ label: r.label, t: (fromMs + i * 10) / 1000, n }));
   }
   const labels = shown.map((r) => r.label);
-  const names = shown.map((r) => ({ label: r.label, text: `${r.label}: at most ${r.result.backend.maxArrivalsIn10ms} in any 10 ms, peak concurrency ${r.result.backend.peakConcurrency}` }));
+  const names = shown.map((r) => ({
+    label: r.label,
+    text: `${r.label}: at most ${r.result.backend.maxArrivalsIn10ms} in any 10 ms, peak concurrency ${r.result.backend.peakConcurrency}`,
+  }));
   return plot({
     height: 80 + 75 * shown.length,
     marginTop: 50,
@@ -75,7 +100,14 @@ function arrivalsPlot(runs) {
     marks: [
       Plot.rectY(rows, { x1: 't', x2: (d) => d.t + 0.01, y: 'n', fy: 'label', fill: '#4c78a8' }),
       Plot.ruleY([0]),
-      Plot.text(names, { fy: 'label', text: 'text', frameAnchor: 'top-left', dy: -12, fontSize: 11, fontWeight: 'bold' }),
+      Plot.text(names, {
+        fy: 'label',
+        text: 'text',
+        frameAnchor: 'top-left',
+        dy: -12,
+        fontSize: 11,
+        fontWeight: 'bold',
+      }),
     ],
   });
 }
@@ -88,7 +120,12 @@ export async function writeChart({ meta, runs }, paths) {
   const inner = parts.map((p) => {
     const title = `<text x="8" y="${y + 18}" font-size="14" font-weight="bold" font-family="sans-serif">${p.title}</text>`;
     // Plot's legends are HTML too: the algorithms' colours as SVG text beside the title.
-    const legend = p.legend.map((l, i) => `<text x="${8 + 160 * i}" y="${y + 40}" font-size="12" font-family="sans-serif" fill="${l.color}" font-weight="bold">■ ${l.name}</text>`).join('');
+    const legend = p.legend
+      .map(
+        (l, i) =>
+          `<text x="${8 + 160 * i}" y="${y + 40}" font-size="12" font-family="sans-serif" fill="${l.color}" font-weight="bold">■ ${l.name}</text>`,
+      )
+      .join('');
     const top = p.legend.length ? 48 : 26;
     const s = p.svg.replace(/^<svg /, `<svg y="${y + top}" `);
     y += p.height + top + 10;
@@ -98,7 +135,12 @@ export async function writeChart({ meta, runs }, paths) {
   const svg = `<svg xmlns="http://www.w3.org/2000/svg" width="${WIDTH}" height="${y + 24}" viewBox="0 0 ${WIDTH} ${y + 24}"><rect width="100%" height="100%" fill="white"/>${inner.join('')}${caption}</svg>`;
   for (const p of paths) {
     if (p.endsWith('.png')) {
-      const png = new Resvg(svg, { background: 'white', font: { loadSystemFonts: true, defaultFontFamily: 'DejaVu Sans' } }).render().asPng();
+      const png = new Resvg(svg, {
+        background: 'white',
+        font: { loadSystemFonts: true, defaultFontFamily: 'DejaVu Sans' },
+      })
+        .render()
+        .asPng();
       await writeFile(p, png);
     } else await writeFile(p, svg);
   }

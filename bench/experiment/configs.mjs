@@ -29,7 +29,10 @@ export function configurations({ algorithms = Object.keys(ALGORITHMS), stores = 
     for (const a of algorithms) {
       const spec = ALGORITHMS[a];
       for (const wait of [false, true]) {
-        const limit = wait && spec.waitCall ? { call: spec.waitCall, options: spec.waitOptions } : { call: spec.call, options: spec.options };
+        const limit =
+          wait && spec.waitCall
+            ? { call: spec.waitCall, options: spec.waitOptions }
+            : { call: spec.call, options: spec.options };
         out.push({
           id: `${a}-${wait ? 'wait' : 'nowait'}-${store}`,
           kind: 'fastify',
@@ -55,6 +58,24 @@ export function algorithmOf(core, limit) {
 
 /** The seed's figures (Spring Cloud Gateway 2.2.9, Redis, 60 s at 50/s then 300 s at 600/s, 500 ms queue). */
 export const SEED = {
-  'token-bucket': { sent: 180_000, admitted: 60_000, denied: 120_000, p50: 6, p95: 18, p99: 23, max: 47, deniedMean: 487 },
-  'fixed-window': { sent: 180_000, admitted: 60_000, denied: 120_000, p50: 8, p95: 240, p99: 310, max: 498, deniedMean: 492 },
+  'token-bucket': {
+    sent: 180_000,
+    admitted: 60_000,
+    denied: 120_000,
+    p50: 6,
+    p95: 18,
+    p99: 23,
+    max: 47,
+    deniedMean: 487,
+  },
+  'fixed-window': {
+    sent: 180_000,
+    admitted: 60_000,
+    denied: 120_000,
+    p50: 8,
+    p95: 240,
+    p99: 310,
+    max: 498,
+    deniedMean: 492,
+  },
 };

@@ -43,7 +43,11 @@ async function baseline() {
 }
 
 async function gateway() {
-  const [{ default: Fastify }, { default: rateLimit }, core] = await Promise.all([import('fastify'), import('@rl/fastify'), import('@rl/core')]);
+  const [{ default: Fastify }, { default: rateLimit }, core] = await Promise.all([
+    import('fastify'),
+    import('@rl/fastify'),
+    import('@rl/core'),
+  ]);
   let store;
   if (config.store === 'redis') {
     const [{ default: Redis }, { RedisStore }] = await Promise.all([import('ioredis'), import('@rl/store-redis')]);

@@ -34,11 +34,14 @@ function send(i) {
     latency[i] = now() - scheduled;
     if (++done === n) finish();
   };
-  const req = http.request({ host: '127.0.0.1', port, path: '/', method: 'GET', agent, timeout: REQUEST_TIMEOUT_MS }, (res) => {
-    res.resume();
-    res.on('end', () => end(res.statusCode));
-    res.on('error', () => end(-1));
-  });
+  const req = http.request(
+    { host: '127.0.0.1', port, path: '/', method: 'GET', agent, timeout: REQUEST_TIMEOUT_MS },
+    (res) => {
+      res.resume();
+      res.on('end', () => end(res.statusCode));
+      res.on('error', () => end(-1));
+    },
+  );
   req.on('timeout', () => req.destroy(new Error('timeout')));
   req.on('error', () => end(-1));
   req.end();
@@ -62,4 +65,8 @@ let giveUp;
 await Promise.race([finished, new Promise((r) => (giveUp = setTimeout(r, REQUEST_TIMEOUT_MS + 1000)))]);
 clearTimeout(giveUp);
 agent.destroy();
-report({ sched: schedule.map((x) => Math.round(x * 10) / 10), latency: Array.from(latency, (x) => Math.round(x * 100) / 100), status: Array.from(status) });
+report({
+  sched: schedule.map((x) => Math.round(x * 10) / 10),
+  latency: Array.from(latency, (x) => Math.round(x * 100) / 100),
+  status: Array.from(status),
+});

@@ -34,7 +34,9 @@ export function table(headers, rows) {
   const cells = [headers, ...rows].map((r) => r.map((c) => (typeof c === 'number' ? fmt(c) : String(c ?? '-'))));
   const widths = headers.map((_, i) => Math.max(3, ...cells.map((r) => (r[i] ?? '').length)));
   const line = (r) => '| ' + r.map((c, i) => (c ?? '').padEnd(widths[i])).join(' | ') + ' |';
-  return [line(cells[0]), '| ' + widths.map((w) => '-'.repeat(w)).join(' | ') + ' |', ...cells.slice(1).map(line)].join('\n');
+  return [line(cells[0]), '| ' + widths.map((w) => '-'.repeat(w)).join(' | ') + ' |', ...cells.slice(1).map(line)].join(
+    '\n',
+  );
 }
 
 export const verdict = (ok) => (ok === undefined ? '-' : ok ? 'PASS' : 'FAIL');
@@ -73,7 +75,12 @@ export function runWorker(script, args = [], { nodeArgs = [], cpu, timeoutMs = 1
       clearTimeout(timer);
       const line = out.split('\n').find((l) => l.startsWith('RESULT '));
       if (code === 0 && line) resolve(JSON.parse(line.slice(7)));
-      else reject(new Error(`${path.basename(script)} ${args.join(' ')} exited ${code}: ${err.trim().split('\n').slice(-6).join('\n')}`));
+      else
+        reject(
+          new Error(
+            `${path.basename(script)} ${args.join(' ')} exited ${code}: ${err.trim().split('\n').slice(-6).join('\n')}`,
+          ),
+        );
     });
   });
 }
@@ -111,7 +118,18 @@ export async function startRedis({ cpu = 0 } = {}) {
   let port = await freePort();
   if (port === 6379) port = await freePort();
   const [cmd, argv] = pinned(cpu, 'redis-server', [
-    '--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--protected-mode', 'yes', '--loglevel', 'warning',
+    '--port',
+    String(port),
+    '--bind',
+    '127.0.0.1',
+    '--save',
+    '',
+    '--appendonly',
+    'no',
+    '--protected-mode',
+    'yes',
+    '--loglevel',
+    'warning',
   ]);
   const child = spawn(cmd, argv, { stdio: 'ignore' });
   for (let i = 0; i < 100; i++) {

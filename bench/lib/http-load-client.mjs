@@ -23,13 +23,15 @@ export function startLoad(cpu) {
     }
   });
   child.on('exit', (code) => {
-    for (const w of waiting.splice(0)) w.reject(new Error(`http-load.mjs exited ${code}: ${err.trim().split('\n').slice(-5).join('\n')}`));
+    for (const w of waiting.splice(0))
+      w.reject(new Error(`http-load.mjs exited ${code}: ${err.trim().split('\n').slice(-5).join('\n')}`));
   });
   return {
-    measure: (command) => new Promise((resolve, reject) => {
-      waiting.push({ resolve: (r) => (r.error ? reject(new Error(r.error)) : resolve(r)), reject });
-      child.stdin.write(JSON.stringify(command) + '\n');
-    }),
+    measure: (command) =>
+      new Promise((resolve, reject) => {
+        waiting.push({ resolve: (r) => (r.error ? reject(new Error(r.error)) : resolve(r)), reject });
+        child.stdin.write(JSON.stringify(command) + '\n');
+      }),
     stop: () => {
       child.stdin.end();
       return new Promise((r) => (child.exitCode !== null ? r() : child.once('exit', r)));

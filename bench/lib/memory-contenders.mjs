@@ -56,10 +56,26 @@ CONTENDERS['rl token-bucket (sync store call)'] = async () => {
   const limiter = rlLimiter('token-bucket');
   const { store, algorithm } = limiter;
   if (typeof store.charge !== 'function') {
-    return { call: (key) => store.consume(limiter.storageKey(key), algorithm, 1, undefined), sync: true, note: 'limiter.store.consume(storageKey, algorithm, 1, undefined), no await', extra: true };
+    return {
+      call: (key) => store.consume(limiter.storageKey(key), algorithm, 1, undefined),
+      sync: true,
+      note: 'limiter.store.consume(storageKey, algorithm, 1, undefined), no await',
+      extra: true,
+    };
   }
   return {
-    call: (key) => store.charge({ key: limiter.storageKey(key), algorithm, cost: 1, maxDelayMs: undefined, idempotency: undefined, enforced: undefined }, undefined).decision,
+    call: (key) =>
+      store.charge(
+        {
+          key: limiter.storageKey(key),
+          algorithm,
+          cost: 1,
+          maxDelayMs: undefined,
+          idempotency: undefined,
+          enforced: undefined,
+        },
+        undefined,
+      ).decision,
     sync: true,
     note: 'limiter.store.charge({ key: storageKey, algorithm, cost: 1 }, undefined).decision, no await',
     extra: true,
@@ -69,14 +85,24 @@ CONTENDERS['rl token-bucket (sync store call)'] = async () => {
 CONTENDERS['rl token-bucket (consumeSync)'] = async () => {
   const limiter = rlLimiter('token-bucket');
   if (typeof limiter.consumeSync !== 'function') return { skip: 'the built @rl/core has no limiter.consumeSync yet' };
-  return { call: (key) => limiter.consumeSync(key), sync: true, note: 'limiter.consumeSync(key), no await', extra: true };
+  return {
+    call: (key) => limiter.consumeSync(key),
+    sync: true,
+    note: 'limiter.consumeSync(key), no await',
+    extra: true,
+  };
 };
 // With an observer that counts by limit and outcome: the cost of the observer seam per decision.
 CONTENDERS['rl token-bucket (observed)'] = async () => {
   const limiter = rlLimiter('token-bucket');
   if (typeof limiter.observe !== 'function') return { skip: 'the built @rl/core has no limiter.observe yet' };
   limiter.observe(countingObserver());
-  return { call: (key) => limiter.consume(key), sync: false, note: 'await limiter.consume(key), observed by a counting observer', extra: true };
+  return {
+    call: (key) => limiter.consume(key),
+    sync: false,
+    note: 'await limiter.consume(key), observed by a counting observer',
+    extra: true,
+  };
 };
 /** Counts decisions per `limit/outcome` in a Map: about what a metrics exporter does per decision. */
 export function countingObserver() {
@@ -89,7 +115,11 @@ export function countingObserver() {
     },
   };
 }
-CONTENDERS['hand bucket (sync)'] = async () => ({ call: handBucket(), sync: true, note: 'take(key): Map of {tokens,last}, Date.now()' });
+CONTENDERS['hand bucket (sync)'] = async () => ({
+  call: handBucket(),
+  sync: true,
+  note: 'take(key): Map of {tokens,last}, Date.now()',
+});
 CONTENDERS['hand bucket (await)'] = async () => {
   const take = handBucket();
   return { call: take, sync: false, note: 'await take(key): the same function, awaited', extra: true };
@@ -97,7 +127,11 @@ CONTENDERS['hand bucket (await)'] = async () => {
 CONTENDERS['rate-limiter-flexible Memory'] = async () => {
   const { RateLimiterMemory } = await import('rate-limiter-flexible');
   const rlf = new RateLimiterMemory({ points: BIG, duration: 60 });
-  return { call: (key) => rlf.consume(key), sync: false, note: 'await new RateLimiterMemory({points,duration}).consume(key)' };
+  return {
+    call: (key) => rlf.consume(key),
+    sync: false,
+    note: 'await new RateLimiterMemory({points,duration}).consume(key)',
+  };
 };
 CONTENDERS['express-rate-limit MemoryStore'] = async () => {
   const { MemoryStore: ErlStore } = await import('express-rate-limit');

@@ -11,7 +11,13 @@ const RL_REDIS_LIMITS = {
   'leaky-bucket': (c) => c.leakyBucket({ capacity: LIMIT, leakRate: LIMIT, interval: WINDOW_MS }),
 };
 
-export const RL_REDIS_ALGORITHMS = ['fixed-window', 'sliding-window-log', 'sliding-window-counter', 'token-bucket', 'leaky-bucket'];
+export const RL_REDIS_ALGORITHMS = [
+  'fixed-window',
+  'sliding-window-log',
+  'sliding-window-counter',
+  'token-bucket',
+  'leaky-bucket',
+];
 
 export async function rlRedisStoreClass() {
   try {
@@ -25,7 +31,10 @@ export async function rlRedisStoreClass() {
 export const REDIS_CONTENDERS = {
   'raw EVALSHA (return 1)': async (client) => {
     client.defineCommand('benchTrivial', { numberOfKeys: 1, lua: 'return 1' });
-    return { call: (key) => client.benchTrivial(key), note: "client.defineCommand('t', { numberOfKeys: 1, lua: 'return 1' }); await client.t(key)" };
+    return {
+      call: (key) => client.benchTrivial(key),
+      note: "client.defineCommand('t', { numberOfKeys: 1, lua: 'return 1' }); await client.t(key)",
+    };
   },
 };
 function rlContender(a, options = { timeout: false }, note = 'timeout: false', storeOptions = {}) {
@@ -33,9 +42,22 @@ function rlContender(a, options = { timeout: false }, note = 'timeout: false', s
     const RedisStore = await rlRedisStoreClass();
     if (!RedisStore) throw new Error('SKIP @rl/store-redis exports no RedisStore yet');
     const core = await import('@rl/core');
-    const limiter = core.createLimiter({ algorithm: RL_REDIS_LIMITS[a](core), store: new RedisStore({ client, ...storeOptions }), ...options });
-    const storeNote = Object.keys(storeOptions).length > 0 ? `, ${Object.entries(storeOptions).map(([k, v]) => `${k}: ${JSON.stringify(v)}`).join(', ')}` : '';
-    return { call: (key) => limiter.consume(key), note: `await createLimiter({ algorithm, store: new RedisStore({ client${storeNote} }), ${note} }).consume(key)`, limiter };
+    const limiter = core.createLimiter({
+      algorithm: RL_REDIS_LIMITS[a](core),
+      store: new RedisStore({ client, ...storeOptions }),
+      ...options,
+    });
+    const storeNote =
+      Object.keys(storeOptions).length > 0
+        ? `, ${Object.entries(storeOptions)
+            .map(([k, v]) => `${k}: ${JSON.stringify(v)}`)
+            .join(', ')}`
+        : '';
+    return {
+      call: (key) => limiter.consume(key),
+      note: `await createLimiter({ algorithm, store: new RedisStore({ client${storeNote} }), ${note} }).consume(key)`,
+      limiter,
+    };
   };
 }
 // The store path itself: no client-side timeout (see the README: with the default 50 ms timeout a
@@ -52,11 +74,21 @@ REDIS_CONTENDERS['rl token-bucket (node-redis 6)'] = async (client) => {
   const { createClient } = await import('redis');
   const nodeRedis = createClient({ socket: { host: '127.0.0.1', port: client.options.port } });
   await nodeRedis.connect();
-  const limiter = core.createLimiter({ algorithm: RL_REDIS_LIMITS['token-bucket'](core), store: new RedisStore({ client: nodeRedis }), timeout: false });
-  return { call: (key) => limiter.consume(key), note: 'await createLimiter({ algorithm, store: new RedisStore({ client: await createClient().connect() }), timeout: false }).consume(key)', limiter };
+  const limiter = core.createLimiter({
+    algorithm: RL_REDIS_LIMITS['token-bucket'](core),
+    store: new RedisStore({ client: nodeRedis }),
+    timeout: false,
+  });
+  return {
+    call: (key) => limiter.consume(key),
+    note: 'await createLimiter({ algorithm, store: new RedisStore({ client: await createClient().connect() }), timeout: false }).consume(key)',
+    limiter,
+  };
 };
 // Every decision a script call of its own (batching off): the store as it was before batching.
-REDIS_CONTENDERS['rl token-bucket (batch: false)'] = rlContender('token-bucket', { timeout: false }, 'timeout: false', { batch: false });
+REDIS_CONTENDERS['rl token-bucket (batch: false)'] = rlContender('token-bucket', { timeout: false }, 'timeout: false', {
+  batch: false,
+});
 // A request with three limits (fixed window, token bucket, sliding window counter; each 100 per day
 // per key), through combineLimiters: one group script call per request (issue 26), and the same three
 // with the store's group hidden, so the engine charges them one after another (three calls).
@@ -73,7 +105,10 @@ function rlThreeLimits(together) {
       core.createLimiter({ algorithm: RL_REDIS_LIMITS[a](core), store: used, prefix: `l${i}`, timeout: false }),
     );
     const group = core.combineLimiters(limiters);
-    return { call: (key) => group.consume(key), note: `await combineLimiters([fixedWindow, tokenBucket, slidingWindowCounter limiters]).consume(key)${together ? '' : ', the store\'s group hidden'}` };
+    return {
+      call: (key) => group.consume(key),
+      note: `await combineLimiters([fixedWindow, tokenBucket, slidingWindowCounter limiters]).consume(key)${together ? '' : ", the store's group hidden"}`,
+    };
   };
 }
 REDIS_CONTENDERS['rl 3 limits, one script per request'] = rlThreeLimits(true);
@@ -86,9 +121,18 @@ function rlHotKey(lease) {
     const RedisStore = await rlRedisStoreClass();
     if (!RedisStore) throw new Error('SKIP @rl/store-redis exports no RedisStore yet');
     const core = await import('@rl/core');
-    const options = { algorithm: core.fixedWindow({ limit: 1e9, window: WINDOW_MS }), store: new RedisStore({ client }), timeout: false, ...(lease && { lease: { units: 50 } }) };
+    const options = {
+      algorithm: core.fixedWindow({ limit: 1e9, window: WINDOW_MS }),
+      store: new RedisStore({ client }),
+      timeout: false,
+      ...(lease && { lease: { units: 50 } }),
+    };
     const limiter = core.createLimiter(options);
-    return { call: () => limiter.consume('global'), note: `await createLimiter({ algorithm, store, timeout: false${lease ? ', lease: { units: 50 }' : ''} }).consume('global')`, limiter };
+    return {
+      call: () => limiter.consume('global'),
+      note: `await createLimiter({ algorithm, store, timeout: false${lease ? ', lease: { units: 50 }' : ''} }).consume('global')`,
+      limiter,
+    };
   };
 }
 REDIS_CONTENDERS['rl hot key, lease 50 units'] = rlHotKey(true);
@@ -97,7 +141,8 @@ REDIS_CONTENDERS['rl hot key, no lease'] = rlHotKey(false);
 // What a script that keeps state in Redis costs Redis at the least: one HGET and one HSET of a small
 // field of a bucket hash (as rl's compact layout keeps state), alone and batched as rl batches (the
 // decisions of a turn, at most 16, in one call).
-const MINIMAL_RMW = "local v = redis.call('HGET', KEYS[1], ARGV[1]) redis.call('HSET', KEYS[1], ARGV[1], 'xxxxxxxxxxxxxxxxxxxxxxxx') return 1";
+const MINIMAL_RMW =
+  "local v = redis.call('HGET', KEYS[1], ARGV[1]) redis.call('HSET', KEYS[1], ARGV[1], 'xxxxxxxxxxxxxxxxxxxxxxxx') return 1";
 const MINIMAL_RMW_BATCH =
   "for i = 1, #ARGV do local v = redis.call('HGET', KEYS[i], ARGV[i]) redis.call('HSET', KEYS[i], ARGV[i], 'xxxxxxxxxxxxxxxxxxxxxxxx') end return 1";
 const bucketOfKey = (key) => {
@@ -107,7 +152,10 @@ const bucketOfKey = (key) => {
 };
 REDIS_CONTENDERS['minimal read-modify-write script'] = async (client) => {
   client.defineCommand('benchRmw', { numberOfKeys: 1, lua: MINIMAL_RMW });
-  return { call: (key) => client.benchRmw(bucketOfKey(key), key), note: 'one HGET and one HSET of a 24-byte field of a bucket hash, one EVALSHA per decision' };
+  return {
+    call: (key) => client.benchRmw(bucketOfKey(key), key),
+    note: 'one HGET and one HSET of a 24-byte field of a bucket hash, one EVALSHA per decision',
+  };
 };
 REDIS_CONTENDERS['minimal read-modify-write script, batched'] = async (client) => {
   const sha = await client.script('LOAD', MINIMAL_RMW_BATCH);
@@ -133,14 +181,20 @@ REDIS_CONTENDERS['minimal read-modify-write script, batched'] = async (client) =
 REDIS_CONTENDERS['rate-limiter-flexible Redis'] = async (client) => {
   const { RateLimiterRedis } = await import('rate-limiter-flexible');
   const rlf = new RateLimiterRedis({ storeClient: client, points: LIMIT, duration: WINDOW_MS / 1000 });
-  return { call: (key) => rlf.consume(key), note: 'await new RateLimiterRedis({ storeClient, points, duration }).consume(key)' };
+  return {
+    call: (key) => rlf.consume(key),
+    note: 'await new RateLimiterRedis({ storeClient, points, duration }).consume(key)',
+  };
 };
 REDIS_CONTENDERS['rate-limit-redis'] = async (client) => {
   const { RedisStore } = await import('rate-limit-redis');
   const store = new RedisStore({ sendCommand: (command, ...args) => client.call(command, ...args) });
   store.init({ windowMs: WINDOW_MS });
   await store.loadIncrementScript?.();
-  return { call: (key) => store.increment(key), note: 'await new RedisStore({ sendCommand }).increment(key) (express-rate-limit store)' };
+  return {
+    call: (key) => store.increment(key),
+    note: 'await new RedisStore({ sendCommand }).increment(key) (express-rate-limit store)',
+  };
 };
 REDIS_CONTENDERS['@fastify/rate-limit RedisStore'] = async (client) => {
   const { createRequire } = await import('node:module');
@@ -148,15 +202,36 @@ REDIS_CONTENDERS['@fastify/rate-limit RedisStore'] = async (client) => {
   const FastifyRedisStore = require('@fastify/rate-limit/store/RedisStore.js');
   const store = new FastifyRedisStore(false, false, client, 'fastify-rate-limit-');
   const incr = (key) =>
-    new Promise((resolve, reject) => store.incr(key, (err, res) => (err ? reject(err) : resolve(res)), WINDOW_MS, LIMIT));
-  return { call: incr, note: 'store.incr(key, cb, timeWindow, max) of @fastify/rate-limit/store/RedisStore.js, promisified' };
+    new Promise((resolve, reject) =>
+      store.incr(key, (err, res) => (err ? reject(err) : resolve(res)), WINDOW_MS, LIMIT),
+    );
+  return {
+    call: incr,
+    note: 'store.incr(key, cb, timeWindow, max) of @fastify/rate-limit/store/RedisStore.js, promisified',
+  };
 };
 
 /** Section 5: one key flooding a limit of 100 per day, with and without the deny cache. */
 export const FLOOD_CONTENDERS = {
-  'rl token-bucket (deny cache on: default for Redis)': rlContender('token-bucket', { timeout: false }, 'timeout: false'),
-  'rl fixed-window (deny cache on: default for Redis)': rlContender('fixed-window', { timeout: false }, 'timeout: false'),
-  'rl token-bucket, denyCache: false': rlContender('token-bucket', { timeout: false, denyCache: false }, 'timeout: false, denyCache: false'),
+  'rl token-bucket (deny cache on: default for Redis)': rlContender(
+    'token-bucket',
+    { timeout: false },
+    'timeout: false',
+  ),
+  'rl fixed-window (deny cache on: default for Redis)': rlContender(
+    'fixed-window',
+    { timeout: false },
+    'timeout: false',
+  ),
+  'rl token-bucket, denyCache: false': rlContender(
+    'token-bucket',
+    { timeout: false, denyCache: false },
+    'timeout: false, denyCache: false',
+  ),
 };
 // The cost of checking bans (`bans: true`: the blocking variant of the script, one more HGET per decision).
-REDIS_CONTENDERS['rl token-bucket (bans: true)'] = rlContender('token-bucket', { timeout: false, bans: true }, 'timeout: false, bans: true');
+REDIS_CONTENDERS['rl token-bucket (bans: true)'] = rlContender(
+  'token-bucket',
+  { timeout: false, bans: true },
+  'timeout: false, bans: true',
+);

@@ -49,20 +49,41 @@ export async function run({ quick, log, cpu = 0 }) {
     for (const k of keySets) {
       const v = ops(name, k);
       row.push(v, v / ref(k), v / refAwait(k), v / rlf(k), v / erl(k));
-      raw.push({ contender: name, keys: k, opsPerSec: v, samples: samples[`${name}|${k}`], vsHandSync: v / ref(k), vsHandAwait: v / refAwait(k), vsRlf: v / rlf(k) });
+      raw.push({
+        contender: name,
+        keys: k,
+        opsPerSec: v,
+        samples: samples[`${name}|${k}`],
+        vsHandSync: v / ref(k),
+        vsHandAwait: v / refAwait(k),
+        vsRlf: v / rlf(k),
+      });
     }
     rows.push(row);
   }
   for (const alg of Object.keys(RL_ALGORITHMS)) {
     for (const k of keySets) {
       const v = ops(`rl ${alg}`, k);
-      targets.push({ target: `consume ${alg}, ${k === 1 ? 'hot key' : '100k keys'}: >= 0.75 x hand sync bucket`, value: v / ref(k), ok: v / ref(k) >= 0.75 });
-      targets.push({ target: `consume ${alg}, ${k === 1 ? 'hot key' : '100k keys'}: >= 2 x rate-limiter-flexible`, value: v / rlf(k), ok: v / rlf(k) >= 2 });
+      targets.push({
+        target: `consume ${alg}, ${k === 1 ? 'hot key' : '100k keys'}: >= 0.75 x hand sync bucket`,
+        value: v / ref(k),
+        ok: v / ref(k) >= 0.75,
+      });
+      targets.push({
+        target: `consume ${alg}, ${k === 1 ? 'hot key' : '100k keys'}: >= 2 x rate-limiter-flexible`,
+        value: v / rlf(k),
+        ok: v / rlf(k) >= 2,
+      });
     }
   }
   for (const k of keySets) {
     const v = ops('rl token-bucket (consumeSync)', k);
-    if (Number.isFinite(v)) targets.push({ target: `(extra) consumeSync token-bucket, ${k === 1 ? 'hot key' : '100k keys'}: >= 0.75 x hand sync bucket`, value: v / ref(k), ok: v / ref(k) >= 0.75 });
+    if (Number.isFinite(v))
+      targets.push({
+        target: `(extra) consumeSync token-bucket, ${k === 1 ? 'hot key' : '100k keys'}: >= 0.75 x hand sync bucket`,
+        value: v / ref(k),
+        ok: v / ref(k) >= 0.75,
+      });
   }
   // Issue 16 (hot paths), at 100k keys: the promise path near the awaited hand bucket and at least
   // express-rate-limit's increment; the synchronous path near the synchronous hand bucket.
@@ -70,26 +91,64 @@ export async function run({ quick, log, cpu = 0 }) {
   if (many > 1) {
     for (const alg of ['token-bucket', 'fixed-window']) {
       const v = ops(`rl ${alg}`, many);
-      targets.push({ target: `await consume ${alg}, 100k keys: >= 0.75 x hand bucket (await)`, value: v / refAwait(many), ok: v / refAwait(many) >= 0.75 });
-      targets.push({ target: `await consume ${alg}, 100k keys: >= 1.0 x express-rate-limit increment`, value: v / erl(many), ok: v / erl(many) >= 1 });
+      targets.push({
+        target: `await consume ${alg}, 100k keys: >= 0.75 x hand bucket (await)`,
+        value: v / refAwait(many),
+        ok: v / refAwait(many) >= 0.75,
+      });
+      targets.push({
+        target: `await consume ${alg}, 100k keys: >= 1.0 x express-rate-limit increment`,
+        value: v / erl(many),
+        ok: v / erl(many) >= 1,
+      });
     }
     const sync = ops('rl token-bucket (consumeSync)', many);
-    if (Number.isFinite(sync)) targets.push({ target: 'consumeSync token-bucket, 100k keys: >= 0.9 x hand bucket (sync)', value: sync / ref(many), ok: sync / ref(many) >= 0.9 });
+    if (Number.isFinite(sync))
+      targets.push({
+        target: 'consumeSync token-bucket, 100k keys: >= 0.9 x hand bucket (sync)',
+        value: sync / ref(many),
+        ok: sync / ref(many) >= 0.9,
+      });
   }
   for (const k of keySets) {
     const plain = ops('rl token-bucket', k);
     const observed = ops('rl token-bucket (observed)', k);
     if (Number.isFinite(observed)) {
       const extraUs = 1e6 / observed - 1e6 / plain;
-      targets.push({ target: `(extra) consume token-bucket with an observer, ${k === 1 ? 'hot key' : '100k keys'}: <= 1 us per decision over none`, value: extraUs, ok: extraUs <= 1 });
+      targets.push({
+        target: `(extra) consume token-bucket with an observer, ${k === 1 ? 'hot key' : '100k keys'}: <= 1 us per decision over none`,
+        value: extraUs,
+        ok: extraUs <= 1,
+      });
     }
   }
   const eviction = await evictionRows({ quick, log, cpu, rounds });
   targets.push(...eviction.targets);
-  const headers = ['contender', '1 key ops/s', '/hand', '/hand await', '/RLF', '/ERL', '100k ops/s', '/hand', '/hand await', '/RLF', '/ERL'];
-  const how = Object.entries(notes).map(([n, s]) => `- ${n}: \`${s}\``).join('\n');
+  const headers = [
+    'contender',
+    '1 key ops/s',
+    '/hand',
+    '/hand await',
+    '/RLF',
+    '/ERL',
+    '100k ops/s',
+    '/hand',
+    '/hand await',
+    '/RLF',
+    '/ERL',
+  ];
+  const how = Object.entries(notes)
+    .map(([n, s]) => `- ${n}: \`${s}\``)
+    .join('\n');
   return {
-    tables: [{ caption: `median of ${rounds} alternating rounds, ${runMs} ms each after ${warmMs} ms warm-up, each in a fresh process pinned to core ${cpu}`, headers, rows }, eviction.table],
+    tables: [
+      {
+        caption: `median of ${rounds} alternating rounds, ${runMs} ms each after ${warmMs} ms warm-up, each in a fresh process pinned to core ${cpu}`,
+        headers,
+        rows,
+      },
+      eviction.table,
+    ],
     targets: targets.map((t) => ({ ...t, verdict: verdict(t.ok) })),
     notes: `How each contender is called:\n${how}`,
     raw,
@@ -110,19 +169,50 @@ async function evictionRows({ quick, log, cpu, rounds }) {
   const raw = {};
   for (const algorithm of EVICTION_ALGORITHMS) {
     const runs = [];
-    for (let r = 0; r < rounds; r++) runs.push(await runWorker(EVICTION_WORKER, [algorithm, String(maxKeys), String(evictions), String(chunk)], { cpu }));
+    for (let r = 0; r < rounds; r++)
+      runs.push(
+        await runWorker(EVICTION_WORKER, [algorithm, String(maxKeys), String(evictions), String(chunk)], { cpu }),
+      );
     raw[algorithm] = runs;
     const m = (field) => median(runs.map((x) => x[field]));
     const [before, at, first, last, max] = [m('beforeFull'), m('atCapacity'), m('first'), m('last'), m('max')];
-    log(`  eviction ${algorithm}: ${before.toFixed(2)} µs/key before full, ${at.toFixed(2)} at capacity (last chunk ${last.toFixed(2)})`);
-    rows.push([algorithm === 'lockout' ? 'rl lockout (a new block per key)' : `rl ${algorithm}`, before, at, first, last, max, at / before, last / first]);
-    targets.push({ target: `eviction ${algorithm}: cost per key at capacity <= 2 x before the store fills`, value: at / before, ok: at / before <= 2 });
-    targets.push({ target: `eviction ${algorithm}: flat, the last ${chunk.toLocaleString('en')} evictions <= 2 x before the store fills`, value: last / before, ok: last / before <= 2 });
+    log(
+      `  eviction ${algorithm}: ${before.toFixed(2)} µs/key before full, ${at.toFixed(2)} at capacity (last chunk ${last.toFixed(2)})`,
+    );
+    rows.push([
+      algorithm === 'lockout' ? 'rl lockout (a new block per key)' : `rl ${algorithm}`,
+      before,
+      at,
+      first,
+      last,
+      max,
+      at / before,
+      last / first,
+    ]);
+    targets.push({
+      target: `eviction ${algorithm}: cost per key at capacity <= 2 x before the store fills`,
+      value: at / before,
+      ok: at / before <= 2,
+    });
+    targets.push({
+      target: `eviction ${algorithm}: flat, the last ${chunk.toLocaleString('en')} evictions <= 2 x before the store fills`,
+      value: last / before,
+      ok: last / before <= 2,
+    });
   }
   return {
     table: {
       caption: `eviction at maxKeys ${maxKeys.toLocaleString('en')}: µs per new distinct key (consumeSync), before the store fills and over ${evictions.toLocaleString('en')} evictions in chunks of ${chunk.toLocaleString('en')}, median of ${rounds} fresh processes`,
-      headers: ['store', 'µs/key before full', 'at capacity', 'first chunk', 'last chunk', 'worst chunk', 'at capacity / before', 'last / first'],
+      headers: [
+        'store',
+        'µs/key before full',
+        'at capacity',
+        'first chunk',
+        'last chunk',
+        'worst chunk',
+        'at capacity / before',
+        'last / first',
+      ],
       rows,
     },
     targets,

@@ -3,7 +3,12 @@
 import { CONTENDERS } from '../lib/memory-contenders.mjs';
 import { ipKey, report } from '../lib/common.mjs';
 
-const [name, nKeys, warmMs, runMs] = [process.argv[2], Number(process.argv[3]), Number(process.argv[4]), Number(process.argv[5])];
+const [name, nKeys, warmMs, runMs] = [
+  process.argv[2],
+  Number(process.argv[3]),
+  Number(process.argv[4]),
+  Number(process.argv[5]),
+];
 const c = await CONTENDERS[name]();
 if (c.skip) {
   report({ name, keys: nKeys, skipped: c.skip, opsPerSec: NaN });

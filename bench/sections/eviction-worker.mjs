@@ -8,7 +8,12 @@ import { MemoryStore } from '@rl/store-memory';
 import { report } from '../lib/common.mjs';
 import { RL_ALGORITHMS } from '../lib/memory-contenders.mjs';
 
-const [algorithm, maxKeys, evictions, chunk] = [process.argv[2], Number(process.argv[3]), Number(process.argv[4]), Number(process.argv[5])];
+const [algorithm, maxKeys, evictions, chunk] = [
+  process.argv[2],
+  Number(process.argv[3]),
+  Number(process.argv[4]),
+  Number(process.argv[5]),
+];
 const store = new MemoryStore({ maxKeys, sweepInterval: false });
 const lockout = algorithm === 'lockout';
 const limiter = lockout
@@ -37,5 +42,14 @@ const chunks = [];
 for (let done = 0; done < evictions; done += chunk) chunks.push(flood(chunk));
 if (store.keyCount !== maxKeys) throw new Error(`expected ${maxKeys} keys at capacity, found ${store.keyCount}`);
 const atCapacity = chunks.reduce((a, b) => a + b, 0) / chunks.length;
-report({ algorithm, maxKeys, evictions, beforeFull, atCapacity, first: chunks[0], last: chunks[chunks.length - 1], max: Math.max(...chunks) });
+report({
+  algorithm,
+  maxKeys,
+  evictions,
+  beforeFull,
+  atCapacity,
+  first: chunks[0],
+  last: chunks[chunks.length - 1],
+  max: Math.max(...chunks),
+});
 process.exit(0);

@@ -7,7 +7,13 @@ import { ipKey, report } from '../lib/common.mjs';
 
 const [name, n] = [process.argv[2], Number(process.argv[3])];
 
-export const HEAP_CONTENDERS = ['Set of key strings (floor)', 'hand Map of {tokens,last}', ...Object.keys(RL_ALGORITHMS).map((a) => `rl ${a}`), 'rate-limiter-flexible Memory', 'express-rate-limit MemoryStore'];
+export const HEAP_CONTENDERS = [
+  'Set of key strings (floor)',
+  'hand Map of {tokens,last}',
+  ...Object.keys(RL_ALGORITHMS).map((a) => `rl ${a}`),
+  'rate-limiter-flexible Memory',
+  'express-rate-limit MemoryStore',
+];
 
 async function make() {
   if (name === 'Set of key strings (floor)') {

@@ -33,7 +33,10 @@ function cpuMicros(pid) {
   return (Number(fields[11]) + Number(fields[12])) * TICK_US;
 }
 
-const run = (opts) => new Promise((resolve, reject) => autocannon({ pipelining: 1, ...opts }, (err, res) => (err ? reject(err) : resolve(res))));
+const run = (opts) =>
+  new Promise((resolve, reject) =>
+    autocannon({ pipelining: 1, ...opts }, (err, res) => (err ? reject(err) : resolve(res))),
+  );
 
 /** One autocannon run against `port` while the server's CPU time is read around it. */
 async function measure({ port, pid, connections, warmRequests, seconds, amount }) {

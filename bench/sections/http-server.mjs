@@ -13,7 +13,9 @@ const apps = variantArg.split(',').map((item) => {
   const [variant, mode = modeArg] = item.split(':');
   return { variant, mode };
 });
-const redis = apps.some(({ variant }) => variant.endsWith('redis')) ? new Redis({ host: '127.0.0.1', port: Number(redisPort), db: Number(redisDb) }) : undefined;
+const redis = apps.some(({ variant }) => variant.endsWith('redis'))
+  ? new Redis({ host: '127.0.0.1', port: Number(redisPort), db: Number(redisDb) })
+  : undefined;
 if (redis) await redis.flushdb();
 
 /** 'allow': a limit of 10^9 per minute admits everything; 'deny': 1 per day rejects all but the first request. */
@@ -93,7 +95,10 @@ async function serve(variant, mode) {
       app.use(rateLimit(options));
     }
     app.get('/', (req, res) => res.send('ok'));
-    listen = () => new Promise((resolve) => { const s = app.listen(0, '127.0.0.1', () => resolve(s.address().port)); });
+    listen = () =>
+      new Promise((resolve) => {
+        const s = app.listen(0, '127.0.0.1', () => resolve(s.address().port));
+      });
   } else if (framework === 'fastify') {
     const Fastify = (await import('fastify')).default;
     const app = Fastify({ logger: false });
@@ -142,12 +147,23 @@ async function serve(variant, mode) {
       app.use(rateLimit(await rlOptions()));
     } else if (variant.startsWith('peer-')) {
       const ratelimit = (await import('koa-ratelimit')).default;
-      app.use(ratelimit({ driver: redis ? 'redis' : 'memory', db: redis ?? new Map(), duration: WINDOW_MS, max: LIMIT, id: (ctx) => ctx.ip }));
+      app.use(
+        ratelimit({
+          driver: redis ? 'redis' : 'memory',
+          db: redis ?? new Map(),
+          duration: WINDOW_MS,
+          max: LIMIT,
+          id: (ctx) => ctx.ip,
+        }),
+      );
     }
     app.use((ctx) => {
       ctx.body = 'ok';
     });
-    listen = () => new Promise((resolve) => { const s = app.listen(0, '127.0.0.1', () => resolve(s.address().port)); });
+    listen = () =>
+      new Promise((resolve) => {
+        const s = app.listen(0, '127.0.0.1', () => resolve(s.address().port));
+      });
   } else if (framework === 'hono') {
     const { Hono } = await import('hono');
     const { serve: serveNode } = await import('@hono/node-server');
@@ -174,7 +190,10 @@ async function serve(variant, mode) {
       app.use(rateLimiter({ windowMs: WINDOW_MS, limit: LIMIT, standardHeaders: 'draft-6', keyGenerator: address }));
     }
     app.get('/', (c) => c.text('ok'));
-    listen = () => new Promise((resolve) => serveNode({ fetch: app.fetch, port: 0, hostname: '127.0.0.1' }, (info) => resolve(info.port)));
+    listen = () =>
+      new Promise((resolve) =>
+        serveNode({ fetch: app.fetch, port: 0, hostname: '127.0.0.1' }, (info) => resolve(info.port)),
+      );
   } else {
     throw new Error(`unknown framework ${framework}`);
   }

@@ -86,7 +86,20 @@ if (mode === 'ops') {
   const cpu = process.cpuUsage(cpu0);
   const redisCpu = (await redisCpuUs()) - redisCpu0;
   const calls = await commandCalls();
-  report({ name, inflight, opsPerSec: (ops / ms) * 1000, roundTrips: sent / ops, redisCommandsPerOp: calls.total / ops, scriptCallsPerOp: ((calls.by.evalsha ?? 0) + (calls.by.eval ?? 0)) / ops, redisUsPerOp: redisCpu / ops, scriptUsPerOp: calls.scriptUs / ops, commands: calls.by, reasons, storeErrors, clientCpuUsPerOp: (cpu.user + cpu.system) / ops });
+  report({
+    name,
+    inflight,
+    opsPerSec: (ops / ms) * 1000,
+    roundTrips: sent / ops,
+    redisCommandsPerOp: calls.total / ops,
+    scriptCallsPerOp: ((calls.by.evalsha ?? 0) + (calls.by.eval ?? 0)) / ops,
+    redisUsPerOp: redisCpu / ops,
+    scriptUsPerOp: calls.scriptUs / ops,
+    commands: calls.by,
+    reasons,
+    storeErrors,
+    clientCpuUsPerOp: (cpu.user + cpu.system) / ops,
+  });
 } else if (mode === 'flood') {
   // One key far over its limit: <n> requests, <inflight> at a time; Redis calls per 100 denied.
   const [n, inflight] = process.argv.slice(5, 7).map(Number);
@@ -115,7 +128,18 @@ if (mode === 'ops') {
   // answered (not the deny cache), not as commands sent.
   const allowed = n - denied;
   const deniedByRedis = (reasons.store ?? 0) - allowed;
-  report({ name, requests: n, denied, allowed, sent, evals: (calls.by.evalsha ?? 0) + (calls.by.eval ?? 0), callsPer100Denied: (100 * deniedByRedis) / denied, allCallsPer100Denied: (100 * sent) / denied, reasons, opsPerSec: (n / ms) * 1000 });
+  report({
+    name,
+    requests: n,
+    denied,
+    allowed,
+    sent,
+    evals: (calls.by.evalsha ?? 0) + (calls.by.eval ?? 0),
+    callsPer100Denied: (100 * deniedByRedis) / denied,
+    allCallsPer100Denied: (100 * sent) / denied,
+    reasons,
+    opsPerSec: (n / ms) * 1000,
+  });
 } else if (mode === 'mem') {
   const n = Number(process.argv[5]);
   await admin.flushall();

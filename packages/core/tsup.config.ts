@@ -6,6 +6,11 @@ import { packageBuild } from '../../tsup.base';
 // `@rl/core/testing` runs inside vitest, which is ESM-only: package.json exports it for `import` only,
 // and its CJS output is left out of the package.
 export default packageBuild(
-  { index: 'src/index.ts', 'http/index': 'src/http/index.ts', 'store/index': 'src/store/index.ts', 'testing/index': 'src/testing/index.ts' },
+  {
+    index: 'src/index.ts',
+    'http/index': 'src/http/index.ts',
+    'store/index': 'src/store/index.ts',
+    'testing/index': 'src/testing/index.ts',
+  },
   { external: ['vitest', 'fast-check'], splitting: true },
 );

@@ -8,7 +8,11 @@ export const readJson = (file) => JSON.parse(readFileSync(file, 'utf8'));
 /** Runs `command` to its end: `{ status, stdout, stderr }`, status -1 (and the error in stderr) when it could not start. */
 export function run(command, commandArgs, options = {}) {
   const result = spawnSync(command, commandArgs, { encoding: 'utf8', maxBuffer: 64 * 1024 * 1024, ...options });
-  return { status: result.error ? -1 : result.status, stdout: result.stdout ?? '', stderr: (result.stderr ?? '') + (result.error ? String(result.error) : '') };
+  return {
+    status: result.error ? -1 : result.status,
+    stdout: result.stdout ?? '',
+    stderr: (result.stderr ?? '') + (result.error ? String(result.error) : ''),
+  };
 }
 
 /**

@@ -86,10 +86,18 @@ export function createApp(options: AppOptions = {}): Express {
   });
 
   // 3. At most 2 requests to /slow in flight per IP; the permit comes back when the response ends.
-  app.get('/slow', rateLimit({ algorithm: concurrency({ limit: LIMITS.slowConcurrency, lease: '30s' }), ...shared, prefix: `${PREFIX}:slow` }), async (_req, res) => {
-    await slowWork();
-    res.json({ slow: 'done' });
-  });
+  app.get(
+    '/slow',
+    rateLimit({
+      algorithm: concurrency({ limit: LIMITS.slowConcurrency, lease: '30s' }),
+      ...shared,
+      prefix: `${PREFIX}:slow`,
+    }),
+    async (_req, res) => {
+      await slowWork();
+      res.json({ slow: 'done' });
+    },
+  );
 
   // 4. /api needs an API key (x-api-key) and allows 10 requests per minute per key, whatever the IP.
   const api = express.Router();
@@ -130,5 +138,8 @@ export function createApp(options: AppOptions = {}): Express {
 function requireApiKey(req: Request, res: Response, next: NextFunction): void {
   const apiKey = req.get('x-api-key');
   if (apiKey && API_KEYS.has(apiKey)) return next();
-  res.status(401).type('application/problem+json').json({ type: 'about:blank', title: 'Unauthorized', status: 401, detail: 'Send a valid x-api-key header.' });
+  res
+    .status(401)
+    .type('application/problem+json')
+    .json({ type: 'about:blank', title: 'Unauthorized', status: 401, detail: 'Send a valid x-api-key header.' });
 }

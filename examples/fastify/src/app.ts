@@ -70,10 +70,15 @@ export async function buildApp(options: AppOptions = {}): Promise<FastifyInstanc
   app.get('/', async (request) => ({ hello: 'world', remaining: request.rateLimit?.remaining }));
 
   // Prometheus scrapes here, unlimited.
-  app.get('/metrics', { config: { rateLimit: false } }, async (_request, reply) => reply.type(registry.contentType).send(await registry.metrics()));
+  app.get('/metrics', { config: { rateLimit: false } }, async (_request, reply) =>
+    reply.type(registry.contentType).send(await registry.metrics()),
+  );
 
   // 2. /export is expensive: it takes 5 tokens of the caller's bucket (route config merged over the plugin's).
-  app.get('/export', { config: { rateLimit: { cost: LIMITS.exportCost } } }, async () => ({ export: 'ok', rows: 1000 }));
+  app.get('/export', { config: { rateLimit: { cost: LIMITS.exportCost } } }, async () => ({
+    export: 'ok',
+    rows: 1000,
+  }));
 
   // 3. At most 2 requests to /slow in flight per IP. A route's `limits` replace the plugin's limit for
   //    that route, so the per-IP bucket is listed again (same prefix and name: the same state).
@@ -105,7 +110,10 @@ export async function buildApp(options: AppOptions = {}): Promise<FastifyInstanc
           hook: 'preHandler',
           limits: [
             { algorithm: perIp },
-            { algorithm: fixedWindow(LIMITS.perApiKey), key: (request: FastifyRequest) => `api-key:${request.headers['x-api-key']}` },
+            {
+              algorithm: fixedWindow(LIMITS.perApiKey),
+              key: (request: FastifyRequest) => `api-key:${request.headers['x-api-key']}`,
+            },
           ],
         },
       },

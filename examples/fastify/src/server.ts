@@ -70,7 +70,10 @@ async function closeRedis(client: Redis): Promise<void> {
 
 /** The server could not listen (the port is in use, or the host is not this machine's): say so and exit 1. */
 function cannotListen(error: NodeJS.ErrnoException): never {
-  const hint = error.code === 'EADDRINUSE' ? ': the port is in use (stop the other server, or choose another port with PORT=…)' : '';
+  const hint =
+    error.code === 'EADDRINUSE'
+      ? ': the port is in use (stop the other server, or choose another port with PORT=…)'
+      : '';
   console.error(`rl fastify example cannot listen on ${host}:${port}: ${error.code ?? error.message}${hint}`);
   redis?.disconnect();
   process.exit(1);

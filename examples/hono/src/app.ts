@@ -84,10 +84,18 @@ export function createApp(options: AppOptions = {}): Hono {
   app.get('/export', (c) => c.json({ export: 'ok', rows: 1000 }));
 
   // 3. At most 2 requests to /slow in flight per IP; the permit comes back when the response ends.
-  app.get('/slow', rateLimit({ algorithm: concurrency({ limit: LIMITS.slowConcurrency, lease: '30s' }), ...shared, prefix: `${PREFIX}:slow` }), async (c) => {
-    await slowWork();
-    return c.json({ slow: 'done' });
-  });
+  app.get(
+    '/slow',
+    rateLimit({
+      algorithm: concurrency({ limit: LIMITS.slowConcurrency, lease: '30s' }),
+      ...shared,
+      prefix: `${PREFIX}:slow`,
+    }),
+    async (c) => {
+      await slowWork();
+      return c.json({ slow: 'done' });
+    },
+  );
 
   // 4. /api needs an API key (x-api-key) and allows 10 requests per minute per key, whatever the IP.
   const perApiKey = rateLimit({
@@ -96,7 +104,9 @@ export function createApp(options: AppOptions = {}): Hono {
     prefix: `${PREFIX}:api-key`,
     key: (c: Context) => `api-key:${c.req.header('x-api-key')}`,
   });
-  app.get('/api/items', requireApiKey, perApiKey, (c) => c.json({ items: ['a', 'b', 'c'], apiKey: c.req.header('x-api-key') }));
+  app.get('/api/items', requireApiKey, perApiKey, (c) =>
+    c.json({ items: ['a', 'b', 'c'], apiKey: c.req.header('x-api-key') }),
+  );
 
   // 5. Brute-force protection: only failed logins count (a 401), and the 5th in 15 minutes blocks the IP
   //    for an hour, in the store, so every instance sees it. The password comes in `x-password`.

@@ -8,7 +8,11 @@ import { openStore } from './store.js';
 
 /** The part of Bun's global this file uses (the workspace installs no Bun types). */
 declare const Bun: {
-  serve(options: { port: number; hostname: string; fetch: (request: Request, server: unknown) => Response | Promise<Response> }): {
+  serve(options: {
+    port: number;
+    hostname: string;
+    fetch: (request: Request, server: unknown) => Response | Promise<Response>;
+  }): {
     readonly port: number;
     stop(closeActiveConnections?: boolean): Promise<void>;
   };
@@ -27,7 +31,8 @@ try {
 } catch (error) {
   // Bun.serve throws when it cannot listen (EADDRINUSE, …).
   const code = (error as NodeJS.ErrnoException).code;
-  const hint = code === 'EADDRINUSE' ? ': the port is in use (stop the other server, or choose another port with PORT=…)' : '';
+  const hint =
+    code === 'EADDRINUSE' ? ': the port is in use (stop the other server, or choose another port with PORT=…)' : '';
   console.error(`rl hono example cannot listen on ${host}:${port}: ${code ?? (error as Error).message}${hint}`);
   opened.disconnect();
   process.exit(1);

@@ -27,12 +27,23 @@ const app = createApp({ store: opened.store });
 
 let server: ReturnType<typeof Deno.serve>;
 try {
-  server = Deno.serve({ port, hostname: host, onListen: ({ port: actual }) => console.log(`rl hono example (Deno) listening on http://${host}:${actual} (store: ${opened.kind})`) }, app.fetch);
+  server = Deno.serve(
+    {
+      port,
+      hostname: host,
+      onListen: ({ port: actual }) =>
+        console.log(`rl hono example (Deno) listening on http://${host}:${actual} (store: ${opened.kind})`),
+    },
+    app.fetch,
+  );
 } catch (error) {
   // Deno.serve throws when it cannot listen (AddrInUse, …).
   const name = (error as Error).name;
-  const hint = name === 'AddrInUse' ? ': the port is in use (stop the other server, or choose another port with PORT=…)' : '';
-  console.error(`rl hono example cannot listen on ${host}:${port}: ${name === 'AddrInUse' ? 'EADDRINUSE' : (error as Error).message}${hint}`);
+  const hint =
+    name === 'AddrInUse' ? ': the port is in use (stop the other server, or choose another port with PORT=…)' : '';
+  console.error(
+    `rl hono example cannot listen on ${host}:${port}: ${name === 'AddrInUse' ? 'EADDRINUSE' : (error as Error).message}${hint}`,
+  );
   opened.disconnect();
   Deno.exit(1);
 }

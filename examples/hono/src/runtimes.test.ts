@@ -42,7 +42,10 @@ async function serveUntil429AndStop(runtime: Runtime, redisUrl?: string): Promis
   const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
   try {
     const url = await new Promise<string>((resolve, reject) => {
-      const timer = setTimeout(() => reject(new Error(`${runtime.name}: the example did not start in 30 s:\n${output}`)), 30_000);
+      const timer = setTimeout(
+        () => reject(new Error(`${runtime.name}: the example did not start in 30 s:\n${output}`)),
+        30_000,
+      );
       child.stdout.on('data', () => {
         const match = /listening on (http:\/\/127\.0\.0\.1:\d+)/.exec(output);
         if (match) {
@@ -67,7 +70,10 @@ async function serveUntil429AndStop(runtime: Runtime, redisUrl?: string): Promis
     expect(await denied!.json()).toMatchObject({ status: 429 });
 
     child.kill('SIGTERM');
-    const code = await Promise.race([exited, new Promise((resolve) => setTimeout(() => resolve('no exit in 10 s'), 10_000))]);
+    const code = await Promise.race([
+      exited,
+      new Promise((resolve) => setTimeout(() => resolve('no exit in 10 s'), 10_000)),
+    ]);
     return { code, output };
   } finally {
     if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
@@ -76,7 +82,9 @@ async function serveUntil429AndStop(runtime: Runtime, redisUrl?: string): Promis
 
 describe.each(runtimes)('the example on $name', (runtime) => {
   const installed = existsSync(runtime.binary);
-  const skipped = installed ? '' : ` (skipped: ${runtime.binary} is missing: the runtime comes with packages/hono's devDependencies)`;
+  const skipped = installed
+    ? ''
+    : ` (skipped: ${runtime.binary} is missing: the runtime comes with packages/hono's devDependencies)`;
 
   let redis: RedisServerHandle | undefined;
   beforeAll(async () => {
@@ -86,18 +94,26 @@ describe.each(runtimes)('the example on $name', (runtime) => {
     await redis?.stop();
   });
 
-  it.skipIf(!installed)(`memory store: answers 429 with the RateLimit headers and exits 0 on SIGTERM${skipped}`, async () => {
-    const { code, output } = await serveUntil429AndStop(runtime);
-    expect(code, output).toBe(0);
-    expect(output).toContain(`(${runtime.name}) listening on`);
-    expect(output).toContain('(store: memory)');
-    expect(output).toContain('closed');
-  }, 60_000);
+  it.skipIf(!installed)(
+    `memory store: answers 429 with the RateLimit headers and exits 0 on SIGTERM${skipped}`,
+    async () => {
+      const { code, output } = await serveUntil429AndStop(runtime);
+      expect(code, output).toBe(0);
+      expect(output).toContain(`(${runtime.name}) listening on`);
+      expect(output).toContain('(store: memory)');
+      expect(output).toContain('closed');
+    },
+    60_000,
+  );
 
-  it.skipIf(!installed)(`REDIS_URL set: answers 429 on Redis and closes the client on SIGTERM${skipped}`, async () => {
-    const { code, output } = await serveUntil429AndStop(runtime, redis!.url);
-    expect(code, output).toBe(0);
-    expect(output).toContain('(store: redis)');
-    expect(output).toContain('closed');
-  }, 60_000);
+  it.skipIf(!installed)(
+    `REDIS_URL set: answers 429 on Redis and closes the client on SIGTERM${skipped}`,
+    async () => {
+      const { code, output } = await serveUntil429AndStop(runtime, redis!.url);
+      expect(code, output).toBe(0);
+      expect(output).toContain('(store: redis)');
+      expect(output).toContain('closed');
+    },
+    60_000,
+  );
 });

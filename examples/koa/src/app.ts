@@ -90,10 +90,18 @@ export function createApp(options: AppOptions = {}): Koa {
   });
 
   // 3. At most 2 requests to /slow in flight per IP; the permit comes back when the response ends.
-  router.get('/slow', rateLimit({ algorithm: concurrency({ limit: LIMITS.slowConcurrency, lease: '30s' }), ...shared, prefix: `${PREFIX}:slow` }), async (ctx) => {
-    await slowWork();
-    ctx.body = { slow: 'done' };
-  });
+  router.get(
+    '/slow',
+    rateLimit({
+      algorithm: concurrency({ limit: LIMITS.slowConcurrency, lease: '30s' }),
+      ...shared,
+      prefix: `${PREFIX}:slow`,
+    }),
+    async (ctx) => {
+      await slowWork();
+      ctx.body = { slow: 'done' };
+    },
+  );
 
   // 4. /api needs an API key (x-api-key) and allows 10 requests per minute per key, whatever the IP.
   const perApiKey = rateLimit({
@@ -131,5 +139,10 @@ async function requireApiKey(ctx: Context, next: Next): Promise<void> {
   if (apiKey && API_KEYS.has(apiKey)) return next();
   ctx.status = 401;
   ctx.type = 'application/problem+json';
-  ctx.body = JSON.stringify({ type: 'about:blank', title: 'Unauthorized', status: 401, detail: 'Send a valid x-api-key header.' });
+  ctx.body = JSON.stringify({
+    type: 'about:blank',
+    title: 'Unauthorized',
+    status: 401,
+    detail: 'Send a valid x-api-key header.',
+  });
 }

@@ -18,7 +18,15 @@ import {
   type NestModule,
 } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
-import { concurrency, fixedWindow, tokenBucket, type Clock, type Duration, type RateLimitResult, type Store } from '@rl/core';
+import {
+  concurrency,
+  fixedWindow,
+  tokenBucket,
+  type Clock,
+  type Duration,
+  type RateLimitResult,
+  type Store,
+} from '@rl/core';
 import { CurrentRateLimit, RateLimit, RateLimitModule, SkipRateLimit } from '@rl/nestjs';
 import { prometheusObserver } from '@rl/prometheus';
 import { Registry } from 'prom-client';
@@ -92,7 +100,10 @@ class ExampleController {
   // 3. At most 2 requests to /slow in flight per IP. A route's `limits` replace the module's limit for
   //    that route, so the per-IP bucket is listed again (same prefix and name: the same state).
   @Get('slow')
-  @RateLimit({ prefix: PREFIX, limits: [{ algorithm: perIp }, { algorithm: concurrency({ limit: LIMITS.slowConcurrency, lease: '30s' }) }] })
+  @RateLimit({
+    prefix: PREFIX,
+    limits: [{ algorithm: perIp }, { algorithm: concurrency({ limit: LIMITS.slowConcurrency, lease: '30s' }) }],
+  })
   async slow() {
     await this.slowWork();
     return { slow: 'done' };
@@ -121,7 +132,13 @@ class ExampleController {
 @Controller('api')
 @RateLimit({
   prefix: PREFIX,
-  limits: [{ algorithm: perIp }, { algorithm: fixedWindow(LIMITS.perApiKey), key: (req: { headers: RequestHeaders }) => `api-key:${req.headers['x-api-key']}` }],
+  limits: [
+    { algorithm: perIp },
+    {
+      algorithm: fixedWindow(LIMITS.perApiKey),
+      key: (req: { headers: RequestHeaders }) => `api-key:${req.headers['x-api-key']}`,
+    },
+  ],
 })
 class ApiController {
   @Get('items')
@@ -177,7 +194,10 @@ class AppModule implements NestModule {
       controllers: [ExampleController, ApiController, MetricsController],
       providers: [
         { provide: Registry, useValue: registry },
-        { provide: SLOW_WORK, useValue: options.slowWork ?? (() => new Promise<void>((resolve) => setTimeout(resolve, slowMs))) },
+        {
+          provide: SLOW_WORK,
+          useValue: options.slowWork ?? (() => new Promise<void>((resolve) => setTimeout(resolve, slowMs))),
+        },
       ],
     };
   }

@@ -12,7 +12,18 @@ export const OUTCOMES = [
 export type Outcome = (typeof OUTCOMES)[number]['id'];
 
 /** Colours of the per-key lines (Observable's ten categorical colours, darker first). */
-export const KEY_COLORS = ['#1b1b1b', '#7f3c8d', '#11a579', '#3969ac', '#e68310', '#008695', '#cf1c90', '#80ba5a', '#a5aa99', '#f97b72'];
+export const KEY_COLORS = [
+  '#1b1b1b',
+  '#7f3c8d',
+  '#11a579',
+  '#3969ac',
+  '#e68310',
+  '#008695',
+  '#cf1c90',
+  '#80ba5a',
+  '#a5aa99',
+  '#f97b72',
+];
 
 interface Bar {
   limit: string;
@@ -26,8 +37,13 @@ function bars(l: LimitReport, sliceSeconds: number): Bar[] {
   const rows: Bar[] = [];
   const { admitted, delayed, denied } = l.slices;
   for (let i = 0; i < admitted.length; i++) {
-    const counts: Record<Outcome, number> = { now: admitted[i]! - delayed[i]!, delayed: delayed[i]!, denied: denied[i]! };
-    for (const { id } of OUTCOMES) if (counts[id] > 0) rows.push({ limit: l.label, t: i * sliceSeconds, outcome: id, n: counts[id] });
+    const counts: Record<Outcome, number> = {
+      now: admitted[i]! - delayed[i]!,
+      delayed: delayed[i]!,
+      denied: denied[i]!,
+    };
+    for (const { id } of OUTCOMES)
+      if (counts[id] > 0) rows.push({ limit: l.label, t: i * sliceSeconds, outcome: id, n: counts[id] });
   }
   return rows;
 }
@@ -43,7 +59,11 @@ export function xLabel(report: SimulationReport): string {
 }
 
 type Plot = typeof import('@observablehq/plot');
-type PlotFigure = { outerHTML: string; setAttribute(name: string, value: string): void; scale(name: 'x' | 'y'): { domain: number[]; range: number[] } };
+type PlotFigure = {
+  outerHTML: string;
+  setAttribute(name: string, value: string): void;
+  scale(name: 'x' | 'y'): { domain: number[]; range: number[] };
+};
 
 type PlotDocument = NonNullable<import('@observablehq/plot').PlotOptions['document']>;
 
@@ -63,17 +83,30 @@ function colorScale() {
  * Drawn by Observable Plot on a linkedom document (no browser); both are loaded only when a chart is
  * asked for.
  */
-export async function renderChartSvg(report: SimulationReport, options: { width?: number; title?: string } = {}): Promise<string> {
+export async function renderChartSvg(
+  report: SimulationReport,
+  options: { width?: number; title?: string } = {},
+): Promise<string> {
   const { Plot, document } = await plotLibrary();
   const slice = report.sliceMs / 1000;
   const rows = report.limits.flatMap((l) => bars(l, slice));
   const panel = 150;
   const width = options.width ?? 900;
-  const labels = report.limits.map((l) => ({ limit: l.label, text: `${l.label}: ${l.admitted} admitted (${l.delayed} after a delay), ${l.denied} denied` }));
+  const labels = report.limits.map((l) => ({
+    limit: l.label,
+    text: `${l.label}: ${l.admitted} admitted (${l.delayed} after a delay), ${l.denied} denied`,
+  }));
   // The legend (and title) as marks in the top panel only: Plot's own legend is HTML, which an SVG file cannot hold.
   let right = 0;
   const legend = [...OUTCOMES].reverse().map((o) => {
-    const mark = Plot.text([`■ ${o.label}`], { frameAnchor: 'top-right', facetAnchor: 'top', dx: -right, dy: -34, fill: o.color, fontSize: 12 });
+    const mark = Plot.text([`■ ${o.label}`], {
+      frameAnchor: 'top-right',
+      facetAnchor: 'top',
+      dx: -right,
+      dy: -34,
+      fill: o.color,
+      fontSize: 12,
+    });
     right += 7 * (o.label.length + 2) + 12;
     return mark;
   });
@@ -90,12 +123,28 @@ export async function renderChartSvg(report: SimulationReport, options: { width?
     fy: { axis: null, domain: report.limits.map((l) => l.label), padding: 0.2 },
     color: colorScale(),
     marks: [
-      Plot.rectY(rows, { x1: 't', x2: (d: Bar) => d.t + slice, y: 'n', fill: 'outcome', fy: 'limit', order: OUTCOMES.map((o) => o.id) }),
+      Plot.rectY(rows, {
+        x1: 't',
+        x2: (d: Bar) => d.t + slice,
+        y: 'n',
+        fill: 'outcome',
+        fy: 'limit',
+        order: OUTCOMES.map((o) => o.id),
+      }),
       Plot.ruleY([0]),
       // Each panel's name above it, in the gap between panels.
-      Plot.text(labels, { fy: 'limit', text: 'text', frameAnchor: 'top-left', dy: -14, fontSize: 12, fontWeight: 'bold' }),
+      Plot.text(labels, {
+        fy: 'limit',
+        text: 'text',
+        frameAnchor: 'top-left',
+        dy: -14,
+        fontSize: 12,
+        fontWeight: 'bold',
+      }),
       ...legend,
-      ...(options.title === undefined ? [] : [Plot.text([options.title], { frameAnchor: 'top-left', facetAnchor: 'top', dy: -34, fontSize: 12 })]),
+      ...(options.title === undefined
+        ? []
+        : [Plot.text([options.title], { frameAnchor: 'top-left', facetAnchor: 'top', dy: -34, fontSize: 12 })]),
     ],
   }) as unknown as PlotFigure;
   svg.setAttribute('xmlns', 'http://www.w3.org/2000/svg');
@@ -117,7 +166,11 @@ export interface LimitChart {
  * The chart of one limit for the HTML report: the stacked bars of {@link renderChartSvg}, and a line
  * per key of `slices.keys` (its admitted requests per slice). No legend or title: the page has them.
  */
-export async function renderLimitChartSvg(report: SimulationReport, index: number, options: { width?: number; height?: number } = {}): Promise<LimitChart> {
+export async function renderLimitChartSvg(
+  report: SimulationReport,
+  index: number,
+  options: { width?: number; height?: number } = {},
+): Promise<LimitChart> {
   const { Plot, document } = await plotLibrary();
   const l = report.limits[index]!;
   const slice = report.sliceMs / 1000;
@@ -125,7 +178,13 @@ export async function renderLimitChartSvg(report: SimulationReport, index: numbe
   const height = options.height ?? 260;
   const count = l.slices.admitted.length;
   const keyMarks = (l.slices.keys ?? []).map((k, i) =>
-    Plot.lineY(k.admitted, { x: (_: number, j: number) => (j + 0.5) * slice, y: (n: number) => n, stroke: KEY_COLORS[i % KEY_COLORS.length], strokeWidth: 1.5, curve: 'step' }),
+    Plot.lineY(k.admitted, {
+      x: (_: number, j: number) => (j + 0.5) * slice,
+      y: (n: number) => n,
+      stroke: KEY_COLORS[i % KEY_COLORS.length],
+      strokeWidth: 1.5,
+      curve: 'step',
+    }),
   );
   const svg = Plot.plot({
     document,
@@ -137,18 +196,38 @@ export async function renderLimitChartSvg(report: SimulationReport, index: numbe
     x: { label: xLabel(report), domain: [0, count * slice] },
     y: { grid: true, label: yLabel(report), labelAnchor: 'center', labelArrow: 'none' },
     color: colorScale(),
-    marks: [Plot.rectY(bars(l, slice), { x1: 't', x2: (d: Bar) => d.t + slice, y: 'n', fill: 'outcome', order: OUTCOMES.map((o) => o.id) }), Plot.ruleY([0]), ...keyMarks],
+    marks: [
+      Plot.rectY(bars(l, slice), {
+        x1: 't',
+        x2: (d: Bar) => d.t + slice,
+        y: 'n',
+        fill: 'outcome',
+        order: OUTCOMES.map((o) => o.id),
+      }),
+      Plot.ruleY([0]),
+      ...keyMarks,
+    ],
   }) as unknown as PlotFigure;
   svg.setAttribute('xmlns', 'http://www.w3.org/2000/svg');
   const x = svg.scale('x');
   const y = svg.scale('y').range;
-  return { svg: svg.outerHTML, x: { domain: [x.domain[0]!, x.domain[1]!], range: [x.range[0]!, x.range[1]!] }, y: { range: [Math.min(...y), Math.max(...y)] }, width, height };
+  return {
+    svg: svg.outerHTML,
+    x: { domain: [x.domain[0]!, x.domain[1]!], range: [x.range[0]!, x.range[1]!] },
+    y: { range: [Math.min(...y), Math.max(...y)] },
+    width,
+    height,
+  };
 }
 
 /** An SVG document as PNG bytes (resvg, with the system's fonts), `scale` × its size. */
 export async function svgToPng(svg: string, scale = 1): Promise<Uint8Array> {
   const { Resvg } = await import('@resvg/resvg-js');
-  const image = new Resvg(svg, { background: 'white', font: { loadSystemFonts: true, defaultFontFamily: 'DejaVu Sans' }, fitTo: { mode: 'zoom', value: scale } });
+  const image = new Resvg(svg, {
+    background: 'white',
+    font: { loadSystemFonts: true, defaultFontFamily: 'DejaVu Sans' },
+    fitTo: { mode: 'zoom', value: scale },
+  });
   return image.render().asPng();
 }
 
@@ -158,7 +237,8 @@ export async function svgToPng(svg: string, scale = 1): Promise<Uint8Array> {
  */
 export async function writeCharts(report: SimulationReport, paths: readonly string[], title?: string): Promise<void> {
   for (const path of paths) {
-    if (!/\.(svg|png)$/i.test(path)) throw new InvalidOptionError('--chart', path, 'a file name ending in .svg or .png');
+    if (!/\.(svg|png)$/i.test(path))
+      throw new InvalidOptionError('--chart', path, 'a file name ending in .svg or .png');
   }
   if (paths.length === 0) return;
   const svg = await renderChartSvg(report, { title });

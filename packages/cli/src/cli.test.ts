@@ -18,7 +18,17 @@ const TWO_BATCHES = ['--pattern', 'burst 100 at 990ms, burst 100 at 1010ms'];
 
 describe('rl simulate --json', () => {
   it('prints the report for scripts: every figure of the table, and the slices', async () => {
-    const { code, stdout, stderr } = await rl(['simulate', ...TWO_BATCHES, '--limit', 'tokenBucket(capacity=20,refillRate=100)', '--limit', 'leakyBucket(capacity=20,leakRate=100,mode=shape)', '--slice', '20ms', '--json']);
+    const { code, stdout, stderr } = await rl([
+      'simulate',
+      ...TWO_BATCHES,
+      '--limit',
+      'tokenBucket(capacity=20,refillRate=100)',
+      '--limit',
+      'leakyBucket(capacity=20,leakRate=100,mode=shape)',
+      '--slice',
+      '20ms',
+      '--json',
+    ]);
     expect([code, stderr]).toEqual([0, '']);
     const report = JSON.parse(stdout);
     const bucket = {
@@ -50,11 +60,29 @@ describe('rl simulate --json', () => {
       // The first of each batch's admitted requests leaves at once, the rest are held.
       slices: { admitted: [20, 2], delayed: [19, 2], denied: [80, 98] },
     };
-    expect(report).toEqual({ requests: 200, keys: 1, startMs: 980, endMs: 1010, sliceMs: 20, windowMs: 1000, limits: [bucket, shaper] });
+    expect(report).toEqual({
+      requests: 200,
+      keys: 1,
+      startMs: 980,
+      endMs: 1010,
+      sliceMs: 20,
+      windowMs: 1000,
+      limits: [bucket, shaper],
+    });
   });
 
   it('with several keys, the slices of each of the busiest 10 (most arrivals first, ties in order of arrival)', async () => {
-    const { code, stdout } = await rl(['simulate', ...TWO_BATCHES, '--keys', '3', '--limit', 'tokenBucket(capacity=20,refillRate=100)', '--slice', '20ms', '--json']);
+    const { code, stdout } = await rl([
+      'simulate',
+      ...TWO_BATCHES,
+      '--keys',
+      '3',
+      '--limit',
+      'tokenBucket(capacity=20,refillRate=100)',
+      '--slice',
+      '20ms',
+      '--json',
+    ]);
     expect(code).toBe(0);
     const { slices } = JSON.parse(stdout).limits[0];
     expect(slices).toEqual({
@@ -67,8 +95,32 @@ describe('rl simulate --json', () => {
         { key: 'key-2', requests: 66, admitted: [20, 2], delayed: [0, 0], denied: [13, 31] },
       ],
     });
-    const many = JSON.parse((await rl(['simulate', '--pattern', '100/s for 1s', '--keys', '25', '--limit', 'fixedWindow(limit=1,window=1s)', '--json'])).stdout).limits[0].slices;
-    expect(many.keys.map((k: { key: string; requests: number }) => `${k.key}:${k.requests}`)).toEqual(['key-0:4', 'key-1:4', 'key-2:4', 'key-3:4', 'key-4:4', 'key-5:4', 'key-6:4', 'key-7:4', 'key-8:4', 'key-9:4']);
+    const many = JSON.parse(
+      (
+        await rl([
+          'simulate',
+          '--pattern',
+          '100/s for 1s',
+          '--keys',
+          '25',
+          '--limit',
+          'fixedWindow(limit=1,window=1s)',
+          '--json',
+        ])
+      ).stdout,
+    ).limits[0].slices;
+    expect(many.keys.map((k: { key: string; requests: number }) => `${k.key}:${k.requests}`)).toEqual([
+      'key-0:4',
+      'key-1:4',
+      'key-2:4',
+      'key-3:4',
+      'key-4:4',
+      'key-5:4',
+      'key-6:4',
+      'key-7:4',
+      'key-8:4',
+      'key-9:4',
+    ]);
   });
 });
 
@@ -76,32 +128,63 @@ describe('rl simulate: the table', () => {
   // Off a terminal the table fits 100 columns (on one, the terminal's width; see table.test.ts): these
   // limits' rows would be about 140, so the limits are numbered and the columns split in two tables.
   it('one row per limit, within 100 columns, then what each really bounds', async () => {
-    const { code, stdout } = await rl(['simulate', ...TWO_BATCHES, '--limit', 'fixedWindow(limit=100,window=1s)', '--limit', 'slidingWindowLog(limit=100,window=1s)']);
+    const { code, stdout } = await rl([
+      'simulate',
+      ...TWO_BATCHES,
+      '--limit',
+      'fixedWindow(limit=100,window=1s)',
+      '--limit',
+      'slidingWindowLog(limit=100,window=1s)',
+    ]);
     expect(code).toBe(0);
     const lines = stdout.split('\n');
     expect(lines[0]).toBe('200 requests over 0.02 s, 1 key');
-    expect(lines.slice(2, 5)).toEqual(['#1  fixedWindow(limit=100,window=1s)', '#2  slidingWindowLog(limit=100,window=1s)', '']);
+    expect(lines.slice(2, 5)).toEqual([
+      '#1  fixedWindow(limit=100,window=1s)',
+      '#2  slidingWindowLog(limit=100,window=1s)',
+      '',
+    ]);
     expect(lines[5]).toMatch(/^#\s+admitted\s+denied\s+delayed\s+delay p50 \/ p95 \/ p99 \/ max\s+max in any 1s$/);
     expect(lines[7]).toMatch(/^#1\s+200 \(100\.0%\)\s+0 \(0\.0%\)\s+0\s+0 ms \/ 0 ms \/ 0 ms \/ 0 ms\s+200$/);
     expect(lines[8]).toMatch(/^#2\s+100 \(50\.0%\)\s+100 \(50\.0%\)\s+0\s+.*\s+100$/);
     expect(lines[10]).toMatch(/^#\s+bound per key in 1s\s+wait$/);
     expect(lines.slice(12, 14)).toEqual(['#1                  200  none', '#2                  100  none']);
     for (const line of lines.slice(0, 14)) expect(line.length, line).toBeLessThanOrEqual(100);
-    expect(stdout).toContain('What each really bounds:\n  fixedWindow(limit=100,window=1s): each aligned window [k·1s, (k+1)·1s) admits at most 100; up to 200 around a boundary\n');
+    expect(stdout).toContain(
+      'What each really bounds:\n  fixedWindow(limit=100,window=1s): each aligned window [k·1s, (k+1)·1s) admits at most 100; up to 200 around a boundary\n',
+    );
   });
 });
 
 describe('rl simulate: errors name the part to fix (exit 2)', () => {
   it.each([
-    [['simulate', '--pattern', '50/s for 60s, 600/x for 300s', '--limit', 'fixedWindow(limit=1,window=1s)'], 'rl: Invalid option --pattern part 2: "600/x for 300s". Expected a rate such as "600/s"'],
-    [['simulate', ...TWO_BATCHES, '--limit', 'tokenBucket(capacity=0,refillRate=1)'], 'rl: Invalid option tokenBucket.capacity: 0.'],
+    [
+      ['simulate', '--pattern', '50/s for 60s, 600/x for 300s', '--limit', 'fixedWindow(limit=1,window=1s)'],
+      'rl: Invalid option --pattern part 2: "600/x for 300s". Expected a rate such as "600/s"',
+    ],
+    [
+      ['simulate', ...TWO_BATCHES, '--limit', 'tokenBucket(capacity=0,refillRate=1)'],
+      'rl: Invalid option tokenBucket.capacity: 0.',
+    ],
     [['simulate', ...TWO_BATCHES], 'rl: Invalid option --limit: undefined. Expected at least one limit'],
     [['simulate', '--limit', 'fixedWindow(limit=1,window=1s)'], 'either --pattern'],
-    [['simulate', ...TWO_BATCHES, '--limit', 'fixedWindow(limit=1,window=1s)', '--wait', 'forever'], 'rl: Invalid option --wait: "forever".'],
-    [['simulate', ...TWO_BATCHES, '--limit', 'fixedWindow(limit=1,window=1s)', '--chart', 'out.pdf'], 'rl: Invalid option --chart: "out.pdf". Expected a file name ending in .svg or .png.'],
+    [
+      ['simulate', ...TWO_BATCHES, '--limit', 'fixedWindow(limit=1,window=1s)', '--wait', 'forever'],
+      'rl: Invalid option --wait: "forever".',
+    ],
+    [
+      ['simulate', ...TWO_BATCHES, '--limit', 'fixedWindow(limit=1,window=1s)', '--chart', 'out.pdf'],
+      'rl: Invalid option --chart: "out.pdf". Expected a file name ending in .svg or .png.',
+    ],
     [['simulate', ...TWO_BATCHES, '--limt', 'x'], "Unknown option '--limt'"],
-    [['simulate', ...TWO_BATCHES, '--keys', '0', '--limit', 'fixedWindow(limit=1,window=1s)'], 'rl: Invalid option --keys: "0".'],
-    [['simulate', '--pattern', '10/s for 1h', '--limit', 'fixedWindow(limit=1,window=1s)', '--slice', '1ms'], 'rl: Invalid option --slice: 1. Expected a slice of at least 36ms'],
+    [
+      ['simulate', ...TWO_BATCHES, '--keys', '0', '--limit', 'fixedWindow(limit=1,window=1s)'],
+      'rl: Invalid option --keys: "0".',
+    ],
+    [
+      ['simulate', '--pattern', '10/s for 1h', '--limit', 'fixedWindow(limit=1,window=1s)', '--slice', '1ms'],
+      'rl: Invalid option --slice: 1. Expected a slice of at least 36ms',
+    ],
     [['simulte'], 'rl: Invalid option command: "simulte". Expected simulate (see rl --help).'],
   ])('%j', async (args, message) => {
     const { code, stdout, stderr } = await rl(args);
@@ -125,14 +208,25 @@ describe('rl simulate: errors name the part to fix (exit 2)', () => {
 describe('rl simulate --config', () => {
   it('takes the options by their long names; limits as calls or {factory: options}; the command line wins', async () => {
     const config = join(dir, 'limits.json');
-    writeFileSync(config, JSON.stringify({ pattern: 'burst 100 at 990ms, burst 100 at 1010ms', limits: ['fixedWindow(limit=100,window=1s)', { tokenBucket: { capacity: 20, refillRate: 100 } }], window: '10ms', json: true }));
+    writeFileSync(
+      config,
+      JSON.stringify({
+        pattern: 'burst 100 at 990ms, burst 100 at 1010ms',
+        limits: ['fixedWindow(limit=100,window=1s)', { tokenBucket: { capacity: 20, refillRate: 100 } }],
+        window: '10ms',
+        json: true,
+      }),
+    );
     const report = JSON.parse((await rl(['simulate', '--config', config])).stdout);
     expect(report.limits.map((l: { label: string; admitted: number }) => [l.label, l.admitted])).toEqual([
       ['fixedWindow(limit=100,window=1s)', 200],
       ['tokenBucket(capacity=20,refillRate=100)', 22],
     ]);
     expect(report.windowMs).toBe(10);
-    const overridden = JSON.parse((await rl(['simulate', '--config', config, '--limit', 'slidingWindowLog(limit=100,window=1s)', '--window', '1s'])).stdout);
+    const overridden = JSON.parse(
+      (await rl(['simulate', '--config', config, '--limit', 'slidingWindowLog(limit=100,window=1s)', '--window', '1s']))
+        .stdout,
+    );
     expect(overridden.limits.map((l: { label: string }) => l.label)).toEqual(['slidingWindowLog(limit=100,window=1s)']);
     expect(overridden.windowMs).toBe(1000);
   });
@@ -147,11 +241,22 @@ describe('rl simulate --config', () => {
 describe('rl simulate --traffic', () => {
   it.each([
     ['csv with a header', 'arrivals.csv', 'time,key,cost\n0.99,a,1\n0.99,b\n1.01,a,2\n'],
-    ['JSON lines', 'arrivals.jsonl', '{"time": 0.99, "key": "a"}\n{"time": 0.99, "key": "b", "cost": 1}\n\n{"time": 1.01, "key": "a", "cost": 2}\n'],
-    ['ISO dates', 'dates.csv', '1970-01-01T00:00:00.990Z,a\n1970-01-01T00:00:00.990Z,b\n1970-01-01T00:00:01.010Z,a,2\n'],
+    [
+      'JSON lines',
+      'arrivals.jsonl',
+      '{"time": 0.99, "key": "a"}\n{"time": 0.99, "key": "b", "cost": 1}\n\n{"time": 1.01, "key": "a", "cost": 2}\n',
+    ],
+    [
+      'ISO dates',
+      'dates.csv',
+      '1970-01-01T00:00:00.990Z,a\n1970-01-01T00:00:00.990Z,b\n1970-01-01T00:00:01.010Z,a,2\n',
+    ],
   ])('%s', async (_, name, text) => {
     writeFileSync(join(dir, name), text);
-    const report = JSON.parse((await rl(['simulate', '--traffic', join(dir, name), '--limit', 'fixedWindow(limit=2,window=1s)', '--json'])).stdout);
+    const report = JSON.parse(
+      (await rl(['simulate', '--traffic', join(dir, name), '--limit', 'fixedWindow(limit=2,window=1s)', '--json']))
+        .stdout,
+    );
     expect(report).toMatchObject({ requests: 3, keys: 2, limits: [{ admitted: 3, admittedUnits: 4 }] });
   });
 
@@ -163,8 +268,25 @@ describe('rl simulate --traffic', () => {
       '203.0.113.9 - - [10/Oct/2000:13:55:36 -0700] "GET /d HTTP/1.1" 200 2326 "-" "curl/8"',
     ].join('\n');
     writeFileSync(join(dir, 'access.log'), log);
-    const report = JSON.parse((await rl(['simulate', '--traffic', join(dir, 'access.log'), '--limit', 'fixedWindow(limit=2,window=1s)', '--json'])).stdout);
-    expect(report).toMatchObject({ requests: 4, keys: 2, startMs: Date.UTC(2000, 9, 10, 20, 55, 36), endMs: Date.UTC(2000, 9, 10, 20, 55, 37), limits: [{ admitted: 3, denied: 1 }] });
+    const report = JSON.parse(
+      (
+        await rl([
+          'simulate',
+          '--traffic',
+          join(dir, 'access.log'),
+          '--limit',
+          'fixedWindow(limit=2,window=1s)',
+          '--json',
+        ])
+      ).stdout,
+    );
+    expect(report).toMatchObject({
+      requests: 4,
+      keys: 2,
+      startMs: Date.UTC(2000, 9, 10, 20, 55, 36),
+      endMs: Date.UTC(2000, 9, 10, 20, 55, 37),
+      limits: [{ admitted: 3, denied: 1 }],
+    });
   });
 
   it.each([
@@ -173,15 +295,35 @@ describe('rl simulate --traffic', () => {
     ['bad2.jsonl', '{"time": 1}\n[1]\n', '--traffic', 'line 2'],
   ])('%s: the line to fix', async (name, text, _, message) => {
     writeFileSync(join(dir, name), text);
-    const { code, stderr } = await rl(['simulate', '--traffic', join(dir, name), '--limit', 'fixedWindow(limit=2,window=1s)']);
+    const { code, stderr } = await rl([
+      'simulate',
+      '--traffic',
+      join(dir, name),
+      '--limit',
+      'fixedWindow(limit=2,window=1s)',
+    ]);
     expect(code).toBe(2);
     expect(stderr).toContain(message);
   });
 
   it('a missing file, and --keys with a file, are named', async () => {
-    expect((await rl(['simulate', '--traffic', join(dir, 'nope.csv'), '--limit', 'fixedWindow(limit=2,window=1s)'])).stderr).toContain('Invalid option --traffic');
+    expect(
+      (await rl(['simulate', '--traffic', join(dir, 'nope.csv'), '--limit', 'fixedWindow(limit=2,window=1s)'])).stderr,
+    ).toContain('Invalid option --traffic');
     writeFileSync(join(dir, 'one.csv'), '1,a\n');
-    expect((await rl(['simulate', '--traffic', join(dir, 'one.csv'), '--keys', '3', '--limit', 'fixedWindow(limit=2,window=1s)'])).stderr).toContain('Invalid option --keys: "3". Expected no value with --traffic');
+    expect(
+      (
+        await rl([
+          'simulate',
+          '--traffic',
+          join(dir, 'one.csv'),
+          '--keys',
+          '3',
+          '--limit',
+          'fixedWindow(limit=2,window=1s)',
+        ])
+      ).stderr,
+    ).toContain('Invalid option --keys: "3". Expected no value with --traffic');
   });
 });
 
@@ -189,13 +331,23 @@ describe('rl simulate --chart', () => {
   it('writes the chart as SVG and as PNG: a panel per limit, admitted at once, after a delay and denied per slice', async () => {
     const svg = join(dir, 'chart.svg');
     const png = join(dir, 'chart.png');
-    const args = ['simulate', '--pattern', '50/s for 2s, 600/s for 3s', '--limit', 'tokenBucket(capacity=400,refillRate=200)', '--limit', 'leakyBucket(capacity=100,leakRate=200,mode=shape)'];
+    const args = [
+      'simulate',
+      '--pattern',
+      '50/s for 2s, 600/s for 3s',
+      '--limit',
+      'tokenBucket(capacity=400,refillRate=200)',
+      '--limit',
+      'leakyBucket(capacity=100,leakRate=200,mode=shape)',
+    ];
     const { code } = await rl([...args, '--chart', svg, '--chart', png]);
     expect(code).toBe(0);
     const text = readFileSync(svg, 'utf8');
     expect(text.startsWith('<svg xmlns="http://www.w3.org/2000/svg"')).toBe(true);
     expect(text).toContain('tokenBucket(capacity=400,refillRate=200): 1099 admitted (0 after a delay), 801 denied');
-    expect(text).toContain('leakyBucket(capacity=100,leakRate=200,mode=shape): 799 admitted (698 after a delay), 1101 denied');
+    expect(text).toContain(
+      'leakyBucket(capacity=100,leakRate=200,mode=shape): 799 admitted (698 after a delay), 1101 denied',
+    );
     for (const legend of ['■ admitted at once', '■ admitted after a delay', '■ denied']) expect(text).toContain(legend);
     expect(text).toContain('requests per 50ms');
     // One bar per slice and outcome that has requests, per limit, in its outcome's colour.
@@ -209,7 +361,9 @@ describe('rl simulate --chart', () => {
       });
     }
     expect(fills['#f2a23a']).toBeGreaterThan(50);
-    const drawn = Object.fromEntries(Object.keys(fills).map((color) => [color, text.split(`fill="${color}"`).length - 1]));
+    const drawn = Object.fromEntries(
+      Object.keys(fills).map((color) => [color, text.split(`fill="${color}"`).length - 1]),
+    );
     // Each colour's rects, plus its legend's text mark.
     expect(drawn).toEqual(Object.fromEntries(Object.entries(fills).map(([color, n]) => [color, n + 1])));
     expect([...readFileSync(png).subarray(0, 8)]).toEqual([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]);
@@ -218,7 +372,14 @@ describe('rl simulate --chart', () => {
 
 describe('rl simulate: progress on stderr', () => {
   it('with --progress off a terminal: a line per tenth of each limit, the table unchanged on stdout', async () => {
-    const { code, stdout, stderr } = await rl(['simulate', '--pattern', '1000/s for 140s', '--limit', 'fixedWindow(limit=10,window=1s)', '--progress']);
+    const { code, stdout, stderr } = await rl([
+      'simulate',
+      '--pattern',
+      '1000/s for 140s',
+      '--limit',
+      'fixedWindow(limit=10,window=1s)',
+      '--progress',
+    ]);
     expect(code).toBe(0);
     expect(stderr.split('\n').filter(Boolean)).toEqual([
       'simulate 1/1 fixedWindow(limit=10,window=1s): 65536/140000 (46%)',
@@ -230,6 +391,8 @@ describe('rl simulate: progress on stderr', () => {
 
   it('not by default off a terminal; on a terminal, one line rewritten in place', async () => {
     expect((await rl(['simulate', ...TWO_BATCHES, '--limit', 'fixedWindow(limit=10,window=1s)'])).stderr).toBe('');
-    expect((await rl(['simulate', ...TWO_BATCHES, '--limit', 'fixedWindow(limit=10,window=1s)'], true)).stderr).toBe('\r\x1b[2Ksimulate 1/1 fixedWindow(limit=10,window=1s): 200/200 (100%)\n');
+    expect((await rl(['simulate', ...TWO_BATCHES, '--limit', 'fixedWindow(limit=10,window=1s)'], true)).stderr).toBe(
+      '\r\x1b[2Ksimulate 1/1 fixedWindow(limit=10,window=1s): 200/200 (100%)\n',
+    );
   });
 });

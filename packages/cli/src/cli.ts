@@ -82,7 +82,13 @@ const OPTIONS = {
   help: { type: 'boolean', short: 'h' },
 } as const;
 
-type Values = { [K in keyof typeof OPTIONS]?: (typeof OPTIONS)[K] extends { multiple: true } ? string[] : (typeof OPTIONS)[K]['type'] extends 'boolean' ? boolean : string };
+type Values = {
+  [K in keyof typeof OPTIONS]?: (typeof OPTIONS)[K] extends { multiple: true }
+    ? string[]
+    : (typeof OPTIONS)[K]['type'] extends 'boolean'
+      ? boolean
+      : string;
+};
 
 /**
  * Runs `rl <argv>` and resolves its exit code: 0 done, 1 failed, 2 a usage error (its message, which
@@ -124,7 +130,11 @@ function parse(args: readonly string[]): Values {
     return parseArgs({ args: [...args], options: OPTIONS, strict: true, allowPositionals: false }).values as Values;
   } catch (error) {
     // node:util's messages name the option ("Unknown option '--limt'"); keep them, typed.
-    throw new InvalidOptionError('rl simulate', args.join(' '), `${(error as Error).message.replace(/\.$/, '')}; see rl simulate --help`);
+    throw new InvalidOptionError(
+      'rl simulate',
+      args.join(' '),
+      `${(error as Error).message.replace(/\.$/, '')}; see rl simulate --help`,
+    );
   }
 }
 
@@ -143,19 +153,40 @@ async function withConfig(values: Values): Promise<Values & { limits: LimitSpec[
     } catch (error) {
       throw new InvalidOptionError('--config', values.config, `a JSON file (${(error as Error).message})`);
     }
-    if (file === null || typeof file !== 'object' || Array.isArray(file)) throw new InvalidOptionError('--config', values.config, 'a JSON object of options');
+    if (file === null || typeof file !== 'object' || Array.isArray(file))
+      throw new InvalidOptionError('--config', values.config, 'a JSON object of options');
     for (const name of Object.keys(file)) {
-      if (name !== 'limits' && !(name in OPTIONS)) throw new InvalidOptionError(`--config ${name}`, file[name], `an option of rl simulate: limits, ${Object.keys(OPTIONS).filter((o) => o !== 'limit' && o !== 'config' && o !== 'help').join(', ')}`);
+      if (name !== 'limits' && !(name in OPTIONS))
+        throw new InvalidOptionError(
+          `--config ${name}`,
+          file[name],
+          `an option of rl simulate: limits, ${Object.keys(OPTIONS)
+            .filter((o) => o !== 'limit' && o !== 'config' && o !== 'help')
+            .join(', ')}`,
+        );
     }
   }
   const merged: Values = {};
   for (const name of Object.keys(OPTIONS) as (keyof typeof OPTIONS)[]) {
     const own = values[name];
     const fromFile = file[name];
-    (merged as Record<string, unknown>)[name] = own ?? (fromFile === undefined ? undefined : name === 'chart' && !Array.isArray(fromFile) ? [String(fromFile)] : typeof fromFile === 'boolean' || Array.isArray(fromFile) ? fromFile : String(fromFile));
+    (merged as Record<string, unknown>)[name] =
+      own ??
+      (fromFile === undefined
+        ? undefined
+        : name === 'chart' && !Array.isArray(fromFile)
+          ? [String(fromFile)]
+          : typeof fromFile === 'boolean' || Array.isArray(fromFile)
+            ? fromFile
+            : String(fromFile));
   }
   const limits = values.limit !== undefined ? values.limit.map(parseLimit) : configLimits(file.limits);
-  if (limits.length === 0) throw new InvalidOptionError('--limit', undefined, 'at least one limit, for example --limit "tokenBucket(capacity=400,refillRate=200)"');
+  if (limits.length === 0)
+    throw new InvalidOptionError(
+      '--limit',
+      undefined,
+      'at least one limit, for example --limit "tokenBucket(capacity=400,refillRate=200)"',
+    );
   return { ...merged, limits };
 }
 
@@ -165,7 +196,12 @@ function configLimits(value: unknown): LimitSpec[] {
   return value.map((entry, i) => {
     if (typeof entry === 'string') return parseLimit(entry);
     const names = entry !== null && typeof entry === 'object' ? Object.keys(entry as object) : [];
-    if (names.length !== 1) throw new InvalidOptionError(`--config limits[${i}]`, entry, 'a call such as "fixedWindow(limit=200,window=1s)" or {"fixedWindow": {"limit": 200, "window": "1s"}}');
+    if (names.length !== 1)
+      throw new InvalidOptionError(
+        `--config limits[${i}]`,
+        entry,
+        'a call such as "fixedWindow(limit=200,window=1s)" or {"fixedWindow": {"limit": 200, "window": "1s"}}',
+      );
     return limitOf(names[0]!, (entry as Record<string, Record<string, unknown>>)[names[0]!]!);
   });
 }
@@ -179,28 +215,54 @@ async function run(o: Values & { limits: LimitSpec[] }, io: CliIO, args: readonl
   const sliceMs = o.slice === undefined ? undefined : parseDuration(o.slice, '--slice');
   const waitMs = o.wait === undefined ? undefined : parseTimerDuration(o.wait, '--wait');
   const charts = o.chart ?? [];
-  for (const path of charts) if (!/\.(svg|png)$/i.test(path)) throw new InvalidOptionError('--chart', path, 'a file name ending in .svg or .png');
+  for (const path of charts)
+    if (!/\.(svg|png)$/i.test(path))
+      throw new InvalidOptionError('--chart', path, 'a file name ending in .svg or .png');
   if (o.report !== undefined) checkHtmlReportPath(o.report);
-  const progress = o.progress === true || io.stderrIsTTY ? progressReporter(o.limits.map((l) => l.label), io.stderr, io.stderrIsTTY) : undefined;
-  const report = simulate(traffic, o.limits, { windowMs, sliceMs, waitMs, keySeries: KEY_SERIES, onProgress: progress });
+  const progress =
+    o.progress === true || io.stderrIsTTY
+      ? progressReporter(
+          o.limits.map((l) => l.label),
+          io.stderr,
+          io.stderrIsTTY,
+        )
+      : undefined;
+  const report = simulate(traffic, o.limits, {
+    windowMs,
+    sliceMs,
+    waitMs,
+    keySeries: KEY_SERIES,
+    onProgress: progress,
+  });
   await writeCharts(report, charts, o.pattern ?? o.traffic);
-  if (o.report !== undefined) await writeHtmlReport(report, o.report, { title: o.pattern ?? o.traffic, command: ['rl', 'simulate', ...args].map(shellWord).join(' ') });
+  if (o.report !== undefined)
+    await writeHtmlReport(report, o.report, {
+      title: o.pattern ?? o.traffic,
+      command: ['rl', 'simulate', ...args].map(shellWord).join(' '),
+    });
   return report;
 }
 
 async function loadTraffic(o: Values): Promise<Traffic> {
   if ((o.pattern === undefined) === (o.traffic === undefined)) {
-    throw new InvalidOptionError('--pattern', o.pattern, 'either --pattern "50/s for 60s, 600/s for 300s" or --traffic <file> (one of them)');
+    throw new InvalidOptionError(
+      '--pattern',
+      o.pattern,
+      'either --pattern "50/s for 60s, 600/s for 300s" or --traffic <file> (one of them)',
+    );
   }
   if (o.traffic !== undefined) {
     for (const name of ['keys', 'cost', 'seed'] as const) {
-      if (o[name] !== undefined) throw new InvalidOptionError(`--${name}`, o[name], 'no value with --traffic (the file gives keys and costs)');
+      if (o[name] !== undefined)
+        throw new InvalidOptionError(`--${name}`, o[name], 'no value with --traffic (the file gives keys and costs)');
     }
     const format = o.format ?? 'auto';
-    if (!['csv', 'jsonl', 'log', 'auto'].includes(format)) throw new InvalidOptionError('--format', format, 'csv, jsonl, log or auto');
+    if (!['csv', 'jsonl', 'log', 'auto'].includes(format))
+      throw new InvalidOptionError('--format', format, 'csv, jsonl, log or auto');
     return readTrafficFile(o.traffic, format as TrafficFormat);
   }
-  if (o.format !== undefined) throw new InvalidOptionError('--format', o.format, 'no value with --pattern (it is for --traffic files)');
+  if (o.format !== undefined)
+    throw new InvalidOptionError('--format', o.format, 'no value with --pattern (it is for --traffic files)');
   const keys = integer(o.keys, '--keys', 1);
   const seed = integer(o.seed, '--seed', 1);
   const cost = o.cost === undefined ? 1 : Number(o.cost);
@@ -216,6 +278,7 @@ function shellWord(word: string): string {
 function integer(value: string | undefined, field: string, fallback: number): number {
   if (value === undefined) return fallback;
   const n = Number(value);
-  if (!Number.isInteger(n) || n < 1 || n > 10_000_000) throw new InvalidOptionError(field, value, 'a whole number from 1 to 10000000');
+  if (!Number.isInteger(n) || n < 1 || n > 10_000_000)
+    throw new InvalidOptionError(field, value, 'a whole number from 1 to 10000000');
   return n;
 }

@@ -41,7 +41,10 @@ interface Message {
 /** One page of a headless Chromium, and the protocol's commands on it. */
 export class HeadlessPage {
   private nextId = 1;
-  private readonly pending = new Map<number, { resolve: (result: Record<string, unknown>) => void; reject: (error: Error) => void; method: string }>();
+  private readonly pending = new Map<
+    number,
+    { resolve: (result: Record<string, unknown>) => void; reject: (error: Error) => void; method: string }
+  >();
   private readonly waiters: { method: string; resolve: (params: Record<string, unknown>) => void }[] = [];
   /** Every event of the page, in order (`Network.requestWillBeSent` among them once `Network.enable` ran). */
   readonly events: { method: string; params: Record<string, unknown> }[] = [];
@@ -75,7 +78,19 @@ export class HeadlessPage {
   /** Starts `executable` headless with a fresh profile and opens a blank page of `width` × `height`. */
   static async open(executable: string, width: number, height: number): Promise<HeadlessPage> {
     const profile = mkdtempSync(join(tmpdir(), 'rl-chromium-'));
-    const args = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-dev-shm-usage', '--no-first-run', '--no-default-browser-check', '--disable-extensions', '--hide-scrollbars', '--remote-debugging-pipe', `--user-data-dir=${profile}`, 'about:blank'];
+    const args = [
+      '--headless',
+      '--no-sandbox',
+      '--disable-gpu',
+      '--disable-dev-shm-usage',
+      '--no-first-run',
+      '--no-default-browser-check',
+      '--disable-extensions',
+      '--hide-scrollbars',
+      '--remote-debugging-pipe',
+      `--user-data-dir=${profile}`,
+      'about:blank',
+    ];
     const child = spawn(executable, args, { stdio: ['ignore', 'ignore', 'pipe', 'pipe', 'pipe'] });
     const page = new HeadlessPage(child, profile);
     const { targetId } = await page.send('Target.createTarget', { url: 'about:blank' }, false);
@@ -113,8 +128,13 @@ export class HeadlessPage {
 
   /** The value of `expression` in the page (awaited when a promise), as JSON. */
   async evaluate<T>(expression: string): Promise<T> {
-    const { result, exceptionDetails } = (await this.send('Runtime.evaluate', { expression, returnByValue: true, awaitPromise: true })) as { result: { value: T }; exceptionDetails?: { exception?: { description?: string }; text: string } };
-    if (exceptionDetails) throw new Error(`in the page: ${exceptionDetails.exception?.description ?? exceptionDetails.text}`);
+    const { result, exceptionDetails } = (await this.send('Runtime.evaluate', {
+      expression,
+      returnByValue: true,
+      awaitPromise: true,
+    })) as { result: { value: T }; exceptionDetails?: { exception?: { description?: string }; text: string } };
+    if (exceptionDetails)
+      throw new Error(`in the page: ${exceptionDetails.exception?.description ?? exceptionDetails.text}`);
     return result.value;
   }
 
@@ -130,8 +150,18 @@ export class HeadlessPage {
 
   /** Presses and releases a key (`ArrowRight`, `Home`, ...) on the focused element. */
   async press(key: string): Promise<void> {
-    await this.send('Input.dispatchKeyEvent', { type: 'rawKeyDown', key, code: key, windowsVirtualKeyCode: KEY_CODES[key] ?? 0 });
-    await this.send('Input.dispatchKeyEvent', { type: 'keyUp', key, code: key, windowsVirtualKeyCode: KEY_CODES[key] ?? 0 });
+    await this.send('Input.dispatchKeyEvent', {
+      type: 'rawKeyDown',
+      key,
+      code: key,
+      windowsVirtualKeyCode: KEY_CODES[key] ?? 0,
+    });
+    await this.send('Input.dispatchKeyEvent', {
+      type: 'keyUp',
+      key,
+      code: key,
+      windowsVirtualKeyCode: KEY_CODES[key] ?? 0,
+    });
   }
 
   /** A PNG of the whole page. */

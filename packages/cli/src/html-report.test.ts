@@ -18,13 +18,37 @@ async function rl(args: string[]): Promise<{ code: number; stdout: string; stder
 }
 
 // A token bucket that denies, and a shaper that holds most of what it admits: every outcome shows.
-const RUN = ['simulate', '--pattern', '50/s for 2s, 900/s for 3s', '--keys', '3', '--limit', 'tokenBucket(capacity=400,refillRate=200)', '--limit', 'leakyBucket(capacity=100,leakRate=200,mode=shape)'];
+const RUN = [
+  'simulate',
+  '--pattern',
+  '50/s for 2s, 900/s for 3s',
+  '--keys',
+  '3',
+  '--limit',
+  'tokenBucket(capacity=400,refillRate=200)',
+  '--limit',
+  'leakyBucket(capacity=100,leakRate=200,mode=shape)',
+];
 
 // The run of issue 43: one key, a column of 3-digit figures ("max in any 1s": 599, 201, 201).
-const ONE_KEY = ['simulate', '--pattern', '600/s for 3s', '--limit', 'tokenBucket(capacity=400,refillRate=200)', '--limit', 'leakyBucket(capacity=100,leakRate=200,mode=shape)', '--limit', 'slidingWindowLog(limit=200,window=1s)'];
+const ONE_KEY = [
+  'simulate',
+  '--pattern',
+  '600/s for 3s',
+  '--limit',
+  'tokenBucket(capacity=400,refillRate=200)',
+  '--limit',
+  'leakyBucket(capacity=100,leakRate=200,mode=shape)',
+  '--limit',
+  'slidingWindowLog(limit=200,window=1s)',
+];
 
 /** The report as JSON, and the HTML page of the same run (`run` replaces {@link RUN}). */
-async function reportAndPage(name: string, extra: string[] = [], run: string[] = RUN): Promise<{ report: SimulationReport; path: string; html: string }> {
+async function reportAndPage(
+  name: string,
+  extra: string[] = [],
+  run: string[] = RUN,
+): Promise<{ report: SimulationReport; path: string; html: string }> {
   const path = join(dir, name);
   const { code, stdout, stderr } = await rl([...run, ...extra, '--json', '--report', path]);
   expect([code, stderr]).toEqual([0, '']);
@@ -47,12 +71,22 @@ describe('rl simulate --report: the page', () => {
     const file = join(dir, 'hostile.csv');
     writeFileSync(file, '0,</script><b>x</b>\n0.1,"a&b"\n');
     const path = join(dir, 'hostile.html');
-    const { code } = await rl(['simulate', '--traffic', file, '--limit', 'fixedWindow(limit=1,window=1s)', '--report', path]);
+    const { code } = await rl([
+      'simulate',
+      '--traffic',
+      file,
+      '--limit',
+      'fixedWindow(limit=1,window=1s)',
+      '--report',
+      path,
+    ]);
     expect(code).toBe(0);
     const html = readFileSync(path, 'utf8');
     expect(html).not.toContain('</script><b>');
     expect(html.match(/<\/script>/g)).toHaveLength(2); // the data's and the script's own
-    expect(html).toContain(`<code>rl simulate --traffic ${file} --limit &#39;fixedWindow(limit=1,window=1s)&#39; --report ${path}</code>`);
+    expect(html).toContain(
+      `<code>rl simulate --traffic ${file} --limit &#39;fixedWindow(limit=1,window=1s)&#39; --report ${path}</code>`,
+    );
     const data = JSON.parse(/<script type="application\/json" id="rl-data">(.*?)<\/script>/s.exec(html)![1]!);
     expect(data.limits[0].keys.map((k: { key: string }) => k.key)).toEqual(['</script><b>x</b>', 'a&b']);
   });
@@ -63,20 +97,28 @@ describe('rl simulate --report: the page', () => {
       expect((await rl([...RUN, '--slice', slice, '--report', path])).code).toBe(0);
       return JSON.parse(/id="rl-data">(.*?)<\/script>/s.exec(readFileSync(path, 'utf8'))![1]!).decimals;
     };
-    expect([await decimals('1s'), await decimals('250ms'), await decimals('100ms'), await decimals('5ms')]).toEqual([0, 2, 1, 3]);
+    expect([await decimals('1s'), await decimals('250ms'), await decimals('100ms'), await decimals('5ms')]).toEqual([
+      0, 2, 1, 3,
+    ]);
   });
 
   it('a name not ending in .html is a usage error naming --report, before anything runs', async () => {
     const { code, stdout, stderr } = await rl([...RUN, '--report', join(dir, 'report.png')]);
     expect([code, stdout]).toEqual([2, '']);
-    expect(stderr).toMatch(new RegExp(`^rl: Invalid option --report: "${join(dir, 'report.png')}". Expected a file name ending in \\.html\\. See \\S+\\n$`));
+    expect(stderr).toMatch(
+      new RegExp(
+        `^rl: Invalid option --report: "${join(dir, 'report.png')}". Expected a file name ending in \\.html\\. See \\S+\\n$`,
+      ),
+    );
   });
 
   it('a folder that does not exist is a usage error naming --report and the path', async () => {
     const path = join(dir, 'nope', 'report.html');
     const { code, stderr } = await rl([...RUN, '--report', path]);
     expect(code).toBe(2);
-    expect(stderr.split('\n')[0]).toContain(`rl: Invalid option --report: "${path}". Expected a file that can be written (ENOENT)`);
+    expect(stderr.split('\n')[0]).toContain(
+      `rl: Invalid option --report: "${path}". Expected a file that can be written (ENOENT)`,
+    );
   });
 });
 
@@ -95,54 +137,71 @@ describe('findChromium: the browser of the test', () => {
 });
 
 const chromium = findChromium();
-const NO_BROWSER = 'skipped: no Chromium on the PATH (Debian: apt-get install -y chromium; or set RL_CHROMIUM); .ci/run installs it';
+const NO_BROWSER =
+  'skipped: no Chromium on the PATH (Debian: apt-get install -y chromium; or set RL_CHROMIUM); .ci/run installs it';
 
-describe.skipIf(chromium === undefined)(`rl simulate --report in headless Chromium${chromium === undefined ? ` (${NO_BROWSER})` : ''}`, () => {
-  let page: HeadlessPage;
-  let report: SimulationReport;
-  let path: string;
-  const WIDTH = 1100;
+describe.skipIf(chromium === undefined)(
+  `rl simulate --report in headless Chromium${chromium === undefined ? ` (${NO_BROWSER})` : ''}`,
+  () => {
+    let page: HeadlessPage;
+    let report: SimulationReport;
+    let path: string;
+    const WIDTH = 1100;
 
-  beforeAll(async () => {
-    ({ report, path } = await reportAndPage('browser.html'));
-    page = await HeadlessPage.open(chromium!, WIDTH, 900);
-    await page.navigate(pathToFileURL(path).href);
-  }, 30_000);
-  afterAll(() => page?.close());
-
-  it('loads with no request but the file itself', () => {
-    const requested = page.events.filter((e) => e.method === 'Network.requestWillBeSent').map((e) => (e.params.request as { url: string }).url);
-    expect(requested).toEqual([pathToFileURL(path).href]);
-  });
-
-  // Each cell of the table, whole and within the page, against the JSON report of the same run: on a
-  // desktop window, a narrower one and a phone. Before the fix the table ran past its box at 1100 px,
-  // which cut the right column's numbers (599 read 59).
-  // Each cell of the table, whole and within the page, against the JSON report of the same run: in a
-  // desktop window, a narrower one and a phone's. Before the fix the table ran past its box at 1100 px,
-  // and the box cut the right column's numbers (599 read 59).
-  it.each([
-    { run: 'RUN: 2 limits, 3 keys', args: RUN },
-    { run: '3 limits, one key: the run of issue 43', args: ONE_KEY },
-  ])('shows every cell of the table whole, with the figures of the JSON report ($run)', async ({ args }) => {
-    const shown = await reportAndPage('cells.html', [], args);
-    await page.navigate(pathToFileURL(shown.path).href);
-    try {
-      for (const width of [WIDTH, 880, 390]) {
-        await page.resize(width, 900);
-        expect({ width, ...(await readTable(page)) }).toEqual({ width, pageWidth: width, cut: [], cells: expectedCells(shown.report) });
-        const summaries = await page.evaluate<string[]>(`[...document.querySelectorAll('.summary')].map((p) => p.innerText)`);
-        expect(summaries).toEqual(shown.report.limits.map((l) => `${l.requests} requests: ${l.admitted - l.delayed} admitted at once, ${l.delayed} admitted after a delay, ${l.denied} denied.`));
-      }
-    } finally {
-      await page.resize(WIDTH, 900);
+    beforeAll(async () => {
+      ({ report, path } = await reportAndPage('browser.html'));
+      page = await HeadlessPage.open(chromium!, WIDTH, 900);
       await page.navigate(pathToFileURL(path).href);
-    }
-  });
+    }, 30_000);
+    afterAll(() => page?.close());
 
-  /** The centre, in the viewport, of the `n`-th bar (left to right) of `color` in the chart of limit `limit` (scrolled into view). */
-  async function bar(limit: number, color: string, n: number): Promise<{ x: number; y: number }> {
-    return page.evaluate(`(() => {
+    it('loads with no request but the file itself', () => {
+      const requested = page.events
+        .filter((e) => e.method === 'Network.requestWillBeSent')
+        .map((e) => (e.params.request as { url: string }).url);
+      expect(requested).toEqual([pathToFileURL(path).href]);
+    });
+
+    // Each cell of the table, whole and within the page, against the JSON report of the same run: on a
+    // desktop window, a narrower one and a phone. Before the fix the table ran past its box at 1100 px,
+    // which cut the right column's numbers (599 read 59).
+    // Each cell of the table, whole and within the page, against the JSON report of the same run: in a
+    // desktop window, a narrower one and a phone's. Before the fix the table ran past its box at 1100 px,
+    // and the box cut the right column's numbers (599 read 59).
+    it.each([
+      { run: 'RUN: 2 limits, 3 keys', args: RUN },
+      { run: '3 limits, one key: the run of issue 43', args: ONE_KEY },
+    ])('shows every cell of the table whole, with the figures of the JSON report ($run)', async ({ args }) => {
+      const shown = await reportAndPage('cells.html', [], args);
+      await page.navigate(pathToFileURL(shown.path).href);
+      try {
+        for (const width of [WIDTH, 880, 390]) {
+          await page.resize(width, 900);
+          expect({ width, ...(await readTable(page)) }).toEqual({
+            width,
+            pageWidth: width,
+            cut: [],
+            cells: expectedCells(shown.report),
+          });
+          const summaries = await page.evaluate<string[]>(
+            `[...document.querySelectorAll('.summary')].map((p) => p.innerText)`,
+          );
+          expect(summaries).toEqual(
+            shown.report.limits.map(
+              (l) =>
+                `${l.requests} requests: ${l.admitted - l.delayed} admitted at once, ${l.delayed} admitted after a delay, ${l.denied} denied.`,
+            ),
+          );
+        }
+      } finally {
+        await page.resize(WIDTH, 900);
+        await page.navigate(pathToFileURL(path).href);
+      }
+    });
+
+    /** The centre, in the viewport, of the `n`-th bar (left to right) of `color` in the chart of limit `limit` (scrolled into view). */
+    async function bar(limit: number, color: string, n: number): Promise<{ x: number; y: number }> {
+      return page.evaluate(`(() => {
       const chart = document.querySelectorAll('.rl-chart')[${limit}];
       chart.scrollIntoView({ block: 'center' });
       const rects = [...chart.querySelectorAll('rect[fill="${color}"], g[fill="${color}"] rect')]
@@ -150,61 +209,73 @@ describe.skipIf(chromium === undefined)(`rl simulate --report in headless Chromi
       const r = rects[${n}];
       return { x: r.left + r.width / 2, y: r.top + r.height / 2 };
     })()`);
-  }
+    }
 
-  async function tip(): Promise<{ hidden: boolean; limit: string; slice: string; rows: string[][]; when: string }> {
-    return page.evaluate(`(() => {
+    async function tip(): Promise<{ hidden: boolean; limit: string; slice: string; rows: string[][]; when: string }> {
+      return page.evaluate(`(() => {
       const tip = document.getElementById('rl-tip');
       return { hidden: tip.hidden, limit: tip.dataset.limit, slice: tip.dataset.slice, when: tip.querySelector('.when')?.textContent,
         rows: [...tip.querySelectorAll('tr')].slice(1).map((tr) => [...tr.cells].map((td) => td.textContent)) };
     })()`);
-  }
+    }
 
-  it("pointing at a slice shows its admitted at once, delayed and denied for every limit, and the keys' of the limit pointed at", async () => {
-    const shaper = report.limits[1]!;
-    // A slice where the shaper holds some and denies some, found by its bar of delayed requests.
-    const delayedSlices = shaper.slices.delayed.flatMap((n, i) => (n > 0 ? [i] : []));
-    const n = delayedSlices.findIndex((i) => shaper.slices.denied[i]! > 0) + 3;
-    const slice = delayedSlices[n]!;
-    expect([shaper.slices.delayed[slice], shaper.slices.denied[slice]]).toEqual([expect.any(Number), expect.any(Number)]);
-    expect(Math.min(shaper.slices.delayed[slice]!, shaper.slices.denied[slice]!)).toBeGreaterThan(0);
-    const { x, y } = await bar(1, '#f2a23a', n);
-    await page.pointAt(x, y);
-    const shown = await tip();
-    expect([shown.hidden, shown.limit, shown.slice]).toEqual([false, '1', String(slice)]);
-    expect(shown.when).toBe(`${(slice * 0.05).toFixed(2)}–${((slice + 1) * 0.05).toFixed(2)} s (slice ${slice + 1} of ${shaper.slices.admitted.length})`);
-    const counts = (s: { admitted: readonly number[]; delayed: readonly number[]; denied: readonly number[] }) => [String(s.admitted[slice]! - s.delayed[slice]!), String(s.delayed[slice]), String(s.denied[slice])];
-    expect(shown.rows).toEqual([
-      ...report.limits.map((l) => [l.label, ...counts(l.slices)]),
-      ...shaper.slices.keys!.map((k) => [`key ${k.key}`, ...counts(k)]),
-    ]);
-    // The same slice is marked in every chart.
-    const bands = await page.evaluate<string[]>(`[...document.querySelectorAll('.rl-band')].map((b) => b.getAttribute('visibility'))`);
-    expect(bands).toEqual(['visible', 'visible']);
+    it("pointing at a slice shows its admitted at once, delayed and denied for every limit, and the keys' of the limit pointed at", async () => {
+      const shaper = report.limits[1]!;
+      // A slice where the shaper holds some and denies some, found by its bar of delayed requests.
+      const delayedSlices = shaper.slices.delayed.flatMap((n, i) => (n > 0 ? [i] : []));
+      const n = delayedSlices.findIndex((i) => shaper.slices.denied[i]! > 0) + 3;
+      const slice = delayedSlices[n]!;
+      expect([shaper.slices.delayed[slice], shaper.slices.denied[slice]]).toEqual([
+        expect.any(Number),
+        expect.any(Number),
+      ]);
+      expect(Math.min(shaper.slices.delayed[slice]!, shaper.slices.denied[slice]!)).toBeGreaterThan(0);
+      const { x, y } = await bar(1, '#f2a23a', n);
+      await page.pointAt(x, y);
+      const shown = await tip();
+      expect([shown.hidden, shown.limit, shown.slice]).toEqual([false, '1', String(slice)]);
+      expect(shown.when).toBe(
+        `${(slice * 0.05).toFixed(2)}–${((slice + 1) * 0.05).toFixed(2)} s (slice ${slice + 1} of ${shaper.slices.admitted.length})`,
+      );
+      const counts = (s: { admitted: readonly number[]; delayed: readonly number[]; denied: readonly number[] }) => [
+        String(s.admitted[slice]! - s.delayed[slice]!),
+        String(s.delayed[slice]),
+        String(s.denied[slice]),
+      ];
+      expect(shown.rows).toEqual([
+        ...report.limits.map((l) => [l.label, ...counts(l.slices)]),
+        ...shaper.slices.keys!.map((k) => [`key ${k.key}`, ...counts(k)]),
+      ]);
+      // The same slice is marked in every chart.
+      const bands = await page.evaluate<string[]>(
+        `[...document.querySelectorAll('.rl-band')].map((b) => b.getAttribute('visibility'))`,
+      );
+      expect(bands).toEqual(['visible', 'visible']);
 
-    // Outside the plot's frame (the page's margin): nothing shown.
-    await page.pointAt(2, y);
-    expect((await tip()).hidden).toBe(true);
-  });
+      // Outside the plot's frame (the page's margin): nothing shown.
+      await page.pointAt(2, y);
+      expect((await tip()).hidden).toBe(true);
+    });
 
-  it('a focused chart moves slice by slice with the arrow keys', async () => {
-    await page.evaluate(`document.querySelectorAll('.rl-chart')[0].focus()`);
-    await page.press('Home');
-    await page.press('ArrowRight');
-    const shown = await tip();
-    expect([shown.hidden, shown.limit, shown.slice]).toEqual([false, '0', '1']);
-  });
+    it('a focused chart moves slice by slice with the arrow keys', async () => {
+      await page.evaluate(`document.querySelectorAll('.rl-chart')[0].focus()`);
+      await page.press('Home');
+      await page.press('ArrowRight');
+      const shown = await tip();
+      expect([shown.hidden, shown.limit, shown.slice]).toEqual([false, '0', '1']);
+    });
 
-  it('takes a screenshot of the whole page', async () => {
-    const png = await page.screenshot();
-    // RL_SCREENSHOT_DIR keeps it (CI can upload it); otherwise it goes with the test's folder.
-    writeFileSync(join(process.env.RL_SCREENSHOT_DIR ?? dir, 'simulate-report.png'), png);
-    expect([...png.subarray(0, 8)]).toEqual([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]);
-    // IHDR: the page's width, and a height holding the table and both charts.
-    expect(png.readUInt32BE(16)).toBe(WIDTH);
-    expect(png.readUInt32BE(20)).toBeGreaterThan(900);
-  });
-});
+    it('takes a screenshot of the whole page', async () => {
+      const png = await page.screenshot();
+      // RL_SCREENSHOT_DIR keeps it (CI can upload it); otherwise it goes with the test's folder.
+      writeFileSync(join(process.env.RL_SCREENSHOT_DIR ?? dir, 'simulate-report.png'), png);
+      expect([...png.subarray(0, 8)]).toEqual([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]);
+      // IHDR: the page's width, and a height holding the table and both charts.
+      expect(png.readUInt32BE(16)).toBe(WIDTH);
+      expect(png.readUInt32BE(20)).toBeGreaterThan(900);
+    });
+  },
+);
 
 /**
  * Each row of the report's table as the JSON report says it: `[column, text]` per cell. Written out
@@ -220,7 +291,12 @@ function expectedCells(report: SimulationReport): string[][][] {
     ['denied', share(l.denied, l.requests)],
     ['delayed', String(l.delayed)],
     ['delay p50 / p95 / p99 / max', [l.delayMs.p50, l.delayMs.p95, l.delayMs.p99, l.delayMs.max].map(ms).join(' / ')],
-    ['max in any 1s', report.keys === 1 ? String(l.maxInWindow.allKeys) : `${l.maxInWindow.allKeys} (busiest key ${l.maxInWindow.perKey})`],
+    [
+      'max in any 1s',
+      report.keys === 1
+        ? String(l.maxInWindow.allKeys)
+        : `${l.maxInWindow.allKeys} (busiest key ${l.maxInWindow.perKey})`,
+    ],
     ['bound per key in 1s', l.maxInWindow.boundPerKey === undefined ? '—' : String(l.maxInWindow.boundPerKey)],
     ['wait', l.waitMs === null ? 'none' : `up to ${ms(l.waitMs)}`],
   ]);

@@ -19,14 +19,22 @@ export function checkHtmlReportPath(path: string): void {
 }
 
 /** Writes {@link renderHtmlReport} to `path` (checked by {@link checkHtmlReportPath} first). */
-export async function writeHtmlReport(report: SimulationReport, path: string, options: HtmlReportOptions = {}): Promise<void> {
+export async function writeHtmlReport(
+  report: SimulationReport,
+  path: string,
+  options: HtmlReportOptions = {},
+): Promise<void> {
   checkHtmlReportPath(path);
   const html = await renderHtmlReport(report, options);
   try {
     await writeFile(path, html);
   } catch (error) {
     // A folder that does not exist, or one not ours to write: the option to fix, not a stack.
-    throw new InvalidOptionError('--report', path, `a file that can be written (${(error as NodeJS.ErrnoException).code ?? (error as Error).message})`);
+    throw new InvalidOptionError(
+      '--report',
+      path,
+      `a file that can be written (${(error as NodeJS.ErrnoException).code ?? (error as Error).message})`,
+    );
   }
 }
 
@@ -47,13 +55,24 @@ export async function renderHtmlReport(report: SimulationReport, options: HtmlRe
     slices: report.limits[0]?.slices.admitted.length ?? 0,
     outcomes: OUTCOMES,
     keyColors: KEY_COLORS,
-    limits: report.limits.map((l) => ({ label: l.label, admitted: l.slices.admitted, delayed: l.slices.delayed, denied: l.slices.denied, keys: l.slices.keys ?? [] })),
+    limits: report.limits.map((l) => ({
+      label: l.label,
+      admitted: l.slices.admitted,
+      delayed: l.slices.delayed,
+      denied: l.slices.denied,
+      keys: l.slices.keys ?? [],
+    })),
   };
   const keys = report.limits[0]?.slices.keys;
   const title = options.title === undefined ? 'rl simulate' : `rl simulate: ${options.title}`;
   const sections = report.limits.map((l, i) => {
     const chart = charts[i]!;
-    const keyLegend = (l.slices.keys ?? []).map((k, j) => `<span class="key"><i style="background:${KEY_COLORS[j % KEY_COLORS.length]}"></i>${escape(k.key)}</span>`).join('');
+    const keyLegend = (l.slices.keys ?? [])
+      .map(
+        (k, j) =>
+          `<span class="key"><i style="background:${KEY_COLORS[j % KEY_COLORS.length]}"></i>${escape(k.key)}</span>`,
+      )
+      .join('');
     return `<section class="limit" id="limit-${i}">
 <h2>${escape(l.label)}</h2>
 <p class="summary">${l.requests} requests: ${l.admitted - l.delayed} admitted at once, ${l.delayed} admitted after a delay, ${l.denied} denied.</p>
@@ -105,7 +124,13 @@ function keyLegendTitle(report: SimulationReport, l: LimitReport): string {
 function table(report: SimulationReport): string {
   const { header, rows } = reportTable(report);
   const head = header.map((h, c) => `<th${c > 0 ? ' class="n"' : ''}>${escape(h)}</th>`).join('');
-  const body = (row: readonly string[]) => row.map((cell, c) => `<td${c > 0 ? ' class="n"' : ''} data-label="${escape(header[c]!)}">${c === 0 ? escape(cell).replace(/[(,]/g, '$&<wbr>') : figure(cell)}</td>`).join('');
+  const body = (row: readonly string[]) =>
+    row
+      .map(
+        (cell, c) =>
+          `<td${c > 0 ? ' class="n"' : ''} data-label="${escape(header[c]!)}">${c === 0 ? escape(cell).replace(/[(,]/g, '$&<wbr>') : figure(cell)}</td>`,
+      )
+      .join('');
   return `<div class="table-wrap"><table id="rl-table">
 <thead><tr>${head}</tr></thead>
 <tbody>
@@ -118,7 +143,12 @@ ${rows.map((row, i) => `<tr data-limit="${i}">${body(row)}</tr>`).join('\n')}
 function figure(cell: string): string {
   return cell
     .split(' / ')
-    .map((part) => part.split(' (').map((piece) => `<span class="nb">${escape(piece)}</span>`).join(' ('))
+    .map((part) =>
+      part
+        .split(' (')
+        .map((piece) => `<span class="nb">${escape(piece)}</span>`)
+        .join(' ('),
+    )
     .join(' / ');
 }
 
@@ -128,7 +158,10 @@ function escape(text: string): string {
 
 /** JSON that cannot end its `<script>` element early (keys from a traffic file are anyone's text). */
 function scriptJson(value: unknown): string {
-  return JSON.stringify(value).replace(/</g, '\\u003c').replace(/\u2028/g, '\\u2028').replace(/\u2029/g, '\\u2029');
+  return JSON.stringify(value)
+    .replace(/</g, '\\u003c')
+    .replace(/\u2028/g, '\\u2028')
+    .replace(/\u2029/g, '\\u2029');
 }
 
 const STYLE = `

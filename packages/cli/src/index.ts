@@ -3,7 +3,15 @@ export { parsePattern, patternTraffic, patternLengthMs, MAX_ARRIVALS, type Patte
 export { readTrafficFile, type TrafficFormat } from './traffic-file.js';
 export { TrafficBuilder, type Traffic } from './traffic.js';
 export { parseLimit, limitOf, callText, ALGORITHM_NAMES, type LimitSpec } from './limits.js';
-export { simulate, autoSlice, type SimulateOptions, type SimulationReport, type LimitReport, type SliceSeries, type KeySeries } from './simulate.js';
+export {
+  simulate,
+  autoSlice,
+  type SimulateOptions,
+  type SimulationReport,
+  type LimitReport,
+  type SliceSeries,
+  type KeySeries,
+} from './simulate.js';
 export { maxInWindow, percentile } from './window-max.js';
 export { whatItBounds, boundInSpan } from './bounds.js';
 export { formatReport } from './report.js';

@@ -25,7 +25,11 @@ const CALL = /^\s*([A-Za-z]+)\s*\((.*)\)\s*$/s;
 export function parseLimit(text: string): LimitSpec {
   const match = CALL.exec(text);
   if (match === null) {
-    throw new InvalidOptionError('--limit', text, `an algorithm call such as "tokenBucket(capacity=400,refillRate=200)" or "fixedWindow(limit=200,window=1s)"`);
+    throw new InvalidOptionError(
+      '--limit',
+      text,
+      `an algorithm call such as "tokenBucket(capacity=400,refillRate=200)" or "fixedWindow(limit=200,window=1s)"`,
+    );
   }
   const factory = match[1]!;
   const options: Record<string, unknown> = {};
@@ -35,7 +39,11 @@ export function parseLimit(text: string): LimitSpec {
       const eq = pair.indexOf('=');
       const name = pair.slice(0, eq).trim();
       if (eq < 0 || !/^[A-Za-z]+$/.test(name)) {
-        throw new InvalidOptionError(`--limit ${factory}`, pair.trim(), 'options as name=value pairs separated by commas, for example capacity=400');
+        throw new InvalidOptionError(
+          `--limit ${factory}`,
+          pair.trim(),
+          'options as name=value pairs separated by commas, for example capacity=400',
+        );
       }
       if (name in options) throw new InvalidOptionError(`--limit ${factory}.${name}`, pair.trim(), 'each option once');
       options[name] = optionValue(pair.slice(eq + 1).trim());
@@ -52,7 +60,11 @@ export function limitOf(factory: string, options: Record<string, unknown>, label
   const make = Object.hasOwn(FACTORIES, factory) ? FACTORIES[factory] : undefined;
   if (make === undefined) {
     const near = ALGORITHM_NAMES.find((n) => n.toLowerCase() === factory.toLowerCase());
-    throw new InvalidOptionError('--limit', factory, near === undefined ? `one of ${ALGORITHM_NAMES.join(', ')}` : `${near} (names are case-sensitive)`);
+    throw new InvalidOptionError(
+      '--limit',
+      factory,
+      near === undefined ? `one of ${ALGORITHM_NAMES.join(', ')}` : `${near} (names are case-sensitive)`,
+    );
   }
   const algorithm = make(options as never);
   return { label: label ?? callText(factory, options), factory, options, algorithm };

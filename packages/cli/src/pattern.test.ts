@@ -1,19 +1,32 @@
 import { describe, expect, it } from 'vitest';
 import { patternLengthMs, parsePattern, patternTraffic } from './pattern.js';
 
-const arrivals = (pattern: string, options?: Parameters<typeof patternTraffic>[1]) => patternTraffic(parsePattern(pattern), options);
+const arrivals = (pattern: string, options?: Parameters<typeof patternTraffic>[1]) =>
+  patternTraffic(parsePattern(pattern), options);
 
 describe('parsePattern: the parts of --pattern', () => {
   it.each([
     ['50/s for 60s', [{ kind: 'rate', rate: 50, unitMs: 1000, forMs: 60_000 }]],
-    ['50/s for 60s, 600/s for 300s', [{ kind: 'rate', rate: 50, forMs: 60_000 }, { kind: 'rate', rate: 600, forMs: 300_000 }]],
+    [
+      '50/s for 60s, 600/s for 300s',
+      [
+        { kind: 'rate', rate: 50, forMs: 60_000 },
+        { kind: 'rate', rate: 600, forMs: 300_000 },
+      ],
+    ],
     ['600 / s for 5m', [{ kind: 'rate', rate: 600, forMs: 300_000 }]],
     ['3/ms for 10ms', [{ kind: 'rate', rate: 3, unitMs: 1, forMs: 10 }]],
     ['120/min for 1h', [{ kind: 'rate', rate: 120, unitMs: 60_000, forMs: 3_600_000 }]],
     ['poisson 200/s for 30s', [{ kind: 'poisson', rate: 200, forMs: 30_000 }]],
     ['burst 400 at 10s', [{ kind: 'burst', count: 400, atMs: 10_000 }]],
     ['burst 100 at 0s', [{ kind: 'burst', count: 100, atMs: 0 }]],
-    ['idle 5s, burst 3 at 1.5s', [{ kind: 'idle', forMs: 5000 }, { kind: 'burst', count: 3, atMs: 1500 }]],
+    [
+      'idle 5s, burst 3 at 1.5s',
+      [
+        { kind: 'idle', forMs: 5000 },
+        { kind: 'burst', count: 3, atMs: 1500 },
+      ],
+    ],
   ])('%s', (text, parts) => {
     expect(parsePattern(text)).toMatchObject(parts);
   });
@@ -41,7 +54,10 @@ describe('parsePattern: the parts of --pattern', () => {
     }
     expect(error).toMatchObject({ code: 'RL_INVALID_OPTION', field });
     expect((error as Error).message).toContain(expected);
-    if (field !== '--pattern' && text !== '') expect((error as Error).message).toContain(JSON.stringify(text.split(',').map((p) => p.trim())[Number(field.split(' ').pop()) - 1]));
+    if (field !== '--pattern' && text !== '')
+      expect((error as Error).message).toContain(
+        JSON.stringify(text.split(',').map((p) => p.trim())[Number(field.split(' ').pop()) - 1]),
+      );
   });
 });
 

@@ -13,7 +13,14 @@ import { Traffic, TrafficBuilder } from './traffic.js';
  *   (it does not move the end of the sequence).
  */
 export type PatternPart =
-  | { readonly kind: 'rate' | 'poisson'; readonly rate: number; readonly unitMs: number; readonly perMs: number; readonly forMs: number; readonly text: string }
+  | {
+      readonly kind: 'rate' | 'poisson';
+      readonly rate: number;
+      readonly unitMs: number;
+      readonly perMs: number;
+      readonly forMs: number;
+      readonly text: string;
+    }
   | { readonly kind: 'idle'; readonly forMs: number; readonly text: string }
   | { readonly kind: 'burst'; readonly count: number; readonly atMs: number; readonly text: string };
 
@@ -28,13 +35,26 @@ export const MAX_ARRIVALS = 50_000_000;
  */
 export function parsePattern(text: string): PatternPart[] {
   if (typeof text !== 'string' || text.trim() === '') {
-    throw new InvalidOptionError('--pattern', text, 'parts such as "50/s for 60s, 600/s for 300s", "burst 400 at 10s", "poisson 200/s for 30s" or "idle 5s"');
+    throw new InvalidOptionError(
+      '--pattern',
+      text,
+      'parts such as "50/s for 60s, 600/s for 300s", "burst 400 at 10s", "poisson 200/s for 30s" or "idle 5s"',
+    );
   }
   const parts = text.split(',').map((part, i) => parsePart(part.trim(), i + 1));
   const total = parts.reduce((sum, p) => sum + expectedArrivals(p), 0);
-  if (total === 0) throw new InvalidOptionError('--pattern', text, 'at least one arrival (a rate, poisson or burst part besides "idle")');
+  if (total === 0)
+    throw new InvalidOptionError(
+      '--pattern',
+      text,
+      'at least one arrival (a rate, poisson or burst part besides "idle")',
+    );
   if (total > MAX_ARRIVALS) {
-    throw new InvalidOptionError('--pattern', text, `at most ${MAX_ARRIVALS} arrivals (this pattern makes about ${Math.round(total)}): shorten a part or lower its rate`);
+    throw new InvalidOptionError(
+      '--pattern',
+      text,
+      `at most ${MAX_ARRIVALS} arrivals (this pattern makes about ${Math.round(total)}): shorten a part or lower its rate`,
+    );
   }
   return parts;
 }
@@ -61,7 +81,9 @@ function parsePart(part: string, index: number): PatternPart {
   // "600/s for 300s" and "600 / s for 300s" alike.
   const forAt = rest.indexOf('for');
   if (forAt < 1 || forAt !== rest.length - 2) {
-    fail(`"${poisson ? 'poisson ' : ''}<rate> for <duration>", for example "${poisson ? 'poisson 200/s for 30s' : '600/s for 300s'}" (or "burst 400 at 10s", "idle 5s")`);
+    fail(
+      `"${poisson ? 'poisson ' : ''}<rate> for <duration>", for example "${poisson ? 'poisson 200/s for 30s' : '600/s for 300s'}" (or "burst 400 at 10s", "idle 5s")`,
+    );
   }
   const rateText = rest.slice(0, forAt).join('');
   const match = RATE.exec(rateText);
@@ -69,7 +91,14 @@ function parsePart(part: string, index: number): PatternPart {
   const rate = Number(match![1]);
   const unitMs = PER_UNIT_MS[match![2]!]!;
   if (!(rate > 0)) fail(`a rate above 0 (got "${rateText}")`);
-  return { kind: poisson ? 'poisson' : 'rate', rate, unitMs, perMs: rate / unitMs, forMs: duration(rest[forAt + 1]!, field, part), text: part };
+  return {
+    kind: poisson ? 'poisson' : 'rate',
+    rate,
+    unitMs,
+    perMs: rate / unitMs,
+    forMs: duration(rest[forAt + 1]!, field, part),
+    text: part,
+  };
 }
 
 /** A time from the start of the pattern: `0`, `0s`, or any duration. */
@@ -109,7 +138,10 @@ export function patternLengthMs(parts: readonly PatternPart[]): number {
  * keys (`key-0` … `key-<n−1>`, arrival i to key i mod n, so each key sees 1/n of the traffic), each
  * costing `cost`. `seed` makes the Poisson parts reproducible.
  */
-export function patternTraffic(parts: readonly PatternPart[], options: { keys?: number; cost?: number; seed?: number; startMs?: number } = {}): Traffic {
+export function patternTraffic(
+  parts: readonly PatternPart[],
+  options: { keys?: number; cost?: number; seed?: number; startMs?: number } = {},
+): Traffic {
   const keys = options.keys ?? 1;
   const start = options.startMs ?? 0;
   const random = mulberry32(options.seed ?? 1);
@@ -127,7 +159,12 @@ export function patternTraffic(parts: readonly PatternPart[], options: { keys?: 
       const n = Math.ceil((p.rate * p.forMs) / p.unitMs - 1e-9);
       for (let i = 0; i < n; i++) times.push(cursor + (i * p.unitMs) / p.rate);
     } else if (p.kind === 'poisson') {
-      for (let t = cursor - Math.log(1 - random()) / p.perMs; t < cursor + p.forMs; t -= Math.log(1 - random()) / p.perMs) times.push(t);
+      for (
+        let t = cursor - Math.log(1 - random()) / p.perMs;
+        t < cursor + p.forMs;
+        t -= Math.log(1 - random()) / p.perMs
+      )
+        times.push(t);
     }
     cursor += p.forMs;
   }

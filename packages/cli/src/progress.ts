@@ -2,7 +2,11 @@
  * A progress callback for {@link simulate}'s `onProgress` that writes to `write` (stderr): on a
  * terminal one line rewritten in place, otherwise (`--progress`) a line per tenth of each limit.
  */
-export function progressReporter(labels: readonly string[], write: (text: string) => void, tty: boolean): (limit: number, done: number, total: number) => void {
+export function progressReporter(
+  labels: readonly string[],
+  write: (text: string) => void,
+  tty: boolean,
+): (limit: number, done: number, total: number) => void {
   let lastTenth = -1;
   let lastLimit = -1;
   return (limit, done, total) => {

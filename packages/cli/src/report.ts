@@ -25,14 +25,25 @@ export function formatReport(report: SimulationReport, width: number = outputWid
 /** The report's table, cell by cell: a header and one row per limit (what the text and the HTML reports show). */
 export function reportTable(report: SimulationReport): { header: string[]; rows: string[][] } {
   const w = formatDuration(report.windowMs);
-  const header = ['limit', 'admitted', 'denied', 'delayed', 'delay p50 / p95 / p99 / max', `max in any ${w}`, `bound per key in ${w}`, 'wait'];
+  const header = [
+    'limit',
+    'admitted',
+    'denied',
+    'delayed',
+    'delay p50 / p95 / p99 / max',
+    `max in any ${w}`,
+    `bound per key in ${w}`,
+    'wait',
+  ];
   const rows = report.limits.map((l) => [
     l.label,
     count(l.admitted, l.requests),
     count(l.denied, l.requests),
     String(l.delayed),
     `${ms(l.delayMs.p50)} / ${ms(l.delayMs.p95)} / ${ms(l.delayMs.p99)} / ${ms(l.delayMs.max)}`,
-    report.keys === 1 ? String(l.maxInWindow.allKeys) : `${l.maxInWindow.allKeys} (busiest key ${l.maxInWindow.perKey})`,
+    report.keys === 1
+      ? String(l.maxInWindow.allKeys)
+      : `${l.maxInWindow.allKeys} (busiest key ${l.maxInWindow.perKey})`,
     l.maxInWindow.boundPerKey === undefined ? '—' : String(l.maxInWindow.boundPerKey),
     waitText(l),
   ]);

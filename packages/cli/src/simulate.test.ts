@@ -46,16 +46,23 @@ describe("simulate: the README's table (100 requests at 0.990 s, 100 at 1.010 s)
     ]);
   });
 
-  it.each(rows.map((r) => [r.call, r] as const))('%s: the admitted counts of both batches are the README\'s', (_, row) => {
-    const report = run(`burst 100 at 990ms, burst 100 at ${row.secondAt}ms`, [row.call], { sliceMs: 10 });
-    const l = report.limits[0]!;
-    expect(report.startMs).toBe(990);
-    expect([l.slices.admitted[0], l.slices.admitted.at(-1)]).toEqual([row.first, row.second]);
-    expect(l.admitted + l.denied).toBe(200);
-  });
+  it.each(rows.map((r) => [r.call, r] as const))(
+    "%s: the admitted counts of both batches are the README's",
+    (_, row) => {
+      const report = run(`burst 100 at 990ms, burst 100 at ${row.secondAt}ms`, [row.call], { sliceMs: 10 });
+      const l = report.limits[0]!;
+      expect(report.startMs).toBe(990);
+      expect([l.slices.admitted[0], l.slices.admitted.at(-1)]).toEqual([row.first, row.second]);
+      expect(l.admitted + l.denied).toBe(200);
+    },
+  );
 
   it('the shaper: delays 0, 10, …, 190 ms for the first batch, 180 and 190 ms for the second', () => {
-    const report = run('burst 100 at 990ms, burst 100 at 1010ms', ['leakyBucket(capacity=20,leakRate=100,mode=shape)'], { sliceMs: 10 });
+    const report = run(
+      'burst 100 at 990ms, burst 100 at 1010ms',
+      ['leakyBucket(capacity=20,leakRate=100,mode=shape)'],
+      { sliceMs: 10 },
+    );
     expect(report.limits[0]).toMatchObject({ admitted: 22, delayed: 21, delayMs: { p50: 100, max: 190 }, waitMs: 200 });
     // What proceeds: one every 10 ms from 0.990 s to 1.200 s.
     expect(report.limits[0]!.maxInWindow).toMatchObject({ allKeys: 22, perKey: 22 });
@@ -64,7 +71,11 @@ describe("simulate: the README's table (100 requests at 0.990 s, 100 at 1.010 s)
 
 describe('simulate: waiting, windows, keys', () => {
   it('--wait bounds the hold as the middleware does (a shaper, a reserving bucket): a longer delay is denied and its place given back', () => {
-    const [shaper, bucket] = run('burst 100 at 0s', ['leakyBucket(capacity=20,leakRate=100,mode=shape)', 'tokenBucket(capacity=20,refillRate=100)'], { waitMs: 100 }).limits;
+    const [shaper, bucket] = run(
+      'burst 100 at 0s',
+      ['leakyBucket(capacity=20,leakRate=100,mode=shape)', 'tokenBucket(capacity=20,refillRate=100)'],
+      { waitMs: 100 },
+    ).limits;
     // Delays 0, 10, …, 100 ms pass; the 12th (110 ms) and later are denied.
     expect(shaper).toMatchObject({ admitted: 11, denied: 89, delayed: 10, delayMs: { max: 100 }, waitMs: 100 });
     // A token bucket reserves: its 20 tokens at once, then one every 10 ms up to 100 ms (tokens below 0).
@@ -72,7 +83,11 @@ describe('simulate: waiting, windows, keys', () => {
   });
 
   it("largest admitted in any window: the fixed window's boundary burst, against the sliding log's exact bound", () => {
-    const report = run('burst 100 at 990ms, burst 100 at 1010ms', ['fixedWindow(limit=100,window=1s)', 'slidingWindowLog(limit=100,window=1s)'], { windowMs: 1000 });
+    const report = run(
+      'burst 100 at 990ms, burst 100 at 1010ms',
+      ['fixedWindow(limit=100,window=1s)', 'slidingWindowLog(limit=100,window=1s)'],
+      { windowMs: 1000 },
+    );
     expect(report.limits.map((l) => l.maxInWindow)).toEqual([
       { windowMs: 1000, allKeys: 200, perKey: 200, boundPerKey: 200 },
       { windowMs: 1000, allKeys: 100, perKey: 100, boundPerKey: 100 },
@@ -87,16 +102,23 @@ describe('simulate: waiting, windows, keys', () => {
 
   it('costs are charged: 10 arrivals of 2.5 units fill a bucket of 10 after 4', () => {
     const traffic = patternTraffic(parsePattern('burst 10 at 0s'), { cost: 2.5 });
-    expect(simulate(traffic, [parseLimit('tokenBucket(capacity=10,refillRate=1)')]).limits[0]).toMatchObject({ admitted: 4, admittedUnits: 10 });
+    expect(simulate(traffic, [parseLimit('tokenBucket(capacity=10,refillRate=1)')]).limits[0]).toMatchObject({
+      admitted: 4,
+      admittedUnits: 10,
+    });
   });
 
   it('a concurrency limit is refused: replayed arrivals do not say how long each runs', () => {
-    expect(() => run('burst 1 at 0s', ['concurrency(limit=5)'])).toThrow(expect.objectContaining({ code: 'RL_INVALID_OPTION', field: '--limit' }));
+    expect(() => run('burst 1 at 0s', ['concurrency(limit=5)'])).toThrow(
+      expect.objectContaining({ code: 'RL_INVALID_OPTION', field: '--limit' }),
+    );
   });
 
   it('reports progress every 65,536 arrivals and at the end of each limit', () => {
     const calls: [number, number, number][] = [];
-    run('1000/s for 140s', ['fixedWindow(limit=10,window=1s)', 'tokenBucket(capacity=10,refillRate=10)'], { onProgress: (...a) => calls.push(a) });
+    run('1000/s for 140s', ['fixedWindow(limit=10,window=1s)', 'tokenBucket(capacity=10,refillRate=10)'], {
+      onProgress: (...a) => calls.push(a),
+    });
     expect(calls).toEqual([
       [0, 65_536, 140_000],
       [0, 131_072, 140_000],

@@ -43,7 +43,12 @@ export interface LimitReport {
    * The largest number of admitted requests that proceed (arrival + delay: what the backend sees) in
    * any span of `windowMs`: over all keys, and for the busiest key.
    */
-  readonly maxInWindow: { readonly windowMs: number; readonly allKeys: number; readonly perKey: number; readonly boundPerKey: number | undefined };
+  readonly maxInWindow: {
+    readonly windowMs: number;
+    readonly allKeys: number;
+    readonly perKey: number;
+    readonly boundPerKey: number | undefined;
+  };
   /** The longest hold applied (ms), or null when the HTTP layer does not wait for this algorithm (yet). */
   readonly waitMs: number | null;
   /** What it really bounds (see the README's "Choosing an algorithm"). */
@@ -107,10 +112,18 @@ const BINDING: FrameworkBinding<Arrival> = {
  * `@rl/express` and the others), on a virtual clock moved to each arrival's time. Arrivals are
  * decided in order, synchronously: a run is deterministic.
  */
-export function simulate(traffic: Traffic, limits: readonly LimitSpec[], options: SimulateOptions = {}): SimulationReport {
+export function simulate(
+  traffic: Traffic,
+  limits: readonly LimitSpec[],
+  options: SimulateOptions = {},
+): SimulationReport {
   for (const limit of limits) {
     if (limit.algorithm.stateKind === 'leases') {
-      throw new InvalidOptionError('--limit', limit.label, 'a rate algorithm: a concurrency limit holds permits for as long as a request runs, which replayed arrivals do not say');
+      throw new InvalidOptionError(
+        '--limit',
+        limit.label,
+        'a rate algorithm: a concurrency limit holds permits for as long as a request runs, which replayed arrivals do not say',
+      );
     }
   }
   const n = traffic.times.length;
@@ -119,11 +132,24 @@ export function simulate(traffic: Traffic, limits: readonly LimitSpec[], options
   const last = n === 0 ? 0 : traffic.times[n - 1]!;
   const sliceMs = options.sliceMs ?? autoSlice(last - first);
   if ((last - first) / sliceMs > MAX_SLICES) {
-    throw new InvalidOptionError('--slice', sliceMs, `a slice of at least ${Math.ceil((last - first) / MAX_SLICES)}ms: at most ${MAX_SLICES} slices over the ${last - first}ms of this traffic`);
+    throw new InvalidOptionError(
+      '--slice',
+      sliceMs,
+      `a slice of at least ${Math.ceil((last - first) / MAX_SLICES)}ms: at most ${MAX_SLICES} slices over the ${last - first}ms of this traffic`,
+    );
   }
   const startMs = Math.floor(first / sliceMs) * sliceMs;
   const tracked = busiestKeys(traffic, options.keySeries ?? 0);
-  const report = limits.map((limit, i) => runLimit(traffic, limit, i, { windowMs, sliceMs, startMs, tracked, waitMs: options.waitMs, onProgress: options.onProgress }));
+  const report = limits.map((limit, i) =>
+    runLimit(traffic, limit, i, {
+      windowMs,
+      sliceMs,
+      startMs,
+      tracked,
+      waitMs: options.waitMs,
+      onProgress: options.onProgress,
+    }),
+  );
   return { requests: n, keys: traffic.keys.length, startMs, endMs: last, sliceMs, windowMs, limits: report };
 }
 
@@ -131,7 +157,14 @@ function runLimit(
   traffic: Traffic,
   limit: LimitSpec,
   index: number,
-  o: { windowMs: number; sliceMs: number; startMs: number; tracked: TrackedKeys | undefined; waitMs: number | undefined; onProgress: SimulateOptions['onProgress'] },
+  o: {
+    windowMs: number;
+    sliceMs: number;
+    startMs: number;
+    tracked: TrackedKeys | undefined;
+    waitMs: number | undefined;
+    onProgress: SimulateOptions['onProgress'];
+  },
 ): LimitReport {
   const algorithm = limit.algorithm;
   let now = 0;
@@ -141,11 +174,17 @@ function runLimit(
 
   const { times, keyIndex, keys, costs } = traffic;
   const n = times.length;
-  const admittedSlices = new Array<number>(Math.max(1, Math.floor(((times[n - 1] ?? 0) - o.startMs) / o.sliceMs) + 1)).fill(0);
+  const admittedSlices = new Array<number>(
+    Math.max(1, Math.floor(((times[n - 1] ?? 0) - o.startMs) / o.sliceMs) + 1),
+  ).fill(0);
   const deniedSlices = new Array<number>(admittedSlices.length).fill(0);
   const delayedSlices = new Array<number>(admittedSlices.length).fill(0);
   const tracked = o.tracked;
-  const perKey = tracked?.keys.map(() => ({ admitted: new Array<number>(admittedSlices.length).fill(0), delayed: new Array<number>(admittedSlices.length).fill(0), denied: new Array<number>(admittedSlices.length).fill(0) }));
+  const perKey = tracked?.keys.map(() => ({
+    admitted: new Array<number>(admittedSlices.length).fill(0),
+    delayed: new Array<number>(admittedSlices.length).fill(0),
+    denied: new Array<number>(admittedSlices.length).fill(0),
+  }));
   const delays = new Float64Array(n);
   const proceed = new Float64Array(n);
   const proceedKey = new Uint32Array(n);
@@ -159,7 +198,8 @@ function runLimit(
     arrival.cost = costs[i]!;
     const result = http.decide(arrival);
     // A memory store and plain key and cost functions: the HTTP layer answers synchronously.
-    if (result === undefined || result instanceof Promise) throw new Error('simulate: the HTTP layer answered asynchronously; expected a synchronous memory store');
+    if (result === undefined || result instanceof Promise)
+      throw new Error('simulate: the HTTP layer answered asynchronously; expected a synchronous memory store');
     const slice = Math.floor((now - o.startMs) / o.sliceMs);
     const own = perKey === undefined ? undefined : perKey[tracked!.slot[keyIndex[i]!]!];
     if (result.allowed) {
@@ -213,7 +253,13 @@ function runLimit(
       admitted: admittedSlices,
       delayed: delayedSlices,
       denied: deniedSlices,
-      ...(perKey && { keys: perKey.map((series, k) => ({ key: keys[tracked!.keys[k]!]!, requests: tracked!.requests[k]!, ...series })) }),
+      ...(perKey && {
+        keys: perKey.map((series, k) => ({
+          key: keys[tracked!.keys[k]!]!,
+          requests: tracked!.requests[k]!,
+          ...series,
+        })),
+      }),
     },
   };
 }
@@ -223,7 +269,13 @@ function runLimit(
  * that can reserve takes (`maxReserveMs` above 0: every rate algorithm); a limit that cannot wait runs
  * without it and reports `waitMs: null`.
  */
-function httpLimiter(algorithm: Algorithm, store: MemoryStore, clock: () => number, unitCosts: boolean, waitMs: number | undefined): { http: HttpRateLimiter<Arrival>; waitMs: number | null } {
+function httpLimiter(
+  algorithm: Algorithm,
+  store: MemoryStore,
+  clock: () => number,
+  unitCosts: boolean,
+  waitMs: number | undefined,
+): { http: HttpRateLimiter<Arrival>; waitMs: number | null } {
   const base = {
     algorithm,
     store,
@@ -240,7 +292,8 @@ function httpLimiter(algorithm: Algorithm, store: MemoryStore, clock: () => numb
   const layout = algorithm.script.layout;
   const queueMs = layout.compact ? Math.min(algorithm.maxReserveMs, layout.horizonMs) : algorithm.maxReserveMs;
   const wait = waitMs ?? (algorithm.mayDelay ? Math.ceil(queueMs - HORIZON_NOISE_MS) : undefined);
-  if (wait === undefined || algorithm.maxReserveMs === 0) return { http: new HttpRateLimiter<Arrival>(base, BINDING), waitMs: null };
+  if (wait === undefined || algorithm.maxReserveMs === 0)
+    return { http: new HttpRateLimiter<Arrival>(base, BINDING), waitMs: null };
   return { http: new HttpRateLimiter<Arrival>({ ...base, wait: { maxDelay: wait } }, BINDING), waitMs: wait };
 }
 

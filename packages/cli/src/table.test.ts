@@ -1,10 +1,37 @@
 import { describe, expect, it } from 'vitest';
 import { DEFAULT_WIDTH, outputWidth, table } from './table.js';
 
-const header = ['limit', 'admitted', 'denied', 'delayed', 'delay p50 / p95 / p99 / max', 'max in any 1s', 'bound per key in 1s', 'wait'];
+const header = [
+  'limit',
+  'admitted',
+  'denied',
+  'delayed',
+  'delay p50 / p95 / p99 / max',
+  'max in any 1s',
+  'bound per key in 1s',
+  'wait',
+];
 const rows = [
-  ['tokenBucket(capacity=400,refillRate=200)', '900 (100.0%)', '0 (0.0%)', '0', '0 ms / 0 ms / 0 ms / 0 ms', '450 (busiest key 150)', '600', 'up to 1000 ms'],
-  ['leakyBucket(capacity=100,leakRate=200,mode=shape)', '900 (100.0%)', '0 (0.0%)', '434', '0 ms / 595 ms / 650 ms / 665 ms', '450 (busiest key 150)', '201', 'up to 1000 ms'],
+  [
+    'tokenBucket(capacity=400,refillRate=200)',
+    '900 (100.0%)',
+    '0 (0.0%)',
+    '0',
+    '0 ms / 0 ms / 0 ms / 0 ms',
+    '450 (busiest key 150)',
+    '600',
+    'up to 1000 ms',
+  ],
+  [
+    'leakyBucket(capacity=100,leakRate=200,mode=shape)',
+    '900 (100.0%)',
+    '0 (0.0%)',
+    '434',
+    '0 ms / 595 ms / 650 ms / 665 ms',
+    '450 (busiest key 150)',
+    '201',
+    'up to 1000 ms',
+  ],
 ];
 
 describe('the report table fits the width it is given', () => {
@@ -12,20 +39,28 @@ describe('the report table fits the width it is given', () => {
     const lines = table(header, rows, 200);
     expect(lines).toHaveLength(4);
     expect(lines[0]).toMatch(/^limit {2,}admitted/);
-    expect(lines[3]).toMatch(/^leakyBucket\(capacity=100,leakRate=200,mode=shape\) {2}900 \(100\.0%\) {2}0 \(0\.0%\) +434 /);
+    expect(lines[3]).toMatch(
+      /^leakyBucket\(capacity=100,leakRate=200,mode=shape\) {2}900 \(100\.0%\) {2}0 \(0\.0%\) +434 /,
+    );
   });
 
-  it.each([100, 80, 60])('within %i columns: the limits numbered and listed, the columns in tables under the numbers, no cell cut', (width) => {
-    const lines = table(header, rows, width);
-    for (const line of lines) expect(line.length, line).toBeLessThanOrEqual(width);
-    expect(lines.slice(0, 2)).toEqual(['#1  tokenBucket(capacity=400,refillRate=200)', '#2  leakyBucket(capacity=100,leakRate=200,mode=shape)']);
-    const text = lines.join('\n');
-    for (const cell of [...header.slice(1), ...rows.flatMap((r) => r.slice(1))]) expect(text).toContain(cell);
-    // Every column once, in order, each group of columns a table whose rows are #1 and #2.
-    const headers = lines.filter((l) => l.startsWith('# '));
-    expect(headers.flatMap((h) => h.split(/ {2,}/).slice(1))).toEqual(header.slice(1));
-    expect(lines.filter((l) => l.startsWith('#2 ')).length).toBe(1 + headers.length); // its legend line, then a row per table
-  });
+  it.each([100, 80, 60])(
+    'within %i columns: the limits numbered and listed, the columns in tables under the numbers, no cell cut',
+    (width) => {
+      const lines = table(header, rows, width);
+      for (const line of lines) expect(line.length, line).toBeLessThanOrEqual(width);
+      expect(lines.slice(0, 2)).toEqual([
+        '#1  tokenBucket(capacity=400,refillRate=200)',
+        '#2  leakyBucket(capacity=100,leakRate=200,mode=shape)',
+      ]);
+      const text = lines.join('\n');
+      for (const cell of [...header.slice(1), ...rows.flatMap((r) => r.slice(1))]) expect(text).toContain(cell);
+      // Every column once, in order, each group of columns a table whose rows are #1 and #2.
+      const headers = lines.filter((l) => l.startsWith('# '));
+      expect(headers.flatMap((h) => h.split(/ {2,}/).slice(1))).toEqual(header.slice(1));
+      expect(lines.filter((l) => l.startsWith('#2 ')).length).toBe(1 + headers.length); // its legend line, then a row per table
+    },
+  );
 
   it('the exact layout at 100 columns', () => {
     expect(table(header, rows, 100)).toEqual([

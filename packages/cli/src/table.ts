@@ -3,7 +3,9 @@ export const DEFAULT_WIDTH = 100;
 
 /** The columns of the terminal stdout writes to, or {@link DEFAULT_WIDTH} when it is none. */
 export function outputWidth(stdout: { isTTY?: boolean; columns?: number } = process.stdout): number {
-  return stdout.isTTY === true && typeof stdout.columns === 'number' && stdout.columns >= 40 ? stdout.columns : DEFAULT_WIDTH;
+  return stdout.isTTY === true && typeof stdout.columns === 'number' && stdout.columns >= 40
+    ? stdout.columns
+    : DEFAULT_WIDTH;
 }
 
 /** Rows padded to their columns' widths, numbers right-aligned: the header, a rule, the rows. */
@@ -28,7 +30,11 @@ const widest = (lines: readonly string[]): number => Math.max(0, ...lines.map((l
  *   its own gets a table of its own).
  * The order of rows and columns is kept; no cell is cut.
  */
-export function table(header: readonly string[], rows: readonly (readonly string[])[], width: number = DEFAULT_WIDTH): string[] {
+export function table(
+  header: readonly string[],
+  rows: readonly (readonly string[])[],
+  width: number = DEFAULT_WIDTH,
+): string[] {
   const whole = grid(header, rows);
   if (widest(whole) <= width) return whole;
   const numbers = rows.map((_, i) => `#${i + 1}`);
@@ -38,13 +44,20 @@ export function table(header: readonly string[], rows: readonly (readonly string
   for (const column of columns) {
     const last = groups.at(-1);
     const candidate = last === undefined ? undefined : [...last, column];
-    if (candidate !== undefined && widest(groupGrid(candidate, numbers)) <= width) groups[groups.length - 1] = candidate;
+    if (candidate !== undefined && widest(groupGrid(candidate, numbers)) <= width)
+      groups[groups.length - 1] = candidate;
     else groups.push([column]);
   }
   return [...legend, ...groups.flatMap((group) => ['', ...groupGrid(group, numbers)])];
 }
 
 /** The table of some columns, its rows named by their numbers. */
-function groupGrid(columns: readonly { header: string; cells: readonly string[] }[], numbers: readonly string[]): string[] {
-  return grid(['#', ...columns.map((c) => c.header)], numbers.map((n, i) => [n, ...columns.map((c) => c.cells[i]!)]));
+function groupGrid(
+  columns: readonly { header: string; cells: readonly string[] }[],
+  numbers: readonly string[],
+): string[] {
+  return grid(
+    ['#', ...columns.map((c) => c.header)],
+    numbers.map((n, i) => [n, ...columns.map((c) => c.cells[i]!)]),
+  );
 }

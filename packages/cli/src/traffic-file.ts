@@ -6,7 +6,20 @@ import { TrafficBuilder, type Traffic } from './traffic.js';
 /** The formats of a traffic file; `auto` picks one from the first line that is not blank. */
 export type TrafficFormat = 'csv' | 'jsonl' | 'log' | 'auto';
 
-const MONTHS: Record<string, number> = { Jan: 0, Feb: 1, Mar: 2, Apr: 3, May: 4, Jun: 5, Jul: 6, Aug: 7, Sep: 8, Oct: 9, Nov: 10, Dec: 11 };
+const MONTHS: Record<string, number> = {
+  Jan: 0,
+  Feb: 1,
+  Mar: 2,
+  Apr: 3,
+  May: 4,
+  Jun: 5,
+  Jul: 6,
+  Aug: 7,
+  Sep: 8,
+  Oct: 9,
+  Nov: 10,
+  Dec: 11,
+};
 /** The time of the NCSA common / combined log format (nginx, Apache): `[10/Oct/2000:13:55:36 -0700]`. */
 const LOG_TIME = /\[(\d{2})\/([A-Z][a-z]{2})\/(\d{4}):(\d{2}):(\d{2}):(\d{2}) ([+-])(\d{2})(\d{2})\]/;
 
@@ -39,7 +52,8 @@ export async function readTrafficFile(path: string, format: TrafficFormat = 'aut
       else readCsvLine(line, field, builder);
     }
   } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === 'ENOENT') throw new InvalidOptionError('--traffic', path, 'a file that exists');
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT')
+      throw new InvalidOptionError('--traffic', path, 'a file that exists');
     throw error;
   }
   if (builder.size === 0) throw new InvalidOptionError('--traffic', path, 'a file with at least one arrival');
@@ -74,11 +88,13 @@ function readJsonLine(line: string, field: string, builder: TrafficBuilder): voi
 
 function readLogLine(line: string, field: string, builder: TrafficBuilder): void {
   const m = LOG_TIME.exec(line);
-  if (m === null) throw new InvalidOptionError(field, line, 'an access-log line with a time such as [10/Oct/2000:13:55:36 -0700]');
+  if (m === null)
+    throw new InvalidOptionError(field, line, 'an access-log line with a time such as [10/Oct/2000:13:55:36 -0700]');
   const month = MONTHS[m[2]!];
   if (month === undefined) throw new InvalidOptionError(field, m[0], 'a month Jan … Dec');
   const offsetMin = (m[7] === '-' ? -1 : 1) * (Number(m[8]) * 60 + Number(m[9]));
-  const utc = Date.UTC(Number(m[3]), month, Number(m[1]), Number(m[4]), Number(m[5]), Number(m[6])) - offsetMin * 60_000;
+  const utc =
+    Date.UTC(Number(m[3]), month, Number(m[1]), Number(m[4]), Number(m[5]), Number(m[6])) - offsetMin * 60_000;
   const client = line.slice(0, line.indexOf(' ')) || 'key';
   builder.add(utc, client, 1);
 }
@@ -92,10 +108,15 @@ function timeMs(value: unknown, field: string): number {
     const date = Date.parse(value);
     if (Number.isFinite(date)) return date;
   }
-  throw new InvalidOptionError(`${field} time`, value, 'seconds as a number (0.99) or an ISO 8601 date (2026-08-07T10:00:00.990Z)');
+  throw new InvalidOptionError(
+    `${field} time`,
+    value,
+    'seconds as a number (0.99) or an ISO 8601 date (2026-08-07T10:00:00.990Z)',
+  );
 }
 
 function costOf(value: unknown, shown: unknown, field: string): number {
-  if (typeof value !== 'number' || !Number.isFinite(value) || value <= 0) throw new InvalidOptionError(`${field} cost`, shown, 'a finite number greater than 0');
+  if (typeof value !== 'number' || !Number.isFinite(value) || value <= 0)
+    throw new InvalidOptionError(`${field} cost`, shown, 'a finite number greater than 0');
   return value;
 }

@@ -300,7 +300,12 @@ export interface ConcurrencyAlgorithm extends AlgorithmCommon {
   readonly stateKind: 'leases';
   readonly leaseMs: number;
   /** Tries to add lease `leaseId` at `now`; mutates `state` when admitted and `commit`. */
-  acquire(state: LeaseState | undefined, now: number, leaseId: string, commit: boolean): { state: LeaseState; decision: Decision };
+  acquire(
+    state: LeaseState | undefined,
+    now: number,
+    leaseId: string,
+    commit: boolean,
+  ): { state: LeaseState; decision: Decision };
   /** Removes a lease; returns whether it was live. */
   release(state: LeaseState, leaseId: string): boolean;
   expiresAt(state: LeaseState): number;
@@ -324,13 +329,22 @@ const STATE_KINDS = new Set(['numeric', 'log', 'leases']);
 
 /** Whether `value` is an algorithm made by `tokenBucket()`, `fixedWindow()` and the others. */
 export function isAlgorithm(value: unknown): value is Algorithm {
-  return value !== null && typeof value === 'object' && STATE_KINDS.has((value as Algorithm).stateKind) && Boolean((value as Algorithm).policy);
+  return (
+    value !== null &&
+    typeof value === 'object' &&
+    STATE_KINDS.has((value as Algorithm).stateKind) &&
+    Boolean((value as Algorithm).policy)
+  );
 }
 
 /** `value` as an {@link Algorithm}, or an `InvalidOptionError` naming `field`. */
 export function checkAlgorithm(value: unknown, field: string): Algorithm {
   if (!isAlgorithm(value)) {
-    throw new InvalidOptionError(field, value, "an algorithm such as tokenBucket({ capacity: 20, refillRate: 10 }) or fixedWindow({ limit: 100, window: '1m' })");
+    throw new InvalidOptionError(
+      field,
+      value,
+      "an algorithm such as tokenBucket({ capacity: 20, refillRate: 10 }) or fixedWindow({ limit: 100, window: '1m' })",
+    );
   }
   return value;
 }

@@ -14,7 +14,15 @@ const remote = () => new TestStore({ answers: 'async' });
 describe('RL_DEFAULT_PREFIX: a limit on a shared (remote) store without a prefix of its own', () => {
   it('rateLimit on a remote store without prefix warns once per default namespace, naming it and the fix', () => {
     const messages = warningsOf(DEFAULT_PREFIX_CODE, () => {
-      for (let i = 0; i < 3; i++) parseHttpOptions({ limits: [{ name: 'api', algorithm: tokenBucket({ capacity: 20, refillRate: 10 }) }], store: remote() } as never, 'rateLimit', []);
+      for (let i = 0; i < 3; i++)
+        parseHttpOptions(
+          {
+            limits: [{ name: 'api', algorithm: tokenBucket({ capacity: 20, refillRate: 10 }) }],
+            store: remote(),
+          } as never,
+          'rateLimit',
+          [],
+        );
     });
     expect(messages).toEqual([
       'rateLimit keeps its counts in a shared store under the default prefix "rl:api": every app on the same Redis with the same default shares them, and their denials. ' +
@@ -24,7 +32,13 @@ describe('RL_DEFAULT_PREFIX: a limit on a shared (remote) store without a prefix
 
   it("a limit's own remote store counts too", () => {
     const messages = warningsOf(DEFAULT_PREFIX_CODE, () => {
-      parseHttpOptions({ limits: [{ name: 'own-store', algorithm: tokenBucket({ capacity: 20, refillRate: 10 }), store: remote() }] } as never, 'rateLimit', []);
+      parseHttpOptions(
+        {
+          limits: [{ name: 'own-store', algorithm: tokenBucket({ capacity: 20, refillRate: 10 }), store: remote() }],
+        } as never,
+        'rateLimit',
+        [],
+      );
     });
     expect(messages).toHaveLength(1);
     expect(messages[0]).toContain('"rl:own-store"');
@@ -35,14 +49,35 @@ describe('RL_DEFAULT_PREFIX: a limit on a shared (remote) store without a prefix
       createLimiter({ algorithm: tokenBucket({ capacity: 20, refillRate: 10 }), store: remote() });
     });
     expect(messages).toHaveLength(1);
-    expect(messages[0]).toMatch(/^createLimiter keeps its counts in a shared store with no prefix \(its keys as given\)/);
+    expect(messages[0]).toMatch(
+      /^createLimiter keeps its counts in a shared store with no prefix \(its keys as given\)/,
+    );
   });
 
   it('no warning with a prefix, or on a memory store (never shared)', () => {
     const messages = warningsOf(DEFAULT_PREFIX_CODE, () => {
-      parseHttpOptions({ limits: [{ name: 'prefixed', algorithm: tokenBucket({ capacity: 20, refillRate: 10 }) }], store: remote(), prefix: 'my-app' } as never, 'rateLimit', []);
-      parseHttpOptions({ limits: [{ name: 'local', algorithm: tokenBucket({ capacity: 20, refillRate: 10 }) }], store: new StepStore() } as never, 'rateLimit', []);
-      parseHttpOptions({ limits: [{ name: 'default-store', algorithm: tokenBucket({ capacity: 20, refillRate: 10 }) }] } as never, 'rateLimit', []);
+      parseHttpOptions(
+        {
+          limits: [{ name: 'prefixed', algorithm: tokenBucket({ capacity: 20, refillRate: 10 }) }],
+          store: remote(),
+          prefix: 'my-app',
+        } as never,
+        'rateLimit',
+        [],
+      );
+      parseHttpOptions(
+        {
+          limits: [{ name: 'local', algorithm: tokenBucket({ capacity: 20, refillRate: 10 }) }],
+          store: new StepStore(),
+        } as never,
+        'rateLimit',
+        [],
+      );
+      parseHttpOptions(
+        { limits: [{ name: 'default-store', algorithm: tokenBucket({ capacity: 20, refillRate: 10 }) }] } as never,
+        'rateLimit',
+        [],
+      );
       createLimiter({ algorithm: tokenBucket({ capacity: 20, refillRate: 10 }), store: remote(), prefix: 'my-app' });
       createLimiter({ algorithm: tokenBucket({ capacity: 20, refillRate: 10 }), store: new StepStore() });
     });

@@ -16,17 +16,20 @@ describe('parseDuration', () => {
     expect(parseDuration(input, 'x.window')).toBe(ms);
   });
 
-  it.each([0, -1, Number.NaN, Infinity, '0s', '1w', '1 sec', 's', '', '-1s', null, {}, '1e3ms'])('rejects %j naming the field and the value', (input) => {
-    let error: unknown;
-    try {
-      parseDuration(input, 'fixedWindow.window');
-    } catch (e) {
-      error = e;
-    }
-    expect(error).toBeInstanceOf(InvalidOptionError);
-    expect(error).toMatchObject({ code: 'RL_INVALID_OPTION', field: 'fixedWindow.window' });
-    expect((error as Error).message).toContain('fixedWindow.window');
-  });
+  it.each([0, -1, Number.NaN, Infinity, '0s', '1w', '1 sec', 's', '', '-1s', null, {}, '1e3ms'])(
+    'rejects %j naming the field and the value',
+    (input) => {
+      let error: unknown;
+      try {
+        parseDuration(input, 'fixedWindow.window');
+      } catch (e) {
+        error = e;
+      }
+      expect(error).toBeInstanceOf(InvalidOptionError);
+      expect(error).toMatchObject({ code: 'RL_INVALID_OPTION', field: 'fixedWindow.window' });
+      expect((error as Error).message).toContain('fixedWindow.window');
+    },
+  );
 });
 
 describe('parseTimerDuration', () => {
@@ -36,7 +39,9 @@ describe('parseTimerDuration', () => {
   });
 
   it.each(['25d', '30d', MAX_TIMER_MS + 1])('rejects %s, which Node would fire after 1 ms', (value) => {
-    expect(() => parseTimerDuration(value, 'x.interval')).toThrow(expect.objectContaining({ code: 'RL_INVALID_OPTION', field: 'x.interval' }));
+    expect(() => parseTimerDuration(value, 'x.interval')).toThrow(
+      expect.objectContaining({ code: 'RL_INVALID_OPTION', field: 'x.interval' }),
+    );
   });
 });
 

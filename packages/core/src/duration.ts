@@ -18,7 +18,11 @@ export function parseDuration(value: unknown, field: string): number {
   } else if (typeof value === 'string') {
     const match = DURATION_PATTERN.exec(value);
     if (!match) {
-      throw new InvalidOptionError(field, value, "a duration: milliseconds as a number, or a string with a unit ms, s, m, h or d (for example '500ms', '1s', '15m')");
+      throw new InvalidOptionError(
+        field,
+        value,
+        "a duration: milliseconds as a number, or a string with a unit ms, s, m, h or d (for example '500ms', '1s', '15m')",
+      );
     }
     ms = Number(match[1]) * UNIT_MS[match[2] as DurationUnit];
   } else {
@@ -39,7 +43,8 @@ export const MAX_TIMER_MS = 2_147_483_647;
  */
 export function parseTimerDuration(value: unknown, field: string): number {
   const ms = parseDuration(value, field);
-  if (ms > MAX_TIMER_MS) throw new InvalidOptionError(field, value, 'a duration of at most 24 days (the longest Node timer)');
+  if (ms > MAX_TIMER_MS)
+    throw new InvalidOptionError(field, value, 'a duration of at most 24 days (the longest Node timer)');
   return ms;
 }
 

@@ -72,7 +72,9 @@ describe('docs/errors.md', () => {
   });
 
   it("the message keeps the error's own text first (what users and tests match on)", () => {
-    expect(samples.RL_INVALID_OPTION().message).toMatch(/^Invalid option tokenBucket\.capacity: 0\. Expected an integer\. See https:/);
+    expect(samples.RL_INVALID_OPTION().message).toMatch(
+      /^Invalid option tokenBucket\.capacity: 0\. Expected an integer\. See https:/,
+    );
     expect(samples.RL_STORE_CLOSED().message).toMatch(/^The store is closed\. See /);
     // A text without its full stop gets one before the link.
     expect(new StoreError('connection refused').message).toBe(`connection refused. See ${ERRORS_PAGE}#rl_store_error`);
@@ -86,7 +88,8 @@ describe('docs/errors.md', () => {
 
   it('every section is a code, once', () => {
     const known = new Set<string>([...Object.keys(samples), ...warningCodes()]);
-    for (const code of sections) expect(known, `docs/errors.md has a section for ${code}, which is no code`).toContain(code);
+    for (const code of sections)
+      expect(known, `docs/errors.md has a section for ${code}, which is no code`).toContain(code);
     expect(new Set(sections).size).toBe(sections.length);
   });
 });

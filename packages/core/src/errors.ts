@@ -37,7 +37,8 @@ const ERROR_CLASSES: unique symbol = Symbol.for('@rl/core.errorClasses');
 /** The names of `target` and of the classes it extends, up to `RateLimitError` included. */
 function classNamesOf(target: abstract new (...args: never[]) => unknown): readonly string[] {
   const names: string[] = [];
-  for (let at: unknown = target; typeof at === 'function' && at !== Error; at = Object.getPrototypeOf(at)) names.push(at.name);
+  for (let at: unknown = target; typeof at === 'function' && at !== Error; at = Object.getPrototypeOf(at))
+    names.push(at.name);
   return Object.freeze(names);
 }
 
@@ -65,11 +66,11 @@ export class RateLimitError extends Error {
    */
   static override [Symbol.hasInstance](value: unknown): boolean {
     if (Function.prototype[Symbol.hasInstance].call(this, value)) return true;
-    const names = typeof value === 'object' && value !== null ? (value as { [ERROR_CLASSES]?: unknown })[ERROR_CLASSES] : undefined;
+    const names =
+      typeof value === 'object' && value !== null ? (value as { [ERROR_CLASSES]?: unknown })[ERROR_CLASSES] : undefined;
     return Array.isArray(names) && names.includes(this.name);
   }
 }
-
 
 /**
  * An option given at construction is missing, unknown, or out of range. Thrown synchronously by the
@@ -92,7 +93,9 @@ export class InvalidOptionError extends RateLimitError {
     const shown = more.shown ?? describeValue(value);
     super(
       'RL_INVALID_OPTION',
-      fields.length > 1 ? `Invalid options ${fields.join(', ')}. Expected ${expected}.` : `Invalid option ${field}: ${shown}. Expected ${expected}.`,
+      fields.length > 1
+        ? `Invalid options ${fields.join(', ')}. Expected ${expected}.`
+        : `Invalid option ${field}: ${shown}. Expected ${expected}.`,
     );
     this.field = field;
     this.fields = Object.freeze([...fields]);
@@ -153,7 +156,10 @@ export class InvalidKeyError extends RateLimitError {
  */
 export class InvalidAlgorithmError extends RateLimitError {
   constructor(value: unknown, detail: string) {
-    super('RL_INVALID_ALGORITHM', `Invalid algorithm ${describeValue(value)} for this call: ${detail}. Nothing was charged.`);
+    super(
+      'RL_INVALID_ALGORITHM',
+      `Invalid algorithm ${describeValue(value)} for this call: ${detail}. Nothing was charged.`,
+    );
   }
 }
 
@@ -212,7 +218,7 @@ export class ResetUnconfirmedError extends RateLimitError {
     super(
       'RL_RESET_UNCONFIRMED',
       `The change was applied in the store, but ${receivers - confirmed} of ${receivers} instances did not confirm within ${timeoutMs} ms that their deny caches forgot the key ` +
-        '(an instance that is frozen or overloaded, or a connection subscribed to the store\'s notices that is not a store): such an instance may deny the key from its cache until it reads the notice. ' +
+        "(an instance that is frozen or overloaded, or a connection subscribed to the store's notices that is not a store): such an instance may deny the key from its cache until it reads the notice. " +
         'Call it again to confirm, or give the store a longer confirmTimeout',
     );
     this.receivers = receivers;

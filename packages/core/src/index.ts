@@ -2,7 +2,12 @@
 // store authors the store interface's helpers under `@rl/core/store`, and everyone the conformance
 // suite under `@rl/core/testing`.
 export { fixedWindow, type FixedWindowOptions } from './algorithms/fixed-window.js';
-export { calendarWindow, type CalendarPeriod, type CalendarWindowOptions, type Weekday } from './algorithms/calendar-window.js';
+export {
+  calendarWindow,
+  type CalendarPeriod,
+  type CalendarWindowOptions,
+  type Weekday,
+} from './algorithms/calendar-window.js';
 export { slidingWindowLog, type SlidingWindowLogOptions } from './algorithms/sliding-window-log.js';
 export { slidingWindowCounter, type SlidingWindowCounterOptions } from './algorithms/sliding-window-counter.js';
 export { tokenBucket, type TokenBucketOptions } from './algorithms/token-bucket.js';
@@ -53,7 +58,19 @@ export {
 } from './errors.js';
 // What an application's handlers and key functions use from the HTTP layer; the rest of it is for adapters (`@rl/core/http`).
 export type { RateLimitResult } from './http/result.js';
-export type { HttpRateLimitOptions, LimitOptions, WaitOptions, KeyFunction, CostFunction, ActualCostFunction, SkipFunction, DenyFunction, AlgorithmFunction, IdempotencyKeyFunction, FingerprintFunction } from './http/option-types.js';
+export type {
+  HttpRateLimitOptions,
+  LimitOptions,
+  WaitOptions,
+  KeyFunction,
+  CostFunction,
+  ActualCostFunction,
+  SkipFunction,
+  DenyFunction,
+  AlgorithmFunction,
+  IdempotencyKeyFunction,
+  FingerprintFunction,
+} from './http/option-types.js';
 export type { HeaderFormat } from './http/headers.js';
 export { ipKey, DEFAULT_IPV6_SUBNET } from './http/keys.js';
 export {
@@ -81,4 +98,9 @@ export {
   type LabelId,
 } from './observe/instruments.js';
 export { createMetricsModel, type MetricsSink } from './observe/metrics-model.js';
-export { parseExporterOptions, type ExporterOptionSpec, type ExporterConfig, type HistogramId } from './observe/exporter-options.js';
+export {
+  parseExporterOptions,
+  type ExporterOptionSpec,
+  type ExporterConfig,
+  type HistogramId,
+} from './observe/exporter-options.js';

@@ -28,25 +28,35 @@ const NAMED_IN: Readonly<Record<string, string>> = {
   'packages/core/src/algorithm.ts': 'ALGORITHM_KINDS, the kinds',
   'packages/core/src/algorithms/index.ts': 'ALGORITHM_FACTORIES, the one list of the factories',
   'packages/core/src/index.ts': "the root's export of each factory and its options type",
-  'packages/store-redis/test/parity.test.ts': 'its option ranges in the random sequences the Lua twins and the TypeScript steps must agree on',
+  'packages/store-redis/test/parity.test.ts':
+    'its option ranges in the random sequences the Lua twins and the TypeScript steps must agree on',
 };
 
 /** A kind's own files: its factory and step, its test, its Lua twin. */
-const ownFiles = (kind: string): string[] => [`packages/core/src/algorithms/${kind}.ts`, `packages/core/src/algorithms/${kind}.test.ts`, `packages/store-redis/src/lua/${kind}.lua`];
+const ownFiles = (kind: string): string[] => [
+  `packages/core/src/algorithms/${kind}.ts`,
+  `packages/core/src/algorithms/${kind}.test.ts`,
+  `packages/store-redis/src/lua/${kind}.lua`,
+];
 
 /** A family's kind suites (`kinds/windows.ts`, …): each names the kinds of its family. */
 const FAMILY_FILE = /^packages\/core\/src\/testing\/kinds\/[a-z-]+\.ts$/;
 
 /** Files that enumerate or dispatch on the kinds although a new algorithm needs no line there, each with why. */
 const ALLOWED: Readonly<Record<string, string>> = {
-  'packages/core/src/algorithms/options.test.ts': "the factories' option errors at their bounds, a table per concern (a new algorithm tests its options in its own test)",
+  'packages/core/src/algorithms/options.test.ts':
+    "the factories' option errors at their bounds, a table per concern (a new algorithm tests its options in its own test)",
   'packages/cli/src/cli.ts': "the help text's example calls of `--limit`",
   'packages/cli/src/limits.test.ts': "a `--limit` call of each factory, parsed (the CLI's tests, unchanged)",
-  'packages/cli/src/simulate.test.ts': 'the rows of the README\'s "Choosing an algorithm" table, replayed (the README names the algorithms)',
-  'packages/store-memory/src/memory-store.test.ts': "the memory store's tests, each with an algorithm or a few as examples",
+  'packages/cli/src/simulate.test.ts':
+    'the rows of the README\'s "Choosing an algorithm" table, replayed (the README names the algorithms)',
+  'packages/store-memory/src/memory-store.test.ts':
+    "the memory store's tests, each with an algorithm or a few as examples",
   'packages/store-redis/bench/bench.mjs': 'the benchmark: the configurations it measures, one or two per kind',
-  'packages/store-redis/test/support/contention-worker.ts': 'the contention test worker: a switch over the four kinds the contention test chose',
-  'packages/core/src/limiter/rate-layouts.ts': 'one algorithm per rate state layout, so that a ban reaches a key in every layout a per-call algorithm may use (a new algorithm of a new layout adds itself here)',
+  'packages/store-redis/test/support/contention-worker.ts':
+    'the contention test worker: a switch over the four kinds the contention test chose',
+  'packages/core/src/limiter/rate-layouts.ts':
+    'one algorithm per rate state layout, so that a ban reaches a key in every layout a per-call algorithm may use (a new algorithm of a new layout adds itself here)',
 };
 
 const ROOT = fileURLToPath(new URL('../../..', import.meta.url));
@@ -58,7 +68,8 @@ function codeFiles(dir = join(ROOT, 'packages')): string[] {
     if (entry.name === 'node_modules' || entry.name === 'dist') continue;
     const path = join(dir, entry.name);
     if (entry.isDirectory()) files.push(...codeFiles(path));
-    else if (/\.(ts|mjs|lua)$/.test(entry.name) && !entry.name.endsWith('lua-scripts.generated.ts')) files.push(relative(ROOT, path).split('\\').join('/'));
+    else if (/\.(ts|mjs|lua)$/.test(entry.name) && !entry.name.endsWith('lua-scripts.generated.ts'))
+      files.push(relative(ROOT, path).split('\\').join('/'));
   }
   return files.sort();
 }
@@ -66,11 +77,15 @@ function codeFiles(dir = join(ROOT, 'packages')): string[] {
 const factoryNames = Object.keys(ALGORITHM_FACTORIES);
 const escape = (text: string): string => text.replace(/[-]/g, '\\-');
 /** Per kind: its kind or its factory name, as a word. */
-const naming = ALGORITHM_KINDS.map((kind, i) => new RegExp(`(?<![\\w$-])(?:${escape(kind)}|${factoryNames[i]})(?![\\w$])`));
+const naming = ALGORITHM_KINDS.map(
+  (kind, i) => new RegExp(`(?<![\\w$-])(?:${escape(kind)}|${factoryNames[i]})(?![\\w$])`),
+);
 /** Per kind: a branch on it (a case, a comparison with a kind, a key of a table). */
 const branching = ALGORITHM_KINDS.map((kind) => {
   const quoted = `['"\`]${escape(kind)}['"\`]`;
-  return new RegExp(`case\\s+${quoted}|kind\\s*[!=]==?\\s*${quoted}|${quoted}\\s*[!=]==?\\s*[\\w.?]*kind\\b|${quoted}\\s*:`);
+  return new RegExp(
+    `case\\s+${quoted}|kind\\s*[!=]==?\\s*${quoted}|${quoted}\\s*[!=]==?\\s*[\\w.?]*kind\\b|${quoted}\\s*:`,
+  );
 });
 
 /** The kinds a file names, and the kinds it branches on. */
@@ -82,13 +97,16 @@ function kindsIn(file: string): { named: string[]; branched: string[] } {
   };
 }
 
-const enumerates = ({ named, branched }: { named: string[]; branched: string[] }): boolean => named.length >= ENUMERATION || branched.length >= DISPATCH;
+const enumerates = ({ named, branched }: { named: string[]; branched: string[] }): boolean =>
+  named.length >= ENUMERATION || branched.length >= DISPATCH;
 
 describe('kind names: where the algorithms are named (DESIGN-NOTES, "Adding an algorithm means")', () => {
   const files = codeFiles();
 
   it('the factories are the kinds in camel case, in their order; each kind has its own files and one kind suite', () => {
-    expect(factoryNames).toEqual(ALGORITHM_KINDS.map((kind) => kind.replace(/-([a-z])/g, (_, c: string) => c.toUpperCase())));
+    expect(factoryNames).toEqual(
+      ALGORITHM_KINDS.map((kind) => kind.replace(/-([a-z])/g, (_, c: string) => c.toUpperCase())),
+    );
     expect(kindSuites.map((suite) => suite.kind)).toEqual([...ALGORITHM_KINDS]);
     for (const kind of ALGORITHM_KINDS) for (const file of ownFiles(kind)) expect(files, kind).toContain(file);
   });
@@ -103,8 +121,14 @@ describe('kind names: where the algorithms are named (DESIGN-NOTES, "Adding an a
       .filter((file) => !(file in NAMED_IN) && !(file in ALLOWED) && !own.has(file) && !FAMILY_FILE.test(file))
       .map((file) => ({ file, ...kindsIn(file) }))
       .filter(enumerates)
-      .map(({ file, named, branched }) => `${file}: names ${named.join(', ')}${branched.length > 0 ? `; branches on ${branched.join(', ')}` : ''}`);
-    expect(offenders, 'read ALGORITHM_FACTORIES or the kind suites instead, or add the file to ALLOWED with a reason').toEqual([]);
+      .map(
+        ({ file, named, branched }) =>
+          `${file}: names ${named.join(', ')}${branched.length > 0 ? `; branches on ${branched.join(', ')}` : ''}`,
+      );
+    expect(
+      offenders,
+      'read ALGORITHM_FACTORIES or the kind suites instead, or add the file to ALLOWED with a reason',
+    ).toEqual([]);
   });
 
   it.each(Object.entries(ALLOWED))('%s still enumerates or dispatches (%s): otherwise it leaves the list', (file) => {
@@ -117,7 +141,8 @@ describe('kind names: where the algorithms are named (DESIGN-NOTES, "Adding an a
     const start = notes.indexOf('## Adding an algorithm means');
     const end = notes.indexOf('\n## ', start + 1);
     const section = notes.slice(start, end === -1 ? undefined : end);
-    for (const file of [...Object.keys(NAMED_IN), ...ownFiles('<kind>'), 'packages/core/src/testing/kinds/<family>.ts']) expect(section, file).toContain(`\`${file}\``);
+    for (const file of [...Object.keys(NAMED_IN), ...ownFiles('<kind>'), 'packages/core/src/testing/kinds/<family>.ts'])
+      expect(section, file).toContain(`\`${file}\``);
     expect(existsSync(join(ROOT, 'packages/store-redis/src/lua-scripts.generated.ts'))).toBe(true);
   });
 });

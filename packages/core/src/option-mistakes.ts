@@ -11,7 +11,8 @@ interface Mistake {
   readonly fix: string;
 }
 
-const has = (value: object, ...methods: string[]): boolean => methods.every((m) => typeof (value as Record<string, unknown>)[m] === 'function');
+const has = (value: object, ...methods: string[]): boolean =>
+  methods.every((m) => typeof (value as Record<string, unknown>)[m] === 'function');
 
 /** The name of the `@rl/core` factory `value` is (`fixedWindow`), when it is one given uncalled. */
 function factoryName(value: unknown): string | undefined {
@@ -41,7 +42,12 @@ const isLimiter = (value: object): boolean => has(value, 'consume', 'peek', 'res
  */
 function isClass(value: (...args: never[]) => unknown): boolean {
   const prototype: unknown = value.prototype;
-  if (prototype !== null && typeof prototype === 'object' && (has(prototype, 'charge') || redisClientKind(prototype) !== undefined)) return true;
+  if (
+    prototype !== null &&
+    typeof prototype === 'object' &&
+    (has(prototype, 'charge') || redisClientKind(prototype) !== undefined)
+  )
+    return true;
   return /^class\b/.test(Function.prototype.toString.call(value));
 }
 
@@ -51,27 +57,49 @@ function classMistake(value: (...args: never[]) => unknown, redisStore: string):
   const shown = `the ${name} class, uninstantiated`;
   const prototype: unknown = value.prototype;
   if (prototype !== null && typeof prototype === 'object' && redisClientKind(prototype) !== undefined) {
-    return { shown, fix: `a store, with a client in it: store: new RedisStore({ client: new ${name}(…) }) from @rl/store-redis` };
+    return {
+      shown,
+      fix: `a store, with a client in it: store: new RedisStore({ client: new ${name}(…) }) from @rl/store-redis`,
+    };
   }
   if (name === 'RedisStore') return { shown, fix: `an instance: pass ${redisStore}` };
-  return { shown, fix: `an instance: pass new ${name}(${name === 'MemoryStore' ? '' : '…'}) (store takes a store object, not its class)` };
+  return {
+    shown,
+    fix: `an instance: pass new ${name}(${name === 'MemoryStore' ? '' : '…'}) (store takes a store object, not its class)`,
+  };
 }
 
 /** What a Redis client or another library's object given as `store` is, and the fix; undefined for anything else. */
 function storeMistake(value: unknown): Mistake | undefined {
-  const redisStore = 'store: new RedisStore({ client }) from @rl/store-redis (npm install @rl/store-redis), with the client itself';
-  if (typeof value === 'function' && isClass(value as (...args: never[]) => unknown)) return classMistake(value as (...args: never[]) => unknown, redisStore);
+  const redisStore =
+    'store: new RedisStore({ client }) from @rl/store-redis (npm install @rl/store-redis), with the client itself';
+  if (typeof value === 'function' && isClass(value as (...args: never[]) => unknown))
+    return classMistake(value as (...args: never[]) => unknown, redisStore);
   if (typeof value === 'function') {
-    return { shown: 'a function (rate-limit-redis takes sendCommand; rl does not)', fix: `a store object: ${redisStore}, or new MemoryStore()` };
+    return {
+      shown: 'a function (rate-limit-redis takes sendCommand; rl does not)',
+      fix: `a store object: ${redisStore}, or new MemoryStore()`,
+    };
   }
   if (value === null || typeof value !== 'object') return undefined;
   const client = redisClientKind(value);
   if (client !== undefined) return { shown: client, fix: `a store: pass ${redisStore}` };
   if (has(value, 'increment', 'resetKey')) {
-    return { shown: "an express-rate-limit store (rate-limit-redis's RedisStore, or another)", fix: `an rl store, which takes the Redis client rather than sendCommand: ${redisStore}` };
+    return {
+      shown: "an express-rate-limit store (rate-limit-redis's RedisStore, or another)",
+      fix: `an rl store, which takes the Redis client rather than sendCommand: ${redisStore}`,
+    };
   }
-  if (has(value, 'consume', 'penalty', 'reward')) return { shown: 'a rate-limiter-flexible limiter', fix: `an rl store (the limiter's algorithm goes in algorithm): ${redisStore}, or new MemoryStore()` };
-  if (isLimiter(value)) return { shown: 'a Limiter (from createLimiter)', fix: 'the store that limiter was created with (new MemoryStore(), new RedisStore({ client }))' };
+  if (has(value, 'consume', 'penalty', 'reward'))
+    return {
+      shown: 'a rate-limiter-flexible limiter',
+      fix: `an rl store (the limiter's algorithm goes in algorithm): ${redisStore}, or new MemoryStore()`,
+    };
+  if (isLimiter(value))
+    return {
+      shown: 'a Limiter (from createLimiter)',
+      fix: 'the store that limiter was created with (new MemoryStore(), new RedisStore({ client }))',
+    };
   return undefined;
 }
 
@@ -87,23 +115,45 @@ export function refuseStoreMistake(value: unknown, field: string): void {
  * Redis client. Returns when `options` is none of them.
  */
 export function refuseOptionsMistake(options: unknown, owner: string): void {
-  const example = "{ algorithm: tokenBucket({ capacity: 20, refillRate: 10 }) }";
+  const example = '{ algorithm: tokenBucket({ capacity: 20, refillRate: 10 }) }';
   if (isAlgorithm(options)) {
-    throw new InvalidOptionError(owner, options, `an options object: wrap the algorithm, ${owner}({ algorithm }), for example ${owner}(${example})`, { shown: `a ${options.kind} algorithm` });
+    throw new InvalidOptionError(
+      owner,
+      options,
+      `an options object: wrap the algorithm, ${owner}({ algorithm }), for example ${owner}(${example})`,
+      { shown: `a ${options.kind} algorithm` },
+    );
   }
   const factory = factoryName(options);
   if (factory !== undefined) {
-    throw new InvalidOptionError(owner, options, `an options object with the algorithm called: ${owner}({ algorithm: ${factory}({ … }) })`, { shown: `the ${factory} factory` });
+    throw new InvalidOptionError(
+      owner,
+      options,
+      `an options object with the algorithm called: ${owner}({ algorithm: ${factory}({ … }) })`,
+      { shown: `the ${factory} factory` },
+    );
   }
   if (options !== null && typeof options === 'object' && isLimiter(options)) {
-    throw new InvalidOptionError(owner, options, `the options of a limit, not a limiter: ${owner}(${example}) (the same algorithm, store and prefix the limiter was created with)`, { shown: 'a Limiter (from createLimiter)' });
+    throw new InvalidOptionError(
+      owner,
+      options,
+      `the options of a limit, not a limiter: ${owner}(${example}) (the same algorithm, store and prefix the limiter was created with)`,
+      { shown: 'a Limiter (from createLimiter)' },
+    );
   }
   if (Array.isArray(options) && options.length > 0 && options.every(isThrottler)) {
-    throw new InvalidOptionError(owner, options, `an options object: ${owner}(${throttlersAsOptions(options)})`, { shown: "an array of @nestjs/throttler throttlers ([{ ttl, limit }])" });
+    throw new InvalidOptionError(owner, options, `an options object: ${owner}(${throttlersAsOptions(options)})`, {
+      shown: 'an array of @nestjs/throttler throttlers ([{ ttl, limit }])',
+    });
   }
   const store = storeMistake(options);
   if (store !== undefined && typeof options === 'object') {
-    throw new InvalidOptionError(owner, options, `an options object, the client in a store: ${owner}({ algorithm, store: new RedisStore({ client }) })`, { shown: store.shown });
+    throw new InvalidOptionError(
+      owner,
+      options,
+      `an options object, the client in a store: ${owner}({ algorithm, store: new RedisStore({ client }) })`,
+      { shown: store.shown },
+    );
   }
 }
 
@@ -113,7 +163,8 @@ function isThrottler(value: unknown): value is Record<string, unknown> {
 }
 
 /** A throttler's value as rl's option takes it: a number or a string as written, anything else (a function of the context) as `…`. */
-const shownValue = (value: unknown): string => (typeof value === 'number' || typeof value === 'string' ? JSON.stringify(value).replaceAll('"', "'") : '…');
+const shownValue = (value: unknown): string =>
+  typeof value === 'number' || typeof value === 'string' ? JSON.stringify(value).replaceAll('"', "'") : '…';
 
 /**
  * The rl options of @nestjs/throttler's `forRoot([...])` throttlers, written out with their values:
@@ -121,11 +172,15 @@ const shownValue = (value: unknown): string => (typeof value === 'number' || typ
  * ms, as rl's window), several are `limits` (each applies to every request, as throttler's do).
  */
 function throttlersAsOptions(throttlers: readonly Record<string, unknown>[]): string {
-  const algorithm = (t: Record<string, unknown>): string => `fixedWindow({ limit: ${shownValue(t.limit)}, window: ${shownValue(t.ttl)} })`;
+  const algorithm = (t: Record<string, unknown>): string =>
+    `fixedWindow({ limit: ${shownValue(t.limit)}, window: ${shownValue(t.ttl)} })`;
   const blocks = throttlers.find((t) => t.blockDuration !== undefined)?.blockDuration;
   const lockout = blocks === undefined ? '' : `, blockDuration: ${shownValue(blocks)}`;
-  if (throttlers.length === 1 && throttlers[0]!.name === undefined) return `{ algorithm: ${algorithm(throttlers[0]!)}${lockout} }`;
-  const limits = throttlers.map((t, i) => `{ name: ${shownValue(t.name ?? (i === 0 ? 'default' : `limit-${i}`))}, algorithm: ${algorithm(t)} }`);
+  if (throttlers.length === 1 && throttlers[0]!.name === undefined)
+    return `{ algorithm: ${algorithm(throttlers[0]!)}${lockout} }`;
+  const limits = throttlers.map(
+    (t, i) => `{ name: ${shownValue(t.name ?? (i === 0 ? 'default' : `limit-${i}`))}, algorithm: ${algorithm(t)} }`,
+  );
   return `{ limits: [${limits.join(', ')}]${lockout} }`;
 }
 
@@ -133,6 +188,11 @@ function throttlersAsOptions(throttlers: readonly Record<string, unknown>[]): st
 export function refuseUncalledFactory(value: unknown, field: string): void {
   const factory = factoryName(value);
   if (factory !== undefined) {
-    throw new InvalidOptionError(field, value, `an algorithm: call the factory, ${factory}({ … }) (a function as algorithm chooses one per request)`, { shown: `the ${factory} factory, uncalled` });
+    throw new InvalidOptionError(
+      field,
+      value,
+      `an algorithm: call the factory, ${factory}({ … }) (a function as algorithm chooses one per request)`,
+      { shown: `the ${factory} factory, uncalled` },
+    );
   }
 }

@@ -28,13 +28,19 @@ describe('checkOptions', () => {
   it('every unknown option at once, in one error: fields lists each, field is the first', () => {
     const error = rejection({ c: 3, a: 1, d: 4, e: 5 });
     expect(error).toMatchObject({ field: 'thing.c', fields: ['thing.c', 'thing.d', 'thing.e'], value: 3 });
-    expect(error.message).toMatch(/^Invalid options thing\.c, thing\.d, thing\.e\. Expected no such options: c; d; e; thing takes a, b\./);
+    expect(error.message).toMatch(
+      /^Invalid options thing\.c, thing\.d, thing\.e\. Expected no such options: c; d; e; thing takes a, b\./,
+    );
   });
 
   it("a peer's option name is named with its rl equivalent", () => {
     const hints = { windowMs: 'use window' };
-    expect(rejection({ windowMs: 1000 }, hints).message).toMatch(/^Invalid option thing\.windowMs: 1000\. Expected no such option \(use window\); thing takes a, b\./);
-    expect(rejection({ windowMs: 1000, z: 1 }, hints).message).toContain('no such options: windowMs (use window); z; thing takes a, b.');
+    expect(rejection({ windowMs: 1000 }, hints).message).toMatch(
+      /^Invalid option thing\.windowMs: 1000\. Expected no such option \(use window\); thing takes a, b\./,
+    );
+    expect(rejection({ windowMs: 1000, z: 1 }, hints).message).toContain(
+      'no such options: windowMs (use window); z; thing takes a, b.',
+    );
   });
 
   it("only the hints' own names: an inherited name such as toString is no hint", () => {
@@ -42,6 +48,7 @@ describe('checkOptions', () => {
   });
 
   it('not an object: the owner itself', () => {
-    for (const value of [null, 5, 'x', []]) expect(rejection(value)).toMatchObject({ field: 'thing', fields: ['thing'] });
+    for (const value of [null, 5, 'x', []])
+      expect(rejection(value)).toMatchObject({ field: 'thing', fields: ['thing'] });
   });
 });

@@ -24,7 +24,11 @@ export function checkOptions(
   const first = unknown[0]!;
   if (unknown.length === 1) {
     const h = hint(first);
-    throw new InvalidOptionError(`${owner}.${first}`, (options as Record<string, unknown>)[first], `no such option${h ? ` (${h})` : ''}; ${takes}`);
+    throw new InvalidOptionError(
+      `${owner}.${first}`,
+      (options as Record<string, unknown>)[first],
+      `no such option${h ? ` (${h})` : ''}; ${takes}`,
+    );
   }
   const each = unknown.map((name) => {
     const h = hint(name);
@@ -85,7 +89,11 @@ export const MAX_SPAN_MS = 999_999_999_999_999;
 /** An integer from 1 to {@link MAX_COUNT}: a limit or a capacity. */
 export function countOption(value: unknown, field: string): number {
   if (typeof value !== 'number' || !Number.isInteger(value) || value < 1 || value > MAX_COUNT) {
-    throw new InvalidOptionError(field, value, `an integer from 1 to ${MAX_COUNT} (a RateLimit header's integer has at most 15 digits)`);
+    throw new InvalidOptionError(
+      field,
+      value,
+      `an integer from 1 to ${MAX_COUNT} (a RateLimit header's integer has at most 15 digits)`,
+    );
   }
   return value;
 }
@@ -96,6 +104,7 @@ export function countOption(value: unknown, field: string): number {
  */
 export function spanOption(value: unknown, field: string): number {
   const ms = parseDuration(value, field);
-  if (ms < 1 || ms > MAX_SPAN_MS) throw new InvalidOptionError(field, value, `a duration from 1ms to ${MAX_SPAN_MS}ms (about 31,000 years)`);
+  if (ms < 1 || ms > MAX_SPAN_MS)
+    throw new InvalidOptionError(field, value, `a duration from 1ms to ${MAX_SPAN_MS}ms (about 31,000 years)`);
   return ms;
 }

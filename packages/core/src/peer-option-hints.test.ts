@@ -42,8 +42,15 @@ function unknownOptionMessage(parse: (options: Record<string, unknown>) => unkno
   return undefined;
 }
 
-const middleware = (options: Record<string, unknown>): unknown => parseHttpOptions({ algorithm, ...options } as never, 'rateLimit', ['onLimit', 'requestWasSuccessful', 'hook', 'global']);
-const limiter = (options: Record<string, unknown>): unknown => parseLimiterOptions({ algorithm, store, ...options } as never);
+const middleware = (options: Record<string, unknown>): unknown =>
+  parseHttpOptions({ algorithm, ...options } as never, 'rateLimit', [
+    'onLimit',
+    'requestWasSuccessful',
+    'hook',
+    'global',
+  ]);
+const limiter = (options: Record<string, unknown>): unknown =>
+  parseLimiterOptions({ algorithm, store, ...options } as never);
 
 describe.each([
   ['migrating-from-express-rate-limit.md', middleware],
@@ -52,7 +59,7 @@ describe.each([
   ['migrating-from-nestjs-throttler.md', middleware],
   ['migrating-from-hono-rate-limiter.md', middleware],
   ['migrating-from-rate-limiter-flexible.md', limiter],
-])("%s: every peer option rl does not take is named with its rl equivalent", (guide, parse) => {
+])('%s: every peer option rl does not take is named with its rl equivalent', (guide, parse) => {
   const names = peerOptionNames(guide);
 
   it('lists options', () => {
@@ -68,9 +75,26 @@ describe.each([
 /** The options of peers without a guide here, each with the peer's name in its hint (the guide's table test covers the others). */
 describe.each([
   // hono-rate-limiter's options (rateLimiter({ ... })) that rl does not take; skip, store and the skip*Requests are rl's too.
-  ['hono-rate-limiter', ['windowMs', 'limit', 'standardHeaders', 'handler', 'message', 'requestPropertyName', 'binding', 'validations']],
+  [
+    'hono-rate-limiter',
+    ['windowMs', 'limit', 'standardHeaders', 'handler', 'message', 'requestPropertyName', 'binding', 'validations'],
+  ],
   // @nestjs/throttler's module and throttler options; its blockDuration is rl's.
-  ['@nestjs/throttler', ['ttl', 'limit', 'throttlers', 'skipIf', 'getTracker', 'generateKey', 'errorMessage', 'storage', 'ignoreUserAgents', 'setHeaders']],
+  [
+    '@nestjs/throttler',
+    [
+      'ttl',
+      'limit',
+      'throttlers',
+      'skipIf',
+      'getTracker',
+      'generateKey',
+      'errorMessage',
+      'storage',
+      'ignoreUserAgents',
+      'setHeaders',
+    ],
+  ],
 ])('%s: its option names get the rl equivalent', (peer, names) => {
   it.each(names)('%s', (name) => {
     const message = unknownOptionMessage(middleware, name);
@@ -79,7 +103,8 @@ describe.each([
   });
 
   it('keeps the names every adapter shares as options, not hints', () => {
-    for (const name of ['skip', 'store', 'skipFailedRequests', 'skipSuccessfulRequests', 'blockDuration']) expect(unknownOptionMessage(middleware, name)).toBeUndefined();
+    for (const name of ['skip', 'store', 'skipFailedRequests', 'skipSuccessfulRequests', 'blockDuration'])
+      expect(unknownOptionMessage(middleware, name)).toBeUndefined();
   });
 });
 
@@ -113,7 +138,7 @@ describe("a peer's names inside rl's algorithm (fixedWindow({ windowMs })): use 
     expect(message).toContain(hint);
   });
 
-  it('fixedWindow({ windowMs, max }), the whole of express-rate-limit\'s options: both named in one error', () => {
+  it("fixedWindow({ windowMs, max }), the whole of express-rate-limit's options: both named in one error", () => {
     const message = thrown(() => fixedWindow({ windowMs: 60_000, max: 5 } as never));
     expect(message).toContain('no such options: windowMs (express-rate-limit');
     expect(message).toContain('max (express-rate-limit');
@@ -122,8 +147,14 @@ describe("a peer's names inside rl's algorithm (fixedWindow({ windowMs })): use 
   it('every window algorithm, and the buckets with their own names', () => {
     expect(thrown(() => slidingWindowLog({ limit: 5, windowMs: 1000 } as never))).toContain('use window');
     expect(thrown(() => slidingWindowLog({ limit: 5, ttl: 1000 } as never))).toContain('use window');
-    expect(thrown(() => tokenBucket({ capacity: 5, refillRate: 1, points: 5 } as never))).toContain("rate-limiter-flexible's points: use capacity (the burst), with refillRate per interval");
-    expect(thrown(() => leakyBucket({ capacity: 5, leakRate: 1, refillRate: 1 } as never))).toContain("tokenBucket's rate: leakyBucket's is leakRate");
-    expect(thrown(() => tokenBucket({ capacity: 5, refillRate: 1, window: '1m' } as never))).toContain('a bucket has no window: refillRate units per interval');
+    expect(thrown(() => tokenBucket({ capacity: 5, refillRate: 1, points: 5 } as never))).toContain(
+      "rate-limiter-flexible's points: use capacity (the burst), with refillRate per interval",
+    );
+    expect(thrown(() => leakyBucket({ capacity: 5, leakRate: 1, refillRate: 1 } as never))).toContain(
+      "tokenBucket's rate: leakyBucket's is leakRate",
+    );
+    expect(thrown(() => tokenBucket({ capacity: 5, refillRate: 1, window: '1m' } as never))).toContain(
+      'a bucket has no window: refillRate units per interval',
+    );
   });
 });

@@ -7,7 +7,9 @@ import { sha256 } from '@noble/hashes/sha2';
  */
 
 /** The process of a runtime that has one (Node, Bun, Deno), or undefined (Workers, browsers). */
-const runtimeProcess = (globalThis as { process?: { emitWarning?(warning: string | Error, options?: { code?: string }): void } }).process;
+const runtimeProcess = (
+  globalThis as { process?: { emitWarning?(warning: string | Error, options?: { code?: string }): void } }
+).process;
 
 /**
  * A warning: a process warning where the runtime has them (`process.on('warning')` hears it, with

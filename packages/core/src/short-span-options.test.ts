@@ -21,16 +21,31 @@ describe('RL_SHORT_WINDOW: the other spans a bare number under one second gets w
   const store = new StepStore();
 
   it.each([
-    ['createLimiter.blockDuration', () => createLimiter({ algorithm: fixedWindow({ limit: 5, window: '1m' }), store, blockDuration: 70 })],
-    ['createLimiter.idempotencyTtl', () => createLimiter({ algorithm: fixedWindow({ limit: 5, window: '1m' }), store, idempotencyTtl: 71 })],
+    [
+      'createLimiter.blockDuration',
+      () => createLimiter({ algorithm: fixedWindow({ limit: 5, window: '1m' }), store, blockDuration: 70 }),
+    ],
+    [
+      'createLimiter.idempotencyTtl',
+      () => createLimiter({ algorithm: fixedWindow({ limit: 5, window: '1m' }), store, idempotencyTtl: 71 }),
+    ],
     ['concurrency.lease', () => concurrency({ limit: 5, lease: 72 })],
-    ['rateLimit.blockDuration', () => parseLimiterOptions({ algorithm: fixedWindow({ limit: 5, window: '1m' }), store, blockDuration: 73 }, 'rateLimit')],
+    [
+      'rateLimit.blockDuration',
+      () =>
+        parseLimiterOptions(
+          { algorithm: fixedWindow({ limit: 5, window: '1m' }), store, blockDuration: 73 },
+          'rateLimit',
+        ),
+    ],
   ])('%s', (field, build) => {
     const messages = warningsOf(SHORT_WINDOW_CODE, () => {
       build();
     });
     expect(messages).toHaveLength(1);
-    expect(messages[0]).toMatch(new RegExp(`^${field.replace(/[.[\]]/g, '\\$&')}: 7\\d is 7\\d ms: did you mean '7\\ds'\\?`));
+    expect(messages[0]).toMatch(
+      new RegExp(`^${field.replace(/[.[\]]/g, '\\$&')}: 7\\d is 7\\d ms: did you mean '7\\ds'\\?`),
+    );
   });
 
   it("deny(req)'s answer of 74 (a ban's length)", () => {
@@ -39,15 +54,28 @@ describe('RL_SHORT_WINDOW: the other spans a bare number under one second gets w
     const messages = warningsOf(SHORT_WINDOW_CODE, () => {
       expect(refusal(74, run, [{ core: { algorithm } as LimiterCore }])).toBe(74); // still 74 ms, as written
     });
-    expect(messages).toEqual(["deny(req): 74 is 74 ms: did you mean '74s'? A bare number is milliseconds; write '74ms' to keep 74 ms without this warning."]);
+    expect(messages).toEqual([
+      "deny(req): 74 is 74 ms: did you mean '74s'? A bare number is milliseconds; write '74ms' to keep 74 ms without this warning.",
+    ]);
   });
 
   it('no warning for the spans where a few hundred ms is normal: timeout, maxDelay, a quota lease ttl, storeRetryInterval', async () => {
     let reserved: Promise<unknown> | undefined;
     const messages = warningsOf(SHORT_WINDOW_CODE, () => {
-      const limiter = createLimiter({ algorithm: fixedWindow({ limit: 50, window: '1m' }), store, timeout: 75, storeRetryInterval: 76, lease: { units: 5, ttl: 77 } });
+      const limiter = createLimiter({
+        algorithm: fixedWindow({ limit: 50, window: '1m' }),
+        store,
+        timeout: 75,
+        storeRetryInterval: 76,
+        lease: { units: 5, ttl: 77 },
+      });
       reserved = limiter.reserve('k', 1, { maxDelay: 78 });
-      createLimiter({ algorithm: fixedWindow({ limit: 5, window: '1m' }), store, blockDuration: '79ms', idempotencyTtl: 5000 });
+      createLimiter({
+        algorithm: fixedWindow({ limit: 5, window: '1m' }),
+        store,
+        blockDuration: '79ms',
+        idempotencyTtl: 5000,
+      });
       concurrency({ limit: 5, lease: '80ms' });
     });
     await reserved;

@@ -15,7 +15,9 @@ describe('RL_SHORT_WINDOW: a bare-number window or interval under one second', (
       expect(algorithm.policy.name).toBe('5-in-60ms'); // the option stays valid: 60 ms, as written
       fixedWindow({ limit: 9, window: 60 });
     });
-    expect(messages).toEqual(["fixedWindow.window: 60 is 60 ms: did you mean '60s'? A bare number is milliseconds; write '60ms' to keep 60 ms without this warning."]);
+    expect(messages).toEqual([
+      "fixedWindow.window: 60 is 60 ms: did you mean '60s'? A bare number is milliseconds; write '60ms' to keep 60 ms without this warning.",
+    ]);
   });
 
   // Every window algorithm parses its window in window-options.ts, every bucket its interval in bucket-options.ts.
@@ -25,7 +27,11 @@ describe('RL_SHORT_WINDOW: a bare-number window or interval under one second', (
       tokenBucket({ capacity: 5, refillRate: 1, interval: 63 });
       leakyBucket({ capacity: 5, leakRate: 1, interval: 64 });
     });
-    expect(messages.map((m) => m.split(':')[0])).toEqual(['slidingWindowLog.window', 'tokenBucket.interval', 'leakyBucket.interval']);
+    expect(messages.map((m) => m.split(':')[0])).toEqual([
+      'slidingWindowLog.window',
+      'tokenBucket.interval',
+      'leakyBucket.interval',
+    ]);
   });
 
   it('no warning for a string (the unit said), for 1000 ms or more, or for the default interval', () => {
@@ -39,4 +45,3 @@ describe('RL_SHORT_WINDOW: a bare-number window or interval under one second', (
     expect(messages).toEqual([]);
   });
 });
-

@@ -31,15 +31,26 @@ export const systemTimers: Timers = {
 
 /** `handle`, unref'd when it can be (Node's): a timer of the limiter never keeps a process alive. */
 export function unrefTimer(handle: TimerHandle): TimerHandle {
-  if (typeof handle === 'object' && handle !== null && typeof (handle as { unref?: unknown }).unref === 'function') (handle as { unref(): void }).unref();
+  if (typeof handle === 'object' && handle !== null && typeof (handle as { unref?: unknown }).unref === 'function')
+    (handle as { unref(): void }).unref();
   return handle;
 }
 
 /** `value` as {@link Timers}, or an `InvalidOptionError` naming `field`. */
 export function checkTimers(value: unknown, field: string): Timers {
   const t = value as Timers | null;
-  if (t === null || typeof t !== 'object' || typeof t.now !== 'function' || typeof t.setTimeout !== 'function' || typeof t.clearTimeout !== 'function') {
-    throw new InvalidOptionError(field, value, 'timers with now(), setTimeout(callback, ms) and clearTimeout(handle), such as FakeTimers from @rl/core/testing');
+  if (
+    t === null ||
+    typeof t !== 'object' ||
+    typeof t.now !== 'function' ||
+    typeof t.setTimeout !== 'function' ||
+    typeof t.clearTimeout !== 'function'
+  ) {
+    throw new InvalidOptionError(
+      field,
+      value,
+      'timers with now(), setTimeout(callback, ms) and clearTimeout(handle), such as FakeTimers from @rl/core/testing',
+    );
   }
   return t;
 }

@@ -18,19 +18,27 @@ describe('rateLimit: the options mistakes of a first hour', () => {
 
   it('rateLimit(tokenBucket(…)): "wrap it: { algorithm }", not the algorithm\'s own fields', () => {
     const error = rejection(tokenBucket({ capacity: 20, refillRate: 10 }));
-    expect(error.message).toMatch(/^Invalid option rateLimit: a token-bucket algorithm\. Expected an options object: wrap the algorithm, rateLimit\(\{ algorithm \}\)/);
+    expect(error.message).toMatch(
+      /^Invalid option rateLimit: a token-bucket algorithm\. Expected an options object: wrap the algorithm, rateLimit\(\{ algorithm \}\)/,
+    );
     expect(error.message).not.toMatch(/stateTag|maxReserveMs/);
   });
 
   it('rateLimit({ algorithm: fixedWindow }): call the factory', () => {
-    expect(rejection({ algorithm: fixedWindow }).message).toMatch(/^Invalid option rateLimit\.algorithm: the fixedWindow factory, uncalled\. Expected an algorithm: call the factory/);
+    expect(rejection({ algorithm: fixedWindow }).message).toMatch(
+      /^Invalid option rateLimit\.algorithm: the fixedWindow factory, uncalled\. Expected an algorithm: call the factory/,
+    );
   });
 
   it("rate-limit-redis's store, or its sendCommand, as store: new RedisStore({ client })", () => {
     const algorithm = tokenBucket({ capacity: 20, refillRate: 10 });
     const rateLimitRedis = { prefix: 'rl:', sendCommand() {}, increment() {}, decrement() {}, resetKey() {} };
-    expect(rejection({ algorithm, store: rateLimitRedis }).message).toMatch(/^Invalid option rateLimit\.store: an express-rate-limit store .* store: new RedisStore\(\{ client \}\) from @rl\/store-redis/);
-    expect(rejection({ algorithm, store: (...args: string[]) => args }).message).toMatch(/^Invalid option rateLimit\.store: a function \(rate-limit-redis takes sendCommand; rl does not\)/);
+    expect(rejection({ algorithm, store: rateLimitRedis }).message).toMatch(
+      /^Invalid option rateLimit\.store: an express-rate-limit store .* store: new RedisStore\(\{ client \}\) from @rl\/store-redis/,
+    );
+    expect(rejection({ algorithm, store: (...args: string[]) => args }).message).toMatch(
+      /^Invalid option rateLimit\.store: a function \(rate-limit-redis takes sendCommand; rl does not\)/,
+    );
   });
 });
 
@@ -48,7 +56,9 @@ describe('rateLimit: a cost function above maxCost, at a request', () => {
     try {
       const res = await served.request('/');
       expect(res.status).toBe(500);
-      expect((res.body as { message: string }).message).toMatch(/^Cost 3 is larger than this limiter's maxCost 2\. Raise rateLimit\.maxCost \(at most the fixed-window capacity 10\)/);
+      expect((res.body as { message: string }).message).toMatch(
+        /^Cost 3 is larger than this limiter's maxCost 2\. Raise rateLimit\.maxCost \(at most the fixed-window capacity 10\)/,
+      );
     } finally {
       await served.close();
     }

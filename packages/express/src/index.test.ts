@@ -4,7 +4,17 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { fixedWindow, tokenBucket } from '@rl/core';
 import { MemoryStore } from '@rl/store-memory';
 import { RedisStore } from '@rl/store-redis';
-import { captureWarnings, describeAdapter, headersOf, members, serve, statusOf, T0, type Adapter, type ServedApp } from '@rl/test-support';
+import {
+  captureWarnings,
+  describeAdapter,
+  headersOf,
+  members,
+  serve,
+  statusOf,
+  T0,
+  type Adapter,
+  type ServedApp,
+} from '@rl/test-support';
 import { rateLimit, type RateLimitOptions } from './index.js';
 
 const clock = (): number => T0;
@@ -13,14 +23,20 @@ function errorHandler(error: Error & { code?: string }, _req: Request, res: Resp
   res.status(500).json({ error: error.message, code: error.code });
 }
 
-const view = (req: Request) => ({ path: req.path, url: req.originalUrl, header: (name: string) => req.get(name), rateLimit: req.rateLimit });
+const view = (req: Request) => ({
+  path: req.path,
+  url: req.originalUrl,
+  header: (name: string) => req.get(name),
+  rateLimit: req.rateLimit,
+});
 
 function expressAdapter(name: string, createApp: typeof express): Adapter {
   return {
     name,
     async mount(spec) {
       const app = createApp();
-      if (spec.trustProxy) app.set('trust proxy', spec.trustProxy === 'all' ? true : spec.trustProxy === 'addresses' ? 'loopback' : 1);
+      if (spec.trustProxy)
+        app.set('trust proxy', spec.trustProxy === 'all' ? true : spec.trustProxy === 'addresses' ? 'loopback' : 1);
       app.use((req, res, next) => {
         spec.onArrival?.(view(req), res);
         next();
@@ -45,13 +61,21 @@ function expressAdapter(name: string, createApp: typeof express): Adapter {
     responseHeader: (args, name) => (args[1] as Response).get(name),
     logsToConsole: true,
     lateErrorsAsWarnings: true,
-    onLimitSending: (body) => (_req: Request, res: Response, _next: NextFunction, result: { retryAfterSeconds: number }) => res.json(body(result)),
+    onLimitSending:
+      (body) => (_req: Request, res: Response, _next: NextFunction, result: { retryAfterSeconds: number }) =>
+        res.json(body(result)),
     namespaceOf: (options) => rateLimit(options as unknown as RateLimitOptions).limiter.prefix,
   };
 }
 
-const versions = [['Express 5', express], ['Express 4', express4 as unknown as typeof express]] as const;
-describeAdapter(versions.map(([name, createApp]) => expressAdapter(name, createApp)), { redisStore: (client, prefix) => new RedisStore({ client, prefix }) });
+const versions = [
+  ['Express 5', express],
+  ['Express 4', express4 as unknown as typeof express],
+] as const;
+describeAdapter(
+  versions.map(([name, createApp]) => expressAdapter(name, createApp)),
+  { redisStore: (client, prefix) => new RedisStore({ client, prefix }) },
+);
 
 // What only Express has: sub-apps and routers, and the `req.rateLimit` accessor.
 describe.each(versions)('%s', (_label, createApp) => {
@@ -68,9 +92,13 @@ describe.each(versions)('%s', (_label, createApp) => {
   it('appends the members of an app-wide and a route limit, each with its own state', async () => {
     const app = createApp();
     app.use(rateLimit({ clock, algorithm: fixedWindow({ limit: 100, window: '1m' }) }));
-    app.get('/export', rateLimit({ clock, algorithm: tokenBucket({ capacity: 20, refillRate: 10 }), cost: () => 5 }), (_req, res) => {
-      res.send('csv');
-    });
+    app.get(
+      '/export',
+      rateLimit({ clock, algorithm: tokenBucket({ capacity: 20, refillRate: 10 }), cost: () => 5 }),
+      (_req, res) => {
+        res.send('csv');
+      },
+    );
     const res = await (await open(app)).request('/export');
     expect(res.status).toBe(200);
     expect(members(res.headers['ratelimit'])).toEqual([
@@ -90,9 +118,13 @@ describe.each(versions)('%s', (_label, createApp) => {
       right.use(rateLimit({ ...perIp, cost: (req) => (req.path === '/export' ? 5 : 1) }));
       right.get('/export', (_req, res) => res.send('csv'));
       const [wrongApp, rightApp] = [await open(wrong), await open(right)];
-      expect(members((await wrongApp.request('/export')).headers['ratelimit']).map((m) => m.params.r)).toEqual([19, 15]);
+      expect(members((await wrongApp.request('/export')).headers['ratelimit']).map((m) => m.params.r)).toEqual([
+        19, 15,
+      ]);
       await wrongApp.request('/export');
-      expect(members((await rightApp.request('/export')).headers['ratelimit'])).toEqual([{ name: '20-in-2s', params: { r: 15, t: 1 } }]);
+      expect(members((await rightApp.request('/export')).headers['ratelimit'])).toEqual([
+        { name: '20-in-2s', params: { r: 15, t: 1 } },
+      ]);
       expect(warnings).toHaveLength(1);
       expect(warnings[0]!).toContain('Two rl middlewares with the limit "20-in-2s" both ran on one request');
     });

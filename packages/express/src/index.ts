@@ -63,10 +63,16 @@ const expressBinding: FrameworkBinding<Request> = {
   trustsProxy: (req) => Boolean(req.app.get('trust proxy')),
   trustProxyAdvice: "Set app.set('trust proxy', <number of proxies>)",
   // Express compiles every form of the setting (true, a count, 'loopback', a list, a function) into 'trust proxy fn'.
-  trustsAllProxies: (req) => trustsEveryAddress(req.app.get('trust proxy fn') as (address: string, hop: number) => unknown),
-  trustAllProxiesAdvice: "Set app.set('trust proxy', <number of proxies>) or the proxies' addresses (for example 'loopback' or '10.0.0.0/8') instead of true",
+  trustsAllProxies: (req) =>
+    trustsEveryAddress(req.app.get('trust proxy fn') as (address: string, hop: number) => unknown),
+  trustAllProxiesAdvice:
+    "Set app.set('trust proxy', <number of proxies>) or the proxies' addresses (for example 'loopback' or '10.0.0.0/8') instead of true",
   createStore: () => new MemoryStore(),
-  checkAdapterOptions: checkAdapterFunctions('rateLimit', 'a function (req, res, next, result) that sends the denial response', '(req, res)'),
+  checkAdapterOptions: checkAdapterFunctions(
+    'rateLimit',
+    'a function (req, res, next, result) that sends the denial response',
+    '(req, res)',
+  ),
 };
 
 /**
@@ -87,11 +93,18 @@ const expressBinding: FrameworkBinding<Request> = {
 export function rateLimit(options: RateLimitOptions): RateLimitMiddleware {
   // The binding checks onLimit and requestWasSuccessful before the limiter takes its namespace.
   const limiter = new HttpRateLimiter<Request>(options, expressBinding);
-  const responder = new Responder(limiter, expressIO(options.onLimit, options.requestWasSuccessful, limiter.doubleCount));
+  const responder = new Responder(
+    limiter,
+    expressIO(options.onLimit, options.requestWasSuccessful, limiter.doubleCount),
+  );
 
   // With a local store and plain key/cost functions, the result is there at once: next() runs in
   // the same tick, without a promise. Otherwise the rest runs when the result arrives.
-  const middleware = function rateLimitMiddleware(req: Request, res: Response, next: NextFunction): void | Promise<void> {
+  const middleware = function rateLimitMiddleware(
+    req: Request,
+    res: Response,
+    next: NextFunction,
+  ): void | Promise<void> {
     let result: RateLimitResult | undefined | Promise<RateLimitResult | undefined>;
     try {
       result = limiter.decide(req);
@@ -136,13 +149,20 @@ function expressIO(
       res.setHeader('Content-Type', PROBLEM_CONTENT_TYPE);
       res.end(body);
     },
-    onLimit: onLimit === undefined ? undefined : (req, res, next, result) => callOnLimit(onLimit, req, res, next, result),
+    onLimit:
+      onLimit === undefined ? undefined : (req, res, next, result) => callOnLimit(onLimit, req, res, next, result),
     // The client is gone: nothing to send, and the next handler must not run.
     drop: (_req, _res, _next, givenBack) => givenBack,
   };
 }
 
-async function callOnLimit(onLimit: OnLimitHandler, req: Request, res: Response, next: NextFunction, result: RateLimitResult): Promise<void> {
+async function callOnLimit(
+  onLimit: OnLimitHandler,
+  req: Request,
+  res: Response,
+  next: NextFunction,
+  result: RateLimitResult,
+): Promise<void> {
   try {
     await onLimit(req, res, next, result);
   } catch (error) {

@@ -59,7 +59,11 @@ function prepareAccessor(prototype: object): boolean {
  * tell (then the header writer looks at the response). When an earlier rl result was there, it is
  * handed to `doubleCount` (the double-count check of the middleware recording `result`).
  */
-export function setRequestResult(req: Request, result: RateLimitResult, doubleCount: DoubleCountCheck): boolean | undefined {
+export function setRequestResult(
+  req: Request,
+  result: RateLimitResult,
+  doubleCount: DoubleCountCheck,
+): boolean | undefined {
   if (!usesAccessor(req)) {
     const earlier = req.rateLimit;
     req.rateLimit = result;

@@ -1,6 +1,12 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Store } from '@rl/core';
-import { checkAdapterFunctions, resolvesForgedClient, type FrameworkBinding, type HeaderAccess, type OutageLogger } from '@rl/core/http';
+import {
+  checkAdapterFunctions,
+  resolvesForgedClient,
+  type FrameworkBinding,
+  type HeaderAccess,
+  type OutageLogger,
+} from '@rl/core/http';
 
 /** The options the adapter handles itself, beside the shared ones (the plugin adds `global`). */
 export const ADAPTER_OPTIONS = ['onLimit', 'hook', 'requestWasSuccessful'];
@@ -14,7 +20,11 @@ export const replyHeaders: HeaderAccess<FastifyReply> = {
 };
 
 /** What the HTTP layer needs to know of Fastify, for a limit whose errors name `owner`. */
-export function fastifyBinding(owner: string, createStore: () => Store, logger: OutageLogger): FrameworkBinding<FastifyRequest> {
+export function fastifyBinding(
+  owner: string,
+  createStore: () => Store,
+  logger: OutageLogger,
+): FrameworkBinding<FastifyRequest> {
   return {
     owner,
     logger,
@@ -27,11 +37,18 @@ export function fastifyBinding(owner: string, createStore: () => Store, logger: 
     // proxy's own), the forwarding header was trusted.
     trustsProxy: (request) => request.ip !== request.raw.socket?.remoteAddress || (request.ips?.length ?? 0) > 1,
     // Not a hop count: for `trustProxy: <number>` Fastify 5 trusts no forwarding header (it cannot check the peer).
-    trustProxyAdvice: "Create the server with Fastify({ trustProxy }) set to the proxies' addresses or CIDRs (for example '10.0.0.0/8') or a function (address, hop) => boolean (a number of proxies trusts nothing in Fastify 5)",
+    trustProxyAdvice:
+      "Create the server with Fastify({ trustProxy }) set to the proxies' addresses or CIDRs (for example '10.0.0.0/8') or a function (address, hop) => boolean (a number of proxies trusts nothing in Fastify 5)",
     // Nor in initialConfig: ask for the `ip` of a forged request (a copy of `request` with another `raw`).
-    trustsAllProxies: (request) => resolvesForgedClient((raw) => (Object.create(request, { raw: { value: raw } }) as FastifyRequest).ip),
-    trustAllProxiesAdvice: "Create the server with Fastify({ trustProxy }) set to the proxies' addresses or CIDRs (for example '10.0.0.0/8') instead of true",
+    trustsAllProxies: (request) =>
+      resolvesForgedClient((raw) => (Object.create(request, { raw: { value: raw } }) as FastifyRequest).ip),
+    trustAllProxiesAdvice:
+      "Create the server with Fastify({ trustProxy }) set to the proxies' addresses or CIDRs (for example '10.0.0.0/8') instead of true",
     createStore,
-    checkAdapterOptions: checkAdapterFunctions(owner, 'a function (request, reply, result) that sends the denial response', '(request, reply)'),
+    checkAdapterOptions: checkAdapterFunctions(
+      owner,
+      'a function (request, reply, result) that sends the denial response',
+      '(request, reply)',
+    ),
   };
 }

@@ -29,7 +29,11 @@ export function limitRoutesDeclaredBefore(fastify: FastifyInstance, seen: symbol
   const pending = Symbol('rl.pending');
   fastify.decorateRequest(pending, null);
   const unseenLimit = (request: FastifyRequest): RouteLimit | null => {
-    const config = request.routeOptions.config as Record<string | symbol, unknown> & { url?: string; method?: string; rateLimit?: unknown };
+    const config = request.routeOptions.config as Record<string | symbol, unknown> & {
+      url?: string;
+      method?: string;
+      rateLimit?: unknown;
+    };
     if (config[seen] === true || config.url === undefined) return null;
     const route = `${String(config.method)} ${config.url}`;
     return limitOf(config.rateLimit, `${route} config.rateLimit`, route);

@@ -1,6 +1,13 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { RateLimitResult } from '@rl/core';
-import { PROBLEM_CONTENT_TYPE, forwardableError, problemBody, type DoubleCountCheck, type NodeResponseEvents, type ResponseIO } from '@rl/core/http';
+import {
+  PROBLEM_CONTENT_TYPE,
+  forwardableError,
+  problemBody,
+  type DoubleCountCheck,
+  type NodeResponseEvents,
+  type ResponseIO,
+} from '@rl/core/http';
 import { replyHeaders } from './binding.js';
 import type { OnLimitHandler, RouteRateLimitOptions } from './options.js';
 
@@ -22,14 +29,20 @@ export interface FastifyIOOptions {
 }
 
 /** Fastify's side of the shared decision tree (see `Responder`). */
-export function fastifyIO({ onLimit, requestWasSuccessful, doubleCount, node }: FastifyIOOptions): ResponseIO<FastifyRequest, FastifyReply, HookDone, void> {
+export function fastifyIO({
+  onLimit,
+  requestWasSuccessful,
+  doubleCount,
+  node,
+}: FastifyIOOptions): ResponseIO<FastifyRequest, FastifyReply, HookDone, void> {
   return {
     headers: replyHeaders,
     events: node,
     statusCode: (_request, reply) => reply.statusCode,
     requestWasSuccessful,
     // Where Fastify puts errors of hooks that run after the response: the request's logger.
-    lateError: (request, _reply, error) => request.log.error({ err: error }, 'rl: the actual cost of a finished request failed; its estimate stands'),
+    lateError: (request, _reply, error) =>
+      request.log.error({ err: error }, 'rl: the actual cost of a finished request failed; its estimate stands'),
     // `request.rateLimit` is decorated (null on every request) and every rl limit that runs sets it:
     // null means no rl limit wrote headers on this reply yet, so the first one sets them without reading
     // them back, and nothing is added to the reply. An earlier result (a plugin of a parent context)
@@ -48,9 +61,12 @@ export function fastifyIO({ onLimit, requestWasSuccessful, doubleCount, node }: 
     sendProblem: (_request, reply, body) => {
       void reply.type(PROBLEM_CONTENT_TYPE).send(body);
     },
-    onLimit: onLimit === undefined ? undefined : (request, reply, done, result) => {
-      sendOnLimit(onLimit, request, reply, result).catch((error: unknown) => fail(done, error));
-    },
+    onLimit:
+      onLimit === undefined
+        ? undefined
+        : (request, reply, done, result) => {
+            sendOnLimit(onLimit, request, reply, result).catch((error: unknown) => fail(done, error));
+          },
     // The client is gone: nothing to send, and the handler must not run.
     drop: (_request, reply, done, givenBack) => {
       givenBack.then(() => reply.hijack()).catch(done);
@@ -59,7 +75,12 @@ export function fastifyIO({ onLimit, requestWasSuccessful, doubleCount, node }: 
 }
 
 /** Sends the denial through `onLimit`: its own reply, the payload it returns, or the default body. */
-async function sendOnLimit(onLimit: OnLimitHandler, request: FastifyRequest, reply: FastifyReply, result: RateLimitResult): Promise<void> {
+async function sendOnLimit(
+  onLimit: OnLimitHandler,
+  request: FastifyRequest,
+  reply: FastifyReply,
+  result: RateLimitResult,
+): Promise<void> {
   const payload = await onLimit(request, reply, result);
   if (reply.sent) return;
   // Not awaited: a reply is a thenable that settles only when the response has been sent.

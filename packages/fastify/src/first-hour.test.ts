@@ -19,7 +19,9 @@ describe('@rl/fastify: what the README says of register', () => {
 
   it('register(rateLimit, tokenBucket(…)) rejects: "wrap it: { algorithm }"', async () => {
     const app = Fastify();
-    await expect(app.register(rateLimit, tokenBucket({ capacity: 20, refillRate: 10 }) as unknown as RateLimitPluginOptions)).rejects.toThrow(
+    await expect(
+      app.register(rateLimit, tokenBucket({ capacity: 20, refillRate: 10 }) as unknown as RateLimitPluginOptions),
+    ).rejects.toThrow(
       /^Invalid option rateLimit: a token-bucket algorithm\. Expected an options object: wrap the algorithm, rateLimit\(\{ algorithm \}\)/,
     );
     await app.close();

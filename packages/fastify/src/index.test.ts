@@ -3,7 +3,23 @@ import { afterEach, describe, expect, it, vi } from 'vitest';
 import { concurrency, fixedWindow, StoreError, tokenBucket, type Store } from '@rl/core';
 import { MemoryStore } from '@rl/store-memory';
 import { RedisStore } from '@rl/store-redis';
-import { collectWarnings, deferred, describeAdapter, headersOf, injectClient, members, nextTurn, request, startRequest, statusOf, T0, useRedis, type Adapter, type Inject, type MiddlewareOptions } from '@rl/test-support';
+import {
+  collectWarnings,
+  deferred,
+  describeAdapter,
+  headersOf,
+  injectClient,
+  members,
+  nextTurn,
+  request,
+  startRequest,
+  statusOf,
+  T0,
+  useRedis,
+  type Adapter,
+  type Inject,
+  type MiddlewareOptions,
+} from '@rl/test-support';
 import rateLimit, { type RateLimitPluginOptions } from './index.js';
 
 const clock = (): number => T0;
@@ -21,7 +37,11 @@ const view = (request: FastifyRequest) => ({
  * route, and a parent's run first: to run the middlewares in the order given, the last is registered
  * outermost.
  */
-async function registerNested(context: FastifyInstance, middlewares: readonly MiddlewareOptions[], routes: (context: FastifyInstance) => void): Promise<void> {
+async function registerNested(
+  context: FastifyInstance,
+  middlewares: readonly MiddlewareOptions[],
+  routes: (context: FastifyInstance) => void,
+): Promise<void> {
   if (middlewares.length === 0) return routes(context);
   await context.register(rateLimit, middlewares[0] as RateLimitPluginOptions);
   if (middlewares.length === 1) return routes(context);
@@ -39,7 +59,9 @@ const fastifyAdapter = (served: 'socket' | 'inject'): Adapter => ({
     const app = Fastify(spec.trustProxy ? { trustProxy: spec.trustProxy === 'all' ? true : '127.0.0.1' } : {});
     try {
       app.addHook('onRequest', async (request, reply) => spec.onArrival?.(view(request), reply.raw));
-      app.setErrorHandler((error: Error & { code?: string }, _request, reply) => reply.code(500).send({ error: error.message, code: error.code }));
+      app.setErrorHandler((error: Error & { code?: string }, _request, reply) =>
+        reply.code(500).send({ error: error.message, code: error.code }),
+      );
       await registerNested(app, [...spec.middlewares].reverse(), (context) => {
         context.route({
           method: ['GET', 'POST'],
@@ -53,7 +75,11 @@ const fastifyAdapter = (served: 'socket' | 'inject'): Adapter => ({
       });
       if (served === 'inject') {
         await app.ready();
-        return { ...injectClient(app.inject.bind(app) as unknown as Inject), controls: app.rateLimit, close: () => app.close() };
+        return {
+          ...injectClient(app.inject.bind(app) as unknown as Inject),
+          controls: app.rateLimit,
+          close: () => app.close(),
+        };
       }
       const url = await app.listen({ port: 0, host: '127.0.0.1' });
       return {
@@ -73,10 +99,13 @@ const fastifyAdapter = (served: 'socket' | 'inject'): Adapter => ({
   view: (request) => view(request as FastifyRequest),
   responseHeader: (args, name) => (args[1] as FastifyReply).getHeader(name) as string | undefined,
   logsToConsole: false,
-  onLimitSending: (body) => (_request: FastifyRequest, _reply: unknown, result: { retryAfterSeconds: number }) => body(result),
+  onLimitSending: (body) => (_request: FastifyRequest, _reply: unknown, result: { retryAfterSeconds: number }) =>
+    body(result),
 });
 
-describeAdapter([fastifyAdapter('socket'), fastifyAdapter('inject')], { redisStore: (client, prefix) => new RedisStore({ client, prefix }) });
+describeAdapter([fastifyAdapter('socket'), fastifyAdapter('inject')], {
+  redisStore: (client, prefix) => new RedisStore({ client, prefix }),
+});
 
 const redis = useRedis('rl-fastify-test');
 
@@ -86,7 +115,11 @@ afterEach(async () => {
   await Promise.all(apps.splice(0).map((app) => app.close()));
 });
 
-async function appWith(options: RateLimitPluginOptions, configure?: (app: FastifyInstance) => void, serverOptions = {}): Promise<FastifyInstance> {
+async function appWith(
+  options: RateLimitPluginOptions,
+  configure?: (app: FastifyInstance) => void,
+  serverOptions = {},
+): Promise<FastifyInstance> {
   const app = Fastify(serverOptions);
   apps.push(app);
   await app.register(rateLimit, { clock, ...options });
@@ -113,7 +146,9 @@ describe('@rl/fastify', () => {
       const app = await appWith({ store, timeout: '5s', algorithm: fixedWindow({ limit: 6, window: '1m' }) }, (a) => {
         a.get('/export', { config: { rateLimit: { cost: 5 } } }, async () => 'csv');
       });
-      expect(members((await app.inject('/export')).headers['ratelimit'])).toEqual([{ name: '6-in-1m', params: { r: 1, t: 60 } }]);
+      expect(members((await app.inject('/export')).headers['ratelimit'])).toEqual([
+        { name: '6-in-1m', params: { r: 1, t: 60 } },
+      ]);
       expect(members((await app.inject('/')).headers['ratelimit'])[0]!.params.r).toBe(0);
       const denied = await app.inject('/');
       expect(denied.statusCode).toBe(429);
@@ -124,7 +159,11 @@ describe('@rl/fastify', () => {
     it('disables the limit on a route with rateLimit: false, and gives a route its own algorithm its own state', async () => {
       const app = await appWith({ algorithm: fixedWindow({ limit: 1, window: '1m' }) }, (a) => {
         a.get('/free', { config: { rateLimit: false } }, async () => 'free');
-        a.get('/own', { config: { rateLimit: { algorithm: fixedWindow({ limit: 2, window: '1m' }) } } }, async () => 'own');
+        a.get(
+          '/own',
+          { config: { rateLimit: { algorithm: fixedWindow({ limit: 2, window: '1m' }) } } },
+          async () => 'own',
+        );
       });
       expect((await app.inject('/')).statusCode).toBe(200);
       expect((await app.inject('/')).statusCode).toBe(429);
@@ -139,17 +178,26 @@ describe('@rl/fastify', () => {
     it("under a plugin prefix, a route with its own algorithm keeps its state apart, under '<prefix>:<METHOD url>'", async () => {
       const store = new MemoryStore();
       const own = fixedWindow({ limit: 3, window: '1m' });
-      const app = await appWith({ store, key: () => 'client', prefix: 'app', algorithm: fixedWindow({ limit: 100, window: '1m' }) }, (a) => {
-        a.get('/own', { config: { rateLimit: { algorithm: own } } }, async () => 'own');
-        // The same limit, named by its namespace: it shares /own's counts.
-        a.get('/twin', { config: { rateLimit: { algorithm: own, prefix: 'app:GET /own' } } }, async () => 'twin');
-      });
+      const app = await appWith(
+        { store, key: () => 'client', prefix: 'app', algorithm: fixedWindow({ limit: 100, window: '1m' }) },
+        (a) => {
+          a.get('/own', { config: { rateLimit: { algorithm: own } } }, async () => 'own');
+          // The same limit, named by its namespace: it shares /own's counts.
+          a.get('/twin', { config: { rateLimit: { algorithm: own, prefix: 'app:GET /own' } } }, async () => 'twin');
+        },
+      );
       try {
         for (let i = 0; i < 5; i++) expect((await app.inject('/')).statusCode).toBe(200);
         // Before, the route's limit ran under the plugin's 'app': its first request saw the 5 counted there, and was denied.
-        expect(members((await app.inject('/own')).headers['ratelimit'])).toEqual([{ name: '3-in-1m', params: { r: 2, t: 60 } }]);
-        expect(members((await app.inject('/twin')).headers['ratelimit'])).toEqual([{ name: '3-in-1m', params: { r: 1, t: 60 } }]);
-        expect(members((await app.inject('/')).headers['ratelimit'])).toEqual([{ name: '100-in-1m', params: { r: 94, t: 60 } }]);
+        expect(members((await app.inject('/own')).headers['ratelimit'])).toEqual([
+          { name: '3-in-1m', params: { r: 2, t: 60 } },
+        ]);
+        expect(members((await app.inject('/twin')).headers['ratelimit'])).toEqual([
+          { name: '3-in-1m', params: { r: 1, t: 60 } },
+        ]);
+        expect(members((await app.inject('/')).headers['ratelimit'])).toEqual([
+          { name: '100-in-1m', params: { r: 94, t: 60 } },
+        ]);
       } finally {
         store.close();
       }
@@ -187,7 +235,15 @@ describe('@rl/fastify', () => {
         onLimit: (_request, reply) => reply.code(429).send({ sentBy: 'onLimit' }),
       },
       (a) => {
-        a.post('/login', { config: { rateLimit: { hook: 'preHandler', key: (request) => String((request.body as { user: string }).user) } } }, async () => 'ok');
+        a.post(
+          '/login',
+          {
+            config: {
+              rateLimit: { hook: 'preHandler', key: (request) => String((request.body as { user: string }).user) },
+            },
+          },
+          async () => 'ok',
+        );
       },
     );
     const login = (user: string) => app.inject({ method: 'POST', url: '/login', payload: { user } });
@@ -211,7 +267,8 @@ describe('@rl/fastify', () => {
 
   it('trusts X-Forwarded-For from the proxy addresses Fastify is given; a number of proxies trusts nothing, and the warning says so', async () => {
     const algorithm = fixedWindow({ limit: 1, window: '1m' });
-    const from = (app: FastifyInstance, client: string) => app.inject({ url: '/', remoteAddress: '10.0.0.2', headers: { 'x-forwarded-for': client } });
+    const from = (app: FastifyInstance, client: string) =>
+      app.inject({ url: '/', remoteAddress: '10.0.0.2', headers: { 'x-forwarded-for': client } });
     const byAddress = await appWith({ algorithm }, undefined, { trustProxy: '10.0.0.0/8' });
     expect((await from(byAddress, '203.0.113.1')).statusCode).toBe(200);
     expect((await from(byAddress, '203.0.113.2')).statusCode).toBe(200);
@@ -229,9 +286,14 @@ describe('@rl/fastify', () => {
 
   it('does not warn when a trusted proxy forwards a client whose address is its own', async () => {
     await collectWarnings('RL_TRUST_PROXY', async (warnings) => {
-      const app = await appWith({ algorithm: fixedWindow({ limit: 5, window: '1m' }) }, undefined, { trustProxy: '10.0.0.0/8' });
+      const app = await appWith({ algorithm: fixedWindow({ limit: 5, window: '1m' }) }, undefined, {
+        trustProxy: '10.0.0.0/8',
+      });
       // request.ip is the socket's address here, yet the header was read (request.ips has both).
-      expect((await app.inject({ url: '/', remoteAddress: '10.0.0.2', headers: { 'x-forwarded-for': '10.0.0.2' } })).statusCode).toBe(200);
+      expect(
+        (await app.inject({ url: '/', remoteAddress: '10.0.0.2', headers: { 'x-forwarded-for': '10.0.0.2' } }))
+          .statusCode,
+      ).toBe(200);
       await nextTurn();
       expect(warnings).toEqual([]);
     });
@@ -274,12 +336,20 @@ describe('@rl/fastify', () => {
       };
       const logs: { msg: string; action?: string }[] = [];
       const stream = { write: (line: string) => void logs.push(JSON.parse(line)) };
-      const app = await appWith({ store: broken, algorithm: fixedWindow({ limit: 5, window: '1m' }) }, undefined, { logger: { level: 'warn', stream } });
+      const app = await appWith({ store: broken, algorithm: fixedWindow({ limit: 5, window: '1m' }) }, undefined, {
+        logger: { level: 'warn', stream },
+      });
       const res = await app.inject('/');
       expect(res.statusCode).toBe(503);
       expect(res.headers['retry-after']).toBe('1');
       for (let i = 0; i < 4; i++) expect((await app.inject('/')).statusCode).toBe(503);
-      expect(logs).toEqual([expect.objectContaining({ msg: expect.stringMatching(/the store of limit "5-in-1m" failed/), action: 'deny', limit: '5-in-1m' })]);
+      expect(logs).toEqual([
+        expect.objectContaining({
+          msg: expect.stringMatching(/the store of limit "5-in-1m" failed/),
+          action: 'deny',
+          limit: '5-in-1m',
+        }),
+      ]);
     });
 
     it('rejects bad plugin options at registration', async () => {
@@ -293,7 +363,10 @@ describe('@rl/fastify', () => {
       ] as const) {
         const app = Fastify();
         apps.push(app);
-        await expect(app.register(rateLimit, options as unknown as RateLimitPluginOptions)).rejects.toMatchObject({ code: 'RL_INVALID_OPTION', field });
+        await expect(app.register(rateLimit, options as unknown as RateLimitPluginOptions)).rejects.toMatchObject({
+          code: 'RL_INVALID_OPTION',
+          field,
+        });
       }
     });
   });
@@ -320,14 +393,20 @@ describe('registration without await', () => {
   };
 
   it.each([
-    ['routes declared after a register that is not awaited', (app: FastifyInstance) => {
-      void app.register(rateLimit, limitOfOne);
-      app.get('/', async () => 'ok');
-    }],
-    ['routes declared before the register', (app: FastifyInstance) => {
-      app.get('/', async () => 'ok');
-      void app.register(rateLimit, limitOfOne);
-    }],
+    [
+      'routes declared after a register that is not awaited',
+      (app: FastifyInstance) => {
+        void app.register(rateLimit, limitOfOne);
+        app.get('/', async () => 'ok');
+      },
+    ],
+    [
+      'routes declared before the register',
+      (app: FastifyInstance) => {
+        app.get('/', async () => 'ok');
+        void app.register(rateLimit, limitOfOne);
+      },
+    ],
   ])('limits %s', async (_name, build) => {
     const app = Fastify();
     apps.push(app);
@@ -340,7 +419,8 @@ describe('registration without await', () => {
   });
 
   /** The names of the hook functions Fastify lists for the routes, once each. */
-  const hookNames = (app: FastifyInstance) => [...new Set([...app.printRoutes({ includeHooks: true }).matchAll(/"(\w+)\(\)"/g)].map((m) => m[1]))].sort();
+  const hookNames = (app: FastifyInstance) =>
+    [...new Set([...app.printRoutes({ includeHooks: true }).matchAll(/"(\w+)\(\)"/g)].map((m) => m[1]))].sort();
 
   it('adds no instance hooks when every route is declared after the plugin loaded: a request runs one rl hook', async () => {
     const app = Fastify();
@@ -367,9 +447,15 @@ describe('registration without await', () => {
     };
     const bare = await shapes();
     // `rateLimit` is a decorator, on the prototype until rl sets it on the request.
-    expect(await shapes({ algorithm: fixedWindow({ limit: 10, window: '1m' }) })).toEqual({ request: [...bare.request, 'rateLimit'].sort(), reply: bare.reply });
+    expect(await shapes({ algorithm: fixedWindow({ limit: 10, window: '1m' }) })).toEqual({
+      request: [...bare.request, 'rateLimit'].sort(),
+      reply: bare.reply,
+    });
     // A concurrency limit keeps what it waits for on the Node response (reply.raw), not on the request or the reply.
-    expect(await shapes({ algorithm: concurrency({ limit: 2 }) })).toEqual({ request: [...bare.request, 'rateLimit'].sort(), reply: bare.reply });
+    expect(await shapes({ algorithm: concurrency({ limit: 2 }) })).toEqual({
+      request: [...bare.request, 'rateLimit'].sort(),
+      reply: bare.reply,
+    });
   });
 
   it('adds them when a route was declared before; the routes declared after keep their own hook', async () => {
@@ -379,7 +465,12 @@ describe('registration without await', () => {
     await app.register(rateLimit, limitOfOne);
     app.get('/', async () => 'ok');
     await app.ready();
-    expect(hookNames(app)).toEqual(['headRouteOnSendHandler', 'rateLimitHook', 'rateLimitRouteDeclaredBefore', 'rateLimitRouteDeclaredBeforeInPreHandler']);
+    expect(hookNames(app)).toEqual([
+      'headRouteOnSendHandler',
+      'rateLimitHook',
+      'rateLimitRouteDeclaredBefore',
+      'rateLimitRouteDeclaredBeforeInPreHandler',
+    ]);
     // Both spend the plugin's one limit of 1.
     expect(await statuses(app, '/early', 1)).toEqual([200]);
     expect(await statuses(app, '/', 1)).toEqual([429]);
@@ -391,13 +482,27 @@ describe('registration without await', () => {
     void app.register(rateLimit, { clock, algorithm: fixedWindow({ limit: 10, window: '1m' }) });
     app.get('/export', { config: { rateLimit: { cost: 5 } } }, async () => 'csv');
     app.get('/free', { config: { rateLimit: false } }, async () => 'free');
-    app.post('/login', { config: { rateLimit: { hook: 'preHandler', algorithm: fixedWindow({ limit: 1, window: '1m' }), key: (request) => String((request.body as { user: string }).user) } } }, async () => 'ok');
+    app.post(
+      '/login',
+      {
+        config: {
+          rateLimit: {
+            hook: 'preHandler',
+            algorithm: fixedWindow({ limit: 1, window: '1m' }),
+            key: (request) => String((request.body as { user: string }).user),
+          },
+        },
+      },
+      async () => 'ok',
+    );
     app.get('/slow', { config: { rateLimit: { algorithm: concurrency({ limit: 1 }) } } }, async () => 'slow');
     await app.ready();
     expect(await statuses(app, '/export', 3)).toEqual([200, 200, 429]);
     expect((await app.inject('/free')).headers['ratelimit']).toBeUndefined();
     const login = (user: string) => app.inject({ method: 'POST', url: '/login', payload: { user } });
-    expect([(await login('ann')).statusCode, (await login('ann')).statusCode, (await login('bob')).statusCode]).toEqual([200, 429, 200]);
+    expect([(await login('ann')).statusCode, (await login('ann')).statusCode, (await login('bob')).statusCode]).toEqual(
+      [200, 429, 200],
+    );
     // One permit: each request gets it back when its response closes.
     expect(await statuses(app, '/slow', 3)).toEqual([200, 200, 200]);
   });
@@ -417,7 +522,11 @@ describe('registration without await', () => {
 describe("a route's limits", () => {
   it("replace the plugin's limits for that route (as @fastify/rate-limit: a route's config overrides the global one)", async () => {
     const app = await appWith({ algorithm: fixedWindow({ limit: 1, window: '1m' }) }, (a) => {
-      a.get('/search', { config: { rateLimit: { limits: [{ name: 'search', algorithm: fixedWindow({ limit: 3, window: '1m' }) }] } } }, async () => 'found');
+      a.get(
+        '/search',
+        { config: { rateLimit: { limits: [{ name: 'search', algorithm: fixedWindow({ limit: 3, window: '1m' }) }] } } },
+        async () => 'found',
+      );
     });
     for (let i = 0; i < 3; i++) {
       const res = await app.inject('/search');
@@ -477,7 +586,9 @@ describe('requests that end in 404', () => {
 
   it("are counted by the plugin's limit with setNotFoundHandler({ preHandler: app.rateLimit() }), sharing the routes' state", async () => {
     const app = await appWith({ algorithm: fixedWindow({ limit: 3, window: '1m' }) }, (a) => {
-      a.setNotFoundHandler({ preHandler: a.rateLimit() }, (_request, reply) => reply.code(404).send({ error: 'not found' }));
+      a.setNotFoundHandler({ preHandler: a.rateLimit() }, (_request, reply) =>
+        reply.code(404).send({ error: 'not found' }),
+      );
     });
     expect((await app.inject('/')).statusCode).toBe(200);
     const probe = await app.inject('/wp-admin');
@@ -492,12 +603,17 @@ describe('requests that end in 404', () => {
 
   it('can have a stricter limit of their own: app.rateLimit(options) merges them over the plugin options', async () => {
     const app = await appWith({ algorithm: fixedWindow({ limit: 100, window: '1m' }) }, (a) => {
-      a.setNotFoundHandler({ preHandler: a.rateLimit({ algorithm: fixedWindow({ limit: 1, window: '1m' }) }) }, (_request, reply) => reply.code(404).send('?'));
+      a.setNotFoundHandler(
+        { preHandler: a.rateLimit({ algorithm: fixedWindow({ limit: 1, window: '1m' }) }) },
+        (_request, reply) => reply.code(404).send('?'),
+      );
     });
     expect((await app.inject('/a')).statusCode).toBe(404);
     expect((await app.inject('/b')).statusCode).toBe(429);
     expect((await app.inject('/')).statusCode).toBe(200);
-    expect(() => app.rateLimit({ cost: -1 })).toThrow(expect.objectContaining({ code: 'RL_INVALID_OPTION', field: 'fastify.rateLimit(options).cost' }));
+    expect(() => app.rateLimit({ cost: -1 })).toThrow(
+      expect.objectContaining({ code: 'RL_INVALID_OPTION', field: 'fastify.rateLimit(options).cost' }),
+    );
   });
 });
 
@@ -506,25 +622,48 @@ describe('fastify.rateLimit.resetKey', () => {
     const app = Fastify();
     apps.push(app);
     const key = (request: FastifyRequest) => String(request.headers['x-user'] ?? 'anonymous');
-    await app.register(rateLimit, { clock, key, algorithm: fixedWindow({ limit: 1, window: '1h' }), prefix: 'reset-parent' });
+    await app.register(rateLimit, {
+      clock,
+      key,
+      algorithm: fixedWindow({ limit: 1, window: '1h' }),
+      prefix: 'reset-parent',
+    });
     app.get('/', async () => 'ok');
-    app.get('/own', { config: { rateLimit: { algorithm: fixedWindow({ limit: 1, window: '1h' }), prefix: 'reset-own' } } }, async () => 'ok');
+    app.get(
+      '/own',
+      { config: { rateLimit: { algorithm: fixedWindow({ limit: 1, window: '1h' }), prefix: 'reset-own' } } },
+      async () => 'ok',
+    );
     await app.register(async (child) => {
       // A limit of another name than the parent's, which also runs on '/child' (the same name would be RL_DOUBLE_COUNT).
-      await child.register(rateLimit, { clock, key, limits: [{ name: 'child', algorithm: fixedWindow({ limit: 1, window: '1h' }) }], prefix: 'reset-child' });
+      await child.register(rateLimit, {
+        clock,
+        key,
+        limits: [{ name: 'child', algorithm: fixedWindow({ limit: 1, window: '1h' }) }],
+        prefix: 'reset-child',
+      });
       child.get('/child', async () => 'ok');
     });
     await app.ready();
-    const as = (user: string, url: string) => app.inject({ url, headers: { 'x-user': user } }).then((reply) => reply.statusCode);
+    const as = (user: string, url: string) =>
+      app.inject({ url, headers: { 'x-user': user } }).then((reply) => reply.statusCode);
     for (const url of ['/', '/own']) expect(await as('ann', url)).toBe(200);
     // '/child' is limited by the parent's plugin too, whose unit '/' spent.
-    expect([await as('ann', '/'), await as('ann', '/own'), await as('ann', '/child'), await as('bob', '/')]).toEqual([429, 429, 429, 200]);
+    expect([await as('ann', '/'), await as('ann', '/own'), await as('ann', '/child'), await as('bob', '/')]).toEqual([
+      429, 429, 429, 200,
+    ]);
     await app.rateLimit.resetKey('ann');
-    expect([await as('ann', '/own'), await as('ann', '/child'), await as('ann', '/'), await as('bob', '/')]).toEqual([200, 200, 429, 429]);
+    expect([await as('ann', '/own'), await as('ann', '/child'), await as('ann', '/'), await as('bob', '/')]).toEqual([
+      200, 200, 429, 429,
+    ]);
   });
 
-  it('rejects with the store\'s error when a limit\'s store fails', async () => {
-    const failing: Store = Object.assign(new MemoryStore(), { reset: async () => { throw new StoreError('down'); } });
+  it("rejects with the store's error when a limit's store fails", async () => {
+    const failing: Store = Object.assign(new MemoryStore(), {
+      reset: async () => {
+        throw new StoreError('down');
+      },
+    });
     const app = await appWith({ store: failing, algorithm: fixedWindow({ limit: 1, window: '1h' }) });
     await expect(app.rateLimit.resetKey('127.0.0.1')).rejects.toBeInstanceOf(StoreError);
   });

@@ -1,11 +1,25 @@
 import type { FastifyInstance } from 'fastify';
 import { MemoryStore } from '@rl/store-memory';
 import { InvalidOptionError } from '@rl/core';
-import { checkOptionNames, DefaultStore, keyControls, mergeRouteOptions, type KeyControls, type OutageLogger } from '@rl/core/http';
+import {
+  checkOptionNames,
+  DefaultStore,
+  keyControls,
+  mergeRouteOptions,
+  type KeyControls,
+  type OutageLogger,
+} from '@rl/core/http';
 import { ADAPTER_OPTIONS } from './binding.js';
 import { addHook, limitRoutesDeclaredBefore, routesDeclared } from './early-routes.js';
 import type { RateLimitHook, RateLimitPluginOptions, RouteRateLimitOptions } from './options.js';
-import { limitedHandler, parseHook, prepare as prepareLimit, type Hook, type LimitSetting, type RouteLimit } from './route-limit.js';
+import {
+  limitedHandler,
+  parseHook,
+  prepare as prepareLimit,
+  type Hook,
+  type LimitSetting,
+  type RouteLimit,
+} from './route-limit.js';
 
 /** Where the decorator keeps the app's limits. */
 const LIMITS: unique symbol = Symbol('rl.limits');
@@ -20,13 +34,23 @@ interface Registry extends KeyControls {
 export async function rateLimitPlugin(fastify: FastifyInstance, options: RateLimitPluginOptions): Promise<void> {
   checkOptionNames(options, 'rateLimit', [...ADAPTER_OPTIONS, 'global']);
   const { global = true, ...shared } = options;
-  if (typeof global !== 'boolean') throw new InvalidOptionError('rateLimit.global', global, 'true (every route) or false (only routes with config.rateLimit)');
+  if (typeof global !== 'boolean')
+    throw new InvalidOptionError(
+      'rateLimit.global',
+      global,
+      'true (every route) or false (only routes with config.rateLimit)',
+    );
   const pluginHook = parseHook(shared.hook, 'rateLimit');
   // One memory store for every limit of this registration when the options give none, closed with the instance.
   const defaultStore = new DefaultStore(() => new MemoryStore());
   const createStore = () => defaultStore.storeFor(undefined);
   // `undefined` alone means "not given": a null store is rejected here, also when no route is limited yet (global: false).
-  if (shared.store === null) throw new InvalidOptionError('rateLimit.store', null, 'a store such as new MemoryStore() (leave the option out for the default)');
+  if (shared.store === null)
+    throw new InvalidOptionError(
+      'rateLimit.store',
+      null,
+      'a store such as new MemoryStore() (leave the option out for the default)',
+    );
   const base: RouteRateLimitOptions = { ...shared, store: defaultStore.storeFor(shared.store) };
   // Store outages are logged once per outage on the instance's logger (see OutageLog).
   const logger: OutageLogger = {
@@ -35,7 +59,9 @@ export async function rateLimitPlugin(fastify: FastifyInstance, options: RateLim
   };
   const setting = (owner: string, hook: Hook): LimitSetting => ({ owner, hook, createStore, logger });
   // Every limit prepared in this app, for `fastify.rateLimit.resetKey` (one set, shared with the registrations of the app's other contexts).
-  const limits: Set<RouteLimit['limiter']> = fastify.hasDecorator('rateLimit') ? ((fastify.rateLimit as Partial<Registry>)[LIMITS] ?? new Set()) : new Set();
+  const limits: Set<RouteLimit['limiter']> = fastify.hasDecorator('rateLimit')
+    ? ((fastify.rateLimit as Partial<Registry>)[LIMITS] ?? new Set())
+    : new Set();
   const prepare = (options: RouteRateLimitOptions, at: LimitSetting): RouteLimit => {
     const limit = prepareLimit(options, at);
     limits.add(limit.limiter);
@@ -54,7 +80,8 @@ export async function rateLimitPlugin(fastify: FastifyInstance, options: RateLim
   function limitOf(config: unknown, owner: string, route: string): RouteLimit | null {
     if (config === false || (config === undefined && globalLimit === undefined)) return null;
     if (config === undefined) return globalLimit!;
-    if (config === null || typeof config !== 'object') throw new InvalidOptionError(owner, config, 'route options merged over the plugin options, or false');
+    if (config === null || typeof config !== 'object')
+      throw new InvalidOptionError(owner, config, 'route options merged over the plugin options, or false');
     const known = routeLimits.get(config);
     if (known !== undefined) return known;
     const own = config as RouteRateLimitOptions;
@@ -79,7 +106,11 @@ export async function rateLimitPlugin(fastify: FastifyInstance, options: RateLim
     const limit = limitOf(route.config?.rateLimit, `${name} config.rateLimit`, name);
     if (limit === null) return;
     addHook(route, limit.hook, limit.handler);
-    if (limit.workDone !== undefined) route.handler = limitedHandler(route.handler as Parameters<typeof limitedHandler>[0], limit.workDone) as typeof route.handler;
+    if (limit.workDone !== undefined)
+      route.handler = limitedHandler(
+        route.handler as Parameters<typeof limitedHandler>[0],
+        limit.workDone,
+      ) as typeof route.handler;
   });
 
   // Routes declared before the plugin loaded (`app.register(rateLimit, …)` without `await`, then
@@ -97,10 +128,16 @@ export async function rateLimitPlugin(fastify: FastifyInstance, options: RateLim
   // hook, for the not-found handler or a route of `global: false`. The first registration decorates.
   if (!fastify.hasDecorator('rateLimit')) {
     const rateLimitHook = function rateLimitHook(routeOptions?: RouteRateLimitOptions): RateLimitHook {
-      const limit = routeOptions === undefined && globalLimit === undefined
-        ? limitOf(pluginOptionsOnly, 'fastify.rateLimit()', 'rateLimit()')
-        : limitOf(routeOptions, 'fastify.rateLimit(options)', 'rateLimit(options)');
-      if (limit === null) throw new InvalidOptionError('fastify.rateLimit(options)', routeOptions, 'route options merged over the plugin options');
+      const limit =
+        routeOptions === undefined && globalLimit === undefined
+          ? limitOf(pluginOptionsOnly, 'fastify.rateLimit()', 'rateLimit()')
+          : limitOf(routeOptions, 'fastify.rateLimit(options)', 'rateLimit(options)');
+      if (limit === null)
+        throw new InvalidOptionError(
+          'fastify.rateLimit(options)',
+          routeOptions,
+          'route options merged over the plugin options',
+        );
       return limit.handler;
     };
     const decorator: Registry = Object.assign(rateLimitHook, {

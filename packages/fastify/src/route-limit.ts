@@ -34,7 +34,8 @@ export interface LimitSetting {
 /** The `hook` option, checked once where it is given (plugin or route options). */
 export function parseHook(value: unknown, owner: string): Hook {
   if (value === undefined) return 'onRequest';
-  if (value !== 'onRequest' && value !== 'preHandler') throw new InvalidOptionError(`${owner}.hook`, value, "'onRequest' or 'preHandler'");
+  if (value !== 'onRequest' && value !== 'preHandler')
+    throw new InvalidOptionError(`${owner}.hook`, value, "'onRequest' or 'preHandler'");
   return value;
 }
 
@@ -47,7 +48,12 @@ export function prepare(options: RouteRateLimitOptions, setting: LimitSetting): 
   // emits too), or, when the client left while the handler ran, the reply sent later (`end()` on the
   // closed response) or the route handler's promise settled (`workDone`).
   const node = nodeResponseEvents<FastifyRequest, FastifyReply>((reply) => reply.raw);
-  const io = fastifyIO({ onLimit: options.onLimit, requestWasSuccessful: options.requestWasSuccessful, doubleCount: limiter.doubleCount, node });
+  const io = fastifyIO({
+    onLimit: options.onLimit,
+    requestWasSuccessful: options.requestWasSuccessful,
+    doubleCount: limiter.doubleCount,
+    node,
+  });
   const responder = new Responder(limiter, io, owner);
 
   // A callback hook, not an async one: with a local store and plain key/cost functions the result
@@ -64,13 +70,16 @@ export function prepare(options: RouteRateLimitOptions, setting: LimitSetting): 
       return;
     }
     if (result instanceof Promise) {
-      result.then((r) => {
-        try {
-          void responder.respond(request, reply, done, r);
-        } catch (error) {
-          fail(done, error);
-        }
-      }, (error: unknown) => fail(done, error));
+      result.then(
+        (r) => {
+          try {
+            void responder.respond(request, reply, done, r);
+          } catch (error) {
+            fail(done, error);
+          }
+        },
+        (error: unknown) => fail(done, error),
+      );
       return;
     }
     void responder.respond(request, reply, done, result);

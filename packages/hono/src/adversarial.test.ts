@@ -35,7 +35,11 @@ describe('a HEAD request', () => {
 
 describe('withRateLimit called again with a Request it answered', () => {
   it('counts it as a new request: its own headers, no stale exchange, no double-count warning', async () => {
-    const handler = withRateLimit(() => new Response('ok'), { algorithm: fixedWindow({ limit: 5, window: '1m' }), key: () => 'k', clock });
+    const handler = withRateLimit(() => new Response('ok'), {
+      algorithm: fixedWindow({ limit: 5, window: '1m' }),
+      key: () => 'k',
+      clock,
+    });
     const request = new Request('http://app/');
     await collectWarnings('RL_DOUBLE_COUNT', async (warnings) => {
       const first = await handler(request);
@@ -55,28 +59,57 @@ describe('withRateLimit called again with a Request it answered', () => {
 describe('rl middlewares of both entries on one request', () => {
   it('merges a withRateLimit handler called from a Hono route with the Hono middleware around it', async () => {
     const app = new Hono();
-    app.use(rateLimit({ limits: [{ name: 'outer', algorithm: fixedWindow({ limit: 10, window: '1m' }) }], key: () => 'k', clock }));
-    const inner = withRateLimit(() => new Response('ok'), { limits: [{ name: 'inner', algorithm: fixedWindow({ limit: 1, window: '1m' }) }], key: () => 'k', clock });
+    app.use(
+      rateLimit({
+        limits: [{ name: 'outer', algorithm: fixedWindow({ limit: 10, window: '1m' }) }],
+        key: () => 'k',
+        clock,
+      }),
+    );
+    const inner = withRateLimit(() => new Response('ok'), {
+      limits: [{ name: 'inner', algorithm: fixedWindow({ limit: 1, window: '1m' }) }],
+      key: () => 'k',
+      clock,
+    });
     app.all('/api/*', (c) => inner(c.req.raw));
     const admitted = await app.request('/api/x');
     expect(admitted.status).toBe(200);
-    expect(members(admitted.headers.get('ratelimit')).map((m) => [m.name, m.params.r])).toEqual([['outer', 9], ['inner', 0]]);
+    expect(members(admitted.headers.get('ratelimit')).map((m) => [m.name, m.params.r])).toEqual([
+      ['outer', 9],
+      ['inner', 0],
+    ]);
     const denied = await app.request('/api/x');
     expect(denied.status).toBe(429);
     // Before the fix the outer middleware's headers replaced the inner's: a 429 saying only `"outer";r=8`.
-    expect(members(denied.headers.get('ratelimit')).map((m) => [m.name, m.params.r])).toEqual([['outer', 8], ['inner', 0]]);
+    expect(members(denied.headers.get('ratelimit')).map((m) => [m.name, m.params.r])).toEqual([
+      ['outer', 8],
+      ['inner', 0],
+    ]);
     expect(members(denied.headers.get('ratelimit-policy')).map((m) => m.name)).toEqual(['outer', 'inner']);
   });
 
   it('merges a Hono app wrapped by withRateLimit, and releases each permit once', async () => {
     const app = new Hono();
-    app.use(rateLimit({ limits: [{ name: 'app', algorithm: concurrency({ limit: 1, lease: '1m' }) }], key: () => 'k', clock }));
+    app.use(
+      rateLimit({
+        limits: [{ name: 'app', algorithm: concurrency({ limit: 1, lease: '1m' }) }],
+        key: () => 'k',
+        clock,
+      }),
+    );
     app.get('/', (c) => c.text('ok'));
-    const handler = withRateLimit((request: Request) => app.fetch(request), { limits: [{ name: 'edge', algorithm: concurrency({ limit: 1, lease: '1m' }) }], key: () => 'k', clock });
+    const handler = withRateLimit((request: Request) => app.fetch(request), {
+      limits: [{ name: 'edge', algorithm: concurrency({ limit: 1, lease: '1m' }) }],
+      key: () => 'k',
+      clock,
+    });
     for (let i = 0; i < 3; i++) {
       const response = await handler(new Request('http://app/'));
       expect(response.status).toBe(200);
-      expect(members(response.headers.get('ratelimit')).map((m) => [m.name, m.params.r])).toEqual([['edge', 0], ['app', 0]]);
+      expect(members(response.headers.get('ratelimit')).map((m) => [m.name, m.params.r])).toEqual([
+        ['edge', 0],
+        ['app', 0],
+      ]);
       await response.text();
     }
   });
@@ -115,7 +148,14 @@ describe('the client address a runtime gives', () => {
   it("reads Bun's server passed beside other bindings as c.env.server (hono/bun's getBunServer)", async () => {
     const keys: string[] = [];
     const app = new Hono();
-    app.use(rateLimit({ algorithm: concurrency({ limit: 5, lease: '1m' }), clock, observer: { decision: (event) => void keys.push(event.key ?? '') }, observeKeys: true }));
+    app.use(
+      rateLimit({
+        algorithm: concurrency({ limit: 5, lease: '1m' }),
+        clock,
+        observer: { decision: (event) => void keys.push(event.key ?? '') },
+        observeKeys: true,
+      }),
+    );
     app.get('/', (c) => c.text('ok'));
     const server = { requestIP: () => ({ address: '203.0.113.9', family: 'IPv4', port: 50_000 }) };
     // `Bun.serve({ fetch: (request, server) => app.fetch(request, { server, DB }) })`: before the fix, no address (InvalidKeyError, a 500).
@@ -166,7 +206,14 @@ describe('a denial on Hono', () => {
       c.header('Set-Cookie', 'session=1', { append: true });
       await next();
     });
-    custom.use(rateLimit({ algorithm: fixedWindow({ limit: 1, window: '1m' }), key: () => 'k', clock, onLimit: (c) => c.json({ slow: 'down' }) }));
+    custom.use(
+      rateLimit({
+        algorithm: fixedWindow({ limit: 1, window: '1m' }),
+        key: () => 'k',
+        clock,
+        onLimit: (c) => c.json({ slow: 'down' }),
+      }),
+    );
     custom.get('/', (c) => c.text('ok'));
     app.get('/', (c) => c.text('ok'));
     expect((await app.request('/')).headers.get('x-request-id')).toBe('req-1');

@@ -1,6 +1,14 @@
 import { MemoryStore } from '@rl/store-memory';
 import { InvalidOptionError } from '@rl/core';
-import { checkAdapterFunctions, checkTrustProxy, requestHeader, forwardedClient, type FrameworkBinding, type RequestHeaders, type TrustProxy } from '@rl/core/http';
+import {
+  checkAdapterFunctions,
+  checkTrustProxy,
+  requestHeader,
+  forwardedClient,
+  type FrameworkBinding,
+  type RequestHeaders,
+  type TrustProxy,
+} from '@rl/core/http';
 
 /** The options every Fetch adapter reads itself (accepted by the shared parser, not interpreted there). */
 export const FETCH_ADAPTER_OPTIONS = ['onLimit', 'requestWasSuccessful', 'trustProxy', 'clientAddress'] as const;
@@ -28,7 +36,12 @@ export interface FetchFunctionShapes {
  * `X-Forwarded-For` entry that many proxies from the app (Fetch runtimes have no trust-proxy setting
  * of their own, so the middleware takes it).
  */
-export function fetchBinding<Req>(owner: string, options: Readonly<Record<string, unknown>>, reader: FetchRequestReader<Req>, shapes: FetchFunctionShapes): FrameworkBinding<Req> {
+export function fetchBinding<Req>(
+  owner: string,
+  options: Readonly<Record<string, unknown>>,
+  reader: FetchRequestReader<Req>,
+  shapes: FetchFunctionShapes,
+): FrameworkBinding<Req> {
   const trust: TrustProxy = checkTrustProxy(options.trustProxy, `${owner}.trustProxy`);
   const checkFunctions = checkAdapterFunctions(owner, shapes.onLimit, shapes.requestWasSuccessful);
   const trusted = trust !== false && trust !== 0;
@@ -36,7 +49,9 @@ export function fetchBinding<Req>(owner: string, options: Readonly<Record<string
   return {
     owner,
     adapterOptions: FETCH_ADAPTER_OPTIONS,
-    clientIp: trusted ? (req) => forwardedClient(remoteAddress(req), headerValue(reader.headers(req), 'x-forwarded-for'), trust) : remoteAddress,
+    clientIp: trusted
+      ? (req) => forwardedClient(remoteAddress(req), headerValue(reader.headers(req), 'x-forwarded-for'), trust)
+      : remoteAddress,
     requestHeaders: reader.headers,
     requestLine: reader.line,
     trustsProxy: () => trusted,
@@ -47,7 +62,11 @@ export function fetchBinding<Req>(owner: string, options: Readonly<Record<string
     checkAdapterOptions: (all, counting) => {
       checkFunctions(all, counting);
       if (all.clientAddress !== undefined && typeof all.clientAddress !== 'function') {
-        throw new InvalidOptionError(`${owner}.clientAddress`, all.clientAddress, 'a function returning the address the runtime gives (for example from getConnInfo)');
+        throw new InvalidOptionError(
+          `${owner}.clientAddress`,
+          all.clientAddress,
+          'a function returning the address the runtime gives (for example from getConnInfo)',
+        );
       }
     },
   };

@@ -1,5 +1,18 @@
 import { RateLimitError, type HttpRateLimitOptions, type LimitOptions, type RateLimitResult } from '@rl/core';
-import { FetchAnswer, HttpRateLimiter, PROBLEM_CONTENT_TYPE, Responder, checkOptionNames, emitWarning, errorProblemBody, runtimeClientAddress, withLimiter, idempotencyKeyFrom, type LimiterHandle, type TrustProxy } from '@rl/core/http';
+import {
+  FetchAnswer,
+  HttpRateLimiter,
+  PROBLEM_CONTENT_TYPE,
+  Responder,
+  checkOptionNames,
+  emitWarning,
+  errorProblemBody,
+  runtimeClientAddress,
+  withLimiter,
+  idempotencyKeyFrom,
+  type LimiterHandle,
+  type TrustProxy,
+} from '@rl/core/http';
 import { FETCH_ADAPTER_OPTIONS, fetchBinding } from './binding.js';
 import { fetchIO, type FetchIdiom } from './fetch-io.js';
 
@@ -23,7 +36,10 @@ export interface FetchRateLimitOptions extends Omit<HttpRateLimitOptions<Request
    * The response of a denied request (its status, 429 or 503, is `result.statusCode`), or nothing for
    * the default problem+json body; the RateLimit headers and Retry-After are added to it.
    */
-  onLimit?: (request: Request, result: RateLimitResult) => Response | undefined | void | Promise<Response | undefined | void>;
+  onLimit?: (
+    request: Request,
+    result: RateLimitResult,
+  ) => Response | undefined | void | Promise<Response | undefined | void>;
   /** With `skipFailedRequests` or `skipSuccessfulRequests`: whether the response counts as a success. Default: its status is below 400. */
   requestWasSuccessful?: (request: Request, response: Response) => boolean | Promise<boolean>;
   /** The proxies in front of the app whose `X-Forwarded-For` is believed: `false` none (default), a number of proxies, `true` every one. */
@@ -75,10 +91,14 @@ export function rateLimitOf(request: Request): RateLimitResult | undefined {
  * it); an error of the user's own (a key or cost function that throws) rejects the call (the runtime
  * answers 500 and logs it). Neither charges a limit.
  */
-export function withRateLimit<Args extends unknown[]>(handler: FetchHandler<Args>, options: FetchRateLimitOptions): RateLimitedHandler<Args> {
+export function withRateLimit<Args extends unknown[]>(
+  handler: FetchHandler<Args>,
+  options: FetchRateLimitOptions,
+): RateLimitedHandler<Args> {
   // Options that are no object are a typed error here, before anything reads them.
   const given = checkOptionNames(options, 'withRateLimit', FETCH_ADAPTER_OPTIONS);
-  const clientAddress = options.clientAddress ?? ((request: Request, context?: unknown) => runtimeClientAddress(request, context));
+  const clientAddress =
+    options.clientAddress ?? ((request: Request, context?: unknown) => runtimeClientAddress(request, context));
   const binding = fetchBinding<Request>(
     'withRateLimit',
     given,
@@ -87,7 +107,10 @@ export function withRateLimit<Args extends unknown[]>(handler: FetchHandler<Args
       headers: (request) => request.headers,
       line: (request) => `${request.method} ${pathOf(request.url)}`,
     },
-    { onLimit: 'a function (request, result) returning the denial response', requestWasSuccessful: '(request, response)' },
+    {
+      onLimit: 'a function (request, result) returning the denial response',
+      requestWasSuccessful: '(request, response)',
+    },
   );
   const limiter = new HttpRateLimiter<Request>(withResponseArguments(options), binding);
   const requestWasSuccessful = options.requestWasSuccessful;
@@ -99,8 +122,15 @@ export function withRateLimit<Args extends unknown[]>(handler: FetchHandler<Args
     },
     proceed: async (request, rest) => handler(request, ...rest),
     failing: undefined,
-    onLimit: options.onLimit === undefined ? undefined : (request, result) => (options.onLimit!(request, result) ?? undefined) as Response | undefined | Promise<Response | undefined>,
-    requestWasSuccessful: requestWasSuccessful === undefined ? undefined : (request, answer) => requestWasSuccessful(request, answer.response!),
+    onLimit:
+      options.onLimit === undefined
+        ? undefined
+        : (request, result) =>
+            (options.onLimit!(request, result) ?? undefined) as Response | undefined | Promise<Response | undefined>,
+    requestWasSuccessful:
+      requestWasSuccessful === undefined
+        ? undefined
+        : (request, answer) => requestWasSuccessful(request, answer.response!),
   };
   const headers = limiter.response.headers;
   const responder = new Responder(limiter, fetchIO(idiom, limiter.doubleCount), 'withRateLimit');
@@ -143,10 +173,16 @@ export function withRateLimit<Args extends unknown[]>(handler: FetchHandler<Args
 
 /** The options with each `actualCost` given the `Response` (the shared layer passes the middleware's answer). */
 function withResponseArguments(options: FetchRateLimitOptions): HttpRateLimitOptions<Request> {
-  const adapt = (f: FetchActualCost | undefined) => (f === undefined || typeof f !== 'function' ? f : (request: Request, answer: FetchAnswer) => f(request, answer.response!));
+  const adapt = (f: FetchActualCost | undefined) =>
+    f === undefined || typeof f !== 'function'
+      ? f
+      : (request: Request, answer: FetchAnswer) => f(request, answer.response!);
   const adapted = { ...options } as Record<string, unknown>;
   if (options.actualCost !== undefined) adapted.actualCost = adapt(options.actualCost);
-  if (Array.isArray(options.limits)) adapted.limits = options.limits.map((limit) => (limit?.actualCost === undefined ? limit : { ...limit, actualCost: adapt(limit.actualCost) }));
+  if (Array.isArray(options.limits))
+    adapted.limits = options.limits.map((limit) =>
+      limit?.actualCost === undefined ? limit : { ...limit, actualCost: adapt(limit.actualCost) },
+    );
   return adapted as HttpRateLimitOptions<Request>;
 }
 

@@ -13,7 +13,8 @@ export interface FetchIdiom<Req, Next> {
   /** The rest of the chain threw: shows the 500 the runtime will send where the framework keeps the response (Hono's `c.res`), for `requestWasSuccessful` and `actualCost`. */
   readonly failing: ((req: Req) => void) | undefined;
   /** The user's `onLimit` (its response, or undefined for the default body), when given. */
-  readonly onLimit: ((req: Req, result: RateLimitResult) => Response | undefined | Promise<Response | undefined>) | undefined;
+  readonly onLimit:
+    ((req: Req, result: RateLimitResult) => Response | undefined | Promise<Response | undefined>) | undefined;
   /** The user's `requestWasSuccessful`, when given. */
   readonly requestWasSuccessful: ((req: Req, answer: FetchAnswer) => boolean | Promise<boolean>) | undefined;
 }
@@ -27,7 +28,10 @@ export const CLIENT_CLOSED_REQUEST = 499;
  * headers put on it beneath those of the rl middlewares inside it; a client that leaves is the
  * request's `AbortSignal`; the end of a response is the end of its body.
  */
-export function fetchIO<Req, Next>(idiom: FetchIdiom<Req, Next>, doubleCount: DoubleCountCheck): ResponseIO<Req, FetchAnswer, Next, Promise<Response | undefined>> {
+export function fetchIO<Req, Next>(
+  idiom: FetchIdiom<Req, Next>,
+  doubleCount: DoubleCountCheck,
+): ResponseIO<Req, FetchAnswer, Next, Promise<Response | undefined>> {
   const onLimit = idiom.onLimit;
   return {
     // The answer puts the headers on the response it answers with (`FetchAnswer.respond`, `deny`).
@@ -50,8 +54,12 @@ export function fetchIO<Req, Next>(idiom: FetchIdiom<Req, Next>, doubleCount: Do
       answer.status = statusCode;
     },
     sendProblem: (_req, answer, body) => Promise.resolve(answer.deny(body)),
-    onLimit: onLimit === undefined ? undefined : async (req, answer, _next, result) => answer.deny((await onLimit(req, result)) ?? problemBody(result)),
-    drop: (_req, _answer, _next, givenBack) => givenBack.then(() => new Response(null, { status: CLIENT_CLOSED_REQUEST })),
+    onLimit:
+      onLimit === undefined
+        ? undefined
+        : async (req, answer, _next, result) => answer.deny((await onLimit(req, result)) ?? problemBody(result)),
+    drop: (_req, _answer, _next, givenBack) =>
+      givenBack.then(() => new Response(null, { status: CLIENT_CLOSED_REQUEST })),
   };
 }
 
@@ -61,7 +69,12 @@ export function fetchIO<Req, Next>(idiom: FetchIdiom<Req, Next>, doubleCount: Do
  * goes on. A handler that answered no `Response` (the connection is a WebSocket's now) has nothing to
  * put headers on: what waits for the end hears it now, as a finished answer.
  */
-async function proceed<Req, Next>(idiom: FetchIdiom<Req, Next>, req: Req, answer: FetchAnswer, next: Next): Promise<Response | undefined> {
+async function proceed<Req, Next>(
+  idiom: FetchIdiom<Req, Next>,
+  req: Req,
+  answer: FetchAnswer,
+  next: Next,
+): Promise<Response | undefined> {
   let response: Response | undefined;
   try {
     response = await idiom.proceed(req, next);

@@ -1,6 +1,17 @@
 import type { Context, MiddlewareHandler, Next } from 'hono';
 import type { HttpRateLimitOptions, RateLimitResult } from '@rl/core';
-import { FetchAnswer, HttpRateLimiter, Responder, checkOptionNames, runtimeClientAddress, withLimiter, idempotencyKeyFrom, type LimiterHandle, type RequestHeaders, type TrustProxy } from '@rl/core/http';
+import {
+  FetchAnswer,
+  HttpRateLimiter,
+  Responder,
+  checkOptionNames,
+  runtimeClientAddress,
+  withLimiter,
+  idempotencyKeyFrom,
+  type LimiterHandle,
+  type RequestHeaders,
+  type TrustProxy,
+} from '@rl/core/http';
 import { FETCH_ADAPTER_OPTIONS, fetchBinding } from './binding.js';
 import { fetchIO, type FetchIdiom } from './fetch-io.js';
 
@@ -16,7 +27,10 @@ declare module 'hono' {
  * 429, or 503 for a fail-closed store outage), or nothing for the default problem+json body. The
  * RateLimit headers and Retry-After are added to what it returns.
  */
-export type OnLimitHandler = (c: Context, result: RateLimitResult) => Response | undefined | void | Promise<Response | undefined | void>;
+export type OnLimitHandler = (
+  c: Context,
+  result: RateLimitResult,
+) => Response | undefined | void | Promise<Response | undefined | void>;
 
 /** Options of {@link rateLimit}: the shared options of every adapter, plus Hono's. */
 export interface RateLimitOptions extends HttpRateLimitOptions<Context> {
@@ -93,7 +107,11 @@ export function rateLimit(options: RateLimitOptions): RateLimitMiddleware {
     failing: (c) => {
       c.res = new Response(null, { status: 500 });
     },
-    onLimit: options.onLimit === undefined ? undefined : (c, result) => (options.onLimit!(c, result) ?? undefined) as Response | undefined | Promise<Response | undefined>,
+    onLimit:
+      options.onLimit === undefined
+        ? undefined
+        : (c, result) =>
+            (options.onLimit!(c, result) ?? undefined) as Response | undefined | Promise<Response | undefined>,
     requestWasSuccessful: requestWasSuccessful === undefined ? undefined : (c) => requestWasSuccessful(c),
   };
   const headers = limiter.response.headers;

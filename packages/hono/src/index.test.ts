@@ -2,7 +2,15 @@ import type { ServerResponse } from 'node:http';
 import { Hono, type Context } from 'hono';
 import { getRequestListener } from '@hono/node-server';
 import { RedisStore } from '@rl/store-redis';
-import { describeAdapter, headersOf, serve, statusOf, type Adapter, type AppSpec, type RequestView } from '@rl/test-support';
+import {
+  describeAdapter,
+  headersOf,
+  serve,
+  statusOf,
+  type Adapter,
+  type AppSpec,
+  type RequestView,
+} from '@rl/test-support';
 import { rateLimit, rateLimitOf, withRateLimit, type FetchRateLimitOptions, type RateLimitOptions } from './index.js';
 
 /** What a Hono app on `@hono/node-server` has beside each request. */
@@ -12,10 +20,16 @@ interface NodeBindings {
 
 const trustOf = (spec: AppSpec): boolean | number => (spec.trustProxy === 'all' ? true : spec.trustProxy ? 1 : false);
 
-const honoView = (c: Context): RequestView => ({ path: c.req.path, url: c.req.url.slice(c.req.url.indexOf('/', 8)), header: (name) => c.req.header(name), rateLimit: c.get('rateLimit') });
+const honoView = (c: Context): RequestView => ({
+  path: c.req.path,
+  url: c.req.url.slice(c.req.url.indexOf('/', 8)),
+  header: (name) => c.req.header(name),
+  rateLimit: c.get('rateLimit'),
+});
 
 /** Errors as JSON with their code, like an app's error handler would. */
-const errorAsJson = (error: Error & { code?: string }) => Response.json({ error: error.message, code: error.code }, { status: 500 });
+const errorAsJson = (error: Error & { code?: string }) =>
+  Response.json({ error: error.message, code: error.code }, { status: 500 });
 
 const hono: Adapter = {
   name: 'Hono on @hono/node-server',
@@ -60,7 +74,10 @@ const fetchHandler: Adapter = {
     const trustProxy = trustOf(spec);
     let handler = async (request: Request, _env: NodeBindings): Promise<Response> => {
       const answer = await spec.handler?.(requestView(request));
-      return Response.json({ remaining: rateLimitOf(request)?.remaining ?? null }, { status: statusOf(answer), headers: headersOf(answer) });
+      return Response.json(
+        { remaining: rateLimitOf(request)?.remaining ?? null },
+        { status: statusOf(answer), headers: headersOf(answer) },
+      );
     };
     const wrapped = [...spec.middlewares].reverse().map((options) => {
       const limited = withRateLimit(handler, { trustProxy, ...options } as FetchRateLimitOptions);
@@ -87,7 +104,8 @@ const fetchHandler: Adapter = {
   logsToConsole: true,
   lateErrorsAsWarnings: true,
   refusalsAsWarnings: true,
-  namespaceOf: (options) => withRateLimit(() => new Response(), options as unknown as FetchRateLimitOptions).limiter.prefix,
+  namespaceOf: (options) =>
+    withRateLimit(() => new Response(), options as unknown as FetchRateLimitOptions).limiter.prefix,
   onLimitSending: (body) => (_request: Request, result: { retryAfterSeconds: number }) => Response.json(body(result)),
 };
 

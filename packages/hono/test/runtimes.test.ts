@@ -64,23 +64,35 @@ function serveProcess(command: string, args: readonly string[]): Promise<{ url: 
 const runtimes: Runtime[] = [
   {
     name: 'Bun',
-    entry: "import { createApp } from './smoke-app'; const server = Bun.serve({ port: 0, hostname: '127.0.0.1', fetch: createApp().fetch }); console.log(`PORT ${server.port}`);",
+    entry:
+      "import { createApp } from './smoke-app'; const server = Bun.serve({ port: 0, hostname: '127.0.0.1', fetch: createApp().fetch }); console.log(`PORT ${server.port}`);",
     start: (bundle) => serveProcess(join(here, '..', 'node_modules', '.bin', 'bun'), ['run', bundle]),
   },
   {
     name: 'Deno',
-    entry: "import { createApp } from './smoke-app'; Deno.serve({ port: 0, hostname: '127.0.0.1', onListen: ({ port }) => console.log(`PORT ${port}`) }, createApp().fetch);",
-    start: (bundle) => serveProcess(join(here, '..', 'node_modules', '.bin', 'deno'), ['run', '--allow-net', '--no-prompt', bundle]),
+    entry:
+      "import { createApp } from './smoke-app'; Deno.serve({ port: 0, hostname: '127.0.0.1', onListen: ({ port }) => console.log(`PORT ${port}`) }, createApp().fetch);",
+    start: (bundle) =>
+      serveProcess(join(here, '..', 'node_modules', '.bin', 'deno'), ['run', '--allow-net', '--no-prompt', bundle]),
   },
   {
     name: 'workerd (Cloudflare Workers, through miniflare)',
     // workerd aborts request.signal on a disconnect (compatibility flag enable_request_signal), but
     // miniflare's HTTP server does not pass the client's leaving on to workerd (cloudflare/workers-sdk#9368).
-    noDisconnect: "miniflare's HTTP server does not forward a client's disconnect to workerd (cloudflare/workers-sdk#9368)",
-    entry: "import { createApp } from './smoke-app'; const app = createApp(); export default { fetch: (request, env, ctx) => app.fetch(request, env, ctx) };",
+    noDisconnect:
+      "miniflare's HTTP server does not forward a client's disconnect to workerd (cloudflare/workers-sdk#9368)",
+    entry:
+      "import { createApp } from './smoke-app'; const app = createApp(); export default { fetch: (request, env, ctx) => app.fetch(request, env, ctx) };",
     async start(bundle) {
       const { Miniflare } = (await import('miniflare')) as typeof import('miniflare');
-      const mf = new Miniflare({ modules: true, script: readFileSync(bundle, 'utf8'), host: '127.0.0.1', port: 0, compatibilityDate: '2025-01-01', compatibilityFlags: ['enable_request_signal'] });
+      const mf = new Miniflare({
+        modules: true,
+        script: readFileSync(bundle, 'utf8'),
+        host: '127.0.0.1',
+        port: 0,
+        compatibilityDate: '2025-01-01',
+        compatibilityFlags: ['enable_request_signal'],
+      });
       const url = (await mf.ready).toString().replace(/\/$/, '');
       return { url, stop: () => mf.dispose() };
     },
@@ -155,20 +167,27 @@ describe.each(runtimes)('on $name', (runtime) => {
   it('holds a shaped request for its slot', async () => {
     const started = performance.now();
     const [a, b] = await Promise.all([request(server!.url, '/held'), request(server!.url, '/held')]);
-    const delays = [(a.body as { delayMs: number }).delayMs, (b.body as { delayMs: number }).delayMs].sort((x, y) => x - y);
+    const delays = [(a.body as { delayMs: number }).delayMs, (b.body as { delayMs: number }).delayMs].sort(
+      (x, y) => x - y,
+    );
     expect(delays[0]).toBe(0);
     expect(delays[1]).toBeGreaterThan(250);
     // Held, not only told: the later answer came no sooner than its delay.
     expect(performance.now() - started).toBeGreaterThanOrEqual(delays[1]! - 5);
   });
 
-  it.skipIf(runtime.noDisconnect !== undefined)(`releases a concurrency permit when the handler of a client that left answers${runtime.noDisconnect === undefined ? '' : ` (skipped: ${runtime.noDisconnect})`}`, async () => {
-    const hanging = startRequest(server!.url, '/hang');
-    hanging.on('error', () => {});
-    await vi.waitFor(async () => expect((await request(server!.url, '/permit')).status).toBe(429));
-    hanging.destroy();
-    await vi.waitFor(async () => expect((await request(server!.url, '/permit')).status).toBe(200), { timeout: 5_000 });
-  });
+  it.skipIf(runtime.noDisconnect !== undefined)(
+    `releases a concurrency permit when the handler of a client that left answers${runtime.noDisconnect === undefined ? '' : ` (skipped: ${runtime.noDisconnect})`}`,
+    async () => {
+      const hanging = startRequest(server!.url, '/hang');
+      hanging.on('error', () => {});
+      await vi.waitFor(async () => expect((await request(server!.url, '/permit')).status).toBe(429));
+      hanging.destroy();
+      await vi.waitFor(async () => expect((await request(server!.url, '/permit')).status).toBe(200), {
+        timeout: 5_000,
+      });
+    },
+  );
 
   it('limits a plain Fetch handler (withRateLimit)', async () => {
     expect((await request(server!.url, '/plain')).body).toEqual({ remaining: 0 });

@@ -19,7 +19,12 @@ async function errorsAsJson(ctx: Context, next: () => Promise<unknown>): Promise
   }
 }
 
-const view = (ctx: Context) => ({ path: ctx.path, url: ctx.url, header: (name: string) => ctx.get(name) || undefined, rateLimit: ctx.state.rateLimit as unknown });
+const view = (ctx: Context) => ({
+  path: ctx.path,
+  url: ctx.url,
+  header: (name: string) => ctx.get(name) || undefined,
+  rateLimit: ctx.state.rateLimit as unknown,
+});
 
 function koaAdapter(name: string, KoaApp: typeof Koa): Adapter {
   return {
@@ -57,15 +62,27 @@ function koaAdapter(name: string, KoaApp: typeof Koa): Adapter {
   };
 }
 
-const versions = [['Koa 3', Koa], ['Koa 2', Koa2 as unknown as typeof Koa]] as const;
-describeAdapter(versions.map(([name, KoaApp]) => koaAdapter(name, KoaApp)), { redisStore: (client, prefix) => new RedisStore({ client, prefix }) });
+const versions = [
+  ['Koa 3', Koa],
+  ['Koa 2', Koa2 as unknown as typeof Koa],
+] as const;
+describeAdapter(
+  versions.map(([name, KoaApp]) => koaAdapter(name, KoaApp)),
+  { redisStore: (client, prefix) => new RedisStore({ client, prefix }) },
+);
 
 // What only Koa has: its default error handling (no error middleware).
 describe.each(versions)('%s', (_label, KoaApp) => {
   it('answers 500 by default when the cost function throws', async () => {
     const app = new KoaApp();
     app.silent = true;
-    app.use(rateLimit({ clock, algorithm: fixedWindow({ limit: 5, window: '1m' }), cost: () => Promise.reject(new Error('cost failed')) }));
+    app.use(
+      rateLimit({
+        clock,
+        algorithm: fixedWindow({ limit: 5, window: '1m' }),
+        cost: () => Promise.reject(new Error('cost failed')),
+      }),
+    );
     app.use((ctx) => {
       ctx.body = 'ok';
     });

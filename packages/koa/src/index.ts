@@ -67,7 +67,11 @@ const koaBinding: FrameworkBinding<Context> = {
   trustsAllProxies: (ctx) => ctx.app.proxy === true && !(ctx.app.maxIpsCount > 0),
   trustAllProxiesAdvice: 'Set app.maxIpsCount = <number of proxies> beside app.proxy = true',
   createStore: () => new MemoryStore(),
-  checkAdapterOptions: checkAdapterFunctions('rateLimit', 'a function (ctx, result) that sets the denial response', '(ctx)'),
+  checkAdapterOptions: checkAdapterFunctions(
+    'rateLimit',
+    'a function (ctx, result) that sets the denial response',
+    '(ctx)',
+  ),
 };
 
 /**
@@ -134,7 +138,8 @@ function koaIO(
       if (earlier !== undefined) doubleCount.check(earlier, result);
       return claimResponse(ctx);
     },
-    proceed: (_ctx, res, next, result) => (hasLeases && result !== undefined ? nextHoldingPermits(next, result, node, res) : next()),
+    proceed: (_ctx, res, next, result) =>
+      hasLeases && result !== undefined ? nextHoldingPermits(next, result, node, res) : next(),
     setStatus: (ctx, _res, statusCode) => {
       ctx.response.status = statusCode;
     },
@@ -167,7 +172,12 @@ async function callOnLimit(onLimit: OnLimitHandler, ctx: Context, result: RateLi
  * it at its end). Downstream's return is the end of the work: Koa writes nothing on a response whose
  * client has left, so a permit whose client left while downstream ran is released then.
  */
-async function nextHoldingPermits(next: Next, result: RateLimitResult, node: NodeResponseEvents<Context, ServerResponse>, res: ServerResponse): Promise<void> {
+async function nextHoldingPermits(
+  next: Next,
+  result: RateLimitResult,
+  node: NodeResponseEvents<Context, ServerResponse>,
+  res: ServerResponse,
+): Promise<void> {
   try {
     await next();
   } catch (error) {

@@ -21,9 +21,15 @@ export const SKIP_RATE_LIMIT = 'rl:skip-rate-limit';
  * among them, is an `InvalidOptionError` naming `@RateLimit.<name>`); the values, merged over the
  * module's, when the app starts (`<Controller>.<handler> @RateLimit.<field>`), never at a request.
  */
-export function RateLimit<Req = NestRequest, Res = NestResponse>(options: RateLimitDecoratorOptions<Req, Res>): CustomDecorator<string> {
+export function RateLimit<Req = NestRequest, Res = NestResponse>(
+  options: RateLimitDecoratorOptions<Req, Res>,
+): CustomDecorator<string> {
   if (options === null || typeof options !== 'object' || Array.isArray(options)) {
-    throw new InvalidOptionError('@RateLimit', options, 'options merged over the module options, for example { cost: 5 } or { algorithm: fixedWindow({ limit: 3, window: "1m" }) }');
+    throw new InvalidOptionError(
+      '@RateLimit',
+      options,
+      'options merged over the module options, for example { cost: 5 } or { algorithm: fixedWindow({ limit: 3, window: "1m" }) }',
+    );
   }
   checkOptionNames(options, '@RateLimit', ADAPTER_OPTIONS);
   return SetMetadata(RATE_LIMIT_OPTIONS, options);
@@ -45,5 +51,6 @@ export function SkipRateLimit(skip = true): CustomDecorator<string> {
  * `RateLimitResult` type.)
  */
 export const CurrentRateLimit: () => ParameterDecorator = createParamDecorator(
-  (_data: unknown, context: ExecutionContext): RateLimitResult | undefined => context.switchToHttp().getRequest<{ rateLimit?: RateLimitResult | null }>().rateLimit ?? undefined,
+  (_data: unknown, context: ExecutionContext): RateLimitResult | undefined =>
+    context.switchToHttp().getRequest<{ rateLimit?: RateLimitResult | null }>().rateLimit ?? undefined,
 );

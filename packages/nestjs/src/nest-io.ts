@@ -1,8 +1,23 @@
 import type { ExecutionContext } from '@nestjs/common';
 import type { RateLimitResult } from '@rl/core';
-import { PROBLEM_CONTENT_TYPE, nodeResponseEvents, forwardableError, problemBody, type DoubleCountCheck, type ResponseIO } from '@rl/core/http';
+import {
+  PROBLEM_CONTENT_TYPE,
+  nodeResponseEvents,
+  forwardableError,
+  problemBody,
+  type DoubleCountCheck,
+  type ResponseIO,
+} from '@rl/core/http';
 import type { OnLimitHandler, RateLimitOptions } from './options.js';
-import { nestLogger, nodeResponseOf, platformHeaders, sendBody, setStatusCode, type NestRequest, type NestResponse } from './platform.js';
+import {
+  nestLogger,
+  nodeResponseOf,
+  platformHeaders,
+  sendBody,
+  setStatusCode,
+  type NestRequest,
+  type NestResponse,
+} from './platform.js';
 
 /** What a guard answers Nest: admitted (true), or later (a hold); a request it answered itself, never (see {@link nestIO}). */
 export type GuardAnswer = boolean | Promise<boolean>;
@@ -48,7 +63,11 @@ export function nestIO(
     statusCode: (_req, res) => nodeResponseOf(res).statusCode,
     requestWasSuccessful,
     // Nest has no path for an error after the response: its logger.
-    lateError: (_req, _res, error) => nestLogger.error('rl: the actual cost of a finished request failed; its estimate stands', error instanceof Error ? error.stack : String(error)),
+    lateError: (_req, _res, error) =>
+      nestLogger.error(
+        'rl: the actual cost of a finished request failed; its estimate stands',
+        error instanceof Error ? error.stack : String(error),
+      ),
     // An earlier rl result on this request (another rl guard, or an rl middleware) goes to the double-count check.
     record: (req: { rateLimit?: RateLimitResult }, _res, result) => {
       const earlier = req.rateLimit;
@@ -63,7 +82,8 @@ export function nestIO(
       sendBody(res, PROBLEM_CONTENT_TYPE, body);
       return neverProceed();
     },
-    onLimit: onLimit === undefined ? undefined : (_req, res, context, result) => denyWith(onLimit, { context, res, result }),
+    onLimit:
+      onLimit === undefined ? undefined : (_req, res, context, result) => denyWith(onLimit, { context, res, result }),
     // The client left before the handler ran (while the limits ran, or while held): what it took is
     // given back, nothing is sent and the handler never runs.
     drop: (_req, _res, _context, givenBack) => givenBack.then(neverProceed),

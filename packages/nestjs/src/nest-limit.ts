@@ -17,8 +17,16 @@ export class NestLimit {
   /** `createStore`: the default store, when the options give none; `prefixes`: where a default namespace is taken. */
   constructor(options: RateLimitOptions, owner: string, createStore?: () => Store, prefixes?: PrefixRegistry) {
     // The binding checks onLimit and requestWasSuccessful before the limiter takes its namespace.
-    this.limiter = new HttpRateLimiter<NestRequest>(options as RateLimitOptions<NestRequest, never>, nestBinding(owner, createStore), prefixes);
-    this.responder = new Responder(this.limiter, nestIO(options.onLimit, options.requestWasSuccessful, this.limiter.doubleCount), owner);
+    this.limiter = new HttpRateLimiter<NestRequest>(
+      options as RateLimitOptions<NestRequest, never>,
+      nestBinding(owner, createStore),
+      prefixes,
+    );
+    this.responder = new Responder(
+      this.limiter,
+      nestIO(options.onLimit, options.requestWasSuccessful, this.limiter.doubleCount),
+      owner,
+    );
   }
 
   /**

@@ -58,13 +58,15 @@ interface FastifyRequestLike {
 }
 
 /** True for Fastify's request (it carries the Node request in `raw`; Express's request is the Node request). */
-export const isFastifyRequest = (req: object): req is FastifyRequestLike => (req as { raw?: unknown }).raw !== undefined;
+export const isFastifyRequest = (req: object): req is FastifyRequestLike =>
+  (req as { raw?: unknown }).raw !== undefined;
 
 /** True for Fastify's reply (it carries the Node response in `raw`). */
 export const isFastifyReply = (res: object): res is FastifyReplyLike => (res as { raw?: unknown }).raw !== undefined;
 
 /** The Node response of either platform's response. */
-export const nodeResponseOf = (res: NestResponse): ServerResponse & NodeResponse => (isFastifyReply(res) ? res.raw : res) as ServerResponse & NodeResponse;
+export const nodeResponseOf = (res: NestResponse): ServerResponse & NodeResponse =>
+  (isFastifyReply(res) ? res.raw : res) as ServerResponse & NodeResponse;
 
 /**
  * Response headers on either platform: Fastify's reply methods (Fastify writes them with its own at
@@ -125,12 +127,16 @@ const TRUST_ALL_PROXIES_ADVICE =
  * `trust proxy`, as @rl/express). One binding serves both platforms because a limit is built before
  * the app (and its platform) exists.
  */
-export function nestBinding(owner: string, createStore: () => Store = () => new MemoryStore()): FrameworkBinding<NestRequest> {
+export function nestBinding(
+  owner: string,
+  createStore: () => Store = () => new MemoryStore(),
+): FrameworkBinding<NestRequest> {
   return {
     owner,
     logger: outageLogger,
     adapterOptions: ADAPTER_OPTIONS,
-    clientIp: (req: FastifyRequestLike | ExpressRequestLike) => (isFastifyRequest(req) ? req.ip : (req.ip ?? req.socket?.remoteAddress)),
+    clientIp: (req: FastifyRequestLike | ExpressRequestLike) =>
+      isFastifyRequest(req) ? req.ip : (req.ip ?? req.socket?.remoteAddress),
     requestHeaders: (req: FastifyRequestLike | ExpressRequestLike) => req.headers,
     requestLine: (req: FastifyRequestLike | ExpressRequestLike) =>
       `${req.method} ${(isFastifyRequest(req) ? req.url : (req.originalUrl ?? req.url)).split('?')[0]!}`,
@@ -149,6 +155,10 @@ export function nestBinding(owner: string, createStore: () => Store = () => new 
     },
     trustAllProxiesAdvice: TRUST_ALL_PROXIES_ADVICE,
     createStore,
-    checkAdapterOptions: checkAdapterFunctions(owner, 'a function (context, result) that returns the denial body or throws the exception to send', '(req, res)'),
+    checkAdapterOptions: checkAdapterFunctions(
+      owner,
+      'a function (context, result) that returns the denial body or throws the exception to send',
+      '(req, res)',
+    ),
   };
 }

@@ -32,7 +32,10 @@ export class RateLimitGuard implements CanActivate {
   constructor(@Inject(RateLimitService) protected readonly service: RateLimitService) {
     const base = RateLimitGuard.prototype;
     const key = this.getTracker === base.getTracker ? undefined : (req: NestRequest) => this.getTracker(req);
-    const onLimit = this.onLimit === base.onLimit ? undefined : (context: ExecutionContext, result: RateLimitResult) => this.onLimit(context, result);
+    const onLimit =
+      this.onLimit === base.onLimit
+        ? undefined
+        : (context: ExecutionContext, result: RateLimitResult) => this.onLimit(context, result);
     this.defaults = key === undefined && onLimit === undefined ? undefined : { key, onLimit };
   }
 

@@ -14,7 +14,9 @@ export const RATE_LIMIT_MODULE_OPTIONS = Symbol('rl:module-options');
 /** The options of `RateLimitModule.forRootAsync`: a factory of the module's options, with its imports and injections. */
 export interface RateLimitModuleAsyncOptions extends Pick<ModuleMetadata, 'imports'> {
   /** Returns the module's options (all but `global`, which is given here); what it injects is `inject`. */
-  useFactory: (...args: never[]) => Omit<RateLimitModuleOptions, 'global'> | Promise<Omit<RateLimitModuleOptions, 'global'>>;
+  useFactory: (
+    ...args: never[]
+  ) => Omit<RateLimitModuleOptions, 'global'> | Promise<Omit<RateLimitModuleOptions, 'global'>>;
   inject?: FactoryProvider['inject'];
   /** As in `forRoot`: register the guard app-wide (`APP_GUARD`). Default false. */
   global?: boolean;
@@ -48,7 +50,10 @@ export class RateLimitModule {
   static forRoot(options: RateLimitModuleOptions): DynamicModule {
     const guard = checkGlobal(options?.global, `${MODULE_OWNER}.global`);
     checkOptions(options, MODULE_OWNER);
-    return moduleWith({ provide: RATE_LIMIT_MODULE_OPTIONS, useValue: options }, { global: guard, imports: [], extraProviders: [], owner: MODULE_OWNER });
+    return moduleWith(
+      { provide: RATE_LIMIT_MODULE_OPTIONS, useValue: options },
+      { global: guard, imports: [], extraProviders: [], owner: MODULE_OWNER },
+    );
   }
 
   /**
@@ -56,11 +61,19 @@ export class RateLimitModule {
    * bad options then fail the start (`NestFactory.create` rejects with the `InvalidOptionError`).
    */
   static forRootAsync(options: RateLimitModuleAsyncOptions): DynamicModule {
-    if (typeof options?.useFactory !== 'function') throw new InvalidOptionError(`${ASYNC_OWNER}.useFactory`, options?.useFactory, 'a function returning the module options');
+    if (typeof options?.useFactory !== 'function')
+      throw new InvalidOptionError(
+        `${ASYNC_OWNER}.useFactory`,
+        options?.useFactory,
+        'a function returning the module options',
+      );
     const guard = checkGlobal(options.global, `${ASYNC_OWNER}.global`);
-    const factory = options.useFactory as (...args: unknown[]) => RateLimitModuleOptions | Promise<RateLimitModuleOptions>;
+    const factory = options.useFactory as (
+      ...args: unknown[]
+    ) => RateLimitModuleOptions | Promise<RateLimitModuleOptions>;
     const extraProviders = options.extraProviders ?? [];
-    if (!Array.isArray(extraProviders)) throw new InvalidOptionError(`${ASYNC_OWNER}.extraProviders`, extraProviders, 'an array of providers');
+    if (!Array.isArray(extraProviders))
+      throw new InvalidOptionError(`${ASYNC_OWNER}.extraProviders`, extraProviders, 'an array of providers');
     const storeProvided = extraProviders.some(providesStore);
     return moduleWith(
       {
@@ -69,9 +82,18 @@ export class RateLimitModule {
         useFactory: async (...args: unknown[]) => {
           const made = await factory(...args);
           if (Array.isArray(made)) checkOptionNames(made, ASYNC_OWNER, []);
-          if (made?.global !== undefined) throw new InvalidOptionError(`${ASYNC_OWNER}.global`, made.global, 'give global to RateLimitModule.forRootAsync itself, beside useFactory');
+          if (made?.global !== undefined)
+            throw new InvalidOptionError(
+              `${ASYNC_OWNER}.global`,
+              made.global,
+              'give global to RateLimitModule.forRootAsync itself, beside useFactory',
+            );
           if (storeProvided && made?.store !== undefined) {
-            throw new InvalidOptionError(`${ASYNC_OWNER}.store`, made.store, 'no store: a provider of getStorageToken() in extraProviders gives the store');
+            throw new InvalidOptionError(
+              `${ASYNC_OWNER}.store`,
+              made.store,
+              'no store: a provider of getStorageToken() in extraProviders gives the store',
+            );
           }
           return made;
         },
@@ -110,21 +132,37 @@ function moduleWith(optionsProvider: Provider, setting: ModuleSetting): DynamicM
     {
       provide: SERVICE_SETTING,
       inject: [DiscoveryService, HttpAdapterHost, DEFAULT_STORE],
-      useFactory: (discovery: DiscoveryService, adapterHost: HttpAdapterHost, defaultStore: DefaultStore): RateLimitServiceSetting => ({ discovery, adapterHost, defaultStore, owner }),
+      useFactory: (
+        discovery: DiscoveryService,
+        adapterHost: HttpAdapterHost,
+        defaultStore: DefaultStore,
+      ): RateLimitServiceSetting => ({ discovery, adapterHost, defaultStore, owner }),
     },
     {
       provide: RateLimitService,
       inject: [RATE_LIMIT_MODULE_OPTIONS, getStorageToken(), SERVICE_SETTING],
-      useFactory: (options: RateLimitModuleOptions, store: Store, serviceSetting: RateLimitServiceSetting) => new RateLimitService({ ...options, store }, serviceSetting),
+      useFactory: (options: RateLimitModuleOptions, store: Store, serviceSetting: RateLimitServiceSetting) =>
+        new RateLimitService({ ...options, store }, serviceSetting),
     },
     RateLimitGuard,
   ];
   if (setting.global) providers.push({ provide: APP_GUARD, useExisting: RateLimitGuard });
-  return { module: RateLimitModule, global: true, imports: [...setting.imports, DiscoveryModule], providers, exports: [RateLimitService, RateLimitGuard, getStorageToken()] };
+  return {
+    module: RateLimitModule,
+    global: true,
+    imports: [...setting.imports, DiscoveryModule],
+    providers,
+    exports: [RateLimitService, RateLimitGuard, getStorageToken()],
+  };
 }
 
 function checkGlobal(value: unknown, field: string): boolean {
-  if (value !== undefined && typeof value !== 'boolean') throw new InvalidOptionError(field, value, 'true (the guard limits every route) or false (@UseGuards(RateLimitGuard) where you want it)');
+  if (value !== undefined && typeof value !== 'boolean')
+    throw new InvalidOptionError(
+      field,
+      value,
+      'true (the guard limits every route) or false (@UseGuards(RateLimitGuard) where you want it)',
+    );
   return value === true;
 }
 
@@ -134,10 +172,20 @@ function checkGlobal(value: unknown, field: string): boolean {
  * that never runs) and closed at once.
  */
 function checkOptions(options: RateLimitModuleOptions, owner: string): void {
-  if (options === null || typeof options !== 'object') throw new InvalidOptionError(owner, options, 'the module options, for example { algorithm: tokenBucket({ capacity: 20, refillRate: 10 }) }');
+  if (options === null || typeof options !== 'object')
+    throw new InvalidOptionError(
+      owner,
+      options,
+      'the module options, for example { algorithm: tokenBucket({ capacity: 20, refillRate: 10 }) }',
+    );
   // An array (@nestjs/throttler's forRoot([{ ttl, limit }])) is refused as itself, before the spread below makes it { 0: … }.
   if (Array.isArray(options)) checkOptionNames(options, owner, []);
   const { global: _global, ...limitOptions } = options;
-  const trial = new NestLimit({ ...limitOptions, observer: undefined, logStoreErrors: false }, owner, undefined, new PrefixRegistry());
+  const trial = new NestLimit(
+    { ...limitOptions, observer: undefined, logStoreErrors: false },
+    owner,
+    undefined,
+    new PrefixRegistry(),
+  );
   void trial.close();
 }

@@ -1,7 +1,16 @@
 import type { OnApplicationShutdown, OnModuleInit } from '@nestjs/common';
 import { Reflector, type DiscoveryService, type HttpAdapterHost } from '@nestjs/core';
 import type { CircuitChange, StoreErrorEvent } from '@rl/core';
-import { DefaultKey, DefaultStore, keyControls, mergeRouteOptions, parseIPv6Subnet, type HttpRateLimiter, type KeyControls, type KeyFunction } from '@rl/core/http';
+import {
+  DefaultKey,
+  DefaultStore,
+  keyControls,
+  mergeRouteOptions,
+  parseIPv6Subnet,
+  type HttpRateLimiter,
+  type KeyControls,
+  type KeyFunction,
+} from '@rl/core/http';
 import { MemoryStore } from '@rl/store-memory';
 import { RATE_LIMIT_OPTIONS, SKIP_RATE_LIMIT } from './decorators.js';
 import { NestLimit } from './nest-limit.js';
@@ -109,9 +118,19 @@ export class RateLimitService implements KeyControls, OnModuleInit, OnApplicatio
       throw error;
     }
     this.limiter = this.root.limit.limiter;
-    this.clientKey = new DefaultKey(nestBinding(owner), parseIPv6Subnet(limitOptions.ipv6Subnet, `${owner}.ipv6Subnet`)).of;
+    this.clientKey = new DefaultKey(
+      nestBinding(owner),
+      parseIPv6Subnet(limitOptions.ipv6Subnet, `${owner}.ipv6Subnet`),
+    ).of;
     const controls = keyControls(this.limiters, 'RateLimitService.');
-    ({ resetKey: this.resetKey, blockKey: this.blockKey, unblockKey: this.unblockKey, setOverride: this.setOverride, getOverride: this.getOverride, clearOverride: this.clearOverride } = controls);
+    ({
+      resetKey: this.resetKey,
+      blockKey: this.blockKey,
+      unblockKey: this.unblockKey,
+      setOverride: this.setOverride,
+      getOverride: this.getOverride,
+      clearOverride: this.clearOverride,
+    } = controls);
   }
 
   /** Hears every limit's store failures (`'storeError'`) or circuit changes (`'circuit'`), with the limit's `name`; limits built later too. */
@@ -151,7 +170,10 @@ export class RateLimitService implements KeyControls, OnModuleInit, OnApplicatio
   onModuleInit(): void {
     const adapter = this.adapterHost?.httpAdapter;
     if (adapter?.getType() === 'fastify') {
-      const fastify = adapter.getInstance<{ hasRequestDecorator(name: string): boolean; decorateRequest(name: string, value: null): void }>();
+      const fastify = adapter.getInstance<{
+        hasRequestDecorator(name: string): boolean;
+        decorateRequest(name: string, value: null): void;
+      }>();
       if (!fastify.hasRequestDecorator('rateLimit')) fastify.decorateRequest('rateLimit', null);
     }
     for (const wrapper of this.discovery?.getControllers() ?? []) {
@@ -173,14 +195,20 @@ export class RateLimitService implements KeyControls, OnModuleInit, OnApplicatio
     const base = this.controllerLimit(controller) ?? this.root;
     const own = this.reflector.get<RateLimitDecoratorOptions | undefined>(RATE_LIMIT_OPTIONS, handler);
     if (own === undefined) return base;
-    return this.prepare(base, own, `${controller.name}.${handler.name} @RateLimit`, `${controller.name}.${handler.name}`);
+    return this.prepare(
+      base,
+      own,
+      `${controller.name}.${handler.name} @RateLimit`,
+      `${controller.name}.${handler.name}`,
+    );
   }
 
   private controllerLimit(controller: Controller): Prepared | null {
     let prepared = this.controllers.get(controller);
     if (prepared === undefined) {
       const own = this.reflector.get<RateLimitDecoratorOptions | undefined>(RATE_LIMIT_OPTIONS, controller);
-      prepared = own === undefined ? null : this.prepare(this.root, own, `${controller.name} @RateLimit`, controller.name);
+      prepared =
+        own === undefined ? null : this.prepare(this.root, own, `${controller.name} @RateLimit`, controller.name);
       this.controllers.set(controller, prepared);
     }
     return prepared;
@@ -229,7 +257,11 @@ export class RateLimitService implements KeyControls, OnModuleInit, OnApplicatio
 function routeHandlers(controller: Controller): Handler[] {
   const handlers: Handler[] = [];
   const seen = new Set<string>();
-  for (let proto = controller.prototype as object | null; proto !== null && proto !== Object.prototype; proto = Object.getPrototypeOf(proto) as object | null) {
+  for (
+    let proto = controller.prototype as object | null;
+    proto !== null && proto !== Object.prototype;
+    proto = Object.getPrototypeOf(proto) as object | null
+  ) {
     for (const name of Object.getOwnPropertyNames(proto)) {
       if (name === 'constructor' || seen.has(name)) continue;
       seen.add(name);

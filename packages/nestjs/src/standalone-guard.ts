@@ -29,7 +29,13 @@ export function createRateLimitGuard(options: RateLimitOptions): StandaloneRateL
   const guard = {
     canActivate(context: ExecutionContext): GuardAnswer {
       if (context.getType() !== 'http') return true;
-      if (reflector.getAllAndOverride<boolean | undefined>(SKIP_RATE_LIMIT, [context.getHandler(), context.getClass()]) === true) return true;
+      if (
+        reflector.getAllAndOverride<boolean | undefined>(SKIP_RATE_LIMIT, [
+          context.getHandler(),
+          context.getClass(),
+        ]) === true
+      )
+        return true;
       return limit.run(context);
     },
     close: () => limit.close(),

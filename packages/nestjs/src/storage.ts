@@ -30,7 +30,9 @@ export function getStorageToken(): symbol {
 
 /** True when `provider` provides the store token (a provider of `extraProviders` that replaces the module's). */
 export function providesStore(provider: Provider): boolean {
-  return typeof provider === 'object' && provider !== null && 'provide' in provider && provider.provide === RATE_LIMIT_STORE;
+  return (
+    typeof provider === 'object' && provider !== null && 'provide' in provider && provider.provide === RATE_LIMIT_STORE
+  );
 }
 
 /**
@@ -39,12 +41,16 @@ export function providesStore(provider: Provider): boolean {
  * default: the options' `store`, else the default store.
  */
 export function storeProviders(optionsToken: symbol, extraProviders: readonly Provider[]): Provider[] {
-  const defaults: FactoryProvider<DefaultStore> = { provide: DEFAULT_STORE, useFactory: () => new DefaultStore(() => new MemoryStore()) };
+  const defaults: FactoryProvider<DefaultStore> = {
+    provide: DEFAULT_STORE,
+    useFactory: () => new DefaultStore(() => new MemoryStore()),
+  };
   if (extraProviders.some(providesStore)) return [defaults];
   const store: FactoryProvider<Store> = {
     provide: RATE_LIMIT_STORE,
     inject: [optionsToken, DEFAULT_STORE],
-    useFactory: (options: RateLimitModuleOptions | null | undefined, made: DefaultStore) => made.storeFor(options?.store),
+    useFactory: (options: RateLimitModuleOptions | null | undefined, made: DefaultStore) =>
+      made.storeFor(options?.store),
   };
   return [defaults, store];
 }

@@ -14,4 +14,6 @@ vi.mock('@nestjs/platform-express', () => import('@nestjs/platform-express11'));
 vi.mock('@nestjs/platform-fastify', () => import('@nestjs/platform-fastify11'));
 
 expectNest(11);
-describeAdapter([nestAdapter('express'), nestAdapter('fastify'), nestAdapter('fastify', 'inject')], { redisStore: (client, prefix) => new RedisStore({ client, prefix }) });
+describeAdapter([nestAdapter('express'), nestAdapter('fastify'), nestAdapter('fastify', 'inject')], {
+  redisStore: (client, prefix) => new RedisStore({ client, prefix }),
+});

@@ -6,4 +6,6 @@ import { expectNest } from './support/nest-app.js';
 import { nestAdapter } from './support/suite-adapter.js';
 
 expectNest(12);
-describeAdapter([nestAdapter('express'), nestAdapter('fastify'), nestAdapter('fastify', 'inject')], { redisStore: (client, prefix) => new RedisStore({ client, prefix }) });
+describeAdapter([nestAdapter('express'), nestAdapter('fastify'), nestAdapter('fastify', 'inject')], {
+  redisStore: (client, prefix) => new RedisStore({ client, prefix }),
+});

@@ -21,7 +21,12 @@ class ItemsController {
   }
 }
 
-@Module({ imports: [RateLimitModule.forRoot({ clock: () => T0, algorithm: fixedWindow({ limit: 2, window: '1m' }), global: true })], controllers: [ItemsController] })
+@Module({
+  imports: [
+    RateLimitModule.forRoot({ clock: () => T0, algorithm: fixedWindow({ limit: 2, window: '1m' }), global: true }),
+  ],
+  controllers: [ItemsController],
+})
 class AppModule {}
 
 it("overrideProvider(getStorageToken()) gives the module's limits the test's store, which rl leaves open", async () => {
@@ -29,7 +34,10 @@ it("overrideProvider(getStorageToken()) gives the module's limits the test's sto
   // Spied from here: forRoot's check of the options, when AppModule was defined, closed the store of its trial limit.
   const closeSpy = vi.spyOn(MemoryStore.prototype, 'close');
   try {
-    const testing = await Test.createTestingModule({ imports: [AppModule] }).overrideProvider(getStorageToken()).useValue(store).compile();
+    const testing = await Test.createTestingModule({ imports: [AppModule] })
+      .overrideProvider(getStorageToken())
+      .useValue(store)
+      .compile();
     const app = testing.createNestApplication({ logger: false });
     await app.init();
     expect(app.get(getStorageToken())).toBe(store);

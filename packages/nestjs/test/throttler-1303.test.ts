@@ -44,8 +44,17 @@ function next(worker: ChildProcess, matches: (message: Message) => boolean): Pro
 
 it('1,000 concurrent requests against a limit of 100 on Redis from 2 processes: exactly 100 admitted', async () => {
   const redisPrefix = redis.freshPrefix();
-  const jobs: BurstJob[] = (['express', 'fastify'] as const).map((platform) => ({ platform, redisUrl: redis.url, redisPrefix, limit: 100, requests: 500 }));
-  for (const _job of jobs) workers.push(fork(workerPath, [], { execArgv: ['--import', loader], stdio: ['ignore', 'inherit', 'inherit', 'ipc'] }));
+  const jobs: BurstJob[] = (['express', 'fastify'] as const).map((platform) => ({
+    platform,
+    redisUrl: redis.url,
+    redisPrefix,
+    limit: 100,
+    requests: 500,
+  }));
+  for (const _job of jobs)
+    workers.push(
+      fork(workerPath, [], { execArgv: ['--import', loader], stdio: ['ignore', 'inherit', 'inherit', 'ipc'] }),
+    );
   await Promise.all(workers.map((w) => next(w, (m) => m.started === true)));
   const ready = workers.map((w) => next(w, (m) => m.ready === true));
   workers.forEach((w, i) => w.send({ job: jobs[i] }));

@@ -19,20 +19,36 @@ describe("RateLimitModule given @nestjs/throttler's throttlers", () => {
     })();
     expect(error).toBeInstanceOf(InvalidOptionError);
     expect(error).toMatchObject({ field: 'RateLimitModule.forRoot' });
-    expect((error as Error).message).toContain('Expected an options object: RateLimitModule.forRoot({ algorithm: fixedWindow({ limit: 10, window: 60000 }) })');
+    expect((error as Error).message).toContain(
+      'Expected an options object: RateLimitModule.forRoot({ algorithm: fixedWindow({ limit: 10, window: 60000 }) })',
+    );
   });
 
   it("forRoot([{ name: 'short', ttl, limit }, …]): use limits, each named", () => {
-    expect(() => RateLimitModule.forRoot([{ name: 'short', ttl: 1000, limit: 3 }, { name: 'long', ttl: 60000, limit: 100 }] as never)).toThrowError(
+    expect(() =>
+      RateLimitModule.forRoot([
+        { name: 'short', ttl: 1000, limit: 3 },
+        { name: 'long', ttl: 60000, limit: 100 },
+      ] as never),
+    ).toThrowError(
       "RateLimitModule.forRoot({ limits: [{ name: 'short', algorithm: fixedWindow({ limit: 3, window: 1000 }) }, { name: 'long', algorithm: fixedWindow({ limit: 100, window: 60000 }) }] })",
     );
   });
 
-  it.each(PLATFORMS)("on %s, forRootAsync's factory returning throttlers stops the app from starting with the same fix", async (platform) => {
-    await expect(startNestApp(platform, { imports: [RateLimitModule.forRootAsync({ useFactory: () => [{ ttl: 60000, limit: 10 }] as never })] })).rejects.toMatchObject({
-      code: 'RL_INVALID_OPTION',
-      field: 'RateLimitModule.forRootAsync',
-      message: expect.stringContaining('RateLimitModule.forRootAsync({ algorithm: fixedWindow({ limit: 10, window: 60000 }) })'),
-    });
-  });
+  it.each(PLATFORMS)(
+    "on %s, forRootAsync's factory returning throttlers stops the app from starting with the same fix",
+    async (platform) => {
+      await expect(
+        startNestApp(platform, {
+          imports: [RateLimitModule.forRootAsync({ useFactory: () => [{ ttl: 60000, limit: 10 }] as never })],
+        }),
+      ).rejects.toMatchObject({
+        code: 'RL_INVALID_OPTION',
+        field: 'RateLimitModule.forRootAsync',
+        message: expect.stringContaining(
+          'RateLimitModule.forRootAsync({ algorithm: fixedWindow({ limit: 10, window: 60000 }) })',
+        ),
+      });
+    },
+  );
 });

@@ -1,5 +1,12 @@
 import type { Attributes } from '@opentelemetry/api';
-import { AggregationTemporality, InMemoryMetricExporter, MeterProvider, MetricReader, type DataPoint, type Histogram } from '@opentelemetry/sdk-metrics';
+import {
+  AggregationTemporality,
+  InMemoryMetricExporter,
+  MeterProvider,
+  MetricReader,
+  type DataPoint,
+  type Histogram,
+} from '@opentelemetry/sdk-metrics';
 import { DECISION_OUTCOMES } from '@rl/core';
 import { decisionEvent, feedObserverScenario, OBSERVER_SCENARIO_SERIES, EXPORTED_NAMES } from '@rl/test-support';
 import fc from 'fast-check';
@@ -28,13 +35,19 @@ function setup(options: Omit<OpenTelemetryObserverOptions, 'meter'> = {}) {
     exporter.export(resourceMetrics, () => {});
     const byName = new Map<string, { unit: string; points: DataPoint<number | Histogram>[] }>();
     for (const scope of exporter.getMetrics().at(-1)!.scopeMetrics) {
-      for (const metric of scope.metrics) byName.set(metric.descriptor.name, { unit: metric.descriptor.unit, points: metric.dataPoints as DataPoint<number | Histogram>[] });
+      for (const metric of scope.metrics)
+        byName.set(metric.descriptor.name, {
+          unit: metric.descriptor.unit,
+          points: metric.dataPoints as DataPoint<number | Histogram>[],
+        });
     }
     return byName;
   }
   /** The value of the point with exactly these attributes (a number, or a histogram), undefined when there is none. */
   async function read(name: string, attributes: Attributes): Promise<number | Histogram | undefined> {
-    const same = (a: Attributes) => Object.keys(a).length === Object.keys(attributes).length && Object.entries(attributes).every(([k, v]) => a[k] === v);
+    const same = (a: Attributes) =>
+      Object.keys(a).length === Object.keys(attributes).length &&
+      Object.entries(attributes).every(([k, v]) => a[k] === v);
     return (await scrape()).get(name)?.points.find((p) => same(p.attributes))?.value;
   }
   return { meter, observer, scrape, read };
@@ -42,7 +55,14 @@ function setup(options: Omit<OpenTelemetryObserverOptions, 'meter'> = {}) {
 
 const decision = decisionEvent;
 /** The attribute of each label id of `@rl/core`'s table. */
-const ATTRIBUTE_OF = { limit: 'rl.limit', outcome: 'rl.outcome', errorType: 'error.type', circuitState: 'rl.circuit.state', leaseAction: 'rl.lease.action', settleAction: 'rl.settle.action' };
+const ATTRIBUTE_OF = {
+  limit: 'rl.limit',
+  outcome: 'rl.outcome',
+  errorType: 'error.type',
+  circuitState: 'rl.circuit.state',
+  leaseAction: 'rl.lease.action',
+  settleAction: 'rl.settle.action',
+};
 const api = { 'rl.limit': 'api' };
 const login = { 'rl.limit': 'login' };
 
@@ -65,7 +85,9 @@ describe('openTelemetryObserver: a known sequence of events', () => {
     feedObserverScenario(observer);
     for (const { instrument, labels, value } of OBSERVER_SCENARIO_SERIES) {
       const name = EXPORTED_NAMES[instrument].openTelemetry;
-      const attributes = Object.fromEntries(Object.entries(labels).map(([label, v]) => [ATTRIBUTE_OF[label as keyof typeof labels], v]));
+      const attributes = Object.fromEntries(
+        Object.entries(labels).map(([label, v]) => [ATTRIBUTE_OF[label as keyof typeof labels], v]),
+      );
       expect([name, attributes, await read(name, attributes)]).toEqual([name, attributes, value]);
     }
 
@@ -99,7 +121,9 @@ describe('openTelemetryObserver: a known sequence of events', () => {
     const { observer, scrape } = setup();
     observer.decision(decision('api', 'allowed'));
     const metrics = await scrape();
-    expect(metrics.get('rl.decisions')!.points.map((p) => [p.attributes['rl.outcome'], p.value])).toEqual(DECISION_OUTCOMES.map((o) => [o, o === 'allowed' ? 1 : 0]));
+    expect(metrics.get('rl.decisions')!.points.map((p) => [p.attributes['rl.outcome'], p.value])).toEqual(
+      DECISION_OUTCOMES.map((o) => [o, o === 'allowed' ? 1 : 0]),
+    );
     expect(metrics.get('rl.store.errors')!.points.map((p) => p.value)).toEqual([0, 0]);
     expect(metrics.has('rl.delay')).toBe(false);
   });
@@ -107,7 +131,13 @@ describe('openTelemetryObserver: a known sequence of events', () => {
   it('never records the key', async () => {
     const { observer, scrape } = setup();
     observer.decision(decision('api', 'denied', { key: 'alice@example.com', storeMs: 1 }));
-    observer.storeError({ limit: 'api', kind: 'timeout', error: new Error('t'), action: 'deny', key: 'alice@example.com' });
+    observer.storeError({
+      limit: 'api',
+      kind: 'timeout',
+      error: new Error('t'),
+      action: 'deny',
+      key: 'alice@example.com',
+    });
     expect(JSON.stringify([...(await scrape())])).not.toContain('alice');
   });
 
@@ -119,7 +149,8 @@ describe('openTelemetryObserver: a known sequence of events', () => {
       seen.add(attributes!);
       add(value, attributes);
     };
-    for (let i = 0; i < 500; i++) observer.decision(decision(i % 2 ? 'api' : 'login', DECISION_OUTCOMES[i % DECISION_OUTCOMES.length]!));
+    for (let i = 0; i < 500; i++)
+      observer.decision(decision(i % 2 ? 'api' : 'login', DECISION_OUTCOMES[i % DECISION_OUTCOMES.length]!));
     expect(seen.size).toBe(2 * DECISION_OUTCOMES.length);
     for (const attributes of seen) expect(Object.isFrozen(attributes)).toBe(true);
   });
@@ -128,7 +159,10 @@ describe('openTelemetryObserver: a known sequence of events', () => {
     const { observer, read } = setup({ prefix: 'app.rl.', delayBoundaries: [0.5, 2] });
     observer.decision(decision('api', 'delayed', { delayMs: 1500 }));
     expect(await read('app.rl.decisions', { ...api, 'rl.outcome': 'delayed' })).toBe(1);
-    expect(((await read('app.rl.delay', api)) as Histogram).buckets).toEqual({ boundaries: [0.5, 2], counts: [0, 1, 0] });
+    expect(((await read('app.rl.delay', api)) as Histogram).buckets).toEqual({
+      boundaries: [0.5, 2],
+      counts: [0, 1, 0],
+    });
   });
 
   it('lets two exporters share one meter; their values add up', async () => {
@@ -154,16 +188,32 @@ describe('openTelemetryObserver: options', () => {
     [{ meter, storeBoundaries: [0.2, 0.1] }, 'openTelemetryObserver.storeBoundaries'],
     [{ meter, registry: {} }, 'openTelemetryObserver.registry'],
   ])('%o is refused, naming %s', (options, field) => {
-    expect(() => openTelemetryObserver(options as never)).toThrow(expect.objectContaining({ code: 'RL_INVALID_OPTION', field }));
+    expect(() => openTelemetryObserver(options as never)).toThrow(
+      expect.objectContaining({ code: 'RL_INVALID_OPTION', field }),
+    );
   });
 });
 
 describe('openTelemetryObserver: property', () => {
   const limit = fc.constantFrom('a', 'b');
   const event = fc.oneof(
-    fc.record({ type: fc.constant('decision' as const), limit, outcome: fc.constantFrom(...DECISION_OUTCOMES), delayMs: fc.oneof(fc.constant(0), fc.integer({ min: 1, max: 70_000 })) }),
-    fc.record({ type: fc.constant('hold' as const), limit, state: fc.constantFrom('started' as const, 'ended' as const, 'abandoned' as const) }),
-    fc.record({ type: fc.constant('circuit' as const), limit, state: fc.constantFrom('open' as const, 'closed' as const), domain: fc.constantFrom('n1', 'n2') }),
+    fc.record({
+      type: fc.constant('decision' as const),
+      limit,
+      outcome: fc.constantFrom(...DECISION_OUTCOMES),
+      delayMs: fc.oneof(fc.constant(0), fc.integer({ min: 1, max: 70_000 })),
+    }),
+    fc.record({
+      type: fc.constant('hold' as const),
+      limit,
+      state: fc.constantFrom('started' as const, 'ended' as const, 'abandoned' as const),
+    }),
+    fc.record({
+      type: fc.constant('circuit' as const),
+      limit,
+      state: fc.constantFrom('open' as const, 'closed' as const),
+      domain: fc.constantFrom('n1', 'n2'),
+    }),
   );
 
   it('the collected points equal the events fed', async () => {
@@ -195,7 +245,11 @@ describe('openTelemetryObserver: property', () => {
           if (name === 'rl.store.errors' || name === 'rl.circuit.transitions') continue;
           for (const p of points) {
             const value = typeof p.value === 'number' ? p.value : p.value.count;
-            if (value !== 0) collected.set([name, p.attributes['rl.limit'], p.attributes['rl.outcome']].filter((x) => x !== undefined).join(' '), value);
+            if (value !== 0)
+              collected.set(
+                [name, p.attributes['rl.limit'], p.attributes['rl.outcome']].filter((x) => x !== undefined).join(' '),
+                value,
+              );
           }
         }
         for (const [series, value] of expected) if (value === 0) expected.delete(series);

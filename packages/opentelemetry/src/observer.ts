@@ -1,5 +1,15 @@
 import type { Attributes, Counter, Histogram, Meter, UpDownCounter } from '@opentelemetry/api';
-import { createMetricsModel, INSTRUMENTS, LABEL_NAMES, type ExporterConfig, type HistogramId, type InstrumentId, type LabelId, type MetricsSink, type Observer } from '@rl/core';
+import {
+  createMetricsModel,
+  INSTRUMENTS,
+  LABEL_NAMES,
+  type ExporterConfig,
+  type HistogramId,
+  type InstrumentId,
+  type LabelId,
+  type MetricsSink,
+  type Observer,
+} from '@rl/core';
 import { parseOptions, type OpenTelemetryObserverOptions } from './options.js';
 
 /** Attribute names: `@rl/core`'s `LABEL_NAMES`. `error.type` is OpenTelemetry's own attribute for the class of an error. */
@@ -41,10 +51,20 @@ interface Series {
 const CREATE = { counter: 'createCounter', histogram: 'createHistogram', gauge: 'createUpDownCounter' } as const;
 
 /** One instrument per entry of `INSTRUMENTS`, named the prefix and the entry's name; the histograms advise their boundaries. */
-function createInstruments({ target: meter, prefix, boundaries }: ExporterConfig<Meter>): Record<InstrumentId, Counter & Histogram> {
+function createInstruments({
+  target: meter,
+  prefix,
+  boundaries,
+}: ExporterConfig<Meter>): Record<InstrumentId, Counter & Histogram> {
   const instruments = Object.values(INSTRUMENTS).map((spec) => {
-    const advice = spec.kind === 'histogram' ? { advice: { explicitBucketBoundaries: [...boundaries[spec.id as HistogramId]] } } : {};
-    return [spec.id, meter[CREATE[spec.kind]](prefix + spec.name, { unit: spec.unit, description: spec.description, ...advice })];
+    const advice =
+      spec.kind === 'histogram'
+        ? { advice: { explicitBucketBoundaries: [...boundaries[spec.id as HistogramId]] } }
+        : {};
+    return [
+      spec.id,
+      meter[CREATE[spec.kind]](prefix + spec.name, { unit: spec.unit, description: spec.description, ...advice }),
+    ];
   });
   return Object.fromEntries(instruments) as Record<InstrumentId, Counter & Histogram>;
 }
@@ -68,7 +88,9 @@ export function openTelemetryObserver(options: OpenTelemetryObserverOptions): Op
   const sink: MetricsSink<Series> = {
     series: (instrument, values) => ({
       instrument: instruments[instrument.id],
-      attributes: Object.freeze(Object.fromEntries(instrument.labels.map((label, i) => [LABEL_NAMES[label], values[i]]))),
+      attributes: Object.freeze(
+        Object.fromEntries(instrument.labels.map((label, i) => [LABEL_NAMES[label], values[i]])),
+      ),
     }),
     add: ({ instrument, attributes }, value) => instrument.add(value, attributes),
     record: ({ instrument, attributes }, value) => instrument.record(value, attributes),

@@ -1,5 +1,10 @@
 import type { Meter } from '@opentelemetry/api';
-import { DEFAULT_DELAY_BOUNDARIES, DEFAULT_STORE_BOUNDARIES, parseExporterOptions, type ExporterConfig } from '@rl/core';
+import {
+  DEFAULT_DELAY_BOUNDARIES,
+  DEFAULT_STORE_BOUNDARIES,
+  parseExporterOptions,
+  type ExporterConfig,
+} from '@rl/core';
 
 // The SDK's own default boundaries (0 to 10000) suit milliseconds, not seconds: these are advised instead.
 export { DEFAULT_DELAY_BOUNDARIES, DEFAULT_STORE_BOUNDARIES };
@@ -19,12 +24,20 @@ export interface OpenTelemetryObserverOptions {
 export function parseOptions(options: OpenTelemetryObserverOptions): ExporterConfig<Meter> {
   // A meter of any API copy or SDK: the three factories the exporter calls.
   const isMeter = (value: unknown): value is Meter =>
-    value !== null && typeof value === 'object' && ['createCounter', 'createHistogram', 'createUpDownCounter'].every((m) => typeof (value as Record<string, unknown>)[m] === 'function');
+    value !== null &&
+    typeof value === 'object' &&
+    ['createCounter', 'createHistogram', 'createUpDownCounter'].every(
+      (m) => typeof (value as Record<string, unknown>)[m] === 'function',
+    );
   return parseExporterOptions(options, {
     owner: 'openTelemetryObserver',
     target: ['meter', isMeter, "an OpenTelemetry Meter (`metrics.getMeter('my-service')` from @opentelemetry/api)"],
     // The instrument name syntax of the OpenTelemetry API: the prefix is the start of every name.
-    prefix: ['rl.', /^([A-Za-z][A-Za-z0-9_.\-/]*)?$/, 'an empty string, or a letter followed by letters, digits, _ . - and / (an OpenTelemetry instrument name prefix)'],
+    prefix: [
+      'rl.',
+      /^([A-Za-z][A-Za-z0-9_.\-/]*)?$/,
+      'an empty string, or a letter followed by letters, digits, _ . - and / (an OpenTelemetry instrument name prefix)',
+    ],
     boundaries: { delay: 'delayBoundaries', storeDuration: 'storeBoundaries' },
   });
 }

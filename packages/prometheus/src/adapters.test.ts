@@ -33,7 +33,9 @@ const frameworks: Record<string, (options: Record<string, unknown>, registry: Re
   'Fastify 5': async (options, registry) => {
     const app = Fastify();
     await app.register(fastifyLimit, options as never);
-    app.get('/metrics', { config: { rateLimit: false } }, async (_request, reply) => reply.type(registry.contentType).send(await registry.metrics()));
+    app.get('/metrics', { config: { rateLimit: false } }, async (_request, reply) =>
+      reply.type(registry.contentType).send(await registry.metrics()),
+    );
     app.get('/', async () => ({}));
     const url = await app.listen({ port: 0, host: '127.0.0.1' });
     return {
@@ -96,17 +98,20 @@ describe.each(Object.entries(frameworks))('%s', (_name, open) => {
 
   it.each(stores)('counts each limit’s decisions by outcome, on the %s, as scraped', async (label, store) => {
     const registry = new Registry();
-    const app = await open({
-      store: await store(),
-      clock,
-      timeout: '5s',
-      observer: prometheusObserver({ registry }),
-      key: () => 'ann',
-      limits: [
-        { name: 'user', algorithm: fixedWindow({ limit: 3, window: '1h' }) },
-        { name: 'new', algorithm: fixedWindow({ limit: 1, window: '1h' }), dryRun: true },
-      ],
-    }, registry);
+    const app = await open(
+      {
+        store: await store(),
+        clock,
+        timeout: '5s',
+        observer: prometheusObserver({ registry }),
+        key: () => 'ann',
+        limits: [
+          { name: 'user', algorithm: fixedWindow({ limit: 3, window: '1h' }) },
+          { name: 'new', algorithm: fixedWindow({ limit: 1, window: '1h' }), dryRun: true },
+        ],
+      },
+      registry,
+    );
     opened.push(app);
     const statuses: number[] = [];
     for (let i = 0; i < 6; i++) statuses.push((await app.request('/')).status);
@@ -124,14 +129,17 @@ describe.each(Object.entries(frameworks))('%s', (_name, open) => {
 
   it('counts the delayed requests and their delays', async () => {
     const registry = new Registry();
-    const app = await open({
-      store: new MemoryStore(),
-      clock,
-      observer: prometheusObserver({ registry }),
-      key: () => 'ann',
-      algorithm: leakyBucket({ capacity: 5, leakRate: 1000, interval: '1s', mode: 'shape' }),
-      wait: { maxDelay: '5ms' },
-    }, registry);
+    const app = await open(
+      {
+        store: new MemoryStore(),
+        clock,
+        observer: prometheusObserver({ registry }),
+        key: () => 'ann',
+        algorithm: leakyBucket({ capacity: 5, leakRate: 1000, interval: '1s', mode: 'shape' }),
+        wait: { maxDelay: '5ms' },
+      },
+      registry,
+    );
     opened.push(app);
     for (let i = 0; i < 3; i++) expect((await app.request('/')).status).toBe(200);
     const text = (await app.request('/metrics')).text;

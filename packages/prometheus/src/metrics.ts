@@ -1,4 +1,13 @@
-import { INSTRUMENTS, InvalidOptionError, LABEL_NAMES, type ExporterConfig, type HistogramId, type InstrumentId, type InstrumentSpec, type LabelId } from '@rl/core';
+import {
+  INSTRUMENTS,
+  InvalidOptionError,
+  LABEL_NAMES,
+  type ExporterConfig,
+  type HistogramId,
+  type InstrumentId,
+  type InstrumentSpec,
+  type LabelId,
+} from '@rl/core';
 import { Counter, Gauge, Histogram, type Registry } from 'prom-client';
 
 /** The prom-client metrics of one exporter (shared with every other exporter on the same registry and prefix). */
@@ -30,7 +39,11 @@ const CLASSES = { counter: Counter, histogram: Histogram, gauge: Gauge };
 const labelName = (label: LabelId): string => LABEL_NAMES[label].replace(/^rl\./, '').replace(/\./g, '_');
 
 /** A metric's name: the prefix, the table's name with `_` for `.`, then `_seconds` for the unit `s`, `_total` for a counter. */
-const metricName = (spec: InstrumentSpec, prefix: string): string => prefix + spec.name.replace(/\./g, '_') + (spec.unit === 's' ? '_seconds' : '') + (spec.kind === 'counter' ? '_total' : '');
+const metricName = (spec: InstrumentSpec, prefix: string): string =>
+  prefix +
+  spec.name.replace(/\./g, '_') +
+  (spec.unit === 's' ? '_seconds' : '') +
+  (spec.kind === 'counter' ? '_total' : '');
 
 /**
  * Registers the metrics of `INSTRUMENTS` on the registry, or takes the ones an earlier exporter
@@ -40,7 +53,10 @@ const metricName = (spec: InstrumentSpec, prefix: string): string => prefix + sp
  * counting into it would mix series.
  */
 export function registerMetrics(config: ExporterConfig<Registry>): Record<InstrumentId, Metric> {
-  return Object.fromEntries(Object.values(INSTRUMENTS).map((spec) => [spec.id, metric(config, spec)])) as Record<InstrumentId, Metric>;
+  return Object.fromEntries(Object.values(INSTRUMENTS).map((spec) => [spec.id, metric(config, spec)])) as Record<
+    InstrumentId,
+    Metric
+  >;
 }
 
 function metric({ target: registry, prefix, boundaries }: ExporterConfig<Registry>, spec: InstrumentSpec): Metric {
@@ -49,7 +65,14 @@ function metric({ target: registry, prefix, boundaries }: ExporterConfig<Registr
   const labelNames = spec.labels.map(labelName);
   const buckets = spec.kind === 'histogram' ? boundaries[spec.id as HistogramId] : undefined;
   const existing = registry.getSingleMetric(name);
-  if (existing === undefined) return new type({ name, help: spec.description, labelNames, registers: [registry], ...(buckets ? { buckets: [...buckets] } : {}) });
+  if (existing === undefined)
+    return new type({
+      name,
+      help: spec.description,
+      labelNames,
+      registers: [registry],
+      ...(buckets ? { buckets: [...buckets] } : {}),
+    });
   const mismatch = differs(existing, type, labelNames, buckets);
   if (mismatch) {
     throw new InvalidOptionError(
@@ -62,12 +85,22 @@ function metric({ target: registry, prefix, boundaries }: ExporterConfig<Registr
 }
 
 /** What makes an existing metric unusable for this exporter, or undefined when it is the same metric. */
-function differs(existing: unknown, type: (typeof CLASSES)[keyof typeof CLASSES], labelNames: readonly string[], buckets: readonly number[] | undefined): string | undefined {
+function differs(
+  existing: unknown,
+  type: (typeof CLASSES)[keyof typeof CLASSES],
+  labelNames: readonly string[],
+  buckets: readonly number[] | undefined,
+): string | undefined {
   if (!(existing instanceof type)) return `another type (this exporter needs a ${type.name})`;
   // Runtime fields of prom-client's metrics (not in its typings): compared when present.
-  const { labelNames: labels, upperBounds } = existing as unknown as { labelNames?: readonly string[]; upperBounds?: readonly number[] };
-  if (labels !== undefined && !sameList(labels, labelNames)) return `labels [${labels.join(', ')}] (this exporter needs [${labelNames.join(', ')}])`;
-  if (buckets !== undefined && upperBounds !== undefined && !sameList(upperBounds, buckets)) return `buckets [${upperBounds.join(', ')}] (this exporter was given [${buckets.join(', ')}])`;
+  const { labelNames: labels, upperBounds } = existing as unknown as {
+    labelNames?: readonly string[];
+    upperBounds?: readonly number[];
+  };
+  if (labels !== undefined && !sameList(labels, labelNames))
+    return `labels [${labels.join(', ')}] (this exporter needs [${labelNames.join(', ')}])`;
+  if (buckets !== undefined && upperBounds !== undefined && !sameList(upperBounds, buckets))
+    return `buckets [${upperBounds.join(', ')}] (this exporter was given [${buckets.join(', ')}])`;
   return undefined;
 }
 

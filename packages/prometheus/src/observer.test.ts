@@ -13,14 +13,24 @@ async function read(registry: Registry, name: string, labels: Labels): Promise<n
   const metric = (await registry.getMetricsAsJSON()).find((m) => m.name === family);
   const values = (metric?.values ?? []) as { value: number; labels: Labels; metricName?: string }[];
   const match = values.find(
-    (v) => (v.metricName ?? family) === name && Object.keys(labels).length === Object.keys(v.labels).length && Object.entries(labels).every(([k, x]) => v.labels[k] === x),
+    (v) =>
+      (v.metricName ?? family) === name &&
+      Object.keys(labels).length === Object.keys(v.labels).length &&
+      Object.entries(labels).every(([k, x]) => v.labels[k] === x),
   );
   return match?.value;
 }
 
 const decision = decisionEvent;
 /** The Prometheus name of each label id of `@rl/core`'s table (its OpenTelemetry name without `rl.`, `.` as `_`). */
-const LABEL: Record<LabelId, string> = { limit: 'limit', outcome: 'outcome', errorType: 'error_type', circuitState: 'circuit_state', leaseAction: 'lease_action', settleAction: 'settle_action' };
+const LABEL: Record<LabelId, string> = {
+  limit: 'limit',
+  outcome: 'outcome',
+  errorType: 'error_type',
+  circuitState: 'circuit_state',
+  leaseAction: 'lease_action',
+  settleAction: 'settle_action',
+};
 
 describe('prometheusObserver: reservations cancelled', () => {
   it('counts rl_reservations_cancelled_total per limit', async () => {
@@ -59,7 +69,8 @@ describe('prometheusObserver: a known sequence of events', () => {
       ['rl_store_duration_seconds_bucket', { limit: 'api', le: 0.001 }, 4],
       ['rl_store_duration_seconds_bucket', { limit: 'api', le: 0.005 }, 5],
     ];
-    for (const [name, labels, value] of histograms) expect([name, labels, await read(registry, name, labels)]).toEqual([name, labels, value]);
+    for (const [name, labels, value] of histograms)
+      expect([name, labels, await read(registry, name, labels)]).toEqual([name, labels, value]);
     expect(await read(registry, 'rl_store_duration_seconds_sum', { limit: 'api' })).toBeCloseTo(0.0047, 12);
 
     observer.circuit({ limit: 'login', state: 'closed', domain: '10.0.0.1:7000', reason: undefined });
@@ -96,7 +107,14 @@ describe('prometheusObserver: a known sequence of events', () => {
     const series = (name: string) => json.find((m) => m.name === name)?.values.length;
     expect(series('rl_decisions_total')).toBe(DECISION_OUTCOMES.length);
     expect(series('rl_store_errors_total')).toBe(2);
-    for (const name of ['rl_delay_seconds', 'rl_store_duration_seconds', 'rl_held_requests', 'rl_holds_abandoned_total', 'rl_circuit_transitions_total', 'rl_circuits_open']) {
+    for (const name of [
+      'rl_delay_seconds',
+      'rl_store_duration_seconds',
+      'rl_held_requests',
+      'rl_holds_abandoned_total',
+      'rl_circuit_transitions_total',
+      'rl_circuits_open',
+    ]) {
       expect([name, series(name)]).toEqual([name, 0]);
     }
   });
@@ -104,7 +122,8 @@ describe('prometheusObserver: a known sequence of events', () => {
   it('counts the circuit of each failure domain once, however often it is reported', async () => {
     const registry = new Registry();
     const observer = prometheusObserver({ registry });
-    const circuit = (state: 'open' | 'closed', domain: string) => observer.circuit({ limit: 'api', state, domain, reason: state === 'open' ? 'store-error' : undefined });
+    const circuit = (state: 'open' | 'closed', domain: string) =>
+      observer.circuit({ limit: 'api', state, domain, reason: state === 'open' ? 'store-error' : undefined });
     const steps: ['open' | 'closed', string, number][] = [
       ['open', '10.0.0.1:7000', 1],
       ['open', '10.0.0.1:7000', 1],
@@ -116,7 +135,11 @@ describe('prometheusObserver: a known sequence of events', () => {
     ];
     for (const [state, domain, open] of steps) {
       circuit(state, domain);
-      expect([state, domain, await read(registry, 'rl_circuits_open', { limit: 'api' })]).toEqual([state, domain, open]);
+      expect([state, domain, await read(registry, 'rl_circuits_open', { limit: 'api' })]).toEqual([
+        state,
+        domain,
+        open,
+      ]);
     }
     expect(await read(registry, 'rl_circuit_transitions_total', { limit: 'api', circuit_state: 'open' })).toBe(3);
   });
@@ -125,7 +148,13 @@ describe('prometheusObserver: a known sequence of events', () => {
     const registry = new Registry();
     const observer = prometheusObserver({ registry });
     observer.decision(decision('api', 'denied', { key: 'alice@example.com', storeMs: 1 }));
-    observer.storeError({ limit: 'api', kind: 'store-error', error: new Error('down'), action: 'deny', key: 'alice@example.com' });
+    observer.storeError({
+      limit: 'api',
+      kind: 'store-error',
+      error: new Error('down'),
+      action: 'deny',
+      key: 'alice@example.com',
+    });
     expect(await registry.metrics()).not.toContain('alice');
   });
 
@@ -148,7 +177,9 @@ describe('prometheusObserver: the hot path', () => {
     const labels = vi.spyOn(observer.metrics.decisions, 'labels');
     const observe = vi.spyOn(observer.metrics.storeDuration, 'labels');
     for (let i = 0; i < 1000; i++) {
-      observer.decision(decision(i % 2 ? 'api' : 'login', DECISION_OUTCOMES[i % DECISION_OUTCOMES.length]!, { storeMs: 1 }));
+      observer.decision(
+        decision(i % 2 ? 'api' : 'login', DECISION_OUTCOMES[i % DECISION_OUTCOMES.length]!, { storeMs: 1 }),
+      );
     }
     expect(labels).toHaveBeenCalledTimes(2 * DECISION_OUTCOMES.length);
     expect(observe).toHaveBeenCalledTimes(2);
@@ -187,7 +218,9 @@ describe('prometheusObserver: one registry, several exporters', () => {
     const registry = new Registry();
     new Counter({ name: 'rl_held_requests', help: 'not ours', registers: [registry] });
     expect(() => prometheusObserver({ registry })).toThrow(InvalidOptionError);
-    expect(() => prometheusObserver({ registry })).toThrow(/rl_held_requests with another type \(this exporter needs a Gauge\)/);
+    expect(() => prometheusObserver({ registry })).toThrow(
+      /rl_held_requests with another type \(this exporter needs a Gauge\)/,
+    );
 
     const other = new Registry();
     new Counter({ name: 'rl_decisions_total', help: 'not ours', labelNames: ['route'], registers: [other] });
@@ -195,7 +228,9 @@ describe('prometheusObserver: one registry, several exporters', () => {
 
     const shared = new Registry();
     prometheusObserver({ registry: shared, delayBuckets: [1, 2] });
-    expect(() => prometheusObserver({ registry: shared })).toThrow(/rl_delay_seconds with buckets \[1, 2\].*same buckets/);
+    expect(() => prometheusObserver({ registry: shared })).toThrow(
+      /rl_delay_seconds with buckets \[1, 2\].*same buckets/,
+    );
     expect(() => prometheusObserver({ registry: shared, prefix: 'other_' })).not.toThrow();
   });
 });
@@ -213,7 +248,9 @@ describe('prometheusObserver: options', () => {
     [{ registry, storeBuckets: [Number.NaN] }, 'prometheusObserver.storeBuckets'],
     [{ registry, buckets: [1] }, 'prometheusObserver.buckets'],
   ])('%o is refused, naming %s', (options, field) => {
-    expect(() => prometheusObserver(options as never)).toThrow(expect.objectContaining({ code: 'RL_INVALID_OPTION', field }));
+    expect(() => prometheusObserver(options as never)).toThrow(
+      expect.objectContaining({ code: 'RL_INVALID_OPTION', field }),
+    );
   });
 });
 
@@ -221,9 +258,23 @@ describe('prometheusObserver: property', () => {
   const outcome = fc.constantFrom(...DECISION_OUTCOMES);
   const limit = fc.constantFrom('a', 'b', 'c');
   const event = fc.oneof(
-    fc.record({ type: fc.constant('decision' as const), limit, outcome, delayMs: fc.oneof(fc.constant(0), fc.integer({ min: 1, max: 70_000 })), storeMs: fc.option(fc.double({ min: 0, max: 2000, noNaN: true }), { nil: undefined }) }),
-    fc.record({ type: fc.constant('storeError' as const), limit, kind: fc.constantFrom('store-error' as const, 'timeout' as const) }),
-    fc.record({ type: fc.constant('hold' as const), limit, state: fc.constantFrom('started' as const, 'ended' as const, 'abandoned' as const) }),
+    fc.record({
+      type: fc.constant('decision' as const),
+      limit,
+      outcome,
+      delayMs: fc.oneof(fc.constant(0), fc.integer({ min: 1, max: 70_000 })),
+      storeMs: fc.option(fc.double({ min: 0, max: 2000, noNaN: true }), { nil: undefined }),
+    }),
+    fc.record({
+      type: fc.constant('storeError' as const),
+      limit,
+      kind: fc.constantFrom('store-error' as const, 'timeout' as const),
+    }),
+    fc.record({
+      type: fc.constant('hold' as const),
+      limit,
+      state: fc.constantFrom('started' as const, 'ended' as const, 'abandoned' as const),
+    }),
   );
 
   it('the scrape holds exactly the events fed', async () => {
@@ -240,7 +291,13 @@ describe('prometheusObserver: property', () => {
             if (e.delayMs > 0) add(`rl_delay_seconds_count ${e.limit}`);
             if (e.storeMs !== undefined) add(`rl_store_duration_seconds_count ${e.limit}`);
           } else if (e.type === 'storeError') {
-            observer.storeError({ limit: e.limit, kind: e.kind, error: new Error('x'), action: 'deny', key: undefined });
+            observer.storeError({
+              limit: e.limit,
+              kind: e.kind,
+              error: new Error('x'),
+              action: 'deny',
+              key: undefined,
+            });
             add(`rl_store_errors_total ${e.limit} ${e.kind}`);
           } else {
             observer.hold({ limit: e.limit, state: e.state, delayMs: 1 });
@@ -253,7 +310,10 @@ describe('prometheusObserver: property', () => {
           for (const v of metric.values as { value: number; labels: Labels; metricName?: string }[]) {
             const name = v.metricName ?? metric.name;
             if (name.endsWith('_bucket') || name.endsWith('_sum') || v.value === 0) continue;
-            scraped.set([name, v.labels.limit, v.labels.outcome ?? v.labels.error_type].filter((x) => x !== undefined).join(' '), v.value);
+            scraped.set(
+              [name, v.labels.limit, v.labels.outcome ?? v.labels.error_type].filter((x) => x !== undefined).join(' '),
+              v.value,
+            );
           }
         }
         for (const [series, value] of expected) if (value === 0) expected.delete(series);

@@ -1,4 +1,9 @@
-import { DEFAULT_DELAY_BOUNDARIES, DEFAULT_STORE_BOUNDARIES, parseExporterOptions, type ExporterConfig } from '@rl/core';
+import {
+  DEFAULT_DELAY_BOUNDARIES,
+  DEFAULT_STORE_BOUNDARIES,
+  parseExporterOptions,
+  type ExporterConfig,
+} from '@rl/core';
 import type { Registry } from 'prom-client';
 
 /** Upper bounds (seconds) of `rl_delay_seconds`: `@rl/core`'s `DEFAULT_DELAY_BOUNDARIES`, from 1 ms to a minute. Prometheus adds `+Inf`. */
@@ -20,7 +25,10 @@ export interface PrometheusObserverOptions {
 
 // Duck-typed rather than `instanceof`: the application's registry may come from another copy of prom-client.
 const isRegistry = (value: unknown): value is Registry =>
-  value !== null && typeof value === 'object' && typeof (value as Registry).getSingleMetric === 'function' && typeof (value as Registry).registerMetric === 'function';
+  value !== null &&
+  typeof value === 'object' &&
+  typeof (value as Registry).getSingleMetric === 'function' &&
+  typeof (value as Registry).registerMetric === 'function';
 
 /** Checks the options once, at construction: unknown names, a registry that is not one, bad prefixes and buckets throw `InvalidOptionError`. */
 export function parseOptions(options: PrometheusObserverOptions): ExporterConfig<Registry> {
@@ -28,7 +36,11 @@ export function parseOptions(options: PrometheusObserverOptions): ExporterConfig
     owner: 'prometheusObserver',
     target: ['registry', isRegistry, "a prom-client Registry (`new Registry()` or prom-client's `register`)"],
     // Prometheus' metric name grammar: the prefix is the start of every name, so it must be a valid start.
-    prefix: ['rl_', /^([a-zA-Z_:][a-zA-Z0-9_:]*)?$/, 'a string of letters, digits, _ and : that does not start with a digit (a Prometheus metric name prefix)'],
+    prefix: [
+      'rl_',
+      /^([a-zA-Z_:][a-zA-Z0-9_:]*)?$/,
+      'a string of letters, digits, _ and : that does not start with a digit (a Prometheus metric name prefix)',
+    ],
     boundaries: { delay: 'delayBuckets', storeDuration: 'storeBuckets' },
   });
 }

@@ -21,7 +21,11 @@ const ops = {};
 for (let r = 0; r < rounds; r++) {
   for (const keys of [1, 100_000]) {
     for (const a of r % 2 ? [...algorithms].reverse() : algorithms) {
-      const res = await runWorker(consumeWorker, [`rl ${a}`, String(keys), quick ? '150' : '300', quick ? '300' : '700'], { cpu: 0 });
+      const res = await runWorker(
+        consumeWorker,
+        [`rl ${a}`, String(keys), quick ? '150' : '300', quick ? '300' : '700'],
+        { cpu: 0 },
+      );
       (ops[`${a}|${keys}`] ??= []).push(res.opsPerSec);
     }
   }
@@ -32,8 +36,18 @@ for (const name of ['Set of key strings (floor)', ...algorithms.map((a) => `rl $
   heap[name] = (await runWorker(heapWorker, [name, String(n)], { nodeArgs: ['--expose-gc'], cpu: 0 })).bytesPerKey;
 }
 const floor = heap['Set of key strings (floor)'];
-const rows = algorithms.map((a) => [a, median(ops[`${a}|1`]), median(ops[`${a}|100000`]), heap[`rl ${a}`], heap[`rl ${a}`] - floor]);
+const rows = algorithms.map((a) => [
+  a,
+  median(ops[`${a}|1`]),
+  median(ops[`${a}|100000`]),
+  heap[`rl ${a}`],
+  heap[`rl ${a}`] - floor,
+]);
 rows.push(['(Set of the key strings)', '-', '-', floor, 0]);
-console.log(`@rl/store-memory: await limiter.consume(key), median of ${rounds} round(s); heap at ${n.toLocaleString('en')} IPv4-like keys\n`);
+console.log(
+  `@rl/store-memory: await limiter.consume(key), median of ${rounds} round(s); heap at ${n.toLocaleString('en')} IPv4-like keys\n`,
+);
 console.log(table(['algorithm', 'ops/s 1 key', 'ops/s 100k keys', `heap B/key`, 'above Set'], rows));
-console.log('\nThe sliding window log admits 1000/s per key here (a huge limit would grow its log without bound); the others admit everything.');
+console.log(
+  '\nThe sliding window log admits 1000/s per key here (a huge limit would grow its log without bound); the others admit everything.',
+);

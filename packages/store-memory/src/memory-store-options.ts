@@ -1,4 +1,14 @@
-import { checkOptions, checkTimers, InvalidOptionError, parseTimerDuration, systemClock, systemTimers, type Clock, type Duration, type Timers } from '@rl/core/store';
+import {
+  checkOptions,
+  checkTimers,
+  InvalidOptionError,
+  parseTimerDuration,
+  systemClock,
+  systemTimers,
+  type Clock,
+  type Duration,
+  type Timers,
+} from '@rl/core/store';
 
 /** Options of `MemoryStore`. */
 export interface MemoryStoreOptions {
@@ -20,7 +30,12 @@ export interface MemoryStoreOptions {
 }
 
 /** The options of `MemoryStore`, checked: each `InvalidOptionError` names the option to fix. */
-export function parseMemoryStoreOptions(options: MemoryStoreOptions): { maxKeys: number; clock: Clock; timers: Timers; sweepIntervalMs: number } {
+export function parseMemoryStoreOptions(options: MemoryStoreOptions): {
+  maxKeys: number;
+  clock: Clock;
+  timers: Timers;
+  sweepIntervalMs: number;
+} {
   // `undefined` means "not given"; anything else, `null` included, must be a valid value.
   const o = checkOptions(options, ['maxKeys', 'sweepInterval', 'clock', 'timers'], 'MemoryStore');
   const maxKeys = o.maxKeys === undefined ? 1_000_000 : o.maxKeys;
@@ -31,6 +46,11 @@ export function parseMemoryStoreOptions(options: MemoryStoreOptions): { maxKeys:
     throw new InvalidOptionError('MemoryStore.clock', o.clock, 'a function returning milliseconds');
   }
   const timers = o.timers === undefined ? systemTimers : checkTimers(o.timers, 'MemoryStore.timers');
-  const sweepIntervalMs = o.sweepInterval === false ? 0 : o.sweepInterval === undefined ? 30_000 : parseTimerDuration(o.sweepInterval, 'MemoryStore.sweepInterval');
+  const sweepIntervalMs =
+    o.sweepInterval === false
+      ? 0
+      : o.sweepInterval === undefined
+        ? 30_000
+        : parseTimerDuration(o.sweepInterval, 'MemoryStore.sweepInterval');
   return { maxKeys, clock: (o.clock as Clock | undefined) ?? systemClock, timers, sweepIntervalMs };
 }

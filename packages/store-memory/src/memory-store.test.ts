@@ -1,4 +1,12 @@
-import { combineLimiters, concurrency, createLimiter, fixedWindow, leakyBucket, slidingWindowLog, tokenBucket } from '@rl/core';
+import {
+  combineLimiters,
+  concurrency,
+  createLimiter,
+  fixedWindow,
+  leakyBucket,
+  slidingWindowLog,
+  tokenBucket,
+} from '@rl/core';
 import v8 from 'node:v8';
 import { runInNewContext } from 'node:vm';
 import { afterEach, describe, expect, it, vi } from 'vitest';
@@ -17,20 +25,32 @@ afterEach(() => {
 
 describe('MemoryStore options', () => {
   it('rejects bad options at construction', () => {
-    expect(() => new MemoryStore({ maxKeys: 0 })).toThrow(expect.objectContaining({ code: 'RL_INVALID_OPTION', field: 'MemoryStore.maxKeys' }));
+    expect(() => new MemoryStore({ maxKeys: 0 })).toThrow(
+      expect.objectContaining({ code: 'RL_INVALID_OPTION', field: 'MemoryStore.maxKeys' }),
+    );
     expect(() => new MemoryStore({ sweepInterval: '1 fortnight' as never })).toThrow(/MemoryStore.sweepInterval/);
     expect(() => new MemoryStore({ maxkeys: 5 } as never)).toThrow(/no such option/);
   });
 
   it('takes null as a bad value, never as "not given", and an array as no options object', () => {
-    expect(() => new MemoryStore({ maxKeys: null } as never)).toThrow(expect.objectContaining({ code: 'RL_INVALID_OPTION', field: 'MemoryStore.maxKeys' }));
-    expect(() => new MemoryStore({ sweepInterval: null } as never)).toThrow(expect.objectContaining({ code: 'RL_INVALID_OPTION', field: 'MemoryStore.sweepInterval' }));
-    expect(() => new MemoryStore({ clock: null } as never)).toThrow(expect.objectContaining({ code: 'RL_INVALID_OPTION', field: 'MemoryStore.clock' }));
-    expect(() => new MemoryStore([] as never)).toThrow(expect.objectContaining({ code: 'RL_INVALID_OPTION', field: 'MemoryStore' }));
+    expect(() => new MemoryStore({ maxKeys: null } as never)).toThrow(
+      expect.objectContaining({ code: 'RL_INVALID_OPTION', field: 'MemoryStore.maxKeys' }),
+    );
+    expect(() => new MemoryStore({ sweepInterval: null } as never)).toThrow(
+      expect.objectContaining({ code: 'RL_INVALID_OPTION', field: 'MemoryStore.sweepInterval' }),
+    );
+    expect(() => new MemoryStore({ clock: null } as never)).toThrow(
+      expect.objectContaining({ code: 'RL_INVALID_OPTION', field: 'MemoryStore.clock' }),
+    );
+    expect(() => new MemoryStore([] as never)).toThrow(
+      expect.objectContaining({ code: 'RL_INVALID_OPTION', field: 'MemoryStore' }),
+    );
   });
 
   it('rejects a sweep interval longer than a Node timer can wait (it would fire every millisecond)', () => {
-    expect(() => new MemoryStore({ sweepInterval: '30d' })).toThrow(expect.objectContaining({ code: 'RL_INVALID_OPTION', field: 'MemoryStore.sweepInterval' }));
+    expect(() => new MemoryStore({ sweepInterval: '30d' })).toThrow(
+      expect.objectContaining({ code: 'RL_INVALID_OPTION', field: 'MemoryStore.sweepInterval' }),
+    );
     new MemoryStore({ sweepInterval: '24d' }).close();
   });
 });
@@ -39,9 +59,24 @@ describe('sweeping', () => {
   it('removes state that has fully recovered, and only that', async () => {
     const store = newStore({ sweepInterval: false });
     let now = 0;
-    const bucket = createLimiter({ algorithm: tokenBucket({ capacity: 10, refillRate: 10 }), store, clock: () => now, prefix: 'tb' });
-    const window = createLimiter({ algorithm: fixedWindow({ limit: 5, window: '10s' }), store, clock: () => now, prefix: 'fw' });
-    const log = createLimiter({ algorithm: slidingWindowLog({ limit: 5, window: '2s' }), store, clock: () => now, prefix: 'log' });
+    const bucket = createLimiter({
+      algorithm: tokenBucket({ capacity: 10, refillRate: 10 }),
+      store,
+      clock: () => now,
+      prefix: 'tb',
+    });
+    const window = createLimiter({
+      algorithm: fixedWindow({ limit: 5, window: '10s' }),
+      store,
+      clock: () => now,
+      prefix: 'fw',
+    });
+    const log = createLimiter({
+      algorithm: slidingWindowLog({ limit: 5, window: '2s' }),
+      store,
+      clock: () => now,
+      prefix: 'log',
+    });
     await bucket.consume('a', 10); // full again at 1 s
     await bucket.consume('b', 1); // full again at 0.1 s
     await window.consume('a'); // expires at 10 s
@@ -60,8 +95,18 @@ describe('sweeping', () => {
 
   it('never drops a key that another configuration of the same kind still needs', async () => {
     const store = newStore({ sweepInterval: false });
-    const slow = createLimiter({ algorithm: tokenBucket({ capacity: 10, refillRate: 1 }), store, clock: () => 0, prefix: 'p' });
-    const fast = createLimiter({ algorithm: tokenBucket({ capacity: 10, refillRate: 100 }), store, clock: () => 0, prefix: 'q' });
+    const slow = createLimiter({
+      algorithm: tokenBucket({ capacity: 10, refillRate: 1 }),
+      store,
+      clock: () => 0,
+      prefix: 'p',
+    });
+    const fast = createLimiter({
+      algorithm: tokenBucket({ capacity: 10, refillRate: 100 }),
+      store,
+      clock: () => 0,
+      prefix: 'q',
+    });
     await slow.consume('k', 10);
     await fast.consume('k', 10);
     // With the fast configuration's refill, both would be full at 100 ms; the slow one needs 10 s.
@@ -69,7 +114,7 @@ describe('sweeping', () => {
     expect((await slow.peek('k')).remaining).toBe(0);
   });
 
-  it('runs from one unref\'d timer on its timers, and stops on close', async () => {
+  it("runs from one unref'd timer on its timers, and stops on close", async () => {
     const timers = new FakeTimers();
     const unrefs: unknown[] = [];
     // Handles with `unref`, as Node's: the store unrefs each one.
@@ -94,7 +139,9 @@ describe('sweeping', () => {
     expect(unrefs.length).toBe(3);
     store.close();
     expect(timers.pending).toBe(0);
-    expect(() => store.charge({ key: 'a', algorithm: limiter.algorithm!, cost: 1 }, 0)).toThrow(expect.objectContaining({ code: 'RL_STORE_CLOSED' }));
+    expect(() => store.charge({ key: 'a', algorithm: limiter.algorithm!, cost: 1 }, 0)).toThrow(
+      expect.objectContaining({ code: 'RL_STORE_CLOSED' }),
+    );
   });
 });
 
@@ -105,14 +152,17 @@ describe('quotas built per request (issue 25)', () => {
     return runInNewContext('gc') as () => void;
   }
 
-  it('keeps no algorithm object alive: expiry is each key\'s own deadline, not a list of every object seen', async () => {
+  it("keeps no algorithm object alive: expiry is each key's own deadline, not a list of every object seen", async () => {
     const gc = collector();
     const store = newStore({ sweepInterval: false });
     const limiter = createLimiter({ store, clock: () => 0 });
     const refs: WeakRef<object>[] = [];
     // A quota read from a database per request: a new object each time, with the same numbers or new ones.
     for (let i = 0; i < 2000; i++) {
-      const quota = i % 2 === 0 ? tokenBucket({ capacity: 100, refillRate: 10 }) : slidingWindowLog({ limit: 10 + (i % 7), window: '1m' });
+      const quota =
+        i % 2 === 0
+          ? tokenBucket({ capacity: 100, refillRate: 10 })
+          : slidingWindowLog({ limit: 10 + (i % 7), window: '1m' });
       if (i % 100 === 0) refs.push(new WeakRef(quota));
       limiter.consumeSync(`user-${i % 50}`, 1, quota);
     }
@@ -130,7 +180,8 @@ describe('quotas built per request (issue 25)', () => {
     const store = newStore({ sweepInterval: false });
     const limiter = createLimiter({ store, clock: () => 0 });
     const run = (from: number, to: number): void => {
-      for (let i = from; i < to; i++) limiter.consumeSync(`user-${i % 1000}`, 1, tokenBucket({ capacity: 100 + (i % 13), refillRate: 10 }));
+      for (let i = from; i < to; i++)
+        limiter.consumeSync(`user-${i % 1000}`, 1, tokenBucket({ capacity: 100 + (i % 13), refillRate: 10 }));
     };
     const heap = (): number => {
       gc();
@@ -189,7 +240,11 @@ describe('maxKeys and eviction', () => {
 
   it('a flood of distinct keys stays within maxKeys and bounded memory', async () => {
     const store = newStore({ maxKeys: 10_000, sweepInterval: false });
-    const limiter = createLimiter({ algorithm: leakyBucket({ capacity: 5, leakRate: 1, interval: '1h' }), store, clock: () => 0 });
+    const limiter = createLimiter({
+      algorithm: leakyBucket({ capacity: 5, leakRate: 1, interval: '1h' }),
+      store,
+      clock: () => 0,
+    });
     for (let i = 0; i < 300_000; i++) await limiter.consume(`flood-${i}`);
     expect(store.keyCount).toBe(10_000);
     // The most recent keys are there; the first ones were evicted.
@@ -202,7 +257,11 @@ describe('maxKeys and eviction', () => {
     // the start of the Map's table: a flood of distinct keys got slower with every key. The hand is
     // kept, so iterators are created once per pass over the keys, not once per eviction.
     const store = newStore({ maxKeys: 1_000, sweepInterval: false });
-    const limiter = createLimiter({ algorithm: tokenBucket({ capacity: 5, refillRate: 1, interval: '1h' }), store, clock: () => 0 });
+    const limiter = createLimiter({
+      algorithm: tokenBucket({ capacity: 5, refillRate: 1, interval: '1h' }),
+      store,
+      clock: () => 0,
+    });
     for (let i = 0; i < 1_000; i++) limiter.consumeSync(`fill-${i}`);
     const iterate = vi.spyOn(Map.prototype, Symbol.iterator);
     const entries = vi.spyOn(Map.prototype, 'entries');
@@ -215,8 +274,8 @@ describe('maxKeys and eviction', () => {
       iterate.mockRestore();
       entries.mockRestore();
     }
-    expect((limiter.consumeSync('flood-19999')).remaining).toBe(3);
-    expect((limiter.consumeSync('flood-0')).remaining).toBe(4);
+    expect(limiter.consumeSync('flood-19999').remaining).toBe(3);
+    expect(limiter.consumeSync('flood-0').remaining).toBe(4);
   });
 });
 
@@ -227,7 +286,12 @@ describe('maxKeys and eviction', () => {
 function lockouts(maxKeys: number, window: '1h' | '1s', blockDuration: '1h' | '10s') {
   const store = newStore({ maxKeys, sweepInterval: false });
   const clock = { now: () => 0 };
-  const limiter = createLimiter({ algorithm: fixedWindow({ limit: 1, window }), store, clock: () => clock.now(), blockDuration });
+  const limiter = createLimiter({
+    algorithm: fixedWindow({ limit: 1, window }),
+    store,
+    clock: () => clock.now(),
+    blockDuration,
+  });
   const block = (key: string): void => {
     limiter.consumeSync(key);
     expect(limiter.consumeSync(key).allowed).toBe(false);
@@ -291,8 +355,16 @@ describe('combined limits on two stores', () => {
   it('when a later limit throws (its store is closed), the units an earlier one admitted are given back', async () => {
     const open = newStore();
     const closed = newStore();
-    const tenant = createLimiter({ algorithm: tokenBucket({ capacity: 3, refillRate: 1, interval: '1h' }), store: open, clock: () => 1_000 });
-    const user = createLimiter({ algorithm: fixedWindow({ limit: 2, window: '1h' }), store: closed, clock: () => 1_000 });
+    const tenant = createLimiter({
+      algorithm: tokenBucket({ capacity: 3, refillRate: 1, interval: '1h' }),
+      store: open,
+      clock: () => 1_000,
+    });
+    const user = createLimiter({
+      algorithm: fixedWindow({ limit: 2, window: '1h' }),
+      store: closed,
+      clock: () => 1_000,
+    });
     closed.close();
     const group = combineLimiters([tenant, user]);
     await expect(group.consume(['acme', 'alice'])).rejects.toMatchObject({ code: 'RL_STORE_CLOSED' });
@@ -303,7 +375,12 @@ describe('combined limits on two stores', () => {
 describe('lockouts and a clock that goes back', () => {
   it('finds the key blocked again when the clock goes back into a block that had ended (as on Redis)', () => {
     let now = 1_000_000;
-    const limiter = createLimiter({ algorithm: fixedWindow({ limit: 1, window: '15m' }), store: new MemoryStore(), clock: () => now, blockDuration: '1h' });
+    const limiter = createLimiter({
+      algorithm: fixedWindow({ limit: 1, window: '15m' }),
+      store: new MemoryStore(),
+      clock: () => now,
+      blockDuration: '1h',
+    });
     limiter.consumeSync('k');
     expect(limiter.consumeSync('k').retryAfterMs).toBe(3_600_000);
     now += 3_600_000;
@@ -321,25 +398,31 @@ describe('long keys', () => {
     ['fixed window', fixedWindow({ limit: 2, window: '1m' })],
     ['sliding log', slidingWindowLog({ limit: 2, window: '1m' })],
     ['token bucket', tokenBucket({ capacity: 2, refillRate: 1 })],
-  ])('%s: two long keys with a common start keep their own state; the same long key shares it, through undo and reset', async (_label, algorithm) => {
-    const store = newStore();
-    const limiter = createLimiter({ algorithm, store, clock: () => 0 });
-    expect((await limiter.consume(long('a'))).remaining).toBe(1);
-    expect((await limiter.consume(long('a'))).remaining).toBe(0);
-    expect((await limiter.consume(long('a'))).allowed).toBe(false);
-    expect((await limiter.consume(long('b'))).remaining).toBe(1);
-    await limiter.undo(long('a'));
-    expect((await limiter.peek(long('a'))).remaining).toBe(1);
-    await limiter.reset(long('a'));
-    expect((await limiter.peek(long('a'))).remaining).toBe(2);
-    expect((await limiter.peek(long('b'))).remaining).toBe(1);
-    expect(store.keyCount).toBe(1);
-    // What the tables hold: no key longer than the bound (white-box: the memory is what is tested).
-    const tables = store as unknown as { numeric: Map<string, { index: Map<string, unknown> }>; logs: { index: Map<string, unknown> } };
-    const held = [...tables.numeric.values(), tables.logs].flatMap((table) => [...table.index.keys()]);
-    expect(held).toHaveLength(1);
-    expect(held[0]!.length).toBeLessThanOrEqual(MAX_PLAIN_KEY_LENGTH);
-  });
+  ])(
+    '%s: two long keys with a common start keep their own state; the same long key shares it, through undo and reset',
+    async (_label, algorithm) => {
+      const store = newStore();
+      const limiter = createLimiter({ algorithm, store, clock: () => 0 });
+      expect((await limiter.consume(long('a'))).remaining).toBe(1);
+      expect((await limiter.consume(long('a'))).remaining).toBe(0);
+      expect((await limiter.consume(long('a'))).allowed).toBe(false);
+      expect((await limiter.consume(long('b'))).remaining).toBe(1);
+      await limiter.undo(long('a'));
+      expect((await limiter.peek(long('a'))).remaining).toBe(1);
+      await limiter.reset(long('a'));
+      expect((await limiter.peek(long('a'))).remaining).toBe(2);
+      expect((await limiter.peek(long('b'))).remaining).toBe(1);
+      expect(store.keyCount).toBe(1);
+      // What the tables hold: no key longer than the bound (white-box: the memory is what is tested).
+      const tables = store as unknown as {
+        numeric: Map<string, { index: Map<string, unknown> }>;
+        logs: { index: Map<string, unknown> };
+      };
+      const held = [...tables.numeric.values(), tables.logs].flatMap((table) => [...table.index.keys()]);
+      expect(held).toHaveLength(1);
+      expect(held[0]!.length).toBeLessThanOrEqual(MAX_PLAIN_KEY_LENGTH);
+    },
+  );
 
   it('two long keys that differ only in a lone surrogate keep their own state (the digest is of UTF-16, not UTF-8)', async () => {
     const store = newStore();
@@ -373,13 +456,22 @@ describe('long keys', () => {
 describe('the ids of idempotent charges (issue 27)', () => {
   it('count against maxKeys, one per id, at most idempotencyMaxIds per key: 100,000 distinct ids on one key hold 100', () => {
     const store = new MemoryStore({ sweepInterval: false });
-    const limiter = createLimiter({ algorithm: fixedWindow({ limit: 1_000_000, window: '1h' }), store, clock: () => 1_000, idempotencyMaxIds: 100 });
+    const limiter = createLimiter({
+      algorithm: fixedWindow({ limit: 1_000_000, window: '1h' }),
+      store,
+      clock: () => 1_000,
+      idempotencyMaxIds: 100,
+    });
     for (let i = 0; i < 100_000; i++) limiter.consumeSync('k', 1, { idempotencyKey: `id-${i}` });
     // The key's state and its 100 newest ids.
     expect(store.keyCount).toBe(101);
     expect(limiter.consumeSync('k', 1, { idempotencyKey: 'id-99999' }).remaining).toBe(900_000);
     const small = new MemoryStore({ sweepInterval: false, maxKeys: 50 });
-    const tight = createLimiter({ algorithm: fixedWindow({ limit: 1_000, window: '1h' }), store: small, clock: () => 1_000 });
+    const tight = createLimiter({
+      algorithm: fixedWindow({ limit: 1_000, window: '1h' }),
+      store: small,
+      clock: () => 1_000,
+    });
     for (let i = 0; i < 1_000; i++) tight.consumeSync(`k${i % 10}`, 1, { idempotencyKey: `id-${i}` });
     expect(small.keyCount).toBeLessThanOrEqual(50);
   });
@@ -387,7 +479,12 @@ describe('the ids of idempotent charges (issue 27)', () => {
   it('are swept once they expire, and dropped when their key is reset', () => {
     let now = 1_000;
     const store = new MemoryStore({ sweepInterval: false });
-    const limiter = createLimiter({ algorithm: fixedWindow({ limit: 100, window: '1m' }), store, clock: () => now, idempotencyTtl: '10s' });
+    const limiter = createLimiter({
+      algorithm: fixedWindow({ limit: 100, window: '1m' }),
+      store,
+      clock: () => now,
+      idempotencyTtl: '10s',
+    });
     for (let i = 0; i < 5; i++) limiter.consumeSync('k', 1, { idempotencyKey: `id-${i}` });
     expect(store.keyCount).toBe(6);
     now += 60_000;

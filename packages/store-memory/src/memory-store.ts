@@ -41,7 +41,16 @@ export type { MemoryStoreOptions } from './memory-store-options.js';
  * state, and a changed configuration applies to it (balances clamped to the new capacity).
  */
 export class MemoryStore implements Store {
-  readonly capabilities: StoreCapabilities = { local: true, algorithms: ALGORITHM_KINDS, blocks: true, bans: true, overrides: RATE_KINDS, reservations: true, settle: true, idempotency: true };
+  readonly capabilities: StoreCapabilities = {
+    local: true,
+    algorithms: ALGORITHM_KINDS,
+    blocks: true,
+    bans: true,
+    overrides: RATE_KINDS,
+    reservations: true,
+    settle: true,
+    idempotency: true,
+  };
   readonly maxKeys: number;
   private readonly clock: Clock;
   /** The tables of states, each given the store's eviction (`makeRoom`) to call before it adds a key. */
@@ -96,14 +105,20 @@ export class MemoryStore implements Store {
     const t = now === undefined ? this.clock() : now;
     const request: StepRequest = { now: t, cost: charge.cost, commit: true, maxDelay: charge.maxDelayMs };
     const idempotency = charge.idempotency;
-    if (idempotency === undefined) return { decision: this.decideHeld(heldKey(charge.key), charge.algorithm, request), took: 'charged' };
+    if (idempotency === undefined)
+      return { decision: this.decideHeld(heldKey(charge.key), charge.algorithm, request), took: 'charged' };
     const key = heldKey(charge.key);
     const algorithm = charge.algorithm;
     return decideIdempotent(
       this.ids,
       { slot: RememberedIds.slot(key, algorithm), idempotency, now: t },
       {
-        blocked: () => (algorithm.checksBlocks ? this.blocks.denial(key, algorithm, t, (write) => this.decide(key, this.overrides.decidingWith(key, algorithm, t), withCommit(request, write))) : undefined),
+        blocked: () =>
+          algorithm.checksBlocks
+            ? this.blocks.denial(key, algorithm, t, (write) =>
+                this.decide(key, this.overrides.decidingWith(key, algorithm, t), withCommit(request, write)),
+              )
+            : undefined,
         charge: () => this.decideHeld(key, algorithm, request),
         peek: () => this.decideHeld(key, algorithm, { now: t, cost: 0, commit: false, maxDelay: undefined }),
         room: () => this.makeRoom(this.ids, t),
@@ -113,22 +128,35 @@ export class MemoryStore implements Store {
   }
 
   peek(key: string, algorithm: Algorithm, cost: number, now: number | undefined): Decision {
-    return this.decideHeld(heldKey(key), algorithm, { now: now === undefined ? this.clock() : now, cost, commit: false, maxDelay: undefined });
+    return this.decideHeld(heldKey(key), algorithm, {
+      now: now === undefined ? this.clock() : now,
+      cost,
+      commit: false,
+      maxDelay: undefined,
+    });
   }
 
   /** Gives back units of an earlier charge (see `Store.giveBack`), forgetting its remembered id in the same step. */
   giveBack(back: GiveBack, now: number | undefined): void {
     const key = heldKey(back.key);
     const t = this.openAt(now);
-    if (back.idempotencyId !== undefined) this.size += this.ids.forget(RememberedIds.slot(key, back.algorithm), back.idempotencyId);
+    if (back.idempotencyId !== undefined)
+      this.size += this.ids.forget(RememberedIds.slot(key, back.algorithm), back.idempotencyId);
     const algorithm = this.overrides.decidingWith(key, back.algorithm, t);
     if (algorithm.stateKind === 'numeric') {
       const table = this.numeric.get(algorithm.stateTag);
       const slot = table?.index.get(key);
-      if (table !== undefined && slot !== undefined) algorithm.undo(table.data, slot * table.stride, { now: t, cost: back.cost, chargedAt: back.chargedAt, delayMs: back.delayMs });
+      if (table !== undefined && slot !== undefined)
+        algorithm.undo(table.data, slot * table.stride, {
+          now: t,
+          cost: back.cost,
+          chargedAt: back.chargedAt,
+          delayMs: back.delayMs,
+        });
     } else if (algorithm.stateKind === 'log') {
       const entry = this.logs.index.get(key);
-      if (entry !== undefined) algorithm.undo(entry.state, { now: t, cost: back.cost, chargedAt: back.chargedAt, delayMs: back.delayMs });
+      if (entry !== undefined)
+        algorithm.undo(entry.state, { now: t, cost: back.cost, chargedAt: back.chargedAt, delayMs: back.delayMs });
     }
   }
 
@@ -247,14 +275,19 @@ export class MemoryStore implements Store {
   private decideHeld(key: string, algorithm: Algorithm, request: StepRequest): Decision {
     const deciding = this.overrides.decidingWith(key, algorithm, request.now);
     // The lockout's closure in a method of its own: the plain path allocates no context for it.
-    return algorithm.checksBlocks ? this.decideBlocked(key, algorithm, deciding, request) : this.decide(key, deciding, request);
+    return algorithm.checksBlocks
+      ? this.decideBlocked(key, algorithm, deciding, request)
+      : this.decide(key, deciding, request);
   }
 
   /** A decision through the key's block (see `BlockTable.denial`): `algorithm` the limit's, `deciding` the one its override makes. */
   private decideBlocked(key: string, algorithm: Algorithm, deciding: Algorithm, request: StepRequest): Decision {
     const t = request.now;
     const step = (write: boolean): Decision => this.decide(key, deciding, withCommit(request, write));
-    return this.blocks.denial(key, algorithm, t, step) ?? (request.commit ? this.blocks.recorded(key, algorithm, t, step(true)) : step(false));
+    return (
+      this.blocks.denial(key, algorithm, t, step) ??
+      (request.commit ? this.blocks.recorded(key, algorithm, t, step(true)) : step(false))
+    );
   }
 
   private decide(key: string, algorithm: Algorithm, request: StepRequest): Decision {
@@ -320,5 +353,7 @@ export class MemoryStore implements Store {
 
 /** `request` with `commit` (itself when it already has it): the same fields in the same order, so the steps see one object shape. */
 function withCommit(request: StepRequest, commit: boolean): StepRequest {
-  return commit === request.commit ? request : { now: request.now, cost: request.cost, commit, maxDelay: request.maxDelay };
+  return commit === request.commit
+    ? request
+    : { now: request.now, cost: request.cost, commit, maxDelay: request.maxDelay };
 }

@@ -54,7 +54,14 @@ export class RememberedIds extends ObjectTable<IdRecord[]> {
    * oldest. Returns the change in the number of records (for the store's count of keys).
    */
   remember(slot: string, charge: IdempotentCharge, decision: Decision, now: number): number {
-    const record: IdRecord = { id: charge.id, fingerprint: charge.fingerprint, expiresAt: now + charge.ttlMs, at: decision.at, delayMs: decision.delayMs, replays: 0 };
+    const record: IdRecord = {
+      id: charge.id,
+      fingerprint: charge.fingerprint,
+      expiresAt: now + charge.ttlMs,
+      at: decision.at,
+      delayMs: decision.delayMs,
+      replays: 0,
+    };
     const entry = this.index.get(slot);
     if (entry === undefined) {
       this.index.set(slot, { state: [record], touched: false, deadline: record.expiresAt });

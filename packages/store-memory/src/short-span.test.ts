@@ -8,7 +8,10 @@ import { MemoryStore } from './memory-store.js';
 /** The RL_SHORT_WINDOW warnings `body` emits. */
 async function shortWindowWarnings(body: () => Promise<void>): Promise<string[]> {
   const messages: string[] = [];
-  const spy = vi.spyOn(process, 'emitWarning').mockImplementation(((warning: string | Error, options?: { code?: string }) => {
+  const spy = vi.spyOn(process, 'emitWarning').mockImplementation(((
+    warning: string | Error,
+    options?: { code?: string },
+  ) => {
     if (options?.code === 'RL_SHORT_WINDOW') messages.push(String(warning));
   }) as typeof process.emitWarning);
   try {
@@ -21,7 +24,13 @@ async function shortWindowWarnings(body: () => Promise<void>): Promise<string[]>
 
 describe('RL_SHORT_WINDOW: a ban or an override ttl as a bare number under one second', () => {
   const store = new MemoryStore();
-  const limiter = createLimiter({ algorithm: fixedWindow({ limit: 5, window: '1m' }), store, prefix: 'short-span', bans: true, overrides: true });
+  const limiter = createLimiter({
+    algorithm: fixedWindow({ limit: 5, window: '1m' }),
+    store,
+    prefix: 'short-span',
+    bans: true,
+    overrides: true,
+  });
 
   afterEach(() => {
     vi.restoreAllMocks();
@@ -35,7 +44,9 @@ describe('RL_SHORT_WINDOW: a ban or an override ttl as a bare number under one s
       await limiter.block('ann', 60);
       await limiter.block('ann', '1m');
     });
-    expect(messages).toEqual(["limiter.block.duration: 60 is 60 ms: did you mean '60s'? A bare number is milliseconds; write '60ms' to keep 60 ms without this warning."]);
+    expect(messages).toEqual([
+      "limiter.block.duration: 60 is 60 ms: did you mean '60s'? A bare number is milliseconds; write '60ms' to keep 60 ms without this warning.",
+    ]);
   });
 
   it('limiter.setOverride(key, algorithm, { ttl: 90 })', async () => {

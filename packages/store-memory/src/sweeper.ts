@@ -67,14 +67,16 @@ export class Sweeper {
     this.store.blocks().sweep(now);
     this.store.overrides().sweep(now);
     let removed = 0;
-    for (const table of this.store.tables()) removed += this.sweepEntries(table, table.index.entries() as Iterator<[string, unknown]>, now, Infinity).removed;
+    for (const table of this.store.tables())
+      removed += this.sweepEntries(table, table.index.entries() as Iterator<[string, unknown]>, now, Infinity).removed;
     return removed;
   }
 
   /** Arms the one timer, `ms` from now, unref'd when the handle can be (a sweep is never a reason for a process to stay alive). */
   private schedule(ms: number): void {
     const timer = this.timers.setTimeout(this.tick, ms);
-    if (typeof timer === 'object' && timer !== null && typeof (timer as { unref?: unknown }).unref === 'function') (timer as { unref(): void }).unref();
+    if (typeof timer === 'object' && timer !== null && typeof (timer as { unref?: unknown }).unref === 'function')
+      (timer as { unref(): void }).unref();
     this.timer = timer;
   }
 
@@ -107,7 +109,12 @@ export class Sweeper {
     return budget === 0;
   }
 
-  private sweepEntries(table: Table<unknown>, iterator: Iterator<[string, unknown]>, now: number, budget: number): { seen: number; removed: number; done: boolean } {
+  private sweepEntries(
+    table: Table<unknown>,
+    iterator: Iterator<[string, unknown]>,
+    now: number,
+    budget: number,
+  ): { seen: number; removed: number; done: boolean } {
     let seen = 0;
     let removed = 0;
     while (seen < budget) {

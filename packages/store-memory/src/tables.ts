@@ -1,4 +1,13 @@
-import type { ConcurrencyAlgorithm, Decision, LeaseState, LogAlgorithm, LogState, NumericAlgorithm, SettleRequest, StepRequest } from '@rl/core/store';
+import type {
+  ConcurrencyAlgorithm,
+  Decision,
+  LeaseState,
+  LogAlgorithm,
+  LogState,
+  NumericAlgorithm,
+  SettleRequest,
+  StepRequest,
+} from '@rl/core/store';
 
 /**
  * The store's eviction before an insert (given to a table at construction): makes room for one more
@@ -255,7 +264,12 @@ export class LeaseTable extends ObjectTable<LeaseState> {
    * Takes permit `leaseId` of `key` at `now` when one is free, the store's room made before a new key
    * is added. Returns the decision and the change in the number of keys (1 for a new key).
    */
-  take(key: string, algorithm: ConcurrencyAlgorithm, leaseId: string, now: number): { decision: Decision; added: number } {
+  take(
+    key: string,
+    algorithm: ConcurrencyAlgorithm,
+    leaseId: string,
+    now: number,
+  ): { decision: Decision; added: number } {
     const entry = this.index.get(key);
     if (entry !== undefined) entry.touched = true;
     const { state, decision } = algorithm.acquire(entry?.state, now, leaseId, true);

@@ -18,7 +18,15 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Redis from 'ioredis';
 import { RateLimiterRedis } from 'rate-limiter-flexible';
-import { concurrency, createLimiter, fixedWindow, leakyBucket, slidingWindowCounter, slidingWindowLog, tokenBucket } from '@rl/core';
+import {
+  concurrency,
+  createLimiter,
+  fixedWindow,
+  leakyBucket,
+  slidingWindowCounter,
+  slidingWindowLog,
+  tokenBucket,
+} from '@rl/core';
 import { RedisStore } from '../dist/index.js';
 
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 1.5);
@@ -37,17 +45,23 @@ async function freePort() {
 }
 
 async function startServer() {
-  if (process.env.REDIS_URL) return { url: process.env.REDIS_URL, port: Number(new URL(process.env.REDIS_URL).port || 6379), stop: () => {} };
+  if (process.env.REDIS_URL)
+    return { url: process.env.REDIS_URL, port: Number(new URL(process.env.REDIS_URL).port || 6379), stop: () => {} };
   const port = await freePort();
   const dir = mkdtempSync(join(tmpdir(), 'rl-bench-'));
-  const child = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--dir', dir], { stdio: 'ignore' });
+  const child = spawn(
+    'redis-server',
+    ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--dir', dir],
+    { stdio: 'ignore' },
+  );
   const stop = () => {
     child.kill('SIGKILL');
     rmSync(dir, { recursive: true, force: true });
   };
   process.once('exit', stop);
   for (let i = 0; i < 200; i++) {
-    if (spawnSync('redis-cli', ['-p', String(port), 'PING'], { encoding: 'utf8' }).stdout.includes('PONG')) return { url: `redis://127.0.0.1:${port}`, port, stop };
+    if (spawnSync('redis-cli', ['-p', String(port), 'PING'], { encoding: 'utf8' }).stdout.includes('PONG'))
+      return { url: `redis://127.0.0.1:${port}`, port, stop };
     await new Promise((r) => setTimeout(r, 25));
   }
   stop();
@@ -75,7 +89,10 @@ async function measure(inFlight, op) {
 
 async function evalshaCalls(client) {
   const stats = await client.info('commandstats');
-  return Number(/cmdstat_evalsha:calls=(\d+)/.exec(stats)?.[1] ?? 0) + Number(/cmdstat_eval:calls=(\d+)/.exec(stats)?.[1] ?? 0);
+  return (
+    Number(/cmdstat_evalsha:calls=(\d+)/.exec(stats)?.[1] ?? 0) +
+    Number(/cmdstat_eval:calls=(\d+)/.exec(stats)?.[1] ?? 0)
+  );
 }
 
 const fmt = (n) => Math.round(n).toLocaleString('en-US').padStart(9);
@@ -83,7 +100,14 @@ const fmt = (n) => Math.round(n).toLocaleString('en-US').padStart(9);
 const server = await startServer();
 const admin = new Redis(server.url);
 const info = await admin.info('server');
-console.log(`Redis ${/redis_version:(\S+)/.exec(info)?.[1]} on ${server.url}; node ${process.version}; ${SECONDS}s per measurement, ${KEYS} keys; load average ${(await import('node:os')).loadavg().map((l) => l.toFixed(1)).join(' ')}`);
+console.log(
+  `Redis ${/redis_version:(\S+)/.exec(info)?.[1]} on ${server.url}; node ${process.version}; ${SECONDS}s per measurement, ${KEYS} keys; load average ${(
+    await import('node:os')
+  )
+    .loadavg()
+    .map((l) => l.toFixed(1))
+    .join(' ')}`,
+);
 
 const algorithms = [
   ['fixed window', fixedWindow({ limit: 1e9, window: '1m' })],
@@ -128,13 +152,18 @@ async function decisionsTable(title, clientOptions) {
     await row(`limiter.consume (timeout 50 ms): ${name}`, async (i) => {
       if ((await limiter.consume(`k${i % KEYS}`)).reason !== undefined) notFromRedis++;
     });
-    if (notFromRedis > 0) console.log(`  (!) ${notFromRedis} of these decisions did not come from Redis (timeout, then the circuit): not a Redis rate`);
+    if (notFromRedis > 0)
+      console.log(
+        `  (!) ${notFromRedis} of these decisions did not come from Redis (timeout, then the circuit): not a Redis rate`,
+      );
   }
   const flexible = new RateLimiterRedis({ storeClient: client, points: 1e9, duration: 60, keyPrefix: 'rlflx' });
   await row('rate-limiter-flexible RateLimiterRedis.consume', (i) => flexible.consume(`k${i % KEYS}`));
   const raw2 = await row('raw ioredis EVALSHA of "return 1" (again)', (i) => client.benchTrivial(`k${i % KEYS}`));
   const rawMean = IN_FLIGHT.map((_, j) => (raw1[j] + raw2[j]) / 2);
-  console.log(`RedisStore.consume / raw EVALSHA (mean of the two raw rows): ${IN_FLIGHT.map((n, j) => `${n} in flight ${Math.min(...ours.map((o) => o[j] / rawMean[j])).toFixed(2)}–${Math.max(...ours.map((o) => o[j] / rawMean[j])).toFixed(2)}`).join(', ')}`);
+  console.log(
+    `RedisStore.consume / raw EVALSHA (mean of the two raw rows): ${IN_FLIGHT.map((n, j) => `${n} in flight ${Math.min(...ours.map((o) => o[j] / rawMean[j])).toFixed(2)}–${Math.max(...ours.map((o) => o[j] / rawMean[j])).toFixed(2)}`).join(', ')}`,
+  );
   client.disconnect();
 }
 
@@ -146,7 +175,24 @@ const store = new RedisStore({ client, prefix: 'bench:' });
 // The ceiling: redis-benchmark's own EVALSHA of the trivial script on the same server.
 console.log('\nredis-benchmark EVALSHA "return 1" (the server ceiling):');
 for (const c of [1, 64]) {
-  const out = spawnSync('redis-benchmark', ['-h', '127.0.0.1', '-p', String(server.port), '-n', c === 1 ? '50000' : '300000', '-c', String(c), '-q', 'EVALSHA', trivialSha, '0'], { encoding: 'utf8' });
+  const out = spawnSync(
+    'redis-benchmark',
+    [
+      '-h',
+      '127.0.0.1',
+      '-p',
+      String(server.port),
+      '-n',
+      c === 1 ? '50000' : '300000',
+      '-c',
+      String(c),
+      '-q',
+      'EVALSHA',
+      trivialSha,
+      '0',
+    ],
+    { encoding: 'utf8' },
+  );
   const rps = /([\d.]+) requests per second/.exec(out.stdout)?.[1];
   console.log(`  ${c} connection(s): ${rps ?? out.stdout.trim()} requests per second`);
 }
@@ -166,11 +212,15 @@ for (const [name, op] of roundTripCases) {
   const stats = await admin.info('commandstats');
   const evalsha = /cmdstat_evalsha:calls=(\d+),usec=\d+,usec_per_call=([\d.]+)/.exec(stats);
   const evals = Number(/cmdstat_eval:calls=(\d+)/.exec(stats)?.[1] ?? 0);
-  console.log(`  ${name.padEnd(28)} ${((Number(evalsha?.[1] ?? 0) + evals) / 2000).toFixed(3)} round trips, ${evalsha?.[2]} µs`);
+  console.log(
+    `  ${name.padEnd(28)} ${((Number(evalsha?.[1] ?? 0) + evals) / 2000).toFixed(3)} round trips, ${evalsha?.[2]} µs`,
+  );
 }
 
 // Memory per key.
-console.log('\nMEMORY USAGE bytes per key, compact layout (32,000 IPv4-like keys in 256 buckets: 125 per bucket, as two million keys in the default 16384):');
+console.log(
+  '\nMEMORY USAGE bytes per key, compact layout (32,000 IPv4-like keys in 256 buckets: 125 per bucket, as two million keys in the default 16384):',
+);
 const compactStore = new RedisStore({ client, prefix: 'rlmem:', buckets: 256 });
 const compactCases = [
   ['fixed window', fixedWindow({ limit: 100, window: '1m' })],
@@ -180,7 +230,8 @@ const compactCases = [
 ];
 const ipKeys = Array.from({ length: 32_000 }, (_, i) => `10.${(i >> 16) & 255}.${(i >> 8) & 255}.${i & 255}`);
 for (const [name, algorithm] of compactCases) {
-  for (let i = 0; i < ipKeys.length; i += 500) await Promise.all(ipKeys.slice(i, i + 500).map((key) => compactStore.consume(key, algorithm, 1, undefined)));
+  for (let i = 0; i < ipKeys.length; i += 500)
+    await Promise.all(ipKeys.slice(i, i + 500).map((key) => compactStore.consume(key, algorithm, 1, undefined)));
   const buckets = new Set(ipKeys.map((key) => compactStore.redisKeys(key, algorithm)[0]));
   let bytes = 0;
   for (const bucket of buckets) bytes += await admin.memory('USAGE', bucket, 'SAMPLES', '0');
@@ -199,7 +250,8 @@ for (const [name, algorithm, n] of memoryCases) {
   const key = 'api:user:12345';
   await memStore.reset(key, algorithm);
   for (let i = 0; i < n; i++) {
-    if (algorithm.kind === 'concurrency') await memStore.acquire(key, algorithm, `lease-${i.toString(36).padStart(8, '0')}`, undefined);
+    if (algorithm.kind === 'concurrency')
+      await memStore.acquire(key, algorithm, `lease-${i.toString(36).padStart(8, '0')}`, undefined);
     else await memStore.consume(key, algorithm, 1, undefined);
   }
   let bytes = 0;
@@ -211,12 +263,19 @@ for (const [name, algorithm, n] of memoryCases) {
 // Deny cache under a flood from one key.
 console.log('\nDeny cache, one key flooded with 10,000 requests after its limit is used up:');
 for (const inFlight of [1, 64]) {
-  const limiter = createLimiter({ algorithm: tokenBucket({ capacity: 10, refillRate: 1, interval: '1h' }), store, prefix: `flood${inFlight}` });
+  const limiter = createLimiter({
+    algorithm: tokenBucket({ capacity: 10, refillRate: 1, interval: '1h' }),
+    store,
+    prefix: `flood${inFlight}`,
+  });
   for (let i = 0; i < 10; i++) await limiter.consume('k');
   const before = await evalshaCalls(admin);
-  for (let sent = 0; sent < 10_000; sent += inFlight) await Promise.all(Array.from({ length: inFlight }, () => limiter.consume('k')));
+  for (let sent = 0; sent < 10_000; sent += inFlight)
+    await Promise.all(Array.from({ length: inFlight }, () => limiter.consume('k')));
   const calls = (await evalshaCalls(admin)) - before;
-  console.log(`  ${inFlight} in flight: ${calls} Redis calls, ${((calls / 10_000) * 100).toFixed(2)} per 100 denied requests`);
+  console.log(
+    `  ${inFlight} in flight: ${calls} Redis calls, ${((calls / 10_000) * 100).toFixed(2)} per 100 denied requests`,
+  );
 }
 
 client.disconnect();

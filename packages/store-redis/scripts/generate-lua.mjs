@@ -34,7 +34,14 @@ const PRELUDE = 'prelude.lua';
 /** Put after PRELUDE before the scripts of the compact layout. Not a script of its own. */
 const COMPACT_PRELUDE = 'prelude-compact.lua';
 /** Blocks that scripts include (`--#include <file>`). Not scripts of their own. */
-const INCLUDED = ['compact-write.lua', 'window-undo.lua', 'window-count.lua', 'idem-read.lua', 'idem-write-compact.lua', 'idem-write-keys.lua'];
+const INCLUDED = [
+  'compact-write.lua',
+  'window-undo.lua',
+  'window-count.lua',
+  'idem-read.lua',
+  'idem-write-compact.lua',
+  'idem-write-keys.lua',
+];
 /** The reply of every rate script (`--#blockable`): an idempotent charge's (see idem-reply.lua), after the lockout's. Not a script of its own. */
 const IDEM_REPLY = 'idem-reply.lua';
 /** Where idem-reply.lua counts a replay in its record, by layout (its mark `--#idem-count`). Not scripts of their own. */
@@ -46,7 +53,14 @@ const BLOCK_PARTS = {
   write: { compact: 'block-write-compact.lua', keys: 'block-write-keys.lua' },
   reply: 'block-reply.lua',
 };
-const BLOCK_FILES = [...Object.values(BLOCK_PARTS.read), BLOCK_PARTS.check, ...Object.values(BLOCK_PARTS.write), BLOCK_PARTS.reply, IDEM_REPLY, ...Object.values(IDEM_COUNT)];
+const BLOCK_FILES = [
+  ...Object.values(BLOCK_PARTS.read),
+  BLOCK_PARTS.check,
+  ...Object.values(BLOCK_PARTS.write),
+  BLOCK_PARTS.reply,
+  IDEM_REPLY,
+  ...Object.values(IDEM_COUNT),
+];
 /** The marker of a script that gets a blocking variant, alone on its line. */
 const BLOCKABLE = /^--#blockable[ \t]*$/m;
 /** A script's final reply: five values and `now` (group 1: the five values). */
@@ -58,8 +72,30 @@ const COMPACT_WRITE = 'compact-write.lua';
  * prelude.lua): not constants of an algorithm's configuration.
  */
 const STORE_CONSTANTS = [
-  ...['OP', 'IDEMPOTENT', 'BATCH_TIME', 'UNDO_AT', 'UNDO_DELAY', 'EXPLICIT_NOW_MARGIN_MS', 'HORIZON', 'STATE_BYTES', 'IDEM_KEY'],
-  ...['ARG_OWN', 'ARG_NOW', 'ARG_MAX_DELAY', 'ARG_CHARGED_AT', 'ARG_DELAY', 'ARG_ACTUAL', 'ARG_MAX_DEBT', 'ARG_IDEM', 'ARG_FINGERPRINT', 'ARG_IDEM_TTL', 'ARG_IDEM_MAX'],
+  ...[
+    'OP',
+    'IDEMPOTENT',
+    'BATCH_TIME',
+    'UNDO_AT',
+    'UNDO_DELAY',
+    'EXPLICIT_NOW_MARGIN_MS',
+    'HORIZON',
+    'STATE_BYTES',
+    'IDEM_KEY',
+  ],
+  ...[
+    'ARG_OWN',
+    'ARG_NOW',
+    'ARG_MAX_DELAY',
+    'ARG_CHARGED_AT',
+    'ARG_DELAY',
+    'ARG_ACTUAL',
+    'ARG_MAX_DEBT',
+    'ARG_IDEM',
+    'ARG_FINGERPRINT',
+    'ARG_IDEM_TTL',
+    'ARG_IDEM_MAX',
+  ],
   'ARG_IDEM_REPLAYS',
 ];
 export const generatedPath = join(packageDir, 'src', 'lua-scripts.generated.ts');
@@ -80,11 +116,13 @@ export const OVERRIDE_PLACE = '--@override';
  */
 function withoutComments(lua) {
   if (lua.includes('[[')) throw new Error('generate-lua: a script uses [[ ]]; withoutComments cannot strip it safely');
-  return lua
-    .replace(OVERRIDE_MARK, OVERRIDE_PLACE)
-    .split('\n')
-    .filter((line) => line.trim() !== '' && (line === OVERRIDE_PLACE || !line.trimStart().startsWith('--')))
-    .join('\n') + '\n';
+  return (
+    lua
+      .replace(OVERRIDE_MARK, OVERRIDE_PLACE)
+      .split('\n')
+      .filter((line) => line.trim() !== '' && (line === OVERRIDE_PLACE || !line.trimStart().startsWith('--')))
+      .join('\n') + '\n'
+  );
 }
 
 /** An include line: `--#include <file>` alone on its line (group 1: the file). */
@@ -96,8 +134,10 @@ const INCLUDE_LINE = /^[ \t]*--#include[ \t]+(\S+)[ \t]*$/gm;
  */
 function withIncludes(lua, included = []) {
   return lua.replace(INCLUDE_LINE, (_, file) => {
-    if (!INCLUDED.includes(file)) throw new Error(`generate-lua: --#include ${file}: not one of ${INCLUDED.join(', ')}`);
-    if (included.filter((f) => f === file).length > 8) throw new Error(`generate-lua: --#include ${file}: included in itself`);
+    if (!INCLUDED.includes(file))
+      throw new Error(`generate-lua: --#include ${file}: not one of ${INCLUDED.join(', ')}`);
+    if (included.filter((f) => f === file).length > 8)
+      throw new Error(`generate-lua: --#include ${file}: included in itself`);
     included.push(file);
     return withIncludes(readFileSync(join(luaDir, file), 'utf8'), included);
   });
@@ -112,7 +152,8 @@ function withoutStrings(lua) {
 function numberOfKeysOf(name, lua) {
   const used = new Set([...withoutStrings(lua).matchAll(/\bKEYS\[(\d+)\]/g)].map((m) => Number(m[1])));
   const count = used.size === 0 ? 0 : Math.max(...used);
-  for (let n = 1; n <= count; n++) if (!used.has(n)) throw new Error(`generate-lua: ${name}.lua reads KEYS[${count}] but not KEYS[${n}]`);
+  for (let n = 1; n <= count; n++)
+    if (!used.has(n)) throw new Error(`generate-lua: ${name}.lua reads KEYS[${count}] but not KEYS[${n}]`);
   return count;
 }
 
@@ -123,7 +164,9 @@ function constantsOf(lua) {
   for (const m of code.matchAll(/\blocal\s+(?:function\s+)?([A-Za-z_]\w*(?:\s*,\s*[A-Za-z_]\w*)*)/g)) {
     for (const name of m[1].split(',')) declared.add(name.trim());
   }
-  const read = new Set([...code.matchAll(/(?<![.\w])[A-Z][A-Z0-9_]*\b/g)].map((m) => m[0]).filter((n) => !declared.has(n)));
+  const read = new Set(
+    [...code.matchAll(/(?<![.\w])[A-Z][A-Z0-9_]*\b/g)].map((m) => m[0]).filter((n) => !declared.has(n)),
+  );
   return [...read].sort();
 }
 
@@ -142,14 +185,19 @@ function withBlockRead(name, lua, text) {
   const mark = BLOCK_READ_MARK.exec(lua);
   const idem = IDEM_READ.exec(lua);
   if (marks.length !== 1 || mark === null || idem === null || idem.index < mark.index) {
-    throw new Error(`generate-lua: ${name}.lua is --#blockable but its text (with prelude-compact.lua for the compact layout) has not one \`--#block-read\` line before \`--#include idem-read.lua\``);
+    throw new Error(
+      `generate-lua: ${name}.lua is --#blockable but its text (with prelude-compact.lua for the compact layout) has not one \`--#block-read\` line before \`--#include idem-read.lua\``,
+    );
   }
   return lua.slice(0, mark.index) + text + lua.slice(mark.index + mark[0].length + 1);
 }
 
 /** The block read of a blocking variant, for its layout: the layout's read, then block-read.lua. */
 function blockRead(compact) {
-  return readFileSync(join(luaDir, BLOCK_PARTS.read[compact ? 'compact' : 'keys']), 'utf8') + readFileSync(join(luaDir, BLOCK_PARTS.check), 'utf8');
+  return (
+    readFileSync(join(luaDir, BLOCK_PARTS.read[compact ? 'compact' : 'keys']), 'utf8') +
+    readFileSync(join(luaDir, BLOCK_PARTS.check), 'utf8')
+  );
 }
 
 /**
@@ -161,11 +209,18 @@ function blockingVariant(name, source, compact) {
   const replies = source.match(new RegExp(FINAL_REPLY.source, 'gm')) ?? [];
   const final = FINAL_REPLY.exec(source);
   if (replies.length !== 1 || final === null || source.slice(final.index + final[0].length).trim() !== '') {
-    throw new Error(`generate-lua: ${name}.lua is --#blockable but does not end with its one reply \`return struct.pack('<dddddd', …, now)\``);
+    throw new Error(
+      `generate-lua: ${name}.lua is --#blockable but does not end with its one reply \`return struct.pack('<dddddd', …, now)\``,
+    );
   }
   const write = readFileSync(join(luaDir, BLOCK_PARTS.write[compact ? 'compact' : 'keys']), 'utf8');
-  const reply = readFileSync(join(luaDir, BLOCK_PARTS.reply), 'utf8').replace(/^[ \t]*--#block-write[ \t]*$/m, () => write);
-  return source.slice(0, final.index) + `local r_allowed, r_remaining, r_reset, r_retry, r_delay = ${final[1]}\n` + reply;
+  const reply = readFileSync(join(luaDir, BLOCK_PARTS.reply), 'utf8').replace(
+    /^[ \t]*--#block-write[ \t]*$/m,
+    () => write,
+  );
+  return (
+    source.slice(0, final.index) + `local r_allowed, r_remaining, r_reset, r_retry, r_delay = ${final[1]}\n` + reply
+  );
 }
 
 /**
@@ -175,26 +230,44 @@ function blockingVariant(name, source, compact) {
 function withIdempotentReply(name, source, compact) {
   const final = FINAL_REPLY.exec(source);
   if (final === null || source.slice(final.index + final[0].length).trim() !== '') {
-    throw new Error(`generate-lua: ${name}.lua is --#blockable but does not end with its one reply \`return struct.pack('<dddddd', …, now)\``);
+    throw new Error(
+      `generate-lua: ${name}.lua is --#blockable but does not end with its one reply \`return struct.pack('<dddddd', …, now)\``,
+    );
   }
   const write = readFileSync(join(luaDir, compact ? 'idem-write-compact.lua' : 'idem-write-keys.lua'), 'utf8');
   const count = readFileSync(join(luaDir, IDEM_COUNT[compact ? 'compact' : 'keys']), 'utf8');
   const reply = readFileSync(join(luaDir, IDEM_REPLY), 'utf8')
     .replace(/^[ \t]*--#idem-write[ \t]*$/m, () => write)
     .replace(/^[ \t]*--#idem-count[ \t]*$/m, () => count);
-  return source.slice(0, final.index) + `local i_allowed, i_remaining, i_reset, i_retry, i_delay = ${final[1]}\n` + reply;
+  return (
+    source.slice(0, final.index) + `local i_allowed, i_remaining, i_reset, i_retry, i_delay = ${final[1]}\n` + reply
+  );
 }
 
 /** The text of the generated module for the .lua files as they are now. */
 export function renderModule() {
-  const files = readdirSync(luaDir).filter((f) => f.endsWith('.lua') && f !== PRELUDE && f !== COMPACT_PRELUDE && !INCLUDED.includes(f) && !BLOCK_FILES.includes(f)).sort();
+  const files = readdirSync(luaDir)
+    .filter(
+      (f) =>
+        f.endsWith('.lua') &&
+        f !== PRELUDE &&
+        f !== COMPACT_PRELUDE &&
+        !INCLUDED.includes(f) &&
+        !BLOCK_FILES.includes(f),
+    )
+    .sort();
   const prelude = readFileSync(join(luaDir, PRELUDE), 'utf8');
   const compactPrelude = readFileSync(join(luaDir, COMPACT_PRELUDE), 'utf8');
   /** Each script by name, and its blocking variant after it: [name, source, blocking]. */
   const scripts = files.flatMap((f) => {
     const name = f.slice(0, -4);
     const source = readFileSync(join(luaDir, f), 'utf8');
-    return BLOCKABLE.test(source) ? [[name, source, false], [`${name}-block`, source, true]] : [[name, source, false]];
+    return BLOCKABLE.test(source)
+      ? [
+          [name, source, false],
+          [`${name}-block`, source, true],
+        ]
+      : [[name, source, false]];
   });
   const names = scripts.map(([n]) => n);
   let out = `// Generated by scripts/generate-lua.mjs from src/lua/*.lua. Do not edit: edit the .lua file and run\n`;
@@ -205,14 +278,17 @@ export function renderModule() {
   out += `export const luaScripts: Readonly<Record<${names.map((n) => `'${n}'`).join(' | ')}, LuaScript>> = {\n`;
   for (const [name, source, blocking] of scripts) {
     if (/^[ \t]*--[ \t]*#[ \t]*include/m.test(source.replace(INCLUDE_LINE, ''))) {
-      throw new Error(`generate-lua: ${name}.lua has a malformed include line (write \`--#include <file>.lua\` alone on its line)`);
+      throw new Error(
+        `generate-lua: ${name}.lua has a malformed include line (write \`--#include <file>.lua\` alone on its line)`,
+      );
     }
     // Where each argument is, the store declares before the script (src/wire.ts), as it declares OP.
     const included = [];
     withIncludes(source, included);
     // A compact script writes its state only through the included block, once (directly or in a block it includes).
     const writes = included.filter((file) => file === COMPACT_WRITE).length;
-    if (writes > 1) throw new Error(`generate-lua: ${name}.lua includes ${COMPACT_WRITE} ${writes} times (at most once)`);
+    if (writes > 1)
+      throw new Error(`generate-lua: ${name}.lua includes ${COMPACT_WRITE} ${writes} times (at most once)`);
     const compact = writes === 1;
     const rate = BLOCKABLE.test(source);
     // The script after its layout's prelude, with a blocking variant's block read in place of its mark.

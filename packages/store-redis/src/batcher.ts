@@ -109,10 +109,24 @@ export class Batcher {
    * alone, at once, when it is the first of the turn and none is in flight (as {@link join} decides);
    * resolves to its reply (the members' replies).
    */
-  sendGroup(script: GroupScript, keys: readonly string[], argv: readonly string[], decisions: number): Promise<unknown> {
+  sendGroup(
+    script: GroupScript,
+    keys: readonly string[],
+    argv: readonly string[],
+    decisions: number,
+  ): Promise<unknown> {
     let family = this.families.get(script);
     if (family === undefined) {
-      family = { name: script.name, lua: script.lua, numberOfKeys: 0, compact: true, call: undefined, inFlight: 0, single: undefined, byKey: new Map() };
+      family = {
+        name: script.name,
+        lua: script.lua,
+        numberOfKeys: 0,
+        compact: true,
+        call: undefined,
+        inFlight: 0,
+        single: undefined,
+        byKey: new Map(),
+      };
       this.families.set(script, family);
     }
     const batch = this.open(family, keys[0]!);
@@ -142,7 +156,12 @@ export class Batcher {
   }
 
   /** Adds one entry of a group script to `group`: its `keys` and its arguments; resolves to its reply (the members' replies). */
-  private addEntry(group: Group, keys: readonly string[], argv: readonly string[], decisions: number): Promise<unknown> {
+  private addEntry(
+    group: Group,
+    keys: readonly string[],
+    argv: readonly string[],
+    decisions: number,
+  ): Promise<unknown> {
     return new Promise((resolve, reject) => {
       for (const key of keys) group.keys.push(key);
       group.keyCount += keys.length;
@@ -192,7 +211,9 @@ export class Batcher {
       (replies) => {
         family.inFlight--;
         if (!Array.isArray(replies) || replies.length !== count) {
-          const error = new StoreError(`Redis batch: expected ${count} replies, got ${Array.isArray(replies) ? replies.length : typeof replies}`);
+          const error = new StoreError(
+            `Redis batch: expected ${count} replies, got ${Array.isArray(replies) ? replies.length : typeof replies}`,
+          );
           for (const reject of rejects) reject(error);
           return;
         }
@@ -221,7 +242,16 @@ export class Batcher {
     if (family === undefined) {
       const lua = batchLua(plan);
       const name = `rl_batch_${plan.script.name.replace(/-/g, '_')}_${createHash('sha1').update(lua).digest('hex').slice(0, 16)}`;
-      family = { name, lua, numberOfKeys: plan.script.numberOfKeys, compact: plan.compact, call: undefined, inFlight: 0, single: undefined, byKey: new Map() };
+      family = {
+        name,
+        lua,
+        numberOfKeys: plan.script.numberOfKeys,
+        compact: plan.compact,
+        call: undefined,
+        inFlight: 0,
+        single: undefined,
+        byKey: new Map(),
+      };
       this.families.set(plan.calls, family);
     }
     return family;
@@ -229,5 +259,16 @@ export class Batcher {
 }
 
 function newGroup(family: Family, key: string | undefined): Group {
-  return { family, key, open: false, count: 0, keys: [], keyCount: 0, decisions: 0, argv: [], resolves: [], rejects: [] };
+  return {
+    family,
+    key,
+    open: false,
+    count: 0,
+    keys: [],
+    keyCount: 0,
+    decisions: 0,
+    argv: [],
+    resolves: [],
+    rejects: [],
+  };
 }

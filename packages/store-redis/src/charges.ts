@@ -27,7 +27,13 @@ export class Charges {
     private readonly plans: ScriptPlans,
     keys: StoreKeys,
   ) {
-    this.host = { sender, keys, scripts: this.groupScripts, planOf: (algorithm) => plans.of(algorithm), alone: (charge, now) => this.charge(charge, now) };
+    this.host = {
+      sender,
+      keys,
+      scripts: this.groupScripts,
+      planOf: (algorithm) => plans.of(algorithm),
+      alone: (charge, now) => this.charge(charge, now),
+    };
   }
 
   /**
@@ -51,7 +57,9 @@ export class Charges {
 
   /** A lease limit's charge: its state, a peek for no lease (it takes nothing: a lease is taken with `acquire`). */
   private leaseState({ key, algorithm }: Charge, now: number | undefined): Promise<Charged> {
-    return this.sender.decide(key, algorithm, 'p', [NO_LEASE, timeOf(now)]).then((decision): Charged => ({ decision, took: 'charged' }));
+    return this.sender
+      .decide(key, algorithm, 'p', [NO_LEASE, timeOf(now)])
+      .then((decision): Charged => ({ decision, took: 'charged' }));
   }
 
   /** One undo ('u'; with the charge's idempotency id, its remembered decision forgotten in the same call): see `Store.giveBack`. A lease limit gives nothing back here (its permits go with `release`). */

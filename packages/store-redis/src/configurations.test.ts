@@ -9,7 +9,16 @@
 import fc from 'fast-check';
 import type { Cluster, Redis } from 'ioredis5';
 import { describe, expect, it } from 'vitest';
-import { createLimiter, fixedWindow, slidingWindowLog, tokenBucket, withBlock, type Algorithm, type Decision, type Store } from '@rl/core';
+import {
+  createLimiter,
+  fixedWindow,
+  slidingWindowLog,
+  tokenBucket,
+  withBlock,
+  type Algorithm,
+  type Decision,
+  type Store,
+} from '@rl/core';
 import { kindSuites, runScenario, scenarios } from '@rl/core/testing';
 import { MemoryStore } from '@rl/store-memory';
 import { useRedisDeployments } from '@rl/test-support';
@@ -26,7 +35,16 @@ const targets = [
 
 /** Decisions as plain data (the policy by name). */
 function plain(d: Decision): Record<string, unknown> {
-  return { allowed: d.allowed, limit: d.limit, remaining: d.remaining, resetMs: d.resetMs, retryAfterMs: d.retryAfterMs, delayMs: d.delayMs, policy: d.policy.name, reason: d.reason };
+  return {
+    allowed: d.allowed,
+    limit: d.limit,
+    remaining: d.remaining,
+    resetMs: d.resetMs,
+    retryAfterMs: d.retryAfterMs,
+    delayMs: d.delayMs,
+    policy: d.policy.name,
+    reason: d.reason,
+  };
 }
 
 /** The Redis servers behind a client: itself, or every master of a Cluster. */
@@ -72,16 +90,22 @@ describe.each(targets)('many configurations on $name Redis', ({ client }) => {
     // A new algorithm object per configuration, as a per-customer quota read from a database would be;
     // a few of other kinds among them.
     const algorithmOf = (i: number): Algorithm => {
-      if (i < CONFIGURATIONS) return tokenBucket({ capacity: 5 + (i % 97), refillRate: 1 + Math.floor(i / 97) / 3, interval: '1m' });
+      if (i < CONFIGURATIONS)
+        return tokenBucket({ capacity: 5 + (i % 97), refillRate: 1 + Math.floor(i / 97) / 3, interval: '1m' });
       const j = i - CONFIGURATIONS;
-      return j % 2 === 0 ? slidingWindowLog({ limit: 3 + j, window: '1m' }) : fixedWindow({ limit: 3 + j, window: 1000 + j });
+      return j % 2 === 0
+        ? slidingWindowLog({ limit: 3 + j, window: '1m' })
+        : fixedWindow({ limit: 3 + j, window: 1000 + j });
     };
     const total = CONFIGURATIONS + OTHERS;
     const distinct = new Set(Array.from({ length: total }, (_, i) => JSON.stringify(algorithmOf(i).script.constants)));
     expect(distinct.size).toBe(total);
     const mismatches: string[] = [];
     // Two decisions per configuration, the second 1.5 s later with a cost of 3: a refill, a window passed or not.
-    for (const [dt, cost] of [[0, 1], [1500, 3]] as const) {
+    for (const [dt, cost] of [
+      [0, 1],
+      [1500, 3],
+    ] as const) {
       now += dt;
       await inBatches(total, 100, async (i) => {
         const algorithm = algorithmOf(i);
@@ -91,7 +115,8 @@ describe.each(targets)('many configurations on $name Redis', ({ client }) => {
           createLimiter({ ...options, store: redis }).consume(key, cost),
           createLimiter({ ...options, store: memory }).consume(key, cost),
         ]);
-        if (JSON.stringify(plain(actual)) !== JSON.stringify(plain(expected))) mismatches.push(`${i} at ${now}: ${JSON.stringify(plain(actual))} vs ${JSON.stringify(plain(expected))}`);
+        if (JSON.stringify(plain(actual)) !== JSON.stringify(plain(expected)))
+          mismatches.push(`${i} at ${now}: ${JSON.stringify(plain(actual))} vs ${JSON.stringify(plain(expected))}`);
       });
     }
     expect(mismatches).toEqual([]);
@@ -103,7 +128,9 @@ describe.each(targets)('many configurations on $name Redis', ({ client }) => {
     const after = await cachedScripts(client());
     const growth = after.map((n, i) => n - before[i]!);
     for (const grown of growth) expect(grown).toBeLessThanOrEqual(redis.scriptCount);
-    console.log(`${total} configurations on ${serversOf(client()).length} server(s): the store defined ${redis.scriptCount} scripts; number_of_cached_scripts grew by ${growth.join(', ')}`);
+    console.log(
+      `${total} configurations on ${serversOf(client()).length} server(s): the store defined ${redis.scriptCount} scripts; number_of_cached_scripts grew by ${growth.join(', ')}`,
+    );
     memory.close();
   });
 
@@ -116,7 +143,10 @@ describe.each(targets)('many configurations on $name Redis', ({ client }) => {
     expect((await cachedScripts(client())).reduce((a, b) => a + b)).toBe(0);
     expect((await decide()).remaining).toBe(1);
     // Redis TIME ('' for now) by argument as well.
-    expect(plain((await store.charge({ key: 'k2', algorithm, cost: 1 }, undefined)).decision)).toMatchObject({ allowed: true, remaining: 2 });
+    expect(plain((await store.charge({ key: 'k2', algorithm, cost: 1 }, undefined)).decision)).toMatchObject({
+      allowed: true,
+      remaining: 2,
+    });
     // One script sent by argument, cached again on the master(s) that ran it.
     expect((await cachedScripts(client())).reduce((a, b) => a + b)).toBeGreaterThanOrEqual(1);
     expect(store.scriptCount).toBe(1);
@@ -128,12 +158,16 @@ describe.each(targets)('many configurations on $name Redis', ({ client }) => {
       const argument = byArgumentStore(client());
       const expected = await runScenario(inline, scenario, { prefix: 'p' });
       const actual = await runScenario(argument, scenario, { prefix: 'p' });
-      expect(actual.map((r) => r.decisions.map(plain)), scenario.name).toEqual(expected.map((r) => r.decisions.map(plain)));
+      expect(
+        actual.map((r) => r.decisions.map(plain)),
+        scenario.name,
+      ).toEqual(expected.map((r) => r.decisions.map(plain)));
       // The inline store defined a script per configuration and operation, the other one per script and
       // operation; a configuration with constants that change with time (a calendar's) is sent by argument by both.
       const configurations = new Set(scenario.algorithms.map((a) => JSON.stringify(a.script))).size;
       expect(argument.scriptCount).toBeLessThanOrEqual(inline.scriptCount);
-      if (configurations > 1 && scenario.algorithms.every((a) => a.script.timed === undefined)) expect(argument.scriptCount).toBeLessThan(inline.scriptCount);
+      if (configurations > 1 && scenario.algorithms.every((a) => a.script.timed === undefined))
+        expect(argument.scriptCount).toBeLessThan(inline.scriptCount);
     }
   });
 });
@@ -165,8 +199,14 @@ interface Op {
 
 const ops = fc.array(
   fc.record({
-    dt: fc.oneof(fc.integer({ min: 0, max: 400 }), fc.integer({ min: -300, max: 0 }), fc.double({ min: 0, max: 2000, noNaN: true })),
-    op: fc.constantFrom('consume', 'consume', 'consume', 'peek', 'undo', 'reset', 'acquire', 'release') as fc.Arbitrary<Op['op']>,
+    dt: fc.oneof(
+      fc.integer({ min: 0, max: 400 }),
+      fc.integer({ min: -300, max: 0 }),
+      fc.double({ min: 0, max: 2000, noNaN: true }),
+    ),
+    op: fc.constantFrom('consume', 'consume', 'consume', 'peek', 'undo', 'reset', 'acquire', 'release') as fc.Arbitrary<
+      Op['op']
+    >,
     cost: fc.oneof(fc.constant(1), fc.integer({ min: 1, max: 9 }), fc.constantFrom(0.5, 1 / 3, 2.25)),
     key: fc.constantFrom('a' as const, 'b' as const),
   }),
@@ -175,7 +215,14 @@ const ops = fc.array(
 
 /** One operation on `store`; what it returns (a decision, or the state after an undo) as plain data. */
 /** One operation on `store`; an undo gives back at the time of the key's last consume (`charges`). */
-async function apply(store: Store, algorithm: Algorithm, op: Op, now: number, leases: string[], charges: Map<string, number>): Promise<unknown> {
+async function apply(
+  store: Store,
+  algorithm: Algorithm,
+  op: Op,
+  now: number,
+  leases: string[],
+  charges: Map<string, number>,
+): Promise<unknown> {
   if (op.op === 'reset') return store.reset(op.key, algorithm);
   if (algorithm.stateKind === 'leases') {
     const leaseAlgorithm = algorithm as Parameters<NonNullable<Store['acquire']>>[1];
@@ -201,19 +248,24 @@ async function apply(store: Store, algorithm: Algorithm, op: Op, now: number, le
 describe('inline and by argument on random sequences (standalone Redis)', () => {
   it('every kind and operation (lockouts, give-backs at the time of their charge): identical decisions at the same explicit now', async () => {
     await fc.assert(
-      fc.asyncProperty(algorithms, fc.constantFrom(0, 5000, 1_764_500_000_123.25), ops, async (algorithm, start: number, sequence) => {
-        const inline = new RedisStore({ client: deployments.standalone, prefix: deployments.freshPrefix() });
-        const argument = byArgumentStore(deployments.standalone);
-        const inlineLeases: string[] = [];
-        const argumentLeases: string[] = [];
-        const charges = [new Map<string, number>(), new Map<string, number>()] as const;
-        let now = start;
-        for (const op of sequence) {
-          now = Math.max(0, now + op.dt);
-          const expected = await apply(inline, algorithm, op, now, inlineLeases, charges[0]);
-          expect(await apply(argument, algorithm, op, now, argumentLeases, charges[1])).toEqual(expected);
-        }
-      }),
+      fc.asyncProperty(
+        algorithms,
+        fc.constantFrom(0, 5000, 1_764_500_000_123.25),
+        ops,
+        async (algorithm, start: number, sequence) => {
+          const inline = new RedisStore({ client: deployments.standalone, prefix: deployments.freshPrefix() });
+          const argument = byArgumentStore(deployments.standalone);
+          const inlineLeases: string[] = [];
+          const argumentLeases: string[] = [];
+          const charges = [new Map<string, number>(), new Map<string, number>()] as const;
+          let now = start;
+          for (const op of sequence) {
+            now = Math.max(0, now + op.dt);
+            const expected = await apply(inline, algorithm, op, now, inlineLeases, charges[0]);
+            expect(await apply(argument, algorithm, op, now, argumentLeases, charges[1])).toEqual(expected);
+          }
+        },
+      ),
       { numRuns: 60 },
     );
   });

@@ -1,4 +1,10 @@
-import { BLOCK_KEY_SUFFIX, StoreClosedError, UnsupportedError, type Algorithm, type StoredOverride } from '@rl/core/store';
+import {
+  BLOCK_KEY_SUFFIX,
+  StoreClosedError,
+  UnsupportedError,
+  type Algorithm,
+  type StoredOverride,
+} from '@rl/core/store';
 import type { ClientAdapter } from './clients/client.js';
 import { fieldOf } from './keys.js';
 import type { ResetChannel } from './reset-channel.js';
@@ -6,7 +12,13 @@ import { EXPLICIT_NOW_EXPIRY_MARGIN_MS, type ScriptCall, type ScriptPlan } from 
 import type { ScriptPlans } from './script-plans.js';
 import { storeError } from './store-error.js';
 import { IDEMPOTENCY_KEY_SUFFIX, type StoreKeys } from './store-keys.js';
-import { GET_OVERRIDE_LUA, OVERRIDE_FIELD_PREFIX, overrideArguments, overrideOfRecord, SET_OVERRIDE_LUA } from './overrides.js';
+import {
+  GET_OVERRIDE_LUA,
+  OVERRIDE_FIELD_PREFIX,
+  overrideArguments,
+  overrideOfRecord,
+  SET_OVERRIDE_LUA,
+} from './overrides.js';
 
 /**
  * Writes a ban where the blocking variants read a block (block-read-compact.lua, block-read-keys.lua),
@@ -151,15 +163,36 @@ export class ControlCommands {
     await this.resets.announce(key);
   }
 
-  private async writeOverride(plan: ScriptPlan, key: string, override: Algorithm, ttlMs: number, now: number | undefined): Promise<void> {
+  private async writeOverride(
+    plan: ScriptPlan,
+    key: string,
+    override: Algorithm,
+    ttlMs: number,
+    now: number | undefined,
+  ): Promise<void> {
     this.setScript ??= this.adapter.script('rl_set_override', 1, SET_OVERRIDE_LUA);
-    await this.setScript.call(undefined, this.keys.bucketKey(plan, key), fieldOf(key), String(ttlMs), ...overrideArguments(override, plan, now));
+    await this.setScript.call(
+      undefined,
+      this.keys.bucketKey(plan, key),
+      fieldOf(key),
+      String(ttlMs),
+      ...overrideArguments(override, plan, now),
+    );
     await this.resets.announce(key);
   }
 
-  private async readOverride(plan: ScriptPlan, key: string, now: number | undefined): Promise<StoredOverride | undefined> {
+  private async readOverride(
+    plan: ScriptPlan,
+    key: string,
+    now: number | undefined,
+  ): Promise<StoredOverride | undefined> {
     this.getScript ??= this.adapter.script('rl_get_override', 1, GET_OVERRIDE_LUA);
-    const record = await this.getScript.call(undefined, this.keys.bucketKey(plan, key), fieldOf(key), now === undefined ? '' : String(now));
+    const record = await this.getScript.call(
+      undefined,
+      this.keys.bucketKey(plan, key),
+      fieldOf(key),
+      now === undefined ? '' : String(now),
+    );
     return Buffer.isBuffer(record) ? overrideOfRecord(record, plan) : undefined;
   }
 
@@ -172,13 +205,15 @@ export class ControlCommands {
   private async removeState(plan: ScriptPlan, key: string, algorithm: Algorithm): Promise<void> {
     // In the compact layout a lockout or ban is the field '#!<field>' (see block-read-compact.lua):
     // lifted too. The remembered ids of idempotent charges go too: '#~<field>', or the `:idem` key.
-    if (plan.compact) await this.adapter.hdel(this.keys.bucketKey(plan, key), [fieldOf(key), `#!${fieldOf(key)}`, `#~${fieldOf(key)}`]);
+    if (plan.compact)
+      await this.adapter.hdel(this.keys.bucketKey(plan, key), [fieldOf(key), `#!${fieldOf(key)}`, `#~${fieldOf(key)}`]);
     else {
       // Keys of their own: a lockout is the state's `:block` key, lifted too, also through a
       // configuration without a lockout (whose keys do not list it).
       const keys = this.keys.start(plan, key);
       if (algorithm.stateKind !== 'leases') keys.push(this.keys.base(key) + plan.suffix + IDEMPOTENCY_KEY_SUFFIX);
-      if (algorithm.stateKind !== 'leases' && !plan.keys.includes(BLOCK_KEY_SUFFIX)) keys.push(this.keys.base(key) + plan.suffix + BLOCK_KEY_SUFFIX);
+      if (algorithm.stateKind !== 'leases' && !plan.keys.includes(BLOCK_KEY_SUFFIX))
+        keys.push(this.keys.base(key) + plan.suffix + BLOCK_KEY_SUFFIX);
       await this.adapter.del(keys);
     }
     // Every process's deny cache forgets the key (its lockout lifted, its state gone).
@@ -187,7 +222,8 @@ export class ControlCommands {
 
   /** The bucket hash and the field of `key`'s block, or its `:block` key and ''. */
   private where(plan: ScriptPlan, key: string): [string, string] {
-    return plan.compact ? [this.keys.bucketKey(plan, key), fieldOf(key)] : [this.keys.base(key) + plan.suffix + BLOCK_KEY_SUFFIX, ''];
+    return plan.compact
+      ? [this.keys.bucketKey(plan, key), fieldOf(key)]
+      : [this.keys.base(key) + plan.suffix + BLOCK_KEY_SUFFIX, ''];
   }
 }
-

@@ -1,4 +1,11 @@
-import { decisionFromExact, markBanned, type Algorithm, type Charge, type Charged, type Decision } from '@rl/core/store';
+import {
+  decisionFromExact,
+  markBanned,
+  type Algorithm,
+  type Charge,
+  type Charged,
+  type Decision,
+} from '@rl/core/store';
 import { overriddenPolicy } from './overrides.js';
 
 /** Bytes of a decision's reply: six doubles (see prelude.lua); under a key's override, its policy follows (see src/overrides.ts). */
@@ -56,6 +63,9 @@ export function chargedOf(r: Buffer, offset: number, charge: Charge): Charged {
   const allowed = r.readDoubleLE(offset);
   const decision = decisionOf(r, offset, charge.algorithm);
   if (allowed === 0) return { decision, took: 'charged' };
-  if (allowed === 1) return charge.idempotency === undefined ? { decision, took: 'charged' } : { decision, took: 'charged', idempotencyId: charge.idempotency.id };
+  if (allowed === 1)
+    return charge.idempotency === undefined
+      ? { decision, took: 'charged' }
+      : { decision, took: 'charged', idempotencyId: charge.idempotency.id };
   return allowed === 2 ? { decision, took: 'replayed' } : { decision, took: 'charged', conflict: true };
 }

@@ -13,7 +13,9 @@ export const NOT_ASKED = 0x4e; // 'N'
 export const FAILED = 0x45; // 'E'
 
 /** The calls a group's members make: a consume and a reservation, with or without an idempotent charge. */
-export const GROUP_CALLS: readonly Call[] = CALLS.filter((call) => operationOf(call) === 'c' || operationOf(call) === 'v');
+export const GROUP_CALLS: readonly Call[] = CALLS.filter(
+  (call) => operationOf(call) === 'c' || operationOf(call) === 'v',
+);
 
 /**
  * The Lua text that decides groups of charges, each group all-or-nothing (the rate limits of one

@@ -44,7 +44,11 @@ export class GroupScripts {
     if (node.script === undefined) {
       if (full) return undefined;
       const lua = groupLua(families);
-      node.script = { name: `rl_group_${createHash('sha1').update(lua).digest('hex').slice(0, 16)}`, lua, call: undefined };
+      node.script = {
+        name: `rl_group_${createHash('sha1').update(lua).digest('hex').slice(0, 16)}`,
+        lua,
+        call: undefined,
+      };
       this.made++;
     }
     return node.script;

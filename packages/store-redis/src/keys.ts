@@ -59,7 +59,12 @@ const SHORT_PLAIN_FIELD = /^(?:[^#\uD800-\uDFFF][^\uD800-\uDFFF]{0,20})?$/;
  */
 export function fieldOf(key: string): string {
   if (SHORT_PLAIN_FIELD.test(key)) return key;
-  if (key.length <= MAX_PLAIN_FIELD_BYTES && key.charCodeAt(0) !== 35 && !LONE_SURROGATE.test(key) && Buffer.byteLength(key) <= MAX_PLAIN_FIELD_BYTES) {
+  if (
+    key.length <= MAX_PLAIN_FIELD_BYTES &&
+    key.charCodeAt(0) !== 35 &&
+    !LONE_SURROGATE.test(key) &&
+    Buffer.byteLength(key) <= MAX_PLAIN_FIELD_BYTES
+  ) {
     return key;
   }
   return digestOf(key);
@@ -90,7 +95,9 @@ export function userHashTag(key: string): string | undefined {
  */
 export function redisKeyBase(prefix: string, key: string, buckets: number = DEFAULT_BUCKETS): string {
   const tag = userHashTag(key);
-  return tag === undefined ? `${prefix}{${hashTagOf(key)}}` : `${prefix}{#${bucketOf(tag, buckets).toString(16)}}#${keyDigest(key)}`;
+  return tag === undefined
+    ? `${prefix}{${hashTagOf(key)}}`
+    : `${prefix}{#${bucketOf(tag, buckets).toString(16)}}#${keyDigest(key)}`;
 }
 
 /** What places a storage key in the compact layout's buckets: the hash tag it names, else itself (see {@link userHashTag}). */

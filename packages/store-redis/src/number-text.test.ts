@@ -26,9 +26,26 @@ function doubleBytes(value: number): string {
 
 /** Doubles the algorithms produce from their options: a count over a duration, a limit, a window. */
 const derived = fc.oneof(
-  fc.constantFrom(1 / 3, 1e-12, 999_999_999_999_999, 0.1 / 1000, 1 / 60_000, 2 / 3000, 1 / 86_400_000, 1234.5, 2 ** 53 + 2, Number.MAX_VALUE, Number.MIN_VALUE, 2.2250738585072014e-308),
-  fc.tuple(fc.integer({ min: 1, max: 1_000_000 }), fc.integer({ min: 1, max: 86_400_000 })).map(([count, ms]) => count / ms),
-  fc.tuple(fc.double({ min: 1e-9, max: 1e9, noNaN: true }), fc.constantFrom(1000, 60_000, 3_600_000, 86_400_000)).map(([perInterval, ms]) => perInterval / ms),
+  fc.constantFrom(
+    1 / 3,
+    1e-12,
+    999_999_999_999_999,
+    0.1 / 1000,
+    1 / 60_000,
+    2 / 3000,
+    1 / 86_400_000,
+    1234.5,
+    2 ** 53 + 2,
+    Number.MAX_VALUE,
+    Number.MIN_VALUE,
+    2.2250738585072014e-308,
+  ),
+  fc
+    .tuple(fc.integer({ min: 1, max: 1_000_000 }), fc.integer({ min: 1, max: 86_400_000 }))
+    .map(([count, ms]) => count / ms),
+  fc
+    .tuple(fc.double({ min: 1e-9, max: 1e9, noNaN: true }), fc.constantFrom(1000, 60_000, 3_600_000, 86_400_000))
+    .map(([perInterval, ms]) => perInterval / ms),
 );
 /** Any finite double but -0 (see below). */
 const anyDouble = fc.double({ noNaN: true, noDefaultInfinity: true }).filter((x) => !Object.is(x, -0));

@@ -13,7 +13,11 @@ import { RedisStore } from './redis-store.js';
 // says what was given and the fix, in one line, naming the function the user called.
 
 const algorithm = tokenBucket({ capacity: 20, refillRate: 10 });
-const ioredisClients = { 'ioredis 6': () => new IORedis({ lazyConnect: true }), 'ioredis 5': () => new IORedis5({ lazyConnect: true }), iovalkey: () => new Valkey({ lazyConnect: true }) };
+const ioredisClients = {
+  'ioredis 6': () => new IORedis({ lazyConnect: true }),
+  'ioredis 5': () => new IORedis5({ lazyConnect: true }),
+  iovalkey: () => new Valkey({ lazyConnect: true }),
+};
 const nodeRedisClients = { 'node-redis 6': () => createClient(), 'node-redis 4': () => createClient4() };
 
 describe('a Redis client where a store goes', () => {
@@ -21,18 +25,24 @@ describe('a Redis client where a store goes', () => {
     const client = make();
     const error = rejection(() => createLimiter({ algorithm, store: client as never }));
     expect(error).toMatchObject({ code: 'RL_INVALID_OPTION', field: 'createLimiter.store' });
-    expect(error.message).toMatch(/^Invalid option createLimiter\.store: an ioredis \(or iovalkey\) client\. Expected a store: pass store: new RedisStore\(\{ client \}\) from @rl\/store-redis/);
+    expect(error.message).toMatch(
+      /^Invalid option createLimiter\.store: an ioredis \(or iovalkey\) client\. Expected a store: pass store: new RedisStore\(\{ client \}\) from @rl\/store-redis/,
+    );
     client.disconnect();
   });
 
   it.each(Object.entries(nodeRedisClients))('%s as store: "pass store: new RedisStore({ client })"', (_, make) => {
-    expect(rejection(() => createLimiter({ algorithm, store: make() as never })).message).toMatch(/^Invalid option createLimiter\.store: a node-redis client\. Expected a store: pass store: new RedisStore\(\{ client \}\)/);
+    expect(rejection(() => createLimiter({ algorithm, store: make() as never })).message).toMatch(
+      /^Invalid option createLimiter\.store: a node-redis client\. Expected a store: pass store: new RedisStore\(\{ client \}\)/,
+    );
   });
 
   it("a rate-limiter-flexible limiter as store: an rl store, the limiter's algorithm in algorithm", () => {
     const client = new IORedis({ lazyConnect: true });
     const limiter = new RateLimiterRedis({ storeClient: client, points: 10, duration: 60 });
-    expect(rejection(() => createLimiter({ algorithm, store: limiter as never })).message).toMatch(/^Invalid option createLimiter\.store: a rate-limiter-flexible limiter\. Expected an rl store/);
+    expect(rejection(() => createLimiter({ algorithm, store: limiter as never })).message).toMatch(
+      /^Invalid option createLimiter\.store: a rate-limiter-flexible limiter\. Expected an rl store/,
+    );
     client.disconnect();
   });
 });
@@ -43,13 +53,20 @@ describe('new RedisStore(client): the client goes in the options', () => {
     const error = rejection(() => new RedisStore(client as never));
     expect(error).toMatchObject({ code: 'RL_INVALID_OPTION', field: 'RedisStore', fields: ['RedisStore'] });
     const kind = name.startsWith('node-redis') ? 'a node-redis client' : 'an ioredis \\(or iovalkey\\) client';
-    expect(error.message).toMatch(new RegExp(`^Invalid option RedisStore: ${kind}\\. Expected an options object with the client in it: new RedisStore\\(\\{ client \\}\\)\\.`));
-    if ('disconnect' in client && typeof client.disconnect === 'function' && !name.startsWith('node-redis')) client.disconnect();
+    expect(error.message).toMatch(
+      new RegExp(
+        `^Invalid option RedisStore: ${kind}\\. Expected an options object with the client in it: new RedisStore\\(\\{ client \\}\\)\\.`,
+      ),
+    );
+    if ('disconnect' in client && typeof client.disconnect === 'function' && !name.startsWith('node-redis'))
+      client.disconnect();
   });
 
   it("rate-limit-redis's sendCommand: pass the client itself", () => {
     const error = rejection(() => new RedisStore({ sendCommand: () => undefined } as never));
     expect(error.field).toBe('RedisStore.sendCommand');
-    expect(error.message).toMatch(/^Invalid option RedisStore\.sendCommand: a function\. Expected no such option \(rate-limit-redis's sendCommand: pass the client itself, new RedisStore\(\{ client \}\)\); RedisStore takes client, prefix, buckets, batch, confirmTimeout\./);
+    expect(error.message).toMatch(
+      /^Invalid option RedisStore\.sendCommand: a function\. Expected no such option \(rate-limit-redis's sendCommand: pass the client itself, new RedisStore\(\{ client \}\)\); RedisStore takes client, prefix, buckets, batch, confirmTimeout\./,
+    );
   });
 });

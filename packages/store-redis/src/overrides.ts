@@ -1,6 +1,12 @@
 import { ALGORITHM_FACTORIES } from '@rl/core';
 import type { Algorithm, Policy, StoredOverride } from '@rl/core/store';
-import { EXPLICIT_NOW_EXPIRY_MARGIN_MS, OVERRIDE_FIELD_PREFIX, OVERRIDE_NUMBERS_AT as NUMBERS_AT, overriddenNames, type ScriptConfiguration } from './script-plan.js';
+import {
+  EXPLICIT_NOW_EXPIRY_MARGIN_MS,
+  OVERRIDE_FIELD_PREFIX,
+  OVERRIDE_NUMBERS_AT as NUMBERS_AT,
+  overriddenNames,
+  type ScriptConfiguration,
+} from './script-plan.js';
 
 /**
  * A key's override (`Store.setOverride`) is the field `'#=<field>'` of its state's bucket hash ('='
@@ -74,8 +80,13 @@ export function overrideArguments(override: Algorithm, own: ScriptConfiguration,
 /** The override of a record read by {@link GET_OVERRIDE_LUA} for `config`: its algorithm, made again from its kind and options, and its end. */
 export function overrideOfRecord(record: Buffer, config: ScriptConfiguration): StoredOverride {
   const jsonAt = NUMBERS_AT + 8 * overriddenNames(config).length + record.readDoubleLE(16);
-  const { kind, options } = JSON.parse(record.toString('utf8', jsonAt)) as { kind: string; options: Record<string, unknown> };
-  const factoryName = kind.replace(/-([a-z])/g, (_, letter: string) => letter.toUpperCase()) as keyof typeof ALGORITHM_FACTORIES;
+  const { kind, options } = JSON.parse(record.toString('utf8', jsonAt)) as {
+    kind: string;
+    options: Record<string, unknown>;
+  };
+  const factoryName = kind.replace(/-([a-z])/g, (_, letter: string) =>
+    letter.toUpperCase(),
+  ) as keyof typeof ALGORITHM_FACTORIES;
   const factory = ALGORITHM_FACTORIES[factoryName] as unknown as (options: Record<string, unknown>) => Algorithm;
   return { algorithm: factory(options), expiresAt: record.readDoubleLE(8) };
 }
@@ -88,14 +99,23 @@ const MAX_POLICIES = 1024;
  * The limit and policy of a decision under an override: the reply's bytes from `offset` on (the
  * limit, the quota, the window in seconds, the name); a window of 0 is the limit's own at `at`.
  */
-export function overriddenPolicy(reply: Buffer, offset: number, algorithm: Algorithm, at: number): { readonly limit: number; readonly policy: Policy } {
+export function overriddenPolicy(
+  reply: Buffer,
+  offset: number,
+  algorithm: Algorithm,
+  at: number,
+): { readonly limit: number; readonly policy: Policy } {
   let windowSeconds = reply.readDoubleLE(offset + 16);
   if (windowSeconds === 0) windowSeconds = (algorithm.policyAt?.(at) ?? algorithm.policy).windowSeconds;
   const id = `${windowSeconds} ${reply.toString('latin1', offset)}`;
   let found = policies.get(id);
   if (found === undefined) {
     if (policies.size >= MAX_POLICIES) policies.clear();
-    const policy = Object.freeze({ name: reply.toString('utf8', offset + 24), quota: reply.readDoubleLE(offset + 8), windowSeconds });
+    const policy = Object.freeze({
+      name: reply.toString('utf8', offset + 24),
+      quota: reply.readDoubleLE(offset + 8),
+      windowSeconds,
+    });
     found = { limit: reply.readDoubleLE(offset), policy };
     policies.set(id, found);
   }

@@ -27,7 +27,10 @@ describe('RedisStore calls', () => {
   it('the store declares each configuration before its script, numbers as exact literals', async () => {
     const { client, defined } = recordingClient();
     const store = new RedisStore({ client: client as never, batch: false });
-    await store.charge({ key: 'k', algorithm: tokenBucket({ capacity: 3, refillRate: 1, interval: '3s' }), cost: 1 }, undefined);
+    await store.charge(
+      { key: 'k', algorithm: tokenBucket({ capacity: 3, refillRate: 1, interval: '3s' }), cost: 1 },
+      undefined,
+    );
     const [definition] = [...defined.values()];
     expect(definition!.numberOfKeys).toBe(1);
     expect(definition!.lua.split('\n').slice(0, 5)).toEqual([
@@ -110,9 +113,12 @@ describe('idempotent charges on the wire', () => {
     const { client, calls } = recordingClient();
     const store = new RedisStore({ client: client as never, batch: false });
     const idempotency = { id: 'short', fingerprint: 'print-01', ttlMs: 60_000, maxIds: 10, maxReplays: 5 };
-    expect(() => store.charge({ key: 'k', algorithm: tokenBucket({ capacity: 3, refillRate: 1 }), cost: 1, idempotency }, undefined)).toThrow(
-      expect.objectContaining({ code: 'RL_UNSUPPORTED' }),
-    );
+    expect(() =>
+      store.charge(
+        { key: 'k', algorithm: tokenBucket({ capacity: 3, refillRate: 1 }), cost: 1, idempotency },
+        undefined,
+      ),
+    ).toThrow(expect.objectContaining({ code: 'RL_UNSUPPORTED' }));
     expect(calls).toEqual([]);
   });
 });
@@ -132,19 +138,32 @@ describe('RedisStore options', () => {
 
   it('an array is not an options object', () => {
     const { client } = recordingClient();
-    expect(() => new RedisStore([] as never)).toThrow(expect.objectContaining({ code: 'RL_INVALID_OPTION', field: 'RedisStore' }));
-    expect(() => new RedisStore(Object.assign([], { client }) as never)).toThrow(expect.objectContaining({ code: 'RL_INVALID_OPTION', field: 'RedisStore' }));
+    expect(() => new RedisStore([] as never)).toThrow(
+      expect.objectContaining({ code: 'RL_INVALID_OPTION', field: 'RedisStore' }),
+    );
+    expect(() => new RedisStore(Object.assign([], { client }) as never)).toThrow(
+      expect.objectContaining({ code: 'RL_INVALID_OPTION', field: 'RedisStore' }),
+    );
   });
 });
 
 // Which configurations go inline and which by argument, and what each sends.
 
 /** The store's lines before the script's own text (which starts with the prelude's EPSILON). */
-const header = (lua: string): string[] => lua.split('\n').slice(0, lua.split('\n').findIndex((line) => line.startsWith('local EPSILON')));
+const header = (lua: string): string[] =>
+  lua.split('\n').slice(
+    0,
+    lua.split('\n').findIndex((line) => line.startsWith('local EPSILON')),
+  );
 
 /** The header the store writes before a script by argument: the operation, the margin, the argument positions (of the compact layout unless given), then `declarations`. */
-const POSITIONS = 'local ARG_OWN, ARG_NOW, ARG_MAX_DELAY, ARG_CHARGED_AT, ARG_DELAY, ARG_ACTUAL, ARG_MAX_DEBT, ARG_IDEM, ARG_FINGERPRINT, ARG_IDEM_TTL, ARG_IDEM_MAX, ARG_IDEM_REPLAYS';
-const argumentHeader = (declarations: string[], positions = `${POSITIONS} = 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13`, idemKey = 2): string[] => [
+const POSITIONS =
+  'local ARG_OWN, ARG_NOW, ARG_MAX_DELAY, ARG_CHARGED_AT, ARG_DELAY, ARG_ACTUAL, ARG_MAX_DEBT, ARG_IDEM, ARG_FINGERPRINT, ARG_IDEM_TTL, ARG_IDEM_MAX, ARG_IDEM_REPLAYS';
+const argumentHeader = (
+  declarations: string[],
+  positions = `${POSITIONS} = 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13`,
+  idemKey = 2,
+): string[] => [
   "local OP, IDEMPOTENT, BATCH_TIME, UNDO_AT, UNDO_DELAY = 'c', false, false",
   `local EXPLICIT_NOW_MARGIN_MS, IDEM_KEY = 1000, ${idemKey}`,
   positions,
@@ -159,7 +178,8 @@ describe('configurations inline and by argument', () => {
     const { client, defined: definitions, calls } = recordingClient();
     const defined = () => [...definitions.values()];
     const store = new RedisStore({ client: client as never, buckets: 1, batch: false });
-    for (let i = 0; i < INLINE_CONFIGURATIONS; i++) await store.charge({ key: 'k', algorithm: bucket(i), cost: 1 }, undefined);
+    for (let i = 0; i < INLINE_CONFIGURATIONS; i++)
+      await store.charge({ key: 'k', algorithm: bucket(i), cost: 1 }, undefined);
     expect(defined()).toHaveLength(INLINE_CONFIGURATIONS);
     // A new object of a configuration already inline takes no new place and no new script.
     await store.charge({ key: 'k', algorithm: bucket(0), cost: 1 }, undefined);
@@ -169,7 +189,12 @@ describe('configurations inline and by argument', () => {
     const beyond = tokenBucket({ capacity: 3, refillRate: 1, interval: '3s' });
     await store.charge({ key: 'k', algorithm: beyond, cost: 1 }, undefined);
     await store.peek('k', beyond, 0, 5);
-    expect(header(defined()[INLINE_CONFIGURATIONS]!.lua)).toEqual(argumentHeader(['local CAPACITY, RATE = tonumber(ARGV[4]), tonumber(ARGV[5])', 'local HORIZON, STATE_BYTES = tonumber(ARGV[6]), 24']));
+    expect(header(defined()[INLINE_CONFIGURATIONS]!.lua)).toEqual(
+      argumentHeader([
+        'local CAPACITY, RATE = tonumber(ARGV[4]), tonumber(ARGV[5])',
+        'local HORIZON, STATE_BYTES = tonumber(ARGV[6]), 24',
+      ]),
+    );
     expect(calls.slice(-2)).toEqual([
       ['rl:{#0}:tb', 'k', '', '', '3', '0.0003333333333333333', '9000'],
       ['rl:{#0}:tb', 'k', '0', '5', '3', '0.0003333333333333333', '9000'],
@@ -186,7 +211,10 @@ describe('configurations inline and by argument', () => {
       ['rl:{#0}:tb', 'k', '', '', '250', '3', '0.0003333333333333333', '9000'],
     ]);
     // Another configuration beyond: the same scripts (consume, peek, undo, reserve), its own numbers.
-    await store.charge({ key: 'k', algorithm: tokenBucket({ capacity: 7, refillRate: 2, interval: '1s' }), cost: 2 }, 9);
+    await store.charge(
+      { key: 'k', algorithm: tokenBucket({ capacity: 7, refillRate: 2, interval: '1s' }), cost: 2 },
+      9,
+    );
     expect(defined()).toHaveLength(INLINE_CONFIGURATIONS + 4);
     expect(calls.at(-1)).toEqual(['rl:{#0}:tb', 'k', '2', '9', '7', '0.002', '3500']);
     expect(store.scriptCount).toBe(INLINE_CONFIGURATIONS + 4);
@@ -196,12 +224,22 @@ describe('configurations inline and by argument', () => {
     const { client, defined: definitions, calls } = recordingClient();
     const defined = () => [...definitions.values()];
     const store = new RedisStore({ client: client as never, prefix: 'p:', batch: false });
-    for (let i = 0; i < INLINE_CONFIGURATIONS; i++) await store.charge({ key: 'k', algorithm: bucket(i), cost: 1 }, undefined);
-    await store.charge({ key: 'k', algorithm: slidingWindowLog({ limit: 5, window: '1s', countDenied: true }), cost: 1 }, undefined);
+    for (let i = 0; i < INLINE_CONFIGURATIONS; i++)
+      await store.charge({ key: 'k', algorithm: bucket(i), cost: 1 }, undefined);
+    await store.charge(
+      { key: 'k', algorithm: slidingWindowLog({ limit: 5, window: '1s', countDenied: true }), cost: 1 },
+      undefined,
+    );
     const leases = concurrency({ limit: 2, lease: '30s' });
     await store.acquire('k', leases, 'lease.1', 4);
     await store.release('k', leases, 'lease.1');
-    expect(header(defined()[INLINE_CONFIGURATIONS]!.lua)).toEqual(argumentHeader(['local COUNT_DENIED, LIMIT, WINDOW = tonumber(ARGV[3]), tonumber(ARGV[4]), tonumber(ARGV[5])'], `${POSITIONS} = 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12`, 3));
+    expect(header(defined()[INLINE_CONFIGURATIONS]!.lua)).toEqual(
+      argumentHeader(
+        ['local COUNT_DENIED, LIMIT, WINDOW = tonumber(ARGV[3]), tonumber(ARGV[4]), tonumber(ARGV[5])'],
+        `${POSITIONS} = 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12`,
+        3,
+      ),
+    );
     expect(calls.slice(-3)).toEqual([
       ['p:{k}:swl2', 'p:{k}:swl2:sum', '', '', '1', '5', '1000'],
       ['p:{k}:cc', 'lease.1', '4', '30000', '2'],
@@ -212,7 +250,11 @@ describe('configurations inline and by argument', () => {
   it('10,000 configurations of three kinds and every operation: at most one script per inline configuration and operation, plus one per script and operation', async () => {
     const { client, defined: definitions } = recordingClient();
     const store = new RedisStore({ client: client as never, batch: false });
-    const kinds = [bucket, (i: number) => fixedWindow({ limit: 1 + i, window: '1m' }), (i: number) => slidingWindowLog({ limit: 1 + i, window: '1m' })];
+    const kinds = [
+      bucket,
+      (i: number) => fixedWindow({ limit: 1 + i, window: '1m' }),
+      (i: number) => slidingWindowLog({ limit: 1 + i, window: '1m' }),
+    ];
     for (let i = 0; i < 10_000; i++) {
       const algorithm = kinds[i % 3]!(i);
       await store.charge({ key: 'k', algorithm, cost: 1 }, undefined);

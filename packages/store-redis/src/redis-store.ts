@@ -1,5 +1,16 @@
 import { ALGORITHM_KINDS, type Algorithm, type ConcurrencyAlgorithm } from '@rl/core/store';
-import type { Charge, ChargeAllOptions, Charged, Decision, GiveBack, Settlement, Store, StoreCapabilities, StoredOverride, TimedCharge } from '@rl/core/store';
+import type {
+  Charge,
+  ChargeAllOptions,
+  Charged,
+  Decision,
+  GiveBack,
+  Settlement,
+  Store,
+  StoreCapabilities,
+  StoredOverride,
+  TimedCharge,
+} from '@rl/core/store';
 import { Batcher } from './batcher.js';
 import { Charges, NO_LEASE } from './charges.js';
 import { adaptClient, type ClientAdapter, type RedisClient } from './clients/client.js';
@@ -14,7 +25,9 @@ import { costOf, timeOf } from './wire.js';
 import { luaScripts } from './lua-scripts.generated.js';
 
 /** The kinds whose keys the store overrides: those of the compact layout, whose scripts read an override (see src/overrides.ts). */
-const OVERRIDDEN_KINDS = ALGORITHM_KINDS.filter((kind) => (luaScripts as Readonly<Record<string, { compact: boolean } | undefined>>)[kind]?.compact === true);
+const OVERRIDDEN_KINDS = ALGORITHM_KINDS.filter(
+  (kind) => (luaScripts as Readonly<Record<string, { compact: boolean } | undefined>>)[kind]?.compact === true,
+);
 
 /**
  * The Redis store: shared limits for every app instance that uses the same Redis (standalone or
@@ -53,7 +66,16 @@ const OVERRIDDEN_KINDS = ALGORITHM_KINDS.filter((kind) => (luaScripts as Readonl
  * Needs Redis 6.2 or later (`HRANDFIELD`).
  */
 export class RedisStore implements Store {
-  readonly capabilities: StoreCapabilities = { local: false, algorithms: ALGORITHM_KINDS, blocks: true, bans: true, overrides: OVERRIDDEN_KINDS, reservations: true, settle: true, idempotency: true };
+  readonly capabilities: StoreCapabilities = {
+    local: false,
+    algorithms: ALGORITHM_KINDS,
+    blocks: true,
+    bans: true,
+    overrides: OVERRIDDEN_KINDS,
+    reservations: true,
+    settle: true,
+    idempotency: true,
+  };
   /** The client given, as given. */
   readonly client: RedisClient;
   readonly prefix: string;
@@ -95,10 +117,22 @@ export class RedisStore implements Store {
     this.keys = new StoreKeys(config.prefix, config.buckets, adapter.keyPrefix, cluster);
     this.plans = new ScriptPlans(adapter);
     if (config.batchSize > 1) this.batcher = new Batcher(adapter, config.batchSize, cluster);
-    this.sender = new ScriptSender({ client: config.client, adapter, plans: this.plans, keys: this.keys, batcher: this.batcher });
+    this.sender = new ScriptSender({
+      client: config.client,
+      adapter,
+      plans: this.plans,
+      keys: this.keys,
+      batcher: this.batcher,
+    });
     this.charges = new Charges(this.sender, this.plans, this.keys);
     this.resets = new ResetChannel(adapter, config.prefix, config.confirmTimeoutMs);
-    this.controls = new ControlCommands({ adapter, plans: this.plans, keys: this.keys, resets: this.resets, closed: () => this.sender.closed });
+    this.controls = new ControlCommands({
+      adapter,
+      plans: this.plans,
+      keys: this.keys,
+      resets: this.resets,
+      closed: () => this.sender.closed,
+    });
     if (cluster) this.failureDomain = (key, algorithm) => this.nodeOf(key, algorithm);
   }
 
@@ -120,7 +154,10 @@ export class RedisStore implements Store {
   }
 
   peek(key: string, algorithm: Algorithm, cost: number, now: number | undefined): Promise<Decision> {
-    return this.sender.decide(key, algorithm, 'p', [algorithm.stateKind === 'leases' ? NO_LEASE : costOf(cost), timeOf(now)]);
+    return this.sender.decide(key, algorithm, 'p', [
+      algorithm.stateKind === 'leases' ? NO_LEASE : costOf(cost),
+      timeOf(now),
+    ]);
   }
 
   /** Gives back units of an earlier charge (see `Store.giveBack`): one call of the algorithm's script ('u'). */
@@ -129,8 +166,21 @@ export class RedisStore implements Store {
   }
 
   /** Settles a charge at its real cost (see `Store.settle`): one call of the algorithm's script ('s'). */
-  async settle(key: string, algorithm: Algorithm, { cost, actual, chargedAt, delayMs, maxDebt }: Settlement, now: number | undefined): Promise<void> {
-    await this.sender.run(key, algorithm, 's', [String(cost), timeOf(now), undefined, String(chargedAt), timeOf(delayMs), String(actual), String(maxDebt)]);
+  async settle(
+    key: string,
+    algorithm: Algorithm,
+    { cost, actual, chargedAt, delayMs, maxDebt }: Settlement,
+    now: number | undefined,
+  ): Promise<void> {
+    await this.sender.run(key, algorithm, 's', [
+      String(cost),
+      timeOf(now),
+      undefined,
+      String(chargedAt),
+      timeOf(delayMs),
+      String(actual),
+      String(maxDebt),
+    ]);
   }
 
   /** Forgets `key`'s state for this algorithm kind, its lockout or ban and its remembered ids (its override stays); every process's deny cache hears it. */

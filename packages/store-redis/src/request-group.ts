@@ -1,4 +1,11 @@
-import { StoreClosedError, StoreError, makeDecision, type Charge, type Charged, type TimedCharge } from '@rl/core/store';
+import {
+  StoreClosedError,
+  StoreError,
+  makeDecision,
+  type Charge,
+  type Charged,
+  type TimedCharge,
+} from '@rl/core/store';
 import { chargedOf, isDecisionReply } from './decision-reply.js';
 import { FAILED, NOT_ASKED, ROLLED_BACK } from './group-script.js';
 import type { GroupScript, GroupScripts } from './group-scripts.js';
@@ -149,7 +156,9 @@ export class RequestGroup {
 /** Each member's answer from its reply (see group-script.ts): charged as it says, rolled back, not asked, or its error. */
 function answered(members: readonly Member[], replies: unknown, sender: ScriptSender): void {
   if (!Array.isArray(replies) || replies.length !== members.length) {
-    const error = new StoreError(`Redis group: expected ${members.length} replies, got ${Array.isArray(replies) ? replies.length : typeof replies}`);
+    const error = new StoreError(
+      `Redis group: expected ${members.length} replies, got ${Array.isArray(replies) ? replies.length : typeof replies}`,
+    );
     for (const m of members) m.reject(error);
     return;
   }
@@ -158,9 +167,11 @@ function answered(members: readonly Member[], replies: unknown, sender: ScriptSe
     const bytes = Buffer.isBuffer(reply) ? reply.length : -1;
     const tag = bytes > 0 ? (reply as Buffer)[0] : -1;
     if (bytes > 0 && isDecisionReply(reply as Buffer, 0)) m.resolve(chargedOf(reply as Buffer, 0, m.charge));
-    else if (tag === ROLLED_BACK && isDecisionReply(reply as Buffer, 1)) m.resolve(rolledBack(chargedOf(reply as Buffer, 1, m.charge)));
+    else if (tag === ROLLED_BACK && isDecisionReply(reply as Buffer, 1))
+      m.resolve(rolledBack(chargedOf(reply as Buffer, 1, m.charge)));
     else if (tag === NOT_ASKED && bytes === 1) m.resolve(notAsked(m.charge));
-    else if (tag === FAILED) m.reject(sender.failure(m.plan, new Error((reply as Buffer).toString('utf8', 1).trimEnd())));
+    else if (tag === FAILED)
+      m.reject(sender.failure(m.plan, new Error((reply as Buffer).toString('utf8', 1).trimEnd())));
     else m.reject(new StoreError(`Redis group: an unexpected reply for ${m.plan.script.name}`));
   });
 }
@@ -172,7 +183,16 @@ function rolledBack({ decision, conflict }: Charged): Charged {
 
 /** A charge after an enforced denial, never decided: an empty denial that reports nothing. */
 function notAsked({ algorithm }: Charge): Charged {
-  const decision = makeDecision({ allowed: false, limit: algorithm.limit, remaining: 0, resetMs: 0, retryAfterMs: 0, delayMs: 0, policy: algorithm.policy, at: 0 });
+  const decision = makeDecision({
+    allowed: false,
+    limit: algorithm.limit,
+    remaining: 0,
+    resetMs: 0,
+    retryAfterMs: 0,
+    delayMs: 0,
+    policy: algorithm.policy,
+    at: 0,
+  });
   return { decision, took: 'not-asked' };
 }
 

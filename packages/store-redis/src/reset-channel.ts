@@ -236,7 +236,11 @@ export class ResetChannel {
   }
 
   private unconfirmed(notice: PendingNotice): ResetUnconfirmedError {
-    return new ResetUnconfirmedError(Math.max(notice.receivers ?? 0, notice.confirmed), notice.confirmed, this.confirmTimeoutMs);
+    return new ResetUnconfirmedError(
+      Math.max(notice.receivers ?? 0, notice.confirmed),
+      notice.confirmed,
+      this.confirmTimeoutMs,
+    );
   }
 
   /** A message on one of the channels: a notice (told, then confirmed to its sender), or a confirmation of this store's. */

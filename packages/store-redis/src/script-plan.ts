@@ -104,10 +104,17 @@ export function planScript(algorithm: Algorithm): ScriptConfiguration {
   const { name, constants, layout, layoutRevision } = algorithm.script;
   const script = (luaScripts as Readonly<Record<string, LuaScript | undefined>>)[name];
   const what = `RedisStore: the ${algorithm.kind} algorithm`;
-  if (script === undefined) throw new UnsupportedError(`${what} runs the Lua script ${name}, which this version of @rl/store-redis does not have.`);
+  if (script === undefined)
+    throw new UnsupportedError(
+      `${what} runs the Lua script ${name}, which this version of @rl/store-redis does not have.`,
+    );
   const keys = layout.compact ? [] : layout.keys;
   const numberOfKeys = layout.compact ? 1 : keys.length;
-  if (script.compact !== layout.compact || script.numberOfKeys !== numberOfKeys || (!layout.compact && (numberOfKeys < 1 || numberOfKeys > 3))) {
+  if (
+    script.compact !== layout.compact ||
+    script.numberOfKeys !== numberOfKeys ||
+    (!layout.compact && (numberOfKeys < 1 || numberOfKeys > 3))
+  ) {
     throw new UnsupportedError(
       `${what} describes ${layout.compact ? 'the compact layout' : `${numberOfKeys} keys of its own`}; its script ${name} keeps ${script.compact ? 'the compact layout' : `${script.numberOfKeys} keys of its own`} (at most 3).`,
     );
@@ -116,14 +123,19 @@ export function planScript(algorithm: Algorithm): ScriptConfiguration {
   const values: string[] = [];
   const timedNames = algorithm.script.timed?.names ?? [];
   const given = [...constants.map((c) => c.name), ...timedNames];
-  const mismatch = () => new UnsupportedError(`${what} gives the constants ${given.join(', ')}; its script ${name} reads ${script.constants.join(', ')}.`);
+  const mismatch = () =>
+    new UnsupportedError(
+      `${what} gives the constants ${given.join(', ')}; its script ${name} reads ${script.constants.join(', ')}.`,
+    );
   if (given.length !== script.constants.length) throw mismatch();
   for (const { name: constant, value } of constants) {
     const at = script.constants.indexOf(constant);
     if (at === -1 || values[at] !== undefined) throw mismatch();
     // The name is one the script reads, an upper-case Lua identifier (the generator found it so).
     if (typeof value !== 'number' || !Number.isFinite(value)) {
-      throw new UnsupportedError(`${what} gives the constant ${constant} = ${String(value)}: expected a finite number.`);
+      throw new UnsupportedError(
+        `${what} gives the constant ${constant} = ${String(value)}: expected a finite number.`,
+      );
     }
     // The shortest text that reads back as the same double, in a form Lua's number literals and
     // `tonumber` accept (never hexadecimal, never 'Infinity' or 'NaN': the value is finite).
@@ -138,22 +150,42 @@ export function planScript(algorithm: Algorithm): ScriptConfiguration {
   let stateBytes = 0;
   if (layout.compact) {
     if (!(layout.horizonMs >= 0) || !Number.isInteger(layout.stateSize) || layout.stateSize < 1) {
-      throw new UnsupportedError(`${what} gives a compact layout of ${String(layout.stateSize)} numbers recovering in ${String(layout.horizonMs)} ms: expected a whole number of at least 1 and a duration.`);
+      throw new UnsupportedError(
+        `${what} gives a compact layout of ${String(layout.stateSize)} numbers recovering in ${String(layout.horizonMs)} ms: expected a whole number of at least 1 and a duration.`,
+      );
     }
     values.push(String(Math.min(layout.horizonMs, MAX_HORIZON_MS)));
     // A packed state is `kept` (see prelude-compact.lua) and then the algorithm's state.
     stateBytes = DOUBLE_BYTES * (1 + layout.stateSize);
   }
   const suffix = `:${algorithm.stateTag}${layoutRevision > 1 ? String(layoutRevision) : ''}`;
-  const timed = algorithm.script.timed === undefined ? undefined : { at: timedAt, constants: algorithm.script.timed, from: undefined, filled: values };
+  const timed =
+    algorithm.script.timed === undefined
+      ? undefined
+      : { at: timedAt, constants: algorithm.script.timed, from: undefined, filled: values };
   const overrides = algorithm.script.overrides === true && layout.compact;
-  const config = { script, values, stateBytes, id: `${name} ${values.join(' ')} ${stateBytes}${overrides ? ' overrides' : ''}`, suffix, compact: layout.compact, keys, timed, timedNames, overrides, lua: script.lua };
+  const config = {
+    script,
+    values,
+    stateBytes,
+    id: `${name} ${values.join(' ')} ${stateBytes}${overrides ? ' overrides' : ''}`,
+    suffix,
+    compact: layout.compact,
+    keys,
+    timed,
+    timedNames,
+    overrides,
+    lua: script.lua,
+  };
   return overrides ? { ...config, lua: script.lua.replace(OVERRIDE_PLACE, overrideRead(config)) } : config;
 }
 
 /** The names an override replaces in `config`'s script: its constants but BLOCK_MS and the timed ones, then HORIZON. */
 export function overriddenNames(config: Pick<ScriptConfiguration, 'script' | 'timedNames'>): string[] {
-  return [...config.script.constants.filter((name) => name !== 'BLOCK_MS' && !config.timedNames.includes(name)), 'HORIZON'];
+  return [
+    ...config.script.constants.filter((name) => name !== 'BLOCK_MS' && !config.timedNames.includes(name)),
+    'HORIZON',
+  ];
 }
 
 /**
@@ -179,7 +211,10 @@ function overrideRead(config: Pick<ScriptConfiguration, 'script' | 'timedNames'>
  * arguments; absent, this process's clock, which the script allows to differ from Redis TIME as the
  * algorithm says).
  */
-export function configurationArguments(plan: ScriptConfiguration, values: readonly (string | undefined)[]): readonly string[] {
+export function configurationArguments(
+  plan: ScriptConfiguration,
+  values: readonly (string | undefined)[],
+): readonly string[] {
   if (plan.timed === undefined) return plan.values;
   const now = values[1] === undefined ? Date.now() : Number(values[1]);
   // A `now` that is no finite number is sent without the constants: the script rejects it first.
@@ -215,7 +250,10 @@ export function inlineDeclarations(config: ScriptConfiguration): string {
  */
 export function argumentDeclarations(config: ScriptConfiguration, call: Call): string {
   const first = configurationStart(config.compact, call);
-  return declarations(config, config.values.map((_, i) => `tonumber(ARGV[${first + i}])`));
+  return declarations(
+    config,
+    config.values.map((_, i) => `tonumber(ARGV[${first + i}])`),
+  );
 }
 
 /**
@@ -224,7 +262,10 @@ export function argumentDeclarations(config: ScriptConfiguration, call: Call): s
  * hence the place of their configuration, differ (see batch-script.ts).
  */
 export function argumentDeclarationsAt(config: ScriptConfiguration, at: string): string {
-  return declarations(config, config.values.map((_, i) => `tonumber(ARGV[${at} + ${i}])`));
+  return declarations(
+    config,
+    config.values.map((_, i) => `tonumber(ARGV[${at} + ${i}])`),
+  );
 }
 
 /** The declarations with `values` (literals or expressions, in the order of {@link ScriptConfiguration.values}). */

@@ -2,7 +2,15 @@ import type { Algorithm } from '@rl/core/store';
 import { createHash } from 'node:crypto';
 import type { ClientAdapter } from './clients/client.js';
 import type { LuaScript } from './lua-scripts.generated.js';
-import { INLINE_CONFIGURATIONS, argumentDeclarations, inlineDeclarations, planScript, type ScriptCall, type ScriptCalls, type ScriptPlan } from './script-plan.js';
+import {
+  INLINE_CONFIGURATIONS,
+  argumentDeclarations,
+  inlineDeclarations,
+  planScript,
+  type ScriptCall,
+  type ScriptCalls,
+  type ScriptPlan,
+} from './script-plan.js';
 import { isIdempotent, keysOf, operationOf, type Call } from './wire.js';
 
 /**
@@ -38,7 +46,8 @@ export class ScriptPlans {
       const config = planScript(algorithm);
       let calls = this.inline.get(config.id);
       // A configuration with constants that change with time is sent by argument: inline, it would be a script per period.
-      if (calls === undefined && this.inline.size < this.inlineLimit && config.timed === undefined) this.inline.set(config.id, (calls = {}));
+      if (calls === undefined && this.inline.size < this.inlineLimit && config.timed === undefined)
+        this.inline.set(config.id, (calls = {}));
       const byArgument = calls === undefined;
       if (calls === undefined) {
         let ofScript = this.byArgument.get(config.script);
@@ -52,7 +61,22 @@ export class ScriptPlans {
       if (bucketKeys === undefined) this.bucketKeysBySuffix.set(config.suffix, (bucketKeys = []));
       // Every field named (not a spread): one object shape for every plan.
       const { script, values, stateBytes, id, suffix, compact, keys, timed, timedNames, overrides, lua } = config;
-      plan = { script, values, stateBytes, id, suffix, compact, keys, timed, timedNames, overrides, lua, byArgument, bucketKeys, calls };
+      plan = {
+        script,
+        values,
+        stateBytes,
+        id,
+        suffix,
+        compact,
+        keys,
+        timed,
+        timedNames,
+        overrides,
+        lua,
+        byArgument,
+        bucketKeys,
+        calls,
+      };
       this.plans.set(algorithm, plan);
     }
     return plan;
@@ -68,7 +92,22 @@ export class ScriptPlans {
     let bucketKeys = this.bucketKeysBySuffix.get(config.suffix);
     if (bucketKeys === undefined) this.bucketKeysBySuffix.set(config.suffix, (bucketKeys = []));
     const { script, values, stateBytes, id, suffix, compact, keys, timed, timedNames, overrides, lua } = config;
-    return { script, values, stateBytes, id, suffix, compact, keys, timed, timedNames, overrides, lua, byArgument: true, bucketKeys, calls: {} };
+    return {
+      script,
+      values,
+      stateBytes,
+      id,
+      suffix,
+      compact,
+      keys,
+      timed,
+      timedNames,
+      overrides,
+      lua,
+      byArgument: true,
+      bucketKeys,
+      calls: {},
+    };
   }
 
   /**

@@ -101,7 +101,12 @@ export class ScriptSender {
    * group-script.ts); resolves to its members' replies. Batched with the groups on the same first Redis
    * key, as decisions are (a migration splits no more); alone without batching.
    */
-  sendGroup(script: GroupScript, keys: readonly string[], argv: readonly string[], decisions: number): Promise<unknown> {
+  sendGroup(
+    script: GroupScript,
+    keys: readonly string[],
+    argv: readonly string[],
+    decisions: number,
+  ): Promise<unknown> {
     if (this.batcher !== undefined) return this.batcher.sendGroup(script, keys, argv, decisions);
     script.call ??= this.adapter.batchScript(script.name, script.lua);
     return script.call(keys.length, [...keys, '1', ...argv]).then((replies) => (replies as unknown[])[0]);

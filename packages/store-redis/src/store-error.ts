@@ -14,9 +14,16 @@ const KEY_ONLY_REPLY = /^(?:WRONGTYPE |ERR rl: |TRYAGAIN|ASK |MOVED )/;
  * why and what to do. A notice of a control that not every instance confirmed is no failure of Redis
  * (the change was applied): its `ResetUnconfirmedError` is returned as it is.
  */
-export function storeError(operation: string, error: unknown, adapter: ClientAdapter): StoreError | ResetUnconfirmedError {
+export function storeError(
+  operation: string,
+  error: unknown,
+  adapter: ClientAdapter,
+): StoreError | ResetUnconfirmedError {
   if (error instanceof StoreError || error instanceof ResetUnconfirmedError) return error;
   const message = error instanceof Error ? error.message : String(error);
   const closed = adapter.closedReason();
-  return new StoreError(`Redis ${operation} failed: ${message}${closed === undefined ? '' : ` (${closed})`}`, { cause: error, keyOnly: KEY_ONLY_REPLY.test(message) });
+  return new StoreError(`Redis ${operation} failed: ${message}${closed === undefined ? '' : ` (${closed})`}`, {
+    cause: error,
+    keyOnly: KEY_ONLY_REPLY.test(message),
+  });
 }

@@ -45,7 +45,8 @@ export class StoreKeys {
   slotOf(plan: ScriptPlan, key: string, firstKey: string): number {
     if (!this.cluster) return 0;
     // A bucket's slot is that of its hash tag, the same for every kind: computed once per bucket.
-    if (plan.compact) return (this.bucketSlots[bucketOf(placementOf(key), this.buckets)] ??= calculateSlot(this.keyPrefix + firstKey));
+    if (plan.compact)
+      return (this.bucketSlots[bucketOf(placementOf(key), this.buckets)] ??= calculateSlot(this.keyPrefix + firstKey));
     return calculateSlot(this.keyPrefix + firstKey);
   }
 

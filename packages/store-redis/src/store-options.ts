@@ -104,8 +104,19 @@ export interface RedisStoreConfig {
 export function parseStoreOptions(options: RedisStoreOptions): RedisStoreConfig {
   // `new RedisStore(client)`: the client given in place of the options.
   const client = redisClientKind(options);
-  if (client !== undefined) throw new InvalidOptionError('RedisStore', options, 'an options object with the client in it: new RedisStore({ client })', { shown: client });
-  const o = checkOptions(options, ['client', 'prefix', 'buckets', 'batch', 'confirmTimeout'], 'RedisStore', PEER_STORE_OPTIONS);
+  if (client !== undefined)
+    throw new InvalidOptionError(
+      'RedisStore',
+      options,
+      'an options object with the client in it: new RedisStore({ client })',
+      { shown: client },
+    );
+  const o = checkOptions(
+    options,
+    ['client', 'prefix', 'buckets', 'batch', 'confirmTimeout'],
+    'RedisStore',
+    PEER_STORE_OPTIONS,
+  );
   const prefix = o.prefix === undefined ? 'rl:' : o.prefix;
   if (typeof prefix !== 'string' || prefix.includes('{') || prefix.includes('}')) {
     throw new InvalidOptionError('RedisStore.prefix', prefix, 'a string without { or }');
@@ -115,8 +126,17 @@ export function parseStoreOptions(options: RedisStoreOptions): RedisStoreConfig 
     throw new InvalidOptionError('RedisStore.buckets', buckets, 'an integer from 1 to 16777216');
   }
   const confirmTimeoutMs = o.confirmTimeout === undefined ? DEFAULT_CONFIRM_TIMEOUT_MS : o.confirmTimeout;
-  if (typeof confirmTimeoutMs !== 'number' || !Number.isInteger(confirmTimeoutMs) || confirmTimeoutMs < 1 || confirmTimeoutMs > 60_000) {
-    throw new InvalidOptionError('RedisStore.confirmTimeout', confirmTimeoutMs, 'an integer number of ms from 1 to 60000');
+  if (
+    typeof confirmTimeoutMs !== 'number' ||
+    !Number.isInteger(confirmTimeoutMs) ||
+    confirmTimeoutMs < 1 ||
+    confirmTimeoutMs > 60_000
+  ) {
+    throw new InvalidOptionError(
+      'RedisStore.confirmTimeout',
+      confirmTimeoutMs,
+      'an integer number of ms from 1 to 60000',
+    );
   }
   return { client: o.client as RedisClient, prefix, buckets, batchSize: batchSizeOf(o.batch), confirmTimeoutMs };
 }
@@ -128,7 +148,8 @@ function batchSizeOf(batch: unknown): number {
   if (batch !== null && typeof batch === 'object' && !Array.isArray(batch)) {
     const { maxSize } = checkOptions(batch, ['maxSize'], 'RedisStore.batch');
     const size = maxSize === undefined ? DEFAULT_BATCH_SIZE : maxSize;
-    if (typeof size !== 'number' || !Number.isInteger(size) || size < 2 || size > 1000) throw new InvalidOptionError('RedisStore.batch.maxSize', size, 'an integer from 2 to 1000');
+    if (typeof size !== 'number' || !Number.isInteger(size) || size < 2 || size > 1000)
+      throw new InvalidOptionError('RedisStore.batch.maxSize', size, 'an integer from 2 to 1000');
     return size;
   }
   throw new InvalidOptionError('RedisStore.batch', batch, 'true, false or { maxSize }');

@@ -1,4 +1,11 @@
-import { IDEMPOTENCY_FINGERPRINT_LENGTH, IDEMPOTENCY_ID_LENGTH, UnsupportedError, type Charge, type GiveBack, type IdempotentCharge } from '@rl/core/store';
+import {
+  IDEMPOTENCY_FINGERPRINT_LENGTH,
+  IDEMPOTENCY_ID_LENGTH,
+  UnsupportedError,
+  type Charge,
+  type GiveBack,
+  type IdempotentCharge,
+} from '@rl/core/store';
 
 /**
  * The store's wire protocol with its scripts, declared once: what each call sends after its keys.
@@ -24,7 +31,20 @@ import { IDEMPOTENCY_FINGERPRINT_LENGTH, IDEMPOTENCY_ID_LENGTH, UnsupportedError
  *   one decision is answered again (see `IdempotentCharge`); the undo that forgets an id sends the id
  *   alone.
  */
-export const ARGUMENTS = ['own', 'now', 'maxDelay', 'chargedAt', 'delay', 'actual', 'maxDebt', 'idem', 'fingerprint', 'idemTtl', 'idemMax', 'idemReplays'] as const;
+export const ARGUMENTS = [
+  'own',
+  'now',
+  'maxDelay',
+  'chargedAt',
+  'delay',
+  'actual',
+  'maxDebt',
+  'idem',
+  'fingerprint',
+  'idemTtl',
+  'idemMax',
+  'idemReplays',
+] as const;
 export type Argument = (typeof ARGUMENTS)[number];
 
 /** The index of the `idem` argument in a call's values: given, the call carries an idempotent charge. */
@@ -72,13 +92,16 @@ export type Call = Operation | `${IdempotentOperation}+`;
 
 /** Every call, derived from {@link OPERATIONS}. */
 export const CALLS: readonly Call[] = Object.freeze(
-  (Object.keys(OPERATIONS) as Operation[]).flatMap((op): Call[] => (OPERATIONS[op].idempotentThrough === undefined ? [op] : [op, `${op as IdempotentOperation}+`])),
+  (Object.keys(OPERATIONS) as Operation[]).flatMap((op): Call[] =>
+    OPERATIONS[op].idempotentThrough === undefined ? [op] : [op, `${op as IdempotentOperation}+`],
+  ),
 );
 
 /** The call of `op` with `values` (in the order of {@link ARGUMENTS}): idempotent when they hold an `idem`. */
 export function callOf(op: Operation, values: readonly (string | undefined)[]): Call {
   if (values[IDEM_AT] === undefined) return op;
-  if (OPERATIONS[op].idempotentThrough === undefined) throw new UnsupportedError(`RedisStore: the operation '${op}' takes no idempotent charge.`);
+  if (OPERATIONS[op].idempotentThrough === undefined)
+    throw new UnsupportedError(`RedisStore: the operation '${op}' takes no idempotent charge.`);
   return `${op as IdempotentOperation}+`;
 }
 
@@ -115,7 +138,15 @@ export function keysOf(numberOfKeys: number, compact: boolean, call: Call): numb
 /** The Lua local that holds the position of each argument, as the store declares it before every script. */
 const POSITION_NAMES: Readonly<Record<Argument, string>> = {
   ...{ own: 'ARG_OWN', now: 'ARG_NOW', maxDelay: 'ARG_MAX_DELAY', chargedAt: 'ARG_CHARGED_AT', delay: 'ARG_DELAY' },
-  ...{ actual: 'ARG_ACTUAL', maxDebt: 'ARG_MAX_DEBT', idem: 'ARG_IDEM', fingerprint: 'ARG_FINGERPRINT', idemTtl: 'ARG_IDEM_TTL', idemMax: 'ARG_IDEM_MAX', idemReplays: 'ARG_IDEM_REPLAYS' },
+  ...{
+    actual: 'ARG_ACTUAL',
+    maxDebt: 'ARG_MAX_DEBT',
+    idem: 'ARG_IDEM',
+    fingerprint: 'ARG_FINGERPRINT',
+    idemTtl: 'ARG_IDEM_TTL',
+    idemMax: 'ARG_IDEM_MAX',
+    idemReplays: 'ARG_IDEM_REPLAYS',
+  },
 };
 
 /** The `ARGV` index of the first of {@link ARGUMENTS}: after the field in the compact layout. */
@@ -144,7 +175,10 @@ export function callTables(calls: readonly Call[] = CALLS): string {
   const entry = (call: Call, value: string) => (call.length === 1 ? `${call} = ${value}` : `['${call}'] = ${value}`);
   return (
     `local WIDTH = { ${calls.map((call) => entry(call, String(widthOf(call)))).join(', ')} }\n` +
-    `local IDEMPOTENT_OP = { ${calls.filter(isIdempotent).map((call) => entry(call, `'${operationOf(call)}'`)).join(', ')} }\n`
+    `local IDEMPOTENT_OP = { ${calls
+      .filter(isIdempotent)
+      .map((call) => entry(call, `'${operationOf(call)}'`))
+      .join(', ')} }\n`
   );
 }
 
@@ -154,7 +188,12 @@ export function callTables(calls: readonly Call[] = CALLS): string {
  * as `''`; with `trim` (an inline call, whose configuration is in the script) the absent ones at the
  * end are left out, which the scripts read as absent too.
  */
-export function appendArguments(args: string[], call: Call, values: readonly (string | undefined)[], trim: boolean): void {
+export function appendArguments(
+  args: string[],
+  call: Call,
+  values: readonly (string | undefined)[],
+  trim: boolean,
+): void {
   const width = widthOf(call);
   let end = args.length;
   for (let i = 0; i < width; i++) {
@@ -183,15 +222,41 @@ export function chargeValues(charge: Charge, now: number | undefined): (string |
 
 /** A give-back's values (an undo, 'u'), in the order of {@link ARGUMENTS}: its cost and `now`, the time and delay of its charge, and the id it forgets. */
 export function giveBackValues(back: GiveBack, now: number | undefined): (string | undefined)[] {
-  return [costOf(back.cost), timeOf(now), undefined, timeOf(back.chargedAt), timeOf(back.delayMs), undefined, undefined, back.idempotencyId];
+  return [
+    costOf(back.cost),
+    timeOf(now),
+    undefined,
+    timeOf(back.chargedAt),
+    timeOf(back.delayMs),
+    undefined,
+    undefined,
+    back.idempotencyId,
+  ];
 }
 
 /** An idempotent charge's arguments after a reservation's (see {@link ARGUMENTS}): none without one; its digests checked first. */
 export function idempotentValues(charge: IdempotentCharge | undefined): (string | undefined)[] {
-  if (charge !== undefined && (charge.id.length !== IDEMPOTENCY_ID_LENGTH || charge.fingerprint.length !== IDEMPOTENCY_FINGERPRINT_LENGTH)) {
-    throw new UnsupportedError(`RedisStore: an idempotent charge's id and fingerprint are digests of ${IDEMPOTENCY_ID_LENGTH} and ${IDEMPOTENCY_FINGERPRINT_LENGTH} characters (see IdempotentCharge).`);
+  if (
+    charge !== undefined &&
+    (charge.id.length !== IDEMPOTENCY_ID_LENGTH || charge.fingerprint.length !== IDEMPOTENCY_FINGERPRINT_LENGTH)
+  ) {
+    throw new UnsupportedError(
+      `RedisStore: an idempotent charge's id and fingerprint are digests of ${IDEMPOTENCY_ID_LENGTH} and ${IDEMPOTENCY_FINGERPRINT_LENGTH} characters (see IdempotentCharge).`,
+    );
   }
-  return charge === undefined ? [] : [undefined, undefined, undefined, undefined, charge.id, charge.fingerprint, String(charge.ttlMs), String(charge.maxIds), String(charge.maxReplays)];
+  return charge === undefined
+    ? []
+    : [
+        undefined,
+        undefined,
+        undefined,
+        undefined,
+        charge.id,
+        charge.fingerprint,
+        String(charge.ttlMs),
+        String(charge.maxIds),
+        String(charge.maxReplays),
+      ];
 }
 
 /** A cost as an argument: absent when 1 (the scripts read an absent cost as 1). */

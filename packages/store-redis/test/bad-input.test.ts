@@ -24,27 +24,39 @@ async function stateOf(store: RedisStore, key: string, algorithm: Algorithm): Pr
 }
 
 describe('a now that is not a finite number', () => {
-  it.each(algorithms.map((a) => [nameOf(a), a] as const))('%s: NaN, Infinity and -Infinity reject with a StoreError and write nothing', async (_n, algorithm) => {
-    const store = new RedisStore({ client: redis.client, prefix: redis.freshPrefix() });
-    const leases = algorithm.stateKind === 'leases';
-    const decide = (key: string, now: number) =>
-      leases ? store.acquire(key, algorithm as ConcurrencyAlgorithm, `lease-${now}`, now) : store.charge({ key, algorithm, cost: 1 }, now).then((c) => c.decision);
-    // A state exists for one key, none for the other.
-    expect((await decide('kept', 1_000)).allowed).toBe(true);
-    const kept = await stateOf(store, 'kept', algorithm);
-    expect(kept.some((value) => value !== null)).toBe(true);
-    for (const now of [Number.NaN, Number.POSITIVE_INFINITY, Number.NEGATIVE_INFINITY]) {
-      for (const key of ['kept', 'fresh']) {
-        const calls: Promise<unknown>[] = [decide(key, now), store.peek(key, algorithm, 1, now)];
-        if (!leases) calls.push(store.giveBack({ key, algorithm, cost: 1 }, now), store.charge({ key, algorithm, cost: 2 }, now));
-        for (const call of calls) {
-          await expect(call, `now ${now}, key ${key}`).rejects.toMatchObject({ code: 'RL_STORE_ERROR', message: expect.stringMatching(/now is not a finite number/) });
+  it.each(algorithms.map((a) => [nameOf(a), a] as const))(
+    '%s: NaN, Infinity and -Infinity reject with a StoreError and write nothing',
+    async (_n, algorithm) => {
+      const store = new RedisStore({ client: redis.client, prefix: redis.freshPrefix() });
+      const leases = algorithm.stateKind === 'leases';
+      const decide = (key: string, now: number) =>
+        leases
+          ? store.acquire(key, algorithm as ConcurrencyAlgorithm, `lease-${now}`, now)
+          : store.charge({ key, algorithm, cost: 1 }, now).then((c) => c.decision);
+      // A state exists for one key, none for the other.
+      expect((await decide('kept', 1_000)).allowed).toBe(true);
+      const kept = await stateOf(store, 'kept', algorithm);
+      expect(kept.some((value) => value !== null)).toBe(true);
+      for (const now of [Number.NaN, Number.POSITIVE_INFINITY, Number.NEGATIVE_INFINITY]) {
+        for (const key of ['kept', 'fresh']) {
+          const calls: Promise<unknown>[] = [decide(key, now), store.peek(key, algorithm, 1, now)];
+          if (!leases)
+            calls.push(
+              store.giveBack({ key, algorithm, cost: 1 }, now),
+              store.charge({ key, algorithm, cost: 2 }, now),
+            );
+          for (const call of calls) {
+            await expect(call, `now ${now}, key ${key}`).rejects.toMatchObject({
+              code: 'RL_STORE_ERROR',
+              message: expect.stringMatching(/now is not a finite number/),
+            });
+          }
         }
       }
-    }
-    expect(await stateOf(store, 'kept', algorithm)).toEqual(kept);
-    expect((await stateOf(store, 'fresh', algorithm)).every((value) => value === null)).toBe(true);
-    // The state is intact: the same decisions as if no bad call had been made.
-    expect((await decide('kept', 1_001)).remaining).toBe(1);
-  });
+      expect(await stateOf(store, 'kept', algorithm)).toEqual(kept);
+      expect((await stateOf(store, 'fresh', algorithm)).every((value) => value === null)).toBe(true);
+      // The state is intact: the same decisions as if no bad call had been made.
+      expect((await decide('kept', 1_001)).remaining).toBe(1);
+    },
+  );
 });

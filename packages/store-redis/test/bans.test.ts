@@ -17,11 +17,17 @@ const T0 = 1_800_000_000_000;
 describe.each(['standalone', 'cluster'] as const)('bans on %s Redis', (deployment) => {
   it('three instances with deny caches on: a ban on A is denied at once by B and C; after the unban on A, their next requests are admitted (0 stale decisions)', async () => {
     const prefix = deployments.freshPrefix();
-    const clients = await Promise.all([deployments.ownClient(deployment), deployments.ownClient(deployment), deployments.ownClient(deployment)]);
+    const clients = await Promise.all([
+      deployments.ownClient(deployment),
+      deployments.ownClient(deployment),
+      deployments.ownClient(deployment),
+    ]);
     const stores = clients.map((client) => new RedisStore({ client, prefix }));
     // One clock for the three instances, moved by the test: a ban ends when it says, without a wait.
     let now = T0;
-    const [a, b, c] = stores.map((store) => createLimiter({ algorithm: fixedWindow({ limit: 100, window: '1h' }), store, bans: true, clock: () => now })) as [Limiter, Limiter, Limiter];
+    const [a, b, c] = stores.map((store) =>
+      createLimiter({ algorithm: fixedWindow({ limit: 100, window: '1h' }), store, bans: true, clock: () => now }),
+    ) as [Limiter, Limiter, Limiter];
     try {
       for (const limiter of [a, b, c]) expect((await limiter.consume('k')).allowed).toBe(true);
       await a.block('k', '10m', { reason: 'credential stuffing' });
@@ -41,7 +47,8 @@ describe.each(['standalone', 'cluster'] as const)('bans on %s Redis', (deploymen
       expect((await b.consume('other')).allowed).toBe(true);
       // A ban shortened (or one that replaces a lockout) reaches the deny caches too.
       await a.block('k', '1h');
-      for (const limiter of [b, c]) expect(await limiter.consume('k')).toMatchObject({ allowed: false, reason: 'blocked' });
+      for (const limiter of [b, c])
+        expect(await limiter.consume('k')).toMatchObject({ allowed: false, reason: 'blocked' });
       const shortened = [heard(stores[1]!, b.storageKey('k')), heard(stores[2]!, c.storageKey('k'))];
       await a.block('k', 1);
       await Promise.all(shortened);
@@ -61,10 +68,17 @@ describe('10,000 bans on standalone Redis', () => {
     const admin = new Redis(deployments.url);
     try {
       const store = new RedisStore({ client, prefix: deployments.freshPrefix(), batch: false });
-      const limiter = createLimiter({ algorithm: tokenBucket({ capacity: 10, refillRate: 1 }), store, bans: true, denyCache: false, timeout: false });
+      const limiter = createLimiter({
+        algorithm: tokenBucket({ capacity: 10, refillRate: 1 }),
+        store,
+        bans: true,
+        denyCache: false,
+        timeout: false,
+      });
       expect((await limiter.consume('warm')).allowed).toBe(true);
       const memoryBefore = Number(/used_memory:(\d+)/.exec(await admin.info('memory'))![1]);
-      for (let i = 0; i < 10_000; i += 500) await Promise.all(Array.from({ length: 500 }, (_, j) => limiter.block(`user-${i + j}`, '1h')));
+      for (let i = 0; i < 10_000; i += 500)
+        await Promise.all(Array.from({ length: 500 }, (_, j) => limiter.block(`user-${i + j}`, '1h')));
       const memoryAfter = Number(/used_memory:(\d+)/.exec(await admin.info('memory'))![1]);
       // A block in each of the six rate layouts (a hash field each; a key of its own for the sliding log).
       expect((memoryAfter - memoryBefore) / 10_000).toBeLessThan(1_200);

@@ -48,22 +48,29 @@ describe.each(targets)('$name', ({ kind, deployment }) => {
   let client: RedisClient;
   const harness = (): Redis | Cluster => (deployment === 'standalone' ? deployments.standalone : deployments.clustered);
   beforeAll(async () => {
-    client = deployment === 'standalone' ? await kind.standalone(deployments.url) : await kind.cluster(deployments.nodes);
+    client =
+      deployment === 'standalone' ? await kind.standalone(deployments.url) : await kind.cluster(deployments.nodes);
   });
   afterAll(async () => {
     if (client !== undefined) await kind.close(client);
   });
 
-  it.each(algorithms)('%s: a SCRIPT FLUSH between calls is transparent (EVAL on NOSCRIPT, the state kept)', async (_name, algorithm) => {
-    const store = new RedisStore({ client, prefix: deployments.freshPrefix() });
-    const take = (id: string) => (algorithm.stateKind === 'leases' ? store.acquire('k', algorithm as never, id, 1000) : store.charge({ key: 'k', algorithm, cost: 1 }, 1000).then((c) => c.decision));
-    const first = await take('a');
-    for (const node of nodesOf(harness())) await node.script('FLUSH');
-    const second = await take('b');
-    const third = await take('c');
-    expect([first.allowed, second.allowed, third.allowed]).toEqual([true, true, true]);
-    expect([second.remaining, third.remaining]).toEqual([first.remaining - 1, first.remaining - 2]);
-  });
+  it.each(algorithms)(
+    '%s: a SCRIPT FLUSH between calls is transparent (EVAL on NOSCRIPT, the state kept)',
+    async (_name, algorithm) => {
+      const store = new RedisStore({ client, prefix: deployments.freshPrefix() });
+      const take = (id: string) =>
+        algorithm.stateKind === 'leases'
+          ? store.acquire('k', algorithm as never, id, 1000)
+          : store.charge({ key: 'k', algorithm, cost: 1 }, 1000).then((c) => c.decision);
+      const first = await take('a');
+      for (const node of nodesOf(harness())) await node.script('FLUSH');
+      const second = await take('b');
+      const third = await take('c');
+      expect([first.allowed, second.allowed, third.allowed]).toEqual([true, true, true]);
+      expect([second.remaining, third.remaining]).toEqual([first.remaining - 1, first.remaining - 2]);
+    },
+  );
 
   it('reads the binary reply as it is: fractional costs and times give the exact doubles', async () => {
     const store = new RedisStore({ client, prefix: deployments.freshPrefix() });
@@ -74,25 +81,30 @@ describe.each(targets)('$name', ({ kind, deployment }) => {
     expect(second.at).toBe(1_764_500_000_124.5);
   });
 
-  it(deployment === 'cluster' ? 'each key\'s failure domain is the master of its slot' : 'a standalone client is one failure domain (no failureDomain)', () => {
-    const store = new RedisStore({ client, prefix: deployments.freshPrefix() });
-    if (deployment === 'standalone') {
-      expect(store.failureDomain).toBeUndefined();
-      return;
-    }
-    // The harness gives each master a range of ceil(16384 / 3) slots, in the order of `nodes`.
-    const perNode = Math.ceil(16384 / deployments.nodes.length);
-    const seen = new Set<string>();
-    for (let i = 0; i < 30; i++) {
-      for (const [, algorithm] of algorithms) {
-        const key = `key-${i}`;
-        const node = deployments.nodes[Math.floor(calculateSlot(store.redisKeys(key, algorithm)[0]!) / perNode)]!;
-        expect(store.failureDomain!(key, algorithm)).toBe(`${node.host}:${node.port}`);
-        seen.add(store.failureDomain!(key, algorithm));
+  it(
+    deployment === 'cluster'
+      ? "each key's failure domain is the master of its slot"
+      : 'a standalone client is one failure domain (no failureDomain)',
+    () => {
+      const store = new RedisStore({ client, prefix: deployments.freshPrefix() });
+      if (deployment === 'standalone') {
+        expect(store.failureDomain).toBeUndefined();
+        return;
       }
-    }
-    expect(seen.size).toBe(3);
-  });
+      // The harness gives each master a range of ceil(16384 / 3) slots, in the order of `nodes`.
+      const perNode = Math.ceil(16384 / deployments.nodes.length);
+      const seen = new Set<string>();
+      for (let i = 0; i < 30; i++) {
+        for (const [, algorithm] of algorithms) {
+          const key = `key-${i}`;
+          const node = deployments.nodes[Math.floor(calculateSlot(store.redisKeys(key, algorithm)[0]!) / perNode)]!;
+          expect(store.failureDomain!(key, algorithm)).toBe(`${node.host}:${node.port}`);
+          seen.add(store.failureDomain!(key, algorithm));
+        }
+      }
+      expect(seen.size).toBe(3);
+    },
+  );
 
   it('one decision is one EVALSHA once the scripts are cached (on each node that runs them)', async () => {
     const store = new RedisStore({ client, prefix: deployments.freshPrefix() });
@@ -105,7 +117,10 @@ describe.each(targets)('$name', ({ kind, deployment }) => {
     const before = await scriptCalls(harness());
     await decide();
     const after = await scriptCalls(harness());
-    expect({ evalsha: after.evalsha - before.evalsha, eval: after.eval - before.eval }).toEqual({ evalsha: 15, eval: 0 });
+    expect({ evalsha: after.evalsha - before.evalsha, eval: after.eval - before.eval }).toEqual({
+      evalsha: 15,
+      eval: 0,
+    });
   });
 });
 
@@ -113,21 +128,31 @@ describe('closed clients', () => {
   it('a node-redis client never connected: the StoreError says to call connect()', async () => {
     for (const client of [createClient({ url: deployments.url }), createClient4({ url: deployments.url })]) {
       const store = new RedisStore({ client });
-      const failure = store.charge({ key: 'k', algorithm: tokenBucket({ capacity: 1, refillRate: 1 }), cost: 1 }, undefined);
+      const failure = store.charge(
+        { key: 'k', algorithm: tokenBucket({ capacity: 1, refillRate: 1 }), cost: 1 },
+        undefined,
+      );
       await expect(failure).rejects.toMatchObject({ code: 'RL_STORE_ERROR' });
       await expect(failure).rejects.toThrow(/node-redis client is not open: call `await client\.connect\(\)`/);
     }
   });
 
-  it.each([IOREDIS_6, NODE_REDIS_6] as ClientKind[])('$name, closed by its owner: the StoreError says so, for decisions and resets', async (kind) => {
-    const client = await kind.standalone(deployments.url);
-    const store = new RedisStore({ client, prefix: deployments.freshPrefix() });
-    const algorithm = fixedWindow({ limit: 1, window: '1s' });
-    expect((await store.charge({ key: 'k', algorithm, cost: 1 }, undefined)).decision.allowed).toBe(true);
-    await kind.close(client);
-    await expect(store.charge({ key: 'k', algorithm, cost: 1 }, undefined)).rejects.toThrow(/(client has ended: closed by quit|client is not open)/);
-    await expect(store.reset('k', algorithm)).rejects.toThrow(/(client has ended: closed by quit|client is not open)/);
-  });
+  it.each([IOREDIS_6, NODE_REDIS_6] as ClientKind[])(
+    '$name, closed by its owner: the StoreError says so, for decisions and resets',
+    async (kind) => {
+      const client = await kind.standalone(deployments.url);
+      const store = new RedisStore({ client, prefix: deployments.freshPrefix() });
+      const algorithm = fixedWindow({ limit: 1, window: '1s' });
+      expect((await store.charge({ key: 'k', algorithm, cost: 1 }, undefined)).decision.allowed).toBe(true);
+      await kind.close(client);
+      await expect(store.charge({ key: 'k', algorithm, cost: 1 }, undefined)).rejects.toThrow(
+        /(client has ended: closed by quit|client is not open)/,
+      );
+      await expect(store.reset('k', algorithm)).rejects.toThrow(
+        /(client has ended: closed by quit|client is not open)/,
+      );
+    },
+  );
 });
 
 describe('clients the store cannot use', () => {

@@ -56,24 +56,33 @@ async function connectionsSettle(expected: number): Promise<number> {
 }
 
 describe.each(ALL)('$name', (kind) => {
-  it.each(['standalone', 'cluster'] as const)(`%s: ${STORES} stores opened, used (a denial cached, a reset sent) and closed leave no listener on the client`, async (deployment) => {
-    const client = deployment === 'standalone' ? await kind.standalone(redis.url) : await kind.cluster(redis.nodes);
-    opened.push(() => kind.close(client));
-    const prefix = redis.freshPrefix();
-    // A first store, used and closed: the client's own listeners of a first use (its node connections) are made.
-    const warm = async (i: number): Promise<void> => {
-      const store = new RedisStore({ client, prefix: `${prefix}${i}:`, confirmTimeout: 2_000 });
-      const limiter = createLimiter({ algorithm: fixedWindow({ limit: 1, window: '15m' }), store, prefix: 'p', clock: () => 1_800_000_000_000, timeout: false });
-      await limiter.consume('k');
-      expect((await cachedDenial(limiter, 'k')).reason).toBe('deny-cache');
-      await limiter.reset('k');
-      await store.close();
-    };
-    await warm(0);
-    const before = listenerCount(client);
-    const connectionsBefore = deployment === 'standalone' ? await connections() : 0;
-    for (let i = 1; i <= STORES; i++) await warm(i);
-    expect(listenerCount(client)).toBe(before);
-    if (deployment === 'standalone') expect(await connectionsSettle(connectionsBefore)).toBe(connectionsBefore);
-  });
+  it.each(['standalone', 'cluster'] as const)(
+    `%s: ${STORES} stores opened, used (a denial cached, a reset sent) and closed leave no listener on the client`,
+    async (deployment) => {
+      const client = deployment === 'standalone' ? await kind.standalone(redis.url) : await kind.cluster(redis.nodes);
+      opened.push(() => kind.close(client));
+      const prefix = redis.freshPrefix();
+      // A first store, used and closed: the client's own listeners of a first use (its node connections) are made.
+      const warm = async (i: number): Promise<void> => {
+        const store = new RedisStore({ client, prefix: `${prefix}${i}:`, confirmTimeout: 2_000 });
+        const limiter = createLimiter({
+          algorithm: fixedWindow({ limit: 1, window: '15m' }),
+          store,
+          prefix: 'p',
+          clock: () => 1_800_000_000_000,
+          timeout: false,
+        });
+        await limiter.consume('k');
+        expect((await cachedDenial(limiter, 'k')).reason).toBe('deny-cache');
+        await limiter.reset('k');
+        await store.close();
+      };
+      await warm(0);
+      const before = listenerCount(client);
+      const connectionsBefore = deployment === 'standalone' ? await connections() : 0;
+      for (let i = 1; i <= STORES; i++) await warm(i);
+      expect(listenerCount(client)).toBe(before);
+      if (deployment === 'standalone') expect(await connectionsSettle(connectionsBefore)).toBe(connectionsBefore);
+    },
+  );
 });

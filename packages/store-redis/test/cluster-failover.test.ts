@@ -47,7 +47,11 @@ const clients: [string, (nodes: { host: string; port: number }[]) => Promise<Fai
   [
     'ioredis',
     async (nodes) => {
-      const client = new Cluster(nodes, { retryDelayOnTryAgain: 2, maxRedirections: 20, redisOptions: { maxRetriesPerRequest: 1 } });
+      const client = new Cluster(nodes, {
+        retryDelayOnTryAgain: 2,
+        maxRedirections: 20,
+        redisOptions: { maxRetriesPerRequest: 1 },
+      });
       client.on('error', () => {}); // the killed master's connection errors are expected
       return {
         client,
@@ -77,107 +81,115 @@ const clients: [string, (nodes: { host: string; port: number }[]) => Promise<Fai
   ],
 ];
 
-it.each(clients)('%s: a killed master denies only its own keys; the others keep answering; its keys come back after the failover', async (name, connect) => {
-  cluster = await startRedisCluster({ replicas: true });
-  if (cluster.external) return; // a shared cluster is not ours to kill
-  const { nodes, replicas } = cluster;
-  const { client, masterOfSlot0, refresh, close } = await connect(nodes);
-  const direct = new Redis({ host: nodes[1]!.host, port: nodes[1]!.port });
-  try {
-    const timers = new FakeTimers();
-    const T0 = 1_800_000_000_000;
-    const algorithm = tokenBucket({ capacity: 10_000, refillRate: 1, interval: '1h' });
-    const store = new RedisStore({ client, prefix: `failover:${process.pid}:${name}:` });
-    const limiter = createLimiter({
-      algorithm,
-      store,
-      timers,
-      clock: () => T0 + timers.now(),
-      timeout: TIMEOUT_MS,
-      storeRetryInterval: RETRY_MS,
-      storeFailureThreshold: THRESHOLD,
-    });
-    const errors: string[] = [];
-    limiter.on('storeError', (event: StoreErrorEvent) => errors.push(event.key));
+it.each(clients)(
+  '%s: a killed master denies only its own keys; the others keep answering; its keys come back after the failover',
+  async (name, connect) => {
+    cluster = await startRedisCluster({ replicas: true });
+    if (cluster.external) return; // a shared cluster is not ours to kill
+    const { nodes, replicas } = cluster;
+    const { client, masterOfSlot0, refresh, close } = await connect(nodes);
+    const direct = new Redis({ host: nodes[1]!.host, port: nodes[1]!.port });
+    try {
+      const timers = new FakeTimers();
+      const T0 = 1_800_000_000_000;
+      const algorithm = tokenBucket({ capacity: 10_000, refillRate: 1, interval: '1h' });
+      const store = new RedisStore({ client, prefix: `failover:${process.pid}:${name}:` });
+      const limiter = createLimiter({
+        algorithm,
+        store,
+        timers,
+        clock: () => T0 + timers.now(),
+        timeout: TIMEOUT_MS,
+        storeRetryInterval: RETRY_MS,
+        storeFailureThreshold: THRESHOLD,
+      });
+      const errors: string[] = [];
+      limiter.on('storeError', (event: StoreErrorEvent) => errors.push(event.key));
 
-    // KEYS_PER_MASTER keys on each master: the slot from Redis itself, the master from the harness's ranges.
-    const slotsPerMaster = Math.ceil(16384 / nodes.length);
-    const keysOf: string[][] = nodes.map(() => []);
-    for (let i = 0; keysOf.some((keys) => keys.length < KEYS_PER_MASTER); i++) {
-      const key = `user-${i}`;
-      const slot = (await direct.cluster('KEYSLOT', store.redisKeys(limiter.storageKey(key), algorithm)[0]!)) as number;
-      const keys = keysOf[Math.floor(slot / slotsPerMaster)]!;
-      if (keys.length < KEYS_PER_MASTER) keys.push(key);
+      // KEYS_PER_MASTER keys on each master: the slot from Redis itself, the master from the harness's ranges.
+      const slotsPerMaster = Math.ceil(16384 / nodes.length);
+      const keysOf: string[][] = nodes.map(() => []);
+      for (let i = 0; keysOf.some((keys) => keys.length < KEYS_PER_MASTER); i++) {
+        const key = `user-${i}`;
+        const slot = (await direct.cluster(
+          'KEYSLOT',
+          store.redisKeys(limiter.storageKey(key), algorithm)[0]!,
+        )) as number;
+        const keys = keysOf[Math.floor(slot / slotsPerMaster)]!;
+        if (keys.length < KEYS_PER_MASTER) keys.push(key);
+      }
+      const [dead, ...healthy] = keysOf as [string[], ...string[][]];
+      const alive = healthy.flat();
+
+      // Before the failure: every key is Redis's, and its domain is the master that serves it.
+      const before = await Promise.all(keysOf.flat().map((key) => limiter.consume(key)));
+      expect(before.filter((d) => d.reason !== undefined)).toEqual([]);
+      keysOf.forEach((keys, m) => {
+        for (const key of keys)
+          expect(store.failureDomain!(limiter.storageKey(key), algorithm)).toBe(`${nodes[m]!.host}:${nodes[m]!.port}`);
+      });
+
+      await cluster!.kill(nodes[0]!.port);
+      const promoted = `${replicas[0]!.host}:${replicas[0]!.port}`;
+      let healthyDecisions = 0;
+      let deadDecisions = 0;
+      let rounds = 0;
+      /** The failure domains the killed master's keys had when they were called: the client's slot table may name none ('') or an unpromoted node for a while. */
+      const deadDomains = new Set<string>();
+      const deadline = Date.now() + FAILOVER_DEADLINE_MS;
+      // Under load until the client knows the promoted replica: every healthy key's decision is Redis's.
+      while (masterOfSlot0() !== promoted) {
+        expect(Date.now(), 'the replica was not promoted in time').toBeLessThan(deadline);
+        for (const key of dead) deadDomains.add(store.failureDomain!(limiter.storageKey(key), algorithm));
+        const deadCalls = dead.map((key) => limiter.consume(key));
+        const healthyNow = await Promise.all(alive.map((key) => limiter.consume(key)));
+        expect(healthyNow.filter((d) => d.reason !== undefined || !d.allowed)).toEqual([]);
+        healthyDecisions += healthyNow.length;
+        // The killed master's calls that still wait are timed out by fake time and get the policy (deny).
+        // A call may also be answered by Redis itself: the client can learn of the promoted replica
+        // while the round runs (a MOVED updates that slot only, so the check above may not see it yet);
+        // the killed master answers nothing, so such a decision is the promoted replica's, and right.
+        await timers.advanceAsync(TIMEOUT_MS);
+        const deadNow: Decision[] = await Promise.all(deadCalls);
+        expect(deadNow.filter((d) => d.reason !== undefined && d.allowed)).toEqual([]);
+        deadDecisions += deadNow.filter((d) => d.reason !== undefined).length;
+        rounds++;
+        if (rounds % 4 === 0) await refresh();
+        await sleep(25);
+      }
+      expect(rounds).toBeGreaterThan(0);
+      expect(healthyDecisions).toBeGreaterThan(0);
+      expect(deadDecisions).toBeGreaterThan(0);
+      // Only the killed master's keys failed, and the circuit kept them off the store: per failure
+      // domain they had (each has its own circuit), the calls of its first round (all in flight when
+      // it opened), then one probe per retry interval of fake time. Each such call is reported at most
+      // twice: its failure, and the failed give-back of a grant that arrived after its timeout (the
+      // client may send a queued command once it knows the promoted replica).
+      const aliveKeys = new Set(alive.map((key) => limiter.storageKey(key)));
+      expect(errors.filter((key) => aliveKeys.has(key))).toEqual([]);
+      expect(errors.length).toBeGreaterThanOrEqual(THRESHOLD);
+      const storeCalls = deadDomains.size * (KEYS_PER_MASTER + Math.ceil((rounds * TIMEOUT_MS) / RETRY_MS));
+      expect(errors.length).toBeLessThanOrEqual(2 * storeCalls);
+      expect(2 * storeCalls).toBeLessThan(deadDecisions / 2);
+
+      // The slot table names the promoted replica: the dead master's keys are Redis's again (a new domain).
+      for (const key of dead) expect(store.failureDomain!(limiter.storageKey(key), algorithm)).toBe(promoted);
+      let back: Decision[] = [];
+      while (Date.now() < deadline) {
+        const calls = keysOf.flat().map((key) => limiter.consume(key));
+        await sleep(100);
+        await timers.advanceAsync(TIMEOUT_MS);
+        back = await Promise.all(calls);
+        if (back.every((d) => d.reason === undefined)) break;
+      }
+      expect(back.map((d) => [d.allowed, d.reason])).toEqual(keysOf.flat().map(() => [true, undefined]));
+    } finally {
+      direct.disconnect();
+      await close();
     }
-    const [dead, ...healthy] = keysOf as [string[], ...string[][]];
-    const alive = healthy.flat();
-
-    // Before the failure: every key is Redis's, and its domain is the master that serves it.
-    const before = await Promise.all(keysOf.flat().map((key) => limiter.consume(key)));
-    expect(before.filter((d) => d.reason !== undefined)).toEqual([]);
-    keysOf.forEach((keys, m) => {
-      for (const key of keys) expect(store.failureDomain!(limiter.storageKey(key), algorithm)).toBe(`${nodes[m]!.host}:${nodes[m]!.port}`);
-    });
-
-    await cluster!.kill(nodes[0]!.port);
-    const promoted = `${replicas[0]!.host}:${replicas[0]!.port}`;
-    let healthyDecisions = 0;
-    let deadDecisions = 0;
-    let rounds = 0;
-    /** The failure domains the killed master's keys had when they were called: the client's slot table may name none ('') or an unpromoted node for a while. */
-    const deadDomains = new Set<string>();
-    const deadline = Date.now() + FAILOVER_DEADLINE_MS;
-    // Under load until the client knows the promoted replica: every healthy key's decision is Redis's.
-    while (masterOfSlot0() !== promoted) {
-      expect(Date.now(), 'the replica was not promoted in time').toBeLessThan(deadline);
-      for (const key of dead) deadDomains.add(store.failureDomain!(limiter.storageKey(key), algorithm));
-      const deadCalls = dead.map((key) => limiter.consume(key));
-      const healthyNow = await Promise.all(alive.map((key) => limiter.consume(key)));
-      expect(healthyNow.filter((d) => d.reason !== undefined || !d.allowed)).toEqual([]);
-      healthyDecisions += healthyNow.length;
-      // The killed master's calls that still wait are timed out by fake time and get the policy (deny).
-      // A call may also be answered by Redis itself: the client can learn of the promoted replica
-      // while the round runs (a MOVED updates that slot only, so the check above may not see it yet);
-      // the killed master answers nothing, so such a decision is the promoted replica's, and right.
-      await timers.advanceAsync(TIMEOUT_MS);
-      const deadNow: Decision[] = await Promise.all(deadCalls);
-      expect(deadNow.filter((d) => d.reason !== undefined && d.allowed)).toEqual([]);
-      deadDecisions += deadNow.filter((d) => d.reason !== undefined).length;
-      rounds++;
-      if (rounds % 4 === 0) await refresh();
-      await sleep(25);
-    }
-    expect(rounds).toBeGreaterThan(0);
-    expect(healthyDecisions).toBeGreaterThan(0);
-    expect(deadDecisions).toBeGreaterThan(0);
-    // Only the killed master's keys failed, and the circuit kept them off the store: per failure
-    // domain they had (each has its own circuit), the calls of its first round (all in flight when
-    // it opened), then one probe per retry interval of fake time. Each such call is reported at most
-    // twice: its failure, and the failed give-back of a grant that arrived after its timeout (the
-    // client may send a queued command once it knows the promoted replica).
-    const aliveKeys = new Set(alive.map((key) => limiter.storageKey(key)));
-    expect(errors.filter((key) => aliveKeys.has(key))).toEqual([]);
-    expect(errors.length).toBeGreaterThanOrEqual(THRESHOLD);
-    const storeCalls = deadDomains.size * (KEYS_PER_MASTER + Math.ceil((rounds * TIMEOUT_MS) / RETRY_MS));
-    expect(errors.length).toBeLessThanOrEqual(2 * storeCalls);
-    expect(2 * storeCalls).toBeLessThan(deadDecisions / 2);
-
-    // The slot table names the promoted replica: the dead master's keys are Redis's again (a new domain).
-    for (const key of dead) expect(store.failureDomain!(limiter.storageKey(key), algorithm)).toBe(promoted);
-    let back: Decision[] = [];
-    while (Date.now() < deadline) {
-      const calls = keysOf.flat().map((key) => limiter.consume(key));
-      await sleep(100);
-      await timers.advanceAsync(TIMEOUT_MS);
-      back = await Promise.all(calls);
-      if (back.every((d) => d.reason === undefined)) break;
-    }
-    expect(back.map((d) => [d.allowed, d.reason])).toEqual(keysOf.flat().map(() => [true, undefined]));
-  } finally {
-    direct.disconnect();
-    await close();
-  }
-}, 30_000);
+  },
+  30_000,
+);
 
 it('a standalone client is one failure domain: the store has no failureDomain (the limiter keeps its one circuit)', () => {
   const client = new Redis({ lazyConnect: true });

@@ -80,7 +80,24 @@ async function keysOf(store: RedisStore, take: () => string[], key: string, algo
 }
 
 /** Storage keys of every shape: braces anywhere, `#`, long, unicode, lone surrogates, control characters. */
-const awkward = ['{', '}', '{}', '}{', 'a}b{c', '{x}', '#tag', '#', '', 'x'.repeat(10_000), '{'.repeat(300), '\uD800', '\uDC00x', '\0\u0001', 'ключ🙂', 'user:{1}:ip'];
+const awkward = [
+  '{',
+  '}',
+  '{}',
+  '}{',
+  'a}b{c',
+  '{x}',
+  '#tag',
+  '#',
+  '',
+  'x'.repeat(10_000),
+  '{'.repeat(300),
+  '\uD800',
+  '\uDC00x',
+  '\0\u0001',
+  'ключ🙂',
+  'user:{1}:ip',
+];
 const generated = fc.sample(
   fc.oneof(
     fc.string({ unit: fc.constantFrom('{', '}', '#', ':', 'a', 'é', '🙂', '\uD800') }),
@@ -92,35 +109,40 @@ const generated = fc.sample(
 const algorithms: Algorithm[] = [...everyRateAlgorithm(5), concurrency({ limit: 2 })];
 
 describe('one slot per limit, by construction', () => {
-  it.each(['', 'app:', '{app}:', 'a{', 'a}{b}'])('every key name of every algorithm shares the slot of its limit (keyPrefix %j)', async (keyPrefix) => {
-    const { client, take } = recordingClient(true, keyPrefix);
-    const store = new RedisStore({ client, prefix: 'rl:', batch: false });
-    const groups: string[][] = [];
-    for (const key of [...awkward, ...generated]) {
-      for (const algorithm of algorithms) groups.push(await keysOf(store, take, key, algorithm));
-    }
-    const pipeline = nodes[0]!.pipeline();
-    for (const group of groups) for (const name of group) pipeline.cluster('KEYSLOT', name);
-    const slots = (await pipeline.exec())!.map(([error, slot]) => {
-      expect(error).toBeNull();
-      return slot as number;
-    });
-    let at = 0;
-    let multiKey = 0;
-    for (const group of groups) {
-      const own = slots.slice(at, at + group.length);
-      at += group.length;
-      expect(new Set(own).size, group.join(' ')).toBe(1);
-      if (new Set(group).size > 1) multiKey++;
-    }
-    // The sliding log's groups hold two keys each (the log and its :sum).
-    expect(multiKey).toBe(awkward.length + generated.length);
-  });
+  it.each(['', 'app:', '{app}:', 'a{', 'a}{b}'])(
+    'every key name of every algorithm shares the slot of its limit (keyPrefix %j)',
+    async (keyPrefix) => {
+      const { client, take } = recordingClient(true, keyPrefix);
+      const store = new RedisStore({ client, prefix: 'rl:', batch: false });
+      const groups: string[][] = [];
+      for (const key of [...awkward, ...generated]) {
+        for (const algorithm of algorithms) groups.push(await keysOf(store, take, key, algorithm));
+      }
+      const pipeline = nodes[0]!.pipeline();
+      for (const group of groups) for (const name of group) pipeline.cluster('KEYSLOT', name);
+      const slots = (await pipeline.exec())!.map(([error, slot]) => {
+        expect(error).toBeNull();
+        return slot as number;
+      });
+      let at = 0;
+      let multiKey = 0;
+      for (const group of groups) {
+        const own = slots.slice(at, at + group.length);
+        at += group.length;
+        expect(new Set(own).size, group.join(' ')).toBe(1);
+        if (new Set(group).size > 1) multiKey++;
+      }
+      // The sliding log's groups hold two keys each (the log and its :sum).
+      expect(multiKey).toBe(awkward.length + generated.length);
+    },
+  );
 
   it('a Cluster client whose keyPrefix starts an empty hash tag is refused, naming the field', () => {
     for (const keyPrefix of ['{}', 'app{}:', 'a{}{b}']) {
       const cluster = new Cluster([{ host: '127.0.0.1', port: 1 }], { lazyConnect: true, redisOptions: { keyPrefix } });
-      expect(() => new RedisStore({ client: cluster })).toThrow(expect.objectContaining({ code: 'RL_INVALID_OPTION', field: 'RedisStore.client' }));
+      expect(() => new RedisStore({ client: cluster })).toThrow(
+        expect.objectContaining({ code: 'RL_INVALID_OPTION', field: 'RedisStore.client' }),
+      );
       cluster.disconnect();
       // On a standalone client one slot does not matter: accepted.
       const standalone = new Redis({ lazyConnect: true, keyPrefix });
@@ -133,7 +155,8 @@ describe('one slot per limit, by construction', () => {
 /** Redis's count of TRYAGAIN replies on every master. */
 async function tryAgains(): Promise<number> {
   let count = 0;
-  for (const node of nodes) count += Number(/errorstat_TRYAGAIN:count=(\d+)/.exec(await node.info('errorstats'))?.[1] ?? 0);
+  for (const node of nodes)
+    count += Number(/errorstat_TRYAGAIN:count=(\d+)/.exec(await node.info('errorstats'))?.[1] ?? 0);
   return count;
 }
 
@@ -168,60 +191,69 @@ describe('a slot migration during traffic', () => {
     [`${name}, one call per decision`, connect, false] as const,
     [`${name}, batched`, connect, true] as const,
   ]);
-  it.each(variants)('%s: splits a sliding log from its :sum for a while: every request is answered within the timeout, every unit charged is an admitted one', async (name, connect, batch) => {
-    // The limiter's timeout is longer here only so that a loaded CI machine's timer delays cannot
-    // answer a request that Redis answered.
-    const { client, close } = await connect();
-    try {
-      const store = new RedisStore({ client, prefix: 'mig:', batch });
-      const refusals = batch ? 30 : 350;
-      // A key of its own per client, hence a slot of its own: the other client's run moved its slot.
-      const hot = `hot-${name.replace(/\W+/g, '-')}`;
-      const log = slidingWindowLog({ limit: 100_000, window: '1h' });
-      const limiter = createLimiter({ algorithm: log, store, timeout: '1s', denyCache: false });
-      for (let i = 0; i < 20; i++) await limiter.consume(hot);
-      const [list, sum] = store.redisKeys(hot, log) as [string, string];
-      const slot = (await nodes[0]!.cluster('KEYSLOT', list)) as number;
-      const ids = await Promise.all(nodes.map(async (node) => (await node.cluster('MYID')) as string));
-      const owner = await (async () => {
-        for (const [i, node] of nodes.entries()) if ((await node.cluster('COUNTKEYSINSLOT', slot)) === 2) return i;
-        throw new Error('no master holds the hot key');
-      })();
-      const source = nodes[owner]!;
-      const targetIndex = (owner + 1) % nodes.length;
-      const target = nodes[targetIndex]!;
-      await target.cluster('SETSLOT', slot, 'IMPORTING', ids[owner]!);
-      await source.cluster('SETSLOT', slot, 'MIGRATING', ids[targetIndex]!);
-      for (const node of nodes) await node.config('RESETSTAT');
+  it.each(variants)(
+    '%s: splits a sliding log from its :sum for a while: every request is answered within the timeout, every unit charged is an admitted one',
+    async (name, connect, batch) => {
+      // The limiter's timeout is longer here only so that a loaded CI machine's timer delays cannot
+      // answer a request that Redis answered.
+      const { client, close } = await connect();
+      try {
+        const store = new RedisStore({ client, prefix: 'mig:', batch });
+        const refusals = batch ? 30 : 350;
+        // A key of its own per client, hence a slot of its own: the other client's run moved its slot.
+        const hot = `hot-${name.replace(/\W+/g, '-')}`;
+        const log = slidingWindowLog({ limit: 100_000, window: '1h' });
+        const limiter = createLimiter({ algorithm: log, store, timeout: '1s', denyCache: false });
+        for (let i = 0; i < 20; i++) await limiter.consume(hot);
+        const [list, sum] = store.redisKeys(hot, log) as [string, string];
+        const slot = (await nodes[0]!.cluster('KEYSLOT', list)) as number;
+        const ids = await Promise.all(nodes.map(async (node) => (await node.cluster('MYID')) as string));
+        const owner = await (async () => {
+          for (const [i, node] of nodes.entries()) if ((await node.cluster('COUNTKEYSINSLOT', slot)) === 2) return i;
+          throw new Error('no master holds the hot key');
+        })();
+        const source = nodes[owner]!;
+        const targetIndex = (owner + 1) % nodes.length;
+        const target = nodes[targetIndex]!;
+        await target.cluster('SETSLOT', slot, 'IMPORTING', ids[owner]!);
+        await source.cluster('SETSLOT', slot, 'MIGRATING', ids[targetIndex]!);
+        for (const node of nodes) await node.config('RESETSTAT');
 
-      // The log moves first: until its :sum follows, a script naming both gets TRYAGAIN on either node.
-      await source.migrate('127.0.0.1', cluster!.nodes[targetIndex]!.port, list, 0, 5000);
-      const traffic = Promise.all(Array.from({ length: 300 }, () => limiter.consume(hot)));
-      // Calls made straight to the store while split, answered late: what they took is given back.
-      const late = Promise.all(Array.from({ length: 50 }, () => store.charge({ key: hot, algorithm: log, cost: 1 }, undefined).then((c) => c.decision)));
-      // Hold the split until Redis has refused the traffic `refusals` times (alone: once per request).
-      for (let polls = 0; (await tryAgains()) < refusals; polls++) expect(polls).toBeLessThan(10_000);
-      await source.migrate('127.0.0.1', cluster!.nodes[targetIndex]!.port, sum, 0, 5000);
-      // The slot's new owner is told first, then its old one, then the rest (as redis-cli does).
-      for (const node of [target, source, ...nodes.filter((n) => n !== target && n !== source)]) await node.cluster('SETSLOT', slot, 'NODE', ids[targetIndex]!);
+        // The log moves first: until its :sum follows, a script naming both gets TRYAGAIN on either node.
+        await source.migrate('127.0.0.1', cluster!.nodes[targetIndex]!.port, list, 0, 5000);
+        const traffic = Promise.all(Array.from({ length: 300 }, () => limiter.consume(hot)));
+        // Calls made straight to the store while split, answered late: what they took is given back.
+        const late = Promise.all(
+          Array.from({ length: 50 }, () =>
+            store.charge({ key: hot, algorithm: log, cost: 1 }, undefined).then((c) => c.decision),
+          ),
+        );
+        // Hold the split until Redis has refused the traffic `refusals` times (alone: once per request).
+        for (let polls = 0; (await tryAgains()) < refusals; polls++) expect(polls).toBeLessThan(10_000);
+        await source.migrate('127.0.0.1', cluster!.nodes[targetIndex]!.port, sum, 0, 5000);
+        // The slot's new owner is told first, then its old one, then the rest (as redis-cli does).
+        for (const node of [target, source, ...nodes.filter((n) => n !== target && n !== source)])
+          await node.cluster('SETSLOT', slot, 'NODE', ids[targetIndex]!);
 
-      const decisions = await traffic;
-      expect(decisions.filter((d) => !d.allowed || d.reason !== undefined)).toEqual([]);
-      const lateDecisions = await late;
-      expect(lateDecisions.every((d) => d.allowed)).toBe(true);
-      for (let i = 0; i < lateDecisions.length; i++) await store.giveBack({ key: hot, algorithm: log, cost: 1 }, undefined);
+        const decisions = await traffic;
+        expect(decisions.filter((d) => !d.allowed || d.reason !== undefined)).toEqual([]);
+        const lateDecisions = await late;
+        expect(lateDecisions.every((d) => d.allowed)).toBe(true);
+        for (let i = 0; i < lateDecisions.length; i++)
+          await store.giveBack({ key: hot, algorithm: log, cost: 1 }, undefined);
 
-      expect(await tryAgains()).toBeGreaterThanOrEqual(refusals);
-      // Everything is on the target now, and it holds exactly the admitted requests' units.
-      expect(await source.cluster('COUNTKEYSINSLOT', slot)).toBe(0);
-      expect(await target.cluster('COUNTKEYSINSLOT', slot)).toBe(2);
-      expect(await target.llen(list)).toBe(20 + 300);
-      expect((await target.getBuffer(sum))!.readDoubleLE(0)).toBe(20 + 300);
-      expect((await limiter.peek(hot)).remaining).toBe(100_000 - 320);
-    } finally {
-      await close();
-    }
-  });
+        expect(await tryAgains()).toBeGreaterThanOrEqual(refusals);
+        // Everything is on the target now, and it holds exactly the admitted requests' units.
+        expect(await source.cluster('COUNTKEYSINSLOT', slot)).toBe(0);
+        expect(await target.cluster('COUNTKEYSINSLOT', slot)).toBe(2);
+        expect(await target.llen(list)).toBe(20 + 300);
+        expect((await target.getBuffer(sum))!.readDoubleLE(0)).toBe(20 + 300);
+        expect((await limiter.peek(hot)).remaining).toBe(100_000 - 320);
+      } finally {
+        await close();
+      }
+    },
+  );
 });
 
 /** The index in `nodes` of the master that serves `slot` (from `CLUSTER SLOTS`). */
@@ -250,7 +282,8 @@ describe('a slot migration that splits a sliding log, with the default timeout a
       for (let i = 0; bystanders.length < 20; i++) {
         const key = `bystander-${i}`;
         const bucketKey = store.redisKeys(bystanderLimiter.storageKey(key), bucket)[0]!;
-        if ((await masterOfSlot((await nodes[0]!.cluster('KEYSLOT', bucketKey)) as number)) === owner) bystanders.push(key);
+        if ((await masterOfSlot((await nodes[0]!.cluster('KEYSLOT', bucketKey)) as number)) === owner)
+          bystanders.push(key);
       }
       for (const key of bystanders) expect((await bystanderLimiter.consume(key)).reason).toBeUndefined();
       const ids = await Promise.all(nodes.map(async (node) => (await node.cluster('MYID')) as string));
@@ -268,7 +301,12 @@ describe('a slot migration that splits a sliding log, with the default timeout a
         hotTimeouts += (await hotRound).filter((d) => d.reason === 'timeout').length;
       }
       await nodes[owner]!.migrate('127.0.0.1', cluster!.nodes[targetIndex]!.port, sum, 0, 5000);
-      for (const node of [nodes[targetIndex]!, nodes[owner]!, ...nodes.filter((_, i) => i !== targetIndex && i !== owner)]) await node.cluster('SETSLOT', slot, 'NODE', ids[targetIndex]!);
+      for (const node of [
+        nodes[targetIndex]!,
+        nodes[owner]!,
+        ...nodes.filter((_, i) => i !== targetIndex && i !== owner),
+      ])
+        await node.cluster('SETSLOT', slot, 'NODE', ids[targetIndex]!);
       expect(hotTimeouts).toBeGreaterThanOrEqual(10);
       expect(bystanderReasons.filter((reason) => reason !== undefined)).toEqual([]);
       await store.close();

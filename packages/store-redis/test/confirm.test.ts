@@ -51,9 +51,15 @@ function ask(message: object, matches: (m: Message) => boolean): Promise<Message
   return Promise.all(answers);
 }
 
-async function clientOf(family: ConfirmJob['family'], target: ConfirmJob['target']): Promise<{ client: RedisClient; close(): void }> {
+async function clientOf(
+  family: ConfirmJob['family'],
+  target: ConfirmJob['target'],
+): Promise<{ client: RedisClient; close(): void }> {
   if (family === 'node-redis') {
-    const client = 'url' in target ? createClient({ url: target.url }) : createCluster({ rootNodes: target.nodes.map((n) => ({ url: `redis://${n.host}:${n.port}` })) });
+    const client =
+      'url' in target
+        ? createClient({ url: target.url })
+        : createCluster({ rootNodes: target.nodes.map((n) => ({ url: `redis://${n.host}:${n.port}` })) });
     await client.connect();
     return { client: client as unknown as RedisClient, close: () => void client.destroy() };
   }
@@ -66,37 +72,43 @@ describe.each([
   { deployment: 'standalone', target: (): ConfirmJob['target'] => ({ url: redis.url }) },
   { deployment: 'cluster', target: (): ConfirmJob['target'] => ({ nodes: [...redis.nodes] }) },
 ])('$deployment', ({ deployment, target }) => {
-  it.each(['ioredis', 'node-redis'] as const)(`%s: ${CYCLES} cycles of a denial cached on B and C, lifted on A (unblock, reset, setOverride), B and C at once: 0 stale`, async (family) => {
-    const prefix = `confirm:${deployment}:${family}:${Date.now()}:`;
-    const job: ConfirmJob = { family, target: target(), prefix };
-    await ask({ job }, (m) => m.ready === true);
-    const a = await clientOf(family, job.target);
-    const store = new RedisStore({ client: a.client, prefix, confirmTimeout: 5_000 });
-    const limiter = confirmLimiter(store);
-    let stale = 0;
-    let notCached = 0;
-    let unconfirmed = 0;
-    try {
-      for (let cycle = 0; cycle < CYCLES; cycle++) {
-        const key = `k${cycle}`;
-        const way = WAYS[cycle % WAYS.length]!;
-        if (way === 'unblock') await limiter.block(key, '1h');
-        else for (let i = 0; i < CONFIRM_LIMIT; i++) await limiter.consume(key);
-        notCached += (await ask({ cache: key }, (m) => m.cached !== undefined)).filter((m) => !m.cached).length;
-        try {
-          if (way === 'unblock') await limiter.unblock(key);
-          else if (way === 'reset') await limiter.reset(key);
-          else await limiter.setOverride(key, fixedWindow({ limit: CONFIRM_LIMIT + 2, window: '1h' }), { ttl: '1h' });
-        } catch (error) {
-          if (!(error instanceof ResetUnconfirmedError)) throw error;
-          unconfirmed++;
+  it.each(['ioredis', 'node-redis'] as const)(
+    `%s: ${CYCLES} cycles of a denial cached on B and C, lifted on A (unblock, reset, setOverride), B and C at once: 0 stale`,
+    async (family) => {
+      const prefix = `confirm:${deployment}:${family}:${Date.now()}:`;
+      const job: ConfirmJob = { family, target: target(), prefix };
+      await ask({ job }, (m) => m.ready === true);
+      const a = await clientOf(family, job.target);
+      const store = new RedisStore({ client: a.client, prefix, confirmTimeout: 5_000 });
+      const limiter = confirmLimiter(store);
+      let stale = 0;
+      let notCached = 0;
+      let unconfirmed = 0;
+      try {
+        for (let cycle = 0; cycle < CYCLES; cycle++) {
+          const key = `k${cycle}`;
+          const way = WAYS[cycle % WAYS.length]!;
+          if (way === 'unblock') await limiter.block(key, '1h');
+          else for (let i = 0; i < CONFIRM_LIMIT; i++) await limiter.consume(key);
+          notCached += (await ask({ cache: key }, (m) => m.cached !== undefined)).filter((m) => !m.cached).length;
+          try {
+            if (way === 'unblock') await limiter.unblock(key);
+            else if (way === 'reset') await limiter.reset(key);
+            else await limiter.setOverride(key, fixedWindow({ limit: CONFIRM_LIMIT + 2, window: '1h' }), { ttl: '1h' });
+          } catch (error) {
+            if (!(error instanceof ResetUnconfirmedError)) throw error;
+            unconfirmed++;
+          }
+          stale += (await ask({ request: key }, (m) => m.decision !== undefined)).filter(
+            (m) => !m.decision!.allowed,
+          ).length;
         }
-        stale += (await ask({ request: key }, (m) => m.decision !== undefined)).filter((m) => !m.decision!.allowed).length;
+      } finally {
+        await store.close();
+        a.close();
       }
-    } finally {
-      await store.close();
-      a.close();
-    }
-    expect({ stale, notCached, unconfirmed }).toEqual({ stale: 0, notCached: 0, unconfirmed: 0 });
-  }, 600_000);
+      expect({ stale, notCached, unconfirmed }).toEqual({ stale: 0, notCached: 0, unconfirmed: 0 });
+    },
+    600_000,
+  );
 });

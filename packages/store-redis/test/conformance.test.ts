@@ -27,7 +27,8 @@ for (const [kind, propertyRuns] of [...FULL.map((k) => [k, 25] as const), ...SMO
       name: `RedisStore (${deployment}, ${kind.name})`,
       propertyRuns,
       createStore: async () => {
-        const client = deployment === 'standalone' ? await kind.standalone(deployments.url) : await kind.cluster(deployments.nodes);
+        const client =
+          deployment === 'standalone' ? await kind.standalone(deployments.url) : await kind.cluster(deployments.nodes);
         const store = new RedisStore({ client, prefix: deployments.freshPrefix() });
         kinds.set(store, kind);
         return store;

@@ -36,7 +36,10 @@ interface Message extends WorkerMessage {
 }
 
 /** Gives every worker the job, releases them together once all are connected, and collects their results. */
-async function contend(config: Omit<WorkerConfig, 'consumers' | 'attempts' | 'limit'>, consumers = CONSUMERS): Promise<WorkerResult[]> {
+async function contend(
+  config: Omit<WorkerConfig, 'consumers' | 'attempts' | 'limit'>,
+  consumers = CONSUMERS,
+): Promise<WorkerResult[]> {
   const job: WorkerConfig = { ...config, consumers, attempts: ATTEMPTS, limit: LIMIT };
   const ready = workers.map((worker) => nextMessage<Message>(worker, (m) => m.ready === true));
   for (const worker of workers) worker.send({ job });
@@ -53,7 +56,12 @@ describe.each([
   { name: 'cluster', target: () => ({ nodes: [...redis.nodes] }) },
 ])('contention on $name Redis', ({ name, target }) => {
   it.each(kinds)(`${PROCESSES} processes × ${CONSUMERS} consumers admit exactly the limit: %s`, async (kind) => {
-    const results = await contend({ target: target(), kind, key: 'hot-key', prefix: `contention:${name}:${kind}:${Date.now()}:` });
+    const results = await contend({
+      target: target(),
+      kind,
+      key: 'hot-key',
+      prefix: `contention:${name}:${kind}:${Date.now()}:`,
+    });
     const admitted = results.reduce((sum, r) => sum + r.admitted, 0);
     const denied = results.reduce((sum, r) => sum + r.denied, 0);
     expect(results.every((r) => r.notFromStore === 0)).toBe(true);
@@ -67,12 +75,20 @@ describe.each([
   { name: 'cluster', target: () => ({ nodes: [...redis.nodes] }) },
 ])('reservations across processes on $name Redis', ({ name, target }) => {
   it(`${PROCESSES} processes × ${CONSUMERS} consumers queue in one FIFO: every admitted reservation has a slot of its own`, async () => {
-    const results = await contend({ target: target(), kind: 'reserve', key: 'hot-key', prefix: `contention:${name}:reserve:${Date.now()}:` });
+    const results = await contend({
+      target: target(),
+      kind: 'reserve',
+      key: 'hot-key',
+      prefix: `contention:${name}:reserve:${Date.now()}:`,
+    });
     expect(results.every((r) => r.notFromStore === 0)).toBe(true);
     // 50 tokens at once, then one every 20 ms up to the 1 s maxDelay (a frozen clock: nothing refills
     // meanwhile): 100 reservations, 50 without delay and one for each 20 ms slot, whichever process asked.
     const delays = results.flatMap((r) => r.delays!).sort((a, b) => a - b);
-    expect(delays).toEqual([...Array.from({ length: 50 }, () => 0), ...Array.from({ length: 50 }, (_, i) => (i + 1) * 20)]);
+    expect(delays).toEqual([
+      ...Array.from({ length: 50 }, () => 0),
+      ...Array.from({ length: 50 }, (_, i) => (i + 1) * 20),
+    ]);
     expect(results.reduce((sum, r) => sum + r.denied, 0)).toBe(PROCESSES * CONSUMERS * ATTEMPTS - 100);
   });
 });
@@ -95,13 +111,27 @@ describe.each([
     try {
       const store = new RedisStore({ client, prefix });
       const options = { store, clock: () => 1_000_000 } as const;
-      const window = createLimiter({ ...options, prefix: 'w', algorithm: fixedWindow({ limit: THREE_LIMITS.window, window: '1h' }) });
-      const bucket = createLimiter({ ...options, prefix: 'b', algorithm: tokenBucket({ capacity: THREE_LIMITS.bucket, refillRate: 1, interval: '1d' }) });
-      const log = createLimiter({ ...options, prefix: 'p', algorithm: slidingWindowLog({ limit: THREE_LIMITS.perProcess, window: '1h' }) });
+      const window = createLimiter({
+        ...options,
+        prefix: 'w',
+        algorithm: fixedWindow({ limit: THREE_LIMITS.window, window: '1h' }),
+      });
+      const bucket = createLimiter({
+        ...options,
+        prefix: 'b',
+        algorithm: tokenBucket({ capacity: THREE_LIMITS.bucket, refillRate: 1, interval: '1d' }),
+      });
+      const log = createLimiter({
+        ...options,
+        prefix: 'p',
+        algorithm: slidingWindowLog({ limit: THREE_LIMITS.perProcess, window: '1h' }),
+      });
       // Each limit holds exactly the admitted requests: no denial left a charge behind.
       expect((await window.peek(key)).remaining).toBe(THREE_LIMITS.window - THREE_LIMITS.bucket);
       expect((await bucket.peek(key)).remaining).toBe(0);
-      const used = await Promise.all(results.map(async (r) => THREE_LIMITS.perProcess - (await log.peek(`${key}:${r.pid}`)).remaining));
+      const used = await Promise.all(
+        results.map(async (r) => THREE_LIMITS.perProcess - (await log.peek(`${key}:${r.pid}`)).remaining),
+      );
       expect(used).toEqual(results.map((r) => r.admitted));
     } finally {
       client.disconnect();

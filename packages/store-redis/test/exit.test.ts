@@ -10,7 +10,12 @@
 import { spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startRedisSentinel, tsLoaderRegistration, useRedisDeployments, type RedisSentinelHandle } from '@rl/test-support';
+import {
+  startRedisSentinel,
+  tsLoaderRegistration,
+  useRedisDeployments,
+  type RedisSentinelHandle,
+} from '@rl/test-support';
 import type { ExitJob } from './support/exit-worker.js';
 
 /**
@@ -64,7 +69,8 @@ function runOne(job: ExitJob): Promise<Outcome> {
       clearTimeout(startTimer);
       clearTimeout(deniedTimer);
       if (outcome === 'hung') resolve('hung');
-      else if (deniedTimer === undefined || code !== 0) reject(new Error(`the process failed (exit code ${code}): ${stderr}`));
+      else if (deniedTimer === undefined || code !== 0)
+        reject(new Error(`the process failed (exit code ${code}): ${stderr}`));
       else resolve('exited');
     });
   });
@@ -89,12 +95,22 @@ describe.each([
   { deployment: 'cluster', target: (): ExitJob['target'] => ({ nodes: [...redis.nodes] }) },
   { deployment: 'sentinel', target: (): ExitJob['target'] => ({ sentinels: sentinel.sentinels, name: sentinel.name }) },
 ])('$deployment', ({ deployment, target }) => {
-  it.each(families)(`${PROCESSES} processes of %s that close their client 0-10 ms after a cached denial: none hangs`, async (family) => {
-    const prefix = `exit:${deployment}:${family}:${Date.now()}:`;
-    // iovalkey 0.4's Cluster quit() leaves one of its own sockets open now and then, with or without a
-    // store (1 of 36 processes that never subscribed, denyCache: false): its processes disconnect().
-    const quits = !(family === 'iovalkey' && deployment === 'cluster');
-    const count = await hung((i) => ({ family, target: target(), prefix: `${prefix}${i}:`, closeAfterMs: i % 11, close: quits && i % 2 === 0 ? 'quit' : 'disconnect' }));
-    expect(count).toBe(0);
-  }, 300_000);
+  it.each(families)(
+    `${PROCESSES} processes of %s that close their client 0-10 ms after a cached denial: none hangs`,
+    async (family) => {
+      const prefix = `exit:${deployment}:${family}:${Date.now()}:`;
+      // iovalkey 0.4's Cluster quit() leaves one of its own sockets open now and then, with or without a
+      // store (1 of 36 processes that never subscribed, denyCache: false): its processes disconnect().
+      const quits = !(family === 'iovalkey' && deployment === 'cluster');
+      const count = await hung((i) => ({
+        family,
+        target: target(),
+        prefix: `${prefix}${i}:`,
+        closeAfterMs: i % 11,
+        close: quits && i % 2 === 0 ? 'quit' : 'disconnect',
+      }));
+      expect(count).toBe(0);
+    },
+    300_000,
+  );
 });

@@ -15,7 +15,18 @@
  */
 import { Redis } from 'ioredis';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { combineLimiters, createLimiter, fixedWindow, tokenBucket, concurrency, StoreTimeoutError, type Decision, type Limiter, type Store, type StoreErrorEvent } from '@rl/core';
+import {
+  combineLimiters,
+  createLimiter,
+  fixedWindow,
+  tokenBucket,
+  concurrency,
+  StoreTimeoutError,
+  type Decision,
+  type Limiter,
+  type Store,
+  type StoreErrorEvent,
+} from '@rl/core';
 import { FakeTimers } from '@rl/core/testing';
 import { MemoryStore } from '@rl/store-memory';
 import { RedisStore, type RedisClient } from '@rl/store-redis';
@@ -133,7 +144,12 @@ describe.each(FAILURE)('$name', (kind) => {
   describe.skipIf(process.env.REDIS_URL !== undefined)('Redis stopped mid-run, then back', () => {
     it("'deny': decisions resolve denied with reason store-error or timeout, an event per failure, and Redis is used again once back", async () => {
       const store = new RedisStore({ client });
-      const limiter = limiterOf({ algorithm: tokenBucket({ capacity: 100, refillRate: 10 }), store, timeout: 250, storeRetryInterval: 100 });
+      const limiter = limiterOf({
+        algorithm: tokenBucket({ capacity: 100, refillRate: 10 }),
+        store,
+        timeout: 250,
+        storeRetryInterval: 100,
+      });
       const events = recordEvents(limiter);
       expect((await limiter.consume('k')).reason).toBeUndefined();
 
@@ -154,7 +170,13 @@ describe.each(FAILURE)('$name', (kind) => {
 
     it("'allow' admits with a reason; a fallback applies a local limit while Redis is down and Redis again once back", async () => {
       const store = new RedisStore({ client });
-      const allow = limiterOf({ algorithm: fixedWindow({ limit: 10, window: '1m' }), store, onStoreError: 'allow', timeout: 250, storeRetryInterval: 100 });
+      const allow = limiterOf({
+        algorithm: fixedWindow({ limit: 10, window: '1m' }),
+        store,
+        onStoreError: 'allow',
+        timeout: 250,
+        storeRetryInterval: 100,
+      });
       const fallback = limiterOf({
         algorithm: fixedWindow({ limit: 10, window: '1m' }),
         store,
@@ -162,7 +184,12 @@ describe.each(FAILURE)('$name', (kind) => {
         maxCost: 1,
         timeout: 250,
         storeRetryInterval: 100,
-        onStoreError: { fallback: { algorithm: fixedWindow({ limit: 2, window: '1m' }), store: new MemoryStore({ sweepInterval: false }) } },
+        onStoreError: {
+          fallback: {
+            algorithm: fixedWindow({ limit: 2, window: '1m' }),
+            store: new MemoryStore({ sweepInterval: false }),
+          },
+        },
       });
       const events = recordEvents(fallback);
       expect((await fallback.consume('k')).reason).toBeUndefined();
@@ -194,14 +221,21 @@ describe.each(FAILURE)('$name', (kind) => {
         store,
         timeout: 250,
         storeRetryInterval: 100,
-        onStoreError: { fallback: { algorithm: concurrency({ limit: 1 }), store: new MemoryStore({ sweepInterval: false }) } },
+        onStoreError: {
+          fallback: { algorithm: concurrency({ limit: 1 }), store: new MemoryStore({ sweepInterval: false }) },
+        },
       });
       const held = await limiter.acquire('k');
       expect(held.reason).toBeUndefined();
       await server.stop();
       const first = await after(250, limiter.acquire('k'));
       const second = await after(250, limiter.acquire('k'));
-      expect([first.allowed, first.reason, second.allowed, second.reason]).toEqual([true, 'fallback', false, 'fallback']);
+      expect([first.allowed, first.reason, second.allowed, second.reason]).toEqual([
+        true,
+        'fallback',
+        false,
+        'fallback',
+      ]);
       await first.release();
       expect((await after(250, limiter.acquire('k'))).allowed).toBe(true);
       await expect(after(250, held.release())).resolves.toBeUndefined();
@@ -212,7 +246,12 @@ describe.each(FAILURE)('$name', (kind) => {
   describe('Redis paused beyond the timeout (CLIENT PAUSE)', () => {
     it('decisions resolve denied with reason timeout while Redis is paused, then come from Redis again', async () => {
       const store = new RedisStore({ client });
-      const limiter = limiterOf({ algorithm: tokenBucket({ capacity: 100, refillRate: 10 }), store, timeout: 100, storeRetryInterval: 100 });
+      const limiter = limiterOf({
+        algorithm: tokenBucket({ capacity: 100, refillRate: 10 }),
+        store,
+        timeout: 100,
+        storeRetryInterval: 100,
+      });
       const events = recordEvents(limiter);
       expect((await limiter.consume('k')).reason).toBeUndefined();
 
@@ -280,7 +319,13 @@ describe.each(FAILURE)('$name', (kind) => {
   describe('the store-down circuit', () => {
     it('while Redis is paused, one probe at a time reaches it; the other decisions repeat the reason (timeout)', async () => {
       const store = counting(new RedisStore({ client }));
-      const limiter = limiterOf({ algorithm: tokenBucket({ capacity: 100, refillRate: 10 }), store, timeout: 100, storeRetryInterval: 100, storeFailureThreshold: 1 });
+      const limiter = limiterOf({
+        algorithm: tokenBucket({ capacity: 100, refillRate: 10 }),
+        store,
+        timeout: 100,
+        storeRetryInterval: 100,
+        storeFailureThreshold: 1,
+      });
       expect((await limiter.consume('k')).reason).toBeUndefined();
       const admin = new Redis(server.url);
       try {
@@ -319,7 +364,11 @@ describe.each(FAILURE)('$name', (kind) => {
   describe('Redis paused (CLIENT PAUSE WRITE): resets and late grants', () => {
     it('a reset while Redis is paused rejects with the StoreTimeoutError after a storeError event, at the control floor (1 s, past the 100 ms timeout of a request)', async () => {
       const store = new RedisStore({ client });
-      const limiter = limiterOf({ algorithm: tokenBucket({ capacity: 2, refillRate: 1, interval: '1h' }), store, timeout: 100 });
+      const limiter = limiterOf({
+        algorithm: tokenBucket({ capacity: 2, refillRate: 1, interval: '1h' }),
+        store,
+        timeout: 100,
+      });
       const events = recordEvents(limiter);
       const admin = new Redis(server.url);
       try {
@@ -342,7 +391,11 @@ describe.each(FAILURE)('$name', (kind) => {
 
     it('the units of a consume that timed out (answered denied) and that Redis admits late are given back', async () => {
       const store = new RedisStore({ client });
-      const limiter = limiterOf({ algorithm: tokenBucket({ capacity: 5, refillRate: 1, interval: '1h' }), store, timeout: 50 });
+      const limiter = limiterOf({
+        algorithm: tokenBucket({ capacity: 5, refillRate: 1, interval: '1h' }),
+        store,
+        timeout: 50,
+      });
       expect((await limiter.consume('k', 2)).remaining).toBe(3);
       const timedOut = await whileWritesPaused(server.url, 1000, () => limiter.consume('k', 2));
       expect(timedOut).toMatchObject({ allowed: false, reason: 'timeout' });
@@ -360,8 +413,18 @@ describe.each(FAILURE)('$name', (kind) => {
   describe('Redis paused (CLIENT PAUSE WRITE): a request of two limits in one group', () => {
     it('the late answer of a limit its group gave back is no grant: nothing is given back twice', async () => {
       const store = new RedisStore({ client });
-      const roomy = limiterOf({ algorithm: fixedWindow({ limit: 5, window: '1m' }), store, timeout: 50, onStoreError: 'allow' });
-      const tight = limiterOf({ algorithm: fixedWindow({ limit: 1, window: '1m' }), store, timeout: 50, onStoreError: 'deny' });
+      const roomy = limiterOf({
+        algorithm: fixedWindow({ limit: 5, window: '1m' }),
+        store,
+        timeout: 50,
+        onStoreError: 'allow',
+      });
+      const tight = limiterOf({
+        algorithm: fixedWindow({ limit: 1, window: '1m' }),
+        store,
+        timeout: 50,
+        onStoreError: 'deny',
+      });
       await roomy.consume('k');
       await tight.consume('k');
       const group = combineLimiters([roomy, tight]);
@@ -399,18 +462,27 @@ describe.each(FAILURE)('$name', (kind) => {
     it.each([
       ['the admitted limit first', true],
       ['the admitted limit second', false],
-    ])('%s: the request is admitted and the other limit charged, as if charged one after another', async (_name, spentFirst) => {
-      const store = new RedisStore({ client });
-      // `spent` is used up and admits by its policy when it times out (50 ms); `roomy` waits for Redis.
-      const spent = limiterOf({ algorithm: fixedWindow({ limit: 1, window: '1m' }), store, timeout: 50, onStoreError: 'allow', denyCache: false });
-      const roomy = limiterOf({ algorithm: fixedWindow({ limit: 3, window: '1m' }), store, timeout: 2000 });
-      await spent.consume('k');
-      const group = combineLimiters(spentFirst ? [spent, roomy] : [roomy, spent]);
-      const d = await pausedThenAnswered(() => group.consume('k'));
-      expect([d.allowed, d.deniedBy]).toEqual([true, -1]);
-      // Redis decided the group late and gave back (or never asked) `roomy`: charged again, alone.
-      expect((await roomy.peek('k')).remaining).toBe(2);
-    });
+    ])(
+      '%s: the request is admitted and the other limit charged, as if charged one after another',
+      async (_name, spentFirst) => {
+        const store = new RedisStore({ client });
+        // `spent` is used up and admits by its policy when it times out (50 ms); `roomy` waits for Redis.
+        const spent = limiterOf({
+          algorithm: fixedWindow({ limit: 1, window: '1m' }),
+          store,
+          timeout: 50,
+          onStoreError: 'allow',
+          denyCache: false,
+        });
+        const roomy = limiterOf({ algorithm: fixedWindow({ limit: 3, window: '1m' }), store, timeout: 2000 });
+        await spent.consume('k');
+        const group = combineLimiters(spentFirst ? [spent, roomy] : [roomy, spent]);
+        const d = await pausedThenAnswered(() => group.consume('k'));
+        expect([d.allowed, d.deniedBy]).toEqual([true, -1]);
+        // Redis decided the group late and gave back (or never asked) `roomy`: charged again, alone.
+        expect((await roomy.peek('k')).remaining).toBe(2);
+      },
+    );
   });
 
   describe('timeouts and a busy event loop', () => {
@@ -437,7 +509,10 @@ describe.each(FAILURE)('$name', (kind) => {
   describe('deny cache under a flood from one key', () => {
     async function evalshaCalls(): Promise<number> {
       const stats = await inspect.info('commandstats');
-      return Number(/cmdstat_evalsha:calls=(\d+)/.exec(stats)?.[1] ?? 0) + Number(/cmdstat_eval:calls=(\d+)/.exec(stats)?.[1] ?? 0);
+      return (
+        Number(/cmdstat_evalsha:calls=(\d+)/.exec(stats)?.[1] ?? 0) +
+        Number(/cmdstat_eval:calls=(\d+)/.exec(stats)?.[1] ?? 0)
+      );
     }
 
     it.each([
@@ -445,7 +520,12 @@ describe.each(FAILURE)('$name', (kind) => {
       ['50 in flight', 50],
     ] as const)('%s: denied requests are answered locally, with almost no Redis calls', async (name, inFlight) => {
       const store = new RedisStore({ client });
-      const limiter = createLimiter({ algorithm: tokenBucket({ capacity: 10, refillRate: 1, interval: '1h' }), store, prefix: freshPrefix(), timeout: 1000 });
+      const limiter = createLimiter({
+        algorithm: tokenBucket({ capacity: 10, refillRate: 1, interval: '1h' }),
+        store,
+        prefix: freshPrefix(),
+        timeout: 1000,
+      });
       // The store listens to notices from its first cached denial, and its cache answers once that
       // subscription is live (a few ms, once per store): done before the flood is measured.
       for (let i = 0; i < 10; i++) await limiter.consume('first');
@@ -463,7 +543,9 @@ describe.each(FAILURE)('$name', (kind) => {
       // Only the requests already in flight when the first denial came back reach Redis.
       expect(calls).toBeGreaterThanOrEqual(1);
       expect(calls).toBeLessThanOrEqual(inFlight);
-      console.info(`deny cache, ${name}: ${calls} Redis calls for ${total} denied requests (${((calls / total) * 100).toFixed(1)} per 100)`);
+      console.info(
+        `deny cache, ${name}: ${calls} Redis calls for ${total} denied requests (${((calls / total) * 100).toFixed(1)} per 100)`,
+      );
     });
   });
 });

@@ -41,8 +41,10 @@ async function scriptCalls(nodes: readonly (Redis | Cluster)[]): Promise<number>
 }
 
 type Deployment = 'standalone' | 'cluster';
-const masters = (deployment: Deployment): (Redis | Cluster)[] => (deployment === 'standalone' ? [redis.standalone] : redis.clustered.nodes('master'));
-const clientOf = (deployment: Deployment): Redis | Cluster => (deployment === 'standalone' ? redis.standalone : redis.clustered);
+const masters = (deployment: Deployment): (Redis | Cluster)[] =>
+  deployment === 'standalone' ? [redis.standalone] : redis.clustered.nodes('master');
+const clientOf = (deployment: Deployment): Redis | Cluster =>
+  deployment === 'standalone' ? redis.standalone : redis.clustered;
 
 /** A store of `deployment` with a fresh prefix, three limiters on it ({@link threeLimits}) and their combination. */
 function combined(deployment: Deployment, limits: readonly [number, number, number]) {
@@ -55,7 +57,11 @@ function combined(deployment: Deployment, limits: readonly [number, number, numb
 function threeLimits(store: Store, limits: readonly [number, number, number] = [100, 100, 100]): Limiter[] {
   return [
     createLimiter({ store, prefix: 'a', algorithm: fixedWindow({ limit: limits[0], window: '1h' }) }),
-    createLimiter({ store, prefix: 'b', algorithm: tokenBucket({ capacity: limits[1], refillRate: 1, interval: '1h' }) }),
+    createLimiter({
+      store,
+      prefix: 'b',
+      algorithm: tokenBucket({ capacity: limits[1], refillRate: 1, interval: '1h' }),
+    }),
     createLimiter({ store, prefix: 'c', algorithm: slidingWindowLog({ limit: limits[2], window: '1h' }) }),
   ];
 }
@@ -88,7 +94,8 @@ describe('one script call per request', () => {
     const store = new RedisStore({ client: redis.clustered, prefix: redis.freshPrefix() });
     const limiters = threeLimits(store);
     const group = combineLimiters(limiters);
-    const slotsOf = (key: string) => new Set(limiters.map((l, i) => calculateSlot(store.redisKeys(`${'abc'[i]}:${key}`, l.algorithm!)[0]!))).size;
+    const slotsOf = (key: string) =>
+      new Set(limiters.map((l, i) => calculateSlot(store.redisKeys(`${'abc'[i]}:${key}`, l.algorithm!)[0]!))).size;
     await group.consume('warm');
     // Keys whose limits land on one, two and three slots.
     const keys = ['k1', 'k2', 'k3', 'k4', 'k5', 'k6', 'k7', 'k8'];
@@ -128,7 +135,13 @@ describe.each(['standalone', 'cluster'] as const)('all-or-nothing on %s Redis', 
     const { limiters, group } = combined(deployment, [1, 5, 5]);
     await group.consume('k');
     const d = await group.consume('k');
-    expect([d.allowed, d.deniedBy, d.decisions.length, d.decisions[1], d.decisions[2]]).toEqual([false, 0, 3, undefined, undefined]);
+    expect([d.allowed, d.deniedBy, d.decisions.length, d.decisions[1], d.decisions[2]]).toEqual([
+      false,
+      0,
+      3,
+      undefined,
+      undefined,
+    ]);
     expect(await Promise.all(limiters.map(async (l) => (await l.peek('k')).remaining))).toEqual([0, 4, 4]);
   });
 
@@ -149,129 +162,192 @@ describe.each(['standalone', 'cluster'] as const)('all-or-nothing on %s Redis', 
     expect((await reserve()).map((c) => c.decision.allowed)).toEqual([true, true]);
     // `slow`'s next unit is an hour away, beyond the second of maxDelay: denied, and `roomy`'s reservation given back.
     const second = await reserve();
-    expect(second.map((c) => [c.decision.allowed, c.took])).toEqual([[true, 'rolled-back'], [false, 'charged']]);
+    expect(second.map((c) => [c.decision.allowed, c.took])).toEqual([
+      [true, 'rolled-back'],
+      [false, 'charged'],
+    ]);
     expect((await store.peek('r:{k}', roomy, 1, undefined)).remaining).toBe(8);
   });
 });
 
-describe.each(['standalone', 'cluster'] as const)('the store\u2019s charges together on %s Redis (Store.chargeAll)', (deployment) => {
-  /** The answers to one request's charges, decided together with a hold of `holdMs`; `enforced` false for a dry-run one. */
-  function together(store: RedisStore, holdMs: number, charges: readonly [string, Algorithm, boolean][]): Promise<Charged[]> {
-    return Promise.all(store.chargeAll(charges.map(([key, algorithm, enforced]) => ({ charge: { key, algorithm, cost: 1, enforced }, now: undefined })), { holdMs }));
-  }
-  // Keys that name one hash tag: one slot on a Cluster, so the group is one call there too.
-  const hashTagged = (key: string) => `${key}:{t}`;
+describe.each(['standalone', 'cluster'] as const)(
+  'the store\u2019s charges together on %s Redis (Store.chargeAll)',
+  (deployment) => {
+    /** The answers to one request's charges, decided together with a hold of `holdMs`; `enforced` false for a dry-run one. */
+    function together(
+      store: RedisStore,
+      holdMs: number,
+      charges: readonly [string, Algorithm, boolean][],
+    ): Promise<Charged[]> {
+      return Promise.all(
+        store.chargeAll(
+          charges.map(([key, algorithm, enforced]) => ({
+            charge: { key, algorithm, cost: 1, enforced },
+            now: undefined,
+          })),
+          { holdMs },
+        ),
+      );
+    }
+    // Keys that name one hash tag: one slot on a Cluster, so the group is one call there too.
+    const hashTagged = (key: string) => `${key}:{t}`;
 
-  it('an enforced consume held longer than holdMs: every consume of the group is given back in the same step', async () => {
-    const store = new RedisStore({ client: clientOf(deployment), prefix: redis.freshPrefix() });
-    const shaper = leakyBucket({ capacity: 5, leakRate: 1, interval: '1s', mode: 'shape' });
-    const window = fixedWindow({ limit: 5, window: '1h' });
-    const first = await together(store, 0, [[hashTagged('s'), shaper, true], [hashTagged('w'), window, true]]);
-    expect(first.map((c) => [c.decision.allowed, c.decision.delayMs, c.took])).toEqual([[true, 0, 'charged'], [true, 0, 'charged']]);
-    // The shaper's next slot is a second away: more than a hold of 0.
-    const second = await together(store, 0, [[hashTagged('s'), shaper, true], [hashTagged('w'), window, true]]);
-    expect(second.map((c) => c.decision.allowed)).toEqual([true, true]);
-    expect(second.map((c) => c.took)).toEqual(['rolled-back', 'rolled-back']);
-    expect((await store.peek(hashTagged('w'), window, 1, undefined)).remaining).toBe(3);
-  });
+    it('an enforced consume held longer than holdMs: every consume of the group is given back in the same step', async () => {
+      const store = new RedisStore({ client: clientOf(deployment), prefix: redis.freshPrefix() });
+      const shaper = leakyBucket({ capacity: 5, leakRate: 1, interval: '1s', mode: 'shape' });
+      const window = fixedWindow({ limit: 5, window: '1h' });
+      const first = await together(store, 0, [
+        [hashTagged('s'), shaper, true],
+        [hashTagged('w'), window, true],
+      ]);
+      expect(first.map((c) => [c.decision.allowed, c.decision.delayMs, c.took])).toEqual([
+        [true, 0, 'charged'],
+        [true, 0, 'charged'],
+      ]);
+      // The shaper's next slot is a second away: more than a hold of 0.
+      const second = await together(store, 0, [
+        [hashTagged('s'), shaper, true],
+        [hashTagged('w'), window, true],
+      ]);
+      expect(second.map((c) => c.decision.allowed)).toEqual([true, true]);
+      expect(second.map((c) => c.took)).toEqual(['rolled-back', 'rolled-back']);
+      expect((await store.peek(hashTagged('w'), window, 1, undefined)).remaining).toBe(3);
+    });
 
-  it('a dry-run consume that denies does not stop the group: the others are charged', async () => {
-    const store = new RedisStore({ client: clientOf(deployment), prefix: redis.freshPrefix() });
-    const tight = fixedWindow({ limit: 1, window: '1h' });
-    const roomy = fixedWindow({ limit: 5, window: '1h' });
-    await together(store, Infinity, [[hashTagged('d'), tight, false]]);
-    const answers = await together(store, Infinity, [[hashTagged('d'), tight, false], [hashTagged('e'), roomy, true]]);
-    expect(answers.map((c) => [c.decision.allowed, c.took])).toEqual([[false, 'charged'], [true, 'charged']]);
-    expect((await store.peek(hashTagged('e'), roomy, 1, undefined)).remaining).toBe(3);
-  });
-});
+    it('a dry-run consume that denies does not stop the group: the others are charged', async () => {
+      const store = new RedisStore({ client: clientOf(deployment), prefix: redis.freshPrefix() });
+      const tight = fixedWindow({ limit: 1, window: '1h' });
+      const roomy = fixedWindow({ limit: 5, window: '1h' });
+      await together(store, Infinity, [[hashTagged('d'), tight, false]]);
+      const answers = await together(store, Infinity, [
+        [hashTagged('d'), tight, false],
+        [hashTagged('e'), roomy, true],
+      ]);
+      expect(answers.map((c) => [c.decision.allowed, c.took])).toEqual([
+        [false, 'charged'],
+        [true, 'charged'],
+      ]);
+      expect((await store.peek(hashTagged('e'), roomy, 1, undefined)).remaining).toBe(3);
+    });
+  },
+);
 
-describe.each(['standalone', 'cluster'] as const)('idempotent charges together on %s Redis (Store.chargeAll)', (deployment) => {
-  const hashTagged = (key: string) => `${key}:{i}`;
-  /** An idempotent charge of `id` (digests of 16 and 8 characters, as `idempotentCharge` makes them). */
-  const idempotent = (id: string, fingerprint = 'print-01'): IdempotentCharge => ({ id: id.padEnd(16, '-'), fingerprint, ttlMs: 60_000, maxIds: 5, maxReplays: 3 });
+describe.each(['standalone', 'cluster'] as const)(
+  'idempotent charges together on %s Redis (Store.chargeAll)',
+  (deployment) => {
+    const hashTagged = (key: string) => `${key}:{i}`;
+    /** An idempotent charge of `id` (digests of 16 and 8 characters, as `idempotentCharge` makes them). */
+    const idempotent = (id: string, fingerprint = 'print-01'): IdempotentCharge => ({
+      id: id.padEnd(16, '-'),
+      fingerprint,
+      ttlMs: 60_000,
+      maxIds: 5,
+      maxReplays: 3,
+    });
 
-  it('replayed together; a charge rolled back forgets its id, a conflict rolled back keeps the first request\u2019s record; keys of their own send their ids\u2019 key', async () => {
-    const store = new RedisStore({ client: clientOf(deployment), prefix: redis.freshPrefix() });
-    // A field of a bucket hash, keys of their own (the `:idem` key: one key more per call), then a plain charge after them.
-    const window = fixedWindow({ limit: 5, window: '1h' });
-    const log = slidingWindowLog({ limit: 1, window: '1h' });
-    const bucket = tokenBucket({ capacity: 5, refillRate: 1, interval: '1h' });
-    const request = (windowId: IdempotentCharge, logId: IdempotentCharge) =>
-      Promise.all(
+    it('replayed together; a charge rolled back forgets its id, a conflict rolled back keeps the first request\u2019s record; keys of their own send their ids\u2019 key', async () => {
+      const store = new RedisStore({ client: clientOf(deployment), prefix: redis.freshPrefix() });
+      // A field of a bucket hash, keys of their own (the `:idem` key: one key more per call), then a plain charge after them.
+      const window = fixedWindow({ limit: 5, window: '1h' });
+      const log = slidingWindowLog({ limit: 1, window: '1h' });
+      const bucket = tokenBucket({ capacity: 5, refillRate: 1, interval: '1h' });
+      const request = (windowId: IdempotentCharge, logId: IdempotentCharge) =>
+        Promise.all(
+          store.chargeAll(
+            [
+              { charge: { key: hashTagged('w'), algorithm: window, cost: 1, idempotency: windowId }, now: undefined },
+              { charge: { key: hashTagged('l'), algorithm: log, cost: 1, idempotency: logId }, now: undefined },
+              { charge: { key: hashTagged('b'), algorithm: bucket, cost: 1 }, now: undefined },
+            ],
+            { holdMs: Infinity },
+          ),
+        );
+      const view = (answers: Charged[]) =>
+        answers.map((c) => [c.decision.allowed, c.took, c.conflict === true, c.idempotencyId]);
+      const first = idempotent('first');
+      expect(view(await request(first, first))).toEqual([
+        [true, 'charged', false, first.id],
+        [true, 'charged', false, first.id],
+        [true, 'charged', false, undefined],
+      ]);
+      // The retry: both idempotent charges answered again, the plain one charged.
+      expect(view(await request(first, first))).toEqual([
+        [true, 'replayed', false, undefined],
+        [true, 'replayed', false, undefined],
+        [true, 'charged', false, undefined],
+      ]);
+      // A new id: the log (limit 1) denies, the window's charge is rolled back with its id forgotten, the bucket is not asked.
+      const second = idempotent('second');
+      expect(view(await request(second, second))).toEqual([
+        [true, 'rolled-back', false, undefined],
+        [false, 'charged', false, undefined],
+        [false, 'not-asked', false, undefined],
+      ]);
+      const alone = async (id: IdempotentCharge) =>
+        store.charge({ key: hashTagged('w'), algorithm: window, cost: 1, idempotency: id }, undefined);
+      // Decided afresh: not a replay of the rolled-back charge.
+      expect(view([await alone(second)])).toEqual([[true, 'charged', false, second.id]]);
+      // The first id with another fingerprint: a conflict, rolled back as a plain charge; the first request's record stays.
+      expect(view(await request(idempotent('first', 'print-02'), second))).toEqual([
+        [true, 'rolled-back', true, undefined],
+        [false, 'charged', false, undefined],
+        [false, 'not-asked', false, undefined],
+      ]);
+      expect(view([await alone(first)])).toEqual([[true, 'replayed', false, undefined]]);
+      // Charged: the first request and `second` alone; the bucket twice.
+      expect((await store.peek(hashTagged('w'), window, 0, undefined)).remaining).toBe(3);
+      expect((await store.peek(hashTagged('b'), bucket, 0, undefined)).remaining).toBe(3);
+    });
+
+    it('each answer settles on its own: a malformed idempotent charge and a lease limit\u2019s answer alone, the others decided together; a closed store rejects each', async () => {
+      const store = new RedisStore({ client: clientOf(deployment), prefix: redis.freshPrefix() });
+      const window = fixedWindow({ limit: 1, window: '1h' });
+      const permits = concurrency({ limit: 2 });
+      const malformed: IdempotentCharge = {
+        id: 'short',
+        fingerprint: 'short',
+        ttlMs: 60_000,
+        maxIds: 5,
+        maxReplays: 3,
+      };
+      const charges = (): TimedCharge[] => [
+        { charge: { key: hashTagged('a'), algorithm: window, cost: 1 }, now: undefined },
+        { charge: { key: hashTagged('m'), algorithm: window, cost: 1, idempotency: malformed }, now: undefined },
+        { charge: { key: hashTagged('p'), algorithm: permits, cost: 1 }, now: undefined },
+        { charge: { key: hashTagged('b'), algorithm: window, cost: 1 }, now: undefined },
+      ];
+      const settled = await Promise.allSettled(store.chargeAll(charges(), { holdMs: Infinity }));
+      expect(settled.map((s) => s.status)).toEqual(['fulfilled', 'rejected', 'fulfilled', 'fulfilled']);
+      expect((settled[1] as PromiseRejectedResult).reason).toBeInstanceOf(UnsupportedError);
+      // The lease limit reports its state (a peek, as `charge` does): nothing taken.
+      expect(
+        settled.map((s) =>
+          s.status === 'fulfilled' ? [s.value.decision.allowed, s.value.decision.remaining, s.value.took] : s.status,
+        ),
+      ).toEqual([[true, 0, 'charged'], 'rejected', [true, 2, 'charged'], [true, 0, 'charged']]);
+      // Decided together: the first, now exhausted, denies, and the later ones are not asked.
+      const denied = await Promise.all(
         store.chargeAll(
           [
-            { charge: { key: hashTagged('w'), algorithm: window, cost: 1, idempotency: windowId }, now: undefined },
-            { charge: { key: hashTagged('l'), algorithm: log, cost: 1, idempotency: logId }, now: undefined },
-            { charge: { key: hashTagged('b'), algorithm: bucket, cost: 1 }, now: undefined },
+            charges()[0]!,
+            { charge: { key: hashTagged('c'), algorithm: window, cost: 1 }, now: undefined },
+            charges()[3]!,
           ],
           { holdMs: Infinity },
         ),
       );
-    const view = (answers: Charged[]) => answers.map((c) => [c.decision.allowed, c.took, c.conflict === true, c.idempotencyId]);
-    const first = idempotent('first');
-    expect(view(await request(first, first))).toEqual([
-      [true, 'charged', false, first.id],
-      [true, 'charged', false, first.id],
-      [true, 'charged', false, undefined],
-    ]);
-    // The retry: both idempotent charges answered again, the plain one charged.
-    expect(view(await request(first, first))).toEqual([
-      [true, 'replayed', false, undefined],
-      [true, 'replayed', false, undefined],
-      [true, 'charged', false, undefined],
-    ]);
-    // A new id: the log (limit 1) denies, the window's charge is rolled back with its id forgotten, the bucket is not asked.
-    const second = idempotent('second');
-    expect(view(await request(second, second))).toEqual([
-      [true, 'rolled-back', false, undefined],
-      [false, 'charged', false, undefined],
-      [false, 'not-asked', false, undefined],
-    ]);
-    const alone = async (id: IdempotentCharge) => store.charge({ key: hashTagged('w'), algorithm: window, cost: 1, idempotency: id }, undefined);
-    // Decided afresh: not a replay of the rolled-back charge.
-    expect(view([await alone(second)])).toEqual([[true, 'charged', false, second.id]]);
-    // The first id with another fingerprint: a conflict, rolled back as a plain charge; the first request's record stays.
-    expect(view(await request(idempotent('first', 'print-02'), second))).toEqual([
-      [true, 'rolled-back', true, undefined],
-      [false, 'charged', false, undefined],
-      [false, 'not-asked', false, undefined],
-    ]);
-    expect(view([await alone(first)])).toEqual([[true, 'replayed', false, undefined]]);
-    // Charged: the first request and `second` alone; the bucket twice.
-    expect((await store.peek(hashTagged('w'), window, 0, undefined)).remaining).toBe(3);
-    expect((await store.peek(hashTagged('b'), bucket, 0, undefined)).remaining).toBe(3);
-  });
-
-  it('each answer settles on its own: a malformed idempotent charge and a lease limit\u2019s answer alone, the others decided together; a closed store rejects each', async () => {
-    const store = new RedisStore({ client: clientOf(deployment), prefix: redis.freshPrefix() });
-    const window = fixedWindow({ limit: 1, window: '1h' });
-    const permits = concurrency({ limit: 2 });
-    const malformed: IdempotentCharge = { id: 'short', fingerprint: 'short', ttlMs: 60_000, maxIds: 5, maxReplays: 3 };
-    const charges = (): TimedCharge[] => [
-      { charge: { key: hashTagged('a'), algorithm: window, cost: 1 }, now: undefined },
-      { charge: { key: hashTagged('m'), algorithm: window, cost: 1, idempotency: malformed }, now: undefined },
-      { charge: { key: hashTagged('p'), algorithm: permits, cost: 1 }, now: undefined },
-      { charge: { key: hashTagged('b'), algorithm: window, cost: 1 }, now: undefined },
-    ];
-    const settled = await Promise.allSettled(store.chargeAll(charges(), { holdMs: Infinity }));
-    expect(settled.map((s) => s.status)).toEqual(['fulfilled', 'rejected', 'fulfilled', 'fulfilled']);
-    expect((settled[1] as PromiseRejectedResult).reason).toBeInstanceOf(UnsupportedError);
-    // The lease limit reports its state (a peek, as `charge` does): nothing taken.
-    expect(settled.map((s) => (s.status === 'fulfilled' ? [s.value.decision.allowed, s.value.decision.remaining, s.value.took] : s.status))).toEqual([
-      [true, 0, 'charged'],
-      'rejected',
-      [true, 2, 'charged'],
-      [true, 0, 'charged'],
-    ]);
-    // Decided together: the first, now exhausted, denies, and the later ones are not asked.
-    const denied = await Promise.all(store.chargeAll([charges()[0]!, { charge: { key: hashTagged('c'), algorithm: window, cost: 1 }, now: undefined }, charges()[3]!], { holdMs: Infinity }));
-    expect(denied.map((c) => c.took)).toEqual(['charged', 'not-asked', 'not-asked']);
-    await store.close();
-    const closed = await Promise.allSettled(store.chargeAll(charges(), { holdMs: Infinity }));
-    expect(closed.map((s) => s.status === 'rejected' && (s.reason as { code?: string }).code)).toEqual(['RL_STORE_CLOSED', 'RL_STORE_CLOSED', 'RL_STORE_CLOSED', 'RL_STORE_CLOSED']);
-  });
-});
+      expect(denied.map((c) => c.took)).toEqual(['charged', 'not-asked', 'not-asked']);
+      await store.close();
+      const closed = await Promise.allSettled(store.chargeAll(charges(), { holdMs: Infinity }));
+      expect(closed.map((s) => s.status === 'rejected' && (s.reason as { code?: string }).code)).toEqual([
+        'RL_STORE_CLOSED',
+        'RL_STORE_CLOSED',
+        'RL_STORE_CLOSED',
+        'RL_STORE_CLOSED',
+      ]);
+    });
+  },
+);
 
 describe.each(['standalone', 'cluster'] as const)('faults on %s Redis', (deployment) => {
   it('after SCRIPT FLUSH the group script is loaded again (EVAL on NOSCRIPT), and decides as before', async () => {
@@ -283,35 +359,48 @@ describe.each(['standalone', 'cluster'] as const)('faults on %s Redis', (deploym
   });
 });
 
-describe.each(ALL.flatMap((kind) => (['standalone', 'cluster'] as const).map((deployment) => ({ kind, deployment, name: `${deployment} Redis, ${kind.name}` }))))(
-  'every client on $name',
-  ({ kind, deployment }) => {
-    it('a request of three limits is decided in one group, and a denial by the last charges none', async () => {
-      const client = deployment === 'standalone' ? await kind.standalone(redis.url) : await kind.cluster(redis.nodes);
-      try {
-        const store = new RedisStore({ client, prefix: redis.freshPrefix() });
-        // What the store answered the engine: the first two limits rolled back in the group's own step.
-        const chargeAll = vi.spyOn(store, 'chargeAll');
-        const limiters = threeLimits(store, [5, 5, 1]);
-        const group = combineLimiters(limiters);
-        // One hash tag: one slot on the Cluster, so one group there too.
-        expect((await group.consume('{k}')).allowed).toBe(true);
-        const denied = await group.consume('{k}');
-        expect([denied.allowed, denied.deniedBy, denied.decisions.map((d) => d?.allowed)]).toEqual([false, 2, [true, true, false]]);
-        const answers = await Promise.all(chargeAll.mock.results.at(-1)!.value as readonly Promise<Charged>[]);
-        expect(answers.slice(0, 2).map((c) => c.took)).toEqual(['rolled-back', 'rolled-back']);
-        expect(await Promise.all(limiters.map(async (l) => (await l.peek('{k}')).remaining))).toEqual([4, 4, 0]);
-      } finally {
-        await kind.close(client);
-      }
-    });
-  },
-);
+describe.each(
+  ALL.flatMap((kind) =>
+    (['standalone', 'cluster'] as const).map((deployment) => ({
+      kind,
+      deployment,
+      name: `${deployment} Redis, ${kind.name}`,
+    })),
+  ),
+)('every client on $name', ({ kind, deployment }) => {
+  it('a request of three limits is decided in one group, and a denial by the last charges none', async () => {
+    const client = deployment === 'standalone' ? await kind.standalone(redis.url) : await kind.cluster(redis.nodes);
+    try {
+      const store = new RedisStore({ client, prefix: redis.freshPrefix() });
+      // What the store answered the engine: the first two limits rolled back in the group's own step.
+      const chargeAll = vi.spyOn(store, 'chargeAll');
+      const limiters = threeLimits(store, [5, 5, 1]);
+      const group = combineLimiters(limiters);
+      // One hash tag: one slot on the Cluster, so one group there too.
+      expect((await group.consume('{k}')).allowed).toBe(true);
+      const denied = await group.consume('{k}');
+      expect([denied.allowed, denied.deniedBy, denied.decisions.map((d) => d?.allowed)]).toEqual([
+        false,
+        2,
+        [true, true, false],
+      ]);
+      const answers = await Promise.all(chargeAll.mock.results.at(-1)!.value as readonly Promise<Charged>[]);
+      expect(answers.slice(0, 2).map((c) => c.took)).toEqual(['rolled-back', 'rolled-back']);
+      expect(await Promise.all(limiters.map(async (l) => (await l.peek('{k}')).remaining))).toEqual([4, 4, 0]);
+    } finally {
+      await kind.close(client);
+    }
+  });
+});
 
 describe('a group with nothing to send', () => {
   it('a memory-store limit that denies first: the Redis limits are not asked, and the store takes consumes alone again', async () => {
     const store = new RedisStore({ client: redis.standalone, prefix: redis.freshPrefix() });
-    const local = createLimiter({ store: new MemoryStore({ sweepInterval: false }), prefix: 'm', algorithm: fixedWindow({ limit: 1, window: '1h' }) });
+    const local = createLimiter({
+      store: new MemoryStore({ sweepInterval: false }),
+      prefix: 'm',
+      algorithm: fixedWindow({ limit: 1, window: '1h' }),
+    });
     const [a, b] = threeLimits(store);
     const group = combineLimiters([local, a!, b!]);
     expect((await group.consume('k')).allowed).toBe(true);
@@ -346,7 +435,11 @@ describe('parity with the engine charging one limit after another (the memory st
   const kinds = everyRateAlgorithm(3).length;
   const algorithmOf = (kind: number, size: number): Algorithm => everyRateAlgorithm(size)[kind]!;
   const limitArb = fc.record({ kind: fc.integer({ min: 0, max: kinds - 1 }), size: fc.integer({ min: 3, max: 6 }) });
-  const requestArb = fc.record({ keys: fc.array(fc.constantFrom('p', 'q'), { minLength: 3, maxLength: 3 }), cost: fc.integer({ min: 1, max: 3 }), advanceMs: fc.integer({ min: 0, max: 1500 }) });
+  const requestArb = fc.record({
+    keys: fc.array(fc.constantFrom('p', 'q'), { minLength: 3, maxLength: 3 }),
+    cost: fc.integer({ min: 1, max: 3 }),
+    advanceMs: fc.integer({ min: 0, max: 1500 }),
+  });
 
   const cases = (['standalone', 'cluster'] as const).flatMap((deployment) => [
     { deployment, denyCache: false, name: `${deployment} Redis, without the deny cache` },
@@ -354,24 +447,48 @@ describe('parity with the engine charging one limit after another (the memory st
   ]);
   it.each(cases)('the same combined decisions on $name, request after request', async ({ deployment, denyCache }) => {
     await fc.assert(
-      fc.asyncProperty(fc.array(limitArb, { minLength: 3, maxLength: 3 }), fc.array(requestArb, { minLength: 1, maxLength: 25 }), async (limits, requests) => {
-        let now = 1_800_000_000_000;
-        const clock = (): number => now;
-        const build = (store: Store, cache: boolean) =>
-          combineLimiters(limits.map((l, i) => createLimiter({ store, clock, prefix: `l${i}`, algorithm: algorithmOf(l.kind, l.size), ...(cache ? {} : { denyCache: false }) })));
-        const memory = build(new MemoryStore({ sweepInterval: false }), false);
-        const remote = build(new RedisStore({ client: clientOf(deployment), prefix: redis.freshPrefix() }), denyCache);
-        for (const r of requests) {
-          now += r.advanceMs;
-          const [m, d] = [await memory.consume(r.keys, r.cost), await remote.consume(r.keys, r.cost)];
-          const view = (x: typeof m) => [x.allowed, x.deniedBy, x.remaining, x.retryAfterMs, x.decisions.map((y) => y && [y.allowed, y.remaining])];
-          expect(d.allowed).toBe(m.allowed);
-          // A denial the deny cache remembers denies before anything is charged: by that limit, even
-          // where an earlier one would have denied too (which the engine charging one after another reports).
-          if (d.decisions[d.deniedBy]?.reason === 'deny-cache') expect(m.decisions[d.deniedBy]?.allowed).not.toBe(true);
-          else expect(view(d)).toEqual(view(m));
-        }
-      }),
+      fc.asyncProperty(
+        fc.array(limitArb, { minLength: 3, maxLength: 3 }),
+        fc.array(requestArb, { minLength: 1, maxLength: 25 }),
+        async (limits, requests) => {
+          let now = 1_800_000_000_000;
+          const clock = (): number => now;
+          const build = (store: Store, cache: boolean) =>
+            combineLimiters(
+              limits.map((l, i) =>
+                createLimiter({
+                  store,
+                  clock,
+                  prefix: `l${i}`,
+                  algorithm: algorithmOf(l.kind, l.size),
+                  ...(cache ? {} : { denyCache: false }),
+                }),
+              ),
+            );
+          const memory = build(new MemoryStore({ sweepInterval: false }), false);
+          const remote = build(
+            new RedisStore({ client: clientOf(deployment), prefix: redis.freshPrefix() }),
+            denyCache,
+          );
+          for (const r of requests) {
+            now += r.advanceMs;
+            const [m, d] = [await memory.consume(r.keys, r.cost), await remote.consume(r.keys, r.cost)];
+            const view = (x: typeof m) => [
+              x.allowed,
+              x.deniedBy,
+              x.remaining,
+              x.retryAfterMs,
+              x.decisions.map((y) => y && [y.allowed, y.remaining]),
+            ];
+            expect(d.allowed).toBe(m.allowed);
+            // A denial the deny cache remembers denies before anything is charged: by that limit, even
+            // where an earlier one would have denied too (which the engine charging one after another reports).
+            if (d.decisions[d.deniedBy]?.reason === 'deny-cache')
+              expect(m.decisions[d.deniedBy]?.allowed).not.toBe(true);
+            else expect(view(d)).toEqual(view(m));
+          }
+        },
+      ),
       { numRuns: 30 },
     );
   });
@@ -386,14 +503,26 @@ describe.each(['standalone', 'cluster'] as const)('a leased limit beside a group
       createLimiter({ store, clock, prefix: 'a', algorithm: fixedWindow({ limit: 100, window: '1h' }) }),
       createLimiter({ store, clock, prefix: 'b', algorithm: slidingWindowLog({ limit: 3, window: '1h' }) }),
     ];
-    const leased = createLimiter({ store, clock, prefix: 'g', algorithm: fixedWindow({ limit: 4, window: '1h' }), lease: { units: 2 } });
+    const leased = createLimiter({
+      store,
+      clock,
+      prefix: 'g',
+      algorithm: fixedWindow({ limit: 4, window: '1h' }),
+      lease: { units: 2 },
+    });
     const group = combineLimiters([...grouped, leased]);
     const keys = ['{u}', '{u}', 'global'];
     const before = await scriptCalls(masters(deployment));
     const decisions = [];
     for (let i = 0; i < 5; i++) decisions.push(await group.consume(keys));
     // Three admitted (b binds at 3), then b denies: the leased limit is not asked.
-    expect(decisions.map((d) => [d.allowed, d.deniedBy])).toEqual([[true, -1], [true, -1], [true, -1], [false, 1], [false, 1]]);
+    expect(decisions.map((d) => [d.allowed, d.deniedBy])).toEqual([
+      [true, -1],
+      [true, -1],
+      [true, -1],
+      [false, 1],
+      [false, 1],
+    ]);
     // A group call per request, the fifth included (b's denial in the fourth is not kept by the deny
     // cache: its first denial opens the store's subscription to notices, and the cache forgets what it
     // held before), and the leased limit's blocks of 2 (the second asked at half a block left).

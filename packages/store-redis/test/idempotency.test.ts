@@ -9,7 +9,15 @@
 import type { ChildProcess } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
-import { createLimiter, fixedWindow, receiptOf, slidingWindowLog, tokenBucket, type Algorithm, type Decision } from '@rl/core';
+import {
+  createLimiter,
+  fixedWindow,
+  receiptOf,
+  slidingWindowLog,
+  tokenBucket,
+  type Algorithm,
+  type Decision,
+} from '@rl/core';
 import { HttpRateLimiter, type FrameworkBinding } from '@rl/core/http';
 import { RedisStore } from '@rl/store-redis';
 import { forkTsWorker, useRedisDeployments } from '@rl/test-support';
@@ -55,10 +63,15 @@ describe('idempotent charges across processes', () => {
       const answered = results.reduce((n, r) => n + r.admitted + r.failed, 0);
       expect(answered).toBe(1000);
       expect(results.reduce((n, r) => n + r.replayed, 0)).toBeLessThanOrEqual(990);
-      const client = deployment === 'standalone' ? new Redis(redis.url) : new (await import('ioredis')).Cluster([...redis.nodes]);
+      const client =
+        deployment === 'standalone' ? new Redis(redis.url) : new (await import('ioredis')).Cluster([...redis.nodes]);
       try {
         // A new client's first call waits for its connection (a Cluster's for its slots too): no store timeout on this count.
-        const peek = createLimiter({ algorithm: fixedWindow({ limit: 1000, window: '1h' }), store: new RedisStore({ client, prefix }), timeout: false });
+        const peek = createLimiter({
+          algorithm: fixedWindow({ limit: 1000, window: '1h' }),
+          store: new RedisStore({ client, prefix }),
+          timeout: false,
+        });
         expect((await peek.peek('shared')).remaining).toBe(990);
       } finally {
         client.disconnect();
@@ -110,12 +123,17 @@ describe('the ids one key remembers are bounded', () => {
         // No timeout: 1,000 idempotent charges of one key in flight at once, each reading the key's 100 records, queue longer than 50 ms.
         const limiter = createLimiter({ algorithm, store, idempotencyMaxIds: 100, timeout: false });
         for (let batch = 0; batch < 100; batch++) {
-          await Promise.all(Array.from({ length: 1000 }, (_, i) => limiter.consume('k', 1, { idempotencyKey: `id-${batch * 1000 + i}` })));
+          await Promise.all(
+            Array.from({ length: 1000 }, (_, i) =>
+              limiter.consume('k', 1, { idempotencyKey: `id-${batch * 1000 + i}` }),
+            ),
+          );
         }
         const [key] = store.redisKeys(`k`, algorithm);
         const field = store.redisField('k', algorithm);
         // 100 records of 50 bytes and `kept`.
-        const held = field === undefined ? await client.getBuffer(`${key!}:idem`) : await client.hgetBuffer(key!, `#~${field}`);
+        const held =
+          field === undefined ? await client.getBuffer(`${key!}:idem`) : await client.hgetBuffer(key!, `#~${field}`);
         expect(held!.length).toBe(8 + 100 * 50);
         const bytes = Number(await client.memory('USAGE', field === undefined ? `${key!}:idem` : key!));
         expect(bytes).toBeLessThan(16_000);
@@ -129,7 +147,7 @@ describe('the ids one key remembers are bounded', () => {
   }
 });
 
-describe('idempotent limits in a request\'s one call', () => {
+describe("idempotent limits in a request's one call", () => {
   it('two limits replayed in one group call: no limit charged again, nothing called alone after it', async () => {
     const client = new Redis(redis.url);
     const prefix = redis.freshPrefix();
@@ -137,18 +155,41 @@ describe('idempotent limits in a request\'s one call', () => {
       const store = new RedisStore({ client, prefix });
       type Req = { id: string };
       const binding: FrameworkBinding<Req> = {
-        ...{ owner: 'test', adapterOptions: [], clientIp: () => '192.0.2.1', requestHeaders: () => ({}), trustsProxy: () => false, trustProxyAdvice: '' },
+        ...{
+          owner: 'test',
+          adapterOptions: [],
+          clientIp: () => '192.0.2.1',
+          requestHeaders: () => ({}),
+          trustsProxy: () => false,
+          trustProxyAdvice: '',
+        },
         ...{ trustsAllProxies: () => false, trustAllProxiesAdvice: '', createStore: () => store },
       };
       const hourly = fixedWindow({ limit: 100, window: '1h' });
       const http = new HttpRateLimiter<Req>(
-        { store, prefix: 'p', key: () => 'k', timeout: false, idempotencyMaxIds: 1, idempotencyKey: (req) => req.id, logStoreErrors: false, limits: [{ name: 'a', algorithm: hourly }, { name: 'b', algorithm: hourly }] },
+        {
+          store,
+          prefix: 'p',
+          key: () => 'k',
+          timeout: false,
+          idempotencyMaxIds: 1,
+          idempotencyKey: (req) => req.id,
+          logStoreErrors: false,
+          limits: [
+            { name: 'a', algorithm: hourly },
+            { name: 'b', algorithm: hourly },
+          ],
+        },
         binding,
       );
       const first = (await http.evaluate({ id: 'X' }))!;
       let calls = await scriptCalls(client);
       const replay = (await http.evaluate({ id: 'X' }))!;
-      expect([first.replayed, replay.replayed, replay.decisions.map((d) => wasReplayed(d!))]).toEqual([false, true, [true, true]]);
+      expect([first.replayed, replay.replayed, replay.decisions.map((d) => wasReplayed(d!))]).toEqual([
+        false,
+        true,
+        [true, true],
+      ]);
       // The replay is one group call: no limit charged again alone after it.
       expect((await scriptCalls(client)) - calls).toBe(1);
       calls = await scriptCalls(client);
@@ -167,6 +208,7 @@ describe('idempotent limits in a request\'s one call', () => {
 async function scriptCalls(client: Redis): Promise<number> {
   const info = await client.info('commandstats');
   let calls = 0;
-  for (const command of ['evalsha', 'eval']) calls += Number(new RegExp(`^cmdstat_${command}:calls=(\\d+)`, 'm').exec(info)?.[1] ?? 0);
+  for (const command of ['evalsha', 'eval'])
+    calls += Number(new RegExp(`^cmdstat_${command}:calls=(\\d+)`, 'm').exec(info)?.[1] ?? 0);
   return calls;
 }

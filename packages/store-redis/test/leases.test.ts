@@ -46,7 +46,8 @@ async function scriptCalls(nodes: readonly { host: string; port: number }[]): Pr
   for (const node of nodes) {
     const client = new Redis(node.port, node.host);
     const info = await client.info('commandstats');
-    for (const command of ['evalsha', 'eval']) calls += Number(new RegExp(`^cmdstat_${command}:calls=(\\d+)`, 'm').exec(info)?.[1] ?? 0);
+    for (const command of ['evalsha', 'eval'])
+      calls += Number(new RegExp(`^cmdstat_${command}:calls=(\\d+)`, 'm').exec(info)?.[1] ?? 0);
     client.disconnect();
   }
   return calls;
@@ -74,7 +75,17 @@ describe.each([
 ])('quota leases on $name Redis', ({ name, target, nodes }) => {
   it(`${PROCESSES} processes × ${ROUNDS * PER_ROUND} decisions on one hot key, units ${UNITS}: at most the limit in each of ${ROUNDS} windows, about one script call per block`, async () => {
     const before = await scriptCalls(nodes());
-    const job = { target: target(), prefix: `leases:${name}:${Date.now()}:`, key: 'global', limit: LIMIT, units: UNITS, rounds: ROUNDS, perRound: PER_ROUND, consumers: 16, firstRound: 1 };
+    const job = {
+      target: target(),
+      prefix: `leases:${name}:${Date.now()}:`,
+      key: 'global',
+      limit: LIMIT,
+      units: UNITS,
+      rounds: ROUNDS,
+      perRound: PER_ROUND,
+      consumers: 16,
+      firstRound: 1,
+    };
     const results = await contend(job);
     const calls = (await scriptCalls(nodes())) - before;
     for (let r = 0; r < ROUNDS; r++) {
@@ -92,7 +103,17 @@ describe.each([
   });
 
   it('a holder killed with SIGKILL: its spent unit stays spent, its block is lost to the others (at most the block), nothing over-admitted', async () => {
-    const job = { target: target(), prefix: `leases:${name}:kill:${Date.now()}:`, key: 'global', limit: LIMIT, units: UNITS, rounds: 1, perRound: PER_ROUND, consumers: 16, firstRound: 7 };
+    const job = {
+      target: target(),
+      prefix: `leases:${name}:kill:${Date.now()}:`,
+      key: 'global',
+      limit: LIMIT,
+      units: UNITS,
+      rounds: 1,
+      perRound: PER_ROUND,
+      consumers: 16,
+      firstRound: 7,
+    };
     const holder = startWorker();
     try {
       await nextMessage<Message>(holder, (m) => m.started === true);
@@ -109,7 +130,14 @@ describe.each([
   });
 
   it(`holders killed with SIGKILL mid-traffic, a block in flight: the store charged each at most units (${UNITS}) more than it admitted`, async () => {
-    const job = { target: target(), prefix: `leases:${name}:spend:${Date.now()}:`, limit: 10_000, units: UNITS, rounds: 1, firstRound: 11 };
+    const job = {
+      target: target(),
+      prefix: `leases:${name}:spend:${Date.now()}:`,
+      limit: 10_000,
+      units: UNITS,
+      rounds: 1,
+      firstRound: 11,
+    };
     // Each stops after `perRound` decisions: one consumer stops right after a block was asked for (at 26, half a block spent) or after one came; 16 at any point.
     const holders = [
       { perRound: 26, consumers: 1 },
@@ -136,9 +164,16 @@ describe.each([
     const client = 'url' in job.target ? new Redis(job.target.url) : new Cluster(job.target.nodes);
     try {
       const store = new RedisStore({ client, prefix: job.prefix });
-      const reader = createLimiter({ algorithm: fixedWindow({ limit: job.limit, window: '1h' }), store, clock: () => roundTime(job.firstRound), prefix: LIMIT_PREFIX, timeout: false });
+      const reader = createLimiter({
+        algorithm: fixedWindow({ limit: job.limit, window: '1h' }),
+        store,
+        clock: () => roundTime(job.firstRound),
+        prefix: LIMIT_PREFIX,
+        timeout: false,
+      });
       const lost: number[] = [];
-      for (let i = 0; i < holders.length; i++) lost.push(job.limit - (await reader.peek(`holder-${i}`)).remaining - spent[i]!);
+      for (let i = 0; i < holders.length; i++)
+        lost.push(job.limit - (await reader.peek(`holder-${i}`)).remaining - spent[i]!);
       const figures = `leases ${name}: units lost by holders killed mid-traffic (the store's count less what each admitted): ${lost.join(', ')}`;
       expect(Math.max(...lost), figures).toBeLessThanOrEqual(UNITS);
       expect(Math.min(...lost), figures).toBeGreaterThanOrEqual(0);

@@ -57,7 +57,13 @@ describe.each<[string, Algorithm]>([
   it('a clock that goes back into a block that has ended finds the key blocked (as the memory store does)', async () => {
     const prefix = redis.freshPrefix();
     let now = 1_000_000;
-    const limiter = createLimiter({ algorithm, store: new RedisStore({ client: redis.client, prefix }), clock: () => now, blockDuration: '1h', denyCache: false });
+    const limiter = createLimiter({
+      algorithm,
+      store: new RedisStore({ client: redis.client, prefix }),
+      clock: () => now,
+      blockDuration: '1h',
+      denyCache: false,
+    });
     for (let i = 0; i < 6; i++) await limiter.consume('login');
     now += 3_600_000;
     await limiter.peek('login');
@@ -74,7 +80,29 @@ describe.each<[string, Algorithm]>([
     expect((await limiter.consume('login')).allowed).toBe(false);
     const after = await commandCalls(redis.client);
     // INFO itself runs between the two readings; the denial is one EVALSHA (its commands run inside it).
-    const sent = [...after].filter(([name, calls]) => name !== 'info' && calls !== (before.get(name) ?? 0) && !['hget', 'hset', 'pttl', 'pexpire', 'time', 'get', 'set', 'lrange', 'rpush', 'llen', 'lindex', 'ltrim', 'del', 'hrandfield', 'hdel', 'lset'].includes(name));
+    const sent = [...after].filter(
+      ([name, calls]) =>
+        name !== 'info' &&
+        calls !== (before.get(name) ?? 0) &&
+        ![
+          'hget',
+          'hset',
+          'pttl',
+          'pexpire',
+          'time',
+          'get',
+          'set',
+          'lrange',
+          'rpush',
+          'llen',
+          'lindex',
+          'ltrim',
+          'del',
+          'hrandfield',
+          'hdel',
+          'lset',
+        ].includes(name),
+    );
     expect(sent).toEqual([['evalsha', (before.get('evalsha') ?? 0) + 1]]);
     const ttls = await Promise.all((await redis.client.keys(`${prefix}*`)).map((key) => redis.client.pttl(key)));
     for (const ttl of ttls) expect(ttl).toBeGreaterThan(0);

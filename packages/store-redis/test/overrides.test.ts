@@ -24,7 +24,8 @@ async function scriptCalls(admins: readonly Redis[]): Promise<number> {
   let total = 0;
   for (const admin of admins) {
     const stats = await admin.info('commandstats');
-    for (const name of ['evalsha', 'eval']) total += Number(new RegExp(`cmdstat_${name}:calls=(\\d+)`).exec(stats)?.[1] ?? 0);
+    for (const name of ['evalsha', 'eval'])
+      total += Number(new RegExp(`cmdstat_${name}:calls=(\\d+)`).exec(stats)?.[1] ?? 0);
   }
   return total;
 }
@@ -33,11 +34,16 @@ describe.each(['standalone', 'cluster'] as const)('overrides on %s Redis', (depl
   it("A sets k to 10 per minute; B's next decision reports q=10 with one script call; A clears it; B's next decision is the default again", async () => {
     const prefix = deployments.freshPrefix();
     const clients = await Promise.all([deployments.ownClient(deployment), deployments.ownClient(deployment)]);
-    const admins = deployment === 'standalone' ? [new Redis(deployments.url)] : deployments.nodes.map((node) => new Redis(node.port, node.host));
+    const admins =
+      deployment === 'standalone'
+        ? [new Redis(deployments.url)]
+        : deployments.nodes.map((node) => new Redis(node.port, node.host));
     const stores = clients.map((client) => new RedisStore({ client, prefix }));
     // What is counted is script calls: a store timeout (50 ms by default) would let a loaded machine
     // turn a control call that waits for the other instance's confirmation into a StoreTimeoutError.
-    const [a, b] = stores.map((store) => createLimiter({ algorithm: fixedWindow({ limit: 2, window: '1m' }), store, overrides: true, timeout: '5s' })) as [Limiter, Limiter];
+    const [a, b] = stores.map((store) =>
+      createLimiter({ algorithm: fixedWindow({ limit: 2, window: '1m' }), store, overrides: true, timeout: '5s' }),
+    ) as [Limiter, Limiter];
     try {
       expect((await b.consume('k')).allowed).toBe(true);
       expect((await b.consume('k')).allowed).toBe(true);
@@ -49,7 +55,12 @@ describe.each(['standalone', 'cluster'] as const)('overrides on %s Redis', (depl
       const before = await scriptCalls(admins);
       const overridden = await b.consume('k');
       expect(await scriptCalls(admins)).toBe(before + 1);
-      expect(overridden).toMatchObject({ allowed: true, limit: 10, remaining: 7, policy: { name: '10-in-1m', quota: 10, windowSeconds: 60 } });
+      expect(overridden).toMatchObject({
+        allowed: true,
+        limit: 10,
+        remaining: 7,
+        policy: { name: '10-in-1m', quota: 10, windowSeconds: 60 },
+      });
       expect(await b.getOverride('k')).toMatchObject({ algorithm: { kind: 'fixed-window', limit: 10 } });
       await a.clearOverride('k');
       const back = await b.consume('k');
@@ -71,13 +82,24 @@ describe('10,000 overrides on standalone Redis', () => {
       const store = new RedisStore({ client, prefix: deployments.freshPrefix() });
       // What is counted is calls, scripts and bytes: a store timeout (50 ms by default) would let a loaded
       // machine answer some of the 1,000 decisions in flight by the failure policy, which is not the subject here.
-      const limiter = createLimiter({ algorithm: tokenBucket({ capacity: 10, refillRate: 1 }), store, overrides: true, timeout: '5s' });
+      const limiter = createLimiter({
+        algorithm: tokenBucket({ capacity: 10, refillRate: 1 }),
+        store,
+        overrides: true,
+        timeout: '5s',
+      });
       expect((await limiter.consume('warm')).allowed).toBe(true);
       const cachedScripts = async () => Number(/number_of_cached_scripts:(\d+)/.exec(await admin.info('memory'))![1]);
       // Define the scripts once (an override's, a decision's alone and in a batch), and warm the process (its code, its client's buffers) with 10,000 overrides.
       const overrideAll = async (from: number, count: number) => {
         for (let i = from; i < from + count; i += 500) {
-          await Promise.all(Array.from({ length: 500 }, (_, j) => limiter.setOverride(`user-${i + j}`, tokenBucket({ capacity: 10_020 + i + j, refillRate: 1 }), { ttl: '1h' })));
+          await Promise.all(
+            Array.from({ length: 500 }, (_, j) =>
+              limiter.setOverride(`user-${i + j}`, tokenBucket({ capacity: 10_020 + i + j, refillRate: 1 }), {
+                ttl: '1h',
+              }),
+            ),
+          );
         }
       };
       await overrideAll(-10_000, 10_000);
@@ -93,9 +115,14 @@ describe('10,000 overrides on standalone Redis', () => {
       expect(process.memoryUsage().heapUsed - heapBefore).toBeLessThan(1_000_000);
       await admin.config('RESETSTAT');
       const decisions = await Promise.all(Array.from({ length: 1_000 }, (_, i) => limiter.consume(`user-${i * 10}`)));
-      decisions.forEach((d, i) => expect(d).toMatchObject({ allowed: true, limit: 10_020 + i * 10, remaining: 10_019 + i * 10 }));
+      decisions.forEach((d, i) =>
+        expect(d).toMatchObject({ allowed: true, limit: 10_020 + i * 10, remaining: 10_019 + i * 10 }),
+      );
       const stats = await admin.info('commandstats');
-      const calls = ['evalsha', 'eval'].reduce((sum, name) => sum + Number(new RegExp(`cmdstat_${name}:calls=(\\d+)`).exec(stats)?.[1] ?? 0), 0);
+      const calls = ['evalsha', 'eval'].reduce(
+        (sum, name) => sum + Number(new RegExp(`cmdstat_${name}:calls=(\\d+)`).exec(stats)?.[1] ?? 0),
+        0,
+      );
       // Batched: at most one call per decision.
       expect(calls).toBeLessThanOrEqual(1_000);
       expect(await cachedScripts()).toBe(scriptsBefore);

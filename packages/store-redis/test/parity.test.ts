@@ -34,7 +34,17 @@ const freshPrefix = (): string => deployments.freshPrefix();
 
 /** Decisions as plain data (the policy by name). */
 function plain(d: Decision): Record<string, unknown> {
-  return { allowed: d.allowed, limit: d.limit, remaining: d.remaining, resetMs: d.resetMs, retryAfterMs: d.retryAfterMs, delayMs: d.delayMs, policy: d.policy.name, at: d.at, reason: d.reason };
+  return {
+    allowed: d.allowed,
+    limit: d.limit,
+    remaining: d.remaining,
+    resetMs: d.resetMs,
+    retryAfterMs: d.retryAfterMs,
+    delayMs: d.delayMs,
+    policy: d.policy.name,
+    at: d.at,
+    reason: d.reason,
+  };
 }
 
 /**
@@ -44,7 +54,8 @@ function plain(d: Decision): Record<string, unknown> {
 function useClient(kind: ClientKind, deployment: 'standalone' | 'cluster'): () => RedisClient {
   let client: RedisClient | undefined;
   beforeAll(async () => {
-    client = deployment === 'standalone' ? await kind.standalone(deployments.url) : await kind.cluster(deployments.nodes);
+    client =
+      deployment === 'standalone' ? await kind.standalone(deployments.url) : await kind.cluster(deployments.nodes);
   });
   afterAll(async () => {
     if (client !== undefined) await kind.close(client);
@@ -52,7 +63,13 @@ function useClient(kind: ClientKind, deployment: 'standalone' | 'cluster'): () =
   return () => client!;
 }
 
-const targets = ALL.flatMap((kind) => (['standalone', 'cluster'] as const).map((deployment) => ({ name: `${deployment} Redis, ${kind.name}`, kind, deployment })));
+const targets = ALL.flatMap((kind) =>
+  (['standalone', 'cluster'] as const).map((deployment) => ({
+    name: `${deployment} Redis, ${kind.name}`,
+    kind,
+    deployment,
+  })),
+);
 
 describe.each(targets)('parity with the memory store on $name', ({ kind, deployment }) => {
   const client = useClient(kind, deployment);
@@ -76,20 +93,80 @@ const limit = fc.integer({ min: 1, max: 12 });
 
 /** Two configurations of one algorithm kind: the second models a changed configuration over the same state. */
 const unblockedAlgorithms: fc.Arbitrary<[Algorithm, Algorithm]> = fc.oneof(
-  fc.tuple(limit, windowMs, fc.boolean(), limit, fc.boolean()).map(([l, w, cd, l2, cd2]) => [fixedWindow({ limit: l, window: w, countDenied: cd }), fixedWindow({ limit: l2, window: w, countDenied: cd2 })] as [Algorithm, Algorithm]),
   fc
-    .tuple(limit, fc.constantFrom('hour' as const, 'day' as const), fc.constantFrom('UTC', 'Europe/Paris', 'America/St_Johns'), fc.boolean(), limit)
-    .map(([l, period, timeZone, cd, l2]) => [calendarWindow({ limit: l, period, timeZone, countDenied: cd }), calendarWindow({ limit: l2, period, timeZone })] as [Algorithm, Algorithm]),
-  fc.tuple(limit, windowMs, fc.boolean(), limit).map(([l, w, cd, l2]) => [slidingWindowLog({ limit: l, window: w, countDenied: cd }), slidingWindowLog({ limit: l2, window: w / 2 })] as [Algorithm, Algorithm]),
-  fc.tuple(limit, windowMs, fc.boolean(), limit).map(([l, w, cd, l2]) => [slidingWindowCounter({ limit: l, window: w, countDenied: cd }), slidingWindowCounter({ limit: l2, window: w })] as [Algorithm, Algorithm]),
-  fc.tuple(limit, fc.constantFrom(1, 2.5, 0.3, 7, 1 / 3), fc.constantFrom(1000, 60_000, 333), limit).map(([c, r, i, c2]) => [tokenBucket({ capacity: c, refillRate: r, interval: i }), tokenBucket({ capacity: c2, refillRate: r * 2, interval: i })] as [Algorithm, Algorithm]),
-  fc.tuple(limit, fc.constantFrom(1, 3, 0.7, 10), fc.constantFrom(1000, 250), fc.constantFrom('meter' as const, 'shape' as const), limit).map(([c, r, i, m, c2]) => [leakyBucket({ capacity: c, leakRate: r, interval: i, mode: m }), leakyBucket({ capacity: c2, leakRate: r, interval: i, mode: m })] as [Algorithm, Algorithm]),
+    .tuple(limit, windowMs, fc.boolean(), limit, fc.boolean())
+    .map(
+      ([l, w, cd, l2, cd2]) =>
+        [
+          fixedWindow({ limit: l, window: w, countDenied: cd }),
+          fixedWindow({ limit: l2, window: w, countDenied: cd2 }),
+        ] as [Algorithm, Algorithm],
+    ),
+  fc
+    .tuple(
+      limit,
+      fc.constantFrom('hour' as const, 'day' as const),
+      fc.constantFrom('UTC', 'Europe/Paris', 'America/St_Johns'),
+      fc.boolean(),
+      limit,
+    )
+    .map(
+      ([l, period, timeZone, cd, l2]) =>
+        [
+          calendarWindow({ limit: l, period, timeZone, countDenied: cd }),
+          calendarWindow({ limit: l2, period, timeZone }),
+        ] as [Algorithm, Algorithm],
+    ),
+  fc
+    .tuple(limit, windowMs, fc.boolean(), limit)
+    .map(
+      ([l, w, cd, l2]) =>
+        [
+          slidingWindowLog({ limit: l, window: w, countDenied: cd }),
+          slidingWindowLog({ limit: l2, window: w / 2 }),
+        ] as [Algorithm, Algorithm],
+    ),
+  fc
+    .tuple(limit, windowMs, fc.boolean(), limit)
+    .map(
+      ([l, w, cd, l2]) =>
+        [
+          slidingWindowCounter({ limit: l, window: w, countDenied: cd }),
+          slidingWindowCounter({ limit: l2, window: w }),
+        ] as [Algorithm, Algorithm],
+    ),
+  fc
+    .tuple(limit, fc.constantFrom(1, 2.5, 0.3, 7, 1 / 3), fc.constantFrom(1000, 60_000, 333), limit)
+    .map(
+      ([c, r, i, c2]) =>
+        [
+          tokenBucket({ capacity: c, refillRate: r, interval: i }),
+          tokenBucket({ capacity: c2, refillRate: r * 2, interval: i }),
+        ] as [Algorithm, Algorithm],
+    ),
+  fc
+    .tuple(
+      limit,
+      fc.constantFrom(1, 3, 0.7, 10),
+      fc.constantFrom(1000, 250),
+      fc.constantFrom('meter' as const, 'shape' as const),
+      limit,
+    )
+    .map(
+      ([c, r, i, m, c2]) =>
+        [
+          leakyBucket({ capacity: c, leakRate: r, interval: i, mode: m }),
+          leakyBucket({ capacity: c2, leakRate: r, interval: i, mode: m }),
+        ] as [Algorithm, Algorithm],
+    ),
 );
 
 /** The same, and sometimes with a lockout (the blocking variants of the twins), on both or on one of them. */
 const numericOrLogAlgorithms: fc.Arbitrary<[Algorithm, Algorithm]> = fc
   .tuple(unblockedAlgorithms, fc.constantFrom(0, 0, 300, 1500.5), fc.boolean())
-  .map(([[a, b], blockMs, both]) => (blockMs === 0 ? [a, b] : [withBlock(a, blockMs), both ? withBlock(b, blockMs) : b]));
+  .map(([[a, b], blockMs, both]) =>
+    blockMs === 0 ? [a, b] : [withBlock(a, blockMs), both ? withBlock(b, blockMs) : b],
+  );
 
 interface RateOp {
   dt: number;
@@ -104,10 +181,31 @@ interface RateOp {
 const rateOps = fc.array(
   fc.record({
     // Mostly forward, sometimes back (a clock going backwards), sometimes fractional.
-    dt: fc.oneof(fc.integer({ min: 0, max: 400 }), fc.integer({ min: -300, max: 0 }), fc.double({ min: 0, max: 2000, noNaN: true }), fc.constant(0)),
-    op: fc.constantFrom('consume', 'consume', 'consume', 'consume', 'peek', 'undo', 'undoCharged', 'reset', 'reserve', 'reserve') as fc.Arbitrary<RateOp['op']>,
+    dt: fc.oneof(
+      fc.integer({ min: 0, max: 400 }),
+      fc.integer({ min: -300, max: 0 }),
+      fc.double({ min: 0, max: 2000, noNaN: true }),
+      fc.constant(0),
+    ),
+    op: fc.constantFrom(
+      'consume',
+      'consume',
+      'consume',
+      'consume',
+      'peek',
+      'undo',
+      'undoCharged',
+      'reset',
+      'reserve',
+      'reserve',
+    ) as fc.Arbitrary<RateOp['op']>,
     pick: fc.nat(),
-    cost: fc.oneof(fc.constant(1), fc.constant(1), fc.integer({ min: 1, max: 12 }), fc.constantFrom(0.5, 1.5, 2.25, 0.1, 1 / 3)),
+    cost: fc.oneof(
+      fc.constant(1),
+      fc.constant(1),
+      fc.integer({ min: 1, max: 12 }),
+      fc.constantFrom(0.5, 1.5, 2.25, 0.1, 1 / 3),
+    ),
     key: fc.constantFrom('a' as const, 'b' as const),
     config: fc.constantFrom(0 as const, 0 as const, 0 as const, 1 as const),
   }),
@@ -115,32 +213,60 @@ const rateOps = fc.array(
 );
 
 // 1_764_547_199_500: half a second before 2025-12-01T00:00Z, where hours, days, months end.
-const startTime = fc.oneof(fc.constant(0), fc.integer({ min: 0, max: 10_000 }), fc.constant(1_764_500_000_123.25), fc.constant(1_764_547_199_500), fc.double({ min: 1.7e12, max: 1.8e12, noNaN: true }));
+const startTime = fc.oneof(
+  fc.constant(0),
+  fc.integer({ min: 0, max: 10_000 }),
+  fc.constant(1_764_500_000_123.25),
+  fc.constant(1_764_547_199_500),
+  fc.double({ min: 1.7e12, max: 1.8e12, noNaN: true }),
+);
 
 /** The consumes and reservations of each key so far (their cost, the time they were charged at and their delay), for 'undoCharged'. */
 type Charges = Map<string, { cost: number; at: number; delay: number }[]>;
 
-async function applyRate(store: Store, algorithm: Algorithm, op: RateOp, now: number, charges: Charges): Promise<Record<string, unknown> | undefined> {
+async function applyRate(
+  store: Store,
+  algorithm: Algorithm,
+  op: RateOp,
+  now: number,
+  charges: Charges,
+): Promise<Record<string, unknown> | undefined> {
   const cost = Math.min(op.cost, algorithm.maxCost);
   switch (op.op) {
     case 'consume': {
       const decision = (await store.charge({ key: op.key, algorithm, cost }, now)).decision;
-      if (decision.allowed) charges.set(op.key, [...(charges.get(op.key) ?? []), { cost, at: decision.at, delay: decision.delayMs }]);
+      if (decision.allowed)
+        charges.set(op.key, [...(charges.get(op.key) ?? []), { cost, at: decision.at, delay: decision.delayMs }]);
       return plain(decision);
     }
     case 'reserve': {
       // No wait, a quarter of the horizon, or all of it.
       const maxDelay = [0, 0.25, 1][op.pick % 3]! * algorithm.maxReserveMs;
       const decision = (await store.charge({ key: op.key, algorithm, cost, maxDelayMs: maxDelay }, now)).decision;
-      if (decision.allowed) charges.set(op.key, [...(charges.get(op.key) ?? []), { cost, at: decision.at, delay: decision.delayMs }]);
+      if (decision.allowed)
+        charges.set(op.key, [...(charges.get(op.key) ?? []), { cost, at: decision.at, delay: decision.delayMs }]);
       return plain(decision);
     }
     case 'undoCharged': {
       const earlier = charges.get(op.key) ?? [];
       const charge = earlier[op.pick % Math.max(1, earlier.length)] ?? { cost, at: now, delay: 0 };
       // A delayed charge (a reservation, a shaper's consume) is given back to its slot: a cancel.
-      if (charge.delay > 0) await store.giveBack({ key: op.key, algorithm, cost: Math.min(charge.cost, algorithm.maxCost), chargedAt: charge.at, delayMs: charge.delay }, now);
-      else await store.giveBack({ key: op.key, algorithm, cost: Math.min(charge.cost, algorithm.maxCost), chargedAt: charge.at }, now);
+      if (charge.delay > 0)
+        await store.giveBack(
+          {
+            key: op.key,
+            algorithm,
+            cost: Math.min(charge.cost, algorithm.maxCost),
+            chargedAt: charge.at,
+            delayMs: charge.delay,
+          },
+          now,
+        );
+      else
+        await store.giveBack(
+          { key: op.key, algorithm, cost: Math.min(charge.cost, algorithm.maxCost), chargedAt: charge.at },
+          now,
+        );
       return plain(await store.peek(op.key, algorithm, 0, now));
     }
     case 'peek':
@@ -168,7 +294,9 @@ function leaseOps(fractional: boolean) {
   );
 }
 
-const leaseAlgorithms = fc.tuple(fc.integer({ min: 1, max: 4 }), fc.constantFrom(100, 1000, 2500.5)).map(([l, lease]) => concurrency({ limit: l, lease }));
+const leaseAlgorithms = fc
+  .tuple(fc.integer({ min: 1, max: 4 }), fc.constantFrom(100, 1000, 2500.5))
+  .map(([l, lease]) => concurrency({ limit: l, lease }));
 
 /** Every Redis key under `prefix` must have an expiry. */
 async function expectAllKeysExpire(client: Redis, prefix: string): Promise<void> {
@@ -203,26 +331,37 @@ describe.each(FULL)('parity on random sequences (standalone Redis, $name)', (kin
 
   it('concurrency leases: identical decisions for acquire, release and peek', async () => {
     await fc.assert(
-      fc.asyncProperty(leaseAlgorithms, startTime, leaseOps(true), async (algorithm: ConcurrencyAlgorithm, start, ops) => {
-        const memory = new MemoryStore({ sweepInterval: false });
-        const prefix = freshPrefix();
-        const redis = new RedisStore({ client: client(), prefix });
-        let now = start;
-        for (const op of ops) {
-          now = Math.max(0, now + op.dt);
-          const leaseId = `lease-${op.lease}`;
-          if (op.op === 'release') {
-            memory.release(op.key, algorithm, leaseId);
-            await redis.release(op.key, algorithm, leaseId);
-            continue;
+      fc.asyncProperty(
+        leaseAlgorithms,
+        startTime,
+        leaseOps(true),
+        async (algorithm: ConcurrencyAlgorithm, start, ops) => {
+          const memory = new MemoryStore({ sweepInterval: false });
+          const prefix = freshPrefix();
+          const redis = new RedisStore({ client: client(), prefix });
+          let now = start;
+          for (const op of ops) {
+            now = Math.max(0, now + op.dt);
+            const leaseId = `lease-${op.lease}`;
+            if (op.op === 'release') {
+              memory.release(op.key, algorithm, leaseId);
+              await redis.release(op.key, algorithm, leaseId);
+              continue;
+            }
+            const expected =
+              op.op === 'acquire'
+                ? memory.acquire(op.key, algorithm, leaseId, now)
+                : memory.peek(op.key, algorithm, 0, now);
+            const actual =
+              op.op === 'acquire'
+                ? await redis.acquire(op.key, algorithm, leaseId, now)
+                : await redis.peek(op.key, algorithm, 0, now);
+            expect(plain(actual)).toEqual(plain(expected));
           }
-          const expected = op.op === 'acquire' ? memory.acquire(op.key, algorithm, leaseId, now) : memory.peek(op.key, algorithm, 0, now);
-          const actual = op.op === 'acquire' ? await redis.acquire(op.key, algorithm, leaseId, now) : await redis.peek(op.key, algorithm, 0, now);
-          expect(plain(actual)).toEqual(plain(expected));
-        }
-        await expectAllKeysExpire(deployments.standalone, prefix);
-        memory.close();
-      }),
+          await expectAllKeysExpire(deployments.standalone, prefix);
+          memory.close();
+        },
+      ),
       { numRuns: 100 },
     );
   });
@@ -248,8 +387,22 @@ interface IdempotentOp {
 const idempotentOps = fc.array(
   fc.record({
     // Mostly forward, sometimes back: records expire on the caller's clock, blocks never end early.
-    dt: fc.oneof(fc.integer({ min: 0, max: 600 }), fc.integer({ min: -200, max: 0 }), fc.double({ min: 0, max: 1500, noNaN: true })),
-    op: fc.constantFrom('consume', 'consume', 'consume', 'consume', 'reserve', 'giveBack', 'ban', 'unban', 'peek') as fc.Arbitrary<IdempotentOp['op']>,
+    dt: fc.oneof(
+      fc.integer({ min: 0, max: 600 }),
+      fc.integer({ min: -200, max: 0 }),
+      fc.double({ min: 0, max: 1500, noNaN: true }),
+    ),
+    op: fc.constantFrom(
+      'consume',
+      'consume',
+      'consume',
+      'consume',
+      'reserve',
+      'giveBack',
+      'ban',
+      'unban',
+      'peek',
+    ) as fc.Arbitrary<IdempotentOp['op']>,
     id: fc.integer({ min: 0, max: IDS.length - 1 }),
     fingerprint: fc.constantFrom(0, 0, 0, 1),
     cost: fc.constantFrom(1, 1, 2, 0.5),
@@ -259,52 +412,90 @@ const idempotentOps = fc.array(
 );
 
 /** A charge's decision as plain data, with what it took (a replay, a conflict) and the id it was remembered under. */
-const marked = ({ decision, took, conflict, idempotencyId }: Charged): Record<string, unknown> => ({ ...plain(decision), replayed: took === 'replayed', conflict: conflict === true, idempotencyId });
-
-describe.each(FULL)('parity of idempotent charges beside bans and lockouts, on random sequences (standalone Redis, $name)', (kind) => {
-  const client = useClient(kind, 'standalone');
-  it('identical decisions and marks (replayed, conflict, banned): charges with ids of two fingerprints, give-backs that forget them, bans, unbans, lockouts, a bound on replays and ids', async () => {
-    await fc.assert(
-      fc.asyncProperty(unblockedAlgorithms, fc.constantFrom(0, 0, 900.5), startTime, fc.integer({ min: 1, max: 3 }), idempotentOps, async ([plainAlgorithm], blockMs, start, maxReplays, ops) => {
-        const algorithm = blockMs > 0 ? withBlock(plainAlgorithm, blockMs) : withBans(plainAlgorithm);
-        const memory = new MemoryStore({ sweepInterval: false });
-        const prefix = freshPrefix();
-        const redis = new RedisStore({ client: client(), prefix });
-        const stores: [Store, { cost: number; at: number; delay: number; id: string }[]][] = [[memory, []], [redis, []]];
-        let now = start;
-        for (const op of ops) {
-          now = Math.max(0, now + op.dt);
-          const cost = Math.min(op.cost, algorithm.maxCost);
-          const idempotency: IdempotentCharge = { id: IDS[op.id]!, fingerprint: FINGERPRINTS[op.fingerprint]!, ttlMs: 2_500, maxIds: 2, maxReplays };
-          const results: unknown[] = [];
-          for (const [store, charged] of stores) {
-            if (op.op === 'ban') await store.ban!('k', algorithm, op.pick, now);
-            else if (op.op === 'unban') await store.unban!('k', algorithm);
-            else if (op.op === 'peek') results.push(plain(await store.peek('k', algorithm, 0, now)));
-            else if (op.op === 'giveBack') {
-              const charge = charged[op.pick % Math.max(1, charged.length)];
-              if (charge !== undefined) await store.giveBack({ key: 'k', algorithm, cost: charge.cost, chargedAt: charge.at, delayMs: charge.delay > 0 ? charge.delay : undefined, idempotencyId: charge.id }, now);
-              results.push(plain(await store.peek('k', algorithm, 0, now)));
-            } else {
-              const maxDelay = op.op === 'reserve' ? algorithm.maxReserveMs / 4 : undefined;
-              const c = await store.charge({ key: 'k', algorithm, cost, maxDelayMs: maxDelay, idempotency }, now);
-              const d = c.decision;
-              // What a limiter gives back with the id: a charge that is no replay nor conflict.
-              if (d.allowed && c.took !== 'replayed' && c.conflict !== true) charged.push({ cost, at: d.at, delay: d.delayMs, id: idempotency.id });
-              // The store says so: `idempotencyId` is set exactly for an admitting charge remembered under its id.
-              expect(c.idempotencyId).toBe(d.allowed && c.took === 'charged' && c.conflict !== true ? idempotency.id : undefined);
-              results.push(marked(c));
-            }
-          }
-          expect(results[1]).toEqual(results[0]);
-        }
-        await expectAllKeysExpire(deployments.standalone, prefix);
-        memory.close();
-      }),
-      { numRuns: 150 },
-    );
-  });
+const marked = ({ decision, took, conflict, idempotencyId }: Charged): Record<string, unknown> => ({
+  ...plain(decision),
+  replayed: took === 'replayed',
+  conflict: conflict === true,
+  idempotencyId,
 });
+
+describe.each(FULL)(
+  'parity of idempotent charges beside bans and lockouts, on random sequences (standalone Redis, $name)',
+  (kind) => {
+    const client = useClient(kind, 'standalone');
+    it('identical decisions and marks (replayed, conflict, banned): charges with ids of two fingerprints, give-backs that forget them, bans, unbans, lockouts, a bound on replays and ids', async () => {
+      await fc.assert(
+        fc.asyncProperty(
+          unblockedAlgorithms,
+          fc.constantFrom(0, 0, 900.5),
+          startTime,
+          fc.integer({ min: 1, max: 3 }),
+          idempotentOps,
+          async ([plainAlgorithm], blockMs, start, maxReplays, ops) => {
+            const algorithm = blockMs > 0 ? withBlock(plainAlgorithm, blockMs) : withBans(plainAlgorithm);
+            const memory = new MemoryStore({ sweepInterval: false });
+            const prefix = freshPrefix();
+            const redis = new RedisStore({ client: client(), prefix });
+            const stores: [Store, { cost: number; at: number; delay: number; id: string }[]][] = [
+              [memory, []],
+              [redis, []],
+            ];
+            let now = start;
+            for (const op of ops) {
+              now = Math.max(0, now + op.dt);
+              const cost = Math.min(op.cost, algorithm.maxCost);
+              const idempotency: IdempotentCharge = {
+                id: IDS[op.id]!,
+                fingerprint: FINGERPRINTS[op.fingerprint]!,
+                ttlMs: 2_500,
+                maxIds: 2,
+                maxReplays,
+              };
+              const results: unknown[] = [];
+              for (const [store, charged] of stores) {
+                if (op.op === 'ban') await store.ban!('k', algorithm, op.pick, now);
+                else if (op.op === 'unban') await store.unban!('k', algorithm);
+                else if (op.op === 'peek') results.push(plain(await store.peek('k', algorithm, 0, now)));
+                else if (op.op === 'giveBack') {
+                  const charge = charged[op.pick % Math.max(1, charged.length)];
+                  if (charge !== undefined)
+                    await store.giveBack(
+                      {
+                        key: 'k',
+                        algorithm,
+                        cost: charge.cost,
+                        chargedAt: charge.at,
+                        delayMs: charge.delay > 0 ? charge.delay : undefined,
+                        idempotencyId: charge.id,
+                      },
+                      now,
+                    );
+                  results.push(plain(await store.peek('k', algorithm, 0, now)));
+                } else {
+                  const maxDelay = op.op === 'reserve' ? algorithm.maxReserveMs / 4 : undefined;
+                  const c = await store.charge({ key: 'k', algorithm, cost, maxDelayMs: maxDelay, idempotency }, now);
+                  const d = c.decision;
+                  // What a limiter gives back with the id: a charge that is no replay nor conflict.
+                  if (d.allowed && c.took !== 'replayed' && c.conflict !== true)
+                    charged.push({ cost, at: d.at, delay: d.delayMs, id: idempotency.id });
+                  // The store says so: `idempotencyId` is set exactly for an admitting charge remembered under its id.
+                  expect(c.idempotencyId).toBe(
+                    d.allowed && c.took === 'charged' && c.conflict !== true ? idempotency.id : undefined,
+                  );
+                  results.push(marked(c));
+                }
+              }
+              expect(results[1]).toEqual(results[0]);
+            }
+            await expectAllKeysExpire(deployments.standalone, prefix);
+            memory.close();
+          },
+        ),
+        { numRuns: 150 },
+      );
+    });
+  },
+);
 
 // ---------------------------------------------------------------------------------------------
 // Batches: decisions issued in the same turn go to Redis as one script call (RedisStore's `batch`,
@@ -316,19 +507,32 @@ async function scriptCalls(deployment: 'standalone' | 'cluster'): Promise<number
   let calls = 0;
   for (const node of deployment === 'standalone' ? [deployments.standalone] : deployments.clustered.nodes('master')) {
     const info = await node.info('commandstats');
-    calls += Number(/^cmdstat_evalsha:calls=(\d+)/m.exec(info)?.[1] ?? 0) + Number(/^cmdstat_eval:calls=(\d+)/m.exec(info)?.[1] ?? 0);
+    calls +=
+      Number(/^cmdstat_evalsha:calls=(\d+)/m.exec(info)?.[1] ?? 0) +
+      Number(/^cmdstat_eval:calls=(\d+)/m.exec(info)?.[1] ?? 0);
   }
   return calls;
 }
 
 /** One store call of a rate operation (a reset is not a script: it runs in a turn of its own). */
-async function issueRate(store: Store, algorithm: Algorithm, op: RateOp, now: number, charges: Charges): Promise<Decision | void> {
+async function issueRate(
+  store: Store,
+  algorithm: Algorithm,
+  op: RateOp,
+  now: number,
+  charges: Charges,
+): Promise<Decision | void> {
   const cost = Math.min(op.cost, algorithm.maxCost);
   switch (op.op) {
     case 'consume':
       return (await store.charge({ key: op.key, algorithm, cost }, now)).decision;
     case 'reserve':
-      return (await store.charge({ key: op.key, algorithm, cost, maxDelayMs: [0, 0.25, 1][op.pick % 3]! * algorithm.maxReserveMs }, now)).decision;
+      return (
+        await store.charge(
+          { key: op.key, algorithm, cost, maxDelayMs: [0, 0.25, 1][op.pick % 3]! * algorithm.maxReserveMs },
+          now,
+        )
+      ).decision;
     case 'peek':
       return store.peek(op.key, algorithm, op.cost > 10 ? 0 : cost, now);
     case 'undo':
@@ -336,7 +540,16 @@ async function issueRate(store: Store, algorithm: Algorithm, op: RateOp, now: nu
     case 'undoCharged': {
       const earlier = charges.get(op.key) ?? [];
       const charge = earlier[op.pick % Math.max(1, earlier.length)] ?? { cost, at: now, delay: 0 };
-      return store.giveBack({ key: op.key, algorithm, cost: Math.min(charge.cost, algorithm.maxCost), chargedAt: charge.at, delayMs: charge.delay > 0 ? charge.delay : undefined }, now);
+      return store.giveBack(
+        {
+          key: op.key,
+          algorithm,
+          cost: Math.min(charge.cost, algorithm.maxCost),
+          chargedAt: charge.at,
+          delayMs: charge.delay > 0 ? charge.delay : undefined,
+        },
+        now,
+      );
     }
     case 'reset':
       return store.reset(op.key, algorithm);
@@ -360,13 +573,22 @@ async function warmUp(redis: RedisStore, configs: readonly Algorithm[], now: num
       await redis.giveBack({ key, algorithm, cost: 1 }, now);
       await redis.giveBack({ key, algorithm, cost: 1, chargedAt: now }, now);
       await redis.giveBack({ key, algorithm, cost: 1, chargedAt: now, delayMs: 1 }, now);
-      await Promise.all([redis.charge({ key, algorithm, cost: 1 }, now), redis.charge({ key, algorithm, cost: 1 }, now)]);
+      await Promise.all([
+        redis.charge({ key, algorithm, cost: 1 }, now),
+        redis.charge({ key, algorithm, cost: 1 }, now),
+      ]);
       await redis.reset(key, algorithm);
     }
   }
 }
 
-const batchTargets = FULL.flatMap((kind) => (['standalone', 'cluster'] as const).map((deployment) => ({ name: `${deployment} Redis, ${kind.name}`, kind, deployment })));
+const batchTargets = FULL.flatMap((kind) =>
+  (['standalone', 'cluster'] as const).map((deployment) => ({
+    name: `${deployment} Redis, ${kind.name}`,
+    kind,
+    deployment,
+  })),
+);
 
 describe.each(batchTargets)('parity of batched decisions ($name)', ({ kind, deployment }) => {
   const client = useClient(kind, deployment);
@@ -400,12 +622,18 @@ describe.each(batchTargets)('parity of batched decisions ($name)', ({ kind, depl
             expected.push(decision === undefined ? undefined : plain(decision));
           }
           // The same calls, all in one turn (the charges they give back are the memory store's: the same when in parity).
-          const actual = (await Promise.all(calls.map((op, i) => issueRate(redis, configs[op.config], op, callTimes[i]!, charges)))).map((d) => (d === undefined ? undefined : plain(d)));
+          const actual = (
+            await Promise.all(calls.map((op, i) => issueRate(redis, configs[op.config], op, callTimes[i]!, charges)))
+          ).map((d) => (d === undefined ? undefined : plain(d)));
           decisions += calls.length;
           expect(actual).toEqual(expected);
           for (const [i, op] of calls.entries()) {
             const d = expected[i] as { allowed?: boolean; at?: number; delayMs?: number } | undefined;
-            if ((op.op === 'consume' || op.op === 'reserve') && d?.allowed === true) charges.set(op.key, [...(charges.get(op.key) ?? []), { cost: Math.min(op.cost, configs[op.config].maxCost), at: d.at!, delay: d.delayMs! }]);
+            if ((op.op === 'consume' || op.op === 'reserve') && d?.allowed === true)
+              charges.set(op.key, [
+                ...(charges.get(op.key) ?? []),
+                { cost: Math.min(op.cost, configs[op.config].maxCost), at: d.at!, delay: d.delayMs! },
+              ]);
           }
           for (const op of resets) {
             await memory.reset(op.key, configs[op.config]);
@@ -413,8 +641,14 @@ describe.each(batchTargets)('parity of batched decisions ($name)', ({ kind, depl
           }
         }
         calls += (await scriptCalls(deployment)) - callsBefore;
-        for (const key of ['a', 'b']) expect(plain(await redis.peek(key, configs[0], 0, now))).toEqual(plain(memory.peek(key, configs[0], 0, now) as Decision));
-        for (const node of deployment === 'standalone' ? [deployments.standalone] : deployments.clustered.nodes('master')) await expectAllKeysExpire(node, prefix);
+        for (const key of ['a', 'b'])
+          expect(plain(await redis.peek(key, configs[0], 0, now))).toEqual(
+            plain(memory.peek(key, configs[0], 0, now) as Decision),
+          );
+        for (const node of deployment === 'standalone'
+          ? [deployments.standalone]
+          : deployments.clustered.nodes('master'))
+          await expectAllKeysExpire(node, prefix);
         memory.close();
       }),
       { numRuns: 120 },
@@ -425,34 +659,50 @@ describe.each(batchTargets)('parity of batched decisions ($name)', ({ kind, depl
 
   it('concurrency leases: acquires, releases and peeks of one turn batched, each what it is alone', async () => {
     await fc.assert(
-      fc.asyncProperty(leaseAlgorithms, startTime, leaseOps(false), fc.integer({ min: 2, max: 8 }), async (algorithm: ConcurrencyAlgorithm, start, ops, size) => {
-        const memory = new MemoryStore({ sweepInterval: false });
-        const redis = new RedisStore({ client: client(), prefix: freshPrefix() });
-        let now = start;
-        // Every script loaded on the keys' nodes first (see warmUp), then those keys reset.
-        for (const key of ['a', 'b']) {
-          await redis.peek(key, algorithm, 0, start);
-          await redis.acquire(key, algorithm, 'w', start);
-          await redis.release(key, algorithm, 'w');
-          await Promise.all([redis.peek(key, algorithm, 0, start), redis.peek(key, algorithm, 0, start)]);
-          await redis.reset(key, algorithm);
-        }
-        for (let at = 0; at < ops.length; at += size) {
-          const turn = ops.slice(at, at + size).map((op) => ({ ...op, now: (now = Math.max(0, now + op.dt)), leaseId: `lease-${op.lease}` }));
-          const expected = turn.map((op) => {
-            if (op.op === 'release') return void memory.release(op.key, algorithm, op.leaseId);
-            return plain((op.op === 'acquire' ? memory.acquire(op.key, algorithm, op.leaseId, op.now) : memory.peek(op.key, algorithm, 0, op.now)) as Decision);
-          });
-          const actual = await Promise.all(
-            turn.map(async (op) => {
-              if (op.op === 'release') return void (await redis.release(op.key, algorithm, op.leaseId));
-              return plain(op.op === 'acquire' ? await redis.acquire(op.key, algorithm, op.leaseId, op.now) : await redis.peek(op.key, algorithm, 0, op.now));
-            }),
-          );
-          expect(actual).toEqual(expected);
-        }
-        memory.close();
-      }),
+      fc.asyncProperty(
+        leaseAlgorithms,
+        startTime,
+        leaseOps(false),
+        fc.integer({ min: 2, max: 8 }),
+        async (algorithm: ConcurrencyAlgorithm, start, ops, size) => {
+          const memory = new MemoryStore({ sweepInterval: false });
+          const redis = new RedisStore({ client: client(), prefix: freshPrefix() });
+          let now = start;
+          // Every script loaded on the keys' nodes first (see warmUp), then those keys reset.
+          for (const key of ['a', 'b']) {
+            await redis.peek(key, algorithm, 0, start);
+            await redis.acquire(key, algorithm, 'w', start);
+            await redis.release(key, algorithm, 'w');
+            await Promise.all([redis.peek(key, algorithm, 0, start), redis.peek(key, algorithm, 0, start)]);
+            await redis.reset(key, algorithm);
+          }
+          for (let at = 0; at < ops.length; at += size) {
+            const turn = ops
+              .slice(at, at + size)
+              .map((op) => ({ ...op, now: (now = Math.max(0, now + op.dt)), leaseId: `lease-${op.lease}` }));
+            const expected = turn.map((op) => {
+              if (op.op === 'release') return void memory.release(op.key, algorithm, op.leaseId);
+              return plain(
+                (op.op === 'acquire'
+                  ? memory.acquire(op.key, algorithm, op.leaseId, op.now)
+                  : memory.peek(op.key, algorithm, 0, op.now)) as Decision,
+              );
+            });
+            const actual = await Promise.all(
+              turn.map(async (op) => {
+                if (op.op === 'release') return void (await redis.release(op.key, algorithm, op.leaseId));
+                return plain(
+                  op.op === 'acquire'
+                    ? await redis.acquire(op.key, algorithm, op.leaseId, op.now)
+                    : await redis.peek(op.key, algorithm, 0, op.now),
+                );
+              }),
+            );
+            expect(actual).toEqual(expected);
+          }
+          memory.close();
+        },
+      ),
       { numRuns: 80 },
     );
   });

@@ -36,7 +36,9 @@ async function listeners(deployment: Deployment, prefix: string): Promise<number
   const channel = `{${prefix}resets}`;
   const nodes = deployment === 'standalone' ? [redis.standalone] : redis.clustered.nodes('all');
   const command = deployment === 'standalone' ? 'NUMSUB' : 'SHARDNUMSUB';
-  const counts = await Promise.all(nodes.map(async (node) => Number(((await node.call('PUBSUB', command, channel)) as [string, number])[1])));
+  const counts = await Promise.all(
+    nodes.map(async (node) => Number(((await node.call('PUBSUB', command, channel)) as [string, number])[1])),
+  );
   return counts.reduce((a, b) => a + b, 0);
 }
 
@@ -77,7 +79,12 @@ describe.each(FULL)('$name', (kind) => {
     it("a reset on instance A (a lifted lockout) reaches instance B's deny cache: B admits the key again", async () => {
       const prefix = `resets${prefixes++}:`;
       let now = T;
-      const options = { algorithm: fixedWindow({ limit: 2, window: '15m' }), clock: () => now, blockDuration: '1h' as const, prefix: 'login' };
+      const options = {
+        algorithm: fixedWindow({ limit: 2, window: '15m' }),
+        clock: () => now,
+        blockDuration: '1h' as const,
+        prefix: 'login',
+      };
       const limiterA = createLimiter({ ...options, store: storeOn(await connect(), prefix) });
       const limiterB = createLimiter({ ...options, store: storeOn(await connect(), prefix) });
       for (let i = 0; i < 2; i++) expect((await limiterA.consume('ann')).allowed).toBe(true);
@@ -96,7 +103,11 @@ describe.each(FULL)('$name', (kind) => {
 
     it('a reset while B is still subscribing is not lost: the new subscription forgets what B cached before it', async () => {
       const prefix = `resets${prefixes++}:`;
-      const options = { algorithm: fixedWindow({ limit: 1, window: '15m' }), clock: () => T, blockDuration: '1h' as const };
+      const options = {
+        algorithm: fixedWindow({ limit: 1, window: '15m' }),
+        clock: () => T,
+        blockDuration: '1h' as const,
+      };
       const limiterA = createLimiter({ ...options, store: storeOn(await connect(), prefix) });
       const limiterB = createLimiter({ ...options, store: storeOn(await connect(), prefix) });
       await limiterA.consume('ann');
@@ -134,7 +145,12 @@ describe.each(FULL)('$name, standalone: the subscription', (kind) => {
     const prefix = `resets${prefixes++}:`;
     const store = new RedisStore({ client: await connect(), prefix });
     opened.push(() => store.close());
-    const limiter = createLimiter({ algorithm: fixedWindow({ limit: 1, window: '15m' }), store, clock: () => T, blockDuration: '1h' });
+    const limiter = createLimiter({
+      algorithm: fixedWindow({ limit: 1, window: '15m' }),
+      store,
+      clock: () => T,
+      blockDuration: '1h',
+    });
     await limiter.consume('ann');
     await limiter.consume('ann');
     expect(await settles('standalone', prefix, 1)).toBe(1);
@@ -155,15 +171,32 @@ describe("ioredis with a keyPrefix (the client's prefix goes before the notice c
     ['standalone', 'kp:'],
     ['cluster', '{app}:'],
   ] as const)('%s, keyPrefix %s: a reset on A, confirmed, frees the key on B', async (deployment, keyPrefix) => {
-    const make = () => (deployment === 'standalone' ? new Redis(redis.url, { keyPrefix }) : new Cluster([...redis.nodes], { keyPrefix, redisOptions: { keyPrefix } }));
+    const make = () =>
+      deployment === 'standalone'
+        ? new Redis(redis.url, { keyPrefix })
+        : new Cluster([...redis.nodes], { keyPrefix, redisOptions: { keyPrefix } });
     const prefix = `resets${prefixes++}:`;
-    const options = { algorithm: fixedWindow({ limit: 1, window: '1h' }), clock: () => T, timeout: false, prefix: 'p' } as const;
+    const options = {
+      algorithm: fixedWindow({ limit: 1, window: '1h' }),
+      clock: () => T,
+      timeout: false,
+      prefix: 'p',
+    } as const;
     const [clientA, clientB] = [make(), make()];
-    opened.push(async () => clientA.disconnect(), async () => clientB.disconnect());
+    opened.push(
+      async () => clientA.disconnect(),
+      async () => clientB.disconnect(),
+    );
     const storeA = new RedisStore({ client: clientA, prefix, confirmTimeout: 2_000 });
     const storeB = new RedisStore({ client: clientB, prefix, confirmTimeout: 2_000 });
-    opened.push(() => storeA.close(), () => storeB.close());
-    const [limiterA, limiterB] = [createLimiter({ ...options, store: storeA }), createLimiter({ ...options, store: storeB })];
+    opened.push(
+      () => storeA.close(),
+      () => storeB.close(),
+    );
+    const [limiterA, limiterB] = [
+      createLimiter({ ...options, store: storeA }),
+      createLimiter({ ...options, store: storeB }),
+    ];
     await limiterA.consume('ann');
     expect((await cachedDenial(limiterB, 'ann')).reason).toBe('deny-cache');
     await limiterA.reset('ann');
@@ -173,28 +206,40 @@ describe("ioredis with a keyPrefix (the client's prefix goes before the notice c
 });
 
 describe.each(FULL)('$name: a receiver that never confirms', (kind) => {
-  it.each(['standalone', 'cluster'] as const)('%s: the call rejects with ResetUnconfirmedError after confirmTimeout, the change applied', async (deployment) => {
-    const prefix = `resets${prefixes++}:`;
-    const client = deployment === 'standalone' ? await kind.standalone(redis.url) : await kind.cluster(redis.nodes);
-    opened.push(() => kind.close(client));
-    const store = new RedisStore({ client, prefix, confirmTimeout: 50 });
-    opened.push(() => store.close());
-    // A connection subscribed to the notices that is not a store (a redis-cli SUBSCRIBE): Redis counts it, it never confirms.
-    const channel = `{${prefix}resets}`;
-    // On a Cluster, on the master of the channel's slot, where SPUBLISH runs and counts.
-    if (deployment === 'cluster') await redis.clustered.ping();
-    const master = deployment === 'cluster' ? redis.clustered.slots[calculateSlot(channel)]![0]! : '';
-    const listener = deployment === 'standalone' ? new Redis(redis.url) : new Redis(`redis://${master}`);
-    opened.push(async () => listener.disconnect());
-    if (deployment === 'standalone') await listener.subscribe(channel);
-    else await listener.ssubscribe(channel);
-    const limiter = createLimiter({ algorithm: fixedWindow({ limit: 1, window: '1h' }), store, clock: () => T, timeout: false, prefix: 'p' });
-    await limiter.consume('ann');
-    expect((await limiter.consume('ann')).allowed).toBe(false);
-    const error = await limiter.reset('ann').then(() => undefined, (e: unknown) => e);
-    expect(error).toBeInstanceOf(ResetUnconfirmedError);
-    expect(error).toMatchObject({ code: 'RL_RESET_UNCONFIRMED', receivers: 2, confirmed: 1, timeoutMs: 50 });
-    // Applied all the same: the key starts afresh.
-    expect((await limiter.consume('ann')).allowed).toBe(true);
-  });
+  it.each(['standalone', 'cluster'] as const)(
+    '%s: the call rejects with ResetUnconfirmedError after confirmTimeout, the change applied',
+    async (deployment) => {
+      const prefix = `resets${prefixes++}:`;
+      const client = deployment === 'standalone' ? await kind.standalone(redis.url) : await kind.cluster(redis.nodes);
+      opened.push(() => kind.close(client));
+      const store = new RedisStore({ client, prefix, confirmTimeout: 50 });
+      opened.push(() => store.close());
+      // A connection subscribed to the notices that is not a store (a redis-cli SUBSCRIBE): Redis counts it, it never confirms.
+      const channel = `{${prefix}resets}`;
+      // On a Cluster, on the master of the channel's slot, where SPUBLISH runs and counts.
+      if (deployment === 'cluster') await redis.clustered.ping();
+      const master = deployment === 'cluster' ? redis.clustered.slots[calculateSlot(channel)]![0]! : '';
+      const listener = deployment === 'standalone' ? new Redis(redis.url) : new Redis(`redis://${master}`);
+      opened.push(async () => listener.disconnect());
+      if (deployment === 'standalone') await listener.subscribe(channel);
+      else await listener.ssubscribe(channel);
+      const limiter = createLimiter({
+        algorithm: fixedWindow({ limit: 1, window: '1h' }),
+        store,
+        clock: () => T,
+        timeout: false,
+        prefix: 'p',
+      });
+      await limiter.consume('ann');
+      expect((await limiter.consume('ann')).allowed).toBe(false);
+      const error = await limiter.reset('ann').then(
+        () => undefined,
+        (e: unknown) => e,
+      );
+      expect(error).toBeInstanceOf(ResetUnconfirmedError);
+      expect(error).toMatchObject({ code: 'RL_RESET_UNCONFIRMED', receivers: 2, confirmed: 1, timeoutMs: 50 });
+      // Applied all the same: the key starts afresh.
+      expect((await limiter.consume('ann')).allowed).toBe(true);
+    },
+  );
 });

@@ -48,7 +48,11 @@ interface NodeRedisSentinelClient {
   destroy(): void;
 }
 
-type IoredisConstructor = new (options: { sentinels: RedisNodeAddress[]; name: string; failoverDetector: boolean }) => IoredisSentinelClient;
+type IoredisConstructor = new (options: {
+  sentinels: RedisNodeAddress[];
+  name: string;
+  failoverDetector: boolean;
+}) => IoredisSentinelClient;
 type CreateSentinel = (options: { name: string; sentinelRootNodes: RedisNodeAddress[] }) => NodeRedisSentinelClient;
 
 function ioredisClient(Redis: IoredisConstructor) {
@@ -56,7 +60,11 @@ function ioredisClient(Redis: IoredisConstructor) {
     const client = new Redis({ sentinels: sentinel.sentinels, name: sentinel.name, failoverDetector: true });
     client.on('error', () => {}); // the switch's connection errors are expected
     await client.ping();
-    return { client: client as unknown as RedisClient, masterPort: () => client.stream?.remotePort, close: () => client.disconnect() };
+    return {
+      client: client as unknown as RedisClient,
+      masterPort: () => client.stream?.remotePort,
+      close: () => client.disconnect(),
+    };
   };
 }
 
@@ -65,7 +73,11 @@ function nodeRedisClient(createSentinel: CreateSentinel) {
     const client = createSentinel({ name: sentinel.name, sentinelRootNodes: sentinel.sentinels });
     client.on('error', () => {});
     await client.connect();
-    return { client: client as unknown as RedisClient, masterPort: () => client.getMasterNode()?.port, close: () => client.destroy() };
+    return {
+      client: client as unknown as RedisClient,
+      masterPort: () => client.getMasterNode()?.port,
+      close: () => client.destroy(),
+    };
   };
 }
 
@@ -92,7 +104,9 @@ afterAll(async () => {
 
 /** A field of the server's INFO `section` (`cmdstat_evalsha` gives its `calls=`), 0 when absent. */
 function info(port: number, section: string, field: string): number {
-  const line = cli(port, ['INFO', section]).split('\n').find((l) => l.startsWith(`${field}:`));
+  const line = cli(port, ['INFO', section])
+    .split('\n')
+    .find((l) => l.startsWith(`${field}:`));
   if (line === undefined) return 0;
   const value = line.slice(field.length + 1).trim();
   return Number(/(?:calls|count)=(\d+)/.exec(value)?.[1] ?? value);
@@ -112,7 +126,10 @@ describe.each(kinds)('$name through Sentinel', ({ name }) => {
     expect((await store.peek('decide', algorithm, 0, undefined)).remaining).toBe(4);
     const reserved = (await store.charge({ key: 'decide', algorithm, cost: 3, maxDelayMs: 0 }, undefined)).decision;
     expect([reserved.allowed, reserved.remaining, reserved.delayMs]).toEqual([true, 1, 0]);
-    await store.giveBack({ key: 'decide', algorithm, cost: 3, chargedAt: reserved.at, delayMs: reserved.delayMs }, undefined);
+    await store.giveBack(
+      { key: 'decide', algorithm, cost: 3, chargedAt: reserved.at, delayMs: reserved.delayMs },
+      undefined,
+    );
     expect((await store.peek('decide', algorithm, 0, undefined)).remaining).toBe(4);
     // The state is on the master (a sentinel's client never writes elsewhere).
     expect(cli(sentinel.master.port, ['EXISTS', store.redisKeys('decide', algorithm)[0]!]).trim()).toBe('1');
@@ -122,9 +139,17 @@ describe.each(kinds)('$name through Sentinel', ({ name }) => {
     const { client } = connected.get(name)!;
     const store = new RedisStore({ client, prefix });
     const algorithm = tokenBucket({ capacity: 100, refillRate: 1, interval: '1h' });
-    const turn = () => Promise.all(Array.from({ length: 10 }, () => store.charge({ key: 'batch', algorithm, cost: 1 }, undefined).then((c) => c.decision)));
+    const turn = () =>
+      Promise.all(
+        Array.from({ length: 10 }, () =>
+          store.charge({ key: 'batch', algorithm, cost: 1 }, undefined).then((c) => c.decision),
+        ),
+      );
     await turn(); // loads the script of a consume alone and the batch script (EVAL on NOSCRIPT)
-    const before = { evalsha: info(sentinel.master.port, 'commandstats', 'cmdstat_evalsha'), eval: info(sentinel.master.port, 'commandstats', 'cmdstat_eval') };
+    const before = {
+      evalsha: info(sentinel.master.port, 'commandstats', 'cmdstat_evalsha'),
+      eval: info(sentinel.master.port, 'commandstats', 'cmdstat_eval'),
+    };
     const decisions = await turn();
     expect(decisions.map((d) => d.remaining).sort((a, b) => b - a)).toEqual([89, 88, 87, 86, 85, 84, 83, 82, 81, 80]);
     expect({
@@ -140,7 +165,11 @@ describe.each(kinds)('$name through Sentinel', ({ name }) => {
     const storeB = new RedisStore({ client: other.client, prefix: `${prefix}resets:` });
     try {
       let now = 1_800_000_000_000;
-      const options = { algorithm: tokenBucket({ capacity: 1, refillRate: 1, interval: '1h' }), clock: () => now, blockDuration: '1h' as const };
+      const options = {
+        algorithm: tokenBucket({ capacity: 1, refillRate: 1, interval: '1h' }),
+        clock: () => now,
+        blockDuration: '1h' as const,
+      };
       const limiterA = createLimiter({ ...options, store: storeA });
       const limiterB = createLimiter({ ...options, store: storeB });
       expect((await limiterA.consume('ann')).allowed).toBe(true);
@@ -148,7 +177,13 @@ describe.each(kinds)('$name through Sentinel', ({ name }) => {
       expect((await limiterB.consume('ann')).allowed).toBe(false);
       // Both stores subscribe (on the master) with their limiter's first cached denial; the first
       // connection of a subscription forgets what was cached before it, so B caches again after.
-      const subscribed = () => Number(cli(sentinel.master.port, ['PUBSUB', 'NUMSUB', `{${prefix}resets:resets}`]).trim().split('\n').at(-1));
+      const subscribed = () =>
+        Number(
+          cli(sentinel.master.port, ['PUBSUB', 'NUMSUB', `{${prefix}resets:resets}`])
+            .trim()
+            .split('\n')
+            .at(-1),
+        );
       for (let i = 0; i < 200 && subscribed() < 2; i++) await sleep(10);
       expect(subscribed()).toBe(2);
       let cached = await limiterB.consume('ann');
@@ -183,11 +218,19 @@ it('after SENTINEL FAILOVER every client decides on the promoted replica: NOSCRI
     // A configuration of its own per client (its own script text): each client meets NOSCRIPT on the promoted replica.
     const algorithm = tokenBucket({ capacity: 1_000 + i, refillRate: 1, interval: '1h' });
     const store = new RedisStore({ client: connected.get(name)!.client, prefix: `failover:${name}:` });
-    const limiter = createLimiter({ algorithm, store, timers, timeout: TIMEOUT_MS, storeRetryInterval: 100, storeFailureThreshold: 3 });
+    const limiter = createLimiter({
+      algorithm,
+      store,
+      timers,
+      timeout: TIMEOUT_MS,
+      storeRetryInterval: 100,
+      storeFailureThreshold: 3,
+    });
     return { name, timers, limiter, algorithm, store, ...connected.get(name)! };
   });
   // A decision per key, each the store's: fake time does not move, so no call times out.
-  const decide = ({ limiter }: (typeof limiters)[number], keys: string[]): Promise<Decision[]> => Promise.all(keys.map((key) => limiter.consume(key)));
+  const decide = ({ limiter }: (typeof limiters)[number], keys: string[]): Promise<Decision[]> =>
+    Promise.all(keys.map((key) => limiter.consume(key)));
   // During the switch: a decision per key, the calls that still wait after a while timed out by fake time (the failure policy).
   const round = async (l: (typeof limiters)[number]): Promise<Decision[]> => {
     const calls = decide(l, KEYS);
@@ -195,7 +238,8 @@ it('after SENTINEL FAILOVER every client decides on the promoted replica: NOSCRI
     await l.timers.advanceAsync(TIMEOUT_MS);
     return calls;
   };
-  for (const l of limiters) expect((await decide(l, KEYS)).map((d) => [d.allowed, d.reason])).toEqual(KEYS.map(() => [true, undefined]));
+  for (const l of limiters)
+    expect((await decide(l, KEYS)).map((d) => [d.allowed, d.reason])).toEqual(KEYS.map(() => [true, undefined]));
   // Scripts are not replicated: the replica has none, the promoted master will have to be sent them.
   expect(info(sentinel.replica.port, 'memory', 'number_of_cached_scripts')).toBe(0);
 
@@ -218,8 +262,13 @@ it('after SENTINEL FAILOVER every client decides on the promoted replica: NOSCRI
   // Each client's decisions are on the new master: its new keys are there, and its scripts, sent by
   // EVAL after NOSCRIPT (one configuration per client: at least one NOSCRIPT and one EVAL each).
   for (const l of limiters) {
-    expect((await decide(l, NEW_KEYS)).map((d) => [d.allowed, d.reason])).toEqual(NEW_KEYS.map(() => [true, undefined]));
-    for (const key of NEW_KEYS) expect(cli(promoted.port, ['EXISTS', l.store.redisKeys(l.limiter.storageKey(key), l.algorithm)[0]!]).trim()).toBe('1');
+    expect((await decide(l, NEW_KEYS)).map((d) => [d.allowed, d.reason])).toEqual(
+      NEW_KEYS.map(() => [true, undefined]),
+    );
+    for (const key of NEW_KEYS)
+      expect(cli(promoted.port, ['EXISTS', l.store.redisKeys(l.limiter.storageKey(key), l.algorithm)[0]!]).trim()).toBe(
+        '1',
+      );
   }
   expect(info(promoted.port, 'errorstats', 'errorstat_NOSCRIPT')).toBeGreaterThanOrEqual(kinds.length);
   expect(info(promoted.port, 'commandstats', 'cmdstat_eval')).toBeGreaterThanOrEqual(kinds.length);

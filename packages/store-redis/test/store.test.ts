@@ -6,8 +6,23 @@
  */
 import { Cluster, Redis } from 'ioredis5';
 import { describe, expect, it } from 'vitest';
-import { concurrency, createLimiter, fixedWindow, slidingWindowLog, tokenBucket, type Algorithm, type StoreError } from '@rl/core';
-import { EXPLICIT_NOW_EXPIRY_MARGIN_MS, MAX_PLAIN_FIELD_BYTES, RedisStore, bucketOf, fieldOf, hashTagOf } from '@rl/store-redis';
+import {
+  concurrency,
+  createLimiter,
+  fixedWindow,
+  slidingWindowLog,
+  tokenBucket,
+  type Algorithm,
+  type StoreError,
+} from '@rl/core';
+import {
+  EXPLICIT_NOW_EXPIRY_MARGIN_MS,
+  MAX_PLAIN_FIELD_BYTES,
+  RedisStore,
+  bucketOf,
+  fieldOf,
+  hashTagOf,
+} from '@rl/store-redis';
 import { MemoryStore } from '@rl/store-memory';
 import { everyRateAlgorithm, useRedisDeployments } from '@rl/test-support';
 
@@ -29,18 +44,28 @@ const targets = [
 
 describe('options', () => {
   it('rejects a missing client, unknown options and a prefix with braces, with RL_INVALID_OPTION naming the field', () => {
-    expect(() => new RedisStore({} as never)).toThrow(expect.objectContaining({ code: 'RL_INVALID_OPTION', field: 'RedisStore.client' }));
-    expect(() => new RedisStore({ client: deployments.standalone, ttl: 5 } as never)).toThrow(expect.objectContaining({ field: 'RedisStore.ttl' }));
-    expect(() => new RedisStore({ client: deployments.standalone, prefix: 'a{b}' })).toThrow(expect.objectContaining({ field: 'RedisStore.prefix' }));
+    expect(() => new RedisStore({} as never)).toThrow(
+      expect.objectContaining({ code: 'RL_INVALID_OPTION', field: 'RedisStore.client' }),
+    );
+    expect(() => new RedisStore({ client: deployments.standalone, ttl: 5 } as never)).toThrow(
+      expect.objectContaining({ field: 'RedisStore.ttl' }),
+    );
+    expect(() => new RedisStore({ client: deployments.standalone, prefix: 'a{b}' })).toThrow(
+      expect.objectContaining({ field: 'RedisStore.prefix' }),
+    );
     for (const buckets of [0, 1.5, -1, 2 ** 24 + 1, '8' as never]) {
-      expect(() => new RedisStore({ client: deployments.standalone, buckets })).toThrow(expect.objectContaining({ field: 'RedisStore.buckets' }));
+      expect(() => new RedisStore({ client: deployments.standalone, buckets })).toThrow(
+        expect.objectContaining({ field: 'RedisStore.buckets' }),
+      );
     }
   });
 
   it('a closed store throws StoreClosedError and leaves the client open', async () => {
     const store = new RedisStore({ client: deployments.standalone, prefix: freshPrefix() });
     store.close();
-    expect(() => store.charge({ key: 'k', algorithm: rateAlgorithms[0]!, cost: 1 }, undefined)).toThrow(expect.objectContaining({ code: 'RL_STORE_CLOSED' }));
+    expect(() => store.charge({ key: 'k', algorithm: rateAlgorithms[0]!, cost: 1 }, undefined)).toThrow(
+      expect.objectContaining({ code: 'RL_STORE_CLOSED' }),
+    );
     expect(await deployments.standalone.ping()).toBe('PONG');
   });
 });
@@ -51,7 +76,14 @@ describe('compact layout: buckets and fields', () => {
     expect(fieldOf('')).toBe('');
     expect(fieldOf('x'.repeat(MAX_PLAIN_FIELD_BYTES))).toBe('x'.repeat(MAX_PLAIN_FIELD_BYTES));
     expect(fieldOf('ключ🙂:{a}')).toBe('ключ🙂:{a}');
-    const hashed = ['x'.repeat(MAX_PLAIN_FIELD_BYTES + 1), 'я'.repeat(33), '#tag', '\uD800', '\uD801', 'x'.repeat(10_000)];
+    const hashed = [
+      'x'.repeat(MAX_PLAIN_FIELD_BYTES + 1),
+      'я'.repeat(33),
+      '#tag',
+      '\uD800',
+      '\uD801',
+      'x'.repeat(10_000),
+    ];
     for (const key of hashed) {
       expect(fieldOf(key)).toMatch(/^#[\w-]{43}$/);
       expect(Buffer.byteLength(fieldOf(key))).toBeLessThanOrEqual(MAX_PLAIN_FIELD_BYTES);
@@ -97,7 +129,7 @@ describe('compact layout: buckets and fields', () => {
     }
   });
 
-  it('limiters with different clocks share buckets without removing each other\'s live states', async () => {
+  it("limiters with different clocks share buckets without removing each other's live states", async () => {
     const client = deployments.standalone;
     const prefix = freshPrefix();
     // One bucket: every key of both limiters lands in it.
@@ -150,17 +182,33 @@ describe('compact layout: buckets and fields', () => {
 
 describe.each(targets)('RedisStore on $name Redis', ({ name, client }) => {
   describe('keys', () => {
-    const awkwardKeys = ['{', '}', '{}', 'a}b{c', '#tag', 'x'.repeat(10_000), '\uD800', '\uD801', '\0bin\u0001', 'ключ🙂', 'user:1'];
+    const awkwardKeys = [
+      '{',
+      '}',
+      '{}',
+      'a}b{c',
+      '#tag',
+      'x'.repeat(10_000),
+      '\uD800',
+      '\uD801',
+      '\0bin\u0001',
+      'ключ🙂',
+      'user:1',
+    ];
 
-    it.each(rateAlgorithms.map((a) => [nameOf(a), a] as const))('%s: awkward keys keep separate state and never raise CROSSSLOT', async (_n, algorithm) => {
-      const store = new RedisStore({ client: client(), prefix: freshPrefix() });
-      for (const key of awkwardKeys) {
-        for (let i = 0; i < 5; i++) await store.charge({ key, algorithm, cost: 1 }, 1000);
-        // The sixth request of each key is denied: no key shares state with another.
-        expect((await store.charge({ key, algorithm, cost: 1 }, 1000)).decision.allowed).toBe(false);
-      }
-      for (const key of awkwardKeys) expect((await store.charge({ key: `${key}-other`, algorithm, cost: 1 }, 1000)).decision.allowed).toBe(true);
-    });
+    it.each(rateAlgorithms.map((a) => [nameOf(a), a] as const))(
+      '%s: awkward keys keep separate state and never raise CROSSSLOT',
+      async (_n, algorithm) => {
+        const store = new RedisStore({ client: client(), prefix: freshPrefix() });
+        for (const key of awkwardKeys) {
+          for (let i = 0; i < 5; i++) await store.charge({ key, algorithm, cost: 1 }, 1000);
+          // The sixth request of each key is denied: no key shares state with another.
+          expect((await store.charge({ key, algorithm, cost: 1 }, 1000)).decision.allowed).toBe(false);
+        }
+        for (const key of awkwardKeys)
+          expect((await store.charge({ key: `${key}-other`, algorithm, cost: 1 }, 1000)).decision.allowed).toBe(true);
+      },
+    );
 
     it('the Redis keys of one limit share a hash tag (one Cluster slot); long, braced and ill-formed keys are hashed', async () => {
       const store = new RedisStore({ client: client(), prefix: 'rl:' });
@@ -194,7 +242,8 @@ describe.each(targets)('RedisStore on $name Redis', ({ name, client }) => {
         expect((await store.charge({ key, algorithm: window, cost: 1 }, 1000)).decision.allowed).toBe(true);
       }
       // Each key kept its own state: a second request of each is denied.
-      for (const key of keys) expect((await store.charge({ key, algorithm: log, cost: 1 }, 1000)).decision.allowed).toBe(false);
+      for (const key of keys)
+        expect((await store.charge({ key, algorithm: log, cost: 1 }, 1000)).decision.allowed).toBe(false);
       // The log's own keys differ per key; the window's state is a field of one bucket hash per tag.
       const logKeys = keys.flatMap((key) => store.redisKeys(key, log));
       expect(new Set(logKeys).size).toBe(logKeys.length);
@@ -212,25 +261,31 @@ describe.each(targets)('RedisStore on $name Redis', ({ name, client }) => {
   });
 
   describe('time and expiry', () => {
-    it.each(rateAlgorithms.map((a) => [nameOf(a), a] as const))('%s: with Redis TIME every key expires no sooner than the state recovers', async (_n, algorithm) => {
-      const store = new RedisStore({ client: client(), prefix: freshPrefix() });
-      const decision = (await store.charge({ key: 'k', algorithm, cost: 2 }, undefined)).decision;
-      // A bucket hash, when its expiry is extended, gets twice the longest time a state of this
-      // configuration can need (its horizon): a window (two for the counter), or the time to fill or
-      // empty a bucket.
-      const { layout } = algorithm.script;
-      const longest = !layout.compact || store.redisField('k', algorithm) === undefined ? decision.resetMs + 1 : 2 * Math.ceil(layout.horizonMs);
-      const [stateKey, ...metadata] = store.redisKeys('k', algorithm);
-      expect(await client().exists(stateKey!)).toBe(1);
-      for (const key of [stateKey!, ...metadata]) {
-        const pttl = await client().pttl(key);
-        // The sliding log's metadata key exists only for a long log (see the next test).
-        if (pttl === -2 && key !== stateKey) continue;
-        // resetMs is the time until the state is the same as no state; the key may not expire before.
-        expect(pttl, key).toBeGreaterThan(decision.resetMs - 50);
-        expect(pttl, key).toBeLessThanOrEqual(longest);
-      }
-    });
+    it.each(rateAlgorithms.map((a) => [nameOf(a), a] as const))(
+      '%s: with Redis TIME every key expires no sooner than the state recovers',
+      async (_n, algorithm) => {
+        const store = new RedisStore({ client: client(), prefix: freshPrefix() });
+        const decision = (await store.charge({ key: 'k', algorithm, cost: 2 }, undefined)).decision;
+        // A bucket hash, when its expiry is extended, gets twice the longest time a state of this
+        // configuration can need (its horizon): a window (two for the counter), or the time to fill or
+        // empty a bucket.
+        const { layout } = algorithm.script;
+        const longest =
+          !layout.compact || store.redisField('k', algorithm) === undefined
+            ? decision.resetMs + 1
+            : 2 * Math.ceil(layout.horizonMs);
+        const [stateKey, ...metadata] = store.redisKeys('k', algorithm);
+        expect(await client().exists(stateKey!)).toBe(1);
+        for (const key of [stateKey!, ...metadata]) {
+          const pttl = await client().pttl(key);
+          // The sliding log's metadata key exists only for a long log (see the next test).
+          if (pttl === -2 && key !== stateKey) continue;
+          // resetMs is the time until the state is the same as no state; the key may not expire before.
+          expect(pttl, key).toBeGreaterThan(decision.resetMs - 50);
+          expect(pttl, key).toBeLessThanOrEqual(longest);
+        }
+      },
+    );
 
     it('with the app clock the expiry gets the documented margin', async () => {
       const store = new RedisStore({ client: client(), prefix: freshPrefix() });
@@ -272,11 +327,17 @@ describe.each(targets)('RedisStore on $name Redis', ({ name, client }) => {
     });
   });
 
-  it.each([...rateAlgorithms.map((a) => [nameOf(a), a] as const), ['concurrency', concurrency({ limit: 5, lease: '1h' })] as const])(
+  it.each([
+    ...rateAlgorithms.map((a) => [nameOf(a), a] as const),
+    ['concurrency', concurrency({ limit: 5, lease: '1h' })] as const,
+  ])(
     '%s: a SCRIPT FLUSH between calls is transparent (the script is reloaded, the state kept)',
     async (_n, algorithm) => {
       const store = new RedisStore({ client: client(), prefix: freshPrefix() });
-      const take = (id: string) => (algorithm.stateKind === 'leases' ? store.acquire('k', algorithm, id, 1000) : store.charge({ key: 'k', algorithm, cost: 1 }, 1000).then((c) => c.decision));
+      const take = (id: string) =>
+        algorithm.stateKind === 'leases'
+          ? store.acquire('k', algorithm, id, 1000)
+          : store.charge({ key: 'k', algorithm, cost: 1 }, 1000).then((c) => c.decision);
       const first = await take('a');
       for (const node of nodesOf(client())) await node.script('FLUSH');
       const second = await take('b');
@@ -289,7 +350,9 @@ describe.each(targets)('RedisStore on $name Redis', ({ name, client }) => {
     const store = new RedisStore({ client: client(), prefix: freshPrefix() });
     const all: Algorithm[] = [...rateAlgorithms, concurrency({ limit: 50, lease: '1m' })];
     const decide = (algorithm: Algorithm, i: number) =>
-      algorithm.stateKind === 'leases' ? store.acquire('k', algorithm, `l${i}`, undefined) : store.charge({ key: 'k', algorithm, cost: 1 }, undefined);
+      algorithm.stateKind === 'leases'
+        ? store.acquire('k', algorithm, `l${i}`, undefined)
+        : store.charge({ key: 'k', algorithm, cost: 1 }, undefined);
     for (const algorithm of all) await decide(algorithm, -1); // scripts loaded
     const nodes = nodesOf(client());
     for (const node of nodes) await node.config('RESETSTAT');
@@ -326,8 +389,17 @@ describe('sliding log records', () => {
     const log = slidingWindowLog({ limit: 1, window: 1000 });
     // A running sum after dropping the record at 0 is 0.7000000000000001; the records add up to 0.7:
     // the last request fits under limit + EPSILON only with the latter.
-    for (const [cost, now] of [[0.1, 0], [0.1, 500], [0.6, 600], [1, 1000], [0.3000000010000002, 1001]] as const) {
-      const [fromRedis, fromMemory] = await Promise.all([store.charge({ key: 'k', algorithm: log, cost }, now), memory.charge({ key: 'k', algorithm: log, cost }, now)]).then(([r, m]) => [r.decision, m.decision] as const);
+    for (const [cost, now] of [
+      [0.1, 0],
+      [0.1, 500],
+      [0.6, 600],
+      [1, 1000],
+      [0.3000000010000002, 1001],
+    ] as const) {
+      const [fromRedis, fromMemory] = await Promise.all([
+        store.charge({ key: 'k', algorithm: log, cost }, now),
+        memory.charge({ key: 'k', algorithm: log, cost }, now),
+      ]).then(([r, m]) => [r.decision, m.decision] as const);
       expect(fromRedis, `cost ${cost} at ${now}`).toEqual(fromMemory);
     }
   });
@@ -339,7 +411,10 @@ describe('sliding log records', () => {
     const log = slidingWindowLog({ limit: 20, window: 1000 });
     const [list, sum] = store.redisKeys('k', log);
     const both = async (cost: number, now: number) => {
-      const [fromRedis, fromMemory] = await Promise.all([store.charge({ key: 'k', algorithm: log, cost }, now), memory.charge({ key: 'k', algorithm: log, cost }, now)]).then(([r, m]) => [r.decision, m.decision] as const);
+      const [fromRedis, fromMemory] = await Promise.all([
+        store.charge({ key: 'k', algorithm: log, cost }, now),
+        memory.charge({ key: 'k', algorithm: log, cost }, now),
+      ]).then(([r, m]) => [r.decision, m.decision] as const);
       expect(fromRedis, `cost ${cost} at ${now}`).toEqual(fromMemory);
       return fromRedis;
     };
@@ -368,7 +443,10 @@ describe('sliding log records', () => {
     await both(1, 2121);
     // Undo of a long log whose metadata was lost leaves no key without an expiry.
     await client.del(sum!);
-    await Promise.all([store.giveBack({ key: 'k', algorithm: log, cost: 1 }, 2121), memory.giveBack({ key: 'k', algorithm: log, cost: 1 }, 2121)]);
+    await Promise.all([
+      store.giveBack({ key: 'k', algorithm: log, cost: 1 }, 2121),
+      memory.giveBack({ key: 'k', algorithm: log, cost: 1 }, 2121),
+    ]);
     expect(await client.pttl(sum!)).not.toBe(-1);
     await both(1, 2122);
   });
@@ -398,9 +476,13 @@ describe('memory per key (MEMORY USAGE)', () => {
     const log = slidingWindowLog({ limit: 100, window: '1m' });
     await store.charge({ key: 'api:user:12345', algorithm: log, cost: 1 }, undefined);
     let logBytes = 0;
-    for (const redisKey of store.redisKeys('api:user:12345', log)) logBytes += (await client.memory('USAGE', redisKey)) as number;
+    for (const redisKey of store.redisKeys('api:user:12345', log))
+      logBytes += (await client.memory('USAGE', redisKey)) as number;
     expect(logBytes).toBeLessThan(400);
-    console.info('MEMORY USAGE bytes per key (compact layout, 125 keys per bucket; sliding log: one record):', { ...bytes, 'sliding-window-log': logBytes });
+    console.info('MEMORY USAGE bytes per key (compact layout, 125 keys per bucket; sliding log: one record):', {
+      ...bytes,
+      'sliding-window-log': logBytes,
+    });
   });
 });
 
@@ -418,21 +500,27 @@ describe('errors', () => {
     expect((error as StoreError).keyOnly).toBe(true);
   });
 
-  it.each([true, false])("one key of another type never opens the store-down circuit for the other keys (batch: %s)", async (batch) => {
-    const prefix = freshPrefix();
-    const store = new RedisStore({ client: deployments.standalone, prefix, batch });
-    const algorithm = fixedWindow({ limit: 5, window: '1m' });
-    const limiter = createLimiter({ algorithm, store, storeFailureThreshold: 3 });
-    const circuits: unknown[] = [];
-    limiter.on('circuit', (event) => circuits.push(event));
-    // A key in another bucket hash than the broken one.
-    const good = ['a', 'b', 'c', 'd', 'e'].find((key) => store.redisKeys(key, algorithm)[0] !== store.redisKeys('bad', algorithm)[0])!;
-    const broken = store.redisKeys('bad', algorithm)[0]!;
-    await deployments.standalone.set(broken, 'another program wrote this', 'PX', 60_000);
-    for (let i = 0; i < 6; i++) expect(await limiter.consume('bad')).toMatchObject({ allowed: false, reason: 'store-error' });
-    expect(circuits).toEqual([]);
-    const decision = await limiter.consume(good);
-    expect(decision).toMatchObject({ allowed: true, remaining: 4 });
-    expect(decision.reason).toBeUndefined();
-  });
+  it.each([true, false])(
+    'one key of another type never opens the store-down circuit for the other keys (batch: %s)',
+    async (batch) => {
+      const prefix = freshPrefix();
+      const store = new RedisStore({ client: deployments.standalone, prefix, batch });
+      const algorithm = fixedWindow({ limit: 5, window: '1m' });
+      const limiter = createLimiter({ algorithm, store, storeFailureThreshold: 3 });
+      const circuits: unknown[] = [];
+      limiter.on('circuit', (event) => circuits.push(event));
+      // A key in another bucket hash than the broken one.
+      const good = ['a', 'b', 'c', 'd', 'e'].find(
+        (key) => store.redisKeys(key, algorithm)[0] !== store.redisKeys('bad', algorithm)[0],
+      )!;
+      const broken = store.redisKeys('bad', algorithm)[0]!;
+      await deployments.standalone.set(broken, 'another program wrote this', 'PX', 60_000);
+      for (let i = 0; i < 6; i++)
+        expect(await limiter.consume('bad')).toMatchObject({ allowed: false, reason: 'store-error' });
+      expect(circuits).toEqual([]);
+      const decision = await limiter.consume(good);
+      expect(decision).toMatchObject({ allowed: true, remaining: 4 });
+      expect(decision.reason).toBeUndefined();
+    },
+  );
 });

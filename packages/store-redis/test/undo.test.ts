@@ -45,9 +45,18 @@ async function elementsRead(client: Redis, key: string, action: () => Promise<un
 }
 
 /** Consumes `count` units of cost 1 on `key`, 500 at a time. */
-async function fill(store: RedisStore, key: string, log: ReturnType<typeof slidingWindowLog>, count: number): Promise<void> {
+async function fill(
+  store: RedisStore,
+  key: string,
+  log: ReturnType<typeof slidingWindowLog>,
+  count: number,
+): Promise<void> {
   for (let done = 0; done < count; done += 500) {
-    await Promise.all(Array.from({ length: Math.min(500, count - done) }, () => store.charge({ key, algorithm: log, cost: 1 }, undefined)));
+    await Promise.all(
+      Array.from({ length: Math.min(500, count - done) }, () =>
+        store.charge({ key, algorithm: log, cost: 1 }, undefined),
+      ),
+    );
   }
 }
 
@@ -58,7 +67,9 @@ describe('undo on a long sliding log', () => {
     const log = slidingWindowLog({ limit: 10_000, window: '1h' });
     await fill(store, 'global', log, 4000);
     const [list] = store.redisKeys('global', log);
-    const read = await elementsRead(client, list!, () => store.giveBack({ key: 'global', algorithm: log, cost: 1 }, undefined));
+    const read = await elementsRead(client, list!, () =>
+      store.giveBack({ key: 'global', algorithm: log, cost: 1 }, undefined),
+    );
     // The first 8 records (every script reads them, to know a short log whole) and the last 8 (the
     // first chunk from the tail, where the record to remove is).
     expect(read).toBe(16);
@@ -67,7 +78,9 @@ describe('undo on a long sliding log', () => {
     // A log of 2.5 times as many records (full: 10,000) costs an undo the same.
     await fill(store, 'global', log, 6001);
     expect(await client.llen(list!)).toBe(10_000);
-    expect(await elementsRead(client, list!, () => store.giveBack({ key: 'global', algorithm: log, cost: 1 }, undefined))).toBe(16);
+    expect(
+      await elementsRead(client, list!, () => store.giveBack({ key: 'global', algorithm: log, cost: 1 }, undefined)),
+    ).toBe(16);
   });
 
   it('reads only as far back as the record it removes, in growing chunks', async () => {
@@ -79,12 +92,16 @@ describe('undo on a long sliding log', () => {
     const [list] = store.redisKeys('k', log);
     // The record of cost 2 is the oldest of 2001: the chunks from the tail (8, 16, …, 256, 256, …)
     // reach it after reading the whole log once, and the head's 8 records.
-    expect(await elementsRead(client, list!, () => store.giveBack({ key: 'k', algorithm: log, cost: 2 }, undefined))).toBe(2001 + 8);
+    expect(
+      await elementsRead(client, list!, () => store.giveBack({ key: 'k', algorithm: log, cost: 2 }, undefined)),
+    ).toBe(2001 + 8);
     expect(await client.llen(list!)).toBe(2000);
     // Another cost 2 recorded after 20 records of cost 1: 8 + 16 from the tail reach it.
     await store.charge({ key: 'k', algorithm: log, cost: 2 }, undefined);
     await fill(store, 'k', log, 20);
-    expect(await elementsRead(client, list!, () => store.giveBack({ key: 'k', algorithm: log, cost: 2 }, undefined))).toBe(8 + 8 + 16);
+    expect(
+      await elementsRead(client, list!, () => store.giveBack({ key: 'k', algorithm: log, cost: 2 }, undefined)),
+    ).toBe(8 + 8 + 16);
     expect((await store.peek('k', log, 0, undefined)).remaining).toBe(10_000 - 2020);
   });
 
@@ -97,10 +114,16 @@ describe('undo on a long sliding log', () => {
     const both = async (op: 'consume' | 'undo', cost: number) => {
       now += 1;
       if (op === 'consume') {
-        const [fromRedis, fromMemory] = await Promise.all([store.charge({ key: 'k', algorithm: log, cost }, now), memory.charge({ key: 'k', algorithm: log, cost }, now)]).then(([r, m]) => [r.decision, m.decision] as const);
+        const [fromRedis, fromMemory] = await Promise.all([
+          store.charge({ key: 'k', algorithm: log, cost }, now),
+          memory.charge({ key: 'k', algorithm: log, cost }, now),
+        ]).then(([r, m]) => [r.decision, m.decision] as const);
         expect(fromRedis).toEqual(fromMemory);
       } else {
-        await Promise.all([store.giveBack({ key: 'k', algorithm: log, cost }, now), memory.giveBack({ key: 'k', algorithm: log, cost }, now)]);
+        await Promise.all([
+          store.giveBack({ key: 'k', algorithm: log, cost }, now),
+          memory.giveBack({ key: 'k', algorithm: log, cost }, now),
+        ]);
       }
       expect(await store.peek('k', log, 0, now)).toEqual(memory.peek('k', log, 0, now));
     };

@@ -18,7 +18,10 @@ export function rejection(build: () => unknown): InvalidOptionError {
 }
 
 /** Collects the process warnings with `code` while `body` runs (a warning is emitted on a later tick: this waits one). */
-export async function collectWarnings(code: string, body: (warnings: readonly Error[]) => Promise<void>): Promise<void> {
+export async function collectWarnings(
+  code: string,
+  body: (warnings: readonly Error[]) => Promise<void>,
+): Promise<void> {
   const warnings: Error[] = [];
   const onWarning = (warning: Error & { code?: string }): void => {
     if (warning.code === code) warnings.push(warning);
@@ -35,7 +38,10 @@ export async function collectWarnings(code: string, body: (warnings: readonly Er
  * Collects the process warnings with `code` emitted while `body` runs, without printing them (a
  * passing run stays quiet); other warnings go on as usual.
  */
-export async function captureWarnings(code: string, body: (messages: readonly string[]) => Promise<void>): Promise<void> {
+export async function captureWarnings(
+  code: string,
+  body: (messages: readonly string[]) => Promise<void>,
+): Promise<void> {
   const messages: string[] = [];
   const emit = process.emitWarning.bind(process) as (...args: unknown[]) => void;
   const spy = vi.spyOn(process, 'emitWarning').mockImplementation(((warning: string | Error, options?: unknown) => {

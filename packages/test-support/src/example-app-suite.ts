@@ -75,7 +75,13 @@ interface Sample {
 /** One command of the README's block, in order. */
 type DemoCommand =
   /** `curl …` (the requests of its URL, `[1-25]` globbing expanded); `background`: it ended in `&`; `prints`: its statuses reach the terminal (`-w '%{http_code}\n'` or `-i`, not piped). */
-  | { readonly kind: 'curl'; readonly requests: readonly DemoRequest[]; readonly background: boolean; readonly prints: boolean; readonly samples: Sample[] }
+  | {
+      readonly kind: 'curl';
+      readonly requests: readonly DemoRequest[];
+      readonly background: boolean;
+      readonly prints: boolean;
+      readonly samples: Sample[];
+    }
   | { readonly kind: 'sleep'; readonly seconds: number }
   | { readonly kind: 'wait' };
 
@@ -129,7 +135,11 @@ function parseCurl(command: string, line: string): DemoCommand {
   }
   if (url === undefined) throw new Error(`README: no ${README_ORIGIN} URL in: ${line}`);
   const glob = /\[(\d+)-(\d+)\]/.exec(url);
-  const urls = glob ? Array.from({ length: Number(glob[2]) - Number(glob[1]) + 1 }, (_, i) => url!.replace(glob[0], String(Number(glob[1]) + i))) : [url];
+  const urls = glob
+    ? Array.from({ length: Number(glob[2]) - Number(glob[1]) + 1 }, (_, i) =>
+        url!.replace(glob[0], String(Number(glob[1]) + i)),
+      )
+    : [url];
   const requests = urls.map((u) => ({ method, path: u.slice(README_ORIGIN.length), headers }));
   return { kind: 'curl', requests, background: false, prints: prints && piped.length === 0, samples: [] };
 }
@@ -184,7 +194,9 @@ export function readmeDemo(markdown: string): DemoLine[] {
 }
 
 /** Listens with `app.listen(0, '127.0.0.1')` (Express and Koa apps alike); `close()` drops the connections. */
-export async function listenOnFreePort(app: { listen(port: number, host: string, listening: () => void): Server }): Promise<OpenedApp> {
+export async function listenOnFreePort(app: {
+  listen(port: number, host: string, listening: () => void): Server;
+}): Promise<OpenedApp> {
   const server = await new Promise<Server>((resolve) => {
     const s = app.listen(0, '127.0.0.1', () => resolve(s));
   });
@@ -217,7 +229,15 @@ async function expectDenied(res: Response, policy: string): Promise<void> {
 }
 
 /** Registers the example app's tests, on the memory store and on Redis. */
-export function describeExampleApp({ name, limits: LIMITS, apiKeys: API_KEYS, password, open: openApp, redisStore: storeOn, readme }: ExampleApp): void {
+export function describeExampleApp({
+  name,
+  limits: LIMITS,
+  apiKeys: API_KEYS,
+  password,
+  open: openApp,
+  redisStore: storeOn,
+  readme,
+}: ExampleApp): void {
   const opened: OpenedApp[] = [];
   let redis: SharedRedis | undefined;
 
@@ -273,7 +293,8 @@ export function describeExampleApp({ name, limits: LIMITS, apiKeys: API_KEYS, pa
       const first = await fetch(`${url}/export`);
       expect(first.status).toBe(200);
       expect(remaining(first)).toBe(LIMITS.perIp.capacity - LIMITS.exportCost);
-      for (let i = 2; i <= LIMITS.perIp.capacity / LIMITS.exportCost; i++) expect((await fetch(`${url}/export`)).status).toBe(200);
+      for (let i = 2; i <= LIMITS.perIp.capacity / LIMITS.exportCost; i++)
+        expect((await fetch(`${url}/export`)).status).toBe(200);
       await expectDenied(await fetch(`${url}/export`), '20-in-2s');
       // The per-IP bucket covers every route, also those with limits of their own.
       await expectDenied(await fetch(`${url}/api/items`, { headers: { 'x-api-key': [...API_KEYS][0]! } }), '20-in-2s');
@@ -355,7 +376,10 @@ export function describeExampleApp({ name, limits: LIMITS, apiKeys: API_KEYS, pa
               }
               for (const sample of command.samples) {
                 if (sample.status !== undefined) expect(last!.status, line.text).toBe(sample.status);
-                else expect(last!.headers.get(sample.header![0]), `${sample.header![0]} after: ${line.text}`).toBe(sample.header![1]);
+                else
+                  expect(last!.headers.get(sample.header![0]), `${sample.header![0]} after: ${line.text}`).toBe(
+                    sample.header![1],
+                  );
               }
             }
           }

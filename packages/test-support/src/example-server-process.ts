@@ -18,7 +18,11 @@ async function startRequestUntil429AndStop(exampleDir: string, redisUrl?: string
   const env: NodeJS.ProcessEnv = { ...process.env, PORT: '0', HOST: '127.0.0.1' };
   if (redisUrl) env.REDIS_URL = redisUrl;
   else delete env.REDIS_URL;
-  const child = spawn(process.execPath, ['--import', 'tsx', 'src/server.ts'], { cwd: exampleDir, env, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, ['--import', 'tsx', 'src/server.ts'], {
+    cwd: exampleDir,
+    env,
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   let output = '';
   child.stdout.on('data', (chunk) => (output += chunk));
   child.stderr.on('data', (chunk) => (output += chunk));
@@ -52,7 +56,10 @@ async function startRequestUntil429AndStop(exampleDir: string, redisUrl?: string
     expect(await denied!.json()).toMatchObject({ status: 429 });
 
     child.kill('SIGTERM');
-    const code = await Promise.race([exited, new Promise((resolve) => setTimeout(() => resolve('no exit in 10 s'), 10_000))]);
+    const code = await Promise.race([
+      exited,
+      new Promise((resolve) => setTimeout(() => resolve('no exit in 10 s'), 10_000)),
+    ]);
     expect(code, output).toBe(0);
     expect(output).toContain('closed');
     return output;
@@ -65,7 +72,11 @@ async function startRequestUntil429AndStop(exampleDir: string, redisUrl?: string
 function startServer(exampleDir: string, env: NodeJS.ProcessEnv) {
   const full: NodeJS.ProcessEnv = { ...process.env, HOST: '127.0.0.1', ...env };
   if (env.REDIS_URL === undefined) delete full.REDIS_URL;
-  const child = spawn(process.execPath, ['--import', 'tsx', 'src/server.ts'], { cwd: exampleDir, env: full, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, ['--import', 'tsx', 'src/server.ts'], {
+    cwd: exampleDir,
+    env: full,
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   const state = { output: '' };
   child.stdout.on('data', (chunk) => (state.output += chunk));
   child.stderr.on('data', (chunk) => (state.output += chunk));
@@ -105,9 +116,14 @@ export function describeServerProcess(exampleDir: string | URL): void {
       await withBusyPort(async (port) => {
         const { child, state, exited } = startServer(dir, { PORT: String(port) });
         try {
-          const code = await Promise.race([exited, new Promise((resolve) => setTimeout(() => resolve('no exit in 20 s'), 20_000))]);
+          const code = await Promise.race([
+            exited,
+            new Promise((resolve) => setTimeout(() => resolve('no exit in 20 s'), 20_000)),
+          ]);
           expect(code, state.output).toBe(1);
-          expect(state.output).toMatch(new RegExp(`cannot listen on 127\\.0\\.0\\.1:${port}: EADDRINUSE: the port is in use`));
+          expect(state.output).toMatch(
+            new RegExp(`cannot listen on 127\\.0\\.0\\.1:${port}: EADDRINUSE: the port is in use`),
+          );
           expect(state.output).not.toMatch(/TypeError|\n\s+at /);
         } finally {
           if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
@@ -116,7 +132,10 @@ export function describeServerProcess(exampleDir: string | URL): void {
     }, 60_000);
 
     it('REDIS_URL of a Redis that is not there: SIGTERM still shuts down cleanly (exit 0), not after the 5 s fallback (exit 1)', async () => {
-      const { child, state, exited } = startServer(dir, { PORT: '0', REDIS_URL: `redis://127.0.0.1:${await closedPort()}` });
+      const { child, state, exited } = startServer(dir, {
+        PORT: '0',
+        REDIS_URL: `redis://127.0.0.1:${await closedPort()}`,
+      });
       try {
         await new Promise<void>((resolve, reject) => {
           const timer = setTimeout(() => reject(new Error(`server did not start in 20 s:\n${state.output}`)), 20_000);
@@ -129,7 +148,10 @@ export function describeServerProcess(exampleDir: string | URL): void {
           void exited.then((code) => reject(new Error(`server exited with ${code}:\n${state.output}`)));
         });
         child.kill('SIGTERM');
-        const code = await Promise.race([exited, new Promise((resolve) => setTimeout(() => resolve('no exit in 10 s'), 10_000))]);
+        const code = await Promise.race([
+          exited,
+          new Promise((resolve) => setTimeout(() => resolve('no exit in 10 s'), 10_000)),
+        ]);
         expect(code, state.output).toBe(0);
         expect(state.output).toContain('closed');
       } finally {

@@ -11,7 +11,14 @@ import { randomUUID } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { canListProcesses, killProcesses, leftovers, runnerWorkers, TEST_RUN_VARIABLE, type MarkedProcess } from './leftovers.js';
+import {
+  canListProcesses,
+  killProcesses,
+  leftovers,
+  runnerWorkers,
+  TEST_RUN_VARIABLE,
+  type MarkedProcess,
+} from './leftovers.js';
 
 /** tsx keeps its compile cache in `<tmpdir>/tsx-<uid>` across runs by design: not something a test left. */
 const KEPT = (name: string): boolean => /^tsx-\d+$/.test(name);
@@ -83,7 +90,10 @@ function pause(ms: number): Promise<void> {
 export function describeLeftovers(left: RunLeftovers, dir: string): string {
   const lines = [
     `\nThe tests left ${left.processes.length} process${left.processes.length === 1 ? '' : 'es'} running and ${left.entries.length} entr${left.entries.length === 1 ? 'y' : 'ies'} in their temporary directory (${dir}):`,
-    ...left.processes.map((p) => `  process ${p.pid} (parent ${p.ppid}): ${p.command.length > 200 ? `${p.command.slice(0, 200)}…` : p.command}`),
+    ...left.processes.map(
+      (p) =>
+        `  process ${p.pid} (parent ${p.ppid}): ${p.command.length > 200 ? `${p.command.slice(0, 200)}…` : p.command}`,
+    ),
     ...left.entries.map((name) => `  ${join(dir, name)}`),
     'The test (or fixture) that started each must stop it, or remove it, in its afterAll/afterEach. They are stopped and removed now; the run fails.',
     '',
@@ -93,7 +103,10 @@ export function describeLeftovers(left: RunLeftovers, dir: string): string {
 
 /** vitest's globalSetup: the check of the whole run (the platform note when processes cannot be listed). */
 export default function setup(): () => Promise<void> {
-  if (!canListProcesses()) process.stdout.write(`The check for processes left by the tests is skipped: it reads /proc, which ${process.platform} has not (temporary directories are still checked).\n`);
+  if (!canListProcesses())
+    process.stdout.write(
+      `The check for processes left by the tests is skipped: it reads /proc, which ${process.platform} has not (temporary directories are still checked).\n`,
+    );
   const check = startRunCheck();
   return async () => {
     await check();

@@ -35,7 +35,12 @@ export function request(base: string, path = '/', init: RequestInit = {}): Promi
       res.on('data', (chunk: string) => (text += chunk));
       res.on('end', () => {
         const json = /\bjson\b/.test(res.headers['content-type'] ?? '');
-        resolve({ status: res.statusCode!, headers: res.headers, text, body: json && text !== '' ? JSON.parse(text) : text });
+        resolve({
+          status: res.statusCode!,
+          headers: res.headers,
+          text,
+          body: json && text !== '' ? JSON.parse(text) : text,
+        });
       });
       res.on('error', reject);
     });
@@ -54,7 +59,10 @@ export function startRequest(base: string, path = '/', headers: Record<string, s
 /** The members of a draft-8 RateLimit or RateLimit-Policy header, parsed by an independent parser. */
 export function members(value: unknown): { name: string; params: Record<string, unknown> }[] {
   expect(value, 'header present').toBeTypeOf('string');
-  return parseList(value as string).map(([item, params]) => ({ name: item as string, params: Object.fromEntries(params) }));
+  return parseList(value as string).map(([item, params]) => ({
+    name: item as string,
+    params: Object.fromEntries(params),
+  }));
 }
 
 /** A promise and the function that resolves it. */

@@ -3,17 +3,65 @@
  * servers and Clusters, the shared adapter suite, the examples' shared suites, HTTP test helpers and
  * fake timers that report the holds they schedule.
  */
-export { startRedisServer, startRedisCluster, cli, sleep, type RedisServerHandle, type RedisClusterHandle } from './redis-server.js';
-export { startRedisSentinel, type RedisSentinelHandle, type RedisSentinelOptions, type RedisNodeAddress } from './redis-sentinel.js';
-export { startSharedRedis, startRedisDeployments, useRedis, useRedisDeployments, type SharedRedis, type RedisDeployment, type RedisDeployments } from './redis-fixtures.js';
-export { request, serve, startRequest, members, deferred, nextTurn, type ServedApp, type TestResponse, type RequestInit } from './http-client.js';
+export {
+  startRedisServer,
+  startRedisCluster,
+  cli,
+  sleep,
+  type RedisServerHandle,
+  type RedisClusterHandle,
+} from './redis-server.js';
+export {
+  startRedisSentinel,
+  type RedisSentinelHandle,
+  type RedisSentinelOptions,
+  type RedisNodeAddress,
+} from './redis-sentinel.js';
+export {
+  startSharedRedis,
+  startRedisDeployments,
+  useRedis,
+  useRedisDeployments,
+  type SharedRedis,
+  type RedisDeployment,
+  type RedisDeployments,
+} from './redis-fixtures.js';
+export {
+  request,
+  serve,
+  startRequest,
+  members,
+  deferred,
+  nextTurn,
+  type ServedApp,
+  type TestResponse,
+  type RequestInit,
+} from './http-client.js';
 export { rejection, collectWarnings, captureWarnings } from './capture.js';
 export { HoldTimers } from './hold-timers.js';
-export { injectClient, type Inject, type InjectClient, type InjectRequest, type InjectedResponse } from './inject-client.js';
+export {
+  injectClient,
+  type Inject,
+  type InjectClient,
+  type InjectRequest,
+  type InjectedResponse,
+} from './inject-client.js';
 export { everyRateAlgorithm } from './algorithms.js';
 export { tsLoaderRegistration, forkTsWorker } from './ts-loader.js';
 export { canListProcesses, processesWith, type MarkedProcess } from './leftovers.js';
 export * from './adapter-suite/index.js';
-export { describeExampleApp, listenOnFreePort, type ExampleApp, type ExampleAppOptions, type OpenedApp } from './example-app-suite.js';
+export {
+  describeExampleApp,
+  listenOnFreePort,
+  type ExampleApp,
+  type ExampleAppOptions,
+  type OpenedApp,
+} from './example-app-suite.js';
 export { describeServerProcess } from './example-server-process.js';
-export { feedObserverScenario, decisionEvent, OBSERVER_SCENARIO_SERIES, EXPORTED_NAMES, type ExpectedSeries } from './observer-scenario.js';
+export {
+  feedObserverScenario,
+  decisionEvent,
+  OBSERVER_SCENARIO_SERIES,
+  EXPORTED_NAMES,
+  type ExpectedSeries,
+} from './observer-scenario.js';

@@ -47,7 +47,12 @@ export function injectClient(inject: Inject): InjectClient {
       const res = await send(path, init);
       const headers = res.headers as IncomingHttpHeaders;
       const json = /\bjson\b/.test(String(headers['content-type'] ?? ''));
-      return { status: res.statusCode, headers, text: res.body, body: json && res.body !== '' ? JSON.parse(res.body) : res.body };
+      return {
+        status: res.statusCode,
+        headers,
+        text: res.body,
+        body: json && res.body !== '' ? JSON.parse(res.body) : res.body,
+      };
     },
     start(path, headers) {
       const controller = new AbortController();

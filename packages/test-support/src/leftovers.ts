@@ -58,7 +58,9 @@ export function processesWithin(dir: string): MarkedProcess[] {
  * starts terminating a worker when its file is done, and closes its pool after the global teardown.
  */
 export function runnerWorkers(runner: number): MarkedProcess[] {
-  return liveProcesses(() => true).filter((p) => p.ppid === runner && /[/\\]vitest[/\\]dist[/\\]workers[/\\]/.test(p.command));
+  return liveProcesses(() => true).filter(
+    (p) => p.ppid === runner && /[/\\]vitest[/\\]dist[/\\]workers[/\\]/.test(p.command),
+  );
 }
 
 /**
@@ -94,7 +96,10 @@ function liveProcesses(chosen: (pid: string) => boolean): MarkedProcess[] {
  * process) and the runner's own children (its workers and services: no test runs in the runner), and
  * the entries of `dir` (the run's temporary directory) but those `kept` names.
  */
-export function leftovers(run: { id: string; dir: string; runner: number; kept?: (name: string) => boolean }): { processes: MarkedProcess[]; entries: string[] } {
+export function leftovers(run: { id: string; dir: string; runner: number; kept?: (name: string) => boolean }): {
+  processes: MarkedProcess[];
+  entries: string[];
+} {
   const found = new Map([...markedProcesses(run.id), ...processesWithin(run.dir)].map((p) => [p.pid, p]));
   const processes = [...found.values()].filter((p) => p.pid !== run.runner && p.ppid !== run.runner);
   let entries: string[];

@@ -1,8 +1,22 @@
 import type { DecisionEvent, DecisionOutcome, InstrumentId, LabelId, Observer } from '@rl/core';
 
 /** A decision event with the defaults of a plain store answer (cost 1, no delay, no store time, no key). */
-export function decisionEvent(limit: string, outcome: DecisionOutcome, more: Partial<DecisionEvent> = {}): DecisionEvent {
-  return { limit, outcome, reason: undefined, cost: 1, delayMs: 0, storeMs: undefined, key: undefined, idempotency: undefined, ...more };
+export function decisionEvent(
+  limit: string,
+  outcome: DecisionOutcome,
+  more: Partial<DecisionEvent> = {},
+): DecisionEvent {
+  return {
+    limit,
+    outcome,
+    reason: undefined,
+    cost: 1,
+    delayMs: 0,
+    storeMs: undefined,
+    key: undefined,
+    idempotency: undefined,
+    ...more,
+  };
 }
 
 /**
@@ -11,7 +25,16 @@ export function decisionEvent(limit: string, outcome: DecisionOutcome, more: Par
  * `LABEL_NAMES`); each exporter's test maps them to its own names.
  */
 export interface ExpectedSeries {
-  readonly instrument: Extract<InstrumentId, 'decisions' | 'storeErrors' | 'circuitTransitions' | 'circuitsOpen' | 'heldRequests' | 'holdsAbandoned' | 'leaseUnits'>;
+  readonly instrument: Extract<
+    InstrumentId,
+    | 'decisions'
+    | 'storeErrors'
+    | 'circuitTransitions'
+    | 'circuitsOpen'
+    | 'heldRequests'
+    | 'holdsAbandoned'
+    | 'leaseUnits'
+  >;
   readonly labels: { readonly limit: string } & { readonly [label in Exclude<LabelId, 'limit'>]?: string };
   readonly value: number;
 }
@@ -31,18 +54,35 @@ export function feedObserverScenario(observer: Required<Observer>): void {
   observer.decision(decisionEvent('api', 'denied', { reason: 'deny-cache' }));
   observer.decision(decisionEvent('api', 'delayed', { delayMs: 250, storeMs: 0.3 }));
   for (const kind of ['timeout', 'timeout', 'store-error'] as const) {
-    observer.storeError({ limit: 'login', kind, error: new Error(kind), action: kind === 'timeout' ? 'allow' : 'deny', key: undefined });
+    observer.storeError({
+      limit: 'login',
+      kind,
+      error: new Error(kind),
+      action: kind === 'timeout' ? 'allow' : 'deny',
+      key: undefined,
+    });
   }
   for (const outcome of ['failed_open', 'failed_open', 'failed_closed'] as const) {
-    observer.decision(decisionEvent('login', outcome, { reason: outcome === 'failed_open' ? 'timeout' : 'store-error' }));
+    observer.decision(
+      decisionEvent('login', outcome, { reason: outcome === 'failed_open' ? 'timeout' : 'store-error' }),
+    );
   }
-  for (let i = 0; i < 2; i++) observer.circuit({ limit: 'login', state: 'open', domain: '10.0.0.1:7000', reason: 'timeout' });
-  for (const state of ['started', 'started', 'started', 'ended', 'abandoned'] as const) observer.hold({ limit: 'api', state, delayMs: 250 });
-  for (const [action, units] of [['leased', 50], ['leased', 50], ['returned', 30]] as const) observer.leaseUnits({ limit: 'api', action, units });
+  for (let i = 0; i < 2; i++)
+    observer.circuit({ limit: 'login', state: 'open', domain: '10.0.0.1:7000', reason: 'timeout' });
+  for (const state of ['started', 'started', 'started', 'ended', 'abandoned'] as const)
+    observer.hold({ limit: 'api', state, delayMs: 250 });
+  for (const [action, units] of [
+    ['leased', 50],
+    ['leased', 50],
+    ['returned', 30],
+  ] as const)
+    observer.leaseUnits({ limit: 'api', action, units });
 }
 
 /** The name of each {@link ExpectedSeries.instrument} in each exporter. */
-export const EXPORTED_NAMES: Readonly<Record<ExpectedSeries['instrument'], { readonly prometheus: string; readonly openTelemetry: string }>> = {
+export const EXPORTED_NAMES: Readonly<
+  Record<ExpectedSeries['instrument'], { readonly prometheus: string; readonly openTelemetry: string }>
+> = {
   decisions: { prometheus: 'rl_decisions_total', openTelemetry: 'rl.decisions' },
   storeErrors: { prometheus: 'rl_store_errors_total', openTelemetry: 'rl.store.errors' },
   circuitTransitions: { prometheus: 'rl_circuit_transitions_total', openTelemetry: 'rl.circuit.transitions' },

@@ -14,14 +14,30 @@ process.on('warning', (warning) => codes.push((warning as Error & { code?: strin
 const reject = (what: string) => async (): Promise<void> => {
   throw new Error(`${what} observer down`);
 };
-const observer = (): Observer => ({ decision: reject('decision'), storeError: reject('storeError'), circuit: reject('circuit'), hold: reject('hold') });
+const observer = (): Observer => ({
+  decision: reject('decision'),
+  storeError: reject('storeError'),
+  circuit: reject('circuit'),
+  hold: reject('hold'),
+});
 
-const limiter = createLimiter({ algorithm: tokenBucket({ capacity: 2, refillRate: 1 }), store: new MemoryStore(), observer: observer() });
+const limiter = createLimiter({
+  algorithm: tokenBucket({ capacity: 2, refillRate: 1 }),
+  store: new MemoryStore(),
+  observer: observer(),
+});
 for (let i = 0; i < 4; i++) await limiter.consume('k');
 
 const failing = new TestStore({ answers: 'async' });
 failing.failure = new Error('store down');
-const outage = createLimiter({ algorithm: tokenBucket({ capacity: 2, refillRate: 1 }), store: failing, prefix: 'outage', observer: observer(), storeFailureThreshold: 1, onStoreError: 'allow' });
+const outage = createLimiter({
+  algorithm: tokenBucket({ capacity: 2, refillRate: 1 }),
+  store: failing,
+  prefix: 'outage',
+  observer: observer(),
+  storeFailureThreshold: 1,
+  onStoreError: 'allow',
+});
 for (let i = 0; i < 3; i++) await outage.consume('k');
 
 // Let every rejection settle (and a strict process end, were one unhandled): no timer is involved

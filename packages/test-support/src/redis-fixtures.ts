@@ -9,7 +9,13 @@
  */
 import { Cluster, Redis } from 'ioredis';
 import { afterAll, beforeAll } from 'vitest';
-import { refuseNonDisposableRedis, startRedisCluster, startRedisServer, type RedisClusterHandle, type RedisServerHandle } from './redis-server.js';
+import {
+  refuseNonDisposableRedis,
+  startRedisCluster,
+  startRedisServer,
+  type RedisClusterHandle,
+  type RedisServerHandle,
+} from './redis-server.js';
 
 /** A key prefix no other test of any run uses: `<label>:<pid>:<time>:<n>:`. */
 function prefixes(label: string): () => string {
@@ -105,8 +111,12 @@ export interface RedisDeployments {
 export async function startRedisDeployments(): Promise<{ server: RedisServerHandle; cluster: RedisClusterHandle }> {
   refuseNonDisposableRedis();
   const [server, cluster] = await Promise.allSettled([startRedisServer(), startRedisCluster()]);
-  if (server.status === 'fulfilled' && cluster.status === 'fulfilled') return { server: server.value, cluster: cluster.value };
-  await Promise.all([server.status === 'fulfilled' ? server.value.stop() : undefined, cluster.status === 'fulfilled' ? cluster.value.stop() : undefined]);
+  if (server.status === 'fulfilled' && cluster.status === 'fulfilled')
+    return { server: server.value, cluster: cluster.value };
+  await Promise.all([
+    server.status === 'fulfilled' ? server.value.stop() : undefined,
+    cluster.status === 'fulfilled' ? cluster.value.stop() : undefined,
+  ]);
   throw server.status === 'rejected' ? server.reason : (cluster as PromiseRejectedResult).reason;
 }
 

@@ -67,7 +67,12 @@ export async function startRedisSentinel(options: RedisSentinelOptions = {}): Pr
     // master after a failover, are in sync at once.
     const dataNode = (port: number, dir: string) => redisServerArgs(port, dir, ['--repl-diskless-sync-delay', '0']);
     const masterPort = await startNode(dataNode);
-    const replicaPort = await startNode((port, dir) => [...dataNode(port, dir), '--replicaof', HOST, String(masterPort)]);
+    const replicaPort = await startNode((port, dir) => [
+      ...dataNode(port, dir),
+      '--replicaof',
+      HOST,
+      String(masterPort),
+    ]);
     const sentinelPorts: number[] = [];
     for (let i = 0; i < count; i++) {
       sentinelPorts.push(
@@ -92,20 +97,37 @@ export async function startRedisSentinel(options: RedisSentinelOptions = {}): Pr
         }),
       );
     }
-    await waitUntil(`the replica on port ${replicaPort} did not sync with its master`, () => cli(replicaPort, ['INFO', 'replication']).includes('master_link_status:up'));
-    await waitUntil('the sentinels did not see a healthy replica', () => sentinelPorts.every((port) => healthyReplica(port, name, replicaPort)));
+    await waitUntil(`the replica on port ${replicaPort} did not sync with its master`, () =>
+      cli(replicaPort, ['INFO', 'replication']).includes('master_link_status:up'),
+    );
+    await waitUntil('the sentinels did not see a healthy replica', () =>
+      sentinelPorts.every((port) => healthyReplica(port, name, replicaPort)),
+    );
     if (count > 1) {
-      await waitUntil('the sentinels did not discover one another', () => sentinelPorts.every((port) => pairs(cli(port, ['SENTINEL', 'SENTINELS', name])).filter(([field]) => field === 'name').length === count - 1));
+      await waitUntil('the sentinels did not discover one another', () =>
+        sentinelPorts.every(
+          (port) =>
+            pairs(cli(port, ['SENTINEL', 'SENTINELS', name])).filter(([field]) => field === 'name').length ===
+            count - 1,
+        ),
+      );
     }
     let failedOver = false;
     const failover = async (): Promise<RedisNodeAddress> => {
-      if (failedOver) throw new Error('startRedisSentinel: failover() runs once per deployment (the old master is not a replica yet)');
+      if (failedOver)
+        throw new Error(
+          'startRedisSentinel: failover() runs once per deployment (the old master is not a replica yet)',
+        );
       failedOver = true;
       const answer = cli(sentinelPorts[0]!, ['SENTINEL', 'FAILOVER', name]).trim();
       if (answer !== 'OK') throw new Error(`SENTINEL FAILOVER ${name} answered ${answer}`);
-      await waitUntil(`the sentinels did not promote the replica on port ${replicaPort}`, () =>
-        sentinelPorts.every((port) => cli(port, ['SENTINEL', 'GET-MASTER-ADDR-BY-NAME', name]).split('\n')[1]?.trim() === String(replicaPort)) &&
-        cli(replicaPort, ['ROLE']).startsWith('master'),
+      await waitUntil(
+        `the sentinels did not promote the replica on port ${replicaPort}`,
+        () =>
+          sentinelPorts.every(
+            (port) =>
+              cli(port, ['SENTINEL', 'GET-MASTER-ADDR-BY-NAME', name]).split('\n')[1]?.trim() === String(replicaPort),
+          ) && cli(replicaPort, ['ROLE']).startsWith('master'),
       );
       return { host: HOST, port: replicaPort };
     };
@@ -127,7 +149,11 @@ export async function startRedisSentinel(options: RedisSentinelOptions = {}): Pr
 function healthyReplica(port: number, name: string, replicaPort: number): boolean {
   // One replica: its fields and values, in pairs, one per line (redis-cli without a terminal).
   const fields = new Map(pairs(cli(port, ['SENTINEL', 'REPLICAS', name])));
-  return fields.get('port') === String(replicaPort) && fields.get('flags') === 'slave' && fields.get('master-link-status') === 'ok';
+  return (
+    fields.get('port') === String(replicaPort) &&
+    fields.get('flags') === 'slave' &&
+    fields.get('master-link-status') === 'ok'
+  );
 }
 
 /** The lines of a redis-cli answer as `[field, value]` pairs. */
@@ -154,4 +180,3 @@ function attempt(ready: () => boolean): boolean {
     return false;
   }
 }
-

@@ -24,37 +24,58 @@ describe('externalRedis', () => {
     expect(externalRedis('REDIS_CLUSTER_NODES', { REDIS_URL: 'redis://127.0.0.1:6379' })).toBeUndefined();
   });
 
-  it.each(['REDIS_URL', 'REDIS_CLUSTER_NODES'] as const)('refuses %s without RL_TEST_REDIS_DISPOSABLE=1, naming both variables', (variable) => {
-    for (const optIn of [undefined, '', '0', 'true', 'yes']) {
-      const env = { [variable]: 'redis://127.0.0.1:6379', ...(optIn === undefined ? {} : { [REDIS_DISPOSABLE_VARIABLE]: optIn }) };
-      let thrown: unknown;
-      try {
-        externalRedis(variable, env);
-      } catch (error) {
-        thrown = error;
+  it.each(['REDIS_URL', 'REDIS_CLUSTER_NODES'] as const)(
+    'refuses %s without RL_TEST_REDIS_DISPOSABLE=1, naming both variables',
+    (variable) => {
+      for (const optIn of [undefined, '', '0', 'true', 'yes']) {
+        const env = {
+          [variable]: 'redis://127.0.0.1:6379',
+          ...(optIn === undefined ? {} : { [REDIS_DISPOSABLE_VARIABLE]: optIn }),
+        };
+        let thrown: unknown;
+        try {
+          externalRedis(variable, env);
+        } catch (error) {
+          thrown = error;
+        }
+        expect(thrown).toBeInstanceOf(ExternalRedisRefusedError);
+        expect(thrown).toMatchObject({ code: 'RL_TEST_REDIS_NOT_DISPOSABLE', variable });
+        expect((thrown as Error).message).toContain(`${variable} is set`);
+        expect((thrown as Error).message).toContain('RL_TEST_REDIS_DISPOSABLE=1');
       }
-      expect(thrown).toBeInstanceOf(ExternalRedisRefusedError);
-      expect(thrown).toMatchObject({ code: 'RL_TEST_REDIS_NOT_DISPOSABLE', variable });
-      expect((thrown as Error).message).toContain(`${variable} is set`);
-      expect((thrown as Error).message).toContain('RL_TEST_REDIS_DISPOSABLE=1');
-    }
-  });
+    },
+  );
 
   it('returns the value with RL_TEST_REDIS_DISPOSABLE=1', () => {
-    expect(externalRedis('REDIS_URL', { REDIS_URL: 'redis://10.0.0.5:6380', RL_TEST_REDIS_DISPOSABLE: '1' })).toBe('redis://10.0.0.5:6380');
-    expect(externalRedis('REDIS_CLUSTER_NODES', { REDIS_CLUSTER_NODES: '10.0.0.5:7000,10.0.0.6:7000', RL_TEST_REDIS_DISPOSABLE: '1' })).toBe('10.0.0.5:7000,10.0.0.6:7000');
+    expect(externalRedis('REDIS_URL', { REDIS_URL: 'redis://10.0.0.5:6380', RL_TEST_REDIS_DISPOSABLE: '1' })).toBe(
+      'redis://10.0.0.5:6380',
+    );
+    expect(
+      externalRedis('REDIS_CLUSTER_NODES', {
+        REDIS_CLUSTER_NODES: '10.0.0.5:7000,10.0.0.6:7000',
+        RL_TEST_REDIS_DISPOSABLE: '1',
+      }),
+    ).toBe('10.0.0.5:7000,10.0.0.6:7000');
   });
 });
 
 describe('refuseNonDisposableRedis (the vitest config runs it before any test)', () => {
   it('passes without external servers, or with the opt-in', () => {
     expect(() => refuseNonDisposableRedis({})).not.toThrow();
-    expect(() => refuseNonDisposableRedis({ REDIS_URL: 'redis://127.0.0.1:6379', REDIS_CLUSTER_NODES: '127.0.0.1:7000', RL_TEST_REDIS_DISPOSABLE: '1' })).not.toThrow();
+    expect(() =>
+      refuseNonDisposableRedis({
+        REDIS_URL: 'redis://127.0.0.1:6379',
+        REDIS_CLUSTER_NODES: '127.0.0.1:7000',
+        RL_TEST_REDIS_DISPOSABLE: '1',
+      }),
+    ).not.toThrow();
   });
 
   it('throws for either variable without the opt-in', () => {
     expect(() => refuseNonDisposableRedis({ REDIS_URL: 'redis://127.0.0.1:6379' })).toThrow(ExternalRedisRefusedError);
-    expect(() => refuseNonDisposableRedis({ REDIS_CLUSTER_NODES: '127.0.0.1:7000' })).toThrow(/REDIS_CLUSTER_NODES is set/);
+    expect(() => refuseNonDisposableRedis({ REDIS_CLUSTER_NODES: '127.0.0.1:7000' })).toThrow(
+      /REDIS_CLUSTER_NODES is set/,
+    );
   });
 });
 
@@ -121,7 +142,9 @@ describe('startRedisDeployments (useRedisDeployments) refused', () => {
 describe('requireRedisBinaries', () => {
   it('fails at once, naming redis-server and how to install it, when the binary is not on the PATH', () => {
     const started = Date.now();
-    expect(() => requireRedisBinaries({ ...process.env, PATH: '/nonexistent' })).toThrow(/redis-server is not on the PATH.*apt-get install redis-server/s);
+    expect(() => requireRedisBinaries({ ...process.env, PATH: '/nonexistent' })).toThrow(
+      /redis-server is not on the PATH.*apt-get install redis-server/s,
+    );
     expect(Date.now() - started).toBeLessThan(5_000);
     let thrown: unknown;
     try {

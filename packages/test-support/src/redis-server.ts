@@ -100,7 +100,10 @@ export class RedisBinaryMissingError extends Error {
  * flush its script cache, kill and restart what they started) and write keys that outlive the run,
  * so they never touch a server that may hold a user's data.
  */
-export function externalRedis(variable: 'REDIS_URL' | 'REDIS_CLUSTER_NODES', env: NodeJS.ProcessEnv = process.env): string | undefined {
+export function externalRedis(
+  variable: 'REDIS_URL' | 'REDIS_CLUSTER_NODES',
+  env: NodeJS.ProcessEnv = process.env,
+): string | undefined {
   const value = env[variable];
   if (value === undefined || value === '') return undefined;
   if (env[REDIS_DISPOSABLE_VARIABLE] !== '1') throw new ExternalRedisRefusedError(variable);
@@ -137,13 +140,30 @@ export async function startRedisServer(options: { port?: number } = {}): Promise
   if (external && options.port === undefined) {
     return { url: external, port: Number(new URL(external).port || 6379), external: true, stop: async () => {} };
   }
-  const { port, stop } = options.port === undefined ? await startRedisProcess((free, dir) => redisServerArgs(free, dir)) : { port: options.port, stop: await spawnRedis(options.port, []) };
+  const { port, stop } =
+    options.port === undefined
+      ? await startRedisProcess((free, dir) => redisServerArgs(free, dir))
+      : { port: options.port, stop: await spawnRedis(options.port, []) };
   return { url: `redis://${HOST}:${port}`, port, external: false, stop };
 }
 
 /** The arguments of a data node on `port`: this host, no persistence, its files in `dir`, then `extra`. */
 export function redisServerArgs(port: number, dir: string, extra: readonly string[] = []): string[] {
-  return ['--port', String(port), '--bind', HOST, '--save', '', '--appendonly', 'no', '--dir', dir, '--logfile', join(dir, 'redis.log'), ...extra];
+  return [
+    '--port',
+    String(port),
+    '--bind',
+    HOST,
+    '--save',
+    '',
+    '--appendonly',
+    'no',
+    '--dir',
+    dir,
+    '--logfile',
+    join(dir, 'redis.log'),
+    ...extra,
+  ];
 }
 
 /** Set once `redis-server` and `redis-cli` were found on the PATH. */
@@ -169,7 +189,9 @@ export function requireRedisBinaries(env: NodeJS.ProcessEnv = process.env): void
  * temporary directory `dir` (removed at its stop, or when the process exits); resolves once it answers
  * PING. A port found free can be taken by another process before redis binds it: a few are tried.
  */
-export async function startRedisProcess(argsOf: (port: number, dir: string) => string[]): Promise<{ port: number; stop: () => Promise<void> }> {
+export async function startRedisProcess(
+  argsOf: (port: number, dir: string) => string[],
+): Promise<{ port: number; stop: () => Promise<void> }> {
   requireRedisBinaries();
   let lastError: unknown;
   for (let attempt = 0; attempt < 5; attempt++) {
@@ -206,7 +228,16 @@ export async function startRedisCluster(options: RedisClusterOptions = {}): Prom
   };
   const withReplicas = options.replicas === true;
   const settings = withReplicas
-    ? ['--cluster-enabled', 'yes', '--cluster-node-timeout', '500', '--cluster-require-full-coverage', 'no', '--repl-diskless-sync-delay', '0']
+    ? [
+        '--cluster-enabled',
+        'yes',
+        '--cluster-node-timeout',
+        '500',
+        '--cluster-require-full-coverage',
+        'no',
+        '--repl-diskless-sync-delay',
+        '0',
+      ]
     : ['--cluster-enabled', 'yes', '--cluster-node-timeout', '2000'];
   try {
     const all: number[] = [];
@@ -242,15 +273,27 @@ export async function startRedisCluster(options: RedisClusterOptions = {}): Prom
     };
     if (withReplicas) {
       // A replica can follow a master only once it knows that node (the MEETs have spread).
-      await waitFor(() => replicaPorts.every((port) => cli(port, ['CLUSTER', 'INFO']).includes(`cluster_known_nodes:${all.length}`)));
-      replicaPorts.forEach((port, i) => cli(port, ['CLUSTER', 'REPLICATE', cli(ports[i]!, ['CLUSTER', 'MYID']).trim()]));
-      await waitFor(() => replicaPorts.every((port) => cli(port, ['INFO', 'replication']).includes('master_link_status:up')));
+      await waitFor(() =>
+        replicaPorts.every((port) => cli(port, ['CLUSTER', 'INFO']).includes(`cluster_known_nodes:${all.length}`)),
+      );
+      replicaPorts.forEach((port, i) =>
+        cli(port, ['CLUSTER', 'REPLICATE', cli(ports[i]!, ['CLUSTER', 'MYID']).trim()]),
+      );
+      await waitFor(() =>
+        replicaPorts.every((port) => cli(port, ['INFO', 'replication']).includes('master_link_status:up')),
+      );
     }
     await waitFor(() => all.every((port) => clusterReady(port, all.length)));
     const kill = async (port: number) => {
       await stops.get(port)?.();
     };
-    return { nodes: ports.map((port) => ({ host: HOST, port })), replicas: replicaPorts.map((port) => ({ host: HOST, port })), external: false, kill, stop: stopAll };
+    return {
+      nodes: ports.map((port) => ({ host: HOST, port })),
+      replicas: replicaPorts.map((port) => ({ host: HOST, port })),
+      external: false,
+      kill,
+      stop: stopAll,
+    };
   } catch (error) {
     await stopAll();
     throw error;
@@ -259,13 +302,21 @@ export async function startRedisCluster(options: RedisClusterOptions = {}): Prom
 
 function clusterReady(port: number, size: number): boolean {
   const info = cli(port, ['CLUSTER', 'INFO']);
-  return info.includes('cluster_state:ok') && info.includes(`cluster_known_nodes:${size}`) && info.includes('cluster_slots_ok:16384');
+  return (
+    info.includes('cluster_state:ok') &&
+    info.includes(`cluster_known_nodes:${size}`) &&
+    info.includes('cluster_slots_ok:16384')
+  );
 }
 
 /** Runs `redis-cli` against a local port and returns its output; throws on failure. */
 export function cli(port: number, args: string[]): string {
-  const result = spawnSync('redis-cli', ['-h', HOST, '-p', String(port), ...args], { encoding: 'utf8', timeout: 5_000 });
-  if (result.status !== 0 || result.error) throw new Error(`redis-cli ${args.join(' ')} failed: ${result.error?.message ?? result.stderr}`);
+  const result = spawnSync('redis-cli', ['-h', HOST, '-p', String(port), ...args], {
+    encoding: 'utf8',
+    timeout: 5_000,
+  });
+  if (result.status !== 0 || result.error)
+    throw new Error(`redis-cli ${args.join(' ')} failed: ${result.error?.message ?? result.stderr}`);
   return result.stdout;
 }
 
@@ -298,7 +349,9 @@ async function spawnRedisProcess(port: number, argsOf: (dir: string) => string[]
   while (!(await pings(port))) {
     if (spawnError || child.exitCode !== null || Date.now() > deadline) {
       await stop();
-      throw new Error(`redis-server did not start on port ${port}: ${spawnError?.message ?? `exit code ${child.exitCode}`}`);
+      throw new Error(
+        `redis-server did not start on port ${port}: ${spawnError?.message ?? `exit code ${child.exitCode}`}`,
+      );
     }
     await sleep(20);
   }

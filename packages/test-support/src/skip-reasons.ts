@@ -45,7 +45,9 @@ export function skipReasonLines(skipped: readonly SkippedTest[]): string[] {
   });
   if (unexplained.size > 0) {
     const n = [...unexplained.values()].reduce((a, b) => a + b, 0);
-    lines.push(`  ${tests(n)} without a reason given (context.skip(note), or "(skipped: …)" in the name, gives one): ${[...unexplained].map(([file, count]) => `${file} (${count})`).join(', ')}`);
+    lines.push(
+      `  ${tests(n)} without a reason given (context.skip(note), or "(skipped: …)" in the name, gives one): ${[...unexplained].map(([file, count]) => `${file} (${count})`).join(', ')}`,
+    );
   }
   return lines.length === 0 ? [] : ['Skipped, and why:', ...lines];
 }

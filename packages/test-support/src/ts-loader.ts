@@ -12,5 +12,8 @@ export const tsLoaderRegistration = fileURLToPath(new URL('../register-ts.mjs', 
  * with an IPC channel for the test's messages, its stdout and stderr the test's own.
  */
 export function forkTsWorker(modulePath: string): ChildProcess {
-  return fork(modulePath, [], { execArgv: ['--import', tsLoaderRegistration], stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
+  return fork(modulePath, [], {
+    execArgv: ['--import', tsLoaderRegistration],
+    stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+  });
 }

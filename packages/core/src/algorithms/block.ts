@@ -18,11 +18,20 @@ const derived = new WeakMap<Algorithm, Map<number, Algorithm>>();
  *
  * Rate algorithms only: a concurrency algorithm throws `InvalidOptionError` (`field` names the option).
  */
-export function withBlock<A extends Algorithm>(algorithm: A, blockMs: number, field = 'blockDuration', bans = false): A {
+export function withBlock<A extends Algorithm>(
+  algorithm: A,
+  blockMs: number,
+  field = 'blockDuration',
+  bans = false,
+): A {
   const checks = blockMs > 0 || bans;
   if (algorithm.blockMs === blockMs && algorithm.checksBlocks === checks) return algorithm;
   if (algorithm.stateKind === 'leases') {
-    throw new InvalidOptionError(field, blockMs, 'no lockout on a concurrency limit (a lockout follows a denied rate; give it a rate limit of its own)');
+    throw new InvalidOptionError(
+      field,
+      blockMs,
+      'no lockout on a concurrency limit (a lockout follows a denied rate; give it a rate limit of its own)',
+    );
   }
   let copies = derived.get(algorithm);
   if (copies === undefined) {
@@ -64,7 +73,9 @@ function derive(algorithm: NumericAlgorithm | LogAlgorithm, blockMs: number, che
       ...script,
       name: checks ? `${base}-block` : base,
       constants: checks ? [...constants, { name: 'BLOCK_MS', value: blockMs }] : constants,
-      layout: script.layout.compact ? script.layout : { compact: false, keys: checks ? [...keys, BLOCK_KEY_SUFFIX] : keys },
+      layout: script.layout.compact
+        ? script.layout
+        : { compact: false, keys: checks ? [...keys, BLOCK_KEY_SUFFIX] : keys },
     },
   };
 }

@@ -50,7 +50,15 @@ export class CalendarPeriods {
     this.format = new Intl.DateTimeFormat('en-US', {
       timeZone,
       hourCycle: 'h23',
-      ...{ era: 'short', year: 'numeric', month: 'numeric', day: 'numeric', hour: 'numeric', minute: 'numeric', second: 'numeric' },
+      ...{
+        era: 'short',
+        year: 'numeric',
+        month: 'numeric',
+        day: 'numeric',
+        hour: 'numeric',
+        minute: 'numeric',
+        second: 'numeric',
+      },
     });
     this.timeZone = this.format.resolvedOptions().timeZone;
   }
@@ -92,17 +100,37 @@ export class CalendarPeriods {
   /** The local wall time at `t`, as ms of a UTC clock that shows it. */
   private wall(t: number): number {
     const second = Math.floor(t / 1000) * 1000;
-    let y = 0, mo = 0, d = 0, h = 0, mi = 0, s = 0, bc = false;
+    let y = 0,
+      mo = 0,
+      d = 0,
+      h = 0,
+      mi = 0,
+      s = 0,
+      bc = false;
     for (const part of this.format.formatToParts(second)) {
       const v = Number(part.value);
       switch (part.type) {
-        case 'era': bc = part.value === 'BC'; break;
-        case 'year': y = v; break;
-        case 'month': mo = v; break;
-        case 'day': d = v; break;
-        case 'hour': h = v; break;
-        case 'minute': mi = v; break;
-        case 'second': s = v; break;
+        case 'era':
+          bc = part.value === 'BC';
+          break;
+        case 'year':
+          y = v;
+          break;
+        case 'month':
+          mo = v;
+          break;
+        case 'day':
+          d = v;
+          break;
+        case 'hour':
+          h = v;
+          break;
+        case 'minute':
+          mi = v;
+          break;
+        case 'second':
+          s = v;
+          break;
       }
     }
     const wall = new Date(0);
@@ -180,20 +208,38 @@ function monthStart(year: number, month: number): number {
 }
 
 /** The periods of `period` in `timeZone` (`owner` names the factory in errors). A zone the runtime does not know is an `InvalidOptionError`. */
-export function calendarPeriods(period: unknown, timeZone: unknown, weekStart: unknown, owner: string): CalendarPeriods {
+export function calendarPeriods(
+  period: unknown,
+  timeZone: unknown,
+  weekStart: unknown,
+  owner: string,
+): CalendarPeriods {
   if (typeof period !== 'string' || !(CALENDAR_PERIODS as readonly string[]).includes(period)) {
-    throw new InvalidOptionError(`${owner}.period`, period, `one of ${CALENDAR_PERIODS.map((p) => `'${p}'`).join(', ')}`);
+    throw new InvalidOptionError(
+      `${owner}.period`,
+      period,
+      `one of ${CALENDAR_PERIODS.map((p) => `'${p}'`).join(', ')}`,
+    );
   }
   if (typeof timeZone !== 'string' || timeZone === '') {
-    throw new InvalidOptionError(`${owner}.timeZone`, timeZone, "an IANA time zone name such as 'Europe/Paris' or 'UTC'");
+    throw new InvalidOptionError(
+      `${owner}.timeZone`,
+      timeZone,
+      "an IANA time zone name such as 'Europe/Paris' or 'UTC'",
+    );
   }
   const start = weekdayNumber(weekStart, `${owner}.weekStart`);
-  if (weekStart !== undefined && period !== 'week') throw new InvalidOptionError(`${owner}.weekStart`, weekStart, "no weekStart unless period is 'week'");
+  if (weekStart !== undefined && period !== 'week')
+    throw new InvalidOptionError(`${owner}.weekStart`, weekStart, "no weekStart unless period is 'week'");
   try {
     return new CalendarPeriods(period as CalendarPeriod, timeZone, start);
   } catch (error) {
     if (error instanceof RangeError) {
-      throw new InvalidOptionError(`${owner}.timeZone`, timeZone, "an IANA time zone this runtime knows, such as 'Europe/Paris', 'America/New_York' or 'UTC' (Intl.supportedValuesOf('timeZone') lists them)");
+      throw new InvalidOptionError(
+        `${owner}.timeZone`,
+        timeZone,
+        "an IANA time zone this runtime knows, such as 'Europe/Paris', 'America/New_York' or 'UTC' (Intl.supportedValuesOf('timeZone') lists them)",
+      );
     }
     throw error;
   }
@@ -202,7 +248,8 @@ export function calendarPeriods(period: unknown, timeZone: unknown, weekStart: u
 /** A week's first day as `getDay()` numbers it: a name (`'monday'`, the default, as ISO 8601), or 0 (Sunday) to 6. */
 function weekdayNumber(value: unknown, field: string): number {
   if (value === undefined) return 1;
-  if (typeof value === 'string' && (WEEKDAYS as readonly string[]).includes(value.toLowerCase())) return WEEKDAYS.indexOf(value.toLowerCase() as Weekday);
+  if (typeof value === 'string' && (WEEKDAYS as readonly string[]).includes(value.toLowerCase()))
+    return WEEKDAYS.indexOf(value.toLowerCase() as Weekday);
   if (typeof value === 'number' && Number.isInteger(value) && value >= 0 && value <= 6) return value;
   throw new InvalidOptionError(field, value, "a day name ('monday' … 'sunday') or a number from 0 (Sunday) to 6");
 }

@@ -14,8 +14,16 @@ describe('calendarWindow: at most `limit` units in each calendar period of a tim
   it('a month resets at midnight of the 1st, whatever its length; `w` is the length of the current month', () => {
     const algorithm = calendarWindow({ limit: 1000, period: 'month' });
     runSteps(algorithm, [
-      { at: utc('2026-12-02T10:00:00'), last: { allowed: true, remaining: 999, resetMs: utc('2027-01-01T00:00:00') - utc('2026-12-02T10:00:00') }, expiresAt: utc('2027-01-01T00:00:00') },
-      { at: utc('2027-01-01T00:00:00'), last: { allowed: true, remaining: 999 }, expiresAt: utc('2027-02-01T00:00:00') },
+      {
+        at: utc('2026-12-02T10:00:00'),
+        last: { allowed: true, remaining: 999, resetMs: utc('2027-01-01T00:00:00') - utc('2026-12-02T10:00:00') },
+        expiresAt: utc('2027-01-01T00:00:00'),
+      },
+      {
+        at: utc('2027-01-01T00:00:00'),
+        last: { allowed: true, remaining: 999 },
+        expiresAt: utc('2027-02-01T00:00:00'),
+      },
     ]);
     expect(algorithm.policyAt!(utc('2027-02-10T00:00:00')).windowSeconds).toBe((28 * DAY) / 1000);
     expect(algorithm.policyAt!(utc('2028-02-10T00:00:00')).windowSeconds).toBe((29 * DAY) / 1000);
@@ -34,9 +42,13 @@ describe('calendarWindow: at most `limit` units in each calendar period of a tim
     const at = utc('2016-10-21T15:30:00');
     const state = [0, 0];
     expect(algorithm.step(state, 0, true, { now: at, cost: 1, commit: true }).allowed).toBe(true);
-    expect(algorithm.step(state, 0, false, { now: at, cost: 1, commit: true, maxDelay: algorithm.maxReserveMs })).toMatchObject({ allowed: true, delayMs: utc('2016-10-21T16:00:00') - at });
+    expect(
+      algorithm.step(state, 0, false, { now: at, cost: 1, commit: true, maxDelay: algorithm.maxReserveMs }),
+    ).toMatchObject({ allowed: true, delayMs: utc('2016-10-21T16:00:00') - at });
     // The next period is full too: no slot two periods ahead, though one would be within maxDelay.
-    expect(algorithm.step(state, 0, false, { now: at, cost: 1, commit: true, maxDelay: algorithm.maxReserveMs }).allowed).toBe(false);
+    expect(
+      algorithm.step(state, 0, false, { now: at, cost: 1, commit: true, maxDelay: algorithm.maxReserveMs }).allowed,
+    ).toBe(false);
   });
 
   it('times the limiter accepts: years 0–99 and before 1 AD, and fractional times before 1970, fall in their own period', () => {
@@ -57,8 +69,16 @@ describe('calendarWindow: at most `limit` units in each calendar period of a tim
 
   it('describes itself with its zone; boundInSpan counts the periods a span meets', () => {
     const algorithm = calendarWindow({ limit: 10, period: 'week', timeZone: 'Asia/Tokyo', weekStart: 'sunday' });
-    expect(algorithm.describe()).toBe('each calendar week from sunday in Asia/Tokyo admits at most 10; up to 20 around a boundary');
-    expect(algorithm.options).toEqual({ limit: 10, period: 'week', timeZone: 'Asia/Tokyo', weekStart: 'sunday', countDenied: false });
+    expect(algorithm.describe()).toBe(
+      'each calendar week from sunday in Asia/Tokyo admits at most 10; up to 20 around a boundary',
+    );
+    expect(algorithm.options).toEqual({
+      limit: 10,
+      period: 'week',
+      timeZone: 'Asia/Tokyo',
+      weekStart: 'sunday',
+      countDenied: false,
+    });
     expect(algorithm.boundInSpan(1)).toBe(20);
   });
 
@@ -83,22 +103,39 @@ describe('calendarWindow: at most `limit` units in each calendar period of a tim
     expect((error as InvalidOptionError).field).toBe(field);
   });
 
-  const zones = ['UTC', 'Europe/Paris', 'America/St_Johns', 'Australia/Lord_Howe', 'America/Santiago', 'Antarctica/Troll', 'Antarctica/Casey', 'Asia/Kathmandu', 'Pacific/Apia', 'Pacific/Kwajalein'];
+  const zones = [
+    'UTC',
+    'Europe/Paris',
+    'America/St_Johns',
+    'Australia/Lord_Howe',
+    'America/Santiago',
+    'Antarctica/Troll',
+    'Antarctica/Casey',
+    'Asia/Kathmandu',
+    'Pacific/Apia',
+    'Pacific/Kwajalein',
+  ];
   const periods = ['hour', 'day', 'week', 'month', 'year'] as const;
 
   it('property: periods are contiguous and never overlap, so no request is counted in two periods', () => {
     fc.assert(
-      fc.property(fc.constantFrom(...zones), fc.constantFrom(...periods), fc.integer({ min: 0, max: 2_000_000_000_000 }), fc.integer({ min: 1, max: 40 * DAY }), (zone, period, t, dt) => {
-        const p = calendarPeriods(period, zone, undefined, 'calendarWindow');
-        const start = p.startOf(t);
-        const end = p.endOf(start);
-        expect(start).toBeLessThanOrEqual(t);
-        expect(end).toBeGreaterThan(t);
-        // The next period starts where this one ends, and a later instant never falls in an earlier period.
-        expect(p.startOf(end)).toBe(end);
-        expect(p.startOf(end - 1)).toBe(start);
-        expect(p.startOf(t + dt)).toBeGreaterThanOrEqual(start);
-      }),
+      fc.property(
+        fc.constantFrom(...zones),
+        fc.constantFrom(...periods),
+        fc.integer({ min: 0, max: 2_000_000_000_000 }),
+        fc.integer({ min: 1, max: 40 * DAY }),
+        (zone, period, t, dt) => {
+          const p = calendarPeriods(period, zone, undefined, 'calendarWindow');
+          const start = p.startOf(t);
+          const end = p.endOf(start);
+          expect(start).toBeLessThanOrEqual(t);
+          expect(end).toBeGreaterThan(t);
+          // The next period starts where this one ends, and a later instant never falls in an earlier period.
+          expect(p.startOf(end)).toBe(end);
+          expect(p.startOf(end - 1)).toBe(start);
+          expect(p.startOf(t + dt)).toBeGreaterThanOrEqual(start);
+        },
+      ),
       { numRuns: 300 },
     );
   });

@@ -1,7 +1,14 @@
 import type { NumericAlgorithm, TimedConstants } from '../algorithm.js';
 import { makePolicy, type Policy } from '../decision.js';
 import { checkOptions, countOption, optionalBoolean } from '../options.js';
-import { calendarPeriods, PERIOD_SPAN, WEEKDAYS, type CalendarPeriod, type CalendarPeriods, type Weekday } from './calendar-periods.js';
+import {
+  calendarPeriods,
+  PERIOD_SPAN,
+  WEEKDAYS,
+  type CalendarPeriod,
+  type CalendarPeriods,
+  type Weekday,
+} from './calendar-periods.js';
 import { compactFields } from './define.js';
 import { windowCounter, type WindowPeriods } from './window-counter.js';
 
@@ -22,7 +29,13 @@ export interface CalendarWindowOptions {
 }
 
 /** The nominal length of a period (ms), for a decision that knows no period (a store outage's). */
-const NOMINAL: Readonly<Record<CalendarPeriod, number>> = { hour: 3_600_000, day: 86_400_000, week: 604_800_000, month: 2_592_000_000, year: 31_536_000_000 };
+const NOMINAL: Readonly<Record<CalendarPeriod, number>> = {
+  hour: 3_600_000,
+  day: 86_400_000,
+  week: 604_800_000,
+  month: 2_592_000_000,
+  year: 31_536_000_000,
+};
 
 /** The period boundaries the Redis twin is sent (see {@link boundaries}). */
 const BOUND_NAMES = ['BOUND_0', 'BOUND_1', 'BOUND_2', 'BOUND_3', 'BOUND_4', 'BOUND_5'];
@@ -59,7 +72,11 @@ export function calendarWindow(options: CalendarWindowOptions): NumericAlgorithm
     return p;
   };
   // Bound: `windowCounter` calls them unbound.
-  const windows: WindowPeriods = { startOf: (t) => periods.startOf(t), endOf: (start) => periods.endOf(start), policyOf };
+  const windows: WindowPeriods = {
+    startOf: (t) => periods.startOf(t),
+    endOf: (start) => periods.endOf(start),
+    policyOf,
+  };
   const weekStart = period === 'week' ? WEEKDAYS[periods.weekStart] : undefined;
   const where = `${period === 'week' ? `week from ${weekStart}` : period} in ${periods.timeZone}`;
 

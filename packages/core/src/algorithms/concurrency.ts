@@ -53,7 +53,8 @@ export function concurrency(options: ConcurrencyOptions): ConcurrencyAlgorithm {
     }),
     leaseMs,
 
-    describe: () => `requests in flight at once: at most ${limit}; permits come back on release (or after the lease, ${formatDuration(leaseMs)})`,
+    describe: () =>
+      `requests in flight at once: at most ${limit}; permits come back on release (or after the lease, ${formatDuration(leaseMs)})`,
     // Permits, not a rate: it bounds no span.
     boundInSpan: () => undefined,
     // Permits are held per request, never leased in blocks.

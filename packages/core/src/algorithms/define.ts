@@ -24,7 +24,9 @@ export type AlgorithmSpec = Omit<AlgorithmCommon, 'script' | 'blockMs' | 'checks
  * spec: `horizonMs` is the longest time one of its states can need to become the same as no state
  * (`CompactLayout.horizonMs`).
  */
-export function compactFields(spec: AlgorithmSpec & { readonly stateSize: number; readonly horizonMs: number }): Omit<NumericAlgorithm, 'step' | 'expiresAt' | 'undo' | 'settle' | Behaviour> {
+export function compactFields(
+  spec: AlgorithmSpec & { readonly stateSize: number; readonly horizonMs: number },
+): Omit<NumericAlgorithm, 'step' | 'expiresAt' | 'undo' | 'settle' | Behaviour> {
   const { constants, layoutRevision = 1, stateSize, horizonMs, timed, ...common } = spec;
   const layout = { compact: true, stateSize, horizonMs } as const;
   return {
@@ -33,7 +35,10 @@ export function compactFields(spec: AlgorithmSpec & { readonly stateSize: number
     stateSize,
     blockMs: 0,
     checksBlocks: false,
-    script: timed === undefined ? { name: spec.kind, constants, layout, layoutRevision } : { name: spec.kind, constants, layout, layoutRevision, timed },
+    script:
+      timed === undefined
+        ? { name: spec.kind, constants, layout, layoutRevision }
+        : { name: spec.kind, constants, layout, layoutRevision, timed },
   };
 }
 
@@ -41,7 +46,9 @@ export function compactFields(spec: AlgorithmSpec & { readonly stateSize: number
  * The fields of an algorithm whose state a store keeps under keys of its own (a log, leases), from its
  * spec: `keys` are their suffixes, in the order its twin reads them (`OwnKeysLayout.keys`).
  */
-export function ownKeysFields<S extends 'log' | 'leases'>(spec: AlgorithmSpec & { readonly stateKind: S; readonly keys: readonly string[] }): Omit<AlgorithmCommon, Behaviour> & { readonly stateKind: S } {
+export function ownKeysFields<S extends 'log' | 'leases'>(
+  spec: AlgorithmSpec & { readonly stateKind: S; readonly keys: readonly string[] },
+): Omit<AlgorithmCommon, Behaviour> & { readonly stateKind: S } {
   const { constants, layoutRevision = 1, keys, timed: _, ...common } = spec;
   return {
     ...common,

@@ -55,11 +55,14 @@ describe('fixedWindow: at most `limit` units in each window [k·window, (k+1)·w
 
   it('a smaller limit counts the usage already in the window', () => {
     const [t0, t1, t2] = [0, 10, 1000];
-    runSteps([fixedWindow({ limit: 100, window: '1s' }), fixedWindow({ limit: 10, window: '1s' })], [
-      { at: t0, times: 50, admitted: 50 },
-      { at: t1, config: 1, last: { allowed: false, remaining: 0, retryAfterMs: 990 } },
-      { at: t2, config: 1, times: 11, admitted: 10 },
-    ]);
+    runSteps(
+      [fixedWindow({ limit: 100, window: '1s' }), fixedWindow({ limit: 10, window: '1s' })],
+      [
+        { at: t0, times: 50, admitted: 50 },
+        { at: t1, config: 1, last: { allowed: false, remaining: 0, retryAfterMs: 990 } },
+        { at: t2, config: 1, times: 11, admitted: 10 },
+      ],
+    );
   });
 
   it('with countDenied, denials count too; the next window starts afresh', () => {

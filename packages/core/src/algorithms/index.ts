@@ -8,7 +8,9 @@ import { slidingWindowLog } from './sliding-window-log.js';
 import { tokenBucket } from './token-bucket.js';
 
 /** A kind's factory name: `token-bucket` → `tokenBucket`. */
-type FactoryName<K extends string> = K extends `${infer Head}-${infer Tail}` ? `${Head}${Capitalize<FactoryName<Tail>>}` : K;
+type FactoryName<K extends string> = K extends `${infer Head}-${infer Tail}`
+  ? `${Head}${Capitalize<FactoryName<Tail>>}`
+  : K;
 
 /**
  * The algorithm factories of `@rl/core` by name, one per kind of `ALGORITHM_KINDS` and in its order

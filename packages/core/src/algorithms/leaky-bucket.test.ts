@@ -8,7 +8,13 @@ describe("leakyBucket({ mode: 'meter' }): GCRA, a request is admitted when start
   it("the seed's two batches: 20 at once, then the 2 that leaked in 20 ms, all without delay", () => {
     const [t0, t1] = [990, 1010];
     runSteps(leakyBucket({ capacity: 20, leakRate: 100, interval: '1s' }), [
-      { at: t0, times: 100, admitted: 20, last: { allowed: false, delayMs: 0, retryAfterMs: 10, resetMs: 200 }, expiresAt: 1190 },
+      {
+        at: t0,
+        times: 100,
+        admitted: 20,
+        last: { allowed: false, delayMs: 0, retryAfterMs: 10, resetMs: 200 },
+        expiresAt: 1190,
+      },
       { at: t1, times: 100, admitted: 2, last: { allowed: false, delayMs: 0, retryAfterMs: 10 }, expiresAt: 1210 },
     ]);
   });
@@ -53,11 +59,14 @@ describe("leakyBucket({ mode: 'meter' }): GCRA, a request is admitted when start
 
   it('a smaller capacity clamps the backlog to it: the bucket is full, not over-full', () => {
     const [t0, t1] = [0, 10];
-    runSteps([leakyBucket({ capacity: 100, leakRate: 100 }), leakyBucket({ capacity: 20, leakRate: 100 })], [
-      { at: t0, times: 90, admitted: 90, expiresAt: 900 },
-      { at: t0, config: 1, last: { allowed: false, remaining: 0, retryAfterMs: 10, resetMs: 200 } },
-      { at: t1, config: 1, last: { allowed: true, remaining: 0 }, expiresAt: 210 },
-    ]);
+    runSteps(
+      [leakyBucket({ capacity: 100, leakRate: 100 }), leakyBucket({ capacity: 20, leakRate: 100 })],
+      [
+        { at: t0, times: 90, admitted: 90, expiresAt: 900 },
+        { at: t0, config: 1, last: { allowed: false, remaining: 0, retryAfterMs: 10, resetMs: 200 } },
+        { at: t1, config: 1, last: { allowed: true, remaining: 0 }, expiresAt: 210 },
+      ],
+    );
   });
 
   it('undo gives back emission intervals, never into the past', () => {

@@ -67,10 +67,16 @@ export interface LeakyBucketOptions {
  * then return more than they still weigh (the balance above that of a bucket without either charge).
  */
 export function leakyBucket(options: LeakyBucketOptions): NumericAlgorithm {
-  const o = checkOptions(options, ['capacity', 'leakRate', 'interval', 'mode'], 'leakyBucket', bucketPeerOptions('leakRate'));
+  const o = checkOptions(
+    options,
+    ['capacity', 'leakRate', 'interval', 'mode'],
+    'leakyBucket',
+    bucketPeerOptions('leakRate'),
+  );
   const { capacity, rate: leakRate, intervalMs, policy, common } = parseBucketOptions(o, 'leakyBucket', 'leakRate');
   const mode = o.mode === undefined ? 'meter' : o.mode;
-  if (mode !== 'meter' && mode !== 'shape') throw new InvalidOptionError('leakyBucket.mode', o.mode, "'meter' or 'shape'");
+  if (mode !== 'meter' && mode !== 'shape')
+    throw new InvalidOptionError('leakyBucket.mode', o.mode, "'meter' or 'shape'");
   const shape = mode === 'shape';
   /** Milliseconds per unit. */
   const emission = intervalMs / leakRate;
@@ -82,7 +88,11 @@ export function leakyBucket(options: LeakyBucketOptions): NumericAlgorithm {
    * them, never before `now`, and not at all while slots are reserved behind the charge (see above). An undo
    * with the time of its charge gives back all its slots (`actual` 0), a settle below its estimate their tail.
    */
-  function giveBack(s: NumericState, at: number, { now, cost, actual, chargedAt, delayMs }: Pick<SettleRequest, 'now' | 'cost' | 'actual' | 'chargedAt' | 'delayMs'>): void {
+  function giveBack(
+    s: NumericState,
+    at: number,
+    { now, cost, actual, chargedAt, delayMs }: Pick<SettleRequest, 'now' | 'cost' | 'actual' | 'chargedAt' | 'delayMs'>,
+  ): void {
     // The slot is known to the ms the decision reported (rounded up). A delayed charge knows its slot,
     // and so does every charge of a shaper (its `delayMs` is reported, 0 included); a meter's consume
     // starts at `tat`, which it does not report.
@@ -128,7 +138,9 @@ export function leakyBucket(options: LeakyBucketOptions): NumericAlgorithm {
       // Shaping: departures at least one emission interval apart, each reported up to 1 ms late (a
       // decision's delayMs is whole ms, rounded up), so a span of S holds at most ceil((S + 1) / T);
       // metering: a full burst, then the rate.
-      return shape ? Math.ceil(((spanMs + 1) * leakRate) / intervalMs - 1e-9) : Math.floor(capacity + (leakRate / intervalMs) * spanMs);
+      return shape
+        ? Math.ceil(((spanMs + 1) * leakRate) / intervalMs - 1e-9)
+        : Math.floor(capacity + (leakRate / intervalMs) * spanMs);
     },
 
     // A shaper's units are slots in its queue: they cannot be spent later.

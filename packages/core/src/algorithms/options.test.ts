@@ -42,19 +42,49 @@ describe('algorithm options are checked at construction', () => {
     const error = rejection(() => tokenBucket({ capacity: 10, refillRate: 1, burst: 5 } as never));
     expect(error.field).toBe('tokenBucket.burst');
     expect(error.message).toMatch(/no such option.*capacity, refillRate, interval/);
-    expect(rejection(() => fixedWindow({ limit: 1, window: '1s', windowMs: 5 } as never)).field).toBe('fixedWindow.windowMs');
+    expect(rejection(() => fixedWindow({ limit: 1, window: '1s', windowMs: 5 } as never)).field).toBe(
+      'fixedWindow.windowMs',
+    );
     expect(rejection(() => tokenBucket(undefined as never)).field).toBe('tokenBucket');
   });
 
   it('exposes normalised parameters and the policy', () => {
-    expect(fixedWindow({ limit: 100, window: '1m' }).policy).toEqual({ name: '100-in-1m', quota: 100, windowSeconds: 60 });
-    expect(tokenBucket({ capacity: 20, refillRate: 100 }).policy).toEqual({ name: '100-in-1s', quota: 100, windowSeconds: 1 });
-    expect(tokenBucket({ capacity: 20, refillRate: 0.5 }).policy).toEqual({ name: '20-in-40s', quota: 20, windowSeconds: 40 });
+    expect(fixedWindow({ limit: 100, window: '1m' }).policy).toEqual({
+      name: '100-in-1m',
+      quota: 100,
+      windowSeconds: 60,
+    });
+    expect(tokenBucket({ capacity: 20, refillRate: 100 }).policy).toEqual({
+      name: '100-in-1s',
+      quota: 100,
+      windowSeconds: 1,
+    });
+    expect(tokenBucket({ capacity: 20, refillRate: 0.5 }).policy).toEqual({
+      name: '20-in-40s',
+      quota: 20,
+      windowSeconds: 40,
+    });
     // A burst above one interval's refill: the quota spans the intervals a full refill takes, never below the capacity.
-    expect(tokenBucket({ capacity: 20, refillRate: 10 }).policy).toEqual({ name: '20-in-2s', quota: 20, windowSeconds: 2 });
-    expect(tokenBucket({ capacity: 10, refillRate: 3 }).policy).toEqual({ name: '12-in-4s', quota: 12, windowSeconds: 4 });
-    expect(tokenBucket({ capacity: 400, refillRate: 200 }).policy).toEqual({ name: '400-in-2s', quota: 400, windowSeconds: 2 });
-    expect(leakyBucket({ capacity: 30, leakRate: 10, interval: '1m' }).policy).toEqual({ name: '30-in-3m', quota: 30, windowSeconds: 180 });
+    expect(tokenBucket({ capacity: 20, refillRate: 10 }).policy).toEqual({
+      name: '20-in-2s',
+      quota: 20,
+      windowSeconds: 2,
+    });
+    expect(tokenBucket({ capacity: 10, refillRate: 3 }).policy).toEqual({
+      name: '12-in-4s',
+      quota: 12,
+      windowSeconds: 4,
+    });
+    expect(tokenBucket({ capacity: 400, refillRate: 200 }).policy).toEqual({
+      name: '400-in-2s',
+      quota: 400,
+      windowSeconds: 2,
+    });
+    expect(leakyBucket({ capacity: 30, leakRate: 10, interval: '1m' }).policy).toEqual({
+      name: '30-in-3m',
+      quota: 30,
+      windowSeconds: 180,
+    });
     // The normalised numbers (times in ms, rates per ms) are the constants of the Lua twin.
     expect(leakyBucket({ capacity: 20, leakRate: 100, mode: 'shape' }).script.constants).toEqual([
       { name: 'CAPACITY', value: 20 },
@@ -74,8 +104,16 @@ describe('extreme values are rejected at creation: every number the headers say 
     // [field, the bound the message names, make]
     ['fixedWindow.limit', '999999999999999', () => fixedWindow({ limit: 1e15, window: '1s' })],
     ['fixedWindow.limit', '999999999999999', () => fixedWindow({ limit: 1e20, window: '1s' })],
-    ['slidingWindowLog.limit', '999999999999999', () => slidingWindowLog({ limit: Number.MAX_SAFE_INTEGER, window: '1s' })],
-    ['slidingWindowCounter.limit', '999999999999999', () => slidingWindowCounter({ limit: Number.MAX_VALUE, window: '1s' })],
+    [
+      'slidingWindowLog.limit',
+      '999999999999999',
+      () => slidingWindowLog({ limit: Number.MAX_SAFE_INTEGER, window: '1s' }),
+    ],
+    [
+      'slidingWindowCounter.limit',
+      '999999999999999',
+      () => slidingWindowCounter({ limit: Number.MAX_VALUE, window: '1s' }),
+    ],
     ['fixedWindow.window', '999999999999999ms', () => fixedWindow({ limit: 10, window: 1e308 })],
     ['slidingWindowLog.window', '999999999999999ms', () => slidingWindowLog({ limit: 10, window: '20000000d' })],
     ['slidingWindowCounter.window', '999999999999999ms', () => slidingWindowCounter({ limit: 10, window: 1e15 })],
@@ -85,15 +123,27 @@ describe('extreme values are rejected at creation: every number the headers say 
     ['tokenBucket.refillRate', 'at least 1.00000000000000', () => tokenBucket({ capacity: 10, refillRate: 1e-300 })],
     ['tokenBucket.refillRate', 'at least 1.00000000000000', () => tokenBucket({ capacity: 10, refillRate: 5e-324 })],
     // The policy's quota is the rate times the whole intervals a full refill takes: 1e14 × 10.
-    ['tokenBucket.refillRate', 'quota is at most 999999999999999', () => tokenBucket({ capacity: MAX, refillRate: 1e14 })],
+    [
+      'tokenBucket.refillRate',
+      'quota is at most 999999999999999',
+      () => tokenBucket({ capacity: MAX, refillRate: 1e14 }),
+    ],
     // An empty bucket of 1e15 − 1 tokens refilling at 2 per second takes about 16 million years.
     ['tokenBucket.refillRate', 'at least 1000 per 1s', () => tokenBucket({ capacity: MAX, refillRate: 2 })],
     ['tokenBucket.interval', '999999999999999ms', () => tokenBucket({ capacity: 10, refillRate: 1, interval: 1e18 })],
     ['tokenBucket.interval', 'from 1ms', () => tokenBucket({ capacity: 10, refillRate: 1, interval: 0.001 })],
     ['leakyBucket.capacity', '999999999999999', () => leakyBucket({ capacity: 1e15, leakRate: 1 })],
-    ['leakyBucket.leakRate', 'at least 0.001000000000000001 per 1s', () => leakyBucket({ capacity: 1e9, leakRate: 1e-9 })],
+    [
+      'leakyBucket.leakRate',
+      'at least 0.001000000000000001 per 1s',
+      () => leakyBucket({ capacity: 1e9, leakRate: 1e-9 }),
+    ],
     ['leakyBucket.leakRate', '999999999999999', () => leakyBucket({ capacity: 5, leakRate: 1e300, mode: 'shape' })],
-    ['leakyBucket.interval', '999999999999999ms', () => leakyBucket({ capacity: 5, leakRate: 1, interval: '40000000d' })],
+    [
+      'leakyBucket.interval',
+      '999999999999999ms',
+      () => leakyBucket({ capacity: 5, leakRate: 1, interval: '40000000d' }),
+    ],
     ['concurrency.limit', '999999999999999', () => concurrency({ limit: 1e15 })],
     ['concurrency.lease', '999999999999999ms', () => concurrency({ limit: 1, lease: 1e300 })],
   ])('%s: the message names %s', (field, bound, make) => {
@@ -146,9 +196,12 @@ describe('null is a bad value for every algorithm option, never "not given"', ()
     rows.push([`slidingWindowLog.${name}`, () => slidingWindowLog({ ...window, [name]: null } as never)]);
     rows.push([`slidingWindowCounter.${name}`, () => slidingWindowCounter({ ...window, [name]: null } as never)]);
   }
-  for (const name of ['capacity', 'refillRate', 'interval']) rows.push([`tokenBucket.${name}`, () => tokenBucket({ capacity: 5, refillRate: 1, [name]: null } as never)]);
-  for (const name of ['capacity', 'leakRate', 'interval', 'mode']) rows.push([`leakyBucket.${name}`, () => leakyBucket({ capacity: 5, leakRate: 1, [name]: null } as never)]);
-  for (const name of ['limit', 'lease']) rows.push([`concurrency.${name}`, () => concurrency({ limit: 5, [name]: null } as never)]);
+  for (const name of ['capacity', 'refillRate', 'interval'])
+    rows.push([`tokenBucket.${name}`, () => tokenBucket({ capacity: 5, refillRate: 1, [name]: null } as never)]);
+  for (const name of ['capacity', 'leakRate', 'interval', 'mode'])
+    rows.push([`leakyBucket.${name}`, () => leakyBucket({ capacity: 5, leakRate: 1, [name]: null } as never)]);
+  for (const name of ['limit', 'lease'])
+    rows.push([`concurrency.${name}`, () => concurrency({ limit: 5, [name]: null } as never)]);
 
   it.each(rows)('%s', (field, make) => {
     const error = rejection(make);

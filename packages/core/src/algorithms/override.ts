@@ -31,18 +31,36 @@ export function withOverrides<A extends Algorithm>(algorithm: A): A {
  */
 export function checkOverride(value: unknown, base: Algorithm | undefined, field: string): Algorithm {
   if (!isAlgorithm(value)) {
-    throw new InvalidAlgorithmError(value, "an override is an algorithm such as fixedWindow({ limit: 10, window: '1m' })");
+    throw new InvalidAlgorithmError(
+      value,
+      "an override is an algorithm such as fixedWindow({ limit: 10, window: '1m' })",
+    );
   }
-  if (value.stateKind === 'leases') throw new InvalidOptionError(field, value.kind, 'a rate algorithm (a concurrency limit takes no override)');
-  if (value.blockMs > 0) throw new InvalidOptionError(field, value.kind, "an algorithm without a lockout of its own (the limit's blockDuration applies to an overridden key too)");
+  if (value.stateKind === 'leases')
+    throw new InvalidOptionError(field, value.kind, 'a rate algorithm (a concurrency limit takes no override)');
+  if (value.blockMs > 0)
+    throw new InvalidOptionError(
+      field,
+      value.kind,
+      "an algorithm without a lockout of its own (the limit's blockDuration applies to an overridden key too)",
+    );
   if (base !== undefined && base.kind !== value.kind) {
-    throw new InvalidOptionError(field, value.kind, `a ${base.kind} algorithm, as the limit's own (an override changes a limit's numbers; the key's state is kept)`);
+    throw new InvalidOptionError(
+      field,
+      value.kind,
+      `a ${base.kind} algorithm, as the limit's own (an override changes a limit's numbers; the key's state is kept)`,
+    );
   }
   const timed = value.script.timed;
   if (timed !== undefined) {
     const now = Date.now();
     const same = base?.script.timed !== undefined && base.script.timed.values(now).join() === timed.values(now).join();
-    if (!same) throw new InvalidOptionError(field, value.kind, `the periods of the limit's own ${value.kind} (its period, time zone and week start: an override changes only its numbers)`);
+    if (!same)
+      throw new InvalidOptionError(
+        field,
+        value.kind,
+        `the periods of the limit's own ${value.kind} (its period, time zone and week start: an override changes only its numbers)`,
+      );
   }
   return value;
 }

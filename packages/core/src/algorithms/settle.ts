@@ -31,5 +31,6 @@ export function settleBy(giveBack: GiveBack, overshoot: Overshoot): NumericAlgor
  * algorithm whose units have no place in time; a leaky bucket's do: it gives back the tail of its slots).
  */
 export function undoDifference(undo: NumericAlgorithm['undo']): GiveBack {
-  return (s, at, { now, cost, actual, chargedAt, delayMs }) => undo(s, at, { now, cost: cost - actual, chargedAt, delayMs });
+  return (s, at, { now, cost, actual, chargedAt, delayMs }) =>
+    undo(s, at, { now, cost: cost - actual, chargedAt, delayMs });
 }

@@ -8,7 +8,13 @@ describe('slidingWindowCounter: admits while previous × (window − elapsed) / 
     const [t0, t1] = [990, 1200];
     runSteps(slidingWindowCounter({ limit: 100, window: '1s' }), [
       { at: t0, times: 100, admitted: 100, last: { remaining: 0, resetMs: 1010 }, expiresAt: 2000 },
-      { at: t1, times: 100, admitted: 20, last: { allowed: false, remaining: 0, retryAfterMs: 10, resetMs: 1800 }, expiresAt: 3000 },
+      {
+        at: t1,
+        times: 100,
+        admitted: 20,
+        last: { allowed: false, remaining: 0, retryAfterMs: 10, resetMs: 1800 },
+        expiresAt: 3000,
+      },
     ]);
   });
 
@@ -56,10 +62,13 @@ describe('slidingWindowCounter: admits while previous × (window − elapsed) / 
 
   it('a smaller limit counts the usage already in both windows', () => {
     const [t0, t1] = [0, 1500];
-    runSteps([slidingWindowCounter({ limit: 10, window: '1s' }), slidingWindowCounter({ limit: 4, window: '1s' })], [
-      { at: t0, times: 10, admitted: 10 },
-      { at: t1, config: 1, last: { allowed: false, remaining: 0 } },
-    ]);
+    runSteps(
+      [slidingWindowCounter({ limit: 10, window: '1s' }), slidingWindowCounter({ limit: 4, window: '1s' })],
+      [
+        { at: t0, times: 10, admitted: 10 },
+        { at: t1, config: 1, last: { allowed: false, remaining: 0 } },
+      ],
+    );
   });
 
   it('undo gives back units in the current window only', () => {

@@ -132,9 +132,16 @@ export function slidingWindowCounter(options: SlidingWindowCounterOptions): Nume
   return {
     // `[currentWindowStart, previousCount, currentCount]`; the longest recovery: a current count stops
     // mattering two windows after its window starts.
-    ...compactFields({ kind: 'sliding-window-counter', stateTag: 'swc', stateSize: 3, horizonMs: 2 * windowMs, ...common }),
+    ...compactFields({
+      kind: 'sliding-window-counter',
+      stateTag: 'swc',
+      stateSize: 3,
+      horizonMs: 2 * windowMs,
+      ...common,
+    }),
 
-    describe: () => `an estimate of any rolling ${formatDuration(windowMs)}: previous window × remaining fraction + current ≤ ${limit}; under-counts a burst at the end of the previous window`,
+    describe: () =>
+      `an estimate of any rolling ${formatDuration(windowMs)}: previous window × remaining fraction + current ≤ ${limit}; under-counts a burst at the end of the previous window`,
     // An estimate: it bounds no span exactly.
     boundInSpan: () => undefined,
     leaseHoldMs: () => windowMs,

@@ -60,10 +60,13 @@ describe('slidingWindowLog: at most `limit` units in the rolling window (now −
 
   it('a smaller limit counts the records already in the window', () => {
     const [t0, t1] = [0, 10];
-    runSteps([slidingWindowLog({ limit: 10, window: '1s' }), slidingWindowLog({ limit: 5, window: '1s' })], [
-      { at: t0, times: 8, admitted: 8 },
-      { at: t1, config: 1, last: { allowed: false, remaining: 0, retryAfterMs: 990 } },
-    ]);
+    runSteps(
+      [slidingWindowLog({ limit: 10, window: '1s' }), slidingWindowLog({ limit: 5, window: '1s' })],
+      [
+        { at: t0, times: 8, admitted: 8 },
+        { at: t1, config: 1, last: { allowed: false, remaining: 0, retryAfterMs: 990 } },
+      ],
+    );
   });
 
   it('undo removes the newest record of that cost', () => {
@@ -91,7 +94,10 @@ describe('slidingWindowLog with countDenied', () => {
     }
     // The flood stopped at 999 (times never go back): every unit it recorded stays until 1999.
     expect(log.step(state, { now: 1998, cost: 1, commit: false }).decision.allowed).toBe(false);
-    expect(log.step(state, { now: 1999, cost: 1, commit: false }).decision).toMatchObject({ allowed: true, remaining: 2 });
+    expect(log.step(state, { now: 1999, cost: 1, commit: false }).decision).toMatchObject({
+      allowed: true,
+      remaining: 2,
+    });
     expect(state.sum).toBe(5000);
     expect(state.costs).toEqual([1, 1, 1, -4997]);
   });

@@ -91,7 +91,8 @@ export function slidingWindowLog(options: SlidingWindowLogOptions): LogAlgorithm
     const edge = now - windowMs;
     const { times, costs } = state;
     let sum = state.sum;
-    for (let i = state.head; i < times.length && times[i]! <= edge; i++) sum -= costs === null ? 1 : Math.abs(costs[i]!);
+    for (let i = state.head; i < times.length && times[i]! <= edge; i++)
+      sum -= costs === null ? 1 : Math.abs(costs[i]!);
     return sum;
   }
 
@@ -131,7 +132,8 @@ export function slidingWindowLog(options: SlidingWindowLogOptions): LogAlgorithm
       layoutRevision: 2,
     }),
 
-    describe: () => `any rolling window (now − ${formatDuration(windowMs)}, now] admits at most ${limit}, exactly; one record per admitted request`,
+    describe: () =>
+      `any rolling window (now − ${formatDuration(windowMs)}, now] admits at most ${limit}, exactly; one record per admitted request`,
     boundInSpan: (spanMs: number) => limit * Math.ceil(spanMs / windowMs),
     leaseHoldMs: () => windowMs,
 
@@ -216,7 +218,8 @@ export function slidingWindowLog(options: SlidingWindowLogOptions): LogAlgorithm
       if (i === -1) return;
       settleSum(state);
       // More than the estimate: taken up to limit + maxDebt in all (the live records' sum).
-      const next = actual <= cost ? actual : cost + Math.max(0, Math.min(actual - cost, limit + maxDebt - liveSum(state, now)));
+      const next =
+        actual <= cost ? actual : cost + Math.max(0, Math.min(actual - cost, limit + maxDebt - liveSum(state, now)));
       if (next === 0) {
         state.times.splice(i, 1);
         state.costs?.splice(i, 1);
@@ -244,7 +247,11 @@ function recordOf(state: LogState, { now, cost, chargedAt, delayMs = 0 }: UndoRe
   for (let i = times.length - 1; i >= state.head; i--) {
     // Times never decrease along the log: past the charge's time, no record can be its.
     if (times[i]! < from) return -1;
-    if ((costs === null ? 1 : costs[i]) === cost && (at === undefined || (times[i]! <= at && (delayMs > 0 ? times[i]! > from : true)))) return i;
+    if (
+      (costs === null ? 1 : costs[i]) === cost &&
+      (at === undefined || (times[i]! <= at && (delayMs > 0 ? times[i]! > from : true)))
+    )
+      return i;
   }
   return -1;
 }

@@ -51,7 +51,12 @@ export interface TokenBucketOptions {
  * give-back above: before any reservation `tail` is the stored refill time.
  */
 export function tokenBucket(options: TokenBucketOptions): NumericAlgorithm {
-  const o = checkOptions(options, ['capacity', 'refillRate', 'interval'], 'tokenBucket', bucketPeerOptions('refillRate'));
+  const o = checkOptions(
+    options,
+    ['capacity', 'refillRate', 'interval'],
+    'tokenBucket',
+    bucketPeerOptions('refillRate'),
+  );
   const { capacity, rate: refillRate, intervalMs, policy, common } = parseBucketOptions(o, 'tokenBucket', 'refillRate');
   /** Tokens per millisecond. */
   const rate = refillRate / intervalMs;

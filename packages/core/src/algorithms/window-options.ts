@@ -31,7 +31,10 @@ export interface ParsedWindow {
    * Fields every window algorithm has, to spread into its spec (see `define.ts`), with the
    * configuration every window algorithm's Lua twin reads: `LIMIT`, `WINDOW` (ms), `COUNT_DENIED` (1 or 0).
    */
-  readonly common: Pick<AlgorithmSpec, 'limit' | 'maxCost' | 'policy' | 'countDenied' | 'mayDelay' | 'maxReserveMs' | 'options' | 'constants'>;
+  readonly common: Pick<
+    AlgorithmSpec,
+    'limit' | 'maxCost' | 'policy' | 'countDenied' | 'mayDelay' | 'maxReserveMs' | 'options' | 'constants'
+  >;
 }
 
 /**

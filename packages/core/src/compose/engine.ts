@@ -107,10 +107,19 @@ export class Composition<R> {
     this.anyEnforced = this.dryRun === undefined || this.dryRun.includes(false);
     this.maxDelayMs = policy.maxDelayMs ?? Infinity;
     this.reserves = this.maxDelayMs > 0 && Number.isFinite(this.maxDelayMs);
-    this.single = this.cores.length === 1 && !this.hasLeases && this.dryRun === undefined && !this.reserves && policy.idempotent !== true ? this.cores[0] : undefined;
+    this.single =
+      this.cores.length === 1 &&
+      !this.hasLeases &&
+      this.dryRun === undefined &&
+      !this.reserves &&
+      policy.idempotent !== true
+        ? this.cores[0]
+        : undefined;
     this.grouped = GroupedCharge.of(this.cores, { holdMs: this.maxDelayMs, dryRun: this.dryRun });
     // Every rate limit reserves its units for the request to wait for.
-    if (this.reserves) for (const core of this.cores) if (!core.isConcurrencyLimit) requireCapability(core.store, 'reservations', 'wait');
+    if (this.reserves)
+      for (const core of this.cores)
+        if (!core.isConcurrencyLimit) requireCapability(core.store, 'reservations', 'wait');
   }
 
   isConcurrencyLimit = (i: number): boolean => this.leases[i]!;
@@ -136,7 +145,14 @@ export class Composition<R> {
       const algorithm = algorithmIn(run, i, core.algorithm);
       const key = core.storeKeyOf(run.keys[i]!);
       const enforced = this.dryRun?.[i] === true ? false : undefined;
-      run.charges[i] = { key, algorithm, cost: run.costs[i]!, maxDelayMs: this.maxDelayOf(algorithm), idempotency: run.idempotency?.[i], enforced };
+      run.charges[i] = {
+        key,
+        algorithm,
+        cost: run.costs[i]!,
+        maxDelayMs: this.maxDelayOf(algorithm),
+        idempotency: run.idempotency?.[i],
+        enforced,
+      };
     }
   }
 
@@ -155,7 +171,11 @@ export class Composition<R> {
       if (answer === undefined || !answer.decision.allowed) continue;
       const took = answer.took;
       // A charge its group gave back (or never asked), or a replay, took nothing; a reservation's cancel is still told.
-      if ((took === 'rolled-back' || took === 'not-asked' || took === 'replayed') && (!cancels || this.leases[i] || took === 'not-asked')) continue;
+      if (
+        (took === 'rolled-back' || took === 'not-asked' || took === 'replayed') &&
+        (!cancels || this.leases[i] || took === 'not-asked')
+      )
+        continue;
       let back: MaybePromise<void>;
       if (this.leases[i]) {
         if (what === UNITS) continue;
@@ -187,7 +207,8 @@ export class Composition<R> {
   };
 
   /** The `maxDelayMs` of a rate limit's charge: the run's, within the algorithm's horizon, when the limits reserve; undefined: a consume. */
-  private readonly maxDelayOf = (algorithm: Algorithm): number | undefined => (this.reserves ? Math.min(this.maxDelayMs, algorithm.maxReserveMs) : undefined);
+  private readonly maxDelayOf = (algorithm: Algorithm): number | undefined =>
+    this.reserves ? Math.min(this.maxDelayMs, algorithm.maxReserveMs) : undefined;
 
   /** Charges limits `start..` in order. */
   private charge(start: number, run: Run): MaybePromise<R> {

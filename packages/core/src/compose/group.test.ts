@@ -16,12 +16,19 @@ class ArrayStore implements Store {
     const state = this.states.get(key);
     const s = state ?? new Float64Array(algorithm.stateSize);
     this.states.set(key, s);
-    return { decision: algorithm.step(s, 0, state === undefined, { now: now ?? 0, cost, commit: true }), took: 'charged' };
+    return {
+      decision: algorithm.step(s, 0, state === undefined, { now: now ?? 0, cost, commit: true }),
+      took: 'charged',
+    };
   }
   peek(key: string, algorithm: Algorithm, cost: number, now: number | undefined): Decision {
     if (algorithm.stateKind !== 'numeric') throw new Error('numeric only');
     const state = this.states.get(key);
-    return algorithm.step(state ?? new Float64Array(algorithm.stateSize), 0, state === undefined, { now: now ?? 0, cost, commit: false });
+    return algorithm.step(state ?? new Float64Array(algorithm.stateSize), 0, state === undefined, {
+      now: now ?? 0,
+      cost,
+      commit: false,
+    });
   }
   giveBack({ key, algorithm, cost }: GiveBack, now: number | undefined): void {
     const state = this.states.get(key);
@@ -38,7 +45,10 @@ class ArrayStore implements Store {
 
 /** A remote store that is down: every call fails. */
 class DownStore extends ArrayStore {
-  override readonly capabilities = { local: false, algorithms: ['fixed-window'] as const } as unknown as Store['capabilities'];
+  override readonly capabilities = {
+    local: false,
+    algorithms: ['fixed-window'] as const,
+  } as unknown as Store['capabilities'];
   override charge(): never {
     throw new StoreError('connection refused');
   }
@@ -46,7 +56,12 @@ class DownStore extends ArrayStore {
 
 describe('combineLimiters', () => {
   it("checks each cost against the limiter's maxCost, as the limiter itself does", async () => {
-    const capped = createLimiter({ algorithm: fixedWindow({ limit: 10, window: '1m' }), store: new ArrayStore(), clock: () => 0, maxCost: 2 });
+    const capped = createLimiter({
+      algorithm: fixedWindow({ limit: 10, window: '1m' }),
+      store: new ArrayStore(),
+      clock: () => 0,
+      maxCost: 2,
+    });
     await expect(capped.consume('k', 5)).rejects.toMatchObject({ code: 'RL_COST_EXCEEDS_CAPACITY' });
     await expect(combineLimiters([capped]).consume('k', 5)).rejects.toMatchObject({ code: 'RL_COST_EXCEEDS_CAPACITY' });
     expect((await capped.peek('k')).remaining).toBe(10);
@@ -54,8 +69,18 @@ describe('combineLimiters', () => {
 
   it('a limit that failed open (store down, policy allow) never binds the combined decision while another limit answered', async () => {
     const clock = () => 1_000;
-    const tenant = createLimiter({ algorithm: fixedWindow({ limit: 10, window: '1m' }), store: new ArrayStore(), clock });
-    const user = createLimiter({ algorithm: fixedWindow({ limit: 3, window: '1m' }), store: new DownStore(), clock, onStoreError: 'allow', timeout: false });
+    const tenant = createLimiter({
+      algorithm: fixedWindow({ limit: 10, window: '1m' }),
+      store: new ArrayStore(),
+      clock,
+    });
+    const user = createLimiter({
+      algorithm: fixedWindow({ limit: 3, window: '1m' }),
+      store: new DownStore(),
+      clock,
+      onStoreError: 'allow',
+      timeout: false,
+    });
     for (let i = 0; i < 4; i++) await tenant.consume('acme');
     const combined = await combineLimiters([tenant, user]).consume(['acme', 'alice']);
     expect(combined.decisions[1]).toMatchObject({ allowed: true, reason: 'store-error', remaining: 2 });

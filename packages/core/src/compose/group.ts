@@ -58,14 +58,21 @@ export class LimiterGroup {
       throw new InvalidOptionError('combineLimiters.limiters', limiters, 'a non-empty array of limiters');
     }
     limiters.forEach((limiter, i) => {
-      if (!(limiter instanceof Limiter)) throw new InvalidOptionError(`combineLimiters.limiters[${i}]`, limiter, 'a limiter from createLimiter()');
-      if (limiter.algorithm === undefined) throw new InvalidOptionError(`combineLimiters.limiters[${i}]`, limiter, 'a limiter with an algorithm of its own (createLimiter({ algorithm, ... }))');
+      if (!(limiter instanceof Limiter))
+        throw new InvalidOptionError(`combineLimiters.limiters[${i}]`, limiter, 'a limiter from createLimiter()');
+      if (limiter.algorithm === undefined)
+        throw new InvalidOptionError(
+          `combineLimiters.limiters[${i}]`,
+          limiter,
+          'a limiter with an algorithm of its own (createLimiter({ algorithm, ... }))',
+        );
     });
     this.limiters = [...limiters];
     this.synchronous = this.limiters.every((limiter) => limiter.synchronous);
     this.composition = new Composition<CombinedDecision>(this.limiters, (run, composition) => {
       const { decisions, deniedBy } = run;
-      const release = composition.hasLeases && deniedBy === -1 ? () => composition.giveBack(run, PERMITS) ?? RESOLVED : released;
+      const release =
+        composition.hasLeases && deniedBy === -1 ? () => composition.giveBack(run, PERMITS) ?? RESOLVED : released;
       const settle = (actual: unknown): Promise<void> => {
         const perLimit = actualPerLimit(actual, decisions.length, undefined, 'combined.settle.actualCost');
         return (deniedBy === -1 ? settleRun(composition, run, perLimit) : undefined) ?? RESOLVED;
@@ -98,7 +105,9 @@ export class LimiterGroup {
    */
   consumeSync(keys: string | readonly string[], cost: number | readonly number[] = 1): CombinedDecision {
     if (!this.synchronous) {
-      throw new UnsupportedError('group.consumeSync() needs limiters that answer synchronously (local stores such as MemoryStore, rate limits only); otherwise use await group.consume().');
+      throw new UnsupportedError(
+        'group.consumeSync() needs limiters that answer synchronously (local stores such as MemoryStore, rate limits only); otherwise use await group.consume().',
+      );
     }
     return this.run(keys, cost) as CombinedDecision;
   }
@@ -110,15 +119,19 @@ export class LimiterGroup {
   private run(keys: string | readonly string[], cost: number | readonly number[]): MaybePromise<CombinedDecision> {
     const limiters = this.limiters;
     const n = limiters.length;
-    if (typeof keys !== 'string' && (!Array.isArray(keys) || keys.length !== n)) throw new InvalidOptionError('keys', keys, `${n} keys, one per limiter`);
-    if (typeof cost !== 'number' && (!Array.isArray(cost) || cost.length !== n)) throw new InvalidOptionError('cost', cost, `${n} costs, one per limiter`);
+    if (typeof keys !== 'string' && (!Array.isArray(keys) || keys.length !== n))
+      throw new InvalidOptionError('keys', keys, `${n} keys, one per limiter`);
+    if (typeof cost !== 'number' && (!Array.isArray(cost) || cost.length !== n))
+      throw new InvalidOptionError('cost', cost, `${n} costs, one per limiter`);
     const run = new Run(n);
     for (let i = 0; i < n; i++) {
       const limiter = limiters[i]!;
       const key = typeof keys === 'string' ? keys : keys[i]!;
       limiter.storageKey(key);
       run.keys[i] = key;
-      run.costs[i] = limiter.isConcurrencyLimit ? 1 : checkLimiterCost(limiter, typeof cost === 'number' ? cost : cost[i], limiter.algorithm!);
+      run.costs[i] = limiter.isConcurrencyLimit
+        ? 1
+        : checkLimiterCost(limiter, typeof cost === 'number' ? cost : cost[i], limiter.algorithm!);
     }
     return this.composition.run(run);
   }
@@ -134,7 +147,13 @@ export function combineLimiters(limiters: readonly Limiter[], options: CombineOp
   const group = new LimiterGroup(limiters);
   if (observer !== undefined) {
     const keys = optionalBoolean(observeKeys, 'combineLimiters.options.observeKeys', false);
-    for (const limiter of group.limiters) coreOf(limiter)!.observe(observer as Observer, { limit: limiter.name, keys, dryRun: false, field: 'combineLimiters.options.observer' });
+    for (const limiter of group.limiters)
+      coreOf(limiter)!.observe(observer as Observer, {
+        limit: limiter.name,
+        keys,
+        dryRun: false,
+        field: 'combineLimiters.options.observer',
+      });
   }
   return group;
 }

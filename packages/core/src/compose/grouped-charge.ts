@@ -85,7 +85,8 @@ export class GroupedCharge {
       return { deniedBy: i, nothingTaken: true };
     }
     const issued = this.issue(run, alone, held);
-    const outcome = (failure: ChargeFailure | undefined): MaybePromise<Outcome> => (failure !== undefined ? { failure, deniedBy: -1 } : this.outcome(run, alone));
+    const outcome = (failure: ChargeFailure | undefined): MaybePromise<Outcome> =>
+      failure !== undefined ? { failure, deniedBy: -1 } : this.outcome(run, alone);
     return issued instanceof Promise ? issued.then(outcome) : outcome(issued);
   }
 
@@ -104,7 +105,9 @@ export class GroupedCharge {
 
   /** True when an enforced limit's decision in `run` would hold the request longer than `holdMs`. */
   private holdExceeded(run: Run): boolean {
-    return run.decisions.some((d, i) => d !== undefined && d.allowed && this.policy.dryRun?.[i] !== true && d.delayMs > this.policy.holdMs);
+    return run.decisions.some(
+      (d, i) => d !== undefined && d.allowed && this.policy.dryRun?.[i] !== true && d.delayMs > this.policy.holdMs,
+    );
   }
 
   /** The first limit of `run` whose answer is an enforced denial (a charge its group never asked is none), or -1. */
@@ -112,7 +115,13 @@ export class GroupedCharge {
     const answers = run.answers;
     for (let i = 0; i < answers.length; i++) {
       const answer = answers[i];
-      if (answer !== undefined && !answer.decision.allowed && this.policy.dryRun?.[i] !== true && answer.took !== 'not-asked') return i;
+      if (
+        answer !== undefined &&
+        !answer.decision.allowed &&
+        this.policy.dryRun?.[i] !== true &&
+        answer.took !== 'not-asked'
+      )
+        return i;
     }
     return -1;
   }
@@ -163,7 +172,11 @@ export class GroupedCharge {
    * once the others have answered, and only when no enforced limit before it denied: as one charged
    * after them, it is not asked (nor observed) after a denial.
    */
-  private issue(run: Run, alone: ChargeAlone, held: readonly (ChargeAnswer | undefined)[]): MaybePromise<ChargeFailure | undefined> {
+  private issue(
+    run: Run,
+    alone: ChargeAlone,
+    held: readonly (ChargeAnswer | undefined)[],
+  ): MaybePromise<ChargeFailure | undefined> {
     const batches = this.stores.map((store) => new ChargeBatch(store, this.policy.holdMs));
     let waiting = 0;
     let allIn: (() => void) | undefined;
@@ -208,7 +221,8 @@ export class GroupedCharge {
       // Every batch is sent, whatever one charge threw: the charges in it wait for their answers.
       for (const batch of batches) batch.send();
     }
-    const rest = (): MaybePromise<ChargeFailure | undefined> => failure ?? this.askDeferred(run, deferred, { k: 0, alone, held });
+    const rest = (): MaybePromise<ChargeFailure | undefined> =>
+      failure ?? this.askDeferred(run, deferred, { k: 0, alone, held });
     if (waiting === 0) return rest();
     return new Promise<void>((resolve) => (allIn = resolve)).then(rest);
   }
@@ -289,7 +303,8 @@ export class ChargeBatch {
     for (let i = 0; i < waiting.length; i++) {
       const w = waiting[i]!;
       const answer = answers[i];
-      if (answer === undefined) w.reject(new StoreError(`Store.chargeAll answered ${answers.length} of ${charges.length} charges`));
+      if (answer === undefined)
+        w.reject(new StoreError(`Store.chargeAll answered ${answers.length} of ${charges.length} charges`));
       else answer.then(w.resolve, w.reject);
     }
   }

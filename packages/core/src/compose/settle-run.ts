@@ -20,13 +20,18 @@ export interface SettledComposition {
  * every settle has (a failure is a `'storeError'` event, never a rejection), or `undefined` when all
  * were synchronous.
  */
-export function settleRun(composition: SettledComposition, run: Run, actual: readonly (number | undefined)[]): Promise<void> | undefined {
+export function settleRun(
+  composition: SettledComposition,
+  run: Run,
+  actual: readonly (number | undefined)[],
+): Promise<void> | undefined {
   const pending: Promise<void>[] = [];
   for (let i = 0; i < run.answers.length; i++) {
     const answer = run.answers[i];
     const charge = run.charges[i];
     const cost = actual[i];
-    if (answer === undefined || charge === undefined || cost === undefined || composition.isConcurrencyLimit(i)) continue;
+    if (answer === undefined || charge === undefined || cost === undefined || composition.isConcurrencyLimit(i))
+      continue;
     const { first, done } = composition.cores[i]!.settle(charge, answer, cost);
     // What a later give-back returns: the store may have charged less than a higher actual cost (maxDebt,
     // a window that ended) or given back less of a lower one (what refilled since), so the lower of the
@@ -45,13 +50,25 @@ export function settleRun(composition: SettledComposition, run: Run, actual: rea
  * (every one when undefined), or one entry per limit (`undefined`: not settled). Each cost is checked
  * ({@link checkActualCost}) before anything is settled; a bad one throws its typed error.
  */
-export function actualPerLimit(actual: unknown, limits: number, settles: readonly boolean[] | undefined, field: string): (number | undefined)[] {
+export function actualPerLimit(
+  actual: unknown,
+  limits: number,
+  settles: readonly boolean[] | undefined,
+  field: string,
+): (number | undefined)[] {
   if (Array.isArray(actual)) {
-    if (actual.length !== limits) throw new InvalidOptionError(field, actual, `a real cost (a number of 0 or more), or ${limits} of them, one per limit`);
+    if (actual.length !== limits)
+      throw new InvalidOptionError(
+        field,
+        actual,
+        `a real cost (a number of 0 or more), or ${limits} of them, one per limit`,
+      );
     return actual.map((cost: unknown) => (cost === undefined ? undefined : checkActualCost(cost)));
   }
   checkActualCost(actual);
-  return Array.from({ length: limits }, (_, i) => (settles === undefined || settles[i] ? (actual as number) : undefined));
+  return Array.from({ length: limits }, (_, i) =>
+    settles === undefined || settles[i] ? (actual as number) : undefined,
+  );
 }
 
 function nothing(): void {}

@@ -25,7 +25,11 @@ export class ActualCosts<Req, Res> {
     // Always an Error (Koa's 'error' handler throws for anything else), and a report that throws never escapes a response's 'close'.
     this.report = (req, res, error) => {
       try {
-        report(req, res, error instanceof Error ? error : new Error(`actualCost failed: ${String(error)}`, { cause: error }));
+        report(
+          req,
+          res,
+          error instanceof Error ? error : new Error(`actualCost failed: ${String(error)}`, { cause: error }),
+        );
       } catch {
         // The framework's own error path failed: nothing is left to tell.
       }
@@ -49,7 +53,12 @@ export class ActualCosts<Req, Res> {
     );
   }
 
-  private settleWith(req: Req, res: Res, result: RateLimitResult, costs: readonly unknown[]): Promise<void> | undefined {
+  private settleWith(
+    req: Req,
+    res: Res,
+    result: RateLimitResult,
+    costs: readonly unknown[],
+  ): Promise<void> | undefined {
     // The handler may have settled while an asynchronous actualCost ran.
     if (result.settled) return undefined;
     try {

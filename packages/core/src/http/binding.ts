@@ -64,9 +64,14 @@ export interface FrameworkBinding<Req> {
  * `'a function (ctx, result) that sets the denial response'`) and `requestWasSuccessful` (a function
  * `successSignature`, only with counting by outcome; see `checkSuccessTest`). Errors name `<owner>.<option>`.
  */
-export function checkAdapterFunctions(owner: string, onLimit: string, successSignature: string): NonNullable<FrameworkBinding<unknown>['checkAdapterOptions']> {
+export function checkAdapterFunctions(
+  owner: string,
+  onLimit: string,
+  successSignature: string,
+): NonNullable<FrameworkBinding<unknown>['checkAdapterOptions']> {
   return (options, counting) => {
-    if (options.onLimit !== undefined && typeof options.onLimit !== 'function') throw new InvalidOptionError(`${owner}.onLimit`, options.onLimit, onLimit);
+    if (options.onLimit !== undefined && typeof options.onLimit !== 'function')
+      throw new InvalidOptionError(`${owner}.onLimit`, options.onLimit, onLimit);
     checkSuccessTest(options.requestWasSuccessful, owner, counting, successSignature);
   };
 }

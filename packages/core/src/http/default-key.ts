@@ -39,7 +39,10 @@ export class DefaultKey<Req> {
     }
     const ip = binding.clientIp(req);
     if (typeof ip !== 'string' || ip.length === 0) {
-      throw new InvalidKeyError(ip, "the framework reports no client IP for this request (a closed socket, or a proxy setup that hides it); give the middleware a `key` function");
+      throw new InvalidKeyError(
+        ip,
+        'the framework reports no client IP for this request (a closed socket, or a proxy setup that hides it); give the middleware a `key` function',
+      );
     }
     if (ip.indexOf(':') === -1) return ip;
     // `198.51.100.7:50001`, `[2001:db8::1]:443`: a port would give each connection of a client a key of its own.

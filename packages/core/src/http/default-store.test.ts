@@ -57,7 +57,9 @@ describe('DefaultStore: the default store is made once, at its first use, and cl
 
   it('waits for an asynchronous close', async () => {
     let closed = false;
-    const defaults = new DefaultStore(() => Object.assign(new TestStore(), { close: () => Promise.resolve().then(() => void (closed = true)) }));
+    const defaults = new DefaultStore(() =>
+      Object.assign(new TestStore(), { close: () => Promise.resolve().then(() => void (closed = true)) }),
+    );
     defaults.storeFor(undefined);
     await defaults.close();
     expect(closed).toBe(true);
@@ -93,7 +95,16 @@ describe('HttpRateLimiter owns its default store through DefaultStore', () => {
     expect(given.close).not.toHaveBeenCalled();
 
     // Two limits without a store of their own share one default store.
-    const withDefault = new HttpRateLimiter({ limits: [{ name: 'a', algorithm }, { name: 'b', algorithm }] }, binding(create), new PrefixRegistry());
+    const withDefault = new HttpRateLimiter(
+      {
+        limits: [
+          { name: 'a', algorithm },
+          { name: 'b', algorithm },
+        ],
+      },
+      binding(create),
+      new PrefixRegistry(),
+    );
     expect(created).toHaveLength(1);
     expect(withDefault.ownedStore).toBe(created[0]);
     expect(withDefault.limiters.map((l) => l.store)).toEqual([created[0], created[0]]);
@@ -104,7 +115,14 @@ describe('HttpRateLimiter owns its default store through DefaultStore', () => {
   it('closes the default store it made when the options are refused after it (a limit its store cannot run)', () => {
     const store = closable();
     Object.assign(store, { capabilities: { ...store.capabilities, settle: false } });
-    expect(() => new HttpRateLimiter({ algorithm, actualCost: () => 1 }, binding(() => store), new PrefixRegistry())).toThrow();
+    expect(
+      () =>
+        new HttpRateLimiter(
+          { algorithm, actualCost: () => 1 },
+          binding(() => store),
+          new PrefixRegistry(),
+        ),
+    ).toThrow();
     expect(store.close).toHaveBeenCalledTimes(1);
   });
 });

@@ -7,7 +7,16 @@ import type { LimiterCore } from '../limiter/core.js';
 import { checkLimiterCost } from '../limiter/index.js';
 import { MAX_COUNT } from '../options.js';
 import type { MaybePromise } from '../store/interface.js';
-import type { AlgorithmFunction, CostFunction, DenyFunction, FingerprintFunction, IdempotencyKeyFunction, KeyFunction, LimitConfig, SkipFunction } from './option-types.js';
+import type {
+  AlgorithmFunction,
+  CostFunction,
+  DenyFunction,
+  FingerprintFunction,
+  IdempotencyKeyFunction,
+  KeyFunction,
+  LimitConfig,
+  SkipFunction,
+} from './option-types.js';
 import { refusal } from './refusal.js';
 import type { RateLimitResult } from './result.js';
 
@@ -140,7 +149,8 @@ export class Evaluation<Req> {
   private charge(req: Req): MaybePromise<RateLimitResult> {
     const run = new Run(this.resolutions.length, this.perRequest, this.idempotent);
     const pending = this.resolve(req, run, 0, KEY);
-    if (this.deny !== undefined) return pending === undefined ? this.denyOrRun(req, run) : pending.then(() => this.denyOrRun(req, run));
+    if (this.deny !== undefined)
+      return pending === undefined ? this.denyOrRun(req, run) : pending.then(() => this.denyOrRun(req, run));
     if (pending !== undefined) return pending.then(() => this.composition.run(run));
     return this.composition.run(run);
   }
@@ -198,8 +208,10 @@ export class Evaluation<Req> {
   private idempotency(req: Req, run: Run, i: number, r: Resolution<Req>): void {
     const id = r.idempotencyKey!(req);
     if (id === undefined) return;
-    const fingerprint: unknown = r.fingerprint === undefined ? `${this.line?.(req) ?? ''} cost ${run.costs[i]!}` : r.fingerprint(req);
-    if (typeof fingerprint !== 'string') throw new InvalidOptionError(r.field.replace('Key', 'Fingerprint'), fingerprint, 'a string');
+    const fingerprint: unknown =
+      r.fingerprint === undefined ? `${this.line?.(req) ?? ''} cost ${run.costs[i]!}` : r.fingerprint(req);
+    if (typeof fingerprint !== 'string')
+      throw new InvalidOptionError(r.field.replace('Key', 'Fingerprint'), fingerprint, 'a string');
     run.idempotency![i] = idempotentCharge(id, fingerprint, r.core.idempotency, r.field);
   }
 
@@ -229,7 +241,10 @@ export class Evaluation<Req> {
   private checkAlgorithm(r: Resolution<Req>, value: unknown): Algorithm {
     const algorithm = r.core.checkCallAlgorithm(value);
     if (algorithm.mayDelay && this.maxDelayMs === 0) {
-      throw new InvalidAlgorithmError(value, "a shaping leaky bucket (mode: 'shape') holds requests: give the middleware wait: { maxDelay }");
+      throw new InvalidAlgorithmError(
+        value,
+        "a shaping leaky bucket (mode: 'shape') holds requests: give the middleware wait: { maxDelay }",
+      );
     }
     return algorithm;
   }

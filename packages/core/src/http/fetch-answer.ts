@@ -94,7 +94,8 @@ export class FetchAnswer {
   deny(body: string | Response): Response {
     const status = this.status;
     let response: Response;
-    if (typeof body === 'string') response = new Response(body, { status, headers: { 'content-type': PROBLEM_CONTENT_TYPE } });
+    if (typeof body === 'string')
+      response = new Response(body, { status, headers: { 'content-type': PROBLEM_CONTENT_TYPE } });
     // A denial is never a success: an `onLimit` response left at 200 (`Response.json(...)`'s default) gets the denial's status.
     else response = body.status < 300 ? new Response(body.body, { status, headers: body.headers }) : body;
     return this.respond(response);

@@ -14,7 +14,11 @@ export function checkTrustProxy(value: unknown, field: string): TrustProxy {
   if (value === undefined) return false;
   if (typeof value === 'boolean') return value;
   if (typeof value === 'number' && Number.isInteger(value) && value >= 0) return value;
-  throw new InvalidOptionError(field, value, 'false (no proxy), a number of proxies in front of the app (1 for one load balancer), or true (every proxy: the leftmost X-Forwarded-For entry)');
+  throw new InvalidOptionError(
+    field,
+    value,
+    'false (no proxy), a number of proxies in front of the app (1 for one load balancer), or true (every proxy: the leftmost X-Forwarded-For entry)',
+  );
 }
 
 /**
@@ -23,7 +27,11 @@ export function checkTrustProxy(value: unknown, field: string): TrustProxy {
  * gives no address (a Next.js route handler, behind its platform's proxy), the nearest proxy is the
  * platform: its entry is the last one. More trusted hops than entries: the leftmost entry.
  */
-export function forwardedClient(remote: string | undefined, forwardedFor: string | null | undefined, trust: TrustProxy): string | undefined {
+export function forwardedClient(
+  remote: string | undefined,
+  forwardedFor: string | null | undefined,
+  trust: TrustProxy,
+): string | undefined {
   if (trust === false || trust === 0 || forwardedFor === null || forwardedFor === undefined) return remote;
   const entries = forwardedFor.split(',');
   // The chain from the client is [...X-Forwarded-For, remote]: the nearest of `trust` proxies is the
@@ -63,4 +71,5 @@ export function runtimeClientAddress(request: Request, context: unknown): string
   return undefined;
 }
 
-const onCloudflareWorkers = (globalThis as { navigator?: { userAgent?: string } }).navigator?.userAgent === 'Cloudflare-Workers';
+const onCloudflareWorkers =
+  (globalThis as { navigator?: { userAgent?: string } }).navigator?.userAgent === 'Cloudflare-Workers';

@@ -5,7 +5,8 @@ import { MAX_COUNT, isPrintableAscii } from '../options.js';
 
 /** Serialises a structured-field sf-string: `"` and `\` escaped. Only printable ASCII is allowed. */
 export function sfString(text: string): string {
-  if (!isPrintableAscii(text)) throw new InvalidOptionError('name', text, 'printable ASCII characters only (a structured-field string)');
+  if (!isPrintableAscii(text))
+    throw new InvalidOptionError('name', text, 'printable ASCII characters only (a structured-field string)');
   return `"${text.replace(/[\\"]/g, '\\$&')}"`;
 }
 

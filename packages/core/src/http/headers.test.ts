@@ -9,10 +9,21 @@ import { HeaderWriter, parseHeaderFormat, type HeaderFormat, type HeaderSource }
 const perMinute = makePolicy(100, 60_000);
 const perSecond = makePolicy(10, 1_000, 'burst');
 
-const access: HeaderAccess<Map<string, string>> = { get: (m, n) => m.get(n.toLowerCase()), set: (m, n, v) => void m.set(n.toLowerCase(), v) };
+const access: HeaderAccess<Map<string, string>> = {
+  get: (m, n) => m.get(n.toLowerCase()),
+  set: (m, n, v) => void m.set(n.toLowerCase(), v),
+};
 
 function source(decisions: (Decision | undefined)[], overrides: Partial<HeaderSource> = {}): HeaderSource {
-  return { decisions, costs: decisions.map(() => 1), enforcedDeniedBy: -1, rolledBack: false, retryAfterSeconds: 0, shownBinding: 0, ...overrides };
+  return {
+    decisions,
+    costs: decisions.map(() => 1),
+    enforcedDeniedBy: -1,
+    rolledBack: false,
+    retryAfterSeconds: 0,
+    shownBinding: 0,
+    ...overrides,
+  };
 }
 
 const limits = [
@@ -22,11 +33,39 @@ const limits = [
 
 describe('HeaderWriter', () => {
   it('writes one draft-8 member per limit, t from resetMs, and appends to another writer', () => {
-    const headers = new Map<string, string>([['ratelimit', '"other";r=5;t=9'], ['ratelimit-policy', '"other";q=10;w=10']]);
-    new HeaderWriter('draft-8', limits).write(access, headers, source([
-      makeDecision({ allowed: true, limit: 100, remaining: 99, resetMs: 59_001, retryAfterMs: 0, delayMs: 0, policy: perMinute, at: 0 }),
-      makeDecision({ allowed: true, limit: 10, remaining: 3, resetMs: 700, retryAfterMs: 0, delayMs: 0, policy: perSecond, at: 0 }),
-    ], { shownBinding: 1 }));
+    const headers = new Map<string, string>([
+      ['ratelimit', '"other";r=5;t=9'],
+      ['ratelimit-policy', '"other";q=10;w=10'],
+    ]);
+    new HeaderWriter('draft-8', limits).write(
+      access,
+      headers,
+      source(
+        [
+          makeDecision({
+            allowed: true,
+            limit: 100,
+            remaining: 99,
+            resetMs: 59_001,
+            retryAfterMs: 0,
+            delayMs: 0,
+            policy: perMinute,
+            at: 0,
+          }),
+          makeDecision({
+            allowed: true,
+            limit: 10,
+            remaining: 3,
+            resetMs: 700,
+            retryAfterMs: 0,
+            delayMs: 0,
+            policy: perSecond,
+            at: 0,
+          }),
+        ],
+        { shownBinding: 1 },
+      ),
+    );
     expect(headers.get('ratelimit')).toBe('"other";r=5;t=9, "100-in-1m";r=99;t=60, "burst";r=3;t=1');
     expect(headers.get('ratelimit-policy')).toBe('"other";q=10;w=10, "100-in-1m";q=100;w=60, "burst";q=10;w=1');
     expect(headers.has('retry-after')).toBe(false);
@@ -34,10 +73,35 @@ describe('HeaderWriter', () => {
 
   it('gives the denying limit t = Retry-After and reports rolled-back units as remaining', () => {
     const headers = new Map<string, string>();
-    new HeaderWriter('draft-8', limits).write(access, headers, source([
-      makeDecision({ allowed: true, limit: 100, remaining: 97, resetMs: 30_000, retryAfterMs: 0, delayMs: 0, policy: perMinute, at: 0 }),
-      makeDecision({ allowed: false, limit: 10, remaining: 0, resetMs: 1_000, retryAfterMs: 2_001, delayMs: 0, policy: perSecond, at: 0 }),
-    ], { enforcedDeniedBy: 1, shownBinding: 1, rolledBack: true, retryAfterSeconds: 3, costs: [2, 2] }));
+    new HeaderWriter('draft-8', limits).write(
+      access,
+      headers,
+      source(
+        [
+          makeDecision({
+            allowed: true,
+            limit: 100,
+            remaining: 97,
+            resetMs: 30_000,
+            retryAfterMs: 0,
+            delayMs: 0,
+            policy: perMinute,
+            at: 0,
+          }),
+          makeDecision({
+            allowed: false,
+            limit: 10,
+            remaining: 0,
+            resetMs: 1_000,
+            retryAfterMs: 2_001,
+            delayMs: 0,
+            policy: perSecond,
+            at: 0,
+          }),
+        ],
+        { enforcedDeniedBy: 1, shownBinding: 1, rolledBack: true, retryAfterSeconds: 3, costs: [2, 2] },
+      ),
+    );
     expect(headers.get('ratelimit')).toBe('"100-in-1m";r=99;t=30, "burst";r=0;t=3');
     expect(headers.get('retry-after')).toBe('3');
   });
@@ -45,15 +109,57 @@ describe('HeaderWriter', () => {
   it('keeps the most restrictive limit in the single-limit formats', () => {
     const headers = new Map<string, string>();
     const writer = new HeaderWriter('draft-7', limits.slice(0, 1));
-    writer.write(access, headers, source([makeDecision({ allowed: true, limit: 100, remaining: 5, resetMs: 10_000, retryAfterMs: 0, delayMs: 0, policy: perMinute, at: 0 })]));
-    writer.write(access, headers, source([makeDecision({ allowed: true, limit: 100, remaining: 50, resetMs: 10_000, retryAfterMs: 0, delayMs: 0, policy: perMinute, at: 0 })]));
+    writer.write(
+      access,
+      headers,
+      source([
+        makeDecision({
+          allowed: true,
+          limit: 100,
+          remaining: 5,
+          resetMs: 10_000,
+          retryAfterMs: 0,
+          delayMs: 0,
+          policy: perMinute,
+          at: 0,
+        }),
+      ]),
+    );
+    writer.write(
+      access,
+      headers,
+      source([
+        makeDecision({
+          allowed: true,
+          limit: 100,
+          remaining: 50,
+          resetMs: 10_000,
+          retryAfterMs: 0,
+          delayMs: 0,
+          policy: perMinute,
+          at: 0,
+        }),
+      ]),
+    );
     expect(headers.get('ratelimit')).toBe('limit=100, remaining=5, reset=10');
     expect(headers.get('ratelimit-policy')).toBe('100;w=60, 100;w=60');
   });
 
   it('leaves out a limit admitted by a fail-open policy', () => {
     const headers = new Map<string, string>();
-    const failOpen = { ...makeDecision({ allowed: true, limit: 100, remaining: 99, resetMs: 0, retryAfterMs: 0, delayMs: 0, policy: perMinute, at: 0 }), reason: 'store-error' as const };
+    const failOpen = {
+      ...makeDecision({
+        allowed: true,
+        limit: 100,
+        remaining: 99,
+        resetMs: 0,
+        retryAfterMs: 0,
+        delayMs: 0,
+        policy: perMinute,
+        at: 0,
+      }),
+      reason: 'store-error' as const,
+    };
     new HeaderWriter('draft-8', limits.slice(0, 1)).write(access, headers, source([failOpen]));
     expect(headers.has('ratelimit')).toBe(false);
     expect(headers.get('ratelimit-policy')).toBe('"100-in-1m";q=100;w=60');
@@ -62,14 +168,48 @@ describe('HeaderWriter', () => {
 
 describe('HeaderWriter with claim (one response, several rl middlewares)', () => {
   const reads: string[] = [];
-  const claiming: HeaderAccess<Map<string, string>> = { ...access, get: (m, n) => (reads.push(n), m.get(n.toLowerCase())), claim: claimResponse };
+  const claiming: HeaderAccess<Map<string, string>> = {
+    ...access,
+    get: (m, n) => (reads.push(n), m.get(n.toLowerCase())),
+    claim: claimResponse,
+  };
 
   it('sets the headers of the first writer without reading them back, and combines the later ones', () => {
     reads.length = 0;
     const headers = new Map<string, string>();
-    new HeaderWriter('draft-8', limits.slice(0, 1)).write(claiming, headers, source([makeDecision({ allowed: true, limit: 100, remaining: 99, resetMs: 59_001, retryAfterMs: 0, delayMs: 0, policy: perMinute, at: 0 })]));
+    new HeaderWriter('draft-8', limits.slice(0, 1)).write(
+      claiming,
+      headers,
+      source([
+        makeDecision({
+          allowed: true,
+          limit: 100,
+          remaining: 99,
+          resetMs: 59_001,
+          retryAfterMs: 0,
+          delayMs: 0,
+          policy: perMinute,
+          at: 0,
+        }),
+      ]),
+    );
     expect(reads).toEqual([]);
-    new HeaderWriter('draft-8', limits.slice(1)).write(claiming, headers, source([makeDecision({ allowed: true, limit: 10, remaining: 3, resetMs: 700, retryAfterMs: 0, delayMs: 0, policy: perSecond, at: 0 })]));
+    new HeaderWriter('draft-8', limits.slice(1)).write(
+      claiming,
+      headers,
+      source([
+        makeDecision({
+          allowed: true,
+          limit: 10,
+          remaining: 3,
+          resetMs: 700,
+          retryAfterMs: 0,
+          delayMs: 0,
+          policy: perSecond,
+          at: 0,
+        }),
+      ]),
+    );
     expect(headers.get('ratelimit')).toBe('"100-in-1m";r=99;t=60, "burst";r=3;t=1');
     expect(headers.get('ratelimit-policy')).toBe('"100-in-1m";q=100;w=60, "burst";q=10;w=1');
     expect(reads.length).toBeGreaterThan(0);
@@ -78,9 +218,54 @@ describe('HeaderWriter with claim (one response, several rl middlewares)', () =>
   it('keeps the most restrictive limit in the single-limit formats', () => {
     const headers = new Map<string, string>();
     const writer = new HeaderWriter('draft-6', limits.slice(0, 1));
-    writer.write(claiming, headers, source([makeDecision({ allowed: true, limit: 100, remaining: 50, resetMs: 10_000, retryAfterMs: 0, delayMs: 0, policy: perMinute, at: 0 })]));
-    writer.write(claiming, headers, source([makeDecision({ allowed: true, limit: 100, remaining: 5, resetMs: 10_000, retryAfterMs: 0, delayMs: 0, policy: perMinute, at: 0 })]));
-    writer.write(claiming, headers, source([makeDecision({ allowed: true, limit: 100, remaining: 70, resetMs: 10_000, retryAfterMs: 0, delayMs: 0, policy: perMinute, at: 0 })]));
+    writer.write(
+      claiming,
+      headers,
+      source([
+        makeDecision({
+          allowed: true,
+          limit: 100,
+          remaining: 50,
+          resetMs: 10_000,
+          retryAfterMs: 0,
+          delayMs: 0,
+          policy: perMinute,
+          at: 0,
+        }),
+      ]),
+    );
+    writer.write(
+      claiming,
+      headers,
+      source([
+        makeDecision({
+          allowed: true,
+          limit: 100,
+          remaining: 5,
+          resetMs: 10_000,
+          retryAfterMs: 0,
+          delayMs: 0,
+          policy: perMinute,
+          at: 0,
+        }),
+      ]),
+    );
+    writer.write(
+      claiming,
+      headers,
+      source([
+        makeDecision({
+          allowed: true,
+          limit: 100,
+          remaining: 70,
+          resetMs: 10_000,
+          retryAfterMs: 0,
+          delayMs: 0,
+          policy: perMinute,
+          at: 0,
+        }),
+      ]),
+    );
     expect(headers.get('ratelimit-remaining')).toBe('5');
     expect(claimResponse(headers)).toBe(false);
   });
@@ -89,13 +274,57 @@ describe('HeaderWriter with claim (one response, several rl middlewares)', () =>
 describe('HeaderWriter.writeBeneath (a Fetch middleware writes on the response of those inside it)', () => {
   const outer = new HeaderWriter('draft-8', limits.slice(0, 1));
   const inner = new HeaderWriter('draft-8', limits.slice(1));
-  const admitted = source([makeDecision({ allowed: true, limit: 100, remaining: 99, resetMs: 59_001, retryAfterMs: 0, delayMs: 0, policy: perMinute, at: 0 })]);
-  const innerAdmitted = source([makeDecision({ allowed: true, limit: 10, remaining: 3, resetMs: 700, retryAfterMs: 0, delayMs: 0, policy: perSecond, at: 0 })]);
-  const innerDenied = source([makeDecision({ allowed: false, limit: 10, remaining: 4, resetMs: 700, retryAfterMs: 2_000, delayMs: 0, policy: perSecond, at: 0 })], { enforcedDeniedBy: 0, retryAfterSeconds: 2 });
+  const admitted = source([
+    makeDecision({
+      allowed: true,
+      limit: 100,
+      remaining: 99,
+      resetMs: 59_001,
+      retryAfterMs: 0,
+      delayMs: 0,
+      policy: perMinute,
+      at: 0,
+    }),
+  ]);
+  const innerAdmitted = source([
+    makeDecision({
+      allowed: true,
+      limit: 10,
+      remaining: 3,
+      resetMs: 700,
+      retryAfterMs: 0,
+      delayMs: 0,
+      policy: perSecond,
+      at: 0,
+    }),
+  ]);
+  const innerDenied = source(
+    [
+      makeDecision({
+        allowed: false,
+        limit: 10,
+        remaining: 4,
+        resetMs: 700,
+        retryAfterMs: 2_000,
+        delayMs: 0,
+        policy: perSecond,
+        at: 0,
+      }),
+    ],
+    { enforcedDeniedBy: 0, retryAfterSeconds: 2 },
+  );
 
   /** The headers of `outer` then `inner` written in the order a Node response takes them (outer first), and beneath (inner first). */
-  function bothWays(formats: readonly [HeaderFormat, HeaderFormat], sources: readonly [HeaderSource, HeaderSource], outerLimit = limits.slice(0, 1), innerLimit = limits.slice(1)) {
-    const [outerWriter, innerWriter] = [new HeaderWriter(formats[0], outerLimit, () => 0), new HeaderWriter(formats[1], innerLimit, () => 0)];
+  function bothWays(
+    formats: readonly [HeaderFormat, HeaderFormat],
+    sources: readonly [HeaderSource, HeaderSource],
+    outerLimit = limits.slice(0, 1),
+    innerLimit = limits.slice(1),
+  ) {
+    const [outerWriter, innerWriter] = [
+      new HeaderWriter(formats[0], outerLimit, () => 0),
+      new HeaderWriter(formats[1], innerLimit, () => 0),
+    ];
     const inOrder = new Map<string, string>();
     outerWriter.write(access, inOrder, sources[0], true);
     innerWriter.write(access, inOrder, sources[1], false);
@@ -113,19 +342,88 @@ describe('HeaderWriter.writeBeneath (a Fetch middleware writes on the response o
     expect(headers.get('ratelimit-policy')).toBe('"100-in-1m";q=100;w=60, "burst";q=10;w=1');
   });
 
-  it.each(['draft-8', 'draft-7', 'draft-6', 'legacy'] as const)('%s: the same headers as the outer one written first, the inner one admitted or denying', (format) => {
-    const perMinuteOnly = limits.slice(0, 1);
-    // The inner limit with more remaining, fewer, the same, and denying with units left (a cost above them).
-    for (const innerSource of [
-      source([makeDecision({ allowed: true, limit: 100, remaining: 50, resetMs: 10_000, retryAfterMs: 0, delayMs: 0, policy: perMinute, at: 0 })]),
-      source([makeDecision({ allowed: true, limit: 100, remaining: 5, resetMs: 20_000, retryAfterMs: 0, delayMs: 0, policy: perMinute, at: 0 })]),
-      source([makeDecision({ allowed: true, limit: 100, remaining: 70, resetMs: 30_000, retryAfterMs: 0, delayMs: 0, policy: perMinute, at: 0 })]),
-      source([makeDecision({ allowed: false, limit: 100, remaining: 80, resetMs: 30_000, retryAfterMs: 4_000, delayMs: 0, policy: perMinute, at: 0 })], { enforcedDeniedBy: 0, retryAfterSeconds: 4 }),
-    ]) {
-      const { inOrder, beneath } = bothWays([format, format], [source([makeDecision({ allowed: true, limit: 100, remaining: 70, resetMs: 10_000, retryAfterMs: 0, delayMs: 0, policy: perMinute, at: 0 })]), innerSource], perMinuteOnly, perMinuteOnly);
-      expect(beneath).toEqual(inOrder);
-    }
-  });
+  it.each(['draft-8', 'draft-7', 'draft-6', 'legacy'] as const)(
+    '%s: the same headers as the outer one written first, the inner one admitted or denying',
+    (format) => {
+      const perMinuteOnly = limits.slice(0, 1);
+      // The inner limit with more remaining, fewer, the same, and denying with units left (a cost above them).
+      for (const innerSource of [
+        source([
+          makeDecision({
+            allowed: true,
+            limit: 100,
+            remaining: 50,
+            resetMs: 10_000,
+            retryAfterMs: 0,
+            delayMs: 0,
+            policy: perMinute,
+            at: 0,
+          }),
+        ]),
+        source([
+          makeDecision({
+            allowed: true,
+            limit: 100,
+            remaining: 5,
+            resetMs: 20_000,
+            retryAfterMs: 0,
+            delayMs: 0,
+            policy: perMinute,
+            at: 0,
+          }),
+        ]),
+        source([
+          makeDecision({
+            allowed: true,
+            limit: 100,
+            remaining: 70,
+            resetMs: 30_000,
+            retryAfterMs: 0,
+            delayMs: 0,
+            policy: perMinute,
+            at: 0,
+          }),
+        ]),
+        source(
+          [
+            makeDecision({
+              allowed: false,
+              limit: 100,
+              remaining: 80,
+              resetMs: 30_000,
+              retryAfterMs: 4_000,
+              delayMs: 0,
+              policy: perMinute,
+              at: 0,
+            }),
+          ],
+          { enforcedDeniedBy: 0, retryAfterSeconds: 4 },
+        ),
+      ]) {
+        const { inOrder, beneath } = bothWays(
+          [format, format],
+          [
+            source([
+              makeDecision({
+                allowed: true,
+                limit: 100,
+                remaining: 70,
+                resetMs: 10_000,
+                retryAfterMs: 0,
+                delayMs: 0,
+                policy: perMinute,
+                at: 0,
+              }),
+            ]),
+            innerSource,
+          ],
+          perMinuteOnly,
+          perMinuteOnly,
+        );
+        expect(beneath).toEqual(inOrder);
+      }
+    },
+  );
 
   it('writes a denial, or on a response no rl writer wrote on, as the first writer: set, nothing of an earlier value kept', () => {
     const denial = new Map<string, string>([['ratelimit', '"upstream";r=1;t=1']]);
@@ -143,9 +441,39 @@ describe('nodeHeaderAccess', () => {
     const reads: string[] = [];
     const getHeader = res.getHeader.bind(res);
     res.getHeader = (name: string) => (reads.push(name), getHeader(name));
-    new HeaderWriter('draft-8', limits.slice(0, 1)).write(nodeHeaderAccess, res, source([makeDecision({ allowed: true, limit: 100, remaining: 99, resetMs: 59_001, retryAfterMs: 0, delayMs: 0, policy: perMinute, at: 0 })]));
+    new HeaderWriter('draft-8', limits.slice(0, 1)).write(
+      nodeHeaderAccess,
+      res,
+      source([
+        makeDecision({
+          allowed: true,
+          limit: 100,
+          remaining: 99,
+          resetMs: 59_001,
+          retryAfterMs: 0,
+          delayMs: 0,
+          policy: perMinute,
+          at: 0,
+        }),
+      ]),
+    );
     expect(reads).toEqual([]);
-    new HeaderWriter('draft-8', limits.slice(1)).write(nodeHeaderAccess, res, source([makeDecision({ allowed: true, limit: 10, remaining: 3, resetMs: 700, retryAfterMs: 0, delayMs: 0, policy: perSecond, at: 0 })]));
+    new HeaderWriter('draft-8', limits.slice(1)).write(
+      nodeHeaderAccess,
+      res,
+      source([
+        makeDecision({
+          allowed: true,
+          limit: 10,
+          remaining: 3,
+          resetMs: 700,
+          retryAfterMs: 0,
+          delayMs: 0,
+          policy: perSecond,
+          at: 0,
+        }),
+      ]),
+    );
     expect(res.getHeader('ratelimit')).toBe('"100-in-1m";r=99;t=60, "burst";r=3;t=1');
     expect(res.getHeader('ratelimit-policy')).toBe('"100-in-1m";q=100;w=60, "burst";q=10;w=1');
   });
@@ -167,14 +495,29 @@ describe('parseHeaderFormat and sfString', () => {
 describe('HeaderWriter wall clock', () => {
   it('takes the legacy absolute reset from the wall clock it is given', () => {
     const headers = new Map<string, string>();
-    new HeaderWriter('legacy', limits, () => 1_000_000).write(access, headers, source([makeDecision({ allowed: true, limit: 100, remaining: 99, resetMs: 59_001, retryAfterMs: 0, delayMs: 0, policy: perMinute, at: 0 })]));
+    new HeaderWriter('legacy', limits, () => 1_000_000).write(
+      access,
+      headers,
+      source([
+        makeDecision({
+          allowed: true,
+          limit: 100,
+          remaining: 99,
+          resetMs: 59_001,
+          retryAfterMs: 0,
+          delayMs: 0,
+          policy: perMinute,
+          at: 0,
+        }),
+      ]),
+    );
     expect(headers.get('x-ratelimit-reset')).toBe(String(Math.ceil((1_000_000 + 59_001) / 1000)));
   });
 
   // A fixed window of a minute from 1_800_000_000_000 (a whole second): every request in it resets at
   // 1_800_000_060. The decision is taken at `at` (the store's Date.now() or Redis TIME); the header
   // is written a few ms later, by a wall clock that has moved on since: the reset must not move with it.
-  it('legacy: X-RateLimit-Reset is the same for every request of one window, the decision\'s instant, however late the headers are written', () => {
+  it("legacy: X-RateLimit-Reset is the same for every request of one window, the decision's instant, however late the headers are written", () => {
     const windowEnd = 1_800_000_060_000;
     let wall = 0;
     const writer = new HeaderWriter('legacy', limits, () => wall);
@@ -184,7 +527,22 @@ describe('HeaderWriter wall clock', () => {
         wall = at + lateBy;
         const headers = new Map<string, string>();
         // resetMs as a step returns it: rounded up to a whole ms after `at`.
-        writer.write(access, headers, source([makeDecision({ allowed: true, limit: 100, remaining: 50, resetMs: Math.ceil(windowEnd - at), retryAfterMs: 0, delayMs: 0, policy: perMinute, at })]));
+        writer.write(
+          access,
+          headers,
+          source([
+            makeDecision({
+              allowed: true,
+              limit: 100,
+              remaining: 50,
+              resetMs: Math.ceil(windowEnd - at),
+              retryAfterMs: 0,
+              delayMs: 0,
+              policy: perMinute,
+              at,
+            }),
+          ]),
+        );
         resets.add(headers.get('x-ratelimit-reset')!);
       }
     }
@@ -197,7 +555,21 @@ describe('HeaderWriter wall clock', () => {
     new HeaderWriter('legacy', limits, () => at + 900).write(
       access,
       headers,
-      source([makeDecision({ allowed: false, limit: 100, remaining: 0, resetMs: 50_000, retryAfterMs: 50_000, delayMs: 0, policy: perMinute, at })], { enforcedDeniedBy: 0, retryAfterSeconds: 50 }),
+      source(
+        [
+          makeDecision({
+            allowed: false,
+            limit: 100,
+            remaining: 0,
+            resetMs: 50_000,
+            retryAfterMs: 50_000,
+            delayMs: 0,
+            policy: perMinute,
+            at,
+          }),
+        ],
+        { enforcedDeniedBy: 0, retryAfterSeconds: 50 },
+      ),
     );
     expect(headers.get('retry-after')).toBe('50');
     expect(headers.get('x-ratelimit-reset')).toBe('1800000060');
@@ -238,27 +610,51 @@ describe('every number in a header is an integer of at most 15 digits', () => {
     ['0.25', 0.25, '1'],
   ] as const)('a denial whose Retry-After is %s', (_label, seconds, expected) => {
     const headers = new Map<string, string>();
-    new HeaderWriter('draft-8', [huge]).write(access, headers, source([decision(false, 0, Infinity, Infinity)], { enforcedDeniedBy: 0, retryAfterSeconds: seconds }));
+    new HeaderWriter('draft-8', [huge]).write(
+      access,
+      headers,
+      source([decision(false, 0, Infinity, Infinity)], { enforcedDeniedBy: 0, retryAfterSeconds: seconds }),
+    );
     expect(headers.get('retry-after')).toBe(expected);
     expect(headers.get('ratelimit')).toBe(`"huge";r=0;t=${expected}`);
   });
 
-  it.each(['draft-8', 'draft-7', 'draft-6', 'legacy'] as const)('%s: no NaN, Infinity, exponent or 16-digit number', (format: HeaderFormat) => {
-    for (const limit of [huge, odd]) {
-      for (const [remaining, resetMs, seconds] of [[Number.NaN, Number.NaN, Number.NaN], [Infinity, Infinity, Infinity], [1e21, 1e300, 1e21]]) {
-        for (const denied of [false, true]) {
-          const headers = new Map<string, string>();
-          const wallClock = (): number => 1_800_000_000_000;
-          const d = makeDecision({ allowed: !denied, limit: limit.policy.quota, remaining: remaining!, resetMs: resetMs!, retryAfterMs: denied ? resetMs! : 0, delayMs: 0, policy: limit.policy, at: 0 });
-          new HeaderWriter(format, [limit], wallClock).write(access, headers, source([d], denied ? { enforcedDeniedBy: 0, retryAfterSeconds: seconds! } : {}));
-          expect(headers.size).toBeGreaterThan(0);
-          for (const value of headers.values()) {
-            expect(value).not.toMatch(/NaN|Infinity|e\+|e-|\d{16}|\./);
+  it.each(['draft-8', 'draft-7', 'draft-6', 'legacy'] as const)(
+    '%s: no NaN, Infinity, exponent or 16-digit number',
+    (format: HeaderFormat) => {
+      for (const limit of [huge, odd]) {
+        for (const [remaining, resetMs, seconds] of [
+          [Number.NaN, Number.NaN, Number.NaN],
+          [Infinity, Infinity, Infinity],
+          [1e21, 1e300, 1e21],
+        ]) {
+          for (const denied of [false, true]) {
+            const headers = new Map<string, string>();
+            const wallClock = (): number => 1_800_000_000_000;
+            const d = makeDecision({
+              allowed: !denied,
+              limit: limit.policy.quota,
+              remaining: remaining!,
+              resetMs: resetMs!,
+              retryAfterMs: denied ? resetMs! : 0,
+              delayMs: 0,
+              policy: limit.policy,
+              at: 0,
+            });
+            new HeaderWriter(format, [limit], wallClock).write(
+              access,
+              headers,
+              source([d], denied ? { enforcedDeniedBy: 0, retryAfterSeconds: seconds! } : {}),
+            );
+            expect(headers.size).toBeGreaterThan(0);
+            for (const value of headers.values()) {
+              expect(value).not.toMatch(/NaN|Infinity|e\+|e-|\d{16}|\./);
+            }
           }
         }
       }
-    }
-  });
+    },
+  );
 
   it('Retry-After and the problem body take whole seconds from 1 to 15 digits, for any retry time', () => {
     expect(retryAfterSeconds(0)).toBe(1);

@@ -36,7 +36,11 @@ export function parseHeaderFormat(value: unknown, field: string): HeaderFormat |
   if (value === false) return false;
   const format = typeof value === 'string' ? FORMAT_ALIASES[value] : undefined;
   if (format === undefined) {
-    throw new InvalidOptionError(field, value, "'draft-8' (the default; also 'draft-9' to 'draft-11'), 'draft-7', 'draft-6', 'legacy', true or false");
+    throw new InvalidOptionError(
+      field,
+      value,
+      "'draft-8' (the default; also 'draft-9' to 'draft-11'), 'draft-7', 'draft-6', 'legacy', true or false",
+    );
   }
   return format;
 }
@@ -125,9 +129,10 @@ export class HeaderWriter {
       const policy = policies[i];
       if (!this.shown[i] || policy === undefined) continue;
       const quota = clampCount(policy.quota);
-      const member = this.format === 'draft-8'
-        ? `${sfString(this.limits[i]!.name ?? policy.name)};q=${quota};w=${clampSeconds(policy.windowSeconds)}`
-        : `${quota};w=${clampSeconds(policy.windowSeconds)}`;
+      const member =
+        this.format === 'draft-8'
+          ? `${sfString(this.limits[i]!.name ?? policy.name)};q=${quota};w=${clampSeconds(policy.windowSeconds)}`
+          : `${quota};w=${clampSeconds(policy.windowSeconds)}`;
       value = value === '' ? member : `${value}, ${member}`;
     }
     return value;
@@ -177,7 +182,8 @@ export class HeaderWriter {
    * or a target without `RateLimit-Policy` (no rl writer wrote on it), is written as by the first writer.
    */
   writeBeneath<T>(access: HeaderAccess<T>, target: T, source: HeaderSource): void {
-    const inner = source.enforcedDeniedBy === -1 && this.format !== false && !isEmpty(access.get(target, 'RateLimit-Policy'));
+    const inner =
+      source.enforcedDeniedBy === -1 && this.format !== false && !isEmpty(access.get(target, 'RateLimit-Policy'));
     this.place(access, target, source, inner ? BENEATH : FIRST);
   }
 
@@ -224,7 +230,11 @@ export class HeaderWriter {
     access.set(target, `${prefix}Limit`, String(quota));
     access.set(target, `${prefix}Remaining`, String(remaining));
     const resetMs = denied && i === deniedBy ? seconds * 1000 : decision.resetMs;
-    access.set(target, `${prefix}Reset`, String(format === 'draft-6' ? seconds : epochResetSeconds(decision.at, resetMs, this.wallClock())));
+    access.set(
+      target,
+      `${prefix}Reset`,
+      String(format === 'draft-6' ? seconds : epochResetSeconds(decision.at, resetMs, this.wallClock())),
+    );
   }
 }
 

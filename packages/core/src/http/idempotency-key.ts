@@ -22,4 +22,3 @@ export function idempotencyKeyFrom(headers: RequestHeaders): string | undefined 
   const string = /^"((?:[^"\\]|\\["\\])+)"$/.exec(text);
   return string === null ? undefined : string[1]!.replace(/\\(["\\])/g, '$1');
 }
-

@@ -15,8 +15,26 @@ export { checkOptionNames } from './options.js';
 export { mergeRouteOptions, type RouteSetting, type RouteStateOptions } from './route-options.js';
 export { DefaultStore } from './default-store.js';
 export { DefaultKey } from './default-key.js';
-export type { HttpRateLimitOptions, LimitOptions, WaitOptions, KeyFunction, CostFunction, ActualCostFunction, SkipFunction, DenyFunction, IdempotencyKeyFunction, FingerprintFunction } from './option-types.js';
-export { checkAdapterFunctions, requestHeader, type FrameworkBinding, type RequestHeaders, type NodeRequestHeaders, type FetchRequestHeaders } from './binding.js';
+export type {
+  HttpRateLimitOptions,
+  LimitOptions,
+  WaitOptions,
+  KeyFunction,
+  CostFunction,
+  ActualCostFunction,
+  SkipFunction,
+  DenyFunction,
+  IdempotencyKeyFunction,
+  FingerprintFunction,
+} from './option-types.js';
+export {
+  checkAdapterFunctions,
+  requestHeader,
+  type FrameworkBinding,
+  type RequestHeaders,
+  type NodeRequestHeaders,
+  type FetchRequestHeaders,
+} from './binding.js';
 export { FetchAnswer, type FetchRequest } from './fetch-answer.js';
 export { checkTrustProxy, forwardedClient, runtimeClientAddress, type TrustProxy } from './fetch-client.js';
 export { RateLimitResult } from './result.js';
@@ -31,7 +49,13 @@ export { OutageLog, consoleLogger, OUTAGE_QUIET_MS, type OutageLogger } from './
 export { PrefixRegistry } from './prefixes.js';
 export { DoubleCountCheck, DOUBLE_COUNT_CODE, type ResultSource } from './double-count.js';
 export { HeaderWriter, parseHeaderFormat, type HeaderFormat, type HeaderSource, type HeaderLimit } from './headers.js';
-export { claimResponse, nodeHeaderAccess, fetchHeaderAccess, type HeaderAccess, type NodeHeaderTarget } from './header-access.js';
+export {
+  claimResponse,
+  nodeHeaderAccess,
+  fetchHeaderAccess,
+  type HeaderAccess,
+  type NodeHeaderTarget,
+} from './header-access.js';
 export { sfString } from './header-values.js';
 // A warning on every runtime (a process warning, else console.warn), for an adapter with no error path to report on.
 export { emitWarning } from '../runtime.js';

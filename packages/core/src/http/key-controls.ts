@@ -55,17 +55,30 @@ export function keyControls(sets: Iterable<LimitSet>, owner: string): KeyControl
       const verb = `${owner}setOverride`;
       const target = targetOf(options, verb);
       const { limit: _, ...overrideOptions } = options ?? ({} as HttpOverrideOptions);
-      await Promise.all(overridable(sets, verb, target, (algorithm as Partial<Algorithm> | null)?.kind ?? '').map((limiter) => limiter.setOverride(key, algorithm, overrideOptions as OverrideOptions)));
+      await Promise.all(
+        overridable(sets, verb, target, (algorithm as Partial<Algorithm> | null)?.kind ?? '').map((limiter) =>
+          limiter.setOverride(key, algorithm, overrideOptions as OverrideOptions),
+        ),
+      );
     },
     async getOverride(key, options) {
-      for (const limiter of overridable(sets, `${owner}getOverride`, targetOf(options, `${owner}getOverride`), undefined)) {
+      for (const limiter of overridable(
+        sets,
+        `${owner}getOverride`,
+        targetOf(options, `${owner}getOverride`),
+        undefined,
+      )) {
         const found = await limiter.getOverride(key);
         if (found !== undefined) return found;
       }
       return undefined;
     },
     async clearOverride(key, options) {
-      await Promise.all(overridable(sets, `${owner}clearOverride`, targetOf(options, `${owner}clearOverride`), undefined).map((limiter) => limiter.clearOverride(key)));
+      await Promise.all(
+        overridable(sets, `${owner}clearOverride`, targetOf(options, `${owner}clearOverride`), undefined).map(
+          (limiter) => limiter.clearOverride(key),
+        ),
+      );
     },
   };
 }
@@ -77,7 +90,9 @@ export function keyControls(sets: Iterable<LimitSet>, owner: string): KeyControl
 export function bannable(sets: Iterable<LimitSet>, verb: string): readonly Limiter[] {
   const limiters = [...sets].flatMap((set) => set.limiters.filter((limiter) => !limiter.isConcurrencyLimit));
   if (limiters.length === 0 || limiters.some((limiter) => !coreOf(limiter)!.bans)) {
-    throw new UnsupportedError(`${verb}() needs bans: true on the middleware (and on each route with limits of its own): each decision then reads the key's ban in the same store step.`);
+    throw new UnsupportedError(
+      `${verb}() needs bans: true on the middleware (and on each route with limits of its own): each decision then reads the key's ban in the same store step.`,
+    );
   }
   return limiters;
 }
@@ -85,8 +100,10 @@ export function bannable(sets: Iterable<LimitSet>, verb: string): readonly Limit
 /** The limit name of `options` (an object or undefined), checked. */
 function targetOf(options: OverrideTarget | undefined, verb: string): string | undefined {
   if (options === undefined) return undefined;
-  if (options === null || typeof options !== 'object') throw new InvalidOptionError(`${verb}.options`, options, '{ limit } naming one of the limits');
-  if (options.limit !== undefined && typeof options.limit !== 'string') throw new InvalidOptionError(`${verb}.options.limit`, options.limit, "a limit's name");
+  if (options === null || typeof options !== 'object')
+    throw new InvalidOptionError(`${verb}.options`, options, '{ limit } naming one of the limits');
+  if (options.limit !== undefined && typeof options.limit !== 'string')
+    throw new InvalidOptionError(`${verb}.options.limit`, options.limit, "a limit's name");
   return options.limit;
 }
 
@@ -96,7 +113,12 @@ function targetOf(options: OverrideTarget | undefined, verb: string): string | u
  * any kind), at most one per set when a `kind` is given; all checking overrides. Otherwise, before any
  * is changed, an `InvalidOptionError` or `UnsupportedError` naming `verb`.
  */
-function overridable(sets: Iterable<LimitSet>, verb: string, limit: string | undefined, kind: string | undefined): readonly Limiter[] {
+function overridable(
+  sets: Iterable<LimitSet>,
+  verb: string,
+  limit: string | undefined,
+  kind: string | undefined,
+): readonly Limiter[] {
   const chosen: Limiter[] = [];
   const names = new Set<string>();
   for (const { limiters, limitNames } of sets) {
@@ -107,16 +129,29 @@ function overridable(sets: Iterable<LimitSet>, verb: string, limit: string | und
       return kind === undefined || limiter.algorithm === undefined || limiter.algorithm.kind === kind;
     });
     if (limit === undefined && kind !== undefined && matching.length > 1) {
-      throw new InvalidOptionError(`${verb}.options.limit`, undefined, `the name of the limit to override (several are ${kind} limits: ${limitNames.join(', ')})`);
+      throw new InvalidOptionError(
+        `${verb}.options.limit`,
+        undefined,
+        `the name of the limit to override (several are ${kind} limits: ${limitNames.join(', ')})`,
+      );
     }
     chosen.push(...matching);
   }
   if (chosen.length === 0) {
-    const detail = limit === undefined ? `a rate limit of this middleware of the override's kind (${kind ?? 'any'})` : `the name of a rate limit: ${[...names].join(', ') || 'there is none'}`;
-    throw new InvalidOptionError(limit === undefined ? `${verb}.algorithm` : `${verb}.options.limit`, limit ?? kind, detail);
+    const detail =
+      limit === undefined
+        ? `a rate limit of this middleware of the override's kind (${kind ?? 'any'})`
+        : `the name of a rate limit: ${[...names].join(', ') || 'there is none'}`;
+    throw new InvalidOptionError(
+      limit === undefined ? `${verb}.algorithm` : `${verb}.options.limit`,
+      limit ?? kind,
+      detail,
+    );
   }
   if (chosen.some((limiter) => !coreOf(limiter)!.overrides)) {
-    throw new UnsupportedError(`${verb}() needs overrides: true on the middleware (and on each route with limits of its own): each decision then reads the key's override in the same store step.`);
+    throw new UnsupportedError(
+      `${verb}() needs overrides: true on the middleware (and on each route with limits of its own): each decision then reads the key's override in the same store step.`,
+    );
   }
   return chosen;
 }

@@ -46,11 +46,19 @@ describe('ipKey', () => {
 
   it('keys an IPv4 client the same in dotted, mapped, compatible and hex forms (first octet 1..255)', () => {
     fc.assert(
-      fc.property(fc.integer({ min: 1, max: 255 }), fc.integer({ min: 0, max: 255 }), fc.integer({ min: 0, max: 255 }), fc.integer({ min: 0, max: 255 }), fc.constantFrom(56, 64, 128, false as const), (a, b, c, d, subnet) => {
-        const v4 = `${a}.${b}.${c}.${d}`;
-        const hex = `${((a << 8) | b).toString(16)}:${((c << 8) | d).toString(16)}`;
-        for (const form of [v4, `::ffff:${v4}`, `::${v4}`, `::${hex}`, `::ffff:${hex}`, `[::${v4}]:8080`]) expect(ipKey(form, subnet)).toBe(v4);
-      }),
+      fc.property(
+        fc.integer({ min: 1, max: 255 }),
+        fc.integer({ min: 0, max: 255 }),
+        fc.integer({ min: 0, max: 255 }),
+        fc.integer({ min: 0, max: 255 }),
+        fc.constantFrom(56, 64, 128, false as const),
+        (a, b, c, d, subnet) => {
+          const v4 = `${a}.${b}.${c}.${d}`;
+          const hex = `${((a << 8) | b).toString(16)}:${((c << 8) | d).toString(16)}`;
+          for (const form of [v4, `::ffff:${v4}`, `::${v4}`, `::${hex}`, `::ffff:${hex}`, `[::${v4}]:8080`])
+            expect(ipKey(form, subnet)).toBe(v4);
+        },
+      ),
     );
   });
 
@@ -58,7 +66,9 @@ describe('ipKey', () => {
     fc.assert(
       fc.property(fc.integer({ min: 0, max: 0xff }), fc.integer({ min: 0, max: 0xffff }), (high, low) => {
         expect(ipKey(`::${high.toString(16)}:${low.toString(16)}`)).toBe('::/56');
-        expect(ipKey(`::${high.toString(16)}:${low.toString(16)}`, false)).toBe(formatIPv6([0, 0, 0, 0, 0, 0, high, low]));
+        expect(ipKey(`::${high.toString(16)}:${low.toString(16)}`, false)).toBe(
+          formatIPv6([0, 0, 0, 0, 0, 0, high, low]),
+        );
       }),
     );
   });
@@ -120,7 +130,8 @@ describe('parseIPv6Subnet', () => {
     expect(parseIPv6Subnet(undefined, 'f')).toBe(56);
     expect(parseIPv6Subnet(false, 'f')).toBe(false);
     expect(parseIPv6Subnet(64, 'f')).toBe(64);
-    for (const bad of [0, 129, 56.5, '56', true]) expect(() => parseIPv6Subnet(bad, 'f')).toThrowError(/Invalid option f/);
+    for (const bad of [0, 129, 56.5, '56', true])
+      expect(() => parseIPv6Subnet(bad, 'f')).toThrowError(/Invalid option f/);
   });
 });
 
@@ -135,9 +146,13 @@ describe('the trust-all-proxies probe', () => {
     ['loopback', loopback, false],
     ['IPv4 only (0.0.0.0/0)', (address: string) => address.indexOf(':') === -1, false],
     ['trust nothing', () => false, false],
-    ['a function that throws', () => {
-      throw new Error('bad address');
-    }, false],
+    [
+      'a function that throws',
+      () => {
+        throw new Error('bad address');
+      },
+      false,
+    ],
   ] as const)('%s → %s', (_, trust, expected) => {
     expect(trustsEveryAddress(trust)).toBe(expected);
   });
@@ -145,19 +160,23 @@ describe('the trust-all-proxies probe', () => {
   it('sends a forged client behind 16 forwarding hops (the socket peer included), and sees whether the framework resolves it', () => {
     const seen: string[] = [];
     // proxy-addr's walk: the socket peer, then X-Forwarded-For from the right; the first untrusted hop is the client.
-    const resolve = (trust: (address: string, hop: number) => boolean) => (raw: { headers: { 'x-forwarded-for': string }; socket: { remoteAddress: string } }) => {
-      const chain = [raw.socket.remoteAddress, ...raw.headers['x-forwarded-for'].split(/\s*,\s*/).reverse()];
-      seen.push(...chain);
-      for (let hop = 0; hop < chain.length - 1; hop++) if (!trust(chain[hop]!, hop)) return chain[hop];
-      return chain[chain.length - 1];
-    };
+    const resolve =
+      (trust: (address: string, hop: number) => boolean) =>
+      (raw: { headers: { 'x-forwarded-for': string }; socket: { remoteAddress: string } }) => {
+        const chain = [raw.socket.remoteAddress, ...raw.headers['x-forwarded-for'].split(/\s*,\s*/).reverse()];
+        seen.push(...chain);
+        for (let hop = 0; hop < chain.length - 1; hop++) if (!trust(chain[hop]!, hop)) return chain[hop];
+        return chain[chain.length - 1];
+      };
     expect(resolvesForgedClient(resolve(() => true))).toBe(true);
     expect(seen).toHaveLength(17);
     expect(resolvesForgedClient(resolve((_, hop) => hop < 15))).toBe(false);
     expect(resolvesForgedClient(resolve(loopback))).toBe(false);
-    expect(resolvesForgedClient(() => {
-      throw new Error('not a request');
-    })).toBe(false);
+    expect(
+      resolvesForgedClient(() => {
+        throw new Error('not a request');
+      }),
+    ).toBe(false);
   });
 });
 

@@ -31,7 +31,14 @@ export function ipKey(ip: string, ipv6Subnet: number | false = DEFAULT_IPV6_SUBN
   const groups = parseIPv6(address);
   if (groups === undefined) return address;
   // Mapped (::ffff:0:0/96) or compatible (::/96 outside ::/104, which holds :: and ::1).
-  if (groups[0] === 0 && groups[1] === 0 && groups[2] === 0 && groups[3] === 0 && groups[4] === 0 && (groups[5] === 0xffff || (groups[5] === 0 && groups[6]! >= 0x100))) {
+  if (
+    groups[0] === 0 &&
+    groups[1] === 0 &&
+    groups[2] === 0 &&
+    groups[3] === 0 &&
+    groups[4] === 0 &&
+    (groups[5] === 0xffff || (groups[5] === 0 && groups[6]! >= 0x100))
+  ) {
     return `${groups[6]! >> 8}.${groups[6]! & 0xff}.${groups[7]! >> 8}.${groups[7]! & 0xff}`;
   }
   if (ipv6Subnet === false || ipv6Subnet >= 128) return formatIPv6(groups);
@@ -79,7 +86,11 @@ export function parseIPv6Subnet(value: unknown, field: string): number | false {
   if (value === undefined) return DEFAULT_IPV6_SUBNET;
   if (value === false) return false;
   if (typeof value !== 'number' || !Number.isInteger(value) || value < 1 || value > 128) {
-    throw new InvalidOptionError(field, value, 'an IPv6 prefix length from 1 to 128 (default 56), or false to key on whole addresses');
+    throw new InvalidOptionError(
+      field,
+      value,
+      'an IPv6 prefix length from 1 to 128 (default 56), or false to key on whole addresses',
+    );
   }
   return value;
 }
@@ -133,7 +144,7 @@ function parseGroups(text: string): number[] | undefined {
 export function formatIPv6(groups: readonly number[]): string {
   let bestStart = -1;
   let bestLength = 1;
-  for (let i = 0; i < 8; ) {
+  for (let i = 0; i < 8;) {
     if (groups[i] !== 0) {
       i++;
       continue;
@@ -146,7 +157,11 @@ export function formatIPv6(groups: readonly number[]): string {
     }
     i = j;
   }
-  const hex = (from: number, to: number): string => groups.slice(from, to).map((g) => g.toString(16)).join(':');
+  const hex = (from: number, to: number): string =>
+    groups
+      .slice(from, to)
+      .map((g) => g.toString(16))
+      .join(':');
   if (bestStart === -1) return hex(0, 8);
   return `${hex(0, bestStart)}::${hex(bestStart + bestLength, 8)}`;
 }
@@ -158,7 +173,9 @@ export function formatIPv6(groups: readonly number[]): string {
  * its limit.
  */
 export function hasForwardingHeader(headers: RequestHeaders): boolean {
-  return namesSomething(requestHeader(headers, 'x-forwarded-for')) || namesSomething(requestHeader(headers, 'forwarded'));
+  return (
+    namesSomething(requestHeader(headers, 'x-forwarded-for')) || namesSomething(requestHeader(headers, 'forwarded'))
+  );
 }
 
 function namesSomething(value: string | string[] | undefined): boolean {

@@ -91,8 +91,16 @@ export interface WaitOptions {
 
 /** The options of `createLimiter` that the HTTP layer passes through to every limit's limiter. */
 export const PASSED_LIMITER_OPTIONS = [
-  ...['timeout', 'clock', 'onStoreError', 'denyCache', 'storeRetryInterval', 'storeFailureThreshold', 'blockDuration'] as const,
-  ...['bans', 'overrides', 'maxDebt', 'idempotencyTtl', 'idempotencyMaxIds', 'idempotencyMaxReplays'] as const,
+  ...([
+    'timeout',
+    'clock',
+    'onStoreError',
+    'denyCache',
+    'storeRetryInterval',
+    'storeFailureThreshold',
+    'blockDuration',
+  ] as const),
+  ...(['bans', 'overrides', 'maxDebt', 'idempotencyTtl', 'idempotencyMaxIds', 'idempotencyMaxReplays'] as const),
 ];
 export type PassedLimiterOptions = (typeof PASSED_LIMITER_OPTIONS)[number];
 

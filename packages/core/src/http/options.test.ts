@@ -18,9 +18,25 @@ function rejectedField(options: Record<string, unknown>): string {
 
 describe('null is a bad value for every option, never "not given"', () => {
   const middlewareOptions = [
-    'store', 'prefix', 'key', 'cost', 'skip', 'headers', 'wait', 'ipv6Subnet', 'timers', 'dryRun', 'skipFailedRequests', 'skipSuccessfulRequests',
+    'store',
+    'prefix',
+    'key',
+    'cost',
+    'skip',
+    'headers',
+    'wait',
+    'ipv6Subnet',
+    'timers',
+    'dryRun',
+    'skipFailedRequests',
+    'skipSuccessfulRequests',
     // Passed through to createLimiter.
-    'timeout', 'clock', 'onStoreError', 'denyCache', 'storeRetryInterval', 'storeFailureThreshold',
+    'timeout',
+    'clock',
+    'onStoreError',
+    'denyCache',
+    'storeRetryInterval',
+    'storeFailureThreshold',
   ];
   it.each(middlewareOptions)('rateLimit.%s', (name) => {
     expect(rejectedField({ algorithm, [name]: null })).toBe(`rateLimit.${name}`);
@@ -29,7 +45,9 @@ describe('null is a bad value for every option, never "not given"', () => {
   it.each(['algorithm', 'limits'])('rateLimit.%s', (name) => {
     expect(rejectedField({ [name]: null })).toBe(`rateLimit.${name}`);
     // Beside the other one, a null is not "left out": exactly one of the two is given.
-    expect(rejectedField({ ...(name === 'algorithm' ? { limits: [{ algorithm }] } : { algorithm }), [name]: null })).toBe('rateLimit.algorithm');
+    expect(
+      rejectedField({ ...(name === 'algorithm' ? { limits: [{ algorithm }] } : { algorithm }), [name]: null }),
+    ).toBe('rateLimit.algorithm');
   });
 
   it.each(['name', 'key', 'cost', 'store', 'onStoreError', 'dryRun'])('rateLimit.limits[0].%s', (name) => {
@@ -39,15 +57,23 @@ describe('null is a bad value for every option, never "not given"', () => {
   it('rateLimit.limits[0].algorithm, rateLimit.limits[0] and rateLimit', () => {
     expect(rejectedField({ limits: [{ algorithm: null }] })).toBe('rateLimit.limits[0].algorithm');
     expect(rejectedField({ limits: [null] })).toBe('rateLimit.limits[0]');
-    expect(() => parseHttpOptions(null as never, 'rateLimit', [])).toThrow(expect.objectContaining({ code: 'RL_INVALID_OPTION', field: 'rateLimit' }));
+    expect(() => parseHttpOptions(null as never, 'rateLimit', [])).toThrow(
+      expect.objectContaining({ code: 'RL_INVALID_OPTION', field: 'rateLimit' }),
+    );
   });
 
   it('undefined is "not given"', () => {
-    const config = parseHttpOptions({ algorithm, store: undefined, key: undefined, onStoreError: undefined, timeout: undefined }, 'rateLimit', []);
+    const config = parseHttpOptions(
+      { algorithm, store: undefined, key: undefined, onStoreError: undefined, timeout: undefined },
+      'rateLimit',
+      [],
+    );
     expect(config.store).toBeUndefined();
     expect(config.key).toBeUndefined();
     expect(config.limiterOptions).toEqual({});
-    expect(parseHttpOptions({ limits: [{ algorithm, name: undefined, store: undefined }] }, 'rateLimit', []).limits[0]!.name).toBe('5-in-1m');
+    expect(
+      parseHttpOptions({ limits: [{ algorithm, name: undefined, store: undefined }] }, 'rateLimit', []).limits[0]!.name,
+    ).toBe('5-in-1m');
   });
 });
 
@@ -60,8 +86,13 @@ describe('a limit chosen per request', () => {
   });
 
   it('allows wait (the chosen algorithm may shape) and a maxCost up to the largest count', () => {
-    expect(parseHttpOptions({ algorithm: () => algorithm, wait: { maxDelay: '1s' } }, 'rateLimit', []).maxDelayMs).toBe(1000);
-    expect(parseHttpOptions({ algorithm: () => algorithm, cost: () => 1, maxCost: 1e12 }, 'rateLimit', []).limits[0]!.maxCost).toBe(1e12);
+    expect(parseHttpOptions({ algorithm: () => algorithm, wait: { maxDelay: '1s' } }, 'rateLimit', []).maxDelayMs).toBe(
+      1000,
+    );
+    expect(
+      parseHttpOptions({ algorithm: () => algorithm, cost: () => 1, maxCost: 1e12 }, 'rateLimit', []).limits[0]!
+        .maxCost,
+    ).toBe(1e12);
   });
 });
 
@@ -101,16 +132,37 @@ describe("a peer's option names: the error names the rl equivalent, and every un
     ['disableHeader', 'headers: false'],
   ])('rateLimit.%s: %s', (name, equivalent) => {
     const error = rejection({ algorithm, [name]: 1 });
-    expect(error).toMatchObject({ code: 'RL_INVALID_OPTION', field: `rateLimit.${name}`, fields: [`rateLimit.${name}`] });
+    expect(error).toMatchObject({
+      code: 'RL_INVALID_OPTION',
+      field: `rateLimit.${name}`,
+      fields: [`rateLimit.${name}`],
+    });
     expect(error.message).toMatch(new RegExp(`^Invalid option rateLimit\\.${name}: 1\\. Expected no such option \\(`));
     expect(error.message).toContain(equivalent);
   });
 
   it("express-rate-limit's options pasted whole: one error naming each, with its equivalent", () => {
-    const error = rejection({ windowMs: 15 * 60 * 1000, limit: 100, standardHeaders: 'draft-8', legacyHeaders: false, keyGenerator: () => 'k', algorithm });
-    expect(error.fields).toEqual(['rateLimit.windowMs', 'rateLimit.limit', 'rateLimit.standardHeaders', 'rateLimit.legacyHeaders', 'rateLimit.keyGenerator']);
-    expect(error.message).toMatch(/^Invalid options rateLimit\.windowMs, rateLimit\.limit, rateLimit\.standardHeaders, rateLimit\.legacyHeaders, rateLimit\.keyGenerator\./);
-    expect(error.message).toContain("keyGenerator (a peer's key function: use key, a function of the framework's request (Express and Nest (req), Fastify (request), Koa (ctx), Hono (c)) returning a string)");
+    const error = rejection({
+      windowMs: 15 * 60 * 1000,
+      limit: 100,
+      standardHeaders: 'draft-8',
+      legacyHeaders: false,
+      keyGenerator: () => 'k',
+      algorithm,
+    });
+    expect(error.fields).toEqual([
+      'rateLimit.windowMs',
+      'rateLimit.limit',
+      'rateLimit.standardHeaders',
+      'rateLimit.legacyHeaders',
+      'rateLimit.keyGenerator',
+    ]);
+    expect(error.message).toMatch(
+      /^Invalid options rateLimit\.windowMs, rateLimit\.limit, rateLimit\.standardHeaders, rateLimit\.legacyHeaders, rateLimit\.keyGenerator\./,
+    );
+    expect(error.message).toContain(
+      "keyGenerator (a peer's key function: use key, a function of the framework's request (Express and Nest (req), Fastify (request), Koa (ctx), Hono (c)) returning a string)",
+    );
     expect(error.message).toContain('rateLimit takes algorithm, limits');
   });
 
@@ -127,6 +179,8 @@ describe("a peer's option names: the error names the rl equivalent, and every un
   it("each entry of limits too, and the adapter's own options are known", () => {
     const error = rejection({ limits: [{ algorithm, max: 5, windowMs: 1000 }] });
     expect(error.fields).toEqual(['rateLimit.limits[0].max', 'rateLimit.limits[0].windowMs']);
-    expect(() => parseHttpOptions({ algorithm, onLimit: () => undefined } as never, 'rateLimit', ['onLimit'])).not.toThrow();
+    expect(() =>
+      parseHttpOptions({ algorithm, onLimit: () => undefined } as never, 'rateLimit', ['onLimit']),
+    ).not.toThrow();
   });
 });

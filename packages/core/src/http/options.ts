@@ -2,7 +2,14 @@ import { checkAlgorithm, checkCost, type Algorithm } from '../algorithm.js';
 import { parseTimerDuration } from '../duration.js';
 import { warnDefaultPrefix } from '../default-prefix.js';
 import { InvalidOptionError } from '../errors.js';
-import { checkMaxCost, checkStore, parseLimitName, parseMaxDelay, type LeaseOptions, type StoreErrorPolicy } from '../limiter/index.js';
+import {
+  checkMaxCost,
+  checkStore,
+  parseLimitName,
+  parseMaxDelay,
+  type LeaseOptions,
+  type StoreErrorPolicy,
+} from '../limiter/index.js';
 import { parseStoreErrorPolicy } from '../limiter/failure-policy.js';
 import { parseLeaseOptions } from '../limiter/lease-options.js';
 import { checkMaxDebt } from '../limiter/settlement.js';
@@ -32,11 +39,46 @@ import {
 } from './option-types.js';
 
 const CORE_OPTIONS = [
-  'algorithm', 'limits', 'store', 'prefix', 'key', 'cost', 'maxCost', 'skip', 'deny', 'headers', 'wait', 'ipv6Subnet', 'timers',
-  'skipSuccessfulRequests', 'skipFailedRequests', 'dryRun', 'observer', 'observeKeys', 'logStoreErrors', 'lease', 'actualCost', 'idempotencyKey', 'idempotencyFingerprint',
+  'algorithm',
+  'limits',
+  'store',
+  'prefix',
+  'key',
+  'cost',
+  'maxCost',
+  'skip',
+  'deny',
+  'headers',
+  'wait',
+  'ipv6Subnet',
+  'timers',
+  'skipSuccessfulRequests',
+  'skipFailedRequests',
+  'dryRun',
+  'observer',
+  'observeKeys',
+  'logStoreErrors',
+  'lease',
+  'actualCost',
+  'idempotencyKey',
+  'idempotencyFingerprint',
   ...PASSED_LIMITER_OPTIONS,
 ] as const;
-const LIMIT_OPTIONS = ['algorithm', 'name', 'key', 'cost', 'maxCost', 'store', 'onStoreError', 'dryRun', 'lease', 'actualCost', 'maxDebt', 'idempotencyKey', 'idempotencyFingerprint'] as const;
+const LIMIT_OPTIONS = [
+  'algorithm',
+  'name',
+  'key',
+  'cost',
+  'maxCost',
+  'store',
+  'onStoreError',
+  'dryRun',
+  'lease',
+  'actualCost',
+  'maxDebt',
+  'idempotencyKey',
+  'idempotencyFingerprint',
+] as const;
 /** The storage name of a limit whose algorithm is chosen per request, when it has no name of its own. */
 const PER_REQUEST_NAME = 'per-request';
 
@@ -45,7 +87,11 @@ const PER_REQUEST_NAME = 'per-request';
  * the http layer nor the adapter (`adapterOptions`) knows. For adapters that validate options whose
  * limits are only complete later (Fastify's `global: false` plugin options, completed per route).
  */
-export function checkOptionNames(options: unknown, owner: string, adapterOptions: readonly string[]): Record<string, unknown> {
+export function checkOptionNames(
+  options: unknown,
+  owner: string,
+  adapterOptions: readonly string[],
+): Record<string, unknown> {
   refuseOptionsMistake(options, owner);
   return checkOptions(options, [...CORE_OPTIONS, ...adapterOptions], owner, HTTP_PEER_OPTIONS);
 }
@@ -54,7 +100,11 @@ export function checkOptionNames(options: unknown, owner: string, adapterOptions
  * Parses the options of one middleware; throws {@link InvalidOptionError} naming the field. One rule
  * for every option, a limit's too: `undefined` is "not given"; `null` is a bad value like any other.
  */
-export function parseHttpOptions<Req>(options: HttpRateLimitOptions<Req, never>, owner: string, adapterOptions: readonly string[]): HttpConfig<Req> {
+export function parseHttpOptions<Req>(
+  options: HttpRateLimitOptions<Req, never>,
+  owner: string,
+  adapterOptions: readonly string[],
+): HttpConfig<Req> {
   const o = checkOptionNames(options, owner, adapterOptions);
   // Checked by createLimiter, which must never see a null as "not given".
   for (const name of PASSED_LIMITER_OPTIONS) if (o[name] === null) throw nullOption(`${owner}.${name}`);
@@ -73,7 +123,11 @@ export function parseHttpOptions<Req>(options: HttpRateLimitOptions<Req, never>,
     limitOptions.push({ algorithm: o.algorithm });
   } else {
     if (!Array.isArray(o.limits) || o.limits.length === 0) {
-      throw new InvalidOptionError(`${owner}.limits`, o.limits, 'a non-empty array of { algorithm, name?, key?, cost?, store?, onStoreError? }');
+      throw new InvalidOptionError(
+        `${owner}.limits`,
+        o.limits,
+        'a non-empty array of { algorithm, name?, key?, cost?, store?, onStoreError? }',
+      );
     }
     o.limits.forEach((limit: unknown, i: number) => {
       const l = checkOptions(limit, LIMIT_OPTIONS, `${owner}.limits[${i}]`, HTTP_PEER_OPTIONS);
@@ -106,15 +160,33 @@ export function parseHttpOptions<Req>(options: HttpRateLimitOptions<Req, never>,
     const algorithm = algorithmOf === undefined ? (l.algorithm as Algorithm) : undefined;
     const nameField = several ? `${field}.name` : `${owner}.algorithm`;
     const name = parseLimitName(l.name, algorithm?.policy.name ?? PER_REQUEST_NAME, nameField);
-    if (names.includes(name)) throw new InvalidOptionError(nameField, name, `a name unique within this middleware (two limits are named "${name}"; give each a name)`);
+    if (names.includes(name))
+      throw new InvalidOptionError(
+        nameField,
+        name,
+        `a name unique within this middleware (two limits are named "${name}"; give each a name)`,
+      );
     names.push(name);
     const limitDryRun = l.dryRun === undefined ? dryRun : optionalBoolean(l.dryRun, `${field}.dryRun`, false);
     return Object.freeze({
-      ...parseLimit<Req>(l, { algorithm, name, field }, {
-        ...{ cost, maxCost: o.maxCost, lease: o.lease, actualCost: optionalFunction<ActualCostFunction<Req>>(o.actualCost, `${owner}.actualCost`) },
-        idempotencyKey: optionalFunction<IdempotencyKeyFunction<Req>>(o.idempotencyKey, `${owner}.idempotencyKey`),
-        idempotencyFingerprint: optionalFunction<FingerprintFunction<Req>>(o.idempotencyFingerprint, `${owner}.idempotencyFingerprint`),
-      }, owner),
+      ...parseLimit<Req>(
+        l,
+        { algorithm, name, field },
+        {
+          ...{
+            cost,
+            maxCost: o.maxCost,
+            lease: o.lease,
+            actualCost: optionalFunction<ActualCostFunction<Req>>(o.actualCost, `${owner}.actualCost`),
+          },
+          idempotencyKey: optionalFunction<IdempotencyKeyFunction<Req>>(o.idempotencyKey, `${owner}.idempotencyKey`),
+          idempotencyFingerprint: optionalFunction<FingerprintFunction<Req>>(
+            o.idempotencyFingerprint,
+            `${owner}.idempotencyFingerprint`,
+          ),
+        },
+        owner,
+      ),
       algorithmOf,
       // Unnamed, a limit whose policy is each decision's (chosen per request, or a key's override) is shown by that policy's name.
       headerName: l.name === undefined && (algorithm === undefined || o.overrides === true) ? undefined : name,
@@ -125,20 +197,37 @@ export function parseHttpOptions<Req>(options: HttpRateLimitOptions<Req, never>,
   let maxDelayMs = 0;
   const shapes = limits.some((l) => l.algorithm?.mayDelay === true);
   if (o.wait === undefined) {
-    if (shapes) throw new InvalidOptionError(`${owner}.wait`, undefined, "{ maxDelay } with a shaping leaky bucket (mode: 'shape'): the longest a request may be held");
+    if (shapes)
+      throw new InvalidOptionError(
+        `${owner}.wait`,
+        undefined,
+        "{ maxDelay } with a shaping leaky bucket (mode: 'shape'): the longest a request may be held",
+      );
   } else {
     // With wait, every rate limit reserves (limiter.reserve) instead of consuming: a request waits
     // for the latest of its slots, at most maxDelay, and is denied at once when it cannot get one.
-    if (limits.every((l) => l.leases)) throw new InvalidOptionError(`${owner}.wait`, o.wait, 'no wait: it applies to rate limits (a request waits for its reservations), and every limit here is a concurrency limit');
-    if (limits.some((l) => l.lease !== undefined)) throw new InvalidOptionError(`${owner}.wait`, o.wait, 'no wait with lease: a reservation takes its slot in the store, a lease spends units taken before');
+    if (limits.every((l) => l.leases))
+      throw new InvalidOptionError(
+        `${owner}.wait`,
+        o.wait,
+        'no wait: it applies to rate limits (a request waits for its reservations), and every limit here is a concurrency limit',
+      );
+    if (limits.some((l) => l.lease !== undefined))
+      throw new InvalidOptionError(
+        `${owner}.wait`,
+        o.wait,
+        'no wait with lease: a reservation takes its slot in the store, a lease spends units taken before',
+      );
     const w = checkOptions(o.wait, ['maxDelay'], `${owner}.wait`);
     maxDelayMs = parseTimerDuration(w.maxDelay, `${owner}.wait.maxDelay`);
     // Within every fixed algorithm's horizon (a chosen algorithm reserves within the smaller of the two).
-    for (const l of limits) if (l.algorithm !== undefined && !l.leases) parseMaxDelay(maxDelayMs, l.algorithm, `${owner}.wait.maxDelay`);
+    for (const l of limits)
+      if (l.algorithm !== undefined && !l.leases) parseMaxDelay(maxDelayMs, l.algorithm, `${owner}.wait.maxDelay`);
   }
 
   // The default namespace (see HttpRateLimiter) is the same in every app with the same limits: on a shared store, say so.
-  if (o.prefix === undefined) for (const l of limits) warnDefaultPrefix(l.store ?? store, owner, `rl:${names.join('+')}`);
+  if (o.prefix === undefined)
+    for (const l of limits) warnDefaultPrefix(l.store ?? store, owner, `rl:${names.join('+')}`);
   const limiterOptions: Record<string, unknown> = {};
   for (const name of PASSED_LIMITER_OPTIONS) if (o[name] !== undefined) limiterOptions[name] = o[name];
   return Object.freeze({
@@ -197,7 +286,12 @@ function parseLimit<Req>(
   const key = optionalFunction<KeyFunction<Req>>(l.key, `${field}.key`);
   let cost: Cost<Req> | undefined;
   if (l.cost !== undefined) {
-    if (leases) throw new InvalidOptionError(`${field}.cost`, l.cost, 'no cost on a concurrency limit: a request holds one permit');
+    if (leases)
+      throw new InvalidOptionError(
+        `${field}.cost`,
+        l.cost,
+        'no cost on a concurrency limit: a request holds one permit',
+      );
     cost = parseCost<Req>(l.cost, `${field}.cost`);
   }
   if (l.onStoreError === null) throw nullOption(`${field}.onStoreError`);
@@ -218,9 +312,19 @@ function parseLimit<Req>(
     throw new InvalidOptionError(maxCostField, declared, `at least the constant cost ${effective} it bounds`);
   }
   const ownActualCost = optionalFunction<ActualCostFunction<Req>>(l.actualCost, `${field}.actualCost`);
-  if (leases && ownActualCost !== undefined) throw new InvalidOptionError(`${field}.actualCost`, l.actualCost, 'no actualCost on a concurrency limit: a request holds one permit');
+  if (leases && ownActualCost !== undefined)
+    throw new InvalidOptionError(
+      `${field}.actualCost`,
+      l.actualCost,
+      'no actualCost on a concurrency limit: a request holds one permit',
+    );
   const ownIdempotencyKey = optionalFunction<IdempotencyKeyFunction<Req>>(l.idempotencyKey, `${field}.idempotencyKey`);
-  if (leases && ownIdempotencyKey !== undefined) throw new InvalidOptionError(`${field}.idempotencyKey`, l.idempotencyKey, 'no idempotencyKey on a concurrency limit: a permit is held, not charged');
+  if (leases && ownIdempotencyKey !== undefined)
+    throw new InvalidOptionError(
+      `${field}.idempotencyKey`,
+      l.idempotencyKey,
+      'no idempotencyKey on a concurrency limit: a permit is held, not charged',
+    );
   return {
     algorithm,
     name,
@@ -236,7 +340,9 @@ function parseLimit<Req>(
     actualCost: ownActualCost ?? (leases || cost !== undefined ? undefined : shared.actualCost),
     maxDebt: l.maxDebt,
     idempotencyKey: ownIdempotencyKey ?? (leases ? undefined : shared.idempotencyKey),
-    idempotencyFingerprint: optionalFunction<FingerprintFunction<Req>>(l.idempotencyFingerprint, `${field}.idempotencyFingerprint`) ?? shared.idempotencyFingerprint,
+    idempotencyFingerprint:
+      optionalFunction<FingerprintFunction<Req>>(l.idempotencyFingerprint, `${field}.idempotencyFingerprint`) ??
+      shared.idempotencyFingerprint,
   };
 }
 

@@ -6,11 +6,15 @@ import { OUTAGE_QUIET_MS, OutageLog, type OutageLogger } from './outage-log.js';
 
 function setup() {
   const lines: [string, string][] = [];
-  const logger: OutageLogger = { warn: (_d, message) => lines.push(['warn', message]), info: (_d, message) => lines.push(['info', message]) };
+  const logger: OutageLogger = {
+    warn: (_d, message) => lines.push(['warn', message]),
+    info: (_d, message) => lines.push(['info', message]),
+  };
   let now = 0;
   const limiter = new EventEmitter() as unknown as Limiter;
   new OutageLog([{ limiter, name: 'api' }], logger, () => now);
-  const fail = () => limiter.emit('storeError', { error: new Error('ECONNREFUSED'), reason: 'store-error', key: 'k', action: 'deny' });
+  const fail = () =>
+    limiter.emit('storeError', { error: new Error('ECONNREFUSED'), reason: 'store-error', key: 'k', action: 'deny' });
   const close = () => limiter.emit('circuit', { state: 'closed', reason: undefined, domain: undefined });
   return { lines, fail, close, at: (t: number) => (now = t) };
 }
@@ -27,7 +31,10 @@ describe('OutageLog', () => {
     at(41_000);
     fail();
     expect(lines).toEqual([
-      ['warn', 'rl: the store of limit "api" failed (store-error: ECONNREFUSED); requests are denied (503) while it fails. Logged once per outage.'],
+      [
+        'warn',
+        'rl: the store of limit "api" failed (store-error: ECONNREFUSED); requests are denied (503) while it fails. Logged once per outage.',
+      ],
       ['info', 'rl: the store of limit "api" answers again.'],
       ['warn', expect.stringMatching(/failed/)],
     ]);

@@ -43,7 +43,12 @@ export class OutageLog {
     const last = this.lastFailure.get(limiter);
     this.lastFailure.set(limiter, now);
     if (last !== undefined && now - last < OUTAGE_QUIET_MS) return;
-    const policy = event.action === 'deny' ? 'denied (503)' : event.action === 'allow' ? 'admitted' : 'decided by the fallback limit';
+    const policy =
+      event.action === 'deny'
+        ? 'denied (503)'
+        : event.action === 'allow'
+          ? 'admitted'
+          : 'decided by the fallback limit';
     this.logger.warn(
       { limit: name, reason: event.reason, action: event.action, err: event.error },
       `rl: the store of limit "${name}" failed (${event.reason}: ${event.error.message}); requests are ${policy} while it fails. Logged once per outage.`,

@@ -77,11 +77,25 @@ export class OutcomeCounter<Req, Res> {
  * The adapter option `requestWasSuccessful`, checked: undefined, or a function, and only with
  * `skipFailedRequests` or `skipSuccessfulRequests` (without them it would never be called).
  */
-export function checkSuccessTest<F>(value: unknown, owner: string, counting: boolean, signature: string): F | undefined {
+export function checkSuccessTest<F>(
+  value: unknown,
+  owner: string,
+  counting: boolean,
+  signature: string,
+): F | undefined {
   if (value === undefined) return undefined;
-  if (typeof value !== 'function') throw new InvalidOptionError(`${owner}.requestWasSuccessful`, value, `a function ${signature} returning a boolean (or a promise of one)`);
+  if (typeof value !== 'function')
+    throw new InvalidOptionError(
+      `${owner}.requestWasSuccessful`,
+      value,
+      `a function ${signature} returning a boolean (or a promise of one)`,
+    );
   if (!counting) {
-    throw new InvalidOptionError(`${owner}.requestWasSuccessful`, value, 'no requestWasSuccessful without skipFailedRequests or skipSuccessfulRequests (it decides which of them applies)');
+    throw new InvalidOptionError(
+      `${owner}.requestWasSuccessful`,
+      value,
+      'no requestWasSuccessful without skipFailedRequests or skipSuccessfulRequests (it decides which of them applies)',
+    );
   }
   return value as F;
 }

@@ -6,7 +6,8 @@ export const PROBLEM_CONTENT_TYPE = 'application/problem+json';
 
 /** The problem types of draft-ietf-httpapi-ratelimit-headers (registered at IANA's HTTP Problem Types). */
 export const QUOTA_EXCEEDED_TYPE = 'https://iana.org/assignments/http-problem-types#quota-exceeded';
-export const TEMPORARY_REDUCED_CAPACITY_TYPE = 'https://iana.org/assignments/http-problem-types#temporary-reduced-capacity';
+export const TEMPORARY_REDUCED_CAPACITY_TYPE =
+  'https://iana.org/assignments/http-problem-types#temporary-reduced-capacity';
 
 /**
  * The default denial body, RFC 9457 problem details with the problem types of the RateLimit headers
@@ -35,7 +36,13 @@ function buildProblem(status: number, seconds: number, policy: string): string {
  * `{"type":"…/docs/errors.md#rl_invalid_key","title":"Internal Server Error","status":500,"detail":"…","code":"RL_INVALID_KEY"}`.
  */
 export function errorProblemBody(error: RateLimitError): string {
-  return JSON.stringify({ type: errorDocsUrl(error.code), title: 'Internal Server Error', status: 500, detail: error.message, code: error.code });
+  return JSON.stringify({
+    type: errorDocsUrl(error.code),
+    title: 'Internal Server Error',
+    status: 500,
+    detail: error.message,
+    code: error.code,
+  });
 }
 
 /**

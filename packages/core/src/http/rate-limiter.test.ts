@@ -20,7 +20,10 @@ interface FakeRequest {
 
 /** A store for numeric algorithms over a Map, enough to drive the engine (the real stores have their own suites). */
 class MapStore implements Store {
-  readonly capabilities = { local: true, algorithms: ['fixed-window', 'token-bucket'] as const } as unknown as Store['capabilities'];
+  readonly capabilities = {
+    local: true,
+    algorithms: ['fixed-window', 'token-bucket'] as const,
+  } as unknown as Store['capabilities'];
   readonly states = new Map<string, number[]>();
   closed = false;
   charge(charge: Charge, now = 0): Charged {
@@ -34,7 +37,11 @@ class MapStore implements Store {
   }
   peek(key: string, algorithm: NumericAlgorithm, cost: number, now = 0): Decision {
     const state = this.states.get(key);
-    return algorithm.step(state ?? new Array<number>(algorithm.stateSize).fill(0), 0, state === undefined, { now, cost, commit: false });
+    return algorithm.step(state ?? new Array<number>(algorithm.stateSize).fill(0), 0, state === undefined, {
+      now,
+      cost,
+      commit: false,
+    });
   }
   giveBack(back: GiveBack, now = 0): void {
     const state = this.states.get(back.key);
@@ -84,17 +91,31 @@ describe('HttpRateLimiter', () => {
     expect(limiter({ algorithm, prefix: 'api' }).prefix).toBe('api');
     // A middleware rejected at creation takes no number: the next one is #3, as if it had never been tried.
     expect(() => limiter({ algorithm, onStoreError: 'ignore' as never })).toThrowError(/onStoreError/);
-    expect(limiter({ algorithm }).prefix).toBe(second.prefix.replace(/#(\d+)$/, (_m, n: string) => `#${Number(n) + 1}`));
+    expect(limiter({ algorithm }).prefix).toBe(
+      second.prefix.replace(/#(\d+)$/, (_m, n: string) => `#${Number(n) + 1}`),
+    );
     // Nor does one that its adapter rejects (an adapter option of its own), and it creates no store.
     const created: MapStore[] = [];
-    const strict = { ...binding(() => (created.push(new MapStore()), created.at(-1)!)), adapterOptions: ['onLimit'], checkAdapterOptions: (o: Readonly<Record<string, unknown>>) => {
-      if (typeof o.onLimit !== 'function') throw new InvalidOptionError('rateLimit.onLimit', o.onLimit, 'a function');
-    } };
-    expect(() => new HttpRateLimiter<FakeRequest>({ clock, algorithm, onLimit: 'nope' } as never, strict)).toThrowError(/onLimit/);
+    const strict = {
+      ...binding(() => (created.push(new MapStore()), created.at(-1)!)),
+      adapterOptions: ['onLimit'],
+      checkAdapterOptions: (o: Readonly<Record<string, unknown>>) => {
+        if (typeof o.onLimit !== 'function') throw new InvalidOptionError('rateLimit.onLimit', o.onLimit, 'a function');
+      },
+    };
+    expect(() => new HttpRateLimiter<FakeRequest>({ clock, algorithm, onLimit: 'nope' } as never, strict)).toThrowError(
+      /onLimit/,
+    );
     expect(created).toEqual([]);
     const next = limiter({ algorithm });
     expect(next.prefix).toBe(second.prefix.replace(/#(\d+)$/, (_m, n: string) => `#${Number(n) + 2}`));
-    const several = limiter({ prefix: 'api', limits: [{ name: 'a', algorithm }, { name: 'b', algorithm }] });
+    const several = limiter({
+      prefix: 'api',
+      limits: [
+        { name: 'a', algorithm },
+        { name: 'b', algorithm },
+      ],
+    });
     expect(several.limiters.map((l) => l.prefix)).toEqual(['api:a', 'api:b']);
   });
 
@@ -124,7 +145,14 @@ describe('HttpRateLimiter', () => {
     expect(await engine.evaluate(req)).toMatchObject({ allowed: true, binding: 1, remaining: 1, statusCode: 200 });
     await engine.evaluate(req);
     const denied = await engine.evaluate(req);
-    expect(denied).toMatchObject({ allowed: false, deniedBy: 1, binding: 1, statusCode: 429, retryAfterSeconds: 60, rolledBack: true });
+    expect(denied).toMatchObject({
+      allowed: false,
+      deniedBy: 1,
+      binding: 1,
+      statusCode: 429,
+      retryAfterSeconds: 60,
+      rolledBack: true,
+    });
     expect(problemBody(denied!)).toBe(
       '{"type":"https://iana.org/assignments/http-problem-types#quota-exceeded","title":"Request cannot be satisfied as assigned quota has been exceeded","status":429,"detail":"Rate limit exceeded. Retry after 60 seconds.","violated-policies":["narrow"],"retryAfter":60}',
     );
@@ -137,7 +165,11 @@ describe('HttpRateLimiter', () => {
     broken.charge = () => {
       throw new StoreError('down');
     };
-    const engine = limiter({ store: broken, algorithm: fixedWindow({ limit: 5, window: '1m' }), skip: async (req) => req.ip === '10.0.0.1' });
+    const engine = limiter({
+      store: broken,
+      algorithm: fixedWindow({ limit: 5, window: '1m' }),
+      skip: async (req) => req.ip === '10.0.0.1',
+    });
     expect(await engine.evaluate({ ip: '10.0.0.1', headers: {} })).toBeUndefined();
     const result = await engine.evaluate({ ip: '10.0.0.2', headers: {} });
     expect(result).toMatchObject({ allowed: false, statusCode: 503, reason: 'store-error', retryAfterSeconds: 1 });
@@ -147,9 +179,38 @@ describe('HttpRateLimiter', () => {
   it('serialises a result as its data only', async () => {
     const engine = limiter({ algorithm: fixedWindow({ limit: 3, window: '1m' }), key: () => 'k' });
     const json = JSON.parse(JSON.stringify(await engine.evaluate({ headers: {} })));
-    expect(json).toMatchObject({ allowed: true, statusCode: 200, limit: 3, remaining: 2, key: 'k', keys: ['k'], costs: [1], deniedBy: -1 });
+    expect(json).toMatchObject({
+      allowed: true,
+      statusCode: 200,
+      limit: 3,
+      remaining: 2,
+      key: 'k',
+      keys: ['k'],
+      costs: [1],
+      deniedBy: -1,
+    });
     expect(Object.keys(json).sort()).toEqual(
-      ['allowed', 'binding', 'costs', 'decisions', 'delayMs', 'deniedBy', 'dryRun', 'key', 'keys', 'limit', 'policy', 'remaining', 'resetMs', 'retryAfterMs', 'retryAfterSeconds', 'rolledBack', 'statusCode', 'replayed', 'idempotencyConflict'].sort(),
+      [
+        'allowed',
+        'binding',
+        'costs',
+        'decisions',
+        'delayMs',
+        'deniedBy',
+        'dryRun',
+        'key',
+        'keys',
+        'limit',
+        'policy',
+        'remaining',
+        'resetMs',
+        'retryAfterMs',
+        'retryAfterSeconds',
+        'rolledBack',
+        'statusCode',
+        'replayed',
+        'idempotencyConflict',
+      ].sort(),
     );
   });
 
@@ -166,7 +227,8 @@ describe('HttpRateLimiter', () => {
     const emit = vi.spyOn(process, 'emitWarning').mockImplementation(() => {});
     try {
       const engine = limiter({ algorithm: fixedWindow({ limit: 9, window: '1m' }) });
-      for (let i = 0; i < 3; i++) await engine.evaluate({ ip: '10.0.0.1', headers: { 'x-forwarded-for': '203.0.113.9' } });
+      for (let i = 0; i < 3; i++)
+        await engine.evaluate({ ip: '10.0.0.1', headers: { 'x-forwarded-for': '203.0.113.9' } });
       expect(emit).toHaveBeenCalledTimes(1);
       expect(emit.mock.calls[0]![1]).toEqual({ code: 'RL_TRUST_PROXY' });
     } finally {
@@ -176,7 +238,10 @@ describe('HttpRateLimiter', () => {
 
   it('resets a key in every limit, and closes only the store it created', async () => {
     const created = new MapStore();
-    const engine = limiter({ algorithm: fixedWindow({ limit: 1, window: '1m' }), key: () => 'k' }, binding(() => created));
+    const engine = limiter(
+      { algorithm: fixedWindow({ limit: 1, window: '1m' }), key: () => 'k' },
+      binding(() => created),
+    );
     await engine.evaluate({ headers: {} });
     expect((await engine.evaluate({ headers: {} }))!.allowed).toBe(false);
     await engine.controls.resetKey('k');
@@ -193,7 +258,9 @@ describe('HttpRateLimiter', () => {
     const registry = new PrefixRegistry();
     const make = () => new HttpRateLimiter<FakeRequest>({ clock, algorithm }, binding(), registry);
     expect([make().prefix, make().prefix]).toEqual(['rl:7-in-1m', 'rl:7-in-1m#2']);
-    expect(new HttpRateLimiter<FakeRequest>({ clock, algorithm }, binding(), new PrefixRegistry()).prefix).toBe('rl:7-in-1m');
+    expect(new HttpRateLimiter<FakeRequest>({ clock, algorithm }, binding(), new PrefixRegistry()).prefix).toBe(
+      'rl:7-in-1m',
+    );
   });
 
   it('passes the limiter options through to every limit', () => {
@@ -201,34 +268,53 @@ describe('HttpRateLimiter', () => {
     expect(() => limiter({ algorithm, storeFailureThreshold: 0 })).toThrowError(/storeFailureThreshold/);
     expect(() => limiter({ algorithm, storeRetryInterval: 'soon' as never })).toThrowError(/storeRetryInterval/);
     expect(() => limiter({ algorithm, denyCache: 'yes' as never })).toThrowError(/denyCache/);
-    expect(() => limiter({ algorithm, denyCache: { maxKeys: 5 }, storeRetryInterval: '2s', storeFailureThreshold: 2 })).not.toThrow();
+    expect(() =>
+      limiter({ algorithm, denyCache: { maxKeys: 5 }, storeRetryInterval: '2s', storeFailureThreshold: 2 }),
+    ).not.toThrow();
   });
 
   it('maxCost bounds a cost function, so a limit may fall back to a smaller one; a larger answer charges nothing', () => {
     const algorithm = fixedWindow({ limit: 100, window: '1m' });
     const fallback = { fallback: { algorithm: fixedWindow({ limit: 25, window: '1m' }), store: new MapStore() } };
     // Without maxCost a cost function may ask for the whole capacity, which the fallback cannot take.
-    expect(() => limiter({ algorithm, cost: () => 1, onStoreError: fallback })).toThrow(expect.objectContaining({ code: 'RL_INVALID_OPTION' }));
+    expect(() => limiter({ algorithm, cost: () => 1, onStoreError: fallback })).toThrow(
+      expect.objectContaining({ code: 'RL_INVALID_OPTION' }),
+    );
     const store = new MapStore();
     let cost = 2;
     const bounded = limiter({ algorithm, store, cost: () => cost, maxCost: 2, onStoreError: fallback });
     expect(bounded.decide({ ip: '192.0.2.1', headers: {} })).toMatchObject({ allowed: true, remaining: 98 });
     cost = 3;
-    expect(() => bounded.decide({ ip: '192.0.2.1', headers: {} })).toThrow(expect.objectContaining({ code: 'RL_COST_EXCEEDS_CAPACITY' }));
+    expect(() => bounded.decide({ ip: '192.0.2.1', headers: {} })).toThrow(
+      expect.objectContaining({ code: 'RL_COST_EXCEEDS_CAPACITY' }),
+    );
     expect(bounded.limiters[0]!.maxCost).toBe(2);
     expect(store.states.size).toBe(1);
     // A limit's own maxCost wins over the middleware's.
-    const perLimit = limiter({ limits: [{ algorithm, name: 'a', maxCost: 1 }, { algorithm, name: 'b' }], cost: () => 1, maxCost: 5 });
+    const perLimit = limiter({
+      limits: [
+        { algorithm, name: 'a', maxCost: 1 },
+        { algorithm, name: 'b' },
+      ],
+      cost: () => 1,
+      maxCost: 5,
+    });
     expect(perLimit.limiters.map((l) => l.maxCost)).toEqual([1, 5]);
   });
 
   it('rejects a maxCost that is not a cost of the limit, or below its constant cost', () => {
     const algorithm = fixedWindow({ limit: 10, window: '1m' });
     for (const bad of [0, -1, 11, Number.NaN, null, '2']) {
-      expect(() => limiter({ algorithm, cost: () => 1, maxCost: bad as number })).toThrow(expect.objectContaining({ code: 'RL_INVALID_OPTION', field: 'rateLimit.maxCost' }));
+      expect(() => limiter({ algorithm, cost: () => 1, maxCost: bad as number })).toThrow(
+        expect.objectContaining({ code: 'RL_INVALID_OPTION', field: 'rateLimit.maxCost' }),
+      );
     }
-    expect(() => limiter({ algorithm, cost: 3, maxCost: 2 })).toThrow(expect.objectContaining({ code: 'RL_INVALID_OPTION', field: 'rateLimit.maxCost' }));
-    expect(() => limiter({ limits: [{ algorithm, maxCost: 20 }] })).toThrow(expect.objectContaining({ code: 'RL_INVALID_OPTION', field: 'rateLimit.limits[0].maxCost' }));
+    expect(() => limiter({ algorithm, cost: 3, maxCost: 2 })).toThrow(
+      expect.objectContaining({ code: 'RL_INVALID_OPTION', field: 'rateLimit.maxCost' }),
+    );
+    expect(() => limiter({ limits: [{ algorithm, maxCost: 20 }] })).toThrow(
+      expect.objectContaining({ code: 'RL_INVALID_OPTION', field: 'rateLimit.limits[0].maxCost' }),
+    );
   });
 
   it('decides several limits on local stores synchronously, calling a shared cost function once and checking it per limit', () => {
@@ -244,7 +330,9 @@ describe('HttpRateLimiter', () => {
         { name: 'small', algorithm: fixedWindow({ limit: 2, window: '1m' }) },
       ],
     });
-    expect(() => engine.decide({ headers: {} })).toThrowError(expect.objectContaining({ code: 'RL_COST_EXCEEDS_CAPACITY' }));
+    expect(() => engine.decide({ headers: {} })).toThrowError(
+      expect.objectContaining({ code: 'RL_COST_EXCEEDS_CAPACITY' }),
+    );
     expect(calls).toBe(1);
     const two = limiter({
       key: () => 'k',

@@ -55,9 +55,16 @@ export class HttpRateLimiter<Req> {
   private readonly defaultStore: DefaultStore;
 
   /** `prefixes`: where a default prefix is taken (default: this process's registry). */
-  constructor(options: HttpRateLimitOptions<Req, never>, binding: FrameworkBinding<Req>, prefixes: PrefixRegistry = processPrefixes) {
+  constructor(
+    options: HttpRateLimitOptions<Req, never>,
+    binding: FrameworkBinding<Req>,
+    prefixes: PrefixRegistry = processPrefixes,
+  ) {
     const config = parseHttpOptions(options, binding.owner, binding.adapterOptions);
-    binding.checkAdapterOptions?.(options as unknown as Record<string, unknown>, config.skipFailed || config.skipSuccessful);
+    binding.checkAdapterOptions?.(
+      options as unknown as Record<string, unknown>,
+      config.skipFailed || config.skipSuccessful,
+    );
     this.maxDelayMs = config.maxDelayMs;
 
     // The namespace is taken only once the options are known to be valid (a rejected middleware takes no number).
@@ -67,10 +74,17 @@ export class HttpRateLimiter<Req> {
     // The default store is created only when some limit needs it.
     this.defaultStore = new DefaultStore(() => binding.createStore());
     try {
-      this.limiters = config.limits.map((limit, i) => new Limiter(limiterOptions(config, limit, this.prefix, limit.store ?? this.defaultStore.storeFor(config.store)), limiterField(config, i)));
+      this.limiters = config.limits.map(
+        (limit, i) =>
+          new Limiter(
+            limiterOptions(config, limit, this.prefix, limit.store ?? this.defaultStore.storeFor(config.store)),
+            limiterField(config, i),
+          ),
+      );
       config.limits.forEach((l, i) => {
         const store = this.limiters[i]!.store;
-        if (l.idempotencyKey !== undefined) requireCapability(store, 'idempotency', `${limiterField(config, i)}.idempotencyKey`);
+        if (l.idempotencyKey !== undefined)
+          requireCapability(store, 'idempotency', `${limiterField(config, i)}.idempotencyKey`);
         if (l.actualCost !== undefined) requireCapability(store, 'settle', `${limiterField(config, i)}.actualCost`);
       });
     } catch (error) {
@@ -82,28 +96,63 @@ export class HttpRateLimiter<Req> {
     this.limitNames = config.limits.map((l) => l.name);
     const cores = this.limiters.map((limiter) => coreOf(limiter)!);
     if (config.observer !== undefined) {
-      config.limits.forEach((limit, i) => cores[i]!.observe(config.observer!, { limit: limit.name, keys: config.observeKeys, dryRun: limit.dryRun, field: `${config.owner}.observer` }));
+      config.limits.forEach((limit, i) =>
+        cores[i]!.observe(config.observer!, {
+          limit: limit.name,
+          keys: config.observeKeys,
+          dryRun: limit.dryRun,
+          field: `${config.owner}.observer`,
+        }),
+      );
     }
-    if (config.logStoreErrors) new OutageLog(config.limits.map((l, i) => ({ limiter: this.limiters[i]!, name: l.name })), binding.logger ?? consoleLogger);
+    if (config.logStoreErrors)
+      new OutageLog(
+        config.limits.map((l, i) => ({ limiter: this.limiters[i]!, name: l.name })),
+        binding.logger ?? consoleLogger,
+      );
 
     const dryRun = config.limits.map((l) => l.dryRun);
     // Each result knows its middleware, for the double-count check of a later one on the same request.
     // One real cost given to `result.settle(n)` settles the limits with an `actualCost`, or every limit when none has one.
-    const actualCosts = config.limits.some((l) => l.actualCost !== undefined) ? config.limits.map((l) => l.actualCost) : undefined;
+    const actualCosts = config.limits.some((l) => l.actualCost !== undefined)
+      ? config.limits.map((l) => l.actualCost)
+      : undefined;
     const settles = actualCosts?.map((f) => f !== undefined);
     const idempotent = config.limits.some((l) => l.idempotencyKey !== undefined);
     const headerNames = config.limits.map((l) => l.headerName);
-    const source = { limitNames: this.limitNames, allDryRun: !dryRun.includes(false), settles, idempotent, headerNames };
+    const source = {
+      limitNames: this.limitNames,
+      allDryRun: !dryRun.includes(false),
+      settles,
+      idempotent,
+      headerNames,
+    };
     this.doubleCount = new DoubleCountCheck(source);
-    const composition = new Composition<RateLimitResult>(this.limiters, (run, of) => new RateLimitResult(run, of, source), { maxDelayMs: config.maxDelayMs, dryRun, idempotent });
+    const composition = new Composition<RateLimitResult>(
+      this.limiters,
+      (run, of) => new RateLimitResult(run, of, source),
+      { maxDelayMs: config.maxDelayMs, dryRun, idempotent },
+    );
     this.hasLeases = composition.hasLeases;
     const sharedKey = config.key ?? new DefaultKey(binding, config.ipv6Subnet).of;
-    this.evaluation = new Evaluation(config.limits, { key: sharedKey, line: binding.requestLine?.bind(binding), deny: config.deny, skip: config.skip }, composition, config.maxDelayMs);
+    this.evaluation = new Evaluation(
+      config.limits,
+      { key: sharedKey, line: binding.requestLine?.bind(binding), deny: config.deny, skip: config.skip },
+      composition,
+      config.maxDelayMs,
+    );
     this.decide = this.evaluation.decide;
     const headers = new HeaderWriter(
       config.headers,
       // A policy that changes with time (a calendar's `w`) or per key (an override's) is each decision's, as a per-request algorithm's is.
-      config.limits.map((l, i) => ({ name: l.headerName, policy: l.algorithm?.policyAt === undefined && !coreOf(this.limiters[i]!)!.overrides ? l.algorithm?.policy : undefined, shown: !l.dryRun })),
+      config.limits.map((l, i) => ({
+        name: l.headerName,
+        policy:
+          l.algorithm?.policyAt === undefined && !coreOf(this.limiters[i]!)!.overrides
+            ? l.algorithm?.policy
+            : undefined,
+        shown: !l.dryRun,
+      })),
     );
     this.response = Object.freeze({
       headers,
@@ -112,7 +161,8 @@ export class HttpRateLimiter<Req> {
       hasLeases: composition.hasLeases,
       skipSuccessful: config.skipSuccessful,
       skipFailed: config.skipFailed,
-      hold: (limit: number, state: Parameters<ResponsePolicy['hold']>[1], delayMs: number) => cores[limit]!.hold(state, delayMs),
+      hold: (limit: number, state: Parameters<ResponsePolicy['hold']>[1], delayMs: number) =>
+        cores[limit]!.hold(state, delayMs),
       actualCosts,
     });
   }
@@ -175,14 +225,21 @@ export class HttpRateLimiter<Req> {
  * every limit), or for several limits one with its own failure policy, that limit's entry.
  */
 function limiterField<Req>(config: HttpConfig<Req>, i: number): string {
-  return config.limits.length > 1 && config.limits[i]!.onStoreError !== undefined ? `${config.owner}.limits[${i}]` : config.owner;
+  return config.limits.length > 1 && config.limits[i]!.onStoreError !== undefined
+    ? `${config.owner}.limits[${i}]`
+    : config.owner;
 }
 
 /**
  * The options of one limit's limiter: the middleware's limiter options, the limit's own store and
  * policy, and its namespace (`<prefix>:<name>` when there are several limits).
  */
-function limiterOptions<Req>(config: HttpConfig<Req>, limit: LimitConfig<Req>, prefix: string, store: Store): LimiterOptions {
+function limiterOptions<Req>(
+  config: HttpConfig<Req>,
+  limit: LimitConfig<Req>,
+  prefix: string,
+  store: Store,
+): LimiterOptions {
   return {
     ...config.limiterOptions,
     algorithm: limit.algorithm,
@@ -210,9 +267,14 @@ export interface LimiterHandle<Req, Self> extends KeyControls {
 }
 
 /** Gives an adapter's middleware function `limiter`, the key controls and `on` (the same on every adapter that has a middleware object). */
-export function withLimiter<Req, M extends object>(middleware: M, limiter: HttpRateLimiter<Req>): M & LimiterHandle<Req, M> {
+export function withLimiter<Req, M extends object>(
+  middleware: M,
+  limiter: HttpRateLimiter<Req>,
+): M & LimiterHandle<Req, M> {
   Object.defineProperty(middleware, 'limiter', { value: limiter });
-  const handle = Object.assign(middleware, limiter.controls) as unknown as M & { on(event: 'storeError' | 'circuit', listener: (event: never) => void): M };
+  const handle = Object.assign(middleware, limiter.controls) as unknown as M & {
+    on(event: 'storeError' | 'circuit', listener: (event: never) => void): M;
+  };
   handle.on = (event, listener) => {
     limiter.on(event as 'storeError', listener as (event: StoreErrorEvent & { name: string }) => void);
     return middleware;

@@ -19,13 +19,29 @@ export const DEFAULT_DENY_MS = 3_600_000;
  */
 export function refusal(answer: unknown, run: Run, limits: readonly { readonly core: LimiterCore }[]): number {
   if (answer === false) return 0;
-  const ms = answer === true ? DEFAULT_DENY_MS : typeof answer === 'number' || typeof answer === 'string' ? spanOption(answer, 'deny(req)') : undefined;
+  const ms =
+    answer === true
+      ? DEFAULT_DENY_MS
+      : typeof answer === 'number' || typeof answer === 'string'
+        ? spanOption(answer, 'deny(req)')
+        : undefined;
   if (ms === undefined) throw new InvalidOptionError('deny(req)', answer, "true, false or a duration such as '10m'");
   warnShortSpan(answer, 'deny(req)');
   const now = Date.now();
   limits.forEach(({ core }, i) => {
     const algorithm: Algorithm = algorithmIn(run, i, core.algorithm);
-    const decision = markBanned(makeDecision({ allowed: false, limit: algorithm.limit, remaining: 0, resetMs: ms, retryAfterMs: ms, delayMs: 0, policy: algorithm.policyAt?.(now) ?? algorithm.policy, at: now }));
+    const decision = markBanned(
+      makeDecision({
+        allowed: false,
+        limit: algorithm.limit,
+        remaining: 0,
+        resetMs: ms,
+        retryAfterMs: ms,
+        delayMs: 0,
+        policy: algorithm.policyAt?.(now) ?? algorithm.policy,
+        at: now,
+      }),
+    );
     run.answered(i, { decision, took: 'nothing' });
   });
   return ms;

@@ -28,9 +28,17 @@ type Request = { key: string };
 /** What the adapter was told to do, in order. */
 type Call = [string, ...unknown[]];
 
-function io(calls: Call[], ends: NodeResponseEvents<Request, FakeResponse>, onLimit = false, results: RateLimitResult[] = []): ResponseIO<Request, FakeResponse, string, string> {
+function io(
+  calls: Call[],
+  ends: NodeResponseEvents<Request, FakeResponse>,
+  onLimit = false,
+  results: RateLimitResult[] = [],
+): ResponseIO<Request, FakeResponse, string, string> {
   return {
-    headers: { get: (res, name) => res.headers.get(name.toLowerCase()), set: (res, name, value) => void res.headers.set(name.toLowerCase(), value) },
+    headers: {
+      get: (res, name) => res.headers.get(name.toLowerCase()),
+      set: (res, name, value) => void res.headers.set(name.toLowerCase(), value),
+    },
     events: ends,
     statusCode: (_req, res) => res.status,
     requestWasSuccessful: undefined,
@@ -51,7 +59,9 @@ function io(calls: Call[], ends: NodeResponseEvents<Request, FakeResponse>, onLi
       res.body = body;
       return 'sent';
     },
-    onLimit: onLimit ? (_req, _res, _next, result) => (calls.push(['onLimit', result.statusCode]), 'onLimit') : undefined,
+    onLimit: onLimit
+      ? (_req, _res, _next, result) => (calls.push(['onLimit', result.statusCode]), 'onLimit')
+      : undefined,
     drop: (_req, _res, _next, givenBack) => {
       calls.push(['drop']);
       void givenBack;
@@ -74,7 +84,10 @@ const binding: FrameworkBinding<Request> = {
 
 function setup(options: HttpRateLimitOptions<Request>, onLimit = false) {
   const timers = new FakeTimers();
-  const limiter = new HttpRateLimiter<Request>({ clock: () => 0, key: (req) => req.key, timers, prefix: 'p', ...options }, binding);
+  const limiter = new HttpRateLimiter<Request>(
+    { clock: () => 0, key: (req) => req.key, timers, prefix: 'p', ...options },
+    binding,
+  );
   const calls: Call[] = [];
   const results: RateLimitResult[] = [];
   const ends = nodeResponseEvents<Request, FakeResponse>((res) => res);
@@ -82,7 +95,10 @@ function setup(options: HttpRateLimitOptions<Request>, onLimit = false) {
   const respond = (res = new FakeResponse()) => {
     const req = { key: 'k' };
     const decided = limiter.decide(req);
-    const out = decided instanceof Promise ? decided.then((r) => responder.respond(req, res, 'next', r)) : responder.respond(req, res, 'next', decided);
+    const out =
+      decided instanceof Promise
+        ? decided.then((r) => responder.respond(req, res, 'next', r))
+        : responder.respond(req, res, 'next', decided);
     return { res, out };
   };
   return { limiter, timers, calls, results, responder, respond, ends };
@@ -95,7 +111,11 @@ describe('Responder', () => {
     const { res, out } = respond();
     expect(out).toBe('proceeded');
     expect(res.headers.get('ratelimit')).toBe('"2-in-1m";r=1;t=60');
-    expect(calls).toEqual([['proceed', 'next', undefined], ['record', true], ['proceed', 'next', true]]);
+    expect(calls).toEqual([
+      ['proceed', 'next', undefined],
+      ['record', true],
+      ['proceed', 'next', true],
+    ]);
   });
 
   it('answers a denial with its status and the problem body, or hands it to onLimit', () => {
@@ -106,7 +126,12 @@ describe('Responder', () => {
     expect(res.status).toBe(429);
     expect(res.headers.get('retry-after')).toBe('60');
     expect(res.body).toBe(problemBody(plain.results.at(-1)!));
-    expect(JSON.parse(res.body!)).toMatchObject({ type: 'https://iana.org/assignments/http-problem-types#quota-exceeded', status: 429, 'violated-policies': ['1-in-1m'], retryAfter: 60 });
+    expect(JSON.parse(res.body!)).toMatchObject({
+      type: 'https://iana.org/assignments/http-problem-types#quota-exceeded',
+      status: 429,
+      'violated-policies': ['1-in-1m'],
+      retryAfter: 60,
+    });
     const custom = setup({ algorithm: fixedWindow({ limit: 1, window: '1m' }) }, true);
     custom.respond();
     expect(custom.respond().out).toBe('onLimit');
@@ -123,7 +148,10 @@ describe('Responder', () => {
   });
 
   it('holds a delayed request, then proceeds; a client that leaves during the hold is dropped and gives its slot back', async () => {
-    const { limiter, timers, calls, respond } = setup({ algorithm: leakyBucket({ capacity: 5, leakRate: 1, mode: 'shape' }), wait: { maxDelay: '5s' } });
+    const { limiter, timers, calls, respond } = setup({
+      algorithm: leakyBucket({ capacity: 5, leakRate: 1, mode: 'shape' }),
+      wait: { maxDelay: '5s' },
+    });
     expect(respond().out).toBe('proceeded');
     const held = respond();
     expect(held.out).toBeInstanceOf(Promise);
@@ -221,8 +249,20 @@ describe('Responder', () => {
     });
 
     it('an actualCost that throws, rejects or returns a bad cost is a late error, and the estimate stands', async () => {
-      for (const actualCost of [() => -1, () => 'many', () => { throw new Error('no header'); }, () => Promise.reject(new Error('later')), () => Promise.resolve(Number.NaN)]) {
-        const { limiter, respond, calls } = setup({ algorithm: hourly, cost: 10, actualCost } as HttpRateLimitOptions<Request>);
+      for (const actualCost of [
+        () => -1,
+        () => 'many',
+        () => {
+          throw new Error('no header');
+        },
+        () => Promise.reject(new Error('later')),
+        () => Promise.resolve(Number.NaN),
+      ]) {
+        const { limiter, respond, calls } = setup({
+          algorithm: hourly,
+          cost: 10,
+          actualCost,
+        } as HttpRateLimitOptions<Request>);
         finish(respond().res);
         await vi.waitFor(() => expect(calls.filter(([name]) => name === 'lateError')).toHaveLength(1));
         const [, error] = calls.find(([name]) => name === 'lateError')!;
@@ -232,7 +272,11 @@ describe('Responder', () => {
     });
 
     it('an asynchronous actualCost settles once it answers; a handler that settled first wins', async () => {
-      const { limiter, respond } = setup({ algorithm: hourly, cost: 10, actualCost: () => Promise.resolve(3) } as HttpRateLimitOptions<Request>);
+      const { limiter, respond } = setup({
+        algorithm: hourly,
+        cost: 10,
+        actualCost: () => Promise.resolve(3),
+      } as HttpRateLimitOptions<Request>);
       finish(respond().res);
       await vi.waitFor(async () => expect(await used(limiter)).toBe(3));
       const early = setup({ algorithm: hourly, cost: 10, actualCost: () => 50 } as HttpRateLimitOptions<Request>);

@@ -86,7 +86,9 @@ export class Responder<Req, Res, Next, Out> {
     if (result.enforcedDeniedBy !== -1) {
       io.setStatus(req, res, result.statusCode);
       const onLimit = io.onLimit;
-      return onLimit === undefined ? io.sendProblem(req, res, this.policy.problems.of(result)) : onLimit(req, res, next, result);
+      return onLimit === undefined
+        ? io.sendProblem(req, res, this.policy.problems.of(result))
+        : onLimit(req, res, next, result);
     }
     // The client left while the limits ran: its leaving has passed, so give everything back now.
     if (io.events.clientLeft(req, res)) return io.drop(req, res, next, result.abandon());
@@ -106,7 +108,13 @@ export class Responder<Req, Res, Next, Out> {
     if (!finished) return;
     const actualCosts = this.actualCosts;
     if (this.outcome === undefined) void actualCosts?.settle(req, res, result);
-    else this.outcome.finished(req, res, result, actualCosts === undefined ? undefined : () => void actualCosts.settle(req, res, result));
+    else
+      this.outcome.finished(
+        req,
+        res,
+        result,
+        actualCosts === undefined ? undefined : () => void actualCosts.settle(req, res, result),
+      );
   };
 
   private holdThenProceed(req: Req, res: Res, next: Next, result: RateLimitResult): Promise<Awaited<Out>> {
@@ -115,10 +123,12 @@ export class Responder<Req, Res, Next, Out> {
     const limit = longestDelay(result);
     policy.hold(limit, 'started', result.delayMs);
     // A client that leaves while held never reaches the next handler, and its slot is given back.
-    return holdRequest((listener) => io.events.onClientLeave(req, res, listener), result.delayMs, policy.timers).then((held) => {
-      policy.hold(limit, held ? 'ended' : 'abandoned', result.delayMs);
-      return held ? this.admit(req, res, next, result) : io.drop(req, res, next, result.abandon());
-    }) as Promise<Awaited<Out>>;
+    return holdRequest((listener) => io.events.onClientLeave(req, res, listener), result.delayMs, policy.timers).then(
+      (held) => {
+        policy.hold(limit, held ? 'ended' : 'abandoned', result.delayMs);
+        return held ? this.admit(req, res, next, result) : io.drop(req, res, next, result.abandon());
+      },
+    ) as Promise<Awaited<Out>>;
   }
 
   private admit(req: Req, res: Res, next: Next, result: RateLimitResult): Out {
@@ -131,6 +141,7 @@ export class Responder<Req, Res, Next, Out> {
 function longestDelay(result: RateLimitResult): number {
   let longest = 0;
   const decisions = result.decisions;
-  for (let i = 1; i < decisions.length; i++) if ((decisions[i]?.delayMs ?? 0) > (decisions[longest]?.delayMs ?? 0)) longest = i;
+  for (let i = 1; i < decisions.length; i++)
+    if ((decisions[i]?.delayMs ?? 0) > (decisions[longest]?.delayMs ?? 0)) longest = i;
   return longest;
 }

@@ -99,13 +99,19 @@ export class RateLimitResult implements HeaderSource {
     this.#run = run;
     this.allowed = !denied && !dryRun;
     this.dryRun = dryRun;
-    this.statusCode = this.allowed ? 200 : !d.allowed && (d.reason === 'store-error' || d.reason === 'timeout') ? 503 : 429;
+    this.statusCode = this.allowed
+      ? 200
+      : !d.allowed && (d.reason === 'store-error' || d.reason === 'timeout')
+        ? 503
+        : 429;
     this.limit = d.limit;
     this.remaining = d.remaining;
     this.resetMs = d.resetMs;
     this.retryAfterMs = run.retryAfterMs;
     // A concurrency denial says a short fixed hint, not its lease (see CONCURRENCY_RETRY_AFTER_SECONDS).
-    this.retryAfterSeconds = this.allowed ? 0 : denialRetrySeconds(run.retryAfterMs, composition.isConcurrencyLimit(shown), d.reason === undefined);
+    this.retryAfterSeconds = this.allowed
+      ? 0
+      : denialRetrySeconds(run.retryAfterMs, composition.isConcurrencyLimit(shown), d.reason === undefined);
     this.delayMs = run.delayMs;
     this.policy = d.policy;
     this.reason = d.reason;

@@ -16,10 +16,13 @@ describe('forwardableError: what reaches the framework error path for a thrown v
     ['', '""'],
     ['route', '"route"'],
     ['router', '"router"'],
-  ])('wraps %s, which a framework would read as no error or a routing signal, in an Error naming it', (thrown, named) => {
-    const error = forwardableError(thrown) as Error;
-    expect(error).toBeInstanceOf(Error);
-    expect(error.message).toContain(`threw or rejected with ${named} instead of an Error`);
-    expect(error.cause).toBe(thrown);
-  });
+  ])(
+    'wraps %s, which a framework would read as no error or a routing signal, in an Error naming it',
+    (thrown, named) => {
+      const error = forwardableError(thrown) as Error;
+      expect(error).toBeInstanceOf(Error);
+      expect(error.message).toContain(`threw or rejected with ${named} instead of an Error`);
+      expect(error.cause).toBe(thrown);
+    },
+  );
 });

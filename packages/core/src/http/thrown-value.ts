@@ -10,7 +10,10 @@
  */
 export function forwardableError(thrown: unknown): unknown {
   if (thrown && thrown !== 'route' && thrown !== 'router') return thrown;
-  return new Error(`A function of the rate limit (key, cost, skip, algorithm or onLimit) threw or rejected with ${describe(thrown)} instead of an Error`, { cause: thrown });
+  return new Error(
+    `A function of the rate limit (key, cost, skip, algorithm or onLimit) threw or rejected with ${describe(thrown)} instead of an Error`,
+    { cause: thrown },
+  );
 }
 
 function describe(value: unknown): string {

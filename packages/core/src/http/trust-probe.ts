@@ -47,7 +47,10 @@ export function resolvesForgedClient(clientIp: (raw: ForgedRequest) => unknown):
   const forwarded = [FORGED_CLIENT];
   for (let hop = PROBE_HOPS - 1; hop >= 1; hop--) forwarded.push(hopAddress(hop));
   try {
-    return clientIp({ headers: { 'x-forwarded-for': forwarded.join(', ') }, socket: { remoteAddress: hopAddress(0) } }) === FORGED_CLIENT;
+    return (
+      clientIp({ headers: { 'x-forwarded-for': forwarded.join(', ') }, socket: { remoteAddress: hopAddress(0) } }) ===
+      FORGED_CLIENT
+    );
   } catch {
     return false;
   }

@@ -10,7 +10,12 @@ import type { Store } from '../store/interface.js';
  * algorithm already carries when it is not given (0: none). A lockout needs a rate limit (`withBlock`
  * says so) and a store that runs lockouts.
  */
-export function parseBlockDuration(value: unknown, algorithm: Algorithm | undefined, store: Store, field: string): number {
+export function parseBlockDuration(
+  value: unknown,
+  algorithm: Algorithm | undefined,
+  store: Store,
+  field: string,
+): number {
   const blockMs = value === undefined ? (algorithm?.blockMs ?? 0) : spanOption(value, field);
   warnShortSpan(value, field);
   if (blockMs === 0) return 0;
@@ -22,18 +27,33 @@ export function parseBlockDuration(value: unknown, algorithm: Algorithm | undefi
 /** The `bans` option: a boolean (default false), for a rate limit on a store that holds bans. */
 export function parseBans(value: unknown, algorithm: Algorithm | undefined, store: Store, field: string): boolean {
   if (!optionalBoolean(value, field, false)) return false;
-  if (algorithm?.stateKind === 'leases') throw new InvalidOptionError(field, value, 'no bans on a concurrency limit (a permit is not banned; give the client a rate limit with bans)');
-  if (store.capabilities.bans !== true) throw new UnsupportedError(`This store does not hold bans (${field}): use a store whose capabilities include bans, such as MemoryStore or RedisStore.`);
+  if (algorithm?.stateKind === 'leases')
+    throw new InvalidOptionError(
+      field,
+      value,
+      'no bans on a concurrency limit (a permit is not banned; give the client a rate limit with bans)',
+    );
+  if (store.capabilities.bans !== true)
+    throw new UnsupportedError(
+      `This store does not hold bans (${field}): use a store whose capabilities include bans, such as MemoryStore or RedisStore.`,
+    );
   return true;
 }
 
 /** The `overrides` option: a boolean (default false), for a rate limit on a store that overrides its kind (for a limiter whose calls bring their algorithms: any kind). */
 export function parseOverrides(value: unknown, algorithm: Algorithm | undefined, store: Store, field: string): boolean {
   if (!optionalBoolean(value, field, false)) return false;
-  if (algorithm?.stateKind === 'leases') throw new InvalidOptionError(field, value, 'no overrides on a concurrency limit (give the client a rate limit with overrides)');
+  if (algorithm?.stateKind === 'leases')
+    throw new InvalidOptionError(
+      field,
+      value,
+      'no overrides on a concurrency limit (give the client a rate limit with overrides)',
+    );
   const kinds = store.capabilities.overrides ?? [];
   if (algorithm === undefined ? kinds.length === 0 : !kinds.includes(algorithm.kind)) {
-    throw new UnsupportedError(`This store does not hold overrides of ${algorithm === undefined ? 'any kind' : `the ${algorithm.kind} kind`} (${field}): use a store whose capabilities.overrides lists it, such as MemoryStore or RedisStore (RedisStore: every rate kind but the sliding log).`);
+    throw new UnsupportedError(
+      `This store does not hold overrides of ${algorithm === undefined ? 'any kind' : `the ${algorithm.kind} kind`} (${field}): use a store whose capabilities.overrides lists it, such as MemoryStore or RedisStore (RedisStore: every rate kind but the sliding log).`,
+    );
   }
   return true;
 }
@@ -41,7 +61,9 @@ export function parseOverrides(value: unknown, algorithm: Algorithm | undefined,
 /** Throws the `UnsupportedError` of a store without lockouts (`capabilities.blocks`), for `what` (the option, or the algorithm that carries one). */
 export function checkStoreBlocks(store: Store, what: string): void {
   if (store.capabilities.blocks !== true) {
-    throw new UnsupportedError(`This store does not run lockouts (${what}): use a store whose capabilities include blocks, such as MemoryStore or RedisStore.`);
+    throw new UnsupportedError(
+      `This store does not run lockouts (${what}): use a store whose capabilities include blocks, such as MemoryStore or RedisStore.`,
+    );
   }
 }
 

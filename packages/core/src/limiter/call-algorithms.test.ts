@@ -18,7 +18,8 @@ describe('an algorithm per call', () => {
     const limiter = createLimiter({ store: new TestStore(), clock: () => 0 });
     expect(limiter.algorithm).toBeUndefined();
     const remaining: number[] = [];
-    for (const plan of [pro, pro, pro, pro, free, free, pro]) remaining.push((await limiter.consume('ann', 1, plan)).remaining);
+    for (const plan of [pro, pro, pro, pro, free, free, pro])
+      remaining.push((await limiter.consume('ann', 1, plan)).remaining);
     // 1 token left of 5; on the free plan it stays 1 (not a fresh 2), then none; back on pro, still none.
     expect(remaining).toEqual([4, 3, 2, 1, 0, 0, 0]);
     expect((await limiter.consume('ann', 1, free)).allowed).toBe(false);
@@ -48,13 +49,18 @@ describe('an algorithm per call', () => {
   it('checks the cost against the call’s algorithm and the limiter’s maxCost', async () => {
     const limiter = createLimiter({ store: new TestStore(), maxCost: 4 });
     await expect(limiter.consume('k', 3, free)).rejects.toMatchObject({ code: 'RL_COST_EXCEEDS_CAPACITY' });
-    await expect(limiter.consume('k', 5, pro)).rejects.toMatchObject({ code: 'RL_COST_EXCEEDS_CAPACITY', message: expect.stringMatching(/maxCost 4/) });
+    await expect(limiter.consume('k', 5, pro)).rejects.toMatchObject({
+      code: 'RL_COST_EXCEEDS_CAPACITY',
+      message: expect.stringMatching(/maxCost 4/),
+    });
     expect((await limiter.consume('k', 4, pro)).remaining).toBe(1);
   });
 
   it('rejects a kind the store does not run', async () => {
     const limiter = createLimiter({ algorithm: free, store: new TestStore({ algorithms: ['token-bucket'] }) });
-    await expect(limiter.consume('k', 1, fixedWindow({ limit: 1, window: '1m' }))).rejects.toMatchObject({ code: 'RL_UNSUPPORTED' });
+    await expect(limiter.consume('k', 1, fixedWindow({ limit: 1, window: '1m' }))).rejects.toMatchObject({
+      code: 'RL_UNSUPPORTED',
+    });
   });
 
   it('gives back and resets in every kind a key was charged in', async () => {

@@ -55,10 +55,16 @@ export class CallAlgorithms {
   check(value: unknown): Algorithm {
     if (!this.checked.has(value as object)) {
       if (!isAlgorithm(value)) {
-        throw new InvalidAlgorithmError(value, "expected an algorithm such as tokenBucket({ capacity: 20, refillRate: 10 }) or fixedWindow({ limit: 100, window: '1m' })");
+        throw new InvalidAlgorithmError(
+          value,
+          "expected an algorithm such as tokenBucket({ capacity: 20, refillRate: 10 }) or fixedWindow({ limit: 100, window: '1m' })",
+        );
       }
       if (value.stateKind === 'leases') {
-        throw new InvalidAlgorithmError(value, 'a concurrency algorithm where a rate algorithm is expected (a limit chosen per call is a rate limit; give a concurrency limit a limit of its own)');
+        throw new InvalidAlgorithmError(
+          value,
+          'a concurrency algorithm where a rate algorithm is expected (a limit chosen per call is a rate limit; give a concurrency limit a limit of its own)',
+        );
       }
       checkStoreRuns(this.store, value);
       const layout = layoutOf(value);
@@ -85,7 +91,12 @@ export class CallAlgorithms {
     const seen = new Set<string>();
     for (const algorithm of [...this.byLayout.values(), ...rateLayouts()]) {
       const layout = layoutOf(algorithm);
-      if (algorithm.stateKind === 'leases' || seen.has(layout) || !this.store.capabilities.algorithms.includes(algorithm.kind)) continue;
+      if (
+        algorithm.stateKind === 'leases' ||
+        seen.has(layout) ||
+        !this.store.capabilities.algorithms.includes(algorithm.kind)
+      )
+        continue;
       seen.add(layout);
       yield this.withLockout(algorithm);
     }

@@ -4,7 +4,14 @@ import { idempotentCharge, type IdempotencyConfig } from './idempotency.js';
 import type { Decision } from '../decision.js';
 import type { IdempotentCharge, MaybePromise, StoreCapabilities } from '../store/interface.js';
 import { requireCapability } from './capabilities.js';
-import { CostExceedsCapacityError, errorDocsUrl, InvalidAlgorithmError, InvalidKeyError, InvalidOptionError, UnsupportedError } from '../errors.js';
+import {
+  CostExceedsCapacityError,
+  errorDocsUrl,
+  InvalidAlgorithmError,
+  InvalidKeyError,
+  InvalidOptionError,
+  UnsupportedError,
+} from '../errors.js';
 
 // The input rules of a limiter's verbs, each checked once before anything is charged: a key, a cost,
 // an algorithm.
@@ -51,7 +58,12 @@ export function checkLimiterCost(
 }
 
 /** `field`: where that `maxCost` was set, in the function the user called (`rateLimit.maxCost`); a limiter's own by default. */
-function exceedsMaxCost(cost: number, maxCost: number, algorithm: Algorithm, field = 'createLimiter.maxCost'): CostExceedsCapacityError {
+function exceedsMaxCost(
+  cost: number,
+  maxCost: number,
+  algorithm: Algorithm,
+  field = 'createLimiter.maxCost',
+): CostExceedsCapacityError {
   const error = new CostExceedsCapacityError(cost, maxCost, algorithm.kind);
   if (maxCost < algorithm.maxCost) {
     error.message = `Cost ${cost} is larger than this limiter's maxCost ${maxCost}. Raise ${field} (at most the ${algorithm.kind} capacity ${algorithm.maxCost}) or lower the cost. See ${errorDocsUrl(error.code)}`;
@@ -62,7 +74,10 @@ function exceedsMaxCost(cost: number, maxCost: number, algorithm: Algorithm, fie
 /** The limiter's own algorithm, or the typed error when every call must give one. */
 export function ownAlgorithm(core: CallRules): Algorithm {
   if (core.algorithm === undefined) {
-    throw new InvalidAlgorithmError(undefined, 'this limiter has no algorithm of its own (createLimiter without algorithm): pass one with each call');
+    throw new InvalidAlgorithmError(
+      undefined,
+      'this limiter has no algorithm of its own (createLimiter without algorithm): pass one with each call',
+    );
   }
   return core.algorithm;
 }
@@ -75,7 +90,10 @@ export function rateCall(core: CallRules, key: unknown, cost: unknown, algorithm
   let a: Algorithm;
   if (algorithm === undefined) {
     a = ownAlgorithm(core);
-    if (core.isConcurrencyLimit) throw new UnsupportedError('A concurrency limit is taken with limiter.acquire(key), which returns a decision with release().');
+    if (core.isConcurrencyLimit)
+      throw new UnsupportedError(
+        'A concurrency limit is taken with limiter.acquire(key), which returns a decision with release().',
+      );
   } else {
     a = core.checkCallAlgorithm(algorithm);
   }
@@ -118,7 +136,10 @@ export function parseEarlierCharge(
   const { key, cost, algorithmOrDecision, decision } = args;
   checkKey(key);
   const given = isDecisionLike(algorithmOrDecision) ? algorithmOrDecision : decision;
-  const algorithm = isDecisionLike(algorithmOrDecision) || algorithmOrDecision === undefined ? ownAlgorithm(core) : core.checkCallAlgorithm(algorithmOrDecision);
+  const algorithm =
+    isDecisionLike(algorithmOrDecision) || algorithmOrDecision === undefined
+      ? ownAlgorithm(core)
+      : core.checkCallAlgorithm(algorithmOrDecision);
   checkLimiterCost(core, cost, algorithm);
   if (given === undefined ? required : given === null || typeof given !== 'object' || typeof given.at !== 'number') {
     throw new InvalidOptionError(field, given, 'the decision that consume() returned for this request');
@@ -163,17 +184,32 @@ export interface OptionsAt {
  * charge; `InvalidOptionError` on `field` for anything else, `UnsupportedError` for an idempotency
  * key on a store without `capabilities.idempotency`.
  */
-export function chargeOptionsOf(core: ChargeRules, value: unknown, cost: unknown, at: OptionsAt): { algorithm: Algorithm | undefined; idempotency: IdempotentCharge | undefined } {
+export function chargeOptionsOf(
+  core: ChargeRules,
+  value: unknown,
+  cost: unknown,
+  at: OptionsAt,
+): { algorithm: Algorithm | undefined; idempotency: IdempotentCharge | undefined } {
   const field = at.field;
   // Not an object of charge options (an algorithm, or a value the algorithm's rule refuses): the older form.
   const names = ['algorithm', 'idempotencyKey', 'fingerprint', ...(at.extra ?? [])];
-  if (value === null || typeof value !== 'object' || isAlgorithm(value) || (Object.keys(value).length > 0 && !names.some((n) => n in value))) {
+  if (
+    value === null ||
+    typeof value !== 'object' ||
+    isAlgorithm(value) ||
+    (Object.keys(value).length > 0 && !names.some((n) => n in value))
+  ) {
     return { algorithm: value as Algorithm | undefined, idempotency: undefined };
   }
   const o = checkOptions(value, names, field);
-  if (o.idempotencyKey === undefined) return { algorithm: o.algorithm as Algorithm | undefined, idempotency: undefined };
+  if (o.idempotencyKey === undefined)
+    return { algorithm: o.algorithm as Algorithm | undefined, idempotency: undefined };
   requireCapability(core.store, 'idempotency', `${field}.idempotencyKey`);
-  if (o.fingerprint !== undefined && typeof o.fingerprint !== 'string') throw new InvalidOptionError(`${field}.fingerprint`, o.fingerprint, 'a string');
+  if (o.fingerprint !== undefined && typeof o.fingerprint !== 'string')
+    throw new InvalidOptionError(`${field}.fingerprint`, o.fingerprint, 'a string');
   const fingerprint = (o.fingerprint as string | undefined) ?? `cost ${String(cost)}`;
-  return { algorithm: o.algorithm as Algorithm | undefined, idempotency: idempotentCharge(o.idempotencyKey, fingerprint, core.idempotency, `${field}.idempotencyKey`) };
+  return {
+    algorithm: o.algorithm as Algorithm | undefined,
+    idempotency: idempotentCharge(o.idempotencyKey, fingerprint, core.idempotency, `${field}.idempotencyKey`),
+  };
 }

@@ -16,8 +16,14 @@ export type NeededCapability = keyof typeof DOES;
  * the option, as the user wrote it) needs a store that has it. Checked once, where the verb is called
  * or the middleware built; the charge path never checks again.
  */
-export function requireCapability(store: { readonly capabilities: StoreCapabilities }, capability: NeededCapability, what: string): void {
+export function requireCapability(
+  store: { readonly capabilities: StoreCapabilities },
+  capability: NeededCapability,
+  what: string,
+): void {
   if (store.capabilities[capability] !== true) {
-    throw new UnsupportedError(`${what} needs a store that ${DOES[capability]} (capabilities.${capability}), such as MemoryStore or RedisStore.`);
+    throw new UnsupportedError(
+      `${what} needs a store that ${DOES[capability]} (capabilities.${capability}), such as MemoryStore or RedisStore.`,
+    );
   }
 }

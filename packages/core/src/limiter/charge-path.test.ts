@@ -8,7 +8,19 @@ import { requireCapability } from './capabilities.js';
 
 const algorithm = fixedWindow({ limit: 5, window: '1s' });
 const charge: Charge = { key: 'k', algorithm, cost: 1 };
-const answer: ChargeAnswer = { decision: makeDecision({ allowed: true, limit: 5, remaining: 4, resetMs: 1000, retryAfterMs: 0, delayMs: 0, policy: makePolicy(5, 1000), at: 0 }), took: 'charged' };
+const answer: ChargeAnswer = {
+  decision: makeDecision({
+    allowed: true,
+    limit: 5,
+    remaining: 4,
+    resetMs: 1000,
+    retryAfterMs: 0,
+    delayMs: 0,
+    policy: makePolicy(5, 1000),
+    at: 0,
+  }),
+  took: 'charged',
+};
 
 describe('composeStages', () => {
   it('runs the stages outermost first, down to the last, and back up in reverse', () => {
@@ -26,7 +38,15 @@ describe('composeStages', () => {
       return answer;
     });
     expect(path(charge)).toBe(answer);
-    expect(seen).toEqual(['observe down', 'leases down', 'deny cache down', 'store k', 'deny cache up', 'leases up', 'observe up']);
+    expect(seen).toEqual([
+      'observe down',
+      'leases down',
+      'deny cache down',
+      'store k',
+      'deny cache up',
+      'leases up',
+      'observe up',
+    ]);
   });
 
   it('a stage that answers itself never reaches the ones below; no stages: the last alone', () => {
@@ -40,12 +60,28 @@ describe('composeStages', () => {
 
 describe('requireCapability', () => {
   it.each([
-    ['settle', 'limiter.settle()', 'limiter.settle() needs a store that settles charges at their real cost (capabilities.settle), such as MemoryStore or RedisStore.'],
-    ['reservations', 'wait', 'wait needs a store that runs reservations (capabilities.reservations), such as MemoryStore or RedisStore.'],
-    ['idempotency', 'rateLimit.idempotencyKey', 'rateLimit.idempotencyKey needs a store that runs idempotent charges (capabilities.idempotency), such as MemoryStore or RedisStore.'],
+    [
+      'settle',
+      'limiter.settle()',
+      'limiter.settle() needs a store that settles charges at their real cost (capabilities.settle), such as MemoryStore or RedisStore.',
+    ],
+    [
+      'reservations',
+      'wait',
+      'wait needs a store that runs reservations (capabilities.reservations), such as MemoryStore or RedisStore.',
+    ],
+    [
+      'idempotency',
+      'rateLimit.idempotencyKey',
+      'rateLimit.idempotencyKey needs a store that runs idempotent charges (capabilities.idempotency), such as MemoryStore or RedisStore.',
+    ],
   ] as const)('%s: one message, naming what needs it', (capability, what, message) => {
     const store = { capabilities: { local: true, algorithms: [] } };
-    expect(() => requireCapability(store, capability, what)).toThrow(expect.objectContaining({ code: 'RL_UNSUPPORTED', message: expect.stringContaining(message) }));
-    expect(() => requireCapability({ capabilities: { ...store.capabilities, [capability]: true } }, capability, what)).not.toThrow();
+    expect(() => requireCapability(store, capability, what)).toThrow(
+      expect.objectContaining({ code: 'RL_UNSUPPORTED', message: expect.stringContaining(message) }),
+    );
+    expect(() =>
+      requireCapability({ capabilities: { ...store.capabilities, [capability]: true } }, capability, what),
+    ).not.toThrow();
   });
 });

@@ -13,7 +13,9 @@ import { CALL_STORE, Circuit, PROBE_STORE, SKIP_STORE } from './circuit.js';
 import { createLimiter, type Limiter } from './limiter.js';
 
 /** At `time`: ask the gate (expecting call, probe or skip), or report a failure / a probe's success (expecting the circuit closed or open after it). */
-type Step = [time: number, event: 'gate', expected: 'call' | 'probe' | 'skip'] | [time: number, event: 'fail' | 'probe-ok', expected: 'closed' | 'open'];
+type Step =
+  | [time: number, event: 'gate', expected: 'call' | 'probe' | 'skip']
+  | [time: number, event: 'fail' | 'probe-ok', expected: 'closed' | 'open'];
 
 const GATES = { [CALL_STORE]: 'call', [PROBE_STORE]: 'probe', [SKIP_STORE]: 'skip' } as const;
 
@@ -22,40 +24,79 @@ const cases: { name: string; threshold: number; intervalMs: number; steps: Step[
     name: 'closed: every call goes to the store, failures below the threshold change nothing',
     threshold: 3,
     intervalMs: 100,
-    steps: [[0, 'gate', 'call'], [0, 'fail', 'closed'], [10, 'fail', 'closed'], [20, 'gate', 'call']],
+    steps: [
+      [0, 'gate', 'call'],
+      [0, 'fail', 'closed'],
+      [10, 'fail', 'closed'],
+      [20, 'gate', 'call'],
+    ],
   },
   {
     name: 'opens at the threshold within the interval; one probe after it; its success closes',
     threshold: 3,
     intervalMs: 100,
-    steps: [[0, 'fail', 'closed'], [50, 'fail', 'closed'], [100, 'fail', 'open'], [150, 'gate', 'skip'], [199, 'gate', 'skip'], [200, 'gate', 'probe'], [200, 'gate', 'skip'], [250, 'probe-ok', 'closed'], [250, 'gate', 'call']],
+    steps: [
+      [0, 'fail', 'closed'],
+      [50, 'fail', 'closed'],
+      [100, 'fail', 'open'],
+      [150, 'gate', 'skip'],
+      [199, 'gate', 'skip'],
+      [200, 'gate', 'probe'],
+      [200, 'gate', 'skip'],
+      [250, 'probe-ok', 'closed'],
+      [250, 'gate', 'call'],
+    ],
   },
   {
     name: 'failures spread wider than the interval do not open it',
     threshold: 3,
     intervalMs: 100,
-    steps: [[0, 'fail', 'closed'], [60, 'fail', 'closed'], [170, 'fail', 'closed'], [210, 'fail', 'closed'], [220, 'fail', 'open']],
+    steps: [
+      [0, 'fail', 'closed'],
+      [60, 'fail', 'closed'],
+      [170, 'fail', 'closed'],
+      [210, 'fail', 'closed'],
+      [220, 'fail', 'open'],
+    ],
   },
   {
     name: 'a failed probe keeps it open for another interval from the failure',
     threshold: 1,
     intervalMs: 50,
-    steps: [[0, 'fail', 'open'], [49, 'gate', 'skip'], [50, 'gate', 'probe'], [60, 'fail', 'open'], [109, 'gate', 'skip'], [110, 'gate', 'probe']],
+    steps: [
+      [0, 'fail', 'open'],
+      [49, 'gate', 'skip'],
+      [50, 'gate', 'probe'],
+      [60, 'fail', 'open'],
+      [109, 'gate', 'skip'],
+      [110, 'gate', 'probe'],
+    ],
   },
   {
     name: 'a probe that never answers is replaced by another one interval later',
     threshold: 1,
     intervalMs: 50,
-    steps: [[0, 'fail', 'open'], [50, 'gate', 'probe'], [99, 'gate', 'skip'], [100, 'gate', 'probe']],
+    steps: [
+      [0, 'fail', 'open'],
+      [50, 'gate', 'probe'],
+      [99, 'gate', 'skip'],
+      [100, 'gate', 'probe'],
+    ],
   },
   {
     name: 'closing forgets the failures before it',
     threshold: 2,
     intervalMs: 100,
-    steps: [[0, 'fail', 'closed'], [10, 'fail', 'open'], [110, 'gate', 'probe'], [110, 'probe-ok', 'closed'], [120, 'fail', 'closed'], [130, 'fail', 'open']],
+    steps: [
+      [0, 'fail', 'closed'],
+      [10, 'fail', 'open'],
+      [110, 'gate', 'probe'],
+      [110, 'probe-ok', 'closed'],
+      [120, 'fail', 'closed'],
+      [130, 'fail', 'open'],
+    ],
   },
 ];
-
 
 /** A consume of `key` that reaches the store (the call after its first `calls`) and is decided by its answer. */
 async function reachesStore(store: TestStore, limiter: Limiter, key: string, calls: number): Promise<void> {
@@ -100,7 +141,15 @@ describe('the limiter behind its circuit', () => {
     const store = new TestStore({ answers: 'manual' });
     const timers = new FakeTimers();
     let now = 1_000;
-    const limiter = createLimiter({ algorithm: bucket(), store, clock: () => now, timeout: 20, timers, storeRetryInterval: 100, storeFailureThreshold: 1 });
+    const limiter = createLimiter({
+      algorithm: bucket(),
+      store,
+      clock: () => now,
+      timeout: 20,
+      timers,
+      storeRetryInterval: 100,
+      storeFailureThreshold: 1,
+    });
     const first = limiter.consume('k');
     await timers.advanceAsync(20);
     expect((await first).reason).toBe('timeout');
@@ -124,7 +173,13 @@ describe('the limiter behind its circuit', () => {
   it('the circuit opens only when storeFailureThreshold calls failed within storeRetryInterval', async () => {
     const store = new TestStore({ answers: 'manual' });
     let now = 0;
-    const limiter = createLimiter({ algorithm: bucket(), store, clock: () => now, timeout: false, storeRetryInterval: 100 });
+    const limiter = createLimiter({
+      algorithm: bucket(),
+      store,
+      clock: () => now,
+      timeout: false,
+      storeRetryInterval: 100,
+    });
     for (const t of [0, 60, 170]) {
       now = t;
       const failing = limiter.consume('k');
@@ -153,7 +208,14 @@ describe('the limiter behind its circuit', () => {
   it('a failed probe keeps the circuit open for another interval (reason store-error)', async () => {
     const store = new TestStore({ answers: 'manual' });
     let now = 0;
-    const limiter = createLimiter({ algorithm: bucket(), store, clock: () => now, timeout: false, storeRetryInterval: 50, storeFailureThreshold: 1 });
+    const limiter = createLimiter({
+      algorithm: bucket(),
+      store,
+      clock: () => now,
+      timeout: false,
+      storeRetryInterval: 50,
+      storeFailureThreshold: 1,
+    });
     const first = limiter.consume('k');
     store.failAll();
     expect((await first).reason).toBe('store-error');
@@ -169,11 +231,18 @@ describe('the limiter behind its circuit', () => {
 });
 
 describe("a failure of one key's state (StoreError.keyOnly) is not the store's", () => {
-  const keyOnly = (): StoreError => new StoreError('WRONGTYPE Operation against a key holding the wrong kind of value', { keyOnly: true });
+  const keyOnly = (): StoreError =>
+    new StoreError('WRONGTYPE Operation against a key holding the wrong kind of value', { keyOnly: true });
 
   it('never opens the circuit, however many: the policy decides each call, and the other keys go to the store', async () => {
     const store = new TestStore({ answers: 'manual' });
-    const limiter = createLimiter({ algorithm: bucket(), store, clock: () => 0, timeout: false, storeFailureThreshold: 2 });
+    const limiter = createLimiter({
+      algorithm: bucket(),
+      store,
+      clock: () => 0,
+      timeout: false,
+      storeFailureThreshold: 2,
+    });
     const errors: unknown[] = [];
     limiter.on('storeError', (event: { error: unknown }) => errors.push(event.error));
     for (let i = 0; i < 5; i++) {
@@ -188,7 +257,14 @@ describe("a failure of one key's state (StoreError.keyOnly) is not the store's",
   it('a probe that meets one found the store answering: the circuit closes', async () => {
     const store = new TestStore({ answers: 'manual' });
     let now = 0;
-    const limiter = createLimiter({ algorithm: bucket(), store, clock: () => now, timeout: false, storeFailureThreshold: 1, storeRetryInterval: 50 });
+    const limiter = createLimiter({
+      algorithm: bucket(),
+      store,
+      clock: () => now,
+      timeout: false,
+      storeFailureThreshold: 1,
+      storeRetryInterval: 50,
+    });
     const down = limiter.consume('good');
     store.failAll();
     expect((await down).reason).toBe('store-error'); // open
@@ -205,7 +281,14 @@ describe("a failure of one key's state (StoreError.keyOnly) is not the store's",
 describe('the limiter behind its open circuit, in a loop', () => {
   it('a loop of awaited decisions on a remote store still lets I/O run: each decision taken without the store waits for a macrotask', async () => {
     const store = new TestStore({ answers: 'manual' });
-    const limiter = createLimiter({ algorithm: bucket(), store, clock: () => 0, timeout: false, storeFailureThreshold: 1, storeRetryInterval: '1h' });
+    const limiter = createLimiter({
+      algorithm: bucket(),
+      store,
+      clock: () => 0,
+      timeout: false,
+      storeFailureThreshold: 1,
+      storeRetryInterval: '1h',
+    });
     const failing = limiter.consume('k');
     store.failAll();
     expect((await failing).reason).toBe('store-error'); // the circuit is open now
@@ -224,7 +307,13 @@ describe('the limiter behind its open circuit, in a loop', () => {
   it('a local store’s decisions stay synchronous while its circuit is open', () => {
     const store = new TestStore();
     store.failure = new StoreError('disk on fire');
-    const limiter = createLimiter({ algorithm: bucket(), store, clock: () => 0, storeFailureThreshold: 1, storeRetryInterval: '1h' });
+    const limiter = createLimiter({
+      algorithm: bucket(),
+      store,
+      clock: () => 0,
+      storeFailureThreshold: 1,
+      storeRetryInterval: '1h',
+    });
     expect(limiter.consumeSync('k').reason).toBe('store-error');
     const core = coreOf(limiter)!;
     const skipped = core.charge(core.chargeOf('k', 1, limiter.algorithm!));
@@ -234,12 +323,19 @@ describe('the limiter behind its open circuit, in a loop', () => {
   });
 });
 
-describe('a failure the store outlived is the key\'s own (issue 25: a Cluster slot migrating)', () => {
+describe("a failure the store outlived is the key's own (issue 25: a Cluster slot migrating)", () => {
   it('calls that fail while later calls of the domain are answered open no circuit: only they get the policy', async () => {
     const store = new TestStore({ answers: 'manual' });
     let now = 0;
     const roomy = tokenBucket({ capacity: 100, refillRate: 1, interval: '1h' });
-    const limiter = createLimiter({ algorithm: roomy, store, clock: () => now, timeout: false, storeFailureThreshold: 2, storeRetryInterval: 1000 });
+    const limiter = createLimiter({
+      algorithm: roomy,
+      store,
+      clock: () => now,
+      timeout: false,
+      storeFailureThreshold: 2,
+      storeRetryInterval: 1000,
+    });
     for (let round = 0; round < 5; round++) {
       // The moving key's calls, sent first, fail; a bystander sent after them is answered first.
       now += 1;
@@ -259,7 +355,14 @@ describe('a failure the store outlived is the key\'s own (issue 25: a Cluster sl
   it('a store that answers nothing any more still opens the circuit', async () => {
     const store = new TestStore({ answers: 'manual' });
     let now = 0;
-    const limiter = createLimiter({ algorithm: bucket(), store, clock: () => now, timeout: false, storeFailureThreshold: 2, storeRetryInterval: 1000 });
+    const limiter = createLimiter({
+      algorithm: bucket(),
+      store,
+      clock: () => now,
+      timeout: false,
+      storeFailureThreshold: 2,
+      storeRetryInterval: 1000,
+    });
     const fine = limiter.consume('k');
     expect((await store.answered(fine)).reason).toBeUndefined();
     now += 1;

@@ -152,7 +152,10 @@ export class Circuits {
  * The circuit of a limiter, and for a store with failure domains one per domain (without, the one
  * circuit: no lookup per call); both tell `listener` of their transitions.
  */
-export function circuitsOf(config: { localClock: Clock; retryIntervalMs: number; failureThreshold: number; store: { failureDomain?: unknown } }, listener: CircuitListener): { circuit: Circuit; byDomain: Circuits | undefined } {
+export function circuitsOf(
+  config: { localClock: Clock; retryIntervalMs: number; failureThreshold: number; store: { failureDomain?: unknown } },
+  listener: CircuitListener,
+): { circuit: Circuit; byDomain: Circuits | undefined } {
   const circuit = new Circuit(config.localClock, config.retryIntervalMs, config.failureThreshold);
   circuit.listener = listener;
   if (typeof config.store.failureDomain !== 'function') return { circuit, byDomain: undefined };

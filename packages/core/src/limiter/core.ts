@@ -9,7 +9,14 @@ import type { ObservedAs } from '../observe/observation.js';
 import type { Charge, Charged, MaybePromise, Store } from '../store/interface.js';
 import type { Timers } from '../timers.js';
 import { CallAlgorithms } from './call-algorithms.js';
-import { composeStages, withoutStore, type ChargeAnswer, type ChargeNext, type ChargeStage, type StoreCall } from './charge-path.js';
+import {
+  composeStages,
+  withoutStore,
+  type ChargeAnswer,
+  type ChargeNext,
+  type ChargeStage,
+  type StoreCall,
+} from './charge-path.js';
 import { circuitsOf, type Circuit, type FailureReason } from './circuit.js';
 import { isChargeableCost } from './call-input.js';
 import { Deadlines } from './deadlines.js';
@@ -114,23 +121,48 @@ export class LimiterCore {
     this.maxDebt = config.maxDebt;
     this.keyPrefix = config.prefix ? `${config.prefix}:` : '';
     this.calls = new CallAlgorithms(config);
-    const { circuit, byDomain } = circuitsOf(config, (open, reason, domain) => this.circuitChanged(open, reason, domain));
+    const { circuit, byDomain } = circuitsOf(config, (open, reason, domain) =>
+      this.circuitChanged(open, reason, domain),
+    );
     this.circuit = circuit;
-    const owner = { clock: config.localClock, retryIntervalMs: config.retryIntervalMs, keyPrefixLength: this.keyPrefix.length };
+    const owner = {
+      clock: config.localClock,
+      retryIntervalMs: config.retryIntervalMs,
+      keyPrefixLength: this.keyPrefix.length,
+    };
     const policy = new FailurePolicy(action, owner, fallback?.answer);
     const deadlines = config.timeoutMs > 0 ? new Deadlines(config.timeoutMs, config.timers) : undefined;
     const report = (error: unknown, key: string, a: StoreErrorEvent['action']): void => this.storeFailed(error, key, a);
-    this.guard = new StoreGuard(config.store, { clock: config.clock, circuits: { circuit, byDomain }, deadlines, policy, report });
+    this.guard = new StoreGuard(config.store, {
+      clock: config.clock,
+      circuits: { circuit, byDomain },
+      deadlines,
+      policy,
+      report,
+    });
     this.synchronous = config.store.capabilities.local && (fallback === undefined || fallback.synchronous);
     this.quota = config.lease === undefined ? undefined : this.quotaLeases(config);
-    this.fastPath = this.synchronous && config.algorithm !== undefined && !this.isConcurrencyLimit && byDomain === undefined && this.quota === undefined;
+    this.fastPath =
+      this.synchronous &&
+      config.algorithm !== undefined &&
+      !this.isConcurrencyLimit &&
+      byDomain === undefined &&
+      this.quota === undefined;
     this.compose();
     config.denyCache?.followResets(config.store);
   }
 
   /** The consume of `cost` under the limiter's own algorithm, by the store itself in the common case (a synchronous rate limiter, no observer, its circuit closed, `key` and `cost` good); else undefined (the full path). */
   fastDecision(key: unknown, cost: unknown): Decision | undefined {
-    if (!this.fastPath || this.observation !== undefined || typeof key !== 'string' || key.length === 0 || !isChargeableCost(cost, this.maxCost) || !this.circuit.isClosed) return undefined;
+    if (
+      !this.fastPath ||
+      this.observation !== undefined ||
+      typeof key !== 'string' ||
+      key.length === 0 ||
+      !isChargeableCost(cost, this.maxCost) ||
+      !this.circuit.isClosed
+    )
+      return undefined;
     const charge = this.chargeOf(key, cost, this.algorithm!);
     // The clock is read before the store is called: its error (a time that is not finite) is thrown as it is.
     const now = this.clock === undefined ? undefined : this.clock();
@@ -149,7 +181,14 @@ export class LimiterCore {
 
   /** The record of a consume of `cost` units of the user's `key` under `algorithm` (every field present, so every charge has one shape). */
   chargeOf(key: string, cost: number, algorithm: Algorithm): Charge {
-    return { key: this.storeKeyOf(key), algorithm, cost, maxDelayMs: undefined, idempotency: undefined, enforced: undefined };
+    return {
+      key: this.storeKeyOf(key),
+      algorithm,
+      cost,
+      maxDelayMs: undefined,
+      idempotency: undefined,
+      enforced: undefined,
+    };
   }
 
   /** The answer to `charge` down the limiter's charge path. */
@@ -200,7 +239,12 @@ export class LimiterCore {
     const observation = this.observation;
     const startedAt = observation === undefined ? 0 : this.timers.now();
     const leased = (decision: Decision): LeaseDecision => {
-      observation?.decision({ decision, took: 'charged' }, 1, decision.reason === undefined ? this.timers.now() - startedAt : undefined, storeKey);
+      observation?.decision(
+        { decision, took: 'charged' },
+        1,
+        decision.reason === undefined ? this.timers.now() - startedAt : undefined,
+        storeKey,
+      );
       return this.guard.lease(decision, storeKey, algorithm, leaseId);
     };
     const result = this.guard.acquire(storeKey, algorithm, leaseId);
@@ -227,7 +271,10 @@ export class LimiterCore {
     const idempotencyId = charged.idempotencyId;
     if (idempotencyId === undefined && this.quota?.refund(storeKey, cost, algorithm, decision) === true) return;
     const delayMs = decision.delayMs > 0 ? decision.delayMs : undefined;
-    return this.freeing(storeKey, this.guard.giveBack({ key: storeKey, algorithm, cost, chargedAt: decision.at, delayMs, idempotencyId }));
+    return this.freeing(
+      storeKey,
+      this.guard.giveBack({ key: storeKey, algorithm, cost, chargedAt: decision.at, delayMs, idempotencyId }),
+    );
   }
 
   /** `back`, a call that may free units of `storeKey` (failures are `'storeError'` events): its cached denial is forgotten now and once it is done (one answered in between is stale). */
@@ -261,7 +308,10 @@ export class LimiterCore {
     const { at: chargedAt, delayMs } = decision;
     const maxDebt = this.maxDebt ?? algorithm.limit;
     const units = leased ? { cost: Math.max(0, cost - actual), actual: Math.max(0, actual - cost) } : { cost, actual };
-    return { first: true, done: this.freeing(storeKey, this.guard.settle(storeKey, algorithm, { ...units, chargedAt, delayMs, maxDebt })) };
+    return {
+      first: true,
+      done: this.freeing(storeKey, this.guard.settle(storeKey, algorithm, { ...units, chargedAt, delayMs, maxDebt })),
+    };
   }
 
   private warnSettledTwice(): void {
@@ -281,7 +331,11 @@ export class LimiterCore {
   }
 
   /** An operator's store call on `key` (with its storage key and the clock's reading), with the timeout and failure report of `StoreGuard.control`; its cached denial forgotten, again once done (one answered meanwhile is stale). */
-  async operate<T>(key: string, what: string, call: (storeKey: string, now: number | undefined) => MaybePromise<T>): Promise<T> {
+  async operate<T>(
+    key: string,
+    what: string,
+    call: (storeKey: string, now: number | undefined) => MaybePromise<T>,
+  ): Promise<T> {
     const storeKey = this.keyPrefix + key;
     this.denyCache?.delete(storeKey);
     const result = await this.guard.control(storeKey, what, (now) => call(storeKey, now));
@@ -292,7 +346,8 @@ export class LimiterCore {
   /** `value` when this rate limiter can decide a call with it, with its lockout (see `CallAlgorithms`); else `InvalidAlgorithmError` or `UnsupportedError`. */
   checkCallAlgorithm(value: unknown): Algorithm {
     if (value !== undefined && value === this.algorithm && !this.isConcurrencyLimit) return this.algorithm;
-    if (this.isConcurrencyLimit) throw new InvalidAlgorithmError(value, 'a concurrency limit takes no algorithm per call');
+    if (this.isConcurrencyLimit)
+      throw new InvalidAlgorithmError(value, 'a concurrency limit takes no algorithm per call');
     return this.calls.check(value);
   }
 
@@ -318,7 +373,8 @@ export class LimiterCore {
     if (cache !== undefined) stages.push(denyCacheStage(cache, this.localClock, true));
     const guard = this.guard;
     this.path = composeStages(stages, (charge) => guard.charge(charge, guard.storeCharge));
-    this.groupedStages = cache === undefined ? observing : [...observing, denyCacheStage(cache, this.localClock, false)];
+    this.groupedStages =
+      cache === undefined ? observing : [...observing, denyCacheStage(cache, this.localClock, false)];
   }
 
   /** The quota leases of option `lease`: a stage whose blocks go through the deny cache and the guard (no fallback), never observed as decisions. */
@@ -349,4 +405,3 @@ export class LimiterCore {
     this.observation?.storeError(event.error, event.reason, action, key);
   }
 }
-

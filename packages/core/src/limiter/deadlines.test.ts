@@ -32,13 +32,72 @@ interface Case {
 }
 
 const cases: Case[] = [
-  { name: 'an unanswered call times out exactly at its deadline', timeoutMs: 50, starts: [0], answers: [], timeouts: [[0, 50]], pending: 0 },
-  { name: 'a call answered before its deadline never times out', timeoutMs: 50, starts: [0], answers: [[49, 0]], timeouts: [], pending: 0 },
-  { name: 'calls time out in order, each at its own deadline', timeoutMs: 50, starts: [0, 10, 30], answers: [], timeouts: [[0, 50], [1, 60], [2, 80]], pending: 0 },
-  { name: 'an answered call leaves the list; the others keep their deadlines', timeoutMs: 50, starts: [0, 10, 30], answers: [[20, 1]], timeouts: [[0, 50], [2, 80]], pending: 0 },
-  { name: 'answering the head moves the timer to the next deadline', timeoutMs: 50, starts: [0, 40], answers: [[5, 0]], timeouts: [[1, 90]], pending: 0 },
-  { name: 'a call started after the list emptied gets a fresh timer', timeoutMs: 20, starts: [0, 100], answers: [], timeouts: [[0, 20], [1, 120]], pending: 0 },
-  { name: 'an answer after the deadline changes nothing', timeoutMs: 20, starts: [0], answers: [[30, 0]], timeouts: [[0, 20]], pending: 0 },
+  {
+    name: 'an unanswered call times out exactly at its deadline',
+    timeoutMs: 50,
+    starts: [0],
+    answers: [],
+    timeouts: [[0, 50]],
+    pending: 0,
+  },
+  {
+    name: 'a call answered before its deadline never times out',
+    timeoutMs: 50,
+    starts: [0],
+    answers: [[49, 0]],
+    timeouts: [],
+    pending: 0,
+  },
+  {
+    name: 'calls time out in order, each at its own deadline',
+    timeoutMs: 50,
+    starts: [0, 10, 30],
+    answers: [],
+    timeouts: [
+      [0, 50],
+      [1, 60],
+      [2, 80],
+    ],
+    pending: 0,
+  },
+  {
+    name: 'an answered call leaves the list; the others keep their deadlines',
+    timeoutMs: 50,
+    starts: [0, 10, 30],
+    answers: [[20, 1]],
+    timeouts: [
+      [0, 50],
+      [2, 80],
+    ],
+    pending: 0,
+  },
+  {
+    name: 'answering the head moves the timer to the next deadline',
+    timeoutMs: 50,
+    starts: [0, 40],
+    answers: [[5, 0]],
+    timeouts: [[1, 90]],
+    pending: 0,
+  },
+  {
+    name: 'a call started after the list emptied gets a fresh timer',
+    timeoutMs: 20,
+    starts: [0, 100],
+    answers: [],
+    timeouts: [
+      [0, 20],
+      [1, 120],
+    ],
+    pending: 0,
+  },
+  {
+    name: 'an answer after the deadline changes nothing',
+    timeoutMs: 20,
+    starts: [0],
+    answers: [[30, 0]],
+    timeouts: [[0, 20]],
+    pending: 0,
+  },
 ];
 
 describe('Deadlines', () => {
@@ -48,7 +107,10 @@ describe('Deadlines', () => {
     const entries: Deadline[] = [];
     const timedOut: [number, number][] = [];
     const lateAnswers: number[] = [];
-    const events = [...starts.map((t, call) => ({ t, call, start: true })), ...answers.map(([t, call]) => ({ t, call, start: false }))].sort((a, b) => a.t - b.t);
+    const events = [
+      ...starts.map((t, call) => ({ t, call, start: true })),
+      ...answers.map(([t, call]) => ({ t, call, start: false })),
+    ].sort((a, b) => a.t - b.t);
     for (const { t, call, start } of events) {
       await timers.advanceAsync(t - timers.now());
       if (start) {
@@ -61,7 +123,9 @@ describe('Deadlines', () => {
     await timers.advanceAsync(1_000);
     expect(timedOut).toEqual(timeouts);
     // A call answered after it timed out is told so.
-    expect(lateAnswers).toEqual(answers.filter(([, call]) => timeouts.some(([c]) => c === call)).map(([, call]) => call));
+    expect(lateAnswers).toEqual(
+      answers.filter(([, call]) => timeouts.some(([c]) => c === call)).map(([, call]) => call),
+    );
     expect(timers.pending).toBe(pending);
   });
 
@@ -127,9 +191,13 @@ describe('Deadlines.race', () => {
   it('a handler that throws rejects the result', async () => {
     const timers = new FakeTimers();
     const deadlines = new Deadlines(20, timers);
-    const result = deadlines.race(Promise.resolve(1), () => {
-      throw new Error('handler');
-    }, () => 0);
+    const result = deadlines.race(
+      Promise.resolve(1),
+      () => {
+        throw new Error('handler');
+      },
+      () => 0,
+    );
     await expect(result).rejects.toThrow('handler');
   });
 });
@@ -209,10 +277,38 @@ describe('the limiter timeout: resets', () => {
 
 describe('the limiter timeout: units charged after a consume timed out', () => {
   const algorithm = tokenBucket({ capacity: 4, refillRate: 1, interval: '1h' });
-  const cases: { name: string; options: Partial<LimiterOptions>; used: number; served: boolean; calls: string[]; remaining: number }[] = [
-    { name: "answered denied ('deny'), admitted late: given back", options: {}, used: 0, served: false, calls: ['charge k', 'giveBack k'], remaining: 4 },
-    { name: "answered admitted ('allow'), admitted late: kept (the request was served)", options: { onStoreError: 'allow' }, used: 0, served: true, calls: ['charge k'], remaining: 2 },
-    { name: "answered denied ('deny'), denied late: nothing to give back", options: {}, used: 3, served: false, calls: ['charge k', 'charge k'], remaining: 1 },
+  const cases: {
+    name: string;
+    options: Partial<LimiterOptions>;
+    used: number;
+    served: boolean;
+    calls: string[];
+    remaining: number;
+  }[] = [
+    {
+      name: "answered denied ('deny'), admitted late: given back",
+      options: {},
+      used: 0,
+      served: false,
+      calls: ['charge k', 'giveBack k'],
+      remaining: 4,
+    },
+    {
+      name: "answered admitted ('allow'), admitted late: kept (the request was served)",
+      options: { onStoreError: 'allow' },
+      used: 0,
+      served: true,
+      calls: ['charge k'],
+      remaining: 2,
+    },
+    {
+      name: "answered denied ('deny'), denied late: nothing to give back",
+      options: {},
+      used: 3,
+      served: false,
+      calls: ['charge k', 'charge k'],
+      remaining: 1,
+    },
   ];
 
   it.each(cases)('$name', async ({ options, used, served, calls, remaining }) => {
@@ -250,7 +346,14 @@ describe('the limiter timeout: units admitted late for a request that was not se
     const timers = new FakeTimers();
     const main = new TestStore({ answers: 'manual' });
     const fallbackStore = new TestStore({ answers: 'manual' });
-    const limiter = createLimiter({ algorithm, store: main, timeout: 50, timers, denyCache: false, onStoreError: { fallback: { algorithm, store: fallbackStore, timeout: false } } });
+    const limiter = createLimiter({
+      algorithm,
+      store: main,
+      timeout: 50,
+      timers,
+      denyCache: false,
+      onStoreError: { fallback: { algorithm, store: fallbackStore, timeout: false } },
+    });
     const timedOut = limiter.consume('k', 2);
     await timers.advanceAsync(50); // the main store timed out: the fallback is asked, and waits
     expect(fallbackStore.pending).toHaveLength(1);
@@ -264,8 +367,20 @@ describe('the limiter timeout: units admitted late for a request that was not se
   it('are given back when the policy admitted the request but another limit then denied it', async () => {
     const timers = new FakeTimers();
     const slow = new TestStore({ answers: 'manual' });
-    const failOpen = createLimiter({ algorithm, store: slow, timeout: 50, timers, denyCache: false, onStoreError: 'allow', prefix: 'a' });
-    const exhausted = createLimiter({ algorithm: tokenBucket({ capacity: 1, refillRate: 1, interval: '1h' }), store: new TestStore(), prefix: 'b' });
+    const failOpen = createLimiter({
+      algorithm,
+      store: slow,
+      timeout: 50,
+      timers,
+      denyCache: false,
+      onStoreError: 'allow',
+      prefix: 'a',
+    });
+    const exhausted = createLimiter({
+      algorithm: tokenBucket({ capacity: 1, refillRate: 1, interval: '1h' }),
+      store: new TestStore(),
+      prefix: 'b',
+    });
     exhausted.consumeSync('k');
     const combined = combineLimiters([failOpen, exhausted]).consume('k', 1);
     await timers.advanceAsync(50); // the first limit timed out and failed open; the second denies

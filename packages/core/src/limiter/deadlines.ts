@@ -43,7 +43,13 @@ export class Deadlines {
 
   /** Starts the clock of a call: `onTimeout` runs once if the call is not {@link answered} within the timeout. */
   add(onTimeout: (error: StoreTimeoutError) => void): Deadline {
-    const entry: Deadline = { at: this.timers.now() + this.timeoutMs, onTimeout, prev: this.tail, next: undefined, linked: true };
+    const entry: Deadline = {
+      at: this.timers.now() + this.timeoutMs,
+      onTimeout,
+      prev: this.tail,
+      next: undefined,
+      linked: true,
+    };
     if (this.tail === undefined) this.head = entry;
     else this.tail.next = entry;
     this.tail = entry;

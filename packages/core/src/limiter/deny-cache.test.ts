@@ -10,7 +10,8 @@ import { createLimiter } from './limiter.js';
 
 const policy = makePolicy(5, 1000);
 const algorithm = fixedWindow({ limit: 5, window: '1s' });
-const denial = (retryAfterMs: number, resetMs = retryAfterMs) => makeDecision({ allowed: false, limit: 5, remaining: 0, resetMs, retryAfterMs, delayMs: 0, policy, at: 0 });
+const denial = (retryAfterMs: number, resetMs = retryAfterMs) =>
+  makeDecision({ allowed: false, limit: 5, remaining: 0, resetMs, retryAfterMs, delayMs: 0, policy, at: 0 });
 const charge = (key: string, cost: number): Charge => ({ key, algorithm, cost });
 
 describe('DenyCache', () => {
@@ -19,13 +20,32 @@ describe('DenyCache', () => {
     cache.remember(charge('k', 2), denial(1000, 1500), 10_000);
     expect(cache.get(charge('k', 1), 10_000)).toBeUndefined(); // a smaller request may pass
     expect(cache.get(charge('other', 2), 10_000)).toBeUndefined();
-    expect(cache.get(charge('k', 3), 10_400)).toMatchObject({ allowed: false, reason: 'deny-cache', retryAfterMs: 600, resetMs: 1100, remaining: 0 });
+    expect(cache.get(charge('k', 3), 10_400)).toMatchObject({
+      allowed: false,
+      reason: 'deny-cache',
+      retryAfterMs: 600,
+      resetMs: 1100,
+      remaining: 0,
+    });
     expect(cache.get(charge('k', 2), 11_000)).toBeUndefined(); // expired, and dropped
   });
 
   it('keeps only the store’s own denials with a retry time', () => {
     const cache = new DenyCache();
-    cache.remember(charge('admitted', 1), makeDecision({ allowed: true, limit: 5, remaining: 4, resetMs: 1000, retryAfterMs: 0, delayMs: 0, policy, at: 0 }), 0);
+    cache.remember(
+      charge('admitted', 1),
+      makeDecision({
+        allowed: true,
+        limit: 5,
+        remaining: 4,
+        resetMs: 1000,
+        retryAfterMs: 0,
+        delayMs: 0,
+        policy,
+        at: 0,
+      }),
+      0,
+    );
     cache.remember(charge('no-retry', 1), denial(0), 0);
     const fromPolicy = { ...denial(1000), reason: 'timeout' as const };
     cache.remember(charge('policy', 1), fromPolicy, 0);
@@ -46,8 +66,12 @@ describe('DenyCache', () => {
     expect(parseDenyCache({ maxKeys: 5 }, bucket, true)).toBeInstanceOf(DenyCache);
     expect(parseDenyCache(false, bucket, false)).toBeUndefined();
     expect(parseDenyCache(true, fixedWindow({ limit: 2, window: '1m', countDenied: true }), false)).toBeUndefined();
-    expect(() => parseDenyCache('yes', bucket, false)).toThrow(expect.objectContaining({ field: 'createLimiter.denyCache' }));
-    expect(() => parseDenyCache({ maxKeys: 0 }, bucket, false)).toThrow(expect.objectContaining({ field: 'createLimiter.denyCache.maxKeys' }));
+    expect(() => parseDenyCache('yes', bucket, false)).toThrow(
+      expect.objectContaining({ field: 'createLimiter.denyCache' }),
+    );
+    expect(() => parseDenyCache({ maxKeys: 0 }, bucket, false)).toThrow(
+      expect.objectContaining({ field: 'createLimiter.denyCache.maxKeys' }),
+    );
   });
 });
 
@@ -55,7 +79,12 @@ describe('the limiter with a deny cache', () => {
   it('the deny cache holds a denial from the time the request was sent, for retryAfterMs', async () => {
     const store = new TestStore({ answers: 'manual' });
     let now = 10_000;
-    const limiter = createLimiter({ algorithm: tokenBucket({ capacity: 2, refillRate: 1, interval: '1h' }), store, clock: () => now, timeout: false });
+    const limiter = createLimiter({
+      algorithm: tokenBucket({ capacity: 2, refillRate: 1, interval: '1h' }),
+      store,
+      clock: () => now,
+      timeout: false,
+    });
     for (let i = 0; i < 2; i++) {
       const d = limiter.consume('k');
       store.answerAll();
@@ -79,7 +108,12 @@ describe('the limiter with a deny cache', () => {
 
   it('reset forgets the cached denial', async () => {
     const store = new TestStore({ answers: 'manual' });
-    const limiter = createLimiter({ algorithm: tokenBucket({ capacity: 1, refillRate: 1, interval: '1h' }), store, clock: () => 0, timeout: false });
+    const limiter = createLimiter({
+      algorithm: tokenBucket({ capacity: 1, refillRate: 1, interval: '1h' }),
+      store,
+      clock: () => 0,
+      timeout: false,
+    });
     for (const expected of [true, false]) {
       const d = limiter.consume('k');
       store.answerAll();
@@ -109,8 +143,16 @@ describe('the limiter with a deny cache', () => {
 
   it("listens to the store's resets from its first cached denial: a reset elsewhere forgets the key, a possible miss forgets every key", async () => {
     const listeners: ((storageKey: string | undefined) => void)[] = [];
-    const store = Object.assign(new TestStore({ answers: 'async' }), { watchResets: (listener: (storageKey: string | undefined) => void) => void listeners.push(listener) });
-    const limiter = createLimiter({ algorithm: fixedWindow({ limit: 1, window: '1h' }), store, clock: () => 0, timeout: false, prefix: 'p' });
+    const store = Object.assign(new TestStore({ answers: 'async' }), {
+      watchResets: (listener: (storageKey: string | undefined) => void) => void listeners.push(listener),
+    });
+    const limiter = createLimiter({
+      algorithm: fixedWindow({ limit: 1, window: '1h' }),
+      store,
+      clock: () => 0,
+      timeout: false,
+      prefix: 'p',
+    });
     const deniedFromCache = async (key: string) => (await limiter.consume(key)).reason === 'deny-cache';
     for (const key of ['a', 'b']) await limiter.consume(key);
     expect(listeners).toHaveLength(0); // nothing cached yet: no subscription
@@ -124,10 +166,19 @@ describe('the limiter with a deny cache', () => {
     expect([await deniedFromCache('a'), await deniedFromCache('b')]).toEqual([false, false]);
   });
 
-  it("answers and remembers nothing while the store says it cannot hear resets (hearing: false), until it hears again", async () => {
+  it('answers and remembers nothing while the store says it cannot hear resets (hearing: false), until it hears again', async () => {
     const listeners: ((storageKey: string | undefined, hearing?: boolean) => void)[] = [];
-    const store = Object.assign(new TestStore({ answers: 'async' }), { watchResets: (listener: (storageKey: string | undefined, hearing?: boolean) => void) => void listeners.push(listener) });
-    const limiter = createLimiter({ algorithm: fixedWindow({ limit: 1, window: '1h' }), store, clock: () => 0, timeout: false, prefix: 'p' });
+    const store = Object.assign(new TestStore({ answers: 'async' }), {
+      watchResets: (listener: (storageKey: string | undefined, hearing?: boolean) => void) =>
+        void listeners.push(listener),
+    });
+    const limiter = createLimiter({
+      algorithm: fixedWindow({ limit: 1, window: '1h' }),
+      store,
+      clock: () => 0,
+      timeout: false,
+      prefix: 'p',
+    });
     const reason = async (key: string) => (await limiter.consume(key)).reason;
     await limiter.consume('a');
     await limiter.consume('a'); // the first cached denial: the cache starts listening
@@ -144,8 +195,17 @@ describe('the limiter with a deny cache', () => {
 
   it('does not remember a denial whose request was sent before a reset was heard (its answer may be of the state before it)', async () => {
     const listeners: ((storageKey: string | undefined, hearing?: boolean) => void)[] = [];
-    const store = Object.assign(new TestStore({ answers: 'manual' }), { watchResets: (listener: (storageKey: string | undefined, hearing?: boolean) => void) => void listeners.push(listener) });
-    const limiter = createLimiter({ algorithm: fixedWindow({ limit: 1, window: '1h' }), store, clock: () => 0, timeout: false, prefix: 'p' });
+    const store = Object.assign(new TestStore({ answers: 'manual' }), {
+      watchResets: (listener: (storageKey: string | undefined, hearing?: boolean) => void) =>
+        void listeners.push(listener),
+    });
+    const limiter = createLimiter({
+      algorithm: fixedWindow({ limit: 1, window: '1h' }),
+      store,
+      clock: () => 0,
+      timeout: false,
+      prefix: 'p',
+    });
     const consume = async (key: string) => {
       const decision = limiter.consume(key);
       store.answerAll();

@@ -50,7 +50,8 @@ export class DenyCache {
     if (!this.hearing) return undefined;
     const { key: storeKey, cost, algorithm, maxDelayMs: maxDelay } = charge;
     const entry = this.entries.get(storeKey);
-    if (entry === undefined || cost < entry.cost || entry.configuration !== configurationOf(algorithm)) return undefined;
+    if (entry === undefined || cost < entry.cost || entry.configuration !== configurationOf(algorithm))
+      return undefined;
     if (entry.until - now <= 0) {
       this.entries.delete(storeKey);
       return undefined;
@@ -60,7 +61,16 @@ export class DenyCache {
     if (wait <= 0) return undefined;
     const d = entry.decision;
     const elapsed = d.retryAfterMs - wait;
-    const decision = makeDecision({ allowed: false, limit: d.limit, remaining: d.remaining, resetMs: Math.max(0, Math.ceil(d.resetMs - elapsed)), retryAfterMs: Math.ceil(wait), delayMs: 0, policy: d.policy, at: now });
+    const decision = makeDecision({
+      allowed: false,
+      limit: d.limit,
+      remaining: d.remaining,
+      resetMs: Math.max(0, Math.ceil(d.resetMs - elapsed)),
+      retryAfterMs: Math.ceil(wait),
+      delayMs: 0,
+      policy: d.policy,
+      at: now,
+    });
     (decision as { reason?: DecisionReason }).reason = 'deny-cache';
     return decision;
   }
@@ -83,13 +93,25 @@ export class DenyCache {
    */
   remember(charge: Charge, decision: Decision, askedAt: number): void {
     const { key: storeKey, cost, algorithm, maxDelayMs: maxDelay } = charge;
-    if (this.hearing && !decision.allowed && (decision.reason === undefined || decision.reason === 'blocked') && decision.retryAfterMs > 0 && !algorithm.countDenied) {
+    if (
+      this.hearing &&
+      !decision.allowed &&
+      (decision.reason === undefined || decision.reason === 'blocked') &&
+      decision.retryAfterMs > 0 &&
+      !algorithm.countDenied
+    ) {
       const entries = this.entries;
       if (entries.size >= this.maxKeys) {
         const oldest = entries.keys().next().value;
         if (oldest !== undefined) entries.delete(oldest);
       }
-      entries.set(storeKey, { until: askedAt + decision.retryAfterMs, cost, decision, configuration: configurationOf(algorithm), maxDelay });
+      entries.set(storeKey, {
+        until: askedAt + decision.retryAfterMs,
+        cost,
+        decision,
+        configuration: configurationOf(algorithm),
+        maxDelay,
+      });
       const first = this.firstDenial;
       if (first !== undefined) {
         this.firstDenial = undefined;
@@ -179,7 +201,12 @@ export function configurationOf(algorithm: Algorithm): string {
  * ones; never for algorithms that count denied requests or for concurrency limits, whatever the option.
  * Without an algorithm (each call gives its own), a call whose algorithm counts denied requests skips it.
  */
-export function parseDenyCache(option: unknown, algorithm: Algorithm | undefined, localStore: boolean, field = 'createLimiter.denyCache'): DenyCache | undefined {
+export function parseDenyCache(
+  option: unknown,
+  algorithm: Algorithm | undefined,
+  localStore: boolean,
+  field = 'createLimiter.denyCache',
+): DenyCache | undefined {
   const eligible = algorithm === undefined || (!algorithm.countDenied && algorithm.stateKind !== 'leases');
   if (option === undefined) return eligible && !localStore ? new DenyCache() : undefined;
   if (option === false) return undefined;

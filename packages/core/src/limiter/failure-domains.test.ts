@@ -22,7 +22,15 @@ describe('a remote store with failure domains', () => {
     const store = new TestStore({ answers: 'manual', domainOf });
     const timers = new FakeTimers();
     let now = 1_000;
-    const limiter = createLimiter({ algorithm: bucket(), store, clock: () => now, timeout: 20, timers, storeRetryInterval: 100, storeFailureThreshold: 2 });
+    const limiter = createLimiter({
+      algorithm: bucket(),
+      store,
+      clock: () => now,
+      timeout: 20,
+      timers,
+      storeRetryInterval: 100,
+      storeFailureThreshold: 2,
+    });
     // Domain A times out twice: its circuit opens.
     for (let i = 0; i < 2; i++) {
       const a = limiter.consume('a1');
@@ -61,7 +69,14 @@ describe('a remote store with failure domains', () => {
   it('each domain has its own probe: a failed probe of A keeps A open and leaves B closed', async () => {
     const store = new TestStore({ answers: 'manual', domainOf });
     let now = 0;
-    const limiter = createLimiter({ algorithm: bucket(), store, clock: () => now, timeout: false, storeRetryInterval: 100, storeFailureThreshold: 1 });
+    const limiter = createLimiter({
+      algorithm: bucket(),
+      store,
+      clock: () => now,
+      timeout: false,
+      storeRetryInterval: 100,
+      storeFailureThreshold: 1,
+    });
     const [a, b] = [limiter.consume('a1'), limiter.consume('b1')];
     store.failAll(); // both domains fail once: both circuits open
     expect([(await a).reason, (await b).reason]).toEqual(['store-error', 'store-error']);
@@ -70,7 +85,12 @@ describe('a remote store with failure domains', () => {
     // One probe per domain went to the store; the two others were decided by the policy.
     expect(store.pending.map((p) => p.key)).toEqual(['a1', 'b1']);
     store.failWhere(inA);
-    expect((await Promise.all(probes)).map((d) => d.reason)).toEqual(['store-error', undefined, 'store-error', 'store-error']);
+    expect((await Promise.all(probes)).map((d) => d.reason)).toEqual([
+      'store-error',
+      undefined,
+      'store-error',
+      'store-error',
+    ]);
     const after = [limiter.consume('a1'), limiter.consume('b1')];
     expect(store.pending.map((p) => p.key)).toEqual(['b1']);
     store.answerAll();
@@ -79,7 +99,13 @@ describe('a remote store with failure domains', () => {
 
   it('a store without failure domains keeps one circuit: a failure of any key opens it for all', async () => {
     const store = new TestStore({ answers: 'manual' });
-    const limiter = createLimiter({ algorithm: bucket(), store, clock: () => 0, timeout: false, storeFailureThreshold: 1 });
+    const limiter = createLimiter({
+      algorithm: bucket(),
+      store,
+      clock: () => 0,
+      timeout: false,
+      storeFailureThreshold: 1,
+    });
     const a = limiter.consume('a1');
     store.failAll();
     expect((await a).reason).toBe('store-error');
@@ -92,12 +118,25 @@ describe('a local store with failure domains', () => {
   it("consumeSync gates by the key's domain: A's failures leave B's keys answered by the store", () => {
     const store = new TestStore({ domainOf });
     let now = 0;
-    const limiter = createLimiter({ algorithm: bucket(), store, clock: () => now, storeRetryInterval: 100, storeFailureThreshold: 2 });
+    const limiter = createLimiter({
+      algorithm: bucket(),
+      store,
+      clock: () => now,
+      storeRetryInterval: 100,
+      storeFailureThreshold: 2,
+    });
     store.failure = new StoreError('node down');
     store.failing = inA;
-    expect([limiter.consumeSync('a1').reason, limiter.consumeSync('a2').reason]).toEqual(['store-error', 'store-error']);
+    expect([limiter.consumeSync('a1').reason, limiter.consumeSync('a2').reason]).toEqual([
+      'store-error',
+      'store-error',
+    ]);
     store.calls.length = 0;
-    expect([limiter.consumeSync('a1').reason, limiter.consumeSync('b1').reason, limiter.consumeSync('b2').reason]).toEqual(['store-error', undefined, undefined]);
+    expect([
+      limiter.consumeSync('a1').reason,
+      limiter.consumeSync('b1').reason,
+      limiter.consumeSync('b2').reason,
+    ]).toEqual(['store-error', undefined, undefined]);
     expect(store.calls).toEqual(['charge b1', 'charge b2']);
     // A recovers: its probe (after the retry interval) closes its circuit.
     store.failure = undefined;

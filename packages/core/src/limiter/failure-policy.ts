@@ -26,7 +26,9 @@ export function charges(op: StoreOp): boolean {
 export type Fallback = (op: StoreOp, key: string, cost: number) => MaybePromise<Decision>;
 
 /** The `onStoreError` option, checked; a fallback given as options is still to be built (by the wiring). */
-export type ParsedStoreErrorPolicy = { action: 'deny' | 'allow'; fallback?: undefined } | { action: 'fallback'; fallback: FallbackLimiter | LimiterOptions };
+export type ParsedStoreErrorPolicy =
+  | { action: 'deny' | 'allow'; fallback?: undefined }
+  | { action: 'fallback'; fallback: FallbackLimiter | LimiterOptions };
 
 /** Checks the `onStoreError` option (default `'deny'`); `field` names it in errors. */
 export function parseStoreErrorPolicy(policy: unknown, field = 'createLimiter.onStoreError'): ParsedStoreErrorPolicy {
@@ -69,7 +71,11 @@ export interface PolicyOwner {
 export function checkFallback(owner: PolicyLimit, fallback: PolicyLimit, given: unknown, name: string): void {
   const field = `${name}.onStoreError.fallback`;
   if (owner.isConcurrencyLimit !== fallback.isConcurrencyLimit) {
-    throw new InvalidOptionError(`${field}.algorithm`, given, 'the same kind of limit as the main one (a concurrency limit falls back to a concurrency limit)');
+    throw new InvalidOptionError(
+      `${field}.algorithm`,
+      given,
+      'the same kind of limit as the main one (a concurrency limit falls back to a concurrency limit)',
+    );
   }
   if (fallback.maxCost < owner.maxCost) {
     const n = owner.maxCost;
@@ -110,7 +116,16 @@ export class FailurePolicy {
     const retryIntervalMs = this.owner.retryIntervalMs;
     const allowed = this.action === 'allow';
     const remaining = allowed ? Math.max(0, Math.floor(algorithm.limit - cost)) : 0;
-    const decision = makeDecision({ allowed, limit: algorithm.limit, remaining, resetMs: 0, retryAfterMs: allowed ? 0 : retryIntervalMs, delayMs: 0, policy: algorithm.policy, at: this.owner.clock() });
+    const decision = makeDecision({
+      allowed,
+      limit: algorithm.limit,
+      remaining,
+      resetMs: 0,
+      retryAfterMs: allowed ? 0 : retryIntervalMs,
+      delayMs: 0,
+      policy: algorithm.policy,
+      at: this.owner.clock(),
+    });
     (decision as { reason?: DecisionReason }).reason = reason;
     return decision;
   }

@@ -3,7 +3,12 @@ import type { Duration } from '../duration.js';
 import { InvalidOptionError } from '../errors.js';
 import { spanOption } from '../options.js';
 import { warnShortSpan } from '../short-span.js';
-import { IDEMPOTENCY_FINGERPRINT_LENGTH, IDEMPOTENCY_ID_LENGTH, MAX_IDEMPOTENCY_REPLAYS, type IdempotentCharge } from '../store/interface.js';
+import {
+  IDEMPOTENCY_FINGERPRINT_LENGTH,
+  IDEMPOTENCY_ID_LENGTH,
+  MAX_IDEMPOTENCY_REPLAYS,
+  type IdempotentCharge,
+} from '../store/interface.js';
 
 /** The longest idempotency key taken (the draft's keys are UUIDs; anything longer is a bug or an attack). */
 const MAX_ID_LENGTH = 512;
@@ -19,10 +24,22 @@ export type IdempotencyConfig = Omit<IdempotentCharge, 'id' | 'fingerprint'>;
  * the client sends. `field` names the option in the `InvalidOptionError` for an id that is not a
  * non-empty string of at most 512 characters.
  */
-export function idempotentCharge(id: unknown, fingerprint: string, remembered: IdempotencyConfig, field: string): IdempotentCharge {
-  if (typeof id !== 'string' || id.length === 0 || id.length > MAX_ID_LENGTH) throw new InvalidOptionError(field, id, `a non-empty string of at most ${MAX_ID_LENGTH} characters, or undefined`);
+export function idempotentCharge(
+  id: unknown,
+  fingerprint: string,
+  remembered: IdempotencyConfig,
+  field: string,
+): IdempotentCharge {
+  if (typeof id !== 'string' || id.length === 0 || id.length > MAX_ID_LENGTH)
+    throw new InvalidOptionError(field, id, `a non-empty string of at most ${MAX_ID_LENGTH} characters, or undefined`);
   const { ttlMs, maxIds, maxReplays } = remembered;
-  return { id: digest(id, IDEMPOTENCY_ID_LENGTH), fingerprint: digest(fingerprint, IDEMPOTENCY_FINGERPRINT_LENGTH), ttlMs, maxIds, maxReplays };
+  return {
+    id: digest(id, IDEMPOTENCY_ID_LENGTH),
+    fingerprint: digest(fingerprint, IDEMPOTENCY_FINGERPRINT_LENGTH),
+    ttlMs,
+    maxIds,
+    maxReplays,
+  };
 }
 
 function digest(value: string, length: number): string {
@@ -46,7 +63,13 @@ const DEFAULT_IDEMPOTENCY_MAX_REPLAYS = 5;
  * 1 to 1,000, default 100) and `idempotencyMaxReplays` (an integer from 1 to 1,000, default 5) of
  * `createLimiter`, given at `name`.
  */
-export function parseIdempotencyOptions(o: Pick<IdempotencyOptions, 'idempotencyTtl'> & { readonly idempotencyMaxIds?: unknown; readonly idempotencyMaxReplays?: unknown }, name: string): IdempotencyConfig {
+export function parseIdempotencyOptions(
+  o: Pick<IdempotencyOptions, 'idempotencyTtl'> & {
+    readonly idempotencyMaxIds?: unknown;
+    readonly idempotencyMaxReplays?: unknown;
+  },
+  name: string,
+): IdempotencyConfig {
   const { idempotencyTtl: ttl, idempotencyMaxIds: maxIds, idempotencyMaxReplays: maxReplays } = o;
   if (maxIds !== undefined && !isCount(maxIds, MAX_IDEMPOTENCY_IDS)) {
     throw new InvalidOptionError(`${name}.idempotencyMaxIds`, maxIds, `an integer from 1 to ${MAX_IDEMPOTENCY_IDS}`);

@@ -80,7 +80,8 @@ export class PendingCall {
       const charging = charges(this.request.op);
       if (this.outcome === DECIDING && charging) this.grantedWhileDeciding = true;
       else if (this.outcome === SERVED && charging) this.grantedAndKept = true;
-      else if (this.outcome === NOT_SERVED || !charges(this.request.op)) this.guard.giveBackLate(this.request, this.grantedAt, this.grantedDelay);
+      else if (this.outcome === NOT_SERVED || !charges(this.request.op))
+        this.guard.giveBackLate(this.request, this.grantedAt, this.grantedDelay);
       return charged;
     }
     if (this.at.probe) this.at.circuit.probeSucceeded();
@@ -93,7 +94,8 @@ export class PendingCall {
    * request denied. A misuse error (a closed store, met by a grouped call) is thrown as it is.
    */
   readonly failed = (error: unknown): MaybePromise<ChargeAnswer> => {
-    if (error instanceof RateLimitError && error.code !== 'RL_STORE_ERROR' && error.code !== 'RL_STORE_TIMEOUT') throw error;
+    if (error instanceof RateLimitError && error.code !== 'RL_STORE_ERROR' && error.code !== 'RL_STORE_TIMEOUT')
+      throw error;
     this.outcome = SERVED;
     const timedOut = error instanceof StoreTimeoutError;
     const decision = this.guard.failed(error, this.request, timedOut ? 'timeout' : 'store-error', this.at);
@@ -118,7 +120,9 @@ export class PendingCall {
 
   private decided(decision: Decision, remembers: boolean): ChargeAnswer {
     this.settledPolicy(decision.allowed);
-    return decision.allowed && remembers ? { decision, took: 'nothing', unserved: this.notServed } : { decision, took: 'nothing' };
+    return decision.allowed && remembers
+      ? { decision, took: 'nothing', unserved: this.notServed }
+      : { decision, took: 'nothing' };
   }
 
   /** The policy answered the request, admitted (`served`) or not. */

@@ -55,8 +55,20 @@ export class LeaseBook {
       this.remove(entry, storeKey, 'dropped');
     } else if (this.entries.size >= this.config.maxKeys && !this.evictIdle()) return undefined;
     const fresh: LeaseEntry = {
-      algorithm, configuration, blocks: [], remaining: 0, limit: algorithm.limit, policy: algorithm.policy, resetAt: 0,
-      fetching: undefined, asking: 0, demand: 0, askAheadBelow: 0, noBlockUntil: -Infinity, timer: undefined, gone: undefined,
+      algorithm,
+      configuration,
+      blocks: [],
+      remaining: 0,
+      limit: algorithm.limit,
+      policy: algorithm.policy,
+      resetAt: 0,
+      fetching: undefined,
+      asking: 0,
+      demand: 0,
+      askAheadBelow: 0,
+      noBlockUntil: -Infinity,
+      timer: undefined,
+      gone: undefined,
     };
     this.entries.set(storeKey, fresh);
     return fresh;
@@ -110,7 +122,8 @@ export class LeaseBook {
         entry.timer = undefined;
         this.expire(entry, storeKey, this.host.clock());
         if (entry.blocks.length > 0) this.schedule(entry, storeKey);
-        else if (entry.fetching === undefined && this.entries.get(storeKey) === entry) this.remove(entry, storeKey, 'dropped');
+        else if (entry.fetching === undefined && this.entries.get(storeKey) === entry)
+          this.remove(entry, storeKey, 'dropped');
       }, wait),
     );
   }

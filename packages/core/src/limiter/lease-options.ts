@@ -39,23 +39,53 @@ const DEFAULT_MAX_KEYS = 10_000;
  * `InvalidOptionError` naming `field` for bad numbers, a concurrency limit, a shaper, an algorithm that
  * counts denied requests (every one must reach the store) or a lockout (every instance must see the denial that starts it).
  */
-export function parseLeaseOptions(value: unknown, algorithm: Algorithm | undefined, blocks: boolean, field: string): LeaseConfig | undefined {
+export function parseLeaseOptions(
+  value: unknown,
+  algorithm: Algorithm | undefined,
+  blocks: boolean,
+  field: string,
+): LeaseConfig | undefined {
   if (value === undefined) return undefined;
   const o = checkOptions(value, ['units', 'ttl', 'maxKeys'], field);
   const units = integerAtLeast(o.units, `${field}.units`);
   const ttlMs = o.ttl === undefined ? DEFAULT_TTL_MS : parseTimerDuration(o.ttl, `${field}.ttl`);
   if (ttlMs < 1) throw new InvalidOptionError(`${field}.ttl`, o.ttl, 'a duration of at least 1ms');
   const maxKeys = o.maxKeys === undefined ? DEFAULT_MAX_KEYS : integerAtLeast(o.maxKeys, `${field}.maxKeys`);
-  if (blocks) throw new InvalidOptionError(field, value, 'no lease with blockDuration, bans or overrides: a lockout starts at a denial that every instance must see, a ban or an override at every decision (leases admit locally)');
+  if (blocks)
+    throw new InvalidOptionError(
+      field,
+      value,
+      'no lease with blockDuration, bans or overrides: a lockout starts at a denial that every instance must see, a ban or an override at every decision (leases admit locally)',
+    );
   if (algorithm !== undefined) {
-    if (algorithm.leaseHoldMs(0, units) <= 0) throw new InvalidOptionError(field, value, `no lease on a ${algorithm.kind} limit of this kind (${algorithm.policy.name}): it admits per request (a concurrency limit, a shaping leaky bucket)`);
-    if (algorithm.countDenied) throw new InvalidOptionError(field, value, 'no lease with countDenied: every denied request must reach the store to be counted');
-    if (units > algorithm.maxCost) throw new InvalidOptionError(`${field}.units`, o.units, `at most the ${algorithm.kind} capacity ${algorithm.maxCost} (a larger block could never be taken)`);
+    if (algorithm.leaseHoldMs(0, units) <= 0)
+      throw new InvalidOptionError(
+        field,
+        value,
+        `no lease on a ${algorithm.kind} limit of this kind (${algorithm.policy.name}): it admits per request (a concurrency limit, a shaping leaky bucket)`,
+      );
+    if (algorithm.countDenied)
+      throw new InvalidOptionError(
+        field,
+        value,
+        'no lease with countDenied: every denied request must reach the store to be counted',
+      );
+    if (units > algorithm.maxCost)
+      throw new InvalidOptionError(
+        `${field}.units`,
+        o.units,
+        `at most the ${algorithm.kind} capacity ${algorithm.maxCost} (a larger block could never be taken)`,
+      );
   }
   return { units, ttlMs, maxKeys };
 }
 
 /** Whether a call with `algorithm` takes its units from a lease of `units`: a rate algorithm that leases, counts no denial and has no lockout, with room for a block. */
 export function leasable(algorithm: Algorithm, units: number): boolean {
-  return !algorithm.countDenied && algorithm.blockMs === 0 && units <= algorithm.maxCost && algorithm.leaseHoldMs(0, units) > 0;
+  return (
+    !algorithm.countDenied &&
+    algorithm.blockMs === 0 &&
+    units <= algorithm.maxCost &&
+    algorithm.leaseHoldMs(0, units) > 0
+  );
 }

@@ -26,7 +26,14 @@ describe('consumeSync', () => {
     const store = new TestStore();
     const sync = createLimiter({ algorithm: bucket(), store, clock: () => now, prefix: 'sync' });
     const promised = createLimiter({ algorithm: bucket(), store, clock: () => now, prefix: 'promised' });
-    for (const [t, cost] of [[0, 1], [0, 2], [0, 1], [500, 1], [1000, 1], [1000, 3]] as const) {
+    for (const [t, cost] of [
+      [0, 1],
+      [0, 2],
+      [0, 1],
+      [500, 1],
+      [1000, 1],
+      [1000, 3],
+    ] as const) {
       now = t;
       const a = sync.consumeSync('k', cost);
       expect(a).not.toBeInstanceOf(Promise);
@@ -51,7 +58,9 @@ describe('maxCost', () => {
     const limiter = createLimiter({ algorithm: bucket(), store: new TestStore(), maxCost: 2 });
     expect(limiter.maxCost).toBe(2);
     expect(limiter.consumeSync('k', 2).allowed).toBe(true);
-    expect(() => limiter.consumeSync('k', 2.5)).toThrow(expect.objectContaining({ code: 'RL_COST_EXCEEDS_CAPACITY', message: expect.stringMatching(/maxCost 2/) }));
+    expect(() => limiter.consumeSync('k', 2.5)).toThrow(
+      expect.objectContaining({ code: 'RL_COST_EXCEEDS_CAPACITY', message: expect.stringMatching(/maxCost 2/) }),
+    );
     await expect(limiter.consume('k', 3)).rejects.toMatchObject({ code: 'RL_COST_EXCEEDS_CAPACITY' });
     await expect(limiter.peek('k', 3)).rejects.toMatchObject({ code: 'RL_COST_EXCEEDS_CAPACITY' });
     await expect(limiter.undo('k', 3)).rejects.toMatchObject({ code: 'RL_COST_EXCEEDS_CAPACITY' });
@@ -82,7 +91,12 @@ describe('acquire', () => {
 
   it('goes through the same circuit as consume', async () => {
     const store = new TestStore({ answers: 'manual' });
-    const limiter = createLimiter({ algorithm: concurrency({ limit: 1 }), store, timeout: false, storeFailureThreshold: 1 });
+    const limiter = createLimiter({
+      algorithm: concurrency({ limit: 1 }),
+      store,
+      timeout: false,
+      storeFailureThreshold: 1,
+    });
     const failing = limiter.acquire('k');
     store.failAll();
     expect(await failing).toMatchObject({ allowed: false, reason: 'store-error' });
@@ -94,9 +108,15 @@ describe('acquire', () => {
   });
 
   it('is for concurrency limits only, as consume is for rates', async () => {
-    await expect(createLimiter({ algorithm: bucket(), store: new TestStore() }).acquire('k')).rejects.toMatchObject({ code: 'RL_UNSUPPORTED' });
-    await expect(createLimiter({ algorithm: concurrency({ limit: 1 }), store: new TestStore() }).consume('k')).rejects.toMatchObject({ code: 'RL_UNSUPPORTED' });
-    await expect(createLimiter({ algorithm: concurrency({ limit: 1 }), store: new TestStore() }).acquire('')).rejects.toMatchObject({ code: 'RL_INVALID_KEY' });
+    await expect(createLimiter({ algorithm: bucket(), store: new TestStore() }).acquire('k')).rejects.toMatchObject({
+      code: 'RL_UNSUPPORTED',
+    });
+    await expect(
+      createLimiter({ algorithm: concurrency({ limit: 1 }), store: new TestStore() }).consume('k'),
+    ).rejects.toMatchObject({ code: 'RL_UNSUPPORTED' });
+    await expect(
+      createLimiter({ algorithm: concurrency({ limit: 1 }), store: new TestStore() }).acquire(''),
+    ).rejects.toMatchObject({ code: 'RL_INVALID_KEY' });
   });
 });
 
@@ -162,7 +182,10 @@ describe('reset', () => {
 
     const failing = limiter.reset('k');
     store.failAll('connection lost');
-    await expect(failing).rejects.toMatchObject({ code: 'RL_STORE_ERROR', message: expect.stringMatching(/^connection lost\. See .*errors\.md#rl_store_error$/) });
+    await expect(failing).rejects.toMatchObject({
+      code: 'RL_STORE_ERROR',
+      message: expect.stringMatching(/^connection lost\. See .*errors\.md#rl_store_error$/),
+    });
     expect(events.map((e) => [e.reason, e.action, e.key])).toEqual([['store-error', 'deny', 'k']]);
     expect(store.state.peek('k', bucket(), 0, 0).remaining).toBe(0);
 
@@ -179,7 +202,10 @@ describe('reset', () => {
     limiter.on('storeError', (e: StoreErrorEvent) => events.push(e));
     const disk = new Error('disk on fire');
     store.failure = disk;
-    const error = await limiter.reset('k').then(() => undefined, (e: unknown) => e);
+    const error = await limiter.reset('k').then(
+      () => undefined,
+      (e: unknown) => e,
+    );
     expect(error).toBeInstanceOf(StoreError);
     expect(error).toMatchObject({ cause: disk, message: expect.stringMatching(/disk on fire/) });
     expect(events).toEqual([expect.objectContaining({ error, reason: 'store-error', action: 'deny', key: 'k' })]);
@@ -191,7 +217,8 @@ describe('reset', () => {
 
 describe('timer options', () => {
   it('timeout becomes a timer: above 2^31 − 1 ms (about 24.8 days) it is rejected, naming the field', () => {
-    const make = (timeout: LimiterOptions['timeout']) => () => createLimiter({ algorithm: bucket(), store: new TestStore({ answers: 'manual' }), timeout });
+    const make = (timeout: LimiterOptions['timeout']) => () =>
+      createLimiter({ algorithm: bucket(), store: new TestStore({ answers: 'manual' }), timeout });
     for (const bad of ['30d', 2 ** 31, '25d'] as const) {
       expect(make(bad)).toThrow(expect.objectContaining({ code: 'RL_INVALID_OPTION', field: 'createLimiter.timeout' }));
     }
@@ -200,33 +227,46 @@ describe('timer options', () => {
   });
 
   it('storeRetryInterval is not a timer (the circuit compares it with the clock): a long one is accepted', () => {
-    expect(() => createLimiter({ algorithm: bucket(), store: new TestStore({ answers: 'manual' }), storeRetryInterval: '30d' })).not.toThrow();
+    expect(() =>
+      createLimiter({ algorithm: bucket(), store: new TestStore({ answers: 'manual' }), storeRetryInterval: '30d' }),
+    ).not.toThrow();
   });
 });
 
 describe('a clock that returns a time that is not finite, or beyond the range of a Date', () => {
   // 1e300 once, then normal times again, must not leave the key's state far in the future.
-  const bad = [Number.NaN, Number.POSITIVE_INFINITY, Number.NEGATIVE_INFINITY, '1000' as unknown as number, 1e300, -1e300, 8.64e15 + 1];
+  const bad = [
+    Number.NaN,
+    Number.POSITIVE_INFINITY,
+    Number.NEGATIVE_INFINITY,
+    '1000' as unknown as number,
+    1e300,
+    -1e300,
+    8.64e15 + 1,
+  ];
 
-  it.each(bad)('a reading of %s fails the call with an InvalidOptionError on createLimiter.clock; the store is never called and the key is intact', async (reading) => {
-    let now = 0;
-    const store = new TestStore();
-    const limiter = createLimiter({ algorithm: bucket(), store, clock: () => now });
-    const events: StoreErrorEvent[] = [];
-    limiter.on('storeError', (e: StoreErrorEvent) => events.push(e));
-    expect(limiter.consumeSync('k').remaining).toBe(2);
-    now = reading;
-    const clockError = expect.objectContaining({ code: 'RL_INVALID_OPTION', field: 'createLimiter.clock' });
-    expect(() => limiter.consumeSync('k')).toThrow(clockError);
-    await expect(limiter.consume('k')).rejects.toEqual(clockError);
-    await expect(limiter.peek('k')).rejects.toEqual(clockError);
-    // A give-back never rejects: it is lost and reported.
-    await expect(limiter.undo('k')).resolves.toBeUndefined();
-    expect(events.map((e) => e.error)).toEqual([clockError]);
-    expect(store.calls).toEqual(['charge k']);
-    now = 0;
-    expect(limiter.consumeSync('k').remaining).toBe(1);
-  });
+  it.each(bad)(
+    'a reading of %s fails the call with an InvalidOptionError on createLimiter.clock; the store is never called and the key is intact',
+    async (reading) => {
+      let now = 0;
+      const store = new TestStore();
+      const limiter = createLimiter({ algorithm: bucket(), store, clock: () => now });
+      const events: StoreErrorEvent[] = [];
+      limiter.on('storeError', (e: StoreErrorEvent) => events.push(e));
+      expect(limiter.consumeSync('k').remaining).toBe(2);
+      now = reading;
+      const clockError = expect.objectContaining({ code: 'RL_INVALID_OPTION', field: 'createLimiter.clock' });
+      expect(() => limiter.consumeSync('k')).toThrow(clockError);
+      await expect(limiter.consume('k')).rejects.toEqual(clockError);
+      await expect(limiter.peek('k')).rejects.toEqual(clockError);
+      // A give-back never rejects: it is lost and reported.
+      await expect(limiter.undo('k')).resolves.toBeUndefined();
+      expect(events.map((e) => e.error)).toEqual([clockError]);
+      expect(store.calls).toEqual(['charge k']);
+      now = 0;
+      expect(limiter.consumeSync('k').remaining).toBe(1);
+    },
+  );
 
   it('accepts the ends of the range of a Date', () => {
     for (const edge of [8.64e15, -8.64e15]) {
@@ -270,8 +310,13 @@ describe('undo with the decision of the request', () => {
     expect((await limiter.peek('k')).remaining).toBe(0);
     await limiter.undo('k', 1, inWindow);
     expect((await limiter.peek('k')).remaining).toBe(1);
-    await expect(limiter.undo('k', 1, { allowed: true } as never)).rejects.toMatchObject({ code: 'RL_INVALID_OPTION', field: 'limiter.undo.decision' });
-    await expect(limiter.undo('k', 1, fixedWindow({ limit: 2, window: '1s' }), { allowed: true } as never)).rejects.toMatchObject({ code: 'RL_INVALID_OPTION' });
+    await expect(limiter.undo('k', 1, { allowed: true } as never)).rejects.toMatchObject({
+      code: 'RL_INVALID_OPTION',
+      field: 'limiter.undo.decision',
+    });
+    await expect(
+      limiter.undo('k', 1, fixedWindow({ limit: 2, window: '1s' }), { allowed: true } as never),
+    ).rejects.toMatchObject({ code: 'RL_INVALID_OPTION' });
   });
 
   it('gives nothing back for a decision of the failure policy', async () => {
@@ -289,15 +334,26 @@ describe('undo with the decision of the request', () => {
 describe('blockDuration', () => {
   it('is a duration from 1 ms on a rate limit, on a store that runs lockouts', () => {
     const store = new TestStore();
-    expect(createLimiter({ algorithm: bucket(), store, blockDuration: '15m' }).algorithm).toMatchObject({ blockMs: 900_000, script: { name: 'token-bucket-block' } });
+    expect(createLimiter({ algorithm: bucket(), store, blockDuration: '15m' }).algorithm).toMatchObject({
+      blockMs: 900_000,
+      script: { name: 'token-bucket-block' },
+    });
     for (const bad of [0, -1, 0.5, Number.NaN, '1x', 1e16, null]) {
-      expect(() => createLimiter({ algorithm: bucket(), store, blockDuration: bad as never })).toThrow(expect.objectContaining({ code: 'RL_INVALID_OPTION', field: 'createLimiter.blockDuration' }));
+      expect(() => createLimiter({ algorithm: bucket(), store, blockDuration: bad as never })).toThrow(
+        expect.objectContaining({ code: 'RL_INVALID_OPTION', field: 'createLimiter.blockDuration' }),
+      );
     }
     expect(() => createLimiter({ algorithm: concurrency({ limit: 2 }), store, blockDuration: '1h' })).toThrow(
-      expect.objectContaining({ code: 'RL_INVALID_OPTION', field: 'createLimiter.blockDuration', message: expect.stringMatching(/concurrency/) }),
+      expect.objectContaining({
+        code: 'RL_INVALID_OPTION',
+        field: 'createLimiter.blockDuration',
+        message: expect.stringMatching(/concurrency/),
+      }),
     );
     const noBlocks = new StepStore({ blocks: false });
-    expect(() => createLimiter({ algorithm: bucket(), store: noBlocks, blockDuration: '1h' })).toThrow(expect.objectContaining({ code: 'RL_UNSUPPORTED' }));
+    expect(() => createLimiter({ algorithm: bucket(), store: noBlocks, blockDuration: '1h' })).toThrow(
+      expect.objectContaining({ code: 'RL_UNSUPPORTED' }),
+    );
   });
 
   it('applies to algorithms given per call, derived once per algorithm object', async () => {

@@ -11,7 +11,19 @@ import type { Charge, MaybePromise, Store, StoredOverride } from '../store/inter
 import type { BlockEvent, BlockOptions } from './block-options.js';
 import { requireCapability } from './capabilities.js';
 import type { ChargeAnswer } from './charge-path.js';
-import { chargeOptionsOf, checkKey, checkLimiterCost, isDecisionLike, ownAlgorithm, parseEarlierCharge, promised, rateCall, type ChargedWith, type ChargeOptions, type OptionsAt } from './call-input.js';
+import {
+  chargeOptionsOf,
+  checkKey,
+  checkLimiterCost,
+  isDecisionLike,
+  ownAlgorithm,
+  parseEarlierCharge,
+  promised,
+  rateCall,
+  type ChargedWith,
+  type ChargeOptions,
+  type OptionsAt,
+} from './call-input.js';
 import type { LimiterCore } from './core.js';
 import { registerCore } from './core-registry.js';
 import { emitted } from './events.js';
@@ -77,7 +89,12 @@ export class Limiter extends EventEmitter {
    * `options.keys` puts the request's key in them (default false). Returns the limiter.
    */
   observe(observer: Observer, options: ObserveOptions = {}): this {
-    this.#core.observe(observer, { limit: options.name ?? this.name, keys: options.keys === true, dryRun: false, field: 'limiter.observe.observer' });
+    this.#core.observe(observer, {
+      limit: options.name ?? this.name,
+      keys: options.keys === true,
+      dryRun: false,
+      field: 'limiter.observe.observer',
+    });
     return this;
   }
 
@@ -126,7 +143,9 @@ export class Limiter extends EventEmitter {
     }
     const charge = this.#charge(key, cost, options, CONSUME_SYNC);
     if (!core.synchronous) {
-      throw new UnsupportedError('limiter.consumeSync() needs a local store such as MemoryStore (and a local fallback, if any); otherwise use await limiter.consume().');
+      throw new UnsupportedError(
+        'limiter.consumeSync() needs a local store such as MemoryStore (and a local fallback, if any); otherwise use await limiter.consume().',
+      );
     }
     return receipted(core.charge(charge) as ChargeAnswer);
   }
@@ -149,12 +168,17 @@ export class Limiter extends EventEmitter {
    */
   reserve(key: string, cost = 1, options?: ReserveOptions): Promise<Reservation> {
     try {
-      if (options === null || typeof options !== 'object') throw new InvalidOptionError('limiter.reserve.options', options, '{ maxDelay } (and optionally algorithm)');
+      if (options === null || typeof options !== 'object')
+        throw new InvalidOptionError('limiter.reserve.options', options, '{ maxDelay } (and optionally algorithm)');
       const core = this.#core;
       const planned = this.#charge(key, cost, options, RESERVE);
-      const charge: Charge = { ...planned, maxDelayMs: parseMaxDelay(options.maxDelay, planned.algorithm, 'limiter.reserve.maxDelay') };
+      const charge: Charge = {
+        ...planned,
+        maxDelayMs: parseMaxDelay(options.maxDelay, planned.algorithm, 'limiter.reserve.maxDelay'),
+      };
       requireCapability(core.store, 'reservations', 'limiter.reserve()');
-      const reservation = (answer: ChargeAnswer): Reservation => withCancel(receipted(answer), core.localClock, () => core.cancel(charge, answer));
+      const reservation = (answer: ChargeAnswer): Reservation =>
+        withCancel(receipted(answer), core.localClock, () => core.cancel(charge, answer));
       const answer = core.charge(charge);
       return answer instanceof Promise ? answer.then(reservation) : Promise.resolve(reservation(answer));
     } catch (error) {
@@ -200,11 +224,20 @@ export class Limiter extends EventEmitter {
     const o = checkOptions(options === undefined ? {} : options, ['reason'], 'limiter.block.options');
     const reason = o.reason;
     if (reason !== undefined && (typeof reason !== 'string' || reason.length > 200 || !isPrintableAscii(reason))) {
-      throw new InvalidOptionError('limiter.block.options.reason', reason, 'printable ASCII text of at most 200 characters');
+      throw new InvalidOptionError(
+        'limiter.block.options.reason',
+        reason,
+        'printable ASCII text of at most 200 characters',
+      );
     }
     this.#checkBans('limiter.block');
     const store = this.store;
-    await this.#control(key, 'ban', this.#core.calls.banLayouts(), (a) => (storeKey, now) => store.ban!(storeKey, a, durationMs, now));
+    await this.#control(
+      key,
+      'ban',
+      this.#core.calls.banLayouts(),
+      (a) => (storeKey, now) => store.ban!(storeKey, a, durationMs, now),
+    );
     const event: BlockEvent = { key, durationMs, reason: reason as string | undefined };
     this.emit('block', event);
   }
@@ -272,10 +305,18 @@ export class Limiter extends EventEmitter {
     const core = this.#core;
     const args = isDecisionLike(decision)
       ? { key, cost, algorithmOrDecision: decision, decision: undefined }
-      : { key, cost, algorithmOrDecision: (decision as ChargedWith | null)?.algorithm, decision: (decision as ChargedWith | null)?.decision };
+      : {
+          key,
+          cost,
+          algorithmOrDecision: (decision as ChargedWith | null)?.algorithm,
+          decision: (decision as ChargedWith | null)?.decision,
+        };
     const earlier = parseEarlierCharge(core, args, 'limiter.settle.decision', true);
     checkActualCost(actualCost);
-    if (this.isConcurrencyLimit) throw new UnsupportedError('limiter.settle() is for rate limits: a concurrency limit holds permits, not units to settle.');
+    if (this.isConcurrencyLimit)
+      throw new UnsupportedError(
+        'limiter.settle() is for rate limits: a concurrency limit holds permits, not units to settle.',
+      );
     requireCapability(this.store, 'settle', 'limiter.settle()');
     await core.settle(core.chargeOf(key, cost, earlier.algorithm), chargedOf(earlier.decision!), actualCost).done;
   }
@@ -293,7 +334,9 @@ export class Limiter extends EventEmitter {
     try {
       checkKey(key);
       if (!this.isConcurrencyLimit) {
-        throw new UnsupportedError(`limiter.acquire(key) is for concurrency limits; this limiter is a ${this.algorithm?.kind ?? 'rate'} limit: call consume(key, cost).`);
+        throw new UnsupportedError(
+          `limiter.acquire(key) is for concurrency limits; this limiter is a ${this.algorithm?.kind ?? 'rate'} limit: call consume(key, cost).`,
+        );
       }
       return promised(this.#core.acquire(key));
     } catch (error) {
@@ -322,7 +365,9 @@ export class Limiter extends EventEmitter {
   /** Throws unless the limiter checks bans (option `bans`, or `blockDuration`) on a store that holds them. */
   #checkBans(verb: string): void {
     if (!this.#core.bans) {
-      throw new UnsupportedError(`${verb}() needs a limiter that checks bans: create it with bans: true (each decision then reads the key's ban in the same store step), or with blockDuration.`);
+      throw new UnsupportedError(
+        `${verb}() needs a limiter that checks bans: create it with bans: true (each decision then reads the key's ban in the same store step), or with blockDuration.`,
+      );
     }
   }
 }
@@ -331,4 +376,3 @@ export class Limiter extends EventEmitter {
 export function createLimiter(options: LimiterOptions): Limiter {
   return new Limiter(options);
 }
-

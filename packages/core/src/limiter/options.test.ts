@@ -31,14 +31,23 @@ describe("createLimiter: a peer's option names the rl equivalent", () => {
   ])('%s: %s', (name, equivalent) => {
     const error = rejection({ [name]: 1 });
     expect(error.field).toBe(`createLimiter.${name}`);
-    expect(error.message).toMatch(new RegExp(`^Invalid option createLimiter\\.${name}: 1\\. Expected no such option \\(`));
+    expect(error.message).toMatch(
+      new RegExp(`^Invalid option createLimiter\\.${name}: 1\\. Expected no such option \\(`),
+    );
     expect(error.message).toContain(equivalent);
   });
 
   it("rate-limiter-flexible's options all at once, in one error", () => {
     const error = rejection({ points: 10, duration: 1, keyPrefix: 'x', execEvenly: true });
-    expect(error.fields).toEqual(['createLimiter.points', 'createLimiter.duration', 'createLimiter.keyPrefix', 'createLimiter.execEvenly']);
-    expect(error.message).toMatch(/^Invalid options createLimiter\.points, createLimiter\.duration, createLimiter\.keyPrefix, createLimiter\.execEvenly\./);
+    expect(error.fields).toEqual([
+      'createLimiter.points',
+      'createLimiter.duration',
+      'createLimiter.keyPrefix',
+      'createLimiter.execEvenly',
+    ]);
+    expect(error.message).toMatch(
+      /^Invalid options createLimiter\.points, createLimiter\.duration, createLimiter\.keyPrefix, createLimiter\.execEvenly\./,
+    );
     for (const text of ['points (', 'duration (', 'keyPrefix (', 'execEvenly (']) expect(error.message).toContain(text);
   });
 
@@ -48,15 +57,22 @@ describe("createLimiter: a peer's option names the rl equivalent", () => {
 });
 
 describe('createLimiter: idempotencyMaxReplays', () => {
-  it.each([0, -1, 1.5, Number.POSITIVE_INFINITY, Number.NaN, 1_001, '3', null])('%s is refused, naming the range and what to do for no replays', (value) => {
-    const error = rejection({ idempotencyMaxReplays: value });
-    expect(error).toMatchObject({ code: 'RL_INVALID_OPTION', field: 'createLimiter.idempotencyMaxReplays' });
-    expect(error.message).toContain('an integer from 1 to 1000');
-    expect(error.message).toContain('to replay none, leave idempotencyKey out');
-  });
+  it.each([0, -1, 1.5, Number.POSITIVE_INFINITY, Number.NaN, 1_001, '3', null])(
+    '%s is refused, naming the range and what to do for no replays',
+    (value) => {
+      const error = rejection({ idempotencyMaxReplays: value });
+      expect(error).toMatchObject({ code: 'RL_INVALID_OPTION', field: 'createLimiter.idempotencyMaxReplays' });
+      expect(error.message).toContain('an integer from 1 to 1000');
+      expect(error.message).toContain('to replay none, leave idempotencyKey out');
+    },
+  );
 
   it('defaults to 5; 1 and 1,000 are taken', () => {
-    expect(parseLimiterOptions({ algorithm, store }).idempotency).toEqual({ ttlMs: 600_000, maxIds: 100, maxReplays: 5 });
+    expect(parseLimiterOptions({ algorithm, store }).idempotency).toEqual({
+      ttlMs: 600_000,
+      maxIds: 100,
+      maxReplays: 5,
+    });
     expect(parseLimiterOptions({ algorithm, store, idempotencyMaxReplays: 1 }).idempotency.maxReplays).toBe(1);
     expect(parseLimiterOptions({ algorithm, store, idempotencyMaxReplays: 1_000 }).idempotency.maxReplays).toBe(1_000);
   });

@@ -5,7 +5,14 @@ import { MAX_CLOCK_MS, systemClock, type Clock } from '../clock.js';
 import type { Decision } from '../decision.js';
 import { parseDuration, parseTimerDuration, type Duration } from '../duration.js';
 import { InvalidOptionError, UnsupportedError } from '../errors.js';
-import { MAX_COUNT, checkOptions, integerAtLeast, isPrintableAscii, optionalBoolean, positiveNumber } from '../options.js';
+import {
+  MAX_COUNT,
+  checkOptions,
+  integerAtLeast,
+  isPrintableAscii,
+  optionalBoolean,
+  positiveNumber,
+} from '../options.js';
 import { LIMITER_PEER_OPTIONS } from '../peer-option-hints.js';
 import type { Store } from '../store/interface.js';
 import type { Observer } from '../observe/observer.js';
@@ -177,8 +184,27 @@ export interface LimiterConfig {
 }
 
 const LIMITER_OPTIONS = [
-  'algorithm', 'store', 'clock', 'prefix', 'maxCost', 'timeout', 'onStoreError', 'denyCache', 'storeRetryInterval', 'storeFailureThreshold', 'timers', 'blockDuration', 'bans',
-  'overrides', 'name', 'observer', 'observeKeys', 'lease', 'maxDebt', 'idempotencyTtl', 'idempotencyMaxIds',
+  'algorithm',
+  'store',
+  'clock',
+  'prefix',
+  'maxCost',
+  'timeout',
+  'onStoreError',
+  'denyCache',
+  'storeRetryInterval',
+  'storeFailureThreshold',
+  'timers',
+  'blockDuration',
+  'bans',
+  'overrides',
+  'name',
+  'observer',
+  'observeKeys',
+  'lease',
+  'maxDebt',
+  'idempotencyTtl',
+  'idempotencyMaxIds',
   'idempotencyMaxReplays',
 ] as const;
 const DEFAULT_REMOTE_TIMEOUT_MS = 50;
@@ -210,7 +236,10 @@ export function parseLimiterOptions(options: LimiterOptions, name = 'createLimit
   const blockMs = parseBlockDuration(o.blockDuration, algorithm, store, `${name}.blockDuration`);
   // A lockout's check reads a ban too, where the store holds bans.
   const bans = parseBans(o.bans, algorithm, store, `${name}.bans`) || (blockMs > 0 && store.capabilities.bans === true);
-  const blocked = algorithm === undefined || o.blockDuration === undefined ? algorithm : withBlock(algorithm, blockMs, `${name}.blockDuration`);
+  const blocked =
+    algorithm === undefined || o.blockDuration === undefined
+      ? algorithm
+      : withBlock(algorithm, blockMs, `${name}.blockDuration`);
   const banned = bans && blocked !== undefined ? withBans(blocked) : blocked;
   const overrides = parseOverrides(o.overrides, algorithm, store, `${name}.overrides`);
   return {
@@ -225,12 +254,27 @@ export function parseLimiterOptions(options: LimiterOptions, name = 'createLimit
     name: parseLimitName(o.name, (o.prefix as string | undefined) || algorithm?.policy.name || 'limit', `${name}.name`),
     observer: o.observer as Observer | undefined,
     observeKeys: optionalBoolean(o.observeKeys, `${name}.observeKeys`, false),
-    maxCost: o.maxCost === undefined ? (algorithm?.maxCost ?? MAX_COUNT) : checkMaxCost(o.maxCost, algorithm, `${name}.maxCost`),
-    timeoutMs: o.timeout === false ? 0 : o.timeout === undefined ? (local ? 0 : DEFAULT_REMOTE_TIMEOUT_MS) : parseTimerDuration(o.timeout, `${name}.timeout`),
+    maxCost:
+      o.maxCost === undefined
+        ? (algorithm?.maxCost ?? MAX_COUNT)
+        : checkMaxCost(o.maxCost, algorithm, `${name}.maxCost`),
+    timeoutMs:
+      o.timeout === false
+        ? 0
+        : o.timeout === undefined
+          ? local
+            ? 0
+            : DEFAULT_REMOTE_TIMEOUT_MS
+          : parseTimerDuration(o.timeout, `${name}.timeout`),
     // Not a timer: the circuit compares it with its clock, and decisions carry it as their retry time.
-    retryIntervalMs: o.storeRetryInterval === undefined ? DEFAULT_RETRY_INTERVAL_MS : parseDuration(o.storeRetryInterval, `${name}.storeRetryInterval`),
+    retryIntervalMs:
+      o.storeRetryInterval === undefined
+        ? DEFAULT_RETRY_INTERVAL_MS
+        : parseDuration(o.storeRetryInterval, `${name}.storeRetryInterval`),
     failureThreshold:
-      o.storeFailureThreshold === undefined ? DEFAULT_FAILURE_THRESHOLD : integerAtLeast(o.storeFailureThreshold, `${name}.storeFailureThreshold`),
+      o.storeFailureThreshold === undefined
+        ? DEFAULT_FAILURE_THRESHOLD
+        : integerAtLeast(o.storeFailureThreshold, `${name}.storeFailureThreshold`),
     timers: o.timers === undefined ? systemTimers : checkTimers(o.timers, `${name}.timers`),
     onStoreError: o.onStoreError,
     denyCache: parseDenyCache(o.denyCache, algorithm, local, `${name}.denyCache`),
@@ -248,7 +292,12 @@ export function checkStore(value: unknown, field: string): Store {
   const store = value as Store | null | undefined;
   if (!store || typeof store !== 'object' || typeof store.charge !== 'function' || !store.capabilities) {
     refuseStoreMistake(value, field);
-    if (store && typeof store === 'object' && typeof (store as { consume?: unknown }).consume === 'function' && store.capabilities) {
+    if (
+      store &&
+      typeof store === 'object' &&
+      typeof (store as { consume?: unknown }).consume === 'function' &&
+      store.capabilities
+    ) {
       throw new InvalidOptionError(
         field,
         value,
@@ -262,7 +311,8 @@ export function checkStore(value: unknown, field: string): Store {
 
 /** Throws the `UnsupportedError` of a store that does not run `algorithm`'s kind. */
 export function checkStoreRuns(store: Store, algorithm: Algorithm): void {
-  if (!store.capabilities.algorithms.includes(algorithm.kind)) throw new UnsupportedError(`This store does not support the ${algorithm.kind} algorithm.`);
+  if (!store.capabilities.algorithms.includes(algorithm.kind))
+    throw new UnsupportedError(`This store does not support the ${algorithm.kind} algorithm.`);
 }
 
 /**
@@ -272,7 +322,11 @@ export function checkStoreRuns(store: Store, algorithm: Algorithm): void {
 export function parseLimitName(value: unknown, fallback: string, field: string): string {
   if (value === undefined) return fallback;
   if (typeof value !== 'string' || value.length === 0 || !isPrintableAscii(value)) {
-    throw new InvalidOptionError(field, value, 'a non-empty string of printable ASCII characters (a metrics label value)');
+    throw new InvalidOptionError(
+      field,
+      value,
+      'a non-empty string of printable ASCII characters (a metrics label value)',
+    );
   }
   return value;
 }
@@ -288,7 +342,11 @@ export function checkMaxCost(value: unknown, algorithm: Algorithm | undefined, f
     return maxCost;
   }
   if (maxCost > algorithm.maxCost) {
-    throw new InvalidOptionError(field, value, `at most the ${algorithm.kind} capacity ${algorithm.maxCost} (a larger cost could never be admitted)`);
+    throw new InvalidOptionError(
+      field,
+      value,
+      `at most the ${algorithm.kind} capacity ${algorithm.maxCost} (a larger cost could never be admitted)`,
+    );
   }
   return maxCost;
 }
@@ -304,7 +362,10 @@ function checkedClock(clock: Clock, field: string): Clock {
   return () => {
     const now = clock();
     if (typeof now === 'number' && now >= -MAX_CLOCK_MS && now <= MAX_CLOCK_MS) return now;
-    throw new InvalidOptionError(field, now, `a clock that returns a number of milliseconds within ±${MAX_CLOCK_MS} (the range of a Date; nothing was charged)`);
+    throw new InvalidOptionError(
+      field,
+      now,
+      `a clock that returns a number of milliseconds within ±${MAX_CLOCK_MS} (the range of a Date; nothing was charged)`,
+    );
   };
 }
-

@@ -16,16 +16,29 @@ export interface OverrideOptions {
 }
 
 /** The body of `limiter.setOverride` (see there): the key, the algorithm and the ttl checked, then the override written in the store. */
-export async function writeOverride(core: LimiterCore, key: string, algorithm: Algorithm, options: OverrideOptions): Promise<void> {
+export async function writeOverride(
+  core: LimiterCore,
+  key: string,
+  algorithm: Algorithm,
+  options: OverrideOptions,
+): Promise<void> {
   checkKey(key);
   const store = checkOverrides(core, 'limiter.setOverride');
   const override = checkOverride(algorithm, core.algorithm, 'limiter.setOverride.algorithm');
   if (!(store.capabilities.overrides ?? []).includes(override.kind)) {
-    throw new UnsupportedError(`This store does not hold overrides of the ${override.kind} kind (limiter.setOverride): its capabilities.overrides lists ${(store.capabilities.overrides ?? []).join(', ') || 'none'}.`);
+    throw new UnsupportedError(
+      `This store does not hold overrides of the ${override.kind} kind (limiter.setOverride): its capabilities.overrides lists ${(store.capabilities.overrides ?? []).join(', ') || 'none'}.`,
+    );
   }
-  if (options === null || typeof options !== 'object') throw new InvalidOptionError('limiter.setOverride.options', options, "{ ttl } such as { ttl: '30d' }");
+  if (options === null || typeof options !== 'object')
+    throw new InvalidOptionError('limiter.setOverride.options', options, "{ ttl } such as { ttl: '30d' }");
   const o = checkOptions(options, ['ttl'], 'limiter.setOverride.options');
-  if (o.ttl === undefined) throw new InvalidOptionError('limiter.setOverride.options.ttl', undefined, "a duration such as '30d' (an override always ends; set it again to extend it)");
+  if (o.ttl === undefined)
+    throw new InvalidOptionError(
+      'limiter.setOverride.options.ttl',
+      undefined,
+      "a duration such as '30d' (an override always ends; set it again to extend it)",
+    );
   const ttlMs = spanOption(o.ttl, 'limiter.setOverride.options.ttl');
   warnShortSpan(o.ttl, 'limiter.setOverride.options.ttl');
   await core.operate(key, 'override', (storeKey, now) => store.setOverride!(storeKey, override, ttlMs, now));
@@ -36,7 +49,9 @@ export async function readOverride(core: LimiterCore, key: string): Promise<Stor
   checkKey(key);
   const store = checkOverrides(core, 'limiter.getOverride');
   for (const layout of layoutsOf(core)) {
-    const found = await core.operate(key, 'read the override of', (storeKey, now) => store.getOverride!(storeKey, layout, now));
+    const found = await core.operate(key, 'read the override of', (storeKey, now) =>
+      store.getOverride!(storeKey, layout, now),
+    );
     if (found !== undefined) return found;
   }
   return undefined;
@@ -46,13 +61,19 @@ export async function readOverride(core: LimiterCore, key: string): Promise<Stor
 export async function removeOverride(core: LimiterCore, key: string): Promise<void> {
   checkKey(key);
   const store = checkOverrides(core, 'limiter.clearOverride');
-  await Promise.all(layoutsOf(core).map((layout) => core.operate(key, 'clear the override of', (storeKey) => store.clearOverride!(storeKey, layout))));
+  await Promise.all(
+    layoutsOf(core).map((layout) =>
+      core.operate(key, 'clear the override of', (storeKey) => store.clearOverride!(storeKey, layout)),
+    ),
+  );
 }
 
 /** The limiter's store, or an `UnsupportedError` naming `verb` when the limiter does not check overrides. */
 function checkOverrides(core: LimiterCore, verb: string): LimiterCore['store'] {
   if (!core.overrides) {
-    throw new UnsupportedError(`${verb}() needs a limiter that checks overrides: create it with overrides: true (each decision then reads the key's override in the same store step).`);
+    throw new UnsupportedError(
+      `${verb}() needs a limiter that checks overrides: create it with overrides: true (each decision then reads the key's override in the same store step).`,
+    );
   }
   return core.store;
 }

@@ -27,7 +27,8 @@ function setup(answers: TestStoreAnswers = 'sync') {
   const timers = new FakeTimers();
   const clock = (): number => timers.now();
   const store = new TestStore({ answers });
-  const plain = (options: Partial<LimiterOptions> = {}) => createLimiter({ algorithm: perMinute, store, clock, timers, ...options });
+  const plain = (options: Partial<LimiterOptions> = {}) =>
+    createLimiter({ algorithm: perMinute, store, clock, timers, ...options });
   const leased = (options: Partial<LimiterOptions> = {}) => plain({ lease: { units: 10 }, ...options });
   return { timers, clock, store, plain, leased };
 }
@@ -80,7 +81,11 @@ describe('quota leases under faults', () => {
     const afterOne = done;
     await timers.advanceAsync(60);
     await p;
-    expect({ afterOne, storeErrors: events.length, calls: store.calls }).toEqual({ afterOne: true, storeErrors: 1, calls: ['charge k'] });
+    expect({ afterOne, storeErrors: events.length, calls: store.calls }).toEqual({
+      afterOne: true,
+      storeErrors: 1,
+      calls: ['charge k'],
+    });
   });
 
   it('allow policy with a timeout: a request whose block times out is answered by the policy, no block is asked again at once', async () => {
@@ -260,7 +265,12 @@ describe('quota leases, everything at once', () => {
     for (let seed = 1; seed <= 200; seed++) {
       const r = rng(seed);
       const { timers, clock, store, plain } = setup(r() < 0.5 ? 'async' : 'manual');
-      const make = () => plain({ algorithm: alg, timeout: false, lease: { units: 1 + Math.floor(r() * 10), ttl: 1 + Math.floor(r() * 1500) } });
+      const make = () =>
+        plain({
+          algorithm: alg,
+          timeout: false,
+          lease: { units: 1 + Math.floor(r() * 10), ttl: 1 + Math.floor(r() * 1500) },
+        });
       const ls = Array.from({ length: 1 + Math.floor(r() * 4) }, make);
       const perWindow = new Map<number, number>();
       const admitted: { l: number; cost: number; d: Decision; w: number }[] = [];
@@ -299,7 +309,9 @@ describe('quota leases, everything at once', () => {
         }
       }
       if (!(await answerUntil(store, Promise.all(pending), 200))) {
-        throw new Error(`seed ${seed}: requests never settle; store calls ${store.calls.length}, pending ${store.pending.length}`);
+        throw new Error(
+          `seed ${seed}: requests never settle; store calls ${store.calls.length}, pending ${store.pending.length}`,
+        );
       }
       for (const [w, n] of perWindow) if (n > LIMIT) throw new Error(`seed ${seed} window ${w}: ${n} > ${LIMIT}`);
     }

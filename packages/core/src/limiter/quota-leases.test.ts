@@ -23,7 +23,8 @@ function setup(answers: 'sync' | 'async' = 'sync') {
   const timers = new FakeTimers();
   const store = new TestStore({ answers });
   const clock = (): number => timers.now();
-  const limiter = (options: Partial<LimiterOptions> = {}) => createLimiter({ algorithm: perSecond, store, clock, timers, lease: { units: 10 }, ...options });
+  const limiter = (options: Partial<LimiterOptions> = {}) =>
+    createLimiter({ algorithm: perSecond, store, clock, timers, lease: { units: 10 }, ...options });
   const consumes = () => store.calls.filter((c) => c.startsWith('charge')).length;
   const undos = () => store.calls.filter((c) => c.startsWith('giveBack')).length;
   const used = (key = 'k') => 100 - store.state.peek(key, perSecond, 0, clock()).remaining;
@@ -111,7 +112,7 @@ describe('a lease of 10 units on a fixed window of 100 per second', () => {
     expect(used()).toBe(2);
   });
 
-  it('reset(key) drops the key\'s blocks: its next request takes a block of the new state', async () => {
+  it("reset(key) drops the key's blocks: its next request takes a block of the new state", async () => {
     const { limiter, used, consumes } = setup();
     const l = limiter();
     for (let i = 0; i < 3; i++) l.consumeSync('k');
@@ -168,7 +169,15 @@ describe('blocks that top the holding up to units (issue 37, item 6)', () => {
     const timers = new FakeTimers();
     const store = new TestStore({ answers: 'manual' });
     const leased: number[] = [];
-    const l = createLimiter({ algorithm: perSecond, store, clock: () => timers.now(), timers, timeout: false, lease: { units: 10 }, observer: { leaseUnits: (e) => void (e.action === 'leased' && leased.push(e.units)) } });
+    const l = createLimiter({
+      algorithm: perSecond,
+      store,
+      clock: () => timers.now(),
+      timers,
+      timeout: false,
+      lease: { units: 10 },
+      observer: { leaseUnits: (e) => void (e.action === 'leased' && leased.push(e.units)) },
+    });
     const waited: number[] = [];
     for (let i = 1; i <= 40; i++) {
       let answered = false;
@@ -188,7 +197,14 @@ describe('blocks that top the holding up to units (issue 37, item 6)', () => {
   it('a busy key (a quarter of units or more asked during a round trip) asks once a request finds too little: each block is units', async () => {
     const store = new TestStore({ answers: 'manual' });
     const leased: number[] = [];
-    const l = createLimiter({ algorithm: fixedWindow({ limit: 1000, window: '1h' }), store, clock: () => 0, timeout: false, lease: { units: 20 }, observer: { leaseUnits: (e) => void (e.action === 'leased' && leased.push(e.units)) } });
+    const l = createLimiter({
+      algorithm: fixedWindow({ limit: 1000, window: '1h' }),
+      store,
+      clock: () => 0,
+      timeout: false,
+      lease: { units: 20 },
+      observer: { leaseUnits: (e) => void (e.action === 'leased' && leased.push(e.units)) },
+    });
     for (let round = 0; round < 6; round++) {
       const burst = Promise.all(Array.from({ length: 10 }, () => l.consume('k')));
       for (let turn = 0; turn < 5; turn++) {
@@ -212,41 +228,53 @@ describe('blocks that top the holding up to units (issue 37, item 6)', () => {
     'never more than units: whenever the %s store has answered every call, it charged at most units more than the holder admitted (property)',
     async (answers) => {
       await fc.assert(
-        fc.asyncProperty(fc.integer({ min: 1, max: 20 }), fc.integer({ min: 1, max: 3000 }), fc.array(step, { minLength: 1, maxLength: 150 }), async (units, ttlMs, steps) => {
-          const timers = new FakeTimers();
-          const store = new TestStore({ answers });
-          const clock = (): number => timers.now();
-          const algorithm = fixedWindow({ limit: 150, window: '1h' });
-          const holder = createLimiter({ algorithm, store, clock, timers, timeout: false, lease: { units, ttl: ttlMs } });
-          let admitted = 0;
-          const given: { cost: number; decision: Decision }[] = [];
-          const settle = async (): Promise<void> => {
-            for (let turn = 0; turn < 20 && (turn === 0 || store.pending.length > 0); turn++) {
-              if (answers === 'manual') store.answerAll();
-              await new Promise((resolve) => setImmediate(resolve));
+        fc.asyncProperty(
+          fc.integer({ min: 1, max: 20 }),
+          fc.integer({ min: 1, max: 3000 }),
+          fc.array(step, { minLength: 1, maxLength: 150 }),
+          async (units, ttlMs, steps) => {
+            const timers = new FakeTimers();
+            const store = new TestStore({ answers });
+            const clock = (): number => timers.now();
+            const algorithm = fixedWindow({ limit: 150, window: '1h' });
+            const holder = createLimiter({
+              algorithm,
+              store,
+              clock,
+              timers,
+              timeout: false,
+              lease: { units, ttl: ttlMs },
+            });
+            let admitted = 0;
+            const given: { cost: number; decision: Decision }[] = [];
+            const settle = async (): Promise<void> => {
+              for (let turn = 0; turn < 20 && (turn === 0 || store.pending.length > 0); turn++) {
+                if (answers === 'manual') store.answerAll();
+                await new Promise((resolve) => setImmediate(resolve));
+              }
+            };
+            for (const s of steps) {
+              if (s.op === 'consume') {
+                void holder.consume('k', s.cost).then((decision) => {
+                  if (!decision.allowed) return;
+                  admitted += s.cost;
+                  given.push({ cost: s.cost, decision });
+                });
+              } else if (s.op === 'advance') timers.advance(s.ms);
+              else if (s.op === 'undo' && given.length > 0) {
+                const [back] = given.splice(s.pick % given.length, 1);
+                admitted -= back!.cost;
+                void holder.undo('k', back!.cost, back!.decision);
+              }
+              if (s.op === 'answer' || answers === 'sync') await settle();
+              if (store.pending.length > 0) continue;
+              // Nothing in flight: what the store charged and the holder did not admit is what it holds unspent.
+              const held = 150 - store.state.peek('k', algorithm, 0, clock()).remaining - admitted;
+              expect(held).toBeGreaterThanOrEqual(0);
+              expect(held).toBeLessThanOrEqual(units);
             }
-          };
-          for (const s of steps) {
-            if (s.op === 'consume') {
-              void holder.consume('k', s.cost).then((decision) => {
-                if (!decision.allowed) return;
-                admitted += s.cost;
-                given.push({ cost: s.cost, decision });
-              });
-            } else if (s.op === 'advance') timers.advance(s.ms);
-            else if (s.op === 'undo' && given.length > 0) {
-              const [back] = given.splice(s.pick % given.length, 1);
-              admitted -= back!.cost;
-              void holder.undo('k', back!.cost, back!.decision);
-            }
-            if (s.op === 'answer' || answers === 'sync') await settle();
-            if (store.pending.length > 0) continue;
-            // Nothing in flight: what the store charged and the holder did not admit is what it holds unspent.
-            const held = 150 - store.state.peek('k', algorithm, 0, clock()).remaining - admitted;
-            expect(held).toBeGreaterThanOrEqual(0);
-            expect(held).toBeLessThanOrEqual(units);
-          }
-        }),
+          },
+        ),
         { numRuns: 150 },
       );
     },
@@ -257,7 +285,10 @@ describe('strict across instances', () => {
   it('fixed window: never more than the limit in any window; under-admission at most instances × units (property)', () => {
     fc.assert(
       fc.property(
-        fc.array(fc.record({ instance: fc.nat(3), gap: fc.nat(40), cost: fc.integer({ min: 1, max: 3 }) }), { minLength: 50, maxLength: 400 }),
+        fc.array(fc.record({ instance: fc.nat(3), gap: fc.nat(40), cost: fc.integer({ min: 1, max: 3 }) }), {
+          minLength: 50,
+          maxLength: 400,
+        }),
         fc.integer({ min: 1, max: 30 }),
         (requests, units) => {
           const timers = new FakeTimers();
@@ -265,7 +296,9 @@ describe('strict across instances', () => {
           const clock = (): number => timers.now();
           const limit = 60;
           const algorithm = fixedWindow({ limit, window: '1s' });
-          const instances = Array.from({ length: 4 }, () => createLimiter({ algorithm, store, clock, timers, lease: { units, ttl: '10s' } }));
+          const instances = Array.from({ length: 4 }, () =>
+            createLimiter({ algorithm, store, clock, timers, lease: { units, ttl: '10s' } }),
+          );
           const admitted = new Map<number, number>();
           const denied = new Map<number, number>();
           for (const { instance, gap, cost } of requests) {
@@ -288,24 +321,30 @@ describe('strict across instances', () => {
 
   it('token bucket: in any span T at most capacity + rate × T + one block (property)', () => {
     fc.assert(
-      fc.property(fc.array(fc.record({ instance: fc.nat(2), gap: fc.nat(30) }), { minLength: 50, maxLength: 300 }), fc.integer({ min: 1, max: 10 }), (requests, units) => {
-        const timers = new FakeTimers();
-        const store = new TestStore();
-        const clock = (): number => timers.now();
-        const algorithm = tokenBucket({ capacity: 20, refillRate: 100 });
-        const instances = Array.from({ length: 3 }, () => createLimiter({ algorithm, store, clock, timers, lease: { units, ttl: '10s' } }));
-        const times: number[] = [];
-        for (const { instance, gap } of requests) {
-          timers.advance(gap);
-          if (instances[instance]!.consumeSync('k').allowed) times.push(timers.now());
-        }
-        for (let i = 0; i < times.length; i++) {
-          for (let j = i; j < times.length; j++) {
-            const span = times[j]! - times[i]!;
-            expect(j - i + 1).toBeLessThanOrEqual(Math.floor(20 + 0.1 * span) + units);
+      fc.property(
+        fc.array(fc.record({ instance: fc.nat(2), gap: fc.nat(30) }), { minLength: 50, maxLength: 300 }),
+        fc.integer({ min: 1, max: 10 }),
+        (requests, units) => {
+          const timers = new FakeTimers();
+          const store = new TestStore();
+          const clock = (): number => timers.now();
+          const algorithm = tokenBucket({ capacity: 20, refillRate: 100 });
+          const instances = Array.from({ length: 3 }, () =>
+            createLimiter({ algorithm, store, clock, timers, lease: { units, ttl: '10s' } }),
+          );
+          const times: number[] = [];
+          for (const { instance, gap } of requests) {
+            timers.advance(gap);
+            if (instances[instance]!.consumeSync('k').allowed) times.push(timers.now());
           }
-        }
-      }),
+          for (let i = 0; i < times.length; i++) {
+            for (let j = i; j < times.length; j++) {
+              const span = times[j]! - times[i]!;
+              expect(j - i + 1).toBeLessThanOrEqual(Math.floor(20 + 0.1 * span) + units);
+            }
+          }
+        },
+      ),
       { numRuns: 40 },
     );
   });
@@ -315,7 +354,9 @@ describe('strict across instances', () => {
     const store = new TestStore();
     const clock = (): number => timers.now();
     const algorithm = slidingWindowLog({ limit: 30, window: '1s' });
-    const instances = Array.from({ length: 3 }, () => createLimiter({ algorithm, store, clock, timers, lease: { units: 5 } }));
+    const instances = Array.from({ length: 3 }, () =>
+      createLimiter({ algorithm, store, clock, timers, lease: { units: 5 } }),
+    );
     const times: number[] = [];
     for (let t = 0; t < 5000; t += 7) {
       timers.advance(7);
@@ -334,7 +375,10 @@ describe('beside the rest of the limiter', () => {
     const { limiter } = setup();
     const leases: LeaseUnitsEvent[] = [];
     let decisions = 0;
-    const l = limiter({ name: 'api', observer: { decision: () => void decisions++, leaseUnits: (e) => void leases.push({ ...e }) } });
+    const l = limiter({
+      name: 'api',
+      observer: { decision: () => void decisions++, leaseUnits: (e) => void leases.push({ ...e }) },
+    });
     for (let i = 0; i < 12; i++) l.consumeSync('k');
     await l.close();
     expect(decisions).toBe(12);

@@ -55,10 +55,12 @@ export class QuotaLeases {
   /** The answer to `charge`: units from a block (`took: 'leased'`), or `next`'s (charged in the store). */
   readonly stage = (charge: Charge, next: ChargeNext): MaybePromise<ChargeAnswer> => {
     const { key: storeKey, cost, algorithm } = charge;
-    if (this.closed || cost > this.config.units || charge.maxDelayMs !== undefined || charge.idempotency !== undefined) return next(charge);
+    if (this.closed || cost > this.config.units || charge.maxDelayMs !== undefined || charge.idempotency !== undefined)
+      return next(charge);
     // The entry's own algorithm object (every request of a limiter with one) is leasable and its configuration's.
     let entry = this.book.get(storeKey);
-    if (entry?.algorithm !== algorithm) entry = leasable(algorithm, this.config.units) ? this.book.entryOf(storeKey, algorithm) : undefined;
+    if (entry?.algorithm !== algorithm)
+      entry = leasable(algorithm, this.config.units) ? this.book.entryOf(storeKey, algorithm) : undefined;
     if (entry === undefined) return next(charge);
     const now = this.host.clock();
     entry.demand += cost;
@@ -69,7 +71,9 @@ export class QuotaLeases {
     if (entry.fetching !== undefined) return entry.fetching.then((d) => this.afterBlock(request, d, false));
     if (now < entry.noBlockUntil) return this.alone(request);
     const answer = this.fetch(entry, storeKey, now, cost);
-    return answer instanceof Promise ? answer.then((d) => this.afterBlock(request, d, false)) : this.afterBlock(request, answer, false);
+    return answer instanceof Promise
+      ? answer.then((d) => this.afterBlock(request, d, false))
+      : this.afterBlock(request, answer, false);
   };
 
   /**
@@ -80,7 +84,13 @@ export class QuotaLeases {
    */
   refund(storeKey: string, units: number, algorithm: Algorithm, decision: Decision): boolean {
     const entry = this.book.get(storeKey);
-    if (entry === undefined || this.closed || units > this.config.units || entry.configuration !== configurationOf(algorithm)) return false;
+    if (
+      entry === undefined ||
+      this.closed ||
+      units > this.config.units ||
+      entry.configuration !== configurationOf(algorithm)
+    )
+      return false;
     const now = this.host.clock();
     // A unit given back never lifts the holding above `units` (the bound of what a dead holder loses): the store takes it then.
     if (units > 0 && held(entry) + entry.asking + units > this.config.units) return false;
@@ -126,9 +136,19 @@ export class QuotaLeases {
       if (from.left <= 0) blocks.shift();
     }
     left -= cost;
-    const decision = makeDecision({ allowed: true, limit: entry.limit, remaining: Math.floor(entry.remaining + left), resetMs: Math.max(0, Math.ceil(entry.resetAt - now)), retryAfterMs: 0, delayMs: 0, policy: entry.policy, at: from.at });
+    const decision = makeDecision({
+      allowed: true,
+      limit: entry.limit,
+      remaining: Math.floor(entry.remaining + left),
+      resetMs: Math.max(0, Math.ceil(entry.resetAt - now)),
+      retryAfterMs: 0,
+      delayMs: 0,
+      policy: entry.policy,
+      at: from.at,
+    });
     // Less left than the requests ask for in a round trip (twice that): the next block is asked for now, so that they do not wait for it at the boundary.
-    if (left < entry.askAheadBelow && entry.fetching === undefined && now >= entry.noBlockUntil) void this.fetch(entry, storeKey, now, cost);
+    if (left < entry.askAheadBelow && entry.fetching === undefined && now >= entry.noBlockUntil)
+      void this.fetch(entry, storeKey, now, cost);
     return { decision, took: 'leased' };
   }
 
@@ -146,8 +166,15 @@ export class QuotaLeases {
     const spent = entry.gone === undefined ? this.spend(entry, storeKey, charge.cost, now) : undefined;
     if (spent !== undefined) return spent;
     const decision = d?.decision;
-    if (!waited && entry.gone === undefined && decision !== undefined && decision.allowed && decision.reason === undefined) {
-      const next = entry.fetching ?? (now >= entry.noBlockUntil ? this.fetch(entry, storeKey, now, charge.cost) : undefined);
+    if (
+      !waited &&
+      entry.gone === undefined &&
+      decision !== undefined &&
+      decision.allowed &&
+      decision.reason === undefined
+    ) {
+      const next =
+        entry.fetching ?? (now >= entry.noBlockUntil ? this.fetch(entry, storeKey, now, charge.cost) : undefined);
       if (next instanceof Promise) return next.then((answer) => this.afterBlock(request, answer, true));
     }
     const reason = decision?.reason;
@@ -161,12 +188,24 @@ export class QuotaLeases {
    * or than {@link LeaseEntry.askAheadBelow}, itself below half of `units`: never for nothing), keeps
    * it when granted, and returns the answer; never rejects.
    */
-  private fetch(entry: LeaseEntry, storeKey: string, sentAt: number, askedBy: number): MaybePromise<ChargeAnswer | undefined> {
+  private fetch(
+    entry: LeaseEntry,
+    storeKey: string,
+    sentAt: number,
+    askedBy: number,
+  ): MaybePromise<ChargeAnswer | undefined> {
     const ask: BlockAsk = { units: this.config.units - held(entry), sentAt };
     entry.demand = askedBy;
     let answer: MaybePromise<ChargeAnswer>;
     try {
-      answer = this.host.blocks({ key: storeKey, algorithm: entry.algorithm, cost: ask.units, maxDelayMs: undefined, idempotency: undefined, enforced: undefined });
+      answer = this.host.blocks({
+        key: storeKey,
+        algorithm: entry.algorithm,
+        cost: ask.units,
+        maxDelayMs: undefined,
+        idempotency: undefined,
+        enforced: undefined,
+      });
     } catch {
       // A bad clock reading, say: no block now; the request is charged alone, which reports it.
       entry.noBlockUntil = sentAt + 1;
@@ -207,7 +246,10 @@ export class QuotaLeases {
     if (entry.gone !== undefined) {
       // A block of a state reset meanwhile is dropped; one of an entry closed or replaced goes back.
       if (granted && entry.gone === 'dropped') {
-        this.backAfterClose(this.host.giveBack({ key: storeKey, algorithm: entry.algorithm, cost: units, chargedAt: d.at }), units);
+        this.backAfterClose(
+          this.host.giveBack({ key: storeKey, algorithm: entry.algorithm, cost: units, chargedAt: d.at }),
+          units,
+        );
       }
       return;
     }
@@ -218,7 +260,12 @@ export class QuotaLeases {
     }
     const holdMs = entry.algorithm.leaseHoldMs(d.at, units);
     const returnable = this.config.ttlMs < holdMs;
-    const block: Block = { left: units, until: sentAt + (returnable ? this.config.ttlMs : holdMs), at: d.at, returnable };
+    const block: Block = {
+      left: units,
+      until: sentAt + (returnable ? this.config.ttlMs : holdMs),
+      at: d.at,
+      returnable,
+    };
     this.host.counted('leased', units);
     // Ended before it came (a window that closed meanwhile): never spent; one the ttl ended goes back.
     if (block.until <= this.host.clock()) return void (returnable && this.book.giveBack(entry, storeKey, block));

@@ -4,15 +4,36 @@ import { makeDecision, makePolicy, type Decision } from '../decision.js';
 import { chargedOf, isSettled, receipted, receiptOf, settleOnce, withReceiptOf } from './receipt.js';
 
 const policy = makePolicy(5, 1000);
-const admitted = (): Decision => makeDecision({ allowed: true, limit: 5, remaining: 4, resetMs: 1000, retryAfterMs: 0, delayMs: 0, policy, at: 7 });
+const admitted = (): Decision =>
+  makeDecision({ allowed: true, limit: 5, remaining: 4, resetMs: 1000, retryAfterMs: 0, delayMs: 0, policy, at: 7 });
 
 describe('receipts', () => {
   it.each([
-    ['a plain charge', { took: 'charged' as const }, { took: 'charged', conflict: false, idempotencyId: undefined }, false],
-    ['an idempotent charge the store remembers', { took: 'charged' as const, idempotencyId: 'id' }, { took: 'charged', conflict: false, idempotencyId: 'id' }, true],
+    [
+      'a plain charge',
+      { took: 'charged' as const },
+      { took: 'charged', conflict: false, idempotencyId: undefined },
+      false,
+    ],
+    [
+      'an idempotent charge the store remembers',
+      { took: 'charged' as const, idempotencyId: 'id' },
+      { took: 'charged', conflict: false, idempotencyId: 'id' },
+      true,
+    ],
     ['a replay', { took: 'replayed' as const }, { took: 'replayed', conflict: false, idempotencyId: undefined }, true],
-    ['a conflict', { took: 'charged' as const, conflict: true }, { took: 'charged', conflict: true, idempotencyId: undefined }, true],
-    ['units from a quota lease', { took: 'leased' as const }, { took: 'charged', conflict: false, idempotencyId: undefined }, false],
+    [
+      'a conflict',
+      { took: 'charged' as const, conflict: true },
+      { took: 'charged', conflict: true, idempotencyId: undefined },
+      true,
+    ],
+    [
+      'units from a quota lease',
+      { took: 'leased' as const },
+      { took: 'charged', conflict: false, idempotencyId: undefined },
+      false,
+    ],
   ])('%s: the receipt, and whether the decision carries one', (_, charged, receipt, carries) => {
     const decision = receipted({ decision: admitted(), ...charged });
     const { took, conflict, idempotencyId } = receiptOf(decision);
@@ -24,7 +45,19 @@ describe('receipts', () => {
   });
 
   it('a decision made without the store took nothing, and carries no receipt', () => {
-    const denied = { ...makeDecision({ allowed: false, limit: 5, remaining: 0, resetMs: 1000, retryAfterMs: 1000, delayMs: 0, policy, at: 7 }), reason: 'deny-cache' as const };
+    const denied = {
+      ...makeDecision({
+        allowed: false,
+        limit: 5,
+        remaining: 0,
+        resetMs: 1000,
+        retryAfterMs: 1000,
+        delayMs: 0,
+        policy,
+        at: 7,
+      }),
+      reason: 'deny-cache' as const,
+    };
     expect(receipted({ decision: denied, took: 'nothing' })).toBe(denied);
     expect(receiptOf(denied).took).toBe('nothing');
     expect(Object.getOwnPropertySymbols(denied)).toEqual([]);

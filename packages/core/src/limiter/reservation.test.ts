@@ -13,13 +13,29 @@ describe('limiter.reserve', () => {
   it('takes maxDelay as a duration string, per-call algorithms as consume does, and refuses a store without reservations', async () => {
     const limiter = createLimiter({ store: new StepStore(), clock: () => 0 });
     const per = bucket();
-    expect(await limiter.reserve('k', 2, { maxDelay: '1s', algorithm: per })).toMatchObject({ allowed: true, delayMs: 0 });
-    expect(await limiter.reserve('k', 1, { maxDelay: '1s', algorithm: per })).toMatchObject({ allowed: true, delayMs: 1000 });
-    await expect(limiter.reserve('k', 1, undefined)).rejects.toMatchObject({ code: 'RL_INVALID_OPTION', field: 'limiter.reserve.options' });
+    expect(await limiter.reserve('k', 2, { maxDelay: '1s', algorithm: per })).toMatchObject({
+      allowed: true,
+      delayMs: 0,
+    });
+    expect(await limiter.reserve('k', 1, { maxDelay: '1s', algorithm: per })).toMatchObject({
+      allowed: true,
+      delayMs: 1000,
+    });
+    await expect(limiter.reserve('k', 1, undefined)).rejects.toMatchObject({
+      code: 'RL_INVALID_OPTION',
+      field: 'limiter.reserve.options',
+    });
     // A window queues one window at most; a token bucket any wait a timer can hold (24 days).
-    await expect(limiter.reserve('k', 1, { maxDelay: '2s', algorithm: fixedWindow({ limit: 1, window: '1s' }) })).rejects.toThrow(/at most 1s for this fixed-window/);
-    expect(await limiter.reserve('k', 1, { maxDelay: '3s', algorithm: per })).toMatchObject({ allowed: true, delayMs: 2000 });
-    await expect(limiter.reserve('k', 1, { maxDelay: '25d', algorithm: per })).rejects.toThrow(/at most 24d 20h 31m 23s 647ms for this token-bucket|at most .* for this token-bucket/);
+    await expect(
+      limiter.reserve('k', 1, { maxDelay: '2s', algorithm: fixedWindow({ limit: 1, window: '1s' }) }),
+    ).rejects.toThrow(/at most 1s for this fixed-window/);
+    expect(await limiter.reserve('k', 1, { maxDelay: '3s', algorithm: per })).toMatchObject({
+      allowed: true,
+      delayMs: 2000,
+    });
+    await expect(limiter.reserve('k', 1, { maxDelay: '25d', algorithm: per })).rejects.toThrow(
+      /at most 24d 20h 31m 23s 647ms for this token-bucket|at most .* for this token-bucket/,
+    );
     const without = createLimiter({ algorithm: bucket(), store: new StepStore({ reservations: false }) });
     await expect(without.reserve('k', 1, { maxDelay: 10 })).rejects.toBeInstanceOf(UnsupportedError);
   });
@@ -28,7 +44,14 @@ describe('limiter.reserve', () => {
     let now = 0;
     const store = new TestStore({ answers: 'manual' });
     const cancelled: number[] = [];
-    const limiter = createLimiter({ algorithm: bucket(), store, clock: () => now, timeout: false, denyCache: true, observer: { reservationCancelled: (e) => cancelled.push(e.cost) } });
+    const limiter = createLimiter({
+      algorithm: bucket(),
+      store,
+      clock: () => now,
+      timeout: false,
+      denyCache: true,
+      observer: { reservationCancelled: (e) => cancelled.push(e.cost) },
+    });
     const settle = async <T>(p: Promise<T>): Promise<T> => {
       await Promise.resolve();
       store.answerAll();
@@ -58,7 +81,13 @@ describe('limiter.reserve', () => {
 
   it("a reservation's denial is cached for reservations of at most its maxDelay, and never answers a consume", async () => {
     const store = new TestStore({ answers: 'manual' });
-    const limiter = createLimiter({ algorithm: fixedWindow({ limit: 1, window: '1s' }), store, clock: () => 0, timeout: false, denyCache: true });
+    const limiter = createLimiter({
+      algorithm: fixedWindow({ limit: 1, window: '1s' }),
+      store,
+      clock: () => 0,
+      timeout: false,
+      denyCache: true,
+    });
     const settle = async <T>(p: Promise<T>): Promise<T> => {
       await Promise.resolve();
       store.answerAll();
@@ -66,8 +95,15 @@ describe('limiter.reserve', () => {
     };
     await settle(limiter.consume('k'));
     // The next window is 1000 ms away.
-    expect(await settle(limiter.reserve('k', 1, { maxDelay: 500 }))).toMatchObject({ allowed: false, retryAfterMs: 500 });
-    expect(await limiter.reserve('k', 1, { maxDelay: 300 })).toMatchObject({ allowed: false, reason: 'deny-cache', retryAfterMs: 700 });
+    expect(await settle(limiter.reserve('k', 1, { maxDelay: 500 }))).toMatchObject({
+      allowed: false,
+      retryAfterMs: 500,
+    });
+    expect(await limiter.reserve('k', 1, { maxDelay: 300 })).toMatchObject({
+      allowed: false,
+      reason: 'deny-cache',
+      retryAfterMs: 700,
+    });
     const before = store.calls.length;
     expect((await settle(limiter.consume('k'))).reason).toBeUndefined();
     expect(store.calls.length).toBe(before + 1);
@@ -89,7 +125,11 @@ describe('limiter.reserve', () => {
     await r.cancel();
     expect(store.calls.filter((c) => c.startsWith('giveBack'))).toEqual([]);
     const deny = createLimiter({ algorithm: bucket(), store, storeRetryInterval: 250 });
-    expect(await deny.reserve('k', 1, { maxDelay: 1000 })).toMatchObject({ allowed: false, delayMs: 0, retryAfterMs: 250 });
+    expect(await deny.reserve('k', 1, { maxDelay: 1000 })).toMatchObject({
+      allowed: false,
+      delayMs: 0,
+      retryAfterMs: 250,
+    });
   });
 });
 
@@ -104,6 +144,8 @@ describe('the horizon of a token bucket', () => {
     const second = await limiter.reserve('k', 1, { maxDelay: 2_949_000_000 });
     expect(second).toMatchObject({ allowed: true, delayMs: 2_949_000_000 });
     now += 1;
-    await expect(limiter.reserve('k', 1, { maxDelay: 2_949_000_001 })).rejects.toThrow(expect.objectContaining({ code: 'RL_INVALID_OPTION' }));
+    await expect(limiter.reserve('k', 1, { maxDelay: 2_949_000_001 })).rejects.toThrow(
+      expect.objectContaining({ code: 'RL_INVALID_OPTION' }),
+    );
   });
 });

@@ -38,10 +38,19 @@ const HORIZON_NOISE_MS = 1e-6;
 /** `maxDelay` in ms for `algorithm`, or the typed error naming `field`: a duration from 0 to the algorithm's `maxReserveMs`. */
 export function parseMaxDelay(value: unknown, algorithm: Algorithm, field: string): number {
   const ms = value === 0 || value === '0ms' || value === '0s' ? 0 : parseDuration(value, field);
-  if (algorithm.maxReserveMs <= 0) throw new InvalidOptionError(field, value, `no reservation: a ${algorithm.kind} limit cannot wait (it holds permits, not units)`);
+  if (algorithm.maxReserveMs <= 0)
+    throw new InvalidOptionError(
+      field,
+      value,
+      `no reservation: a ${algorithm.kind} limit cannot wait (it holds permits, not units)`,
+    );
   // Float noise in a horizon computed from a rate (a leaky bucket's `capacity × interval / rate`) is forgiven.
   if (ms > algorithm.maxReserveMs + HORIZON_NOISE_MS) {
-    throw new InvalidOptionError(field, value, `at most ${formatDuration(algorithm.maxReserveMs)} for this ${algorithm.kind}, the longest wait its state can queue (see the README's Waiting table)`);
+    throw new InvalidOptionError(
+      field,
+      value,
+      `at most ${formatDuration(algorithm.maxReserveMs)} for this ${algorithm.kind}, the longest wait its state can queue (see the README's Waiting table)`,
+    );
   }
   return ms;
 }
@@ -56,7 +65,8 @@ export function cancelNothing(): Promise<void> {
  * limiter's local clock, read now and at the call); nothing for a denial or a decision of the failure policy.
  */
 export function withCancel(decision: Decision, clock: () => number, giveBack: () => MaybePromise<void>): Reservation {
-  if (!decision.allowed || decision.reason !== undefined) return withReceiptOf(decision, { ...decision, cancel: cancelNothing });
+  if (!decision.allowed || decision.reason !== undefined)
+    return withReceiptOf(decision, { ...decision, cancel: cancelNothing });
   const slotAt = clock() + decision.delayMs;
   let cancelled = false;
   const cancel = async (): Promise<void> => {

@@ -21,7 +21,14 @@ function setup(answers: TestStoreAnswers = 'sync', options: Partial<LimiterOptio
   const store = new TestStore({ answers });
   const clock = (): number => timers.now();
   const events: SettledEvent[] = [];
-  const limiter = createLimiter({ algorithm: hourly, store, clock, timers, observer: { settled: (e) => void events.push(e) }, ...options });
+  const limiter = createLimiter({
+    algorithm: hourly,
+    store,
+    clock,
+    timers,
+    observer: { settled: (e) => void events.push(e) },
+    ...options,
+  });
   const settles = () => store.calls.filter((c) => c.startsWith('settle')).length;
   const used = (key = 'k') => 100 - store.state.peek(key, hourly, 0, clock()).remaining;
   return { timers, store, clock, limiter, events, settles, used };
@@ -32,13 +39,15 @@ afterEach(() => {
 });
 
 describe('limiter.settle', () => {
-  it('settles a charge whose call chose its algorithm, given { decision, algorithm }, in that algorithm\'s state', async () => {
+  it("settles a charge whose call chose its algorithm, given { decision, algorithm }, in that algorithm's state", async () => {
     const { limiter, store, clock } = setup('sync', { algorithm: undefined });
     const daily = fixedWindow({ limit: 50, window: '1d' });
     const decision = await limiter.consume('k', 10, { algorithm: daily });
     await limiter.settle('k', 10, 30, { decision, algorithm: daily });
     expect(store.state.peek('k', daily, 0, clock()).remaining).toBe(20);
-    await expect(limiter.settle('k', 10, 30, { decision, algorithm: 'not one' } as never)).rejects.toMatchObject({ code: 'RL_INVALID_ALGORITHM' });
+    await expect(limiter.settle('k', 10, 30, { decision, algorithm: 'not one' } as never)).rejects.toMatchObject({
+      code: 'RL_INVALID_ALGORITHM',
+    });
   });
 
   it('moves the charge by the difference in one store call, and the observers hear the units charged or returned', async () => {
@@ -69,7 +78,10 @@ describe('limiter.settle', () => {
     await limiter.settle('k', 10, 90, second);
     expect([used(), settles()]).toEqual([20, 1]);
     expect(warn).toHaveBeenCalledTimes(1);
-    expect(warn).toHaveBeenCalledWith(expect.stringMatching(/^A charge of limit .* was settled twice, or after it was given back/), { code: 'RL_ALREADY_SETTLED' });
+    expect(warn).toHaveBeenCalledWith(
+      expect.stringMatching(/^A charge of limit .* was settled twice, or after it was given back/),
+      { code: 'RL_ALREADY_SETTLED' },
+    );
   });
 
   it('settles nothing for a decision that charged nothing in the store: a denial, or a decision of the failure policy', async () => {
@@ -89,14 +101,24 @@ describe('limiter.settle', () => {
     const { limiter, settles } = setup();
     const decision = await limiter.consume('k', 10);
     for (const bad of [-1, Number.NaN, Infinity, '5', null]) {
-      await expect(limiter.settle('k', 10, bad as number, decision)).rejects.toMatchObject({ code: 'RL_INVALID_COST', message: expect.stringMatching(/^Invalid actual cost/) });
+      await expect(limiter.settle('k', 10, bad as number, decision)).rejects.toMatchObject({
+        code: 'RL_INVALID_COST',
+        message: expect.stringMatching(/^Invalid actual cost/),
+      });
     }
-    await expect(limiter.settle('k', 10, 5, undefined as never)).rejects.toMatchObject({ code: 'RL_INVALID_OPTION', field: 'limiter.settle.decision' });
+    await expect(limiter.settle('k', 10, 5, undefined as never)).rejects.toMatchObject({
+      code: 'RL_INVALID_OPTION',
+      field: 'limiter.settle.decision',
+    });
     await expect(limiter.settle('', 10, 5, decision)).rejects.toMatchObject({ code: 'RL_INVALID_KEY' });
     const permits = createLimiter({ algorithm: concurrency({ limit: 2 }), store: new TestStore() });
-    await expect(permits.settle('k', 1, 5, await permits.acquire('k'))).rejects.toMatchObject({ code: 'RL_UNSUPPORTED' });
+    await expect(permits.settle('k', 1, 5, await permits.acquire('k'))).rejects.toMatchObject({
+      code: 'RL_UNSUPPORTED',
+    });
     const store = new TestStore();
-    const bare = Object.create(store, { capabilities: { value: { ...store.capabilities, settle: false } } }) as TestStore;
+    const bare = Object.create(store, {
+      capabilities: { value: { ...store.capabilities, settle: false } },
+    }) as TestStore;
     const old = createLimiter({ algorithm: hourly, store: bare, timeout: false });
     await expect(old.settle('k', 1, 5, await old.consume('k'))).rejects.toMatchObject({ code: 'RL_UNSUPPORTED' });
     expect(settles()).toBe(0);
@@ -114,7 +136,7 @@ describe('limiter.settle', () => {
     expect(used()).toBe(10);
   });
 
-  it('a give-back settle forgets the key\'s cached denial (the deny cache of a remote store)', async () => {
+  it("a give-back settle forgets the key's cached denial (the deny cache of a remote store)", async () => {
     const { limiter } = setup('async', { denyCache: true });
     const full = await limiter.consume('k', 100);
     expect((await limiter.consume('k', 1)).allowed).toBe(false);
@@ -123,7 +145,10 @@ describe('limiter.settle', () => {
   });
 
   it('with a quota lease: a settle inside the live block its request was spent from takes no store call; after the block, the store settles it', async () => {
-    const { limiter, settles, store, timers, clock } = setup('sync', { algorithm: tokenBucket({ capacity: 1000, refillRate: 1, interval: '1h' }), lease: { units: 50, ttl: '1s' } });
+    const { limiter, settles, store, timers, clock } = setup('sync', {
+      algorithm: tokenBucket({ capacity: 1000, refillRate: 1, interval: '1h' }),
+      lease: { units: 50, ttl: '1s' },
+    });
     const bucket = tokenBucket({ capacity: 1000, refillRate: 1, interval: '1h' });
     const decision = await limiter.consume('k', 5);
     await limiter.settle('k', 5, 25, decision);
@@ -144,7 +169,12 @@ describe('combined.settle', () => {
   it('settles every rate limit with one cost, or one per limiter; a denial settles nothing; a bad cost throws before any settle', async () => {
     const store = new TestStore();
     const users = createLimiter({ algorithm: hourly, store, prefix: 'user', clock: () => 0 });
-    const tokens = createLimiter({ algorithm: fixedWindow({ limit: 1000, window: '1h' }), store, prefix: 'tokens', clock: () => 0 });
+    const tokens = createLimiter({
+      algorithm: fixedWindow({ limit: 1000, window: '1h' }),
+      store,
+      prefix: 'tokens',
+      clock: () => 0,
+    });
     const group = combineLimiters([users, tokens]);
     const once = await group.consume('ann', [1, 100]);
     await once.settle([undefined, 250]);
@@ -153,7 +183,9 @@ describe('combined.settle', () => {
     await both.settle(4);
     expect([(await users.peek('bob')).remaining, (await tokens.peek('bob')).remaining]).toEqual([96, 996]);
     expect(() => both.settle(-1)).toThrow(expect.objectContaining({ code: 'RL_INVALID_COST' }));
-    expect(() => both.settle([1])).toThrow(expect.objectContaining({ code: 'RL_INVALID_OPTION', field: 'combined.settle.actualCost' }));
+    expect(() => both.settle([1])).toThrow(
+      expect.objectContaining({ code: 'RL_INVALID_OPTION', field: 'combined.settle.actualCost' }),
+    );
     await users.consume('cy', 100);
     const denied = await group.consume('cy', 1);
     expect(denied.allowed).toBe(false);

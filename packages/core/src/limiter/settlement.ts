@@ -8,7 +8,8 @@ export function checkActualCost(actual: unknown): number {
 
 /** The `maxDebt` option: a finite number of units, 0 or more. */
 export function checkMaxDebt(value: unknown, field: string): number {
-  if (typeof value !== 'number' || !Number.isFinite(value) || value < 0) throw new InvalidOptionError(field, value, 'a finite number of units, 0 or more (default: the limit)');
+  if (typeof value !== 'number' || !Number.isFinite(value) || value < 0)
+    throw new InvalidOptionError(field, value, 'a finite number of units, 0 or more (default: the limit)');
   return value;
 }
 

@@ -98,7 +98,14 @@ export class StoreGuard implements CallGuard {
       return this.remote ? afterIo(withoutStore(decided)) : withoutStore(decided);
     }
     const now = this.clock === undefined ? undefined : this.clock();
-    const request: StoreRequest = { op, storeKey, algorithm, cost, leaseId: '', idempotent: charge.idempotency !== undefined };
+    const request: StoreRequest = {
+      op,
+      storeKey,
+      algorithm,
+      cost,
+      leaseId: '',
+      idempotent: charge.idempotency !== undefined,
+    };
     let result: MaybePromise<Charged>;
     try {
       result = call(charge, now);
@@ -116,7 +123,10 @@ export class StoreGuard implements CallGuard {
 
   /** The failure policy's answer to `charge`, which the store could not answer for `reason` (a request whose lease block failed: one failure, one policy decision). */
   decideWithoutStore(charge: Charge, reason: FailureReason): MaybePromise<ChargeAnswer> {
-    const decided = this.policy.decide({ op: CHARGE, storeKey: charge.key, algorithm: charge.algorithm, cost: charge.cost }, reason);
+    const decided = this.policy.decide(
+      { op: CHARGE, storeKey: charge.key, algorithm: charge.algorithm, cost: charge.cost },
+      reason,
+    );
     return decided instanceof Promise ? decided.then(withoutStore) : withoutStore(decided);
   }
 
@@ -132,8 +142,18 @@ export class StoreGuard implements CallGuard {
 
   /** A charge that threw synchronously (the limiter's fast path called the store itself): misuse errors propagate; store failures get the policy. */
   threw(error: unknown, charge: Charge): MaybePromise<Decision> {
-    const request: StoreRequest = { op: CHARGE, storeKey: charge.key, algorithm: charge.algorithm, cost: charge.cost, leaseId: '' };
-    const answer = this.threwIn(error, request, { circuit: this.circuitOf(charge.key, charge.algorithm), probe: false, sentAt: undefined });
+    const request: StoreRequest = {
+      op: CHARGE,
+      storeKey: charge.key,
+      algorithm: charge.algorithm,
+      cost: charge.cost,
+      leaseId: '',
+    };
+    const answer = this.threwIn(error, request, {
+      circuit: this.circuitOf(charge.key, charge.algorithm),
+      probe: false,
+      sentAt: undefined,
+    });
     return answer instanceof Promise ? answer.then(decisionOf) : answer.decision;
   }
 
@@ -177,7 +197,9 @@ export class StoreGuard implements CallGuard {
     const failed = (error: unknown): never => {
       throw this.controlFailed(error, storeKey, what);
     };
-    return this.controlDeadlines === undefined ? result.then(undefined, failed) : this.controlDeadlines.race(result, (value: T) => value, failed);
+    return this.controlDeadlines === undefined
+      ? result.then(undefined, failed)
+      : this.controlDeadlines.race(result, (value: T) => value, failed);
   }
 
   /** Gives back units (see `Store.giveBack`) with the timeout; never throws (a failure is reported). */
@@ -210,7 +232,13 @@ export class StoreGuard implements CallGuard {
     } else if (charges(request.op) && !request.idempotent) {
       // An idempotent charge granted late stays: its retry, with the same id, is answered by it (one charge for both).
       const delayMs = grantedDelay > 0 ? grantedDelay : undefined;
-      void this.giveBack({ key: request.storeKey, algorithm: request.algorithm, cost: request.cost, chargedAt: grantedAt, delayMs });
+      void this.giveBack({
+        key: request.storeKey,
+        algorithm: request.algorithm,
+        cost: request.cost,
+        chargedAt: grantedAt,
+        delayMs,
+      });
     }
   }
 
@@ -237,7 +265,10 @@ export class StoreGuard implements CallGuard {
     const now = this.clock === undefined ? undefined : this.clock();
     let result: MaybePromise<Decision>;
     try {
-      result = op === PEEK ? this.store.peek(storeKey, algorithm, cost, now) : this.store.acquire(storeKey, algorithm as ConcurrencyAlgorithm, leaseId, now);
+      result =
+        op === PEEK
+          ? this.store.peek(storeKey, algorithm, cost, now)
+          : this.store.acquire(storeKey, algorithm as ConcurrencyAlgorithm, leaseId, now);
     } catch (error) {
       const answer = this.threwIn(error, request, { circuit, probe: gate === PROBE_STORE, sentAt: undefined });
       return answer instanceof Promise ? answer.then(decisionOf) : answer.decision;
@@ -258,7 +289,9 @@ export class StoreGuard implements CallGuard {
 
   /** The circuit of `storeKey`'s failure domain, or the one circuit of a store that is one domain. */
   private circuitOf(storeKey: string, algorithm: Algorithm): Circuit {
-    return this.circuits === undefined ? this.circuit : this.circuits.of(this.store.failureDomain!(storeKey, algorithm));
+    return this.circuits === undefined
+      ? this.circuit
+      : this.circuits.of(this.store.failureDomain!(storeKey, algorithm));
   }
 
   private threwIn(error: unknown, request: StoreRequest, at: CallCircuit): MaybePromise<ChargeAnswer> {
@@ -269,8 +302,15 @@ export class StoreGuard implements CallGuard {
 
   /** The error a failed control is thrown with, reported first unless it is a misuse error. */
   private controlFailed(error: unknown, storeKey: string, what: string): unknown {
-    if (error instanceof RateLimitError && error.code !== 'RL_STORE_ERROR' && error.code !== 'RL_STORE_TIMEOUT') return error;
-    const failure = error instanceof RateLimitError ? error : new StoreError(`The store failed to ${what} the key: ${error instanceof Error ? error.message : String(error)}`, { cause: error });
+    if (error instanceof RateLimitError && error.code !== 'RL_STORE_ERROR' && error.code !== 'RL_STORE_TIMEOUT')
+      return error;
+    const failure =
+      error instanceof RateLimitError
+        ? error
+        : new StoreError(
+            `The store failed to ${what} the key: ${error instanceof Error ? error.message : String(error)}`,
+            { cause: error },
+          );
     this.report(failure, storeKey, 'deny');
     return failure;
   }

@@ -15,7 +15,12 @@ import { parseLimiterOptions, type LimiterOptions } from './options.js';
  * `ancestors`, the options of every limiter this one stands in for, so that a fallback that refers
  * back to one of them (it would fall back forever) is refused.
  */
-export function buildCore(options: LimiterOptions, field: string, events: LimiterEvents, ancestors: readonly object[] = []): LimiterCore {
+export function buildCore(
+  options: LimiterOptions,
+  field: string,
+  events: LimiterEvents,
+  ancestors: readonly object[] = [],
+): LimiterCore {
   const config = parseLimiterOptions(options, field);
   const policy = parseStoreErrorPolicy(config.onStoreError, `${field}.onStoreError`);
   let fallback: LimiterCore | undefined;
@@ -26,17 +31,41 @@ export function buildCore(options: LimiterOptions, field: string, events: Limite
     if (fallback === undefined) {
       const lineage = [...ancestors, options];
       if (lineage.includes(given)) {
-        throw new InvalidOptionError(fallbackField, given, 'the options of a limiter other than the ones it stands in for (a fallback refers back to itself here: it would fall back forever)');
+        throw new InvalidOptionError(
+          fallbackField,
+          given,
+          'the options of a limiter other than the ones it stands in for (a fallback refers back to itself here: it would fall back forever)',
+        );
       }
       fallback = buildCore(given as LimiterOptions, fallbackField, UNHEARD, lineage);
     }
     if (fallback.algorithm === undefined) {
-      throw new InvalidOptionError(`${fallbackField}.algorithm`, undefined, 'an algorithm of its own: a fallback decides every call with it');
+      throw new InvalidOptionError(
+        `${fallbackField}.algorithm`,
+        undefined,
+        'an algorithm of its own: a fallback decides every call with it',
+      );
     }
-    checkFallback({ isConcurrencyLimit: config.algorithm?.stateKind === 'leases', maxCost: config.maxCost }, fallback, given, field);
+    checkFallback(
+      { isConcurrencyLimit: config.algorithm?.stateKind === 'leases', maxCost: config.maxCost },
+      fallback,
+      given,
+      field,
+    );
   }
-  const core = new LimiterCore(config, policy.action, fallback === undefined ? undefined : { answer: fallbackOf(fallback), synchronous: fallback.synchronous }, events);
-  if (config.observer !== undefined) core.observe(config.observer, { limit: config.name, keys: config.observeKeys, dryRun: false, field: `${field}.observer` });
+  const core = new LimiterCore(
+    config,
+    policy.action,
+    fallback === undefined ? undefined : { answer: fallbackOf(fallback), synchronous: fallback.synchronous },
+    events,
+  );
+  if (config.observer !== undefined)
+    core.observe(config.observer, {
+      limit: config.name,
+      keys: config.observeKeys,
+      dryRun: false,
+      field: `${field}.observer`,
+    });
   return core;
 }
 

@@ -17,7 +17,11 @@ const sink: Sink = { write() {} };
 describe('parseExporterOptions', () => {
   it('fills in the prefix and the instruments’ default boundaries', () => {
     const config = parseExporterOptions({ sink }, spec);
-    expect(config).toEqual({ target: sink, prefix: 't_', boundaries: { delay: DEFAULT_DELAY_BOUNDARIES, storeDuration: DEFAULT_STORE_BOUNDARIES } });
+    expect(config).toEqual({
+      target: sink,
+      prefix: 't_',
+      boundaries: { delay: DEFAULT_DELAY_BOUNDARIES, storeDuration: DEFAULT_STORE_BOUNDARIES },
+    });
     expect(Object.isFrozen(config)).toBe(true);
     expect(Object.isFrozen(config.boundaries)).toBe(true);
   });
@@ -35,8 +39,14 @@ describe('parseExporterOptions', () => {
     [{ sink, prefix: 1 }, 'testObserver.prefix', 'lower-case letters and _'],
     [{ sink, delayBuckets: [] }, 'testObserver.delayBuckets', 'each greater than 0 and than the one before'],
     [{ sink, storeBuckets: [2, 1] }, 'testObserver.storeBuckets', 'each greater than 0 and than the one before'],
-    [{ sink, delayBoundaries: [1] }, 'testObserver.delayBoundaries', 'testObserver takes sink, prefix, delayBuckets, storeBuckets'],
+    [
+      { sink, delayBoundaries: [1] },
+      'testObserver.delayBoundaries',
+      'testObserver takes sink, prefix, delayBuckets, storeBuckets',
+    ],
   ])('refuses %o, naming %s', (options, field, expected) => {
-    expect(() => parseExporterOptions(options, spec)).toThrow(expect.objectContaining({ code: 'RL_INVALID_OPTION', field, message: expect.stringContaining(expected) }));
+    expect(() => parseExporterOptions(options, spec)).toThrow(
+      expect.objectContaining({ code: 'RL_INVALID_OPTION', field, message: expect.stringContaining(expected) }),
+    );
   });
 });

@@ -35,13 +35,23 @@ export interface ExporterConfig<T> {
  * one, a prefix off the grammar, and boundaries that {@link checkBoundaries} refuses.
  */
 export function parseExporterOptions<T>(options: unknown, spec: ExporterOptionSpec<T>): ExporterConfig<T> {
-  const { owner, target: [targetName, accepts, targetExpected], prefix: [fallback, grammar, prefixExpected], boundaries: names } = spec;
+  const {
+    owner,
+    target: [targetName, accepts, targetExpected],
+    prefix: [fallback, grammar, prefixExpected],
+    boundaries: names,
+  } = spec;
   const given = checkOptions(options, [targetName, 'prefix', names.delay, names.storeDuration], owner);
   const target = given[targetName];
   if (!accepts(target)) throw new InvalidOptionError(`${owner}.${targetName}`, target, targetExpected);
   const prefix = given.prefix ?? fallback;
-  if (typeof prefix !== 'string' || !grammar.test(prefix)) throw new InvalidOptionError(`${owner}.prefix`, prefix, prefixExpected);
+  if (typeof prefix !== 'string' || !grammar.test(prefix))
+    throw new InvalidOptionError(`${owner}.prefix`, prefix, prefixExpected);
   const delay = checkBoundaries(given[names.delay], `${owner}.${names.delay}`, DEFAULT_DELAY_BOUNDARIES);
-  const storeDuration = checkBoundaries(given[names.storeDuration], `${owner}.${names.storeDuration}`, DEFAULT_STORE_BOUNDARIES);
+  const storeDuration = checkBoundaries(
+    given[names.storeDuration],
+    `${owner}.${names.storeDuration}`,
+    DEFAULT_STORE_BOUNDARIES,
+  );
   return Object.freeze({ target, prefix, boundaries: Object.freeze({ delay, storeDuration }) });
 }

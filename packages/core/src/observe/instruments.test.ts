@@ -1,14 +1,29 @@
 import { describe, expect, it } from 'vitest';
 import { InvalidOptionError } from '../errors.js';
-import { checkBoundaries, DEFAULT_DELAY_BOUNDARIES, DEFAULT_STORE_BOUNDARIES, INSTRUMENTS, LABEL_NAMES } from './instruments.js';
+import {
+  checkBoundaries,
+  DEFAULT_DELAY_BOUNDARIES,
+  DEFAULT_STORE_BOUNDARIES,
+  INSTRUMENTS,
+  LABEL_NAMES,
+} from './instruments.js';
 
 describe('INSTRUMENTS', () => {
   it('declares eleven instruments, each under its own id and name, labelled by the limit first', () => {
     const instruments = Object.entries(INSTRUMENTS);
     expect(instruments).toHaveLength(11);
     for (const [id, instrument] of instruments) {
-      expect([id, instrument.labels[0], instrument.labels.every((label) => label in LABEL_NAMES)]).toEqual([instrument.id, 'limit', true]);
-      expect([id, instrument.kind === 'histogram', instrument.unit === 's', instrument.boundaries !== undefined]).toEqual([id, ...Array(3).fill(instrument.kind === 'histogram')]);
+      expect([id, instrument.labels[0], instrument.labels.every((label) => label in LABEL_NAMES)]).toEqual([
+        instrument.id,
+        'limit',
+        true,
+      ]);
+      expect([
+        id,
+        instrument.kind === 'histogram',
+        instrument.unit === 's',
+        instrument.boundaries !== undefined,
+      ]).toEqual([id, ...Array(3).fill(instrument.kind === 'histogram')]);
     }
     expect(new Set(instruments.map(([, instrument]) => instrument.name)).size).toBe(11);
     expect(Object.isFrozen(INSTRUMENTS.decisions.labels)).toBe(true);
@@ -17,7 +32,8 @@ describe('INSTRUMENTS', () => {
   it('gives the histograms the default boundaries', () => {
     expect(INSTRUMENTS.delay.boundaries).toBe(DEFAULT_DELAY_BOUNDARIES);
     expect(INSTRUMENTS.storeDuration.boundaries).toBe(DEFAULT_STORE_BOUNDARIES);
-    for (const boundaries of [DEFAULT_DELAY_BOUNDARIES, DEFAULT_STORE_BOUNDARIES]) expect(checkBoundaries(boundaries, 'x', [])).toEqual(boundaries);
+    for (const boundaries of [DEFAULT_DELAY_BOUNDARIES, DEFAULT_STORE_BOUNDARIES])
+      expect(checkBoundaries(boundaries, 'x', [])).toEqual(boundaries);
   });
 });
 
@@ -30,10 +46,26 @@ describe('checkBoundaries', () => {
     expect([checked, checked === given, Object.isFrozen(checked)]).toEqual([[0.5, 2], false, true]);
   });
 
-  it.each([[[]], [[0, 1]], [[-1]], [[0.5, 0.1]], [[1, 1]], [[Number.NaN]], [[Number.POSITIVE_INFINITY]], [['1']], [1], [null]])('refuses %o, naming the field', (value) => {
+  it.each([
+    [[]],
+    [[0, 1]],
+    [[-1]],
+    [[0.5, 0.1]],
+    [[1, 1]],
+    [[Number.NaN]],
+    [[Number.POSITIVE_INFINITY]],
+    [['1']],
+    [1],
+    [null],
+  ])('refuses %o, naming the field', (value) => {
     expect(() => checkBoundaries(value, 'exporter.delayBuckets', [])).toThrow(InvalidOptionError);
     expect(() => checkBoundaries(value, 'exporter.delayBuckets', [])).toThrow(
-      expect.objectContaining({ field: 'exporter.delayBuckets', message: expect.stringContaining('a non-empty array of finite numbers of seconds, each greater than 0 and than the one before') }),
+      expect.objectContaining({
+        field: 'exporter.delayBuckets',
+        message: expect.stringContaining(
+          'a non-empty array of finite numbers of seconds, each greater than 0 and than the one before',
+        ),
+      }),
     );
   });
 });

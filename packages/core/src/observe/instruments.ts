@@ -35,13 +35,17 @@ export const LABEL_NAMES: Readonly<Record<LabelId, string>> = Object.freeze({
 });
 
 /** Boundaries (seconds) of the delay histogram: from a millisecond of shaping to a minute of waiting for a reservation. */
-export const DEFAULT_DELAY_BOUNDARIES: readonly number[] = Object.freeze([0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60]);
+export const DEFAULT_DELAY_BOUNDARIES: readonly number[] = Object.freeze([
+  0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60,
+]);
 
 /**
  * Boundaries (seconds) of the store duration histogram: from 100 µs (the memory store answers below
  * it) through the milliseconds of a Redis round trip to one second (beyond any sane store timeout).
  */
-export const DEFAULT_STORE_BOUNDARIES: readonly number[] = Object.freeze([0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1]);
+export const DEFAULT_STORE_BOUNDARIES: readonly number[] = Object.freeze([
+  0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1,
+]);
 
 export type InstrumentId =
   | 'decisions'
@@ -76,7 +80,8 @@ export interface InstrumentSpec {
   readonly boundaries?: readonly number[];
 }
 
-const instrument = (spec: InstrumentSpec): InstrumentSpec => Object.freeze({ ...spec, labels: Object.freeze([...spec.labels]) });
+const instrument = (spec: InstrumentSpec): InstrumentSpec =>
+  Object.freeze({ ...spec, labels: Object.freeze([...spec.labels]) });
 
 /** The ten instruments, by id. */
 export const INSTRUMENTS: Readonly<Record<InstrumentId, InstrumentSpec>> = Object.freeze({
@@ -86,7 +91,8 @@ export const INSTRUMENTS: Readonly<Record<InstrumentId, InstrumentSpec>> = Objec
     name: 'decisions',
     unit: '{decision}',
     labels: ['limit', 'outcome'],
-    description: 'Rate-limit decisions by limit and outcome (allowed, delayed, denied, dry_run_denied, failed_open, failed_closed, fallback).',
+    description:
+      'Rate-limit decisions by limit and outcome (allowed, delayed, denied, dry_run_denied, failed_open, failed_closed, fallback).',
   }),
   delay: instrument({
     id: 'delay',
@@ -136,7 +142,8 @@ export const INSTRUMENTS: Readonly<Record<InstrumentId, InstrumentSpec>> = Objec
     name: 'reservations.cancelled',
     unit: '{reservation}',
     labels: ['limit'],
-    description: 'Reservations cancelled before their slot (their units given back): a client that left, a denial by another limit, cancel().',
+    description:
+      'Reservations cancelled before their slot (their units given back): a client that left, a denial by another limit, cancel().',
   }),
   circuitTransitions: instrument({
     id: 'circuitTransitions',
@@ -168,7 +175,8 @@ export const INSTRUMENTS: Readonly<Record<InstrumentId, InstrumentSpec>> = Objec
     name: 'units.settled',
     unit: '{unit}',
     labels: ['limit', 'settleAction'],
-    description: 'Units charged (charged) or given back (returned) when a request was settled at its real cost, beyond its estimate.',
+    description:
+      'Units charged (charged) or given back (returned) when a request was settled at its real cost, beyond its estimate.',
   }),
 });
 
@@ -183,7 +191,18 @@ export function checkBoundaries(value: unknown, field: string, fallback: readonl
   const increasing =
     Array.isArray(value) &&
     value.length > 0 &&
-    value.every((bound, i) => typeof bound === 'number' && Number.isFinite(bound) && bound > 0 && (i === 0 || bound > (value[i - 1] as number)));
-  if (!increasing) throw new InvalidOptionError(field, value, 'a non-empty array of finite numbers of seconds, each greater than 0 and than the one before');
+    value.every(
+      (bound, i) =>
+        typeof bound === 'number' &&
+        Number.isFinite(bound) &&
+        bound > 0 &&
+        (i === 0 || bound > (value[i - 1] as number)),
+    );
+  if (!increasing)
+    throw new InvalidOptionError(
+      field,
+      value,
+      'a non-empty array of finite numbers of seconds, each greater than 0 and than the one before',
+    );
   return Object.freeze([...(value as number[])]);
 }

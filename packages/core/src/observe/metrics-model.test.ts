@@ -34,7 +34,11 @@ const decision = (limit: string, outcome: DecisionOutcome, more: Partial<Decisio
 });
 
 /** The updates of a limit's first event that precede the event's own. */
-const zeros = (limit: string) => [...DECISION_OUTCOMES.map((outcome) => `decisions ${limit} ${outcome} +0`), `storeErrors ${limit} store-error +0`, `storeErrors ${limit} timeout +0`];
+const zeros = (limit: string) => [
+  ...DECISION_OUTCOMES.map((outcome) => `decisions ${limit} ${outcome} +0`),
+  `storeErrors ${limit} store-error +0`,
+  `storeErrors ${limit} timeout +0`,
+];
 
 describe('createMetricsModel', () => {
   it('turns a known sequence of events into exactly these updates', () => {
@@ -86,7 +90,13 @@ describe('createMetricsModel', () => {
     model.hold({ limit: 'api', state: 'started', delayMs: 1 });
     model.hold({ limit: 'api', state: 'ended', delayMs: 1 });
     model.reservationCancelled({ limit: 'search', cost: 1 });
-    expect(updates).toEqual([...zeros('api'), 'heldRequests api +1', 'heldRequests api -1', ...zeros('search'), 'reservationsCancelled search +1']);
+    expect(updates).toEqual([
+      ...zeros('api'),
+      'heldRequests api +1',
+      'heldRequests api -1',
+      ...zeros('search'),
+      'reservationsCancelled search +1',
+    ]);
   });
 
   it('counts each failure domain’s circuit once in the open gauge, however often it is reported', () => {
@@ -103,21 +113,43 @@ describe('createMetricsModel', () => {
       ['closed', ''],
       ['closed', '10.0.0.2:7001'],
     ];
-    for (const [state, domain] of steps) model.circuit({ limit: 'api', state, domain, reason: state === 'open' ? 'store-error' : undefined });
+    for (const [state, domain] of steps)
+      model.circuit({ limit: 'api', state, domain, reason: state === 'open' ? 'store-error' : undefined });
     const gauge = updates.filter((update) => update.startsWith('circuitsOpen'));
     // Domain undefined is '': its closed event closes it.
-    expect(gauge).toEqual(['circuitsOpen api +1', 'circuitsOpen api +1', 'circuitsOpen api +1', 'circuitsOpen api -1', 'circuitsOpen api -1', 'circuitsOpen api -1']);
+    expect(gauge).toEqual([
+      'circuitsOpen api +1',
+      'circuitsOpen api +1',
+      'circuitsOpen api +1',
+      'circuitsOpen api -1',
+      'circuitsOpen api -1',
+      'circuitsOpen api -1',
+    ]);
   });
 
   it('binds each series once per limit and label value, however many events follow', () => {
     const { sink, bound } = recordingSink();
     const model = createMetricsModel(sink);
     for (let i = 0; i < 300; i++) {
-      model.decision(decision(i % 2 ? 'api' : 'login', DECISION_OUTCOMES[i % DECISION_OUTCOMES.length]!, { delayMs: i % 3, storeMs: 1 }));
-      model.storeError({ limit: 'api', kind: i % 2 ? 'timeout' : 'store-error', error: new Error('x'), action: 'deny', key: undefined });
+      model.decision(
+        decision(i % 2 ? 'api' : 'login', DECISION_OUTCOMES[i % DECISION_OUTCOMES.length]!, {
+          delayMs: i % 3,
+          storeMs: 1,
+        }),
+      );
+      model.storeError({
+        limit: 'api',
+        kind: i % 2 ? 'timeout' : 'store-error',
+        error: new Error('x'),
+        action: 'deny',
+        key: undefined,
+      });
       model.circuit({ limit: 'api', state: i % 2 ? 'open' : 'closed', domain: undefined, reason: undefined });
     }
-    const perLimit = Object.values(INSTRUMENTS).filter((instrument) => instrument.labels.length === 1).length + DECISION_OUTCOMES.length + 2;
+    const perLimit =
+      Object.values(INSTRUMENTS).filter((instrument) => instrument.labels.length === 1).length +
+      DECISION_OUTCOMES.length +
+      2;
     expect(bound).toHaveLength(2 * perLimit + 2);
     expect(new Set(bound).size).toBe(bound.length);
   });
@@ -127,14 +159,23 @@ describe('createMetricsModel', () => {
     const model = createMetricsModel(sink);
     model.decision(decision('api', 'queued' as DecisionOutcome));
     model.decision(decision('api', 'queued' as DecisionOutcome));
-    expect(updates.filter((update) => update.includes('queued'))).toEqual(['decisions api queued +1', 'decisions api queued +1']);
+    expect(updates.filter((update) => update.includes('queued'))).toEqual([
+      'decisions api queued +1',
+      'decisions api queued +1',
+    ]);
   });
 
   it('never reads the key', () => {
     const { sink, bound } = recordingSink();
     const model = createMetricsModel(sink);
     model.decision(decision('api', 'denied', { key: 'alice@example.com' }));
-    model.storeError({ limit: 'api', kind: 'store-error', error: new Error('x'), action: 'deny', key: 'alice@example.com' });
+    model.storeError({
+      limit: 'api',
+      kind: 'store-error',
+      error: new Error('x'),
+      action: 'deny',
+      key: 'alice@example.com',
+    });
     expect(bound.join()).not.toContain('alice');
   });
 });

@@ -102,8 +102,10 @@ export function createMetricsModel<S>(sink: MetricsSink<S>): Required<Observer> 
       openDomains: new Set(),
     };
     limits.set(limit, entry);
-    for (const outcome of DECISION_OUTCOMES) sink.add(withValue(entry, entry.decisions, INSTRUMENTS.decisions, outcome), 0);
-    for (const kind of STORE_ERROR_KINDS) sink.add(withValue(entry, entry.storeErrors, INSTRUMENTS.storeErrors, kind), 0);
+    for (const outcome of DECISION_OUTCOMES)
+      sink.add(withValue(entry, entry.decisions, INSTRUMENTS.decisions, outcome), 0);
+    for (const kind of STORE_ERROR_KINDS)
+      sink.add(withValue(entry, entry.storeErrors, INSTRUMENTS.storeErrors, kind), 0);
     return entry;
   }
 
@@ -120,7 +122,10 @@ export function createMetricsModel<S>(sink: MetricsSink<S>): Required<Observer> 
   return {
     decision(event: DecisionEvent): void {
       const entry = seriesOf(event.limit);
-      sink.add(entry.decisions.get(event.outcome) ?? withValue(entry, entry.decisions, INSTRUMENTS.decisions, event.outcome), 1);
+      sink.add(
+        entry.decisions.get(event.outcome) ?? withValue(entry, entry.decisions, INSTRUMENTS.decisions, event.outcome),
+        1,
+      );
       if (event.delayMs > 0) sink.record(entry.delay, event.delayMs / 1000);
       if (event.storeMs !== undefined) sink.record(entry.storeDuration, event.storeMs / 1000);
     },

@@ -36,7 +36,13 @@ afterEach(() => {
 describe('observing a limiter', () => {
   it('tells one event per decision: allowed, then denied, with the cost, the limit’s name and no key', () => {
     const { observer, decisions } = recorder();
-    const limiter = createLimiter({ algorithm: perHour(3), store: new TestStore(), clock: () => 0, prefix: 'api', observer });
+    const limiter = createLimiter({
+      algorithm: perHour(3),
+      store: new TestStore(),
+      clock: () => 0,
+      prefix: 'api',
+      observer,
+    });
     limiter.consumeSync('ann', 2);
     limiter.consumeSync('ann', 2);
     expect(decisions.map(({ storeMs: _storeMs, ...rest }) => rest)).toEqual([
@@ -49,7 +55,15 @@ describe('observing a limiter', () => {
     const timers = new FakeTimers();
     const store = new TestStore({ answers: 'manual' });
     const { observer, decisions } = recorder();
-    const limiter = createLimiter({ algorithm: perHour(1), store, clock: () => 0, timeout: false, timers, name: 'per-user', observer });
+    const limiter = createLimiter({
+      algorithm: perHour(1),
+      store,
+      clock: () => 0,
+      timeout: false,
+      timers,
+      name: 'per-user',
+      observer,
+    });
     for (const wait of [7, 3]) {
       const pending = limiter.consume('ann');
       timers.advance(wait);
@@ -71,8 +85,18 @@ describe('observing a limiter', () => {
     const observer: Observer = { decision: (event) => outcomes.push(event.outcome) };
     createLimiter({ algorithm: perHour(5), store: failing, observer }).consumeSync('k');
     createLimiter({ algorithm: perHour(5), store: failing, observer, onStoreError: 'allow' }).consumeSync('k');
-    createLimiter({ algorithm: perHour(5), store: failing, observer, onStoreError: { fallback: { algorithm: perHour(5), store: new TestStore() } } }).consumeSync('k');
-    const shaper = createLimiter({ algorithm: leakyBucket({ capacity: 5, leakRate: 1, mode: 'shape' }), store: new TestStore(), clock: () => 0, observer });
+    createLimiter({
+      algorithm: perHour(5),
+      store: failing,
+      observer,
+      onStoreError: { fallback: { algorithm: perHour(5), store: new TestStore() } },
+    }).consumeSync('k');
+    const shaper = createLimiter({
+      algorithm: leakyBucket({ capacity: 5, leakRate: 1, mode: 'shape' }),
+      store: new TestStore(),
+      clock: () => 0,
+      observer,
+    });
     shaper.consumeSync('k');
     shaper.consumeSync('k');
     expect(outcomes).toEqual(['failed_closed', 'failed_open', 'fallback', 'allowed', 'delayed']);
@@ -80,7 +104,13 @@ describe('observing a limiter', () => {
 
   it('gives the key only with observeKeys, without the limiter’s prefix', () => {
     const { observer, decisions } = recorder();
-    createLimiter({ algorithm: perHour(3), store: new TestStore(), prefix: 'api', observer, observeKeys: true }).consumeSync('ann');
+    createLimiter({
+      algorithm: perHour(3),
+      store: new TestStore(),
+      prefix: 'api',
+      observer,
+      observeKeys: true,
+    }).consumeSync('ann');
     expect(decisions[0]!.key).toBe('ann');
   });
 
@@ -89,7 +119,17 @@ describe('observing a limiter', () => {
     let now = 0;
     const store = new TestStore({ answers: 'manual' });
     const { observer, errors, circuits } = recorder();
-    const limiter = createLimiter({ algorithm: perHour(5), store, clock: () => now, timers, timeout: false, storeFailureThreshold: 2, storeRetryInterval: 1000, observer, name: 'db' });
+    const limiter = createLimiter({
+      algorithm: perHour(5),
+      store,
+      clock: () => now,
+      timers,
+      timeout: false,
+      storeFailureThreshold: 2,
+      storeRetryInterval: 1000,
+      observer,
+      name: 'db',
+    });
     for (let i = 0; i < 2; i++) {
       const pending = limiter.consume('k');
       store.failAll();
@@ -119,7 +159,10 @@ describe('observing a limiter', () => {
     const limiter = createLimiter({ algorithm: perHour(3), store: new TestStore(), clock: () => 0, observer });
     expect([limiter.consumeSync('k').allowed, limiter.consumeSync('k').remaining]).toEqual([true, 1]);
     expect(warning).toHaveBeenCalledTimes(1);
-    expect(warning).toHaveBeenCalledWith(expect.stringMatching(/metrics down/), expect.objectContaining({ code: 'RL_OBSERVER_ERROR' }));
+    expect(warning).toHaveBeenCalledWith(
+      expect.stringMatching(/metrics down/),
+      expect.objectContaining({ code: 'RL_OBSERVER_ERROR' }),
+    );
   });
 
   it('an async observer that rejects, in every method, breaks nothing: each rejection is reported once per observer, none is left unhandled', async () => {
@@ -139,7 +182,13 @@ describe('observing a limiter', () => {
         reservationCancelled: rejecting('reservationCancelled'),
       }));
       const store = new TestStore();
-      const limiter = createLimiter({ algorithm: perHour(3), store, clock: () => 0, observer: observers[0], storeFailureThreshold: 1 });
+      const limiter = createLimiter({
+        algorithm: perHour(3),
+        store,
+        clock: () => 0,
+        observer: observers[0],
+        storeFailureThreshold: 1,
+      });
       limiter.observe(observers[1]!);
       expect(limiter.consumeSync('k').allowed).toBe(true);
       const slot = await limiter.reserve('k', 1, { maxDelay: 0 });
@@ -151,24 +200,34 @@ describe('observing a limiter', () => {
       await new Promise((resolve) => setImmediate(resolve));
       expect(unhandled).toEqual([]);
       expect(warning).toHaveBeenCalledTimes(2);
-      expect(warning).toHaveBeenCalledWith(expect.stringMatching(/decision down/), expect.objectContaining({ code: 'RL_OBSERVER_ERROR' }));
+      expect(warning).toHaveBeenCalledWith(
+        expect.stringMatching(/decision down/),
+        expect.objectContaining({ code: 'RL_OBSERVER_ERROR' }),
+      );
     } finally {
       process.off('unhandledRejection', onUnhandled);
     }
   });
 
   it('refuses an observer whose methods are not functions', () => {
-    expect(() => createLimiter({ algorithm: perHour(3), store: new TestStore(), observer: { decision: 1 } as never })).toThrow(
-      expect.objectContaining({ code: 'RL_INVALID_OPTION', field: 'createLimiter.observer.decision' }),
+    expect(() =>
+      createLimiter({ algorithm: perHour(3), store: new TestStore(), observer: { decision: 1 } as never }),
+    ).toThrow(expect.objectContaining({ code: 'RL_INVALID_OPTION', field: 'createLimiter.observer.decision' }));
+    expect(() => createLimiter({ algorithm: perHour(3), store: new TestStore(), name: '' })).toThrow(
+      expect.objectContaining({ field: 'createLimiter.name' }),
     );
-    expect(() => createLimiter({ algorithm: perHour(3), store: new TestStore(), name: '' })).toThrow(expect.objectContaining({ field: 'createLimiter.name' }));
   });
 
   it('observes every limit of a group under its own name', async () => {
     const { observer, decisions } = recorder();
     const store = new TestStore();
     const perUser = createLimiter({ algorithm: perHour(1), store, prefix: 'user', clock: () => 0 });
-    const global = createLimiter({ algorithm: tokenBucket({ capacity: 10, refillRate: 1 }), store, prefix: 'all', clock: () => 0 });
+    const global = createLimiter({
+      algorithm: tokenBucket({ capacity: 10, refillRate: 1 }),
+      store,
+      prefix: 'all',
+      clock: () => 0,
+    });
     const group = combineLimiters([perUser, global], { observer });
     await group.consume(['ann', 'all']);
     await group.consume(['ann', 'all']);

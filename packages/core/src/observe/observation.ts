@@ -52,7 +52,16 @@ export class Observation {
   add(observer: unknown, as: ObservedAs): void {
     const { limit, keys, dryRun, field } = as;
     checkObserver(observer, field);
-    const event: MutableDecisionEvent = { limit, outcome: 'allowed', reason: undefined, cost: 0, delayMs: 0, storeMs: undefined, key: undefined, idempotency: undefined };
+    const event: MutableDecisionEvent = {
+      limit,
+      outcome: 'allowed',
+      reason: undefined,
+      cost: 0,
+      delayMs: 0,
+      storeMs: undefined,
+      key: undefined,
+      idempotency: undefined,
+    };
     this.entries.push({ observer, limit, keys, dryRun, event });
   }
 
@@ -80,7 +89,12 @@ export class Observation {
   }
 
   /** A store call failed or timed out. */
-  storeError(error: Error, kind: 'store-error' | 'timeout', action: 'deny' | 'allow' | 'fallback', storeKey: string): void {
+  storeError(
+    error: Error,
+    kind: 'store-error' | 'timeout',
+    action: 'deny' | 'allow' | 'fallback',
+    storeKey: string,
+  ): void {
     for (const entry of this.entries) {
       const report = entry.observer.storeError;
       if (report === undefined) continue;
@@ -94,7 +108,14 @@ export class Observation {
     for (const entry of this.entries) {
       const report = entry.observer.circuit;
       if (report === undefined) continue;
-      this.guard(entry.observer, () => report.call(entry.observer, { limit: entry.limit, state: open ? 'open' : 'closed', domain, reason: open ? reason : undefined }));
+      this.guard(entry.observer, () =>
+        report.call(entry.observer, {
+          limit: entry.limit,
+          state: open ? 'open' : 'closed',
+          domain,
+          reason: open ? reason : undefined,
+        }),
+      );
     }
   }
 
@@ -123,7 +144,9 @@ export class Observation {
     for (const entry of this.entries) {
       const report = entry.observer.settled;
       if (report === undefined) continue;
-      this.guard(entry.observer, () => report.call(entry.observer, { limit: entry.limit, action, units, estimate, actual }));
+      this.guard(entry.observer, () =>
+        report.call(entry.observer, { limit: entry.limit, action, units, estimate, actual }),
+      );
     }
   }
 
@@ -151,7 +174,8 @@ export class Observation {
  * `--unhandled-rejections=strict`, Node's default `throw`, would end).
  */
 function settled(observer: Observer, returned: unknown): void {
-  if (returned === undefined || returned === null || typeof (returned as PromiseLike<unknown>).then !== 'function') return;
+  if (returned === undefined || returned === null || typeof (returned as PromiseLike<unknown>).then !== 'function')
+    return;
   (returned as PromiseLike<unknown>).then(undefined, (error: unknown) => reportObserverError(observer, error));
 }
 
@@ -169,15 +193,28 @@ export function reportObserverError(observer: Observer, error: unknown): void {
   if (warned.has(observer)) return;
   warned.add(observer);
   const message = error instanceof Error ? error.message : String(error);
-  emitWarning(`An rl observer threw (${message}); the request went on. Further errors of this observer are not reported. See ${errorDocsUrl('RL_OBSERVER_ERROR')}`, { code: 'RL_OBSERVER_ERROR' });
+  emitWarning(
+    `An rl observer threw (${message}); the request went on. Further errors of this observer are not reported. See ${errorDocsUrl('RL_OBSERVER_ERROR')}`,
+    { code: 'RL_OBSERVER_ERROR' },
+  );
 }
 
 /** `value` as an {@link Observer}: an object whose `decision`, `storeError`, `circuit`, `hold`, `reservationCancelled`, `leaseUnits` and `settled`, where given, are functions. */
 export function checkObserver(value: unknown, field: string): asserts value is Observer {
-  const expected = 'an observer: an object with any of decision(event), storeError(event), circuit(event), hold(event), reservationCancelled(event), leaseUnits(event), settled(event), such as prometheusObserver({ registry }) from @rl/prometheus';
+  const expected =
+    'an observer: an object with any of decision(event), storeError(event), circuit(event), hold(event), reservationCancelled(event), leaseUnits(event), settled(event), such as prometheusObserver({ registry }) from @rl/prometheus';
   if (value === null || typeof value !== 'object') throw new InvalidOptionError(field, value, expected);
-  for (const method of ['decision', 'storeError', 'circuit', 'hold', 'reservationCancelled', 'leaseUnits', 'settled'] as const) {
+  for (const method of [
+    'decision',
+    'storeError',
+    'circuit',
+    'hold',
+    'reservationCancelled',
+    'leaseUnits',
+    'settled',
+  ] as const) {
     const member = (value as Record<string, unknown>)[method];
-    if (member !== undefined && typeof member !== 'function') throw new InvalidOptionError(`${field}.${method}`, member, 'a function (or leave it out)');
+    if (member !== undefined && typeof member !== 'function')
+      throw new InvalidOptionError(`${field}.${method}`, member, 'a function (or leave it out)');
   }
 }

@@ -9,10 +9,19 @@ import type { DecisionReason } from '../decision.js';
  *   (admitted without the store), `failed_closed` (refused without the store), `fallback` (decided by
  *   the fallback limiter).
  */
-export type DecisionOutcome = 'allowed' | 'delayed' | 'denied' | 'dry_run_denied' | 'failed_open' | 'failed_closed' | 'fallback';
+export type DecisionOutcome =
+  'allowed' | 'delayed' | 'denied' | 'dry_run_denied' | 'failed_open' | 'failed_closed' | 'fallback';
 
 /** Every {@link DecisionOutcome}, for exporters that declare their label values up front. */
-export const DECISION_OUTCOMES: readonly DecisionOutcome[] = ['allowed', 'delayed', 'denied', 'dry_run_denied', 'failed_open', 'failed_closed', 'fallback'];
+export const DECISION_OUTCOMES: readonly DecisionOutcome[] = [
+  'allowed',
+  'delayed',
+  'denied',
+  'dry_run_denied',
+  'failed_open',
+  'failed_closed',
+  'fallback',
+];
 
 /**
  * One decision of one limit. The object may be reused for the next event of the same limit: read it

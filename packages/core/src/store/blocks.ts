@@ -10,7 +10,16 @@ import { ceilMs, makeDecision, type Decision, type DecisionReason } from '../dec
  */
 export function blockedDecision(decision: Decision, leftMs: number, banned = false): Decision {
   const left = ceilMs(leftMs);
-  const blocked = makeDecision({ allowed: false, limit: decision.limit, remaining: 0, resetMs: Math.max(decision.resetMs, left), retryAfterMs: Math.max(1, left), delayMs: 0, policy: decision.policy, at: decision.at });
+  const blocked = makeDecision({
+    allowed: false,
+    limit: decision.limit,
+    remaining: 0,
+    resetMs: Math.max(decision.resetMs, left),
+    retryAfterMs: Math.max(1, left),
+    delayMs: 0,
+    policy: decision.policy,
+    at: decision.at,
+  });
   return banned ? markBanned(blocked) : blocked;
 }
 

@@ -23,7 +23,13 @@ export type {
 export { IDEMPOTENCY_ID_LENGTH, IDEMPOTENCY_FINGERPRINT_LENGTH, MAX_IDEMPOTENCY_REPLAYS } from './interface.js';
 export type { Algorithm, AlgorithmKind, Settlement } from '../algorithm.js';
 export type { Decision, DecisionReason, Policy } from '../decision.js';
-export { InvalidOptionError, ResetUnconfirmedError, StoreError, StoreClosedError, UnsupportedError } from '../errors.js';
+export {
+  InvalidOptionError,
+  ResetUnconfirmedError,
+  StoreError,
+  StoreClosedError,
+  UnsupportedError,
+} from '../errors.js';
 export { systemClock, type Clock } from '../clock.js';
 export { systemTimers, checkTimers, type Timers, type TimerHandle } from '../timers.js';
 export type { Duration } from '../duration.js';
@@ -46,7 +52,16 @@ export {
   type CompactLayout,
   type OwnKeysLayout,
 } from '../algorithm.js';
-export { makeDecision, makePolicy, decisionFromExact, ceilMs, floorUnits, EPSILON, type DecisionFields, type ExactDecision } from '../decision.js';
+export {
+  makeDecision,
+  makePolicy,
+  decisionFromExact,
+  ceilMs,
+  floorUnits,
+  EPSILON,
+  type DecisionFields,
+  type ExactDecision,
+} from '../decision.js';
 export { BlockTable, blockedDecision, markBanned } from './blocks.js';
 export { withBans, withBlock, BLOCK_KEY_SUFFIX } from '../algorithms/block.js';
 export { withOverrides } from '../algorithms/override.js';

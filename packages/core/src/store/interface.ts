@@ -250,7 +250,12 @@ export interface Store {
   /** Forgets the key's state for this algorithm kind (and its block): the next request starts fresh. */
   reset(key: string, algorithm: Algorithm): MaybePromise<void>;
   /** Takes a concurrency permit named `leaseId` when one is free. */
-  acquire(key: string, algorithm: ConcurrencyAlgorithm, leaseId: string, now: number | undefined): MaybePromise<Decision>;
+  acquire(
+    key: string,
+    algorithm: ConcurrencyAlgorithm,
+    leaseId: string,
+    now: number | undefined,
+  ): MaybePromise<Decision>;
   /** Returns a permit; releasing an unknown or expired lease does nothing. */
   release(key: string, algorithm: ConcurrencyAlgorithm, leaseId: string): MaybePromise<void>;
   /**

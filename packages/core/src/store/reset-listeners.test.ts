@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { ResetListeners } from './reset-listeners.js';
 
-describe('ResetListeners (an in-process store\'s watchResets)', () => {
+describe("ResetListeners (an in-process store's watchResets)", () => {
   it('tells every listener, in the order they came, inside the call', () => {
     const listeners = new ResetListeners();
     const heard: string[] = [];

@@ -30,7 +30,10 @@ export interface Bound {
 
 /** Random request sequences: 1 to 60 requests, 0 to 400 ms apart, costing 1 to `maxCost`. */
 export const arrivals = (maxCost: number): fc.Arbitrary<Arrival[]> =>
-  fc.array(fc.record({ gap: fc.integer({ min: 0, max: 400 }), cost: fc.integer({ min: 1, max: maxCost }) }), { minLength: 1, maxLength: 60 });
+  fc.array(fc.record({ gap: fc.integer({ min: 0, max: 400 }), cost: fc.integer({ min: 1, max: maxCost }) }), {
+    minLength: 1,
+    maxLength: 60,
+  });
 
 /**
  * A bound over configurations of `size` 1 to 10 (limit or capacity) and a second parameter drawn from

@@ -25,7 +25,10 @@ export function rejection(build: () => unknown): InvalidOptionError {
  */
 export function warningsOf(code: string, body: () => void): string[] {
   const messages: string[] = [];
-  const spy = vi.spyOn(process, 'emitWarning').mockImplementation(((warning: string | Error, options?: { code?: string }) => {
+  const spy = vi.spyOn(process, 'emitWarning').mockImplementation(((
+    warning: string | Error,
+    options?: { code?: string },
+  ) => {
     if (options?.code === code) messages.push(String(warning));
   }) as typeof process.emitWarning);
   try {

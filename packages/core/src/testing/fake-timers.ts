@@ -78,7 +78,11 @@ export class FakeTimers implements Timers {
   private nextDue(end: number): Scheduled | undefined {
     let best: Scheduled | undefined;
     for (const entry of this.queue) {
-      if (entry.at <= end && (best === undefined || entry.at < best.at || (entry.at === best.at && entry.seq < best.seq))) best = entry;
+      if (
+        entry.at <= end &&
+        (best === undefined || entry.at < best.at || (entry.at === best.at && entry.seq < best.seq))
+      )
+        best = entry;
     }
     return best;
   }

@@ -41,7 +41,11 @@ export function undoKey(algorithm: Algorithm, state: KeyState | undefined, back:
  * Settles a charge on this key at its real cost (a rate algorithm's `settle`), as a store does: a
  * state is made for a charge above the estimate when the key has none. Returns the state to keep.
  */
-export function settleKey(algorithm: Algorithm, state: KeyState | undefined, request: SettleRequest): KeyState | undefined {
+export function settleKey(
+  algorithm: Algorithm,
+  state: KeyState | undefined,
+  request: SettleRequest,
+): KeyState | undefined {
   if (algorithm.stateKind === 'numeric') {
     if (state === undefined && request.actual <= request.cost) return state;
     const numbers = (state as number[] | undefined) ?? new Array<number>(algorithm.stateSize).fill(0);

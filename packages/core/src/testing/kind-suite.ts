@@ -62,7 +62,8 @@ export interface Scenario {
  * countDenied, configuration changes, concurrency leases, give-backs at a later time, reservations
  * (run only on a store with `capabilities.reservations`).
  */
-export type ScenarioGroup = 'seed' | 'cost' | 'timing' | 'edge' | 'clock' | 'state' | 'configChange' | 'concurrency' | 'giveBack' | 'reservation';
+export type ScenarioGroup =
+  'seed' | 'cost' | 'timing' | 'edge' | 'clock' | 'state' | 'configChange' | 'concurrency' | 'giveBack' | 'reservation';
 
 /** What one algorithm admits in the seed's load test (seeds/001, scaled; see the conformance suite). */
 export interface LoadTestRow {
@@ -124,10 +125,14 @@ export interface KindSuite {
 }
 
 /** The seed's two batches (seeds/000, section 6): 100 requests at 0.990 s, then 100 at 1.010 s. */
-export const seedBatches = (expectFirst: ScenarioStep['expect'], expectSecond: ScenarioStep['expect']): ScenarioStep[] => [
+export const seedBatches = (
+  expectFirst: ScenarioStep['expect'],
+  expectSecond: ScenarioStep['expect'],
+): ScenarioStep[] => [
   { at: 990, times: 100, expect: expectFirst },
   { at: 1010, times: 100, expect: expectSecond },
 ];
 
 /** `n` numbers from `from`, `step` apart: the delays of a shaper's queue. */
-export const range = (n: number, step: number, from = 0): number[] => Array.from({ length: n }, (_, i) => from + i * step);
+export const range = (n: number, step: number, from = 0): number[] =>
+  Array.from({ length: n }, (_, i) => from + i * step);

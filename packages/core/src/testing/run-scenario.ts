@@ -22,7 +22,11 @@ function plain(decision: Decision): Decision {
  * scenario shares `prefix` (so its later algorithms model a configuration change over the same state).
  * The limiters have no timeout and no deny cache: this exercises the store alone.
  */
-export async function runScenario(store: Store, scenario: Scenario, options: { prefix: string }): Promise<StepResult[]> {
+export async function runScenario(
+  store: Store,
+  scenario: Scenario,
+  options: { prefix: string },
+): Promise<StepResult[]> {
   let now = 0;
   const clock = (): number => now;
   const limiters: Limiter[] = scenario.algorithms.map((algorithm) =>
@@ -46,10 +50,12 @@ export async function runScenario(store: Store, scenario: Scenario, options: { p
         decisions.push(plain(reservation));
       } else if (op === 'cancel') {
         const reservation = reservations.get(step.of ?? '');
-        if (reservation === undefined) throw new Error(`${scenario.name}: no reservation named ${String(step.of)} before the cancel at ${step.at} ms`);
+        if (reservation === undefined)
+          throw new Error(
+            `${scenario.name}: no reservation named ${String(step.of)} before the cancel at ${step.at} ms`,
+          );
         await reservation.cancel();
-      }
-      else if (op === 'peek') decisions.push(plain(await limiter.peek(key, step.cost ?? 0)));
+      } else if (op === 'peek') decisions.push(plain(await limiter.peek(key, step.cost ?? 0)));
       else if (op === 'reset') await limiter.reset(key);
       else if (op === 'acquire') {
         const lease = await limiter.acquire(key);
@@ -59,7 +65,8 @@ export async function runScenario(store: Store, scenario: Scenario, options: { p
         await leases.get(step.lease ?? '')?.release();
       } else if (op === 'undo') {
         const given = named.get(step.of ?? '');
-        if (given === undefined) throw new Error(`${scenario.name}: no step named ${String(step.of)} before the undo at ${step.at} ms`);
+        if (given === undefined)
+          throw new Error(`${scenario.name}: no step named ${String(step.of)} before the undo at ${step.at} ms`);
         await limiter.undo(key, step.cost ?? 1, given);
       }
     }

@@ -3,7 +3,17 @@ import { concurrencySuites } from './kinds/concurrency.js';
 import { windowSuites } from './kinds/windows.js';
 import type { KindSuite, Scenario, ScenarioGroup } from './kind-suite.js';
 
-export type { Configuration, DrawnOptions, ExpectedDecision, KindSuite, LoadTestRow, Sample, Scenario, ScenarioGroup, ScenarioStep } from './kind-suite.js';
+export type {
+  Configuration,
+  DrawnOptions,
+  ExpectedDecision,
+  KindSuite,
+  LoadTestRow,
+  Sample,
+  Scenario,
+  ScenarioGroup,
+  ScenarioStep,
+} from './kind-suite.js';
 
 /**
  * What the conformance suite checks per algorithm kind, one `KindSuite` per kind in `kinds/`, by
@@ -46,7 +56,8 @@ export const reservationScenarios: Scenario[] = group('reservation');
 export const lockoutScenarios: readonly Scenario[] = kindSuites.flatMap((suite) => suite.lockouts ?? []);
 
 /** Whether a scenario reserves (it then needs a store with `capabilities.reservations`). */
-export const reserves = (scenario: Scenario): boolean => scenario.steps.some((step) => step.op === 'reserve' || step.op === 'cancel');
+export const reserves = (scenario: Scenario): boolean =>
+  scenario.steps.some((step) => step.op === 'reserve' || step.op === 'cancel');
 
 /** Every scenario table, the seed's first. */
 export const scenarios: Scenario[] = [

@@ -1,4 +1,12 @@
-import { ALGORITHM_KINDS, type Algorithm, type AlgorithmKind, type ConcurrencyAlgorithm, type LeaseState, type Settlement, type StepRequest } from '../algorithm.js';
+import {
+  ALGORITHM_KINDS,
+  type Algorithm,
+  type AlgorithmKind,
+  type ConcurrencyAlgorithm,
+  type LeaseState,
+  type Settlement,
+  type StepRequest,
+} from '../algorithm.js';
 import { systemClock, type Clock } from '../clock.js';
 import type { Decision } from '../decision.js';
 import { UnsupportedError } from '../errors.js';
@@ -35,13 +43,27 @@ export class StepStore implements Store {
   private readonly clock: Clock;
 
   constructor(options: StepStoreOptions = {}) {
-    this.capabilities = { local: true, algorithms: [...(options.algorithms ?? ALGORITHM_KINDS)], blocks: options.blocks ?? true, reservations: options.reservations ?? true, settle: true };
+    this.capabilities = {
+      local: true,
+      algorithms: [...(options.algorithms ?? ALGORITHM_KINDS)],
+      blocks: options.blocks ?? true,
+      reservations: options.reservations ?? true,
+      settle: true,
+    };
     this.clock = options.clock ?? systemClock;
   }
 
   /** A consume, or with `maxDelayMs` a reservation (see `Store.charge`): always `took: 'charged'` (it runs no idempotency). */
   charge(charge: Charge, now: number | undefined): Charged {
-    return { decision: this.decide(charge.key, charge.algorithm, { now: now ?? this.clock(), cost: charge.cost, commit: true, maxDelay: charge.maxDelayMs }), took: 'charged' };
+    return {
+      decision: this.decide(charge.key, charge.algorithm, {
+        now: now ?? this.clock(),
+        cost: charge.cost,
+        commit: true,
+        maxDelay: charge.maxDelayMs,
+      }),
+      took: 'charged',
+    };
   }
 
   peek(key: string, algorithm: Algorithm, cost: number, now: number | undefined): Decision {
@@ -49,7 +71,12 @@ export class StepStore implements Store {
   }
 
   giveBack(back: GiveBack, now: number | undefined): void {
-    undoKey(back.algorithm, this.states.get(this.slot(back.key, back.algorithm)), { now: now ?? this.clock(), cost: back.cost, chargedAt: back.chargedAt, delayMs: back.delayMs });
+    undoKey(back.algorithm, this.states.get(this.slot(back.key, back.algorithm)), {
+      now: now ?? this.clock(),
+      cost: back.cost,
+      chargedAt: back.chargedAt,
+      delayMs: back.delayMs,
+    });
   }
 
   settle(key: string, algorithm: Algorithm, settlement: Settlement, now: number | undefined): void {
@@ -71,7 +98,12 @@ export class StepStore implements Store {
 
   acquire(key: string, algorithm: ConcurrencyAlgorithm, leaseId: string, now: number | undefined): Decision {
     const slot = this.slot(key, algorithm);
-    const { state, decision } = algorithm.acquire(this.states.get(slot) as LeaseState | undefined, now ?? this.clock(), leaseId, true);
+    const { state, decision } = algorithm.acquire(
+      this.states.get(slot) as LeaseState | undefined,
+      now ?? this.clock(),
+      leaseId,
+      true,
+    );
     this.states.set(slot, state);
     return decision;
   }
@@ -89,18 +121,26 @@ export class StepStore implements Store {
   private decide(key: string, algorithm: Algorithm, request: StepRequest): Decision {
     const slot = this.slot(key, algorithm);
     const step = (write: boolean): Decision => {
-      const { decision, state } = stepKey(algorithm, this.states.get(slot), write === request.commit ? request : { ...request, commit: write });
+      const { decision, state } = stepKey(
+        algorithm,
+        this.states.get(slot),
+        write === request.commit ? request : { ...request, commit: write },
+      );
       if (state !== undefined) this.states.set(slot, state);
       return decision;
     };
     if (algorithm.blockMs === 0) return step(request.commit);
     const t = request.now;
-    return this.blocks.denial(key, algorithm, t, step) ?? (request.commit ? this.blocks.recorded(key, algorithm, t, step(true)) : step(false));
+    return (
+      this.blocks.denial(key, algorithm, t, step) ??
+      (request.commit ? this.blocks.recorded(key, algorithm, t, step(true)) : step(false))
+    );
   }
 
   /** The state's name: kinds are kept apart, configurations of one kind share the state. */
   private slot(key: string, algorithm: Algorithm): string {
-    if (!this.capabilities.algorithms.includes(algorithm.kind)) throw new UnsupportedError(`This StepStore does not run the ${algorithm.kind} algorithm.`);
+    if (!this.capabilities.algorithms.includes(algorithm.kind))
+      throw new UnsupportedError(`This StepStore does not run the ${algorithm.kind} algorithm.`);
     return `${algorithm.kind}\u0000${key}`;
   }
 }

@@ -49,7 +49,12 @@ export function runSteps(algorithms: Algorithm | readonly Algorithm[], rows: rea
     for (let i = 0; i < (row.times ?? 1); i++) {
       if (op === 'take' || op === 'peek') {
         const before = structuredClone(state);
-        const stepped = stepKey(algorithm, state, { now: row.at, cost: row.cost ?? (op === 'peek' ? 0 : 1), commit: op === 'take', maxDelay: undefined });
+        const stepped = stepKey(algorithm, state, {
+          now: row.at,
+          cost: row.cost ?? (op === 'peek' ? 0 : 1),
+          commit: op === 'take',
+          maxDelay: undefined,
+        });
         if (op === 'peek') expect(stepped.state, `${where}: a peek wrote to the state`).toEqual(before);
         state = stepped.state;
         decisions.push(stepped.decision);
@@ -65,10 +70,17 @@ export function runSteps(algorithms: Algorithm | readonly Algorithm[], rows: rea
         }
       }
     }
-    if (row.admitted !== undefined) expect(decisions.filter((d) => d.allowed).length, `${where}: admitted`).toBe(row.admitted);
-    if (row.delays !== undefined) expect(decisions.filter((d) => d.allowed).map((d) => d.delayMs), `${where}: delays`).toEqual(row.delays);
-    if (row.last !== undefined) expect(decisions[decisions.length - 1], `${where}: last decision`).toMatchObject(row.last);
-    if (row.expiresAt !== undefined) expect(keyExpiresAt(algorithm, state), `${where}: expiresAt`).toBeCloseTo(row.expiresAt, 6);
+    if (row.admitted !== undefined)
+      expect(decisions.filter((d) => d.allowed).length, `${where}: admitted`).toBe(row.admitted);
+    if (row.delays !== undefined)
+      expect(
+        decisions.filter((d) => d.allowed).map((d) => d.delayMs),
+        `${where}: delays`,
+      ).toEqual(row.delays);
+    if (row.last !== undefined)
+      expect(decisions[decisions.length - 1], `${where}: last decision`).toMatchObject(row.last);
+    if (row.expiresAt !== undefined)
+      expect(keyExpiresAt(algorithm, state), `${where}: expiresAt`).toBeCloseTo(row.expiresAt, 6);
   });
 }
 
@@ -78,12 +90,24 @@ export function runSteps(algorithms: Algorithm | readonly Algorithm[], rows: rea
  * the largest cost), while 1 ms before it still does not.
  */
 export function expectExpiry(algorithm: Algorithm, taken: { at: number; cost: number; expiresAt: number }): void {
-  const { state } = stepKey(algorithm, undefined, { now: taken.at, cost: taken.cost, commit: true, maxDelay: undefined });
+  const { state } = stepKey(algorithm, undefined, {
+    now: taken.at,
+    cost: taken.cost,
+    commit: true,
+    maxDelay: undefined,
+  });
   expect(keyExpiresAt(algorithm, state), 'expiresAt').toBeCloseTo(taken.expiresAt, 6);
-  const decide = (s: KeyState | undefined, now: number, cost: number) => stepKey(algorithm, s, { now, cost, commit: false, maxDelay: undefined }).decision;
+  const decide = (s: KeyState | undefined, now: number, cost: number) =>
+    stepKey(algorithm, s, { now, cost, commit: false, maxDelay: undefined }).decision;
   for (const cost of [0, algorithm.maxCost]) {
-    expect(decide(state, taken.expiresAt, cost), `at expiresAt, cost ${cost}`).toEqual(decide(undefined, taken.expiresAt, cost));
-    expect(decide(state, taken.expiresAt + 1000, cost), `after expiresAt, cost ${cost}`).toEqual(decide(undefined, taken.expiresAt + 1000, cost));
+    expect(decide(state, taken.expiresAt, cost), `at expiresAt, cost ${cost}`).toEqual(
+      decide(undefined, taken.expiresAt, cost),
+    );
+    expect(decide(state, taken.expiresAt + 1000, cost), `after expiresAt, cost ${cost}`).toEqual(
+      decide(undefined, taken.expiresAt + 1000, cost),
+    );
   }
-  expect(decide(state, taken.expiresAt - 1, 0), '1 ms before expiresAt').not.toEqual(decide(undefined, taken.expiresAt - 1, 0));
+  expect(decide(state, taken.expiresAt - 1, 0), '1 ms before expiresAt').not.toEqual(
+    decide(undefined, taken.expiresAt - 1, 0),
+  );
 }

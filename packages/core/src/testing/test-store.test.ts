@@ -27,7 +27,13 @@ describe('TestStore', () => {
 
   it('lets a limiter time out on fake timers while the store hangs', async () => {
     const timers = new FakeTimers();
-    const limiter = createLimiter({ algorithm, store: new TestStore({ answers: 'manual' }), timeout: 50, timers, denyCache: false });
+    const limiter = createLimiter({
+      algorithm,
+      store: new TestStore({ answers: 'manual' }),
+      timeout: 50,
+      timers,
+      denyCache: false,
+    });
     const decision = limiter.consume('k');
     await timers.advanceAsync(50);
     expect(await decision).toMatchObject({ reason: 'timeout' });

@@ -74,7 +74,13 @@ export class TestStore implements Store {
     if (domainOf !== undefined) this.failureDomain = (key) => domainOf(key);
     this.inner = new StepStore({ algorithms: options.algorithms, clock: () => 0 });
     this.state = this.inner;
-    this.capabilities = { local: this.answers === 'sync', algorithms: this.inner.capabilities.algorithms, blocks: true, reservations: true, settle: true };
+    this.capabilities = {
+      local: this.answers === 'sync',
+      algorithms: this.inner.capabilities.algorithms,
+      blocks: true,
+      reservations: true,
+      settle: true,
+    };
   }
 
   /** The live leases of a key under a concurrency limit (undefined: none). */
@@ -140,7 +146,12 @@ export class TestStore implements Store {
     return this.answer('reset', key, () => this.inner.reset(key, algorithm), !this.holdResets);
   }
 
-  acquire(key: string, algorithm: ConcurrencyAlgorithm, leaseId: string, now: number | undefined): MaybePromise<Decision> {
+  acquire(
+    key: string,
+    algorithm: ConcurrencyAlgorithm,
+    leaseId: string,
+    now: number | undefined,
+  ): MaybePromise<Decision> {
     return this.answer('acquire', key, () => this.inner.acquire(key, algorithm, leaseId, now));
   }
 
@@ -151,8 +162,13 @@ export class TestStore implements Store {
   /** Records the call, then fails it, or answers it as this store answers (`atOnce`: a manual store answers this one without waiting). */
   private answer<T>(operation: string, key: string, run: () => T, atOnce = false): MaybePromise<T> {
     this.calls.push(`${operation} ${key}`);
-    const failure = this.failure !== undefined && (this.failing === undefined || this.failing(key)) ? this.failure : undefined;
-    if (failure !== undefined && (this.answers === 'sync' || (failure instanceof RateLimitError && failure.code !== 'RL_STORE_ERROR'))) throw failure;
+    const failure =
+      this.failure !== undefined && (this.failing === undefined || this.failing(key)) ? this.failure : undefined;
+    if (
+      failure !== undefined &&
+      (this.answers === 'sync' || (failure instanceof RateLimitError && failure.code !== 'RL_STORE_ERROR'))
+    )
+      throw failure;
     if (this.answers === 'sync') return run();
     if (failure !== undefined) return Promise.reject(failure);
     if (this.answers === 'async' || atOnce) {
@@ -162,6 +178,8 @@ export class TestStore implements Store {
         return Promise.reject(error);
       }
     }
-    return new Promise<T>((resolve, reject) => this.pending.push({ key, run, resolve: resolve as (value: unknown) => void, reject }));
+    return new Promise<T>((resolve, reject) =>
+      this.pending.push({ key, run, resolve: resolve as (value: unknown) => void, reject }),
+    );
   }
 }

@@ -5,10 +5,32 @@
 import 'reflect-metadata';
 import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
-import { Catch, Controller, Get, HttpException, Injectable, Logger, Module, Post, Req, UseGuards, type ArgumentsHost, type ExceptionFilter, type ExecutionContext, type LoggerService } from '@nestjs/common';
+import {
+  Catch,
+  Controller,
+  Get,
+  HttpException,
+  Injectable,
+  Logger,
+  Module,
+  Post,
+  Req,
+  UseGuards,
+  type ArgumentsHost,
+  type ExceptionFilter,
+  type ExecutionContext,
+  type LoggerService,
+} from '@nestjs/common';
 import { APP_GUARD } from '@nestjs/core';
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { createLimiter, fixedWindow, InvalidOptionError, tokenBucket, type RateLimitResult, type Store } from '@rl/core';
+import {
+  createLimiter,
+  fixedWindow,
+  InvalidOptionError,
+  tokenBucket,
+  type RateLimitResult,
+  type Store,
+} from '@rl/core';
 import { MemoryStore } from '@rl/store-memory';
 import { captureWarnings, members, T0 } from '@rl/test-support';
 import {
@@ -22,7 +44,14 @@ import {
   RateLimitService,
   SkipRateLimit,
 } from '../../src/index.js';
-import { NEST_MAJOR, PLATFORMS, startNestApp, type NestApp, type NestAppSpec, type Platform } from '../support/nest-app.js';
+import {
+  NEST_MAJOR,
+  PLATFORMS,
+  startNestApp,
+  type NestApp,
+  type NestAppSpec,
+  type Platform,
+} from '../support/nest-app.js';
 
 const clock = (): number => T0;
 const perMinute = (limit: number) => fixedWindow({ limit, window: '1m' });
@@ -31,7 +60,15 @@ const perMinute = (limit: number) => fixedWindow({ limit, window: '1m' });
 function recordingLogger(): LoggerService & { readonly lines: [level: string, message: string][] } {
   const lines: [string, string][] = [];
   const keep = (level: string) => (message: unknown) => void lines.push([level, String(message)]);
-  return { lines, log: keep('log'), error: keep('error'), warn: keep('warn'), debug: keep('debug'), verbose: keep('verbose'), fatal: keep('fatal') };
+  return {
+    lines,
+    log: keep('log'),
+    error: keep('error'),
+    warn: keep('warn'),
+    debug: keep('debug'),
+    verbose: keep('verbose'),
+    fatal: keep('fatal'),
+  };
 }
 
 describe.each(PLATFORMS)(`Nest ${NEST_MAJOR} on %s`, (platform: Platform) => {
@@ -106,7 +143,9 @@ describe.each(PLATFORMS)(`Nest ${NEST_MAJOR} on %s`, (platform: Platform) => {
     // Nest 11's Express adapter rewrote an exception's problem+json to application/json, with a warning each time.
     expect(logged.lines.filter(([level]) => level !== 'log')).toEqual([]);
     expect(denied.status).toBe(429);
-    expect(denied.headers['content-type']).toBe(platform === 'express' ? 'application/problem+json' : 'application/problem+json; charset=utf-8');
+    expect(denied.headers['content-type']).toBe(
+      platform === 'express' ? 'application/problem+json' : 'application/problem+json; charset=utf-8',
+    );
     expect(denied.headers['retry-after']).toBe('60');
     expect(members(denied.headers['ratelimit'])).toEqual([{ name: '2-in-1m', params: { r: 0, t: 60 } }]);
     expect(denied.headers['ratelimit-policy']).toBe('"2-in-1m";q=2;w=60');
@@ -121,7 +160,10 @@ describe.each(PLATFORMS)(`Nest ${NEST_MAJOR} on %s`, (platform: Platform) => {
   });
 
   it("@RateLimit({ cost }) spends the module's limit; @RateLimit({ algorithm }) is a limit of its own; @SkipRateLimit() is not limited", async () => {
-    const app = await open({ imports: [RateLimitModule.forRoot({ clock, algorithm: perMinute(10), global: true })], controllers: [ItemsController, ExportController] });
+    const app = await open({
+      imports: [RateLimitModule.forRoot({ clock, algorithm: perMinute(10), global: true })],
+      controllers: [ItemsController, ExportController],
+    });
     expect((await app.request('/items')).body).toEqual({ remaining: 9 });
     expect((await app.request('/export')).body).toEqual({ remaining: 4 });
     expect((await app.request('/items')).body).toEqual({ remaining: 3 });
@@ -174,7 +216,10 @@ describe.each(PLATFORMS)(`Nest ${NEST_MAJOR} on %s`, (platform: Platform) => {
         return { limited: limit !== undefined };
       }
     }
-    const app = await open({ imports: [RateLimitModule.forRoot({ clock, algorithm: perMinute(100), global: true })], controllers: [LimitedController, OpenController] });
+    const app = await open({
+      imports: [RateLimitModule.forRoot({ clock, algorithm: perMinute(100), global: true })],
+      controllers: [LimitedController, OpenController],
+    });
     expect((await app.request('/a/one')).body).toEqual({ remaining: 2, limit: 3 });
     expect((await app.request('/a/two')).body).toEqual({ remaining: 1 });
     expect((await app.request('/a/dear')).status).toBe(429);
@@ -199,7 +244,10 @@ describe.each(PLATFORMS)(`Nest ${NEST_MAJOR} on %s`, (platform: Platform) => {
         return { remaining: limit?.remaining ?? null };
       }
     }
-    const app = await open({ imports: [RateLimitModule.forRoot({ clock, algorithm: perMinute(1) })], controllers: [GuardedController, FreeController] });
+    const app = await open({
+      imports: [RateLimitModule.forRoot({ clock, algorithm: perMinute(1) })],
+      controllers: [GuardedController, FreeController],
+    });
     expect((await app.request('/guarded')).body).toEqual({ remaining: 0 });
     expect((await app.request('/guarded')).status).toBe(429);
     expect((await app.request('/free')).body).toEqual({ remaining: null });
@@ -231,7 +279,14 @@ describe.each(PLATFORMS)(`Nest ${NEST_MAJOR} on %s`, (platform: Platform) => {
 
   it('onLimit returns the body of the denial (sent as JSON by the guard), or throws the exception to send; a filter catches a RateLimitException onLimit throws', async () => {
     const withBody = await open({
-      imports: [RateLimitModule.forRoot({ clock, algorithm: perMinute(1), global: true, onLimit: (_context, result) => ({ message: 'slow down', retryIn: result.retryAfterSeconds }) })],
+      imports: [
+        RateLimitModule.forRoot({
+          clock,
+          algorithm: perMinute(1),
+          global: true,
+          onLimit: (_context, result) => ({ message: 'slow down', retryIn: result.retryAfterSeconds }),
+        }),
+      ],
       controllers: [ItemsController],
     });
     await withBody.request('/items');
@@ -242,7 +297,16 @@ describe.each(PLATFORMS)(`Nest ${NEST_MAJOR} on %s`, (platform: Platform) => {
     expect(denied.headers['retry-after']).toBe('60');
 
     const throwing = await open({
-      imports: [RateLimitModule.forRoot({ clock, algorithm: perMinute(1), global: true, onLimit: () => { throw new HttpException({ error: 'teapot' }, 418); } })],
+      imports: [
+        RateLimitModule.forRoot({
+          clock,
+          algorithm: perMinute(1),
+          global: true,
+          onLimit: () => {
+            throw new HttpException({ error: 'teapot' }, 418);
+          },
+        }),
+      ],
       controllers: [ItemsController],
     });
     await throwing.request('/items');
@@ -253,13 +317,26 @@ describe.each(PLATFORMS)(`Nest ${NEST_MAJOR} on %s`, (platform: Platform) => {
     @Catch(RateLimitException)
     class DenialFilter implements ExceptionFilter {
       catch(exception: RateLimitException, host: ArgumentsHost): void {
-        const res = host.switchToHttp().getResponse<{ status(code: number): { send(body: unknown): void; json?(body: unknown): void }; raw?: unknown; header(name: string, value: string): void }>();
+        const res = host.switchToHttp().getResponse<{
+          status(code: number): { send(body: unknown): void; json?(body: unknown): void };
+          raw?: unknown;
+          header(name: string, value: string): void;
+        }>();
         res.header('content-type', 'text/plain');
         res.status(exception.getStatus()).send(`wait ${exception.result.retryAfterSeconds}s`);
       }
     }
     const filtered = await open({
-      imports: [RateLimitModule.forRoot({ clock, algorithm: perMinute(1), global: true, onLimit: (_context, result) => { throw new RateLimitException({ message: 'slow down' }, result); } })],
+      imports: [
+        RateLimitModule.forRoot({
+          clock,
+          algorithm: perMinute(1),
+          global: true,
+          onLimit: (_context, result) => {
+            throw new RateLimitException({ message: 'slow down' }, result);
+          },
+        }),
+      ],
       controllers: [ItemsController],
       configure: (app) => app.useGlobalFilters(new DenialFilter()),
     });
@@ -271,7 +348,10 @@ describe.each(PLATFORMS)(`Nest ${NEST_MAJOR} on %s`, (platform: Platform) => {
   });
 
   it('RateLimitService resets a key in every limit of the module', async () => {
-    const app = await open({ imports: [RateLimitModule.forRoot({ clock, algorithm: perMinute(2), global: true, key: () => 'user' })], controllers: [ItemsController] });
+    const app = await open({
+      imports: [RateLimitModule.forRoot({ clock, algorithm: perMinute(2), global: true, key: () => 'user' })],
+      controllers: [ItemsController],
+    });
     await app.request('/items');
     await app.request('/login', { method: 'POST' });
     await app.request('/login', { method: 'POST' });
@@ -285,8 +365,14 @@ describe.each(PLATFORMS)(`Nest ${NEST_MAJOR} on %s`, (platform: Platform) => {
     const close = vi.spyOn(MemoryStore.prototype, 'close');
     try {
       const given = new MemoryStore();
-      const own = await startNestApp(platform, { imports: [RateLimitModule.forRoot({ clock, algorithm: perMinute(2), global: true })], controllers: [ItemsController] });
-      const shared = await startNestApp(platform, { imports: [RateLimitModule.forRoot({ clock, store: given, algorithm: perMinute(2), global: true })], controllers: [ItemsController] });
+      const own = await startNestApp(platform, {
+        imports: [RateLimitModule.forRoot({ clock, algorithm: perMinute(2), global: true })],
+        controllers: [ItemsController],
+      });
+      const shared = await startNestApp(platform, {
+        imports: [RateLimitModule.forRoot({ clock, store: given, algorithm: perMinute(2), global: true })],
+        controllers: [ItemsController],
+      });
       expect((await own.request('/login', { method: 'POST' })).status).toBe(201);
       close.mockClear();
       await own.close();
@@ -303,7 +389,10 @@ describe.each(PLATFORMS)(`Nest ${NEST_MAJOR} on %s`, (platform: Platform) => {
   it('provides the store of its limits under getStorageToken(): by default a memory store of its own, closed when the app closes', async () => {
     const close = vi.spyOn(MemoryStore.prototype, 'close');
     try {
-      const app = await startNestApp(platform, { imports: [RateLimitModule.forRoot({ clock, algorithm: perMinute(10), global: true })], controllers: [ItemsController, ExportController] });
+      const app = await startNestApp(platform, {
+        imports: [RateLimitModule.forRoot({ clock, algorithm: perMinute(10), global: true })],
+        controllers: [ItemsController, ExportController],
+      });
       const store = app.app.get<Store>(getStorageToken());
       expect(store).toBeInstanceOf(MemoryStore);
       const service = app.app.get(RateLimitService);
@@ -311,7 +400,8 @@ describe.each(PLATFORMS)(`Nest ${NEST_MAJOR} on %s`, (platform: Platform) => {
       // A @RateLimit limit of its own is on it too.
       expect((await app.request('/login', { method: 'POST' })).body).toEqual({ remaining: 1 });
       expect((service as unknown as { limiters: Set<{ limiters: { store: Store }[] }> }).limiters.size).toBe(3);
-      for (const limiter of (service as unknown as { limiters: Set<{ limiters: { store: Store }[] }> }).limiters) expect(limiter.limiters[0]!.store).toBe(store);
+      for (const limiter of (service as unknown as { limiters: Set<{ limiters: { store: Store }[] }> }).limiters)
+        expect(limiter.limiters[0]!.store).toBe(store);
       // Each app of one module makes a store of its own.
       const module = RateLimitModule.forRoot({ clock, algorithm: perMinute(10) });
       const [one, two] = await Promise.all([open({ imports: [module] }), open({ imports: [module] })]);
@@ -347,7 +437,12 @@ describe.each(PLATFORMS)(`Nest ${NEST_MAJOR} on %s`, (platform: Platform) => {
       expect((await app.request('/items')).body).toEqual({ remaining: 9 });
       expect((await app.request('/login', { method: 'POST' })).body).toEqual({ remaining: 1 });
       // The state is in the given store: a limiter of one's own on it, in the module's namespace, sees the module's count.
-      const twin = createLimiter({ clock, store: given, algorithm: perMinute(10), prefix: app.app.get(RateLimitService).limiter.prefix });
+      const twin = createLimiter({
+        clock,
+        store: given,
+        algorithm: perMinute(10),
+        prefix: app.app.get(RateLimitService).limiter.prefix,
+      });
       expect((await twin.peek('127.0.0.1')).remaining).toBe(9);
       await app.close();
       // No memory store was made, and the given one is left open.
@@ -363,12 +458,17 @@ describe.each(PLATFORMS)(`Nest ${NEST_MAJOR} on %s`, (platform: Platform) => {
     try {
       await expect(
         startNestApp(platform, {
-          imports: [RateLimitModule.forRootAsync({ useFactory: () => ({ algorithm: perMinute(2), store: given }), extraProviders: [{ provide: getStorageToken(), useValue: given }] })],
+          imports: [
+            RateLimitModule.forRootAsync({
+              useFactory: () => ({ algorithm: perMinute(2), store: given }),
+              extraProviders: [{ provide: getStorageToken(), useValue: given }],
+            }),
+          ],
         }),
       ).rejects.toMatchObject({ code: 'RL_INVALID_OPTION', field: 'RateLimitModule.forRootAsync.store' });
-      expect(() => RateLimitModule.forRootAsync({ useFactory: () => ({ algorithm: perMinute(2) }), extraProviders: {} as never })).toThrowError(
-        expect.objectContaining({ field: 'RateLimitModule.forRootAsync.extraProviders' }),
-      );
+      expect(() =>
+        RateLimitModule.forRootAsync({ useFactory: () => ({ algorithm: perMinute(2) }), extraProviders: {} as never }),
+      ).toThrowError(expect.objectContaining({ field: 'RateLimitModule.forRootAsync.extraProviders' }));
     } finally {
       given.close();
     }
@@ -413,7 +513,9 @@ describe.each(PLATFORMS)(`Nest ${NEST_MAJOR} on %s`, (platform: Platform) => {
     expect((await app.request('/items', as('bob'))).body).toEqual({ remaining: 1 });
     // super.getTracker: the client IP, as the module's default key makes it.
     expect((await app.request('/items')).body).toEqual({ remaining: 1 });
-    expect(app.app.get(RateLimitService).clientKey({ ip: '127.0.0.1', headers: {}, socket: { remoteAddress: '127.0.0.1' } })).toBe('127.0.0.1');
+    expect(
+      app.app.get(RateLimitService).clientKey({ ip: '127.0.0.1', headers: {}, socket: { remoteAddress: '127.0.0.1' } }),
+    ).toBe('127.0.0.1');
     // The route's key wins over the guard's: one key for ann and bob.
     expect((await app.request('/shared', as('ann'))).body).toEqual({ remaining: 1 });
     expect((await app.request('/shared', as('bob'))).body).toEqual({ remaining: 0 });
@@ -425,32 +527,42 @@ describe.each(PLATFORMS)(`Nest ${NEST_MAJOR} on %s`, (platform: Platform) => {
   it('a guard that extends RateLimitGuard and overrides nothing runs the limits as they are: no limit beside them', async () => {
     @Injectable()
     class PlainGuard extends RateLimitGuard {}
-    const app = await open({ imports: [RateLimitModule.forRoot({ clock, algorithm: perMinute(2) })], controllers: [ItemsController], providers: [{ provide: APP_GUARD, useClass: PlainGuard }] });
+    const app = await open({
+      imports: [RateLimitModule.forRoot({ clock, algorithm: perMinute(2) })],
+      controllers: [ItemsController],
+      providers: [{ provide: APP_GUARD, useClass: PlainGuard }],
+    });
     expect((await app.request('/items')).body).toEqual({ remaining: 1 });
     expect((await app.request('/login', { method: 'POST' })).body).toEqual({ remaining: 1 });
     // The module's limit and login's, built at start: no limit per guard.
     expect((app.app.get(RateLimitService) as unknown as { limiters: Set<unknown> }).limiters.size).toBe(2);
   });
 
-  it.runIf(platform === 'fastify')(`on Fastify, request.rateLimit is declared: null on a skipped route, the result on a limited one${platform === 'fastify' ? '' : ' (skipped: Fastify declares request properties, Express has no such declaration)'}`, async () => {
-    @Controller('shape')
-    class ShapeController {
-      @Get('skipped')
-      @SkipRateLimit()
-      skipped(@Req() request: { rateLimit?: unknown }) {
-        // Declared: null (an undeclared property would be undefined, left out of the JSON).
-        return { value: request.rateLimit };
-      }
+  it.runIf(platform === 'fastify')(
+    `on Fastify, request.rateLimit is declared: null on a skipped route, the result on a limited one${platform === 'fastify' ? '' : ' (skipped: Fastify declares request properties, Express has no such declaration)'}`,
+    async () => {
+      @Controller('shape')
+      class ShapeController {
+        @Get('skipped')
+        @SkipRateLimit()
+        skipped(@Req() request: { rateLimit?: unknown }) {
+          // Declared: null (an undeclared property would be undefined, left out of the JSON).
+          return { value: request.rateLimit };
+        }
 
-      @Get('limited')
-      limited(@Req() request: { rateLimit?: { remaining: number } }) {
-        return { remaining: request.rateLimit?.remaining };
+        @Get('limited')
+        limited(@Req() request: { rateLimit?: { remaining: number } }) {
+          return { remaining: request.rateLimit?.remaining };
+        }
       }
-    }
-    const app = await open({ imports: [RateLimitModule.forRoot({ clock, algorithm: perMinute(5), global: true })], controllers: [ShapeController] });
-    expect((await app.request('/shape/skipped')).body).toEqual({ value: null });
-    expect((await app.request('/shape/limited')).body).toEqual({ remaining: 4 });
-  });
+      const app = await open({
+        imports: [RateLimitModule.forRoot({ clock, algorithm: perMinute(5), global: true })],
+        controllers: [ShapeController],
+      });
+      expect((await app.request('/shape/skipped')).body).toEqual({ value: null });
+      expect((await app.request('/shape/limited')).body).toEqual({ remaining: 4 });
+    },
+  );
 
   it('warns RL_DOUBLE_COUNT when the guard runs twice on a request (global, and @UseGuards on the controller)', async () => {
     @Controller('twice')
@@ -462,7 +574,10 @@ describe.each(PLATFORMS)(`Nest ${NEST_MAJOR} on %s`, (platform: Platform) => {
       }
     }
     await captureWarnings('RL_DOUBLE_COUNT', async (warnings) => {
-      const app = await open({ imports: [RateLimitModule.forRoot({ clock, algorithm: perMinute(10), global: true })], controllers: [TwiceController] });
+      const app = await open({
+        imports: [RateLimitModule.forRoot({ clock, algorithm: perMinute(10), global: true })],
+        controllers: [TwiceController],
+      });
       expect((await app.request('/twice')).body).toEqual({ remaining: 8 });
       await app.request('/twice');
       expect(warnings).toHaveLength(1);
@@ -470,7 +585,7 @@ describe.each(PLATFORMS)(`Nest ${NEST_MAJOR} on %s`, (platform: Platform) => {
     });
   });
 
-  it('createRateLimitGuard is a second limit after the module\'s (both in the headers); @SkipRateLimit() skips it too', async () => {
+  it("createRateLimitGuard is a second limit after the module's (both in the headers); @SkipRateLimit() skips it too", async () => {
     const exportsCap = createRateLimitGuard({ clock, limits: [{ name: 'exports', algorithm: perMinute(1) }] });
     @Controller('reports')
     class ReportsController {
@@ -488,7 +603,10 @@ describe.each(PLATFORMS)(`Nest ${NEST_MAJOR} on %s`, (platform: Platform) => {
       }
     }
     try {
-      const app = await open({ imports: [RateLimitModule.forRoot({ clock, algorithm: perMinute(10), global: true })], controllers: [ReportsController] });
+      const app = await open({
+        imports: [RateLimitModule.forRoot({ clock, algorithm: perMinute(10), global: true })],
+        controllers: [ReportsController],
+      });
       const first = await app.request('/reports/export');
       expect(first.body).toEqual({ remaining: 0 });
       expect(members(first.headers['ratelimit'])).toEqual([
@@ -518,7 +636,18 @@ describe.each(PLATFORMS)(`Nest ${NEST_MAJOR} on %s`, (platform: Platform) => {
         return {};
       }
     }
-    const app = await open({ imports: [RateLimitModule.forRoot({ clock, store: failing, algorithm: perMinute(5), global: true, logStoreErrors: false })], controllers: [StoreController] });
+    const app = await open({
+      imports: [
+        RateLimitModule.forRoot({
+          clock,
+          store: failing,
+          algorithm: perMinute(5),
+          global: true,
+          logStoreErrors: false,
+        }),
+      ],
+      controllers: [StoreController],
+    });
     app.app.get(RateLimitService).on('storeError', (event) => heard.push(event.name));
     expect((await app.request('/s/own')).status).toBe(200);
     expect(heard).toEqual(['own']);
@@ -543,16 +672,26 @@ describe(`Nest ${NEST_MAJOR}'s logger`, () => {
     try {
       for (const platform of PLATFORMS) {
         warn.mockClear();
-        const app = await startNestApp(platform, { imports: [RateLimitModule.forRoot({ store: broken, algorithm: perMinute(5), global: true })], controllers: [RootController] });
+        const app = await startNestApp(platform, {
+          imports: [RateLimitModule.forRoot({ store: broken, algorithm: perMinute(5), global: true })],
+          controllers: [RootController],
+        });
         try {
           for (let i = 0; i < 5; i++) expect((await app.request('/')).status).toBe(503);
           expect(warn).toHaveBeenCalledTimes(1);
-          expect(String(warn.mock.calls[0]![0])).toMatch(/the store of limit "5-in-1m" failed .*requests are denied \(503\)/);
+          expect(String(warn.mock.calls[0]![0])).toMatch(
+            /the store of limit "5-in-1m" failed .*requests are denied \(503\)/,
+          );
         } finally {
           await app.close();
         }
         warn.mockClear();
-        const quiet = await startNestApp(platform, { imports: [RateLimitModule.forRoot({ store: broken, algorithm: perMinute(5), global: true, logStoreErrors: false })], controllers: [RootController] });
+        const quiet = await startNestApp(platform, {
+          imports: [
+            RateLimitModule.forRoot({ store: broken, algorithm: perMinute(5), global: true, logStoreErrors: false }),
+          ],
+          controllers: [RootController],
+        });
         try {
           expect((await quiet.request('/')).status).toBe(503);
           expect(warn).not.toHaveBeenCalled();
@@ -573,7 +712,11 @@ describe(`Nest ${NEST_MAJOR}: contexts other than HTTP`, () => {
     const guard = new RateLimitGuard(service);
     const standalone = createRateLimitGuard({ algorithm: perMinute(1) });
     // No switchToHttp: a guard that reached for the request would throw.
-    const context = { getType: () => 'rpc', getClass: () => Object, getHandler: () => Object } as unknown as ExecutionContext;
+    const context = {
+      getType: () => 'rpc',
+      getClass: () => Object,
+      getHandler: () => Object,
+    } as unknown as ExecutionContext;
     try {
       expect(guard.canActivate(context)).toBe(true);
       expect(standalone.canActivate(context)).toBe(true);
@@ -586,7 +729,9 @@ describe(`Nest ${NEST_MAJOR}: contexts other than HTTP`, () => {
 
 describe(`Nest ${NEST_MAJOR}: the package's peer ranges`, () => {
   /** The version of Nest's package `name` this file runs on (the `@nestjs/*11` alias on Nest 11). */
-  const installed = (name: string): string => (createRequire(import.meta.url)(`${name}${NEST_MAJOR === 11 ? '11' : ''}/package.json`) as { version: string }).version;
+  const installed = (name: string): string =>
+    (createRequire(import.meta.url)(`${name}${NEST_MAJOR === 11 ? '11' : ''}/package.json`) as { version: string })
+      .version;
   /** Whether a range of caret alternatives (`^11.0.0 || ^12.0.0`, the only form the package uses) admits `version`. */
   const admits = (range: string, version: string): boolean =>
     range.split('||').some((alternative) => {
@@ -598,10 +743,15 @@ describe(`Nest ${NEST_MAJOR}: the package's peer ranges`, () => {
     });
 
   it('admit the Nest these tests run on (npm refuses to install @rl/nestjs beside a Nest they do not: ERESOLVE)', () => {
-    const { peerDependencies } = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { peerDependencies: Record<string, string> };
+    const { peerDependencies } = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as {
+      peerDependencies: Record<string, string>;
+    };
     for (const name of ['@nestjs/common', '@nestjs/core']) {
       expect(Number(installed(name).split('.')[0])).toBe(NEST_MAJOR);
-      expect(admits(peerDependencies[name]!, installed(name)), `${name} ${peerDependencies[name]} admits ${installed(name)}`).toBe(true);
+      expect(
+        admits(peerDependencies[name]!, installed(name)),
+        `${name} ${peerDependencies[name]} admits ${installed(name)}`,
+      ).toBe(true);
     }
   });
 });
@@ -609,41 +759,74 @@ describe(`Nest ${NEST_MAJOR}: the package's peer ranges`, () => {
 describe(`Nest ${NEST_MAJOR}: bad options`, () => {
   it('RateLimitModule.forRoot checks its options at once, naming the field, with the peer option hint', () => {
     expect(() => RateLimitModule.forRoot({ algorithm: perMinute(5), windowMs: 60_000 } as never)).toThrowError(
-      expect.objectContaining({ code: 'RL_INVALID_OPTION', field: 'RateLimitModule.forRoot.windowMs', message: expect.stringContaining('fixedWindow') }),
+      expect.objectContaining({
+        code: 'RL_INVALID_OPTION',
+        field: 'RateLimitModule.forRoot.windowMs',
+        message: expect.stringContaining('fixedWindow'),
+      }),
     );
-    expect(() => RateLimitModule.forRoot({ algorithm: perMinute(5), ttl: 60_000 } as never)).toThrowError(expect.objectContaining({ field: 'RateLimitModule.forRoot.ttl', message: expect.stringContaining('@nestjs/throttler') }));
-    expect(() => RateLimitModule.forRoot({ algorithm: perMinute(5), global: 'yes' } as never)).toThrowError(expect.objectContaining({ field: 'RateLimitModule.forRoot.global' }));
-    expect(() => RateLimitModule.forRoot({ algorithm: perMinute(5), cost: 6 })).toThrowError(expect.objectContaining({ code: 'RL_COST_EXCEEDS_CAPACITY' }));
+    expect(() => RateLimitModule.forRoot({ algorithm: perMinute(5), ttl: 60_000 } as never)).toThrowError(
+      expect.objectContaining({
+        field: 'RateLimitModule.forRoot.ttl',
+        message: expect.stringContaining('@nestjs/throttler'),
+      }),
+    );
+    expect(() => RateLimitModule.forRoot({ algorithm: perMinute(5), global: 'yes' } as never)).toThrowError(
+      expect.objectContaining({ field: 'RateLimitModule.forRoot.global' }),
+    );
+    expect(() => RateLimitModule.forRoot({ algorithm: perMinute(5), cost: 6 })).toThrowError(
+      expect.objectContaining({ code: 'RL_COST_EXCEEDS_CAPACITY' }),
+    );
   });
 
   it('@RateLimit checks its option names when the class is defined', () => {
     expect(() => RateLimit({ limit: 5 } as never)).toThrowError(expect.objectContaining({ field: '@RateLimit.limit' }));
     expect(() => RateLimit(null as never)).toThrowError(InvalidOptionError);
     // `global` is the module's: a route cannot change where the guard applies.
-    expect(() => RateLimit({ global: true } as never)).toThrowError(expect.objectContaining({ field: '@RateLimit.global' }));
+    expect(() => RateLimit({ global: true } as never)).toThrowError(
+      expect.objectContaining({ field: '@RateLimit.global' }),
+    );
     expect(() => SkipRateLimit('yes' as never)).toThrowError(expect.objectContaining({ field: '@SkipRateLimit' }));
   });
 
-  it.each(PLATFORMS)('on %s, bad @RateLimit values and bad forRootAsync options stop the app from starting, naming the route', async (platform) => {
-    @Controller()
-    class BadController {
-      @Get('x')
-      @RateLimit({ cost: 0 })
-      x() {
-        return {};
+  it.each(PLATFORMS)(
+    'on %s, bad @RateLimit values and bad forRootAsync options stop the app from starting, naming the route',
+    async (platform) => {
+      @Controller()
+      class BadController {
+        @Get('x')
+        @RateLimit({ cost: 0 })
+        x() {
+          return {};
+        }
       }
-    }
-    await expect(startNestApp(platform, { imports: [RateLimitModule.forRoot({ algorithm: tokenBucket({ capacity: 5, refillRate: 1 }), global: true })], controllers: [BadController] })).rejects.toMatchObject({
-      code: 'RL_INVALID_OPTION',
-      field: 'BadController.x @RateLimit.cost',
-    });
-    await expect(startNestApp(platform, { imports: [RateLimitModule.forRootAsync({ useFactory: () => ({ algorithm: perMinute(5), max: 5 }) as never })] })).rejects.toMatchObject({
-      code: 'RL_INVALID_OPTION',
-      field: 'RateLimitModule.forRootAsync.max',
-    });
-    await expect(startNestApp(platform, { imports: [RateLimitModule.forRootAsync({ useFactory: () => ({ algorithm: perMinute(5), global: true }) as never })] })).rejects.toMatchObject({
-      code: 'RL_INVALID_OPTION',
-      field: 'RateLimitModule.forRootAsync.global',
-    });
-  });
+      await expect(
+        startNestApp(platform, {
+          imports: [RateLimitModule.forRoot({ algorithm: tokenBucket({ capacity: 5, refillRate: 1 }), global: true })],
+          controllers: [BadController],
+        }),
+      ).rejects.toMatchObject({
+        code: 'RL_INVALID_OPTION',
+        field: 'BadController.x @RateLimit.cost',
+      });
+      await expect(
+        startNestApp(platform, {
+          imports: [RateLimitModule.forRootAsync({ useFactory: () => ({ algorithm: perMinute(5), max: 5 }) as never })],
+        }),
+      ).rejects.toMatchObject({
+        code: 'RL_INVALID_OPTION',
+        field: 'RateLimitModule.forRootAsync.max',
+      });
+      await expect(
+        startNestApp(platform, {
+          imports: [
+            RateLimitModule.forRootAsync({ useFactory: () => ({ algorithm: perMinute(5), global: true }) as never }),
+          ],
+        }),
+      ).rejects.toMatchObject({
+        code: 'RL_INVALID_OPTION',
+        field: 'RateLimitModule.forRootAsync.global',
+      });
+    },
+  );
 });

@@ -45,7 +45,16 @@ async function run(job: BurstJob): Promise<void> {
     const store = new RedisStore({ client, prefix: job.redisPrefix });
     // One client (one key) hammering one limit: every request of both processes counts against the same 100.
     const app = await startNestApp(job.platform, {
-      imports: [RateLimitModule.forRoot({ algorithm: slidingWindowLog({ limit: job.limit, window: '1h' }), store, prefix: 'issue-1303', key: () => 'client', timeout: '10s', global: true })],
+      imports: [
+        RateLimitModule.forRoot({
+          algorithm: slidingWindowLog({ limit: job.limit, window: '1h' }),
+          store,
+          prefix: 'issue-1303',
+          key: () => 'client',
+          timeout: '10s',
+          global: true,
+        }),
+      ],
       controllers: [PingController],
     });
     // Warm the connection and the app (one script load) outside the burst: a peek-like request would charge, so connect only.

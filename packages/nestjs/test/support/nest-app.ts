@@ -4,7 +4,14 @@
  * the start rejects), on the Nest major of the test file ({@link NEST_MAJOR}).
  */
 import type { AddressInfo } from 'node:net';
-import { Module, type DynamicModule, type INestApplication, type LoggerService, type Provider, type Type } from '@nestjs/common';
+import {
+  Module,
+  type DynamicModule,
+  type INestApplication,
+  type LoggerService,
+  type Provider,
+  type Type,
+} from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import { NestFactory as NestFactory11 } from '@nestjs/core11';
 import { ExpressAdapter } from '@nestjs/platform-express';
@@ -36,7 +43,10 @@ export function nestName(platform: Platform): string {
  * `vi.mock` lines are missing would run Nest 12 a second time).
  */
 export function expectNest(major: NestMajor): void {
-  if (NEST_MAJOR !== major) throw new Error(`this file must run on Nest ${major}, but @nestjs/core is Nest ${NEST_MAJOR}: see the vi.mock lines of module.nest11.test.ts`);
+  if (NEST_MAJOR !== major)
+    throw new Error(
+      `this file must run on Nest ${major}, but @nestjs/core is Nest ${NEST_MAJOR}: see the vi.mock lines of module.nest11.test.ts`,
+    );
 }
 
 export interface NestAppSpec {
@@ -62,9 +72,16 @@ export interface NestApp {
 async function createNestApp(platform: Platform, spec: NestAppSpec): Promise<INestApplication> {
   @Module({ imports: spec.imports ?? [], controllers: spec.controllers ?? [], providers: spec.providers ?? [] })
   class RootModule {}
-  const adapter = platform === 'express' ? new ExpressAdapter() : new FastifyAdapter(spec.trustProxy === undefined ? {} : { trustProxy: spec.trustProxy as boolean });
+  const adapter =
+    platform === 'express'
+      ? new ExpressAdapter()
+      : new FastifyAdapter(spec.trustProxy === undefined ? {} : { trustProxy: spec.trustProxy as boolean });
   const app = await NestFactory.create(RootModule, adapter, { logger: spec.logger ?? false, abortOnError: false });
-  if (platform === 'express' && spec.trustProxy !== undefined) (app.getHttpAdapter().getInstance() as { set(name: string, value: unknown): void }).set('trust proxy', spec.trustProxy);
+  if (platform === 'express' && spec.trustProxy !== undefined)
+    (app.getHttpAdapter().getInstance() as { set(name: string, value: unknown): void }).set(
+      'trust proxy',
+      spec.trustProxy,
+    );
   spec.configure?.(app);
   return app;
 }

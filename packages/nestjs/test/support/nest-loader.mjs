@@ -12,7 +12,12 @@ export async function load(url, context, nextLoad) {
   const path = fileURLToPath(url);
   const { outputText } = ts.transpileModule(await readFile(path, 'utf8'), {
     fileName: path,
-    compilerOptions: { module: ts.ModuleKind.ESNext, target: ts.ScriptTarget.ES2022, experimentalDecorators: true, sourceMap: false },
+    compilerOptions: {
+      module: ts.ModuleKind.ESNext,
+      target: ts.ScriptTarget.ES2022,
+      experimentalDecorators: true,
+      sourceMap: false,
+    },
   });
   return { format: 'module', source: outputText, shortCircuit: true };
 }

@@ -4,13 +4,31 @@
  * further one a guard of its own (`createRateLimitGuard(options)`) on the controller, so they run in
  * the suite's order (global guards first). One controller answers every path and method.
  */
-import { All, ArgumentsHost, Catch, Controller, HttpException, Req, Res, UseGuards, type ExceptionFilter, type INestApplication } from '@nestjs/common';
+import {
+  All,
+  ArgumentsHost,
+  Catch,
+  Controller,
+  HttpException,
+  Req,
+  Res,
+  UseGuards,
+  type ExceptionFilter,
+  type INestApplication,
+} from '@nestjs/common';
 import { BaseExceptionFilter } from '@nestjs/core';
 import { headersOf, injectClient, statusOf, type Adapter, type MountedApp, type RequestView } from '@rl/test-support';
 import { createRateLimitGuard, RateLimitModule, RateLimitService, type RateLimitOptions } from '../../src/index.js';
 import { nestName, startInjectedNestApp, startNestApp, type NestAppSpec, type Platform } from './nest-app.js';
 
-type AnyRequest = { raw?: unknown; url: string; originalUrl?: string; path?: string; headers: Record<string, string | string[] | undefined>; rateLimit?: { remaining: number } | null };
+type AnyRequest = {
+  raw?: unknown;
+  url: string;
+  originalUrl?: string;
+  path?: string;
+  headers: Record<string, string | string[] | undefined>;
+  rateLimit?: { remaining: number } | null;
+};
 
 export const view = (req: AnyRequest): RequestView => {
   const url = req.raw !== undefined ? req.url : req.originalUrl!;
@@ -33,7 +51,10 @@ export class ErrorsAsJson implements ExceptionFilter {
   catch(exception: unknown, host: ArgumentsHost): void {
     if (exception instanceof HttpException) return this.base.catch(exception, host);
     const e = exception as (Error & { code?: string }) | undefined;
-    const res = host.switchToHttp().getResponse<{ status(code: number): { send(body: unknown): void; json?(body: unknown): void }; raw?: unknown }>();
+    const res = host.switchToHttp().getResponse<{
+      status(code: number): { send(body: unknown): void; json?(body: unknown): void };
+      raw?: unknown;
+    }>();
     const body = { error: e?.message, code: e?.code };
     const sending = res.status(500);
     if (res.raw !== undefined) sending.send(body);
@@ -53,7 +74,7 @@ const TRUST = {
 /** Nest on `platform`, listening on a socket, or (on Fastify) served through `inject()`. */
 export function nestAdapter(platform: Platform, served: 'socket' | 'inject' = 'socket'): Adapter {
   const injected = served === 'inject';
-  if (injected && platform !== 'fastify') throw new Error('inject() is Fastify\'s');
+  if (injected && platform !== 'fastify') throw new Error("inject() is Fastify's");
   return {
     name: `${nestName(platform)}${injected ? ' through inject()' : ''}`,
     owner: 'RateLimitModule.forRoot',
@@ -68,7 +89,14 @@ export function nestAdapter(platform: Platform, served: 'socket' | 'inject' = 's
       class SuiteController {
         // Every path: Fastify's wildcard, path-to-regexp's on Express 5.
         @All(platform === 'fastify' ? ['/', '*'] : ['/', '{*path}'])
-        async handle(@Req() req: AnyRequest, @Res() res: { header(name: string, value: string): unknown; status(code: number): { send(body: unknown): void; json?(body: unknown): void } }): Promise<void> {
+        async handle(
+          @Req() req: AnyRequest,
+          @Res()
+          res: {
+            header(name: string, value: string): unknown;
+            status(code: number): { send(body: unknown): void; json?(body: unknown): void };
+          },
+        ): Promise<void> {
           const answer = await spec.handler?.(view(req));
           for (const [name, value] of Object.entries(headersOf(answer))) res.header(name, value);
           const body = { remaining: req.rateLimit?.remaining ?? null };
@@ -78,8 +106,13 @@ export function nestAdapter(platform: Platform, served: 'socket' | 'inject' = 's
         }
       }
 
-      const trustProxy = spec.trustProxy ? TRUST[platform][spec.trustProxy === true ? 'true' : spec.trustProxy] : undefined;
-      let nest: { readonly app: INestApplication; close(): Promise<void> } & Pick<MountedApp, 'url' | 'request' | 'start'>;
+      const trustProxy = spec.trustProxy
+        ? TRUST[platform][spec.trustProxy === true ? 'true' : spec.trustProxy]
+        : undefined;
+      let nest: { readonly app: INestApplication; close(): Promise<void> } & Pick<
+        MountedApp,
+        'url' | 'request' | 'start'
+      >;
       try {
         const nestSpec: NestAppSpec = {
           imports: [module],
@@ -90,7 +123,14 @@ export function nestAdapter(platform: Platform, served: 'socket' | 'inject' = 's
             const onArrival = spec.onArrival;
             if (onArrival === undefined) return;
             const instance = app.getHttpAdapter().getInstance() as {
-              addHook?(name: 'onRequest', hook: (request: AnyRequest, reply: { raw: import('node:http').ServerResponse }, done: () => void) => void): void;
+              addHook?(
+                name: 'onRequest',
+                hook: (
+                  request: AnyRequest,
+                  reply: { raw: import('node:http').ServerResponse },
+                  done: () => void,
+                ) => void,
+              ): void;
             };
             if (platform === 'fastify') {
               instance.addHook!('onRequest', (request, reply, done) => {

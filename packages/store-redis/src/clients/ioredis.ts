@@ -53,7 +53,13 @@ interface IoredisSubscriber {
  * subscription), never reconnecting or subscribing again by itself (the store opens a new connection
  * after a break, see subscription.ts), and without a `keyPrefix` (the store names the channels in full).
  */
-const SUBSCRIBER_OPTIONS = { lazyConnect: false, enableOfflineQueue: true, retryStrategy: () => null, autoResubscribe: false, keyPrefix: '' } as const;
+const SUBSCRIBER_OPTIONS = {
+  lazyConnect: false,
+  enableOfflineQueue: true,
+  retryStrategy: () => null,
+  autoResubscribe: false,
+  keyPrefix: '',
+} as const;
 
 /** ioredis and iovalkey define scripts on the client (`defineCommand`); node-redis has no such method. */
 export function isIoredisLike(client: object): client is Ioredis {
@@ -69,9 +75,14 @@ export function isIoredisLike(client: object): client is Ioredis {
 export function ioredisAdapter(client: Ioredis): ClientAdapter {
   const rawPrefix = client.options?.keyPrefix;
   if (client.isCluster === true && splitsHashTags(rawPrefix)) {
-    throw new InvalidOptionError('RedisStore.client', rawPrefix, 'a Cluster client whose keyPrefix has no empty hash tag "{}" (Redis would hash every whole key, and a limit\'s keys would land in different slots)');
+    throw new InvalidOptionError(
+      'RedisStore.client',
+      rawPrefix,
+      'a Cluster client whose keyPrefix has no empty hash tag "{}" (Redis would hash every whole key, and a limit\'s keys would land in different slots)',
+    );
   }
-  const keyPrefix = typeof rawPrefix === 'string' ? rawPrefix : Buffer.isBuffer(rawPrefix) ? rawPrefix.toString('latin1') : '';
+  const keyPrefix =
+    typeof rawPrefix === 'string' ? rawPrefix : Buffer.isBuffer(rawPrefix) ? rawPrefix.toString('latin1') : '';
   const commands = client as unknown as Record<string, ScriptCall | undefined>;
   return {
     keyPrefix,
@@ -96,10 +107,14 @@ export function ioredisAdapter(client: Ioredis): ClientAdapter {
     del: (keys) => client.del(...keys),
     // On a Cluster the sharded command, whose count is exact (see `ClientAdapter.publish`); the client
     // puts its keyPrefix before the channel, as before the subscribers' (see `subscriptionPlan`).
-    publish: client.isCluster === true ? (channel, message) => client.spublish(channel, message) : (channel, message) => client.publish(channel, message),
+    publish:
+      client.isCluster === true
+        ? (channel, message) => client.spublish(channel, message)
+        : (channel, message) => client.publish(channel, message),
     // A client that cannot open a connection of its own (no `duplicate`, or a Cluster without `nodes`) cannot subscribe.
     subscribe:
-      typeof client.on === 'function' && typeof (client.isCluster === true ? client.nodes : client.duplicate) === 'function'
+      typeof client.on === 'function' &&
+      typeof (client.isCluster === true ? client.nodes : client.duplicate) === 'function'
         ? (handlers) => keepSubscribed(subscriptionPlan(client, keyPrefix, handlers), handlers)
         : undefined,
     closedReason: () =>

@@ -3,7 +3,12 @@ import type { ScriptCall } from '../script-plan.js';
 import type { ClientAdapter, SubscriptionHandlers } from './adapter.js';
 import { isUnknownCommand } from './ioredis.js';
 import { isNoScript, scriptSha1 } from './script-sha.js';
-import { keepSubscribed, type ConnectionEvents, type SubscriberConnection, type SubscriberPlan } from './subscription.js';
+import {
+  keepSubscribed,
+  type ConnectionEvents,
+  type SubscriberConnection,
+  type SubscriberPlan,
+} from './subscription.js';
 
 /**
  * A node-redis client (the `redis` package, or `@redis/client`), 4 or later: `createClient()`,
@@ -74,7 +79,12 @@ interface NodeRedis4 {
   sendCommand(args: string[], options: { returnBuffers: true }): Promise<unknown>;
 }
 interface NodeRedis4Cluster {
-  sendCommand(firstKey: string | undefined, isReadonly: boolean, args: string[], options: { returnBuffers: true }): Promise<unknown>;
+  sendCommand(
+    firstKey: string | undefined,
+    isReadonly: boolean,
+    args: string[],
+    options: { returnBuffers: true },
+  ): Promise<unknown>;
 }
 
 /**
@@ -87,7 +97,12 @@ const RETURN_BUFFERS = { returnBuffers: true } as const;
 /** node-redis has `evalSha` and `hDel` (camel case), ioredis `evalsha` and `hdel`. */
 export function isNodeRedisLike(client: object): client is NodeRedis {
   const c = client as Partial<NodeRedis>;
-  return typeof c.evalSha === 'function' && typeof c.sendCommand === 'function' && typeof c.hDel === 'function' && typeof c.del === 'function';
+  return (
+    typeof c.evalSha === 'function' &&
+    typeof c.sendCommand === 'function' &&
+    typeof c.hDel === 'function' &&
+    typeof c.del === 'function'
+  );
 }
 
 /**
@@ -105,7 +120,10 @@ export function isNodeRedisLike(client: object): client is NodeRedis {
  */
 export function nodeRedisAdapter(client: NodeRedis): ClientAdapter {
   const cluster = 'masters' in client && 'slots' in client;
-  const send = typeof client.withTypeMapping === 'function' ? typedSend(client.withTypeMapping({ [BLOB_STRING]: Buffer })) : version4Send(client, cluster);
+  const send =
+    typeof client.withTypeMapping === 'function'
+      ? typedSend(client.withTypeMapping({ [BLOB_STRING]: Buffer }))
+      : version4Send(client, cluster);
   return {
     keyPrefix: '',
     masterOf: cluster ? (slot) => client.slots?.[slot]?.master?.address ?? '' : undefined,
@@ -122,10 +140,15 @@ export function nodeRedisAdapter(client: NodeRedis): ClientAdapter {
     hdel: (key, fields) => client.hDel(key, fields),
     del: (keys) => client.del(keys),
     // On a Cluster the sharded command, whose count is exact (see `ClientAdapter.publish`).
-    publish: cluster && typeof client.sPublish === 'function' ? (channel, message) => client.sPublish!(channel, message) : (channel, message) => client.publish(channel, message),
+    publish:
+      cluster && typeof client.sPublish === 'function'
+        ? (channel, message) => client.sPublish!(channel, message)
+        : (channel, message) => client.publish(channel, message),
     subscribe: subscriptionOf(client, cluster),
     closedReason: () =>
-      client.isOpen === false ? 'the node-redis client is not open: call `await client.connect()` before the store uses it (the store never opens or closes it)' : undefined,
+      client.isOpen === false
+        ? 'the node-redis client is not open: call `await client.connect()` before the store uses it (the store never opens or closes it)'
+        : undefined,
   };
 }
 
@@ -167,7 +190,9 @@ const TRY_AGAIN_RETRIES = 20;
 function retryTryAgain(call: () => Promise<unknown>, retries: number): Promise<unknown> {
   return call().catch((error: unknown) => {
     if (retries === 0 || !(error instanceof Error) || !error.message.startsWith('TRYAGAIN')) throw error;
-    return new Promise((resolve) => setTimeout(resolve, TRY_AGAIN_DELAY_MS)).then(() => retryTryAgain(call, retries - 1));
+    return new Promise((resolve) => setTimeout(resolve, TRY_AGAIN_DELAY_MS)).then(() =>
+      retryTryAgain(call, retries - 1),
+    );
   });
 }
 
@@ -197,7 +222,9 @@ function subscriptionOf(client: NodeRedis, cluster: boolean): ClientAdapter['sub
         if (closed) return;
         closed = true;
         handlers.onLive(false);
-        await Promise.all(handlers.channels.map((channel, i) => client.unsubscribe?.(channel, listeners[i]!))).catch(ignore);
+        await Promise.all(handlers.channels.map((channel, i) => client.unsubscribe?.(channel, listeners[i]!))).catch(
+          ignore,
+        );
       };
     };
   }
@@ -214,7 +241,11 @@ function subscriptionOf(client: NodeRedis, cluster: boolean): ClientAdapter['sub
 function subscriptionPlan(client: NodeRedis, cluster: boolean, handlers: SubscriptionHandlers): SubscriberPlan {
   const channels = [...handlers.channels];
   const slot = calculateSlot(channels[0]!);
-  const connect = (events: ConnectionEvents, from: { duplicate(): NodeRedisSubscriber }, onClose: () => void): SubscriberConnection => {
+  const connect = (
+    events: ConnectionEvents,
+    from: { duplicate(): NodeRedisSubscriber },
+    onClose: () => void,
+  ): SubscriberConnection => {
     const subscriber = from.duplicate();
     // node-redis would reconnect by itself: a break is told, and the store opens a new connection.
     const broken = (): void => events.broken();
@@ -236,7 +267,8 @@ function subscriptionPlan(client: NodeRedis, cluster: boolean, handlers: Subscri
       subscribe: async () => {
         await subscriber.connect();
         const subscribe = cluster ? subscriber.sSubscribe : subscriber.subscribe;
-        if (typeof subscribe !== 'function') throw new Error('ERR unknown command: this node-redis client cannot subscribe');
+        if (typeof subscribe !== 'function')
+          throw new Error('ERR unknown command: this node-redis client cannot subscribe');
         await subscribe.call(subscriber, channels, heard);
       },
       close: () => {

@@ -84,7 +84,10 @@ function nodeRedisKind(name: string, module: NodeRedisModule): ClientKind {
     name,
     family: 'node-redis',
     standalone: (url) => connected(module.createClient({ url })),
-    cluster: (nodes) => connected(module.createCluster({ rootNodes: nodes.map(({ host, port }) => ({ url: `redis://${host}:${port}` })) })),
+    cluster: (nodes) =>
+      connected(
+        module.createCluster({ rootNodes: nodes.map(({ host, port }) => ({ url: `redis://${host}:${port}` })) }),
+      ),
     ready: (client) => (client as unknown as NodeRedisLike).isReady,
     close: async (client) => {
       const c = client as unknown as NodeRedisLike;
@@ -94,9 +97,18 @@ function nodeRedisKind(name: string, module: NodeRedisModule): ClientKind {
   };
 }
 
-export const IOREDIS_6 = ioredisKind('ioredis 6', { Redis: Ioredis6, Cluster: Ioredis6Cluster } as unknown as IoredisModule);
-export const IOREDIS_5 = ioredisKind('ioredis 5', { Redis: Ioredis5, Cluster: Ioredis5Cluster } as unknown as IoredisModule);
-export const IOVALKEY = ioredisKind('iovalkey', { Redis: Iovalkey, Cluster: IovalkeyCluster } as unknown as IoredisModule);
+export const IOREDIS_6 = ioredisKind('ioredis 6', {
+  Redis: Ioredis6,
+  Cluster: Ioredis6Cluster,
+} as unknown as IoredisModule);
+export const IOREDIS_5 = ioredisKind('ioredis 5', {
+  Redis: Ioredis5,
+  Cluster: Ioredis5Cluster,
+} as unknown as IoredisModule);
+export const IOVALKEY = ioredisKind('iovalkey', {
+  Redis: Iovalkey,
+  Cluster: IovalkeyCluster,
+} as unknown as IoredisModule);
 export const NODE_REDIS_6 = nodeRedisKind('node-redis 6', nodeRedis6 as unknown as NodeRedisModule);
 export const NODE_REDIS_5 = nodeRedisKind('node-redis 5', nodeRedis5 as unknown as NodeRedisModule);
 export const NODE_REDIS_4 = nodeRedisKind('node-redis 4', nodeRedis4 as unknown as NodeRedisModule);

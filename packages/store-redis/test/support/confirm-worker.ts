@@ -23,13 +23,24 @@ export const CONFIRM_LIMIT = 2;
  * clock (a cached denial never ends by itself), no timeout.
  */
 export function confirmLimiter(store: RedisStore): Limiter {
-  return createLimiter({ algorithm: fixedWindow({ limit: CONFIRM_LIMIT, window: '1h' }), store, prefix: 'confirm', bans: true, overrides: true, timeout: false, clock: () => 1_800_000_000_000 });
+  return createLimiter({
+    algorithm: fixedWindow({ limit: CONFIRM_LIMIT, window: '1h' }),
+    store,
+    prefix: 'confirm',
+    bans: true,
+    overrides: true,
+    timeout: false,
+    clock: () => 1_800_000_000_000,
+  });
 }
 
 async function connect(job: ConfirmJob): Promise<RedisClient> {
   const t = job.target;
   if (job.family === 'node-redis') {
-    const client = 'url' in t ? createClient({ url: t.url }) : createCluster({ rootNodes: t.nodes.map((n) => ({ url: `redis://${n.host}:${n.port}` })) });
+    const client =
+      'url' in t
+        ? createClient({ url: t.url })
+        : createCluster({ rootNodes: t.nodes.map((n) => ({ url: `redis://${n.host}:${n.port}` })) });
     client.on('error', () => {});
     await client.connect();
     return client as unknown as RedisClient;

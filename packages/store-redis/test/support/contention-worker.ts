@@ -5,7 +5,16 @@
  * a limiter on a RedisStore until each has made `attempts` requests, and answers `{ result }`.
  */
 import { Cluster, Redis } from 'ioredis';
-import { combineLimiters, concurrency, createLimiter, fixedWindow, slidingWindowLog, tokenBucket, type Algorithm, type Decision } from '@rl/core';
+import {
+  combineLimiters,
+  concurrency,
+  createLimiter,
+  fixedWindow,
+  slidingWindowLog,
+  tokenBucket,
+  type Algorithm,
+  type Decision,
+} from '@rl/core';
 import { RedisStore } from '@rl/store-redis';
 import { serveJobs } from './worker-ipc.js';
 
@@ -48,8 +57,16 @@ function threeLimits(store: RedisStore, config: WorkerConfig) {
   const options = { store, timeout: false, denyCache: false, clock: () => 1_000_000 } as const;
   const group = combineLimiters([
     createLimiter({ ...options, prefix: 'w', algorithm: fixedWindow({ limit: THREE_LIMITS.window, window: '1h' }) }),
-    createLimiter({ ...options, prefix: 'b', algorithm: tokenBucket({ capacity: THREE_LIMITS.bucket, refillRate: 1, interval: '1d' }) }),
-    createLimiter({ ...options, prefix: 'p', algorithm: slidingWindowLog({ limit: THREE_LIMITS.perProcess, window: '1h' }) }),
+    createLimiter({
+      ...options,
+      prefix: 'b',
+      algorithm: tokenBucket({ capacity: THREE_LIMITS.bucket, refillRate: 1, interval: '1d' }),
+    }),
+    createLimiter({
+      ...options,
+      prefix: 'p',
+      algorithm: slidingWindowLog({ limit: THREE_LIMITS.perProcess, window: '1h' }),
+    }),
   ]);
   const keys = [config.key, config.key, `${config.key}:${process.pid}`];
   return (): Promise<Decision> => group.consume(keys);
@@ -89,7 +106,13 @@ async function run(config: WorkerConfig): Promise<WorkerResult> {
     denyCache: false,
     ...(config.kind === 'fixed-window' || config.kind === 'reserve' ? { clock: () => 1_000_000 } : {}),
   });
-  const result: WorkerResult = { admitted: 0, denied: 0, notFromStore: 0, pid: process.pid, ...(config.kind === 'reserve' && { delays: [] }) };
+  const result: WorkerResult = {
+    admitted: 0,
+    denied: 0,
+    notFromStore: 0,
+    pid: process.pid,
+    ...(config.kind === 'reserve' && { delays: [] }),
+  };
   await client.ping();
   const go = new Promise<void>((resolve) => process.once('message', () => resolve()));
   process.send!({ ready: true });
@@ -102,10 +125,10 @@ async function run(config: WorkerConfig): Promise<WorkerResult> {
           grouped !== undefined
             ? await grouped()
             : config.kind === 'concurrency'
-            ? await limiter.acquire(config.key)
-            : config.kind === 'reserve'
-              ? await limiter.reserve(config.key, 1, { maxDelay: '1s' })
-              : await limiter.consume(config.key);
+              ? await limiter.acquire(config.key)
+              : config.kind === 'reserve'
+                ? await limiter.reserve(config.key, 1, { maxDelay: '1s' })
+                : await limiter.consume(config.key);
         if (config.kind === 'reserve' && decision.allowed) result.delays!.push(decision.delayMs);
         if (decision.reason !== undefined) result.notFromStore++;
         if (decision.allowed) result.admitted++;

@@ -15,7 +15,10 @@ import { RedisStore, type RedisClient } from '@rl/store-redis';
 
 export interface ExitJob {
   family: 'ioredis' | 'iovalkey' | 'node-redis';
-  target: { url: string } | { nodes: { host: string; port: number }[] } | { sentinels: { host: string; port: number }[]; name: string };
+  target:
+    | { url: string }
+    | { nodes: { host: string; port: number }[] }
+    | { sentinels: { host: string; port: number }[]; name: string };
   prefix: string;
   closeAfterMs: number;
   /** `quit`: the graceful close of the family; `disconnect`: at once. */
@@ -34,14 +37,25 @@ interface Closable {
 async function connect(job: ExitJob): Promise<Closable> {
   const t = job.target;
   if (job.family === 'node-redis') {
-    const client = ('url' in t ? createClient({ url: t.url }) : 'nodes' in t ? createCluster({ rootNodes: t.nodes.map((n) => ({ url: `redis://${n.host}:${n.port}` })) }) : createSentinel({ name: t.name, sentinelRootNodes: t.sentinels })) as unknown as Closable;
+    const client = ('url' in t
+      ? createClient({ url: t.url })
+      : 'nodes' in t
+        ? createCluster({ rootNodes: t.nodes.map((n) => ({ url: `redis://${n.host}:${n.port}` })) })
+        : createSentinel({ name: t.name, sentinelRootNodes: t.sentinels })) as unknown as Closable;
     client.on('error', () => {});
     await client.connect!();
     return client;
   }
   type Constructor = new (options: unknown) => Closable;
-  const [Redis, Cluster] = (job.family === 'ioredis' ? [Ioredis6, Ioredis6Cluster] : [Iovalkey, IovalkeyCluster]) as unknown as [Constructor, Constructor];
-  const client = 'url' in t ? new Redis(t.url) : 'nodes' in t ? new Cluster(t.nodes) : new Redis({ sentinels: t.sentinels, name: t.name });
+  const [Redis, Cluster] = (job.family === 'ioredis'
+    ? [Ioredis6, Ioredis6Cluster]
+    : [Iovalkey, IovalkeyCluster]) as unknown as [Constructor, Constructor];
+  const client =
+    'url' in t
+      ? new Redis(t.url)
+      : 'nodes' in t
+        ? new Cluster(t.nodes)
+        : new Redis({ sentinels: t.sentinels, name: t.name });
   client.on('error', () => {});
   return client;
 }
@@ -60,7 +74,12 @@ async function closeClient(client: Closable, how: ExitJob['close'], family: Exit
 const job = JSON.parse(process.env.RL_EXIT_JOB!) as ExitJob;
 const client = await connect(job);
 const store = new RedisStore({ client: client as unknown as RedisClient, prefix: job.prefix });
-const limiter = createLimiter({ algorithm: fixedWindow({ limit: 1, window: '15m' }), store, prefix: 'exit', clock: () => 1_800_000_000_000 });
+const limiter = createLimiter({
+  algorithm: fixedWindow({ limit: 1, window: '15m' }),
+  store,
+  prefix: 'exit',
+  clock: () => 1_800_000_000_000,
+});
 await limiter.consume('k');
 const denied = await limiter.consume('k');
 if (denied.allowed) throw new Error('the second request was admitted');

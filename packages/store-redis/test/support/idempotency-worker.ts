@@ -28,11 +28,20 @@ async function run(job: IdempotencyJob): Promise<IdempotencyResult> {
   const client = 'url' in job.target ? new Redis(job.target.url) : new Cluster(job.target.nodes);
   // The job's prefix is the store's, the namespace of the test; the limit's own is chosen, empty: its keys are the ones the test's peek reads.
   const store = new RedisStore({ client, prefix: job.prefix });
-  const limiter = createLimiter({ algorithm: fixedWindow({ limit: 1000, window: '1h' }), store, prefix: '', idempotencyMaxReplays: job.maxReplays });
+  const limiter = createLimiter({
+    algorithm: fixedWindow({ limit: 1000, window: '1h' }),
+    store,
+    prefix: '',
+    idempotencyMaxReplays: job.maxReplays,
+  });
   try {
     // The client connected (a Cluster's slots known) before the burst.
     await limiter.peek('shared');
-    const decisions = await Promise.all(job.ids.flatMap((id) => Array.from({ length: job.retries }, () => limiter.consume('shared', 1, { idempotencyKey: id }))));
+    const decisions = await Promise.all(
+      job.ids.flatMap((id) =>
+        Array.from({ length: job.retries }, () => limiter.consume('shared', 1, { idempotencyKey: id })),
+      ),
+    );
     return {
       admitted: decisions.filter((d) => d.allowed).length,
       replayed: decisions.filter((d) => receiptOf(d).took === 'replayed').length,

@@ -13,7 +13,10 @@ export interface WorkerMessage {
 }
 
 /** The next message of `worker` that `matches`; rejects on an error message or when the worker exits. */
-export function nextMessage<M extends WorkerMessage>(worker: ChildProcess, matches: (message: M) => boolean): Promise<M> {
+export function nextMessage<M extends WorkerMessage>(
+  worker: ChildProcess,
+  matches: (message: M) => boolean,
+): Promise<M> {
   return new Promise((resolve, reject) => {
     const onMessage = (message: M) => {
       if (message.error !== undefined) finish(() => reject(new Error(message.error)));

@@ -8,7 +8,19 @@ export function banTests(t: SuiteContext): void {
   it("blockKey bans a user in every limit: 429 with the ban's time left as Retry-After, nothing charged, other users served; unblockKey admits it again", async () => {
     let now = T0;
     const user = (req: unknown) => t.adapter.view(req).header('x-user') ?? 'anonymous';
-    const app = await t.open({ middlewares: [{ key: user, bans: true, clock: () => now, limits: [{ algorithm: fixedWindow({ limit: 5, window: '1m' }) }, { algorithm: tokenBucket({ capacity: 10, refillRate: 1 }) }] }] });
+    const app = await t.open({
+      middlewares: [
+        {
+          key: user,
+          bans: true,
+          clock: () => now,
+          limits: [
+            { algorithm: fixedWindow({ limit: 5, window: '1m' }) },
+            { algorithm: tokenBucket({ capacity: 10, refillRate: 1 }) },
+          ],
+        },
+      ],
+    });
     const as = (name: string) => ({ headers: { 'x-user': name } });
     expect((await app.request('/', as('mallory'))).status).toBe(200);
     await app.controls.blockKey('mallory', '1h');
@@ -29,7 +41,14 @@ export function banTests(t: SuiteContext): void {
   });
 
   it('bans: true beside a concurrency limit: the rate limits are banned, the permit limit takes no ban', async () => {
-    const app = await t.open({ middlewares: [{ bans: true, limits: [{ algorithm: fixedWindow({ limit: 5, window: '1m' }) }, { algorithm: concurrency({ limit: 2 }) }] }] });
+    const app = await t.open({
+      middlewares: [
+        {
+          bans: true,
+          limits: [{ algorithm: fixedWindow({ limit: 5, window: '1m' }) }, { algorithm: concurrency({ limit: 2 }) }],
+        },
+      ],
+    });
     expect((await app.request('/')).status).toBe(200);
     await app.controls.blockKey('127.0.0.1', '1m');
     const banned = await app.request('/');
@@ -41,6 +60,9 @@ export function banTests(t: SuiteContext): void {
 
   it('blockKey on a middleware without bans: true is a typed error naming the option', async () => {
     const app = await t.open({ middlewares: [{ algorithm: fixedWindow({ limit: 5, window: '1m' }) }] });
-    await expect(app.controls.blockKey('k', '1h')).rejects.toMatchObject({ code: 'RL_UNSUPPORTED', message: expect.stringMatching(/bans: true/) });
+    await expect(app.controls.blockKey('k', '1h')).rejects.toMatchObject({
+      code: 'RL_UNSUPPORTED',
+      message: expect.stringMatching(/bans: true/),
+    });
   });
 }

@@ -8,7 +8,10 @@ import type { SuiteContext } from './context.js';
 /** Script calls Redis has run so far (`EVALSHA` and `EVAL` in `INFO commandstats`). */
 async function scriptCalls(client: Redis): Promise<number> {
   const info = await client.info('commandstats');
-  return Number(/^cmdstat_evalsha:calls=(\d+)/m.exec(info)?.[1] ?? 0) + Number(/^cmdstat_eval:calls=(\d+)/m.exec(info)?.[1] ?? 0);
+  return (
+    Number(/^cmdstat_evalsha:calls=(\d+)/m.exec(info)?.[1] ?? 0) +
+    Number(/^cmdstat_eval:calls=(\d+)/m.exec(info)?.[1] ?? 0)
+  );
 }
 
 /** A connected socket to `url`'s host and port. */
@@ -48,9 +51,19 @@ const get = (client: string): string => `GET / HTTP/1.1\r\nHost: 127.0.0.1\r\nX-
  */
 export function batchingTests(t: SuiteContext, redis: () => Redis): void {
   it('requests read in the same turn of the event loop share a script call: the first alone, the others in one batch', async () => {
-    const app = await t.open({ middlewares: [{ algorithm: tokenBucket({ capacity: 5, refillRate: 1 }), key: (req: unknown) => t.adapter.view(req).header('x-client') ?? 'none' }] });
+    const app = await t.open({
+      middlewares: [
+        {
+          algorithm: tokenBucket({ capacity: 5, refillRate: 1 }),
+          key: (req: unknown) => t.adapter.view(req).header('x-client') ?? 'none',
+        },
+      ],
+    });
     // Scripts loaded (alone and batched) and the app warm: two requests at once, first.
-    const warm = await Promise.all([app.request('/', { headers: { 'x-client': 'warm' } }), app.request('/', { headers: { 'x-client': 'warm' } })]);
+    const warm = await Promise.all([
+      app.request('/', { headers: { 'x-client': 'warm' } }),
+      app.request('/', { headers: { 'x-client': 'warm' } }),
+    ]);
     expect(warm.map((res) => res.status)).toEqual([200, 200]);
     // Eight keep-alive connections, each accepted and used once (a server accepts one connection per
     // turn), as a load balancer's or a busy client's are.
@@ -74,7 +87,8 @@ export function batchingTests(t: SuiteContext, redis: () => Redis): void {
     expect(await scriptCalls(redis())).toBeLessThanOrEqual(before + 3);
     for (const socket of sockets) socket.destroy();
     // Each decision is its own: four units of each client's five are gone.
-    for (const client of ['c0', 'c1']) expect((await app.request('/', { headers: { 'x-client': client } })).body).toEqual({ remaining: 0 });
+    for (const client of ['c0', 'c1'])
+      expect((await app.request('/', { headers: { 'x-client': client } })).body).toEqual({ remaining: 0 });
   });
 
   it('a request with three limits is one script call, and a denial by the last charges none of the others', async () => {
@@ -83,7 +97,11 @@ export function batchingTests(t: SuiteContext, redis: () => Redis): void {
       middlewares: [
         {
           limits: [
-            { name: 'minute', algorithm: tokenBucket({ capacity: 10, refillRate: 1, interval: '1m' }), key: () => 'all' },
+            {
+              name: 'minute',
+              algorithm: tokenBucket({ capacity: 10, refillRate: 1, interval: '1m' }),
+              key: () => 'all',
+            },
             { name: 'hour', algorithm: fixedWindow({ limit: 10, window: '1h' }), key: () => 'all' },
             { name: 'burst', algorithm: slidingWindowLog({ limit: 2, window: '1h' }), key: user },
           ],

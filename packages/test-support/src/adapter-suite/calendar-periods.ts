@@ -14,11 +14,21 @@ export function calendarPeriodTests(t: SuiteContext): void {
     // 2027-02-28T22:59:30Z is 23:59:30 in Paris (UTC+1 in winter), the last day of a 28-day February.
     let now = utc('2027-02-28T22:59:30');
     const monthly = calendarWindow({ limit: 3, period: 'month', timeZone: 'Europe/Paris' });
-    const app = await t.open({ middlewares: [{ limits: [{ algorithm: monthly }, { algorithm: tokenBucket({ capacity: 10, refillRate: 1 }) }], clock: () => now }] });
+    const app = await t.open({
+      middlewares: [
+        {
+          limits: [{ algorithm: monthly }, { algorithm: tokenBucket({ capacity: 10, refillRate: 1 }) }],
+          clock: () => now,
+        },
+      ],
+    });
     for (let i = 1; i <= 3; i++) {
       const res = await app.request('/');
       expect(res.status).toBe(200);
-      expect(members(res.headers['ratelimit-policy'])[0]).toEqual({ name: '3-per-month', params: { q: 3, w: (28 * DAY) / 1000 } });
+      expect(members(res.headers['ratelimit-policy'])[0]).toEqual({
+        name: '3-per-month',
+        params: { q: 3, w: (28 * DAY) / 1000 },
+      });
       expect(members(res.headers['ratelimit'])[0]).toEqual({ name: '3-per-month', params: { r: 3 - i, t: 30 } });
     }
     const denied = await app.request('/');
@@ -30,7 +40,13 @@ export function calendarPeriodTests(t: SuiteContext): void {
     now = utc('2027-02-28T23:00:00');
     const march = await app.request('/');
     expect(march.status).toBe(200);
-    expect(members(march.headers['ratelimit-policy'])[0]).toEqual({ name: '3-per-month', params: { q: 3, w: (31 * DAY - HOUR) / 1000 } });
-    expect(members(march.headers['ratelimit'])[0]).toEqual({ name: '3-per-month', params: { r: 2, t: (31 * DAY - HOUR) / 1000 } });
+    expect(members(march.headers['ratelimit-policy'])[0]).toEqual({
+      name: '3-per-month',
+      params: { q: 3, w: (31 * DAY - HOUR) / 1000 },
+    });
+    expect(members(march.headers['ratelimit'])[0]).toEqual({
+      name: '3-per-month',
+      params: { r: 2, t: (31 * DAY - HOUR) / 1000 },
+    });
   });
 }

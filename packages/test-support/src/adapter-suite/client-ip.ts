@@ -5,7 +5,8 @@ import { nextTurn } from '../http-client.js';
 import type { MountedApp } from './adapter.js';
 import type { SuiteContext } from './context.js';
 
-const from = async (app: MountedApp, ip: string): Promise<number> => (await app.request('/', { headers: { 'x-forwarded-for': ip } })).status;
+const from = async (app: MountedApp, ip: string): Promise<number> =>
+  (await app.request('/', { headers: { 'x-forwarded-for': ip } })).status;
 
 /** The default key: the client IP, X-Forwarded-For only behind a trusted proxy (with a warning when every proxy is trusted), IPv6 grouped by subnet. */
 export function clientIpTests(t: SuiteContext): void {
@@ -56,13 +57,17 @@ export function clientIpTests(t: SuiteContext): void {
   // A client behind one proxy writes its own X-Forwarded-For; the proxy appends the address it sees (203.0.113.9).
   const forging = async (app: MountedApp): Promise<number[]> => {
     const statuses: number[] = [];
-    for (const forged of ['198.51.100.1', '198.51.100.2', '198.51.100.3', '198.51.100.4']) statuses.push(await from(app, `${forged}, 203.0.113.9`));
+    for (const forged of ['198.51.100.1', '198.51.100.2', '198.51.100.3', '198.51.100.4'])
+      statuses.push(await from(app, `${forged}, 203.0.113.9`));
     return statuses;
   };
 
   it('warns once per middleware (RL_TRUST_ALL_PROXIES) when the framework trusts every proxy: a client rotating X-Forwarded-For gets a fresh quota each time', async () => {
     await collectWarnings('RL_TRUST_ALL_PROXIES', async (warnings) => {
-      const app = await t.open({ trustProxy: 'all', middlewares: [{ algorithm }, { limits: [{ name: 'second', algorithm }] }] });
+      const app = await t.open({
+        trustProxy: 'all',
+        middlewares: [{ algorithm }, { limits: [{ name: 'second', algorithm }] }],
+      });
       // The reason for the warning: a limit of 1, four requests admitted from one client.
       expect(await forging(app)).toEqual([200, 200, 200, 200]);
       await nextTurn();

@@ -59,8 +59,17 @@ export function suiteContext(adapter: Adapter, stores: StoreUnderTest): SuiteCon
     },
     async open(spec) {
       // Quiet by default: a test of outage logging says `logStoreErrors: undefined` (the default, on).
-      const defaults = { clock, store: current(store), timers: current(timers), logStoreErrors: false, ...(stores.remote && { timeout: '5s' }) };
-      const app = await adapter.mount({ ...spec, middlewares: spec.middlewares.map((options) => ({ ...defaults, ...options })) });
+      const defaults = {
+        clock,
+        store: current(store),
+        timers: current(timers),
+        logStoreErrors: false,
+        ...(stores.remote && { timeout: '5s' }),
+      };
+      const app = await adapter.mount({
+        ...spec,
+        middlewares: spec.middlewares.map((options) => ({ ...defaults, ...options })),
+      });
       opened.push(app);
       return refusals === undefined ? app : refusals.watch(app);
     },

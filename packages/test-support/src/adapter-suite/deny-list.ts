@@ -9,14 +9,23 @@ export function denyListTests(t: SuiteContext): void {
   const as = (name: string) => ({ headers: { 'x-user': name } });
 
   it("deny(req) refuses a listed client with a ban's 429 (Retry-After its duration, every limit's policy) and charges no limit; skip wins over it; an async answer works; a bad answer is an error", async () => {
-    const listed = new Map<string, boolean | string>([['mallory', true], ['eve', '10m'], ['bob', 'soon']]);
+    const listed = new Map<string, boolean | string>([
+      ['mallory', true],
+      ['eve', '10m'],
+      ['bob', 'soon'],
+    ]);
     const app = await t.open({
-      middlewares: [{
-        key: user,
-        skip: (req: unknown) => user(req) === 'admin',
-        deny: async (req: unknown) => listed.get(user(req)) ?? user(req) === 'admin',
-        limits: [{ algorithm: fixedWindow({ limit: 2, window: '1m' }) }, { algorithm: tokenBucket({ capacity: 10, refillRate: 1 }) }],
-      }],
+      middlewares: [
+        {
+          key: user,
+          skip: (req: unknown) => user(req) === 'admin',
+          deny: async (req: unknown) => listed.get(user(req)) ?? user(req) === 'admin',
+          limits: [
+            { algorithm: fixedWindow({ limit: 2, window: '1m' }) },
+            { algorithm: tokenBucket({ capacity: 10, refillRate: 1 }) },
+          ],
+        },
+      ],
     });
     const mallory = await app.request('/', as('mallory'));
     expect(mallory.status).toBe(429);

@@ -14,7 +14,9 @@ export function doubleCountTests(t: SuiteContext): void {
 
   it('warns RL_DOUBLE_COUNT once when two middlewares with the same limit name run on one request', async () => {
     await captureWarnings('RL_DOUBLE_COUNT', async (warnings) => {
-      const app = await t.open({ middlewares: [{ algorithm: tokenBucket(bucket) }, { algorithm: tokenBucket(bucket), cost: () => 5 }] });
+      const app = await t.open({
+        middlewares: [{ algorithm: tokenBucket(bucket) }, { algorithm: tokenBucket(bucket), cost: () => 5 }],
+      });
       const first = await app.request('/export');
       // What the warning is about: 1 + 5 units from two buckets, and the policy listed twice.
       expect(members(first.headers['ratelimit'])).toEqual([

@@ -24,15 +24,18 @@ export function failingFunctionTests(t: SuiteContext): void {
         ],
       },
     ],
-  ] as const)('answers 500 through the error handler when the key function throws, charging nothing (%s)', async (_label, firstLimit, options) => {
-    const app = await t.open({ middlewares: [options] });
-    const res = await app.request('/');
-    expect(res.status).toBe(500);
-    expect(res.body).toEqual({ error: 'no user' });
-    const ok = await app.request('/', { headers: { 'x-user': 'ann' } });
-    expect(ok.status).toBe(200);
-    expect(members(ok.headers['ratelimit'])[0]).toEqual({ name: firstLimit, params: { r: 4, t: 60 } });
-  });
+  ] as const)(
+    'answers 500 through the error handler when the key function throws, charging nothing (%s)',
+    async (_label, firstLimit, options) => {
+      const app = await t.open({ middlewares: [options] });
+      const res = await app.request('/');
+      expect(res.status).toBe(500);
+      expect(res.body).toEqual({ error: 'no user' });
+      const ok = await app.request('/', { headers: { 'x-user': 'ann' } });
+      expect(ok.status).toBe(200);
+      expect(members(ok.headers['ratelimit'])[0]).toEqual({ name: firstLimit, params: { r: 4, t: 60 } });
+    },
+  );
 
   const badCosts: [string, () => number | Promise<number>, string | undefined, string | undefined][] = [
     ['throws', () => Promise.reject(new Error('cost failed')), 'cost failed', undefined],
@@ -40,7 +43,9 @@ export function failingFunctionTests(t: SuiteContext): void {
     ['exceeds the capacity', () => 50, undefined, 'RL_COST_EXCEEDS_CAPACITY'],
   ];
   it.each(badCosts)('answers 500 when the cost function %s, charging nothing', async (_label, cost, message, code) => {
-    const app = await t.open({ middlewares: [{ algorithm, cost: (req: unknown) => (t.adapter.view(req).header('x-bad') ? cost() : 1) }] });
+    const app = await t.open({
+      middlewares: [{ algorithm, cost: (req: unknown) => (t.adapter.view(req).header('x-bad') ? cost() : 1) }],
+    });
     const res = await app.request('/', { headers: { 'x-bad': '1' } });
     expect(res.status).toBe(500);
     if (message) expect(res.body.error).toBe(message);
@@ -58,34 +63,74 @@ export function failingFunctionTests(t: SuiteContext): void {
  */
 export function falsyThrowTests(t: SuiteContext): void {
   const algorithm = fixedWindow({ limit: 1, window: '1m' });
-  const thrownValues: [string, unknown][] = [['undefined', undefined], ['null', null], ['false', false], ['0', 0], ["''", ''], ["'route'", 'route'], ["'router'", 'router']];
+  const thrownValues: [string, unknown][] = [
+    ['undefined', undefined],
+    ['null', null],
+    ['false', false],
+    ['0', 0],
+    ["''", ''],
+    ["'route'", 'route'],
+    ["'router'", 'router'],
+  ];
   const bad = (req: unknown): boolean => Boolean(t.adapter.view(req).header('x-bad'));
 
-  it.each(thrownValues)('a key, cost or skip function that throws %s answers 500, reaches no handler and charges nothing', async (_label, thrown) => {
-    const handler = vi.fn();
-    const throwing = [
-      { key: (req: unknown) => (bad(req) ? (() => { throw thrown; })() : 'k') },
-      { key: () => 'k', cost: async (req: unknown) => (bad(req) ? Promise.reject(thrown) : 1) },
-      { key: () => 'k', skip: (req: unknown) => (bad(req) ? (() => { throw thrown; })() : false) },
-    ];
-    for (const options of throwing) {
-      const app = await t.open({ middlewares: [{ algorithm, ...options }], handler });
-      expect((await app.request('/', { headers: { 'x-bad': '1' } })).status).toBe(500);
-      expect(handler).not.toHaveBeenCalled();
-      // The one request of the window is still there.
-      expect((await app.request('/')).status).toBe(200);
-      expect(handler).toHaveBeenCalledTimes(1);
-      handler.mockClear();
-    }
-  });
+  it.each(thrownValues)(
+    'a key, cost or skip function that throws %s answers 500, reaches no handler and charges nothing',
+    async (_label, thrown) => {
+      const handler = vi.fn();
+      const throwing = [
+        {
+          key: (req: unknown) =>
+            bad(req)
+              ? (() => {
+                  throw thrown;
+                })()
+              : 'k',
+        },
+        { key: () => 'k', cost: async (req: unknown) => (bad(req) ? Promise.reject(thrown) : 1) },
+        {
+          key: () => 'k',
+          skip: (req: unknown) =>
+            bad(req)
+              ? (() => {
+                  throw thrown;
+                })()
+              : false,
+        },
+      ];
+      for (const options of throwing) {
+        const app = await t.open({ middlewares: [{ algorithm, ...options }], handler });
+        expect((await app.request('/', { headers: { 'x-bad': '1' } })).status).toBe(500);
+        expect(handler).not.toHaveBeenCalled();
+        // The one request of the window is still there.
+        expect((await app.request('/')).status).toBe(200);
+        expect(handler).toHaveBeenCalledTimes(1);
+        handler.mockClear();
+      }
+    },
+  );
 
-  it.each(thrownValues)('an onLimit that throws %s answers 500 and the denied request reaches no handler', async (_label, thrown) => {
-    const handler = vi.fn();
-    const app = await t.open({ middlewares: [{ algorithm, key: () => 'k', onLimit: () => { throw thrown; } }], handler });
-    expect((await app.request('/')).status).toBe(200);
-    expect((await app.request('/')).status).toBe(500);
-    expect(handler).toHaveBeenCalledTimes(1);
-  });
+  it.each(thrownValues)(
+    'an onLimit that throws %s answers 500 and the denied request reaches no handler',
+    async (_label, thrown) => {
+      const handler = vi.fn();
+      const app = await t.open({
+        middlewares: [
+          {
+            algorithm,
+            key: () => 'k',
+            onLimit: () => {
+              throw thrown;
+            },
+          },
+        ],
+        handler,
+      });
+      expect((await app.request('/')).status).toBe(200);
+      expect((await app.request('/')).status).toBe(500);
+      expect(handler).toHaveBeenCalledTimes(1);
+    },
+  );
 }
 
 /** A store that fails every call, as a local store does when it breaks. */
@@ -126,10 +171,16 @@ export function outageLogTests(t: SuiteContext): void {
     if (!t.adapter.logsToConsole) return; // Fastify logs on its own logger: its own test file checks it
     const warn = vi.spyOn(console, 'warn').mockImplementation(() => {});
     try {
-      const app = await t.open({ middlewares: [{ store: brokenStore(), algorithm: fixedWindow({ limit: 5, window: '1m' }), logStoreErrors: undefined }] });
+      const app = await t.open({
+        middlewares: [
+          { store: brokenStore(), algorithm: fixedWindow({ limit: 5, window: '1m' }), logStoreErrors: undefined },
+        ],
+      });
       for (let i = 0; i < 5; i++) expect((await app.request('/')).status).toBe(503);
       expect(warn).toHaveBeenCalledTimes(1);
-      expect(String(warn.mock.calls[0]![0])).toMatch(/the store of limit "5-in-1m" failed \(store-error: connection refused\. See [^ ]*#rl_store_error\); requests are denied \(503\)/);
+      expect(String(warn.mock.calls[0]![0])).toMatch(
+        /the store of limit "5-in-1m" failed \(store-error: connection refused\. See [^ ]*#rl_store_error\); requests are denied \(503\)/,
+      );
     } finally {
       warn.mockRestore();
     }
@@ -138,7 +189,11 @@ export function outageLogTests(t: SuiteContext): void {
   it('logs nothing with logStoreErrors: false', async () => {
     const warn = vi.spyOn(console, 'warn').mockImplementation(() => {});
     try {
-      const app = await t.open({ middlewares: [{ store: brokenStore(), algorithm: fixedWindow({ limit: 5, window: '1m' }), logStoreErrors: false }] });
+      const app = await t.open({
+        middlewares: [
+          { store: brokenStore(), algorithm: fixedWindow({ limit: 5, window: '1m' }), logStoreErrors: false },
+        ],
+      });
       expect((await app.request('/')).status).toBe(503);
       expect(warn).not.toHaveBeenCalled();
     } finally {

@@ -10,7 +10,11 @@ import type { SuiteContext } from './context.js';
  * first limit's `remaining` as before it, where the adapter can peek): the next request gets that
  * slot, held `slotMs` again, not twice as long, and its response is returned.
  */
-export async function leavesWhileHeld(t: SuiteContext, middleware: Record<string, unknown>, slotMs: number): Promise<TestResponse> {
+export async function leavesWhileHeld(
+  t: SuiteContext,
+  middleware: Record<string, unknown>,
+  slotMs: number,
+): Promise<TestResponse> {
   const handler = vi.fn();
   const arrived = deferred();
   const closed = deferred();

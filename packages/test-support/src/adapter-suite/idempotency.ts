@@ -4,7 +4,8 @@ import { members } from '../http-client.js';
 import { T0, type SuiteContext } from './context.js';
 
 /** The `r` of the only RateLimit member. */
-const remainingOf = (header: string | string[] | undefined): number | undefined => members(header)[0]?.params.r as number | undefined;
+const remainingOf = (header: string | string[] | undefined): number | undefined =>
+  members(header)[0]?.params.r as number | undefined;
 
 /**
  * Idempotent retries through the middleware (`idempotencyKey`): a retry with the same key, path and
@@ -14,7 +15,8 @@ const remainingOf = (header: string | string[] | undefined): number | undefined 
  */
 export function idempotencyTests(t: SuiteContext): void {
   const hourly = fixedWindow({ limit: 100, window: '1h' });
-  const peek = (prefix: string) => createLimiter({ algorithm: hourly, store: t.store, clock: () => T0, prefix }).peek('ann');
+  const peek = (prefix: string) =>
+    createLimiter({ algorithm: hourly, store: t.store, clock: () => T0, prefix }).peek('ann');
   const idempotencyKey = (req: unknown) => t.adapter.view(req).header('idempotency-key');
   const flags = (request: { rateLimit: unknown }) => {
     const result = request.rateLimit as { replayed: boolean; idempotencyConflict: boolean };
@@ -23,7 +25,10 @@ export function idempotencyTests(t: SuiteContext): void {
   const withKey = (key: string) => ({ headers: { 'idempotency-key': key } });
 
   it('retries with the same Idempotency-Key are answered with the first decision and the current headers, charged once', async () => {
-    const app = await t.open({ middlewares: [{ algorithm: hourly, key: () => 'ann', prefix: 'retries', idempotencyKey }], handler: flags });
+    const app = await t.open({
+      middlewares: [{ algorithm: hourly, key: () => 'ann', prefix: 'retries', idempotencyKey }],
+      handler: flags,
+    });
     const seen: [number, number | undefined, unknown][] = [];
     for (let i = 0; i < 3; i++) {
       const res = await app.request('/orders', withKey('"8e03978e-40d5"'));
@@ -39,17 +44,29 @@ export function idempotencyTests(t: SuiteContext): void {
   });
 
   it('a denied request is not replayed: its retry is decided afresh', async () => {
-    const app = await t.open({ middlewares: [{ algorithm: fixedWindow({ limit: 1, window: '1h' }), key: () => 'ann', prefix: 'denied', idempotencyKey }] });
+    const app = await t.open({
+      middlewares: [
+        { algorithm: fixedWindow({ limit: 1, window: '1h' }), key: () => 'ann', prefix: 'denied', idempotencyKey },
+      ],
+    });
     expect((await app.request('/')).status).toBe(200);
     expect((await app.request('/', withKey('k-1'))).status).toBe(429);
     expect((await app.request('/', withKey('k-1'))).status).toBe(429);
   });
 
   it('a key reused on another path is charged as a new request and flagged a conflict', async () => {
-    const app = await t.open({ middlewares: [{ algorithm: hourly, key: () => 'ann', prefix: 'conflict', idempotencyKey }], handler: flags });
+    const app = await t.open({
+      middlewares: [{ algorithm: hourly, key: () => 'ann', prefix: 'conflict', idempotencyKey }],
+      handler: flags,
+    });
     await app.request('/orders', withKey('k-2'));
     const other = await app.request('/refunds', withKey('k-2'));
-    expect([other.status, remainingOf(other.headers['ratelimit']), other.headers['x-conflict'], other.headers['x-replayed']]).toEqual([200, 98, 'true', 'false']);
+    expect([
+      other.status,
+      remainingOf(other.headers['ratelimit']),
+      other.headers['x-conflict'],
+      other.headers['x-replayed'],
+    ]).toEqual([200, 98, 'true', 'false']);
   });
 
   it("a banned client replaying an admitted Idempotency-Key is denied: 429 with the ban's Retry-After, 0 handler runs while banned; unbanned, the retry replays", async () => {
@@ -58,7 +75,10 @@ export function idempotencyTests(t: SuiteContext): void {
       runs++;
       return flags(request);
     };
-    const app = await t.open({ middlewares: [{ algorithm: hourly, key: () => 'ann', prefix: 'banned', bans: true, idempotencyKey }], handler });
+    const app = await t.open({
+      middlewares: [{ algorithm: hourly, key: () => 'ann', prefix: 'banned', bans: true, idempotencyKey }],
+      handler,
+    });
     expect((await app.request('/orders', withKey('pay-1'))).status).toBe(200);
     await app.controls.blockKey('ann', '1h');
     const denied: [number, unknown][] = [];
@@ -70,11 +90,21 @@ export function idempotencyTests(t: SuiteContext): void {
     expect(runs).toBe(1);
     await app.controls.unblockKey('ann');
     const replay = await app.request('/orders', withKey('pay-1'));
-    expect([replay.status, replay.headers['x-replayed'], remainingOf(replay.headers['ratelimit']), runs]).toEqual([200, 'true', 99, 2]);
+    expect([replay.status, replay.headers['x-replayed'], remainingOf(replay.headers['ratelimit']), runs]).toEqual([
+      200,
+      'true',
+      99,
+      2,
+    ]);
   });
 
   it('idempotencyMaxReplays: 2 answers two retries again, then charges the third as a new request (remembered afresh)', async () => {
-    const app = await t.open({ middlewares: [{ algorithm: hourly, key: () => 'ann', prefix: 'bounded', idempotencyKey, idempotencyMaxReplays: 2 }], handler: flags });
+    const app = await t.open({
+      middlewares: [
+        { algorithm: hourly, key: () => 'ann', prefix: 'bounded', idempotencyKey, idempotencyMaxReplays: 2 },
+      ],
+      handler: flags,
+    });
     const seen: [number, number | undefined, unknown][] = [];
     for (let i = 0; i < 5; i++) {
       const res = await app.request('/orders', withKey('pay-2'));
@@ -90,7 +120,9 @@ export function idempotencyTests(t: SuiteContext): void {
   });
 
   it('refuses an idempotency key that is not a string: the framework error path, nothing charged', async () => {
-    const app = await t.open({ middlewares: [{ algorithm: hourly, key: () => 'ann', prefix: 'bad-key', idempotencyKey: () => 42 }] });
+    const app = await t.open({
+      middlewares: [{ algorithm: hourly, key: () => 'ann', prefix: 'bad-key', idempotencyKey: () => 42 }],
+    });
     const res = await app.request('/');
     expect([res.status, (res.body as { code?: string }).code]).toEqual([500, 'RL_INVALID_OPTION']);
     expect((await peek('bad-key')).remaining).toBe(100);

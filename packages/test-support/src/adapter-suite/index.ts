@@ -94,7 +94,8 @@ function describeOne(adapter: Adapter, stores: readonly StoreUnderTest[], redis:
       outageLogTests(t);
     });
     describe('double counting (RL_DOUBLE_COUNT)', () => doubleCountTests(suiteContext(adapter, stores[0]!)));
-    describe('bad options are rejected when the middleware is created', () => optionTests(suiteContext(adapter, stores[0]!)));
+    describe('bad options are rejected when the middleware is created', () =>
+      optionTests(suiteContext(adapter, stores[0]!)));
   });
 }
 

@@ -16,10 +16,13 @@ function remainingOf(header: string | string[] | undefined, name?: string): numb
  */
 export function leaseTests(t: SuiteContext): void {
   const hourly = fixedWindow({ limit: 25, window: '1h' });
-  const peek = (prefix: string, key: string) => createLimiter({ algorithm: hourly, store: t.store, clock: () => T0, prefix }).peek(key);
+  const peek = (prefix: string, key: string) =>
+    createLimiter({ algorithm: hourly, store: t.store, clock: () => T0, prefix }).peek(key);
 
   it('a leased limit answers as one without: 25 admitted with remaining 24 … 0, then 429; the store holds blocks of 10', async () => {
-    const app = await t.open({ middlewares: [{ algorithm: hourly, key: () => 'all', lease: { units: 10 }, prefix: 'leased' }] });
+    const app = await t.open({
+      middlewares: [{ algorithm: hourly, key: () => 'all', lease: { units: 10 }, prefix: 'leased' }],
+    });
     const statuses: number[] = [];
     const remaining: (number | undefined)[] = [];
     for (let i = 0; i < 26; i++) {
@@ -58,6 +61,8 @@ export function leaseTests(t: SuiteContext): void {
   });
 
   it('refuses a lease with wait when the middleware is created', async () => {
-    await expect(t.open({ middlewares: [{ algorithm: hourly, lease: { units: 5 }, wait: { maxDelay: '1s' } }] })).rejects.toThrow(/wait/);
+    await expect(
+      t.open({ middlewares: [{ algorithm: hourly, lease: { units: 5 }, wait: { maxDelay: '1s' } }] }),
+    ).rejects.toThrow(/wait/);
   });
 }

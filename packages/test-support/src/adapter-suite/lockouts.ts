@@ -9,7 +9,9 @@ const MINUTE = 60_000;
 export function lockoutTests(t: SuiteContext): void {
   it('5 failed logins per 15 minutes, then a 1-hour block: 429 with Retry-After and t counting down to its end', async () => {
     let now = T0;
-    const app = await t.open({ middlewares: [{ algorithm: fixedWindow({ limit: 5, window: '15m' }), blockDuration: '1h', clock: () => now }] });
+    const app = await t.open({
+      middlewares: [{ algorithm: fixedWindow({ limit: 5, window: '15m' }), blockDuration: '1h', clock: () => now }],
+    });
     for (let i = 0; i < 5; i++) expect((await app.request('/')).status).toBe(200);
     const denied = await app.request('/');
     expect(denied.status).toBe(429);
@@ -36,7 +38,18 @@ export function lockoutTests(t: SuiteContext): void {
     let runs = 0;
     const idempotencyKey = (req: unknown) => t.adapter.view(req).header('idempotency-key');
     const handler = () => void runs++;
-    const app = await t.open({ middlewares: [{ algorithm: fixedWindow({ limit: 2, window: '15m' }), blockDuration: '1h', idempotencyKey, idempotencyTtl: '2h', clock: () => now }], handler });
+    const app = await t.open({
+      middlewares: [
+        {
+          algorithm: fixedWindow({ limit: 2, window: '15m' }),
+          blockDuration: '1h',
+          idempotencyKey,
+          idempotencyTtl: '2h',
+          clock: () => now,
+        },
+      ],
+      handler,
+    });
     const withKey = { headers: { 'idempotency-key': 'pay-1' } };
     expect((await app.request('/pay', withKey)).status).toBe(200);
     expect((await app.request('/pay')).status).toBe(200);

@@ -47,13 +47,15 @@ export function observerTests(t: SuiteContext): void {
   it('tells each limit’s decisions under its name, dry-run denials apart, without keys', async () => {
     const { observer, counts, decisions } = counting();
     const app = await t.open({
-      middlewares: [{
-        observer,
-        limits: [
-          { name: 'user', key: () => 'ann', algorithm: fixedWindow({ limit: 2, window: '1h' }) },
-          { name: 'new', key: () => 'ann', algorithm: fixedWindow({ limit: 1, window: '1h' }), dryRun: true },
-        ],
-      }],
+      middlewares: [
+        {
+          observer,
+          limits: [
+            { name: 'user', key: () => 'ann', algorithm: fixedWindow({ limit: 2, window: '1h' }) },
+            { name: 'new', key: () => 'ann', algorithm: fixedWindow({ limit: 1, window: '1h' }), dryRun: true },
+          ],
+        },
+      ],
     });
     const statuses: number[] = [];
     for (let i = 0; i < 3; i++) statuses.push((await app.request('/')).status);
@@ -66,7 +68,11 @@ export function observerTests(t: SuiteContext): void {
 
   it('gives keys with observeKeys', async () => {
     const { observer, decisions } = counting();
-    const app = await t.open({ middlewares: [{ observer, observeKeys: true, algorithm: fixedWindow({ limit: 2, window: '1h' }), key: () => 'ann' }] });
+    const app = await t.open({
+      middlewares: [
+        { observer, observeKeys: true, algorithm: fixedWindow({ limit: 2, window: '1h' }), key: () => 'ann' },
+      ],
+    });
     await app.request('/');
     expect(decisions.map((d) => d.key)).toEqual(['ann']);
   });
@@ -76,7 +82,14 @@ export function observerTests(t: SuiteContext): void {
     const arrived = deferred();
     const closed = deferred();
     const app = await t.open({
-      middlewares: [{ observer, algorithm: leakyBucket({ capacity: 5, leakRate: 1, interval: '100ms', mode: 'shape' }), wait: { maxDelay: '500ms' }, key: () => 'k' }],
+      middlewares: [
+        {
+          observer,
+          algorithm: leakyBucket({ capacity: 5, leakRate: 1, interval: '100ms', mode: 'shape' }),
+          wait: { maxDelay: '500ms' },
+          key: () => 'k',
+        },
+      ],
       onArrival(request, res) {
         if (!request.header('x-probe')) return;
         arrived.resolve();
@@ -112,7 +125,9 @@ export function observerTests(t: SuiteContext): void {
         throw new Error('metrics down');
       },
     };
-    const app = await t.open({ middlewares: [{ observer, algorithm: fixedWindow({ limit: 1, window: '1h' }), key: () => 'k' }] });
+    const app = await t.open({
+      middlewares: [{ observer, algorithm: fixedWindow({ limit: 1, window: '1h' }), key: () => 'k' }],
+    });
     expect((await app.request('/')).status).toBe(200);
     expect((await app.request('/')).status).toBe(429);
   });
@@ -131,7 +146,14 @@ export function observerTests(t: SuiteContext): void {
       hold: async () => Promise.reject(new Error('holds down')),
     };
     const app = await t.open({
-      middlewares: [{ observer, algorithm: leakyBucket({ capacity: 2, leakRate: 10, mode: 'shape' }), wait: { maxDelay: '200ms' }, key: () => 'k' }],
+      middlewares: [
+        {
+          observer,
+          algorithm: leakyBucket({ capacity: 2, leakRate: 10, mode: 'shape' }),
+          wait: { maxDelay: '200ms' },
+          key: () => 'k',
+        },
+      ],
     });
     expect((await app.request('/')).status).toBe(200);
     const held = app.request('/');
@@ -142,6 +164,9 @@ export function observerTests(t: SuiteContext): void {
     await new Promise((resolve) => setImmediate(resolve));
     await new Promise((resolve) => setImmediate(resolve));
     expect(unhandled).toEqual([]);
-    expect(warning).toHaveBeenCalledWith(expect.stringMatching(/metrics down/), expect.objectContaining({ code: 'RL_OBSERVER_ERROR' }));
+    expect(warning).toHaveBeenCalledWith(
+      expect.stringMatching(/metrics down/),
+      expect.objectContaining({ code: 'RL_OBSERVER_ERROR' }),
+    );
   });
 }

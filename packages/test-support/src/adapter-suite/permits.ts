@@ -24,7 +24,10 @@ function holdingRequestsTo(path: string) {
 
 /** Concurrency permits: taken when admitted, released exactly once whatever ends the request. */
 export function permitTests(t: SuiteContext): void {
-  const onePermit = (spec: Omit<AppSpec, 'middlewares'> = {}): AppSpec => ({ ...spec, middlewares: [{ algorithm: concurrency({ limit: 1 }), key: () => 'k' }] });
+  const onePermit = (spec: Omit<AppSpec, 'middlewares'> = {}): AppSpec => ({
+    ...spec,
+    middlewares: [{ algorithm: concurrency({ limit: 1 }), key: () => 'k' }],
+  });
 
   it('holds the permit until the response finishes, then releases it exactly once', async () => {
     const release = vi.spyOn(t.store, 'release');
@@ -44,7 +47,10 @@ export function permitTests(t: SuiteContext): void {
 
   it('a concurrency denial says Retry-After: 1 (a permit frees when a request ends), not its 30 s lease', async () => {
     const slowRoute = holdingRequestsTo('/slow');
-    const app = await t.open({ handler: slowRoute.handler, middlewares: [{ algorithm: concurrency({ limit: 1, lease: '30s' }), key: () => 'k' }] });
+    const app = await t.open({
+      handler: slowRoute.handler,
+      middlewares: [{ algorithm: concurrency({ limit: 1, lease: '30s' }), key: () => 'k' }],
+    });
     const slow = app.request('/slow');
     await slowRoute.started;
     const blocked = await app.request('/');
@@ -91,7 +97,9 @@ export function permitTests(t: SuiteContext): void {
       onArrival: (_request, res) => void res.on('close', () => gone.resolve()),
       handler,
       // The key resolves only once the client has gone: its 'close' is already past when the permit is taken.
-      middlewares: [{ algorithm: concurrency({ limit: 1 }), key: async () => (arrived.resolve(), await gone.promise, 'k') }],
+      middlewares: [
+        { algorithm: concurrency({ limit: 1 }), key: async () => (arrived.resolve(), await gone.promise, 'k') },
+      ],
     });
     const client = startLeaving(app, '/');
     await arrived.promise;

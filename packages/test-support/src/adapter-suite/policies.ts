@@ -52,14 +52,24 @@ export function perRequestAlgorithmTests(t: SuiteContext): void {
   });
 
   it('takes an asynchronous choice (a quota read from a database), with its own name and beside a fixed limit', async () => {
-    const quotas = new Map([['acme', 3], ['globex', 1]]);
+    const quotas = new Map([
+      ['acme', 3],
+      ['globex', 1],
+    ]);
     const quotaOf = async (req: unknown): Promise<Algorithm> => {
       await Promise.resolve();
       return fixedWindow({ limit: quotas.get(t.adapter.view(req).header('x-customer')!)!, window: '1h' });
     };
     const customer = (req: unknown) => t.adapter.view(req).header('x-customer')!;
     const app = await t.open({
-      middlewares: [{ limits: [{ name: 'all', key: () => 'all', algorithm: fixedWindow({ limit: 100, window: '1h' }) }, { name: 'quota', key: customer, algorithm: quotaOf }] }],
+      middlewares: [
+        {
+          limits: [
+            { name: 'all', key: () => 'all', algorithm: fixedWindow({ limit: 100, window: '1h' }) },
+            { name: 'quota', key: customer, algorithm: quotaOf },
+          ],
+        },
+      ],
     });
     const acme = await app.request('/', { headers: { 'x-customer': 'acme' } });
     expect(members(acme.headers['ratelimit'])).toEqual([
@@ -76,39 +86,62 @@ export function perRequestAlgorithmTests(t: SuiteContext): void {
   it.each([
     ['returns something that is not an algorithm', () => ({ capacity: 5 }), 'RL_INVALID_ALGORITHM'],
     ['returns a concurrency algorithm', () => concurrency({ limit: 2 }), 'RL_INVALID_ALGORITHM'],
-    ['returns a shaping leaky bucket without wait', () => leakyBucket({ capacity: 5, leakRate: 1, mode: 'shape' }), 'RL_INVALID_ALGORITHM'],
-    ['throws', () => {
-      throw new Error('no plan');
-    }, undefined],
+    [
+      'returns a shaping leaky bucket without wait',
+      () => leakyBucket({ capacity: 5, leakRate: 1, mode: 'shape' }),
+      'RL_INVALID_ALGORITHM',
+    ],
+    [
+      'throws',
+      () => {
+        throw new Error('no plan');
+      },
+      undefined,
+    ],
     ['rejects', () => Promise.reject(new Error('no plan')), undefined],
-  ] as const)('answers 500 through the error handler when the function %s, charging nothing', async (_label, bad, code) => {
-    const app = await t.open({
-      middlewares: [{
-        limits: [
-          { name: 'all', key: () => 'all', algorithm: fixedWindow({ limit: 10, window: '1h' }) },
-          { name: 'plan', key: () => 'ann', algorithm: (req: unknown) => (t.adapter.view(req).header('x-bad') ? bad() : plans.free) },
+  ] as const)(
+    'answers 500 through the error handler when the function %s, charging nothing',
+    async (_label, bad, code) => {
+      const app = await t.open({
+        middlewares: [
+          {
+            limits: [
+              { name: 'all', key: () => 'all', algorithm: fixedWindow({ limit: 10, window: '1h' }) },
+              {
+                name: 'plan',
+                key: () => 'ann',
+                algorithm: (req: unknown) => (t.adapter.view(req).header('x-bad') ? bad() : plans.free),
+              },
+            ],
+          },
         ],
-      }],
-    });
-    const res = await app.request('/', { headers: { 'x-bad': '1' } });
-    expect(res.status).toBe(500);
-    if (code !== undefined) expect(res.body).toMatchObject({ code });
-    else expect(res.body).toMatchObject({ error: 'no plan' });
-    const ok = await app.request('/');
-    expect(members(ok.headers['ratelimit'])).toEqual([
-      { name: 'all', params: { r: 9, t: 3600 } },
-      { name: 'plan', params: { r: 1, t: 3600 } },
-    ]);
-  });
+      });
+      const res = await app.request('/', { headers: { 'x-bad': '1' } });
+      expect(res.status).toBe(500);
+      if (code !== undefined) expect(res.body).toMatchObject({ code });
+      else expect(res.body).toMatchObject({ error: 'no plan' });
+      const ok = await app.request('/');
+      expect(members(ok.headers['ratelimit'])).toEqual([
+        { name: 'all', params: { r: 9, t: 3600 } },
+        { name: 'plan', params: { r: 1, t: 3600 } },
+      ]);
+    },
+  );
 }
 
 /** Counting by the response's outcome: charged on arrival, given back when the response ends with an outcome that is not counted. */
 export function outcomeTests(t: SuiteContext): void {
-  const login = (request: RequestView) => (request.header('x-password') === 'right' ? { status: 200 } : { status: 401 });
+  const login = (request: RequestView) =>
+    request.header('x-password') === 'right' ? { status: 200 } : { status: 401 };
 
   it('counts only failed attempts with skipSuccessfulRequests (a login limit)', async () => {
     const undo = vi.spyOn(t.store, 'giveBack');
-    const app = await t.open({ middlewares: [{ algorithm: fixedWindow({ limit: 2, window: '15m' }), key: () => 'ann', skipSuccessfulRequests: true }], handler: login });
+    const app = await t.open({
+      middlewares: [
+        { algorithm: fixedWindow({ limit: 2, window: '15m' }), key: () => 'ann', skipSuccessfulRequests: true },
+      ],
+      handler: login,
+    });
     for (let i = 1; i <= 3; i++) {
       expect((await app.request('/', { headers: { 'x-password': 'right' } })).status).toBe(200);
       await givenBack(undo, i);
@@ -142,13 +175,15 @@ export function outcomeTests(t: SuiteContext): void {
   it('asks requestWasSuccessful (sync or async) what a success is', async () => {
     const undo = vi.spyOn(t.store, 'giveBack');
     const app = await t.open({
-      middlewares: [{
-        algorithm: fixedWindow({ limit: 1, window: '1h' }),
-        key: () => 'ann',
-        skipFailedRequests: true,
-        // The first argument is the framework's request (Express req, Fastify request, Koa ctx).
-        requestWasSuccessful: async (req: unknown) => t.adapter.view(req).header('x-counted') === '1',
-      }],
+      middlewares: [
+        {
+          algorithm: fixedWindow({ limit: 1, window: '1h' }),
+          key: () => 'ann',
+          skipFailedRequests: true,
+          // The first argument is the framework's request (Express req, Fastify request, Koa ctx).
+          requestWasSuccessful: async (req: unknown) => t.adapter.view(req).header('x-counted') === '1',
+        },
+      ],
     });
     expect((await app.request('/')).status).toBe(200); // not a success by this rule: given back
     await givenBack(undo, 1);
@@ -156,32 +191,42 @@ export function outcomeTests(t: SuiteContext): void {
     expect((await app.request('/', { headers: { 'x-counted': '1' } })).status).toBe(429);
   });
 
-  it.each([true, false])('a response that never finishes (client gone) stays counted, with skipFailedRequests %s', async (skipFailedRequests) => {
-    const undo = vi.spyOn(t.store, 'giveBack');
-    const arrived = deferred();
-    const closed = deferred();
-    const never = deferred();
-    const app = await t.open({
-      middlewares: [{ algorithm: fixedWindow({ limit: 1, window: '1h' }), key: () => 'ann', skipFailedRequests, skipSuccessfulRequests: !skipFailedRequests }],
-      onArrival(request, res) {
-        if (request.header('x-probe')) res.on('close', () => closed.resolve());
-      },
-      async handler(request) {
-        if (!request.header('x-probe')) return;
-        arrived.resolve();
-        await never.promise;
-      },
-    });
-    const client = startLeaving(app, '/', { 'x-probe': '1' });
-    await arrived.promise;
-    client.leave();
-    await closed.promise;
-    expect((await app.request('/')).status).toBe(429);
-    expect(undo).not.toHaveBeenCalled();
-    never.resolve();
-  });
+  it.each([true, false])(
+    'a response that never finishes (client gone) stays counted, with skipFailedRequests %s',
+    async (skipFailedRequests) => {
+      const undo = vi.spyOn(t.store, 'giveBack');
+      const arrived = deferred();
+      const closed = deferred();
+      const never = deferred();
+      const app = await t.open({
+        middlewares: [
+          {
+            algorithm: fixedWindow({ limit: 1, window: '1h' }),
+            key: () => 'ann',
+            skipFailedRequests,
+            skipSuccessfulRequests: !skipFailedRequests,
+          },
+        ],
+        onArrival(request, res) {
+          if (request.header('x-probe')) res.on('close', () => closed.resolve());
+        },
+        async handler(request) {
+          if (!request.header('x-probe')) return;
+          arrived.resolve();
+          await never.promise;
+        },
+      });
+      const client = startLeaving(app, '/', { 'x-probe': '1' });
+      await arrived.promise;
+      client.leave();
+      await closed.promise;
+      expect((await app.request('/')).status).toBe(429);
+      expect(undo).not.toHaveBeenCalled();
+      never.resolve();
+    },
+  );
 
-  it('with skipFailedRequests, a client that aborts each request runs at most the limit\'s handlers (issue 25)', async () => {
+  it("with skipFailedRequests, a client that aborts each request runs at most the limit's handlers (issue 25)", async () => {
     let running = 0;
     let ran = 0;
     const arrivals: (() => void)[] = [];
@@ -217,7 +262,14 @@ export function outcomeTests(t: SuiteContext): void {
     const started = deferred();
     const release = deferred();
     const app = await t.open({
-      middlewares: [{ algorithm: fixedWindow({ limit: 2, window: '1s' }), key: () => 'ann', skipSuccessfulRequests: true, clock: () => now }],
+      middlewares: [
+        {
+          algorithm: fixedWindow({ limit: 2, window: '1s' }),
+          key: () => 'ann',
+          skipSuccessfulRequests: true,
+          clock: () => now,
+        },
+      ],
       async handler(request) {
         if (request.header('x-slow')) {
           started.resolve();
@@ -243,7 +295,14 @@ export function outcomeTests(t: SuiteContext): void {
     const started = deferred();
     const release = deferred();
     const app = await t.open({
-      middlewares: [{ algorithm: fixedWindow({ limit: 1, window: '1h' }), key: () => 'ann', skipFailedRequests: true, denyCache: true }],
+      middlewares: [
+        {
+          algorithm: fixedWindow({ limit: 1, window: '1h' }),
+          key: () => 'ann',
+          skipFailedRequests: true,
+          denyCache: true,
+        },
+      ],
       async handler(request) {
         if (!request.header('x-slow')) return undefined;
         started.resolve();
@@ -270,7 +329,10 @@ export function dryRunTests(t: SuiteContext): void {
 
   it('lets a denied request go on, tells the handler it was a dry-run denial, and sends no rate-limit header', async () => {
     seen.length = 0;
-    const app = await t.open({ middlewares: [{ algorithm: fixedWindow({ limit: 1, window: '1h' }), key: () => 'ann', dryRun: true }], handler: record });
+    const app = await t.open({
+      middlewares: [{ algorithm: fixedWindow({ limit: 1, window: '1h' }), key: () => 'ann', dryRun: true }],
+      handler: record,
+    });
     for (let i = 0; i < 2; i++) {
       const res = await app.request('/');
       expect(res.status).toBe(200);
@@ -278,7 +340,9 @@ export function dryRunTests(t: SuiteContext): void {
       expect(res.headers['ratelimit-policy']).toBeUndefined();
       expect(res.headers['retry-after']).toBeUndefined();
     }
-    expect(seen.map(({ allowed, dryRun, statusCode, remaining }) => ({ allowed, dryRun, statusCode, remaining }))).toEqual([
+    expect(
+      seen.map(({ allowed, dryRun, statusCode, remaining }) => ({ allowed, dryRun, statusCode, remaining })),
+    ).toEqual([
       { allowed: true, dryRun: false, statusCode: 200, remaining: 0 },
       { allowed: false, dryRun: true, statusCode: 429, remaining: 0 },
     ]);
@@ -288,12 +352,14 @@ export function dryRunTests(t: SuiteContext): void {
   it('a dry-run limit beside enforced ones: charged, never stops the others, never shown', async () => {
     seen.length = 0;
     const app = await t.open({
-      middlewares: [{
-        limits: [
-          { name: 'new', key: () => 'ann', algorithm: fixedWindow({ limit: 1, window: '1h' }), dryRun: true },
-          { name: 'enforced', key: () => 'ann', algorithm: fixedWindow({ limit: 3, window: '1h' }) },
-        ],
-      }],
+      middlewares: [
+        {
+          limits: [
+            { name: 'new', key: () => 'ann', algorithm: fixedWindow({ limit: 1, window: '1h' }), dryRun: true },
+            { name: 'enforced', key: () => 'ann', algorithm: fixedWindow({ limit: 3, window: '1h' }) },
+          ],
+        },
+      ],
       handler: record,
     });
     for (const r of [2, 1, 0]) {
@@ -302,7 +368,11 @@ export function dryRunTests(t: SuiteContext): void {
       expect(members(res.headers['ratelimit'])).toEqual([{ name: 'enforced', params: { r, t: 3600 } }]);
       expect(members(res.headers['ratelimit-policy']).map((m) => m.name)).toEqual(['enforced']);
     }
-    expect(seen.map((s) => [s.allowed, s.dryRun])).toEqual([[true, false], [false, true], [false, true]]);
+    expect(seen.map((s) => [s.allowed, s.dryRun])).toEqual([
+      [true, false],
+      [false, true],
+      [false, true],
+    ]);
     const denied = await app.request('/');
     expect(denied.status).toBe(429);
     expect(denied.headers['retry-after']).toBe('3600');

@@ -23,7 +23,8 @@ export class Refusals {
     const original = this.original;
     process.emitWarning = ((warning: string | Error, ...rest: unknown[]) => {
       const code = (warning as { code?: unknown }).code;
-      if (warning instanceof Error && rest.length === 0 && typeof code === 'string' && code.startsWith('RL_')) this.warned.push(code);
+      if (warning instanceof Error && rest.length === 0 && typeof code === 'string' && code.startsWith('RL_'))
+        this.warned.push(code);
       else (original as (...args: unknown[]) => void).call(process, warning, ...rest);
     }) as typeof process.emitWarning;
   }
@@ -42,6 +43,9 @@ export class Refusals {
   /** Puts `process.emitWarning` back, then checks every warning was about a refused request. */
   end(): void {
     process.emitWarning = this.original;
-    expect(this.warned.filter((code) => !this.answered.has(code)), 'warnings of refusals no request was answered with').toEqual([]);
+    expect(
+      this.warned.filter((code) => !this.answered.has(code)),
+      'warnings of refusals no request was answered with',
+    ).toEqual([]);
   }
 }

@@ -25,7 +25,11 @@ export async function heldFor(t: SuiteContext, app: MountedApp, ms: number): Pro
 export function reservationTests(t: SuiteContext): void {
   it('a token bucket with wait holds the request for its slot, and refuses at once a slot beyond maxDelay', async () => {
     // One token, then one per 100 ms.
-    const app = await t.open({ middlewares: [{ algorithm: tokenBucket({ capacity: 1, refillRate: 10 }), wait: { maxDelay: '100ms' }, key: () => 'k' }] });
+    const app = await t.open({
+      middlewares: [
+        { algorithm: tokenBucket({ capacity: 1, refillRate: 10 }), wait: { maxDelay: '100ms' }, key: () => 'k' },
+      ],
+    });
     expect((await app.request('/')).status).toBe(200);
     expect((await heldFor(t, app, 100)).status).toBe(200);
     // The next slot is 200 ms away: denied at once, and it took nothing (the one after is denied alike).
@@ -77,21 +81,28 @@ export function reservationTests(t: SuiteContext): void {
   });
 
   it('a client that leaves while it waits never reaches the handler, and its reservation is cancelled', async () => {
-    await leavesWhileHeld(t, { algorithm: tokenBucket({ capacity: 1, refillRate: 10 }), wait: { maxDelay: '100ms' }, key: () => 'k' }, 100);
+    await leavesWhileHeld(
+      t,
+      { algorithm: tokenBucket({ capacity: 1, refillRate: 10 }), wait: { maxDelay: '100ms' }, key: () => 'k' },
+      100,
+    );
   });
 
   it('with a concurrency limit beside it, a client that leaves while it waits gets its reservation cancelled and its permit released', async () => {
     // A permit released before the hold notices the client left (as Fastify's onRequestAbort hook once
     // did) must not stand for the whole give-back. The next request then needs both the slot
     // (200 ms away, a 429, were it still taken) and the permit (a 429 at once were it still held).
-    await leavesWhileHeld(t, {
-      limits: [
-        { name: 'rate', algorithm: tokenBucket({ capacity: 1, refillRate: 10 }) },
-        { name: 'slots', algorithm: concurrency({ limit: 1 }) },
-      ],
-      wait: { maxDelay: '100ms' },
-      key: () => 'k',
-    }, 100);
+    await leavesWhileHeld(
+      t,
+      {
+        limits: [
+          { name: 'rate', algorithm: tokenBucket({ capacity: 1, refillRate: 10 }) },
+          { name: 'slots', algorithm: concurrency({ limit: 1 }) },
+        ],
+        wait: { maxDelay: '100ms' },
+        key: () => 'k',
+      },
+      100,
+    );
   });
 }
-

@@ -36,13 +36,17 @@ function lateErrorWarnings(): readonly Error[] {
  */
 export function settlementTests(t: SuiteContext): void {
   const hourly = fixedWindow({ limit: 100, window: '1h' });
-  const peek = (prefix: string, key: string) => createLimiter({ algorithm: hourly, store: t.store, clock: () => T0, prefix }).peek(key);
+  const peek = (prefix: string, key: string) =>
+    createLimiter({ algorithm: hourly, store: t.store, clock: () => T0, prefix }).peek(key);
   const spySettle = () => vi.spyOn(t.store as Required<Store>, 'settle');
   const tokens = (...args: unknown[]) => Number(t.adapter.responseHeader(args, 'x-tokens'));
 
   it('actualCost reads the cost from a response header the handler set: estimate 10, actual 35 moves the counter by 35', async () => {
     const settle = spySettle();
-    const app = await t.open({ middlewares: [{ algorithm: hourly, key: () => 'ann', prefix: 'tokens', cost: 10, actualCost: tokens }], handler: () => ({ headers: { 'x-tokens': '35' } }) });
+    const app = await t.open({
+      middlewares: [{ algorithm: hourly, key: () => 'ann', prefix: 'tokens', cost: 10, actualCost: tokens }],
+      handler: () => ({ headers: { 'x-tokens': '35' } }),
+    });
     const first = await app.request('/');
     expect([first.status, first.headers['x-tokens'], remainingOf(first.headers['ratelimit'])]).toEqual([200, '35', 90]);
     await settled(settle, 1);
@@ -99,8 +103,20 @@ export function settlementTests(t: SuiteContext): void {
     const settle = spySettle();
     const undo = vi.spyOn(t.store, 'giveBack');
     const app = await t.open({
-      middlewares: [{ algorithm: hourly, key: () => 'ann', prefix: 'failed', cost: 10, actualCost: tokens, skipFailedRequests: true }],
-      handler: (request) => ({ status: request.header('x-fail') === undefined ? 200 : 502, headers: { 'x-tokens': '40' } }),
+      middlewares: [
+        {
+          algorithm: hourly,
+          key: () => 'ann',
+          prefix: 'failed',
+          cost: 10,
+          actualCost: tokens,
+          skipFailedRequests: true,
+        },
+      ],
+      handler: (request) => ({
+        status: request.header('x-fail') === undefined ? 200 : 502,
+        headers: { 'x-tokens': '40' },
+      }),
     });
     expect((await app.request('/', { headers: { 'x-fail': '1' } })).status).toBe(502);
     await vi.waitFor(() => expect(undo).toHaveBeenCalledTimes(1));
@@ -130,7 +146,8 @@ export function settlementTests(t: SuiteContext): void {
     expect((await app.request('/')).status).toBe(200);
     expect((await peek('thrown', 'ann')).remaining).toBe(80);
     // Where the framework has no path of its own for it, each failure is a process warning carrying the Error.
-    const expected = t.adapter.lateErrorsAsWarnings === true ? ['actualCost failed: down', 'actualCost failed: down'] : [];
+    const expected =
+      t.adapter.lateErrorsAsWarnings === true ? ['actualCost failed: down', 'actualCost failed: down'] : [];
     await vi.waitFor(() => expect(reported.map((error) => error.message)).toEqual(expected));
   });
 }

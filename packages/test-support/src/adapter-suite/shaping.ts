@@ -12,7 +12,15 @@ import { heldFor } from './reservations.js';
 export function shapingTests(t: SuiteContext): void {
   it('holds a request for its delay, and rejects at once a delay beyond maxDelay', async () => {
     // One request per 50 ms.
-    const app = await t.open({ middlewares: [{ algorithm: leakyBucket({ capacity: 10, leakRate: 20, mode: 'shape' }), wait: { maxDelay: '80ms' }, key: () => 'k' }] });
+    const app = await t.open({
+      middlewares: [
+        {
+          algorithm: leakyBucket({ capacity: 10, leakRate: 20, mode: 'shape' }),
+          wait: { maxDelay: '80ms' },
+          key: () => 'k',
+        },
+      ],
+    });
     const first = await app.request('/');
     expect(first.status).toBe(200);
     expect(first.body).toEqual({ remaining: 9 });
@@ -30,7 +38,11 @@ export function shapingTests(t: SuiteContext): void {
   });
 
   it('never runs the handler of a client that leaves while held, and gives its slot back', async () => {
-    const middleware = { algorithm: leakyBucket({ capacity: 5, leakRate: 1, interval: '300ms', mode: 'shape' }), wait: { maxDelay: '1500ms' }, key: () => 'k' };
+    const middleware = {
+      algorithm: leakyBucket({ capacity: 5, leakRate: 1, interval: '300ms', mode: 'shape' }),
+      wait: { maxDelay: '1500ms' },
+      key: () => 'k',
+    };
     // The slot was given back: the next request waits one interval again, not two.
     const next = await leavesWhileHeld(t, middleware, 300);
     expect(members(next.headers['ratelimit'])[0]!.params.r).toBe(3);

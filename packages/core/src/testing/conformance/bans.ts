@@ -16,72 +16,132 @@ export function describeBans(suite: Suite): void {
 
   describe('bans (limiter.block, limiter.unblock)', () => {
     for (const sample of rateSamples) {
-      gatedIt(`${sample.label}: a banned key is denied without charging, with the ban's time left; other keys are not; unblock admits it again with its units intact`, () => bans() && runsAll(suite.store, [sample.kind]), async () => {
-        let now = 1_000;
-        const limiter = limiterOf({ algorithm: sample.make(10, 60_000), denyCache: false }, () => now);
-        const before = await limiter.consume('k');
-        expect(before.allowed).toBe(true);
-        await limiter.block('k', '1h', { reason: 'abuse' });
-        now = 2_000;
-        for (let i = 0; i < 3; i++) expect(await limiter.consume('k')).toMatchObject({ allowed: false, reason: 'blocked', remaining: 0, retryAfterMs: HOUR - 1_000 });
-        expect((await limiter.consume('other')).allowed).toBe(true);
-        await limiter.unblock('k');
-        const after = await limiter.consume('k');
-        expect(after).toMatchObject({ allowed: true });
-        expect(after.reason).toBeUndefined();
-        // The ban charged nothing: two admitted, as if the three denied requests had not come.
-        expect(after.remaining).toBe(before.remaining - 1);
-      });
+      gatedIt(
+        `${sample.label}: a banned key is denied without charging, with the ban's time left; other keys are not; unblock admits it again with its units intact`,
+        () => bans() && runsAll(suite.store, [sample.kind]),
+        async () => {
+          let now = 1_000;
+          const limiter = limiterOf({ algorithm: sample.make(10, 60_000), denyCache: false }, () => now);
+          const before = await limiter.consume('k');
+          expect(before.allowed).toBe(true);
+          await limiter.block('k', '1h', { reason: 'abuse' });
+          now = 2_000;
+          for (let i = 0; i < 3; i++)
+            expect(await limiter.consume('k')).toMatchObject({
+              allowed: false,
+              reason: 'blocked',
+              remaining: 0,
+              retryAfterMs: HOUR - 1_000,
+            });
+          expect((await limiter.consume('other')).allowed).toBe(true);
+          await limiter.unblock('k');
+          const after = await limiter.consume('k');
+          expect(after).toMatchObject({ allowed: true });
+          expect(after.reason).toBeUndefined();
+          // The ban charged nothing: two admitted, as if the three denied requests had not come.
+          expect(after.remaining).toBe(before.remaining - 1);
+        },
+      );
     }
 
-    gatedIt('a ban ends by itself after its duration; a reset lifts it; a later ban replaces an earlier one, and a lockout', () => bans() && runsAll(suite.store, ['fixed-window']), async () => {
-      let now = 10_000;
-      const limiter = limiterOf({ algorithm: fixedWindow({ limit: 1, window: '1m' }), blockDuration: '1h', denyCache: false }, () => now);
-      await limiter.block('k', '10s');
-      now = 19_999;
-      expect(await limiter.consume('k')).toMatchObject({ allowed: false, reason: 'blocked', retryAfterMs: 1 });
-      now = 20_000;
-      expect((await limiter.consume('k')).allowed).toBe(true);
-      // A lockout of an hour, replaced by a ban of a minute.
-      expect(await limiter.consume('k')).toMatchObject({ allowed: false, retryAfterMs: HOUR });
-      await limiter.block('k', '1m');
-      expect(await limiter.consume('k')).toMatchObject({ allowed: false, reason: 'blocked', retryAfterMs: 60_000 });
-      await limiter.reset('k');
-      expect((await limiter.consume('k')).allowed).toBe(true);
-    });
+    gatedIt(
+      'a ban ends by itself after its duration; a reset lifts it; a later ban replaces an earlier one, and a lockout',
+      () => bans() && runsAll(suite.store, ['fixed-window']),
+      async () => {
+        let now = 10_000;
+        const limiter = limiterOf(
+          { algorithm: fixedWindow({ limit: 1, window: '1m' }), blockDuration: '1h', denyCache: false },
+          () => now,
+        );
+        await limiter.block('k', '10s');
+        now = 19_999;
+        expect(await limiter.consume('k')).toMatchObject({ allowed: false, reason: 'blocked', retryAfterMs: 1 });
+        now = 20_000;
+        expect((await limiter.consume('k')).allowed).toBe(true);
+        // A lockout of an hour, replaced by a ban of a minute.
+        expect(await limiter.consume('k')).toMatchObject({ allowed: false, retryAfterMs: HOUR });
+        await limiter.block('k', '1m');
+        expect(await limiter.consume('k')).toMatchObject({ allowed: false, reason: 'blocked', retryAfterMs: 60_000 });
+        await limiter.reset('k');
+        expect((await limiter.consume('k')).allowed).toBe(true);
+      },
+    );
 
-    gatedIt('a second limiter on the store sees the ban at once, and the unban too, through its deny cache', () => bans() && runsAll(suite.store, ['fixed-window']), async () => {
-      const now = 5_000;
-      const prefix = freshPrefix('ban-shared');
-      const options = { algorithm: fixedWindow({ limit: 5, window: '1h' }), store: suite.store, clock: () => now, prefix, timeout: false as const, bans: true };
-      const a = createLimiter(options);
-      const b = createLimiter(options);
-      await a.block('k', '1h');
-      expect(await b.consume('k')).toMatchObject({ allowed: false, reason: 'blocked' });
-      // A store several processes share tells every deny cache of the unban, as of a reset: once the
-      // store's own listener has heard it, so has b's.
-      let heard: () => void = () => {};
-      const listener = (key: string | undefined) => (key === undefined || key === b.storageKey('k')) && heard();
-      const told = new Promise<void>((resolve) => (heard = resolve));
-      suite.store.watchResets?.(listener);
-      await a.unblock('k');
-      if (suite.store.watchResets !== undefined) await told;
-      expect(await b.consume('k')).toMatchObject({ allowed: true, remaining: 4 });
-    });
+    gatedIt(
+      'a second limiter on the store sees the ban at once, and the unban too, through its deny cache',
+      () => bans() && runsAll(suite.store, ['fixed-window']),
+      async () => {
+        const now = 5_000;
+        const prefix = freshPrefix('ban-shared');
+        const options = {
+          algorithm: fixedWindow({ limit: 5, window: '1h' }),
+          store: suite.store,
+          clock: () => now,
+          prefix,
+          timeout: false as const,
+          bans: true,
+        };
+        const a = createLimiter(options);
+        const b = createLimiter(options);
+        await a.block('k', '1h');
+        expect(await b.consume('k')).toMatchObject({ allowed: false, reason: 'blocked' });
+        // A store several processes share tells every deny cache of the unban, as of a reset: once the
+        // store's own listener has heard it, so has b's.
+        let heard: () => void = () => {};
+        const listener = (key: string | undefined) => (key === undefined || key === b.storageKey('k')) && heard();
+        const told = new Promise<void>((resolve) => (heard = resolve));
+        suite.store.watchResets?.(listener);
+        await a.unblock('k');
+        if (suite.store.watchResets !== undefined) await told;
+        expect(await b.consume('k')).toMatchObject({ allowed: true, remaining: 4 });
+      },
+    );
 
-    gatedIt('a ban reaches the key in every layout: a limiter of per-call algorithms banning before any call, and a per-call algorithm of another kind than its own', () => bans() && runsAll(suite.store, ['fixed-window', 'token-bucket', 'sliding-window-log']), async () => {
-      const prefix = freshPrefix('ban-layouts');
-      const admin = createLimiter({ store: suite.store, clock: () => 1_000, prefix, timeout: false, bans: true, denyCache: false });
-      await admin.block('k', '1h');
-      const plans = createLimiter({ store: suite.store, clock: () => 2_000, prefix, timeout: false, bans: true, denyCache: false });
-      expect(await plans.consume('k', 1, tokenBucket({ capacity: 5, refillRate: 1 }))).toMatchObject({ allowed: false, reason: 'blocked' });
-      const own = createLimiter({ algorithm: fixedWindow({ limit: 5, window: '1m' }), store: suite.store, clock: () => 2_000, prefix, timeout: false, bans: true, denyCache: false });
-      expect(await own.consume('k')).toMatchObject({ allowed: false, reason: 'blocked' });
-      expect(await own.consume('k', 1, slidingWindowLog({ limit: 5, window: '1m' }))).toMatchObject({ allowed: false, reason: 'blocked' });
-      await own.unblock('k');
-      expect((await plans.consume('k', 1, tokenBucket({ capacity: 5, refillRate: 1 }))).allowed).toBe(true);
-      expect((await own.consume('k', 1, slidingWindowLog({ limit: 5, window: '1m' }))).allowed).toBe(true);
-    });
+    gatedIt(
+      'a ban reaches the key in every layout: a limiter of per-call algorithms banning before any call, and a per-call algorithm of another kind than its own',
+      () => bans() && runsAll(suite.store, ['fixed-window', 'token-bucket', 'sliding-window-log']),
+      async () => {
+        const prefix = freshPrefix('ban-layouts');
+        const admin = createLimiter({
+          store: suite.store,
+          clock: () => 1_000,
+          prefix,
+          timeout: false,
+          bans: true,
+          denyCache: false,
+        });
+        await admin.block('k', '1h');
+        const plans = createLimiter({
+          store: suite.store,
+          clock: () => 2_000,
+          prefix,
+          timeout: false,
+          bans: true,
+          denyCache: false,
+        });
+        expect(await plans.consume('k', 1, tokenBucket({ capacity: 5, refillRate: 1 }))).toMatchObject({
+          allowed: false,
+          reason: 'blocked',
+        });
+        const own = createLimiter({
+          algorithm: fixedWindow({ limit: 5, window: '1m' }),
+          store: suite.store,
+          clock: () => 2_000,
+          prefix,
+          timeout: false,
+          bans: true,
+          denyCache: false,
+        });
+        expect(await own.consume('k')).toMatchObject({ allowed: false, reason: 'blocked' });
+        expect(await own.consume('k', 1, slidingWindowLog({ limit: 5, window: '1m' }))).toMatchObject({
+          allowed: false,
+          reason: 'blocked',
+        });
+        await own.unblock('k');
+        expect((await plans.consume('k', 1, tokenBucket({ capacity: 5, refillRate: 1 }))).allowed).toBe(true);
+        expect((await own.consume('k', 1, slidingWindowLog({ limit: 5, window: '1m' }))).allowed).toBe(true);
+      },
+    );
 
     for (const sample of rateSamples) {
       gatedIt(
@@ -90,22 +150,40 @@ export function describeBans(suite: Suite): void {
         async () => {
           let now = 1_000;
           const heard = new HeardIdempotency();
-          const limiter = limiterOf({ algorithm: sample.make(10, 60_000), denyCache: false, observer: heard.observer }, () => now);
+          const limiter = limiterOf(
+            { algorithm: sample.make(10, 60_000), denyCache: false, observer: heard.observer },
+            () => now,
+          );
           const first = await limiter.consume('k', 1, { idempotencyKey: 'order-1' });
           expect(first.allowed).toBe(true);
           await limiter.block('k', '1h');
           now = 2_000;
           // The same request, the same id with another fingerprint (cost 2), a new id: each the ban's denial, unmarked.
-          for (const [cost, id] of [[1, 'order-1'], [1, 'order-1'], [2, 'order-1'], [1, 'order-2']] as const) {
+          for (const [cost, id] of [
+            [1, 'order-1'],
+            [1, 'order-1'],
+            [2, 'order-1'],
+            [1, 'order-2'],
+          ] as const) {
             const retry = await limiter.consume('k', cost, { idempotencyKey: id });
-            expect(retry).toMatchObject({ allowed: false, reason: 'blocked', remaining: 0, retryAfterMs: HOUR - 1_000 });
+            expect(retry).toMatchObject({
+              allowed: false,
+              reason: 'blocked',
+              remaining: 0,
+              retryAfterMs: HOUR - 1_000,
+            });
             const said = heard.latest();
             expect([said === 'replayed', said === 'conflict']).toEqual([false, false]);
           }
           await limiter.unblock('k');
           // The record was kept (the ban lifted early leaves the client as it was): its retry replays.
           const replay = await limiter.consume('k', 1, { idempotencyKey: 'order-1' });
-          expect([replay.allowed, heard.replayed(), replay.at, replay.reason]).toEqual([true, true, first.at, undefined]);
+          expect([replay.allowed, heard.replayed(), replay.at, replay.reason]).toEqual([
+            true,
+            true,
+            first.at,
+            undefined,
+          ]);
           // The ban charged nothing and remembered nothing: order-2 is charged now, as new.
           const second = await limiter.consume('k', 1, { idempotencyKey: 'order-2' });
           expect([second.allowed, heard.replayed(), second.remaining]).toEqual([true, false, first.remaining - 1]);
@@ -113,15 +191,33 @@ export function describeBans(suite: Suite): void {
       );
     }
 
-    gatedIt('block() on a limiter without bans (or on a concurrency limit) is a typed error; bad input is refused before the store is asked', () => bans(), async () => {
-      const plain = createLimiter({ algorithm: fixedWindow({ limit: 1, window: '1m' }), store: suite.store, prefix: freshPrefix('ban-off'), timeout: false });
-      await expect(plain.block('k', '1h')).rejects.toMatchObject({ code: 'RL_UNSUPPORTED', message: expect.stringMatching(/bans: true/) });
-      const limiter = limiterOf({ algorithm: fixedWindow({ limit: 1, window: '1m' }) }, () => 0);
-      await expect(limiter.block('', '1h')).rejects.toMatchObject({ code: 'RL_INVALID_KEY' });
-      await expect(limiter.block('k', 0 as never)).rejects.toMatchObject({ code: 'RL_INVALID_OPTION', field: 'limiter.block.duration' });
-      await expect(limiter.block('k', '1h', { reason: 'x\n' })).rejects.toMatchObject({ code: 'RL_INVALID_OPTION', field: 'limiter.block.options.reason' });
-      await expect(limiter.block('k', '1h', null as never)).rejects.toMatchObject({ code: 'RL_INVALID_OPTION' });
-      expect((await limiter.consume('k')).allowed).toBe(true);
-    });
+    gatedIt(
+      'block() on a limiter without bans (or on a concurrency limit) is a typed error; bad input is refused before the store is asked',
+      () => bans(),
+      async () => {
+        const plain = createLimiter({
+          algorithm: fixedWindow({ limit: 1, window: '1m' }),
+          store: suite.store,
+          prefix: freshPrefix('ban-off'),
+          timeout: false,
+        });
+        await expect(plain.block('k', '1h')).rejects.toMatchObject({
+          code: 'RL_UNSUPPORTED',
+          message: expect.stringMatching(/bans: true/),
+        });
+        const limiter = limiterOf({ algorithm: fixedWindow({ limit: 1, window: '1m' }) }, () => 0);
+        await expect(limiter.block('', '1h')).rejects.toMatchObject({ code: 'RL_INVALID_KEY' });
+        await expect(limiter.block('k', 0 as never)).rejects.toMatchObject({
+          code: 'RL_INVALID_OPTION',
+          field: 'limiter.block.duration',
+        });
+        await expect(limiter.block('k', '1h', { reason: 'x\n' })).rejects.toMatchObject({
+          code: 'RL_INVALID_OPTION',
+          field: 'limiter.block.options.reason',
+        });
+        await expect(limiter.block('k', '1h', null as never)).rejects.toMatchObject({ code: 'RL_INVALID_OPTION' });
+        expect((await limiter.consume('k')).allowed).toBe(true);
+      },
+    );
   });
 }

@@ -17,10 +17,21 @@ const idempotent = (id: string, fingerprint: string, maxReplays = 5): Idempotent
 });
 
 /** What a {@link Charged} says beside its decision: `[allowed, took, conflict, idempotencyId]` (a conflict `false` when not said). */
-const said = (charged: Charged): [boolean, Charged['took'], boolean, string | undefined] => [charged.decision.allowed, charged.took, charged.conflict === true, charged.idempotencyId];
+const said = (charged: Charged): [boolean, Charged['took'], boolean, string | undefined] => [
+  charged.decision.allowed,
+  charged.took,
+  charged.conflict === true,
+  charged.idempotencyId,
+];
 
 /** One unit of `key` charged at `now`, idempotent when given an id. */
-const chargeOne = async (store: Store, key: string, algorithm: Algorithm, now: number, idempotency?: IdempotentCharge): Promise<Charged> =>
+const chargeOne = async (
+  store: Store,
+  key: string,
+  algorithm: Algorithm,
+  now: number,
+  idempotency?: IdempotentCharge,
+): Promise<Charged> =>
   store.charge(idempotency === undefined ? { key, algorithm, cost: 1 } : { key, algorithm, cost: 1, idempotency }, now);
 
 /**
@@ -36,12 +47,26 @@ export function describeCharged(suite: Suite): void {
 
   describe('what a charge took (Store.charge answers a Charged record)', () => {
     for (const sample of rateSamples) {
-      gatedIt(`${sample.label}: a charge admitted or denied took 'charged', with no conflict and no id`, () => runsAll(suite.store, [sample.kind]), async () => {
-        const key = `${freshPrefix('charged')}:k`;
-        const algorithm = sample.make(1, HOUR);
-        expect(said(await chargeOne(suite.store, key, algorithm, 10_000))).toEqual([true, 'charged', false, undefined]);
-        expect(said(await chargeOne(suite.store, key, algorithm, 10_000))).toEqual([false, 'charged', false, undefined]);
-      });
+      gatedIt(
+        `${sample.label}: a charge admitted or denied took 'charged', with no conflict and no id`,
+        () => runsAll(suite.store, [sample.kind]),
+        async () => {
+          const key = `${freshPrefix('charged')}:k`;
+          const algorithm = sample.make(1, HOUR);
+          expect(said(await chargeOne(suite.store, key, algorithm, 10_000))).toEqual([
+            true,
+            'charged',
+            false,
+            undefined,
+          ]);
+          expect(said(await chargeOne(suite.store, key, algorithm, 10_000))).toEqual([
+            false,
+            'charged',
+            false,
+            undefined,
+          ]);
+        },
+      );
 
       gatedIt(
         `${sample.label}: an idempotent charge admitted has its id remembered; its retry is replayed (the original's at, no id); another fingerprint is a conflict (no id); a denial remembers nothing`,
@@ -53,42 +78,84 @@ export function describeCharged(suite: Suite): void {
           const first = await chargeOne(store, key, algorithm, 10_000, idempotent('A', 'x'));
           expect(said(first)).toEqual([true, 'charged', false, idempotent('A', 'x').id]);
           const replay = await chargeOne(store, key, algorithm, 10_001, idempotent('A', 'x'));
-          expect([...said(replay), replay.decision.at]).toEqual([true, 'replayed', false, undefined, first.decision.at]);
-          expect(said(await chargeOne(store, key, algorithm, 10_002, idempotent('A', 'y')))).toEqual([true, 'charged', true, undefined]);
-          expect(said(await chargeOne(store, key, algorithm, 10_003, idempotent('B', 'x')))).toEqual([false, 'charged', false, undefined]);
-          expect(said(await chargeOne(store, key, algorithm, 10_004, idempotent('B', 'x')))).toEqual([false, 'charged', false, undefined]);
+          expect([...said(replay), replay.decision.at]).toEqual([
+            true,
+            'replayed',
+            false,
+            undefined,
+            first.decision.at,
+          ]);
+          expect(said(await chargeOne(store, key, algorithm, 10_002, idempotent('A', 'y')))).toEqual([
+            true,
+            'charged',
+            true,
+            undefined,
+          ]);
+          expect(said(await chargeOne(store, key, algorithm, 10_003, idempotent('B', 'x')))).toEqual([
+            false,
+            'charged',
+            false,
+            undefined,
+          ]);
+          expect(said(await chargeOne(store, key, algorithm, 10_004, idempotent('B', 'x')))).toEqual([
+            false,
+            'charged',
+            false,
+            undefined,
+          ]);
           expect((await store.peek(key, algorithm, 0, 10_004)).remaining).toBe(0);
         },
       );
     }
 
-    gatedIt("a give-back with the charge's idempotencyId forgets it (the retry is charged and remembered afresh); one without it keeps the record (the retry replays)", () => remembers() && runsAll(suite.store, ['fixed-window']), async () => {
-      const store = suite.store;
-      const key = `${freshPrefix('charged')}:k`;
-      const algorithm = fixedWindow({ limit: 10, window: '1h' });
-      const a = await chargeOne(store, key, algorithm, 10_000, idempotent('A', 'x'));
-      const b = await chargeOne(store, key, algorithm, 10_000, idempotent('B', 'x'));
-      await store.giveBack({ key, algorithm, cost: 1, chargedAt: a.decision.at, idempotencyId: a.idempotencyId }, 10_001);
-      await store.giveBack({ key, algorithm, cost: 1, chargedAt: b.decision.at }, 10_001);
-      expect(said(await chargeOne(store, key, algorithm, 10_002, idempotent('A', 'x')))).toEqual([true, 'charged', false, idempotent('A', 'x').id]);
-      expect(said(await chargeOne(store, key, algorithm, 10_002, idempotent('B', 'x')))).toEqual([true, 'replayed', false, undefined]);
-      expect((await store.peek(key, algorithm, 0, 10_002)).remaining).toBe(9);
-    });
+    gatedIt(
+      "a give-back with the charge's idempotencyId forgets it (the retry is charged and remembered afresh); one without it keeps the record (the retry replays)",
+      () => remembers() && runsAll(suite.store, ['fixed-window']),
+      async () => {
+        const store = suite.store;
+        const key = `${freshPrefix('charged')}:k`;
+        const algorithm = fixedWindow({ limit: 10, window: '1h' });
+        const a = await chargeOne(store, key, algorithm, 10_000, idempotent('A', 'x'));
+        const b = await chargeOne(store, key, algorithm, 10_000, idempotent('B', 'x'));
+        await store.giveBack(
+          { key, algorithm, cost: 1, chargedAt: a.decision.at, idempotencyId: a.idempotencyId },
+          10_001,
+        );
+        await store.giveBack({ key, algorithm, cost: 1, chargedAt: b.decision.at }, 10_001);
+        expect(said(await chargeOne(store, key, algorithm, 10_002, idempotent('A', 'x')))).toEqual([
+          true,
+          'charged',
+          false,
+          idempotent('A', 'x').id,
+        ]);
+        expect(said(await chargeOne(store, key, algorithm, 10_002, idempotent('B', 'x')))).toEqual([
+          true,
+          'replayed',
+          false,
+          undefined,
+        ]);
+        expect((await store.peek(key, algorithm, 0, 10_002)).remaining).toBe(9);
+      },
+    );
 
-    gatedIt('past maxReplays the retry is charged as new, its id remembered afresh (and replayed again)', () => remembers() && runsAll(suite.store, ['fixed-window']), async () => {
-      const store = suite.store;
-      const key = `${freshPrefix('charged')}:k`;
-      const algorithm = fixedWindow({ limit: 10, window: '1h' });
-      const once = idempotent('A', 'x', 1);
-      const took: [boolean, Charged['took'], boolean, string | undefined][] = [];
-      for (let i = 0; i < 4; i++) took.push(said(await chargeOne(store, key, algorithm, 10_000 + i, once)));
-      expect(took).toEqual([
-        [true, 'charged', false, once.id],
-        [true, 'replayed', false, undefined],
-        [true, 'charged', false, once.id],
-        [true, 'replayed', false, undefined],
-      ]);
-    });
+    gatedIt(
+      'past maxReplays the retry is charged as new, its id remembered afresh (and replayed again)',
+      () => remembers() && runsAll(suite.store, ['fixed-window']),
+      async () => {
+        const store = suite.store;
+        const key = `${freshPrefix('charged')}:k`;
+        const algorithm = fixedWindow({ limit: 10, window: '1h' });
+        const once = idempotent('A', 'x', 1);
+        const took: [boolean, Charged['took'], boolean, string | undefined][] = [];
+        for (let i = 0; i < 4; i++) took.push(said(await chargeOne(store, key, algorithm, 10_000 + i, once)));
+        expect(took).toEqual([
+          [true, 'charged', false, once.id],
+          [true, 'replayed', false, undefined],
+          [true, 'charged', false, once.id],
+          [true, 'replayed', false, undefined],
+        ]);
+      },
+    );
 
     gatedIt(
       "while the key is banned an idempotent charge gets the ban's denial, neither a replay nor a conflict, with no id; unbanned, the kept record replays",

@@ -2,7 +2,16 @@ import { describe, expect } from 'vitest';
 import { concurrency } from '../../algorithms/concurrency.js';
 import { slidingWindowLog } from '../../algorithms/sliding-window-log.js';
 import { combineLimiters } from '../../compose/group.js';
-import { freshPrefix, gatedIt, limiterOn, rateSamples, runsAll, samplesFor, type RateSample, type Suite } from './suite.js';
+import {
+  freshPrefix,
+  gatedIt,
+  limiterOn,
+  rateSamples,
+  runsAll,
+  samplesFor,
+  type RateSample,
+  type Suite,
+} from './suite.js';
 
 /** Limits combined with `combineLimiters`: all or nothing, and nothing charged for bad input. */
 export function describeCombinedLimits(suite: Suite): void {
@@ -23,33 +32,43 @@ export function describeCombinedLimits(suite: Suite): void {
   describe('combined limits', () => {
     for (const sample of rateSamples) {
       const applies = () => runsAll(suite.store, [sample.kind]);
-      gatedIt(`${sample.label} first: admits only if all admit; a denial by one uses no quota in the others`, applies, async () => {
-        const { tenant, user, group } = tenantAndUser('combo', sample);
-        expect((await group.consume(['acme', 'alice'])).allowed).toBe(true);
-        expect((await group.consume(['acme', 'alice'])).allowed).toBe(true);
-        const denied = await group.consume(['acme', 'alice']);
-        expect(denied.allowed).toBe(false);
-        expect(denied.deniedBy).toBe(1);
-        // The tenant's unit taken by the denied request was given back: bob gets the last one.
-        expect((await tenant.peek('acme')).remaining).toBe(1);
-        const bob = await group.consume(['acme', 'bob']);
-        expect(bob.allowed).toBe(true);
-        expect(bob.remaining).toBe(0);
-        const carol = await group.consume(['acme', 'carol']);
-        expect(carol).toMatchObject({ allowed: false, deniedBy: 0 });
-        // The user limit was not asked, so carol has her full quota.
-        expect((await user.peek('carol')).remaining).toBe(2);
-      });
+      gatedIt(
+        `${sample.label} first: admits only if all admit; a denial by one uses no quota in the others`,
+        applies,
+        async () => {
+          const { tenant, user, group } = tenantAndUser('combo', sample);
+          expect((await group.consume(['acme', 'alice'])).allowed).toBe(true);
+          expect((await group.consume(['acme', 'alice'])).allowed).toBe(true);
+          const denied = await group.consume(['acme', 'alice']);
+          expect(denied.allowed).toBe(false);
+          expect(denied.deniedBy).toBe(1);
+          // The tenant's unit taken by the denied request was given back: bob gets the last one.
+          expect((await tenant.peek('acme')).remaining).toBe(1);
+          const bob = await group.consume(['acme', 'bob']);
+          expect(bob.allowed).toBe(true);
+          expect(bob.remaining).toBe(0);
+          const carol = await group.consume(['acme', 'carol']);
+          expect(carol).toMatchObject({ allowed: false, deniedBy: 0 });
+          // The user limit was not asked, so carol has her full quota.
+          expect((await user.peek('carol')).remaining).toBe(2);
+        },
+      );
 
-      gatedIt(`${sample.label} first: a bad key or cost for any limit rejects before any limit is charged`, applies, async () => {
-        const { tenant, user, group } = tenantAndUser('combo-bad', sample);
-        await expect(group.consume(['acme', 'alice'], [1, 5])).rejects.toMatchObject({ code: 'RL_COST_EXCEEDS_CAPACITY' });
-        await expect(group.consume(['acme', 'alice'], [1, -1])).rejects.toMatchObject({ code: 'RL_INVALID_COST' });
-        await expect(group.consume(['acme', ''])).rejects.toMatchObject({ code: 'RL_INVALID_KEY' });
-        await expect(group.consume(['acme'] as never)).rejects.toMatchObject({ code: 'RL_INVALID_OPTION' });
-        expect((await tenant.peek('acme')).remaining).toBe(3);
-        expect((await user.peek('alice')).remaining).toBe(2);
-      });
+      gatedIt(
+        `${sample.label} first: a bad key or cost for any limit rejects before any limit is charged`,
+        applies,
+        async () => {
+          const { tenant, user, group } = tenantAndUser('combo-bad', sample);
+          await expect(group.consume(['acme', 'alice'], [1, 5])).rejects.toMatchObject({
+            code: 'RL_COST_EXCEEDS_CAPACITY',
+          });
+          await expect(group.consume(['acme', 'alice'], [1, -1])).rejects.toMatchObject({ code: 'RL_INVALID_COST' });
+          await expect(group.consume(['acme', ''])).rejects.toMatchObject({ code: 'RL_INVALID_KEY' });
+          await expect(group.consume(['acme'] as never)).rejects.toMatchObject({ code: 'RL_INVALID_OPTION' });
+          expect((await tenant.peek('acme')).remaining).toBe(3);
+          expect((await user.peek('alice')).remaining).toBe(2);
+        },
+      );
     }
   });
 }
@@ -58,47 +77,71 @@ export function describeCombinedLimits(suite: Suite): void {
 export function describeAtomicity(suite: Suite): void {
   describe('atomicity', () => {
     for (const sample of rateSamples) {
-      gatedIt(`${sample.label}: 200 concurrent calls on one key admit exactly the limit`, () => runsAll(suite.store, [sample.kind]), async () => {
-        const limiter = limiterOn(suite.store, sample.make(25, 3_600_000), freshPrefix('atomic'), () => 1_000);
-        const decisions = await Promise.all(Array.from({ length: 200 }, () => limiter.consume('hot')));
-        expect(decisions.filter((d) => d.allowed)).toHaveLength(25);
-      });
+      gatedIt(
+        `${sample.label}: 200 concurrent calls on one key admit exactly the limit`,
+        () => runsAll(suite.store, [sample.kind]),
+        async () => {
+          const limiter = limiterOn(suite.store, sample.make(25, 3_600_000), freshPrefix('atomic'), () => 1_000);
+          const decisions = await Promise.all(Array.from({ length: 200 }, () => limiter.consume('hot')));
+          expect(decisions.filter((d) => d.allowed)).toHaveLength(25);
+        },
+      );
     }
-    gatedIt('concurrency: 100 concurrent acquires admit exactly the limit; releases free them', () => runsAll(suite.store, ['concurrency']), async () => {
-      const limiter = limiterOn(suite.store, concurrency({ limit: 7, lease: '1m' }), freshPrefix('cc'), () => 1_000);
-      const leases = await Promise.all(Array.from({ length: 100 }, () => limiter.acquire('hot')));
-      const held = leases.filter((l) => l.allowed);
-      expect(held).toHaveLength(7);
-      await Promise.all(held.map((l) => l.release()));
-      await Promise.all(held.map((l) => l.release()));
-      const again = await Promise.all(Array.from({ length: 10 }, () => limiter.acquire('hot')));
-      expect(again.filter((l) => l.allowed)).toHaveLength(7);
-    });
+    gatedIt(
+      'concurrency: 100 concurrent acquires admit exactly the limit; releases free them',
+      () => runsAll(suite.store, ['concurrency']),
+      async () => {
+        const limiter = limiterOn(suite.store, concurrency({ limit: 7, lease: '1m' }), freshPrefix('cc'), () => 1_000);
+        const leases = await Promise.all(Array.from({ length: 100 }, () => limiter.acquire('hot')));
+        const held = leases.filter((l) => l.allowed);
+        expect(held).toHaveLength(7);
+        await Promise.all(held.map((l) => l.release()));
+        await Promise.all(held.map((l) => l.release()));
+        const again = await Promise.all(Array.from({ length: 10 }, () => limiter.acquire('hot')));
+        expect(again.filter((l) => l.allowed)).toHaveLength(7);
+      },
+    );
   });
 }
 
 /** Store operations of one kind that the scenarios do not reach. */
 export function describeStoreOperations(suite: Suite): void {
   describe('store operations', () => {
-    gatedIt('acquiring a live lease id again renews it and takes no second permit', () => runsAll(suite.store, ['concurrency']), async () => {
-      const { store } = suite;
-      const algorithm = concurrency({ limit: 2, lease: '1s' });
-      const key = `${freshPrefix('renew')}:k`;
-      expect(await store.acquire(key, algorithm, 'lease-a', 1_000)).toMatchObject({ allowed: true, remaining: 1 });
-      expect(await store.acquire(key, algorithm, 'lease-a', 1_500)).toMatchObject({ allowed: true, remaining: 1, resetMs: 1000 });
-      expect(await store.acquire(key, algorithm, 'lease-b', 1_600)).toMatchObject({ allowed: true, remaining: 0 });
-      expect(await store.acquire(key, algorithm, 'lease-a', 1_700)).toMatchObject({ allowed: true, remaining: 0 });
-      expect(await store.acquire(key, algorithm, 'lease-c', 1_700)).toMatchObject({ allowed: false, retryAfterMs: 900 });
-      await store.release(key, algorithm, 'lease-a');
-      await store.release(key, algorithm, 'lease-b');
-    });
+    gatedIt(
+      'acquiring a live lease id again renews it and takes no second permit',
+      () => runsAll(suite.store, ['concurrency']),
+      async () => {
+        const { store } = suite;
+        const algorithm = concurrency({ limit: 2, lease: '1s' });
+        const key = `${freshPrefix('renew')}:k`;
+        expect(await store.acquire(key, algorithm, 'lease-a', 1_000)).toMatchObject({ allowed: true, remaining: 1 });
+        expect(await store.acquire(key, algorithm, 'lease-a', 1_500)).toMatchObject({
+          allowed: true,
+          remaining: 1,
+          resetMs: 1000,
+        });
+        expect(await store.acquire(key, algorithm, 'lease-b', 1_600)).toMatchObject({ allowed: true, remaining: 0 });
+        expect(await store.acquire(key, algorithm, 'lease-a', 1_700)).toMatchObject({ allowed: true, remaining: 0 });
+        expect(await store.acquire(key, algorithm, 'lease-c', 1_700)).toMatchObject({
+          allowed: false,
+          retryAfterMs: 900,
+        });
+        await store.release(key, algorithm, 'lease-a');
+        await store.release(key, algorithm, 'lease-b');
+      },
+    );
 
     gatedIt(
       'a flood of counted denials keeps a sliding log bounded and blocking until the flood has left the window',
       () => runsAll(suite.store, ['sliding-window-log']),
       async () => {
         let now = 0;
-        const limiter = limiterOn(suite.store, slidingWindowLog({ limit: 2, window: '1s', countDenied: true }), freshPrefix('flood'), () => now);
+        const limiter = limiterOn(
+          suite.store,
+          slidingWindowLog({ limit: 2, window: '1s', countDenied: true }),
+          freshPrefix('flood'),
+          () => now,
+        );
         for (now = 0; now < 400; now++) await limiter.consume('k');
         now = 1_398;
         expect((await limiter.peek('k', 1)).allowed).toBe(false);

@@ -46,50 +46,61 @@ export function describeGiveBacks(suite: Suite): void {
         () => runsAll(suite.store, [sample.kind]),
         async () => {
           await fc.assert(
-            fc.asyncProperty(fc.integer({ min: 2, max: 5 }), fc.integer({ min: 100, max: 2000 }), charges(2000), async (limit, windowMs, sequence) => {
-              let now = 10_000;
-              const algorithm = sample.make(limit, windowMs);
-              const limiter = limiterOn(suite.store, algorithm, freshPrefix('give-back'), () => now);
-              // The charges, then every give-back in time order (each after its own charge).
-              const admitted: Admitted[] = [];
-              const events: { t: number; run: () => Promise<void> }[] = [];
-              let t = now;
-              for (const { gap, cost, backAfter } of sequence) {
-                t += gap;
-                const at = t;
-                events.push({
-                  t: at,
-                  run: async () => {
-                    const decision = await limiter.consume('k', cost);
-                    if (!decision.allowed) return;
-                    const entry: Admitted = { t: at, cost, decision, backAt: backAfter === undefined ? Infinity : at + backAfter };
-                    admitted.push(entry);
-                    if (backAfter !== undefined) {
-                      events.push({ t: entry.backAt, run: () => limiter.undo('k', cost, decision) });
-                    }
-                  },
-                });
-              }
-              // Consumes first among events at one time, then give-backs, in the order they were made.
-              for (let i = 0; i < events.length; i++) {
-                let next = i;
-                for (let j = i + 1; j < events.length; j++) if (events[j]!.t < events[next]!.t) next = j;
-                const [event] = events.splice(next, 1);
-                events.splice(i, 0, event!);
-                now = event!.t;
-                await event!.run();
-                // After each step: the balance against the charges kept so far, on the model.
-                const model = new StepStore();
-                for (const a of admitted) if (a.backAt > now) model.charge({ key: 'k', algorithm, cost: a.cost }, a.t);
-                for (const later of [now, now + windowMs / 2, now + windowMs]) {
-                  now = later;
-                  const actual = await limiter.peek('k');
-                  const expected = model.peek('k', algorithm, 0, later);
-                  expect(actual.remaining, `at ${later} ms`).toBeLessThanOrEqual(expected.remaining);
+            fc.asyncProperty(
+              fc.integer({ min: 2, max: 5 }),
+              fc.integer({ min: 100, max: 2000 }),
+              charges(2000),
+              async (limit, windowMs, sequence) => {
+                let now = 10_000;
+                const algorithm = sample.make(limit, windowMs);
+                const limiter = limiterOn(suite.store, algorithm, freshPrefix('give-back'), () => now);
+                // The charges, then every give-back in time order (each after its own charge).
+                const admitted: Admitted[] = [];
+                const events: { t: number; run: () => Promise<void> }[] = [];
+                let t = now;
+                for (const { gap, cost, backAfter } of sequence) {
+                  t += gap;
+                  const at = t;
+                  events.push({
+                    t: at,
+                    run: async () => {
+                      const decision = await limiter.consume('k', cost);
+                      if (!decision.allowed) return;
+                      const entry: Admitted = {
+                        t: at,
+                        cost,
+                        decision,
+                        backAt: backAfter === undefined ? Infinity : at + backAfter,
+                      };
+                      admitted.push(entry);
+                      if (backAfter !== undefined) {
+                        events.push({ t: entry.backAt, run: () => limiter.undo('k', cost, decision) });
+                      }
+                    },
+                  });
                 }
-                now = event!.t;
-              }
-            }),
+                // Consumes first among events at one time, then give-backs, in the order they were made.
+                for (let i = 0; i < events.length; i++) {
+                  let next = i;
+                  for (let j = i + 1; j < events.length; j++) if (events[j]!.t < events[next]!.t) next = j;
+                  const [event] = events.splice(next, 1);
+                  events.splice(i, 0, event!);
+                  now = event!.t;
+                  await event!.run();
+                  // After each step: the balance against the charges kept so far, on the model.
+                  const model = new StepStore();
+                  for (const a of admitted)
+                    if (a.backAt > now) model.charge({ key: 'k', algorithm, cost: a.cost }, a.t);
+                  for (const later of [now, now + windowMs / 2, now + windowMs]) {
+                    now = later;
+                    const actual = await limiter.peek('k');
+                    const expected = model.peek('k', algorithm, 0, later);
+                    expect(actual.remaining, `at ${later} ms`).toBeLessThanOrEqual(expected.remaining);
+                  }
+                  now = event!.t;
+                }
+              },
+            ),
             { numRuns: suite.runs },
           );
         },

@@ -18,8 +18,20 @@ import { freshPrefix, gatedIt, rateSamples, runsAll, samplesFor, type Suite } fr
  */
 export function describeIdempotency(suite: Suite): void {
   const remembers = (): boolean => suite.store.capabilities.idempotency === true;
-  const limiterOf = (algorithm: LimiterOptions['algorithm'], clock: () => number, options: Partial<LimiterOptions> = {}) =>
-    createLimiter({ algorithm, store: suite.store, clock, prefix: freshPrefix('idem'), timeout: false, denyCache: false, ...options });
+  const limiterOf = (
+    algorithm: LimiterOptions['algorithm'],
+    clock: () => number,
+    options: Partial<LimiterOptions> = {},
+  ) =>
+    createLimiter({
+      algorithm,
+      store: suite.store,
+      clock,
+      prefix: freshPrefix('idem'),
+      timeout: false,
+      denyCache: false,
+      ...options,
+    });
 
   describe('idempotent charges', () => {
     for (const sample of rateSamples) {
@@ -44,105 +56,143 @@ export function describeIdempotency(suite: Suite): void {
       );
     }
 
-    gatedIt('a denial is never remembered: a retry of a denied request is decided afresh, and charged once admitted', () => remembers() && runsAll(suite.store, ['fixed-window']), async () => {
-      let now = 60_000;
-      const heard = new HeardIdempotency();
-      const limiter = limiterOf(fixedWindow({ limit: 1, window: '1m' }), () => now, { observer: heard.observer });
-      await limiter.consume('k');
-      const denied = await limiter.consume('k', 1, { idempotencyKey: 'late' });
-      expect([denied.allowed, heard.replayed()]).toEqual([false, false]);
-      expect((await limiter.consume('k', 1, { idempotencyKey: 'late' })).allowed).toBe(false);
-      now = 120_000;
-      const admitted = await limiter.consume('k', 1, { idempotencyKey: 'late' });
-      expect([admitted.allowed, heard.replayed(), admitted.remaining]).toEqual([true, false, 0]);
-      await limiter.consume('k', 1, { idempotencyKey: 'late' });
-      expect(heard.replayed()).toBe(true);
-    });
+    gatedIt(
+      'a denial is never remembered: a retry of a denied request is decided afresh, and charged once admitted',
+      () => remembers() && runsAll(suite.store, ['fixed-window']),
+      async () => {
+        let now = 60_000;
+        const heard = new HeardIdempotency();
+        const limiter = limiterOf(fixedWindow({ limit: 1, window: '1m' }), () => now, { observer: heard.observer });
+        await limiter.consume('k');
+        const denied = await limiter.consume('k', 1, { idempotencyKey: 'late' });
+        expect([denied.allowed, heard.replayed()]).toEqual([false, false]);
+        expect((await limiter.consume('k', 1, { idempotencyKey: 'late' })).allowed).toBe(false);
+        now = 120_000;
+        const admitted = await limiter.consume('k', 1, { idempotencyKey: 'late' });
+        expect([admitted.allowed, heard.replayed(), admitted.remaining]).toEqual([true, false, 0]);
+        await limiter.consume('k', 1, { idempotencyKey: 'late' });
+        expect(heard.replayed()).toBe(true);
+      },
+    );
 
-    gatedIt('an id reused with another fingerprint is charged as new, a conflict; a retry of the first still gets its decision', () => remembers() && runsAll(suite.store, ['fixed-window']), async () => {
-      const heard = new HeardIdempotency();
-      const limiter = limiterOf(fixedWindow({ limit: 10, window: '1h' }), () => 1_000, { observer: heard.observer });
-      await limiter.consume('k', 1, { idempotencyKey: 'x', fingerprint: 'POST /orders 1' });
-      const reused = await limiter.consume('k', 1, { idempotencyKey: 'x', fingerprint: 'DELETE /orders 1' });
-      const said = heard.latest();
-      expect([reused.allowed, reused.remaining, said === 'conflict', said === 'replayed']).toEqual([true, 8, true, false]);
-      const again = await limiter.consume('k', 1, { idempotencyKey: 'x', fingerprint: 'POST /orders 1' });
-      expect([again.remaining, heard.replayed()]).toEqual([8, true]);
-      // The default fingerprint is the cost: a retry of another cost is another request.
-      await limiter.consume('k', 1, { idempotencyKey: 'y' });
-      await limiter.consume('k', 3, { idempotencyKey: 'y' });
-      expect(heard.latest()).toBe('conflict');
-    });
+    gatedIt(
+      'an id reused with another fingerprint is charged as new, a conflict; a retry of the first still gets its decision',
+      () => remembers() && runsAll(suite.store, ['fixed-window']),
+      async () => {
+        const heard = new HeardIdempotency();
+        const limiter = limiterOf(fixedWindow({ limit: 10, window: '1h' }), () => 1_000, { observer: heard.observer });
+        await limiter.consume('k', 1, { idempotencyKey: 'x', fingerprint: 'POST /orders 1' });
+        const reused = await limiter.consume('k', 1, { idempotencyKey: 'x', fingerprint: 'DELETE /orders 1' });
+        const said = heard.latest();
+        expect([reused.allowed, reused.remaining, said === 'conflict', said === 'replayed']).toEqual([
+          true,
+          8,
+          true,
+          false,
+        ]);
+        const again = await limiter.consume('k', 1, { idempotencyKey: 'x', fingerprint: 'POST /orders 1' });
+        expect([again.remaining, heard.replayed()]).toEqual([8, true]);
+        // The default fingerprint is the cost: a retry of another cost is another request.
+        await limiter.consume('k', 1, { idempotencyKey: 'y' });
+        await limiter.consume('k', 3, { idempotencyKey: 'y' });
+        expect(heard.latest()).toBe('conflict');
+      },
+    );
 
-    gatedIt('after idempotencyTtl a retry is charged; a give-back forgets the id (its retry is charged); reset forgets every id', () => remembers() && runsAll(suite.store, ['fixed-window']), async () => {
-      let now = 3_600_000;
-      const heard = new HeardIdempotency();
-      const limiter = limiterOf(fixedWindow({ limit: 100, window: '1h' }), () => now, { observer: heard.observer, idempotencyTtl: '1s' });
-      await limiter.consume('k', 1, { idempotencyKey: 'a' });
-      now += 999;
-      await limiter.consume('k', 1, { idempotencyKey: 'a' });
-      expect(heard.replayed()).toBe(true);
-      now += 1;
-      await limiter.consume('k', 1, { idempotencyKey: 'a' });
-      expect(heard.replayed()).toBe(false);
-      expect((await limiter.peek('k')).remaining).toBe(98);
-      const given = await limiter.consume('k', 1, { idempotencyKey: 'b' });
-      await limiter.undo('k', 1, given);
-      await limiter.consume('k', 1, { idempotencyKey: 'b' });
-      expect(heard.replayed()).toBe(false);
-      await limiter.reset('k');
-      await limiter.consume('k', 1, { idempotencyKey: 'b' });
-      expect(heard.replayed()).toBe(false);
-      expect((await limiter.peek('k')).remaining).toBe(99);
-    });
-
-    gatedIt('a key remembers at most idempotencyMaxIds ids: the oldest is forgotten first', () => remembers() && runsAll(suite.store, ['fixed-window']), async () => {
-      let now = 5_000;
-      const heard = new HeardIdempotency();
-      const limiter = limiterOf(fixedWindow({ limit: 100, window: '1h' }), () => now, { observer: heard.observer, idempotencyMaxIds: 3 });
-      for (const id of ['1', '2', '3', '4']) {
+    gatedIt(
+      'after idempotencyTtl a retry is charged; a give-back forgets the id (its retry is charged); reset forgets every id',
+      () => remembers() && runsAll(suite.store, ['fixed-window']),
+      async () => {
+        let now = 3_600_000;
+        const heard = new HeardIdempotency();
+        const limiter = limiterOf(fixedWindow({ limit: 100, window: '1h' }), () => now, {
+          observer: heard.observer,
+          idempotencyTtl: '1s',
+        });
+        await limiter.consume('k', 1, { idempotencyKey: 'a' });
+        now += 999;
+        await limiter.consume('k', 1, { idempotencyKey: 'a' });
+        expect(heard.replayed()).toBe(true);
         now += 1;
-        await limiter.consume('k', 1, { idempotencyKey: id });
-      }
-      await limiter.consume('k', 1, { idempotencyKey: '4' });
-      expect(heard.replayed()).toBe(true);
-      await limiter.consume('k', 1, { idempotencyKey: '2' });
-      expect(heard.replayed()).toBe(true);
-      await limiter.consume('k', 1, { idempotencyKey: '1' });
-      expect(heard.replayed()).toBe(false);
-      expect((await limiter.peek('k')).remaining).toBe(95);
-    });
+        await limiter.consume('k', 1, { idempotencyKey: 'a' });
+        expect(heard.replayed()).toBe(false);
+        expect((await limiter.peek('k')).remaining).toBe(98);
+        const given = await limiter.consume('k', 1, { idempotencyKey: 'b' });
+        await limiter.undo('k', 1, given);
+        await limiter.consume('k', 1, { idempotencyKey: 'b' });
+        expect(heard.replayed()).toBe(false);
+        await limiter.reset('k');
+        await limiter.consume('k', 1, { idempotencyKey: 'b' });
+        expect(heard.replayed()).toBe(false);
+        expect((await limiter.peek('k')).remaining).toBe(99);
+      },
+    );
 
-    gatedIt('a give-back of a replay gives nothing back and keeps the record; a give-back of a conflict keeps the first request\'s record', () => remembers() && runsAll(suite.store, ['fixed-window']), async () => {
-      const heard = new HeardIdempotency();
-      const limiter = limiterOf(fixedWindow({ limit: 10, window: '1h' }), () => 1_000, { observer: heard.observer });
-      await limiter.consume('b', 3, { idempotencyKey: 'Y' });
-      const replay = await limiter.consume('b', 3, { idempotencyKey: 'Y' });
-      await limiter.undo('b', 3, replay);
-      expect((await limiter.peek('b')).remaining).toBe(7);
-      await limiter.consume('b', 3, { idempotencyKey: 'Y' });
-      expect(heard.replayed()).toBe(true);
-      await limiter.consume('a', 1, { idempotencyKey: 'X', fingerprint: 'POST /orders' });
-      const conflict = await limiter.consume('a', 1, { idempotencyKey: 'X', fingerprint: 'DELETE /orders' });
-      await limiter.undo('a', 1, conflict);
-      await limiter.consume('a', 1, { idempotencyKey: 'X', fingerprint: 'POST /orders' });
-      expect(heard.replayed()).toBe(true);
-      expect((await limiter.peek('a')).remaining).toBe(9);
-    });
+    gatedIt(
+      'a key remembers at most idempotencyMaxIds ids: the oldest is forgotten first',
+      () => remembers() && runsAll(suite.store, ['fixed-window']),
+      async () => {
+        let now = 5_000;
+        const heard = new HeardIdempotency();
+        const limiter = limiterOf(fixedWindow({ limit: 100, window: '1h' }), () => now, {
+          observer: heard.observer,
+          idempotencyMaxIds: 3,
+        });
+        for (const id of ['1', '2', '3', '4']) {
+          now += 1;
+          await limiter.consume('k', 1, { idempotencyKey: id });
+        }
+        await limiter.consume('k', 1, { idempotencyKey: '4' });
+        expect(heard.replayed()).toBe(true);
+        await limiter.consume('k', 1, { idempotencyKey: '2' });
+        expect(heard.replayed()).toBe(true);
+        await limiter.consume('k', 1, { idempotencyKey: '1' });
+        expect(heard.replayed()).toBe(false);
+        expect((await limiter.peek('k')).remaining).toBe(95);
+      },
+    );
 
-    gatedIt('with a quota lease: an idempotent charge goes to the store, and its give-back forgets the id there (never into a block)', () => remembers() && runsAll(suite.store, ['fixed-window']), async () => {
-      const heard = new HeardIdempotency();
-      const limiter = limiterOf(fixedWindow({ limit: 20, window: '1h' }), () => 5_000, { observer: heard.observer, lease: { units: 10, ttl: '10s' } });
-      await limiter.consume('k');
-      const charged = await limiter.consume('k', 1, { idempotencyKey: 'A' });
-      await limiter.undo('k', 1, charged);
-      await limiter.consume('k', 1, { idempotencyKey: 'A' });
-      expect(heard.replayed()).toBe(false);
-      let admitted = 2;
-      for (let i = 0; i < 30; i++) if ((await limiter.consume('k')).allowed) admitted++;
-      expect(admitted).toBe(20);
-      await limiter.close();
-    });
+    gatedIt(
+      "a give-back of a replay gives nothing back and keeps the record; a give-back of a conflict keeps the first request's record",
+      () => remembers() && runsAll(suite.store, ['fixed-window']),
+      async () => {
+        const heard = new HeardIdempotency();
+        const limiter = limiterOf(fixedWindow({ limit: 10, window: '1h' }), () => 1_000, { observer: heard.observer });
+        await limiter.consume('b', 3, { idempotencyKey: 'Y' });
+        const replay = await limiter.consume('b', 3, { idempotencyKey: 'Y' });
+        await limiter.undo('b', 3, replay);
+        expect((await limiter.peek('b')).remaining).toBe(7);
+        await limiter.consume('b', 3, { idempotencyKey: 'Y' });
+        expect(heard.replayed()).toBe(true);
+        await limiter.consume('a', 1, { idempotencyKey: 'X', fingerprint: 'POST /orders' });
+        const conflict = await limiter.consume('a', 1, { idempotencyKey: 'X', fingerprint: 'DELETE /orders' });
+        await limiter.undo('a', 1, conflict);
+        await limiter.consume('a', 1, { idempotencyKey: 'X', fingerprint: 'POST /orders' });
+        expect(heard.replayed()).toBe(true);
+        expect((await limiter.peek('a')).remaining).toBe(9);
+      },
+    );
+
+    gatedIt(
+      'with a quota lease: an idempotent charge goes to the store, and its give-back forgets the id there (never into a block)',
+      () => remembers() && runsAll(suite.store, ['fixed-window']),
+      async () => {
+        const heard = new HeardIdempotency();
+        const limiter = limiterOf(fixedWindow({ limit: 20, window: '1h' }), () => 5_000, {
+          observer: heard.observer,
+          lease: { units: 10, ttl: '10s' },
+        });
+        await limiter.consume('k');
+        const charged = await limiter.consume('k', 1, { idempotencyKey: 'A' });
+        await limiter.undo('k', 1, charged);
+        await limiter.consume('k', 1, { idempotencyKey: 'A' });
+        expect(heard.replayed()).toBe(false);
+        let admitted = 2;
+        for (let i = 0; i < 30; i++) if ((await limiter.consume('k')).allowed) admitted++;
+        expect(admitted).toBe(20);
+        await limiter.close();
+      },
+    );
 
     for (const sample of rateSamples) {
       gatedIt(
@@ -151,7 +201,10 @@ export function describeIdempotency(suite: Suite): void {
         async () => {
           let now = 10_000;
           const heard = new HeardIdempotency();
-          const limiter = limiterOf(sample.make(100, 60_000), () => now, { observer: heard.observer, idempotencyMaxReplays: 2 });
+          const limiter = limiterOf(sample.make(100, 60_000), () => now, {
+            observer: heard.observer,
+            idempotencyMaxReplays: 2,
+          });
           const first = await limiter.consume('k', 1, { idempotencyKey: 'A' });
           const seen: [boolean, boolean, number][] = [[first.allowed, heard.replayed(), first.remaining]];
           for (let i = 0; i < 6; i++) {
@@ -172,47 +225,80 @@ export function describeIdempotency(suite: Suite): void {
       );
     }
 
-    gatedIt('by default an id replays 5 times: the 7th request with it is charged', () => remembers() && runsAll(suite.store, ['fixed-window']), async () => {
-      const heard = new HeardIdempotency();
-      const limiter = limiterOf(fixedWindow({ limit: 100, window: '1h' }), () => 1_000, { observer: heard.observer });
-      const replayed: boolean[] = [];
-      for (let i = 0; i < 13; i++) {
-        await limiter.consume('k', 1, { idempotencyKey: 'order-1' });
-        replayed.push(heard.replayed());
-      }
-      expect(replayed).toEqual([false, true, true, true, true, true, false, true, true, true, true, true, false]);
-      expect((await limiter.peek('k')).remaining).toBe(97);
-    });
+    gatedIt(
+      'by default an id replays 5 times: the 7th request with it is charged',
+      () => remembers() && runsAll(suite.store, ['fixed-window']),
+      async () => {
+        const heard = new HeardIdempotency();
+        const limiter = limiterOf(fixedWindow({ limit: 100, window: '1h' }), () => 1_000, { observer: heard.observer });
+        const replayed: boolean[] = [];
+        for (let i = 0; i < 13; i++) {
+          await limiter.consume('k', 1, { idempotencyKey: 'order-1' });
+          replayed.push(heard.replayed());
+        }
+        expect(replayed).toEqual([false, true, true, true, true, true, false, true, true, true, true, true, false]);
+        expect((await limiter.peek('k')).remaining).toBe(97);
+      },
+    );
 
-    gatedIt('a retry past the bound that is denied is not remembered: the spent record stays, and each later retry is decided afresh until one is admitted', () => remembers() && runsAll(suite.store, ['fixed-window']), async () => {
-      let now = 60_000;
-      const heard = new HeardIdempotency();
-      const limiter = limiterOf(fixedWindow({ limit: 2, window: '1m' }), () => now, { observer: heard.observer, idempotencyMaxReplays: 1 });
-      expect((await limiter.consume('k', 1, { idempotencyKey: 'A' })).allowed).toBe(true);
-      expect((await limiter.consume('k')).allowed).toBe(true);
-      await limiter.consume('k', 1, { idempotencyKey: 'A' });
-      expect(heard.replayed()).toBe(true);
-      for (let i = 0; i < 2; i++) {
-        const spent = await limiter.consume('k', 1, { idempotencyKey: 'A' });
-        const said = heard.latest();
-        expect([spent.allowed, said === 'replayed', said === 'conflict']).toEqual([false, false, false]);
-      }
-      now = 120_000;
-      const charged = await limiter.consume('k', 1, { idempotencyKey: 'A' });
-      expect([charged.allowed, heard.replayed(), charged.remaining]).toEqual([true, false, 1]);
-      const replay = await limiter.consume('k', 1, { idempotencyKey: 'A' });
-      expect([replay.allowed, heard.replayed(), replay.at]).toEqual([true, true, charged.at]);
-    });
+    gatedIt(
+      'a retry past the bound that is denied is not remembered: the spent record stays, and each later retry is decided afresh until one is admitted',
+      () => remembers() && runsAll(suite.store, ['fixed-window']),
+      async () => {
+        let now = 60_000;
+        const heard = new HeardIdempotency();
+        const limiter = limiterOf(fixedWindow({ limit: 2, window: '1m' }), () => now, {
+          observer: heard.observer,
+          idempotencyMaxReplays: 1,
+        });
+        expect((await limiter.consume('k', 1, { idempotencyKey: 'A' })).allowed).toBe(true);
+        expect((await limiter.consume('k')).allowed).toBe(true);
+        await limiter.consume('k', 1, { idempotencyKey: 'A' });
+        expect(heard.replayed()).toBe(true);
+        for (let i = 0; i < 2; i++) {
+          const spent = await limiter.consume('k', 1, { idempotencyKey: 'A' });
+          const said = heard.latest();
+          expect([spent.allowed, said === 'replayed', said === 'conflict']).toEqual([false, false, false]);
+        }
+        now = 120_000;
+        const charged = await limiter.consume('k', 1, { idempotencyKey: 'A' });
+        expect([charged.allowed, heard.replayed(), charged.remaining]).toEqual([true, false, 1]);
+        const replay = await limiter.consume('k', 1, { idempotencyKey: 'A' });
+        expect([replay.allowed, heard.replayed(), replay.at]).toEqual([true, true, charged.at]);
+      },
+    );
 
     gatedIt(
       'property: whatever the requests, ids, bans, unbans and lockouts, no request is admitted while its key is blocked, and an id replays exactly while its record has replays left',
-      () => remembers() && suite.store.capabilities.bans === true && suite.store.capabilities.blocks === true && samplesFor(suite.store).length > 0,
+      () =>
+        remembers() &&
+        suite.store.capabilities.bans === true &&
+        suite.store.capabilities.blocks === true &&
+        samplesFor(suite.store).length > 0,
       async () => {
         const samples = samplesFor(suite.store);
         const op = fc.oneof(
-          { weight: 6, arbitrary: fc.record({ kind: fc.constant('consume' as const), id: fc.constantFrom('a', 'b', 'c', undefined), cost: fc.constantFrom(1, 1, 1, 2), dt: fc.integer({ min: 0, max: 3_000 }) }) },
-          { weight: 1, arbitrary: fc.record({ kind: fc.constant('ban' as const), ms: fc.integer({ min: 1, max: 20_000 }), dt: fc.integer({ min: 0, max: 3_000 }) }) },
-          { weight: 1, arbitrary: fc.record({ kind: fc.constant('unban' as const), dt: fc.integer({ min: 0, max: 3_000 }) }) },
+          {
+            weight: 6,
+            arbitrary: fc.record({
+              kind: fc.constant('consume' as const),
+              id: fc.constantFrom('a', 'b', 'c', undefined),
+              cost: fc.constantFrom(1, 1, 1, 2),
+              dt: fc.integer({ min: 0, max: 3_000 }),
+            }),
+          },
+          {
+            weight: 1,
+            arbitrary: fc.record({
+              kind: fc.constant('ban' as const),
+              ms: fc.integer({ min: 1, max: 20_000 }),
+              dt: fc.integer({ min: 0, max: 3_000 }),
+            }),
+          },
+          {
+            weight: 1,
+            arbitrary: fc.record({ kind: fc.constant('unban' as const), dt: fc.integer({ min: 0, max: 3_000 }) }),
+          },
         );
         await fc.assert(
           fc.asyncProperty(
@@ -223,7 +309,13 @@ export function describeIdempotency(suite: Suite): void {
             async (which, blockMs, maxReplays, ops) => {
               let now = 10_000;
               const heard = new HeardIdempotency();
-              const limiter = limiterOf(samples[which]!.make(3, 10_000), () => now, { observer: heard.observer, bans: true, idempotencyMaxReplays: maxReplays, idempotencyTtl: '1h', ...(blockMs > 0 && { blockDuration: blockMs }) });
+              const limiter = limiterOf(samples[which]!.make(3, 10_000), () => now, {
+                observer: heard.observer,
+                bans: true,
+                idempotencyMaxReplays: maxReplays,
+                idempotencyTtl: '1h',
+                ...(blockMs > 0 && { blockDuration: blockMs }),
+              });
               /** The model: when the key's block ends, whether it is a ban, and each id's fingerprint (its cost) and replays since it was charged. */
               let blockedUntil = -Infinity;
               let banned = false;
@@ -237,12 +329,22 @@ export function describeIdempotency(suite: Suite): void {
                   await limiter.unblock('k');
                   blockedUntil = -Infinity;
                 } else {
-                  const d = await limiter.consume('k', o.cost, o.id === undefined ? undefined : { idempotencyKey: o.id });
+                  const d = await limiter.consume(
+                    'k',
+                    o.cost,
+                    o.id === undefined ? undefined : { idempotencyKey: o.id },
+                  );
                   const blocked = now < blockedUntil;
                   const record = o.id === undefined ? undefined : records.get(o.id);
-                  const replays = !blocked && record !== undefined && record.cost === o.cost && record.replays < maxReplays;
+                  const replays =
+                    !blocked && record !== undefined && record.cost === o.cost && record.replays < maxReplays;
                   const said = heard.latest();
-                  expect({ allowed: d.allowed && blocked, reason: d.reason, replayed: said === 'replayed', conflict: said === 'conflict' }).toEqual({
+                  expect({
+                    allowed: d.allowed && blocked,
+                    reason: d.reason,
+                    replayed: said === 'replayed',
+                    conflict: said === 'conflict',
+                  }).toEqual({
                     allowed: false,
                     reason: blocked && banned ? 'blocked' : undefined,
                     replayed: replays,
@@ -251,7 +353,12 @@ export function describeIdempotency(suite: Suite): void {
                   if (replays) {
                     expect(d.allowed).toBe(true);
                     record!.replays++;
-                  } else if (!blocked && d.allowed && o.id !== undefined && (record === undefined || record.cost === o.cost)) {
+                  } else if (
+                    !blocked &&
+                    d.allowed &&
+                    o.id !== undefined &&
+                    (record === undefined || record.cost === o.cost)
+                  ) {
                     records.set(o.id, { cost: o.cost, replays: 0 });
                   } else if (!blocked && !d.allowed && blockMs > 0) {
                     [blockedUntil, banned] = [now + blockMs, false];
@@ -265,17 +372,21 @@ export function describeIdempotency(suite: Suite): void {
       },
     );
 
-    gatedIt('a reservation retried gets its slot back, less the time passed, and queues nothing more', () => remembers() && suite.store.capabilities.reservations === true && runsAll(suite.store, ['token-bucket']), async () => {
-      let now = 7_000;
-      const heard = new HeardIdempotency();
-      const limiter = limiterOf(tokenBucket({ capacity: 1, refillRate: 1 }), () => now, { observer: heard.observer });
-      await limiter.consume('k');
-      const first = await limiter.reserve('k', 1, { maxDelay: '1s', idempotencyKey: 'r' });
-      expect([first.allowed, first.delayMs]).toEqual([true, 1000]);
-      now += 400;
-      const retry = await limiter.reserve('k', 1, { maxDelay: '1s', idempotencyKey: 'r' });
-      expect([retry.allowed, retry.delayMs, heard.replayed()]).toEqual([true, 600, true]);
-      expect((await limiter.reserve('k', 1, { maxDelay: '2s' })).delayMs).toBe(1600);
-    });
+    gatedIt(
+      'a reservation retried gets its slot back, less the time passed, and queues nothing more',
+      () => remembers() && suite.store.capabilities.reservations === true && runsAll(suite.store, ['token-bucket']),
+      async () => {
+        let now = 7_000;
+        const heard = new HeardIdempotency();
+        const limiter = limiterOf(tokenBucket({ capacity: 1, refillRate: 1 }), () => now, { observer: heard.observer });
+        await limiter.consume('k');
+        const first = await limiter.reserve('k', 1, { maxDelay: '1s', idempotencyKey: 'r' });
+        expect([first.allowed, first.delayMs]).toEqual([true, 1000]);
+        now += 400;
+        const retry = await limiter.reserve('k', 1, { maxDelay: '1s', idempotencyKey: 'r' });
+        expect([retry.allowed, retry.delayMs, heard.replayed()]).toEqual([true, 600, true]);
+        expect((await limiter.reserve('k', 1, { maxDelay: '2s' })).delayMs).toBe(1600);
+      },
+    );
   });
 }

@@ -13,7 +13,11 @@ export function describeLockouts(suite: Suite): void {
   const blocks = () => suite.store.capabilities.blocks === true;
   describe('lockouts (blockDuration)', () => {
     for (const scenario of lockoutScenarios) {
-      gatedIt(`${scenario.name}: ${scenario.description}`, () => blocks() && runsAll(suite.store, scenario.algorithms), () => expectScenario(suite.store, scenario));
+      gatedIt(
+        `${scenario.name}: ${scenario.description}`,
+        () => blocks() && runsAll(suite.store, scenario.algorithms),
+        () => expectScenario(suite.store, scenario),
+      );
     }
 
     gatedIt(
@@ -22,7 +26,14 @@ export function describeLockouts(suite: Suite): void {
       async () => {
         let now = 1_000;
         const prefix = freshPrefix('lockout');
-        const options = { algorithm: fixedWindow({ limit: 2, window: '1m' }), store: suite.store, clock: () => now, prefix, timeout: false as const, blockDuration: '1h' as const };
+        const options = {
+          algorithm: fixedWindow({ limit: 2, window: '1m' }),
+          store: suite.store,
+          clock: () => now,
+          prefix,
+          timeout: false as const,
+          blockDuration: '1h' as const,
+        };
         const first = createLimiter({ ...options, denyCache: false });
         const second = createLimiter({ ...options, denyCache: false });
         const admitted = await first.consume('login');
@@ -44,7 +55,17 @@ export function describeLockouts(suite: Suite): void {
         async () => {
           let now = 1_000;
           const heard = new HeardIdempotency();
-          const limiter = createLimiter({ algorithm: sample.make(2, 60_000), store: suite.store, clock: () => now, prefix: freshPrefix('lockout-replay'), timeout: false, denyCache: false, blockDuration: '1h', idempotencyTtl: '2h', observer: heard.observer });
+          const limiter = createLimiter({
+            algorithm: sample.make(2, 60_000),
+            store: suite.store,
+            clock: () => now,
+            prefix: freshPrefix('lockout-replay'),
+            timeout: false,
+            denyCache: false,
+            blockDuration: '1h',
+            idempotencyTtl: '2h',
+            observer: heard.observer,
+          });
           const first = await limiter.consume('k', 1, { idempotencyKey: 'order-1' });
           expect(first.allowed).toBe(true);
           let denials = 0;

@@ -12,7 +12,15 @@ import { freshPrefix, gatedIt, rateSamples, runsAll, type Suite } from './suite.
 const MINUTE = 60_000;
 
 /** What two decisions must agree on: all but `at` (the same instant here). */
-const fields = (d: Decision) => ({ allowed: d.allowed, limit: d.limit, remaining: d.remaining, resetMs: d.resetMs, retryAfterMs: d.retryAfterMs, delayMs: d.delayMs, policy: { ...d.policy } });
+const fields = (d: Decision) => ({
+  allowed: d.allowed,
+  limit: d.limit,
+  remaining: d.remaining,
+  resetMs: d.resetMs,
+  retryAfterMs: d.retryAfterMs,
+  delayMs: d.delayMs,
+  policy: { ...d.policy },
+});
 
 /**
  * Overrides (`limiter.setOverride`, `getOverride`, `clearOverride`), on a store whose
@@ -20,127 +28,232 @@ const fields = (d: Decision) => ({ allowed: d.allowed, limit: d.limit, remaining
  * the store overrides.
  */
 export function describeOverrides(suite: Suite): void {
-  const overrides = (kinds: readonly AlgorithmKind[]) => kinds.every((kind) => (suite.store.capabilities.overrides ?? []).includes(kind)) && runsAll(suite.store, kinds);
+  const overrides = (kinds: readonly AlgorithmKind[]) =>
+    kinds.every((kind) => (suite.store.capabilities.overrides ?? []).includes(kind)) && runsAll(suite.store, kinds);
   const limiterOf = (options: Partial<LimiterOptions>, clock: () => number) =>
-    createLimiter({ store: suite.store, clock, prefix: freshPrefix('override'), timeout: false, overrides: true, denyCache: false, ...options });
+    createLimiter({
+      store: suite.store,
+      clock,
+      prefix: freshPrefix('override'),
+      timeout: false,
+      overrides: true,
+      denyCache: false,
+      ...options,
+    });
 
   describe('overrides (limiter.setOverride, getOverride, clearOverride)', () => {
     for (const sample of rateSamples) {
-      gatedIt(`${sample.label}: a key under an override decides as the override's own algorithm would, with its policy; other keys keep the limit's; cleared, the limit's own again`, () => overrides([sample.kind]), async () => {
-        let now = 1_000;
-        const own = sample.make(10, MINUTE);
-        const override = sample.make(3, MINUTE);
-        const limiter = limiterOf({ algorithm: own }, () => now);
-        const alone = createLimiter({ algorithm: override, store: suite.store, clock: () => now, prefix: freshPrefix('override-alone'), timeout: false });
-        await limiter.setOverride('k', override, { ttl: '1h' });
-        for (const [at, cost] of [[1_000, 1], [1_000, 1], [1_500, 1], [1_500, 2], [30_000, 1], [61_000, 1]] as const) {
-          now = at;
-          expect(fields(await limiter.consume('k', cost))).toEqual(fields(await alone.consume('k', cost)));
-        }
-        const other = await limiter.consume('other');
-        expect(other.policy).toEqual(own.policy);
-        expect(other.limit).toBe(own.limit);
-        await limiter.clearOverride('k');
-        expect(await limiter.getOverride('k')).toBeUndefined();
-        const after = await limiter.consume('k');
-        expect(after.policy).toEqual(own.policy);
-        expect(after.limit).toBe(own.limit);
-      });
+      gatedIt(
+        `${sample.label}: a key under an override decides as the override's own algorithm would, with its policy; other keys keep the limit's; cleared, the limit's own again`,
+        () => overrides([sample.kind]),
+        async () => {
+          let now = 1_000;
+          const own = sample.make(10, MINUTE);
+          const override = sample.make(3, MINUTE);
+          const limiter = limiterOf({ algorithm: own }, () => now);
+          const alone = createLimiter({
+            algorithm: override,
+            store: suite.store,
+            clock: () => now,
+            prefix: freshPrefix('override-alone'),
+            timeout: false,
+          });
+          await limiter.setOverride('k', override, { ttl: '1h' });
+          for (const [at, cost] of [
+            [1_000, 1],
+            [1_000, 1],
+            [1_500, 1],
+            [1_500, 2],
+            [30_000, 1],
+            [61_000, 1],
+          ] as const) {
+            now = at;
+            expect(fields(await limiter.consume('k', cost))).toEqual(fields(await alone.consume('k', cost)));
+          }
+          const other = await limiter.consume('other');
+          expect(other.policy).toEqual(own.policy);
+          expect(other.limit).toBe(own.limit);
+          await limiter.clearOverride('k');
+          expect(await limiter.getOverride('k')).toBeUndefined();
+          const after = await limiter.consume('k');
+          expect(after.policy).toEqual(own.policy);
+          expect(after.limit).toBe(own.limit);
+        },
+      );
     }
 
-    gatedIt('an override is read back with its end; it ends by itself after its ttl; a reset keeps it; a new one replaces it', () => overrides(['fixed-window']), async () => {
-      let now = 10_000;
-      const limiter = limiterOf({ algorithm: fixedWindow({ limit: 1, window: '1m' }) }, () => now);
-      const ten = fixedWindow({ limit: 10, window: '1m' });
-      await limiter.setOverride('k', ten, { ttl: '30s' });
-      const read = await limiter.getOverride('k');
-      expect(read?.expiresAt).toBe(40_000);
-      expect(read?.algorithm).toMatchObject({ kind: 'fixed-window', limit: 10, policy: ten.policy });
-      expect(await limiter.consume('k')).toMatchObject({ allowed: true, remaining: 9, policy: { quota: 10 } });
-      await limiter.reset('k');
-      expect(await limiter.consume('k')).toMatchObject({ allowed: true, remaining: 9, policy: { quota: 10 } });
-      await limiter.setOverride('k', fixedWindow({ limit: 5, window: '1m' }), { ttl: '1h' });
-      expect(await limiter.consume('k')).toMatchObject({ allowed: true, remaining: 3, policy: { quota: 5 } });
-      now = 40_000;
-      expect(await limiter.getOverride('k')).toMatchObject({ algorithm: { limit: 5 }, expiresAt: 10_000 + 3_600_000 });
-      await limiter.setOverride('k', ten, { ttl: '30s' });
-      now = 70_000;
-      expect(await limiter.getOverride('k')).toBeUndefined();
-      // The override has ended: the limit's own, over the state the override left (clamped: none left).
-      expect(await limiter.consume('k')).toMatchObject({ allowed: true, remaining: 0, policy: { quota: 1 } });
-      expect((await limiter.consume('k')).allowed).toBe(false);
-    });
+    gatedIt(
+      'an override is read back with its end; it ends by itself after its ttl; a reset keeps it; a new one replaces it',
+      () => overrides(['fixed-window']),
+      async () => {
+        let now = 10_000;
+        const limiter = limiterOf({ algorithm: fixedWindow({ limit: 1, window: '1m' }) }, () => now);
+        const ten = fixedWindow({ limit: 10, window: '1m' });
+        await limiter.setOverride('k', ten, { ttl: '30s' });
+        const read = await limiter.getOverride('k');
+        expect(read?.expiresAt).toBe(40_000);
+        expect(read?.algorithm).toMatchObject({ kind: 'fixed-window', limit: 10, policy: ten.policy });
+        expect(await limiter.consume('k')).toMatchObject({ allowed: true, remaining: 9, policy: { quota: 10 } });
+        await limiter.reset('k');
+        expect(await limiter.consume('k')).toMatchObject({ allowed: true, remaining: 9, policy: { quota: 10 } });
+        await limiter.setOverride('k', fixedWindow({ limit: 5, window: '1m' }), { ttl: '1h' });
+        expect(await limiter.consume('k')).toMatchObject({ allowed: true, remaining: 3, policy: { quota: 5 } });
+        now = 40_000;
+        expect(await limiter.getOverride('k')).toMatchObject({
+          algorithm: { limit: 5 },
+          expiresAt: 10_000 + 3_600_000,
+        });
+        await limiter.setOverride('k', ten, { ttl: '30s' });
+        now = 70_000;
+        expect(await limiter.getOverride('k')).toBeUndefined();
+        // The override has ended: the limit's own, over the state the override left (clamped: none left).
+        expect(await limiter.consume('k')).toMatchObject({ allowed: true, remaining: 0, policy: { quota: 1 } });
+        expect((await limiter.consume('k')).allowed).toBe(false);
+      },
+    );
 
-    gatedIt('the state carries over, clamped as after a change of configuration: a bucket of 10 spent to 5 under an override of 3 keeps 3', () => overrides(['token-bucket']), async () => {
-      const now = 1_000;
-      const limiter = limiterOf({ algorithm: tokenBucket({ capacity: 10, refillRate: 1, interval: '1h' }) }, () => now);
-      for (let i = 0; i < 5; i++) await limiter.consume('k');
-      await limiter.setOverride('k', tokenBucket({ capacity: 3, refillRate: 1, interval: '1h' }), { ttl: '1h' });
-      expect(await limiter.consume('k')).toMatchObject({ allowed: true, remaining: 2, limit: 3 });
-      await limiter.clearOverride('k');
-      // Back to a capacity of 10 with the 2 tokens left: nothing refilled by the change.
-      expect(await limiter.consume('k')).toMatchObject({ allowed: true, remaining: 1, limit: 10 });
-    });
+    gatedIt(
+      'the state carries over, clamped as after a change of configuration: a bucket of 10 spent to 5 under an override of 3 keeps 3',
+      () => overrides(['token-bucket']),
+      async () => {
+        const now = 1_000;
+        const limiter = limiterOf(
+          { algorithm: tokenBucket({ capacity: 10, refillRate: 1, interval: '1h' }) },
+          () => now,
+        );
+        for (let i = 0; i < 5; i++) await limiter.consume('k');
+        await limiter.setOverride('k', tokenBucket({ capacity: 3, refillRate: 1, interval: '1h' }), { ttl: '1h' });
+        expect(await limiter.consume('k')).toMatchObject({ allowed: true, remaining: 2, limit: 3 });
+        await limiter.clearOverride('k');
+        // Back to a capacity of 10 with the 2 tokens left: nothing refilled by the change.
+        expect(await limiter.consume('k')).toMatchObject({ allowed: true, remaining: 1, limit: 10 });
+      },
+    );
 
-    gatedIt('with a lockout and bans beside it: the override decides, the lockout follows its denial, a ban still denies', () => overrides(['fixed-window']) && suite.store.capabilities.bans === true, async () => {
-      const now = 1_000;
-      const limiter = limiterOf({ algorithm: fixedWindow({ limit: 1, window: '1m' }), blockDuration: '10m', bans: true }, () => now);
-      await limiter.setOverride('k', fixedWindow({ limit: 2, window: '1m' }), { ttl: '1h' });
-      expect((await limiter.consume('k')).allowed).toBe(true);
-      expect((await limiter.consume('k')).allowed).toBe(true);
-      expect(await limiter.consume('k')).toMatchObject({ allowed: false, retryAfterMs: 600_000 });
-      await limiter.setOverride('j', fixedWindow({ limit: 5, window: '1m' }), { ttl: '1h' });
-      await limiter.block('j', '1h');
-      expect(await limiter.consume('j')).toMatchObject({ allowed: false, reason: 'blocked' });
-    });
+    gatedIt(
+      'with a lockout and bans beside it: the override decides, the lockout follows its denial, a ban still denies',
+      () => overrides(['fixed-window']) && suite.store.capabilities.bans === true,
+      async () => {
+        const now = 1_000;
+        const limiter = limiterOf(
+          { algorithm: fixedWindow({ limit: 1, window: '1m' }), blockDuration: '10m', bans: true },
+          () => now,
+        );
+        await limiter.setOverride('k', fixedWindow({ limit: 2, window: '1m' }), { ttl: '1h' });
+        expect((await limiter.consume('k')).allowed).toBe(true);
+        expect((await limiter.consume('k')).allowed).toBe(true);
+        expect(await limiter.consume('k')).toMatchObject({ allowed: false, retryAfterMs: 600_000 });
+        await limiter.setOverride('j', fixedWindow({ limit: 5, window: '1m' }), { ttl: '1h' });
+        await limiter.block('j', '1h');
+        expect(await limiter.consume('j')).toMatchObject({ allowed: false, reason: 'blocked' });
+      },
+    );
 
-    gatedIt('a second limiter on the store decides with the override at once, its cached denial forgotten (the store tells every deny cache)', () => overrides(['fixed-window']), async () => {
-      const now = 5_000;
-      const prefix = freshPrefix('override-shared');
-      const options = { algorithm: fixedWindow({ limit: 1, window: '1h' }), store: suite.store, clock: () => now, prefix, timeout: false as const, overrides: true };
-      const a = createLimiter(options);
-      const b = createLimiter(options);
-      expect((await b.consume('k')).allowed).toBe(true);
-      expect((await b.consume('k')).allowed).toBe(false);
-      let heard: () => void = () => {};
-      const listener = (key: string | undefined) => (key === undefined || key === b.storageKey('k')) && heard();
-      const told = new Promise<void>((resolve) => (heard = resolve));
-      suite.store.watchResets?.(listener);
-      await a.setOverride('k', fixedWindow({ limit: 10, window: '1h' }), { ttl: '1d' });
-      if (suite.store.watchResets !== undefined) await told;
-      expect(await b.consume('k')).toMatchObject({ allowed: true, remaining: 8, policy: { quota: 10 } });
-      expect(await b.getOverride('k')).toMatchObject({ algorithm: { limit: 10 } });
-    });
+    gatedIt(
+      'a second limiter on the store decides with the override at once, its cached denial forgotten (the store tells every deny cache)',
+      () => overrides(['fixed-window']),
+      async () => {
+        const now = 5_000;
+        const prefix = freshPrefix('override-shared');
+        const options = {
+          algorithm: fixedWindow({ limit: 1, window: '1h' }),
+          store: suite.store,
+          clock: () => now,
+          prefix,
+          timeout: false as const,
+          overrides: true,
+        };
+        const a = createLimiter(options);
+        const b = createLimiter(options);
+        expect((await b.consume('k')).allowed).toBe(true);
+        expect((await b.consume('k')).allowed).toBe(false);
+        let heard: () => void = () => {};
+        const listener = (key: string | undefined) => (key === undefined || key === b.storageKey('k')) && heard();
+        const told = new Promise<void>((resolve) => (heard = resolve));
+        suite.store.watchResets?.(listener);
+        await a.setOverride('k', fixedWindow({ limit: 10, window: '1h' }), { ttl: '1d' });
+        if (suite.store.watchResets !== undefined) await told;
+        expect(await b.consume('k')).toMatchObject({ allowed: true, remaining: 8, policy: { quota: 10 } });
+        expect(await b.getOverride('k')).toMatchObject({ algorithm: { limit: 10 } });
+      },
+    );
 
-    gatedIt('a limiter of per-call algorithms overrides the kind of the algorithm given', () => overrides(['fixed-window', 'token-bucket']), async () => {
-      const limiter = limiterOf({}, () => 1_000);
-      await limiter.setOverride('k', tokenBucket({ capacity: 2, refillRate: 1, interval: '1h' }), { ttl: '1h' });
-      expect(await limiter.consume('k', 1, tokenBucket({ capacity: 50, refillRate: 1 }))).toMatchObject({ limit: 2, remaining: 1 });
-      expect(await limiter.consume('k', 1, fixedWindow({ limit: 50, window: '1m' }))).toMatchObject({ limit: 50, remaining: 49 });
-      expect(await limiter.getOverride('k')).toMatchObject({ algorithm: { kind: 'token-bucket', limit: 2 } });
-      await limiter.clearOverride('k');
-      expect(await limiter.consume('k', 1, tokenBucket({ capacity: 50, refillRate: 1 }))).toMatchObject({ limit: 50 });
-    });
+    gatedIt(
+      'a limiter of per-call algorithms overrides the kind of the algorithm given',
+      () => overrides(['fixed-window', 'token-bucket']),
+      async () => {
+        const limiter = limiterOf({}, () => 1_000);
+        await limiter.setOverride('k', tokenBucket({ capacity: 2, refillRate: 1, interval: '1h' }), { ttl: '1h' });
+        expect(await limiter.consume('k', 1, tokenBucket({ capacity: 50, refillRate: 1 }))).toMatchObject({
+          limit: 2,
+          remaining: 1,
+        });
+        expect(await limiter.consume('k', 1, fixedWindow({ limit: 50, window: '1m' }))).toMatchObject({
+          limit: 50,
+          remaining: 49,
+        });
+        expect(await limiter.getOverride('k')).toMatchObject({ algorithm: { kind: 'token-bucket', limit: 2 } });
+        await limiter.clearOverride('k');
+        expect(await limiter.consume('k', 1, tokenBucket({ capacity: 50, refillRate: 1 }))).toMatchObject({
+          limit: 50,
+        });
+      },
+    );
 
-    gatedIt('bad overrides are typed errors, before the store is asked', () => overrides(['fixed-window', 'calendar-window']), async () => {
-      const limiter = limiterOf({ algorithm: fixedWindow({ limit: 1, window: '1m' }) }, () => 0);
-      const ten = fixedWindow({ limit: 10, window: '1m' });
-      const plain = createLimiter({ algorithm: fixedWindow({ limit: 1, window: '1m' }), store: suite.store, prefix: freshPrefix('override-off'), timeout: false });
-      await expect(plain.setOverride('k', ten, { ttl: '1h' })).rejects.toMatchObject({ code: 'RL_UNSUPPORTED', message: expect.stringMatching(/overrides: true/) });
-      await expect(plain.getOverride('k')).rejects.toMatchObject({ code: 'RL_UNSUPPORTED' });
-      await expect(limiter.setOverride('', ten, { ttl: '1h' })).rejects.toMatchObject({ code: 'RL_INVALID_KEY' });
-      await expect(limiter.setOverride('k', tokenBucket({ capacity: 5, refillRate: 1 }), { ttl: '1h' })).rejects.toMatchObject({ code: 'RL_INVALID_OPTION', field: 'limiter.setOverride.algorithm' });
-      await expect(limiter.setOverride('k', concurrency({ limit: 2 }), { ttl: '1h' })).rejects.toMatchObject({ code: 'RL_INVALID_OPTION' });
-      await expect(limiter.setOverride('k', withBlock(ten, 1000), { ttl: '1h' })).rejects.toMatchObject({ code: 'RL_INVALID_OPTION', message: expect.stringMatching(/lockout/) });
-      await expect(limiter.setOverride('k', { limit: 10 } as never, { ttl: '1h' })).rejects.toMatchObject({ code: 'RL_INVALID_ALGORITHM' });
-      await expect(limiter.setOverride('k', ten, {} as never)).rejects.toMatchObject({ code: 'RL_INVALID_OPTION', field: 'limiter.setOverride.options.ttl' });
-      await expect(limiter.setOverride('k', ten, { ttl: 0 })).rejects.toMatchObject({ code: 'RL_INVALID_OPTION', field: 'limiter.setOverride.options.ttl' });
-      await expect(limiter.setOverride('k', ten, null as never)).rejects.toMatchObject({ code: 'RL_INVALID_OPTION' });
-      const monthly = limiterOf({ algorithm: calendarWindow({ limit: 100, period: 'month' }) }, () => 0);
-      await expect(monthly.setOverride('k', calendarWindow({ limit: 500, period: 'month', timeZone: 'Europe/Paris' }), { ttl: '1h' })).rejects.toMatchObject({ code: 'RL_INVALID_OPTION', message: expect.stringMatching(/period/) });
-      await monthly.setOverride('k', calendarWindow({ limit: 500, period: 'month' }), { ttl: '1h' });
-      expect(await monthly.consume('k')).toMatchObject({ limit: 500, remaining: 499, policy: { name: '500-per-month' } });
-      expect((await limiter.consume('k')).allowed).toBe(true);
-    });
+    gatedIt(
+      'bad overrides are typed errors, before the store is asked',
+      () => overrides(['fixed-window', 'calendar-window']),
+      async () => {
+        const limiter = limiterOf({ algorithm: fixedWindow({ limit: 1, window: '1m' }) }, () => 0);
+        const ten = fixedWindow({ limit: 10, window: '1m' });
+        const plain = createLimiter({
+          algorithm: fixedWindow({ limit: 1, window: '1m' }),
+          store: suite.store,
+          prefix: freshPrefix('override-off'),
+          timeout: false,
+        });
+        await expect(plain.setOverride('k', ten, { ttl: '1h' })).rejects.toMatchObject({
+          code: 'RL_UNSUPPORTED',
+          message: expect.stringMatching(/overrides: true/),
+        });
+        await expect(plain.getOverride('k')).rejects.toMatchObject({ code: 'RL_UNSUPPORTED' });
+        await expect(limiter.setOverride('', ten, { ttl: '1h' })).rejects.toMatchObject({ code: 'RL_INVALID_KEY' });
+        await expect(
+          limiter.setOverride('k', tokenBucket({ capacity: 5, refillRate: 1 }), { ttl: '1h' }),
+        ).rejects.toMatchObject({ code: 'RL_INVALID_OPTION', field: 'limiter.setOverride.algorithm' });
+        await expect(limiter.setOverride('k', concurrency({ limit: 2 }), { ttl: '1h' })).rejects.toMatchObject({
+          code: 'RL_INVALID_OPTION',
+        });
+        await expect(limiter.setOverride('k', withBlock(ten, 1000), { ttl: '1h' })).rejects.toMatchObject({
+          code: 'RL_INVALID_OPTION',
+          message: expect.stringMatching(/lockout/),
+        });
+        await expect(limiter.setOverride('k', { limit: 10 } as never, { ttl: '1h' })).rejects.toMatchObject({
+          code: 'RL_INVALID_ALGORITHM',
+        });
+        await expect(limiter.setOverride('k', ten, {} as never)).rejects.toMatchObject({
+          code: 'RL_INVALID_OPTION',
+          field: 'limiter.setOverride.options.ttl',
+        });
+        await expect(limiter.setOverride('k', ten, { ttl: 0 })).rejects.toMatchObject({
+          code: 'RL_INVALID_OPTION',
+          field: 'limiter.setOverride.options.ttl',
+        });
+        await expect(limiter.setOverride('k', ten, null as never)).rejects.toMatchObject({ code: 'RL_INVALID_OPTION' });
+        const monthly = limiterOf({ algorithm: calendarWindow({ limit: 100, period: 'month' }) }, () => 0);
+        await expect(
+          monthly.setOverride('k', calendarWindow({ limit: 500, period: 'month', timeZone: 'Europe/Paris' }), {
+            ttl: '1h',
+          }),
+        ).rejects.toMatchObject({ code: 'RL_INVALID_OPTION', message: expect.stringMatching(/period/) });
+        await monthly.setOverride('k', calendarWindow({ limit: 500, period: 'month' }), { ttl: '1h' });
+        expect(await monthly.consume('k')).toMatchObject({
+          limit: 500,
+          remaining: 499,
+          policy: { name: '500-per-month' },
+        });
+        expect((await limiter.consume('k')).allowed).toBe(true);
+      },
+    );
   });
 }

@@ -20,36 +20,50 @@ export function describeProperties(suite: Suite): void {
 
   describe('properties', () => {
     for (const { kind, bounds = [] } of kindSuites) {
-      for (const bound of bounds) gatedIt(bound.claim, () => runsAll(suite.store, [kind]), () => bound.check(admit, suite.runs));
+      for (const bound of bounds)
+        gatedIt(
+          bound.claim,
+          () => runsAll(suite.store, [kind]),
+          () => bound.check(admit, suite.runs),
+        );
     }
 
-    gatedIt('remaining is a whole number never below 0, and a denial always says when to retry', () => samplesFor(suite.store).length > 0, async () => {
-      const samples = samplesFor(suite.store);
-      await fc.assert(
-        fc.asyncProperty(
-          fc.integer({ min: 0, max: samples.length - 1 }),
-          fc.integer({ min: 1, max: 6 }),
-          fc.integer({ min: 100, max: 3000 }),
-          arrivals(2),
-          async (which, limit, windowMs, sequence) => {
-            fc.pre(sequence.every((s) => s.cost <= limit));
-            let now = 10_000;
-            const limiter = limiterOn(suite.store, samples[which]!.make(limit, windowMs), freshPrefix('fields'), () => now);
-            for (const { gap, cost } of sequence) {
-              now += gap;
-              const d = await limiter.consume('k', cost);
-              expect(Number.isInteger(d.remaining) && d.remaining >= 0 && d.remaining <= limit).toBe(true);
-              // The RateLimit header's remaining never exceeds its policy's quota (a bucket's burst included).
-              expect(d.remaining).toBeLessThanOrEqual(d.policy.quota);
-              expect(Number.isInteger(d.resetMs) && d.resetMs >= 0).toBe(true);
-              expect(Number.isInteger(d.delayMs) && d.delayMs >= 0).toBe(true);
-              if (d.allowed) expect(d.retryAfterMs).toBe(0);
-              else expect(d.retryAfterMs).toBeGreaterThanOrEqual(1);
-            }
-          },
-        ),
-        { numRuns: suite.runs },
-      );
-    });
+    gatedIt(
+      'remaining is a whole number never below 0, and a denial always says when to retry',
+      () => samplesFor(suite.store).length > 0,
+      async () => {
+        const samples = samplesFor(suite.store);
+        await fc.assert(
+          fc.asyncProperty(
+            fc.integer({ min: 0, max: samples.length - 1 }),
+            fc.integer({ min: 1, max: 6 }),
+            fc.integer({ min: 100, max: 3000 }),
+            arrivals(2),
+            async (which, limit, windowMs, sequence) => {
+              fc.pre(sequence.every((s) => s.cost <= limit));
+              let now = 10_000;
+              const limiter = limiterOn(
+                suite.store,
+                samples[which]!.make(limit, windowMs),
+                freshPrefix('fields'),
+                () => now,
+              );
+              for (const { gap, cost } of sequence) {
+                now += gap;
+                const d = await limiter.consume('k', cost);
+                expect(Number.isInteger(d.remaining) && d.remaining >= 0 && d.remaining <= limit).toBe(true);
+                // The RateLimit header's remaining never exceeds its policy's quota (a bucket's burst included).
+                expect(d.remaining).toBeLessThanOrEqual(d.policy.quota);
+                expect(Number.isInteger(d.resetMs) && d.resetMs >= 0).toBe(true);
+                expect(Number.isInteger(d.delayMs) && d.delayMs >= 0).toBe(true);
+                if (d.allowed) expect(d.retryAfterMs).toBe(0);
+                else expect(d.retryAfterMs).toBeGreaterThanOrEqual(1);
+              }
+            },
+          ),
+          { numRuns: suite.runs },
+        );
+      },
+    );
   });
 }

@@ -11,7 +11,8 @@ import { kindSuites } from '../scenarios.js';
 import { freshPrefix, gatedIt, limiterOn, runsAll, samplesFor, type Suite } from './suite.js';
 
 /** Whether the store runs reservations and every one of these kinds. */
-const reservesAll = (suite: Suite, kinds: Parameters<typeof runsAll>[1]): boolean => suite.store.capabilities.reservations === true && runsAll(suite.store, kinds);
+const reservesAll = (suite: Suite, kinds: Parameters<typeof runsAll>[1]): boolean =>
+  suite.store.capabilities.reservations === true && runsAll(suite.store, kinds);
 
 /**
  * Reservations (`limiter.reserve`) on a store that declares `capabilities.reservations`: each kind's
@@ -49,7 +50,11 @@ export function describeReservations(suite: Suite): void {
     for (const { kind, bounds = [] } of kindSuites) {
       for (const bound of bounds) {
         for (const share of [1, 0.3]) {
-          gatedIt(`reserved (maxDelay ${share === 1 ? 'the longest it can queue' : 'a third of it'}), with cancels, at their slots: ${bound.claim}`, () => reservesAll(suite, [kind]), () => bound.check(reserveAt(share), suite.runs, 1));
+          gatedIt(
+            `reserved (maxDelay ${share === 1 ? 'the longest it can queue' : 'a third of it'}), with cancels, at their slots: ${bound.claim}`,
+            () => reservesAll(suite, [kind]),
+            () => bound.check(reserveAt(share), suite.runs, 1),
+          );
         }
       }
     }
@@ -59,7 +64,12 @@ export function describeReservations(suite: Suite): void {
       () => reservesAll(suite, ['token-bucket']),
       async () => {
         let now = 50_000;
-        const limiter = limiterOn(suite.store, tokenBucket({ capacity: 2, refillRate: 10 }), freshPrefix('long-wait'), () => now);
+        const limiter = limiterOn(
+          suite.store,
+          tokenBucket({ capacity: 2, refillRate: 10 }),
+          freshPrefix('long-wait'),
+          () => now,
+        );
         const slots: number[] = [];
         for (let i = 0; i < 22; i++) {
           const r = await limiter.reserve('k', 1, { maxDelay: '2s' });
@@ -67,7 +77,11 @@ export function describeReservations(suite: Suite): void {
           slots.push(r.delayMs);
         }
         expect(slots).toEqual([0, 0, ...Array.from({ length: 20 }, (_, i) => 100 * (i + 1))]);
-        expect(await limiter.reserve('k', 1, { maxDelay: '2s' })).toMatchObject({ allowed: false, delayMs: 0, retryAfterMs: 100 });
+        expect(await limiter.reserve('k', 1, { maxDelay: '2s' })).toMatchObject({
+          allowed: false,
+          delayMs: 0,
+          retryAfterMs: 100,
+        });
         // The state lives until the bucket has refilled from its debt of 20: a consume is denied until 2.1 s later.
         now += 2_099;
         expect((await limiter.consume('k')).allowed).toBe(false);
@@ -81,7 +95,12 @@ export function describeReservations(suite: Suite): void {
       () => reservesAll(suite, ['leaky-bucket']),
       async () => {
         let now = 50_000;
-        const limiter = limiterOn(suite.store, leakyBucket({ capacity: 2, leakRate: 10, mode: 'shape' }), freshPrefix('long-queue'), () => now);
+        const limiter = limiterOn(
+          suite.store,
+          leakyBucket({ capacity: 2, leakRate: 10, mode: 'shape' }),
+          freshPrefix('long-queue'),
+          () => now,
+        );
         const slots: number[] = [];
         for (let i = 0; i < 20; i++) {
           const r = await limiter.reserve('k', 1, { maxDelay: '2s' });
@@ -101,66 +120,98 @@ export function describeReservations(suite: Suite): void {
       },
     );
 
-    gatedIt('FIFO: a later reservation never gets an earlier slot', () => suite.store.capabilities.reservations === true && samplesFor(suite.store).length > 0, async () => {
-      const samples = samplesFor(suite.store);
-      await fc.assert(
-        fc.asyncProperty(fc.integer({ min: 0, max: samples.length - 1 }), fc.integer({ min: 1, max: 6 }), fc.integer({ min: 100, max: 3000 }), arrivals(2), async (which, limit, windowMs, sequence) => {
-          fc.pre(sequence.every((s) => s.cost <= limit));
-          let now = 10_000;
-          const algorithm = samples[which]!.make(limit, windowMs);
-          const limiter = limiterOn(suite.store, algorithm, freshPrefix('fifo'), () => now);
-          let lastSlot = -Infinity;
-          for (const { gap, cost } of sequence) {
-            now += gap;
-            const r = await limiter.reserve('k', cost, { maxDelay: algorithm.maxReserveMs });
-            // delayMs is whole ms, rounded up: within the horizon rounded up.
-            expect(Number.isInteger(r.delayMs) && r.delayMs >= 0 && r.delayMs <= Math.ceil(algorithm.maxReserveMs)).toBe(true);
-            if (!r.allowed) {
-              expect(r.retryAfterMs).toBeGreaterThanOrEqual(1);
-              continue;
-            }
-            expect(now + r.delayMs).toBeGreaterThanOrEqual(lastSlot);
-            lastSlot = now + r.delayMs;
+    gatedIt(
+      'FIFO: a later reservation never gets an earlier slot',
+      () => suite.store.capabilities.reservations === true && samplesFor(suite.store).length > 0,
+      async () => {
+        const samples = samplesFor(suite.store);
+        await fc.assert(
+          fc.asyncProperty(
+            fc.integer({ min: 0, max: samples.length - 1 }),
+            fc.integer({ min: 1, max: 6 }),
+            fc.integer({ min: 100, max: 3000 }),
+            arrivals(2),
+            async (which, limit, windowMs, sequence) => {
+              fc.pre(sequence.every((s) => s.cost <= limit));
+              let now = 10_000;
+              const algorithm = samples[which]!.make(limit, windowMs);
+              const limiter = limiterOn(suite.store, algorithm, freshPrefix('fifo'), () => now);
+              let lastSlot = -Infinity;
+              for (const { gap, cost } of sequence) {
+                now += gap;
+                const r = await limiter.reserve('k', cost, { maxDelay: algorithm.maxReserveMs });
+                // delayMs is whole ms, rounded up: within the horizon rounded up.
+                expect(
+                  Number.isInteger(r.delayMs) && r.delayMs >= 0 && r.delayMs <= Math.ceil(algorithm.maxReserveMs),
+                ).toBe(true);
+                if (!r.allowed) {
+                  expect(r.retryAfterMs).toBeGreaterThanOrEqual(1);
+                  continue;
+                }
+                expect(now + r.delayMs).toBeGreaterThanOrEqual(lastSlot);
+                lastSlot = now + r.delayMs;
+              }
+            },
+          ),
+          { numRuns: suite.runs },
+        );
+      },
+    );
+
+    gatedIt(
+      "a maxDelay that is not a duration, negative or above the algorithm's horizon is an InvalidOptionError, and takes nothing",
+      () => suite.store.capabilities.reservations === true && samplesFor(suite.store).length > 0,
+      async () => {
+        for (const sample of samplesFor(suite.store)) {
+          const algorithm = sample.make(3, 1000);
+          const limiter = limiterOn(suite.store, algorithm, freshPrefix('bad-delay'), () => 5000);
+          const before = await limiter.peek('k');
+          for (const maxDelay of ['soon', -1, Number.NaN, algorithm.maxReserveMs + 1, null]) {
+            const error = await limiter.reserve('k', 1, { maxDelay: maxDelay as never }).then(
+              () => undefined,
+              (e: unknown) => e,
+            );
+            expect(error, `${sample.label} maxDelay ${String(maxDelay)}`).toBeInstanceOf(InvalidOptionError);
+            expect((error as InvalidOptionError).field).toBe('limiter.reserve.maxDelay');
           }
-        }),
-        { numRuns: suite.runs },
-      );
-    });
-
-    gatedIt("a maxDelay that is not a duration, negative or above the algorithm's horizon is an InvalidOptionError, and takes nothing", () => suite.store.capabilities.reservations === true && samplesFor(suite.store).length > 0, async () => {
-      for (const sample of samplesFor(suite.store)) {
-        const algorithm = sample.make(3, 1000);
-        const limiter = limiterOn(suite.store, algorithm, freshPrefix('bad-delay'), () => 5000);
-        const before = await limiter.peek('k');
-        for (const maxDelay of ['soon', -1, Number.NaN, algorithm.maxReserveMs + 1, null]) {
-          const error = await limiter.reserve('k', 1, { maxDelay: maxDelay as never }).then(() => undefined, (e: unknown) => e);
-          expect(error, `${sample.label} maxDelay ${String(maxDelay)}`).toBeInstanceOf(InvalidOptionError);
-          expect((error as InvalidOptionError).field).toBe('limiter.reserve.maxDelay');
+          expect(await limiter.peek('k'), sample.label).toEqual(before);
         }
-        expect(await limiter.peek('k'), sample.label).toEqual(before);
-      }
-      if (runsAll(suite.store, ['concurrency'])) {
-        const permits = limiterOn(suite.store, concurrency({ limit: 1, lease: '1s' }), freshPrefix('bad-delay'), () => 5000);
-        await expect(permits.reserve('k', 1, { maxDelay: 10 })).rejects.toThrow();
-      }
-    });
+        if (runsAll(suite.store, ['concurrency'])) {
+          const permits = limiterOn(
+            suite.store,
+            concurrency({ limit: 1, lease: '1s' }),
+            freshPrefix('bad-delay'),
+            () => 5000,
+          );
+          await expect(permits.reserve('k', 1, { maxDelay: 10 })).rejects.toThrow();
+        }
+      },
+    );
 
-    gatedIt('a blocked key cannot reserve: the block is the denial, and a reservation denial starts one', () => reservesAll(suite, ['token-bucket']) && suite.store.capabilities.blocks === true, async () => {
-      let now = 0;
-      const algorithm = withBlock(
-        kindSuites.find((k) => k.kind === 'token-bucket')!.samples[0]!(2, 1000),
-        5000,
-      );
-      const limiter = createLimiter({ algorithm, store: suite.store, clock: () => now, prefix: freshPrefix('reserve-block'), timeout: false, denyCache: false });
-      expect((await limiter.reserve('k', 2, { maxDelay: 0 })).allowed).toBe(true);
-      // Denied within 200 ms: the block starts with this denial.
-      const denied = await limiter.reserve('k', 1, { maxDelay: 200 });
-      expect(denied).toMatchObject({ allowed: false, retryAfterMs: 5000, delayMs: 0 });
-      now = 4000;
-      // The bucket has refilled, the block still runs.
-      expect(await limiter.reserve('k', 1, { maxDelay: 1000 })).toMatchObject({ allowed: false, retryAfterMs: 1000 });
-      now = 5000;
-      expect(await limiter.reserve('k', 1, { maxDelay: 1000 })).toMatchObject({ allowed: true, delayMs: 0 });
-    });
+    gatedIt(
+      'a blocked key cannot reserve: the block is the denial, and a reservation denial starts one',
+      () => reservesAll(suite, ['token-bucket']) && suite.store.capabilities.blocks === true,
+      async () => {
+        let now = 0;
+        const algorithm = withBlock(kindSuites.find((k) => k.kind === 'token-bucket')!.samples[0]!(2, 1000), 5000);
+        const limiter = createLimiter({
+          algorithm,
+          store: suite.store,
+          clock: () => now,
+          prefix: freshPrefix('reserve-block'),
+          timeout: false,
+          denyCache: false,
+        });
+        expect((await limiter.reserve('k', 2, { maxDelay: 0 })).allowed).toBe(true);
+        // Denied within 200 ms: the block starts with this denial.
+        const denied = await limiter.reserve('k', 1, { maxDelay: 200 });
+        expect(denied).toMatchObject({ allowed: false, retryAfterMs: 5000, delayMs: 0 });
+        now = 4000;
+        // The bucket has refilled, the block still runs.
+        expect(await limiter.reserve('k', 1, { maxDelay: 1000 })).toMatchObject({ allowed: false, retryAfterMs: 1000 });
+        now = 5000;
+        expect(await limiter.reserve('k', 1, { maxDelay: 1000 })).toMatchObject({ allowed: true, delayMs: 0 });
+      },
+    );
   });
 }

@@ -25,20 +25,56 @@ const bans = (store: Store) => store.capabilities.bans === true;
 const overrides = (store: Store) => (store.capabilities.overrides ?? []).includes('fixed-window');
 
 const rows: readonly NoticeRow[] = [
-  { control: 'reset(key)', applies: () => true, options: { algorithm: fixedWindow({ limit: 2, window: '1h' }) }, deny: async (a) => (await a.consume('k'), await a.consume('k')), act: (a) => a.reset('k'), freeAfterMs: 0 },
   {
-    control: 'reset(key) of a lockout', applies: (store) => store.capabilities.blocks === true, options: { algorithm: fixedWindow({ limit: 2, window: '1h' }), blockDuration: '1h' },
-    deny: async (a) => (await a.consume('k'), await a.consume('k'), await a.consume('k')), act: (a) => a.reset('k'), freeAfterMs: 0,
-  },
-  { control: 'unblock(key)', applies: bans, options: { algorithm: fixedWindow({ limit: 10, window: '1h' }), bans: true }, deny: (a) => a.block('k', '1h'), act: (a) => a.unblock('k'), freeAfterMs: 0 },
-  { control: 'block(key) with a shorter ban', applies: bans, options: { algorithm: fixedWindow({ limit: 10, window: '1h' }), bans: true }, deny: (a) => a.block('k', '1h'), act: (a) => a.block('k', '1m'), freeAfterMs: 60_000 },
-  {
-    control: 'setOverride(key) with a larger limit', applies: overrides, options: { algorithm: fixedWindow({ limit: 1, window: '1h' }), overrides: true },
-    deny: (a) => a.consume('k'), act: (a) => a.setOverride('k', fixedWindow({ limit: 10, window: '1h' }), { ttl: '1d' }), freeAfterMs: 0,
+    control: 'reset(key)',
+    applies: () => true,
+    options: { algorithm: fixedWindow({ limit: 2, window: '1h' }) },
+    deny: async (a) => (await a.consume('k'), await a.consume('k')),
+    act: (a) => a.reset('k'),
+    freeAfterMs: 0,
   },
   {
-    control: 'clearOverride(key) of a smaller limit', applies: overrides, options: { algorithm: fixedWindow({ limit: 10, window: '1h' }), overrides: true },
-    deny: async (a) => (await a.setOverride('k', fixedWindow({ limit: 1, window: '1h' }), { ttl: '1d' }), await a.consume('k')), act: (a) => a.clearOverride('k'), freeAfterMs: 0,
+    control: 'reset(key) of a lockout',
+    applies: (store) => store.capabilities.blocks === true,
+    options: { algorithm: fixedWindow({ limit: 2, window: '1h' }), blockDuration: '1h' },
+    deny: async (a) => (await a.consume('k'), await a.consume('k'), await a.consume('k')),
+    act: (a) => a.reset('k'),
+    freeAfterMs: 0,
+  },
+  {
+    control: 'unblock(key)',
+    applies: bans,
+    options: { algorithm: fixedWindow({ limit: 10, window: '1h' }), bans: true },
+    deny: (a) => a.block('k', '1h'),
+    act: (a) => a.unblock('k'),
+    freeAfterMs: 0,
+  },
+  {
+    control: 'block(key) with a shorter ban',
+    applies: bans,
+    options: { algorithm: fixedWindow({ limit: 10, window: '1h' }), bans: true },
+    deny: (a) => a.block('k', '1h'),
+    act: (a) => a.block('k', '1m'),
+    freeAfterMs: 60_000,
+  },
+  {
+    control: 'setOverride(key) with a larger limit',
+    applies: overrides,
+    options: { algorithm: fixedWindow({ limit: 1, window: '1h' }), overrides: true },
+    deny: (a) => a.consume('k'),
+    act: (a) => a.setOverride('k', fixedWindow({ limit: 10, window: '1h' }), { ttl: '1d' }),
+    freeAfterMs: 0,
+  },
+  {
+    control: 'clearOverride(key) of a smaller limit',
+    applies: overrides,
+    options: { algorithm: fixedWindow({ limit: 10, window: '1h' }), overrides: true },
+    deny: async (a) => (
+      await a.setOverride('k', fixedWindow({ limit: 1, window: '1h' }), { ttl: '1d' }),
+      await a.consume('k')
+    ),
+    act: (a) => a.clearOverride('k'),
+    freeAfterMs: 0,
   },
 ];
 
@@ -70,24 +106,38 @@ async function noticed(store: Store, storageKey: string, act: () => Promise<unkn
 export function describeResetNotices(suite: Suite): void {
   describe('controls reach every deny cache in front of the store (Store.watchResets)', () => {
     for (const row of rows) {
-      const applies = () => (suite.store.capabilities.local || suite.store.watchResets !== undefined) && runsAll(suite.store, ['fixed-window']) && row.applies(suite.store);
-      gatedIt(`${row.control} through limiter A: B and C, which cached the key's denial, admit it once the store does`, applies, async () => {
-        let now = T_DENIED;
-        const options = { store: suite.store, clock: () => now, prefix: freshPrefix('notice'), timeout: false as const, denyCache: true, ...row.options };
-        const [a, b, c] = [createLimiter(options), createLimiter(options), createLimiter(options)];
-        await row.deny(a);
-        for (const other of [b, c]) {
-          expect((await other.consume('k')).allowed).toBe(false);
-          // In this process the second denial is the cache's (a remote store's new subscription may have cleared it).
-          const again = await other.consume('k');
-          expect(again.allowed).toBe(false);
-          if (suite.store.capabilities.local) expect(again.reason).toBe('deny-cache');
-        }
-        now = T_CONTROL;
-        await noticed(suite.store, a.storageKey('k'), () => row.act(a));
-        now = T_CONTROL + row.freeAfterMs;
-        for (const other of [b, c]) expect(await other.consume('k')).toMatchObject({ allowed: true });
-      });
+      const applies = () =>
+        (suite.store.capabilities.local || suite.store.watchResets !== undefined) &&
+        runsAll(suite.store, ['fixed-window']) &&
+        row.applies(suite.store);
+      gatedIt(
+        `${row.control} through limiter A: B and C, which cached the key's denial, admit it once the store does`,
+        applies,
+        async () => {
+          let now = T_DENIED;
+          const options = {
+            store: suite.store,
+            clock: () => now,
+            prefix: freshPrefix('notice'),
+            timeout: false as const,
+            denyCache: true,
+            ...row.options,
+          };
+          const [a, b, c] = [createLimiter(options), createLimiter(options), createLimiter(options)];
+          await row.deny(a);
+          for (const other of [b, c]) {
+            expect((await other.consume('k')).allowed).toBe(false);
+            // In this process the second denial is the cache's (a remote store's new subscription may have cleared it).
+            const again = await other.consume('k');
+            expect(again.allowed).toBe(false);
+            if (suite.store.capabilities.local) expect(again.reason).toBe('deny-cache');
+          }
+          now = T_CONTROL;
+          await noticed(suite.store, a.storageKey('k'), () => row.act(a));
+          now = T_CONTROL + row.freeAfterMs;
+          for (const other of [b, c]) expect(await other.consume('k')).toMatchObject({ allowed: true });
+        },
+      );
     }
   });
 }

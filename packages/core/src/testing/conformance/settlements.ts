@@ -6,7 +6,10 @@ import { createLimiter } from '../../limiter/index.js';
 import { freshPrefix, gatedIt, rateSamples, runsAll, type Suite } from './suite.js';
 
 /** A request of a random sequence: the estimate charged on arrival and what it really cost. */
-const requests = fc.array(fc.record({ estimate: fc.integer({ min: 1, max: 10 }), actual: fc.integer({ min: 0, max: 30 }) }), { minLength: 1, maxLength: 20 });
+const requests = fc.array(
+  fc.record({ estimate: fc.integer({ min: 1, max: 10 }), actual: fc.integer({ min: 0, max: 30 }) }),
+  { minLength: 1, maxLength: 20 },
+);
 
 /**
  * Settling a charge at the request's real cost (`Limiter.settle`, on a store that declares
@@ -15,8 +18,11 @@ const requests = fc.array(fc.record({ estimate: fc.integer({ min: 1, max: 10 }),
  */
 export function describeSettlements(suite: Suite): void {
   const settles = (): boolean => suite.store.capabilities.settle === true;
-  const limiterOf = (algorithm: Parameters<typeof createLimiter>[0]['algorithm'], clock: () => number, maxDebt?: number) =>
-    createLimiter({ algorithm, store: suite.store, clock, prefix: freshPrefix('settle'), timeout: false, maxDebt });
+  const limiterOf = (
+    algorithm: Parameters<typeof createLimiter>[0]['algorithm'],
+    clock: () => number,
+    maxDebt?: number,
+  ) => createLimiter({ algorithm, store: suite.store, clock, prefix: freshPrefix('settle'), timeout: false, maxDebt });
 
   describe('settlements', () => {
     for (const sample of rateSamples) {
@@ -33,7 +39,10 @@ export function describeSettlements(suite: Suite): void {
           const warn = vi.spyOn(process, 'emitWarning').mockImplementation(() => undefined);
           try {
             await limiter.settle('more', 100, 500, more);
-            expect(warn).toHaveBeenCalledWith(expect.stringContaining('settled twice'), expect.objectContaining({ code: 'RL_ALREADY_SETTLED' }));
+            expect(warn).toHaveBeenCalledWith(
+              expect.stringContaining('settled twice'),
+              expect.objectContaining({ code: 'RL_ALREADY_SETTLED' }),
+            );
           } finally {
             warn.mockRestore();
           }

@@ -37,7 +37,10 @@ export function runsAll(store: Store, algorithms: readonly (Algorithm | Algorith
  */
 export function gatedIt(name: string, applies: () => boolean, body: () => Promise<void>): void {
   it(name, async (context) => {
-    if (!applies()) context.skip('the store does not declare what this test needs (an algorithm kind or a capability of its `capabilities`)');
+    if (!applies())
+      context.skip(
+        'the store does not declare what this test needs (an algorithm kind or a capability of its `capabilities`)',
+      );
     await body();
   });
 }
@@ -51,7 +54,8 @@ export interface RateSample {
 }
 
 /** `fixed-window`, `leaky-bucket (meter)`: what the suite names an algorithm by. */
-export const labelOf = (algorithm: Algorithm): string => `${algorithm.kind}${algorithm.options.mode ? ` (${String(algorithm.options.mode)})` : ''}`;
+export const labelOf = (algorithm: Algorithm): string =>
+  `${algorithm.kind}${algorithm.options.mode ? ` (${String(algorithm.options.mode)})` : ''}`;
 
 /** Every rate algorithm configuration of the kind suites, in their order. */
 export const rateSamples: readonly RateSample[] = kindSuites.flatMap((suite) =>

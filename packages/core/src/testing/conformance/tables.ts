@@ -20,7 +20,9 @@ export async function expectScenario(store: Store, scenario: Scenario): Promise<
 export function describeScenarioTables(suite: Suite): void {
   describe('scenario tables', () => {
     for (const scenario of scenarios) {
-      const applies = (): boolean => runsAll(suite.store, scenario.algorithms) && (!reserves(scenario) || suite.store.capabilities.reservations === true);
+      const applies = (): boolean =>
+        runsAll(suite.store, scenario.algorithms) &&
+        (!reserves(scenario) || suite.store.capabilities.reservations === true);
       gatedIt(`${scenario.name}: ${scenario.description}`, applies, () => expectScenario(suite.store, scenario));
     }
   });
@@ -31,7 +33,9 @@ export function describeScenarioTables(suite: Suite): void {
  * beside its step tables, so that the tests of one algorithm's file include its scenarios.
  */
 export function describeKindScenarios(kind: AlgorithmKind): void {
-  const tables = kindSuites.filter((suite) => suite.kind === kind).flatMap((suite) => Object.values(suite.scenarios).flat());
+  const tables = kindSuites
+    .filter((suite) => suite.kind === kind)
+    .flatMap((suite) => Object.values(suite.scenarios).flat());
   describe(`${kind}: its scenario tables on the StepStore`, () => {
     for (const scenario of tables) it(scenario.name, () => expectScenario(new StepStore(), scenario));
   });
@@ -43,9 +47,19 @@ export function describeKindScenarios(kind: AlgorithmKind): void {
  * Returns how many were admitted in the warm-up and in each second of the surge, and the longest
  * delay a shaper gave.
  */
-async function surge(store: Store, algorithm: Algorithm): Promise<{ warm: number; perSecond: number[]; maxDelay: number }> {
+async function surge(
+  store: Store,
+  algorithm: Algorithm,
+): Promise<{ warm: number; perSecond: number[]; maxDelay: number }> {
   let now = 0;
-  const limiter = createLimiter({ algorithm, store, clock: () => now, prefix: freshPrefix('surge'), timeout: false, denyCache: false });
+  const limiter = createLimiter({
+    algorithm,
+    store,
+    clock: () => now,
+    prefix: freshPrefix('surge'),
+    timeout: false,
+    denyCache: false,
+  });
   let warm = 0;
   for (let i = 0; i < 500; i++) {
     now = i * 20;
@@ -70,9 +84,13 @@ export function describeLoadTest(suite: Suite): void {
   describe("the seed's load test (seeds/001), scaled: 10 s at 50 requests/s, then 5 s at 600/s", () => {
     for (const { loadTest } of kindSuites) {
       if (loadTest === undefined) continue;
-      gatedIt(loadTest.name, () => runsAll(suite.store, [loadTest.algorithm]), async () => {
-        expect(await surge(suite.store, loadTest.algorithm)).toEqual(loadTest.expected);
-      });
+      gatedIt(
+        loadTest.name,
+        () => runsAll(suite.store, [loadTest.algorithm]),
+        async () => {
+          expect(await surge(suite.store, loadTest.algorithm)).toEqual(loadTest.expected);
+        },
+      );
     }
   });
 }

@@ -11,7 +11,9 @@ import { range, seedBatches, type KindSuite } from '../kind-suite.js';
 export const tokenBucketSuite: KindSuite = {
   kind: 'token-bucket',
   samples: [(limit, windowMs) => tokenBucket({ capacity: limit, refillRate: limit, interval: windowMs })],
-  configurations: [({ limit, rate, windowMs }) => tokenBucket({ capacity: limit, refillRate: rate, interval: windowMs })],
+  configurations: [
+    ({ limit, rate, windowMs }) => tokenBucket({ capacity: limit, refillRate: rate, interval: windowMs }),
+  ],
   scenarios: {
     seed: [
       {
@@ -27,7 +29,8 @@ export const tokenBucketSuite: KindSuite = {
     cost: [
       {
         name: 'cost: token bucket, capacity 20, 10 per second, export costs 5',
-        description: 'Four exports empty the bucket; the fifth waits for 5 tokens (500 ms); partial tokens never admit it early.',
+        description:
+          'Four exports empty the bucket; the fifth waits for 5 tokens (500 ms); partial tokens never admit it early.',
         algorithms: [tokenBucket({ capacity: 20, refillRate: 10 })],
         steps: [
           { at: 0, cost: 5, times: 4, expect: { admitted: 4, last: { remaining: 0, resetMs: 2000 } } },
@@ -106,7 +109,8 @@ export const tokenBucketSuite: KindSuite = {
     giveBack: [
       {
         name: 'give-back: token bucket, capacity 2, 1 per second, a unit given back after the bucket refilled',
-        description: 'The bucket was full again before others drained it: the charge no longer weighs, so nothing comes back; right after its charge the whole cost does.',
+        description:
+          'The bucket was full again before others drained it: the charge no longer weighs, so nothing comes back; right after its charge the whole cost does.',
         algorithms: [tokenBucket({ capacity: 2, refillRate: 1 })],
         steps: [
           { at: 0, name: 'early', expect: { admitted: 1, last: { remaining: 1 } } },
@@ -126,11 +130,18 @@ export const tokenBucketSuite: KindSuite = {
     reservation: [
       {
         name: 'reservation: token bucket, capacity 2, 1 per second',
-        description: 'Reservations take tokens below 0 (Go ReserveN): the slot is when the balance is back at 0; one too far ahead is denied and takes nothing; a cancel with nothing reserved after it gives its token back.',
+        description:
+          'Reservations take tokens below 0 (Go ReserveN): the slot is when the balance is back at 0; one too far ahead is denied and takes nothing; a cancel with nothing reserved after it gives its token back.',
         algorithms: [tokenBucket({ capacity: 2, refillRate: 1 })],
         steps: [
           { at: 0, op: 'reserve', maxDelay: 1000, times: 2, expect: { admitted: 2, delays: [0, 0] } },
-          { at: 0, op: 'reserve', maxDelay: 1000, name: 'r', expect: { admitted: 1, delays: [1000], last: { remaining: 0, resetMs: 3000 } } },
+          {
+            at: 0,
+            op: 'reserve',
+            maxDelay: 1000,
+            name: 'r',
+            expect: { admitted: 1, delays: [1000], last: { remaining: 0, resetMs: 3000 } },
+          },
           { at: 0, op: 'reserve', maxDelay: 1000, expect: { admitted: 0, last: { retryAfterMs: 1000 } } },
           { at: 0, expect: { admitted: 0, last: { retryAfterMs: 2000 } } },
           { at: 500, op: 'reserve', maxDelay: 1000, expect: { admitted: 0, last: { retryAfterMs: 500 } } },
@@ -141,7 +152,8 @@ export const tokenBucketSuite: KindSuite = {
       },
       {
         name: 'reservation: token bucket, a cancel with a reservation after it',
-        description: 'The later reservation keeps its slot and the cancelled token stays with it (as Go Reservation.Cancel): a new reservation still queues behind it; after its slot a cancel gives nothing.',
+        description:
+          'The later reservation keeps its slot and the cancelled token stays with it (as Go Reservation.Cancel): a new reservation still queues behind it; after its slot a cancel gives nothing.',
         algorithms: [tokenBucket({ capacity: 2, refillRate: 1 })],
         steps: [
           { at: 0, times: 2, expect: { admitted: 2 } },
@@ -158,7 +170,8 @@ export const tokenBucketSuite: KindSuite = {
   lockouts: [
     {
       name: 'lockout: token bucket, capacity 2, 1 per second, a 10 s block',
-      description: 'The bucket is full again long before the block ends; the block decides until then, and then the full bucket.',
+      description:
+        'The bucket is full again long before the block ends; the block decides until then, and then the full bucket.',
       algorithms: [withBlock(tokenBucket({ capacity: 2, refillRate: 1 }), 10_000)],
       steps: [
         { at: 0, times: 3, expect: { admitted: 2, last: { allowed: false, retryAfterMs: 10_000, resetMs: 10_000 } } },
@@ -173,7 +186,11 @@ export const tokenBucketSuite: KindSuite = {
     algorithm: tokenBucket({ capacity: 400, refillRate: 200 }),
     expected: { warm: 500, perSecond: [598, 200, 200, 200, 200], maxDelay: 0 },
   },
-  bounds: [burstPlusRate('a token bucket never admits more than capacity + rate × T in any span T', (capacity, perSecond) => tokenBucket({ capacity, refillRate: perSecond }))],
+  bounds: [
+    burstPlusRate('a token bucket never admits more than capacity + rate × T in any span T', (capacity, perSecond) =>
+      tokenBucket({ capacity, refillRate: perSecond }),
+    ),
+  ],
 };
 
 /** Leaky bucket (GCRA): the meter admits or denies at once; the shaper admits into a bounded queue with a delay. */
@@ -192,13 +209,16 @@ export const leakyBucketSuite: KindSuite = {
       {
         name: 'seed: shaping leaky bucket, 100 per second, queue 20',
         description:
-          'The first batch fills the queue: 20 admitted with delays 0, 10, …, 190 ms. At 1.010 s arrivals queue before that instant\'s departure, so 2 more fit (delays 180 and 190 ms).',
+          "The first batch fills the queue: 20 admitted with delays 0, 10, …, 190 ms. At 1.010 s arrivals queue before that instant's departure, so 2 more fit (delays 180 and 190 ms).",
         algorithms: [leakyBucket({ capacity: 20, leakRate: 100, interval: '1s', mode: 'shape' })],
-        steps: seedBatches({ admitted: 20, delays: range(20, 10) }, { admitted: 2, delays: [180, 190], last: { allowed: false, retryAfterMs: 10 } }),
+        steps: seedBatches(
+          { admitted: 20, delays: range(20, 10) },
+          { admitted: 2, delays: [180, 190], last: { allowed: false, retryAfterMs: 10 } },
+        ),
       },
       {
         name: 'seed: leaky bucket meter, capacity 20, 100 per second',
-        description: 'The meter is the token bucket\'s dual: 20, then 2, all at once without delay.',
+        description: "The meter is the token bucket's dual: 20, then 2, all at once without delay.",
         algorithms: [leakyBucket({ capacity: 20, leakRate: 100, interval: '1s' })],
         steps: seedBatches({ admitted: 20, last: { delayMs: 0, retryAfterMs: 10 } }, { admitted: 2 }),
       },
@@ -263,7 +283,8 @@ export const leakyBucketSuite: KindSuite = {
     giveBack: [
       {
         name: 'give-back: leaky bucket meter, capacity 2, 1 per second, a unit given back after the bucket emptied',
-        description: 'The bucket had drained before another request came: the charge no longer weighs, so its slot stays taken; half a second after, half of it comes back.',
+        description:
+          'The bucket had drained before another request came: the charge no longer weighs, so its slot stays taken; half a second after, half of it comes back.',
         algorithms: [leakyBucket({ capacity: 2, leakRate: 1 })],
         steps: [
           { at: 0, name: 'early', expect: { admitted: 1, last: { remaining: 1 } } },
@@ -294,7 +315,8 @@ export const leakyBucketSuite: KindSuite = {
     reservation: [
       {
         name: 'reservation: leaky bucket meter, capacity 5, 10 per second',
-        description: "A meter's reservation is the shaper's step (slots 100 ms apart); a consume still passes at once with the burst; a cancel of the last reservation gives its slot to the next one.",
+        description:
+          "A meter's reservation is the shaper's step (slots 100 ms apart); a consume still passes at once with the burst; a cancel of the last reservation gives its slot to the next one.",
         algorithms: [leakyBucket({ capacity: 5, leakRate: 10 })],
         steps: [
           { at: 0, op: 'reserve', maxDelay: 500, times: 2, expect: { delays: [0, 100] } },
@@ -307,7 +329,8 @@ export const leakyBucketSuite: KindSuite = {
       },
       {
         name: 'reservation: shaping leaky bucket, capacity 5, 10 per second',
-        description: "A shaper's consume is a reservation bounded by its queue; a reservation is bounded by its maxDelay too.",
+        description:
+          "A shaper's consume is a reservation bounded by its queue; a reservation is bounded by its maxDelay too.",
         algorithms: [leakyBucket({ capacity: 5, leakRate: 10, mode: 'shape' })],
         steps: [
           { at: 0, times: 3, expect: { delays: [0, 100, 200] } },
@@ -338,7 +361,12 @@ export const leakyBucketSuite: KindSuite = {
     algorithm: leakyBucket({ capacity: 100, leakRate: 200, mode: 'shape' }),
     expected: { warm: 500, perSecond: [298, 200, 200, 200, 200], maxDelay: 495 },
   },
-  bounds: [burstPlusRate('a leaky bucket meter never admits more than capacity + rate × T in any span T', (capacity, perSecond) => leakyBucket({ capacity, leakRate: perSecond }))],
+  bounds: [
+    burstPlusRate(
+      'a leaky bucket meter never admits more than capacity + rate × T in any span T',
+      (capacity, perSecond) => leakyBucket({ capacity, leakRate: perSecond }),
+    ),
+  ],
 };
 
 /** The bucket algorithms' suites, in the order of `ALGORITHM_KINDS`. */

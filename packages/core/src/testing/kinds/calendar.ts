@@ -17,14 +17,20 @@ export const calendarWindowSuite: KindSuite = {
   // Its periods are the calendar's, not a window of any length: the checks that draw a window take
   // the hour (the drawn window then only spaces the requests).
   samples: [(limit) => calendarWindow({ limit, period: 'hour' })],
-  configurations: [({ limit, countDenied }) => calendarWindow({ limit, period: 'hour', countDenied }), ({ limit }) => calendarWindow({ limit, period: 'day', timeZone: 'Europe/Paris' })],
+  configurations: [
+    ({ limit, countDenied }) => calendarWindow({ limit, period: 'hour', countDenied }),
+    ({ limit }) => calendarWindow({ limit, period: 'day', timeZone: 'Europe/Paris' }),
+  ],
   scenarios: {
     seed: [
       {
         name: 'seed: calendar window, 100 per hour (UTC)',
         description: 'Both batches fall in the hour [00:00, 01:00): the first fills it, the second waits for 01:00.',
         algorithms: [calendarWindow({ limit: 100, period: 'hour' })],
-        steps: seedBatches({ admitted: 100, last: { remaining: 0, resetMs: HOUR - 990 } }, { admitted: 0, last: { retryAfterMs: HOUR - 1010 } }),
+        steps: seedBatches(
+          { admitted: 100, last: { remaining: 0, resetMs: HOUR - 990 } },
+          { admitted: 0, last: { retryAfterMs: HOUR - 1010 } },
+        ),
       },
     ],
     timing: [
@@ -33,7 +39,11 @@ export const calendarWindowSuite: KindSuite = {
         description: 'The month ends at midnight of the 1st: Retry-After counts to it, and February resets in 28 days.',
         algorithms: [calendarWindow({ limit: 2, period: 'month' })],
         steps: [
-          { at: utc('2027-01-31T23:59:59'), times: 3, expect: { admitted: 2, last: { allowed: false, remaining: 0, resetMs: SECOND, retryAfterMs: SECOND } } },
+          {
+            at: utc('2027-01-31T23:59:59'),
+            times: 3,
+            expect: { admitted: 2, last: { allowed: false, remaining: 0, resetMs: SECOND, retryAfterMs: SECOND } },
+          },
           { at: utc('2027-02-01T00:00:00'), expect: { admitted: 1, last: { remaining: 1, resetMs: 28 * DAY } } },
         ],
       },
@@ -42,7 +52,11 @@ export const calendarWindowSuite: KindSuite = {
         description: 'Retry-After at 23:59:30 local is 30 s: the day ends at local midnight, not at UTC midnight.',
         algorithms: [calendarWindow({ limit: 1, period: 'day', timeZone: 'Europe/Paris' })],
         steps: [
-          { at: utc('2026-12-02T22:59:30'), times: 2, expect: { admitted: 1, last: { allowed: false, retryAfterMs: 30 * SECOND, resetMs: 30 * SECOND } } },
+          {
+            at: utc('2026-12-02T22:59:30'),
+            times: 2,
+            expect: { admitted: 1, last: { allowed: false, retryAfterMs: 30 * SECOND, resetMs: 30 * SECOND } },
+          },
           { at: utc('2026-12-02T23:00:00'), expect: { admitted: 1, last: { resetMs: DAY } } },
         ],
       },
@@ -76,21 +90,43 @@ export const calendarWindowSuite: KindSuite = {
       {
         name: 'edge: calendar day in America/St_Johns (UTC−2:30 in summer), and its hours at :30 UTC',
         description: 'A half-hour zone: the day starts at 02:30 UTC, each local hour at half past a UTC hour.',
-        algorithms: [calendarWindow({ limit: 1, period: 'day', timeZone: 'America/St_Johns' }), calendarWindow({ limit: 1, period: 'hour', timeZone: 'America/St_Johns' })],
+        algorithms: [
+          calendarWindow({ limit: 1, period: 'day', timeZone: 'America/St_Johns' }),
+          calendarWindow({ limit: 1, period: 'hour', timeZone: 'America/St_Johns' }),
+        ],
         steps: [
           { at: utc('2026-06-01T02:29:59'), expect: { admitted: 1, last: { resetMs: SECOND } } },
           { at: utc('2026-06-01T02:30:00'), expect: { admitted: 1, last: { resetMs: DAY } } },
-          { at: utc('2026-06-01T12:00:00'), key: 'hourly', algorithm: 1, times: 2, expect: { admitted: 1, last: { retryAfterMs: HOUR / 2 } } },
-          { at: utc('2026-06-01T12:30:00'), key: 'hourly', algorithm: 1, expect: { admitted: 1, last: { resetMs: HOUR } } },
+          {
+            at: utc('2026-06-01T12:00:00'),
+            key: 'hourly',
+            algorithm: 1,
+            times: 2,
+            expect: { admitted: 1, last: { retryAfterMs: HOUR / 2 } },
+          },
+          {
+            at: utc('2026-06-01T12:30:00'),
+            key: 'hourly',
+            algorithm: 1,
+            expect: { admitted: 1, last: { resetMs: HOUR } },
+          },
         ],
       },
       {
         name: 'edge: calendar week in UTC, from Monday (the default) and from Sunday',
         description: 'Wednesday 2026-12-02: the Monday week ends on Dec 7, the Sunday week on Dec 6.',
-        algorithms: [calendarWindow({ limit: 1, period: 'week' }), calendarWindow({ limit: 1, period: 'week', weekStart: 'sunday' })],
+        algorithms: [
+          calendarWindow({ limit: 1, period: 'week' }),
+          calendarWindow({ limit: 1, period: 'week', weekStart: 'sunday' }),
+        ],
         steps: [
           { at: utc('2026-12-02T00:00:00'), expect: { admitted: 1, last: { resetMs: 5 * DAY } } },
-          { at: utc('2026-12-02T00:00:00'), key: 'sunday', algorithm: 1, expect: { admitted: 1, last: { resetMs: 4 * DAY } } },
+          {
+            at: utc('2026-12-02T00:00:00'),
+            key: 'sunday',
+            algorithm: 1,
+            expect: { admitted: 1, last: { resetMs: 4 * DAY } },
+          },
         ],
       },
     ],
@@ -109,7 +145,8 @@ export const calendarWindowSuite: KindSuite = {
     giveBack: [
       {
         name: 'give-back: calendar day, charged at 23:59 and given back after midnight',
-        description: 'The day rolled over in between: the new day keeps its count; a give-back within its own day frees the unit.',
+        description:
+          'The day rolled over in between: the new day keeps its count; a give-back within its own day frees the unit.',
         algorithms: [calendarWindow({ limit: 2, period: 'day' })],
         steps: [
           { at: utc('2026-12-02T23:59:00'), name: 'late', expect: { admitted: 1, last: { remaining: 1 } } },
@@ -124,12 +161,23 @@ export const calendarWindowSuite: KindSuite = {
     reservation: [
       {
         name: 'reservation: calendar hour, 2 per hour',
-        description: 'A full hour reserves the start of the next one when it is within maxDelay; a consume then waits behind it.',
+        description:
+          'A full hour reserves the start of the next one when it is within maxDelay; a consume then waits behind it.',
         algorithms: [calendarWindow({ limit: 2, period: 'hour' })],
         steps: [
           { at: utc('2026-12-02T10:50:00'), times: 2, expect: { admitted: 2 } },
-          { at: utc('2026-12-02T10:50:00'), op: 'reserve', maxDelay: 5 * 60_000, expect: { admitted: 0, last: { retryAfterMs: 5 * 60_000 } } },
-          { at: utc('2026-12-02T10:50:00'), op: 'reserve', maxDelay: 10 * 60_000, expect: { delays: [10 * 60_000], last: { remaining: 1 } } },
+          {
+            at: utc('2026-12-02T10:50:00'),
+            op: 'reserve',
+            maxDelay: 5 * 60_000,
+            expect: { admitted: 0, last: { retryAfterMs: 5 * 60_000 } },
+          },
+          {
+            at: utc('2026-12-02T10:50:00'),
+            op: 'reserve',
+            maxDelay: 10 * 60_000,
+            expect: { delays: [10 * 60_000], last: { remaining: 1 } },
+          },
           { at: utc('2026-12-02T10:50:00'), expect: { admitted: 0, last: { retryAfterMs: 10 * 60_000 } } },
           { at: utc('2026-12-02T11:00:00'), expect: { admitted: 1, last: { remaining: 0 } } },
         ],
@@ -142,7 +190,11 @@ export const calendarWindowSuite: KindSuite = {
       description: 'A denial blocks the key for 2 hours, across midnight; after it the new day admits.',
       algorithms: [withBlock(calendarWindow({ limit: 3, period: 'day' }), 2 * HOUR)],
       steps: [
-        { at: utc('2026-12-02T23:00:00'), times: 4, expect: { admitted: 3, last: { allowed: false, retryAfterMs: 2 * HOUR } } },
+        {
+          at: utc('2026-12-02T23:00:00'),
+          times: 4,
+          expect: { admitted: 3, last: { allowed: false, retryAfterMs: 2 * HOUR } },
+        },
         { at: utc('2026-12-03T00:30:00'), expect: { admitted: 0, last: { retryAfterMs: HOUR / 2 } } },
         { at: utc('2026-12-03T01:00:00'), expect: { admitted: 1, last: { remaining: 2 } } },
       ],

@@ -10,7 +10,8 @@ export const concurrencySuite: KindSuite = {
     concurrency: [
       {
         name: 'concurrency: 2 permits, lease 1s',
-        description: 'A third request waits for a release or for the oldest lease to expire; a double release frees one permit only.',
+        description:
+          'A third request waits for a release or for the oldest lease to expire; a double release frees one permit only.',
         algorithms: [concurrency({ limit: 2, lease: '1s' })],
         steps: [
           { at: 0, op: 'acquire', lease: 'a', expect: { admitted: 1, last: { remaining: 1 } } },

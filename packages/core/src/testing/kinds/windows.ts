@@ -25,7 +25,10 @@ export const fixedWindowSuite: KindSuite = {
         name: 'seed: fixed window, 100 per 1s',
         description: 'Both batches pass: they fall in different windows [0,1) and [1,2), 200 requests within 20 ms.',
         algorithms: [fixedWindow({ limit: 100, window: '1s' })],
-        steps: seedBatches({ admitted: 100, last: { remaining: 0, resetMs: 10 } }, { admitted: 100, last: { remaining: 0, resetMs: 990 } }),
+        steps: seedBatches(
+          { admitted: 100, last: { remaining: 0, resetMs: 10 } },
+          { admitted: 100, last: { remaining: 0, resetMs: 990 } },
+        ),
       },
     ],
     cost: [
@@ -48,7 +51,11 @@ export const fixedWindowSuite: KindSuite = {
         algorithms: [fixedWindow({ limit: 3, window: '1s' })],
         steps: [
           { at: 250, expect: { admitted: 1, last: { remaining: 2, resetMs: 750 } } },
-          { at: 250, times: 3, expect: { admitted: 2, last: { allowed: false, remaining: 0, resetMs: 750, retryAfterMs: 750 } } },
+          {
+            at: 250,
+            times: 3,
+            expect: { admitted: 2, last: { allowed: false, remaining: 0, resetMs: 750, retryAfterMs: 750 } },
+          },
           { at: 2000, op: 'peek', expect: { last: { allowed: true, remaining: 3, resetMs: 0, retryAfterMs: 0 } } },
         ],
       },
@@ -66,7 +73,8 @@ export const fixedWindowSuite: KindSuite = {
       },
       {
         name: 'edge: fixed window, a fraction of a microsecond before the end',
-        description: 'A denial just before the window ends still says to retry in at least 1 ms; at the end the next window admits.',
+        description:
+          'A denial just before the window ends still says to retry in at least 1 ms; at the end the next window admits.',
         algorithms: [fixedWindow({ limit: 1, window: 1000 })],
         steps: [
           { at: 999.9999999999, expect: { admitted: 1 } },
@@ -112,7 +120,8 @@ export const fixedWindowSuite: KindSuite = {
     giveBack: [
       {
         name: 'give-back: fixed window, 2 per 1s, charged at 990 ms and given back at 1500 ms',
-        description: 'The window rolled over in between: the new window keeps its count; a give-back within its own window frees the unit.',
+        description:
+          'The window rolled over in between: the new window keeps its count; a give-back within its own window frees the unit.',
         algorithms: [fixedWindow({ limit: 2, window: '1s' })],
         steps: [
           { at: 990, name: 'late', expect: { admitted: 1, last: { remaining: 1 } } },
@@ -129,7 +138,8 @@ export const fixedWindowSuite: KindSuite = {
     reservation: [
       {
         name: 'reservation: fixed window, 2 per 1s',
-        description: 'A full window reserves the start of the next one when it is within maxDelay; a consume then waits behind it; a cancel frees its place in that window.',
+        description:
+          'A full window reserves the start of the next one when it is within maxDelay; a consume then waits behind it; a cancel frees its place in that window.',
         algorithms: [fixedWindow({ limit: 2, window: '1s' })],
         steps: [
           { at: 600, times: 2, expect: { admitted: 2 } },
@@ -148,13 +158,24 @@ export const fixedWindowSuite: KindSuite = {
   lockouts: [
     {
       name: 'lockout: brute force, fixed window 5 per 15 min, then a 1-hour block',
-      description: 'The sixth failed login at 1 min blocks the key until 61 min, across the windows in between; attempts during the block count for nothing.',
+      description:
+        'The sixth failed login at 1 min blocks the key until 61 min, across the windows in between; attempts during the block count for nothing.',
       algorithms: [withBlock(fixedWindow({ limit: 5, window: '15m' }), HOUR)],
       steps: [
         { at: 0, times: 5, expect: { admitted: 5, last: { remaining: 0 } } },
-        { at: 60_000, expect: { admitted: 0, last: { allowed: false, remaining: 0, retryAfterMs: HOUR, resetMs: HOUR } } },
+        {
+          at: 60_000,
+          expect: { admitted: 0, last: { allowed: false, remaining: 0, retryAfterMs: HOUR, resetMs: HOUR } },
+        },
         { at: 120_000, op: 'peek', cost: 1, expect: { last: { allowed: false, retryAfterMs: HOUR - 60_000 } } },
-        { at: QUARTER, times: 3, expect: { admitted: 0, last: { remaining: 0, retryAfterMs: HOUR + 60_000 - QUARTER, resetMs: HOUR + 60_000 - QUARTER } } },
+        {
+          at: QUARTER,
+          times: 3,
+          expect: {
+            admitted: 0,
+            last: { remaining: 0, retryAfterMs: HOUR + 60_000 - QUARTER, resetMs: HOUR + 60_000 - QUARTER },
+          },
+        },
         { at: HOUR + 30_000, times: 3, expect: { admitted: 0, last: { retryAfterMs: 30_000 } } },
         { at: HOUR + 59_999, expect: { admitted: 0, last: { retryAfterMs: 1 } } },
         // The window [60 min, 75 min) holds nothing of the blocked attempts.
@@ -185,7 +206,8 @@ export const slidingWindowLogSuite: KindSuite = {
     seed: [
       {
         name: 'seed: sliding window log, 100 per 1s',
-        description: 'The second batch is denied: (0.010, 1.010] still holds the first; capacity returns at exactly 1.990 s.',
+        description:
+          'The second batch is denied: (0.010, 1.010] still holds the first; capacity returns at exactly 1.990 s.',
         algorithms: [slidingWindowLog({ limit: 100, window: '1s' })],
         steps: [
           ...seedBatches({ admitted: 100 }, { admitted: 0, last: { allowed: false, retryAfterMs: 980, remaining: 0 } }),
@@ -275,7 +297,8 @@ export const slidingWindowLogSuite: KindSuite = {
     giveBack: [
       {
         name: 'give-back: sliding window log, 2 per 1s, charged at 990 ms and given back at 1500 ms',
-        description: 'The record made at 990 ms is removed, not the later one of the same cost: capacity comes back when the later one leaves, at 2.200 s.',
+        description:
+          'The record made at 990 ms is removed, not the later one of the same cost: capacity comes back when the later one leaves, at 2.200 s.',
         algorithms: [slidingWindowLog({ limit: 2, window: '1s' })],
         steps: [
           { at: 990, name: 'late', expect: { admitted: 1 } },
@@ -288,7 +311,8 @@ export const slidingWindowLogSuite: KindSuite = {
       },
       {
         name: 'give-back: sliding window log, a record that left the window',
-        description: 'A give-back after its record left the window gives nothing: the records made since keep counting.',
+        description:
+          'A give-back after its record left the window gives nothing: the records made since keep counting.',
         algorithms: [slidingWindowLog({ limit: 2, window: '1s' })],
         steps: [
           { at: 0, name: 'old', expect: { admitted: 1 } },
@@ -301,7 +325,8 @@ export const slidingWindowLogSuite: KindSuite = {
     reservation: [
       {
         name: 'reservation: sliding window log, 2 per 1s',
-        description: 'A reservation is recorded at the earliest time it fits (when the oldest records leave), never before the newest; a consume counts it; a cancel removes its record.',
+        description:
+          'A reservation is recorded at the earliest time it fits (when the oldest records leave), never before the newest; a consume counts it; a cancel removes its record.',
         algorithms: [slidingWindowLog({ limit: 2, window: '1s' })],
         steps: [
           { at: 0, expect: { admitted: 1 } },
@@ -319,7 +344,8 @@ export const slidingWindowLogSuite: KindSuite = {
   lockouts: [
     {
       name: 'lockout: sliding window log, 2 per 1s, a 5 s block',
-      description: 'The block outlasts the records: at 1.5 s the window is empty and the key still blocked; at 5.1 s it is free.',
+      description:
+        'The block outlasts the records: at 1.5 s the window is empty and the key still blocked; at 5.1 s it is free.',
       algorithms: [withBlock(slidingWindowLog({ limit: 2, window: '1s' }), 5_000)],
       steps: [
         { at: 0, times: 2, expect: { admitted: 2 } },
@@ -341,16 +367,23 @@ export const slidingWindowLogSuite: KindSuite = {
 export const slidingWindowCounterSuite: KindSuite = {
   kind: 'sliding-window-counter',
   samples: [(limit, windowMs) => slidingWindowCounter({ limit, window: windowMs })],
-  configurations: [({ limit, windowMs, countDenied }) => slidingWindowCounter({ limit, window: windowMs, countDenied })],
+  configurations: [
+    ({ limit, windowMs, countDenied }) => slidingWindowCounter({ limit, window: windowMs, countDenied }),
+  ],
   scenarios: {
     seed: [
       {
         name: 'seed: sliding window counter, 100 per 1s',
-        description: 'With 100 in the previous window, at 1.200 s the estimate is 100 × 0.8 = 80, so exactly 20 are admitted.',
+        description:
+          'With 100 in the previous window, at 1.200 s the estimate is 100 × 0.8 = 80, so exactly 20 are admitted.',
         algorithms: [slidingWindowCounter({ limit: 100, window: '1s' })],
         steps: [
           { at: 990, times: 100, expect: { admitted: 100 } },
-          { at: 1200, times: 100, expect: { admitted: 20, last: { allowed: false, remaining: 0, retryAfterMs: 10, resetMs: 1800 } } },
+          {
+            at: 1200,
+            times: 100,
+            expect: { admitted: 20, last: { allowed: false, remaining: 0, retryAfterMs: 10, resetMs: 1800 } },
+          },
         ],
       },
     ],
@@ -368,7 +401,7 @@ export const slidingWindowCounterSuite: KindSuite = {
     timing: [
       {
         name: 'timing: sliding window counter, 10 per 1s',
-        description: 'retryAfterMs is when the previous window\'s weight has fallen enough.',
+        description: "retryAfterMs is when the previous window's weight has fallen enough.",
         algorithms: [slidingWindowCounter({ limit: 10, window: '1s' })],
         steps: [
           { at: 100, times: 10, expect: { admitted: 10 } },
@@ -405,7 +438,8 @@ export const slidingWindowCounterSuite: KindSuite = {
     giveBack: [
       {
         name: 'give-back: sliding window counter, 2 per 1s, charged at 990 ms and given back at 1500 ms',
-        description: 'The unit goes back to the previous window it was charged in: the current window keeps its count, which weighs fully on the next window; a window two back is gone.',
+        description:
+          'The unit goes back to the previous window it was charged in: the current window keeps its count, which weighs fully on the next window; a window two back is gone.',
         algorithms: [slidingWindowCounter({ limit: 2, window: '1s' })],
         steps: [
           { at: 990, name: 'late', expect: { admitted: 1 } },
@@ -424,7 +458,8 @@ export const slidingWindowCounterSuite: KindSuite = {
     reservation: [
       {
         name: 'reservation: sliding window counter, 10 per 1s',
-        description: 'A reservation gets the earliest time the estimate has room as the previous count fades; each one needs more room, so queues behind the last; a cancel frees its units in that window.',
+        description:
+          'A reservation gets the earliest time the estimate has room as the previous count fades; each one needs more room, so queues behind the last; a cancel frees its units in that window.',
         algorithms: [slidingWindowCounter({ limit: 10, window: '1s' })],
         steps: [
           { at: 0, times: 10, expect: { admitted: 10 } },
@@ -438,7 +473,8 @@ export const slidingWindowCounterSuite: KindSuite = {
       },
       {
         name: 'reservation: sliding window counter, into the next window',
-        description: 'With the current window full, the reservation goes where the next window has room; the current window then waits behind it.',
+        description:
+          'With the current window full, the reservation goes where the next window has room; the current window then waits behind it.',
         algorithms: [slidingWindowCounter({ limit: 2, window: '1s' })],
         steps: [
           { at: 500, times: 2, expect: { admitted: 2 } },
@@ -464,4 +500,9 @@ export const slidingWindowCounterSuite: KindSuite = {
 };
 
 /** The window algorithms' suites, in the order of `ALGORITHM_KINDS`. */
-export const windowSuites: readonly KindSuite[] = [fixedWindowSuite, calendarWindowSuite, slidingWindowLogSuite, slidingWindowCounterSuite];
+export const windowSuites: readonly KindSuite[] = [
+  fixedWindowSuite,
+  calendarWindowSuite,
+  slidingWindowLogSuite,
+  slidingWindowCounterSuite,
+];
