@@ -89,16 +89,7 @@ export function reportsQuota(decision: Decision): boolean {
  * Every field of a {@link Decision} but `reason`, in the order a decision holds them: what
  * {@link makeDecision} is given (a record, so that a call names each number it passes).
  */
-export interface DecisionFields {
-  readonly allowed: boolean;
-  readonly limit: number;
-  readonly remaining: number;
-  readonly resetMs: number;
-  readonly retryAfterMs: number;
-  readonly delayMs: number;
-  readonly policy: Policy;
-  readonly at: number;
-}
+export type DecisionFields = Omit<Decision, 'reason'>;
 
 /**
  * A step's exact results (see {@link decisionFromExact}), before rounding. Its own names (`resetInMs`,

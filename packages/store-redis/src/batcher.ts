@@ -4,7 +4,7 @@ import { batchLua } from './batch-script.js';
 import { isDecisionReply } from './decision-reply.js';
 import type { ClientAdapter } from './clients/client.js';
 import type { BatchCall, ScriptCalls, ScriptPlan } from './script-plan.js';
-import type { GroupScript } from './group-scripts.js';
+import type { GroupCall, GroupScript } from './group-scripts.js';
 import { keysOf, type Call } from './wire.js';
 
 /**
@@ -109,12 +109,8 @@ export class Batcher {
    * alone, at once, when it is the first of the turn and none is in flight (as {@link join} decides);
    * resolves to its reply (the members' replies).
    */
-  sendGroup(
-    script: GroupScript,
-    keys: readonly string[],
-    argv: readonly string[],
-    decisions: number,
-  ): Promise<unknown> {
+  sendGroup(group: GroupCall): Promise<unknown> {
+    const { script, keys, argv, decisions } = group;
     let family = this.families.get(script);
     if (family === undefined) {
       family = {

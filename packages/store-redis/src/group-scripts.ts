@@ -10,6 +10,14 @@ export interface GroupScript {
   call: BatchCall | undefined;
 }
 
+/** One group of a group script to send: its keys and arguments (see group-script.ts), and how many decisions (its members) it holds. */
+export interface GroupCall {
+  readonly script: GroupScript;
+  readonly keys: readonly string[];
+  readonly argv: readonly string[];
+  readonly decisions: number;
+}
+
 /**
  * Distinct group scripts a store makes (each one a script Redis caches): one per list of families
  * (the script configurations of a request's limits, in order), which the app's compositions bound;

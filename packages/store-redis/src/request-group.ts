@@ -8,7 +8,7 @@ import {
 } from '@rl/core/store';
 import { chargedOf, isDecisionReply } from './decision-reply.js';
 import { FAILED, NOT_ASKED, ROLLED_BACK } from './group-script.js';
-import type { GroupScript, GroupScripts } from './group-scripts.js';
+import type { GroupCall, GroupScripts } from './group-scripts.js';
 import { configurationArguments, type ScriptPlan } from './script-plan.js';
 import type { ScriptSender, Values } from './script-sender.js';
 import type { StoreKeys } from './store-keys.js';
@@ -134,13 +134,13 @@ export class RequestGroup {
       for (let j = 0; j < width; j++) argv.push(m.values[j] ?? '');
       if (m.plan.byArgument) for (const value of configurationArguments(m.plan, m.values)) argv.push(value);
     });
-    this.run(script, keys, argv, members);
+    this.run({ script, keys, argv, decisions: members.length }, members);
   }
 
-  private run(script: GroupScript, keys: readonly string[], argv: readonly string[], members: readonly Member[]): void {
+  private run(group: GroupCall, members: readonly Member[]): void {
     let answer: Promise<unknown>;
     try {
-      answer = this.host.sender.sendGroup(script, keys, argv, members.length);
+      answer = this.host.sender.sendGroup(group);
     } catch (error) {
       answer = Promise.reject(error);
     }

@@ -9,6 +9,7 @@ import {
   planScript,
   type ScriptCall,
   type ScriptCalls,
+  type ScriptConfiguration,
   type ScriptPlan,
 } from './script-plan.js';
 import { isIdempotent, keysOf, operationOf, type Call } from './wire.js';
@@ -57,26 +58,7 @@ export class ScriptPlans {
         calls = ofScript.get(layout);
         if (calls === undefined) ofScript.set(layout, (calls = {}));
       }
-      let bucketKeys = this.bucketKeysBySuffix.get(config.suffix);
-      if (bucketKeys === undefined) this.bucketKeysBySuffix.set(config.suffix, (bucketKeys = []));
-      // Every field named (not a spread): one object shape for every plan.
-      const { script, values, stateBytes, id, suffix, compact, keys, timed, timedNames, overrides, lua } = config;
-      plan = {
-        script,
-        values,
-        stateBytes,
-        id,
-        suffix,
-        compact,
-        keys,
-        timed,
-        timedNames,
-        overrides,
-        lua,
-        byArgument,
-        bucketKeys,
-        calls,
-      };
+      plan = this.planOf(config, byArgument, calls);
       this.plans.set(algorithm, plan);
     }
     return plan;
@@ -88,9 +70,14 @@ export class ScriptPlans {
    * numbers and the state's keys, whatever the number of configurations written so.
    */
   detached(algorithm: Algorithm): ScriptPlan {
-    const config = planScript(algorithm);
+    return this.planOf(planScript(algorithm), true, {});
+  }
+
+  /** The plan of `config`, its calls `calls` (sent by argument or inline), with its suffix's bucket keys. */
+  private planOf(config: ScriptConfiguration, byArgument: boolean, calls: ScriptPlan['calls']): ScriptPlan {
     let bucketKeys = this.bucketKeysBySuffix.get(config.suffix);
     if (bucketKeys === undefined) this.bucketKeysBySuffix.set(config.suffix, (bucketKeys = []));
+    // Every field named (not a spread): one object shape for every plan.
     const { script, values, stateBytes, id, suffix, compact, keys, timed, timedNames, overrides, lua } = config;
     return {
       script,
@@ -104,11 +91,12 @@ export class ScriptPlans {
       timedNames,
       overrides,
       lua,
-      byArgument: true,
+      byArgument,
       bucketKeys,
-      calls: {},
+      calls,
     };
   }
+
 
   /**
    * Defines the script of `call` for the plan's configuration (inline) or script (by argument) on the

@@ -2,7 +2,7 @@ import { StoreClosedError, type Algorithm, type Decision } from '@rl/core/store'
 import type { Batcher } from './batcher.js';
 import type { ClientAdapter, RedisClient } from './clients/client.js';
 import { decisionOf } from './decision-reply.js';
-import type { GroupScript } from './group-scripts.js';
+import type { GroupCall } from './group-scripts.js';
 import { configurationArguments, type ScriptPlan } from './script-plan.js';
 import type { ScriptPlans } from './script-plans.js';
 import type { StoreKeys } from './store-keys.js';
@@ -101,13 +101,9 @@ export class ScriptSender {
    * group-script.ts); resolves to its members' replies. Batched with the groups on the same first Redis
    * key, as decisions are (a migration splits no more); alone without batching.
    */
-  sendGroup(
-    script: GroupScript,
-    keys: readonly string[],
-    argv: readonly string[],
-    decisions: number,
-  ): Promise<unknown> {
-    if (this.batcher !== undefined) return this.batcher.sendGroup(script, keys, argv, decisions);
+  sendGroup(group: GroupCall): Promise<unknown> {
+    if (this.batcher !== undefined) return this.batcher.sendGroup(group);
+    const { script, keys, argv } = group;
     script.call ??= this.adapter.batchScript(script.name, script.lua);
     return script.call(keys.length, [...keys, '1', ...argv]).then((replies) => (replies as unknown[])[0]);
   }
