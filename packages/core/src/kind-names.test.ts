@@ -53,6 +53,8 @@ const ALLOWED: Readonly<Record<string, string>> = {
   'packages/store-memory/src/memory-store.test.ts':
     "the memory store's tests, each with an algorithm or a few as examples",
   'packages/store-redis/bench/bench.mjs': 'the benchmark: the configurations it measures, one or two per kind',
+  'packages/store-redis/test/groups.test.ts':
+    "the grouped call's tests: a request's limits of several kinds (and a permit beside them) decided together, each family's script beside the others'",
   'packages/store-redis/test/support/contention-worker.ts':
     'the contention test worker: a switch over the four kinds the contention test chose',
   'packages/core/src/limiter/rate-layouts.ts':
