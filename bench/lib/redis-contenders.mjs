@@ -98,16 +98,20 @@ function rlThreeLimits(together) {
     if (!RedisStore) throw new Error('SKIP @rl/store-redis exports no RedisStore yet');
     const core = await import('@rl/core');
     const store = new RedisStore({ client });
-    if (typeof store.group !== 'function' && together) throw new Error('SKIP this RedisStore decides no groups');
-    // Without `group`, the engine sees a store that decides each limit alone.
-    const used = together ? store : Object.create(store, { group: { value: undefined } });
+    // `chargeAll` (a build before it: `group`) decides a request's limits together.
+    const grouping =
+      typeof store.chargeAll === 'function' ? 'chargeAll' : typeof store.group === 'function' ? 'group' : undefined;
+    if (grouping === undefined && together) throw new Error('SKIP this RedisStore decides no groups');
+    // Without it, the engine sees a store that decides each limit alone.
+    const used =
+      together || grouping === undefined ? store : Object.create(store, { [grouping]: { value: undefined } });
     const limiters = ['fixed-window', 'token-bucket', 'sliding-window-counter'].map((a, i) =>
       core.createLimiter({ algorithm: RL_REDIS_LIMITS[a](core), store: used, prefix: `l${i}`, timeout: false }),
     );
     const group = core.combineLimiters(limiters);
     return {
       call: (key) => group.consume(key),
-      note: `await combineLimiters([fixedWindow, tokenBucket, slidingWindowCounter limiters]).consume(key)${together ? '' : ", the store's group hidden"}`,
+      note: `await combineLimiters([fixedWindow, tokenBucket, slidingWindowCounter limiters]).consume(key)${together ? '' : ", the store's grouped call hidden"}`,
     };
   };
 }
