@@ -97,7 +97,6 @@ export class ScriptPlans {
     };
   }
 
-
   /**
    * Defines the script of `call` for the plan's configuration (inline) or script (by argument) on the
    * client, once per store and script text: the plans that share the text share `plan.calls`.
