@@ -127,6 +127,9 @@ const EXPECTED_NAMES = {
  * growth: a tarball past its budget has picked up something it should not ship (maps, sources, tests,
  * a bundled dependency), or grew enough for someone to decide so here. @rl/core measured 329.5 kB
  * packed, 1252 kB unpacked (with maps carrying every source, and src/: 911 kB and 3508 kB).
+ * @rl/nestjs raised 2026-12-06 (30 → 36 packed, 112 → 135 unpacked): issue 38 gave it the storage
+ * token, the guard's methods to override and their README sections (9.9 → 15.3 kB of README alone);
+ * measured 31.9 kB packed, 122.3 kB unpacked.
  */
 const SIZE_BUDGETS = {
   '@rl/core': { packed: 400, unpacked: 1550 },
@@ -136,7 +139,7 @@ const SIZE_BUDGETS = {
   '@rl/fastify': { packed: 17, unpacked: 68 },
   '@rl/koa': { packed: 9, unpacked: 30 },
   '@rl/hono': { packed: 13, unpacked: 61 },
-  '@rl/nestjs': { packed: 30, unpacked: 112 },
+  '@rl/nestjs': { packed: 36, unpacked: 135 },
   '@rl/prometheus': { packed: 10, unpacked: 36 },
   '@rl/opentelemetry': { packed: 8, unpacked: 27 },
   '@rl/cli': { packed: 34, unpacked: 104 },
