@@ -44,6 +44,18 @@ export class LeaseBook {
     }
   }
 
+  /**
+   * Forgets every key's block denial (resets may have been missed: a denial may be of a state since
+   * reset): the next request asks for a block again. The blocks are kept (they end at their ttl).
+   */
+  forgetDenials(): void {
+    for (const entry of this.entries.values()) {
+      if (entry.denial === undefined) continue;
+      entry.denial = undefined;
+      entry.noBlockUntil = -Infinity;
+    }
+  }
+
   /** The entry of `storeKey` for `algorithm`'s configuration (a changed plan gives the old one's blocks back); undefined: charge alone (the old plan's block in flight, `maxKeys` full). */
   entryOf(storeKey: string, algorithm: Algorithm): LeaseEntry | undefined {
     const configuration = configurationOf(algorithm);
@@ -67,6 +79,8 @@ export class LeaseBook {
       demand: 0,
       askAheadBelow: 0,
       noBlockUntil: -Infinity,
+      denial: undefined,
+      restAsk: 0,
       timer: undefined,
       gone: undefined,
     };

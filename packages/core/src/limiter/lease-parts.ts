@@ -1,6 +1,6 @@
 import type { Algorithm } from '../algorithm.js';
 import type { Clock } from '../clock.js';
-import type { Policy } from '../decision.js';
+import type { Decision, Policy } from '../decision.js';
 import type { Charge, GiveBack, MaybePromise } from '../store/interface.js';
 import type { ChargeAnswer, ChargeNext } from './charge-path.js';
 import type { TimerHandle, Timers } from '../timers.js';
@@ -27,8 +27,26 @@ export interface LeaseParts {
   giveBack(back: GiveBack): MaybePromise<void>;
   /** Units taken from (`leased`) or given back to (`returned`) the shared quota. */
   counted(action: 'leased' | 'returned', units: number): void;
-  /** The store's `watchResets`, when it has one: resets made anywhere, so that a block of a reset state is not spent. */
-  readonly watchResets: ((listener: (storageKey: string | undefined) => void) => void) | undefined;
+  /**
+   * Whether the limiter may answer a request with a denial the store gave earlier (its deny cache is
+   * on): a key whose block the store denied for want of quota is then denied here until the store
+   * said a block would be there, instead of charging each request alone.
+   */
+  readonly deniesLocally: boolean;
+  /**
+   * The store's `watchResets`, when it has one: resets made anywhere, so that a block of a reset state
+   * is not spent and a denial of it is not repeated (`hearing` false: resets cannot be heard now).
+   */
+  readonly watchResets:
+    | ((listener: (storageKey: string | undefined, hearing?: boolean) => void) => void)
+    | undefined;
+}
+
+/** The store's denial of a key's block for want of quota, repeated to the key's requests until its entry's `noBlockUntil`. */
+export interface BlockDenial {
+  /** When it came (local clock): its times count down from then. */
+  readonly heardAt: number;
+  readonly decision: Decision;
 }
 
 /** Units of one block still to spend, until `until` (local clock). */
@@ -63,6 +81,17 @@ export interface LeaseEntry {
   askAheadBelow: number;
   /** No block is asked before this time (local): the last was denied or failed, or the shared quota is gone. */
   noBlockUntil: number;
+  /**
+   * The last block's denial for want of quota, when the limiter denies locally
+   * ({@link LeaseParts.deniesLocally}): until {@link noBlockUntil}, a request the blocks cannot serve
+   * is denied with it, without a store call. Undefined otherwise.
+   */
+  denial: BlockDenial | undefined;
+  /**
+   * The units of the next block when the last was denied with fewer left than it asked, units that
+   * are lost unless taken before the quota comes back (a window's rest): a block of what is there. 0: none.
+   */
+  restAsk: number;
   timer: TimerHandle | undefined;
   /**
    * Why the entry is no longer the key's: `forgotten` (its state was reset: a block granted later

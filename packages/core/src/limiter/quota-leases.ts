@@ -1,7 +1,7 @@
 import type { Algorithm } from '../algorithm.js';
-import { makeDecision, type Decision } from '../decision.js';
+import { makeDecision, type Decision, type DecisionReason } from '../decision.js';
 import type { Charge, MaybePromise } from '../store/interface.js';
-import type { ChargeAnswer, ChargeNext } from './charge-path.js';
+import { withoutStore, type ChargeAnswer, type ChargeNext } from './charge-path.js';
 import { configurationOf } from './deny-cache.js';
 import { held, LeaseBook } from './lease-book.js';
 import type { Block, LeaseEntry, LeaseParts } from './lease-parts.js';
@@ -15,10 +15,11 @@ interface LeasedRequest {
   readonly next: ChargeNext;
 }
 
-/** Asked for in one store call: `units` at `sentAt` (local clock). */
+/** Asked for in one store call: `units` at `sentAt` (local clock), when {@link QuotaLeases} had heard `missed` notices that resets may have been missed. */
 interface BlockAsk {
   readonly units: number;
   readonly sentAt: number;
+  readonly missed: number;
 }
 
 /**
@@ -32,7 +33,14 @@ interface BlockAsk {
  * block of less than half anyway) asks once a request finds too little, for a block of nearly
  * `units`. A stage of the limiter's charge path: a request costing more than `units`, a reservation,
  * an idempotent charge, or one arriving when no block can be had goes on (`next`), charged alone; one whose
- * block the store failed gets the failure policy's decision for its own cost. A block ends at the
+ * block the store failed gets the failure policy's decision for its own cost.
+ *
+ * At saturation, when the limiter denies locally (its deny cache is on: {@link LeaseParts.deniesLocally}),
+ * a block the store denies for want of quota is not followed by each request charged alone: the
+ * key's requests its blocks cannot serve are denied here (reason `'deny-cache'`, `remaining` 0) until
+ * the store's retry time for the block, counted from its answer, and the next request then asks
+ * again: one ask per holder per block's refill. Units left that would be lost by then (a window's
+ * rest: {@link restLostByThen}) are asked for at once instead, as a block of what is there. A block ends at the
  * ttl or sooner where its algorithm says (`Algorithm.leaseHoldMs`), counted on the local clock from
  * when it was asked for; unused units are given back at the ttl (an unref'd timer), at {@link close}
  * and once a request's own charge is denied (the shared quota is gone).
@@ -42,8 +50,12 @@ export class QuotaLeases {
   private closed = false;
   /** Give-backs started after {@link close} began (a block granted meanwhile): close waits for them. */
   private readonly closingBacks: Promise<void>[] = [];
-  /** What the store calls on a reset anywhere; held here because the store holds it weakly. Subscribed at the first block. */
-  private resetListener: ((storageKey: string | undefined) => void) | undefined;
+  /** What the store calls on a reset anywhere; held here because the store holds it weakly. Subscribed at the first block or block denial. */
+  private resetListener: ((storageKey: string | undefined, hearing?: boolean) => void) | undefined;
+  /** False while the store says it cannot hear resets: no block denial is repeated locally. */
+  private hearing = true;
+  /** How many times the store said resets may have been missed: a denial asked for before the latest is not repeated locally. */
+  private missed = 0;
 
   constructor(
     private readonly config: LeaseConfig,
@@ -69,7 +81,7 @@ export class QuotaLeases {
     if (spent !== undefined) return spent;
     const request: LeasedRequest = { entry, charge, next };
     if (entry.fetching !== undefined) return entry.fetching.then((d) => this.afterBlock(request, d, false));
-    if (now < entry.noBlockUntil) return this.alone(request);
+    if (now < entry.noBlockUntil) return this.withoutBlock(request, now);
     const answer = this.fetch(entry, storeKey, now, cost);
     return answer instanceof Promise
       ? answer.then((d) => this.afterBlock(request, d, false))
@@ -155,8 +167,8 @@ export class QuotaLeases {
   /**
    * A request after the block asked for came (`d`, the store's answer; undefined: none): from a live
    * block; behind the next one, once (`waited`), when the store granted this one but the requests
-   * before took it all (a request waits two round trips at most); the policy's answer to a failure;
-   * or charged alone.
+   * before took it all, or denied it with units left worth a block of their own (a request waits two
+   * round trips at most); the policy's answer to a failure; denied locally; or charged alone.
    */
   private afterBlock(request: LeasedRequest, d: ChargeAnswer | undefined, waited: boolean): MaybePromise<ChargeAnswer> {
     const { entry, charge } = request;
@@ -166,20 +178,35 @@ export class QuotaLeases {
     const spent = entry.gone === undefined ? this.spend(entry, storeKey, charge.cost, now) : undefined;
     if (spent !== undefined) return spent;
     const decision = d?.decision;
-    if (
-      !waited &&
-      entry.gone === undefined &&
-      decision !== undefined &&
-      decision.allowed &&
-      decision.reason === undefined
-    ) {
+    if (!waited && entry.gone === undefined && decision !== undefined && (granted(decision) || entry.restAsk > 0)) {
       const next =
         entry.fetching ?? (now >= entry.noBlockUntil ? this.fetch(entry, storeKey, now, charge.cost) : undefined);
       if (next instanceof Promise) return next.then((answer) => this.afterBlock(request, answer, true));
+      if (next !== undefined) return this.afterBlock(request, next, true);
     }
     const reason = decision?.reason;
-    if (reason !== 'timeout' && reason !== 'store-error') return this.alone(request);
-    return this.host.withoutStore(charge, reason);
+    if (reason === 'timeout' || reason === 'store-error') return this.host.withoutStore(charge, reason);
+    return this.withoutBlock(request, now);
+  }
+
+  /** A request no block can serve: denied with its key's block denial while that holds, else charged alone. */
+  private withoutBlock(request: LeasedRequest, now: number): MaybePromise<ChargeAnswer> {
+    const { entry } = request;
+    const denial = entry.denial;
+    if (denial === undefined || now >= entry.noBlockUntil || !this.hearing) return this.alone(request);
+    const d = denial.decision;
+    const decision = makeDecision({
+      allowed: false,
+      limit: d.limit,
+      remaining: 0,
+      resetMs: Math.max(0, Math.ceil(d.resetMs - (now - denial.heardAt))),
+      retryAfterMs: Math.max(1, Math.ceil(entry.noBlockUntil - now)),
+      delayMs: 0,
+      policy: d.policy,
+      at: now,
+    });
+    (decision as { reason?: DecisionReason }).reason = 'deny-cache';
+    return withoutStore(decision);
   }
 
   /**
@@ -194,7 +221,13 @@ export class QuotaLeases {
     sentAt: number,
     askedBy: number,
   ): MaybePromise<ChargeAnswer | undefined> {
-    const ask: BlockAsk = { units: this.config.units - held(entry), sentAt };
+    const topUp = this.config.units - held(entry);
+    const ask: BlockAsk = {
+      units: entry.restAsk > 0 ? Math.min(entry.restAsk, topUp) : topUp,
+      sentAt,
+      missed: this.missed,
+    };
+    entry.restAsk = 0;
     entry.demand = askedBy;
     let answer: MaybePromise<ChargeAnswer>;
     try {
@@ -236,16 +269,21 @@ export class QuotaLeases {
     return fetching;
   }
 
-  /** The store's answer to the block `ask`: a granted block is kept; otherwise none is asked for until the answer's retry time (a failure's: the retry interval). */
+  /**
+   * The store's answer to the block `ask`: a granted block is kept; a failure asks none for the retry
+   * interval; a denial for want of quota asks none until its retry time (counted from its answer when
+   * it is repeated locally: the next ask then reaches the store no sooner than the units are there), or
+   * asks at once for the units left when they would be lost by then ({@link restLostByThen}).
+   */
   private received(entry: LeaseEntry, storeKey: string, answer: ChargeAnswer, ask: BlockAsk): void {
     const { units, sentAt } = ask;
     const d = answer.decision;
-    const granted = d.allowed && d.reason === undefined && d.delayMs === 0;
+    const isGranted = granted(d);
     // A block the failure policy answered is no request's: a late grant of the store goes back.
     answer.unserved?.();
     if (entry.gone !== undefined) {
       // A block of a state reset meanwhile is dropped; one of an entry closed or replaced goes back.
-      if (granted && entry.gone === 'dropped') {
+      if (isGranted && entry.gone === 'dropped') {
         this.backAfterClose(
           this.host.giveBack({ key: storeKey, algorithm: entry.algorithm, cost: units, chargedAt: d.at }),
           units,
@@ -253,9 +291,25 @@ export class QuotaLeases {
       }
       return;
     }
-    if (!granted) {
-      const failed = d.reason === 'timeout' || d.reason === 'store-error';
-      entry.noBlockUntil = sentAt + Math.max(1, failed ? this.host.retryIntervalMs : d.retryAfterMs);
+    entry.denial = undefined;
+    if (!isGranted) {
+      if (d.reason === 'timeout' || d.reason === 'store-error') {
+        entry.noBlockUntil = sentAt + Math.max(1, this.host.retryIntervalMs);
+        return;
+      }
+      const heardAt = this.host.clock();
+      if (!this.host.deniesLocally || !this.hearing || ask.missed !== this.missed) {
+        entry.noBlockUntil = sentAt + Math.max(1, d.retryAfterMs);
+        return;
+      }
+      // The store's own word on what is left (a cached denial's may be stale).
+      if (d.reason === undefined && d.remaining >= 1 && restLostByThen(entry.algorithm, d, units)) {
+        entry.restAsk = d.remaining;
+        return;
+      }
+      entry.noBlockUntil = heardAt + Math.max(1, d.retryAfterMs);
+      entry.denial = { heardAt, decision: d };
+      this.followResets();
       return;
     }
     const holdMs = entry.algorithm.leaseHoldMs(d.at, units);
@@ -281,12 +335,24 @@ export class QuotaLeases {
     entry.policy = d.policy;
     entry.resetAt = sentAt + d.resetMs;
     this.book.schedule(entry, storeKey);
-    if (this.resetListener === undefined && this.host.watchResets !== undefined) {
-      // A key reset anywhere drops its blocks. "Resets may have been missed" (a (re)subscription, also
-      // the first) drops nothing: the blocks would be lost to the quota, and any block ends at its ttl.
-      this.resetListener = (key) => key !== undefined && this.forget(key);
-      this.host.watchResets(this.resetListener);
-    }
+    this.followResets();
+  }
+
+  /**
+   * Subscribes to the store's resets, once (at the first block or block denial). A key reset anywhere
+   * drops its blocks and its denial. "Resets may have been missed" (a (re)subscription, also the
+   * first) drops no block (it would be lost to the quota, and any block ends at its ttl) but every
+   * denial, and while the store cannot hear resets none is repeated locally.
+   */
+  private followResets(): void {
+    if (this.resetListener !== undefined || this.host.watchResets === undefined) return;
+    this.resetListener = (key, hearing) => {
+      this.hearing = hearing !== false;
+      if (key !== undefined) return this.forget(key);
+      this.missed++;
+      this.book.forgetDenials();
+    };
+    this.host.watchResets(this.resetListener);
   }
 
   /** Charges the request alone (`next`); a denial of its own cost says the shared quota is gone: what the key holds goes back. */
@@ -311,4 +377,21 @@ export class QuotaLeases {
     this.host.counted('returned', units);
     if (back instanceof Promise && this.closed) this.closingBacks.push(back);
   }
+}
+
+/** Whether `d`, the store's answer to a block, grants it. */
+function granted(d: Decision): boolean {
+  return d.allowed && d.reason === undefined && d.delayMs === 0;
+}
+
+/**
+ * Whether the units `d` (the store's denial of a block of `asked` units under `algorithm`) says are
+ * left would be lost by the time the block is there: the algorithm holds a block as long whatever its
+ * size (`Algorithm.leaseHoldMs`: to a window's end) and the denial waits that long (the quota comes
+ * back all at once, when the window ends). A bucket's or a sliding window's quota comes back
+ * gradually, and what is left stays for the next block.
+ */
+function restLostByThen(algorithm: Algorithm, d: Decision, asked: number): boolean {
+  const holdMs = algorithm.leaseHoldMs(d.at, asked);
+  return algorithm.leaseHoldMs(d.at, 1) === holdMs && d.retryAfterMs + 1 > holdMs;
 }
