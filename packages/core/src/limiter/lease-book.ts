@@ -81,6 +81,7 @@ export class LeaseBook {
       noBlockUntil: -Infinity,
       denial: undefined,
       restAsk: 0,
+      pacedMs: 0,
       timer: undefined,
       gone: undefined,
     };
@@ -127,7 +128,7 @@ export class LeaseBook {
     if (this.entries.get(storeKey) === entry) this.entries.delete(storeKey);
   }
 
-  /** Arms the entry's one timer for its first block's end: a live holder gives back at the ttl, and forgets a key that holds nothing. */
+  /** Arms the entry's one timer for its first block's end: a live holder gives back at the ttl, and forgets a key that holds nothing (unless at saturation: see `LeaseEntry.pacedMs`). */
   schedule(entry: LeaseEntry, storeKey: string): void {
     if (entry.timer !== undefined || entry.blocks.length === 0) return;
     const wait = Math.max(1, Math.ceil(entry.blocks[0]!.until - this.host.clock()));
@@ -136,7 +137,8 @@ export class LeaseBook {
         entry.timer = undefined;
         this.expire(entry, storeKey, this.host.clock());
         if (entry.blocks.length > 0) this.schedule(entry, storeKey);
-        else if (entry.fetching === undefined && this.entries.get(storeKey) === entry)
+        // A key at saturation keeps its entry: when to ask for the next block is its to say (a `maxKeys` eviction may still take it).
+        else if (entry.fetching === undefined && entry.pacedMs === 0 && this.entries.get(storeKey) === entry)
           this.remove(entry, storeKey, 'dropped');
       }, wait),
     );

@@ -42,7 +42,7 @@ export interface LeaseParts {
     | undefined;
 }
 
-/** The store's denial of a key's block for want of quota, repeated to the key's requests until its entry's `noBlockUntil`. */
+/** The store's answer to a key's block that says no block is there for now, repeated to the key's requests as a denial until its entry's `noBlockUntil`. */
 export interface BlockDenial {
   /** When it came (local clock): its times count down from then. */
   readonly heardAt: number;
@@ -82,16 +82,19 @@ export interface LeaseEntry {
   /** No block is asked before this time (local): the last was denied or failed, or the shared quota is gone. */
   noBlockUntil: number;
   /**
-   * The last block's denial for want of quota, when the limiter denies locally
-   * ({@link LeaseParts.deniesLocally}): until {@link noBlockUntil}, a request the blocks cannot serve
-   * is denied with it, without a store call. Undefined otherwise.
+   * The store's last answer to a block (a denial for want of quota, or a grant that left it short of
+   * another), when the limiter denies locally ({@link LeaseParts.deniesLocally}): until
+   * {@link noBlockUntil}, a request the blocks cannot serve is denied with its limit, policy and reset,
+   * without a store call. Undefined otherwise.
    */
   denial: BlockDenial | undefined;
   /**
-   * The units of the next block when the last was denied with fewer left than it asked, units that
-   * are lost unless taken before the quota comes back (a window's rest): a block of what is there. 0: none.
+   * The units of the next block, when the store said fewer are left than a block and that they lapse
+   * unless taken (a window's rest): a block of what is there. 0: none.
    */
   restAsk: number;
+  /** The store's retry time (ms) at the key's last block denial for want of quota; 0 once a block left another to spare. */
+  pacedMs: number;
   timer: TimerHandle | undefined;
   /**
    * Why the entry is no longer the key's: `forgotten` (its state was reset: a block granted later

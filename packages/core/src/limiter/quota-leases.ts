@@ -1,11 +1,12 @@
 import type { Algorithm } from '../algorithm.js';
-import { makeDecision, type Decision, type DecisionReason } from '../decision.js';
+import { makeDecision, type Decision } from '../decision.js';
 import type { Charge, MaybePromise } from '../store/interface.js';
-import { withoutStore, type ChargeAnswer, type ChargeNext } from './charge-path.js';
+import type { ChargeAnswer, ChargeNext } from './charge-path.js';
 import { configurationOf } from './deny-cache.js';
 import { held, LeaseBook } from './lease-book.js';
 import type { Block, LeaseEntry, LeaseParts } from './lease-parts.js';
 import { leasable, type LeaseConfig } from './lease-options.js';
+import { blockDenied, blockGranted, localDenial } from './quota-leases-saturation.js';
 export type { LeaseParts } from './lease-parts.js';
 
 /** A request's charge waiting on its key's blocks, and the rest of the path it goes on to when they cannot serve it. */
@@ -36,11 +37,10 @@ interface BlockAsk {
  * block the store failed gets the failure policy's decision for its own cost.
  *
  * At saturation, when the limiter denies locally (its deny cache is on: {@link LeaseParts.deniesLocally}),
- * a block the store denies for want of quota is not followed by each request charged alone: the
- * key's requests its blocks cannot serve are denied here (reason `'deny-cache'`, `remaining` 0) until
- * the store's retry time for the block, counted from its answer, and the next request then asks
- * again: one ask per holder per block's refill. Units left that would be lost by then (a window's
- * rest: {@link restLostByThen}) are asked for at once instead, as a block of what is there. A block ends at the
+ * a key whose block the store denied, or granted leaving less than a block, is not charged per
+ * request once its blocks run out: its requests are denied here (reason `'deny-cache'`, `remaining` 0)
+ * until the store would have the next block, and the next request then asks for it: one ask per
+ * holder per block the store has to give (see quota-leases-saturation.ts). A block ends at the
  * ttl or sooner where its algorithm says (`Algorithm.leaseHoldMs`), counted on the local clock from
  * when it was asked for; unused units are given back at the ttl (an unref'd timer), at {@link close}
  * and once a request's own charge is denied (the shared quota is gone).
@@ -50,7 +50,7 @@ export class QuotaLeases {
   private closed = false;
   /** Give-backs started after {@link close} began (a block granted meanwhile): close waits for them. */
   private readonly closingBacks: Promise<void>[] = [];
-  /** What the store calls on a reset anywhere; held here because the store holds it weakly. Subscribed at the first block or block denial. */
+  /** What the store calls on a reset anywhere; held here because the store holds it weakly. Subscribed at the first block asked for. */
   private resetListener: ((storageKey: string | undefined, hearing?: boolean) => void) | undefined;
   /** False while the store says it cannot hear resets: no block denial is repeated locally. */
   private hearing = true;
@@ -189,24 +189,9 @@ export class QuotaLeases {
     return this.withoutBlock(request, now);
   }
 
-  /** A request no block can serve: denied with its key's block denial while that holds, else charged alone. */
+  /** A request no block can serve: denied without the store while its key asks for no block (see quota-leases-saturation.ts), else charged alone. */
   private withoutBlock(request: LeasedRequest, now: number): MaybePromise<ChargeAnswer> {
-    const { entry } = request;
-    const denial = entry.denial;
-    if (denial === undefined || now >= entry.noBlockUntil || !this.hearing) return this.alone(request);
-    const d = denial.decision;
-    const decision = makeDecision({
-      allowed: false,
-      limit: d.limit,
-      remaining: 0,
-      resetMs: Math.max(0, Math.ceil(d.resetMs - (now - denial.heardAt))),
-      retryAfterMs: Math.max(1, Math.ceil(entry.noBlockUntil - now)),
-      delayMs: 0,
-      policy: d.policy,
-      at: now,
-    });
-    (decision as { reason?: DecisionReason }).reason = 'deny-cache';
-    return withoutStore(decision);
+    return (this.hearing ? localDenial(request.entry, now) : undefined) ?? this.alone(request);
   }
 
   /**
@@ -229,6 +214,8 @@ export class QuotaLeases {
     };
     entry.restAsk = 0;
     entry.demand = askedBy;
+    // Subscribed before the first answer: a denial can be repeated locally only while resets are heard.
+    this.followResets();
     let answer: MaybePromise<ChargeAnswer>;
     try {
       answer = this.host.blocks({
@@ -271,9 +258,9 @@ export class QuotaLeases {
 
   /**
    * The store's answer to the block `ask`: a granted block is kept; a failure asks none for the retry
-   * interval; a denial for want of quota asks none until its retry time (counted from its answer when
-   * it is repeated locally: the next ask then reaches the store no sooner than the units are there), or
-   * asks at once for the units left when they would be lost by then ({@link restLostByThen}).
+   * interval; a denial for want of quota asks none until its retry time. When the limiter denies
+   * locally, a denial, and a grant that left the store short of a block, say when the next is asked
+   * and what the key's requests are told until then ({@link blockDenied}, {@link blockGranted}).
    */
   private received(entry: LeaseEntry, storeKey: string, answer: ChargeAnswer, ask: BlockAsk): void {
     const { units, sentAt } = ask;
@@ -297,19 +284,8 @@ export class QuotaLeases {
         entry.noBlockUntil = sentAt + Math.max(1, this.host.retryIntervalMs);
         return;
       }
-      const heardAt = this.host.clock();
-      if (!this.host.deniesLocally || !this.hearing || ask.missed !== this.missed) {
-        entry.noBlockUntil = sentAt + Math.max(1, d.retryAfterMs);
-        return;
-      }
-      // The store's own word on what is left (a cached denial's may be stale).
-      if (d.reason === undefined && d.remaining >= 1 && restLostByThen(entry.algorithm, d, units)) {
-        entry.restAsk = d.remaining;
-        return;
-      }
-      entry.noBlockUntil = heardAt + Math.max(1, d.retryAfterMs);
-      entry.denial = { heardAt, decision: d };
-      this.followResets();
+      if (!this.deniesLocally(ask)) entry.noBlockUntil = sentAt + Math.max(1, d.retryAfterMs);
+      else blockDenied(entry, d, units, this.host.clock());
       return;
     }
     const holdMs = entry.algorithm.leaseHoldMs(d.at, units);
@@ -334,12 +310,17 @@ export class QuotaLeases {
     entry.limit = d.limit;
     entry.policy = d.policy;
     entry.resetAt = sentAt + d.resetMs;
+    if (this.deniesLocally(ask)) blockGranted(entry, d, units, this.config.units, this.host.clock());
     this.book.schedule(entry, storeKey);
-    this.followResets();
+  }
+
+  /** Whether the answer to `ask` may be repeated locally: the limiter denies locally, resets are heard, and none may have been missed since it was asked. */
+  private deniesLocally(ask: BlockAsk): boolean {
+    return this.host.deniesLocally && this.hearing && ask.missed === this.missed;
   }
 
   /**
-   * Subscribes to the store's resets, once (at the first block or block denial). A key reset anywhere
+   * Subscribes to the store's resets, once (at the first block asked for). A key reset anywhere
    * drops its blocks and its denial. "Resets may have been missed" (a (re)subscription, also the
    * first) drops no block (it would be lost to the quota, and any block ends at its ttl) but every
    * denial, and while the store cannot hear resets none is repeated locally.
@@ -384,14 +365,3 @@ function granted(d: Decision): boolean {
   return d.allowed && d.reason === undefined && d.delayMs === 0;
 }
 
-/**
- * Whether the units `d` (the store's denial of a block of `asked` units under `algorithm`) says are
- * left would be lost by the time the block is there: the algorithm holds a block as long whatever its
- * size (`Algorithm.leaseHoldMs`: to a window's end) and the denial waits that long (the quota comes
- * back all at once, when the window ends). A bucket's or a sliding window's quota comes back
- * gradually, and what is left stays for the next block.
- */
-function restLostByThen(algorithm: Algorithm, d: Decision, asked: number): boolean {
-  const holdMs = algorithm.leaseHoldMs(d.at, asked);
-  return algorithm.leaseHoldMs(d.at, 1) === holdMs && d.retryAfterMs + 1 > holdMs;
-}
