@@ -59,7 +59,11 @@ function args() {
 /** The packages of the checkout at `root` (its built CommonJS entries). */
 function packagesOf(root) {
   const require = createRequire(path.join(root, 'bench', 'package.json'));
-  return { core: require('@rl/core'), RedisStore: require('@rl/store-redis').RedisStore, Redis: require('ioredis').Redis };
+  return {
+    core: require('@rl/core'),
+    RedisStore: require('@rl/store-redis').RedisStore,
+    Redis: require('ioredis').Redis,
+  };
 }
 
 /** One process: waits for `go`, hammers the key for `ms`, reports its counts. */
@@ -164,7 +168,17 @@ async function scenario(o, redis, client, root, algorithmName, units) {
       c.once('exit', (code) => code !== 0 && reject(new Error(`child exited ${code}`)));
     });
   try {
-    const job = { root, port: redis.port, prefix, algorithm: algorithmName, units, consumers: o.consumers, gap: o.gap, timeout: o.timeout, ms: o.seconds * 1000 };
+    const job = {
+      root,
+      port: redis.port,
+      prefix,
+      algorithm: algorithmName,
+      units,
+      consumers: o.consumers,
+      gap: o.gap,
+      timeout: o.timeout,
+      ms: o.seconds * 1000,
+    };
     const ready = children.map((c) => message(c, 'ready'));
     for (const c of children) c.send(job);
     await Promise.all(ready);
@@ -232,7 +246,21 @@ async function main() {
   );
   console.log(
     table(
-      ['build', 'algorithm', 'lease', 'admitted', 'bound', 'over', 'under', 'script calls', 'calls/admitted', 'charges', 'decisions', 'denied locally', 'failed'],
+      [
+        'build',
+        'algorithm',
+        'lease',
+        'admitted',
+        'bound',
+        'over',
+        'under',
+        'script calls',
+        'calls/admitted',
+        'charges',
+        'decisions',
+        'denied locally',
+        'failed',
+      ],
       rows.map((r) => [
         r.build,
         r.algorithm,

@@ -135,14 +135,20 @@ export class LeaseBook {
     entry.timer = unrefTimer(
       this.host.timers.setTimeout(() => {
         entry.timer = undefined;
-        this.expire(entry, storeKey, this.host.clock());
+        const now = this.host.clock();
+        this.expire(entry, storeKey, now);
         if (entry.blocks.length > 0) this.schedule(entry, storeKey);
         // A key at saturation keeps its entry: when to ask for the next block is its to say (a `maxKeys` eviction may still take it).
-        else if (entry.fetching === undefined && entry.pacedMs === 0 && this.entries.get(storeKey) === entry)
+        else if (entry.fetching === undefined && !saturated(entry, now) && this.entries.get(storeKey) === entry)
           this.remove(entry, storeKey, 'dropped');
       }, wait),
     );
   }
+}
+
+/** Whether the entry says when its key's next block is there (see quota-leases-saturation.ts): a denial repeated until then, or the pace of a key at saturation. */
+function saturated(entry: LeaseEntry, now: number): boolean {
+  return entry.pacedMs > 0 || (entry.denial !== undefined && now < entry.noBlockUntil);
 }
 
 /** The units the entry's live blocks hold unspent. */

@@ -37,9 +37,7 @@ export interface LeaseParts {
    * The store's `watchResets`, when it has one: resets made anywhere, so that a block of a reset state
    * is not spent and a denial of it is not repeated (`hearing` false: resets cannot be heard now).
    */
-  readonly watchResets:
-    | ((listener: (storageKey: string | undefined, hearing?: boolean) => void) => void)
-    | undefined;
+  readonly watchResets: ((listener: (storageKey: string | undefined, hearing?: boolean) => void) => void) | undefined;
 }
 
 /** The store's answer to a key's block that says no block is there for now, repeated to the key's requests as a denial until its entry's `noBlockUntil`. */

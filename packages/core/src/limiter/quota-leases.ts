@@ -206,6 +206,8 @@ export class QuotaLeases {
     sentAt: number,
     askedBy: number,
   ): MaybePromise<ChargeAnswer | undefined> {
+    // Subscribed before the first answer: a denial can be repeated locally only while resets are heard.
+    this.followResets();
     const topUp = this.config.units - held(entry);
     const ask: BlockAsk = {
       units: entry.restAsk > 0 ? Math.min(entry.restAsk, topUp) : topUp,
@@ -214,8 +216,6 @@ export class QuotaLeases {
     };
     entry.restAsk = 0;
     entry.demand = askedBy;
-    // Subscribed before the first answer: a denial can be repeated locally only while resets are heard.
-    this.followResets();
     let answer: MaybePromise<ChargeAnswer>;
     try {
       answer = this.host.blocks({
@@ -364,4 +364,3 @@ export class QuotaLeases {
 function granted(d: Decision): boolean {
   return d.allowed && d.reason === undefined && d.delayMs === 0;
 }
-
