@@ -22,8 +22,15 @@ import type { LeaseEntry } from './lease-parts.js';
  *   soon as it is spent, and be denied.
  */
 
-/** The store denied the entry's block of `asked` units (`d`, for want of quota), heard at `heardAt` (local). */
-export function blockDenied(entry: LeaseEntry, d: Decision, asked: number, heardAt: number): void {
+/** The store's answer to a block of a key: its decision, the units asked for, and when it came (local clock). */
+export interface BlockAnswer {
+  readonly decision: Decision;
+  readonly asked: number;
+  readonly heardAt: number;
+}
+
+/** The store denied the entry's block (for want of quota). */
+export function blockDenied(entry: LeaseEntry, { decision: d, asked, heardAt }: BlockAnswer): void {
   // The store's own word on what is left (a cached denial's may be stale).
   if (d.reason === undefined && d.remaining >= 1 && lapses(entry.algorithm, d.at, asked)) {
     entry.restAsk = d.remaining;
@@ -35,8 +42,8 @@ export function blockDenied(entry: LeaseEntry, d: Decision, asked: number, heard
   entry.denial = { heardAt, decision: d };
 }
 
-/** The store granted the entry's block of `asked` units (`d`), heard at `heardAt` (local), out of blocks of `units`. */
-export function blockGranted(entry: LeaseEntry, d: Decision, asked: number, units: number, heardAt: number): void {
+/** The store granted the entry's block, of the lease's blocks of `units`. */
+export function blockGranted(entry: LeaseEntry, { decision: d, asked, heardAt }: BlockAnswer, units: number): void {
   const left = d.remaining;
   if (left >= units) {
     // A block to spare: the key is not at saturation.

@@ -285,7 +285,7 @@ export class QuotaLeases {
         return;
       }
       if (!this.deniesLocally(ask)) entry.noBlockUntil = sentAt + Math.max(1, d.retryAfterMs);
-      else blockDenied(entry, d, units, this.host.clock());
+      else blockDenied(entry, { decision: d, asked: units, heardAt: this.host.clock() });
       return;
     }
     const holdMs = entry.algorithm.leaseHoldMs(d.at, units);
@@ -310,7 +310,8 @@ export class QuotaLeases {
     entry.limit = d.limit;
     entry.policy = d.policy;
     entry.resetAt = sentAt + d.resetMs;
-    if (this.deniesLocally(ask)) blockGranted(entry, d, units, this.config.units, this.host.clock());
+    if (this.deniesLocally(ask))
+      blockGranted(entry, { decision: d, asked: units, heardAt: this.host.clock() }, this.config.units);
     this.book.schedule(entry, storeKey);
   }
 
