@@ -9,16 +9,8 @@
  */
 import { Redis } from 'ioredis';
 import { describe, expect, it } from 'vitest';
-import {
-  createLimiter,
-  fixedWindow,
-  leakyBucket,
-  slidingWindowCounter,
-  slidingWindowLog,
-  tokenBucket,
-  type Algorithm,
-  type Decision,
-} from '@rl/core';
+import { createLimiter, fixedWindow, leakyBucket, slidingWindowCounter, slidingWindowLog, tokenBucket } from '@rl/core';
+import type { Algorithm, Decision } from '@rl/core';
 import { FakeTimers } from '@rl/core/testing';
 import { RedisStore } from '@rl/store-redis';
 import { sleep, useRedis } from '@rl/test-support';
