@@ -5,6 +5,7 @@
  * block of what is there. Instances are limiters sharing one store; times are a fake clock that the
  * fake timers share.
  */
+import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import type { Algorithm } from '../algorithm.js';
 import { calendarWindow } from '../algorithms/calendar-window.js';
@@ -287,6 +288,51 @@ describe('four instances at saturation on one key, lease of 50 (each about 1000 
   it('without a lease each admitted request is at least one store call (the comparison)', async () => {
     const { admitted, calls } = await saturate(tokenBucket({ capacity: 200, refillRate: 1000 }), 200, false);
     expect(calls / admitted.length).toBeGreaterThanOrEqual(1);
+  });
+});
+
+describe('strict with local denials (property)', () => {
+  it('token bucket, 3 instances on a store answered at random turns: by any time t at most capacity + rate × t', async () => {
+    await fc.assert(
+      fc.asyncProperty(
+        fc.array(
+          fc.record({
+            instance: fc.nat(2),
+            gap: fc.nat(15),
+            burst: fc.integer({ min: 1, max: 8 }),
+            answer: fc.boolean(),
+          }),
+          { minLength: 20, maxLength: 200 },
+        ),
+        fc.integer({ min: 1, max: 20 }),
+        async (steps, units) => {
+          const timers = new FakeTimers();
+          const store = new TestStore({ answers: 'manual' });
+          const clock = (): number => timers.now();
+          const algorithm = tokenBucket({ capacity: 20, refillRate: 100 });
+          const instances = Array.from({ length: 3 }, () =>
+            createLimiter({ algorithm, store, clock, timers, timeout: false, lease: { units } }),
+          );
+          const times: number[] = [];
+          const pending: Promise<void>[] = [];
+          for (const { instance, gap, burst, answer } of steps) {
+            timers.advance(gap);
+            for (let i = 0; i < burst; i++)
+              pending.push(instances[instance]!.consume('k').then((d) => void (d.allowed && times.push(timers.now()))));
+            if (answer) store.answerAll();
+            await tick();
+          }
+          for (let turn = 0; turn < 20 && store.pending.length > 0; turn++) {
+            store.answerAll();
+            await tick();
+          }
+          await Promise.all(pending);
+          times.sort((a, b) => a - b);
+          for (let i = 0; i < times.length; i++) expect(i + 1).toBeLessThanOrEqual(Math.floor(20 + 0.1 * times[i]!));
+        },
+      ),
+      { numRuns: 60 },
+    );
   });
 });
 
