@@ -14,8 +14,9 @@
 // Every process runs `consumers` loops of `await limiter.consume(key)`, each waiting `gap` ms between
 // requests (default 1: about 16,000 requests a second per process, 60 times the limit from 4 processes),
 // as requests arriving on sockets do; `--gap=0` yields one turn of the event loop (setImmediate)
-// instead, a spin that on a 2-core machine starves Redis into the limiter's timeout. The limiter has the defaults users get (the deny cache,
-// the 50 ms timeout, batching); decisions of the failure policy are counted ("failed"), not expected.
+// instead, a spin that on a 2-core machine starves Redis into the limiter's timeout. The limiter has
+// the defaults users get (the deny cache, the 50 ms timeout, batching); decisions of the failure policy
+// are counted ("failed"), not expected. RL_BENCH_DEBUG=1 prints each charge's answer on stderr.
 import { fork } from 'node:child_process';
 import { createRequire } from 'node:module';
 import path from 'node:path';
