@@ -2,9 +2,9 @@ import fc from 'fast-check';
 import { describe, expect } from 'vitest';
 import { fixedWindow } from '../../algorithms/fixed-window.js';
 import { tokenBucket } from '../../algorithms/token-bucket.js';
-import { createLimiter, type LimiterOptions } from '../../limiter/index.js';
+import type { LimiterOptions } from '../../limiter/index.js';
 import { HeardIdempotency } from './heard.js';
-import { freshPrefix, gatedIt, rateSamples, runsAll, samplesFor, type Suite } from './suite.js';
+import { gatedIt, limiterWith, rateSamples, runsAll, samplesFor, type Suite } from './suite.js';
 
 /**
  * Idempotent charges (`consume(key, cost, { idempotencyKey })`, on a store that declares
@@ -22,16 +22,7 @@ export function describeIdempotency(suite: Suite): void {
     algorithm: LimiterOptions['algorithm'],
     clock: () => number,
     options: Partial<LimiterOptions> = {},
-  ) =>
-    createLimiter({
-      algorithm,
-      store: suite.store,
-      clock,
-      prefix: freshPrefix('idem'),
-      timeout: false,
-      denyCache: false,
-      ...options,
-    });
+  ) => limiterWith(suite, 'idem', { algorithm, clock, denyCache: false, ...options });
 
   describe('idempotent charges', () => {
     for (const sample of rateSamples) {
