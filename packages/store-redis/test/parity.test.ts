@@ -73,6 +73,12 @@ function clockMoves({ forward, back, fractional, still = false }: ClockMoves): f
   );
 }
 
+/** The memory store (no sweep) and a Redis store of `client` on a fresh prefix: the two a parity test compares. */
+function storesToCompare(client: RedisClient): { memory: MemoryStore; redis: RedisStore; prefix: string } {
+  const prefix = freshPrefix();
+  return { memory: new MemoryStore({ sweepInterval: false }), redis: new RedisStore({ client, prefix }), prefix };
+}
+
 /** Each client of `kinds` on a standalone server and on a Cluster. */
 const targetsOf = (kinds: readonly ClientKind[]) =>
   kinds.flatMap((kind) =>
@@ -89,8 +95,7 @@ describe.each(targets)('parity with the memory store on $name', ({ kind, deploym
   const client = useClient(kind, deployment);
   describe('scenario tables of @rl/core/testing', () => {
     it.each([...scenarios, ...lockoutScenarios].map((s) => [s.name, s] as const))('%s', async (_name, scenario) => {
-      const memory = new MemoryStore({ sweepInterval: false });
-      const redis = new RedisStore({ client: client(), prefix: freshPrefix() });
+      const { memory, redis } = storesToCompare(client());
       const expected = await runScenario(memory, scenario, { prefix: 'p' });
       const actual = await runScenario(redis, scenario, { prefix: 'p' });
       expect(actual.map((r) => r.decisions.map(plain))).toEqual(expected.map((r) => r.decisions.map(plain)));
@@ -317,9 +322,7 @@ describe.each(FULL)('parity on random sequences (standalone Redis, $name)', (kin
   it('numeric and log algorithms: identical decisions, and every key written has an expiry', async () => {
     await fc.assert(
       fc.asyncProperty(numericOrLogAlgorithms, startTime, rateOps, async (configs, start, ops) => {
-        const memory = new MemoryStore({ sweepInterval: false });
-        const prefix = freshPrefix();
-        const redis = new RedisStore({ client: client(), prefix });
+        const { memory, redis, prefix } = storesToCompare(client());
         let now = start;
         const memoryCharges: Charges = new Map();
         const redisCharges: Charges = new Map();
@@ -344,9 +347,7 @@ describe.each(FULL)('parity on random sequences (standalone Redis, $name)', (kin
         startTime,
         leaseOps(true),
         async (algorithm: ConcurrencyAlgorithm, start, ops) => {
-          const memory = new MemoryStore({ sweepInterval: false });
-          const prefix = freshPrefix();
-          const redis = new RedisStore({ client: client(), prefix });
+          const { memory, redis, prefix } = storesToCompare(client());
           let now = start;
           for (const op of ops) {
             now = Math.max(0, now + op.dt);
@@ -437,9 +438,7 @@ describe.each(FULL)(
           idempotentOps,
           async ([plainAlgorithm], blockMs, start, maxReplays, ops) => {
             const algorithm = blockMs > 0 ? withBlock(plainAlgorithm, blockMs) : withBans(plainAlgorithm);
-            const memory = new MemoryStore({ sweepInterval: false });
-            const prefix = freshPrefix();
-            const redis = new RedisStore({ client: client(), prefix });
+            const { memory, redis, prefix } = storesToCompare(client());
             const stores: [Store, { cost: number; at: number; delay: number; id: string }[]][] = [
               [memory, []],
               [redis, []],
@@ -596,9 +595,7 @@ describe.each(batchTargets)('parity of batched decisions ($name)', ({ kind, depl
     let calls = 0;
     await fc.assert(
       fc.asyncProperty(numericOrLogAlgorithms, startTime, rateOps, turns, async (configs, start, ops, sizes) => {
-        const memory = new MemoryStore({ sweepInterval: false });
-        const prefix = freshPrefix();
-        const redis = new RedisStore({ client: client(), prefix });
+        const { memory, redis, prefix } = storesToCompare(client());
         let now = start;
         await warmUp(redis, configs, start);
         const callsBefore = await scriptCalls(deployment);
@@ -663,8 +660,7 @@ describe.each(batchTargets)('parity of batched decisions ($name)', ({ kind, depl
         leaseOps(false),
         fc.integer({ min: 2, max: 8 }),
         async (algorithm: ConcurrencyAlgorithm, start, ops, size) => {
-          const memory = new MemoryStore({ sweepInterval: false });
-          const redis = new RedisStore({ client: client(), prefix: freshPrefix() });
+          const { memory, redis } = storesToCompare(client());
           let now = start;
           // Every script loaded on the keys' nodes first (see warmUp), then those keys reset.
           for (const key of ['a', 'b']) {
