@@ -59,7 +59,7 @@ export {
   type ExampleAppOptions,
   type OpenedApp,
 } from './example-app-suite.js';
-export { describeServerProcess } from './example-server-process.js';
+export { describeServerProcess, serveUntil429AndStop, type ServerCommand } from './example-server-process.js';
 export {
   feedObserverScenario,
   decisionEvent,
