@@ -6,12 +6,11 @@
 import type { ChildProcess } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { forkTsWorker, useRedisDeployments } from '@rl/test-support';
+import { forkTsWorker, releasedTogether, useRedisDeployments, workersStarted } from '@rl/test-support';
 import { Cluster, Redis } from 'ioredis';
 import { createLimiter, fixedWindow, slidingWindowLog, tokenBucket } from '@rl/core';
 import { RedisStore } from '@rl/store-redis';
 import { THREE_LIMITS, type WorkerConfig, type WorkerResult } from './support/contention-worker.js';
-import { nextMessage, type WorkerMessage } from './support/worker-ipc.js';
 
 const PROCESSES = 4;
 const CONSUMERS = 50;
@@ -24,16 +23,12 @@ let workers: ChildProcess[] = [];
 
 beforeAll(async () => {
   workers = Array.from({ length: PROCESSES }, () => forkTsWorker(workerPath));
-  await Promise.all(workers.map((worker) => nextMessage<Message>(worker, (m) => m.started === true)));
+  await workersStarted(workers);
 });
 
 afterAll(() => {
   for (const worker of workers) worker.kill('SIGKILL');
 });
-
-interface Message extends WorkerMessage {
-  result?: WorkerResult;
-}
 
 /** Gives every worker the job, releases them together once all are connected, and collects their results. */
 async function contend(
@@ -41,12 +36,10 @@ async function contend(
   consumers = CONSUMERS,
 ): Promise<WorkerResult[]> {
   const job: WorkerConfig = { ...config, consumers, attempts: ATTEMPTS, limit: LIMIT };
-  const ready = workers.map((worker) => nextMessage<Message>(worker, (m) => m.ready === true));
-  for (const worker of workers) worker.send({ job });
-  await Promise.all(ready);
-  const results = workers.map((worker) => nextMessage<Message>(worker, (m) => m.result !== undefined));
-  for (const worker of workers) worker.send('go');
-  return (await Promise.all(results)).map((m) => m.result!);
+  return releasedTogether<WorkerResult>(
+    workers,
+    workers.map(() => job),
+  );
 }
 
 const kinds = ['fixed-window', 'sliding-window-log', 'token-bucket', 'concurrency'] as const;
