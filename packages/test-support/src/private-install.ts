@@ -8,6 +8,7 @@ import { spawn } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { TEST_RUN_VARIABLE } from './leftovers.js';
 
 /** The pnpm of the workspace (package.json's `packageManager`), run through npx as the README does. */
 const PNPM = ['-y', 'pnpm@9.15.9'] as const;
@@ -17,6 +18,9 @@ const STAMP = '.rl-private-install';
 
 /** The lock: a directory (its creation is atomic), holding the pid of the process that installs. */
 const LOCK = '.rl-install-lock';
+
+/** The reason the last install failed, and the test run it failed in (`RL_TEST_RUN`). */
+const FAILED = '.rl-install-failed';
 
 /** How long a lock without an owner file yet is someone's (between its mkdir and its write), ms. */
 const OWNERLESS_GRACE_MS = 10_000;
@@ -34,7 +38,8 @@ export interface PrivateInstallOptions {
  * Resolves once `dir`'s dependencies are installed, as its lockfile pins them (`pnpm install
  * --frozen-lockfile --ignore-workspace`): at once when an earlier install of the same package.json and
  * lockfile stands (the stamp), else after installing them. One process installs at a time (a lock
- * directory in `dir`; a lock whose process is gone is taken over): the others wait, then find the stamp.
+ * directory in `dir`; a lock whose process is gone is taken over): the others wait, then find the stamp,
+ * or the failure of that install when it failed in the same test run (`RL_TEST_RUN`: one try a run).
  * Never rejects: resolves `undefined` when installed, or why not (pnpm's error line: no network, an
  * outdated lockfile, …), for a skip reason.
  */
@@ -58,9 +63,17 @@ export async function installPrivate(options: PrivateInstallOptions): Promise<st
   try {
     // Another process may have finished between the stamp's read and the lock.
     if (readStamp(stamp) === wanted) return undefined;
+    // An install that failed in this test run is not tried again by its other files.
+    const failed = readFailure(dir);
+    if (failed !== undefined) return failed;
     rmSync(stamp, { force: true });
     const failure = await runInstall(dir, deadline - Date.now());
-    if (failure !== undefined) return `${label} could not be installed into ${dir}: ${failure}`;
+    if (failure !== undefined) {
+      const reason = `${label} could not be installed into ${dir}: ${failure}`;
+      writeFileSync(join(dir, FAILED), JSON.stringify({ run: process.env[TEST_RUN_VARIABLE], reason }));
+      return reason;
+    }
+    rmSync(join(dir, FAILED), { force: true });
     writeFileSync(stamp, wanted);
     return undefined;
   } finally {
@@ -78,6 +91,18 @@ function installHash(dir: string): string {
 function readStamp(stamp: string): string | undefined {
   try {
     return readFileSync(stamp, 'utf8');
+  } catch {
+    return undefined;
+  }
+}
+
+/** Why the install failed earlier in this test run (the same `RL_TEST_RUN`), or undefined. */
+function readFailure(dir: string): string | undefined {
+  const run = process.env[TEST_RUN_VARIABLE];
+  if (run === undefined) return undefined;
+  try {
+    const failed = JSON.parse(readFileSync(join(dir, FAILED), 'utf8')) as { run?: string; reason?: string };
+    return failed.run === run ? failed.reason : undefined;
   } catch {
     return undefined;
   }
@@ -136,12 +161,17 @@ function runInstall(dir: string, timeoutMs: number): Promise<string | undefined>
     child.once('close', (code, signal) => {
       clearTimeout(timer);
       if (code === 0) return resolve(undefined);
-      // pnpm's error line (ERR_PNPM_…: no network, an outdated lockfile), else the last line.
+      // pnpm's error line (ERR_PNPM_…: no network, an outdated lockfile), npx's (`reason: connect
+      // ECONNREFUSED`: no network to fetch pnpm), its first error line, else the last line.
       const lines = output
         .split('\n')
         .map((line) => line.trim())
         .filter(Boolean);
-      const why = lines.find((line) => line.includes('ERR_')) ?? lines.at(-1) ?? '';
+      const why =
+        lines.find((line) => /ERR_PNPM|reason: /.test(line)) ??
+        lines.find((line) => /error/i.test(line)) ??
+        lines.at(-1) ??
+        '';
       resolve(`${command} ${signal === null ? `exited ${code}` : 'timed out'}${why === '' ? '' : `: ${why}`}`);
     });
   });
