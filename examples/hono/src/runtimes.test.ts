@@ -1,17 +1,17 @@
 /**
  * The example on Bun (`src/bun.ts`) and Deno (`src/deno.ts`), started as its README says, with the
- * runtimes that @rl/hono's runtime smoke suite installs (packages/hono's devDependencies `bun` and
- * `deno`: their binaries, not their launchers, so a signal reaches the runtime). Each answers 429 with
+ * runtimes that @rl/hono's runtime smoke suite installs on its first run (into packages/hono/runtimes,
+ * see packages/hono/test/smoke-runtimes.ts: their binaries, not their launchers, so a signal reaches
+ * the runtime; skipped, saying why, when they cannot be installed). Each answers 429 with
  * the RateLimit headers (memory store, then Redis) and exits 0 on SIGTERM. The app itself is tested
  * on Node (app.test.ts, server.test.ts): this checks that the same files start on the other runtimes.
  */
-import { existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { serveUntil429AndStop, startRedisServer, type RedisServerHandle, type ServerCommand } from '@rl/test-support';
+import { installSmokeRuntimes, RUNTIME_BINARIES } from '../../../packages/hono/test/smoke-runtimes.js';
 
 const exampleDir = fileURLToPath(new URL('..', import.meta.url));
-const hono = fileURLToPath(new URL('../../../packages/hono/node_modules/', import.meta.url));
 
 /** A runtime: its name and how it starts the example (its binary, the README's arguments). */
 interface Runtime extends ServerCommand {
@@ -27,15 +27,16 @@ const runtimeOf = (name: string, binary: string, args: readonly string[]): Runti
 });
 
 const runtimes: Runtime[] = [
-  runtimeOf('Bun', `${hono}bun/bin/bun.exe`, ['src/bun.ts']),
-  runtimeOf('Deno', `${hono}deno/deno`, ['run', '--allow-net', '--allow-env', 'src/deno.ts']),
+  runtimeOf('Bun', RUNTIME_BINARIES.bun, ['src/bun.ts']),
+  runtimeOf('Deno', RUNTIME_BINARIES.deno, ['run', '--allow-net', '--allow-env', 'src/deno.ts']),
 ];
 
+/** Why the runtimes are not there (they could not be installed), or undefined. */
+const unavailable = await installSmokeRuntimes();
+
 describe.each(runtimes)('the example on $name', (runtime) => {
-  const installed = existsSync(runtime.binary);
-  const skipped = installed
-    ? ''
-    : ` (skipped: ${runtime.binary} is missing: the runtime comes with packages/hono's devDependencies)`;
+  const installed = unavailable === undefined;
+  const skipped = installed ? '' : ` (skipped: ${unavailable})`;
 
   let redis: RedisServerHandle | undefined;
   beforeAll(async () => {

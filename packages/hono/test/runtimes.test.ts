@@ -2,7 +2,8 @@
  * The smoke suite on the runtimes the Fetch adapter is for: Bun, Deno (both from their npm packages)
  * and workerd (Cloudflare Workers' runtime, through miniflare), each running the built @rl/hono,
  * @rl/core and @rl/store-memory bundled with the app in test/smoke-app.ts. The same requests on each:
- * headers and the 429, a cost, a held request, a client that leaves.
+ * headers and the 429, a cost, a held request, a client that leaves. The runtimes are installed on the
+ * first run (test/smoke-runtimes.ts); the suite is skipped, saying why, when they cannot be.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
@@ -13,6 +14,7 @@ import { tmpdir } from 'node:os';
 import { build } from 'esbuild';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { canListProcesses, processesWith, request, startRequest } from '@rl/test-support';
+import { importMiniflare, installSmokeRuntimes, RUNTIME_BINARIES } from './smoke-runtimes.js';
 
 const here = dirname(fileURLToPath(import.meta.url));
 
@@ -66,14 +68,13 @@ const runtimes: Runtime[] = [
     name: 'Bun',
     entry:
       "import { createApp } from './smoke-app'; const server = Bun.serve({ port: 0, hostname: '127.0.0.1', fetch: createApp().fetch }); console.log(`PORT ${server.port}`);",
-    start: (bundle) => serveProcess(join(here, '..', 'node_modules', '.bin', 'bun'), ['run', bundle]),
+    start: (bundle) => serveProcess(RUNTIME_BINARIES.bunLauncher, ['run', bundle]),
   },
   {
     name: 'Deno',
     entry:
       "import { createApp } from './smoke-app'; Deno.serve({ port: 0, hostname: '127.0.0.1', onListen: ({ port }) => console.log(`PORT ${port}`) }, createApp().fetch);",
-    start: (bundle) =>
-      serveProcess(join(here, '..', 'node_modules', '.bin', 'deno'), ['run', '--allow-net', '--no-prompt', bundle]),
+    start: (bundle) => serveProcess(RUNTIME_BINARIES.denoLauncher, ['run', '--allow-net', '--no-prompt', bundle]),
   },
   {
     name: 'workerd (Cloudflare Workers, through miniflare)',
@@ -84,7 +85,7 @@ const runtimes: Runtime[] = [
     entry:
       "import { createApp } from './smoke-app'; const app = createApp(); export default { fetch: (request, env, ctx) => app.fetch(request, env, ctx) };",
     async start(bundle) {
-      const { Miniflare } = (await import('miniflare')) as typeof import('miniflare');
+      const { Miniflare } = await importMiniflare();
       const mf = new Miniflare({
         modules: true,
         script: readFileSync(bundle, 'utf8'),
@@ -99,13 +100,20 @@ const runtimes: Runtime[] = [
   },
 ];
 
-const scratch = mkdtempSync(join(tmpdir(), 'rl-hono-runtimes-'));
-afterAll(() => rmSync(scratch, { recursive: true, force: true }));
+/** Why the runtimes are not there (they could not be installed), or undefined. */
+const unavailable = await installSmokeRuntimes();
+const suite = unavailable === undefined ? describe : describe.skip;
+
+// Where the bundles go: made only when the suite runs (a file whose tests are all skipped runs no afterAll).
+const scratch = unavailable === undefined ? mkdtempSync(join(tmpdir(), 'rl-hono-runtimes-')) : tmpdir();
+afterAll(() => {
+  if (unavailable === undefined) rmSync(scratch, { recursive: true, force: true });
+});
 
 /** The variable whose value marks the processes of one runtime under test. */
 const RUNTIME_MARK = 'RL_SMOKE_RUNTIME';
 
-describe.each(runtimes)('on $name', (runtime) => {
+suite.each(runtimes)(`on $name${unavailable === undefined ? '' : ` (skipped: ${unavailable})`}`, (runtime) => {
   let server: { url: string; stop(): Promise<void> } | undefined;
   const mark = randomUUID();
   /** Stops the runtime (once: the last test stops it, afterAll makes sure). */

@@ -67,3 +67,4 @@ export {
   EXPORTED_NAMES,
   type ExpectedSeries,
 } from './observer-scenario.js';
+export { installPrivate, type PrivateInstallOptions } from './private-install.js';
