@@ -18,7 +18,8 @@ import {
   type StoreCapabilities,
   type StoredOverride,
 } from '@rl/core/store';
-import { heldKey } from './held-key.js';
+import { held, heldKey } from './held-key.js';
+import { keyAlone, type KeyParts } from './key-index.js';
 import { decideIdempotent, RememberedIds } from './remembered-ids.js';
 import { parseMemoryStoreOptions, type MemoryStoreOptions } from './memory-store-options.js';
 import { Sweeper, type Sweepable } from './sweeper.js';
@@ -99,36 +100,19 @@ export class MemoryStore implements Store {
   /**
    * The one charge (see `Store.charge`): a consume, a reservation (`maxDelayMs`), an idempotent charge;
    * a plain one answers `{ decision, took: 'charged' }`, its one record. The step's request is built
-   * once here, every field in `StepRequest`'s order, and goes down to the algorithm as it is.
+   * once here, every field in `StepRequest`'s order, and goes down to the algorithm as it is. The
+   * charge's key is found by its parts when it has them (see `KeyIndex`).
    */
   charge(charge: Charge, now: number | undefined): Charged {
     const t = now === undefined ? this.clock() : now;
     const request: StepRequest = { now: t, cost: charge.cost, commit: true, maxDelay: charge.maxDelayMs };
-    const idempotency = charge.idempotency;
-    if (idempotency === undefined)
-      return { decision: this.decideHeld(heldKey(charge.key), charge.algorithm, request), took: 'charged' };
-    const key = heldKey(charge.key);
-    const algorithm = charge.algorithm;
-    return decideIdempotent(
-      this.ids,
-      { slot: RememberedIds.slot(key, algorithm), idempotency, now: t },
-      {
-        blocked: () =>
-          algorithm.checksBlocks
-            ? this.blocks.denial(key, algorithm, t, (write) =>
-                this.decide(key, this.overrides.decidingWith(key, algorithm, t), withCommit(request, write)),
-              )
-            : undefined,
-        charge: () => this.decideHeld(key, algorithm, request),
-        peek: () => this.decideHeld(key, algorithm, { now: t, cost: 0, commit: false, maxDelay: undefined }),
-        room: () => this.makeRoom(this.ids, t),
-        recorded: (change) => void (this.size += change),
-      },
-    );
+    // An idempotent charge in a method of its own: this one stays small enough for the compiler to inline.
+    if (charge.idempotency !== undefined) return this.chargeIdempotent(charge, request);
+    return { decision: this.decideHeld(held(charge), charge.algorithm, request), took: 'charged' };
   }
 
   peek(key: string, algorithm: Algorithm, cost: number, now: number | undefined): Decision {
-    return this.decideHeld(heldKey(key), algorithm, {
+    return this.decideHeld(held(keyAlone(key)), algorithm, {
       now: now === undefined ? this.clock() : now,
       cost,
       commit: false,
@@ -138,14 +122,14 @@ export class MemoryStore implements Store {
 
   /** Gives back units of an earlier charge (see `Store.giveBack`), forgetting its remembered id in the same step. */
   giveBack(back: GiveBack, now: number | undefined): void {
-    const key = heldKey(back.key);
+    const at = held(back);
     const t = this.openAt(now);
     if (back.idempotencyId !== undefined)
-      this.size += this.ids.forget(RememberedIds.slot(key, back.algorithm), back.idempotencyId);
-    const algorithm = this.overrides.decidingWith(key, back.algorithm, t);
+      this.size += this.ids.forget(RememberedIds.slot(at.key, back.algorithm), back.idempotencyId);
+    const algorithm = this.overrides.decidingWith(at.key, back.algorithm, t);
     if (algorithm.stateKind === 'numeric') {
       const table = this.numeric.get(algorithm.stateTag);
-      const slot = table?.index.get(key);
+      const slot = table?.index.get(at);
       if (table !== undefined && slot !== undefined)
         algorithm.undo(table.data, slot * table.stride, {
           now: t,
@@ -154,7 +138,7 @@ export class MemoryStore implements Store {
           delayMs: back.delayMs,
         });
     } else if (algorithm.stateKind === 'log') {
-      const entry = this.logs.index.get(key);
+      const entry = this.logs.index.get(at);
       if (entry !== undefined)
         algorithm.undo(entry.state, { now: t, cost: back.cost, chargedAt: back.chargedAt, delayMs: back.delayMs });
     }
@@ -162,17 +146,17 @@ export class MemoryStore implements Store {
 
   /** Settles a charge at its real cost (see `Store.settle`): a state is made for a charge above the estimate when none is held. */
   settle(key: string, algorithm: Algorithm, settlement: Settlement, now: number | undefined): void {
-    key = heldKey(key);
+    const at = held(keyAlone(key));
     const t = this.openAt(now);
-    algorithm = this.overrides.decidingWith(key, algorithm, t);
+    algorithm = this.overrides.decidingWith(at.key, algorithm, t);
     const { cost, actual, chargedAt, delayMs, maxDebt } = settlement;
     const request: SettleRequest = { now: t, cost, actual, chargedAt, delayMs, maxDebt };
     if (algorithm.stateKind === 'numeric') {
       // The change first, then the sum: `size += settle(…)` would read the size before the eviction the settle may make.
-      const added = this.numeric.of(algorithm).settle(key, algorithm, request);
+      const added = this.numeric.of(algorithm).settle(at, algorithm, request);
       this.size += added;
     } else if (algorithm.stateKind === 'log') {
-      const entry = this.logs.index.get(key);
+      const entry = this.logs.index.get(at);
       if (entry === undefined) return;
       algorithm.settle(entry.state, request);
       entry.deadline = Math.max(entry.deadline, algorithm.expiresAt(entry.state));
@@ -212,21 +196,17 @@ export class MemoryStore implements Store {
 
   /** Forgets the key's state of this kind, its block and its remembered ids (its override stays: a configuration, not a state), and tells the limiters. */
   reset(storageKey: string, algorithm: Algorithm): void {
-    const key = heldKey(storageKey);
+    const at = held(keyAlone(storageKey));
     this.assertOpen();
-    this.blocks.lift(key, algorithm);
-    this.size += this.ids.forgetAll(RememberedIds.slot(key, algorithm));
-    if (algorithm.stateKind === 'numeric') {
-      const table = this.numeric.get(algorithm.stateTag);
-      const slot = table?.index.get(key);
-      if (table !== undefined && slot !== undefined) {
-        table.remove(key, slot);
-        this.size--;
-      }
-    } else {
-      const table = algorithm.stateKind === 'log' ? this.logs : this.leases;
-      if (table.index.delete(key)) this.size--;
-    }
+    this.blocks.lift(at.key, algorithm);
+    this.size += this.ids.forgetAll(RememberedIds.slot(at.key, algorithm));
+    const table =
+      algorithm.stateKind === 'numeric'
+        ? this.numeric.get(algorithm.stateTag)
+        : algorithm.stateKind === 'log'
+          ? this.logs
+          : this.leases;
+    if (table?.delete(at) !== undefined) this.size--;
     this.resets.tell(storageKey);
   }
 
@@ -236,17 +216,16 @@ export class MemoryStore implements Store {
   }
 
   acquire(key: string, algorithm: ConcurrencyAlgorithm, leaseId: string, now: number | undefined): Decision {
-    key = heldKey(key);
     const t = this.openAt(now);
     if (this.lastNow === -Infinity) this.sweeper.start();
     this.lastNow = t;
-    const { decision, added } = this.leases.take(key, algorithm, leaseId, t);
+    const { decision, added } = this.leases.take(held(keyAlone(key)), algorithm, leaseId, t);
     this.size += added;
     return decision;
   }
 
   release(key: string, _algorithm: ConcurrencyAlgorithm, leaseId: string): void {
-    if (!this.closed) this.size += this.leases.give(heldKey(key), leaseId);
+    if (!this.closed) this.size += this.leases.give(held(keyAlone(key)), leaseId);
   }
 
   /** Stops the sweep timer and drops all state. Further calls throw `StoreClosedError`. */
@@ -271,26 +250,53 @@ export class MemoryStore implements Store {
     return this.sweeper.sweepAll(now);
   }
 
-  /** A decision of `request` (its `now` the store's clock when the limiter has none) for the key as held (see {@link heldKey}), through its lockout if the algorithm has one. */
-  private decideHeld(key: string, algorithm: Algorithm, request: StepRequest): Decision {
-    const deciding = this.overrides.decidingWith(key, algorithm, request.now);
+  /**
+   * An idempotent charge (see `decideIdempotent`), its key's block read first. `request`: the charge's
+   * step, at the time it is decided at.
+   */
+  private chargeIdempotent(charge: Charge, request: StepRequest): Charged {
+    const at = held(charge);
+    const algorithm = charge.algorithm;
+    const t = request.now;
+    return decideIdempotent(
+      this.ids,
+      { slot: RememberedIds.slot(at.key, algorithm), idempotency: charge.idempotency!, now: t },
+      {
+        blocked: () =>
+          algorithm.checksBlocks
+            ? this.blocks.denial(at.key, algorithm, t, (write) =>
+                this.decide(at, this.overrides.decidingWith(at.key, algorithm, t), withCommit(request, write)),
+              )
+            : undefined,
+        charge: () => this.decideHeld(at, algorithm, request),
+        peek: () => this.decideHeld(at, algorithm, { now: t, cost: 0, commit: false, maxDelay: undefined }),
+        room: () => this.makeRoom(this.ids, t),
+        recorded: (change) => void (this.size += change),
+      },
+    );
+  }
+
+  /** A decision of `request` (its `now` the store's clock when the limiter has none) for `at`, a key as held (see {@link held}), through its lockout if the algorithm has one. */
+  private decideHeld(at: KeyParts, algorithm: Algorithm, request: StepRequest): Decision {
+    const deciding = this.overrides.decidingWith(at.key, algorithm, request.now);
     // The lockout's closure in a method of its own: the plain path allocates no context for it.
     return algorithm.checksBlocks
-      ? this.decideBlocked(key, algorithm, deciding, request)
-      : this.decide(key, deciding, request);
+      ? this.decideBlocked(at, algorithm, deciding, request)
+      : this.decide(at, deciding, request);
   }
 
   /** A decision through the key's block (see `BlockTable.denial`): `algorithm` the limit's, `deciding` the one its override makes. */
-  private decideBlocked(key: string, algorithm: Algorithm, deciding: Algorithm, request: StepRequest): Decision {
+  private decideBlocked(at: KeyParts, algorithm: Algorithm, deciding: Algorithm, request: StepRequest): Decision {
     const t = request.now;
-    const step = (write: boolean): Decision => this.decide(key, deciding, withCommit(request, write));
+    const key = at.key;
+    const step = (write: boolean): Decision => this.decide(at, deciding, withCommit(request, write));
     return (
       this.blocks.denial(key, algorithm, t, step) ??
       (request.commit ? this.blocks.recorded(key, algorithm, t, step(true)) : step(false))
     );
   }
 
-  private decide(key: string, algorithm: Algorithm, request: StepRequest): Decision {
+  private decide(at: KeyParts, algorithm: Algorithm, request: StepRequest): Decision {
     if (this.closed) throw new StoreClosedError();
     const now = request.now;
     if (this.lastNow === -Infinity) this.sweeper.start();
@@ -298,13 +304,13 @@ export class MemoryStore implements Store {
     if (algorithm.stateKind === 'numeric') {
       const table = this.numeric.of(algorithm);
       const commit = request.commit;
-      let slot = table.index.get(key);
+      let slot = table.index.get(at);
       let fresh = false;
       if (slot !== undefined) table.touched[slot] = 1;
       else if (!commit) return algorithm.step(table.data, 0, true, request);
       else {
         this.makeRoom(table, now);
-        slot = table.allocate(key);
+        slot = table.allocate(at);
         this.size++;
         fresh = true;
       }
@@ -314,12 +320,12 @@ export class MemoryStore implements Store {
       return decision;
     }
     if (algorithm.stateKind === 'log') {
-      const { decision, added } = this.logs.decide(key, algorithm, request);
+      const { decision, added } = this.logs.decide(at, algorithm, request);
       this.size += added;
       return decision;
     }
     // Concurrency: a peek reports the permits in use.
-    const entry = this.leases.index.get(key);
+    const entry = this.leases.index.get(at);
     return algorithm.acquire(entry?.state, now, '', false).decision;
   }
 

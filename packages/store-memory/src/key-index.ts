@@ -1,0 +1,203 @@
+import type { Charge } from '@rl/core/store';
+
+/**
+ * A storage key as the tables are given it: the key, and its two parts when the caller has them
+ * (`scope + local === key`, see `Charge.scope`). A charge is one, as it is.
+ */
+export type KeyParts = Pick<Charge, 'key' | 'scope' | 'local'>;
+
+/** `key` with no parts (a control call's, a peek's, a derived name's): one shape for every such key. */
+export function keyAlone(key: string): KeyParts {
+  return { key, scope: undefined, local: undefined };
+}
+
+/**
+ * The most scopes one index learns. A key given with the parts of a scope past them is held as if
+ * given alone (see {@link KeyIndex}): the same state, found by its storage key. Bounds the work of
+ * learning a scope (each moves entries at most once) and the lists a lookup may read.
+ */
+export const MAX_SCOPES = 64;
+
+/** A scope the index knows that begins a longer one, and what follows it there (`longer.prefix === prefix + rest`). */
+interface Longer<V> {
+  readonly scope: Scope<V>;
+  readonly rest: string;
+}
+
+/** One scope's keys, by their local part. */
+export class Scope<V> {
+  readonly keys = new Map<string, V>();
+  /** The known scopes that begin with this one and are longer, longest first. */
+  readonly longer: Longer<V>[] = [];
+  constructor(readonly prefix: string) {}
+}
+
+/** Where a key is held: its scope, and its part after the scope's prefix. */
+interface Place<V> {
+  readonly scope: Scope<V>;
+  readonly local: string;
+}
+
+/**
+ * The keys of one table, each mapped to a `V`, indexed by scope and local part.
+ *
+ * Why: a limiter charges `prefix:` + the caller's key. Looked up as one string, that key is a new
+ * string on every call, which V8's `Map` must flatten, hash, and compare by content with the stored
+ * key (a cache miss more at scale); looked up by the caller's own string in the scope's own map, it is
+ * most often the very string object the map was filled with (a pointer comparison, its hash cached).
+ *
+ * The rule, so that two spellings of one storage key are one key (as on Redis, which sees only the
+ * storage key): a key is held under the longest scope this index knows that begins it, with the rest
+ * as its local part; the root scope `''` begins every key. A scope is learnt when a key is first given
+ * with its parts (at most {@link MAX_SCOPES}; not one that begins with `\0`, the mark of a digested
+ * key). When a scope is learnt, the keys held under a shorter scope that the new one begins move under
+ * it, once. A key given alone (a control call, a charge built without parts) or with the parts of a
+ * scope that is not learnt is resolved by the same rule from its storage key.
+ *
+ * The common case costs one `Map.get` by the caller's string: the scope of the last key given with
+ * parts is kept, and a scope that begins no longer one needs no check of the local part.
+ */
+export class KeyIndex<V> {
+  private readonly root = new Scope<V>('');
+  /** Every scope, the root first, in the order learnt: the order of a {@link KeyCursor}. */
+  private readonly scopes: Scope<V>[] = [this.root];
+  private readonly byPrefix = new Map<string, Scope<V>>([['', this.root]]);
+  /** The scope of the last key given with parts (a limiter gives the same prefix string every time). */
+  private last: Scope<V> = this.root;
+
+  /** The number of keys held. */
+  get size(): number {
+    let size = 0;
+    for (const scope of this.scopes) size += scope.keys.size;
+    return size;
+  }
+
+  get(at: KeyParts): V | undefined {
+    const direct = this.direct(at);
+    if (direct !== undefined) return direct.keys.get(at.local!);
+    const { scope, local } = this.place(at);
+    return scope.keys.get(local);
+  }
+
+  set(at: KeyParts, value: V): void {
+    const direct = this.direct(at);
+    if (direct !== undefined) direct.keys.set(at.local!, value);
+    else {
+      const { scope, local } = this.place(at);
+      scope.keys.set(local, value);
+    }
+  }
+
+  /** Forgets `at`'s key; returns what it was mapped to (undefined when it was not held). */
+  take(at: KeyParts): V | undefined {
+    const direct = this.direct(at);
+    const { scope, local } = direct === undefined ? this.place(at) : { scope: direct, local: at.local! };
+    const value = scope.keys.get(local);
+    if (value !== undefined) scope.keys.delete(local);
+    return value;
+  }
+
+  /** Forgets every key (the scopes learnt are kept). */
+  clear(): void {
+    for (const scope of this.scopes) scope.keys.clear();
+  }
+
+  /** A cursor at the start of the index: one pass over every key, scope by scope. */
+  cursor(): KeyCursor<V> {
+    return new KeyCursor(this.scopes);
+  }
+
+  /** The storage keys held (as held: a long key by its digest). */
+  *keys(): IterableIterator<string> {
+    for (const scope of this.scopes) for (const local of scope.keys.keys()) yield scope.prefix + local;
+  }
+
+  /**
+   * The scope of `at` when its local part is `at.local` as given: `at` has parts, of a scope learnt
+   * (learnt now if new), which begins no longer known scope. Undefined otherwise ({@link place} decides).
+   */
+  private direct(at: KeyParts): Scope<V> | undefined {
+    if (at.local === undefined) return undefined;
+    let scope = this.last;
+    if (at.scope !== scope.prefix) {
+      const known = this.byPrefix.get(at.scope!) ?? this.learn(at.scope!);
+      if (known === undefined) return undefined;
+      this.last = scope = known;
+    }
+    return scope.longer.length === 0 ? scope : undefined;
+  }
+
+  /** Where `at` is held (see the class comment): from its scope when learnt, else from the root, the longest known scope that begins it. */
+  private place(at: KeyParts): Place<V> {
+    const given = at.local === undefined ? undefined : this.byPrefix.get(at.scope!);
+    const base = given ?? this.root;
+    const local = given === undefined ? at.key : at.local!;
+    for (const { scope, rest } of base.longer) {
+      if (local.startsWith(rest)) return { scope, local: local.slice(rest.length) };
+    }
+    return { scope: base, local };
+  }
+
+  /** Learns `prefix` (see the class comment): its scope, or undefined when it is not to be learnt. */
+  private learn(prefix: string): Scope<V> | undefined {
+    if (prefix.charCodeAt(0) === 0 || this.scopes.length > MAX_SCOPES) return undefined;
+    const learnt = new Scope<V>(prefix);
+    for (const other of this.scopes) {
+      if (other.prefix.length > prefix.length && other.prefix.startsWith(prefix)) {
+        learnt.longer.push({ scope: other, rest: other.prefix.slice(prefix.length) });
+      } else if (prefix.startsWith(other.prefix)) {
+        const rest = prefix.slice(other.prefix.length);
+        other.longer.push({ scope: learnt, rest });
+        other.longer.sort(longestFirst);
+        // Held under `other` means no longer known scope begins them: the new one takes those it begins.
+        for (const [local, value] of other.keys) {
+          if (!local.startsWith(rest)) continue;
+          other.keys.delete(local);
+          learnt.keys.set(local.slice(rest.length), value);
+        }
+      }
+    }
+    learnt.longer.sort(longestFirst);
+    this.scopes.push(learnt);
+    this.byPrefix.set(prefix, learnt);
+    return learnt;
+  }
+}
+
+function longestFirst<V>(a: Longer<V>, b: Longer<V>): number {
+  return b.rest.length - a.rest.length;
+}
+
+/**
+ * One pass over a {@link KeyIndex}, scope by scope in the order learnt, each scope's keys in insertion
+ * order (a `Map` iterator each: keys added to a scope not yet passed are met in this pass, others in
+ * the next). {@link next} moves to the next key; {@link local} and {@link value} are the key's.
+ */
+export class KeyCursor<V> {
+  local = '';
+  value!: V;
+  private scope: Scope<V> | undefined;
+  private entries: Iterator<[string, V]> | undefined;
+  private at = 0;
+
+  constructor(private readonly scopes: readonly Scope<V>[]) {}
+
+  /** Moves to the next key; false at the end of the pass. */
+  next(): boolean {
+    for (;;) {
+      const step = this.entries?.next();
+      if (step !== undefined && step.done !== true) {
+        [this.local, this.value] = step.value;
+        return true;
+      }
+      if (this.at >= this.scopes.length) return false;
+      this.scope = this.scopes[this.at++]!;
+      this.entries = this.scope.keys.entries();
+    }
+  }
+
+  /** Forgets the key the cursor is at (the pass goes on). */
+  delete(): void {
+    this.scope?.keys.delete(this.local);
+  }
+}
