@@ -1,16 +1,3 @@
-import type { Charge } from '@rl/core/store';
-
-/**
- * A storage key as the tables are given it: the key, and its two parts when the caller has them
- * (`scope + local === key`, see `Charge.scope`). A charge is one, as it is.
- */
-export type KeyParts = Pick<Charge, 'key' | 'scope' | 'local'>;
-
-/** `key` with no parts (a control call's, a peek's, a derived name's): one shape for every such key. */
-export function keyAlone(key: string): KeyParts {
-  return { key, scope: undefined, local: undefined };
-}
-
 /**
  * The most scopes one index learns. A key given with the parts of a scope past them is held as if
  * given alone (see {@link KeyIndex}): the same state, found by its storage key. Bounds the work of
@@ -54,16 +41,23 @@ interface Place<V> {
  * it, once. A key given alone (a control call, a charge built without parts) or with the parts of a
  * scope that is not learnt is resolved by the same rule from its storage key.
  *
- * The common case costs one `Map.get` by the caller's string: the scope of the last key given with
- * parts is kept, and a scope that begins no longer one needs no check of the local part.
+ * The common case costs one comparison of the scope's string and one `Map.get` by the caller's
+ * string: the scope of the last key given with parts is kept while it begins no longer known one (then
+ * no local part needs a check).
  */
 export class KeyIndex<V> {
   private readonly root = new Scope<V>('');
   /** Every scope, the root first, in the order learnt: the order of a {@link KeyCursor}. */
   private readonly scopes: Scope<V>[] = [this.root];
   private readonly byPrefix = new Map<string, Scope<V>>([['', this.root]]);
-  /** The scope of the last key given with parts (a limiter gives the same prefix string every time). */
-  private last: Scope<V> = this.root;
+  /**
+   * The prefix of the last scope a key was given with parts of, while no known scope is longer and
+   * begins with it (else null), and that scope's keys: a key with this scope (the same string, as a
+   * limiter gives it every time) is its local part in these keys. The hot path is this one comparison,
+   * small enough for the compiler to inline whole.
+   */
+  private fastScope: string | null = null;
+  private fastKeys: Map<string, V> = this.root.keys;
 
   /** The number of keys held. */
   get size(): number {
@@ -72,28 +66,24 @@ export class KeyIndex<V> {
     return size;
   }
 
-  get(at: KeyParts): V | undefined {
-    const direct = this.direct(at);
-    if (direct !== undefined) return direct.keys.get(at.local!);
-    const { scope, local } = this.place(at);
-    return scope.keys.get(local);
+  /** The value of the key held as `local` in `scope` (see the class comment; `scope` undefined: `local` is the storage key alone). */
+  get(scope: string | undefined, local: string): V | undefined {
+    return scope === this.fastScope ? this.fastKeys.get(local) : this.getPlaced(scope, local);
   }
 
-  set(at: KeyParts, value: V): void {
-    const direct = this.direct(at);
-    if (direct !== undefined) direct.keys.set(at.local!, value);
+  set(scope: string | undefined, local: string, value: V): void {
+    if (scope === this.fastScope) this.fastKeys.set(local, value);
     else {
-      const { scope, local } = this.place(at);
-      scope.keys.set(local, value);
+      const place = this.place(scope, local);
+      place.scope.keys.set(place.local, value);
     }
   }
 
-  /** Forgets `at`'s key; returns what it was mapped to (undefined when it was not held). */
-  take(at: KeyParts): V | undefined {
-    const direct = this.direct(at);
-    const { scope, local } = direct === undefined ? this.place(at) : { scope: direct, local: at.local! };
-    const value = scope.keys.get(local);
-    if (value !== undefined) scope.keys.delete(local);
+  /** Forgets the key (as for {@link get}); returns what it was mapped to (undefined when it was not held). */
+  take(scope: string | undefined, local: string): V | undefined {
+    const place = this.place(scope, local);
+    const value = place.scope.keys.get(place.local);
+    if (value !== undefined) place.scope.keys.delete(place.local);
     return value;
   }
 
@@ -112,30 +102,29 @@ export class KeyIndex<V> {
     for (const scope of this.scopes) for (const local of scope.keys.keys()) yield scope.prefix + local;
   }
 
-  /**
-   * The scope of `at` when its local part is `at.local` as given: `at` has parts, of a scope learnt
-   * (learnt now if new), which begins no longer known scope. Undefined otherwise ({@link place} decides).
-   */
-  private direct(at: KeyParts): Scope<V> | undefined {
-    if (at.local === undefined) return undefined;
-    let scope = this.last;
-    if (at.scope !== scope.prefix) {
-      const known = this.byPrefix.get(at.scope!) ?? this.learn(at.scope!);
-      if (known === undefined) return undefined;
-      this.last = scope = known;
-    }
-    return scope.longer.length === 0 ? scope : undefined;
+  /** {@link get} off the hot path. */
+  private getPlaced(scope: string | undefined, local: string): V | undefined {
+    const place = this.place(scope, local);
+    return place.scope.keys.get(place.local);
   }
 
-  /** Where `at` is held (see the class comment): from its scope when learnt, else from the root, the longest known scope that begins it. */
-  private place(at: KeyParts): Place<V> {
-    const given = at.local === undefined ? undefined : this.byPrefix.get(at.scope!);
+  /**
+   * Where a key is held (see the class comment): from its scope when given and learnt (learnt now if
+   * new), else from the root, the longest known scope that begins it. A given scope that begins no
+   * longer one becomes the fast scope.
+   */
+  private place(prefix: string | undefined, local: string): Place<V> {
+    const given = prefix === undefined ? undefined : (this.byPrefix.get(prefix) ?? this.learn(prefix));
     const base = given ?? this.root;
-    const local = given === undefined ? at.key : at.local!;
-    for (const { scope, rest } of base.longer) {
-      if (local.startsWith(rest)) return { scope, local: local.slice(rest.length) };
+    const rest = given === undefined && prefix !== undefined ? prefix + local : local;
+    if (given !== undefined && base.longer.length === 0) {
+      this.fastScope = prefix!;
+      this.fastKeys = base.keys;
     }
-    return { scope: base, local };
+    for (const longer of base.longer) {
+      if (rest.startsWith(longer.rest)) return { scope: longer.scope, local: rest.slice(longer.rest.length) };
+    }
+    return { scope: base, local: rest };
   }
 
   /** Learns `prefix` (see the class comment): its scope, or undefined when it is not to be learnt. */
@@ -158,6 +147,8 @@ export class KeyIndex<V> {
       }
     }
     learnt.longer.sort(longestFirst);
+    // The fast scope may now begin a longer one: the next lookup places its key again.
+    this.fastScope = null;
     this.scopes.push(learnt);
     this.byPrefix.set(prefix, learnt);
     return learnt;

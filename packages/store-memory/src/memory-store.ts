@@ -18,8 +18,7 @@ import {
   type StoreCapabilities,
   type StoredOverride,
 } from '@rl/core/store';
-import { held, heldKey } from './held-key.js';
-import { keyAlone, type KeyParts } from './key-index.js';
+import { heldKey, heldLocal, heldScope } from './held-key.js';
 import { decideIdempotent, RememberedIds } from './remembered-ids.js';
 import { parseMemoryStoreOptions, type MemoryStoreOptions } from './memory-store-options.js';
 import { Sweeper, type Sweepable } from './sweeper.js';
@@ -108,11 +107,14 @@ export class MemoryStore implements Store {
     const request: StepRequest = { now: t, cost: charge.cost, commit: true, maxDelay: charge.maxDelayMs };
     // An idempotent charge in a method of its own: this one stays small enough for the compiler to inline.
     if (charge.idempotency !== undefined) return this.chargeIdempotent(charge, request);
-    return { decision: this.decideHeld(held(charge), charge.algorithm, request), took: 'charged' };
+    return {
+      decision: this.decideHeld(heldScope(charge), heldLocal(charge), charge.algorithm, request),
+      took: 'charged',
+    };
   }
 
   peek(key: string, algorithm: Algorithm, cost: number, now: number | undefined): Decision {
-    return this.decideHeld(held(keyAlone(key)), algorithm, {
+    return this.decideHeld(undefined, heldKey(key), algorithm, {
       now: now === undefined ? this.clock() : now,
       cost,
       commit: false,
@@ -122,14 +124,16 @@ export class MemoryStore implements Store {
 
   /** Gives back units of an earlier charge (see `Store.giveBack`), forgetting its remembered id in the same step. */
   giveBack(back: GiveBack, now: number | undefined): void {
-    const at = held(back);
+    const key = heldKey(back.key);
+    const scope = heldScope(back);
+    const local = heldLocal(back);
     const t = this.openAt(now);
     if (back.idempotencyId !== undefined)
-      this.size += this.ids.forget(RememberedIds.slot(at.key, back.algorithm), back.idempotencyId);
-    const algorithm = this.overrides.decidingWith(at.key, back.algorithm, t);
+      this.size += this.ids.forget(RememberedIds.slot(key, back.algorithm), back.idempotencyId);
+    const algorithm = this.overrides.decidingWith(key, back.algorithm, t);
     if (algorithm.stateKind === 'numeric') {
       const table = this.numeric.get(algorithm.stateTag);
-      const slot = table?.index.get(at);
+      const slot = table?.index.get(scope, local);
       if (table !== undefined && slot !== undefined)
         algorithm.undo(table.data, slot * table.stride, {
           now: t,
@@ -138,7 +142,7 @@ export class MemoryStore implements Store {
           delayMs: back.delayMs,
         });
     } else if (algorithm.stateKind === 'log') {
-      const entry = this.logs.index.get(at);
+      const entry = this.logs.index.get(scope, local);
       if (entry !== undefined)
         algorithm.undo(entry.state, { now: t, cost: back.cost, chargedAt: back.chargedAt, delayMs: back.delayMs });
     }
@@ -146,17 +150,17 @@ export class MemoryStore implements Store {
 
   /** Settles a charge at its real cost (see `Store.settle`): a state is made for a charge above the estimate when none is held. */
   settle(key: string, algorithm: Algorithm, settlement: Settlement, now: number | undefined): void {
-    const at = held(keyAlone(key));
+    key = heldKey(key);
     const t = this.openAt(now);
-    algorithm = this.overrides.decidingWith(at.key, algorithm, t);
+    algorithm = this.overrides.decidingWith(key, algorithm, t);
     const { cost, actual, chargedAt, delayMs, maxDebt } = settlement;
     const request: SettleRequest = { now: t, cost, actual, chargedAt, delayMs, maxDebt };
     if (algorithm.stateKind === 'numeric') {
       // The change first, then the sum: `size += settle(…)` would read the size before the eviction the settle may make.
-      const added = this.numeric.of(algorithm).settle(at, algorithm, request);
+      const added = this.numeric.of(algorithm).settle(key, algorithm, request);
       this.size += added;
     } else if (algorithm.stateKind === 'log') {
-      const entry = this.logs.index.get(at);
+      const entry = this.logs.index.get(undefined, key);
       if (entry === undefined) return;
       algorithm.settle(entry.state, request);
       entry.deadline = Math.max(entry.deadline, algorithm.expiresAt(entry.state));
@@ -196,17 +200,17 @@ export class MemoryStore implements Store {
 
   /** Forgets the key's state of this kind, its block and its remembered ids (its override stays: a configuration, not a state), and tells the limiters. */
   reset(storageKey: string, algorithm: Algorithm): void {
-    const at = held(keyAlone(storageKey));
+    const key = heldKey(storageKey);
     this.assertOpen();
-    this.blocks.lift(at.key, algorithm);
-    this.size += this.ids.forgetAll(RememberedIds.slot(at.key, algorithm));
+    this.blocks.lift(key, algorithm);
+    this.size += this.ids.forgetAll(RememberedIds.slot(key, algorithm));
     const table =
       algorithm.stateKind === 'numeric'
         ? this.numeric.get(algorithm.stateTag)
         : algorithm.stateKind === 'log'
           ? this.logs
           : this.leases;
-    if (table?.delete(at) !== undefined) this.size--;
+    if (table?.delete(undefined, key) !== undefined) this.size--;
     this.resets.tell(storageKey);
   }
 
@@ -219,13 +223,13 @@ export class MemoryStore implements Store {
     const t = this.openAt(now);
     if (this.lastNow === -Infinity) this.sweeper.start();
     this.lastNow = t;
-    const { decision, added } = this.leases.take(held(keyAlone(key)), algorithm, leaseId, t);
+    const { decision, added } = this.leases.take(heldKey(key), algorithm, leaseId, t);
     this.size += added;
     return decision;
   }
 
   release(key: string, _algorithm: ConcurrencyAlgorithm, leaseId: string): void {
-    if (!this.closed) this.size += this.leases.give(held(keyAlone(key)), leaseId);
+    if (!this.closed) this.size += this.leases.give(heldKey(key), leaseId);
   }
 
   /** Stops the sweep timer and drops all state. Further calls throw `StoreClosedError`. */
@@ -255,48 +259,64 @@ export class MemoryStore implements Store {
    * step, at the time it is decided at.
    */
   private chargeIdempotent(charge: Charge, request: StepRequest): Charged {
-    const at = held(charge);
+    const scope = heldScope(charge);
+    const local = heldLocal(charge);
+    const key = heldKey(charge.key);
     const algorithm = charge.algorithm;
     const t = request.now;
     return decideIdempotent(
       this.ids,
-      { slot: RememberedIds.slot(at.key, algorithm), idempotency: charge.idempotency!, now: t },
+      { slot: RememberedIds.slot(key, algorithm), idempotency: charge.idempotency!, now: t },
       {
         blocked: () =>
           algorithm.checksBlocks
-            ? this.blocks.denial(at.key, algorithm, t, (write) =>
-                this.decide(at, this.overrides.decidingWith(at.key, algorithm, t), withCommit(request, write)),
+            ? this.blocks.denial(key, algorithm, t, (write) =>
+                this.decide(scope, local, this.overrides.decidingWith(key, algorithm, t), withCommit(request, write)),
               )
             : undefined,
-        charge: () => this.decideHeld(at, algorithm, request),
-        peek: () => this.decideHeld(at, algorithm, { now: t, cost: 0, commit: false, maxDelay: undefined }),
+        charge: () => this.decideHeld(scope, local, algorithm, request),
+        peek: () => this.decideHeld(scope, local, algorithm, { now: t, cost: 0, commit: false, maxDelay: undefined }),
         room: () => this.makeRoom(this.ids, t),
         recorded: (change) => void (this.size += change),
       },
     );
   }
 
-  /** A decision of `request` (its `now` the store's clock when the limiter has none) for `at`, a key as held (see {@link held}), through its lockout if the algorithm has one. */
-  private decideHeld(at: KeyParts, algorithm: Algorithm, request: StepRequest): Decision {
-    const deciding = this.overrides.decidingWith(at.key, algorithm, request.now);
+  /**
+   * A decision of `request` (its `now` the store's clock when the limiter has none) for the key held as
+   * `local` in `scope` (see `KeyIndex.get`, {@link heldScope}), through its lockout if the algorithm has
+   * one. The key goes down as two strings, not a record: a record would be allocated at each call the
+   * compiler does not inline (docs/design/stores.md, issue 39).
+   */
+  private decideHeld(scope: string | undefined, local: string, algorithm: Algorithm, request: StepRequest): Decision {
     // The lockout's closure in a method of its own: the plain path allocates no context for it.
-    return algorithm.checksBlocks
-      ? this.decideBlocked(at, algorithm, deciding, request)
-      : this.decide(at, deciding, request);
+    if (algorithm.checksBlocks) return this.decideBlocked(scope, local, algorithm, request);
+    // The storage key is joined only for an algorithm that checks overrides.
+    const deciding =
+      algorithm.checksOverrides === true
+        ? this.overrides.decidingWith(joined(scope, local), algorithm, request.now)
+        : algorithm;
+    return this.decide(scope, local, deciding, request);
   }
 
-  /** A decision through the key's block (see `BlockTable.denial`): `algorithm` the limit's, `deciding` the one its override makes. */
-  private decideBlocked(at: KeyParts, algorithm: Algorithm, deciding: Algorithm, request: StepRequest): Decision {
+  /** A decision through the key's block (see `BlockTable.denial`), with the algorithm its override makes. */
+  private decideBlocked(
+    scope: string | undefined,
+    local: string,
+    algorithm: Algorithm,
+    request: StepRequest,
+  ): Decision {
     const t = request.now;
-    const key = at.key;
-    const step = (write: boolean): Decision => this.decide(at, deciding, withCommit(request, write));
+    const key = joined(scope, local);
+    const deciding = this.overrides.decidingWith(key, algorithm, t);
+    const step = (write: boolean): Decision => this.decide(scope, local, deciding, withCommit(request, write));
     return (
       this.blocks.denial(key, algorithm, t, step) ??
       (request.commit ? this.blocks.recorded(key, algorithm, t, step(true)) : step(false))
     );
   }
 
-  private decide(at: KeyParts, algorithm: Algorithm, request: StepRequest): Decision {
+  private decide(scope: string | undefined, local: string, algorithm: Algorithm, request: StepRequest): Decision {
     if (this.closed) throw new StoreClosedError();
     const now = request.now;
     if (this.lastNow === -Infinity) this.sweeper.start();
@@ -304,13 +324,13 @@ export class MemoryStore implements Store {
     if (algorithm.stateKind === 'numeric') {
       const table = this.numeric.of(algorithm);
       const commit = request.commit;
-      let slot = table.index.get(at);
+      let slot = table.index.get(scope, local);
       let fresh = false;
       if (slot !== undefined) table.touched[slot] = 1;
       else if (!commit) return algorithm.step(table.data, 0, true, request);
       else {
         this.makeRoom(table, now);
-        slot = table.allocate(at);
+        slot = table.allocate(scope, local);
         this.size++;
         fresh = true;
       }
@@ -320,12 +340,12 @@ export class MemoryStore implements Store {
       return decision;
     }
     if (algorithm.stateKind === 'log') {
-      const { decision, added } = this.logs.decide(at, algorithm, request);
+      const { decision, added } = this.logs.decide(scope, local, algorithm, request);
       this.size += added;
       return decision;
     }
     // Concurrency: a peek reports the permits in use.
-    const entry = this.leases.index.get(at);
+    const entry = this.leases.index.get(scope, local);
     return algorithm.acquire(entry?.state, now, '', false).decision;
   }
 
@@ -355,6 +375,11 @@ export class MemoryStore implements Store {
     this.assertOpen();
     return now === undefined ? this.clock() : now;
   }
+}
+
+/** The storage key (as held) of the key held as `local` in `scope` (see `KeyIndex.get`). */
+function joined(scope: string | undefined, local: string): string {
+  return scope === undefined ? local : scope + local;
 }
 
 /** `request` with `commit` (itself when it already has it): the same fields in the same order, so the steps see one object shape. */

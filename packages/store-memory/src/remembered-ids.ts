@@ -1,5 +1,4 @@
 import { ceilMs, type Algorithm, type Charged, type Decision, type IdempotentCharge } from '@rl/core/store';
-import { keyAlone, type KeyParts } from './key-index.js';
 import { ObjectTable, type ObjectEntry } from './tables.js';
 
 /**
@@ -27,25 +26,25 @@ export class RememberedIds extends ObjectTable<IdRecord[]> {
     return entry.state.length;
   }
 
-  /** The name of `key`'s remembered ids for `algorithm`'s kind (a key alone: it has no scope of its own). */
-  static slot(key: string, algorithm: Algorithm): KeyParts {
-    return keyAlone(`${key}\u0000#i:${algorithm.stateTag}`);
+  /** The name of `key`'s remembered ids for `algorithm`'s kind (a storage key alone: it has no scope of its own). */
+  static slot(key: string, algorithm: Algorithm): string {
+    return `${key}\u0000#i:${algorithm.stateTag}`;
   }
 
   /**
    * The live record of `charge.id` at `now`, or undefined: a record of another fingerprint is a
    * conflict (`conflict` true), the same fingerprint a replay.
    */
-  find(slot: KeyParts, charge: IdempotentCharge, now: number): IdRecord | undefined {
-    const entry = this.index.get(slot);
+  find(slot: string, charge: IdempotentCharge, now: number): IdRecord | undefined {
+    const entry = this.index.get(undefined, slot);
     if (entry === undefined) return undefined;
     entry.touched = true;
     return entry.state.find((r) => r.id === charge.id && r.expiresAt > now);
   }
 
   /** Counts one more replay of `found` (a live record of `slot`, see {@link find}), in its place among the key's records. */
-  replayed(slot: KeyParts, found: IdRecord): void {
-    const records = this.index.get(slot)!.state;
+  replayed(slot: string, found: IdRecord): void {
+    const records = this.index.get(undefined, slot)!.state;
     records[records.indexOf(found)] = { ...found, replays: found.replays + 1 };
   }
 
@@ -54,7 +53,7 @@ export class RememberedIds extends ObjectTable<IdRecord[]> {
    * records that expired, the id's own (one that has used its replays), and, past `charge.maxIds`, the
    * oldest. Returns the change in the number of records (for the store's count of keys).
    */
-  remember(slot: KeyParts, charge: IdempotentCharge, decision: Decision, now: number): number {
+  remember(slot: string, charge: IdempotentCharge, decision: Decision, now: number): number {
     const record: IdRecord = {
       id: charge.id,
       fingerprint: charge.fingerprint,
@@ -63,9 +62,9 @@ export class RememberedIds extends ObjectTable<IdRecord[]> {
       delayMs: decision.delayMs,
       replays: 0,
     };
-    const entry = this.index.get(slot);
+    const entry = this.index.get(undefined, slot);
     if (entry === undefined) {
-      this.index.set(slot, { state: [record], touched: false, deadline: record.expiresAt });
+      this.index.set(undefined, slot, { state: [record], touched: false, deadline: record.expiresAt });
       return 1;
     }
     const before = entry.state.length;
@@ -78,27 +77,27 @@ export class RememberedIds extends ObjectTable<IdRecord[]> {
   }
 
   /** Forgets `id` (its charge was given back); returns the change in the number of records. */
-  forget(slot: KeyParts, id: string): number {
-    const entry = this.index.get(slot);
+  forget(slot: string, id: string): number {
+    const entry = this.index.get(undefined, slot);
     if (entry === undefined) return 0;
     const before = entry.state.length;
     entry.state = entry.state.filter((r) => r.id !== id);
-    if (entry.state.length === 0) this.index.take(slot);
+    if (entry.state.length === 0) this.index.take(undefined, slot);
     return entry.state.length - before;
   }
 
   /** Forgets every id of `slot` (its key was reset); returns the change in the number of records. */
-  forgetAll(slot: KeyParts): number {
-    const entry = this.index.get(slot);
+  forgetAll(slot: string): number {
+    const entry = this.index.get(undefined, slot);
     if (entry === undefined) return 0;
-    this.index.take(slot);
+    this.index.take(undefined, slot);
     return -entry.state.length;
   }
 }
 
 /** Where an idempotent charge is remembered: the key's slot among the ids ({@link RememberedIds.slot}), the charge's id and fingerprint, and the store's time (ms). */
 export interface IdempotentCall {
-  readonly slot: KeyParts;
+  readonly slot: string;
   readonly idempotency: IdempotentCharge;
   readonly now: number;
 }

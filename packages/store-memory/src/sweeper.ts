@@ -68,7 +68,8 @@ export class Sweeper {
     this.store.blocks().sweep(now);
     this.store.overrides().sweep(now);
     let removed = 0;
-    for (const table of this.store.tables()) removed += this.sweepEntries(table, cursorOf(table), now, Infinity).removed;
+    for (const table of this.store.tables())
+      removed += this.sweepEntries(table, cursorOf(table), now, Infinity).removed;
     return removed;
   }
 

@@ -8,7 +8,7 @@ import type {
   SettleRequest,
   StepRequest,
 } from '@rl/core/store';
-import { KeyIndex, type KeyCursor, type KeyParts } from './key-index.js';
+import { KeyIndex, type KeyCursor } from './key-index.js';
 
 /**
  * The store's eviction before an insert (given to a table at construction): makes room for one more
@@ -48,9 +48,9 @@ export abstract class Table<V> {
     return 1;
   }
 
-  /** Forgets `at`'s key; returns its value (undefined when it was not held). */
-  delete(at: KeyParts): V | undefined {
-    const value = this.index.take(at);
+  /** Forgets a key (addressed as in `KeyIndex.get`); returns its value (undefined when it was not held). */
+  delete(scope: string | undefined, local: string): V | undefined {
+    const value = this.index.take(scope, local);
     if (value !== undefined) this.release(value);
     return value;
   }
@@ -106,14 +106,14 @@ export class NumericTable extends Table<number> {
     this.touched = new Uint8Array(1024);
   }
 
-  /** A slot for a new key. */
-  allocate(at: KeyParts): number {
+  /** A slot for a new key (addressed as in `KeyIndex.get`). */
+  allocate(scope: string | undefined, local: string): number {
     let slot = this.free.pop();
     if (slot === undefined) {
       slot = this.next++;
       if (slot >= this.touched.length) this.grow();
     }
-    this.index.set(at, slot);
+    this.index.set(scope, local, slot);
     this.touched[slot] = 0;
     this.data[slot * this.stride + this.stride - 1] = -Infinity;
     return slot;
@@ -126,17 +126,17 @@ export class NumericTable extends Table<number> {
   }
 
   /**
-   * Settles `at`'s charge under `algorithm` (see `NumericAlgorithm.settle`): a state is made for a
+   * Settles the charge of `local`, a storage key alone, under `algorithm` (see `NumericAlgorithm.settle`): a state is made for a
    * charge above the estimate when none is held (the store's room made first). Returns the change in
    * the number of keys.
    */
-  settle(at: KeyParts, algorithm: NumericAlgorithm, request: SettleRequest): number {
-    let slot = this.index.get(at);
+  settle(local: string, algorithm: NumericAlgorithm, request: SettleRequest): number {
+    let slot = this.index.get(undefined, local);
     const fresh = slot === undefined;
     if (slot === undefined) {
       if (request.actual <= request.cost) return 0;
       this.makeRoom(this, request.now);
-      slot = this.allocate(at);
+      slot = this.allocate(undefined, local);
     }
     algorithm.settle(this.data, slot * this.stride, fresh, request);
     this.wrote(slot, algorithm.expiresAt(this.data, slot * this.stride));
@@ -242,11 +242,16 @@ export class LogTable extends ObjectTable<LogState> {
   }
 
   /**
-   * One step of `algorithm` for `at`'s key (see `LogAlgorithm.step`), the store's room made before a new
+   * One step of `algorithm` for the key held as `local` in `scope` (see `KeyIndex.get`; see `LogAlgorithm.step`), the store's room made before a new
    * key is added. Returns the decision and the change in the number of keys (1 for a new key).
    */
-  decide(at: KeyParts, algorithm: LogAlgorithm, request: StepRequest): { decision: Decision; added: number } {
-    const entry = this.index.get(at);
+  decide(
+    scope: string | undefined,
+    local: string,
+    algorithm: LogAlgorithm,
+    request: StepRequest,
+  ): { decision: Decision; added: number } {
+    const entry = this.index.get(scope, local);
     if (entry !== undefined) {
       entry.touched = true;
       const decision = algorithm.step(entry.state, request).decision;
@@ -259,7 +264,7 @@ export class LogTable extends ObjectTable<LogState> {
     const { state, decision } = algorithm.step(undefined, request);
     if (!request.commit || state.times.length === 0) return { decision, added: 0 };
     this.makeRoom(this, request.now);
-    this.index.set(at, { state, touched: false, deadline: algorithm.expiresAt(state) });
+    this.index.set(scope, local, { state, touched: false, deadline: algorithm.expiresAt(state) });
     return { decision, added: 1 };
   }
 }
@@ -272,16 +277,16 @@ export class LeaseTable extends ObjectTable<LeaseState> {
   }
 
   /**
-   * Takes permit `leaseId` of `at`'s key at `now` when one is free, the store's room made before a new key
+   * Takes permit `leaseId` of `key` (a storage key alone) at `now` when one is free, the store's room made before a new key
    * is added. Returns the decision and the change in the number of keys (1 for a new key).
    */
   take(
-    at: KeyParts,
+    key: string,
     algorithm: ConcurrencyAlgorithm,
     leaseId: string,
     now: number,
   ): { decision: Decision; added: number } {
-    const entry = this.index.get(at);
+    const entry = this.index.get(undefined, key);
     if (entry !== undefined) entry.touched = true;
     const { state, decision } = algorithm.acquire(entry?.state, now, leaseId, true);
     if (!decision.allowed) return { decision, added: 0 };
@@ -291,19 +296,19 @@ export class LeaseTable extends ObjectTable<LeaseState> {
       if (deadline > entry.deadline) entry.deadline = deadline;
     } else if (state.size > 0) {
       this.makeRoom(this, now);
-      this.index.set(at, { state, touched: false, deadline });
+      this.index.set(undefined, key, { state, touched: false, deadline });
       return { decision, added: 1 };
     }
     return { decision, added: 0 };
   }
 
-  /** Returns permit `leaseId` of `at`'s key (an unknown one: nothing); the change in the number of keys (-1 when its last permit went). */
-  give(at: KeyParts, leaseId: string): number {
-    const entry = this.index.get(at);
+  /** Returns permit `leaseId` of `key` (an unknown one: nothing); the change in the number of keys (-1 when its last permit went). */
+  give(key: string, leaseId: string): number {
+    const entry = this.index.get(undefined, key);
     if (entry === undefined) return 0;
     entry.state.delete(leaseId);
     if (entry.state.size > 0) return 0;
-    this.delete(at);
+    this.delete(undefined, key);
     return -1;
   }
 }
