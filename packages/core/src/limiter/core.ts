@@ -280,7 +280,16 @@ export class LimiterCore {
     const delayMs = decision.delayMs > 0 ? decision.delayMs : undefined;
     return this.freeing(
       storeKey,
-      this.guard.giveBack({ key: storeKey, scope, local, algorithm, cost, chargedAt: decision.at, delayMs, idempotencyId }),
+      this.guard.giveBack({
+        key: storeKey,
+        scope,
+        local,
+        algorithm,
+        cost,
+        chargedAt: decision.at,
+        delayMs,
+        idempotencyId,
+      }),
     );
   }
 
