@@ -105,12 +105,35 @@ export class MemoryStore implements Store {
   charge(charge: Charge, now: number | undefined): Charged {
     const t = now === undefined ? this.clock() : now;
     const request: StepRequest = { now: t, cost: charge.cost, commit: true, maxDelay: charge.maxDelayMs };
-    // An idempotent charge in a method of its own: this one stays small enough for the compiler to inline.
-    if (charge.idempotency !== undefined) return this.chargeIdempotent(charge, request);
-    return {
-      decision: this.decideHeld(heldScope(charge), heldLocal(charge), charge.algorithm, request),
-      took: 'charged',
-    };
+    const idempotency = charge.idempotency;
+    // The idempotent branch stays here. In a method of its own it left this one small enough for its
+    // own optimized code to inline the decision; callers then stopped inlining this method, and the
+    // charge and its answer were allocated (docs/design/stores.md, issue 39).
+    if (idempotency === undefined)
+      return {
+        decision: this.decideHeld(heldScope(charge), heldLocal(charge), charge.algorithm, request),
+        took: 'charged',
+      };
+    const scope = heldScope(charge);
+    const local = heldLocal(charge);
+    const key = heldKey(charge.key);
+    const algorithm = charge.algorithm;
+    return decideIdempotent(
+      this.ids,
+      { slot: RememberedIds.slot(key, algorithm), idempotency, now: t },
+      {
+        blocked: () =>
+          algorithm.checksBlocks
+            ? this.blocks.denial(key, algorithm, t, (write) =>
+                this.decide(scope, local, this.overrides.decidingWith(key, algorithm, t), withCommit(request, write)),
+              )
+            : undefined,
+        charge: () => this.decideHeld(scope, local, algorithm, request),
+        peek: () => this.decideHeld(scope, local, algorithm, { now: t, cost: 0, commit: false, maxDelay: undefined }),
+        room: () => this.makeRoom(this.ids, t),
+        recorded: (change) => void (this.size += change),
+      },
+    );
   }
 
   peek(key: string, algorithm: Algorithm, cost: number, now: number | undefined): Decision {
@@ -252,34 +275,6 @@ export class MemoryStore implements Store {
    */
   sweep(now: number = this.sweeper.projectedNow()): number {
     return this.sweeper.sweepAll(now);
-  }
-
-  /**
-   * An idempotent charge (see `decideIdempotent`), its key's block read first. `request`: the charge's
-   * step, at the time it is decided at.
-   */
-  private chargeIdempotent(charge: Charge, request: StepRequest): Charged {
-    const scope = heldScope(charge);
-    const local = heldLocal(charge);
-    const key = heldKey(charge.key);
-    const algorithm = charge.algorithm;
-    const t = request.now;
-    return decideIdempotent(
-      this.ids,
-      { slot: RememberedIds.slot(key, algorithm), idempotency: charge.idempotency!, now: t },
-      {
-        blocked: () =>
-          algorithm.checksBlocks
-            ? this.blocks.denial(key, algorithm, t, (write) =>
-                this.decide(scope, local, this.overrides.decidingWith(key, algorithm, t), withCommit(request, write)),
-              )
-            : undefined,
-        charge: () => this.decideHeld(scope, local, algorithm, request),
-        peek: () => this.decideHeld(scope, local, algorithm, { now: t, cost: 0, commit: false, maxDelay: undefined }),
-        room: () => this.makeRoom(this.ids, t),
-        recorded: (change) => void (this.size += change),
-      },
-    );
   }
 
   /**
