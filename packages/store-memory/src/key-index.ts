@@ -43,7 +43,7 @@ interface Place<V> {
  *
  * The common case costs one comparison of the scope's string and one `Map.get` by the caller's
  * string: the scope of the last key given with parts is kept while it begins no longer known one (then
- * no local part needs a check).
+ * no local part needs a check). A key given alone while no scope is learnt is the root's, as directly.
  */
 export class KeyIndex<V> {
   private readonly root = new Scope<V>('');
@@ -68,11 +68,16 @@ export class KeyIndex<V> {
 
   /** The value of the key held as `local` in `scope` (see the class comment; `scope` undefined: `local` is the storage key alone). */
   get(scope: string | undefined, local: string): V | undefined {
-    return scope === this.fastScope ? this.fastKeys.get(local) : this.getPlaced(scope, local);
+    if (scope === this.fastScope) return this.fastKeys.get(local);
+    // A storage key alone while no scope is learnt (a store whose charges come without parts): the root's.
+    return scope === undefined && this.root.longer.length === 0
+      ? this.root.keys.get(local)
+      : this.getPlaced(scope, local);
   }
 
   set(scope: string | undefined, local: string, value: V): void {
     if (scope === this.fastScope) this.fastKeys.set(local, value);
+    else if (scope === undefined && this.root.longer.length === 0) this.root.keys.set(local, value);
     else {
       const place = this.place(scope, local);
       place.scope.keys.set(place.local, value);
