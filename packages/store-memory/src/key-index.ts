@@ -68,20 +68,12 @@ export class KeyIndex<V> {
 
   /** The value of the key held as `local` in `scope` (see the class comment; `scope` undefined: `local` is the storage key alone). */
   get(scope: string | undefined, local: string): V | undefined {
-    if (scope === this.fastScope) return this.fastKeys.get(local);
-    // A storage key alone while no scope is learnt (a store whose charges come without parts): the root's.
-    return scope === undefined && this.root.longer.length === 0
-      ? this.root.keys.get(local)
-      : this.getPlaced(scope, local);
+    return scope === this.fastScope ? this.fastKeys.get(local) : this.getPlaced(scope, local);
   }
 
   set(scope: string | undefined, local: string, value: V): void {
     if (scope === this.fastScope) this.fastKeys.set(local, value);
-    else if (scope === undefined && this.root.longer.length === 0) this.root.keys.set(local, value);
-    else {
-      const place = this.place(scope, local);
-      place.scope.keys.set(place.local, value);
-    }
+    else this.setPlaced(scope, local, value);
   }
 
   /** Forgets the key (as for {@link get}); returns what it was mapped to (undefined when it was not held). */
@@ -107,10 +99,21 @@ export class KeyIndex<V> {
     for (const scope of this.scopes) for (const local of scope.keys.keys()) yield scope.prefix + local;
   }
 
-  /** {@link get} off the hot path. */
+  /** {@link get} off the hot path (kept out of it: the smaller `get`, the more of its callers the compiler inlines). */
   private getPlaced(scope: string | undefined, local: string): V | undefined {
+    // A storage key alone while no scope is learnt (a store whose charges come without parts): the root's.
+    if (scope === undefined && this.root.longer.length === 0) return this.root.keys.get(local);
     const place = this.place(scope, local);
     return place.scope.keys.get(place.local);
+  }
+
+  /** {@link set} off the hot path. */
+  private setPlaced(scope: string | undefined, local: string, value: V): void {
+    if (scope === undefined && this.root.longer.length === 0) this.root.keys.set(local, value);
+    else {
+      const place = this.place(scope, local);
+      place.scope.keys.set(place.local, value);
+    }
   }
 
   /**
