@@ -238,6 +238,38 @@ describe('maxKeys and eviction', () => {
     expect(store.keyCount).toBe(2);
   });
 
+  it('keys of limiters with and without a prefix share maxKeys: one hand over every scope, one sweep', async () => {
+    const store = newStore({ maxKeys: 4, sweepInterval: false });
+    const algorithm = fixedWindow({ limit: 5, window: '1h' });
+    const a = createLimiter({ algorithm, store, prefix: 'a', clock: () => 0 });
+    const b = createLimiter({ algorithm, store, prefix: 'b', clock: () => 0 });
+    const none = createLimiter({ algorithm, store, clock: () => 0 });
+    await a.consume('1');
+    await b.consume('1');
+    await none.consume('1');
+    // Without a prefix, `a:2` is the storage key of a's key `2`: one state, however it is charged.
+    await none.consume('a:2');
+    expect((await a.peek('2')).remaining).toBe(4);
+    expect(store.keyCount).toBe(4);
+    for (const [limiter, key] of [
+      [a, '1'],
+      [b, '1'],
+      [none, '1'],
+      [a, '2'],
+    ] as const)
+      await limiter.consume(key);
+    // Full, every key used since the hand last passed: its first pass clears the marks, the second
+    // evicts the first key it meets (the root scope's `1`, then the scopes in the order learnt).
+    await b.consume('3');
+    expect(store.keyCount).toBe(4);
+    expect((await none.peek('1')).remaining).toBe(5);
+    expect((await a.peek('1')).remaining).toBe(3);
+    expect((await a.peek('2')).remaining).toBe(3);
+    expect((await b.peek('1')).remaining).toBe(3);
+    expect(store.sweep(3_600_000)).toBe(4);
+    expect(store.keyCount).toBe(0);
+  });
+
   it('a flood of distinct keys stays within maxKeys and bounded memory', async () => {
     const store = newStore({ maxKeys: 10_000, sweepInterval: false });
     const limiter = createLimiter({

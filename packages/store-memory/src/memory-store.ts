@@ -18,7 +18,7 @@ import {
   type StoreCapabilities,
   type StoredOverride,
 } from '@rl/core/store';
-import { heldKey } from './held-key.js';
+import { heldKey, heldLocal, heldScope } from './held-key.js';
 import { decideIdempotent, RememberedIds } from './remembered-ids.js';
 import { parseMemoryStoreOptions, type MemoryStoreOptions } from './memory-store-options.js';
 import { Sweeper, type Sweepable } from './sweeper.js';
@@ -99,14 +99,23 @@ export class MemoryStore implements Store {
   /**
    * The one charge (see `Store.charge`): a consume, a reservation (`maxDelayMs`), an idempotent charge;
    * a plain one answers `{ decision, took: 'charged' }`, its one record. The step's request is built
-   * once here, every field in `StepRequest`'s order, and goes down to the algorithm as it is.
+   * once here, every field in `StepRequest`'s order, and goes down to the algorithm as it is. The
+   * charge's key is found by its parts when it has them (see `KeyIndex`).
    */
   charge(charge: Charge, now: number | undefined): Charged {
     const t = now === undefined ? this.clock() : now;
     const request: StepRequest = { now: t, cost: charge.cost, commit: true, maxDelay: charge.maxDelayMs };
     const idempotency = charge.idempotency;
+    // The idempotent branch stays here. In a method of its own it left this one small enough for its
+    // own optimized code to inline the decision; callers then stopped inlining this method, and the
+    // charge and its answer were allocated (docs/design/stores.md, issue 39).
     if (idempotency === undefined)
-      return { decision: this.decideHeld(heldKey(charge.key), charge.algorithm, request), took: 'charged' };
+      return {
+        decision: this.decideHeld(heldScope(charge), heldLocal(charge), charge.algorithm, request),
+        took: 'charged',
+      };
+    const scope = heldScope(charge);
+    const local = heldLocal(charge);
     const key = heldKey(charge.key);
     const algorithm = charge.algorithm;
     return decideIdempotent(
@@ -116,11 +125,11 @@ export class MemoryStore implements Store {
         blocked: () =>
           algorithm.checksBlocks
             ? this.blocks.denial(key, algorithm, t, (write) =>
-                this.decide(key, this.overrides.decidingWith(key, algorithm, t), withCommit(request, write)),
+                this.decide(scope, local, this.overrides.decidingWith(key, algorithm, t), withCommit(request, write)),
               )
             : undefined,
-        charge: () => this.decideHeld(key, algorithm, request),
-        peek: () => this.decideHeld(key, algorithm, { now: t, cost: 0, commit: false, maxDelay: undefined }),
+        charge: () => this.decideHeld(scope, local, algorithm, request),
+        peek: () => this.decideHeld(scope, local, algorithm, { now: t, cost: 0, commit: false, maxDelay: undefined }),
         room: () => this.makeRoom(this.ids, t),
         recorded: (change) => void (this.size += change),
       },
@@ -128,7 +137,7 @@ export class MemoryStore implements Store {
   }
 
   peek(key: string, algorithm: Algorithm, cost: number, now: number | undefined): Decision {
-    return this.decideHeld(heldKey(key), algorithm, {
+    return this.decideHeld(undefined, heldKey(key), algorithm, {
       now: now === undefined ? this.clock() : now,
       cost,
       commit: false,
@@ -139,13 +148,15 @@ export class MemoryStore implements Store {
   /** Gives back units of an earlier charge (see `Store.giveBack`), forgetting its remembered id in the same step. */
   giveBack(back: GiveBack, now: number | undefined): void {
     const key = heldKey(back.key);
+    const scope = heldScope(back);
+    const local = heldLocal(back);
     const t = this.openAt(now);
     if (back.idempotencyId !== undefined)
       this.size += this.ids.forget(RememberedIds.slot(key, back.algorithm), back.idempotencyId);
     const algorithm = this.overrides.decidingWith(key, back.algorithm, t);
     if (algorithm.stateKind === 'numeric') {
       const table = this.numeric.get(algorithm.stateTag);
-      const slot = table?.index.get(key);
+      const slot = table?.index.get(scope, local);
       if (table !== undefined && slot !== undefined)
         algorithm.undo(table.data, slot * table.stride, {
           now: t,
@@ -154,7 +165,7 @@ export class MemoryStore implements Store {
           delayMs: back.delayMs,
         });
     } else if (algorithm.stateKind === 'log') {
-      const entry = this.logs.index.get(key);
+      const entry = this.logs.index.get(scope, local);
       if (entry !== undefined)
         algorithm.undo(entry.state, { now: t, cost: back.cost, chargedAt: back.chargedAt, delayMs: back.delayMs });
     }
@@ -172,7 +183,7 @@ export class MemoryStore implements Store {
       const added = this.numeric.of(algorithm).settle(key, algorithm, request);
       this.size += added;
     } else if (algorithm.stateKind === 'log') {
-      const entry = this.logs.index.get(key);
+      const entry = this.logs.index.get(undefined, key);
       if (entry === undefined) return;
       algorithm.settle(entry.state, request);
       entry.deadline = Math.max(entry.deadline, algorithm.expiresAt(entry.state));
@@ -216,17 +227,13 @@ export class MemoryStore implements Store {
     this.assertOpen();
     this.blocks.lift(key, algorithm);
     this.size += this.ids.forgetAll(RememberedIds.slot(key, algorithm));
-    if (algorithm.stateKind === 'numeric') {
-      const table = this.numeric.get(algorithm.stateTag);
-      const slot = table?.index.get(key);
-      if (table !== undefined && slot !== undefined) {
-        table.remove(key, slot);
-        this.size--;
-      }
-    } else {
-      const table = algorithm.stateKind === 'log' ? this.logs : this.leases;
-      if (table.index.delete(key)) this.size--;
-    }
+    const table =
+      algorithm.stateKind === 'numeric'
+        ? this.numeric.get(algorithm.stateTag)
+        : algorithm.stateKind === 'log'
+          ? this.logs
+          : this.leases;
+    if (table?.delete(undefined, key) !== undefined) this.size--;
     this.resets.tell(storageKey);
   }
 
@@ -236,11 +243,10 @@ export class MemoryStore implements Store {
   }
 
   acquire(key: string, algorithm: ConcurrencyAlgorithm, leaseId: string, now: number | undefined): Decision {
-    key = heldKey(key);
     const t = this.openAt(now);
     if (this.lastNow === -Infinity) this.sweeper.start();
     this.lastNow = t;
-    const { decision, added } = this.leases.take(key, algorithm, leaseId, t);
+    const { decision, added } = this.leases.take(heldKey(key), algorithm, leaseId, t);
     this.size += added;
     return decision;
   }
@@ -271,26 +277,41 @@ export class MemoryStore implements Store {
     return this.sweeper.sweepAll(now);
   }
 
-  /** A decision of `request` (its `now` the store's clock when the limiter has none) for the key as held (see {@link heldKey}), through its lockout if the algorithm has one. */
-  private decideHeld(key: string, algorithm: Algorithm, request: StepRequest): Decision {
-    const deciding = this.overrides.decidingWith(key, algorithm, request.now);
+  /**
+   * A decision of `request` (its `now` the store's clock when the limiter has none) for the key held as
+   * `local` in `scope` (see `KeyIndex.get`, {@link heldScope}), through its lockout if the algorithm has
+   * one. The key goes down as two strings, not a record: a record would be allocated at each call the
+   * compiler does not inline (docs/design/stores.md, issue 39).
+   */
+  private decideHeld(scope: string | undefined, local: string, algorithm: Algorithm, request: StepRequest): Decision {
     // The lockout's closure in a method of its own: the plain path allocates no context for it.
-    return algorithm.checksBlocks
-      ? this.decideBlocked(key, algorithm, deciding, request)
-      : this.decide(key, deciding, request);
+    if (algorithm.checksBlocks) return this.decideBlocked(scope, local, algorithm, request);
+    // The storage key is joined only for an algorithm that checks overrides.
+    const deciding =
+      algorithm.checksOverrides === true
+        ? this.overrides.decidingWith(joined(scope, local), algorithm, request.now)
+        : algorithm;
+    return this.decide(scope, local, deciding, request);
   }
 
-  /** A decision through the key's block (see `BlockTable.denial`): `algorithm` the limit's, `deciding` the one its override makes. */
-  private decideBlocked(key: string, algorithm: Algorithm, deciding: Algorithm, request: StepRequest): Decision {
+  /** A decision through the key's block (see `BlockTable.denial`), with the algorithm its override makes. */
+  private decideBlocked(
+    scope: string | undefined,
+    local: string,
+    algorithm: Algorithm,
+    request: StepRequest,
+  ): Decision {
     const t = request.now;
-    const step = (write: boolean): Decision => this.decide(key, deciding, withCommit(request, write));
+    const key = joined(scope, local);
+    const deciding = this.overrides.decidingWith(key, algorithm, t);
+    const step = (write: boolean): Decision => this.decide(scope, local, deciding, withCommit(request, write));
     return (
       this.blocks.denial(key, algorithm, t, step) ??
       (request.commit ? this.blocks.recorded(key, algorithm, t, step(true)) : step(false))
     );
   }
 
-  private decide(key: string, algorithm: Algorithm, request: StepRequest): Decision {
+  private decide(scope: string | undefined, local: string, algorithm: Algorithm, request: StepRequest): Decision {
     if (this.closed) throw new StoreClosedError();
     const now = request.now;
     if (this.lastNow === -Infinity) this.sweeper.start();
@@ -298,13 +319,13 @@ export class MemoryStore implements Store {
     if (algorithm.stateKind === 'numeric') {
       const table = this.numeric.of(algorithm);
       const commit = request.commit;
-      let slot = table.index.get(key);
+      let slot = table.index.get(scope, local);
       let fresh = false;
       if (slot !== undefined) table.touched[slot] = 1;
       else if (!commit) return algorithm.step(table.data, 0, true, request);
       else {
         this.makeRoom(table, now);
-        slot = table.allocate(key);
+        slot = table.allocate(scope, local);
         this.size++;
         fresh = true;
       }
@@ -314,12 +335,12 @@ export class MemoryStore implements Store {
       return decision;
     }
     if (algorithm.stateKind === 'log') {
-      const { decision, added } = this.logs.decide(key, algorithm, request);
+      const { decision, added } = this.logs.decide(scope, local, algorithm, request);
       this.size += added;
       return decision;
     }
     // Concurrency: a peek reports the permits in use.
-    const entry = this.leases.index.get(key);
+    const entry = this.leases.index.get(scope, local);
     return algorithm.acquire(entry?.state, now, '', false).decision;
   }
 
@@ -349,6 +370,11 @@ export class MemoryStore implements Store {
     this.assertOpen();
     return now === undefined ? this.clock() : now;
   }
+}
+
+/** The storage key (as held) of the key held as `local` in `scope` (see `KeyIndex.get`). */
+function joined(scope: string | undefined, local: string): string {
+  return scope === undefined ? local : scope + local;
 }
 
 /** `request` with `commit` (itself when it already has it): the same fields in the same order, so the steps see one object shape. */

@@ -26,7 +26,7 @@ export class RememberedIds extends ObjectTable<IdRecord[]> {
     return entry.state.length;
   }
 
-  /** The name of `key`'s remembered ids for `algorithm`'s kind. */
+  /** The name of `key`'s remembered ids for `algorithm`'s kind (a storage key alone: it has no scope of its own). */
   static slot(key: string, algorithm: Algorithm): string {
     return `${key}\u0000#i:${algorithm.stateTag}`;
   }
@@ -36,7 +36,7 @@ export class RememberedIds extends ObjectTable<IdRecord[]> {
    * conflict (`conflict` true), the same fingerprint a replay.
    */
   find(slot: string, charge: IdempotentCharge, now: number): IdRecord | undefined {
-    const entry = this.index.get(slot);
+    const entry = this.index.get(undefined, slot);
     if (entry === undefined) return undefined;
     entry.touched = true;
     return entry.state.find((r) => r.id === charge.id && r.expiresAt > now);
@@ -44,7 +44,7 @@ export class RememberedIds extends ObjectTable<IdRecord[]> {
 
   /** Counts one more replay of `found` (a live record of `slot`, see {@link find}), in its place among the key's records. */
   replayed(slot: string, found: IdRecord): void {
-    const records = this.index.get(slot)!.state;
+    const records = this.index.get(undefined, slot)!.state;
     records[records.indexOf(found)] = { ...found, replays: found.replays + 1 };
   }
 
@@ -62,9 +62,9 @@ export class RememberedIds extends ObjectTable<IdRecord[]> {
       delayMs: decision.delayMs,
       replays: 0,
     };
-    const entry = this.index.get(slot);
+    const entry = this.index.get(undefined, slot);
     if (entry === undefined) {
-      this.index.set(slot, { state: [record], touched: false, deadline: record.expiresAt });
+      this.index.set(undefined, slot, { state: [record], touched: false, deadline: record.expiresAt });
       return 1;
     }
     const before = entry.state.length;
@@ -78,19 +78,19 @@ export class RememberedIds extends ObjectTable<IdRecord[]> {
 
   /** Forgets `id` (its charge was given back); returns the change in the number of records. */
   forget(slot: string, id: string): number {
-    const entry = this.index.get(slot);
+    const entry = this.index.get(undefined, slot);
     if (entry === undefined) return 0;
     const before = entry.state.length;
     entry.state = entry.state.filter((r) => r.id !== id);
-    if (entry.state.length === 0) this.index.delete(slot);
+    if (entry.state.length === 0) this.index.take(undefined, slot);
     return entry.state.length - before;
   }
 
   /** Forgets every id of `slot` (its key was reset); returns the change in the number of records. */
   forgetAll(slot: string): number {
-    const entry = this.index.get(slot);
+    const entry = this.index.get(undefined, slot);
     if (entry === undefined) return 0;
-    this.index.delete(slot);
+    this.index.take(undefined, slot);
     return -entry.state.length;
   }
 }

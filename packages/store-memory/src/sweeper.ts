@@ -1,4 +1,5 @@
 import type { BlockTable, OverrideTable, TimerHandle, Timers } from '@rl/core/store';
+import type { KeyCursor } from './key-index.js';
 import type { AnyTable, Table } from './tables.js';
 
 /** Entries examined per sweep step; a sweep of many keys is spread over several event-loop turns. */
@@ -24,7 +25,7 @@ export interface Sweepable {
 export class Sweeper {
   /** The pending step, or undefined when sweeping is off or stopped. */
   private timer: TimerHandle | undefined;
-  private cursor: { table: AnyTable; iterator: Iterator<[string, unknown]> } | undefined;
+  private cursor: { table: AnyTable; keys: KeyCursor<unknown> } | undefined;
   private base = -Infinity;
   private baseAt = 0;
   private stopped = false;
@@ -68,7 +69,7 @@ export class Sweeper {
     this.store.overrides().sweep(now);
     let removed = 0;
     for (const table of this.store.tables())
-      removed += this.sweepEntries(table, table.index.entries() as Iterator<[string, unknown]>, now, Infinity).removed;
+      removed += this.sweepEntries(table, cursorOf(table), now, Infinity).removed;
     return removed;
   }
 
@@ -97,13 +98,13 @@ export class Sweeper {
     let budget = SWEEP_BATCH;
     const tables = [...this.store.tables()];
     for (let i = 0; i < tables.length && budget > 0; i++) {
-      if (this.cursor === undefined) this.cursor = { table: tables[0]!, iterator: tables[0]!.index.entries() };
-      const { table, iterator } = this.cursor;
-      const result = this.sweepEntries(table, iterator, now, budget);
+      if (this.cursor === undefined) this.cursor = { table: tables[0]!, keys: cursorOf(tables[0]!) };
+      const { table, keys } = this.cursor;
+      const result = this.sweepEntries(table, keys, now, budget);
       budget -= result.seen;
       if (result.done) {
         const next = tables[(tables.indexOf(table) + 1) % tables.length]!;
-        this.cursor = { table: next, iterator: next.index.entries() };
+        this.cursor = { table: next, keys: cursorOf(next) };
       }
     }
     return budget === 0;
@@ -111,23 +112,26 @@ export class Sweeper {
 
   private sweepEntries(
     table: Table<unknown>,
-    iterator: Iterator<[string, unknown]>,
+    keys: KeyCursor<unknown>,
     now: number,
     budget: number,
   ): { seen: number; removed: number; done: boolean } {
     let seen = 0;
     let removed = 0;
-    while (seen < budget) {
-      const step = iterator.next();
-      if (step.done) break;
+    while (seen < budget && keys.next()) {
       seen++;
-      const [key, value] = step.value;
+      const value = keys.value;
       if (table.expired(value, now)) {
-        table.remove(key, value);
+        table.deleteAt(keys);
         removed += table.weight(value);
       }
     }
     this.store.removed(removed);
     return { seen, removed, done: seen < budget };
   }
+}
+
+/** A cursor at the start of `table`'s keys, typed as any table's. */
+function cursorOf(table: AnyTable): KeyCursor<unknown> {
+  return (table as Table<unknown>).index.cursor();
 }

@@ -8,6 +8,7 @@ import type {
   SettleRequest,
   StepRequest,
 } from '@rl/core/store';
+import { KeyIndex, type KeyCursor } from './key-index.js';
 
 /**
  * The store's eviction before an insert (given to a table at construction): makes room for one more
@@ -17,7 +18,7 @@ export type MakeRoom = (table: AnyTable, now: number) => void;
 
 /**
  * The keys of one state layout, with what eviction and sweeping need. `V` is what the index maps a
- * key to (a slot, or an entry object).
+ * key to (a slot, or an entry object). The index is by scope and local part (see {@link KeyIndex}).
  *
  * Eviction is CLOCK, an approximation of LRU: a hand goes round the keys in insertion order; a key
  * used since the hand last passed it gets a second chance (its bit is cleared and the hand moves on),
@@ -27,8 +28,8 @@ export type MakeRoom = (table: AnyTable, now: number) => void;
  * the deleted entries that earlier evictions left at the start of the Map's table.
  */
 export abstract class Table<V> {
-  readonly index = new Map<string, V>();
-  private hand: Iterator<[string, V]> | undefined;
+  readonly index = new KeyIndex<V>();
+  private hand: KeyCursor<V> | undefined;
 
   /**
    * True when the key's state needs nothing any more at `now`: its deadline, the latest time any
@@ -37,8 +38,8 @@ export abstract class Table<V> {
    * table has seen: a quota built per request is as cheap as one reused).
    */
   abstract expired(value: V, now: number): boolean;
-  /** Forgets a key. */
-  abstract remove(key: string, value: V): void;
+  /** Frees what a forgotten key's value holds (a slot); its key is already out of the index. */
+  protected abstract release(value: V): void;
   /** Whether the key was used since the hand last passed it; clears that mark. */
   protected abstract takeSecondChance(value: V): boolean;
 
@@ -47,19 +48,31 @@ export abstract class Table<V> {
     return 1;
   }
 
+  /** Forgets a key (addressed as in `KeyIndex.get`); returns its value (undefined when it was not held). */
+  delete(scope: string | undefined, local: string): V | undefined {
+    const value = this.index.take(scope, local);
+    if (value !== undefined) this.release(value);
+    return value;
+  }
+
+  /** Forgets the key `cursor` (a cursor of this table's index) is at. */
+  deleteAt(cursor: KeyCursor<V>): void {
+    cursor.delete();
+    this.release(cursor.value);
+  }
+
   /** Evicts one key (see the class comment): the weight it counted for; 0 when the table is empty. */
   evictOne(now: number): number {
     // Two passes at most: the first can only clear marks, so the second finds a key to evict.
     for (let steps = 2 * this.index.size + 1; steps > 0; steps--) {
-      let step = this.hand?.next();
-      if (step === undefined || step.done === true) {
-        this.hand = this.index.entries();
-        step = this.hand.next();
-        if (step.done === true) return 0;
+      let hand = this.hand;
+      if (hand === undefined || !hand.next()) {
+        this.hand = hand = this.index.cursor();
+        if (!hand.next()) return 0;
       }
-      const [key, value] = step.value;
+      const value = hand.value;
       if (this.takeSecondChance(value) && !this.expired(value, now)) continue;
-      this.remove(key, value);
+      this.deleteAt(hand);
       return this.weight(value);
     }
     return 0;
@@ -93,14 +106,14 @@ export class NumericTable extends Table<number> {
     this.touched = new Uint8Array(1024);
   }
 
-  /** A slot for a new key. */
-  allocate(key: string): number {
+  /** A slot for a new key (addressed as in `KeyIndex.get`). */
+  allocate(scope: string | undefined, local: string): number {
     let slot = this.free.pop();
     if (slot === undefined) {
       slot = this.next++;
       if (slot >= this.touched.length) this.grow();
     }
-    this.index.set(key, slot);
+    this.index.set(scope, local, slot);
     this.touched[slot] = 0;
     this.data[slot * this.stride + this.stride - 1] = -Infinity;
     return slot;
@@ -113,25 +126,24 @@ export class NumericTable extends Table<number> {
   }
 
   /**
-   * Settles `key`'s charge under `algorithm` (see `NumericAlgorithm.settle`): a state is made for a
+   * Settles the charge of `local`, a storage key alone, under `algorithm` (see `NumericAlgorithm.settle`): a state is made for a
    * charge above the estimate when none is held (the store's room made first). Returns the change in
    * the number of keys.
    */
-  settle(key: string, algorithm: NumericAlgorithm, request: SettleRequest): number {
-    let slot = this.index.get(key);
+  settle(local: string, algorithm: NumericAlgorithm, request: SettleRequest): number {
+    let slot = this.index.get(undefined, local);
     const fresh = slot === undefined;
     if (slot === undefined) {
       if (request.actual <= request.cost) return 0;
       this.makeRoom(this, request.now);
-      slot = this.allocate(key);
+      slot = this.allocate(undefined, local);
     }
     algorithm.settle(this.data, slot * this.stride, fresh, request);
     this.wrote(slot, algorithm.expiresAt(this.data, slot * this.stride));
     return fresh ? 1 : 0;
   }
 
-  remove(key: string, slot: number): void {
-    this.index.delete(key);
+  protected release(slot: number): void {
     this.free.push(slot);
   }
 
@@ -212,9 +224,8 @@ export class ObjectTable<S> extends Table<ObjectEntry<S>> {
     return entry.deadline <= now;
   }
 
-  remove(key: string): void {
-    this.index.delete(key);
-  }
+  /** An entry holds nothing beside itself. */
+  protected release(_entry: ObjectEntry<S>): void {}
 
   protected takeSecondChance(entry: ObjectEntry<S>): boolean {
     if (!entry.touched) return false;
@@ -231,11 +242,16 @@ export class LogTable extends ObjectTable<LogState> {
   }
 
   /**
-   * One step of `algorithm` for `key` (see `LogAlgorithm.step`), the store's room made before a new
+   * One step of `algorithm` for the key held as `local` in `scope` (see `KeyIndex.get`; see `LogAlgorithm.step`), the store's room made before a new
    * key is added. Returns the decision and the change in the number of keys (1 for a new key).
    */
-  decide(key: string, algorithm: LogAlgorithm, request: StepRequest): { decision: Decision; added: number } {
-    const entry = this.index.get(key);
+  decide(
+    scope: string | undefined,
+    local: string,
+    algorithm: LogAlgorithm,
+    request: StepRequest,
+  ): { decision: Decision; added: number } {
+    const entry = this.index.get(scope, local);
     if (entry !== undefined) {
       entry.touched = true;
       const decision = algorithm.step(entry.state, request).decision;
@@ -248,7 +264,7 @@ export class LogTable extends ObjectTable<LogState> {
     const { state, decision } = algorithm.step(undefined, request);
     if (!request.commit || state.times.length === 0) return { decision, added: 0 };
     this.makeRoom(this, request.now);
-    this.index.set(key, { state, touched: false, deadline: algorithm.expiresAt(state) });
+    this.index.set(scope, local, { state, touched: false, deadline: algorithm.expiresAt(state) });
     return { decision, added: 1 };
   }
 }
@@ -261,7 +277,7 @@ export class LeaseTable extends ObjectTable<LeaseState> {
   }
 
   /**
-   * Takes permit `leaseId` of `key` at `now` when one is free, the store's room made before a new key
+   * Takes permit `leaseId` of `key` (a storage key alone) at `now` when one is free, the store's room made before a new key
    * is added. Returns the decision and the change in the number of keys (1 for a new key).
    */
   take(
@@ -270,7 +286,7 @@ export class LeaseTable extends ObjectTable<LeaseState> {
     leaseId: string,
     now: number,
   ): { decision: Decision; added: number } {
-    const entry = this.index.get(key);
+    const entry = this.index.get(undefined, key);
     if (entry !== undefined) entry.touched = true;
     const { state, decision } = algorithm.acquire(entry?.state, now, leaseId, true);
     if (!decision.allowed) return { decision, added: 0 };
@@ -280,7 +296,7 @@ export class LeaseTable extends ObjectTable<LeaseState> {
       if (deadline > entry.deadline) entry.deadline = deadline;
     } else if (state.size > 0) {
       this.makeRoom(this, now);
-      this.index.set(key, { state, touched: false, deadline });
+      this.index.set(undefined, key, { state, touched: false, deadline });
       return { decision, added: 1 };
     }
     return { decision, added: 0 };
@@ -288,11 +304,11 @@ export class LeaseTable extends ObjectTable<LeaseState> {
 
   /** Returns permit `leaseId` of `key` (an unknown one: nothing); the change in the number of keys (-1 when its last permit went). */
   give(key: string, leaseId: string): number {
-    const entry = this.index.get(key);
+    const entry = this.index.get(undefined, key);
     if (entry === undefined) return 0;
     entry.state.delete(leaseId);
     if (entry.state.size > 0) return 0;
-    this.index.delete(key);
+    this.delete(undefined, key);
     return -1;
   }
 }

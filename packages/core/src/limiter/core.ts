@@ -179,10 +179,16 @@ export class LimiterCore {
     return this.fastPath && this.denyCache === undefined && this.observation === undefined;
   }
 
-  /** The record of a consume of `cost` units of the user's `key` under `algorithm` (every field present, so every charge has one shape). */
+  /**
+   * The record of a consume of `cost` units of the user's `key` under `algorithm` (every field present,
+   * so every charge has one shape), with the storage key's parts: the store may find the key by the
+   * caller's own string (see `Charge.scope`).
+   */
   chargeOf(key: string, cost: number, algorithm: Algorithm): Charge {
     return {
       key: this.storeKeyOf(key),
+      scope: this.keyPrefix,
+      local: key,
       algorithm,
       cost,
       maxDelayMs: undefined,
@@ -263,8 +269,9 @@ export class LimiterCore {
    * took nothing and gives back nothing (its original's record stays). Never rejects (see {@link freeing}).
    */
   giveBack(charge: Charge, charged?: ChargeAnswer): MaybePromise<void> {
-    const { key: storeKey, algorithm, cost } = charge;
-    if (charged === undefined) return this.freeing(storeKey, this.guard.giveBack({ key: storeKey, algorithm, cost }));
+    const { key: storeKey, scope, local, algorithm, cost } = charge;
+    if (charged === undefined)
+      return this.freeing(storeKey, this.guard.giveBack({ key: storeKey, scope, local, algorithm, cost }));
     const decision = charged.decision;
     settleOnce(decision);
     if (charged.took === 'replayed') return;
@@ -273,7 +280,16 @@ export class LimiterCore {
     const delayMs = decision.delayMs > 0 ? decision.delayMs : undefined;
     return this.freeing(
       storeKey,
-      this.guard.giveBack({ key: storeKey, algorithm, cost, chargedAt: decision.at, delayMs, idempotencyId }),
+      this.guard.giveBack({
+        key: storeKey,
+        scope,
+        local,
+        algorithm,
+        cost,
+        chargedAt: decision.at,
+        delayMs,
+        idempotencyId,
+      }),
     );
   }
 

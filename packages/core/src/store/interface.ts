@@ -90,6 +90,15 @@ export interface StoredOverride {
 export interface Charge {
   /** The full storage key (the limiter's prefix included). */
   readonly key: string;
+  /**
+   * The storage key's two parts, when the caller has them: `scope`, the limiter's key prefix (its
+   * `prefix` and `:`, or '' without a prefix), and `local`, the caller's own key string, so that
+   * `key === scope + local`. Both or neither. A store may index its keys by them (the memory store
+   * looks the caller's own string up, not a new concatenation: see docs/design/stores.md); a store that
+   * does treats a charge with them and one of the same `key` without them as one key. Absent: `key` alone.
+   */
+  readonly scope?: string;
+  readonly local?: string;
   readonly algorithm: Algorithm;
   /** The units charged (`cost > 0`, checked by the caller: see `checkCost`). */
   readonly cost: number;
@@ -155,6 +164,9 @@ export interface ChargeAllOptions {
 export interface GiveBack {
   /** The full storage key. */
   readonly key: string;
+  /** The storage key's parts, when the caller has them: as {@link Charge.scope} and {@link Charge.local}. */
+  readonly scope?: string;
+  readonly local?: string;
   readonly algorithm: Algorithm;
   /** The units given back (`cost > 0`). */
   readonly cost: number;

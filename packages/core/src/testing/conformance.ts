@@ -5,6 +5,7 @@ import { describeAtomicity, describeCombinedLimits, describeStoreOperations } fr
 import { describeGiveBacks } from './conformance/give-backs.js';
 import { describeGroups } from './conformance/groups.js';
 import { describeIdempotency } from './conformance/idempotency.js';
+import { describeKeyParts } from './conformance/key-parts.js';
 import { describeBadInput, describeIsolation, describeOwnClock } from './conformance/input.js';
 import { describeBans } from './conformance/bans.js';
 import { describeOverrides } from './conformance/overrides.js';
@@ -43,7 +44,8 @@ export interface ConformanceOptions {
  * conflict, the id remembered) asked of the store itself, and settlements at the real cost (a table per
  * algorithm, debt and its bound, the window of the charge, the sum of actual costs as a property) on
  * one that declares `capabilities.settle`, and idempotent charges (replays, conflicts, the ttl, the
- * bound per key, give-backs) on one that declares `capabilities.idempotency`.
+ * bound per key, give-backs) on one that declares `capabilities.idempotency`, and a charge's key
+ * parts (`Charge.scope`, `Charge.local`): every spelling of a storage key is one state.
  *
  * Each test runs for the algorithm kinds the store lists in `capabilities.algorithms` and is reported
  * as skipped for the others, so a store that runs only some algorithms passes on what it declares.
@@ -86,5 +88,6 @@ export function runStoreConformance(options: ConformanceOptions): void {
     describeSettlements(suite);
     describeCharged(suite);
     describeIdempotency(suite);
+    describeKeyParts(suite);
   });
 }
