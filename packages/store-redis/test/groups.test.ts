@@ -124,10 +124,14 @@ describe.each(['standalone', 'cluster'] as const)('all-or-nothing on %s Redis', 
     const d = await group.consume('k');
     expect([d.allowed, d.deniedBy, d.decisions.map((x) => x?.allowed)]).toEqual([false, 2, [true, true, false]]);
     // The denial is remembered (the deny cache): the next requests are denied before anything is charged.
+    const calls = await scriptCalls(masters(deployment));
     for (let i = 0; i < 3; i++) {
       const again = await group.consume('k');
       expect([again.allowed, again.deniedBy]).toEqual([false, 2]);
+      console.log('DBG', JSON.stringify(again.decisions.map((x) => x && [x.allowed, x.reason])), again.reason);
+      expect(again.reason).toBe('deny-cache');
     }
+    expect((await scriptCalls(masters(deployment))) - calls).toBe(0);
     expect(await Promise.all(limiters.map(async (l) => (await l.peek('k')).remaining))).toEqual([4, 4, 0]);
   });
 
