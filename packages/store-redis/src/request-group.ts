@@ -184,12 +184,15 @@ export class RequestGroup {
       const reply = replies[i] as unknown;
       const bytes = Buffer.isBuffer(reply) ? reply.length : -1;
       const tag = bytes > 0 ? (reply as Buffer)[0] : -1;
-      if (bytes > 0 && isDecisionReply(reply as Buffer, 0)) resolves[m.answer]!(chargedOf(reply as Buffer, 0, m.charge));
+      if (bytes > 0 && isDecisionReply(reply as Buffer, 0))
+        resolves[m.answer]!(chargedOf(reply as Buffer, 0, m.charge));
       else if (tag === ROLLED_BACK && isDecisionReply(reply as Buffer, 1))
         resolves[m.answer]!(rolledBack(chargedOf(reply as Buffer, 1, m.charge)));
       else if (tag === NOT_ASKED && bytes === 1) resolves[m.answer]!(notAsked(m.charge));
       else if (tag === FAILED)
-        rejects[m.answer]!(this.host.sender.failure(m.plan, new Error((reply as Buffer).toString('utf8', 1).trimEnd())));
+        rejects[m.answer]!(
+          this.host.sender.failure(m.plan, new Error((reply as Buffer).toString('utf8', 1).trimEnd())),
+        );
       else rejects[m.answer]!(new StoreError(`Redis group: an unexpected reply for ${m.plan.script.name}`));
     }
   }

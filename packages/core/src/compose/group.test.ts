@@ -91,7 +91,11 @@ describe('combineLimiters', () => {
 
   it('the combined decision: the binding limit’s fields (its reason only when it has one), then the decisions, the denier, release and settle', async () => {
     const clock = () => 1_000;
-    const roomy = createLimiter({ algorithm: fixedWindow({ limit: 10, window: '1m' }), store: new ArrayStore(), clock });
+    const roomy = createLimiter({
+      algorithm: fixedWindow({ limit: 10, window: '1m' }),
+      store: new ArrayStore(),
+      clock,
+    });
     const tight = createLimiter({ algorithm: fixedWindow({ limit: 3, window: '1m' }), store: new ArrayStore(), clock });
     const down = createLimiter({
       algorithm: fixedWindow({ limit: 3, window: '1m' }),

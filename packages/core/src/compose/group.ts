@@ -147,7 +147,21 @@ function combinedDecision(run: Run, composition: Composition<CombinedDecision>):
   const { allowed, limit, remaining, resetMs, retryAfterMs, policy, at, reason } = d;
   return reason === undefined
     ? { allowed, limit, remaining, resetMs, retryAfterMs, delayMs, policy, at, decisions, deniedBy, release, settle }
-    : { allowed, limit, remaining, resetMs, retryAfterMs, delayMs, policy, at, reason, decisions, deniedBy, release, settle };
+    : {
+        allowed,
+        limit,
+        remaining,
+        resetMs,
+        retryAfterMs,
+        delayMs,
+        policy,
+        at,
+        reason,
+        decisions,
+        deniedBy,
+        release,
+        settle,
+      };
 }
 
 /** The `release` of an admitted `run` that holds permits: gives them back (once: see `Composition.giveBack`). */

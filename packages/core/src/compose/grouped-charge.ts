@@ -117,7 +117,8 @@ export class GroupedCharge {
     const decisions = run.decisions;
     for (let i = 0; i < decisions.length; i++) {
       const d = decisions[i];
-      if (d !== undefined && d.allowed && this.policy.dryRun?.[i] !== true && d.delayMs > this.policy.holdMs) return true;
+      if (d !== undefined && d.allowed && this.policy.dryRun?.[i] !== true && d.delayMs > this.policy.holdMs)
+        return true;
     }
     return false;
   }

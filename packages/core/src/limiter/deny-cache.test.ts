@@ -65,7 +65,10 @@ describe('DenyCache', () => {
     // The first denial kept subscribed the cache; a reset heard now makes every answer sent before it stale.
     listeners[0]!('other');
     cache.answered(charge('stale', 1), denied, 0, sent);
-    const idempotent: Charge = { ...charge('idempotent', 1), idempotency: { id: 'a', fingerprint: 'f', ttlMs: 1000, maxIds: 10, maxReplays: 10 } };
+    const idempotent: Charge = {
+      ...charge('idempotent', 1),
+      idempotency: { id: 'a', fingerprint: 'f', ttlMs: 1000, maxIds: 10, maxReplays: 10 },
+    };
     cache.answered(idempotent, denied, 0, cache.generation);
     const admitted = { decision: { ...denial(1000), allowed: true }, took: 'charged' as const };
     cache.answered(charge('admitted', 1), admitted, 0, cache.generation);
