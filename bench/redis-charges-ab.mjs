@@ -16,32 +16,11 @@
 // three runs; at the end every Redis key must hold the same value, byte for byte, but the `kept`
 // double that opens a compact state or a container of remembered ids (a time on Redis's own clock).
 // Exits 1 on a difference, printing the first few.
-import { pathToFileURL } from 'node:url';
-import path from 'node:path';
-import { createRequire } from 'node:module';
-import { ROOT_DIR, startRedis } from './lib/common.mjs';
+import { abArguments, compareNamespaces, finish, makeAlgorithm, openTwoBuilds, runThreeWays } from './lib/redis-ab.mjs';
 
-const [otherRoot, countArg = '2000', seedArg = '1'] = process.argv.slice(2);
-if (otherRoot === undefined) {
-  console.error('usage: node bench/redis-charges-ab.mjs <other built checkout> [operations] [seed]');
-  process.exit(2);
-}
-const COUNT = Number(countArg);
-let seed = Number(seedArg);
-const random = () => (seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31;
-const pick = (list) => list[Math.floor(random() * list.length)];
-
-/** One build: its algorithm factories, `withBlock`, the marks of its store interface (if any), and its RedisStore. */
-async function build(root) {
-  const url = (rel) => pathToFileURL(path.join(root, rel)).href;
-  const core = await import(url('packages/core/dist/index.js'));
-  const kit = await import(url('packages/core/dist/store/index.js'));
-  const redis = await import(url('packages/store-redis/dist/index.js'));
-  return { core, kit, RedisStore: redis.RedisStore };
-}
-const builds = { a: await build(path.resolve(otherRoot)), b: await build(ROOT_DIR) };
-const require = createRequire(path.join(ROOT_DIR, 'bench', 'package.json'));
-const { default: Redis } = await import(pathToFileURL(require.resolve('ioredis')).href);
+const { otherRoot, count: COUNT, random, pick } = abArguments('redis-charges-ab.mjs', 2000);
+const run = await openTwoBuilds(otherRoot);
+const { builds, client, stores } = run;
 
 /** The configurations: each a recipe applied to a build's factories, so both builds make the same algorithm. */
 const recipes = Array.from({ length: 12 }, () => ({
@@ -50,21 +29,10 @@ const recipes = Array.from({ length: 12 }, () => ({
   window: pick([1000, 3000]),
   blockMs: random() < 0.25 ? 2000 : 0,
 }));
-function make(b, { kind, limit, window, blockMs }) {
-  const f = b.core;
-  const algorithm =
-    kind === 'fixedWindow'
-      ? f.fixedWindow({ limit, window })
-      : kind === 'tokenBucket'
-        ? f.tokenBucket({ capacity: limit, refillRate: limit, interval: window })
-        : kind === 'slidingWindowLog'
-          ? f.slidingWindowLog({ limit, window })
-          : kind === 'slidingWindowCounter'
-            ? f.slidingWindowCounter({ limit, window })
-            : f.leakyBucket({ capacity: limit, leakRate: limit, interval: window, mode: 'shape' });
-  return blockMs > 0 ? b.kit.withBlock(algorithm, blockMs) : algorithm;
-}
-const algorithms = { a: recipes.map((r) => make(builds.a, r)), b: recipes.map((r) => make(builds.b, r)) };
+const algorithms = {
+  a: recipes.map((r) => makeAlgorithm(builds.a, r)),
+  b: recipes.map((r) => makeAlgorithm(builds.b, r)),
+};
 /** Digested ids (16 characters) and fingerprints (8), as `idempotentCharge` makes them. */
 const ids = ['AAAAAAAAAAAAAAAA', 'BBBBBBBBBBBBBBBB', 'CCCCCCCCCCCCCCCC'];
 const fingerprints = ['fp000000', 'fp111111'];
@@ -108,14 +76,6 @@ for (let i = 0; i < COUNT; i++) {
 /** The states an operation touches (kind and key: configurations of one kind share a key's state). */
 const statesOf = (o) => (o.kind === 'group' ? o.members : [o.charge]).map((m) => `${recipes[m.config].kind} ${m.key}`);
 
-const server = await startRedis();
-const client = new Redis({ port: server.port, host: '127.0.0.1' });
-const stores = {
-  a: new builds.a.RedisStore({ client, prefix: 'a:' }),
-  b: new builds.b.RedisStore({ client, prefix: 'b:' }),
-  ca: new builds.a.RedisStore({ client, prefix: 'c:' }),
-  cb: new builds.b.RedisStore({ client, prefix: 'c:' }),
-};
 /** The last admitted charge of each configuration and key, for the give-backs. */
 const charged = { a: new Map(), b: new Map(), c: new Map() };
 
@@ -247,77 +207,14 @@ async function runAll(run, storeOf, whichOf) {
   return answers;
 }
 
-const differences = [];
-const a = await runAll(
-  'a',
-  () => stores.a,
-  () => 'a',
-);
-const b = await runAll(
-  'b',
-  () => stores.b,
-  () => 'b',
-);
-const c = await runAll(
-  'c',
-  (i) => (i % 2 === 0 ? stores.ca : stores.cb),
-  (i) => (i % 2 === 0 ? 'a' : 'b'),
-);
-for (let i = 0; i < operations.length; i++) {
-  if (a[i] !== b[i] || a[i] !== c[i])
-    differences.push(`operation ${i} (${operations[i].kind}): a ${a[i]}, b ${b[i]}, alternating ${c[i]}`);
-}
-
-/** Every key of a namespace, by its name without the namespace: its type and value (a leading `kept` masked). */
-async function snapshot(prefix) {
-  const out = new Map();
-  let cursor = '0';
-  do {
-    const [next, batch] = await client.scan(cursor, 'MATCH', `${prefix}*`, 'COUNT', 1000);
-    cursor = next;
-    for (const key of batch) {
-      const type = await client.type(key);
-      let value;
-      if (type === 'hash') {
-        const fields = await client.hgetallBuffer(key);
-        value = Object.keys(fields)
-          .sort()
-          .map((field) => {
-            const v = Buffer.from(fields[field]);
-            // A compact state, a block of the compact layout and a field of remembered ids open with `kept`, on Redis's clock.
-            if (v.length >= 8 && (v.length % 8 === 0 || field.startsWith('#~'))) v.fill(0, 0, 8);
-            return `${field}=${v.toString('hex')}`;
-          });
-      } else if (type === 'list') value = (await client.lrangeBuffer(key, 0, -1)).map((v) => v.toString('hex'));
-      else if (type === 'zset') value = await client.zrange(key, 0, -1, 'WITHSCORES');
-      else value = (await client.getBuffer(key))?.toString('hex');
-      out.set(key.slice(prefix.length), `${type} ${JSON.stringify(value)}`);
-    }
-  } while (cursor !== '0');
-  return out;
-}
-const spaces = { a: await snapshot('a:'), b: await snapshot('b:'), c: await snapshot('c:') };
-let compared = 0;
-for (const name of new Set([...spaces.a.keys(), ...spaces.b.keys(), ...spaces.c.keys()])) {
-  const [x, y, z] = [spaces.a.get(name), spaces.b.get(name), spaces.c.get(name)];
-  compared++;
-  if (x !== y || x !== z)
-    differences.push(
-      `key ${name}: ${String(x).slice(0, 200)} / ${String(y).slice(0, 200)} / ${String(z).slice(0, 200)}`,
-    );
-}
+const { b, differences } = await runThreeWays(stores, runAll, (i) => operations[i].kind);
+const stored = await compareNamespaces(client, { times: false });
 const tally = {};
 for (const line of b)
   for (const m of line.matchAll(/"(charged|rolled-back|not-asked|replayed)",(true|false)/g))
     tally[m[1] + (m[2] === 'true' ? ' (conflict)' : '')] =
       (tally[m[1] + (m[2] === 'true' ? ' (conflict)' : '')] ?? 0) + 1;
 console.log(
-  `${operations.length} operations; answers ${JSON.stringify(tally)}; ${compared} keys per namespace compared`,
+  `${operations.length} operations; answers ${JSON.stringify(tally)}; ${stored.compared} keys per namespace compared`,
 );
-client.disconnect();
-await server.stop();
-if (differences.length > 0) {
-  console.log(`${differences.length} differences; the first:\n${differences.slice(0, 10).join('\n')}`);
-  process.exit(1);
-}
-console.log('same answers, same bytes');
+await finish(run, [...differences, ...stored.differences], 'same answers, same bytes');

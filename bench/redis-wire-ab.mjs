@@ -14,32 +14,11 @@
 // hold the same value, byte for byte, except the `kept` double that opens a compact state (a time on
 // Redis's own clock, which moved between the runs: compared within 2 s, as the keys' TTLs). Exits 1
 // on a difference, printing the first few.
-import { pathToFileURL } from 'node:url';
-import path from 'node:path';
-import { createRequire } from 'node:module';
-import { ROOT_DIR, startRedis } from './lib/common.mjs';
+import { abArguments, compareNamespaces, finish, makeAlgorithm, openTwoBuilds, runThreeWays } from './lib/redis-ab.mjs';
 
-const [otherRoot, countArg = '3000', seedArg = '1'] = process.argv.slice(2);
-if (otherRoot === undefined) {
-  console.error('usage: node bench/redis-wire-ab.mjs <other built checkout> [operations] [seed]');
-  process.exit(2);
-}
-const COUNT = Number(countArg);
-let seed = Number(seedArg);
-const random = () => (seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31;
-const pick = (list) => list[Math.floor(random() * list.length)];
-
-/** One build: its core (algorithm factories, withBlock) and its RedisStore. */
-async function build(root) {
-  const url = (rel) => pathToFileURL(path.join(root, rel)).href;
-  const core = await import(url('packages/core/dist/index.js'));
-  const storeKit = await import(url('packages/core/dist/store/index.js'));
-  const redis = await import(url('packages/store-redis/dist/index.js'));
-  return { core, withBlock: storeKit.withBlock, RedisStore: redis.RedisStore };
-}
-const builds = { a: await build(path.resolve(otherRoot)), b: await build(ROOT_DIR) };
-const require = createRequire(path.join(ROOT_DIR, 'bench', 'package.json'));
-const { default: Redis } = await import(pathToFileURL(require.resolve('ioredis')).href);
+const { otherRoot, count: COUNT, random, pick } = abArguments('redis-wire-ab.mjs', 3000);
+const run = await openTwoBuilds(otherRoot);
+const { builds, client, stores } = run;
 
 /** The configurations: each a recipe applied to a build's factories, so both builds make the same algorithm. */
 function configurations() {
@@ -57,31 +36,16 @@ function configurations() {
       'concurrency',
     ]);
     const blockMs = kind !== 'concurrency' && random() < 0.2 ? pick([500, 3000]) : 0;
-    list.push({ kind, limit, window, blockMs });
+    list.push({ kind, limit, window, countDenied: limit % 2 === 0, blockMs });
   }
   return list;
 }
-function make(b, { kind, limit, window, blockMs }) {
-  const f = b.core;
-  const algorithm =
-    kind === 'fixedWindow'
-      ? f.fixedWindow({ limit, window })
-      : kind === 'slidingWindowLog'
-        ? f.slidingWindowLog({ limit, window, countDenied: limit % 2 === 0 })
-        : kind === 'slidingWindowCounter'
-          ? f.slidingWindowCounter({ limit, window })
-          : kind === 'tokenBucket'
-            ? f.tokenBucket({ capacity: limit, refillRate: limit, interval: window })
-            : kind === 'leakyBucket'
-              ? f.leakyBucket({ capacity: limit, leakRate: limit, interval: window })
-              : kind === 'leakyShaper'
-                ? f.leakyBucket({ capacity: limit, leakRate: limit, interval: window, mode: 'shape' })
-                : f.concurrency({ limit, lease: window });
-  return blockMs > 0 ? b.withBlock(algorithm, blockMs) : algorithm;
-}
 
 const configs = configurations();
-const algorithms = { a: configs.map((c) => make(builds.a, c)), b: configs.map((c) => make(builds.b, c)) };
+const algorithms = {
+  a: configs.map((c) => makeAlgorithm(builds.a, c)),
+  b: configs.map((c) => makeAlgorithm(builds.b, c)),
+};
 const keys = ['k1', 'k2', 'k3', 'user:42', 'a-long-key-'.repeat(30), 'ünïcode'];
 
 /** The operations: each names its configuration, key, cost and arguments, and is issued in a group. */
@@ -106,14 +70,6 @@ for (let i = 0; i < COUNT; i++) {
   });
 }
 
-const server = await startRedis();
-const client = new Redis({ port: server.port, host: '127.0.0.1', lazyConnect: false });
-const stores = {
-  a: new builds.a.RedisStore({ client, prefix: 'a:' }),
-  b: new builds.b.RedisStore({ client, prefix: 'b:' }),
-  ca: new builds.a.RedisStore({ client, prefix: 'c:' }),
-  cb: new builds.b.RedisStore({ client, prefix: 'c:' }),
-};
 /** The last decision of each key and configuration, for the undos that name a charge. */
 const charged = { a: new Map(), b: new Map(), c: new Map() };
 
@@ -202,89 +158,14 @@ async function runAll(run, storeOf, whichOf) {
   return answers;
 }
 
-const differences = [];
-const a = await runAll(
-  'a',
-  () => stores.a,
-  () => 'a',
-);
-const b = await runAll(
-  'b',
-  () => stores.b,
-  () => 'b',
-);
-const c = await runAll(
-  'c',
-  (i) => (i % 2 === 0 ? stores.ca : stores.cb),
-  (i) => (i % 2 === 0 ? 'a' : 'b'),
-);
-for (let i = 0; i < operations.length; i++) {
-  if (a[i] !== b[i] || a[i] !== c[i])
-    differences.push(`operation ${i} (${JSON.stringify(operations[i])}): a ${a[i]}, b ${b[i]}, alternating ${c[i]}`);
-}
-
-/** Every key of a namespace, by its name without the namespace: its type, value (a compact state's `kept` masked) and TTL. */
-async function snapshot(prefix) {
-  const found = new Map();
-  let cursor = '0';
-  do {
-    const [next, batch] = await client.scan(cursor, 'MATCH', `${prefix}*`, 'COUNT', 1000);
-    cursor = next;
-    for (const key of batch) found.set(key.slice(prefix.length), key);
-  } while (cursor !== '0');
-  const out = new Map();
-  for (const [name, key] of found) {
-    const type = await client.type(key);
-    const ttl = await client.pttl(key);
-    let value;
-    let kept = [];
-    if (type === 'hash') {
-      const fields = await client.hgetallBuffer(key);
-      value = Object.keys(fields)
-        .sort()
-        .map((field) => {
-          const v = Buffer.from(fields[field]);
-          // A compact state (and a block of the compact layout) opens with `kept`, on Redis's clock.
-          if (v.length >= 8 && v.length % 8 === 0) {
-            kept.push(v.readDoubleLE(0));
-            v.fill(0, 0, 8);
-          }
-          return `${field}=${v.toString('hex')}`;
-        });
-    } else if (type === 'list') value = (await client.lrangeBuffer(key, 0, -1)).map((v) => v.toString('hex'));
-    else if (type === 'zset') value = await client.zrange(key, 0, -1, 'WITHSCORES');
-    else value = (await client.getBuffer(key))?.toString('hex');
-    out.set(name, { type, value: JSON.stringify(value), ttl, kept });
-  }
-  return out;
-}
-const spaces = { a: await snapshot('a:'), b: await snapshot('b:'), c: await snapshot('c:') };
-const names = new Set([...spaces.a.keys(), ...spaces.b.keys(), ...spaces.c.keys()]);
-let compared = 0;
-for (const name of names) {
-  const [x, y, z] = [spaces.a.get(name), spaces.b.get(name), spaces.c.get(name)];
-  if (x === undefined || y === undefined || z === undefined) {
-    differences.push(`key ${name}: in ${[x && 'a', y && 'b', z && 'c'].filter(Boolean).join(', ')} only`);
-    continue;
-  }
-  compared++;
-  if (x.type !== y.type || x.value !== y.value || x.type !== z.type || x.value !== z.value)
-    differences.push(
-      `key ${name}: ${x.type} ${x.value.slice(0, 200)} / ${y.type} ${y.value.slice(0, 200)} / ${z.type} ${z.value.slice(0, 200)}`,
-    );
-  const close = (p, q) => (p < 0 || q < 0 ? p === q : Math.abs(p - q) <= 2000);
-  if (!close(x.ttl, y.ttl) || !close(x.ttl, z.ttl)) differences.push(`key ${name}: TTL ${x.ttl} / ${y.ttl} / ${z.ttl}`);
-  if (x.kept.some((k, i) => Math.abs(k - y.kept[i]) > 2000 || Math.abs(k - z.kept[i]) > 2000))
-    differences.push(`key ${name}: kept times ${x.kept} / ${y.kept} / ${z.kept}`);
-}
+const { a, differences } = await runThreeWays(stores, runAll, (i) => JSON.stringify(operations[i]));
+const stored = await compareNamespaces(client, { times: true });
 const decided = a.filter((r) => r.startsWith('{')).length;
 console.log(
-  `${operations.length} operations (${decided} decisions) on ${configs.length} configurations, ${compared} keys per namespace compared`,
+  `${operations.length} operations (${decided} decisions) on ${configs.length} configurations, ${stored.compared} keys per namespace compared`,
 );
-client.disconnect();
-await server.stop();
-if (differences.length > 0) {
-  console.log(`${differences.length} differences; the first:\n${differences.slice(0, 10).join('\n')}`);
-  process.exit(1);
-}
-console.log('same decisions, same bytes (the kept times and TTLs within 2 s)');
+await finish(
+  run,
+  [...differences, ...stored.differences],
+  'same decisions, same bytes (the kept times and TTLs within 2 s)',
+);

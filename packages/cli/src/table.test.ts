@@ -1,16 +1,17 @@
 import { describe, expect, it } from 'vitest';
+import { reportTable } from './report.js';
 import { DEFAULT_WIDTH, outputWidth, table } from './table.js';
 
-const header = [
-  'limit',
-  'admitted',
-  'denied',
-  'delayed',
-  'delay p50 / p95 / p99 / max',
-  'max in any 1s',
-  'bound per key in 1s',
-  'wait',
-];
+/** The header of a report on windows of 1 s (its rows are below): the columns the table lays out. */
+const { header } = reportTable({
+  requests: 0,
+  keys: 3,
+  startMs: 0,
+  endMs: 0,
+  sliceMs: 1000,
+  windowMs: 1000,
+  limits: [],
+});
 const rows = [
   [
     'tokenBucket(capacity=400,refillRate=200)',

@@ -58,19 +58,7 @@ export {
 } from './errors.js';
 // What an application's handlers and key functions use from the HTTP layer; the rest of it is for adapters (`@rl/core/http`).
 export type { RateLimitResult } from './http/result.js';
-export type {
-  HttpRateLimitOptions,
-  LimitOptions,
-  WaitOptions,
-  KeyFunction,
-  CostFunction,
-  ActualCostFunction,
-  SkipFunction,
-  DenyFunction,
-  AlgorithmFunction,
-  IdempotencyKeyFunction,
-  FingerprintFunction,
-} from './http/option-types.js';
+export type * from './http/application-types.js';
 export type { HeaderFormat } from './http/headers.js';
 export { ipKey, DEFAULT_IPV6_SUBNET } from './http/keys.js';
 export {

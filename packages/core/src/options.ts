@@ -1,3 +1,4 @@
+import type { Algorithm } from './algorithm.js';
 import { InvalidOptionError } from './errors.js';
 import { parseDuration } from './duration.js';
 
@@ -70,6 +71,19 @@ export function optionalBoolean(value: unknown, field: string, fallback: boolean
   if (value === undefined) return fallback;
   if (typeof value !== 'boolean') throw new InvalidOptionError(field, value, 'true or false');
   return value;
+}
+
+/**
+ * Refuses `value`, given at `field`, when `algorithm` is a concurrency limit, which takes no such
+ * option: `reason` says why and what to give instead. A rate limit, or no algorithm yet, takes it.
+ */
+export function refuseOnConcurrency(
+  algorithm: Algorithm | undefined,
+  field: string,
+  value: unknown,
+  reason: string,
+): void {
+  if (algorithm?.stateKind === 'leases') throw new InvalidOptionError(field, value, reason);
 }
 
 /**

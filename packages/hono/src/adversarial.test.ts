@@ -4,11 +4,13 @@ import { Hono } from 'hono';
 import { HTTPException } from 'hono/http-exception';
 import { timeout } from 'hono/timeout';
 import { describe, expect, it } from 'vitest';
-import { concurrency, fixedWindow } from '@rl/core';
-import { collectWarnings, deferred, members, nextTurn } from '@rl/test-support';
+import { concurrency, fixedWindow, type Algorithm } from '@rl/core';
+import { collectWarnings, deferred, keysSeen, members, nextTurn } from '@rl/test-support';
 import { rateLimit, rateLimitOf, withRateLimit } from './index.js';
 
 const clock = () => 1_000_000;
+/** One limit named `name`, on the one key `k` and the test's clock. */
+const named = (name: string, algorithm: Algorithm) => ({ limits: [{ name, algorithm }], key: () => 'k', clock });
 const oneAtATime = { algorithm: concurrency({ limit: 1, lease: '1m' }), key: () => 'k', clock };
 
 describe('a HEAD request', () => {
@@ -59,18 +61,8 @@ describe('withRateLimit called again with a Request it answered', () => {
 describe('rl middlewares of both entries on one request', () => {
   it('merges a withRateLimit handler called from a Hono route with the Hono middleware around it', async () => {
     const app = new Hono();
-    app.use(
-      rateLimit({
-        limits: [{ name: 'outer', algorithm: fixedWindow({ limit: 10, window: '1m' }) }],
-        key: () => 'k',
-        clock,
-      }),
-    );
-    const inner = withRateLimit(() => new Response('ok'), {
-      limits: [{ name: 'inner', algorithm: fixedWindow({ limit: 1, window: '1m' }) }],
-      key: () => 'k',
-      clock,
-    });
+    app.use(rateLimit(named('outer', fixedWindow({ limit: 10, window: '1m' }))));
+    const inner = withRateLimit(() => new Response('ok'), named('inner', fixedWindow({ limit: 1, window: '1m' })));
     app.all('/api/*', (c) => inner(c.req.raw));
     const admitted = await app.request('/api/x');
     expect(admitted.status).toBe(200);
@@ -90,19 +82,12 @@ describe('rl middlewares of both entries on one request', () => {
 
   it('merges a Hono app wrapped by withRateLimit, and releases each permit once', async () => {
     const app = new Hono();
-    app.use(
-      rateLimit({
-        limits: [{ name: 'app', algorithm: concurrency({ limit: 1, lease: '1m' }) }],
-        key: () => 'k',
-        clock,
-      }),
-    );
+    app.use(rateLimit(named('app', concurrency({ limit: 1, lease: '1m' }))));
     app.get('/', (c) => c.text('ok'));
-    const handler = withRateLimit((request: Request) => app.fetch(request), {
-      limits: [{ name: 'edge', algorithm: concurrency({ limit: 1, lease: '1m' }) }],
-      key: () => 'k',
-      clock,
-    });
+    const handler = withRateLimit(
+      (request: Request) => app.fetch(request),
+      named('edge', concurrency({ limit: 1, lease: '1m' })),
+    );
     for (let i = 0; i < 3; i++) {
       const response = await handler(new Request('http://app/'));
       expect(response.status).toBe(200);
@@ -146,14 +131,13 @@ describe('a response answered before the handler returned', () => {
 
 describe('the client address a runtime gives', () => {
   it("reads Bun's server passed beside other bindings as c.env.server (hono/bun's getBunServer)", async () => {
-    const keys: string[] = [];
+    const seen = keysSeen();
     const app = new Hono();
     app.use(
       rateLimit({
         algorithm: concurrency({ limit: 5, lease: '1m' }),
         clock,
-        observer: { decision: (event) => void keys.push(event.key ?? '') },
-        observeKeys: true,
+        ...seen.reporting,
       }),
     );
     app.get('/', (c) => c.text('ok'));
@@ -161,7 +145,7 @@ describe('the client address a runtime gives', () => {
     // `Bun.serve({ fetch: (request, server) => app.fetch(request, { server, DB }) })`: before the fix, no address (InvalidKeyError, a 500).
     const response = await app.request('/', {}, { server, DB: {} });
     expect(response.status).toBe(200);
-    expect(keys).toEqual(['203.0.113.9']);
+    expect(seen.keys).toEqual(['203.0.113.9']);
   });
 });
 

@@ -6,11 +6,13 @@ import { Hono } from 'hono';
 import { compress } from 'hono/compress';
 import { requestId } from 'hono/request-id';
 import { describe, expect, it, onTestFinished, vi } from 'vitest';
-import { concurrency, fixedWindow } from '@rl/core';
-import { deferred, members } from '@rl/test-support';
+import { concurrency, fixedWindow, type Algorithm } from '@rl/core';
+import { deferred, keysSeen, members } from '@rl/test-support';
 import { rateLimit, withRateLimit } from './index.js';
 
 const clock = () => 1_000_000;
+/** One limit named `name`, on the one key `k` and the test's clock. */
+const named = (name: string, algorithm: Algorithm) => ({ limits: [{ name, algorithm }], key: () => 'k', clock });
 
 describe('rateLimit on Hono', () => {
   it('limits one route and leaves the others alone', async () => {
@@ -95,20 +97,8 @@ describe('rateLimit on Hono', () => {
 
   it('is just a middleware when two nest: the outer one writes beneath the inner one, whose denial it passes on and whose permit each releases once', async () => {
     const app = new Hono();
-    app.use(
-      rateLimit({
-        limits: [{ name: 'outer', algorithm: concurrency({ limit: 1, lease: '1m' }) }],
-        key: () => 'k',
-        clock,
-      }),
-    );
-    app.use(
-      rateLimit({
-        limits: [{ name: 'inner', algorithm: fixedWindow({ limit: 1, window: '1m' }) }],
-        key: () => 'k',
-        clock,
-      }),
-    );
+    app.use(rateLimit(named('outer', concurrency({ limit: 1, lease: '1m' }))));
+    app.use(rateLimit(named('inner', fixedWindow({ limit: 1, window: '1m' }))));
     app.get('/', (c) => c.text('ok'));
     const admitted = await app.request('/');
     expect(members(admitted.headers.get('ratelimit')).map((m) => [m.name, m.params.r])).toEqual([
@@ -168,7 +158,7 @@ describe('rateLimit on Hono', () => {
   });
 
   it('keys on the X-Forwarded-For entry of the trusted proxy, and not on a client-written one', async () => {
-    const keys: string[] = [];
+    const seen = keysSeen();
     const app = new Hono();
     app.use(
       rateLimit({
@@ -176,13 +166,12 @@ describe('rateLimit on Hono', () => {
         trustProxy: 1,
         clientAddress: () => '10.0.0.1',
         clock,
-        observer: { decision: (event) => void keys.push(event.key ?? '') },
-        observeKeys: true,
+        ...seen.reporting,
       }),
     );
     app.get('/', (c) => c.text('ok'));
     await app.request('/', { headers: { 'x-forwarded-for': '6.6.6.6, 198.51.100.7' } });
-    expect(keys).toEqual(['198.51.100.7']);
+    expect(seen.keys).toEqual(['198.51.100.7']);
   });
 
   it('refuses options that are no object with a typed error, as every adapter does', () => {
@@ -206,18 +195,17 @@ describe('rateLimit on Hono', () => {
 
 describe('withRateLimit', () => {
   it('reads the client address a runtime passes beside the request (Bun.serve: the server)', async () => {
-    const keys: string[] = [];
+    const seen = keysSeen();
     const handler = withRateLimit((_request: Request, _runtime: object) => new Response('ok'), {
       algorithm: fixedWindow({ limit: 5, window: '1m' }),
       clock,
-      observer: { decision: (event) => void keys.push(event.key ?? '') },
-      observeKeys: true,
+      ...seen.reporting,
     });
     const bunServer = { requestIP: () => ({ address: '203.0.113.9' }) };
     const deno = { remoteAddr: { hostname: '203.0.113.10' } };
     await handler(new Request('http://app/'), bunServer);
     await handler(new Request('http://app/'), deno);
-    expect(keys).toEqual(['203.0.113.9', '203.0.113.10']);
+    expect(seen.keys).toEqual(['203.0.113.9', '203.0.113.10']);
   });
 
   it('settles a cost read from the response once its body is sent', async () => {

@@ -5,42 +5,17 @@
 import { fork, type ChildProcess } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { afterEach, expect, it } from 'vitest';
-import { useRedis } from '@rl/test-support';
+import { releasedTogether, useRedis, workersStarted } from '@rl/test-support';
 import type { BurstJob, BurstResult } from './support/burst-worker.js';
 
 const redis = useRedis('rl-nestjs-1303');
 const workerPath = fileURLToPath(new URL('./support/burst-worker.ts', import.meta.url));
 const loader = fileURLToPath(new URL('./support/register-nest-loader.mjs', import.meta.url));
 
-interface Message {
-  started?: boolean;
-  ready?: boolean;
-  result?: BurstResult;
-  error?: string;
-}
-
 const workers: ChildProcess[] = [];
 afterEach(() => {
   for (const worker of workers.splice(0)) worker.kill('SIGKILL');
 });
-
-/** The next message of `worker` that `matches`; rejects on an error message or when the worker exits. */
-function next(worker: ChildProcess, matches: (message: Message) => boolean): Promise<Message> {
-  return new Promise((resolve, reject) => {
-    const onMessage = (message: Message) => {
-      if (message.error !== undefined) done(() => reject(new Error(message.error)));
-      else if (matches(message)) done(() => resolve(message));
-    };
-    const onExit = (code: number | null) => done(() => reject(new Error(`worker exited (code ${code})`)));
-    const done = (settle: () => void) => {
-      worker.off('message', onMessage);
-      worker.off('exit', onExit);
-      settle();
-    };
-    worker.on('message', onMessage);
-    worker.once('exit', onExit);
-  });
-}
 
 it('1,000 concurrent requests against a limit of 100 on Redis from 2 processes: exactly 100 admitted', async () => {
   const redisPrefix = redis.freshPrefix();
@@ -55,13 +30,8 @@ it('1,000 concurrent requests against a limit of 100 on Redis from 2 processes: 
     workers.push(
       fork(workerPath, [], { execArgv: ['--import', loader], stdio: ['ignore', 'inherit', 'inherit', 'ipc'] }),
     );
-  await Promise.all(workers.map((w) => next(w, (m) => m.started === true)));
-  const ready = workers.map((w) => next(w, (m) => m.ready === true));
-  workers.forEach((w, i) => w.send({ job: jobs[i] }));
-  await Promise.all(ready);
-  const results = workers.map((w) => next(w, (m) => m.result !== undefined));
-  for (const w of workers) w.send('go');
-  const [a, b] = (await Promise.all(results)).map((m) => m.result!);
+  await workersStarted(workers);
+  const [a, b] = await releasedTogether<BurstResult>(workers, jobs);
   expect(a!.other).toEqual([]);
   expect(b!.other).toEqual([]);
   expect(a!.admitted + a!.denied).toBe(500);

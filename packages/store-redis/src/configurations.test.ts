@@ -33,20 +33,6 @@ const targets = [
   { name: 'cluster', client: (): Redis | Cluster => deployments.clustered },
 ] as const;
 
-/** Decisions as plain data (the policy by name). */
-function plain(d: Decision): Record<string, unknown> {
-  return {
-    allowed: d.allowed,
-    limit: d.limit,
-    remaining: d.remaining,
-    resetMs: d.resetMs,
-    retryAfterMs: d.retryAfterMs,
-    delayMs: d.delayMs,
-    policy: d.policy.name,
-    reason: d.reason,
-  };
-}
-
 /** The Redis servers behind a client: itself, or every master of a Cluster. */
 function serversOf(client: Redis | Cluster): Redis[] {
   return 'isCluster' in client && client.isCluster ? (client as Cluster).nodes('master') : [client as Redis];
@@ -63,6 +49,9 @@ async function cachedScripts(client: Redis | Cluster): Promise<number[]> {
     }),
   );
 }
+
+/** Decisions as plain data: every field, the policy by name. */
+const plain = ({ policy, ...fields }: Decision): Record<string, unknown> => ({ ...fields, policy: policy.name });
 
 /** A store that sends every configuration by argument. */
 function byArgumentStore(client: Redis | Cluster): RedisStore {

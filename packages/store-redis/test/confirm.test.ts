@@ -18,9 +18,8 @@ import { Cluster, Redis } from 'ioredis';
 import { createClient, createCluster } from 'redis';
 import { fixedWindow, ResetUnconfirmedError } from '@rl/core';
 import { RedisStore, type RedisClient } from '@rl/store-redis';
-import { forkTsWorker, useRedisDeployments } from '@rl/test-support';
+import { forkTsWorker, nextMessage, useRedisDeployments, type WorkerMessage } from '@rl/test-support';
 import { CONFIRM_LIMIT, confirmLimiter, type ConfirmJob } from './support/confirm-worker.js';
-import { nextMessage, type WorkerMessage } from './support/worker-ipc.js';
 
 const CYCLES = 1_000;
 /** How A lifts each cycle's denial, in turn (see the module comment). */

@@ -88,9 +88,18 @@ function freshPrefix(): string {
   return `failure:${process.pid}:${Date.now().toString(36)}:${counter}`;
 }
 
-/** A limiter on this test's fake time (timers and clock), with a prefix of its own. */
-function limiterOf(options: Parameters<typeof createLimiter>[0]): Limiter {
-  return createLimiter({ prefix: freshPrefix(), timers, clock, ...options });
+/** A limiter's options, its store optional. */
+type TestLimiterOptions = Omit<Parameters<typeof createLimiter>[0], 'store'> & { store?: Store };
+
+/** A limiter on this test's fake time (timers and clock), with a prefix of its own, on a new store of the client unless given one. */
+function limiterOf(options: TestLimiterOptions): Limiter {
+  return createLimiter({
+    prefix: freshPrefix(),
+    timers,
+    clock,
+    ...options,
+    store: options.store ?? new RedisStore({ client }),
+  });
 }
 
 /** Moves fake time on by `ms`, then waits for `pending`: calls to a Redis that does not answer time out. */
@@ -128,6 +137,27 @@ function recordEvents(limiter: Limiter): StoreErrorEvent[] {
   return events;
 }
 
+/** Makes the limits of one request's group, each by `limiterOf`, all on one new store of the client. */
+function onOneStore(): (options: TestLimiterOptions) => Limiter {
+  const store = new RedisStore({ client });
+  return (options) => limiterOf({ ...options, store });
+}
+
+/**
+ * A bucket of 100 tokens on a new store of the client, with a store timeout of `timeoutMs` and a
+ * retry interval of 100 ms, once its first decision came from Redis; and its storeError events.
+ */
+async function decidedByRedis(timeoutMs: number): Promise<{ limiter: Limiter; events: StoreErrorEvent[] }> {
+  const limiter = limiterOf({
+    algorithm: tokenBucket({ capacity: 100, refillRate: 10 }),
+    timeout: timeoutMs,
+    storeRetryInterval: 100,
+  });
+  const events = recordEvents(limiter);
+  expect((await limiter.consume('k')).reason).toBeUndefined();
+  return { limiter, events };
+}
+
 /** Polls (bounded) until the client is connected again. */
 async function reconnected(kind: ClientKind, redis: RedisClient): Promise<void> {
   for (let i = 0; i < 200 && !kind.ready(redis); i++) await sleep(25);
@@ -143,15 +173,7 @@ describe.each(FAILURE)('$name', (kind) => {
 
   describe.skipIf(process.env.REDIS_URL !== undefined)('Redis stopped mid-run, then back', () => {
     it("'deny': decisions resolve denied with reason store-error or timeout, an event per failure, and Redis is used again once back", async () => {
-      const store = new RedisStore({ client });
-      const limiter = limiterOf({
-        algorithm: tokenBucket({ capacity: 100, refillRate: 10 }),
-        store,
-        timeout: 250,
-        storeRetryInterval: 100,
-      });
-      const events = recordEvents(limiter);
-      expect((await limiter.consume('k')).reason).toBeUndefined();
+      const { limiter, events } = await decidedByRedis(250);
 
       await server.stop();
       const during = await after(250, Promise.all(Array.from({ length: 20 }, () => limiter.consume('k'))));
@@ -169,17 +191,15 @@ describe.each(FAILURE)('$name', (kind) => {
     });
 
     it("'allow' admits with a reason; a fallback applies a local limit while Redis is down and Redis again once back", async () => {
-      const store = new RedisStore({ client });
-      const allow = limiterOf({
+      const limit = onOneStore();
+      const allow = limit({
         algorithm: fixedWindow({ limit: 10, window: '1m' }),
-        store,
         onStoreError: 'allow',
         timeout: 250,
         storeRetryInterval: 100,
       });
-      const fallback = limiterOf({
+      const fallback = limit({
         algorithm: fixedWindow({ limit: 10, window: '1m' }),
-        store,
         // Each request costs 1, so the smaller fallback (limit 2) can take every cost charged.
         maxCost: 1,
         timeout: 250,
@@ -215,10 +235,8 @@ describe.each(FAILURE)('$name', (kind) => {
     });
 
     it('concurrency permits: acquire falls back while Redis is down and release never throws', async () => {
-      const store = new RedisStore({ client });
       const limiter = limiterOf({
         algorithm: concurrency({ limit: 5 }),
-        store,
         timeout: 250,
         storeRetryInterval: 100,
         onStoreError: {
@@ -245,15 +263,7 @@ describe.each(FAILURE)('$name', (kind) => {
 
   describe('Redis paused beyond the timeout (CLIENT PAUSE)', () => {
     it('decisions resolve denied with reason timeout while Redis is paused, then come from Redis again', async () => {
-      const store = new RedisStore({ client });
-      const limiter = limiterOf({
-        algorithm: tokenBucket({ capacity: 100, refillRate: 10 }),
-        store,
-        timeout: 100,
-        storeRetryInterval: 100,
-      });
-      const events = recordEvents(limiter);
-      expect((await limiter.consume('k')).reason).toBeUndefined();
+      const { limiter, events } = await decidedByRedis(100);
 
       const admin = new Redis(server.url);
       try {
@@ -363,10 +373,8 @@ describe.each(FAILURE)('$name', (kind) => {
 
   describe('Redis paused (CLIENT PAUSE WRITE): resets and late grants', () => {
     it('a reset while Redis is paused rejects with the StoreTimeoutError after a storeError event, at the control floor (1 s, past the 100 ms timeout of a request)', async () => {
-      const store = new RedisStore({ client });
       const limiter = limiterOf({
         algorithm: tokenBucket({ capacity: 2, refillRate: 1, interval: '1h' }),
-        store,
         timeout: 100,
       });
       const events = recordEvents(limiter);
@@ -390,10 +398,8 @@ describe.each(FAILURE)('$name', (kind) => {
     });
 
     it('the units of a consume that timed out (answered denied) and that Redis admits late are given back', async () => {
-      const store = new RedisStore({ client });
       const limiter = limiterOf({
         algorithm: tokenBucket({ capacity: 5, refillRate: 1, interval: '1h' }),
-        store,
         timeout: 50,
       });
       expect((await limiter.consume('k', 2)).remaining).toBe(3);
@@ -412,19 +418,9 @@ describe.each(FAILURE)('$name', (kind) => {
 
   describe('Redis paused (CLIENT PAUSE WRITE): a request of two limits in one group', () => {
     it('the late answer of a limit its group gave back is no grant: nothing is given back twice', async () => {
-      const store = new RedisStore({ client });
-      const roomy = limiterOf({
-        algorithm: fixedWindow({ limit: 5, window: '1m' }),
-        store,
-        timeout: 50,
-        onStoreError: 'allow',
-      });
-      const tight = limiterOf({
-        algorithm: fixedWindow({ limit: 1, window: '1m' }),
-        store,
-        timeout: 50,
-        onStoreError: 'deny',
-      });
+      const limit = onOneStore();
+      const roomy = limit({ algorithm: fixedWindow({ limit: 5, window: '1m' }), timeout: 50, onStoreError: 'allow' });
+      const tight = limit({ algorithm: fixedWindow({ limit: 1, window: '1m' }), timeout: 50, onStoreError: 'deny' });
       await roomy.consume('k');
       await tight.consume('k');
       const group = combineLimiters([roomy, tight]);
@@ -465,16 +461,15 @@ describe.each(FAILURE)('$name', (kind) => {
     ])(
       '%s: the request is admitted and the other limit charged, as if charged one after another',
       async (_name, spentFirst) => {
-        const store = new RedisStore({ client });
+        const limit = onOneStore();
         // `spent` is used up and admits by its policy when it times out (50 ms); `roomy` waits for Redis.
-        const spent = limiterOf({
+        const spent = limit({
           algorithm: fixedWindow({ limit: 1, window: '1m' }),
-          store,
           timeout: 50,
           onStoreError: 'allow',
           denyCache: false,
         });
-        const roomy = limiterOf({ algorithm: fixedWindow({ limit: 3, window: '1m' }), store, timeout: 2000 });
+        const roomy = limit({ algorithm: fixedWindow({ limit: 3, window: '1m' }), timeout: 2000 });
         await spent.consume('k');
         const group = combineLimiters(spentFirst ? [spent, roomy] : [roomy, spent]);
         const d = await pausedThenAnswered(() => group.consume('k'));

@@ -20,10 +20,9 @@ import {
 } from '@rl/core';
 import { HttpRateLimiter, type FrameworkBinding } from '@rl/core/http';
 import { RedisStore } from '@rl/store-redis';
-import { forkTsWorker, useRedisDeployments } from '@rl/test-support';
+import { forkTsWorker, nextMessage, useRedisDeployments, type WorkerMessage } from '@rl/test-support';
 import { Redis } from 'ioredis';
 import type { IdempotencyJob, IdempotencyResult } from './support/idempotency-worker.js';
-import { nextMessage, type WorkerMessage } from './support/worker-ipc.js';
 
 /** True for a limiter's decision that replays an earlier one (its receipt: see `receiptOf`). */
 const wasReplayed = (decision: Decision): boolean => receiptOf(decision).took === 'replayed';

@@ -10,12 +10,11 @@
 import type { ChildProcess } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
-import { forkTsWorker, useRedisDeployments } from '@rl/test-support';
+import { forkTsWorker, nextMessage, useRedisDeployments, type WorkerMessage } from '@rl/test-support';
 import { createLimiter, fixedWindow } from '@rl/core';
 import { RedisStore } from '@rl/store-redis';
 import { Cluster, Redis } from 'ioredis';
 import { LIMIT_PREFIX, roundTime, type LeaseJob, type LeaseResult } from './support/lease-job.js';
-import { nextMessage, type WorkerMessage } from './support/worker-ipc.js';
 
 const PROCESSES = 4;
 const ROUNDS = 20;

@@ -32,21 +32,6 @@ import { ALL, FULL, type ClientKind } from './support/clients.js';
 const deployments = useRedisDeployments('parity');
 const freshPrefix = (): string => deployments.freshPrefix();
 
-/** Decisions as plain data (the policy by name). */
-function plain(d: Decision): Record<string, unknown> {
-  return {
-    allowed: d.allowed,
-    limit: d.limit,
-    remaining: d.remaining,
-    resetMs: d.resetMs,
-    retryAfterMs: d.retryAfterMs,
-    delayMs: d.delayMs,
-    policy: d.policy.name,
-    at: d.at,
-    reason: d.reason,
-  };
-}
-
 /**
  * Registers, in the calling scope, hooks that connect a client of `kind` to the file's standalone
  * server or cluster and close it after; returns the client, usable in the tests.
@@ -63,20 +48,54 @@ function useClient(kind: ClientKind, deployment: 'standalone' | 'cluster'): () =
   return () => client!;
 }
 
-const targets = ALL.flatMap((kind) =>
-  (['standalone', 'cluster'] as const).map((deployment) => ({
-    name: `${deployment} Redis, ${kind.name}`,
-    kind,
-    deployment,
-  })),
-);
+/** Decisions as plain data: every field, the policy by name. */
+const plain = ({ policy, ...fields }: Decision): Record<string, unknown> => ({ ...fields, policy: policy.name });
+
+/** How the clock of a random sequence moves between two operations, in ms; each kind of move equally likely. */
+interface ClockMoves {
+  /** Whole ms forward, up to this. */
+  forward: number;
+  /** Whole ms back (a clock going backwards), up to this. */
+  back: number;
+  /** Fractions of a ms forward, up to this; none when left out. */
+  fractional?: number;
+  /** Also no move at all (two operations at one instant). */
+  still?: boolean;
+}
+
+/** The time between two operations of a random sequence. */
+function clockMoves({ forward, back, fractional, still = false }: ClockMoves): fc.Arbitrary<number> {
+  return fc.oneof(
+    fc.integer({ min: 0, max: forward }),
+    fc.integer({ min: -back, max: 0 }),
+    ...(fractional === undefined ? [] : [fc.double({ min: 0, max: fractional, noNaN: true })]),
+    ...(still ? [fc.constant(0)] : []),
+  );
+}
+
+/** The memory store (no sweep) and a Redis store of `client` on a fresh prefix: the two a parity test compares. */
+function storesToCompare(client: RedisClient): { memory: MemoryStore; redis: RedisStore; prefix: string } {
+  const prefix = freshPrefix();
+  return { memory: new MemoryStore({ sweepInterval: false }), redis: new RedisStore({ client, prefix }), prefix };
+}
+
+/** Each client of `kinds` on a standalone server and on a Cluster. */
+const targetsOf = (kinds: readonly ClientKind[]) =>
+  kinds.flatMap((kind) =>
+    (['standalone', 'cluster'] as const).map((deployment) => ({
+      name: `${deployment} Redis, ${kind.name}`,
+      kind,
+      deployment,
+    })),
+  );
+
+const targets = targetsOf(ALL);
 
 describe.each(targets)('parity with the memory store on $name', ({ kind, deployment }) => {
   const client = useClient(kind, deployment);
   describe('scenario tables of @rl/core/testing', () => {
     it.each([...scenarios, ...lockoutScenarios].map((s) => [s.name, s] as const))('%s', async (_name, scenario) => {
-      const memory = new MemoryStore({ sweepInterval: false });
-      const redis = new RedisStore({ client: client(), prefix: freshPrefix() });
+      const { memory, redis } = storesToCompare(client());
       const expected = await runScenario(memory, scenario, { prefix: 'p' });
       const actual = await runScenario(redis, scenario, { prefix: 'p' });
       expect(actual.map((r) => r.decisions.map(plain))).toEqual(expected.map((r) => r.decisions.map(plain)));
@@ -181,12 +200,7 @@ interface RateOp {
 const rateOps = fc.array(
   fc.record({
     // Mostly forward, sometimes back (a clock going backwards), sometimes fractional.
-    dt: fc.oneof(
-      fc.integer({ min: 0, max: 400 }),
-      fc.integer({ min: -300, max: 0 }),
-      fc.double({ min: 0, max: 2000, noNaN: true }),
-      fc.constant(0),
-    ),
+    dt: clockMoves({ forward: 400, back: 300, fractional: 2000, still: true }),
     op: fc.constantFrom(
       'consume',
       'consume',
@@ -282,10 +296,9 @@ async function applyRate(
 
 /** Up to 40 acquires, releases and peeks of ten leases on two keys; `fractional`: times also move by fractions of a ms. */
 function leaseOps(fractional: boolean) {
-  const steps = [fc.integer({ min: 0, max: 700 }), fc.integer({ min: -200, max: 0 })];
   return fc.array(
     fc.record({
-      dt: fc.oneof(...steps, ...(fractional ? [fc.double({ min: 0, max: 500, noNaN: true })] : [])),
+      dt: clockMoves({ forward: 700, back: 200, fractional: fractional ? 500 : undefined }),
       op: fc.constantFrom('acquire', 'acquire', 'release', 'peek') as fc.Arbitrary<'acquire' | 'release' | 'peek'>,
       lease: fc.integer({ min: 0, max: 9 }),
       key: fc.constantFrom('a' as const, 'b' as const),
@@ -309,9 +322,7 @@ describe.each(FULL)('parity on random sequences (standalone Redis, $name)', (kin
   it('numeric and log algorithms: identical decisions, and every key written has an expiry', async () => {
     await fc.assert(
       fc.asyncProperty(numericOrLogAlgorithms, startTime, rateOps, async (configs, start, ops) => {
-        const memory = new MemoryStore({ sweepInterval: false });
-        const prefix = freshPrefix();
-        const redis = new RedisStore({ client: client(), prefix });
+        const { memory, redis, prefix } = storesToCompare(client());
         let now = start;
         const memoryCharges: Charges = new Map();
         const redisCharges: Charges = new Map();
@@ -336,9 +347,7 @@ describe.each(FULL)('parity on random sequences (standalone Redis, $name)', (kin
         startTime,
         leaseOps(true),
         async (algorithm: ConcurrencyAlgorithm, start, ops) => {
-          const memory = new MemoryStore({ sweepInterval: false });
-          const prefix = freshPrefix();
-          const redis = new RedisStore({ client: client(), prefix });
+          const { memory, redis, prefix } = storesToCompare(client());
           let now = start;
           for (const op of ops) {
             now = Math.max(0, now + op.dt);
@@ -387,11 +396,7 @@ interface IdempotentOp {
 const idempotentOps = fc.array(
   fc.record({
     // Mostly forward, sometimes back: records expire on the caller's clock, blocks never end early.
-    dt: fc.oneof(
-      fc.integer({ min: 0, max: 600 }),
-      fc.integer({ min: -200, max: 0 }),
-      fc.double({ min: 0, max: 1500, noNaN: true }),
-    ),
+    dt: clockMoves({ forward: 600, back: 200, fractional: 1500 }),
     op: fc.constantFrom(
       'consume',
       'consume',
@@ -433,9 +438,7 @@ describe.each(FULL)(
           idempotentOps,
           async ([plainAlgorithm], blockMs, start, maxReplays, ops) => {
             const algorithm = blockMs > 0 ? withBlock(plainAlgorithm, blockMs) : withBans(plainAlgorithm);
-            const memory = new MemoryStore({ sweepInterval: false });
-            const prefix = freshPrefix();
-            const redis = new RedisStore({ client: client(), prefix });
+            const { memory, redis, prefix } = storesToCompare(client());
             const stores: [Store, { cost: number; at: number; delay: number; id: string }[]][] = [
               [memory, []],
               [redis, []],
@@ -582,13 +585,7 @@ async function warmUp(redis: RedisStore, configs: readonly Algorithm[], now: num
   }
 }
 
-const batchTargets = FULL.flatMap((kind) =>
-  (['standalone', 'cluster'] as const).map((deployment) => ({
-    name: `${deployment} Redis, ${kind.name}`,
-    kind,
-    deployment,
-  })),
-);
+const batchTargets = targetsOf(FULL);
 
 describe.each(batchTargets)('parity of batched decisions ($name)', ({ kind, deployment }) => {
   const client = useClient(kind, deployment);
@@ -598,9 +595,7 @@ describe.each(batchTargets)('parity of batched decisions ($name)', ({ kind, depl
     let calls = 0;
     await fc.assert(
       fc.asyncProperty(numericOrLogAlgorithms, startTime, rateOps, turns, async (configs, start, ops, sizes) => {
-        const memory = new MemoryStore({ sweepInterval: false });
-        const prefix = freshPrefix();
-        const redis = new RedisStore({ client: client(), prefix });
+        const { memory, redis, prefix } = storesToCompare(client());
         let now = start;
         await warmUp(redis, configs, start);
         const callsBefore = await scriptCalls(deployment);
@@ -665,8 +660,7 @@ describe.each(batchTargets)('parity of batched decisions ($name)', ({ kind, depl
         leaseOps(false),
         fc.integer({ min: 2, max: 8 }),
         async (algorithm: ConcurrencyAlgorithm, start, ops, size) => {
-          const memory = new MemoryStore({ sweepInterval: false });
-          const redis = new RedisStore({ client: client(), prefix: freshPrefix() });
+          const { memory, redis } = storesToCompare(client());
           let now = start;
           // Every script loaded on the keys' nodes first (see warmUp), then those keys reset.
           for (const key of ['a', 'b']) {

@@ -39,6 +39,7 @@ export {
 } from './http-client.js';
 export { rejection, collectWarnings, captureWarnings } from './capture.js';
 export { HoldTimers } from './hold-timers.js';
+export { keysSeen, type KeysSeen } from './keys-seen.js';
 export {
   injectClient,
   type Inject,
@@ -48,6 +49,7 @@ export {
 } from './inject-client.js';
 export { everyRateAlgorithm } from './algorithms.js';
 export { tsLoaderRegistration, forkTsWorker } from './ts-loader.js';
+export { nextMessage, releasedTogether, workersStarted, type WorkerMessage } from './worker-messages.js';
 export { canListProcesses, processesWith, type MarkedProcess } from './leftovers.js';
 export * from './adapter-suite/index.js';
 export {
@@ -57,7 +59,7 @@ export {
   type ExampleAppOptions,
   type OpenedApp,
 } from './example-app-suite.js';
-export { describeServerProcess } from './example-server-process.js';
+export { describeServerProcess, serveUntil429AndStop, type ServerCommand } from './example-server-process.js';
 export {
   feedObserverScenario,
   decisionEvent,

@@ -48,43 +48,41 @@ describe('algorithm options are checked at construction', () => {
     expect(rejection(() => tokenBucket(undefined as never)).field).toBe('tokenBucket');
   });
 
-  it('exposes normalised parameters and the policy', () => {
-    expect(fixedWindow({ limit: 100, window: '1m' }).policy).toEqual({
-      name: '100-in-1m',
-      quota: 100,
-      windowSeconds: 60,
-    });
-    expect(tokenBucket({ capacity: 20, refillRate: 100 }).policy).toEqual({
-      name: '100-in-1s',
-      quota: 100,
-      windowSeconds: 1,
-    });
-    expect(tokenBucket({ capacity: 20, refillRate: 0.5 }).policy).toEqual({
-      name: '20-in-40s',
-      quota: 20,
-      windowSeconds: 40,
-    });
+  it.each([
+    {
+      algorithm: fixedWindow({ limit: 100, window: '1m' }),
+      policy: { name: '100-in-1m', quota: 100, windowSeconds: 60 },
+    },
+    {
+      algorithm: tokenBucket({ capacity: 20, refillRate: 100 }),
+      policy: { name: '100-in-1s', quota: 100, windowSeconds: 1 },
+    },
+    {
+      algorithm: tokenBucket({ capacity: 20, refillRate: 0.5 }),
+      policy: { name: '20-in-40s', quota: 20, windowSeconds: 40 },
+    },
     // A burst above one interval's refill: the quota spans the intervals a full refill takes, never below the capacity.
-    expect(tokenBucket({ capacity: 20, refillRate: 10 }).policy).toEqual({
-      name: '20-in-2s',
-      quota: 20,
-      windowSeconds: 2,
-    });
-    expect(tokenBucket({ capacity: 10, refillRate: 3 }).policy).toEqual({
-      name: '12-in-4s',
-      quota: 12,
-      windowSeconds: 4,
-    });
-    expect(tokenBucket({ capacity: 400, refillRate: 200 }).policy).toEqual({
-      name: '400-in-2s',
-      quota: 400,
-      windowSeconds: 2,
-    });
-    expect(leakyBucket({ capacity: 30, leakRate: 10, interval: '1m' }).policy).toEqual({
-      name: '30-in-3m',
-      quota: 30,
-      windowSeconds: 180,
-    });
+    {
+      algorithm: tokenBucket({ capacity: 20, refillRate: 10 }),
+      policy: { name: '20-in-2s', quota: 20, windowSeconds: 2 },
+    },
+    {
+      algorithm: tokenBucket({ capacity: 10, refillRate: 3 }),
+      policy: { name: '12-in-4s', quota: 12, windowSeconds: 4 },
+    },
+    {
+      algorithm: tokenBucket({ capacity: 400, refillRate: 200 }),
+      policy: { name: '400-in-2s', quota: 400, windowSeconds: 2 },
+    },
+    {
+      algorithm: leakyBucket({ capacity: 30, leakRate: 10, interval: '1m' }),
+      policy: { name: '30-in-3m', quota: 30, windowSeconds: 180 },
+    },
+  ])('exposes its policy: $policy.name', ({ algorithm, policy }) => {
+    expect(algorithm.policy).toEqual(policy);
+  });
+
+  it('exposes normalised parameters', () => {
     // The normalised numbers (times in ms, rates per ms) are the constants of the Lua twin.
     expect(leakyBucket({ capacity: 20, leakRate: 100, mode: 'shape' }).script.constants).toEqual([
       { name: 'CAPACITY', value: 20 },

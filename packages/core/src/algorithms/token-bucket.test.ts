@@ -6,21 +6,11 @@ import { describeKindScenarios } from '../testing/conformance/tables.js';
 describe('tokenBucket: starts full, refills continuously at refillRate / interval, a denial takes nothing', () => {
   it("the seed's two batches: a full bucket of 20 admits 20, and 20 ms later the 2 tokens that came back", () => {
     const [t0, t1] = [990, 1010];
+    // After each batch: empty, a token back in 10 ms, full again in 200 ms.
+    const emptied = { allowed: false, remaining: 0, retryAfterMs: 10, resetMs: 200 };
     runSteps(tokenBucket({ capacity: 20, refillRate: 100, interval: '1s' }), [
-      {
-        at: t0,
-        times: 100,
-        admitted: 20,
-        last: { allowed: false, remaining: 0, retryAfterMs: 10, resetMs: 200 },
-        expiresAt: 1190,
-      },
-      {
-        at: t1,
-        times: 100,
-        admitted: 2,
-        last: { allowed: false, remaining: 0, retryAfterMs: 10, resetMs: 200 },
-        expiresAt: 1210,
-      },
+      { at: t0, times: 100, admitted: 20, last: emptied, expiresAt: 1190 },
+      { at: t1, times: 100, admitted: 2, last: emptied, expiresAt: 1210 },
     ]);
   });
 

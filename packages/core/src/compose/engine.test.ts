@@ -49,6 +49,12 @@ function threeLimits(local: boolean) {
   return { store, wide: wide!, narrow: narrow!, last: last!, composition, runs };
 }
 
+/** The two ways a group runs: on local stores (answered synchronously) and on remote ones (a promise). */
+const bothWays = [
+  ['synchronous', true],
+  ['asynchronous', false],
+] as const;
+
 describe('Composition', () => {
   it('is synchronous with synchronous limiters: no promise, and the binding limit is the one with the fewest remaining', () => {
     const { composition, runs } = threeLimits(true);
@@ -58,10 +64,7 @@ describe('Composition', () => {
     expect(runs[0]!.decisions.map((d) => d!.remaining)).toEqual([9, 0, 9]);
   });
 
-  it.each([
-    ['synchronous', true],
-    ['asynchronous', false],
-  ])(
+  it.each(bothWays)(
     '%s: a denial in the middle gives back what the earlier limits took and asks none after it',
     async (_label, local) => {
       const { composition, runs, wide, last } = threeLimits(local);
@@ -78,10 +81,7 @@ describe('Composition', () => {
     },
   );
 
-  it.each([
-    ['synchronous', true],
-    ['asynchronous', false],
-  ])(
+  it.each(bothWays)(
     '%s: a limiter that throws gets the earlier limits given back, then the error propagates',
     async (_label, local) => {
       const good = new TestStore({ answers: local ? 'sync' : 'async' });
@@ -116,10 +116,7 @@ describe('Composition', () => {
     expect(combined).toMatchObject({ allowed: true, reason: 'store-error' });
   });
 
-  it.each([
-    ['synchronous', true],
-    ['asynchronous', false],
-  ])(
+  it.each(bothWays)(
     '%s: takes and releases concurrency permits; a later denial releases the permit at once',
     async (_label, local) => {
       const store = new TestStore({ answers: local ? 'sync' : 'async' });

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { makeDecision, makePolicy, type Decision } from '../decision.js';
+import { makeDecision, makePolicy, type Decision, type DecisionFields, type Policy } from '../decision.js';
 import { IncomingMessage, ServerResponse } from 'node:http';
 import { Socket } from 'node:net';
 import { claimResponse, nodeHeaderAccess, type HeaderAccess } from './header-access.js';
@@ -8,6 +8,17 @@ import { HeaderWriter, parseHeaderFormat, type HeaderFormat, type HeaderSource }
 
 const perMinute = makePolicy(100, 60_000);
 const perSecond = makePolicy(10, 1_000, 'burst');
+
+/**
+ * A decision of `policy` (its quota the limit) taken at 0, admitted with nothing to wait, but for the
+ * `fields` given: each test names the numbers its headers come from.
+ */
+function decide(
+  policy: Policy,
+  fields: Pick<DecisionFields, 'remaining' | 'resetMs'> & Partial<DecisionFields>,
+): Decision {
+  return makeDecision({ allowed: true, limit: policy.quota, retryAfterMs: 0, delayMs: 0, at: 0, policy, ...fields });
+}
 
 const access: HeaderAccess<Map<string, string>> = {
   get: (m, n) => m.get(n.toLowerCase()),
@@ -31,6 +42,12 @@ const limits = [
   { name: 'burst', policy: perSecond },
 ];
 
+/** Two middlewares on one response, one limit each: the outer one (per minute) and the inner one (burst). */
+const outer = new HeaderWriter('draft-8', limits.slice(0, 1));
+const inner = new HeaderWriter('draft-8', limits.slice(1));
+const admitted = source([decide(perMinute, { remaining: 99, resetMs: 59_001 })]);
+const innerAdmitted = source([decide(perSecond, { remaining: 3, resetMs: 700 })]);
+
 describe('HeaderWriter', () => {
   it('writes one draft-8 member per limit, t from resetMs, and appends to another writer', () => {
     const headers = new Map<string, string>([
@@ -41,28 +58,7 @@ describe('HeaderWriter', () => {
       access,
       headers,
       source(
-        [
-          makeDecision({
-            allowed: true,
-            limit: 100,
-            remaining: 99,
-            resetMs: 59_001,
-            retryAfterMs: 0,
-            delayMs: 0,
-            policy: perMinute,
-            at: 0,
-          }),
-          makeDecision({
-            allowed: true,
-            limit: 10,
-            remaining: 3,
-            resetMs: 700,
-            retryAfterMs: 0,
-            delayMs: 0,
-            policy: perSecond,
-            at: 0,
-          }),
-        ],
+        [decide(perMinute, { remaining: 99, resetMs: 59_001 }), decide(perSecond, { remaining: 3, resetMs: 700 })],
         { shownBinding: 1 },
       ),
     );
@@ -78,26 +74,8 @@ describe('HeaderWriter', () => {
       headers,
       source(
         [
-          makeDecision({
-            allowed: true,
-            limit: 100,
-            remaining: 97,
-            resetMs: 30_000,
-            retryAfterMs: 0,
-            delayMs: 0,
-            policy: perMinute,
-            at: 0,
-          }),
-          makeDecision({
-            allowed: false,
-            limit: 10,
-            remaining: 0,
-            resetMs: 1_000,
-            retryAfterMs: 2_001,
-            delayMs: 0,
-            policy: perSecond,
-            at: 0,
-          }),
+          decide(perMinute, { remaining: 97, resetMs: 30_000 }),
+          decide(perSecond, { allowed: false, remaining: 0, resetMs: 1_000, retryAfterMs: 2_001 }),
         ],
         { enforcedDeniedBy: 1, shownBinding: 1, rolledBack: true, retryAfterSeconds: 3, costs: [2, 2] },
       ),
@@ -109,38 +87,8 @@ describe('HeaderWriter', () => {
   it('keeps the most restrictive limit in the single-limit formats', () => {
     const headers = new Map<string, string>();
     const writer = new HeaderWriter('draft-7', limits.slice(0, 1));
-    writer.write(
-      access,
-      headers,
-      source([
-        makeDecision({
-          allowed: true,
-          limit: 100,
-          remaining: 5,
-          resetMs: 10_000,
-          retryAfterMs: 0,
-          delayMs: 0,
-          policy: perMinute,
-          at: 0,
-        }),
-      ]),
-    );
-    writer.write(
-      access,
-      headers,
-      source([
-        makeDecision({
-          allowed: true,
-          limit: 100,
-          remaining: 50,
-          resetMs: 10_000,
-          retryAfterMs: 0,
-          delayMs: 0,
-          policy: perMinute,
-          at: 0,
-        }),
-      ]),
-    );
+    writer.write(access, headers, source([decide(perMinute, { remaining: 5, resetMs: 10_000 })]));
+    writer.write(access, headers, source([decide(perMinute, { remaining: 50, resetMs: 10_000 })]));
     expect(headers.get('ratelimit')).toBe('limit=100, remaining=5, reset=10');
     expect(headers.get('ratelimit-policy')).toBe('100;w=60, 100;w=60');
   });
@@ -148,16 +96,7 @@ describe('HeaderWriter', () => {
   it('leaves out a limit admitted by a fail-open policy', () => {
     const headers = new Map<string, string>();
     const failOpen = {
-      ...makeDecision({
-        allowed: true,
-        limit: 100,
-        remaining: 99,
-        resetMs: 0,
-        retryAfterMs: 0,
-        delayMs: 0,
-        policy: perMinute,
-        at: 0,
-      }),
+      ...decide(perMinute, { remaining: 99, resetMs: 0 }),
       reason: 'store-error' as const,
     };
     new HeaderWriter('draft-8', limits.slice(0, 1)).write(access, headers, source([failOpen]));
@@ -177,39 +116,9 @@ describe('HeaderWriter with claim (one response, several rl middlewares)', () =>
   it('sets the headers of the first writer without reading them back, and combines the later ones', () => {
     reads.length = 0;
     const headers = new Map<string, string>();
-    new HeaderWriter('draft-8', limits.slice(0, 1)).write(
-      claiming,
-      headers,
-      source([
-        makeDecision({
-          allowed: true,
-          limit: 100,
-          remaining: 99,
-          resetMs: 59_001,
-          retryAfterMs: 0,
-          delayMs: 0,
-          policy: perMinute,
-          at: 0,
-        }),
-      ]),
-    );
+    outer.write(claiming, headers, admitted);
     expect(reads).toEqual([]);
-    new HeaderWriter('draft-8', limits.slice(1)).write(
-      claiming,
-      headers,
-      source([
-        makeDecision({
-          allowed: true,
-          limit: 10,
-          remaining: 3,
-          resetMs: 700,
-          retryAfterMs: 0,
-          delayMs: 0,
-          policy: perSecond,
-          at: 0,
-        }),
-      ]),
-    );
+    inner.write(claiming, headers, innerAdmitted);
     expect(headers.get('ratelimit')).toBe('"100-in-1m";r=99;t=60, "burst";r=3;t=1');
     expect(headers.get('ratelimit-policy')).toBe('"100-in-1m";q=100;w=60, "burst";q=10;w=1');
     expect(reads.length).toBeGreaterThan(0);
@@ -218,101 +127,19 @@ describe('HeaderWriter with claim (one response, several rl middlewares)', () =>
   it('keeps the most restrictive limit in the single-limit formats', () => {
     const headers = new Map<string, string>();
     const writer = new HeaderWriter('draft-6', limits.slice(0, 1));
-    writer.write(
-      claiming,
-      headers,
-      source([
-        makeDecision({
-          allowed: true,
-          limit: 100,
-          remaining: 50,
-          resetMs: 10_000,
-          retryAfterMs: 0,
-          delayMs: 0,
-          policy: perMinute,
-          at: 0,
-        }),
-      ]),
-    );
-    writer.write(
-      claiming,
-      headers,
-      source([
-        makeDecision({
-          allowed: true,
-          limit: 100,
-          remaining: 5,
-          resetMs: 10_000,
-          retryAfterMs: 0,
-          delayMs: 0,
-          policy: perMinute,
-          at: 0,
-        }),
-      ]),
-    );
-    writer.write(
-      claiming,
-      headers,
-      source([
-        makeDecision({
-          allowed: true,
-          limit: 100,
-          remaining: 70,
-          resetMs: 10_000,
-          retryAfterMs: 0,
-          delayMs: 0,
-          policy: perMinute,
-          at: 0,
-        }),
-      ]),
-    );
+    writer.write(claiming, headers, source([decide(perMinute, { remaining: 50, resetMs: 10_000 })]));
+    writer.write(claiming, headers, source([decide(perMinute, { remaining: 5, resetMs: 10_000 })]));
+    writer.write(claiming, headers, source([decide(perMinute, { remaining: 70, resetMs: 10_000 })]));
     expect(headers.get('ratelimit-remaining')).toBe('5');
     expect(claimResponse(headers)).toBe(false);
   });
 });
 
 describe('HeaderWriter.writeBeneath (a Fetch middleware writes on the response of those inside it)', () => {
-  const outer = new HeaderWriter('draft-8', limits.slice(0, 1));
-  const inner = new HeaderWriter('draft-8', limits.slice(1));
-  const admitted = source([
-    makeDecision({
-      allowed: true,
-      limit: 100,
-      remaining: 99,
-      resetMs: 59_001,
-      retryAfterMs: 0,
-      delayMs: 0,
-      policy: perMinute,
-      at: 0,
-    }),
-  ]);
-  const innerAdmitted = source([
-    makeDecision({
-      allowed: true,
-      limit: 10,
-      remaining: 3,
-      resetMs: 700,
-      retryAfterMs: 0,
-      delayMs: 0,
-      policy: perSecond,
-      at: 0,
-    }),
-  ]);
-  const innerDenied = source(
-    [
-      makeDecision({
-        allowed: false,
-        limit: 10,
-        remaining: 4,
-        resetMs: 700,
-        retryAfterMs: 2_000,
-        delayMs: 0,
-        policy: perSecond,
-        at: 0,
-      }),
-    ],
-    { enforcedDeniedBy: 0, retryAfterSeconds: 2 },
-  );
+  const innerDenied = source([decide(perSecond, { allowed: false, remaining: 4, resetMs: 700, retryAfterMs: 2_000 })], {
+    enforcedDeniedBy: 0,
+    retryAfterSeconds: 2,
+  });
 
   /** The headers of `outer` then `inner` written in the order a Node response takes them (outer first), and beneath (inner first). */
   function bothWays(
@@ -348,75 +175,17 @@ describe('HeaderWriter.writeBeneath (a Fetch middleware writes on the response o
       const perMinuteOnly = limits.slice(0, 1);
       // The inner limit with more remaining, fewer, the same, and denying with units left (a cost above them).
       for (const innerSource of [
-        source([
-          makeDecision({
-            allowed: true,
-            limit: 100,
-            remaining: 50,
-            resetMs: 10_000,
-            retryAfterMs: 0,
-            delayMs: 0,
-            policy: perMinute,
-            at: 0,
-          }),
-        ]),
-        source([
-          makeDecision({
-            allowed: true,
-            limit: 100,
-            remaining: 5,
-            resetMs: 20_000,
-            retryAfterMs: 0,
-            delayMs: 0,
-            policy: perMinute,
-            at: 0,
-          }),
-        ]),
-        source([
-          makeDecision({
-            allowed: true,
-            limit: 100,
-            remaining: 70,
-            resetMs: 30_000,
-            retryAfterMs: 0,
-            delayMs: 0,
-            policy: perMinute,
-            at: 0,
-          }),
-        ]),
-        source(
-          [
-            makeDecision({
-              allowed: false,
-              limit: 100,
-              remaining: 80,
-              resetMs: 30_000,
-              retryAfterMs: 4_000,
-              delayMs: 0,
-              policy: perMinute,
-              at: 0,
-            }),
-          ],
-          { enforcedDeniedBy: 0, retryAfterSeconds: 4 },
-        ),
+        source([decide(perMinute, { remaining: 50, resetMs: 10_000 })]),
+        source([decide(perMinute, { remaining: 5, resetMs: 20_000 })]),
+        source([decide(perMinute, { remaining: 70, resetMs: 30_000 })]),
+        source([decide(perMinute, { allowed: false, remaining: 80, resetMs: 30_000, retryAfterMs: 4_000 })], {
+          enforcedDeniedBy: 0,
+          retryAfterSeconds: 4,
+        }),
       ]) {
         const { inOrder, beneath } = bothWays(
           [format, format],
-          [
-            source([
-              makeDecision({
-                allowed: true,
-                limit: 100,
-                remaining: 70,
-                resetMs: 10_000,
-                retryAfterMs: 0,
-                delayMs: 0,
-                policy: perMinute,
-                at: 0,
-              }),
-            ]),
-            innerSource,
-          ],
+          [source([decide(perMinute, { remaining: 70, resetMs: 10_000 })]), innerSource],
           perMinuteOnly,
           perMinuteOnly,
         );
@@ -441,39 +210,9 @@ describe('nodeHeaderAccess', () => {
     const reads: string[] = [];
     const getHeader = res.getHeader.bind(res);
     res.getHeader = (name: string) => (reads.push(name), getHeader(name));
-    new HeaderWriter('draft-8', limits.slice(0, 1)).write(
-      nodeHeaderAccess,
-      res,
-      source([
-        makeDecision({
-          allowed: true,
-          limit: 100,
-          remaining: 99,
-          resetMs: 59_001,
-          retryAfterMs: 0,
-          delayMs: 0,
-          policy: perMinute,
-          at: 0,
-        }),
-      ]),
-    );
+    outer.write(nodeHeaderAccess, res, admitted);
     expect(reads).toEqual([]);
-    new HeaderWriter('draft-8', limits.slice(1)).write(
-      nodeHeaderAccess,
-      res,
-      source([
-        makeDecision({
-          allowed: true,
-          limit: 10,
-          remaining: 3,
-          resetMs: 700,
-          retryAfterMs: 0,
-          delayMs: 0,
-          policy: perSecond,
-          at: 0,
-        }),
-      ]),
-    );
+    inner.write(nodeHeaderAccess, res, innerAdmitted);
     expect(res.getHeader('ratelimit')).toBe('"100-in-1m";r=99;t=60, "burst";r=3;t=1');
     expect(res.getHeader('ratelimit-policy')).toBe('"100-in-1m";q=100;w=60, "burst";q=10;w=1');
   });
@@ -498,18 +237,7 @@ describe('HeaderWriter wall clock', () => {
     new HeaderWriter('legacy', limits, () => 1_000_000).write(
       access,
       headers,
-      source([
-        makeDecision({
-          allowed: true,
-          limit: 100,
-          remaining: 99,
-          resetMs: 59_001,
-          retryAfterMs: 0,
-          delayMs: 0,
-          policy: perMinute,
-          at: 0,
-        }),
-      ]),
+      source([decide(perMinute, { remaining: 99, resetMs: 59_001 })]),
     );
     expect(headers.get('x-ratelimit-reset')).toBe(String(Math.ceil((1_000_000 + 59_001) / 1000)));
   });
@@ -530,18 +258,7 @@ describe('HeaderWriter wall clock', () => {
         writer.write(
           access,
           headers,
-          source([
-            makeDecision({
-              allowed: true,
-              limit: 100,
-              remaining: 50,
-              resetMs: Math.ceil(windowEnd - at),
-              retryAfterMs: 0,
-              delayMs: 0,
-              policy: perMinute,
-              at,
-            }),
-          ]),
+          source([decide(perMinute, { remaining: 50, resetMs: Math.ceil(windowEnd - at), at })]),
         );
         resets.add(headers.get('x-ratelimit-reset')!);
       }
@@ -555,21 +272,10 @@ describe('HeaderWriter wall clock', () => {
     new HeaderWriter('legacy', limits, () => at + 900).write(
       access,
       headers,
-      source(
-        [
-          makeDecision({
-            allowed: false,
-            limit: 100,
-            remaining: 0,
-            resetMs: 50_000,
-            retryAfterMs: 50_000,
-            delayMs: 0,
-            policy: perMinute,
-            at,
-          }),
-        ],
-        { enforcedDeniedBy: 0, retryAfterSeconds: 50 },
-      ),
+      source([decide(perMinute, { allowed: false, remaining: 0, resetMs: 50_000, retryAfterMs: 50_000, at })], {
+        enforcedDeniedBy: 0,
+        retryAfterSeconds: 50,
+      }),
     );
     expect(headers.get('retry-after')).toBe('50');
     expect(headers.get('x-ratelimit-reset')).toBe('1800000060');

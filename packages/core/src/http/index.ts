@@ -15,18 +15,7 @@ export { checkOptionNames } from './options.js';
 export { mergeRouteOptions, type RouteSetting, type RouteStateOptions } from './route-options.js';
 export { DefaultStore } from './default-store.js';
 export { DefaultKey } from './default-key.js';
-export type {
-  HttpRateLimitOptions,
-  LimitOptions,
-  WaitOptions,
-  KeyFunction,
-  CostFunction,
-  ActualCostFunction,
-  SkipFunction,
-  DenyFunction,
-  IdempotencyKeyFunction,
-  FingerprintFunction,
-} from './option-types.js';
+export type * from './application-types.js';
 export {
   checkAdapterFunctions,
   requestHeader,

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { fixedWindow } from '../algorithms/fixed-window.js';
 import { InvalidOptionError } from '../errors.js';
+import { PASSED_LIMITER_OPTIONS } from './option-types.js';
 import { parseHttpOptions } from './options.js';
 
 const algorithm = fixedWindow({ limit: 5, window: '1m' });
@@ -31,12 +32,7 @@ describe('null is a bad value for every option, never "not given"', () => {
     'skipFailedRequests',
     'skipSuccessfulRequests',
     // Passed through to createLimiter.
-    'timeout',
-    'clock',
-    'onStoreError',
-    'denyCache',
-    'storeRetryInterval',
-    'storeFailureThreshold',
+    ...PASSED_LIMITER_OPTIONS,
   ];
   it.each(middlewareOptions)('rateLimit.%s', (name) => {
     expect(rejectedField({ algorithm, [name]: null })).toBe(`rateLimit.${name}`);

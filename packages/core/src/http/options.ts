@@ -16,7 +16,7 @@ import { checkMaxDebt } from '../limiter/settlement.js';
 import { checkObserver } from '../observe/observation.js';
 import type { Observer } from '../observe/observer.js';
 import { refuseOptionsMistake, refuseUncalledFactory } from '../option-mistakes.js';
-import { checkOptions, optionalBoolean, positiveNumber } from '../options.js';
+import { checkOptions, optionalBoolean, positiveNumber, refuseOnConcurrency } from '../options.js';
 import { HTTP_PEER_OPTIONS } from '../peer-option-hints.js';
 import type { Store } from '../store/interface.js';
 import { checkTimers, systemTimers } from '../timers.js';
@@ -286,12 +286,12 @@ function parseLimit<Req>(
   const key = optionalFunction<KeyFunction<Req>>(l.key, `${field}.key`);
   let cost: Cost<Req> | undefined;
   if (l.cost !== undefined) {
-    if (leases)
-      throw new InvalidOptionError(
-        `${field}.cost`,
-        l.cost,
-        'no cost on a concurrency limit: a request holds one permit',
-      );
+    refuseOnConcurrency(
+      algorithm,
+      `${field}.cost`,
+      l.cost,
+      'no cost on a concurrency limit: a request holds one permit',
+    );
     cost = parseCost<Req>(l.cost, `${field}.cost`);
   }
   if (l.onStoreError === null) throw nullOption(`${field}.onStoreError`);
@@ -311,20 +311,18 @@ function parseLimit<Req>(
   if (declared !== undefined && typeof effective === 'number' && effective > declared) {
     throw new InvalidOptionError(maxCostField, declared, `at least the constant cost ${effective} it bounds`);
   }
-  const ownActualCost = optionalFunction<ActualCostFunction<Req>>(l.actualCost, `${field}.actualCost`);
-  if (leases && ownActualCost !== undefined)
-    throw new InvalidOptionError(
-      `${field}.actualCost`,
-      l.actualCost,
-      'no actualCost on a concurrency limit: a request holds one permit',
-    );
-  const ownIdempotencyKey = optionalFunction<IdempotencyKeyFunction<Req>>(l.idempotencyKey, `${field}.idempotencyKey`);
-  if (leases && ownIdempotencyKey !== undefined)
-    throw new InvalidOptionError(
-      `${field}.idempotencyKey`,
-      l.idempotencyKey,
-      'no idempotencyKey on a concurrency limit: a permit is held, not charged',
-    );
+  const ownActualCost = rateLimitFunction<ActualCostFunction<Req>>(
+    l,
+    'actualCost',
+    { algorithm, field },
+    'a request holds one permit',
+  );
+  const ownIdempotencyKey = rateLimitFunction<IdempotencyKeyFunction<Req>>(
+    l,
+    'idempotencyKey',
+    { algorithm, field },
+    'a permit is held, not charged',
+  );
   return {
     algorithm,
     name,
@@ -359,6 +357,22 @@ function nullOption(field: string): InvalidOptionError {
 /** The one check of a `cost` option: a positive number, or a function of the request (its answers are checked per request). */
 function parseCost<Req>(value: unknown, field: string): Cost<Req> {
   return typeof value === 'function' ? (value as CostFunction<Req>) : positiveNumber(value, field);
+}
+
+/**
+ * A limit's own function option `name` (`l[name]`, checked at `<field>.<name>`), which a concurrency
+ * limit refuses: `permit` says what a request does with its permit instead.
+ */
+function rateLimitFunction<F>(
+  l: Record<string, unknown>,
+  name: 'actualCost' | 'idempotencyKey',
+  { algorithm, field }: Omit<LimitIdentity, 'name'>,
+  permit: string,
+): F | undefined {
+  const own = optionalFunction<F>(l[name], `${field}.${name}`);
+  if (own !== undefined)
+    refuseOnConcurrency(algorithm, `${field}.${name}`, l[name], `no ${name} on a concurrency limit: ${permit}`);
+  return own;
 }
 
 function optionalFunction<F>(value: unknown, field: string): F | undefined {

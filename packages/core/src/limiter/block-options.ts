@@ -1,7 +1,7 @@
 import type { Algorithm } from '../algorithm.js';
 import { withBlock } from '../algorithms/block.js';
-import { InvalidOptionError, UnsupportedError } from '../errors.js';
-import { optionalBoolean, spanOption } from '../options.js';
+import { UnsupportedError } from '../errors.js';
+import { optionalBoolean, refuseOnConcurrency, spanOption } from '../options.js';
 import { warnShortSpan } from '../short-span.js';
 import type { Store } from '../store/interface.js';
 
@@ -26,35 +26,38 @@ export function parseBlockDuration(
 
 /** The `bans` option: a boolean (default false), for a rate limit on a store that holds bans. */
 export function parseBans(value: unknown, algorithm: Algorithm | undefined, store: Store, field: string): boolean {
-  if (!optionalBoolean(value, field, false)) return false;
-  if (algorithm?.stateKind === 'leases')
-    throw new InvalidOptionError(
-      field,
-      value,
-      'no bans on a concurrency limit (a permit is not banned; give the client a rate limit with bans)',
-    );
-  if (store.capabilities.bans !== true)
-    throw new UnsupportedError(
-      `This store does not hold bans (${field}): use a store whose capabilities include bans, such as MemoryStore or RedisStore.`,
-    );
-  return true;
+  return stateOption(value, algorithm, field, {
+    onConcurrency: 'no bans on a concurrency limit (a permit is not banned; give the client a rate limit with bans)',
+    held: store.capabilities.bans === true,
+    unsupported: `This store does not hold bans (${field}): use a store whose capabilities include bans, such as MemoryStore or RedisStore.`,
+  });
 }
 
 /** The `overrides` option: a boolean (default false), for a rate limit on a store that overrides its kind (for a limiter whose calls bring their algorithms: any kind). */
 export function parseOverrides(value: unknown, algorithm: Algorithm | undefined, store: Store, field: string): boolean {
-  if (!optionalBoolean(value, field, false)) return false;
-  if (algorithm?.stateKind === 'leases')
-    throw new InvalidOptionError(
-      field,
-      value,
-      'no overrides on a concurrency limit (give the client a rate limit with overrides)',
-    );
   const kinds = store.capabilities.overrides ?? [];
-  if (algorithm === undefined ? kinds.length === 0 : !kinds.includes(algorithm.kind)) {
-    throw new UnsupportedError(
-      `This store does not hold overrides of ${algorithm === undefined ? 'any kind' : `the ${algorithm.kind} kind`} (${field}): use a store whose capabilities.overrides lists it, such as MemoryStore or RedisStore (RedisStore: every rate kind but the sliding log).`,
-    );
-  }
+  return stateOption(value, algorithm, field, {
+    onConcurrency: 'no overrides on a concurrency limit (give the client a rate limit with overrides)',
+    held: algorithm === undefined ? kinds.length > 0 : kinds.includes(algorithm.kind),
+    unsupported: `This store does not hold overrides of ${algorithm === undefined ? 'any kind' : `the ${algorithm.kind} kind`} (${field}): use a store whose capabilities.overrides lists it, such as MemoryStore or RedisStore (RedisStore: every rate kind but the sliding log).`,
+  });
+}
+
+/** What turning on state kept beside a rate limit's (bans, overrides) needs, and what its refusals say. */
+interface StateNeeds {
+  /** Why a concurrency limit takes no such state, and what to give instead. */
+  readonly onConcurrency: string;
+  /** Whether the store holds that state for the algorithm. */
+  readonly held: boolean;
+  /** The message of the `UnsupportedError` of a store that does not. */
+  readonly unsupported: string;
+}
+
+/** A boolean option (default false) that turns on state kept beside a rate limit's: refused on a concurrency limit and on a store without it. */
+function stateOption(value: unknown, algorithm: Algorithm | undefined, field: string, needs: StateNeeds): boolean {
+  if (!optionalBoolean(value, field, false)) return false;
+  refuseOnConcurrency(algorithm, field, value, needs.onConcurrency);
+  if (!needs.held) throw new UnsupportedError(needs.unsupported);
   return true;
 }
 

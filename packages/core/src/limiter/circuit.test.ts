@@ -6,11 +6,12 @@ import { describe, expect, it } from 'vitest';
 import { tokenBucket } from '../algorithms/token-bucket.js';
 import { StoreError } from '../errors.js';
 import { FakeTimers } from '../testing/fake-timers.js';
-import { TestStore } from '../testing/test-store.js';
+import type { TestStore } from '../testing/test-store.js';
+import { testStoreLimiter } from '../testing/test-store-limiter.js';
 import type { ChargeAnswer } from './charge-path.js';
 import { coreOf } from './core-registry.js';
 import { CALL_STORE, Circuit, PROBE_STORE, SKIP_STORE } from './circuit.js';
-import { createLimiter, type Limiter } from './limiter.js';
+import type { Limiter } from './limiter.js';
 
 /** At `time`: ask the gate (expecting call, probe or skip), or report a failure / a probe's success (expecting the circuit closed or open after it). */
 type Step =
@@ -138,17 +139,10 @@ const bucket = () => tokenBucket({ capacity: 2, refillRate: 1, interval: '1h' })
 
 describe('the limiter behind its circuit', () => {
   it('while the circuit is open, decisions repeat the opening reason without a call; then one probe at a time', async () => {
-    const store = new TestStore({ answers: 'manual' });
     const timers = new FakeTimers();
-    let now = 1_000;
-    const limiter = createLimiter({
-      algorithm: bucket(),
-      store,
-      clock: () => now,
-      timeout: 20,
-      timers,
-      storeRetryInterval: 100,
-      storeFailureThreshold: 1,
+    const { store, limiter, clock } = testStoreLimiter({
+      limiter: { algorithm: bucket(), timeout: 20, timers, storeRetryInterval: 100, storeFailureThreshold: 1 },
+      start: 1_000,
     });
     const first = limiter.consume('k');
     await timers.advanceAsync(20);
@@ -159,7 +153,7 @@ describe('the limiter behind its circuit', () => {
     expect(skipped.map((d) => d.reason)).toEqual(['timeout', 'timeout']);
     expect(store.calls.length).toBe(callsAfterFailure);
 
-    now += 100; // the retry time has come: one probe goes, the others keep the policy
+    clock.now += 100; // the retry time has come: one probe goes, the others keep the policy
     const probe = limiter.consume('k');
     const others = await Promise.all([limiter.consume('k'), limiter.consume('k')]);
     expect(store.calls.length).toBe(callsAfterFailure + 1);
@@ -171,60 +165,47 @@ describe('the limiter behind its circuit', () => {
   });
 
   it('the circuit opens only when storeFailureThreshold calls failed within storeRetryInterval', async () => {
-    const store = new TestStore({ answers: 'manual' });
-    let now = 0;
-    const limiter = createLimiter({
-      algorithm: bucket(),
-      store,
-      clock: () => now,
-      timeout: false,
-      storeRetryInterval: 100,
+    const { store, limiter, clock } = testStoreLimiter({
+      limiter: { algorithm: bucket(), timeout: false, storeRetryInterval: 100 },
     });
     for (const t of [0, 60, 170]) {
-      now = t;
+      clock.now = t;
       const failing = limiter.consume('k');
       store.failAll();
       expect((await failing).reason).toBe('store-error');
     }
     // Three failures, but never three within 100 ms: every call still goes to the store.
-    now = 200;
+    clock.now = 200;
     const answered = limiter.consume('k');
     expect(store.pending).toHaveLength(1);
     expect((await store.answered(answered)).reason).toBeUndefined();
-    now = 210;
+    clock.now = 210;
     const third = limiter.consume('k');
     store.failAll();
     await third; // failures at 60, 170, 210: not three within 100 ms
     const calls = store.calls.length;
-    now = 220;
+    clock.now = 220;
     const fourth = limiter.consume('k');
     store.failAll();
     await fourth; // 170, 210, 220: three within 100 ms: the circuit opens
-    now = 230;
+    clock.now = 230;
     expect((await limiter.consume('k')).reason).toBe('store-error');
     expect(store.calls.length).toBe(calls + 1);
   });
 
   it('a failed probe keeps the circuit open for another interval (reason store-error)', async () => {
-    const store = new TestStore({ answers: 'manual' });
-    let now = 0;
-    const limiter = createLimiter({
-      algorithm: bucket(),
-      store,
-      clock: () => now,
-      timeout: false,
-      storeRetryInterval: 50,
-      storeFailureThreshold: 1,
+    const { store, limiter, clock } = testStoreLimiter({
+      limiter: { algorithm: bucket(), timeout: false, storeRetryInterval: 50, storeFailureThreshold: 1 },
     });
     const first = limiter.consume('k');
     store.failAll();
     expect((await first).reason).toBe('store-error');
-    now = 50;
+    clock.now = 50;
     const probe = limiter.consume('k');
     store.failAll();
     expect((await probe).reason).toBe('store-error');
     const calls = store.calls.length;
-    now = 99;
+    clock.now = 99;
     expect((await limiter.consume('k')).reason).toBe('store-error');
     expect(store.calls.length).toBe(calls);
   });
@@ -235,13 +216,8 @@ describe("a failure of one key's state (StoreError.keyOnly) is not the store's",
     new StoreError('WRONGTYPE Operation against a key holding the wrong kind of value', { keyOnly: true });
 
   it('never opens the circuit, however many: the policy decides each call, and the other keys go to the store', async () => {
-    const store = new TestStore({ answers: 'manual' });
-    const limiter = createLimiter({
-      algorithm: bucket(),
-      store,
-      clock: () => 0,
-      timeout: false,
-      storeFailureThreshold: 2,
+    const { store, limiter } = testStoreLimiter({
+      limiter: { algorithm: bucket(), timeout: false, storeFailureThreshold: 2 },
     });
     const errors: unknown[] = [];
     limiter.on('storeError', (event: { error: unknown }) => errors.push(event.error));
@@ -255,20 +231,13 @@ describe("a failure of one key's state (StoreError.keyOnly) is not the store's",
   });
 
   it('a probe that meets one found the store answering: the circuit closes', async () => {
-    const store = new TestStore({ answers: 'manual' });
-    let now = 0;
-    const limiter = createLimiter({
-      algorithm: bucket(),
-      store,
-      clock: () => now,
-      timeout: false,
-      storeFailureThreshold: 1,
-      storeRetryInterval: 50,
+    const { store, limiter, clock } = testStoreLimiter({
+      limiter: { algorithm: bucket(), timeout: false, storeFailureThreshold: 1, storeRetryInterval: 50 },
     });
     const down = limiter.consume('good');
     store.failAll();
     expect((await down).reason).toBe('store-error'); // open
-    now = 50;
+    clock.now = 50;
     const probe = limiter.consume('bad');
     store.failAll(keyOnly());
     expect((await probe).reason).toBe('store-error');
@@ -280,14 +249,8 @@ describe("a failure of one key's state (StoreError.keyOnly) is not the store's",
 
 describe('the limiter behind its open circuit, in a loop', () => {
   it('a loop of awaited decisions on a remote store still lets I/O run: each decision taken without the store waits for a macrotask', async () => {
-    const store = new TestStore({ answers: 'manual' });
-    const limiter = createLimiter({
-      algorithm: bucket(),
-      store,
-      clock: () => 0,
-      timeout: false,
-      storeFailureThreshold: 1,
-      storeRetryInterval: '1h',
+    const { store, limiter } = testStoreLimiter({
+      limiter: { algorithm: bucket(), timeout: false, storeFailureThreshold: 1, storeRetryInterval: '1h' },
     });
     const failing = limiter.consume('k');
     store.failAll();
@@ -305,15 +268,11 @@ describe('the limiter behind its open circuit, in a loop', () => {
   });
 
   it('a local store’s decisions stay synchronous while its circuit is open', () => {
-    const store = new TestStore();
-    store.failure = new StoreError('disk on fire');
-    const limiter = createLimiter({
-      algorithm: bucket(),
-      store,
-      clock: () => 0,
-      storeFailureThreshold: 1,
-      storeRetryInterval: '1h',
+    const { store, limiter } = testStoreLimiter({
+      limiter: { algorithm: bucket(), storeFailureThreshold: 1, storeRetryInterval: '1h' },
+      store: { answers: 'sync' },
     });
+    store.failure = new StoreError('disk on fire');
     expect(limiter.consumeSync('k').reason).toBe('store-error');
     const core = coreOf(limiter)!;
     const skipped = core.charge(core.chargeOf('k', 1, limiter.algorithm!));
@@ -325,22 +284,15 @@ describe('the limiter behind its open circuit, in a loop', () => {
 
 describe("a failure the store outlived is the key's own (issue 25: a Cluster slot migrating)", () => {
   it('calls that fail while later calls of the domain are answered open no circuit: only they get the policy', async () => {
-    const store = new TestStore({ answers: 'manual' });
-    let now = 0;
     const roomy = tokenBucket({ capacity: 100, refillRate: 1, interval: '1h' });
-    const limiter = createLimiter({
-      algorithm: roomy,
-      store,
-      clock: () => now,
-      timeout: false,
-      storeFailureThreshold: 2,
-      storeRetryInterval: 1000,
+    const { store, limiter, clock } = testStoreLimiter({
+      limiter: { algorithm: roomy, timeout: false, storeFailureThreshold: 2, storeRetryInterval: 1000 },
     });
     for (let round = 0; round < 5; round++) {
       // The moving key's calls, sent first, fail; a bystander sent after them is answered first.
-      now += 1;
+      clock.now += 1;
       const moving = [limiter.consume('moving'), limiter.consume('moving'), limiter.consume('moving')];
-      now += 1;
+      clock.now += 1;
       const bystander = limiter.consume('bystander');
       store.answerWhere((key) => key === 'bystander');
       expect((await bystander).reason).toBeUndefined();
@@ -348,24 +300,17 @@ describe("a failure the store outlived is the key's own (issue 25: a Cluster slo
       expect((await Promise.all(moving)).map((d) => d.reason)).toEqual(['store-error', 'store-error', 'store-error']);
     }
     // The circuit stayed closed: the next bystander goes to the store.
-    now += 1;
+    clock.now += 1;
     await reachesStore(store, limiter, 'bystander', store.calls.length);
   });
 
   it('a store that answers nothing any more still opens the circuit', async () => {
-    const store = new TestStore({ answers: 'manual' });
-    let now = 0;
-    const limiter = createLimiter({
-      algorithm: bucket(),
-      store,
-      clock: () => now,
-      timeout: false,
-      storeFailureThreshold: 2,
-      storeRetryInterval: 1000,
+    const { store, limiter, clock } = testStoreLimiter({
+      limiter: { algorithm: bucket(), timeout: false, storeFailureThreshold: 2, storeRetryInterval: 1000 },
     });
     const fine = limiter.consume('k');
     expect((await store.answered(fine)).reason).toBeUndefined();
-    now += 1;
+    clock.now += 1;
     const failing = [limiter.consume('k'), limiter.consume('other')];
     store.failAll();
     await Promise.all(failing);

@@ -391,6 +391,7 @@ export class LimiterCore {
       withoutStore: (charge, reason) => guard.decideWithoutStore(charge, reason),
       giveBack: (back) => this.freeing(back.key, guard.giveBack(back)),
       counted: (action, units) => this.observation?.leaseUnits(action, units),
+      deniesLocally: cache !== undefined,
       watchResets: config.store.watchResets?.bind(config.store),
     });
   }

@@ -343,50 +343,35 @@ describe('the limiter timeout: units admitted late for a request that was not se
   }
 
   it('are given back when an asynchronous fallback, still deciding when the grant came, answers the request denied', async () => {
-    const timers = new FakeTimers();
-    const main = new TestStore({ answers: 'manual' });
     const fallbackStore = new TestStore({ answers: 'manual' });
-    const limiter = createLimiter({
-      algorithm,
-      store: main,
+    const { store, timers, limiter } = slowStoreLimiter(algorithm, {
       timeout: 50,
-      timers,
       denyCache: false,
       onStoreError: { fallback: { algorithm, store: fallbackStore, timeout: false } },
     });
     const timedOut = limiter.consume('k', 2);
     await timers.advanceAsync(50); // the main store timed out: the fallback is asked, and waits
     expect(fallbackStore.pending).toHaveLength(1);
-    main.answerAll(); // the main store admits the consume late, while the fallback decides
+    store.answerAll(); // the main store admits the consume late, while the fallback decides
     await timers.advanceAsync(0);
     fallbackStore.failAll(); // the fallback fails: the request is answered denied
     expect(await timedOut).toMatchObject({ allowed: false });
-    await expectGivenBack(main, timers, 'k');
+    await expectGivenBack(store, timers, 'k');
   });
 
   it('are given back when the policy admitted the request but another limit then denied it', async () => {
-    const timers = new FakeTimers();
-    const slow = new TestStore({ answers: 'manual' });
-    const failOpen = createLimiter({
-      algorithm,
-      store: slow,
-      timeout: 50,
-      timers,
-      denyCache: false,
-      onStoreError: 'allow',
-      prefix: 'a',
-    });
+    const failOpen = slowStoreLimiter(algorithm, { timeout: 50, denyCache: false, onStoreError: 'allow', prefix: 'a' });
     const exhausted = createLimiter({
       algorithm: tokenBucket({ capacity: 1, refillRate: 1, interval: '1h' }),
       store: new TestStore(),
       prefix: 'b',
     });
     exhausted.consumeSync('k');
-    const combined = combineLimiters([failOpen, exhausted]).consume('k', 1);
-    await timers.advanceAsync(50); // the first limit timed out and failed open; the second denies
+    const combined = combineLimiters([failOpen.limiter, exhausted]).consume('k', 1);
+    await failOpen.timers.advanceAsync(50); // the first limit timed out and failed open; the second denies
     expect(await combined).toMatchObject({ allowed: false, deniedBy: 1 });
-    slow.answerAll(); // the first limit's store admits the consume late
-    await expectGivenBack(slow, timers, 'a:k');
+    failOpen.store.answerAll(); // the first limit's store admits the consume late
+    await expectGivenBack(failOpen.store, failOpen.timers, 'a:k');
   });
 });
 

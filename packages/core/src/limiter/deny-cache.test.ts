@@ -4,7 +4,7 @@ import { fixedWindow } from '../algorithms/fixed-window.js';
 import { tokenBucket } from '../algorithms/token-bucket.js';
 import { makeDecision, makePolicy } from '../decision.js';
 import type { Charge } from '../store/interface.js';
-import { TestStore } from '../testing/test-store.js';
+import { TestStore, type TestStoreAnswers } from '../testing/test-store.js';
 import { DenyCache, parseDenyCache } from './deny-cache.js';
 import { createLimiter } from './limiter.js';
 
@@ -12,6 +12,8 @@ const policy = makePolicy(5, 1000);
 const algorithm = fixedWindow({ limit: 5, window: '1s' });
 const denial = (retryAfterMs: number, resetMs = retryAfterMs) =>
   makeDecision({ allowed: false, limit: 5, remaining: 0, resetMs, retryAfterMs, delayMs: 0, policy, at: 0 });
+const admitted = () =>
+  makeDecision({ allowed: true, limit: 5, remaining: 4, resetMs: 1000, retryAfterMs: 0, delayMs: 0, policy, at: 0 });
 const charge = (key: string, cost: number): Charge => ({ key, algorithm, cost });
 
 describe('DenyCache', () => {
@@ -32,20 +34,7 @@ describe('DenyCache', () => {
 
   it('keeps only the store’s own denials with a retry time', () => {
     const cache = new DenyCache();
-    cache.remember(
-      charge('admitted', 1),
-      makeDecision({
-        allowed: true,
-        limit: 5,
-        remaining: 4,
-        resetMs: 1000,
-        retryAfterMs: 0,
-        delayMs: 0,
-        policy,
-        at: 0,
-      }),
-      0,
-    );
+    cache.remember(charge('admitted', 1), admitted(), 0);
     cache.remember(charge('no-retry', 1), denial(0), 0);
     const fromPolicy = { ...denial(1000), reason: 'timeout' as const };
     cache.remember(charge('policy', 1), fromPolicy, 0);
@@ -98,6 +87,28 @@ describe('DenyCache', () => {
     );
   });
 });
+
+/** What a store calls with each reset it hears of (`undefined`: any key), and `hearing: false` when it may miss some. */
+type ResetListener = (storageKey: string | undefined, hearing?: boolean) => void;
+
+/**
+ * A limiter of one request an hour (prefix `p`) on a store that answers as `answers` says and hands
+ * the listeners its deny cache asks for (`watchResets`) to the test, in order.
+ */
+function listeningLimiter(answers: TestStoreAnswers) {
+  const listeners: ResetListener[] = [];
+  const store = Object.assign(new TestStore({ answers }), {
+    watchResets: (listener: ResetListener) => void listeners.push(listener),
+  });
+  const limiter = createLimiter({
+    algorithm: fixedWindow({ limit: 1, window: '1h' }),
+    store,
+    clock: () => 0,
+    timeout: false,
+    prefix: 'p',
+  });
+  return { store, limiter, listeners };
+}
 
 describe('the limiter with a deny cache', () => {
   it('the deny cache holds a denial from the time the request was sent, for retryAfterMs', async () => {
@@ -166,17 +177,7 @@ describe('the limiter with a deny cache', () => {
   });
 
   it("listens to the store's resets from its first cached denial: a reset elsewhere forgets the key, a possible miss forgets every key", async () => {
-    const listeners: ((storageKey: string | undefined) => void)[] = [];
-    const store = Object.assign(new TestStore({ answers: 'async' }), {
-      watchResets: (listener: (storageKey: string | undefined) => void) => void listeners.push(listener),
-    });
-    const limiter = createLimiter({
-      algorithm: fixedWindow({ limit: 1, window: '1h' }),
-      store,
-      clock: () => 0,
-      timeout: false,
-      prefix: 'p',
-    });
+    const { limiter, listeners } = listeningLimiter('async');
     const deniedFromCache = async (key: string) => (await limiter.consume(key)).reason === 'deny-cache';
     for (const key of ['a', 'b']) await limiter.consume(key);
     expect(listeners).toHaveLength(0); // nothing cached yet: no subscription
@@ -191,18 +192,7 @@ describe('the limiter with a deny cache', () => {
   });
 
   it('answers and remembers nothing while the store says it cannot hear resets (hearing: false), until it hears again', async () => {
-    const listeners: ((storageKey: string | undefined, hearing?: boolean) => void)[] = [];
-    const store = Object.assign(new TestStore({ answers: 'async' }), {
-      watchResets: (listener: (storageKey: string | undefined, hearing?: boolean) => void) =>
-        void listeners.push(listener),
-    });
-    const limiter = createLimiter({
-      algorithm: fixedWindow({ limit: 1, window: '1h' }),
-      store,
-      clock: () => 0,
-      timeout: false,
-      prefix: 'p',
-    });
+    const { store, limiter, listeners } = listeningLimiter('async');
     const reason = async (key: string) => (await limiter.consume(key)).reason;
     await limiter.consume('a');
     await limiter.consume('a'); // the first cached denial: the cache starts listening
@@ -218,18 +208,7 @@ describe('the limiter with a deny cache', () => {
   });
 
   it('does not remember a denial whose request was sent before a reset was heard (its answer may be of the state before it)', async () => {
-    const listeners: ((storageKey: string | undefined, hearing?: boolean) => void)[] = [];
-    const store = Object.assign(new TestStore({ answers: 'manual' }), {
-      watchResets: (listener: (storageKey: string | undefined, hearing?: boolean) => void) =>
-        void listeners.push(listener),
-    });
-    const limiter = createLimiter({
-      algorithm: fixedWindow({ limit: 1, window: '1h' }),
-      store,
-      clock: () => 0,
-      timeout: false,
-      prefix: 'p',
-    });
+    const { store, limiter, listeners } = listeningLimiter('manual');
     const consume = async (key: string) => {
       const decision = limiter.consume(key);
       store.answerAll();

@@ -10,8 +10,7 @@ import { describe, expect, it } from 'vitest';
 import { tokenBucket } from '../algorithms/token-bucket.js';
 import { StoreError } from '../errors.js';
 import { FakeTimers } from '../testing/fake-timers.js';
-import { TestStore } from '../testing/test-store.js';
-import { createLimiter } from './limiter.js';
+import { testStoreLimiter } from '../testing/test-store-limiter.js';
 
 const bucket = () => tokenBucket({ capacity: 100, refillRate: 1, interval: '1h' });
 const domainOf = (key: string): string => key[0]!.toUpperCase();
@@ -19,17 +18,11 @@ const inA = (key: string): boolean => key.startsWith('a');
 
 describe('a remote store with failure domains', () => {
   it("one domain's failures open only its circuit; the other domain's keys keep going to the store", async () => {
-    const store = new TestStore({ answers: 'manual', domainOf });
     const timers = new FakeTimers();
-    let now = 1_000;
-    const limiter = createLimiter({
-      algorithm: bucket(),
-      store,
-      clock: () => now,
-      timeout: 20,
-      timers,
-      storeRetryInterval: 100,
-      storeFailureThreshold: 2,
+    const { store, limiter, clock } = testStoreLimiter({
+      limiter: { algorithm: bucket(), timeout: 20, timers, storeRetryInterval: 100, storeFailureThreshold: 2 },
+      store: { domainOf },
+      start: 1_000,
     });
     // Domain A times out twice: its circuit opens.
     for (let i = 0; i < 2; i++) {
@@ -52,7 +45,7 @@ describe('a remote store with failure domains', () => {
     ]);
 
     // A's retry time: one probe for domain A (the second call of A waits for it), B is untouched.
-    now += 100;
+    clock.now += 100;
     const probe = limiter.consume('a3');
     const skipped = limiter.consume('a1');
     const bAgain = limiter.consume('b1');
@@ -67,20 +60,14 @@ describe('a remote store with failure domains', () => {
   });
 
   it('each domain has its own probe: a failed probe of A keeps A open and leaves B closed', async () => {
-    const store = new TestStore({ answers: 'manual', domainOf });
-    let now = 0;
-    const limiter = createLimiter({
-      algorithm: bucket(),
-      store,
-      clock: () => now,
-      timeout: false,
-      storeRetryInterval: 100,
-      storeFailureThreshold: 1,
+    const { store, limiter, clock } = testStoreLimiter({
+      limiter: { algorithm: bucket(), timeout: false, storeRetryInterval: 100, storeFailureThreshold: 1 },
+      store: { domainOf },
     });
     const [a, b] = [limiter.consume('a1'), limiter.consume('b1')];
     store.failAll(); // both domains fail once: both circuits open
     expect([(await a).reason, (await b).reason]).toEqual(['store-error', 'store-error']);
-    now = 100;
+    clock.now = 100;
     const probes = [limiter.consume('a1'), limiter.consume('b1'), limiter.consume('a2'), limiter.consume('b2')];
     // One probe per domain went to the store; the two others were decided by the policy.
     expect(store.pending.map((p) => p.key)).toEqual(['a1', 'b1']);
@@ -98,13 +85,8 @@ describe('a remote store with failure domains', () => {
   });
 
   it('a store without failure domains keeps one circuit: a failure of any key opens it for all', async () => {
-    const store = new TestStore({ answers: 'manual' });
-    const limiter = createLimiter({
-      algorithm: bucket(),
-      store,
-      clock: () => 0,
-      timeout: false,
-      storeFailureThreshold: 1,
+    const { store, limiter } = testStoreLimiter({
+      limiter: { algorithm: bucket(), timeout: false, storeFailureThreshold: 1 },
     });
     const a = limiter.consume('a1');
     store.failAll();
@@ -116,14 +98,9 @@ describe('a remote store with failure domains', () => {
 
 describe('a local store with failure domains', () => {
   it("consumeSync gates by the key's domain: A's failures leave B's keys answered by the store", () => {
-    const store = new TestStore({ domainOf });
-    let now = 0;
-    const limiter = createLimiter({
-      algorithm: bucket(),
-      store,
-      clock: () => now,
-      storeRetryInterval: 100,
-      storeFailureThreshold: 2,
+    const { store, limiter, clock } = testStoreLimiter({
+      limiter: { algorithm: bucket(), storeRetryInterval: 100, storeFailureThreshold: 2 },
+      store: { answers: 'sync', domainOf },
     });
     store.failure = new StoreError('node down');
     store.failing = inA;
@@ -140,7 +117,7 @@ describe('a local store with failure domains', () => {
     expect(store.calls).toEqual(['charge b1', 'charge b2']);
     // A recovers: its probe (after the retry interval) closes its circuit.
     store.failure = undefined;
-    now = 100;
+    clock.now = 100;
     expect(limiter.consumeSync('a1').reason).toBeUndefined();
     expect(limiter.consumeSync('a2').reason).toBeUndefined();
     expect(store.calls).toEqual(['charge b1', 'charge b2', 'charge a1', 'charge a2']);

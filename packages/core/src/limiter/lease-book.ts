@@ -44,6 +44,18 @@ export class LeaseBook {
     }
   }
 
+  /**
+   * Forgets every key's block denial (resets may have been missed: a denial may be of a state since
+   * reset): the next request asks for a block again. The blocks are kept (they end at their ttl).
+   */
+  forgetDenials(): void {
+    for (const entry of this.entries.values()) {
+      if (entry.denial === undefined) continue;
+      entry.denial = undefined;
+      entry.noBlockUntil = -Infinity;
+    }
+  }
+
   /** The entry of `storeKey` for `algorithm`'s configuration (a changed plan gives the old one's blocks back); undefined: charge alone (the old plan's block in flight, `maxKeys` full). */
   entryOf(storeKey: string, algorithm: Algorithm): LeaseEntry | undefined {
     const configuration = configurationOf(algorithm);
@@ -67,6 +79,9 @@ export class LeaseBook {
       demand: 0,
       askAheadBelow: 0,
       noBlockUntil: -Infinity,
+      denial: undefined,
+      restAsk: 0,
+      pacedMs: 0,
       timer: undefined,
       gone: undefined,
     };
@@ -113,20 +128,27 @@ export class LeaseBook {
     if (this.entries.get(storeKey) === entry) this.entries.delete(storeKey);
   }
 
-  /** Arms the entry's one timer for its first block's end: a live holder gives back at the ttl, and forgets a key that holds nothing. */
+  /** Arms the entry's one timer for its first block's end: a live holder gives back at the ttl, and forgets a key that holds nothing (unless at saturation: see `LeaseEntry.pacedMs`). */
   schedule(entry: LeaseEntry, storeKey: string): void {
     if (entry.timer !== undefined || entry.blocks.length === 0) return;
     const wait = Math.max(1, Math.ceil(entry.blocks[0]!.until - this.host.clock()));
     entry.timer = unrefTimer(
       this.host.timers.setTimeout(() => {
         entry.timer = undefined;
-        this.expire(entry, storeKey, this.host.clock());
+        const now = this.host.clock();
+        this.expire(entry, storeKey, now);
         if (entry.blocks.length > 0) this.schedule(entry, storeKey);
-        else if (entry.fetching === undefined && this.entries.get(storeKey) === entry)
+        // A key at saturation keeps its entry: when to ask for the next block is its to say (a `maxKeys` eviction may still take it).
+        else if (entry.fetching === undefined && !saturated(entry, now) && this.entries.get(storeKey) === entry)
           this.remove(entry, storeKey, 'dropped');
       }, wait),
     );
   }
+}
+
+/** Whether the entry says when its key's next block is there (see quota-leases-saturation.ts): a denial repeated until then, or the pace of a key at saturation. */
+function saturated(entry: LeaseEntry, now: number): boolean {
+  return entry.pacedMs > 0 || (entry.denial !== undefined && now < entry.noBlockUntil);
 }
 
 /** The units the entry's live blocks hold unspent. */

@@ -1,6 +1,6 @@
 import type { Algorithm } from '../algorithm.js';
 import type { Clock } from '../clock.js';
-import type { Policy } from '../decision.js';
+import type { Decision, Policy } from '../decision.js';
 import type { Charge, GiveBack, MaybePromise } from '../store/interface.js';
 import type { ChargeAnswer, ChargeNext } from './charge-path.js';
 import type { TimerHandle, Timers } from '../timers.js';
@@ -27,8 +27,24 @@ export interface LeaseParts {
   giveBack(back: GiveBack): MaybePromise<void>;
   /** Units taken from (`leased`) or given back to (`returned`) the shared quota. */
   counted(action: 'leased' | 'returned', units: number): void;
-  /** The store's `watchResets`, when it has one: resets made anywhere, so that a block of a reset state is not spent. */
-  readonly watchResets: ((listener: (storageKey: string | undefined) => void) => void) | undefined;
+  /**
+   * Whether the limiter may answer a request with a denial the store gave earlier (its deny cache is
+   * on): a key whose block the store denied for want of quota is then denied here until the store
+   * said a block would be there, instead of charging each request alone.
+   */
+  readonly deniesLocally: boolean;
+  /**
+   * The store's `watchResets`, when it has one: resets made anywhere, so that a block of a reset state
+   * is not spent and a denial of it is not repeated (`hearing` false: resets cannot be heard now).
+   */
+  readonly watchResets: ((listener: (storageKey: string | undefined, hearing?: boolean) => void) => void) | undefined;
+}
+
+/** The store's answer to a key's block that says no block is there for now, repeated to the key's requests as a denial until its entry's `noBlockUntil`. */
+export interface BlockDenial {
+  /** When it came (local clock): its times count down from then. */
+  readonly heardAt: number;
+  readonly decision: Decision;
 }
 
 /** Units of one block still to spend, until `until` (local clock). */
@@ -63,6 +79,20 @@ export interface LeaseEntry {
   askAheadBelow: number;
   /** No block is asked before this time (local): the last was denied or failed, or the shared quota is gone. */
   noBlockUntil: number;
+  /**
+   * The store's last answer to a block (a denial for want of quota, or a grant that left it short of
+   * another), when the limiter denies locally ({@link LeaseParts.deniesLocally}): until
+   * {@link noBlockUntil}, a request the blocks cannot serve is denied with its limit, policy and reset,
+   * without a store call. Undefined otherwise.
+   */
+  denial: BlockDenial | undefined;
+  /**
+   * The units of the next block, when the store said fewer are left than a block and that they lapse
+   * unless taken (a window's rest): a block of what is there. 0: none.
+   */
+  restAsk: number;
+  /** The store's retry time (ms) at the key's last block denial for want of quota; 0 once a block left another to spare. */
+  pacedMs: number;
   timer: TimerHandle | undefined;
   /**
    * Why the entry is no longer the key's: `forgotten` (its state was reset: a block granted later

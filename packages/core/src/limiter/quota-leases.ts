@@ -6,6 +6,7 @@ import { configurationOf } from './deny-cache.js';
 import { held, LeaseBook } from './lease-book.js';
 import type { Block, LeaseEntry, LeaseParts } from './lease-parts.js';
 import { leasable, type LeaseConfig } from './lease-options.js';
+import { blockDenied, blockGranted, localDenial } from './quota-leases-saturation.js';
 export type { LeaseParts } from './lease-parts.js';
 
 /** A request's charge waiting on its key's blocks, and the rest of the path it goes on to when they cannot serve it. */
@@ -15,10 +16,11 @@ interface LeasedRequest {
   readonly next: ChargeNext;
 }
 
-/** Asked for in one store call: `units` at `sentAt` (local clock). */
+/** Asked for in one store call: `units` at `sentAt` (local clock), when {@link QuotaLeases} had heard `missed` notices that resets may have been missed. */
 interface BlockAsk {
   readonly units: number;
   readonly sentAt: number;
+  readonly missed: number;
 }
 
 /**
@@ -32,7 +34,13 @@ interface BlockAsk {
  * block of less than half anyway) asks once a request finds too little, for a block of nearly
  * `units`. A stage of the limiter's charge path: a request costing more than `units`, a reservation,
  * an idempotent charge, or one arriving when no block can be had goes on (`next`), charged alone; one whose
- * block the store failed gets the failure policy's decision for its own cost. A block ends at the
+ * block the store failed gets the failure policy's decision for its own cost.
+ *
+ * At saturation, when the limiter denies locally (its deny cache is on: {@link LeaseParts.deniesLocally}),
+ * a key whose block the store denied, or granted leaving less than a block, is not charged per
+ * request once its blocks run out: its requests are denied here (reason `'deny-cache'`, `remaining` 0)
+ * until the store would have the next block, and the next request then asks for it: one ask per
+ * holder per block the store has to give (see quota-leases-saturation.ts). A block ends at the
  * ttl or sooner where its algorithm says (`Algorithm.leaseHoldMs`), counted on the local clock from
  * when it was asked for; unused units are given back at the ttl (an unref'd timer), at {@link close}
  * and once a request's own charge is denied (the shared quota is gone).
@@ -42,8 +50,12 @@ export class QuotaLeases {
   private closed = false;
   /** Give-backs started after {@link close} began (a block granted meanwhile): close waits for them. */
   private readonly closingBacks: Promise<void>[] = [];
-  /** What the store calls on a reset anywhere; held here because the store holds it weakly. Subscribed at the first block. */
-  private resetListener: ((storageKey: string | undefined) => void) | undefined;
+  /** What the store calls on a reset anywhere; held here because the store holds it weakly. Subscribed at the first block asked for. */
+  private resetListener: ((storageKey: string | undefined, hearing?: boolean) => void) | undefined;
+  /** False while the store says it cannot hear resets: no block denial is repeated locally. */
+  private hearing = true;
+  /** How many times the store said resets may have been missed: a denial asked for before the latest is not repeated locally. */
+  private missed = 0;
 
   constructor(
     private readonly config: LeaseConfig,
@@ -69,7 +81,7 @@ export class QuotaLeases {
     if (spent !== undefined) return spent;
     const request: LeasedRequest = { entry, charge, next };
     if (entry.fetching !== undefined) return entry.fetching.then((d) => this.afterBlock(request, d, false));
-    if (now < entry.noBlockUntil) return this.alone(request);
+    if (now < entry.noBlockUntil) return this.withoutBlock(request, now);
     const answer = this.fetch(entry, storeKey, now, cost);
     return answer instanceof Promise
       ? answer.then((d) => this.afterBlock(request, d, false))
@@ -155,8 +167,8 @@ export class QuotaLeases {
   /**
    * A request after the block asked for came (`d`, the store's answer; undefined: none): from a live
    * block; behind the next one, once (`waited`), when the store granted this one but the requests
-   * before took it all (a request waits two round trips at most); the policy's answer to a failure;
-   * or charged alone.
+   * before took it all, or denied it with units left worth a block of their own (a request waits two
+   * round trips at most); the policy's answer to a failure; denied locally; or charged alone.
    */
   private afterBlock(request: LeasedRequest, d: ChargeAnswer | undefined, waited: boolean): MaybePromise<ChargeAnswer> {
     const { entry, charge } = request;
@@ -166,20 +178,20 @@ export class QuotaLeases {
     const spent = entry.gone === undefined ? this.spend(entry, storeKey, charge.cost, now) : undefined;
     if (spent !== undefined) return spent;
     const decision = d?.decision;
-    if (
-      !waited &&
-      entry.gone === undefined &&
-      decision !== undefined &&
-      decision.allowed &&
-      decision.reason === undefined
-    ) {
+    if (!waited && entry.gone === undefined && decision !== undefined && (granted(decision) || entry.restAsk > 0)) {
       const next =
         entry.fetching ?? (now >= entry.noBlockUntil ? this.fetch(entry, storeKey, now, charge.cost) : undefined);
       if (next instanceof Promise) return next.then((answer) => this.afterBlock(request, answer, true));
+      if (next !== undefined) return this.afterBlock(request, next, true);
     }
     const reason = decision?.reason;
-    if (reason !== 'timeout' && reason !== 'store-error') return this.alone(request);
-    return this.host.withoutStore(charge, reason);
+    if (reason === 'timeout' || reason === 'store-error') return this.host.withoutStore(charge, reason);
+    return this.withoutBlock(request, now);
+  }
+
+  /** A request no block can serve: denied without the store while its key asks for no block (see quota-leases-saturation.ts), else charged alone. */
+  private withoutBlock(request: LeasedRequest, now: number): MaybePromise<ChargeAnswer> {
+    return (this.hearing ? localDenial(request.entry, now) : undefined) ?? this.alone(request);
   }
 
   /**
@@ -194,7 +206,15 @@ export class QuotaLeases {
     sentAt: number,
     askedBy: number,
   ): MaybePromise<ChargeAnswer | undefined> {
-    const ask: BlockAsk = { units: this.config.units - held(entry), sentAt };
+    // Subscribed before the first answer: a denial can be repeated locally only while resets are heard.
+    this.followResets();
+    const topUp = this.config.units - held(entry);
+    const ask: BlockAsk = {
+      units: entry.restAsk > 0 ? Math.min(entry.restAsk, topUp) : topUp,
+      sentAt,
+      missed: this.missed,
+    };
+    entry.restAsk = 0;
     entry.demand = askedBy;
     let answer: MaybePromise<ChargeAnswer>;
     try {
@@ -236,16 +256,21 @@ export class QuotaLeases {
     return fetching;
   }
 
-  /** The store's answer to the block `ask`: a granted block is kept; otherwise none is asked for until the answer's retry time (a failure's: the retry interval). */
+  /**
+   * The store's answer to the block `ask`: a granted block is kept; a failure asks none for the retry
+   * interval; a denial for want of quota asks none until its retry time. When the limiter denies
+   * locally, a denial, and a grant that left the store short of a block, say when the next is asked
+   * and what the key's requests are told until then ({@link blockDenied}, {@link blockGranted}).
+   */
   private received(entry: LeaseEntry, storeKey: string, answer: ChargeAnswer, ask: BlockAsk): void {
     const { units, sentAt } = ask;
     const d = answer.decision;
-    const granted = d.allowed && d.reason === undefined && d.delayMs === 0;
+    const isGranted = granted(d);
     // A block the failure policy answered is no request's: a late grant of the store goes back.
     answer.unserved?.();
     if (entry.gone !== undefined) {
       // A block of a state reset meanwhile is dropped; one of an entry closed or replaced goes back.
-      if (granted && entry.gone === 'dropped') {
+      if (isGranted && entry.gone === 'dropped') {
         this.backAfterClose(
           this.host.giveBack({ key: storeKey, algorithm: entry.algorithm, cost: units, chargedAt: d.at }),
           units,
@@ -253,9 +278,14 @@ export class QuotaLeases {
       }
       return;
     }
-    if (!granted) {
-      const failed = d.reason === 'timeout' || d.reason === 'store-error';
-      entry.noBlockUntil = sentAt + Math.max(1, failed ? this.host.retryIntervalMs : d.retryAfterMs);
+    entry.denial = undefined;
+    if (!isGranted) {
+      if (d.reason === 'timeout' || d.reason === 'store-error') {
+        entry.noBlockUntil = sentAt + Math.max(1, this.host.retryIntervalMs);
+        return;
+      }
+      if (!this.deniesLocally(ask)) entry.noBlockUntil = sentAt + Math.max(1, d.retryAfterMs);
+      else blockDenied(entry, { decision: d, asked: units, heardAt: this.host.clock() });
       return;
     }
     const holdMs = entry.algorithm.leaseHoldMs(d.at, units);
@@ -280,13 +310,31 @@ export class QuotaLeases {
     entry.limit = d.limit;
     entry.policy = d.policy;
     entry.resetAt = sentAt + d.resetMs;
+    if (this.deniesLocally(ask))
+      blockGranted(entry, { decision: d, asked: units, heardAt: this.host.clock() }, this.config.units);
     this.book.schedule(entry, storeKey);
-    if (this.resetListener === undefined && this.host.watchResets !== undefined) {
-      // A key reset anywhere drops its blocks. "Resets may have been missed" (a (re)subscription, also
-      // the first) drops nothing: the blocks would be lost to the quota, and any block ends at its ttl.
-      this.resetListener = (key) => key !== undefined && this.forget(key);
-      this.host.watchResets(this.resetListener);
-    }
+  }
+
+  /** Whether the answer to `ask` may be repeated locally: the limiter denies locally, resets are heard, and none may have been missed since it was asked. */
+  private deniesLocally(ask: BlockAsk): boolean {
+    return this.host.deniesLocally && this.hearing && ask.missed === this.missed;
+  }
+
+  /**
+   * Subscribes to the store's resets, once (at the first block asked for). A key reset anywhere
+   * drops its blocks and its denial. "Resets may have been missed" (a (re)subscription, also the
+   * first) drops no block (it would be lost to the quota, and any block ends at its ttl) but every
+   * denial, and while the store cannot hear resets none is repeated locally.
+   */
+  private followResets(): void {
+    if (this.resetListener !== undefined || this.host.watchResets === undefined) return;
+    this.resetListener = (key, hearing) => {
+      this.hearing = hearing !== false;
+      if (key !== undefined) return this.forget(key);
+      this.missed++;
+      this.book.forgetDenials();
+    };
+    this.host.watchResets(this.resetListener);
   }
 
   /** Charges the request alone (`next`); a denial of its own cost says the shared quota is gone: what the key holds goes back. */
@@ -311,4 +359,9 @@ export class QuotaLeases {
     this.host.counted('returned', units);
     if (back instanceof Promise && this.closed) this.closingBacks.push(back);
   }
+}
+
+/** Whether `d`, the store's answer to a block, grants it. */
+function granted(d: Decision): boolean {
+  return d.allowed && d.reason === undefined && d.delayMs === 0;
 }

@@ -2,6 +2,7 @@ import calculateSlot from 'cluster-key-slot';
 import type { ScriptCall } from '../script-plan.js';
 import type { ClientAdapter, SubscriptionHandlers } from './adapter.js';
 import { isUnknownCommand } from './ioredis.js';
+import { ReplyPacer } from './reply-pacer.js';
 import { isNoScript, scriptSha1 } from './script-sha.js';
 import {
   keepSubscribed,
@@ -47,6 +48,10 @@ interface NodeRedis extends NodeRedisClient {
   off?(event: 'end' | 'disconnect', listener: () => void): unknown;
   /** 5 and later: a view of the client whose replies are typed as asked. */
   withTypeMapping?(mapping: Record<number, unknown>): NodeRedis;
+  /** 5 and later: a view of the client with these command options over its own. */
+  withCommandOptions?(options: { typeMapping: Record<number, unknown>; timeout: number }): NodeRedis;
+  /** A client of one connection: true while connected and ready (what it is given is written in the same turn). */
+  readonly isReady?: boolean;
   /** Cluster only: each slot's shard (its master and replicas). */
   readonly slots?: readonly ({ master?: { address?: string } } | undefined)[];
   readonly masters?: unknown;
@@ -120,10 +125,12 @@ export function isNodeRedisLike(client: object): client is NodeRedis {
  */
 export function nodeRedisAdapter(client: NodeRedis): ClientAdapter {
   const cluster = 'masters' in client && 'slots' in client;
-  const send =
-    typeof client.withTypeMapping === 'function'
-      ? typedSend(client.withTypeMapping({ [BLOB_STRING]: Buffer }))
-      : version4Send(client, cluster);
+  // A client of one connection (createClient): not a Cluster, a pool or a Sentinel, which route each
+  // command to a client of theirs, some after an await (the pacing needs the write queued by the call).
+  const single = !cluster && typeof client.duplicate === 'function' && typeof client.getMasterNode !== 'function';
+  const unpaced =
+    typeof client.withTypeMapping === 'function' ? typedSend(client, single) : version4Send(client, cluster);
+  const send = single ? pacedSend(unpaced) : unpaced;
   return {
     keyPrefix: '',
     masterOf: cluster ? (slot) => client.slots?.[slot]?.master?.address ?? '' : undefined,
@@ -155,14 +162,39 @@ export function nodeRedisAdapter(client: NodeRedis): ClientAdapter {
 /** `EVALSHA` of the script's SHA1, then `EVAL` of its text on `NOSCRIPT`: `args` are its keys, then its arguments. */
 type Send = (sha: string, lua: string, numberOfKeys: number, args: string[]) => Promise<unknown>;
 
-/** node-redis 5 and later, on the view of the client that returns Buffers. */
-function typedSend(typed: NodeRedis): Send {
+/**
+ * node-redis 5 and later, on a view of the client that returns Buffers. node-redis 6 gives each command
+ * a timeout (`commandOptions.timeout`, 5 s by default: an `AbortSignal.timeout`, a timer and a listener
+ * per command) that bounds its wait to be written and ends when it is written. A single client that
+ * is ready writes what it is given in the same turn, so the store's calls made then go through a view
+ * without one (`single`); a call made while it is not ready (connecting again, its commands queued)
+ * keeps the client's timeout, so that a call on a dead connection still ends.
+ */
+function typedSend(client: NodeRedis, single: boolean): Send {
+  const mapping = { [BLOB_STRING]: Buffer };
+  const typed = client.withTypeMapping!(mapping);
+  // timeout 0: none (node-redis sets a timer only for a positive one); the client's other options stay.
+  const written =
+    single && typeof client.withCommandOptions === 'function'
+      ? client.withCommandOptions({ typeMapping: mapping, timeout: 0 })
+      : typed;
   return (sha, lua, numberOfKeys, args) => {
     const options: EvalOptions = { keys: args.slice(0, numberOfKeys), arguments: args.slice(numberOfKeys) };
-    return typed.evalSha(sha, options).catch((error: unknown) => {
-      if (isNoScript(error)) return typed.eval(lua, options);
+    const view = client.isReady === true ? written : typed;
+    return view.evalSha(sha, options).catch((error: unknown) => {
+      if (isNoScript(error)) return (client.isReady === true ? written : typed).eval(lua, options);
       throw error;
     });
+  };
+}
+
+/** `send` through a {@link ReplyPacer}: node-redis writes in a `setImmediate` of its own (4 by its cork, 5 and 6 by `#scheduleWrite`). */
+function pacedSend(send: Send): Send {
+  const pacer = new ReplyPacer();
+  return (sha, lua, numberOfKeys, args) => {
+    const answer = send(sha, lua, numberOfKeys, args);
+    pacer.sent();
+    return pacer.pace(answer);
   };
 }
 

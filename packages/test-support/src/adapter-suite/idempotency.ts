@@ -1,6 +1,7 @@
 import { createLimiter, fixedWindow } from '@rl/core';
 import { expect, it } from 'vitest';
 import { members } from '../http-client.js';
+import type { MountedApp } from './adapter.js';
 import { T0, type SuiteContext } from './context.js';
 
 /** The `r` of the only RateLimit member. */
@@ -23,18 +24,22 @@ export function idempotencyTests(t: SuiteContext): void {
     return { headers: { 'x-replayed': String(result.replayed), 'x-conflict': String(result.idempotencyConflict) } };
   };
   const withKey = (key: string) => ({ headers: { 'idempotency-key': key } });
+  /** `times` requests of `/orders` with one Idempotency-Key, one after another: each one's status, RateLimit `r` and X-Replayed. */
+  const retried = async (app: MountedApp, key: string, times: number) => {
+    const seen: [number, number | undefined, unknown][] = [];
+    for (let i = 0; i < times; i++) {
+      const res = await app.request('/orders', withKey(key));
+      seen.push([res.status, remainingOf(res.headers['ratelimit']), res.headers['x-replayed']]);
+    }
+    return seen;
+  };
 
   it('retries with the same Idempotency-Key are answered with the first decision and the current headers, charged once', async () => {
     const app = await t.open({
       middlewares: [{ algorithm: hourly, key: () => 'ann', prefix: 'retries', idempotencyKey }],
       handler: flags,
     });
-    const seen: [number, number | undefined, unknown][] = [];
-    for (let i = 0; i < 3; i++) {
-      const res = await app.request('/orders', withKey('"8e03978e-40d5"'));
-      seen.push([res.status, remainingOf(res.headers['ratelimit']), res.headers['x-replayed']]);
-    }
-    expect(seen).toEqual([
+    expect(await retried(app, '"8e03978e-40d5"', 3)).toEqual([
       [200, 99, 'false'],
       [200, 99, 'true'],
       [200, 99, 'true'],
@@ -105,12 +110,7 @@ export function idempotencyTests(t: SuiteContext): void {
       ],
       handler: flags,
     });
-    const seen: [number, number | undefined, unknown][] = [];
-    for (let i = 0; i < 5; i++) {
-      const res = await app.request('/orders', withKey('pay-2'));
-      seen.push([res.status, remainingOf(res.headers['ratelimit']), res.headers['x-replayed']]);
-    }
-    expect(seen).toEqual([
+    expect(await retried(app, 'pay-2', 5)).toEqual([
       [200, 99, 'false'],
       [200, 99, 'true'],
       [200, 99, 'true'],

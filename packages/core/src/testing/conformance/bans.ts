@@ -4,7 +4,16 @@ import { slidingWindowLog } from '../../algorithms/sliding-window-log.js';
 import { tokenBucket } from '../../algorithms/token-bucket.js';
 import { createLimiter, type LimiterOptions } from '../../limiter/index.js';
 import { HeardIdempotency } from './heard.js';
-import { freshPrefix, gatedIt, rateSamples, runsAll, type Suite } from './suite.js';
+import {
+  freshPrefix,
+  gatedIt,
+  limiterWith,
+  rateSamples,
+  resetHeard,
+  runsAll,
+  sharingLimiters,
+  type Suite,
+} from './suite.js';
 
 const HOUR = 3_600_000;
 
@@ -12,7 +21,7 @@ const HOUR = 3_600_000;
 export function describeBans(suite: Suite): void {
   const bans = () => suite.store.capabilities.bans === true;
   const limiterOf = (options: Partial<LimiterOptions> & Pick<LimiterOptions, 'algorithm'>, clock: () => number) =>
-    createLimiter({ store: suite.store, clock, prefix: freshPrefix('ban'), timeout: false, bans: true, ...options });
+    limiterWith(suite, 'ban', { clock, bans: true, ...options });
 
   describe('bans (limiter.block, limiter.unblock)', () => {
     for (const sample of rateSamples) {
@@ -71,28 +80,18 @@ export function describeBans(suite: Suite): void {
       'a second limiter on the store sees the ban at once, and the unban too, through its deny cache',
       () => bans() && runsAll(suite.store, ['fixed-window']),
       async () => {
-        const now = 5_000;
-        const prefix = freshPrefix('ban-shared');
-        const options = {
+        const [a, b] = sharingLimiters(suite, 'ban-shared', {
           algorithm: fixedWindow({ limit: 5, window: '1h' }),
-          store: suite.store,
-          clock: () => now,
-          prefix,
-          timeout: false as const,
+          clock: () => 5_000,
           bans: true,
-        };
-        const a = createLimiter(options);
-        const b = createLimiter(options);
+        });
         await a.block('k', '1h');
         expect(await b.consume('k')).toMatchObject({ allowed: false, reason: 'blocked' });
         // A store several processes share tells every deny cache of the unban, as of a reset: once the
         // store's own listener has heard it, so has b's.
-        let heard: () => void = () => {};
-        const listener = (key: string | undefined) => (key === undefined || key === b.storageKey('k')) && heard();
-        const told = new Promise<void>((resolve) => (heard = resolve));
-        suite.store.watchResets?.(listener);
+        const told = resetHeard(suite.store, b.storageKey('k'));
         await a.unblock('k');
-        if (suite.store.watchResets !== undefined) await told;
+        await told;
         expect(await b.consume('k')).toMatchObject({ allowed: true, remaining: 4 });
       },
     );
@@ -102,36 +101,25 @@ export function describeBans(suite: Suite): void {
       () => bans() && runsAll(suite.store, ['fixed-window', 'token-bucket', 'sliding-window-log']),
       async () => {
         const prefix = freshPrefix('ban-layouts');
-        const admin = createLimiter({
-          store: suite.store,
-          clock: () => 1_000,
-          prefix,
-          timeout: false,
-          bans: true,
-          denyCache: false,
-        });
+        /** A limiter with bans on the one prefix, at `at`. */
+        const banning = (at: number, options: Partial<LimiterOptions> = {}) =>
+          createLimiter({
+            store: suite.store,
+            clock: () => at,
+            prefix,
+            timeout: false,
+            bans: true,
+            denyCache: false,
+            ...options,
+          });
+        const admin = banning(1_000);
         await admin.block('k', '1h');
-        const plans = createLimiter({
-          store: suite.store,
-          clock: () => 2_000,
-          prefix,
-          timeout: false,
-          bans: true,
-          denyCache: false,
-        });
+        const plans = banning(2_000);
         expect(await plans.consume('k', 1, tokenBucket({ capacity: 5, refillRate: 1 }))).toMatchObject({
           allowed: false,
           reason: 'blocked',
         });
-        const own = createLimiter({
-          algorithm: fixedWindow({ limit: 5, window: '1m' }),
-          store: suite.store,
-          clock: () => 2_000,
-          prefix,
-          timeout: false,
-          bans: true,
-          denyCache: false,
-        });
+        const own = banning(2_000, { algorithm: fixedWindow({ limit: 5, window: '1m' }) });
         expect(await own.consume('k')).toMatchObject({ allowed: false, reason: 'blocked' });
         expect(await own.consume('k', 1, slidingWindowLog({ limit: 5, window: '1m' }))).toMatchObject({
           allowed: false,
@@ -195,12 +183,7 @@ export function describeBans(suite: Suite): void {
       'block() on a limiter without bans (or on a concurrency limit) is a typed error; bad input is refused before the store is asked',
       () => bans(),
       async () => {
-        const plain = createLimiter({
-          algorithm: fixedWindow({ limit: 1, window: '1m' }),
-          store: suite.store,
-          prefix: freshPrefix('ban-off'),
-          timeout: false,
-        });
+        const plain = limiterWith(suite, 'ban-off', { algorithm: fixedWindow({ limit: 1, window: '1m' }) });
         await expect(plain.block('k', '1h')).rejects.toMatchObject({
           code: 'RL_UNSUPPORTED',
           message: expect.stringMatching(/bans: true/),

@@ -2,9 +2,9 @@ import fc from 'fast-check';
 import { describe, expect } from 'vitest';
 import { fixedWindow } from '../../algorithms/fixed-window.js';
 import { tokenBucket } from '../../algorithms/token-bucket.js';
-import { createLimiter, type LimiterOptions } from '../../limiter/index.js';
+import type { LimiterOptions } from '../../limiter/index.js';
 import { HeardIdempotency } from './heard.js';
-import { freshPrefix, gatedIt, rateSamples, runsAll, samplesFor, type Suite } from './suite.js';
+import { gatedIt, limiterWith, rateSamples, runsAll, samplesFor, type Suite } from './suite.js';
 
 /**
  * Idempotent charges (`consume(key, cost, { idempotencyKey })`, on a store that declares
@@ -22,16 +22,17 @@ export function describeIdempotency(suite: Suite): void {
     algorithm: LimiterOptions['algorithm'],
     clock: () => number,
     options: Partial<LimiterOptions> = {},
-  ) =>
-    createLimiter({
-      algorithm,
-      store: suite.store,
-      clock,
-      prefix: freshPrefix('idem'),
-      timeout: false,
-      denyCache: false,
-      ...options,
-    });
+  ) => limiterWith(suite, 'idem', { algorithm, clock, denyCache: false, ...options });
+
+  /** A limiter as `limiterOf` makes it, whose observer hears what its idempotent charges were (`heard`). */
+  const heardLimiter = (
+    algorithm: LimiterOptions['algorithm'],
+    clock: () => number,
+    options: Partial<LimiterOptions> = {},
+  ) => {
+    const heard = new HeardIdempotency();
+    return { heard, limiter: limiterOf(algorithm, clock, { observer: heard.observer, ...options }) };
+  };
 
   describe('idempotent charges', () => {
     for (const sample of rateSamples) {
@@ -40,8 +41,7 @@ export function describeIdempotency(suite: Suite): void {
         () => remembers() && runsAll(suite.store, [sample.kind]),
         async () => {
           let now = 10_000;
-          const heard = new HeardIdempotency();
-          const limiter = limiterOf(sample.make(100, 60_000), () => now, { observer: heard.observer });
+          const { heard, limiter } = heardLimiter(sample.make(100, 60_000), () => now);
           const first = await limiter.consume('k', 2, { idempotencyKey: 'order-1' });
           expect([first.allowed, first.remaining, heard.replayed()]).toEqual([true, 98, false]);
           for (let i = 0; i < 5; i++) {
@@ -61,8 +61,7 @@ export function describeIdempotency(suite: Suite): void {
       () => remembers() && runsAll(suite.store, ['fixed-window']),
       async () => {
         let now = 60_000;
-        const heard = new HeardIdempotency();
-        const limiter = limiterOf(fixedWindow({ limit: 1, window: '1m' }), () => now, { observer: heard.observer });
+        const { heard, limiter } = heardLimiter(fixedWindow({ limit: 1, window: '1m' }), () => now);
         await limiter.consume('k');
         const denied = await limiter.consume('k', 1, { idempotencyKey: 'late' });
         expect([denied.allowed, heard.replayed()]).toEqual([false, false]);
@@ -79,8 +78,7 @@ export function describeIdempotency(suite: Suite): void {
       'an id reused with another fingerprint is charged as new, a conflict; a retry of the first still gets its decision',
       () => remembers() && runsAll(suite.store, ['fixed-window']),
       async () => {
-        const heard = new HeardIdempotency();
-        const limiter = limiterOf(fixedWindow({ limit: 10, window: '1h' }), () => 1_000, { observer: heard.observer });
+        const { heard, limiter } = heardLimiter(fixedWindow({ limit: 10, window: '1h' }), () => 1_000);
         await limiter.consume('k', 1, { idempotencyKey: 'x', fingerprint: 'POST /orders 1' });
         const reused = await limiter.consume('k', 1, { idempotencyKey: 'x', fingerprint: 'DELETE /orders 1' });
         const said = heard.latest();
@@ -104,9 +102,7 @@ export function describeIdempotency(suite: Suite): void {
       () => remembers() && runsAll(suite.store, ['fixed-window']),
       async () => {
         let now = 3_600_000;
-        const heard = new HeardIdempotency();
-        const limiter = limiterOf(fixedWindow({ limit: 100, window: '1h' }), () => now, {
-          observer: heard.observer,
+        const { heard, limiter } = heardLimiter(fixedWindow({ limit: 100, window: '1h' }), () => now, {
           idempotencyTtl: '1s',
         });
         await limiter.consume('k', 1, { idempotencyKey: 'a' });
@@ -133,9 +129,7 @@ export function describeIdempotency(suite: Suite): void {
       () => remembers() && runsAll(suite.store, ['fixed-window']),
       async () => {
         let now = 5_000;
-        const heard = new HeardIdempotency();
-        const limiter = limiterOf(fixedWindow({ limit: 100, window: '1h' }), () => now, {
-          observer: heard.observer,
+        const { heard, limiter } = heardLimiter(fixedWindow({ limit: 100, window: '1h' }), () => now, {
           idempotencyMaxIds: 3,
         });
         for (const id of ['1', '2', '3', '4']) {
@@ -156,8 +150,7 @@ export function describeIdempotency(suite: Suite): void {
       "a give-back of a replay gives nothing back and keeps the record; a give-back of a conflict keeps the first request's record",
       () => remembers() && runsAll(suite.store, ['fixed-window']),
       async () => {
-        const heard = new HeardIdempotency();
-        const limiter = limiterOf(fixedWindow({ limit: 10, window: '1h' }), () => 1_000, { observer: heard.observer });
+        const { heard, limiter } = heardLimiter(fixedWindow({ limit: 10, window: '1h' }), () => 1_000);
         await limiter.consume('b', 3, { idempotencyKey: 'Y' });
         const replay = await limiter.consume('b', 3, { idempotencyKey: 'Y' });
         await limiter.undo('b', 3, replay);
@@ -177,9 +170,7 @@ export function describeIdempotency(suite: Suite): void {
       'with a quota lease: an idempotent charge goes to the store, and its give-back forgets the id there (never into a block)',
       () => remembers() && runsAll(suite.store, ['fixed-window']),
       async () => {
-        const heard = new HeardIdempotency();
-        const limiter = limiterOf(fixedWindow({ limit: 20, window: '1h' }), () => 5_000, {
-          observer: heard.observer,
+        const { heard, limiter } = heardLimiter(fixedWindow({ limit: 20, window: '1h' }), () => 5_000, {
           lease: { units: 10, ttl: '10s' },
         });
         await limiter.consume('k');
@@ -200,11 +191,7 @@ export function describeIdempotency(suite: Suite): void {
         () => remembers() && runsAll(suite.store, [sample.kind]),
         async () => {
           let now = 10_000;
-          const heard = new HeardIdempotency();
-          const limiter = limiterOf(sample.make(100, 60_000), () => now, {
-            observer: heard.observer,
-            idempotencyMaxReplays: 2,
-          });
+          const { heard, limiter } = heardLimiter(sample.make(100, 60_000), () => now, { idempotencyMaxReplays: 2 });
           const first = await limiter.consume('k', 1, { idempotencyKey: 'A' });
           const seen: [boolean, boolean, number][] = [[first.allowed, heard.replayed(), first.remaining]];
           for (let i = 0; i < 6; i++) {
@@ -229,8 +216,7 @@ export function describeIdempotency(suite: Suite): void {
       'by default an id replays 5 times: the 7th request with it is charged',
       () => remembers() && runsAll(suite.store, ['fixed-window']),
       async () => {
-        const heard = new HeardIdempotency();
-        const limiter = limiterOf(fixedWindow({ limit: 100, window: '1h' }), () => 1_000, { observer: heard.observer });
+        const { heard, limiter } = heardLimiter(fixedWindow({ limit: 100, window: '1h' }), () => 1_000);
         const replayed: boolean[] = [];
         for (let i = 0; i < 13; i++) {
           await limiter.consume('k', 1, { idempotencyKey: 'order-1' });
@@ -246,9 +232,7 @@ export function describeIdempotency(suite: Suite): void {
       () => remembers() && runsAll(suite.store, ['fixed-window']),
       async () => {
         let now = 60_000;
-        const heard = new HeardIdempotency();
-        const limiter = limiterOf(fixedWindow({ limit: 2, window: '1m' }), () => now, {
-          observer: heard.observer,
+        const { heard, limiter } = heardLimiter(fixedWindow({ limit: 2, window: '1m' }), () => now, {
           idempotencyMaxReplays: 1,
         });
         expect((await limiter.consume('k', 1, { idempotencyKey: 'A' })).allowed).toBe(true);
@@ -308,9 +292,7 @@ export function describeIdempotency(suite: Suite): void {
             fc.array(op, { minLength: 1, maxLength: 30 }),
             async (which, blockMs, maxReplays, ops) => {
               let now = 10_000;
-              const heard = new HeardIdempotency();
-              const limiter = limiterOf(samples[which]!.make(3, 10_000), () => now, {
-                observer: heard.observer,
+              const { heard, limiter } = heardLimiter(samples[which]!.make(3, 10_000), () => now, {
                 bans: true,
                 idempotencyMaxReplays: maxReplays,
                 idempotencyTtl: '1h',
@@ -377,8 +359,7 @@ export function describeIdempotency(suite: Suite): void {
       () => remembers() && suite.store.capabilities.reservations === true && runsAll(suite.store, ['token-bucket']),
       async () => {
         let now = 7_000;
-        const heard = new HeardIdempotency();
-        const limiter = limiterOf(tokenBucket({ capacity: 1, refillRate: 1 }), () => now, { observer: heard.observer });
+        const { heard, limiter } = heardLimiter(tokenBucket({ capacity: 1, refillRate: 1 }), () => now);
         await limiter.consume('k');
         const first = await limiter.reserve('k', 1, { maxDelay: '1s', idempotencyKey: 'r' });
         expect([first.allowed, first.delayMs]).toEqual([true, 1000]);

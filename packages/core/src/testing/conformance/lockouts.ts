@@ -1,10 +1,9 @@
 import { describe, expect } from 'vitest';
 import { fixedWindow } from '../../algorithms/fixed-window.js';
-import { createLimiter } from '../../limiter/index.js';
 import { lockoutScenarios } from '../scenarios.js';
 import { expectScenario } from './tables.js';
 import { HeardIdempotency } from './heard.js';
-import { freshPrefix, gatedIt, rateSamples, runsAll, type Suite } from './suite.js';
+import { gatedIt, limiterWith, rateSamples, runsAll, sharingLimiters, type Suite } from './suite.js';
 
 const HOUR = 3_600_000;
 
@@ -25,17 +24,12 @@ export function describeLockouts(suite: Suite): void {
       () => blocks() && runsAll(suite.store, ['fixed-window']),
       async () => {
         let now = 1_000;
-        const prefix = freshPrefix('lockout');
-        const options = {
+        const [first, second] = sharingLimiters(suite, 'lockout', {
           algorithm: fixedWindow({ limit: 2, window: '1m' }),
-          store: suite.store,
           clock: () => now,
-          prefix,
-          timeout: false as const,
-          blockDuration: '1h' as const,
-        };
-        const first = createLimiter({ ...options, denyCache: false });
-        const second = createLimiter({ ...options, denyCache: false });
+          blockDuration: '1h',
+          denyCache: false,
+        });
         const admitted = await first.consume('login');
         await first.consume('login');
         expect(await first.consume('login')).toMatchObject({ allowed: false, retryAfterMs: HOUR });
@@ -55,12 +49,9 @@ export function describeLockouts(suite: Suite): void {
         async () => {
           let now = 1_000;
           const heard = new HeardIdempotency();
-          const limiter = createLimiter({
+          const limiter = limiterWith(suite, 'lockout-replay', {
             algorithm: sample.make(2, 60_000),
-            store: suite.store,
             clock: () => now,
-            prefix: freshPrefix('lockout-replay'),
-            timeout: false,
             denyCache: false,
             blockDuration: '1h',
             idempotencyTtl: '2h',

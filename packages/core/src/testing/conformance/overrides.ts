@@ -6,8 +6,8 @@ import { fixedWindow } from '../../algorithms/fixed-window.js';
 import { tokenBucket } from '../../algorithms/token-bucket.js';
 import { withBlock } from '../../algorithms/block.js';
 import type { Decision } from '../../decision.js';
-import { createLimiter, type LimiterOptions } from '../../limiter/index.js';
-import { freshPrefix, gatedIt, rateSamples, runsAll, type Suite } from './suite.js';
+import type { LimiterOptions } from '../../limiter/index.js';
+import { gatedIt, limiterWith, rateSamples, resetHeard, runsAll, sharingLimiters, type Suite } from './suite.js';
 
 const MINUTE = 60_000;
 
@@ -31,15 +31,7 @@ export function describeOverrides(suite: Suite): void {
   const overrides = (kinds: readonly AlgorithmKind[]) =>
     kinds.every((kind) => (suite.store.capabilities.overrides ?? []).includes(kind)) && runsAll(suite.store, kinds);
   const limiterOf = (options: Partial<LimiterOptions>, clock: () => number) =>
-    createLimiter({
-      store: suite.store,
-      clock,
-      prefix: freshPrefix('override'),
-      timeout: false,
-      overrides: true,
-      denyCache: false,
-      ...options,
-    });
+    limiterWith(suite, 'override', { clock, overrides: true, denyCache: false, ...options });
 
   describe('overrides (limiter.setOverride, getOverride, clearOverride)', () => {
     for (const sample of rateSamples) {
@@ -51,13 +43,7 @@ export function describeOverrides(suite: Suite): void {
           const own = sample.make(10, MINUTE);
           const override = sample.make(3, MINUTE);
           const limiter = limiterOf({ algorithm: own }, () => now);
-          const alone = createLimiter({
-            algorithm: override,
-            store: suite.store,
-            clock: () => now,
-            prefix: freshPrefix('override-alone'),
-            timeout: false,
-          });
+          const alone = limiterWith(suite, 'override-alone', { algorithm: override, clock: () => now });
           await limiter.setOverride('k', override, { ttl: '1h' });
           for (const [at, cost] of [
             [1_000, 1],
@@ -153,26 +139,16 @@ export function describeOverrides(suite: Suite): void {
       'a second limiter on the store decides with the override at once, its cached denial forgotten (the store tells every deny cache)',
       () => overrides(['fixed-window']),
       async () => {
-        const now = 5_000;
-        const prefix = freshPrefix('override-shared');
-        const options = {
+        const [a, b] = sharingLimiters(suite, 'override-shared', {
           algorithm: fixedWindow({ limit: 1, window: '1h' }),
-          store: suite.store,
-          clock: () => now,
-          prefix,
-          timeout: false as const,
+          clock: () => 5_000,
           overrides: true,
-        };
-        const a = createLimiter(options);
-        const b = createLimiter(options);
+        });
         expect((await b.consume('k')).allowed).toBe(true);
         expect((await b.consume('k')).allowed).toBe(false);
-        let heard: () => void = () => {};
-        const listener = (key: string | undefined) => (key === undefined || key === b.storageKey('k')) && heard();
-        const told = new Promise<void>((resolve) => (heard = resolve));
-        suite.store.watchResets?.(listener);
+        const told = resetHeard(suite.store, b.storageKey('k'));
         await a.setOverride('k', fixedWindow({ limit: 10, window: '1h' }), { ttl: '1d' });
-        if (suite.store.watchResets !== undefined) await told;
+        await told;
         expect(await b.consume('k')).toMatchObject({ allowed: true, remaining: 8, policy: { quota: 10 } });
         expect(await b.getOverride('k')).toMatchObject({ algorithm: { limit: 10 } });
       },
@@ -206,12 +182,7 @@ export function describeOverrides(suite: Suite): void {
       async () => {
         const limiter = limiterOf({ algorithm: fixedWindow({ limit: 1, window: '1m' }) }, () => 0);
         const ten = fixedWindow({ limit: 10, window: '1m' });
-        const plain = createLimiter({
-          algorithm: fixedWindow({ limit: 1, window: '1m' }),
-          store: suite.store,
-          prefix: freshPrefix('override-off'),
-          timeout: false,
-        });
+        const plain = limiterWith(suite, 'override-off', { algorithm: fixedWindow({ limit: 1, window: '1m' }) });
         await expect(plain.setOverride('k', ten, { ttl: '1h' })).rejects.toMatchObject({
           code: 'RL_UNSUPPORTED',
           message: expect.stringMatching(/overrides: true/),

@@ -1,8 +1,7 @@
-import fc from 'fast-check';
 import { describe, expect } from 'vitest';
-import { arrivals, type Admission, type Admit } from '../bounds.js';
+import type { Admission, Admit } from '../bounds.js';
 import { kindSuites } from '../scenarios.js';
-import { freshPrefix, gatedIt, limiterOn, runsAll, samplesFor, type Suite } from './suite.js';
+import { checkSampledCases, freshPrefix, gatedIt, limiterOn, runsAll, samplesFor, type Suite } from './suite.js';
 
 /** Each kind's bounds, and the decision fields every rate algorithm keeps in range, over random request sequences. */
 export function describeProperties(suite: Suite): void {
@@ -31,39 +30,20 @@ export function describeProperties(suite: Suite): void {
     gatedIt(
       'remaining is a whole number never below 0, and a denial always says when to retry',
       () => samplesFor(suite.store).length > 0,
-      async () => {
-        const samples = samplesFor(suite.store);
-        await fc.assert(
-          fc.asyncProperty(
-            fc.integer({ min: 0, max: samples.length - 1 }),
-            fc.integer({ min: 1, max: 6 }),
-            fc.integer({ min: 100, max: 3000 }),
-            arrivals(2),
-            async (which, limit, windowMs, sequence) => {
-              fc.pre(sequence.every((s) => s.cost <= limit));
-              let now = 10_000;
-              const limiter = limiterOn(
-                suite.store,
-                samples[which]!.make(limit, windowMs),
-                freshPrefix('fields'),
-                () => now,
-              );
-              for (const { gap, cost } of sequence) {
-                now += gap;
-                const d = await limiter.consume('k', cost);
-                expect(Number.isInteger(d.remaining) && d.remaining >= 0 && d.remaining <= limit).toBe(true);
-                // The RateLimit header's remaining never exceeds its policy's quota (a bucket's burst included).
-                expect(d.remaining).toBeLessThanOrEqual(d.policy.quota);
-                expect(Number.isInteger(d.resetMs) && d.resetMs >= 0).toBe(true);
-                expect(Number.isInteger(d.delayMs) && d.delayMs >= 0).toBe(true);
-                if (d.allowed) expect(d.retryAfterMs).toBe(0);
-                else expect(d.retryAfterMs).toBeGreaterThanOrEqual(1);
-              }
-            },
-          ),
-          { numRuns: suite.runs },
-        );
-      },
+      () =>
+        checkSampledCases(suite, 'fields', async ({ limit, limiter, clock, sequence }) => {
+          for (const { gap, cost } of sequence) {
+            clock.now += gap;
+            const d = await limiter.consume('k', cost);
+            expect(Number.isInteger(d.remaining) && d.remaining >= 0 && d.remaining <= limit).toBe(true);
+            // The RateLimit header's remaining never exceeds its policy's quota (a bucket's burst included).
+            expect(d.remaining).toBeLessThanOrEqual(d.policy.quota);
+            expect(Number.isInteger(d.resetMs) && d.resetMs >= 0).toBe(true);
+            expect(Number.isInteger(d.delayMs) && d.delayMs >= 0).toBe(true);
+            if (d.allowed) expect(d.retryAfterMs).toBe(0);
+            else expect(d.retryAfterMs).toBeGreaterThanOrEqual(1);
+          }
+        }),
     );
   });
 }

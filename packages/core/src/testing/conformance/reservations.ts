@@ -1,4 +1,3 @@
-import fc from 'fast-check';
 import { describe, expect } from 'vitest';
 import { withBlock } from '../../algorithms/block.js';
 import { concurrency } from '../../algorithms/concurrency.js';
@@ -6,9 +5,9 @@ import { leakyBucket } from '../../algorithms/leaky-bucket.js';
 import { tokenBucket } from '../../algorithms/token-bucket.js';
 import { InvalidOptionError } from '../../errors.js';
 import { createLimiter, type Reservation } from '../../limiter/index.js';
-import { arrivals, type Admission, type Admit } from '../bounds.js';
+import type { Admission, Admit } from '../bounds.js';
 import { kindSuites } from '../scenarios.js';
-import { freshPrefix, gatedIt, limiterOn, runsAll, samplesFor, type Suite } from './suite.js';
+import { checkSampledCases, freshPrefix, gatedIt, limiterOn, runsAll, samplesFor, type Suite } from './suite.js';
 
 /** Whether the store runs reservations and every one of these kinds. */
 const reservesAll = (suite: Suite, kinds: Parameters<typeof runsAll>[1]): boolean =>
@@ -123,39 +122,24 @@ export function describeReservations(suite: Suite): void {
     gatedIt(
       'FIFO: a later reservation never gets an earlier slot',
       () => suite.store.capabilities.reservations === true && samplesFor(suite.store).length > 0,
-      async () => {
-        const samples = samplesFor(suite.store);
-        await fc.assert(
-          fc.asyncProperty(
-            fc.integer({ min: 0, max: samples.length - 1 }),
-            fc.integer({ min: 1, max: 6 }),
-            fc.integer({ min: 100, max: 3000 }),
-            arrivals(2),
-            async (which, limit, windowMs, sequence) => {
-              fc.pre(sequence.every((s) => s.cost <= limit));
-              let now = 10_000;
-              const algorithm = samples[which]!.make(limit, windowMs);
-              const limiter = limiterOn(suite.store, algorithm, freshPrefix('fifo'), () => now);
-              let lastSlot = -Infinity;
-              for (const { gap, cost } of sequence) {
-                now += gap;
-                const r = await limiter.reserve('k', cost, { maxDelay: algorithm.maxReserveMs });
-                // delayMs is whole ms, rounded up: within the horizon rounded up.
-                expect(
-                  Number.isInteger(r.delayMs) && r.delayMs >= 0 && r.delayMs <= Math.ceil(algorithm.maxReserveMs),
-                ).toBe(true);
-                if (!r.allowed) {
-                  expect(r.retryAfterMs).toBeGreaterThanOrEqual(1);
-                  continue;
-                }
-                expect(now + r.delayMs).toBeGreaterThanOrEqual(lastSlot);
-                lastSlot = now + r.delayMs;
-              }
-            },
-          ),
-          { numRuns: suite.runs },
-        );
-      },
+      () =>
+        checkSampledCases(suite, 'fifo', async ({ algorithm, limiter, clock, sequence }) => {
+          let lastSlot = -Infinity;
+          for (const { gap, cost } of sequence) {
+            clock.now += gap;
+            const r = await limiter.reserve('k', cost, { maxDelay: algorithm.maxReserveMs });
+            // delayMs is whole ms, rounded up: within the horizon rounded up.
+            expect(
+              Number.isInteger(r.delayMs) && r.delayMs >= 0 && r.delayMs <= Math.ceil(algorithm.maxReserveMs),
+            ).toBe(true);
+            if (!r.allowed) {
+              expect(r.retryAfterMs).toBeGreaterThanOrEqual(1);
+              continue;
+            }
+            expect(clock.now + r.delayMs).toBeGreaterThanOrEqual(lastSlot);
+            lastSlot = clock.now + r.delayMs;
+          }
+        }),
     );
 
     gatedIt(

@@ -1,8 +1,10 @@
+import fc from 'fast-check';
 import { it } from 'vitest';
 import type { Algorithm, AlgorithmKind } from '../../algorithm.js';
 import type { Clock } from '../../clock.js';
-import { createLimiter, type Limiter } from '../../limiter/index.js';
+import { createLimiter, type Limiter, type LimiterOptions } from '../../limiter/index.js';
 import type { Store } from '../../store/interface.js';
+import { arrivals, type Arrival } from '../bounds.js';
 import { kindSuites } from '../scenarios.js';
 
 /** What every part of the conformance suite gets: the store under test and the run's settings. */
@@ -23,6 +25,29 @@ export function freshPrefix(label: string): string {
 /** A limiter on the store under test, with no store timeout; with no `clock` the store decides on its own clock. */
 export function limiterOn(store: Store, algorithm: Algorithm, prefix: string, clock: Clock | undefined): Limiter {
   return createLimiter({ algorithm, store, clock, prefix, timeout: false });
+}
+
+/** A limiter on the store under test with no store timeout, on a fresh prefix named after `label`, with `options` over these. */
+export function limiterWith(suite: Suite, label: string, options: Partial<LimiterOptions>): Limiter {
+  return createLimiter({ store: suite.store, prefix: freshPrefix(label), timeout: false, ...options });
+}
+
+/** Two limiters of `options` on the store under test and on one fresh prefix, as two processes share a key's state. */
+export function sharingLimiters(suite: Suite, label: string, options: Partial<LimiterOptions>): [Limiter, Limiter] {
+  const shared = { store: suite.store, prefix: freshPrefix(label), timeout: false as const, ...options };
+  return [createLimiter(shared), createLimiter(shared)];
+}
+
+/**
+ * Resolves once the store tells its reset listeners of `storageKey` (or of every key), as a deny
+ * cache hears of a control; at once on a store that tells none (no `watchResets`). Called before the
+ * control it waits for.
+ */
+export function resetHeard(store: Store, storageKey: string): Promise<void> {
+  if (store.watchResets === undefined) return Promise.resolve();
+  return new Promise<void>((resolve) =>
+    store.watchResets!((key) => void ((key === undefined || key === storageKey) && resolve())),
+  );
 }
 
 /** Whether the store runs every one of these algorithms (each kind is in its `capabilities.algorithms`). */
@@ -64,3 +89,44 @@ export const rateSamples: readonly RateSample[] = kindSuites.flatMap((suite) =>
 
 /** The rate samples of the kinds the store runs. */
 export const samplesFor = (store: Store): RateSample[] => rateSamples.filter((sample) => runsAll(store, [sample.kind]));
+
+/** One random case of a decision property: a sample made with drawn numbers, a fresh limiter on it, the requests to play. */
+export interface SampledCase {
+  readonly algorithm: Algorithm;
+  /** The sample's limit, 1 to 6: no request costs more. */
+  readonly limit: number;
+  /** A limiter on the store under test, on a fresh prefix, reading `clock`. */
+  readonly limiter: Limiter;
+  /** The limiter's clock, in ms: 10 s at first; the property moves it by each arrival's gap. */
+  readonly clock: { now: number };
+  /** The requests: 1 to 60, 0 to 400 ms apart, costing 1 or 2. */
+  readonly sequence: readonly Arrival[];
+}
+
+/**
+ * Checks `property` on `suite.runs` random cases of the store's samples, each made with a limit of 1
+ * to 6 and a window of 100 to 3000 ms, on a fresh prefix named after `label`.
+ */
+export function checkSampledCases(
+  suite: Suite,
+  label: string,
+  property: (sampled: SampledCase) => Promise<void>,
+): Promise<void> {
+  const samples = samplesFor(suite.store);
+  return fc.assert(
+    fc.asyncProperty(
+      fc.integer({ min: 0, max: samples.length - 1 }),
+      fc.integer({ min: 1, max: 6 }),
+      fc.integer({ min: 100, max: 3000 }),
+      arrivals(2),
+      async (which, limit, windowMs, sequence) => {
+        fc.pre(sequence.every((s) => s.cost <= limit));
+        const clock = { now: 10_000 };
+        const algorithm = samples[which]!.make(limit, windowMs);
+        const limiter = limiterOn(suite.store, algorithm, freshPrefix(label), () => clock.now);
+        await property({ algorithm, limit, limiter, clock, sequence });
+      },
+    ),
+    { numRuns: suite.runs },
+  );
+}
