@@ -90,20 +90,11 @@ describe('combineLimiters', () => {
   });
 
   it('the combined decision: the binding limit’s fields (its reason only when it has one), then the decisions, the denier, release and settle', async () => {
-    const clock = () => 1_000;
-    const roomy = createLimiter({
-      algorithm: fixedWindow({ limit: 10, window: '1m' }),
-      store: new ArrayStore(),
-      clock,
-    });
-    const tight = createLimiter({ algorithm: fixedWindow({ limit: 3, window: '1m' }), store: new ArrayStore(), clock });
-    const down = createLimiter({
-      algorithm: fixedWindow({ limit: 3, window: '1m' }),
-      store: new DownStore(),
-      clock,
-      onStoreError: 'deny',
-      timeout: false,
-    });
+    const perMinute = (limit: number, store: Store) =>
+      createLimiter({ algorithm: fixedWindow({ limit, window: '1m' }), store, clock: () => 1_000, timeout: false });
+    const [roomy, tight] = [perMinute(10, new ArrayStore()), perMinute(3, new ArrayStore())];
+    // A store that is down, and the default failure policy (deny): a denial with a reason.
+    const down = perMinute(3, new DownStore());
     const fields = ['allowed', 'limit', 'remaining', 'resetMs', 'retryAfterMs', 'delayMs', 'policy', 'at'];
     const after = ['decisions', 'deniedBy', 'release', 'settle'];
     const admitted = combineLimiters([roomy, tight]).consumeSync('k');
