@@ -24,7 +24,7 @@ export interface GroupHost {
   alone(charge: Charge, now: number | undefined): Promise<Charged>;
 }
 
-/** A charge of the group, ready to send: its call and values (src/wire.ts), its keys and slot, and how it is answered. */
+/** A charge of the group, ready to send: its call and values (src/wire.ts), its keys and slot, and which answer is its. */
 interface Member {
   readonly charge: Charge;
   readonly now: number | undefined;
@@ -34,8 +34,8 @@ interface Member {
   /** Its keys, then the field in the compact layout. */
   readonly start: string[];
   readonly slot: number;
-  readonly resolve: (charged: Charged) => void;
-  readonly reject: (error: unknown) => void;
+  /** Its answer's resolve and reject in the group's `resolves` and `rejects`. */
+  readonly answer: number;
 }
 
 /**
@@ -49,6 +49,11 @@ export class RequestGroup {
   /** One answer per charge, in order, each settling (or failing) on its own. */
   readonly answers: Promise<Charged>[] = [];
   private readonly members: Member[] = [];
+  /** The members' answers' resolves and rejects (see `Member.answer`). */
+  private readonly resolves: ((charged: Charged) => void)[] = [];
+  private readonly rejects: ((error: unknown) => void)[] = [];
+  /** The executor of each member's answer: one per group, not one per member. */
+  private readonly hold: (resolve: (charged: Charged) => void, reject: (error: unknown) => void) => void;
 
   constructor(
     private readonly host: GroupHost,
@@ -56,7 +61,14 @@ export class RequestGroup {
     /** The longest an enforced charge may hold the request, in ms (`Infinity`: no bound). */
     private readonly holdMs: number,
   ) {
-    for (const { charge, now } of charges) this.answers.push(this.join(charge, now));
+    this.hold = (resolve, reject) => {
+      this.resolves.push(resolve);
+      this.rejects.push(reject);
+    };
+    for (let i = 0; i < charges.length; i++) {
+      const { charge, now } = charges[i]!;
+      this.answers.push(this.join(charge, now));
+    }
   }
 
   /** Sends the group's charges: one group call per slot, a slot's lone charge alone. Call once. */
@@ -91,32 +103,36 @@ export class RequestGroup {
       const call = callOf(chargeOperation(charge), values);
       const start = keys.start(plan, charge.key, call);
       const slot = keys.slotOf(plan, charge.key, start[0]!);
-      return new Promise((resolve, reject) => {
-        this.members.push({ charge, now, plan, call, values, start, slot, resolve, reject });
-      });
+      this.members.push({ charge, now, plan, call, values, start, slot, answer: this.resolves.length });
+      return new Promise(this.hold);
     } catch (error) {
       return Promise.reject(error);
     }
   }
 
   private alone(member: Member): void {
+    const resolve = this.resolves[member.answer]!;
+    const reject = this.rejects[member.answer]!;
     let answer: Promise<Charged>;
     try {
       answer = this.host.alone(member.charge, member.now);
     } catch (error) {
-      return member.reject(error);
+      return reject(error);
     }
-    answer.then(member.resolve, member.reject);
+    answer.then(resolve, reject);
   }
 
   /** The members of one slot as one group: keys in order, then per member its family, flag, call and arguments (see group-script.ts). */
   private together(members: Member[]): void {
+    // Each member's family: its plan's script calls, numbered from 1 in the order first met.
     const families: ScriptPlan[] = [];
-    const familyOf = members.map((m) => {
-      let at = families.findIndex((plan) => plan.calls === m.plan.calls);
-      if (at === -1) at = families.push(m.plan) - 1;
-      return at + 1;
-    });
+    const familyOf: number[] = [];
+    for (const m of members) {
+      let at = 0;
+      while (at < families.length && families[at]!.calls !== m.plan.calls) at++;
+      if (at === families.length) families.push(m.plan);
+      familyOf.push(at + 1);
+    }
     const script = this.host.scripts.of(families);
     if (script === undefined) {
       for (const member of members) this.alone(member);
@@ -124,7 +140,8 @@ export class RequestGroup {
     }
     const keys: string[] = [];
     const argv: string[] = [String(members.length), Number.isFinite(this.holdMs) ? String(this.holdMs) : ''];
-    members.forEach((m, i) => {
+    for (let i = 0; i < members.length; i++) {
+      const m = members[i]!;
       const k = keysOf(m.plan.script.numberOfKeys, m.plan.compact, m.call);
       for (let j = 0; j < k; j++) keys.push(m.start[j]!);
       // A dry-run charge (`enforced: false`) names its family negated: its denial does not deny the group.
@@ -133,7 +150,7 @@ export class RequestGroup {
       const width = widthOf(m.call);
       for (let j = 0; j < width; j++) argv.push(m.values[j] ?? '');
       if (m.plan.byArgument) for (const value of configurationArguments(m.plan, m.values)) argv.push(value);
-    });
+    }
     this.run({ script, keys, argv, decisions: members.length }, members);
   }
 
@@ -145,35 +162,40 @@ export class RequestGroup {
       answer = Promise.reject(error);
     }
     answer.then(
-      (replies) => answered(members, replies, this.host.sender),
+      (replies) => this.answered(members, replies),
       (error: unknown) => {
-        for (const m of members) m.reject(this.host.sender.failure(m.plan, error));
+        for (const m of members) this.rejects[m.answer]!(this.host.sender.failure(m.plan, error));
       },
     );
   }
-}
 
-/** Each member's answer from its reply (see group-script.ts): charged as it says, rolled back, not asked, or its error. */
-function answered(members: readonly Member[], replies: unknown, sender: ScriptSender): void {
-  if (!Array.isArray(replies) || replies.length !== members.length) {
-    const error = new StoreError(
-      `Redis group: expected ${members.length} replies, got ${Array.isArray(replies) ? replies.length : typeof replies}`,
-    );
-    for (const m of members) m.reject(error);
-    return;
+  /** Each member's answer from its reply (see group-script.ts): charged as it says, rolled back, not asked, or its error. */
+  private answered(members: readonly Member[], replies: unknown): void {
+    const { resolves, rejects } = this;
+    if (!Array.isArray(replies) || replies.length !== members.length) {
+      const error = new StoreError(
+        `Redis group: expected ${members.length} replies, got ${Array.isArray(replies) ? replies.length : typeof replies}`,
+      );
+      for (const m of members) rejects[m.answer]!(error);
+      return;
+    }
+    for (let i = 0; i < members.length; i++) {
+      const m = members[i]!;
+      const reply = replies[i] as unknown;
+      const bytes = Buffer.isBuffer(reply) ? reply.length : -1;
+      const tag = bytes > 0 ? (reply as Buffer)[0] : -1;
+      if (bytes > 0 && isDecisionReply(reply as Buffer, 0))
+        resolves[m.answer]!(chargedOf(reply as Buffer, 0, m.charge));
+      else if (tag === ROLLED_BACK && isDecisionReply(reply as Buffer, 1))
+        resolves[m.answer]!(rolledBack(chargedOf(reply as Buffer, 1, m.charge)));
+      else if (tag === NOT_ASKED && bytes === 1) resolves[m.answer]!(notAsked(m.charge));
+      else if (tag === FAILED)
+        rejects[m.answer]!(
+          this.host.sender.failure(m.plan, new Error((reply as Buffer).toString('utf8', 1).trimEnd())),
+        );
+      else rejects[m.answer]!(new StoreError(`Redis group: an unexpected reply for ${m.plan.script.name}`));
+    }
   }
-  members.forEach((m, i) => {
-    const reply = replies[i] as unknown;
-    const bytes = Buffer.isBuffer(reply) ? reply.length : -1;
-    const tag = bytes > 0 ? (reply as Buffer)[0] : -1;
-    if (bytes > 0 && isDecisionReply(reply as Buffer, 0)) m.resolve(chargedOf(reply as Buffer, 0, m.charge));
-    else if (tag === ROLLED_BACK && isDecisionReply(reply as Buffer, 1))
-      m.resolve(rolledBack(chargedOf(reply as Buffer, 1, m.charge)));
-    else if (tag === NOT_ASKED && bytes === 1) m.resolve(notAsked(m.charge));
-    else if (tag === FAILED)
-      m.reject(sender.failure(m.plan, new Error((reply as Buffer).toString('utf8', 1).trimEnd())));
-    else m.reject(new StoreError(`Redis group: an unexpected reply for ${m.plan.script.name}`));
-  });
 }
 
 /** An allowed charge the group gave back in its own step: it took nothing, and its id (if any) was forgotten there. */

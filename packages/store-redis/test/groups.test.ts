@@ -131,6 +131,25 @@ describe.each(['standalone', 'cluster'] as const)('all-or-nothing on %s Redis', 
     expect(await Promise.all(limiters.map(async (l) => (await l.peek('k')).remaining))).toEqual([4, 4, 0]);
   });
 
+  it('a denial in a group is remembered by its limit\u2019s deny cache: the next request is denied before anything is charged', async () => {
+    const { group } = combined(deployment, [5, 5, 1]);
+    // The cache subscribes to the store's resets at its first denial, and keeps nothing until that is live.
+    await group.consume('warm');
+    let warm = await group.consume('warm');
+    for (let i = 0; i < 200 && warm.reason !== 'deny-cache'; i++) {
+      await new Promise((resolve) => setTimeout(resolve, 10));
+      warm = await group.consume('warm');
+    }
+    expect(warm.reason).toBe('deny-cache');
+    expect((await group.consume('k')).allowed).toBe(true);
+    const denied = await group.consume('k');
+    expect([denied.deniedBy, denied.reason]).toEqual([2, undefined]);
+    const calls = await scriptCalls(masters(deployment));
+    const again = await group.consume('k');
+    expect([again.allowed, again.deniedBy, again.reason]).toEqual([false, 2, 'deny-cache']);
+    expect((await scriptCalls(masters(deployment))) - calls).toBe(0);
+  });
+
   it('a denial by the first: the later limits are not asked, and their decisions are absent', async () => {
     const { limiters, group } = combined(deployment, [1, 5, 5]);
     await group.consume('k');

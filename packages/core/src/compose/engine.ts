@@ -6,7 +6,7 @@ import type { LimiterCore } from '../limiter/core.js';
 import { coreOf } from '../limiter/core-registry.js';
 import type { LeaseDecision, Limiter } from '../limiter/index.js';
 import type { MaybePromise } from '../store/interface.js';
-import { GroupedCharge, type Outcome } from './grouped-charge.js';
+import { GroupedCharge, type GroupedEngine, type Outcome } from './grouped-charge.js';
 import { algorithmIn, type Run } from './run.js';
 
 /**
@@ -91,6 +91,8 @@ export class Composition<R> {
   private readonly reserves: boolean;
   /** How the limits are charged together, when a store decides several of them in one step; undefined: one after another. */
   private readonly grouped: GroupedCharge | undefined;
+  /** What {@link grouped} needs of this engine, made once. */
+  private readonly groupedEngine: GroupedEngine<R>;
 
   /** `resultOf` builds what each run returns; `policy` applies to every run. */
   constructor(
@@ -116,6 +118,7 @@ export class Composition<R> {
         ? this.cores[0]
         : undefined;
     this.grouped = GroupedCharge.of(this.cores, { holdMs: this.maxDelayMs, dryRun: this.dryRun });
+    this.groupedEngine = { chargeAlone: this.chargeOne, concluded: (run, outcome) => this.concluded(run, outcome) };
     // Every rate limit reserves its units for the request to wait for.
     if (this.reserves)
       for (const core of this.cores)
@@ -234,8 +237,7 @@ export class Composition<R> {
 
   /** Charges every limit at once, a store deciding those it holds together in one step ({@link GroupedCharge}); the first enforced denial, in order, denies the run. */
   private chargeGrouped(run: Run): MaybePromise<R> {
-    const outcome = this.grouped!.charge(run, (i) => this.chargeOne(i, run));
-    return outcome instanceof Promise ? outcome.then((o) => this.concluded(run, o)) : this.concluded(run, outcome);
+    return this.grouped!.charge(run, this.groupedEngine);
   }
 
   /** What a grouped run came to: a failure (what was taken is given back, the error thrown), a denial (the later limits' answers dropped: never the request's), or an admission. */

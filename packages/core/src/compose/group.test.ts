@@ -88,4 +88,21 @@ describe('combineLimiters', () => {
     expect(combined).toMatchObject({ allowed: true, deniedBy: -1, limit: 10, remaining: 5 });
     expect(combined.reason).toBeUndefined();
   });
+
+  it('the combined decision: the binding limit’s fields (its reason only when it has one), then the decisions, the denier, release and settle', async () => {
+    const perMinute = (limit: number, store: Store) =>
+      createLimiter({ algorithm: fixedWindow({ limit, window: '1m' }), store, clock: () => 1_000, timeout: false });
+    const [roomy, tight] = [perMinute(10, new ArrayStore()), perMinute(3, new ArrayStore())];
+    // A store that is down, and the default failure policy (deny): a denial with a reason.
+    const down = perMinute(3, new DownStore());
+    const fields = ['allowed', 'limit', 'remaining', 'resetMs', 'retryAfterMs', 'delayMs', 'policy', 'at'];
+    const after = ['decisions', 'deniedBy', 'release', 'settle'];
+    const admitted = combineLimiters([roomy, tight]).consumeSync('k');
+    expect(Object.keys(admitted)).toEqual([...fields, ...after]);
+    const binding = admitted.decisions[1]!;
+    expect(admitted).toMatchObject({ ...binding, deniedBy: -1, decisions: [admitted.decisions[0], binding] });
+    const denied = await combineLimiters([roomy, down]).consume('k');
+    expect(Object.keys(denied)).toEqual([...fields, 'reason', ...after]);
+    expect(denied).toMatchObject({ ...denied.decisions[1], reason: 'store-error', deniedBy: 1 });
+  });
 });

@@ -1,7 +1,7 @@
 import { StoreError } from '../errors.js';
 import type { LimiterCore } from '../limiter/core.js';
 import type { ChargeAnswer, StoreCall } from '../limiter/charge-path.js';
-import type { Charge, Charged, MaybePromise, Store, TimedCharge } from '../store/interface.js';
+import type { ChargeAllOptions, Charged, MaybePromise, Store, TimedCharge } from '../store/interface.js';
 import type { Run } from './run.js';
 
 /** A charge that failed: what the engine gives back for, then throws. */
@@ -29,29 +29,40 @@ export interface GroupedPolicy {
   readonly dryRun: readonly boolean[] | undefined;
 }
 
-/** How a limit that is not part of a store's grouped call is charged: alone, as the engine charges it. */
-export type ChargeAlone = (i: number) => MaybePromise<ChargeAnswer>;
+/** What a grouped run needs of the engine that runs it (see `Composition`). */
+export interface GroupedEngine<R> {
+  /** Limit `i` of `run` charged alone, as the engine charges it: a limit outside the grouped calls, or one charged again. */
+  chargeAlone(i: number, run: Run): MaybePromise<ChargeAnswer>;
+  /** What `run` comes to from its `outcome`: what was taken given back where it must be, then the result (or the failure thrown). */
+  concluded(run: Run, outcome: Outcome): MaybePromise<R>;
+}
 
 /**
  * How a composition charges its limits when two or more rate limits share a store that decides a
  * request's charges together (`Store.chargeAll`: the Redis store, one script call per request):
  * every limit's cached denial is looked up once, before anything is charged (an enforced one denies
- * the run at once); then every limit's charge goes down its own charge path (its observers, its guard:
+ * the run at once); then every limit's charge goes down its own grouped path (its observers, its guard:
  * circuit, timeout, failure policy) to a {@link ChargeBatch} of its store, instead of the store's own
  * charge; each batch is sent once every limit is issued, so the store decides them in one atomic
  * step, all-or-nothing; the engine then reads the answers in order, as it reads those of charges made
- * one after another. A charge answered at once with an enforced denial (the failure policy) stops the
- * issuing: the later limits are not charged.
+ * one after another, each denial the store gave remembered by its limit's deny cache as it comes. A
+ * charge answered at once with an enforced denial (the failure policy) stops the issuing: the later
+ * limits are not charged. One request's issuing is a {@link GroupedRequest}: a value per run.
  */
 export class GroupedCharge {
+  /** The options of every grouped call (`Store.chargeAll`), made once. */
+  readonly options: ChargeAllOptions;
+
   private constructor(
-    private readonly cores: readonly LimiterCore[],
+    readonly cores: readonly LimiterCore[],
     /** The stores that group, in the order first met. */
-    private readonly stores: readonly Store[],
+    readonly stores: readonly Store[],
     /** Per limit: the index of its store in {@link stores}, or -1 (a concurrency limit, a store that does not group, a limit with quota leases). */
-    private readonly groupOf: readonly number[],
-    private readonly policy: GroupedPolicy,
-  ) {}
+    readonly groupOf: readonly number[],
+    readonly policy: GroupedPolicy,
+  ) {
+    this.options = { holdMs: policy.holdMs };
+  }
 
   /** The grouping of `cores`, or undefined when no store that groups holds two of its rate limits (then the engine charges one after another). */
   static of(cores: readonly LimiterCore[], policy: GroupedPolicy): GroupedCharge | undefined {
@@ -68,26 +79,24 @@ export class GroupedCharge {
     return new GroupedCharge(cores, stores, groupOf, policy);
   }
 
-  /** Charges every limit of `run` (see the class comment); `alone` charges a limit outside the grouped calls. */
-  charge(run: Run, alone: ChargeAlone): MaybePromise<Outcome> {
+  /** Charges every limit of `run` (see the class comment), and concludes it through `engine`: its result, synchronously when every answer was. */
+  charge<R>(run: Run, engine: GroupedEngine<R>): MaybePromise<R> {
     // One lookup per rate limit: an enforced cached denial denies the run; a dry-run one is its answer, given in its turn.
-    const held: (ChargeAnswer | undefined)[] = [];
-    for (let i = 0; i < this.cores.length; i++) {
+    const cores = this.cores;
+    let held: (ChargeAnswer | undefined)[] | undefined;
+    for (let i = 0; i < cores.length; i++) {
       const charge = run.charges[i];
-      const cached = charge === undefined ? undefined : this.cores[i]!.cachedDenial(charge);
+      const cached = charge === undefined ? undefined : cores[i]!.cachedDenial(charge);
       if (cached === undefined) continue;
       if (this.policy.dryRun?.[i] === true) {
-        held[i] = cached;
+        (held ??= [])[i] = cached;
         continue;
       }
-      this.cores[i]!.told(charge!, cached);
+      cores[i]!.told(charge!, cached);
       run.answered(i, cached);
-      return { deniedBy: i, nothingTaken: true };
+      return engine.concluded(run, { deniedBy: i, nothingTaken: true });
     }
-    const issued = this.issue(run, alone, held);
-    const outcome = (failure: ChargeFailure | undefined): MaybePromise<Outcome> =>
-      failure !== undefined ? { failure, deniedBy: -1 } : this.outcome(run, alone);
-    return issued instanceof Promise ? issued.then(outcome) : outcome(issued);
+    return new GroupedRequest(this, run, engine, held).issue();
   }
 
   /**
@@ -96,22 +105,26 @@ export class GroupedCharge {
    * or never asked: the answer that made the group do so was replaced by that limit's failure policy,
    * a timeout or a fallback) is charged again, alone, as if charged one after another.
    */
-  private outcome(run: Run, alone: ChargeAlone): MaybePromise<Outcome> {
+  outcome<R>(run: Run, engine: GroupedEngine<R>): MaybePromise<Outcome> {
     const by = this.firstDenial(run);
     if (by !== -1) return { deniedBy: by };
     // Held longer than the run allows: the engine denies it, and what was given back stays so.
-    return this.holdExceeded(run) ? ADMITTED : this.recharge(run, alone, this.uncharged(run, 0));
+    return this.holdExceeded(run) ? ADMITTED : this.recharge(run, engine, this.uncharged(run, 0));
   }
 
   /** True when an enforced limit's decision in `run` would hold the request longer than `holdMs`. */
   private holdExceeded(run: Run): boolean {
-    return run.decisions.some(
-      (d, i) => d !== undefined && d.allowed && this.policy.dryRun?.[i] !== true && d.delayMs > this.policy.holdMs,
-    );
+    const decisions = run.decisions;
+    for (let i = 0; i < decisions.length; i++) {
+      const d = decisions[i];
+      if (d !== undefined && d.allowed && this.policy.dryRun?.[i] !== true && d.delayMs > this.policy.holdMs)
+        return true;
+    }
+    return false;
   }
 
   /** The first limit of `run` whose answer is an enforced denial (a charge its group never asked is none), or -1. */
-  private firstDenial(run: Run): number {
+  firstDenial(run: Run): number {
     const answers = run.answers;
     for (let i = 0; i < answers.length; i++) {
       const answer = answers[i];
@@ -127,18 +140,18 @@ export class GroupedCharge {
   }
 
   /** Charges, alone and in order, the limits from `i` on whose group took nothing for them. */
-  private recharge(run: Run, alone: ChargeAlone, i: number): MaybePromise<Outcome> {
+  private recharge<R>(run: Run, engine: GroupedEngine<R>, i: number): MaybePromise<Outcome> {
     for (; i !== -1; i = this.uncharged(run, i + 1)) {
       let answer: MaybePromise<ChargeAnswer>;
       try {
-        answer = alone(i);
+        answer = engine.chargeAlone(i, run);
       } catch (error) {
         return { failure: { error }, deniedBy: -1 };
       }
       if (answer instanceof Promise) {
         const at = i;
         return answer.then(
-          (a) => (this.denies(run, at, a) ? { deniedBy: at } : this.recharge(run, alone, this.uncharged(run, at + 1))),
+          (a) => (this.denies(run, at, a) ? { deniedBy: at } : this.recharge(run, engine, this.uncharged(run, at + 1))),
           (error: unknown) => ({ failure: { error }, deniedBy: -1 }),
         );
       }
@@ -162,95 +175,177 @@ export class GroupedCharge {
     }
     return -1;
   }
+}
 
-  /**
-   * Issues every limit's charge, in order, those of a grouping store into its batch, and puts each
-   * answer in `run` as it comes; sends the batches; resolves (or returns, when every answer was
-   * synchronous) once all are in, with the first failure if a charge threw or rejected (the answers
-   * that did come are in `run` for the give-back). A dry-run limit the deny cache denies (`held`), and
-   * a limit with quota leases (whose blocks are no part of a request's grouped call), are asked only
-   * once the others have answered, and only when no enforced limit before it denied: as one charged
-   * after them, it is not asked (nor observed) after a denial.
-   */
-  private issue(
-    run: Run,
-    alone: ChargeAlone,
-    held: readonly (ChargeAnswer | undefined)[],
-  ): MaybePromise<ChargeFailure | undefined> {
-    const batches = this.stores.map((store) => new ChargeBatch(store, this.policy.holdMs));
-    let waiting = 0;
-    let allIn: (() => void) | undefined;
-    const deferred: number[] = [];
-    let failure: ChargeFailure | undefined;
-    // One promise for every answer (no Promise.all and its per-element functions).
-    const answered = (): void => {
-      if (--waiting === 0 && allIn !== undefined) allIn();
+/**
+ * One run's issuing through a {@link GroupedCharge}: every limit's charge issued in order, those of a
+ * grouping store into its batch, each answer put in the run as it comes (a grouped limit's denial
+ * remembered by its deny cache first), the batches sent; once every answer is in, the deferred limits
+ * asked and the run concluded: synchronously when every answer was, else through one promise for the
+ * request. A charge that threw or rejected makes the run's failure (the answers that did come are in
+ * the run for the give-back). A dry-run limit the deny cache denies (`held`), and a limit with quota
+ * leases (whose blocks are no part of a request's grouped call), are asked only once the others have
+ * answered, and only when no enforced limit before it denied: as one charged after them, it is not
+ * asked (nor observed) after a denial.
+ */
+class GroupedRequest<R> {
+  /** Answers not in yet. */
+  private waiting = 0;
+  private failure: ChargeFailure | undefined;
+  /** The limits asked once the others have answered (see the class comment); undefined: none. */
+  private deferred: number[] | undefined;
+  /** The request's promise, made once an answer is awaited. */
+  private resolve: ((result: MaybePromise<R>) => void) | undefined;
+  private reject: ((error: unknown) => void) | undefined;
+  /** A charge rejected: the run's failure is its error, unless one came first. */
+  private readonly failed: (error: unknown) => void;
+
+  constructor(
+    private readonly grouped: GroupedCharge,
+    private readonly run: Run,
+    private readonly engine: GroupedEngine<R>,
+    private readonly held: readonly (ChargeAnswer | undefined)[] | undefined,
+  ) {
+    this.failed = (error) => {
+      this.failure ??= { error };
+      this.arrived();
     };
+  }
+
+  /** Issues every limit's charge and sends the batches (see the class comment); the run's result. */
+  issue(): MaybePromise<R> {
+    const { grouped, run } = this;
+    const { cores, groupOf, stores } = grouped;
+    const batches: ChargeBatch[] = [];
+    for (const store of stores) batches.push(new ChargeBatch(store, grouped.options));
     try {
       for (let i = 0; i < run.answers.length; i++) {
-        const at = this.groupOf[i]!;
-        if (this.cores[i]!.quota !== undefined || held[i] !== undefined) {
-          deferred.push(i);
+        const core = cores[i]!;
+        if (core.quota !== undefined || this.held?.[i] !== undefined) {
+          (this.deferred ??= []).push(i);
           continue;
         }
+        const at = groupOf[i]!;
         let answer: MaybePromise<ChargeAnswer>;
         try {
-          answer = at === -1 ? alone(i) : this.cores[i]!.chargeGrouped(run.charges[i]!, batches[at]!.add);
+          answer = at === -1 ? this.alone(i) : this.inBatch(core, i, batches[at]!);
         } catch (error) {
-          failure = { error };
+          this.failure = { error };
           break;
         }
-        if (answer instanceof Promise) {
-          waiting++;
-          answer.then(
-            (a) => {
-              run.answered(i, a);
-              answered();
-            },
-            (error: unknown) => {
-              failure ??= { error };
-              answered();
-            },
-          );
-          continue;
-        }
+        // A promise is awaited already (see `alone` and `inBatch`).
+        if (answer instanceof Promise) continue;
         run.answered(i, answer);
-        if (!answer.decision.allowed && this.policy.dryRun?.[i] !== true) break;
+        if (!answer.decision.allowed && grouped.policy.dryRun?.[i] !== true) break;
       }
     } finally {
       // Every batch is sent, whatever one charge threw: the charges in it wait for their answers.
       for (const batch of batches) batch.send();
     }
-    const rest = (): MaybePromise<ChargeFailure | undefined> =>
-      failure ?? this.askDeferred(run, deferred, { k: 0, alone, held });
-    if (waiting === 0) return rest();
-    return new Promise<void>((resolve) => (allIn = resolve)).then(rest);
+    if (this.waiting === 0) return this.allIn();
+    return new Promise<R>((resolve, reject) => {
+      this.resolve = resolve;
+      this.reject = reject;
+    });
   }
 
-  /** Charges the deferred limits from `deferred[at.k]` on, in order, up to the first enforced denial before one of them. */
-  private askDeferred(run: Run, deferred: readonly number[], at: DeferredAt): MaybePromise<ChargeFailure | undefined> {
-    for (let k = at.k; k < deferred.length; k++) {
-      const i = deferred[k]!;
-      const denier = this.firstDenial(run);
+  /**
+   * Limit `i`'s charge into `batch`, down its grouped path: its answer, or (a promise) counted as
+   * awaited and put in the run when it comes, its denial remembered by the limit's deny cache first,
+   * from the time and the cache's generation read before the call (as its stage does for a charge alone).
+   */
+  private inBatch(core: LimiterCore, i: number, batch: ChargeBatch): MaybePromise<ChargeAnswer> {
+    const charge = this.run.charges[i]!;
+    const cache = core.denyCache;
+    if (cache === undefined) {
+      const answer = core.chargeGrouped(charge, batch.add);
+      if (answer instanceof Promise) {
+        this.waiting++;
+        answer.then((a) => this.answered(i, a), this.failed);
+      }
+      return answer;
+    }
+    const askedAt = core.localClock();
+    const generation = cache.generation;
+    const answer = core.chargeGrouped(charge, batch.add);
+    if (!(answer instanceof Promise)) {
+      cache.answered(charge, answer, askedAt, generation);
+      return answer;
+    }
+    this.waiting++;
+    answer.then((a) => {
+      cache.answered(charge, a, askedAt, generation);
+      this.answered(i, a);
+    }, this.failed);
+    return answer;
+  }
+
+  /** Limit `i` charged alone (outside the grouped calls): its answer, or (a promise) counted as awaited and put in the run when it comes. */
+  private alone(i: number): MaybePromise<ChargeAnswer> {
+    const answer = this.engine.chargeAlone(i, this.run);
+    if (answer instanceof Promise) {
+      this.waiting++;
+      answer.then((a) => this.answered(i, a), this.failed);
+    }
+    return answer;
+  }
+
+  /** Limit `i`'s awaited answer came. */
+  private answered(i: number, answer: ChargeAnswer): void {
+    this.run.answered(i, answer);
+    this.arrived();
+  }
+
+  /** An awaited answer (or failure) came: the last one concludes the run, in the request's promise. */
+  private arrived(): void {
+    if (--this.waiting !== 0 || this.resolve === undefined) return;
+    try {
+      this.resolve(this.allIn());
+    } catch (error) {
+      this.reject!(error);
+    }
+  }
+
+  /** Every answer issued is in: the deferred limits are asked (unless a charge failed), then the run concluded. */
+  private allIn(): MaybePromise<R> {
+    if (this.failure !== undefined || this.deferred === undefined) return this.conclude(this.failure);
+    const asked = this.askDeferred(0);
+    return asked instanceof Promise ? asked.then((failure) => this.conclude(failure)) : this.conclude(asked);
+  }
+
+  /** The run concluded: its failure, or what its answers come to (see {@link GroupedCharge.outcome}). */
+  private conclude(failure: ChargeFailure | undefined): MaybePromise<R> {
+    const { engine, run } = this;
+    if (failure !== undefined) return engine.concluded(run, { failure, deniedBy: -1 });
+    const outcome = this.grouped.outcome(run, engine);
+    return outcome instanceof Promise ? outcome.then((o) => engine.concluded(run, o)) : engine.concluded(run, outcome);
+  }
+
+  /** Charges the deferred limits from `deferred[k]` on, in order, up to the first enforced denial before one of them. */
+  private askDeferred(k: number): MaybePromise<ChargeFailure | undefined> {
+    const { run, deferred } = this;
+    for (; k < deferred!.length; k++) {
+      const i = deferred![k]!;
+      const denier = this.grouped.firstDenial(run);
       if (denier !== -1 && denier < i) return undefined;
-      const cached = at.held[i];
+      const cached = this.held?.[i];
       if (cached !== undefined) {
-        this.cores[i]!.told(run.charges[i]!, cached);
+        this.grouped.cores[i]!.told(run.charges[i]!, cached);
         run.answered(i, cached);
         continue;
       }
       let answer: MaybePromise<ChargeAnswer>;
       try {
-        answer = at.alone(i);
+        answer = this.engine.chargeAlone(i, run);
       } catch (error) {
         return { error };
       }
       if (answer instanceof Promise) {
-        const next: DeferredAt = { ...at, k: k + 1 };
+        const next = k + 1;
         return answer.then(
           (a) => {
             run.answered(i, a);
-            return this.askDeferred(run, deferred, next);
+            return this.askDeferred(next);
           },
           (error: unknown) => ({ error }),
         );
@@ -261,51 +356,49 @@ export class GroupedCharge {
   }
 }
 
-/** Where {@link GroupedCharge.askDeferred} goes on from. */
-interface DeferredAt {
-  readonly k: number;
-  readonly alone: ChargeAlone;
-  readonly held: readonly (ChargeAnswer | undefined)[];
-}
-
 /**
  * One request's charges on one grouping store: each added by a limit's guard as its store call
  * (answered by a promise), then sent together in one `Store.chargeAll`, whose answers settle them.
  */
 export class ChargeBatch {
   private readonly charges: TimedCharge[] = [];
-  private readonly waiting: { resolve: (charged: Charged) => void; reject: (error: unknown) => void }[] = [];
+  private readonly resolves: ((charged: Charged) => void)[] = [];
+  private readonly rejects: ((error: unknown) => void)[] = [];
+  /** A limit's charge, decided when the batch is sent (the guard's {@link StoreCall}). */
+  readonly add: StoreCall;
+  /** The executor of each charge's promise: one per batch, not one per charge. */
+  private readonly hold: (resolve: (charged: Charged) => void, reject: (error: unknown) => void) => void;
 
   constructor(
     private readonly store: Store,
-    private readonly holdMs: number,
-  ) {}
-
-  /** A limit's charge, decided when the batch is sent (the guard's {@link StoreCall}). */
-  readonly add: StoreCall = (charge: Charge, now: number | undefined): Promise<Charged> =>
-    new Promise((resolve, reject) => {
+    private readonly options: ChargeAllOptions,
+  ) {
+    this.hold = (resolve, reject) => {
+      this.resolves.push(resolve);
+      this.rejects.push(reject);
+    };
+    this.add = (charge, now) => {
       this.charges.push({ charge, now });
-      this.waiting.push({ resolve, reject });
-    });
+      return new Promise(this.hold);
+    };
+  }
 
   /** Sends the charges added (none: nothing); a store that throws fails each of them with its error. */
   send(): void {
-    const charges = this.charges;
+    const { charges, resolves, rejects } = this;
     if (charges.length === 0) return;
-    const waiting = this.waiting;
     let answers: readonly Promise<Charged>[];
     try {
-      answers = this.store.chargeAll!(charges, { holdMs: this.holdMs });
+      answers = this.store.chargeAll!(charges, this.options);
     } catch (error) {
-      for (const w of waiting) w.reject(error);
+      for (const reject of rejects) reject(error);
       return;
     }
-    for (let i = 0; i < waiting.length; i++) {
-      const w = waiting[i]!;
+    for (let i = 0; i < charges.length; i++) {
       const answer = answers[i];
       if (answer === undefined)
-        w.reject(new StoreError(`Store.chargeAll answered ${answers.length} of ${charges.length} charges`));
-      else answer.then(w.resolve, w.reject);
+        rejects[i]!(new StoreError(`Store.chargeAll answered ${answers.length} of ${charges.length} charges`));
+      else answer.then(resolves[i], rejects[i]);
     }
   }
 }

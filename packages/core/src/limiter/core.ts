@@ -78,7 +78,8 @@ export class LimiterCore {
   /** `synchronous`, a rate limit of its own and one circuit: {@link fastDecision} may go straight to the store. */
   private readonly fastPath: boolean;
   private readonly circuit: Circuit;
-  private readonly denyCache: DenyCache | undefined;
+  /** The deny cache (option `denyCache`), or undefined; a request's grouped charges use it from the engine (see {@link chargeGrouped}). */
+  readonly denyCache: DenyCache | undefined;
   private readonly guard: StoreGuard;
   private readonly timers: Timers;
   /** `maxDebt` as configured; undefined: the charging algorithm's limit. */
@@ -89,8 +90,8 @@ export class LimiterCore {
   private observation: Observation | undefined;
   /** A request's charge path (see the class comment), composed again when an observer is added. */
   private path!: ChargeNext;
-  /** The stages of a charge of a grouped call ({@link chargeGrouped}): observation, and the deny cache remembering (never looking up). */
-  private groupedStages!: readonly ChargeStage[];
+  /** A rate limit's share of a request's grouped call ({@link chargeGrouped}), composed again when an observer is added. */
+  private groupedPath!: GroupedNext;
   /** The ids of this limiter's permits. */
   private readonly leaseIds = new LeaseIds();
   /** The last key charged and its storage key: consecutive requests of one client reuse the string (and its hash) instead of building it again. */
@@ -204,11 +205,12 @@ export class LimiterCore {
 
   /**
    * The answer to `charge`, a rate limit's share of a request's grouped call (`Store.chargeAll`): the
-   * path without quota leases (a limit with them is never grouped) and without a deny-cache lookup (the
-   * engine looked up every limit's before anything was charged), `call` in place of the store's own charge.
+   * path without quota leases (a limit with them is never grouped) and without the deny cache (the
+   * engine looks up every limit's cached denial before anything is charged, and has the cache remember
+   * each denial as its answer comes: see {@link denyCache}), `call` in place of the store's own charge.
    */
   chargeGrouped(charge: Charge, call: StoreCall): MaybePromise<ChargeAnswer> {
-    return composeStages(this.groupedStages, (c) => this.guard.charge(c, call))(charge);
+    return this.groupedPath(charge, call);
   }
 
   /** The deny cache's denial of `charge` (`took: 'nothing'`), not yet told to the observers (see {@link told}); undefined when there is none. */
@@ -386,18 +388,17 @@ export class LimiterCore {
     const cache = this.denyCache;
     const stages: ChargeStage[] = [...observing];
     if (this.quota !== undefined) stages.push(this.quota.stage);
-    if (cache !== undefined) stages.push(denyCacheStage(cache, this.localClock, true));
+    if (cache !== undefined) stages.push(denyCacheStage(cache, this.localClock));
     const guard = this.guard;
     this.path = composeStages(stages, (charge) => guard.charge(charge, guard.storeCharge));
-    this.groupedStages =
-      cache === undefined ? observing : [...observing, denyCacheStage(cache, this.localClock, false)];
+    this.groupedPath = composeGrouped(observing, (charge, call) => guard.charge(charge, call));
   }
 
   /** The quota leases of option `lease`: a stage whose blocks go through the deny cache and the guard (no fallback), never observed as decisions. */
   private quotaLeases(config: LimiterConfig): QuotaLeases {
     const guard = this.guard;
     const cache = this.denyCache;
-    const blockStages = cache === undefined ? [] : [denyCacheStage(cache, config.localClock, true)];
+    const blockStages = cache === undefined ? [] : [denyCacheStage(cache, config.localClock)];
     return new QuotaLeases(config.lease!, {
       clock: config.localClock,
       timers: config.timers,
@@ -421,4 +422,22 @@ export class LimiterCore {
     this.events.storeError(event);
     this.observation?.storeError(event.error, event.reason, action, key);
   }
+}
+
+/** A grouped charge's way down: the charge, and where the guard sends it (the request's batch). */
+type GroupedNext = (charge: Charge, call: StoreCall) => MaybePromise<ChargeAnswer>;
+
+/**
+ * `stages` (outermost first) in front of `last`, the guard of a grouped charge, composed once: `call`
+ * is handed down to the guard past each stage. Without stages (no observer), `last` itself: a
+ * member's charge then makes no closure.
+ */
+function composeGrouped(stages: readonly ChargeStage[], last: GroupedNext): GroupedNext {
+  let next = last;
+  for (let i = stages.length - 1; i >= 0; i--) {
+    const stage = stages[i]!;
+    const inner = next;
+    next = (charge, call) => stage(charge, (c) => inner(c, call));
+  }
+  return next;
 }

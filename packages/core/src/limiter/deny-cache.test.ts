@@ -41,6 +41,30 @@ describe('DenyCache', () => {
     for (const key of ['admitted', 'no-retry', 'policy']) expect(cache.get(charge(key, 1), 0)).toBeUndefined();
   });
 
+  it('keeps the denial of an answer only when no reset was heard since its charge was sent, and never an idempotent charge’s', () => {
+    const listeners: ((storageKey: string | undefined) => void)[] = [];
+    const store = Object.assign(new TestStore({ answers: 'async' }), {
+      watchResets: (listener: (storageKey: string | undefined) => void) => void listeners.push(listener),
+    });
+    const cache = new DenyCache();
+    cache.followResets(store);
+    const denied = { decision: denial(1000), took: 'charged' as const };
+    const sent = cache.generation;
+    cache.answered(charge('kept', 1), denied, 0, sent);
+    // The first denial kept subscribed the cache; a reset heard now makes every answer sent before it stale.
+    listeners[0]!('other');
+    cache.answered(charge('stale', 1), denied, 0, sent);
+    const idempotent: Charge = {
+      ...charge('idempotent', 1),
+      idempotency: { id: 'a', fingerprint: 'f', ttlMs: 1000, maxIds: 10, maxReplays: 10 },
+    };
+    cache.answered(idempotent, denied, 0, cache.generation);
+    const admitted = { decision: { ...denial(1000), allowed: true }, took: 'charged' as const };
+    cache.answered(charge('admitted', 1), admitted, 0, cache.generation);
+    const cached = ['kept', 'stale', 'idempotent', 'admitted'].map((key) => cache.get(charge(key, 1), 0) !== undefined);
+    expect(cached).toEqual([true, false, false, false]);
+  });
+
   it('drops the oldest entry when full', () => {
     const cache = new DenyCache(2);
     for (const key of ['a', 'b', 'c']) cache.remember(charge(key, 1), denial(1000), 0);

@@ -121,6 +121,17 @@ export class DenyCache {
   }
 
   /**
+   * Keeps the store's denial in `answer` to `charge` (see {@link remember}), asked at `askedAt` when
+   * the cache was at `generation` (both read just before the store call: see {@link generation}); a
+   * denial whose request was on its way while a reset was heard is not kept, nor an idempotent
+   * charge's (its retry is the store's to answer: it may be a replay).
+   */
+  answered(charge: Charge, answer: ChargeAnswer, askedAt: number, generation: number): void {
+    if (this.heard === generation && !answer.decision.allowed && charge.idempotency === undefined)
+      this.remember(charge, answer.decision, askedAt);
+  }
+
+  /**
    * Forgets what `store` says was reset anywhere (a key, or everything when its subscription was
    * (re)connected and resets may have been missed), and while the store says it cannot hear resets
    * (`hearing: false`: its subscription is not live) answers and remembers nothing, until the store
@@ -153,28 +164,30 @@ export class DenyCache {
 
 /**
  * The deny cache as a stage of a charge path: a charge it holds a denial for is answered with it
- * (`took: 'nothing'`, reason `'deny-cache'`) without going on (with `lookup` false, as in a grouped
- * charge whose cached denials were looked up before anything was charged, it never is); the store's
- * denial of one that goes on is remembered, unless a reset was heard while it was on its way (see
- * {@link DenyCache.generation}). An idempotent charge is the store's to answer (its retry may be a
- * replay): it passes untouched. `clock` is the limiter's local clock.
+ * (`took: 'nothing'`, reason `'deny-cache'`) without going on; the store's denial of one that goes on
+ * is remembered, unless a reset was heard while it was on its way (see {@link DenyCache.generation}).
+ * An idempotent charge is the store's to answer (its retry may be a replay): it passes untouched.
+ * `clock` is the limiter's local clock. (A request's grouped charges do both steps in the engine: every
+ * limit's lookup before anything is charged, and each denial remembered as its answer comes: see
+ * `GroupedCharge`.)
  */
-export function denyCacheStage(cache: DenyCache, clock: () => number, lookup: boolean): ChargeStage {
+export function denyCacheStage(cache: DenyCache, clock: () => number): ChargeStage {
   return (charge, next) => {
     if (charge.idempotency !== undefined) return next(charge);
     // Taken before the store call: a denial is cached from the earliest time the store can have decided it.
     const askedAt = clock();
-    if (lookup) {
-      const cached = cache.get(charge, askedAt);
-      if (cached !== undefined) return withoutStore(cached);
-    }
+    const cached = cache.get(charge, askedAt);
+    if (cached !== undefined) return withoutStore(cached);
     const generation = cache.generation;
     const answer = next(charge);
-    const remember = (a: ChargeAnswer): ChargeAnswer => {
-      if (cache.generation === generation && !a.decision.allowed) cache.remember(charge, a.decision, askedAt);
+    if (!(answer instanceof Promise)) {
+      cache.answered(charge, answer, askedAt, generation);
+      return answer;
+    }
+    return answer.then((a) => {
+      cache.answered(charge, a, askedAt, generation);
       return a;
-    };
-    return answer instanceof Promise ? answer.then(remember) : remember(answer);
+    });
   };
 }
 
