@@ -139,17 +139,20 @@ export class Composition<R> {
     return answer.decision.allowed ? this.admitted(run) : this.denied(0, run);
   }
 
-  /** The charge of each rate limit of `run`: its storage key, algorithm and cost, a reservation's `maxDelayMs` when the limits reserve, its idempotency, whether it is enforced. */
+  /** The charge of each rate limit of `run`: its storage key (with its parts), algorithm and cost, a reservation's `maxDelayMs` when the limits reserve, its idempotency, whether it is enforced. */
   private plan(run: Run): void {
     const cores = this.cores;
     for (let i = 0; i < cores.length; i++) {
       if (this.leases[i]) continue;
       const core = cores[i]!;
       const algorithm = algorithmIn(run, i, core.algorithm);
-      const key = core.storeKeyOf(run.keys[i]!);
+      const local = run.keys[i]!;
       const enforced = this.dryRun?.[i] === true ? false : undefined;
+      // The fields in `LimiterCore.chargeOf`'s order: every charge has one shape.
       run.charges[i] = {
-        key,
+        key: core.storeKeyOf(local),
+        scope: core.keyPrefix,
+        local,
         algorithm,
         cost: run.costs[i]!,
         maxDelayMs: this.maxDelayOf(algorithm),
