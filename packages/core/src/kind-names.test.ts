@@ -57,6 +57,10 @@ const ALLOWED: Readonly<Record<string, string>> = {
     "the grouped call's tests: a request's limits of several kinds (and a permit beside them) decided together, each family's script beside the others'",
   'packages/store-redis/test/support/contention-worker.ts':
     'the contention test worker: a switch over the four kinds the contention test chose',
+  'packages/core/src/limiter/quota-leases-saturation.test.ts':
+    'leases at saturation: how each kind gets its quota back (a window ends, a bucket refills, a sliding window slides) sets its pacing and its bound, a row per kind',
+  'packages/store-redis/test/lease-saturation.test.ts':
+    'leases at saturation on a real Redis: a row per leasable kind, each with the bound its recovery gives',
   'packages/core/src/limiter/rate-layouts.ts':
     'one algorithm per rate state layout, so that a ban reaches a key in every layout a per-call algorithm may use (a new algorithm of a new layout adds itself here)',
 };
