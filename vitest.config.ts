@@ -1,4 +1,3 @@
-import { availableParallelism } from 'node:os';
 import { defineConfig } from 'vitest/config';
 import { workspaceAliases } from '@rl/test-support/workspace-aliases';
 
@@ -22,10 +21,6 @@ export default defineConfig({
     testTimeout: 30_000,
     hookTimeout: 60_000,
     pool: 'forks',
-    // At least two files at a time (vitest's default is one fewer than the cores: one file at a time on
-    // the 2-core machines CI runs on). Most files wait on Redis servers, sockets and child processes
-    // rather than the CPU; each starts its own servers on free ports, so files never share one.
-    maxWorkers: Math.max(2, availableParallelism() - 1),
     // Nothing left behind: the run gets its own temporary directory and a mark its processes inherit;
     // at its end, a process with the mark or an entry in the directory fails it (then is stopped or
     // removed). See packages/test-support/src/global-setup.ts and docs/design/testing.md.
