@@ -18,19 +18,19 @@ import { Cluster, Redis } from 'ioredis';
 import { createClient, createCluster } from 'redis';
 import { fixedWindow, ResetUnconfirmedError } from '@rl/core';
 import { RedisStore, type RedisClient } from '@rl/store-redis';
-import { forkTsWorker, nextMessage, useRedisDeployments, type WorkerMessage } from '@rl/test-support';
+import { nextMessage, useRedisDeployments, useWorkerScript, type WorkerMessage } from '@rl/test-support';
 import { CONFIRM_LIMIT, confirmLimiter, type ConfirmJob } from './support/confirm-worker.js';
 
 const CYCLES = 1_000;
 /** How A lifts each cycle's denial, in turn (see the module comment). */
 const WAYS = ['unblock', 'reset', 'setOverride'] as const;
-const workerPath = fileURLToPath(new URL('./support/confirm-worker.ts', import.meta.url));
+const worker = useWorkerScript(fileURLToPath(new URL('./support/confirm-worker.ts', import.meta.url)));
 
 const redis = useRedisDeployments('confirm');
 let workers: ChildProcess[] = [];
 
 beforeAll(async () => {
-  workers = [0, 1].map(() => forkTsWorker(workerPath));
+  workers = [0, 1].map(() => worker.fork());
   await Promise.all(workers.map((worker) => nextMessage<Message>(worker, (m) => m.started === true)));
 }, 60_000);
 

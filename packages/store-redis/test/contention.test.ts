@@ -6,7 +6,7 @@
 import type { ChildProcess } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { forkTsWorker, releasedTogether, useRedisDeployments, workersStarted } from '@rl/test-support';
+import { releasedTogether, useRedisDeployments, useWorkerScript, workersStarted } from '@rl/test-support';
 import { Cluster, Redis } from 'ioredis';
 import { createLimiter, fixedWindow, slidingWindowLog, tokenBucket, type Decision } from '@rl/core';
 import { RedisStore } from '@rl/store-redis';
@@ -16,13 +16,13 @@ const PROCESSES = 4;
 const CONSUMERS = 50;
 const ATTEMPTS = 3;
 const LIMIT = 150;
-const workerPath = fileURLToPath(new URL('./support/contention-worker.ts', import.meta.url));
+const worker = useWorkerScript(fileURLToPath(new URL('./support/contention-worker.ts', import.meta.url)));
 
 const redis = useRedisDeployments('contention');
 let workers: ChildProcess[] = [];
 
 beforeAll(async () => {
-  workers = Array.from({ length: PROCESSES }, () => forkTsWorker(workerPath));
+  workers = Array.from({ length: PROCESSES }, () => worker.fork());
   await workersStarted(workers);
 });
 

@@ -12,8 +12,8 @@ import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   startRedisSentinel,
-  tsLoaderRegistration,
   useRedisDeployments,
+  useWorkerScript,
   type RedisSentinelHandle,
 } from '@rl/test-support';
 import type { ExitJob } from './support/exit-worker.js';
@@ -30,7 +30,7 @@ const AT_ONCE = 8;
 const EXIT_WITHIN_MS = 3_000;
 /** How long a process may take to start and be denied (a loaded machine starts node slowly). */
 const START_WITHIN_MS = 30_000;
-const workerPath = fileURLToPath(new URL('./support/exit-worker.ts', import.meta.url));
+const worker = useWorkerScript(fileURLToPath(new URL('./support/exit-worker.ts', import.meta.url)));
 
 const redis = useRedisDeployments('exit');
 let sentinel: RedisSentinelHandle;
@@ -48,7 +48,7 @@ type Outcome = 'exited' | 'hung';
 /** Runs one process of `job`; resolves to whether it exited by itself; rejects when it failed before its denial. */
 function runOne(job: ExitJob): Promise<Outcome> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ['--import', tsLoaderRegistration, workerPath], {
+    const child = spawn(process.execPath, [worker.path], {
       env: { ...process.env, RL_EXIT_JOB: JSON.stringify(job) },
       stdio: ['ignore', 'pipe', 'pipe'],
     });

@@ -20,14 +20,14 @@ import {
 } from '@rl/core';
 import { HttpRateLimiter, type FrameworkBinding } from '@rl/core/http';
 import { RedisStore } from '@rl/store-redis';
-import { forkTsWorker, nextMessage, useRedisDeployments, type WorkerMessage } from '@rl/test-support';
+import { nextMessage, useRedisDeployments, useWorkerScript, type WorkerMessage } from '@rl/test-support';
 import { Redis } from 'ioredis';
 import type { IdempotencyJob, IdempotencyResult } from './support/idempotency-worker.js';
 
 /** True for a limiter's decision that replays an earlier one (its receipt: see `receiptOf`). */
 const wasReplayed = (decision: Decision): boolean => receiptOf(decision).took === 'replayed';
 
-const workerPath = fileURLToPath(new URL('./support/idempotency-worker.ts', import.meta.url));
+const worker = useWorkerScript(fileURLToPath(new URL('./support/idempotency-worker.ts', import.meta.url)));
 
 const redis = useRedisDeployments('idempotency');
 
@@ -36,7 +36,7 @@ interface Message extends WorkerMessage {
 }
 
 async function inTwoProcesses(job: IdempotencyJob): Promise<IdempotencyResult[]> {
-  const workers: ChildProcess[] = [0, 1].map(() => forkTsWorker(workerPath));
+  const workers: ChildProcess[] = [0, 1].map(() => worker.fork());
   try {
     await Promise.all(workers.map((w) => nextMessage<Message>(w, (m) => m.started === true)));
     const results = workers.map((w) => nextMessage<Message>(w, (m) => m.result !== undefined));

@@ -10,7 +10,7 @@
 import type { ChildProcess } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
-import { forkTsWorker, nextMessage, useRedisDeployments, type WorkerMessage } from '@rl/test-support';
+import { nextMessage, useRedisDeployments, useWorkerScript, type WorkerMessage } from '@rl/test-support';
 import { createLimiter, fixedWindow } from '@rl/core';
 import { RedisStore } from '@rl/store-redis';
 import { Cluster, Redis } from 'ioredis';
@@ -21,7 +21,7 @@ const ROUNDS = 20;
 const PER_ROUND = 1000;
 const LIMIT = 1000;
 const UNITS = 50;
-const workerPath = fileURLToPath(new URL('./support/lease-worker.ts', import.meta.url));
+const worker = useWorkerScript(fileURLToPath(new URL('./support/lease-worker.ts', import.meta.url)));
 
 const redis = useRedisDeployments('leases');
 
@@ -31,7 +31,7 @@ interface Message extends WorkerMessage {
   result?: LeaseResult;
 }
 
-const startWorker = (): ChildProcess => forkTsWorker(workerPath);
+const startWorker = (): ChildProcess => worker.fork();
 
 /** The standalone server's address (its masters, for a count of script calls). */
 function standaloneNode(): { host: string; port: number } {

@@ -6,16 +6,16 @@
 import { spawnSync } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
-import { tsLoaderRegistration } from './ts-loader.js';
+import { useWorkerScript } from './worker-script.js';
 
-const WORKER = fileURLToPath(new URL('./observer-strict-worker.ts', import.meta.url));
+const worker = useWorkerScript(fileURLToPath(new URL('./observer-strict-worker.ts', import.meta.url)));
 
 describe('an observer that rejects, under --unhandled-rejections=strict', () => {
   it('the process survives decisions, store errors and circuit changes, and each observer is reported once', () => {
     // Its stderr is read here, not passed on: the warnings it prints are what the test is about.
     const run = spawnSync(
       process.execPath,
-      ['--unhandled-rejections=strict', '--import', tsLoaderRegistration, WORKER],
+      ['--unhandled-rejections=strict', worker.path],
       { encoding: 'utf8', timeout: 30_000 },
     );
     expect([run.status, run.signal]).toEqual([0, null]);
