@@ -10,12 +10,7 @@
 import { spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import {
-  startRedisSentinel,
-  useRedisDeployments,
-  useWorkerScript,
-  type RedisSentinelHandle,
-} from '@rl/test-support';
+import { startRedisSentinel, useRedisDeployments, useWorkerScript, type RedisSentinelHandle } from '@rl/test-support';
 import type { ExitJob } from './support/exit-worker.js';
 
 /**

@@ -13,11 +13,10 @@ const worker = useWorkerScript(fileURLToPath(new URL('./observer-strict-worker.t
 describe('an observer that rejects, under --unhandled-rejections=strict', () => {
   it('the process survives decisions, store errors and circuit changes, and each observer is reported once', () => {
     // Its stderr is read here, not passed on: the warnings it prints are what the test is about.
-    const run = spawnSync(
-      process.execPath,
-      ['--unhandled-rejections=strict', worker.path],
-      { encoding: 'utf8', timeout: 30_000 },
-    );
+    const run = spawnSync(process.execPath, ['--unhandled-rejections=strict', worker.path], {
+      encoding: 'utf8',
+      timeout: 30_000,
+    });
     expect([run.status, run.signal]).toEqual([0, null]);
     const report = JSON.parse(run.stdout.trim().split('\n').at(-1)!) as { survived: boolean; codes: string[] };
     expect(report).toEqual({ survived: true, codes: ['RL_OBSERVER_ERROR', 'RL_OBSERVER_ERROR'] });
