@@ -24,7 +24,7 @@ const SEMI_SPACE_MB = 512;
  * Heap bytes the server allocates per request in the allow or deny `mode`, over `requests` requests
  * after a warm-up; NaN when a collection ran during them (the count would be short).
  */
-async function allocationPerRequest(load, fw, variant, mode, connections, requests) {
+export async function allocationPerRequest(load, fw, variant, mode, connections, requests) {
   const [cmd, argv] = pinned(0, process.execPath, [
     '--expose-gc',
     `--max-semi-space-size=${SEMI_SPACE_MB}`,
