@@ -28,6 +28,7 @@
 //      command each into fresh projects, `npm install <dir>/*.tgz` and `pnpm add <dir>/*.tgz`, with one
 //      copy of each package.
 // Exits 1 with a list of failures. Usage: node scripts/pack-test.mjs [--only @rl/core,@rl/store-memory] [--keep] [--verbose]
+//   [--pack-only <dir> | --tarballs <dir>] (pack into <dir> and stop; or test the tarballs <dir> holds)
 //   A passing run prints one line; a failing one prints every step up to its failure, then the
 //   failures; --verbose prints every step as it runs.
 //   node scripts/pack-test.mjs --pack-into <dir>: only packs every publishable package into <dir> (the
@@ -50,6 +51,12 @@ const onlyArg = args.indexOf('--only');
 const only = onlyArg >= 0 ? new Set((args[onlyArg + 1] ?? '').split(',').filter(Boolean)) : undefined;
 const packIntoArg = args.indexOf('--pack-into');
 const packInto = packIntoArg >= 0 ? resolve(args[packIntoArg + 1] ?? 'dist-packages') : undefined;
+// CI packs once, then tests those tarballs while the workspace's builds may be rewritten beside it
+// (turbo replays its cache): --pack-only <dir> packs (the checks of step 8 included) and stops;
+// --tarballs <dir> tests the tarballs found there instead of packing (steps 2-9).
+const directoryAfter = (flag) => (args.indexOf(flag) >= 0 ? resolve(args[args.indexOf(flag) + 1]) : undefined);
+const packOnly = directoryAfter('--pack-only');
+const givenTarballs = directoryAfter('--tarballs');
 
 const verbose = args.includes('--verbose');
 // --pack-into's own output (the tarballs, how to install them) is what it is run for: never held.
@@ -198,6 +205,13 @@ const kB = (bytes) => `${(bytes / 1000).toFixed(1)} kB`;
  * ranges: both package managers take them from the project. These tarballs are for this machine
  * (moved elsewhere, the paths no longer hold: pack again there).
  */
+/** `p`'s tarball among --tarballs' (as `pnpm pack` names it: `@rl/core@1.2.3` is `rl-core-1.2.3.tgz`). */
+function givenTarball(p) {
+  const file = join(givenTarballs, `${p.name.replace(/^@/, '').replace('/', '-')}-${p.source.version}.tgz`);
+  const found = existsSync(file);
+  return { p, result: { status: found ? 0 : 1, stdout: '', stderr: `no ${file}` }, created: found ? [file] : [] };
+}
+
 function localTarballs(packed, into) {
   const byName = new Map(packed.map((p) => [p.name, join(into, basename(p.tarball))]));
   const scratch = mkdtempSync(join(tmpdir(), 'rl-local-tarball-'));
@@ -244,7 +258,7 @@ for (const dir of readdirSync(join(root, 'packages')).sort()) {
   const pkg = readJson(file);
   if (pkg.private) continue;
   if (only && !only.has(pkg.name)) continue;
-  if (!existsSync(join(root, 'packages', dir, 'dist'))) {
+  if (!givenTarballs && !existsSync(join(root, 'packages', dir, 'dist'))) {
     fail(`${pkg.name}: packages/${dir}/dist is missing; run \`pnpm build\` first`);
     continue;
   }
@@ -268,10 +282,11 @@ if (app) mkdirSync(app);
 
 {
   // -------------------------------------------------------------------------------------------------
-  step(`pnpm pack into ${tarballs}`);
+  step(givenTarballs ? `the tarballs in ${givenTarballs}` : `pnpm pack into ${tarballs}`);
   const [pnpm, pnpmArgs] = pnpmCommand(root);
   const packed = await Promise.all(
     packages.map(async (p, i) => {
+      if (givenTarballs) return givenTarball(p);
       const destination = join(tarballs, String(i));
       rmSync(destination, { recursive: true, force: true });
       mkdirSync(destination);
@@ -318,6 +333,12 @@ if (app) mkdirSync(app);
     // --pack-into packs for a local install: the problems are shown, the test run fails on them.
     for (const problem of problems) (packInto ? note : fail)(problem);
     if (!problems.length) ok(`${line} (budget ${budget.packed} / ${budget.unpacked} kB)`);
+  }
+
+  if (packOnly) {
+    mkdirSync(packOnly, { recursive: true });
+    for (const p of packages) cpSync(p.tarball, join(packOnly, basename(p.tarball)));
+    finish();
   }
 
   if (packInto) {
