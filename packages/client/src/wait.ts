@@ -1,0 +1,17 @@
+import type { Timers } from '@rl/core';
+
+/** Resolves after `ms` on `timers`; rejects with the signal's reason as soon as `signal` aborts (the timer cleared). */
+export function wait(timers: Timers, ms: number, signal: AbortSignal): Promise<void> {
+  if (signal.aborted) return Promise.reject(signal.reason);
+  return new Promise<void>((resolve, reject) => {
+    const onAbort = () => {
+      timers.clearTimeout(handle);
+      reject(signal.reason);
+    };
+    const handle = timers.setTimeout(() => {
+      signal.removeEventListener('abort', onAbort);
+      resolve();
+    }, ms);
+    signal.addEventListener('abort', onAbort, { once: true });
+  });
+}
