@@ -13,7 +13,7 @@ export interface CreateFetchOptions {
   maxElapsed?: Duration;
   /** A server's wait longer than this returns its response at once (and caps a pacing wait); default `'30s'`. */
   maxRetryAfter?: Duration;
-  /** The spread of the random wait added on top of the server's time; default `'1s'` (see the README). */
+  /** The spread of the random wait added on top of the server's time (0: none); default `'1s'` (see the README). */
   jitter?: Duration;
   /** The first backoff ceiling when the server names no time, doubled per retry; default `'500ms'`. */
   backoff?: Duration;
@@ -83,7 +83,7 @@ export function parseClientOptions(options: CreateFetchOptions): ClientConfig {
     throw new InvalidOptionError('retries', retries, 'an integer from 0 to 100 (0: no retry, pacing only)');
   const maxElapsedMs = parseTimerDuration(o.maxElapsed ?? '60s', 'maxElapsed');
   const maxRetryAfterMs = parseTimerDuration(o.maxRetryAfter ?? '30s', 'maxRetryAfter');
-  const jitterMs = parseDuration(o.jitter ?? '1s', 'jitter');
+  const jitterMs = o.jitter === 0 ? 0 : parseDuration(o.jitter ?? '1s', 'jitter');
   const backoffMs = parseTimerDuration(o.backoff ?? '500ms', 'backoff');
   return {
     fetch: fetchImpl.bind(globalThis),
