@@ -119,6 +119,16 @@ const EXPECTED_NAMES = {
     'formatReport',
     'renderChartSvg',
   ],
+  '@rl/client': [
+    'createFetch',
+    'nextStep',
+    'serverWait',
+    'PacingBook',
+    'partitionReports',
+    'retryAfterMs',
+    'RETRYABLE_STATUSES',
+    'SAFE_METHODS',
+  ],
 };
 
 /**
@@ -145,6 +155,7 @@ const SIZE_BUDGETS = {
   '@rl/prometheus': { packed: 10, unpacked: 36 },
   '@rl/opentelemetry': { packed: 8, unpacked: 27 },
   '@rl/cli': { packed: 34, unpacked: 104 },
+  '@rl/client': { packed: 14, unpacked: 50 },
 };
 
 /** The files of a .tgz (ustar, as pnpm pack writes it): `{ name, size, body }` of each regular file. */
