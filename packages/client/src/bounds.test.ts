@@ -117,7 +117,7 @@ describe('nextStep', () => {
           if (serverWaitMs !== undefined) {
             expect(serverWaitMs).toBeLessThanOrEqual(policy.maxRetryAfterMs);
             expect(step.waitMs).toBeGreaterThanOrEqual(serverWaitMs);
-            expect(step.waitMs).toBeLessThan(serverWaitMs + policy.jitterMs);
+            expect(step.waitMs).toBeLessThanOrEqual(Math.ceil(serverWaitMs + policy.jitterMs));
           }
         },
       ),

@@ -101,11 +101,9 @@ async function enterGate(
   start: number,
 ): Promise<PacingTicket> {
   const { timers, policy, observer } = config;
-  const before = timers.now();
-  const maxWaitMs = Math.min(policy.maxRetryAfterMs, policy.maxElapsedMs - (before - start));
-  const ticket = await gate.enter(scope, maxWaitMs, request.signal);
-  const waitMs = timers.now() - before;
-  if (waitMs > 0) tell(observer.onPaced, observer, { method: request.method, url: request.url, waitMs });
+  const maxWaitMs = Math.min(policy.maxRetryAfterMs, policy.maxElapsedMs - (timers.now() - start));
+  const { ticket, heldMs } = await gate.enter(scope, maxWaitMs, request.signal);
+  if (heldMs > 0) tell(observer.onPaced, observer, { method: request.method, url: request.url, waitMs: heldMs });
   return ticket;
 }
 

@@ -2,11 +2,20 @@ import type { TimerHandle, Timers } from '@rl/core';
 import type { PacingBook, PacingTicket } from './pacing-book.js';
 import type { PartitionReport } from './ratelimit-fields.js';
 
+/** A request let through the gate: its ticket, and how long it was held (0: it went at once). */
+export interface Passage {
+  readonly ticket: PacingTicket;
+  /** Milliseconds on the timers between its arrival and its admission. */
+  readonly heldMs: number;
+}
+
 /** A request waiting at the gate. */
 interface Waiter {
+  /** When it arrived, in the timers' milliseconds. */
+  readonly arrived: number;
   /** When it goes whatever the book says (its wait bound), in the timers' milliseconds. */
   readonly deadline: number;
-  readonly resolve: (ticket: PacingTicket) => void;
+  readonly resolve: (passage: Passage) => void;
   readonly reject: (reason: unknown) => void;
   readonly signal: AbortSignal | undefined;
   readonly onAbort: () => void;
@@ -34,17 +43,19 @@ export class PacingGate {
     private readonly timers: Timers,
   ) {}
 
-  /** The ticket of a request of `scope` once it may go, waiting at most `maxWaitMs`. */
-  enter(scope: string, maxWaitMs: number, signal: AbortSignal | undefined): Promise<PacingTicket> {
+  /** The passage of a request of `scope` once it may go, waiting at most `maxWaitMs`. */
+  enter(scope: string, maxWaitMs: number, signal: AbortSignal | undefined): Promise<Passage> {
     if (signal?.aborted) return Promise.reject(signal.reason);
     const queue = this.queues.get(scope);
     if (queue === undefined) {
       const admission = this.book.admit(scope, this.timers.now(), maxWaitMs <= 0);
-      if (admission.go) return Promise.resolve(admission.ticket);
+      if (admission.go) return Promise.resolve({ ticket: admission.ticket, heldMs: 0 });
     }
-    return new Promise<PacingTicket>((resolve, reject) => {
+    return new Promise<Passage>((resolve, reject) => {
+      const arrived = this.timers.now();
       const waiter: Waiter = {
-        deadline: this.timers.now() + Math.max(0, maxWaitMs),
+        arrived,
+        deadline: arrived + Math.max(0, Math.floor(maxWaitMs)),
         resolve,
         reject,
         signal,
@@ -86,7 +97,7 @@ export class PacingGate {
       }
       queue.splice(queue.indexOf(w), 1);
       w.signal?.removeEventListener('abort', w.onAbort);
-      w.resolve(admission.ticket);
+      w.resolve({ ticket: admission.ticket, heldMs: now - w.arrived });
     }
     if (queue.length === 0) this.queues.delete(scope);
     let wake = Infinity;

@@ -88,7 +88,7 @@ export function serverWait(retryAfterMs: number | undefined, reports: readonly P
 /**
  * The next step after an attempt: retry after a wait, or stop. `random` is one draw from [0, 1).
  *
- * The wait is the server's time plus `random × jitterMs` (never before the server's time), or, when the
+ * The wait, in whole milliseconds, is the server's time plus `random × jitterMs` (never before the server's time), or, when the
  * server names none, full jitter beneath `backoffMs × 2^(attempts−1)`. It stops when the answer is not
  * retryable, when the method may not be replayed, after `retries` retries, when the server's time is
  * past `maxRetryAfterMs`, or when the server's time cannot be met within `maxElapsedMs` (a wait is
@@ -98,15 +98,17 @@ export function nextStep(policy: RetryPolicy, state: AttemptState, outcome: Atte
   if (outcome.status !== undefined && !RETRYABLE_STATUSES.has(outcome.status)) return stop('final');
   if (!state.replayable) return stop('not-replayable');
   if (state.attempts > policy.retries) return stop('retries');
-  const left = policy.maxElapsedMs - state.elapsedMs;
+  // Whole milliseconds, as timers count them: a wait rounded up never ends before the server's time,
+  // and the time left rounded down never lets a timer's least millisecond carry a wait past maxElapsed.
+  const left = Math.floor(policy.maxElapsedMs - state.elapsedMs);
   const server = outcome.serverWaitMs;
   if (server !== undefined) {
     if (server > policy.maxRetryAfterMs) return stop('max-retry-after');
-    if (server > left) return stop('max-elapsed');
-    return { retry: true, waitMs: Math.min(left, server + random * policy.jitterMs), serverWaitMs: server };
+    if (Math.ceil(server) > left) return stop('max-elapsed');
+    return { retry: true, waitMs: Math.min(left, Math.ceil(server + random * policy.jitterMs)), serverWaitMs: server };
   }
   const ceiling = Math.min(policy.maxRetryAfterMs, policy.backoffMs * 2 ** (state.attempts - 1));
-  const waitMs = random * ceiling;
+  const waitMs = Math.ceil(random * ceiling);
   if (waitMs > left) return stop('max-elapsed');
   return { retry: true, waitMs, serverWaitMs: undefined };
 }

@@ -1,10 +1,10 @@
 import { InvalidOptionError } from '@rl/core';
 import { FakeTimers } from '@rl/core/testing';
 import { describe, expect, it } from 'vitest';
-import { scriptedServer, settle, type ScriptedAnswer } from '../test/scripted-server.js';
-import { createFetch } from './create-fetch.js';
-import type { GiveUpEvent, PacedEvent, RetryEvent } from './observer.js';
-import type { CreateFetchOptions } from './options.js';
+import { scriptedServer, settle, type ScriptedAnswer } from './scripted-server.js';
+import { createFetch } from '../src/create-fetch.js';
+import type { GiveUpEvent, PacedEvent, RetryEvent } from '../src/observer.js';
+import type { CreateFetchOptions } from '../src/options.js';
 
 const URL_ = 'https://api.example.com/items';
 const limited = (retryAfter: string): ScriptedAnswer => ({ status: 429, fields: { 'retry-after': retryAfter } });
