@@ -55,12 +55,8 @@ function count(value: BareItem | undefined): number | undefined {
 
 /** Drafts 8 to 11; undefined when the field is no List of such members (another draft's form). */
 function listReports(value: string): readonly PartitionReport[] | undefined {
-  let list;
-  try {
-    list = parseList(value);
-  } catch {
-    return undefined;
-  }
+  const list = parsed(parseList, value);
+  if (list === undefined) return undefined;
   const byName = new Map<string, PartitionReport | null>();
   for (const [name, params] of list) {
     if (typeof name !== 'string') continue;
@@ -86,12 +82,8 @@ function partitionName(name: string, params: Parameters): string {
 
 /** Draft 7; undefined when the field is no such Dictionary. */
 function dictionaryReport(value: string): readonly PartitionReport[] | undefined {
-  let dictionary;
-  try {
-    dictionary = parseDictionary(value);
-  } catch {
-    return undefined;
-  }
+  const dictionary = parsed(parseDictionary, value);
+  if (dictionary === undefined) return undefined;
   const member = (key: string): BareItem | undefined => {
     const m = dictionary.get(key);
     return m === undefined || Array.isArray(m[0]) ? undefined : (m[0] as BareItem);
@@ -126,9 +118,14 @@ function singleReport(
 
 /** One Integer field of 0 or more (an epoch time included); undefined when it is anything else. */
 function integerField(value: string): number | undefined {
+  const item = parsed(parseItem, value)?.[0];
+  return typeof item === 'number' && Number.isInteger(item) && item >= 0 ? item : undefined;
+}
+
+/** `parse(value)`, or undefined when the value is not a structured field of that type (the parser throws). */
+function parsed<T>(parse: (value: string) => T, value: string): T | undefined {
   try {
-    const [item] = parseItem(value);
-    return typeof item === 'number' && Number.isInteger(item) && item >= 0 ? item : undefined;
+    return parse(value);
   } catch {
     return undefined;
   }
