@@ -152,6 +152,19 @@ describe('createFetch: pacing', () => {
     expect([paced.seen.length, unpaced.seen.length]).toEqual([2, 2]);
   });
 
+  it('lets a held request go when its signal aborts, and clears the timer no one waits on', async () => {
+    const { timers, seen, client } = setup([empty(30)]);
+    await settle(timers, client(URL_));
+    const controller = new AbortController();
+    const held = client(URL_, { signal: controller.signal });
+    await timers.advanceAsync(1_000);
+    expect(timers.pending).toBe(1);
+    controller.abort(new Error('gone'));
+    await expect(held).rejects.toThrow('gone');
+    expect(timers.pending).toBe(0);
+    expect(seen).toHaveLength(1);
+  });
+
   it('holds a request at most maxRetryAfter, then sends it (the server answers for itself)', async () => {
     const { timers, seen, client } = setup([empty(600)], { maxRetryAfter: '10s' });
     await settle(timers, client(URL_));
