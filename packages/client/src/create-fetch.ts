@@ -2,7 +2,7 @@ import { parseClientOptions, type ClientConfig, type CreateFetchOptions } from '
 import { tell } from './observer.js';
 import { PacingBook, type PacingTicket } from './pacing-book.js';
 import { PacingGate } from './pacing-gate.js';
-import { partitionReports } from './ratelimit-fields.js';
+import { partitionReports, type PartitionReport } from './ratelimit-fields.js';
 import { retryAfterMs } from './retry-after.js';
 import { nextStep, SAFE_METHODS, serverWait, type AttemptOutcome } from './retry-policy.js';
 import { wait } from './wait.js';
@@ -47,13 +47,20 @@ async function send(config: ClientConfig, gate: PacingGate | undefined, request:
     const ticket = gate === undefined ? undefined : await enterGate(config, gate, request, scope, start);
     const sent = await attempt(config, request);
     const fields = sent.ok ? sent.response.headers : undefined;
-    const reports = fields === undefined ? [] : partitionReports(fields, config.clock());
-    if (ticket !== undefined) gate!.answer(ticket, reports);
+    let reports: readonly PartitionReport[] = [];
+    let wallNow = NaN;
+    try {
+      wallNow = config.clock();
+      if (fields !== undefined) reports = partitionReports(fields, wallNow);
+    } finally {
+      // Answered whatever happens (the user's clock may throw): a ticket left out would hold its scope.
+      if (ticket !== undefined) gate!.answer(ticket, reports);
+    }
     if (!sent.ok && (request.signal.aborted || !(sent.error instanceof TypeError))) throw sent.error;
     const outcome: AttemptOutcome = {
       status: sent.ok ? sent.response.status : undefined,
       serverWaitMs:
-        fields === undefined ? undefined : serverWait(retryAfterMs(fields.get('retry-after'), config.clock()), reports),
+        fields === undefined ? undefined : serverWait(retryAfterMs(fields.get('retry-after'), wallNow), reports),
     };
     const elapsedMs = timers.now() - start;
     const step = nextStep(policy, { attempts, elapsedMs, replayable }, outcome, draw(config.random));

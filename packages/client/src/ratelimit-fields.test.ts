@@ -70,6 +70,11 @@ describe('partitionReports', () => {
     );
   });
 
+  it('reads no legacy epoch against a wall clock that gave no number', () => {
+    const fields = new Headers({ 'x-ratelimit-remaining': '0', 'x-ratelimit-reset': String(NOW / 1000 + 5) });
+    expect(partitionReports(fields, NaN)).toEqual([]);
+  });
+
   it.each([
     ['none', {}],
     ['not a structured field', { ratelimit: 'r=1;;t=2 "' }],

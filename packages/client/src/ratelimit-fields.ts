@@ -112,7 +112,7 @@ function singleReport(
   const reset = integerField(resetField);
   if (reset === undefined) return undefined;
   const seconds = wallNow !== undefined && reset > 1e9 ? Math.max(0, reset - wallNow / 1000) : reset;
-  if (seconds > MAX_FIELD_SECONDS) return undefined;
+  if (!(seconds <= MAX_FIELD_SECONDS)) return undefined; // NaN too: a wall clock that gave no number
   return [{ partition: '', remaining, resetMs: Math.ceil(seconds * 1000) }];
 }
 

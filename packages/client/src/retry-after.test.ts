@@ -15,6 +15,11 @@ describe('retryAfterMs', () => {
     expect(retryAfterMs(value, NOW)).toBe(ms);
   });
 
+  it('reads no date against a wall clock that gave no number', () => {
+    expect(retryAfterMs('Wed, 21 Oct 2026 07:28:30 GMT', NaN)).toBeUndefined();
+    expect(retryAfterMs('5', NaN)).toBe(5000);
+  });
+
   it.each([
     null,
     '',

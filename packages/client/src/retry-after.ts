@@ -28,6 +28,7 @@ export function retryAfterMs(value: string | null, wallNow: number): number | un
   const at = Date.parse(text);
   if (Number.isNaN(at)) return undefined;
   const ms = at - wallNow;
-  if (ms > MAX_FIELD_SECONDS * 1000) return undefined;
+  // `!(… <= …)`: a wall clock that gave no number (NaN) reads no date either.
+  if (!(ms <= MAX_FIELD_SECONDS * 1000)) return undefined;
   return Math.max(0, ms);
 }
