@@ -118,6 +118,7 @@ describe('nextStep', () => {
             expect(serverWaitMs).toBeLessThanOrEqual(policy.maxRetryAfterMs);
             expect(step.waitMs).toBeGreaterThanOrEqual(serverWaitMs);
             expect(step.waitMs).toBeLessThanOrEqual(Math.ceil(serverWaitMs + policy.jitterMs));
+            expect(step.waitMs).toBeLessThanOrEqual(Math.max(Math.ceil(serverWaitMs), policy.maxRetryAfterMs));
           }
         },
       ),

@@ -88,11 +88,12 @@ export function serverWait(retryAfterMs: number | undefined, reports: readonly P
 /**
  * The next step after an attempt: retry after a wait, or stop. `random` is one draw from [0, 1).
  *
- * The wait, in whole milliseconds, is the server's time plus `random × jitterMs` (never before the server's time), or, when the
- * server names none, full jitter beneath `backoffMs × 2^(attempts−1)`. It stops when the answer is not
- * retryable, when the method may not be replayed, after `retries` retries, when the server's time is
- * past `maxRetryAfterMs`, or when the server's time cannot be met within `maxElapsedMs` (a wait is
- * shortened to end at `maxElapsedMs`, but never below the server's time).
+ * The wait, in whole milliseconds, is the server's time plus `random × jitterMs` (never before the
+ * server's time), or, when the server names none, full jitter beneath `backoffMs × 2^(attempts−1)`.
+ * It stops when the answer is not retryable, when the method may not be replayed, after `retries`
+ * retries, when the server's time is past `maxRetryAfterMs`, or when the server's time cannot be met
+ * within `maxElapsedMs`. A wait is shortened to end at `maxElapsedMs`, and its jitter cut at
+ * `maxRetryAfterMs`, never below the server's time.
  */
 export function nextStep(policy: RetryPolicy, state: AttemptState, outcome: AttemptOutcome, random: number): RetryStep {
   if (outcome.status !== undefined && !RETRYABLE_STATUSES.has(outcome.status)) return stop('final');
@@ -105,7 +106,9 @@ export function nextStep(policy: RetryPolicy, state: AttemptState, outcome: Atte
   if (server !== undefined) {
     if (server > policy.maxRetryAfterMs) return stop('max-retry-after');
     if (Math.ceil(server) > left) return stop('max-elapsed');
-    return { retry: true, waitMs: Math.min(left, Math.ceil(server + random * policy.jitterMs)), serverWaitMs: server };
+    // The jitter never carries a wait past maxRetryAfter (nor below the server's time).
+    const cap = Math.min(left, Math.max(Math.ceil(server), policy.maxRetryAfterMs));
+    return { retry: true, waitMs: Math.min(cap, Math.ceil(server + random * policy.jitterMs)), serverWaitMs: server };
   }
   const ceiling = Math.min(policy.maxRetryAfterMs, policy.backoffMs * 2 ** (state.attempts - 1));
   const waitMs = Math.ceil(random * ceiling);
