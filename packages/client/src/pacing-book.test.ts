@@ -38,7 +38,7 @@ describe('PacingBook', () => {
     ]);
   });
 
-  it('frees the probe when its request fails, and forgets a partition past its reset that a response no longer reports', () => {
+  it('frees the probe when its request fails; forgets a partition past its reset no response reports', () => {
     const book = new PacingBook();
     book.answer(ticketOf(book.admit('a', 0)), [report('p', 0, 1_000), report('q', 5, 60_000)], 0);
     const probe = ticketOf(book.admit('a', 1_000));

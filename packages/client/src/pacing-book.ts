@@ -64,7 +64,10 @@ export class PacingBook {
     return { go: true, ticket: { scope, partitions: [...partitions.keys()], probes } };
   }
 
-  /** When the partition that holds `scope`'s requests the longest lets them on (undefined: none holds them until a known time). */
+  /**
+   * When the partition that holds `scope`'s requests the longest lets them on; undefined when none
+   * holds them until a known time.
+   */
   blockedUntil(scope: string, now: number): number | undefined {
     let until: number | undefined;
     for (const p of this.scopes.get(scope)?.values() ?? []) {

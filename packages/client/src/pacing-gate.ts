@@ -75,13 +75,19 @@ export class PacingGate {
     });
   }
 
-  /** The answer to an admitted request (its response's reports; none for a network error): the book learns, waiters move on. */
+  /**
+   * The answer to an admitted request (its response's reports; none for a network error): the book
+   * learns, the waiters move on.
+   */
   answer(ticket: PacingTicket, reports: readonly PartitionReport[]): void {
     this.book.answer(ticket, reports, this.timers.now());
     if (this.queues.has(ticket.scope)) this.pump(ticket.scope);
   }
 
-  /** Lets on, in order, the waiters of `scope` that may go (and any past its bound), and sets the scope's timer for the rest. */
+  /**
+   * Lets on, in order, the waiters of `scope` that may go (and any past its bound), and sets the
+   * scope's timer for the rest.
+   */
   private pump(scope: string): void {
     const queue = this.queues.get(scope);
     if (queue === undefined) return;
