@@ -3,7 +3,7 @@ import { parseArgs } from 'node:util';
 import { InvalidOptionError, parseDuration, RateLimitError } from '@rl/core';
 import { parseTimerDuration } from '@rl/core/store';
 import { writeCharts } from './chart.js';
-import { RETRY_MODES, type RetryMode } from './clients-report.js';
+import { RETRY_MODES, type RetryMode } from './client-stats.js';
 import { simulateClients } from './clients-source.js';
 import { checkHtmlReportPath, writeHtmlReport } from './html-report.js';
 import { limitOf, parseLimit, type LimitSpec } from './limits.js';

@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { main } from './cli.js';
-import type { ClientStats, RetryMode } from './clients-report.js';
+import type { ClientStats, RetryMode } from './client-stats.js';
 import { simulateClients } from './clients-source.js';
 import { seconds } from './format.js';
 import { parseLimit } from './limits.js';

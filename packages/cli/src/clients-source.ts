@@ -10,7 +10,7 @@ import {
 import { InvalidOptionError } from '@rl/core';
 import type { HeaderAccess } from '@rl/core/http';
 import { MemoryStore } from '@rl/store-memory';
-import type { ClientStats, RetryMode, SecondWave } from './clients-report.js';
+import type { ClientStats, RetryMode, SecondWave } from './client-stats.js';
 import type { LimitSpec } from './limits.js';
 import { mulberry32 } from './random.js';
 import {

@@ -1,7 +1,7 @@
 import { InvalidOptionError, type Algorithm } from '@rl/core';
 import { HttpRateLimiter, type FrameworkBinding } from '@rl/core/http';
 import { MemoryStore } from '@rl/store-memory';
-import type { ClientStats } from './clients-report.js';
+import type { ClientStats } from './client-stats.js';
 import type { LimitSpec } from './limits.js';
 import type { Traffic } from './traffic.js';
 import { maxInWindow, percentile } from './window-max.js';
