@@ -149,7 +149,9 @@ const EXPECTED_NAMES = {
  * measured 31.9 kB packed, 122.3 kB unpacked. @rl/store-memory raised 2026-12-06 (22 → 28 packed, 86 →
  * 110 unpacked): issue 39 gave it the key index by scope (key-index.ts, its ESM and CJS builds);
  * measured 24.4 kB packed, 93.6 kB unpacked. @rl/client added 2026-12-06 (issue 40): measured 24.5 kB
- * packed, 82.0 kB unpacked.
+ * packed, 82.0 kB unpacked. @rl/cli raised 2026-12-06 (34 → 42 packed, 104 → 135 unpacked): issue 40
+ * part 2 gave it `--clients` (clients-source.ts, its figures and table) and the README's "Retry
+ * storms"; measured 34.6 kB packed, 110.9 kB unpacked.
  */
 const SIZE_BUDGETS = {
   '@rl/core': { packed: 400, unpacked: 1550 },
@@ -162,7 +164,7 @@ const SIZE_BUDGETS = {
   '@rl/nestjs': { packed: 36, unpacked: 135 },
   '@rl/prometheus': { packed: 10, unpacked: 36 },
   '@rl/opentelemetry': { packed: 8, unpacked: 27 },
-  '@rl/cli': { packed: 34, unpacked: 104 },
+  '@rl/cli': { packed: 42, unpacked: 135 },
   '@rl/client': { packed: 31, unpacked: 103 },
 };
 
