@@ -125,6 +125,7 @@ const EXPECTED_NAMES = {
     'readTrafficFile',
     'formatReport',
     'renderChartSvg',
+    'simulateClients',
   ],
   '@rl/client': [
     'createFetch',
