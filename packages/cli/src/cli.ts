@@ -264,7 +264,8 @@ async function loadTraffic(o: Values): Promise<Traffic> {
   }
   if (o.traffic !== undefined) {
     for (const name of ['keys', 'cost', 'seed'] as const) {
-      if (o[name] !== undefined)
+      // With --clients, --seed seeds their jitter.
+      if (o[name] !== undefined && !(name === 'seed' && o.clients !== undefined))
         throw new InvalidOptionError(`--${name}`, o[name], 'no value with --traffic (the file gives keys and costs)');
     }
     const format = o.format ?? 'auto';

@@ -1,4 +1,6 @@
-import { readFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { main } from './cli.js';
@@ -239,6 +241,36 @@ describe('rl simulate --clients', () => {
     expect(stdout).toContain('10000 clients, --retry retry-after: at most 21 attempts per request');
     expect(stdout).toMatch(/429s \/ admitted/);
     expect(stdout).toMatch(/\b45000\b.*\b4\.50\b/);
+  });
+
+  it('--seed seeds the jitter, with --traffic too', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'rl-clients-test-'));
+    try {
+      const file = join(dir, 'herd.csv');
+      writeFileSync(file, '0,user,1\n'.repeat(300));
+      const run = async (seed: string) => {
+        const args = [
+          'simulate',
+          '--traffic',
+          file,
+          '--clients',
+          '300',
+          '--seed',
+          seed,
+          '--limit',
+          'fixedWindow(limit=50,window=1s)',
+          '--json',
+        ];
+        const { code, stdout, stderr } = await rl(args);
+        expect([code, stderr]).toEqual([0, '']);
+        return (JSON.parse(stdout) as SimulationReport).limits[0]!.clients!;
+      };
+      const [one, again, other] = [await run('1'), await run('1'), await run('2')];
+      expect(again).toEqual(one);
+      expect(other.secondWave).not.toEqual(one.secondWave);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 
   it.each([
