@@ -132,6 +132,7 @@ const EXPECTED_NAMES = {
     'nextStep',
     'serverWait',
     'PacingBook',
+    'passWaiters',
     'partitionReports',
     'retryAfterMs',
     'RETRYABLE_STATUSES',

@@ -2,6 +2,7 @@ import {
   nextStep,
   PacingBook,
   partitionReports,
+  passWaiters,
   retryAfterMs,
   serverWait,
   type PacingTicket,
@@ -246,36 +247,32 @@ function runClients(
     events.push({ at: now + step.waitMs, seq: seq++, attempt: { ...a, number: a.number + 1 } });
   };
 
-  /** Lets on, in order, the waiters of `client` the book admits (and any past its bound); sets its timer for the rest. */
+  /**
+   * `@rl/client`'s gate pass for `client`'s queue: the waiters the book lets on go out in order (all
+   * admitted before any answer, as requests in flight are); their answers come back at once, and the
+   * queue is looked at again, as the gate does on an answer; then its timer is set for the rest.
+   */
   const pump = (client: number): void => {
-    const queue = queues.get(client);
-    if (queue === undefined) return;
-    const book = books.get(client)!;
-    let blocked = false;
-    for (const w of [...queue]) {
-      const late = now >= w.deadline;
-      if (blocked && !late) continue;
-      const admission = book.admit(SCOPE, now, late);
-      if (!admission.go) {
-        blocked = true;
-        continue;
+    for (;;) {
+      const queue = queues.get(client);
+      if (queue === undefined) return;
+      const { passed, wakeAt: wake } = passWaiters(books.get(client)!, SCOPE, queue, now);
+      for (const { waiter, ticket } of passed) {
+        if (now > waiter.arrived) run.held++;
+        send(waiter.attempt, ticket);
       }
-      queue.splice(queue.indexOf(w), 1);
-      if (now > w.arrived) run.held++;
-      send(w.attempt, admission.ticket);
-    }
-    if (queue.length === 0) {
-      queues.delete(client);
+      if (queue.length === 0) {
+        queues.delete(client);
+        return;
+      }
+      if (passed.length > 0) continue;
+      // The gate's timer fires no sooner than 1 ms on (setTimeout's least).
+      const at = Math.max(wake, now + 1);
+      if (at === Infinity || wakeAt.get(client) === at) return;
+      wakeAt.set(client, at);
+      events.push({ at, seq: seq++, wake: client });
       return;
     }
-    let wake = Infinity;
-    for (const w of queue) wake = Math.min(wake, w.deadline);
-    const until = book.blockedUntil(SCOPE, now);
-    if (until !== undefined) wake = Math.min(wake, until);
-    wake = Math.max(wake, now + 1);
-    if (wakeAt.get(client) === wake) return;
-    wakeAt.set(client, wake);
-    events.push({ at: wake, seq: seq++, wake: client });
   };
 
   /** Through the client's pacing gate (`paced`), or straight out. */
