@@ -19,7 +19,11 @@ const options = { store, timeout: '20s', denyCache: false } as const;
 
 /** `total` consumes of one key, `inFlight` at a time. */
 async function count(total: number, inFlight: number): Promise<CountFigures> {
-  const limiter = createLimiter({ ...options, algorithm: fixedWindow({ limit: 1_000, window: '1h' }), prefix: 'count' });
+  const limiter = createLimiter({
+    ...options,
+    algorithm: fixedWindow({ limit: 1_000, window: '1h' }),
+    prefix: 'count',
+  });
   let admitted = 0;
   let notFromStore = 0;
   let next = 0;
