@@ -89,6 +89,12 @@ export class ClusterStore implements Store {
     this.timers = parsed.timers;
     this.transport.receive((message) => this.received(message));
     this.transport.reconnected?.(() => this.tell(undefined));
+    this.transport.lost?.(() =>
+      this.fail(
+        [...this.pending.keys()],
+        new StoreError('rl cluster store: the connection to the holder ended before it answered'),
+      ),
+    );
   }
 
   charge(charge: Charge, now: number | undefined): Promise<Charged> {
@@ -205,6 +211,7 @@ export class ClusterStore implements Store {
     if (this.closed) return;
     this.closed = true;
     this.transport.close();
+    this.queued = [];
     const error = new StoreClosedError();
     for (const pending of this.pending.values()) pending.reject(error);
     this.pending.clear();
@@ -239,7 +246,7 @@ export class ClusterStore implements Store {
   /** Sends this turn's calls as one message, with one timer for them all. */
   private readonly flush = (): void => {
     const calls = this.queued;
-    if (calls.length === 0) return;
+    if (calls.length === 0 || this.closed) return;
     this.queued = [];
     const ids = calls.map((call) => call[0] as number);
     this.messagesSent++;
@@ -358,7 +365,7 @@ function charged(value: unknown, algorithm: Algorithm): Charged {
 
 /** The worker's error for a holder's: an unsupported call stays one (the limiter reads it), the rest are store errors. */
 function holderError(error: WireError | undefined): Error {
-  const code = typeof error?.code === 'string' ? error.code : 'RL_STORE';
+  const code = typeof error?.code === 'string' ? error.code : 'RL_STORE_ERROR';
   const message = typeof error?.message === 'string' ? error.message : 'no message';
   if (code === 'RL_UNSUPPORTED') return new UnsupportedError(message);
   return new StoreError(`rl cluster holder refused the call (${code}): ${message}`, {

@@ -293,7 +293,7 @@ function optional<T extends 'string' | 'number' | 'boolean'>(
 function wireError(error: unknown): WireError {
   const code = (error as { code?: unknown } | null)?.code;
   return {
-    code: typeof code === 'string' ? code : 'RL_STORE',
+    code: typeof code === 'string' ? code : 'RL_STORE_ERROR',
     message: error instanceof Error ? error.message : String(error),
   };
 }

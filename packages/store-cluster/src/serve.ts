@@ -1,7 +1,6 @@
 import { checkOptions, InvalidOptionError } from '@rl/core/store';
 import { MemoryStore } from '@rl/store-memory';
 import nodeCluster, { type Worker } from 'node:cluster';
-import type { Server } from 'node:net';
 import { Holder, type HolderCounts } from './holder.js';
 import { listenOnSocket } from './socket.js';
 import type { HolderConnection } from './transport.js';
@@ -83,7 +82,7 @@ export function serveClusterStore(options: ServeClusterStoreOptions = {}): Clust
     nodeCluster.on('message', onMessage);
     nodeCluster.on('exit', onExit);
   }
-  let server: Server | undefined;
+  let server: { close(): Promise<void> } | undefined;
   const listening =
     socket === undefined
       ? Promise.resolve()
@@ -104,7 +103,7 @@ export function serveClusterStore(options: ServeClusterStoreOptions = {}): Clust
         nodeCluster.off('exit', onExit);
       }
       await listening.catch(() => {});
-      if (server !== undefined) await new Promise((resolve) => server!.close(resolve));
+      await server?.close();
       if (ownStore) store.close();
     },
   };

@@ -42,6 +42,7 @@ export function socketTransport(path: string, timers: Timers): WorkerTransport {
   let retryMs = FIRST_RETRY_MS;
   let receive: ((message: unknown) => void) | undefined;
   let reconnected: (() => void) | undefined;
+  let lost: (() => void) | undefined;
   const open = (): void => {
     const s = connect(path);
     socket = s;
@@ -58,6 +59,7 @@ export function socketTransport(path: string, timers: Timers): WorkerTransport {
       up = false;
       socket = undefined;
       if (closed) return;
+      lost?.();
       const handle = timers.setTimeout(open, retryMs);
       if (typeof handle === 'object' && handle !== null && 'unref' in handle) (handle as { unref(): void }).unref();
       retryMs = Math.min(retryMs * 2, LAST_RETRY_MS);
@@ -80,6 +82,9 @@ export function socketTransport(path: string, timers: Timers): WorkerTransport {
     reconnected(listener) {
       reconnected = listener;
     },
+    lost(listener) {
+      lost = listener;
+    },
     close() {
       closed = true;
       socket?.destroy();
@@ -97,7 +102,7 @@ export async function listenOnSocket(
     handle(connection: HolderConnection, message: string): void;
     forget(connection: HolderConnection): void;
   },
-): Promise<Server> {
+): Promise<{ close(): Promise<void> }> {
   const sockets = new Set<Socket>();
   const server = createServer((socket) => {
     const connection: HolderConnection = {
@@ -113,16 +118,20 @@ export async function listenOnSocket(
     });
     readLines(socket, (text) => holder.handle(connection, text));
   });
-  server.on('close', () => {
-    for (const socket of sockets) socket.destroy();
-  });
   await listen(server, path).catch(async (error: NodeJS.ErrnoException) => {
     if (error.code !== 'EADDRINUSE' || (await answers(path))) throw error;
     const { rm } = await import('node:fs/promises');
     await rm(path, { force: true });
     await listen(server, path);
   });
-  return server;
+  return {
+    close() {
+      // A server closes once its connections have: the workers' are ended here.
+      const closed = new Promise<void>((resolve) => server.close(() => resolve()));
+      for (const socket of sockets) socket.destroy();
+      return closed;
+    },
+  };
 }
 
 function listen(server: Server, path: string): Promise<void> {

@@ -18,6 +18,11 @@ export interface WorkerTransport {
    * notices of resets may have been missed while away (a holder that restarted).
    */
   reconnected?(listener: () => void): void;
+  /**
+   * Registers a listener told when the connection to the holder ends: the calls sent on it will not
+   * be answered, and fail at once rather than at their timeout.
+   */
+  lost?(listener: () => void): void;
   /** Stops listening (and closes a connection the transport owns). */
   close(): void;
 }

@@ -1,0 +1,150 @@
+import { createLimiter, fixedWindow } from '@rl/core';
+import { FakeTimers } from '@rl/core/testing';
+import { describe, expect, it } from 'vitest';
+import { ClusterStore } from './cluster-store.js';
+import { serveClusterStore } from './serve.js';
+import { inProcessPair, type WorkerTransport } from './transport.js';
+
+const limit = fixedWindow({ limit: 1_000, window: '1h' });
+const turn = () => new Promise((resolve) => setImmediate(resolve));
+
+/** A worker store and a holder joined in this process. */
+function pair() {
+  const channel = inProcessPair();
+  const server = serveClusterStore({ cluster: false });
+  server.connect(channel.holder);
+  const store = new ClusterStore({ transport: channel.worker });
+  return {
+    store,
+    server,
+    channel,
+    close: async () => {
+      store.close();
+      await server.close();
+    },
+  };
+}
+
+/** A transport whose holder never answers, or whose sends fail. */
+function silent(failSends = false): WorkerTransport {
+  return {
+    send: (_text, sent) => sent(failSends ? new Error('channel closed') : undefined),
+    receive() {},
+    close() {},
+  };
+}
+
+describe('ClusterStore: batching', () => {
+  it('the calls of one turn go as one message, answered by one', async () => {
+    const { store, server, channel, close } = pair();
+    const answers = await Promise.all(
+      Array.from({ length: 64 }, () => store.charge({ key: 'k', algorithm: limit, cost: 1 }, 0)),
+    );
+    expect(answers.every((a) => a.decision.allowed)).toBe(true);
+    expect(channel.sent()).toBe(1);
+    expect(server.counts).toEqual({ messages: 1, calls: 64, refused: 0 });
+    await close();
+  });
+
+  it('a limiter with 64 requests in flight sends at most one message per 10 decisions', async () => {
+    const { store, close } = pair();
+    const limiter = createLimiter({ algorithm: limit, store, denyCache: false, timeout: '5s' });
+    let next = 0;
+    const lane = async () => {
+      while (next++ < 2_000) await limiter.consume('k');
+    };
+    await Promise.all(Array.from({ length: 64 }, lane));
+    expect(store.messagesSent).toBeLessThanOrEqual(200);
+    expect((await limiter.peek('k')).remaining).toBe(0);
+    await close();
+  });
+
+  it('a turn of more than maxBatch calls sends several messages', async () => {
+    const channel = inProcessPair();
+    const server = serveClusterStore({ cluster: false });
+    server.connect(channel.holder);
+    const store = new ClusterStore({ transport: channel.worker, maxBatch: 10 });
+    await Promise.all(Array.from({ length: 25 }, () => store.peek('k', limit, 0, 0)));
+    expect(channel.sent()).toBe(3);
+    store.close();
+    await server.close();
+  });
+});
+
+describe('ClusterStore: faults are store errors, never hangs', () => {
+  it('a holder that does not answer: the calls fail at the timeout', async () => {
+    const timers = new FakeTimers();
+    const store = new ClusterStore({ transport: silent(), timeout: '2s', timers });
+    const charged = store.charge({ key: 'k', algorithm: limit, cost: 1 }, 0);
+    await turn();
+    await timers.advanceAsync(1_999);
+    let settled = false;
+    void charged.catch(() => (settled = true));
+    await turn();
+    expect(settled).toBe(false);
+    await timers.advanceAsync(1);
+    await expect(charged).rejects.toMatchObject({
+      code: 'RL_STORE_ERROR',
+      message: expect.stringMatching(/did not answer within 2000 ms/),
+    });
+    store.close();
+  });
+
+  it('a message that cannot be sent fails its calls at once', async () => {
+    const store = new ClusterStore({ transport: silent(true) });
+    await expect(store.peek('k', limit, 0, 0)).rejects.toMatchObject({
+      code: 'RL_STORE_ERROR',
+      message: expect.stringMatching(/could not send/),
+    });
+    store.close();
+  });
+
+  it('a limiter on it answers with its failure policy', async () => {
+    const store = new ClusterStore({ transport: silent(true) });
+    const denying = createLimiter({ algorithm: limit, store });
+    const allowing = createLimiter({ algorithm: limit, store, onStoreError: 'allow' });
+    expect(await denying.consume('k')).toMatchObject({ allowed: false, reason: 'store-error' });
+    expect(await allowing.consume('k')).toMatchObject({ allowed: true, reason: 'store-error' });
+    store.close();
+  });
+
+  it('closed: the calls waiting and every later one fail with StoreClosedError', async () => {
+    const store = new ClusterStore({ transport: silent() });
+    const waiting = store.peek('k', limit, 0, 0);
+    store.close();
+    await expect(waiting).rejects.toMatchObject({ code: 'RL_STORE_CLOSED' });
+    await expect(store.peek('k', limit, 0, 0)).rejects.toMatchObject({ code: 'RL_STORE_CLOSED' });
+  });
+
+  it('bad options name the option', () => {
+    expect(() => new ClusterStore({ maxBatch: 0 })).toThrow(/ClusterStore\.maxBatch/);
+    expect(() => new ClusterStore({ socket: '/tmp/x', transport: silent() })).toThrow(/ClusterStore\.transport/);
+    expect(() => new ClusterStore({ timeout: -1 as never })).toThrow(/ClusterStore\.timeout/);
+    expect(() => serveClusterStore({ store: {} as never })).toThrow(/serveClusterStore\.store/);
+  });
+});
+
+describe('ClusterStore: resets heard by every worker', () => {
+  it('a reset by one worker reaches the other worker before the caller’s own answer resolves', async () => {
+    const server = serveClusterStore({ cluster: false });
+    const [a, b] = [inProcessPair(), inProcessPair()];
+    server.connect(a.holder);
+    server.connect(b.holder);
+    const first = new ClusterStore({ transport: a.worker });
+    const second = new ClusterStore({ transport: b.worker });
+    const heardByFirst: (string | undefined)[] = [];
+    const heardBySecond: (string | undefined)[] = [];
+    const listenFirst = (key: string | undefined) => heardByFirst.push(key);
+    const listenSecond = (key: string | undefined) => heardBySecond.push(key);
+    first.watchResets(listenFirst);
+    second.watchResets(listenSecond);
+    await second.peek('k', limit, 0, 0); // the second worker is known to the holder
+    await first.reset('k', limit);
+    expect(heardByFirst).toEqual(['k']);
+    await turn();
+    expect(heardBySecond).toEqual(['k']);
+    first.close();
+    second.close();
+    await server.close();
+  });
+});
