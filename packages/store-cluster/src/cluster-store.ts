@@ -1,5 +1,5 @@
+import { MEMORY_STORE_CAPABILITIES } from '@rl/store-memory';
 import {
-  ALGORITHM_KINDS,
   StoreClosedError,
   StoreError,
   UnsupportedError,
@@ -32,9 +32,6 @@ import {
 
 export type { ClusterStoreOptions } from './cluster-store-options.js';
 
-/** The kinds a key's override can change (every rate kind), as the holder's memory store lists them. */
-const RATE_KINDS = ALGORITHM_KINDS.filter((kind) => kind !== 'concurrency');
-
 /** A call sent and not yet answered: how its answer's value is read, and where it goes. */
 interface Pending {
   read(value: unknown): unknown;
@@ -54,16 +51,7 @@ interface Pending {
  */
 export class ClusterStore implements Store {
   /** What the holder's memory store runs; `local: false`, so the limiter applies its timeout and deny cache. */
-  readonly capabilities: StoreCapabilities = {
-    local: false,
-    algorithms: ALGORITHM_KINDS,
-    blocks: true,
-    bans: true,
-    overrides: RATE_KINDS,
-    reservations: true,
-    settle: true,
-    idempotency: true,
-  };
+  readonly capabilities: StoreCapabilities = { ...MEMORY_STORE_CAPABILITIES, local: false };
   private readonly transport: WorkerTransport;
   private readonly timeoutMs: number;
   private readonly maxBatch: number;

@@ -1,6 +1,7 @@
 import {
   checkCost,
-  makeDecision,
+  notAsked,
+  rolledBack,
   type Algorithm,
   type Charge,
   type Charged,
@@ -157,7 +158,7 @@ export class Holder {
         const charge = this.charge(entry[0]);
         const at = now(entry[1]);
         if (stopped) {
-          answers.push([1, notAsked(charge.algorithm)]);
+          answers.push([1, notAsked(charge)]);
           continue;
         }
         const charged = this.store.charge(charge, at);
@@ -171,7 +172,7 @@ export class Holder {
     }
     if (stopped) {
       for (const { i, charge, charged, now: at } of admitted) {
-        const { decision, conflict, idempotencyId } = charged;
+        const { decision, idempotencyId } = charged;
         this.store.giveBack(
           {
             key: charge.key,
@@ -185,10 +186,7 @@ export class Holder {
           } as GiveBack,
           at,
         );
-        answers[i] = [
-          1,
-          conflict === true ? { decision, took: 'rolled-back', conflict } : { decision, took: 'rolled-back' },
-        ];
+        answers[i] = [1, rolledBack(charged)];
       }
     }
     return answers;
@@ -236,21 +234,6 @@ export class Holder {
       idempotencyId: optional(b.idempotencyId, 'giveBack.idempotencyId', 'string'),
     };
   }
-}
-
-/** A charge after an enforced denial, never decided: an empty denial that reports nothing (as the Redis store's). */
-function notAsked(algorithm: Algorithm): Charged {
-  const decision = makeDecision({
-    allowed: false,
-    limit: algorithm.limit,
-    remaining: 0,
-    resetMs: 0,
-    retryAfterMs: 0,
-    delayMs: 0,
-    policy: algorithm.policy,
-    at: 0,
-  });
-  return { decision, took: 'not-asked' };
 }
 
 /** An idempotent charge's record, each field of its type (the memory store checks no further: the limiter made it). */
