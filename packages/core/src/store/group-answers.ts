@@ -1,8 +1,8 @@
 import { makeDecision } from '../decision.js';
-import type { Charge, Charged, Store } from './interface.js';
+import type { Charge, Charged } from './interface.js';
 
 /**
- * The answers of a {@link Store.chargeAll} that are not a charge's own decision, the same in every
+ * The answers of a `Store.chargeAll` that are not a charge's own decision, the same in every
  * store that groups (the Redis store's group script, the cluster store's holder).
  */
 
