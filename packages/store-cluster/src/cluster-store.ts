@@ -16,9 +16,10 @@ import {
   type StoredOverride,
   type TimedCharge,
   type TimerHandle,
+  type Timers,
 } from '@rl/core/store';
 import { parseClusterStoreOptions, type ClusterStoreOptions } from './cluster-store-options.js';
-import type { WorkerTransport } from './transport.js';
+import { unref, type WorkerTransport } from './transport.js';
 import {
   AlgorithmCache,
   decode,
@@ -55,7 +56,7 @@ export class ClusterStore implements Store {
   private readonly transport: WorkerTransport;
   private readonly timeoutMs: number;
   private readonly maxBatch: number;
-  private readonly timers: ClusterStoreOptions['timers'] & object;
+  private readonly timers: Timers;
   private readonly pending = new Map<number, Pending>();
   /** The wire form of each algorithm seen (made once per algorithm object). */
   private readonly wired = new WeakMap<Algorithm, WireAlgorithm>();
@@ -66,8 +67,7 @@ export class ClusterStore implements Store {
   private queued: unknown[][] = [];
   private nextId = 1;
   private closed = false;
-  /** Messages sent (each one turn's calls): what the batching saves, for tests and the curious. */
-  messagesSent = 0;
+  private sent = 0;
 
   constructor(options: ClusterStoreOptions = {}) {
     const parsed = parseClusterStoreOptions(options);
@@ -83,6 +83,11 @@ export class ClusterStore implements Store {
         new StoreError('rl cluster store: the connection to the holder ended before it answered'),
       ),
     );
+  }
+
+  /** Messages sent so far (each one turn's calls, at most `maxBatch`): what the batching saves, for tests and the curious. */
+  get messagesSent(): number {
+    return this.sent;
   }
 
   charge(charge: Charge, now: number | undefined): Promise<Charged> {
@@ -237,7 +242,7 @@ export class ClusterStore implements Store {
     if (calls.length === 0 || this.closed) return;
     this.queued = [];
     const ids = calls.map((call) => call[0] as number);
-    this.messagesSent++;
+    this.sent++;
     const timer: TimerHandle = this.timers.setTimeout(() => {
       this.fail(
         ids,
@@ -359,9 +364,4 @@ function holderError(error: WireError | undefined): Error {
   return new StoreError(`rl cluster holder refused the call (${code}): ${message}`, {
     keyOnly: code !== 'RL_STORE_CLOSED',
   });
-}
-
-function unref(handle: TimerHandle): void {
-  if (typeof handle === 'object' && handle !== null && 'unref' in handle && typeof handle.unref === 'function')
-    (handle as { unref(): void }).unref();
 }

@@ -1,6 +1,6 @@
 import { StoreError, type Timers } from '@rl/core/store';
 import { connect, createServer, type Server, type Socket } from 'node:net';
-import type { HolderConnection, WorkerTransport } from './transport.js';
+import { unref, type HolderConnection, type WorkerTransport } from './transport.js';
 
 /** The longest line (one message) a socket end accepts: past it the peer is cut off, not buffered on. */
 const MAX_LINE_BYTES = 64 * 1024 * 1024;
@@ -60,8 +60,7 @@ export function socketTransport(path: string, timers: Timers): WorkerTransport {
       socket = undefined;
       if (closed) return;
       lost?.();
-      const handle = timers.setTimeout(open, retryMs);
-      if (typeof handle === 'object' && handle !== null && 'unref' in handle) (handle as { unref(): void }).unref();
+      unref(timers.setTimeout(open, retryMs));
       retryMs = Math.min(retryMs * 2, LAST_RETRY_MS);
     });
   };
