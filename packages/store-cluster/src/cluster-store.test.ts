@@ -1,5 +1,6 @@
 import { createLimiter, fixedWindow } from '@rl/core';
 import { FakeTimers } from '@rl/core/testing';
+import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { ClusterStore } from './cluster-store.js';
 import { serveClusterStore } from './serve.js';
@@ -146,5 +147,39 @@ describe('ClusterStore: resets heard by every worker', () => {
     first.close();
     second.close();
     await server.close();
+  });
+});
+
+describe('ClusterStore: one limit for every worker (property)', () => {
+  it('whatever the workers and their costs, the admitted units are the limit’s at most, and the holder counts exactly them', async () => {
+    await fc.assert(
+      fc.asyncProperty(
+        fc.array(fc.array(fc.integer({ min: 1, max: 3 }), { maxLength: 12 }), { minLength: 1, maxLength: 4 }),
+        fc.integer({ min: 3, max: 20 }), // at least the largest cost
+        async (workers, limitUnits) => {
+          const server = serveClusterStore({ cluster: false });
+          const algorithm = fixedWindow({ limit: limitUnits, window: '1h' });
+          const stores = workers.map(() => {
+            const channel = inProcessPair();
+            server.connect(channel.holder);
+            return new ClusterStore({ transport: channel.worker });
+          });
+          const clock = () => 1_000;
+          const admitted = await Promise.all(
+            workers.map(async (costs, i) => {
+              const limiter = createLimiter({ algorithm, store: stores[i]!, clock, timeout: '5s', denyCache: false });
+              const decisions = await Promise.all(costs.map((cost) => limiter.consume('k', cost)));
+              return decisions.reduce((sum, d, j) => sum + (d.allowed ? costs[j]! : 0), 0);
+            }),
+          );
+          const total = admitted.reduce((a, b) => a + b, 0);
+          expect(total).toBeLessThanOrEqual(limitUnits);
+          expect(server.store.peek('k', algorithm, 0, 1_000).remaining).toBe(limitUnits - total);
+          for (const store of stores) store.close();
+          await server.close();
+        },
+      ),
+      { numRuns: 50 },
+    );
   });
 });
