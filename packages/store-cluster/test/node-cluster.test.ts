@@ -1,18 +1,21 @@
 /**
  * The cluster store in a real node:cluster: a primary (test/support/cluster-primary.ts) serves it and
- * forks workers running the TypeScript sources. Real processes and real time are the subject here.
+ * forks workers (each script bundled from the workspace's sources). Real processes and real time are the subject here.
  */
 import { spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
-import { tsLoaderRegistration } from '@rl/test-support';
+import { useWorkerScript } from '@rl/test-support';
 
-const primaryPath = fileURLToPath(new URL('./support/cluster-primary.ts', import.meta.url));
+// Each bundled once for the file (see useWorkerScript); the primary forks the worker's bundle.
+const primary = useWorkerScript(fileURLToPath(new URL('./support/cluster-primary.ts', import.meta.url)));
+const worker = useWorkerScript(fileURLToPath(new URL('./support/cluster-worker.ts', import.meta.url)));
 
 /** Runs the primary with `job`; resolves to the figures it prints. Killed after `withinMs`. */
 function runPrimary(job: string, withinMs: number): Promise<Record<string, number | boolean>> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ['--import', tsLoaderRegistration, primaryPath, job], {
+    const child = spawn(process.execPath, [primary.path, job], {
+      env: { ...process.env, RL_CLUSTER_WORKER: worker.path },
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     let stdout = '';

@@ -10,13 +10,15 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
-import { tsLoaderRegistration } from '@rl/test-support';
+import { useWorkerScript } from '@rl/test-support';
 
 const LIMIT = 100;
 const REQUESTS = 300;
 const home = mkdtempSync(join(tmpdir(), 'rl-pm2-'));
 const socket = join(home, 'holder.sock');
-const entry = fileURLToPath(new URL('./support/pm2-entry.mjs', import.meta.url));
+// Bundled from the workspace's sources into one .mjs each: PM2 runs them as they are.
+const holderScript = useWorkerScript(fileURLToPath(new URL('./support/pm2-holder.ts', import.meta.url)));
+const appScript = useWorkerScript(fileURLToPath(new URL('./support/pm2-app.ts', import.meta.url)));
 
 /** PM2's API as this test uses it, each call a promise. */
 interface Pm2 {
@@ -70,15 +72,14 @@ describe('ClusterStore under PM2', () => {
       return;
     }
     const port = await freePort();
-    const common = { node_args: ['--import', tsLoaderRegistration], autorestart: true, env: { RL_SOCKET: socket } };
+    const common = { autorestart: true, env: { RL_SOCKET: socket } };
     await call((cb) =>
       pm2!.start(
         {
           ...common,
           name: 'rl-holder',
-          script: entry,
+          script: holderScript.path,
           exec_mode: 'fork',
-          env: { ...common.env, RL_ENTRY: './pm2-holder.ts' },
         },
         cb,
       ),
@@ -88,10 +89,10 @@ describe('ClusterStore under PM2', () => {
         {
           ...common,
           name: 'rl-app',
-          script: entry,
+          script: appScript.path,
           exec_mode: 'cluster',
           instances: 4,
-          env: { ...common.env, RL_ENTRY: './pm2-app.ts', PORT: String(port), RL_LIMIT: String(LIMIT) },
+          env: { ...common.env, PORT: String(port), RL_LIMIT: String(LIMIT) },
         },
         cb,
       ),

@@ -8,11 +8,11 @@
  *   units still taken.
  */
 import cluster, { type Worker } from 'node:cluster';
-import { fileURLToPath } from 'node:url';
 import { serveClusterStore } from '../../src/index.js';
 
 const server = serveClusterStore();
-cluster.setupPrimary({ exec: fileURLToPath(new URL('./cluster-worker.ts', import.meta.url)) });
+// The worker's script: its bundle, named by the test (RL_CLUSTER_WORKER).
+cluster.setupPrimary({ exec: process.env.RL_CLUSTER_WORKER! });
 
 /** Forks a worker for `job`; resolves to the figures it sends (the worker then exits when told). */
 function start(job: string): { worker: Worker; figures: Promise<Record<string, unknown>> } {
