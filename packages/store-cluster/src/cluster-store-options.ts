@@ -57,6 +57,21 @@ export function parseClusterStoreOptions(options: ClusterStoreOptions): {
       typeof transport.close !== 'function')
   )
     throw new InvalidOptionError('ClusterStore.transport', transport, 'a WorkerTransport: send, receive and close');
+  if (o.socket === undefined && transport === undefined) {
+    // The default is the IPC channel to a primary of yours: say so at once where there is none.
+    if (process.env.pm_id !== undefined)
+      throw new InvalidOptionError(
+        'ClusterStore.socket',
+        undefined,
+        'the socket path of a holder app under PM2 (its primary is PM2’s own): serveClusterStore({ socket }) in a PM2 app in fork mode, new ClusterStore({ socket }) in the instances',
+      );
+    if (typeof process.send !== 'function')
+      throw new InvalidOptionError(
+        'ClusterStore.socket',
+        undefined,
+        'given outside a node:cluster worker (this process has no IPC channel): create ClusterStore() in the workers, serveClusterStore() in the primary, or give the socket of a holder',
+      );
+  }
   const timeoutMs = o.timeout === undefined ? 2_000 : parseTimerDuration(o.timeout, 'ClusterStore.timeout');
   const maxBatch = o.maxBatch === undefined ? 1_024 : o.maxBatch;
   if (typeof maxBatch !== 'number' || !Number.isInteger(maxBatch) || maxBatch < 1)

@@ -117,6 +117,21 @@ describe('ClusterStore: faults are store errors, never hangs', () => {
     await expect(store.peek('k', limit, 0, 0)).rejects.toMatchObject({ code: 'RL_STORE_CLOSED' });
   });
 
+  it('the IPC channel by default: outside a cluster worker, or under PM2, the store says to give a socket', () => {
+    const send = process.send;
+    try {
+      process.send = undefined;
+      expect(() => new ClusterStore()).toThrow(/ClusterStore\.socket.*outside a node:cluster worker/);
+      process.send = send;
+      process.env.pm_id = '0';
+      expect(() => new ClusterStore()).toThrow(/ClusterStore\.socket.*under PM2/);
+      new ClusterStore({ transport: silent() }).close(); // a transport of your own: no channel needed
+    } finally {
+      process.send = send;
+      delete process.env.pm_id;
+    }
+  });
+
   it('bad options name the option', () => {
     expect(() => new ClusterStore({ maxBatch: 0 })).toThrow(/ClusterStore\.maxBatch/);
     expect(() => new ClusterStore({ socket: '/tmp/x', transport: silent() })).toThrow(/ClusterStore\.transport/);
