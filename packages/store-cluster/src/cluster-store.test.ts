@@ -72,6 +72,34 @@ describe('ClusterStore: batching', () => {
   });
 });
 
+describe('ClusterStore: quota leases', () => {
+  it('two workers leasing blocks of 10 from one limit of 30 admit 30 in all', async () => {
+    const server = serveClusterStore({ cluster: false });
+    const limiters = [inProcessPair(), inProcessPair()].map((channel) => {
+      server.connect(channel.holder);
+      const store = new ClusterStore({ transport: channel.worker });
+      return {
+        store,
+        limiter: createLimiter({
+          algorithm: fixedWindow({ limit: 30, window: '1h' }),
+          store,
+          lease: { units: 10 },
+          timeout: '5s',
+        }),
+      };
+    });
+    let admitted = 0;
+    for (let i = 0; i < 25; i++)
+      for (const { limiter } of limiters) if ((await limiter.consume('global')).allowed) admitted++;
+    expect(admitted).toBe(30);
+    for (const { limiter, store } of limiters) {
+      await limiter.close();
+      store.close();
+    }
+    await server.close();
+  });
+});
+
 describe('ClusterStore: faults are store errors, never hangs', () => {
   it('a holder that does not answer: the calls fail at the timeout', async () => {
     const timers = new FakeTimers();
