@@ -45,7 +45,17 @@ describe('the holder refuses bad messages without crashing, and leaves the state
     ['a scope without local', calls([1, 'charge', { ...charge, scope: 'a:' }, null]), /scope must be given with/],
     ['a bad idempotency record', calls([1, 'charge', { ...charge, idempotency: { id: 5 } }, null]), /idempotency\.id/],
     ['a lease on a rate limit', calls([1, 'acquire', 'k', algorithm, 'lease', null]), /a concurrency algorithm/],
-    ['a ban of no duration', calls([1, 'ban', 'k', algorithm, 0, null]), /durationMs must be a number > 0/],
+    ['a ban of no duration', calls([1, 'ban', 'k', algorithm, 0, null]), /durationMs must be a finite number > 0/],
+    [
+      'a reservation of NaN',
+      calls([1, 'charge', { ...charge, maxDelayMs: NaN }, null]),
+      /maxDelayMs must be a finite number/,
+    ],
+    [
+      'a settlement of text',
+      calls([1, 'settle', 'k', algorithm, { cost: 1, actual: 'two', chargedAt: 0, delayMs: 0, maxDebt: 0 }, null]),
+      /settlement\.actual must be a finite number/,
+    ],
   ];
   for (const [name, message, expected] of cases) {
     it(name, () => {

@@ -7,6 +7,7 @@ import {
   type Charged,
   type GiveBack,
   type IdempotentCharge,
+  type Settlement,
 } from '@rl/core/store';
 import type { MemoryStore } from '@rl/store-memory';
 import type { HolderConnection } from './transport.js';
@@ -111,7 +112,7 @@ export class Holder {
         store.giveBack(this.giveBack(args[0]), now(args[1]));
         return null;
       case 'settle':
-        store.settle(key(args[0]), this.algorithm(args[1]), record(args[2], 'settlement') as never, now(args[3]));
+        store.settle(key(args[0]), this.algorithm(args[1]), settlement(args[2]), now(args[3]));
         return null;
       case 'ban':
         store.ban(key(args[0]), this.algorithm(args[1]), positive(args[2], 'durationMs'), now(args[3]));
@@ -245,6 +246,17 @@ function idempotency(value: unknown): IdempotentCharge {
   return i as unknown as IdempotentCharge;
 }
 
+/** A settlement's record: each number finite, the costs and the bounds not negative. */
+function settlement(value: unknown): Settlement {
+  const s = record(value, 'settlement');
+  for (const field of ['cost', 'actual', 'delayMs', 'maxDebt'] as const)
+    if (typeof s[field] !== 'number' || !Number.isFinite(s[field]) || s[field] < 0)
+      refuse(`settlement.${field}`, 'a finite number >= 0');
+  if (typeof s.chargedAt !== 'number' || !Number.isFinite(s.chargedAt))
+    refuse('settlement.chargedAt', 'a finite number');
+  return s as unknown as Settlement;
+}
+
 function key(value: unknown, field = 'key'): string {
   return typeof value === 'string' && value !== '' ? value : refuse(field, 'a non-empty string');
 }
@@ -255,7 +267,9 @@ function now(value: unknown): number | undefined {
 }
 
 function positive(value: unknown, field: string): number {
-  return typeof value === 'number' && value > 0 ? value : refuse(field, 'a number > 0');
+  return typeof value === 'number' && value > 0 && Number.isFinite(value)
+    ? value
+    : refuse(field, 'a finite number > 0');
 }
 
 function record(value: unknown, field: string): Record<string, unknown> {
@@ -270,6 +284,7 @@ function optional<T extends 'string' | 'number' | 'boolean'>(
   type: T,
 ): (T extends 'string' ? string : T extends 'number' ? number : boolean) | undefined {
   if (value === undefined || value === null) return undefined;
+  if (type === 'number' && !Number.isFinite(value)) refuse(field, 'a finite number or absent');
   return typeof value === type ? (value as never) : refuse(field, `a ${type} or absent`);
 }
 
