@@ -1,5 +1,5 @@
 import { InvalidOptionError, type Algorithm } from '@rl/core';
-import { HttpRateLimiter, type FrameworkBinding } from '@rl/core/http';
+import { HttpRateLimiter, directBinding } from '@rl/core/http';
 import { MemoryStore } from '@rl/store-memory';
 import type { ClientStats } from './client-stats.js';
 import type { LimitSpec } from './limits.js';
@@ -98,17 +98,11 @@ export interface Arrival {
 }
 
 /** A framework binding for replayed arrivals: keys come from the traffic, never from an address. */
-const BINDING: FrameworkBinding<Arrival> = {
+const BINDING = directBinding<Arrival>({
   owner: 'simulate',
-  adapterOptions: [],
   clientIp: () => undefined,
-  requestHeaders: () => ({}),
-  trustsProxy: () => false,
-  trustProxyAdvice: '',
-  trustsAllProxies: () => false,
-  trustAllProxiesAdvice: '',
   createStore: () => new MemoryStore({ sweepInterval: false }),
-};
+});
 
 /**
  * Replays `traffic` through each limit, each on a memory store of its own, through the HTTP layer

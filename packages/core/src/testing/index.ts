@@ -12,6 +12,7 @@
  */
 export { runStoreConformance, type ConformanceOptions } from './conformance.js';
 export { FakeTimers } from './fake-timers.js';
+export { rejection } from './capture.js';
 export { StepStore, type StepStoreOptions } from './step-store.js';
 export { TestStore, type TestStoreAnswers, type TestStoreOptions } from './test-store.js';
 export { runScenario, checkScenario, type StepResult } from './run-scenario.js';
