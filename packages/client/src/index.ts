@@ -14,5 +14,6 @@ export {
   type AttemptState,
 } from './retry-policy.js';
 export { PacingBook, type PacingTicket, type Admission } from './pacing-book.js';
+export { passWaiters, type GateWaiter, type GatePass } from './gate-pass.js';
 export { partitionReports, type PartitionReport, type FieldSource } from './ratelimit-fields.js';
 export { retryAfterMs, MAX_FIELD_SECONDS } from './retry-after.js';

@@ -1,4 +1,5 @@
 import type { TimerHandle, Timers } from '@rl/core';
+import { passWaiters } from './gate-pass.js';
 import type { PacingBook, PacingTicket } from './pacing-book.js';
 import type { PartitionReport } from './ratelimit-fields.js';
 
@@ -92,24 +93,13 @@ export class PacingGate {
     const queue = this.queues.get(scope);
     if (queue === undefined) return;
     const now = this.timers.now();
-    let blocked = false;
-    for (const w of [...queue]) {
-      const late = now >= w.deadline;
-      if (blocked && !late) continue;
-      const admission = this.book.admit(scope, now, late);
-      if (!admission.go) {
-        blocked = true;
-        continue;
-      }
-      queue.splice(queue.indexOf(w), 1);
-      w.signal?.removeEventListener('abort', w.onAbort);
-      w.resolve({ ticket: admission.ticket, heldMs: now - w.arrived });
+    const { passed, wakeAt } = passWaiters(this.book, scope, queue, now);
+    for (const { waiter, ticket } of passed) {
+      waiter.signal?.removeEventListener('abort', waiter.onAbort);
+      waiter.resolve({ ticket, heldMs: now - waiter.arrived });
     }
     if (queue.length === 0) this.queues.delete(scope);
-    let wake = Infinity;
-    for (const w of queue) wake = Math.min(wake, w.deadline);
-    const until = queue.length === 0 ? undefined : this.book.blockedUntil(scope, now);
-    this.arm(scope, until === undefined ? wake : Math.min(wake, until));
+    this.arm(scope, wakeAt);
   }
 
   /** The scope's one timer, set for `at` (Infinity: none). */
