@@ -85,7 +85,7 @@ export {
   type InstrumentSpec,
   type LabelId,
 } from './observe/instruments.js';
-export { createMetricsModel, type MetricsSink } from './observe/metrics-model.js';
+export { createMetricsModel, type MetricsModelOptions, type MetricsSink } from './observe/metrics-model.js';
 export {
   parseExporterOptions,
   type ExporterOptionSpec,

@@ -83,7 +83,8 @@ function createInstruments({
  * - Several exporters on one meter get the same instruments from the SDK and their values add up.
  */
 export function openTelemetryObserver(options: OpenTelemetryObserverOptions): OpenTelemetryObserver {
-  const instruments = createInstruments(parseOptions(options));
+  const config = parseOptions(options);
+  const instruments = createInstruments(config);
   // The model asks for a series once per limit and label value: a decision allocates no attributes.
   const sink: MetricsSink<Series> = {
     series: (instrument, values) => ({
@@ -95,5 +96,8 @@ export function openTelemetryObserver(options: OpenTelemetryObserverOptions): Op
     add: ({ instrument, attributes }, value) => instrument.add(value, attributes),
     record: ({ instrument, attributes }, value) => instrument.record(value, attributes),
   };
-  return { instruments: instruments as RlInstruments, ...createMetricsModel(sink) };
+  return {
+    instruments: instruments as RlInstruments,
+    ...createMetricsModel(sink, { storeDurations: config.storeDurations }),
+  };
 }

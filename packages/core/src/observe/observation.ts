@@ -32,6 +32,8 @@ interface Entry {
   readonly limit: string;
   readonly keys: boolean;
   readonly dryRun: boolean;
+  /** Its events carry the store's duration (the observer's `storeDurations` is not false). */
+  readonly durations: boolean;
   readonly event: MutableDecisionEvent;
 }
 
@@ -45,6 +47,12 @@ const warned = new WeakSet<Observer>();
  */
 export class Observation {
   private readonly entries: Entry[] = [];
+  /** The entries whose observer has `decision`: the only ones a decision visits. */
+  private readonly deciders: Entry[] = [];
+  /** Some observer hears decisions: the limiter's charge path then has an observation stage. */
+  hearsDecisions = false;
+  /** Some observer of decisions reads `storeMs`: only then is a store call timed. */
+  wantsDurations = false;
 
   constructor(private readonly keyPrefixLength: number) {}
 
@@ -62,28 +70,40 @@ export class Observation {
       key: undefined,
       idempotency: undefined,
     };
-    this.entries.push({ observer, limit, keys, dryRun, event });
+    const durations = observer.storeDurations !== false;
+    const entry: Entry = { observer, limit, keys, dryRun, durations, event };
+    this.entries.push(entry);
+    if (observer.decision === undefined) return;
+    this.deciders.push(entry);
+    this.hearsDecisions = true;
+    this.wantsDurations ||= durations;
   }
 
-  /** The answer to one charge of `cost` units for `storeKey`; `storeMs` when the store answered it. */
+  /**
+   * The answer to one charge of `cost` units for `storeKey`; `storeMs` when the store answered it and
+   * {@link wantsDurations} (undefined otherwise). Visits only the observers with `decision`, each
+   * event filled in place (no object per decision).
+   */
   decision(charged: ChargeAnswer, cost: number, storeMs: number | undefined, storeKey: string): void {
     const decision = charged.decision;
-    for (const entry of this.entries) {
-      const decide = entry.observer.decision;
-      if (decide === undefined) continue;
+    const deciders = this.deciders;
+    for (let i = 0; i < deciders.length; i++) {
+      const entry = deciders[i]!;
+      const observer = entry.observer;
       const event = entry.event;
       event.outcome = outcomeOf(decision, entry.dryRun);
       event.reason = decision.reason;
       event.cost = cost;
       event.delayMs = decision.delayMs;
-      event.storeMs = storeMs;
+      event.storeMs = entry.durations ? storeMs : undefined;
       event.key = entry.keys ? storeKey.slice(this.keyPrefixLength) : undefined;
       event.idempotency = charged.took === 'replayed' ? 'replayed' : charged.conflict === true ? 'conflict' : undefined;
       // Inline, not through `guard`: no closure per decision.
       try {
-        settled(entry.observer, decide.call(entry.observer, event));
+        const returned: unknown = observer.decision!(event);
+        if (returned !== undefined) settled(observer, returned);
       } catch (error) {
-        reportObserverError(entry.observer, error);
+        reportObserverError(observer, error);
       }
     }
   }
@@ -217,4 +237,7 @@ export function checkObserver(value: unknown, field: string): asserts value is O
     if (member !== undefined && typeof member !== 'function')
       throw new InvalidOptionError(`${field}.${method}`, member, 'a function (or leave it out)');
   }
+  const durations = (value as Observer).storeDurations;
+  if (durations !== undefined && typeof durations !== 'boolean')
+    throw new InvalidOptionError(`${field}.storeDurations`, durations, 'true or false (or leave it out: true)');
 }
