@@ -7,7 +7,7 @@ import {
   type DataPoint,
   type Histogram,
 } from '@opentelemetry/sdk-metrics';
-import { DECISION_OUTCOMES } from '@rl/core';
+import { DECISION_OUTCOMES, LABEL_NAMES } from '@rl/core';
 import { decisionEvent, feedObserverScenario, OBSERVER_SCENARIO_SERIES, EXPORTED_NAMES } from '@rl/test-support';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
@@ -54,15 +54,6 @@ function setup(options: Omit<OpenTelemetryObserverOptions, 'meter'> = {}) {
 }
 
 const decision = decisionEvent;
-/** The attribute of each label id of `@rl/core`'s table. */
-const ATTRIBUTE_OF = {
-  limit: 'rl.limit',
-  outcome: 'rl.outcome',
-  errorType: 'error.type',
-  circuitState: 'rl.circuit.state',
-  leaseAction: 'rl.lease.action',
-  settleAction: 'rl.settle.action',
-};
 const api = { 'rl.limit': 'api' };
 const login = { 'rl.limit': 'login' };
 
@@ -76,8 +67,9 @@ describe('openTelemetryObserver: reservations cancelled', () => {
 });
 
 describe('openTelemetryObserver: a known sequence of events', () => {
-  it('names the attributes by the table', () => {
-    expect(ATTRIBUTES).toEqual(ATTRIBUTE_OF);
+  it('names the attributes by the table, the error kind by OpenTelemetry’s own `error.type`', () => {
+    expect(ATTRIBUTES).toBe(LABEL_NAMES);
+    expect([ATTRIBUTES.limit, ATTRIBUTES.errorType]).toEqual(['rl.limit', 'error.type']);
   });
 
   it('records decisions, delays, store durations, errors, holds, circuits and lease units exactly', async () => {
@@ -86,7 +78,7 @@ describe('openTelemetryObserver: a known sequence of events', () => {
     for (const { instrument, labels, value } of OBSERVER_SCENARIO_SERIES) {
       const name = EXPORTED_NAMES[instrument].openTelemetry;
       const attributes = Object.fromEntries(
-        Object.entries(labels).map(([label, v]) => [ATTRIBUTE_OF[label as keyof typeof labels], v]),
+        Object.entries(labels).map(([label, v]) => [LABEL_NAMES[label as keyof typeof labels], v]),
       );
       expect([name, attributes, await read(name, attributes)]).toEqual([name, attributes, value]);
     }

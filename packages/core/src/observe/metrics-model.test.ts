@@ -1,7 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { INSTRUMENTS, type InstrumentSpec } from './instruments.js';
 import { createMetricsModel, type MetricsSink } from './metrics-model.js';
-import { DECISION_OUTCOMES, type DecisionEvent, type DecisionOutcome } from './observer.js';
+import { decisionEvent } from './decision-event.js';
+import { DECISION_OUTCOMES, type DecisionOutcome } from './observer.js';
 
 /** A sink whose handles are the series' names (`decisions api allowed`), logging every call. */
 function recordingSink() {
@@ -21,16 +22,15 @@ function recordingSink() {
   return { sink, bound, updates };
 }
 
-const decision = (limit: string, outcome: DecisionOutcome, more: Partial<DecisionEvent> = {}): DecisionEvent => ({
+const decision = decisionEvent;
+
+/** A store error of `limit`, its key `key` (never read). */
+const storeError = (limit: string, kind: 'store-error' | 'timeout', key?: string) => ({
   limit,
-  outcome,
-  reason: undefined,
-  cost: 1,
-  delayMs: 0,
-  storeMs: undefined,
-  key: undefined,
-  idempotency: undefined,
-  ...more,
+  kind,
+  error: new Error(kind),
+  action: 'deny' as const,
+  key,
 });
 
 /** The updates of a limit's first event that precede the event's own. */
@@ -47,7 +47,7 @@ describe('createMetricsModel', () => {
     model.decision(decision('api', 'allowed', { storeMs: 0.5 }));
     model.decision(decision('api', 'delayed', { delayMs: 250, storeMs: 2 }));
     model.decision(decision('api', 'denied', { reason: 'deny-cache' }));
-    model.storeError({ limit: 'login', kind: 'timeout', error: new Error('t'), action: 'allow', key: undefined });
+    model.storeError(storeError('login', 'timeout'));
     model.circuit({ limit: 'login', state: 'open', domain: undefined, reason: 'timeout' });
     model.circuit({ limit: 'login', state: 'open', domain: undefined, reason: 'timeout' });
     model.circuit({ limit: 'login', state: 'closed', domain: undefined, reason: undefined });
@@ -137,13 +137,7 @@ describe('createMetricsModel', () => {
           storeMs: 1,
         }),
       );
-      model.storeError({
-        limit: 'api',
-        kind: i % 2 ? 'timeout' : 'store-error',
-        error: new Error('x'),
-        action: 'deny',
-        key: undefined,
-      });
+      model.storeError(storeError('api', i % 2 ? 'timeout' : 'store-error'));
       model.circuit({ limit: 'api', state: i % 2 ? 'open' : 'closed', domain: undefined, reason: undefined });
     }
     const perLimit =
@@ -169,13 +163,7 @@ describe('createMetricsModel', () => {
     const { sink, bound } = recordingSink();
     const model = createMetricsModel(sink);
     model.decision(decision('api', 'denied', { key: 'alice@example.com' }));
-    model.storeError({
-      limit: 'api',
-      kind: 'store-error',
-      error: new Error('x'),
-      action: 'deny',
-      key: 'alice@example.com',
-    });
+    model.storeError(storeError('api', 'store-error', 'alice@example.com'));
     expect(bound.join()).not.toContain('alice');
   });
 });

@@ -34,6 +34,10 @@ interface Entry {
   readonly dryRun: boolean;
   /** Its events carry the store's duration (the observer's `storeDurations` is not false). */
   readonly durations: boolean;
+}
+
+/** An entry whose observer hears decisions, with its event (one object, filled in for each decision). */
+interface Decider extends Entry {
   readonly event: MutableDecisionEvent;
 }
 
@@ -48,18 +52,29 @@ const warned = new WeakSet<Observer>();
 export class Observation {
   private readonly entries: Entry[] = [];
   /** The entries whose observer has `decision`: the only ones a decision visits. */
-  private readonly deciders: Entry[] = [];
-  /** Some observer hears decisions: the limiter's charge path then has an observation stage. */
-  hearsDecisions = false;
-  /** Some observer of decisions reads `storeMs`: only then is a store call timed. */
-  wantsDurations = false;
+  private readonly deciders: Decider[] = [];
+  /** Some observer of decisions reads `storeMs` (see {@link wantsDurations}). */
+  private timed = false;
 
   constructor(private readonly keyPrefixLength: number) {}
+
+  /** Some observer hears decisions: the limiter's charge path then has an observation stage. */
+  get hearsDecisions(): boolean {
+    return this.deciders.length > 0;
+  }
+
+  /** Some observer of decisions reads `storeMs` (its `storeDurations` is not false): only then is a store call timed. */
+  get wantsDurations(): boolean {
+    return this.timed;
+  }
 
   /** Adds `observer` (checked: an object whose given methods are functions), heard as `as` says. */
   add(observer: unknown, as: ObservedAs): void {
     const { limit, keys, dryRun, field } = as;
     checkObserver(observer, field);
+    const entry: Entry = { observer, limit, keys, dryRun, durations: observer.storeDurations !== false };
+    this.entries.push(entry);
+    if (observer.decision === undefined) return;
     const event: MutableDecisionEvent = {
       limit,
       outcome: 'allowed',
@@ -70,13 +85,8 @@ export class Observation {
       key: undefined,
       idempotency: undefined,
     };
-    const durations = observer.storeDurations !== false;
-    const entry: Entry = { observer, limit, keys, dryRun, durations, event };
-    this.entries.push(entry);
-    if (observer.decision === undefined) return;
-    this.deciders.push(entry);
-    this.hearsDecisions = true;
-    this.wantsDurations ||= durations;
+    this.deciders.push({ ...entry, event });
+    this.timed ||= entry.durations;
   }
 
   /**
