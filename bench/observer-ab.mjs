@@ -9,7 +9,7 @@
 // request added.
 // Every figure is CPU time per operation (in process: this process's); an observer's cost is the median
 // over rounds of its difference to the row without one in the same round.
-// Usage (after a build): nice -n 10 node bench/observer-ab.mjs [rounds=9] [sliceMs=150] [http=1]
+// Usage (after a build): nice -n 10 node bench/observer-ab.mjs [rounds=9] [sliceMs=150] [http=1] [httpSliceMs=500]
 import path from 'node:path';
 import v8 from 'node:v8';
 import { runInNewContext } from 'node:vm';
@@ -23,6 +23,8 @@ import { BIG, countingObserver } from './lib/memory-contenders.mjs';
 const rounds = Number(process.argv[2] ?? 9);
 const sliceMs = Number(process.argv[3] ?? 150);
 const withHttp = (process.argv[4] ?? '1') !== '0';
+// The server's CPU is read from /proc in 10 ms ticks: a slice of 500 ms reads it to 2 %.
+const httpSliceMs = Number(process.argv[5] ?? 500);
 const keys = Array.from({ length: 100_000 }, (_, i) => ipKey(i));
 
 const { MeterProvider, InMemoryMetricExporter, PeriodicExportingMetricReader, AggregationTemporality } = otelSdk;
@@ -98,13 +100,13 @@ function loopOf(awaited) {
 v8.setFlagsFromString('--expose-gc');
 const collectGarbage = runInNewContext('gc');
 
-/** Runs `runners` (each `{ run(ms) → µs per op, samples }`) in `n` interleaved rounds, the order alternating. */
-async function interleave(runners, warmMs, n = rounds) {
+/** Runs `runners` (each `{ run(ms) → µs per op, samples }`) in `n` interleaved rounds of `ms` each, the order alternating. */
+async function interleave(runners, warmMs, n = rounds, ms = sliceMs) {
   for (const r of runners) await r.run(warmMs);
   for (let round = 0; round < n; round++) {
     for (const r of round % 2 ? [...runners].reverse() : runners) {
       collectGarbage();
-      r.samples.push(await r.run(sliceMs));
+      r.samples.push(await r.run(ms));
     }
   }
 }
@@ -179,12 +181,12 @@ async function http() {
           load.measure({ port, pid, connections: 64, warmRequests, seconds });
         const runners = ports.map((port, i) => ({
           name: names[i],
-          run: async (ms) => (await measure(port, ms / 1000, ms === sliceMs ? 0 : 5000)).serverCpuUsPerReq,
+          run: async (ms) => (await measure(port, ms / 1000, ms === 0 ? 5000 : 0)).serverCpuUsPerReq,
           samples: [],
         }));
-        await interleave(runners, 0, 2 * rounds);
+        await interleave(runners, 0, 2 * rounds, httpSliceMs);
         report(
-          `over HTTP, ${framework}, loopback, ${2 * rounds} rounds of ${sliceMs} ms: server CPU µs per request`,
+          `over HTTP, ${framework}, loopback, ${2 * rounds} rounds of ${httpSliceMs} ms: server CPU µs per request`,
           added(runners),
         );
       } finally {
