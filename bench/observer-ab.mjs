@@ -4,27 +4,23 @@
 // no-op observer (an empty `decision`), a counting observer (a Map by limit/outcome), an observer with
 // only `storeError` (hears no decision), @rl/prometheus's and @rl/opentelemetry's observers (with and
 // without store durations), by `await limiter.consume` and `limiter.consumeSync`.
-// Over HTTP (loopback, see `http` below): Express, Fastify, Koa and Hono with @rl's middleware on the
-// memory store, without an observer, with a no-op one and with @rl/prometheus's; server CPU µs per
-// request added.
-// Every figure is CPU time per operation (in process: this process's); an observer's cost is the median
+// In process, every figure is this process's CPU time per decision; an observer's cost is the median
 // over rounds of its difference to the row without one in the same round.
-// Usage (after a build): nice -n 10 node bench/observer-ab.mjs [rounds=9] [sliceMs=150] [http=1] [httpSliceMs=500]
-import path from 'node:path';
+// Over HTTP (in process, see `http` below): Express, Fastify, Koa and Hono with @rl's middleware on the
+// memory store, without an observer, with a no-op one and with @rl/prometheus's; µs per request added.
+// Usage (after a build): nice -n 10 node bench/observer-ab.mjs [rounds=9] [sliceMs=150] [http=1]
+import { createRequire } from 'node:module';
 import v8 from 'node:v8';
 import { runInNewContext } from 'node:vm';
-import { createLimiter, tokenBucket } from '@rl/core';
+import { createLimiter, fixedWindow, tokenBucket } from '@rl/core';
 import { MemoryStore } from '@rl/store-memory';
-import { BENCH_DIR, ipKey, median, pinned, startChild, table } from './lib/common.mjs';
+import { ipKey, median, table } from './lib/common.mjs';
 import { openTelemetryObserver, otelSdk, prometheusObserver, promClient } from './lib/exporters.mjs';
-import { startLoad } from './lib/http-load-client.mjs';
 import { BIG, countingObserver } from './lib/memory-contenders.mjs';
 
 const rounds = Number(process.argv[2] ?? 9);
 const sliceMs = Number(process.argv[3] ?? 150);
 const withHttp = (process.argv[4] ?? '1') !== '0';
-// The server's CPU is read from /proc in 10 ms ticks: a slice of 500 ms reads it to 2 %.
-const httpSliceMs = Number(process.argv[5] ?? 500);
 const keys = Array.from({ length: 100_000 }, (_, i) => ipKey(i));
 
 const { MeterProvider, InMemoryMetricExporter, PeriodicExportingMetricReader, AggregationTemporality } = otelSdk;
@@ -155,45 +151,108 @@ if (withHttp) await http();
 process.exit(0);
 
 /**
- * The HTTP rows: per framework one server process (sections/http-server.mjs, core 0) with four apps,
- * rl's middleware on the memory store without an observer, with a no-op one and with @rl/prometheus's
- * (with and without store durations);
- * the load client (autocannon, core 1, 64 connections over loopback) alternates slices between them.
- * The figure is the server's CPU per request (its /proc times), as section 4 and bench/http-ab.mjs.
+ * The HTTP rows, in process: each framework's own request handling (routing, its middleware chain,
+ * rl's adapter, the response) without a socket: Fastify's `inject`, light-my-request (Fastify's
+ * injector) for Express's and Koa's Node handlers, `app.request` for Hono. Four apps per framework,
+ * rl's middleware on the memory store without an observer, with a no-op one, with @rl/prometheus's,
+ * with and without store durations. Requests alternate between the apps one by one (the order
+ * shuffled per cycle) and each is timed alone: per app the median of its request times, per round
+ * the medians' differences to the app without an observer. Loopback with the server's CPU read per
+ * slice (bench/http-ab.mjs) could not resolve a microsecond on this machine: quartiles of ±6–12 µs.
  */
 async function http() {
-  const variants = ['rl-memory:allow', 'rl-noop-observed:allow', 'rl-prometheus:allow', 'rl-prometheus-counts:allow'];
-  const names = ['none', 'no-op', 'prometheus', 'prometheus, storeDurations: false'];
-  const load = startLoad(1);
-  try {
-    for (const framework of ['express', 'fastify', 'koa', 'hono']) {
-      const [cmd, argv] = pinned(0, process.execPath, [
-        path.join(BENCH_DIR, 'sections/http-server.mjs'),
-        framework,
-        variants.join(','),
-        'allow',
-      ]);
-      const server = await startChild(cmd, argv);
-      try {
-        const ports = server.info.split(',').map(Number);
-        const pid = server.child.pid;
-        const measure = (port, seconds, warmRequests = 0) =>
-          load.measure({ port, pid, connections: 64, warmRequests, seconds });
-        const runners = ports.map((port, i) => ({
-          name: names[i],
-          run: async (ms) => (await measure(port, ms / 1000, ms === 0 ? 5000 : 0)).serverCpuUsPerReq,
-          samples: [],
-        }));
-        await interleave(runners, 0, 2 * rounds, httpSliceMs);
-        report(
-          `over HTTP, ${framework}, loopback, ${2 * rounds} rounds of ${httpSliceMs} ms: server CPU µs per request`,
-          added(runners),
-        );
-      } finally {
-        server.child.kill('SIGTERM');
+  const inject = createRequire(createRequire(import.meta.url).resolve('fastify'))('light-my-request');
+  const observers = {
+    none: () => undefined,
+    'no-op': () => ({ decision() {} }),
+    prometheus: () => prometheus(),
+    'prometheus, storeDurations: false': () => prometheus(false),
+  };
+  const options = (observer) => ({ algorithm: fixedWindow({ limit: BIG, window: '1m' }), observer });
+  const FRAMEWORKS = {
+    async express(observer) {
+      const express = (await import('express')).default;
+      const { rateLimit } = await import('@rl/express');
+      const app = express();
+      app.use(rateLimit(options(observer)));
+      app.get('/', (req, res) => res.send('ok'));
+      return (remoteAddress) => inject(app, { method: 'GET', url: '/', remoteAddress });
+    },
+    async fastify(observer) {
+      const Fastify = (await import('fastify')).default;
+      const { rateLimit } = await import('@rl/fastify');
+      const app = Fastify({ logger: false });
+      await app.register(rateLimit, options(observer));
+      app.get('/', async () => 'ok');
+      await app.ready();
+      return (remoteAddress) => app.inject({ method: 'GET', url: '/', remoteAddress });
+    },
+    async koa(observer) {
+      const Koa = (await import('koa')).default;
+      const { rateLimit } = await import('@rl/koa');
+      const app = new Koa();
+      app.use(rateLimit(options(observer)));
+      app.use((ctx) => {
+        ctx.body = 'ok';
+      });
+      const handler = app.callback();
+      return (remoteAddress) => inject(handler, { method: 'GET', url: '/', remoteAddress });
+    },
+    async hono(observer) {
+      const { Hono } = await import('hono');
+      const { rateLimit } = await import('@rl/hono');
+      const app = new Hono();
+      // The Fetch entry has no socket to read an address from: the key is a header's.
+      app.use(rateLimit({ ...options(observer), key: (c) => c.req.header('x-client') ?? 'anonymous' }));
+      app.get('/', (c) => c.text('ok'));
+      return (client) => app.request('http://bench.local/', { headers: { 'x-client': client } });
+    },
+  };
+  const perRound = 2000;
+  for (const [framework, build] of Object.entries(FRAMEWORKS)) {
+    const names = Object.keys(observers);
+    const apps = [];
+    for (const make of Object.values(observers)) apps.push(await build(make()));
+    const added = names.map(() => []);
+    const medians = names.map(() => []);
+    let n = 0;
+    for (let round = -1; round < rounds; round++) {
+      collectGarbage();
+      const times = names.map(() => []);
+      for (let cycle = 0; cycle < perRound; cycle++) {
+        const order = names.map((_, i) => i).sort(() => Math.random() - 0.5);
+        for (const i of order) {
+          const start = performance.now();
+          const res = await apps[i](keys[n++ & 1023]);
+          const elapsed = performance.now() - start;
+          if ((res.statusCode ?? res.status) !== 200) throw new Error(`${framework}: status ${res.statusCode}`);
+          times[i].push(elapsed * 1000);
+        }
       }
+      // Round -1 warms up.
+      if (round < 0) continue;
+      const m = times.map((t) => median(t));
+      m.forEach((x, i) => {
+        medians[i].push(x);
+        added[i].push(x - m[0]);
+      });
     }
-  } finally {
-    await load.stop();
+    console.log(
+      `\nover HTTP, ${framework} (in process, requests alternating one by one), ${rounds} rounds of ${perRound} requests per app: µs per request`,
+    );
+    console.log(
+      table(
+        ['observer', 'µs (median)', 'µs added (median of rounds)', 'added, min … max of rounds'],
+        names.map((name, i) => {
+          const sorted = [...added[i]].sort((a, b) => a - b);
+          return [
+            name,
+            median(medians[i]).toFixed(2),
+            median(added[i]).toFixed(2),
+            `${sorted[0].toFixed(2)} … ${sorted.at(-1).toFixed(2)}`,
+          ];
+        }),
+      ),
+    );
   }
 }

@@ -5,12 +5,21 @@ import type { Counter, Gauge, Histogram } from 'prom-client';
 export type Child = Counter.Internal & Histogram.Internal<string>;
 
 /**
- * One series of the exporter: its label child, bound once, and what was added to it since the
- * registry last collected (counters and gauges; a histogram's values go to its child at once).
+ * How many values a histogram's series keeps before it hands them to prom-client (else at the next
+ * collection): 2 kB per series, and one burst of prom-client's `observe` per 256 decisions.
+ */
+export const HISTOGRAM_BUFFER = 256;
+
+/**
+ * One series of the exporter: its label child, bound once, and what it was given since the registry
+ * last collected: a counter's or gauge's sum (`pending`), a histogram's values (`values`, the first
+ * `length` of them).
  */
 export interface Cell {
   readonly child: Child;
   pending: number;
+  readonly values: Float64Array | undefined;
+  length: number;
 }
 
 /** A prom-client metric as far as collection goes: `collect`, the hook prom-client calls before it reads the values. */
@@ -18,29 +27,41 @@ interface Collected {
   collect?: (this: unknown) => unknown;
 }
 
+/** Hands `cell`'s sum or values to its prom-client child, and empties it. */
+function flushCell(cell: Cell): void {
+  const { child, values } = cell;
+  if (values === undefined) {
+    const value = cell.pending;
+    if (value === 0) return;
+    cell.pending = 0;
+    child.inc(value);
+    return;
+  }
+  const length = cell.length;
+  cell.length = 0;
+  for (let i = 0; i < length; i++) child.observe(values[i]!);
+}
+
 /**
- * A {@link MetricsSink} that adds to counters and gauges in per-series cells (a `+=` per decision)
- * instead of prom-client's `inc`, which hashes the series' labels on every call, and hands the sums
- * to the children when a metric is collected (`registry.metrics()`, `metric.get()`): every scrape and
- * read sees exact counts. An addition of 0 (a series created at 0) reaches its child at once, so the
- * series exists before its first count. A histogram records at once.
+ * A {@link MetricsSink} that keeps each series' updates in a cell of its own (a counter's or gauge's
+ * `+=`, a histogram's value written into a buffer) instead of calling prom-client per event, whose
+ * `inc` and `observe` look the series up by its labels (building their hash string) on every call, and
+ * hands them to prom-client when a metric is collected (`registry.metrics()`, `metric.get()`): every
+ * scrape and read sees exact counts. A histogram's buffer that fills is handed over at once
+ * ({@link HISTOGRAM_BUFFER}); an addition of 0 (a series created at 0) reaches its child at once, so the
+ * series exists before its first count.
  *
- * `labelled` binds the child of an instrument's series; `metrics` are the counters and gauges whose
- * collection flushes the cells: each gets a `collect` that flushes, then calls the one it had (another
- * exporter's on a shared registry). The cells live as long as those metrics.
+ * `labelled` binds the child of an instrument's series; `metrics` are the metrics whose collection
+ * flushes the cells: each gets a `collect` that flushes, then calls the one it had (another exporter's
+ * on a shared registry). The cells live as long as those metrics.
  */
 export function batchedSink(
   labelled: (instrument: InstrumentSpec, values: readonly string[]) => Child,
-  metrics: readonly (Counter<string> | Gauge<string>)[],
+  metrics: readonly (Counter<string> | Gauge<string> | Histogram<string>)[],
 ): MetricsSink<Cell> {
   const cells: Cell[] = [];
   const flush = (): void => {
-    for (const cell of cells) {
-      const value = cell.pending;
-      if (value === 0) continue;
-      cell.pending = 0;
-      cell.child.inc(value);
-    }
+    for (const cell of cells) flushCell(cell);
   };
   for (const metric of metrics) {
     const collected = metric as unknown as Collected;
@@ -52,14 +73,26 @@ export function batchedSink(
   }
   return {
     series: (instrument, values) => {
-      const cell = { child: labelled(instrument, values), pending: 0 };
-      if (instrument.kind !== 'histogram') cells.push(cell);
+      const histogram = instrument.kind === 'histogram';
+      const cell: Cell = {
+        child: labelled(instrument, values),
+        pending: 0,
+        values: histogram ? new Float64Array(HISTOGRAM_BUFFER) : undefined,
+        length: 0,
+      };
+      cells.push(cell);
       return cell;
     },
     add: (cell, value) => {
       if (value === 0) cell.child.inc(0);
       else cell.pending += value;
     },
-    record: (cell, value) => cell.child.observe(value),
+    record: (cell, value) => {
+      // A value prom-client refuses is refused now, in the observer's call (reported as an observer's
+      // error), not at the next scrape.
+      if (!Number.isFinite(value)) return cell.child.observe(value);
+      cell.values![cell.length++] = value;
+      if (cell.length === HISTOGRAM_BUFFER) flushCell(cell);
+    },
   };
 }

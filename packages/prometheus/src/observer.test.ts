@@ -205,7 +205,7 @@ describe('prometheusObserver: the hot path', () => {
 describe('prometheusObserver: counts summed per series, handed over at collection', () => {
   it('every scrape, and every read of a metric, equals the decisions of a limiter so far', async () => {
     const registry = new Registry();
-    const observer = prometheusObserver({ registry, storeDurations: false });
+    const observer = prometheusObserver({ registry });
     const limiter = createLimiter({
       algorithm: fixedWindow({ limit: 3, window: '1h' }),
       store: new MemoryStore({ sweepInterval: false }),
@@ -218,11 +218,31 @@ describe('prometheusObserver: counts summed per series, handed over at collectio
         decided[limiter.consumeSync(`k${(i + round) % 7}`).allowed ? 'allowed' : 'denied']++;
       expect(await read(registry, 'rl_decisions_total', { limit: 'api', outcome: 'allowed' })).toBe(decided.allowed);
       expect(await read(registry, 'rl_decisions_total', { limit: 'api', outcome: 'denied' })).toBe(decided.denied);
+      // More than a series' buffer of store durations in a round: handed over when full, and the rest at the scrape.
+      const count = await read(registry, 'rl_store_duration_seconds_count', { limit: 'api' });
+      expect(count ?? 0).toBe(decided.allowed + decided.denied);
     }
     limiter.consumeSync('k0');
     const values = (await observer.metrics.decisions.get()).values;
     expect(values.find((v) => v.labels.outcome === 'denied')?.value).toBe(decided.denied + 1);
+  });
+
+  it('with storeDurations: false, times nothing: the store duration histogram stays empty', async () => {
+    const registry = new Registry();
+    const observer = prometheusObserver({ registry, storeDurations: false });
+    expect(observer.storeDurations).toBe(false);
+    const store = new MemoryStore({ sweepInterval: false });
+    const limiter = createLimiter({ algorithm: fixedWindow({ limit: 3, window: '1h' }), store, name: 'api', observer });
+    limiter.consumeSync('ann');
+    expect(await read(registry, 'rl_decisions_total', { limit: 'api', outcome: 'allowed' })).toBe(1);
     expect(await read(registry, 'rl_store_duration_seconds_count', { limit: 'api' })).toBeUndefined();
+  });
+
+  it('refuses a value prom-client refuses in the observer’s call, not at the next scrape', async () => {
+    const registry = new Registry();
+    const observer = prometheusObserver({ registry });
+    expect(() => observer.decision(decision('api', 'allowed', { storeMs: Number.NaN }))).toThrow(TypeError);
+    expect(await read(registry, 'rl_decisions_total', { limit: 'api', outcome: 'allowed' })).toBe(1);
   });
 
   it('keeps a collect hook the metric already had (another exporter’s), and flushes both exporters', async () => {

@@ -1,5 +1,5 @@
-import { createMetricsModel, INSTRUMENTS, type Observer } from '@rl/core';
-import type { Counter, Gauge } from 'prom-client';
+import { createMetricsModel, type Observer } from '@rl/core';
+import type { Counter } from 'prom-client';
 import { batchedSink, type Child } from './batched-counts.js';
 import { registerMetrics, type RlMetrics } from './metrics.js';
 import { parseOptions, type PrometheusObserverOptions } from './options.js';
@@ -20,9 +20,9 @@ export interface PrometheusObserver extends Required<Observer> {
  *   waits of the requests that waited; the share of requests that waited is in `rl_decisions_total`.
  * - `storeDurations: false` leaves `rl_store_duration_seconds` empty, and the limiter then times no
  *   store call for this observer.
- * - Counts are summed per series in the exporter and handed to prom-client when the registry collects
- *   (a scrape, `metric.get()`): what a scrape shows is exact; prom-client's own `inc` is not called per
- *   decision.
+ * - Counts are summed, and histogram values kept (up to 256 per series), per series in the exporter,
+ *   and handed to prom-client when the registry collects (a scrape, `metric.get()`): what a scrape
+ *   shows is exact; prom-client's own `inc` and `observe` are not called per decision.
  * - At the first event of a limit, its `rl_decisions_total` series of every outcome and its
  *   `rl_store_errors_total` series of both error types are created at 0, so `rate()` and
  *   `increase()` see the first denial or error. The other series appear at their first event.
@@ -37,10 +37,9 @@ export function prometheusObserver(options: PrometheusObserverOptions): Promethe
   const config = parseOptions(options);
   const byId = registerMetrics(config);
   // The model binds a child once per limit and label value: a decision then builds no label object or string.
-  const additive = Object.values(INSTRUMENTS).filter((spec) => spec.kind !== 'histogram');
   const sink = batchedSink(
     (instrument, values) => (byId[instrument.id] as Counter<string>).labels(...values) as Child,
-    additive.map((spec) => byId[spec.id] as Counter<string> | Gauge<string>),
+    Object.values(byId),
   );
   const { heldRequests: held, ...metrics } = byId;
   return {
