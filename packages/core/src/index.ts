@@ -89,6 +89,7 @@ export { createMetricsModel, type MetricsModelOptions, type MetricsSink } from '
 export {
   parseExporterOptions,
   type ExporterOptionSpec,
+  type CommonExporterOptions,
   type ExporterConfig,
   type HistogramId,
 } from './observe/exporter-options.js';

@@ -3,13 +3,15 @@ import {
   DEFAULT_DELAY_BOUNDARIES,
   DEFAULT_STORE_BOUNDARIES,
   parseExporterOptions,
+  type CommonExporterOptions,
   type ExporterConfig,
 } from '@rl/core';
 
 // The SDK's own default boundaries (0 to 10000) suit milliseconds, not seconds: these are advised instead.
 export { DEFAULT_DELAY_BOUNDARIES, DEFAULT_STORE_BOUNDARIES };
 
-export interface OpenTelemetryObserverOptions {
+/** `storeDurations` ({@link CommonExporterOptions}): `rl.store.duration`. */
+export interface OpenTelemetryObserverOptions extends CommonExporterOptions {
   /** The meter the instruments are created on (`metrics.getMeter('my-service')`). */
   meter: Meter;
   /** Prepended to every instrument name. Default `'rl.'`. Empty, or a letter followed by letters, digits and `_ . - /`. */
@@ -18,11 +20,6 @@ export interface OpenTelemetryObserverOptions {
   delayBoundaries?: readonly number[];
   /** Boundaries advised for the store duration histogram (seconds, increasing). Default {@link DEFAULT_STORE_BOUNDARIES}. A View overrides them. */
   storeBoundaries?: readonly number[];
-  /**
-   * Record `rl.store.duration` (default true). `false` records nothing there and saves the limiter
-   * timing each store call for this observer (two clock reads per decision) and the histogram's record.
-   */
-  storeDurations?: boolean;
 }
 
 /** Checks the options once, at construction; bad ones throw `InvalidOptionError`. */

@@ -17,6 +17,8 @@ export const HISTOGRAM_BUFFER = 256;
  */
 export interface Cell {
   readonly child: Child;
+  /** prom-client has the series (its first update went to the child at once): a sum that comes to 0 still shows it. */
+  created: boolean;
   pending: number;
   readonly values: Float64Array | undefined;
   length: number;
@@ -48,8 +50,8 @@ function flushCell(cell: Cell): void {
  * `inc` and `observe` look the series up by its labels (building their hash string) on every call, and
  * hands them to prom-client when a metric is collected (`registry.metrics()`, `metric.get()`): every
  * scrape and read sees exact counts. A histogram's buffer that fills is handed over at once
- * ({@link HISTOGRAM_BUFFER}); an addition of 0 (a series created at 0) reaches its child at once, so the
- * series exists before its first count.
+ * ({@link HISTOGRAM_BUFFER}); the first addition to a series (0 for one created at 0) reaches its child
+ * at once, so the series exists from then on, whatever its later sums come to.
  *
  * `labelled` binds the child of an instrument's series; `metrics` are the metrics whose collection
  * flushes the cells: each gets a `collect` that flushes, then calls the one it had (another exporter's
@@ -76,6 +78,7 @@ export function batchedSink(
       const histogram = instrument.kind === 'histogram';
       const cell: Cell = {
         child: labelled(instrument, values),
+        created: false,
         pending: 0,
         values: histogram ? new Float64Array(HISTOGRAM_BUFFER) : undefined,
         length: 0,
@@ -84,8 +87,12 @@ export function batchedSink(
       return cell;
     },
     add: (cell, value) => {
-      if (value === 0) cell.child.inc(0);
-      else cell.pending += value;
+      if (cell.created) {
+        cell.pending += value;
+        return;
+      }
+      cell.created = true;
+      cell.child.inc(value);
     },
     record: (cell, value) => {
       // A value prom-client refuses is refused now, in the observer's call (reported as an observer's

@@ -245,6 +245,14 @@ describe('prometheusObserver: counts summed per series, handed over at collectio
     expect(await read(registry, 'rl_decisions_total', { limit: 'api', outcome: 'allowed' })).toBe(1);
   });
 
+  it('shows a series whose additions since its first come to 0 (a hold started and ended) at 0, not as missing', async () => {
+    const registry = new Registry();
+    const observer = prometheusObserver({ registry });
+    observer.hold({ limit: 'api', state: 'started', delayMs: 5 });
+    observer.hold({ limit: 'api', state: 'ended', delayMs: 5 });
+    expect(await read(registry, 'rl_held_requests', { limit: 'api' })).toBe(0);
+  });
+
   it('keeps a collect hook the metric already had (another exporter’s), and flushes both exporters', async () => {
     const registry = new Registry();
     const a = prometheusObserver({ registry });

@@ -22,6 +22,12 @@ function recordingSink() {
   return { sink, bound, updates };
 }
 
+/** A metrics model on a {@link recordingSink}. */
+function recordingModel() {
+  const { sink, bound, updates } = recordingSink();
+  return { model: createMetricsModel(sink), bound, updates };
+}
+
 const decision = decisionEvent;
 
 /** A store error of `limit`, its key `key` (never read). */
@@ -42,8 +48,7 @@ const zeros = (limit: string) => [
 
 describe('createMetricsModel', () => {
   it('turns a known sequence of events into exactly these updates', () => {
-    const { sink, updates } = recordingSink();
-    const model = createMetricsModel(sink);
+    const { model, updates } = recordingModel();
     model.decision(decision('api', 'allowed', { storeMs: 0.5 }));
     model.decision(decision('api', 'delayed', { delayMs: 250, storeMs: 2 }));
     model.decision(decision('api', 'denied', { reason: 'deny-cache' }));
@@ -85,8 +90,7 @@ describe('createMetricsModel', () => {
   });
 
   it('records every outcome and both error types of a limit as 0 at its first event of any kind, once', () => {
-    const { sink, updates } = recordingSink();
-    const model = createMetricsModel(sink);
+    const { model, updates } = recordingModel();
     model.hold({ limit: 'api', state: 'started', delayMs: 1 });
     model.hold({ limit: 'api', state: 'ended', delayMs: 1 });
     model.reservationCancelled({ limit: 'search', cost: 1 });
@@ -100,8 +104,7 @@ describe('createMetricsModel', () => {
   });
 
   it('counts each failure domain’s circuit once in the open gauge, however often it is reported', () => {
-    const { sink, updates } = recordingSink();
-    const model = createMetricsModel(sink);
+    const { model, updates } = recordingModel();
     const steps: ['open' | 'closed', string | undefined][] = [
       ['open', '10.0.0.1:7000'],
       ['open', '10.0.0.1:7000'],
@@ -128,8 +131,7 @@ describe('createMetricsModel', () => {
   });
 
   it('binds each series once per limit and label value, however many events follow', () => {
-    const { sink, bound } = recordingSink();
-    const model = createMetricsModel(sink);
+    const { model, bound } = recordingModel();
     for (let i = 0; i < 300; i++) {
       model.decision(
         decision(i % 2 ? 'api' : 'login', DECISION_OUTCOMES[i % DECISION_OUTCOMES.length]!, {
@@ -149,8 +151,7 @@ describe('createMetricsModel', () => {
   });
 
   it('counts an outcome a newer core adds under its own value', () => {
-    const { sink, updates } = recordingSink();
-    const model = createMetricsModel(sink);
+    const { model, updates } = recordingModel();
     model.decision(decision('api', 'queued' as DecisionOutcome));
     model.decision(decision('api', 'queued' as DecisionOutcome));
     expect(updates.filter((update) => update.includes('queued'))).toEqual([
@@ -160,8 +161,7 @@ describe('createMetricsModel', () => {
   });
 
   it('never reads the key', () => {
-    const { sink, bound } = recordingSink();
-    const model = createMetricsModel(sink);
+    const { model, bound } = recordingModel();
     model.decision(decision('api', 'denied', { key: 'alice@example.com' }));
     model.storeError(storeError('api', 'store-error', 'alice@example.com'));
     expect(bound.join()).not.toContain('alice');
