@@ -169,6 +169,36 @@ describe('openTelemetryObserver: a known sequence of events', () => {
   });
 });
 
+describe('openTelemetryObserver: updates batched, handed to the SDK when it collects', () => {
+  it('every collection equals the events so far, across bursts longer than a histogram’s buffer', async () => {
+    const { observer, read, scrape } = setup();
+    let events = 0;
+    for (const burst of [1, 300, 0, 1000]) {
+      for (let i = 0; i < burst; i++) observer.decision(decision('api', 'allowed', { storeMs: 1 }));
+      events += burst;
+      expect(await read('rl.decisions', { ...api, 'rl.outcome': 'allowed' })).toBe(events);
+      expect(((await read('rl.store.duration', api)) as Histogram).count).toBe(events);
+    }
+    // The gauge whose callback flushes is never observed: no export shows it.
+    expect([...(await scrape()).keys()].filter((name) => name.includes('flush'))).toEqual([]);
+  });
+
+  it('shows a series whose updates since its first come to 0 (a hold started and ended) at 0', async () => {
+    const { observer, read } = setup();
+    observer.hold({ limit: 'api', state: 'started', delayMs: 5 });
+    observer.hold({ limit: 'api', state: 'ended', delayMs: 5 });
+    expect(await read('rl.held_requests', api)).toBe(0);
+  });
+
+  it('with storeDurations: false, records no store duration', async () => {
+    const { observer, read } = setup({ storeDurations: false });
+    expect(observer.storeDurations).toBe(false);
+    observer.decision(decision('api', 'allowed'));
+    expect(await read('rl.decisions', { ...api, 'rl.outcome': 'allowed' })).toBe(1);
+    expect(await read('rl.store.duration', api)).toBeUndefined();
+  });
+});
+
 describe('openTelemetryObserver: options', () => {
   const { meter } = setup();
   it.each([
@@ -178,6 +208,7 @@ describe('openTelemetryObserver: options', () => {
     [{ meter, prefix: 'rl ' }, 'openTelemetryObserver.prefix'],
     [{ meter, delayBoundaries: [] }, 'openTelemetryObserver.delayBoundaries'],
     [{ meter, storeBoundaries: [0.2, 0.1] }, 'openTelemetryObserver.storeBoundaries'],
+    [{ meter, storeDurations: 'yes' }, 'openTelemetryObserver.storeDurations'],
     [{ meter, registry: {} }, 'openTelemetryObserver.registry'],
   ])('%o is refused, naming %s', (options, field) => {
     expect(() => openTelemetryObserver(options as never)).toThrow(

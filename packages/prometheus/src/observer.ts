@@ -1,6 +1,6 @@
-import { createMetricsModel, type Observer } from '@rl/core';
+import { createMetricsModel, type MetricsSink, type Observer } from '@rl/core';
 import type { Counter } from 'prom-client';
-import { batchedSink, type Child } from './batched-counts.js';
+import { collectedSink, type Child } from './batched-counts.js';
 import { registerMetrics, type RlMetrics } from './metrics.js';
 import { parseOptions, type PrometheusObserverOptions } from './options.js';
 
@@ -37,10 +37,12 @@ export function prometheusObserver(options: PrometheusObserverOptions): Promethe
   const config = parseOptions(options);
   const byId = registerMetrics(config);
   // The model binds a child once per limit and label value: a decision then builds no label object or string.
-  const sink = batchedSink(
-    (instrument, values) => (byId[instrument.id] as Counter<string>).labels(...values) as Child,
-    Object.values(byId),
-  );
+  const direct: MetricsSink<Child> = {
+    series: (instrument, values) => (byId[instrument.id] as Counter<string>).labels(...values) as Child,
+    add: (child, value) => child.inc(value),
+    record: (child, value) => child.observe(value),
+  };
+  const sink = collectedSink(direct, Object.values(byId));
   const { heldRequests: held, ...metrics } = byId;
   return {
     metrics: { ...metrics, held } as unknown as RlMetrics,
