@@ -1,6 +1,6 @@
 import { createMetricsModel, type MetricsSink, type Observer } from '@rl/core';
 import type { Counter } from 'prom-client';
-import { collectedSink, type Child } from './batched-counts.js';
+import { collectedSink, type Child } from './collected-sink.js';
 import { registerMetrics, type RlMetrics } from './metrics.js';
 import { parseOptions, type PrometheusObserverOptions } from './options.js';
 
