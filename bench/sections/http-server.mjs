@@ -1,7 +1,9 @@
 // HTTP servers for section 4 (and bench/http-ab.mjs), in one process.
 // argv: <framework> <variant> <mode> [redisPort] [redisDb]
 //   framework: express | fastify | koa | hono
-//   variant:   bare | noop | hand | rl-memory | rl-observed (memory, with a counting observer) | rl-redis | peer-memory | peer-redis
+//   variant:   bare | noop | hand | rl-memory | rl-observed (memory, with a counting observer) | rl-noop-observed (a no-op
+//              observer) | rl-prometheus (@rl/prometheus's observer) |
+//              rl-prometheus-counts (the same, storeDurations: false) | rl-redis | peer-memory | peer-redis
 //              or a comma-separated list of <variant>:<mode>, one app (and port) each, in one process
 //   mode:      allow (limit never reached) | deny (limit 1 per day: nearly everything rejected)
 //   redisDb:   the Redis database of this server (the section runs several servers at once, each its own)
@@ -31,6 +33,12 @@ async function rlOptionsFor(variant, LIMIT, WINDOW_MS) {
   if (variant === 'rl-observed') {
     const { countingObserver } = await import('../lib/memory-contenders.mjs');
     options.observer = countingObserver();
+  }
+  if (variant === 'rl-noop-observed') options.observer = { decision() {} };
+  if (variant.startsWith('rl-prometheus')) {
+    const { prometheusObserver, promClient } = await import('../lib/exporters.mjs');
+    const storeDurations = variant !== 'rl-prometheus-counts';
+    options.observer = prometheusObserver({ registry: new promClient.Registry(), storeDurations });
   }
   if (variant === 'rl-redis') {
     const { RedisStore } = await import('@rl/store-redis');

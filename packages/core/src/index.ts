@@ -85,10 +85,12 @@ export {
   type InstrumentSpec,
   type LabelId,
 } from './observe/instruments.js';
-export { createMetricsModel, type MetricsSink } from './observe/metrics-model.js';
+export { createMetricsModel, type MetricsModelOptions, type MetricsSink } from './observe/metrics-model.js';
+export { batchedSink, HISTOGRAM_BUFFER, type BatchedSeries, type BatchedSink } from './observe/batched-sink.js';
 export {
   parseExporterOptions,
   type ExporterOptionSpec,
+  type CommonExporterOptions,
   type ExporterConfig,
   type HistogramId,
 } from './observe/exporter-options.js';

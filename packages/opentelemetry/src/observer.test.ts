@@ -7,7 +7,7 @@ import {
   type DataPoint,
   type Histogram,
 } from '@opentelemetry/sdk-metrics';
-import { DECISION_OUTCOMES } from '@rl/core';
+import { DECISION_OUTCOMES, LABEL_NAMES } from '@rl/core';
 import { decisionEvent, feedObserverScenario, OBSERVER_SCENARIO_SERIES, EXPORTED_NAMES } from '@rl/test-support';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
@@ -54,15 +54,6 @@ function setup(options: Omit<OpenTelemetryObserverOptions, 'meter'> = {}) {
 }
 
 const decision = decisionEvent;
-/** The attribute of each label id of `@rl/core`'s table. */
-const ATTRIBUTE_OF = {
-  limit: 'rl.limit',
-  outcome: 'rl.outcome',
-  errorType: 'error.type',
-  circuitState: 'rl.circuit.state',
-  leaseAction: 'rl.lease.action',
-  settleAction: 'rl.settle.action',
-};
 const api = { 'rl.limit': 'api' };
 const login = { 'rl.limit': 'login' };
 
@@ -76,8 +67,9 @@ describe('openTelemetryObserver: reservations cancelled', () => {
 });
 
 describe('openTelemetryObserver: a known sequence of events', () => {
-  it('names the attributes by the table', () => {
-    expect(ATTRIBUTES).toEqual(ATTRIBUTE_OF);
+  it('names the attributes by the table, the error kind by OpenTelemetry’s own `error.type`', () => {
+    expect(ATTRIBUTES).toBe(LABEL_NAMES);
+    expect([ATTRIBUTES.limit, ATTRIBUTES.errorType]).toEqual(['rl.limit', 'error.type']);
   });
 
   it('records decisions, delays, store durations, errors, holds, circuits and lease units exactly', async () => {
@@ -86,7 +78,7 @@ describe('openTelemetryObserver: a known sequence of events', () => {
     for (const { instrument, labels, value } of OBSERVER_SCENARIO_SERIES) {
       const name = EXPORTED_NAMES[instrument].openTelemetry;
       const attributes = Object.fromEntries(
-        Object.entries(labels).map(([label, v]) => [ATTRIBUTE_OF[label as keyof typeof labels], v]),
+        Object.entries(labels).map(([label, v]) => [LABEL_NAMES[label as keyof typeof labels], v]),
       );
       expect([name, attributes, await read(name, attributes)]).toEqual([name, attributes, value]);
     }
@@ -177,6 +169,36 @@ describe('openTelemetryObserver: a known sequence of events', () => {
   });
 });
 
+describe('openTelemetryObserver: updates batched, handed to the SDK when it collects', () => {
+  it('every collection equals the events so far, across bursts longer than a histogram’s buffer', async () => {
+    const { observer, read, scrape } = setup();
+    let events = 0;
+    for (const burst of [1, 300, 0, 1000]) {
+      for (let i = 0; i < burst; i++) observer.decision(decision('api', 'allowed', { storeMs: 1 }));
+      events += burst;
+      expect(await read('rl.decisions', { ...api, 'rl.outcome': 'allowed' })).toBe(events);
+      expect(((await read('rl.store.duration', api)) as Histogram).count).toBe(events);
+    }
+    // The gauge whose callback flushes is never observed: no export shows it.
+    expect([...(await scrape()).keys()].filter((name) => name.includes('flush'))).toEqual([]);
+  });
+
+  it('shows a series whose updates since its first come to 0 (a hold started and ended) at 0', async () => {
+    const { observer, read } = setup();
+    observer.hold({ limit: 'api', state: 'started', delayMs: 5 });
+    observer.hold({ limit: 'api', state: 'ended', delayMs: 5 });
+    expect(await read('rl.held_requests', api)).toBe(0);
+  });
+
+  it('with storeDurations: false, records no store duration', async () => {
+    const { observer, read } = setup({ storeDurations: false });
+    expect(observer.storeDurations).toBe(false);
+    observer.decision(decision('api', 'allowed'));
+    expect(await read('rl.decisions', { ...api, 'rl.outcome': 'allowed' })).toBe(1);
+    expect(await read('rl.store.duration', api)).toBeUndefined();
+  });
+});
+
 describe('openTelemetryObserver: options', () => {
   const { meter } = setup();
   it.each([
@@ -186,6 +208,7 @@ describe('openTelemetryObserver: options', () => {
     [{ meter, prefix: 'rl ' }, 'openTelemetryObserver.prefix'],
     [{ meter, delayBoundaries: [] }, 'openTelemetryObserver.delayBoundaries'],
     [{ meter, storeBoundaries: [0.2, 0.1] }, 'openTelemetryObserver.storeBoundaries'],
+    [{ meter, storeDurations: 'yes' }, 'openTelemetryObserver.storeDurations'],
     [{ meter, registry: {} }, 'openTelemetryObserver.registry'],
   ])('%o is refused, naming %s', (options, field) => {
     expect(() => openTelemetryObserver(options as never)).toThrow(

@@ -1,6 +1,8 @@
 import type { Attributes, Counter, Histogram, Meter, UpDownCounter } from '@opentelemetry/api';
 import {
+  batchedSink,
   createMetricsModel,
+  type BatchedSeries,
   INSTRUMENTS,
   LABEL_NAMES,
   type ExporterConfig,
@@ -70,6 +72,27 @@ function createInstruments({
 }
 
 /**
+ * `direct` batched by `@rl/core`'s `batchedSink` (a `+=` per event, not the SDK's `add`, which hashes
+ * the attributes on every call), flushed by a batch callback of an observable gauge
+ * (`<prefix>observer.flush`) that is never observed, so no export shows it: the SDK runs observable
+ * callbacks before it reads the synchronous instruments, so every collection is exact. Undefined for
+ * a meter without observable instruments (then every event goes to the SDK at once).
+ */
+function flushedAtCollection(
+  { target: meter, prefix }: ExporterConfig<Meter>,
+  direct: MetricsSink<Series>,
+): MetricsSink<BatchedSeries<Series>> | undefined {
+  if (typeof meter.createObservableGauge !== 'function' || typeof meter.addBatchObservableCallback !== 'function')
+    return undefined;
+  const { sink, flush } = batchedSink(direct);
+  const trigger = meter.createObservableGauge(`${prefix}observer.flush`, {
+    description: 'Never observed: its callback hands the counts rl batched to the instruments before a collection.',
+  });
+  meter.addBatchObservableCallback(flush, [trigger]);
+  return sink;
+}
+
+/**
  * OpenTelemetry metrics of rl's limits, as an {@link Observer} for the `observer` option of
  * `createLimiter`, `combineLimiters` and the middlewares. The instruments of `@rl/core`'s
  * `INSTRUMENTS`, updated by its `createMetricsModel` as in `@rl/prometheus`, named by OpenTelemetry's
@@ -81,11 +104,16 @@ function createInstruments({
  * - At the first event of a limit, `rl.decisions` of every outcome and `rl.store.errors` of both
  *   types are recorded as 0, so the points exist before the first denial or error.
  * - Several exporters on one meter get the same instruments from the SDK and their values add up.
+ * - Updates are batched per series and handed to the SDK when it collects (the callback of an
+ *   observable gauge `<prefix>observer.flush` that never reports a value): every export is exact, and
+ *   a decision does not pay the SDK's attribute hashing. `storeDurations: false` leaves
+ *   `rl.store.duration` empty and saves the limiter's timing of each store call.
  */
 export function openTelemetryObserver(options: OpenTelemetryObserverOptions): OpenTelemetryObserver {
-  const instruments = createInstruments(parseOptions(options));
+  const config = parseOptions(options);
+  const instruments = createInstruments(config);
   // The model asks for a series once per limit and label value: a decision allocates no attributes.
-  const sink: MetricsSink<Series> = {
+  const direct: MetricsSink<Series> = {
     series: (instrument, values) => ({
       instrument: instruments[instrument.id],
       attributes: Object.freeze(
@@ -95,5 +123,10 @@ export function openTelemetryObserver(options: OpenTelemetryObserverOptions): Op
     add: ({ instrument, attributes }, value) => instrument.add(value, attributes),
     record: ({ instrument, attributes }, value) => instrument.record(value, attributes),
   };
-  return { instruments: instruments as RlInstruments, ...createMetricsModel(sink) };
+  const modelOptions = { storeDurations: config.storeDurations };
+  const flushed = flushedAtCollection(config, direct);
+  return {
+    instruments: instruments as RlInstruments,
+    ...(flushed === undefined ? createMetricsModel(direct, modelOptions) : createMetricsModel(flushed, modelOptions)),
+  };
 }

@@ -3,13 +3,15 @@ import {
   DEFAULT_DELAY_BOUNDARIES,
   DEFAULT_STORE_BOUNDARIES,
   parseExporterOptions,
+  type CommonExporterOptions,
   type ExporterConfig,
 } from '@rl/core';
 
 // The SDK's own default boundaries (0 to 10000) suit milliseconds, not seconds: these are advised instead.
 export { DEFAULT_DELAY_BOUNDARIES, DEFAULT_STORE_BOUNDARIES };
 
-export interface OpenTelemetryObserverOptions {
+/** `storeDurations` ({@link CommonExporterOptions}): `rl.store.duration`. */
+export interface OpenTelemetryObserverOptions extends CommonExporterOptions {
   /** The meter the instruments are created on (`metrics.getMeter('my-service')`). */
   meter: Meter;
   /** Prepended to every instrument name. Default `'rl.'`. Empty, or a letter followed by letters, digits and `_ . - /`. */

@@ -1,4 +1,12 @@
-import { DECISION_OUTCOMES, InvalidOptionError, type DecisionOutcome, type LabelId } from '@rl/core';
+import {
+  createLimiter,
+  DECISION_OUTCOMES,
+  fixedWindow,
+  InvalidOptionError,
+  type DecisionOutcome,
+  type LabelId,
+} from '@rl/core';
+import { MemoryStore } from '@rl/store-memory';
 import { decisionEvent, feedObserverScenario, OBSERVER_SCENARIO_SERIES, EXPORTED_NAMES } from '@rl/test-support';
 import fc from 'fast-check';
 import { Counter, Registry } from 'prom-client';
@@ -194,6 +202,68 @@ describe('prometheusObserver: the hot path', () => {
   });
 });
 
+describe('prometheusObserver: counts summed per series, handed over at collection', () => {
+  it('every scrape, and every read of a metric, equals the decisions of a limiter so far', async () => {
+    const registry = new Registry();
+    const observer = prometheusObserver({ registry });
+    const limiter = createLimiter({
+      algorithm: fixedWindow({ limit: 3, window: '1h' }),
+      store: new MemoryStore({ sweepInterval: false }),
+      name: 'api',
+      observer,
+    });
+    const decided = { allowed: 0, denied: 0 };
+    for (const [round, decisions] of [1, 250, 0, 1000].entries()) {
+      for (let i = 0; i < decisions; i++)
+        decided[limiter.consumeSync(`k${(i + round) % 7}`).allowed ? 'allowed' : 'denied']++;
+      expect(await read(registry, 'rl_decisions_total', { limit: 'api', outcome: 'allowed' })).toBe(decided.allowed);
+      expect(await read(registry, 'rl_decisions_total', { limit: 'api', outcome: 'denied' })).toBe(decided.denied);
+      // More than a series' buffer of store durations in a round: handed over when full, and the rest at the scrape.
+      const count = await read(registry, 'rl_store_duration_seconds_count', { limit: 'api' });
+      expect(count ?? 0).toBe(decided.allowed + decided.denied);
+    }
+    limiter.consumeSync('k0');
+    const values = (await observer.metrics.decisions.get()).values;
+    expect(values.find((v) => v.labels.outcome === 'denied')?.value).toBe(decided.denied + 1);
+  });
+
+  it('with storeDurations: false, times nothing: the store duration histogram stays empty', async () => {
+    const registry = new Registry();
+    const observer = prometheusObserver({ registry, storeDurations: false });
+    expect(observer.storeDurations).toBe(false);
+    const store = new MemoryStore({ sweepInterval: false });
+    const limiter = createLimiter({ algorithm: fixedWindow({ limit: 3, window: '1h' }), store, name: 'api', observer });
+    limiter.consumeSync('ann');
+    expect(await read(registry, 'rl_decisions_total', { limit: 'api', outcome: 'allowed' })).toBe(1);
+    expect(await read(registry, 'rl_store_duration_seconds_count', { limit: 'api' })).toBeUndefined();
+  });
+
+  it('refuses a value prom-client refuses in the observer’s call, not at the next scrape', async () => {
+    const registry = new Registry();
+    const observer = prometheusObserver({ registry });
+    expect(() => observer.decision(decision('api', 'allowed', { storeMs: Number.NaN }))).toThrow(TypeError);
+    expect(await read(registry, 'rl_decisions_total', { limit: 'api', outcome: 'allowed' })).toBe(1);
+  });
+
+  it('shows a series whose additions since its first come to 0 (a hold started and ended) at 0, not as missing', async () => {
+    const registry = new Registry();
+    const observer = prometheusObserver({ registry });
+    observer.hold({ limit: 'api', state: 'started', delayMs: 5 });
+    observer.hold({ limit: 'api', state: 'ended', delayMs: 5 });
+    expect(await read(registry, 'rl_held_requests', { limit: 'api' })).toBe(0);
+  });
+
+  it('keeps a collect hook the metric already had (another exporter’s), and flushes both exporters', async () => {
+    const registry = new Registry();
+    const a = prometheusObserver({ registry });
+    const b = prometheusObserver({ registry });
+    for (let i = 0; i < 10; i++) a.decision(decision('api', 'allowed'));
+    for (let i = 0; i < 5; i++) b.decision(decision('api', 'allowed'));
+    expect(await read(registry, 'rl_decisions_total', { limit: 'api', outcome: 'allowed' })).toBe(15);
+    expect(await read(registry, 'rl_decisions_total', { limit: 'api', outcome: 'allowed' })).toBe(15);
+  });
+});
+
 describe('prometheusObserver: one registry, several exporters', () => {
   it('lets a second exporter reuse the metrics of the first; their counts add up', async () => {
     const registry = new Registry();
@@ -247,6 +317,7 @@ describe('prometheusObserver: options', () => {
     [{ registry, storeBuckets: [0, 1] }, 'prometheusObserver.storeBuckets'],
     [{ registry, storeBuckets: [Number.NaN] }, 'prometheusObserver.storeBuckets'],
     [{ registry, buckets: [1] }, 'prometheusObserver.buckets'],
+    [{ registry, storeDurations: 1 }, 'prometheusObserver.storeDurations'],
   ])('%o is refused, naming %s', (options, field) => {
     expect(() => prometheusObserver(options as never)).toThrow(
       expect.objectContaining({ code: 'RL_INVALID_OPTION', field }),

@@ -1,5 +1,6 @@
 import { createMetricsModel, type MetricsSink, type Observer } from '@rl/core';
-import type { Counter, Histogram } from 'prom-client';
+import type { Counter } from 'prom-client';
+import { collectedSink, type Child } from './collected-sink.js';
 import { registerMetrics, type RlMetrics } from './metrics.js';
 import { parseOptions, type PrometheusObserverOptions } from './options.js';
 
@@ -7,9 +8,6 @@ import { parseOptions, type PrometheusObserverOptions } from './options.js';
 export interface PrometheusObserver extends Required<Observer> {
   readonly metrics: RlMetrics;
 }
-
-/** A label child: a counter's or gauge's (`inc`, by -1 too on a gauge) or a histogram's (`observe`). */
-type Child = Counter.Internal & Histogram.Internal<string>;
 
 /**
  * Prometheus metrics of rl's limits (prom-client), as an {@link Observer}: give it as the `observer`
@@ -20,6 +18,11 @@ type Child = Counter.Internal & Histogram.Internal<string>;
  *   attributes, without `rl.` and with `_`): bounded values. The event's `key` is never read.
  * - `rl_delay_seconds` observes only delays above 0 (the `delayed` outcome), so its quantiles are the
  *   waits of the requests that waited; the share of requests that waited is in `rl_decisions_total`.
+ * - `storeDurations: false` leaves `rl_store_duration_seconds` empty, and the limiter then times no
+ *   store call for this observer.
+ * - Counts are summed, and histogram values kept (up to 256 per series), per series in the exporter,
+ *   and handed to prom-client when the registry collects (a scrape, `metric.get()`): what a scrape
+ *   shows is exact; prom-client's own `inc` and `observe` are not called per decision.
  * - At the first event of a limit, its `rl_decisions_total` series of every outcome and its
  *   `rl_store_errors_total` series of both error types are created at 0, so `rate()` and
  *   `increase()` see the first denial or error. The other series appear at their first event.
@@ -31,13 +34,18 @@ type Child = Counter.Internal & Histogram.Internal<string>;
  * these names that another exporter could not have registered (another type, labels, buckets).
  */
 export function prometheusObserver(options: PrometheusObserverOptions): PrometheusObserver {
-  const byId = registerMetrics(parseOptions(options));
+  const config = parseOptions(options);
+  const byId = registerMetrics(config);
   // The model binds a child once per limit and label value: a decision then builds no label object or string.
-  const sink: MetricsSink<Child> = {
+  const direct: MetricsSink<Child> = {
     series: (instrument, values) => (byId[instrument.id] as Counter<string>).labels(...values) as Child,
     add: (child, value) => child.inc(value),
     record: (child, value) => child.observe(value),
   };
+  const sink = collectedSink(direct, Object.values(byId));
   const { heldRequests: held, ...metrics } = byId;
-  return { metrics: { ...metrics, held } as unknown as RlMetrics, ...createMetricsModel(sink) };
+  return {
+    metrics: { ...metrics, held } as unknown as RlMetrics,
+    ...createMetricsModel(sink, { storeDurations: config.storeDurations }),
+  };
 }

@@ -2,6 +2,7 @@ import {
   DEFAULT_DELAY_BOUNDARIES,
   DEFAULT_STORE_BOUNDARIES,
   parseExporterOptions,
+  type CommonExporterOptions,
   type ExporterConfig,
 } from '@rl/core';
 import type { Registry } from 'prom-client';
@@ -12,7 +13,8 @@ export const DEFAULT_DELAY_BUCKETS: readonly number[] = DEFAULT_DELAY_BOUNDARIES
 /** Upper bounds (seconds) of `rl_store_duration_seconds`: `@rl/core`'s `DEFAULT_STORE_BOUNDARIES`, from 100 µs to one second. Prometheus adds `+Inf`. */
 export const DEFAULT_STORE_BUCKETS: readonly number[] = DEFAULT_STORE_BOUNDARIES;
 
-export interface PrometheusObserverOptions {
+/** `storeDurations` ({@link CommonExporterOptions}): `rl_store_duration_seconds`. */
+export interface PrometheusObserverOptions extends CommonExporterOptions {
   /** The prom-client registry the metrics are registered on (`new Registry()`, or prom-client's default `register`). */
   registry: Registry;
   /** Prepended to every metric name. Default `'rl_'`. Must match `[a-zA-Z_:][a-zA-Z0-9_:]*` (or be empty). */

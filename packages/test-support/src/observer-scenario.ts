@@ -1,23 +1,8 @@
-import type { DecisionEvent, DecisionOutcome, InstrumentId, LabelId, Observer } from '@rl/core';
+import type { InstrumentId, LabelId, Observer } from '@rl/core';
+import { decisionEvent } from '@rl/core/testing';
 
-/** A decision event with the defaults of a plain store answer (cost 1, no delay, no store time, no key). */
-export function decisionEvent(
-  limit: string,
-  outcome: DecisionOutcome,
-  more: Partial<DecisionEvent> = {},
-): DecisionEvent {
-  return {
-    limit,
-    outcome,
-    reason: undefined,
-    cost: 1,
-    delayMs: 0,
-    storeMs: undefined,
-    key: undefined,
-    idempotency: undefined,
-    ...more,
-  };
-}
+/** A decision event with the defaults of a plain store answer: `@rl/core/testing`'s, where the exporters' tests have it from. */
+export { decisionEvent };
 
 /**
  * One series the metrics exporters (`@rl/prometheus`, `@rl/opentelemetry`) must show after

@@ -88,6 +88,8 @@ export class LimiterCore {
   private settleWarned = false;
   /** The observers; undefined without any (then nothing is measured). */
   private observation: Observation | undefined;
+  /** {@link observation} when some observer hears decisions; undefined otherwise (a decision then tells nobody, reads no clock). */
+  private deciders: Observation | undefined;
   /** A request's charge path (see the class comment), composed again when an observer is added. */
   private path!: ChargeNext;
   /** A rate limit's share of a request's grouped call ({@link chargeGrouped}), composed again when an observer is added. */
@@ -153,11 +155,15 @@ export class LimiterCore {
     config.denyCache?.followResets(config.store);
   }
 
-  /** The consume of `cost` under the limiter's own algorithm, by the store itself in the common case (a synchronous rate limiter, no observer, its circuit closed, `key` and `cost` good); else undefined (the full path). */
+  /**
+   * The consume of `cost` under the limiter's own algorithm, by the store itself in the common case (a
+   * synchronous rate limiter, its circuit closed, `key` and `cost` good); else undefined (the full
+   * path). Observers of decisions hear it here as the observation stage would tell it (see
+   * {@link observedDecision}).
+   */
   fastDecision(key: unknown, cost: unknown): Decision | undefined {
     if (
       !this.fastPath ||
-      this.observation !== undefined ||
       typeof key !== 'string' ||
       key.length === 0 ||
       !isChargeableCost(cost, this.maxCost) ||
@@ -165,6 +171,7 @@ export class LimiterCore {
     )
       return undefined;
     const charge = this.chargeOf(key, cost, this.algorithm!);
+    if (this.deciders !== undefined) return this.observedDecision(charge, this.deciders);
     // The clock is read before the store is called: its error (a time that is not finite) is thrown as it is.
     const now = this.clock === undefined ? undefined : this.clock();
     try {
@@ -175,9 +182,27 @@ export class LimiterCore {
     }
   }
 
+  /** {@link fastDecision}'s store call with `observation` told its answer: timed when an observer reads durations, the failure policy's decision untimed. */
+  private observedDecision(charge: Charge, observation: Observation): Decision {
+    const timers = observation.wantsDurations ? this.timers : undefined;
+    const startedAt = timers === undefined ? 0 : timers.now();
+    const now = this.clock === undefined ? undefined : this.clock();
+    let charged: Charged;
+    try {
+      charged = this.store.charge(charge, now) as Charged;
+    } catch (error) {
+      const decision = this.guard.threw(error, charge) as Decision;
+      observation.decision(withoutStore(decision), charge.cost, undefined, charge.key);
+      return decision;
+    }
+    const storeMs = timers === undefined ? undefined : timers.now() - startedAt;
+    observation.decision(charged, charge.cost, storeMs, charge.key);
+    return charged.decision;
+  }
+
   /** Whether a promise-returning consume may be answered by {@link fastDecision} (no deny cache to consult). */
   get fastConsume(): boolean {
-    return this.fastPath && this.denyCache === undefined && this.observation === undefined;
+    return this.fastPath && this.denyCache === undefined;
   }
 
   /**
@@ -222,7 +247,7 @@ export class LimiterCore {
 
   /** The observers hear `answer` to `charge`, made without the store (a cached denial the engine looked up). */
   told(charge: Charge, answer: ChargeAnswer): void {
-    this.observation?.decision(answer, charge.cost, undefined, charge.key);
+    this.deciders?.decision(answer, charge.cost, undefined, charge.key);
   }
 
   /** Gives back what the quota leases hold; later charges go to the store. */
@@ -244,13 +269,14 @@ export class LimiterCore {
     const storeKey = this.keyPrefix + key;
     const leaseId = this.leaseIds.next();
     const algorithm = this.algorithm as ConcurrencyAlgorithm;
-    const observation = this.observation;
-    const startedAt = observation === undefined ? 0 : this.timers.now();
+    const observation = this.deciders;
+    const timed = observation?.wantsDurations === true;
+    const startedAt = timed ? this.timers.now() : 0;
     const leased = (decision: Decision): LeaseDecision => {
       observation?.decision(
         { decision, took: 'charged' },
         1,
-        decision.reason === undefined ? this.timers.now() - startedAt : undefined,
+        timed && decision.reason === undefined ? this.timers.now() - startedAt : undefined,
         storeKey,
       );
       return this.guard.lease(decision, storeKey, algorithm, leaseId);
@@ -374,6 +400,7 @@ export class LimiterCore {
     const observation = this.observation ?? new Observation(this.keyPrefix.length);
     observation.add(observer, as);
     this.observation = observation;
+    this.deciders = observation.hearsDecisions ? observation : undefined;
     this.compose();
   }
 
@@ -384,7 +411,8 @@ export class LimiterCore {
 
   /** Composes the charge paths from what the limiter uses (see the class comment). */
   private compose(): void {
-    const observing = this.observation === undefined ? [] : [observationStage(this.observation, this.timers)];
+    // No stage for observers that hear no decisions (only store errors, circuits…): a decision costs them nothing.
+    const observing = this.deciders === undefined ? [] : [observationStage(this.deciders, this.timers)];
     const cache = this.denyCache;
     const stages: ChargeStage[] = [...observing];
     if (this.quota !== undefined) stages.push(this.quota.stage);

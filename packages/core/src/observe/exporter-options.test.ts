@@ -21,6 +21,7 @@ describe('parseExporterOptions', () => {
       target: sink,
       prefix: 't_',
       boundaries: { delay: DEFAULT_DELAY_BOUNDARIES, storeDuration: DEFAULT_STORE_BOUNDARIES },
+      storeDurations: true,
     });
     expect(Object.isFrozen(config)).toBe(true);
     expect(Object.isFrozen(config.boundaries)).toBe(true);
@@ -31,6 +32,10 @@ describe('parseExporterOptions', () => {
     expect([config.prefix, config.boundaries]).toEqual(['', { delay: [1, 2], storeDuration: [0.5] }]);
   });
 
+  it('takes storeDurations: false (no store duration histogram)', () => {
+    expect(parseExporterOptions({ sink, storeDurations: false }, spec).storeDurations).toBe(false);
+  });
+
   it.each([
     [null, 'testObserver', 'an options object'],
     [{}, 'testObserver.sink', 'a sink'],
@@ -39,10 +44,11 @@ describe('parseExporterOptions', () => {
     [{ sink, prefix: 1 }, 'testObserver.prefix', 'lower-case letters and _'],
     [{ sink, delayBuckets: [] }, 'testObserver.delayBuckets', 'each greater than 0 and than the one before'],
     [{ sink, storeBuckets: [2, 1] }, 'testObserver.storeBuckets', 'each greater than 0 and than the one before'],
+    [{ sink, storeDurations: 'no' }, 'testObserver.storeDurations', 'true (time every store call'],
     [
       { sink, delayBoundaries: [1] },
       'testObserver.delayBoundaries',
-      'testObserver takes sink, prefix, delayBuckets, storeBuckets',
+      'testObserver takes sink, prefix, delayBuckets, storeBuckets, storeDurations',
     ],
   ])('refuses %o, naming %s', (options, field, expected) => {
     expect(() => parseExporterOptions(options, spec)).toThrow(

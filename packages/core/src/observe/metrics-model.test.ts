@@ -1,7 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { INSTRUMENTS, type InstrumentSpec } from './instruments.js';
 import { createMetricsModel, type MetricsSink } from './metrics-model.js';
-import { DECISION_OUTCOMES, type DecisionEvent, type DecisionOutcome } from './observer.js';
+import { decisionEvent } from './decision-event.js';
+import { DECISION_OUTCOMES, type DecisionOutcome } from './observer.js';
 
 /** A sink whose handles are the series' names (`decisions api allowed`), logging every call. */
 function recordingSink() {
@@ -21,16 +22,21 @@ function recordingSink() {
   return { sink, bound, updates };
 }
 
-const decision = (limit: string, outcome: DecisionOutcome, more: Partial<DecisionEvent> = {}): DecisionEvent => ({
+/** A metrics model on a {@link recordingSink}. */
+function recordingModel() {
+  const { sink, bound, updates } = recordingSink();
+  return { model: createMetricsModel(sink), bound, updates };
+}
+
+const decision = decisionEvent;
+
+/** A store error of `limit`, its key `key` (never read). */
+const storeError = (limit: string, kind: 'store-error' | 'timeout', key?: string) => ({
   limit,
-  outcome,
-  reason: undefined,
-  cost: 1,
-  delayMs: 0,
-  storeMs: undefined,
-  key: undefined,
-  idempotency: undefined,
-  ...more,
+  kind,
+  error: new Error(kind),
+  action: 'deny' as const,
+  key,
 });
 
 /** The updates of a limit's first event that precede the event's own. */
@@ -42,12 +48,11 @@ const zeros = (limit: string) => [
 
 describe('createMetricsModel', () => {
   it('turns a known sequence of events into exactly these updates', () => {
-    const { sink, updates } = recordingSink();
-    const model = createMetricsModel(sink);
+    const { model, updates } = recordingModel();
     model.decision(decision('api', 'allowed', { storeMs: 0.5 }));
     model.decision(decision('api', 'delayed', { delayMs: 250, storeMs: 2 }));
     model.decision(decision('api', 'denied', { reason: 'deny-cache' }));
-    model.storeError({ limit: 'login', kind: 'timeout', error: new Error('t'), action: 'allow', key: undefined });
+    model.storeError(storeError('login', 'timeout'));
     model.circuit({ limit: 'login', state: 'open', domain: undefined, reason: 'timeout' });
     model.circuit({ limit: 'login', state: 'open', domain: undefined, reason: 'timeout' });
     model.circuit({ limit: 'login', state: 'closed', domain: undefined, reason: undefined });
@@ -85,8 +90,7 @@ describe('createMetricsModel', () => {
   });
 
   it('records every outcome and both error types of a limit as 0 at its first event of any kind, once', () => {
-    const { sink, updates } = recordingSink();
-    const model = createMetricsModel(sink);
+    const { model, updates } = recordingModel();
     model.hold({ limit: 'api', state: 'started', delayMs: 1 });
     model.hold({ limit: 'api', state: 'ended', delayMs: 1 });
     model.reservationCancelled({ limit: 'search', cost: 1 });
@@ -100,8 +104,7 @@ describe('createMetricsModel', () => {
   });
 
   it('counts each failure domain’s circuit once in the open gauge, however often it is reported', () => {
-    const { sink, updates } = recordingSink();
-    const model = createMetricsModel(sink);
+    const { model, updates } = recordingModel();
     const steps: ['open' | 'closed', string | undefined][] = [
       ['open', '10.0.0.1:7000'],
       ['open', '10.0.0.1:7000'],
@@ -128,8 +131,7 @@ describe('createMetricsModel', () => {
   });
 
   it('binds each series once per limit and label value, however many events follow', () => {
-    const { sink, bound } = recordingSink();
-    const model = createMetricsModel(sink);
+    const { model, bound } = recordingModel();
     for (let i = 0; i < 300; i++) {
       model.decision(
         decision(i % 2 ? 'api' : 'login', DECISION_OUTCOMES[i % DECISION_OUTCOMES.length]!, {
@@ -137,13 +139,7 @@ describe('createMetricsModel', () => {
           storeMs: 1,
         }),
       );
-      model.storeError({
-        limit: 'api',
-        kind: i % 2 ? 'timeout' : 'store-error',
-        error: new Error('x'),
-        action: 'deny',
-        key: undefined,
-      });
+      model.storeError(storeError('api', i % 2 ? 'timeout' : 'store-error'));
       model.circuit({ limit: 'api', state: i % 2 ? 'open' : 'closed', domain: undefined, reason: undefined });
     }
     const perLimit =
@@ -155,8 +151,7 @@ describe('createMetricsModel', () => {
   });
 
   it('counts an outcome a newer core adds under its own value', () => {
-    const { sink, updates } = recordingSink();
-    const model = createMetricsModel(sink);
+    const { model, updates } = recordingModel();
     model.decision(decision('api', 'queued' as DecisionOutcome));
     model.decision(decision('api', 'queued' as DecisionOutcome));
     expect(updates.filter((update) => update.includes('queued'))).toEqual([
@@ -166,16 +161,9 @@ describe('createMetricsModel', () => {
   });
 
   it('never reads the key', () => {
-    const { sink, bound } = recordingSink();
-    const model = createMetricsModel(sink);
+    const { model, bound } = recordingModel();
     model.decision(decision('api', 'denied', { key: 'alice@example.com' }));
-    model.storeError({
-      limit: 'api',
-      kind: 'store-error',
-      error: new Error('x'),
-      action: 'deny',
-      key: 'alice@example.com',
-    });
+    model.storeError(storeError('api', 'store-error', 'alice@example.com'));
     expect(bound.join()).not.toContain('alice');
   });
 });

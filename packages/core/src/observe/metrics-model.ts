@@ -35,6 +35,16 @@ export interface MetricsSink<S> {
   record(series: S, value: number): void;
 }
 
+/** How {@link createMetricsModel} measures. */
+export interface MetricsModelOptions {
+  /**
+   * Record `storeDuration` (default true). `false`: the model's observer says so
+   * (`Observer.storeDurations`), so the limiter times no store call for it, and the histogram stays
+   * empty.
+   */
+  readonly storeDurations?: boolean;
+}
+
 /** Both values of `error.type`: recorded at 0 at a limit's first event, beside every decision outcome. */
 const STORE_ERROR_KINDS: readonly StoreErrorObservation['kind'][] = ['store-error', 'timeout'];
 
@@ -80,7 +90,7 @@ interface LimitSeries<S> {
  * - The event's `key` is never read. A decision allocates nothing of the model's: two Map lookups
  *   and the sink's calls on handles made once per limit and value.
  */
-export function createMetricsModel<S>(sink: MetricsSink<S>): Required<Observer> {
+export function createMetricsModel<S>(sink: MetricsSink<S>, options: MetricsModelOptions = {}): Required<Observer> {
   const limits = new Map<string, LimitSeries<S>>();
   const seriesOf = (limit: string): LimitSeries<S> => limits.get(limit) ?? addLimit(limit);
 
@@ -120,6 +130,7 @@ export function createMetricsModel<S>(sink: MetricsSink<S>): Required<Observer> 
   }
 
   return {
+    storeDurations: options.storeDurations !== false,
     decision(event: DecisionEvent): void {
       const entry = seriesOf(event.limit);
       sink.add(

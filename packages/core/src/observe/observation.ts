@@ -32,6 +32,12 @@ interface Entry {
   readonly limit: string;
   readonly keys: boolean;
   readonly dryRun: boolean;
+  /** Its events carry the store's duration (the observer's `storeDurations` is not false). */
+  readonly durations: boolean;
+}
+
+/** An entry whose observer hears decisions, with its event (one object, filled in for each decision). */
+interface Decider extends Entry {
   readonly event: MutableDecisionEvent;
 }
 
@@ -45,13 +51,30 @@ const warned = new WeakSet<Observer>();
  */
 export class Observation {
   private readonly entries: Entry[] = [];
+  /** The entries whose observer has `decision`: the only ones a decision visits. */
+  private readonly deciders: Decider[] = [];
+  /** Some observer of decisions reads `storeMs` (see {@link wantsDurations}). */
+  private timed = false;
 
   constructor(private readonly keyPrefixLength: number) {}
+
+  /** Some observer hears decisions: the limiter's charge path then has an observation stage. */
+  get hearsDecisions(): boolean {
+    return this.deciders.length > 0;
+  }
+
+  /** Some observer of decisions reads `storeMs` (its `storeDurations` is not false): only then is a store call timed. */
+  get wantsDurations(): boolean {
+    return this.timed;
+  }
 
   /** Adds `observer` (checked: an object whose given methods are functions), heard as `as` says. */
   add(observer: unknown, as: ObservedAs): void {
     const { limit, keys, dryRun, field } = as;
     checkObserver(observer, field);
+    const entry: Entry = { observer, limit, keys, dryRun, durations: observer.storeDurations !== false };
+    this.entries.push(entry);
+    if (observer.decision === undefined) return;
     const event: MutableDecisionEvent = {
       limit,
       outcome: 'allowed',
@@ -62,28 +85,35 @@ export class Observation {
       key: undefined,
       idempotency: undefined,
     };
-    this.entries.push({ observer, limit, keys, dryRun, event });
+    this.deciders.push({ ...entry, event });
+    this.timed ||= entry.durations;
   }
 
-  /** The answer to one charge of `cost` units for `storeKey`; `storeMs` when the store answered it. */
+  /**
+   * The answer to one charge of `cost` units for `storeKey`; `storeMs` when the store answered it and
+   * {@link wantsDurations} (undefined otherwise). Visits only the observers with `decision`, each
+   * event filled in place (no object per decision).
+   */
   decision(charged: ChargeAnswer, cost: number, storeMs: number | undefined, storeKey: string): void {
     const decision = charged.decision;
-    for (const entry of this.entries) {
-      const decide = entry.observer.decision;
-      if (decide === undefined) continue;
+    const deciders = this.deciders;
+    for (let i = 0; i < deciders.length; i++) {
+      const entry = deciders[i]!;
+      const observer = entry.observer;
       const event = entry.event;
       event.outcome = outcomeOf(decision, entry.dryRun);
       event.reason = decision.reason;
       event.cost = cost;
       event.delayMs = decision.delayMs;
-      event.storeMs = storeMs;
+      event.storeMs = entry.durations ? storeMs : undefined;
       event.key = entry.keys ? storeKey.slice(this.keyPrefixLength) : undefined;
       event.idempotency = charged.took === 'replayed' ? 'replayed' : charged.conflict === true ? 'conflict' : undefined;
       // Inline, not through `guard`: no closure per decision.
       try {
-        settled(entry.observer, decide.call(entry.observer, event));
+        const returned: unknown = observer.decision!(event);
+        if (returned !== undefined) settled(observer, returned);
       } catch (error) {
-        reportObserverError(entry.observer, error);
+        reportObserverError(observer, error);
       }
     }
   }
@@ -217,4 +247,7 @@ export function checkObserver(value: unknown, field: string): asserts value is O
     if (member !== undefined && typeof member !== 'function')
       throw new InvalidOptionError(`${field}.${method}`, member, 'a function (or leave it out)');
   }
+  const durations = (value as Observer).storeDurations;
+  if (durations !== undefined && typeof durations !== 'boolean')
+    throw new InvalidOptionError(`${field}.storeDurations`, durations, 'true or false (or leave it out: true)');
 }

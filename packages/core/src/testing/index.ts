@@ -9,10 +9,12 @@
  * `StepStore` is the reference store the suite runs on in core: the smallest store that passes.
  * `TestStore` is a store a test drives: it records its calls, answers synchronously, with a promise or
  * only when the test says so, and fails while told to, for testing timeouts and failures.
+ * `decisionEvent` makes the event an observer hears, for testing an observer.
  */
 export { runStoreConformance, type ConformanceOptions } from './conformance.js';
 export { FakeTimers } from './fake-timers.js';
 export { rejection } from './capture.js';
+export { decisionEvent } from '../observe/decision-event.js';
 export { StepStore, type StepStoreOptions } from './step-store.js';
 export { TestStore, type TestStoreAnswers, type TestStoreOptions } from './test-store.js';
 export { runScenario, checkScenario, type StepResult } from './run-scenario.js';
