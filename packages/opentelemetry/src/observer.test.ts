@@ -62,6 +62,8 @@ const ATTRIBUTE_OF = {
   circuitState: 'rl.circuit.state',
   leaseAction: 'rl.lease.action',
   settleAction: 'rl.settle.action',
+  priority: 'rl.priority',
+  adaptiveOutcome: 'rl.adaptive.outcome',
 };
 const api = { 'rl.limit': 'api' };
 const login = { 'rl.limit': 'login' };

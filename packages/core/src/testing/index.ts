@@ -12,6 +12,14 @@
  */
 export { runStoreConformance, type ConformanceOptions } from './conformance.js';
 export { FakeTimers } from './fake-timers.js';
+export { BackendModel, type BackendModelOptions } from './backend-model.js';
+export {
+  runOverload,
+  type OverloadGate,
+  type OverloadRunOptions,
+  type OverloadStats,
+  type OverloadReport,
+} from './overload-run.js';
 export { StepStore, type StepStoreOptions } from './step-store.js';
 export { TestStore, type TestStoreAnswers, type TestStoreOptions } from './test-store.js';
 export { runScenario, checkScenario, type StepResult } from './run-scenario.js';
