@@ -10,11 +10,11 @@ const make = (options: AdaptiveConcurrencyOptions = {}) => {
   return { timers, limit: adaptiveConcurrency({ min: 2, max: 100, initial: 10, timers, ...options }) };
 };
 
-/** Runs `n` pieces of work of `ms` each through `limit`, all started now. */
+/** Runs `n` pieces of work of `ms` each through `limit`, all started now (the last started ends first: the window's first sample saw them all). */
 function work(limit: ReturnType<typeof make>['limit'], timers: FakeTimers, n: number, ms: number): void {
   const permits = Array.from({ length: n }, () => limit.tryAcquire('critical')).filter((p) => p !== undefined);
   timers.advance(ms);
-  for (const p of permits) p.release();
+  for (const p of permits.reverse()) p.release();
 }
 
 describe('adaptiveConcurrency: bad input is a typed error at creation', () => {

@@ -1,4 +1,5 @@
-import type { AdaptiveConcurrencyEvent } from '../observe/observer.js';
+import { reportObserverError } from '../observe/observation.js';
+import type { AdaptiveConcurrencyEvent, Observer } from '../observe/observer.js';
 import { unrefTimer, type TimerHandle } from '../timers.js';
 import { LatencyWindowBuilder, median } from './latency-window.js';
 import { parseAdaptiveOptions, type AdaptiveConcurrencyOptions, type AdaptiveConfig } from './options.js';
@@ -39,10 +40,17 @@ export interface AdaptivePermit {
   readonly priority: string;
   /**
    * Ends the work: its latency is a sample of the limit, or with `failed: true` a failure (the work
-   * failed or timed out: its latency is never a sample). Only the first call counts; one after
-   * `maxHold` (the permit was already counted failed) does nothing.
+   * failed or timed out: its latency is never a sample), or with `cancelled: true` nothing (the work
+   * never reached the backend: a request given up before its handler ran). Only the first call
+   * counts; one after `maxHold` (the permit was already counted failed) does nothing.
    */
-  release(outcome?: { readonly failed?: boolean }): void;
+  release(outcome?: PermitOutcome): void;
+}
+
+/** How the work of a permit ended (see {@link AdaptivePermit.release}); neither: it succeeded. */
+export interface PermitOutcome {
+  readonly failed?: boolean;
+  readonly cancelled?: boolean;
 }
 
 /** Told of what an adaptive limit does; `name` is the limit's name in the events. */
@@ -100,12 +108,13 @@ export class AdaptiveConcurrency {
   private expiry: TimerHandle | undefined = undefined;
   private readonly counts = new Map<string, MutableCounts>();
   private watchers: readonly Watcher[] = [];
+  private readonly observers = new Set<Observer>();
 
   constructor(options: AdaptiveConcurrencyOptions = {}) {
     this.config = parseAdaptiveOptions(options);
     this.limit = this.config.initial;
     const now = this.config.timers.now();
-    this.window = new LatencyWindowBuilder(now, 0);
+    this.window = new LatencyWindowBuilder(now);
     // The first baseline is measured at the initial limit (nothing is known yet to lower it for).
     this.probe = { startedAt: now, restoreTo: this.limit, atPermits: this.config.initial, samples: [], issued: 0 };
   }
@@ -150,10 +159,10 @@ export class AdaptiveConcurrency {
     const probe = this.probe;
     if (probe !== undefined && probe.samples.length === 0) probe.issued++;
     const permit = new HeldPermit(this.ended, cls, now, this.epoch, probe !== undefined);
+    permit.inFlightAtStart = this.inFlightCount + 1;
     this.inFlightCount++;
     counts.inFlight++;
     counts.admitted++;
-    this.window.held(this.inFlightCount);
     this.held.add(permit);
     if (this.expiry === undefined) this.scheduleExpiry(now);
     this.tell('admitted', cls.label, undefined);
@@ -183,6 +192,29 @@ export class AdaptiveConcurrency {
     };
   }
 
+  /**
+   * Tells `observer.adaptive` of each event under this limit's `name` (once per observer: middlewares
+   * sharing the limit and an observer count its work once). A throwing or rejecting observer is
+   * reported once (`RL_OBSERVER_ERROR`) and never breaks the work.
+   */
+  observe(observer: Observer): void {
+    if (this.observers.has(observer)) return;
+    this.observers.add(observer);
+    this.watch(this.config.name, (event) => {
+      try {
+        const returned: unknown = observer.adaptive?.(event);
+        if (returned instanceof Promise) returned.catch((error: unknown) => reportObserverError(observer, error));
+      } catch (error) {
+        reportObserverError(observer, error);
+      }
+    });
+  }
+
+  /** The limit's name in events (the `name` option). */
+  get name(): string {
+    return this.config.name;
+  }
+
   /** Frees every permit's timer (the permits held are forgotten, not counted failed). */
   close(): void {
     if (this.expiry !== undefined) this.config.timers.clearTimeout(this.expiry);
@@ -191,7 +223,8 @@ export class AdaptiveConcurrency {
   }
 
   /** @see AdaptivePermit.release (called by the permit, once). */
-  private readonly ended = (permit: HeldPermit, failed: boolean): void => {
+  private readonly ended = (permit: HeldPermit, outcome: PermitOutcome | undefined): void => {
+    const failed = outcome?.failed === true;
     const now = this.config.timers.now();
     this.held.delete(permit);
     this.inFlightCount--;
@@ -201,8 +234,10 @@ export class AdaptiveConcurrency {
     const latency = now >= permit.acquiredAt ? now - permit.acquiredAt : undefined;
     if (failed) {
       counts.failed++;
-      if (permit.epoch === this.epoch && this.probe === undefined) this.window.fail();
+      if (permit.epoch === this.epoch && this.probe === undefined) this.window.fail(permit.inFlightAtStart);
       this.tell('failed', permit.priority, undefined);
+    } else if (outcome?.cancelled === true) {
+      this.tell('released', permit.priority, undefined);
     } else {
       this.tell('released', permit.priority, latency);
       if (latency !== undefined) this.sampled(permit, latency, now);
@@ -216,7 +251,7 @@ export class AdaptiveConcurrency {
       if (!permit.probe) return;
       probe.samples.push(latency);
       if (probe.samples.length >= Math.min(this.config.probeSamples, probe.issued)) this.endProbe(now);
-    } else if (permit.epoch === this.epoch) this.window.sample(latency);
+    } else if (permit.epoch === this.epoch) this.window.sample(latency, permit.inFlightAtStart);
   }
 
   /** Ends a probe whose time ran out, starts a periodic one, and closes a window that is due. */
@@ -231,7 +266,7 @@ export class AdaptiveConcurrency {
     const measured = window.close(this.limit, this.baseline!);
     const latency = measured.latencyMs;
     this.lastLatency = latency;
-    window.restart(now, this.inFlightCount);
+    window.restart(now);
     // Work faster than the baseline is a backend that got faster: that is its unloaded latency now.
     if (latency !== undefined && latency < this.baseline!) this.baseline = latency;
     const baseline = this.baseline!;
@@ -270,7 +305,7 @@ export class AdaptiveConcurrency {
     this.probeEndedAt = now;
     this.nextProbeAt = now + this.config.probeIntervalMs;
     this.epoch++;
-    this.window.restart(now, this.inFlightCount);
+    this.window.restart(now);
     // A baseline that moved (twice or half what it was) is a new backend: the controller starts afresh.
     if (before === undefined || this.baseline > before * 2 || this.baseline < before / 2)
       this.config.controller.rebase?.();
@@ -327,9 +362,11 @@ export class AdaptiveConcurrency {
 class HeldPermit implements AdaptivePermit {
   private done = false;
   readonly priority: string;
+  /** Permits held when it was acquired, itself included. */
+  inFlightAtStart = 0;
 
   constructor(
-    private readonly onEnd: (permit: HeldPermit, failed: boolean) => void,
+    private readonly onEnd: (permit: HeldPermit, outcome: PermitOutcome | undefined) => void,
     cls: ClassOf,
     readonly acquiredAt: number,
     readonly epoch: number,
@@ -338,10 +375,10 @@ class HeldPermit implements AdaptivePermit {
     this.priority = cls.label;
   }
 
-  release(outcome?: { readonly failed?: boolean }): void {
+  release(outcome?: PermitOutcome): void {
     if (this.done) return;
     this.done = true;
-    this.onEnd(this, outcome?.failed === true);
+    this.onEnd(this, outcome);
   }
 }
 

@@ -15,8 +15,8 @@ const window = (w: Partial<LatencyWindow>): LatencyWindow => ({
 describe('gradientController', () => {
   test.each([
     ['at the baseline, limit filled, slow start: doubles', {}, 200],
-    ['at the target (baseline x 1.1): keeps', { latencyMs: 11 }, 100],
-    ['twice the target: halves', { latencyMs: 22 }, 50],
+    ['at the target (baseline x 1.25): keeps', { latencyMs: 12.5 }, 100],
+    ['twice the target: halves', { latencyMs: 25 }, 50],
     ['far above: halves at most', { latencyMs: 1000 }, 50],
     ['limit not filled to half: keeps', { peakInFlight: 49 }, 100],
     ['failures: backs off by 0.9', { failures: 1 }, 90],
@@ -28,7 +28,7 @@ describe('gradientController', () => {
   test('after the first queueing it grows by the gradient, until a new baseline restarts the slow start', () => {
     const c = gradientController();
     c.next(window({ latencyMs: 20 }));
-    expect(c.next(window({}))).toBeCloseTo(110);
+    expect(c.next(window({}))).toBeCloseTo(125);
     c.rebase!();
     expect(c.next(window({}))).toBeCloseTo(200);
   });

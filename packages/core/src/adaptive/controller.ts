@@ -17,7 +17,10 @@ export interface LatencyWindow {
   readonly samples: number;
   /** Work that failed in the window: `release({ failed: true })`, or a permit never released within `maxHold`. */
   readonly failures: number;
-  /** The most permits held at once during the window: a limit never reached is no evidence that a larger one is safe. */
+  /**
+   * The most permits held when the window's work started: the concurrency its latencies were measured
+   * at. A limit never reached is no evidence that a larger one is safe.
+   */
   readonly peakInFlight: number;
 }
 
@@ -38,7 +41,8 @@ export interface LimitController {
 /** The options of {@link gradientController}. */
 export interface GradientOptions {
   /**
-   * How much latency above the baseline is tolerated as normal, as a fraction (default 0.1): the target
+   * How much latency above the baseline is tolerated as normal, as a fraction (default 0.25, Envoy's
+   * buffer: below it, the noise of real latencies would read as queueing): the target
    * latency is `baseline × (1 + tolerance)`, and the limit settles where the backend's latency meets it.
    */
   tolerance?: number;
@@ -49,15 +53,15 @@ export interface GradientOptions {
 /**
  * The default controller, Envoy's and Netflix's gradient: `limit × target / latency`, the gradient
  * bounded to [0.5, 2] per window. Latency at the target keeps the limit; queueing above it shrinks it
- * in proportion. Until the first sign of queueing after a new baseline it doubles the limit per round
- * trip (a slow start, as TCP's), so that a backend whose latency stepped is back at its capacity in a
+ * in proportion. Until the first sign of queueing after a new baseline it doubles the concurrency it
+ * measured per round trip (a slow start, as TCP's), so that a backend whose latency stepped is back at its capacity in a
  * few round trips rather than tens; after that it grows by the gradient (at most `1 + tolerance` per
  * round trip). A limit never filled to half is not grown (no evidence it is safe). A window with
  * failures backs off by `backoff`.
  */
 export function gradientController(options: GradientOptions = {}): LimitController {
   const o = checkOptions(options, ['tolerance', 'backoff'], 'gradientController');
-  const tolerance = o.tolerance === undefined ? 0.1 : fraction(o.tolerance, 'gradientController.tolerance', false);
+  const tolerance = o.tolerance === undefined ? 0.25 : fraction(o.tolerance, 'gradientController.tolerance', false);
   const backoff = o.backoff === undefined ? 0.9 : fraction(o.backoff, 'gradientController.backoff', true);
   let slowStart = true;
   return {
@@ -75,7 +79,8 @@ export function gradientController(options: GradientOptions = {}): LimitControll
         return w.limit * gradient;
       }
       if (w.peakInFlight < w.limit / 2) return w.limit;
-      return w.limit * (slowStart ? 2 : gradient);
+      // A slow start doubles what was measured, not the limit: work that started at a lower concurrency says nothing of twice the limit.
+      return slowStart ? Math.min(w.limit, w.peakInFlight) * 2 : w.limit * gradient;
     },
     rebase() {
       slowStart = true;

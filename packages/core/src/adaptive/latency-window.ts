@@ -2,7 +2,7 @@ import type { LatencyWindow } from './controller.js';
 
 /**
  * The measurements of one window of an adaptive limit: the latencies of the work that succeeded, the
- * failures, and the most permits held at once. Reused from window to window.
+ * failures, and the most permits held when that work started. Reused from window to window.
  */
 export class LatencyWindowBuilder {
   private latencies: number[] = [];
@@ -11,22 +11,19 @@ export class LatencyWindowBuilder {
   /** When the window started (timers' ms). */
   startedAt: number;
 
-  constructor(now: number, inFlight: number) {
+  constructor(now: number) {
     this.startedAt = now;
-    this.peak = inFlight;
   }
 
-  /** Work that succeeded after `latencyMs` (0 or more). */
-  sample(latencyMs: number): void {
+  /** Work that succeeded after `latencyMs` (0 or more), started with `inFlight` permits held (itself included). */
+  sample(latencyMs: number, inFlight: number): void {
     this.latencies.push(latencyMs);
+    if (inFlight > this.peak) this.peak = inFlight;
   }
 
-  fail(): void {
+  /** Work that failed, started with `inFlight` permits held. */
+  fail(inFlight: number): void {
     this.failures++;
-  }
-
-  /** The permits held now: the window keeps the most. */
-  held(inFlight: number): void {
     if (inFlight > this.peak) this.peak = inFlight;
   }
 
@@ -47,11 +44,11 @@ export class LatencyWindowBuilder {
     };
   }
 
-  /** Starts the next window at `now`, with `inFlight` permits held. */
-  restart(now: number, inFlight: number): void {
+  /** Starts the next window at `now`. */
+  restart(now: number): void {
     this.latencies = [];
     this.failures = 0;
-    this.peak = inFlight;
+    this.peak = 0;
     this.startedAt = now;
   }
 }

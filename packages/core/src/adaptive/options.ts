@@ -1,6 +1,6 @@
 import { parseTimerDuration, type Duration } from '../duration.js';
 import { InvalidOptionError } from '../errors.js';
-import { checkOptions, integerAtLeast, MAX_COUNT } from '../options.js';
+import { checkOptions, integerAtLeast, isPrintableAscii, MAX_COUNT } from '../options.js';
 import { checkTimers, systemTimers, type Timers } from '../timers.js';
 import { checkController, gradientController, type LimitController } from './controller.js';
 import { PriorityClasses, type PriorityShares } from './priority.js';
@@ -34,6 +34,8 @@ export interface AdaptiveConcurrencyOptions {
   shares?: PriorityShares;
   /** Where the time comes from (default Node's timers; tests pass `FakeTimers` from `@rl/core/testing`). */
   timers?: Timers;
+  /** The limit's name in observer events and metrics (default `adaptive`), printable ASCII. */
+  name?: string;
 }
 
 /** The options as parsed once. */
@@ -49,6 +51,7 @@ export interface AdaptiveConfig {
   readonly maxHoldMs: number;
   readonly classes: PriorityClasses;
   readonly timers: Timers;
+  readonly name: string;
 }
 
 const OWNER = 'adaptiveConcurrency';
@@ -64,6 +67,7 @@ const FIELDS = [
   'maxHold',
   'shares',
   'timers',
+  'name',
 ];
 
 /** Parses {@link AdaptiveConcurrencyOptions}: a bad one is an `InvalidOptionError` naming it. */
@@ -92,6 +96,7 @@ export function parseAdaptiveOptions(options: AdaptiveConcurrencyOptions): Adapt
     maxHoldMs: o.maxHold === undefined ? 60_000 : parseTimerDuration(o.maxHold, `${OWNER}.maxHold`),
     classes: new PriorityClasses(o.shares, `${OWNER}.shares`),
     timers: o.timers === undefined ? systemTimers : checkTimers(o.timers, `${OWNER}.timers`),
+    name: o.name === undefined ? 'adaptive' : printable(o.name, `${OWNER}.name`),
   });
 }
 
@@ -100,4 +105,11 @@ function permits(value: unknown, field: string): number {
   const n = integerAtLeast(value, field);
   if (n > MAX_COUNT) throw new InvalidOptionError(field, value, `an integer of at most ${MAX_COUNT}`);
   return n;
+}
+
+/** A name: a non-empty string of printable ASCII (a label value). */
+function printable(value: unknown, field: string): string {
+  if (typeof value !== 'string' || value.length === 0 || !isPrintableAscii(value))
+    throw new InvalidOptionError(field, value, 'a non-empty string of printable ASCII');
+  return value;
 }

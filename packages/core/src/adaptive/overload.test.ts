@@ -14,9 +14,9 @@ describe("the seed's step (capacity 100 in flight, 10 ms -> 2 s at 30 s, 100 per
   const fixed = seed({ kind: 'fixed', permits: 50 });
   const none = seed({ kind: 'none' });
 
-  test('the adaptive limit settles at the in-flight that keeps latency at the target (capacity x 1.1), within 10 %', () => {
-    const settled = after(adaptive.slices, 50_000);
-    for (const s of settled) expect(Math.abs(s.peakInFlight - 110) / 110).toBeLessThanOrEqual(0.1);
+  test('the adaptive limit settles at the in-flight that keeps latency at the target (capacity x 1.25), within 10 %', () => {
+    const settled = after(adaptive.slices, 60_000);
+    for (const s of settled) expect(Math.abs(s.peakInFlight - 125) / 125).toBeLessThanOrEqual(0.1);
   });
 
   test('p99 latency of admitted work stays within twice the un-overloaded latency (2 s) after the step', () => {
@@ -24,8 +24,8 @@ describe("the seed's step (capacity 100 in flight, 10 ms -> 2 s at 30 s, 100 per
   });
 
   test('goodput is at least 0.9 of capacity once settled; a fixed 50 gets half, no limit drowns in latency', () => {
-    expect(mean(after(adaptive.slices, 45_000).map((s) => s.goodputRatio))).toBeGreaterThanOrEqual(0.9);
-    expect(mean(after(fixed.slices, 45_000).map((s) => s.goodputRatio))).toBeLessThanOrEqual(0.55);
+    expect(mean(after(adaptive.slices, 60_000).map((s) => s.goodputRatio))).toBeGreaterThanOrEqual(0.9);
+    expect(mean(after(fixed.slices, 60_000).map((s) => s.goodputRatio))).toBeLessThanOrEqual(0.55);
     expect(none.slices.at(-1)!.p99Ms!).toBeGreaterThan(30_000);
   });
 
