@@ -12,8 +12,10 @@ export type OverloadGate =
 
 /** The options of {@link runOverload}. */
 export interface OverloadRunOptions {
-  /** Arrivals per second (evenly spaced), or a function of the virtual time in ms. */
-  readonly rate: number | ((at: number) => number);
+  /** Arrivals per second (evenly spaced), or a function of the virtual time in ms; or give {@link arrivals}. */
+  readonly rate?: number | ((at: number) => number);
+  /** The arrivals' times in ms, sorted (a replayed traffic), instead of a {@link rate}. */
+  readonly arrivals?: ArrayLike<number>;
   readonly durationMs: number;
   /** The length of a slice of the report, ms (default 5000). */
   readonly sliceMs?: number;
@@ -106,7 +108,6 @@ export function runOverload(options: OverloadRunOptions): OverloadReport {
     f(spans.total);
     f(spans.slice);
   };
-  const rateAt = typeof options.rate === 'number' ? () => options.rate as number : options.rate;
   let arrivals = 0;
   const arrive = (): void => {
     const priority = rotation[arrivals++ % rotation.length]!;
@@ -123,15 +124,9 @@ export function runOverload(options: OverloadRunOptions): OverloadReport {
     });
     each((s) => void (s.peak = Math.max(s.peak, backend.inFlight)));
   };
-  const schedule = (): void => {
-    const rate = rateAt(timers.now());
-    const gap = rate > 0 ? 1000 / rate : 100;
-    timers.setTimeout(() => {
-      if (rate > 0) arrive();
-      schedule();
-    }, gap);
-  };
-  schedule();
+  const given = options.arrivals;
+  if (given !== undefined) replay(timers, given, arrive);
+  else paced(timers, options.rate ?? 0, arrive);
   for (let at = 0; at < options.durationMs; at += sliceMs) {
     const step = Math.min(sliceMs, options.durationMs - at);
     for (let t = 0; t < step; t += 10) {
@@ -145,6 +140,41 @@ export function runOverload(options: OverloadRunOptions): OverloadReport {
   }
   backend.close();
   return { total: spans.total.stats(options.durationMs, gate.permits), slices };
+}
+
+/** Arrivals at a rate (per second, or a function of the time), evenly spaced, on `timers`. */
+function paced(timers: FakeTimers, rate: number | ((at: number) => number), arrive: () => void): void {
+  const rateAt = typeof rate === 'number' ? () => rate : rate;
+  const next = (): void => {
+    const now = rateAt(timers.now());
+    timers.setTimeout(
+      () => {
+        if (now > 0) arrive();
+        next();
+      },
+      now > 0 ? 1000 / now : 100,
+    );
+  };
+  next();
+}
+
+/** Arrivals at the given sorted times, one timer at a time (those of one instant together). */
+function replay(timers: FakeTimers, times: ArrayLike<number>, arrive: () => void): void {
+  let i = 0;
+  const next = (): void => {
+    if (i >= times.length) return;
+    timers.setTimeout(
+      () => {
+        while (i < times.length && times[i]! <= timers.now()) {
+          i++;
+          arrive();
+        }
+        next();
+      },
+      Math.max(1, times[i]! - timers.now()),
+    );
+  };
+  next();
 }
 
 function gateOf(gate: OverloadGate, timers: FakeTimers): Gate {
