@@ -1,3 +1,6 @@
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { InvalidOptionError } from '@rl/core';
 import { main } from './cli.js';
@@ -87,7 +90,8 @@ describe('rl simulate --backend', () => {
     [['--backend', 'capacity=10'], '--backend service'],
     [['--backend', 'capacity=10,service=10ms,slow=2s'], '--backend slow'],
     [['--backend', 'capacity=10,service=10ms,speed=2'], '--backend'],
-    [['--backend', 'capacity=10,service=10ms', '--chart', 'x.svg'], '--chart'],
+    [['--backend', 'capacity=10,service=10ms', '--chart', 'x.gif'], '--chart'],
+    [['--backend', 'capacity=10,service=10ms', '--wait', '1s'], '--wait'],
     [['--backend', 'capacity=10,service=10ms', '--limit', 'tokenBucket(capacity=1,refillRate=1)'], '--limit'],
     [
       ['--backend', 'capacity=10,service=10ms', '--limit', 'adaptiveConcurrency(min=10,max=5)'],
@@ -99,6 +103,25 @@ describe('rl simulate --backend', () => {
     const { code, stderr } = await rl(['simulate', '--pattern', '10/s for 1s', ...withLimit]);
     expect(code).toBe(2);
     expect(stderr).toContain(field);
+  });
+
+  it('--chart and --report: the admitted and refused per slice of each limit, the tables and the chart in one page', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'rl-backend-'));
+    try {
+      const chart = join(dir, 'seed.svg');
+      const page = join(dir, 'seed.html');
+      const { code, stderr } = await rl([...SEED, '--slice', '30s', '--chart', chart, '--report', page]);
+      expect([code, stderr]).toEqual([0, '']);
+      const svg = readFileSync(chart, 'utf8');
+      expect(svg).toMatch(/^<svg/);
+      expect(svg).toContain('adaptiveConcurrency(min=5,max=1000): last slice p99 2');
+      const html = readFileSync(page, 'utf8');
+      expect(html).toContain('<h2>Whole run</h2>');
+      expect(html).toContain('<h2>Last slice (60 s to 89.991 s)</h2>');
+      expect(html).toContain('<figure><svg');
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 
   it('parses its parts', () => {

@@ -59,7 +59,7 @@ export function xLabel(report: SimulationReport): string {
 }
 
 type Plot = typeof import('@observablehq/plot');
-type PlotFigure = {
+export type PlotFigure = {
   outerHTML: string;
   setAttribute(name: string, value: string): void;
   scale(name: 'x' | 'y'): { domain: number[]; range: number[] };
@@ -67,7 +67,7 @@ type PlotFigure = {
 
 type PlotDocument = NonNullable<import('@observablehq/plot').PlotOptions['document']>;
 
-async function plotLibrary(): Promise<{ Plot: Plot; document: PlotDocument }> {
+export async function plotLibrary(): Promise<{ Plot: Plot; document: PlotDocument }> {
   const [Plot, { parseHTML }] = await Promise.all([import('@observablehq/plot'), import('linkedom')]);
   // linkedom's document is what Plot needs of one (it renders SVG with it, no browser).
   return { Plot, document: parseHTML('<!doctype html><html><body></body></html>').document as unknown as PlotDocument };

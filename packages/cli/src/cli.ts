@@ -11,6 +11,7 @@ import {
   type GateSpec,
 } from './backend.js';
 import { formatBackendReport } from './backend-report.js';
+import { writeBackendCharts, writeBackendHtmlReport } from './backend-chart.js';
 import { writeCharts } from './chart.js';
 import { checkHtmlReportPath, writeHtmlReport } from './html-report.js';
 import { limitOf, parseLimit, type LimitSpec } from './limits.js';
@@ -65,7 +66,7 @@ A backend (instead of rate limits): what concurrency limits do before a backend 
                         at an instant of the run; each --limit is then none, concurrency(limit=50) or
                         adaptiveConcurrency(min=5,max=1000), side by side; --json gives per limit the
                         admitted, refused per class, most in flight, p50/p99 latency and goodput, for
-                        the whole run and per --slice (default 5s)
+                        the whole run and per --slice (default 5s); --chart and --report draw them
   --classes <weights>   the arrivals' classes for the limits' priorities: "critical=3,normal=3,sheddable=4"
 
 Output:
@@ -133,7 +134,7 @@ export async function main(argv: readonly string[], io: CliIO): Promise<number> 
     }
     const options = await withConfig(values);
     if (options.backend !== undefined) {
-      const report = await runBackend(options);
+      const report = await runBackend(options, rest);
       io.stdout(options.json ? JSON.stringify(report, null, 2) + '\n' : formatBackendReport(report));
       return 0;
     }
@@ -285,16 +286,25 @@ async function run(o: Values & { limits: LimitSpec[] }, io: CliIO, args: readonl
   return report;
 }
 
-/** `--backend` mode: the traffic's arrivals through each gate into the backend (no chart or HTML report yet). */
-async function runBackend(o: Values & { gates: GateSpec[] }): Promise<BackendReport> {
-  for (const name of ['wait', 'chart', 'report', 'window'] as const)
+/** `--backend` mode: the traffic's arrivals through each gate into the backend; its charts and HTML report. */
+async function runBackend(o: Values & { gates: GateSpec[] }, args: readonly string[]): Promise<BackendReport> {
+  for (const name of ['wait', 'window'] as const)
     if (o[name] !== undefined)
-      throw new InvalidOptionError(`--${name}`, o[name], 'no value with --backend (its report is the table or --json)');
+      throw new InvalidOptionError(`--${name}`, o[name], 'no value with --backend (it is for rate limits)');
   const backend = parseBackend(o.backend!);
+  const charts = o.chart ?? [];
+  for (const path of charts)
+    if (!/\.(svg|png)$/i.test(path))
+      throw new InvalidOptionError('--chart', path, 'a file name ending in .svg or .png');
+  if (o.report !== undefined) checkHtmlReportPath(o.report);
   const traffic = await loadTraffic(o);
   const sliceMs = o.slice === undefined ? 5000 : parseDuration(o.slice, '--slice');
   const classes = o.classes === undefined ? undefined : parseClasses(o.classes);
-  return simulateBackend(traffic, backend, o.gates, { sliceMs, classes });
+  const report = simulateBackend(traffic, backend, o.gates, { sliceMs, classes });
+  await writeBackendCharts(report, charts);
+  if (o.report !== undefined)
+    await writeBackendHtmlReport(report, o.report, ['rl', 'simulate', ...args].map(shellWord).join(' '));
+  return report;
 }
 
 async function loadTraffic(o: Values): Promise<Traffic> {

@@ -18,14 +18,8 @@ export function checkHtmlReportPath(path: string): void {
   if (!/\.html?$/i.test(path)) throw new InvalidOptionError('--report', path, 'a file name ending in .html');
 }
 
-/** Writes {@link renderHtmlReport} to `path` (checked by {@link checkHtmlReportPath} first). */
-export async function writeHtmlReport(
-  report: SimulationReport,
-  path: string,
-  options: HtmlReportOptions = {},
-): Promise<void> {
-  checkHtmlReportPath(path);
-  const html = await renderHtmlReport(report, options);
+/** Writes `html` to `path`, or an `InvalidOptionError` on `--report` saying why it cannot be written. */
+export async function writeReportFile(path: string, html: string): Promise<void> {
   try {
     await writeFile(path, html);
   } catch (error) {
@@ -36,6 +30,16 @@ export async function writeHtmlReport(
       `a file that can be written (${(error as NodeJS.ErrnoException).code ?? (error as Error).message})`,
     );
   }
+}
+
+/** Writes {@link renderHtmlReport} to `path` (checked by {@link checkHtmlReportPath} first). */
+export async function writeHtmlReport(
+  report: SimulationReport,
+  path: string,
+  options: HtmlReportOptions = {},
+): Promise<void> {
+  checkHtmlReportPath(path);
+  await writeReportFile(path, await renderHtmlReport(report, options));
 }
 
 /**
@@ -152,7 +156,7 @@ function figure(cell: string): string {
     .join(' / ');
 }
 
-function escape(text: string): string {
+export function escape(text: string): string {
   return text.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
 }
 
