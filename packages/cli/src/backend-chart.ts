@@ -2,7 +2,7 @@ import { writeFile } from 'node:fs/promises';
 import { formatDuration } from '@rl/core';
 import type { BackendReport } from './backend.js';
 import { backendTable } from './backend-report.js';
-import { plotLibrary, svgToPng, type PlotFigure } from './chart.js';
+import { panelTitles, plotLibrary, svgToPng, type PlotFigure } from './chart.js';
 import { escape, writeReportFile } from './html-report.js';
 
 /** What the backend chart stacks per slice, bottom to top, and their colours. */
@@ -66,14 +66,7 @@ export async function renderBackendChartSvg(report: BackendReport, options: { wi
     marks: [
       Plot.rectY(rows, { x1: 't', x2: (d: Bar) => d.t + slice, y: 'n', fill: 'outcome', fy: 'limit' }),
       Plot.ruleY([0]),
-      Plot.text(labels, {
-        fy: 'limit',
-        text: 'text',
-        frameAnchor: 'top-left',
-        dy: -14,
-        fontSize: 12,
-        fontWeight: 'bold',
-      }),
+      panelTitles(Plot, labels),
       // The legend as marks (Plot's own is HTML, which an SVG file cannot hold).
       Plot.text(['■ admitted'], {
         frameAnchor: 'top-right',

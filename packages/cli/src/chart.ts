@@ -73,6 +73,18 @@ export async function plotLibrary(): Promise<{ Plot: Plot; document: PlotDocumen
   return { Plot, document: parseHTML('<!doctype html><html><body></body></html>').document as unknown as PlotDocument };
 }
 
+/** Each panel's title (`{ limit, text }`) above it, in the gap between panels. */
+export function panelTitles(Plot: Plot, labels: readonly { limit: string; text: string }[]) {
+  return Plot.text(labels, {
+    fy: 'limit',
+    text: 'text',
+    frameAnchor: 'top-left',
+    dy: -14,
+    fontSize: 12,
+    fontWeight: 'bold',
+  });
+}
+
 function colorScale() {
   return { domain: OUTCOMES.map((o) => o.id), range: OUTCOMES.map((o) => o.color) };
 }
@@ -132,15 +144,7 @@ export async function renderChartSvg(
         order: OUTCOMES.map((o) => o.id),
       }),
       Plot.ruleY([0]),
-      // Each panel's name above it, in the gap between panels.
-      Plot.text(labels, {
-        fy: 'limit',
-        text: 'text',
-        frameAnchor: 'top-left',
-        dy: -14,
-        fontSize: 12,
-        fontWeight: 'bold',
-      }),
+      panelTitles(Plot, labels),
       ...legend,
       ...(options.title === undefined
         ? []
