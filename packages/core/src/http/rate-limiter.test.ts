@@ -365,7 +365,7 @@ describe('HttpRateLimiter: the adaptive option', () => {
     const engine = limiter({
       algorithm: fixedWindow({ limit: 3, window: '1m' }),
       key: () => 'k',
-      skip: (req: { headers: Record<string, string> }) => req.headers.skip === '1',
+      skip: (req) => req.headers.skip === '1',
       adaptive,
       priority: () => 'critical',
     });
