@@ -30,6 +30,8 @@ const LABEL: Record<LabelId, string> = {
   circuitState: 'circuit_state',
   leaseAction: 'lease_action',
   settleAction: 'settle_action',
+  priority: 'priority',
+  adaptiveOutcome: 'adaptive_outcome',
 };
 
 describe('prometheusObserver: reservations cancelled', () => {
