@@ -1,6 +1,7 @@
 import type { AdaptiveConcurrency } from '../adaptive/adaptive-concurrency.js';
+import { InvalidOptionError } from '../errors.js';
 import type { MaybePromise } from '../store/interface.js';
-import type { PriorityFunction } from './option-types.js';
+import type { HttpConfig, PriorityFunction } from './option-types.js';
 import type { RateLimitResult } from './result.js';
 
 /**
@@ -41,4 +42,40 @@ export function withAdaptiveAdmission<Req>(
 /** A response status that says the work failed for want of capacity (the backend's overload or timeout), not the request's fault. */
 export function overloadStatus(status: number): boolean {
   return status === 503 || status === 504;
+}
+
+/** The `adaptive` limit and its `priority` function, checked. */
+export function adaptiveOptions<Req>(
+  adaptive: unknown,
+  priority: unknown,
+  owner: string,
+): Pick<HttpConfig<Req>, 'adaptive' | 'priority'> {
+  // By its shape, not `instanceof`: a limit made by the other build of @rl/core (ESM, CommonJS) is one too.
+  if (adaptive !== undefined && !isAdaptiveLimit(adaptive))
+    throw new InvalidOptionError(
+      `${owner}.adaptive`,
+      adaptive,
+      'an adaptive limit: adaptiveConcurrency({ min, max }) from @rl/core',
+    );
+  if (priority !== undefined && typeof priority !== 'function')
+    throw new InvalidOptionError(`${owner}.priority`, priority, 'a function of the request');
+  const fn = priority as PriorityFunction<Req> | undefined;
+  if (fn !== undefined && adaptive === undefined)
+    throw new InvalidOptionError(
+      `${owner}.priority`,
+      priority,
+      'no priority without adaptive: the classes are those of an adaptive limit',
+    );
+  return { adaptive: adaptive as AdaptiveConcurrency | undefined, priority: fn };
+}
+
+function isAdaptiveLimit(value: unknown): value is AdaptiveConcurrency {
+  const v = value as Partial<Record<keyof AdaptiveConcurrency, unknown>> | null;
+  return (
+    typeof v === 'object' &&
+    v !== null &&
+    typeof v.tryAcquire === 'function' &&
+    typeof v.observe === 'function' &&
+    typeof v.snapshot === 'function'
+  );
 }

@@ -36,9 +36,8 @@ import {
   type LimitConfig,
   type SkipFunction,
   type DenyFunction,
-  type PriorityFunction,
 } from './option-types.js';
-import { AdaptiveConcurrency } from '../adaptive/adaptive-concurrency.js';
+import { adaptiveOptions } from './adaptive-admission.js';
 
 const CORE_OPTIONS = [
   'algorithm',
@@ -254,28 +253,6 @@ export function parseHttpOptions<Req>(
     ...adaptiveOptions<Req>(o.adaptive, o.priority, owner),
     limiterOptions: Object.freeze(limiterOptions),
   });
-}
-
-/** The `adaptive` limit and its `priority` function, checked. */
-function adaptiveOptions<Req>(
-  adaptive: unknown,
-  priority: unknown,
-  owner: string,
-): Pick<HttpConfig<Req>, 'adaptive' | 'priority'> {
-  if (adaptive !== undefined && !(adaptive instanceof AdaptiveConcurrency))
-    throw new InvalidOptionError(
-      `${owner}.adaptive`,
-      adaptive,
-      'an adaptive limit: adaptiveConcurrency({ min, max }) from @rl/core',
-    );
-  const fn = optionalFunction<PriorityFunction<Req>>(priority, `${owner}.priority`);
-  if (fn !== undefined && adaptive === undefined)
-    throw new InvalidOptionError(
-      `${owner}.priority`,
-      priority,
-      'no priority without adaptive: the classes are those of an adaptive limit',
-    );
-  return { adaptive: adaptive as AdaptiveConcurrency | undefined, priority: fn };
 }
 
 /** One limit's identity, as parsed: its fixed algorithm (undefined: chosen per request), its name, and the field its options were given as. */
