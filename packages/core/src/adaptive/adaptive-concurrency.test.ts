@@ -1,9 +1,11 @@
-import { describe, expect, test } from 'vitest';
+import fc from 'fast-check';
+import { describe, expect, it, test } from 'vitest';
 import { InvalidOptionError } from '../errors.js';
 import type { AdaptiveConcurrencyEvent } from '../observe/observer.js';
 import { FakeTimers } from '../testing/fake-timers.js';
 import { adaptiveConcurrency, type AdaptivePermit } from './adaptive-concurrency.js';
 import type { AdaptiveConcurrencyOptions } from './options.js';
+import type { Priority } from './priority.js';
 
 const make = (options: AdaptiveConcurrencyOptions = {}) => {
   const timers = new FakeTimers(1000);
@@ -171,5 +173,50 @@ describe('the limit follows the latency', () => {
       ['limit', undefined, 0, 7],
     ]);
     expect(heard[3]).toMatchObject({ limit: 'db', minLatencyMs: 7, permits: 2 });
+  });
+});
+
+describe('invariants over random work (property)', () => {
+  const step = fc.oneof(
+    fc.record({
+      op: fc.constant('acquire' as const),
+      priority: fc.constantFrom('critical', 'normal', 'sheddable', 0.7),
+    }),
+    fc.record({ op: fc.constant('release' as const), which: fc.nat(), failed: fc.boolean(), twice: fc.boolean() }),
+    fc.record({ op: fc.constant('advance' as const), ms: fc.integer({ min: 1, max: 3000 }) }),
+  );
+
+  it('permits stay within [min, max]; in flight is what was admitted and not yet ended, and never above the permits at admission', () => {
+    fc.assert(
+      fc.property(fc.array(step, { maxLength: 200 }), (steps) => {
+        const timers = new FakeTimers();
+        const limit = adaptiveConcurrency({ min: 2, max: 30, initial: 8, maxHold: '2s', probeSamples: 3, timers });
+        const held: AdaptivePermit[] = [];
+        let admitted = 0;
+        for (const s of steps) {
+          if (s.op === 'acquire') {
+            const before = { inFlight: limit.inFlight, permits: limit.permits };
+            const permit = limit.tryAcquire(s.priority as Priority);
+            if (permit !== undefined) {
+              expect(before.inFlight).toBeLessThan(before.permits);
+              admitted++;
+              held.push(permit);
+            }
+          } else if (s.op === 'release' && held.length > 0) {
+            const permit = held.splice(s.which % held.length, 1)[0]!;
+            permit.release({ failed: s.failed });
+            if (s.twice) permit.release();
+          } else if (s.op === 'advance') timers.advance(s.ms);
+          const { classes, permits, inFlight } = limit.snapshot();
+          expect(permits).toBeGreaterThanOrEqual(2);
+          expect(permits).toBeLessThanOrEqual(30);
+          const counted = Object.values(classes).reduce((sum, c) => sum + c.inFlight, 0);
+          expect(counted).toBe(inFlight);
+          expect(admitted - inFlight).toBeGreaterThanOrEqual(0);
+          expect(inFlight).toBeLessThanOrEqual(held.length);
+        }
+        limit.close();
+      }),
+    );
   });
 });
