@@ -26,7 +26,7 @@ export interface AdaptiveSnapshot {
   readonly inFlight: number;
   /** The baseline in ms (the backend's unloaded latency, from the last probe); undefined until one ended. */
   readonly minLatencyMs: number | undefined;
-  /** The median latency of the last window that changed nothing or something, in ms; undefined before one. */
+  /** The median latency of the last window closed, in ms; undefined before one. */
   readonly latencyMs: number | undefined;
   /** A probe of the baseline is running. */
   readonly probing: boolean;
@@ -183,7 +183,11 @@ export class AdaptiveConcurrency {
     };
   }
 
-  /** Tells `listener` of each event, named `name` (the observers of a middleware); returns a function that stops it. */
+  /**
+   * Tells `listener` of each event, named `name`; returns a function that stops it. The listener runs
+   * inside `tryAcquire` and `release`, synchronously: it must not throw (an observer given to
+   * {@link observe} is guarded instead).
+   */
   watch(name: string, listener: (event: AdaptiveConcurrencyEvent) => void): () => void {
     const watcher = { name, listener };
     this.watchers = [...this.watchers, watcher];
