@@ -28,6 +28,7 @@
 //      command each into fresh projects, `npm install <dir>/*.tgz` and `pnpm add <dir>/*.tgz`, with one
 //      copy of each package.
 // Exits 1 with a list of failures. Usage: node scripts/pack-test.mjs [--only @rl/core,@rl/store-memory] [--keep] [--verbose]
+//   [--pack-only <dir> | --tarballs <dir>] (pack into <dir> and stop; or test the tarballs <dir> holds)
 //   A passing run prints one line; a failing one prints every step up to its failure, then the
 //   failures; --verbose prints every step as it runs.
 //   node scripts/pack-test.mjs --pack-into <dir>: only packs every publishable package into <dir> (the
@@ -50,6 +51,12 @@ const onlyArg = args.indexOf('--only');
 const only = onlyArg >= 0 ? new Set((args[onlyArg + 1] ?? '').split(',').filter(Boolean)) : undefined;
 const packIntoArg = args.indexOf('--pack-into');
 const packInto = packIntoArg >= 0 ? resolve(args[packIntoArg + 1] ?? 'dist-packages') : undefined;
+// CI packs once, then tests those tarballs while the workspace's builds may be rewritten beside it
+// (turbo replays its cache): --pack-only <dir> packs (the checks of step 8 included) and stops;
+// --tarballs <dir> tests the tarballs found there instead of packing (steps 2-9).
+const directoryAfter = (flag) => (args.indexOf(flag) >= 0 ? resolve(args[args.indexOf(flag) + 1]) : undefined);
+const packOnly = directoryAfter('--pack-only');
+const givenTarballs = directoryAfter('--tarballs');
 
 const verbose = args.includes('--verbose');
 // --pack-into's own output (the tarballs, how to install them) is what it is run for: never held.
@@ -104,6 +111,7 @@ const EXPECTED_NAMES = {
   ],
   '@rl/store-memory': ['MemoryStore'],
   '@rl/store-redis': ['RedisStore'],
+  '@rl/store-cluster': ['ClusterStore', 'serveClusterStore', 'inProcessPair', 'processTransport'],
   '@rl/express': ['rateLimit'],
   '@rl/fastify': ['default'],
   '@rl/koa': ['rateLimit'],
@@ -118,6 +126,18 @@ const EXPECTED_NAMES = {
     'readTrafficFile',
     'formatReport',
     'renderChartSvg',
+    'simulateClients',
+  ],
+  '@rl/client': [
+    'createFetch',
+    'nextStep',
+    'serverWait',
+    'PacingBook',
+    'passWaiters',
+    'partitionReports',
+    'retryAfterMs',
+    'RETRYABLE_STATUSES',
+    'SAFE_METHODS',
   ],
 };
 
@@ -131,16 +151,21 @@ const EXPECTED_NAMES = {
  * token, the guard's methods to override and their README sections (9.9 → 15.3 kB of README alone);
  * measured 31.9 kB packed, 122.3 kB unpacked. @rl/store-memory raised 2026-12-06 (22 → 28 packed, 86 →
  * 110 unpacked): issue 39 gave it the key index by scope (key-index.ts, its ESM and CJS builds);
- * measured 24.4 kB packed, 93.6 kB unpacked. @rl/core raised 2026-12-06 (400 → 440 packed, 1550 → 1700
- * unpacked) and @rl/cli (104 → 125 unpacked): issue 41 gave core adaptive concurrency (adaptive/, the
- * backend model and overload runs of testing/, the HTTP admission, five instruments) and the CLI
- * `--backend` (its table, chart and page); measured 409.6 kB packed, 1541 kB unpacked, and 32.5 kB,
- * 106.1 kB.
+ * measured 24.4 kB packed, 93.6 kB unpacked. @rl/client added 2026-12-06 (issue 40): measured 24.5 kB
+ * packed, 82.0 kB unpacked. @rl/store-cluster set 2026-12-06 (issue 42): measured 28.1 kB packed,
+ * 104.7 kB unpacked. @rl/cli raised 2026-12-06 (34 → 42 packed, 104 → 135 unpacked): issue 40 part 2
+ * gave it `--clients` (clients-source.ts, its figures and table) and the README's "Retry storms";
+ * measured 34.6 kB packed, 110.9 kB unpacked.
+ * @rl/core raised 2026-12-06 (400 → 440 packed, 1550 → 1700 unpacked): issue 41 gave it adaptive
+ * concurrency (adaptive/, the backend model and overload runs of testing/, the HTTP admission, five
+ * instruments); measured 409.6 kB packed, 1541 kB unpacked (issue 41's `rl simulate --backend` fits
+ * @rl/cli's budget).
  */
 const SIZE_BUDGETS = {
   '@rl/core': { packed: 440, unpacked: 1700 },
   '@rl/store-memory': { packed: 28, unpacked: 110 },
   '@rl/store-redis': { packed: 105, unpacked: 575 },
+  '@rl/store-cluster': { packed: 36, unpacked: 135 },
   '@rl/express': { packed: 13, unpacked: 42 },
   '@rl/fastify': { packed: 17, unpacked: 68 },
   '@rl/koa': { packed: 9, unpacked: 30 },
@@ -148,7 +173,8 @@ const SIZE_BUDGETS = {
   '@rl/nestjs': { packed: 36, unpacked: 135 },
   '@rl/prometheus': { packed: 10, unpacked: 36 },
   '@rl/opentelemetry': { packed: 8, unpacked: 27 },
-  '@rl/cli': { packed: 34, unpacked: 125 },
+  '@rl/cli': { packed: 42, unpacked: 135 },
+  '@rl/client': { packed: 31, unpacked: 103 },
 };
 
 /** The files of a .tgz (ustar, as pnpm pack writes it): `{ name, size, body }` of each regular file. */
@@ -202,6 +228,13 @@ const kB = (bytes) => `${(bytes / 1000).toFixed(1)} kB`;
  * ranges: both package managers take them from the project. These tarballs are for this machine
  * (moved elsewhere, the paths no longer hold: pack again there).
  */
+/** `p`'s tarball among --tarballs' (as `pnpm pack` names it: `@rl/core@1.2.3` is `rl-core-1.2.3.tgz`). */
+function givenTarball(p) {
+  const file = join(givenTarballs, `${p.name.replace(/^@/, '').replace('/', '-')}-${p.source.version}.tgz`);
+  const found = existsSync(file);
+  return { p, result: { status: found ? 0 : 1, stdout: '', stderr: `no ${file}` }, created: found ? [file] : [] };
+}
+
 function localTarballs(packed, into) {
   const byName = new Map(packed.map((p) => [p.name, join(into, basename(p.tarball))]));
   const scratch = mkdtempSync(join(tmpdir(), 'rl-local-tarball-'));
@@ -248,7 +281,7 @@ for (const dir of readdirSync(join(root, 'packages')).sort()) {
   const pkg = readJson(file);
   if (pkg.private) continue;
   if (only && !only.has(pkg.name)) continue;
-  if (!existsSync(join(root, 'packages', dir, 'dist'))) {
+  if (!givenTarballs && !existsSync(join(root, 'packages', dir, 'dist'))) {
     fail(`${pkg.name}: packages/${dir}/dist is missing; run \`pnpm build\` first`);
     continue;
   }
@@ -272,10 +305,11 @@ if (app) mkdirSync(app);
 
 {
   // -------------------------------------------------------------------------------------------------
-  step(`pnpm pack into ${tarballs}`);
+  step(givenTarballs ? `the tarballs in ${givenTarballs}` : `pnpm pack into ${tarballs}`);
   const [pnpm, pnpmArgs] = pnpmCommand(root);
   const packed = await Promise.all(
     packages.map(async (p, i) => {
+      if (givenTarballs) return givenTarball(p);
       const destination = join(tarballs, String(i));
       rmSync(destination, { recursive: true, force: true });
       mkdirSync(destination);
@@ -322,6 +356,12 @@ if (app) mkdirSync(app);
     // --pack-into packs for a local install: the problems are shown, the test run fails on them.
     for (const problem of problems) (packInto ? note : fail)(problem);
     if (!problems.length) ok(`${line} (budget ${budget.packed} / ${budget.unpacked} kB)`);
+  }
+
+  if (packOnly) {
+    mkdirSync(packOnly, { recursive: true });
+    for (const p of packages) cpSync(p.tarball, join(packOnly, basename(p.tarball)));
+    finish();
   }
 
   if (packInto) {

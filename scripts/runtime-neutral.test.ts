@@ -1,6 +1,6 @@
 /**
  * What a Fetch adapter loads runs on any JavaScript runtime (Bun, Deno, Cloudflare Workers, a
- * browser): `@rl/core` (its root, its `http` kit, its `store` kit), `@rl/store-memory` and `@rl/hono` import no
+ * browser): `@rl/core` (its root, its `http` kit, its `store` kit), `@rl/store-memory`, `@rl/hono` and `@rl/client` import no
  * `node:` module, directly or through their dependencies. Checked on the built files, as users get
  * them: each entry bundled for a runtime-neutral platform, where an import of a Node built-in cannot
  * be resolved.
@@ -19,6 +19,8 @@ const ENTRIES = {
   '@rl/store-memory': join(packagesDir, 'store-memory', 'dist', 'index.js'),
   // The Fetch adapter itself (Hono is a peer: left out of the bundle, as the runtime's app brings it).
   '@rl/hono': join(packagesDir, 'hono', 'dist', 'index.js'),
+  // The caller's side: a fetch for any runtime (its structured-field parser bundled with it).
+  '@rl/client': join(packagesDir, 'client', 'dist', 'index.js'),
 };
 
 describe('the code a Fetch adapter loads', () => {

@@ -92,6 +92,7 @@ describe('rl simulate --backend', () => {
     [['--backend', 'capacity=10,service=10ms,speed=2'], '--backend'],
     [['--backend', 'capacity=10,service=10ms', '--chart', 'x.gif'], '--chart'],
     [['--backend', 'capacity=10,service=10ms', '--wait', '1s'], '--wait'],
+    [['--backend', 'capacity=10,service=10ms', '--clients', '10'], '--clients'],
     [['--backend', 'capacity=10,service=10ms', '--limit', 'tokenBucket(capacity=1,refillRate=1)'], '--limit'],
     [
       ['--backend', 'capacity=10,service=10ms', '--limit', 'adaptiveConcurrency(min=10,max=5)'],

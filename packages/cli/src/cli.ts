@@ -13,6 +13,8 @@ import {
 import { formatBackendReport } from './backend-report.js';
 import { writeBackendCharts, writeBackendHtmlReport } from './backend-chart.js';
 import { writeCharts } from './chart.js';
+import { RETRY_MODES, type RetryMode } from './client-stats.js';
+import { simulateClients } from './clients-source.js';
 import { checkHtmlReportPath, writeHtmlReport } from './html-report.js';
 import { limitOf, parseLimit, type LimitSpec } from './limits.js';
 import { parsePattern, patternTraffic } from './pattern.js';
@@ -46,7 +48,14 @@ Traffic (one of):
   --format <f>          csv, jsonl, log or auto (default auto)
   --keys <n>            spread a pattern over n keys (arrival i to key i mod n; default 1)
   --cost <units>        each arrival of a pattern costs this many units (default 1)
-  --seed <n>            seed of the Poisson parts (default 1)
+  --seed <n>            seed of the Poisson parts and of the clients' jitter (default 1)
+  --clients <n>         the traffic is sent by n clients that retry (arrival i is a request of client
+                        i mod n), with @rl/client's own decisions on the virtual clock, reading the
+                        Retry-After and RateLimit fields rl writes; each attempt reaches the limit
+  --retry <how>         how the clients retry: none, immediate (at once, the naive client),
+                        retry-after (exactly Retry-After), jitter (@rl/client's default: Retry-After
+                        plus up to 1s) or paced (jitter, and held by the RateLimit fields); default jitter
+  --retries <n>         retries after a request's first attempt, 0 to 100 (default 3, @rl/client's)
 
 Limits:
   --limit <call>        an algorithm of @rl/core and its options, repeatable:
@@ -89,6 +98,9 @@ const OPTIONS = {
   keys: { type: 'string' },
   cost: { type: 'string' },
   seed: { type: 'string' },
+  clients: { type: 'string' },
+  retry: { type: 'string' },
+  retries: { type: 'string' },
   limit: { type: 'string', multiple: true },
   config: { type: 'string' },
   wait: { type: 'string' },
@@ -270,13 +282,12 @@ async function run(o: Values & { limits: LimitSpec[] }, io: CliIO, args: readonl
           io.stderrIsTTY,
         )
       : undefined;
-  const report = simulate(traffic, o.limits, {
-    windowMs,
-    sliceMs,
-    waitMs,
-    keySeries: KEY_SERIES,
-    onProgress: progress,
-  });
+  const simulateOptions = { windowMs, sliceMs, waitMs, keySeries: KEY_SERIES, onProgress: progress };
+  if (o.clients === undefined) checkNoClientOptions(o);
+  const report =
+    o.clients === undefined
+      ? simulate(traffic, o.limits, simulateOptions)
+      : simulateClients(traffic, o.limits, { ...simulateOptions, ...clientOptions(o) });
   await writeCharts(report, charts, o.pattern ?? o.traffic);
   if (o.report !== undefined)
     await writeHtmlReport(report, o.report, {
@@ -288,7 +299,7 @@ async function run(o: Values & { limits: LimitSpec[] }, io: CliIO, args: readonl
 
 /** `--backend` mode: the traffic's arrivals through each gate into the backend; its charts and HTML report. */
 async function runBackend(o: Values & { gates: GateSpec[] }, args: readonly string[]): Promise<BackendReport> {
-  for (const name of ['wait', 'window'] as const)
+  for (const name of ['wait', 'window', 'clients', 'retry', 'retries'] as const)
     if (o[name] !== undefined)
       throw new InvalidOptionError(`--${name}`, o[name], 'no value with --backend (it is for rate limits)');
   const backend = parseBackend(o.backend!);
@@ -317,7 +328,8 @@ async function loadTraffic(o: Values): Promise<Traffic> {
   }
   if (o.traffic !== undefined) {
     for (const name of ['keys', 'cost', 'seed'] as const) {
-      if (o[name] !== undefined)
+      // With --clients, --seed seeds their jitter.
+      if (o[name] !== undefined && !(name === 'seed' && o.clients !== undefined))
         throw new InvalidOptionError(`--${name}`, o[name], 'no value with --traffic (the file gives keys and costs)');
     }
     const format = o.format ?? 'auto';
@@ -332,6 +344,24 @@ async function loadTraffic(o: Values): Promise<Traffic> {
   const cost = o.cost === undefined ? 1 : Number(o.cost);
   if (!(Number.isFinite(cost) && cost > 0)) throw new InvalidOptionError('--cost', o.cost, 'a number greater than 0');
   return patternTraffic(parsePattern(o.pattern!), { keys, seed, cost });
+}
+
+/** `--clients`, `--retry` and `--retries`, checked. */
+function clientOptions(o: Values): { clients: number; retry: RetryMode; retries: number; seed: number } {
+  const retry = (o.retry ?? 'jitter') as RetryMode;
+  if (!RETRY_MODES.includes(retry)) throw new InvalidOptionError('--retry', o.retry, RETRY_MODES.join(', '));
+  const retries = o.retries === undefined ? 3 : Number(o.retries);
+  if (!Number.isInteger(retries) || retries < 0 || retries > 100)
+    throw new InvalidOptionError('--retries', o.retries, 'a whole number from 0 to 100');
+  return { clients: integer(o.clients, '--clients', 1), retry, retries, seed: integer(o.seed, '--seed', 1) };
+}
+
+/** `--retry` and `--retries` say how clients retry: without `--clients` there are none. */
+function checkNoClientOptions(o: Values): void {
+  for (const name of ['retry', 'retries'] as const) {
+    if (o[name] !== undefined)
+      throw new InvalidOptionError(`--${name}`, o[name], 'no value without --clients <n> (the clients that retry)');
+  }
 }
 
 /** A word of a command line as a POSIX shell reads it back. */

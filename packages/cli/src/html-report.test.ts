@@ -43,6 +43,23 @@ const ONE_KEY = [
   'slidingWindowLog(limit=200,window=1s)',
 ];
 
+// Clients that retry (--clients): the page has their table under the limits'.
+const CLIENTS = [
+  'simulate',
+  '--pattern',
+  'burst 2000 at 0s',
+  '--clients',
+  '2000',
+  '--retries',
+  '10',
+  '--limit',
+  'fixedWindow(limit=400,window=1s)',
+  '--limit',
+  'tokenBucket(capacity=400,refillRate=400)',
+  '--slice',
+  '100ms',
+];
+
 /** The report as JSON, and the HTML page of the same run (`run` replaces {@link RUN}). */
 async function reportAndPage(
   name: string,
@@ -65,6 +82,17 @@ describe('rl simulate --report: the page', () => {
     expect(html).toContain('<table id="rl-table">');
     expect(html.match(/<section class="limit"/g)).toHaveLength(2);
     expect(html).toContain('requests per 50ms');
+  });
+
+  it("with --clients: the clients' table under the limits', a row per limit with the JSON's figures", async () => {
+    const { html, report } = await reportAndPage('clients.html', [], CLIENTS);
+    expect(html).toContain('<h2 id="rl-clients-title">Clients: 2000 clients, --retry jitter: at most 11 attempts');
+    const table = /<table id="rl-clients">(.*?)<\/table>/s.exec(html)![1]!;
+    const text = (cell: string) => cell.replace(/<[^>]+>/g, '').replace(/&#39;/g, "'");
+    const rows = [...table.matchAll(/<tr data-limit="\d+">(.*?)<\/tr>/gs)].map((row) =>
+      [...row[1]!.matchAll(/<td[^>]*data-label="([^"]*)"[^>]*>(.*?)<\/td>/gs)].map((m) => [text(m[1]!), text(m[2]!)]),
+    );
+    expect(rows).toEqual(expectedClientCells(report));
   });
 
   it('shows the command that made it, and escapes what the traffic says (keys, file names)', async () => {
@@ -265,6 +293,25 @@ describe.skipIf(chromium === undefined)(
       expect([shown.hidden, shown.limit, shown.slice]).toEqual([false, '0', '1']);
     });
 
+    it("shows every cell of the clients' table whole, with the figures of the JSON report", async () => {
+      const shown = await reportAndPage('clients-cells.html', [], CLIENTS);
+      await page.navigate(pathToFileURL(shown.path).href);
+      try {
+        for (const width of [WIDTH, 880, 390]) {
+          await page.resize(width, 900);
+          expect({ width, ...(await readTable(page, 'rl-clients')) }).toEqual({
+            width,
+            pageWidth: width,
+            cut: [],
+            cells: expectedClientCells(shown.report),
+          });
+        }
+      } finally {
+        await page.resize(WIDTH, 900);
+        await page.navigate(pathToFileURL(path).href);
+      }
+    });
+
     it('takes a screenshot of the whole page', async () => {
       const png = await page.screenshot();
       // RL_SCREENSHOT_DIR keeps it (CI can upload it); otherwise it goes with the test's folder.
@@ -302,15 +349,43 @@ function expectedCells(report: SimulationReport): string[][][] {
   ]);
 }
 
+/** Each row of the clients' table as the JSON report says it (written out, as {@link expectedCells}). */
+function expectedClientCells(report: SimulationReport): string[][][] {
+  expect(report.sliceMs).toBe(100);
+  return report.limits.map((l) => {
+    const c = l.clients!;
+    const wave = c.secondWave;
+    return [
+      ['limit', l.label],
+      ['attempts', String(c.attempts)],
+      ['admitted', `${c.admitted} (${((100 * c.admitted) / c.requests).toFixed(1)}%)`],
+      ['429s', String(c.denied)],
+      ['429s / admitted', c.deniedPerAdmitted === null ? '—' : c.deniedPerAdmitted.toFixed(2)],
+      ['gave up', String(c.gaveUp)],
+      ['most attempts', String(c.maxAttempts)],
+      ['held by pacing', String(c.held)],
+      ['peak retries / 100 ms', String(c.peakRetrySlice)],
+      [
+        '2nd wave: slices, peak / mean per 100 ms',
+        wave === null ? '—' : `${wave.slices}, ${wave.peak} / ${Math.round(wave.mean)}`,
+      ],
+      ['last admitted', c.lastThroughMs === null ? '—' : `${Number((c.lastThroughMs / 1000).toFixed(3))} s`],
+    ];
+  });
+}
+
 /**
  * The table as the page shows it: each body cell as `[its column's name as shown, its text]` (the
  * name from the header when the header is shown, else from the cell's own label), the cells not shown
  * whole (a line of its text outside the table's box or the window, or wider than the cell), and the
  * page's width (wider than the window: the page scrolls sideways).
  */
-function readTable(page: HeadlessPage): Promise<{ pageWidth: number; cut: string[]; cells: string[][][] }> {
+function readTable(
+  page: HeadlessPage,
+  id = 'rl-table',
+): Promise<{ pageWidth: number; cut: string[]; cells: string[][][] }> {
   return page.evaluate(`(() => {
-    const box = document.getElementById('rl-table').parentElement.getBoundingClientRect();
+    const box = document.getElementById('${id}').parentElement.getBoundingClientRect();
     const left = Math.max(box.left, 0) - 0.5;
     const right = Math.min(box.right, document.documentElement.clientWidth) + 0.5;
     const text = (cell) => cell.innerText.replace(/\\s+/g, ' ').trim();
@@ -320,8 +395,8 @@ function readTable(page: HeadlessPage): Promise<{ pageWidth: number; cut: string
       range.selectNodeContents(cell);
       return [...range.getClientRects()].every((r) => r.left >= left && r.right <= right) && cell.scrollWidth <= cell.clientWidth;
     };
-    const heads = [...document.querySelectorAll('#rl-table thead th')];
-    const cells = [...document.querySelectorAll('#rl-table tbody tr')].map((tr) => [...tr.cells]);
+    const heads = [...document.querySelectorAll('#${id} thead th')];
+    const cells = [...document.querySelectorAll('#${id} tbody tr')].map((tr) => [...tr.cells]);
     const cut = [...heads.filter(shown), ...cells.flat()].filter((cell) => !whole(cell)).map(text);
     const name = (td, c) => (shown(heads[c]) ? text(heads[c]) : getComputedStyle(td, '::before').content.replace(/^"|"$/g, ''));
     return { pageWidth: document.documentElement.scrollWidth, cut, cells: cells.map((row) => row.map((td, c) => [name(td, c), text(td)])) };

@@ -1,5 +1,6 @@
 import { writeFile } from 'node:fs/promises';
 import { formatDuration, InvalidOptionError } from '@rl/core';
+import { clientsTable } from './clients-report.js';
 import { KEY_COLORS, OUTCOMES, renderLimitChartSvg, yLabel, type LimitChart } from './chart.js';
 import { seconds } from './format.js';
 import { reportTable } from './report.js';
@@ -101,7 +102,8 @@ ${keyLegend === '' ? '' : `<p class="keys">Lines: admitted per slice for ${keyLe
 ${options.command === undefined ? '' : `<p class="command"><code>${escape(options.command)}</code></p>`}
 </header>
 <main>
-${table(report)}
+${table(reportTable(report), 'rl-table')}
+${clientsSection(report)}
 <p class="legend">${OUTCOMES.map((o) => `<span><i style="background:${o.color}"></i>${escape(o.label)}</span>`).join('')} <span class="hint">Point at a slice (or focus a chart and use ← →) to see its counts.</span></p>
 ${sections.join('\n')}
 </main>
@@ -118,15 +120,24 @@ function keyLegendTitle(report: SimulationReport, l: LimitReport): string {
   return n === report.keys ? `each key:` : `the ${n} busiest of ${report.keys} keys:`;
 }
 
+/** With `--clients`: what the clients were, and their table (`#rl-clients`). */
+function clientsSection(report: SimulationReport): string {
+  const clients = clientsTable(report);
+  if (clients === undefined) return '';
+  return `<h2 id="rl-clients-title">Clients: ${escape(clients.title)}</h2>\n${table(clients, 'rl-clients')}`;
+}
+
 /**
- * The table of the text report, as HTML that fits the window: no cell is ever cut. Headers wrap
+ * A table of the text report, as HTML that fits the window: no cell is ever cut. Headers wrap
  * between words; a limit's call after its `(` and commas (inside a part only when that part alone is
  * wider than the cell); a figure only between its parts (` / `, and before a `(`), never inside a
  * number. In a narrow window (see STYLE) each limit is a block of its cells, each named by its
  * column (`data-label`).
  */
-function table(report: SimulationReport): string {
-  const { header, rows } = reportTable(report);
+function table(
+  { header, rows }: { header: readonly string[]; rows: readonly (readonly string[])[] },
+  id: string,
+): string {
   const head = header.map((h, c) => `<th${c > 0 ? ' class="n"' : ''}>${escape(h)}</th>`).join('');
   const body = (row: readonly string[]) =>
     row
@@ -135,7 +146,7 @@ function table(report: SimulationReport): string {
           `<td${c > 0 ? ' class="n"' : ''} data-label="${escape(header[c]!)}">${c === 0 ? escape(cell).replace(/[(,]/g, '$&<wbr>') : figure(cell)}</td>`,
       )
       .join('');
-  return `<div class="table-wrap"><table id="rl-table">
+  return `<div class="table-wrap"><table id="${id}">
 <thead><tr>${head}</tr></thead>
 <tbody>
 ${rows.map((row, i) => `<tr data-limit="${i}">${body(row)}</tr>`).join('\n')}
@@ -175,9 +186,9 @@ p { margin: 4px 0; } .command code { font-size: 12px; color: #555; word-break: b
 .table-wrap { overflow-x: auto; margin: 16px 0; } table { border-collapse: collapse; font-size: 13px; } th, td { padding: 3px 8px; border-bottom: 1px solid #ddd; text-align: left; vertical-align: top; }
 th.n, td.n { text-align: right; } td:first-child { font-family: ui-monospace, monospace; overflow-wrap: break-word; } .nb { white-space: nowrap; }
 @media (max-width: 860px) {
-  #rl-table, #rl-table tbody, #rl-table tr, #rl-table td { display: block; } #rl-table thead { display: none; }
-  #rl-table tr { border-bottom: 1px solid #ddd; padding: 6px 0; } #rl-table td { border: 0; padding: 1px 0; text-align: right; }
-  #rl-table td::before { content: attr(data-label); float: left; margin-right: 12px; color: #555; font-family: system-ui, sans-serif; }
+  .table-wrap table, .table-wrap tbody, .table-wrap tr, .table-wrap td { display: block; } .table-wrap thead { display: none; }
+  .table-wrap tr { border-bottom: 1px solid #ddd; padding: 6px 0; } .table-wrap td { border: 0; padding: 1px 0; text-align: right; }
+  .table-wrap td::before { content: attr(data-label); float: left; margin-right: 12px; color: #555; font-family: system-ui, sans-serif; }
 }
 .legend span, .keys .key { margin-right: 14px; white-space: nowrap; } .legend .hint { white-space: normal; } .legend i, .keys i { display: inline-block; width: 10px; height: 10px; margin-right: 4px; vertical-align: baseline; }
 .keys i { height: 3px; vertical-align: middle; } .hint, .summary, .bounds, .keys { color: #555; }

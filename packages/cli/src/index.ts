@@ -12,6 +12,8 @@ export {
   type SliceSeries,
   type KeySeries,
 } from './simulate.js';
+export { simulateClients, type ClientsOptions } from './clients-source.js';
+export { RETRY_MODES, type RetryMode, type ClientStats, type SecondWave } from './client-stats.js';
 export { maxInWindow, percentile } from './window-max.js';
 export { whatItBounds, boundInSpan } from './bounds.js';
 export { formatReport } from './report.js';

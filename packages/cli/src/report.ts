@@ -1,4 +1,5 @@
 import { formatDuration } from '@rl/core';
+import { clientsTable } from './clients-report.js';
 import { count, ms, seconds } from './format.js';
 import type { LimitReport, SimulationReport } from './simulate.js';
 import { outputWidth, table } from './table.js';
@@ -15,11 +16,18 @@ export function formatReport(report: SimulationReport, width: number = outputWid
     `${report.requests} requests over ${seconds(report.endMs - report.startMs)}, ${report.keys} key${report.keys === 1 ? '' : 's'}`,
     '',
     ...table(header, rows, width),
+    ...clientsLines(report, width),
     '',
     'What each really bounds:',
     ...report.limits.map((l) => `  ${l.label}: ${l.bounds}`),
   ];
   return lines.join('\n') + '\n';
+}
+
+/** With `--clients`: a blank line, what the clients were, and their table. */
+function clientsLines(report: SimulationReport, width: number): string[] {
+  const clients = clientsTable(report);
+  return clients === undefined ? [] : ['', `${clients.title}:`, ...table(clients.header, clients.rows, width)];
 }
 
 /** The report's table, cell by cell: a header and one row per limit (what the text and the HTML reports show). */

@@ -1,6 +1,7 @@
 import { InvalidOptionError, type Algorithm } from '@rl/core';
-import { HttpRateLimiter, type FrameworkBinding } from '@rl/core/http';
+import { HttpRateLimiter, directBinding } from '@rl/core/http';
 import { MemoryStore } from '@rl/store-memory';
+import type { ClientStats } from './client-stats.js';
 import type { LimitSpec } from './limits.js';
 import type { Traffic } from './traffic.js';
 import { maxInWindow, percentile } from './window-max.js';
@@ -58,6 +59,8 @@ export interface LimitReport {
    * admitted after a delay, denied; and, with `keySeries`, the same for each of the busiest keys.
    */
   readonly slices: SliceSeries & { readonly keys?: readonly KeySeries[] };
+  /** With `--clients`: what the clients did (each request above is then one client's attempt). */
+  readonly clients?: ClientStats;
 }
 
 /** Requests per slice: admitted (held or not), the held ones among them, denied. */
@@ -88,23 +91,18 @@ export interface SimulationReport {
 /** The most slices a chart has: far more than a chart can show, few enough to keep the report small. */
 const MAX_SLICES = 100_000;
 
-interface Arrival {
+/** One request as the simulated HTTP layer sees it: its key and its cost in units. */
+export interface Arrival {
   key: string;
   cost: number;
 }
 
 /** A framework binding for replayed arrivals: keys come from the traffic, never from an address. */
-const BINDING: FrameworkBinding<Arrival> = {
+const BINDING = directBinding<Arrival>({
   owner: 'simulate',
-  adapterOptions: [],
   clientIp: () => undefined,
-  requestHeaders: () => ({}),
-  trustsProxy: () => false,
-  trustProxyAdvice: '',
-  trustsAllProxies: () => false,
-  trustAllProxiesAdvice: '',
   createStore: () => new MemoryStore({ sweepInterval: false }),
-};
+});
 
 /**
  * Replays `traffic` through each limit, each on a memory store of its own, through the HTTP layer
@@ -170,7 +168,7 @@ function runLimit(
   let now = 0;
   const clock = () => now;
   const store = new MemoryStore({ sweepInterval: false, maxKeys: Math.max(1_000_000, traffic.keys.length), clock });
-  const { http, waitMs } = httpLimiter(algorithm, store, clock, traffic.unitCosts, o.waitMs);
+  const { http, waitMs } = httpLimiter(algorithm, store, clock, { unitCosts: traffic.unitCosts, waitMs: o.waitMs });
 
   const { times, keyIndex, keys, costs } = traffic;
   const n = times.length;
@@ -267,23 +265,24 @@ function runLimit(
 /**
  * The HTTP layer for one limit. `waitMs` is offered as `wait: { maxDelay }`, which every algorithm
  * that can reserve takes (`maxReserveMs` above 0: every rate algorithm); a limit that cannot wait runs
- * without it and reports `waitMs: null`.
+ * without it and reports `waitMs: null`. `headers`: it writes rl's default headers (draft-8
+ * `RateLimit` fields, and `Retry-After` on a denial) for simulated clients to read; default none.
  */
-function httpLimiter(
+export function httpLimiter(
   algorithm: Algorithm,
   store: MemoryStore,
   clock: () => number,
-  unitCosts: boolean,
-  waitMs: number | undefined,
+  o: { unitCosts: boolean; waitMs: number | undefined; headers?: boolean },
 ): { http: HttpRateLimiter<Arrival>; waitMs: number | null } {
+  const waitMs = o.waitMs;
   const base = {
     algorithm,
     store,
     clock,
     prefix: 'sim',
     key: (a: Arrival) => a.key,
-    cost: unitCosts ? 1 : (a: Arrival) => a.cost,
-    headers: false as const,
+    cost: o.unitCosts ? 1 : (a: Arrival) => a.cost,
+    headers: o.headers === true ? ('draft-8' as const) : (false as const),
     logStoreErrors: false,
   };
   // A shaper without --wait is held as long as its queue makes it wait: its whole horizon, in whole ms

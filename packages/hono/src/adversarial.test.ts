@@ -5,8 +5,9 @@ import { HTTPException } from 'hono/http-exception';
 import { timeout } from 'hono/timeout';
 import { describe, expect, it } from 'vitest';
 import { concurrency, fixedWindow, type Algorithm } from '@rl/core';
-import { collectWarnings, deferred, keysSeen, members, nextTurn } from '@rl/test-support';
+import { collectWarnings, deferred, members, nextTurn } from '@rl/test-support';
 import { rateLimit, rateLimitOf, withRateLimit } from './index.js';
+import { appSeeingKeys } from './test-apps.js';
 
 const clock = () => 1_000_000;
 /** One limit named `name`, on the one key `k` and the test's clock. */
@@ -131,16 +132,7 @@ describe('a response answered before the handler returned', () => {
 
 describe('the client address a runtime gives', () => {
   it("reads Bun's server passed beside other bindings as c.env.server (hono/bun's getBunServer)", async () => {
-    const seen = keysSeen();
-    const app = new Hono();
-    app.use(
-      rateLimit({
-        algorithm: concurrency({ limit: 5, lease: '1m' }),
-        clock,
-        ...seen.reporting,
-      }),
-    );
-    app.get('/', (c) => c.text('ok'));
+    const { app, seen } = appSeeingKeys({ algorithm: concurrency({ limit: 5, lease: '1m' }), clock });
     const server = { requestIP: () => ({ address: '203.0.113.9', family: 'IPv4', port: 50_000 }) };
     // `Bun.serve({ fetch: (request, server) => app.fetch(request, { server, DB }) })`: before the fix, no address (InvalidKeyError, a 500).
     const response = await app.request('/', {}, { server, DB: {} });

@@ -9,6 +9,7 @@ import { describe, expect, it, onTestFinished, vi } from 'vitest';
 import { concurrency, fixedWindow, type Algorithm } from '@rl/core';
 import { deferred, keysSeen, members } from '@rl/test-support';
 import { rateLimit, withRateLimit } from './index.js';
+import { appSeeingKeys } from './test-apps.js';
 
 const clock = () => 1_000_000;
 /** One limit named `name`, on the one key `k` and the test's clock. */
@@ -158,18 +159,12 @@ describe('rateLimit on Hono', () => {
   });
 
   it('keys on the X-Forwarded-For entry of the trusted proxy, and not on a client-written one', async () => {
-    const seen = keysSeen();
-    const app = new Hono();
-    app.use(
-      rateLimit({
-        algorithm: fixedWindow({ limit: 5, window: '1m' }),
-        trustProxy: 1,
-        clientAddress: () => '10.0.0.1',
-        clock,
-        ...seen.reporting,
-      }),
-    );
-    app.get('/', (c) => c.text('ok'));
+    const { app, seen } = appSeeingKeys({
+      algorithm: fixedWindow({ limit: 5, window: '1m' }),
+      trustProxy: 1,
+      clientAddress: () => '10.0.0.1',
+      clock,
+    });
     await app.request('/', { headers: { 'x-forwarded-for': '6.6.6.6, 198.51.100.7' } });
     expect(seen.keys).toEqual(['198.51.100.7']);
   });

@@ -1,1 +1,6 @@
-export { MemoryStore, MAX_PLAIN_KEY_LENGTH, type MemoryStoreOptions } from './memory-store.js';
+export {
+  MemoryStore,
+  MAX_PLAIN_KEY_LENGTH,
+  MEMORY_STORE_CAPABILITIES,
+  type MemoryStoreOptions,
+} from './memory-store.js';

@@ -31,6 +31,21 @@ const RATE_KINDS = ALGORITHM_KINDS.filter((kind) => kind !== 'concurrency');
 export type { MemoryStoreOptions } from './memory-store-options.js';
 
 /**
+ * What a memory store runs: every algorithm and every capability, in this process. A store that
+ * decides with a memory store elsewhere (the cluster store's holder) declares the same, not local.
+ */
+export const MEMORY_STORE_CAPABILITIES: StoreCapabilities = Object.freeze({
+  local: true,
+  algorithms: ALGORITHM_KINDS,
+  blocks: true,
+  bans: true,
+  overrides: RATE_KINDS,
+  reservations: true,
+  settle: true,
+  idempotency: true,
+});
+
+/**
  * The in-process store. Each decision runs synchronously (read, step, write in one event-loop turn),
  * so it is atomic per key. Memory stays bounded: fully recovered state is swept by one unref'd timer
  * and at most `maxKeys` keys are kept (least recently used evicted first). Zero dependencies. Runs
@@ -41,16 +56,7 @@ export type { MemoryStoreOptions } from './memory-store-options.js';
  * state, and a changed configuration applies to it (balances clamped to the new capacity).
  */
 export class MemoryStore implements Store {
-  readonly capabilities: StoreCapabilities = {
-    local: true,
-    algorithms: ALGORITHM_KINDS,
-    blocks: true,
-    bans: true,
-    overrides: RATE_KINDS,
-    reservations: true,
-    settle: true,
-    idempotency: true,
-  };
+  readonly capabilities: StoreCapabilities = MEMORY_STORE_CAPABILITIES;
   readonly maxKeys: number;
   private readonly clock: Clock;
   /** The tables of states, each given the store's eviction (`makeRoom`) to call before it adds a key. */

@@ -91,18 +91,10 @@ export class ControlCommands {
   private script: ScriptCall | undefined;
   private setScript: ScriptCall | undefined;
   private getScript: ScriptCall | undefined;
-  private readonly adapter: ClientAdapter;
-  private readonly plans: ScriptPlans;
-  private readonly keys: StoreKeys;
-  private readonly resets: ResetChannel;
-  private readonly closed: () => boolean;
+  private readonly parts: ControlParts;
 
-  constructor({ adapter, plans, keys, resets, closed }: ControlParts) {
-    this.adapter = adapter;
-    this.plans = plans;
-    this.keys = keys;
-    this.resets = resets;
-    this.closed = closed;
+  constructor(parts: ControlParts) {
+    this.parts = parts;
   }
 
   /** Bans `key` for `durationMs` (see `Store.ban`): one call, where the blocking variants read a block. */
@@ -136,31 +128,31 @@ export class ControlCommands {
 
   /** Runs a control with `algorithm`'s plan, as `control` says it needs it; a failure as a `StoreError` naming the control. */
   private async control<T>(control: Control, algorithm: Algorithm, run: (plan: ScriptPlan) => Promise<T>): Promise<T> {
-    if (this.closed()) throw new StoreClosedError();
-    const plan = control.detached ? this.plans.detached(algorithm) : this.plans.of(algorithm);
+    if (this.parts.closed()) throw new StoreClosedError();
+    const plan = control.detached ? this.parts.plans.detached(algorithm) : this.parts.plans.of(algorithm);
     if (control.overridable && !plan.compact) {
       throw new UnsupportedError(
         `RedisStore: the ${algorithm.kind} algorithm keeps its state under keys of its own, where no override is read (capabilities.overrides lists the kinds it overrides).`,
       );
     }
-    return run(plan).catch((error: unknown) => Promise.reject(storeError(control.name, error, this.adapter)));
+    return run(plan).catch((error: unknown) => Promise.reject(storeError(control.name, error, this.parts.adapter)));
   }
 
   private async writeBan(plan: ScriptPlan, key: string, durationMs: number, now: number | undefined): Promise<void> {
-    this.script ??= this.adapter.script('rl_ban', 1, BAN_LUA);
+    this.script ??= this.parts.adapter.script('rl_ban', 1, BAN_LUA);
     const [target, field] = this.where(plan, key);
     await this.script.call(undefined, target, field, String(durationMs), now === undefined ? '' : String(now));
     // Every process's deny cache forgets the key's cached denial: a ban may end sooner than a lockout
     // or an earlier ban it replaces.
-    await this.resets.announce(key);
+    await this.parts.resets.announce(key);
   }
 
   private async removeBan(plan: ScriptPlan, key: string): Promise<void> {
     const [target, field] = this.where(plan, key);
-    if (field === '') await this.adapter.del([target]);
-    else await this.adapter.hdel(target, [`#!${field}`]);
+    if (field === '') await this.parts.adapter.del([target]);
+    else await this.parts.adapter.hdel(target, [`#!${field}`]);
     // Every process's deny cache forgets the key's cached denial, as after a reset.
-    await this.resets.announce(key);
+    await this.parts.resets.announce(key);
   }
 
   private async writeOverride(
@@ -170,15 +162,15 @@ export class ControlCommands {
     ttlMs: number,
     now: number | undefined,
   ): Promise<void> {
-    this.setScript ??= this.adapter.script('rl_set_override', 1, SET_OVERRIDE_LUA);
+    this.setScript ??= this.parts.adapter.script('rl_set_override', 1, SET_OVERRIDE_LUA);
     await this.setScript.call(
       undefined,
-      this.keys.bucketKey(plan, key),
+      this.parts.keys.bucketKey(plan, key),
       fieldOf(key),
       String(ttlMs),
       ...overrideArguments(override, plan, now),
     );
-    await this.resets.announce(key);
+    await this.parts.resets.announce(key);
   }
 
   private async readOverride(
@@ -186,10 +178,10 @@ export class ControlCommands {
     key: string,
     now: number | undefined,
   ): Promise<StoredOverride | undefined> {
-    this.getScript ??= this.adapter.script('rl_get_override', 1, GET_OVERRIDE_LUA);
+    this.getScript ??= this.parts.adapter.script('rl_get_override', 1, GET_OVERRIDE_LUA);
     const record = await this.getScript.call(
       undefined,
-      this.keys.bucketKey(plan, key),
+      this.parts.keys.bucketKey(plan, key),
       fieldOf(key),
       now === undefined ? '' : String(now),
     );
@@ -197,8 +189,8 @@ export class ControlCommands {
   }
 
   private async removeOverride(plan: ScriptPlan, key: string): Promise<void> {
-    await this.adapter.hdel(this.keys.bucketKey(plan, key), [`${OVERRIDE_FIELD_PREFIX}${fieldOf(key)}`]);
-    await this.resets.announce(key);
+    await this.parts.adapter.hdel(this.parts.keys.bucketKey(plan, key), [`${OVERRIDE_FIELD_PREFIX}${fieldOf(key)}`]);
+    await this.parts.resets.announce(key);
   }
 
   /** Forgets `key`'s state in `plan`'s layout, its block and its remembered ids; its override stays (a configuration, not a state). */
@@ -206,24 +198,28 @@ export class ControlCommands {
     // In the compact layout a lockout or ban is the field '#!<field>' (see block-read-compact.lua):
     // lifted too. The remembered ids of idempotent charges go too: '#~<field>', or the `:idem` key.
     if (plan.compact)
-      await this.adapter.hdel(this.keys.bucketKey(plan, key), [fieldOf(key), `#!${fieldOf(key)}`, `#~${fieldOf(key)}`]);
+      await this.parts.adapter.hdel(this.parts.keys.bucketKey(plan, key), [
+        fieldOf(key),
+        `#!${fieldOf(key)}`,
+        `#~${fieldOf(key)}`,
+      ]);
     else {
       // Keys of their own: a lockout is the state's `:block` key, lifted too, also through a
       // configuration without a lockout (whose keys do not list it).
-      const keys = this.keys.start(plan, key);
-      if (algorithm.stateKind !== 'leases') keys.push(this.keys.base(key) + plan.suffix + IDEMPOTENCY_KEY_SUFFIX);
+      const keys = this.parts.keys.start(plan, key);
+      if (algorithm.stateKind !== 'leases') keys.push(this.parts.keys.base(key) + plan.suffix + IDEMPOTENCY_KEY_SUFFIX);
       if (algorithm.stateKind !== 'leases' && !plan.keys.includes(BLOCK_KEY_SUFFIX))
-        keys.push(this.keys.base(key) + plan.suffix + BLOCK_KEY_SUFFIX);
-      await this.adapter.del(keys);
+        keys.push(this.parts.keys.base(key) + plan.suffix + BLOCK_KEY_SUFFIX);
+      await this.parts.adapter.del(keys);
     }
     // Every process's deny cache forgets the key (its lockout lifted, its state gone).
-    await this.resets.announce(key);
+    await this.parts.resets.announce(key);
   }
 
   /** The bucket hash and the field of `key`'s block, or its `:block` key and ''. */
   private where(plan: ScriptPlan, key: string): [string, string] {
     return plan.compact
-      ? [this.keys.bucketKey(plan, key), fieldOf(key)]
-      : [this.keys.base(key) + plan.suffix + BLOCK_KEY_SUFFIX, ''];
+      ? [this.parts.keys.bucketKey(plan, key), fieldOf(key)]
+      : [this.parts.keys.base(key) + plan.suffix + BLOCK_KEY_SUFFIX, ''];
   }
 }

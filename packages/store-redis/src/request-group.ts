@@ -1,7 +1,8 @@
 import {
   StoreClosedError,
   StoreError,
-  makeDecision,
+  notAsked,
+  rolledBack,
   type Charge,
   type Charged,
   type TimedCharge,
@@ -196,26 +197,6 @@ export class RequestGroup {
       else rejects[m.answer]!(new StoreError(`Redis group: an unexpected reply for ${m.plan.script.name}`));
     }
   }
-}
-
-/** An allowed charge the group gave back in its own step: it took nothing, and its id (if any) was forgotten there. */
-function rolledBack({ decision, conflict }: Charged): Charged {
-  return conflict === true ? { decision, took: 'rolled-back', conflict } : { decision, took: 'rolled-back' };
-}
-
-/** A charge after an enforced denial, never decided: an empty denial that reports nothing. */
-function notAsked({ algorithm }: Charge): Charged {
-  const decision = makeDecision({
-    allowed: false,
-    limit: algorithm.limit,
-    remaining: 0,
-    resetMs: 0,
-    retryAfterMs: 0,
-    delayMs: 0,
-    policy: algorithm.policy,
-    at: 0,
-  });
-  return { decision, took: 'not-asked' };
 }
 
 /** The argument naming family `n` (negative: a dry-run member), the usual few made once. */

@@ -86,11 +86,8 @@ export const DEFAULT_CONFIRM_TIMEOUT_MS = 250;
 /** Decisions per batch call unless `batch.maxSize` says otherwise. */
 export const DEFAULT_BATCH_SIZE = 16;
 
-/** The options of a `RedisStore`, checked, with their defaults. */
-export interface RedisStoreConfig {
-  readonly client: RedisClient;
-  readonly prefix: string;
-  readonly buckets: number;
+/** The options of a `RedisStore`, checked, with their defaults (`batch` and `confirmTimeout` as numbers). */
+export interface RedisStoreConfig extends Readonly<Required<Pick<RedisStoreOptions, 'client' | 'prefix' | 'buckets'>>> {
   /** The most decisions per batch call (1: no batching). */
   readonly batchSize: number;
   readonly confirmTimeoutMs: number;

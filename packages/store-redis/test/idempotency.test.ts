@@ -18,7 +18,7 @@ import {
   type Algorithm,
   type Decision,
 } from '@rl/core';
-import { HttpRateLimiter, type FrameworkBinding } from '@rl/core/http';
+import { HttpRateLimiter, directBinding } from '@rl/core/http';
 import { RedisStore } from '@rl/store-redis';
 import { nextMessage, useRedisDeployments, useWorkerScript, type WorkerMessage } from '@rl/test-support';
 import { Redis } from 'ioredis';
@@ -154,17 +154,7 @@ describe("idempotent limits in a request's one call", () => {
     try {
       const store = new RedisStore({ client, prefix });
       type Req = { id: string };
-      const binding: FrameworkBinding<Req> = {
-        ...{
-          owner: 'test',
-          adapterOptions: [],
-          clientIp: () => '192.0.2.1',
-          requestHeaders: () => ({}),
-          trustsProxy: () => false,
-          trustProxyAdvice: '',
-        },
-        ...{ trustsAllProxies: () => false, trustAllProxiesAdvice: '', createStore: () => store },
-      };
+      const binding = directBinding<Req>({ owner: 'test', clientIp: () => '192.0.2.1', createStore: () => store });
       const hourly = fixedWindow({ limit: 100, window: '1h' });
       const http = new HttpRateLimiter<Req>(
         {

@@ -1,21 +1,10 @@
 /**
- * What a call reports besides its result: the `InvalidOptionError` it throws, the process warnings it
- * emits. (@rl/core's own tests, which cannot depend on this package, have the same in
- * `packages/core/src/testing/capture.ts`.)
+ * What a call reports besides its result: the `InvalidOptionError` it throws (`rejection`, from
+ * `@rl/core/testing`), the process warnings it emits.
  */
-import { InvalidOptionError } from '@rl/core';
-import { expect, vi } from 'vitest';
+import { vi } from 'vitest';
 
-/** The InvalidOptionError `build` throws; fails the test when it throws something else or nothing. */
-export function rejection(build: () => unknown): InvalidOptionError {
-  try {
-    build();
-  } catch (error) {
-    expect(error).toBeInstanceOf(InvalidOptionError);
-    return error as InvalidOptionError;
-  }
-  throw new Error('accepted: expected an InvalidOptionError');
-}
+export { rejection } from '@rl/core/testing';
 
 /** Collects the process warnings with `code` while `body` runs (a warning is emitted on a later tick: this waits one). */
 export async function collectWarnings(

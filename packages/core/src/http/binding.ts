@@ -59,6 +59,25 @@ export interface FrameworkBinding<Req> {
 }
 
 /**
+ * A binding for requests that pass no proxy and carry no headers (the simulator's replayed arrivals, a
+ * test's requests): it trusts no proxy (so it has no advice to give) and takes no adapter options; the
+ * owner, the client's address and the default store are given.
+ */
+export function directBinding<Req>(
+  parts: Pick<FrameworkBinding<Req>, 'owner' | 'clientIp' | 'createStore'>,
+): FrameworkBinding<Req> {
+  return {
+    adapterOptions: [],
+    requestHeaders: () => ({}),
+    trustsProxy: () => false,
+    trustProxyAdvice: '',
+    trustsAllProxies: () => false,
+    trustAllProxiesAdvice: '',
+    ...parts,
+  };
+}
+
+/**
  * The {@link FrameworkBinding.checkAdapterOptions} of an adapter whose own options are the two every
  * adapter takes: `onLimit` (a function, when given; `onLimit` describes what it must be, for example
  * `'a function (ctx, result) that sets the denial response'`) and `requestWasSuccessful` (a function

@@ -2,7 +2,7 @@ import { describe, expect, it, vi, type Mock } from 'vitest';
 import { fixedWindow } from '../algorithms/fixed-window.js';
 import type { Store } from '../store/interface.js';
 import { TestStore } from '../testing/test-store.js';
-import type { FrameworkBinding } from './binding.js';
+import { directBinding, type FrameworkBinding } from './binding.js';
 import { DefaultStore } from './default-store.js';
 import { PrefixRegistry } from './prefixes.js';
 import { HttpRateLimiter } from './rate-limiter.js';
@@ -67,17 +67,8 @@ describe('DefaultStore: the default store is made once, at its first use, and cl
 });
 
 describe('HttpRateLimiter owns its default store through DefaultStore', () => {
-  const binding = (createStore: () => Store): FrameworkBinding<{ ip: string }> => ({
-    owner: 'rateLimit',
-    adapterOptions: [],
-    clientIp: (req) => req.ip,
-    requestHeaders: () => ({}),
-    trustsProxy: () => false,
-    trustProxyAdvice: '',
-    trustsAllProxies: () => false,
-    trustAllProxiesAdvice: '',
-    createStore,
-  });
+  const binding = (createStore: () => Store): FrameworkBinding<{ ip: string }> =>
+    directBinding({ owner: 'rateLimit', clientIp: (req) => req.ip, createStore });
   const algorithm = fixedWindow({ limit: 5, window: '1m' });
 
   it('creates the default store only when a limit needs it, and closes only that one', async () => {

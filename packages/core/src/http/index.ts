@@ -18,6 +18,7 @@ export { DefaultKey } from './default-key.js';
 export type * from './application-types.js';
 export {
   checkAdapterFunctions,
+  directBinding,
   requestHeader,
   type FrameworkBinding,
   type RequestHeaders,

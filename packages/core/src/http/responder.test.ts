@@ -5,7 +5,7 @@ import { fixedWindow } from '../algorithms/fixed-window.js';
 import { leakyBucket } from '../algorithms/leaky-bucket.js';
 import { TestStore } from '../testing/test-store.js';
 import { FakeTimers } from '../testing/fake-timers.js';
-import type { FrameworkBinding } from './binding.js';
+import { directBinding } from './binding.js';
 import type { HttpRateLimitOptions } from './option-types.js';
 import { problemBody } from './problem.js';
 import { HttpRateLimiter } from './rate-limiter.js';
@@ -70,17 +70,11 @@ function io(
   };
 }
 
-const binding: FrameworkBinding<Request> = {
+const binding = directBinding<Request>({
   owner: 'rateLimit',
-  adapterOptions: [],
   clientIp: () => '192.0.2.1',
-  requestHeaders: () => ({}),
-  trustsProxy: () => false,
-  trustProxyAdvice: '',
-  trustsAllProxies: () => false,
-  trustAllProxiesAdvice: '',
   createStore: () => new TestStore(),
-};
+});
 
 function setup(options: HttpRateLimitOptions<Request>, onLimit = false) {
   const timers = new FakeTimers();

@@ -14,7 +14,7 @@ import type { Decision } from '../decision.js';
 import type { LeaseUnitsEvent } from '../observe/observer.js';
 import { FakeTimers } from '../testing/fake-timers.js';
 import { TestStore } from '../testing/test-store.js';
-import { createLimiter } from './limiter.js';
+import { createLimiter, type Limiter } from './limiter.js';
 import type { LimiterOptions } from './options.js';
 
 const perSecond = fixedWindow({ limit: 100, window: '1s' });
@@ -29,6 +29,12 @@ function setup(answers: 'sync' | 'async' = 'sync') {
   const undos = () => store.calls.filter((c) => c.startsWith('giveBack')).length;
   const used = (key = 'k') => 100 - store.state.peek(key, perSecond, 0, clock()).remaining;
   return { timers, store, clock, limiter, consumes, undos, used };
+}
+
+/** `count` requests of `k` issued together (in one turn) on `limiter`: every one admitted. */
+async function expectAllAdmitted(limiter: Limiter, count: number): Promise<void> {
+  const decisions = await Promise.all(Array.from({ length: count }, () => limiter.consume('k')));
+  expect(decisions.every((d) => d.allowed)).toBe(true);
 }
 
 describe('a lease of 10 units on a fixed window of 100 per second', () => {
@@ -53,8 +59,7 @@ describe('a lease of 10 units on a fixed window of 100 per second', () => {
   it('is asynchronous on a remote store: requests behind a block in flight wait for it (one call, not one each)', async () => {
     const { limiter, consumes } = setup('async');
     const l = limiter();
-    const decisions = await Promise.all(Array.from({ length: 8 }, () => l.consume('k')));
-    expect(decisions.every((d) => d.allowed)).toBe(true);
+    await expectAllAdmitted(l, 8);
     // 8 units asked during the block's round trip, more than a quarter of it: the next is asked only once a request finds too little.
     expect(consumes()).toBe(1);
   });
@@ -62,12 +67,10 @@ describe('a lease of 10 units on a fixed window of 100 per second', () => {
   it('more requests in flight than a block holds: those the block cannot serve wait for the next (once); beyond two blocks they go alone', async () => {
     const { limiter, store } = setup('async');
     const l = limiter();
-    const decisions = await Promise.all(Array.from({ length: 20 }, () => l.consume('k')));
-    expect(decisions.every((d) => d.allowed)).toBe(true);
+    await expectAllAdmitted(l, 20);
     // Blocks of 10 (the second asked when the first came, a third at half a block left): no request went to the store alone.
     expect(store.calls.filter((c) => c === 'charge k').length).toBeLessThanOrEqual(3);
-    const burst = await Promise.all(Array.from({ length: 35 }, () => l.consume('k')));
-    expect(burst.every((d) => d.allowed)).toBe(true);
+    await expectAllAdmitted(l, 35);
     // A request waits two blocks at most (the store's timeout still bounds its wait): the rest are charged alone.
     expect(store.calls.filter((c) => c === 'charge k').length).toBeLessThanOrEqual(3 + 2 + 15 + 1);
   });

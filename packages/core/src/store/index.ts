@@ -67,6 +67,7 @@ export { withBans, withBlock, BLOCK_KEY_SUFFIX } from '../algorithms/block.js';
 export { withOverrides } from '../algorithms/override.js';
 export { OverrideTable } from './overrides.js';
 export { ResetListeners } from './reset-listeners.js';
+export { notAsked, rolledBack } from './group-answers.js';
 export { checkOptions } from '../options.js';
 export { parseTimerDuration, MAX_TIMER_MS } from '../duration.js';
 export { keyDigest } from './key-digest.js';

@@ -1,8 +1,7 @@
 /**
- * What a call reports besides its result, for @rl/core's own tests: the `InvalidOptionError` it
- * throws, the process warnings it emits. Not part of `@rl/core/testing` (index.ts does not export it).
- * `@rl/test-support` has the same helpers for the other packages' tests; core's tests cannot import
- * it, because it depends on @rl/core (a dependency back would be a circle turbo rejects).
+ * What a call reports besides its result: the `InvalidOptionError` it throws (`rejection`, exported by
+ * `@rl/core/testing` for a store's tests of its options, and through `@rl/test-support` for the other
+ * packages' tests), the process warnings it emits (`warningsOf`, for @rl/core's own tests).
  */
 import { expect, vi } from 'vitest';
 import { InvalidOptionError } from '../errors.js';

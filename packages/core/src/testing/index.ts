@@ -20,6 +20,7 @@ export {
   type OverloadStats,
   type OverloadReport,
 } from './overload-run.js';
+export { rejection } from './capture.js';
 export { StepStore, type StepStoreOptions } from './step-store.js';
 export { TestStore, type TestStoreAnswers, type TestStoreOptions } from './test-store.js';
 export { runScenario, checkScenario, type StepResult } from './run-scenario.js';

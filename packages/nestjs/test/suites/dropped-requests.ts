@@ -16,6 +16,39 @@ import { NEST_MAJOR, PLATFORMS, startNestApp, type NestApp } from '../support/ne
 setFlagsFromString('--expose-gc');
 const gc = runInNewContext('gc') as () => void;
 
+/** A controller whose `GET /` calls `handler` (which counts the requests that reached it). */
+function controllerCalling(handler: () => void): new () => object {
+  @Controller()
+  class CountingController {
+    @Get()
+    get() {
+      handler();
+      return {};
+    }
+  }
+  return CountingController;
+}
+
+/** The key function: every request keyed `k`, a reference to each request with `x-probe` kept in `refs`. */
+const probedKey =
+  (refs: WeakRef<object>[]) =>
+  (req: { headers: Record<string, unknown> }): string => {
+    if (req.headers['x-probe'] !== undefined) refs.push(new WeakRef(req));
+    return 'k';
+  };
+
+/** Waits (10 s at most) until a garbage collection has collected every request of `refs`. */
+async function expectCollected(refs: readonly WeakRef<object>[]): Promise<void> {
+  await vi.waitFor(
+    async () => {
+      gc();
+      await turn();
+      expect(refs.filter((ref) => ref.deref() !== undefined)).toHaveLength(0);
+    },
+    { timeout: 10_000, interval: 50 },
+  );
+}
+
 describe.each(PLATFORMS)(`Nest ${NEST_MAJOR} on %s`, (platform) => {
   let app: NestApp | undefined;
   afterEach(async () => {
@@ -25,14 +58,6 @@ describe.each(PLATFORMS)(`Nest ${NEST_MAJOR} on %s`, (platform) => {
 
   it('a request dropped while held is collected (nothing holds the never-settling guard)', async () => {
     const handler = vi.fn();
-    @Controller()
-    class HeldController {
-      @Get()
-      get() {
-        handler();
-        return {};
-      }
-    }
     const held: WeakRef<object>[] = [];
     const abandoned = deferred();
     app = await startNestApp(platform, {
@@ -41,15 +66,12 @@ describe.each(PLATFORMS)(`Nest ${NEST_MAJOR} on %s`, (platform) => {
           // One token a second: a second request waits a second for its slot.
           algorithm: tokenBucket({ capacity: 1, refillRate: 1 }),
           wait: { maxDelay: '5s' },
-          key: (req: { headers: Record<string, unknown> }) => {
-            if (req.headers['x-probe'] !== undefined) held.push(new WeakRef(req));
-            return 'k';
-          },
+          key: probedKey(held),
           observer: { hold: (event) => void (event.state === 'abandoned' && abandoned.resolve()) },
           global: true,
         }),
       ],
-      controllers: [HeldController],
+      controllers: [controllerCalling(handler)],
     });
     expect((await app.request('/')).status).toBe(200);
     const clients = Array.from({ length: 3 }, () => startRequest(app!.url, '/', { 'x-probe': '1' }));
@@ -57,52 +79,27 @@ describe.each(PLATFORMS)(`Nest ${NEST_MAJOR} on %s`, (platform) => {
     await vi.waitFor(() => expect(held).toHaveLength(3));
     for (const client of clients) client.destroy();
     await abandoned.promise;
-    await vi.waitFor(
-      async () => {
-        gc();
-        await turn();
-        expect(held.filter((ref) => ref.deref() !== undefined)).toHaveLength(0);
-      },
-      { timeout: 10_000, interval: 50 },
-    );
+    await expectCollected(held);
     expect(handler).toHaveBeenCalledTimes(1);
   });
 
   it('a denied request is collected once answered (nothing holds the never-settling guard)', async () => {
     const handler = vi.fn();
-    @Controller()
-    class LimitedController {
-      @Get()
-      get() {
-        handler();
-        return {};
-      }
-    }
     const denied: WeakRef<object>[] = [];
     app = await startNestApp(platform, {
       imports: [
         RateLimitModule.forRoot({
           algorithm: fixedWindow({ limit: 1, window: '1h' }),
-          key: (req: { headers: Record<string, unknown> }) => {
-            if (req.headers['x-probe'] !== undefined) denied.push(new WeakRef(req));
-            return 'k';
-          },
+          key: probedKey(denied),
           global: true,
         }),
       ],
-      controllers: [LimitedController],
+      controllers: [controllerCalling(handler)],
     });
     expect((await app.request('/')).status).toBe(200);
     for (let i = 0; i < 3; i++) expect((await app.request('/', { headers: { 'x-probe': '1' } })).status).toBe(429);
     expect(denied).toHaveLength(3);
-    await vi.waitFor(
-      async () => {
-        gc();
-        await turn();
-        expect(denied.filter((ref) => ref.deref() !== undefined)).toHaveLength(0);
-      },
-      { timeout: 10_000, interval: 50 },
-    );
+    await expectCollected(denied);
     expect(handler).toHaveBeenCalledTimes(1);
   });
 });

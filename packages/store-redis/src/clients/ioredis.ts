@@ -3,7 +3,7 @@ import { InvalidOptionError } from '@rl/core/store';
 import type { ScriptCall } from '../script-plan.js';
 import type { ClientAdapter, SubscriptionHandlers } from './adapter.js';
 import { isNoScript, scriptSha1 } from './script-sha.js';
-import { keepSubscribed, type ConnectionEvents, type SubscriberPlan } from './subscription.js';
+import { keepSubscribed, listenBeside, type ConnectionEvents, type SubscriberPlan } from './subscription.js';
 
 /**
  * An ioredis 5 or 6 client, or an iovalkey client (an ioredis fork with the same API): a `Redis`
@@ -35,6 +35,8 @@ interface Ioredis extends IoredisClient {
   refreshSlotsCache?(): void;
   on(event: 'end', listener: () => void): unknown;
   off(event: 'end', listener: () => void): unknown;
+  getMaxListeners?(): number;
+  setMaxListeners?(count: number): unknown;
 }
 
 /** A connection of the store's, in subscriber mode. */
@@ -178,10 +180,7 @@ function subscriptionPlan(client: Ioredis, keyPrefix: string, handlers: Subscrip
       const node = master === undefined ? undefined : client.nodes?.('master').find((n) => nodeAddress(n) === master);
       return node === undefined ? undefined : connect(events, node);
     },
-    watchEnd: (ended) => {
-      client.on('end', ended);
-      return () => void client.off('end', ended);
-    },
+    watchEnd: (ended) => listenBeside(client, 'end', ended),
     ended: () => client.status === 'end',
     refused: isUnknownCommand,
   };

@@ -6,7 +6,9 @@ import { ReplyPacer } from './reply-pacer.js';
 import { isNoScript, scriptSha1 } from './script-sha.js';
 import {
   keepSubscribed,
+  listenBeside,
   type ConnectionEvents,
+  type ListenedEmitter,
   type SubscriberConnection,
   type SubscriberPlan,
 } from './subscription.js';
@@ -46,6 +48,8 @@ interface NodeRedis extends NodeRedisClient {
   unsubscribe?(channel: string, listener: (message: string) => void): Promise<unknown>;
   on?(event: 'end' | 'disconnect', listener: () => void): unknown;
   off?(event: 'end' | 'disconnect', listener: () => void): unknown;
+  getMaxListeners?(): number;
+  setMaxListeners?(count: number): unknown;
   /** 5 and later: a view of the client whose replies are typed as asked. */
   withTypeMapping?(mapping: Record<number, unknown>): NodeRedis;
   /** 5 and later: a view of the client with these command options over its own. */
@@ -328,8 +332,8 @@ function subscriptionPlan(client: NodeRedis, cluster: boolean, handlers: Subscri
     watchEnd: (ended) => {
       // A client's end; a Cluster's (5 and later: 'disconnect').
       const event = cluster ? 'disconnect' : 'end';
-      client.on?.(event, ended);
-      return () => void client.off?.(event, ended);
+      if (client.on === undefined || client.off === undefined) return () => {};
+      return listenBeside(client as ListenedEmitter<typeof event>, event, ended);
     },
     ended: () => client.isOpen === false,
     refused: isUnknownCommand,

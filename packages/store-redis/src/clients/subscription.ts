@@ -41,6 +41,41 @@ export interface SubscriberPlan {
   refused(error: unknown): boolean;
 }
 
+/** An event emitter of the user's (a client, a Cluster's node), as far as {@link listenBeside} uses it. */
+export interface ListenedEmitter<E extends string> {
+  on(event: E, listener: () => void): unknown;
+  off(event: E, listener: () => void): unknown;
+  getMaxListeners?(): number;
+  setMaxListeners?(count: number): unknown;
+}
+
+/**
+ * Adds `listener` to the user's `emitter` and returns what removes it. Each store on a client adds one
+ * (its subscription's watch of the client's end): the emitter's listener bound is raised by one while
+ * it is there, so that eleven stores on one client print no `MaxListenersExceededWarning` (the bound
+ * is for leaks; these listeners are counted and removed with their store). An unbounded emitter (0)
+ * stays unbounded.
+ */
+export function listenBeside<E extends string>(
+  emitter: ListenedEmitter<E>,
+  event: E,
+  listener: () => void,
+): () => void {
+  const bound = (by: number): void => {
+    const max = emitter.getMaxListeners?.();
+    if (max !== undefined && max > 0) emitter.setMaxListeners?.(max + by);
+  };
+  bound(1);
+  emitter.on(event, listener);
+  let removed = false;
+  return () => {
+    if (removed) return;
+    removed = true;
+    emitter.off(event, listener);
+    bound(-1);
+  };
+}
+
 /** The first pause before a new connection after a break, in ms. */
 export const REOPEN_FIRST_MS = 50;
 /** The longest pause between two connections, in ms. */

@@ -37,24 +37,36 @@ interface IoredisModule {
   Redis: new (url: string) => IoredisLike;
   Cluster: new (nodes: { host: string; port: number }[]) => IoredisLike;
 }
-interface IoredisLike {
-  status: string;
+/** What a client of either family has: its `error` events. */
+interface ClientLike {
   on(event: 'error', listener: () => void): unknown;
+}
+
+/** `client` once `ready` resolved, its connection errors ignored (the failure tests stop servers). */
+async function connected<C extends ClientLike>(
+  client: C,
+  ready: (client: C) => Promise<unknown>,
+): Promise<RedisClient> {
+  client.on('error', () => {});
+  await ready(client);
+  return client as unknown as RedisClient;
+}
+
+interface IoredisLike extends ClientLike {
+  status: string;
   ping(): Promise<unknown>;
   disconnect(): void;
 }
 
+/** An ioredis client answers once connected (it queues commands until then). */
+const pinged = (client: IoredisLike): Promise<unknown> => client.ping();
+
 function ioredisKind(name: string, module: IoredisModule): ClientKind {
-  const connected = async (client: IoredisLike): Promise<RedisClient> => {
-    client.on('error', () => {});
-    await client.ping();
-    return client as unknown as RedisClient;
-  };
   return {
     name,
     family: 'ioredis',
-    standalone: (url) => connected(new module.Redis(url)),
-    cluster: (nodes) => connected(new module.Cluster([...nodes])),
+    standalone: (url) => connected(new module.Redis(url), pinged),
+    cluster: (nodes) => connected(new module.Cluster([...nodes]), pinged),
     ready: (client) => (client as unknown as IoredisLike).status === 'ready',
     close: async (client) => (client as unknown as IoredisLike).disconnect(),
   };
@@ -64,9 +76,8 @@ interface NodeRedisModule {
   createClient(options: { url: string }): NodeRedisLike;
   createCluster(options: { rootNodes: { url: string }[] }): NodeRedisLike;
 }
-interface NodeRedisLike {
+interface NodeRedisLike extends ClientLike {
   readonly isReady: boolean;
-  on(event: 'error', listener: () => void): unknown;
   connect(): Promise<unknown>;
   /** 5 and later. */
   destroy?(): void;
@@ -74,19 +85,18 @@ interface NodeRedisLike {
   disconnect?(): Promise<void>;
 }
 
+/** A node-redis client is used once `connect()` resolved. */
+const connecting = (client: NodeRedisLike): Promise<unknown> => client.connect();
+
 function nodeRedisKind(name: string, module: NodeRedisModule): ClientKind {
-  const connected = async (client: NodeRedisLike): Promise<RedisClient> => {
-    client.on('error', () => {});
-    await client.connect();
-    return client as unknown as RedisClient;
-  };
   return {
     name,
     family: 'node-redis',
-    standalone: (url) => connected(module.createClient({ url })),
+    standalone: (url) => connected(module.createClient({ url }), connecting),
     cluster: (nodes) =>
       connected(
         module.createCluster({ rootNodes: nodes.map(({ host, port }) => ({ url: `redis://${host}:${port}` })) }),
+        connecting,
       ),
     ready: (client) => (client as unknown as NodeRedisLike).isReady,
     close: async (client) => {

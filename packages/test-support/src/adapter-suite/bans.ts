@@ -2,12 +2,14 @@ import { expect, it } from 'vitest';
 import { concurrency, fixedWindow, tokenBucket } from '@rl/core';
 import { members } from '../http-client.js';
 import { T0, type SuiteContext } from './context.js';
+import { usersByHeader } from './users.js';
 
 /** Bans held in the store (`bans: true`, the middleware's `blockKey` and `unblockKey`), in every rate limit. */
 export function banTests(t: SuiteContext): void {
+  const { user, as } = usersByHeader(t);
+
   it("blockKey bans a user in every limit: 429 with the ban's time left as Retry-After, nothing charged, other users served; unblockKey admits it again", async () => {
     let now = T0;
-    const user = (req: unknown) => t.adapter.view(req).header('x-user') ?? 'anonymous';
     const app = await t.open({
       middlewares: [
         {
@@ -21,7 +23,6 @@ export function banTests(t: SuiteContext): void {
         },
       ],
     });
-    const as = (name: string) => ({ headers: { 'x-user': name } });
     expect((await app.request('/', as('mallory'))).status).toBe(200);
     await app.controls.blockKey('mallory', '1h');
     now = T0 + 60_000;

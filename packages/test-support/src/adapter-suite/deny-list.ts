@@ -2,11 +2,11 @@ import { expect, it } from 'vitest';
 import { fixedWindow, tokenBucket } from '@rl/core';
 import { members } from '../http-client.js';
 import type { SuiteContext } from './context.js';
+import { usersByHeader } from './users.js';
 
 /** A deny list kept elsewhere (`deny(req)`), beside an allow list (`skip`). */
 export function denyListTests(t: SuiteContext): void {
-  const user = (req: unknown) => t.adapter.view(req).header('x-user') ?? 'anonymous';
-  const as = (name: string) => ({ headers: { 'x-user': name } });
+  const { user, as } = usersByHeader(t);
 
   it("deny(req) refuses a listed client with a ban's 429 (Retry-After its duration, every limit's policy) and charges no limit; skip wins over it; an async answer works; a bad answer is an error", async () => {
     const listed = new Map<string, boolean | string>([

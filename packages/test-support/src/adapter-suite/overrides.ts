@@ -2,22 +2,21 @@ import { expect, it } from 'vitest';
 import { fixedWindow, tokenBucket } from '@rl/core';
 import { members } from '../http-client.js';
 import { T0, type SuiteContext } from './context.js';
+import { usersByHeader } from './users.js';
 
 const DAY = 24 * 3_600_000;
 
 /** Overrides held in the store, through the middleware's handle (Fastify: `app.rateLimit`). */
 export function overrideTests(t: SuiteContext): void {
-  const user = (req: unknown) => t.adapter.view(req).header('x-user') ?? 'anonymous';
-  const as = (name: string) => ({ headers: { 'x-user': name } });
+  const { user, as } = usersByHeader(t);
 
   it("setOverride raises one customer's limit in the limit of its kind: RateLimit-Policy's q and RateLimit's r follow it; other customers keep the limit's own; clearOverride restores it", async () => {
-    const now = T0;
+    // The suite's clock: frozen at T0.
     const app = await t.open({
       middlewares: [
         {
           key: user,
           overrides: true,
-          clock: () => now,
           limits: [
             { algorithm: tokenBucket({ capacity: 10, refillRate: 1 }) },
             { algorithm: fixedWindow({ limit: 2, window: '1h' }) },

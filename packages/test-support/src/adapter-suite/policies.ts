@@ -1,13 +1,37 @@
 import { expect, it, vi, type MockInstance } from 'vitest';
 import { concurrency, fixedWindow, leakyBucket, tokenBucket, type Algorithm } from '@rl/core';
 import { deferred, members } from '../http-client.js';
-import { startLeaving, type RequestView } from './adapter.js';
+import { startLeaving, type MountedApp, type RequestView } from './adapter.js';
 import { T0, type SuiteContext } from './context.js';
 
 /** Waits until the store's `giveBack` has been called `times` times, and until those give-backs have settled. */
 async function givenBack(undo: MockInstance, times: number): Promise<void> {
   await vi.waitFor(() => expect(undo).toHaveBeenCalledTimes(times));
   await Promise.all(undo.mock.results.map((result) => result.value as unknown));
+}
+
+/**
+ * A request the handler holds: `handler` holds a request with `x-slow` until `release()`, then answers
+ * it `held`; it answers any other `other`. `send(app)` sends one and resolves, once the handler holds
+ * it, to its pending response.
+ */
+function slowRequest(held: unknown, other: unknown) {
+  const started = deferred();
+  const release = deferred();
+  return {
+    async handler(request: RequestView): Promise<unknown> {
+      if (!request.header('x-slow')) return other;
+      started.resolve();
+      await release.promise;
+      return held;
+    },
+    async send(app: MountedApp): Promise<{ response: ReturnType<MountedApp['request']> }> {
+      const response = app.request('/', { headers: { 'x-slow': '1' } });
+      await started.promise;
+      return { response };
+    },
+    release: () => release.resolve(),
+  };
 }
 
 /** The rate-limit result a handler saw, as the framework exposes it. */
@@ -259,8 +283,7 @@ export function outcomeTests(t: SuiteContext): void {
   it('gives back only to the window it charged: a fixed window that rolled over keeps its new count', async () => {
     const undo = vi.spyOn(t.store, 'giveBack');
     let now = T0 + 900;
-    const started = deferred();
-    const release = deferred();
+    const slow = slowRequest(undefined, { status: 401 });
     const app = await t.open({
       middlewares: [
         {
@@ -270,30 +293,21 @@ export function outcomeTests(t: SuiteContext): void {
           clock: () => now,
         },
       ],
-      async handler(request) {
-        if (request.header('x-slow')) {
-          started.resolve();
-          await release.promise;
-          return undefined;
-        }
-        return { status: 401 };
-      },
+      handler: slow.handler,
     });
-    const slow = app.request('/', { headers: { 'x-slow': '1' } }); // charged in the window [T0, T0 + 1 s)
-    await started.promise;
+    const { response } = await slow.send(app); // charged in the window [T0, T0 + 1 s)
     now = T0 + 1500;
     expect((await app.request('/')).status).toBe(401);
     expect((await app.request('/')).status).toBe(401); // the new window is full
-    release.resolve();
-    expect((await slow).status).toBe(200);
+    slow.release();
+    expect((await response).status).toBe(200);
     await givenBack(undo, 1);
     expect((await app.request('/')).status).toBe(429);
   });
 
   it('a give-back clears a cached denial of the key (the freed unit can be used at once)', async () => {
     const undo = vi.spyOn(t.store, 'giveBack');
-    const started = deferred();
-    const release = deferred();
+    const slow = slowRequest({ status: 503 }, undefined);
     const app = await t.open({
       middlewares: [
         {
@@ -303,18 +317,12 @@ export function outcomeTests(t: SuiteContext): void {
           denyCache: true,
         },
       ],
-      async handler(request) {
-        if (!request.header('x-slow')) return undefined;
-        started.resolve();
-        await release.promise;
-        return { status: 503 };
-      },
+      handler: slow.handler,
     });
-    const slow = app.request('/', { headers: { 'x-slow': '1' } });
-    await started.promise;
+    const { response } = await slow.send(app);
     expect((await app.request('/')).status).toBe(429); // denied by the store, and cached
-    release.resolve();
-    expect((await slow).status).toBe(503);
+    slow.release();
+    expect((await response).status).toBe(503);
     await givenBack(undo, 1);
     expect((await app.request('/')).status).toBe(200);
   });

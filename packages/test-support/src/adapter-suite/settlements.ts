@@ -40,11 +40,13 @@ export function settlementTests(t: SuiteContext): void {
     createLimiter({ algorithm: hourly, store: t.store, clock: () => T0, prefix }).peek(key);
   const spySettle = () => vi.spyOn(t.store as Required<Store>, 'settle');
   const tokens = (...args: unknown[]) => Number(t.adapter.responseHeader(args, 'x-tokens'));
+  /** The middleware of ann's requests under `prefix`, each charged an estimate of 10 units of {@link hourly}. */
+  const annEstimated10 = (prefix: string) => ({ algorithm: hourly, key: () => 'ann', prefix, cost: 10 });
 
   it('actualCost reads the cost from a response header the handler set: estimate 10, actual 35 moves the counter by 35', async () => {
     const settle = spySettle();
     const app = await t.open({
-      middlewares: [{ algorithm: hourly, key: () => 'ann', prefix: 'tokens', cost: 10, actualCost: tokens }],
+      middlewares: [{ ...annEstimated10('tokens'), actualCost: tokens }],
       handler: () => ({ headers: { 'x-tokens': '35' } }),
     });
     const first = await app.request('/');
@@ -59,7 +61,7 @@ export function settlementTests(t: SuiteContext): void {
     const settle = spySettle();
     const actualCost = vi.fn(tokens);
     const app = await t.open({
-      middlewares: [{ algorithm: hourly, key: () => 'ann', prefix: 'early', cost: 10, actualCost }],
+      middlewares: [{ ...annEstimated10('early'), actualCost }],
       handler: (request) => (request.rateLimit as { settle(n: number): Promise<void> }).settle(3),
     });
     expect((await app.request('/')).status).toBe(200);
@@ -70,7 +72,7 @@ export function settlementTests(t: SuiteContext): void {
 
   it('a bad actual cost from the handler goes to the error path (500), and the estimate stands', async () => {
     const app = await t.open({
-      middlewares: [{ algorithm: hourly, key: () => 'ann', prefix: 'bad', cost: 10 }],
+      middlewares: [annEstimated10('bad')],
       handler: (request) => (request.rateLimit as { settle(n: number): Promise<void> }).settle(-1),
     });
     const res = await app.request('/');
@@ -103,16 +105,7 @@ export function settlementTests(t: SuiteContext): void {
     const settle = spySettle();
     const undo = vi.spyOn(t.store, 'giveBack');
     const app = await t.open({
-      middlewares: [
-        {
-          algorithm: hourly,
-          key: () => 'ann',
-          prefix: 'failed',
-          cost: 10,
-          actualCost: tokens,
-          skipFailedRequests: true,
-        },
-      ],
+      middlewares: [{ ...annEstimated10('failed'), actualCost: tokens, skipFailedRequests: true }],
       handler: (request) => ({
         status: request.header('x-fail') === undefined ? 200 : 502,
         headers: { 'x-tokens': '40' },
@@ -132,10 +125,7 @@ export function settlementTests(t: SuiteContext): void {
     const app = await t.open({
       middlewares: [
         {
-          algorithm: hourly,
-          key: () => 'ann',
-          prefix: 'thrown',
-          cost: 10,
+          ...annEstimated10('thrown'),
           actualCost: () => {
             throw 'down';
           },

@@ -34,6 +34,16 @@ const chargeOne = async (
 ): Promise<Charged> =>
   store.charge(idempotency === undefined ? { key, algorithm, cost: 1 } : { key, algorithm, cost: 1, idempotency }, now);
 
+/** A row of {@link expectSaid}: a charge of one unit at `now` (idempotent when given an id), and what it says. */
+type SaidRow = [now: number, idempotency: IdempotentCharge | undefined, expected: ReturnType<typeof said>];
+
+/** Charges one unit of `key` per row, in order, and expects what each says (see {@link said}). */
+async function expectSaid(store: Store, key: string, algorithm: Algorithm, rows: readonly SaidRow[]): Promise<void> {
+  for (const [now, idempotency, expected] of rows) {
+    expect(said(await chargeOne(store, key, algorithm, now, idempotency)), `the charge at ${now}`).toEqual(expected);
+  }
+}
+
 /**
  * What a charge took, asked of the store itself (`Store.charge` answers a `Charged` record): a plain
  * charge `'charged'`, admitted or denied; on a store that declares `capabilities.idempotency`, the id
@@ -44,6 +54,13 @@ const chargeOne = async (
  */
 export function describeCharged(suite: Suite): void {
   const remembers = () => suite.store.capabilities.idempotency === true;
+  /** A test on a store that remembers ids, with a fresh key of a fixed window of 10 per hour. */
+  const onFixedWindow = (name: string, body: (store: Store, key: string, algorithm: Algorithm) => Promise<void>) =>
+    gatedIt(
+      name,
+      () => remembers() && runsAll(suite.store, ['fixed-window']),
+      () => body(suite.store, `${freshPrefix('charged')}:k`, fixedWindow({ limit: 10, window: '1h' })),
+    );
 
   describe('what a charge took (Store.charge answers a Charged record)', () => {
     for (const sample of rateSamples) {
@@ -53,17 +70,9 @@ export function describeCharged(suite: Suite): void {
         async () => {
           const key = `${freshPrefix('charged')}:k`;
           const algorithm = sample.make(1, HOUR);
-          expect(said(await chargeOne(suite.store, key, algorithm, 10_000))).toEqual([
-            true,
-            'charged',
-            false,
-            undefined,
-          ]);
-          expect(said(await chargeOne(suite.store, key, algorithm, 10_000))).toEqual([
-            false,
-            'charged',
-            false,
-            undefined,
+          await expectSaid(suite.store, key, algorithm, [
+            [10_000, undefined, [true, 'charged', false, undefined]],
+            [10_000, undefined, [false, 'charged', false, undefined]],
           ]);
         },
       );
@@ -85,36 +94,19 @@ export function describeCharged(suite: Suite): void {
             undefined,
             first.decision.at,
           ]);
-          expect(said(await chargeOne(store, key, algorithm, 10_002, idempotent('A', 'y')))).toEqual([
-            true,
-            'charged',
-            true,
-            undefined,
-          ]);
-          expect(said(await chargeOne(store, key, algorithm, 10_003, idempotent('B', 'x')))).toEqual([
-            false,
-            'charged',
-            false,
-            undefined,
-          ]);
-          expect(said(await chargeOne(store, key, algorithm, 10_004, idempotent('B', 'x')))).toEqual([
-            false,
-            'charged',
-            false,
-            undefined,
+          await expectSaid(store, key, algorithm, [
+            [10_002, idempotent('A', 'y'), [true, 'charged', true, undefined]],
+            [10_003, idempotent('B', 'x'), [false, 'charged', false, undefined]],
+            [10_004, idempotent('B', 'x'), [false, 'charged', false, undefined]],
           ]);
           expect((await store.peek(key, algorithm, 0, 10_004)).remaining).toBe(0);
         },
       );
     }
 
-    gatedIt(
+    onFixedWindow(
       "a give-back with the charge's idempotencyId forgets it (the retry is charged and remembered afresh); one without it keeps the record (the retry replays)",
-      () => remembers() && runsAll(suite.store, ['fixed-window']),
-      async () => {
-        const store = suite.store;
-        const key = `${freshPrefix('charged')}:k`;
-        const algorithm = fixedWindow({ limit: 10, window: '1h' });
+      async (store, key, algorithm) => {
         const a = await chargeOne(store, key, algorithm, 10_000, idempotent('A', 'x'));
         const b = await chargeOne(store, key, algorithm, 10_000, idempotent('B', 'x'));
         await store.giveBack(
@@ -122,29 +114,17 @@ export function describeCharged(suite: Suite): void {
           10_001,
         );
         await store.giveBack({ key, algorithm, cost: 1, chargedAt: b.decision.at }, 10_001);
-        expect(said(await chargeOne(store, key, algorithm, 10_002, idempotent('A', 'x')))).toEqual([
-          true,
-          'charged',
-          false,
-          idempotent('A', 'x').id,
-        ]);
-        expect(said(await chargeOne(store, key, algorithm, 10_002, idempotent('B', 'x')))).toEqual([
-          true,
-          'replayed',
-          false,
-          undefined,
+        await expectSaid(store, key, algorithm, [
+          [10_002, idempotent('A', 'x'), [true, 'charged', false, idempotent('A', 'x').id]],
+          [10_002, idempotent('B', 'x'), [true, 'replayed', false, undefined]],
         ]);
         expect((await store.peek(key, algorithm, 0, 10_002)).remaining).toBe(9);
       },
     );
 
-    gatedIt(
+    onFixedWindow(
       'past maxReplays the retry is charged as new, its id remembered afresh (and replayed again)',
-      () => remembers() && runsAll(suite.store, ['fixed-window']),
-      async () => {
-        const store = suite.store;
-        const key = `${freshPrefix('charged')}:k`;
-        const algorithm = fixedWindow({ limit: 10, window: '1h' });
+      async (store, key, algorithm) => {
         const once = idempotent('A', 'x', 1);
         const took: [boolean, Charged['took'], boolean, string | undefined][] = [];
         for (let i = 0; i < 4; i++) took.push(said(await chargeOne(store, key, algorithm, 10_000 + i, once)));

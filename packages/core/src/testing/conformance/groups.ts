@@ -17,6 +17,9 @@ function together(
   );
 }
 
+/** What an answer of {@link together} says: `[allowed, took]`. */
+const allowedAndTook = (charged: Charged): [boolean, Charged['took']] => [charged.decision.allowed, charged.took];
+
 /**
  * A store that decides a request's charges together (`Store.chargeAll`): all-or-nothing, and each
  * answer's `took` saying what its charge took. Keys name one hash tag, so a store that groups by
@@ -30,35 +33,40 @@ export function describeGroups(suite: Suite): void {
     const samples = samplesFor(suite.store);
     const second = samples[(samples.indexOf(first) + 1) % samples.length]!;
     const tag = freshPrefix('group');
-    return {
-      a: first.make(firstLimit, 3_600_000),
-      b: second.make(secondLimit, 3_600_000),
-      keyA: `a:{${tag}}`,
-      keyB: `b:{${tag}}`,
-    };
+    const a = first.make(firstLimit, 3_600_000);
+    const b = second.make(secondLimit, 3_600_000);
+    const keyA = `a:{${tag}}`;
+    const keyB = `b:{${tag}}`;
+    /** A request charging both, both enforced. */
+    const bothEnforced = () =>
+      together(suite.store, Infinity, [
+        [keyA, a, true],
+        [keyB, b, true],
+      ]);
+    return { a, b, keyA, keyB, bothEnforced };
   };
 
   describe('a request\u2019s charges decided together (Store.chargeAll)', () => {
     for (const sample of rateSamples) {
-      gatedIt(
-        `${sample.label} first: a denial by the second takes nothing from the first, which is rolled back`,
-        applies(sample),
-        async () => {
+      /** A test named `<sample> first<rest>` on a pair (see `pair`) of `firstLimit` and `secondLimit` per hour, the first of `sample`. */
+      const pairIt = (
+        rest: string,
+        [firstLimit, secondLimit]: [number, number],
+        body: (p: ReturnType<typeof pair>) => Promise<void>,
+      ) => gatedIt(`${sample.label} first${rest}`, applies(sample), () => body(pair(sample, firstLimit, secondLimit)));
+
+      pairIt(
+        ': a denial by the second takes nothing from the first, which is rolled back',
+        [3, 1],
+        async ({ a, keyA, bothEnforced }) => {
           const store = suite.store;
-          const { a, b, keyA, keyB } = pair(sample, 3, 1);
-          const first = await together(store, Infinity, [
-            [keyA, a, true],
-            [keyB, b, true],
-          ]);
-          expect(first.map((c) => [c.decision.allowed, c.took])).toEqual([
+          const first = await bothEnforced();
+          expect(first.map(allowedAndTook)).toEqual([
             [true, 'charged'],
             [true, 'charged'],
           ]);
-          const denied = await together(store, Infinity, [
-            [keyA, a, true],
-            [keyB, b, true],
-          ]);
-          expect(denied.map((c) => [c.decision.allowed, c.took])).toEqual([
+          const denied = await bothEnforced();
+          expect(denied.map(allowedAndTook)).toEqual([
             [true, 'rolled-back'],
             [false, 'charged'],
           ]);
@@ -67,20 +75,13 @@ export function describeGroups(suite: Suite): void {
         },
       );
 
-      gatedIt(
-        `${sample.label} first: a denial by the first leaves the second not asked, and it takes nothing`,
-        applies(sample),
-        async () => {
+      pairIt(
+        ': a denial by the first leaves the second not asked, and it takes nothing',
+        [1, 3],
+        async ({ b, keyB, bothEnforced }) => {
           const store = suite.store;
-          const { a, b, keyA, keyB } = pair(sample, 1, 3);
-          await together(store, Infinity, [
-            [keyA, a, true],
-            [keyB, b, true],
-          ]);
-          const denied = await together(store, Infinity, [
-            [keyA, a, true],
-            [keyB, b, true],
-          ]);
+          await bothEnforced();
+          const denied = await bothEnforced();
           expect([denied[0]!.decision.allowed, denied[0]!.took, denied[1]!.took]).toEqual([
             false,
             'charged',
@@ -90,18 +91,17 @@ export function describeGroups(suite: Suite): void {
         },
       );
 
-      gatedIt(
-        `${sample.label} first, a dry-run one: its denial stops nothing, the second is charged`,
-        applies(sample),
-        async () => {
+      pairIt(
+        ', a dry-run one: its denial stops nothing, the second is charged',
+        [1, 3],
+        async ({ a, b, keyA, keyB }) => {
           const store = suite.store;
-          const { a, b, keyA, keyB } = pair(sample, 1, 3);
           await together(store, Infinity, [[keyA, a, false]]);
           const answers = await together(store, Infinity, [
             [keyA, a, false],
             [keyB, b, true],
           ]);
-          expect(answers.map((c) => [c.decision.allowed, c.took])).toEqual([
+          expect(answers.map(allowedAndTook)).toEqual([
             [false, 'charged'],
             [true, 'charged'],
           ]);

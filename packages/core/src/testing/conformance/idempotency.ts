@@ -2,7 +2,8 @@ import fc from 'fast-check';
 import { describe, expect } from 'vitest';
 import { fixedWindow } from '../../algorithms/fixed-window.js';
 import { tokenBucket } from '../../algorithms/token-bucket.js';
-import type { LimiterOptions } from '../../limiter/index.js';
+import type { Duration } from '../../duration.js';
+import type { Limiter, LimiterOptions } from '../../limiter/index.js';
 import { HeardIdempotency } from './heard.js';
 import { gatedIt, limiterWith, rateSamples, runsAll, samplesFor, type Suite } from './suite.js';
 
@@ -34,6 +35,26 @@ export function describeIdempotency(suite: Suite): void {
     return { heard, limiter: limiterOf(algorithm, clock, { observer: heard.observer, ...options }) };
   };
 
+  /**
+   * A test on a store that remembers ids, of a fixed window of `limit` per `window` on a limiter as
+   * `heardLimiter` makes it (with `options`): `body` gets the limiter, what it heard and its clock, at
+   * `start` (ms) until the test sets `clock.now`.
+   */
+  const onFixedWindow = (
+    name: string,
+    setup: { limit: number; window: Duration; start: number; options?: Partial<LimiterOptions> },
+    body: (test: { heard: HeardIdempotency; limiter: Limiter; clock: { now: number } }) => Promise<void>,
+  ) =>
+    gatedIt(
+      name,
+      () => remembers() && runsAll(suite.store, ['fixed-window']),
+      () => {
+        const clock = { now: setup.start };
+        const algorithm = fixedWindow({ limit: setup.limit, window: setup.window });
+        return body({ clock, ...heardLimiter(algorithm, () => clock.now, setup.options) });
+      },
+    );
+
   describe('idempotent charges', () => {
     for (const sample of rateSamples) {
       gatedIt(
@@ -56,17 +77,15 @@ export function describeIdempotency(suite: Suite): void {
       );
     }
 
-    gatedIt(
+    onFixedWindow(
       'a denial is never remembered: a retry of a denied request is decided afresh, and charged once admitted',
-      () => remembers() && runsAll(suite.store, ['fixed-window']),
-      async () => {
-        let now = 60_000;
-        const { heard, limiter } = heardLimiter(fixedWindow({ limit: 1, window: '1m' }), () => now);
+      { limit: 1, window: '1m', start: 60_000 },
+      async ({ heard, limiter, clock }) => {
         await limiter.consume('k');
         const denied = await limiter.consume('k', 1, { idempotencyKey: 'late' });
         expect([denied.allowed, heard.replayed()]).toEqual([false, false]);
         expect((await limiter.consume('k', 1, { idempotencyKey: 'late' })).allowed).toBe(false);
-        now = 120_000;
+        clock.now = 120_000;
         const admitted = await limiter.consume('k', 1, { idempotencyKey: 'late' });
         expect([admitted.allowed, heard.replayed(), admitted.remaining]).toEqual([true, false, 0]);
         await limiter.consume('k', 1, { idempotencyKey: 'late' });
@@ -74,11 +93,10 @@ export function describeIdempotency(suite: Suite): void {
       },
     );
 
-    gatedIt(
+    onFixedWindow(
       'an id reused with another fingerprint is charged as new, a conflict; a retry of the first still gets its decision',
-      () => remembers() && runsAll(suite.store, ['fixed-window']),
-      async () => {
-        const { heard, limiter } = heardLimiter(fixedWindow({ limit: 10, window: '1h' }), () => 1_000);
+      { limit: 10, window: '1h', start: 1_000 },
+      async ({ heard, limiter }) => {
         await limiter.consume('k', 1, { idempotencyKey: 'x', fingerprint: 'POST /orders 1' });
         const reused = await limiter.consume('k', 1, { idempotencyKey: 'x', fingerprint: 'DELETE /orders 1' });
         const said = heard.latest();
@@ -97,19 +115,15 @@ export function describeIdempotency(suite: Suite): void {
       },
     );
 
-    gatedIt(
+    onFixedWindow(
       'after idempotencyTtl a retry is charged; a give-back forgets the id (its retry is charged); reset forgets every id',
-      () => remembers() && runsAll(suite.store, ['fixed-window']),
-      async () => {
-        let now = 3_600_000;
-        const { heard, limiter } = heardLimiter(fixedWindow({ limit: 100, window: '1h' }), () => now, {
-          idempotencyTtl: '1s',
-        });
+      { limit: 100, window: '1h', start: 3_600_000, options: { idempotencyTtl: '1s' } },
+      async ({ heard, limiter, clock }) => {
         await limiter.consume('k', 1, { idempotencyKey: 'a' });
-        now += 999;
+        clock.now += 999;
         await limiter.consume('k', 1, { idempotencyKey: 'a' });
         expect(heard.replayed()).toBe(true);
-        now += 1;
+        clock.now += 1;
         await limiter.consume('k', 1, { idempotencyKey: 'a' });
         expect(heard.replayed()).toBe(false);
         expect((await limiter.peek('k')).remaining).toBe(98);
@@ -124,16 +138,12 @@ export function describeIdempotency(suite: Suite): void {
       },
     );
 
-    gatedIt(
+    onFixedWindow(
       'a key remembers at most idempotencyMaxIds ids: the oldest is forgotten first',
-      () => remembers() && runsAll(suite.store, ['fixed-window']),
-      async () => {
-        let now = 5_000;
-        const { heard, limiter } = heardLimiter(fixedWindow({ limit: 100, window: '1h' }), () => now, {
-          idempotencyMaxIds: 3,
-        });
+      { limit: 100, window: '1h', start: 5_000, options: { idempotencyMaxIds: 3 } },
+      async ({ heard, limiter, clock }) => {
         for (const id of ['1', '2', '3', '4']) {
-          now += 1;
+          clock.now += 1;
           await limiter.consume('k', 1, { idempotencyKey: id });
         }
         await limiter.consume('k', 1, { idempotencyKey: '4' });
@@ -146,11 +156,10 @@ export function describeIdempotency(suite: Suite): void {
       },
     );
 
-    gatedIt(
+    onFixedWindow(
       "a give-back of a replay gives nothing back and keeps the record; a give-back of a conflict keeps the first request's record",
-      () => remembers() && runsAll(suite.store, ['fixed-window']),
-      async () => {
-        const { heard, limiter } = heardLimiter(fixedWindow({ limit: 10, window: '1h' }), () => 1_000);
+      { limit: 10, window: '1h', start: 1_000 },
+      async ({ heard, limiter }) => {
         await limiter.consume('b', 3, { idempotencyKey: 'Y' });
         const replay = await limiter.consume('b', 3, { idempotencyKey: 'Y' });
         await limiter.undo('b', 3, replay);
@@ -166,13 +175,10 @@ export function describeIdempotency(suite: Suite): void {
       },
     );
 
-    gatedIt(
+    onFixedWindow(
       'with a quota lease: an idempotent charge goes to the store, and its give-back forgets the id there (never into a block)',
-      () => remembers() && runsAll(suite.store, ['fixed-window']),
-      async () => {
-        const { heard, limiter } = heardLimiter(fixedWindow({ limit: 20, window: '1h' }), () => 5_000, {
-          lease: { units: 10, ttl: '10s' },
-        });
+      { limit: 20, window: '1h', start: 5_000, options: { lease: { units: 10, ttl: '10s' } } },
+      async ({ heard, limiter }) => {
         await limiter.consume('k');
         const charged = await limiter.consume('k', 1, { idempotencyKey: 'A' });
         await limiter.undo('k', 1, charged);
@@ -212,11 +218,10 @@ export function describeIdempotency(suite: Suite): void {
       );
     }
 
-    gatedIt(
+    onFixedWindow(
       'by default an id replays 5 times: the 7th request with it is charged',
-      () => remembers() && runsAll(suite.store, ['fixed-window']),
-      async () => {
-        const { heard, limiter } = heardLimiter(fixedWindow({ limit: 100, window: '1h' }), () => 1_000);
+      { limit: 100, window: '1h', start: 1_000 },
+      async ({ heard, limiter }) => {
         const replayed: boolean[] = [];
         for (let i = 0; i < 13; i++) {
           await limiter.consume('k', 1, { idempotencyKey: 'order-1' });
@@ -227,14 +232,10 @@ export function describeIdempotency(suite: Suite): void {
       },
     );
 
-    gatedIt(
+    onFixedWindow(
       'a retry past the bound that is denied is not remembered: the spent record stays, and each later retry is decided afresh until one is admitted',
-      () => remembers() && runsAll(suite.store, ['fixed-window']),
-      async () => {
-        let now = 60_000;
-        const { heard, limiter } = heardLimiter(fixedWindow({ limit: 2, window: '1m' }), () => now, {
-          idempotencyMaxReplays: 1,
-        });
+      { limit: 2, window: '1m', start: 60_000, options: { idempotencyMaxReplays: 1 } },
+      async ({ heard, limiter, clock }) => {
         expect((await limiter.consume('k', 1, { idempotencyKey: 'A' })).allowed).toBe(true);
         expect((await limiter.consume('k')).allowed).toBe(true);
         await limiter.consume('k', 1, { idempotencyKey: 'A' });
@@ -244,7 +245,7 @@ export function describeIdempotency(suite: Suite): void {
           const said = heard.latest();
           expect([spent.allowed, said === 'replayed', said === 'conflict']).toEqual([false, false, false]);
         }
-        now = 120_000;
+        clock.now = 120_000;
         const charged = await limiter.consume('k', 1, { idempotencyKey: 'A' });
         expect([charged.allowed, heard.replayed(), charged.remaining]).toEqual([true, false, 1]);
         const replay = await limiter.consume('k', 1, { idempotencyKey: 'A' });

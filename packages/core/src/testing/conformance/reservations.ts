@@ -3,8 +3,9 @@ import { withBlock } from '../../algorithms/block.js';
 import { concurrency } from '../../algorithms/concurrency.js';
 import { leakyBucket } from '../../algorithms/leaky-bucket.js';
 import { tokenBucket } from '../../algorithms/token-bucket.js';
+import type { Algorithm } from '../../algorithm.js';
 import { InvalidOptionError } from '../../errors.js';
-import { createLimiter, type Reservation } from '../../limiter/index.js';
+import { createLimiter, type Limiter, type Reservation } from '../../limiter/index.js';
 import type { Admission, Admit } from '../bounds.js';
 import { kindSuites } from '../scenarios.js';
 import { checkSampledCases, freshPrefix, gatedIt, limiterOn, runsAll, samplesFor, type Suite } from './suite.js';
@@ -18,6 +19,17 @@ const reservesAll = (suite: Suite, kinds: Parameters<typeof runsAll>[1]): boolea
  * bounds hold with the reserved units counted at their slots, cancels included; FIFO among
  * reservations; bad `maxDelay` values are typed errors that touch nothing; a blocked key cannot reserve.
  */
+/** The slots (`delayMs`) of `count` reservations of `k` with a wait of at most 2 s, made at one instant, each expected admitted. */
+async function admittedSlots(limiter: Limiter, count: number): Promise<number[]> {
+  const slots: number[] = [];
+  for (let i = 0; i < count; i++) {
+    const r = await limiter.reserve('k', 1, { maxDelay: '2s' });
+    expect(r.allowed, `reservation ${i}`).toBe(true);
+    slots.push(r.delayMs);
+  }
+  return slots;
+}
+
 export function describeReservations(suite: Suite): void {
   /**
    * Runs the sequence as reservations from 10 s on one fresh key, each with `maxDelay` the given share
@@ -45,6 +57,25 @@ export function describeReservations(suite: Suite): void {
       return admitted.filter((a) => !a.cancelled).map(({ t, cost }) => ({ t, cost }));
     };
 
+  /**
+   * A test of reservations on `algorithm` (on a store that reserves its kind), its clock at 50 s until
+   * the test moves it on (`later(ms)`).
+   */
+  const reservingFrom50s = (
+    name: string,
+    algorithm: Algorithm,
+    body: (limiter: Limiter, later: (ms: number) => void) => Promise<void>,
+  ) =>
+    gatedIt(
+      name,
+      () => reservesAll(suite, [algorithm.kind]),
+      () => {
+        let now = 50_000;
+        const limiter = limiterOn(suite.store, algorithm, freshPrefix('reserve'), () => now);
+        return body(limiter, (ms) => (now += ms));
+      },
+    );
+
   describe('reservations', () => {
     for (const { kind, bounds = [] } of kindSuites) {
       for (const bound of bounds) {
@@ -58,63 +89,41 @@ export function describeReservations(suite: Suite): void {
       }
     }
 
-    gatedIt(
+    reservingFrom50s(
       'a wait longer than the burst: a token bucket of 2 at 10/s with maxDelay 2 s gives 22 reservations at one instant the slots 0, 0, 100, …, 2000 ms; the 23rd is denied at once',
-      () => reservesAll(suite, ['token-bucket']),
-      async () => {
-        let now = 50_000;
-        const limiter = limiterOn(
-          suite.store,
-          tokenBucket({ capacity: 2, refillRate: 10 }),
-          freshPrefix('long-wait'),
-          () => now,
-        );
-        const slots: number[] = [];
-        for (let i = 0; i < 22; i++) {
-          const r = await limiter.reserve('k', 1, { maxDelay: '2s' });
-          expect(r.allowed).toBe(true);
-          slots.push(r.delayMs);
-        }
-        expect(slots).toEqual([0, 0, ...Array.from({ length: 20 }, (_, i) => 100 * (i + 1))]);
+      tokenBucket({ capacity: 2, refillRate: 10 }),
+      async (limiter, later) => {
+        expect(await admittedSlots(limiter, 22)).toEqual([
+          0,
+          0,
+          ...Array.from({ length: 20 }, (_, i) => 100 * (i + 1)),
+        ]);
         expect(await limiter.reserve('k', 1, { maxDelay: '2s' })).toMatchObject({
           allowed: false,
           delayMs: 0,
           retryAfterMs: 100,
         });
         // The state lives until the bucket has refilled from its debt of 20: a consume is denied until 2.1 s later.
-        now += 2_099;
+        later(2_099);
         expect((await limiter.consume('k')).allowed).toBe(false);
-        now += 1;
+        later(1);
         expect((await limiter.consume('k')).allowed).toBe(true);
       },
     );
 
-    gatedIt(
+    reservingFrom50s(
       "a shaper's queue as long as the wait: a leaky bucket of 2 at 10/s with maxDelay 2 s queues 20 reservations at one instant (slots 0, 100, …, 1900 ms), denies the 21st at once; consumes and shorter waits meanwhile neither join nor shorten the queue",
-      () => reservesAll(suite, ['leaky-bucket']),
-      async () => {
-        let now = 50_000;
-        const limiter = limiterOn(
-          suite.store,
-          leakyBucket({ capacity: 2, leakRate: 10, mode: 'shape' }),
-          freshPrefix('long-queue'),
-          () => now,
-        );
-        const slots: number[] = [];
-        for (let i = 0; i < 20; i++) {
-          const r = await limiter.reserve('k', 1, { maxDelay: '2s' });
-          expect(r.allowed).toBe(true);
-          slots.push(r.delayMs);
-        }
-        expect(slots).toEqual(Array.from({ length: 20 }, (_, i) => 100 * i));
+      leakyBucket({ capacity: 2, leakRate: 10, mode: 'shape' }),
+      async (limiter, later) => {
+        expect(await admittedSlots(limiter, 20)).toEqual(Array.from({ length: 20 }, (_, i) => 100 * i));
         expect(await limiter.reserve('k', 1, { maxDelay: '2s' })).toMatchObject({ allowed: false, retryAfterMs: 100 });
         expect(await limiter.consume('k')).toMatchObject({ allowed: false, remaining: 0, resetMs: 2_000 });
         expect((await limiter.reserve('k', 1, { maxDelay: 100 })).allowed).toBe(false);
         // The queue is intact: 100 ms later the next slot is the one after the 20th.
-        now += 100;
+        later(100);
         expect(await limiter.reserve('k', 1, { maxDelay: '2s' })).toMatchObject({ allowed: true, delayMs: 1_900 });
         // Drained by 2.1 s after the first: a full bucket again.
-        now += 2_000;
+        later(2_000);
         expect(await limiter.consume('k')).toMatchObject({ allowed: true, delayMs: 0, remaining: 1 });
       },
     );

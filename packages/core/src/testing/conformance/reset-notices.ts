@@ -24,6 +24,13 @@ interface NoticeRow {
 const bans = (store: Store) => store.capabilities.bans === true;
 const overrides = (store: Store) => (store.capabilities.overrides ?? []).includes('fixed-window');
 
+/** The set-up of the rows that change a ban: the key banned for an hour, on a limit with bans. */
+const bannedAnHour: Pick<NoticeRow, 'applies' | 'options' | 'deny'> = {
+  applies: bans,
+  options: { algorithm: fixedWindow({ limit: 10, window: '1h' }), bans: true },
+  deny: (a) => a.block('k', '1h'),
+};
+
 const rows: readonly NoticeRow[] = [
   {
     control: 'reset(key)',
@@ -41,22 +48,8 @@ const rows: readonly NoticeRow[] = [
     act: (a) => a.reset('k'),
     freeAfterMs: 0,
   },
-  {
-    control: 'unblock(key)',
-    applies: bans,
-    options: { algorithm: fixedWindow({ limit: 10, window: '1h' }), bans: true },
-    deny: (a) => a.block('k', '1h'),
-    act: (a) => a.unblock('k'),
-    freeAfterMs: 0,
-  },
-  {
-    control: 'block(key) with a shorter ban',
-    applies: bans,
-    options: { algorithm: fixedWindow({ limit: 10, window: '1h' }), bans: true },
-    deny: (a) => a.block('k', '1h'),
-    act: (a) => a.block('k', '1m'),
-    freeAfterMs: 60_000,
-  },
+  { control: 'unblock(key)', ...bannedAnHour, act: (a) => a.unblock('k'), freeAfterMs: 0 },
+  { control: 'block(key) with a shorter ban', ...bannedAnHour, act: (a) => a.block('k', '1m'), freeAfterMs: 60_000 },
   {
     control: 'setOverride(key) with a larger limit',
     applies: overrides,

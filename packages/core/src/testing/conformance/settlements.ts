@@ -2,7 +2,7 @@ import fc from 'fast-check';
 import { describe, expect, vi } from 'vitest';
 import { fixedWindow } from '../../algorithms/fixed-window.js';
 import { tokenBucket } from '../../algorithms/token-bucket.js';
-import { createLimiter } from '../../limiter/index.js';
+import { createLimiter, type Limiter } from '../../limiter/index.js';
 import { freshPrefix, gatedIt, rateSamples, runsAll, type Suite } from './suite.js';
 
 /** A request of a random sequence: the estimate charged on arrival and what it really cost. */
@@ -23,6 +23,25 @@ export function describeSettlements(suite: Suite): void {
     clock: () => number,
     maxDebt?: number,
   ) => createLimiter({ algorithm, store: suite.store, clock, prefix: freshPrefix('settle'), timeout: false, maxDebt });
+
+  /**
+   * A test of a fixed window of 10 per minute on a store that settles, its clock at `start` (ms) until
+   * the test moves it (`at(ms)`), with `maxDebt` when given.
+   */
+  const onTenPerMinute = (
+    name: string,
+    { start, maxDebt }: { start: number; maxDebt?: number },
+    body: (limiter: Limiter, at: (ms: number) => void) => Promise<void>,
+  ) =>
+    gatedIt(
+      name,
+      () => settles() && runsAll(suite.store, ['fixed-window']),
+      () => {
+        let now = start;
+        const limiter = limiterOf(fixedWindow({ limit: 10, window: '1m' }), () => now, maxDebt);
+        return body(limiter, (ms) => (now = ms));
+      },
+    );
 
   describe('settlements', () => {
     for (const sample of rateSamples) {
@@ -105,43 +124,37 @@ export function describeSettlements(suite: Suite): void {
       },
     );
 
-    gatedIt(
+    onTenPerMinute(
       'fixed window of 10 per minute: a settle after the window it was charged in has ended charges nothing in the new one',
-      () => settles() && runsAll(suite.store, ['fixed-window']),
-      async () => {
-        let now = 60_000 + 59_000;
-        const limiter = limiterOf(fixedWindow({ limit: 10, window: '1m' }), () => now);
+      { start: 60_000 + 59_000 },
+      async (limiter, at) => {
         const decision = await limiter.consume('k', 2);
-        now = 120_000 + 1_000;
+        at(120_000 + 1_000);
         await limiter.settle('k', 2, 9, decision);
         expect((await limiter.peek('k')).remaining).toBe(10);
         // Nothing was written: a clock that goes back into the window of the charge finds its count as it was.
-        now = 119_900;
+        at(119_900);
         expect(await limiter.consume('k', 1)).toMatchObject({ allowed: true, remaining: 7 });
       },
     );
 
-    gatedIt(
+    onTenPerMinute(
       'fixed window of 10 per minute: a settle in the window of the charge may take it past its limit (up to maxDebt), and denies until the window ends',
-      () => settles() && runsAll(suite.store, ['fixed-window']),
-      async () => {
-        let now = 180_000 + 1_000;
-        const limiter = limiterOf(fixedWindow({ limit: 10, window: '1m' }), () => now, 5);
+      { start: 180_000 + 1_000, maxDebt: 5 },
+      async (limiter, at) => {
         const decision = await limiter.consume('k', 10);
         await limiter.settle('k', 10, 30, decision);
-        now += 1_000;
+        at(182_000);
         expect(await limiter.consume('k', 1)).toMatchObject({ allowed: false, remaining: 0, retryAfterMs: 58_000 });
-        now = 240_000;
+        at(240_000);
         expect(await limiter.consume('k', 1)).toMatchObject({ allowed: true, remaining: 9 });
       },
     );
 
-    gatedIt(
+    onTenPerMinute(
       'a denial, and a decision given back, settle nothing; a bad actual cost is an InvalidCostError and changes nothing',
-      () => settles() && runsAll(suite.store, ['fixed-window']),
-      async () => {
-        const now = 250_000;
-        const limiter = limiterOf(fixedWindow({ limit: 10, window: '1m' }), () => now);
+      { start: 250_000 },
+      async (limiter) => {
         const full = await limiter.consume('k', 10);
         const denied = await limiter.consume('k', 1);
         await limiter.settle('k', 1, 5, denied);

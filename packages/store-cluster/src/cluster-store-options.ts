@@ -1,0 +1,86 @@
+import {
+  checkOptions,
+  checkTimers,
+  InvalidOptionError,
+  parseTimerDuration,
+  systemTimers,
+  type Duration,
+  type Timers,
+} from '@rl/core/store';
+import { socketTransport } from './socket.js';
+import { processTransport, type WorkerTransport } from './transport.js';
+
+/** Options of `ClusterStore`. */
+export interface ClusterStoreOptions {
+  /**
+   * The path of a holder's socket (`serveClusterStore({ socket })`): a Unix socket, or on Windows a
+   * named pipe (`\\\\.\\pipe\\name`). For PM2, whose instances have no primary of yours: the holder is
+   * a process of its own (see the README). Absent: the IPC channel to the `node:cluster` primary.
+   */
+  socket?: string;
+  /** A transport of your own (see `WorkerTransport`); not with `socket`. */
+  transport?: WorkerTransport;
+  /**
+   * The longest a call waits for the holder's answer (default `'2s'`): then it fails with a
+   * `StoreError`, and the limiter's failure policy answers (its own `timeout`, shorter, answers first).
+   */
+  timeout?: Duration;
+  /** The most calls in one message (default 1,024): a turn with more sends several. */
+  maxBatch?: number;
+  /** Where the timeouts' timers come from (default: Node's; tests pass `FakeTimers` from `@rl/core/testing`). */
+  timers?: Timers;
+}
+
+/** The options of `ClusterStore`, checked: each `InvalidOptionError` names the option to fix. */
+export function parseClusterStoreOptions(options: ClusterStoreOptions): {
+  transport: WorkerTransport;
+  timeoutMs: number;
+  maxBatch: number;
+  timers: Timers;
+} {
+  const o = checkOptions(options, ['socket', 'transport', 'timeout', 'maxBatch', 'timers'], 'ClusterStore');
+  if (o.socket !== undefined && (typeof o.socket !== 'string' || o.socket === ''))
+    throw new InvalidOptionError('ClusterStore.socket', o.socket, 'the path of the holder’s socket');
+  if (o.socket !== undefined && o.transport !== undefined)
+    throw new InvalidOptionError(
+      'ClusterStore.transport',
+      o.transport,
+      'absent when `socket` is given (one way to the holder)',
+    );
+  const transport = o.transport as WorkerTransport | undefined;
+  if (
+    transport !== undefined &&
+    (typeof transport !== 'object' ||
+      transport === null ||
+      typeof transport.send !== 'function' ||
+      typeof transport.receive !== 'function' ||
+      typeof transport.close !== 'function')
+  )
+    throw new InvalidOptionError('ClusterStore.transport', transport, 'a WorkerTransport: send, receive and close');
+  if (o.socket === undefined && transport === undefined) {
+    // The default is the IPC channel to a primary of yours: say so at once where there is none.
+    if (process.env.pm_id !== undefined)
+      throw new InvalidOptionError(
+        'ClusterStore.socket',
+        undefined,
+        'the socket path of a holder app under PM2 (its primary is PM2’s own): serveClusterStore({ socket }) in a PM2 app in fork mode, new ClusterStore({ socket }) in the instances',
+      );
+    if (typeof process.send !== 'function')
+      throw new InvalidOptionError(
+        'ClusterStore.socket',
+        undefined,
+        'given outside a node:cluster worker (this process has no IPC channel): create ClusterStore() in the workers, serveClusterStore() in the primary, or give the socket of a holder',
+      );
+  }
+  const timeoutMs = o.timeout === undefined ? 2_000 : parseTimerDuration(o.timeout, 'ClusterStore.timeout');
+  const maxBatch = o.maxBatch === undefined ? 1_024 : o.maxBatch;
+  if (typeof maxBatch !== 'number' || !Number.isInteger(maxBatch) || maxBatch < 1)
+    throw new InvalidOptionError('ClusterStore.maxBatch', maxBatch, 'an integer of at least 1');
+  const timers = o.timers === undefined ? systemTimers : checkTimers(o.timers, 'ClusterStore.timers');
+  return {
+    transport: transport ?? (typeof o.socket === 'string' ? socketTransport(o.socket, timers) : processTransport()),
+    timeoutMs,
+    maxBatch,
+    timers,
+  };
+}
