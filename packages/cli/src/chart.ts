@@ -59,7 +59,7 @@ export function xLabel(report: SimulationReport): string {
 }
 
 type Plot = typeof import('@observablehq/plot');
-type PlotFigure = {
+export type PlotFigure = {
   outerHTML: string;
   setAttribute(name: string, value: string): void;
   scale(name: 'x' | 'y'): { domain: number[]; range: number[] };
@@ -67,10 +67,22 @@ type PlotFigure = {
 
 type PlotDocument = NonNullable<import('@observablehq/plot').PlotOptions['document']>;
 
-async function plotLibrary(): Promise<{ Plot: Plot; document: PlotDocument }> {
+export async function plotLibrary(): Promise<{ Plot: Plot; document: PlotDocument }> {
   const [Plot, { parseHTML }] = await Promise.all([import('@observablehq/plot'), import('linkedom')]);
   // linkedom's document is what Plot needs of one (it renders SVG with it, no browser).
   return { Plot, document: parseHTML('<!doctype html><html><body></body></html>').document as unknown as PlotDocument };
+}
+
+/** Each panel's title (`{ limit, text }`) above it, in the gap between panels. */
+export function panelTitles(Plot: Plot, labels: readonly { limit: string; text: string }[]) {
+  return Plot.text(labels, {
+    fy: 'limit',
+    text: 'text',
+    frameAnchor: 'top-left',
+    dy: -14,
+    fontSize: 12,
+    fontWeight: 'bold',
+  });
 }
 
 function colorScale() {
@@ -132,15 +144,7 @@ export async function renderChartSvg(
         order: OUTCOMES.map((o) => o.id),
       }),
       Plot.ruleY([0]),
-      // Each panel's name above it, in the gap between panels.
-      Plot.text(labels, {
-        fy: 'limit',
-        text: 'text',
-        frameAnchor: 'top-left',
-        dy: -14,
-        fontSize: 12,
-        fontWeight: 'bold',
-      }),
+      panelTitles(Plot, labels),
       ...legend,
       ...(options.title === undefined
         ? []

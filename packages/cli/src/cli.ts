@@ -2,6 +2,16 @@ import { readFile } from 'node:fs/promises';
 import { parseArgs } from 'node:util';
 import { InvalidOptionError, parseDuration, RateLimitError } from '@rl/core';
 import { parseTimerDuration } from '@rl/core/store';
+import {
+  parseBackend,
+  parseClasses,
+  parseGate,
+  simulateBackend,
+  type BackendReport,
+  type GateSpec,
+} from './backend.js';
+import { formatBackendReport } from './backend-report.js';
+import { writeBackendCharts, writeBackendHtmlReport } from './backend-chart.js';
 import { writeCharts } from './chart.js';
 import { RETRY_MODES, type RetryMode } from './client-stats.js';
 import { simulateClients } from './clients-source.js';
@@ -59,6 +69,15 @@ Limits:
   --wait <duration>     hold an admitted request up to this long, as the middleware's wait: { maxDelay }
                         (every rate algorithm reserves its slot, as limiter.reserve does)
 
+A backend (instead of rate limits): what concurrency limits do before a backend that slows down
+  --backend <spec>      "capacity=100,service=10ms,slow=2s@30s": work served at full speed at once (past
+                        it latency grows with the work in flight), its service time, and a step of it
+                        at an instant of the run; each --limit is then none, concurrency(limit=50) or
+                        adaptiveConcurrency(min=5,max=1000), side by side; --json gives per limit the
+                        admitted, refused per class, most in flight, p50/p99 latency and goodput, for
+                        the whole run and per --slice (default 5s); --chart and --report draw them
+  --classes <weights>   the arrivals' classes for the limits' priorities: "critical=3,normal=3,sheddable=4"
+
 Output:
   --window <duration>   the span of "largest admitted in any window" (default 1s)
   --slice <duration>    the chart's time slice (default: about 120 slices)
@@ -90,6 +109,8 @@ const OPTIONS = {
   chart: { type: 'string', multiple: true },
   report: { type: 'string' },
   json: { type: 'boolean' },
+  backend: { type: 'string' },
+  classes: { type: 'string' },
   progress: { type: 'boolean' },
   help: { type: 'boolean', short: 'h' },
 } as const;
@@ -124,6 +145,11 @@ export async function main(argv: readonly string[], io: CliIO): Promise<number> 
       return 0;
     }
     const options = await withConfig(values);
+    if (options.backend !== undefined) {
+      const report = await runBackend(options, rest);
+      io.stdout(options.json ? JSON.stringify(report, null, 2) + '\n' : formatBackendReport(report));
+      return 0;
+    }
     const report = await run(options, io, rest);
     io.stdout(options.json ? JSON.stringify(report, null, 2) + '\n' : formatReport(report));
     return 0;
@@ -151,7 +177,7 @@ function parse(args: readonly string[]): Values {
 }
 
 /** The options of a `--config` file under the command line's (which win; `--limit`s replace the file's limits). */
-async function withConfig(values: Values): Promise<Values & { limits: LimitSpec[] }> {
+async function withConfig(values: Values): Promise<Values & { limits: LimitSpec[]; gates: GateSpec[] }> {
   let file: Record<string, unknown> = {};
   if (values.config !== undefined) {
     let text: string;
@@ -192,6 +218,23 @@ async function withConfig(values: Values): Promise<Values & { limits: LimitSpec[
             ? fromFile
             : String(fromFile));
   }
+  if (merged.backend !== undefined) {
+    // A backend's limits are gates: none, fixed permits, an adaptive limit.
+    const texts = values.limit ?? (Array.isArray(file.limits) ? file.limits.map(String) : []);
+    if (texts.length === 0)
+      throw new InvalidOptionError(
+        '--limit',
+        undefined,
+        'with --backend, at least one limit: none, concurrency(limit=50) or adaptiveConcurrency(min=5,max=1000)',
+      );
+    return { ...merged, limits: [], gates: texts.map(parseGate) };
+  }
+  if (merged.classes !== undefined)
+    throw new InvalidOptionError(
+      '--classes',
+      merged.classes,
+      'no value without --backend (the classes are an adaptive limit’s)',
+    );
   const limits = values.limit !== undefined ? values.limit.map(parseLimit) : configLimits(file.limits);
   if (limits.length === 0)
     throw new InvalidOptionError(
@@ -199,7 +242,7 @@ async function withConfig(values: Values): Promise<Values & { limits: LimitSpec[
       undefined,
       'at least one limit, for example --limit "tokenBucket(capacity=400,refillRate=200)"',
     );
-  return { ...merged, limits };
+  return { ...merged, limits, gates: [] };
 }
 
 function configLimits(value: unknown): LimitSpec[] {
@@ -251,6 +294,27 @@ async function run(o: Values & { limits: LimitSpec[] }, io: CliIO, args: readonl
       title: o.pattern ?? o.traffic,
       command: ['rl', 'simulate', ...args].map(shellWord).join(' '),
     });
+  return report;
+}
+
+/** `--backend` mode: the traffic's arrivals through each gate into the backend; its charts and HTML report. */
+async function runBackend(o: Values & { gates: GateSpec[] }, args: readonly string[]): Promise<BackendReport> {
+  for (const name of ['wait', 'window', 'clients', 'retry', 'retries'] as const)
+    if (o[name] !== undefined)
+      throw new InvalidOptionError(`--${name}`, o[name], 'no value with --backend (it is for rate limits)');
+  const backend = parseBackend(o.backend!);
+  const charts = o.chart ?? [];
+  for (const path of charts)
+    if (!/\.(svg|png)$/i.test(path))
+      throw new InvalidOptionError('--chart', path, 'a file name ending in .svg or .png');
+  if (o.report !== undefined) checkHtmlReportPath(o.report);
+  const traffic = await loadTraffic(o);
+  const sliceMs = o.slice === undefined ? 5000 : parseDuration(o.slice, '--slice');
+  const classes = o.classes === undefined ? undefined : parseClasses(o.classes);
+  const report = simulateBackend(traffic, backend, o.gates, { sliceMs, classes });
+  await writeBackendCharts(report, charts);
+  if (o.report !== undefined)
+    await writeBackendHtmlReport(report, o.report, ['rl', 'simulate', ...args].map(shellWord).join(' '));
   return report;
 }
 

@@ -19,14 +19,8 @@ export function checkHtmlReportPath(path: string): void {
   if (!/\.html?$/i.test(path)) throw new InvalidOptionError('--report', path, 'a file name ending in .html');
 }
 
-/** Writes {@link renderHtmlReport} to `path` (checked by {@link checkHtmlReportPath} first). */
-export async function writeHtmlReport(
-  report: SimulationReport,
-  path: string,
-  options: HtmlReportOptions = {},
-): Promise<void> {
-  checkHtmlReportPath(path);
-  const html = await renderHtmlReport(report, options);
+/** Writes `html` to `path`, or an `InvalidOptionError` on `--report` saying why it cannot be written. */
+export async function writeReportFile(path: string, html: string): Promise<void> {
   try {
     await writeFile(path, html);
   } catch (error) {
@@ -37,6 +31,16 @@ export async function writeHtmlReport(
       `a file that can be written (${(error as NodeJS.ErrnoException).code ?? (error as Error).message})`,
     );
   }
+}
+
+/** Writes {@link renderHtmlReport} to `path` (checked by {@link checkHtmlReportPath} first). */
+export async function writeHtmlReport(
+  report: SimulationReport,
+  path: string,
+  options: HtmlReportOptions = {},
+): Promise<void> {
+  checkHtmlReportPath(path);
+  await writeReportFile(path, await renderHtmlReport(report, options));
 }
 
 /**
@@ -163,7 +167,7 @@ function figure(cell: string): string {
     .join(' / ');
 }
 
-function escape(text: string): string {
+export function escape(text: string): string {
   return text.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
 }
 

@@ -2,7 +2,7 @@
 export { parsePattern, patternTraffic, patternLengthMs, MAX_ARRIVALS, type PatternPart } from './pattern.js';
 export { readTrafficFile, type TrafficFormat } from './traffic-file.js';
 export { TrafficBuilder, type Traffic } from './traffic.js';
-export { parseLimit, limitOf, callText, ALGORITHM_NAMES, type LimitSpec } from './limits.js';
+export { parseLimit, parseCall, limitOf, callText, ALGORITHM_NAMES, type LimitSpec } from './limits.js';
 export {
   simulate,
   autoSlice,
@@ -20,3 +20,14 @@ export { formatReport } from './report.js';
 export { renderChartSvg, renderLimitChartSvg, svgToPng, writeCharts, type LimitChart } from './chart.js';
 export { renderHtmlReport, writeHtmlReport, checkHtmlReportPath, type HtmlReportOptions } from './html-report.js';
 export { main, USAGE, type CliIO } from './cli.js';
+export {
+  parseBackend,
+  parseGate,
+  parseClasses,
+  simulateBackend,
+  type BackendSpec,
+  type GateSpec,
+  type GateReport,
+  type BackendReport,
+} from './backend.js';
+export { formatBackendReport, backendTable } from './backend-report.js';

@@ -23,6 +23,12 @@ const CALL = /^\s*([A-Za-z]+)\s*\((.*)\)\s*$/s;
  * part to fix.
  */
 export function parseLimit(text: string): LimitSpec {
+  const { factory, options } = parseCall(text);
+  return limitOf(factory, options, text.trim());
+}
+
+/** A call's factory name and options (`name=value` pairs), as {@link parseLimit} reads them; not checked against any factory. */
+export function parseCall(text: string): { factory: string; options: Record<string, unknown> } {
   const match = CALL.exec(text);
   if (match === null) {
     throw new InvalidOptionError(
@@ -49,7 +55,7 @@ export function parseLimit(text: string): LimitSpec {
       options[name] = optionValue(pair.slice(eq + 1).trim());
     }
   }
-  return limitOf(factory, options, text.trim());
+  return { factory, options };
 }
 
 /**

@@ -14,6 +14,23 @@ export { tokenBucket, type TokenBucketOptions } from './algorithms/token-bucket.
 export { leakyBucket, type LeakyBucketOptions } from './algorithms/leaky-bucket.js';
 export { concurrency, type ConcurrencyOptions } from './algorithms/concurrency.js';
 export { withBlock } from './algorithms/block.js';
+export {
+  adaptiveConcurrency,
+  AdaptiveConcurrency,
+  type AdaptivePermit,
+  type AdaptiveSnapshot,
+  type AdaptiveClassCounts,
+} from './adaptive/adaptive-concurrency.js';
+export type { AdaptiveConcurrencyOptions } from './adaptive/options.js';
+export {
+  gradientController,
+  aimdController,
+  type LimitController,
+  type LatencyWindow,
+  type GradientOptions,
+  type AimdOptions,
+} from './adaptive/controller.js';
+export type { Priority, PriorityClass, PriorityShares } from './adaptive/priority.js';
 export { ALGORITHM_FACTORIES } from './algorithms/index.js';
 export type { Algorithm, AlgorithmKind, Settlement } from './algorithm.js';
 export type { Decision, DecisionReason, Policy } from './decision.js';
@@ -72,6 +89,7 @@ export {
   type ReservationCancelledEvent,
   type LeaseUnitsEvent,
   type SettledEvent,
+  type AdaptiveConcurrencyEvent,
 } from './observe/observer.js';
 // For metrics exporters: the one table of rl's instruments, and the model that turns observer events into their updates.
 export {

@@ -181,7 +181,7 @@ async function nextHoldingPermits(
   try {
     await next();
   } catch (error) {
-    await result.release();
+    await result.release({ failed: true });
     throw error;
   } finally {
     node.workDone(res);

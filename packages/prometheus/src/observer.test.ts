@@ -38,6 +38,8 @@ const LABEL: Record<LabelId, string> = {
   circuitState: 'circuit_state',
   leaseAction: 'lease_action',
   settleAction: 'settle_action',
+  priority: 'priority',
+  adaptiveOutcome: 'adaptive_outcome',
 };
 
 describe('prometheusObserver: reservations cancelled', () => {
@@ -86,7 +88,7 @@ describe('prometheusObserver: a known sequence of events', () => {
     expect(await read(registry, 'rl_circuit_transitions_total', { limit: 'login', circuit_state: 'closed' })).toBe(1);
   });
 
-  it('registers the eleven metrics under their names, types, help and labels', () => {
+  it('registers the sixteen metrics under their names, types, help and labels', () => {
     const registry = new Registry();
     prometheusObserver({ registry });
     const metrics = registry.getMetricsAsArray().map((m) => {
@@ -105,6 +107,11 @@ describe('prometheusObserver: a known sequence of events', () => {
       ['rl_circuits_open', 'Gauge', true, 'limit'],
       ['rl_lease_units_total', 'Counter', true, 'limit,lease_action'],
       ['rl_units_settled_total', 'Counter', true, 'limit,settle_action'],
+      ['rl_adaptive_limit', 'Gauge', true, 'limit'],
+      ['rl_adaptive_in_flight', 'Gauge', true, 'limit'],
+      ['rl_adaptive_min_latency_seconds', 'Gauge', true, 'limit'],
+      ['rl_adaptive_latency_seconds', 'Gauge', true, 'limit'],
+      ['rl_adaptive_work_total', 'Counter', true, 'limit,priority,adaptive_outcome'],
     ]);
   });
 

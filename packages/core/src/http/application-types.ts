@@ -12,4 +12,5 @@ export type {
   AlgorithmFunction,
   IdempotencyKeyFunction,
   FingerprintFunction,
+  PriorityFunction,
 } from './option-types.js';

@@ -1,3 +1,5 @@
+import type { AdaptiveConcurrency } from '../adaptive/adaptive-concurrency.js';
+import type { Priority } from '../adaptive/priority.js';
 import type { Algorithm } from '../algorithm.js';
 import type { Duration } from '../duration.js';
 import type { LeaseOptions, LimiterOptions, StoreErrorPolicy } from '../limiter/index.js';
@@ -29,6 +31,12 @@ export type DenyFunction<Req> = (req: Req) => boolean | Duration | Promise<boole
  * {@link LimitOptions.algorithm}.
  */
 export type AlgorithmFunction<Req> = (req: Req) => Algorithm | Promise<Algorithm>;
+
+/**
+ * Returns the class of a request for the `adaptive` limit, synchronously: `'critical'`, `'normal'`,
+ * `'sheddable'`, or a share of the limit in (0, 1] (see `Priority`).
+ */
+export type PriorityFunction<Req> = (req: Req) => Priority;
 
 /** One limit among several (`limits`), for example a global limit, one per tenant and one per user. */
 export interface LimitOptions<Req, Res = unknown> {
@@ -223,6 +231,17 @@ export interface HttpRateLimitOptions<Req, Res = unknown> extends Pick<LimiterOp
    * for none (then listen to `middleware.on('storeError', …)` or use an observer).
    */
   logStoreErrors?: boolean;
+  /**
+   * An adaptive concurrency limit beside the rate limits (`adaptiveConcurrency({ min, max })` from
+   * `@rl/core`): a request the rate limits admit takes one of its permits, released when its response
+   * ends, with the time from admission to that end as its latency (a response that never finished, or
+   * a 503 or 504, is failed work). None free: the request is refused with 503, Retry-After and a
+   * `temporary-reduced-capacity` problem body (an overload, not a quota), and its rate limits' units
+   * are given back. Per process, in memory; one limit may be given to several middlewares (one backend).
+   */
+  adaptive?: AdaptiveConcurrency;
+  /** The request's class for `adaptive` (default `'normal'`): as the limit tightens, the lowest class is refused first. Only with `adaptive`. */
+  priority?: PriorityFunction<Req>;
 }
 
 /** A cost as parsed once: a constant (checked against the algorithm at creation) or a function of the request. */
@@ -296,6 +315,10 @@ export interface HttpConfig<Req> {
   readonly store: Store | undefined;
   readonly ipv6Subnet: number | false;
   readonly timers: Timers;
+  /** The adaptive concurrency limit beside the rate limits; undefined: none. */
+  readonly adaptive: AdaptiveConcurrency | undefined;
+  /** The request's class for {@link adaptive}; undefined: `normal`. */
+  readonly priority: PriorityFunction<Req> | undefined;
   /** The limiter options passed through to every limit's limiter (validated by `createLimiter`). */
   readonly limiterOptions: Readonly<Pick<LimiterOptions, PassedLimiterOptions>>;
 }

@@ -37,6 +37,7 @@ import {
   type SkipFunction,
   type DenyFunction,
 } from './option-types.js';
+import { adaptiveOptions } from './adaptive-admission.js';
 
 const CORE_OPTIONS = [
   'algorithm',
@@ -62,6 +63,8 @@ const CORE_OPTIONS = [
   'actualCost',
   'idempotencyKey',
   'idempotencyFingerprint',
+  'adaptive',
+  'priority',
   ...PASSED_LIMITER_OPTIONS,
 ] as const;
 const LIMIT_OPTIONS = [
@@ -247,6 +250,7 @@ export function parseHttpOptions<Req>(
     store,
     ipv6Subnet,
     timers,
+    ...adaptiveOptions<Req>(o.adaptive, o.priority, owner),
     limiterOptions: Object.freeze(limiterOptions),
   });
 }

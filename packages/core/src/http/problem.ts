@@ -15,10 +15,17 @@ export const TEMPORARY_REDUCED_CAPACITY_TYPE =
  * exceeded, as the RateLimit headers name them), `{"type":"https://iana.org/assignments/http-problem-types#quota-exceeded",
  * "title":"Request cannot be satisfied as assigned quota has been exceeded","status":429,"detail":"…",
  * "violated-policies":["100-in-1m"],"retryAfter":12}`; a 503 (a fail-closed store that failed) is
- * `temporary-reduced-capacity`. `retryAfter` is in seconds, equal to the Retry-After header.
+ * `temporary-reduced-capacity` (its detail says why: the store, or an overload the `adaptive` limit
+ * refused). `retryAfter` is in seconds, equal to the Retry-After header.
  */
 export function problemBody(result: RateLimitResult): string {
+  if (result.overloaded) return overloadProblem(result.retryAfterSeconds);
   return buildProblem(result.statusCode, result.retryAfterSeconds, result.violatedPolicy);
+}
+
+/** The body of a refusal by the adaptive concurrency limit: `temporary-reduced-capacity`, an overload, not a quota. */
+function overloadProblem(seconds: number): string {
+  return `{"type":"${TEMPORARY_REDUCED_CAPACITY_TYPE}","title":"Service Unavailable","status":503,"detail":"The server is overloaded: it sheds work to keep the work it admits fast. Retry after ${seconds} second${seconds === 1 ? '' : 's'}.","retryAfter":${seconds}}`;
 }
 
 function buildProblem(status: number, seconds: number, policy: string): string {
@@ -57,6 +64,7 @@ export class ProblemBodies {
 
   of(result: RateLimitResult): string {
     const seconds = result.retryAfterSeconds;
+    if (result.overloaded) return overloadProblem(seconds);
     const status = result.statusCode;
     const policy = result.violatedPolicy;
     if (seconds !== this.seconds || status !== this.status || policy !== this.policy) {

@@ -12,6 +12,8 @@ import { problemBody } from './problem.js';
 import type { RateLimitResult } from './result.js';
 import { PrefixRegistry } from './prefixes.js';
 import { HttpRateLimiter } from './rate-limiter.js';
+import { adaptiveConcurrency } from '../adaptive/adaptive-concurrency.js';
+import { FakeTimers } from '../testing/fake-timers.js';
 
 interface FakeRequest {
   ip?: string;
@@ -210,6 +212,7 @@ describe('HttpRateLimiter', () => {
         'statusCode',
         'replayed',
         'idempotencyConflict',
+        'overloaded',
       ].sort(),
     );
   });
@@ -353,5 +356,44 @@ describe('HttpRateLimiter', () => {
     const denied = engine.decide({ headers: {} }) as RateLimitResult;
     expect(engine.response.problems.of(denied)).toBe(problemBody(denied));
     expect(engine.response.problems.of(denied)).toBe(engine.response.problems.of(denied));
+  });
+});
+
+describe('HttpRateLimiter: the adaptive option', () => {
+  it('a permit after the rate limits; none free: the overload, its units given back; a skipped request takes none', async () => {
+    const adaptive = adaptiveConcurrency({ min: 1, max: 1, timers: new FakeTimers() });
+    const engine = limiter({
+      algorithm: fixedWindow({ limit: 3, window: '1m' }),
+      key: () => 'k',
+      skip: (req) => req.headers.skip === '1',
+      adaptive,
+      priority: () => 'critical',
+    });
+    const first = (await engine.evaluate({ headers: {} }))!;
+    expect([first.allowed, adaptive.inFlight]).toEqual([true, 1]);
+    const refused = (await engine.evaluate({ headers: {} }))!;
+    expect(refused).toMatchObject({
+      allowed: false,
+      overloaded: true,
+      statusCode: 503,
+      deniedBy: -2,
+      retryAfterSeconds: 1,
+    });
+    expect(refused.rolledBack).toBe(true);
+    expect(await engine.evaluate({ headers: { skip: '1' } })).toBeUndefined();
+    await first.release();
+    await first.release({ failed: true });
+    expect(adaptive.snapshot().classes.critical).toEqual({ inFlight: 0, admitted: 1, shed: 1, failed: 0 });
+    // The refused request's unit came back: 2 of 3 used.
+    expect((await engine.evaluate({ headers: {} }))!.remaining).toBe(1);
+  });
+
+  it('refuses a priority without adaptive, and an adaptive that is not an adaptive limit', () => {
+    expect(() => limiter({ algorithm: fixedWindow({ limit: 3, window: '1m' }), priority: () => 'critical' })).toThrow(
+      /priority/,
+    );
+    expect(() =>
+      limiter({ algorithm: fixedWindow({ limit: 3, window: '1m' }), adaptive: { limit: 5 } as never }),
+    ).toThrow(/adaptive/);
   });
 });

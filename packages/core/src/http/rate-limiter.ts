@@ -9,6 +9,7 @@ import type { MaybePromise, Store } from '../store/interface.js';
 import type { FrameworkBinding } from './binding.js';
 import { DefaultKey } from './default-key.js';
 import { DefaultStore } from './default-store.js';
+import { withAdaptiveAdmission } from './adaptive-admission.js';
 import { DoubleCountCheck } from './double-count.js';
 import { Evaluation } from './evaluate.js';
 import { HeaderWriter } from './headers.js';
@@ -133,7 +134,8 @@ export class HttpRateLimiter<Req> {
       (run, of) => new RateLimitResult(run, of, source),
       { maxDelayMs: config.maxDelayMs, dryRun, idempotent },
     );
-    this.hasLeases = composition.hasLeases;
+    // An adaptive permit is held to the response's end, as a concurrency limit's.
+    this.hasLeases = composition.hasLeases || config.adaptive !== undefined;
     const sharedKey = config.key ?? new DefaultKey(binding, config.ipv6Subnet).of;
     this.evaluation = new Evaluation(
       config.limits,
@@ -141,7 +143,12 @@ export class HttpRateLimiter<Req> {
       composition,
       config.maxDelayMs,
     );
-    this.decide = this.evaluation.decide;
+    const adaptive = config.adaptive;
+    this.decide =
+      adaptive === undefined
+        ? this.evaluation.decide
+        : withAdaptiveAdmission(this.evaluation.decide, adaptive, config.priority);
+    if (adaptive !== undefined && config.observer !== undefined) adaptive.observe(config.observer);
     const headers = new HeaderWriter(
       config.headers,
       // A policy that changes with time (a calendar's `w`) or per key (an override's) is each decision's, as a per-request algorithm's is.
@@ -158,7 +165,7 @@ export class HttpRateLimiter<Req> {
       headers,
       problems: new ProblemBodies(),
       timers: config.timers,
-      hasLeases: composition.hasLeases,
+      hasLeases: this.hasLeases,
       skipSuccessful: config.skipSuccessful,
       skipFailed: config.skipFailed,
       hold: (limit: number, state: Parameters<ResponsePolicy['hold']>[1], delayMs: number) =>
@@ -170,12 +177,12 @@ export class HttpRateLimiter<Req> {
   /**
    * Runs the limits for one request. Resolves `undefined` when `skip` says so; otherwise a result
    * that is admitted (maybe with a delay to hold) or denied (429, or 503 when a fail-closed store
-   * failed). Rejects when the key or cost function throws or returns a bad value: then no limit
+   * failed or the `adaptive` limit refused it). Rejects when the key or cost function throws or returns a bad value: then no limit
    * was charged. Units admitted by earlier limits are given back when a later one denies.
    */
   evaluate(req: Req): Promise<RateLimitResult | undefined> {
     try {
-      const result = this.evaluation.decide(req);
+      const result = this.decide(req);
       return result instanceof Promise ? result : Promise.resolve(result);
     } catch (error) {
       return Promise.reject(error);

@@ -2,12 +2,16 @@ import type { HoldEvent } from '../observe/observer.js';
 import type { Timers } from '../timers.js';
 import type { HeaderWriter } from './headers.js';
 import { holdRequest } from './hold.js';
+import { overloadStatus } from './adaptive-admission.js';
 import { ActualCosts } from './actual-cost.js';
 import type { ActualCostFunction } from './option-types.js';
 import { OutcomeCounter } from './outcome.js';
 import type { ProblemBodies } from './problem.js';
 import type { ResponseEnded, ResponseIO } from './response-io.js';
 import type { RateLimitResult } from './result.js';
+
+/** The outcome of a request whose response never finished, or answered an overload: its adaptive permit counts a failure. */
+const FAILED = Object.freeze({ failed: true });
 
 /** What the responder of a middleware needs of it, set once (see `HttpRateLimiter.response`). */
 export interface ResponsePolicy {
@@ -104,7 +108,8 @@ export class Responder<Req, Res, Next, Out> {
    * adapter's `onEnd` tells.
    */
   readonly ended: ResponseEnded<Req, Res> = (req, res, result, finished) => {
-    if (this.policy.hasLeases) void result.release();
+    if (this.policy.hasLeases)
+      void result.release(!finished || overloadStatus(this.io.statusCode(req, res)) ? FAILED : undefined);
     if (!finished) return;
     const actualCosts = this.actualCosts;
     if (this.outcome === undefined) void actualCosts?.settle(req, res, result);

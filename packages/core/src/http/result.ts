@@ -1,3 +1,4 @@
+import type { AdaptivePermit, PermitOutcome } from '../adaptive/adaptive-concurrency.js';
 import type { Composition } from '../compose/engine.js';
 import { EVERYTHING, PERMITS, UNITS } from '../compose/engine.js';
 import type { Run } from '../compose/run.js';
@@ -8,6 +9,9 @@ import type { HeaderSource } from './headers.js';
 import { denialRetrySeconds } from './header-values.js';
 
 const RESOLVED: Promise<void> = Promise.resolve();
+
+/** `deniedBy` of a request the adaptive concurrency limit refused (an overload: 503), not one of the limits. */
+export const OVERLOADED = -2;
 
 /** What a result knows of the middleware that produced it: what its headers and double-count check read. */
 export interface ResultContext extends ResultSource {
@@ -34,7 +38,10 @@ export class RateLimitResult implements HeaderSource {
   readonly allowed: boolean;
   /** True when a dry-run limit denied the request and it went on anyway (the numbers here are that limit's); false otherwise. */
   readonly dryRun: boolean;
-  /** 429 when a limit denied, 503 when a fail-closed store failure denied; 200 when admitted (for a dry-run denial, the status it would have had). */
+  /**
+   * 429 when a limit denied; 503 when a fail-closed store failure denied, or the adaptive limit refused
+   * the request (`overloaded`); 200 when admitted (for a dry-run denial, the status it would have had).
+   */
   readonly statusCode: 200 | 429 | 503;
   readonly limit: number;
   readonly remaining: number;
@@ -62,7 +69,7 @@ export class RateLimitResult implements HeaderSource {
   readonly keys: readonly string[];
   readonly costs: readonly number[];
   readonly decisions: readonly (Decision | undefined)[];
-  /** Index of the limit that denied (or whose delay exceeded `wait.maxDelay`); -1 when admitted. */
+  /** Index of the limit that denied (or whose delay exceeded `wait.maxDelay`); -1 when admitted; -2 (`OVERLOADED`) when the adaptive limit refused it. */
   readonly deniedBy: number;
   /** Index of the binding limit. */
   readonly binding: number;
@@ -75,6 +82,8 @@ export class RateLimitResult implements HeaderSource {
   readonly replayed: boolean;
   /** True when a limit remembered this request's idempotency key with another fingerprint: it was decided and charged as new. */
   readonly idempotencyConflict: boolean;
+  /** True when the adaptive concurrency limit (the `adaptive` option) refused the request: 503, its rate limits' units given back. */
+  readonly overloaded: boolean;
   // ES private fields: not enumerable, so logging or serialising the result shows only its data.
   readonly #composition: Composition<RateLimitResult>;
   readonly #run: Run;
@@ -87,10 +96,19 @@ export class RateLimitResult implements HeaderSource {
   readonly #settles: readonly boolean[] | undefined;
   readonly #headerNames: readonly (string | undefined)[];
   #settled: boolean;
+  readonly #context: ResultContext;
+  /** The adaptive limit's permit this admitted request holds (see {@link holdPermit}). */
+  #permit: AdaptivePermit | undefined;
 
-  /** The outcome of `run`, a finished run of `composition` (see `Run`), for the middleware `context`. */
-  constructor(run: Run, composition: Composition<RateLimitResult>, context: ResultContext) {
-    const { deniedBy, binding, dryRunDeniedBy, decisions } = run;
+  /**
+   * The outcome of `run`, a finished run of `composition` (see `Run`), for the middleware `context`;
+   * with `overloadRetryMs`, the refusal of the run's admitted request by the adaptive limit, Retry-After
+   * that many ms (see {@link overload}).
+   */
+  constructor(run: Run, composition: Composition<RateLimitResult>, context: ResultContext, overloadRetryMs?: number) {
+    const { binding, dryRunDeniedBy, decisions } = run;
+    const overloaded = overloadRetryMs !== undefined;
+    const deniedBy = overloaded ? OVERLOADED : run.deniedBy;
     const denied = deniedBy !== -1;
     const dryRun = !denied && dryRunDeniedBy !== -1;
     const shown = dryRun ? dryRunDeniedBy : binding;
@@ -101,17 +119,19 @@ export class RateLimitResult implements HeaderSource {
     this.dryRun = dryRun;
     this.statusCode = this.allowed
       ? 200
-      : !d.allowed && (d.reason === 'store-error' || d.reason === 'timeout')
+      : overloaded || (!d.allowed && (d.reason === 'store-error' || d.reason === 'timeout'))
         ? 503
         : 429;
     this.limit = d.limit;
     this.remaining = d.remaining;
     this.resetMs = d.resetMs;
-    this.retryAfterMs = run.retryAfterMs;
+    this.retryAfterMs = overloaded ? overloadRetryMs : run.retryAfterMs;
     // A concurrency denial says a short fixed hint, not its lease (see CONCURRENCY_RETRY_AFTER_SECONDS).
     this.retryAfterSeconds = this.allowed
       ? 0
-      : denialRetrySeconds(run.retryAfterMs, composition.isConcurrencyLimit(shown), d.reason === undefined);
+      : overloaded
+        ? Math.max(1, Math.ceil(overloadRetryMs / 1000))
+        : denialRetrySeconds(run.retryAfterMs, composition.isConcurrencyLimit(shown), d.reason === undefined);
     this.delayMs = run.delayMs;
     this.policy = d.policy;
     this.reason = d.reason;
@@ -125,6 +145,9 @@ export class RateLimitResult implements HeaderSource {
     this.#shownBinding = context.allDryRun ? -1 : binding;
     this.replayed = context.idempotent && !denied && run.answers.some((each) => each?.took === 'replayed');
     this.idempotencyConflict = context.idempotent && run.answers.some((each) => each?.conflict === true);
+    this.overloaded = overloaded;
+    this.#context = context;
+    this.#permit = undefined;
     // A denial has given back what the other limits took; it holds nothing to release.
     this.rolledBack = denied;
     this.#permitsBack = denied;
@@ -175,12 +198,32 @@ export class RateLimitResult implements HeaderSource {
   }
 
   /**
+   * The refusal of this admitted request by the adaptive limit, Retry-After `retryAfterMs`: a new result
+   * (503, `overloaded`), once this one has given back what its limits took (see `http/adaptive-admission.ts`).
+   */
+  overload(retryAfterMs: number): RateLimitResult {
+    return new RateLimitResult(this.#run, this.#composition, this.#context, retryAfterMs);
+  }
+
+  /**
+   * Gives this admitted request the adaptive limit's `permit` (the HTTP layer does, once the rate limits
+   * admitted it): {@link release} releases it with the others. Once; a second permit is released at once.
+   */
+  holdPermit(permit: AdaptivePermit): void {
+    if (this.#permit !== undefined || this.#permitsBack) return permit.release();
+    this.#permit = permit;
+  }
+
+  /**
    * Releases the concurrency permits this request holds. Adapters call it when the response
    * finishes, the connection closes or the handler throws; only the first call does anything.
+   * `outcome.failed`: the work failed (a 503 or 504, a response that never finished, a throw): the
+   * adaptive limit counts a failure, not a latency; `outcome.cancelled`: it never ran.
    */
-  release(): Promise<void> {
+  release(outcome?: PermitOutcome): Promise<void> {
     if (this.#permitsBack) return RESOLVED;
     this.#permitsBack = true;
+    this.#permit?.release(outcome);
     const composition = this.#composition;
     if (!composition.hasLeases) return RESOLVED;
     return composition.giveBack(this.#run, PERMITS) ?? RESOLVED;
@@ -208,9 +251,11 @@ export class RateLimitResult implements HeaderSource {
     if (this.#unitsBack) {
       if (this.#permitsBack) return RESOLVED;
       this.#permitsBack = true;
+      this.#permit?.release({ cancelled: true });
       return this.#composition.giveBack(this.#run, PERMITS) ?? RESOLVED;
     }
     this.#unitsBack = true;
+    if (!this.#permitsBack) this.#permit?.release({ cancelled: true });
     this.#permitsBack = true;
     this.rolledBack = true;
     return this.#composition.giveBack(this.#run, EVERYTHING) ?? RESOLVED;

@@ -15,7 +15,8 @@ import { InvalidOptionError } from '../errors.js';
 export type InstrumentKind = 'counter' | 'histogram' | 'gauge';
 
 /** The id of each label, the key of {@link LABEL_NAMES}. */
-export type LabelId = 'limit' | 'outcome' | 'errorType' | 'circuitState' | 'leaseAction' | 'settleAction';
+export type LabelId =
+  'limit' | 'outcome' | 'errorType' | 'circuitState' | 'leaseAction' | 'settleAction' | 'priority' | 'adaptiveOutcome';
 
 /**
  * The one name of each label, in OpenTelemetry's form (the attribute name). An exporter that needs
@@ -32,6 +33,9 @@ export const LABEL_NAMES: Readonly<Record<LabelId, string>> = Object.freeze({
   circuitState: 'rl.circuit.state',
   leaseAction: 'rl.lease.action',
   settleAction: 'rl.settle.action',
+  // An adaptive limit's class of work (`critical`, `normal`, `sheddable`, `share-0.7`: at most 19) and what came of it.
+  priority: 'rl.priority',
+  adaptiveOutcome: 'rl.adaptive.outcome',
 });
 
 /** Boundaries (seconds) of the delay histogram: from a millisecond of shaping to a minute of waiting for a reservation. */
@@ -58,7 +62,12 @@ export type InstrumentId =
   | 'circuitTransitions'
   | 'circuitsOpen'
   | 'leaseUnits'
-  | 'settledUnits';
+  | 'settledUnits'
+  | 'adaptiveLimit'
+  | 'adaptiveInFlight'
+  | 'adaptiveMinLatency'
+  | 'adaptiveLatency'
+  | 'adaptiveWork';
 
 /** One instrument of {@link INSTRUMENTS}. */
 export interface InstrumentSpec {
@@ -83,7 +92,7 @@ export interface InstrumentSpec {
 const instrument = (spec: InstrumentSpec): InstrumentSpec =>
   Object.freeze({ ...spec, labels: Object.freeze([...spec.labels]) });
 
-/** The ten instruments, by id. */
+/** The instruments, by id. */
 export const INSTRUMENTS: Readonly<Record<InstrumentId, InstrumentSpec>> = Object.freeze({
   decisions: instrument({
     id: 'decisions',
@@ -177,6 +186,47 @@ export const INSTRUMENTS: Readonly<Record<InstrumentId, InstrumentSpec>> = Objec
     labels: ['limit', 'settleAction'],
     description:
       'Units charged (charged) or given back (returned) when a request was settled at its real cost, beyond its estimate.',
+  }),
+  adaptiveLimit: instrument({
+    id: 'adaptiveLimit',
+    kind: 'gauge',
+    name: 'adaptive.limit',
+    unit: '{permit}',
+    labels: ['limit'],
+    description: 'The permits of an adaptive concurrency limit now (min during a probe of the baseline).',
+  }),
+  adaptiveInFlight: instrument({
+    id: 'adaptiveInFlight',
+    kind: 'gauge',
+    name: 'adaptive.in_flight',
+    unit: '{request}',
+    labels: ['limit'],
+    description: 'Work holding a permit of an adaptive concurrency limit now.',
+  }),
+  adaptiveMinLatency: instrument({
+    id: 'adaptiveMinLatency',
+    kind: 'gauge',
+    name: 'adaptive.min_latency',
+    unit: 's',
+    labels: ['limit'],
+    description:
+      "An adaptive limit's baseline: the backend's unloaded latency as its last probe measured it, in seconds.",
+  }),
+  adaptiveLatency: instrument({
+    id: 'adaptiveLatency',
+    kind: 'gauge',
+    name: 'adaptive.latency',
+    unit: 's',
+    labels: ['limit'],
+    description: "An adaptive limit's recent latency: the median of its last window of work, in seconds.",
+  }),
+  adaptiveWork: instrument({
+    id: 'adaptiveWork',
+    kind: 'counter',
+    name: 'adaptive.work',
+    unit: '{request}',
+    labels: ['limit', 'priority', 'adaptiveOutcome'],
+    description: 'Work an adaptive concurrency limit admitted, shed (refused: overload) or saw fail, by class.',
   }),
 });
 

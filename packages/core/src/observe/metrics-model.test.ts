@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { INSTRUMENTS, type InstrumentSpec } from './instruments.js';
 import { createMetricsModel, type MetricsSink } from './metrics-model.js';
 import { decisionEvent } from './decision-event.js';
-import { DECISION_OUTCOMES, type DecisionOutcome } from './observer.js';
+import { DECISION_OUTCOMES, type AdaptiveConcurrencyEvent, type DecisionOutcome } from './observer.js';
 
 /** A sink whose handles are the series' names (`decisions api allowed`), logging every call. */
 function recordingSink() {
@@ -143,7 +143,8 @@ describe('createMetricsModel', () => {
       model.circuit({ limit: 'api', state: i % 2 ? 'open' : 'closed', domain: undefined, reason: undefined });
     }
     const perLimit =
-      Object.values(INSTRUMENTS).filter((instrument) => instrument.labels.length === 1).length +
+      // An adaptive limit's gauges are bound by its own events, not by a limit's.
+      Object.values(INSTRUMENTS).filter((i) => i.labels.length === 1 && !i.id.startsWith('adaptive')).length +
       DECISION_OUTCOMES.length +
       2;
     expect(bound).toHaveLength(2 * perLimit + 2);
@@ -165,5 +166,38 @@ describe('createMetricsModel', () => {
     model.decision(decision('api', 'denied', { key: 'alice@example.com' }));
     model.storeError(storeError('api', 'store-error', 'alice@example.com'));
     expect(bound.join()).not.toContain('alice');
+  });
+});
+
+describe('createMetricsModel: an adaptive limit', () => {
+  it('brings its gauges to each event state and counts work per class and outcome', () => {
+    const { sink, updates } = recordingSink();
+    const model = createMetricsModel(sink);
+    const event = (kind: AdaptiveConcurrencyEvent['kind'], more: Partial<AdaptiveConcurrencyEvent>) =>
+      model.adaptive({
+        limit: 'db',
+        kind,
+        priority: 'sheddable',
+        permits: 20,
+        inFlight: 1,
+        minLatencyMs: undefined,
+        latencyMs: undefined,
+        ...more,
+      });
+    event('admitted', {});
+    event('shed', {});
+    event('limit', { priority: undefined, permits: 10, inFlight: 0, minLatencyMs: 2000, latencyMs: 2500 });
+    event('failed', { permits: 10, inFlight: 0, minLatencyMs: 2000 });
+    expect(updates).toEqual([
+      'adaptiveLimit db +20',
+      'adaptiveInFlight db +1',
+      'adaptiveWork db sheddable admitted +1',
+      'adaptiveWork db sheddable shed +1',
+      'adaptiveLimit db -10',
+      'adaptiveInFlight db -1',
+      'adaptiveMinLatency db +2',
+      'adaptiveLatency db +2.5',
+      'adaptiveWork db sheddable failed +1',
+    ]);
   });
 });

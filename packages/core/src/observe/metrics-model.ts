@@ -4,6 +4,7 @@
  * that an exporter implements on its metrics library.
  */
 import { INSTRUMENTS, type InstrumentSpec } from './instruments.js';
+import { adaptiveMetrics } from './adaptive-metrics.js';
 import {
   DECISION_OUTCOMES,
   type CircuitEvent,
@@ -87,6 +88,7 @@ interface LimitSeries<S> {
  *   `DECISION_OUTCOMES` and its `storeErrors` of both types are added 0, so that they exist before
  *   the first denial or error (`rate()` sees it). An outcome or type a newer core adds is counted
  *   under its own value from its first event.
+ * - An adaptive limit's events (`adaptive`): see `adaptiveMetrics`.
  * - The event's `key` is never read. A decision allocates nothing of the model's: two Map lookups
  *   and the sink's calls on handles made once per limit and value.
  */
@@ -171,5 +173,6 @@ export function createMetricsModel<S>(sink: MetricsSink<S>, options: MetricsMode
       const entry = seriesOf(event.limit);
       sink.add(withValue(entry, entry.settledUnits, INSTRUMENTS.settledUnits, event.action), event.units);
     },
+    adaptive: adaptiveMetrics(sink),
   };
 }

@@ -124,6 +124,29 @@ export interface SettledEvent {
 }
 
 /**
+ * What an adaptive concurrency limit did (`adaptiveConcurrency`, a middleware's `adaptive` option):
+ * `admitted` or `shed` one piece of work of class `priority`; `released` it (its latency in
+ * `latencyMs`) or `failed` (released failed, or never released within `maxHold`); `limit`: a window
+ * changed the limit or a probe measured the baseline (`latencyMs`: the window's median). Each event
+ * carries the state after it: permits, in flight, the baseline.
+ */
+export interface AdaptiveConcurrencyEvent {
+  /** The adaptive limit's name (a middleware's: `adaptive`). */
+  readonly limit: string;
+  readonly kind: 'admitted' | 'shed' | 'released' | 'failed' | 'limit';
+  /** The class of the work (`critical`, `normal`, `sheddable`, `share-0.7`); undefined for `limit`. */
+  readonly priority: string | undefined;
+  /** The limit now, in permits. */
+  readonly permits: number;
+  /** Permits held now. */
+  readonly inFlight: number;
+  /** The baseline (the backend's unloaded latency, ms); undefined before the first probe ended. */
+  readonly minLatencyMs: number | undefined;
+  /** `released`: this work's latency in ms; `limit`: the window's median; undefined otherwise. */
+  readonly latencyMs: number | undefined;
+}
+
+/**
  * Hears what the limits do: give one as the `observer` option of `createLimiter`, `combineLimiters` or
  * a middleware. Every method is optional, and may be `async`. An observer that throws, or whose
  * returned promise rejects, never breaks a request nor the process: the error is reported once per
@@ -147,4 +170,6 @@ export interface Observer {
   reservationCancelled?(event: ReservationCancelledEvent): void;
   leaseUnits?(event: LeaseUnitsEvent): void;
   settled?(event: SettledEvent): void;
+  /** What an adaptive concurrency limit did (see {@link AdaptiveConcurrencyEvent}). */
+  adaptive?(event: AdaptiveConcurrencyEvent): void;
 }

@@ -13,6 +13,14 @@
  */
 export { runStoreConformance, type ConformanceOptions } from './conformance.js';
 export { FakeTimers } from './fake-timers.js';
+export { BackendModel, type BackendModelOptions } from './backend-model.js';
+export {
+  runOverload,
+  type OverloadGate,
+  type OverloadRunOptions,
+  type OverloadStats,
+  type OverloadReport,
+} from './overload-run.js';
 export { rejection } from './capture.js';
 export { decisionEvent } from '../observe/decision-event.js';
 export { StepStore, type StepStoreOptions } from './step-store.js';

@@ -32,6 +32,7 @@ import { limitTests } from './limits.js';
 import { lockoutTests } from './lockouts.js';
 import { optionTests } from './options.js';
 import { permitTests } from './permits.js';
+import { adaptiveStepTests, adaptiveTests } from './adaptive.js';
 import { dryRunTests, outcomeTests, perRequestAlgorithmTests } from './policies.js';
 import { shapingTests } from './shaping.js';
 import { reservationTests } from './reservations.js';
@@ -69,6 +70,7 @@ function describeOne(adapter: Adapter, stores: readonly StoreUnderTest[], redis:
         describe('waiting (shaping)', () => shapingTests(t));
         describe('waiting for reservations (wait with any rate algorithm)', () => reservationTests(t));
         describe('concurrency permits', () => permitTests(t));
+        describe('adaptive concurrency', () => adaptiveTests(t));
         describe('key and cost functions that fail', () => failingFunctionTests(t));
         describe('user functions that throw what a framework reads as no error', () => falsyThrowTests(t));
         describe('a limit chosen per request', () => perRequestAlgorithmTests(t));
@@ -93,6 +95,8 @@ function describeOne(adapter: Adapter, stores: readonly StoreUnderTest[], redis:
       storeFailureTests(t);
       outageLogTests(t);
     });
+    describe('adaptive concurrency against a backend whose latency steps', () =>
+      adaptiveStepTests(suiteContext(adapter, stores[0]!)));
     describe('double counting (RL_DOUBLE_COUNT)', () => doubleCountTests(suiteContext(adapter, stores[0]!)));
     describe('bad options are rejected when the middleware is created', () =>
       optionTests(suiteContext(adapter, stores[0]!)));

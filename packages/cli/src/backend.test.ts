@@ -1,0 +1,139 @@
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { InvalidOptionError } from '@rl/core';
+import { main } from './cli.js';
+import { parseBackend, parseClasses, parseGate } from './backend.js';
+
+async function rl(args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
+  let stdout = '';
+  let stderr = '';
+  const code = await main(args, { stdout: (t) => (stdout += t), stderr: (t) => (stderr += t), stderrIsTTY: false });
+  return { code, stdout, stderr };
+}
+
+// The seed's step: 100 per second for 90 s, a backend of 100 in flight whose service time goes from 10 ms to 2 s at 30 s.
+const SEED = [
+  'simulate',
+  '--pattern',
+  '100/s for 90s',
+  '--backend',
+  'capacity=100,service=10ms,slow=2s@30s',
+  '--limit',
+  'none',
+  '--limit',
+  'concurrency(limit=50)',
+  '--limit',
+  'adaptiveConcurrency(min=5,max=1000)',
+];
+
+describe('rl simulate --backend', () => {
+  it('--json: per limit the admitted, refused per class, most in flight, p50/p99 and goodput, whole run and per slice', async () => {
+    const { code, stdout, stderr } = await rl([...SEED, '--slice', '30s', '--json']);
+    expect([code, stderr]).toEqual([0, '']);
+    const report = JSON.parse(stdout);
+    expect(report.backend).toEqual({
+      label: 'capacity=100,service=10ms,slow=2s@30s',
+      capacity: 100,
+      serviceMs: 10,
+      slow: { toMs: 2000, atMs: 30_000 },
+    });
+    expect(report.requests).toBe(9000);
+    expect(report.limits.map((l: { label: string }) => l.label)).toEqual([
+      'none',
+      'concurrency(limit=50)',
+      'adaptiveConcurrency(min=5,max=1000)',
+    ]);
+    const [none, fixed, adaptive] = report.limits;
+    const last = (l: { slices: { goodputRatio: number; p99Ms: number; peakInFlight: number }[] }) => l.slices.at(-1)!;
+    expect(Object.keys(adaptive.total).sort()).toEqual(
+      [
+        'admitted',
+        'admittedPerClass',
+        'from',
+        'goodput',
+        'goodputRatio',
+        'p50Ms',
+        'p99Ms',
+        'peakInFlight',
+        'permits',
+        'refused',
+        'to',
+      ].sort(),
+    );
+    expect(adaptive.slices).toHaveLength(3);
+    // The last 30 s: no limit drowns, a fixed 50 gets half the capacity, the adaptive limit all of it within 2x the latency.
+    expect(last(none).p99Ms).toBeGreaterThan(30_000);
+    expect(last(fixed).goodputRatio).toBeCloseTo(0.5, 1);
+    expect(last(adaptive).goodputRatio).toBeGreaterThanOrEqual(0.9);
+    expect(last(adaptive).p99Ms).toBeLessThanOrEqual(4000);
+    expect(fixed.total.peakInFlight).toBe(50);
+  });
+
+  it('the table: the three side by side, for the whole run and the last slice', async () => {
+    const { code, stdout } = await rl([...SEED, '--slice', '30s', '--classes', 'critical=1,sheddable=1']);
+    expect(code).toBe(0);
+    const lines = stdout.split('\n');
+    expect(lines[0]).toBe(
+      '9000 requests over 89.991 s; backend: 100 in flight at full speed, service 10ms, 2.0s from 30 s',
+    );
+    expect(lines).toContain('Whole run:');
+    expect(lines).toContain('Last slice (60 s to 89.991 s):');
+    // Wider than 100 columns: the rows are numbered, the adaptive limit is #3; in the last slice it sheds sheddable work only.
+    expect(lines).toContain('#3  adaptiveConcurrency(min=5,max=1000)');
+    expect(stdout).toMatch(/#3 +1499 +1500 \(sheddable 1500\) +100 +2\.0s \/ 2\.0s +50\.0\/s +1\.00/);
+  });
+
+  it.each([
+    [['--backend', 'capacity=0,service=10ms'], '--backend capacity'],
+    [['--backend', 'capacity=10'], '--backend service'],
+    [['--backend', 'capacity=10,service=10ms,slow=2s'], '--backend slow'],
+    [['--backend', 'capacity=10,service=10ms,speed=2'], '--backend'],
+    [['--backend', 'capacity=10,service=10ms', '--chart', 'x.gif'], '--chart'],
+    [['--backend', 'capacity=10,service=10ms', '--wait', '1s'], '--wait'],
+    [['--backend', 'capacity=10,service=10ms', '--clients', '10'], '--clients'],
+    [['--backend', 'capacity=10,service=10ms', '--limit', 'tokenBucket(capacity=1,refillRate=1)'], '--limit'],
+    [
+      ['--backend', 'capacity=10,service=10ms', '--limit', 'adaptiveConcurrency(min=10,max=5)'],
+      'adaptiveConcurrency.max',
+    ],
+    [['--classes', 'critical=1', '--limit', 'fixedWindow(limit=1,window=1s)'], '--classes'],
+  ])('%j is a usage error naming %s', async (args, field) => {
+    const withLimit = args.includes('--limit') ? args : [...args, '--limit', 'none'];
+    const { code, stderr } = await rl(['simulate', '--pattern', '10/s for 1s', ...withLimit]);
+    expect(code).toBe(2);
+    expect(stderr).toContain(field);
+  });
+
+  it('--chart and --report: the admitted and refused per slice of each limit, the tables and the chart in one page', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'rl-backend-'));
+    try {
+      const chart = join(dir, 'seed.svg');
+      const page = join(dir, 'seed.html');
+      const { code, stderr } = await rl([...SEED, '--slice', '30s', '--chart', chart, '--report', page]);
+      expect([code, stderr]).toEqual([0, '']);
+      const svg = readFileSync(chart, 'utf8');
+      expect(svg).toMatch(/^<svg/);
+      expect(svg).toContain('adaptiveConcurrency(min=5,max=1000): last slice p99 2');
+      const html = readFileSync(page, 'utf8');
+      expect(html).toContain('<h2>Whole run</h2>');
+      expect(html).toContain('<h2>Last slice (60 s to 89.991 s)</h2>');
+      expect(html).toContain('<figure><svg');
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it('parses its parts', () => {
+    expect(parseBackend('capacity=4, service=1.5s')).toMatchObject({ capacity: 4, serviceMs: 1500, slow: undefined });
+    expect(parseGate('concurrency(limit=50)').gate).toEqual({ kind: 'fixed', permits: 50 });
+    expect(parseGate('adaptiveConcurrency(min=2)').gate).toEqual({ kind: 'adaptive', options: { min: 2 } });
+    expect(parseClasses('critical=3,0.7=2')).toEqual([
+      { priority: 'critical', weight: 3 },
+      { priority: 0.7, weight: 2 },
+    ]);
+    expect(() => parseClasses('vip=1')).toThrow(InvalidOptionError);
+    expect(() => parseGate('concurrency(limit=0)')).toThrow(InvalidOptionError);
+  });
+});

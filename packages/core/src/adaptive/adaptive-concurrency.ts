@@ -1,0 +1,403 @@
+import { reportObserverError } from '../observe/observation.js';
+import type { AdaptiveConcurrencyEvent, Observer } from '../observe/observer.js';
+import { unrefTimer, type TimerHandle } from '../timers.js';
+import { LatencyWindowBuilder, median } from './latency-window.js';
+import { parseAdaptiveOptions, type AdaptiveConcurrencyOptions, type AdaptiveConfig } from './options.js';
+import type { ClassOf, Priority } from './priority.js';
+
+/** Latency up to this many times the baseline is explained by it (its tolerance of queueing): no periodic probe is needed. */
+const EXPLAINED = 1.5;
+
+/** What one class of work came to so far, in an {@link AdaptiveSnapshot}. */
+export interface AdaptiveClassCounts {
+  /** Permits of the class held now. */
+  readonly inFlight: number;
+  readonly admitted: number;
+  readonly shed: number;
+  /** Released failed, or never released within `maxHold`. */
+  readonly failed: number;
+}
+
+/** The state of an adaptive limit now ({@link AdaptiveConcurrency.snapshot}). */
+export interface AdaptiveSnapshot {
+  /** Permits now: the limit's floor, within `[min, max]` (`min` during a probe). */
+  readonly permits: number;
+  /** Permits held now. */
+  readonly inFlight: number;
+  /** The baseline in ms (the backend's unloaded latency, from the last probe); undefined until one ended. */
+  readonly minLatencyMs: number | undefined;
+  /** The median latency of the last window closed, in ms; undefined before one. */
+  readonly latencyMs: number | undefined;
+  /** A probe of the baseline is running. */
+  readonly probing: boolean;
+  /** Per class label (`critical`, `normal`, `sheddable`, `share-0.7`). */
+  readonly classes: Readonly<Record<string, AdaptiveClassCounts>>;
+}
+
+/** A permit of an adaptive limit: it measures its own time from acquire to release. */
+export interface AdaptivePermit {
+  /** The class of the work, as metrics label it. */
+  readonly priority: string;
+  /**
+   * Ends the work: its latency is a sample of the limit, or with `failed: true` a failure (the work
+   * failed or timed out: its latency is never a sample), or with `cancelled: true` nothing (the work
+   * never reached the backend: a request given up before its handler ran). Only the first call
+   * counts; one after `maxHold` (the permit was already counted failed) does nothing.
+   */
+  release(outcome?: PermitOutcome): void;
+}
+
+/** How the work of a permit ended (see {@link AdaptivePermit.release}); neither: it succeeded. */
+export interface PermitOutcome {
+  readonly failed?: boolean;
+  readonly cancelled?: boolean;
+}
+
+/** Told of what an adaptive limit does; `name` is the limit's name in the events. */
+interface Watcher {
+  readonly name: string;
+  readonly listener: (event: AdaptiveConcurrencyEvent) => void;
+}
+
+interface MutableCounts {
+  inFlight: number;
+  admitted: number;
+  shed: number;
+  failed: number;
+}
+
+/**
+ * A baseline measurement under way: the limit is `atPermits` for one round trip, until the work it
+ * admitted before the first came back has come back (at most `probeSamples`).
+ */
+interface Probe {
+  readonly startedAt: number;
+  /** The limit to go back to once it ends. */
+  readonly restoreTo: number;
+  readonly atPermits: number;
+  readonly samples: number[];
+  /** Probe permits given before the first came back: one round trip's work. */
+  issued: number;
+}
+
+/**
+ * A concurrency limit whose number moves with the latency and the failures of the work it guards (see
+ * docs/design/adaptive-concurrency.md): at most {@link permits} pieces of work at once, where the
+ * limit is derived from a baseline (the backend's unloaded latency, measured by probes at `min`) and
+ * the latency of recent work, by a {@link LimitController}. Per process, with no store: it limits what
+ * this instance sends to its backend. Priorities: work of a class is admitted while the permits held
+ * are below the class's share of the limit, so the lowest class is shed first.
+ *
+ * All in the process's memory and synchronous; time from `timers` (fake timers make it deterministic).
+ */
+export class AdaptiveConcurrency {
+  private readonly config: AdaptiveConfig;
+  /** The limit as a real number (the controller's); the permits are its floor. */
+  private limit: number;
+  private inFlightCount = 0;
+  private baseline: number | undefined = undefined;
+  private lastLatency: number | undefined = undefined;
+  private probe: Probe | undefined;
+  private probeEndedAt = 0;
+  private nextProbeAt = Infinity;
+  /** Changes with the permits: work acquired under another epoch says nothing of the limit now. */
+  private epoch = 0;
+  private readonly window: LatencyWindowBuilder;
+  /** Permits held, in acquire order (the order they expire in). */
+  private readonly held = new Set<HeldPermit>();
+  private expiry: TimerHandle | undefined = undefined;
+  private readonly counts = new Map<string, MutableCounts>();
+  private watchers: readonly Watcher[] = [];
+  private readonly observers = new Set<Observer>();
+
+  constructor(options: AdaptiveConcurrencyOptions = {}) {
+    this.config = parseAdaptiveOptions(options);
+    this.limit = this.config.initial;
+    const now = this.config.timers.now();
+    this.window = new LatencyWindowBuilder(now);
+    // The first baseline is measured at the initial limit (nothing is known yet to lower it for).
+    this.probe = { startedAt: now, restoreTo: this.limit, atPermits: this.config.initial, samples: [], issued: 0 };
+  }
+
+  /** The permits now (within `[min, max]`; the probe's during a probe). */
+  get permits(): number {
+    const probe = this.probe;
+    if (probe !== undefined) return probe.atPermits;
+    return Math.min(this.config.max, Math.max(this.config.min, Math.floor(this.limit)));
+  }
+
+  /** Permits held now. */
+  get inFlight(): number {
+    return this.inFlightCount;
+  }
+
+  /** How long a refused client should wait, in ms: the baseline (a round trip frees permits), at least a second. */
+  get retryAfterMs(): number {
+    return Math.max(1000, Math.ceil(this.baseline ?? 0));
+  }
+
+  /** The controller's name (`gradient`, `aimd`). */
+  get controllerName(): string {
+    return this.config.controller.name;
+  }
+
+  /**
+   * A permit for one piece of work of class `priority` (default `normal`), or undefined when the
+   * permits held reach the class's share of the limit (shed). A bad priority throws an
+   * `InvalidOptionError` and takes nothing.
+   */
+  tryAcquire(priority?: Priority): AdaptivePermit | undefined {
+    const cls = this.config.classes.of(priority, 'priority');
+    const now = this.config.timers.now();
+    this.tick(now);
+    const counts = this.countsOf(cls.label);
+    if (this.inFlightCount >= Math.max(1, Math.floor(this.permits * cls.share))) {
+      counts.shed++;
+      this.tell('shed', cls.label, undefined);
+      return undefined;
+    }
+    const probe = this.probe;
+    if (probe !== undefined && probe.samples.length === 0) probe.issued++;
+    const permit = new HeldPermit(this.ended, cls, now, this.epoch, probe !== undefined);
+    permit.inFlightAtStart = this.inFlightCount + 1;
+    this.inFlightCount++;
+    counts.inFlight++;
+    counts.admitted++;
+    this.held.add(permit);
+    if (this.expiry === undefined) this.scheduleExpiry(now);
+    this.tell('admitted', cls.label, undefined);
+    return permit;
+  }
+
+  /** The state now, for dashboards and tests. */
+  snapshot(): AdaptiveSnapshot {
+    const classes: Record<string, AdaptiveClassCounts> = {};
+    for (const [label, c] of this.counts) classes[label] = { ...c };
+    return {
+      permits: this.permits,
+      inFlight: this.inFlightCount,
+      minLatencyMs: this.baseline,
+      latencyMs: this.lastLatency,
+      probing: this.probe !== undefined,
+      classes,
+    };
+  }
+
+  /**
+   * Tells `listener` of each event, named `name`; returns a function that stops it. The listener runs
+   * inside `tryAcquire` and `release`, synchronously: it must not throw (an observer given to
+   * {@link observe} is guarded instead).
+   */
+  watch(name: string, listener: (event: AdaptiveConcurrencyEvent) => void): () => void {
+    const watcher = { name, listener };
+    this.watchers = [...this.watchers, watcher];
+    return () => {
+      this.watchers = this.watchers.filter((w) => w !== watcher);
+    };
+  }
+
+  /**
+   * Tells `observer.adaptive` of each event under this limit's `name` (once per observer: middlewares
+   * sharing the limit and an observer count its work once). A throwing or rejecting observer is
+   * reported once (`RL_OBSERVER_ERROR`) and never breaks the work.
+   */
+  observe(observer: Observer): void {
+    if (this.observers.has(observer)) return;
+    this.observers.add(observer);
+    this.watch(this.config.name, (event) => {
+      try {
+        const returned: unknown = observer.adaptive?.(event);
+        if (returned instanceof Promise) returned.catch((error: unknown) => reportObserverError(observer, error));
+      } catch (error) {
+        reportObserverError(observer, error);
+      }
+    });
+  }
+
+  /** The limit's name in events (the `name` option). */
+  get name(): string {
+    return this.config.name;
+  }
+
+  /** Frees every permit's timer (the permits held are forgotten, not counted failed). */
+  close(): void {
+    if (this.expiry !== undefined) this.config.timers.clearTimeout(this.expiry);
+    this.expiry = undefined;
+    this.held.clear();
+  }
+
+  /** @see AdaptivePermit.release (called by the permit, once). */
+  private readonly ended = (permit: HeldPermit, outcome: PermitOutcome | undefined): void => {
+    const failed = outcome?.failed === true;
+    const now = this.config.timers.now();
+    this.held.delete(permit);
+    this.inFlightCount--;
+    const counts = this.countsOf(permit.priority);
+    counts.inFlight--;
+    // A clock that stepped back gives no latency at all, never a negative or a zero one.
+    const latency = now >= permit.acquiredAt ? now - permit.acquiredAt : undefined;
+    if (failed) {
+      counts.failed++;
+      if (permit.epoch === this.epoch && this.probe === undefined) this.window.fail(permit.inFlightAtStart);
+      this.tell('failed', permit.priority, undefined);
+    } else if (outcome?.cancelled === true) {
+      this.tell('released', permit.priority, undefined);
+    } else {
+      this.tell('released', permit.priority, latency);
+      if (latency !== undefined) this.sampled(permit, latency, now);
+    }
+    this.tick(now);
+  };
+
+  private sampled(permit: HeldPermit, latency: number, now: number): void {
+    const probe = this.probe;
+    if (probe !== undefined) {
+      if (!permit.probe) return;
+      probe.samples.push(latency);
+      if (probe.samples.length >= Math.min(this.config.probeSamples, probe.issued)) this.endProbe(now);
+    } else if (permit.epoch === this.epoch) this.window.sample(latency, permit.inFlightAtStart);
+  }
+
+  /** Ends a probe whose time ran out, starts a periodic one, and closes a window that is due. */
+  private tick(now: number): void {
+    const probe = this.probe;
+    if (probe !== undefined) {
+      if (now - probe.startedAt >= this.config.maxHoldMs) this.endProbe(now);
+      return;
+    }
+    const window = this.window;
+    if (now - window.startedAt < this.config.windowMs || !window.measured) return;
+    const measured = window.close(this.limit, this.baseline!);
+    const latency = measured.latencyMs;
+    this.lastLatency = latency;
+    window.restart(now);
+    // Work faster than the baseline is a backend that got faster: that is its unloaded latency now.
+    if (latency !== undefined && latency < this.baseline!) this.baseline = latency;
+    const baseline = this.baseline!;
+    // A probe costs a round trip at `min`: a due one runs only when the baseline does not explain what is measured.
+    if (now >= this.nextProbeAt && (latency === undefined || latency > baseline * EXPLAINED))
+      return this.startProbe(now);
+    // Latency this far above the baseline is the backend slowing down, not a queue of ours: measure it again.
+    if (latency !== undefined && latency > baseline * this.config.reprobeAbove && now - this.probeEndedAt >= baseline)
+      return this.startProbe(now);
+    const next = this.config.controller.next(measured);
+    if (!Number.isFinite(next)) return;
+    const before = this.permits;
+    this.limit = Math.min(this.config.max, Math.max(this.config.min, next));
+    if (this.permits !== before) this.epoch++;
+    this.tell('limit', undefined, latency);
+  }
+
+  private startProbe(now: number): void {
+    this.probe = { startedAt: now, restoreTo: this.limit, atPermits: this.config.min, samples: [], issued: 0 };
+    this.epoch++;
+    this.tell('limit', undefined, undefined);
+  }
+
+  private endProbe(now: number): void {
+    const probe = this.probe!;
+    const before = this.baseline;
+    // A probe whose work never came back (its time ran out) keeps the baseline it had.
+    if (probe.samples.length > 0) this.baseline = median(probe.samples);
+    this.probe = undefined;
+    if (this.baseline === undefined) {
+      // No baseline yet: measure again with the next work.
+      this.probe = { ...probe, startedAt: now, samples: [], issued: 0 };
+      return;
+    }
+    this.limit = probe.restoreTo;
+    this.probeEndedAt = now;
+    this.nextProbeAt = now + this.config.probeIntervalMs;
+    this.epoch++;
+    this.window.restart(now);
+    // A baseline that moved (twice or half what it was) is a new backend: the controller starts afresh.
+    if (before === undefined || this.baseline > before * 2 || this.baseline < before / 2)
+      this.config.controller.rebase?.();
+    this.tell('limit', undefined, this.baseline);
+  }
+
+  /** Counts as failed every permit held past `maxHold`, then waits for the next one's time. */
+  private expire(): void {
+    this.expiry = undefined;
+    const now = this.config.timers.now();
+    for (const permit of this.held) {
+      if (now - permit.acquiredAt < this.config.maxHoldMs) break;
+      permit.release({ failed: true });
+    }
+    if (this.held.size > 0) this.scheduleExpiry(now);
+  }
+
+  private scheduleExpiry(now: number): void {
+    const oldest = this.held.values().next().value as HeldPermit;
+    const due = Math.max(1, oldest.acquiredAt + this.config.maxHoldMs - now);
+    this.expiry = unrefTimer(this.config.timers.setTimeout(() => this.expire(), due));
+  }
+
+  private countsOf(label: string): MutableCounts {
+    let counts = this.counts.get(label);
+    if (counts === undefined) {
+      counts = { inFlight: 0, admitted: 0, shed: 0, failed: 0 };
+      this.counts.set(label, counts);
+    }
+    return counts;
+  }
+
+  private tell(
+    kind: AdaptiveConcurrencyEvent['kind'],
+    priority: string | undefined,
+    latencyMs: number | undefined,
+  ): void {
+    const watchers = this.watchers;
+    if (watchers.length === 0) return;
+    for (const w of watchers)
+      w.listener({
+        limit: w.name,
+        kind,
+        priority,
+        permits: this.permits,
+        inFlight: this.inFlightCount,
+        minLatencyMs: this.baseline,
+        latencyMs,
+      });
+  }
+}
+
+/** A permit held: its class, when it was acquired and under which epoch. */
+class HeldPermit implements AdaptivePermit {
+  private done = false;
+  readonly priority: string;
+  /** Permits held when it was acquired, itself included. */
+  inFlightAtStart = 0;
+
+  constructor(
+    private readonly onEnd: (permit: HeldPermit, outcome: PermitOutcome | undefined) => void,
+    cls: ClassOf,
+    readonly acquiredAt: number,
+    readonly epoch: number,
+    readonly probe: boolean,
+  ) {
+    this.priority = cls.label;
+  }
+
+  release(outcome?: PermitOutcome): void {
+    if (this.done) return;
+    this.done = true;
+    this.onEnd(this, outcome);
+  }
+}
+
+/**
+ * An adaptive concurrency limit (see {@link AdaptiveConcurrency}): `min`, `max` and `initial` permits,
+ * the controller, the window, the probes of the baseline, `maxHold`, the classes' shares. Give it as a
+ * middleware's `adaptive` option, or call `tryAcquire` around the work yourself:
+ *
+ * ```ts
+ * const db = adaptiveConcurrency({ min: 5, max: 500 });
+ * const permit = db.tryAcquire('critical');
+ * if (permit === undefined) return overloaded();
+ * try { await query(); permit.release(); } catch (e) { permit.release({ failed: true }); throw e; }
+ * ```
+ */
+export function adaptiveConcurrency(options: AdaptiveConcurrencyOptions = {}): AdaptiveConcurrency {
+  return new AdaptiveConcurrency(options);
+}

@@ -1,0 +1,56 @@
+import { describe, expect, test } from 'vitest';
+import { InvalidOptionError } from '../errors.js';
+import { aimdController, gradientController, type LatencyWindow } from './controller.js';
+
+const window = (w: Partial<LatencyWindow>): LatencyWindow => ({
+  limit: 100,
+  minLatencyMs: 10,
+  latencyMs: 10,
+  samples: 10,
+  failures: 0,
+  peakInFlight: 100,
+  ...w,
+});
+
+describe('gradientController', () => {
+  test.each([
+    ['at the baseline, limit filled, slow start: doubles', {}, 200],
+    ['at the target (baseline x 1.25): keeps', { latencyMs: 12.5 }, 100],
+    ['twice the target: halves', { latencyMs: 25 }, 50],
+    ['far above: halves at most', { latencyMs: 1000 }, 50],
+    ['limit not filled to half: keeps', { peakInFlight: 49 }, 100],
+    ['failures: backs off by 0.9', { failures: 1 }, 90],
+    ['only failures finished: backs off', { latencyMs: undefined, samples: 0, failures: 3 }, 90],
+  ] as const)('%s', (_, w, next) => {
+    expect(gradientController().next(window(w))).toBeCloseTo(next);
+  });
+
+  test('after the first queueing it grows by the gradient, until a new baseline restarts the slow start', () => {
+    const c = gradientController();
+    c.next(window({ latencyMs: 20 }));
+    expect(c.next(window({}))).toBeCloseTo(125);
+    c.rebase!();
+    expect(c.next(window({}))).toBeCloseTo(200);
+  });
+
+  test('bad options are typed errors', () => {
+    expect(() => gradientController({ tolerance: 0 })).toThrow(InvalidOptionError);
+    expect(() => gradientController({ backoff: 1 })).toThrow(InvalidOptionError);
+    expect(() => gradientController({ buffer: 1 } as never)).toThrow(InvalidOptionError);
+  });
+});
+
+describe('aimdController', () => {
+  test.each([
+    ['no drop, filled: adds 1', {}, 101],
+    ['latency past twice the baseline: backs off', { latencyMs: 21 }, 90],
+    ['a failure: backs off', { failures: 1 }, 90],
+    ['not filled to half: keeps', { peakInFlight: 10 }, 100],
+  ] as const)('%s', (_, w, next) => {
+    expect(aimdController().next(window(w))).toBeCloseTo(next);
+  });
+
+  test('bad options are typed errors', () => {
+    expect(() => aimdController({ increase: -1 })).toThrow(InvalidOptionError);
+  });
+});

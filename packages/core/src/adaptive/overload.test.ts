@@ -1,0 +1,76 @@
+import { describe, expect, test } from 'vitest';
+import { runOverload, type OverloadGate, type OverloadStats } from '../testing/overload-run.js';
+
+// The seed's step: a backend of capacity 100 in flight whose service time goes from 10 ms to 2 s at
+// t = 30 s, under 100 requests per second (twice what it completes at 2 s: 50 per second).
+const step = (t: number): number => (t < 30_000 ? 10 : 2000);
+const seed = (gate: OverloadGate) =>
+  runOverload({ rate: 100, durationMs: 120_000, sliceMs: 5000, capacity: 100, serviceMs: step, gate });
+const after = (slices: readonly OverloadStats[], from: number) => slices.filter((s) => s.from >= from);
+const mean = (values: number[]) => values.reduce((a, b) => a + b, 0) / values.length;
+
+describe("the seed's step (capacity 100 in flight, 10 ms -> 2 s at 30 s, 100 per second)", () => {
+  const adaptive = seed({ kind: 'adaptive', options: { min: 5, max: 1000 } });
+  const fixed = seed({ kind: 'fixed', permits: 50 });
+  const none = seed({ kind: 'none' });
+
+  test('the adaptive limit settles at the in-flight that keeps latency at the target (capacity x 1.25), within 10 %', () => {
+    const settled = after(adaptive.slices, 60_000);
+    for (const s of settled) expect(Math.abs(s.peakInFlight - 125) / 125).toBeLessThanOrEqual(0.1);
+  });
+
+  test('p99 latency of admitted work stays within twice the un-overloaded latency (2 s) after the step', () => {
+    for (const s of after(adaptive.slices, 30_000)) expect(s.p99Ms!).toBeLessThanOrEqual(4000);
+  });
+
+  test('goodput is at least 0.9 of capacity once settled; a fixed 50 gets half, no limit drowns in latency', () => {
+    expect(mean(after(adaptive.slices, 60_000).map((s) => s.goodputRatio))).toBeGreaterThanOrEqual(0.9);
+    expect(mean(after(fixed.slices, 60_000).map((s) => s.goodputRatio))).toBeLessThanOrEqual(0.55);
+    expect(none.slices.at(-1)!.p99Ms!).toBeGreaterThan(30_000);
+  });
+
+  test('before the step the limit stays where it was: 1 in flight is no reason to grow', () => {
+    for (const s of adaptive.slices.filter((s) => s.to <= 30_000)) {
+      expect(s.permits).toBe(20);
+      expect(s.refused).toEqual({});
+    }
+  });
+
+  test('deterministic: the same run twice is the same report', () => {
+    expect(seed({ kind: 'adaptive', options: { min: 5, max: 1000 } })).toEqual(adaptive);
+  });
+});
+
+describe('priorities at twice the capacity', () => {
+  // 100 per second at 2 s against 50 per second of capacity; 3 critical, 3 normal, 4 sheddable in 10.
+  const classes = [
+    { priority: 'critical', weight: 3 },
+    { priority: 'normal', weight: 3 },
+    { priority: 'sheddable', weight: 4 },
+  ] as const;
+  const load = (rate: number | ((t: number) => number), durationMs = 120_000) =>
+    runOverload({
+      rate,
+      durationMs,
+      sliceMs: 10_000,
+      capacity: 100,
+      serviceMs: () => 2000,
+      gate: { kind: 'adaptive', options: { min: 5, max: 1000 } },
+      classes,
+    });
+
+  test('critical work is admitted in full once settled, sheddable is shed first', () => {
+    for (const s of after(load(100).slices, 30_000)) {
+      expect(s.refused.critical ?? 0).toBe(0);
+      expect(s.refused.sheddable ?? 0).toBeGreaterThan(s.refused.normal ?? 0);
+    }
+  });
+
+  test('when the load drops, no class starves', () => {
+    const report = load((t) => (t < 60_000 ? 100 : 20));
+    for (const s of after(report.slices, 70_000)) {
+      expect(s.refused).toEqual({});
+      for (const c of ['critical', 'normal', 'sheddable']) expect(s.admittedPerClass[c]).toBeGreaterThan(0);
+    }
+  });
+});
