@@ -144,7 +144,9 @@ export function adaptiveStepTests(t: SuiteContext): void {
     expect([...statuses.keys()].sort()).toEqual([200, 503]);
     expect(overHeld).toBe(0);
     expect(late.length).toBeGreaterThan(0);
-    // 24 clients push; 0.8 s after the step the limit holds the backend near its capacity of 4.
-    expect(Math.max(...late)).toBeLessThanOrEqual(16);
+    // 24 clients push; 0.8 s after the step the limit holds some of them back (4–6 at the backend on a
+    // quiet machine, 17 seen on a loaded one: real time here; how near the capacity it settles is
+    // measured on the virtual clock, core/src/adaptive/overload.test.ts).
+    expect(Math.max(...late)).toBeLessThan(24);
   });
 }
