@@ -83,6 +83,7 @@ export function glideAdapter(client: Glide): ClientAdapter {
   };
   return {
     keyPrefix: '',
+    cluster,
     script: (_name, numberOfKeys, lua) => {
       const sha = scriptSha1(lua);
       return (...args) => send(sha, lua, numberOfKeys, args);
