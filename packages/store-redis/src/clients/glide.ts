@@ -65,7 +65,9 @@ function isGlideNoScript(error: unknown): boolean {
 
 /**
  * GLIDE runs every command through its native core, which routes a Cluster command by its key (for
- * `EVALSHA`, the first key after the count) and follows `MOVED`, `ASK` and `TRYAGAIN` itself. The
+ * `EVALSHA`, the first key after the count) and follows `MOVED`, `ASK` and `TRYAGAIN` itself (within
+ * its `requestTimeout`, 250 ms by default: a slot migration that splits a script's keys for longer
+ * fails the call, see docs/design/stores.md, "GLIDE"). The
  * store sends `EVALSHA` by `customCommand` and `EVAL` on `NOSCRIPT`, with `Decoder.Bytes` so that the
  * reply keeps its bytes; not `invokeScript`, which takes a `Script` object of the package's (the store
  * imports nothing from an optional peer) that holds native memory until its `release()` (a store has
