@@ -65,10 +65,8 @@ function isGlideNoScript(error: unknown): boolean {
 
 /**
  * GLIDE runs every command through its native core, which routes a Cluster command by its key (for
- * `EVALSHA`, the first key after the count) and follows `MOVED`, `ASK` and `TRYAGAIN` itself (within
- * its `requestTimeout`, 250 ms by default: a slot migration that splits a script's keys for longer
- * fails the call, see docs/design/stores.md, "GLIDE"). The
- * store sends `EVALSHA` by `customCommand` and `EVAL` on `NOSCRIPT`, with `Decoder.Bytes` so that the
+ * `EVALSHA`, the first key after the count) and follows `MOVED` and `ASK` itself (a slot migration that
+ * splits a script's keys fails its calls: docs/design/stores.md, "Valkey GLIDE"). The store sends `EVALSHA` by `customCommand` and `EVAL` on `NOSCRIPT`, with `Decoder.Bytes` so that the
  * reply keeps its bytes; not `invokeScript`, which takes a `Script` object of the package's (the store
  * imports nothing from an optional peer) that holds native memory until its `release()` (a store has
  * no moment to release it: it never owns the client). GLIDE has no key prefix and exposes no slot
@@ -118,7 +116,7 @@ export function glideAdapter(client: Glide): ClientAdapter {
  * user's client's configuration with the store's callback, and subscribes it (`SUBSCRIBE`; on a
  * Cluster `SSUBSCRIBE`, which GLIDE sends to the master of the channels' slot) with GLIDE's blocking
  * call, which resolves once the server confirmed. GLIDE reconnects that client and subscribes it
- * again by itself, and tells no break: see docs/design/stores.md, "GLIDE", for what that costs.
+ * again by itself, and tells no break: see docs/design/stores.md, "Valkey GLIDE", for what that costs.
  */
 function subscriptionPlan(client: Glide, cluster: boolean, handlers: SubscriptionHandlers): SubscriberPlan {
   const channels = new Set(handlers.channels);
