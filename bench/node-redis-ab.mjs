@@ -14,7 +14,8 @@
 import path from 'node:path';
 import { createRequire } from 'node:module';
 import { pathToFileURL } from 'node:url';
-import { ROOT_DIR, ipKey, startRedis } from './lib/common.mjs';
+import { ROOT_DIR, startRedis } from './lib/common.mjs';
+import { runInterleaved } from './lib/interleaved.mjs';
 
 const [otherRoot, roundsArg = '40', sliceArg = '400', inflightArg = '64'] = process.argv.slice(2);
 if (otherRoot === undefined) {
@@ -52,31 +53,6 @@ async function contender(name, root, family) {
   return { name, limiter, close };
 }
 
-let next = 0;
-/** Decisions/s and client CPU µs per decision of `c` over `ms`, `INFLIGHT` in flight. */
-async function slice(c, ms) {
-  const stop = performance.now() + ms;
-  let decisions = 0;
-  const lane = async () => {
-    while (performance.now() < stop) {
-      await c.limiter.consume(ipKey(next++ % KEYS));
-      decisions++;
-    }
-  };
-  const t0 = performance.now();
-  const cpu0 = process.cpuUsage();
-  await Promise.all(Array.from({ length: INFLIGHT }, lane));
-  const cpu = process.cpuUsage(cpu0);
-  return { perSecond: (decisions / (performance.now() - t0)) * 1000, cpuUs: (cpu.user + cpu.system) / decisions };
-}
-
-const quantile = (values, q) => {
-  const sorted = [...values].sort((a, b) => a - b);
-  return sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))];
-};
-const spread = (values, digits) =>
-  `${quantile(values, 0.5).toFixed(digits)} (${quantile(values, 0.1).toFixed(digits)}–${quantile(values, 0.9).toFixed(digits)})`;
-
 const contenders = [];
 try {
   contenders.push(
@@ -84,32 +60,13 @@ try {
     await contender('after node-redis', ROOT_DIR, 'node-redis'),
     await contender('after ioredis', ROOT_DIR, 'ioredis'),
   );
-  // Every contender's 100k keys written once, and its code warm.
-  for (const c of contenders) await slice(c, 2000);
-  const runs = new Map(contenders.map((c) => [c.name, []]));
-  for (let round = 0; round < ROUNDS; round++) {
-    const order = round % 2 === 0 ? contenders : [...contenders].reverse();
-    const got = new Map();
-    for (const c of order) got.set(c.name, await slice(c, SLICE_MS));
-    for (const [name, run] of got)
-      runs.get(name).push({ ...run, ratio: run.perSecond / got.get('after ioredis').perSecond });
-  }
-  console.log(`${ROUNDS} rounds of ${SLICE_MS} ms, ${INFLIGHT} in flight: median (10th–90th percentile)`);
-  console.log('| store | decisions/s | client CPU µs per decision | / ioredis, same round |');
-  console.log('| --- | --- | --- | --- |');
-  for (const [name, list] of runs)
-    console.log(
-      `| ${name} | ${spread(
-        list.map((r) => r.perSecond / 1000),
-        1,
-      )}k | ${spread(
-        list.map((r) => r.cpuUs),
-        2,
-      )} | ${spread(
-        list.map((r) => r.ratio),
-        2,
-      )} |`,
-    );
+  await runInterleaved(contenders, {
+    rounds: ROUNDS,
+    sliceMs: SLICE_MS,
+    inflight: INFLIGHT,
+    keys: KEYS,
+    reference: 'after ioredis',
+  });
 } finally {
   for (const c of contenders) await c.close();
   await redis.stop();

@@ -10,7 +10,7 @@
 //      packages (their builds: run `pnpm build` first) and to the frameworks the workspace installed.
 //      With `--from-tarballs [dir]` the packages are packed (`pnpm pack` in each publishable package,
 //      or the .tgz files already in dir are used) and installed with npm into a fresh project, with express,
-//      fastify, koa, ioredis, redis, prom-client, @opentelemetry/api, their @types and typescript, at
+//      fastify, koa, ioredis, redis, @valkey/valkey-glide, prom-client, @opentelemetry/api, their @types and typescript, at
 //      the ranges the workspace tests with: the snippets then run as a user's code would.
 //   3. Run each program with node (the tsc output), at most 2 at a time; each must exit 0 by itself
 //      within 15 s, and print what its comments say: `console.log(x); // 200 "20-in-2s";r=15;t=1`
@@ -87,6 +87,7 @@ const SNIPPET_DEPENDENCIES = [
   'fast-check',
   'ioredis',
   'redis',
+  '@valkey/valkey-glide',
   'prom-client',
   '@opentelemetry/api',
   '@types/express',

@@ -21,13 +21,14 @@ function factoryName(value: unknown): string | undefined {
 }
 
 /**
- * What Redis client `value` is (`an ioredis (or iovalkey) client`, `a node-redis client`), recognized
+ * What Redis client `value` is (`an ioredis (or iovalkey) client`, `a node-redis client`, `a Valkey GLIDE client`), recognized
  * by its methods, or undefined: for the errors of a client given where a store or a store's options go.
  */
 export function redisClientKind(value: unknown): string | undefined {
   if (value === null || typeof value !== 'object') return undefined;
   if (has(value, 'defineCommand', 'evalsha')) return 'an ioredis (or iovalkey) client';
   if (has(value, 'sendCommand') && (has(value, 'connect') || 'isOpen' in value)) return 'a node-redis client';
+  if (has(value, 'customCommand', 'invokeScript')) return 'a Valkey GLIDE client';
   return undefined;
 }
 

@@ -1,6 +1,6 @@
 export { RedisStore } from './redis-store.js';
 export type { RedisStoreOptions } from './store-options.js';
-export type { RedisClient, IoredisClient, NodeRedisClient } from './clients/client.js';
+export type { RedisClient, IoredisClient, NodeRedisClient, GlideClient } from './clients/client.js';
 export { EXPLICIT_NOW_EXPIRY_MARGIN_MS } from './script-plan.js';
 export {
   hashTagOf,

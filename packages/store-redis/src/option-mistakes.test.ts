@@ -6,6 +6,7 @@ import { Redis as Valkey } from 'iovalkey';
 import { createClient } from 'redis';
 import { createClient as createClient4 } from 'redis4';
 import { RateLimiterRedis } from 'rate-limiter-flexible';
+import { GlideClient } from '@valkey/valkey-glide';
 import { rejection } from '@rl/test-support';
 import { RedisStore } from './redis-store.js';
 
@@ -60,6 +61,21 @@ describe('new RedisStore(client): the client goes in the options', () => {
     );
     if ('disconnect' in client && typeof client.disconnect === 'function' && !name.startsWith('node-redis'))
       client.disconnect();
+  });
+
+  it('Valkey GLIDE', async () => {
+    // lazyConnect: made without a server (port 1 is never one).
+    const client = await GlideClient.createClient({ addresses: [{ host: '127.0.0.1', port: 1 }], lazyConnect: true });
+    try {
+      expect(rejection(() => new RedisStore(client as never)).message).toMatch(
+        /^Invalid option RedisStore: a Valkey GLIDE client\. Expected an options object with the client in it: new RedisStore\(\{ client \}\)\./,
+      );
+      expect(rejection(() => createLimiter({ algorithm, store: client as never })).message).toMatch(
+        /^Invalid option createLimiter\.store: a Valkey GLIDE client\. Expected a store: pass store: new RedisStore\(\{ client \}\) from @rl\/store-redis/,
+      );
+    } finally {
+      client.close();
+    }
   });
 
   it("rate-limit-redis's sendCommand: pass the client itself", () => {

@@ -109,7 +109,7 @@ export class RedisStore implements Store {
   constructor(options: RedisStoreOptions) {
     const config = parseStoreOptions(options);
     const adapter = adaptClient(config.client as unknown);
-    const cluster = adapter.masterOf !== undefined;
+    const cluster = adapter.cluster;
     this.client = config.client;
     this.adapter = adapter;
     this.prefix = config.prefix;
@@ -133,7 +133,7 @@ export class RedisStore implements Store {
       resets: this.resets,
       closed: () => this.sender.closed,
     });
-    if (cluster) this.failureDomain = (key, algorithm) => this.nodeOf(key, algorithm);
+    if (adapter.masterOf !== undefined) this.failureDomain = (key, algorithm) => this.nodeOf(key, algorithm);
   }
 
   /**

@@ -34,6 +34,8 @@ function listenerCount(client: RedisClient): number {
   for (const emitter of emitters) {
     if (emitter === undefined || emitter instanceof Promise) continue;
     const e = emitter as Emitter;
+    // A GLIDE client is no event emitter: the store can add no listener to it (its connections are counted).
+    if (typeof e.eventNames !== 'function') continue;
     for (const name of e.eventNames()) count += e.listenerCount(name);
   }
   return count;
@@ -45,10 +47,13 @@ async function connections(): Promise<number> {
   return list.trim().split('\n').length;
 }
 
-/** {@link connections} once it is `expected` (the server drops a closed connection soon after: polled, at most about 1 s). */
-async function connectionsSettle(expected: number): Promise<number> {
+/**
+ * {@link connections} once it is `expected` (the server drops a closed connection soon after: polled, at
+ * most about `polls` × 10 ms; GLIDE's native core drops a closed client's connection 2 to 3 s after `close()`).
+ */
+async function connectionsSettle(expected: number, polls = 100): Promise<number> {
   let count = await connections();
-  for (let i = 0; i < 100 && count !== expected; i++) {
+  for (let i = 0; i < polls && count !== expected; i++) {
     await new Promise((resolve) => setTimeout(resolve, 10));
     count = await connections();
   }
@@ -77,17 +82,22 @@ describe.each(ALL)('$name', (kind) => {
         await limiter.reset('k');
         await store.close();
       };
+      // A GLIDE client is connected once created, and the first store's subscriber may still linger (see connectionsSettle).
+      const glideConnections = kind.family === 'glide' && deployment === 'standalone' ? await connections() : 0;
       await warm(0);
       const before = listenerCount(client);
-      const connectionsBefore = deployment === 'standalone' ? await connections() : 0;
+      const connectionsBefore =
+        deployment !== 'standalone' ? 0 : kind.family === 'glide' ? glideConnections : await connections();
       for (let i = 1; i <= STORES; i++) await warm(i);
       expect(listenerCount(client)).toBe(before);
-      if (deployment === 'standalone') expect(await connectionsSettle(connectionsBefore)).toBe(connectionsBefore);
+      if (deployment === 'standalone')
+        expect(await connectionsSettle(connectionsBefore, kind.family === 'glide' ? 500 : 100)).toBe(connectionsBefore);
     },
   );
 });
 
-describe.each(ALL)('$name: many stores on one client at once', (kind) => {
+// A GLIDE client has no listeners to bound (it is no event emitter).
+describe.each(ALL.filter((kind) => kind.family !== 'glide'))('$name: many stores on one client at once', (kind) => {
   it('12 stores with their subscriptions open print no MaxListenersExceededWarning, and leave the bound as it was', async () => {
     const client = await kind.standalone(redis.url);
     opened.push(() => kind.close(client));

@@ -1,7 +1,7 @@
 /**
  * Precision under contention: 4 processes × 50 concurrent consumers on one key, against a standalone
  * Redis and a 3-master Cluster, must admit exactly the limit, never one more (and never fewer: every
- * request reaches Redis, no timeout, no deny cache).
+ * request reaches Redis, no timeout, no deny cache); with ioredis, and with Valkey GLIDE.
  */
 import type { ChildProcess } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
@@ -51,15 +51,18 @@ function remainingInRedis(decision: Decision): number {
 const kinds = ['fixed-window', 'sliding-window-log', 'token-bucket', 'concurrency'] as const;
 
 describe.each([
-  { name: 'standalone', target: () => ({ url: redis.url }) },
-  { name: 'cluster', target: () => ({ nodes: [...redis.nodes] }) },
-])('contention on $name Redis', ({ name, target }) => {
+  { name: 'standalone', client: 'ioredis', target: () => ({ url: redis.url }) },
+  { name: 'cluster', client: 'ioredis', target: () => ({ nodes: [...redis.nodes] }) },
+  { name: 'standalone', client: 'glide', target: () => ({ url: redis.url }) },
+  { name: 'cluster', client: 'glide', target: () => ({ nodes: [...redis.nodes] }) },
+] as const)('contention on $name Redis ($client)', ({ name, client, target }) => {
   it.each(kinds)(`${PROCESSES} processes × ${CONSUMERS} consumers admit exactly the limit: %s`, async (kind) => {
     const results = await contend({
       target: target(),
+      client,
       kind,
       key: 'hot-key',
-      prefix: `contention:${name}:${kind}:${Date.now()}:`,
+      prefix: `contention:${name}:${client}:${kind}:${Date.now()}:`,
     });
     const admitted = results.reduce((sum, r) => sum + r.admitted, 0);
     const denied = results.reduce((sum, r) => sum + r.denied, 0);

@@ -1,4 +1,5 @@
 import { fork, type ChildProcess } from 'node:child_process';
+import { createRequire } from 'node:module';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { basename, join } from 'node:path';
@@ -11,7 +12,8 @@ import { workspaceEntryPoints } from '../workspace-aliases.mjs';
  * file, with `@rl/*` resolved to the workspace's sources as vitest resolves them. A process started
  * from it loads one file: about 0.3 s of CPU where the TypeScript loader (register-ts.mjs, which
  * transforms every module in every process) took about 1 s, and the Redis suite starts some 150 such
- * processes. Its dependencies (ioredis, redis, …) are bundled too, so the file runs from anywhere.
+ * processes. Its dependencies (ioredis, redis, …) are bundled too, so the file runs from anywhere, but for
+ * a package with a native addon (Valkey GLIDE), imported by its absolute path.
  */
 export interface WorkerScript {
   /** The bundled script's path (for `spawn(process.execPath, [path])`); valid once beforeAll has run. */
@@ -23,6 +25,9 @@ export interface WorkerScript {
 /** Lets the bundled ESM file's CommonJS dependencies `require` Node's built-ins. */
 const REQUIRE_SHIM =
   "import { createRequire as rlCreateRequire } from 'node:module'; const require = rlCreateRequire(import.meta.url);";
+
+/** Packages whose native addon esbuild cannot bundle (Valkey GLIDE's core). */
+const NATIVE_PACKAGES = /^@valkey\/valkey-glide$/;
 
 /** Bundles `modulePath` into the run's temporary directory in beforeAll and removes it in afterAll. */
 export function useWorkerScript(modulePath: string): WorkerScript {
@@ -67,6 +72,11 @@ async function bundle(entry: string, outfile: string): Promise<void> {
             const source = sources.get(path);
             return source === undefined ? undefined : { path: source };
           });
+          // A package with a native addon (a `.node` file) cannot be bundled: imported from where it is installed.
+          build.onResolve({ filter: NATIVE_PACKAGES }, ({ path, resolveDir }) => ({
+            path: createRequire(join(resolveDir, 'index.js')).resolve(path),
+            external: true,
+          }));
         },
       },
     ],

@@ -11,9 +11,14 @@ export interface ClientAdapter {
    */
   readonly keyPrefix: string;
   /**
+   * True on a Cluster client: a limit's keys share a hash tag, and a batch or a group holds keys of one
+   * slot only. False on a standalone, Sentinel or pool client (any keys in one call).
+   */
+  readonly cluster: boolean;
+  /**
    * On a Cluster client only: the master that serves `slot` (`"host:port"`, from the client's slot
    * table), `''` while the client has no table yet. Absent on a client with no slot table
-   * (standalone, Sentinel, a pool): the whole store is one failure domain.
+   * (standalone, Sentinel, a pool; a GLIDE Cluster, which exposes none): the whole store is one failure domain.
    */
   readonly masterOf?: (slot: number) => string;
   /**

@@ -88,6 +88,7 @@ export function ioredisAdapter(client: Ioredis): ClientAdapter {
   const commands = client as unknown as Record<string, ScriptCall | undefined>;
   return {
     keyPrefix,
+    cluster: client.isCluster === true,
     masterOf: client.isCluster === true ? (slot) => client.slots?.[slot]?.[0] ?? '' : undefined,
     script(name, numberOfKeys, lua) {
       if (typeof commands[`${name}Buffer`] !== 'function') client.defineCommand(name, { numberOfKeys, lua });

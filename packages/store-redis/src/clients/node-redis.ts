@@ -137,6 +137,7 @@ export function nodeRedisAdapter(client: NodeRedis): ClientAdapter {
   const send = single ? pacedSend(unpaced) : unpaced;
   return {
     keyPrefix: '',
+    cluster,
     masterOf: cluster ? (slot) => client.slots?.[slot]?.master?.address ?? '' : undefined,
     script: (_name, numberOfKeys, lua) => {
       const sha = scriptSha1(lua);

@@ -1,6 +1,7 @@
 /**
  * The Redis clients the store is tested with, each connected the way its users connect it: ioredis 6
  * (the `ioredis` package today) and 5, iovalkey, node-redis 6 (the `redis` package today), 5 and 4.
+ * and Valkey GLIDE 2 (standalone and Cluster clients).
  * The older majors are npm aliases in package.json (`ioredis5`, `redis5`, `redis4`). iovalkey runs
  * against Redis: Debian 12 has no Valkey server package, and Valkey speaks the same protocol.
  *
@@ -17,12 +18,13 @@ import { Cluster as IovalkeyCluster, Redis as Iovalkey } from 'iovalkey';
 import * as nodeRedis6 from 'redis';
 import * as nodeRedis5 from 'redis5';
 import * as nodeRedis4 from 'redis4';
+import { GlideClient, GlideClusterClient, Logger } from '@valkey/valkey-glide';
 import type { RedisClient } from '@rl/store-redis';
 
 export interface ClientKind {
   /** `ioredis 6`, `node-redis 5`, …: shown in the test names. */
   readonly name: string;
-  readonly family: 'ioredis' | 'node-redis';
+  readonly family: 'ioredis' | 'node-redis' | 'glide';
   /** A client of the standalone server at `url`, connected (its connection errors ignored: the failure tests stop servers). */
   standalone(url: string): Promise<RedisClient>;
   /** A client of the cluster whose masters are `nodes`, connected. */
@@ -123,8 +125,46 @@ export const NODE_REDIS_6 = nodeRedisKind('node-redis 6', nodeRedis6 as unknown 
 export const NODE_REDIS_5 = nodeRedisKind('node-redis 5', nodeRedis5 as unknown as NodeRedisModule);
 export const NODE_REDIS_4 = nodeRedisKind('node-redis 4', nodeRedis4 as unknown as NodeRedisModule);
 
+interface GlideLike {
+  readonly isClosed: boolean;
+  close(): void;
+}
+
+// GLIDE's native core logs every error reply as a warning (the NOSCRIPT the SCRIPT FLUSH tests cause):
+// and a subscriber closed while it subscribes as an error: off, so that a passing run prints nothing alarming.
+Logger.setLoggerConfig('off');
+
+/**
+ * Valkey GLIDE 2 (standalone `GlideClient`, `GlideClusterClient`) against Redis 7, which GLIDE speaks
+ * to as to Valkey. `createClient` resolves once connected; GLIDE reconnects by itself.
+ */
+export const GLIDE: ClientKind = {
+  name: 'GLIDE',
+  family: 'glide',
+  standalone: async (url) => {
+    const { hostname, port } = new URL(url);
+    return (await GlideClient.createClient({
+      addresses: [{ host: hostname, port: Number(port) }],
+    })) as unknown as RedisClient;
+  },
+  cluster: async (nodes) =>
+    (await GlideClusterClient.createClient({
+      addresses: nodes.map(({ host, port }) => ({ host, port })),
+    })) as unknown as RedisClient,
+  ready: (client) => !(client as unknown as GlideLike).isClosed,
+  close: async (client) => (client as unknown as GlideLike).close(),
+};
+
 /** Every client the store is tested with. */
-export const ALL: readonly ClientKind[] = [IOREDIS_6, IOREDIS_5, IOVALKEY, NODE_REDIS_6, NODE_REDIS_5, NODE_REDIS_4];
+export const ALL: readonly ClientKind[] = [
+  IOREDIS_6,
+  IOREDIS_5,
+  IOVALKEY,
+  NODE_REDIS_6,
+  NODE_REDIS_5,
+  NODE_REDIS_4,
+  GLIDE,
+];
 /** The two families' current majors (what `npm install ioredis` and `npm install redis` give). */
 export const FULL: readonly ClientKind[] = [IOREDIS_6, NODE_REDIS_6];
 /** The others run the conformance suite with fewer property runs. */

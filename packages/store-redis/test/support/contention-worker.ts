@@ -5,6 +5,7 @@
  * a limiter on a RedisStore until each has made `attempts` requests, and answers `{ result }`.
  */
 import { Cluster, Redis } from 'ioredis';
+import { GlideClient, GlideClusterClient, Logger } from '@valkey/valkey-glide';
 import {
   combineLimiters,
   concurrency,
@@ -15,11 +16,13 @@ import {
   type Algorithm,
   type Decision,
 } from '@rl/core';
-import { RedisStore } from '@rl/store-redis';
+import { RedisStore, type RedisClient } from '@rl/store-redis';
 import { serveJobs } from './worker-ipc.js';
 
 export interface WorkerConfig {
   target: { url: string } | { nodes: { host: string; port: number }[] };
+  /** The client the worker's store is given: ioredis 6 (the default), or Valkey GLIDE. */
+  client?: 'ioredis' | 'glide';
   /**
    * `reserve`: reservations (`maxDelay` 1 s, the bucket's horizon) on a token bucket of 50 tokens
    * refilled at 50 per second. `three-limits`: each request through three limits at once (see
@@ -89,8 +92,26 @@ function algorithmOf(config: WorkerConfig): Algorithm {
   }
 }
 
+/** The job's client, connected, and what closes it. */
+async function connect(config: WorkerConfig): Promise<{ client: RedisClient; close(): void }> {
+  const { target } = config;
+  if (config.client === 'glide') {
+    Logger.setLoggerConfig('off');
+    const addresses =
+      'url' in target ? [{ host: new URL(target.url).hostname, port: Number(new URL(target.url).port) }] : target.nodes;
+    const glide =
+      'url' in target
+        ? await GlideClient.createClient({ addresses })
+        : await GlideClusterClient.createClient({ addresses });
+    return { client: glide as unknown as RedisClient, close: () => glide.close() };
+  }
+  const ioredis = 'url' in target ? new Redis(target.url) : new Cluster(target.nodes);
+  await ioredis.ping();
+  return { client: ioredis, close: () => ioredis.disconnect() };
+}
+
 async function run(config: WorkerConfig): Promise<WorkerResult> {
-  const client = 'url' in config.target ? new Redis(config.target.url) : new Cluster(config.target.nodes);
+  const { client, close } = await connect(config);
   const store = new RedisStore({ client, prefix: config.prefix });
   const algorithm = algorithmOf(config);
   // Fixed window: a fixed app clock, so a window boundary can never fall inside the test. The others
@@ -113,7 +134,6 @@ async function run(config: WorkerConfig): Promise<WorkerResult> {
     pid: process.pid,
     ...(config.kind === 'reserve' && { delays: [] }),
   };
-  await client.ping();
   const go = new Promise<void>((resolve) => process.once('message', () => resolve()));
   process.send!({ ready: true });
   await go;
@@ -137,7 +157,7 @@ async function run(config: WorkerConfig): Promise<WorkerResult> {
     }),
   );
   result.elapsedMs = Date.now() - startedAt;
-  client.disconnect();
+  close();
   return result;
 }
 

@@ -10,11 +10,13 @@
 import { Cluster as Ioredis6Cluster, Redis as Ioredis6 } from 'ioredis';
 import { Cluster as IovalkeyCluster, Redis as Iovalkey } from 'iovalkey';
 import { createClient, createCluster, createSentinel } from 'redis';
+import { GlideClient, GlideClusterClient, Logger } from '@valkey/valkey-glide';
 import { createLimiter, fixedWindow } from '@rl/core';
 import { RedisStore, type RedisClient } from '@rl/store-redis';
 
 export interface ExitJob {
-  family: 'ioredis' | 'iovalkey' | 'node-redis';
+  /** `glide`: standalone and Cluster only (GLIDE has no Sentinel client). */
+  family: 'ioredis' | 'iovalkey' | 'node-redis' | 'glide';
   target:
     | { url: string }
     | { nodes: { host: string; port: number }[] }
@@ -28,7 +30,7 @@ export interface ExitJob {
 interface Closable {
   on(event: 'error', listener: () => void): unknown;
   quit?(): Promise<unknown>;
-  close?(): Promise<unknown>;
+  close?(): Promise<unknown> | void;
   disconnect?(): unknown;
   destroy?(): unknown;
   connect?(): Promise<unknown>;
@@ -36,6 +38,14 @@ interface Closable {
 
 async function connect(job: ExitJob): Promise<Closable> {
   const t = job.target;
+  if (job.family === 'glide') {
+    if ('sentinels' in t) throw new Error('GLIDE has no Sentinel client');
+    Logger.setLoggerConfig('off');
+    const addresses = 'url' in t ? [{ host: new URL(t.url).hostname, port: Number(new URL(t.url).port) }] : t.nodes;
+    const glide =
+      'url' in t ? await GlideClient.createClient({ addresses }) : await GlideClusterClient.createClient({ addresses });
+    return glide as unknown as Closable;
+  }
   if (job.family === 'node-redis') {
     const client = ('url' in t
       ? createClient({ url: t.url })
@@ -61,6 +71,8 @@ async function connect(job: ExitJob): Promise<Closable> {
 }
 
 async function closeClient(client: Closable, how: ExitJob['close'], family: ExitJob['family']): Promise<void> {
+  // GLIDE has one close(), at once (its pending commands rejected).
+  if (family === 'glide') return void client.close!();
   if (family !== 'node-redis') {
     if (how === 'quit') await client.quit!();
     else client.disconnect!();
