@@ -2,7 +2,6 @@ import { MEMORY_STORE_CAPABILITIES } from '@rl/store-memory';
 import {
   StoreClosedError,
   StoreError,
-  UnsupportedError,
   type Algorithm,
   type Charge,
   type ChargeAllOptions,
@@ -19,6 +18,7 @@ import {
   type Timers,
 } from '@rl/core/store';
 import { parseClusterStoreOptions, type ClusterStoreOptions } from './cluster-store-options.js';
+import { charged, chargedEach, decision, holderError, none } from './answers.js';
 import { unref, type WorkerTransport } from './transport.js';
 import {
   AlgorithmCache,
@@ -32,6 +32,9 @@ import {
 } from './wire.js';
 
 export type { ClusterStoreOptions } from './cluster-store-options.js';
+
+/** Who answers, in the errors read from an answer. */
+const HOLDER = 'rl cluster holder';
 
 /** A call sent and not yet answered: how its answer's value is read, and where it goes. */
 interface Pending {
@@ -92,7 +95,7 @@ export class ClusterStore implements Store {
 
   charge(charge: Charge, now: number | undefined): Promise<Charged> {
     return this.call('charge', [this.wireCharge(charge), now ?? null], (value) =>
-      charged(value, charge.algorithm),
+      charged(value, charge.algorithm, HOLDER),
     ) as Promise<Charged>;
   }
 
@@ -113,20 +116,11 @@ export class ClusterStore implements Store {
     });
     const wire = charges.map(({ charge, now }) => [this.wireCharge(charge), now ?? null]);
     this.call('chargeAll', [wire, options.holdMs], (value) => {
-      if (!Array.isArray(value) || value.length !== charges.length)
-        throw new StoreError(
-          `rl cluster holder answered a chargeAll of ${charges.length} charges with ${String(value)}`,
-        );
-      value.forEach((entry: unknown, i) => {
-        const [ok, answer] = Array.isArray(entry) ? entry : [0, { code: 'RL_CLUSTER_WIRE', message: 'no answer' }];
-        if (ok === 1) {
-          try {
-            each[i]!.resolve(charged(answer, charges[i]!.charge.algorithm));
-          } catch (error) {
-            each[i]!.reject(error);
-          }
-        } else each[i]!.reject(holderError(answer as WireError));
-      });
+      chargedEach(
+        value,
+        charges.map(({ charge }) => charge.algorithm),
+        HOLDER,
+      ).forEach((answer, i) => (answer instanceof Error ? each[i]!.reject(answer) : each[i]!.resolve(answer)));
       return undefined;
     }).catch((error: unknown) => {
       for (const e of each) e.reject(error);
@@ -136,7 +130,7 @@ export class ClusterStore implements Store {
 
   peek(key: string, algorithm: Algorithm, cost: number, now: number | undefined): Promise<Decision> {
     return this.call('peek', [key, this.wire(algorithm), cost, now ?? null], (value) =>
-      decision(value, algorithm),
+      decision(value, algorithm, HOLDER),
     ) as Promise<Decision>;
   }
 
@@ -182,7 +176,7 @@ export class ClusterStore implements Store {
 
   acquire(key: string, algorithm: ConcurrencyAlgorithm, leaseId: string, now: number | undefined): Promise<Decision> {
     return this.call('acquire', [key, this.wire(algorithm), leaseId, now ?? null], (value) =>
-      decision(value, algorithm),
+      decision(value, algorithm, HOLDER),
     ) as Promise<Decision>;
   }
 
@@ -313,7 +307,7 @@ export class ClusterStore implements Store {
       if (pending === undefined) continue; // answered after its timeout: dropped
       this.pending.delete(id as number);
       if (ok !== 1) {
-        pending.reject(holderError(value as WireError));
+        pending.reject(holderError(value as WireError, HOLDER));
         continue;
       }
       try {
@@ -331,37 +325,4 @@ export class ClusterStore implements Store {
       else listener(storageKey);
     }
   }
-}
-
-function none(): undefined {
-  return undefined;
-}
-
-/** A decision as the holder sent it, with the worker's own policy object when it is the algorithm's. */
-function decision(value: unknown, algorithm: Algorithm): Decision {
-  if (typeof value !== 'object' || value === null || typeof (value as Decision).allowed !== 'boolean')
-    throw new StoreError(`rl cluster holder answered a decision with ${JSON.stringify(value)}`);
-  const d = value as Decision;
-  const own = algorithm.policy;
-  const policy = d.policy;
-  if (policy.name === own.name && policy.quota === own.quota && policy.windowSeconds === own.windowSeconds)
-    return { ...d, policy: own };
-  return { ...d, policy: Object.freeze(policy) };
-}
-
-function charged(value: unknown, algorithm: Algorithm): Charged {
-  const c = value as Charged;
-  if (typeof value !== 'object' || value === null || typeof c.took !== 'string')
-    throw new StoreError(`rl cluster holder answered a charge with ${JSON.stringify(value)}`);
-  return { ...c, decision: decision(c.decision, algorithm) };
-}
-
-/** The worker's error for a holder's: an unsupported call stays one (the limiter reads it), the rest are store errors. */
-function holderError(error: WireError | undefined): Error {
-  const code = typeof error?.code === 'string' ? error.code : 'RL_STORE_ERROR';
-  const message = typeof error?.message === 'string' ? error.message : 'no message';
-  if (code === 'RL_UNSUPPORTED') return new UnsupportedError(message);
-  return new StoreError(`rl cluster holder refused the call (${code}): ${message}`, {
-    keyOnly: code !== 'RL_STORE_CLOSED',
-  });
 }
