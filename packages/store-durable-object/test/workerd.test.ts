@@ -7,7 +7,7 @@
  * - @rl/hono in a Worker with the store: the README's program runs;
  * - subrequests counted per request: a request's limits are one subrequest.
  */
-import { readFileSync } from 'node:fs';
+import { readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -26,6 +26,7 @@ const here = dirname(fileURLToPath(import.meta.url));
 const unavailable = await installWorkerd();
 const skipped = unavailable === undefined ? '' : ` (skipped: ${unavailable})`;
 const suite = unavailable === undefined ? describe : describe.skip;
+afterAll(() => rmSync(join(here, 'support', '.readme-worker.ts'), { force: true }));
 
 /** Starts a Miniflare of `options` before the block's tests, disposes of it after them. */
 function useMiniflare(options: () => Promise<Record<string, unknown>>): () => MiniflareInstance {
@@ -56,6 +57,17 @@ function forwardingNamespace(mf: MiniflareInstance): DurableObjectNamespaceLike 
   };
 }
 
+/** The README's Worker program (the block after "## A Worker with @rl/hono"), written beside the tests for esbuild. */
+function readmeProgram(): string {
+  const readme = readFileSync(join(here, '..', 'README.md'), 'utf8');
+  const section = readme.slice(readme.indexOf('## A Worker with @rl/hono'));
+  const program = /```ts\n([\s\S]*?)```/.exec(section)?.[1];
+  if (program === undefined) throw new Error('README.md: no program under "## A Worker with @rl/hono"');
+  const path = join(here, 'support', '.readme-worker.ts');
+  writeFileSync(path, program);
+  return path;
+}
+
 const objectClass = { durableObjects: { RL: 'RateLimitObject' } };
 
 suite(`on workerd${skipped}`, () => {
@@ -68,11 +80,60 @@ suite(`on workerd${skipped}`, () => {
     let stores = 0;
     runStoreConformance({
       name: 'DurableObjectStore (workerd)',
+      // Every call is a subrequest from Node through miniflare (some 3 ms): 10 runs per property, not 100.
+      propertyRuns: 10,
       // Each store its own objects: the state of one test is not the next one's.
       createStore: () =>
         new DurableObjectStore({ namespace: forwardingNamespace(mf()), name: `conformance-${++stores}` }),
       closeStore: (store) => (store as DurableObjectStore).close(),
     });
+  });
+
+  describe('@rl/hono in a Worker with the store', () => {
+    const mf = useMiniflare(async () => ({
+      ...WORKER_DEFAULTS,
+      modules: [{ type: 'ESModule', path: 'worker.mjs', contents: await bundleWorker(readmeProgram()) }],
+      durableObjects: { RATE_LIMITER: 'RateLimitObject' },
+    }));
+
+    it("runs the README's program: 100 a minute per client, the 101st refused", async () => {
+      const statuses: number[] = [];
+      for (let i = 0; i < 101; i++) {
+        const res = await mf().dispatchFetch('http://app.test/', { headers: { 'cf-connecting-ip': '203.0.113.7' } });
+        const text = await res.text();
+        statuses.push(res.status);
+        if (i === 0)
+          expect([text, res.headers.get('ratelimit')?.split(';t=')[0]]).toEqual(['left: 99', '"100-in-1m";r=99']);
+      }
+      expect(statuses.filter((s) => s === 200)).toHaveLength(100);
+      expect(statuses.at(-1)).toBe(429);
+    });
+  });
+
+  describe('subrequests per request', () => {
+    const mf = useMiniflare(async () => ({
+      ...WORKER_DEFAULTS,
+      script: await bundleWorker(join(here, 'support', 'counted-hono-worker.ts')),
+      ...objectClass,
+    }));
+
+    it.each(['/one', '/sharded'])(
+      '%s: a request with two limits makes one subrequest, admitted or refused',
+      async (path) => {
+        const seen: [number, string | null][] = [];
+        for (let i = 0; i < 4; i++) {
+          const res = await mf().dispatchFetch(`http://app.test${path}`);
+          await res.text();
+          seen.push([res.status, res.headers.get('x-rl-subrequests')]);
+        }
+        expect(seen).toEqual([
+          [200, '1'],
+          [200, '1'],
+          [200, '1'],
+          [429, '1'],
+        ]);
+      },
+    );
   });
 
   describe('two Worker instances on one object', () => {

@@ -38,6 +38,7 @@ for (const [path, shards] of [
     const limit = rateLimit({
       store: new DurableObjectStore({ namespace: counted(c.env.RL, count), shards, name: path }),
       key: () => '{client-1}',
+      prefix: `counted${path}`,
       timeout: '5s',
       limits: [
         { name: 'minute', algorithm: fixedWindow({ limit: 3, window: '1m' }) },
