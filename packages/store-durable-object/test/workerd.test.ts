@@ -26,7 +26,9 @@ const here = dirname(fileURLToPath(import.meta.url));
 const unavailable = await installWorkerd();
 const skipped = unavailable === undefined ? '' : ` (skipped: ${unavailable})`;
 const suite = unavailable === undefined ? describe : describe.skip;
-afterAll(() => rmSync(join(here, 'support', '.readme-worker.ts'), { force: true }));
+afterAll(() => {
+  for (const file of README_FILES) rmSync(join(here, 'support', file), { force: true });
+});
 
 /** Starts a Miniflare of `options` before the block's tests, disposes of it after them. */
 function useMiniflare(options: () => Promise<Record<string, unknown>>): () => MiniflareInstance {
@@ -57,16 +59,18 @@ function forwardingNamespace(mf: MiniflareInstance): DurableObjectNamespaceLike 
   };
 }
 
-/** The README's Worker program (the block after "## A Worker with @rl/hono"), written beside the tests for esbuild. */
-function readmeProgram(): string {
-  const readme = readFileSync(join(here, '..', 'README.md'), 'utf8');
-  const section = readme.slice(readme.indexOf('## A Worker with @rl/hono'));
-  const program = /```ts\n([\s\S]*?)```/.exec(section)?.[1];
-  if (program === undefined) throw new Error('README.md: no program under "## A Worker with @rl/hono"');
-  const path = join(here, 'support', '.readme-worker.ts');
+/** The program under `heading` in the README at `readme` (the first ```ts block after it), written beside the tests for esbuild. */
+function readmeProgram(readme: string, heading: string, file: string): string {
+  const text = readFileSync(readme, 'utf8');
+  const program = /```ts\n([\s\S]*?)```/.exec(text.slice(text.indexOf(heading)))?.[1];
+  if (program === undefined) throw new Error(`${readme}: no program under "${heading}"`);
+  const path = join(here, 'support', file);
   writeFileSync(path, program);
   return path;
 }
+
+/** The files {@link readmeProgram} writes, removed after the run. */
+const README_FILES = ['.package-readme.ts', '.root-readme.ts'];
 
 const objectClass = { durableObjects: { RL: 'RateLimitObject' } };
 
@@ -92,7 +96,15 @@ suite(`on workerd${skipped}`, () => {
   describe('@rl/hono in a Worker with the store', () => {
     const mf = useMiniflare(async () => ({
       ...WORKER_DEFAULTS,
-      modules: [{ type: 'ESModule', path: 'worker.mjs', contents: await bundleWorker(readmeProgram()) }],
+      modules: [
+        {
+          type: 'ESModule',
+          path: 'worker.mjs',
+          contents: await bundleWorker(
+            readmeProgram(join(here, '..', 'README.md'), '## A Worker with @rl/hono', README_FILES[0]!),
+          ),
+        },
+      ],
       durableObjects: { RATE_LIMITER: 'RateLimitObject' },
     }));
 
@@ -107,6 +119,35 @@ suite(`on workerd${skipped}`, () => {
       }
       expect(statuses.filter((s) => s === 200)).toHaveLength(100);
       expect(statuses.at(-1)).toBe(429);
+    });
+  });
+
+  describe("the root README's Worker (withRateLimit)", () => {
+    const mf = useMiniflare(async () => ({
+      ...WORKER_DEFAULTS,
+      modules: [
+        {
+          type: 'ESModule',
+          path: 'worker.mjs',
+          contents: await bundleWorker(
+            readmeProgram(
+              join(here, '..', '..', '..', 'README.md'),
+              '## Cloudflare Workers: a Durable Object',
+              README_FILES[1]!,
+            ),
+          ),
+        },
+      ],
+      durableObjects: { RATE_LIMITER: 'RateLimitObject' },
+    }));
+
+    it('answers, counting in the object', async () => {
+      const res = await mf().dispatchFetch('http://app.test/', { headers: { 'cf-connecting-ip': '203.0.113.8' } });
+      expect([res.status, await res.text(), res.headers.get('ratelimit')?.split(';t=')[0]]).toEqual([
+        200,
+        'hello',
+        '"100-in-1m";r=99',
+      ]);
     });
   });
 
