@@ -18,3 +18,4 @@ export {
   type WireError,
 } from './wire.js';
 export { charged, chargedEach, decision, holderError, none } from './answers.js';
+export { WireStore } from './wire-store.js';
