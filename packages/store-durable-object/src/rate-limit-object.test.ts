@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { createLimiter, fixedWindow } from '@rl/core';
+import { createLimiter, slidingWindowLog } from '@rl/core';
 import { DurableObjectStore, type DurableObjectNamespaceLike } from './durable-object-store.js';
 import { PROTOCOL_ERROR_CODE, WIRE_CONTENT_TYPE, WIRE_URL } from './protocol.js';
 import { RateLimitObject } from './rate-limit-object.js';
@@ -26,7 +26,7 @@ describe('RateLimitObject: a request that is not the store protocol', () => {
     const object = new RateLimitObject();
     const limiter = createLimiter({
       store: new DurableObjectStore({ namespace: oneObject(object) }),
-      algorithm: fixedWindow({ limit: 2, window: '1m' }),
+      algorithm: slidingWindowLog({ limit: 2, window: '1m' }),
       prefix: 'p',
     });
     expect((await limiter.consume('k')).remaining).toBe(1);

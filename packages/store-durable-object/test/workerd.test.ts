@@ -59,17 +59,25 @@ function forwardingNamespace(mf: MiniflareInstance): DurableObjectNamespaceLike 
   };
 }
 
-/** The program under `heading` in the README at `readme` (the first ```ts block after it), written beside the tests for esbuild. */
-function readmeProgram(readme: string, heading: string, file: string): string {
+/**
+ * The options of a Worker running the program under `heading` in the README at `readme` (the first
+ * ```ts block after it), written beside the tests as README_FILES[file] for esbuild, its binding
+ * `RATE_LIMITER` as the READMEs name it.
+ */
+async function readmeWorker(readme: string, heading: string, file: number): Promise<Record<string, unknown>> {
   const text = readFileSync(readme, 'utf8');
   const program = /```ts\n([\s\S]*?)```/.exec(text.slice(text.indexOf(heading)))?.[1];
   if (program === undefined) throw new Error(`${readme}: no program under "${heading}"`);
-  const path = join(here, 'support', file);
+  const path = join(here, 'support', README_FILES[file]!);
   writeFileSync(path, program);
-  return path;
+  return {
+    ...WORKER_DEFAULTS,
+    modules: [{ type: 'ESModule', path: 'worker.mjs', contents: await bundleWorker(path) }],
+    durableObjects: { RATE_LIMITER: 'RateLimitObject' },
+  };
 }
 
-/** The files {@link readmeProgram} writes, removed after the run. */
+/** The files {@link readmeWorker} writes, removed after the run. */
 const README_FILES = ['.package-readme.ts', '.root-readme.ts'];
 
 const objectClass = { durableObjects: { RL: 'RateLimitObject' } };
@@ -94,19 +102,7 @@ suite(`on workerd${skipped}`, () => {
   });
 
   describe('@rl/hono in a Worker with the store', () => {
-    const mf = useMiniflare(async () => ({
-      ...WORKER_DEFAULTS,
-      modules: [
-        {
-          type: 'ESModule',
-          path: 'worker.mjs',
-          contents: await bundleWorker(
-            readmeProgram(join(here, '..', 'README.md'), '## A Worker with @rl/hono', README_FILES[0]!),
-          ),
-        },
-      ],
-      durableObjects: { RATE_LIMITER: 'RateLimitObject' },
-    }));
+    const mf = useMiniflare(() => readmeWorker(join(here, '..', 'README.md'), '## A Worker with @rl/hono', 0));
 
     it("runs the README's program: 100 a minute per client, the 101st refused", async () => {
       const statuses: number[] = [];
@@ -123,23 +119,9 @@ suite(`on workerd${skipped}`, () => {
   });
 
   describe("the root README's Worker (withRateLimit)", () => {
-    const mf = useMiniflare(async () => ({
-      ...WORKER_DEFAULTS,
-      modules: [
-        {
-          type: 'ESModule',
-          path: 'worker.mjs',
-          contents: await bundleWorker(
-            readmeProgram(
-              join(here, '..', '..', '..', 'README.md'),
-              '## Cloudflare Workers: a Durable Object',
-              README_FILES[1]!,
-            ),
-          ),
-        },
-      ],
-      durableObjects: { RATE_LIMITER: 'RateLimitObject' },
-    }));
+    const mf = useMiniflare(() =>
+      readmeWorker(join(here, '..', '..', '..', 'README.md'), '## Cloudflare Workers: a Durable Object', 1),
+    );
 
     it('answers, counting in the object', async () => {
       const res = await mf().dispatchFetch('http://app.test/', { headers: { 'cf-connecting-ip': '203.0.113.8' } });

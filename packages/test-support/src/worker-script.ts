@@ -2,7 +2,7 @@ import { fork, type ChildProcess } from 'node:child_process';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { basename, join } from 'node:path';
-import { build } from 'esbuild';
+import { build, type Plugin } from 'esbuild';
 import { afterAll, beforeAll } from 'vitest';
 import { workspaceEntryPoints } from '../workspace-aliases.mjs';
 
@@ -48,8 +48,24 @@ export function useWorkerScript(modulePath: string): WorkerScript {
   };
 }
 
-async function bundle(entry: string, outfile: string): Promise<void> {
+/**
+ * The esbuild plugin that resolves `@rl/*` imports to the workspace's sources, as vitest resolves them
+ * (a bundle of a test's script, for Node here or for workerd in @rl/store-durable-object's tests).
+ */
+export function workspaceSourcesPlugin(): Plugin {
   const sources = new Map(workspaceEntryPoints().map(({ specifier, source }) => [specifier, source]));
+  return {
+    name: 'rl-workspace-sources',
+    setup(build) {
+      build.onResolve({ filter: /^@rl\// }, ({ path }) => {
+        const source = sources.get(path);
+        return source === undefined ? undefined : { path: source };
+      });
+    },
+  };
+}
+
+async function bundle(entry: string, outfile: string): Promise<void> {
   await build({
     entryPoints: [entry],
     outfile,
@@ -59,16 +75,6 @@ async function bundle(entry: string, outfile: string): Promise<void> {
     target: 'node20',
     banner: { js: REQUIRE_SHIM },
     logLevel: 'error',
-    plugins: [
-      {
-        name: 'rl-workspace-sources',
-        setup(build) {
-          build.onResolve({ filter: /^@rl\// }, ({ path }) => {
-            const source = sources.get(path);
-            return source === undefined ? undefined : { path: source };
-          });
-        },
-      },
-    ],
+    plugins: [workspaceSourcesPlugin()],
   });
 }

@@ -4,7 +4,7 @@
  * 4 objects, the client in a hash tag so that a request's limits share one.
  */
 import { Hono } from 'hono';
-import { fixedWindow, tokenBucket } from '@rl/core';
+import { slidingWindowLog, tokenBucket } from '@rl/core';
 import { rateLimit } from '@rl/hono';
 import { DurableObjectStore, type DurableObjectNamespaceLike } from '@rl/store-durable-object';
 
@@ -41,7 +41,7 @@ for (const [path, shards] of [
       prefix: `counted${path}`,
       timeout: '5s',
       limits: [
-        { name: 'minute', algorithm: fixedWindow({ limit: 3, window: '1m' }) },
+        { name: 'minute', algorithm: slidingWindowLog({ limit: 3, window: '1m' }) },
         { name: 'burst', algorithm: tokenBucket({ capacity: 10, refillRate: 1 }) },
       ],
     });

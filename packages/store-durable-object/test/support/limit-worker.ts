@@ -7,7 +7,7 @@
  * - anything else: 404.
  * Two such Workers bound to one class share its objects: the test's two instances.
  */
-import { createLimiter, fixedWindow } from '@rl/core';
+import { createLimiter, slidingWindowLog } from '@rl/core';
 import { DurableObjectStore, type DurableObjectNamespaceLike } from '@rl/store-durable-object';
 
 export { RateLimitObject } from '@rl/store-durable-object';
@@ -24,7 +24,7 @@ export default {
     const store = new DurableObjectStore({ namespace: env.RL });
     const limiter = createLimiter({
       store,
-      algorithm: fixedWindow({ limit: Number(url.searchParams.get('limit')), window: '1m' }),
+      algorithm: slidingWindowLog({ limit: Number(url.searchParams.get('limit')), window: '1m' }),
       timeout: '5s',
       prefix: 'two-workers',
     });

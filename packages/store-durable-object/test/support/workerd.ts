@@ -8,8 +8,7 @@ import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { build } from 'esbuild';
-import { installPrivate } from '@rl/test-support';
-import { workspaceEntryPoints } from '@rl/test-support/workspace-aliases';
+import { installPrivate, workspaceSourcesPlugin } from '@rl/test-support';
 
 const RUNTIMES_DIR = join(dirname(fileURLToPath(import.meta.url)), '..', '..', '..', 'hono', 'runtimes');
 
@@ -38,7 +37,6 @@ export async function importMiniflare(): Promise<new (options: Record<string, un
 
 /** The Worker module at `entry` (a TypeScript file) bundled into one ES module's text. */
 export async function bundleWorker(entry: string): Promise<string> {
-  const sources = new Map(workspaceEntryPoints().map(({ specifier, source }) => [specifier, source]));
   const result = await build({
     entryPoints: [entry],
     bundle: true,
@@ -49,17 +47,7 @@ export async function bundleWorker(entry: string): Promise<string> {
     target: 'es2022',
     write: false,
     logLevel: 'error',
-    plugins: [
-      {
-        name: 'rl-workspace-sources',
-        setup(b) {
-          b.onResolve({ filter: /^@rl\// }, ({ path }) => {
-            const source = sources.get(path);
-            return source === undefined ? undefined : { path: source };
-          });
-        },
-      },
-    ],
+    plugins: [workspaceSourcesPlugin()],
   });
   return result.outputFiles[0]!.text;
 }
