@@ -1,6 +1,7 @@
 /**
  * What a Fetch adapter loads runs on any JavaScript runtime (Bun, Deno, Cloudflare Workers, a
- * browser): `@rl/core` (its root, its `http` kit, its `store` kit), `@rl/store-memory`, `@rl/hono` and `@rl/client` import no
+ * browser): `@rl/core` (its root, its `http` kit, its `store` kit), `@rl/store-memory`, `@rl/hono`, `@rl/client`,
+ * `@rl/store-durable-object` and the cluster store's `remote` entry it loads import no
  * `node:` module, directly or through their dependencies. Checked on the built files, as users get
  * them: each entry bundled for a runtime-neutral platform, where an import of a Node built-in cannot
  * be resolved.
@@ -21,6 +22,9 @@ const ENTRIES = {
   '@rl/hono': join(packagesDir, 'hono', 'dist', 'index.js'),
   // The caller's side: a fetch for any runtime (its structured-field parser bundled with it).
   '@rl/client': join(packagesDir, 'client', 'dist', 'index.js'),
+  // A Worker's store and its Durable Object, through the cluster store's transport-free entry.
+  '@rl/store-cluster/remote': join(packagesDir, 'store-cluster', 'dist', 'remote.js'),
+  '@rl/store-durable-object': join(packagesDir, 'store-durable-object', 'dist', 'index.js'),
 };
 
 describe('the code a Fetch adapter loads', () => {

@@ -1,37 +1,22 @@
-import { MEMORY_STORE_CAPABILITIES } from '@rl/store-memory';
 import {
   StoreClosedError,
   StoreError,
-  UnsupportedError,
-  type Algorithm,
-  type Charge,
   type ChargeAllOptions,
   type Charged,
-  type ConcurrencyAlgorithm,
-  type Decision,
-  type GiveBack,
-  type Settlement,
-  type Store,
-  type StoreCapabilities,
-  type StoredOverride,
   type TimedCharge,
   type TimerHandle,
   type Timers,
 } from '@rl/core/store';
 import { parseClusterStoreOptions, type ClusterStoreOptions } from './cluster-store-options.js';
+import { chargedEach, holderError } from './answers.js';
 import { unref, type WorkerTransport } from './transport.js';
-import {
-  AlgorithmCache,
-  decode,
-  encode,
-  wireAlgorithm,
-  WIRE_VERSION,
-  type Verb,
-  type WireAlgorithm,
-  type WireError,
-} from './wire.js';
+import { WireStore } from './wire-store.js';
+import { decode, encode, WIRE_VERSION, type Verb, type WireError } from './wire.js';
 
 export type { ClusterStoreOptions } from './cluster-store-options.js';
+
+/** Who answers, in the errors read from an answer. */
+const HOLDER = 'rl cluster holder';
 
 /** A call sent and not yet answered: how its answer's value is read, and where it goes. */
 interface Pending {
@@ -49,20 +34,17 @@ interface Pending {
  * Faults are store errors, as a Redis store's are, and the limiter's failure policy answers them: a
  * message that cannot be sent (no channel, a holder away) fails its calls at once; a call the holder
  * does not answer within `timeout` fails then; a holder's refusal fails that call only.
+ *
+ * `watchResets` hears each key reset, banned, unbanned or overridden by any worker (the holder sends
+ * a notice to every worker, to the one that made the change before its answer), and `undefined` when
+ * notices may have been missed (the channel connected again).
  */
-export class ClusterStore implements Store {
-  /** What the holder's memory store runs; `local: false`, so the limiter applies its timeout and deny cache. */
-  readonly capabilities: StoreCapabilities = { ...MEMORY_STORE_CAPABILITIES, local: false };
+export class ClusterStore extends WireStore {
   private readonly transport: WorkerTransport;
   private readonly timeoutMs: number;
   private readonly maxBatch: number;
   private readonly timers: Timers;
   private readonly pending = new Map<number, Pending>();
-  /** The wire form of each algorithm seen (made once per algorithm object). */
-  private readonly wired = new WeakMap<Algorithm, WireAlgorithm>();
-  /** Algorithms made again from the holder's answers (an override read back). */
-  private readonly algorithms = new AlgorithmCache();
-  private readonly listeners = new Set<WeakRef<(storageKey: string | undefined) => void>>();
   /** The calls of this turn, sent as one message at its end. */
   private queued: unknown[][] = [];
   private nextId = 1;
@@ -70,6 +52,7 @@ export class ClusterStore implements Store {
   private sent = 0;
 
   constructor(options: ClusterStoreOptions = {}) {
+    super(HOLDER);
     const parsed = parseClusterStoreOptions(options);
     this.transport = parsed.transport;
     this.timeoutMs = parsed.timeoutMs;
@@ -90,12 +73,6 @@ export class ClusterStore implements Store {
     return this.sent;
   }
 
-  charge(charge: Charge, now: number | undefined): Promise<Charged> {
-    return this.call('charge', [this.wireCharge(charge), now ?? null], (value) =>
-      charged(value, charge.algorithm),
-    ) as Promise<Charged>;
-  }
-
   /**
    * The charges of one request decided together on the holder, in one step of its event loop:
    * charged in order until an enforced one denies (or would hold past `holdMs`), and then what the
@@ -112,91 +89,17 @@ export class ClusterStore implements Store {
       return { promise, resolve, reject };
     });
     const wire = charges.map(({ charge, now }) => [this.wireCharge(charge), now ?? null]);
-    this.call('chargeAll', [wire, options.holdMs], (value) => {
-      if (!Array.isArray(value) || value.length !== charges.length)
-        throw new StoreError(
-          `rl cluster holder answered a chargeAll of ${charges.length} charges with ${String(value)}`,
-        );
-      value.forEach((entry: unknown, i) => {
-        const [ok, answer] = Array.isArray(entry) ? entry : [0, { code: 'RL_CLUSTER_WIRE', message: 'no answer' }];
-        if (ok === 1) {
-          try {
-            each[i]!.resolve(charged(answer, charges[i]!.charge.algorithm));
-          } catch (error) {
-            each[i]!.reject(error);
-          }
-        } else each[i]!.reject(holderError(answer as WireError));
-      });
+    this.call(charges[0]?.charge.key ?? '', 'chargeAll', [wire, options.holdMs], (value) => {
+      chargedEach(
+        value,
+        charges.map(({ charge }) => charge.algorithm),
+        HOLDER,
+      ).forEach((answer, i) => (answer instanceof Error ? each[i]!.reject(answer) : each[i]!.resolve(answer)));
       return undefined;
     }).catch((error: unknown) => {
       for (const e of each) e.reject(error);
     });
     return each.map((e) => e.promise);
-  }
-
-  peek(key: string, algorithm: Algorithm, cost: number, now: number | undefined): Promise<Decision> {
-    return this.call('peek', [key, this.wire(algorithm), cost, now ?? null], (value) =>
-      decision(value, algorithm),
-    ) as Promise<Decision>;
-  }
-
-  giveBack(back: GiveBack, now: number | undefined): Promise<void> {
-    return this.call(
-      'giveBack',
-      [{ ...back, algorithm: this.wire(back.algorithm) }, now ?? null],
-      none,
-    ) as Promise<void>;
-  }
-
-  settle(key: string, algorithm: Algorithm, settlement: Settlement, now: number | undefined): Promise<void> {
-    return this.call('settle', [key, this.wire(algorithm), settlement, now ?? null], none) as Promise<void>;
-  }
-
-  ban(key: string, algorithm: Algorithm, durationMs: number, now: number | undefined): Promise<void> {
-    return this.call('ban', [key, this.wire(algorithm), durationMs, now ?? null], none) as Promise<void>;
-  }
-
-  unban(key: string, algorithm: Algorithm): Promise<void> {
-    return this.call('unban', [key, this.wire(algorithm)], none) as Promise<void>;
-  }
-
-  setOverride(key: string, override: Algorithm, ttlMs: number, now: number | undefined): Promise<void> {
-    return this.call('setOverride', [key, this.wire(override), ttlMs, now ?? null], none) as Promise<void>;
-  }
-
-  getOverride(key: string, algorithm: Algorithm, now: number | undefined): Promise<StoredOverride | undefined> {
-    return this.call('getOverride', [key, this.wire(algorithm), now ?? null], (value) => {
-      if (value === null) return undefined;
-      const { algorithm: wire, expiresAt } = value as { algorithm: unknown; expiresAt: number };
-      return { algorithm: this.algorithms.algorithm(wire, 'override'), expiresAt };
-    }) as Promise<StoredOverride | undefined>;
-  }
-
-  clearOverride(key: string, algorithm: Algorithm): Promise<void> {
-    return this.call('clearOverride', [key, this.wire(algorithm)], none) as Promise<void>;
-  }
-
-  reset(key: string, algorithm: Algorithm): Promise<void> {
-    return this.call('reset', [key, this.wire(algorithm)], none) as Promise<void>;
-  }
-
-  acquire(key: string, algorithm: ConcurrencyAlgorithm, leaseId: string, now: number | undefined): Promise<Decision> {
-    return this.call('acquire', [key, this.wire(algorithm), leaseId, now ?? null], (value) =>
-      decision(value, algorithm),
-    ) as Promise<Decision>;
-  }
-
-  release(key: string, algorithm: ConcurrencyAlgorithm, leaseId: string): Promise<void> {
-    return this.call('release', [key, this.wire(algorithm), leaseId], none) as Promise<void>;
-  }
-
-  /**
-   * Tells `listener` each key reset, banned, unbanned or overridden by any worker (the holder sends a
-   * notice to every worker, to the one that made the change before its answer), and `undefined` when
-   * notices may have been missed (the channel connected again). Held weakly.
-   */
-  watchResets(listener: (storageKey: string | undefined) => void): void {
-    this.listeners.add(new WeakRef(listener));
   }
 
   /** Fails every call waiting with `StoreClosedError`, and every later one; stops listening. */
@@ -208,24 +111,11 @@ export class ClusterStore implements Store {
     const error = new StoreClosedError();
     for (const pending of this.pending.values()) pending.reject(error);
     this.pending.clear();
-    this.listeners.clear();
-  }
-
-  private wire(algorithm: Algorithm): WireAlgorithm {
-    let wire = this.wired.get(algorithm);
-    if (wire === undefined) {
-      wire = wireAlgorithm(algorithm);
-      this.wired.set(algorithm, wire);
-    }
-    return wire;
-  }
-
-  private wireCharge(charge: Charge): unknown {
-    return { ...charge, algorithm: this.wire(charge.algorithm) };
+    this.forgetListeners();
   }
 
   /** Queues one call for this turn's message; resolves to its answer read by `read`. */
-  private call(verb: Verb, args: unknown[], read: (value: unknown) => unknown): Promise<unknown> {
+  protected call(_key: string, verb: Verb, args: unknown[], read: (value: unknown) => unknown): Promise<unknown> {
     if (this.closed) return Promise.reject(new StoreClosedError());
     return new Promise((resolve, reject) => {
       const id = this.nextId++;
@@ -313,7 +203,7 @@ export class ClusterStore implements Store {
       if (pending === undefined) continue; // answered after its timeout: dropped
       this.pending.delete(id as number);
       if (ok !== 1) {
-        pending.reject(holderError(value as WireError));
+        pending.reject(holderError(value as WireError, HOLDER));
         continue;
       }
       try {
@@ -323,45 +213,4 @@ export class ClusterStore implements Store {
       }
     }
   }
-
-  private tell(storageKey: string | undefined): void {
-    for (const ref of this.listeners) {
-      const listener = ref.deref();
-      if (listener === undefined) this.listeners.delete(ref);
-      else listener(storageKey);
-    }
-  }
-}
-
-function none(): undefined {
-  return undefined;
-}
-
-/** A decision as the holder sent it, with the worker's own policy object when it is the algorithm's. */
-function decision(value: unknown, algorithm: Algorithm): Decision {
-  if (typeof value !== 'object' || value === null || typeof (value as Decision).allowed !== 'boolean')
-    throw new StoreError(`rl cluster holder answered a decision with ${JSON.stringify(value)}`);
-  const d = value as Decision;
-  const own = algorithm.policy;
-  const policy = d.policy;
-  if (policy.name === own.name && policy.quota === own.quota && policy.windowSeconds === own.windowSeconds)
-    return { ...d, policy: own };
-  return { ...d, policy: Object.freeze(policy) };
-}
-
-function charged(value: unknown, algorithm: Algorithm): Charged {
-  const c = value as Charged;
-  if (typeof value !== 'object' || value === null || typeof c.took !== 'string')
-    throw new StoreError(`rl cluster holder answered a charge with ${JSON.stringify(value)}`);
-  return { ...c, decision: decision(c.decision, algorithm) };
-}
-
-/** The worker's error for a holder's: an unsupported call stays one (the limiter reads it), the rest are store errors. */
-function holderError(error: WireError | undefined): Error {
-  const code = typeof error?.code === 'string' ? error.code : 'RL_STORE_ERROR';
-  const message = typeof error?.message === 'string' ? error.message : 'no message';
-  if (code === 'RL_UNSUPPORTED') return new UnsupportedError(message);
-  return new StoreError(`rl cluster holder refused the call (${code}): ${message}`, {
-    keyOnly: code !== 'RL_STORE_CLOSED',
-  });
 }

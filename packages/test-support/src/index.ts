@@ -48,7 +48,7 @@ export {
   type InjectedResponse,
 } from './inject-client.js';
 export { everyRateAlgorithm } from './algorithms.js';
-export { useWorkerScript, type WorkerScript } from './worker-script.js';
+export { useWorkerScript, workspaceSourcesPlugin, type WorkerScript } from './worker-script.js';
 export { nextMessage, releasedTogether, workersStarted, type WorkerMessage } from './worker-messages.js';
 export { canListProcesses, processesWith, type MarkedProcess } from './leftovers.js';
 export * from './adapter-suite/index.js';

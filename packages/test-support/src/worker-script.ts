@@ -3,7 +3,7 @@ import { createRequire } from 'node:module';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { basename, join } from 'node:path';
-import { build } from 'esbuild';
+import { build, type Plugin } from 'esbuild';
 import { afterAll, beforeAll } from 'vitest';
 import { workspaceEntryPoints } from '../workspace-aliases.mjs';
 
@@ -53,8 +53,37 @@ export function useWorkerScript(modulePath: string): WorkerScript {
   };
 }
 
-async function bundle(entry: string, outfile: string): Promise<void> {
+/**
+ * The esbuild plugin that resolves `@rl/*` imports to the workspace's sources, as vitest resolves them
+ * (a bundle of a test's script, for Node here or for workerd in @rl/store-durable-object's tests).
+ */
+export function workspaceSourcesPlugin(): Plugin {
   const sources = new Map(workspaceEntryPoints().map(({ specifier, source }) => [specifier, source]));
+  return {
+    name: 'rl-workspace-sources',
+    setup(build) {
+      build.onResolve({ filter: /^@rl\// }, ({ path }) => {
+        const source = sources.get(path);
+        return source === undefined ? undefined : { path: source };
+      });
+    },
+  };
+}
+
+/** A package with a native addon (a `.node` file) cannot be bundled: imported from where it is installed. */
+function installedNativePackages(): Plugin {
+  return {
+    name: 'rl-installed-native-packages',
+    setup(build) {
+      build.onResolve({ filter: NATIVE_PACKAGES }, ({ path, resolveDir }) => ({
+        path: createRequire(join(resolveDir, 'index.js')).resolve(path),
+        external: true,
+      }));
+    },
+  };
+}
+
+async function bundle(entry: string, outfile: string): Promise<void> {
   await build({
     entryPoints: [entry],
     outfile,
@@ -64,21 +93,6 @@ async function bundle(entry: string, outfile: string): Promise<void> {
     target: 'node20',
     banner: { js: REQUIRE_SHIM },
     logLevel: 'error',
-    plugins: [
-      {
-        name: 'rl-workspace-sources',
-        setup(build) {
-          build.onResolve({ filter: /^@rl\// }, ({ path }) => {
-            const source = sources.get(path);
-            return source === undefined ? undefined : { path: source };
-          });
-          // A package with a native addon (a `.node` file) cannot be bundled: imported from where it is installed.
-          build.onResolve({ filter: NATIVE_PACKAGES }, ({ path, resolveDir }) => ({
-            path: createRequire(join(resolveDir, 'index.js')).resolve(path),
-            external: true,
-          }));
-        },
-      },
-    ],
+    plugins: [workspaceSourcesPlugin(), installedNativePackages()],
   });
 }
