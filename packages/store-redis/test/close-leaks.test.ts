@@ -98,34 +98,37 @@ describe.each(ALL)('$name', (kind) => {
 
 // A GLIDE client has no listeners to bound (it is no event emitter).
 describe.each(ALL.filter((kind) => kind.family !== 'glide'))('$name: many stores on one client at once', (kind) => {
-  it('12 stores with their subscriptions open print no MaxListenersExceededWarning, and leave the bound as it was', async () => {
-    const client = await kind.standalone(redis.url);
-    opened.push(() => kind.close(client));
-    const emitter = client as unknown as { getMaxListeners(): number };
-    const bound = emitter.getMaxListeners();
-    const warnings: string[] = [];
-    const onWarning = (warning: Error): void => void warnings.push(warning.name);
-    process.on('warning', onWarning);
-    try {
-      const prefix = redis.freshPrefix();
-      const stores = Array.from({ length: 12 }, (_, i) => new RedisStore({ client, prefix: `${prefix}${i}:` }));
-      for (const store of stores) {
-        const limiter = createLimiter({
-          algorithm: fixedWindow({ limit: 1, window: '15m' }),
-          store,
-          prefix: 'p',
-          timeout: false,
-        });
-        await limiter.consume('k');
-        expect((await cachedDenial(limiter, 'k')).reason).toBe('deny-cache');
+  it.each(['standalone', 'cluster'] as const)(
+    '%s: 12 stores with their subscriptions open print no MaxListenersExceededWarning, and leave the bound as it was',
+    async (deployment) => {
+      const client = deployment === 'standalone' ? await kind.standalone(redis.url) : await kind.cluster(redis.nodes);
+      opened.push(() => kind.close(client));
+      const emitter = client as unknown as { getMaxListeners(): number };
+      const bound = emitter.getMaxListeners();
+      const warnings: string[] = [];
+      const onWarning = (warning: Error): void => void warnings.push(warning.name);
+      process.on('warning', onWarning);
+      try {
+        const prefix = redis.freshPrefix();
+        const stores = Array.from({ length: 12 }, (_, i) => new RedisStore({ client, prefix: `${prefix}${i}:` }));
+        for (const store of stores) {
+          const limiter = createLimiter({
+            algorithm: fixedWindow({ limit: 1, window: '15m' }),
+            store,
+            prefix: 'p',
+            timeout: false,
+          });
+          await limiter.consume('k');
+          expect((await cachedDenial(limiter, 'k')).reason).toBe('deny-cache');
+        }
+        // A warning is emitted on a later tick.
+        await new Promise((resolve) => setImmediate(resolve));
+        for (const store of stores) await store.close();
+      } finally {
+        process.off('warning', onWarning);
       }
-      // A warning is emitted on a later tick.
-      await new Promise((resolve) => setImmediate(resolve));
-      for (const store of stores) await store.close();
-    } finally {
-      process.off('warning', onWarning);
-    }
-    expect(warnings).not.toContain('MaxListenersExceededWarning');
-    expect(emitter.getMaxListeners()).toBe(bound);
-  });
+      expect(warnings).not.toContain('MaxListenersExceededWarning');
+      expect(emitter.getMaxListeners()).toBe(bound);
+    },
+  );
 });

@@ -65,10 +65,8 @@ interface NodeRedis extends NodeRedisClient {
 }
 
 /** A Cluster's client of one node. */
-interface NodeRedisNode {
+interface NodeRedisNode extends ListenedEmitter<'end'> {
   duplicate(): NodeRedisSubscriber;
-  on(event: 'end', listener: () => void): unknown;
-  off(event: 'end', listener: () => void): unknown;
 }
 
 /** A client of the store's, to subscribe with. */
@@ -326,9 +324,9 @@ function subscriptionPlan(client: NodeRedis, cluster: boolean, handlers: Subscri
       const master = client.getSlotMaster?.(slot);
       if (master === undefined) return undefined;
       const node = await client.nodeClient!(master);
-      const ended = (): void => events.broken();
-      node.on('end', ended);
-      return connect(events, node, () => void node.off('end', ended));
+      // The Cluster's own client of that node, shared by every store on the Cluster: its bound is raised per store.
+      const stopWatching = listenBeside(node, 'end', () => events.broken());
+      return connect(events, node, stopWatching);
     },
     watchEnd: (ended) => {
       // A client's end; a Cluster's (5 and later: 'disconnect').
