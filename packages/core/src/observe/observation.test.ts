@@ -213,6 +213,9 @@ describe('observing a limiter', () => {
     expect(() =>
       createLimiter({ algorithm: perHour(3), store: new TestStore(), observer: { decision: 1 } as never }),
     ).toThrow(expect.objectContaining({ code: 'RL_INVALID_OPTION', field: 'createLimiter.observer.decision' }));
+    expect(() =>
+      createLimiter({ algorithm: perHour(3), store: new TestStore(), observer: { adaptive: 'log' } as never }),
+    ).toThrow(expect.objectContaining({ code: 'RL_INVALID_OPTION', field: 'createLimiter.observer.adaptive' }));
     expect(() => createLimiter({ algorithm: perHour(3), store: new TestStore(), name: '' })).toThrow(
       expect.objectContaining({ field: 'createLimiter.name' }),
     );

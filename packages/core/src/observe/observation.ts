@@ -232,7 +232,7 @@ export function reportObserverError(observer: Observer, error: unknown): void {
 /** `value` as an {@link Observer}: an object whose `decision`, `storeError`, `circuit`, `hold`, `reservationCancelled`, `leaseUnits` and `settled`, where given, are functions. */
 export function checkObserver(value: unknown, field: string): asserts value is Observer {
   const expected =
-    'an observer: an object with any of decision(event), storeError(event), circuit(event), hold(event), reservationCancelled(event), leaseUnits(event), settled(event), such as prometheusObserver({ registry }) from @rl/prometheus';
+    'an observer: an object with any of decision(event), storeError(event), circuit(event), hold(event), reservationCancelled(event), leaseUnits(event), settled(event), adaptive(event), such as prometheusObserver({ registry }) from @rl/prometheus';
   if (value === null || typeof value !== 'object') throw new InvalidOptionError(field, value, expected);
   for (const method of [
     'decision',
@@ -242,6 +242,7 @@ export function checkObserver(value: unknown, field: string): asserts value is O
     'reservationCancelled',
     'leaseUnits',
     'settled',
+    'adaptive',
   ] as const) {
     const member = (value as Record<string, unknown>)[method];
     if (member !== undefined && typeof member !== 'function')
