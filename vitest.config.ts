@@ -17,7 +17,13 @@ export default defineConfig({
     alias: workspaceAliases(),
   },
   test: {
-    include: ['packages/*/src/**/*.test.ts', 'packages/*/test/**/*.test.ts', 'examples/*/src/**/*.test.ts', 'examples/*/test/**/*.test.ts', 'scripts/*.test.ts'],
+    include: [
+      'packages/*/src/**/*.test.ts',
+      'packages/*/test/**/*.test.ts',
+      'examples/*/src/**/*.test.ts',
+      'examples/*/test/**/*.test.ts',
+      'scripts/*.test.ts',
+    ],
     testTimeout: 30_000,
     hookTimeout: 60_000,
     pool: 'forks',
@@ -38,6 +44,11 @@ export default defineConfig({
     // no (or every) proxy trusted; the short-window and default-prefix ones by the tests' windows of
     // a few ms and their Redis limits without a prefix. Node prints each on stderr. Not printing them
     // keeps the 'warning' event: the tests that expect one (collectWarnings) or its absence still see it.
-    execArgv: ['--disable-warning=RL_TRUST_PROXY', '--disable-warning=RL_TRUST_ALL_PROXIES', '--disable-warning=RL_SHORT_WINDOW', '--disable-warning=RL_DEFAULT_PREFIX'],
+    execArgv: [
+      '--disable-warning=RL_TRUST_PROXY',
+      '--disable-warning=RL_TRUST_ALL_PROXIES',
+      '--disable-warning=RL_SHORT_WINDOW',
+      '--disable-warning=RL_DEFAULT_PREFIX',
+    ],
   },
 });
