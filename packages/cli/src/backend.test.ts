@@ -82,7 +82,7 @@ describe('rl simulate --backend', () => {
     expect(lines).toContain('Last slice (60 s to 89.991 s):');
     // Wider than 100 columns: the rows are numbered, the adaptive limit is #3; in the last slice it sheds sheddable work only.
     expect(lines).toContain('#3  adaptiveConcurrency(min=5,max=1000)');
-    expect(stdout).toMatch(/#3 +1499 +1500 \(sheddable 1500\) +100 +2\.0s \/ 2\.0s +50\.0\/s +1\.00/);
+    expect(stdout).toMatch(/#3 +1499 +1500 \(sheddable 1500\) +125 +2\.5s \/ 2\.5s +50\.0\/s +1\.00/);
   });
 
   it.each([

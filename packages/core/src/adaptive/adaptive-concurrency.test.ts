@@ -147,10 +147,23 @@ describe('the limit follows the latency', () => {
     expect(limit.snapshot().latencyMs).toBeUndefined();
   });
 
-  test('a backend whose latency triples is probed at min, and its new latency is the baseline', () => {
+  test('a backend that slows down under running work: the work that started at min tells its new latency', () => {
     const { limit, timers } = make({ probeSamples: 3 });
     work(limit, timers, 3, 10);
+    // The running work's median age passes 3 x the baseline: a probe starts, counting the two pieces
+    // that started with at most min (2) in flight; they come back with the new latency, no round trip more.
     work(limit, timers, 10, 100);
+    expect(limit.snapshot()).toMatchObject({ probing: false, minLatencyMs: 100, permits: 10 });
+  });
+
+  test('a backend whose latency triples under work that started above min is probed at min', () => {
+    const { limit, timers } = make({ probeSamples: 3 });
+    work(limit, timers, 3, 10);
+    const fillers = [limit.tryAcquire('critical')!, limit.tryAcquire('critical')!];
+    const running = Array.from({ length: 8 }, () => limit.tryAcquire('critical')!);
+    for (const f of fillers) f.release({ cancelled: true });
+    timers.advance(100);
+    for (const p of running.reverse()) p.release();
     expect(limit.snapshot()).toMatchObject({ probing: true, permits: 2 });
     work(limit, timers, 2, 100);
     expect(limit.snapshot()).toMatchObject({ probing: false, minLatencyMs: 100, permits: 10 });

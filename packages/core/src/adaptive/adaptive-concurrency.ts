@@ -1,9 +1,13 @@
-import { reportObserverError } from '../observe/observation.js';
 import type { AdaptiveConcurrencyEvent, Observer } from '../observe/observer.js';
+import { AdaptiveWatchers } from './adaptive-watchers.js';
 import { unrefTimer, type TimerHandle } from '../timers.js';
-import { LatencyWindowBuilder, median } from './latency-window.js';
+import { BaselineProbe } from './baseline-probe.js';
+import { LatencyWindowBuilder } from './latency-window.js';
 import { parseAdaptiveOptions, type AdaptiveConcurrencyOptions, type AdaptiveConfig } from './options.js';
-import type { ClassOf, Priority } from './priority.js';
+import type { Priority } from './priority.js';
+import { HeldPermit, type AdaptivePermit, type PermitOutcome } from './held-permit.js';
+
+export type { AdaptivePermit, PermitOutcome } from './held-permit.js';
 
 /** Latency up to this many times the baseline is explained by it (its tolerance of queueing): no periodic probe is needed. */
 const EXPLAINED = 1.5;
@@ -34,50 +38,11 @@ export interface AdaptiveSnapshot {
   readonly classes: Readonly<Record<string, AdaptiveClassCounts>>;
 }
 
-/** A permit of an adaptive limit: it measures its own time from acquire to release. */
-export interface AdaptivePermit {
-  /** The class of the work, as metrics label it. */
-  readonly priority: string;
-  /**
-   * Ends the work: its latency is a sample of the limit, or with `failed: true` a failure (the work
-   * failed or timed out: its latency is never a sample), or with `cancelled: true` nothing (the work
-   * never reached the backend: a request given up before its handler ran). Only the first call
-   * counts; one after `maxHold` (the permit was already counted failed) does nothing.
-   */
-  release(outcome?: PermitOutcome): void;
-}
-
-/** How the work of a permit ended (see {@link AdaptivePermit.release}); neither: it succeeded. */
-export interface PermitOutcome {
-  readonly failed?: boolean;
-  readonly cancelled?: boolean;
-}
-
-/** Told of what an adaptive limit does; `name` is the limit's name in the events. */
-interface Watcher {
-  readonly name: string;
-  readonly listener: (event: AdaptiveConcurrencyEvent) => void;
-}
-
 interface MutableCounts {
   inFlight: number;
   admitted: number;
   shed: number;
   failed: number;
-}
-
-/**
- * A baseline measurement under way: the limit is `atPermits` for one round trip, until the work it
- * admitted before the first came back has come back (at most `probeSamples`).
- */
-interface Probe {
-  readonly startedAt: number;
-  /** The limit to go back to once it ends. */
-  readonly restoreTo: number;
-  readonly atPermits: number;
-  readonly samples: number[];
-  /** Probe permits given before the first came back: one round trip's work. */
-  issued: number;
 }
 
 /**
@@ -97,9 +62,11 @@ export class AdaptiveConcurrency {
   private inFlightCount = 0;
   private baseline: number | undefined = undefined;
   private lastLatency: number | undefined = undefined;
-  private probe: Probe | undefined;
+  private probe: BaselineProbe | undefined;
   private probeEndedAt = 0;
   private nextProbeAt = Infinity;
+  /** When the running work's ages are looked at next (once a window). */
+  private nextAgeCheckAt = 0;
   /** Changes with the permits: work acquired under another epoch says nothing of the limit now. */
   private epoch = 0;
   private readonly window: LatencyWindowBuilder;
@@ -107,8 +74,7 @@ export class AdaptiveConcurrency {
   private readonly held = new Set<HeldPermit>();
   private expiry: TimerHandle | undefined = undefined;
   private readonly counts = new Map<string, MutableCounts>();
-  private watchers: readonly Watcher[] = [];
-  private readonly observers = new Set<Observer>();
+  private readonly watchers = new AdaptiveWatchers();
 
   constructor(options: AdaptiveConcurrencyOptions = {}) {
     this.config = parseAdaptiveOptions(options);
@@ -116,7 +82,7 @@ export class AdaptiveConcurrency {
     const now = this.config.timers.now();
     this.window = new LatencyWindowBuilder(now);
     // The first baseline is measured at the initial limit (nothing is known yet to lower it for).
-    this.probe = { startedAt: now, restoreTo: this.limit, atPermits: this.config.initial, samples: [], issued: 0 };
+    this.probe = this.probeAt(now, this.config.initial);
   }
 
   /** The permits now (within `[min, max]`; the probe's during a probe). */
@@ -150,16 +116,22 @@ export class AdaptiveConcurrency {
     const cls = this.config.classes.of(priority, 'priority');
     const now = this.config.timers.now();
     this.tick(now);
+    const probe = this.probe;
+    probe?.arrived();
     const counts = this.countsOf(cls.label);
     if (this.inFlightCount >= Math.max(1, Math.floor(this.permits * cls.share))) {
       counts.shed++;
       this.tell('shed', cls.label, undefined);
       return undefined;
     }
-    const probe = this.probe;
-    if (probe !== undefined && probe.samples.length === 0) probe.issued++;
-    const permit = new HeldPermit(this.ended, cls, now, this.epoch, probe !== undefined);
-    permit.inFlightAtStart = this.inFlightCount + 1;
+    const permit = new HeldPermit({
+      onEnd: this.ended,
+      cls,
+      acquiredAt: now,
+      epoch: this.epoch,
+      inFlightAtStart: this.inFlightCount + 1,
+    });
+    probe?.admitted(permit);
     this.inFlightCount++;
     counts.inFlight++;
     counts.admitted++;
@@ -189,11 +161,7 @@ export class AdaptiveConcurrency {
    * {@link observe} is guarded instead).
    */
   watch(name: string, listener: (event: AdaptiveConcurrencyEvent) => void): () => void {
-    const watcher = { name, listener };
-    this.watchers = [...this.watchers, watcher];
-    return () => {
-      this.watchers = this.watchers.filter((w) => w !== watcher);
-    };
+    return this.watchers.watch(name, listener);
   }
 
   /**
@@ -202,16 +170,7 @@ export class AdaptiveConcurrency {
    * reported once (`RL_OBSERVER_ERROR`) and never breaks the work.
    */
   observe(observer: Observer): void {
-    if (this.observers.has(observer)) return;
-    this.observers.add(observer);
-    this.watch(this.config.name, (event) => {
-      try {
-        const returned: unknown = observer.adaptive?.(event);
-        if (returned instanceof Promise) returned.catch((error: unknown) => reportObserverError(observer, error));
-      } catch (error) {
-        reportObserverError(observer, error);
-      }
-    });
+    this.watchers.observe(this.config.name, observer);
   }
 
   /** The limit's name in events (the `name` option). */
@@ -240,21 +199,19 @@ export class AdaptiveConcurrency {
       counts.failed++;
       if (permit.epoch === this.epoch && this.probe === undefined) this.window.fail(permit.inFlightAtStart);
       this.tell('failed', permit.priority, undefined);
-    } else if (outcome?.cancelled === true) {
-      this.tell('released', permit.priority, undefined);
     } else {
-      this.tell('released', permit.priority, latency);
-      if (latency !== undefined) this.sampled(permit, latency, now);
+      this.tell('released', permit.priority, outcome?.cancelled === true ? undefined : latency);
     }
+    if (!failed && outcome?.cancelled !== true && latency !== undefined) this.sampled(permit, latency, now);
+    // Work with no latency to give (failed, never ran, or measured on a clock that stepped back): a probe stops waiting for it.
+    else if (this.probe?.abandoned(permit) === true) this.endProbe(now);
     this.tick(now);
   };
 
   private sampled(permit: HeldPermit, latency: number, now: number): void {
     const probe = this.probe;
     if (probe !== undefined) {
-      if (!permit.probe) return;
-      probe.samples.push(latency);
-      if (probe.samples.length >= Math.min(this.config.probeSamples, probe.issued)) this.endProbe(now);
+      if (probe.succeeded(permit, latency)) this.endProbe(now);
     } else if (permit.epoch === this.epoch) this.window.sample(latency, permit.inFlightAtStart);
   }
 
@@ -264,6 +221,12 @@ export class AdaptiveConcurrency {
     if (probe !== undefined) {
       if (now - probe.startedAt >= this.config.maxHoldMs) this.endProbe(now);
       return;
+    }
+    if (now >= this.nextAgeCheckAt) {
+      this.nextAgeCheckAt = now + this.config.windowMs;
+      // Running work this old is the backend slowing down under it: no need to wait for it to finish to know.
+      if (this.medianAge(now) > this.baseline! * this.config.reprobeAbove && now - this.probeEndedAt >= this.baseline!)
+        return this.startProbe(now);
     }
     const window = this.window;
     if (now - window.startedAt < this.config.windowMs || !window.measured) return;
@@ -288,8 +251,20 @@ export class AdaptiveConcurrency {
     this.tell('limit', undefined, latency);
   }
 
+  /** The age in ms of the running work in the middle of the acquire order (0 when none runs). */
+  private medianAge(now: number): number {
+    let index = this.held.size >> 1;
+    for (const permit of this.held) if (index-- === 0) return now - permit.acquiredAt;
+    return 0;
+  }
+
+  private probeAt(now: number, atPermits: number): BaselineProbe {
+    const samples = this.config.probeSamples;
+    return new BaselineProbe({ now, atPermits, restoreTo: this.limit, samples, running: this.held });
+  }
+
   private startProbe(now: number): void {
-    this.probe = { startedAt: now, restoreTo: this.limit, atPermits: this.config.min, samples: [], issued: 0 };
+    this.probe = this.probeAt(now, this.config.min);
     this.epoch++;
     this.tell('limit', undefined, undefined);
   }
@@ -298,11 +273,11 @@ export class AdaptiveConcurrency {
     const probe = this.probe!;
     const before = this.baseline;
     // A probe whose work never came back (its time ran out) keeps the baseline it had.
-    if (probe.samples.length > 0) this.baseline = median(probe.samples);
+    this.baseline = probe.baseline() ?? before;
     this.probe = undefined;
     if (this.baseline === undefined) {
       // No baseline yet: measure again with the next work.
-      this.probe = { ...probe, startedAt: now, samples: [], issued: 0 };
+      this.probe = this.probeAt(now, probe.atPermits);
       return;
     }
     this.limit = probe.restoreTo;
@@ -310,9 +285,15 @@ export class AdaptiveConcurrency {
     this.nextProbeAt = now + this.config.probeIntervalMs;
     this.epoch++;
     this.window.restart(now);
-    // A baseline that moved (twice or half what it was) is a new backend: the controller starts afresh.
-    if (before === undefined || this.baseline > before * 2 || this.baseline < before / 2)
+    // A baseline that moved (twice or half what it was) is a new backend: the controller starts afresh,
+    // from the permits the load offered meanwhile would hold at the new baseline (never below where it
+    // was): one round trip there shows how far above the backend's capacity that is, where a slow start
+    // from the old limit would take a round trip per doubling.
+    if (before === undefined || this.baseline > before * 2 || this.baseline < before / 2) {
       this.config.controller.rebase?.();
+      if (before !== undefined)
+        this.limit = Math.min(this.config.max, Math.max(this.limit, probe.offeredInFlight(this.baseline, now)));
+    }
     this.tell('limit', undefined, this.baseline);
   }
 
@@ -347,42 +328,9 @@ export class AdaptiveConcurrency {
     priority: string | undefined,
     latencyMs: number | undefined,
   ): void {
-    const watchers = this.watchers;
-    if (watchers.length === 0) return;
-    for (const w of watchers)
-      w.listener({
-        limit: w.name,
-        kind,
-        priority,
-        permits: this.permits,
-        inFlight: this.inFlightCount,
-        minLatencyMs: this.baseline,
-        latencyMs,
-      });
-  }
-}
-
-/** A permit held: its class, when it was acquired and under which epoch. */
-class HeldPermit implements AdaptivePermit {
-  private done = false;
-  readonly priority: string;
-  /** Permits held when it was acquired, itself included. */
-  inFlightAtStart = 0;
-
-  constructor(
-    private readonly onEnd: (permit: HeldPermit, outcome: PermitOutcome | undefined) => void,
-    cls: ClassOf,
-    readonly acquiredAt: number,
-    readonly epoch: number,
-    readonly probe: boolean,
-  ) {
-    this.priority = cls.label;
-  }
-
-  release(outcome?: PermitOutcome): void {
-    if (this.done) return;
-    this.done = true;
-    this.onEnd(this, outcome);
+    if (!this.watchers.heard) return;
+    const { permits, inFlightCount: inFlight, baseline: minLatencyMs } = this;
+    this.watchers.tell({ kind, priority, permits, inFlight, minLatencyMs, latencyMs });
   }
 }
 

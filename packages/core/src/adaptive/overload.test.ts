@@ -5,7 +5,7 @@ import { runOverload, type OverloadGate, type OverloadStats } from '../testing/o
 // t = 30 s, under 100 requests per second (twice what it completes at 2 s: 50 per second).
 const step = (t: number): number => (t < 30_000 ? 10 : 2000);
 const seed = (gate: OverloadGate) =>
-  runOverload({ rate: 100, durationMs: 120_000, sliceMs: 5000, capacity: 100, serviceMs: step, gate });
+  runOverload({ rate: 100, durationMs: 120_000, sliceMs: 1000, capacity: 100, serviceMs: step, gate });
 const after = (slices: readonly OverloadStats[], from: number) => slices.filter((s) => s.from >= from);
 const mean = (values: number[]) => values.reduce((a, b) => a + b, 0) / values.length;
 
@@ -14,13 +14,13 @@ describe("the seed's step (capacity 100 in flight, 10 ms -> 2 s at 30 s, 100 per
   const fixed = seed({ kind: 'fixed', permits: 50 });
   const none = seed({ kind: 'none' });
 
-  test('the adaptive limit settles at the in-flight that keeps latency at the target (capacity x 1.25), within 10 %', () => {
-    const settled = after(adaptive.slices, 60_000);
+  test('within 9 s of the step the adaptive limit settles at the in-flight that keeps latency at the target (capacity x 1.25), within 10 %', () => {
+    const settled = after(adaptive.slices, 39_000);
     for (const s of settled) expect(Math.abs(s.peakInFlight - 125) / 125).toBeLessThanOrEqual(0.1);
   });
 
   test('p99 latency of admitted work stays within twice the un-overloaded latency (2 s) after the step', () => {
-    for (const s of after(adaptive.slices, 30_000)) expect(s.p99Ms!).toBeLessThanOrEqual(4000);
+    for (const s of after(adaptive.slices, 30_000)) expect(s.p99Ms ?? 0).toBeLessThanOrEqual(4000);
   });
 
   test('goodput is at least 0.9 of capacity once settled; a fixed 50 gets half, no limit drowns in latency', () => {

@@ -64,10 +64,16 @@ class Span {
   admitted = 0;
   readonly refused: Record<string, number> = {};
   readonly admittedPerClass: Record<string, number> = {};
-  peak = 0;
+  /** The most in flight at once: at least what was in flight when the span began. */
+  peak: number;
   readonly latencies: number[] = [];
   capacityWork = 0;
-  constructor(readonly from: number) {}
+  constructor(
+    readonly from: number,
+    inFlight: number,
+  ) {
+    this.peak = inFlight;
+  }
 
   stats(to: number, permits: number | undefined): OverloadStats {
     const sorted = [...this.latencies].sort((a, b) => a - b);
@@ -102,7 +108,7 @@ export function runOverload(options: OverloadRunOptions): OverloadReport {
   const backend = new BackendModel({ capacity: options.capacity, serviceMs: options.serviceMs, timers });
   const gate = gateOf(options.gate, timers);
   const rotation = classRotation(options.classes ?? [{ priority: 'normal', weight: 1 }]);
-  const spans = { total: new Span(0), slice: new Span(0) };
+  const spans = { total: new Span(0, 0), slice: new Span(0, 0) };
   const slices: OverloadStats[] = [];
   const each = (f: (span: Span) => void): void => {
     f(spans.total);
@@ -136,7 +142,7 @@ export function runOverload(options: OverloadRunOptions): OverloadReport {
       timers.advance(Math.min(10, step - t));
     }
     slices.push(spans.slice.stats(at + step, gate.permits));
-    spans.slice = new Span(at + step);
+    spans.slice = new Span(at + step, backend.inFlight);
   }
   backend.close();
   return { total: spans.total.stats(options.durationMs, gate.permits), slices };
