@@ -108,6 +108,7 @@ const EXPECTED_NAMES = {
     'makeDecision',
     'checkOptions',
     'parseTimerDuration',
+    'unrefTimer',
   ],
   '@rl/store-memory': ['MemoryStore'],
   '@rl/store-redis': ['RedisStore'],

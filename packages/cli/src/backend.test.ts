@@ -3,15 +3,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { InvalidOptionError } from '@rl/core';
-import { main } from './cli.js';
+import { rl } from './testing/run-cli.js';
 import { parseBackend, parseClasses, parseGate } from './backend.js';
-
-async function rl(args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
-  let stdout = '';
-  let stderr = '';
-  const code = await main(args, { stdout: (t) => (stdout += t), stderr: (t) => (stderr += t), stderrIsTTY: false });
-  return { code, stdout, stderr };
-}
 
 // The seed's step: 100 per second for 90 s, a backend of 100 in flight whose service time goes from 10 ms to 2 s at 30 s.
 const SEED = [

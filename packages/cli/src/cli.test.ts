@@ -2,17 +2,10 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { main } from './cli.js';
+import { rl } from './testing/run-cli.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'rl-cli-test-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
-
-async function rl(args: string[], tty = false): Promise<{ code: number; stdout: string; stderr: string }> {
-  let stdout = '';
-  let stderr = '';
-  const code = await main(args, { stdout: (t) => (stdout += t), stderr: (t) => (stderr += t), stderrIsTTY: tty });
-  return { code, stdout, stderr };
-}
 
 const TWO_BATCHES = ['--pattern', 'burst 100 at 990ms, burst 100 at 1010ms'];
 

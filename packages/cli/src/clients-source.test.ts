@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { main } from './cli.js';
+import { rl } from './testing/run-cli.js';
 import type { ClientStats, RetryMode } from './client-stats.js';
 import { simulateClients } from './clients-source.js';
 import { seconds } from './format.js';
@@ -27,13 +27,6 @@ function readmeRows(header: string): [string, string[]][] {
       .map((c) => c.trim());
     return [mode!.replace(/`/g, ''), cells];
   });
-}
-
-async function rl(args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
-  let stdout = '';
-  let stderr = '';
-  const code = await main(args, { stdout: (t) => (stdout += t), stderr: (t) => (stderr += t), stderrIsTTY: false });
-  return { code, stdout, stderr };
 }
 
 /** The seeds' herd: 10,000 clients at one instant against a fixed window of 1,000 a second, slices of 100 ms. */

@@ -155,16 +155,14 @@ interface Waiter {
   readonly deadline: number;
 }
 
-/** What the clients did to one limit, before the report. */
-interface ClientRun {
+/** What the clients did to one limit, before the report: the counts are those of its {@link ClientStats}. */
+interface ClientRun extends Pick<
+  ClientStats,
+  'admitted' | 'denied' | 'gaveUp' | 'maxAttempts' | 'held' | 'deniedInformed'
+> {
   /** Every attempt, in the order sent: the traffic {@link simulate} replays. */
   readonly attempts: Traffic;
-  readonly admitted: number;
-  readonly denied: number;
-  readonly gaveUp: number;
-  readonly maxAttempts: number;
-  readonly held: number;
-  readonly deniedInformed: number;
+  /** When the last logical request was admitted (arrival + delay), on the traffic's clock. */
   readonly lastThrough: number | undefined;
   /** When the last attempt was sent. */
   readonly lastMs: number;

@@ -3,19 +3,12 @@ import { tmpdir } from 'node:os';
 import { delimiter, join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { main } from './cli.js';
+import { rl } from './testing/run-cli.js';
 import { findChromium, HeadlessPage } from './headless-chromium.js';
 import type { SimulationReport } from './simulate.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'rl-html-report-test-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
-
-async function rl(args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
-  let stdout = '';
-  let stderr = '';
-  const code = await main(args, { stdout: (t) => (stdout += t), stderr: (t) => (stderr += t), stderrIsTTY: false });
-  return { code, stdout, stderr };
-}
 
 // A token bucket that denies, and a shaper that holds most of what it admits: every outcome shows.
 const RUN = [

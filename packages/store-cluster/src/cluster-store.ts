@@ -6,10 +6,11 @@ import {
   type TimedCharge,
   type TimerHandle,
   type Timers,
+  unrefTimer,
 } from '@rl/core/store';
 import { parseClusterStoreOptions, type ClusterStoreOptions } from './cluster-store-options.js';
 import { chargedEach, holderError } from './answers.js';
-import { unref, type WorkerTransport } from './transport.js';
+import type { WorkerTransport } from './transport.js';
 import { WireStore } from './wire-store.js';
 import { decode, encode, WIRE_VERSION, type Verb, type WireError } from './wire.js';
 
@@ -133,15 +134,16 @@ export class ClusterStore extends WireStore {
     this.queued = [];
     const ids = calls.map((call) => call[0] as number);
     this.sent++;
-    const timer: TimerHandle = this.timers.setTimeout(() => {
-      this.fail(
-        ids,
-        new StoreError(
-          `rl cluster store: the holder did not answer within ${this.timeoutMs} ms (is serveClusterStore running in the primary, or the holder process up?)`,
-        ),
-      );
-    }, this.timeoutMs);
-    unref(timer);
+    const timer: TimerHandle = unrefTimer(
+      this.timers.setTimeout(() => {
+        this.fail(
+          ids,
+          new StoreError(
+            `rl cluster store: the holder did not answer within ${this.timeoutMs} ms (is serveClusterStore running in the primary, or the holder process up?)`,
+          ),
+        );
+      }, this.timeoutMs),
+    );
     // One timer for the message's calls, stopped once the last of them is settled.
     let left = ids.length;
     const settled = (): void => {

@@ -1,6 +1,6 @@
-import { StoreError, type Timers } from '@rl/core/store';
+import { StoreError, unrefTimer, type Timers } from '@rl/core/store';
 import { connect, createServer, type Server, type Socket } from 'node:net';
-import { unref, type HolderConnection, type WorkerTransport } from './transport.js';
+import type { HolderConnection, WorkerTransport } from './transport.js';
 
 /** The longest line (one message) a socket end accepts: past it the peer is cut off, not buffered on. */
 const MAX_LINE_BYTES = 64 * 1024 * 1024;
@@ -60,7 +60,7 @@ export function socketTransport(path: string, timers: Timers): WorkerTransport {
       socket = undefined;
       if (closed) return;
       lost?.();
-      unref(timers.setTimeout(open, retryMs));
+      unrefTimer(timers.setTimeout(open, retryMs));
       retryMs = Math.min(retryMs * 2, LAST_RETRY_MS);
     });
   };

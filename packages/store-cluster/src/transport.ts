@@ -1,4 +1,4 @@
-import { StoreError, type TimerHandle } from '@rl/core/store';
+import { StoreError } from '@rl/core/store';
 
 /**
  * A worker's end of the way to the holder: the seam between `ClusterStore` and a channel (the IPC
@@ -114,10 +114,4 @@ export function inProcessPair(): {
     },
     sent: () => count,
   };
-}
-
-/** Unrefs `handle` when it can be (Node's): a timer of the store never keeps a process alive. */
-export function unref(handle: TimerHandle): void {
-  if (typeof handle === 'object' && handle !== null && 'unref' in handle && typeof handle.unref === 'function')
-    (handle as { unref(): void }).unref();
 }

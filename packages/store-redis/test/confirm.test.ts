@@ -11,14 +11,19 @@
  * confirmed call leaves a stale cache (this machine is shared; a late confirmation would reject the
  * call, which the test counts apart, and which must not happen either).
  */
-import type { ChildProcess } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { Cluster, Redis } from 'ioredis';
 import { createClient, createCluster } from 'redis';
 import { fixedWindow, ResetUnconfirmedError } from '@rl/core';
 import { RedisStore, type RedisClient } from '@rl/store-redis';
-import { nextMessage, useRedisDeployments, useWorkerScript, type WorkerMessage } from '@rl/test-support';
+import {
+  nextMessage,
+  useRedisDeployments,
+  useStartedWorkers,
+  useWorkerScript,
+  type WorkerMessage,
+} from '@rl/test-support';
 import { CONFIRM_LIMIT, confirmLimiter, type ConfirmJob } from './support/confirm-worker.js';
 
 /**
@@ -31,17 +36,9 @@ const CYCLES = 300;
 const WAYS = ['unblock', 'reset', 'setOverride'] as const;
 const worker = useWorkerScript(fileURLToPath(new URL('./support/confirm-worker.ts', import.meta.url)));
 
+const workers = useStartedWorkers(worker, 2);
+
 const redis = useRedisDeployments('confirm');
-let workers: ChildProcess[] = [];
-
-beforeAll(async () => {
-  workers = [0, 1].map(() => worker.fork());
-  await Promise.all(workers.map((worker) => nextMessage<Message>(worker, (m) => m.started === true)));
-}, 60_000);
-
-afterAll(() => {
-  for (const worker of workers) worker.kill('SIGKILL');
-});
 
 interface Message extends WorkerMessage {
   cached?: boolean;
@@ -50,8 +47,8 @@ interface Message extends WorkerMessage {
 
 /** Sends `message` to every worker and resolves to each one's answer that `matches`. */
 function ask(message: object, matches: (m: Message) => boolean): Promise<Message[]> {
-  const answers = workers.map((worker) => nextMessage<Message>(worker, matches));
-  for (const worker of workers) worker.send(message);
+  const answers = workers.all.map((worker) => nextMessage<Message>(worker, matches));
+  for (const worker of workers.all) worker.send(message);
   return Promise.all(answers);
 }
 

@@ -3,10 +3,9 @@
  * Redis and a 3-master Cluster, must admit exactly the limit, never one more (and never fewer: every
  * request reaches Redis, no timeout, no deny cache); with ioredis, and with Valkey GLIDE.
  */
-import type { ChildProcess } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { releasedTogether, useRedisDeployments, useWorkerScript, workersStarted } from '@rl/test-support';
+import { describe, expect, it } from 'vitest';
+import { releasedTogether, useRedisDeployments, useStartedWorkers, useWorkerScript } from '@rl/test-support';
 import { Cluster, Redis } from 'ioredis';
 import { createLimiter, fixedWindow, slidingWindowLog, tokenBucket, type Decision } from '@rl/core';
 import { RedisStore } from '@rl/store-redis';
@@ -18,17 +17,9 @@ const ATTEMPTS = 3;
 const LIMIT = 150;
 const worker = useWorkerScript(fileURLToPath(new URL('./support/contention-worker.ts', import.meta.url)));
 
+const workers = useStartedWorkers(worker, PROCESSES);
+
 const redis = useRedisDeployments('contention');
-let workers: ChildProcess[] = [];
-
-beforeAll(async () => {
-  workers = Array.from({ length: PROCESSES }, () => worker.fork());
-  await workersStarted(workers);
-});
-
-afterAll(() => {
-  for (const worker of workers) worker.kill('SIGKILL');
-});
 
 /** Gives every worker the job, releases them together once all are connected, and collects their results. */
 async function contend(
@@ -37,8 +28,8 @@ async function contend(
 ): Promise<WorkerResult[]> {
   const job: WorkerConfig = { ...config, consumers, attempts: ATTEMPTS, limit: LIMIT };
   return releasedTogether<WorkerResult>(
-    workers,
-    workers.map(() => job),
+    workers.all,
+    workers.all.map(() => job),
   );
 }
 

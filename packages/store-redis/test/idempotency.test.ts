@@ -20,7 +20,13 @@ import {
 } from '@rl/core';
 import { HttpRateLimiter, directBinding } from '@rl/core/http';
 import { RedisStore } from '@rl/store-redis';
-import { nextMessage, useRedisDeployments, useWorkerScript, type WorkerMessage } from '@rl/test-support';
+import {
+  nextMessage,
+  useRedisDeployments,
+  useWorkerScript,
+  workersStarted,
+  type WorkerMessage,
+} from '@rl/test-support';
 import { Redis } from 'ioredis';
 import type { IdempotencyJob, IdempotencyResult } from './support/idempotency-worker.js';
 
@@ -38,7 +44,7 @@ interface Message extends WorkerMessage {
 async function inTwoProcesses(job: IdempotencyJob): Promise<IdempotencyResult[]> {
   const workers: ChildProcess[] = [0, 1].map(() => worker.fork());
   try {
-    await Promise.all(workers.map((w) => nextMessage<Message>(w, (m) => m.started === true)));
+    await workersStarted(workers);
     const results = workers.map((w) => nextMessage<Message>(w, (m) => m.result !== undefined));
     for (const w of workers) w.send({ job });
     return (await Promise.all(results)).map((m) => m.result!);

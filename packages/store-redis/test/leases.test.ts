@@ -10,7 +10,14 @@
 import type { ChildProcess } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
-import { nextMessage, useRedisDeployments, useWorkerScript, type WorkerMessage } from '@rl/test-support';
+import {
+  nextMessage,
+  releasedTogether,
+  useRedisDeployments,
+  useWorkerScript,
+  workersStarted,
+  type WorkerMessage,
+} from '@rl/test-support';
 import { createLimiter, fixedWindow } from '@rl/core';
 import { RedisStore } from '@rl/store-redis';
 import { Cluster, Redis } from 'ioredis';
@@ -28,7 +35,6 @@ const redis = useRedisDeployments('leases');
 interface Message extends WorkerMessage {
   holding?: boolean;
   spent?: number;
-  result?: LeaseResult;
 }
 
 const startWorker = (): ChildProcess => worker.fork();
@@ -56,13 +62,9 @@ async function scriptCalls(nodes: readonly { host: string; port: number }[]): Pr
 async function contend(job: Omit<LeaseJob, 'mode'>, count = PROCESSES): Promise<LeaseResult[]> {
   const workers = Array.from({ length: count }, startWorker);
   try {
-    await Promise.all(workers.map((w) => nextMessage<Message>(w, (m) => m.started === true)));
-    const ready = workers.map((w) => nextMessage<Message>(w, (m) => m.ready === true));
-    for (const w of workers) w.send({ job: { ...job, mode: 'rounds' } });
-    await Promise.all(ready);
-    const results = workers.map((w) => nextMessage<Message>(w, (m) => m.result !== undefined));
-    for (const w of workers) w.send('go');
-    return (await Promise.all(results)).map((m) => m.result!);
+    await workersStarted(workers);
+    const jobs: LeaseJob[] = workers.map(() => ({ ...job, mode: 'rounds' }));
+    return await releasedTogether<LeaseResult>(workers, jobs);
   } finally {
     for (const w of workers) w.kill('SIGKILL');
   }
@@ -149,7 +151,7 @@ describe.each([
     const workers = holders.map(startWorker);
     let spent: number[];
     try {
-      await Promise.all(workers.map((w) => nextMessage<Message>(w, (m) => m.started === true)));
+      await workersStarted(workers);
       spent = await Promise.all(
         workers.map((w, i) => {
           const reply = nextMessage<Message>(w, (m) => m.spent !== undefined);

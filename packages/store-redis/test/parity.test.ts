@@ -311,6 +311,31 @@ const leaseAlgorithms = fc
   .tuple(fc.integer({ min: 1, max: 4 }), fc.constantFrom(100, 1000, 2500.5))
   .map(([l, lease]) => concurrency({ limit: l, lease }));
 
+/** An operation of {@link leaseOps} at its time, under its lease's id. */
+interface TimedLeaseOp {
+  readonly op: 'acquire' | 'release' | 'peek';
+  readonly key: string;
+  readonly leaseId: string;
+  readonly now: number;
+}
+
+/**
+ * Applies `op` to `store`: an acquire's or a peek's decision (plain), nothing for a release. The store
+ * is called before the first await, so that the calls of one turn are made in that turn.
+ */
+async function applyLeaseOp(
+  store: Store,
+  algorithm: ConcurrencyAlgorithm,
+  op: TimedLeaseOp,
+): Promise<Record<string, unknown> | undefined> {
+  if (op.op === 'release') return void (await store.release(op.key, algorithm, op.leaseId));
+  return plain(
+    op.op === 'acquire'
+      ? await store.acquire(op.key, algorithm, op.leaseId, op.now)
+      : await store.peek(op.key, algorithm, 0, op.now),
+  );
+}
+
 /** Every Redis key under `prefix` must have an expiry. */
 async function expectAllKeysExpire(client: Redis, prefix: string): Promise<void> {
   const keys = await client.keys(`${prefix}*`);
@@ -351,21 +376,9 @@ describe.each(FULL)('parity on random sequences (standalone Redis, $name)', (kin
           let now = start;
           for (const op of ops) {
             now = Math.max(0, now + op.dt);
-            const leaseId = `lease-${op.lease}`;
-            if (op.op === 'release') {
-              memory.release(op.key, algorithm, leaseId);
-              await redis.release(op.key, algorithm, leaseId);
-              continue;
-            }
-            const expected =
-              op.op === 'acquire'
-                ? memory.acquire(op.key, algorithm, leaseId, now)
-                : memory.peek(op.key, algorithm, 0, now);
-            const actual =
-              op.op === 'acquire'
-                ? await redis.acquire(op.key, algorithm, leaseId, now)
-                : await redis.peek(op.key, algorithm, 0, now);
-            expect(plain(actual)).toEqual(plain(expected));
+            const timed = { ...op, now, leaseId: `lease-${op.lease}` };
+            const expected = await applyLeaseOp(memory, algorithm, timed);
+            expect(await applyLeaseOp(redis, algorithm, timed)).toEqual(expected);
           }
           await expectAllKeysExpire(deployments.standalone, prefix);
           memory.close();
@@ -674,24 +687,8 @@ describe.each(batchTargets)('parity of batched decisions ($name)', ({ kind, depl
             const turn = ops
               .slice(at, at + size)
               .map((op) => ({ ...op, now: (now = Math.max(0, now + op.dt)), leaseId: `lease-${op.lease}` }));
-            const expected = turn.map((op) => {
-              if (op.op === 'release') return void memory.release(op.key, algorithm, op.leaseId);
-              return plain(
-                (op.op === 'acquire'
-                  ? memory.acquire(op.key, algorithm, op.leaseId, op.now)
-                  : memory.peek(op.key, algorithm, 0, op.now)) as Decision,
-              );
-            });
-            const actual = await Promise.all(
-              turn.map(async (op) => {
-                if (op.op === 'release') return void (await redis.release(op.key, algorithm, op.leaseId));
-                return plain(
-                  op.op === 'acquire'
-                    ? await redis.acquire(op.key, algorithm, op.leaseId, op.now)
-                    : await redis.peek(op.key, algorithm, 0, op.now),
-                );
-              }),
-            );
+            const expected = await Promise.all(turn.map((op) => applyLeaseOp(memory, algorithm, op)));
+            const actual = await Promise.all(turn.map((op) => applyLeaseOp(redis, algorithm, op)));
             expect(actual).toEqual(expected);
           }
           memory.close();

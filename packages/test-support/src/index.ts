@@ -50,6 +50,7 @@ export {
 export { everyRateAlgorithm } from './algorithms.js';
 export { useWorkerScript, workspaceSourcesPlugin, type WorkerScript } from './worker-script.js';
 export { nextMessage, releasedTogether, workersStarted, type WorkerMessage } from './worker-messages.js';
+export { useStartedWorkers, type StartedWorkers } from './started-workers.js';
 export { canListProcesses, processesWith, type MarkedProcess } from './leftovers.js';
 export * from './adapter-suite/index.js';
 export {

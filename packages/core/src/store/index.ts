@@ -31,7 +31,7 @@ export {
   UnsupportedError,
 } from '../errors.js';
 export { systemClock, type Clock } from '../clock.js';
-export { systemTimers, checkTimers, type Timers, type TimerHandle } from '../timers.js';
+export { systemTimers, checkTimers, unrefTimer, type Timers, type TimerHandle } from '../timers.js';
 export type { Duration } from '../duration.js';
 export {
   ALGORITHM_KINDS,

@@ -1,5 +1,11 @@
 import { expect, it, vi } from 'vitest';
-import { adaptiveConcurrency, fixedWindow, type AdaptiveConcurrencyEvent, type Priority } from '@rl/core';
+import {
+  adaptiveConcurrency,
+  fixedWindow,
+  type AdaptiveConcurrency,
+  type AdaptiveConcurrencyEvent,
+  type Priority,
+} from '@rl/core';
 import { FakeTimers } from '@rl/core/testing';
 import { deferred, members } from '../http-client.js';
 import type { RequestView } from './adapter.js';
@@ -25,6 +31,15 @@ function holding(n: number) {
 /** The `adaptive` option: a permit per admitted request, beside the rate limits, refused as an overload (503). */
 export function adaptiveTests(t: SuiteContext): void {
   const classOf = (req: unknown): Priority => (t.adapter.view(req).header('x-class') as Priority) ?? 'normal';
+  /** An app whose one limit (100 a minute) shares `adaptive` between the classes of `x-class`, holding the first request to `/slow`. */
+  const openByClass = async (adaptive: AdaptiveConcurrency) => {
+    const slow = holding(1);
+    const app = await t.open({
+      handler: slow.handler,
+      middlewares: [{ algorithm: fixedWindow({ limit: 100, window: '1m' }), adaptive, priority: classOf }],
+    });
+    return { app, slow };
+  };
 
   it('holds a permit until the response ends; none free is a 503 overload with Retry-After, the quota given back', async () => {
     const adaptive = adaptiveConcurrency({ min: 1, max: 1, timers: new FakeTimers() });
@@ -55,11 +70,7 @@ export function adaptiveTests(t: SuiteContext): void {
 
   it('priority: the lowest class is refused first, the highest keeps its share', async () => {
     const adaptive = adaptiveConcurrency({ min: 2, max: 2, timers: new FakeTimers() });
-    const slow = holding(1);
-    const app = await t.open({
-      handler: slow.handler,
-      middlewares: [{ algorithm: fixedWindow({ limit: 100, window: '1m' }), adaptive, priority: classOf }],
-    });
+    const { app, slow } = await openByClass(adaptive);
     const held = app.request('/slow', { headers: { 'x-class': 'sheddable' } });
     await slow.started;
     // One of two permits held: sheddable (a share of 0.5) is shed, critical goes on.
@@ -74,11 +85,7 @@ export function adaptiveTests(t: SuiteContext): void {
 
   it('a 503 from the handler is failed work; a bad priority fails the request and takes no permit', async () => {
     const adaptive = adaptiveConcurrency({ min: 1, max: 5, timers: new FakeTimers() });
-    const slow = holding(1);
-    const app = await t.open({
-      handler: slow.handler,
-      middlewares: [{ algorithm: fixedWindow({ limit: 100, window: '1m' }), adaptive, priority: classOf }],
-    });
+    const { app, slow } = await openByClass(adaptive);
     const answer = app.request('/slow', { headers: { 'x-answer': '503' } });
     await slow.started;
     slow.finish();
