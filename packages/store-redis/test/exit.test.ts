@@ -60,7 +60,8 @@ function runOne(job: ExitJob): Promise<Outcome> {
         child.kill('SIGKILL');
       }, EXIT_WITHIN_MS);
     });
-    child.on('exit', (code) => {
+    // 'close', not 'exit': 'exit' may come before the last of stdout (its `denied`) has been read.
+    child.on('close', (code) => {
       clearTimeout(startTimer);
       clearTimeout(deniedTimer);
       if (outcome === 'hung') resolve('hung');

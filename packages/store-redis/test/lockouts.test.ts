@@ -27,7 +27,14 @@ describe.each<[string, Algorithm]>([
     const other = new Redis(redis.url);
     try {
       let now = 1_000_000;
-      const options = { algorithm, clock: () => now, blockDuration: '1h' as const, denyCache: false };
+      // A generous timeout: the block is the subject here, not a Redis slowed by a loaded machine (the 50 ms default).
+      const options = {
+        algorithm,
+        clock: () => now,
+        blockDuration: '1h' as const,
+        denyCache: false,
+        timeout: '5s' as const,
+      };
       const a = createLimiter({ ...options, store: new RedisStore({ client: redis.client, prefix }) });
       const b = createLimiter({ ...options, store: new RedisStore({ client: other, prefix }) });
       for (let i = 0; i < 5; i++) expect((await a.consume('login')).allowed).toBe(true);
