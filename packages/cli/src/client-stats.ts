@@ -1,5 +1,7 @@
 // What simulated clients did (`rl simulate --clients`): the figures of the report's `clients`.
 
+import type { Traffic } from './traffic.js';
+
 /**
  * How the simulated clients retry (`--retry`), each with `@rl/client`'s own decisions:
  * - `none`: no retry (one attempt per request);
@@ -60,4 +62,72 @@ export interface ClientStats {
   readonly peakRetrySlice: number;
   /** The first retries, null when nothing was retried. */
   readonly secondWave: SecondWave | null;
+}
+
+/** What the clients did to one limit, before the report: the counts are those of its {@link ClientStats}. */
+export interface ClientRun extends Pick<
+  ClientStats,
+  'admitted' | 'denied' | 'gaveUp' | 'maxAttempts' | 'held' | 'deniedInformed'
+> {
+  /** Every attempt, in the order sent: the traffic `simulate` replays. */
+  readonly attempts: Traffic;
+  /** When the last logical request was admitted (arrival + delay), on the traffic's clock. */
+  readonly lastThrough: number | undefined;
+  /** When the last attempt was sent. */
+  readonly lastMs: number;
+  readonly retryTimes: readonly number[];
+  readonly secondWaveTimes: readonly number[];
+}
+
+/** The run's figures, its retries in the report's slices. */
+export function clientStats(
+  run: ClientRun,
+  o: {
+    retry: RetryMode;
+    clients: number;
+    retries: number;
+    first: number;
+    startMs: number;
+    sliceMs: number;
+    sliceCount: number;
+  },
+): ClientStats {
+  const slice = (t: number) => Math.floor((t - o.startMs) / o.sliceMs);
+  const retrySlices = new Array<number>(o.sliceCount).fill(0);
+  for (const t of run.retryTimes) retrySlices[slice(t)]!++;
+  const requests = run.admitted + run.gaveUp;
+  return {
+    retry: o.retry,
+    clients: o.clients,
+    retries: o.retries,
+    requests,
+    attempts: run.attempts.times.length,
+    admitted: run.admitted,
+    denied: run.denied,
+    gaveUp: run.gaveUp,
+    deniedPerAdmitted: run.admitted === 0 ? null : run.denied / run.admitted,
+    maxAttempts: run.maxAttempts,
+    held: run.held,
+    deniedInformed: run.deniedInformed,
+    lastThroughMs: run.lastThrough === undefined ? null : run.lastThrough - o.first,
+    retrySlices,
+    peakRetrySlice: Math.max(0, ...retrySlices),
+    secondWave: secondWave(run.secondWaveTimes, slice, o.first),
+  };
+}
+
+/** The first retries' spread in slices: its first and last, its peak slice and its mean slice. */
+function secondWave(times: readonly number[], slice: (t: number) => number, first: number): SecondWave | null {
+  if (times.length === 0) return null;
+  const from = slice(times[0]!);
+  const to = slice(times[times.length - 1]!);
+  const counts = new Array<number>(to - from + 1).fill(0);
+  for (const t of times) counts[slice(t) - from]!++;
+  return {
+    firstMs: times[0]! - first,
+    lastMs: times[times.length - 1]! - first,
+    slices: to - from + 1,
+    peak: Math.max(...counts),
+    mean: times.length / (to - from + 1),
+  };
 }

@@ -10,8 +10,9 @@ import {
 } from '@rl/client';
 import { InvalidOptionError } from '@rl/core';
 import type { HeaderAccess } from '@rl/core/http';
+import { MinHeap } from '@rl/core/testing';
 import { MemoryStore } from '@rl/store-memory';
-import type { ClientStats, RetryMode, SecondWave } from './client-stats.js';
+import { clientStats, type ClientRun, type ClientStats, type RetryMode } from './client-stats.js';
 import type { LimitSpec } from './limits.js';
 import { mulberry32 } from './random.js';
 import {
@@ -155,21 +156,6 @@ interface Waiter {
   readonly deadline: number;
 }
 
-/** What the clients did to one limit, before the report: the counts are those of its {@link ClientStats}. */
-interface ClientRun extends Pick<
-  ClientStats,
-  'admitted' | 'denied' | 'gaveUp' | 'maxAttempts' | 'held' | 'deniedInformed'
-> {
-  /** Every attempt, in the order sent: the traffic {@link simulate} replays. */
-  readonly attempts: Traffic;
-  /** When the last logical request was admitted (arrival + delay), on the traffic's clock. */
-  readonly lastThrough: number | undefined;
-  /** When the last attempt was sent. */
-  readonly lastMs: number;
-  readonly retryTimes: readonly number[];
-  readonly secondWaveTimes: readonly number[];
-}
-
 /** The client loop for one limit: a priority queue of attempts and pacing timers on a virtual clock. */
 function runClients(
   traffic: Traffic,
@@ -190,7 +176,7 @@ function runClients(
   const queues = new Map<number, Waiter[]>();
   const wakeAt = new Map<number, number>();
   const informed = new Uint8Array(o.clients);
-  const events = new EventQueue();
+  const events = eventQueue();
   const builder = new TrafficBuilder();
   const retryTimes: number[] = [];
   const secondWaveTimes: number[] = [];
@@ -339,102 +325,9 @@ const FIELDS: HeaderAccess<Fields> = {
   set: (fields, name, value) => fields.set(name, value),
 };
 
-/** A binary heap of events by time, then `seq`. */
-class EventQueue {
-  private readonly heap: Event[] = [];
-
-  peek(): Event | undefined {
-    return this.heap[0];
-  }
-
-  push(event: Event): void {
-    const h = this.heap;
-    h.push(event);
-    let i = h.length - 1;
-    while (i > 0) {
-      const parent = (i - 1) >> 1;
-      if (!before(h[i]!, h[parent]!)) break;
-      [h[i], h[parent]] = [h[parent]!, h[i]!];
-      i = parent;
-    }
-  }
-
-  pop(): Event | undefined {
-    const h = this.heap;
-    const top = h[0];
-    const last = h.pop();
-    if (h.length === 0 || last === undefined) return top;
-    h[0] = last;
-    let i = 0;
-    for (;;) {
-      const l = 2 * i + 1;
-      const r = l + 1;
-      let least = i;
-      if (l < h.length && before(h[l]!, h[least]!)) least = l;
-      if (r < h.length && before(h[r]!, h[least]!)) least = r;
-      if (least === i) break;
-      [h[i], h[least]] = [h[least]!, h[i]!];
-      i = least;
-    }
-    return top;
-  }
-}
-
-function before(a: Event, b: Event): boolean {
-  return a.at < b.at || (a.at === b.at && a.seq < b.seq);
-}
-
-/** The run's figures, its retries in the report's slices. */
-function clientStats(
-  run: ClientRun,
-  o: {
-    retry: RetryMode;
-    clients: number;
-    retries: number;
-    first: number;
-    startMs: number;
-    sliceMs: number;
-    sliceCount: number;
-  },
-): ClientStats {
-  const slice = (t: number) => Math.floor((t - o.startMs) / o.sliceMs);
-  const retrySlices = new Array<number>(o.sliceCount).fill(0);
-  for (const t of run.retryTimes) retrySlices[slice(t)]!++;
-  const requests = run.admitted + run.gaveUp;
-  return {
-    retry: o.retry,
-    clients: o.clients,
-    retries: o.retries,
-    requests,
-    attempts: run.attempts.times.length,
-    admitted: run.admitted,
-    denied: run.denied,
-    gaveUp: run.gaveUp,
-    deniedPerAdmitted: run.admitted === 0 ? null : run.denied / run.admitted,
-    maxAttempts: run.maxAttempts,
-    held: run.held,
-    deniedInformed: run.deniedInformed,
-    lastThroughMs: run.lastThrough === undefined ? null : run.lastThrough - o.first,
-    retrySlices,
-    peakRetrySlice: Math.max(0, ...retrySlices),
-    secondWave: secondWave(run.secondWaveTimes, slice, o.first),
-  };
-}
-
-/** The first retries' spread in slices: its first and last, its peak slice and its mean slice. */
-function secondWave(times: readonly number[], slice: (t: number) => number, first: number): SecondWave | null {
-  if (times.length === 0) return null;
-  const from = slice(times[0]!);
-  const to = slice(times[times.length - 1]!);
-  const counts = new Array<number>(to - from + 1).fill(0);
-  for (const t of times) counts[slice(t) - from]!++;
-  return {
-    firstMs: times[0]! - first,
-    lastMs: times[times.length - 1]! - first,
-    slices: to - from + 1,
-    peak: Math.max(...counts),
-    mean: times.length / (to - from + 1),
-  };
+/** Events by time, then `seq`. */
+function eventQueue(): MinHeap<Event> {
+  return new MinHeap<Event>((a, b) => a.at < b.at || (a.at === b.at && a.seq < b.seq));
 }
 
 /** The replayed report with the clients' figures, its slices padded to the run's `sliceCount`. */

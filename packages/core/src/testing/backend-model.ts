@@ -1,4 +1,5 @@
 import type { TimerHandle, Timers } from '../timers.js';
+import { MinHeap } from './min-heap.js';
 
 /** The options of a {@link BackendModel}. */
 export interface BackendModelOptions {
@@ -30,7 +31,8 @@ export class BackendModel {
   private readonly capacity: number;
   private readonly serviceMs: (at: number) => number;
   private readonly timers: Timers;
-  private readonly heap: Job[] = [];
+  /** The work in flight, first done first. */
+  private readonly heap = new MinHeap<Job>((a, b) => a.doneAt < b.doneAt);
   private work = 0;
   private workAt: number;
   private timer: TimerHandle | undefined = undefined;
@@ -46,15 +48,15 @@ export class BackendModel {
 
   /** Pieces of work in flight now. */
   get inFlight(): number {
-    return this.heap.length;
+    return this.heap.size;
   }
 
   /** Starts one piece of work now; `onDone` hears its latency in ms when it is done. */
   submit(onDone: (latencyMs: number) => void): void {
     const now = this.timers.now();
     this.catchUp(now);
-    this.push({ doneAt: this.work + this.serviceMs(now), arrivedAt: now, onDone });
-    if (this.heap.length > this.peakInFlight) this.peakInFlight = this.heap.length;
+    this.heap.push({ doneAt: this.work + this.serviceMs(now), arrivedAt: now, onDone });
+    if (this.heap.size > this.peakInFlight) this.peakInFlight = this.heap.size;
     this.schedule();
   }
 
@@ -66,7 +68,7 @@ export class BackendModel {
 
   /** The rate at which each piece of work progresses: 1 up to the capacity, shared past it. */
   private rate(): number {
-    return Math.min(1, this.capacity / Math.max(1, this.heap.length));
+    return Math.min(1, this.capacity / Math.max(1, this.heap.size));
   }
 
   private catchUp(now: number): void {
@@ -77,7 +79,7 @@ export class BackendModel {
   private schedule(): void {
     if (this.timer !== undefined) this.timers.clearTimeout(this.timer);
     this.timer = undefined;
-    const next = this.heap[0];
+    const next = this.heap.peek();
     if (next === undefined) return;
     const due = (next.doneAt - this.work) / this.rate();
     this.timer = this.timers.setTimeout(() => this.finish(), Math.max(1, Math.ceil(due - 1e-9)));
@@ -88,39 +90,9 @@ export class BackendModel {
     const now = this.timers.now();
     this.catchUp(now);
     const done: Job[] = [];
-    while (this.heap.length > 0 && this.heap[0]!.doneAt <= this.work + 1e-6) done.push(this.pop());
+    for (let next = this.heap.peek(); next !== undefined && next.doneAt <= this.work + 1e-6; next = this.heap.peek())
+      done.push(this.heap.pop()!);
     this.schedule();
     for (const job of done) job.onDone(now - job.arrivedAt);
-  }
-
-  private push(job: Job): void {
-    const heap = this.heap;
-    heap.push(job);
-    for (let i = heap.length - 1; i > 0;) {
-      const parent = (i - 1) >> 1;
-      if (heap[parent]!.doneAt <= heap[i]!.doneAt) break;
-      [heap[parent], heap[i]] = [heap[i]!, heap[parent]!];
-      i = parent;
-    }
-  }
-
-  private pop(): Job {
-    const heap = this.heap;
-    const top = heap[0]!;
-    const last = heap.pop()!;
-    if (heap.length > 0) {
-      heap[0] = last;
-      for (let i = 0; ;) {
-        const l = 2 * i + 1;
-        const r = l + 1;
-        let least = i;
-        if (l < heap.length && heap[l]!.doneAt < heap[least]!.doneAt) least = l;
-        if (r < heap.length && heap[r]!.doneAt < heap[least]!.doneAt) least = r;
-        if (least === i) break;
-        [heap[least], heap[i]] = [heap[i]!, heap[least]!];
-        i = least;
-      }
-    }
-    return top;
   }
 }

@@ -14,6 +14,7 @@
 export { runStoreConformance, type ConformanceOptions } from './conformance.js';
 export { FakeTimers } from './fake-timers.js';
 export { BackendModel, type BackendModelOptions } from './backend-model.js';
+export { MinHeap } from './min-heap.js';
 export {
   runOverload,
   type OverloadGate,
