@@ -120,7 +120,9 @@ export function withRateLimit<Args extends unknown[]>(
       results.set(request, result);
       return earlier;
     },
-    proceed: async (request, rest) => handler(request, ...rest),
+    proceed: (request, rest) => handler(request, ...rest),
+    // What the handler answered (undefined for a WebSocket upgrade's, whose connection is no HTTP response now).
+    responseOf: (_request, returned) => returned as Response | undefined,
     failing: undefined,
     onLimit:
       options.onLimit === undefined

@@ -8,8 +8,14 @@ import { problemBody, warnLateError, type DoubleCountCheck, type FetchAnswer, ty
 export interface FetchIdiom<Req, Next> {
   /** Keeps `result` as the request's (`c.set('rateLimit')`, `rateLimitOf(request)`); returns the one it replaces. */
   keep(req: Req, result: RateLimitResult): RateLimitResult | undefined;
-  /** Runs the rest of the chain (`await next()`, the handler) and resolves the response it answered with: none from a handler that answered no `Response` (Bun's WebSocket upgrade). */
-  proceed(req: Req, next: Next): Promise<Response | undefined>;
+  /**
+   * Runs the rest of the chain (`next()`, the handler): what it returns, a promise or a value, which
+   * {@link responseOf} reads once it has settled. Not an async function of its own: the one that awaits
+   * it ({@link fetchIO}'s `proceed`) is the only one a request adds.
+   */
+  proceed(req: Req, next: Next): unknown;
+  /** The response the rest of the chain answered with, once `returned` (what {@link proceed} returned, settled) is there: none from a handler that answered no `Response` (Bun's WebSocket upgrade). */
+  responseOf(req: Req, returned: unknown): Response | undefined;
   /** The rest of the chain threw: shows the 500 the runtime will send where the framework keeps the response (Hono's `c.res`), for `requestWasSuccessful` and `actualCost`. */
   readonly failing: ((req: Req) => void) | undefined;
   /** The user's `onLimit` (its response, or undefined for the default body), when given. */
@@ -77,7 +83,7 @@ async function proceed<Req, Next>(
 ): Promise<Response | undefined> {
   let response: Response | undefined;
   try {
-    response = await idiom.proceed(req, next);
+    response = idiom.responseOf(req, await idiom.proceed(req, next));
   } catch (error) {
     idiom.failing?.(req);
     answer.failed();

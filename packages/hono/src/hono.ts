@@ -98,10 +98,8 @@ export function rateLimit(options: RateLimitOptions): RateLimitMiddleware {
       return earlier;
     },
     // Hono's shape: `await next()`, then `c.res` is the answer of the rest of the chain.
-    proceed: async (c, next) => {
-      await next();
-      return c.res;
-    },
+    proceed: (c, next) => next(),
+    responseOf: (c) => c.res,
     // A throw (one Hono's `onError` did not answer): what the runtime answers is shown as `c.res` to
     // `requestWasSuccessful(c)` and `actualCost(c)` (else Hono's default 200).
     failing: (c) => {

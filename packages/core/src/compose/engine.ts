@@ -133,7 +133,7 @@ export class Composition<R> {
     const single = this.single;
     if (single === undefined) return this.grouped === undefined ? this.charge(0, run) : this.chargeGrouped(run);
     // One rate limit that consumes, the common case: no loop, and nothing to give back if the limiter throws.
-    const answer = single.charge(run.charges[0]!);
+    const answer = single.charge(run.chargeOf(0)!);
     if (answer instanceof Promise) return answer.then((a) => this.answered(0, a, run));
     run.answered(0, answer);
     return answer.decision.allowed ? this.admitted(run) : this.denied(0, run);
@@ -149,7 +149,7 @@ export class Composition<R> {
       const local = run.keys[i]!;
       const enforced = this.dryRun?.[i] === true ? false : undefined;
       // The fields in `LimiterCore.chargeOf`'s order: every charge has one shape.
-      run.charges[i] = {
+      run.setCharge(i, {
         key: core.storeKeyOf(local),
         scope: core.keyPrefix,
         local,
@@ -158,7 +158,7 @@ export class Composition<R> {
         maxDelayMs: this.maxDelayOf(algorithm),
         idempotency: run.idempotency?.[i],
         enforced,
-      };
+      });
     }
   }
 
@@ -171,9 +171,8 @@ export class Composition<R> {
     let pending: Promise<void> | Promise<void>[] | undefined;
     // Everything given back before the request is served: the reservations are cancelled.
     const cancels = this.reserves && what === EVERYTHING;
-    const answers = run.answers;
-    for (let i = 0; i < answers.length; i++) {
-      const answer = answers[i];
+    for (let i = 0; i < run.limits; i++) {
+      const answer = run.answerOf(i);
       if (answer === undefined || !answer.decision.allowed) continue;
       const took = answer.took;
       // A charge its group gave back (or never asked), or a replay, took nothing; a reservation's cancel is still told.
@@ -190,7 +189,8 @@ export class Composition<R> {
       else if (answer.decision.reason === undefined) {
         const core = this.cores[i]!;
         // A delayed charge (a reservation, a shaper's consume) goes back to its slot.
-        back = cancels ? core.cancel(run.charges[i]!, answer) : core.giveBack(run.charges[i]!, answer);
+        const charge = run.chargeOf(i)!;
+        back = cancels ? core.cancel(charge, answer) : core.giveBack(charge, answer);
       } else {
         // Admitted by the failure policy: nothing was taken, but a timed-out call may still be granted late.
         answer.unserved?.();
@@ -207,7 +207,7 @@ export class Composition<R> {
   /** Limit `i`'s charge: a permit, or its rate charge (a reservation within `maxDelayMs` and its algorithm's horizon, or a consume). */
   private readonly chargeOne = (i: number, run: Run): MaybePromise<ChargeAnswer> => {
     const core = this.cores[i]!;
-    if (!this.leases[i]) return core.charge(run.charges[i]!);
+    if (!this.leases[i]) return core.charge(run.chargeOf(i)!);
     const permit = core.acquire(run.keys[i]!);
     return permit instanceof Promise ? permit.then(asAnswer) : asAnswer(permit);
   };

@@ -85,7 +85,7 @@ export class GroupedCharge {
     const cores = this.cores;
     let held: (ChargeAnswer | undefined)[] | undefined;
     for (let i = 0; i < cores.length; i++) {
-      const charge = run.charges[i];
+      const charge = run.chargeOf(i);
       const cached = charge === undefined ? undefined : cores[i]!.cachedDenial(charge);
       if (cached === undefined) continue;
       if (this.policy.dryRun?.[i] === true) {
@@ -125,9 +125,8 @@ export class GroupedCharge {
 
   /** The first limit of `run` whose answer is an enforced denial (a charge its group never asked is none), or -1. */
   firstDenial(run: Run): number {
-    const answers = run.answers;
-    for (let i = 0; i < answers.length; i++) {
-      const answer = answers[i];
+    for (let i = 0; i < run.limits; i++) {
+      const answer = run.answerOf(i);
       if (
         answer !== undefined &&
         !answer.decision.allowed &&
@@ -168,9 +167,8 @@ export class GroupedCharge {
 
   /** The first limit from `from` on whose group took nothing for it (given back, or never asked; a replay needs nothing: its request was charged when first admitted), or -1. */
   private uncharged(run: Run, from: number): number {
-    const answers = run.answers;
-    for (let i = from; i < answers.length; i++) {
-      const took = answers[i]?.took;
+    for (let i = from; i < run.limits; i++) {
+      const took = run.answerOf(i)?.took;
       if (took === 'rolled-back' || took === 'not-asked') return i;
     }
     return -1;
@@ -219,7 +217,7 @@ class GroupedRequest<R> {
     const batches: ChargeBatch[] = [];
     for (const store of stores) batches.push(new ChargeBatch(store, grouped.options));
     try {
-      for (let i = 0; i < run.answers.length; i++) {
+      for (let i = 0; i < run.limits; i++) {
         const core = cores[i]!;
         if (core.quota !== undefined || this.held?.[i] !== undefined) {
           (this.deferred ??= []).push(i);
@@ -255,7 +253,7 @@ class GroupedRequest<R> {
    * from the time and the cache's generation read before the call (as its stage does for a charge alone).
    */
   private inBatch(core: LimiterCore, i: number, batch: ChargeBatch): MaybePromise<ChargeAnswer> {
-    const charge = this.run.charges[i]!;
+    const charge = this.run.chargeOf(i)!;
     const cache = core.denyCache;
     if (cache === undefined) {
       const answer = core.chargeGrouped(charge, batch.add);
@@ -330,7 +328,7 @@ class GroupedRequest<R> {
       if (denier !== -1 && denier < i) return undefined;
       const cached = this.held?.[i];
       if (cached !== undefined) {
-        this.grouped.cores[i]!.told(run.charges[i]!, cached);
+        this.grouped.cores[i]!.told(run.chargeOf(i)!, cached);
         run.answered(i, cached);
         continue;
       }

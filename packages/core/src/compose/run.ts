@@ -23,17 +23,19 @@ export class Run {
   readonly algorithms: (Algorithm | undefined)[] | undefined;
   /** Each limit's idempotent charge when some limit has one (`undefined` entries: none); undefined when none does. */
   readonly idempotency: (IdempotentCharge | undefined)[] | undefined;
-  /**
-   * Each rate limit's charge, made by the engine from the inputs above (its storage key, its algorithm,
-   * its cost, the run's `maxDelayMs`, its idempotency, whether it is enforced); `undefined` for a
-   * concurrency limit and before the run. A settle below the estimate replaces it with one of the cost
-   * the request is known to have taken, which a later give-back returns.
-   */
-  readonly charges: (Charge | undefined)[];
-  /** Each limit's answer (what its charge took); `undefined` for limits not asked after a denial. */
-  readonly answers: (ChargeAnswer | undefined)[];
   /** Each limit's decision (that of its answer); `undefined` for limits not asked after a denial. */
   readonly decisions: (Decision | undefined)[];
+  /**
+   * Each rate limit's charge (see {@link chargeOf}) when there are several limits; undefined for one,
+   * whose charge is {@link onlyCharge}: a one-limit run allocates no per-limit array it never shows.
+   */
+  private readonly charges: (Charge | undefined)[] | undefined;
+  /** The charge of a one-limit run (see {@link charges}). */
+  private onlyCharge: Charge | undefined = undefined;
+  /** Each limit's answer (see {@link answerOf}) when there are several limits; undefined for one, whose answer is {@link onlyAnswer}. */
+  private readonly answers: (ChargeAnswer | undefined)[] | undefined;
+  /** The answer of a one-limit run (see {@link answers}). */
+  private onlyAnswer: ChargeAnswer | undefined = undefined;
   /** The limit that denied (or whose delay exceeded the run's `maxDelayMs`); -1 when admitted. */
   deniedBy = -1;
   /** The limit whose numbers the outcome reports: the denying one, else the fewest remaining among those whose store answered. */
@@ -55,19 +57,46 @@ export class Run {
     this.algorithms = perRequest ? new Array<Algorithm | undefined>(limits) : undefined;
     this.idempotency = idempotent ? new Array<IdempotentCharge | undefined>(limits) : undefined;
     this.decisions = limits === 1 ? [undefined] : new Array<Decision | undefined>(limits);
-    this.charges = limits === 1 ? [undefined] : new Array<Charge | undefined>(limits);
-    this.answers = limits === 1 ? [undefined] : new Array<ChargeAnswer | undefined>(limits);
+    this.charges = limits === 1 ? undefined : new Array<Charge | undefined>(limits);
+    this.answers = limits === 1 ? undefined : new Array<ChargeAnswer | undefined>(limits);
+  }
+
+  /** How many limits the run has. */
+  get limits(): number {
+    return this.decisions.length;
+  }
+
+  /**
+   * Limit `i`'s charge, made by the engine from the inputs above (its storage key, its algorithm, its
+   * cost, the run's `maxDelayMs`, its idempotency, whether it is enforced); `undefined` for a
+   * concurrency limit and before the run. A settle below the estimate replaces it with one of the cost
+   * the request is known to have taken ({@link setCharge}), which a later give-back returns.
+   */
+  chargeOf(i: number): Charge | undefined {
+    return this.charges === undefined ? this.onlyCharge : this.charges[i];
+  }
+
+  /** Sets limit `i`'s charge (see {@link chargeOf}). */
+  setCharge(i: number, charge: Charge): void {
+    if (this.charges === undefined) this.onlyCharge = charge;
+    else this.charges[i] = charge;
+  }
+
+  /** Limit `i`'s answer (what its charge took); `undefined` for limits not asked after a denial. */
+  answerOf(i: number): ChargeAnswer | undefined {
+    return this.answers === undefined ? this.onlyAnswer : this.answers[i];
   }
 
   /** Limit `i` answered `answer` (its decision carries the receipt of a replay or a conflict: see `receiptOf`). */
   answered(i: number, answer: ChargeAnswer): void {
-    this.answers[i] = answer;
+    if (this.answers === undefined) this.onlyAnswer = answer;
+    else this.answers[i] = answer;
     this.decisions[i] = receipted(answer);
   }
 
   /** Forgets the answers of the limits after `i` (decided in one step with the denial of `i`, they were never the request's). */
   dropAfter(i: number): void {
-    this.answers.fill(undefined, i + 1);
+    this.answers?.fill(undefined, i + 1);
     this.decisions.fill(undefined, i + 1);
   }
 }

@@ -26,9 +26,9 @@ export function settleRun(
   actual: readonly (number | undefined)[],
 ): Promise<void> | undefined {
   const pending: Promise<void>[] = [];
-  for (let i = 0; i < run.answers.length; i++) {
-    const answer = run.answers[i];
-    const charge = run.charges[i];
+  for (let i = 0; i < run.limits; i++) {
+    const answer = run.answerOf(i);
+    const charge = run.chargeOf(i);
     const cost = actual[i];
     if (answer === undefined || charge === undefined || cost === undefined || composition.isConcurrencyLimit(i))
       continue;
@@ -37,7 +37,7 @@ export function settleRun(
     // a window that ended) or given back less of a lower one (what refilled since), so the lower of the
     // two, which it charged at least: a give-back never returns units the request did not take.
     if (first && cost < charge.cost) {
-      run.charges[i] = { ...charge, cost };
+      run.setCharge(i, { ...charge, cost });
       run.costs[i] = cost;
     }
     if (done instanceof Promise) pending.push(done);

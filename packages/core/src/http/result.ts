@@ -2,6 +2,7 @@ import type { AdaptivePermit, PermitOutcome } from '../adaptive/adaptive-concurr
 import type { Composition } from '../compose/engine.js';
 import { EVERYTHING, PERMITS, UNITS } from '../compose/engine.js';
 import type { Run } from '../compose/run.js';
+import type { ChargeAnswer } from '../limiter/charge-path.js';
 import { actualPerLimit, settleRun } from '../compose/settle-run.js';
 import type { Decision, DecisionReason, Policy } from '../decision.js';
 import { tagResult, type ResultSource } from './double-count.js';
@@ -9,6 +10,11 @@ import type { HeaderSource } from './headers.js';
 import { denialRetrySeconds } from './header-values.js';
 
 const RESOLVED: Promise<void> = Promise.resolve();
+
+/** Bits of a result's state (`#back`): its permits were released (or it has none), its units given back (or it has none), it was settled. */
+const PERMITS_BACK = 1;
+const UNITS_BACK = 2;
+const SETTLED = 4;
 
 /** `deniedBy` of a request the adaptive concurrency limit refused (an overload: 503), not one of the limits. */
 export const OVERLOADED = -2;
@@ -87,15 +93,11 @@ export class RateLimitResult implements HeaderSource {
   // ES private fields: not enumerable, so logging or serialising the result shows only its data.
   readonly #composition: Composition<RateLimitResult>;
   readonly #run: Run;
-  /** Permits released (or nothing to release). */
-  #permitsBack: boolean;
-  /** Units given back (or nothing to give back). */
-  #unitsBack: boolean;
-  readonly #enforcedDeniedBy: number;
-  readonly #shownBinding: number;
-  readonly #settles: readonly boolean[] | undefined;
-  readonly #headerNames: readonly (string | undefined)[];
-  #settled: boolean;
+  /**
+   * What has happened to what the request took, in bits: {@link PERMITS_BACK}, {@link UNITS_BACK},
+   * {@link SETTLED} (one field, not three: every result carries it).
+   */
+  #back: number;
   readonly #context: ResultContext;
   /** The adaptive limit's permit this admitted request holds (see {@link holdPermit}). */
   #permit: AdaptivePermit | undefined;
@@ -141,20 +143,14 @@ export class RateLimitResult implements HeaderSource {
     this.decisions = decisions;
     this.deniedBy = dryRun ? dryRunDeniedBy : deniedBy;
     this.binding = shown;
-    this.#enforcedDeniedBy = deniedBy;
-    this.#shownBinding = context.allDryRun ? -1 : binding;
-    this.replayed = context.idempotent && !denied && run.answers.some((each) => each?.took === 'replayed');
-    this.idempotencyConflict = context.idempotent && run.answers.some((each) => each?.conflict === true);
+    this.replayed = context.idempotent && !denied && anyAnswer(run, (each) => each.took === 'replayed');
+    this.idempotencyConflict = context.idempotent && anyAnswer(run, (each) => each.conflict === true);
     this.overloaded = overloaded;
     this.#context = context;
     this.#permit = undefined;
     // A denial has given back what the other limits took; it holds nothing to release.
     this.rolledBack = denied;
-    this.#permitsBack = denied;
-    this.#unitsBack = denied;
-    this.#settles = context.settles;
-    this.#headerNames = context.headerNames;
-    this.#settled = false;
+    this.#back = denied ? PERMITS_BACK | UNITS_BACK : 0;
     // In the constructor, so that every result has the same in-object layout (a property added later
     // would need a backing store of its own per result).
     tagResult(this, context);
@@ -163,22 +159,23 @@ export class RateLimitResult implements HeaderSource {
   /** The name of the policy that denied the request, as the RateLimit headers name it (the problem body's `violated-policies`). */
   get violatedPolicy(): string {
     const shown = this.binding;
-    return this.#headerNames[shown] ?? this.decisions[shown]!.policy.name;
+    return this.#context.headerNames[shown] ?? this.decisions[shown]!.policy.name;
   }
 
   /** The limit whose denial was enforced (the request was refused); -1 when the request went on, a dry-run denial included. */
   get enforcedDeniedBy(): number {
-    return this.#enforcedDeniedBy;
+    // A dry-run denial was not enforced; otherwise the denial shown is the enforced one (or none).
+    return this.dryRun ? -1 : this.deniedBy;
   }
 
   /** The binding limit among those the client sees (what the single-limit header formats show); -1 when every limit is a dry-run one. */
   get shownBinding(): number {
-    return this.#shownBinding;
+    return this.#context.allDryRun ? -1 : this.#run.binding;
   }
 
   /** True once the handler settled this request ({@link settle}): its limits' `actualCost` is then not called. */
   get settled(): boolean {
-    return this.#settled;
+    return (this.#back & SETTLED) !== 0;
   }
 
   /**
@@ -191,9 +188,9 @@ export class RateLimitResult implements HeaderSource {
    * error path), before anything is settled; the estimate then stands.
    */
   settle(actualCost: number | readonly (number | undefined)[]): Promise<void> {
-    const actual = actualPerLimit(actualCost, this.decisions.length, this.#settles, 'result.settle.actualCost');
-    this.#settled = true;
-    if (this.#enforcedDeniedBy !== -1) return RESOLVED;
+    const actual = actualPerLimit(actualCost, this.decisions.length, this.#context.settles, 'result.settle.actualCost');
+    this.#back |= SETTLED;
+    if (this.enforcedDeniedBy !== -1) return RESOLVED;
     return settleRun(this.#composition, this.#run, actual) ?? RESOLVED;
   }
 
@@ -210,7 +207,7 @@ export class RateLimitResult implements HeaderSource {
    * admitted it): {@link release} releases it with the others. Once; a second permit is released at once.
    */
   holdPermit(permit: AdaptivePermit): void {
-    if (this.#permit !== undefined || this.#permitsBack) return permit.release();
+    if (this.#permit !== undefined || (this.#back & PERMITS_BACK) !== 0) return permit.release();
     this.#permit = permit;
   }
 
@@ -221,8 +218,8 @@ export class RateLimitResult implements HeaderSource {
    * adaptive limit counts a failure, not a latency; `outcome.cancelled`: it never ran.
    */
   release(outcome?: PermitOutcome): Promise<void> {
-    if (this.#permitsBack) return RESOLVED;
-    this.#permitsBack = true;
+    if ((this.#back & PERMITS_BACK) !== 0) return RESOLVED;
+    this.#back |= PERMITS_BACK;
     this.#permit?.release(outcome);
     const composition = this.#composition;
     if (!composition.hasLeases) return RESOLVED;
@@ -236,8 +233,8 @@ export class RateLimitResult implements HeaderSource {
    * since keeps its new count).
    */
   giveBackUnits(): Promise<void> {
-    if (this.#unitsBack) return RESOLVED;
-    this.#unitsBack = true;
+    if ((this.#back & UNITS_BACK) !== 0) return RESOLVED;
+    this.#back |= UNITS_BACK;
     this.rolledBack = true;
     return this.#composition.giveBack(this.#run, UNITS) ?? RESOLVED;
   }
@@ -248,16 +245,25 @@ export class RateLimitResult implements HeaderSource {
    * freed) even when the permits were released first; a permit released twice is released once.
    */
   abandon(): Promise<void> {
-    if (this.#unitsBack) {
-      if (this.#permitsBack) return RESOLVED;
-      this.#permitsBack = true;
+    const back = this.#back;
+    if ((back & UNITS_BACK) !== 0) {
+      if ((back & PERMITS_BACK) !== 0) return RESOLVED;
+      this.#back = back | PERMITS_BACK;
       this.#permit?.release({ cancelled: true });
       return this.#composition.giveBack(this.#run, PERMITS) ?? RESOLVED;
     }
-    this.#unitsBack = true;
-    if (!this.#permitsBack) this.#permit?.release({ cancelled: true });
-    this.#permitsBack = true;
+    if ((back & PERMITS_BACK) === 0) this.#permit?.release({ cancelled: true });
+    this.#back = back | UNITS_BACK | PERMITS_BACK;
     this.rolledBack = true;
     return this.#composition.giveBack(this.#run, EVERYTHING) ?? RESOLVED;
   }
+}
+
+/** True when some limit's answer in `run` is one `test` accepts (limits not asked have none). */
+function anyAnswer(run: Run, test: (answer: ChargeAnswer) => boolean): boolean {
+  for (let i = 0; i < run.limits; i++) {
+    const answer = run.answerOf(i);
+    if (answer !== undefined && test(answer)) return true;
+  }
+  return false;
 }

@@ -1,0 +1,103 @@
+// Where the heap bytes of one HTTP server's requests go: V8's sampling heap profiler (collected objects
+// included) over `measured` requests after `warm` ones, bytes per request by allocating frame (the
+// frame at the top of the JS stack: what the compiler inlined is counted in the function it was
+// inlined into), with the sizes of the objects sampled. The frames of packages/ by default; `all` for
+// every frame. A sample, not a count: bench/http-alloc.mjs counts. Usage (after a build):
+// node bench/http-alloc-profile.mjs <framework> <variant> [warm=20000] [measured=40000] [packages|all]
+import path from 'node:path';
+import os from 'node:os';
+import { spawn } from 'node:child_process';
+import { readFileSync, unlinkSync } from 'node:fs';
+import { BENCH_DIR } from './lib/common.mjs';
+import { startLoad } from './lib/http-load-client.mjs';
+
+const [framework, variant, warm = '20000', measured = '40000', which = 'packages'] = process.argv.slice(2);
+if (framework === undefined || variant === undefined) {
+  console.error('usage: node bench/http-alloc-profile.mjs <framework> <variant> [warm] [measured] [packages|all]');
+  process.exit(2);
+}
+const INTERVAL = 64;
+const file = path.join(os.tmpdir(), `rl-heap-${framework}-${variant}-${process.pid}.heapprofile`);
+const server = spawn(
+  process.execPath,
+  [
+    '--import',
+    path.join(BENCH_DIR, 'lib/heap-sampling.mjs'),
+    path.join(BENCH_DIR, 'sections/http-server.mjs'),
+    framework,
+    variant,
+    'allow',
+    '0',
+    '0',
+  ],
+  {
+    env: { ...process.env, RL_HEAP_PROFILE: file, RL_HEAP_SAMPLING_INTERVAL: String(INTERVAL) },
+    stdio: ['ignore', 'pipe', 'inherit'],
+  },
+);
+let output = '';
+server.stdout.on('data', (d) => (output += d));
+const waitFor = (pattern) =>
+  new Promise((resolve) => {
+    const check = () => {
+      const m = output.match(pattern);
+      if (m === null) return;
+      server.stdout.off('data', check);
+      resolve(m);
+    };
+    server.stdout.on('data', check);
+    check();
+  });
+const [, port] = await waitFor(/READY (\d+)/);
+const load = startLoad(undefined);
+const command = { port: Number(port), pid: server.pid, connections: 64, warmRequests: 0 };
+let requests;
+try {
+  await load.measure({ ...command, amount: Number(warm) });
+  server.kill('SIGUSR2');
+  await waitFor(/PROFILE_STARTED/);
+  requests = (await load.measure({ ...command, amount: Number(measured) })).total;
+  server.kill('SIGUSR2');
+  await waitFor(/PROFILE_WRITTEN/);
+} finally {
+  await load.stop();
+  server.kill('SIGTERM');
+}
+
+const profile = JSON.parse(readFileSync(file, 'utf8'));
+unlinkSync(file);
+const frames = new Map();
+const nameOf = new Map();
+const walk = (node) => {
+  const f = node.callFrame;
+  nameOf.set(
+    node.id,
+    `${f.functionName || '(anonymous)'} ${f.url.replace(/^.*\/(packages|node_modules)\//, '$1/')}:${f.lineNumber + 1}`,
+  );
+  node.children.forEach(walk);
+};
+walk(profile.head);
+for (const sample of profile.samples) {
+  const name = nameOf.get(sample.nodeId);
+  if (which !== 'all' && !name.includes('packages/')) continue;
+  const sizes = frames.get(name) ?? new Map();
+  frames.set(name, sizes);
+  sizes.set(sample.size, (sizes.get(sample.size) ?? 0) + 1);
+}
+// A sample of `size` bytes stands for 1 / (1 - e^(-size / interval)) objects of that size (V8's scaling).
+const rows = [...frames].map(([name, sizes]) => {
+  let bytes = 0;
+  const parts = [];
+  for (const [size, count] of [...sizes].sort((a, b) => b[0] - a[0])) {
+    const objects = count / (1 - Math.exp(-size / INTERVAL)) / requests;
+    bytes += size * objects;
+    if (objects >= 0.05) parts.push(`${size} B × ${objects.toFixed(2)}`);
+  }
+  return [name, bytes, parts.join(', ')];
+});
+rows.sort((a, b) => b[1] - a[1]);
+console.log(
+  `${framework} ${variant}: ${requests} requests profiled after ${warm}; bytes per request by allocating frame`,
+);
+for (const [name, bytes, parts] of rows.filter((r) => r[1] >= 1))
+  console.log(`${bytes.toFixed(0).padStart(7)}  ${name}  (${parts})`);
