@@ -121,7 +121,7 @@ export type PassedLimiterOptions = (typeof PASSED_LIMITER_OPTIONS)[number];
  * `setOverride` on the handle) apply to every limit, as in `createLimiter`.
  */
 export interface HttpRateLimitOptions<Req, Res = unknown> extends Pick<LimiterOptions, PassedLimiterOptions> {
-  /** The algorithm of a single limit, or a function of the request choosing it (see {@link LimitOptions.algorithm}). Give either `algorithm` or `limits`. */
+  /** The algorithm of a single limit, or a function of the request choosing it (see {@link LimitOptions.algorithm}). Give either `algorithm` or `limits`, or neither with {@link adaptive} alone. */
   algorithm?: Algorithm | AlgorithmFunction<Req>;
   /** Several limits applied together: a request is admitted only when all admit; a denial uses no quota in the others. */
   limits?: readonly LimitOptions<Req, Res>[];
@@ -238,6 +238,9 @@ export interface HttpRateLimitOptions<Req, Res = unknown> extends Pick<LimiterOp
    * a 503 or 504, is failed work). None free: the request is refused with 503, Retry-After and a
    * `temporary-reduced-capacity` problem body (an overload, not a quota), and its rate limits' units
    * are given back. Per process, in memory; one limit may be given to several middlewares (one backend).
+   * Alone (no `algorithm`, no `limits`), the middleware is the adaptive limit only: every request not
+   * skipped takes a permit, and the responses carry no RateLimit headers (`result.limit` and
+   * `remaining` are Infinity, its policy `none`).
    */
   adaptive?: AdaptiveConcurrency;
   /** The request's class for `adaptive` (default `'normal'`): as the limit tightens, the lowest class is refused first. Only with `adaptive`. */

@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { adaptiveConcurrency } from '../adaptive/adaptive-concurrency.js';
 import { fixedWindow } from '../algorithms/fixed-window.js';
 import { InvalidOptionError } from '../errors.js';
 import { PASSED_LIMITER_OPTIONS } from './option-types.js';
@@ -178,5 +179,20 @@ describe("a peer's option names: the error names the rl equivalent, and every un
     expect(() =>
       parseHttpOptions({ algorithm, onLimit: () => undefined } as never, 'rateLimit', ['onLimit']),
     ).not.toThrow();
+  });
+});
+
+describe('an adaptive limit alone', () => {
+  const adaptive = adaptiveConcurrency();
+  it('is a middleware without rate limits', () => {
+    const config = parseHttpOptions({ adaptive } as never, 'rateLimit', []);
+    expect([config.limits, config.adaptive]).toEqual([[], adaptive]);
+  });
+
+  it('nothing at all, or a priority without it, is still refused', () => {
+    expect(rejectedField({})).toBe('rateLimit.algorithm');
+    expect(rejectedField({ priority: () => 'critical' })).toBe('rateLimit.algorithm');
+    expect(rejectedField({ algorithm, priority: () => 'critical' })).toBe('rateLimit.priority');
+    expect(rejectedField({ adaptive, algorithm: null })).toBe('rateLimit.algorithm');
   });
 });

@@ -111,16 +111,20 @@ export function parseHttpOptions<Req>(
   const o = checkOptionNames(options, owner, adapterOptions);
   // Checked by createLimiter, which must never see a null as "not given".
   for (const name of PASSED_LIMITER_OPTIONS) if (o[name] === null) throw nullOption(`${owner}.${name}`);
-  if ((o.algorithm === undefined) === (o.limits === undefined)) {
+  // An `adaptive` limit alone is a middleware too: no rate limit, a permit per request.
+  const adaptiveOnly = o.algorithm === undefined && o.limits === undefined && o.adaptive !== undefined;
+  if (!adaptiveOnly && (o.algorithm === undefined) === (o.limits === undefined)) {
     throw new InvalidOptionError(
       `${owner}.algorithm`,
       o.algorithm,
-      'exactly one of algorithm (one limit) or limits (several), for example algorithm: tokenBucket({ capacity: 20, refillRate: 10 })',
+      'exactly one of algorithm (one limit) or limits (several), for example algorithm: tokenBucket({ capacity: 20, refillRate: 10 }); or an adaptive limit alone (adaptive: adaptiveConcurrency({ min, max }))',
     );
   }
   const several = o.limits !== undefined;
   const limitOptions: Record<string, unknown>[] = [];
-  if (!several) {
+  if (adaptiveOnly) {
+    // No rate limit to parse.
+  } else if (!several) {
     refuseUncalledFactory(o.algorithm, `${owner}.algorithm`);
     if (typeof o.algorithm !== 'function') checkAlgorithm(o.algorithm, `${owner}.algorithm`);
     limitOptions.push({ algorithm: o.algorithm });

@@ -19,6 +19,21 @@ const SETTLED = 4;
 /** `deniedBy` of a request the adaptive concurrency limit refused (an overload: 503), not one of the limits. */
 export const OVERLOADED = -2;
 
+/**
+ * What a result reports for a middleware without rate limits (an `adaptive` limit alone): no quota
+ * counted (`limit` and `remaining` Infinity), nothing to wait for, a policy named `none`.
+ */
+const NO_RATE_LIMIT: Decision = Object.freeze({
+  allowed: true,
+  limit: Infinity,
+  remaining: Infinity,
+  resetMs: 0,
+  retryAfterMs: 0,
+  delayMs: 0,
+  policy: Object.freeze({ name: 'none', quota: Infinity, windowSeconds: 1 }),
+  at: 0,
+});
+
 /** What a result knows of the middleware that produced it: what its headers and double-count check read. */
 export interface ResultContext extends ResultSource {
   /** Every limit is a dry-run one: the client sees none of them. */
@@ -114,7 +129,8 @@ export class RateLimitResult implements HeaderSource {
     const denied = deniedBy !== -1;
     const dryRun = !denied && dryRunDeniedBy !== -1;
     const shown = dryRun ? dryRunDeniedBy : binding;
-    const d = decisions[shown]!;
+    // No decision to show: no rate limit (`binding` -1).
+    const d = decisions[shown] ?? NO_RATE_LIMIT;
     this.#composition = composition;
     this.#run = run;
     this.allowed = !denied && !dryRun;
@@ -137,7 +153,7 @@ export class RateLimitResult implements HeaderSource {
     this.delayMs = run.delayMs;
     this.policy = d.policy;
     this.reason = d.reason;
-    this.key = run.keys[shown]!;
+    this.key = run.keys[shown] ?? '';
     this.keys = run.keys;
     this.costs = run.costs;
     this.decisions = decisions;
@@ -159,7 +175,7 @@ export class RateLimitResult implements HeaderSource {
   /** The name of the policy that denied the request, as the RateLimit headers name it (the problem body's `violated-policies`). */
   get violatedPolicy(): string {
     const shown = this.binding;
-    return this.#context.headerNames[shown] ?? this.decisions[shown]!.policy.name;
+    return this.#context.headerNames[shown] ?? (this.decisions[shown] ?? NO_RATE_LIMIT).policy.name;
   }
 
   /** The limit whose denial was enforced (the request was refused); -1 when the request went on, a dry-run denial included. */

@@ -11,6 +11,8 @@ import { deferred, members } from '../http-client.js';
 import type { RequestView } from './adapter.js';
 import type { SuiteContext } from './context.js';
 
+const TEMPORARY_REDUCED_CAPACITY = 'https://iana.org/assignments/http-problem-types#temporary-reduced-capacity';
+
 /** A handler that holds the requests to `/slow` until `finish()`; `started` resolves once `n` are held. */
 function holding(n: number) {
   let held = 0;
@@ -55,7 +57,7 @@ export function adaptiveTests(t: SuiteContext): void {
     expect(refused.status).toBe(503);
     expect(refused.headers['retry-after']).toBe('1');
     expect(JSON.parse(refused.text)).toMatchObject({
-      type: 'https://iana.org/assignments/http-problem-types#temporary-reduced-capacity',
+      type: TEMPORARY_REDUCED_CAPACITY,
       status: 503,
       retryAfter: 1,
     });
@@ -63,6 +65,26 @@ export function adaptiveTests(t: SuiteContext): void {
     expect(members(refused.headers.ratelimit)[0]!.params.r).toBe(9);
     slow.finish();
     expect((await first).status).toBe(200);
+    await vi.waitFor(() => expect(adaptive.inFlight).toBe(0));
+    expect((await app.request('/')).status).toBe(200);
+    expect(adaptive.snapshot().classes.normal).toMatchObject({ admitted: 2, shed: 1, failed: 0, inFlight: 0 });
+  });
+
+  it('adaptive alone: no rate limit, no RateLimit headers, a permit per request and a 503 with none free', async () => {
+    const adaptive = adaptiveConcurrency({ min: 1, max: 1, timers: new FakeTimers() });
+    const slow = holding(1);
+    const app = await t.open({ handler: slow.handler, middlewares: [{ adaptive }] });
+    const first = app.request('/slow');
+    await slow.started;
+    const refused = await app.request('/');
+    expect(refused.status).toBe(503);
+    expect(refused.headers['retry-after']).toBe('1');
+    expect([refused.headers.ratelimit, refused.headers['ratelimit-policy']]).toEqual([undefined, undefined]);
+    expect(JSON.parse(refused.text)).toMatchObject({ type: TEMPORARY_REDUCED_CAPACITY, status: 503, retryAfter: 1 });
+    slow.finish();
+    const served = await first;
+    expect(served.status).toBe(200);
+    expect([served.headers.ratelimit, served.headers['ratelimit-policy']]).toEqual([undefined, undefined]);
     await vi.waitFor(() => expect(adaptive.inFlight).toBe(0));
     expect((await app.request('/')).status).toBe(200);
     expect(adaptive.snapshot().classes.normal).toMatchObject({ admitted: 2, shed: 1, failed: 0, inFlight: 0 });
