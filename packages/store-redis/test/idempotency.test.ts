@@ -55,7 +55,7 @@ async function inTwoProcesses(job: IdempotencyJob): Promise<IdempotencyResult[]>
 
 describe('idempotent charges across processes', () => {
   for (const deployment of ['standalone', 'cluster'] as const) {
-    it(`${deployment}: 10 ids × 100 retries from two processes charge 10 units (idempotencyMaxReplays: 100)`, async () => {
+    it(`${deployment}: 10 ids × 100 retries from two processes charge each id once at most, every id when Redis answers (idempotencyMaxReplays: 100)`, async () => {
       const prefix = redis.freshPrefix();
       const target = deployment === 'standalone' ? { url: redis.url } : { nodes: [...redis.nodes] };
       const ids = Array.from({ length: 10 }, (_, i) => `order-${i}`);
@@ -63,8 +63,9 @@ describe('idempotent charges across processes', () => {
       // answers some without asking), each id is charged once.
       const results = await inTwoProcesses({ target, prefix, ids, retries: 50, maxReplays: 100 });
       // With the default 50 ms timeout a loaded machine may answer some of the 1,000 charges in flight
-      // by the failure policy; each such charge still ran in Redis once (kept: its retries replay it),
-      // so what counts is what Redis charged: each id once.
+      // by the failure policy (an open circuit answers without asking): what counts is what Redis
+      // charged, never more than once an id; every id Redis answered for at least once; all ten when
+      // nothing was answered by the failure policy.
       const answered = results.reduce((n, r) => n + r.admitted + r.failed, 0);
       expect(answered).toBe(1000);
       expect(results.reduce((n, r) => n + r.replayed, 0)).toBeLessThanOrEqual(990);
@@ -77,7 +78,11 @@ describe('idempotent charges across processes', () => {
           store: new RedisStore({ client, prefix }),
           timeout: false,
         });
-        expect((await peek.peek('shared')).remaining).toBe(990);
+        const charged = 1000 - (await peek.peek('shared')).remaining;
+        const answeredIds = new Set(results.flatMap((r) => r.answeredIds));
+        expect(charged).toBeLessThanOrEqual(10);
+        expect(charged).toBeGreaterThanOrEqual(answeredIds.size);
+        if (results.every((r) => r.failed === 0)) expect(charged).toBe(10);
       } finally {
         client.disconnect();
       }

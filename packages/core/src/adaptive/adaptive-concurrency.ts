@@ -285,14 +285,17 @@ export class AdaptiveConcurrency {
     this.nextProbeAt = now + this.config.probeIntervalMs;
     this.epoch++;
     this.window.restart(now);
-    // A baseline that moved (twice or half what it was) is a new backend: the controller starts afresh,
-    // from the permits the load offered meanwhile would hold at the new baseline (never below where it
-    // was): one round trip there shows how far above the backend's capacity that is, where a slow start
-    // from the old limit would take a round trip per doubling.
-    if (before === undefined || this.baseline > before * 2 || this.baseline < before / 2) {
+    // A baseline that moved (twice or half what it was) is a new backend: the controller starts afresh.
+    if (before === undefined || this.baseline > before * 2 || this.baseline < before / 2)
       this.config.controller.rebase?.();
-      if (before !== undefined)
-        this.limit = Math.min(this.config.max, Math.max(this.limit, probe.offeredInFlight(this.baseline, now)));
+    // A backend that slowed down by `reprobeAbove` or more (not a pause's noise) starts from the permits
+    // the load offered during the probe would hold at the new baseline (Little's law), never below
+    // where it was and at most the old limit times the slow-down (the same throughput at the new
+    // latency: retries of shed work inflate what is offered). One round trip there shows how far above
+    // the backend's capacity that is, where a slow start from the old limit needs a round trip per doubling.
+    if (before !== undefined && this.baseline >= before * this.config.reprobeAbove) {
+      const offered = Math.min(probe.offeredInFlight(this.baseline, now), this.limit * (this.baseline / before));
+      this.limit = Math.min(this.config.max, Math.max(this.limit, offered));
     }
     this.tell('limit', undefined, this.baseline);
   }

@@ -22,6 +22,8 @@ export interface IdempotencyResult {
   admitted: number;
   replayed: number;
   failed: number;
+  /** The ids of which some decision came from Redis (no `reason`): those Redis charged for sure. */
+  answeredIds: string[];
 }
 
 async function run(job: IdempotencyJob): Promise<IdempotencyResult> {
@@ -37,12 +39,10 @@ async function run(job: IdempotencyJob): Promise<IdempotencyResult> {
   try {
     // The client connected (a Cluster's slots known) before the burst.
     await limiter.peek('shared');
-    const decisions = await Promise.all(
-      job.ids.flatMap((id) =>
-        Array.from({ length: job.retries }, () => limiter.consume('shared', 1, { idempotencyKey: id })),
-      ),
-    );
+    const attempts = job.ids.flatMap((id) => Array.from({ length: job.retries }, () => id));
+    const decisions = await Promise.all(attempts.map((id) => limiter.consume('shared', 1, { idempotencyKey: id })));
     return {
+      answeredIds: [...new Set(attempts.filter((_, i) => decisions[i]!.reason === undefined))],
       admitted: decisions.filter((d) => d.allowed).length,
       replayed: decisions.filter((d) => receiptOf(d).took === 'replayed').length,
       failed: decisions.filter((d) => d.reason !== undefined).length,
