@@ -64,6 +64,15 @@ export class AdaptiveConcurrency {
   private lastLatency: number | undefined = undefined;
   private probe: BaselineProbe | undefined;
   private probeEndedAt = 0;
+  /** When the controller last judged a window (0 before any). */
+  private judgedAt = 0;
+  /** When a probe last raised the limit to the offered load: no reprobe until the controller judged it. */
+  private raisedAt = -Infinity;
+  /**
+   * The most permits held by the work of the windows judged since the last probe (work that completed:
+   * what started after a backend slowed down is not in it): whether the limit was ever filled.
+   */
+  private peakJudged = 0;
   private nextProbeAt = Infinity;
   /** When the running work's ages are looked at next (once a window). */
   private nextAgeCheckAt = 0;
@@ -222,11 +231,13 @@ export class AdaptiveConcurrency {
       if (now - probe.startedAt >= this.config.maxHoldMs) this.endProbe(now);
       return;
     }
+    // A limit a probe raised is judged by the controller at least once before another probe: the queue it
+    // built is the controller's to shrink, not a backend that slowed down again.
+    const mayReprobe = this.judgedAt > this.raisedAt && now - this.probeEndedAt >= this.baseline!;
     if (now >= this.nextAgeCheckAt) {
       this.nextAgeCheckAt = now + this.config.windowMs;
       // Running work this old is the backend slowing down under it: no need to wait for it to finish to know.
-      if (this.medianAge(now) > this.baseline! * this.config.reprobeAbove && now - this.probeEndedAt >= this.baseline!)
-        return this.startProbe(now);
+      if (mayReprobe && this.medianAge(now) > this.baseline! * this.config.reprobeAbove) return this.startProbe(now);
     }
     const window = this.window;
     if (now - window.startedAt < this.config.windowMs || !window.measured) return;
@@ -241,9 +252,11 @@ export class AdaptiveConcurrency {
     if (now >= this.nextProbeAt && (latency === undefined || latency > baseline * EXPLAINED))
       return this.startProbe(now);
     // Latency this far above the baseline is the backend slowing down, not a queue of ours: measure it again.
-    if (latency !== undefined && latency > baseline * this.config.reprobeAbove && now - this.probeEndedAt >= baseline)
+    if (mayReprobe && latency !== undefined && latency > baseline * this.config.reprobeAbove)
       return this.startProbe(now);
     const next = this.config.controller.next(measured);
+    this.judgedAt = now;
+    if (measured.peakInFlight > this.peakJudged) this.peakJudged = measured.peakInFlight;
     if (!Number.isFinite(next)) return;
     const before = this.permits;
     this.limit = Math.min(this.config.max, Math.max(this.config.min, next));
@@ -260,7 +273,9 @@ export class AdaptiveConcurrency {
 
   private probeAt(now: number, atPermits: number): BaselineProbe {
     const samples = this.config.probeSamples;
-    return new BaselineProbe({ now, atPermits, restoreTo: this.limit, samples, running: this.held });
+    // Filled to half since the last probe: the limit met the backend's capacity (or the load's), not a light load.
+    const limitFilled = this.peakJudged >= this.permits / 2;
+    return new BaselineProbe({ now, atPermits, restoreTo: this.limit, limitFilled, samples, running: this.held });
   }
 
   private startProbe(now: number): void {
@@ -282,20 +297,24 @@ export class AdaptiveConcurrency {
     }
     this.limit = probe.restoreTo;
     this.probeEndedAt = now;
+    this.peakJudged = 0;
     this.nextProbeAt = now + this.config.probeIntervalMs;
     this.epoch++;
     this.window.restart(now);
     // A baseline that moved (twice or half what it was) is a new backend: the controller starts afresh.
     if (before === undefined || this.baseline > before * 2 || this.baseline < before / 2)
       this.config.controller.rebase?.();
-    // A backend that slowed down by `reprobeAbove` or more (not a pause's noise) starts from the permits
-    // the load offered during the probe would hold at the new baseline (Little's law), never below
-    // where it was and at most the old limit times the slow-down (the same throughput at the new
-    // latency: retries of shed work inflate what is offered). One round trip there shows how far above
-    // the backend's capacity that is, where a slow start from the old limit needs a round trip per doubling.
-    if (before !== undefined && this.baseline >= before * this.config.reprobeAbove) {
+    // A backend that slowed down by `reprobeAbove` or more (not a pause's noise) under a light load (its
+    // limit never filled to half: nothing says where its capacity is) starts from the permits the load
+    // offered during the probe would hold at the new baseline (Little's law), never below where it was and
+    // at most the old limit times the slow-down (retries of shed work inflate what is offered). One round
+    // trip there shows how far above the backend's capacity that is, where a slow start from the old limit
+    // needs a round trip per doubling. A limit that was filled keeps its level: the backend's capacity in
+    // flight is what it met, and a slower service does not raise it.
+    if (before !== undefined && !probe.limitFilled && this.baseline >= before * this.config.reprobeAbove) {
       const offered = Math.min(probe.offeredInFlight(this.baseline, now), this.limit * (this.baseline / before));
       this.limit = Math.min(this.config.max, Math.max(this.limit, offered));
+      this.raisedAt = now;
     }
     this.tell('limit', undefined, this.baseline);
   }

@@ -14,6 +14,8 @@ export interface ProbeStart {
   readonly atPermits: number;
   /** The limit to go back to when it ends. */
   readonly restoreTo: number;
+  /** That limit was filled to half since the probe before: it met a capacity, not a light load. */
+  readonly limitFilled: boolean;
   /** The most work it measures (`probeSamples`). */
   readonly samples: number;
   /** The work running when it starts, in acquire order. */
@@ -33,6 +35,7 @@ export class BaselineProbe {
   readonly startedAt: number;
   readonly atPermits: number;
   readonly restoreTo: number;
+  readonly limitFilled: boolean;
   private readonly wanted: number;
   /** The work whose latency it waits for. */
   private readonly measured = new Set<ProbeWork>();
@@ -43,6 +46,7 @@ export class BaselineProbe {
     this.startedAt = start.now;
     this.atPermits = start.atPermits;
     this.restoreTo = start.restoreTo;
+    this.limitFilled = start.limitFilled;
     this.wanted = start.samples;
     for (const work of start.running) if (work.inFlightAtStart <= start.atPermits) this.admitted(work);
   }
