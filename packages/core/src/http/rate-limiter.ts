@@ -69,10 +69,11 @@ export class HttpRateLimiter<Req> {
     this.maxDelayMs = config.maxDelayMs;
 
     // The namespace is taken only once the options are known to be valid (a rejected middleware takes no number).
-    const limits = config.limits.length;
-    const defaultBase =
-      config.prefix === undefined && limits > 0 ? `rl:${config.limits.map((l) => l.name).join('+')}` : undefined;
     // Without rate limits (an `adaptive` limit alone) nothing is stored: no namespace is taken.
+    const defaultBase =
+      config.prefix === undefined && config.limits.length > 0
+        ? `rl:${config.limits.map((l) => l.name).join('+')}`
+        : undefined;
     this.prefix = defaultBase === undefined ? (config.prefix ?? '') : prefixes.take(defaultBase);
 
     // The default store is created only when some limit needs it.
