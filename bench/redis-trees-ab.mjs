@@ -4,7 +4,7 @@
 // core 0 when `taskset` is present). Not a test: the A/B behind a change to the Redis scripts or
 // clients (bench/README.md, issue 26 part 3).
 //
-//   node bench/redis-trees-ab.mjs <before tree> [rounds] [rows, comma-separated, or -] [after tree]
+//   node bench/redis-trees-ab.mjs <before tree> [rounds] [rows, comma- or semicolon-separated (';' when a row's name has a comma), or -] [after tree]
 //   e.g. git worktree add /tmp/rl-base <commit> (then install and build it), and
 //        node bench/redis-trees-ab.mjs /tmp/rl-base 3
 //   The after tree is this checkout unless given (a worktree of its own keeps other builds of this
@@ -28,7 +28,7 @@ if (!otherTree) {
 const rounds = Number(roundsArg ?? 3);
 const rows =
   rowsArg && rowsArg !== '-'
-    ? rowsArg.split(',')
+    ? rowsArg.split(rowsArg.includes(';') ? ';' : ',')
     : [
         'raw EVALSHA (return 1)',
         'rl token-bucket',
