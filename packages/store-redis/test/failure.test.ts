@@ -33,6 +33,7 @@ import { RedisStore, type RedisClient } from '@rl/store-redis';
 import { sleep, startRedisServer, type RedisServerHandle } from '@rl/test-support';
 import { FAILURE, type ClientKind } from './support/clients.js';
 import { cachedDenial } from './support/reset-heard.js';
+import { outcomeOf } from './support/outcome.js';
 
 let server: RedisServerHandle;
 /** The client under test, of this test's client kind. */
@@ -381,15 +382,11 @@ describe.each(FAILURE)('$name', (kind) => {
       const admin = new Redis(server.url);
       try {
         await admin.client('PAUSE', 1000, 'WRITE');
-        let outcome: unknown = 'pending';
-        void limiter.reset('k').then(
-          () => (outcome = 'reset'),
-          (error: unknown) => (outcome = error),
-        );
+        const outcome = outcomeOf(limiter.reset('k'));
         await timers.advanceAsync(100);
-        expect(outcome).toBe('pending');
+        expect(outcome()).toBe('pending');
         await timers.advanceAsync(900); // the control floor: 1 s (CONTROL_TIMEOUT_FLOOR_MS in core)
-        expect(outcome).toBeInstanceOf(StoreTimeoutError);
+        expect(outcome()).toBeInstanceOf(StoreTimeoutError);
         expect(events.map((e) => [e.reason, e.action])).toEqual([['timeout', 'deny']]);
         await admin.client('UNPAUSE');
       } finally {

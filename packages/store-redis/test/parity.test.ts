@@ -235,6 +235,22 @@ const startTime = fc.oneof(
   fc.double({ min: 1.7e12, max: 1.8e12, noNaN: true }),
 );
 
+/**
+ * A random sequence from a drawn {@link startTime}: the start and the operations at their times (`now`:
+ * from the start, the clock moves by each operation's `dt`, never below 0).
+ */
+function timedSequence<Op extends { dt: number }>(
+  ops: fc.Arbitrary<Op[]>,
+): fc.Arbitrary<{ start: number; ops: (Op & { now: number })[] }> {
+  return fc.tuple(startTime, ops).map(([start, drawn]) => {
+    let now = start;
+    return { start, ops: drawn.map((op) => ({ ...op, now: (now = Math.max(0, now + op.dt)) })) };
+  });
+}
+
+/** {@link rateOps} at their times. */
+const rateSequence = timedSequence(rateOps);
+
 /** The consumes and reservations of each key so far (their cost, the time they were charged at and their delay), for 'undoCharged'. */
 type Charges = Map<string, { cost: number; at: number; delay: number }[]>;
 
@@ -294,13 +310,13 @@ async function applyRate(
   }
 }
 
-/** Up to 40 acquires, releases and peeks of ten leases on two keys; `fractional`: times also move by fractions of a ms. */
+/** Up to 40 acquires, releases and peeks of ten leases (`lease-0` to `lease-9`) on two keys; `fractional`: times also move by fractions of a ms. */
 function leaseOps(fractional: boolean) {
   return fc.array(
     fc.record({
       dt: clockMoves({ forward: 700, back: 200, fractional: fractional ? 500 : undefined }),
       op: fc.constantFrom('acquire', 'acquire', 'release', 'peek') as fc.Arbitrary<'acquire' | 'release' | 'peek'>,
-      lease: fc.integer({ min: 0, max: 9 }),
+      leaseId: fc.integer({ min: 0, max: 9 }).map((lease) => `lease-${lease}`),
       key: fc.constantFrom('a' as const, 'b' as const),
     }),
     { minLength: 1, maxLength: 40 },
@@ -311,7 +327,7 @@ const leaseAlgorithms = fc
   .tuple(fc.integer({ min: 1, max: 4 }), fc.constantFrom(100, 1000, 2500.5))
   .map(([l, lease]) => concurrency({ limit: l, lease }));
 
-/** An operation of {@link leaseOps} at its time, under its lease's id. */
+/** An operation of {@link leaseOps} at its time ({@link timedSequence}), under its lease's id. */
 interface TimedLeaseOp {
   readonly op: 'acquire' | 'release' | 'peek';
   readonly key: string;
@@ -346,16 +362,14 @@ describe.each(FULL)('parity on random sequences (standalone Redis, $name)', (kin
   const client = useClient(kind, 'standalone');
   it('numeric and log algorithms: identical decisions, and every key written has an expiry', async () => {
     await fc.assert(
-      fc.asyncProperty(numericOrLogAlgorithms, startTime, rateOps, async (configs, start, ops) => {
+      fc.asyncProperty(numericOrLogAlgorithms, rateSequence, async (configs, { ops }) => {
         const { memory, redis, prefix } = storesToCompare(client());
-        let now = start;
         const memoryCharges: Charges = new Map();
         const redisCharges: Charges = new Map();
         for (const op of ops) {
-          now = Math.max(0, now + op.dt);
           const algorithm = configs[op.config];
-          const expected = await applyRate(memory, algorithm, op, now, memoryCharges);
-          const actual = await applyRate(redis, algorithm, op, now, redisCharges);
+          const expected = await applyRate(memory, algorithm, op, op.now, memoryCharges);
+          const actual = await applyRate(redis, algorithm, op, op.now, redisCharges);
           expect(actual).toEqual(expected);
         }
         await expectAllKeysExpire(deployments.standalone, prefix);
@@ -369,16 +383,12 @@ describe.each(FULL)('parity on random sequences (standalone Redis, $name)', (kin
     await fc.assert(
       fc.asyncProperty(
         leaseAlgorithms,
-        startTime,
-        leaseOps(true),
-        async (algorithm: ConcurrencyAlgorithm, start, ops) => {
+        timedSequence(leaseOps(true)),
+        async (algorithm: ConcurrencyAlgorithm, { ops }) => {
           const { memory, redis, prefix } = storesToCompare(client());
-          let now = start;
           for (const op of ops) {
-            now = Math.max(0, now + op.dt);
-            const timed = { ...op, now, leaseId: `lease-${op.lease}` };
-            const expected = await applyLeaseOp(memory, algorithm, timed);
-            expect(await applyLeaseOp(redis, algorithm, timed)).toEqual(expected);
+            const expected = await applyLeaseOp(memory, algorithm, op);
+            expect(await applyLeaseOp(redis, algorithm, op)).toEqual(expected);
           }
           await expectAllKeysExpire(deployments.standalone, prefix);
           memory.close();
@@ -437,6 +447,11 @@ const marked = ({ decision, took, conflict, idempotencyId }: Charged): Record<st
   idempotencyId,
 });
 
+/** A rate algorithm (the first of {@link unblockedAlgorithms}) with bans, or a third of the time with a lockout of 900.5 ms. */
+const bannedOrBlockedAlgorithms = fc
+  .tuple(unblockedAlgorithms, fc.constantFrom(0, 0, 900.5))
+  .map(([[algorithm], blockMs]) => (blockMs > 0 ? withBlock(algorithm, blockMs) : withBans(algorithm)));
+
 describe.each(FULL)(
   'parity of idempotent charges beside bans and lockouts, on random sequences (standalone Redis, $name)',
   (kind) => {
@@ -444,21 +459,16 @@ describe.each(FULL)(
     it('identical decisions and marks (replayed, conflict, banned): charges with ids of two fingerprints, give-backs that forget them, bans, unbans, lockouts, a bound on replays and ids', async () => {
       await fc.assert(
         fc.asyncProperty(
-          unblockedAlgorithms,
-          fc.constantFrom(0, 0, 900.5),
-          startTime,
+          bannedOrBlockedAlgorithms,
           fc.integer({ min: 1, max: 3 }),
-          idempotentOps,
-          async ([plainAlgorithm], blockMs, start, maxReplays, ops) => {
-            const algorithm = blockMs > 0 ? withBlock(plainAlgorithm, blockMs) : withBans(plainAlgorithm);
+          timedSequence(idempotentOps),
+          async (algorithm, maxReplays, { ops }) => {
             const { memory, redis, prefix } = storesToCompare(client());
             const stores: [Store, { cost: number; at: number; delay: number; id: string }[]][] = [
               [memory, []],
               [redis, []],
             ];
-            let now = start;
-            for (const op of ops) {
-              now = Math.max(0, now + op.dt);
+            for (const { now, ...op } of ops) {
               const cost = Math.min(op.cost, algorithm.maxCost);
               const idempotency: IdempotentCharge = {
                 id: IDS[op.id]!,
@@ -607,9 +617,8 @@ describe.each(batchTargets)('parity of batched decisions ($name)', ({ kind, depl
     let decisions = 0;
     let calls = 0;
     await fc.assert(
-      fc.asyncProperty(numericOrLogAlgorithms, startTime, rateOps, turns, async (configs, start, ops, sizes) => {
+      fc.asyncProperty(numericOrLogAlgorithms, rateSequence, turns, async (configs, { start, ops }, sizes) => {
         const { memory, redis, prefix } = storesToCompare(client());
-        let now = start;
         await warmUp(redis, configs, start);
         const callsBefore = await scriptCalls(deployment);
         const charges: Charges = new Map();
@@ -620,18 +629,16 @@ describe.each(batchTargets)('parity of batched decisions ($name)', ({ kind, depl
           const config = ops[at]!.config;
           const turn = ops.slice(at, at + sizes[t % sizes.length]!).map((op) => ({ ...op, config }));
           at += turn.length;
-          const times = turn.map((op) => (now = Math.max(0, now + op.dt)));
           const resets = turn.filter((op) => op.op === 'reset');
           const calls = turn.filter((op) => op.op !== 'reset');
-          const callTimes = times.filter((_, i) => turn[i]!.op !== 'reset');
           const expected: unknown[] = [];
-          for (const [i, op] of calls.entries()) {
-            const decision = await issueRate(memory, configs[op.config], op, callTimes[i]!, charges);
+          for (const op of calls) {
+            const decision = await issueRate(memory, configs[op.config], op, op.now, charges);
             expected.push(decision === undefined ? undefined : plain(decision));
           }
           // The same calls, all in one turn (the charges they give back are the memory store's: the same when in parity).
           const actual = (
-            await Promise.all(calls.map((op, i) => issueRate(redis, configs[op.config], op, callTimes[i]!, charges)))
+            await Promise.all(calls.map((op) => issueRate(redis, configs[op.config], op, op.now, charges)))
           ).map((d) => (d === undefined ? undefined : plain(d)));
           decisions += calls.length;
           expect(actual).toEqual(expected);
@@ -649,9 +656,10 @@ describe.each(batchTargets)('parity of batched decisions ($name)', ({ kind, depl
           }
         }
         calls += (await scriptCalls(deployment)) - callsBefore;
+        const end = ops[ops.length - 1]!.now;
         for (const key of ['a', 'b'])
-          expect(plain(await redis.peek(key, configs[0], 0, now))).toEqual(
-            plain(memory.peek(key, configs[0], 0, now) as Decision),
+          expect(plain(await redis.peek(key, configs[0], 0, end))).toEqual(
+            plain(memory.peek(key, configs[0], 0, end) as Decision),
           );
         for (const node of deployment === 'standalone'
           ? [deployments.standalone]
@@ -669,12 +677,10 @@ describe.each(batchTargets)('parity of batched decisions ($name)', ({ kind, depl
     await fc.assert(
       fc.asyncProperty(
         leaseAlgorithms,
-        startTime,
-        leaseOps(false),
+        timedSequence(leaseOps(false)),
         fc.integer({ min: 2, max: 8 }),
-        async (algorithm: ConcurrencyAlgorithm, start, ops, size) => {
+        async (algorithm: ConcurrencyAlgorithm, { start, ops }, size) => {
           const { memory, redis } = storesToCompare(client());
-          let now = start;
           // Every script loaded on the keys' nodes first (see warmUp), then those keys reset.
           for (const key of ['a', 'b']) {
             await redis.peek(key, algorithm, 0, start);
@@ -684,9 +690,7 @@ describe.each(batchTargets)('parity of batched decisions ($name)', ({ kind, depl
             await redis.reset(key, algorithm);
           }
           for (let at = 0; at < ops.length; at += size) {
-            const turn = ops
-              .slice(at, at + size)
-              .map((op) => ({ ...op, now: (now = Math.max(0, now + op.dt)), leaseId: `lease-${op.lease}` }));
+            const turn = ops.slice(at, at + size);
             const expected = await Promise.all(turn.map((op) => applyLeaseOp(memory, algorithm, op)));
             const actual = await Promise.all(turn.map((op) => applyLeaseOp(redis, algorithm, op)));
             expect(actual).toEqual(expected);

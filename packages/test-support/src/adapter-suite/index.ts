@@ -105,4 +105,5 @@ function describeOne(adapter: Adapter, stores: readonly StoreUnderTest[], redis:
 
 export type { Adapter, AppSpec, MiddlewareOptions, MountedApp, RequestView, StoreUnderTest } from './adapter.js';
 export { headersOf, statusOf } from './adapter.js';
+export { expectUncounted } from './uncounted.js';
 export { T0 } from './context.js';
