@@ -1,5 +1,29 @@
 import { defineConfig, type Options } from 'tsup';
 
+/** tsup's plugin shape (tsup does not export its type): `renderChunk` may rewrite each output file. */
+type ChunkPlugin = NonNullable<Options['plugins']>[number];
+
+/**
+ * A class that names itself in its body (`new RateLimitResult(…)` in a method) is written by esbuild as
+ * `var RateLimitResult = class _RateLimitResult { … }`, so its `name` (what `console.log`, `util.inspect`
+ * and `constructor.name` show) would be `_RateLimitResult`. This gives such a class its own name back
+ * in a static block, once, when the module loads: what esbuild's `keepNames` does for a class, without
+ * its cost elsewhere (`keepNames` also wraps every named closure in a `__name` call that redefines the
+ * closure's `name` each time it is made: 4 times per Redis decision, 12 per request of three limits;
+ * docs/design/releases.md). scripts/built-names.test.ts holds every built class to its name.
+ */
+const classNames: ChunkPlugin = {
+  name: 'rl-class-names',
+  renderChunk(code) {
+    const named = code.replace(
+      /\bvar (\w+) = class (_\1\d*)( extends [^{]+)? \{\n/g,
+      (_, name: string, inner: string, heritage = '') =>
+        `var ${name} = class ${inner}${heritage} {\n  static {\n    Object.defineProperty(this, "name", { value: "${name}", configurable: true });\n  }\n`,
+    );
+    return named === code ? undefined : { code: named };
+  },
+};
+
 /**
  * The build every package shares: ESM (`.js`) and CJS (`.cjs`) with their own type files (`.d.ts`,
  * `.d.cts`), for Node 20, in `dist/`, which is emptied first. A package's `tsup.config.ts` names its
@@ -25,10 +49,10 @@ export function packageBuild(entry: Record<string, string>, overrides: Omit<Opti
     clean: true,
     sourcemap: false,
     target: 'node20',
-    // Classes keep their names: esbuild may rename a class (`_Limiter` for one that refers to itself),
-    // and `constructor.name`, an error's `name` (set from `new.target.name`) and stack traces would
-    // show it. scripts/built-names.test.ts holds the built entries to it.
-    keepNames: true,
+    // Not `keepNames`: its `__name` helper redefines a closure's `name` each time the closure is made,
+    // which the hot paths pay per decision. Exported functions keep their names without it; classes
+    // that name themselves get theirs back from `classNames`.
+    plugins: [classNames],
     ...overrides,
   });
 }

@@ -5,6 +5,9 @@ import { packageBuild } from '../../tsup.base';
 // one set of error classes (`instanceof` holds across entry points).
 // `@rl/core/testing` runs inside vitest, which is ESM-only: package.json exports it for `import` only,
 // and its CJS output is left out of the package.
+// `treeshake`: rollup writes the CJS chunks. Without it tsup converts the ESM chunks to CJS with sucrase,
+// which also lowers what Node 20 runs natively (class fields into per-instance initializer calls,
+// `?.` and `??` into helper calls) and renames classes with fields (`_class6`).
 export default packageBuild(
   {
     index: 'src/index.ts',
@@ -12,5 +15,5 @@ export default packageBuild(
     'store/index': 'src/store/index.ts',
     'testing/index': 'src/testing/index.ts',
   },
-  { external: ['vitest', 'fast-check'], splitting: true },
+  { external: ['vitest', 'fast-check'], splitting: true, treeshake: true },
 );
