@@ -3,27 +3,17 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { InvalidOptionError } from '@rl/core';
+import { argv } from './testing/argv.js';
 import { rl } from './testing/run-cli.js';
 import { parseBackend, parseClasses, parseGate } from './backend.js';
 
 // The seed's step: 100 per second for 90 s, a backend of 100 in flight whose service time goes from 10 ms to 2 s at 30 s.
-const SEED = [
-  'simulate',
-  '--pattern',
-  '100/s for 90s',
-  '--backend',
-  'capacity=100,service=10ms,slow=2s@30s',
-  '--limit',
-  'none',
-  '--limit',
-  'concurrency(limit=50)',
-  '--limit',
-  'adaptiveConcurrency(min=5,max=1000)',
-];
+const SEED = argv`simulate --pattern '100/s for 90s' --backend capacity=100,service=10ms,slow=2s@30s
+  --limit none --limit concurrency(limit=50) --limit adaptiveConcurrency(min=5,max=1000)`;
 
 describe('rl simulate --backend', () => {
   it('--json: per limit the admitted, refused per class, most in flight, p50/p99 and goodput, whole run and per slice', async () => {
-    const { code, stdout, stderr } = await rl([...SEED, '--slice', '30s', '--json']);
+    const { code, stdout, stderr } = await rl(argv`${SEED} --slice 30s --json`);
     expect([code, stderr]).toEqual([0, '']);
     const report = JSON.parse(stdout);
     expect(report.backend).toEqual({
@@ -65,7 +55,7 @@ describe('rl simulate --backend', () => {
   });
 
   it('the table: the three side by side, for the whole run and the last slice', async () => {
-    const { code, stdout } = await rl([...SEED, '--slice', '30s', '--classes', 'critical=1,sheddable=1']);
+    const { code, stdout } = await rl(argv`${SEED} --slice 30s --classes critical=1,sheddable=1`);
     expect(code).toBe(0);
     const lines = stdout.split('\n');
     expect(lines[0]).toBe(
@@ -94,7 +84,7 @@ describe('rl simulate --backend', () => {
     [['--classes', 'critical=1', '--limit', 'fixedWindow(limit=1,window=1s)'], '--classes'],
   ])('%j is a usage error naming %s', async (args, field) => {
     const withLimit = args.includes('--limit') ? args : [...args, '--limit', 'none'];
-    const { code, stderr } = await rl(['simulate', '--pattern', '10/s for 1s', ...withLimit]);
+    const { code, stderr } = await rl(argv`simulate --pattern '10/s for 1s' ${withLimit}`);
     expect(code).toBe(2);
     expect(stderr).toContain(field);
   });
@@ -104,7 +94,7 @@ describe('rl simulate --backend', () => {
     try {
       const chart = join(dir, 'seed.svg');
       const page = join(dir, 'seed.html');
-      const { code, stderr } = await rl([...SEED, '--slice', '30s', '--chart', chart, '--report', page]);
+      const { code, stderr } = await rl(argv`${SEED} --slice 30s --chart ${chart} --report ${page}`);
       expect([code, stderr]).toEqual([0, '']);
       const svg = readFileSync(chart, 'utf8');
       expect(svg).toMatch(/^<svg/);

@@ -2,26 +2,20 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
+import { argv } from './testing/argv.js';
 import { rl } from './testing/run-cli.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'rl-cli-test-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
-const TWO_BATCHES = ['--pattern', 'burst 100 at 990ms, burst 100 at 1010ms'];
+const TWO_BATCHES = argv`--pattern 'burst 100 at 990ms, burst 100 at 1010ms'`;
 
 describe('rl simulate --json', () => {
   it('prints the report for scripts: every figure of the table, and the slices', async () => {
-    const { code, stdout, stderr } = await rl([
-      'simulate',
-      ...TWO_BATCHES,
-      '--limit',
-      'tokenBucket(capacity=20,refillRate=100)',
-      '--limit',
-      'leakyBucket(capacity=20,leakRate=100,mode=shape)',
-      '--slice',
-      '20ms',
-      '--json',
-    ]);
+    const { code, stdout, stderr } = await rl(
+      argv`simulate ${TWO_BATCHES} --limit tokenBucket(capacity=20,refillRate=100)
+        --limit leakyBucket(capacity=20,leakRate=100,mode=shape) --slice 20ms --json`,
+    );
     expect([code, stderr]).toEqual([0, '']);
     const report = JSON.parse(stdout);
     const bucket = {
@@ -65,17 +59,9 @@ describe('rl simulate --json', () => {
   });
 
   it('with several keys, the slices of each of the busiest 10 (most arrivals first, ties in order of arrival)', async () => {
-    const { code, stdout } = await rl([
-      'simulate',
-      ...TWO_BATCHES,
-      '--keys',
-      '3',
-      '--limit',
-      'tokenBucket(capacity=20,refillRate=100)',
-      '--slice',
-      '20ms',
-      '--json',
-    ]);
+    const { code, stdout } = await rl(
+      argv`simulate ${TWO_BATCHES} --keys 3 --limit tokenBucket(capacity=20,refillRate=100) --slice 20ms --json`,
+    );
     expect(code).toBe(0);
     const { slices } = JSON.parse(stdout).limits[0];
     expect(slices).toEqual({
@@ -89,18 +75,8 @@ describe('rl simulate --json', () => {
       ],
     });
     const many = JSON.parse(
-      (
-        await rl([
-          'simulate',
-          '--pattern',
-          '100/s for 1s',
-          '--keys',
-          '25',
-          '--limit',
-          'fixedWindow(limit=1,window=1s)',
-          '--json',
-        ])
-      ).stdout,
+      (await rl(argv`simulate --pattern '100/s for 1s' --keys 25 --limit fixedWindow(limit=1,window=1s) --json`))
+        .stdout,
     ).limits[0].slices;
     expect(many.keys.map((k: { key: string; requests: number }) => `${k.key}:${k.requests}`)).toEqual([
       'key-0:4',
@@ -121,14 +97,10 @@ describe('rl simulate: the table', () => {
   // Off a terminal the table fits 100 columns (on one, the terminal's width; see table.test.ts): these
   // limits' rows would be about 140, so the limits are numbered and the columns split in two tables.
   it('one row per limit, within 100 columns, then what each really bounds', async () => {
-    const { code, stdout } = await rl([
-      'simulate',
-      ...TWO_BATCHES,
-      '--limit',
-      'fixedWindow(limit=100,window=1s)',
-      '--limit',
-      'slidingWindowLog(limit=100,window=1s)',
-    ]);
+    const { code, stdout } = await rl(
+      argv`simulate ${TWO_BATCHES} --limit fixedWindow(limit=100,window=1s)
+        --limit slidingWindowLog(limit=100,window=1s)`,
+    );
     expect(code).toBe(0);
     const lines = stdout.split('\n');
     expect(lines[0]).toBe('200 requests over 0.02 s, 1 key');
@@ -152,33 +124,30 @@ describe('rl simulate: the table', () => {
 describe('rl simulate: errors name the part to fix (exit 2)', () => {
   it.each([
     [
-      ['simulate', '--pattern', '50/s for 60s, 600/x for 300s', '--limit', 'fixedWindow(limit=1,window=1s)'],
+      argv`simulate --pattern '50/s for 60s, 600/x for 300s' --limit fixedWindow(limit=1,window=1s)`,
       'rl: Invalid option --pattern part 2: "600/x for 300s". Expected a rate such as "600/s"',
     ],
     [
-      ['simulate', ...TWO_BATCHES, '--limit', 'tokenBucket(capacity=0,refillRate=1)'],
+      argv`simulate ${TWO_BATCHES} --limit tokenBucket(capacity=0,refillRate=1)`,
       'rl: Invalid option tokenBucket.capacity: 0.',
     ],
-    [['simulate', ...TWO_BATCHES], 'rl: Invalid option --limit: undefined. Expected at least one limit'],
-    [['simulate', '--limit', 'fixedWindow(limit=1,window=1s)'], 'either --pattern'],
+    [argv`simulate ${TWO_BATCHES}`, 'rl: Invalid option --limit: undefined. Expected at least one limit'],
+    [argv`simulate --limit fixedWindow(limit=1,window=1s)`, 'either --pattern'],
     [
-      ['simulate', ...TWO_BATCHES, '--limit', 'fixedWindow(limit=1,window=1s)', '--wait', 'forever'],
+      argv`simulate ${TWO_BATCHES} --limit fixedWindow(limit=1,window=1s) --wait forever`,
       'rl: Invalid option --wait: "forever".',
     ],
     [
-      ['simulate', ...TWO_BATCHES, '--limit', 'fixedWindow(limit=1,window=1s)', '--chart', 'out.pdf'],
+      argv`simulate ${TWO_BATCHES} --limit fixedWindow(limit=1,window=1s) --chart out.pdf`,
       'rl: Invalid option --chart: "out.pdf". Expected a file name ending in .svg or .png.',
     ],
-    [['simulate', ...TWO_BATCHES, '--limt', 'x'], "Unknown option '--limt'"],
+    [argv`simulate ${TWO_BATCHES} --limt x`, "Unknown option '--limt'"],
+    [argv`simulate ${TWO_BATCHES} --keys 0 --limit fixedWindow(limit=1,window=1s)`, 'rl: Invalid option --keys: "0".'],
     [
-      ['simulate', ...TWO_BATCHES, '--keys', '0', '--limit', 'fixedWindow(limit=1,window=1s)'],
-      'rl: Invalid option --keys: "0".',
-    ],
-    [
-      ['simulate', '--pattern', '10/s for 1h', '--limit', 'fixedWindow(limit=1,window=1s)', '--slice', '1ms'],
+      argv`simulate --pattern '10/s for 1h' --limit fixedWindow(limit=1,window=1s) --slice 1ms`,
       'rl: Invalid option --slice: 1. Expected a slice of at least 36ms',
     ],
-    [['simulte'], 'rl: Invalid option command: "simulte". Expected simulate (see rl --help).'],
+    [argv`simulte`, 'rl: Invalid option command: "simulte". Expected simulate (see rl --help).'],
   ])('%j', async (args, message) => {
     const { code, stdout, stderr } = await rl(args);
     expect([code, stdout]).toEqual([2, '']);
@@ -187,7 +156,7 @@ describe('rl simulate: errors name the part to fix (exit 2)', () => {
   });
 
   it('--help prints the usage; no command prints it on stderr, exit 2', async () => {
-    for (const args of [['--help'], ['simulate', '--help']]) {
+    for (const args of [argv`--help`, argv`simulate --help`]) {
       const { code, stdout } = await rl(args);
       expect(code).toBe(0);
       expect(stdout).toContain('Usage: rl simulate');
@@ -210,15 +179,14 @@ describe('rl simulate --config', () => {
         json: true,
       }),
     );
-    const report = JSON.parse((await rl(['simulate', '--config', config])).stdout);
+    const report = JSON.parse((await rl(argv`simulate --config ${config}`)).stdout);
     expect(report.limits.map((l: { label: string; admitted: number }) => [l.label, l.admitted])).toEqual([
       ['fixedWindow(limit=100,window=1s)', 200],
       ['tokenBucket(capacity=20,refillRate=100)', 22],
     ]);
     expect(report.windowMs).toBe(10);
     const overridden = JSON.parse(
-      (await rl(['simulate', '--config', config, '--limit', 'slidingWindowLog(limit=100,window=1s)', '--window', '1s']))
-        .stdout,
+      (await rl(argv`simulate --config ${config} --limit slidingWindowLog(limit=100,window=1s) --window 1s`)).stdout,
     );
     expect(overridden.limits.map((l: { label: string }) => l.label)).toEqual(['slidingWindowLog(limit=100,window=1s)']);
     expect(overridden.windowMs).toBe(1000);
@@ -227,7 +195,7 @@ describe('rl simulate --config', () => {
   it('an unknown option in the file is named', async () => {
     const config = join(dir, 'bad.json');
     writeFileSync(config, JSON.stringify({ patern: '1/s for 1s' }));
-    expect((await rl(['simulate', '--config', config])).stderr).toContain('Invalid option --config patern');
+    expect((await rl(argv`simulate --config ${config}`)).stderr).toContain('Invalid option --config patern');
   });
 });
 
@@ -247,8 +215,7 @@ describe('rl simulate --traffic', () => {
   ])('%s', async (_, name, text) => {
     writeFileSync(join(dir, name), text);
     const report = JSON.parse(
-      (await rl(['simulate', '--traffic', join(dir, name), '--limit', 'fixedWindow(limit=2,window=1s)', '--json']))
-        .stdout,
+      (await rl(argv`simulate --traffic ${join(dir, name)} --limit fixedWindow(limit=2,window=1s) --json`)).stdout,
     );
     expect(report).toMatchObject({ requests: 3, keys: 2, limits: [{ admitted: 3, admittedUnits: 4 }] });
   });
@@ -262,16 +229,8 @@ describe('rl simulate --traffic', () => {
     ].join('\n');
     writeFileSync(join(dir, 'access.log'), log);
     const report = JSON.parse(
-      (
-        await rl([
-          'simulate',
-          '--traffic',
-          join(dir, 'access.log'),
-          '--limit',
-          'fixedWindow(limit=2,window=1s)',
-          '--json',
-        ])
-      ).stdout,
+      (await rl(argv`simulate --traffic ${join(dir, 'access.log')} --limit fixedWindow(limit=2,window=1s) --json`))
+        .stdout,
     );
     expect(report).toMatchObject({
       requests: 4,
@@ -288,34 +247,21 @@ describe('rl simulate --traffic', () => {
     ['bad2.jsonl', '{"time": 1}\n[1]\n', '--traffic', 'line 2'],
   ])('%s: the line to fix', async (name, text, _, message) => {
     writeFileSync(join(dir, name), text);
-    const { code, stderr } = await rl([
-      'simulate',
-      '--traffic',
-      join(dir, name),
-      '--limit',
-      'fixedWindow(limit=2,window=1s)',
-    ]);
+    const { code, stderr } = await rl(
+      argv`simulate --traffic ${join(dir, name)} --limit fixedWindow(limit=2,window=1s)`,
+    );
     expect(code).toBe(2);
     expect(stderr).toContain(message);
   });
 
   it('a missing file, and --keys with a file, are named', async () => {
     expect(
-      (await rl(['simulate', '--traffic', join(dir, 'nope.csv'), '--limit', 'fixedWindow(limit=2,window=1s)'])).stderr,
+      (await rl(argv`simulate --traffic ${join(dir, 'nope.csv')} --limit fixedWindow(limit=2,window=1s)`)).stderr,
     ).toContain('Invalid option --traffic');
     writeFileSync(join(dir, 'one.csv'), '1,a\n');
     expect(
-      (
-        await rl([
-          'simulate',
-          '--traffic',
-          join(dir, 'one.csv'),
-          '--keys',
-          '3',
-          '--limit',
-          'fixedWindow(limit=2,window=1s)',
-        ])
-      ).stderr,
+      (await rl(argv`simulate --traffic ${join(dir, 'one.csv')} --keys 3 --limit fixedWindow(limit=2,window=1s)`))
+        .stderr,
     ).toContain('Invalid option --keys: "3". Expected no value with --traffic');
   });
 });
@@ -324,16 +270,9 @@ describe('rl simulate --chart', () => {
   it('writes the chart as SVG and as PNG: a panel per limit, admitted at once, after a delay and denied per slice', async () => {
     const svg = join(dir, 'chart.svg');
     const png = join(dir, 'chart.png');
-    const args = [
-      'simulate',
-      '--pattern',
-      '50/s for 2s, 600/s for 3s',
-      '--limit',
-      'tokenBucket(capacity=400,refillRate=200)',
-      '--limit',
-      'leakyBucket(capacity=100,leakRate=200,mode=shape)',
-    ];
-    const { code } = await rl([...args, '--chart', svg, '--chart', png]);
+    const args = argv`simulate --pattern '50/s for 2s, 600/s for 3s' --limit tokenBucket(capacity=400,refillRate=200)
+      --limit leakyBucket(capacity=100,leakRate=200,mode=shape)`;
+    const { code } = await rl(argv`${args} --chart ${svg} --chart ${png}`);
     expect(code).toBe(0);
     const text = readFileSync(svg, 'utf8');
     expect(text.startsWith('<svg xmlns="http://www.w3.org/2000/svg"')).toBe(true);
@@ -344,7 +283,7 @@ describe('rl simulate --chart', () => {
     for (const legend of ['■ admitted at once', '■ admitted after a delay', '■ denied']) expect(text).toContain(legend);
     expect(text).toContain('requests per 50ms');
     // One bar per slice and outcome that has requests, per limit, in its outcome's colour.
-    const report = JSON.parse((await rl([...args, '--json'])).stdout);
+    const report = JSON.parse((await rl(argv`${args} --json`)).stdout);
     const fills: Record<string, number> = { '#4c78a8': 0, '#f2a23a': 0, '#e45756': 0 };
     for (const l of report.limits) {
       l.slices.admitted.forEach((n: number, i: number) => {
@@ -365,14 +304,9 @@ describe('rl simulate --chart', () => {
 
 describe('rl simulate: progress on stderr', () => {
   it('with --progress off a terminal: a line per tenth of each limit, the table unchanged on stdout', async () => {
-    const { code, stdout, stderr } = await rl([
-      'simulate',
-      '--pattern',
-      '1000/s for 140s',
-      '--limit',
-      'fixedWindow(limit=10,window=1s)',
-      '--progress',
-    ]);
+    const { code, stdout, stderr } = await rl(
+      argv`simulate --pattern '1000/s for 140s' --limit fixedWindow(limit=10,window=1s) --progress`,
+    );
     expect(code).toBe(0);
     expect(stderr.split('\n').filter(Boolean)).toEqual([
       'simulate 1/1 fixedWindow(limit=10,window=1s): 65536/140000 (46%)',
@@ -383,8 +317,8 @@ describe('rl simulate: progress on stderr', () => {
   });
 
   it('not by default off a terminal; on a terminal, one line rewritten in place', async () => {
-    expect((await rl(['simulate', ...TWO_BATCHES, '--limit', 'fixedWindow(limit=10,window=1s)'])).stderr).toBe('');
-    expect((await rl(['simulate', ...TWO_BATCHES, '--limit', 'fixedWindow(limit=10,window=1s)'], true)).stderr).toBe(
+    expect((await rl(argv`simulate ${TWO_BATCHES} --limit fixedWindow(limit=10,window=1s)`)).stderr).toBe('');
+    expect((await rl(argv`simulate ${TWO_BATCHES} --limit fixedWindow(limit=10,window=1s)`, true)).stderr).toBe(
       '\r\x1b[2Ksimulate 1/1 fixedWindow(limit=10,window=1s): 200/200 (100%)\n',
     );
   });

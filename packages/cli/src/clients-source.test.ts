@@ -3,6 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
+import { argv } from './testing/argv.js';
 import { rl } from './testing/run-cli.js';
 import type { ClientStats, RetryMode } from './client-stats.js';
 import { simulateClients } from './clients-source.js';
@@ -164,24 +165,9 @@ describe('simulateClients: bounds', () => {
 
 describe('rl simulate --clients', () => {
   it("--json: per limit the clients' figures beside the attempts' report, the slices of every limit as long", async () => {
-    const { code, stdout, stderr } = await rl([
-      'simulate',
-      '--pattern',
-      'burst 500 at 0s',
-      '--clients',
-      '500',
-      '--retry',
-      'jitter',
-      '--retries',
-      '5',
-      '--limit',
-      'fixedWindow(limit=100,window=1s)',
-      '--limit',
-      'tokenBucket(capacity=100,refillRate=100)',
-      '--slice',
-      '100ms',
-      '--json',
-    ]);
+    const { code, stdout, stderr } =
+      await rl(argv`simulate --pattern 'burst 500 at 0s' --clients 500 --retry jitter --retries 5
+      --limit fixedWindow(limit=100,window=1s) --limit tokenBucket(capacity=100,refillRate=100) --slice 100ms --json`);
     expect([code, stderr]).toEqual([0, '']);
     const report = JSON.parse(stdout) as SimulationReport;
     expect(report.requests).toBe(500);
@@ -215,21 +201,9 @@ describe('rl simulate --clients', () => {
   });
 
   it("the table: the clients' rows under the limits'", async () => {
-    const { code, stdout } = await rl([
-      'simulate',
-      '--pattern',
-      'burst 10000 at 0s',
-      '--clients',
-      '10000',
-      '--retry',
-      'retry-after',
-      '--retries',
-      '20',
-      '--limit',
-      'fixedWindow(limit=1000,window=1s)',
-      '--slice',
-      '100ms',
-    ]);
+    const { code, stdout } =
+      await rl(argv`simulate --pattern 'burst 10000 at 0s' --clients 10000 --retry retry-after --retries 20
+      --limit fixedWindow(limit=1000,window=1s) --slice 100ms`);
     expect(code).toBe(0);
     expect(stdout).toContain('10000 clients, --retry retry-after: at most 21 attempts per request');
     expect(stdout).toMatch(/429s \/ admitted/);
@@ -242,18 +216,8 @@ describe('rl simulate --clients', () => {
       const file = join(dir, 'herd.csv');
       writeFileSync(file, '0,user,1\n'.repeat(300));
       const run = async (seed: string) => {
-        const args = [
-          'simulate',
-          '--traffic',
-          file,
-          '--clients',
-          '300',
-          '--seed',
-          seed,
-          '--limit',
-          'fixedWindow(limit=50,window=1s)',
-          '--json',
-        ];
+        const args = argv`simulate --traffic ${file} --clients 300 --seed ${seed}
+          --limit fixedWindow(limit=50,window=1s) --json`;
         const { code, stdout, stderr } = await rl(args);
         expect([code, stderr]).toEqual([0, '']);
         return (JSON.parse(stdout) as SimulationReport).limits[0]!.clients!;
@@ -273,14 +237,9 @@ describe('rl simulate --clients', () => {
     [['--clients', '10', '--retries', '101'], '--retries', 'a whole number from 0 to 100'],
     [['--clients', '0'], '--clients', 'a whole number from 1'],
   ])('%j: exit 2 naming %s', async (args, field, expected) => {
-    const { code, stderr } = await rl([
-      'simulate',
-      '--pattern',
-      'burst 10 at 0s',
-      '--limit',
-      'fixedWindow(limit=5,window=1s)',
-      ...args,
-    ]);
+    const { code, stderr } = await rl(
+      argv`simulate --pattern 'burst 10 at 0s' --limit fixedWindow(limit=5,window=1s) ${args}`,
+    );
     expect(code).toBe(2);
     expect(stderr).toContain(`Invalid option ${field}`);
     expect(stderr).toContain(expected);

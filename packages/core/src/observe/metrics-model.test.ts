@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { INSTRUMENTS, type InstrumentSpec } from './instruments.js';
 import { createMetricsModel, type MetricsSink } from './metrics-model.js';
 import { decisionEvent } from './decision-event.js';
-import { DECISION_OUTCOMES, type AdaptiveConcurrencyEvent, type DecisionOutcome } from './observer.js';
+import { DECISION_OUTCOMES, type AdaptiveConcurrencyEvent, type DecisionOutcome, type Observer } from './observer.js';
 
 /** A sink whose handles are the series' names (`decisions api allowed`), logging every call. */
 function recordingSink() {
@@ -89,45 +89,70 @@ describe('createMetricsModel', () => {
     ]);
   });
 
-  it('records every outcome and both error types of a limit as 0 at its first event of any kind, once', () => {
-    const { model, updates } = recordingModel();
-    model.hold({ limit: 'api', state: 'started', delayMs: 1 });
-    model.hold({ limit: 'api', state: 'ended', delayMs: 1 });
-    model.reservationCancelled({ limit: 'search', cost: 1 });
-    expect(updates).toEqual([
-      ...zeros('api'),
-      'heldRequests api +1',
-      'heldRequests api -1',
-      ...zeros('search'),
-      'reservationsCancelled search +1',
-    ]);
-  });
+  // Each kind of event of limit `api`, and the updates of its own that follow the zeros.
+  it.each<[kind: string, send: (model: Required<Observer>) => void, own: string[]]>([
+    ['a decision', (model) => model.decision(decision('api', 'allowed')), ['decisions api allowed +1']],
+    ['a store error', (model) => model.storeError(storeError('api', 'timeout')), ['storeErrors api timeout +1']],
+    [
+      'a circuit event',
+      (model) => model.circuit({ limit: 'api', state: 'open', domain: undefined, reason: 'timeout' }),
+      ['circuitTransitions api open +1', 'circuitsOpen api +1'],
+    ],
+    ['a hold', (model) => model.hold({ limit: 'api', state: 'started', delayMs: 1 }), ['heldRequests api +1']],
+    [
+      'a cancelled reservation',
+      (model) => model.reservationCancelled({ limit: 'api', cost: 1 }),
+      ['reservationsCancelled api +1'],
+    ],
+    [
+      'lease units',
+      (model) => model.leaseUnits({ limit: 'api', action: 'leased', units: 5 }),
+      ['leaseUnits api leased +5'],
+    ],
+    [
+      'a settlement',
+      (model) => model.settled({ limit: 'api', action: 'returned', units: 2, estimate: 3, actual: 1 }),
+      ['settledUnits api returned +2'],
+    ],
+  ])(
+    'records every outcome and both error types of a limit as 0 at its first event of any kind (%s), once',
+    (_kind, send, own) => {
+      const { model, updates } = recordingModel();
+      send(model);
+      expect(updates).toEqual([...zeros('api'), ...own]);
+      // The limit's next event brings no zeros; another limit's first brings its own.
+      model.hold({ limit: 'api', state: 'ended', delayMs: 1 });
+      model.reservationCancelled({ limit: 'search', cost: 1 });
+      expect(updates.slice(zeros('api').length + own.length)).toEqual([
+        'heldRequests api -1',
+        ...zeros('search'),
+        'reservationsCancelled search +1',
+      ]);
+    },
+  );
 
   it('counts each failure domain’s circuit once in the open gauge, however often it is reported', () => {
     const { model, updates } = recordingModel();
-    const steps: ['open' | 'closed', string | undefined][] = [
-      ['open', '10.0.0.1:7000'],
-      ['open', '10.0.0.1:7000'],
-      ['open', '10.0.0.2:7001'],
-      ['open', undefined],
-      ['closed', '10.0.0.1:7000'],
-      ['closed', '10.0.0.1:7000'],
-      ['closed', '10.0.0.3:7002'],
-      ['closed', ''],
-      ['closed', '10.0.0.2:7001'],
+    const gauge = () => updates.filter((update) => update.startsWith('circuitsOpen'));
+    // Each event of the limit, and what it moves the gauge by (none: a domain already open, or not open).
+    const steps: [state: 'open' | 'closed', domain: string | undefined, change: '+1' | '-1' | 'none'][] = [
+      ['open', '10.0.0.1:7000', '+1'],
+      ['open', '10.0.0.1:7000', 'none'],
+      ['open', '10.0.0.2:7001', '+1'],
+      ['open', undefined, '+1'],
+      ['closed', '10.0.0.1:7000', '-1'],
+      ['closed', '10.0.0.1:7000', 'none'],
+      ['closed', '10.0.0.3:7002', 'none'],
+      // Domain undefined is '': its closed event closes it.
+      ['closed', '', '-1'],
+      ['closed', '10.0.0.2:7001', '-1'],
     ];
-    for (const [state, domain] of steps)
+    steps.forEach(([state, domain, change], i) => {
+      const before = gauge().length;
       model.circuit({ limit: 'api', state, domain, reason: state === 'open' ? 'store-error' : undefined });
-    const gauge = updates.filter((update) => update.startsWith('circuitsOpen'));
-    // Domain undefined is '': its closed event closes it.
-    expect(gauge).toEqual([
-      'circuitsOpen api +1',
-      'circuitsOpen api +1',
-      'circuitsOpen api +1',
-      'circuitsOpen api -1',
-      'circuitsOpen api -1',
-      'circuitsOpen api -1',
-    ]);
+      const expected = change === 'none' ? [] : [`circuitsOpen api ${change}`];
+      expect(gauge().slice(before), `step ${i} (${state} ${domain})`).toEqual(expected);
+    });
   });
 
   it('binds each series once per limit and label value, however many events follow', () => {

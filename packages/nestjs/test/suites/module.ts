@@ -111,6 +111,16 @@ describe.each(PLATFORMS)(`Nest ${NEST_MAJOR} on %s`, (platform: Platform) => {
     }
   }
 
+  /** Limited by `@UseGuards(RateLimitGuard)` on the controller: without `global`, the only guarded routes. */
+  @Controller('guarded')
+  @UseGuards(RateLimitGuard)
+  class GuardedController {
+    @Get()
+    get(@CurrentRateLimit() limit?: RateLimitResult) {
+      return { remaining: limit?.remaining ?? null };
+    }
+  }
+
   it("denies with 429, the RateLimit headers, Retry-After and a problem+json body, sent by the guard: no handler, no filter, nothing on Nest's logger", async () => {
     const logged = recordingLogger();
     const filtered: unknown[] = [];
@@ -229,14 +239,6 @@ describe.each(PLATFORMS)(`Nest ${NEST_MAJOR} on %s`, (platform: Platform) => {
   });
 
   it('without global: only the routes under @UseGuards(RateLimitGuard) are limited', async () => {
-    @Controller('guarded')
-    @UseGuards(RateLimitGuard)
-    class GuardedController {
-      @Get()
-      get(@CurrentRateLimit() limit?: RateLimitResult) {
-        return { remaining: limit?.remaining ?? null };
-      }
-    }
     @Controller('free')
     class FreeController {
       @Get()
@@ -486,12 +488,7 @@ describe.each(PLATFORMS)(`Nest ${NEST_MAJOR} on %s`, (platform: Platform) => {
       }
     }
     @Controller()
-    class UserController {
-      @Get('items')
-      list(@CurrentRateLimit() limit: RateLimitResult | undefined) {
-        return { remaining: limit?.remaining ?? null };
-      }
-
+    class SharedController {
       @Get('shared')
       @RateLimit({ key: () => 'everyone' })
       shared(@CurrentRateLimit() limit: RateLimitResult | undefined) {
@@ -500,7 +497,7 @@ describe.each(PLATFORMS)(`Nest ${NEST_MAJOR} on %s`, (platform: Platform) => {
     }
     const app = await open({
       imports: [RateLimitModule.forRoot({ clock, algorithm: perMinute(2) })],
-      controllers: [UserController],
+      controllers: [ItemsController, SharedController],
       providers: [{ provide: APP_GUARD, useClass: UserGuard }],
     });
     const as = (user?: string) => (user === undefined ? {} : { headers: { 'x-user': user } });
@@ -565,21 +562,13 @@ describe.each(PLATFORMS)(`Nest ${NEST_MAJOR} on %s`, (platform: Platform) => {
   );
 
   it('warns RL_DOUBLE_COUNT when the guard runs twice on a request (global, and @UseGuards on the controller)', async () => {
-    @Controller('twice')
-    @UseGuards(RateLimitGuard)
-    class TwiceController {
-      @Get()
-      get(@CurrentRateLimit() limit?: RateLimitResult) {
-        return { remaining: limit?.remaining ?? null };
-      }
-    }
     await captureWarnings('RL_DOUBLE_COUNT', async (warnings) => {
       const app = await open({
         imports: [RateLimitModule.forRoot({ clock, algorithm: perMinute(10), global: true })],
-        controllers: [TwiceController],
+        controllers: [GuardedController],
       });
-      expect((await app.request('/twice')).body).toEqual({ remaining: 8 });
-      await app.request('/twice');
+      expect((await app.request('/guarded')).body).toEqual({ remaining: 8 });
+      await app.request('/guarded');
       expect(warnings).toHaveLength(1);
       expect(warnings[0]).toMatch(/ran twice on one request/);
     });
