@@ -27,6 +27,7 @@ export {
   aimdController,
   type LimitController,
   type LatencyWindow,
+  type WindowConcurrency,
   type GradientOptions,
   type AimdOptions,
 } from './adaptive/controller.js';

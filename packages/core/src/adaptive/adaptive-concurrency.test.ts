@@ -4,6 +4,7 @@ import { InvalidOptionError } from '../errors.js';
 import type { AdaptiveConcurrencyEvent } from '../observe/observer.js';
 import { FakeTimers } from '../testing/fake-timers.js';
 import { adaptiveConcurrency, type AdaptivePermit } from './adaptive-concurrency.js';
+import type { LatencyWindow } from './controller.js';
 import type { AdaptiveConcurrencyOptions } from './options.js';
 import type { Priority } from './priority.js';
 
@@ -167,6 +168,23 @@ describe('the limit follows the latency', () => {
     expect(limit.snapshot()).toMatchObject({ probing: true, permits: 2 });
     work(limit, timers, 2, 100);
     expect(limit.snapshot()).toMatchObject({ probing: false, minLatencyMs: 100, permits: 10 });
+  });
+
+  test('a window tells the permits its work ran at on average (permit-ms over its latency) and those held when it closed', () => {
+    const windows: LatencyWindow[] = [];
+    const controller = { name: 'spy', next: (w: LatencyWindow) => (windows.push(w), w.limit) };
+    const { limit, timers } = make({ probeSamples: 1, controller });
+    work(limit, timers, 1, 100);
+    // Two permits for 50 ms, then four for 50 ms: the first piece of work ran at 3 on average.
+    const first = limit.tryAcquire()!;
+    limit.tryAcquire();
+    timers.advance(50);
+    limit.tryAcquire();
+    limit.tryAcquire();
+    timers.advance(50);
+    first.release();
+    expect(windows).toHaveLength(1);
+    expect(windows[0]).toMatchObject({ latencyMs: 100, samples: 1, peakInFlight: 1, concurrency: { ran: 3, now: 3 } });
   });
 
   test('watchers hear admissions, sheds, releases and limit changes with the state after each', () => {

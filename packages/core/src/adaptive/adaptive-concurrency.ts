@@ -60,6 +60,9 @@ export class AdaptiveConcurrency {
   /** The limit as a real number (the controller's); the permits are its floor. */
   private limit: number;
   private inFlightCount = 0;
+  /** Permit-ms held so far (permits held × time, summed), up to {@link heldUpTo}: what a permit held on average while it ran. */
+  private heldMs = 0;
+  private heldUpTo: number;
   private baseline: number | undefined = undefined;
   private lastLatency: number | undefined = undefined;
   private probe: BaselineProbe | undefined;
@@ -89,6 +92,7 @@ export class AdaptiveConcurrency {
     this.config = parseAdaptiveOptions(options);
     this.limit = this.config.initial;
     const now = this.config.timers.now();
+    this.heldUpTo = now;
     this.window = new LatencyWindowBuilder(now);
     // The first baseline is measured at the initial limit (nothing is known yet to lower it for).
     this.probe = this.probeAt(now, this.config.initial);
@@ -133,12 +137,14 @@ export class AdaptiveConcurrency {
       this.tell('shed', cls.label, undefined);
       return undefined;
     }
+    this.sumHeld(now);
     const permit = new HeldPermit({
       onEnd: this.ended,
       cls,
       acquiredAt: now,
       epoch: this.epoch,
       inFlightAtStart: this.inFlightCount + 1,
+      heldAtStart: this.heldMs,
     });
     probe?.admitted(permit);
     this.inFlightCount++;
@@ -199,6 +205,7 @@ export class AdaptiveConcurrency {
     const failed = outcome?.failed === true;
     const now = this.config.timers.now();
     this.held.delete(permit);
+    this.sumHeld(now);
     this.inFlightCount--;
     const counts = this.countsOf(permit.priority);
     counts.inFlight--;
@@ -221,7 +228,8 @@ export class AdaptiveConcurrency {
     const probe = this.probe;
     if (probe !== undefined) {
       if (probe.succeeded(permit, latency)) this.endProbe(now);
-    } else if (permit.epoch === this.epoch) this.window.sample(latency, permit.inFlightAtStart);
+    } else if (permit.epoch === this.epoch)
+      this.window.sample(latency, permit.inFlightAtStart, this.heldMs - permit.heldAtStart);
   }
 
   /** Ends a probe whose time ran out, starts a periodic one, and closes a window that is due. */
@@ -241,7 +249,7 @@ export class AdaptiveConcurrency {
     }
     const window = this.window;
     if (now - window.startedAt < this.config.windowMs || !window.measured) return;
-    const measured = window.close(this.limit, this.baseline!);
+    const measured = window.close(this.limit, this.baseline!, this.inFlightCount);
     const latency = measured.latencyMs;
     this.lastLatency = latency;
     window.restart(now);
@@ -262,6 +270,12 @@ export class AdaptiveConcurrency {
     this.limit = Math.min(this.config.max, Math.max(this.config.min, next));
     if (this.permits !== before) this.epoch++;
     this.tell('limit', undefined, latency);
+  }
+
+  /** Adds the permits held since the last call to {@link heldMs} (a clock that stepped back adds nothing). */
+  private sumHeld(now: number): void {
+    if (now > this.heldUpTo) this.heldMs += this.inFlightCount * (now - this.heldUpTo);
+    this.heldUpTo = now;
   }
 
   /** The age in ms of the running work in the middle of the acquire order (0 when none runs). */

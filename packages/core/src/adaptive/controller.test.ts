@@ -25,6 +25,28 @@ describe('gradientController', () => {
     expect(gradientController().next(window(w))).toBeCloseTo(next);
   });
 
+  test.each([
+    [
+      'past the target, run at 80 of the 100 permits held now: latency x 1.25',
+      { latencyMs: 15, concurrency: { ran: 80, now: 100 } },
+      66.67,
+    ],
+    [
+      'past the target, run at more permits than now: as measured',
+      { latencyMs: 15, concurrency: { ran: 120, now: 100 } },
+      83.33,
+    ],
+    ['at the target, fewer permits then than now: keeps', { latencyMs: 12.5, concurrency: { ran: 50, now: 100 } }, 100],
+    ['at the baseline, fewer permits then than now: still a slow start', { concurrency: { ran: 50, now: 100 } }, 200],
+    [
+      'far past the target and run at a tenth: halves at most',
+      { latencyMs: 15, concurrency: { ran: 10, now: 100 } },
+      50,
+    ],
+  ] as const)('the permits the work ran at: %s', (_, w, next) => {
+    expect(gradientController().next(window(w))).toBeCloseTo(next);
+  });
+
   test('after the first queueing it grows by the gradient, until a new baseline restarts the slow start', () => {
     const c = gradientController();
     c.next(window({ latencyMs: 20 }));

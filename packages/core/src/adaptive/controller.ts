@@ -22,6 +22,20 @@ export interface LatencyWindow {
    * at. A limit never reached is no evidence that a larger one is safe.
    */
   readonly peakInFlight: number;
+  /**
+   * The permits held while the window's work ran (on average over its latencies) and when the window
+   * closed; undefined when no latency was measured. Work that ran at fewer permits than are held now
+   * understates the latency now.
+   */
+  readonly concurrency?: WindowConcurrency;
+}
+
+/** The permits held while a window's work ran, and now ({@link LatencyWindow.concurrency}). */
+export interface WindowConcurrency {
+  /** The permits held on average while the work ran: permit-ms held over its latencies, summed. */
+  readonly ran: number;
+  /** The permits held when the window closed. */
+  readonly now: number;
 }
 
 /**
@@ -53,11 +67,14 @@ export interface GradientOptions {
 /**
  * The default controller, Envoy's and Netflix's gradient: `limit × target / latency`, the gradient
  * bounded to [0.5, 2] per window. Latency at the target keeps the limit; queueing above it shrinks it
- * in proportion. Until the first sign of queueing after a new baseline it doubles the concurrency it
- * measured per round trip (a slow start, as TCP's), so that a backend whose latency stepped is back at its capacity in a
- * few round trips rather than tens; after that it grows by the gradient (at most `1 + tolerance` per
- * round trip). A limit never filled to half is not grown (no evidence it is safe). A window with
- * failures backs off by `backoff`.
+ * in proportion. Past the target, work that ran while fewer permits were held than now (the first to
+ * complete after the load ramped up) reads as latency × held now / held while it ran: past the
+ * backend's capacity latency grows with the work held. That deepens a cut the latency called for; a
+ * limit whose work met the target is never cut for it. Until the first sign of queueing after a new
+ * baseline it doubles the concurrency it measured per round trip (a slow start, as TCP's), so that a
+ * backend whose latency stepped is back at its capacity in a few round trips rather than tens; after
+ * that it grows by the gradient (at most `1 + tolerance` per round trip). A limit never filled to half
+ * is not grown (no evidence it is safe). A window with failures backs off by `backoff`.
  */
 export function gradientController(options: GradientOptions = {}): LimitController {
   const o = checkOptions(options, ['tolerance', 'backoff'], 'gradientController');
@@ -72,7 +89,9 @@ export function gradientController(options: GradientOptions = {}): LimitControll
         return w.limit * backoff;
       }
       if (w.latencyMs === undefined) return w.limit;
-      const gradient = Math.min(2, Math.max(0.5, (w.minLatencyMs * (1 + tolerance)) / Math.max(w.latencyMs, 1e-9)));
+      const measured = (w.minLatencyMs * (1 + tolerance)) / Math.max(w.latencyMs, 1e-9);
+      // Past the target, work that ran at fewer permits than are held now says the queue now is longer still.
+      const gradient = Math.min(2, Math.max(0.5, measured < 1 ? measured / heldSince(w) : measured));
       if (gradient <= 1) {
         // At the target the limit is right; past it, the queue says the slow start is over.
         if (gradient < 1) slowStart = false;
@@ -86,6 +105,19 @@ export function gradientController(options: GradientOptions = {}): LimitControll
       slowStart = true;
     },
   };
+}
+
+/**
+ * How many times the permits held now exceed those the window's work ran at (never below 1: work that
+ * ran at more permits than now is judged as measured). Used when that work queued past the target:
+ * the backend was past its capacity, where its throughput is constant and latency grows with the work
+ * held (Little's law). After a ramp, the first work to complete ran at a fraction of the permits held
+ * by then: its latency is that of the queue it saw, not of the queue now.
+ */
+function heldSince(w: LatencyWindow): number {
+  const c = w.concurrency;
+  if (c === undefined || c.ran <= 0) return 1;
+  return Math.max(1, c.now / c.ran);
 }
 
 /** The options of {@link aimdController}. */

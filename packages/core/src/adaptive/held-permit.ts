@@ -27,9 +27,11 @@ export interface HeldPermitStart {
   readonly epoch: number;
   /** Permits held when it was acquired, itself included. */
   readonly inFlightAtStart: number;
+  /** The limit's permit-ms held (permits held × time, summed) when it was acquired. */
+  readonly heldAtStart: number;
 }
 
-/** A permit held: its class, when it was acquired, under which epoch and at what concurrency. */
+/** A permit held: its class, when it was acquired, under which epoch and at what concurrency (then, and summed since). */
 export class HeldPermit implements AdaptivePermit {
   private done = false;
   private readonly onEnd: HeldPermitStart['onEnd'];
@@ -37,6 +39,7 @@ export class HeldPermit implements AdaptivePermit {
   readonly acquiredAt: number;
   readonly epoch: number;
   readonly inFlightAtStart: number;
+  readonly heldAtStart: number;
 
   constructor(start: HeldPermitStart) {
     this.onEnd = start.onEnd;
@@ -44,6 +47,7 @@ export class HeldPermit implements AdaptivePermit {
     this.acquiredAt = start.acquiredAt;
     this.epoch = start.epoch;
     this.inFlightAtStart = start.inFlightAtStart;
+    this.heldAtStart = start.heldAtStart;
   }
 
   release(outcome?: PermitOutcome): void {

@@ -2,12 +2,16 @@ import type { LatencyWindow } from './controller.js';
 
 /**
  * The measurements of one window of an adaptive limit: the latencies of the work that succeeded, the
- * failures, and the most permits held when that work started. Reused from window to window.
+ * failures, the most permits held when that work started and how many it ran at on average. Reused
+ * from window to window.
  */
 export class LatencyWindowBuilder {
   private latencies: number[] = [];
   private failures = 0;
   private peak = 0;
+  /** The permit-ms held while the measured work ran, and the sum of its latencies. */
+  private heldMs = 0;
+  private latencySumMs = 0;
   /** When the window started (timers' ms). */
   startedAt: number;
 
@@ -15,10 +19,15 @@ export class LatencyWindowBuilder {
     this.startedAt = now;
   }
 
-  /** Work that succeeded after `latencyMs` (0 or more), started with `inFlight` permits held (itself included). */
-  sample(latencyMs: number, inFlight: number): void {
+  /**
+   * Work that succeeded after `latencyMs` (0 or more), started with `inFlight` permits held (itself
+   * included), while `heldMs` permit-ms were held (permits held × time, summed over its latency).
+   */
+  sample(latencyMs: number, inFlight: number, heldMs: number): void {
     this.latencies.push(latencyMs);
     if (inFlight > this.peak) this.peak = inFlight;
+    this.heldMs += heldMs;
+    this.latencySumMs += latencyMs;
   }
 
   /** Work that failed, started with `inFlight` permits held. */
@@ -32,8 +41,9 @@ export class LatencyWindowBuilder {
     return this.latencies.length > 0 || this.failures > 0;
   }
 
-  /** The window as a controller reads it, for `limit` and `minLatencyMs`. */
-  close(limit: number, minLatencyMs: number): LatencyWindow {
+  /** The window as a controller reads it, for `limit`, `minLatencyMs` and the permits held now. */
+  close(limit: number, minLatencyMs: number, inFlight: number): LatencyWindow {
+    const ran = this.latencySumMs > 0 ? this.heldMs / this.latencySumMs : undefined;
     return {
       limit,
       minLatencyMs,
@@ -41,6 +51,7 @@ export class LatencyWindowBuilder {
       samples: this.latencies.length,
       failures: this.failures,
       peakInFlight: this.peak,
+      concurrency: ran === undefined ? undefined : { ran, now: inFlight },
     };
   }
 
@@ -49,6 +60,8 @@ export class LatencyWindowBuilder {
     this.latencies = [];
     this.failures = 0;
     this.peak = 0;
+    this.heldMs = 0;
+    this.latencySumMs = 0;
     this.startedAt = now;
   }
 }
