@@ -117,12 +117,32 @@ describe('permits', () => {
 });
 
 describe('the limit follows the latency', () => {
-  test('the first work measures the baseline; queueing above the target shrinks the limit, within min', () => {
+  test('the first work measures the baseline; a queue above the target shrinks the limit to where it meets the target', () => {
     const { limit, timers } = make({ probeSamples: 5 });
     work(limit, timers, 5, 10);
     expect(limit.snapshot()).toMatchObject({ minLatencyMs: 10, probing: false, permits: 10 });
-    for (let i = 0; i < 10; i++) work(limit, timers, limit.permits, 25);
-    expect(limit.permits).toBe(2);
+    const permits: number[] = [];
+    for (let i = 0; i < 10; i++) {
+      // A backend of capacity 4 at 10 ms: past 4, the latency grows with the work held.
+      work(limit, timers, limit.permits, 10 * Math.max(1, limit.permits / 4));
+      permits.push(limit.permits);
+    }
+    // 10 permits: 25 ms (twice the target), halved; 5: 12.5 ms, the target. The baseline stays.
+    expect(permits).toEqual([10, 10, 10, 5, 5, 5, 5, 5, 5, 5]);
+    expect(limit.snapshot().minLatencyMs).toBe(10);
+  });
+
+  test('latency that does not fall when the work held halves is a slower backend: measured again, not cut to min', () => {
+    const { limit, timers } = make({ probeSamples: 5 });
+    work(limit, timers, 5, 10);
+    const permits: number[] = [];
+    for (let i = 0; i < 10; i++) {
+      work(limit, timers, limit.permits, 25);
+      permits.push(limit.permits);
+    }
+    // Halved to 5, still 25 ms: a probe at min measures 25, the target now 31.25, and 5 permits stay.
+    expect(permits).toEqual([10, 10, 10, 5, 5, 5, 5, 5, 5, 5]);
+    expect(limit.snapshot().minLatencyMs).toBe(25);
   });
 
   test('work at the baseline that fills the limit grows it (a slow start: doubling per round trip), up to max', () => {

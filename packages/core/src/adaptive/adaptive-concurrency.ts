@@ -2,6 +2,7 @@ import type { AdaptiveConcurrencyEvent, Observer } from '../observe/observer.js'
 import { AdaptiveWatchers } from './adaptive-watchers.js';
 import { unrefTimer, type TimerHandle } from '../timers.js';
 import { BaselineProbe } from './baseline-probe.js';
+import { CutResponse } from './cut-response.js';
 import { LatencyWindowBuilder } from './latency-window.js';
 import { parseAdaptiveOptions, type AdaptiveConcurrencyOptions, type AdaptiveConfig } from './options.js';
 import type { Priority } from './priority.js';
@@ -82,6 +83,8 @@ export class AdaptiveConcurrency {
   /** Changes with the permits: work acquired under another epoch says nothing of the limit now. */
   private epoch = 0;
   private readonly window: LatencyWindowBuilder;
+  /** Whether the latency answers the controller's cuts (a backend slower by less than `reprobeAbove` does not). */
+  private readonly cuts = new CutResponse();
   /** Permits held, in acquire order (the order they expire in). */
   private readonly held = new Set<HeldPermit>();
   private expiry: TimerHandle | undefined = undefined;
@@ -263,6 +266,12 @@ export class AdaptiveConcurrency {
     if (mayReprobe && latency !== undefined && latency > baseline * this.config.reprobeAbove)
       return this.startProbe(now);
     const next = this.config.controller.next(measured);
+    if (next >= this.limit) this.cuts.reset();
+    else if (latency !== undefined && measured.failures === 0) {
+      // Half the work held and the same latency: not a queue of ours but a slower backend (see CutResponse).
+      if (this.cuts.unanswered(measured.peakInFlight, latency, this.config.min) && mayReprobe)
+        return this.startProbe(now);
+    }
     this.judgedAt = now;
     if (measured.peakInFlight > this.peakJudged) this.peakJudged = measured.peakInFlight;
     if (!Number.isFinite(next)) return;
@@ -294,6 +303,7 @@ export class AdaptiveConcurrency {
 
   private startProbe(now: number): void {
     this.probe = this.probeAt(now, this.config.min);
+    this.cuts.reset();
     this.epoch++;
     this.tell('limit', undefined, undefined);
   }

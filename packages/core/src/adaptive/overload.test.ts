@@ -62,6 +62,29 @@ describe('another backend: capacity 40 in flight, 50 ms -> 500 ms at 30 s, 160 p
   });
 });
 
+describe('a backend slower by less than reprobeAbove (100 ms -> 150 ms at 30 s): measured again, not cut to min', () => {
+  const slower = (rate: number, capacity: number) =>
+    runOverload({
+      rate,
+      durationMs: 60_000,
+      sliceMs: 500,
+      capacity,
+      serviceMs: (t) => (t < 30_000 ? 100 : 150),
+      gate: { kind: 'adaptive', options: { min: 5, max: 1000 } },
+    });
+
+  test('over capacity (capacity 100, 800 per second: 120 in flight at 150 ms): settles at capacity x 1.25 within 4 s', () => {
+    // Latency 150 is 1.5 x the old baseline at any concurrency: a gradient alone would cut to min and stay there.
+    const report = slower(800, 100);
+    for (const s of after(report.slices, 34_000)) expect(Math.abs(s.peakInFlight - 125) / 125).toBeLessThanOrEqual(0.1);
+    expect(mean(after(report.slices, 40_000).map((s) => s.goodputRatio))).toBeGreaterThanOrEqual(0.9);
+  });
+
+  test('under capacity (capacity 10, 53 per second: 8 in flight at 150 ms): everything admitted again', () => {
+    for (const s of after(slower(53, 10).slices, 35_000)) expect(s.refused).toEqual({});
+  });
+});
+
 describe('priorities at twice the capacity', () => {
   // 100 per second at 2 s against 50 per second of capacity; 3 critical, 3 normal, 4 sheddable in 10.
   const classes = [
