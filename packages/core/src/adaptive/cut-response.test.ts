@@ -1,53 +1,41 @@
 import { describe, expect, test } from 'vitest';
 import { CutResponse } from './cut-response.js';
 
-/** A run of windows the controller cut after: [permits the work ran at, its median latency, whether it reads as unanswered]. */
-type Step = readonly [inFlight: number, latencyMs: number, unanswered: boolean];
+/**
+ * Runs of windows the controller cut after, min 5: the permits each window's work ran at, its median
+ * latency, and the window read as unanswered (the latency did not fall with the work held; none: -1).
+ */
+const runs = [
+  {
+    name: 'a queue: half the work, half the wait',
+    inFlight: [200, 160, 100, 60],
+    latencyMs: [400, 320, 200, 150],
+    at: -1,
+  },
+  {
+    name: 'a slower backend (100 ms -> 150, no queue): the work halves, the latency stays',
+    inFlight: [120, 100, 83, 69, 51, 50],
+    latencyMs: [180, 150, 150, 150, 150, 150],
+    at: 5,
+  },
+  {
+    name: 'the latency fell once, then stayed: halved from where it fell',
+    inFlight: [200, 100, 60, 50],
+    latencyMs: [400, 300, 300, 299],
+    at: 3,
+  },
+  {
+    name: 'down to min (no cut goes further), the latency where it was',
+    inFlight: [8, 7, 5],
+    latencyMs: [150, 150, 150],
+    at: 2,
+  },
+];
 
-describe('CutResponse: whether the latency answers the cuts (min 5)', () => {
-  test.each([
-    [
-      'a queue: half the work, half the wait',
-      [
-        [200, 400, false],
-        [160, 320, false],
-        [100, 200, false],
-        [60, 150, false],
-      ],
-    ],
-    [
-      'a slower backend (100 ms -> 150, no queue): the work halves, the latency stays',
-      [
-        [120, 180, false],
-        [100, 150, false],
-        [83, 150, false],
-        [69, 150, false],
-        [51, 150, false],
-        [50, 150, true],
-      ],
-    ],
-    [
-      'the latency fell once, then stayed: halved from where it fell',
-      [
-        [200, 400, false],
-        [100, 300, false],
-        [60, 300, false],
-        [50, 299, true],
-      ],
-    ],
-    [
-      'down to min (no cut goes further), the latency where it was',
-      [
-        [8, 150, false],
-        [7, 150, false],
-        [5, 150, true],
-      ],
-    ],
-  ] as const)('%s', (_, steps: readonly Step[]) => {
+describe('CutResponse: whether the latency answers the cuts', () => {
+  test.each(runs)('$name', ({ inFlight, latencyMs, at }) => {
     const cuts = new CutResponse();
-    expect(steps.map(([inFlight, latency]) => cuts.unanswered(inFlight, latency, 5))).toEqual(
-      steps.map(([, , unanswered]) => unanswered),
-    );
+    expect(inFlight.map((n, i) => cuts.unanswered(n, latencyMs[i]!, 5))).toEqual(inFlight.map((_, i) => i === at));
   });
 
   test('a window the controller did not cut after starts the run again', () => {
