@@ -334,8 +334,14 @@ export class AdaptiveConcurrency {
     // at most the old limit times the slow-down (retries of shed work inflate what is offered). One round
     // trip there shows how far above the backend's capacity that is, where a slow start from the old limit
     // needs a round trip per doubling. A limit that was filled keeps its level: the backend's capacity in
-    // flight is what it met, and a slower service does not raise it.
-    if (before !== undefined && !probe.limitFilled && this.baseline >= before * this.config.reprobeAbove) {
+    // flight is what it met, and a slower service does not raise it. A baseline of 0 (work back within the
+    // clock's tick) gives no slow-down to multiply by (0 / 0 made the permits NaN).
+    if (
+      before !== undefined &&
+      before > 0 &&
+      !probe.limitFilled &&
+      this.baseline >= before * this.config.reprobeAbove
+    ) {
       const offered = Math.min(probe.offeredInFlight(this.baseline, now), this.limit * (this.baseline / before));
       this.limit = Math.min(this.config.max, Math.max(this.limit, offered));
       this.raisedAt = now;
