@@ -110,6 +110,19 @@ describe('priorities at twice the capacity', () => {
     }
   });
 
+  test('when the backend gets twice as fast (2 s -> 1 s at 30 s: the load is now its capacity), every class is admitted', () => {
+    const report = runOverload({
+      rate: 100,
+      durationMs: 90_000,
+      sliceMs: 10_000,
+      capacity: 100,
+      serviceMs: (t) => (t < 30_000 ? 2000 : 1000),
+      gate: { kind: 'adaptive', options: { min: 5, max: 1000 } },
+      classes,
+    });
+    for (const s of after(report.slices, 40_000)) expect(s.refused).toEqual({});
+  });
+
   test('when the load drops, no class starves', () => {
     const report = load((t) => (t < 60_000 ? 100 : 20));
     for (const s of after(report.slices, 70_000)) {
