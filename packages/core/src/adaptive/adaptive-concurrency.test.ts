@@ -114,6 +114,19 @@ describe('permits', () => {
     limit.tryAcquire()!.release();
     expect(limit.snapshot().minLatencyMs).toBe(0);
   });
+
+  test('a baseline of 0 (work back within the same ms) and a probe after it: the permits stay a number within [min, max]', () => {
+    // The probe's end once divided the new baseline by the old (0 / 0): permits NaN, and every request admitted.
+    const { limit, timers } = make({ min: 2, max: 30, initial: 8, maxHold: '2s', probeSamples: 3 });
+    limit.tryAcquire('critical')!.release();
+    expect(limit.snapshot().minLatencyMs).toBe(0);
+    limit.tryAcquire('critical');
+    timers.advance(100);
+    limit.tryAcquire('critical');
+    timers.advance(2000);
+    expect(limit.permits).toBeGreaterThanOrEqual(2);
+    expect(limit.permits).toBeLessThanOrEqual(30);
+  });
 });
 
 describe('the limit follows the latency', () => {

@@ -12,6 +12,8 @@ export type { AdaptivePermit, PermitOutcome } from './held-permit.js';
 
 /** Latency up to this many times the baseline is explained by it (its tolerance of queueing): no periodic probe is needed. */
 const EXPLAINED = 1.5;
+/** Work that ran above `min` and came back this share of the baseline or less: the backend got faster, measured again. */
+const FASTER = 0.9;
 
 /** What one class of work came to so far, in an {@link AdaptiveSnapshot}. */
 export interface AdaptiveClassCounts {
@@ -256,8 +258,16 @@ export class AdaptiveConcurrency {
     const latency = measured.latencyMs;
     this.lastLatency = latency;
     window.restart(now);
-    // Work faster than the baseline is a backend that got faster: that is its unloaded latency now.
-    if (latency !== undefined && latency < this.baseline!) this.baseline = latency;
+    // Work faster than the baseline is a backend that got faster. Work that ran at `min` or fewer permits ran as a
+    // probe's does: that is its unloaded latency now. Work that ran at more may have queued: taken as the baseline,
+    // a queue of 1.25 x the new service settles the limit at capacity x 1.25² with the latency at its target, where
+    // nothing measures again (a due probe waits for 1.5 x the baseline). Faster by more than a tenth (less is the
+    // noise of a few samples), a probe measures it.
+    if (latency !== undefined && latency < this.baseline!) {
+      if (mayReprobe && measured.peakInFlight > this.config.min && latency <= this.baseline! * FASTER)
+        return this.startProbe(now);
+      this.baseline = latency;
+    }
     const baseline = this.baseline!;
     // A probe costs a round trip at `min`: a due one runs only when the baseline does not explain what is measured.
     if (now >= this.nextProbeAt && (latency === undefined || latency > baseline * EXPLAINED))
@@ -334,8 +344,14 @@ export class AdaptiveConcurrency {
     // at most the old limit times the slow-down (retries of shed work inflate what is offered). One round
     // trip there shows how far above the backend's capacity that is, where a slow start from the old limit
     // needs a round trip per doubling. A limit that was filled keeps its level: the backend's capacity in
-    // flight is what it met, and a slower service does not raise it.
-    if (before !== undefined && !probe.limitFilled && this.baseline >= before * this.config.reprobeAbove) {
+    // flight is what it met, and a slower service does not raise it. A baseline of 0 (work back within the
+    // clock's tick) gives no slow-down to multiply by (0 / 0 made the permits NaN).
+    if (
+      before !== undefined &&
+      before > 0 &&
+      !probe.limitFilled &&
+      this.baseline >= before * this.config.reprobeAbove
+    ) {
       const offered = Math.min(probe.offeredInFlight(this.baseline, now), this.limit * (this.baseline / before));
       this.limit = Math.min(this.config.max, Math.max(this.limit, offered));
       this.raisedAt = now;

@@ -55,6 +55,14 @@ describe('gradientController', () => {
     expect(c.next(window({}))).toBeCloseTo(200);
   });
 
+  test('a limit filled to the sheddable share (half of the permits, rounded down) is filled: it grows', () => {
+    // 175 permits: sheddable work is shed at 87 held; with the rest of the load under that, 87 is all it ever reaches.
+    const c = gradientController();
+    c.next(window({ latencyMs: 20 }));
+    expect(c.next(window({ limit: 175.4, peakInFlight: 87 }))).toBeCloseTo(219.25);
+    expect(c.next(window({ limit: 175.4, peakInFlight: 86 }))).toBeCloseTo(175.4);
+  });
+
   test('bad options are typed errors', () => {
     expect(() => gradientController({ tolerance: 0 })).toThrow(InvalidOptionError);
     expect(() => gradientController({ backoff: 1 })).toThrow(InvalidOptionError);
@@ -68,6 +76,7 @@ describe('aimdController', () => {
     ['latency past twice the baseline: backs off', { latencyMs: 21 }, 90],
     ['a failure: backs off', { failures: 1 }, 90],
     ['not filled to half: keeps', { peakInFlight: 10 }, 100],
+    ['filled to the sheddable share of 175 permits (87): adds 1', { limit: 175, peakInFlight: 87 }, 176],
   ] as const)('%s', (_, w, next) => {
     expect(aimdController().next(window(w))).toBeCloseTo(next);
   });

@@ -74,7 +74,8 @@ export interface GradientOptions {
  * baseline it doubles the concurrency it measured per round trip (a slow start, as TCP's), so that a
  * backend whose latency stepped is back at its capacity in a few round trips rather than tens; after
  * that it grows by the gradient (at most `1 + tolerance` per round trip). A limit never filled to half
- * is not grown (no evidence it is safe). A window with failures backs off by `backoff`.
+ * (rounded down: the `sheddable` share, all that class can fill) is not grown (no evidence it is safe). A
+ * window with failures backs off by `backoff`.
  */
 export function gradientController(options: GradientOptions = {}): LimitController {
   const o = checkOptions(options, ['tolerance', 'backoff'], 'gradientController');
@@ -97,7 +98,8 @@ export function gradientController(options: GradientOptions = {}): LimitControll
         if (gradient < 1) slowStart = false;
         return w.limit * gradient;
       }
-      if (w.peakInFlight < w.limit / 2) return w.limit;
+      // Half rounded down: sheddable work (share 0.5) stops there, and a limit it alone fills must still grow.
+      if (w.peakInFlight < Math.floor(w.limit / 2)) return w.limit;
       // A slow start doubles what was measured, not the limit: work that started at a lower concurrency says nothing of twice the limit.
       return slowStart ? Math.min(w.limit, w.peakInFlight) * 2 : w.limit * gradient;
     },
@@ -144,7 +146,7 @@ export function aimdController(options: AimdOptions = {}): LimitController {
     next(w) {
       const slow = w.latencyMs !== undefined && w.latencyMs > w.minLatencyMs * (1 + tolerance);
       if (w.failures > 0 || slow) return w.limit * backoff;
-      return w.peakInFlight < w.limit / 2 ? w.limit : w.limit + increase;
+      return w.peakInFlight < Math.floor(w.limit / 2) ? w.limit : w.limit + increase;
     },
   };
 }

@@ -85,6 +85,33 @@ describe('a backend slower by less than reprobeAbove (100 ms -> 150 ms at 30 s):
   });
 });
 
+describe('a backend that gets faster under overload: measured again, not read from a queue (capacity 20, 1000 per second)', () => {
+  const faster = (serviceMs: (t: number) => number) =>
+    runOverload({
+      rate: 1000,
+      durationMs: 90_000,
+      sliceMs: 500,
+      capacity: 20,
+      serviceMs,
+      gate: { kind: 'adaptive', options: { min: 5, max: 1000 } },
+    });
+
+  // Taken as the baseline, the first faster window's latency (its work queued: 1.25 x the new service) settles
+  // the limit at capacity x 1.25^2 with the latency at its target, where no probe runs again: 31 in flight, p50
+  // 1.56 x the new service, for good.
+  test.each([
+    ['100 ms -> 50 ms at 30 s', (t: number) => (t < 30_000 ? 100 : 50), 31_000],
+    [
+      '100 ms -> 150 ms at 30 s (measured again) -> 100 ms at 60 s',
+      (t: number) => (t < 30_000 || t >= 60_000 ? 100 : 150),
+      61_000,
+    ],
+  ])('%s: settles at capacity x 1.25 (25 in flight), within 10 %, a second after', (_, serviceMs, from) => {
+    for (const s of after(faster(serviceMs).slices, from))
+      expect(Math.abs(s.peakInFlight - 25) / 25).toBeLessThanOrEqual(0.1);
+  });
+});
+
 describe('priorities at twice the capacity', () => {
   // 100 per second at 2 s against 50 per second of capacity; 3 critical, 3 normal, 4 sheddable in 10.
   const classes = [
@@ -108,6 +135,19 @@ describe('priorities at twice the capacity', () => {
       expect(s.refused.critical ?? 0).toBe(0);
       expect(s.refused.sheddable ?? 0).toBeGreaterThan(s.refused.normal ?? 0);
     }
+  });
+
+  test('when the backend gets twice as fast (2 s -> 1 s at 30 s: the load is now its capacity), every class is admitted', () => {
+    const report = runOverload({
+      rate: 100,
+      durationMs: 90_000,
+      sliceMs: 10_000,
+      capacity: 100,
+      serviceMs: (t) => (t < 30_000 ? 2000 : 1000),
+      gate: { kind: 'adaptive', options: { min: 5, max: 1000 } },
+      classes,
+    });
+    for (const s of after(report.slices, 40_000)) expect(s.refused).toEqual({});
   });
 
   test('when the load drops, no class starves', () => {
