@@ -10,6 +10,7 @@ import { spawn } from 'node:child_process';
 import { readFileSync, unlinkSync } from 'node:fs';
 import { BENCH_DIR } from './lib/common.mjs';
 import { startLoad } from './lib/http-load-client.mjs';
+import { bytesByFrame } from './lib/heap-profile.mjs';
 
 const [framework, variant, warm = '20000', measured = '40000', which = 'packages'] = process.argv.slice(2);
 if (framework === undefined || variant === undefined) {
@@ -66,36 +67,7 @@ try {
 
 const profile = JSON.parse(readFileSync(file, 'utf8'));
 unlinkSync(file);
-const frames = new Map();
-const nameOf = new Map();
-const walk = (node) => {
-  const f = node.callFrame;
-  nameOf.set(
-    node.id,
-    `${f.functionName || '(anonymous)'} ${f.url.replace(/^.*\/(packages|node_modules)\//, '$1/')}:${f.lineNumber + 1}`,
-  );
-  node.children.forEach(walk);
-};
-walk(profile.head);
-for (const sample of profile.samples) {
-  const name = nameOf.get(sample.nodeId);
-  if (which !== 'all' && !name.includes('packages/')) continue;
-  const sizes = frames.get(name) ?? new Map();
-  frames.set(name, sizes);
-  sizes.set(sample.size, (sizes.get(sample.size) ?? 0) + 1);
-}
-// A sample of `size` bytes stands for 1 / (1 - e^(-size / interval)) objects of that size (V8's scaling).
-const rows = [...frames].map(([name, sizes]) => {
-  let bytes = 0;
-  const parts = [];
-  for (const [size, count] of [...sizes].sort((a, b) => b[0] - a[0])) {
-    const objects = count / (1 - Math.exp(-size / INTERVAL)) / requests;
-    bytes += size * objects;
-    if (objects >= 0.05) parts.push(`${size} B × ${objects.toFixed(2)}`);
-  }
-  return [name, bytes, parts.join(', ')];
-});
-rows.sort((a, b) => b[1] - a[1]);
+const rows = bytesByFrame(profile, { interval: INTERVAL, operations: requests, which });
 console.log(
   `${framework} ${variant}: ${requests} requests profiled after ${warm}; bytes per request by allocating frame`,
 );

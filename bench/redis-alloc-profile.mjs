@@ -7,6 +7,7 @@ import inspector from 'node:inspector';
 import Redis from 'ioredis';
 import { startRedis } from './lib/common.mjs';
 import { REDIS_CONTENDERS } from './lib/redis-contenders.mjs';
+import { bytesByFrame } from './lib/heap-profile.mjs';
 
 const [name, warm = '20000', measured = '40000', which = 'all'] = process.argv.slice(2);
 if (REDIS_CONTENDERS[name] === undefined) {
@@ -47,38 +48,8 @@ try {
   client.disconnect();
   await redis.stop();
 }
-const nameOf = new Map();
-const walk = (node) => {
-  const f = node.callFrame;
-  nameOf.set(
-    node.id,
-    `${f.functionName || '(anonymous)'} ${f.url.replace(/^.*\/(packages|node_modules)\//, '$1/')}:${f.lineNumber + 1}`,
-  );
-  node.children.forEach(walk);
-};
-walk(profile.head);
-const frames = new Map();
-for (const sample of profile.samples) {
-  const frame = nameOf.get(sample.nodeId);
-  if (which !== 'all' && !frame.includes('packages/')) continue;
-  const sizes = frames.get(frame) ?? new Map();
-  frames.set(frame, sizes);
-  sizes.set(sample.size, (sizes.get(sample.size) ?? 0) + 1);
-}
-// A sample of `size` bytes stands for 1 / (1 - e^(-size / interval)) objects of that size (V8's scaling).
-let total = 0;
-const rows = [...frames].map(([frame, sizes]) => {
-  let bytes = 0;
-  const parts = [];
-  for (const [size, count] of [...sizes].sort((a, b) => b[0] - a[0])) {
-    const objects = count / (1 - Math.exp(-size / INTERVAL)) / Number(measured);
-    bytes += size * objects;
-    if (objects >= 0.05) parts.push(`${size} B × ${objects.toFixed(2)}`);
-  }
-  total += bytes;
-  return [frame, bytes, parts.join(', ')];
-});
-rows.sort((a, b) => b[1] - a[1]);
+const rows = bytesByFrame(profile, { interval: INTERVAL, operations: Number(measured), which });
+const total = rows.reduce((sum, row) => sum + row[1], 0);
 console.log(
   `${name}: ${measured} decisions profiled after ${warm}; ${Math.round(total)} bytes per decision; by allocating frame:`,
 );

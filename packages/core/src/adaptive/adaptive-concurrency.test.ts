@@ -130,32 +130,30 @@ describe('permits', () => {
 });
 
 describe('the limit follows the latency', () => {
-  test('the first work measures the baseline; a queue above the target shrinks the limit to where it meets the target', () => {
+  // Ten round trips after the first work measured a baseline of 10 ms: both latencies are 25 ms at 10 permits
+  // (twice the target), and the limit is halved; what the latency does then tells a queue from a slower backend.
+  test.each([
+    {
+      name: 'a queue (capacity 4 at 10 ms): 12.5 ms at 5 permits, the target; the baseline stays',
+      latencyMs: (permits: number) => 10 * Math.max(1, permits / 4),
+      baseline: 10,
+    },
+    {
+      name: 'a slower backend (25 ms at any concurrency): halved, still 25 ms, so measured again, not cut to min',
+      latencyMs: () => 25,
+      baseline: 25,
+    },
+  ])('$name', ({ latencyMs, baseline }) => {
     const { limit, timers } = make({ probeSamples: 5 });
     work(limit, timers, 5, 10);
     expect(limit.snapshot()).toMatchObject({ minLatencyMs: 10, probing: false, permits: 10 });
     const permits: number[] = [];
     for (let i = 0; i < 10; i++) {
-      // A backend of capacity 4 at 10 ms: past 4, the latency grows with the work held.
-      work(limit, timers, limit.permits, 10 * Math.max(1, limit.permits / 4));
+      work(limit, timers, limit.permits, latencyMs(limit.permits));
       permits.push(limit.permits);
     }
-    // 10 permits: 25 ms (twice the target), halved; 5: 12.5 ms, the target. The baseline stays.
     expect(permits).toEqual([10, 10, 10, 5, 5, 5, 5, 5, 5, 5]);
-    expect(limit.snapshot().minLatencyMs).toBe(10);
-  });
-
-  test('latency that does not fall when the work held halves is a slower backend: measured again, not cut to min', () => {
-    const { limit, timers } = make({ probeSamples: 5 });
-    work(limit, timers, 5, 10);
-    const permits: number[] = [];
-    for (let i = 0; i < 10; i++) {
-      work(limit, timers, limit.permits, 25);
-      permits.push(limit.permits);
-    }
-    // Halved to 5, still 25 ms: a probe at min measures 25, the target now 31.25, and 5 permits stay.
-    expect(permits).toEqual([10, 10, 10, 5, 5, 5, 5, 5, 5, 5]);
-    expect(limit.snapshot().minLatencyMs).toBe(25);
+    expect(limit.snapshot().minLatencyMs).toBe(baseline);
   });
 
   test('work at the baseline that fills the limit grows it (a slow start: doubling per round trip), up to max', () => {

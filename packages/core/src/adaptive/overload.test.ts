@@ -1,11 +1,23 @@
 import { describe, expect, test } from 'vitest';
-import { runOverload, type OverloadGate, type OverloadStats } from '../testing/overload-run.js';
+import {
+  runOverload,
+  type OverloadGate,
+  type OverloadRunOptions,
+  type OverloadStats,
+} from '../testing/overload-run.js';
 
 // The seed's step: a backend of capacity 100 in flight whose service time goes from 10 ms to 2 s at
 // t = 30 s, under 100 requests per second (twice what it completes at 2 s: 50 per second).
-const step = (t: number): number => (t < 30_000 ? 10 : 2000);
+/** A service time of `fromMs` that steps to `toMs` at t = 30 s. */
+const stepping =
+  (fromMs: number, toMs: number) =>
+  (t: number): number =>
+    t < 30_000 ? fromMs : toMs;
+/** `runOverload` through an adaptive limit of min 5, max 1000. */
+const throughAdaptive = (options: Omit<OverloadRunOptions, 'gate'>) =>
+  runOverload({ ...options, gate: { kind: 'adaptive', options: { min: 5, max: 1000 } } });
 const seed = (gate: OverloadGate) =>
-  runOverload({ rate: 100, durationMs: 120_000, sliceMs: 1000, capacity: 100, serviceMs: step, gate });
+  runOverload({ rate: 100, durationMs: 120_000, sliceMs: 1000, capacity: 100, serviceMs: stepping(10, 2000), gate });
 const after = (slices: readonly OverloadStats[], from: number) => slices.filter((s) => s.from >= from);
 const mean = (values: number[]) => values.reduce((a, b) => a + b, 0) / values.length;
 
@@ -42,13 +54,12 @@ describe("the seed's step (capacity 100 in flight, 10 ms -> 2 s at 30 s, 100 per
 });
 
 describe('another backend: capacity 40 in flight, 50 ms -> 500 ms at 30 s, 160 per second (twice what it completes at 500 ms)', () => {
-  const report = runOverload({
+  const report = throughAdaptive({
     rate: 160,
     durationMs: 60_000,
     sliceMs: 250,
     capacity: 40,
-    serviceMs: (t) => (t < 30_000 ? 50 : 500),
-    gate: { kind: 'adaptive', options: { min: 5, max: 1000 } },
+    serviceMs: stepping(50, 500),
   });
 
   test('settles at capacity x 1.25 (50 in flight), within 10 %, 4 round trips of the new latency after the step', () => {
@@ -64,14 +75,7 @@ describe('another backend: capacity 40 in flight, 50 ms -> 500 ms at 30 s, 160 p
 
 describe('a backend slower by less than reprobeAbove (100 ms -> 150 ms at 30 s): measured again, not cut to min', () => {
   const slower = (rate: number, capacity: number) =>
-    runOverload({
-      rate,
-      durationMs: 60_000,
-      sliceMs: 500,
-      capacity,
-      serviceMs: (t) => (t < 30_000 ? 100 : 150),
-      gate: { kind: 'adaptive', options: { min: 5, max: 1000 } },
-    });
+    throughAdaptive({ rate, durationMs: 60_000, sliceMs: 500, capacity, serviceMs: stepping(100, 150) });
 
   test('over capacity (capacity 100, 800 per second: 120 in flight at 150 ms): settles at capacity x 1.25 within 4 s', () => {
     // Latency 150 is 1.5 x the old baseline at any concurrency: a gradient alone would cut to min and stay there.
@@ -87,20 +91,13 @@ describe('a backend slower by less than reprobeAbove (100 ms -> 150 ms at 30 s):
 
 describe('a backend that gets faster under overload: measured again, not read from a queue (capacity 20, 1000 per second)', () => {
   const faster = (serviceMs: (t: number) => number) =>
-    runOverload({
-      rate: 1000,
-      durationMs: 90_000,
-      sliceMs: 500,
-      capacity: 20,
-      serviceMs,
-      gate: { kind: 'adaptive', options: { min: 5, max: 1000 } },
-    });
+    throughAdaptive({ rate: 1000, durationMs: 90_000, sliceMs: 500, capacity: 20, serviceMs });
 
   // Taken as the baseline, the first faster window's latency (its work queued: 1.25 x the new service) settles
   // the limit at capacity x 1.25^2 with the latency at its target, where no probe runs again: 31 in flight, p50
   // 1.56 x the new service, for good.
   test.each([
-    ['100 ms -> 50 ms at 30 s', (t: number) => (t < 30_000 ? 100 : 50), 31_000],
+    ['100 ms -> 50 ms at 30 s', stepping(100, 50), 31_000],
     [
       '100 ms -> 150 ms at 30 s (measured again) -> 100 ms at 60 s',
       (t: number) => (t < 30_000 || t >= 60_000 ? 100 : 150),
@@ -120,15 +117,7 @@ describe('priorities at twice the capacity', () => {
     { priority: 'sheddable', weight: 4 },
   ] as const;
   const load = (rate: number | ((t: number) => number), durationMs = 120_000) =>
-    runOverload({
-      rate,
-      durationMs,
-      sliceMs: 10_000,
-      capacity: 100,
-      serviceMs: () => 2000,
-      gate: { kind: 'adaptive', options: { min: 5, max: 1000 } },
-      classes,
-    });
+    throughAdaptive({ rate, durationMs, sliceMs: 10_000, capacity: 100, serviceMs: () => 2000, classes });
 
   test('critical work is admitted in full once settled, sheddable is shed first', () => {
     for (const s of after(load(100).slices, 30_000)) {
@@ -138,13 +127,13 @@ describe('priorities at twice the capacity', () => {
   });
 
   test('when the backend gets twice as fast (2 s -> 1 s at 30 s: the load is now its capacity), every class is admitted', () => {
-    const report = runOverload({
+    const faster = stepping(2000, 1000);
+    const report = throughAdaptive({
       rate: 100,
       durationMs: 90_000,
       sliceMs: 10_000,
       capacity: 100,
-      serviceMs: (t) => (t < 30_000 ? 2000 : 1000),
-      gate: { kind: 'adaptive', options: { min: 5, max: 1000 } },
+      serviceMs: faster,
       classes,
     });
     for (const s of after(report.slices, 40_000)) expect(s.refused).toEqual({});
