@@ -130,6 +130,8 @@ describe('permits', () => {
 });
 
 describe('the limit follows the latency', () => {
+  // The first probe's work below starts 5 at once: with `min` 5 that is a baseline measured at `min` (work that
+  // started at more permits held is measured again at `min`: see 'a first baseline measured above min').
   // Ten round trips after the first work measured a baseline of 10 ms: both latencies are 25 ms at 10 permits
   // (twice the target), and the limit is halved; what the latency does then tells a queue from a slower backend.
   test.each([
@@ -144,7 +146,7 @@ describe('the limit follows the latency', () => {
       baseline: 25,
     },
   ])('$name', ({ latencyMs, baseline }) => {
-    const { limit, timers } = make({ probeSamples: 5 });
+    const { limit, timers } = make({ probeSamples: 5, min: 5 });
     work(limit, timers, 5, 10);
     expect(limit.snapshot()).toMatchObject({ minLatencyMs: 10, probing: false, permits: 10 });
     const permits: number[] = [];
@@ -157,7 +159,7 @@ describe('the limit follows the latency', () => {
   });
 
   test('work at the baseline that fills the limit grows it (a slow start: doubling per round trip), up to max', () => {
-    const { limit, timers } = make({ probeSamples: 5 });
+    const { limit, timers } = make({ probeSamples: 5, min: 5 });
     work(limit, timers, 5, 100);
     const seen: number[] = [];
     for (let i = 0; i < 5; i++) {
@@ -168,7 +170,7 @@ describe('the limit follows the latency', () => {
   });
 
   test('failures back the limit off, and a failed piece of work is never a latency sample', () => {
-    const { limit, timers } = make({ probeSamples: 5 });
+    const { limit, timers } = make({ probeSamples: 5, min: 5 });
     work(limit, timers, 5, 100);
     const permits = Array.from({ length: 10 }, () => limit.tryAcquire('critical')!);
     timers.advance(1);
@@ -199,6 +201,21 @@ describe('the limit follows the latency', () => {
     expect(limit.snapshot()).toMatchObject({ probing: true, permits: 2 });
     work(limit, timers, 2, 100);
     expect(limit.snapshot()).toMatchObject({ probing: false, minLatencyMs: 100, permits: 10 });
+  });
+
+  test('a first baseline measured above min (work started 5 at once, min 2) is measured again at min', () => {
+    const { limit, timers } = make({ probeSamples: 5 });
+    // A backend of capacity 2 at 20 ms: the first probe's 5 pieces take 50 ms, a queue read as the baseline.
+    const latencyMs = (inFlight: number) => 20 * Math.max(1, inFlight / 2);
+    work(limit, timers, 5, latencyMs(5));
+    expect(limit.snapshot()).toMatchObject({ minLatencyMs: 50, probing: false, permits: 10 });
+    const seen: (number | undefined)[] = [];
+    for (let i = 0; i < 4; i++) {
+      work(limit, timers, limit.permits, latencyMs(limit.permits));
+      seen.push(limit.snapshot().minLatencyMs);
+    }
+    // The first window's release starts the probe at min; the work admitted at 2 then tells 20 ms.
+    expect(seen).toEqual([50, 20, 20, 20]);
   });
 
   test('a window tells the permits its work ran at on average (permit-ms over its latency) and those held when it closed', () => {

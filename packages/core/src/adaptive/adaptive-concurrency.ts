@@ -1,7 +1,7 @@
 import type { AdaptiveConcurrencyEvent, Observer } from '../observe/observer.js';
 import { AdaptiveWatchers } from './adaptive-watchers.js';
 import { unrefTimer, type TimerHandle } from '../timers.js';
-import { BaselineProbe } from './baseline-probe.js';
+import { BaselineProbe, type ProbeWork } from './baseline-probe.js';
 import { CutResponse } from './cut-response.js';
 import { LatencyWindowBuilder } from './latency-window.js';
 import { parseAdaptiveOptions, type AdaptiveConcurrencyOptions, type AdaptiveConfig } from './options.js';
@@ -72,14 +72,24 @@ export class AdaptiveConcurrency {
   private probeEndedAt = 0;
   /** When the controller last judged a window (0 before any). */
   private judgedAt = 0;
-  /** When a probe last raised the limit to the offered load: no reprobe until the controller judged it. */
-  private raisedAt = -Infinity;
+  /**
+   * When a probe last left a limit its baseline did not size: raised to the offered load, or restored
+   * after the baseline fell to half or less (sized for a slower backend). No probe until the controller
+   * judged it: a queue it builds is the controller's to shrink, not a backend that slowed down again.
+   */
+  private unjudgedSince = -Infinity;
   /**
    * The most permits held by the work of the windows judged since the last probe (work that completed:
    * what started after a backend slowed down is not in it): whether the limit was ever filled.
    */
   private peakJudged = 0;
   private nextProbeAt = Infinity;
+  /**
+   * The baseline was measured from work that started with more than `min` permits held (the first
+   * probe's, at `initial`, under a load): it may hold a queue, which the controller would then keep at
+   * its target for good. Measured again at `min` once a baseline has passed.
+   */
+  private baselineQueued = false;
   /** When the running work's ages are looked at next (once a window). */
   private nextAgeCheckAt = 0;
   /** Changes with the permits: work acquired under another epoch says nothing of the limit now. */
@@ -244,13 +254,14 @@ export class AdaptiveConcurrency {
       if (now - probe.startedAt >= this.config.maxHoldMs) this.endProbe(now);
       return;
     }
-    // A limit a probe raised is judged by the controller at least once before another probe: the queue it
-    // built is the controller's to shrink, not a backend that slowed down again.
-    const mayReprobe = this.judgedAt > this.raisedAt && now - this.probeEndedAt >= this.baseline!;
+    const mayReprobe = this.judgedAt > this.unjudgedSince && now - this.probeEndedAt >= this.baseline!;
+    // Old work or a latency far above the baseline while the controller cuts, and the latency falls with the cuts
+    // (see CutResponse), is that queue draining.
+    const slowedDown = mayReprobe && !this.cuts.cutting;
     if (now >= this.nextAgeCheckAt) {
       this.nextAgeCheckAt = now + this.config.windowMs;
       // Running work this old is the backend slowing down under it: no need to wait for it to finish to know.
-      if (mayReprobe && this.medianAge(now) > this.baseline! * this.config.reprobeAbove) return this.startProbe(now);
+      if (slowedDown && this.medianAge(now) > this.baseline! * this.config.reprobeAbove) return this.startProbe(now);
     }
     const window = this.window;
     if (now - window.startedAt < this.config.windowMs || !window.measured) return;
@@ -269,11 +280,13 @@ export class AdaptiveConcurrency {
       this.baseline = latency;
     }
     const baseline = this.baseline!;
+    // Not from the running work: what started at `min` or fewer ran beside the rest, in the queue being measured away.
+    if (this.baselineQueued && mayReprobe) return this.startProbe(now, []);
     // A probe costs a round trip at `min`: a due one runs only when the baseline does not explain what is measured.
     if (now >= this.nextProbeAt && (latency === undefined || latency > baseline * EXPLAINED))
       return this.startProbe(now);
     // Latency this far above the baseline is the backend slowing down, not a queue of ours: measure it again.
-    if (mayReprobe && latency !== undefined && latency > baseline * this.config.reprobeAbove)
+    if (slowedDown && latency !== undefined && latency > baseline * this.config.reprobeAbove)
       return this.startProbe(now);
     const next = this.config.controller.next(measured);
     if (next >= this.limit) this.cuts.reset();
@@ -304,15 +317,16 @@ export class AdaptiveConcurrency {
     return 0;
   }
 
-  private probeAt(now: number, atPermits: number): BaselineProbe {
+  /** A probe at `atPermits` from now, counting the work of `running` that started that low (see BaselineProbe). */
+  private probeAt(now: number, atPermits: number, running: Iterable<ProbeWork> = this.held): BaselineProbe {
     const samples = this.config.probeSamples;
     // Filled to half since the last probe: the limit met the backend's capacity (or the load's), not a light load.
     const limitFilled = this.peakJudged >= this.permits / 2;
-    return new BaselineProbe({ now, atPermits, restoreTo: this.limit, limitFilled, samples, running: this.held });
+    return new BaselineProbe({ now, atPermits, restoreTo: this.limit, limitFilled, samples, running });
   }
 
-  private startProbe(now: number): void {
-    this.probe = this.probeAt(now, this.config.min);
+  private startProbe(now: number, running: Iterable<ProbeWork> = this.held): void {
+    this.probe = this.probeAt(now, this.config.min, running);
     this.cuts.reset();
     this.epoch++;
     this.tell('limit', undefined, undefined);
@@ -322,7 +336,9 @@ export class AdaptiveConcurrency {
     const probe = this.probe!;
     const before = this.baseline;
     // A probe whose work never came back (its time ran out) keeps the baseline it had.
-    this.baseline = probe.baseline() ?? before;
+    const measured = probe.baseline();
+    if (measured !== undefined) this.baselineQueued = probe.measuredAt > this.config.min;
+    this.baseline = measured ?? before;
     this.probe = undefined;
     if (this.baseline === undefined) {
       // No baseline yet: measure again with the next work.
@@ -354,8 +370,10 @@ export class AdaptiveConcurrency {
     ) {
       const offered = Math.min(probe.offeredInFlight(this.baseline, now), this.limit * (this.baseline / before));
       this.limit = Math.min(this.config.max, Math.max(this.limit, offered));
-      this.raisedAt = now;
+      this.unjudgedSince = now;
     }
+    // A baseline that fell to half or less: the limit restored was sized for a slower backend.
+    if (before !== undefined && this.baseline <= before / 2) this.unjudgedSince = now;
     this.tell('limit', undefined, this.baseline);
   }
 

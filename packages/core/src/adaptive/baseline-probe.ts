@@ -41,6 +41,7 @@ export class BaselineProbe {
   private readonly measured = new Set<ProbeWork>();
   private readonly latencies: number[] = [];
   private asked = 0;
+  private mostHeld = 0;
 
   constructor(start: ProbeStart) {
     this.startedAt = start.now;
@@ -65,6 +66,7 @@ export class BaselineProbe {
   succeeded(work: ProbeWork, latencyMs: number): boolean {
     if (!this.measured.has(work)) return false;
     this.latencies.push(latencyMs);
+    if (work.inFlightAtStart > this.mostHeld) this.mostHeld = work.inFlightAtStart;
     return this.latencies.length >= this.measured.size;
   }
 
@@ -72,6 +74,11 @@ export class BaselineProbe {
   abandoned(work: ProbeWork): boolean {
     if (!this.measured.delete(work)) return false;
     return this.latencies.length > 0 && this.latencies.length >= this.measured.size;
+  }
+
+  /** The most permits held when a piece of the work whose latency it measured started (0 before one came back). */
+  get measuredAt(): number {
+    return this.mostHeld;
   }
 
   /** The median latency measured, in ms; undefined when none came back. */

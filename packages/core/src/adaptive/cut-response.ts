@@ -32,6 +32,11 @@ export class CutResponse {
     return inFlight <= Math.max(anchor.inFlight / 2, floor);
   }
 
+  /** The controller is cutting the limit (a run of cuts judged by their latency is under way). */
+  get cutting(): boolean {
+    return this.anchor !== undefined;
+  }
+
   /** The run of cuts ended: the controller kept or raised the limit, or a new baseline was measured. */
   reset(): void {
     this.anchor = undefined;

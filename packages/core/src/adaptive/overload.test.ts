@@ -109,6 +109,27 @@ describe('a backend that gets faster under overload: measured again, not read fr
   });
 });
 
+describe('a backend below the default initial limit (capacity 4 at 100 ms, 120 per second: three times what it completes)', () => {
+  // The first probe runs at `initial` (20): its work queued at up to 20 in flight (458 ms), a baseline the
+  // gradient then held at its target for good (19 in flight, p50 458 ms). Measured again at `min` (1): 100 ms.
+  const report = runOverload({
+    rate: 120,
+    durationMs: 60_000,
+    sliceMs: 5000,
+    capacity: 4,
+    serviceMs: () => 100,
+    gate: { kind: 'adaptive', options: {} },
+  });
+
+  test('from 10 s: at most capacity x 1.5 in flight, p50 within 1.3 x the service time, goodput at least 0.95', () => {
+    for (const s of after(report.slices, 10_000)) {
+      expect(s.peakInFlight).toBeLessThanOrEqual(6);
+      expect(s.p50Ms ?? 0).toBeLessThanOrEqual(130);
+      expect(s.goodputRatio).toBeGreaterThanOrEqual(0.95);
+    }
+  });
+});
+
 describe('priorities at twice the capacity', () => {
   // 100 per second at 2 s against 50 per second of capacity; 3 critical, 3 normal, 4 sheddable in 10.
   const classes = [
