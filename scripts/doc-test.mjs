@@ -535,28 +535,49 @@ function makeCommonJsProject(dir, esmProject, list) {
 /**
  * Runs each program with node and `argv(p)` in `cwd`, two at a time: each must exit 0 within
  * PROGRAM_TIMEOUT_MS and print what its comments say. `label` follows the program's place in a line.
+ * A program that exits non-zero or prints something else is run once more before it fails, and the
+ * line says so: CI runs this beside the test suite on two cores, where a program's first Redis call
+ * can pass the store's 50 ms default timeout and be answered by the failure policy (the programs use
+ * the defaults a user gets). A program that still runs after PROGRAM_TIMEOUT_MS fails at once.
  */
 async function runPrograms(list, { cwd, env, label, argv }) {
   const queue = [...list];
+  /** What is wrong with one run of `p` (undefined: nothing), and how long it took. */
+  const runOnce = async (p) => {
+    const t0 = Date.now();
+    const result = await runAsync(process.execPath, argv(p), { cwd, env, timeoutMs: PROGRAM_TIMEOUT_MS });
+    const ms = Date.now() - t0;
+    if (result.timedOut)
+      return {
+        result,
+        ms,
+        fatal: true,
+        wrong: `still running after ${PROGRAM_TIMEOUT_MS / 1000}s (a program must close what it opens)\n${result.stdout}${result.stderr}`,
+      };
+    if (result.status !== 0) return { result, ms, wrong: `exit ${result.status}\n${result.stdout}${result.stderr}` };
+    const missing = missingOutput(result.stdout, expectedOutput(p.code));
+    if (missing !== undefined)
+      return {
+        result,
+        ms,
+        wrong: `printed no line starting with ${JSON.stringify(missing)} (the comment beside its console.log)\n${result.stdout}`,
+      };
+    return { result, ms, wrong: undefined };
+  };
   const worker = async () => {
     for (let p = queue.shift(); p; p = queue.shift()) {
-      const t0 = Date.now();
-      const result = await runAsync(process.execPath, argv(p), { cwd, env, timeoutMs: PROGRAM_TIMEOUT_MS });
       const where = `${p.file}:${p.line}${label}`;
-      const ms = Date.now() - t0;
-      if (result.timedOut)
-        fail(
-          `${where}: still running after ${PROGRAM_TIMEOUT_MS / 1000}s (a program must close what it opens)\n${result.stdout}${result.stderr}`,
-        );
-      else if (result.status !== 0) fail(`${where}: exit ${result.status}\n${result.stdout}${result.stderr}`);
-      else if (missingOutput(result.stdout, expectedOutput(p.code)) !== undefined) {
-        fail(
-          `${where}: printed no line starting with ${JSON.stringify(missingOutput(result.stdout, expectedOutput(p.code)))} (the comment beside its console.log)\n${result.stdout}`,
-        );
-      } else
-        ok(
-          `${where} ran in ${ms} ms${result.stdout.trim() ? `: ${result.stdout.trim().split('\n').slice(0, 3).join(' | ').slice(0, 160)}` : ''}`,
-        );
+      const first = await runOnce(p);
+      const run = first.wrong === undefined || first.fatal ? first : await runOnce(p);
+      if (run.wrong !== undefined) {
+        fail(`${where}: ${run.wrong}`);
+        continue;
+      }
+      const out = run.result.stdout.trim();
+      const again = run === first ? '' : ` on a second run (the first: ${first.wrong.split('\n')[0]})`;
+      ok(
+        `${where} ran in ${run.ms} ms${again}${out ? `: ${out.split('\n').slice(0, 3).join(' | ').slice(0, 160)}` : ''}`,
+      );
     }
   };
   await Promise.all([worker(), worker()]);
