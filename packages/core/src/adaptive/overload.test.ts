@@ -54,13 +54,8 @@ describe("the seed's step (capacity 100 in flight, 10 ms -> 2 s at 30 s, 100 per
 });
 
 describe('another backend: capacity 40 in flight, 50 ms -> 500 ms at 30 s, 160 per second (twice what it completes at 500 ms)', () => {
-  const report = throughAdaptive({
-    rate: 160,
-    durationMs: 60_000,
-    sliceMs: 250,
-    capacity: 40,
-    serviceMs: stepping(50, 500),
-  });
+  const backend = { capacity: 40, serviceMs: stepping(50, 500) };
+  const report = throughAdaptive({ rate: 160, durationMs: 60_000, sliceMs: 250, ...backend });
 
   test('settles at capacity x 1.25 (50 in flight), within 10 %, 4 round trips of the new latency after the step', () => {
     // The probe takes two of them here (no running work started at min: 8 were in flight before the step).
@@ -112,13 +107,14 @@ describe('a backend that gets faster under overload: measured again, not read fr
 describe('a backend below the default initial limit (capacity 4 at 100 ms, 120 per second: three times what it completes)', () => {
   // The first probe runs at `initial` (20): its work queued at up to 20 in flight (458 ms), a baseline the
   // gradient then held at its target for good (19 in flight, p50 458 ms). Measured again at `min` (1): 100 ms.
+  const defaults: OverloadGate = { kind: 'adaptive', options: {} };
   const report = runOverload({
     rate: 120,
     durationMs: 60_000,
     sliceMs: 5000,
     capacity: 4,
     serviceMs: () => 100,
-    gate: { kind: 'adaptive', options: {} },
+    gate: defaults,
   });
 
   test('from 10 s: at most capacity x 1.5 in flight, p50 within 1.3 x the service time, goodput at least 0.95', () => {
