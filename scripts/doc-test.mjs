@@ -574,7 +574,11 @@ async function runPrograms(list, { cwd, env, label, argv }) {
         continue;
       }
       const out = run.result.stdout.trim();
-      const again = run === first ? '' : ` on a second run (the first: ${first.wrong.split('\n')[0]})`;
+      const firstOut = (first.wrong ?? '').split('\n').slice(1).filter(Boolean).join(' | ').slice(0, 160);
+      const again =
+        run === first
+          ? ''
+          : ` on a second run (the first: ${first.wrong.split('\n')[0]}${firstOut ? `; it printed: ${firstOut}` : ''})`;
       ok(
         `${where} ran in ${run.ms} ms${again}${out ? `: ${out.split('\n').slice(0, 3).join(' | ').slice(0, 160)}` : ''}`,
       );
