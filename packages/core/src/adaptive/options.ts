@@ -7,21 +7,32 @@ import { PriorityClasses, type PriorityShares } from './priority.js';
 
 /** The options of {@link adaptiveConcurrency}. */
 export interface AdaptiveConcurrencyOptions {
-  /** The fewest permits, an integer of at least 1 (default 1): the limit never goes below, and a probe runs at it. */
+  /**
+   * The fewest permits, an integer of at least 1 (default 1): the limit never goes below, and a probe
+   * runs at it, reading the latency there as the backend's unloaded one: give it at or under the
+   * backend's capacity in flight.
+   */
   min?: number;
   /** The most permits, an integer of at least `min` (default 1000). */
   max?: number;
-  /** The limit before anything is measured, between `min` and `max` (default `min(max, max(min, 20))`). */
+  /**
+   * The limit before anything is measured, between `min` and `max` (default `min(max, max(min, 20))`).
+   * The first probe runs at it; when the work it measured started with more than `min` permits held
+   * (a load at start-up), the baseline is measured again at `min`.
+   */
   initial?: number;
   /** Computes the next limit from a window of measurements (default `gradientController()`; see `LimitController`). */
   controller?: LimitController;
   /** How often the limit may change, at most: a window of measurements (default 100 ms). */
   window?: Duration;
   /**
-   * How often the baseline is measured again (default 60 s, Envoy's `min_rtt_calc_interval`): for one
-   * round trip the limit is `min`, and the median latency of `probeSamples` pieces of work started then
-   * is the backend's unloaded latency. A probe also starts as soon as a window's latency is
-   * `reprobeAbove` times the baseline (the backend itself slowed down, not its queue).
+   * How often the baseline may be measured again (default 60 s, Envoy's `min_rtt_calc_interval`): for
+   * one round trip the limit is `min`, and the median latency of `probeSamples` pieces of work started
+   * then is the backend's unloaded latency. A due probe runs when a window's latency is above 1.5 × the
+   * baseline (a settled limit holds it at the target, 1.25 ×: no probe then). A probe also starts as
+   * soon as the running work's median age or a window's latency is `reprobeAbove` times the baseline
+   * (the backend itself slowed down, not its queue), when the latency does not fall with the
+   * controller's cuts (a backend slower by less), and when a window is a tenth faster than the baseline.
    */
   probeInterval?: Duration;
   /** The work a probe measures (default 10), an integer of at least 1. */
