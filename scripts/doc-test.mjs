@@ -535,10 +535,11 @@ function makeCommonJsProject(dir, esmProject, list) {
 /**
  * Runs each program with node and `argv(p)` in `cwd`, two at a time: each must exit 0 within
  * PROGRAM_TIMEOUT_MS and print what its comments say. `label` follows the program's place in a line.
- * A program that exits non-zero or prints something else is run once more before it fails, and the
- * line says so: CI runs this beside the test suite on two cores, where a program's first Redis call
- * can pass the store's 50 ms default timeout and be answered by the failure policy (the programs use
- * the defaults a user gets). A program that still runs after PROGRAM_TIMEOUT_MS fails at once.
+ * A program that exits non-zero, prints something else or is still running after PROGRAM_TIMEOUT_MS
+ * is run once more before it fails, and the line says so: CI runs this beside the test suite on two
+ * cores, where a program's first Redis call can pass the store's 50 ms default timeout and be
+ * answered by the failure policy (the programs use the defaults a user gets), and where a program
+ * starved of CPU beside the workerd tests has run past 15 s.
  */
 async function runPrograms(list, { cwd, env, label, argv }) {
   const queue = [...list];
@@ -551,7 +552,6 @@ async function runPrograms(list, { cwd, env, label, argv }) {
       return {
         result,
         ms,
-        fatal: true,
         wrong: `still running after ${PROGRAM_TIMEOUT_MS / 1000}s (a program must close what it opens)\n${result.stdout}${result.stderr}`,
       };
     if (result.status !== 0) return { result, ms, wrong: `exit ${result.status}\n${result.stdout}${result.stderr}` };
@@ -568,7 +568,7 @@ async function runPrograms(list, { cwd, env, label, argv }) {
     for (let p = queue.shift(); p; p = queue.shift()) {
       const where = `${p.file}:${p.line}${label}`;
       const first = await runOnce(p);
-      const run = first.wrong === undefined || first.fatal ? first : await runOnce(p);
+      const run = first.wrong === undefined ? first : await runOnce(p);
       if (run.wrong !== undefined) {
         fail(`${where}: ${run.wrong}`);
         continue;

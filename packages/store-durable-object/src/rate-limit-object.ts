@@ -23,7 +23,15 @@ const MAX_BODY = 8 * 1024 * 1024;
  * message as usual.
  */
 export class RateLimitObject {
-  private readonly holder = new Holder(new MemoryStore());
+  private readonly holder = new Holder(this.createStore());
+
+  /**
+   * The store the object decides on, made once per object: a `MemoryStore` with its defaults. A subclass
+   * may give it options (`maxKeys`, `sweepInterval`); export the subclass as the bound class.
+   */
+  protected createStore(): MemoryStore {
+    return new MemoryStore();
+  }
 
   /** `state` and `env` are the runtime's (unused: the state is in memory). */
   constructor(_state?: unknown, _env?: unknown) {}
