@@ -532,6 +532,9 @@ function makeCommonJsProject(dir, esmProject, list) {
   return true;
 }
 
+/** The first `lines` non-empty lines of `text` joined with ` | `, at most 160 characters. */
+const oneLine = (text, lines) => text.split('\n').filter(Boolean).slice(0, lines).join(' | ').slice(0, 160);
+
 /**
  * Runs each program with node and `argv(p)` in `cwd`, two at a time: each must exit 0 within
  * PROGRAM_TIMEOUT_MS and print what its comments say. `label` follows the program's place in a line.
@@ -573,15 +576,14 @@ async function runPrograms(list, { cwd, env, label, argv }) {
         fail(`${where}: ${run.wrong}`);
         continue;
       }
-      const out = run.result.stdout.trim();
-      const firstOut = (first.wrong ?? '').split('\n').slice(1).filter(Boolean).join(' | ').slice(0, 160);
-      const again =
-        run === first
-          ? ''
-          : ` on a second run (the first: ${first.wrong.split('\n')[0]}${firstOut ? `; it printed: ${firstOut}` : ''})`;
-      ok(
-        `${where} ran in ${run.ms} ms${again}${out ? `: ${out.split('\n').slice(0, 3).join(' | ').slice(0, 160)}` : ''}`,
-      );
+      let again = '';
+      if (run !== first) {
+        const [reason, ...printed] = first.wrong.split('\n');
+        const shown = oneLine(printed.join('\n'), Infinity);
+        again = ` on a second run (the first: ${reason}${shown ? `; it printed: ${shown}` : ''})`;
+      }
+      const out = oneLine(run.result.stdout, 3);
+      ok(`${where} ran in ${run.ms} ms${again}${out ? `: ${out}` : ''}`);
     }
   };
   await Promise.all([worker(), worker()]);

@@ -254,17 +254,19 @@ export class AdaptiveConcurrency {
       if (now - probe.startedAt >= this.config.maxHoldMs) this.endProbe(now);
       return;
     }
-    const mayReprobe = this.judgedAt > this.unjudgedSince && now - this.probeEndedAt >= this.baseline!;
-    // Old work or a latency far above the baseline while the controller cuts, and the latency falls with the cuts
-    // (see CutResponse), is that queue draining.
-    const slowedDown = mayReprobe && !this.cuts.cutting;
+    // Checked once a window (not per permit): whether a probe may start now, and the backend may have slowed down.
     if (now >= this.nextAgeCheckAt) {
       this.nextAgeCheckAt = now + this.config.windowMs;
       // Running work this old is the backend slowing down under it: no need to wait for it to finish to know.
-      if (slowedDown && this.medianAge(now) > this.baseline! * this.config.reprobeAbove) return this.startProbe(now);
+      if (this.mayReprobe(now) && !this.cuts.cutting && this.medianAge(now) > this.baseline! * this.config.reprobeAbove)
+        return this.startProbe(now);
     }
     const window = this.window;
     if (now - window.startedAt < this.config.windowMs || !window.measured) return;
+    const mayReprobe = this.mayReprobe(now);
+    // Old work or a latency far above the baseline while the controller cuts, and the latency falls with the cuts
+    // (see CutResponse), is that queue draining.
+    const slowedDown = mayReprobe && !this.cuts.cutting;
     const measured = window.close(this.limit, this.baseline!, this.inFlightCount);
     const latency = measured.latencyMs;
     this.lastLatency = latency;
@@ -304,6 +306,14 @@ export class AdaptiveConcurrency {
     this.tell('limit', undefined, latency);
   }
 
+  /**
+   * Whether a probe may start at `now`: a baseline's time has passed since the last one ended, and the
+   * controller has judged any limit a probe left unsized (see {@link unjudgedSince}).
+   */
+  private mayReprobe(now: number): boolean {
+    return this.judgedAt > this.unjudgedSince && now - this.probeEndedAt >= this.baseline!;
+  }
+
   /** Adds the permits held since the last call to {@link heldMs} (a clock that stepped back adds nothing). */
   private sumHeld(now: number): void {
     if (now > this.heldUpTo) this.heldMs += this.inFlightCount * (now - this.heldUpTo);
@@ -325,6 +335,7 @@ export class AdaptiveConcurrency {
     return new BaselineProbe({ now, atPermits, restoreTo: this.limit, limitFilled, samples, running });
   }
 
+  /** Starts a probe at `min` (see {@link probeAt}; `running`: none when the running work is no unloaded sample). */
   private startProbe(now: number, running: Iterable<ProbeWork> = this.held): void {
     this.probe = this.probeAt(now, this.config.min, running);
     this.cuts.reset();

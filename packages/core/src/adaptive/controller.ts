@@ -98,8 +98,7 @@ export function gradientController(options: GradientOptions = {}): LimitControll
         if (gradient < 1) slowStart = false;
         return w.limit * gradient;
       }
-      // Half rounded down: sheddable work (share 0.5) stops there, and a limit it alone fills must still grow.
-      if (w.peakInFlight < Math.floor(w.limit / 2)) return w.limit;
+      if (!filledToHalf(w)) return w.limit;
       // A slow start doubles what was measured, not the limit: work that started at a lower concurrency says nothing of twice the limit.
       return slowStart ? Math.min(w.limit, w.peakInFlight) * 2 : w.limit * gradient;
     },
@@ -107,6 +106,15 @@ export function gradientController(options: GradientOptions = {}): LimitControll
       slowStart = true;
     },
   };
+}
+
+/**
+ * The window's work started with half the limit held, rounded down, or more: evidence that a larger
+ * limit may be safe. Rounded down because `sheddable` work (share 0.5) stops there, and a limit it
+ * alone fills must still grow.
+ */
+function filledToHalf(w: LatencyWindow): boolean {
+  return w.peakInFlight >= Math.floor(w.limit / 2);
 }
 
 /**
@@ -146,7 +154,7 @@ export function aimdController(options: AimdOptions = {}): LimitController {
     next(w) {
       const slow = w.latencyMs !== undefined && w.latencyMs > w.minLatencyMs * (1 + tolerance);
       if (w.failures > 0 || slow) return w.limit * backoff;
-      return w.peakInFlight < Math.floor(w.limit / 2) ? w.limit : w.limit + increase;
+      return filledToHalf(w) ? w.limit + increase : w.limit;
     },
   };
 }

@@ -9,9 +9,8 @@ export class LatencyWindowBuilder {
   private latencies: number[] = [];
   private failures = 0;
   private peak = 0;
-  /** The permit-ms held while the measured work ran, and the sum of its latencies. */
+  /** The permit-ms held while the measured work ran (summed over its latencies). */
   private heldMs = 0;
-  private latencySumMs = 0;
   /** When the window started (timers' ms). */
   startedAt: number;
 
@@ -27,7 +26,6 @@ export class LatencyWindowBuilder {
     this.latencies.push(latencyMs);
     if (inFlight > this.peak) this.peak = inFlight;
     this.heldMs += heldMs;
-    this.latencySumMs += latencyMs;
   }
 
   /** Work that failed, started with `inFlight` permits held. */
@@ -43,7 +41,9 @@ export class LatencyWindowBuilder {
 
   /** The window as a controller reads it, for `limit`, `minLatencyMs` and the permits held now. */
   close(limit: number, minLatencyMs: number, inFlight: number): LatencyWindow {
-    const ran = this.latencySumMs > 0 ? this.heldMs / this.latencySumMs : undefined;
+    let latencySumMs = 0;
+    for (const latency of this.latencies) latencySumMs += latency;
+    const ran = latencySumMs > 0 ? this.heldMs / latencySumMs : undefined;
     return {
       limit,
       minLatencyMs,
@@ -61,7 +61,6 @@ export class LatencyWindowBuilder {
     this.failures = 0;
     this.peak = 0;
     this.heldMs = 0;
-    this.latencySumMs = 0;
     this.startedAt = now;
   }
 }
