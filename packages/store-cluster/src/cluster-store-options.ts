@@ -7,7 +7,7 @@ import {
   type Duration,
   type Timers,
 } from '@rl/core/store';
-import { socketTransport } from './socket.js';
+import { checkSocketPath, socketTransport } from './socket.js';
 import { processTransport, type WorkerTransport } from './transport.js';
 
 /** Options of `ClusterStore`. */
@@ -39,8 +39,7 @@ export function parseClusterStoreOptions(options: ClusterStoreOptions): {
   timers: Timers;
 } {
   const o = checkOptions(options, ['socket', 'transport', 'timeout', 'maxBatch', 'timers'], 'ClusterStore');
-  if (o.socket !== undefined && (typeof o.socket !== 'string' || o.socket === ''))
-    throw new InvalidOptionError('ClusterStore.socket', o.socket, 'the path of the holder’s socket');
+  if (o.socket !== undefined) checkSocketPath(o.socket, 'ClusterStore.socket');
   if (o.socket !== undefined && o.transport !== undefined)
     throw new InvalidOptionError(
       'ClusterStore.transport',
@@ -58,8 +57,9 @@ export function parseClusterStoreOptions(options: ClusterStoreOptions): {
   )
     throw new InvalidOptionError('ClusterStore.transport', transport, 'a WorkerTransport: send, receive and close');
   if (o.socket === undefined && transport === undefined) {
-    // The default is the IPC channel to a primary of yours: say so at once where there is none.
-    if (process.env.pm_id !== undefined)
+    // The default is the IPC channel to a primary of yours: say so at once where there is none. Under
+    // PM2's cluster mode the primary is PM2's own; in fork mode a node:cluster app's primary is the app's.
+    if (process.env.pm_id !== undefined && process.env.exec_mode === 'cluster_mode')
       throw new InvalidOptionError(
         'ClusterStore.socket',
         undefined,

@@ -152,18 +152,64 @@ describe('ClusterStore: faults are store errors, never hangs', () => {
       expect(() => new ClusterStore()).toThrow(/ClusterStore\.socket.*outside a node:cluster worker/);
       process.send = send;
       process.env.pm_id = '0';
+      process.env.exec_mode = 'cluster_mode';
       expect(() => new ClusterStore()).toThrow(/ClusterStore\.socket.*under PM2/);
       new ClusterStore({ transport: silent() }).close(); // a transport of your own: no channel needed
+      // PM2's fork mode running a node:cluster app: the workers' primary is the app's own.
+      process.env.exec_mode = 'fork_mode';
+      process.send = () => true;
+      new ClusterStore().close();
     } finally {
       process.send = send;
       delete process.env.pm_id;
+      delete process.env.exec_mode;
     }
+  });
+
+  it('the connection lost while calls wait for the end of their turn: they fail, none is sent, and the store goes on', async () => {
+    let lose!: () => void;
+    const sent: string[] = [];
+    const store = new ClusterStore({
+      transport: {
+        ...silent(),
+        send: (text, done) => (sent.push(text), done()),
+        lost: (listener) => (lose = listener),
+      },
+    });
+    const queued = [store.charge({ key: 'k', algorithm: limit, cost: 1 }, 0), store.peek('k', limit, 0, 0)];
+    lose();
+    for (const call of queued) await expect(call).rejects.toMatchObject({ code: 'RL_STORE_ERROR' });
+    await turn(); // the turn's end, where its message would have gone
+    expect(sent).toEqual([]);
+    const later = store.peek('k', limit, 0, 0);
+    await turn();
+    expect(sent).toHaveLength(1); // the next turn's call is sent
+    store.close();
+    await expect(later).rejects.toMatchObject({ code: 'RL_STORE_CLOSED' });
+  });
+
+  it('tells its transport when calls start and stop waiting for answers (a socket keeps the process alive only then)', async () => {
+    const channel = inProcessPair();
+    const server = serveClusterStore({ cluster: false });
+    server.connect(channel.holder);
+    const told: boolean[] = [];
+    const store = new ClusterStore({ transport: { ...channel.worker, waiting: (calls) => told.push(calls) } });
+    await Promise.all([store.peek('k', limit, 0, 0), store.peek('k', limit, 0, 0)]);
+    expect(told).toEqual([true, false]);
+    await store.peek('k', limit, 0, 0);
+    expect(told).toEqual([true, false, true, false]);
+    store.close();
+    await server.close();
   });
 
   it('bad options name the option', () => {
     expect(() => new ClusterStore({ maxBatch: 0 })).toThrow(/ClusterStore\.maxBatch/);
     expect(() => new ClusterStore({ socket: '/tmp/x', transport: silent() })).toThrow(/ClusterStore\.transport/);
     expect(() => new ClusterStore({ timeout: -1 as never })).toThrow(/ClusterStore\.timeout/);
+    // A Unix socket's path is bounded (108 bytes on Linux with its NUL): a longer one would be cut short.
+    const long = `/tmp/${'x'.repeat(120)}.sock`;
+    expect(() => new ClusterStore({ socket: long })).toThrow(/ClusterStore\.socket.*at most 10[37] bytes/);
+    expect(() => serveClusterStore({ socket: long })).toThrow(/serveClusterStore\.socket.*at most 10[37] bytes/);
     expect(() => serveClusterStore({ store: {} as never })).toThrow(/serveClusterStore\.store/);
   });
 });

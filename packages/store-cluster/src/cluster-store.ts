@@ -8,6 +8,7 @@ import {
   type Timers,
   unrefTimer,
 } from '@rl/core/store';
+import { randomUUID } from 'node:crypto';
 import { parseClusterStoreOptions, type ClusterStoreOptions } from './cluster-store-options.js';
 import { chargedEach, holderError } from './answers.js';
 import type { WorkerTransport } from './transport.js';
@@ -39,12 +40,17 @@ interface Pending {
  * `watchResets` hears each key reset, banned, unbanned or overridden by any worker (the holder sends
  * a notice to every worker, to the one that made the change before its answer), and `undefined` when
  * notices may have been missed (the channel connected again).
+ *
+ * Several stores may share one channel (two `ClusterStore()`s in a worker share its IPC channel):
+ * each tags its messages with a random id of its own and reads only the answers to that id.
  */
 export class ClusterStore extends WireStore {
   private readonly transport: WorkerTransport;
   private readonly timeoutMs: number;
   private readonly maxBatch: number;
   private readonly timers: Timers;
+  /** This store's tag on the channel: the holder answers to it (see the class comment). */
+  private readonly tag = randomUUID();
   private readonly pending = new Map<number, Pending>();
   /** The calls of this turn, sent as one message at its end. */
   private queued: unknown[][] = [];
@@ -61,6 +67,7 @@ export class ClusterStore extends WireStore {
     this.timers = parsed.timers;
     this.transport.receive((message) => this.received(message));
     this.transport.reconnected?.(() => this.tell(undefined));
+    // The calls queued for this turn fail too: they are dropped from its message, never charged.
     this.transport.lost?.(() =>
       this.fail(
         [...this.pending.keys()],
@@ -112,6 +119,7 @@ export class ClusterStore extends WireStore {
     const error = new StoreClosedError();
     for (const pending of this.pending.values()) pending.reject(error);
     this.pending.clear();
+    this.transport.waiting?.(false);
     this.forgetListeners();
   }
 
@@ -121,6 +129,7 @@ export class ClusterStore extends WireStore {
     return new Promise((resolve, reject) => {
       const id = this.nextId++;
       if (this.nextId > Number.MAX_SAFE_INTEGER) this.nextId = 1;
+      if (this.pending.size === 0) this.transport.waiting?.(true);
       this.pending.set(id, { read, resolve, reject });
       if (this.queued.push([id, verb, ...args]) === 1) setImmediate(this.flush);
       else if (this.queued.length >= this.maxBatch) this.flush();
@@ -129,9 +138,10 @@ export class ClusterStore extends WireStore {
 
   /** Sends this turn's calls as one message, with one timer for them all. */
   private readonly flush = (): void => {
-    const calls = this.queued;
-    if (calls.length === 0 || this.closed) return;
+    // A call failed before its turn ended (the connection was lost) is not sent.
+    const calls = this.queued.filter((call) => this.pending.has(call[0] as number));
     this.queued = [];
+    if (calls.length === 0 || this.closed) return;
     const ids = calls.map((call) => call[0] as number);
     this.sent++;
     const timer: TimerHandle = unrefTimer(
@@ -163,7 +173,7 @@ export class ClusterStore extends WireStore {
     }
     let text: string;
     try {
-      text = encode({ rl: WIRE_VERSION, calls });
+      text = encode({ rl: WIRE_VERSION, from: this.tag, calls });
     } catch (error) {
       this.fail(
         ids,
@@ -184,9 +194,15 @@ export class ClusterStore extends WireStore {
     for (const id of ids) {
       const pending = this.pending.get(id);
       if (pending === undefined) continue;
-      this.pending.delete(id);
+      this.forget(id);
       pending.reject(error);
     }
+  }
+
+  /** Call `id` is settled: no longer waiting (the transport is told when none is). */
+  private forget(id: number): void {
+    this.pending.delete(id);
+    if (this.pending.size === 0) this.transport.waiting?.(false);
   }
 
   /** A message from the holder: answers to calls, or a notice of a reset. */
@@ -197,13 +213,13 @@ export class ClusterStore extends WireStore {
       this.tell(typeof m.reset === 'string' ? m.reset : undefined);
       return;
     }
-    if (!Array.isArray(m.answers)) return;
+    if (!Array.isArray(m.answers) || m.to !== this.tag) return;
     for (const answer of m.answers as unknown[]) {
       if (!Array.isArray(answer)) continue;
       const [id, ok, value] = answer as [unknown, unknown, unknown];
       const pending = typeof id === 'number' ? this.pending.get(id) : undefined;
       if (pending === undefined) continue; // answered after its timeout: dropped
-      this.pending.delete(id as number);
+      this.forget(id as number);
       if (ok !== 1) {
         pending.reject(holderError(value as WireError, HOLDER));
         continue;

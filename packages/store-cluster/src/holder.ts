@@ -89,7 +89,7 @@ export class Holder {
           answers.push([id, 0, wireError(error)]);
         }
       }
-      connection.send(encode({ rl: WIRE_VERSION, answers }));
+      connection.send(encode({ rl: WIRE_VERSION, to: typeof m.from === 'string' ? m.from : undefined, answers }));
     } catch {
       // An answer that cannot be encoded: the worker's calls time out, the holder stays up.
       this.counts.refused++;

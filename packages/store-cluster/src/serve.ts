@@ -2,7 +2,7 @@ import { checkOptions, InvalidOptionError } from '@rl/core/store';
 import { MemoryStore } from '@rl/store-memory';
 import nodeCluster, { type Worker } from 'node:cluster';
 import { Holder, type HolderCounts } from './holder.js';
-import { listenOnSocket } from './socket.js';
+import { checkSocketPath, listenOnSocket } from './socket.js';
 import type { HolderConnection } from './transport.js';
 
 /** Options of {@link serveClusterStore}. */
@@ -44,8 +44,7 @@ export function serveClusterStore(options: ServeClusterStoreOptions = {}): Clust
   const o = checkOptions(options, ['store', 'cluster', 'socket'], 'serveClusterStore');
   if (o.store !== undefined && !(o.store instanceof MemoryStore))
     throw new InvalidOptionError('serveClusterStore.store', o.store, 'a MemoryStore from @rl/store-memory');
-  if (o.socket !== undefined && (typeof o.socket !== 'string' || o.socket === ''))
-    throw new InvalidOptionError('serveClusterStore.socket', o.socket, 'a socket path');
+  if (o.socket !== undefined) checkSocketPath(o.socket, 'serveClusterStore.socket');
   if (o.cluster !== undefined && typeof o.cluster !== 'boolean')
     throw new InvalidOptionError('serveClusterStore.cluster', o.cluster, 'true or false');
   const socket = o.socket as string | undefined;

@@ -1,30 +1,61 @@
-import { StoreError, unrefTimer, type Timers } from '@rl/core/store';
+import { InvalidOptionError, StoreError, unrefTimer, type TimerHandle, type Timers } from '@rl/core/store';
 import { connect, createServer, type Server, type Socket } from 'node:net';
 import type { HolderConnection, WorkerTransport } from './transport.js';
 
-/** The longest line (one message) a socket end accepts: past it the peer is cut off, not buffered on. */
-const MAX_LINE_BYTES = 64 * 1024 * 1024;
+/** The longest line (one message) a socket end accepts, in UTF-16 code units: past it the peer is cut off, not buffered on. */
+const MAX_LINE_LENGTH = 64 * 1024 * 1024;
 /** Waits between attempts to reach a holder that is away, ms: the first, and the longest. */
 const FIRST_RETRY_MS = 50;
 const LAST_RETRY_MS = 1_000;
 
 /**
+ * The longest socket path a Unix system binds whole, in bytes (`sun_path` less its terminating NUL):
+ * a longer one would be cut short, and two long paths could name one socket.
+ */
+const MAX_SOCKET_PATH_BYTES = process.platform === 'darwin' ? 103 : 107;
+
+/** Throws an `InvalidOptionError` naming `field` unless `path` is a socket path this system can bind whole. */
+export function checkSocketPath(path: unknown, field: string): void {
+  if (typeof path !== 'string' || path === '')
+    throw new InvalidOptionError(field, path, 'the path of a Unix socket (or, on Windows, a named pipe)');
+  if (process.platform === 'win32') return; // a named pipe: no such bound
+  const bytes = Buffer.byteLength(path);
+  if (bytes > MAX_SOCKET_PATH_BYTES)
+    throw new InvalidOptionError(
+      field,
+      path,
+      `a socket path of at most ${MAX_SOCKET_PATH_BYTES} bytes, this system's bound (this one has ${bytes}): a shorter directory, such as one under /tmp`,
+    );
+}
+
+/**
  * Calls `line` with each newline-terminated message read from `socket` (JSON text never holds a raw
- * newline); a peer that sends more than {@link MAX_LINE_BYTES} without one is cut off.
+ * newline); a peer that sends more than {@link MAX_LINE_LENGTH} without one is cut off. Each chunk is
+ * searched once, when it arrives: a message of many chunks costs its length, not its length squared.
  */
 export function readLines(socket: Socket, line: (text: string) => void): void {
-  let buffer = '';
+  let parts: string[] = [];
+  let length = 0;
   socket.setEncoding('utf8');
   socket.on('data', (chunk: string) => {
-    buffer += chunk;
-    let end = buffer.indexOf('\n');
+    let start = 0;
+    let end = chunk.indexOf('\n');
     while (end >= 0) {
-      const text = buffer.slice(0, end);
-      buffer = buffer.slice(end + 1);
+      const tail = chunk.slice(start, end);
+      const text = parts.length === 0 ? tail : parts.join('') + tail;
+      parts = [];
+      length = 0;
       line(text);
-      end = buffer.indexOf('\n');
+      start = end + 1;
+      end = chunk.indexOf('\n', start);
     }
-    if (buffer.length > MAX_LINE_BYTES) socket.destroy();
+    if (start === chunk.length) return;
+    parts.push(start === 0 ? chunk : chunk.slice(start));
+    length += chunk.length - start;
+    if (length > MAX_LINE_LENGTH) {
+      parts = [];
+      socket.destroy();
+    }
   });
 }
 
@@ -32,21 +63,26 @@ export function readLines(socket: Socket, line: (text: string) => void): void {
  * A worker's transport to a holder listening on the socket `path` (the PM2 layout: see the README).
  * Connects at once and again whenever the connection ends (after 50 ms, doubling up to 1 s): while
  * the holder is away a send fails at once, a store error the limiter's failure policy answers. The
- * socket is unref'd: the store never keeps a process alive.
+ * socket keeps the process alive only while calls wait for their answers (see `waiting`): an idle
+ * store never does, and a script's last call is answered before it exits.
  */
 export function socketTransport(path: string, timers: Timers): WorkerTransport {
   let socket: Socket | undefined;
   let up = false;
   let everUp = false;
   let closed = false;
+  let calls = false;
+  let retry: TimerHandle | undefined;
   let retryMs = FIRST_RETRY_MS;
   let receive: ((message: unknown) => void) | undefined;
   let reconnected: (() => void) | undefined;
   let lost: (() => void) | undefined;
   const open = (): void => {
+    retry = undefined;
+    if (closed) return;
     const s = connect(path);
     socket = s;
-    s.unref();
+    if (!calls) s.unref();
     s.on('connect', () => {
       up = true;
       retryMs = FIRST_RETRY_MS;
@@ -60,7 +96,7 @@ export function socketTransport(path: string, timers: Timers): WorkerTransport {
       socket = undefined;
       if (closed) return;
       lost?.();
-      unrefTimer(timers.setTimeout(open, retryMs));
+      retry = unrefTimer(timers.setTimeout(open, retryMs));
       retryMs = Math.min(retryMs * 2, LAST_RETRY_MS);
     });
   };
@@ -84,16 +120,25 @@ export function socketTransport(path: string, timers: Timers): WorkerTransport {
     lost(listener) {
       lost = listener;
     },
+    waiting(waiting) {
+      calls = waiting;
+      if (waiting) socket?.ref();
+      else socket?.unref();
+    },
     close() {
       closed = true;
+      if (retry !== undefined) timers.clearTimeout(retry);
+      retry = undefined;
       socket?.destroy();
     },
   };
 }
 
 /**
- * Listens on the socket `path` and hands each connected worker's messages to `holder`, which forgets it once gone. A stale
- * socket file (no holder answering on it) is removed first; a live one is an error: one holder per path.
+ * Listens on the socket `path` and hands each connected worker's messages to `holder`, which forgets
+ * it once gone. A stale socket (one no holder answers on, left by a holder that was killed) is removed
+ * first; a live one is an error (one holder per path), and so is a path that holds anything but a
+ * socket (a file is never removed).
  */
 export async function listenOnSocket(
   path: string,
@@ -119,7 +164,14 @@ export async function listenOnSocket(
   });
   await listen(server, path).catch(async (error: NodeJS.ErrnoException) => {
     if (error.code !== 'EADDRINUSE' || (await answers(path))) throw error;
-    const { rm } = await import('node:fs/promises');
+    const { lstat, rm } = await import('node:fs/promises');
+    const found = await lstat(path).catch(() => undefined);
+    if (process.platform !== 'win32' && found !== undefined && !found.isSocket())
+      throw new InvalidOptionError(
+        'serveClusterStore.socket',
+        path,
+        'a path where a socket can be made: this one holds a file, which a holder never removes',
+      );
     await rm(path, { force: true });
     await listen(server, path);
   });

@@ -23,6 +23,12 @@ export interface WorkerTransport {
    * be answered, and fail at once rather than at their timeout.
    */
   lost?(listener: () => void): void;
+  /**
+   * Told `true` when the store sends calls while none waited for an answer, `false` when the last one
+   * waiting is settled: a channel that does not keep its process alive (the socket) keeps it alive
+   * while calls wait, so that a script's last call is answered before it exits.
+   */
+  waiting?(calls: boolean): void;
   /** Stops listening (and closes a connection the transport owns). */
   close(): void;
 }

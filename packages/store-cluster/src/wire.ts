@@ -51,21 +51,26 @@ export type Verb = (typeof VERBS)[number];
 
 /**
  * The messages, each one JSON text (see {@link encode}):
- * - worker → holder, {@link CallsMessage}: `{ rl, calls: [[id, verb, ...arguments], …] }`, the calls a
- *   worker made in one turn of its event loop;
- * - holder → worker, {@link AnswersMessage}: `{ rl, answers: [[id, 1, value] | [id, 0, error], …] }`,
- *   one answer per call of a calls message, in one message; a `chargeAll` answers with one such entry
- *   per charge in its value;
+ * - worker → holder, {@link CallsMessage}: `{ rl, from, calls: [[id, verb, ...arguments], …] }`, the
+ *   calls a worker's store made in one turn of its event loop, `from` the store's own tag (several
+ *   stores of one worker share its channel, each numbering its calls from 1);
+ * - holder → worker, {@link AnswersMessage}: `{ rl, to, answers: [[id, 1, value] | [id, 0, error], …] }`,
+ *   one answer per call of a calls message, in one message, `to` the tag the calls came `from`: a store
+ *   reads only the answers to it; a `chargeAll` answers with one such entry per charge in its value;
  * - holder → worker, {@link NoticeMessage}: `{ rl, reset: key | null }`, a key reset, banned, unbanned
  *   or overridden by any worker (null: forget every key), sent before the answer to the call that did it.
  */
 export interface CallsMessage {
   readonly rl: number;
+  /** The calling store's tag (see above); absent where the channel pairs each answer with its message (an HTTP request to a Durable Object). */
+  readonly from?: string;
   readonly calls: readonly (readonly unknown[])[];
 }
 export type Answer = readonly [id: number, ok: 1, value: unknown] | readonly [id: number, ok: 0, error: WireError];
 export interface AnswersMessage {
   readonly rl: number;
+  /** The `from` of the calls answered (absent when they had none: the message then answers no store). */
+  readonly to: string | undefined;
   readonly answers: readonly Answer[];
 }
 export interface NoticeMessage {

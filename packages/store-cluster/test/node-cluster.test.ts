@@ -42,6 +42,11 @@ describe('ClusterStore in node:cluster', () => {
     expect(figures.holderMessages).toBe(figures.messages);
   }, 60_000);
 
+  it('two stores in one worker share its IPC channel: each reads only the answers to its own calls', async () => {
+    // Each numbers its calls from 1: read by the other store, the tight limit's answers were the roomy one's.
+    expect(await runPrimary('two-stores', 30_000)).toEqual({ admittedRoomy: 10, admittedTight: 3 });
+  }, 40_000);
+
   it('a worker killed with SIGKILL holding permits: they are free at their lease, and its charges stay', async () => {
     const figures = await runPrimary('kill', 30_000);
     expect(figures).toMatchObject({ held: 3, charged: true, deniedAtOnce: true, remaining: 5 });

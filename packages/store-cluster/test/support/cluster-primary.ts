@@ -6,6 +6,8 @@
  * - `kill`: a worker takes every permit of a concurrency limit and 5 units of a rate limit, and is
  *   killed with SIGKILL; a second worker then finds the permits held until their lease ends, and the
  *   units still taken.
+ * - `two-stores`: a worker with two stores on its one IPC channel, a limit of 1,000 on one and 3 on
+ *   the other, 10 requests through both.
  */
 import cluster, { type Worker } from 'node:cluster';
 import { serveClusterStore } from '../../src/index.js';
@@ -59,6 +61,12 @@ async function main(job: string): Promise<unknown> {
     const figures = await after.figures;
     await stop(after.worker);
     return { ...held, ...figures };
+  }
+  if (job === 'two-stores') {
+    const one = start('two-stores');
+    const figures = await one.figures;
+    await stop(one.worker);
+    return figures;
   }
   throw new Error(`unknown job ${job}`);
 }

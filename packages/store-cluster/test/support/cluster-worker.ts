@@ -66,6 +66,27 @@ async function run(): Promise<unknown> {
     }
     return { deniedAtOnce: !first.allowed, remaining, freedAt };
   }
+  if (job === 'two-stores') {
+    // Two stores share this worker's IPC channel, each numbering its calls from 1: a limit of 1,000 on
+    // one, of 3 on the other, 10 requests through both in each turn.
+    const second = new ClusterStore({ timeout: '20s' });
+    const roomy = createLimiter({ ...options, algorithm: fixedWindow({ limit: 1_000, window: '1h' }), prefix: 'a' });
+    const tight = createLimiter({
+      ...options,
+      store: second,
+      algorithm: fixedWindow({ limit: 3, window: '1h' }),
+      prefix: 'b',
+    });
+    let admittedRoomy = 0;
+    let admittedTight = 0;
+    for (let i = 0; i < 10; i++) {
+      const [a, b] = await Promise.all([roomy.consume('k'), tight.consume('k')]);
+      if (a.allowed) admittedRoomy++;
+      if (b.allowed) admittedTight++;
+    }
+    second.close();
+    return { admittedRoomy, admittedTight };
+  }
   throw new Error(`unknown job ${job}`);
 }
 
