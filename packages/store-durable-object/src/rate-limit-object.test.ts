@@ -22,6 +22,9 @@ describe('RateLimitObject: a request that is not the store protocol', () => {
     ['JSON that is not rl', { method: 'POST', headers: wire, body: '{"hello":"world"}' }, 400],
     ['an rl message without calls', { method: 'POST', headers: wire, body: '{"rl":1}' }, 400],
     ['an empty body', { method: 'POST', headers: wire, body: '' }, 400],
+    ['calls that are not calls', { method: 'POST', headers: wire, body: '{"rl":1,"calls":[1,2,"x"]}' }, 400],
+    ['no calls', { method: 'POST', headers: wire, body: '{"rl":1,"calls":[]}' }, 400],
+    ['no calls, another version', { method: 'POST', headers: wire, body: '{"rl":2,"calls":[]}' }, 400],
   ] as const)('%s: %i with the error code, every state untouched', async (_, init, status) => {
     const object = new RateLimitObject();
     const limiter = createLimiter({

@@ -51,11 +51,13 @@ export class RateLimitObject {
     if (body.length > MAX_BODY) return refuse(400, `a body of ${body.length} characters (at most ${MAX_BODY})`);
     const sent: string[] = [];
     const connection: HolderConnection = { send: (text) => sent.push(text) };
-    const before = this.holder.counts.messages;
+    const { messages, calls } = this.holder.counts;
     this.holder.handle(connection, body);
     this.holder.forget(connection);
-    if (this.holder.counts.messages === before)
-      return refuse(400, "the body is not a calls message of rl's wire ({ rl, calls: [...] })");
+    // A calls message with at least one call (`[id, verb, ...arguments]`): nothing was run otherwise.
+    const counts = this.holder.counts;
+    if (counts.messages === messages || counts.calls === calls)
+      return refuse(400, "the body is not a calls message of rl's wire ({ rl, calls: [[id, verb, ...], ...] })");
     if (sent.length === 0) return refuse(500, 'the answer could not be encoded');
     return new Response(sent.join('\n'), { headers: { 'content-type': WIRE_CONTENT_TYPE } });
   }

@@ -6,6 +6,7 @@ import type { ClientAdapter } from './clients/client.js';
  * (another program wrote it), the scripts' own check of a call's input (`ERR rl: …`), or a Cluster's
  * answer that the key's slot is moving (`TRYAGAIN`, `ASK`, `MOVED`, when the client gave up following
  * it). Such a failure is `keyOnly`: the store-down circuit does not count it (see `StoreError.keyOnly`).
+ * Read from the reply as Redis wrote it (`ClientAdapter.serverReply`: GLIDE rewrites it).
  */
 const KEY_ONLY_REPLY = /^(?:WRONGTYPE |ERR rl: |TRYAGAIN|ASK |MOVED )/;
 
@@ -24,6 +25,6 @@ export function storeError(
   const closed = adapter.closedReason();
   return new StoreError(`Redis ${operation} failed: ${message}${closed === undefined ? '' : ` (${closed})`}`, {
     cause: error,
-    keyOnly: KEY_ONLY_REPLY.test(message),
+    keyOnly: KEY_ONLY_REPLY.test(adapter.serverReply(error)),
   });
 }

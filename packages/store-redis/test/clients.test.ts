@@ -108,6 +108,17 @@ describe.each(targets)('$name', ({ kind, deployment }) => {
     },
   );
 
+  it.each([true, false])(
+    "a key of another type is one key's failure (keyOnly), as Redis wrote it (batch: %s)",
+    async (batch) => {
+      const store = new RedisStore({ client, prefix: deployments.freshPrefix(), batch });
+      const algorithm = tokenBucket({ capacity: 5, refillRate: 1 });
+      await harness().set(store.redisKeys('k', algorithm)[0]!, 'another program wrote this', 'PX', 60_000);
+      const error = await store.charge({ key: 'k', algorithm, cost: 1 }, undefined).catch((e: unknown) => e);
+      expect(error).toMatchObject({ code: 'RL_STORE_ERROR', keyOnly: true });
+    },
+  );
+
   it('one decision is one EVALSHA once the scripts are cached (on each node that runs them)', async () => {
     const store = new RedisStore({ client, prefix: deployments.freshPrefix() });
     const algorithm = fixedWindow({ limit: 100, window: '1m' });

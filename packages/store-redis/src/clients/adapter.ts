@@ -59,6 +59,17 @@ export interface ClientAdapter {
    * (connected, or reconnecting with its commands queued). Read only when a call has failed.
    */
   closedReason(): string | undefined;
+  /**
+   * The error reply `error` carries, as Redis wrote it (`WRONGTYPE Operation …`, `ERR rl: …`,
+   * `TRYAGAIN …`), else its message: what tells a failure of one key from one of the server (see
+   * store-error.ts). ioredis and node-redis pass the reply through as the message; GLIDE names its kind.
+   */
+  serverReply(error: unknown): string;
+}
+
+/** The message of `error` (its text when it is not an `Error`): the reply, for a client that passes it through. */
+export function messageOf(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
 }
 
 /** What a subscription tells the store (see {@link ClientAdapter.subscribe}). */

@@ -1,4 +1,4 @@
-import type { ClientAdapter, SubscriptionHandlers } from './adapter.js';
+import { messageOf, type ClientAdapter, type SubscriptionHandlers } from './adapter.js';
 import { scriptSha1 } from './script-sha.js';
 import { keepSubscribed, type SubscriberConnection, type SubscriberPlan } from './subscription.js';
 
@@ -63,6 +63,37 @@ function isGlideNoScript(error: unknown): boolean {
   return error instanceof Error && /NoScriptError|NOSCRIPT/.test(error.message);
 }
 
+/** The error codes of the kinds GLIDE's core names (`… signalled by the server: - TryAgain: x`), by name. */
+const GLIDE_ERROR_CODES: Readonly<Record<string, string>> = {
+  ResponseError: 'ERR',
+  NoScriptError: 'NOSCRIPT',
+  TryAgain: 'TRYAGAIN',
+  Moved: 'MOVED',
+  Ask: 'ASK',
+  BusyLoadingError: 'LOADING',
+  ReadOnly: 'READONLY',
+  ClusterDown: 'CLUSTERDOWN',
+  CrossSlot: 'CROSSSLOT',
+  MasterDown: 'MASTERDOWN',
+};
+
+/**
+ * The reply of a GLIDE error as Redis wrote it. GLIDE rewrites a reply whose code its core knows as
+ * `An error was signalled by the server: - <Kind>: <text>` (`ERR rl: x` is `- ResponseError: rl: x`)
+ * and one it does not as `<CODE>: <text>` (`WRONGTYPE: Operation …`); other errors (a closed client,
+ * a timeout) are their message.
+ */
+export function glideServerReply(error: unknown): string {
+  const message = messageOf(error);
+  const named = /^An error was signalled by the server: - (\w+): ([^]*)$/.exec(message);
+  if (named !== null) {
+    const code = GLIDE_ERROR_CODES[named[1]!];
+    return code === undefined ? message : `${code} ${named[2]!}`;
+  }
+  const coded = /^([A-Z]+): ([^]*)$/.exec(message);
+  return coded === null ? message : `${coded[1]!} ${coded[2]!}`;
+}
+
 /**
  * GLIDE runs every command through its native core, which routes a Cluster command by its key (for
  * `EVALSHA`, the first key after the count) and follows `MOVED` and `ASK` itself (a slot migration that
@@ -106,6 +137,7 @@ export function glideAdapter(client: Glide): ClientAdapter {
       client.isClosed === true
         ? 'the GLIDE client was closed by close(); the store never reopens it: pass an open client (GlideClient.createClient(...))'
         : undefined,
+    serverReply: glideServerReply,
   };
 }
 

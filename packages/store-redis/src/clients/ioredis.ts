@@ -1,7 +1,7 @@
 import calculateSlot from 'cluster-key-slot';
 import { InvalidOptionError } from '@rl/core/store';
 import type { ScriptCall } from '../script-plan.js';
-import type { ClientAdapter, SubscriptionHandlers } from './adapter.js';
+import { messageOf, type ClientAdapter, type SubscriptionHandlers } from './adapter.js';
 import { isNoScript, scriptSha1 } from './script-sha.js';
 import { keepSubscribed, listenBeside, type ConnectionEvents, type SubscriberPlan } from './subscription.js';
 
@@ -126,6 +126,7 @@ export function ioredisAdapter(client: Ioredis): ClientAdapter {
       client.status === 'end'
         ? 'the ioredis client has ended: closed by quit() or disconnect(), or it stopped reconnecting (its retryStrategy returned no delay, or a Cluster reached none of its startup nodes); the store never reconnects it: pass an open client, or let its retryStrategy keep retrying'
         : undefined,
+    serverReply: messageOf,
   };
 }
 

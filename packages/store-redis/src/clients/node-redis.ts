@@ -1,6 +1,6 @@
 import calculateSlot from 'cluster-key-slot';
 import type { ScriptCall } from '../script-plan.js';
-import type { ClientAdapter, SubscriptionHandlers } from './adapter.js';
+import { messageOf, type ClientAdapter, type SubscriptionHandlers } from './adapter.js';
 import { isUnknownCommand } from './ioredis.js';
 import { ReplyPacer } from './reply-pacer.js';
 import { isNoScript, scriptSha1 } from './script-sha.js';
@@ -159,6 +159,7 @@ export function nodeRedisAdapter(client: NodeRedis): ClientAdapter {
       client.isOpen === false
         ? 'the node-redis client is not open: call `await client.connect()` before the store uses it (the store never opens or closes it)'
         : undefined,
+    serverReply: messageOf,
   };
 }
 
