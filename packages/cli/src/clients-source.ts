@@ -50,6 +50,8 @@ const DEFAULT_POLICY: RetryPolicy = {
 
 /** The one pacing scope of a simulated client: every request goes to the one server. */
 const SCOPE = 'simulated';
+/** The one route of the simulated requests: every one is counted by the limit, as the one server reports. */
+const ROUTE = 'GET /';
 
 /**
  * Replays `traffic` as requests of `clients` clients that retry as `retry` says, through each limit
@@ -150,6 +152,8 @@ interface Event {
 
 /** An attempt waiting at its client's pacing gate. */
 interface Waiter {
+  /** Every simulated request is of one route ({@link ROUTE}). */
+  readonly route: string;
   readonly attempt: Attempt;
   readonly arrived: number;
   /** When it goes whatever the book says (its wait bound). */
@@ -266,10 +270,10 @@ function runClients(
     if (book === undefined) books.set(a.client, (book = new PacingBook()));
     const maxWaitMs = Math.min(policy.maxRetryAfterMs, policy.maxElapsedMs - (now - a.start));
     if (!queues.has(a.client)) {
-      const admission = book.admit(SCOPE, now, maxWaitMs <= 0);
+      const admission = book.admit(SCOPE, ROUTE, now, maxWaitMs <= 0);
       if (admission.go) return send(a, admission.ticket);
     }
-    const waiter = { attempt: a, arrived: now, deadline: now + Math.max(0, Math.floor(maxWaitMs)) };
+    const waiter = { route: ROUTE, attempt: a, arrived: now, deadline: now + Math.max(0, Math.floor(maxWaitMs)) };
     const queue = queues.get(a.client);
     if (queue === undefined) queues.set(a.client, [waiter]);
     else queue.push(waiter);

@@ -41,10 +41,13 @@ async function send(config: ClientConfig, gate: PacingGate | undefined, request:
     request.headers.set('Idempotency-Key', config.idempotencyKey());
   const replayable = SAFE_METHODS.has(method) || request.headers.has('idempotency-key');
   const url = request.url;
-  const scope = gate === undefined ? '' : config.scope(new URL(url));
+  const parsed = gate === undefined ? undefined : new URL(url);
+  const scope = parsed === undefined ? '' : config.scope(parsed);
+  // What the pacing book tells a route by: a limit on one route must not hold the others (see PacingBook).
+  const route = parsed === undefined ? '' : `${method} ${parsed.pathname}`;
   const start = timers.now();
   for (let attempts = 1; ; attempts++) {
-    const ticket = gate === undefined ? undefined : await enterGate(config, gate, request, scope, start);
+    const ticket = gate === undefined ? undefined : await enterGate(config, gate, request, { scope, route, start });
     const sent = await attempt(config, request);
     const fields = sent.ok ? sent.response.headers : undefined;
     let reports: readonly PartitionReport[] = [];
@@ -104,12 +107,11 @@ async function enterGate(
   config: ClientConfig,
   gate: PacingGate,
   request: Request,
-  scope: string,
-  start: number,
+  { scope, route, start }: { scope: string; route: string; start: number },
 ): Promise<PacingTicket> {
   const { timers, policy, observer } = config;
   const maxWaitMs = Math.min(policy.maxRetryAfterMs, policy.maxElapsedMs - (timers.now() - start));
-  const { ticket, heldMs } = await gate.enter(scope, maxWaitMs, request.signal);
+  const { ticket, heldMs } = await gate.enter(scope, route, maxWaitMs, request.signal);
   if (heldMs > 0) tell(observer.onPaced, observer, { method: request.method, url: request.url, waitMs: heldMs });
   return ticket;
 }

@@ -10,11 +10,12 @@ const ticketOf = (a: Admission): PacingTicket => {
 /** A book that was told partition `p` of scope `a` has `remaining` left until `resetMs` (at time 0). */
 function bookWith(remaining: number, resetMs: number): PacingBook {
   const book = new PacingBook();
-  book.answer(ticketOf(book.admit('a', 0)), [{ partition: 'p', remaining, resetMs }], 0);
+  book.answer(ticketOf(book.admit('a', 'GET /', 0)), [{ partition: 'p', remaining, resetMs }], 0);
   return book;
 }
 
-const waiters = (...deadlines: number[]) => deadlines.map((deadline, i) => ({ name: `w${i}`, deadline }));
+const waiters = (...deadlines: number[]) =>
+  deadlines.map((deadline, i) => ({ name: `w${i}`, route: 'GET /', deadline }));
 
 describe('passWaiters: one look at a scope’s queue', () => {
   it('lets on, in order, as many as the partition has units left; the rest wait for its reset', () => {
@@ -46,5 +47,12 @@ describe('passWaiters: one look at a scope’s queue', () => {
     const queue = waiters(10, 20);
     expect(passWaiters(new PacingBook(), 'a', queue, 0).passed).toHaveLength(2);
     expect(queue).toEqual([]);
+  });
+
+  it("a held waiter holds the later ones of its route only: another route's goes", () => {
+    const queue = [...waiters(30_000), { name: 'other', route: 'GET /other', deadline: 30_000 }];
+    const { passed, wakeAt } = passWaiters(bookWith(0, 1000), 'a', queue, 10);
+    expect(passed.map((p) => p.waiter.name)).toEqual(['other']);
+    expect(wakeAt).toBe(1000);
   });
 });

@@ -1,7 +1,8 @@
 import type { PacingBook, PacingTicket } from './pacing-book.js';
 
-/** A request waiting at a pacing gate: when it goes whatever the book says (its wait bound), in the book's milliseconds. */
+/** A request waiting at a pacing gate: its route (see `PacingBook`), and when it goes whatever the book says (its wait bound), in the book's milliseconds. */
 export interface GateWaiter {
+  readonly route: string;
   readonly deadline: number;
 }
 
@@ -18,10 +19,11 @@ export interface GatePass<W extends GateWaiter> {
 
 /**
  * Lets on, in order, the waiters of `scope`'s `queue` that `book` admits at `now`, and any past its
- * deadline (admitted anyway: the server then answers for itself); once one is held, the later ones
- * wait behind it unless past their own deadline. The waiters let on are removed from `queue`.
- * Pure: no timer is set (the caller sets one for `wakeAt`), so that `createFetch`'s gate and
- * `rl simulate`'s virtual clock run the same pass.
+ * deadline (admitted anyway: the server then answers for itself); once one is held, the later ones of
+ * its route wait behind it unless past their own deadline (another route's may go: the partition that
+ * holds one route may not count the other). The waiters let on are removed from `queue`. Pure: no
+ * timer is set (the caller sets one for `wakeAt`), so that `createFetch`'s gate and `rl simulate`'s
+ * virtual clock run the same pass.
  */
 export function passWaiters<W extends GateWaiter>(
   book: PacingBook,
@@ -30,13 +32,13 @@ export function passWaiters<W extends GateWaiter>(
   now: number,
 ): GatePass<W> {
   const passed: { waiter: W; ticket: PacingTicket }[] = [];
-  let blocked = false;
+  const blocked = new Set<string>();
   for (const waiter of [...queue]) {
     const late = now >= waiter.deadline;
-    if (blocked && !late) continue;
-    const admission = book.admit(scope, now, late);
+    if (blocked.has(waiter.route) && !late) continue;
+    const admission = book.admit(scope, waiter.route, now, late);
     if (!admission.go) {
-      blocked = true;
+      blocked.add(waiter.route);
       continue;
     }
     queue.splice(queue.indexOf(waiter), 1);
@@ -44,6 +46,6 @@ export function passWaiters<W extends GateWaiter>(
   }
   let wakeAt = Infinity;
   for (const w of queue) wakeAt = Math.min(wakeAt, w.deadline);
-  const until = queue.length === 0 ? undefined : book.blockedUntil(scope, now);
-  return { passed, wakeAt: until === undefined ? wakeAt : Math.min(wakeAt, until) };
+  for (const route of blocked) wakeAt = Math.min(wakeAt, book.blockedUntil(scope, route, now) ?? Infinity);
+  return { passed, wakeAt };
 }

@@ -46,11 +46,13 @@ export interface ClientObserver {
   onGiveUp?(event: GiveUpEvent): void;
 }
 
-/** Calls an observer's method, a throw ignored. */
+/** Calls an observer's method, a throw ignored, and a rejection of an async one (never an unhandled rejection). */
 export function tell<E>(method: ((event: E) => void) | undefined, observer: ClientObserver, event: E): void {
   if (method === undefined) return;
   try {
-    method.call(observer, event);
+    const returned: unknown = method.call(observer, event);
+    if (typeof (returned as PromiseLike<unknown> | undefined)?.then === 'function')
+      (returned as PromiseLike<unknown>).then(undefined, () => undefined);
   } catch {
     // An observer's failure is its own: the request goes on.
   }

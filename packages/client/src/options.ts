@@ -72,18 +72,29 @@ const PEER_HINTS: Readonly<Record<string, string>> = {
   timeout: 'bound the time of all attempts with `maxElapsed`, or give each an AbortSignal',
 };
 
+/** `jitter` in ms: `0` in any spelling (`0`, `'0ms'`, `'0s'`) for none, else a duration greater than 0; default 1 s. */
+function jitterOption(value: unknown): number {
+  if (value === undefined) return 1_000;
+  if (value === 0 || (typeof value === 'string' && /^\s*0+(?:\.0+)?\s*(?:ms|s|m|h|d)\s*$/.test(value))) return 0;
+  return parseDuration(value, 'jitter');
+}
+
 /** Checks `createFetch`'s options once: each bad one is an `InvalidOptionError` naming it and the fix. */
 export function parseClientOptions(options: CreateFetchOptions): ClientConfig {
   const o = checkOptions(options, OPTION_NAMES, 'createFetch', PEER_HINTS) as CreateFetchOptions;
   const fetchImpl = o.fetch ?? (globalThis.fetch as ((request: Request) => Promise<Response>) | undefined);
   if (typeof fetchImpl !== 'function')
-    throw new InvalidOptionError('fetch', o.fetch, 'a fetch function (this runtime has no globalThis.fetch)');
+    throw new InvalidOptionError(
+      'fetch',
+      o.fetch,
+      o.fetch === undefined ? 'a fetch function (this runtime has no globalThis.fetch)' : 'a fetch function',
+    );
   const retries = o.retries ?? 3;
   if (typeof retries !== 'number' || !Number.isInteger(retries) || retries < 0 || retries > 100)
     throw new InvalidOptionError('retries', retries, 'an integer from 0 to 100 (0: no retry, pacing only)');
   const maxElapsedMs = parseTimerDuration(o.maxElapsed ?? '60s', 'maxElapsed');
   const maxRetryAfterMs = parseTimerDuration(o.maxRetryAfter ?? '30s', 'maxRetryAfter');
-  const jitterMs = o.jitter === 0 ? 0 : parseDuration(o.jitter ?? '1s', 'jitter');
+  const jitterMs = jitterOption(o.jitter);
   const backoffMs = parseTimerDuration(o.backoff ?? '500ms', 'backoff');
   return {
     fetch: fetchImpl.bind(globalThis),

@@ -12,6 +12,8 @@ export interface Passage {
 
 /** A request waiting at the gate. */
 interface Waiter {
+  /** Its route in its scope (see `PacingBook`). */
+  readonly route: string;
   /** When it arrived, in the timers' milliseconds. */
   readonly arrived: number;
   /** When it goes whatever the book says (its wait bound), in the timers' milliseconds. */
@@ -44,17 +46,18 @@ export class PacingGate {
     private readonly timers: Timers,
   ) {}
 
-  /** The passage of a request of `scope` once it may go, waiting at most `maxWaitMs`. */
-  enter(scope: string, maxWaitMs: number, signal: AbortSignal | undefined): Promise<Passage> {
+  /** The passage of a request of `scope` to `route` once it may go, waiting at most `maxWaitMs`. */
+  enter(scope: string, route: string, maxWaitMs: number, signal: AbortSignal | undefined): Promise<Passage> {
     if (signal?.aborted) return Promise.reject(signal.reason);
     const queue = this.queues.get(scope);
     if (queue === undefined) {
-      const admission = this.book.admit(scope, this.timers.now(), maxWaitMs <= 0);
+      const admission = this.book.admit(scope, route, this.timers.now(), maxWaitMs <= 0);
       if (admission.go) return Promise.resolve({ ticket: admission.ticket, heldMs: 0 });
     }
     return new Promise<Passage>((resolve, reject) => {
       const arrived = this.timers.now();
       const waiter: Waiter = {
+        route,
         arrived,
         deadline: arrived + Math.max(0, Math.floor(maxWaitMs)),
         resolve,

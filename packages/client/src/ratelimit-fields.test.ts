@@ -83,6 +83,8 @@ describe('partitionReports', () => {
     ['draft 6 past 2^31 seconds', { 'ratelimit-remaining': '0', 'ratelimit-reset': '9999999999' }],
     ['draft 6 not an integer', { 'ratelimit-remaining': 'zero', 'ratelimit-reset': '1' }],
     ['draft 6 twice', { 'ratelimit-remaining': '0, 1', 'ratelimit-reset': '1' }],
+    ['draft 7 with remaining twice', { ratelimit: 'limit=100, remaining=0, reset=30, remaining=50' }],
+    ['draft 7 with reset twice', { ratelimit: 'limit=100, remaining=5, reset=30, reset=1' }],
     [
       'legacy epoch past 2^31 seconds from now',
       { 'x-ratelimit-remaining': '0', 'x-ratelimit-reset': '999999999999999' },

@@ -84,6 +84,9 @@ function partitionName(name: string, params: Parameters): string {
 function dictionaryReport(value: string): readonly PartitionReport[] | undefined {
   const dictionary = parsed(parseDictionary, value);
   if (dictionary === undefined) return undefined;
+  // A key given twice (a gateway's field joined with the app's): the two conflict, neither is believed.
+  // The parser keeps the last, so the field's own keys are counted.
+  if (['remaining', 'reset'].some((key) => keyCount(value, key) > 1)) return [];
   const member = (key: string): BareItem | undefined => {
     const m = dictionary.get(key);
     return m === undefined || Array.isArray(m[0]) ? undefined : (m[0] as BareItem);
@@ -120,6 +123,13 @@ function singleReport(
 function integerField(value: string): number | undefined {
   const item = parsed(parseItem, value)?.[0];
   return typeof item === 'number' && Number.isInteger(item) && item >= 0 ? item : undefined;
+}
+
+/** How many members of the Dictionary `value` (a parsed one) are named `key`. */
+function keyCount(value: string, key: string): number {
+  let count = 0;
+  for (const member of value.split(',')) if (member.trim().split(/[=;]/, 1)[0] === key) count++;
+  return count;
 }
 
 /** `parse(value)`, or undefined when the value is not a structured field of that type (the parser throws). */

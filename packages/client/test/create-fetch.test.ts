@@ -203,4 +203,29 @@ describe('createFetch: options', () => {
     const client = createFetch({ fetch: server.fetch, timers, observer });
     expect((await settle(timers, client(URL_))).value!.status).toBe(200);
   });
+
+  it('ignores an async observer that rejects: no unhandled rejection', async () => {
+    const unhandled: unknown[] = [];
+    const onUnhandled = (reason: unknown) => unhandled.push(reason);
+    process.on('unhandledRejection', onUnhandled);
+    try {
+      const timers = new FakeTimers();
+      const server = scriptedServer(timers, [limited('0')]);
+      const observer = {
+        onRetry: async () => {
+          throw new Error('metrics backend down');
+        },
+      };
+      const client = createFetch({ fetch: server.fetch, timers, observer });
+      expect((await settle(timers, client(URL_))).value!.status).toBe(200);
+      await new Promise((resolve) => setImmediate(resolve)); // where an unhandled rejection is reported
+      expect(unhandled).toEqual([]);
+    } finally {
+      process.off('unhandledRejection', onUnhandled);
+    }
+  });
+
+  it.each([0, '0ms', '0s', ' 0 ms'])('jitter %j is none', (jitter) => {
+    expect(() => createFetch({ jitter: jitter as CreateFetchOptions['jitter'] })).not.toThrow();
+  });
 });
