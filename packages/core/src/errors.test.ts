@@ -93,3 +93,14 @@ describe('docs/errors.md', () => {
     expect(new Set(sections).size).toBe(sections.length);
   });
 });
+
+describe('what a message shows of the value at fault', () => {
+  it.each([
+    [new InvalidCostError(1n), 'Invalid cost 1n:'],
+    [new InvalidCostError(Symbol('five')), 'Invalid cost Symbol(five):'],
+    [new InvalidKeyError(Symbol('k')), 'Symbol(k)'],
+    [new InvalidCostError('5'), 'Invalid cost "5":'],
+  ])('%s', (error, shown) => {
+    expect(error.message).toContain(shown);
+  });
+});

@@ -230,7 +230,9 @@ export class ResetUnconfirmedError extends RateLimitError {
 /** A short, safe rendering of a user-supplied value for error messages. */
 export function describeValue(value: unknown): string {
   if (typeof value === 'string') return JSON.stringify(value.length > 80 ? `${value.slice(0, 80)}…` : value);
-  if (typeof value === 'number' || typeof value === 'boolean' || typeof value === 'bigint') return String(value);
+  if (typeof value === 'number' || typeof value === 'boolean') return String(value);
+  if (typeof value === 'bigint') return `${value}n`;
+  if (typeof value === 'symbol') return String(value);
   if (value === null) return 'null';
   if (value === undefined) return 'undefined';
   if (typeof value === 'function') return 'a function';

@@ -65,7 +65,12 @@ export function fastifyIO({
       onLimit === undefined
         ? undefined
         : (request, reply, done, result) => {
-            sendOnLimit(onLimit, request, reply, result).catch((error: unknown) => fail(done, error));
+            sendOnLimit(onLimit, request, reply, result).catch((error: unknown) => {
+              // The denial's 429 is set already: Fastify's error handler would keep it for an error
+              // without a status of its own, where every other adapter answers 500.
+              reply.code(500);
+              fail(done, error);
+            });
           },
     // The client is gone: nothing to send, and the handler must not run.
     drop: (_request, reply, done, givenBack) => {

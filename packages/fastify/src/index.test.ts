@@ -131,6 +131,17 @@ async function appWith(
 }
 
 describe('@rl/fastify', () => {
+  it("an onLimit that throws an Error answers 500 through Fastify's default error handler, as on every adapter (the denial's 429 was set already)", async () => {
+    const app = await appWith({
+      algorithm: fixedWindow({ limit: 1, window: '1m' }),
+      onLimit: () => {
+        throw new Error('onLimit failed');
+      },
+    });
+    expect((await app.inject('/')).statusCode).toBe(200);
+    expect((await app.inject('/')).statusCode).toBe(500);
+  });
+
   describe('per-route config', () => {
     it('merges a route cost over the plugin options and spends the plugin limit', async () => {
       const app = await appWith({ algorithm: tokenBucket({ capacity: 20, refillRate: 10 }) }, (a) => {

@@ -10,6 +10,7 @@ import {
   runtimeClientAddress,
   withLimiter,
   idempotencyKeyFrom,
+  forwardableError,
   type LimiterHandle,
   type TrustProxy,
 } from '@rl/core/http';
@@ -153,7 +154,7 @@ export function withRateLimit<Args extends unknown[]>(
       if (result instanceof Promise) result = await result;
     } catch (error) {
       if (error instanceof RateLimitError) return refused(error);
-      throw error;
+      throw forwardableError(error);
     }
     // A wrapper around this one (the same `Request`) writes its headers beneath these, on this answer.
     return (await responder.respond(request, new FetchAnswer(request, result, headers), rest, result))!;
@@ -195,7 +196,7 @@ function pathOf(url: string): string {
   return query === -1 ? url.slice(start) : url.slice(start, query);
 }
 
-/** The key of the request's `Idempotency-Key` header, or undefined: `withRateLimit(handler, { idempotencyKey: idempotencyKeyHeader })`. */
+/** The key of the request's `Idempotency-Key` header, or undefined: `withRateLimit(handler, { idempotencyKey: requestIdempotencyKey })`. */
 export function requestIdempotencyKey(request: Request): string | undefined {
   return idempotencyKeyFrom(request.headers);
 }

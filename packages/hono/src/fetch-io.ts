@@ -1,5 +1,12 @@
 import type { RateLimitResult } from '@rl/core';
-import { problemBody, warnLateError, type DoubleCountCheck, type FetchAnswer, type ResponseIO } from '@rl/core/http';
+import {
+  forwardableError,
+  problemBody,
+  warnLateError,
+  type DoubleCountCheck,
+  type FetchAnswer,
+  type ResponseIO,
+} from '@rl/core/http';
 
 /**
  * What the two Fetch adapters (Hono's middleware, `withRateLimit`) tell the shared `ResponseIO` apart:
@@ -63,7 +70,15 @@ export function fetchIO<Req, Next>(
     onLimit:
       onLimit === undefined
         ? undefined
-        : async (req, answer, _next, result) => answer.deny((await onLimit(req, result)) ?? problemBody(result)),
+        : async (req, answer, _next, result) => {
+            let response: Response | undefined;
+            try {
+              response = await onLimit(req, result);
+            } catch (error) {
+              throw forwardableError(error); // an Error, whatever was thrown (Hono's onError takes no other)
+            }
+            return answer.deny(response ?? problemBody(result));
+          },
     drop: (_req, _answer, _next, givenBack) =>
       givenBack.then(() => new Response(null, { status: CLIENT_CLOSED_REQUEST })),
   };

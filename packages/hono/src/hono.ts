@@ -8,6 +8,7 @@ import {
   runtimeClientAddress,
   withLimiter,
   idempotencyKeyFrom,
+  forwardableError,
   type LimiterHandle,
   type RequestHeaders,
   type TrustProxy,
@@ -119,8 +120,14 @@ export function rateLimit(options: RateLimitOptions): RateLimitMiddleware {
   // then `c.res` read and replaced. Two rl middlewares on one request are two middlewares: the outer
   // one writes its headers beneath the inner one's, on the response the inner one answered with.
   const middleware = async function rateLimitMiddleware(c: Context, next: Next): Promise<Response | void> {
-    let result = limiter.decide(c);
-    if (result instanceof Promise) result = await result;
+    let result: ReturnType<typeof limiter.decide>;
+    try {
+      result = limiter.decide(c);
+      if (result instanceof Promise) result = await result;
+    } catch (error) {
+      // Hono hands only an Error to `app.onError`: a thrown `undefined` would be the runtime's bare 500.
+      throw forwardableError(error);
+    }
     // The status a denial's `onLimit` answers with (`c.json(...)` reads it).
     if (result !== undefined && result.enforcedDeniedBy !== -1) c.status(result.statusCode as 429);
     const answer = new FetchAnswer(c.req.raw, result, headers, (c.env as NodeBindings | undefined)?.outgoing);

@@ -1,6 +1,8 @@
 import type { ServerResponse } from 'node:http';
 import { Hono, type Context } from 'hono';
 import { getRequestListener } from '@hono/node-server';
+import { describe, expect, it } from 'vitest';
+import { fixedWindow } from '@rl/core';
 import { RedisStore } from '@rl/store-redis';
 import {
   describeAdapter,
@@ -110,3 +112,34 @@ const fetchHandler: Adapter = {
 };
 
 describeAdapter([hono, fetchHandler], { redisStore: (client, prefix) => new RedisStore({ client, prefix }) });
+
+// Hono hands only an Error to `app.onError`; a thrown undefined would be the runtime's bare 500.
+describe("a user function's throw reaches the app's onError as an Error", () => {
+  it.each([
+    ['a key function that rejects with undefined', { key: () => Promise.reject(undefined) }, 1],
+    [
+      'an onLimit that throws null (the second request)',
+      {
+        key: () => 'k',
+        onLimit: () => {
+          throw null;
+        },
+      },
+      2,
+    ],
+  ])('%s', async (_name, options, requests) => {
+    const app = new Hono();
+    const heard: unknown[] = [];
+    app.onError((error, c) => {
+      heard.push(error);
+      return c.text('handled', 500);
+    });
+    app.use(rateLimit({ algorithm: fixedWindow({ limit: 1, window: '1m' }), ...options } as RateLimitOptions));
+    app.get('/', (c) => c.text('ok'));
+    let last: Response | undefined;
+    for (let i = 0; i < requests; i++) last = await app.request('/');
+    expect([last!.status, await last!.text()]).toEqual([500, 'handled']);
+    expect(heard).toHaveLength(1);
+    expect(heard[0]).toBeInstanceOf(Error);
+  });
+});

@@ -93,4 +93,32 @@ describe.each(versions)('%s', (_label, KoaApp) => {
       await served.close();
     }
   });
+
+  // Koa's own `ctx.onerror` answers nothing for a thrown null or undefined: the request would hang.
+  it.each([
+    ['a key function that rejects with undefined', { key: () => Promise.reject(undefined) }, [500]],
+    [
+      'an onLimit that throws null (the second request)',
+      {
+        key: () => 'k',
+        onLimit: () => {
+          throw null;
+        },
+      },
+      [200, 500],
+    ],
+  ])('answers 500 by default for %s', async (_name, options, statuses) => {
+    const app = new KoaApp();
+    app.silent = true;
+    app.use(rateLimit({ clock, algorithm: fixedWindow({ limit: 1, window: '1m' }), ...options } as RateLimitOptions));
+    app.use((ctx) => {
+      ctx.body = 'ok';
+    });
+    const served = await serve(app.callback());
+    try {
+      for (const status of statuses) expect((await served.request('/')).status).toBe(status);
+    } finally {
+      await served.close();
+    }
+  });
 });

@@ -13,6 +13,7 @@ import {
   idempotencyKeyFrom,
   nodeHeaderAccess,
   problemBody,
+  forwardableError,
   type FrameworkBinding,
   type LimiterHandle,
   type NodeResponseEvents,
@@ -101,10 +102,14 @@ export function rateLimit(options: RateLimitOptions): RateLimitMiddleware {
     try {
       result = limiter.decide(ctx);
     } catch (error) {
-      // As from an async middleware: a rejection, whoever calls it.
-      return Promise.reject(error);
+      // As from an async middleware: a rejection, whoever calls it (an Error: Koa answers no other).
+      return Promise.reject(forwardableError(error));
     }
-    if (result instanceof Promise) return result.then((r) => responder.respond(ctx, ctx.res, next, r));
+    if (result instanceof Promise)
+      return result.then(
+        (r) => responder.respond(ctx, ctx.res, next, r),
+        (error: unknown) => Promise.reject(forwardableError(error)),
+      );
     return responder.respond(ctx, ctx.res, next, result);
   } as RateLimitMiddleware;
 
@@ -160,7 +165,12 @@ function koaIO(
 }
 
 async function callOnLimit(onLimit: OnLimitHandler, ctx: Context, result: RateLimitResult): Promise<void> {
-  await onLimit(ctx, result);
+  try {
+    await onLimit(ctx, result);
+  } catch (error) {
+    // Koa's error handling answers nothing for a thrown `null` or `undefined`: the request would hang.
+    throw forwardableError(error);
+  }
   if (ctx.body === undefined || ctx.body === null) {
     ctx.type = PROBLEM_CONTENT_TYPE;
     ctx.body = problemBody(result);
