@@ -116,12 +116,12 @@ describeAdapter([hono, fetchHandler], { redisStore: (client, prefix) => new Redi
 // Hono hands only an Error to `app.onError`; a thrown undefined would be the runtime's bare 500.
 describe("a user function's throw reaches the app's onError as an Error", () => {
   it.each([
-    ['a key function that rejects with undefined', { key: () => Promise.reject(undefined) }, 1],
+    ['a key function that rejects with undefined', { key: (): Promise<string> => Promise.reject(undefined) }, 1],
     [
       'an onLimit that throws null (the second request)',
       {
-        key: () => 'k',
-        onLimit: () => {
+        key: (): string => 'k',
+        onLimit: (): never => {
           throw null;
         },
       },

@@ -96,12 +96,12 @@ describe.each(versions)('%s', (_label, KoaApp) => {
 
   // Koa's own `ctx.onerror` answers nothing for a thrown null or undefined: the request would hang.
   it.each([
-    ['a key function that rejects with undefined', { key: () => Promise.reject(undefined) }, [500]],
+    ['a key function that rejects with undefined', { key: (): Promise<string> => Promise.reject(undefined) }, [500]],
     [
       'an onLimit that throws null (the second request)',
       {
-        key: () => 'k',
-        onLimit: () => {
+        key: (): string => 'k',
+        onLimit: (): never => {
           throw null;
         },
       },
