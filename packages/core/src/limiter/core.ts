@@ -301,7 +301,8 @@ export class LimiterCore {
     if (charged === undefined)
       return this.freeing(storeKey, this.guard.giveBack({ key: storeKey, scope, local, algorithm, cost }));
     const decision = charged.decision;
-    settleOnce(decision);
+    // Once: a decision given back (or settled) already gives back nothing more.
+    if (!settleOnce(decision)) return this.warnSettledTwice();
     if (charged.took === 'replayed') return;
     const idempotencyId = charged.idempotencyId;
     if (idempotencyId === undefined && this.quota?.refund(storeKey, cost, algorithm, decision) === true) return;
@@ -347,11 +348,14 @@ export class LimiterCore {
     const { key: storeKey, algorithm, cost } = charge;
     if (actual === cost) return SETTLED_AS_ESTIMATED;
     this.observation?.settled(cost, actual);
-    const leased = this.quota !== undefined;
-    if (leased && this.quota.refund(storeKey, cost - actual, algorithm, decision)) return SETTLED_AS_ESTIMATED;
+    if (this.quota?.refund(storeKey, cost - actual, algorithm, decision) === true) return SETTLED_AS_ESTIMATED;
     const { at: chargedAt, delayMs } = decision;
     const maxDebt = this.maxDebt ?? algorithm.limit;
-    const units = leased ? { cost: Math.max(0, cost - actual), actual: Math.max(0, actual - cost) } : { cost, actual };
+    // Spent from a quota lease's block, the store holds the block, not this charge: the settle is the
+    // change alone. A charge the store made alone (above `units`, or with no block to take from) is
+    // settled as it was charged.
+    const units =
+      took === 'leased' ? { cost: Math.max(0, cost - actual), actual: Math.max(0, actual - cost) } : { cost, actual };
     return {
       first: true,
       done: this.freeing(storeKey, this.guard.settle(storeKey, algorithm, { ...units, chargedAt, delayMs, maxDebt })),
@@ -362,7 +366,7 @@ export class LimiterCore {
     if (this.settleWarned) return;
     this.settleWarned = true;
     emitWarning(
-      `A charge of limit "${this.name}" was settled twice, or after it was given back: the second settle is ignored. Settle each request once. (rl, warned once per limiter.) See ${errorDocsUrl('RL_ALREADY_SETTLED')}`,
+      `A charge of limit "${this.name}" was settled or given back twice (or settled after it was given back): the second is ignored. Settle or undo each request once. (rl, warned once per limiter.) See ${errorDocsUrl('RL_ALREADY_SETTLED')}`,
       { code: 'RL_ALREADY_SETTLED' },
     );
   }

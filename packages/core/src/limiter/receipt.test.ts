@@ -29,10 +29,11 @@ describe('receipts', () => {
       true,
     ],
     [
+      // Carried: a settle of it in the store is a change of the block, not a charge of its own.
       'units from a quota lease',
       { took: 'leased' as const },
-      { took: 'charged', conflict: false, idempotencyId: undefined },
-      false,
+      { took: 'leased', conflict: false, idempotencyId: undefined },
+      true,
     ],
   ])('%s: the receipt, and whether the decision carries one', (_, charged, receipt, carries) => {
     const decision = receipted({ decision: admitted(), ...charged });

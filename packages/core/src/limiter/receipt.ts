@@ -31,15 +31,16 @@ const NOTHING: ChargeReceipt = Object.freeze({ took: 'nothing', conflict: false,
 /**
  * The decision of `charged`, as a limiter's verb returns it. Only what its `reason` and the plain
  * case cannot say is carried (an idempotent charge's replay, conflict, or the id the store remembers
- * it under): as a receipt on the decision itself, under a symbol and not enumerable, so the
- * documented shape of a decision is unchanged. Every other decision carries none (the common case,
- * and a cached denial, allocate nothing more): a decision with a `reason` took nothing; one without
- * took its units (from the store, or from a quota lease's block, which a give-back reaches alike).
+ * it under; units from a quota lease's block, which a settle in the store reaches as a change of the
+ * block, not as a charge of its own): as a receipt on the decision itself, under a symbol and not
+ * enumerable, so the documented shape of a decision is unchanged. Every other decision carries none
+ * (the common case, and a cached denial, allocate nothing more): a decision with a `reason` took
+ * nothing; one without took its units from the store.
  */
 export function receipted(charged: ChargeAnswer): Decision {
   const { decision, took } = charged;
   const conflict = charged.conflict === true;
-  if (took !== 'replayed' && !conflict && charged.idempotencyId === undefined) return decision;
+  if (took !== 'replayed' && took !== 'leased' && !conflict && charged.idempotencyId === undefined) return decision;
   attach(decision, new Receipt(took, conflict, charged.idempotencyId, false));
   return decision;
 }

@@ -6,6 +6,7 @@
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { concurrency } from '../algorithms/concurrency.js';
 import { fixedWindow } from '../algorithms/fixed-window.js';
+import { slidingWindowLog } from '../algorithms/sliding-window-log.js';
 import { tokenBucket } from '../algorithms/token-bucket.js';
 import { combineLimiters } from '../compose/group.js';
 import type { SettledEvent } from '../observe/observer.js';
@@ -79,9 +80,26 @@ describe('limiter.settle', () => {
     expect([used(), settles()]).toEqual([20, 1]);
     expect(warn).toHaveBeenCalledTimes(1);
     expect(warn).toHaveBeenCalledWith(
-      expect.stringMatching(/^A charge of limit .* was settled twice, or after it was given back/),
+      expect.stringMatching(
+        /^A charge of limit .* was settled or given back twice \(or settled after it was given back\)/,
+      ),
       { code: 'RL_ALREADY_SETTLED' },
     );
+  });
+
+  it('gives a decision back once: an undo again, or after its settle, gives back nothing more', async () => {
+    const warn = vi.spyOn(process, 'emitWarning').mockImplementation(() => undefined);
+    const { limiter, used } = setup();
+    const first = await limiter.consume('k', 10);
+    await limiter.undo('k', 10, first);
+    await limiter.undo('k', 10, first);
+    expect(used()).toBe(0);
+    await limiter.consume('k', 30); // another request's units, which a second give-back would erase
+    const settled = await limiter.consume('k', 10);
+    await limiter.settle('k', 10, 5, settled);
+    await limiter.undo('k', 10, settled);
+    expect(used()).toBe(35);
+    expect(warn).toHaveBeenCalledTimes(1);
   });
 
   it('settles nothing for a decision that charged nothing in the store: a denial, or a decision of the failure policy', async () => {
@@ -163,6 +181,20 @@ describe('limiter.settle', () => {
     // 50 leased (its unspent 24 given back at the ttl: 26 used), then 30 more settled in the store.
     expect(1000 - Math.ceil(store.state.peek('k', bucket, 0, clock()).remaining)).toBe(26 + 30);
   });
+
+  it.each([
+    [2, 98],
+    [50, 50],
+  ])(
+    'with a quota lease: a charge above the block, made in the store alone, settles there as without a lease (actual %i: %i left)',
+    async (actual, left) => {
+      const log = slidingWindowLog({ limit: 100, window: '1m' });
+      const { limiter, store, clock } = setup('sync', { algorithm: log, lease: { units: 5 } });
+      const decision = await limiter.consume('k', 8);
+      await limiter.settle('k', 8, actual, decision);
+      expect(store.state.peek('k', log, 0, clock()).remaining).toBe(left);
+    },
+  );
 });
 
 describe('combined.settle', () => {

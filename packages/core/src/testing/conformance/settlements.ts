@@ -59,7 +59,7 @@ export function describeSettlements(suite: Suite): void {
           try {
             await limiter.settle('more', 100, 500, more);
             expect(warn).toHaveBeenCalledWith(
-              expect.stringContaining('settled twice'),
+              expect.stringContaining('settled or given back twice'),
               expect.objectContaining({ code: 'RL_ALREADY_SETTLED' }),
             );
           } finally {
