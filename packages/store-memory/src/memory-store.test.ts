@@ -536,3 +536,25 @@ describe('the ids of idempotent charges (issue 27)', () => {
     expect(store.keyCount).toBeLessThanOrEqual(2);
   });
 });
+
+describe('an override and the deny cache', () => {
+  it('a denial decided under an override is not cached past it: at its ttl the limit’s own algorithm decides again', async () => {
+    let now = 1_000_000;
+    const clock = () => now;
+    const store = new MemoryStore({ clock, sweepInterval: false });
+    const limiter = createLimiter({
+      algorithm: fixedWindow({ limit: 100, window: '1m' }),
+      store,
+      prefix: 'p',
+      clock,
+      overrides: true,
+      denyCache: true,
+    });
+    await limiter.setOverride('k', fixedWindow({ limit: 1, window: '1h' }), { ttl: '1m' });
+    expect((await limiter.consume('k')).allowed).toBe(true);
+    expect((await limiter.consume('k')).allowed).toBe(false);
+    now += 2 * 60_000; // the override ended a minute ago
+    expect(await limiter.consume('k')).toMatchObject({ allowed: true, limit: 100 });
+    store.close();
+  });
+});

@@ -41,6 +41,23 @@ describe('DenyCache', () => {
     for (const key of ['admitted', 'no-retry', 'policy']) expect(cache.get(charge(key, 1), 0)).toBeUndefined();
   });
 
+  it('keeps a denial decided under an override (its policy is not the algorithm’s) at most a second: the override ends at its ttl, unheard', () => {
+    const cache = new DenyCache();
+    const underOverride = makeDecision({
+      allowed: false,
+      limit: 1,
+      remaining: 0,
+      resetMs: 3_600_000,
+      retryAfterMs: 3_600_000,
+      delayMs: 0,
+      policy: makePolicy(1, 3_600_000),
+      at: 0,
+    });
+    cache.remember(charge('k', 1), underOverride, 0);
+    expect(cache.get(charge('k', 1), 999)).toMatchObject({ reason: 'deny-cache', retryAfterMs: 1 });
+    expect(cache.get(charge('k', 1), 1_000)).toBeUndefined();
+  });
+
   it('keeps the denial of an answer only when no reset was heard since its charge was sent, and never an idempotent charge’s', () => {
     const listeners: ((storageKey: string | undefined) => void)[] = [];
     const store = Object.assign(new TestStore({ answers: 'async' }), {

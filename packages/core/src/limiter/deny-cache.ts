@@ -18,6 +18,14 @@ interface DenyEntry {
 }
 
 /**
+ * The longest a denial decided under an override is kept (ms): the override may end sooner than the
+ * denial's retry time (at its ttl, of which no notice comes); the key's flood then reaches the store
+ * once a second per instance, and a request after the override's end is decided by the limit's own
+ * algorithm within a second.
+ */
+export const OVERRIDE_DENIAL_MS = 1_000;
+
+/**
  * Denials the store gave, kept locally until they expire: once the store says a key is denied for
  * `retryAfterMs`, requests of that key and at least that cost are denied without a store call until
  * then (reason `'deny-cache'`). Bounded to `maxKeys` keys; when full, the oldest entry is dropped
@@ -89,7 +97,9 @@ export class DenyCache {
    * Keeps `decision`, the answer to `charge`, when it is the store's own denial with a retry time, from
    * `askedAt` (the time the request was sent: the earliest the store can have decided it), unless the
    * algorithm counts denied requests (each of them must reach the store), or the store cannot hear
-   * resets now.
+   * resets now. A denial the store decided under an override (its policy is not the algorithm's) is
+   * kept at most {@link OVERRIDE_DENIAL_MS}: an override ends at its ttl, which no notice tells, and
+   * its denial's retry time can run past it.
    */
   remember(charge: Charge, decision: Decision, askedAt: number): void {
     const { key: storeKey, cost, algorithm, maxDelayMs: maxDelay } = charge;
@@ -100,13 +110,14 @@ export class DenyCache {
       decision.retryAfterMs > 0 &&
       !algorithm.countDenied
     ) {
+      const own = decision.policy.name === (algorithm.policyAt?.(decision.at) ?? algorithm.policy).name;
       const entries = this.entries;
       if (entries.size >= this.maxKeys) {
         const oldest = entries.keys().next().value;
         if (oldest !== undefined) entries.delete(oldest);
       }
       entries.set(storeKey, {
-        until: askedAt + decision.retryAfterMs,
+        until: askedAt + (own ? decision.retryAfterMs : Math.min(decision.retryAfterMs, OVERRIDE_DENIAL_MS)),
         cost,
         decision,
         configuration: configurationOf(algorithm),
