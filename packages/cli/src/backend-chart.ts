@@ -1,4 +1,4 @@
-import { writeFile } from 'node:fs/promises';
+import { writeOptionFile } from './output-file.js';
 import { formatDuration } from '@rl/core';
 import type { BackendReport } from './backend.js';
 import { backendTable } from './backend-report.js';
@@ -93,7 +93,7 @@ export async function renderBackendChartSvg(report: BackendReport, options: { wi
 export async function writeBackendCharts(report: BackendReport, paths: readonly string[]): Promise<void> {
   if (paths.length === 0) return;
   const svg = await renderBackendChartSvg(report);
-  for (const path of paths) await writeFile(path, /\.png$/i.test(path) ? await svgToPng(svg) : svg);
+  for (const path of paths) await writeOptionFile('--chart', path, /\.png$/i.test(path) ? await svgToPng(svg) : svg);
 }
 
 /**

@@ -2,6 +2,7 @@ import { adaptiveConcurrency, InvalidOptionError, parseDuration, type Priority }
 import { runOverload, type OverloadGate, type OverloadStats } from '@rl/core/testing';
 import { callText, parseCall } from './limits.js';
 import type { Traffic } from './traffic.js';
+import { MAX_SLICES } from './simulate.js';
 
 /** The backend of `--backend`: its capacity in flight, its service time, and a step of it. */
 export interface BackendSpec {
@@ -121,6 +122,9 @@ export interface BackendReport {
   readonly limits: readonly GateReport[];
 }
 
+/** The longest traffic `--backend` replays (ms): its backend is stepped every 10 ms, 8.64 million steps a day. */
+export const MAX_BACKEND_SPAN_MS = 24 * 3_600_000;
+
 /**
  * Replays `traffic`'s arrival times through each gate into the backend, on a virtual clock, from its
  * first arrival (at 0) to its last, in slices of `sliceMs`. Keys and costs are not used: a backend
@@ -135,6 +139,19 @@ export function simulateBackend(
   const start = traffic.times[0] ?? 0;
   const arrivals = Array.from(traffic.times, (t) => t - start);
   const durationMs = Math.max(1, (arrivals.at(-1) ?? 0) + 1);
+  // The backend is stepped every 10 ms of the run, busy or idle: bounded, as the slices are.
+  if (durationMs > MAX_BACKEND_SPAN_MS)
+    throw new InvalidOptionError(
+      '--pattern',
+      `${durationMs}ms`,
+      `traffic spanning at most ${MAX_BACKEND_SPAN_MS / 3_600_000} hours with --backend (its backend is stepped every 10 ms)`,
+    );
+  if (durationMs / options.sliceMs > MAX_SLICES)
+    throw new InvalidOptionError(
+      '--slice',
+      options.sliceMs,
+      `a slice of at least ${Math.ceil(durationMs / MAX_SLICES)}ms: at most ${MAX_SLICES} slices over the ${durationMs}ms of this traffic`,
+    );
   const slow = backend.slow;
   const serviceMs =
     slow === undefined ? () => backend.serviceMs : (at: number) => (at < slow.atMs ? backend.serviceMs : slow.toMs);

@@ -1,4 +1,4 @@
-import { writeFile } from 'node:fs/promises';
+import { writeOptionFile } from './output-file.js';
 import { formatDuration, InvalidOptionError } from '@rl/core';
 import type { LimitReport, SimulationReport } from './simulate.js';
 
@@ -247,6 +247,6 @@ export async function writeCharts(report: SimulationReport, paths: readonly stri
   if (paths.length === 0) return;
   const svg = await renderChartSvg(report, { title });
   for (const path of paths) {
-    await writeFile(path, /\.png$/i.test(path) ? await svgToPng(svg) : svg);
+    await writeOptionFile('--chart', path, /\.png$/i.test(path) ? await svgToPng(svg) : svg);
   }
 }

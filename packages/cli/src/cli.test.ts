@@ -148,6 +148,23 @@ describe('rl simulate: errors name the part to fix (exit 2)', () => {
       'rl: Invalid option --slice: 1. Expected a slice of at least 36ms',
     ],
     [argv`simulte`, 'rl: Invalid option command: "simulte". Expected simulate (see rl --help).'],
+    // Bounded before the run: a backend stepped every 10 ms over a year, a slice count, a retry storm.
+    [
+      argv`simulate --backend capacity=10,service=10ms --limit none --pattern ${'burst 1 at 0s, burst 1 at 8760h'}`,
+      'rl: Invalid option --pattern: "31536000001ms". Expected traffic spanning at most 24 hours with --backend',
+    ],
+    [
+      argv`simulate --backend capacity=10,service=10ms --limit none --pattern '1/s for 1h' --slice 1ms`,
+      'rl: Invalid option --slice: 1. Expected a slice of at least 36ms',
+    ],
+    [
+      argv`simulate --pattern 'burst 1000000 at 0s' --clients 1000 --retry immediate --retries 100 --limit fixedWindow(limit=1,window=1h)`,
+      'rl: Invalid option --retries: 100. Expected at most 10000000 attempts in all',
+    ],
+    [
+      argv`simulate ${TWO_BATCHES} --limit fixedWindow(limit=1,window=1s) --chart /nonexistent-rl-dir/x.svg`,
+      'rl: Invalid option --chart: "/nonexistent-rl-dir/x.svg". Expected a file that can be written (ENOENT)',
+    ],
   ])('%j', async (args, message) => {
     const { code, stdout, stderr } = await rl(args);
     expect([code, stdout]).toEqual([2, '']);
@@ -245,6 +262,8 @@ describe('rl simulate --traffic', () => {
     ['bad.csv', '0.5,a\nsoon,b\n', '--traffic', 'line 2 time: "soon"'],
     ['bad.jsonl', '{"time": 1}\n{"time": 2, "cost": -1}\n', '--traffic', 'line 2 cost: -1'],
     ['bad2.jsonl', '{"time": 1}\n[1]\n', '--traffic', 'line 2'],
+    ['far.csv', '0,a\n1e306,b\n', '--traffic', 'line 2 time: "1e306"'],
+    ['far.jsonl', '{"time": 0}\n{"time": 1e308}\n', '--traffic', 'line 2 time: 1e+308'],
   ])('%s: the line to fix', async (name, text, _, message) => {
     writeFileSync(join(dir, name), text);
     const { code, stderr } = await rl(
@@ -252,6 +271,12 @@ describe('rl simulate --traffic', () => {
     );
     expect(code).toBe(2);
     expect(stderr).toContain(message);
+  });
+
+  it('a directory given as the file is named', async () => {
+    const { code, stderr } = await rl(argv`simulate --traffic ${dir} --limit fixedWindow(limit=2,window=1s)`);
+    expect([code, stderr]).toEqual([2, expect.stringContaining('Invalid option --traffic')]);
+    expect(stderr).toContain('a file that can be read (EISDIR)');
   });
 
   it('a missing file, and --keys with a file, are named', async () => {

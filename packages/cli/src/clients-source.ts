@@ -53,6 +53,9 @@ const SCOPE = 'simulated';
 /** The one route of the simulated requests: every one is counted by the limit, as the one server reports. */
 const ROUTE = 'GET /';
 
+/** The most attempts a `--clients` run may make (requests × (retries + 1)): about a minute and a gigabyte of the clients' loop. */
+export const MAX_CLIENT_ATTEMPTS = 10_000_000;
+
 /**
  * Replays `traffic` as requests of `clients` clients that retry as `retry` says, through each limit
  * (each on a store of its own, as in {@link simulate}), on a virtual clock. Each client runs
@@ -78,6 +81,14 @@ export function simulateClients(
     throw new InvalidOptionError('--retries', retries, 'an integer from 0 to 100 (0: no retry, pacing only)');
   if (!Number.isInteger(options.clients) || options.clients < 1)
     throw new InvalidOptionError('--clients', options.clients, 'a whole number of 1 or more');
+  // Each attempt is a step of the clients' loop and an arrival of the replay: bounded before the run.
+  const mostAttempts = traffic.times.length * ((retry === 'none' ? 0 : retries) + 1);
+  if (mostAttempts > MAX_CLIENT_ATTEMPTS)
+    throw new InvalidOptionError(
+      '--retries',
+      retries,
+      `at most ${MAX_CLIENT_ATTEMPTS} attempts in all (${traffic.times.length} requests × ${retries + 1} attempts each may make ${mostAttempts}): fewer retries or a shorter pattern`,
+    );
   const policy: RetryPolicy = {
     ...DEFAULT_POLICY,
     retries: retry === 'none' ? 0 : retries,

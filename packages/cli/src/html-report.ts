@@ -1,6 +1,6 @@
-import { writeFile } from 'node:fs/promises';
 import { formatDuration, InvalidOptionError } from '@rl/core';
 import { clientsTable } from './clients-report.js';
+import { writeOptionFile } from './output-file.js';
 import { KEY_COLORS, OUTCOMES, renderLimitChartSvg, yLabel, type LimitChart } from './chart.js';
 import { seconds } from './format.js';
 import { reportTable } from './report.js';
@@ -20,17 +20,8 @@ export function checkHtmlReportPath(path: string): void {
 }
 
 /** Writes `html` to `path`, or an `InvalidOptionError` on `--report` saying why it cannot be written. */
-export async function writeReportFile(path: string, html: string): Promise<void> {
-  try {
-    await writeFile(path, html);
-  } catch (error) {
-    // A folder that does not exist, or one not ours to write: the option to fix, not a stack.
-    throw new InvalidOptionError(
-      '--report',
-      path,
-      `a file that can be written (${(error as NodeJS.ErrnoException).code ?? (error as Error).message})`,
-    );
-  }
+export function writeReportFile(path: string, html: string): Promise<void> {
+  return writeOptionFile('--report', path, html);
 }
 
 /** Writes {@link renderHtmlReport} to `path` (checked by {@link checkHtmlReportPath} first). */

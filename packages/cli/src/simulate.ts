@@ -89,7 +89,7 @@ export interface SimulationReport {
 }
 
 /** The most slices a chart has: far more than a chart can show, few enough to keep the report small. */
-const MAX_SLICES = 100_000;
+export const MAX_SLICES = 100_000;
 
 /** One request as the simulated HTTP layer sees it: its key and its cost in units. */
 export interface Arrival {

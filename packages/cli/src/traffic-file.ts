@@ -52,8 +52,11 @@ export async function readTrafficFile(path: string, format: TrafficFormat = 'aut
       else readCsvLine(line, field, builder);
     }
   } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === 'ENOENT')
-      throw new InvalidOptionError('--traffic', path, 'a file that exists');
+    const code = (error as NodeJS.ErrnoException).code;
+    if (code === 'ENOENT') throw new InvalidOptionError('--traffic', path, 'a file that exists');
+    // Another failure of the file system (a directory, a file not ours to read): the option to fix, not a stack.
+    if (typeof code === 'string' && !(error instanceof InvalidOptionError))
+      throw new InvalidOptionError('--traffic', path, `a file that can be read (${code})`);
     throw error;
   }
   if (builder.size === 0) throw new InvalidOptionError('--traffic', path, 'a file with at least one arrival');
@@ -99,19 +102,22 @@ function readLogLine(line: string, field: string, builder: TrafficBuilder): void
   builder.add(utc, client, 1);
 }
 
-/** A time in seconds (a number or a numeric string) or an ISO 8601 date, as milliseconds. */
+/** The times a date can hold (ms from the epoch, either way): the simulation's clock reads no other. */
+const MAX_TIME_MS = 8.64e15;
+
+/** A time in seconds (a number or a numeric string) or an ISO 8601 date, as milliseconds within ±{@link MAX_TIME_MS}. */
 function timeMs(value: unknown, field: string): number {
-  if (typeof value === 'number' && Number.isFinite(value)) return value * 1000;
-  if (typeof value === 'string' && value !== '') {
+  let ms = NaN;
+  if (typeof value === 'number') ms = value * 1000;
+  else if (typeof value === 'string' && value !== '') {
     const seconds = Number(value);
-    if (Number.isFinite(seconds)) return seconds * 1000;
-    const date = Date.parse(value);
-    if (Number.isFinite(date)) return date;
+    ms = Number.isFinite(seconds) ? seconds * 1000 : Date.parse(value);
   }
+  if (Math.abs(ms) <= MAX_TIME_MS) return ms;
   throw new InvalidOptionError(
     `${field} time`,
     value,
-    'seconds as a number (0.99) or an ISO 8601 date (2026-08-07T10:00:00.990Z)',
+    'seconds as a number (0.99) or an ISO 8601 date (2026-08-07T10:00:00.990Z), within the dates a clock reads (±8.64e12 seconds from 1970)',
   );
 }
 
