@@ -2,6 +2,8 @@ import { randomBytes } from 'node:crypto';
 import { ResetUnconfirmedError } from '@rl/core/store';
 import type { ClientAdapter } from './clients/adapter.js';
 
+/** The listeners a channel holds before it first looks for those of limiters gone (see `ResetChannel.listen`). */
+const FIRST_LISTENER_SWEEP = 64;
 /** What a store tells its listeners (see `Store.watchResets`): a key, or `undefined` for every key; `hearing: false` while notices cannot be heard. */
 export type ResetListener = (storageKey: string | undefined, hearing?: boolean) => void;
 
@@ -56,6 +58,8 @@ export class ResetChannel {
   private readonly notices: string;
   private readonly confirmations: string;
   private readonly listeners = new Set<WeakRef<ResetListener>>();
+  /** The count of listeners at which {@link listen} next drops those whose limiters are gone. */
+  private sweepAt = FIRST_LISTENER_SWEEP;
   /** What closes the subscription, once opened. */
   private unsubscribe: (() => Promise<void>) | undefined;
   private live = false;
@@ -79,8 +83,16 @@ export class ResetChannel {
     this.confirmations = `${this.notices}:${this.id}`;
   }
 
-  /** Adds a listener (subscribing on the first one), and tells it at once whether notices are heard now. */
+  /**
+   * Adds a listener (subscribing on the first one), and tells it at once whether notices are heard now.
+   * The listeners of limiters gone are dropped here too, when their count has doubled since the last
+   * look: a quiet process that makes limiters on the fly hears no notice that would drop them.
+   */
   listen(listener: ResetListener): void {
+    if (this.listeners.size >= this.sweepAt) {
+      for (const ref of this.listeners) if (ref.deref() === undefined) this.listeners.delete(ref);
+      this.sweepAt = Math.max(FIRST_LISTENER_SWEEP, 2 * this.listeners.size);
+    }
     this.listeners.add(new WeakRef(listener));
     if (!this.subscribes) return;
     this.open();
