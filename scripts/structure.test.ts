@@ -77,6 +77,12 @@ const SIDE_TABLES: readonly SideTable[] = [
     why: "the core beneath each `Limiter` the user holds: the engine's way in, where a public member would be an `@internal` one",
   },
   {
+    file: 'prometheus/src/collected-sink.ts',
+    name: 'flushersByMetric',
+    reason: 'an association keyed by an object the user owns',
+    why: "the exporters flushing into a metric of the user's prom-client registry, each held weakly, read by the one collect hook the metric gets",
+  },
+  {
     file: 'hono/src/fetch-handler.ts',
     name: 'runtimeArguments',
     reason: 'a per-request association keyed by an object the user owns',

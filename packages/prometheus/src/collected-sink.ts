@@ -9,26 +9,53 @@ interface Collected {
   collect?: (this: unknown) => unknown;
 }
 
+/** What flushes one exporter's batched values: held by its sink, weakly by the metrics it flushes into. */
+interface Flusher {
+  flush(): void;
+}
+
+/**
+ * The exporters flushing into each prom-client metric, each held weakly (an exporter dropped is
+ * forgotten at the next collection), read by the one `collect` hook the metric gets.
+ */
+const flushersByMetric = new WeakMap<object, Set<WeakRef<Flusher>>>();
+
 /**
  * `direct` (updates of label children, bound once per series) batched by `@rl/core`'s `batchedSink`,
- * and flushed when any of `metrics` is collected (`registry.metrics()`, `metric.get()`): each gets a
- * `collect` that flushes, then calls the one it had (another exporter's on a shared registry). So
- * prom-client's `inc` and `observe`, which build the series' label hash on every call (and `observe`
- * a property name of the bucket bound), run in bursts, and every scrape is exact. The cells live as
- * long as the metrics.
+ * and flushed when any of `metrics` is collected (`registry.metrics()`, `metric.get()`). Each metric
+ * gets one `collect` hook, the first time an exporter flushes into it, that flushes every live
+ * exporter sharing it (a registry's metrics are shared by the exporters on it) and then calls the
+ * `collect` the metric had: not a chain of one hook per exporter, which grew with every exporter made
+ * and kept each alive (6,000 exporters on one registry overflowed the stack of a scrape). So
+ * prom-client's `inc` and `observe`, which build the series' label hash on every call (and `observe` a
+ * property name of the bucket bound), run in bursts, and every scrape is exact.
  */
 export function collectedSink(
   direct: MetricsSink<Child>,
   metrics: readonly (Counter<string> | Gauge<string> | Histogram<string>)[],
 ): MetricsSink<BatchedSeries<Child>> {
   const { sink, flush } = batchedSink(direct);
-  for (const metric of metrics) {
-    const collected = metric as unknown as Collected;
-    const previous = collected.collect;
-    collected.collect = function (this: unknown) {
-      flush();
-      return previous?.call(this);
-    };
-  }
-  return sink;
+  const flusher: Flusher = { flush };
+  for (const metric of metrics) flushersOf(metric).add(new WeakRef(flusher));
+  // The sink holds its flusher: while the exporter lives, so does its entry in the metrics' sets.
+  return { series: sink.series, add: sink.add, record: sink.record, flusher } as MetricsSink<BatchedSeries<Child>>;
+}
+
+/** The flushers of `metric`, its `collect` hook installed with the set. */
+function flushersOf(metric: object): Set<WeakRef<Flusher>> {
+  let flushers = flushersByMetric.get(metric);
+  if (flushers !== undefined) return flushers;
+  const live = (flushers = new Set());
+  flushersByMetric.set(metric, live);
+  const collected = metric as Collected;
+  const previous = collected.collect;
+  collected.collect = function (this: unknown) {
+    for (const ref of live) {
+      const flusher = ref.deref();
+      if (flusher === undefined) live.delete(ref);
+      else flusher.flush();
+    }
+    return previous?.call(this);
+  };
+  return live;
 }
