@@ -171,8 +171,13 @@ export class ResetChannel {
       })
       .then(
         (receivers) => {
-          // Refused meanwhile: nobody can confirm.
-          notice.receivers = this.refused ? 0 : Number(receivers);
+          // Refused meanwhile: nobody can confirm. Live, this store is a receiver itself: none counted
+          // means its subscription was dropped unannounced (the channel's slot moved): opened again, and
+          // the notice waits for a confirmation that cannot come (ResetUnconfirmedError).
+          const counted = this.refused ? 0 : Number(receivers);
+          const dropped = counted === 0 && this.live;
+          if (dropped) this.reopen();
+          notice.receivers = dropped ? 1 : counted;
           if (!notice.expired) {
             timer = setTimeout(() => {
               notice.expired = true;
@@ -220,6 +225,15 @@ export class ResetChannel {
         this.wake();
       },
     });
+  }
+
+  /** Closes the subscription and opens it again (its listeners deaf until it is live again). */
+  private reopen(): void {
+    const closing = this.unsubscribe;
+    this.unsubscribe = undefined;
+    this.live = false;
+    this.tell(undefined, false);
+    void (closing?.() ?? Promise.resolve()).catch(ignore).then(() => this.open());
   }
 
   /** Resolves once the subscription is live (or cannot be), or once `notice`'s wait is over. */

@@ -315,3 +315,58 @@ describe('a slot migration that splits a sliding log, with the default timeout a
     }
   });
 });
+
+describe("the reset notices' slot moved (a resharding, a manual failover)", () => {
+  it.each(migrationClients)(
+    '%s: a store whose subscription Redis dropped opens it again: no deny cache keeps a denial a reset lifted',
+    async (name, connect) => {
+      const [a, b] = [await connect(), await connect()];
+      try {
+        const prefix = `moved-${name.replace(/\W+/g, '-')}:`;
+        const algorithm = tokenBucket({ capacity: 1, refillRate: 1, interval: '1h' });
+        const storeA = new RedisStore({ client: a.client, prefix });
+        const storeB = new RedisStore({ client: b.client, prefix });
+        const limiterA = createLimiter({ algorithm, store: storeA, timeout: '1s', denyCache: true });
+        const limiterB = createLimiter({ algorithm, store: storeB, timeout: '1s', denyCache: true });
+        expect((await limiterA.consume('k')).allowed).toBe(true);
+        expect((await limiterA.consume('k')).allowed).toBe(false); // cached on A; A subscribes now
+        await limiterB.consume('k'); // B subscribes too
+        // Both hear notices: a reset is confirmed by both, and A admits again.
+        await eventually(() => limiterB.reset('k'));
+        expect((await limiterA.consume('k')).allowed).toBe(true);
+        expect((await limiterA.consume('k')).allowed).toBe(false); // denied by Redis, then cached
+        expect((await limiterA.consume('k')).reason).toBe('deny-cache');
+
+        // The notices' slot moves to another master: Redis drops both stores' shard subscriptions.
+        const slot = (await nodes[0]!.cluster('KEYSLOT', `${prefix}resets`)) as number;
+        const ids = await Promise.all(nodes.map(async (node) => (await node.cluster('MYID')) as string));
+        const target = (await masterOfSlot(slot)) === 0 ? 1 : 0;
+        for (const node of [nodes[target]!, ...nodes.filter((_, i) => i !== target)])
+          await node.cluster('SETSLOT', slot, 'NODE', ids[target]!);
+
+        // A reset on B now reaches A (or says it could not be confirmed): A never keeps the lifted denial.
+        await eventually(async () => {
+          await limiterB.reset('k').catch((error: unknown) => {
+            if ((error as Error).name !== 'ResetUnconfirmedError') throw error;
+          });
+          expect((await limiterA.consume('k')).allowed).toBe(true);
+        });
+      } finally {
+        await Promise.all([a.close(), b.close()]);
+      }
+    },
+  );
+});
+
+/** Calls `f` until it resolves, every 100 ms, for at most 10 s. */
+async function eventually<T>(f: () => Promise<T>): Promise<T> {
+  const end = Date.now() + 10_000;
+  for (;;) {
+    try {
+      return await f();
+    } catch (error) {
+      if (Date.now() > end) throw error;
+      await new Promise((resolve) => setTimeout(resolve, 100));
+    }
+  }
+}

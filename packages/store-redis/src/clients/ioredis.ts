@@ -43,7 +43,8 @@ interface Ioredis extends IoredisClient {
 interface IoredisSubscriber {
   on(event: 'message' | 'smessage', listener: (channel: string, message: string) => void): unknown;
   on(event: 'error', listener: (error: unknown) => void): unknown;
-  on(event: 'close', listener: () => void): unknown;
+  /** `'moved'` (ioredis 6): Redis dropped the shard subscription, the channels' slot having moved. */
+  on(event: 'close' | 'moved', listener: () => void): unknown;
   subscribe(...channels: string[]): Promise<unknown>;
   ssubscribe(...channels: string[]): Promise<unknown>;
   disconnect(): void;
@@ -142,8 +143,6 @@ function splitsHashTags(keyPrefix: unknown): boolean {
   return open !== -1 && text.charCodeAt(open + 1) === 125;
 }
 
-function ignore(): void {}
-
 /**
  * How the store subscribes with an ioredis client (see `ClientAdapter.subscribe`). A `Redis`
  * (standalone, or Sentinel: the duplicate asks the sentinels for the master) is duplicated, and
@@ -161,7 +160,12 @@ function subscriptionPlan(client: Ioredis, keyPrefix: string, handlers: Subscrip
   const connect = (events: ConnectionEvents, from: Ioredis): { subscribe(): Promise<unknown>; close(): void } => {
     const subscriber = from.duplicate(SUBSCRIBER_OPTIONS);
     // Errors are told as a break ('close' follows each): an error event must not be unhandled.
-    subscriber.on('error', ignore);
+    subscriber.on('error', (error: unknown) => {
+      // The channels' slot moved (a resharding, a failover): Redis unsubscribed this connection and
+      // keeps it open. ioredis 6 tells it as 'moved'; ioredis 5 as an error of its command queue.
+      if (error instanceof Error && /sunsubscribe/i.test(error.message)) events.broken();
+    });
+    subscriber.on('moved', () => events.broken());
     subscriber.on('close', () => events.broken());
     const heard = (channel: string, message: string): void => {
       const name = named.get(channel);

@@ -71,7 +71,11 @@ interface NodeRedisNode extends ListenedEmitter<'end'> {
 
 /** A client of the store's, to subscribe with. */
 interface NodeRedisSubscriber {
-  on(event: 'error' | 'end' | 'reconnecting' | 'connect', listener: (error?: unknown) => void): unknown;
+  /** `'sharded-channel-moved'`: Redis dropped the shard subscription, the channels' slot having moved. */
+  on(
+    event: 'error' | 'end' | 'reconnecting' | 'connect' | 'sharded-channel-moved',
+    listener: (error?: unknown) => void,
+  ): unknown;
   connect(): Promise<unknown>;
   subscribe?(channels: string[], listener: (message: string, channel: string) => void): Promise<unknown>;
   sSubscribe?(channels: string[], listener: (message: string, channel: string) => void): Promise<unknown>;
@@ -288,6 +292,8 @@ function subscriptionPlan(client: NodeRedis, cluster: boolean, handlers: Subscri
     subscriber.on('error', broken);
     subscriber.on('end', broken);
     subscriber.on('reconnecting', broken);
+    // The channels' slot moved (a resharding, a failover): Redis unsubscribed this connection.
+    subscriber.on('sharded-channel-moved', broken);
     const heard = (message: string, channel: string): void => events.message(channel, message);
     let closing = false;
     const kill = (): void => {
