@@ -206,6 +206,7 @@ describe('openTelemetryObserver: options', () => {
     [{ meter: { createCounter() {} } }, 'openTelemetryObserver.meter'],
     [{ meter, prefix: '1rl.' }, 'openTelemetryObserver.prefix'],
     [{ meter, prefix: 'rl ' }, 'openTelemetryObserver.prefix'],
+    [{ meter, prefix: `r${'l'.repeat(200)}.` }, 'openTelemetryObserver.prefix'],
     [{ meter, delayBoundaries: [] }, 'openTelemetryObserver.delayBoundaries'],
     [{ meter, storeBoundaries: [0.2, 0.1] }, 'openTelemetryObserver.storeBoundaries'],
     [{ meter, storeDurations: 'yes' }, 'openTelemetryObserver.storeDurations'],

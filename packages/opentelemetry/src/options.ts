@@ -37,8 +37,9 @@ export function parseOptions(options: OpenTelemetryObserverOptions): ExporterCon
     // The instrument name syntax of the OpenTelemetry API: the prefix is the start of every name.
     prefix: [
       'rl.',
-      /^([A-Za-z][A-Za-z0-9_.\-/]*)?$/,
-      'an empty string, or a letter followed by letters, digits, _ . - and / (an OpenTelemetry instrument name prefix)',
+      // An instrument name is at most 255 characters: 200 leave room for the longest of rl's names.
+      /^([A-Za-z][A-Za-z0-9_.\-/]{0,199})?$/,
+      'an empty string, or a letter followed by letters, digits, _ . - and /, at most 200 characters (an OpenTelemetry instrument name prefix; a name is at most 255)',
     ],
     boundaries: { delay: 'delayBoundaries', storeDuration: 'storeBoundaries' },
   });

@@ -319,6 +319,7 @@ describe('prometheusObserver: options', () => {
     [{ registry: {} }, 'prometheusObserver.registry'],
     [{ registry, prefix: '1rl_' }, 'prometheusObserver.prefix'],
     [{ registry, prefix: 'rl-' }, 'prometheusObserver.prefix'],
+    [{ registry, prefix: '__rl_' }, 'prometheusObserver.prefix'],
     [{ registry, delayBuckets: [] }, 'prometheusObserver.delayBuckets'],
     [{ registry, delayBuckets: [0.5, 0.1] }, 'prometheusObserver.delayBuckets'],
     [{ registry, storeBuckets: [0, 1] }, 'prometheusObserver.storeBuckets'],

@@ -40,8 +40,9 @@ export function parseOptions(options: PrometheusObserverOptions): ExporterConfig
     // Prometheus' metric name grammar: the prefix is the start of every name, so it must be a valid start.
     prefix: [
       'rl_',
-      /^([a-zA-Z_:][a-zA-Z0-9_:]*)?$/,
-      'a string of letters, digits, _ and : that does not start with a digit (a Prometheus metric name prefix)',
+      // `__` begins the names Prometheus reserves for its own use.
+      /^(?!__)([a-zA-Z_:][a-zA-Z0-9_:]*)?$/,
+      'a string of letters, digits, _ and : that does not start with a digit or with __ (a Prometheus metric name prefix; __ is reserved)',
     ],
     boundaries: { delay: 'delayBuckets', storeDuration: 'storeBuckets' },
   });
