@@ -72,6 +72,7 @@ describe('rl simulate --backend', () => {
     [['--backend', 'capacity=0,service=10ms'], '--backend capacity'],
     [['--backend', 'capacity=10'], '--backend service'],
     [['--backend', 'capacity=10,service=10ms,slow=2s'], '--backend slow'],
+    [['--backend', 'capacity=10,service=10ms,slow=2s@30s@9s'], '--backend slow'],
     [['--backend', 'capacity=10,service=10ms,speed=2'], '--backend'],
     [['--backend', 'capacity=10,service=10ms', '--chart', 'x.gif'], '--chart'],
     [['--backend', 'capacity=10,service=10ms', '--wait', '1s'], '--wait'],

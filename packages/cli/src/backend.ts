@@ -48,8 +48,8 @@ export function parseBackend(text: string): BackendSpec {
   const slowText = parts.get('slow');
   let slow: BackendSpec['slow'];
   if (slowText !== undefined) {
-    const [to, at] = slowText.split('@');
-    if (to === undefined || at === undefined)
+    const [to, at, extra] = slowText.split('@');
+    if (to === undefined || at === undefined || extra !== undefined)
       throw new InvalidOptionError('--backend slow', slowText, 'a duration at an instant, such as 2s@30s');
     slow = { toMs: parseDuration(to, '--backend slow'), atMs: parseDuration(at, '--backend slow') };
   }

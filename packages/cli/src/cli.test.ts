@@ -209,6 +209,19 @@ describe('rl simulate --config', () => {
     expect(overridden.windowMs).toBe(1000);
   });
 
+  it('a flag given as anything but true or false in the file is named', async () => {
+    const config = join(dir, 'flag.json');
+    writeFileSync(
+      config,
+      JSON.stringify({ pattern: '1/s for 1s', limits: ['fixedWindow(limit=1,window=1s)'], json: 'false' }),
+    );
+    const { code, stderr } = await rl(argv`simulate --config ${config}`);
+    expect([code, stderr]).toEqual([
+      2,
+      expect.stringContaining('Invalid option --config json: "false". Expected true or false'),
+    ]);
+  });
+
   it('an unknown option in the file is named', async () => {
     const config = join(dir, 'bad.json');
     writeFileSync(config, JSON.stringify({ patern: '1/s for 1s' }));

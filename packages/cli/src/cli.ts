@@ -208,6 +208,9 @@ async function withConfig(values: Values): Promise<Values & { limits: LimitSpec[
   for (const name of Object.keys(OPTIONS) as (keyof typeof OPTIONS)[]) {
     const own = values[name];
     const fromFile = file[name];
+    // A flag is true or false in the file: the string "false" would read as set.
+    if (OPTIONS[name].type === 'boolean' && fromFile !== undefined && typeof fromFile !== 'boolean')
+      throw new InvalidOptionError(`--config ${name}`, fromFile, 'true or false');
     (merged as Record<string, unknown>)[name] =
       own ??
       (fromFile === undefined
