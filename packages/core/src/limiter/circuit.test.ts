@@ -85,6 +85,17 @@ const cases: { name: string; threshold: number; intervalMs: number; steps: Step[
     ],
   },
   {
+    name: 'a clock stepped back past the opening probes at once, not after the step',
+    threshold: 1,
+    intervalMs: 100,
+    steps: [
+      [3_600_000, 'fail', 'open'],
+      [3_600_050, 'gate', 'skip'],
+      [1_000, 'gate', 'probe'],
+      [1_050, 'gate', 'skip'],
+    ],
+  },
+  {
     name: 'closing forgets the failures before it',
     threshold: 2,
     intervalMs: 100,

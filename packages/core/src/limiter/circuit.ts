@@ -57,11 +57,15 @@ export class Circuit {
     return this.openReason;
   }
 
-  /** Whether a call may go to the store now: always while closed; one probe per retry interval while open. */
+  /**
+   * Whether a call may go to the store now: always while closed; one probe per retry interval while
+   * open. A clock stepped back past the opening (an NTP step, a resumed VM) probes at once rather than
+   * waiting as long as the step: the wait is at most one interval whatever the clock did.
+   */
   gate(): StoreGate {
     if (this.openUntil === 0) return CALL_STORE;
     const now = this.clock();
-    if (this.openUntil > now) return SKIP_STORE;
+    if (this.openUntil > now && this.openUntil - now <= this.retryIntervalMs) return SKIP_STORE;
     this.openUntil = now + this.retryIntervalMs;
     return PROBE_STORE;
   }
