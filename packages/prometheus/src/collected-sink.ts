@@ -28,7 +28,9 @@ const flushersByMetric = new WeakMap<object, Set<WeakRef<Flusher>>>();
  * `collect` the metric had: not a chain of one hook per exporter, which grew with every exporter made
  * and kept each alive (6,000 exporters on one registry overflowed the stack of a scrape). So
  * prom-client's `inc` and `observe`, which build the series' label hash on every call (and `observe` a
- * property name of the bucket bound), run in bursts, and every scrape is exact.
+ * property name of the bucket bound), run in bursts, and every scrape is exact for the exporters
+ * still held. An exporter the app dropped is forgotten once collected by the garbage collector,
+ * with the increments it had batched since the last scrape (a series' first update is never batched).
  */
 export function collectedSink(
   direct: MetricsSink<Child>,
