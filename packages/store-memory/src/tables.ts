@@ -182,7 +182,11 @@ export class NumericTables {
 
   /** The table of `algorithm`'s layout, made when first asked for. */
   of(algorithm: NumericAlgorithm): NumericTable {
-    if (algorithm === this.lastAlgorithm) return this.lastTable!;
+    return algorithm === this.lastAlgorithm ? this.lastTable! : this.ofAnother(algorithm);
+  }
+
+  /** {@link of} for another algorithm than the last (off the hot path, so that {@link of} inlines small). */
+  private ofAnother(algorithm: NumericAlgorithm): NumericTable {
     let table = this.byTag.get(algorithm.stateTag);
     if (table === undefined) {
       table = new NumericTable(algorithm.stateSize, this.makeRoom);
