@@ -5,7 +5,7 @@ import { lstatSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'nod
 import { createServer, type Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll, describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, it, vi } from 'vitest';
 import { ClusterStore } from './cluster-store.js';
 import { serveClusterStore } from './serve.js';
 import { readLines } from './socket.js';
@@ -13,19 +13,8 @@ import { readLines } from './socket.js';
 const limit = fixedWindow({ limit: 5, window: '1h' });
 const dir = mkdtempSync(join(tmpdir(), 'rl-cluster-socket-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
-
-/** Calls `f` until it resolves, every 20 ms, for at most 3 s. */
-async function eventually<T>(f: () => Promise<T>): Promise<T> {
-  const end = Date.now() + 3_000;
-  for (;;) {
-    try {
-      return await f();
-    } catch (error) {
-      if (Date.now() > end) throw error;
-      await new Promise((resolve) => setTimeout(resolve, 20));
-    }
-  }
-}
+/** How a check that waits on the other end is retried: every 20 ms, for at most 3 s. */
+const RETRY = { interval: 20, timeout: 3_000 };
 
 describe('ClusterStore over a socket (the PM2 layout)', () => {
   it('a holder away is a store error at once; restarted, it is reached again and every key is forgotten', async () => {
@@ -40,11 +29,13 @@ describe('ClusterStore over a socket (the PM2 layout)', () => {
 
     await server.close();
     // The first call after the close may be written before the worker sees its end: it fails too, at once.
-    const away = await eventually(() =>
-      store.peek('k', limit, 0, undefined).then(
-        () => Promise.reject(new Error('still answered')),
-        (error: unknown) => error,
-      ),
+    const away = await vi.waitFor(
+      () =>
+        store.peek('k', limit, 0, undefined).then(
+          () => Promise.reject(new Error('still answered')),
+          (error: unknown) => error,
+        ),
+      RETRY,
     );
     expect(away).toMatchObject({
       code: 'RL_STORE_ERROR',
@@ -53,7 +44,7 @@ describe('ClusterStore over a socket (the PM2 layout)', () => {
 
     server = serveClusterStore({ socket });
     await server.listening;
-    const decision = await eventually(() => store.peek('k', limit, 0, undefined));
+    const decision = await vi.waitFor(() => store.peek('k', limit, 0, undefined), RETRY);
     expect(decision.remaining).toBe(5); // a new holder: new state
     expect(heard).toContain(undefined);
     store.close();
@@ -96,7 +87,7 @@ describe('ClusterStore over a socket (the PM2 layout)', () => {
     const store = new ClusterStore({ socket, timers });
     // No holder yet: the connection fails, and a retry is set on the store's timers.
     await expect(store.peek('k', limit, 0, undefined)).rejects.toMatchObject({ code: 'RL_STORE_ERROR' });
-    await eventually(async () => expect(timers.pending).toBe(1));
+    await vi.waitFor(async () => expect(timers.pending).toBe(1), RETRY);
     store.close();
     expect(timers.pending).toBe(0);
   });

@@ -8,7 +8,7 @@
  */
 import fc from 'fast-check';
 import { Cluster, Redis } from 'ioredis';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { concurrency, createLimiter, slidingWindowLog, tokenBucket, type Algorithm } from '@rl/core';
 import type { ConcurrencyAlgorithm } from '@rl/core/store';
 import { RedisStore, type RedisClient } from '@rl/store-redis';
@@ -332,7 +332,7 @@ describe("the reset notices' slot moved (a resharding, a manual failover)", () =
         expect((await limiterA.consume('k')).allowed).toBe(false); // cached on A; A subscribes now
         await limiterB.consume('k'); // B subscribes too
         // Both hear notices: a reset is confirmed by both, and A admits again.
-        await eventually(() => limiterB.reset('k'));
+        await vi.waitFor(() => limiterB.reset('k'), RETRY);
         expect((await limiterA.consume('k')).allowed).toBe(true);
         expect((await limiterA.consume('k')).allowed).toBe(false); // denied by Redis, then cached
         expect((await limiterA.consume('k')).reason).toBe('deny-cache');
@@ -345,12 +345,12 @@ describe("the reset notices' slot moved (a resharding, a manual failover)", () =
           await node.cluster('SETSLOT', slot, 'NODE', ids[target]!);
 
         // A reset on B now reaches A (or says it could not be confirmed): A never keeps the lifted denial.
-        await eventually(async () => {
+        await vi.waitFor(async () => {
           await limiterB.reset('k').catch((error: unknown) => {
             if ((error as Error).name !== 'ResetUnconfirmedError') throw error;
           });
           expect((await limiterA.consume('k')).allowed).toBe(true);
-        });
+        }, RETRY);
       } finally {
         await Promise.all([a.close(), b.close()]);
       }
@@ -358,15 +358,5 @@ describe("the reset notices' slot moved (a resharding, a manual failover)", () =
   );
 });
 
-/** Calls `f` until it resolves, every 100 ms, for at most 10 s. */
-async function eventually<T>(f: () => Promise<T>): Promise<T> {
-  const end = Date.now() + 10_000;
-  for (;;) {
-    try {
-      return await f();
-    } catch (error) {
-      if (Date.now() > end) throw error;
-      await new Promise((resolve) => setTimeout(resolve, 100));
-    }
-  }
-}
+/** How a check that waits on the Cluster's subscriptions is retried: every 100 ms, for at most 10 s. */
+const RETRY = { interval: 100, timeout: 10_000 };
