@@ -5,13 +5,15 @@ import { lstatSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'nod
 import { createServer, type Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll, describe, expect, it, vi } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { ClusterStore } from './cluster-store.js';
 import { serveClusterStore } from './serve.js';
 import { readLines } from './socket.js';
 
 const limit = fixedWindow({ limit: 5, window: '1h' });
-const dir = mkdtempSync(join(tmpdir(), 'rl-cluster-socket-'));
+// Made when a test runs (a run that filters every test out runs no hook, and would leave it behind).
+let dir: string;
+beforeAll(() => void (dir = mkdtempSync(join(tmpdir(), 'rl-cluster-socket-'))));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 /** How a check that waits on the other end is retried: every 20 ms, for at most 3 s. */
 const RETRY = { interval: 20, timeout: 3_000 };

@@ -9,13 +9,18 @@ import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { afterAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { useWorkerScript } from '@rl/test-support';
 
 const LIMIT = 100;
 const REQUESTS = 300;
-const home = mkdtempSync(join(tmpdir(), 'rl-pm2-'));
-const socket = join(home, 'holder.sock');
+// Made when a test runs (a run that filters every test out runs no hook, and would leave it behind).
+let home: string;
+let socket: string;
+beforeAll(() => {
+  home = mkdtempSync(join(tmpdir(), 'rl-pm2-'));
+  socket = join(home, 'holder.sock');
+});
 // Bundled from the workspace's sources into one .mjs each: PM2 runs them as they are.
 const holderScript = useWorkerScript(fileURLToPath(new URL('./support/pm2-holder.ts', import.meta.url)));
 const appScript = useWorkerScript(fileURLToPath(new URL('./support/pm2-app.ts', import.meta.url)));

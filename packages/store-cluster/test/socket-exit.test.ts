@@ -7,12 +7,14 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { afterAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { useWorkerScript } from '@rl/test-support';
 import { serveClusterStore } from '../src/index.js';
 
 const script = useWorkerScript(fileURLToPath(new URL('./support/socket-last-call.ts', import.meta.url)));
-const dir = mkdtempSync(join(tmpdir(), 'rl-cluster-exit-'));
+// Made when a test runs (a run that filters every test out runs no hook, and would leave it behind).
+let dir: string;
+beforeAll(() => void (dir = mkdtempSync(join(tmpdir(), 'rl-cluster-exit-'))));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
 /** Runs the script against `socket`: its exit code and what it printed. Killed after 20 s. */

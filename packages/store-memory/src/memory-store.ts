@@ -4,6 +4,7 @@ import {
   OverrideTable,
   ResetListeners,
   StoreClosedError,
+  decidedUnder,
   type Algorithm,
   type Charge,
   type Charged,
@@ -59,9 +60,12 @@ export class MemoryStore implements Store {
   readonly capabilities: StoreCapabilities = MEMORY_STORE_CAPABILITIES;
   readonly maxKeys: number;
   private readonly clock: Clock;
-  /** The tables of states, each given the store's eviction (`makeRoom`) to call before it adds a key. */
+  /** The tables of states, each given the store's eviction (`makeRoom`) to call before it adds a key (the log table's also counts it). */
   private readonly numeric = new NumericTables((table, now) => this.makeRoom(table, now));
-  private readonly logs = new LogTable((table, now) => this.makeRoom(table, now));
+  private readonly logs = new LogTable((table, now) => {
+    this.makeRoom(table, now);
+    this.size++;
+  });
   private readonly leases = new LeaseTable((table, now) => this.makeRoom(table, now));
   /** The ids of idempotent charges each key remembers (each id one of `maxKeys`). */
   private readonly ids = new RememberedIds();
@@ -294,14 +298,25 @@ export class MemoryStore implements Store {
     // The lockout's closure in a method of its own: the plain path allocates no context for it.
     if (algorithm.checksBlocks) return this.decideBlocked(scope, local, algorithm, request);
     // The storage key is joined only for an algorithm that checks overrides.
-    const deciding =
-      algorithm.checksOverrides === true
-        ? this.overrides.decidingWith(joined(scope, local), algorithm, request.now)
-        : algorithm;
-    return this.decide(scope, local, deciding, request);
+    return algorithm.checksOverrides === true
+      ? this.decideOverridden(scope, local, algorithm, request)
+      : this.decide(scope, local, algorithm, request);
   }
 
-  /** A decision through the key's block (see `BlockTable.denial`), with the algorithm its override makes. */
+  /** {@link decide} with the configuration the key's live override makes, if any; a charge's denial as `decidedUnder` says. */
+  private decideOverridden(
+    scope: string | undefined,
+    local: string,
+    algorithm: Algorithm,
+    request: StepRequest,
+  ): Decision {
+    const override = this.overrides.get(joined(scope, local), algorithm, request.now);
+    if (override === undefined) return this.decide(scope, local, algorithm, request);
+    const decision = this.decide(scope, local, override.algorithm, request);
+    return request.commit ? decidedUnder(override, decision, request.cost, request.now) : decision;
+  }
+
+  /** A decision through the key's block (see `BlockTable.denial`), with the configuration its override makes (as {@link decideOverridden}). */
   private decideBlocked(
     scope: string | undefined,
     local: string,
@@ -310,12 +325,14 @@ export class MemoryStore implements Store {
   ): Decision {
     const t = request.now;
     const key = joined(scope, local);
-    const deciding = this.overrides.decidingWith(key, algorithm, t);
+    const override = algorithm.checksOverrides === true ? this.overrides.get(key, algorithm, t) : undefined;
+    const deciding = override === undefined ? algorithm : override.algorithm;
     const step = (write: boolean): Decision => this.decide(scope, local, deciding, withCommit(request, write));
-    return (
-      this.blocks.denial(key, algorithm, t, step) ??
-      (request.commit ? this.blocks.recorded(key, algorithm, t, step(true)) : step(false))
-    );
+    const blocked = this.blocks.denial(key, algorithm, t, step);
+    if (blocked !== undefined) return blocked;
+    if (!request.commit) return step(false);
+    const decision = this.blocks.recorded(key, algorithm, t, step(true));
+    return override === undefined ? decision : decidedUnder(override, decision, request.cost, t);
   }
 
   /**
@@ -368,11 +385,7 @@ export class MemoryStore implements Store {
       if (commit) table.wrote(slot, algorithm.expiresAt(table.data, offset));
       return decision;
     }
-    if (algorithm.stateKind === 'log') {
-      const { decision, added } = this.logs.decide(scope, local, algorithm, request);
-      this.size += added;
-      return decision;
-    }
+    if (algorithm.stateKind === 'log') return this.logs.decide(scope, local, algorithm, request);
     // Concurrency: a peek reports the permits in use.
     const entry = this.leases.index.get(scope, local);
     return algorithm.acquire(entry?.state, now, '', false).decision;

@@ -240,21 +240,18 @@ export class ObjectTable<S> extends Table<ObjectEntry<S>> {
 
 /** The records of sliding logs, a log per key. */
 export class LogTable extends ObjectTable<LogState> {
-  /** `makeRoom`: the store's eviction, called before a new key is added. */
-  constructor(private readonly makeRoom: MakeRoom) {
+  /** `admit`: the store's eviction, called before a new key is added, which also counts the key in the store. */
+  constructor(private readonly admit: MakeRoom) {
     super();
   }
 
   /**
-   * One step of `algorithm` for the key held as `local` in `scope` (see `KeyIndex.get`; see `LogAlgorithm.step`), the store's room made before a new
-   * key is added. Returns the decision and the change in the number of keys (1 for a new key).
+   * One step of `algorithm` for the key held as `local` in `scope` (see `KeyIndex.get`; see
+   * `LogAlgorithm.step`): its decision; a new key is admitted (`admit`) before it is added. The
+   * answer is the decision alone, not a record with the count: a record returned across a call the
+   * compiler does not inline is allocated.
    */
-  decide(
-    scope: string | undefined,
-    local: string,
-    algorithm: LogAlgorithm,
-    request: StepRequest,
-  ): { decision: Decision; added: number } {
+  decide(scope: string | undefined, local: string, algorithm: LogAlgorithm, request: StepRequest): Decision {
     const entry = this.index.get(scope, local);
     if (entry !== undefined) {
       entry.touched = true;
@@ -263,13 +260,13 @@ export class LogTable extends ObjectTable<LogState> {
         const deadline = algorithm.expiresAt(entry.state);
         if (deadline > entry.deadline) entry.deadline = deadline;
       }
-      return { decision, added: 0 };
+      return decision;
     }
     const { state, decision } = algorithm.step(undefined, request);
-    if (!request.commit || state.times.length === 0) return { decision, added: 0 };
-    this.makeRoom(this, request.now);
+    if (!request.commit || state.times.length === 0) return decision;
+    this.admit(this, request.now);
     this.index.set(scope, local, { state, touched: false, deadline: algorithm.expiresAt(state) });
-    return { decision, added: 1 };
+    return decision;
   }
 }
 

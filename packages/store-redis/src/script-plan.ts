@@ -191,7 +191,7 @@ export function overriddenNames(config: Pick<ScriptConfiguration, 'script' | 'ti
 /**
  * The Lua put in place of the override's mark (prelude-compact.lua) for an algorithm that checks
  * overrides: while the key's record (src/overrides.ts) is live, its numbers replace the constants, and
- * its policy is kept for the reply. A record too short for this configuration's numbers is ignored.
+ * its policy and its end are kept for the reply. A record too short for this configuration's numbers is ignored.
  */
 function overrideRead(config: Pick<ScriptConfiguration, 'script' | 'timedNames'>): string {
   const names = overriddenNames(config);
@@ -200,6 +200,7 @@ function overrideRead(config: Pick<ScriptConfiguration, 'script' | 'timedNames'>
     `local override_raw = redis.call('HGET', bucket, '${OVERRIDE_FIELD_PREFIX}' .. field)\n` +
     `if override_raw and #override_raw >= ${policyAt + 24} and struct.unpack('<d', override_raw, 9) > now then\n` +
     `  override_policy = override_raw:sub(${policyAt + 1}, ${policyAt} + struct.unpack('<d', override_raw, 17))\n` +
+    `  override_end = struct.unpack('<d', override_raw, 9)\n` +
     `  ${names.join(', ')} = struct.unpack('<${'d'.repeat(names.length)}', override_raw, ${OVERRIDE_NUMBERS_AT + 1})\n` +
     `end\n`
   );

@@ -1,4 +1,5 @@
 import type { Algorithm } from '../algorithm.js';
+import { ceilMs, type Decision } from '../decision.js';
 import type { StoredOverride } from './interface.js';
 
 /** Overrides a new one looks at, when the table is full, for one that has ended before it drops a live one. */
@@ -79,4 +80,17 @@ export class OverrideTable {
     }
     if (oldest !== undefined) this.entries.delete(oldest);
   }
+}
+
+/**
+ * `decision`, made under a key's live `override` for a charge of `cost` at `now` (ms, on the clock the
+ * override was set with): a denial of a cost above the override's limit waits at least until the
+ * override ends, since no retry under it could admit the charge (once it ends, the limit's own
+ * configuration decides); any other decision is returned as it is. The Redis store's twin is in its
+ * idem-reply.lua.
+ */
+export function decidedUnder(override: StoredOverride, decision: Decision, cost: number, now: number): Decision {
+  if (decision.allowed || cost <= decision.limit) return decision;
+  const untilEnd = ceilMs(override.expiresAt - now);
+  return untilEnd <= decision.retryAfterMs ? decision : { ...decision, retryAfterMs: untilEnd };
 }

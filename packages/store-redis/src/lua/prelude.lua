@@ -97,8 +97,9 @@ end
 -- it may charge (`settle_actual`, `max_debt`; see `Settlement` in @rl/core): the cost the charge took
 -- is its own argument.
 local max_delay, charged_at, charged_delay, settle_actual, max_debt = nil, nil, 0, nil, 0
--- Set by a key's live override (see prelude-compact.lua): its policy, appended to the decision's reply.
-local override_policy = false
+-- Set by a key's live override (see prelude-compact.lua): its policy, appended to the decision's reply,
+-- and its end (ms, on the clock of `now`).
+local override_policy, override_end = false, 0
 if OP == 'v' then
   max_delay = tonumber(ARGV[ARG_MAX_DELAY])
 elseif OP == 'u' or OP == 's' then

@@ -68,6 +68,48 @@ export function describeOverrides(suite: Suite): void {
       );
     }
 
+    for (const sample of rateSamples) {
+      gatedIt(
+        `${sample.label}: a cost above the override's limit is denied until the override ends (no earlier retry could admit it); a cost within it waits as the override's algorithm says`,
+        () => overrides([sample.kind]),
+        async () => {
+          let now = 1_000;
+          const override = sample.make(3, MINUTE);
+          const limiter = limiterOf({ algorithm: sample.make(10, MINUTE) }, () => now);
+          const alone = limiterWith(suite, 'override-alone-cost', { algorithm: override, clock: () => now });
+          await limiter.setOverride('k', override, { ttl: '1h' });
+          expect(await limiter.consume('k', 5)).toMatchObject({ allowed: false, limit: 3, retryAfterMs: 3_600_000 });
+          now = 1_801_000;
+          expect(await limiter.consume('k', 5)).toMatchObject({ allowed: false, retryAfterMs: 1_800_000 });
+          // Within the override's limit: as the override's algorithm alone decides, its retries its own.
+          for (let i = 0; i < 3; i++)
+            expect(fields(await limiter.consume('k', 3))).toEqual(fields(await alone.consume('k', 3)));
+          // The override ended: the limit's own configuration admits the cost.
+          now = 3_601_000;
+          expect(await limiter.consume('k', 5)).toMatchObject({ allowed: true, limit: 10 });
+        },
+      );
+    }
+
+    gatedIt(
+      "with a lockout, a cost above the override's limit waits for the later of the lockout's end and the override's",
+      () => overrides(['fixed-window']),
+      async () => {
+        let now = 1_000;
+        const limiter = limiterOf(
+          { algorithm: fixedWindow({ limit: 10, window: '1m' }), blockDuration: '10m' },
+          () => now,
+        );
+        await limiter.setOverride('k', fixedWindow({ limit: 2, window: '1m' }), { ttl: '1h' });
+        expect(await limiter.consume('k', 3)).toMatchObject({ allowed: false, retryAfterMs: 3_600_000 });
+        await limiter.setOverride('j', fixedWindow({ limit: 2, window: '1m' }), { ttl: '5m' });
+        expect(await limiter.consume('j', 3)).toMatchObject({ allowed: false, retryAfterMs: 600_000 });
+        now = 2_000;
+        // Blocked: the lockout's denial, as for any key.
+        expect(await limiter.consume('k', 1)).toMatchObject({ allowed: false, retryAfterMs: 599_000 });
+      },
+    );
+
     gatedIt(
       'an override is read back with its end; it ends by itself after its ttl; a reset keeps it; a new one replaces it',
       () => overrides(['fixed-window']),
