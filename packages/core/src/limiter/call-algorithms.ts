@@ -37,12 +37,15 @@ export class CallAlgorithms {
   private readonly bans: boolean;
   /** Whether the limiter checks overrides (option `overrides`): every algorithm a call brings does too. */
   private readonly overrides: boolean;
+  /** True for a limiter without an algorithm of its own: every algorithm comes with a call. */
+  private readonly perCall: boolean;
 
   /** The calls of a limiter on `store` whose own algorithm (if any) is `algorithm`, with its lockout, bans and overrides. */
   constructor(limiter: CallingLimiter) {
     ({ store: this.store, blockMs: this.blockMs } = limiter);
     this.bans = limiter.bans === true;
     this.overrides = limiter.overrides === true;
+    this.perCall = limiter.algorithm === undefined;
     if (limiter.algorithm !== undefined) this.byLayout.set(layoutOf(limiter.algorithm), limiter.algorithm);
   }
 
@@ -102,9 +105,15 @@ export class CallAlgorithms {
     }
   }
 
-  /** One algorithm per state layout seen, each with the limiter's lockout, for a reset of every state a key may have (and its block). */
+  /**
+   * The algorithms a reset goes through, each with the limiter's lockout, to forget every state a key
+   * may have (and its block): one per state layout seen; for a limiter without an algorithm of its own,
+   * those of {@link banLayouts} (every rate layout the store runs), since another instance, or this one
+   * before a restart, may have charged the key in a layout this one has not seen.
+   */
   *layouts(): IterableIterator<Algorithm> {
-    for (const algorithm of this.byLayout.values()) yield this.withLockout(algorithm);
+    if (this.perCall) yield* this.banLayouts();
+    else for (const algorithm of this.byLayout.values()) yield this.withLockout(algorithm);
   }
 }
 

@@ -204,7 +204,8 @@ export class Limiter extends EventEmitter {
   }
 
   /**
-   * Forgets the key's state (in each algorithm kind it was called with; its override stays): its next
+   * Forgets the key's state (in its algorithm's kind and each kind it was called with; without an
+   * algorithm of its own, in every rate kind the store runs; its override stays): its next
    * request starts with the full quota, its cached denial forgotten, a lockout or ban lifted. Rejects
    * with {@link InvalidKeyError} for a bad key, or after a `'storeError'` event with the `StoreError`
    * or `StoreTimeoutError` when the store fails or times out.

@@ -131,6 +131,32 @@ export function describeBans(suite: Suite): void {
       },
     );
 
+    gatedIt(
+      'a reset from a limiter without an algorithm of its own, made afresh (another instance), lifts the ban and forgets the state in every layout another instance charged',
+      () => bans() && runsAll(suite.store, ['token-bucket', 'sliding-window-log']),
+      async () => {
+        const prefix = freshPrefix('ban-reset-layouts');
+        const plans = () =>
+          createLimiter({
+            store: suite.store,
+            clock: () => 1_000,
+            prefix,
+            timeout: false,
+            bans: true,
+            denyCache: false,
+          });
+        const bucket = tokenBucket({ capacity: 2, refillRate: 1, interval: '1h' });
+        const log = slidingWindowLog({ limit: 2, window: '1h' });
+        const charging = plans();
+        await charging.consume('k', 2, bucket);
+        await charging.consume('k', 2, log);
+        await charging.block('k', '1h');
+        await plans().reset('k');
+        expect(await charging.consume('k', 2, bucket)).toMatchObject({ allowed: true, remaining: 0 });
+        expect(await charging.consume('k', 2, log)).toMatchObject({ allowed: true, remaining: 0 });
+      },
+    );
+
     for (const sample of rateSamples) {
       gatedIt(
         `${sample.label}: a ban outranks a replay: the retry of a request admitted before the ban is denied ('blocked', nothing charged, no id looked up or written); unblocked, it replays`,
