@@ -114,6 +114,22 @@ describe('sweeping', () => {
     expect((await slow.peek('k')).remaining).toBe(0);
   });
 
+  it("never sweeps past a limiter's own clock: a frozen or simulated clock's state stays while the timers run on", async () => {
+    const timers = new FakeTimers();
+    const store = new MemoryStore({ sweepInterval: 20, timers });
+    let now = 0;
+    const limiter = createLimiter({ algorithm: fixedWindow({ limit: 3, window: '1m' }), store, clock: () => now });
+    await limiter.consume('k', 2);
+    timers.advance(600_000); // ten minutes on the timers; the limiter's clock has not moved
+    expect(store.keyCount).toBe(1);
+    expect((await limiter.consume('k', 2)).allowed).toBe(false);
+    now = 60_000; // the limiter's clock reaches the window's end: the state has recovered
+    await limiter.peek('k');
+    timers.advance(40);
+    expect(store.keyCount).toBe(0);
+    store.close();
+  });
+
   it("runs from one unref'd timer on its timers, and stops on close", async () => {
     const timers = new FakeTimers();
     const unrefs: unknown[] = [];

@@ -81,12 +81,18 @@ export class MemoryStore implements Store {
   private readonly resets = new ResetListeners();
   /** The latest `now` seen, which the sweeper projects forward (works with fake clocks too). */
   private lastNow = -Infinity;
+  /**
+   * The latest `now` a caller passed (a limiter's `clock`), -Infinity while none has: the sweeper never
+   * sweeps past it, since such a clock need not run at the timers' pace (a frozen or simulated clock).
+   */
+  private callerNow = -Infinity;
   /** What the sweeper sweeps. */
   private readonly sweepable: Sweepable = {
     tables: () => this.tables(),
     blocks: () => this.blocks,
     overrides: () => this.overrides,
     lastNow: () => this.lastNow,
+    callerNow: () => this.callerNow,
     removed: (count) => {
       this.size -= count;
     },
@@ -113,7 +119,7 @@ export class MemoryStore implements Store {
    * charge's key is found by its parts when it has them (see `KeyIndex`).
    */
   charge(charge: Charge, now: number | undefined): Charged {
-    const t = now === undefined ? this.clock() : now;
+    const t = now === undefined ? this.clock() : (this.callerNow = now);
     const request: StepRequest = { now: t, cost: charge.cost, commit: true, maxDelay: charge.maxDelayMs };
     if (charge.idempotency !== undefined) return this.chargeIdempotent(charge, request);
     return {
@@ -149,7 +155,7 @@ export class MemoryStore implements Store {
 
   peek(key: string, algorithm: Algorithm, cost: number, now: number | undefined): Decision {
     return this.decideHeld(undefined, heldKey(key), algorithm, {
-      now: now === undefined ? this.clock() : now,
+      now: now === undefined ? this.clock() : (this.callerNow = now),
       cost,
       commit: false,
       maxDelay: undefined,
@@ -415,7 +421,7 @@ export class MemoryStore implements Store {
   /** `now`, or the store's clock when undefined, once the store is known open. */
   private openAt(now: number | undefined): number {
     this.assertOpen();
-    return now === undefined ? this.clock() : now;
+    return now === undefined ? this.clock() : (this.callerNow = now);
   }
 }
 

@@ -12,6 +12,8 @@ export interface Sweepable {
   overrides(): OverrideTable;
   /** The latest `now` the store decided at (-Infinity before the first decision). */
   lastNow(): number;
+  /** The latest `now` a caller passed rather than the store's clock (-Infinity while none has). */
+  callerNow(): number;
   /** `count` keys were removed. */
   removed(count: number): void;
 }
@@ -20,7 +22,8 @@ export interface Sweepable {
  * The memory store's sweep of state that has fully recovered: one timer (on `timers`, unref'd) that
  * runs a bounded step every `intervalMs` (0: never), a step that ran out of budget going on at once;
  * each step continues where the previous one stopped. Time is the latest time the store decided at,
- * projected forward on the timers' clock, so fake clocks and fake timers work together.
+ * projected forward on the timers' clock (so a store's fake clock and fake timers work together), but
+ * never past the latest time a limiter's own clock gave (see {@link Sweeper.projectedNow}).
  */
 export class Sweeper {
   /** The pending step, or undefined when sweeping is off or stopped. */
@@ -52,7 +55,11 @@ export class Sweeper {
     this.timer = undefined;
   }
 
-  /** The latest time the store decided at, moved on by the time passed since the sweeper first saw it. */
+  /**
+   * The latest time the store decided at, moved on by the time passed on the timers since the sweeper
+   * first saw it; never past the latest time a caller passed: a limiter's clock may be frozen or
+   * simulated, and a state it wrote is live until that clock, not the timers, says it has recovered.
+   */
   projectedNow(): number {
     const wall = this.timers.now();
     const last = this.store.lastNow();
@@ -60,7 +67,9 @@ export class Sweeper {
       this.base = last;
       this.baseAt = wall;
     }
-    return this.base + (wall - this.baseAt);
+    const projected = this.base + (wall - this.baseAt);
+    const caller = this.store.callerNow();
+    return caller === -Infinity || projected < caller ? projected : caller;
   }
 
   /** Removes every state (and lockout, and override) that has fully recovered at `now`, at once; returns how many keys. */
