@@ -138,6 +138,14 @@ describe('rl simulate: errors name the part to fix (exit 2)', () => {
       'rl: Invalid option --wait: "forever".',
     ],
     [
+      argv`simulate ${TWO_BATCHES} --limit fixedWindow(limit=1,window=1s) --limit fixedWindow(limit=1,window=1s)`,
+      'rl: Invalid option --limit: "fixedWindow(limit=1,window=1s)". Expected each limit once',
+    ],
+    [
+      argv`simulate ${TWO_BATCHES} --limit fixedWindow(limit=1,window=1s) --wait 1h`,
+      'rl: Invalid option --wait: "1h". Expected at most 1s for fixedWindow(limit=1,window=1s), the longest wait',
+    ],
+    [
       argv`simulate ${TWO_BATCHES} --limit fixedWindow(limit=1,window=1s) --chart out.pdf`,
       'rl: Invalid option --chart: "out.pdf". Expected a file name ending in .svg or .png.',
     ],

@@ -1,6 +1,6 @@
 import { readFile } from 'node:fs/promises';
 import { parseArgs } from 'node:util';
-import { InvalidOptionError, parseDuration, RateLimitError } from '@rl/core';
+import { formatDuration, InvalidOptionError, parseDuration, RateLimitError } from '@rl/core';
 import { parseTimerDuration } from '@rl/core/store';
 import {
   parseBackend,
@@ -20,7 +20,7 @@ import { limitOf, parseLimit, type LimitSpec } from './limits.js';
 import { parsePattern, patternTraffic } from './pattern.js';
 import { progressReporter } from './progress.js';
 import { formatReport } from './report.js';
-import { simulate, type SimulationReport } from './simulate.js';
+import { HORIZON_NOISE_MS, simulate, type SimulationReport } from './simulate.js';
 import { readTrafficFile, type TrafficFormat } from './traffic-file.js';
 import type { Traffic } from './traffic.js';
 
@@ -230,7 +230,7 @@ async function withConfig(values: Values): Promise<Values & { limits: LimitSpec[
         undefined,
         'with --backend, at least one limit: none, concurrency(limit=50) or adaptiveConcurrency(min=5,max=1000)',
       );
-    return { ...merged, limits: [], gates: texts.map(parseGate) };
+    return { ...merged, limits: [], gates: eachOnce(texts.map(parseGate)) };
   }
   if (merged.classes !== undefined)
     throw new InvalidOptionError(
@@ -245,7 +245,18 @@ async function withConfig(values: Values): Promise<Values & { limits: LimitSpec[
       undefined,
       'at least one limit, for example --limit "tokenBucket(capacity=400,refillRate=200)"',
     );
-  return { ...merged, limits, gates: [] };
+  return { ...merged, limits: eachOnce(limits), gates: [] };
+}
+
+/** `limits`, when no two are the same (a run is deterministic: the same limit twice is the same result, and one chart panel). */
+function eachOnce<L extends { readonly label: string }>(limits: L[]): L[] {
+  const seen = new Set<string>();
+  for (const { label } of limits) {
+    if (seen.has(label))
+      throw new InvalidOptionError('--limit', label, 'each limit once (the same limit twice gives the same results)');
+    seen.add(label);
+  }
+  return limits;
 }
 
 function configLimits(value: unknown): LimitSpec[] {
@@ -264,6 +275,18 @@ function configLimits(value: unknown): LimitSpec[] {
   });
 }
 
+/** `--wait` against each limit: at most the longest wait its state can queue (as the middleware's `wait.maxDelay` is checked, named by the option given). */
+function checkWait(given: string, waitMs: number, limits: readonly LimitSpec[]): void {
+  for (const { label, algorithm } of limits) {
+    if (waitMs > algorithm.maxReserveMs + HORIZON_NOISE_MS)
+      throw new InvalidOptionError(
+        '--wait',
+        given,
+        `at most ${formatDuration(algorithm.maxReserveMs)} for ${label}, the longest wait its state can queue (see the README's Waiting table)`,
+      );
+  }
+}
+
 /** How many keys get a line of their own (the busiest): in the JSON's `slices.keys` and the HTML report. */
 const KEY_SERIES = 10;
 
@@ -272,6 +295,7 @@ async function run(o: Values & { limits: LimitSpec[] }, io: CliIO, args: readonl
   const windowMs = o.window === undefined ? 1000 : parseDuration(o.window, '--window');
   const sliceMs = o.slice === undefined ? undefined : parseDuration(o.slice, '--slice');
   const waitMs = o.wait === undefined ? undefined : parseTimerDuration(o.wait, '--wait');
+  if (waitMs !== undefined) checkWait(o.wait!, waitMs, o.limits);
   const charts = o.chart ?? [];
   for (const path of charts)
     if (!/\.(svg|png)$/i.test(path))

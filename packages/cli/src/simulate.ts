@@ -297,7 +297,7 @@ export function httpLimiter(
 }
 
 /** Below a nanosecond: what a horizon computed in floating point may be off by. */
-const HORIZON_NOISE_MS = 1e-6;
+export const HORIZON_NOISE_MS = 1e-6;
 
 /** The largest {@link maxInWindow} of any one key. */
 function busiestKey(times: Float64Array, keyOf: Uint32Array, keyCount: number, spanMs: number): number {
