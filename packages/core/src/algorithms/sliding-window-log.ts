@@ -29,6 +29,8 @@ const SHORT_LOG = 8;
  * A give-back with the time of its charge (`undo(…, chargedAt)`) removes the record of that cost made
  * at that time, and nothing once `chargedAt` has left the window (or when no such record is kept: after
  * a clock that went back the record was made at a later time, and is left, stricter, never looser).
+ * When no record made then has that cost, it gives back part of the newest one made then with a
+ * larger cost: a quota lease's block, of which the unused units come back.
  * Removing another record of the same cost, a later one, would raise the balance when the charged one
  * would have left the window.
  *
@@ -206,9 +208,16 @@ export function slidingWindowLog(options: SlidingWindowLogOptions): LogAlgorithm
 
     undo(state, back) {
       const i = recordOf(state, back, windowMs);
-      if (i === -1) return;
-      state.times.splice(i, 1);
-      state.costs?.splice(i, 1);
+      if (i !== -1) {
+        state.times.splice(i, 1);
+        state.costs?.splice(i, 1);
+        state.sum -= back.cost;
+        return;
+      }
+      const part = back.chargedAt === undefined ? -1 : recordHolding(state, back, windowMs);
+      if (part === -1) return;
+      state.costs ??= new Array<number>(state.times.length).fill(1);
+      state.costs[part] = state.costs[part]! - back.cost;
       state.sum -= back.cost;
     },
 
@@ -230,6 +239,22 @@ export function slidingWindowLog(options: SlidingWindowLogOptions): LogAlgorithm
       state.sum += next - cost;
     },
   };
+}
+
+/**
+ * For a give-back with the time of its charge whose cost no record made then has (see
+ * {@link recordOf}): the newest record made at that time with a larger cost, which the give-back is
+ * part of (a quota lease's block, its unused units given back), or -1.
+ */
+function recordHolding(state: LogState, { now, cost, chargedAt, delayMs = 0 }: UndoRequest, windowMs: number): number {
+  const at = chargedAt! + delayMs;
+  const from = delayMs > 0 ? at - 1 : at;
+  const { times, costs } = state;
+  if (at <= now - windowMs) return -1;
+  for (let i = times.length - 1; i >= state.head && times[i]! >= from; i--) {
+    if (times[i]! <= at && (delayMs > 0 ? times[i]! > from : true) && (costs === null ? 1 : costs[i]!) > cost) return i;
+  }
+  return -1;
 }
 
 /**

@@ -90,6 +90,8 @@ if OP == 'u' or OP == 's' then
   -- records as lie after the one it finds (those recorded since the consume), not the whole log.
   -- An undo removes it; a settle gives it the actual cost, `settle_actual` (see prelude.lua), taken
   -- above the estimate only up to LIMIT + max_debt in all (the live sum), and removes it for 0.
+  -- An undo with the time of its charge that finds no record of its cost there gives back part of the
+  -- newest record made then with a larger one (a quota lease's block, its unused units given back).
   -- The TS twin is `recordOf` with `undo` and `settle` of slidingWindowLog().
   local from = nil
   if charged_at ~= nil then
@@ -98,9 +100,21 @@ if OP == 'u' or OP == 's' then
     if charged_delay > 0 then from = charged_at - 1 end
   end
   if charged_at ~= nil and charged_at <= now - window then return nil end
+  --- The log's sum is `sum + change` now: the metadata kept (or dropped for a short log) to match.
+  local function changed_sum(change)
+    -- The metadata lives as long as the log (SET without an expiry would keep it forever).
+    local ttl = redis.call('PTTL', log_key)
+    if count < FIRST or ttl <= 0 then
+      redis.call('DEL', sum_key)
+    else
+      redis.call('SET', sum_key, struct.pack('<d', sum + change), 'PX', ttl)
+    end
+  end
+  local part_at, part_time, part_cost = nil, 0, 0
   local records = first
   local seen = 0
   local size = FIRST
+  local past = false
   while seen < count do
     if not whole then
       if size > count - seen then size = count - seen end
@@ -109,8 +123,12 @@ if OP == 'u' or OP == 's' then
     for i = #records, 1, -1 do
       local record_time, record_cost = struct.unpack('<dd', records[i])
       -- Times never decrease along the log: past the charge's time, no record can be its.
-      if from ~= nil and record_time < from then return nil end
-      if record_cost == cost and (charged_at == nil or (record_time <= charged_at and (charged_delay <= 0 or record_time > from))) then
+      if from ~= nil and record_time < from then
+        past = true
+        break
+      end
+      local at_charge = charged_at == nil or (record_time <= charged_at and (charged_delay <= 0 or record_time > from))
+      if record_cost == cost and at_charge then
         local kept_cost = 0
         if OP == 's' then
           kept_cost = settle_actual
@@ -132,19 +150,20 @@ if OP == 'u' or OP == 's' then
         else
           redis.call('LSET', log_key, -(seen + 1 + #records - i), struct.pack('<dd', record_time, kept_cost))
         end
-        -- The metadata lives as long as the log (SET without an expiry would keep it forever).
-        local ttl = redis.call('PTTL', log_key)
-        if count < FIRST or ttl <= 0 then
-          redis.call('DEL', sum_key)
-        else
-          redis.call('SET', sum_key, struct.pack('<d', sum + kept_cost - cost), 'PX', ttl)
-        end
+        changed_sum(kept_cost - cost)
         return nil
       end
+      if OP == 'u' and charged_at ~= nil and part_at == nil and at_charge and record_cost > cost then
+        part_at, part_time, part_cost = -(seen + 1 + #records - i), record_time, record_cost
+      end
     end
-    if whole or #records == 0 then break end
+    if past or whole or #records == 0 then break end
     seen = seen + #records
     if size < 256 then size = size * 2 end
+  end
+  if part_at ~= nil then
+    redis.call('LSET', log_key, part_at, struct.pack('<dd', part_time, part_cost - cost))
+    changed_sum(-cost)
   end
   return nil
 end

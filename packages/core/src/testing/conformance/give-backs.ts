@@ -107,6 +107,26 @@ export function describeGiveBacks(suite: Suite): void {
       );
     }
 
+    // A shaper is left out: it takes no quota lease, and its give-back cancels a queued slot whole.
+    for (const sample of rateSamples.filter((s) => !s.make(10, 60_000).mayDelay)) {
+      gatedIt(
+        `${sample.label}: a give-back of part of a charge, with the time of the charge (a quota lease's unused units), gives back that part`,
+        () => runsAll(suite.store, [sample.kind]),
+        async () => {
+          let now = 10_000;
+          const algorithm = sample.make(10, 60_000);
+          const limiter = limiterOn(suite.store, algorithm, freshPrefix('give-back-part'), () => now);
+          const alone = limiterOn(suite.store, algorithm, freshPrefix('give-back-part-alone'), () => now);
+          const decision = await limiter.consume('k', 5);
+          expect(decision.allowed).toBe(true);
+          await alone.consume('k', 3);
+          now = 10_500;
+          await limiter.undo('k', 2, decision);
+          expect((await limiter.peek('k')).remaining).toBe((await alone.peek('k')).remaining);
+        },
+      );
+    }
+
     gatedIt(
       'a give-back forgets the cached denial: fixed window 2 per hour, three consumes, undo, the freed unit is admitted',
       () => runsAll(suite.store, ['fixed-window']),
