@@ -139,12 +139,7 @@ export class MemoryStore implements Store {
       this.ids,
       { slot: RememberedIds.slot(key, algorithm), idempotency: charge.idempotency!, now: t },
       {
-        blocked: () =>
-          algorithm.checksBlocks
-            ? this.blocks.denial(key, algorithm, t, (write) =>
-                this.decide(scope, local, this.overrides.decidingWith(key, algorithm, t), withCommit(request, write)),
-              )
-            : undefined,
+        blocked: () => (algorithm.checksBlocks ? this.blockDenial(scope, local, algorithm, request) : undefined),
         charge: () => this.decideHeld(scope, local, algorithm, request),
         peek: () => this.decideHeld(scope, local, algorithm, { now: t, cost: 0, commit: false, maxDelay: undefined }),
         room: () => this.makeRoom(this.ids, t),
@@ -309,7 +304,7 @@ export class MemoryStore implements Store {
       : this.decide(scope, local, algorithm, request);
   }
 
-  /** {@link decide} with the configuration the key's live override makes, if any; a charge's denial as `decidedUnder` says. */
+  /** {@link decide} with the configuration the key's live override makes, if any; its denial as `decidedUnder` says. */
   private decideOverridden(
     scope: string | undefined,
     local: string,
@@ -318,8 +313,7 @@ export class MemoryStore implements Store {
   ): Decision {
     const override = this.overrides.get(joined(scope, local), algorithm, request.now);
     if (override === undefined) return this.decide(scope, local, algorithm, request);
-    const decision = this.decide(scope, local, override.algorithm, request);
-    return request.commit ? decidedUnder(override, decision, request.cost, request.now) : decision;
+    return decidedUnder(override, this.decide(scope, local, override.algorithm, request), request, 0);
   }
 
   /** A decision through the key's block (see `BlockTable.denial`), with the configuration its override makes (as {@link decideOverridden}). */
@@ -329,16 +323,39 @@ export class MemoryStore implements Store {
     algorithm: Algorithm,
     request: StepRequest,
   ): Decision {
+    const blocked = this.blockDenial(scope, local, algorithm, request);
+    if (blocked !== undefined) return blocked;
     const t = request.now;
     const key = joined(scope, local);
     const override = algorithm.checksOverrides === true ? this.overrides.get(key, algorithm, t) : undefined;
     const deciding = override === undefined ? algorithm : override.algorithm;
-    const step = (write: boolean): Decision => this.decide(scope, local, deciding, withCommit(request, write));
-    const blocked = this.blocks.denial(key, algorithm, t, step);
-    if (blocked !== undefined) return blocked;
-    if (!request.commit) return step(false);
-    const decision = this.blocks.recorded(key, algorithm, t, step(true));
-    return override === undefined ? decision : decidedUnder(override, decision, request.cost, t);
+    if (!request.commit) {
+      const peeked = this.decide(scope, local, deciding, request);
+      return override === undefined ? peeked : decidedUnder(override, peeked, request, 0);
+    }
+    const stepped = this.decide(scope, local, deciding, withCommit(request, true));
+    const decision = this.blocks.recorded(key, algorithm, t, stepped);
+    if (override === undefined) return decision;
+    return decidedUnder(override, decision, request, decision === stepped ? 0 : decision.retryAfterMs);
+  }
+
+  /** While the key is blocked (a lockout or a ban), the block's denial, its override's end weighed in (see `decidedUnder`); otherwise undefined. */
+  private blockDenial(
+    scope: string | undefined,
+    local: string,
+    algorithm: Algorithm,
+    request: StepRequest,
+  ): Decision | undefined {
+    const t = request.now;
+    const key = joined(scope, local);
+    const override = algorithm.checksOverrides === true ? this.overrides.get(key, algorithm, t) : undefined;
+    const deciding = override === undefined ? algorithm : override.algorithm;
+    const blocked = this.blocks.denial(key, algorithm, t, (write) =>
+      this.decide(scope, local, deciding, withCommit(request, write)),
+    );
+    return blocked === undefined || override === undefined
+      ? blocked
+      : decidedUnder(override, blocked, request, blocked.retryAfterMs);
   }
 
   /**

@@ -41,7 +41,7 @@ describe('DenyCache', () => {
     for (const key of ['admitted', 'no-retry', 'policy']) expect(cache.get(charge(key, 1), 0)).toBeUndefined();
   });
 
-  it('keeps a denial decided under an override (its policy is not the algorithm’s) at most a second: the override ends at its ttl, unheard', () => {
+  it('keeps a denial decided under an override (its policy is not the algorithm’s) at most a second, answering the store’s retry counted down: the override ends at its ttl, unheard', () => {
     const cache = new DenyCache();
     const underOverride = makeDecision({
       allowed: false,
@@ -54,7 +54,7 @@ describe('DenyCache', () => {
       at: 0,
     });
     cache.remember(charge('k', 1), underOverride, 0);
-    expect(cache.get(charge('k', 1), 999)).toMatchObject({ reason: 'deny-cache', retryAfterMs: 1 });
+    expect(cache.get(charge('k', 1), 999)).toMatchObject({ reason: 'deny-cache', retryAfterMs: 3_599_001 });
     expect(cache.get(charge('k', 1), 1_000)).toBeUndefined();
   });
 

@@ -8,7 +8,10 @@ import { withoutStore, type ChargeAnswer, type ChargeStage } from './charge-path
 const DEFAULT_MAX_KEYS = 10_000;
 
 interface DenyEntry {
+  /** Until when it is answered (local clock). */
   until: number;
+  /** When its retry comes (local clock): `until`, or later for a denial decided under an override (kept shorter, see {@link OVERRIDE_DENIAL_MS}). */
+  retryAt: number;
   cost: number;
   decision: Decision;
   /** The configuration that denied (see {@link configurationOf}): a call with another one (a plan that changed) asks the store. */
@@ -65,8 +68,10 @@ export class DenyCache {
       return undefined;
     }
     if (maxDelay === undefined && entry.maxDelay !== undefined) return undefined;
-    const wait = entry.until + (entry.maxDelay ?? 0) - (maxDelay ?? 0) - now;
-    if (wait <= 0) return undefined;
+    const ahead = (entry.maxDelay ?? 0) - (maxDelay ?? 0);
+    if (entry.until + ahead - now <= 0) return undefined;
+    // The store's retry counted down, also past the time the entry is kept until.
+    const wait = entry.retryAt + ahead - now;
     const d = entry.decision;
     const elapsed = d.retryAfterMs - wait;
     const decision = makeDecision({
@@ -118,6 +123,7 @@ export class DenyCache {
       }
       entries.set(storeKey, {
         until: askedAt + (own ? decision.retryAfterMs : Math.min(decision.retryAfterMs, OVERRIDE_DENIAL_MS)),
+        retryAt: askedAt + decision.retryAfterMs,
         cost,
         decision,
         configuration: configurationOf(algorithm),

@@ -83,14 +83,20 @@ export class OverrideTable {
 }
 
 /**
- * `decision`, made under a key's live `override` for a charge of `cost` at `now` (ms, on the clock the
- * override was set with): a denial of a cost above the override's limit waits at least until the
- * override ends, since no retry under it could admit the charge (once it ends, the limit's own
- * configuration decides); any other decision is returned as it is. The Redis store's twin is in its
- * idem-reply.lua.
+ * `decision`, made under a key's live `override` for a charge (or peek) of `request.cost` at
+ * `request.now` (ms, on the clock the override was set with): a denial of a cost above the override's
+ * limit is retried at the override's end, or at the end of the key's block (`blockedMs`: the lockout's
+ * or ban's time left; 0 for none) if later, since no retry under the override could admit that cost
+ * and once it ends the limit's own configuration decides; any other decision is returned as it is. The
+ * Redis store's twin is in its idem-reply.lua.
  */
-export function decidedUnder(override: StoredOverride, decision: Decision, cost: number, now: number): Decision {
-  if (decision.allowed || cost <= decision.limit) return decision;
-  const untilEnd = ceilMs(override.expiresAt - now);
-  return untilEnd <= decision.retryAfterMs ? decision : { ...decision, retryAfterMs: untilEnd };
+export function decidedUnder(
+  override: StoredOverride,
+  decision: Decision,
+  request: { readonly cost: number; readonly now: number },
+  blockedMs: number,
+): Decision {
+  if (decision.allowed || request.cost <= decision.limit) return decision;
+  const retryAfterMs = Math.max(blockedMs, ceilMs(override.expiresAt - request.now));
+  return retryAfterMs === decision.retryAfterMs ? decision : { ...decision, retryAfterMs };
 }

@@ -8,11 +8,13 @@
 -- the reason 'blocked'). BLOCK_MS 0 (a script that checks bans and has no lockout) starts no block.
 if blocked_left > 0 then
   r_allowed, r_remaining, r_retry, r_delay = 0, 0, blocked_left, banned and -1 or 0
+  block_retry = blocked_left
   if r_reset < blocked_left then r_reset = blocked_left end
 elseif BLOCK_MS > 0 and r_allowed == 0 and (OP == 'c' or OP == 'v') then
   local blocked_until = now + BLOCK_MS
   --#block-write
   r_remaining, r_retry, r_delay = 0, BLOCK_MS, 0
+  block_retry = BLOCK_MS
   if r_reset < BLOCK_MS then r_reset = BLOCK_MS end
 end
 return struct.pack('<dddddd', r_allowed, r_remaining, r_reset, r_retry, r_delay, now)

@@ -23,11 +23,12 @@ if idem_id ~= nil then
     --#idem-write
   end
 end
--- Under a key's override, a denied charge of a cost above its limit waits at least until it ends: no
--- retry under it could admit the charge (the TS twin: `decidedUnder` of @rl/core/store). Its policy
--- follows the reply (three doubles more: the limit, the quota, the window in seconds; see src/overrides.ts).
-if override_policy and i_allowed <= 0 and (OP == 'c' or OP == 'v') and cost > struct.unpack('<d', override_policy, 1) then
-  i_retry = math.max(i_retry, override_end - now)
+-- Under a key's override, a denial of a cost above its limit is retried at the override's end (or the
+-- key's block's, if later): no retry under it could admit the cost, and once it ends the limit's own
+-- numbers decide (the TS twin: `decidedUnder` of @rl/core/store). Its policy follows the reply (three
+-- doubles more: the limit, the quota, the window in seconds; see src/overrides.ts).
+if override_policy and i_allowed <= 0 and cost > struct.unpack('<d', override_policy, 1) then
+  i_retry = math.max(block_retry, override_end - now)
 end
 local reply = struct.pack('<dddddd', i_allowed, i_remaining, i_reset, i_retry, i_delay, i_at)
 if override_policy then return reply .. override_policy end

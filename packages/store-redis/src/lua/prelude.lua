@@ -98,8 +98,9 @@ end
 -- is its own argument.
 local max_delay, charged_at, charged_delay, settle_actual, max_debt = nil, nil, 0, nil, 0
 -- Set by a key's live override (see prelude-compact.lua): its policy, appended to the decision's reply,
--- and its end (ms, on the clock of `now`).
-local override_policy, override_end = false, 0
+-- and its end (ms, on the clock of `now`); and by a blocking variant's reply (block-reply.lua), the
+-- retry of the key's block (ms; 0 for none), which idem-reply.lua weighs against the override's end.
+local override_policy, override_end, block_retry = false, 0, 0
 if OP == 'v' then
   max_delay = tonumber(ARGV[ARG_MAX_DELAY])
 elseif OP == 'u' or OP == 's' then

@@ -105,8 +105,25 @@ export function describeOverrides(suite: Suite): void {
         await limiter.setOverride('j', fixedWindow({ limit: 2, window: '1m' }), { ttl: '5m' });
         expect(await limiter.consume('j', 3)).toMatchObject({ allowed: false, retryAfterMs: 600_000 });
         now = 2_000;
-        // Blocked: the lockout's denial, as for any key.
+        // Blocked: the lockout's denial, as for any key; a cost above the override's waits for its end.
         expect(await limiter.consume('k', 1)).toMatchObject({ allowed: false, retryAfterMs: 599_000 });
+        expect(await limiter.consume('k', 3)).toMatchObject({ allowed: false, retryAfterMs: 3_599_000 });
+      },
+    );
+
+    gatedIt(
+      "a cost above the override's limit is retried at the override's end even when its window ends later; a deny cache counts that retry down",
+      () => overrides(['fixed-window']),
+      async () => {
+        let now = 1_000;
+        const limiter = limiterOf({ algorithm: fixedWindow({ limit: 10, window: '1d' }), denyCache: true }, () => now);
+        await limiter.setOverride('k', fixedWindow({ limit: 3, window: '1d' }), { ttl: '1h' });
+        expect(await limiter.consume('k', 5)).toMatchObject({ allowed: false, retryAfterMs: 3_600_000 });
+        now = 1_200;
+        const again = await limiter.consume('k', 5);
+        expect(again).toMatchObject({ allowed: false, retryAfterMs: 3_599_800 });
+        now = 3_601_000;
+        expect(await limiter.consume('k', 5)).toMatchObject({ allowed: true, limit: 10 });
       },
     );
 
