@@ -9,10 +9,13 @@ interface Collected {
   collect?: (this: unknown) => unknown;
 }
 
-/** What flushes one exporter's batched values: held by its sink, weakly by the metrics it flushes into. */
+/** What flushes one exporter's batched values: its sink, held by the exporter, weakly by the metrics it flushes into. */
 interface Flusher {
   flush(): void;
 }
+
+/** A sink that batches, and flushes its batch into the metrics when one is collected (see {@link collectedSink}). */
+export interface CollectedSink extends MetricsSink<BatchedSeries<Child>>, Flusher {}
 
 /**
  * The exporters flushing into each prom-client metric, each held weakly (an exporter dropped is
@@ -35,12 +38,12 @@ const flushersByMetric = new WeakMap<object, Set<WeakRef<Flusher>>>();
 export function collectedSink(
   direct: MetricsSink<Child>,
   metrics: readonly (Counter<string> | Gauge<string> | Histogram<string>)[],
-): MetricsSink<BatchedSeries<Child>> {
+): CollectedSink {
   const { sink, flush } = batchedSink(direct);
-  const flusher: Flusher = { flush };
-  for (const metric of metrics) flushersOf(metric).add(new WeakRef(flusher));
-  // The sink holds its flusher: while the exporter lives, so does its entry in the metrics' sets.
-  return { series: sink.series, add: sink.add, record: sink.record, flusher } as MetricsSink<BatchedSeries<Child>>;
+  // The sink is its own flusher: while the exporter holds it, so do the metrics' sets (weakly).
+  const collected: CollectedSink = { series: sink.series, add: sink.add, record: sink.record, flush };
+  for (const metric of metrics) flushersOf(metric).add(new WeakRef(collected));
+  return collected;
 }
 
 /** The flushers of `metric`, its `collect` hook installed with the set. */
