@@ -1,11 +1,12 @@
 import { describe, expect } from 'vitest';
-import type { AlgorithmKind } from '../../algorithm.js';
+import type { Algorithm, AlgorithmKind } from '../../algorithm.js';
 import { calendarWindow } from '../../algorithms/calendar-window.js';
 import { concurrency } from '../../algorithms/concurrency.js';
 import { fixedWindow } from '../../algorithms/fixed-window.js';
 import { tokenBucket } from '../../algorithms/token-bucket.js';
 import { withBlock } from '../../algorithms/block.js';
 import type { Decision } from '../../decision.js';
+import type { Duration } from '../../duration.js';
 import type { LimiterOptions } from '../../limiter/index.js';
 import { gatedIt, limiterWith, rateSamples, resetHeard, runsAll, sharingLimiters, type Suite } from './suite.js';
 
@@ -91,41 +92,56 @@ export function describeOverrides(suite: Suite): void {
       );
     }
 
-    gatedIt(
-      "with a lockout, a cost above the override's limit waits for the later of the lockout's end and the override's",
-      () => overrides(['fixed-window']),
-      async () => {
-        let now = 1_000;
-        const limiter = limiterOf(
-          { algorithm: fixedWindow({ limit: 10, window: '1m' }), blockDuration: '10m' },
-          () => now,
-        );
-        await limiter.setOverride('k', fixedWindow({ limit: 2, window: '1m' }), { ttl: '1h' });
-        expect(await limiter.consume('k', 3)).toMatchObject({ allowed: false, retryAfterMs: 3_600_000 });
-        await limiter.setOverride('j', fixedWindow({ limit: 2, window: '1m' }), { ttl: '5m' });
-        expect(await limiter.consume('j', 3)).toMatchObject({ allowed: false, retryAfterMs: 600_000 });
-        now = 2_000;
-        // Blocked: the lockout's denial, as for any key; a cost above the override's waits for its end.
-        expect(await limiter.consume('k', 1)).toMatchObject({ allowed: false, retryAfterMs: 599_000 });
-        expect(await limiter.consume('k', 3)).toMatchObject({ allowed: false, retryAfterMs: 3_599_000 });
-      },
-    );
-
-    gatedIt(
-      "a cost above the override's limit is retried at the override's end even when its window ends later; a deny cache counts that retry down",
-      () => overrides(['fixed-window']),
-      async () => {
-        let now = 1_000;
-        const limiter = limiterOf({ algorithm: fixedWindow({ limit: 10, window: '1d' }), denyCache: true }, () => now);
-        await limiter.setOverride('k', fixedWindow({ limit: 3, window: '1d' }), { ttl: '1h' });
-        expect(await limiter.consume('k', 5)).toMatchObject({ allowed: false, retryAfterMs: 3_600_000 });
-        now = 1_200;
-        const again = await limiter.consume('k', 5);
-        expect(again).toMatchObject({ allowed: false, retryAfterMs: 3_599_800 });
-        now = 3_601_000;
-        expect(await limiter.consume('k', 5)).toMatchObject({ allowed: true, limit: 10 });
-      },
-    );
+    /** A scenario of a cost above an override's limit: the limit's options, the override and its ttl, then [time, cost, what the consume answers]. */
+    type Retries = [
+      what: string,
+      options: Partial<LimiterOptions>,
+      override: [Algorithm, Duration],
+      steps: [at: number, cost: number, answer: Partial<Decision>][],
+    ];
+    const retries: Retries[] = [
+      [
+        "the limit's window ends after the override: the override's end; a deny cache counts it down",
+        { algorithm: fixedWindow({ limit: 10, window: '1d' }), denyCache: true },
+        [fixedWindow({ limit: 3, window: '1d' }), '1h'],
+        [
+          [1_000, 5, { allowed: false, retryAfterMs: 3_600_000 }],
+          [1_200, 5, { allowed: false, retryAfterMs: 3_599_800 }],
+          [3_601_000, 5, { allowed: true, limit: 10 }],
+        ],
+      ],
+      [
+        "a lockout shorter than the override: the override's end, also while blocked (a cost within it: the lockout's)",
+        { algorithm: fixedWindow({ limit: 10, window: '1m' }), blockDuration: '10m' },
+        [fixedWindow({ limit: 2, window: '1m' }), '1h'],
+        [
+          [1_000, 3, { allowed: false, retryAfterMs: 3_600_000 }],
+          [2_000, 1, { allowed: false, retryAfterMs: 599_000 }],
+          [2_000, 3, { allowed: false, retryAfterMs: 3_599_000 }],
+        ],
+      ],
+      [
+        "a lockout longer than the override: the lockout's end",
+        { algorithm: fixedWindow({ limit: 10, window: '1m' }), blockDuration: '10m' },
+        [fixedWindow({ limit: 2, window: '1m' }), '5m'],
+        [[1_000, 3, { allowed: false, retryAfterMs: 600_000 }]],
+      ],
+    ];
+    for (const [what, options, [override, ttl], steps] of retries) {
+      gatedIt(
+        `a cost above the override's limit: ${what}`,
+        () => overrides(['fixed-window']),
+        async () => {
+          let now = 1_000;
+          const limiter = limiterOf(options, () => now);
+          await limiter.setOverride('k', override, { ttl });
+          for (const [at, cost, answer] of steps) {
+            now = at;
+            expect(await limiter.consume('k', cost), `at ${at} ms, cost ${cost}`).toMatchObject(answer);
+          }
+        },
+      );
+    }
 
     gatedIt(
       'an override is read back with its end; it ends by itself after its ttl; a reset keeps it; a new one replaces it',
