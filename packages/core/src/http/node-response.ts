@@ -13,6 +13,10 @@ export interface NodeResponse {
   readonly destroyed?: boolean;
   /** True once the response has been ended (`res.end()` was called), sent in full or not. */
   readonly writableEnded?: boolean;
+  /** True once the response's head was written: the handler has reached its response. */
+  readonly headersSent?: boolean;
+  /** The error the response was destroyed with (`res.destroy(error)`, a failed `pipeline`), else null or undefined. */
+  readonly errored?: unknown;
 }
 
 /** Where a watched request is: its handler runs, its handler is done, or its client left while its handler ran. */
@@ -46,9 +50,11 @@ export interface NodeResponseEvents<Req, Res> extends ResponseEvents<Req, Res> {
  *   - finished, at `'finish'`: the response was sent in full. (The event, not `writableFinished`:
  *     under Fastify's `inject()` the fake socket is still flushing when `'close'` comes.)
  *   - not finished, at `'close'` without `'finish'` (the client left, the connection broke), once the
- *     handler's work is over: at once when the handler has ended the response (`writableEnded`) or is
- *     done ({@link NodeResponseEvents.workDone}); otherwise when it ends the response later (`res.end()`
- *     on the closed response emits `'prefinish'`: Express, Nest, Fastify's reply) or says it is done.
+ *     handler's work is over: at once when the handler has ended the response (`writableEnded`), is
+ *     done ({@link NodeResponseEvents.workDone}), has begun its response (`headersSent`: what is left
+ *     is the writing, which the closed connection ends) or the response was destroyed with an error
+ *     (`errored`: a streamed body failed); otherwise when it ends the response later (`res.end()` on
+ *     the closed response emits `'prefinish'`: Express, Nest, Fastify's reply) or says it is done.
  *     A concurrency permit guards the work, not the connection: a client that leaves frees nothing
  *     sooner, and the permit's lease bounds a handler that never ends.
  *
@@ -73,7 +79,17 @@ export function nodeResponseEvents<Req, Res>(nodeResponse: (res: Res) => NodeRes
   function closed(this: Watched): void {
     const watch = this[slot];
     if (watch === undefined) return;
-    if (watch.phase === WORK_DONE || this.writableEnded === true) return tell(this, false);
+    // The handler's work is over when it ended the response or said so; and once the response has
+    // begun (its head written) or was destroyed with an error by the server's own side (a streamed
+    // body that failed: `pipeline` destroys the response), its work is the writing, which the closed
+    // connection ends: waiting for an end that never comes held a permit for its whole lease.
+    if (
+      watch.phase === WORK_DONE ||
+      this.writableEnded === true ||
+      this.headersSent === true ||
+      (this.errored !== null && this.errored !== undefined)
+    )
+      return tell(this, false);
     // The client left while the handler runs: its end comes later. (light-my-request's `end()` emits
     // 'finish' even on a closed response: it would be taken for a response sent in full.)
     watch.phase = LEFT;
