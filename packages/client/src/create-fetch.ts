@@ -4,7 +4,7 @@ import { PacingBook, type PacingTicket } from './pacing-book.js';
 import { PacingGate } from './pacing-gate.js';
 import { partitionReports, type PartitionReport } from './ratelimit-fields.js';
 import { retryAfterMs } from './retry-after.js';
-import { nextStep, SAFE_METHODS, serverWait, type AttemptOutcome } from './retry-policy.js';
+import { nextStep, outrankedReports, SAFE_METHODS, serverWait, type AttemptOutcome } from './retry-policy.js';
 import { wait } from './wait.js';
 
 /** fetch's signature: what {@link createFetch} returns. */
@@ -30,11 +30,49 @@ type Sent = { readonly ok: true; readonly response: Response } | { readonly ok: 
 export function createFetch(options: CreateFetchOptions = {}): FetchFunction {
   const config = parseClientOptions(options);
   const gate = config.pacing ? new PacingGate(new PacingBook(), config.timers) : undefined;
-  return async (input, init) => send(config, gate, new Request(input, init));
+  return async (input, init) => send(config, gate, new Request(input, init), runtimeInit(init));
+}
+
+/** The members of `RequestInit` that a `Request` keeps: any other is the runtime's own (see {@link runtimeInit}). */
+const REQUEST_INIT_MEMBERS = new Set([
+  'method',
+  'headers',
+  'body',
+  'referrer',
+  'referrerPolicy',
+  'mode',
+  'credentials',
+  'cache',
+  'redirect',
+  'integrity',
+  'keepalive',
+  'signal',
+  'duplex',
+  'priority',
+  'window',
+]);
+
+/**
+ * The members of `init` that a `Request` drops, given again with each attempt: a runtime's own
+ * extensions of fetch (Node's `dispatcher` for a proxy, a socket or TLS options; Cloudflare's `cf`;
+ * Bun's `proxy`, `tls`, `unix`), which a plain `fetch(url, init)` honours. Undefined when there are none.
+ */
+function runtimeInit(init: RequestInit | undefined): RequestInit | undefined {
+  if (init === undefined || init === null) return undefined;
+  let extra: Record<string, unknown> | undefined;
+  for (const name of Object.keys(init)) {
+    if (!REQUEST_INIT_MEMBERS.has(name)) (extra ??= {})[name] = (init as Record<string, unknown>)[name];
+  }
+  return extra as RequestInit | undefined;
 }
 
 /** One logical request: its attempts, and the waits between them. */
-async function send(config: ClientConfig, gate: PacingGate | undefined, request: Request): Promise<Response> {
+async function send(
+  config: ClientConfig,
+  gate: PacingGate | undefined,
+  request: Request,
+  extra: RequestInit | undefined,
+): Promise<Response> {
   const { timers, policy, observer } = config;
   const method = request.method;
   if (config.idempotencyKey !== undefined && !SAFE_METHODS.has(method) && !request.headers.has('idempotency-key'))
@@ -48,13 +86,16 @@ async function send(config: ClientConfig, gate: PacingGate | undefined, request:
   const start = timers.now();
   for (let attempts = 1; ; attempts++) {
     const ticket = gate === undefined ? undefined : await enterGate(config, gate, request, { scope, route, start });
-    const sent = await attempt(config, request);
+    const sent = await attempt(config, request, extra);
     const fields = sent.ok ? sent.response.headers : undefined;
     let reports: readonly PartitionReport[] = [];
-    let wallNow = NaN;
+    let retryAfter: number | undefined;
     try {
-      wallNow = config.clock();
-      if (fields !== undefined) reports = partitionReports(fields, wallNow);
+      const wallNow = config.clock();
+      if (fields !== undefined) {
+        retryAfter = retryAfterMs(fields.get('retry-after'), wallNow);
+        reports = outrankedReports(partitionReports(fields, wallNow), retryAfter);
+      }
     } finally {
       // Answered whatever happens (the user's clock may throw): a ticket left out would hold its scope.
       if (ticket !== undefined) gate!.answer(ticket, reports);
@@ -62,8 +103,7 @@ async function send(config: ClientConfig, gate: PacingGate | undefined, request:
     if (!sent.ok && (request.signal.aborted || !(sent.error instanceof TypeError))) throw sent.error;
     const outcome: AttemptOutcome = {
       status: sent.ok ? sent.response.status : undefined,
-      serverWaitMs:
-        fields === undefined ? undefined : serverWait(retryAfterMs(fields.get('retry-after'), wallNow), reports),
+      serverWaitMs: fields === undefined ? undefined : serverWait(retryAfter, reports),
     };
     const elapsedMs = timers.now() - start;
     const step = nextStep(policy, { attempts, elapsedMs, replayable }, outcome, draw(config.random));
@@ -93,10 +133,10 @@ async function send(config: ClientConfig, gate: PacingGate | undefined, request:
   }
 }
 
-/** Sends one attempt: a clone of the request, so that its body can be sent again. */
-async function attempt(config: ClientConfig, request: Request): Promise<Sent> {
+/** Sends one attempt: a clone of the request, so that its body can be sent again, with the runtime's own members of its init (`extra`). */
+async function attempt(config: ClientConfig, request: Request, extra: RequestInit | undefined): Promise<Sent> {
   try {
-    return { ok: true, response: await config.fetch(request.clone()) };
+    return { ok: true, response: await config.fetch(request.clone(), extra) };
   } catch (error) {
     return { ok: false, error };
   }

@@ -5,8 +5,12 @@ import type { RetryPolicy } from './retry-policy.js';
 
 /** The options of {@link createFetch}. */
 export interface CreateFetchOptions {
-  /** The fetch to wrap; default the runtime's `globalThis.fetch`, read at creation. */
-  fetch?: (request: Request) => Promise<Response>;
+  /**
+   * The fetch to wrap; default the runtime's `globalThis.fetch`, read at creation. Called with each
+   * attempt's request and, when the call had any, the runtime's own members of its init (Node's
+   * `dispatcher`, Cloudflare's `cf`), which a `Request` does not keep.
+   */
+  fetch?: (request: Request, init?: RequestInit) => Promise<Response>;
   /** Retries after the first attempt, an integer from 0 to 100; default 3 (at most 4 attempts). */
   retries?: number;
   /** No wait ends later than this after the logical request began; default `'60s'`. */
@@ -35,7 +39,7 @@ export interface CreateFetchOptions {
 
 /** The options, checked once. */
 export interface ClientConfig {
-  readonly fetch: (request: Request) => Promise<Response>;
+  readonly fetch: (request: Request, init?: RequestInit) => Promise<Response>;
   readonly policy: RetryPolicy;
   readonly idempotencyKey: (() => string) | undefined;
   readonly pacing: boolean;

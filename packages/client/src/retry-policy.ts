@@ -72,6 +72,21 @@ export interface AttemptState {
 }
 
 /**
+ * `reports` as the pacing book should hold them: `Retry-After` (`retryAfterMs`, when valid) outranks a
+ * conflicting `t`, so a partition reported empty is held no longer than it (the reports themselves
+ * when there is no `Retry-After` or nothing to cut).
+ */
+export function outrankedReports(
+  reports: readonly PartitionReport[],
+  retryAfterMs: number | undefined,
+): readonly PartitionReport[] {
+  if (retryAfterMs === undefined) return reports;
+  const cut = (r: PartitionReport) => r.remaining === 0 && r.resetMs !== undefined && r.resetMs > retryAfterMs;
+  if (!reports.some(cut)) return reports;
+  return reports.map((r) => (cut(r) ? { ...r, resetMs: retryAfterMs } : r));
+}
+
+/**
  * The wait a retryable answer names: `Retry-After` when it has a valid one, else (RFC 6585 leaves a
  * 429 without it) the longest `t` among the partitions the response reports empty; undefined when it
  * names none (then the caller backs off). Milliseconds.

@@ -46,6 +46,35 @@ describe('createFetch: retries', () => {
     expect(seen.map((s) => s.at - 1_000)).toEqual([0, 7_500]);
   });
 
+  it('Retry-After outranks a conflicting t: the retry goes at Retry-After, the pacing book holds the route no longer', async () => {
+    const { timers, seen, client } = setup([
+      { status: 429, fields: { 'retry-after': '1', ratelimit: '"p";r=0;t=20' } },
+    ]);
+    const { value } = await settle(timers, client(URL_));
+    expect(value!.status).toBe(200);
+    expect(seen.map((s) => s.at - 1_000)).toEqual([0, 1_500]);
+  });
+
+  it("gives the runtime's own init members (Node's dispatcher) to the fetch with each attempt, and no other", async () => {
+    const dispatcher = { dispatch: () => true };
+    const inits: (RequestInit | undefined)[] = [];
+    const client = createFetch({
+      fetch: async (request, init) => {
+        inits.push(init);
+        return new Response(request.method, {
+          status: inits.length === 1 ? 503 : 200,
+          headers: { 'retry-after': '0' },
+        });
+      },
+      jitter: 0,
+    });
+    const response = await client(URL_, { method: 'GET', headers: { a: '1' }, dispatcher } as RequestInit);
+    expect(response.status).toBe(200);
+    expect(inits).toEqual([{ dispatcher }, { dispatcher }]);
+    await createFetch({ fetch: async (_r, init) => (inits.push(init), new Response('')) })(URL_, { method: 'GET' });
+    expect(inits[2]).toBeUndefined();
+  });
+
   it('backs off with full jitter when the server names no time (a 502, a network error)', async () => {
     const { timers, seen, client } = setup([{ status: 502 }, 'network', { status: 504 }], { backoff: '200ms' });
     const { value } = await settle(timers, client(URL_));
