@@ -305,7 +305,7 @@ export class LimiterCore {
     if (!settleOnce(decision)) return this.warnSettledTwice();
     if (charged.took === 'replayed') return;
     const idempotencyId = charged.idempotencyId;
-    if (idempotencyId === undefined && this.quota?.refund(storeKey, cost, algorithm, decision) === true) return;
+    if (idempotencyId === undefined && this.quota?.refund(storeKey, cost, algorithm, decision) === 0) return;
     const delayMs = decision.delayMs > 0 ? decision.delayMs : undefined;
     return this.freeing(
       storeKey,
@@ -348,14 +348,19 @@ export class LimiterCore {
     const { key: storeKey, algorithm, cost } = charge;
     if (actual === cost) return SETTLED_AS_ESTIMATED;
     this.observation?.settled(cost, actual);
-    if (this.quota?.refund(storeKey, cost - actual, algorithm, decision) === true) return SETTLED_AS_ESTIMATED;
+    // The change the store still has to make: for a charge spent from a quota lease's block, what the
+    // block (while it lives) did not take: past what it has left, for a settle above the estimate.
+    const change =
+      took === 'leased' && this.quota !== undefined
+        ? this.quota.refund(storeKey, cost - actual, algorithm, decision)
+        : cost - actual;
+    if (change === 0) return SETTLED_AS_ESTIMATED;
     const { at: chargedAt, delayMs } = decision;
     const maxDebt = this.maxDebt ?? algorithm.limit;
     // Spent from a quota lease's block, the store holds the block, not this charge: the settle is the
     // change alone. A charge the store made alone (above `units`, or with no block to take from) is
     // settled as it was charged.
-    const units =
-      took === 'leased' ? { cost: Math.max(0, cost - actual), actual: Math.max(0, actual - cost) } : { cost, actual };
+    const units = took === 'leased' ? { cost: Math.max(0, change), actual: Math.max(0, -change) } : { cost, actual };
     return {
       first: true,
       done: this.freeing(storeKey, this.guard.settle(storeKey, algorithm, { ...units, chargedAt, delayMs, maxDebt })),

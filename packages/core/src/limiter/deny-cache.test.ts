@@ -55,6 +55,8 @@ describe('DenyCache', () => {
     });
     cache.remember(charge('k', 1), underOverride, 0);
     expect(cache.get(charge('k', 1), 999)).toMatchObject({ reason: 'deny-cache', retryAfterMs: 3_599_001 });
+    // A larger cost may be retried sooner (a cost above the override's limit: at its end): the store answers it.
+    expect(cache.get(charge('k', 2), 999)).toBeUndefined();
     expect(cache.get(charge('k', 1), 1_000)).toBeUndefined();
   });
 

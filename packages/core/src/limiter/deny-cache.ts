@@ -12,6 +12,12 @@ interface DenyEntry {
   until: number;
   /** When its retry comes (local clock): `until`, or later for a denial decided under an override (kept shorter, see {@link OVERRIDE_DENIAL_MS}). */
   retryAt: number;
+  /**
+   * True for a denial decided by the limit's own configuration: it answers any charge of its cost or
+   * more. One decided under an override answers its own cost only: a cost above the override's limit
+   * is retried at the override's end, which may come before the retry of a smaller cost.
+   */
+  own: boolean;
   cost: number;
   decision: Decision;
   /** The configuration that denied (see {@link configurationOf}): a call with another one (a plan that changed) asks the store. */
@@ -61,7 +67,12 @@ export class DenyCache {
     if (!this.hearing) return undefined;
     const { key: storeKey, cost, algorithm, maxDelayMs: maxDelay } = charge;
     const entry = this.entries.get(storeKey);
-    if (entry === undefined || cost < entry.cost || entry.configuration !== configurationOf(algorithm))
+    if (
+      entry === undefined ||
+      cost < entry.cost ||
+      (!entry.own && cost !== entry.cost) ||
+      entry.configuration !== configurationOf(algorithm)
+    )
       return undefined;
     if (entry.until - now <= 0) {
       this.entries.delete(storeKey);
@@ -124,6 +135,7 @@ export class DenyCache {
       entries.set(storeKey, {
         until: askedAt + (own ? decision.retryAfterMs : Math.min(decision.retryAfterMs, OVERRIDE_DENIAL_MS)),
         retryAt: askedAt + decision.retryAfterMs,
+        own,
         cost,
         decision,
         configuration: configurationOf(algorithm),

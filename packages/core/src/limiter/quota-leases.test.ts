@@ -411,6 +411,22 @@ describe('beside the rest of the limiter', () => {
     expect(used('a:k')).toBe(10);
   });
 
+  it.each([
+    ['past what the block has left: the block spent first, the store charged the rest', 15, 5],
+    ['within what the block has left: spent from the block alone', 6, 14],
+    ['below the estimate: given back into the block', 0, 20],
+  ])('a settle above or below the estimate, %s: never more than the limit in all', async (_what, actual, after) => {
+    const { store, clock, timers } = setup();
+    const twenty = fixedWindow({ limit: 20, window: '1m' });
+    const limiter = createLimiter({ algorithm: twenty, store, clock, timers, lease: { units: 10 } });
+    const decision = await limiter.consume('k');
+    await limiter.settle('k', 1, actual, decision);
+    let admitted = 0;
+    while ((await limiter.consume('k')).allowed && admitted < 40) admitted++;
+    expect(admitted).toBe(after);
+    expect(actual + admitted).toBe(20);
+  });
+
   it('a per-request algorithm leases per configuration; one that cannot lease is charged alone', () => {
     const { store, clock, timers } = setup();
     const l = createLimiter({ store, clock, timers, lease: { units: 10 } });

@@ -91,10 +91,13 @@ export class QuotaLeases {
   /**
    * Takes back `units` of `storeKey` under `algorithm` admitted at `decision.at` into a live block of
    * that configuration charged then (one charged alone in that instant is the same charge to the
-   * store), or with `units` below 0 (a settle above the estimate) spends them from it when it has them
-   * left; false otherwise: the caller goes to the store. Found by time (a weak map per decision cost more than the rest).
+   * store), or with `units` below 0 (a settle above the estimate) spends them from it, as many as it
+   * has left. Returns what is left for the store: 0 when the block took it all, `units` when no block
+   * took any, else (a settle above what the block has left) the units past it, below 0: the block's
+   * units were counted by the store when it was taken, so spending them first admits no more than the
+   * limit. Found by time (a weak map per decision cost more than the rest).
    */
-  refund(storeKey: string, units: number, algorithm: Algorithm, decision: Decision): boolean {
+  refund(storeKey: string, units: number, algorithm: Algorithm, decision: Decision): number {
     const entry = this.book.get(storeKey);
     if (
       entry === undefined ||
@@ -102,16 +105,21 @@ export class QuotaLeases {
       units > this.config.units ||
       entry.configuration !== configurationOf(algorithm)
     )
-      return false;
+      return units;
     const now = this.host.clock();
     // A unit given back never lifts the holding above `units` (the bound of what a dead holder loses): the store takes it then.
-    if (units > 0 && held(entry) + entry.asking + units > this.config.units) return false;
+    if (units > 0 && held(entry) + entry.asking + units > this.config.units) return units;
     for (const block of entry.blocks) {
-      if (block.at !== decision.at || block.until <= now || block.left + units < 0) continue;
-      block.left += units;
-      return true;
+      if (block.at !== decision.at || block.until <= now) continue;
+      if (units > 0) {
+        block.left += units;
+        return 0;
+      }
+      const spent = Math.min(block.left, -units);
+      block.left -= spent;
+      return units + spent;
     }
-    return false;
+    return units;
   }
 
   /** Forgets the blocks of `storeKey` (undefined: every key's) without giving them back (see {@link LeaseBook.forget}). */

@@ -111,6 +111,16 @@ export function describeOverrides(suite: Suite): void {
         ],
       ],
       [
+        "a smaller cost's cached denial (its retry the window's end) answers no larger cost: the override's end",
+        { algorithm: fixedWindow({ limit: 100, window: '1h' }), denyCache: true },
+        [fixedWindow({ limit: 1, window: '1h' }), '5s'],
+        [
+          [1_000, 1, { allowed: true }],
+          [1_000, 1, { allowed: false, retryAfterMs: 3_599_000 }],
+          [1_000, 5, { allowed: false, retryAfterMs: 5_000 }],
+        ],
+      ],
+      [
         "a lockout shorter than the override: the override's end, also while blocked (a cost within it: the lockout's)",
         { algorithm: fixedWindow({ limit: 10, window: '1m' }), blockDuration: '10m' },
         [fixedWindow({ limit: 2, window: '1m' }), '1h'],
