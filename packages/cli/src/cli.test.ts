@@ -230,10 +230,16 @@ describe('rl simulate --config', () => {
     ]);
   });
 
-  it('an unknown option in the file is named', async () => {
+  it.each([
+    ['{"patern": "1/s for 1s"}', 'patern'],
+    ['{"limits": ["fixedWindow(limit=5,window=1s)"], "constructor": "x"}', 'constructor'],
+    ['{"limits": ["fixedWindow(limit=5,window=1s)"], "__proto__": {"json": true}}', '__proto__'],
+    ['{"limits": ["fixedWindow(limit=5,window=1s)"], "limit": "tokenBucket(capacity=1,refillRate=1)"}', 'limit'],
+  ])('a name in the file that is no option of it is named: %s', async (json, name) => {
     const config = join(dir, 'bad.json');
-    writeFileSync(config, JSON.stringify({ patern: '1/s for 1s' }));
-    expect((await rl(argv`simulate --config ${config}`)).stderr).toContain('Invalid option --config patern');
+    writeFileSync(config, json);
+    const { code, stderr } = await rl(argv`simulate --pattern ${'1/s for 1s'} --config ${config}`);
+    expect([code, stderr]).toEqual([2, expect.stringContaining(`Invalid option --config ${name}`)]);
   });
 });
 

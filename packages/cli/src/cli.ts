@@ -193,15 +193,12 @@ async function withConfig(values: Values): Promise<Values & { limits: LimitSpec[
     }
     if (file === null || typeof file !== 'object' || Array.isArray(file))
       throw new InvalidOptionError('--config', values.config, 'a JSON object of options');
+    // Its own names only (`__proto__`, `constructor` are no options); `limit`, `config` and `help` are
+    // the command line's (a file's limits are `limits`).
+    const names = ['limits', ...Object.keys(OPTIONS).filter((o) => o !== 'limit' && o !== 'config' && o !== 'help')];
     for (const name of Object.keys(file)) {
-      if (name !== 'limits' && !(name in OPTIONS))
-        throw new InvalidOptionError(
-          `--config ${name}`,
-          file[name],
-          `an option of rl simulate: limits, ${Object.keys(OPTIONS)
-            .filter((o) => o !== 'limit' && o !== 'config' && o !== 'help')
-            .join(', ')}`,
-        );
+      if (!names.includes(name))
+        throw new InvalidOptionError(`--config ${name}`, file[name], `an option of rl simulate: ${names.join(', ')}`);
     }
   }
   const merged: Values = {};

@@ -108,6 +108,12 @@ describe('simulate: waiting, windows, keys', () => {
     });
   });
 
+  it('largest admitted in any window counts units, as the bound does: half-unit requests under a sliding log of 1', () => {
+    const traffic = patternTraffic(parsePattern('burst 10 at 900ms, burst 10 at 1100ms'), { cost: 0.5 });
+    const report = simulate(traffic, [parseLimit('slidingWindowLog(limit=1,window=1s)')], { windowMs: 1000 });
+    expect(report.limits[0]!.maxInWindow).toEqual({ windowMs: 1000, allKeys: 1, perKey: 1, boundPerKey: 1 });
+  });
+
   it('a concurrency limit is refused: replayed arrivals do not say how long each runs', () => {
     expect(() => run('burst 1 at 0s', ['concurrency(limit=5)'])).toThrow(
       expect.objectContaining({ code: 'RL_INVALID_OPTION', field: '--limit' }),

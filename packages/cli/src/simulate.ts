@@ -4,7 +4,7 @@ import { MemoryStore } from '@rl/store-memory';
 import type { ClientStats } from './client-stats.js';
 import type { LimitSpec } from './limits.js';
 import type { Traffic } from './traffic.js';
-import { maxInWindow, percentile } from './window-max.js';
+import { maxUnitsInWindow, percentile } from './window-max.js';
 
 export interface SimulateOptions {
   /** The span of "largest admitted in any window" (ms). Default 1000. */
@@ -41,8 +41,9 @@ export interface LimitReport {
   /** Delays of the admitted requests (0 for those not held), nearest rank. */
   readonly delayMs: { readonly p50: number; readonly p95: number; readonly p99: number; readonly max: number };
   /**
-   * The largest number of admitted requests that proceed (arrival + delay: what the backend sees) in
-   * any span of `windowMs`: over all keys, and for the busiest key.
+   * The most units admitted requests proceed with (arrival + delay: what the backend sees) in any span
+   * of `windowMs`, over all keys and for the busiest key: requests, when each costs 1; in the unit of
+   * `boundPerKey` whatever the costs.
    */
   readonly maxInWindow: {
     readonly windowMs: number;
@@ -186,6 +187,7 @@ function runLimit(
   const delays = new Float64Array(n);
   const proceed = new Float64Array(n);
   const proceedKey = new Uint32Array(n);
+  const proceedUnits = new Float64Array(n);
   let admitted = 0;
   let delayed = 0;
   let units = 0;
@@ -204,6 +206,7 @@ function runLimit(
       delays[admitted] = result.delayMs;
       proceed[admitted] = now + result.delayMs;
       proceedKey[admitted] = keyIndex[i]!;
+      proceedUnits[admitted] = arrival.cost;
       admitted++;
       units += arrival.cost;
       admittedSlices[slice]!++;
@@ -224,6 +227,8 @@ function runLimit(
 
   const sortedDelays = delays.subarray(0, admitted).sort();
   const proceeding = proceed.subarray(0, admitted);
+  // The units of each admitted request: one number when every arrival costs the same.
+  const eachUnits = sameCost(costs) ?? proceedUnits.subarray(0, admitted);
   return {
     label: limit.label,
     algorithm: limit.factory,
@@ -241,8 +246,11 @@ function runLimit(
     },
     maxInWindow: {
       windowMs: o.windowMs,
-      allKeys: maxInWindow(Float64Array.from(proceeding).sort(), o.windowMs),
-      perKey: busiestKey(proceeding, proceedKey.subarray(0, admitted), keys.length, o.windowMs),
+      allKeys: maxUnitsInWindow(proceeding, eachUnits, o.windowMs),
+      perKey: busiestKey(proceeding, proceedKey.subarray(0, admitted), keys.length, {
+        units: eachUnits,
+        spanMs: o.windowMs,
+      }),
       boundPerKey: algorithm.boundInSpan(o.windowMs),
     },
     waitMs,
@@ -299,14 +307,32 @@ export function httpLimiter(
 /** Below a nanosecond: what a horizon computed in floating point may be off by. */
 export const HORIZON_NOISE_MS = 1e-6;
 
-/** The largest {@link maxInWindow} of any one key. */
-function busiestKey(times: Float64Array, keyOf: Uint32Array, keyCount: number, spanMs: number): number {
-  if (keyCount === 1) return maxInWindow(Float64Array.from(times).sort(), spanMs);
+/** The largest {@link maxUnitsInWindow} of any one key (`units`: per admitted request, or one number for all). */
+function busiestKey(
+  times: Float64Array,
+  keyOf: Uint32Array,
+  keyCount: number,
+  { units, spanMs }: { units: Float64Array | number; spanMs: number },
+): number {
+  if (keyCount === 1) return maxUnitsInWindow(times, units, spanMs);
   const perKey: number[][] = Array.from({ length: keyCount }, () => []);
-  for (let i = 0; i < times.length; i++) perKey[keyOf[i]!]!.push(times[i]!);
+  const perKeyUnits: number[][] = Array.from({ length: keyCount }, () => []);
+  for (let i = 0; i < times.length; i++) {
+    perKey[keyOf[i]!]!.push(times[i]!);
+    if (typeof units !== 'number') perKeyUnits[keyOf[i]!]!.push(units[i]!);
+  }
   let best = 0;
-  for (const list of perKey) best = Math.max(best, maxInWindow(Float64Array.from(list).sort(), spanMs));
+  for (let k = 0; k < keyCount; k++)
+    best = Math.max(best, maxUnitsInWindow(perKey[k]!, typeof units === 'number' ? units : perKeyUnits[k]!, spanMs));
   return best;
+}
+
+/** The cost every arrival has, or undefined when they differ (or there are none). */
+function sameCost(costs: ArrayLike<number>): number | undefined {
+  if (costs.length === 0) return undefined;
+  const first = costs[0]!;
+  for (let i = 1; i < costs.length; i++) if (costs[i] !== first) return undefined;
+  return first;
 }
 
 /** The keys given series of their own: their indexes, arrivals, and each key's slot (-1: not tracked). */

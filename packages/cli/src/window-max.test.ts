@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { maxInWindow, percentile } from './window-max.js';
+import { maxInWindow, maxUnitsInWindow, percentile } from './window-max.js';
 
 /** The definition: for every start s, the times in [s, s + span); the best start is at some time. */
 function bruteForce(times: readonly number[], span: number): number {
@@ -47,5 +47,20 @@ describe('percentile: nearest rank', () => {
     [Array.from({ length: 100 }, (_, i) => i + 1), 99, 99],
   ])('%j p%d = %d', (sorted, p, expected) => {
     expect(percentile(Float64Array.from(sorted), p)).toBe(expected);
+  });
+});
+
+describe('maxUnitsInWindow: the most units in any span [s, s + span)', () => {
+  it.each([
+    [[], [], 1000, 0],
+    [[1010, 990], [0.5, 0.25], 1000, 0.75],
+    [[0, 1000, 1500], [5, 1, 2], 1000, 5],
+    [[0.1, 0.2, 0.3], [0.1, 0.2, 0.4], 1000, 0.7],
+  ])('times %j costing %j, span %d: %d', (times, units, span, expected) => {
+    expect(maxUnitsInWindow(times, units, span)).toBe(expected);
+  });
+
+  it('one cost for every time: the count times it', () => {
+    expect(maxUnitsInWindow([990, 990, 1010, 1010], 2.5, 1000)).toBe(10);
   });
 });
