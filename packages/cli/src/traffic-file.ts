@@ -1,6 +1,7 @@
 import { createReadStream } from 'node:fs';
 import { createInterface } from 'node:readline';
 import { InvalidOptionError } from '@rl/core';
+import { calendarMs, isoTimeMs } from './calendar-time.js';
 import { TrafficBuilder, type Traffic } from './traffic.js';
 
 /** The formats of a traffic file; `auto` picks one from the first line that is not blank. */
@@ -32,7 +33,8 @@ const LOG_TIME = /\[(\d{2})\/([A-Z][a-z]{2})\/(\d{4}):(\d{2}):(\d{2}):(\d{2}) ([
  *   the requests of one second arrive at one instant.
  *
  * A `time` is seconds as a number (`0.99`; from any origin: Unix seconds keep windows aligned as in
- * production) or an ISO 8601 date string. The arrivals are sorted by time (ties keep their order).
+ * production) or an ISO 8601 date string (without a zone: UTC, the same on every machine; an
+ * impossible date or time is refused). The arrivals are sorted by time (ties keep their order).
  * Throws `InvalidOptionError` naming the file and line for a line it cannot read.
  */
 export async function readTrafficFile(path: string, format: TrafficFormat = 'auto'): Promise<Traffic> {
@@ -95,9 +97,17 @@ function readLogLine(line: string, field: string, builder: TrafficBuilder): void
     throw new InvalidOptionError(field, line, 'an access-log line with a time such as [10/Oct/2000:13:55:36 -0700]');
   const month = MONTHS[m[2]!];
   if (month === undefined) throw new InvalidOptionError(field, m[0], 'a month Jan … Dec');
-  const offsetMin = (m[7] === '-' ? -1 : 1) * (Number(m[8]) * 60 + Number(m[9]));
-  const utc =
-    Date.UTC(Number(m[3]), month, Number(m[1]), Number(m[4]), Number(m[5]), Number(m[6])) - offsetMin * 60_000;
+  const utc = calendarMs({
+    year: Number(m[3]),
+    month: month + 1,
+    day: Number(m[1]),
+    hour: Number(m[4]),
+    minute: Number(m[5]),
+    second: Number(m[6]),
+    offsetMinutes: Number(m[9]) > 59 ? NaN : (m[7] === '-' ? -1 : 1) * (Number(m[8]) * 60 + Number(m[9])),
+  });
+  if (Number.isNaN(utc))
+    throw new InvalidOptionError(field, m[0], 'a time that exists, such as [10/Oct/2000:13:55:36 -0700]');
   const client = line.slice(0, line.indexOf(' ')) || 'key';
   builder.add(utc, client, 1);
 }
@@ -111,13 +121,13 @@ function timeMs(value: unknown, field: string): number {
   if (typeof value === 'number') ms = value * 1000;
   else if (typeof value === 'string' && value !== '') {
     const seconds = Number(value);
-    ms = Number.isFinite(seconds) ? seconds * 1000 : Date.parse(value);
+    ms = Number.isFinite(seconds) ? seconds * 1000 : isoTimeMs(value);
   }
   if (Math.abs(ms) <= MAX_TIME_MS) return ms;
   throw new InvalidOptionError(
     `${field} time`,
     value,
-    'seconds as a number (0.99) or an ISO 8601 date (2026-08-07T10:00:00.990Z), within the dates a clock reads (±8.64e12 seconds from 1970)',
+    'seconds as a number (0.99) or an ISO 8601 date that exists (2026-08-07T10:00:00.990Z; without a zone, UTC), within the dates a clock reads (±8.64e12 seconds from 1970)',
   );
 }
 
