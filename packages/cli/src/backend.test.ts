@@ -109,6 +109,22 @@ describe('rl simulate --backend', () => {
     }
   });
 
+  it.each([
+    // Work done at the instant the next request comes has left: that request finds its slot free.
+    ['1/s for 5s', 'capacity=1,service=1s', 'concurrency(limit=1)', { admitted: 5, refused: 0, peak: 1, p50: 1000 }],
+    // Completions at their own time, not a millisecond late.
+    ['100/s for 10s', 'capacity=100,service=10ms', 'none', { admitted: 1000, refused: 0, peak: 1, p50: 10 }],
+  ])('%s before %s, %s: %j', async (pattern, backend, limit, expected) => {
+    const { stdout } = await rl(argv`simulate --pattern ${pattern} --backend ${backend} --limit ${limit} --json`);
+    const [total] = JSON.parse(stdout).limits.map((l: { total: Record<string, unknown> }) => l.total);
+    expect({
+      admitted: total.admitted,
+      refused: Object.values(total.refused as Record<string, number>).reduce((a, b) => a + b, 0),
+      peak: total.peakInFlight,
+      p50: total.p50Ms,
+    }).toEqual(expected);
+  });
+
   it('parses its parts', () => {
     expect(parseBackend('capacity=4, service=1.5s')).toMatchObject({ capacity: 4, serviceMs: 1500, slow: undefined });
     expect(parseGate('concurrency(limit=50)').gate).toEqual({ kind: 'fixed', permits: 50 });

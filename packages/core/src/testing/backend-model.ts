@@ -51,6 +51,20 @@ export class BackendModel {
     return this.heap.size;
   }
 
+  /**
+   * Completes now the work done by now, before its timer fires: an arrival at the instant work
+   * completes is decided after the completion, as a server frees a slot as the next request comes.
+   */
+  completeDue(): void {
+    const next = this.heap.peek();
+    if (next === undefined) return;
+    this.catchUp(this.timers.now());
+    if (next.doneAt > this.work + 1e-6) return;
+    // Its pending timer goes: `finish` arms the next one (a timer left behind would fire a second chain).
+    if (this.timer !== undefined) this.timers.clearTimeout(this.timer);
+    this.finish();
+  }
+
   /** Starts one piece of work now; `onDone` hears its latency in ms when it is done. */
   submit(onDone: (latencyMs: number) => void): void {
     const now = this.timers.now();

@@ -116,6 +116,7 @@ export function runOverload(options: OverloadRunOptions): OverloadReport {
   };
   let arrivals = 0;
   const arrive = (): void => {
+    backend.completeDue();
     const priority = rotation[arrivals++ % rotation.length]!;
     const label = typeof priority === 'number' ? `share-${priority}` : priority;
     const permit = gate.tryAcquire(priority);
@@ -168,17 +169,12 @@ function paced(timers: FakeTimers, rate: number | ((at: number) => number), arri
 function replay(timers: FakeTimers, times: ArrayLike<number>, arrive: () => void): void {
   let i = 0;
   const next = (): void => {
-    if (i >= times.length) return;
-    timers.setTimeout(
-      () => {
-        while (i < times.length && times[i]! <= timers.now()) {
-          i++;
-          arrive();
-        }
-        next();
-      },
-      Math.max(1, times[i]! - timers.now()),
-    );
+    // Those due now arrive now: a timer waits 1 ms at least, which moved the arrivals at 0 to 1 ms.
+    while (i < times.length && times[i]! <= timers.now()) {
+      i++;
+      arrive();
+    }
+    if (i < times.length) timers.setTimeout(next, times[i]! - timers.now());
   };
   next();
 }
