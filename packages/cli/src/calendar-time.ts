@@ -8,7 +8,7 @@
 /** An ISO 8601 date, or date and time (`T` or a space between), with an optional fraction and zone. */
 const ISO = /^(\d{4})-(\d{2})-(\d{2})(?:[T ](\d{2}):(\d{2})(?::(\d{2})(\.\d{1,9})?)?(Z|[+-]\d{2}:?\d{2})?)?$/i;
 
-/** The fields of a calendar time, each as written: month 1–12, the zone's offset east of UTC in minutes. */
+/** The fields of a calendar time, each as written: month 1–12; the zone's offset east of UTC, its sign (1 or -1), hours and minutes. */
 export interface CalendarFields {
   readonly year: number;
   readonly month: number;
@@ -16,8 +16,11 @@ export interface CalendarFields {
   readonly hour: number;
   readonly minute: number;
   readonly second: number;
-  readonly offsetMinutes: number;
+  readonly offset: { readonly sign: 1 | -1; readonly hours: number; readonly minutes: number };
 }
+
+/** The offset of UTC itself. */
+const UTC_OFFSET = { sign: 1, hours: 0, minutes: 0 } as const;
 
 /**
  * Milliseconds since the epoch of `text`, an ISO 8601 date (a date alone is midnight UTC; a date-time
@@ -28,12 +31,14 @@ export function isoTimeMs(text: string): number {
   const m = ISO.exec(text.trim());
   if (m === null) return NaN;
   const zone = m[8];
-  const offsetMinutes =
+  const offset =
     zone === undefined || zone.toUpperCase() === 'Z'
-      ? 0
-      : (zone[0] === '-' ? -1 : 1) * (Number(zone.slice(1, 3)) * 60 + Number(zone.slice(-2)));
-  if (zone !== undefined && zone.length > 1 && (Number(zone.slice(1, 3)) > 23 || Number(zone.slice(-2)) > 59))
-    return NaN;
+      ? UTC_OFFSET
+      : {
+          sign: zone[0] === '-' ? (-1 as const) : (1 as const),
+          hours: Number(zone.slice(1, 3)),
+          minutes: Number(zone.slice(-2)),
+        };
   const ms = calendarMs({
     year: Number(m[1]),
     month: Number(m[2]),
@@ -41,19 +46,19 @@ export function isoTimeMs(text: string): number {
     hour: Number(m[4] ?? 0),
     minute: Number(m[5] ?? 0),
     second: Number(m[6] ?? 0),
-    offsetMinutes,
+    offset,
   });
   return ms + (m[7] === undefined ? 0 : Number(m[7]) * 1000);
 }
 
-/** Milliseconds since the epoch of `fields`, or NaN when one is out of its range (a 30 February, an hour 25). */
+/** Milliseconds since the epoch of `fields`, or NaN when one is out of its range (a 30 February, an hour 25, an offset's minute 60). */
 export function calendarMs(fields: CalendarFields): number {
-  const { year, month, day, hour, minute, second, offsetMinutes } = fields;
+  const { year, month, day, hour, minute, second, offset } = fields;
   if (month < 1 || month > 12 || day < 1 || day > utc(year, month, 0).getUTCDate()) return NaN;
-  if (hour > 23 || minute > 59 || second > 59 || Math.abs(offsetMinutes) > 23 * 60 + 59) return NaN;
+  if (hour > 23 || minute > 59 || second > 59 || offset.hours > 23 || offset.minutes > 59) return NaN;
   const date = utc(year, month - 1, day);
   date.setUTCHours(hour, minute, second, 0);
-  return date.getTime() - offsetMinutes * 60_000;
+  return date.getTime() - offset.sign * (offset.hours * 60 + offset.minutes) * 60_000;
 }
 
 /** Midnight UTC of `day` in the 0-based `monthIndex` of `year` (any year: `Date.UTC` reads 0–99 as 1900–1999). */

@@ -104,7 +104,7 @@ function readLogLine(line: string, field: string, builder: TrafficBuilder): void
     hour: Number(m[4]),
     minute: Number(m[5]),
     second: Number(m[6]),
-    offsetMinutes: Number(m[9]) > 59 ? NaN : (m[7] === '-' ? -1 : 1) * (Number(m[8]) * 60 + Number(m[9])),
+    offset: { sign: m[7] === '-' ? -1 : 1, hours: Number(m[8]), minutes: Number(m[9]) },
   });
   if (Number.isNaN(utc))
     throw new InvalidOptionError(field, m[0], 'a time that exists, such as [10/Oct/2000:13:55:36 -0700]');

@@ -214,7 +214,8 @@ export function slidingWindowLog(options: SlidingWindowLogOptions): LogAlgorithm
         state.sum -= back.cost;
         return;
       }
-      const part = back.chargedAt === undefined ? -1 : recordHolding(state, back, windowMs);
+      // No record of its cost: with the time of its charge, part of the newest record made then with a larger one.
+      const part = back.chargedAt === undefined ? -1 : recordOf(state, back, windowMs, (c) => c > back.cost);
       if (part === -1) return;
       state.costs ??= new Array<number>(state.times.length).fill(1);
       state.costs[part] = state.costs[part]! - back.cost;
@@ -242,29 +243,19 @@ export function slidingWindowLog(options: SlidingWindowLogOptions): LogAlgorithm
 }
 
 /**
- * For a give-back with the time of its charge whose cost no record made then has (see
- * {@link recordOf}): the newest record made at that time with a larger cost, which the give-back is
- * part of (a quota lease's block, its unused units given back), or -1.
- */
-function recordHolding(state: LogState, { now, cost, chargedAt, delayMs = 0 }: UndoRequest, windowMs: number): number {
-  const at = chargedAt! + delayMs;
-  const from = delayMs > 0 ? at - 1 : at;
-  const { times, costs } = state;
-  if (at <= now - windowMs) return -1;
-  for (let i = times.length - 1; i >= state.head && times[i]! >= from; i--) {
-    if (times[i]! <= at && (delayMs > 0 ? times[i]! > from : true) && (costs === null ? 1 : costs[i]!) > cost) return i;
-  }
-  return -1;
-}
-
-/**
  * The index of the record a charge of `cost` made (see `undo` above): with the time of the charge, the
  * record made at that time with this cost (another one would leave the window at another time), none
  * once it has left the window; without, the newest record of this cost, the one a rollback right after
  * its charge admitted (or one just like it). A reservation's record is at its slot, known to the ms
- * the decision reported (rounded up). -1 when there is none.
+ * the decision reported (rounded up). -1 when there is none. `fits` is what the record's cost must be
+ * (by default the charge's own; a larger one for a give-back of part of a quota lease's block).
  */
-function recordOf(state: LogState, { now, cost, chargedAt, delayMs = 0 }: UndoRequest, windowMs: number): number {
+function recordOf(
+  state: LogState,
+  { now, cost, chargedAt, delayMs = 0 }: UndoRequest,
+  windowMs: number,
+  fits: (recordCost: number) => boolean = (c) => c === cost,
+): number {
   const at = chargedAt === undefined ? undefined : chargedAt + delayMs;
   const from = at === undefined ? -Infinity : delayMs > 0 ? at - 1 : at;
   if (at !== undefined && at <= now - windowMs) return -1;
@@ -273,7 +264,7 @@ function recordOf(state: LogState, { now, cost, chargedAt, delayMs = 0 }: UndoRe
     // Times never decrease along the log: past the charge's time, no record can be its.
     if (times[i]! < from) return -1;
     if (
-      (costs === null ? 1 : costs[i]) === cost &&
+      fits(costs === null ? 1 : costs[i]!) &&
       (at === undefined || (times[i]! <= at && (delayMs > 0 ? times[i]! > from : true)))
     )
       return i;

@@ -59,10 +59,7 @@ export class BackendModel {
     const next = this.heap.peek();
     if (next === undefined) return;
     this.catchUp(this.timers.now());
-    if (next.doneAt > this.work + 1e-6) return;
-    // Its pending timer goes: `finish` arms the next one (a timer left behind would fire a second chain).
-    if (this.timer !== undefined) this.timers.clearTimeout(this.timer);
-    this.finish();
+    if (next.doneAt <= this.work + 1e-6) this.finish();
   }
 
   /** Starts one piece of work now; `onDone` hears its latency in ms when it is done. */
@@ -99,8 +96,8 @@ export class BackendModel {
     this.timer = this.timers.setTimeout(() => this.finish(), Math.max(1, Math.ceil(due - 1e-9)));
   }
 
+  /** Completes the work done by now, then arms the timer of the next (`schedule` clears the pending one: from {@link completeDue}, the timer has not fired). */
   private finish(): void {
-    this.timer = undefined;
     const now = this.timers.now();
     this.catchUp(now);
     const done: Job[] = [];
