@@ -23,20 +23,28 @@ class ManualReader extends MetricReader {
   }
 }
 
+/** One instrument as collected: its type (`COUNTER`, `UP_DOWN_COUNTER`, `GAUGE`, …), unit and points. */
+interface Scraped {
+  readonly type: string;
+  readonly unit: string;
+  readonly points: DataPoint<number | Histogram>[];
+}
+
 /** A meter, and a scrape that collects its metrics into the SDK's in-memory exporter and returns the data points by instrument name. */
 function setup(options: Omit<OpenTelemetryObserverOptions, 'meter'> = {}) {
   const reader = new ManualReader();
   const meter = new MeterProvider({ readers: [reader] }).getMeter('rl-test');
   const exporter = new InMemoryMetricExporter(AggregationTemporality.CUMULATIVE);
   const observer = openTelemetryObserver({ meter, ...options });
-  async function scrape(): Promise<Map<string, { unit: string; points: DataPoint<number | Histogram>[] }>> {
+  async function scrape(): Promise<Map<string, Scraped>> {
     const { resourceMetrics, errors } = await reader.collect();
     expect(errors).toEqual([]);
     exporter.export(resourceMetrics, () => {});
-    const byName = new Map<string, { unit: string; points: DataPoint<number | Histogram>[] }>();
+    const byName = new Map<string, Scraped>();
     for (const scope of exporter.getMetrics().at(-1)!.scopeMetrics) {
       for (const metric of scope.metrics)
         byName.set(metric.descriptor.name, {
+          type: metric.descriptor.type,
           unit: metric.descriptor.unit,
           points: metric.dataPoints as DataPoint<number | Histogram>[],
         });
@@ -166,6 +174,39 @@ describe('openTelemetryObserver: a known sequence of events', () => {
     second.hold({ limit: 'api', state: 'started', delayMs: 5 });
     expect(await read('rl.decisions', { ...api, 'rl.outcome': 'allowed' })).toBe(2);
     expect(await read('rl.held_requests', api)).toBe(2);
+  });
+});
+
+describe('openTelemetryObserver: an adaptive limit', () => {
+  const adaptive = (limit: string, permits: number, latencyMs: number) =>
+    ({ limit, kind: 'limit', priority: undefined, permits, inFlight: 0, minLatencyMs: 20, latencyMs }) as const;
+
+  it('shows its permits as an up-down counter and its latencies as gauges of the last value', async () => {
+    const { observer, scrape, read } = setup();
+    observer.adaptive(adaptive('db', 10, 250));
+    observer.adaptive(adaptive('db', 12, 100));
+    const points = await scrape();
+    expect(
+      ['rl.adaptive.limit', 'rl.adaptive.min_latency', 'rl.adaptive.latency'].map((n) => points.get(n)?.type),
+    ).toEqual(['UP_DOWN_COUNTER', 'GAUGE', 'GAUGE']);
+    expect(await read('rl.adaptive.limit', { 'rl.limit': 'db' })).toBe(12);
+    expect(await read('rl.adaptive.min_latency', { 'rl.limit': 'db' })).toBe(0.02);
+    expect(await read('rl.adaptive.latency', { 'rl.limit': 'db' })).toBe(0.1);
+  });
+
+  it('two exporters on one meter: the permits add up, a latency is the last one set, not a sum', async () => {
+    const { meter, observer, read } = setup();
+    const second = openTelemetryObserver({ meter });
+    observer.adaptive(adaptive('db', 10, 250));
+    second.adaptive(adaptive('db', 8, 300));
+    expect(await read('rl.adaptive.limit', { 'rl.limit': 'db' })).toBe(18);
+    expect(await read('rl.adaptive.latency', { 'rl.limit': 'db' })).toBe(0.3);
+  });
+
+  it('refuses a meter without createGauge (an API before 1.9), naming the version', () => {
+    const { meter } = setup();
+    const old = { ...meter, createGauge: undefined } as unknown as typeof meter;
+    expect(() => openTelemetryObserver({ meter: old })).toThrow(/1\.9 or later/);
   });
 });
 

@@ -1,4 +1,4 @@
-import type { Attributes, Counter, Histogram, Meter, UpDownCounter } from '@opentelemetry/api';
+import type { Attributes, Counter, Gauge, Histogram, Meter, UpDownCounter } from '@opentelemetry/api';
 import {
   batchedSink,
   createMetricsModel,
@@ -44,20 +44,25 @@ export interface OpenTelemetryObserver extends Required<Observer> {
   readonly instruments: RlInstruments;
 }
 
-/** One series: its instrument (a counter's or up-down counter's `add`, a histogram's `record`) and its attributes, frozen. */
+/** One series: its instrument (a counter's or up-down counter's `add`, a histogram's or gauge's `record`) and its attributes, frozen. */
 interface Series {
-  readonly instrument: Counter & Histogram;
+  readonly instrument: Counter & Histogram & Gauge;
   readonly attributes: Attributes;
 }
 
-const CREATE = { counter: 'createCounter', histogram: 'createHistogram', gauge: 'createUpDownCounter' } as const;
+const CREATE = {
+  counter: 'createCounter',
+  histogram: 'createHistogram',
+  gauge: 'createUpDownCounter',
+  reading: 'createGauge',
+} as const;
 
 /** One instrument per entry of `INSTRUMENTS`, named the prefix and the entry's name; the histograms advise their boundaries. */
 function createInstruments({
   target: meter,
   prefix,
   boundaries,
-}: ExporterConfig<Meter>): Record<InstrumentId, Counter & Histogram> {
+}: ExporterConfig<Meter>): Record<InstrumentId, Counter & Histogram & Gauge> {
   const instruments = Object.values(INSTRUMENTS).map((spec) => {
     const advice =
       spec.kind === 'histogram'
@@ -68,7 +73,7 @@ function createInstruments({
       meter[CREATE[spec.kind]](prefix + spec.name, { unit: spec.unit, description: spec.description, ...advice }),
     ];
   });
-  return Object.fromEntries(instruments) as Record<InstrumentId, Counter & Histogram>;
+  return Object.fromEntries(instruments) as Record<InstrumentId, Counter & Histogram & Gauge>;
 }
 
 /**
@@ -122,6 +127,7 @@ export function openTelemetryObserver(options: OpenTelemetryObserverOptions): Op
     }),
     add: ({ instrument, attributes }, value) => instrument.add(value, attributes),
     record: ({ instrument, attributes }, value) => instrument.record(value, attributes),
+    set: ({ instrument, attributes }, value) => instrument.record(value, attributes),
   };
   const modelOptions = { storeDurations: config.storeDurations };
   const flushed = flushedAtCollection(config, direct);

@@ -24,16 +24,20 @@ export interface OpenTelemetryObserverOptions extends CommonExporterOptions {
 
 /** Checks the options once, at construction; bad ones throw `InvalidOptionError`. */
 export function parseOptions(options: OpenTelemetryObserverOptions): ExporterConfig<Meter> {
-  // A meter of any API copy or SDK: the three factories the exporter calls.
+  // A meter of any API copy or SDK from 1.9 on: the four factories the exporter calls.
   const isMeter = (value: unknown): value is Meter =>
     value !== null &&
     typeof value === 'object' &&
-    ['createCounter', 'createHistogram', 'createUpDownCounter'].every(
+    ['createCounter', 'createHistogram', 'createUpDownCounter', 'createGauge'].every(
       (m) => typeof (value as Record<string, unknown>)[m] === 'function',
     );
   return parseExporterOptions(options, {
     owner: 'openTelemetryObserver',
-    target: ['meter', isMeter, "an OpenTelemetry Meter (`metrics.getMeter('my-service')` from @opentelemetry/api)"],
+    target: [
+      'meter',
+      isMeter,
+      "an OpenTelemetry Meter of @opentelemetry/api 1.9 or later (`metrics.getMeter('my-service')`)",
+    ],
     // The instrument name syntax of the OpenTelemetry API: the prefix is the start of every name.
     prefix: [
       'rl.',

@@ -1,8 +1,8 @@
 import { batchedSink, type BatchedSeries, type MetricsSink } from '@rl/core';
 import type { Counter, Gauge, Histogram } from 'prom-client';
 
-/** A label child: a counter's or gauge's (`inc`, by -1 too on a gauge) or a histogram's (`observe`). */
-export type Child = Counter.Internal & Histogram.Internal<string>;
+/** A label child: a counter's or gauge's (`inc`, by -1 too on a gauge; a reading's `set`) or a histogram's (`observe`). */
+export type Child = Counter.Internal & Gauge.Internal<string> & Histogram.Internal<string>;
 
 /** A prom-client metric as far as collection goes: `collect`, the hook prom-client calls before it reads the values. */
 interface Collected {
@@ -41,7 +41,7 @@ export function collectedSink(
 ): CollectedSink {
   const { sink, flush } = batchedSink(direct);
   // The sink is its own flusher: while the exporter holds it, so do the metrics' sets (weakly).
-  const collected: CollectedSink = { series: sink.series, add: sink.add, record: sink.record, flush };
+  const collected: CollectedSink = { series: sink.series, add: sink.add, record: sink.record, set: sink.set, flush };
   for (const metric of metrics) flushersOf(metric).add(new WeakRef(collected));
   return collected;
 }

@@ -33,7 +33,7 @@ export interface RlMetrics {
 }
 
 type Metric = Counter<string> | Gauge<string> | Histogram<string>;
-const CLASSES = { counter: Counter, histogram: Histogram, gauge: Gauge };
+const CLASSES = { counter: Counter, histogram: Histogram, gauge: Gauge, reading: Gauge };
 
 /** A label's Prometheus name, from the table's one name: a leading `rl.` dropped, `.` made `_` (`error.type` → `error_type`). */
 const labelName = (label: LabelId): string => LABEL_NAMES[label].replace(/^rl\./, '').replace(/\./g, '_');

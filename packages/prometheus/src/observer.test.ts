@@ -291,6 +291,20 @@ describe('prometheusObserver: one registry, several exporters', () => {
     expect(await read(registry, 'rl_held_requests', { limit: 'api' })).toBe(2);
   });
 
+  it("adds up two exporters' adaptive permits, and shows the latency last set (a sum of latencies means nothing)", async () => {
+    const registry = new Registry();
+    const a = prometheusObserver({ registry });
+    const b = prometheusObserver({ registry });
+    const event = (permits: number, latencyMs: number) =>
+      ({ limit: 'db', kind: 'limit', priority: undefined, permits, inFlight: 0, minLatencyMs: 20, latencyMs }) as const;
+    a.adaptive(event(10, 250));
+    b.adaptive(event(8, 300));
+    a.adaptive(event(12, 100));
+    expect(await read(registry, 'rl_adaptive_limit', { limit: 'db' })).toBe(20);
+    expect(await read(registry, 'rl_adaptive_latency_seconds', { limit: 'db' })).toBe(0.1);
+    expect(await read(registry, 'rl_adaptive_min_latency_seconds', { limit: 'db' })).toBe(0.02);
+  });
+
   it('refuses a registry where a name is taken by a metric it cannot count into, and says what to do', () => {
     const registry = new Registry();
     new Counter({ name: 'rl_held_requests', help: 'not ours', registers: [registry] });

@@ -41,6 +41,7 @@ export function prometheusObserver(options: PrometheusObserverOptions): Promethe
     series: (instrument, values) => (byId[instrument.id] as Counter<string>).labels(...values) as Child,
     add: (child, value) => child.inc(value),
     record: (child, value) => child.observe(value),
+    set: (child, value) => child.set(value),
   };
   const sink = collectedSink(direct, Object.values(byId));
   const { heldRequests: held, ...metrics } = byId;

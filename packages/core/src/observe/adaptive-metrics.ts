@@ -5,9 +5,10 @@ import type { AdaptiveConcurrencyEvent } from './observer.js';
 interface AdaptiveSink<S> {
   series(instrument: InstrumentSpec, labelValues: readonly string[]): S;
   add(series: S, value: number): void;
+  set(series: S, value: number): void;
 }
 
-/** The gauges of one adaptive limit, and the values they were last brought to (gauges are only added to). */
+/** The series of one adaptive limit, and the values this model last showed in them (a gauge is only added to; a reading is set when its value changes). */
 interface AdaptiveSeries<S> {
   readonly limit: S;
   readonly inFlight: S;
@@ -19,10 +20,11 @@ interface AdaptiveSeries<S> {
 }
 
 /**
- * The metrics model's handler of adaptive concurrency events: `adaptiveLimit`, `adaptiveInFlight`,
- * `adaptiveMinLatency` and `adaptiveLatency` follow the event's state (each update adds the difference
- * from what the gauge shows: an exporter's gauges are only added to); `adaptiveWork{limit, priority,
- * adaptiveOutcome}` +1 per `admitted`, `shed` or `failed`.
+ * The metrics model's handler of adaptive concurrency events: the gauges `adaptiveLimit` and
+ * `adaptiveInFlight` follow the event's state (each update adds the difference from what this model
+ * showed: an exporter's gauges are only added to, so two limits of one name add up), the readings
+ * `adaptiveMinLatency` and `adaptiveLatency` are set to the event's latencies when they change;
+ * `adaptiveWork{limit, priority, adaptiveOutcome}` +1 per `admitted`, `shed` or `failed`.
  */
 export function adaptiveMetrics<S>(sink: AdaptiveSink<S>): (event: AdaptiveConcurrencyEvent) => void {
   const limits = new Map<string, AdaptiveSeries<S>>();
@@ -46,15 +48,19 @@ export function adaptiveMetrics<S>(sink: AdaptiveSink<S>): (event: AdaptiveConcu
     if (to !== from) sink.add(series, to - from);
     return to;
   };
+  const read = (series: S, from: number, to: number): number => {
+    if (to !== from) sink.set(series, to);
+    return to;
+  };
   return (event) => {
     const entry = seriesOf(event.limit);
     const shown = entry.shown;
     shown.permits = bring(entry.limit, shown.permits, event.permits);
     shown.inFlight = bring(entry.inFlight, shown.inFlight, event.inFlight);
     if (event.minLatencyMs !== undefined)
-      shown.minLatency = bring(entry.minLatency, shown.minLatency, event.minLatencyMs / 1000);
+      shown.minLatency = read(entry.minLatency, shown.minLatency, event.minLatencyMs / 1000);
     if (event.kind === 'limit' && event.latencyMs !== undefined)
-      shown.latency = bring(entry.latency, shown.latency, event.latencyMs / 1000);
+      shown.latency = read(entry.latency, shown.latency, event.latencyMs / 1000);
     if (event.kind === 'released' || event.kind === 'limit' || event.priority === undefined) return;
     const key = `${event.priority} ${event.kind}`;
     let work = entry.work.get(key);

@@ -10,6 +10,7 @@ function directSink() {
     series: (instrument, values) => [instrument.id, ...values].join(' '),
     add: (series, value) => void calls.push(`${series} +${value}`),
     record: (series, value) => void calls.push(`${series} = ${value}`),
+    set: (series, value) => void calls.push(`${series} := ${value}`),
   };
   return { sink: batchedSink(direct), calls };
 }
@@ -49,5 +50,17 @@ describe('batchedSink', () => {
     flush();
     expect(calls.at(-1)).toBe('delay api = 0.5');
     expect(calls).toHaveLength(2 + HISTOGRAM_BUFFER);
+  });
+
+  it('sets a reading at once, each time, with nothing left for a flush', () => {
+    const {
+      sink: { sink, flush },
+      calls,
+    } = directSink();
+    const latency = sink.series(INSTRUMENTS.adaptiveLatency, ['db']);
+    sink.set(latency, 0.25);
+    sink.set(latency, 0.1);
+    flush();
+    expect(calls).toEqual(['adaptiveLatency db := 0.25', 'adaptiveLatency db := 0.1']);
   });
 });

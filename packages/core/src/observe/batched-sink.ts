@@ -76,6 +76,8 @@ export function batchedSink<S>(direct: MetricsSink<S>): BatchedSink<S> {
       cell.created = true;
       direct.add(cell.series, value);
     },
+    // A reading is set when its value changes (an adaptive limit's window, not a decision): not batched.
+    set: (cell, value) => direct.set(cell.series, value),
     record: (cell, value) => {
       if (!Number.isFinite(value)) return direct.record(cell.series, value);
       const values = (cell.values ??= new Float64Array(HISTOGRAM_BUFFER));

@@ -18,8 +18,8 @@ describe('INSTRUMENTS', () => {
         'limit',
         true,
       ]);
-      // Seconds: the histograms, and an adaptive limit's two latency gauges.
-      const seconds = instrument.kind === 'histogram' || id === 'adaptiveMinLatency' || id === 'adaptiveLatency';
+      // Seconds: the histograms, and the readings (an adaptive limit's two latencies).
+      const seconds = instrument.kind === 'histogram' || instrument.kind === 'reading';
       expect([id, instrument.unit === 's', instrument.boundaries !== undefined]).toEqual([
         id,
         seconds,
@@ -28,6 +28,10 @@ describe('INSTRUMENTS', () => {
     }
     expect(new Set(instruments.map(([, instrument]) => instrument.name)).size).toBe(16);
     expect(Object.isFrozen(INSTRUMENTS.decisions.labels)).toBe(true);
+    expect(instruments.filter(([, instrument]) => instrument.kind === 'reading').map(([id]) => id)).toEqual([
+      'adaptiveMinLatency',
+      'adaptiveLatency',
+    ]);
   });
 
   it('gives the histograms the default boundaries', () => {

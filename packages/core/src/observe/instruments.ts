@@ -10,9 +10,13 @@ import { InvalidOptionError } from '../errors.js';
  * - `counter`: only goes up, by additions (an OpenTelemetry Counter, a prom-client Counter);
  * - `histogram`: records values (seconds) into buckets;
  * - `gauge`: a count of what is there now, that goes up and down by additions and is never set (an
- *   OpenTelemetry UpDownCounter, a prom-client Gauge).
+ *   OpenTelemetry UpDownCounter, a prom-client Gauge): two exporters or two limits of one name into
+ *   one series add up, as counts do;
+ * - `reading`: a value measured now (a latency, in seconds), set, never added (an OpenTelemetry
+ *   Gauge, a prom-client Gauge's `set`): into one series, the last value set is what it shows, since
+ *   a sum of two latencies means nothing.
  */
-export type InstrumentKind = 'counter' | 'histogram' | 'gauge';
+export type InstrumentKind = 'counter' | 'histogram' | 'gauge' | 'reading';
 
 /** The id of each label, the key of {@link LABEL_NAMES}. */
 export type LabelId =
@@ -205,7 +209,7 @@ export const INSTRUMENTS: Readonly<Record<InstrumentId, InstrumentSpec>> = Objec
   }),
   adaptiveMinLatency: instrument({
     id: 'adaptiveMinLatency',
-    kind: 'gauge',
+    kind: 'reading',
     name: 'adaptive.min_latency',
     unit: 's',
     labels: ['limit'],
@@ -214,7 +218,7 @@ export const INSTRUMENTS: Readonly<Record<InstrumentId, InstrumentSpec>> = Objec
   }),
   adaptiveLatency: instrument({
     id: 'adaptiveLatency',
-    kind: 'gauge',
+    kind: 'reading',
     name: 'adaptive.latency',
     unit: 's',
     labels: ['limit'],

@@ -18,6 +18,7 @@ function recordingSink() {
     },
     add: (series, value) => void updates.push(`${series} ${value >= 0 ? '+' : ''}${value}`),
     record: (series, value) => void updates.push(`${series} = ${value}`),
+    set: (series, value) => void updates.push(`${series} := ${value}`),
   };
   return { sink, bound, updates };
 }
@@ -195,7 +196,7 @@ describe('createMetricsModel', () => {
 });
 
 describe('createMetricsModel: an adaptive limit', () => {
-  it('brings its gauges to each event state and counts work per class and outcome', () => {
+  it('brings its gauges to each event state, sets its latency readings when they change, and counts work per class and outcome', () => {
     const { sink, updates } = recordingSink();
     const model = createMetricsModel(sink);
     const event = (kind: AdaptiveConcurrencyEvent['kind'], more: Partial<AdaptiveConcurrencyEvent>) =>
@@ -213,6 +214,7 @@ describe('createMetricsModel: an adaptive limit', () => {
     event('shed', {});
     event('limit', { priority: undefined, permits: 10, inFlight: 0, minLatencyMs: 2000, latencyMs: 2500 });
     event('failed', { permits: 10, inFlight: 0, minLatencyMs: 2000 });
+    event('limit', { priority: undefined, permits: 12, inFlight: 0, minLatencyMs: 2000, latencyMs: 1500 });
     expect(updates).toEqual([
       'adaptiveLimit db +20',
       'adaptiveInFlight db +1',
@@ -220,9 +222,12 @@ describe('createMetricsModel: an adaptive limit', () => {
       'adaptiveWork db sheddable shed +1',
       'adaptiveLimit db -10',
       'adaptiveInFlight db -1',
-      'adaptiveMinLatency db +2',
-      'adaptiveLatency db +2.5',
+      'adaptiveMinLatency db := 2',
+      'adaptiveLatency db := 2.5',
       'adaptiveWork db sheddable failed +1',
+      // A count moves by the difference; a latency is set to its value (a sum of latencies means nothing).
+      'adaptiveLimit db +2',
+      'adaptiveLatency db := 1.5',
     ]);
   });
 });

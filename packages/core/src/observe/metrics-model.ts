@@ -34,6 +34,8 @@ export interface MetricsSink<S> {
   add(series: S, value: number): void;
   /** Records `value` (seconds, above 0 for the delay, 0 or more for the store duration) into a histogram. */
   record(series: S, value: number): void;
+  /** Sets a reading to `value` (seconds, 0 or more: an adaptive limit's latencies): the series shows the last value set. */
+  set(series: S, value: number): void;
 }
 
 /** How {@link createMetricsModel} measures. */
