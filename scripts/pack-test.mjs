@@ -110,6 +110,7 @@ const EXPECTED_NAMES = {
     'parseTimerDuration',
     'unrefTimer',
   ],
+  '@rl/core/simulation': ['FakeTimers', 'BackendModel', 'runOverload', 'MinHeap'],
   '@rl/store-memory': ['MemoryStore'],
   '@rl/store-redis': ['RedisStore'],
   '@rl/store-cluster': ['ClusterStore', 'serveClusterStore', 'inProcessPair', 'processTransport'],

@@ -1,6 +1,6 @@
 /**
  * What a Fetch adapter loads runs on any JavaScript runtime (Bun, Deno, Cloudflare Workers, a
- * browser): `@rl/core` (its root, its `http` kit, its `store` kit), `@rl/store-memory`, `@rl/hono`, `@rl/client`,
+ * browser): `@rl/core` (its root, its `http`, `store` and `simulation` kits), `@rl/store-memory`, `@rl/hono`, `@rl/client`,
  * `@rl/store-durable-object` and the cluster store's `remote` entry it loads import no
  * `node:` module, directly or through their dependencies. Checked on the built files, as users get
  * them: each entry bundled for a runtime-neutral platform, where an import of a Node built-in cannot
@@ -17,6 +17,8 @@ const ENTRIES = {
   '@rl/core': join(packagesDir, 'core', 'dist', 'index.js'),
   '@rl/core/http': join(packagesDir, 'core', 'dist', 'http', 'index.js'),
   '@rl/core/store': join(packagesDir, 'core', 'dist', 'store', 'index.js'),
+  // Virtual time (a client's or a limiter's tests on a Worker) and the simulator's models.
+  '@rl/core/simulation': join(packagesDir, 'core', 'dist', 'simulation', 'index.js'),
   '@rl/store-memory': join(packagesDir, 'store-memory', 'dist', 'index.js'),
   // The Fetch adapter itself (Hono is a peer: left out of the bundle, as the runtime's app brings it).
   '@rl/hono': join(packagesDir, 'hono', 'dist', 'index.js'),

@@ -1,4 +1,4 @@
-import type { OverloadStats } from '@rl/core/testing';
+import type { OverloadStats } from '@rl/core/simulation';
 import type { BackendReport } from './backend.js';
 import { seconds } from './format.js';
 import { outputWidth, table } from './table.js';

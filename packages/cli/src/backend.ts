@@ -1,5 +1,5 @@
 import { adaptiveConcurrency, InvalidOptionError, parseDuration, type Priority } from '@rl/core';
-import { runOverload, type OverloadGate, type OverloadStats } from '@rl/core/testing';
+import { runOverload, type OverloadGate, type OverloadStats } from '@rl/core/simulation';
 import { callText, parseCall } from './limits.js';
 import type { Traffic } from './traffic.js';
 import { MAX_SLICES } from './simulate.js';

@@ -10,7 +10,7 @@ import {
 } from '@rl/client';
 import { InvalidOptionError } from '@rl/core';
 import type { HeaderAccess } from '@rl/core/http';
-import { MinHeap } from '@rl/core/testing';
+import { MinHeap } from '@rl/core/simulation';
 import { MemoryStore } from '@rl/store-memory';
 import { clientStats, type ClientRun, type ClientStats, type RetryMode } from './client-stats.js';
 import type { LimitSpec } from './limits.js';

@@ -27,7 +27,7 @@ export interface CreateFetchOptions {
   pacing?: boolean;
   /** The pacing scope of a request; default its origin (`https://api.example.com`). */
   scope?: (url: URL) => string;
-  /** The timers waits run on; default the system's. `FakeTimers` from `@rl/core/testing` for a virtual clock. */
+  /** The timers waits run on; default the system's. `FakeTimers` from `@rl/core/simulation` for a virtual clock. */
   timers?: Timers;
   /** Draws of [0, 1) for the jitter; default `Math.random`. */
   random?: () => number;

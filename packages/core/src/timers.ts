@@ -5,7 +5,7 @@ export type TimerHandle = unknown;
 
 /**
  * The timer seam of rl: where the limiter's store timeouts and the HTTP layer's holds get their time
- * and their timers. Tests pass fake timers (`FakeTimers` from `@rl/core/testing`) so that timeouts,
+ * and their timers. Tests pass fake timers (`FakeTimers` from `@rl/core/simulation`) so that timeouts,
  * the store-down circuit and shaping holds are tested without waiting; applications leave the default,
  * {@link systemTimers}.
  */
@@ -49,7 +49,7 @@ export function checkTimers(value: unknown, field: string): Timers {
     throw new InvalidOptionError(
       field,
       value,
-      'timers with now(), setTimeout(callback, ms) and clearTimeout(handle), such as FakeTimers from @rl/core/testing',
+      'timers with now(), setTimeout(callback, ms) and clearTimeout(handle), such as FakeTimers from @rl/core/simulation',
     );
   }
   return t;

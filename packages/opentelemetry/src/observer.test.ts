@@ -1,6 +1,7 @@
 import type { Attributes } from '@opentelemetry/api';
 import {
   AggregationTemporality,
+  DataPointType,
   InMemoryMetricExporter,
   MeterProvider,
   MetricReader,
@@ -23,7 +24,7 @@ class ManualReader extends MetricReader {
   }
 }
 
-/** One instrument as collected: its type (`COUNTER`, `UP_DOWN_COUNTER`, `GAUGE`, …), unit and points. */
+/** One instrument as collected: its points' type (`GAUGE`, `HISTOGRAM`; a sum `monotonic SUM` or `SUM`), unit and points. */
 interface Scraped {
   readonly type: string;
   readonly unit: string;
@@ -44,7 +45,10 @@ function setup(options: Omit<OpenTelemetryObserverOptions, 'meter'> = {}) {
     for (const scope of exporter.getMetrics().at(-1)!.scopeMetrics) {
       for (const metric of scope.metrics)
         byName.set(metric.descriptor.name, {
-          type: metric.descriptor.type,
+          type:
+            metric.dataPointType === DataPointType.SUM && metric.isMonotonic
+              ? 'monotonic SUM'
+              : DataPointType[metric.dataPointType],
           unit: metric.descriptor.unit,
           points: metric.dataPoints as DataPoint<number | Histogram>[],
         });
@@ -188,7 +192,7 @@ describe('openTelemetryObserver: an adaptive limit', () => {
     const points = await scrape();
     expect(
       ['rl.adaptive.limit', 'rl.adaptive.min_latency', 'rl.adaptive.latency'].map((n) => points.get(n)?.type),
-    ).toEqual(['UP_DOWN_COUNTER', 'GAUGE', 'GAUGE']);
+    ).toEqual(['SUM', 'GAUGE', 'GAUGE']);
     expect(await read('rl.adaptive.limit', { 'rl.limit': 'db' })).toBe(12);
     expect(await read('rl.adaptive.min_latency', { 'rl.limit': 'db' })).toBe(0.02);
     expect(await read('rl.adaptive.latency', { 'rl.limit': 'db' })).toBe(0.1);

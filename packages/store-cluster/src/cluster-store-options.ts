@@ -27,7 +27,7 @@ export interface ClusterStoreOptions {
   timeout?: Duration;
   /** The most calls in one message (default 1,024): a turn with more sends several. */
   maxBatch?: number;
-  /** Where the timeouts' timers come from (default: Node's; tests pass `FakeTimers` from `@rl/core/testing`). */
+  /** Where the timeouts' timers come from (default: Node's; tests pass `FakeTimers` from `@rl/core/simulation`). */
   timers?: Timers;
 }
 

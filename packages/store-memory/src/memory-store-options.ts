@@ -22,7 +22,7 @@ export interface MemoryStoreOptions {
   sweepInterval?: Duration | false;
   /**
    * Where the sweep timer and the time it projects forward come from. Default: Node's timers; tests
-   * pass `FakeTimers` from `@rl/core/testing` to run a sweep without waiting.
+   * pass `FakeTimers` from `@rl/core/simulation` to run a sweep without waiting.
    */
   timers?: Timers;
   /** Clock used when the limiter passes no `now` (default: `systemClock`, wall-clock `Date.now()`). */

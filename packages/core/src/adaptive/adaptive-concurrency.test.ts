@@ -2,7 +2,7 @@ import fc from 'fast-check';
 import { describe, expect, it, test } from 'vitest';
 import { InvalidOptionError } from '../errors.js';
 import type { AdaptiveConcurrencyEvent } from '../observe/observer.js';
-import { FakeTimers } from '../testing/fake-timers.js';
+import { FakeTimers } from '../simulation/fake-timers.js';
 import { adaptiveConcurrency, type AdaptivePermit } from './adaptive-concurrency.js';
 import type { LatencyWindow } from './controller.js';
 import type { AdaptiveConcurrencyOptions } from './options.js';

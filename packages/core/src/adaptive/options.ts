@@ -43,7 +43,7 @@ export interface AdaptiveConcurrencyOptions {
   maxHold?: Duration;
   /** The shares of the named classes of `Priority` (default normal 0.9, sheddable 0.5; critical is 1). */
   shares?: PriorityShares;
-  /** Where the time comes from (default Node's timers; tests pass `FakeTimers` from `@rl/core/testing`). */
+  /** Where the time comes from (default Node's timers; tests pass `FakeTimers` from `@rl/core/simulation`). */
   timers?: Timers;
   /** The limit's name in observer events and metrics (default `adaptive`), printable ASCII. */
   name?: string;

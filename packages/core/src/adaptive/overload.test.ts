@@ -4,7 +4,7 @@ import {
   type OverloadGate,
   type OverloadRunOptions,
   type OverloadStats,
-} from '../testing/overload-run.js';
+} from '../simulation/overload-run.js';
 
 // The seed's step: a backend of capacity 100 in flight whose service time goes from 10 ms to 2 s at
 // t = 30 s, under 100 requests per second (twice what it completes at 2 s: 50 per second).

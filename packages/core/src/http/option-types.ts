@@ -185,7 +185,7 @@ export interface HttpRateLimitOptions<Req, Res = unknown> extends Pick<LimiterOp
   dryRun?: boolean;
   /** Prefix length grouping IPv6 clients under the default key (default 56); `false` keys whole addresses. */
   ipv6Subnet?: number | false;
-  /** Where the store timeout and shaping holds get their time and timers. Default: Node's timers; tests pass `FakeTimers` from `@rl/core/testing`. */
+  /** Where the store timeout and shaping holds get their time and timers. Default: Node's timers; tests pass `FakeTimers` from `@rl/core/simulation`. */
   timers?: Timers;
   /**
    * Hears every decision of every limit (under the limit's name), store errors, circuit changes and

@@ -13,7 +13,7 @@ import type { RateLimitResult } from './result.js';
 import { PrefixRegistry } from './prefixes.js';
 import { HttpRateLimiter } from './rate-limiter.js';
 import { adaptiveConcurrency } from '../adaptive/adaptive-concurrency.js';
-import { FakeTimers } from '../testing/fake-timers.js';
+import { FakeTimers } from '../simulation/fake-timers.js';
 
 interface FakeRequest {
   ip?: string;

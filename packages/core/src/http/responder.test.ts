@@ -4,7 +4,7 @@ import { concurrency } from '../algorithms/concurrency.js';
 import { fixedWindow } from '../algorithms/fixed-window.js';
 import { leakyBucket } from '../algorithms/leaky-bucket.js';
 import { TestStore } from '../testing/test-store.js';
-import { FakeTimers } from '../testing/fake-timers.js';
+import { FakeTimers } from '../simulation/fake-timers.js';
 import { directBinding } from './binding.js';
 import type { HttpRateLimitOptions } from './option-types.js';
 import { problemBody } from './problem.js';

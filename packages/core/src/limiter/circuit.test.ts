@@ -5,7 +5,7 @@
 import { describe, expect, it } from 'vitest';
 import { tokenBucket } from '../algorithms/token-bucket.js';
 import { StoreError } from '../errors.js';
-import { FakeTimers } from '../testing/fake-timers.js';
+import { FakeTimers } from '../simulation/fake-timers.js';
 import type { TestStore } from '../testing/test-store.js';
 import { testStoreLimiter } from '../testing/test-store-limiter.js';
 import type { ChargeAnswer } from './charge-path.js';

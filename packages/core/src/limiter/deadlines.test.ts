@@ -9,7 +9,7 @@ import { tokenBucket } from '../algorithms/token-bucket.js';
 import type { Decision } from '../decision.js';
 import { StoreTimeoutError } from '../errors.js';
 import { CONTROL_TIMEOUT_FLOOR_MS } from './store-guard.js';
-import { FakeTimers } from '../testing/fake-timers.js';
+import { FakeTimers } from '../simulation/fake-timers.js';
 import { TestStore } from '../testing/test-store.js';
 import { combineLimiters } from '../compose/group.js';
 import { systemTimers } from '../timers.js';

@@ -9,7 +9,7 @@
 import { describe, expect, it } from 'vitest';
 import { tokenBucket } from '../algorithms/token-bucket.js';
 import { StoreError } from '../errors.js';
-import { FakeTimers } from '../testing/fake-timers.js';
+import { FakeTimers } from '../simulation/fake-timers.js';
 import { testStoreLimiter } from '../testing/test-store-limiter.js';
 
 const bucket = () => tokenBucket({ capacity: 100, refillRate: 1, interval: '1h' });

@@ -122,7 +122,7 @@ export interface LimiterOptions extends SettleOptions, IdempotencyOptions {
    * every key for a second.
    */
   storeFailureThreshold?: number;
-  /** Where the store timeout gets its time and its timer. Default: Node's timers; tests pass `FakeTimers` from `@rl/core/testing`. */
+  /** Where the store timeout gets its time and its timer. Default: Node's timers; tests pass `FakeTimers` from `@rl/core/simulation`. */
   timers?: Timers;
   /**
    * The limit's name in observer events and metrics labels (printable ASCII, bounded: not a key).

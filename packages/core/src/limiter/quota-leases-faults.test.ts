@@ -9,7 +9,7 @@ import { describe, expect, it } from 'vitest';
 import { fixedWindow } from '../algorithms/fixed-window.js';
 import { tokenBucket } from '../algorithms/token-bucket.js';
 import type { Decision } from '../decision.js';
-import { FakeTimers } from '../testing/fake-timers.js';
+import { FakeTimers } from '../simulation/fake-timers.js';
 import { TestStore, type TestStoreAnswers } from '../testing/test-store.js';
 import { createLimiter } from './limiter.js';
 import type { LimiterOptions } from './options.js';

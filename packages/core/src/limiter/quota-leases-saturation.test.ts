@@ -16,7 +16,7 @@ import { slidingWindowLog } from '../algorithms/sliding-window-log.js';
 import { tokenBucket } from '../algorithms/token-bucket.js';
 import type { Decision } from '../decision.js';
 import type { Store } from '../store/interface.js';
-import { FakeTimers } from '../testing/fake-timers.js';
+import { FakeTimers } from '../simulation/fake-timers.js';
 import { TestStore } from '../testing/test-store.js';
 import { createLimiter } from './limiter.js';
 import type { LimiterOptions } from './options.js';

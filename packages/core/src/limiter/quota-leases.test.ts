@@ -12,7 +12,7 @@ import { tokenBucket } from '../algorithms/token-bucket.js';
 import { combineLimiters } from '../compose/group.js';
 import type { Decision } from '../decision.js';
 import type { LeaseUnitsEvent } from '../observe/observer.js';
-import { FakeTimers } from '../testing/fake-timers.js';
+import { FakeTimers } from '../simulation/fake-timers.js';
 import { TestStore } from '../testing/test-store.js';
 import { createLimiter, type Limiter } from './limiter.js';
 import type { LimiterOptions } from './options.js';

@@ -10,7 +10,7 @@ import { slidingWindowLog } from '../algorithms/sliding-window-log.js';
 import { tokenBucket } from '../algorithms/token-bucket.js';
 import { combineLimiters } from '../compose/group.js';
 import type { SettledEvent } from '../observe/observer.js';
-import { FakeTimers } from '../testing/fake-timers.js';
+import { FakeTimers } from '../simulation/fake-timers.js';
 import { TestStore, type TestStoreAnswers } from '../testing/test-store.js';
 import { createLimiter } from './limiter.js';
 import type { LimiterOptions } from './options.js';

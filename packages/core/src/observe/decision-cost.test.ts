@@ -8,7 +8,7 @@ import { fixedWindow } from '../algorithms/fixed-window.js';
 import { StoreError } from '../errors.js';
 import { combineLimiters } from '../compose/group.js';
 import { createLimiter } from '../limiter/limiter.js';
-import { FakeTimers } from '../testing/fake-timers.js';
+import { FakeTimers } from '../simulation/fake-timers.js';
 import { TestStore } from '../testing/test-store.js';
 import type { DecisionEvent, Observer, StoreErrorObservation } from './observer.js';
 

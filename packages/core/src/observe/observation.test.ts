@@ -10,7 +10,7 @@ import { tokenBucket } from '../algorithms/token-bucket.js';
 import { combineLimiters } from '../compose/group.js';
 import { StoreError } from '../errors.js';
 import type { CircuitEvent, DecisionEvent, Observer, StoreErrorObservation } from './observer.js';
-import { FakeTimers } from '../testing/fake-timers.js';
+import { FakeTimers } from '../simulation/fake-timers.js';
 import { TestStore } from '../testing/test-store.js';
 import { createLimiter } from '../limiter/limiter.js';
 

@@ -9,19 +9,13 @@
  * `StepStore` is the reference store the suite runs on in core: the smallest store that passes.
  * `TestStore` is a store a test drives: it records its calls, answers synchronously, with a promise or
  * only when the test says so, and fails while told to, for testing timeouts and failures.
- * `decisionEvent` makes the event an observer hears, for testing an observer.
+ * `decisionEvent` makes the event an observer hears, for testing an observer. This entry runs inside
+ * vitest (an optional peer of `@rl/core`); `FakeTimers`, `BackendModel`, `runOverload` and `MinHeap`,
+ * re-exported here, come without it from `@rl/core/simulation`.
  */
 export { runStoreConformance, type ConformanceOptions } from './conformance.js';
-export { FakeTimers } from './fake-timers.js';
-export { BackendModel, type BackendModelOptions } from './backend-model.js';
-export { MinHeap } from './min-heap.js';
-export {
-  runOverload,
-  type OverloadGate,
-  type OverloadRunOptions,
-  type OverloadStats,
-  type OverloadReport,
-} from './overload-run.js';
+// Virtual time and the simulator's models, here too for the tests that import them from this entry.
+export * from '../simulation/index.js';
 export { rejection } from './capture.js';
 export { decisionEvent } from '../observe/decision-event.js';
 export { StepStore, type StepStoreOptions } from './step-store.js';

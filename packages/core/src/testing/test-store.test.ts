@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { tokenBucket } from '../algorithms/token-bucket.js';
 import { createLimiter } from '../limiter/index.js';
-import { FakeTimers } from './fake-timers.js';
+import { FakeTimers } from '../simulation/fake-timers.js';
 import { TestStore } from './test-store.js';
 
 describe('TestStore', () => {
