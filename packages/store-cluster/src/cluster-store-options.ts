@@ -7,6 +7,7 @@ import {
   type Duration,
   type Timers,
 } from '@rl/core/store';
+import nodeCluster from 'node:cluster';
 import { checkSocketPath, socketTransport } from './socket.js';
 import { processTransport, type WorkerTransport } from './transport.js';
 
@@ -56,27 +57,32 @@ export function parseClusterStoreOptions(options: ClusterStoreOptions): {
       typeof transport.close !== 'function')
   )
     throw new InvalidOptionError('ClusterStore.transport', transport, 'a WorkerTransport: send, receive and close');
-  if (o.socket === undefined && transport === undefined) {
-    // The default is the IPC channel to a primary of yours: say so at once where there is none. Under
-    // PM2's cluster mode the primary is PM2's own; in fork mode a node:cluster app's primary is the app's.
-    if (process.env.pm_id !== undefined && process.env.exec_mode === 'cluster_mode')
-      throw new InvalidOptionError(
-        'ClusterStore.socket',
-        undefined,
-        'the socket path of a holder app under PM2 (its primary is PM2’s own): serveClusterStore({ socket }) in a PM2 app in fork mode, new ClusterStore({ socket }) in the instances',
-      );
-    if (typeof process.send !== 'function')
-      throw new InvalidOptionError(
-        'ClusterStore.socket',
-        undefined,
-        'given outside a node:cluster worker (this process has no IPC channel): create ClusterStore() in the workers, serveClusterStore() in the primary, or give the socket of a holder',
-      );
-  }
   const timeoutMs = o.timeout === undefined ? 2_000 : parseTimerDuration(o.timeout, 'ClusterStore.timeout');
   const maxBatch = o.maxBatch === undefined ? 1_024 : o.maxBatch;
   if (typeof maxBatch !== 'number' || !Number.isInteger(maxBatch) || maxBatch < 1)
     throw new InvalidOptionError('ClusterStore.maxBatch', maxBatch, 'an integer of at least 1');
   const timers = o.timers === undefined ? systemTimers : checkTimers(o.timers, 'ClusterStore.timers');
+  // Checked after the values given: a bad option is named before what this process lacks.
+  if (o.socket === undefined && transport === undefined) {
+    // The default is the IPC channel of a node:cluster worker to a primary of yours: say so at once
+    // where there is none. Under PM2's cluster mode the primary is PM2's own; in its fork mode the
+    // channel of a process that is no worker goes to PM2's daemon (a node:cluster app's workers, whose
+    // primary is the app's, inherit PM2's variables and are served). A child of `fork()` has a channel
+    // too, to a parent that serves no store.
+    const underPm2 = process.env.pm_id !== undefined;
+    if (underPm2 && (process.env.exec_mode === 'cluster_mode' || !nodeCluster.isWorker))
+      throw new InvalidOptionError(
+        'ClusterStore.socket',
+        undefined,
+        'the socket path of a holder app under PM2 (its primary, or this process’s IPC channel, is PM2’s own): serveClusterStore({ socket }) in a PM2 app in fork mode, new ClusterStore({ socket }) in the instances',
+      );
+    if (!nodeCluster.isWorker || typeof process.send !== 'function')
+      throw new InvalidOptionError(
+        'ClusterStore.socket',
+        undefined,
+        'given outside a node:cluster worker (this process is no worker of a primary that serves the store): create ClusterStore() in the workers, serveClusterStore() in the primary, or give the socket of a holder',
+      );
+  }
   return {
     transport: transport ?? (typeof o.socket === 'string' ? socketTransport(o.socket, timers) : processTransport()),
     timeoutMs,

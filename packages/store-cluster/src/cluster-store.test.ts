@@ -1,12 +1,15 @@
-import { createLimiter, fixedWindow } from '@rl/core';
+import { concurrency, createLimiter, fixedWindow } from '@rl/core';
 import { FakeTimers } from '@rl/core/testing';
 import fc from 'fast-check';
-import { describe, expect, it } from 'vitest';
+import nodeCluster from 'node:cluster';
+import { describe, expect, it, vi } from 'vitest';
 import { ClusterStore } from './cluster-store.js';
 import { serveClusterStore } from './serve.js';
 import { inProcessPair, type WorkerTransport } from './transport.js';
 
 const limit = fixedWindow({ limit: 1_000, window: '1h' });
+/** node:cluster's `isWorker`, which the tests of the default channel set (a plain, writable property). */
+const cluster = nodeCluster as { isWorker: boolean };
 const turn = () => new Promise((resolve) => setImmediate(resolve));
 
 /** A worker store and a holder joined in this process. */
@@ -119,6 +122,60 @@ describe('ClusterStore: faults are store errors, never hangs', () => {
     store.close();
   });
 
+  it('a holder that answers after the timeout: what it granted is given back (a failed call leaves nothing taken)', async () => {
+    // The holder stalls (a long pause of its event loop) past the store's timeout, then answers.
+    const channel = inProcessPair();
+    const server = serveClusterStore({ cluster: false });
+    const held: string[] = [];
+    let stalled = true;
+    server.connect({
+      connection: { send: (text) => (stalled ? held.push(text) : channel.holder.connection.send(text)) },
+      receive: (listener) => channel.holder.receive(listener),
+    });
+    const timers = new FakeTimers();
+    const store = new ClusterStore({ transport: channel.worker, timeout: '2s', timers });
+    const permits = concurrency({ limit: 3, lease: '1m' });
+    const rate = fixedWindow({ limit: 5, window: '1h' });
+    const calls: Promise<unknown>[] = [
+      ...[1, 2, 3].map((i) => store.acquire('p', permits, `lease-${i}`, 0)),
+      store.charge({ key: 'r', algorithm: rate, cost: 1 }, 0),
+      store.charge({ key: 'r', algorithm: rate, cost: 1, maxDelayMs: 0 }, 0),
+      ...store.chargeAll(
+        [
+          { charge: { key: 'r', algorithm: rate, cost: 1 }, now: 0 },
+          { charge: { key: 'r2', algorithm: rate, cost: 2 }, now: 0 },
+        ],
+        { holdMs: Infinity },
+      ),
+      // Idempotent: granted late, it stays; its retry with the id is answered by it.
+      store.charge(
+        {
+          key: 'r',
+          algorithm: rate,
+          cost: 1,
+          idempotency: { id: 'once', fingerprint: 'f', ttlMs: 60_000, maxIds: 100, maxReplays: 3 },
+        },
+        0,
+      ),
+    ];
+    for (const call of calls) call.catch(() => {});
+    await vi.waitFor(() => expect(held).toHaveLength(1));
+    await timers.advanceAsync(2_000);
+    const failed = await Promise.allSettled(calls);
+    expect(failed.map((f) => f.status)).toEqual(Array(calls.length).fill('rejected'));
+    // The holder wakes: its answers (every call granted) come after the timeout.
+    stalled = false;
+    for (const text of held.splice(0)) channel.holder.connection.send(text);
+    await vi.waitFor(async () => {
+      expect((await store.peek('r', rate, 0, 0)).remaining).toBe(4);
+      expect((await store.peek('r2', rate, 0, 0)).remaining).toBe(5);
+      expect((await store.acquire('p', permits, 'after', 0)).remaining).toBe(2);
+      await store.release('p', permits, 'after');
+    });
+    store.close();
+    await server.close();
+  });
+
   it('a message that cannot be sent fails its calls at once', async () => {
     const store = new ClusterStore({ transport: silent(true) });
     await expect(store.peek('k', limit, 0, 0)).rejects.toMatchObject({
@@ -147,22 +204,52 @@ describe('ClusterStore: faults are store errors, never hangs', () => {
 
   it('the IPC channel by default: outside a cluster worker, or under PM2, the store says to give a socket', () => {
     const send = process.send;
+    const isWorker = cluster.isWorker;
+    // What the process is (PM2's variables, a node:cluster worker, an IPC channel), and what `new ClusterStore()` says.
+    const cases: [pm2: string | undefined, worker: boolean, channel: boolean, expected: RegExp | 'served'][] = [
+      [undefined, false, false, /outside a node:cluster worker/],
+      // A child of fork(): a channel, to a parent that serves no store.
+      [undefined, false, true, /outside a node:cluster worker/],
+      [undefined, true, true, 'served'],
+      // PM2's cluster mode: its instances are workers of PM2's own primary.
+      ['cluster_mode', true, true, /under PM2/],
+      // PM2's fork mode: a plain app's channel goes to PM2's daemon; a node:cluster app's workers are the app's.
+      ['fork_mode', false, true, /under PM2/],
+      ['fork_mode', true, true, 'served'],
+    ];
     try {
-      process.send = undefined;
-      expect(() => new ClusterStore()).toThrow(/ClusterStore\.socket.*outside a node:cluster worker/);
-      process.send = send;
-      process.env.pm_id = '0';
-      process.env.exec_mode = 'cluster_mode';
-      expect(() => new ClusterStore()).toThrow(/ClusterStore\.socket.*under PM2/);
-      new ClusterStore({ transport: silent() }).close(); // a transport of your own: no channel needed
-      // PM2's fork mode running a node:cluster app: the workers' primary is the app's own.
-      process.env.exec_mode = 'fork_mode';
-      process.send = () => true;
-      new ClusterStore().close();
+      for (const [pm2, worker, channel, expected] of cases) {
+        if (pm2 === undefined) delete process.env.pm_id;
+        else [process.env.pm_id, process.env.exec_mode] = ['0', pm2];
+        cluster.isWorker = worker;
+        process.send = channel ? () => true : undefined;
+        const made = () => new ClusterStore().close();
+        if (expected === 'served') expect(made, `${pm2} ${worker}`).not.toThrow();
+        else
+          expect(made, `${pm2} ${worker} ${channel}`).toThrow(new RegExp(`ClusterStore\\.socket.*${expected.source}`));
+        new ClusterStore({ transport: silent() }).close(); // a transport of your own: no channel needed
+      }
     } finally {
       process.send = send;
+      cluster.isWorker = isWorker;
       delete process.env.pm_id;
       delete process.env.exec_mode;
+    }
+  });
+
+  it('twelve stores in one worker (one per middleware): no listener-leak warning, and the limit back after close', () => {
+    const send = process.send;
+    const isWorker = cluster.isWorker;
+    const limit = process.getMaxListeners();
+    try {
+      [cluster.isWorker, process.send] = [true, () => true];
+      const stores = Array.from({ length: 12 }, () => new ClusterStore());
+      // Node warns when a listener is added past the limit: the limit keeps above the count.
+      expect(process.listenerCount('message')).toBeLessThanOrEqual(process.getMaxListeners());
+      for (const store of stores) store.close();
+      expect(process.getMaxListeners()).toBe(limit);
+    } finally {
+      [cluster.isWorker, process.send] = [isWorker, send];
     }
   });
 

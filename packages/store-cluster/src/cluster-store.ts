@@ -10,7 +10,8 @@ import {
 } from '@rl/core/store';
 import { randomUUID } from 'node:crypto';
 import { parseClusterStoreOptions, type ClusterStoreOptions } from './cluster-store-options.js';
-import { chargedEach, holderError } from './answers.js';
+import { chargedEach, holderError, none } from './answers.js';
+import { lateGiveBacks, type WireCall } from './late-answers.js';
 import type { WorkerTransport } from './transport.js';
 import { WireStore } from './wire-store.js';
 import { decode, encode, WIRE_VERSION, type Verb, type WireError } from './wire.js';
@@ -19,6 +20,14 @@ export type { ClusterStoreOptions } from './cluster-store-options.js';
 
 /** Who answers, in the errors read from an answer. */
 const HOLDER = 'rl cluster holder';
+
+/**
+ * How many calls failed at the store's timeout are remembered for their late answers (see
+ * `ClusterStore.timedOut`): past it the oldest is forgotten, and what its late answer granted stays
+ * (a permit until its lease ends, units until their window does). A holder that answers at all answers
+ * within a stall; one that never does would otherwise grow the table without end.
+ */
+const LATE_CALLS = 4_096;
 
 /** A call sent and not yet answered: how its answer's value is read, and where it goes. */
 interface Pending {
@@ -52,6 +61,8 @@ export class ClusterStore extends WireStore {
   /** This store's tag on the channel: the holder answers to it (see the class comment). */
   private readonly tag = randomUUID();
   private readonly pending = new Map<number, Pending>();
+  /** Calls failed at the timeout, by id, as they went on the wire: a grant in their late answer is given back. */
+  private readonly late = new Map<number, WireCall>();
   /** The calls of this turn, sent as one message at its end. */
   private queued: unknown[][] = [];
   private nextId = 1;
@@ -119,6 +130,7 @@ export class ClusterStore extends WireStore {
     const error = new StoreClosedError();
     for (const pending of this.pending.values()) pending.reject(error);
     this.pending.clear();
+    this.late.clear();
     this.transport.waiting?.(false);
     this.forgetListeners();
   }
@@ -144,16 +156,7 @@ export class ClusterStore extends WireStore {
     if (calls.length === 0 || this.closed) return;
     const ids = calls.map((call) => call[0] as number);
     this.sent++;
-    const timer: TimerHandle = unrefTimer(
-      this.timers.setTimeout(() => {
-        this.fail(
-          ids,
-          new StoreError(
-            `rl cluster store: the holder did not answer within ${this.timeoutMs} ms (is serveClusterStore running in the primary, or the holder process up?)`,
-          ),
-        );
-      }, this.timeoutMs),
-    );
+    const timer: TimerHandle = unrefTimer(this.timers.setTimeout(() => this.timedOut(calls), this.timeoutMs));
     // One timer for the message's calls, stopped once the last of them is settled.
     let left = ids.length;
     const settled = (): void => {
@@ -190,6 +193,39 @@ export class ClusterStore extends WireStore {
     });
   };
 
+  /**
+   * The holder did not answer `calls` within the timeout: those still waiting fail, and are remembered
+   * (at most {@link LATE_CALLS}) so that what their late answer grants is given back: the caller, told
+   * the call failed, gives nothing back itself (a stalled holder left permits held for their whole
+   * lease, and the units of requests answered by the failure policy taken).
+   */
+  private timedOut(calls: readonly WireCall[]): void {
+    for (const call of calls) {
+      const id = call[0] as number;
+      if (!this.pending.has(id)) continue;
+      this.late.set(id, call);
+      if (this.late.size > LATE_CALLS) this.late.delete(this.late.keys().next().value!);
+    }
+    this.fail(
+      calls.map((call) => call[0] as number),
+      new StoreError(
+        `rl cluster store: the holder did not answer within ${this.timeoutMs} ms (is serveClusterStore running in the primary, or the holder process up?)`,
+      ),
+    );
+  }
+
+  /** The late answer to call `id`, failed at its timeout: what it granted is given back (see {@link timedOut}). */
+  private answeredLate(id: number, ok: unknown, value: unknown): void {
+    const call = this.late.get(id);
+    if (call === undefined) return;
+    this.late.delete(id);
+    if (ok !== 1 || this.closed) return;
+    for (const back of lateGiveBacks(call, value))
+      this.call(back.key, back.verb, back.args, none).catch(() => {
+        // Not given back (the holder away again): a permit ends with its lease, units with their window.
+      });
+  }
+
   private fail(ids: readonly number[], error: Error): void {
     for (const id of ids) {
       const pending = this.pending.get(id);
@@ -217,9 +253,13 @@ export class ClusterStore extends WireStore {
     for (const answer of m.answers as unknown[]) {
       if (!Array.isArray(answer)) continue;
       const [id, ok, value] = answer as [unknown, unknown, unknown];
-      const pending = typeof id === 'number' ? this.pending.get(id) : undefined;
-      if (pending === undefined) continue; // answered after its timeout: dropped
-      this.forget(id as number);
+      if (typeof id !== 'number') continue;
+      const pending = this.pending.get(id);
+      if (pending === undefined) {
+        this.answeredLate(id, ok, value);
+        continue;
+      }
+      this.forget(id);
       if (ok !== 1) {
         pending.reject(holderError(value as WireError, HOLDER));
         continue;

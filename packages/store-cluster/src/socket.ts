@@ -185,10 +185,15 @@ export async function listenOnSocket(
   };
 }
 
+/**
+ * Listens on `path`, exclusively: in a node:cluster worker (a PM2 instance in cluster mode too) a
+ * listen is otherwise routed through the primary, which shares one handle between the workers, and a
+ * second holder on the path would listen beside the first instead of meeting `EADDRINUSE`.
+ */
 function listen(server: Server, path: string): Promise<void> {
   return new Promise((resolve, reject) => {
     server.once('error', reject);
-    server.listen(path, () => {
+    server.listen({ path, exclusive: true }, () => {
       server.off('error', reject);
       resolve();
     });

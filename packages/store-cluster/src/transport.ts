@@ -64,14 +64,28 @@ export function processTransport(): WorkerTransport {
       }
     },
     receive(next) {
-      if (listener === undefined) process.on('message', onMessage);
+      if (listener === undefined) {
+        // One listener per store (one per middleware is the documented use): each raises the process's
+        // listener limit by its own, so eleven stores are no leak warning, and a real leak still is.
+        adjustMaxListeners(1);
+        process.on('message', onMessage);
+      }
       listener = next;
     },
     close() {
-      if (listener !== undefined) process.off('message', onMessage);
+      if (listener !== undefined) {
+        process.off('message', onMessage);
+        adjustMaxListeners(-1);
+      }
       listener = undefined;
     },
   };
+}
+
+/** Moves the process's listener limit by `by`; a limit of 0 (none) stays none. */
+function adjustMaxListeners(by: number): void {
+  const limit = process.getMaxListeners();
+  if (limit !== 0) process.setMaxListeners(limit + by);
 }
 
 /**

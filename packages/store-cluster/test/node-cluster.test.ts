@@ -47,6 +47,10 @@ describe('ClusterStore in node:cluster', () => {
     expect(await runPrimary('two-stores', 30_000)).toEqual({ admittedRoomy: 10, admittedTight: 3 });
   }, 40_000);
 
+  it('two workers serving the store on one socket path at once: one listens, the other is refused (EADDRINUSE)', async () => {
+    expect(await runPrimary('two-holders', 30_000)).toEqual({ listening: 1, refused: 1 });
+  }, 40_000);
+
   it('a worker killed with SIGKILL holding permits: they are free at their lease, and its charges stay', async () => {
     const figures = await runPrimary('kill', 30_000);
     expect(figures).toMatchObject({ held: 3, charged: true, deniedAtOnce: true, remaining: 5 });

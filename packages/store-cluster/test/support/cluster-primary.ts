@@ -6,10 +6,15 @@
  * - `kill`: a worker takes every permit of a concurrency limit and 5 units of a rate limit, and is
  *   killed with SIGKILL; a second worker then finds the permits held until their lease ends, and the
  *   units still taken.
+ * - `two-holders`: two workers serve the store on one socket path at once: one listens, the other is
+ *   refused (node:cluster shares a listening handle between workers unless it is exclusive).
  * - `two-stores`: a worker with two stores on its one IPC channel, a limit of 1,000 on one and 3 on
  *   the other, 10 requests through both.
  */
 import cluster, { type Worker } from 'node:cluster';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { serveClusterStore } from '../../src/index.js';
 
 const server = serveClusterStore();
@@ -17,8 +22,11 @@ const server = serveClusterStore();
 cluster.setupPrimary({ exec: process.env.RL_CLUSTER_WORKER! });
 
 /** Forks a worker for `job`; resolves to the figures it sends (the worker then exits when told). */
-function start(job: string): { worker: Worker; figures: Promise<Record<string, unknown>> } {
-  const worker = cluster.fork({ RL_CLUSTER_JOB: job });
+function start(
+  job: string,
+  env: Record<string, string> = {},
+): { worker: Worker; figures: Promise<Record<string, unknown>> } {
+  const worker = cluster.fork({ ...env, RL_CLUSTER_JOB: job });
   const figures = new Promise<Record<string, unknown>>((resolve, reject) => {
     worker.on('message', (message: { figures?: Record<string, unknown>; error?: string }) => {
       if (message.error !== undefined) reject(new Error(message.error));
@@ -61,6 +69,18 @@ async function main(job: string): Promise<unknown> {
     const figures = await after.figures;
     await stop(after.worker);
     return { ...held, ...figures };
+  }
+  if (job === 'two-holders') {
+    const dir = mkdtempSync(join(tmpdir(), 'rl-two-holders-'));
+    try {
+      const holders = [0, 1].map(() => start('socket-holder', { RL_CLUSTER_SOCKET: join(dir, 'holder.sock') }));
+      const figures = await Promise.all(holders.map((h) => h.figures));
+      await Promise.all(holders.map((h) => stop(h.worker)));
+      const listening = figures.filter((f) => f.listening === true).length;
+      return { listening, refused: figures.filter((f) => f.code === 'EADDRINUSE').length };
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   }
   if (job === 'two-stores') {
     const one = start('two-stores');

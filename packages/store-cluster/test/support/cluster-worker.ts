@@ -1,9 +1,10 @@
 /**
  * A node:cluster worker of node-cluster.test.ts (started by cluster-primary.ts): runs the job its
- * primary names in `RL_CLUSTER_JOB` through a `ClusterStore` and sends its figures to the primary.
+ * primary names in `RL_CLUSTER_JOB` through a `ClusterStore` (or, `socket-holder`, serves one on a
+ * socket) and sends its figures to the primary.
  */
 import { concurrency, createLimiter, fixedWindow } from '@rl/core';
-import { ClusterStore } from '../../src/index.js';
+import { ClusterStore, serveClusterStore } from '../../src/index.js';
 
 export interface CountFigures {
   readonly admitted: number;
@@ -86,6 +87,15 @@ async function run(): Promise<unknown> {
     }
     second.close();
     return { admittedRoomy, admittedTight };
+  }
+  if (job === 'socket-holder') {
+    // A holder on the socket the primary names, started in every worker at once: one listens.
+    const holder = serveClusterStore({ socket: process.env.RL_CLUSTER_SOCKET! });
+    process.on('message', (message) => void (message === 'exit' && holder.close()));
+    return holder.listening.then(
+      () => ({ listening: true }),
+      (error: NodeJS.ErrnoException) => ({ listening: false, code: error.code }),
+    );
   }
   throw new Error(`unknown job ${job}`);
 }
