@@ -29,6 +29,12 @@ async function read(registry: Registry, name: string, labels: Labels): Promise<n
   return match?.value;
 }
 
+/** Two exporters on one registry (two middlewares, one `/metrics`). */
+function twoExporters() {
+  const registry = new Registry();
+  return { registry, a: prometheusObserver({ registry }), b: prometheusObserver({ registry }) };
+}
+
 const decision = decisionEvent;
 /** The Prometheus name of each label id of `@rl/core`'s table (its OpenTelemetry name without `rl.`, `.` as `_`). */
 const LABEL: Record<LabelId, string> = {
@@ -261,9 +267,7 @@ describe('prometheusObserver: counts summed per series, handed over at collectio
   });
 
   it('keeps a collect hook the metric already had (another exporter’s), and flushes both exporters', async () => {
-    const registry = new Registry();
-    const a = prometheusObserver({ registry });
-    const b = prometheusObserver({ registry });
+    const { registry, a, b } = twoExporters();
     for (let i = 0; i < 10; i++) a.decision(decision('api', 'allowed'));
     for (let i = 0; i < 5; i++) b.decision(decision('api', 'allowed'));
     expect(await read(registry, 'rl_decisions_total', { limit: 'api', outcome: 'allowed' })).toBe(15);
@@ -273,9 +277,7 @@ describe('prometheusObserver: counts summed per series, handed over at collectio
 
 describe('prometheusObserver: one registry, several exporters', () => {
   it('lets a second exporter reuse the metrics of the first; their counts add up', async () => {
-    const registry = new Registry();
-    const a = prometheusObserver({ registry });
-    const b = prometheusObserver({ registry });
+    const { registry, a, b } = twoExporters();
     expect(b.metrics.decisions).toBe(a.metrics.decisions);
     a.decision(decision('api', 'allowed'));
     a.hold({ limit: 'api', state: 'started', delayMs: 10 });
@@ -292,9 +294,7 @@ describe('prometheusObserver: one registry, several exporters', () => {
   });
 
   it("adds up two exporters' adaptive permits, and shows the latency last set (a sum of latencies means nothing)", async () => {
-    const registry = new Registry();
-    const a = prometheusObserver({ registry });
-    const b = prometheusObserver({ registry });
+    const { registry, a, b } = twoExporters();
     const event = (permits: number, latencyMs: number) =>
       ({ limit: 'db', kind: 'limit', priority: undefined, permits, inFlight: 0, minLatencyMs: 20, latencyMs }) as const;
     a.adaptive(event(10, 250));

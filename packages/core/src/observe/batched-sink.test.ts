@@ -12,15 +12,12 @@ function directSink() {
     record: (series, value) => void calls.push(`${series} = ${value}`),
     set: (series, value) => void calls.push(`${series} := ${value}`),
   };
-  return { sink: batchedSink(direct), calls };
+  return { ...batchedSink(direct), calls };
 }
 
 describe('batchedSink', () => {
   it('passes a series’ first update at once, sums the later ones until a flush, and flushes nothing twice', () => {
-    const {
-      sink: { sink, flush },
-      calls,
-    } = directSink();
+    const { sink, flush, calls } = directSink();
     const decisions = sink.series(INSTRUMENTS.decisions, ['api', 'allowed']);
     const held = sink.series(INSTRUMENTS.heldRequests, ['api']);
     sink.add(decisions, 0);
@@ -35,10 +32,7 @@ describe('batchedSink', () => {
   });
 
   it('keeps a histogram’s values until its buffer is full or a flush; a value that is not finite goes at once', () => {
-    const {
-      sink: { sink, flush },
-      calls,
-    } = directSink();
+    const { sink, flush, calls } = directSink();
     const delay = sink.series(INSTRUMENTS.delay, ['api']);
     for (let i = 1; i < HISTOGRAM_BUFFER; i++) sink.record(delay, i);
     sink.record(delay, Number.NaN);
@@ -53,10 +47,7 @@ describe('batchedSink', () => {
   });
 
   it('sets a reading at once, each time, with nothing left for a flush', () => {
-    const {
-      sink: { sink, flush },
-      calls,
-    } = directSink();
+    const { sink, flush, calls } = directSink();
     const latency = sink.series(INSTRUMENTS.adaptiveLatency, ['db']);
     sink.set(latency, 0.25);
     sink.set(latency, 0.1);
