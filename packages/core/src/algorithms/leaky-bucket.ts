@@ -36,7 +36,10 @@ export interface LeakyBucketOptions {
  * Shaping convention (several requests at one instant): arrivals are queued before that instant's
  * departure, so a request departing exactly `now` still occupies its place in the queue. In the
  * two-batch scenario (100/s, queue 20; 100 requests at 0.990 s, 100 at 1.010 s) this admits 20 with
- * delays 0, 10, …, 190 ms, then 2 more with delays 180 and 190 ms.
+ * delays 0, 10, …, 190 ms, then 2 more with delays 180 and 190 ms. The bound is on the backlog (`tat −
+ * now ≤ capacity·T`), in which the request being sent holds its slot until the slot ends: a batch
+ * between two departures (1.011 s) also gets 2 places, where a queue counting only the requests not
+ * yet started would give 3. So the longest wait is `(capacity − 1)·T`, whenever the request comes.
  *
  * A change of parameters clamps the backlog to the new capacity: `tat` is read as at most
  * `now + max(capacity·T, reach)` (a full bucket, never an over-full one, but for what reservations

@@ -217,6 +217,20 @@ export const leakyBucketSuite: KindSuite = {
         ),
       },
       {
+        name: 'seed: shaping leaky bucket, the second batch between two departures',
+        description:
+          'At 1.011 s three have left (0.990, 1.000, 1.010) and the one sent at 1.010 holds its slot until 1.020: the backlog is bounded, so 2 more fit (delays 179 and 189 ms), never a wait past 190 ms.',
+        algorithms: [leakyBucket({ capacity: 20, leakRate: 100, interval: '1s', mode: 'shape' })],
+        steps: [
+          { at: 990, times: 100, expect: { admitted: 20, delays: range(20, 10) } },
+          {
+            at: 1011,
+            times: 100,
+            expect: { admitted: 2, delays: [179, 189], last: { allowed: false, retryAfterMs: 9 } },
+          },
+        ],
+      },
+      {
         name: 'seed: leaky bucket meter, capacity 20, 100 per second',
         description: "The meter is the token bucket's dual: 20, then 2, all at once without delay.",
         algorithms: [leakyBucket({ capacity: 20, leakRate: 100, interval: '1s' })],
