@@ -4,6 +4,11 @@ import type { GuardAnswer } from './nest-io.js';
 import type { NestRequest } from './platform.js';
 import { RateLimitService, type GuardDefaults } from './rate-limit-service.js';
 
+/** A guard class's {@link GuardDefaults}, and the instance running each request it guards. */
+interface ClassDefaults extends GuardDefaults {
+  readonly running: WeakMap<NestRequest, RateLimitGuard>;
+}
+
 /**
  * The module's guard: limits the route it guards by its limit (the handler's `@RateLimit` over its
  * controller's over the module's options; none with `@SkipRateLimit()`). App-wide with
@@ -27,22 +32,42 @@ import { RateLimitService, type GuardDefaults } from './rate-limit-service.js';
 @Injectable()
 export class RateLimitGuard implements CanActivate {
   /** The methods this guard's class overrides, for the service (undefined: none, the limits as they are). */
-  private readonly defaults: GuardDefaults | undefined;
+  private readonly defaults: ClassDefaults | undefined;
 
   constructor(@Inject(RateLimitService) protected readonly service: RateLimitService) {
     const base = RateLimitGuard.prototype;
-    const key = this.getTracker === base.getTracker ? undefined : (req: NestRequest) => this.getTracker(req);
-    const onLimit =
-      this.onLimit === base.onLimit
-        ? undefined
-        : (context: ExecutionContext, result: RateLimitResult) => this.onLimit(context, result);
-    this.defaults = key === undefined && onLimit === undefined ? undefined : { key, onLimit };
+    const overrides = { key: this.getTracker !== base.getTracker, onLimit: this.onLimit !== base.onLimit };
+    this.defaults =
+      overrides.key || overrides.onLimit
+        ? (service.guardDefaults(this.constructor, () => RateLimitGuard.classDefaults(overrides)) as ClassDefaults)
+        : undefined;
   }
 
   canActivate(context: ExecutionContext): GuardAnswer {
     if (context.getType() !== 'http') return true;
     const limit = this.service.limitFor(context.getClass(), context.getHandler(), this.defaults);
-    return limit === null ? true : limit.run(context);
+    if (limit === null) return true;
+    // This instance answers for the request (a request-scoped guard is one instance per request).
+    this.defaults?.running.set(context.switchToHttp().getRequest<NestRequest>(), this);
+    return limit.run(context);
+  }
+
+  /**
+   * The defaults of a guard class whose methods `overrides` says it overrides: one object per class
+   * (the service builds each route's limit with it once, however many instances a request-scoped
+   * guard makes: one a request built a limit a request before), each function calling the method of
+   * the instance that runs the request.
+   */
+  private static classDefaults(overrides: { key: boolean; onLimit: boolean }): ClassDefaults {
+    const running = new WeakMap<NestRequest, RateLimitGuard>();
+    return {
+      running,
+      key: overrides.key ? (req: NestRequest) => running.get(req)!.getTracker(req) : undefined,
+      onLimit: overrides.onLimit
+        ? (context: ExecutionContext, result: RateLimitResult) =>
+            running.get(context.switchToHttp().getRequest<NestRequest>())!.onLimit(context, result)
+        : undefined,
+    };
   }
 
   /**

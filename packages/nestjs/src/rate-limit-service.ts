@@ -50,8 +50,8 @@ export interface RateLimitServiceSetting {
 
 /**
  * What a guard gives the limits it runs where their options give none (see `RateLimitGuard`): the
- * key (its `getTracker`) and the denial (its `onLimit`). One object per guard, kept by it: the
- * service builds each route's limit with them once.
+ * key (its `getTracker`) and the denial (its `onLimit`). One object per guard class (see
+ * {@link RateLimitService.guardDefaults}): the service builds each route's limit with it once.
  */
 export interface GuardDefaults {
   readonly key?: KeyFunction<NestRequest> | undefined;
@@ -102,6 +102,8 @@ export class RateLimitService implements KeyControls, OnModuleInit, OnApplicatio
   private readonly handlers = new WeakMap<Controller, Map<Handler, Prepared | null>>();
   /** Per guard's defaults, each route limit with them (see {@link GuardDefaults}). */
   private readonly guarded = new WeakMap<GuardDefaults, WeakMap<Prepared, NestLimit>>();
+  /** The defaults of each guard class (see {@link guardDefaults}). */
+  private readonly guardClasses = new WeakMap<object, GuardDefaults>();
 
   /** `options`: the module's, checked here (an `InvalidOptionError` naming `<owner>.<field>`). */
   constructor(options: RateLimitModuleOptions, setting: RateLimitServiceSetting = {}) {
@@ -160,6 +162,17 @@ export class RateLimitService implements KeyControls, OnModuleInit, OnApplicatio
     }
     if (prepared === null) return null;
     return defaults === undefined ? prepared.limit : this.withDefaults(prepared, defaults);
+  }
+
+  /**
+   * The defaults of guard class `guardClass`, made by `make` at its first instance: one object per
+   * class, so that a request-scoped guard (an instance per request) runs the limits built for its
+   * class, not a new one per request.
+   */
+  guardDefaults(guardClass: object, make: () => GuardDefaults): GuardDefaults {
+    let defaults = this.guardClasses.get(guardClass);
+    if (defaults === undefined) this.guardClasses.set(guardClass, (defaults = make()));
+    return defaults;
   }
 
   /**

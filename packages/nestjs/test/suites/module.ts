@@ -10,18 +10,20 @@ import {
   Controller,
   Get,
   HttpException,
+  Inject,
   Injectable,
   Logger,
   Module,
   Post,
   Req,
+  Scope,
   UseGuards,
   type ArgumentsHost,
   type ExceptionFilter,
   type ExecutionContext,
   type LoggerService,
 } from '@nestjs/common';
-import { APP_GUARD } from '@nestjs/core';
+import { APP_GUARD, REQUEST } from '@nestjs/core';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import {
   createLimiter,
@@ -519,6 +521,42 @@ describe.each(PLATFORMS)(`Nest ${NEST_MAJOR} on %s`, (platform: Platform) => {
     // The module's state: its key controls reach the guard's limits.
     await app.app.get(RateLimitService).resetKey('ann');
     expect((await app.request('/items', as('ann'))).body).toEqual({ remaining: 1 });
+  });
+
+  it('a request-scoped guard (an instance per request) runs the limits built for its class, each request keyed and answered by its own instance', async () => {
+    @Injectable({ scope: Scope.REQUEST })
+    class TenantGuard extends RateLimitGuard {
+      constructor(
+        service: RateLimitService,
+        @Inject(REQUEST) private readonly request: { headers: Record<string, string | undefined> },
+      ) {
+        super(service);
+      }
+
+      protected override getTracker(): string {
+        return this.request.headers['x-tenant'] ?? 'none';
+      }
+
+      protected override onLimit(): unknown {
+        return { tenant: this.request.headers['x-tenant'] };
+      }
+    }
+    const app = await open({
+      imports: [RateLimitModule.forRoot({ clock, algorithm: perMinute(2) })],
+      controllers: [ItemsController],
+      providers: [{ provide: APP_GUARD, useClass: TenantGuard }],
+    });
+    const service = app.app.get(RateLimitService) as unknown as { limiters: Set<unknown> };
+    const as = (tenant: string) => ({ headers: { 'x-tenant': tenant } });
+    expect((await app.request('/items', as('a'))).body).toEqual({ remaining: 1 });
+    const limiters = service.limiters.size;
+    for (let i = 0; i < 20; i++) await app.request('/items', as(i % 2 === 0 ? 'b' : 'c'));
+    // One limit for the class, not one per request (each built one, and kept it).
+    expect(service.limiters.size).toBe(limiters);
+    expect((await app.request('/items', as('a'))).body).toEqual({ remaining: 0 });
+    const denied = await app.request('/items', as('a'));
+    expect([denied.status, denied.body]).toEqual([429, { tenant: 'a' }]);
+    expect((await app.request('/items', as('b'))).body).toEqual({ tenant: 'b' });
   });
 
   it('a guard that extends RateLimitGuard and overrides nothing runs the limits as they are: no limit beside them', async () => {
