@@ -32,6 +32,29 @@ describe('DenyCache', () => {
     expect(cache.get(charge('k', 2), 11_000)).toBeUndefined(); // expired, and dropped
   });
 
+  it('a clock stepped back before a denial was asked finds none (the store decides on its own clock), and forgets it', () => {
+    const cache = new DenyCache();
+    cache.remember(charge('k', 1), denial(2_000), 3_600_000);
+    expect(cache.get(charge('k', 1), 3_600_500)).toMatchObject({ reason: 'deny-cache', retryAfterMs: 1_500 });
+    // An hour back: the store is asked, not told to wait an hour.
+    expect(cache.get(charge('k', 1), 1_000)).toBeUndefined();
+    expect(cache.get(charge('k', 1), 3_600_500)).toBeUndefined();
+  });
+
+  it('holds a long key by its digest: a flood of 16 kB keys keeps entries of a bounded size, each still its own', () => {
+    const cache = new DenyCache(100);
+    const long = (i: number) => `api:${String(i).padStart(6, '0')}${'x'.repeat(16_000)}`;
+    for (let i = 0; i < 100; i++) cache.remember(charge(long(i), 1), denial(1000), 0);
+    const held = [...(cache as unknown as { entries: Map<string, unknown> }).entries.keys()];
+    expect(held).toHaveLength(100);
+    expect(Math.max(...held.map((key) => key.length))).toBe(44);
+    expect(cache.get(charge(long(7), 1), 10)).toMatchObject({ reason: 'deny-cache' });
+    expect(cache.get(charge(long(7).slice(0, -1), 1), 10)).toBeUndefined();
+    cache.delete(long(7)); // a reset notice names the key itself
+    expect(cache.get(charge(long(7), 1), 10)).toBeUndefined();
+    expect(cache.get(charge(long(8), 1), 10)).toMatchObject({ reason: 'deny-cache' });
+  });
+
   it('keeps only the store’s own denials with a retry time', () => {
     const cache = new DenyCache();
     cache.remember(charge('admitted', 1), admitted(), 0);

@@ -3,11 +3,25 @@ import { makeDecision, type Decision, type DecisionReason } from '../decision.js
 import { InvalidOptionError } from '../errors.js';
 import { checkOptions, integerAtLeast } from '../options.js';
 import type { Charge, Store } from '../store/interface.js';
+import { keyDigest } from '../store/key-digest.js';
 import { withoutStore, type ChargeAnswer, type ChargeStage } from './charge-path.js';
 
 const DEFAULT_MAX_KEYS = 10_000;
 
+/**
+ * Storage keys longer than this (UTF-16 code units) are held by their SHA-256 digest, as the memory
+ * store holds them: `maxKeys` bounds the count of entries, and a key a limit takes from a request
+ * header can be 16 KB (10,000 of them held whole took 165 MB).
+ */
+const MAX_PLAIN_KEY_LENGTH = 128;
+
+/** What the cache indexes `storeKey` by: itself, or its digest (`\0` and 43 characters: shorter than the bound, so a plain key is taken for one only if it is a preimage). */
+const heldKey = (storeKey: string): string =>
+  storeKey.length <= MAX_PLAIN_KEY_LENGTH ? storeKey : `\0${keyDigest(storeKey)}`;
+
 interface DenyEntry {
+  /** When the store was asked (local clock): a clock read before it (stepped back) finds no entry. */
+  askedAt: number;
   /** Until when it is answered (local clock). */
   until: number;
   /** When its retry comes (local clock): `until`, or later for a denial decided under an override (kept shorter, see {@link OVERRIDE_DENIAL_MS}). */
@@ -37,8 +51,9 @@ export const OVERRIDE_DENIAL_MS = 1_000;
 /**
  * Denials the store gave, kept locally until they expire: once the store says a key is denied for
  * `retryAfterMs`, requests of that key and at least that cost are denied without a store call until
- * then (reason `'deny-cache'`). Bounded to `maxKeys` keys; when full, the oldest entry is dropped
- * (entries are short-lived anyway). Times are the limiter's local clock, in milliseconds.
+ * then (reason `'deny-cache'`). Bounded to `maxKeys` keys, a long one held by its digest; when full,
+ * the oldest entry is dropped (entries are short-lived anyway). Times are the limiter's local clock,
+ * in milliseconds; a clock read before a denial was asked (stepped back) finds none.
  */
 export class DenyCache {
   private readonly entries = new Map<string, DenyEntry>();
@@ -66,7 +81,8 @@ export class DenyCache {
   get(charge: Charge, now: number): Decision | undefined {
     if (!this.hearing) return undefined;
     const { key: storeKey, cost, algorithm, maxDelayMs: maxDelay } = charge;
-    const entry = this.entries.get(storeKey);
+    const held = heldKey(storeKey);
+    const entry = this.entries.get(held);
     if (
       entry === undefined ||
       cost < entry.cost ||
@@ -74,8 +90,10 @@ export class DenyCache {
       entry.configuration !== configurationOf(algorithm)
     )
       return undefined;
-    if (entry.until - now <= 0) {
-      this.entries.delete(storeKey);
+    // Expired, or the clock went back past the denial (a wall clock stepped back: its retry, counted
+    // on that clock, would hold for the whole step while the store decides on its own).
+    if (entry.until - now <= 0 || now < entry.askedAt) {
+      this.entries.delete(held);
       return undefined;
     }
     if (maxDelay === undefined && entry.maxDelay !== undefined) return undefined;
@@ -132,7 +150,8 @@ export class DenyCache {
         const oldest = entries.keys().next().value;
         if (oldest !== undefined) entries.delete(oldest);
       }
-      entries.set(storeKey, {
+      entries.set(heldKey(storeKey), {
+        askedAt,
         until: askedAt + (own ? decision.retryAfterMs : Math.min(decision.retryAfterMs, OVERRIDE_DENIAL_MS)),
         retryAt: askedAt + decision.retryAfterMs,
         own,
@@ -182,7 +201,7 @@ export class DenyCache {
 
   /** Forgets `storeKey`: its state was reset, or units were given back (a cached denial would deny them). */
   delete(storeKey: string): void {
-    this.entries.delete(storeKey);
+    this.entries.delete(heldKey(storeKey));
   }
 
   /** Forgets every denial (resets elsewhere may have been missed). */
