@@ -34,9 +34,9 @@ const view = (request: FastifyRequest) => ({
 
 /**
  * Registers one plugin per options object, each in a context inside the previous one's, so that all
- * apply to the routes of the innermost. Each registration puts its hook before the hooks already on a
- * route, and a parent's run first: to run the middlewares in the order given, the last is registered
- * outermost.
+ * apply to the routes of the innermost. Each registration puts its hook before the rl hooks already on
+ * a route (after the route's own), and a parent's run first: to run the middlewares in the order
+ * given, the last is registered outermost.
  */
 async function registerNested(
   context: FastifyInstance,
@@ -185,6 +185,54 @@ describe('@rl/fastify', () => {
       expect((await app.inject('/own')).statusCode).toBe(200);
       expect((await app.inject('/own')).statusCode).toBe(200);
       expect((await app.inject('/own')).statusCode).toBe(429);
+    });
+
+    it("runs after the route's own hooks (as @fastify/rate-limit): a route's auth hook keys the limit, and what it refuses is not charged", async () => {
+      const authenticate = async (request: FastifyRequest, reply: FastifyReply) => {
+        const user = request.headers['x-user'];
+        if (user === undefined) return reply.code(401).send('who?');
+        (request as FastifyRequest & { user?: string }).user = String(user);
+      };
+      for (const hook of ['onRequest', 'preHandler'] as const) {
+        const app = await appWith(
+          {
+            hook,
+            algorithm: fixedWindow({ limit: 1, window: '1m' }),
+            key: (request) => (request as FastifyRequest & { user: string }).user,
+          },
+          (a) => a.get('/me', { [hook]: [authenticate] }, async () => 'me'),
+        );
+        expect((await app.inject('/me')).statusCode, hook).toBe(401);
+        expect((await app.inject({ url: '/me', headers: { 'x-user': 'ann' } })).statusCode, hook).toBe(200);
+        expect((await app.inject({ url: '/me', headers: { 'x-user': 'bob' } })).statusCode, hook).toBe(200);
+        expect((await app.inject({ url: '/me', headers: { 'x-user': 'ann' } })).statusCode, hook).toBe(429);
+      }
+    });
+
+    it('one options object given to two routes makes a limit for each, as their namespaces say; a HEAD route spends its GET', async () => {
+      const strict = { rateLimit: { algorithm: fixedWindow({ limit: 1, window: '1m' }) } };
+      const app = await appWith({ prefix: 'app', algorithm: fixedWindow({ limit: 100, window: '1m' }) }, (a) => {
+        a.post('/login', { config: strict }, async () => 'in');
+        a.post('/reset-password', { config: strict }, async () => 'sent');
+        a.get('/report', { config: strict }, async () => 'csv');
+      });
+      expect((await app.inject({ method: 'POST', url: '/login' })).statusCode).toBe(200);
+      expect((await app.inject({ method: 'POST', url: '/reset-password' })).statusCode).toBe(200);
+      expect((await app.inject({ method: 'POST', url: '/login' })).statusCode).toBe(429);
+      expect((await app.inject({ method: 'HEAD', url: '/report' })).statusCode).toBe(200);
+      expect((await app.inject({ method: 'GET', url: '/report' })).statusCode).toBe(429);
+    });
+
+    it('routes of one url told apart by a constraint (version) have a limit each', async () => {
+      const own = { rateLimit: { algorithm: fixedWindow({ limit: 1, window: '1m' }) } };
+      const app = await appWith({ prefix: 'app', algorithm: fixedWindow({ limit: 100, window: '1m' }) }, (a) => {
+        a.get('/x', { constraints: { version: '1.0.0' }, config: { rateLimit: { ...own.rateLimit } } }, async () => 1);
+        a.get('/x', { constraints: { version: '2.0.0' }, config: { rateLimit: { ...own.rateLimit } } }, async () => 2);
+      });
+      const get = (version: string) => app.inject({ url: '/x', headers: { 'accept-version': version } });
+      expect((await get('1.0.0')).statusCode).toBe(200);
+      expect((await get('2.0.0')).statusCode).toBe(200);
+      expect((await get('1.0.0')).statusCode).toBe(429);
     });
 
     it("under a plugin prefix, a route with its own algorithm keeps its state apart, under '<prefix>:<METHOD url>'", async () => {

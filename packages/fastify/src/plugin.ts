@@ -10,7 +10,7 @@ import {
   type OutageLogger,
 } from '@rl/core/http';
 import { ADAPTER_OPTIONS } from './binding.js';
-import { addHook, limitRoutesDeclaredBefore, routesDeclared } from './early-routes.js';
+import { addHook, limitRoutesDeclaredBefore, routeName, routesDeclared } from './early-routes.js';
 import type { RateLimitHook, RateLimitPluginOptions, RouteRateLimitOptions } from './options.js';
 import {
   limitedHandler,
@@ -21,13 +21,16 @@ import {
   type RouteLimit,
 } from './route-limit.js';
 
-/** Where the decorator keeps the app's limits. */
+/** Where the decorator keeps the app's limits, and their hooks. */
 const LIMITS: unique symbol = Symbol('rl.limits');
+const HOOKS: unique symbol = Symbol('rl.hooks');
 
 /** `fastify.rateLimit`: the hook factory, with the key controls (`resetKey`, …) and the limits they reach. */
 interface Registry extends KeyControls {
   (routeOptions?: RouteRateLimitOptions): RateLimitHook;
   readonly [LIMITS]: Set<RouteLimit['limiter']>;
+  /** The hooks of the app's limits: a route's own rl hooks (`fastify.rateLimit()`), which the plugin's hook goes before. */
+  readonly [HOOKS]: WeakSet<object>;
 }
 
 /** The plugin: validates its options, then limits the routes of the instance it is registered on. */
@@ -59,12 +62,13 @@ export async function rateLimitPlugin(fastify: FastifyInstance, options: RateLim
   };
   const setting = (owner: string, hook: Hook): LimitSetting => ({ owner, hook, createStore, logger });
   // Every limit prepared in this app, for `fastify.rateLimit.resetKey` (one set, shared with the registrations of the app's other contexts).
-  const limits: Set<RouteLimit['limiter']> = fastify.hasDecorator('rateLimit')
-    ? ((fastify.rateLimit as Partial<Registry>)[LIMITS] ?? new Set())
-    : new Set();
+  const registry = fastify.hasDecorator('rateLimit') ? (fastify.rateLimit as Partial<Registry>) : undefined;
+  const limits: Set<RouteLimit['limiter']> = registry?.[LIMITS] ?? new Set();
+  const hooks: WeakSet<object> = registry?.[HOOKS] ?? new WeakSet();
   const prepare = (options: RouteRateLimitOptions, at: LimitSetting): RouteLimit => {
     const limit = prepareLimit(options, at);
     limits.add(limit.limiter);
+    hooks.add(limit.handler);
     return limit;
   };
   const globalLimit = global ? prepare(base, setting('rateLimit', pluginHook)) : undefined;
@@ -72,17 +76,20 @@ export async function rateLimitPlugin(fastify: FastifyInstance, options: RateLim
   /**
    * The limit of a route from its `config.rateLimit` (`undefined`: the plugin's; `false`: none), or
    * null. Throws an InvalidOptionError naming `owner` for bad route options. One limit per route
-   * options object: the HEAD route Fastify adds for a GET shares the GET's limit, and a route the
-   * plugin never saw (see `limitRoutesDeclaredBefore`) or `fastify.rateLimit(options)` the limit of
-   * the same options.
+   * options object and route (see `routeName`): the HEAD route Fastify adds for a GET shares the GET's
+   * limit, a route the plugin never saw (see `limitRoutesDeclaredBefore`) or `fastify.rateLimit(options)`
+   * the limit of the same options; one options object given to two routes (a "strict" limit) makes a
+   * limit for each, as each route's namespace says.
    */
-  const routeLimits = new WeakMap<object, RouteLimit>();
+  const routeLimits = new WeakMap<object, Map<string, RouteLimit>>();
   function limitOf(config: unknown, owner: string, route: string): RouteLimit | null {
     if (config === false || (config === undefined && globalLimit === undefined)) return null;
     if (config === undefined) return globalLimit!;
     if (config === null || typeof config !== 'object')
       throw new InvalidOptionError(owner, config, 'route options merged over the plugin options, or false');
-    const known = routeLimits.get(config);
+    let byRoute = routeLimits.get(config);
+    if (byRoute === undefined) routeLimits.set(config, (byRoute = new Map()));
+    const known = byRoute.get(route);
     if (known !== undefined) return known;
     const own = config as RouteRateLimitOptions;
     // A route that only changes the cost, key, headers, ... spends the plugin's limit; one with state
@@ -90,7 +97,7 @@ export async function rateLimitPlugin(fastify: FastifyInstance, options: RateLim
     const merged = mergeRouteOptions(base, own, { parentPrefix: globalLimit?.limiter.prefix, route });
     const hook = own.hook === undefined ? pluginHook : parseHook(own.hook, owner);
     const limit = prepare(merged, setting(owner, hook));
-    routeLimits.set(config, limit);
+    byRoute.set(route, limit);
     return limit;
   }
 
@@ -102,10 +109,10 @@ export async function rateLimitPlugin(fastify: FastifyInstance, options: RateLim
   const seen = Symbol('rl.seen');
   fastify.addHook('onRoute', (route) => {
     route.config = { ...route.config, [seen]: true } as typeof route.config;
-    const name = `${String(route.method)} ${route.url}`;
+    const name = routeName(route.method, route.url, route.constraints as Record<string, unknown> | undefined);
     const limit = limitOf(route.config?.rateLimit, `${name} config.rateLimit`, name);
     if (limit === null) return;
-    addHook(route, limit.hook, limit.handler);
+    addHook(route, limit.hook, limit.handler, (hook) => hooks.has(hook as object));
     if (limit.workDone !== undefined)
       route.handler = limitedHandler(
         route.handler as Parameters<typeof limitedHandler>[0],
@@ -142,6 +149,7 @@ export async function rateLimitPlugin(fastify: FastifyInstance, options: RateLim
     };
     const decorator: Registry = Object.assign(rateLimitHook, {
       [LIMITS]: limits,
+      [HOOKS]: hooks,
       // resetKey, blockKey, unblockKey, setOverride, getOverride, clearOverride: in every limit of every route of the plugin.
       ...keyControls(limits, 'fastify.rateLimit.'),
     });
