@@ -13,7 +13,8 @@ interface ClassDefaults extends GuardDefaults {
  * The module's guard: limits the route it guards by its limit (the handler's `@RateLimit` over its
  * controller's over the module's options; none with `@SkipRateLimit()`). App-wide with
  * `RateLimitModule.forRoot({ global: true, … })`, else `@UseGuards(RateLimitGuard)` on a controller
- * or a handler. Only HTTP requests are limited (a WebSocket or microservice context passes).
+ * or a handler. Only HTTP requests are limited: a GraphQL, WebSocket or microservice context passes,
+ * and the first of each kind says so (a process warning, `RL_UNLIMITED_CONTEXT`).
  *
  * Admitted: `req.rateLimit` (Fastify `request.rateLimit`) is set, the RateLimit headers are on the
  * response, and the handler runs (after the hold of a shaped request; a concurrency permit is
@@ -44,7 +45,11 @@ export class RateLimitGuard implements CanActivate {
   }
 
   canActivate(context: ExecutionContext): GuardAnswer {
-    if (context.getType() !== 'http') return true;
+    const type = context.getType();
+    if (type !== 'http') {
+      this.service.passedUnlimited(type);
+      return true;
+    }
     const limit = this.service.limitFor(context.getClass(), context.getHandler(), this.defaults);
     if (limit === null) return true;
     // This instance answers for the request (a request-scoped guard is one instance per request).

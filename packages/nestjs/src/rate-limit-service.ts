@@ -1,6 +1,6 @@
 import type { OnApplicationShutdown, OnModuleInit } from '@nestjs/common';
 import { Reflector, type DiscoveryService, type HttpAdapterHost } from '@nestjs/core';
-import type { CircuitChange, StoreErrorEvent } from '@rl/core';
+import { InvalidOptionError, type CircuitChange, type StoreErrorEvent } from '@rl/core';
 import {
   DefaultKey,
   DefaultStore,
@@ -14,6 +14,7 @@ import {
 import { MemoryStore } from '@rl/store-memory';
 import { RATE_LIMIT_OPTIONS, SKIP_RATE_LIMIT } from './decorators.js';
 import { NestLimit } from './nest-limit.js';
+import { warnUnlimitedContext } from './unlimited-context.js';
 import type { OnLimitHandler, RateLimitDecoratorOptions, RateLimitModuleOptions, RateLimitOptions } from './options.js';
 import { nestBinding, type NestRequest } from './platform.js';
 
@@ -104,6 +105,10 @@ export class RateLimitService implements KeyControls, OnModuleInit, OnApplicatio
   private readonly guarded = new WeakMap<GuardDefaults, WeakMap<Prepared, NestLimit>>();
   /** The defaults of each guard class (see {@link guardDefaults}). */
   private readonly guardClasses = new WeakMap<object, GuardDefaults>();
+  /** The kinds of context (`graphql`, `ws`, `rpc`) a guard let through unlimited, told once each (see {@link passedUnlimited}). */
+  private readonly unlimitedContexts = new Set<string>();
+  /** The controller each namespace made of a route's name (`<prefix>:<Controller.handler>`) belongs to (see {@link prepare}). */
+  private readonly routeNamespaces = new Map<string, Controller>();
 
   /** `options`: the module's, checked here (an `InvalidOptionError` naming `<owner>.<field>`). */
   constructor(options: RateLimitModuleOptions, setting: RateLimitServiceSetting = {}) {
@@ -175,6 +180,11 @@ export class RateLimitService implements KeyControls, OnModuleInit, OnApplicatio
     return defaults;
   }
 
+  /** A guard let a context of `type` (not `http`) through unlimited: told once per type and module (see {@link warnUnlimitedContext}). */
+  passedUnlimited(type: string): void {
+    warnUnlimitedContext(type, this.unlimitedContexts);
+  }
+
   /**
    * Builds the limits of every controller and handler with `@RateLimit`, so that bad options stop the
    * app from starting. On Fastify, declares `request.rateLimit` (null until a guard sets it), as
@@ -208,12 +218,10 @@ export class RateLimitService implements KeyControls, OnModuleInit, OnApplicatio
     const base = this.controllerLimit(controller) ?? this.root;
     const own = this.reflector.get<RateLimitDecoratorOptions | undefined>(RATE_LIMIT_OPTIONS, handler);
     if (own === undefined) return base;
-    return this.prepare(
-      base,
-      own,
-      `${controller.name}.${handler.name} @RateLimit`,
-      `${controller.name}.${handler.name}`,
-    );
+    return this.prepare(base, own, `${controller.name}.${handler.name} @RateLimit`, {
+      name: `${controller.name}.${handler.name}`,
+      controller,
+    });
   }
 
   private controllerLimit(controller: Controller): Prepared | null {
@@ -221,7 +229,9 @@ export class RateLimitService implements KeyControls, OnModuleInit, OnApplicatio
     if (prepared === undefined) {
       const own = this.reflector.get<RateLimitDecoratorOptions | undefined>(RATE_LIMIT_OPTIONS, controller);
       prepared =
-        own === undefined ? null : this.prepare(this.root, own, `${controller.name} @RateLimit`, controller.name);
+        own === undefined
+          ? null
+          : this.prepare(this.root, own, `${controller.name} @RateLimit`, { name: controller.name, controller });
       this.controllers.set(controller, prepared);
     }
     return prepared;
@@ -233,8 +243,26 @@ export class RateLimitService implements KeyControls, OnModuleInit, OnApplicatio
    * `base`'s; with one it has its own state, in `<base prefix>:<route>` when `base` has an explicit
    * prefix, else a default namespace.
    */
-  private prepare(base: Prepared, over: RateLimitDecoratorOptions, owner: string, route: string): Prepared {
-    const options = mergeRouteOptions(base.options, over, { parentPrefix: base.limit.limiter.prefix, route });
+  private prepare(
+    base: Prepared,
+    over: RateLimitDecoratorOptions,
+    owner: string,
+    route: { readonly name: string; readonly controller: Controller | undefined },
+  ): Prepared {
+    const parentPrefix = base.limit.limiter.prefix;
+    const options = mergeRouteOptions(base.options, over, { parentPrefix, route: route.name });
+    // A namespace made of the route's name belongs to its controller: two controllers of one name (a
+    // v1 and a v2 `UsersController`) would count into one state unseen.
+    if (route.controller !== undefined && options.prefix === `${base.options.prefix}:${route.name}`) {
+      const holder = this.routeNamespaces.get(options.prefix);
+      if (holder !== undefined && holder !== route.controller)
+        throw new InvalidOptionError(
+          `${owner}.prefix`,
+          undefined,
+          `a prefix of its own: two controllers named ${route.controller.name} would share the namespace ${options.prefix} (rename one, or give its @RateLimit a prefix)`,
+        );
+      this.routeNamespaces.set(options.prefix, route.controller);
+    }
     return { options, owner, limit: this.add(new NestLimit(options, owner)) };
   }
 
@@ -252,7 +280,9 @@ export class RateLimitService implements KeyControls, OnModuleInit, OnApplicatio
       if (prepared.options.key === undefined && defaults.key !== undefined) over.key = defaults.key;
       if (prepared.options.onLimit === undefined && defaults.onLimit !== undefined) over.onLimit = defaults.onLimit;
       const changed = over.key !== undefined || over.onLimit !== undefined;
-      limit = changed ? this.prepare(prepared, over, prepared.owner, prepared.owner).limit : prepared.limit;
+      limit = changed
+        ? this.prepare(prepared, over, prepared.owner, { name: prepared.owner, controller: undefined }).limit
+        : prepared.limit;
       limits.set(prepared, limit);
     }
     return limit;

@@ -4,6 +4,7 @@ import { withLimiter, type LimiterHandle } from '@rl/core/http';
 import { SKIP_RATE_LIMIT } from './decorators.js';
 import type { GuardAnswer } from './nest-io.js';
 import { NestLimit } from './nest-limit.js';
+import { warnUnlimitedContext } from './unlimited-context.js';
 import type { RateLimitOptions } from './options.js';
 import type { NestRequest } from './platform.js';
 
@@ -26,9 +27,14 @@ export interface StandaloneRateLimitGuard extends CanActivate, LimiterHandle<Nes
 export function createRateLimitGuard(options: RateLimitOptions): StandaloneRateLimitGuard {
   const limit = new NestLimit(options, 'createRateLimitGuard');
   const reflector = new Reflector();
+  const unlimited = new Set<string>();
   const guard = {
     canActivate(context: ExecutionContext): GuardAnswer {
-      if (context.getType() !== 'http') return true;
+      const type = context.getType();
+      if (type !== 'http') {
+        warnUnlimitedContext(type, unlimited);
+        return true;
+      }
       if (
         reflector.getAllAndOverride<boolean | undefined>(SKIP_RATE_LIMIT, [
           context.getHandler(),

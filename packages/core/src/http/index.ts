@@ -49,6 +49,8 @@ export {
 export { sfString } from './header-values.js';
 // A warning on every runtime (a process warning, else console.warn), for an adapter with no error path to report on.
 export { emitWarning } from '../runtime.js';
+// Where a code's explanation and fix are (docs/errors.md), for an adapter's own warnings.
+export { errorDocsUrl } from '../errors.js';
 export { ipKey, parseIPv6, formatIPv6, parseIPv6Subnet, hasForwardingHeader, DEFAULT_IPV6_SUBNET } from './keys.js';
 export { trustsEveryAddress, resolvesForgedClient, type ForgedRequest } from './trust-probe.js';
 export { forwardableError } from './thrown-value.js';

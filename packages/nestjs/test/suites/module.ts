@@ -612,6 +612,23 @@ describe.each(PLATFORMS)(`Nest ${NEST_MAJOR} on %s`, (platform: Platform) => {
     });
   });
 
+  it('lets a GraphQL, WebSocket or microservice context through unlimited, and says so once per kind (RL_UNLIMITED_CONTEXT)', async () => {
+    await captureWarnings('RL_UNLIMITED_CONTEXT', async (warnings) => {
+      const app = await open({
+        imports: [RateLimitModule.forRoot({ clock, algorithm: perMinute(1), global: true })],
+        controllers: [ItemsController],
+      });
+      const context = (type: string) => ({ getType: () => type }) as unknown as ExecutionContext;
+      const guard = new RateLimitGuard(app.app.get(RateLimitService));
+      const standalone = createRateLimitGuard({ clock, algorithm: perMinute(1) });
+      for (const type of ['graphql', 'graphql', 'ws', 'rpc', 'graphql'])
+        expect([guard.canActivate(context(type)), standalone.canActivate(context(type))]).toEqual([true, true]);
+      expect(warnings).toHaveLength(6);
+      expect(warnings[0]).toMatch(/a graphql context passed unlimited.*rateLimit\(\) on \/graphql/);
+      await standalone.close();
+    });
+  });
+
   it("createRateLimitGuard is a second limit after the module's (both in the headers); @SkipRateLimit() skips it too", async () => {
     const exportsCap = createRateLimitGuard({ clock, limits: [{ name: 'exports', algorithm: perMinute(1) }] });
     @Controller('reports')
@@ -805,6 +822,39 @@ describe(`Nest ${NEST_MAJOR}: bad options`, () => {
       expect.objectContaining({ code: 'RL_COST_EXCEEDS_CAPACITY' }),
     );
   });
+
+  it.each(PLATFORMS)(
+    'on %s, two controllers of one name whose limits would share a namespace under the module prefix stop the app, naming it',
+    async (platform) => {
+      const version = (path: string) => {
+        @Controller(path)
+        class UsersController {
+          @Get()
+          @RateLimit({ algorithm: perMinute(1) })
+          find() {
+            return {};
+          }
+        }
+        return UsersController;
+      };
+      const [v1, v2] = [version('v1/users'), version('v2/users')];
+      const start = (prefix?: string) =>
+        startNestApp(platform, {
+          imports: [RateLimitModule.forRoot({ algorithm: perMinute(5), global: true, ...(prefix && { prefix }) })],
+          controllers: [v1, v2],
+        });
+      await expect(start('app')).rejects.toMatchObject({
+        code: 'RL_INVALID_OPTION',
+        field: 'UsersController.find @RateLimit.prefix',
+        message: expect.stringContaining('app:UsersController.find'),
+      });
+      // Without a module prefix each has a default namespace of its own.
+      const app = await start();
+      expect((await app.request('/v1/users')).status).toBe(200);
+      expect((await app.request('/v2/users')).status).toBe(200);
+      await app.close();
+    },
+  );
 
   it('@RateLimit checks its option names when the class is defined', () => {
     expect(() => RateLimit({ limit: 5 } as never)).toThrowError(expect.objectContaining({ field: '@RateLimit.limit' }));
