@@ -94,6 +94,39 @@ describe.each(versions)('%s', (_label, KoaApp) => {
     }
   });
 
+  it.each([
+    ['draft-8', ['retry-after', 'ratelimit', 'ratelimit-policy']],
+    ['legacy', ['retry-after', 'ratelimit-policy', 'x-ratelimit-limit', 'x-ratelimit-remaining', 'x-ratelimit-reset']],
+  ] as const)(
+    "an onLimit that throws (koa-ratelimit's `throw`) keeps Retry-After and the %s headers on the 429, and the error's own",
+    async (format, names) => {
+      const app = new KoaApp();
+      app.silent = true;
+      app.use(
+        rateLimit({
+          clock,
+          headers: format,
+          algorithm: fixedWindow({ limit: 1, window: '1m' }),
+          onLimit: (ctx) => ctx.throw(429, 'Slow down', { headers: { 'x-reason': 'quota', 'Retry-After': '61' } }),
+        }),
+      );
+      app.use((ctx) => {
+        ctx.body = 'ok';
+      });
+      const served = await serve(app.callback());
+      try {
+        await served.request('/');
+        const denied = await served.request('/');
+        expect([denied.status, denied.text]).toEqual([429, 'Slow down']);
+        for (const name of names) expect(denied.headers[name], name).toBeDefined();
+        // The error's own headers win over rl's.
+        expect([denied.headers['x-reason'], denied.headers['retry-after']]).toEqual(['quota', '61']);
+      } finally {
+        await served.close();
+      }
+    },
+  );
+
   // Koa's own `ctx.onerror` answers nothing for a thrown null or undefined: the request would hang.
   it.each([
     ['a key function that rejects with undefined', { key: (): Promise<string> => Promise.reject(undefined) }, [500]],

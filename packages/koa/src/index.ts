@@ -155,7 +155,10 @@ function koaIO(
       ctx.response.body = body;
       return undefined;
     },
-    onLimit: onLimit === undefined ? undefined : (ctx, _res, _next, result) => callOnLimit(onLimit, ctx, result),
+    onLimit:
+      onLimit === undefined
+        ? undefined
+        : (ctx, _res, _next, result) => callOnLimit(onLimit, ctx, result, limiter.response.headers.names),
     // The client is gone: nothing to send, and downstream must not run.
     drop: (ctx, _res, _next, givenBack) =>
       givenBack.then(() => {
@@ -164,12 +167,30 @@ function koaIO(
   };
 }
 
-async function callOnLimit(onLimit: OnLimitHandler, ctx: Context, result: RateLimitResult): Promise<void> {
+/**
+ * Runs the user's `onLimit`. What it throws (`ctx.throw(429, 'Slow down')`, koa-ratelimit's `throw`)
+ * goes to Koa's error handling, which removes every header of the response and sets the error's
+ * `headers`: the RateLimit headers and `Retry-After` already set (`names`) are put there, beneath any
+ * the error gives, so the 429 keeps them (koa-ratelimit's thrown 429 does).
+ */
+async function callOnLimit(
+  onLimit: OnLimitHandler,
+  ctx: Context,
+  result: RateLimitResult,
+  names: readonly string[],
+): Promise<void> {
   try {
     await onLimit(ctx, result);
   } catch (error) {
     // Koa's error handling answers nothing for a thrown `null` or `undefined`: the request would hang.
-    throw forwardableError(error);
+    const forwarded = forwardableError(error) as Error & { headers?: Record<string, unknown> };
+    const kept: Record<string, string> = {};
+    for (const name of names) {
+      const value = ctx.response.get(name);
+      if (value !== '') kept[name] = value;
+    }
+    if (Object.isExtensible(forwarded)) forwarded.headers = { ...kept, ...forwarded.headers };
+    throw forwarded;
   }
   if (ctx.body === undefined || ctx.body === null) {
     ctx.type = PROBLEM_CONTENT_TYPE;

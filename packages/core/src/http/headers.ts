@@ -74,6 +74,14 @@ export interface HeaderLimit {
   readonly shown?: boolean;
 }
 
+/** The headers a format sets beside `Retry-After`. */
+function formatHeaderNames(format: HeaderFormat | false): string[] {
+  if (format === false) return [];
+  if (format === 'draft-8' || format === 'draft-7') return ['RateLimit', 'RateLimit-Policy'];
+  const prefix = format === 'draft-6' ? 'RateLimit-' : 'X-RateLimit-';
+  return ['RateLimit-Policy', `${prefix}Limit`, `${prefix}Remaining`, `${prefix}Reset`];
+}
+
 /**
  * Writes the rate-limit headers of one middleware instance: the single module that writes every
  * header format. Every string that depends only on the limits (policy headers, item names) is built
@@ -105,6 +113,11 @@ export class HeaderWriter {
   private readonly lastItem = { prefix: '', remaining: 0, seconds: 0, value: '' };
   /** Wall-clock milliseconds since the epoch, for the legacy format's absolute reset time. */
   private readonly wallClock: Clock;
+  /**
+   * The names of every header this writer may set (`Retry-After` and its format's): what an adapter
+   * hands on with an error that replaces the response's headers (Koa's `err.headers`).
+   */
+  readonly names: readonly string[];
 
   /**
    * `wallClock` gives the epoch time of the legacy `X-RateLimit-Reset` (default `Date.now`). It is
@@ -120,6 +133,7 @@ export class HeaderWriter {
     this.itemPrefixes = limits.map((l) => (l.name === undefined ? '' : `${sfString(l.name)};r=`));
     const fixed = limits.every((l) => l.policy !== undefined);
     this.policyValue = fixed ? this.policyOf(limits.map((l) => l.policy!)) : undefined;
+    this.names = Object.freeze(['Retry-After', ...formatHeaderNames(format)]);
   }
 
   /** The RateLimit-Policy value for the limits' policies (`policies[i]`, the one limit `i` reported), the limits the client sees only. */
