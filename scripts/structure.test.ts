@@ -77,6 +77,12 @@ const SIDE_TABLES: readonly SideTable[] = [
     why: "the core beneath each `Limiter` the user holds: the engine's way in, where a public member would be an `@internal` one",
   },
   {
+    file: 'opentelemetry/src/observer.ts',
+    name: 'flushersByMeter',
+    reason: 'an association keyed by an object the user owns',
+    why: "the exporters batching into the user's OpenTelemetry meter, each held weakly, flushed by the one batch callback the meter gets",
+  },
+  {
     file: 'prometheus/src/collected-sink.ts',
     name: 'flushersByMetric',
     reason: 'an association keyed by an object the user owns',

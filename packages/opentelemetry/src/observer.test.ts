@@ -11,7 +11,7 @@ import {
 import { DECISION_OUTCOMES, LABEL_NAMES } from '@rl/core';
 import { decisionEvent, feedObserverScenario, OBSERVER_SCENARIO_SERIES, EXPORTED_NAMES } from '@rl/test-support';
 import fc from 'fast-check';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { ATTRIBUTES, openTelemetryObserver, type OpenTelemetryObserverOptions } from './index.js';
 
 /** A reader that collects only when asked: no export interval, no timer. */
@@ -178,6 +178,21 @@ describe('openTelemetryObserver: a known sequence of events', () => {
     second.hold({ limit: 'api', state: 'started', delayMs: 5 });
     expect(await read('rl.decisions', { ...api, 'rl.outcome': 'allowed' })).toBe(2);
     expect(await read('rl.held_requests', api)).toBe(2);
+  });
+});
+
+describe('openTelemetryObserver: many exporters on one meter', () => {
+  it('the meter gets one flush callback however many exporters are made (the SDK keeps a callback for the meter’s life); each is flushed', async () => {
+    const { meter, read } = setup();
+    const register = vi.spyOn(meter, 'addBatchObservableCallback');
+    const gauges = vi.spyOn(meter, 'createObservableGauge');
+    const observers = Array.from({ length: 100 }, () => openTelemetryObserver({ meter }));
+    for (const observer of observers) {
+      observer.decision(decision('api', 'allowed'));
+      observer.decision(decision('api', 'allowed'));
+    }
+    expect([register.mock.calls.length, gauges.mock.calls.length]).toEqual([0, 0]);
+    expect(await read('rl.decisions', { ...api, 'rl.outcome': 'allowed' })).toBe(200);
   });
 });
 

@@ -76,25 +76,57 @@ function createInstruments({
   return Object.fromEntries(instruments) as Record<InstrumentId, Counter & Histogram & Gauge>;
 }
 
+/** What flushes one exporter's batched updates: its sink, held by the exporter, weakly by the meter's one callback. */
+interface Flusher {
+  flush(): void;
+}
+
+/**
+ * The exporters batching into each meter, each held weakly, flushed by the one batch callback the
+ * meter gets (see {@link flushedAtCollection}): an exporter the app dropped is forgotten once
+ * collected (a callback per exporter, which the SDK keeps for the meter's life, kept every exporter
+ * made and all its series: 7.5 kB each, run at every collection).
+ */
+const flushersByMeter = new WeakMap<Meter, Set<WeakRef<Flusher>>>();
+
 /**
  * `direct` batched by `@rl/core`'s `batchedSink` (a `+=` per event, not the SDK's `add`, which hashes
- * the attributes on every call), flushed by a batch callback of an observable gauge
- * (`<prefix>observer.flush`) that is never observed, so no export shows it: the SDK runs observable
- * callbacks before it reads the synchronous instruments, so every collection is exact. Undefined for
+ * the attributes on every call), flushed by the batch callback of an observable gauge
+ * (`<prefix>observer.flush`, the first exporter's prefix on the meter) that is never observed, so no
+ * export shows it: the SDK runs observable callbacks before it reads the synchronous instruments, so
+ * every collection is exact. One callback per meter flushes every live exporter on it. Undefined for
  * a meter without observable instruments (then every event goes to the SDK at once).
  */
 function flushedAtCollection(
   { target: meter, prefix }: ExporterConfig<Meter>,
   direct: MetricsSink<Series>,
-): MetricsSink<BatchedSeries<Series>> | undefined {
+): (MetricsSink<BatchedSeries<Series>> & Flusher) | undefined {
   if (typeof meter.createObservableGauge !== 'function' || typeof meter.addBatchObservableCallback !== 'function')
     return undefined;
   const { sink, flush } = batchedSink(direct);
+  // The sink is its own flusher: while the exporter holds it, so does the meter's set (weakly).
+  const flushed = { ...sink, flush };
+  flushersOf(meter, prefix).add(new WeakRef(flushed));
+  return flushed;
+}
+
+/** The flushers of `meter`, its batch callback registered with the set (its trigger named with `prefix`). */
+function flushersOf(meter: Meter, prefix: string): Set<WeakRef<Flusher>> {
+  let flushers = flushersByMeter.get(meter);
+  if (flushers !== undefined) return flushers;
+  const live = (flushers = new Set());
+  flushersByMeter.set(meter, live);
   const trigger = meter.createObservableGauge(`${prefix}observer.flush`, {
     description: 'Never observed: its callback hands the counts rl batched to the instruments before a collection.',
   });
-  meter.addBatchObservableCallback(flush, [trigger]);
-  return sink;
+  meter.addBatchObservableCallback(() => {
+    for (const ref of live) {
+      const flusher = ref.deref();
+      if (flusher === undefined) live.delete(ref);
+      else flusher.flush();
+    }
+  }, [trigger]);
+  return flushers;
 }
 
 /**
