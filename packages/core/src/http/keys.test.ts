@@ -144,7 +144,10 @@ describe('the trust-all-proxies probe', () => {
     ['a hop count of 1', (_: string, hop: number) => hop < 1, false],
     ['a hop count of 15', (_: string, hop: number) => hop < 15, false],
     ['loopback', loopback, false],
-    ['IPv4 only (0.0.0.0/0)', (address: string) => address.indexOf(':') === -1, false],
+    // Every client of one family names itself: as dangerous as trusting all.
+    ['every IPv4 address (0.0.0.0/0)', (address: string) => address.indexOf(':') === -1, true],
+    ['every IPv6 address (::/0)', (address: string) => address.indexOf(':') !== -1, true],
+    ['the private IPv4 ranges', (address: string) => /^(10|192\.168)\./.test(address), false],
     ['trust nothing', () => false, false],
     [
       'a function that throws',
@@ -170,6 +173,7 @@ describe('the trust-all-proxies probe', () => {
       };
     expect(resolvesForgedClient(resolve(() => true))).toBe(true);
     expect(seen).toHaveLength(17);
+    expect(resolvesForgedClient(resolve((address) => address.indexOf(':') === -1))).toBe(true);
     expect(resolvesForgedClient(resolve((_, hop) => hop < 15))).toBe(false);
     expect(resolvesForgedClient(resolve(loopback))).toBe(false);
     expect(

@@ -8,49 +8,55 @@
 
 /** Hops probed, the socket peer (hop 0) included: beyond any real chain, so a hop count (trust the nearest n) is not taken for trusting all. */
 const PROBE_HOPS = 16;
-/** The addresses the hops alternate between: one IPv4 and one IPv6, so a list of IPv4 ranges only is not taken for trusting all. */
-const PROBE_ADDRESSES = ['192.0.2.1', '2001:db8::1'] as const;
-/** The client at the far end of the probed chain: the leftmost `X-Forwarded-For` entry, which a client can write itself. */
-const FORGED_CLIENT = '198.51.100.1';
-
-/** The address of hop `hop` of the probed chain (hop 0 is the socket peer). */
-const hopAddress = (hop: number): string => PROBE_ADDRESSES[hop % PROBE_ADDRESSES.length]!;
+/**
+ * The probed chains, one per address family, each of one documentation address: a setting that
+ * trusts every address of one family (`'0.0.0.0/0'`, `'0.0.0.0/1, 128.0.0.0/1'`, a function trusting
+ * any address with a dot) lets every client of that family name itself, as trusting all does.
+ */
+const PROBE_FAMILIES = [
+  { address: '192.0.2.1', forged: '198.51.100.1' },
+  { address: '2001:db8::1', forged: '2001:db8::bad' },
+] as const;
 
 /**
  * True when `trust(address, hop)` (proxy-addr's signature, as Express's `trust proxy fn`: hop 0 is the
- * socket peer) trusts every hop of the probed chain: then any client names itself in X-Forwarded-For.
- * False for a hop count below 16, for address lists (`'loopback'`, `'10.0.0.0/8'`) and for a function
- * that throws (no warning on a doubt).
+ * socket peer) trusts every hop of a probed chain of either family: then any client of that family
+ * names itself in X-Forwarded-For. False for a hop count below 16, for address lists that name ranges
+ * of proxies (`'loopback'`, `'10.0.0.0/8'`) and for a function that throws (no warning on a doubt).
  */
 export function trustsEveryAddress(trust: (address: string, hop: number) => unknown): boolean {
   try {
-    for (let hop = 0; hop < PROBE_HOPS; hop++) if (trust(hopAddress(hop), hop) !== true) return false;
-    return true;
+    return PROBE_FAMILIES.some(({ address }) => {
+      for (let hop = 0; hop < PROBE_HOPS; hop++) if (trust(address, hop) !== true) return false;
+      return true;
+    });
   } catch {
     return false;
   }
 }
 
-/** A Node request as proxy-addr reads one (`socket.remoteAddress`, `x-forwarded-for`): {@link FORGED_CLIENT} behind the probed chain. */
+/** A Node request as proxy-addr reads one (`socket.remoteAddress`, `x-forwarded-for`): a forged client behind a probed chain. */
 export interface ForgedRequest {
   readonly headers: { readonly 'x-forwarded-for': string };
   readonly socket: { readonly remoteAddress: string };
 }
 
 /**
- * True when `clientIp` resolves a request that came from {@link FORGED_CLIENT} through the probed
- * chain to that client: the framework trusts every hop. For frameworks that keep their trust function
- * to themselves (Fastify: `ip` of a copy of the request whose `raw` is the forged request). False when
+ * True when `clientIp` resolves a request that came from a forged client (the leftmost
+ * `X-Forwarded-For` entry, which a client can write itself) through a probed chain of either family
+ * to that client: the framework trusts every hop. For frameworks that keep their trust function to
+ * themselves (Fastify: `ip` of a copy of the request whose `raw` is the forged request). False when
  * `clientIp` throws (no warning on a doubt).
  */
 export function resolvesForgedClient(clientIp: (raw: ForgedRequest) => unknown): boolean {
-  const forwarded = [FORGED_CLIENT];
-  for (let hop = PROBE_HOPS - 1; hop >= 1; hop--) forwarded.push(hopAddress(hop));
   try {
-    return (
-      clientIp({ headers: { 'x-forwarded-for': forwarded.join(', ') }, socket: { remoteAddress: hopAddress(0) } }) ===
-      FORGED_CLIENT
-    );
+    return PROBE_FAMILIES.some(({ address, forged }) => {
+      const forwarded = [forged, ...Array.from({ length: PROBE_HOPS - 1 }, () => address)];
+      return (
+        clientIp({ headers: { 'x-forwarded-for': forwarded.join(', ') }, socket: { remoteAddress: address } }) ===
+        forged
+      );
+    });
   } catch {
     return false;
   }
