@@ -48,8 +48,9 @@ export function routesDeclared(fastify: FastifyInstance): boolean {
 /**
  * Limits the routes of the context that were declared before the plugin loaded (their config lacks
  * `seen`, the mark onRoute gives), with instance hooks: the route's limit runs in the hook it asks
- * for, before the route's own hooks (Fastify runs a context's hooks first). Their handlers are not wrapped (see `limitedHandler`): a permit whose client left while the
- * handler ran comes back when the handler sends its reply, or at its lease.
+ * for, before the route's own hooks (Fastify runs a context's hooks first). Their handlers are not
+ * wrapped (see `limitedHandler`): a permit whose client left while the handler ran comes back when
+ * the handler sends its reply, or at its lease.
  */
 export function limitRoutesDeclaredBefore(fastify: FastifyInstance, seen: symbol, limitOf: LimitOf): void {
   const pending = Symbol('rl.pending');
