@@ -65,6 +65,13 @@ export function makePolicy(quota: number, windowMs: number, name?: string): Poli
 /** Tolerance for floating point comparisons of fractional units and times. */
 export const EPSILON = 1e-9;
 
+/**
+ * 64 units in the last place of a double, relative (2^-46): what a comparison of absolute times (a
+ * leaky bucket's `tat` against `now`, at a real clock's 1.7e12 ms: 24 µs) forgives of their rounding.
+ * Stores' scripts use the same (`2^-46`).
+ */
+export const CLOCK_ROUNDING = 2 ** -46;
+
 /** Rounds a duration in ms up to a whole non-negative number of milliseconds, forgiving float noise. */
 export function ceilMs(ms: number): number {
   return ms <= EPSILON ? 0 : Math.ceil(ms - EPSILON);

@@ -1,5 +1,5 @@
 import type { NumericAlgorithm, NumericState, SettleRequest, StepRequest, UndoRequest } from '../algorithm.js';
-import { decisionFromExact, EPSILON, type Decision } from '../decision.js';
+import { CLOCK_ROUNDING, decisionFromExact, EPSILON, type Decision } from '../decision.js';
 import { formatDuration, MAX_TIMER_MS, type Duration } from '../duration.js';
 import { InvalidOptionError } from '../errors.js';
 import { checkOptions } from '../options.js';
@@ -84,6 +84,14 @@ export function leakyBucket(options: LeakyBucketOptions): NumericAlgorithm {
   /** Milliseconds per unit. */
   const emission = intervalMs / leakRate;
   const horizon = capacity * emission;
+  /**
+   * What a comparison of a backlog with the queue forgives at `now` (ms): `tat` is an absolute time,
+   * and at a real clock's magnitude (1.7e12 ms) a double holds it to 2.4e-4 ms, so the slots a burst
+   * adds to it are rounded at each addition; forgiving 64 units in the last place of `now` (24 µs
+   * there), at most a sixteenth of a slot, keeps a request that fits exactly from being denied
+   * (`leakyBucket({ capacity: 1, leakRate: 6 })` denied every request at real times).
+   */
+  const slackAt = (now: number): number => EPSILON + Math.min(Math.abs(now) * CLOCK_ROUNDING, emission / 16);
 
   /**
    * Gives back the slots `[slot + actual·T, slot + cost·T)` of a charge of `cost` at `slot = chargedAt +
@@ -102,7 +110,7 @@ export function leakyBucket(options: LeakyBucketOptions): NumericAlgorithm {
     const slot = chargedAt + delayMs;
     // Nothing while a later reservation keeps its slot behind the charge (see above): with nothing behind
     // it, `tat` is at most EPSILON past the charge's end as reported.
-    if ((delayMs > 0 || shape) && s[at]! - (slot + cost * emission) > EPSILON) return;
+    if ((delayMs > 0 || shape) && s[at]! - (slot + cost * emission) > slackAt(now)) return;
     const back = (cost - actual) * emission - Math.max(0, now - slot - actual * emission);
     if (back > 0) s[at] = Math.max(now, s[at]! - back);
   }
@@ -155,15 +163,18 @@ export function leakyBucket(options: LeakyBucketOptions): NumericAlgorithm {
       const tat = fresh ? now : Math.min(s[at]!, now + (reach > horizon ? reach : horizon));
       const start = tat > now ? tat : now;
       const next = start + cost * emission;
+      // The wait before the slot, exact (a difference of two close doubles): not `next − now`, which
+      // rounds `next` at the clock's magnitude first.
       const wait = start - now;
+      const slack = slackAt(now);
       // The queue: the bucket's, or a longer reservation's.
       const queue = maxDelay !== undefined && maxDelay > horizon ? maxDelay : horizon;
-      const fits = next - now <= queue + EPSILON;
-      const allowed = fits && (maxDelay === undefined || wait <= maxDelay + EPSILON);
+      const fits = wait + cost * emission <= queue + slack;
+      const allowed = fits && (maxDelay === undefined || wait <= maxDelay + slack);
       const kept = allowed ? next : tat;
       if (commit) {
         s[at] = kept;
-        s[at + 1] = kept - now > horizon + EPSILON ? Math.max(reach, queue) : 0;
+        s[at + 1] = kept - now > horizon + slack ? Math.max(reach, queue) : 0;
       }
       const backlog = Math.max(0, kept - now);
       // A reservation fits once the queue has room and its slot is at most `maxDelay` away.
@@ -192,7 +203,7 @@ export function leakyBucket(options: LeakyBucketOptions): NumericAlgorithm {
       const reach = fresh ? 0 : s[at + 1]!;
       const tat = fresh ? now : Math.min(s[at]!, now + Math.max(horizon, reach));
       s[at] = Math.max(tat, Math.min(Math.max(tat, now) + (actual - cost) * emission, now + horizon));
-      s[at + 1] = s[at]! - now > horizon + EPSILON ? reach : 0;
+      s[at + 1] = s[at]! - now > horizon + slackAt(now) ? reach : 0;
     }),
   };
 }

@@ -13,6 +13,9 @@
 --#blockable
 
 local horizon = CAPACITY * EMISSION
+-- What a comparison of a backlog with the queue forgives at `now` (see the TS `slackAt`): 64 units in
+-- the last place of `now`, at most a sixteenth of a slot (a double holds a real clock's time to 2.4e-4 ms).
+local slack = EPSILON + math.min(math.abs(now) * 2^-46, EMISSION / 16)
 
 if OP == 'u' or settle_back then
   if raw then
@@ -27,7 +30,7 @@ if OP == 'u' or settle_back then
       if settle_back then kept_units = settle_actual end
       local slot = charged_at + charged_delay
       -- Every charge of a shaper knows its slot (its delay is reported, 0 included); a meter's only when delayed.
-      if (charged_delay > 0 or SHAPE == 1) and stored_tat - (slot + (cost + kept_units) * EMISSION) > EPSILON then
+      if (charged_delay > 0 or SHAPE == 1) and stored_tat - (slot + (cost + kept_units) * EMISSION) > slack then
         back = 0
       else
         back = cost * EMISSION - math.max(0, now - slot - kept_units * EMISSION)
@@ -56,9 +59,10 @@ local wait = start - now
 -- The queue: the bucket's, or a longer reservation's.
 local queue = horizon
 if max_delay ~= nil and max_delay > horizon then queue = max_delay end
-local fits = next_tat - now <= queue + EPSILON
+-- The exact wait plus the slots, not `next_tat - now` (rounded at the clock's magnitude first).
+local fits = wait + cost * EMISSION <= queue + slack
 -- A reservation (max_delay) is the shaper's step in both modes, bounded by its maxDelay too.
-local allowed = fits and (max_delay == nil or wait <= max_delay + EPSILON)
+local allowed = fits and (max_delay == nil or wait <= max_delay + slack)
 local new_tat = tat
 if allowed then new_tat = next_tat end
 if OP == 's' then
@@ -68,7 +72,7 @@ if OP == 's' then
   queue = reach
 end
 local new_reach = 0
-if new_tat - now > horizon + EPSILON then new_reach = math.max(reach, queue) end
+if new_tat - now > horizon + slack then new_reach = math.max(reach, queue) end
 if OP == 'c' or OP == 'v' or OP == 's' then
   local deadline, packing, s1, s2, s3 = new_tat, '<ddd', new_tat, new_reach, nil
   --#include compact-write.lua
