@@ -76,7 +76,11 @@ export function slidingWindowCounter(options: SlidingWindowCounterOptions): Nume
     let fitAt = now;
     let nextWindow = false;
     if (!fitsNow) {
-      const room = limit - cost - current;
+      // A denial that is counted (`countDenied`, a consume that writes) takes its place: the same
+      // request fits once the count with it has room (else a client retrying at the retry time is
+      // denied again, and counted again, for ever).
+      const held = countDenied && commit && maxDelay === undefined ? current + cost : current;
+      const room = limit - cost - held;
       if (room >= -EPSILON && previous > 0) {
         fitAt = Math.max(start, end - (Math.max(0, room) * windowMs) / previous);
       } else if (room >= -EPSILON) {
@@ -84,7 +88,7 @@ export function slidingWindowCounter(options: SlidingWindowCounterOptions): Nume
       } else {
         // In the next window the current count becomes the previous one.
         const nextRoom = limit - cost;
-        fitAt = current > 0 ? Math.max(end, end + windowMs - (nextRoom * windowMs) / current) : end;
+        fitAt = held > 0 ? Math.max(end, end + windowMs - (nextRoom * windowMs) / held) : end;
         nextWindow = true;
       }
     }

@@ -61,7 +61,10 @@ export function windowCounter(limit: number, countDenied: boolean, periods: Wind
       if (maxDelay === undefined) {
         // A consume cannot wait for a later stored window.
         allowed = room && start <= current;
-        if (!allowed && room) retryAt = start;
+        // A denial that is counted (`countDenied`, a consume that writes) takes its room in the stored
+        // window: the same request fits there only beside it, else in the window after.
+        const counted = !allowed && countDenied && commit;
+        if (!allowed && (counted ? count + 2 * cost <= limit + EPSILON : room)) retryAt = start;
         if (allowed || countDenied) count += cost;
       } else {
         if (!room) {

@@ -51,7 +51,10 @@ local window_end = start + WINDOW
 local fit_at = now
 local next_window = false
 if not fits_now then
-  local room = LIMIT - cost - current
+  -- A denial that is counted (COUNT_DENIED, a consume) takes its place: its retry fits beside it (see the TS step).
+  local held = current
+  if COUNT_DENIED == 1 and OP == 'c' and max_delay == nil then held = current + cost end
+  local room = LIMIT - cost - held
   if room >= -EPSILON and previous > 0 then
     fit_at = math.max(start, window_end - (math.max(0, room) * WINDOW) / previous)
   elseif room >= -EPSILON then
@@ -59,8 +62,8 @@ if not fits_now then
   else
     -- In the next window the current count becomes the previous one.
     local next_room = LIMIT - cost
-    if current > 0 then
-      fit_at = math.max(window_end, window_end + WINDOW - (next_room * WINDOW) / current)
+    if held > 0 then
+      fit_at = math.max(window_end, window_end + WINDOW - (next_room * WINDOW) / held)
     else
       fit_at = window_end
     end

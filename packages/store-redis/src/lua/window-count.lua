@@ -66,7 +66,14 @@ if OP == 's' then
 elseif max_delay == nil then
   -- A consume cannot wait for a later stored window.
   allowed = room and start <= current_start
-  if not allowed and room then retry_at = start end
+  -- A denial that is counted (COUNT_DENIED, a consume) takes its room: its retry fits beside it (see the TS step).
+  if not allowed then
+    if COUNT_DENIED == 1 and OP == 'c' then
+      if count + 2 * cost <= LIMIT + EPSILON then retry_at = start end
+    elseif room then
+      retry_at = start
+    end
+  end
   if allowed or COUNT_DENIED == 1 then count = count + cost end
 else
   -- The next window is empty.

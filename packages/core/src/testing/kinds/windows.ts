@@ -105,6 +105,18 @@ export const fixedWindowSuite: KindSuite = {
           { at: 1000, times: 3, expect: { admitted: 2 } },
         ],
       },
+      {
+        name: 'state: countDenied on a fixed window, a later window reserved',
+        description:
+          'A consume cannot take the reserved next window; counted, its denial takes room there, so its retry is the window after, where it passes (at the reserved window it would be denied again).',
+        algorithms: [fixedWindow({ limit: 2, window: '1s', countDenied: true })],
+        steps: [
+          { at: 0, times: 2, expect: { admitted: 2 } },
+          { at: 500, op: 'reserve', maxDelay: 1000, expect: { admitted: 1, delays: [500] } },
+          { at: 500, expect: { admitted: 0, last: { retryAfterMs: 1500 } } },
+          { at: 2000, expect: { admitted: 1 } },
+        ],
+      },
     ],
     configChange: [
       {
@@ -384,6 +396,20 @@ export const slidingWindowCounterSuite: KindSuite = {
             times: 100,
             expect: { admitted: 20, last: { allowed: false, remaining: 0, retryAfterMs: 10, resetMs: 1800 } },
           },
+        ],
+      },
+    ],
+    state: [
+      {
+        name: 'state: countDenied on a sliding window counter: a retry at the retry time passes',
+        description:
+          'Counted, each denial weighs on the estimate: the retry time counts it, so a client that waits exactly that long is admitted, not denied and counted again.',
+        algorithms: [slidingWindowCounter({ limit: 1, window: '1s', countDenied: true })],
+        steps: [
+          { at: 600, expect: { admitted: 1 } },
+          { at: 900, expect: { admitted: 0, last: { retryAfterMs: 1100 } } },
+          { at: 1000, expect: { admitted: 0, last: { retryAfterMs: 2000 } } },
+          { at: 3000, expect: { admitted: 1 } },
         ],
       },
     ],
