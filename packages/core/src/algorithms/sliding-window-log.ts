@@ -177,7 +177,8 @@ export function slidingWindowLog(options: SlidingWindowLogOptions): LogAlgorithm
         state.sum += cost;
       }
       const after = counts ? used + cost : used;
-      const last = commit && counts ? slot : newest;
+      // The newest record, the request's own when it counts: recorded, or (a peek of a cost) as if it were.
+      const last = counts && (commit || cost > 0) ? slot : newest;
       let retryInMs = 0;
       if (!allowed) {
         // The earliest time enough of the oldest live records have left the window (and, for a

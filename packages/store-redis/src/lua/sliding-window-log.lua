@@ -254,6 +254,8 @@ if commit and recording then
 end
 local after = used
 if recording then after = used + cost end
+-- A peek of a cost reports the reset as if its request were recorded (as `remaining` counts it).
+if recording and not commit and cost > 0 then last = slot end
 
 local retry_ms = 0
 if not allowed then

@@ -285,9 +285,11 @@ export const slidingWindowLogSuite: KindSuite = {
     state: [
       {
         name: 'state: peek and reset on a sliding log',
-        description: 'A peek with a cost decides without recording.',
+        description:
+          'A peek with a cost decides without recording, and reports remaining and reset as a consume would (its record one window on).',
         algorithms: [slidingWindowLog({ limit: 3, window: '1s' })],
         steps: [
+          { at: 0, op: 'peek', cost: 1, expect: { last: { allowed: true, remaining: 2, resetMs: 1000 } } },
           { at: 0, times: 2, expect: { admitted: 2 } },
           { at: 10, op: 'peek', cost: 1, times: 5, expect: { last: { allowed: true, remaining: 0 } } },
           { at: 20, times: 2, expect: { admitted: 1 } },
