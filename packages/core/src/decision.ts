@@ -66,11 +66,11 @@ export function makePolicy(quota: number, windowMs: number, name?: string): Poli
 export const EPSILON = 1e-9;
 
 /**
- * 64 units in the last place of a double, relative (2^-46): what a comparison of absolute times (a
- * leaky bucket's `tat` against `now`, at a real clock's 1.7e12 ms: 24 µs) forgives of their rounding.
- * Stores' scripts use the same (`2^-46`).
+ * One unit in the last place of a double, relative (2^-52): what a comparison of absolute times forgives
+ * per rounding that went into them (a leaky bucket's `tat`, one rounding per slot added, against `now`:
+ * 3.8e-4 ms a slot at a real clock's 1.7e12 ms). Stores' scripts use the same (`2^-52`).
  */
-export const CLOCK_ROUNDING = 2 ** -46;
+export const CLOCK_ROUNDING = 2 ** -52;
 
 /** Rounds a duration in ms up to a whole non-negative number of milliseconds, forgiving float noise. */
 export function ceilMs(ms: number): number {

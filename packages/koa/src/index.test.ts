@@ -127,6 +127,40 @@ describe.each(versions)('%s', (_label, KoaApp) => {
     },
   );
 
+  it("an onLimit that throws one error object for every denial: each 429 has its own denial's headers, not the first's", async () => {
+    let now = T0;
+    const shared = Object.assign(new Error('Slow down'), { status: 429, expose: true });
+    const app = new KoaApp();
+    app.silent = true;
+    app.use(
+      rateLimit({
+        clock: () => now,
+        key: (ctx) => ctx.path,
+        algorithm: fixedWindow({ limit: 1, window: '10s' }),
+        onLimit: () => {
+          throw shared;
+        },
+      }),
+    );
+    app.use((ctx) => {
+      ctx.body = 'ok';
+    });
+    const served = await serve(app.callback());
+    try {
+      const retryAfter = async (path: string) => {
+        await served.request(path);
+        return (await served.request(path)).headers['retry-after'];
+      };
+      now = Math.ceil(T0 / 10_000) * 10_000;
+      expect(await retryAfter('/a')).toBe('10');
+      now += 3_000;
+      expect(await retryAfter('/b')).toBe('7');
+      expect(shared).not.toHaveProperty('headers');
+    } finally {
+      await served.close();
+    }
+  });
+
   // Koa's own `ctx.onerror` answers nothing for a thrown null or undefined: the request would hang.
   it.each([
     ['a key function that rejects with undefined', { key: (): Promise<string> => Promise.reject(undefined) }, [500]],

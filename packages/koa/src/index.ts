@@ -189,8 +189,11 @@ async function callOnLimit(
       const value = ctx.response.get(name);
       if (value !== '') kept[name] = value;
     }
-    if (Object.isExtensible(forwarded)) forwarded.headers = { ...kept, ...forwarded.headers };
-    throw forwarded;
+    // A copy of the error with the headers: the one thrown may be thrown again for the next denial
+    // (a constant), whose headers are its own; Koa reads `status`, `expose` and `headers` of it.
+    const withHeaders = Object.create(forwarded) as Error & { headers: Record<string, unknown> };
+    withHeaders.headers = { ...kept, ...forwarded.headers };
+    throw withHeaders;
   }
   if (ctx.body === undefined || ctx.body === null) {
     ctx.type = PROBLEM_CONTENT_TYPE;

@@ -38,11 +38,11 @@ function giveBackOf(wireCharge: unknown, answer: unknown): GiveBackCall | undefi
 
 /**
  * What undoes the grant in the answer `value` to `call`, a call the store had already failed (its
- * timeout passed): a store's failed call must leave nothing taken, and its caller, told it failed,
- * never gives back what the holder granted after. A charge admitted late is given back to its window
- * (`chargedAt`, a reservation's `delayMs`), each charge of a `chargeAll` alike, a permit acquired late
- * released; an idempotent charge stays (a retry with its id is answered by it); any other verb took
- * nothing. `value` is the holder's answer to a call it carried out.
+ * timeout passed): a grant the caller, told the call failed, never gives back. A charge admitted late
+ * is given back to its window (`chargedAt`, a reservation's `delayMs`), each charge of a `chargeAll`
+ * alike, a permit acquired late released; an idempotent charge stays (a retry with its id is answered
+ * by it). What is not a grant stays as the holder did it: a denial counted (`countDenied`), a settle,
+ * a ban, an override, a reset (the caller may call them again). `value` is the holder's answer.
  */
 export function lateGiveBacks(call: WireCall, value: unknown): GiveBackCall[] {
   const [, verb, ...args] = call;

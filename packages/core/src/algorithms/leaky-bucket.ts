@@ -85,13 +85,15 @@ export function leakyBucket(options: LeakyBucketOptions): NumericAlgorithm {
   const emission = intervalMs / leakRate;
   const horizon = capacity * emission;
   /**
-   * What a comparison of a backlog with the queue forgives at `now` (ms): `tat` is an absolute time,
-   * and at a real clock's magnitude (1.7e12 ms) a double holds it to 2.4e-4 ms, so the slots a burst
-   * adds to it are rounded at each addition; forgiving 64 units in the last place of `now` (24 µs
-   * there), at most a sixteenth of a slot, keeps a request that fits exactly from being denied
-   * (`leakyBucket({ capacity: 1, leakRate: 6 })` denied every request at real times).
+   * What a comparison of a backlog of `queue` ms with the queue forgives at `now` (ms): `tat` is an
+   * absolute time, and at a real clock's magnitude (1.7e12 ms) a double holds it to 2.4e-4 ms, so each
+   * slot a burst adds to it is rounded, by up to half a unit in the last place: forgiving one unit per
+   * slot the queue holds (and two more), at most a sixteenth of a slot, keeps a request that fits
+   * exactly from being denied (`leakyBucket({ capacity: 1, leakRate: 6 })` denied every request at
+   * real times, a burst of 1000 passed 999) and never admits one more than a sixteenth of a slot early.
    */
-  const slackAt = (now: number): number => EPSILON + Math.min(Math.abs(now) * CLOCK_ROUNDING, emission / 16);
+  const slackAt = (now: number, queue: number): number =>
+    EPSILON + Math.min(Math.abs(now) * CLOCK_ROUNDING * (Math.max(0, queue) / emission + 2), emission / 16);
 
   /**
    * Gives back the slots `[slot + actual·T, slot + cost·T)` of a charge of `cost` at `slot = chargedAt +
@@ -110,7 +112,7 @@ export function leakyBucket(options: LeakyBucketOptions): NumericAlgorithm {
     const slot = chargedAt + delayMs;
     // Nothing while a later reservation keeps its slot behind the charge (see above): with nothing behind
     // it, `tat` is at most EPSILON past the charge's end as reported.
-    if ((delayMs > 0 || shape) && s[at]! - (slot + cost * emission) > slackAt(now)) return;
+    if ((delayMs > 0 || shape) && s[at]! - (slot + cost * emission) > slackAt(now, s[at]! - now)) return;
     const back = (cost - actual) * emission - Math.max(0, now - slot - actual * emission);
     if (back > 0) s[at] = Math.max(now, s[at]! - back);
   }
@@ -166,9 +168,9 @@ export function leakyBucket(options: LeakyBucketOptions): NumericAlgorithm {
       // The wait before the slot, exact (a difference of two close doubles): not `next − now`, which
       // rounds `next` at the clock's magnitude first.
       const wait = start - now;
-      const slack = slackAt(now);
       // The queue: the bucket's, or a longer reservation's.
       const queue = maxDelay !== undefined && maxDelay > horizon ? maxDelay : horizon;
+      const slack = slackAt(now, queue);
       const fits = wait + cost * emission <= queue + slack;
       const allowed = fits && (maxDelay === undefined || wait <= maxDelay + slack);
       const kept = allowed ? next : tat;
@@ -203,7 +205,7 @@ export function leakyBucket(options: LeakyBucketOptions): NumericAlgorithm {
       const reach = fresh ? 0 : s[at + 1]!;
       const tat = fresh ? now : Math.min(s[at]!, now + Math.max(horizon, reach));
       s[at] = Math.max(tat, Math.min(Math.max(tat, now) + (actual - cost) * emission, now + horizon));
-      s[at + 1] = s[at]! - now > horizon + slackAt(now) ? reach : 0;
+      s[at + 1] = s[at]! - now > horizon + slackAt(now, horizon) ? reach : 0;
     }),
   };
 }

@@ -80,6 +80,8 @@ export class DenyCache {
    */
   get(charge: Charge, now: number): Decision | undefined {
     if (!this.hearing) return undefined;
+    // An empty cache (no denial yet) answers without digesting a long key.
+    if (this.entries.size === 0) return undefined;
     const { key: storeKey, cost, algorithm, maxDelayMs: maxDelay } = charge;
     const held = heldKey(storeKey);
     const entry = this.entries.get(held);

@@ -13,9 +13,11 @@
 --#blockable
 
 local horizon = CAPACITY * EMISSION
--- What a comparison of a backlog with the queue forgives at `now` (see the TS `slackAt`): 64 units in
--- the last place of `now`, at most a sixteenth of a slot (a double holds a real clock's time to 2.4e-4 ms).
-local slack = EPSILON + math.min(math.abs(now) * 2^-46, EMISSION / 16)
+-- What a comparison of a backlog of `queue` ms forgives at `now` (see the TS `slackAt`): a unit in the
+-- last place of `now` per slot the queue holds (and two more), at most a sixteenth of a slot.
+local function slack_for(queue)
+  return EPSILON + math.min(math.abs(now) * 2^-52 * (math.max(0, queue) / EMISSION + 2), EMISSION / 16)
+end
 
 if OP == 'u' or settle_back then
   if raw then
@@ -30,7 +32,7 @@ if OP == 'u' or settle_back then
       if settle_back then kept_units = settle_actual end
       local slot = charged_at + charged_delay
       -- Every charge of a shaper knows its slot (its delay is reported, 0 included); a meter's only when delayed.
-      if (charged_delay > 0 or SHAPE == 1) and stored_tat - (slot + (cost + kept_units) * EMISSION) > slack then
+      if (charged_delay > 0 or SHAPE == 1) and stored_tat - (slot + (cost + kept_units) * EMISSION) > slack_for(stored_tat - now) then
         back = 0
       else
         back = cost * EMISSION - math.max(0, now - slot - kept_units * EMISSION)
@@ -60,6 +62,7 @@ local wait = start - now
 local queue = horizon
 if max_delay ~= nil and max_delay > horizon then queue = max_delay end
 -- The exact wait plus the slots, not `next_tat - now` (rounded at the clock's magnitude first).
+local slack = slack_for(queue)
 local fits = wait + cost * EMISSION <= queue + slack
 -- A reservation (max_delay) is the shaper's step in both modes, bounded by its maxDelay too.
 local allowed = fits and (max_delay == nil or wait <= max_delay + slack)

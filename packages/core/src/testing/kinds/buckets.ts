@@ -269,31 +269,22 @@ export const leakyBucketSuite: KindSuite = {
           { at: 1000, expect: { admitted: 1, last: { remaining: 0 } } },
         ],
       },
-      {
-        name: 'timing: leaky bucket at a real clock’s time, slots of a third of a millisecond’s rounding',
+      ...[
+        { capacity: 1, leakRate: 6, mode: 'meter' },
+        { capacity: 10, leakRate: 7, mode: 'meter' },
+        { capacity: 10, leakRate: 7, mode: 'shape' },
+        { capacity: 1000, leakRate: 6, mode: 'meter' },
+        { capacity: 1000, leakRate: 60, mode: 'shape' },
+      ].map(({ capacity, leakRate, mode }) => ({
+        name: `timing: a leaky bucket ${mode} of ${capacity} at ${leakRate} per second, at a real clock’s time`,
         description:
-          'At 1.7e12 ms a double holds a time to 2.4e-4 ms, and slots of 1000/6 or 1000/7 ms are rounded as they are added: a request that fits exactly is admitted (every one was denied), a full burst passes whole, the next is denied.',
-        algorithms: [
-          leakyBucket({ capacity: 1, leakRate: 6 }),
-          leakyBucket({ capacity: 10, leakRate: 7 }),
-          leakyBucket({ capacity: 10, leakRate: 7, mode: 'shape' }),
-        ],
+          'At 1.7e12 ms a double holds a time to 2.4e-4 ms, and the slots a burst adds are rounded as they are added: a whole burst passes (one of a capacity of 1 was denied every time), the next is denied, and a request that fits after the burst has leaked passes.',
+        algorithms: [leakyBucket({ capacity, leakRate, mode: mode as 'meter' | 'shape' })],
         steps: [
-          { at: 1_700_000_000_000, times: 1, expect: { admitted: 1 } },
-          { at: 1_700_000_000_200, times: 1, expect: { admitted: 1 } },
-          { at: 1_700_000_000_400, times: 1, expect: { admitted: 1 } },
+          { at: 1_700_000_000_000, times: capacity + 1, expect: { admitted: capacity, last: { allowed: false } } },
+          { at: 1_700_000_000_000 + Math.ceil((capacity * 1000) / leakRate), expect: { admitted: 1 } },
         ],
-      },
-      {
-        name: 'timing: a leaky bucket’s whole burst at a real clock’s time',
-        description:
-          'Ten at one instant at 1.7e12 ms, slots of 1000/7 ms: ten pass (the shaper with delays), the eleventh is denied.',
-        algorithms: [
-          leakyBucket({ capacity: 10, leakRate: 7 }),
-          leakyBucket({ capacity: 10, leakRate: 7, mode: 'shape' }),
-        ],
-        steps: [{ at: 1_700_000_000_000, times: 11, expect: { admitted: 10, last: { allowed: false } } }],
-      },
+      })),
     ],
     clock: [
       {
