@@ -19,7 +19,11 @@ if idem_id ~= nil then
   elseif i_allowed == 1 and (OP == 'c' or OP == 'v') then
     local idem_max = tonumber(ARGV[ARG_IDEM_MAX])
     while #idem_live >= idem_max do table.remove(idem_live, 1) end
-    idem_live[#idem_live + 1] = idem_id .. ARGV[ARG_FINGERPRINT] .. struct.pack('<dddH', now + tonumber(ARGV[ARG_IDEM_TTL]), now, i_delay, 0)
+    -- Its delay as the decision reports it (whole ms, up, as @rl/core's ceilMs): a replay's slot is the
+    -- one the client was told, the memory store's too.
+    local told_delay = 0
+    if i_delay > EPSILON then told_delay = math.ceil(i_delay - EPSILON) end
+    idem_live[#idem_live + 1] = idem_id .. ARGV[ARG_FINGERPRINT] .. struct.pack('<dddH', now + tonumber(ARGV[ARG_IDEM_TTL]), now, told_delay, 0)
     --#idem-write
   end
 end

@@ -1,6 +1,7 @@
 import fc from 'fast-check';
 import { describe, expect } from 'vitest';
 import { fixedWindow } from '../../algorithms/fixed-window.js';
+import { leakyBucket } from '../../algorithms/leaky-bucket.js';
 import { tokenBucket } from '../../algorithms/token-bucket.js';
 import type { Duration } from '../../duration.js';
 import type { Limiter, LimiterOptions } from '../../limiter/index.js';
@@ -368,6 +369,23 @@ export function describeIdempotency(suite: Suite): void {
         const retry = await limiter.reserve('k', 1, { maxDelay: '1s', idempotencyKey: 'r' });
         expect([retry.allowed, retry.delayMs, heard.replayed()]).toEqual([true, 600, true]);
         expect((await limiter.reserve('k', 1, { maxDelay: '2s' })).delayMs).toBe(1600);
+      },
+    );
+
+    gatedIt(
+      'a reservation retried tells the slot its first answer told (a delay of whole ms, counted down), whatever the exact slot',
+      () => remembers() && suite.store.capabilities.reservations === true && runsAll(suite.store, ['leaky-bucket']),
+      async () => {
+        // A slot 1428.57 ms away, told as 1429; retried 139.5714285704 ms later: 1289.43 ms left of the
+        // slot told (1290), where the exact slot is 1289.000000001 ms away (Redis remembered that one).
+        let now = 0;
+        const { limiter } = heardLimiter(leakyBucket({ capacity: 1, leakRate: 0.7 }), () => now);
+        await limiter.consume('k');
+        const first = await limiter.reserve('k', 1, { maxDelay: '3s', idempotencyKey: 'r' });
+        expect([first.allowed, first.delayMs]).toEqual([true, 1429]);
+        now = 139.57142857042857;
+        const retry = await limiter.reserve('k', 1, { maxDelay: '3s', idempotencyKey: 'r' });
+        expect([retry.allowed, retry.delayMs]).toEqual([true, 1290]);
       },
     );
   });
