@@ -105,7 +105,14 @@ export {
   type LabelId,
 } from './observe/instruments.js';
 export { createMetricsModel, type MetricsModelOptions, type MetricsSink } from './observe/metrics-model.js';
-export { batchedSink, HISTOGRAM_BUFFER, type BatchedSeries, type BatchedSink } from './observe/batched-sink.js';
+export {
+  batchedSink,
+  HISTOGRAM_BUFFER,
+  LiveFlushers,
+  type BatchedSeries,
+  type BatchedSink,
+  type Flusher,
+} from './observe/batched-sink.js';
 export {
   parseExporterOptions,
   type ExporterOptionSpec,

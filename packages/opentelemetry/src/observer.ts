@@ -5,6 +5,8 @@ import {
   type BatchedSeries,
   INSTRUMENTS,
   LABEL_NAMES,
+  LiveFlushers,
+  type Flusher,
   type ExporterConfig,
   type HistogramId,
   type InstrumentId,
@@ -76,18 +78,13 @@ function createInstruments({
   return Object.fromEntries(instruments) as Record<InstrumentId, Counter & Histogram & Gauge>;
 }
 
-/** What flushes one exporter's batched updates: its sink, held by the exporter, weakly by the meter's one callback. */
-interface Flusher {
-  flush(): void;
-}
-
 /**
  * The exporters batching into each meter, each held weakly, flushed by the one batch callback the
  * meter gets (see {@link flushedAtCollection}): an exporter the app dropped is forgotten once
  * collected (a callback per exporter, which the SDK keeps for the meter's life, kept every exporter
  * made and all its series: 7.5 kB each, run at every collection).
  */
-const flushersByMeter = new WeakMap<Meter, Set<WeakRef<Flusher>>>();
+const flushersByMeter = new WeakMap<Meter, LiveFlushers>();
 
 /**
  * `direct` batched by `@rl/core`'s `batchedSink` (a `+=` per event, not the SDK's `add`, which hashes
@@ -106,26 +103,20 @@ function flushedAtCollection(
   const { sink, flush } = batchedSink(direct);
   // The sink is its own flusher: while the exporter holds it, so does the meter's set (weakly).
   const flushed = { ...sink, flush };
-  flushersOf(meter, prefix).add(new WeakRef(flushed));
+  flushersOf(meter, prefix).add(flushed);
   return flushed;
 }
 
 /** The flushers of `meter`, its batch callback registered with the set (its trigger named with `prefix`). */
-function flushersOf(meter: Meter, prefix: string): Set<WeakRef<Flusher>> {
+function flushersOf(meter: Meter, prefix: string): LiveFlushers {
   let flushers = flushersByMeter.get(meter);
   if (flushers !== undefined) return flushers;
-  const live = (flushers = new Set());
+  const live = (flushers = new LiveFlushers());
   flushersByMeter.set(meter, live);
   const trigger = meter.createObservableGauge(`${prefix}observer.flush`, {
     description: 'Never observed: its callback hands the counts rl batched to the instruments before a collection.',
   });
-  meter.addBatchObservableCallback(() => {
-    for (const ref of live) {
-      const flusher = ref.deref();
-      if (flusher === undefined) live.delete(ref);
-      else flusher.flush();
-    }
-  }, [trigger]);
+  meter.addBatchObservableCallback(() => live.flush(), [trigger]);
   return flushers;
 }
 

@@ -1,4 +1,4 @@
-import { batchedSink, type BatchedSeries, type MetricsSink } from '@rl/core';
+import { batchedSink, LiveFlushers, type BatchedSeries, type Flusher, type MetricsSink } from '@rl/core';
 import type { Counter, Gauge, Histogram } from 'prom-client';
 
 /** A label child: a counter's or gauge's (`inc`, by -1 too on a gauge; a reading's `set`) or a histogram's (`observe`). */
@@ -9,11 +9,6 @@ interface Collected {
   collect?: (this: unknown) => unknown;
 }
 
-/** What flushes one exporter's batched values: its sink, held by the exporter, weakly by the metrics it flushes into. */
-interface Flusher {
-  flush(): void;
-}
-
 /** A sink that batches, and flushes its batch into the metrics when one is collected (see {@link collectedSink}). */
 export interface CollectedSink extends MetricsSink<BatchedSeries<Child>>, Flusher {}
 
@@ -21,7 +16,7 @@ export interface CollectedSink extends MetricsSink<BatchedSeries<Child>>, Flushe
  * The exporters flushing into each prom-client metric, each held weakly (an exporter dropped is
  * forgotten at the next collection), read by the one `collect` hook the metric gets.
  */
-const flushersByMetric = new WeakMap<object, Set<WeakRef<Flusher>>>();
+const flushersByMetric = new WeakMap<object, LiveFlushers>();
 
 /**
  * `direct` (updates of label children, bound once per series) batched by `@rl/core`'s `batchedSink`,
@@ -42,24 +37,20 @@ export function collectedSink(
   const { sink, flush } = batchedSink(direct);
   // The sink is its own flusher: while the exporter holds it, so do the metrics' sets (weakly).
   const collected: CollectedSink = { series: sink.series, add: sink.add, record: sink.record, set: sink.set, flush };
-  for (const metric of metrics) flushersOf(metric).add(new WeakRef(collected));
+  for (const metric of metrics) flushersOf(metric).add(collected);
   return collected;
 }
 
 /** The flushers of `metric`, its `collect` hook installed with the set. */
-function flushersOf(metric: object): Set<WeakRef<Flusher>> {
+function flushersOf(metric: object): LiveFlushers {
   let flushers = flushersByMetric.get(metric);
   if (flushers !== undefined) return flushers;
-  const live = (flushers = new Set());
+  const live = (flushers = new LiveFlushers());
   flushersByMetric.set(metric, live);
   const collected = metric as Collected;
   const previous = collected.collect;
   collected.collect = function (this: unknown) {
-    for (const ref of live) {
-      const flusher = ref.deref();
-      if (flusher === undefined) live.delete(ref);
-      else flusher.flush();
-    }
+    live.flush();
     return previous?.call(this);
   };
   return live;

@@ -1,18 +1,8 @@
-import { keyDigest, type Charge } from '@rl/core/store';
+import { heldKey, MAX_PLAIN_KEY_LENGTH, type Charge } from '@rl/core/store';
 
-/**
- * Keys longer than this (UTF-16 code units) are held by their SHA-256 digest: what a key costs the
- * store is bounded whatever its length (a key a limit takes from a request header can be 16 KB, and
- * `maxKeys` bounds the count of keys, not their size). The digest form (`\0` and the 43 characters
- * of `keyDigest`, lossless for lone surrogates) is shorter than the bound, so no plain key is taken
- * for one unless it is a preimage.
- */
-export const MAX_PLAIN_KEY_LENGTH = 128;
-
-/** The key the tables index `key` by: itself, or its digest when longer than {@link MAX_PLAIN_KEY_LENGTH}. */
-export function heldKey(key: string): string {
-  return key.length <= MAX_PLAIN_KEY_LENGTH ? key : `\0${keyDigest(key)}`;
-}
+// A key is held by its digest past MAX_PLAIN_KEY_LENGTH (`heldKey` of @rl/core/store, which the
+// limiter's deny cache uses too).
+export { heldKey, MAX_PLAIN_KEY_LENGTH };
 
 /** A storage key with its parts when the caller has them: a `Charge`, a `GiveBack`. */
 export type KeyParts = Pick<Charge, 'key' | 'scope' | 'local'>;

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { batchedSink, HISTOGRAM_BUFFER } from './batched-sink.js';
+import { batchedSink, HISTOGRAM_BUFFER, LiveFlushers } from './batched-sink.js';
 import { INSTRUMENTS } from './instruments.js';
 import type { MetricsSink } from './metrics-model.js';
 
@@ -53,5 +53,19 @@ describe('batchedSink', () => {
     sink.set(latency, 0.1);
     flush();
     expect(calls).toEqual(['adaptiveLatency db := 0.25', 'adaptiveLatency db := 0.1']);
+  });
+});
+
+describe('LiveFlushers', () => {
+  it('flushes every exporter it holds, once per flush', () => {
+    const flushed: string[] = [];
+    const live = new LiveFlushers();
+    const a = { flush: () => void flushed.push('a') };
+    const b = { flush: () => void flushed.push('b') };
+    live.add(a);
+    live.add(b);
+    live.flush();
+    live.flush();
+    expect(flushed).toEqual(['a', 'b', 'a', 'b']);
   });
 });

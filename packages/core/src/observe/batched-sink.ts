@@ -92,3 +92,33 @@ export function batchedSink<S>(direct: MetricsSink<S>): BatchedSink<S> {
     },
   };
 }
+
+/** What flushes one exporter's batched updates (a {@link BatchedSink}'s `flush`, or an object holding it). */
+export interface Flusher {
+  flush(): void;
+}
+
+/**
+ * The exporters flushing into one collection point of a metrics library (a prom-client metric's
+ * `collect`, an OpenTelemetry meter's batch callback), each held weakly: the library keeps one hook
+ * for all of them, and an exporter the app dropped is forgotten once collected, with what it had
+ * batched since the last collection (a hook per exporter kept every exporter made for the library's
+ * life).
+ */
+export class LiveFlushers {
+  private readonly live = new Set<WeakRef<Flusher>>();
+
+  /** Holds `flusher` (weakly) until it is collected. */
+  add(flusher: Flusher): void {
+    this.live.add(new WeakRef(flusher));
+  }
+
+  /** Flushes every exporter still held, and forgets the collected ones. */
+  flush(): void {
+    for (const ref of this.live) {
+      const flusher = ref.deref();
+      if (flusher === undefined) this.live.delete(ref);
+      else flusher.flush();
+    }
+  }
+}

@@ -70,5 +70,5 @@ export { ResetListeners } from './reset-listeners.js';
 export { notAsked, rolledBack } from './group-answers.js';
 export { checkOptions } from '../options.js';
 export { parseTimerDuration, MAX_TIMER_MS } from '../duration.js';
-export { keyDigest } from './key-digest.js';
+export { heldKey, keyDigest, MAX_PLAIN_KEY_LENGTH } from './key-digest.js';
 export { redisClientKind } from '../option-mistakes.js';
