@@ -47,12 +47,17 @@ interface Member {
  * malformed idempotent charge) fails alone; a lease limit's is answered alone (it reports its state).
  */
 export class RequestGroup {
-  /** One answer per charge, in order, each settling (or failing) on its own. */
-  readonly answers: Promise<Charged>[] = [];
+  /**
+   * One answer per charge, in order, each settling (or failing) on its own. Made by `map`, whose array
+   * V8 never allocates in the old generation by itself (no allocation site: see {@link release}), as a
+   * literal filled by `push` could be after a cold start: held there, it would keep every answer's
+   * promise and decision alive through young collections.
+   */
+  readonly answers: readonly Promise<Charged>[];
   private readonly members: Member[] = [];
   /** The members' answers' resolves and rejects (see `Member.answer`). */
-  private readonly resolves: ((charged: Charged) => void)[] = [];
-  private readonly rejects: ((error: unknown) => void)[] = [];
+  private readonly resolves: (((charged: Charged) => void) | undefined)[] = [];
+  private readonly rejects: (((error: unknown) => void) | undefined)[] = [];
   /** The executor of each member's answer: one per group, not one per member. */
   private readonly hold: (resolve: (charged: Charged) => void, reject: (error: unknown) => void) => void;
 
@@ -66,10 +71,7 @@ export class RequestGroup {
       this.resolves.push(resolve);
       this.rejects.push(reject);
     };
-    for (let i = 0; i < charges.length; i++) {
-      const { charge, now } = charges[i]!;
-      this.answers.push(this.join(charge, now));
-    }
+    this.answers = charges.map(({ charge, now }) => this.join(charge, now));
   }
 
   /** Sends the group's charges: one group call per slot, a slot's lone charge alone. Call once. */
@@ -114,13 +116,12 @@ export class RequestGroup {
   private alone(member: Member): void {
     const resolve = this.resolves[member.answer]!;
     const reject = this.rejects[member.answer]!;
-    let answer: Promise<Charged>;
+    this.release(member);
     try {
-      answer = this.host.alone(member.charge, member.now);
+      this.host.alone(member.charge, member.now).then(resolve, reject);
     } catch (error) {
-      return reject(error);
+      reject(error);
     }
-    answer.then(resolve, reject);
   }
 
   /** The members of one slot as one group: keys in order, then per member its family, flag, call and arguments (see group-script.ts). */
@@ -155,7 +156,7 @@ export class RequestGroup {
     this.run({ script, keys, argv, decisions: members.length }, members);
   }
 
-  private run(group: GroupCall, members: readonly Member[]): void {
+  private run(group: GroupCall, members: Member[]): void {
     let answer: Promise<unknown>;
     try {
       answer = this.host.sender.sendGroup(group);
@@ -166,19 +167,39 @@ export class RequestGroup {
       (replies) => this.answered(members, replies),
       (error: unknown) => {
         for (const m of members) this.rejects[m.answer]!(this.host.sender.failure(m.plan, error));
+        this.releaseAll(members);
       },
     );
   }
 
+  /**
+   * Drops what the group holds for `member` once its answer is settled (or handed to the promise that
+   * settles it). V8 may allocate a group's arrays in the old generation once their objects have
+   * survived young collections (allocation-site pretenuring: a cold start's slow first calls are
+   * enough); an old array that still held a settled member's callbacks would keep them, and the
+   * promise, charge and decision they reach, alive through every young collection until a full one,
+   * promoted on the way (bench/README.md, "The grouped path in the old generation").
+   */
+  private release(member: Member): void {
+    this.resolves[member.answer] = undefined;
+    this.rejects[member.answer] = undefined;
+  }
+
+  /** {@link release} for each of `members`, then the list itself emptied (see there). */
+  private releaseAll(members: Member[]): void {
+    for (const m of members) this.release(m);
+    members.length = 0;
+  }
+
   /** Each member's answer from its reply (see group-script.ts): charged as it says, rolled back, not asked, or its error. */
-  private answered(members: readonly Member[], replies: unknown): void {
+  private answered(members: Member[], replies: unknown): void {
     const { resolves, rejects } = this;
     if (!Array.isArray(replies) || replies.length !== members.length) {
       const error = new StoreError(
         `Redis group: expected ${members.length} replies, got ${Array.isArray(replies) ? replies.length : typeof replies}`,
       );
       for (const m of members) rejects[m.answer]!(error);
-      return;
+      return this.releaseAll(members);
     }
     for (let i = 0; i < members.length; i++) {
       const m = members[i]!;
@@ -196,6 +217,7 @@ export class RequestGroup {
         );
       else rejects[m.answer]!(new StoreError(`Redis group: an unexpected reply for ${m.plan.script.name}`));
     }
+    this.releaseAll(members);
   }
 }
 
