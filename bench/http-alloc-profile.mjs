@@ -22,6 +22,8 @@ const file = path.join(os.tmpdir(), `rl-heap-${framework}-${variant}-${process.p
 const server = spawn(
   process.execPath,
   [
+    // `RL_V8_FLAGS` (e.g. --no-turbo-allocation-folding: each object sampled alone, not folded with its neighbours).
+    ...(process.env.RL_V8_FLAGS ?? '').split(' ').filter(Boolean),
     '--import',
     path.join(BENCH_DIR, 'lib/heap-sampling.mjs'),
     path.join(BENCH_DIR, 'sections/http-server.mjs'),

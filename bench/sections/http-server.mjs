@@ -40,6 +40,12 @@ async function rlOptionsFor(variant, LIMIT, WINDOW_MS) {
     const storeDurations = variant !== 'rl-prometheus-counts';
     options.observer = prometheusObserver({ registry: new promClient.Registry(), storeDurations });
   }
+  // Experiments: options merged in from RL_BENCH_OPTIONS (JSON; `key: "ip"` a key function returning the client's address as is).
+  if (process.env.RL_BENCH_OPTIONS) {
+    const extra = JSON.parse(process.env.RL_BENCH_OPTIONS);
+    if (extra.key === 'ip') extra.key = (req) => req.ip ?? req.socket?.remoteAddress ?? '';
+    Object.assign(options, extra);
+  }
   if (variant === 'rl-redis') {
     const { RedisStore } = await import('@rl/store-redis');
     options.store = new RedisStore({ client: redis });

@@ -11,11 +11,21 @@ import {
 /** The options the adapter handles itself, beside the shared ones (the plugin adds `global`). */
 export const ADAPTER_OPTIONS = ['onLimit', 'hook', 'requestWasSuccessful'];
 
+/**
+ * The names rl writes, as Fastify keeps them: `reply.header` lowercases every name it is given, a new
+ * string per call unless the name is lowercase already (two or three per request).
+ */
+const LOWERCASE_NAMES: Readonly<Record<string, string>> = {
+  RateLimit: 'ratelimit',
+  'RateLimit-Policy': 'ratelimit-policy',
+  'Retry-After': 'retry-after',
+};
+
 // No `claim`: `record` tells the header writer whether an rl limit wrote on this reply before (see fastifyIO).
 export const replyHeaders: HeaderAccess<FastifyReply> = {
   get: (reply, name) => reply.getHeader(name),
   set: (reply, name, value) => {
-    reply.header(name, value);
+    reply.header(LOWERCASE_NAMES[name] ?? name, value);
   },
 };
 
