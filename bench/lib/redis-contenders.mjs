@@ -92,7 +92,7 @@ REDIS_CONTENDERS['rl token-bucket (batch: false)'] = rlContender('token-bucket',
 // A request with three limits (fixed window, token bucket, sliding window counter; each 100 per day
 // per key), through combineLimiters: one group script call per request (issue 26), and the same three
 // with the store's group hidden, so the engine charges them one after another (three calls).
-function rlThreeLimits(together) {
+function rlThreeLimits(together, defaults = false) {
   return async (client) => {
     const RedisStore = await rlRedisStoreClass();
     if (!RedisStore) throw new Error('SKIP @rl/store-redis exports no RedisStore yet');
@@ -106,7 +106,12 @@ function rlThreeLimits(together) {
     const used =
       together || grouping === undefined ? store : Object.create(store, { [grouping]: { value: undefined } });
     const limiters = ['fixed-window', 'token-bucket', 'sliding-window-counter'].map((a, i) =>
-      core.createLimiter({ algorithm: RL_REDIS_LIMITS[a](core), store: used, prefix: `l${i}`, timeout: false }),
+      core.createLimiter({
+        algorithm: RL_REDIS_LIMITS[a](core),
+        store: used,
+        prefix: `l${i}`,
+        ...(defaults ? {} : { timeout: false }),
+      }),
     );
     const group = core.combineLimiters(limiters);
     return {
@@ -117,6 +122,9 @@ function rlThreeLimits(together) {
 }
 REDIS_CONTENDERS['rl 3 limits, one script per request'] = rlThreeLimits(true);
 REDIS_CONTENDERS['rl 3 limits, one call per limit'] = rlThreeLimits(false);
+// The same with the options a user gets (the 50 ms timeout: a deadline per limit per request).
+REDIS_CONTENDERS['rl 3 limits, one script per request (default timeout)'] = rlThreeLimits(true, true);
+REDIS_CONTENDERS['rl 3 limits, one call per limit (default timeout)'] = rlThreeLimits(false, true);
 
 // One hot key (a global limit: every request the same key, a fixed window of 1e9 per day, the allow
 // path), with quota leases of 50 units and without: one script call per 50 decisions against one each.
