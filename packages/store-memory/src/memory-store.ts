@@ -5,6 +5,7 @@ import {
   ResetListeners,
   StoreClosedError,
   decidedUnder,
+  requestUnder,
   type Algorithm,
   type Charge,
   type Charged,
@@ -313,7 +314,12 @@ export class MemoryStore implements Store {
   ): Decision {
     const override = this.overrides.get(joined(scope, local), algorithm, request.now);
     if (override === undefined) return this.decide(scope, local, algorithm, request);
-    return decidedUnder(override, this.decide(scope, local, override.algorithm, request), request, 0);
+    return decidedUnder(
+      override,
+      this.decide(scope, local, override.algorithm, requestUnder(override, request)),
+      request,
+      0,
+    );
   }
 
   /** A decision through the key's block (see `BlockTable.denial`), with the configuration its override makes (as {@link decideOverridden}). */
@@ -329,11 +335,12 @@ export class MemoryStore implements Store {
     const key = joined(scope, local);
     const override = algorithm.checksOverrides === true ? this.overrides.get(key, algorithm, t) : undefined;
     const deciding = override === undefined ? algorithm : override.algorithm;
+    const asked = override === undefined ? request : requestUnder(override, request);
     if (!request.commit) {
-      const peeked = this.decide(scope, local, deciding, request);
+      const peeked = this.decide(scope, local, deciding, asked);
       return override === undefined ? peeked : decidedUnder(override, peeked, request, 0);
     }
-    const stepped = this.decide(scope, local, deciding, withCommit(request, true));
+    const stepped = this.decide(scope, local, deciding, withCommit(asked, true));
     const decision = this.blocks.recorded(key, algorithm, t, stepped);
     if (override === undefined) return decision;
     return decidedUnder(override, decision, request, decision === stepped ? 0 : decision.retryAfterMs);
@@ -350,8 +357,9 @@ export class MemoryStore implements Store {
     const key = joined(scope, local);
     const override = algorithm.checksOverrides === true ? this.overrides.get(key, algorithm, t) : undefined;
     const deciding = override === undefined ? algorithm : override.algorithm;
+    const asked = override === undefined ? request : requestUnder(override, request);
     const blocked = this.blocks.denial(key, algorithm, t, (write) =>
-      this.decide(scope, local, deciding, withCommit(request, write)),
+      this.decide(scope, local, deciding, withCommit(asked, write)),
     );
     return blocked === undefined || override === undefined
       ? blocked

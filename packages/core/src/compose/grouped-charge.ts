@@ -1,7 +1,7 @@
 import { StoreError } from '../errors.js';
 import type { LimiterCore } from '../limiter/core.js';
 import type { ChargeAnswer, StoreCall } from '../limiter/charge-path.js';
-import type { ChargeAllOptions, Charged, MaybePromise, Store, TimedCharge } from '../store/interface.js';
+import type { Charge, ChargeAllOptions, Charged, MaybePromise, Store, TimedCharge } from '../store/interface.js';
 import type { Run } from './run.js';
 
 /** A charge that failed: what the engine gives back for, then throws. */
@@ -79,24 +79,35 @@ export class GroupedCharge {
     return new GroupedCharge(cores, stores, groupOf, policy);
   }
 
-  /** Charges every limit of `run` (see the class comment), and concludes it through `engine`: its result, synchronously when every answer was. */
+  /**
+   * Charges every limit of `run` (see the class comment), and concludes it through `engine`: its
+   * result, synchronously when every answer was. One lookup per rate limit first: a dry-run limit's
+   * cached denial is its answer, given in its turn; the first enforced one denies the run, by that
+   * limit, at once and with nothing taken, unless a limit before it records its own denials (a
+   * lockout, `countDenied`): then those before it are charged first, as in order they would be (one
+   * of them may deny and start its lockout), and what they took is given back.
+   */
   charge<R>(run: Run, engine: GroupedEngine<R>): MaybePromise<R> {
-    // One lookup per rate limit: an enforced cached denial denies the run; a dry-run one is its answer, given in its turn.
     const cores = this.cores;
     let held: (ChargeAnswer | undefined)[] | undefined;
+    let recordsBefore = false;
     for (let i = 0; i < cores.length; i++) {
       const charge = run.chargeOf(i);
       const cached = charge === undefined ? undefined : cores[i]!.cachedDenial(charge);
-      if (cached === undefined) continue;
+      if (cached === undefined) {
+        recordsBefore ||= charge !== undefined && recordsDenials(cores[i]!, charge);
+        continue;
+      }
       if (this.policy.dryRun?.[i] === true) {
         (held ??= [])[i] = cached;
         continue;
       }
       cores[i]!.told(charge!, cached);
       run.answered(i, cached);
-      return engine.concluded(run, { deniedBy: i, nothingTaken: true });
+      if (!recordsBefore) return engine.concluded(run, { deniedBy: i, nothingTaken: true });
+      return new GroupedRequest(this, run, engine, { held, issued: i }).issue();
     }
-    return new GroupedRequest(this, run, engine, held).issue();
+    return new GroupedRequest(this, run, engine, { held, issued: run.limits }).issue();
   }
 
   /**
@@ -175,6 +186,19 @@ export class GroupedCharge {
   }
 }
 
+/** True when a denial of `core` for `charge` leaves something behind that a later request meets: a lockout, or a denial its algorithm counts. */
+function recordsDenials(core: LimiterCore, charge: Charge): boolean {
+  return core.blockMs > 0 || charge.algorithm.countDenied;
+}
+
+/** What the cached denials of a run said, before its issuing (see {@link GroupedCharge.charge}). */
+interface Lookup {
+  /** Per limit: a dry-run limit's cached denial, its answer in its turn; undefined when there is none. */
+  readonly held: readonly (ChargeAnswer | undefined)[] | undefined;
+  /** The limits issued: those before the first enforced cached denial (already in the run), or every one. */
+  readonly issued: number;
+}
+
 /**
  * One run's issuing through a {@link GroupedCharge}: every limit's charge issued in order, those of a
  * grouping store into its batch, each answer put in the run as it comes (a grouped limit's denial
@@ -198,12 +222,19 @@ class GroupedRequest<R> {
   /** A charge rejected: the run's failure is its error, unless one came first. */
   private readonly failed: (error: unknown) => void;
 
+  /** Per limit: a dry-run limit's cached denial (see {@link Lookup}). */
+  private readonly held: readonly (ChargeAnswer | undefined)[] | undefined;
+  /** The limits issued (see {@link Lookup}). */
+  private readonly issued: number;
+
   constructor(
     private readonly grouped: GroupedCharge,
     private readonly run: Run,
     private readonly engine: GroupedEngine<R>,
-    private readonly held: readonly (ChargeAnswer | undefined)[] | undefined,
+    lookup: Lookup,
   ) {
+    this.held = lookup.held;
+    this.issued = lookup.issued;
     this.failed = (error) => {
       this.failure ??= { error };
       this.arrived();
@@ -217,7 +248,7 @@ class GroupedRequest<R> {
     const batches: ChargeBatch[] = [];
     for (const store of stores) batches.push(new ChargeBatch(store, grouped.options));
     try {
-      for (let i = 0; i < run.limits; i++) {
+      for (let i = 0; i < this.issued; i++) {
         const core = cores[i]!;
         if (core.quota !== undefined || this.held?.[i] !== undefined) {
           (this.deferred ??= []).push(i);

@@ -65,7 +65,7 @@ export {
 export { BlockTable, blockedDecision, markBanned } from './blocks.js';
 export { withBans, withBlock, BLOCK_KEY_SUFFIX } from '../algorithms/block.js';
 export { withOverrides } from '../algorithms/override.js';
-export { decidedUnder, OverrideTable } from './overrides.js';
+export { decidedUnder, OverrideTable, requestUnder } from './overrides.js';
 export { ResetListeners } from './reset-listeners.js';
 export { notAsked, rolledBack } from './group-answers.js';
 export { checkOptions } from '../options.js';

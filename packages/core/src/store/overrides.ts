@@ -1,4 +1,4 @@
-import type { Algorithm } from '../algorithm.js';
+import type { Algorithm, StepRequest } from '../algorithm.js';
 import { ceilMs, type Decision } from '../decision.js';
 import type { StoredOverride } from './interface.js';
 
@@ -99,4 +99,18 @@ export function decidedUnder(
   if (decision.allowed || request.cost <= decision.limit) return decision;
   const retryAfterMs = Math.max(blockedMs, ceilMs(override.expiresAt - request.now));
   return retryAfterMs === decision.retryAfterMs ? decision : { ...decision, retryAfterMs };
+}
+
+/**
+ * The step's request under a key's live `override`: a reservation (`maxDelay`) of a cost above the
+ * override's limit is stepped as a consume (`maxDelay` undefined), since no slot could ever fit it; it
+ * is then denied, and {@link decidedUnder} retries it at the override's end. An algorithm's reservation
+ * assumes a cost within its capacity (the limiter checks a cost against the limit's own configuration,
+ * which an override may lower): stepped as a reservation, it would be admitted for a slot that takes
+ * more than the override allows. Any other request is returned as it is. The Redis store's twin is in
+ * its override read (src/script-plan.ts).
+ */
+export function requestUnder(override: StoredOverride, request: StepRequest): StepRequest {
+  if (request.maxDelay === undefined || request.cost <= override.algorithm.limit) return request;
+  return { now: request.now, cost: request.cost, commit: request.commit, maxDelay: undefined };
 }

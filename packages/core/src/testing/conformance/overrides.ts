@@ -92,6 +92,31 @@ export function describeOverrides(suite: Suite): void {
       );
     }
 
+    for (const sample of rateSamples) {
+      gatedIt(
+        `${sample.label}: a reservation of a cost above the override's limit is denied until the override ends, nothing taken (no slot could fit it); one within it reserves as the override's algorithm says`,
+        () => overrides([sample.kind]) && suite.store.capabilities.reservations === true,
+        async () => {
+          let now = 1_000;
+          const override = sample.make(3, MINUTE);
+          const limiter = limiterOf({ algorithm: sample.make(10, MINUTE) }, () => now);
+          const alone = limiterWith(suite, 'override-alone-reserve', { algorithm: override, clock: () => now });
+          await limiter.setOverride('k', override, { ttl: '1h' });
+          const maxDelay = MINUTE;
+          expect(await limiter.reserve('k', 5, { maxDelay })).toMatchObject({
+            allowed: false,
+            limit: 3,
+            delayMs: 0,
+            retryAfterMs: 3_600_000,
+          });
+          for (let i = 0; i < 3; i++)
+            expect(fields(await limiter.reserve('k', 3, { maxDelay }))).toEqual(
+              fields(await alone.reserve('k', 3, { maxDelay })),
+            );
+        },
+      );
+    }
+
     /** A scenario of a cost above an override's limit: the limit's options, the override and its ttl, then [time, cost, what the consume answers]. */
     type Retries = [
       what: string,

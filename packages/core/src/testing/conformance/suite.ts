@@ -50,6 +50,27 @@ export function resetHeard(store: Store, storageKey: string): Promise<void> {
   );
 }
 
+/**
+ * Resolves once `store` hears resets (see `Store.watchResets`: a store whose resets are confirmed, such
+ * as the Redis store, tells `hearing: false` until its subscription is live), so that a deny cache
+ * remembers denials from then on; at once on a store that says nothing of it.
+ */
+export async function resetsHeard(store: Store): Promise<void> {
+  if (store.watchResets === undefined) return;
+  let heard!: () => void;
+  const live = new Promise<void>((resolve) => (heard = resolve));
+  let deaf = false;
+  const listener = (_key: string | undefined, hearing?: boolean): void => {
+    if (hearing === false) deaf = true;
+    else heard();
+  };
+  store.watchResets(listener);
+  if (!deaf) return;
+  await live;
+  // Held until then: a store holds its listeners weakly.
+  void listener;
+}
+
 /** Whether the store runs every one of these algorithms (each kind is in its `capabilities.algorithms`). */
 export function runsAll(store: Store, algorithms: readonly (Algorithm | AlgorithmKind)[]): boolean {
   return algorithms.every((a) => store.capabilities.algorithms.includes(typeof a === 'string' ? a : a.kind));
