@@ -97,7 +97,7 @@ export function describeOverrides(suite: Suite): void {
         `${sample.label}: a reservation of a cost above the override's limit is denied until the override ends, nothing taken (no slot could fit it); one within it reserves as the override's algorithm says`,
         () => overrides([sample.kind]) && suite.store.capabilities.reservations === true,
         async () => {
-          let now = 1_000;
+          const now = 1_000;
           const override = sample.make(3, MINUTE);
           const limiter = limiterOf({ algorithm: sample.make(10, MINUTE) }, () => now);
           const alone = limiterWith(suite, 'override-alone-reserve', { algorithm: override, clock: () => now });
