@@ -91,8 +91,21 @@ export class CallAlgorithms {
    * the kinds the store runs, and any other layout seen (a newer revision), each as `layouts` gives it.
    */
   *banLayouts(): IterableIterator<Algorithm> {
-    const seen = new Set<string>();
-    for (const algorithm of [...this.byLayout.values(), ...rateLayouts()]) {
+    yield* this.layoutsBeyond(new Set(), [...this.byLayout.values(), ...rateLayouts()]);
+  }
+
+  /**
+   * The layouts a reset lifts a ban in without forgetting a state there ({@link banLayouts} beyond
+   * {@link layouts}): a ban is written in every rate layout, so that a plan of another kind chosen
+   * per call (here or in another instance) is denied too, and a reset lifts it there as well.
+   */
+  *unbanOnReset(): IterableIterator<Algorithm> {
+    if (!this.perCall) yield* this.layoutsBeyond(new Set(this.byLayout.keys()), rateLayouts());
+  }
+
+  /** Each of `algorithms` of a rate layout the store runs and not in `seen` (nor met before), with the limiter's lockout. */
+  private *layoutsBeyond(seen: Set<string>, algorithms: readonly Algorithm[]): IterableIterator<Algorithm> {
+    for (const algorithm of algorithms) {
       const layout = layoutOf(algorithm);
       if (
         algorithm.stateKind === 'leases' ||

@@ -206,15 +206,24 @@ export class Limiter extends EventEmitter {
   /**
    * Forgets the key's state (in its algorithm's kind and each kind it was called with; without an
    * algorithm of its own, in every rate kind the store runs; its override stays): its next
-   * request starts with the full quota, its cached denial forgotten, a lockout or ban lifted. Rejects
+   * request starts with the full quota, its cached denial forgotten, a lockout lifted, and a ban lifted
+   * in every kind (as {@link block} writes it: a plan of another kind chosen per call, here or in
+   * another instance, is admitted again too). Rejects
    * with {@link InvalidKeyError} for a bad key, or after a `'storeError'` event with the `StoreError`
    * or `StoreTimeoutError` when the store fails or times out.
    */
   async reset(key: string): Promise<void> {
     checkKey(key);
-    this.#core.quota?.forget(this.#core.keyPrefix + key);
+    const core = this.#core;
+    core.quota?.forget(core.keyPrefix + key);
     const store = this.store;
-    await this.#control(key, 'reset', this.#core.calls.layouts(), (a) => (storeKey) => store.reset(storeKey, a));
+    await Promise.all([
+      this.#control(key, 'reset', core.calls.layouts(), (a) => (storeKey) => store.reset(storeKey, a)),
+      // A ban is in every rate layout (see `block`): lifted in those a reset does not go through too.
+      core.bans && store.unban !== undefined
+        ? this.#control(key, 'unban', core.calls.unbanOnReset(), (a) => (storeKey) => store.unban!(storeKey, a))
+        : undefined,
+    ]);
   }
 
   /**

@@ -132,6 +132,33 @@ export function describeBans(suite: Suite): void {
     );
 
     gatedIt(
+      'a reset from a limiter with an algorithm of its own (another instance, which never met the plan) lifts the ban in every layout: a plan of another kind chosen per call is admitted again',
+      () => bans() && runsAll(suite.store, ['fixed-window', 'token-bucket']),
+      async () => {
+        const prefix = freshPrefix('ban-reset-own');
+        const instance = () =>
+          createLimiter({
+            store: suite.store,
+            algorithm: fixedWindow({ limit: 5, window: '10s' }),
+            clock: () => 1_000,
+            prefix,
+            timeout: false,
+            bans: true,
+            denyCache: false,
+          });
+        const plan = tokenBucket({ capacity: 10, refillRate: 1 });
+        const serving = instance();
+        expect((await serving.consume('k', 1, plan)).allowed).toBe(true);
+        const operator = instance();
+        await operator.block('k', '1h');
+        expect(await serving.consume('k', 1, plan)).toMatchObject({ allowed: false, reason: 'blocked' });
+        await operator.reset('k');
+        expect((await serving.consume('k')).allowed).toBe(true);
+        expect((await serving.consume('k', 1, plan)).allowed).toBe(true);
+      },
+    );
+
+    gatedIt(
       'a reset from a limiter without an algorithm of its own, made afresh (another instance), lifts the ban and forgets the state in every layout another instance charged',
       () => bans() && runsAll(suite.store, ['token-bucket', 'sliding-window-log']),
       async () => {
