@@ -2,6 +2,7 @@
 import { describe, expect, it } from 'vitest';
 import { fixedWindow } from '../algorithms/fixed-window.js';
 import { tokenBucket } from '../algorithms/token-bucket.js';
+import { withBlock } from '../algorithms/block.js';
 import { makeDecision, makePolicy } from '../decision.js';
 import type { Charge } from '../store/interface.js';
 import { TestStore, type TestStoreAnswers } from '../testing/test-store.js';
@@ -105,6 +106,45 @@ describe('DenyCache', () => {
     cache.answered(charge('admitted', 1), admitted, 0, cache.generation);
     const cached = ['kept', 'stale', 'idempotent', 'admitted'].map((key) => cache.get(charge(key, 1), 0) !== undefined);
     expect(cached).toEqual([true, false, false, false]);
+  });
+
+  it("a block's denial (a ban's, a lockout's) holds until the block ends for a consume and a reservation alike, whatever their maxDelay", () => {
+    const banned = (retryAfterMs: number) => ({ ...denial(retryAfterMs), reason: 'blocked' as const });
+    const locking = withBlock(algorithm, 30_000);
+    const asked = (key: string, maxDelayMs?: number, a = algorithm): Charge => ({
+      key,
+      algorithm: a,
+      cost: 1,
+      maxDelayMs,
+    });
+    const cache = new DenyCache();
+    // [what is remembered, asked at 0] then [what asks at 1 000 ms, the retry it is told]
+    const rows: [string, Charge, ReturnType<typeof denial>, Charge, number][] = [
+      ["a consume's ban of 8 s, then a reservation of 2 s", asked('a'), banned(8_000), asked('a', 2_000), 7_000],
+      [
+        "a reservation's ban of 3 s (maxDelay 2 s), then a reservation of 0",
+        asked('b', 2_000),
+        banned(3_000),
+        asked('b', 0),
+        2_000,
+      ],
+      ["a reservation's ban of 3 s, then a consume", asked('c', 2_000), banned(3_000), asked('c'), 2_000],
+      [
+        "a lockout's first denial (30 s), then a reservation of 10 s",
+        asked('d', undefined, locking),
+        denial(30_000),
+        asked('d', 10_000, locking),
+        29_000,
+      ],
+    ];
+    for (const [what, first, decision, later, retry] of rows) {
+      cache.remember(first, decision, 0);
+      expect(cache.get(later, 1_000), what).toMatchObject({
+        allowed: false,
+        reason: 'deny-cache',
+        retryAfterMs: retry,
+      });
+    }
   });
 
   it('drops the oldest entry when full', () => {

@@ -66,7 +66,8 @@ export class DenyCache {
    * its retry time counted down; undefined when there is none. For a reservation (`maxDelayMs`): a
    * consume's denial holds until `maxDelayMs` before it ends (a slot that far ahead is no sooner than
    * the consume's), a reservation's for as much longer as its own `maxDelayMs` was longer; a consume
-   * never reads a reservation's denial (a meter bucket's consume may pass before a reservation's slot would).
+   * never reads a reservation's denial (a meter bucket's consume may pass before a reservation's slot
+   * would). A block's denial (a ban, a lockout) holds until the block ends for every charge.
    */
   get(charge: Charge, now: number): Decision | undefined {
     if (!this.hearing) return undefined;
@@ -88,8 +89,12 @@ export class DenyCache {
       this.entries.delete(held);
       return undefined;
     }
-    if (maxDelay === undefined && entry.maxDelay !== undefined) return undefined;
-    const ahead = (entry.maxDelay ?? 0) - (maxDelay ?? 0);
+    // A block's denial (a ban's, a lockout's: every denial of an algorithm with a lockout starts one)
+    // holds until the block ends, whatever a reservation's `maxDelay`: nothing shifts it, and a blocked
+    // key denies a consume as it denied a reservation.
+    const blocked = entry.decision.reason === 'blocked' || algorithm.blockMs > 0;
+    if (!blocked && maxDelay === undefined && entry.maxDelay !== undefined) return undefined;
+    const ahead = blocked ? 0 : (entry.maxDelay ?? 0) - (maxDelay ?? 0);
     if (entry.until + ahead - now <= 0) return undefined;
     // The store's retry counted down, also past the time the entry is kept until.
     const wait = entry.retryAt + ahead - now;
