@@ -125,6 +125,28 @@ describe('rl simulate --backend', () => {
     }).toEqual(expected);
   });
 
+  it("the share of the backend's capacity does not depend on --slice (a slice under 10 ms, or not a multiple of it)", async () => {
+    // 50 a second of 10 ms each on a backend of 1 in flight: half its capacity, whatever the slices.
+    for (const slice of ['5s', '15ms', '5ms', '1ms']) {
+      const { code, stdout } = await rl(
+        argv`simulate --pattern '50/s for 2s' --backend capacity=1,service=10ms --limit none --slice ${slice} --json`,
+      );
+      expect(code).toBe(0);
+      const [none] = JSON.parse(stdout).limits;
+      expect(none.total.goodputRatio, `--slice ${slice}`).toBeCloseTo(0.5, 2);
+    }
+  });
+
+  it('a plain number is milliseconds in every duration it takes (--slice, service, slow)', async () => {
+    const { code, stdout } = await rl(
+      argv`simulate --pattern '50/s for 2s' --backend capacity=1,service=10,slow=20@1000 --limit none --slice 500 --json`,
+    );
+    expect(code).toBe(0);
+    const report = JSON.parse(stdout);
+    expect(report.backend).toMatchObject({ serviceMs: 10, slow: { toMs: 20, atMs: 1000 } });
+    expect(report.limits[0].slices).toHaveLength(4);
+  });
+
   it('parses its parts', () => {
     expect(parseBackend('capacity=4, service=1.5s')).toMatchObject({ capacity: 4, serviceMs: 1500, slow: undefined });
     expect(parseGate('concurrency(limit=50)').gate).toEqual({ kind: 'fixed', permits: 50 });

@@ -1,4 +1,5 @@
-import { adaptiveConcurrency, InvalidOptionError, parseDuration, type Priority } from '@rl/core';
+import { adaptiveConcurrency, InvalidOptionError, type Priority } from '@rl/core';
+import { durationOption } from './duration-option.js';
 import { runOverload, type OverloadGate, type OverloadStats } from '@rl/core/simulation';
 import { callText, parseCall } from './limits.js';
 import type { Traffic } from './traffic.js';
@@ -44,14 +45,14 @@ export function parseBackend(text: string): BackendSpec {
   if (!Number.isInteger(capacity) || capacity < 1 || capacity > 1_000_000)
     throw new InvalidOptionError('--backend capacity', parts.get('capacity'), 'a whole number from 1 to 1000000');
   if (!parts.has('service')) throw new InvalidOptionError('--backend service', undefined, 'a duration, such as 10ms');
-  const serviceMs = parseDuration(parts.get('service'), '--backend service');
+  const serviceMs = durationOption(parts.get('service'), '--backend service');
   const slowText = parts.get('slow');
   let slow: BackendSpec['slow'];
   if (slowText !== undefined) {
     const [to, at, extra] = slowText.split('@');
     if (to === undefined || at === undefined || extra !== undefined)
       throw new InvalidOptionError('--backend slow', slowText, 'a duration at an instant, such as 2s@30s');
-    slow = { toMs: parseDuration(to, '--backend slow'), atMs: parseDuration(at, '--backend slow') };
+    slow = { toMs: durationOption(to, '--backend slow'), atMs: durationOption(at, '--backend slow') };
   }
   return { label: text.trim(), capacity, serviceMs, slow };
 }

@@ -43,7 +43,7 @@ describe('rl simulate --json', () => {
       delayMs: { p50: 100, p95: 190, p99: 190, max: 190 },
       maxInWindow: { ...bucket.maxInWindow, boundPerKey: 101 },
       waitMs: 200,
-      bounds: 'the pace: admitted requests leave one every 10ms; at most 20 queued',
+      bounds: 'the pace: admitted requests leave one every 10ms per unit they cost; at most 20 queued',
       // The first of each batch's admitted requests leaves at once, the rest are held.
       slices: { admitted: [20, 2], delayed: [19, 2], denied: [80, 98] },
     };
@@ -173,6 +173,14 @@ describe('rl simulate: errors name the part to fix (exit 2)', () => {
       argv`simulate ${TWO_BATCHES} --limit fixedWindow(limit=1,window=1s) --chart /nonexistent-rl-dir/x.svg`,
       'rl: Invalid option --chart: "/nonexistent-rl-dir/x.svg". Expected a file that can be written (ENOENT)',
     ],
+    [
+      argv`simulate ${TWO_BATCHES} --limit fixedWindow(limit=1,window=1s) --report /nonexistent-rl-dir/x.html`,
+      'rl: Invalid option --report: "/nonexistent-rl-dir/x.html". Expected a file that can be written (ENOENT)',
+    ],
+    [
+      argv`simulate ${TWO_BATCHES} --limit fixedWindow(limit=1,window=1s) --clients 5 --retries=`,
+      'rl: Invalid option --retries: "". Expected a whole number from 0 to 100',
+    ],
   ])('%j', async (args, message) => {
     const { code, stdout, stderr } = await rl(args);
     expect([code, stdout]).toEqual([2, '']);
@@ -189,6 +197,39 @@ describe('rl simulate: errors name the part to fix (exit 2)', () => {
     const none = await rl([]);
     expect([none.code, none.stdout]).toEqual([2, '']);
     expect(none.stderr).toContain('Usage: rl simulate');
+  });
+});
+
+describe('rl simulate: what it checks before it runs, and what it takes', () => {
+  it('a report that cannot be written stops the run before anything is written (a chart beside it neither)', async () => {
+    const chart = join(dir, 'early.svg');
+    const { code, stderr } = await rl(
+      argv`simulate ${TWO_BATCHES} --limit fixedWindow(limit=1,window=1s) --chart ${chart} --report /nonexistent-rl-dir/x.html`,
+    );
+    expect(code).toBe(2);
+    expect(stderr).toContain('--report');
+    expect(() => readFileSync(chart)).toThrow();
+  });
+
+  it('a plain number is milliseconds, on the command line and in a --config file', async () => {
+    const config = join(dir, 'numbers.json');
+    writeFileSync(
+      config,
+      JSON.stringify({ pattern: '10/s for 5s', limits: ['fixedWindow(limit=2,window=1s)'], wait: 500, json: true }),
+    );
+    const fromFile = JSON.parse((await rl(argv`simulate --config ${config} --window 1000 --slice 500`)).stdout);
+    expect([fromFile.windowMs, fromFile.limits[0].waitMs]).toEqual([1000, 500]);
+  });
+
+  it("a shaper's busiest span counts requests, as its bound does, whatever they cost", async () => {
+    const { code, stdout } = await rl(
+      argv`simulate --pattern '100/s for 5s' --limit leakyBucket(capacity=6,leakRate=30,mode=shape) --window 150ms --cost 3 --json`,
+    );
+    expect(code).toBe(0);
+    const { maxInWindow } = JSON.parse(stdout).limits[0];
+    // Requests of 3 units leave 100 ms apart: at most 2 in any 150 ms (the bound: 5 requests of 1).
+    expect(maxInWindow.perKey).toBe(2);
+    expect(maxInWindow.perKey).toBeLessThanOrEqual(maxInWindow.boundPerKey);
   });
 });
 

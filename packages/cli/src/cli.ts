@@ -1,7 +1,6 @@
 import { readFile } from 'node:fs/promises';
 import { parseArgs } from 'node:util';
-import { formatDuration, InvalidOptionError, parseDuration, RateLimitError } from '@rl/core';
-import { parseTimerDuration } from '@rl/core/store';
+import { formatDuration, InvalidOptionError, RateLimitError } from '@rl/core';
 import {
   parseBackend,
   parseClasses,
@@ -15,8 +14,10 @@ import { writeBackendCharts, writeBackendHtmlReport } from './backend-chart.js';
 import { writeCharts } from './chart.js';
 import { RETRY_MODES, type RetryMode } from './client-stats.js';
 import { simulateClients } from './clients-source.js';
+import { durationOption, timerDurationOption } from './duration-option.js';
 import { checkHtmlReportPath, writeHtmlReport } from './html-report.js';
 import { limitOf, parseLimit, type LimitSpec } from './limits.js';
+import { checkWritable } from './output-file.js';
 import { parsePattern, patternTraffic } from './pattern.js';
 import { progressReporter } from './progress.js';
 import { formatReport } from './report.js';
@@ -289,15 +290,11 @@ const KEY_SERIES = 10;
 
 async function run(o: Values & { limits: LimitSpec[] }, io: CliIO, args: readonly string[]): Promise<SimulationReport> {
   const traffic = await loadTraffic(o);
-  const windowMs = o.window === undefined ? 1000 : parseDuration(o.window, '--window');
-  const sliceMs = o.slice === undefined ? undefined : parseDuration(o.slice, '--slice');
-  const waitMs = o.wait === undefined ? undefined : parseTimerDuration(o.wait, '--wait');
+  const windowMs = o.window === undefined ? 1000 : durationOption(o.window, '--window');
+  const sliceMs = o.slice === undefined ? undefined : durationOption(o.slice, '--slice');
+  const waitMs = o.wait === undefined ? undefined : timerDurationOption(o.wait, '--wait');
   if (waitMs !== undefined) checkWait(o.wait!, waitMs, o.limits);
-  const charts = o.chart ?? [];
-  for (const path of charts)
-    if (!/\.(svg|png)$/i.test(path))
-      throw new InvalidOptionError('--chart', path, 'a file name ending in .svg or .png');
-  if (o.report !== undefined) checkHtmlReportPath(o.report);
+  const charts = checkOutputs(o);
   const progress =
     o.progress === true || io.stderrIsTTY
       ? progressReporter(
@@ -327,19 +324,34 @@ async function runBackend(o: Values & { gates: GateSpec[] }, args: readonly stri
     if (o[name] !== undefined)
       throw new InvalidOptionError(`--${name}`, o[name], 'no value with --backend (it is for rate limits)');
   const backend = parseBackend(o.backend!);
-  const charts = o.chart ?? [];
-  for (const path of charts)
-    if (!/\.(svg|png)$/i.test(path))
-      throw new InvalidOptionError('--chart', path, 'a file name ending in .svg or .png');
-  if (o.report !== undefined) checkHtmlReportPath(o.report);
+  const charts = checkOutputs(o);
   const traffic = await loadTraffic(o);
-  const sliceMs = o.slice === undefined ? 5000 : parseDuration(o.slice, '--slice');
+  const sliceMs = o.slice === undefined ? 5000 : durationOption(o.slice, '--slice');
   const classes = o.classes === undefined ? undefined : parseClasses(o.classes);
   const report = simulateBackend(traffic, backend, o.gates, { sliceMs, classes });
   await writeBackendCharts(report, charts);
   if (o.report !== undefined)
     await writeBackendHtmlReport(report, o.report, ['rl', 'simulate', ...args].map(shellWord).join(' '));
   return report;
+}
+
+/**
+ * The `--chart` files, once every output is checked before anything runs: each chart and the report
+ * named for its format, in a folder that exists and is ours to write (a long run is not thrown away,
+ * nor a chart written, for a report that cannot be).
+ */
+function checkOutputs(o: Values): readonly string[] {
+  const charts = o.chart ?? [];
+  for (const path of charts) {
+    if (!/\.(svg|png)$/i.test(path))
+      throw new InvalidOptionError('--chart', path, 'a file name ending in .svg or .png');
+    checkWritable('--chart', path);
+  }
+  if (o.report !== undefined) {
+    checkHtmlReportPath(o.report);
+    checkWritable('--report', o.report);
+  }
+  return charts;
 }
 
 async function loadTraffic(o: Values): Promise<Traffic> {
@@ -374,7 +386,8 @@ async function loadTraffic(o: Values): Promise<Traffic> {
 function clientOptions(o: Values): { clients: number; retry: RetryMode; retries: number; seed: number } {
   const retry = (o.retry ?? 'jitter') as RetryMode;
   if (!RETRY_MODES.includes(retry)) throw new InvalidOptionError('--retry', o.retry, RETRY_MODES.join(', '));
-  const retries = o.retries === undefined ? 3 : Number(o.retries);
+  // Digits only: `Number('')` is 0, and an empty `--retries=` is no choice of 0.
+  const retries = o.retries === undefined ? 3 : /^\s*\d+\s*$/.test(o.retries) ? Number(o.retries) : NaN;
   if (!Number.isInteger(retries) || retries < 0 || retries > 100)
     throw new InvalidOptionError('--retries', o.retries, 'a whole number from 0 to 100');
   return { clients: integer(o.clients, '--clients', 1), retry, retries, seed: integer(o.seed, '--seed', 1) };

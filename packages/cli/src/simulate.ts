@@ -43,7 +43,7 @@ export interface LimitReport {
   /**
    * The most units admitted requests proceed with (arrival + delay: what the backend sees) in any span
    * of `windowMs`, over all keys and for the busiest key: requests, when each costs 1; in the unit of
-   * `boundPerKey` whatever the costs.
+   * `boundPerKey` whatever the costs (a shaper's: requests).
    */
   readonly maxInWindow: {
     readonly windowMs: number;
@@ -227,8 +227,9 @@ function runLimit(
 
   const sortedDelays = delays.subarray(0, admitted).sort();
   const proceeding = proceed.subarray(0, admitted);
-  // The units of each admitted request: one number when every arrival costs the same.
-  const eachUnits = sameCost(costs) ?? proceedUnits.subarray(0, admitted);
+  // The units of each admitted request: one number when every arrival costs the same. A shaper's bound
+  // counts requests leaving its queue (see `Algorithm.boundInSpan`), whatever they cost: so does its max.
+  const eachUnits = isShaper(algorithm) ? 1 : (sameCost(costs) ?? proceedUnits.subarray(0, admitted));
   return {
     label: limit.label,
     algorithm: limit.factory,
@@ -325,6 +326,11 @@ function busiestKey(
   for (let k = 0; k < keyCount; k++)
     best = Math.max(best, maxUnitsInWindow(perKey[k]!, typeof units === 'number' ? units : perKeyUnits[k]!, spanMs));
   return best;
+}
+
+/** A leaky bucket that shapes: its bound is in requests, not units (see `Algorithm.boundInSpan`). */
+function isShaper(algorithm: Algorithm): boolean {
+  return algorithm.kind === 'leaky-bucket' && algorithm.options.mode === 'shape';
 }
 
 /** The cost every arrival has, or undefined when they differ (or there are none). */

@@ -144,7 +144,7 @@ export function leakyBucket(options: LeakyBucketOptions): NumericAlgorithm {
 
     describe: () =>
       shape
-        ? `the pace: admitted requests leave one every ${formatMs(emission)}; at most ${capacity} queued`
+        ? `the pace: admitted requests leave one every ${formatMs(emission)} per unit they cost; at most ${capacity} queued`
         : `same bound as a token bucket (GCRA): at most ${capacity} + ${leakRate}/${formatDuration(intervalMs)} × T in any span T`,
 
     boundInSpan(spanMs: number): number {

@@ -137,10 +137,11 @@ export function runOverload(options: OverloadRunOptions): OverloadReport {
   for (let at = 0; at < options.durationMs; at += sliceMs) {
     const step = Math.min(sliceMs, options.durationMs - at);
     for (let t = 0; t < step; t += 10) {
-      // What the backend could complete in 10 ms, at the service time then.
-      const can = (options.capacity * 10) / options.serviceMs(timers.now());
+      // What the backend could complete in this tick (10 ms, or what is left of the slice), at the service time then.
+      const tick = Math.min(10, step - t);
+      const can = (options.capacity * tick) / options.serviceMs(timers.now());
       each((s) => void (s.capacityWork += can));
-      timers.advance(Math.min(10, step - t));
+      timers.advance(tick);
     }
     slices.push(spans.slice.stats(at + step, gate.permits));
     spans.slice = new Span(at + step, backend.inFlight);
