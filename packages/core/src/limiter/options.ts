@@ -65,7 +65,12 @@ export interface LimiterOptions extends SettleOptions, IdempotencyOptions {
    * `InvalidOptionError` on `createLimiter.clock` before anything is charged.
    */
   clock?: Clock;
-  /** Namespace prepended to every key (`<prefix>:<key>`), so that two limits on one store never share state. */
+  /**
+   * Namespace prepended to every key (`<prefix>:<key>`), so that two limits on one store never share
+   * state. Two prefixes of which one is the other followed by `:` (`api` and `api:login`) can meet:
+   * `api` with the key `login:alice` is `api:login` with `alice`; give such limits prefixes that do not
+   * nest (`api-all`, `api-login`) when their keys may contain `:` (IPv6 addresses do).
+   */
   prefix?: string;
   /**
    * The largest cost this limiter is asked to charge (default: the algorithm's `maxCost`, its capacity
