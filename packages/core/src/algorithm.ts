@@ -232,7 +232,11 @@ export interface StepRequest {
   readonly cost: number;
   /** Write the new state (a charge); false: write nothing (a peek). */
   readonly commit: boolean;
-  /** A reservation: the longest wait accepted, in ms (0 to {@link AlgorithmCommon.maxReserveMs}); undefined: a consume. */
+  /**
+   * A reservation: the longest wait accepted, in ms (0 to {@link AlgorithmCommon.maxReserveMs}; -1: no
+   * slot at all, a reservation the step denies, as a store asks for one no slot could fit: see
+   * `requestUnder`); undefined: a consume.
+   */
   readonly maxDelay?: number;
 }
 

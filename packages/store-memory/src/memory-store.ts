@@ -357,9 +357,8 @@ export class MemoryStore implements Store {
     const key = joined(scope, local);
     const override = algorithm.checksOverrides === true ? this.overrides.get(key, algorithm, t) : undefined;
     const deciding = override === undefined ? algorithm : override.algorithm;
-    const asked = override === undefined ? request : requestUnder(override, request);
     const blocked = this.blocks.denial(key, algorithm, t, (write) =>
-      this.decide(scope, local, deciding, withCommit(asked, write)),
+      this.decide(scope, local, deciding, withCommit(request, write)),
     );
     return blocked === undefined || override === undefined
       ? blocked

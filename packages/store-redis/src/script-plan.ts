@@ -191,8 +191,8 @@ export function overriddenNames(config: Pick<ScriptConfiguration, 'script' | 'ti
 /**
  * The Lua put in place of the override's mark (prelude-compact.lua) for an algorithm that checks
  * overrides: while the key's record (src/overrides.ts) is live, its numbers replace the constants, its
- * policy and its end are kept for the reply, and a reservation of a cost above its limit is stepped as a
- * consume (`requestUnder` in @rl/core). A record too short for this configuration's numbers is ignored.
+ * policy and its end are kept for the reply, and a reservation of a cost above its limit accepts no slot
+ * (`requestUnder` in @rl/core). A record too short for this configuration's numbers is ignored.
  */
 function overrideRead(config: Pick<ScriptConfiguration, 'script' | 'timedNames'>): string {
   const names = overriddenNames(config);
@@ -203,9 +203,9 @@ function overrideRead(config: Pick<ScriptConfiguration, 'script' | 'timedNames'>
     `  override_policy = override_raw:sub(${policyAt + 1}, ${policyAt} + struct.unpack('<d', override_raw, 17))\n` +
     `  override_end = struct.unpack('<d', override_raw, 9)\n` +
     `  ${names.join(', ')} = struct.unpack('<${'d'.repeat(names.length)}', override_raw, ${OVERRIDE_NUMBERS_AT + 1})\n` +
-    // A reservation of a cost above the override's limit (its policy's first double) is stepped as a
-    // consume: no slot could fit it (requestUnder in @rl/core, the TS twin).
-    `  if max_delay ~= nil and cost > struct.unpack('<d', override_policy, 1) then max_delay = nil end\n` +
+    // A reservation of a cost above the override's limit (its policy's first double) accepts no slot
+    // (-1: NO_SLOT of requestUnder in @rl/core, the TS twin): denied, nothing taken nor counted.
+    `  if max_delay ~= nil and cost > struct.unpack('<d', override_policy, 1) then max_delay = -1 end\n` +
     `end\n`
   );
 }

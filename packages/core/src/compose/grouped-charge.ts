@@ -95,19 +95,19 @@ export class GroupedCharge {
       const charge = run.chargeOf(i);
       const cached = charge === undefined ? undefined : cores[i]!.cachedDenial(charge);
       if (cached === undefined) {
-        recordsBefore ||= charge !== undefined && recordsDenials(cores[i]!, charge);
+        recordsBefore ||= charge !== undefined && recordsDenials(charge);
         continue;
       }
       if (this.policy.dryRun?.[i] === true) {
         (held ??= [])[i] = cached;
         continue;
       }
-      cores[i]!.told(charge!, cached);
       run.answered(i, cached);
-      if (!recordsBefore) return engine.concluded(run, { deniedBy: i, nothingTaken: true });
-      return new GroupedRequest(this, run, engine, { held, issued: i }).issue();
+      if (recordsBefore) return new GroupedRequest(this, run, engine, { held, issued: i, stoppedBy: cached }).issue();
+      cores[i]!.told(charge!, cached);
+      return engine.concluded(run, { deniedBy: i, nothingTaken: true });
     }
-    return new GroupedRequest(this, run, engine, { held, issued: run.limits }).issue();
+    return new GroupedRequest(this, run, engine, { held, issued: run.limits, stoppedBy: undefined }).issue();
   }
 
   /**
@@ -186,9 +186,12 @@ export class GroupedCharge {
   }
 }
 
-/** True when a denial of `core` for `charge` leaves something behind that a later request meets: a lockout, or a denial its algorithm counts. */
-function recordsDenials(core: LimiterCore, charge: Charge): boolean {
-  return core.blockMs > 0 || charge.algorithm.countDenied;
+/**
+ * True when a denial of `charge` leaves something behind that a later request meets: a lockout (the
+ * limiter's, or one an algorithm chosen per call carries), or a denial its algorithm counts.
+ */
+function recordsDenials(charge: Charge): boolean {
+  return charge.algorithm.blockMs > 0 || charge.algorithm.countDenied;
 }
 
 /** What the cached denials of a run said, before its issuing (see {@link GroupedCharge.charge}). */
@@ -197,6 +200,11 @@ interface Lookup {
   readonly held: readonly (ChargeAnswer | undefined)[] | undefined;
   /** The limits issued: those before the first enforced cached denial (already in the run), or every one. */
   readonly issued: number;
+  /**
+   * That cached denial, which stopped the issuing (undefined: none did): its limit's observers are told
+   * of it only when it denies the run, as in order it is asked only when no limit before it denies.
+   */
+  readonly stoppedBy: ChargeAnswer | undefined;
 }
 
 /**
@@ -226,6 +234,8 @@ class GroupedRequest<R> {
   private readonly held: readonly (ChargeAnswer | undefined)[] | undefined;
   /** The limits issued (see {@link Lookup}). */
   private readonly issued: number;
+  /** The cached denial that stopped the issuing (see {@link Lookup}). */
+  private readonly stoppedBy: ChargeAnswer | undefined;
 
   constructor(
     private readonly grouped: GroupedCharge,
@@ -235,6 +245,7 @@ class GroupedRequest<R> {
   ) {
     this.held = lookup.held;
     this.issued = lookup.issued;
+    this.stoppedBy = lookup.stoppedBy;
     this.failed = (error) => {
       this.failure ??= { error };
       this.arrived();
@@ -347,7 +358,15 @@ class GroupedRequest<R> {
     const { engine, run } = this;
     if (failure !== undefined) return engine.concluded(run, { failure, deniedBy: -1 });
     const outcome = this.grouped.outcome(run, engine);
-    return outcome instanceof Promise ? outcome.then((o) => engine.concluded(run, o)) : engine.concluded(run, outcome);
+    return outcome instanceof Promise ? outcome.then((o) => this.concluded(o)) : this.concluded(outcome);
+  }
+
+  /** The run concluded with `outcome`; the cached denial that stopped the issuing told to its limit's observers when it is the one that denies. */
+  private concluded(outcome: Outcome): MaybePromise<R> {
+    const { run, stoppedBy, issued } = this;
+    if (stoppedBy !== undefined && outcome.deniedBy === issued)
+      this.grouped.cores[issued]!.told(run.chargeOf(issued)!, stoppedBy);
+    return this.engine.concluded(run, outcome);
   }
 
   /** Charges the deferred limits from `deferred[k]` on, in order, up to the first enforced denial before one of them. */

@@ -217,13 +217,11 @@ export class Limiter extends EventEmitter {
     const core = this.#core;
     core.quota?.forget(core.keyPrefix + key);
     const store = this.store;
-    await Promise.all([
-      this.#control(key, 'reset', core.calls.layouts(), (a) => (storeKey) => store.reset(storeKey, a)),
-      // A ban is in every rate layout (see `block`): lifted in those a reset does not go through too.
-      core.bans && store.unban !== undefined
-        ? this.#control(key, 'unban', core.calls.unbanOnReset(), (a) => (storeKey) => store.unban!(storeKey, a))
-        : undefined,
-    ]);
+    const calls: StoreControl[] = Array.from(core.calls.layouts(), (a) => (storeKey) => store.reset(storeKey, a));
+    // A ban is in every rate layout (see `block`): lifted in those a reset does not go through too.
+    if (core.bans && store.unban !== undefined)
+      for (const a of core.calls.unbanOnReset()) calls.push((storeKey) => store.unban!(storeKey, a));
+    await this.#control(key, 'reset', calls);
   }
 
   /**
@@ -250,8 +248,7 @@ export class Limiter extends EventEmitter {
     await this.#control(
       key,
       'ban',
-      this.#core.calls.banLayouts(),
-      (a) => (storeKey, now) => store.ban!(storeKey, a, durationMs, now),
+      Array.from(this.#core.calls.banLayouts(), (a) => (storeKey, now) => store.ban!(storeKey, a, durationMs, now)),
     );
     const event: BlockEvent = { key, durationMs, reason: reason as string | undefined };
     this.emit('block', event);
@@ -262,7 +259,11 @@ export class Limiter extends EventEmitter {
     checkKey(key);
     this.#checkBans('limiter.unblock');
     const store = this.store;
-    await this.#control(key, 'unban', this.#core.calls.banLayouts(), (a) => (storeKey) => store.unban!(storeKey, a));
+    await this.#control(
+      key,
+      'unban',
+      Array.from(this.#core.calls.banLayouts(), (a) => (storeKey) => store.unban!(storeKey, a)),
+    );
   }
 
   /**
@@ -367,14 +368,20 @@ export class Limiter extends EventEmitter {
     return idempotency === undefined ? charge : { ...charge, idempotency };
   }
 
-  /** An operator's call on `key` in every one of `layouts` (see `CallAlgorithms`), each through `LimiterCore.operate`. */
-  async #control(
-    key: string,
-    what: 'reset' | 'ban' | 'unban',
-    layouts: Iterable<Algorithm>,
-    call: (algorithm: Algorithm) => (storeKey: string, now: number | undefined) => MaybePromise<void>,
-  ): Promise<void> {
-    await Promise.all(Array.from(layouts, (a) => this.#core.operate(key, what, call(a))));
+  /**
+   * An operator's control on `key`: `calls` (one per state layout it goes through: see
+   * `CallAlgorithms`) as one call of `LimiterCore.operate`, so one timeout and, when some fail, one
+   * failure reported (a `'storeError'` event), whatever the number of layouts.
+   */
+  async #control(key: string, what: 'reset' | 'ban' | 'unban', calls: readonly StoreControl[]): Promise<void> {
+    await this.#core.operate(key, what, (storeKey, now) => {
+      const pending: Promise<void>[] = [];
+      for (const call of calls) {
+        const done = call(storeKey, now);
+        if (done instanceof Promise) pending.push(done);
+      }
+      return pending.length === 0 ? undefined : Promise.all(pending).then(() => undefined);
+    });
   }
 
   /** Throws unless the limiter checks bans (option `bans`, or `blockDuration`) on a store that holds them. */
@@ -386,6 +393,9 @@ export class Limiter extends EventEmitter {
     }
   }
 }
+
+/** One store call of an operator's control, on one state layout (see `Limiter.#control`). */
+type StoreControl = (storeKey: string, now: number | undefined) => MaybePromise<void>;
 
 /** Creates a {@link Limiter}; throws {@link InvalidOptionError} for bad options. */
 export function createLimiter(options: LimiterOptions): Limiter {

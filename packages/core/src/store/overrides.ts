@@ -103,14 +103,18 @@ export function decidedUnder(
 
 /**
  * The step's request under a key's live `override`: a reservation (`maxDelay`) of a cost above the
- * override's limit is stepped as a consume (`maxDelay` undefined), since no slot could ever fit it; it
- * is then denied, and {@link decidedUnder} retries it at the override's end. An algorithm's reservation
- * assumes a cost within its capacity (the limiter checks a cost against the limit's own configuration,
- * which an override may lower): stepped as a reservation, it would be admitted for a slot that takes
- * more than the override allows. Any other request is returned as it is. The Redis store's twin is in
- * its override read (src/script-plan.ts).
+ * override's limit accepts no slot at all ({@link NO_SLOT}), since none could ever fit it; every step
+ * then denies it as a reservation, taking and counting nothing (also with `countDenied`), and
+ * {@link decidedUnder} retries it at the override's end. An algorithm's reservation assumes a cost
+ * within its capacity (the limiter checks a cost against the limit's own configuration, which an
+ * override may lower): stepped with its own `maxDelay`, it would be admitted for a slot that takes more
+ * than the override allows. Any other request is returned as it is. The Redis store's twin is in its
+ * override read (src/script-plan.ts).
  */
 export function requestUnder(override: StoredOverride, request: StepRequest): StepRequest {
   if (request.maxDelay === undefined || request.cost <= override.algorithm.limit) return request;
-  return { now: request.now, cost: request.cost, commit: request.commit, maxDelay: undefined };
+  return { now: request.now, cost: request.cost, commit: request.commit, maxDelay: NO_SLOT };
 }
+
+/** A reservation's `maxDelay` that no slot fits, not even one now (see {@link requestUnder}, `StepRequest.maxDelay`). */
+export const NO_SLOT = -1;

@@ -1,5 +1,6 @@
 import { describe, expect } from 'vitest';
 import { concurrency } from '../../algorithms/concurrency.js';
+import { withBlock } from '../../algorithms/block.js';
 import { fixedWindow } from '../../algorithms/fixed-window.js';
 import { slidingWindowLog } from '../../algorithms/sliding-window-log.js';
 import { combineLimiters } from '../../compose/group.js';
@@ -79,45 +80,52 @@ export function describeCombinedLimits(suite: Suite): void {
 /** Concurrent calls on one key never admit more than the limit. */
 export function describeAtomicity(suite: Suite): void {
   describe('limits asked in order, with deny caches', () => {
-    gatedIt(
-      "a later limit's cached denial skips no earlier limit that records its denials: its lockout starts as without the cache",
-      () => suite.store.capabilities.blocks === true && runsAll(suite.store, ['fixed-window']),
-      async () => {
-        let now = 1_000;
-        const prefix = freshPrefix('ordered');
-        const common = { store: suite.store, clock: () => now, denyCache: true, timeout: false as const };
-        // A user limit of 2 per 10 s with a 30 s lockout, then an IP limit of 1 per 10 s.
-        const user = createLimiter({
-          ...common,
-          algorithm: fixedWindow({ limit: 2, window: '10s' }),
-          blockDuration: '30s',
-          prefix: `${prefix}-user`,
-        });
-        const ip = createLimiter({
-          ...common,
-          algorithm: fixedWindow({ limit: 1, window: '10s' }),
-          prefix: `${prefix}-ip`,
-        });
-        const group = combineLimiters([user, ip]);
-        await resetsHeard(suite.store);
-        for (const [at, keys, answer] of [
-          [1_000, ['alice', 'ip1'], { allowed: true }],
-          [1_000, ['alice', 'ip2'], { allowed: true }],
-          // ip1 is full: its denial is remembered by its deny cache from here on.
-          [1_000, ['bob', 'ip1'], { allowed: false, deniedBy: 1 }],
-          [1_000, ['bob', 'ip1'], { allowed: false, deniedBy: 1 }],
-          // alice is over her limit too: it is asked first, denies, and her lockout starts.
-          [1_000, ['alice', 'ip1'], { allowed: false, deniedBy: 0, retryAfterMs: 30_000 }],
-          // bob's units of the user limit were given back each time: both are his.
-          [1_000, ['bob', 'ip3'], { allowed: true }],
-          [1_000, ['bob', 'ip4'], { allowed: true }],
-          [11_000, ['alice', 'ip5'], { allowed: false, deniedBy: 0, retryAfterMs: 20_000 }],
-        ] as const) {
-          now = at;
-          expect(await group.consume([...keys]), `${keys.join(' from ')} at ${at} ms`).toMatchObject(answer);
-        }
-      },
-    );
+    // The user limit's lockout: the limiter's option, or one its algorithm carries.
+    const lockouts = [
+      ['blockDuration', { algorithm: fixedWindow({ limit: 2, window: '10s' }), blockDuration: '30s' }],
+      ['an algorithm with its own lockout', { algorithm: withBlock(fixedWindow({ limit: 2, window: '10s' }), 30_000) }],
+    ] as const;
+    for (const [lockout, userOptions] of lockouts) {
+      gatedIt(
+        `a later limit's cached denial skips no earlier limit that records its denials (${lockout}): its lockout starts as without the cache, and the later limit is neither charged nor observed`,
+        () => suite.store.capabilities.blocks === true && runsAll(suite.store, ['fixed-window']),
+        async () => {
+          let now = 1_000;
+          const prefix = freshPrefix('ordered');
+          const common = { store: suite.store, clock: () => now, denyCache: true, timeout: false as const };
+          // A user limit of 2 per 10 s with a 30 s lockout, then an IP limit of 1 per 10 s.
+          const user = createLimiter({ ...common, ...userOptions, prefix: `${prefix}-user` });
+          const ip = createLimiter({
+            ...common,
+            algorithm: fixedWindow({ limit: 1, window: '10s' }),
+            prefix: `${prefix}-ip`,
+          });
+          const ipHeard: string[] = [];
+          ip.observe({ decision: (event) => void ipHeard.push(event.key!) }, { keys: true });
+          const group = combineLimiters([user, ip]);
+          await resetsHeard(suite.store);
+          for (const [at, keys, answer] of [
+            [1_000, ['alice', 'ip1'], { allowed: true }],
+            [1_000, ['alice', 'ip2'], { allowed: true }],
+            // ip1 is full: its denial is remembered by its deny cache from here on.
+            [1_000, ['bob', 'ip1'], { allowed: false, deniedBy: 1 }],
+            [1_000, ['bob', 'ip1'], { allowed: false, deniedBy: 1 }],
+            // alice is over her limit too: it is asked first, denies, and her lockout starts.
+            [1_000, ['alice', 'ip1'], { allowed: false, deniedBy: 0, retryAfterMs: 30_000 }],
+            // bob's units of the user limit were given back each time: both are his.
+            [1_000, ['bob', 'ip3'], { allowed: true }],
+            [1_000, ['bob', 'ip4'], { allowed: true }],
+            [11_000, ['alice', 'ip5'], { allowed: false, deniedBy: 0, retryAfterMs: 20_000 }],
+          ] as const) {
+            now = at;
+            expect(await group.consume([...keys]), `${keys.join(' from ')} at ${at} ms`).toMatchObject(answer);
+          }
+          // ip1's limit heard alice's first request and bob's two, not alice's last: her own limit denied
+          // it first. (On a Cluster, limits on other slots are charged side by side: ip5 is heard there.)
+          expect(ipHeard.filter((key) => key === 'ip1')).toHaveLength(3);
+        },
+      );
+    }
   });
 
   describe('atomicity', () => {
