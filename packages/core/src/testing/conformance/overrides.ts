@@ -3,13 +3,12 @@ import type { Algorithm, AlgorithmKind } from '../../algorithm.js';
 import { calendarWindow } from '../../algorithms/calendar-window.js';
 import { concurrency } from '../../algorithms/concurrency.js';
 import { fixedWindow } from '../../algorithms/fixed-window.js';
-import { slidingWindowCounter } from '../../algorithms/sliding-window-counter.js';
-import { slidingWindowLog } from '../../algorithms/sliding-window-log.js';
 import { tokenBucket } from '../../algorithms/token-bucket.js';
 import { withBlock } from '../../algorithms/block.js';
 import type { Decision } from '../../decision.js';
 import type { Duration } from '../../duration.js';
 import type { LimiterOptions } from '../../limiter/index.js';
+import { describeCountedReservations } from './override-counted.js';
 import { gatedIt, limiterWith, rateSamples, resetHeard, runsAll, sharingLimiters, type Suite } from './suite.js';
 
 const MINUTE = 60_000;
@@ -119,27 +118,7 @@ export function describeOverrides(suite: Suite): void {
       );
     }
 
-    for (const [kind, make] of [
-      ['fixed-window', (limit: number) => fixedWindow({ limit, window: '1m', countDenied: true })],
-      ['sliding-window-counter', (limit: number) => slidingWindowCounter({ limit, window: '1m', countDenied: true })],
-      ['sliding-window-log', (limit: number) => slidingWindowLog({ limit, window: '1m', countDenied: true })],
-    ] as const) {
-      gatedIt(
-        `${kind} with countDenied: a reservation of a cost above the override's limit is denied and counts nothing (a denied reservation takes nothing)`,
-        () => overrides([kind]) && suite.store.capabilities.reservations === true,
-        async () => {
-          const now = 1_000;
-          const limiter = limiterOf({ algorithm: make(10) }, () => now);
-          await limiter.setOverride('k', make(3), { ttl: '1h' });
-          const maxDelay = MINUTE;
-          expect(await limiter.reserve('k', 5, { maxDelay })).toMatchObject({
-            allowed: false,
-            retryAfterMs: 3_600_000,
-          });
-          expect(await limiter.reserve('k', 3, { maxDelay })).toMatchObject({ allowed: true, delayMs: 0 });
-        },
-      );
-    }
+    describeCountedReservations(suite, overrides, limiterOf);
 
     /** A scenario of a cost above an override's limit: the limit's options, the override and its ttl, then [time, cost, what the consume answers]. */
     type Retries = [
