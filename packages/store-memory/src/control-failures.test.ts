@@ -18,6 +18,28 @@ function failingStore(how: 'throw' | 'reject'): MemoryStore {
 }
 
 describe('a control on a failing store', () => {
+  it('a layout that throws after others rejected: one rejection of the control, none left unheard', async () => {
+    const store = new MemoryStore();
+    let calls = 0;
+    // The first layout's reset rejects (a promise), the second throws at once.
+    store.reset = () => {
+      if (++calls === 1) return Promise.reject(new StoreError('rejected'));
+      throw new StoreError('at once');
+    };
+    const limiter = createLimiter({ store, timeout: false });
+    const unheard: unknown[] = [];
+    const listen = (reason: unknown): void => void unheard.push(reason);
+    process.on('unhandledRejection', listen);
+    try {
+      await expect(limiter.reset('k')).rejects.toThrow('at once');
+      // Node tells of an unhandled rejection once the microtasks of its turn are done: a turn later.
+      await new Promise((resolve) => setImmediate(resolve));
+    } finally {
+      process.off('unhandledRejection', listen);
+    }
+    expect(unheard).toEqual([]);
+  });
+
   for (const how of ['throw', 'reject'] as const) {
     for (const [verb, control] of [
       ['reset', (l: ReturnType<typeof createLimiter>) => l.reset('k')],

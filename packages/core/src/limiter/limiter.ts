@@ -377,7 +377,14 @@ export class Limiter extends EventEmitter {
     await this.#core.operate(key, what, (storeKey, now) => {
       const pending: Promise<void>[] = [];
       for (const call of calls) {
-        const done = call(storeKey, now);
+        let done: MaybePromise<void>;
+        try {
+          done = call(storeKey, now);
+        } catch (error) {
+          // The control fails with this error; the calls already made are not left to reject unheard.
+          for (const other of pending) other.catch(() => undefined);
+          throw error;
+        }
         if (done instanceof Promise) pending.push(done);
       }
       return pending.length === 0 ? undefined : Promise.all(pending).then(() => undefined);
