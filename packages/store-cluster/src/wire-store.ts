@@ -16,6 +16,9 @@ import type {
 import { charged, decision, none } from './answers.js';
 import { AlgorithmCache, wireAlgorithm, type Verb, type WireAlgorithm } from './wire.js';
 
+/** A listener of `Store.watchResets`. */
+type ResetListener = (storageKey: string | undefined, hearing?: boolean) => void;
+
 /**
  * A store whose every call is decided by a holder (wire.ts, holder.ts) on a memory store elsewhere:
  * the `Store` verbs as wire calls and their answers read back, the algorithms' wire forms, and the
@@ -25,15 +28,23 @@ import { AlgorithmCache, wireAlgorithm, type Verb, type WireAlgorithm } from './
  */
 export abstract class WireStore implements Store {
   /** What the holder's memory store runs; `local: false`, so the limiter applies its timeout and deny cache. */
-  readonly capabilities: StoreCapabilities = { ...MEMORY_STORE_CAPABILITIES, local: false };
+  readonly capabilities: StoreCapabilities;
   /** The wire form of each algorithm seen (made once per algorithm object). */
   private readonly wired = new WeakMap<Algorithm, WireAlgorithm>();
   /** Algorithms made again from the holder's answers (an override read back). */
   private readonly algorithms = new AlgorithmCache();
-  private readonly listeners = new Set<WeakRef<(storageKey: string | undefined) => void>>();
+  private readonly listeners = new Set<WeakRef<ResetListener>>();
 
   /** `who` names the holder in the errors read from its answers (`rl cluster holder`). */
-  constructor(protected readonly who: string) {}
+  /** `who`: the store's name in errors; `hearsEveryInstance`: see `StoreCapabilities.hearsEveryInstance`. */
+  constructor(
+    protected readonly who: string,
+    hearsEveryInstance = true,
+  ) {
+    this.capabilities = hearsEveryInstance
+      ? { ...MEMORY_STORE_CAPABILITIES, local: false }
+      : { ...MEMORY_STORE_CAPABILITIES, local: false, hearsEveryInstance: false };
+  }
 
   /**
    * Sends one call of `verb` (about `key`: where a store places it) with `args` (wire.ts's table);
@@ -116,16 +127,29 @@ export abstract class WireStore implements Store {
    * and `undefined` when notices may have been missed (which notices reach this store is the
    * subclass's: see its doc). Held weakly.
    */
-  watchResets(listener: (storageKey: string | undefined) => void): void {
+  watchResets(listener: ResetListener): void {
     this.listeners.add(new WeakRef(listener));
+    // Deaf to other instances' controls: said at once, so that a deny cache remembers nothing.
+    if (!this.hearsEveryInstance) listener(undefined, false);
+  }
+
+  /**
+   * Whether the notices this store hears name the controls of every instance sharing its state (a
+   * cluster holder tells every worker): its `capabilities.hearsEveryInstance` (see `Store.watchResets`:
+   * `hearing` is `false` otherwise, and a deny cache on the store remembers nothing, since it could not
+   * hear a reset or an unban made elsewhere).
+   */
+  private get hearsEveryInstance(): boolean {
+    return this.capabilities.hearsEveryInstance !== false;
   }
 
   /** Tells the listeners of a notice (`undefined`: forget every key). */
   protected tell(storageKey: string | undefined): void {
+    const hearing = this.hearsEveryInstance ? undefined : false;
     for (const ref of this.listeners) {
       const listener = ref.deref();
       if (listener === undefined) this.listeners.delete(ref);
-      else listener(storageKey);
+      else listener(storageKey, hearing);
     }
   }
 

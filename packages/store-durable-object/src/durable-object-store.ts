@@ -44,7 +44,10 @@ export class DurableObjectStore extends WireStore {
   private sent = 0;
 
   constructor(options: DurableObjectStoreOptions) {
-    super(OBJECT);
+    // Not every instance's notices: a control's come back only in the answer to the isolate that made
+    // it (no channel reaches the others), so a deny cache on this store remembers nothing: a denial
+    // cached in one isolate would outlive a reset, an unban or an override made in another.
+    super(OBJECT, false);
     const parsed = parseDurableObjectStoreOptions(options);
     this.namespace = parsed.namespace;
     this.shards = parsed.shards;

@@ -2,7 +2,8 @@ import { describe, expect, it } from 'vitest';
 import { createLimiter, slidingWindowLog } from '@rl/core';
 import { DurableObjectStore, type DurableObjectNamespaceLike } from './durable-object-store.js';
 import { PROTOCOL_ERROR_CODE, WIRE_CONTENT_TYPE, WIRE_URL } from './protocol.js';
-import { RateLimitObject } from './rate-limit-object.js';
+import { OBJECT_MAX_KEYS, RateLimitObject } from './rate-limit-object.js';
+import type { MemoryStore } from '@rl/store-memory';
 
 /** A namespace of one object, in this process (the workerd tests run the real binding). */
 function oneObject(object: RateLimitObject): DurableObjectNamespaceLike {
@@ -60,5 +61,39 @@ describe('RateLimitObject: a request that is not the store protocol', () => {
       [1, 0, 'RL_CLUSTER_WIRE'],
       [2, 0, 'RL_CLUSTER_WIRE'],
     ]);
+  });
+});
+
+describe('DurableObjectStore: what other isolates cannot hear', () => {
+  it('a control made in one isolate reaches no deny cache of another: the store says it cannot hear every reset, and a cache on it remembers nothing', async () => {
+    const object = new RateLimitObject();
+    // Two isolates: a store each, one object between them.
+    const serving = new DurableObjectStore({ namespace: oneObject(object) });
+    const operating = new DurableObjectStore({ namespace: oneObject(object) });
+    const heard: [string | undefined, boolean | undefined][] = [];
+    serving.watchResets((key, hearing) => void heard.push([key, hearing]));
+    expect(heard).toEqual([[undefined, false]]);
+    const options = { algorithm: slidingWindowLog({ limit: 1, window: '1m' }), prefix: 'p', denyCache: true };
+    const limiter = createLimiter({ ...options, store: serving });
+    const operator = createLimiter({ ...options, store: operating });
+    expect((await limiter.consume('k')).allowed).toBe(true);
+    // Denied by the object each time, never by a cache.
+    for (let i = 0; i < 2; i++) {
+      const denied = await limiter.consume('k');
+      expect([denied.allowed, denied.reason]).toEqual([false, undefined]);
+    }
+    await operator.reset('k');
+    expect((await limiter.consume('k')).allowed).toBe(true);
+  });
+
+  it('an object holds at most OBJECT_MAX_KEYS keys by default (an isolate has 128 MB)', () => {
+    let made: MemoryStore | undefined;
+    class Probe extends RateLimitObject {
+      protected override createStore(): MemoryStore {
+        return (made = super.createStore());
+      }
+    }
+    new Probe();
+    expect(made?.maxKeys).toBe(OBJECT_MAX_KEYS);
   });
 });

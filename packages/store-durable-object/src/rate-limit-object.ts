@@ -6,6 +6,14 @@ import { PROTOCOL_ERROR_CODE, WIRE_CONTENT_TYPE, type ProtocolError } from './pr
 const MAX_BODY = 8 * 1024 * 1024;
 
 /**
+ * The most keys one object holds by default (the memory store's own default is 1,000,000): an
+ * object's isolate has 128 MB, and a key costs its store about 100 bytes (a fixed window) to 400 (a
+ * sliding log with one record), so 1,000,000 keys would overrun it and the runtime would reset the
+ * object, every key's state with it. For more keys, more objects (`shards`).
+ */
+export const OBJECT_MAX_KEYS = 100_000;
+
+/**
  * The Durable Object that holds rate-limit states: export it from your Worker and bind it
  * (`durable_objects.bindings`, with a migration naming it), and give the binding to
  * `DurableObjectStore({ namespace })`. Each object decides its calls on one `MemoryStore` (every
@@ -26,11 +34,12 @@ export class RateLimitObject {
   private readonly holder = new Holder(this.createStore());
 
   /**
-   * The store the object decides on, made once per object: a `MemoryStore` with its defaults. A subclass
-   * may give it options (`maxKeys`, `sweepInterval`); export the subclass as the bound class.
+   * The store the object decides on, made once per object: a `MemoryStore` of at most
+   * {@link OBJECT_MAX_KEYS} keys. A subclass may give it other options (`maxKeys`, `sweepInterval`);
+   * export the subclass as the bound class.
    */
   protected createStore(): MemoryStore {
-    return new MemoryStore();
+    return new MemoryStore({ maxKeys: OBJECT_MAX_KEYS });
   }
 
   /** `state` and `env` are the runtime's (unused: the state is in memory). */

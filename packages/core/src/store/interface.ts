@@ -10,6 +10,13 @@ export type MaybePromise<T> = T | Promise<T>;
 export interface StoreCapabilities {
   /** The store is in this process (no I/O): answers are synchronous and the deny cache is pointless. */
   readonly local: boolean;
+  /**
+   * False for a store that hears only its own instance's controls (a reset, a ban, an unban, an
+   * override made through it), never those of other instances sharing its state (a Durable Object
+   * store's isolates): its `watchResets` says `hearing: false`, and a deny cache on it remembers
+   * nothing. Absent: it hears every instance's, or keeps no state shared between instances.
+   */
+  readonly hearsEveryInstance?: boolean;
   /** Supported algorithm kinds. */
   readonly algorithms: readonly Algorithm['kind'][];
   /**

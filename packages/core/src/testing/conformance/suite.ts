@@ -53,10 +53,11 @@ export function resetHeard(store: Store, storageKey: string): Promise<void> {
 /**
  * Resolves once `store` hears resets (see `Store.watchResets`: a store whose resets are confirmed, such
  * as the Redis store, tells `hearing: false` until its subscription is live), so that a deny cache
- * remembers denials from then on; at once on a store that says nothing of it.
+ * remembers denials from then on; at once on a store that says nothing of it, or never hears them all.
  */
 export async function resetsHeard(store: Store): Promise<void> {
-  if (store.watchResets === undefined) return;
+  // A store that never hears every instance's resets (see `hearsEveryInstance`): nothing to wait for.
+  if (store.watchResets === undefined || store.capabilities.hearsEveryInstance === false) return;
   let heard!: () => void;
   const live = new Promise<void>((resolve) => (heard = resolve));
   let deaf = false;
