@@ -228,8 +228,8 @@ function runLimit(
   const sortedDelays = delays.subarray(0, admitted).sort();
   const proceeding = proceed.subarray(0, admitted);
   // The units of each admitted request: one number when every arrival costs the same. A shaper's bound
-  // counts requests leaving its queue (see `Algorithm.boundInSpan`), whatever they cost: so does its max.
-  const eachUnits = isShaper(algorithm) ? 1 : (sameCost(costs) ?? proceedUnits.subarray(0, admitted));
+  // (`mayDelay`) counts requests leaving its queue (see `Algorithm.boundInSpan`), whatever they cost: so does its max.
+  const eachUnits = algorithm.mayDelay ? 1 : (sameCost(costs) ?? proceedUnits.subarray(0, admitted));
   return {
     label: limit.label,
     algorithm: limit.factory,
@@ -326,11 +326,6 @@ function busiestKey(
   for (let k = 0; k < keyCount; k++)
     best = Math.max(best, maxUnitsInWindow(perKey[k]!, typeof units === 'number' ? units : perKeyUnits[k]!, spanMs));
   return best;
-}
-
-/** A leaky bucket that shapes: its bound is in requests, not units (see `Algorithm.boundInSpan`). */
-function isShaper(algorithm: Algorithm): boolean {
-  return algorithm.kind === 'leaky-bucket' && algorithm.options.mode === 'shape';
 }
 
 /** The cost every arrival has, or undefined when they differ (or there are none). */

@@ -109,15 +109,15 @@ function flushedAtCollection(
 
 /** The flushers of `meter`, its batch callback registered with the set (its trigger named with `prefix`). */
 function flushersOf(meter: Meter, prefix: string): LiveFlushers {
-  let flushers = flushersByMeter.get(meter);
-  if (flushers !== undefined) return flushers;
-  const live = (flushers = new LiveFlushers());
+  const known = flushersByMeter.get(meter);
+  if (known !== undefined) return known;
+  const live = new LiveFlushers();
   flushersByMeter.set(meter, live);
   const trigger = meter.createObservableGauge(`${prefix}observer.flush`, {
     description: 'Never observed: its callback hands the counts rl batched to the instruments before a collection.',
   });
   meter.addBatchObservableCallback(() => live.flush(), [trigger]);
-  return flushers;
+  return live;
 }
 
 /**

@@ -43,9 +43,9 @@ export function collectedSink(
 
 /** The flushers of `metric`, its `collect` hook installed with the set. */
 function flushersOf(metric: object): LiveFlushers {
-  let flushers = flushersByMetric.get(metric);
-  if (flushers !== undefined) return flushers;
-  const live = (flushers = new LiveFlushers());
+  const known = flushersByMetric.get(metric);
+  if (known !== undefined) return known;
+  const live = new LiveFlushers();
   flushersByMetric.set(metric, live);
   const collected = metric as Collected;
   const previous = collected.collect;

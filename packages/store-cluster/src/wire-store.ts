@@ -35,8 +35,11 @@ export abstract class WireStore implements Store {
   private readonly algorithms = new AlgorithmCache();
   private readonly listeners = new Set<WeakRef<ResetListener>>();
 
-  /** `who` names the holder in the errors read from its answers (`rl cluster holder`). */
-  /** `who`: the store's name in errors; `hearsEveryInstance`: see `StoreCapabilities.hearsEveryInstance`. */
+  /**
+   * `who` names the holder in the errors read from its answers (`rl cluster holder`);
+   * `hearsEveryInstance`: false for a store whose notices name only its own instance's controls (see
+   * `StoreCapabilities.hearsEveryInstance`).
+   */
   constructor(
     protected readonly who: string,
     hearsEveryInstance = true,
@@ -133,12 +136,7 @@ export abstract class WireStore implements Store {
     if (!this.hearsEveryInstance) listener(undefined, false);
   }
 
-  /**
-   * Whether the notices this store hears name the controls of every instance sharing its state (a
-   * cluster holder tells every worker): its `capabilities.hearsEveryInstance` (see `Store.watchResets`:
-   * `hearing` is `false` otherwise, and a deny cache on the store remembers nothing, since it could not
-   * hear a reset or an unban made elsewhere).
-   */
+  /** Whether this store hears every instance's controls (a cluster holder tells every worker): see `StoreCapabilities.hearsEveryInstance`. */
   private get hearsEveryInstance(): boolean {
     return this.capabilities.hearsEveryInstance !== false;
   }
